@@ -1,0 +1,92 @@
+"""The ``hbase-migrate`` command line.
+
+Command groups are imported only when used, so ``hbase-migrate --help`` and small commands
+start fast. Groups of the core live in ``hbase_migrate.commands``; other packages (the
+embedded cluster) contribute theirs through the ``hbase_migrate.commands`` entry-point group,
+which keeps the core free of imports from them.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import sys
+from importlib.metadata import entry_points
+
+import click
+
+from hbase_migrate.errors import HBaseMigrateError
+
+# name -> ("module:attribute", one-line help shown without importing the module)
+CORE_COMMANDS: dict[str, tuple[str, str]] = {
+    "wal": ("hbase_migrate.commands.wal:wal", "Read WAL files: dump entries, count statistics."),
+    "ledger": ("hbase_migrate.commands.ledger:ledger", "Manage the audit ledger database."),
+    "status": ("hbase_migrate.commands.status:status", "Show migration progress, lag and gaps."),
+}
+
+ENTRY_POINT_GROUP = "hbase_migrate.commands"
+_PLUGIN_HELP = {
+    "zookeeper": "Run a real ZooKeeper server on loopback (embedded stack).",
+    "minicluster": "Run the embedded HBase-compatible cluster (embedded stack).",
+    "workload": "Write a seeded application workload to a cluster.",
+}
+
+
+def _plugin_commands() -> dict[str, tuple[str, str]]:
+    found: dict[str, tuple[str, str]] = {}
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        found[ep.name] = (ep.value, _PLUGIN_HELP.get(ep.name, ""))
+    return found
+
+
+class LazyGroup(click.Group):
+    """A click group whose subcommands are imported on first use."""
+
+    def _registry(self) -> dict[str, tuple[str, str]]:
+        return {**_plugin_commands(), **CORE_COMMANDS}
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(self._registry())
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        target = self._registry().get(cmd_name)
+        if target is None:
+            return None
+        module_name, _, attr = target[0].partition(":")
+        command = getattr(importlib.import_module(module_name), attr)
+        if not isinstance(command, click.Command):
+            raise TypeError(f"{target[0]} is not a click command")
+        return command
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """List commands with their registered help, without importing them."""
+        rows = [(name, help_text) for name, (_, help_text) in sorted(self._registry().items())]
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("-v", "--verbose", count=True, help="More log output (-vv for debug).")
+@click.version_option(package_name="hbase-migrate")
+def cli(verbose: int) -> None:
+    """Move live HBase tables between clusters with no downtime, and prove the copy."""
+    level = {0: logging.WARNING, 1: logging.INFO}.get(verbose, logging.DEBUG)
+    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Console-script entry point: known errors become one clear line and exit code 2."""
+    try:
+        cli.main(args=argv, prog_name="hbase-migrate", standalone_mode=False)
+    except click.exceptions.Abort:
+        click.echo("aborted", err=True)
+        sys.exit(130)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(exc.exit_code)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+    except HBaseMigrateError as exc:
+        click.echo(f"hbase-migrate: error: {exc}", err=True)
+        sys.exit(2)

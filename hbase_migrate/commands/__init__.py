@@ -1,0 +1,1 @@
+"""One module per command group of the ``hbase-migrate`` command line."""

@@ -1,0 +1,46 @@
+"""The exception hierarchy of hbase-migrate.
+
+Every error names what it is about (file and byte offset, table, range, endpoint) and says
+what was expected, so that an operator can act on the message alone.
+"""
+
+from __future__ import annotations
+
+
+class HBaseMigrateError(Exception):
+    """Base class of every error this package raises on purpose."""
+
+
+class ConfigError(HBaseMigrateError):
+    """A migration config, a cluster.json or a command-line value is wrong."""
+
+
+class WalError(HBaseMigrateError):
+    """A WAL file cannot be read. ``file`` is the path or URL as the caller gave it."""
+
+    def __init__(self, file: str, message: str) -> None:
+        self.file = file
+        super().__init__(f"{file}: {message}")
+
+
+class WalUnsupportedError(WalError):
+    """A valid file of a kind this reader refuses: legacy SequenceFile HLog, encrypted WAL,
+    custom cell codec, value compression other than NONE/GZ."""
+
+
+class WalEmptyError(WalError):
+    """A zero-length or header-less file (a roller created it, or its server died first)."""
+
+
+class WalCorruptError(WalError):
+    """Bytes that are neither a valid entry nor a cut-off tail.
+
+    ``offset`` is the byte offset where the bad entry starts (or the bad bytes, when that is
+    more precise), ``entry_index`` the zero-based index of the entry being decoded.
+    """
+
+    def __init__(self, file: str, offset: int, entry_index: int, reason: str) -> None:
+        self.offset = offset
+        self.entry_index = entry_index
+        self.reason = reason
+        super().__init__(file, f"corrupt WAL at byte offset {offset} (entry #{entry_index}): {reason}")
