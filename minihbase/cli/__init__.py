@@ -1,0 +1,1 @@
+"""Commands the embedded cluster adds to `hbase-migrate`."""
