@@ -43,4 +43,6 @@ class WalCorruptError(WalError):
         self.offset = offset
         self.entry_index = entry_index
         self.reason = reason
-        super().__init__(file, f"corrupt WAL at byte offset {offset} (entry #{entry_index}): {reason}")
+        super().__init__(
+            file, f"corrupt WAL at byte offset {offset} (entry #{entry_index}): {reason}"
+        )

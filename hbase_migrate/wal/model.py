@@ -95,4 +95,4 @@ class Entry(NamedTuple):
     cells: tuple[Cell, ...]
     offset: int
     size: int
-    index: int
+    index: int  # type: ignore[assignment]  # shadows tuple.index on purpose: the entry number

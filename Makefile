@@ -1,0 +1,51 @@
+# hbase-migrate: every target does its own set-up on a fresh machine.
+#   make run     the main job on the embedded stack (ZooKeeper + minicluster + WALs)
+#   make test    the whole test suite (unit, golden, fuzz, integration with real parts)
+#   make lint    ruff and mypy --strict on the core
+#   make bench   the benchmarks (figures, no pass/fail)
+
+SHELL        := /bin/bash
+PYTHON       ?= python3
+UV_VERSION   := 0.13.9
+TOOLS        := .tools
+UV           := $(TOOLS)/bin/uv
+VENV         := .venv
+BIN          := $(VENV)/bin
+PYTEST_ARGS  ?=
+
+export UV_PROJECT_ENVIRONMENT := $(VENV)
+export SPARK_LOCAL_IP ?= 127.0.0.1
+
+.PHONY: setup system-deps test lint run bench clean
+
+setup: $(VENV)/.installed
+
+system-deps:
+	@scripts/system-deps.sh build
+
+$(UV):
+	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))' || \
+		{ echo "Python 3.11 is required ($(PYTHON) is $$($(PYTHON) -V))"; exit 1; }
+	$(PYTHON) -m venv $(TOOLS)
+	$(TOOLS)/bin/pip install --quiet --disable-pip-version-check uv==$(UV_VERSION)
+
+$(VENV)/.installed: pyproject.toml uv.lock $(UV) | system-deps
+	$(UV) sync --frozen --python $(PYTHON)
+	@touch $@
+
+test: setup
+	@scripts/system-deps.sh test
+	$(BIN)/pytest $(PYTEST_ARGS)
+
+lint: setup
+	$(BIN)/ruff check .
+	$(BIN)/mypy
+
+run: setup
+	$(BIN)/hbase-migrate demo --dir state/demo
+
+bench: setup
+	$(BIN)/python bench/run_all.py
+
+clean:
+	rm -rf $(VENV) $(TOOLS) .pytest_cache .mypy_cache .ruff_cache .hypothesis

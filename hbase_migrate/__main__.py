@@ -1,0 +1,5 @@
+"""``python -m hbase_migrate`` runs the command line."""
+
+from hbase_migrate.cli import main
+
+main()

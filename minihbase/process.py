@@ -1,0 +1,111 @@
+"""Small helpers for the child processes of the embedded stack: free ports, Java, and
+children that die with their parent."""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+
+from hbase_migrate.errors import HBaseMigrateError
+
+MIN_JAVA = 17
+
+
+class EmbeddedStackError(HBaseMigrateError):
+    """A part of the embedded stack could not be started or stopped."""
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A port that is free on ``host`` right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((host, 0))
+        return int(sock.getsockname()[1])
+
+
+def ensure_port_free(host: str, port: int, what: str) -> None:
+    """Fail with a clear message when ``host:port`` is already taken."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        try:
+            sock.bind((host, port))
+        except OSError as exc:
+            raise EmbeddedStackError(
+                f"{what}: port {port} on {host} is already in use ({exc.strerror}); "
+                "choose another port or stop the process holding it"
+            ) from exc
+
+
+def find_java() -> str:
+    """The ``java`` executable (``$JAVA_HOME/bin/java`` first), checked to be 17 or newer."""
+    home = os.environ.get("JAVA_HOME")
+    candidate = os.path.join(home, "bin", "java") if home else shutil.which("java")
+    if not candidate or not os.access(candidate, os.X_OK):
+        raise EmbeddedStackError(
+            f"Java {MIN_JAVA}+ is required but no 'java' was found on PATH or in $JAVA_HOME; "
+            "install it (Debian: apt-get install openjdk-17-jre-headless)"
+        )
+    out = subprocess.run(
+        [candidate, "-version"], capture_output=True, text=True, timeout=30, check=False
+    )
+    match = re.search(r'version "(\d+)(?:\.(\d+))?', out.stderr + out.stdout)
+    major = int(match.group(1)) if match else 0
+    if major == 1 and match and match.group(2):  # "1.8.0" style
+        major = int(match.group(2))
+    if major < MIN_JAVA:
+        raise EmbeddedStackError(
+            f"Java {MIN_JAVA}+ is required, {candidate} is version {major or 'unknown'}"
+        )
+    return candidate
+
+
+def _die_with_parent() -> None:
+    """preexec_fn: ask the kernel to SIGTERM this child when its parent dies (Linux)."""
+    libc_name = ctypes.util.find_library("c")
+    if libc_name:
+        pr_set_pdeathsig = 1
+        ctypes.CDLL(libc_name, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM)
+
+
+def spawn_child(args: list[str], log_path: str, cwd: str | None = None) -> subprocess.Popen[bytes]:
+    """Start ``args`` with output to ``log_path``; the child is terminated with its parent."""
+    log = open(log_path, "ab")  # noqa: SIM115 - handed to the child, closed below
+    try:
+        return subprocess.Popen(
+            args,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            cwd=cwd,
+            preexec_fn=_die_with_parent,  # noqa: PLW1509 - only prctl, no locks taken
+        )
+    finally:
+        log.close()
+
+
+def stop_child(proc: subprocess.Popen[bytes], timeout: float = 10.0) -> None:
+    """SIGTERM, wait, then SIGKILL: the child is gone when this returns."""
+    if proc.poll() is not None:
+        return
+    proc.terminate()
+    try:
+        proc.wait(timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(timeout)
+
+
+def log_tail(path: str, lines: int = 15) -> str:
+    """The last lines of a log file, for error messages."""
+    try:
+        with open(path, "rb") as handle:
+            handle.seek(0, os.SEEK_END)
+            handle.seek(max(0, handle.tell() - 8192))
+            text = handle.read().decode("utf-8", "replace")
+    except OSError:
+        return ""
+    return "\n".join(text.splitlines()[-lines:])

@@ -1,0 +1,164 @@
+"""A real ZooKeeper server on loopback, started from the jars that pyspark ships.
+
+pyspark carries ZooKeeper's server classes (``zookeeper-*.jar``) and the few jars it needs
+at run time, so the embedded stack needs no extra download: a JVM runs
+``org.apache.zookeeper.server.ZooKeeperServerMain`` with a config that binds 127.0.0.1 only
+and keeps the admin HTTP server off (its port 8080 would clash with Airflow's API server).
+"""
+
+from __future__ import annotations
+
+import glob
+import logging
+import os
+import socket
+import subprocess
+import time
+from pathlib import Path
+from types import TracebackType
+from typing import Self
+
+from minihbase.process import (
+    EmbeddedStackError,
+    ensure_port_free,
+    find_java,
+    free_port,
+    log_tail,
+    spawn_child,
+    stop_child,
+)
+
+log = logging.getLogger(__name__)
+
+HOST = "127.0.0.1"
+MAIN_CLASS = "org.apache.zookeeper.server.ZooKeeperServerMain"
+# Without metrics-core the JVM exits; without snappy the port opens but nothing is served.
+REQUIRED_JARS = ("zookeeper-[0-9]*.jar", "zookeeper-jute-*.jar", "slf4j-api-*.jar",
+                 "metrics-core-*.jar", "snappy-java-*.jar")
+
+
+def pyspark_jars_dir() -> Path:
+    """The ``jars`` folder of the installed pyspark package."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("pyspark")
+    if spec is None or not spec.submodule_search_locations:
+        raise EmbeddedStackError("pyspark is not installed; it provides the ZooKeeper jars")
+    return Path(next(iter(spec.submodule_search_locations))) / "jars"
+
+
+def zookeeper_classpath(jars_dir: Path | None = None) -> str:
+    """The minimal class path for a standalone ZooKeeper server."""
+    jars_dir = jars_dir or pyspark_jars_dir()
+    found: list[str] = []
+    missing: list[str] = []
+    for pattern in REQUIRED_JARS:
+        matches = sorted(glob.glob(str(jars_dir / pattern)))
+        (found.append(matches[-1]) if matches else missing.append(pattern))
+    if missing:
+        raise EmbeddedStackError(
+            f"ZooKeeper jars missing in {jars_dir}: {', '.join(missing)} "
+            "(they come with pyspark; reinstall the project's environment)"
+        )
+    return os.pathsep.join(found)
+
+
+def four_letter_word(host: str, port: int, word: bytes = b"ruok", timeout: float = 1.0) -> bytes:
+    """Send a ZooKeeper four-letter command and return the answer ('imok' when healthy)."""
+    with socket.create_connection((host, port), timeout=timeout) as sock:
+        sock.sendall(word)
+        chunks = []
+        while chunk := sock.recv(4096):
+            chunks.append(chunk)
+    return b"".join(chunks)
+
+
+class ZooKeeperServer:
+    """One ZooKeeper server process; use as a context manager or call start()/stop()."""
+
+    def __init__(self, data_dir: str | os.PathLike[str], port: int = 0) -> None:
+        self.data_dir = Path(data_dir).resolve()
+        self.requested_port = port
+        self.port = port
+        self._proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def address(self) -> str:
+        return f"{HOST}:{self.port}"
+
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid if self._proc else None
+
+    @property
+    def is_running(self) -> bool:
+        return self._proc is not None and self._proc.poll() is None
+
+    @property
+    def log_path(self) -> Path:
+        return self.data_dir / "zookeeper.log"
+
+    def _write_config(self) -> Path:
+        cfg = self.data_dir / "zoo.cfg"
+        cfg.write_text(
+            "tickTime=2000\n"
+            f"dataDir={self.data_dir / 'data'}\n"
+            f"clientPort={self.port}\n"
+            f"clientPortAddress={HOST}\n"
+            "admin.enableServer=false\n"
+            "4lw.commands.whitelist=*\n"
+            "maxClientCnxns=200\n"
+        )
+        return cfg
+
+    def start(self, timeout: float = 30.0) -> Self:
+        """Launch the JVM and return once the server answers ``ruok`` with ``imok``."""
+        java = find_java()
+        classpath = zookeeper_classpath()
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        (self.data_dir / "data").mkdir(exist_ok=True)
+        if self.requested_port:
+            ensure_port_free(HOST, self.requested_port, "ZooKeeper")
+        else:
+            self.port = free_port(HOST)
+        cfg = self._write_config()
+        args = [java, "-Xmx256m", "-Dzookeeper.admin.enableServer=false",
+                "-cp", classpath, MAIN_CLASS, str(cfg)]
+        proc = spawn_child(args, str(self.log_path), cwd=str(self.data_dir))
+        self._proc = proc
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if proc.poll() is not None:
+                raise EmbeddedStackError(
+                    f"ZooKeeper exited with code {proc.returncode} before answering on "
+                    f"{self.address}; log {self.log_path}:\n{log_tail(str(self.log_path))}"
+                )
+            try:
+                if four_letter_word(HOST, self.port) == b"imok":
+                    log.info("ZooKeeper answers on %s (pid %s)", self.address, proc.pid)
+                    return self
+            except OSError:
+                pass
+            time.sleep(0.1)
+        self.stop()
+        raise EmbeddedStackError(
+            f"ZooKeeper did not answer on {self.address} within {timeout:g} s; "
+            f"log {self.log_path}:\n{log_tail(str(self.log_path))}"
+        )
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Stop the server; the process is gone when this returns."""
+        if self._proc is not None:
+            stop_child(self._proc, timeout)
+        self._proc = None
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Checks (and, as root on Debian, installs) the system packages the project needs.
+#   scripts/system-deps.sh build   what creating the virtualenv needs (Kerberos headers, Java 17+)
+#   scripts/system-deps.sh test    the same plus the PostgreSQL server binaries the tests start
+set -euo pipefail
+need=()
+
+command -v krb5-config >/dev/null 2>&1 || need+=(libkrb5-dev)
+
+java_major() {
+  local java="${JAVA_HOME:+$JAVA_HOME/bin/}java"
+  command -v "$java" >/dev/null 2>&1 || { echo 0; return; }
+  "$java" -version 2>&1 | sed -n 's/.*version "\([0-9]*\).*/\1/p' | head -n1
+}
+[ "$(java_major)" -ge 17 ] 2>/dev/null || need+=(openjdk-17-jre-headless)
+
+if [ "${1:-build}" = test ]; then
+  ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need+=(postgresql)
+fi
+
+[ ${#need[@]} -eq 0 ] && exit 0
+
+if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
+  echo "installing system packages: ${need[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+  # Debian starts a cluster on install; the tests run their own server.
+  if printf '%s\n' "${need[@]}" | grep -qx postgresql; then
+    service postgresql stop >/dev/null 2>&1 || true
+  fi
+else
+  echo "missing system packages: ${need[*]}" >&2
+  echo "install them first, e.g.: sudo apt-get install -y ${need[*]}" >&2
+  exit 1
+fi

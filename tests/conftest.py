@@ -1,0 +1,30 @@
+"""Fixtures shared by every test area: the embedded ZooKeeper and the reference samples."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from minihbase.zookeeper import ZooKeeperServer
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED_REFERENCE = REPO.parent / "shared" / "reference"
+
+
+@pytest.fixture(scope="session")
+def zookeeper(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ZooKeeperServer]:
+    """A real ZooKeeper server on a free loopback port, for the whole test session."""
+    with ZooKeeperServer(tmp_path_factory.mktemp("zookeeper")) as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def legacy_hlog_samples() -> list[Path]:
+    """Real pre-0.96 HLog files (``SEQ\\x06``), when the reference folder is beside the repo."""
+    folder = SHARED_REFERENCE / "legacy-hlog-samples"
+    samples = sorted(p for p in folder.glob("*") if p.is_file() and p.suffix != ".md")
+    if not samples:
+        pytest.skip(f"legacy HLog samples not available (looked in {folder})")
+    return samples

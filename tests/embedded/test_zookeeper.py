@@ -1,0 +1,115 @@
+"""The embedded ZooKeeper: a real server that kazoo can use, and clear failures."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from kazoo.client import KazooClient
+
+from minihbase.process import EmbeddedStackError, find_java
+from minihbase.zookeeper import ZooKeeperServer, four_letter_word, zookeeper_classpath
+
+pytestmark = pytest.mark.integration
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # A zombie still answers kill(0); it is gone for every practical purpose.
+    stat = Path(f"/proc/{pid}/stat")
+    return stat.exists() and stat.read_text().split()[2] != "Z"
+
+
+def test_kazoo_round_trip_and_process_gone_after_stop(tmp_path: Path) -> None:
+    server = ZooKeeperServer(tmp_path / "zk").start()
+    pid = server.pid
+    assert pid is not None
+    client = KazooClient(hosts=server.address, timeout=5)
+    client.start(timeout=10)
+    try:
+        client.create("/hm-test/node", b"payload", makepath=True)
+        data, stat = client.get("/hm-test/node")
+        assert data == b"payload"
+        assert stat.dataLength == len(b"payload")
+        client.delete("/hm-test/node")
+        assert client.exists("/hm-test/node") is None
+    finally:
+        client.stop()
+        client.close()
+        server.stop()
+    assert not _pid_alive(pid)
+
+
+def test_session_fixture_answers_ruok(zookeeper: ZooKeeperServer) -> None:
+    host, port = zookeeper.address.split(":")
+    assert four_letter_word(host, int(port)) == b"imok"
+
+
+def test_cli_prints_endpoint_and_stops_on_sigterm(tmp_path: Path) -> None:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "hbase_migrate", "zookeeper", "start",
+         "--dir", str(tmp_path / "zk"), "--port", "0"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        ready = json.loads(proc.stdout.readline())
+        host, port = ready["zookeeper"].split(":")
+        assert host == "127.0.0.1"
+        assert ready["pid"] == proc.pid
+        client = KazooClient(hosts=ready["zookeeper"], timeout=5)
+        client.start(timeout=10)
+        client.ensure_path("/cli-check")
+        assert client.exists("/cli-check") is not None
+        client.stop()
+        client.close()
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(30) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    deadline = time.monotonic() + 10
+    while _pid_alive(ready["java_pid"]) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _pid_alive(ready["java_pid"])
+    with pytest.raises(OSError):
+        socket.create_connection((host, int(port)), timeout=1).close()
+
+
+def test_port_in_use_is_a_clear_error(tmp_path: Path) -> None:
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        port = holder.getsockname()[1]
+        with pytest.raises(EmbeddedStackError, match=f"port {port} on 127.0.0.1 is already in use"):
+            ZooKeeperServer(tmp_path / "zk", port=port).start()
+
+
+def test_missing_java_is_a_clear_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("JAVA_HOME", str(tmp_path / "no-jdk"))
+    with pytest.raises(EmbeddedStackError, match="Java 17\\+ is required"):
+        find_java()
+
+
+def test_missing_jars_are_named(tmp_path: Path) -> None:
+    (tmp_path / "zookeeper-3.9.4.jar").write_bytes(b"")
+    with pytest.raises(EmbeddedStackError, match="metrics-core") as info:
+        zookeeper_classpath(tmp_path)
+    assert "zookeeper-[0-9]*.jar" not in str(info.value)
+
+
+def test_no_answer_in_time_is_a_clear_error(tmp_path: Path) -> None:
+    expected = r"did not answer on 127\.0\.0\.1:\d+ within 0\.05 s"
+    with pytest.raises(EmbeddedStackError, match=expected):
+        ZooKeeperServer(tmp_path / "zk").start(timeout=0.05)
