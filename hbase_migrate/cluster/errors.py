@@ -1,0 +1,31 @@
+"""Errors raised while talking to a cluster's ZooKeeper or WAL storage."""
+
+from __future__ import annotations
+
+from hbase_migrate.errors import HBaseMigrateError
+
+
+class ClusterError(HBaseMigrateError):
+    """A cluster endpoint cannot be reached, or holds something other than expected.
+
+    Messages name the endpoint (ZooKeeper quorum, WebHDFS URL) and the znode or path.
+    """
+
+
+class ZkPayloadError(ClusterError):
+    """A znode payload is not the HBase encoding it should be (metadata prefix, ``PBUF``,
+    protobuf message)."""
+
+
+class MigrationLockedError(ClusterError):
+    """Another process holds the lock of a migration, and waiting for it timed out."""
+
+    def __init__(self, migration: str, holder: str | None, path: str, timeout: float) -> None:
+        self.migration = migration
+        self.holder = holder
+        self.path = path
+        who = f"held by {holder!r}" if holder else "held by another process"
+        super().__init__(
+            f"migration {migration!r} is locked ({who}, lock znode {path}); "
+            f"gave up after waiting {timeout:g} s: is another replay of it still running?"
+        )

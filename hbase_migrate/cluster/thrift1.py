@@ -1,0 +1,185 @@
+"""A typed client of HBase's Thrift1 gateway, over happybase: reads, DDL and regions.
+
+happybase's pool replaces a connection after a transport error; this adapter retries such
+calls (not scans already under way) with backoff, and turns the gateway's IOError /
+IllegalArgument into :class:`Thrift1Error`. Thrift1 reads see only the newest version of
+each column in scans; use the Thrift2 client for every version.
+"""
+
+from __future__ import annotations
+
+import logging
+import socket
+import time
+from collections.abc import Callable, Iterator, Sequence
+from types import TracebackType
+from typing import Any, Self, TypeVar
+
+import happybase
+from thriftpy2.thrift import TApplicationException, TException
+from thriftpy2.transport import TTransportException
+
+from hbase_migrate.cluster.descriptors import (
+    FOREVER,
+    FamilyDescriptor,
+    RegionDescriptor,
+    TableDescriptor,
+)
+from hbase_migrate.cluster.endpoints import parse_host_port
+from hbase_migrate.cluster.errors import ClusterError
+from hbase_migrate.wal.model import Cell, CellType
+
+log = logging.getLogger(__name__)
+
+_T = TypeVar("_T")
+_TRANSPORT_ERRORS = (TTransportException, OSError, EOFError, socket.timeout)
+Row = dict[bytes, tuple[bytes, int]]  # b"family:qualifier" -> (value, timestamp)
+
+
+class Thrift1Error(ClusterError):
+    """The gateway refused a call, or stayed unreachable after every retry."""
+
+
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def family_from_happybase(name: bytes, spec: dict[str, Any]) -> FamilyDescriptor:
+    ttl = int(spec.get("time_to_live", FOREVER))
+    return FamilyDescriptor(
+        name=name, max_versions=int(spec.get("max_versions", 1)),
+        ttl=ttl if ttl > 0 else FOREVER,
+        compression=_text(spec.get("compression", "NONE")).upper(),
+        bloom_filter=_text(spec.get("bloom_filter_type", "NONE")),
+        in_memory=bool(spec.get("in_memory", False)),
+        block_cache=bool(spec.get("block_cache_enabled", True)))
+
+
+def split_column(column: bytes) -> tuple[bytes, bytes]:
+    family, _, qualifier = column.partition(b":")
+    return family, qualifier
+
+
+class Thrift1Client:
+    """A small pool of happybase connections to one Thrift1 gateway (thread-safe)."""
+
+    def __init__(self, endpoint: str, transport: str = "buffered", protocol: str = "binary",
+                 timeout: float = 30.0, pool_size: int = 2, retries: int = 3,
+                 backoff: float = 0.2) -> None:
+        self.endpoint = endpoint
+        host, port = parse_host_port(endpoint, "thrift endpoint")
+        self.retries, self.backoff = retries, backoff
+        self.pool = happybase.ConnectionPool(
+            pool_size, host=host, port=port, transport=transport, protocol=protocol,
+            timeout=int(timeout * 1000), autoconnect=False)
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close every pooled connection."""
+        while True:
+            try:
+                conn = self.pool._queue.get_nowait()
+            except Exception:  # queue.Empty
+                return
+            conn.close()
+
+    def _error(self, what: str, exc: Exception) -> Thrift1Error:
+        message = getattr(exc, "message", None) or str(exc)
+        return Thrift1Error(f"{self.endpoint}: {what}: {_text(message)}")
+
+    def _call(self, what: str, func: Callable[[Any], _T]) -> _T:
+        """Run ``func(connection)``; retry transport errors on a fresh connection."""
+        delay = self.backoff
+        for attempt in range(self.retries + 1):
+            try:
+                with self.pool.connection() as conn:
+                    return func(conn)
+            except _TRANSPORT_ERRORS as exc:
+                if attempt == self.retries:
+                    raise Thrift1Error(f"{self.endpoint}: {what}: gateway unreachable after "
+                                       f"{attempt + 1} attempts: {exc}") from exc
+                log.warning("%s: %s failed (%s); retrying", self.endpoint, what, exc)
+                time.sleep(delay)
+                delay = min(delay * 2, 10.0)
+            except (TApplicationException, TException) as exc:
+                raise self._error(what, exc) from exc
+        raise AssertionError("unreachable")
+
+    # --- schema and regions -------------------------------------------------------------
+
+    def tables(self) -> list[str]:
+        """Every table name, ``ns:t`` with the default namespace omitted."""
+        names = self._call("getTableNames", lambda c: c.tables())
+        return [_text(n) for n in names]
+
+    def table_descriptor(self, table: str) -> TableDescriptor:
+        families = self._call(f"getColumnDescriptors {table}",
+                              lambda c: c.table(table).families())
+        return TableDescriptor(table, tuple(
+            family_from_happybase(name, spec) for name, spec in sorted(families.items())))
+
+    def create_table(self, table: str, families: Sequence[FamilyDescriptor]) -> None:
+        """Create a table (Thrift1 cannot pass split keys; use Thrift2 for those)."""
+        specs = {f.name.decode(): {
+            "max_versions": f.max_versions, "compression": f.compression,
+            "in_memory": f.in_memory, "bloom_filter_type": f.bloom_filter,
+            "block_cache_enabled": f.block_cache,
+            "time_to_live": f.ttl} for f in families}
+        self._call(f"createTable {table}", lambda c: c.create_table(table, specs))
+
+    def regions(self, table: str) -> list[RegionDescriptor]:
+        """The table's regions sorted by start key (empty for an unknown table)."""
+        found = self._call(f"getTableRegions {table}", lambda c: c.table(table).regions())
+        regions = [RegionDescriptor(table, r["start_key"], r["end_key"], r["id"],
+                                    _text(r["server_name"]), r["port"], name=r["name"])
+                   for r in found]
+        return sorted(regions, key=lambda r: r.start_key)
+
+    # --- reads --------------------------------------------------------------------------
+
+    def row(self, table: str, row: bytes, columns: Sequence[bytes] | None = None) -> Row:
+        """The newest version of each column of one row, with timestamps."""
+        return dict(self._call(f"getRow {table}", lambda c: c.table(table).row(
+            row, columns=columns, include_timestamp=True)))
+
+    def cells(self, table: str, row: bytes, column: bytes, versions: int = FOREVER,
+              timestamp: int | None = None) -> list[Cell]:
+        """Versions of one column, newest first (``timestamp``: only those below it)."""
+        found = self._call(f"getVer {table}", lambda c: c.table(table).cells(
+            row, column, versions=versions, timestamp=timestamp, include_timestamp=True))
+        family, qualifier = split_column(column)
+        return [Cell(row, family, qualifier, ts, CellType.PUT, value) for value, ts in found]
+
+    def scan_rows(self, table: str, start: bytes = b"", stop: bytes = b"",
+                  prefix: bytes | None = None, columns: Sequence[bytes] | None = None,
+                  timestamp: int | None = None,
+                  batch_size: int = 1000) -> Iterator[tuple[bytes, Row]]:
+        """Rows in ``[start, stop)`` (or with ``prefix``), newest version per column."""
+        with self.pool.connection() as conn:
+            scanner = conn.table(table).scan(
+                row_start=start or None, row_stop=stop or None, row_prefix=prefix,
+                columns=columns, timestamp=timestamp, include_timestamp=True,
+                batch_size=batch_size)
+            try:
+                yield from scanner
+            except (TApplicationException, TException) as exc:
+                if isinstance(exc, TTransportException):
+                    raise
+                raise self._error(f"scan {table}", exc) from exc
+
+    def scan_cells(self, table: str, start: bytes = b"", stop: bytes = b"",
+                   columns: Sequence[bytes] | None = None,
+                   batch_size: int = 1000) -> Iterator[list[Cell]]:
+        """Rows as Put cells in HBase order (newest version per column)."""
+        for row, data in self.scan_rows(table, start, stop, columns=columns,
+                                        batch_size=batch_size):
+            cells = [Cell(row, *split_column(col), ts, CellType.PUT, value)
+                     for col, (value, ts) in data.items()]
+            cells.sort(key=lambda c: (c.family, c.qualifier))
+            yield cells

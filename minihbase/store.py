@@ -1,0 +1,253 @@
+"""Durable storage of the embedded cluster: schema, regions and cells in one SQLite file.
+
+Cells are stored exactly as HBase would log them (concrete timestamps, markers kept) in a
+table whose primary key is HBase's cell order: (table id, row, family, qualifier,
+timestamp descending, type descending). SQLite compares BLOBs with ``memcmp``, so rows and
+qualifiers sort as unsigned bytes. The same key written again replaces the older cell (a put
+at the same (row, family, qualifier, timestamp) overwrites, as in HBase).
+
+The database runs in WAL journal mode with ``synchronous=FULL``: a write returns only once it
+is on disk, so every acknowledged mutation survives a crash of the process.
+
+The write path is :meth:`Store.apply` (or :meth:`Batch.apply` inside :meth:`Store.batch`):
+``apply(table, region, cells, durability)``. The cells are what HBase writes to its WAL, and
+an optional :class:`WriteHook` sees them first; when it raises, nothing is stored.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from hbase_migrate.cluster.descriptors import FamilyDescriptor, RegionDescriptor, TableDescriptor
+from hbase_migrate.wal.model import Cell
+from minihbase.model import Durability, TableExistsError, TableNotFoundError
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS tables (
+    id INTEGER PRIMARY KEY, name TEXT UNIQUE NOT NULL, enabled INTEGER NOT NULL,
+    descriptor TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS regions (
+    table_id INTEGER NOT NULL, start_key BLOB NOT NULL, end_key BLOB NOT NULL,
+    region_id INTEGER NOT NULL, PRIMARY KEY (table_id, start_key));
+CREATE TABLE IF NOT EXISTS cells (
+    table_id INTEGER NOT NULL, row BLOB NOT NULL, family BLOB NOT NULL,
+    qualifier BLOB NOT NULL, ts INTEGER NOT NULL, type INTEGER NOT NULL, value BLOB NOT NULL,
+    PRIMARY KEY (table_id, row, family, qualifier, ts DESC, type DESC)) WITHOUT ROWID;
+"""
+_COLUMNS = "row, family, qualifier, ts, type, value"
+_ORDER = "ORDER BY row, family, qualifier, ts DESC, type DESC"
+
+
+class WriteHook(Protocol):
+    """Called with exactly the cells HBase would log, before they are stored."""
+
+    def __call__(self, table: str, region: RegionDescriptor, cells: Sequence[Cell],
+                 durability: Durability) -> None: ...
+
+
+@dataclass(frozen=True)
+class TableInfo:
+    """A table as stored: its id, descriptor, state and regions (sorted by start key)."""
+
+    id: int
+    descriptor: TableDescriptor
+    enabled: bool
+    regions: tuple[RegionDescriptor, ...]
+
+    @property
+    def name(self) -> str:
+        return self.descriptor.name
+
+
+def _descriptor_json(desc: TableDescriptor) -> str:
+    return json.dumps({
+        "families": [f.to_json() for f in desc.families],
+        "attributes": [[k.hex(), v.hex()] for k, v in desc.attributes],
+    })
+
+
+def _descriptor_from_json(name: str, text: str) -> TableDescriptor:
+    data = json.loads(text)
+    return TableDescriptor(
+        name=name,
+        families=tuple(FamilyDescriptor.from_json(f) for f in data["families"]),
+        attributes=tuple((bytes.fromhex(k), bytes.fromhex(v)) for k, v in data["attributes"]),
+    )
+
+
+class Batch:
+    """Writes of one transaction; see :meth:`Store.batch`."""
+
+    def __init__(self, store: Store) -> None:
+        self._store = store
+
+    def apply(self, table: str, region: RegionDescriptor, cells: Sequence[Cell],
+              durability: Durability) -> None:
+        """Store ``cells`` (concrete timestamps) of ``region``; the hook sees them first."""
+        store = self._store
+        if store.write_hook is not None:
+            store.write_hook(table, region, cells, durability)
+        table_id = store.table(table).id
+        store.db.executemany(
+            "INSERT OR REPLACE INTO cells VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [(table_id, c.row, c.family, c.qualifier, c.timestamp, c.type, c.value)
+             for c in cells],
+        )
+
+
+class Store:
+    """The SQLite-backed store. Thread-safe: every call holds one re-entrant lock."""
+
+    def __init__(self, path: str | Path, write_hook: WriteHook | None = None) -> None:
+        self.path = Path(path)
+        self.write_hook = write_hook
+        self.lock = threading.RLock()
+        self.db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+        self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.execute("PRAGMA synchronous=FULL")
+        self.db.executescript(_SCHEMA)
+        self._tables: dict[str, TableInfo] = {}
+        self._load()
+
+    def close(self) -> None:
+        with self.lock:
+            self.db.close()
+
+    # --- schema -------------------------------------------------------------------------
+
+    def _load(self) -> None:
+        self._tables.clear()
+        for tid, name, enabled, desc in self.db.execute(
+                "SELECT id, name, enabled, descriptor FROM tables"):
+            regions = tuple(
+                RegionDescriptor(name, start, end, rid)
+                for start, end, rid in self.db.execute(
+                    "SELECT start_key, end_key, region_id FROM regions WHERE table_id = ? "
+                    "ORDER BY start_key", (tid,))
+            )
+            self._tables[name] = TableInfo(tid, _descriptor_from_json(name, desc),
+                                           bool(enabled), regions)
+
+    def tables(self) -> list[TableInfo]:
+        with self.lock:
+            return [self._tables[n] for n in sorted(self._tables)]
+
+    def table(self, name: str) -> TableInfo:
+        with self.lock:
+            info = self._tables.get(name)
+        if info is None:
+            raise TableNotFoundError(name)
+        return info
+
+    def has_table(self, name: str) -> bool:
+        with self.lock:
+            return name in self._tables
+
+    def create_table(self, desc: TableDescriptor, regions: Sequence[RegionDescriptor]) -> None:
+        with self.lock, self._transaction():
+            if desc.name in self._tables:
+                raise TableExistsError(desc.name)
+            cur = self.db.execute(
+                "INSERT INTO tables (name, enabled, descriptor) VALUES (?, 1, ?)",
+                (desc.name, _descriptor_json(desc)))
+            self.db.executemany(
+                "INSERT INTO regions VALUES (?, ?, ?, ?)",
+                [(cur.lastrowid, r.start_key, r.end_key, r.region_id) for r in regions])
+        with self.lock:
+            self._load()
+
+    def delete_table(self, name: str) -> None:
+        with self.lock, self._transaction():
+            tid = self.table(name).id
+            self.db.execute("DELETE FROM cells WHERE table_id = ?", (tid,))
+            self.db.execute("DELETE FROM regions WHERE table_id = ?", (tid,))
+            self.db.execute("DELETE FROM tables WHERE id = ?", (tid,))
+        with self.lock:
+            self._load()
+
+    def set_enabled(self, name: str, enabled: bool) -> None:
+        with self.lock, self._transaction():
+            self.db.execute("UPDATE tables SET enabled = ? WHERE id = ?",
+                            (int(enabled), self.table(name).id))
+        with self.lock:
+            self._load()
+
+    # --- cells --------------------------------------------------------------------------
+
+    @contextmanager
+    def _transaction(self) -> Iterator[None]:
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+        self.db.execute("COMMIT")
+
+    @contextmanager
+    def batch(self) -> Iterator[Batch]:
+        """One transaction: reads inside it see its own writes; committed (and synced) at
+        the end, rolled back when the block raises."""
+        with self.lock, self._transaction():
+            yield Batch(self)
+
+    def apply(self, table: str, region: RegionDescriptor, cells: Sequence[Cell],
+              durability: Durability) -> None:
+        """Store one region's cells durably (the WAL hook of part 2 sees them first)."""
+        with self.batch() as batch:
+            batch.apply(table, region, cells, durability)
+
+    def row_cells(self, table: str, row: bytes) -> list[Cell]:
+        """Every stored cell of one row (puts and markers) in HBase order."""
+        with self.lock:
+            tid = self.table(table).id
+            return [Cell(*r) for r in self.db.execute(
+                f"SELECT {_COLUMNS} FROM cells WHERE table_id = ? AND row = ? {_ORDER}",
+                (tid, row))]
+
+    def raw_rows(self, table: str, start: bytes, inclusive: bool, stop: bytes,
+                 max_cells: int = 2000) -> list[tuple[bytes, list[Cell]]]:
+        """Whole rows from ``start`` (inclusive or not) below ``stop`` (empty = no bound),
+        about ``max_cells`` cells at most (a single larger row is returned whole)."""
+        with self.lock:
+            tid = self.table(table).id
+            cond = "row >= ?" if inclusive else "row > ?"
+            args: list[object] = [tid, start]
+            if stop:
+                cond += " AND row < ?"
+                args.append(stop)
+            sql = f"SELECT {_COLUMNS} FROM cells WHERE table_id = ? AND {cond} {_ORDER} LIMIT ?"
+            cells = [Cell(*r) for r in self.db.execute(sql, (*args, max_cells + 1))]
+            rows = _group_rows(cells)
+            if len(cells) > max_cells:
+                if len(rows) > 1:
+                    rows.pop()  # possibly incomplete
+                else:
+                    rows = [(rows[0][0], self.row_cells(table, rows[0][0]))]
+            return rows
+
+    def replace_row(self, table: str, row: bytes, cells: Sequence[Cell]) -> None:
+        """Swap a row's stored cells (major compaction); not a client write, no hook."""
+        with self.lock, self._transaction():
+            tid = self.table(table).id
+            self.db.execute("DELETE FROM cells WHERE table_id = ? AND row = ?", (tid, row))
+            self.db.executemany(
+                "INSERT INTO cells VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [(tid, c.row, c.family, c.qualifier, c.timestamp, c.type, c.value)
+                 for c in cells])
+
+
+def _group_rows(cells: Sequence[Cell]) -> list[tuple[bytes, list[Cell]]]:
+    rows: list[tuple[bytes, list[Cell]]] = []
+    for cell in cells:
+        if not rows or rows[-1][0] != cell.row:
+            rows.append((cell.row, []))
+        rows[-1][1].append(cell)
+    return rows
