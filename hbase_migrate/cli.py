@@ -29,6 +29,7 @@ _PLUGIN_HELP = {
     "zookeeper": "Run a real ZooKeeper server on loopback (embedded stack).",
     "minicluster": "Run the embedded HBase-compatible cluster (embedded stack).",
     "workload": "Write a seeded application workload to a cluster.",
+    "demo": "Run the main job end to end on the embedded stack.",
 }
 
 
