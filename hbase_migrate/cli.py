@@ -79,7 +79,7 @@ def cli(verbose: int) -> None:
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point: known errors become one clear line and exit code 2."""
     try:
-        cli.main(args=argv, prog_name="hbase-migrate", standalone_mode=False)
+        code = cli.main(args=argv, prog_name="hbase-migrate", standalone_mode=False)
     except click.exceptions.Abort:
         click.echo("aborted", err=True)
         sys.exit(130)
@@ -91,3 +91,5 @@ def main(argv: list[str] | None = None) -> None:
     except HBaseMigrateError as exc:
         click.echo(f"hbase-migrate: error: {exc}", err=True)
         sys.exit(2)
+    # Without standalone mode, click returns the code of ctx.exit(n) instead of exiting.
+    sys.exit(code if isinstance(code, int) else 0)

@@ -1,0 +1,201 @@
+"""WAL reader throughput and memory, side by side with a minimal framing walk.
+
+Usage: ``python bench/wal_read.py [--size-mb 200] [--quick]``
+
+Generates WAL files in a temporary folder (uncompressed; dictionary-compressed; compressed
+with tags), reads each with ``WalReader`` and reports cells/s and MB/s, next to a minimal
+loop that only walks the uncompressed KeyValue framing with ``struct`` (no objects), their
+ratio, and the peak RSS of a child process reading a 1x and a 10x larger file. Asserts
+nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from hbase_migrate.wal.header import kv_count_only
+from hbase_migrate.wal.model import Cell, Tag, WalKey
+from hbase_migrate.wal.reader import WalReader
+from hbase_migrate.wal.writer import WalOptions, WalWriter
+
+CHUNK = 1 << 20
+_KV = struct.Struct(">iiiH").unpack_from
+
+
+def generate(path: Path, size: int, options: WalOptions, *, tags: bool, seed: int = 7) -> int:
+    """Write realistic entries until the file reaches ``size`` bytes; return the cell count."""
+    rng = random.Random(seed)
+    families = [b"cf", b"d", b"meta"]
+    qualifiers = [b"name", b"email", b"ts", b"count", b"payload", b"status"]
+    regions = [f"{rng.getrandbits(128):032x}".encode() for _ in range(8)]
+    cells = 0
+    seq = 1
+    with path.open("wb") as f:
+        writer = WalWriter(f, options)
+        while writer.tell() < size:
+            n = rng.randint(1, 10)
+            batch = []
+            for _ in range(n):
+                row = b"user%016d" % rng.randrange(10**12) + b"-" * rng.randint(0, 20)
+                value = rng.randbytes(rng.randint(60, 140))
+                tag = (Tag(8, b"\x00\x00\x00\x00\x00\x01\x51\x80"),) if tags else ()
+                batch.append(
+                    Cell(
+                        row,
+                        rng.choice(families),
+                        rng.choice(qualifiers),
+                        1_700_000_000_000 + seq,
+                        4,
+                        value,
+                        tag,
+                    )
+                )
+            key = WalKey(
+                rng.choice(regions), b"ns:users", seq, 1_700_000_000_000 + seq, scopes=((b"cf", 1),)
+            )
+            writer.append(key, batch)
+            seq += 1
+            cells += n
+        writer.close()
+    return cells
+
+
+def minimal_walk(path: Path) -> int:
+    """Walk entries and KeyValue framing of an uncompressed WAL: lengths only, no objects."""
+    cells = 0
+    with path.open("rb") as f:
+        data = f.read(CHUNK)
+        pos = 5 + data[4]  # magic, one-byte header length, header
+        while True:
+            if len(data) - pos < 16 << 10:
+                more = f.read(CHUNK)
+                data = data[pos:] + more
+                pos = 0
+            if pos >= len(data) - 8:
+                return cells
+            key_len = data[pos]
+            if key_len >= 0x80:
+                key_len = (key_len & 0x7F) | data[pos + 1] << 7
+                pos += 1
+            start = pos + 1
+            pos = start + key_len
+            for _ in range(kv_count_only(data, start, pos)):
+                total, klen, vlen, rlen = _KV(data, pos)
+                flen = data[pos + 14 + rlen]
+                _ = (pos + 15 + rlen + flen, pos + 12 + klen + vlen)
+                pos += 4 + total
+                cells += 1
+
+
+def read_all(path: Path) -> int:
+    cells = 0
+    with WalReader(str(path)) as reader:
+        for entry in reader:
+            cells += len(entry.cells)
+    return cells
+
+
+def timed(fn: object, path: Path) -> tuple[int, float]:
+    best = float("inf")
+    cells = 0
+    for _ in range(2):
+        t0 = time.perf_counter()
+        cells = fn(path)  # type: ignore[operator]
+        best = min(best, time.perf_counter() - t0)
+    return cells, best
+
+
+def peak_rss_mb(path: Path) -> tuple[float, float]:
+    """Peak RSS of a fresh child process that reads ``path``: (getrusage, VmHWM) in MB.
+
+    Linux carries the parent's high-water mark into ``ru_maxrss`` across the exec, so the
+    child also reports its own ``VmHWM``, which belongs to the new process image only.
+    """
+    code = (
+        "import resource, sys\n"
+        "from hbase_migrate.wal.reader import WalReader\n"
+        "n = sum(len(e.cells) for e in WalReader(sys.argv[1]))\n"
+        "hwm = [l.split()[1] for l in open('/proc/self/status') if l.startswith('VmHWM')]\n"
+        "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, (hwm or ['0'])[0])\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(path)], capture_output=True, text=True, check=True
+    )
+    maxrss, hwm = out.stdout.split()
+    return int(maxrss) / 1024, int(hwm) / 1024
+
+
+def tenfold(src: Path, dst: Path) -> None:
+    """An uncompressed WAL 10x larger: the same entries repeated (each stands alone)."""
+    with WalReader(str(src)) as reader:
+        first = next(iter(reader)).offset
+        for _ in reader:
+            pass
+        end = reader.end_offset
+    with src.open("rb") as f, dst.open("wb") as out:
+        out.write(f.read(first))
+        for _ in range(10):
+            f.seek(first)
+            left = end - first
+            while left:
+                chunk = f.read(min(CHUNK, left))
+                out.write(chunk)
+                left -= len(chunk)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--size-mb", type=float, default=200)
+    parser.add_argument("--quick", action="store_true", help="tiny smoke size (2 MB)")
+    args = parser.parse_args()
+    size = int((2 if args.quick else args.size_mb) * (1 << 20))
+    kinds = [
+        ("uncompressed", WalOptions(), False),
+        ("compressed", WalOptions(compression=True), False),
+        ("compressed+tags", WalOptions(compression=True), True),
+    ]
+    with tempfile.TemporaryDirectory(prefix="wal-bench-") as tmp:
+        folder = Path(tmp)
+        print(f"{'file':<18}{'MB':>8}{'cells':>11}{'cells/s':>12}{'MB/s':>9}{'vs minimal':>12}")
+        paths = {}
+        base_rate = 0.0
+        for name, options, tags in kinds:
+            path = folder / name
+            t0 = time.perf_counter()
+            generate(path, size, options, tags=tags)
+            gen = time.perf_counter() - t0
+            paths[name] = path
+            mb = path.stat().st_size / (1 << 20)
+            if name == "uncompressed":
+                cells, secs = timed(minimal_walk, path)
+                base_rate = cells / secs
+                print(
+                    f"{'minimal walk':<18}{mb:>8.1f}{cells:>11}{cells / secs:>12,.0f}"
+                    f"{mb / secs:>9.1f}{'1.00':>12}"
+                )
+            cells, secs = timed(read_all, path)
+            print(
+                f"{name:<18}{mb:>8.1f}{cells:>11}{cells / secs:>12,.0f}{mb / secs:>9.1f}"
+                f"{cells / secs / base_rate:>12.2f}   (written in {gen:.1f} s)"
+            )
+        big = folder / "uncompressed-10x"
+        tenfold(paths["uncompressed"], big)
+        for label, path in (("1x", paths["uncompressed"]), ("10x", big)):
+            maxrss, hwm = peak_rss_mb(path)
+            print(
+                f"peak RSS reading {label} ({path.stat().st_size / (1 << 20):.0f} MB): "
+                f"VmHWM {hwm:.1f} MB, ru_maxrss {maxrss:.1f} MB"
+            )
+        os.sync()
+
+
+if __name__ == "__main__":
+    main()

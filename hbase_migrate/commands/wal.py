@@ -1,0 +1,643 @@
+"""``hbase-migrate wal``: read WAL files without a cluster.
+
+* ``wal dump`` prints entries, as JSON Lines (``--json``, the contract of the design notes,
+  section 8) or as text in the spirit of HBase's WALPrettyPrinter. Byte strings are rendered
+  as HBase's ``Bytes.toStringBinary`` does.
+* ``wal stats`` counts entries, cells by type, markers, tables, regions and write times per
+  file and in total; directories are walked recursively.
+* ``wal select`` shows which files hold edits of a time window, and why (the manifest).
+
+Every file is read as a stream. A cut-off tail (a file still being written) ends the file
+normally with a note on stderr. A file that cannot be read (corrupt, legacy, encrypted,
+missing) gets one error line on stderr naming it (and the byte offset, when corrupt); the
+other files are still processed, and the command then exits with code 2.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import IO, Any, NamedTuple, TextIO
+
+import click
+
+from hbase_migrate.bytesutil import to_bytes_binary, to_string_binary
+from hbase_migrate.errors import ConfigError, HBaseMigrateError, WalCorruptError, WalEmptyError
+from hbase_migrate.timeutil import format_time, parse_duration, parse_time
+from hbase_migrate.wal.model import METAFAMILY, Cell, CellType, Entry
+from hbase_migrate.wal.names import parse_wal_path
+
+PROGRESS_BYTES = 64 << 20
+PROGRESS_FILES = 20
+CUT_REASONS = {
+    "truncated": "the last entry is cut off",
+    "partial_trailer": "the trailer is cut off",
+}
+_FLUSH_ACTIONS = {0: "START_FLUSH", 1: "COMMIT_FLUSH", 2: "ABORT_FLUSH", 3: "CANNOT_FLUSH"}
+_REGION_EVENTS = {0: "REGION_OPEN", 1: "REGION_CLOSE"}
+_READ_ERRORS = (HBaseMigrateError, OSError, ValueError)
+
+
+@click.group()
+def wal() -> None:
+    """Read WAL files: dump entries, count statistics, select files for a time window."""
+
+
+# --- shared helpers ------------------------------------------------------------------------
+
+
+def type_name(code: int) -> str:
+    """HBase's name of a cell type code (``Put``, ``DeleteColumn``, ...)."""
+    try:
+        return CellType(code).hbase_name
+    except ValueError:
+        return f"Unknown({code})"
+
+
+def _say_error(source: str, exc: BaseException) -> None:
+    if isinstance(exc, FileNotFoundError):
+        message = f"{source}: no such file"
+    elif isinstance(exc, HBaseMigrateError):
+        message = str(exc)
+    else:
+        message = f"{source}: {exc}"
+    click.echo(f"hbase-migrate: error: {message}", err=True)
+
+
+def _fail(failed: int, total: int) -> None:
+    """End the command with exit code 2 after the files that could not be read (each has
+    had its error line)."""
+    click.echo(f"hbase-migrate: {failed} of {total} files could not be read", err=True)
+    sys.exit(2)
+
+
+def _stdout_closed() -> None:
+    """The reader of our output went away (``wal dump | head``): stop quietly."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # no second error when Python flushes at exit
+    except (OSError, ValueError):
+        pass
+    sys.exit(1)
+
+
+def _note_cut_tail(source: str, end_offset: int, reason: str, size: int | None) -> None:
+    if reason not in CUT_REASONS:
+        return
+    rest = f", {size - end_offset} bytes after it" if size is not None else ""
+    click.echo(
+        f"note: {source}: edits end at byte offset {end_offset} ({reason}: "
+        f"{CUT_REASONS[reason]}{rest}); a file still being written or left by a crashed writer",
+        err=True,
+    )
+
+
+def _time_option(name: str) -> Callable[[click.Context, click.Parameter, str | None], int | None]:
+    def convert(_ctx: click.Context, _param: click.Parameter, value: str | None) -> int | None:
+        if value is None:
+            return None
+        try:
+            return parse_time(value, name=name)
+        except ConfigError as exc:
+            raise click.BadParameter(str(exc)) from None
+
+    return convert
+
+
+def _bytes_arg(value: str, name: str) -> bytes:
+    try:
+        return to_bytes_binary(value, strict=True)
+    except ValueError as exc:
+        raise click.BadParameter(f"{name}: {exc}") from None
+
+
+# --- dump ----------------------------------------------------------------------------------
+
+
+class DumpFilter(NamedTuple):
+    """Which entries and cells ``wal dump`` prints; None means no restriction."""
+
+    tables: frozenset[bytes] | None = None
+    region: bytes | None = None
+    sequence: int | None = None
+    row: bytes | None = None
+    row_prefix: bytes | None = None
+    start: int | None = None
+    end: int | None = None
+
+    def keeps(self, entry: Entry) -> bool:
+        """Whether the entry's key passes the table, region, sequence and time filters."""
+        key = entry.key
+        return (
+            (self.tables is None or key.table_name in self.tables)
+            and (self.region is None or key.encoded_region_name == self.region)
+            and (self.sequence is None or key.sequence == self.sequence)
+            and (self.start is None or key.write_time >= self.start)
+            and (self.end is None or key.write_time < self.end)
+        )
+
+    def cells(self, entry: Entry) -> tuple[Cell, ...] | None:
+        """The cells of ``entry`` to print, or None when the entry is filtered out (a row
+        filter drops entries left with no cell)."""
+        if not self.keeps(entry):
+            return None
+        if self.row is None and self.row_prefix is None:
+            return entry.cells
+        cells = tuple(
+            cell
+            for cell in entry.cells
+            if (self.row is None or cell.row == self.row)
+            and (self.row_prefix is None or cell.row.startswith(self.row_prefix))
+        )
+        return cells or None
+
+
+def jsonable(value: Any) -> Any:
+    """NamedTuples to dicts, bytes to ``toStringBinary`` strings, tuples to lists."""
+    if isinstance(value, tuple) and hasattr(value, "_asdict"):
+        return {k: jsonable(v) for k, v in value._asdict().items()}
+    if isinstance(value, bytes | bytearray):
+        return to_string_binary(value)
+    if isinstance(value, tuple | list):
+        return [jsonable(v) for v in value]
+    return value
+
+
+def marker_json(cell: Cell) -> dict[str, Any] | None:
+    """The decoded descriptor of a METAFAMILY cell, with its kind; None for other cells."""
+    from hbase_migrate.wal import markers
+
+    try:
+        marker = markers.decode_marker(cell)
+    except ValueError as exc:
+        return {"kind": marker_kind(cell), "error": str(exc)}
+    if marker is None:
+        return None
+    data: dict[str, Any] = {"kind": marker_kind(cell), **jsonable(marker)}
+    if isinstance(marker, markers.FlushDescriptor):
+        data["action_name"] = _FLUSH_ACTIONS.get(marker.action, str(marker.action))
+    elif isinstance(marker, markers.RegionEventDescriptor):
+        data["event_name"] = _REGION_EVENTS.get(marker.event_type, str(marker.event_type))
+    return data
+
+
+def marker_kind(cell: Cell) -> str:
+    """``FLUSH``, ``COMPACTION``, ``REGION_EVENT::REGION_OPEN``, ``BULK_LOAD``, ... (the
+    qualifier without ``HBASE::``)."""
+    qualifier = to_string_binary(cell.qualifier)
+    return qualifier.removeprefix("HBASE::")
+
+
+def cell_json(cell: Cell, values: bool) -> dict[str, Any]:
+    """One cell of the ``wal dump --json`` contract."""
+    data: dict[str, Any] = {
+        "row": to_string_binary(cell.row),
+        "family": to_string_binary(cell.family),
+        "qualifier": to_string_binary(cell.qualifier),
+        "timestamp": cell.timestamp,
+        "type": type_name(cell.type),
+    }
+    if values:
+        data["value"] = to_string_binary(cell.value)
+    if cell.tags:
+        data["tags"] = [{"type": t.type, "value": to_string_binary(t.value)} for t in cell.tags]
+    if cell.family == METAFAMILY:
+        marker = marker_json(cell)
+        if marker is not None:
+            data["marker"] = marker
+    return data
+
+
+def entry_json(source: str, entry: Entry, cells: tuple[Cell, ...], values: bool) -> dict[str, Any]:
+    """One line of ``wal dump --json``: the entry's key fields and its (filtered) cells."""
+    key = entry.key
+    data: dict[str, Any] = {
+        "file": source,
+        "offset": entry.offset,
+        "size": entry.size,
+        "index": entry.index,
+        "sequence": key.sequence,
+        "region": to_string_binary(key.encoded_region_name),
+        "table": to_string_binary(key.table_name),
+        "write_time": key.write_time,
+    }
+    if key.orig_sequence is not None:
+        data["orig_sequence"] = key.orig_sequence
+    if key.cluster_ids:
+        data["cluster_ids"] = [str(u) for u in key.cluster_ids]
+    data["cells"] = [cell_json(cell, values) for cell in cells]
+    return data
+
+
+def _text_lines(entry: Entry, cells: tuple[Cell, ...], values: bool) -> Iterator[str]:
+    key = entry.key
+    yield (
+        f"Sequence={key.sequence}, table={to_string_binary(key.table_name)}, "
+        f"region={to_string_binary(key.encoded_region_name)}, "
+        f"at write timestamp={format_time(key.write_time)} ({key.write_time}), "
+        f"offset={entry.offset}, size={entry.size}"
+    )
+    for cell in cells:
+        yield (
+            f"row={to_string_binary(cell.row)}, column={to_string_binary(cell.family)}:"
+            f"{to_string_binary(cell.qualifier)}, timestamp={cell.timestamp}, "
+            f"type={type_name(cell.type)}"
+        )
+        if cell.tags:
+            tags = ", ".join(f"{t.type}:{to_string_binary(t.value)}" for t in cell.tags)
+            yield f"    tag: [{tags}]"
+        if values:
+            yield f"    value: {to_string_binary(cell.value)}"
+        if cell.family == METAFAMILY:
+            yield f"    marker: {json.dumps(marker_json(cell), sort_keys=True)}"
+
+
+def dump_file(source: str, out: IO[str], filt: DumpFilter, *, as_json: bool, values: bool) -> None:
+    """Print the entries of one file that pass ``filt``; raises the reader's errors."""
+    from hbase_migrate.wal.reader import WalReader
+
+    with WalReader(source) as reader:
+        if not as_json:
+            header = reader.header
+            out.write(f"File: {source}\n")
+            out.write(f"Writer Classes: {header.writer_cls_name}\n")
+            out.write(f"Cell Codec Class: {header.cell_codec_cls_name}\n")
+        try:
+            for entry in reader:
+                cells = filt.cells(entry)
+                if cells is None:
+                    continue
+                if as_json:
+                    line = json.dumps(entry_json(source, entry, cells, values))
+                    out.write(line + "\n")
+                else:
+                    out.write("\n".join(_text_lines(entry, cells, values)) + "\n")
+        finally:
+            out.flush()
+        _note_cut_tail(source, reader.end_offset, reader.end_reason, reader.file_size)
+
+
+def _table_filter(tables: tuple[str, ...]) -> frozenset[bytes] | None:
+    names = [name.strip() for given in tables for name in given.split(",") if name.strip()]
+    if not names:
+        return None
+    # WAL keys omit the default namespace: "default:t1" is "t1".
+    return frozenset(_bytes_arg(name.removeprefix("default:"), "--table") for name in names)
+
+
+@wal.command()
+@click.option("--json", "as_json", is_flag=True, help="JSON Lines, one object per entry.")
+@click.option("--values", is_flag=True, help="Include cell values.")
+@click.option("--table", "tables", multiple=True, help="Only these tables (repeat or a,b).")
+@click.option("--region", help="Only this encoded region name.")
+@click.option("--row", help="Only cells of this row (toStringBinary form, e.g. 'r\\x00').")
+@click.option("--row-prefix", help="Only cells whose row starts with this.")
+@click.option("--sequence", type=int, help="Only the entry with this sequence id.")
+@click.option("--start", callback=_time_option("--start"), help="write_time >= this (ms/ISO).")
+@click.option("--end", callback=_time_option("--end"), help="write_time < this (ms/ISO).")
+@click.argument("files", nargs=-1, required=True)
+def dump(
+    as_json: bool,
+    values: bool,
+    tables: tuple[str, ...],
+    region: str | None,
+    row: str | None,
+    row_prefix: str | None,
+    sequence: int | None,
+    start: int | None,
+    end: int | None,
+    files: tuple[str, ...],
+) -> None:
+    """Print the entries of WAL files (paths or webhdfs:// URLs), like WALPrettyPrinter.
+
+    Filters on the entry key (table, region, sequence, write_time window [start, end)) drop
+    whole entries; row filters drop cells, and entries left with none. A cut-off tail ends a
+    file normally (note on stderr); a file that cannot be read gets an error line naming it
+    (and the byte offset), the other files are still dumped, and the exit code is 2.
+    """
+    filt = DumpFilter(
+        tables=_table_filter(tables),
+        region=None if region is None else _bytes_arg(region, "--region"),
+        sequence=sequence,
+        row=None if row is None else _bytes_arg(row, "--row"),
+        row_prefix=None if row_prefix is None else _bytes_arg(row_prefix, "--row-prefix"),
+        start=start,
+        end=end,
+    )
+    failed = 0
+    out = sys.stdout
+    for source in files:
+        try:
+            dump_file(source, out, filt, as_json=as_json, values=values)
+        except BrokenPipeError:
+            _stdout_closed()
+        except WalEmptyError as exc:
+            click.echo(f"note: {exc}; no entries", err=True)
+        except _READ_ERRORS as exc:
+            _say_error(source, exc)
+            failed += 1
+    if failed:
+        _fail(failed, len(files))
+
+
+# --- stats ---------------------------------------------------------------------------------
+
+
+@dataclass
+class FileStats:
+    """Counts for one file (or, merged, for many). ``cells`` counts data cells; METAFAMILY
+    marker cells are counted in ``markers`` by kind instead."""
+
+    path: str = ""
+    kind: str = ""
+    bytes: int = 0
+    entries: int = 0
+    cells: int = 0
+    cells_by_type: Counter[str] = field(default_factory=Counter)
+    markers: Counter[str] = field(default_factory=Counter)
+    tables: Counter[str] = field(default_factory=Counter)
+    regions: set[str] = field(default_factory=set)
+    first_write_time: int | None = None
+    last_write_time: int | None = None
+    end_offset: int | None = None
+    end_reason: str | None = None
+    error: str | None = None
+
+    def add(self, entry: Entry) -> None:
+        key = entry.key
+        self.entries += 1
+        write_time = key.write_time
+        if self.first_write_time is None or write_time < self.first_write_time:
+            self.first_write_time = write_time
+        if self.last_write_time is None or write_time > self.last_write_time:
+            self.last_write_time = write_time
+        self.regions.add(to_string_binary(key.encoded_region_name))
+        table = to_string_binary(key.table_name)
+        for cell in entry.cells:
+            if cell.family == METAFAMILY:
+                self.markers[marker_kind(cell)] += 1
+                continue
+            self.cells += 1
+            self.cells_by_type[type_name(cell.type)] += 1
+            self.tables[table] += 1
+
+    def merge(self, other: FileStats) -> None:
+        self.bytes += other.bytes
+        self.entries += other.entries
+        self.cells += other.cells
+        self.cells_by_type.update(other.cells_by_type)
+        self.markers.update(other.markers)
+        self.tables.update(other.tables)
+        self.regions |= other.regions
+        for t in (other.first_write_time, other.last_write_time):
+            if t is None:
+                continue
+            if self.first_write_time is None or t < self.first_write_time:
+                self.first_write_time = t
+            if self.last_write_time is None or t > self.last_write_time:
+                self.last_write_time = t
+
+    def to_dict(self, *, total: bool = False) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "bytes": self.bytes,
+            "entries": self.entries,
+            "cells": self.cells,
+            "cells_by_type": dict(sorted(self.cells_by_type.items())),
+            "markers": dict(sorted(self.markers.items())),
+            "tables": dict(sorted(self.tables.items())),
+            "regions": len(self.regions),
+            "first_write_time": self.first_write_time,
+            "last_write_time": self.last_write_time,
+        }
+        if not total:
+            data.update(
+                path=self.path,
+                kind=self.kind,
+                end_offset=self.end_offset,
+                end_reason=self.end_reason,
+                error=self.error,
+            )
+        return data
+
+
+def _is_pwal(path: str) -> bool:
+    try:
+        with open(path, "rb") as f:
+            return f.read(4) == b"PWAL"
+    except OSError:
+        return False
+
+
+def expand_paths(paths: tuple[str, ...]) -> tuple[list[str], list[tuple[str, str]]]:
+    """Files to read, and (path, kind) of files skipped in directories.
+
+    Files and URLs given directly are always read. In directories (walked recursively, in
+    name order) procedure logs and master-store WALs are skipped; files of unknown kind are
+    read only when they start with the ``PWAL`` magic.
+    """
+    files: list[str] = []
+    skipped: list[tuple[str, str]] = []
+    for given in paths:
+        if "://" in given or not os.path.isdir(given):
+            files.append(given)
+            continue
+        for folder, dirs, names in os.walk(given):
+            dirs.sort()
+            for name in sorted(names):
+                path = os.path.join(folder, name)
+                info = parse_wal_path(path)
+                if info.is_wal or (info.kind == "unknown" and _is_pwal(path)):
+                    files.append(path)
+                else:
+                    skipped.append((path, info.kind))
+    return files, skipped
+
+
+def _local_size(path: str) -> int:
+    try:
+        return 0 if "://" in path else os.path.getsize(path)
+    except OSError:
+        return 0
+
+
+def stats_file(path: str, on_progress: Callable[[int], None] | None = None) -> FileStats:
+    """Count one file. Read errors are recorded in ``error`` (counts so far are kept)."""
+    from hbase_migrate.wal.reader import WalReader
+
+    stats = FileStats(path=path, kind=parse_wal_path(path).kind, bytes=_local_size(path))
+    reader: WalReader | None = None
+    try:
+        with WalReader(path) as reader:
+            stats.bytes = reader.file_size or stats.bytes
+            for entry in reader:
+                stats.add(entry)
+                if on_progress is not None and entry.index % 512 == 0:
+                    on_progress(entry.offset)
+            stats.end_offset, stats.end_reason = reader.end_offset, reader.end_reason
+    except WalEmptyError:
+        stats.end_offset, stats.end_reason = 0, "empty"
+    except _READ_ERRORS as exc:
+        _say_error(path, exc)
+        stats.error = f"{path}: no such file" if isinstance(exc, FileNotFoundError) else str(exc)
+        if isinstance(exc, WalCorruptError):
+            stats.end_offset, stats.end_reason = exc.offset, "corrupt"
+    if stats.end_reason in CUT_REASONS and stats.end_offset is not None:
+        _note_cut_tail(path, stats.end_offset, stats.end_reason, stats.bytes or None)
+    return stats
+
+
+def _stats_text(per_file: list[FileStats], total: FileStats, skipped: int, out: TextIO) -> None:
+    def describe(s: FileStats) -> Iterator[str]:
+        by_type = ", ".join(f"{k} {v}" for k, v in sorted(s.cells_by_type.items()))
+        markers = ", ".join(f"{k} {v}" for k, v in sorted(s.markers.items())) or "none"
+        tables = ", ".join(f"{k} {v}" for k, v in sorted(s.tables.items())) or "none"
+        yield f"  entries {s.entries}, cells {s.cells} ({by_type or 'none'}), markers: {markers}"
+        yield f"  tables: {tables}; regions {len(s.regions)}"
+        if s.first_write_time is not None and s.last_write_time is not None:
+            span = f"{format_time(s.first_write_time)} .. {format_time(s.last_write_time)}"
+            yield f"  write_time {span}"
+
+    for s in per_file:
+        end = f"end {s.end_reason} at byte offset {s.end_offset}" if s.end_reason else ""
+        out.write(f"{s.path}\n  {s.kind}, {s.bytes} bytes{', ' + end if end else ''}\n")
+        if s.error:
+            out.write(f"  error: {s.error}\n")
+        out.write("\n".join(describe(s)) + "\n")
+    errors = sum(1 for s in per_file if s.error)
+    out.write(
+        f"total: {len(per_file)} files ({errors} unreadable, {skipped} skipped), "
+        f"{total.bytes} bytes\n"
+    )
+    out.write("\n".join(describe(total)) + "\n")
+
+
+def _run_stats(files: list[str], show_progress: bool) -> list[FileStats]:
+    if not show_progress:
+        return [stats_file(path) for path in files]
+    from rich.console import Console
+    from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
+
+    sizes = [_local_size(path) for path in files]
+    columns = (TextColumn("{task.description}"), BarColumn(), DownloadColumn())
+    results: list[FileStats] = []
+    with Progress(*columns, TimeRemainingColumn(), console=Console(stderr=True)) as progress:
+        task = progress.add_task(f"{len(files)} WAL files", total=sum(sizes) or None)
+        done = 0
+        for path, size in zip(files, sizes, strict=True):
+            base = done
+
+            def advance(offset: int, base: int = base) -> None:
+                progress.update(task, completed=base + offset)
+
+            stats = stats_file(path, advance)
+            done += size or stats.bytes
+            progress.update(task, completed=done)
+            results.append(stats)
+    return results
+
+
+@wal.command()
+@click.option("--json", "as_json", is_flag=True, help="One JSON document, sorted keys.")
+@click.option(
+    "--progress/--no-progress",
+    default=None,
+    help="Progress bar on stderr (default: when stderr is a terminal and the input is large).",
+)
+@click.argument("paths", nargs=-1, required=True)
+def stats(as_json: bool, progress: bool | None, paths: tuple[str, ...]) -> None:
+    """Count entries, cells by type, markers, tables, regions and write times.
+
+    PATHS are WAL files, webhdfs:// URLs of files, or directories (walked recursively;
+    procedure logs, master-store WALs and other non-WAL files are skipped and counted).
+    """
+    files, skipped = expand_paths(paths)
+    if progress is None:
+        large = sum(_local_size(p) for p in files) > PROGRESS_BYTES or len(files) > PROGRESS_FILES
+        progress = large and sys.stderr.isatty()
+    per_file = _run_stats(files, progress)
+    total = FileStats()
+    for s in per_file:
+        total.merge(s)
+    if as_json:
+        document = {
+            "files": [s.to_dict() for s in per_file],
+            "skipped": [{"path": p, "kind": k} for p, k in skipped],
+            "total": {
+                **total.to_dict(total=True),
+                "files": len(per_file),
+                "skipped": len(skipped),
+                "unreadable": sum(1 for s in per_file if s.error),
+            },
+        }
+        click.echo(json.dumps(document, indent=2, sort_keys=True))
+    else:
+        _stats_text(per_file, total, len(skipped), sys.stdout)
+    failed = sum(1 for s in per_file if s.error)
+    if failed:
+        _fail(failed, len(per_file))
+
+
+# --- select --------------------------------------------------------------------------------
+
+
+def _duration(name: str) -> Callable[[click.Context, click.Parameter, str], int]:
+    def convert(_ctx: click.Context, _param: click.Parameter, value: str) -> int:
+        try:
+            return parse_duration(value, name=name)
+        except ConfigError as exc:
+            raise click.BadParameter(str(exc)) from None
+
+    return convert
+
+
+@wal.command()
+@click.option("--start", required=True, callback=_time_option("--start"), help="Window start.")
+@click.option("--end", required=True, callback=_time_option("--end"), help="Window end (excl.).")
+@click.option(
+    "--roll-period",
+    default="1h",
+    show_default=True,
+    callback=_duration("--roll-period"),
+    help="The source's hbase.regionserver.logroll.period.",
+)
+@click.option(
+    "--margin",
+    default="10m",
+    show_default=True,
+    callback=_duration("--margin"),
+    help="Allowance for clock skew and roll delays.",
+)
+@click.option("--json", "as_json", is_flag=True, help="The manifest as JSON.")
+@click.argument("paths", nargs=-1, required=True)
+def select(
+    start: int, end: int, roll_period: int, margin: int, as_json: bool, paths: tuple[str, ...]
+) -> None:
+    """Show which WAL files hold edits with write_time in [START, END), and why (dry run).
+
+    Files created before the window are read, not dropped by name (HBASE-30377).
+    """
+    from hbase_migrate.wal.selection import FileRef, select_files
+
+    files, skipped = expand_paths(paths)
+    refs = [FileRef(p, _local_size(p) or None) for p in files]
+    # Procedure logs and master-store WALs get a verdict by name; other non-WAL files found in
+    # directories (no PWAL magic) are not WAL files at all.
+    refs += [FileRef(p) for p, kind in skipped if kind != "unknown"]
+    others = sum(1 for _, kind in skipped if kind == "unknown")
+    if others:
+        click.echo(f"note: {others} files that are not WAL files were skipped", err=True)
+    try:
+        manifest = select_files(refs, start, end, roll_period=roll_period, margin=margin)
+    except ConfigError as exc:
+        raise click.UsageError(str(exc)) from None
+    click.echo(manifest.to_json() if as_json else manifest.render_text(), nl=as_json)
+    if manifest.attention:
+        click.echo(
+            f"note: {len(manifest.attention)} files could not be read; they are included and "
+            "need attention",
+            err=True,
+        )

@@ -1,0 +1,73 @@
+"""Times and durations given on the command line, as integer milliseconds.
+
+A time is either milliseconds since the epoch (``1700000000000``) or an ISO-8601 date or
+date-time (``2024-05-01``, ``2024-05-01T12:00:00Z``, ``2024-05-01 12:00:00.250+02:00``),
+including the ``yyyy-MM-dd'T'HH:mm:ss.SS`` form that WALPlayer accepts. A time without a zone
+is UTC, and digits after the seconds are a decimal fraction (``.25`` is 250 ms). WALPlayer
+differs on both: it reads such a time in the JVM's local zone and takes ``.25`` as 25 ms.
+
+A duration is a number with an optional unit: ``ms``, ``s``, ``m``, ``h``, ``d``; a bare
+number is milliseconds (as HBase's ``*.period`` settings are).
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime, timedelta
+
+from hbase_migrate.errors import ConfigError
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_DURATION = re.compile(r"(\d+)\s*(ms|s|m|h|d)?", re.ASCII)
+_UNIT_MS = {None: 1, "ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000}
+
+
+def parse_time(value: str, *, name: str = "time") -> int:
+    """Parse a command-line time to milliseconds since the epoch (UTC when no zone is given).
+
+    ``name`` is the option being parsed, used in the error message.
+    """
+    text = value.strip()
+    if re.fullmatch(r"-?\d+", text, re.ASCII):
+        return int(text)
+    try:
+        parsed = datetime.fromisoformat(text)
+    except ValueError:
+        raise ConfigError(
+            f"{name}: cannot read {value!r} as a time; expected milliseconds since the epoch "
+            "or an ISO-8601 date/time such as 2024-05-01T12:00:00Z"
+        ) from None
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=UTC)
+    return (parsed - _EPOCH) // timedelta(milliseconds=1)
+
+
+def parse_duration(value: str, *, name: str = "duration") -> int:
+    """Parse ``90s``, ``10m``, ``1h``, ``2d``, ``250ms`` or a bare ``3600000`` (ms) to ms."""
+    match = _DURATION.fullmatch(value.strip().lower())
+    if match is None:
+        raise ConfigError(
+            f"{name}: cannot read {value!r} as a duration; expected a non-negative number "
+            "with an optional unit ms, s, m, h or d (a bare number is milliseconds)"
+        )
+    return int(match[1]) * _UNIT_MS[match[2]]
+
+
+def format_time(ms: int) -> str:
+    """Format milliseconds since the epoch as ISO-8601 UTC, e.g. ``2023-11-14T22:13:20.000Z``."""
+    try:
+        m = _EPOCH + timedelta(milliseconds=ms)
+    except OverflowError:
+        return f"{ms}ms"  # beyond year 9999: no calendar form, keep the number
+    return (
+        f"{m.year:04d}-{m.month:02d}-{m.day:02d}T{m.hour:02d}:{m.minute:02d}:{m.second:02d}"
+        f".{m.microsecond // 1000:03d}Z"
+    )
+
+
+def format_duration(ms: int) -> str:
+    """A short human form of a duration: ``1h``, ``10m``, ``90s``, ``1500ms``."""
+    for unit, size in (("d", 86_400_000), ("h", 3_600_000), ("m", 60_000), ("s", 1000)):
+        if ms and ms % size == 0:
+            return f"{ms // size}{unit}"
+    return f"{ms}ms"

@@ -1,0 +1,308 @@
+"""Cell codecs of ``WALCellCodec``: plain KeyValues with tags, and dictionary-compressed cells.
+
+Uncompressed cell (``EnsureKvEncoder`` / ``KeyValueCodecWithTags``), all big-endian::
+
+    int32 L | int32 keyLen | int32 valLen | int16 rowLen | row | int8 famLen | family
+    | qualifier (keyLen - 12 - rowLen - famLen bytes) | int64 timestamp | uint8 type | value
+    | [uint16 tagsLen | tags]              (present when L > 8 + keyLen + valLen)
+    tag = uint16 tagLen | uint8 tagType | tagLen - 1 bytes of value
+
+Compressed cell (``CompressedKvEncoder`` / ``CompressedKvDecoder``)::
+
+    varint keyLen | varint valLen | varint tagsLen | dict row | dict family | dict qualifier
+    | int64 timestamp | uint8 type
+    | value: raw valLen bytes, or with value compression varint compLen + compLen bytes
+    | tags (tagsLen > 0): raw tag bytes, or with tag compression one dict item per tag
+      holding tagType + tag value (the reader re-inserts the uint16 length)
+
+A ``dict`` item is described in ``dictionary.py``. GZ value compression writes one complete
+gzip member per value (``ReusableStreamGzipCodec``: finish, flush, reset per value); the
+header is the one Java's GZIPOutputStream writes (mtime 0, no flags, OS byte 0xFF on JDK 16+).
+
+The KeyValue type byte is kept as it is: HBase's WAL decoders do not check it either.
+"""
+
+from __future__ import annotations
+
+import struct
+import zlib
+from collections.abc import Callable, Sequence
+from typing import NamedTuple
+
+from hbase_migrate.wal.dictionary import (
+    FAMILY_CAPACITY,
+    QUALIFIER_CAPACITY,
+    ROW_CAPACITY,
+    TAG_CAPACITY,
+    LruDictionary,
+    read_item,
+    write_item,
+)
+from hbase_migrate.wal.model import Cell, Tag
+from hbase_migrate.wal.protobuf import encode_varint
+
+KV_HEAD = struct.Struct(">iiiH")  # L, keyLen, valLen, rowLen
+KV_PREFIX = struct.Struct(">iii")
+TS_TYPE = struct.Struct(">qB")
+UINT16 = struct.Struct(">H")
+UINT32 = struct.Struct(">I")
+INT32 = struct.Struct(">i")
+
+MAX_ROW_LENGTH = 32767  # Short.MAX_VALUE
+MAX_FAMILY_LENGTH = 127  # Byte.MAX_VALUE
+MAX_TAGS_LENGTH = 65535
+MAX_KV_LENGTH = 0x7FFFFFFF  # a Java array
+
+# Compression.Algorithm ordinals (hbase-common io/compress/Compression.java)
+ALGORITHMS = ("LZO", "GZ", "NONE", "SNAPPY", "LZ4", "BZIP2", "ZSTD", "LZMA", "BROTLI")
+ALGO_GZ = 1
+ALGO_NONE = 2
+GZIP_HEADER = bytes.fromhex("1f8b08000000000000ff")
+_DEFLATE_MAX_RATIO = 1032  # deflate cannot expand data by more than this
+
+
+class CellCorruptError(ValueError):
+    """A cell whose bytes are inconsistent (not merely cut off)."""
+
+
+def tags_bytes(tags: Sequence[Tag]) -> bytes:
+    """The serialised tags area (without the uint16 total length)."""
+    out = bytearray()
+    for tag in tags:
+        if not 0 <= tag.type <= 255:
+            raise ValueError(f"tag type {tag.type} does not fit a byte")
+        out += UINT16.pack(len(tag.value) + 1)
+        out.append(tag.type)
+        out += tag.value
+    return bytes(out)
+
+
+def parse_tags(buf: bytes, pos: int, end: int) -> tuple[Tag, ...]:
+    """Split a tags area into Tags."""
+    tags = []
+    while pos < end:
+        if pos + 3 > end:
+            raise CellCorruptError("tag header runs past the tags area")
+        (length,) = UINT16.unpack_from(buf, pos)
+        stop = pos + 2 + length
+        if length < 1 or stop > end:
+            raise CellCorruptError(f"tag length {length} does not fit the tags area")
+        tags.append(Tag(buf[pos + 2], buf[pos + 3 : stop]))
+        pos = stop
+    return tuple(tags)
+
+
+def check_cell(cell: Cell) -> int:
+    """Refuse a cell HBase could not hold; return its key length."""
+    if len(cell.row) > MAX_ROW_LENGTH:
+        raise ValueError(f"row of {len(cell.row)} bytes is longer than {MAX_ROW_LENGTH}")
+    if len(cell.family) > MAX_FAMILY_LENGTH:
+        raise ValueError(f"family of {len(cell.family)} bytes is longer than 127")
+    if not 0 <= cell.type <= 255:
+        raise ValueError(f"cell type {cell.type} does not fit a byte")
+    if cell.tags and len(tags_bytes(cell.tags)) > MAX_TAGS_LENGTH:
+        raise ValueError(f"tags longer than {MAX_TAGS_LENGTH} bytes")
+    return 2 + len(cell.row) + 1 + len(cell.family) + len(cell.qualifier) + 9
+
+
+def encode_plain_cell(out: bytearray, cell: Cell) -> None:
+    """Append an uncompressed KeyValue (with its tags, if any) to ``out``."""
+    key_len = check_cell(cell)
+    tags = tags_bytes(cell.tags) if cell.tags else b""
+    total = 8 + key_len + len(cell.value) + (2 + len(tags) if tags else 0)
+    out += KV_HEAD.pack(total, key_len, len(cell.value), len(cell.row))
+    out += cell.row
+    out.append(len(cell.family))
+    out += cell.family
+    out += cell.qualifier
+    out += TS_TYPE.pack(cell.timestamp, cell.type)
+    out += cell.value
+    if tags:
+        out += UINT16.pack(len(tags))
+        out += tags
+
+
+# --- value compression --------------------------------------------------------------------
+
+
+def gzip_member(value: bytes) -> bytes:
+    """One gzip member as HBase's GZ value compressor writes it for one value: the fixed
+    GZIPOutputStream header, deflate at the default level, CRC32 and ISIZE little-endian."""
+    deflater = zlib.compressobj(zlib.Z_DEFAULT_COMPRESSION, zlib.DEFLATED, -zlib.MAX_WBITS)
+    body = deflater.compress(value) + deflater.flush()
+    trailer = struct.pack("<II", zlib.crc32(value), len(value) & 0xFFFFFFFF)
+    return GZIP_HEADER + body + trailer
+
+
+def gunzip_value(data: bytes, expected: int) -> bytes:
+    """Decompress one value compressed as gzip; its length must be ``expected``."""
+    if expected > len(data) * _DEFLATE_MAX_RATIO + 64:
+        raise CellCorruptError(f"{len(data)} compressed bytes cannot hold {expected} bytes")
+    out = b""
+    rest = data
+    try:
+        while rest:
+            inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
+            out += inflater.decompress(rest, expected + 1 - len(out))
+            if not inflater.eof or len(out) > expected:
+                raise CellCorruptError("compressed value does not match its length")
+            rest = inflater.unused_data
+    except zlib.error as exc:
+        raise CellCorruptError(f"compressed value does not decompress: {exc}") from exc
+    if len(out) != expected:
+        raise CellCorruptError(f"value decompressed to {len(out)} bytes, expected {expected}")
+    return out
+
+
+class CompressionState(NamedTuple):
+    """Per-file dictionaries and switches of a compressed WAL (``CompressionContext``)."""
+
+    row: LruDictionary
+    family: LruDictionary
+    qualifier: LruDictionary
+    tag: LruDictionary | None  # None: tags written raw
+    value_algorithm: int | None  # None: values written raw
+
+    @classmethod
+    def create(cls, *, tags: bool, value_algorithm: int | None, writer: bool) -> CompressionState:
+        return cls(
+            LruDictionary(ROW_CAPACITY, writer=writer),
+            LruDictionary(FAMILY_CAPACITY, writer=writer),
+            LruDictionary(QUALIFIER_CAPACITY, writer=writer),
+            LruDictionary(TAG_CAPACITY, writer=writer) if tags else None,
+            value_algorithm,
+        )
+
+
+def encode_compressed_cell(out: bytearray, cell: Cell, state: CompressionState) -> None:
+    """Append a dictionary-compressed cell to ``out`` (updating the writer dictionaries)."""
+    key_len = check_cell(cell)
+    tags = tags_bytes(cell.tags) if cell.tags else b""
+    out += encode_varint(key_len)
+    out += encode_varint(len(cell.value))
+    out += encode_varint(len(tags))
+    write_item(out, cell.row, state.row)
+    write_item(out, cell.family, state.family)
+    write_item(out, cell.qualifier, state.qualifier)
+    out += TS_TYPE.pack(cell.timestamp, cell.type)
+    if state.value_algorithm is None:
+        out += cell.value
+    else:
+        compressed = gzip_member(cell.value) if state.value_algorithm == ALGO_GZ else cell.value
+        out += encode_varint(len(compressed))
+        out += compressed
+    if tags:
+        if state.tag is None:
+            out += tags
+        else:
+            for tag in cell.tags:
+                write_item(out, bytes((tag.type,)) + tag.value, state.tag)
+
+
+# --- compressed cell decoding -------------------------------------------------------------
+
+Ensure = Callable[[int], bytes]
+
+
+def _varint32(buf: bytes, pos: int) -> tuple[int, int]:
+    b = buf[pos]
+    if b < 0x80:
+        return b, pos + 1
+    result = b & 0x7F
+    shift = 7
+    while True:
+        pos += 1
+        b = buf[pos]
+        result |= (b & 0x7F) << shift
+        if b < 0x80:
+            break
+        shift += 7
+        if shift >= 35:
+            raise CellCorruptError("cell length varint is longer than 5 bytes")
+    if result > MAX_KV_LENGTH:
+        raise CellCorruptError(f"cell length {result} does not fit a 32-bit int")
+    return result, pos + 1
+
+
+def _decode_tags_compressed(
+    buf: bytes, pos: int, end: int, tags_len: int, tag_dict: LruDictionary
+) -> tuple[tuple[Tag, ...], int]:
+    tags = []
+    produced = 0
+    while produced < tags_len:
+        data, pos = read_item(buf, pos, end, tag_dict)
+        if not data:
+            raise CellCorruptError("empty compressed tag")
+        tags.append(Tag(data[0], data[1:]))
+        produced += 2 + len(data)
+    if produced != tags_len:
+        raise CellCorruptError(f"compressed tags make {produced} bytes, expected {tags_len}")
+    return tuple(tags), pos
+
+
+def decode_compressed_cell(
+    buf: bytes, pos: int, state: CompressionState, ensure: Ensure
+) -> tuple[Cell, bytes, int]:
+    """Decode one compressed cell at ``pos``.
+
+    ``ensure(n)`` makes the buffer hold bytes up to position ``n`` when the file has them
+    and returns the (possibly new) buffer; running past what it could load raises
+    IndexError (a cut-off cell). Returns the cell, the buffer and the next position.
+    """
+    if pos + 15 > len(buf):
+        buf = ensure(pos + 15)
+    key_len, p = _varint32(buf, pos)
+    val_len, p = _varint32(buf, p)
+    tags_len, p = _varint32(buf, p)
+    if key_len < 12:
+        raise CellCorruptError(f"key length {key_len} is shorter than a KeyValue key")
+    raw_value = state.value_algorithm is None
+    bound = p + key_len + 24 + (val_len if raw_value else 5) + 2 * tags_len
+    if bound > len(buf):
+        buf = ensure(bound)
+    end = len(buf)
+    row, p = read_item(buf, p, end, state.row)
+    family, p = read_item(buf, p, end, state.family)
+    qualifier, p = read_item(buf, p, end, state.qualifier)
+    if len(row) > MAX_ROW_LENGTH or len(family) > MAX_FAMILY_LENGTH:
+        raise CellCorruptError(f"row length {len(row)} or family length {len(family)} too long")
+    if 12 + len(row) + len(family) + len(qualifier) != key_len:
+        raise CellCorruptError(f"row, family and qualifier do not add up to key length {key_len}")
+    timestamp, cell_type = TS_TYPE.unpack_from(buf, p)
+    p += 9
+    if raw_value:
+        value = buf[p : p + val_len]
+        p += val_len
+    else:
+        comp_len, p = _varint32(buf, p)
+        if p + comp_len + 2 * tags_len > end:
+            buf = ensure(p + comp_len + 2 * tags_len)
+            end = len(buf)
+        value, p = _decode_value(buf, p, comp_len, val_len, state.value_algorithm)
+    if p > end:
+        raise IndexError("cell value cut off")
+    tags: tuple[Tag, ...] = ()
+    if tags_len:
+        if state.tag is None:
+            if p + tags_len > end:
+                raise IndexError("cell tags cut off")
+            tags = parse_tags(buf, p, p + tags_len)
+            p += tags_len
+        else:
+            tags, p = _decode_tags_compressed(buf, p, end, tags_len, state.tag)
+    return Cell(row, family, qualifier, timestamp, cell_type, value, tags), buf, p
+
+
+def _decode_value(
+    buf: bytes, pos: int, comp_len: int, val_len: int, algorithm: int | None
+) -> tuple[bytes, int]:
+    stop = pos + comp_len
+    if stop > len(buf):
+        raise IndexError("compressed value cut off")
+    if algorithm == ALGO_NONE:
+        if comp_len != val_len:
+            raise CellCorruptError(f"value of {comp_len} bytes, header says {val_len}")
+        return buf[pos:stop], stop
+    if val_len == 0:  # HBase skips the bytes of an empty value unread (HBASE-27637)
+        return b"", stop
+    return gunzip_value(buf[pos:stop], val_len), stop

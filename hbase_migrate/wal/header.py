@@ -1,0 +1,383 @@
+"""The protobuf messages of a WAL file: WALHeader, WALKey, WALTrailer (``WAL.proto``).
+
+File framing (``AbstractProtobufLogWriter``/``ProtobufLogWriter``)::
+
+    "PWAL" | varint N | WALHeader (N bytes)
+    per entry: varint K | WALKey (K bytes, following_kv_count = C) | C cells
+    clean close: WALTrailer (T bytes, empty today) | int32 BE T | "LAWP"
+
+WALHeader: 1 has_compression bool, 2 encryption_key bytes, 3 has_tag_compression bool,
+4 writer_cls_name string, 5 cell_codec_cls_name string, 6 has_value_compression bool,
+7 value_compression_algorithm uint32.
+
+WALKey: 1 encoded_region_name bytes*, 2 table_name bytes*, 3 log_sequence_number uint64,
+4 write_time uint64 (1-4 required), 5 cluster_id UUID (deprecated), 6 scopes FamilyScope
+{1 family bytes*, 2 scope_type enum}, 7 following_kv_count uint32, 8 cluster_ids UUID
+{1 least_sig_bits, 2 most_sig_bits}, 9 nonceGroup, 10 nonce, 11 orig_sequence_number uint64,
+12 extended_attributes Attribute {1 key string, 2 value bytes*}.
+Fields marked * hold a dictionary item instead of raw bytes when the file is compressed;
+the update order is region, table, scope families, attribute values (``WALKeyImpl``).
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import NamedTuple
+
+from hbase_migrate.wal.dictionary import LruDictionary, read_item, write_item
+from hbase_migrate.wal.model import WalHeader, WalKey
+from hbase_migrate.wal.protobuf import (
+    LENGTH_DELIMITED,
+    VARINT,
+    ProtobufError,
+    as_bytes,
+    as_int,
+    as_str,
+    bytes_field,
+    decode_varint,
+    encode_varint,
+    iter_fields,
+    skip_field,
+    string_field,
+    to_int64,
+    varint_field,
+)
+
+MAGIC = b"PWAL"
+TRAILER_MAGIC = b"LAWP"
+LEGACY_MAGIC = b"SEQ"
+EMPTY_TRAILER = b"\x00\x00\x00\x00" + TRAILER_MAGIC  # WALTrailer{} + int32 0 + "LAWP"
+WRITER_CLS_NAMES = frozenset(
+    {
+        "ProtobufLogWriter",
+        "AsyncProtobufLogWriter",
+        "SecureProtobufLogWriter",
+        "SecureAsyncProtobufLogWriter",
+    }
+)
+_UINT64 = (1 << 64) - 1
+
+
+class KeyDictionaries(NamedTuple):
+    """The dictionaries a compressed WALKey uses (FAMILY is shared with the cells)."""
+
+    region: LruDictionary
+    table: LruDictionary
+    family: LruDictionary
+
+
+# --- header -------------------------------------------------------------------------------
+
+
+def encode_header(header: WalHeader, *, explicit_flags: bool = True) -> bytes:
+    """Serialise a WALHeader in field order, as protobuf-java does.
+
+    HBase 2.5+ always sets fields 1, 3 and 6 (false when off); ``explicit_flags=False``
+    writes them only when true.
+    """
+    out = bytearray()
+    if explicit_flags or header.has_compression:
+        out += varint_field(1, header.has_compression)
+    if header.encryption_key is not None:
+        out += bytes_field(2, header.encryption_key)
+    if explicit_flags or header.has_tag_compression:
+        out += varint_field(3, header.has_tag_compression)
+    if header.writer_cls_name is not None:
+        out += string_field(4, header.writer_cls_name)
+    if header.cell_codec_cls_name is not None:
+        out += string_field(5, header.cell_codec_cls_name)
+    if explicit_flags or header.has_value_compression:
+        out += varint_field(6, header.has_value_compression)
+    if header.value_compression_algorithm is not None:
+        out += varint_field(7, header.value_compression_algorithm)
+    return bytes(out)
+
+
+def decode_header(data: bytes) -> WalHeader:
+    """Parse a WALHeader; absent string fields are None, absent flags False."""
+    values: dict[str, object] = {
+        "has_compression": False,
+        "encryption_key": None,
+        "has_tag_compression": False,
+        "writer_cls_name": None,
+        "cell_codec_cls_name": None,
+        "has_value_compression": False,
+        "value_compression_algorithm": None,
+    }
+    for field, wire_type, value in iter_fields(data):
+        if field in (1, 3, 6):
+            name = {1: "has_compression", 3: "has_tag_compression", 6: "has_value_compression"}
+            values[name[field]] = as_int(field, wire_type, value) != 0
+        elif field == 2:
+            values["encryption_key"] = as_bytes(field, wire_type, value)
+        elif field == 4:
+            values["writer_cls_name"] = as_str(field, wire_type, value)
+        elif field == 5:
+            values["cell_codec_cls_name"] = as_str(field, wire_type, value)
+        elif field == 7:
+            values["value_compression_algorithm"] = as_int(field, wire_type, value) & 0xFFFFFFFF
+    return WalHeader(**values)  # type: ignore[arg-type]
+
+
+# --- key ----------------------------------------------------------------------------------
+
+
+def _uuid_message(value: uuid.UUID) -> bytes:
+    return varint_field(1, value.int & _UINT64) + varint_field(2, value.int >> 64)
+
+
+def _decode_uuid(data: bytes) -> uuid.UUID:
+    least = most = None
+    for field, wire_type, value in iter_fields(data):
+        if field == 1:
+            least = as_int(field, wire_type, value)
+        elif field == 2:
+            most = as_int(field, wire_type, value)
+    if least is None or most is None:
+        raise ProtobufError("UUID lacks least_sig_bits or most_sig_bits")
+    return uuid.UUID(int=most << 64 | least)
+
+
+def encode_key(key: WalKey, kv_count: int, dicts: KeyDictionaries | None) -> bytes:
+    """Serialise a WALKey (without its length prefix); with ``dicts`` the dictionary fields
+    are compressed in HBase's order (region, table, scopes, attribute values)."""
+
+    def item(data: bytes, dictionary: LruDictionary | None) -> bytes:
+        if dictionary is None:
+            return data
+        buf = bytearray()
+        write_item(buf, data, dictionary)
+        return bytes(buf)
+
+    region = item(key.encoded_region_name, dicts.region if dicts else None)
+    table = item(key.table_name, dicts.table if dicts else None)
+    scopes = [
+        bytes_field(1, item(family, dicts.family if dicts else None)) + varint_field(2, scope)
+        for family, scope in key.scopes
+    ]
+    attributes = [
+        string_field(1, name) + bytes_field(2, item(value, dicts.table if dicts else None))
+        for name, value in key.extended_attributes
+    ]
+    out = bytearray()
+    out += bytes_field(1, region)
+    out += bytes_field(2, table)
+    out += varint_field(3, key.sequence)
+    out += varint_field(4, key.write_time)
+    if key.cluster_id is not None:
+        out += bytes_field(5, _uuid_message(key.cluster_id))
+    for scope_bytes in scopes:
+        out += bytes_field(6, scope_bytes)
+    out += varint_field(7, kv_count)
+    for cluster in key.cluster_ids:
+        out += bytes_field(8, _uuid_message(cluster))
+    if key.nonce_group is not None:
+        out += varint_field(9, key.nonce_group)
+    if key.nonce is not None:
+        out += varint_field(10, key.nonce)
+    if key.orig_sequence is not None:
+        out += varint_field(11, key.orig_sequence)
+    for attribute in attributes:
+        out += bytes_field(12, attribute)
+    return bytes(out)
+
+
+class _RawKey:
+    """Fields of a WALKey as they arrive, before dictionary decoding."""
+
+    __slots__ = (
+        "attributes",
+        "cluster_id",
+        "cluster_ids",
+        "count",
+        "nonce",
+        "nonce_group",
+        "orig",
+        "region",
+        "scopes",
+        "sequence",
+        "table",
+        "write_time",
+    )
+
+    def __init__(self) -> None:
+        self.region: bytes | None = None
+        self.table: bytes | None = None
+        self.sequence: int | None = None
+        self.write_time: int | None = None
+        self.count = 0
+        self.scopes: list[bytes] = []
+        self.cluster_ids: list[uuid.UUID] = []
+        self.cluster_id: uuid.UUID | None = None
+        self.nonce_group: int | None = None
+        self.nonce: int | None = None
+        self.orig: int | None = None
+        self.attributes: list[bytes] = []
+
+
+def _varint_at(buf: bytes, pos: int, end: int) -> tuple[int, int]:
+    b = buf[pos] if pos < end else -1
+    if 0 <= b < 0x80:
+        return b, pos + 1
+    return decode_varint(buf, pos, end)
+
+
+def _scan_key(buf: bytes, pos: int, end: int) -> _RawKey:  # noqa: C901, PLR0912
+    """One pass over the WALKey fields (the reader's hot path: no generic field iterator)."""
+    raw = _RawKey()
+    while pos < end:
+        tag = buf[pos]
+        if tag < 0x80:
+            pos += 1
+        else:
+            tag, pos = decode_varint(buf, pos, end)
+        field, wire_type = tag >> 3, tag & 7
+        if wire_type == LENGTH_DELIMITED and field in (1, 2, 5, 6, 8, 12):
+            length = buf[pos] if pos < end else 0x80
+            if length < 0x80:
+                pos += 1
+            else:
+                length, pos = decode_varint(buf, pos, end)
+            if length > 0x7FFFFFFF:
+                raise ProtobufError(f"WALKey field {field} length {length} is implausible")
+            stop = pos + length
+            if stop > end:
+                raise ProtobufError(f"WALKey field {field} runs past the end of the key")
+            value = buf[pos:stop]
+            pos = stop
+            if field == 1:
+                raw.region = value
+            elif field == 2:
+                raw.table = value
+            elif field == 6:
+                raw.scopes.append(value)
+            elif field == 8:
+                raw.cluster_ids.append(_decode_uuid(value))
+            elif field == 12:
+                raw.attributes.append(value)
+            else:
+                raw.cluster_id = _decode_uuid(value)
+        elif wire_type == VARINT and 3 <= field <= 11 and field not in (5, 6, 8):
+            value_int, pos = _varint_at(buf, pos, end)
+            if field == 3:
+                raw.sequence = value_int
+            elif field == 4:
+                raw.write_time = value_int
+            elif field == 7:
+                raw.count = value_int & 0xFFFFFFFF
+            elif field == 9:
+                raw.nonce_group = to_int64(value_int)
+            elif field == 10:
+                raw.nonce = to_int64(value_int)
+            else:
+                raw.orig = to_int64(value_int)
+        elif 1 <= field <= 12 or field == 0:
+            raise ProtobufError(f"WALKey field {field} has unexpected wire type {wire_type}")
+        else:
+            pos = skip_field(buf, pos, end, wire_type)
+    return raw
+
+
+def _decode_scope(data: bytes) -> tuple[bytes, int]:
+    n = len(data)
+    if n >= 4 and data[0] == 0x0A and data[1] == n - 4 and data[n - 2] == 0x10 and data[-1] < 0x80:
+        return data[2 : n - 2], data[-1]  # the usual {family, scope_type} in field order
+    family: bytes | None = None
+    scope: int | None = None
+    for field, wire_type, value in iter_fields(data):
+        if field == 1:
+            family = as_bytes(field, wire_type, value)
+        elif field == 2:
+            scope = as_int(field, wire_type, value)
+    if family is None or scope is None:
+        raise ProtobufError("FamilyScope lacks family or scope_type")
+    return family, scope
+
+
+def _decode_attribute(data: bytes) -> tuple[str, bytes]:
+    name: str | None = None
+    value_bytes: bytes | None = None
+    for field, wire_type, value in iter_fields(data):
+        if field == 1:
+            name = as_str(field, wire_type, value)
+        elif field == 2:
+            value_bytes = as_bytes(field, wire_type, value)
+    if name is None or value_bytes is None:
+        raise ProtobufError("Attribute lacks key or value")
+    return name, value_bytes
+
+
+def _uncompress(data: bytes, dictionary: LruDictionary) -> bytes:
+    value, pos = read_item(data, 0, len(data), dictionary)
+    if pos != len(data):
+        raise ProtobufError(f"{len(data) - pos} stray bytes after a dictionary item")
+    return value
+
+
+def decode_key(buf: bytes, pos: int, end: int, dicts: KeyDictionaries | None) -> tuple[WalKey, int]:
+    """Parse the WALKey in ``buf[pos:end]``; return it with its following_kv_count.
+
+    Raises ProtobufError (or IndexError/ValueError from a dictionary item) when malformed.
+    """
+    raw = _scan_key(buf, pos, end)
+    if raw.region is None or raw.table is None or raw.sequence is None or raw.write_time is None:
+        missing = [
+            name
+            for name, value in (
+                ("encoded_region_name", raw.region),
+                ("table_name", raw.table),
+                ("log_sequence_number", raw.sequence),
+                ("write_time", raw.write_time),
+            )
+            if value is None
+        ]
+        raise ProtobufError(f"WALKey lacks required field(s) {', '.join(missing)}")
+    region, table = raw.region, raw.table
+    scopes = tuple(_decode_scope(s) for s in raw.scopes)
+    attributes = tuple(_decode_attribute(a) for a in raw.attributes)
+    if dicts is not None:
+        region = _uncompress(region, dicts.region)
+        table = _uncompress(table, dicts.table)
+        scopes = tuple((_uncompress(f, dicts.family), s) for f, s in scopes)
+        attributes = tuple((k, _uncompress(v, dicts.table)) for k, v in attributes)
+    key = WalKey(
+        region,
+        table,
+        raw.sequence,
+        raw.write_time,
+        scopes,
+        tuple(raw.cluster_ids),
+        raw.nonce_group,
+        raw.nonce,
+        raw.orig,
+        attributes,
+        raw.cluster_id,
+    )
+    return key, raw.count
+
+
+def kv_count_only(buf: bytes, pos: int, end: int) -> int:
+    """following_kv_count of the WALKey in ``buf[pos:end]`` without decoding the rest
+    (for skipping entries of an uncompressed file)."""
+    count = 0
+    while pos < end:
+        tag, pos = _varint_at(buf, pos, end)
+        field, wire_type = tag >> 3, tag & 7
+        if field == 7 and wire_type == VARINT:
+            count, pos = _varint_at(buf, pos, end)
+            count &= 0xFFFFFFFF
+        elif field == 0:
+            raise ProtobufError("field number 0 in a WALKey")
+        else:
+            pos = skip_field(buf, pos, end, wire_type)
+    return count
+
+
+def encode_trailer_message() -> bytes:
+    """The WALTrailer message: no fields, so no bytes."""
+    return b""
+
+
+def varint_prefix(message: bytes) -> bytes:
+    """The varint length prefix of ``writeDelimitedTo``."""
+    return encode_varint(len(message))

@@ -1,0 +1,561 @@
+"""Streaming reader of protobuf WAL files (HBase 1.x-3.x), entry by entry, with offsets.
+
+Framing and messages are described in ``header.py``, cells in ``cells.py``. The reader holds
+a window of the file (read in 1 MiB chunks), never the whole file.
+
+End of data (section 1.3/1.4 of the format notes): with a trailer (``... 00000000 LAWP``)
+the edits end where the trailer starts; without one, a clean end at an entry boundary
+("eof"), an entry cut short ("truncated") or a prefix of the trailer bytes
+("partial_trailer") is the normal end of a file still being written or left by a crashed
+writer. Anything else that does not parse raises ``WalCorruptError`` naming the file, the
+byte offset and the entry index. ``end_offset`` is where a later read should resume.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import struct
+from collections.abc import Iterator
+from types import TracebackType
+from typing import BinaryIO
+
+from hbase_migrate.errors import WalCorruptError, WalEmptyError, WalUnsupportedError
+from hbase_migrate.wal import cells as C
+from hbase_migrate.wal.dictionary import (
+    FAMILY_CAPACITY,
+    REGION_CAPACITY,
+    TABLE_CAPACITY,
+    LruDictionary,
+)
+from hbase_migrate.wal.header import (
+    EMPTY_TRAILER,
+    LEGACY_MAGIC,
+    MAGIC,
+    TRAILER_MAGIC,
+    WRITER_CLS_NAMES,
+    KeyDictionaries,
+    decode_header,
+    decode_key,
+    kv_count_only,
+)
+from hbase_migrate.wal.model import (
+    DEFAULT_CELL_CODEC,
+    SECURE_CELL_CODEC,
+    Cell,
+    Entry,
+    Tag,
+    WalHeader,
+    WalKey,
+)
+from hbase_migrate.wal.protobuf import ProtobufError, decode_varint32, iter_fields
+
+CHUNK = 1 << 20
+MAX_KEY_LENGTH = 64 << 20  # protobuf-java's default message size limit
+MAX_HEADER_LENGTH = 1 << 20
+RECOVERED_EDITS_DIR = "recovered.edits"
+
+_KV_HEAD = C.KV_HEAD.unpack_from
+_TS_TYPE = C.TS_TYPE.unpack_from
+_UINT16 = C.UINT16.unpack_from
+_INT32 = C.INT32.unpack_from
+_new_tuple = tuple.__new__
+
+Source = str | os.PathLike[str] | BinaryIO
+
+
+class _Window:
+    """The loaded part of the file: ``data`` starts at file offset ``base``."""
+
+    __slots__ = ("base", "data", "exhausted", "fileobj", "limit")
+
+    def __init__(self, fileobj: BinaryIO, base: int, limit: int | None) -> None:
+        self.fileobj = fileobj
+        self.base = base
+        self.limit = limit  # file offset where the edits end (trailer start), if known
+        self.data = b""
+        self.exhausted = False
+
+    def ensure(self, end: int) -> bytes:
+        """Load data up to relative position ``end`` if the file has it; return ``data``."""
+        have = len(self.data)
+        if end <= have or self.exhausted:
+            return self.data
+        parts = [self.data]
+        while have < end:
+            want = max(CHUNK, end - have)
+            if self.limit is not None:
+                want = min(want, self.limit - self.base - have)
+            chunk = self.fileobj.read(want) if want > 0 else b""
+            if not chunk:
+                self.exhausted = True
+                break
+            parts.append(chunk)
+            have += len(chunk)
+        self.data = b"".join(parts)
+        return self.data
+
+    def drop(self, pos: int) -> None:
+        """Forget the bytes before relative position ``pos``."""
+        self.data = self.data[pos:]
+        self.base += pos
+
+
+def _open(source: Source) -> tuple[BinaryIO, bool, str]:
+    if isinstance(source, str | os.PathLike):
+        text = os.fspath(source)
+        if text.startswith("webhdfs://"):
+            from hbase_migrate.wal.source import open_source
+
+            return open_source(text), True, text
+        return open(text, "rb"), True, text
+    return source, False, str(getattr(source, "name", "<stream>"))
+
+
+def _size_of(fileobj: BinaryIO) -> int | None:
+    try:
+        if not fileobj.seekable():
+            return None
+        here = fileobj.tell()
+        size = fileobj.seek(0, io.SEEK_END)
+        fileobj.seek(here)
+        return size
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
+class WalReader:
+    """Iterate the entries of one WAL file.
+
+    ``source`` is a path, a ``webhdfs://host:port/path`` URL or a binary file object;
+    ``name`` (default: the path as given) names the file in every error. ``start_offset``
+    resumes at a saved ``end_offset``: a compressed file is decoded from its start without
+    yielding to rebuild the dictionaries; an uncompressed one is walked quickly to count
+    entries, or, when ``start_index`` (the index of the entry at ``start_offset``) is
+    given, entered by a direct seek. ``recovered_edits=None`` decides from the name.
+    """
+
+    def __init__(
+        self,
+        source: Source,
+        *,
+        name: str | None = None,
+        start_offset: int = 0,
+        recovered_edits: bool | None = None,
+        start_index: int | None = None,
+    ) -> None:
+        self._fileobj, self._owned, default_name = _open(source)
+        self.name = name if name is not None else default_name
+        try:
+            self._setup(start_offset, recovered_edits, start_index)
+        except BaseException:
+            self.close()
+            raise
+
+    def _setup(self, start_offset: int, recovered: bool | None, start_index: int | None) -> None:
+        self.file_size: int | None = _size_of(self._fileobj)
+        self.header: WalHeader = WalHeader()
+        self._edits_start = self._read_header()
+        self._check_header()
+        self.has_trailer = False
+        self._edits_end = self._find_trailer()
+        if recovered is None:
+            recovered = RECOVERED_EDITS_DIR in self.name
+        capacity = 1 if recovered else REGION_CAPACITY
+        self._key_dicts: KeyDictionaries | None = None
+        self._cells: C.CompressionState | None = None
+        if self.header.has_compression:
+            self._key_dicts = KeyDictionaries(
+                LruDictionary(capacity),
+                LruDictionary(1 if recovered else TABLE_CAPACITY),
+                LruDictionary(FAMILY_CAPACITY),
+            )
+            self._cells = C.CompressionState.create(
+                tags=self.header.has_tag_compression,
+                value_algorithm=_value_algorithm(self.header),
+                writer=False,
+            )
+            self._cells = self._cells._replace(family=self._key_dicts.family)
+        if start_offset < 0:
+            raise ValueError(f"start_offset must be >= 0, got {start_offset}")
+        self._start_offset = max(start_offset, self._edits_start)
+        if 0 < start_offset < self._edits_start:
+            raise WalCorruptError(
+                self.name, start_offset, 0, "start_offset lies inside the WAL header"
+            )
+        if self.file_size is not None and start_offset > self.file_size:
+            raise WalCorruptError(
+                self.name, start_offset, 0, f"start_offset beyond the file end {self.file_size}"
+            )
+        self._start_index = start_index
+        self.end_offset = self._start_offset
+        self.end_reason = ""
+        self._iterator: Iterator[Entry] | None = None
+
+    # --- header and trailer ----------------------------------------------------------------
+
+    def _read_header(self) -> int:
+        window = self._window = _Window(self._fileobj, 0, None)
+        data = window.ensure(16)
+        if not data:
+            raise WalEmptyError(self.name, "zero-length WAL file (no magic, no header)")
+        if data[:3] == LEGACY_MAGIC:
+            raise WalUnsupportedError(
+                self.name,
+                "legacy 0.94 SequenceFile HLog (magic SEQ), unsupported: only protobuf "
+                "(PWAL) WALs of HBase 0.96+ can be read",
+            )
+        if len(data) < 4 and MAGIC.startswith(data):
+            raise WalEmptyError(
+                self.name, f"header-less WAL: the file ends inside the magic ({len(data)} bytes)"
+            )
+        if data[:4] != MAGIC:
+            raise WalCorruptError(self.name, 0, 0, f"bad magic {data[:4]!r}, expected b'PWAL'")
+        if len(data) == 4:
+            raise WalEmptyError(self.name, "header-less WAL: magic only, no WAL header")
+        try:
+            length, pos = decode_varint32(data, 4)
+        except ProtobufError as exc:
+            if _is_cut_varint(data, 4):
+                raise WalEmptyError(
+                    self.name, "header-less WAL: the file ends inside the header length"
+                ) from exc
+            raise WalCorruptError(self.name, 4, 0, f"bad WAL header length: {exc}") from exc
+        if length > MAX_HEADER_LENGTH:
+            raise WalCorruptError(self.name, 4, 0, f"WAL header length {length} is implausible")
+        data = window.ensure(pos + length)
+        if len(data) < pos + length:
+            raise WalEmptyError(
+                self.name, f"header-less WAL: the file ends inside the {length}-byte WAL header"
+            )
+        try:
+            self.header = decode_header(data[pos : pos + length])
+        except ProtobufError as exc:
+            raise WalCorruptError(self.name, pos, 0, f"bad WALHeader: {exc}") from exc
+        return pos + length
+
+    def _check_header(self) -> None:
+        header = self.header
+        codec = header.cell_codec_cls_name
+        if header.encryption_key is not None or codec == SECURE_CELL_CODEC:
+            raise WalUnsupportedError(
+                self.name,
+                f"encrypted WAL (encryption key in the header, cell codec {codec}), "
+                "unsupported: decryption needs the cluster's key provider",
+            )
+        if codec is not None and codec != DEFAULT_CELL_CODEC:
+            raise WalUnsupportedError(
+                self.name, f"custom cell codec {codec}, unsupported (only {DEFAULT_CELL_CODEC})"
+            )
+        writer = header.writer_cls_name
+        if writer is not None and writer not in WRITER_CLS_NAMES:
+            raise WalUnsupportedError(self.name, f"unknown writer class {writer!r}")
+        _value_algorithm(header, self.name)
+
+    def _find_trailer(self) -> int | None:
+        """The offset where the trailer starts, when the file ends with one (HBase's
+        ``setTrailerIfPresent``); the file position is restored."""
+        size = self.file_size
+        if size is None or size - 8 <= 0:
+            return None
+        fileobj = self._fileobj
+        resume = self._window.base + len(self._window.data)
+        start: int | None = None
+        try:
+            fileobj.seek(size - 8)
+            tail = fileobj.read(8)
+            if len(tail) == 8 and tail[4:] == TRAILER_MAGIC:
+                (trailer_len,) = _INT32(tail, 0)
+                if 0 <= trailer_len <= size - 8 - self._edits_start:
+                    start = size - 8 - trailer_len
+                    fileobj.seek(start)
+                    for _ in iter_fields(fileobj.read(trailer_len)):
+                        pass
+        except (OSError, ProtobufError):
+            start = None  # as HBase: a trailer that cannot be read means no trailer
+        fileobj.seek(resume)
+        if start is not None:
+            self.has_trailer = True
+            window = self._window
+            window.limit = start
+            if window.base + len(window.data) > start:
+                window.data = window.data[: start - window.base]
+        return start
+
+    # --- iteration -------------------------------------------------------------------------
+
+    def __iter__(self) -> Iterator[Entry]:
+        if self._iterator is None:
+            self._iterator = self._entries()
+        return self._iterator
+
+    def __enter__(self) -> WalReader:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the file if this reader opened it."""
+        if self._owned:
+            self._fileobj.close()
+
+    def _corrupt(self, offset: int, index: int, reason: str) -> WalCorruptError:
+        return WalCorruptError(self.name, offset, index, reason)
+
+    def _start(self) -> tuple[int, int]:
+        """Relative position and index of the first entry to decode."""
+        window, target = self._window, self._start_offset
+        pos = self._edits_start
+        if target == pos or self._cells is not None:
+            return pos, 0
+        if self._start_index is None:
+            return self._walk_to(target)
+        if target - window.base <= len(window.data):
+            return target - window.base, self._start_index
+        if self._fileobj.seekable():
+            self._fileobj.seek(target)
+            window.base, window.data = target, b""
+            return 0, self._start_index
+        window.drop(len(window.data))
+        while window.base < target:  # a stream: read and forget
+            data = window.ensure(min(CHUNK, target - window.base))
+            if not data:
+                raise self._corrupt(target, self._start_index, "start_offset beyond the end")
+            window.drop(len(data))
+        return 0, self._start_index
+
+    def _entries(self) -> Iterator[Entry]:
+        window = self._window
+        pos, index = self._start()
+        skip_until = self._start_offset
+        while True:
+            offset = window.base + pos
+            try:
+                entry, pos = self._decode_entry(window, pos, index)
+            except _End as end:
+                self.end_reason = end.reason
+                self.end_offset = offset
+                if offset < skip_until:
+                    raise self._corrupt(
+                        skip_until, index, "start_offset lies beyond the end of the edits"
+                    ) from None
+                return
+            if offset >= skip_until:
+                self.end_offset = offset + entry.size
+                yield entry
+            elif offset + entry.size > skip_until:
+                raise self._corrupt(
+                    skip_until,
+                    index,
+                    f"start_offset is not an entry boundary (entry #{index} spans "
+                    f"{offset}..{offset + entry.size})",
+                )
+            index += 1
+            if pos > CHUNK:
+                window.drop(pos)
+                pos = 0
+
+    def _decode_entry(self, window: _Window, pos: int, index: int) -> tuple[Entry, int]:
+        """Decode the entry at relative ``pos``, or raise _End with the end reason."""
+        offset = window.base + pos
+        buf = window.ensure(pos + 10)
+        if pos >= len(buf):
+            raise _End("trailer" if self._edits_end is not None else "eof")
+        try:
+            key_len, key_start = decode_varint32(buf, pos)
+        except ProtobufError as exc:
+            raise self._stop_or_corrupt(window, pos, index, f"bad WALKey length: {exc}") from None
+        key_end = key_start + key_len
+        if key_len > MAX_KEY_LENGTH:
+            raise self._corrupt(offset, index, f"WALKey length {key_len} is implausible")
+        buf = window.ensure(key_end)
+        if key_end > len(buf):
+            raise self._stop_or_corrupt(window, pos, index, "WALKey cut off", cut=True)
+        try:
+            key, count = decode_key(buf, key_start, key_end, self._key_dicts)
+        except (ValueError, IndexError) as exc:
+            raise self._stop_or_corrupt(window, pos, index, f"bad WALKey: {exc}") from None
+        try:
+            if self._cells is None:
+                cells, buf, end = _plain_cells(buf, key_end, count, window.ensure)
+            else:
+                cells, buf, end = _compressed_cells(buf, key_end, count, self._cells, window.ensure)
+        except (IndexError, struct.error) as exc:
+            cut = window.exhausted
+            raise self._stop_or_corrupt(window, pos, index, f"bad cell: {exc}", cut=cut) from None
+        except ValueError as exc:
+            raise self._corrupt(offset, index, f"bad cell: {exc}") from None
+        return _new_tuple(Entry, (key, cells, offset, end - pos, index)), end
+
+    def _stop_or_corrupt(
+        self, window: _Window, pos: int, index: int, reason: str, *, cut: bool = False
+    ) -> BaseException:
+        """How the data at ``pos`` ends: a normal end (_End) or corruption."""
+        rest = window.ensure(pos + 9)[pos:]
+        trailer_known = self._edits_end is not None
+        if window.exhausted and len(rest) <= 8 and not trailer_known:
+            if rest == EMPTY_TRAILER:
+                self.has_trailer = True
+                return _End("trailer")
+            if EMPTY_TRAILER.startswith(rest):
+                return _End("partial_trailer")
+        if cut or (window.exhausted and _is_cut_varint(window.data, pos)):
+            if trailer_known:
+                return self._corrupt(
+                    window.base + pos,
+                    index,
+                    f"{reason}: the entry runs into the trailer at offset {self._edits_end}",
+                )
+            return _End("truncated")
+        return self._corrupt(window.base + pos, index, reason)
+
+    def _walk_to(self, target: int) -> tuple[int, int]:
+        """Walk the framing of an uncompressed file up to ``target``; return the relative
+        position there and the index of the entry that starts there."""
+        window = self._window
+        pos, index = self._edits_start, 0
+        while window.base + pos < target:
+            try:
+                pos = _skip_plain_entry(window, pos)
+            except (IndexError, ValueError, struct.error) as exc:
+                raise self._corrupt(
+                    target,
+                    index,
+                    f"cannot reach start_offset: entry #{index} at {window.base + pos}: {exc}",
+                ) from None
+            index += 1
+            if pos > CHUNK:
+                window.drop(pos)
+                pos = 0
+        if window.base + pos != target:
+            raise self._corrupt(target, index - 1, "start_offset is not an entry boundary")
+        return pos, index
+
+
+class _End(Exception):
+    """The edits end here normally; ``reason`` is the reader's ``end_reason``."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def _is_cut_varint(data: bytes, pos: int) -> bool:
+    rest = data[pos:]
+    return len(rest) < 10 and all(b >= 0x80 for b in rest)
+
+
+def _value_algorithm(header: WalHeader, name: str = "") -> int | None:
+    """The value compression in effect (None: values raw); refuses unknown algorithms."""
+    if not (header.has_compression and header.has_value_compression):
+        return None
+    algorithm = header.value_compression_algorithm
+    if algorithm is None or algorithm in (C.ALGO_GZ, C.ALGO_NONE):
+        return algorithm
+    label = C.ALGORITHMS[algorithm] if algorithm < len(C.ALGORITHMS) else f"#{algorithm}"
+    raise WalUnsupportedError(
+        name,
+        f"value compression {label} (Compression.Algorithm ordinal {algorithm}), "
+        "unsupported: only NONE and GZ",
+    )
+
+
+def _skip_plain_entry(window: _Window, pos: int) -> int:
+    buf = window.ensure(pos + 10)
+    key_len, key_start = decode_varint32(buf, pos)
+    key_end = key_start + key_len
+    buf = window.ensure(key_end)
+    if key_end > len(buf):
+        raise IndexError("WALKey cut off")
+    pos = key_end
+    for _ in range(kv_count_only(buf, key_start, key_end)):
+        buf = window.ensure(pos + 4)
+        (total,) = _INT32(buf, pos)
+        if total < 20:
+            raise ValueError(f"cell length {total}")
+        pos += 4 + total
+    if pos > len(window.ensure(pos)):
+        raise IndexError("cell cut off")
+    return pos
+
+
+def _plain_cells(
+    buf: bytes, p: int, count: int, ensure: C.Ensure
+) -> tuple[tuple[Cell, ...], bytes, int]:
+    """Decode ``count`` uncompressed KeyValues at ``p`` (the hot loop: kept flat)."""
+    cells: list[Cell] = []
+    append = cells.append
+    blen = len(buf)
+    for _ in range(count):
+        if p + 14 > blen:
+            buf = ensure(p + 14)
+            blen = len(buf)
+        total, klen, vlen, rlen = _KV_HEAD(buf, p)
+        end = p + 4 + total
+        if end > blen:
+            buf = ensure(end)
+            blen = len(buf)
+            if end > blen:
+                raise IndexError("cell cut off")
+        kv_end = p + 12 + klen + vlen
+        if klen < 12 or vlen < 0 or kv_end > end or rlen > klen - 12:
+            raise C.CellCorruptError(
+                f"KeyValue lengths do not fit: total {total}, key {klen}, value {vlen}, row {rlen}"
+            )
+        fpos = p + 14 + rlen
+        flen = buf[fpos]
+        qpos = fpos + 1 + flen
+        tpos = p + 3 + klen  # key starts at p + 12 and ends with 8 + 1 bytes of ts and type
+        if flen > 127 or qpos > tpos:
+            raise C.CellCorruptError(f"family length {flen} does not fit key length {klen}")
+        ts, typ = _TS_TYPE(buf, tpos)
+        if kv_end == end:
+            tags: tuple[Tag, ...] = ()
+        else:
+            if end - kv_end < 2 or _UINT16(buf, kv_end)[0] != end - kv_end - 2:
+                raise C.CellCorruptError(
+                    f"tags length does not fill the {end - kv_end} bytes after the value"
+                )
+            tags = C.parse_tags(buf, kv_end + 2, end)
+        append(
+            _new_tuple(
+                Cell,
+                (
+                    buf[p + 14 : fpos],
+                    buf[fpos + 1 : qpos],
+                    buf[qpos:tpos],
+                    ts,
+                    typ,
+                    buf[tpos + 9 : kv_end],
+                    tags,
+                ),
+            )
+        )
+        p = end
+    return tuple(cells), buf, p
+
+
+def _compressed_cells(
+    buf: bytes, p: int, count: int, state: C.CompressionState, ensure: C.Ensure
+) -> tuple[tuple[Cell, ...], bytes, int]:
+    cells = []
+    decode = C.decode_compressed_cell
+    for _ in range(count):
+        cell, buf, p = decode(buf, p, state, ensure)
+        cells.append(cell)
+    return tuple(cells), buf, p
+
+
+def read_entries(source: Source, *, start_offset: int = 0) -> Iterator[Entry]:
+    """Yield the entries of a WAL file (see ``WalReader``), closing it at the end."""
+    with WalReader(source, start_offset=start_offset) as reader:
+        yield from reader
+
+
+__all__ = ["WalKey", "WalReader", "read_entries"]

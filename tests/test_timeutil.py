@@ -1,0 +1,85 @@
+"""Command-line times and durations, against hand-computed milliseconds."""
+
+from __future__ import annotations
+
+import pytest
+
+from hbase_migrate.errors import ConfigError
+from hbase_migrate.timeutil import format_duration, format_time, parse_duration, parse_time
+
+# 2023-11-14T22:13:20Z is 1_700_000_000 seconds after the epoch.
+T = 1_700_000_000_000
+
+
+@pytest.mark.parametrize(
+    ("text", "ms"),
+    [
+        ("1700000000000", T),
+        ("0", 0),
+        ("-1000", -1000),
+        ("2023-11-14T22:13:20Z", T),
+        ("2023-11-14T22:13:20", T),  # naive means UTC
+        ("2023-11-14 22:13:20", T),
+        ("2023-11-14T22:13:20.25", T + 250),  # WALPlayer's yyyy-MM-dd'T'HH:mm:ss.SS form
+        ("2023-11-14T22:13:20.123+00:00", T + 123),
+        ("2023-11-15T00:13:20+02:00", T),
+        ("2023-11-14T17:13:20-05:00", T),
+        ("2023-11-14", T - (22 * 3600 + 13 * 60 + 20) * 1000),
+        ("1970-01-01T00:00:00Z", 0),
+        ("  2023-11-14T22:13:20Z ", T),
+    ],
+)
+def test_parse_time(text: str, ms: int) -> None:
+    assert parse_time(text) == ms
+
+
+@pytest.mark.parametrize("text", ["", "yesterday", "2023-13-01", "2023-11-14T25:00", "1.5"])
+def test_parse_time_rejects_with_the_value_named(text: str) -> None:
+    with pytest.raises(ConfigError, match="--start") as caught:
+        parse_time(text, name="--start")
+    assert repr(text) in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("text", "ms"),
+    [
+        ("3600000", 3_600_000),
+        ("90s", 90_000),
+        ("10m", 600_000),
+        ("1h", 3_600_000),
+        ("2d", 172_800_000),
+        ("250ms", 250),
+        ("0", 0),
+        ("5 M", 300_000),
+    ],
+)
+def test_parse_duration(text: str, ms: int) -> None:
+    assert parse_duration(text) == ms
+
+
+@pytest.mark.parametrize("text", ["", "-5m", "1.5h", "10 minutes", "h", "1w"])
+def test_parse_duration_rejects(text: str) -> None:
+    with pytest.raises(ConfigError, match="--margin"):
+        parse_duration(text, name="--margin")
+
+
+def test_format_time() -> None:
+    assert format_time(T) == "2023-11-14T22:13:20.000Z"
+    assert format_time(T + 7) == "2023-11-14T22:13:20.007Z"
+    assert format_time(0) == "1970-01-01T00:00:00.000Z"
+    assert format_time(-1) == "1969-12-31T23:59:59.999Z"
+    assert format_time(1 << 62) == f"{1 << 62}ms"  # beyond any calendar: the number
+
+
+def test_format_then_parse_is_identity() -> None:
+    for ms in (0, T, T + 999, 253402300799999):
+        assert parse_time(format_time(ms)) == ms
+
+
+def test_format_duration() -> None:
+    assert format_duration(3_600_000) == "1h"
+    assert format_duration(600_000) == "10m"
+    assert format_duration(90_000) == "90s"
+    assert format_duration(1500) == "1500ms"
+    assert format_duration(0) == "0ms"
+    assert format_duration(86_400_000) == "1d"

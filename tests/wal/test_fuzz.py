@@ -1,0 +1,95 @@
+"""Damaged WALs: a WalError or a clean end, never another exception, never a hang."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+
+from conftest import ALL_OPTIONS, simple_pairs, wal_bytes
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from hbase_migrate.errors import WalCorruptError, WalError
+from hbase_migrate.wal.reader import WalReader
+
+SAMPLES = [
+    wal_bytes(simple_pairs(6, tags=True), options, trailer=trailer)
+    for options in ALL_OPTIONS
+    for trailer in (True, False)
+]
+HEADER_ENDS = [WalReader(io.BytesIO(s)).end_offset for s in SAMPLES]
+
+FUZZ = settings(max_examples=300, deadline=2000, suppress_health_check=[HealthCheck.too_slow])
+
+
+def _read(data: bytes) -> None:
+    reader = WalReader(io.BytesIO(data), name="fuzz.wal")
+    for _ in reader:
+        pass
+    assert reader.end_reason in {"trailer", "eof", "truncated", "partial_trailer"}
+    assert reader.end_offset <= len(data)
+
+
+@st.composite
+def damaged(draw: st.DrawFn) -> tuple[bytes, int]:
+    i = draw(st.integers(0, len(SAMPLES) - 1))
+    data = bytearray(SAMPLES[i])
+    for _ in range(draw(st.integers(1, 3))):
+        pos = draw(st.integers(HEADER_ENDS[i], len(data) - 1))
+        kind = draw(st.sampled_from(["flip", "insert", "delete", "set"]))
+        if kind == "flip":
+            data[pos] ^= 1 << draw(st.integers(0, 7))
+        elif kind == "insert":
+            data[pos:pos] = draw(st.binary(min_size=1, max_size=4))
+        elif kind == "delete":
+            del data[pos : pos + draw(st.integers(1, 4))]
+        else:
+            data[pos] = draw(st.sampled_from([0x00, 0x7F, 0x80, 0xFF]))
+    return bytes(data), i
+
+
+@FUZZ
+@given(damaged())
+def test_damaged_edits(case: tuple[bytes, int]) -> None:
+    data, _ = case
+    try:
+        _read(data)
+    except WalCorruptError as exc:
+        assert exc.file == "fuzz.wal" and 0 <= exc.offset <= len(data)
+
+
+@FUZZ
+@given(st.integers(0, len(SAMPLES) - 1), st.data())
+def test_damaged_anywhere(i: int, data: st.DataObject) -> None:
+    raw = bytearray(SAMPLES[i])
+    pos = data.draw(st.integers(0, len(raw) - 1))
+    raw[pos] ^= data.draw(st.integers(1, 255))
+    with contextlib.suppress(WalError):  # the header may now announce something refused
+        _read(bytes(raw))
+
+
+@settings(max_examples=200, deadline=2000)
+@given(st.binary(max_size=200))
+def test_random_bytes_after_header(tail: bytes) -> None:
+    with contextlib.suppress(WalCorruptError):
+        _read(SAMPLES[0][: HEADER_ENDS[0]] + tail)
+    with contextlib.suppress(WalCorruptError):
+        _read(SAMPLES[2][: HEADER_ENDS[2]] + tail)
+
+
+def test_huge_lengths_are_not_allocated() -> None:
+    head = SAMPLES[0][: HEADER_ENDS[0]]
+    # a key claiming 2 GB: refused as implausible without reading or allocating it
+    reader = WalReader(io.BytesIO(head + b"\xff\xff\xff\xff\x07" + b"x" * 10))
+    try:
+        list(reader)
+    except WalCorruptError as exc:
+        assert "implausible" in str(exc)
+    # a key claiming more than the file holds (but plausible): a cut-off tail
+    reader = WalReader(io.BytesIO(head + b"\xff\xff\x03" + b"x" * 10))
+    assert list(reader) == [] and reader.end_reason == "truncated"
+    # a cell claiming a 2 GB value in a small file: a cut-off tail, nothing allocated
+    key = bytes.fromhex("0a0172120174180120013801")
+    cell = bytes.fromhex("7fffffff 00000010 7fffffe0 0001 72 01 66 71") + bytes(9)
+    reader = WalReader(io.BytesIO(head + bytes([len(key)]) + key + cell))
+    assert list(reader) == [] and reader.end_reason == "truncated"
