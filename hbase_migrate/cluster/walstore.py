@@ -1,0 +1,252 @@
+"""Find the WAL files under an HBase root, through WebHDFS or in a local folder.
+
+Walked directories (relative to the HBase root, or ``hbase.wal.dir`` when set)::
+
+    WALs/<server>/             live       files of a running region server
+    WALs/<server>-splitting/   splitting  files of a dead server, being split
+    oldWALs/                   archived   flat archive (the default)
+    oldWALs/<server>/          archived   hbase.separate.oldlogdir.by.regionserver=true
+
+Only files that hold region edits are listed (``names.WalFileInfo.is_wal``: no procedure logs,
+no master-store WALs, no files without a creation time in their name). A listed ``path`` is
+what the WAL reader opens: a local path, or a ``webhdfs://host:port/<hdfs path>`` URL with
+the HDFS path verbatim, as HBase prints paths (a file named ``h%2C16020%2C1.17`` keeps its
+literal ``%2C``; ``hbase_migrate.wal.source`` opens such URLs without decoding them).
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+from abc import ABC, abstractmethod
+from pathlib import Path
+from typing import Any, BinaryIO, NamedTuple
+from urllib.parse import urlsplit
+
+from hbase_migrate.cluster.errors import ClusterError
+from hbase_migrate.wal.names import parse_wal_path
+from hbase_migrate.wal.source import open_source
+
+LIVE_DIR = "WALs"
+ARCHIVE_DIR = "oldWALs"
+SPLITTING_SUFFIX = "-splitting"
+
+
+class WalFileStatus(NamedTuple):
+    """One WAL file. ``relpath`` is its path under the HBase root ('/'-separated);
+    ``state`` is ``live``, ``splitting`` or ``archived``; ``server`` is ``host,port,startcode``
+    from the file name (or its directory); ``timestamp`` the creation time in its name (ms)."""
+
+    path: str
+    relpath: str
+    name: str
+    size: int
+    mtime_ms: int
+    state: str
+    server: str | None
+    timestamp: int | None
+
+
+class _Entry(NamedTuple):
+    name: str
+    is_dir: bool
+    size: int
+    mtime_ms: int
+
+
+class WalStore(ABC):
+    """WAL files under one HBase root; subclasses supply listing and stat."""
+
+    def __init__(self, separate_oldlogdir_by_server: bool = False) -> None:
+        self.separate_oldlogdir_by_server = separate_oldlogdir_by_server
+
+    # --- what a backend provides ----------------------------------------------------------
+
+    @abstractmethod
+    def _list(self, relpath: str) -> list[_Entry] | None:
+        """Entries of a directory, None when it does not exist."""
+
+    @abstractmethod
+    def _stat(self, relpath: str) -> _Entry | None:
+        """A file's entry, None when it does not exist."""
+
+    @abstractmethod
+    def to_path(self, relpath: str) -> str:
+        """The path or URL the WAL reader opens for ``relpath``."""
+
+    @abstractmethod
+    def to_relpath(self, path: str) -> str:
+        """``relpath`` of a path or URL (or a relpath, returned as is)."""
+
+    # --- shared logic -------------------------------------------------------------------
+
+    def list_wal_files(self) -> list[WalFileStatus]:
+        """Every WAL file in ``WALs/*/`` and ``oldWALs/`` (flat and per server), by path."""
+        result: list[WalFileStatus] = []
+        for entry in self._list(LIVE_DIR) or []:
+            if entry.is_dir:
+                result.extend(self._files_in(f"{LIVE_DIR}/{entry.name}"))
+        result.extend(self._files_in(ARCHIVE_DIR))
+        for entry in self._list(ARCHIVE_DIR) or []:
+            if entry.is_dir:
+                result.extend(self._files_in(f"{ARCHIVE_DIR}/{entry.name}"))
+        return sorted(result, key=lambda s: s.relpath)
+
+    def _files_in(self, folder: str) -> list[WalFileStatus]:
+        found = []
+        for entry in self._list(folder) or []:
+            if not entry.is_dir:
+                status = self._status_of(f"{folder}/{entry.name}", entry)
+                if status is not None:
+                    found.append(status)
+        return found
+
+    def _status_of(self, relpath: str, entry: _Entry) -> WalFileStatus | None:
+        info = parse_wal_path(relpath)
+        if not info.is_wal or info.state not in ("live", "splitting", "archived"):
+            return None
+        server = str(info.server) if info.server is not None else None
+        return WalFileStatus(self.to_path(relpath), relpath, entry.name, entry.size,
+                             entry.mtime_ms, info.state, server, info.timestamp)
+
+    def status(self, path: str) -> WalFileStatus:
+        """The current status of one WAL file; FileNotFoundError when it is gone (archived,
+        or deleted by the log cleaner); ValueError when the path is no WAL file."""
+        relpath = self.to_relpath(path)
+        entry = self._stat(relpath)
+        if entry is None or entry.is_dir:
+            raise FileNotFoundError(2, f"No such WAL file: {path}")
+        status = self._status_of(relpath, entry)
+        if status is None:
+            raise ValueError(f"not a WAL file under WALs/ or oldWALs/: {path}")
+        return status
+
+    def archived_path(self, live_path: str) -> str:
+        """Where a live WAL is (or will be) once archived: ``oldWALs/<name>``, or
+        ``oldWALs/<server>/<name>`` when that exists or the store was built with
+        ``separate_oldlogdir_by_server``."""
+        relpath = self.to_relpath(live_path)
+        info = parse_wal_path(relpath)
+        server = info.dir_server or info.server
+        flat = f"{ARCHIVE_DIR}/{info.name}"
+        if server is None:
+            return self.to_path(flat)
+        per_server = f"{ARCHIVE_DIR}/{server}/{info.name}"
+        if self._stat(flat) is not None:
+            return self.to_path(flat)
+        if self._stat(per_server) is not None or self.separate_oldlogdir_by_server:
+            return self.to_path(per_server)
+        return self.to_path(flat)
+
+    def open(self, path: str, offset: int = 0) -> BinaryIO:
+        """A streaming binary reader positioned at ``offset`` (FileNotFoundError if gone)."""
+        handle = open_source(self.to_path(self.to_relpath(path)))
+        handle.seek(offset)
+        return handle
+
+
+class LocalWalStore(WalStore):
+    """WAL files in a local HBase root folder (the embedded cluster, or a mounted HDFS)."""
+
+    def __init__(self, hbase_root: str | os.PathLike[str],
+                 separate_oldlogdir_by_server: bool = False) -> None:
+        super().__init__(separate_oldlogdir_by_server)
+        self.hbase_root = Path(hbase_root).resolve()
+
+    def _list(self, relpath: str) -> list[_Entry] | None:
+        try:
+            scan = list(os.scandir(self.hbase_root / relpath))
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        entries = []
+        for item in scan:
+            try:
+                st = item.stat()
+            except FileNotFoundError:
+                continue  # moved between the listing and its stat
+            entries.append(_Entry(item.name, item.is_dir(), st.st_size, st.st_mtime_ns // 10**6))
+        return entries
+
+    def _stat(self, relpath: str) -> _Entry | None:
+        try:
+            st = os.stat(self.hbase_root / relpath)
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        return _Entry(posixpath.basename(relpath), os.path.isdir(self.hbase_root / relpath),
+                      st.st_size, st.st_mtime_ns // 10**6)
+
+    def to_path(self, relpath: str) -> str:
+        return str(self.hbase_root / relpath)
+
+    def to_relpath(self, path: str) -> str:
+        candidate = Path(path)
+        if not candidate.is_absolute():
+            return candidate.as_posix()
+        try:
+            return candidate.resolve().relative_to(self.hbase_root).as_posix()
+        except ValueError:
+            raise ValueError(f"{path} is not under the HBase root {self.hbase_root}") from None
+
+
+class WebHdfsWalStore(WalStore):
+    """WAL files read through WebHDFS with the ``hdfs`` package's InsecureClient.
+    ``url`` is the NameNode's HTTP address (``http://namenode:9870``)."""
+
+    def __init__(self, url: str, hbase_root: str = "/hbase", user: str | None = None,
+                 separate_oldlogdir_by_server: bool = False, timeout: float = 30.0) -> None:
+        from hdfs import InsecureClient
+
+        super().__init__(separate_oldlogdir_by_server)
+        self.url = url.rstrip("/")
+        parts = urlsplit(self.url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError(f"WebHDFS URL must be http://host:port, got {url!r}")
+        self._netloc = parts.netloc
+        self.hbase_root = "/" + hbase_root.strip("/")
+        self.client: Any = InsecureClient(self.url, user=user, timeout=timeout)
+
+    def _hdfs_path(self, relpath: str) -> str:
+        return posixpath.join(self.hbase_root, relpath) if relpath else self.hbase_root
+
+    def _call(self, method: str, relpath: str, **kwargs: Any) -> Any:
+        """Run a client call; None when the path does not exist, ClusterError on others."""
+        from hdfs.util import HdfsError
+        from requests import RequestException
+
+        hdfs_path = self._hdfs_path(relpath)
+        try:
+            return getattr(self.client, method)(hdfs_path, **kwargs)
+        except HdfsError as exc:
+            if getattr(exc, "exception", None) == "FileNotFoundException":
+                return None
+            raise ClusterError(f"WebHDFS {self.url}, path {hdfs_path}: {exc}") from exc
+        except RequestException as exc:
+            raise ClusterError(f"WebHDFS {self.url}: cannot {method} {hdfs_path}: {exc}") from exc
+
+    @staticmethod
+    def _entry(name: str, status: dict[str, Any]) -> _Entry:
+        return _Entry(name, status["type"] == "DIRECTORY", int(status["length"]),
+                      int(status["modificationTime"]))
+
+    def _list(self, relpath: str) -> list[_Entry] | None:
+        listing = self._call("list", relpath, status=True)
+        if listing is None:
+            return None
+        return [self._entry(name, status) for name, status in listing]
+
+    def _stat(self, relpath: str) -> _Entry | None:
+        status = self._call("status", relpath)
+        return None if status is None else self._entry(posixpath.basename(relpath), status)
+
+    def to_path(self, relpath: str) -> str:
+        return f"webhdfs://{self._netloc}{self._hdfs_path(relpath)}"
+
+    def to_relpath(self, path: str) -> str:
+        if "://" in path:
+            path = urlsplit(path).path  # verbatim: WAL names hold a literal %2C
+        if not path.startswith("/"):
+            return path
+        root = self.hbase_root.rstrip("/") + "/"
+        if not path.startswith(root):
+            raise ValueError(f"{path} is not under the HBase root {self.hbase_root}")
+        return path[len(root) :]

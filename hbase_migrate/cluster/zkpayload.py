@@ -1,0 +1,616 @@
+"""Codecs for the payloads HBase keeps in ZooKeeper, and the names of its replication queues.
+
+Every znode HBase writes carries two prefixes before the protobuf message::
+
+    FF  int32-BE idLen  id[idLen]      metadata prefix (RecoverableZooKeeper / ZKMetadata):
+                                       id = the client identifier (by default the JVM's
+                                       "pid@hostname"; servers pass e.g. "regionserver:16020")
+                                       followed by 8 random salt bytes. Empty data gets none.
+    "PBUF"                             ProtobufMagic.PB_MAGIC
+    message                            the serialised message, to the end of the data
+
+Decoders take raw znode data (with or without the metadata prefix). Encoders return the
+HBase payload ``PBUF + message``; ``add_metadata`` adds the prefix, as HBase does on write.
+
+Messages (proto2; field numbers from HBase.proto, ZooKeeper.proto, Replication.proto,
+ClusterId.proto)::
+
+    ServerName        1 host_name  2 port        3 start_code
+    Master            1 ServerName 2 rpc_version 3 info_port
+    MetaRegionServer  1 ServerName 2 rpc_version 3 state (RegionState.State, OPEN = 3)
+    ClusterId         1 cluster_id
+    ClusterUp         1 start_date
+    RegionServerInfo  1 infoPort (int32) 2 VersionInfo
+    VersionInfo       1 version 2 url 3 revision 4 user 5 date 6 src_checksum
+                      7 version_major 8 version_minor
+    ReplicationState  1 state (ENABLED = 0, DISABLED = 1)
+    ReplicationHLogPosition  1 position (int64)
+    UUID              1 least_sig_bits 2 most_sig_bits     (least significant first)
+    ReplicationPeer   1 clusterkey 2 replicationEndpointImpl 3 data (BytesBytesPair)
+                      4 configuration (NameStringPair) 5 table_cfs (TableCF)
+                      2.x/3.x: 6 namespaces 7 bandwidth 8 replicate_all 9 exclude_table_cfs
+                               10 exclude_namespaces 11 serial 12 remoteWALDir (3.x)
+                      1.x:     6 bandwidth
+    TableCF           1 TableName (1 namespace 2 qualifier) 2 families
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import secrets
+import socket
+import struct
+import uuid
+from collections.abc import Iterator
+from enum import IntEnum
+from typing import Literal, NamedTuple
+
+from hbase_migrate.cluster.errors import ZkPayloadError
+from hbase_migrate.wal.protobuf import (
+    VARINT,
+    ProtobufError,
+    as_bytes,
+    as_int,
+    as_str,
+    bytes_field,
+    iter_fields,
+    string_field,
+    to_int64,
+    varint_field,
+)
+
+META_MAGIC = 0xFF
+PB_MAGIC = b"PBUF"
+SALT_LENGTH = 8
+META_STATE_OPEN = 3  # RegionState.State.OPEN
+
+PeerSchema = Literal["1.x", "2.x"]
+"""``"2.x"`` is also the 3.x schema (3.x only adds field 12, which 2.x readers skip)."""
+
+_SERVER_NAME = re.compile(r"[^,]+,\d+,\d+")
+
+
+# --- prefixes ---------------------------------------------------------------------------
+
+
+def default_identifier() -> str:
+    """The identifier RecoverableZooKeeper uses when given none: ``pid@hostname``."""
+    return f"{os.getpid()}@{socket.gethostname()}"
+
+
+def add_metadata(data: bytes, identifier: str | None = None, salt: bytes | None = None) -> bytes:
+    """Prefix ``data`` as RecoverableZooKeeper does on create/setData; empty data stays empty."""
+    if not data:
+        return data
+    salt = secrets.token_bytes(SALT_LENGTH) if salt is None else salt
+    ident = (identifier or default_identifier()).encode("utf-8") + salt
+    return bytes((META_MAGIC,)) + struct.pack(">i", len(ident)) + ident + data
+
+
+def split_metadata(data: bytes, what: str = "znode") -> tuple[bytes | None, bytes]:
+    """``(identifier + salt, data)``; the first is None when there is no metadata prefix."""
+    if not data or data[0] != META_MAGIC:
+        return None, data
+    if len(data) < 5:
+        raise ZkPayloadError(f"{what}: metadata prefix cut off ({len(data)} bytes)")
+    (id_len,) = struct.unpack_from(">i", data, 1)
+    if id_len < 0 or 5 + id_len > len(data):
+        raise ZkPayloadError(
+            f"{what}: metadata id length {id_len} does not fit the {len(data)}-byte payload"
+        )
+    return data[5 : 5 + id_len], data[5 + id_len :]
+
+
+def strip_metadata(data: bytes, what: str = "znode") -> bytes:
+    """The data without the metadata prefix (unchanged when it has none)."""
+    return split_metadata(data, what)[1]
+
+
+def strip_pb_magic(data: bytes, what: str = "znode") -> bytes:
+    """The protobuf message of a payload: metadata prefix removed, ``PBUF`` required."""
+    data = strip_metadata(data, what)
+    if data[:4] != PB_MAGIC:
+        raise ZkPayloadError(f"{what}: expected the PBUF magic, found {data[:4]!r}")
+    return data[4:]
+
+
+def _fields(message: bytes, what: str) -> Iterator[tuple[int, int, int | bytes]]:
+    try:
+        yield from iter_fields(message)
+    except ProtobufError as exc:
+        raise ZkPayloadError(f"{what}: malformed protobuf message: {exc}") from exc
+
+
+# --- ServerName, Master, MetaRegionServer, ClusterId, ClusterUp ------------------------
+
+
+class ServerName(NamedTuple):
+    """A region server or master: ``str()`` gives ``host,port,startcode`` (host lower-cased,
+    as ``ServerName.toString``). Missing port or start code are -1, as HBase reads them."""
+
+    host: str
+    port: int
+    start_code: int
+
+    def __str__(self) -> str:
+        return f"{self.host.lower()},{self.port},{self.start_code}"
+
+    @classmethod
+    def parse(cls, text: str) -> ServerName:
+        """Parse ``host,port,startcode``; ValueError when it is not one."""
+        if not _SERVER_NAME.fullmatch(text):
+            raise ValueError(f"not a server name (host,port,startcode): {text!r}")
+        host, port, code = text.split(",")
+        return cls(host, int(port), int(code))
+
+
+def is_server_name(text: str) -> bool:
+    """True for ``host,port,startcode`` (``ServerName.isFullServerName``)."""
+    return _SERVER_NAME.fullmatch(text) is not None
+
+
+def _server_name_message(sn: ServerName) -> bytes:
+    return string_field(1, sn.host) + varint_field(2, sn.port) + varint_field(3, sn.start_code)
+
+
+def _server_name_from(message: bytes, what: str) -> ServerName:
+    host, port, code = "", -1, -1
+    try:
+        for field, wt, value in _fields(message, what):
+            if field == 1:
+                host = as_str(field, wt, value)
+            elif field == 2:
+                port = as_int(field, wt, value)
+            elif field == 3:
+                code = as_int(field, wt, value)
+    except ProtobufError as exc:
+        raise ZkPayloadError(f"{what}: ServerName: {exc}") from exc
+    return ServerName(host, port, code)
+
+
+class Master(NamedTuple):
+    server: ServerName
+    rpc_version: int | None = 0
+    info_port: int | None = None
+
+
+class MetaRegionServer(NamedTuple):
+    server: ServerName
+    rpc_version: int | None = 0
+    state: int | None = META_STATE_OPEN
+
+
+def _server_and_two(
+    data: bytes, what: str, name: str
+) -> tuple[ServerName, int | None, int | None]:
+    """Decode the shape shared by Master and MetaRegionServer (1 ServerName, 2, 3 varints)."""
+    server: ServerName | None = None
+    extra: dict[int, int] = {}
+    try:
+        for field, wt, value in _fields(strip_pb_magic(data, what), what):
+            if field == 1:
+                server = _server_name_from(as_bytes(field, wt, value), what)
+            elif field in (2, 3):
+                extra[field] = as_int(field, wt, value)
+    except ProtobufError as exc:
+        raise ZkPayloadError(f"{what}: {name}: {exc}") from exc
+    if server is None:
+        raise ZkPayloadError(f"{what}: {name} has no server name (field 1)")
+    return server, extra.get(2), extra.get(3)
+
+
+def encode_master(master: Master) -> bytes:
+    out = PB_MAGIC + bytes_field(1, _server_name_message(master.server))
+    if master.rpc_version is not None:
+        out += varint_field(2, master.rpc_version)
+    if master.info_port is not None:
+        out += varint_field(3, master.info_port)
+    return out
+
+
+def decode_master(data: bytes, what: str = "master znode") -> Master:
+    return Master(*_server_and_two(data, what, "Master"))
+
+
+def encode_meta_region_server(meta: MetaRegionServer) -> bytes:
+    out = PB_MAGIC + bytes_field(1, _server_name_message(meta.server))
+    if meta.rpc_version is not None:
+        out += varint_field(2, meta.rpc_version)
+    if meta.state is not None:
+        out += varint_field(3, meta.state)
+    return out
+
+
+def decode_meta_region_server(
+    data: bytes, what: str = "meta-region-server znode"
+) -> MetaRegionServer:
+    return MetaRegionServer(*_server_and_two(data, what, "MetaRegionServer"))
+
+
+def _single_string(data: bytes, what: str, name: str) -> str:
+    for field, wt, value in _fields(strip_pb_magic(data, what), what):
+        if field == 1:
+            try:
+                return as_str(field, wt, value)
+            except ProtobufError as exc:
+                raise ZkPayloadError(f"{what}: {name}: {exc}") from exc
+    raise ZkPayloadError(f"{what}: {name} has no field 1")
+
+
+class ClusterId(NamedTuple):
+    cluster_id: str
+
+
+def encode_cluster_id(cluster_id: ClusterId) -> bytes:
+    return PB_MAGIC + string_field(1, cluster_id.cluster_id)
+
+
+def decode_cluster_id(data: bytes, what: str = "hbaseid znode") -> ClusterId:
+    return ClusterId(_single_string(data, what, "ClusterId"))
+
+
+def encode_cluster_up(start_date: str) -> bytes:
+    """``/hbase/running``: ``ClusterUp { start_date }`` (HBase writes ``Date.toString()``)."""
+    return PB_MAGIC + string_field(1, start_date)
+
+
+def decode_cluster_up(data: bytes, what: str = "running znode") -> str:
+    return _single_string(data, what, "ClusterUp")
+
+
+# --- RegionServerInfo -------------------------------------------------------------------
+
+
+class VersionInfo(NamedTuple):
+    version: str
+    url: str = ""
+    revision: str = ""
+    user: str = ""
+    date: str = ""
+    src_checksum: str = ""
+    version_major: int | None = None
+    version_minor: int | None = None
+
+
+class RegionServerInfo(NamedTuple):
+    info_port: int | None = None
+    version_info: VersionInfo | None = None
+
+
+def _version_info_message(info: VersionInfo) -> bytes:
+    out = b"".join(string_field(i + 1, s) for i, s in enumerate(info[:6]))
+    if info.version_major is not None:
+        out += varint_field(7, info.version_major)
+    if info.version_minor is not None:
+        out += varint_field(8, info.version_minor)
+    return out
+
+
+def _version_info_from(message: bytes, what: str) -> VersionInfo:
+    strings = [""] * 6
+    ints: dict[int, int] = {}
+    for field, wt, value in _fields(message, what):
+        if 1 <= field <= 6:
+            strings[field - 1] = as_str(field, wt, value)
+        elif field in (7, 8):
+            ints[field] = as_int(field, wt, value)
+    version, url, revision, user, date, checksum = strings
+    return VersionInfo(version, url, revision, user, date, checksum, ints.get(7), ints.get(8))
+
+
+def encode_region_server_info(info: RegionServerInfo) -> bytes:
+    out = PB_MAGIC
+    if info.info_port is not None:
+        out += varint_field(1, info.info_port)  # int32: negatives take 10 bytes
+    if info.version_info is not None:
+        out += bytes_field(2, _version_info_message(info.version_info))
+    return out
+
+
+def decode_region_server_info(data: bytes, what: str = "rs znode") -> RegionServerInfo:
+    port: int | None = None
+    version: VersionInfo | None = None
+    try:
+        for field, wt, value in _fields(strip_pb_magic(data, what), what):
+            if field == 1:
+                port = to_int64(as_int(field, wt, value))
+            elif field == 2:
+                version = _version_info_from(as_bytes(field, wt, value), what)
+    except ProtobufError as exc:
+        raise ZkPayloadError(f"{what}: RegionServerInfo: {exc}") from exc
+    return RegionServerInfo(port, version)
+
+
+# --- replication ------------------------------------------------------------------------
+
+
+class ReplicationState(IntEnum):
+    ENABLED = 0
+    DISABLED = 1
+
+
+def encode_replication_state(state: ReplicationState) -> bytes:
+    return PB_MAGIC + varint_field(1, int(state))
+
+
+def decode_replication_state(data: bytes, what: str = "peer-state znode") -> ReplicationState:
+    for field, wt, value in _fields(strip_pb_magic(data, what), what):
+        if field == 1:
+            try:
+                return ReplicationState(as_int(field, wt, value))
+            except (ProtobufError, ValueError) as exc:
+                raise ZkPayloadError(f"{what}: ReplicationState: {exc}") from exc
+    raise ZkPayloadError(f"{what}: ReplicationState has no state (field 1)")
+
+
+def encode_wal_position(position: int) -> bytes:
+    """``rs/<sn>/<queue>/<wal>``: PBUF + ``ReplicationHLogPosition``."""
+    return PB_MAGIC + varint_field(1, position)
+
+
+def decode_wal_position(data: bytes, what: str = "queue WAL znode") -> int:
+    """A shipped offset, read as ``ZKUtil.parseWALPositionFrom`` does: PBUF + message, an
+    empty payload (0, a WAL just added to the queue) or a bare 8-byte big-endian long."""
+    data = strip_metadata(data, what)
+    if not data:
+        return 0
+    if data[:4] == PB_MAGIC:
+        for field, wt, value in _fields(data[4:], what):
+            if field == 1:
+                try:
+                    return to_int64(as_int(field, wt, value))
+                except ProtobufError as exc:
+                    raise ZkPayloadError(f"{what}: ReplicationHLogPosition: {exc}") from exc
+        raise ZkPayloadError(f"{what}: ReplicationHLogPosition has no position (field 1)")
+    if len(data) == 8:
+        return int(struct.unpack(">q", data)[0])
+    raise ZkPayloadError(
+        f"{what}: expected PBUF + ReplicationHLogPosition or an 8-byte long, "
+        f"got {len(data)} bytes"
+    )
+
+
+class TableCF(NamedTuple):
+    """A table and the families replicated from it (none listed: all families)."""
+
+    namespace: bytes
+    qualifier: bytes
+    families: tuple[bytes, ...] = ()
+
+    @property
+    def table(self) -> str:
+        """``ns:table``, or just ``table`` in the default namespace (``TableName.toString``)."""
+        ns = self.namespace.decode("utf-8", "replace")
+        name = self.qualifier.decode("utf-8", "replace")
+        return name if ns in ("", "default") else f"{ns}:{name}"
+
+
+class ReplicationPeer(NamedTuple):
+    cluster_key: str
+    endpoint_impl: str | None = None
+    data: tuple[tuple[bytes, bytes], ...] = ()
+    configuration: tuple[tuple[str, str], ...] = ()
+    table_cfs: tuple[TableCF, ...] = ()
+    namespaces: tuple[bytes, ...] = ()
+    bandwidth: int = 0
+    replicate_all: bool | None = None
+    exclude_table_cfs: tuple[TableCF, ...] = ()
+    exclude_namespaces: tuple[bytes, ...] = ()
+    serial: bool | None = None
+    remote_wal_dir: str | None = None
+
+
+def _table_cf_message(cf: TableCF) -> bytes:
+    table = bytes_field(1, cf.namespace) + bytes_field(2, cf.qualifier)
+    return bytes_field(1, table) + b"".join(bytes_field(2, f) for f in cf.families)
+
+
+def _table_cf_from(message: bytes, what: str) -> TableCF:
+    ns, qualifier, families = b"", b"", []
+    for field, wt, value in _fields(message, what):
+        if field == 1:
+            for tf, twt, tv in _fields(as_bytes(field, wt, value), what):
+                if tf == 1:
+                    ns = as_bytes(tf, twt, tv)
+                elif tf == 2:
+                    qualifier = as_bytes(tf, twt, tv)
+        elif field == 2:
+            families.append(as_bytes(field, wt, value))
+    return TableCF(ns, qualifier, tuple(families))
+
+
+def _pair_from(message: bytes, what: str) -> tuple[bytes, bytes]:
+    first, second = b"", b""
+    for field, wt, value in _fields(message, what):
+        if field == 1:
+            first = as_bytes(field, wt, value)
+        elif field == 2:
+            second = as_bytes(field, wt, value)
+    return first, second
+
+
+def _encode_peer_2x(peer: ReplicationPeer) -> bytes:
+    out = b"".join(bytes_field(6, ns) for ns in peer.namespaces)
+    out += varint_field(7, peer.bandwidth) if peer.bandwidth else b""
+    if peer.replicate_all is not None:
+        out += varint_field(8, peer.replicate_all)
+    out += b"".join(bytes_field(9, _table_cf_message(cf)) for cf in peer.exclude_table_cfs)
+    out += b"".join(bytes_field(10, ns) for ns in peer.exclude_namespaces)
+    if peer.serial is not None:
+        out += varint_field(11, peer.serial)
+    if peer.remote_wal_dir is not None:
+        out += string_field(12, peer.remote_wal_dir)
+    return out
+
+
+def encode_replication_peer(peer: ReplicationPeer, schema: PeerSchema = "2.x") -> bytes:
+    """PBUF + ``ReplicationPeer`` in the given schema (default ``"2.x"``, also right for
+    3.x). The 1.x schema has no namespaces, exclusions, serial, replicate_all or remote WAL
+    dir; a peer using them cannot be written in it (ValueError)."""
+    out = string_field(1, peer.cluster_key)
+    if peer.endpoint_impl is not None:
+        out += string_field(2, peer.endpoint_impl)
+    out += b"".join(bytes_field(3, bytes_field(1, a) + bytes_field(2, b)) for a, b in peer.data)
+    out += b"".join(
+        bytes_field(4, string_field(1, k) + string_field(2, v)) for k, v in peer.configuration
+    )
+    out += b"".join(bytes_field(5, _table_cf_message(cf)) for cf in peer.table_cfs)
+    if schema == "2.x":
+        return PB_MAGIC + out + _encode_peer_2x(peer)
+    if schema != "1.x":
+        raise ValueError(f"schema must be '1.x' or '2.x', got {schema!r}")
+    unsupported = [n for n in ("namespaces", "exclude_table_cfs", "exclude_namespaces")
+                   if getattr(peer, n)]
+    unsupported += [n for n in ("replicate_all", "serial", "remote_wal_dir")
+                    if getattr(peer, n) is not None]
+    if unsupported:
+        raise ValueError(f"the 1.x ReplicationPeer schema has no {', '.join(unsupported)}")
+    return PB_MAGIC + out + (varint_field(6, peer.bandwidth) if peer.bandwidth else b"")
+
+
+def detect_peer_schema(data: bytes, what: str = "peer znode") -> PeerSchema | None:
+    """Which schema wrote a peer, from the wire alone: field 6 is a varint (bandwidth) in 1.x
+    and length-delimited (namespaces) in 2.x/3.x; fields 7-12 exist only in 2.x/3.x. None
+    when neither appears (both schemas then read the message the same way)."""
+    for field, wt, _ in _fields(strip_pb_magic(data, what), what):
+        if field == 6:
+            return "1.x" if wt == VARINT else "2.x"
+        if 7 <= field <= 12:
+            return "2.x"
+    return None
+
+
+def decode_replication_peer(
+    data: bytes, schema: PeerSchema | Literal["auto"] = "auto", what: str = "peer znode"
+) -> ReplicationPeer:
+    """Decode a peer. ``schema="auto"`` (default) picks the schema with
+    :func:`detect_peer_schema`, which is safe because field 6 has a different wire type in
+    each; an explicit schema that contradicts the wire raises ZkPayloadError."""
+    detected = detect_peer_schema(data, what)
+    if schema != "auto" and detected is not None and detected != schema:
+        raise ZkPayloadError(f"{what}: ReplicationPeer was written in the {detected} schema, "
+                             f"not {schema} (field 6 or 7+ says so)")
+    by_field: dict[int, list[tuple[int, int | bytes]]] = {}
+    for field, wt, value in _fields(strip_pb_magic(data, what), what):
+        by_field.setdefault(field, []).append((wt, value))
+    try:
+        return _peer_from_fields(by_field, detected == "1.x", what)
+    except ProtobufError as exc:
+        raise ZkPayloadError(f"{what}: ReplicationPeer: {exc}") from exc
+
+
+def _peer_from_fields(
+    f: dict[int, list[tuple[int, int | bytes]]], one_x: bool, what: str
+) -> ReplicationPeer:
+    def last_str(n: int) -> str | None:
+        return as_str(n, *f[n][-1]) if n in f else None
+
+    def last_int(n: int) -> int | None:
+        return to_int64(as_int(n, *f[n][-1])) if n in f else None
+
+    def each_bytes(n: int) -> list[bytes]:
+        return [as_bytes(n, wt, v) for wt, v in f.get(n, [])]
+
+    replicate_all, serial = last_int(8), last_int(11)
+    return ReplicationPeer(
+        cluster_key=last_str(1) or "",
+        endpoint_impl=last_str(2),
+        data=tuple(_pair_from(m, what) for m in each_bytes(3)),
+        configuration=tuple(
+            (a.decode("utf-8", "surrogateescape"), b.decode("utf-8", "surrogateescape"))
+            for a, b in (_pair_from(m, what) for m in each_bytes(4))
+        ),
+        table_cfs=tuple(_table_cf_from(m, what) for m in each_bytes(5)),
+        namespaces=() if one_x else tuple(each_bytes(6)),
+        bandwidth=(last_int(6) if one_x else last_int(7)) or 0,
+        replicate_all=None if replicate_all is None else bool(replicate_all),
+        exclude_table_cfs=tuple(_table_cf_from(m, what) for m in each_bytes(9)),
+        exclude_namespaces=tuple(each_bytes(10)),
+        serial=None if serial is None else bool(serial),
+        remote_wal_dir=last_str(12),
+    )
+
+
+def parse_legacy_table_cfs(text: str) -> tuple[TableCF, ...]:
+    """The plain-string ``peers/<id>/tableCFs`` znode of HBase up to 1.3:
+    ``ns.table:cf1,cf2;table2`` (malformed entries are skipped, as HBase does)."""
+    result = []
+    for raw in text.split(";"):
+        entry = raw.strip()
+        parts = entry.split(":")
+        name = parts[0].strip()
+        if not entry or len(parts) > 2 or not name:
+            continue
+        ns, _, qualifier = name.rpartition(".") if name.count(".") == 1 else ("", "", name)
+        families = (
+            tuple(cf.strip().encode() for cf in parts[1].split(",") if cf.strip())
+            if len(parts) == 2 else ()
+        )
+        result.append(TableCF((ns or "default").encode(), qualifier.encode(), families))
+    return tuple(result)
+
+
+# --- UUID -------------------------------------------------------------------------------
+
+
+def encode_uuid(value: uuid.UUID) -> bytes:
+    """HBase.proto ``UUID`` message: least significant 64 bits first (field 1)."""
+    return varint_field(1, value.int & (2**64 - 1)) + varint_field(2, value.int >> 64)
+
+
+def decode_uuid(message: bytes, what: str = "UUID") -> uuid.UUID:
+    parts: dict[int, int] = {}
+    try:
+        for field, wt, value in _fields(message, what):
+            if field in (1, 2):
+                parts[field] = as_int(field, wt, value)
+    except ProtobufError as exc:
+        raise ZkPayloadError(f"{what}: {exc}") from exc
+    if len(parts) != 2:
+        raise ZkPayloadError(f"{what}: UUID needs both least (1) and most (2) significant bits")
+    return uuid.UUID(int=parts[2] << 64 | parts[1])
+
+
+# --- replication queue ids --------------------------------------------------------------
+
+
+class QueueId(NamedTuple):
+    """A replication queue id: the peer id for a server's own queue, or
+    ``<peerId>-<deadServer>[-<deadServer>...]`` for a queue claimed from dead servers."""
+
+    queue_id: str
+    peer_id: str
+    dead_servers: tuple[ServerName, ...] = ()
+
+    @property
+    def recovered(self) -> bool:
+        return "-" in self.queue_id
+
+
+def parse_queue_id(queue_id: str) -> QueueId:
+    """Split a queue id as ``ReplicationQueueInfo`` does: the peer id ends at the first '-';
+    server names may contain '-', so a '-' separates two dead servers only once two ','
+    have been seen in the current name. Pieces that are not server names are dropped."""
+    peer_id, sep, rest = queue_id.partition("-")
+    if not sep:
+        return QueueId(queue_id, queue_id)
+    names: list[str] = []
+    commas, start = 0, 0
+    for i, ch in enumerate(rest):
+        if ch == ",":
+            commas += 1
+        elif ch == "-" and commas >= 2:
+            if i > start:
+                names.append(rest[start:i])
+                start = i + 1
+            commas = 0
+    if start < len(rest) - 1:
+        names.append(rest[start:])
+    servers = tuple(ServerName.parse(n) for n in names if is_server_name(n))
+    return QueueId(queue_id, peer_id, servers)
+
+
+def claimed_queue_id(queue_id: str, dead_server: ServerName) -> str:
+    """The id a queue gets when another server claims it from ``dead_server``."""
+    return f"{queue_id}-{dead_server}"

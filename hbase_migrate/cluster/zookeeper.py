@@ -1,0 +1,315 @@
+"""Read an HBase cluster's ZooKeeper with kazoo: live servers, master, cluster id, meta
+location, replication peers and queues; and the lock that keeps two replays of one
+migration from running at once.
+
+Layout (base ``zookeeper.znode.parent``, default ``/hbase``; payloads in ``zkpayload``)::
+
+    rs/<host,port,startcode>                 ephemeral, one per live region server
+    master  meta-region-server  hbaseid      active master, hbase:meta location, cluster id
+    replication/peers/<peerId>[/peer-state]  peers (ZooKeeper peer storage, the default)
+    replication/rs/<sn>/<queueId>/<walName>  queues and shipped offsets (1.x and 2.x only)
+
+Where the replication queues live (:meth:`HBaseZooKeeper.queues_location`): HBase 3.x keeps
+them in the table ``hbase:replication`` and deletes ``replication/rs`` once it has migrated
+old queues. The rule used: ``replication/rs`` present -> ZooKeeper; absent while peers exist
+-> the table (a 1.x/2.x cluster with a peer and a live server always has that znode);
+neither -> ZooKeeper with no queues. Queues in the table are reported, never read here.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from types import TracebackType
+from typing import NamedTuple, Self
+
+from kazoo.client import KazooClient
+from kazoo.exceptions import KazooException, LockTimeout, NoNodeError
+from kazoo.recipe.lock import Lock
+
+from hbase_migrate.cluster.errors import ClusterError, MigrationLockedError
+from hbase_migrate.cluster.zkpayload import (
+    PeerSchema,
+    ReplicationPeer,
+    ReplicationState,
+    ServerName,
+    TableCF,
+    decode_cluster_id,
+    decode_master,
+    decode_meta_region_server,
+    decode_replication_peer,
+    decode_replication_state,
+    decode_wal_position,
+    detect_peer_schema,
+    is_server_name,
+    parse_legacy_table_cfs,
+    parse_queue_id,
+    strip_metadata,
+)
+from hbase_migrate.errors import ConfigError
+
+log = logging.getLogger(__name__)
+
+QUEUES_IN_ZOOKEEPER = "zookeeper"
+QUEUES_IN_TABLE = "table hbase:replication"
+DEFAULT_LOCK_ROOT = "/hbase-migrate/locks"
+DEFAULT_LOCK_TIMEOUT = 30.0
+_RS_LOCK_ZNODE = "lock"  # 1.x failover lock beside the queues of a server
+
+
+class PeerInfo(NamedTuple):
+    """A replication peer. ``state`` is None when the peer has no ``peer-state`` znode;
+    ``schema`` is the ReplicationPeer schema seen on the wire (None: cannot tell, no
+    difference). ``table_cfs`` comes from the peer, or from the pre-1.4 ``tableCFs`` znode."""
+
+    peer_id: str
+    cluster_key: str
+    state: ReplicationState | None
+    table_cfs: tuple[TableCF, ...]
+    schema: PeerSchema | None
+    config: ReplicationPeer
+
+    @property
+    def enabled(self) -> bool:
+        return self.state is ReplicationState.ENABLED
+
+
+class QueueInfo(NamedTuple):
+    """One replication queue of a server: WAL name -> byte offset already shipped."""
+
+    server: ServerName
+    queue_id: str
+    peer_id: str
+    dead_servers: tuple[ServerName, ...]
+    wals: Mapping[str, int]
+
+    @property
+    def recovered(self) -> bool:
+        """True for a queue claimed from dead servers."""
+        return bool(self.dead_servers) or "-" in self.queue_id
+
+
+class MigrationLock(Lock):  # type: ignore[misc]  # kazoo ships no type hints
+    """A kazoo Lock whose blocking acquire gives up after ``wait_timeout`` seconds (None:
+    waits forever) with a :class:`MigrationLockedError` naming the current holder."""
+
+    def __init__(self, client: KazooClient, path: str, identifier: str, migration: str,
+                 wait_timeout: float | None) -> None:
+        super().__init__(client, path, identifier)
+        self.migration = migration
+        self.wait_timeout = wait_timeout
+
+    def acquire(self, blocking: bool = True, timeout: float | None = None,
+                ephemeral: bool = True) -> bool:
+        timeout = self.wait_timeout if timeout is None else timeout
+        try:
+            return bool(super().acquire(blocking, timeout, ephemeral))
+        except LockTimeout:
+            raise MigrationLockedError(
+                self.migration, self.holder(), self.path, timeout or 0.0
+            ) from None
+
+    def holder(self) -> str | None:
+        """The identifier of the process holding the lock now (None if free or unknown)."""
+        try:
+            contenders = self.contenders()
+        except KazooException:
+            return None
+        return str(contenders[0]) if contenders else None
+
+
+class HBaseZooKeeper:
+    """A read-only kazoo session on one cluster's ZooKeeper; use as a context manager."""
+
+    def __init__(self, hosts: str, znode_parent: str = "/hbase", timeout: float = 10.0,
+                 lock_root: str = DEFAULT_LOCK_ROOT) -> None:
+        self.hosts = hosts
+        self.znode_parent = "/" + znode_parent.strip("/")
+        self.timeout = timeout
+        self.lock_root = "/" + lock_root.strip("/")
+        self._client: KazooClient | None = None
+        self._parent_seen = False
+
+    # --- session ------------------------------------------------------------------------
+
+    def start(self) -> Self:
+        """Connect; ClusterError naming the quorum when it does not answer in time."""
+        client = KazooClient(hosts=self.hosts, timeout=self.timeout)
+        try:
+            client.start(timeout=self.timeout)
+        except Exception as exc:  # kazoo raises its handler's timeout type, or ValueError
+            client.stop()
+            client.close()
+            raise ClusterError(
+                f"ZooKeeper quorum {self.hosts}: no session within {self.timeout:g} s ({exc}); "
+                "is the quorum address right and ZooKeeper running?"
+            ) from exc
+        self._client = client
+        return self
+
+    def close(self) -> None:
+        """End the session (ephemeral lock nodes go with it)."""
+        if self._client is not None:
+            self._client.stop()
+            self._client.close()
+            self._client = None
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.close()
+
+    @property
+    def client(self) -> KazooClient:
+        if self._client is None:
+            raise ClusterError(f"ZooKeeper quorum {self.hosts}: not connected (call start())")
+        return self._client
+
+    # --- low level ----------------------------------------------------------------------
+
+    def path(self, *parts: str) -> str:
+        """A znode path under the parent znode."""
+        return "/".join((self.znode_parent.rstrip("/"), *parts))
+
+    def _failed(self, path: str, exc: Exception) -> ClusterError:
+        return ClusterError(f"ZooKeeper quorum {self.hosts}, znode {path}: "
+                            f"{type(exc).__name__}: {exc}")
+
+    def _check_parent(self) -> None:
+        if self._parent_seen:
+            return
+        try:
+            found = self.client.exists(self.znode_parent) is not None
+            top = [] if found else sorted(self.client.get_children("/"))
+        except KazooException as exc:
+            raise self._failed(self.znode_parent, exc) from exc
+        if not found:
+            raise ClusterError(
+                f"ZooKeeper quorum {self.hosts} has no znode {self.znode_parent}: is "
+                f"zookeeper.znode.parent right? (top-level znodes: {', '.join(top) or 'none'})"
+            )
+        self._parent_seen = True
+
+    def _get(self, path: str) -> bytes | None:
+        """The raw data of a znode, None when it does not exist."""
+        self._check_parent()
+        try:
+            data, _ = self.client.get(path)
+        except NoNodeError:
+            return None
+        except KazooException as exc:
+            raise self._failed(path, exc) from exc
+        return bytes(data)
+
+    def _children(self, path: str) -> list[str]:
+        """Sorted child names; empty when the znode does not exist."""
+        self._check_parent()
+        try:
+            return sorted(self.client.get_children(path))
+        except NoNodeError:
+            return []
+        except KazooException as exc:
+            raise self._failed(path, exc) from exc
+
+    def _exists(self, path: str) -> bool:
+        self._check_parent()
+        try:
+            return self.client.exists(path) is not None
+        except KazooException as exc:
+            raise self._failed(path, exc) from exc
+
+    # --- cluster ------------------------------------------------------------------------
+
+    def live_servers(self) -> list[ServerName]:
+        """Region servers with an ephemeral ``rs/<sn>`` znode."""
+        names = self._children(self.path("rs"))
+        return [ServerName.parse(n) for n in names if is_server_name(n)]
+
+    def master(self) -> ServerName | None:
+        """The active master, None while there is none."""
+        data = self._get(self.path("master"))
+        return decode_master(data, self.path("master")).server if data else None
+
+    def meta_server(self) -> ServerName | None:
+        """The server hosting hbase:meta (replica 0)."""
+        path = self.path("meta-region-server")
+        data = self._get(path)
+        return decode_meta_region_server(data, path).server if data else None
+
+    def cluster_id(self) -> str | None:
+        """The cluster id (``hbaseid``), None before a master first started."""
+        data = self._get(self.path("hbaseid"))
+        return decode_cluster_id(data, self.path("hbaseid")).cluster_id if data else None
+
+    # --- replication --------------------------------------------------------------------
+
+    def replication_peers(self) -> list[PeerInfo]:
+        """Peers under ``replication/peers``, in peer-id order."""
+        peers_path = self.path("replication", "peers")
+        result = []
+        for peer_id in self._children(peers_path):
+            path = f"{peers_path}/{peer_id}"
+            data = self._get(path)
+            if not data:
+                continue  # removed meanwhile
+            config = decode_replication_peer(data, "auto", path)
+            state_data = self._get(f"{path}/peer-state")
+            state = decode_replication_state(state_data, f"{path}/peer-state") \
+                if state_data else None
+            table_cfs = config.table_cfs
+            legacy = self._get(f"{path}/tableCFs")
+            if not table_cfs and legacy:
+                text = strip_metadata(legacy).decode("utf-8", "replace")
+                table_cfs = parse_legacy_table_cfs(text)
+            result.append(PeerInfo(peer_id, config.cluster_key, state, table_cfs,
+                                   detect_peer_schema(data, path), config))
+        return result
+
+    def queues_location(self) -> str:
+        """``"zookeeper"`` or ``"table hbase:replication"`` (rule in the module docstring)."""
+        if self._exists(self.path("replication", "rs")):
+            return QUEUES_IN_ZOOKEEPER
+        if self._children(self.path("replication", "peers")):
+            return QUEUES_IN_TABLE
+        return QUEUES_IN_ZOOKEEPER
+
+    def replication_queues(self) -> list[QueueInfo]:
+        """Every queue under ``replication/rs``; empty when the queues live in a table."""
+        if self.queues_location() != QUEUES_IN_ZOOKEEPER:
+            log.info("replication queues of %s live in %s; not read from ZooKeeper",
+                     self.hosts, QUEUES_IN_TABLE)
+            return []
+        rs_path = self.path("replication", "rs")
+        result = []
+        for server in self._children(rs_path):
+            if not is_server_name(server):
+                continue  # transient claim markers (cversion_...) and the like
+            for queue_id in self._children(f"{rs_path}/{server}"):
+                if queue_id == _RS_LOCK_ZNODE:
+                    continue
+                result.append(self._queue(ServerName.parse(server), queue_id,
+                                          f"{rs_path}/{server}/{queue_id}"))
+        return result
+
+    def _queue(self, server: ServerName, queue_id: str, path: str) -> QueueInfo:
+        wals: dict[str, int] = {}
+        for wal in self._children(path):
+            data = self._get(f"{path}/{wal}")
+            if data is not None:
+                wals[wal] = decode_wal_position(data, f"{path}/{wal}")
+        parsed = parse_queue_id(queue_id)
+        return QueueInfo(server, queue_id, parsed.peer_id, parsed.dead_servers, wals)
+
+    # --- the migration lock ---------------------------------------------------------------
+
+    def lock(self, migration: str, identifier: str,
+             timeout: float | None = DEFAULT_LOCK_TIMEOUT) -> MigrationLock:
+        """The lock of one migration at ``<lock_root>/<migration>`` (not yet acquired).
+        ``identifier`` (e.g. ``host:pid run-id``) is what a waiting process is told; a
+        blocking acquire gives up after ``timeout`` s with MigrationLockedError."""
+        if not migration or "/" in migration or migration in (".", ".."):
+            raise ConfigError(f"migration name {migration!r} cannot name a lock znode")
+        return MigrationLock(self.client, f"{self.lock_root}/{migration}", identifier,
+                             migration, timeout)

@@ -1,0 +1,73 @@
+"""Both WAL stores list the same files, with the same sizes, times, states and servers, on
+the same HBase root; status, archive moves and reads through each."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from hbase_migrate.cluster.walstore import LocalWalStore, WalStore, WebHdfsWalStore
+from minihbase.webhdfs import WebHdfsServer
+from tests.cluster.walroot import LIVE, RS1_ENC, TREE, content
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture(params=["local", "webhdfs"])
+def store(request: pytest.FixtureRequest, hbase_root: Path) -> WalStore:
+    if request.param == "local":
+        return LocalWalStore(hbase_root)
+    server: WebHdfsServer = request.getfixturevalue("webhdfs")
+    return WebHdfsWalStore(server.url, "/hbase", user="hbase")
+
+
+def _expected() -> list[tuple[str, int, int, str, str | None]]:
+    return sorted((f.relpath, f.size, f.mtime_ms, f.state, f.server)
+                  for f in TREE if f.state is not None)
+
+
+def test_lists_the_wal_files(store: WalStore) -> None:
+    listed = store.list_wal_files()
+    assert [(s.relpath, s.size, s.mtime_ms, s.state, s.server) for s in listed] == _expected()
+    by_name = {s.name: s for s in listed}
+    assert by_name[f"{RS1_ENC}.1700000100000"].timestamp == 1700000100000
+
+
+def test_both_stores_agree(hbase_root: Path, webhdfs: WebHdfsServer) -> None:
+    local = LocalWalStore(hbase_root).list_wal_files()
+    remote = WebHdfsWalStore(webhdfs.url).list_wal_files()
+    assert [s._replace(path="") for s in local] == [s._replace(path="") for s in remote]
+    assert remote[0].path.startswith(f"webhdfs://127.0.0.1:{webhdfs.port}/hbase/")
+    # the HDFS path verbatim, as HBase prints it: the file name keeps its literal %2C
+    assert next(s.path for s in remote if s.state == "archived") == \
+        f"webhdfs://127.0.0.1:{webhdfs.port}/hbase/oldWALs/{RS1_ENC}.1700000000000"
+
+
+def test_status_archive_move_and_read(store: WalStore, hbase_root: Path) -> None:
+    (live,) = [s for s in store.list_wal_files() if s.relpath == LIVE.relpath]
+    assert store.status(live.path) == live
+    archived = store.archived_path(live.path)
+    assert archived == store.to_path(f"oldWALs/{live.name}")
+    with store.open(live.path, offset=299_990) as handle:
+        assert handle.read() == content(LIVE.relpath, LIVE.size)[299_990:]
+
+    (hbase_root / LIVE.relpath).rename(hbase_root / "oldWALs" / live.name)  # archived
+    with pytest.raises(FileNotFoundError):
+        store.status(live.path)
+    moved = store.status(archived)
+    assert (moved.state, moved.size, moved.server) == ("archived", LIVE.size, LIVE.server)
+    assert store.archived_path(live.path) == archived
+
+
+def test_per_server_archive_dir(hbase_root: Path) -> None:
+    flat = LocalWalStore(hbase_root)
+    per_server = LocalWalStore(hbase_root, separate_oldlogdir_by_server=True)
+    live = str(hbase_root / LIVE.relpath)
+    assert flat.archived_path(live) == str(hbase_root / "oldWALs" / LIVE.relpath.split("/")[2])
+    assert per_server.archived_path(live) == str(
+        hbase_root / "oldWALs" / LIVE.server / LIVE.relpath.split("/")[2])
+    # an existing per-server archive is found even without the flag
+    existing = "rs3%2C16020%2C3.1700000000005"
+    assert flat.archived_path(f"WALs/rs3,16020,3/{existing}") == str(
+        hbase_root / "oldWALs" / "rs3,16020,3" / existing)
