@@ -1,0 +1,122 @@
+"""Connecting to a ledger database: URL normalisation, SQLite set-up, readable errors.
+
+SQLite ledgers get a busy timeout, WAL journaling, enforced foreign keys and ``BEGIN
+IMMEDIATE`` transactions, so that concurrent writers queue for the write lock instead of
+failing half-way; PostgreSQL ledgers use psycopg 3 (``postgresql://`` means
+``postgresql+psycopg://``).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Engine, create_engine, event, make_url
+from sqlalchemy.engine import URL
+from sqlalchemy.exc import ArgumentError, SQLAlchemyError
+
+from hbase_migrate.audit.errors import LedgerOpenError
+
+SQLITE_BUSY_TIMEOUT_MS = 30_000
+SUPPORTED = ("sqlite", "postgresql")
+
+
+def parse_url(url: str) -> URL:
+    """The SQLAlchemy URL of a ledger, with the psycopg 3 driver for PostgreSQL."""
+    try:
+        parsed = make_url(url)
+    except (ArgumentError, ValueError) as exc:
+        raise LedgerOpenError(f"ledger URL {redact(url)!r} cannot be parsed: {exc}") from exc
+    backend = parsed.get_backend_name()
+    if backend not in SUPPORTED:
+        raise LedgerOpenError(
+            f"ledger URL {redact(url)!r}: expected a sqlite:/// or postgresql:// URL, "
+            f"got the {backend!r} scheme"
+        )
+    if backend == "postgresql" and parsed.drivername == "postgresql":
+        parsed = parsed.set(drivername="postgresql+psycopg")
+    return parsed
+
+
+def redact(url: str | URL) -> str:
+    """``url`` as text with its password masked; unparseable text is returned cut at '@'."""
+    if isinstance(url, URL):
+        return url.render_as_string(hide_password=True)
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except (ArgumentError, ValueError):
+        scheme, sep, rest = url.partition("://")
+        return f"{scheme}{sep}***@{rest.rpartition('@')[2]}" if "@" in rest else url
+
+
+def open_engine(url: str) -> Engine:
+    """An engine for ``url``, connected once to prove the URL works.
+
+    A SQLite file's folder is created when missing. Errors name the URL without its password.
+    """
+    parsed = parse_url(url)
+    shown = redact(parsed)
+    sqlite = parsed.get_backend_name() == "sqlite"
+    if sqlite:
+        _make_sqlite_folder(parsed, shown)
+    try:
+        if sqlite:
+            engine = create_engine(parsed, connect_args={"timeout": SQLITE_BUSY_TIMEOUT_MS / 1000})
+            event.listen(engine, "connect", _sqlite_on_connect)
+            event.listen(engine, "begin", _sqlite_on_begin)
+        else:
+            engine = create_engine(parsed, pool_pre_ping=True)
+        with engine.connect():
+            pass
+    except (SQLAlchemyError, sqlite3.Error) as exc:
+        reason = str(getattr(exc, "orig", None) or exc).strip().splitlines()[0]
+        if parsed.password:
+            reason = reason.replace(str(parsed.password), "***")
+        raise LedgerOpenError(f"cannot open ledger {shown}: {reason}") from None
+    return engine
+
+
+def _make_sqlite_folder(parsed: URL, shown: str) -> None:
+    database = parsed.database or ""
+    if database in ("", ":memory:") or database.startswith("file:"):
+        return
+    try:
+        Path(database).parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise LedgerOpenError(
+            f"cannot open ledger {shown}: cannot create folder {Path(database).parent}: "
+            f"{exc.strerror}"
+        ) from exc
+
+
+def _sqlite_on_connect(dbapi_connection: Any, _record: Any) -> None:
+    # Let BEGIN come from _sqlite_on_begin instead of the sqlite3 module's implicit one.
+    dbapi_connection.isolation_level = None
+    cursor = dbapi_connection.cursor()
+    try:
+        cursor.execute(f"PRAGMA busy_timeout = {SQLITE_BUSY_TIMEOUT_MS}")
+        cursor.execute("PRAGMA foreign_keys = ON")
+        _set_wal_journal(cursor)
+    finally:
+        cursor.close()
+
+
+def _set_wal_journal(cursor: Any) -> None:
+    # Switching a new file to WAL needs an exclusive lock and SQLite answers "locked" without
+    # waiting for it when another process is busy creating the schema: retry until the timeout.
+    deadline = time.monotonic() + SQLITE_BUSY_TIMEOUT_MS / 1000
+    while True:
+        try:
+            cursor.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.02)
+
+
+def _sqlite_on_begin(connection: Any) -> None:
+    # Take the write lock up front: a read-then-write transaction never fails to upgrade.
+    connection.exec_driver_sql("BEGIN IMMEDIATE")

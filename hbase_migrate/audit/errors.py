@@ -1,0 +1,26 @@
+"""Errors of the audit ledger: it cannot be opened, its schema is unknown, or a fact would
+contradict what it already holds."""
+
+from __future__ import annotations
+
+from hbase_migrate.errors import HBaseMigrateError
+
+
+class LedgerError(HBaseMigrateError):
+    """Base class of the ledger's errors; the message names the ledger URL or the record."""
+
+
+class LedgerOpenError(LedgerError):
+    """The ledger URL cannot be parsed or connected to (the message hides the password)."""
+
+
+class LedgerSchemaError(LedgerError):
+    """The ledger's schema is newer than this code knows, or a migration file is unusable."""
+
+
+class MigrationMismatchError(LedgerError):
+    """The ledger already holds a migration of that name with a different definition."""
+
+
+class WalStateError(LedgerError):
+    """A WAL-file fact that would move its status backwards or lower its offset."""

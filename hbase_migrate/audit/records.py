@@ -1,0 +1,214 @@
+"""Values read from the ledger, the status vocabularies, and the tables as SQLAlchemy Core
+clauses (names only: the DDL in ``sql/`` is the single definition of types and keys)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from sqlalchemy import column, table
+from sqlalchemy.engine import RowMapping
+
+
+class WalStatus(StrEnum):
+    """A WAL file's status; it moves forward only: seen -> replaying -> replayed.
+
+    ``failed`` may return to ``replaying`` on a retry; ``replayed`` and ``gap`` are final;
+    ``skipped`` marks a file the selection excluded.
+    """
+
+    SEEN = "seen"
+    REPLAYING = "replaying"
+    REPLAYED = "replayed"
+    FAILED = "failed"
+    GAP = "gap"
+    SKIPPED = "skipped"
+
+
+PENDING = (WalStatus.SEEN, WalStatus.REPLAYING, WalStatus.FAILED)
+
+
+class StepStatus(StrEnum):
+    RUNNING = "running"
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+
+
+class Verdict(StrEnum):
+    MATCH = "match"
+    MISMATCH = "mismatch"
+
+
+def _cols(name: str, *names: str) -> Any:
+    return table(name, *(column(n) for n in names))
+
+
+migrations = _cols("migrations", "id", "name", "source", "target", "tables", "watermark",
+                   "state", "created_at", "updated_at")
+steps = _cols("steps", "id", "migration_id", "kind", "dag_id", "run_id", "task_id",
+              "started_at", "ended_at", "status", "metrics", "error")
+wal_files = _cols("wal_files", "id", "migration_id", "cluster", "server", "path", "size",
+                  "name_time", "first_seen", "last_seen", "vanished_at", "status",
+                  "offset_reached", "entries", "cells_by_type", "markers",
+                  "approximated_deletes", "error", "last_write_time", "updated_at")
+validations = _cols("validations", "id", "migration_id", "step_id", "table_name", "range_start",
+                    "range_end", "source_rows", "target_rows", "source_cells", "target_cells",
+                    "source_digest", "target_digest", "verdict", "validated_at",
+                    "recompare_verdict", "recompared_at")
+gaps = _cols("gaps", "id", "migration_id", "wal_file_id", "server", "first_time", "last_time",
+             "detected_at", "remedy", "resolved_at")
+
+
+def dump_json(value: Any) -> str:
+    """The stored form of a JSON column: compact, sorted keys."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"))
+
+
+def _load_json(text: str | None) -> dict[str, Any]:
+    return dict(json.loads(text)) if text else {}
+
+
+@dataclass(frozen=True)
+class TableMapping:
+    """One migrated table as the ledger stores it."""
+
+    source: str
+    target: str
+    families: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class MigrationRecord:
+    id: int
+    name: str
+    source: str
+    target: str
+    tables: tuple[TableMapping, ...]
+    watermark: int | None
+    state: str
+    created_at: int
+    updated_at: int
+
+    @classmethod
+    def from_row(cls, row: RowMapping) -> MigrationRecord:
+        tables = tuple(
+            TableMapping(t["source"], t["target"], tuple(t["families"]))
+            for t in json.loads(row["tables"])
+        )
+        return cls(row["id"], row["name"], row["source"], row["target"], tables,
+                   row["watermark"], row["state"], row["created_at"], row["updated_at"])
+
+
+@dataclass(frozen=True)
+class StepRecord:
+    id: int
+    migration_id: int
+    kind: str
+    dag_id: str | None
+    run_id: str | None
+    task_id: str | None
+    started_at: int
+    ended_at: int | None
+    status: StepStatus
+    metrics: dict[str, Any]
+    error: str | None
+
+    @classmethod
+    def from_row(cls, row: RowMapping) -> StepRecord:
+        values = dict(row)
+        values["status"] = StepStatus(values["status"])
+        values["metrics"] = _load_json(values["metrics"])
+        return cls(**values)
+
+
+@dataclass(frozen=True)
+class WalFileRecord:
+    id: int
+    migration_id: int
+    cluster: str
+    server: str
+    path: str
+    size: int | None
+    name_time: int | None
+    first_seen: int
+    last_seen: int
+    vanished_at: int | None
+    status: WalStatus
+    offset_reached: int
+    entries: int
+    cells_by_type: dict[str, int]
+    markers: dict[str, int]
+    approximated_deletes: int
+    error: str | None
+    last_write_time: int | None
+    updated_at: int
+
+    @classmethod
+    def from_row(cls, row: RowMapping) -> WalFileRecord:
+        values = dict(row)
+        values["status"] = WalStatus(values["status"])
+        values["cells_by_type"] = _load_json(values["cells_by_type"])
+        values["markers"] = _load_json(values["markers"])
+        return cls(**values)
+
+
+@dataclass(frozen=True)
+class ValidationRecord:
+    """One compared key range; bounds are bytes (``b""`` = open)."""
+
+    id: int
+    migration_id: int
+    step_id: int | None
+    table_name: str
+    range_start: bytes
+    range_end: bytes
+    source_rows: int | None
+    target_rows: int | None
+    source_cells: int | None
+    target_cells: int | None
+    source_digest: str | None
+    target_digest: str | None
+    verdict: Verdict
+    validated_at: int
+    recompare_verdict: Verdict | None
+    recompared_at: int | None
+
+    @property
+    def final_verdict(self) -> Verdict:
+        """The recompare's verdict when there was one, else the first comparison's."""
+        return self.recompare_verdict or self.verdict
+
+    @classmethod
+    def from_row(cls, row: RowMapping) -> ValidationRecord:
+        values = dict(row)
+        values["range_start"] = bytes.fromhex(values["range_start"])
+        values["range_end"] = bytes.fromhex(values["range_end"])
+        values["verdict"] = Verdict(values["verdict"])
+        if values["recompare_verdict"] is not None:
+            values["recompare_verdict"] = Verdict(values["recompare_verdict"])
+        return cls(**values)
+
+
+@dataclass(frozen=True)
+class GapRecord:
+    """A WAL file that vanished before it was replayed: edits lost for the target.
+
+    ``first_time``/``last_time`` bound the write times of the lost edits.
+    """
+
+    id: int
+    migration_id: int
+    wal_file_id: int
+    server: str
+    first_time: int | None
+    last_time: int | None
+    detected_at: int
+    remedy: str
+    resolved_at: int | None
+    path: str
+
+    @classmethod
+    def from_row(cls, row: RowMapping) -> GapRecord:
+        return cls(**dict(row))

@@ -1,0 +1,187 @@
+"""The status report: per migration and source server, replay lag, pending WAL files, gaps,
+WALs close to the archive cleaner's TTL, and the last validation verdict.
+
+``StatusReport.to_json()`` is the stable shape of ``hbase-migrate status --json`` (times in
+ms since the epoch, durations in ms, ``null`` when unknown; keys sorted when printed)::
+
+    {"now", "ledger", "schema_version", "archive_ttl", "has_gaps",
+     "migrations": [{
+        "name", "state", "source", "target", "watermark",
+        "lag": max lag over its servers,
+        "servers": [{"server", "newest_replayed_write_time", "lag",
+                     "pending": {"seen", "replaying", "failed"}, "replayed", "gaps"}],
+        "gaps": [{"server", "path", "first_time", "last_time", "detected_at", "remedy"}],
+        "retention_warnings": [{"server", "path", "status", "name_time", "first_seen",
+                                "deadline", "remaining"}],
+        "last_validation": null | {"step_id", "validated_at", "ranges", "mismatched",
+                                   "verdict"}}]}
+
+A retention warning is an archived (``oldWALs/``) file not yet replayed whose age since it was
+first seen has reached ``warn_fraction`` of ``archive_ttl``: it was archived at or before it was
+first seen, so the cleaner may delete it at ``deadline = first_seen + archive_ttl`` or earlier.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from hbase_migrate.audit.ledger import Ledger
+from hbase_migrate.audit.records import (
+    PENDING,
+    MigrationRecord,
+    Verdict,
+    WalFileRecord,
+    WalStatus,
+)
+
+SOURCE = "source"
+DEFAULT_ARCHIVE_TTL_MS = 600_000  # hbase.master.logcleaner.ttl default
+DEFAULT_WARN_FRACTION = 0.8
+
+
+@dataclass(frozen=True)
+class ServerStatus:
+    server: str
+    newest_replayed_write_time: int | None
+    lag: int | None
+    pending: dict[str, int]
+    replayed: int
+    gaps: int
+
+
+@dataclass(frozen=True)
+class GapStatus:
+    server: str
+    path: str
+    first_time: int | None
+    last_time: int | None
+    detected_at: int
+    remedy: str
+
+
+@dataclass(frozen=True)
+class RetentionWarning:
+    server: str
+    path: str
+    status: str
+    name_time: int | None
+    first_seen: int
+    deadline: int
+    remaining: int
+
+
+@dataclass(frozen=True)
+class ValidationStatus:
+    step_id: int | None
+    validated_at: int
+    ranges: int
+    mismatched: int
+    verdict: str
+
+
+@dataclass(frozen=True)
+class MigrationStatus:
+    name: str
+    state: str
+    source: str
+    target: str
+    watermark: int | None
+    lag: int | None
+    servers: list[ServerStatus]
+    gaps: list[GapStatus]
+    retention_warnings: list[RetentionWarning]
+    last_validation: ValidationStatus | None
+
+
+@dataclass(frozen=True)
+class StatusReport:
+    now: int
+    ledger: str
+    schema_version: int
+    archive_ttl: int
+    migrations: list[MigrationStatus]
+
+    @property
+    def has_gaps(self) -> bool:
+        return any(m.gaps for m in self.migrations)
+
+    def to_json(self) -> dict[str, Any]:
+        return {**asdict(self), "has_gaps": self.has_gaps}
+
+
+def compute_status(
+    ledger: Ledger, *, now: int, names: Sequence[str] | None = None,
+    archive_ttl: int = DEFAULT_ARCHIVE_TTL_MS, warn_fraction: float = DEFAULT_WARN_FRACTION,
+) -> StatusReport:
+    """The report as of ``now`` for the migrations ``names`` (all when ``None``)."""
+    chosen = [m for m in ledger.migrations() if names is None or m.name in names]
+    return StatusReport(
+        now=now, ledger=ledger.url, schema_version=ledger.schema_version,
+        archive_ttl=archive_ttl,
+        migrations=[_migration_status(ledger, m, now, archive_ttl, warn_fraction)
+                    for m in chosen],
+    )
+
+
+def _migration_status(ledger: Ledger, migration: MigrationRecord, now: int,
+                      archive_ttl: int, warn_fraction: float) -> MigrationStatus:
+    files = ledger.wal_files(migration.id, SOURCE)
+    gaps = [GapStatus(g.server, g.path, g.first_time, g.last_time, g.detected_at, g.remedy)
+            for g in ledger.gaps(migration.id)]
+    servers = [_server_status(server, [f for f in files if f.server == server], gaps, now)
+               for server in sorted({f.server for f in files})]
+    lags = [s.lag for s in servers if s.lag is not None]
+    return MigrationStatus(
+        name=migration.name, state=migration.state, source=migration.source,
+        target=migration.target, watermark=migration.watermark,
+        lag=max(lags) if lags else None, servers=servers, gaps=gaps,
+        retention_warnings=_retention_warnings(files, now, archive_ttl, warn_fraction),
+        last_validation=_last_validation(ledger, migration.id),
+    )
+
+
+def _server_status(server: str, files: list[WalFileRecord], gaps: list[GapStatus],
+                   now: int) -> ServerStatus:
+    times = [f.last_write_time for f in files if f.last_write_time is not None]
+    newest = max(times) if times else None
+    return ServerStatus(
+        server=server,
+        newest_replayed_write_time=newest,
+        lag=None if newest is None else now - newest,
+        pending={s.value: sum(f.status is s for f in files) for s in PENDING},
+        replayed=sum(f.status is WalStatus.REPLAYED for f in files),
+        gaps=sum(g.server == server for g in gaps),
+    )
+
+
+def is_archived(path: str) -> bool:
+    """Whether ``path`` lies in HBase's archive folder ``oldWALs/``."""
+    return "/oldWALs/" in f"/{path}"
+
+
+def _retention_warnings(files: list[WalFileRecord], now: int, archive_ttl: int,
+                        warn_fraction: float) -> list[RetentionWarning]:
+    warnings = [
+        RetentionWarning(f.server, f.path, f.status.value, f.name_time, f.first_seen,
+                         deadline=f.first_seen + archive_ttl,
+                         remaining=f.first_seen + archive_ttl - now)
+        for f in files
+        if f.status in PENDING and is_archived(f.path)
+        and now - f.first_seen >= warn_fraction * archive_ttl
+    ]
+    return sorted(warnings, key=lambda w: (w.deadline, w.path))
+
+
+def _last_validation(ledger: Ledger, migration_id: int) -> ValidationStatus | None:
+    ranges = ledger.last_validations(migration_id)
+    if not ranges:
+        return None
+    mismatched = sum(r.final_verdict is Verdict.MISMATCH for r in ranges)
+    return ValidationStatus(
+        step_id=ranges[0].step_id,
+        validated_at=max(r.recompared_at or r.validated_at for r in ranges),
+        ranges=len(ranges), mismatched=mismatched,
+        verdict=(Verdict.MISMATCH if mismatched else Verdict.MATCH).value,
+    )

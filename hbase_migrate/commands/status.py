@@ -1,0 +1,121 @@
+"""``hbase-migrate status``: replay lag, pending WAL files, gaps, retention warnings and the
+last validation verdict of each migration in a ledger.
+
+Exit codes: 0 when no open gap, 3 when a migration has an open gap (WAL edits lost for the
+target), 2 on errors. ``--json`` prints the shape documented in
+:mod:`hbase_migrate.audit.status`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from hbase_migrate.commands.ledger import ledger_source_options, resolve_ledger
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from hbase_migrate.audit.status import MigrationStatus, StatusReport
+
+EXIT_GAPS = 3
+
+
+@click.command()
+@ledger_source_options
+@click.option("--json", "as_json", is_flag=True, help="Print JSON (sorted keys) instead of tables.")
+@click.option("--archive-ttl", metavar="DURATION",
+              help="hbase.master.logcleaner.ttl for the retention warning "
+                   "(default: the config's [replay] archive_ttl, else 10m).")
+@click.pass_context
+def status(ctx: click.Context, config: Path | None, url: str | None, as_json: bool,
+           archive_ttl: str | None) -> None:
+    """Show migration progress, lag and gaps.
+
+    Per migration and source region server: the newest replayed write time and the lag behind
+    now, WAL files pending (seen, replaying, failed), gaps (WAL files that vanished before
+    they were replayed), archived WALs close to the cleaner TTL, and the last validation.
+
+    \b
+    Exit status: 0 no open gap; 3 an open gap (edits lost for the target); 2 an error.
+    """
+    from hbase_migrate.audit.ledger import Ledger, now_ms
+    from hbase_migrate.audit.status import DEFAULT_ARCHIVE_TTL_MS, compute_status
+    from hbase_migrate.timeutil import parse_duration
+
+    ledger_url, spec = resolve_ledger(config, url)
+    ttl = (parse_duration(archive_ttl, name="--archive-ttl") if archive_ttl
+           else spec.replay.archive_ttl if spec else DEFAULT_ARCHIVE_TTL_MS)
+    with Ledger.open(ledger_url) as opened:
+        report = compute_status(opened, now=now_ms(), archive_ttl=ttl,
+                                names=[spec.name] if spec else None)
+    if as_json:
+        click.echo(json.dumps(report.to_json(), sort_keys=True, indent=2))
+    else:
+        render(report)
+    if report.has_gaps:
+        ctx.exit(EXIT_GAPS)
+
+
+def render(report: StatusReport, console: Console | None = None) -> None:
+    """The report as tables for a terminal."""
+    from rich.console import Console
+
+    from hbase_migrate.timeutil import format_duration, format_time
+
+    console = console or Console()
+    console.print(f"ledger {report.ledger} (schema {report.schema_version}) at "
+                  f"{format_time(report.now)}")
+    if not report.migrations:
+        console.print("no migration recorded in this ledger yet")
+    for m in report.migrations:
+        lag = "unknown" if m.lag is None else format_duration(m.lag)
+        console.print(f"\n[bold]{m.name}[/bold]: state {m.state}, replay lag {lag}, "
+                      f"last validation {_validation(m)}", highlight=False)
+        _render_tables(console, m, format_time, format_duration)
+
+
+def _validation(m: MigrationStatus) -> str:
+    v = m.last_validation
+    if v is None:
+        return "none"
+    return f"{v.verdict} ({v.mismatched} of {v.ranges} ranges differ)"
+
+
+def _render_tables(console: Console, m: MigrationStatus, fmt_time: Callable[[int], str],
+                   fmt_duration: Callable[[int], str]) -> None:
+    from rich.table import Table
+
+    def when(ms: int | None) -> str:
+        return "-" if ms is None else fmt_time(ms)
+
+    if not m.servers:
+        console.print("no source WAL files recorded yet")
+    else:
+        servers = Table("server", "newest replayed write", "lag", "seen", "replaying",
+                        "failed", "replayed", "gaps", title="source servers")
+        for s in m.servers:
+            servers.add_row(s.server, when(s.newest_replayed_write_time),
+                            "-" if s.lag is None else fmt_duration(s.lag),
+                            *(str(s.pending[k]) for k in ("seen", "replaying", "failed")),
+                            str(s.replayed), str(s.gaps))
+        console.print(servers)
+    if m.gaps:
+        gaps = Table("server", "WAL file", "edits from", "edits to", "detected",
+                     title="[red]GAPS: edits lost for the target[/red]")
+        for g in m.gaps:
+            gaps.add_row(g.server, g.path, when(g.first_time), when(g.last_time),
+                         when(g.detected_at))
+        console.print(gaps)
+        for remedy in sorted({g.remedy for g in m.gaps}):
+            console.print(f"remedy: {remedy}", highlight=False)
+    if m.retention_warnings:
+        warn = Table("server", "archived WAL file", "status", "first seen", "may be deleted at",
+                     title="[yellow]archived WALs near the cleaner TTL[/yellow]")
+        for w in m.retention_warnings:
+            warn.add_row(w.server, w.path, w.status, when(w.first_seen), when(w.deadline))
+        console.print(warn)

@@ -1,0 +1,311 @@
+"""The migration spec: one frozen, typed value per migration, loaded from a TOML file.
+
+::
+
+    [migration]
+    name = "orders"
+    ledger = "sqlite:///state/orders/ledger.db"   # optional; default under the state dir
+    [source]
+    cluster_json = "state/source/cluster.json"    # or explicit endpoints:
+    # thrift = "hbase-a:9090"  thrift2 = "hbase-a:9091"  webhdfs = "http://nn-a:9870"
+    # hbase_root = "/hbase"  zookeeper = "zk-a:2181"  znode_parent = "/hbase"
+    [target]
+    cluster_json = "state/target/cluster.json"
+    [[tables]]
+    source = "orders"
+    target = "orders"          # optional, defaults to source; "ns:t" names allowed
+    families = ["d"]           # optional filter
+    [replay]
+    roll_period = "1h"          # HBase hbase.regionserver.logroll.period
+    margin = "5m"
+    archive_ttl = "10m"         # hbase.master.logcleaner.ttl, for the retention warning
+    allow_lossy_deletes = false
+
+Relative paths (``cluster_json``, a SQLite ledger file, a local ``hbase_root`` when there is no
+``webhdfs``) resolve against the config file's folder. The default ledger is
+``<state dir>/<name>/ledger.db``, the state dir being ``$HBASE_MIGRATE_STATE_DIR`` or
+``./state``. Durations are ``90s``, ``10m``, ``1h`` (see :mod:`hbase_migrate.timeutil`) or an
+integer of milliseconds. Unknown keys are errors, so that typos surface. A cluster's
+``cluster.json`` is read only when its endpoints are first needed (:meth:`ClusterSpec.endpoints`).
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, NoReturn
+
+from hbase_migrate.cluster.descriptors import InvalidTableNameError, normalize_table_name
+from hbase_migrate.cluster.endpoints import ClusterEndpoints, load_cluster_json
+from hbase_migrate.errors import ConfigError
+from hbase_migrate.timeutil import parse_duration
+
+STATE_DIR_ENV = "HBASE_MIGRATE_STATE_DIR"
+ENDPOINT_KEYS = ("name", "thrift", "thrift2", "transport", "protocol", "webhdfs", "zookeeper",
+                 "znode_parent", "hbase_root")
+_SECTIONS = ("migration", "source", "target", "tables", "replay")
+_REPLAY_DEFAULTS = {"roll_period": 3_600_000, "margin": 300_000, "archive_ttl": 600_000}
+
+
+@dataclass(frozen=True)
+class ClusterSpec:
+    """A cluster: either a ``cluster_json`` file or explicit ``endpoints``, never both."""
+
+    role: str  # "source" or "target"
+    cluster_json: Path | None = None
+    explicit: ClusterEndpoints | None = None
+
+    def endpoints(self) -> ClusterEndpoints:
+        """The cluster's endpoints; a ``cluster_json`` file is read now, on each call."""
+        if self.explicit is not None:
+            return self.explicit
+        assert self.cluster_json is not None
+        return load_cluster_json(self.cluster_json)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The TOML section this spec reads back from (paths absolute)."""
+        if self.cluster_json is not None:
+            return {"cluster_json": str(self.cluster_json)}
+        assert self.explicit is not None
+        return {k: v for k, v in self.explicit.to_json().items() if v is not None}
+
+    @property
+    def identity(self) -> str:
+        """A stable text naming the cluster, kept in the ledger to recognise the migration:
+        the ``cluster.json`` path, or the explicit Thrift endpoints. No I/O."""
+        if self.cluster_json is not None:
+            return f"cluster_json:{self.cluster_json}"
+        assert self.explicit is not None
+        gateways = [self.explicit.thrift, self.explicit.thrift2 or ""]
+        return f"thrift:{','.join(g for g in gateways if g)}"
+
+
+@dataclass(frozen=True)
+class TableSpec:
+    """A table to migrate; ``target`` defaults to ``source``; empty ``families`` = all."""
+
+    source: str
+    target: str
+    families: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ReplaySpec:
+    """Replay settings; durations in milliseconds."""
+
+    roll_period: int = _REPLAY_DEFAULTS["roll_period"]
+    margin: int = _REPLAY_DEFAULTS["margin"]
+    archive_ttl: int = _REPLAY_DEFAULTS["archive_ttl"]
+    allow_lossy_deletes: bool = False
+
+
+@dataclass(frozen=True)
+class MigrationSpec:
+    """Everything one migration is configured with."""
+
+    name: str
+    ledger_url: str
+    source: ClusterSpec
+    target: ClusterSpec
+    tables: tuple[TableSpec, ...]
+    replay: ReplaySpec = field(default_factory=ReplaySpec)
+    path: Path | None = None  # the config file it came from
+
+    def table_mapping(self) -> dict[str, str]:
+        """Source table -> target table."""
+        return {t.source: t.target for t in self.tables}
+
+    def to_dict(self) -> dict[str, Any]:
+        """The config as the TOML tree :func:`parse_config` reads (paths absolute, durations
+        in ms): how a spec travels to another process (JSON) and comes back equal."""
+        return {
+            "migration": {"name": self.name, "ledger": self.ledger_url},
+            "source": self.source.to_dict(),
+            "target": self.target.to_dict(),
+            "tables": [{"source": t.source, "target": t.target, "families": list(t.families)}
+                       for t in self.tables],
+            "replay": asdict(self.replay),
+        }
+
+
+def state_dir() -> Path:
+    """``$HBASE_MIGRATE_STATE_DIR``, else ``./state``, as an absolute path."""
+    return Path(os.environ.get(STATE_DIR_ENV) or "state").absolute()
+
+
+def load_config(path: str | Path) -> MigrationSpec:
+    """Read and check a migration config file."""
+    path = Path(path)
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read the migration config: {exc.strerror}") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from exc
+    return parse_config(data, path)
+
+
+def parse_config(data: dict[str, Any], path: Path) -> MigrationSpec:
+    """Build the spec from parsed TOML; ``path`` names the file and anchors relative paths."""
+    reader = _Reader(path)
+    reader.keys(data, "", _SECTIONS)
+    migration = reader.section(data, "migration", required=True)
+    reader.keys(migration, "migration", ("name", "ledger"))
+    name = reader.string(migration, "migration", "name", required=True) or ""
+    if not name or "/" in name or name != name.strip():
+        reader.fail("migration", "name", "a non-empty name without '/' or surrounding spaces",
+                    name)
+    ledger = reader.string(migration, "migration", "ledger")
+    ledger_url = (_resolve_sqlite(ledger, path.parent) if ledger
+                  else f"sqlite:///{state_dir() / name / 'ledger.db'}")
+    return MigrationSpec(
+        name=name,
+        ledger_url=ledger_url,
+        source=reader.cluster(data, "source"),
+        target=reader.cluster(data, "target"),
+        tables=reader.tables(data),
+        replay=reader.replay(data),
+        path=path.absolute(),
+    )
+
+
+def _resolve_sqlite(url: str, folder: Path) -> str:
+    prefix = "sqlite:///"
+    if not url.startswith(prefix):
+        return url
+    database = url[len(prefix):]
+    if not database or database.startswith(("/", ":memory:", "file:")):
+        return url
+    return prefix + str((folder / database).absolute())
+
+
+class _Reader:
+    """Typed access to the TOML tree; every error names the file, the key and what was
+    expected."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.folder = path.absolute().parent
+
+    def fail(self, section: str, key: str, expected: str, got: object) -> NoReturn:
+        where = f"[{section}] {key}" if section else key
+        raise ConfigError(f"{self.path}: {where}: expected {expected}, got {got!r}")
+
+    def keys(self, table: dict[str, Any], section: str, allowed: tuple[str, ...]) -> None:
+        for key in table:
+            if key not in allowed:
+                where = f"[{section}] " if section else ""
+                raise ConfigError(f"{self.path}: {where}unknown key {key!r}; expected one of "
+                                  f"{', '.join(allowed)}")
+
+    def section(self, data: dict[str, Any], name: str, required: bool = False) -> dict[str, Any]:
+        value = data.get(name)
+        if value is None and not required:
+            return {}
+        if not isinstance(value, dict):
+            what = "missing" if value is None else f"a {type(value).__name__}"
+            raise ConfigError(f"{self.path}: [{name}]: expected a table (section), got {what}")
+        return value
+
+    def string(self, table: dict[str, Any], section: str, key: str,
+               required: bool = False) -> str | None:
+        value = table.get(key)
+        if value is None:
+            if required:
+                raise ConfigError(f"{self.path}: [{section}] {key}: missing; expected a string")
+            return None
+        if not isinstance(value, str):
+            self.fail(section, key, "a string", value)
+        return str(value)
+
+    def duration(self, table: dict[str, Any], key: str) -> int:
+        value = table.get(key, _REPLAY_DEFAULTS[key])
+        if isinstance(value, bool) or not isinstance(value, (int, str)):
+            self.fail("replay", key, "a duration such as \"90s\", \"10m\", \"1h\" or integer ms",
+                      value)
+        if isinstance(value, int):
+            if value < 0:
+                self.fail("replay", key, "a non-negative number of milliseconds", value)
+            return value
+        return parse_duration(value, name=f"{self.path}: [replay] {key}")
+
+    def cluster(self, data: dict[str, Any], role: str) -> ClusterSpec:
+        table = self.section(data, role, required=True)
+        self.keys(table, role, ("cluster_json", *ENDPOINT_KEYS))
+        cluster_json = self.string(table, role, "cluster_json")
+        given = {k: self.string(table, role, k) for k in ENDPOINT_KEYS if k in table}
+        if cluster_json is not None:
+            if given:
+                raise ConfigError(
+                    f"{self.path}: [{role}]: give either cluster_json or explicit endpoints, "
+                    f"not both (found cluster_json and {', '.join(sorted(given))})")
+            return ClusterSpec(role, cluster_json=self.folder / cluster_json)
+        if not given.get("thrift"):
+            raise ConfigError(f"{self.path}: [{role}]: expected cluster_json or at least "
+                              "thrift = \"host:port\"")
+        given.setdefault("name", role)
+        root = given.get("hbase_root")
+        if root and not given.get("webhdfs") and not Path(root).is_absolute():
+            given["hbase_root"] = str(self.folder / root)  # a local HBase root folder
+        try:
+            endpoints = ClusterEndpoints(**{k: v for k, v in given.items() if v is not None})
+        except ConfigError as exc:
+            raise ConfigError(f"{self.path}: [{role}]: {exc}") from None
+        return ClusterSpec(role, explicit=endpoints)
+
+    def tables(self, data: dict[str, Any]) -> tuple[TableSpec, ...]:
+        items = data.get("tables")
+        if not isinstance(items, list) or not items:
+            raise ConfigError(f"{self.path}: [[tables]]: expected at least one [[tables]] entry "
+                              "with source = \"table\"")
+        specs: list[TableSpec] = []
+        for index, item in enumerate(items):
+            section = f"tables #{index + 1}"
+            if not isinstance(item, dict):
+                self.fail("tables", f"entry #{index + 1}", "a table", item)
+            self.keys(item, section, ("source", "target", "families"))
+            source = self._table_name(item, section, "source", None)
+            specs.append(TableSpec(source, self._table_name(item, section, "target", source),
+                                   self._families(item, section)))
+        for attr in ("source", "target"):
+            names = [getattr(s, attr) for s in specs]
+            duplicates = sorted({n for n in names if names.count(n) > 1})
+            if duplicates:
+                raise ConfigError(f"{self.path}: [[tables]]: duplicate {attr} table "
+                                  f"{', '.join(duplicates)}; each may appear once")
+        return tuple(specs)
+
+    def _table_name(self, item: dict[str, Any], section: str, key: str,
+                    default: str | None) -> str:
+        value = self.string(item, section, key, required=default is None) or default
+        assert value is not None
+        try:
+            name = normalize_table_name(value)
+        except InvalidTableNameError as exc:
+            raise ConfigError(f"{self.path}: [{section}] {key}: {exc}") from None
+        if name.startswith("hbase:"):
+            self.fail(section, key, "a user table (system tables are not migrated)", value)
+        return name
+
+    def _families(self, item: dict[str, Any], section: str) -> tuple[str, ...]:
+        families = item.get("families", [])
+        if (not isinstance(families, list)
+                or not all(isinstance(f, str) and f for f in families)
+                or len(set(families)) != len(families)):
+            self.fail(section, "families", "a list of distinct non-empty family names",
+                      families)
+        return tuple(families)
+
+    def replay(self, data: dict[str, Any]) -> ReplaySpec:
+        table = self.section(data, "replay")
+        self.keys(table, "replay", ("roll_period", "margin", "archive_ttl",
+                                    "allow_lossy_deletes"))
+        lossy = table.get("allow_lossy_deletes", False)
+        if not isinstance(lossy, bool):
+            self.fail("replay", "allow_lossy_deletes", "true or false", lossy)
+        return ReplaySpec(roll_period=self.duration(table, "roll_period"),
+                          margin=self.duration(table, "margin"),
+                          archive_ttl=self.duration(table, "archive_ttl"),
+                          allow_lossy_deletes=bool(lossy))

@@ -1,0 +1,188 @@
+"""The status report against hand-computed expectations, and the ``status`` and ``ledger``
+commands end to end (exit codes, JSON, text)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hbase_migrate.audit.ledger import DEFAULT_GAP_REMEDY, Ledger
+from hbase_migrate.audit.records import TableMapping
+from hbase_migrate.audit.schema import latest_version
+from hbase_migrate.audit.status import compute_status
+from hbase_migrate.cli import main
+
+T = 1_700_000_000_000
+NOW = T + 600_000
+OLD = "/hbase/oldWALs/"
+LIVE = "/hbase/WALs/"
+
+
+def seen(ledger: Ledger, mid: int, server: str, path: str, first_seen: int,
+         cluster: str = "source") -> None:
+    ledger.record_wal_seen(mid, cluster, server, path, 1000, T, now=first_seen)
+
+
+def replay(ledger: Ledger, mid: int, path: str, offset: int, write_time: int,
+           closed: bool) -> None:
+    ledger.record_wal_progress(mid, "source", path, offset_reached=offset, entries=1,
+                               cells_by_type={"Put": 1}, markers={}, approximated_deletes=0,
+                               last_write_time=write_time, closed=closed)
+
+
+def populate(ledger: Ledger) -> None:
+    """rs1: replayed up to T+250s; rs2: nothing replayed, one archived file near the TTL;
+    rs3: a gap after replaying up to T+50s; a target-side file that status ignores."""
+    mid = ledger.ensure_migration("orders", "src", "dst", [TableMapping("orders", "orders")],
+                                  now=T).id
+    ledger.update_migration(mid, state="replaying", watermark=T - 1000)
+    seen(ledger, mid, "rs1", LIVE + "rs1/f1", NOW - 400_000)
+    replay(ledger, mid, LIVE + "rs1/f1", 10, T + 100_000, closed=False)
+    seen(ledger, mid, "rs1", OLD + "f2", NOW - 590_000)
+    replay(ledger, mid, OLD + "f2", 10, T + 250_000, closed=True)
+    seen(ledger, mid, "rs2", OLD + "f3", NOW - 500_000)  # 500s >= 0.8 * 600s: warn
+    seen(ledger, mid, "rs2", OLD + "f4", NOW - 100_000)  # young: no warning
+    seen(ledger, mid, "rs2", LIVE + "rs2/f5", NOW - 590_000)  # old but live: no warning
+    ledger.mark_wal_failed(mid, "source", LIVE + "rs2/f5", "timeout")
+    seen(ledger, mid, "rs3", LIVE + "rs3/f6", NOW - 300_000)
+    replay(ledger, mid, LIVE + "rs3/f6", 10, T + 50_000, closed=False)
+    ledger.mark_wal_vanished(mid, "source", LIVE + "rs3/f6", now=NOW - 60_000)
+    seen(ledger, mid, "rs9", OLD + "t1", NOW - 590_000, cluster="target")
+    step = ledger.start_step(mid, "validate", now=NOW - 30_000)
+    ledger.record_validation(mid, step, "orders", b"", b"m", source_rows=3, target_rows=3,
+                             source_cells=3, target_cells=3, source_digest="a",
+                             target_digest="a", verdict="match", now=NOW - 20_000)
+    bad = ledger.record_validation(mid, step, "orders", b"m", b"", source_rows=3,
+                                   target_rows=2, source_cells=3, target_cells=2,
+                                   source_digest="b", target_digest="c", verdict="mismatch",
+                                   now=NOW - 20_000)
+    ledger.record_recompare(bad, "mismatch", now=NOW - 10_000)
+    ledger.ensure_migration("users", "src", "dst", [TableMapping("users", "users")], now=T)
+
+
+def expected(ledger: Ledger) -> dict[str, Any]:
+    pending0 = {"seen": 0, "replaying": 0, "failed": 0}
+    return {
+        "now": NOW, "ledger": ledger.url, "schema_version": latest_version(),
+        "archive_ttl": 600_000, "has_gaps": True,
+        "migrations": [
+            {
+                "name": "orders", "state": "replaying", "source": "src", "target": "dst",
+                "watermark": T - 1000, "lag": 550_000,
+                "servers": [
+                    {"server": "rs1", "newest_replayed_write_time": T + 250_000,
+                     "lag": 350_000, "pending": {**pending0, "replaying": 1}, "replayed": 1,
+                     "gaps": 0},
+                    {"server": "rs2", "newest_replayed_write_time": None, "lag": None,
+                     "pending": {"seen": 2, "replaying": 0, "failed": 1}, "replayed": 0,
+                     "gaps": 0},
+                    {"server": "rs3", "newest_replayed_write_time": T + 50_000,
+                     "lag": 550_000, "pending": pending0, "replayed": 0, "gaps": 1},
+                ],
+                "gaps": [{"server": "rs3", "path": LIVE + "rs3/f6", "first_time": T + 50_000,
+                          "last_time": NOW - 60_000, "detected_at": NOW - 60_000,
+                          "remedy": DEFAULT_GAP_REMEDY}],
+                "retention_warnings": [
+                    {"server": "rs2", "path": OLD + "f3", "status": "seen", "name_time": T,
+                     "first_seen": NOW - 500_000, "deadline": NOW + 100_000,
+                     "remaining": 100_000},
+                ],
+                "last_validation": {"step_id": 1, "validated_at": NOW - 10_000, "ranges": 2,
+                                    "mismatched": 1, "verdict": "mismatch"},
+            },
+            {"name": "users", "state": "created", "source": "src", "target": "dst",
+             "watermark": None, "lag": None, "servers": [], "gaps": [],
+             "retention_warnings": [], "last_validation": None},
+        ],
+    }
+
+
+def test_status_report_matches_hand_computed_figures(ledger: Ledger) -> None:
+    populate(ledger)
+    report = compute_status(ledger, now=NOW)
+    assert json.loads(json.dumps(report.to_json())) == expected(ledger)
+    only = compute_status(ledger, now=NOW, names=["users"], archive_ttl=60_000)
+    assert [m.name for m in only.migrations] == ["users"]
+    assert not only.has_gaps
+
+
+def test_shorter_ttl_warns_earlier(ledger: Ledger) -> None:
+    populate(ledger)
+    # 0.8 * 200s = 160s: f3 (first seen 500s ago) warns, f4 (100s) does not
+    report = compute_status(ledger, now=NOW, names=["orders"], archive_ttl=200_000)
+    assert [(w.path, w.remaining) for w in report.migrations[0].retention_warnings] == [
+        (OLD + "f3", -300_000)]
+    # 0.8 * 120s = 96s: both
+    report = compute_status(ledger, now=NOW, names=["orders"], archive_ttl=120_000)
+    assert [(w.path, w.deadline) for w in report.migrations[0].retention_warnings] == [
+        (OLD + "f3", NOW - 380_000), (OLD + "f4", NOW + 20_000)]
+
+
+def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    with pytest.raises(SystemExit) as exit_info:
+        main(argv)
+        raise SystemExit(0)
+    out, err = capsys.readouterr()
+    return int(exit_info.value.code or 0), out, err
+
+
+def test_status_command_exits_3_on_gaps(ledger: Ledger, ledger_url: str,
+                                        capsys: pytest.CaptureFixture[str],
+                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "200")
+    populate(ledger)
+    code, out, _ = run(["status", "--url", ledger_url, "--json"], capsys)
+    assert code == 3
+    report = json.loads(out)
+    assert out == json.dumps(report, sort_keys=True, indent=2) + "\n"
+    assert report["has_gaps"] is True
+    assert [m["name"] for m in report["migrations"]] == ["orders", "users"]
+    code, out, _ = run(["status", "--url", ledger_url], capsys)
+    assert code == 3
+    assert "GAPS" in out and "rs3" in out and "near the cleaner TTL" in out
+    assert "mismatch (1 of 2 ranges differ)" in out
+    assert "remedy: re-copy the affected key ranges" in out
+
+
+def test_status_command_with_config(ledger: Ledger, ledger_url: str, tmp_path: Path,
+                                    capsys: pytest.CaptureFixture[str]) -> None:
+    populate(ledger)
+    config = tmp_path / "users.toml"
+    config.write_text(f'[migration]\nname = "users"\nledger = "{ledger_url}"\n'
+                      '[source]\nthrift = "a:9090"\n[target]\nthrift = "b:9090"\n'
+                      '[[tables]]\nsource = "users"\n[replay]\narchive_ttl = "1h"\n')
+    code, out, _ = run(["status", "--config", str(config), "--json"], capsys)
+    report = json.loads(out)
+    assert code == 0
+    assert (report["archive_ttl"], [m["name"] for m in report["migrations"]]) == (
+        3_600_000, ["users"])
+
+
+def test_ledger_commands(ledger_url: str, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(["ledger", "info", "--url", ledger_url], capsys)
+    assert code == 0
+    assert "schema version 0" in out and "ledger upgrade" in out
+    code, out, _ = run(["ledger", "upgrade", "--url", ledger_url], capsys)
+    assert (code, f"schema version {latest_version()} (upgraded from 0" in out) == (0, True)
+    code, out, _ = run(["ledger", "upgrade", "--url", ledger_url], capsys)
+    assert "(is up to date)" in out
+    with Ledger.open(ledger_url) as ledger:
+        populate(ledger)
+    code, out, _ = run(["ledger", "info", "--url", ledger_url, "--json"], capsys)
+    info = json.loads(out)
+    assert (info["schema_version"], [m["name"] for m in info["migrations"]]) == (
+        latest_version(), ["orders", "users"])
+    orders = info["migrations"][0]
+    assert orders["wal_files"] == {"failed": 1, "gap": 1, "replayed": 1, "replaying": 1,
+                                   "seen": 3}
+    assert orders["open_gaps"] == 1
+
+
+def test_ledger_source_is_required_once(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(["ledger", "upgrade"], capsys)
+    assert code == 2 and "exactly one of --config" in err
+    code, _, err = run(["status", "--url", "mysql://x/y"], capsys)
+    assert code == 2 and "hbase-migrate: error: ledger URL 'mysql://x/y'" in err

@@ -1,0 +1,196 @@
+"""The migration config: the documented example, defaults, paths, round trips and errors."""
+
+from __future__ import annotations
+
+import json
+import re
+import textwrap
+from pathlib import Path
+
+import pytest
+
+import hbase_migrate.config
+from hbase_migrate.cluster.endpoints import ClusterEndpoints
+from hbase_migrate.config import (
+    ClusterSpec,
+    MigrationSpec,
+    ReplaySpec,
+    TableSpec,
+    load_config,
+    parse_config,
+)
+from hbase_migrate.errors import ConfigError
+
+FULL = """
+[migration]
+name = "orders"
+ledger = "sqlite:///ledgers/orders.db"
+[source]
+cluster_json = "state/source/cluster.json"
+[target]
+name = "dc2"
+thrift = "hbase-b:9090"
+thrift2 = "hbase-b:9091"
+transport = "framed"
+protocol = "compact"
+webhdfs = "http://nn-b:9870"
+hbase_root = "/hbase"
+zookeeper = "zk-b:2181"
+znode_parent = "/hbase-unsecure"
+[[tables]]
+source = "default:orders"
+families = ["d", "m"]
+[[tables]]
+source = "sales:items"
+target = "items_v2"
+[replay]
+roll_period = 1800000
+margin = "90s"
+archive_ttl = "2h"
+allow_lossy_deletes = true
+"""
+
+MINIMAL = """
+[migration]
+name = "users"
+[source]
+thrift = "a:9090"
+hbase_root = "data/hbase"
+[target]
+thrift = "b:9090"
+[[tables]]
+source = "users"
+"""
+
+
+def write(tmp_path: Path, text: str, name: str = "m.toml") -> Path:
+    path = tmp_path / "conf" / name
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(textwrap.dedent(text))
+    return path
+
+
+def test_full_config(tmp_path: Path) -> None:
+    path = write(tmp_path, FULL)
+    spec = load_config(path)
+    folder = tmp_path / "conf"
+    assert spec == MigrationSpec(
+        name="orders",
+        ledger_url=f"sqlite:///{folder}/ledgers/orders.db",
+        source=ClusterSpec("source", cluster_json=folder / "state/source/cluster.json"),
+        target=ClusterSpec("target", explicit=ClusterEndpoints(
+            name="dc2", thrift="hbase-b:9090", thrift2="hbase-b:9091", transport="framed",
+            protocol="compact", webhdfs="http://nn-b:9870", zookeeper="zk-b:2181",
+            znode_parent="/hbase-unsecure", hbase_root="/hbase")),
+        tables=(TableSpec("orders", "orders", ("d", "m")),
+                TableSpec("sales:items", "items_v2", ())),
+        replay=ReplaySpec(roll_period=1_800_000, margin=90_000, archive_ttl=7_200_000,
+                          allow_lossy_deletes=True),
+        path=path,
+    )
+    assert spec.table_mapping() == {"orders": "orders", "sales:items": "items_v2"}
+    assert spec.source.identity == f"cluster_json:{folder}/state/source/cluster.json"
+    assert spec.target.identity == "thrift:hbase-b:9090,hbase-b:9091"
+
+
+def test_defaults_and_state_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = write(tmp_path, MINIMAL)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("HBASE_MIGRATE_STATE_DIR", raising=False)
+    spec = load_config(path)
+    assert spec.ledger_url == f"sqlite:///{tmp_path}/state/users/ledger.db"
+    assert spec.replay == ReplaySpec(roll_period=3_600_000, margin=300_000,
+                                     archive_ttl=600_000, allow_lossy_deletes=False)
+    assert spec.tables == (TableSpec("users", "users"),)
+    # a local HBase root (no webhdfs) is a folder next to the config
+    assert spec.source.endpoints() == ClusterEndpoints(
+        name="source", thrift="a:9090", hbase_root=str(tmp_path / "conf/data/hbase"))
+    monkeypatch.setenv("HBASE_MIGRATE_STATE_DIR", str(tmp_path / "elsewhere"))
+    assert load_config(path).ledger_url == f"sqlite:///{tmp_path}/elsewhere/users/ledger.db"
+
+
+def test_ledger_urls_other_than_relative_sqlite_stay_as_given(tmp_path: Path) -> None:
+    for url in ("postgresql://u:p@db:5432/ledger", "sqlite:////abs/ledger.db",
+                "sqlite:///:memory:"):
+        text = MINIMAL.replace('name = "users"', f'name = "users"\nledger = "{url}"')
+        assert load_config(write(tmp_path, text)).ledger_url == url
+
+
+def test_documented_example_loads(tmp_path: Path) -> None:
+    doc = hbase_migrate.config.__doc__ or ""
+    example = re.search(r"::\n\n(.*?)\n\n", doc, re.S)
+    assert example is not None
+    spec = load_config(write(tmp_path, textwrap.dedent(example.group(1))))
+    assert (spec.name, spec.tables, spec.replay) == (
+        "orders", (TableSpec("orders", "orders", ("d",)),),
+        ReplaySpec(3_600_000, 300_000, 600_000, False))
+
+
+@pytest.mark.parametrize("text", [FULL, MINIMAL])
+def test_round_trip_through_json(tmp_path: Path, text: str) -> None:
+    path = write(tmp_path, text)
+    spec = load_config(path)
+    assert parse_config(json.loads(json.dumps(spec.to_dict())), path) == spec
+
+
+def test_cluster_json_is_read_when_needed(tmp_path: Path) -> None:
+    spec = load_config(write(tmp_path, FULL))  # the cluster.json does not exist yet: fine
+    with pytest.raises(ConfigError, match=r"state/source/cluster.json: cannot read"):
+        spec.source.endpoints()
+    cluster_json = tmp_path / "conf/state/source/cluster.json"
+    cluster_json.parent.mkdir(parents=True)
+    cluster_json.write_text(json.dumps({"name": "src", "thrift": "127.0.0.1:9090", "pid": 1}))
+    assert spec.source.endpoints() == ClusterEndpoints(name="src", thrift="127.0.0.1:9090")
+
+
+def edit(old: str, new: str, base: str = MINIMAL) -> str:
+    assert old in base
+    return base.replace(old, new, 1)
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    (edit('[[tables]]\nsource = "users"\n', ""),
+     r"\[\[tables\]\]: expected at least one \[\[tables\]\] entry"),
+    (MINIMAL + '[[tables]]\nsource = "other"\ntarget = "users"\n',
+     r"duplicate target table users"),
+    (MINIMAL + '[[tables]]\nsource = "users"\ntarget = "u2"\n', r"duplicate source table users"),
+    (edit('source = "users"', 'source = "users"\nfamlies = ["d"]'),
+     r"\[tables #1\] unknown key 'famlies'; expected one of source, target, families"),
+    (MINIMAL + "[replay]\nmargn = \"5m\"\n", r"\[replay\] unknown key 'margn'"),
+    (MINIMAL + "[extra]\n", r"unknown key 'extra'; expected one of migration"),
+    (MINIMAL + "[replay]\nmargin = \"5 minutes\"\n",
+     r"\[replay\] margin: cannot read '5 minutes' as a duration"),
+    (MINIMAL + "[replay]\narchive_ttl = -5\n",
+     r"\[replay\] archive_ttl: expected a non-negative number of milliseconds, got -5"),
+    (MINIMAL + "[replay]\nroll_period = 1.5\n", r"\[replay\] roll_period: expected a duration"),
+    (MINIMAL + "[replay]\nallow_lossy_deletes = \"yes\"\n",
+     r"allow_lossy_deletes: expected true or false, got 'yes'"),
+    (edit('thrift = "a:9090"', 'thrift = "a:9090"\ncluster_json = "c.json"'),
+     r"\[source\]: give either cluster_json or explicit endpoints, not both \(found "
+     r"cluster_json and hbase_root, thrift\)"),
+    (edit('thrift = "b:9090"', 'zookeeper = "zk:2181"'),
+     r"\[target\]: expected cluster_json or at least thrift"),
+    (edit('thrift = "b:9090"', 'thrift = "b"'), r"\[target\]: .*thrift: expected host:port"),
+    (edit('thrift = "b:9090"', 'thrift = 9090'), r"\[target\] thrift: expected a string"),
+    (edit('name = "users"\n', ""), r"\[migration\] name: missing; expected a string"),
+    (edit('name = "users"', 'name = "a/b"'), r"\[migration\] name: expected a non-empty name"),
+    (edit('[migration]\nname = "users"\n', ""),
+     r"\[migration\]: expected a table \(section\), got missing"),
+    (edit('source = "users"', 'source = "bad name!"'), r"\[tables #1\] source: illegal table"),
+    (edit('source = "users"', 'source = "hbase:meta"'), r"system tables are not migrated"),
+    (edit('source = "users"', 'source = "users"\nfamilies = "d"'),
+     r"\[tables #1\] families: expected a list of distinct non-empty family names"),
+    (edit('source = "users"', 'source = "users"\nfamilies = ["d", "d"]'),
+     r"families: expected a list of distinct"),
+    ("[migration\n", r"not valid TOML"),
+])
+def test_errors_name_file_key_and_expectation(tmp_path: Path, text: str, message: str) -> None:
+    path = write(tmp_path, text)
+    with pytest.raises(ConfigError, match=message) as info:
+        load_config(path)
+    assert str(info.value).startswith(f"{path}: ")
+
+
+def test_missing_file(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"nope.toml: cannot read the migration config"):
+        load_config(tmp_path / "nope.toml")
