@@ -1,0 +1,10 @@
+"""WAL replay: WAL entries -> exact mutations (WALPlayer semantics without its defects),
+filters, targets (Thrift2 exact, Thrift1 with a fidelity policy) and the replay of one file
+with offsets reported only once the target acknowledged them.
+
+Modules: ``mutations`` (cells -> row mutations), ``filters`` (``ReplayFilter``),
+``marker_log`` (METAFAMILY markers, bulk loads), ``apply`` (``ReplayTarget``,
+``Thrift2Target``), ``thrift1_target`` (``Thrift1Target``), ``targets`` (``open_target``),
+``file_replay`` (``replay_file``, ``ReplaySpec``, ``FileProgress``, ``FileResult``),
+``errors``.
+"""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import signal
 import sys
 from pathlib import Path
 from typing import Any
@@ -33,6 +34,10 @@ def demo(root: Path, table: str, ops: int, seed: int, as_json: bool) -> None:
                             if k not in ("seconds", "examples", "ops"))
         click.echo(f"[{facts['seconds']:7.2f}s] {step}: {details}")
 
+    # Ctrl-C and SIGTERM both unwind through the stack's clean-up, even when this process
+    # was started with SIGINT ignored (as background jobs of non-interactive shells are).
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
     result = run_demo(DemoSpec(root=root, table=table, ops=ops, seed=seed), report)
     comparison = result.comparison
     if result.ok:

@@ -1,0 +1,137 @@
+"""Replay targets: where row mutations go, acknowledged before :meth:`apply` returns.
+
+:class:`ReplayTarget` is the protocol the file replay drives; :class:`Thrift2Target` is the
+exact one (per-cell timestamps, every delete type through ``THBaseService``), and
+:class:`hbase_migrate.replay.thrift1_target.Thrift1Target` the one with a fidelity policy.
+Transport failures are retried with backoff by the clients; what still fails raises
+:class:`ReplayWriteError` naming the table, the row and the WAL position.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from hbase_migrate.bytesutil import to_string_binary
+from hbase_migrate.cluster.descriptors import TableDescriptor
+from hbase_migrate.cluster.thrift2 import Thrift2Client, Thrift2Error
+from hbase_migrate.replay.errors import MissingTargetError, ReplayWriteError
+from hbase_migrate.replay.mutations import RowMutation
+from hbase_migrate.wal.model import CellType
+
+
+def type_name(code: int) -> str:
+    """``Put``, ``Delete``, ... for a known type code."""
+    return CellType(code).hbase_name
+
+
+@dataclass
+class AppliedCounts:
+    """What one or more acknowledged ``apply`` calls wrote."""
+
+    cells: Counter[str] = field(default_factory=Counter)  # by HBase type name
+    calls: int = 0
+    approximations: Counter[str] = field(default_factory=Counter)  # by kind of approximation
+
+    def add(self, other: AppliedCounts) -> None:
+        self.cells.update(other.cells)
+        self.calls += other.calls
+        self.approximations.update(other.approximations)
+
+
+def count_cells(mutations: Iterable[RowMutation]) -> Counter[str]:
+    """Cells by HBase type name."""
+    return Counter(type_name(c.type) for m in mutations for c in m.cells)
+
+
+class ReplayTarget(Protocol):
+    """A cluster that takes row mutations."""
+
+    @property
+    def name(self) -> str:
+        """The endpoint, for messages."""
+        ...
+
+    def describe(self, table: str) -> TableDescriptor:
+        """The target table's descriptor; :class:`MissingTargetError` if there is none."""
+        ...
+
+    def apply(self, table: str, mutations: Sequence[RowMutation]) -> AppliedCounts:
+        """Write the mutations in order; return only once all were acknowledged."""
+        ...
+
+
+class SchemaCache:
+    """Table descriptors of a target, fetched once."""
+
+    def __init__(self, name: str, exists: Callable[[str], bool],
+                 fetch: Callable[[str], TableDescriptor]) -> None:
+        self.name, self._exists, self._fetch = name, exists, fetch
+        self._tables: dict[str, TableDescriptor] = {}
+
+    def describe(self, table: str) -> TableDescriptor:
+        found = self._tables.get(table)
+        if found is None:
+            if not self._exists(table):
+                raise MissingTargetError(f"target {self.name}: table {table} does not exist")
+            found = self._tables[table] = self._fetch(table)
+        return found
+
+
+def require_families(target: ReplayTarget, table: str, families: Iterable[bytes],
+                     why: str) -> None:
+    """Fail with :class:`MissingTargetError` unless ``table`` has every family."""
+    desc = target.describe(table)
+    missing = sorted(f for f in set(families) if desc.family(f) is None)
+    if missing:
+        names = ", ".join(to_string_binary(f) for f in missing)
+        have = ", ".join(to_string_binary(f.name) for f in desc.families)
+        raise MissingTargetError(f"target {target.name}: table {table} has no column family "
+                                 f"{names} ({why}); it has {have}")
+
+
+def write_error(target: str, table: str, mutation: RowMutation, exc: Exception) -> Exception:
+    return ReplayWriteError(
+        f"target {target}: table {table}: writing row {to_string_binary(mutation.row)} "
+        f"({mutation.kind.value}) from {mutation.position} failed: {exc}")
+
+
+class Thrift2Target:
+    """Exact replay through a Thrift2 gateway (one client, not shared across threads)."""
+
+    def __init__(self, client: Thrift2Client) -> None:
+        self.client = client
+        self._schema = SchemaCache(client.endpoint, client.table_exists,
+                                   client.table_descriptor)
+
+    @property
+    def name(self) -> str:
+        return self.client.endpoint
+
+    def close(self) -> None:
+        self.client.close()
+
+    def describe(self, table: str) -> TableDescriptor:
+        return self._schema.describe(table)
+
+    def apply(self, table: str, mutations: Sequence[RowMutation]) -> AppliedCounts:
+        cells = [c for m in mutations for c in m.cells]
+        try:
+            self.client.write_cells(table, cells)
+        except Thrift2Error as exc:
+            self._find_failure(table, mutations, exc)
+        runs = sum(1 for i, m in enumerate(mutations)
+                   if i == 0 or m.kind != mutations[i - 1].kind)
+        return AppliedCounts(count_cells(mutations), runs)
+
+    def _find_failure(self, table: str, mutations: Sequence[RowMutation],
+                      exc: Thrift2Error) -> None:
+        """Re-send mutation by mutation (idempotent: original timestamps) to name the one
+        the target refuses; returns normally if every one is then acknowledged."""
+        for m in mutations:
+            try:
+                self.client.write_cells(table, m.cells)
+            except Thrift2Error as again:
+                raise write_error(self.name, table, m, again) from exc

@@ -1,0 +1,31 @@
+"""Errors of WAL replay: each names the WAL file, byte offset and entry it concerns, and the
+target table (and row, family, type where one is at fault)."""
+
+from __future__ import annotations
+
+from hbase_migrate.errors import HBaseMigrateError
+
+
+class ReplayError(HBaseMigrateError):
+    """A WAL file cannot be replayed as asked; nothing after its position was recorded."""
+
+
+class UnknownCellTypeError(ReplayError):
+    """A cell whose KeyValue type code is none of Put/Delete/DeleteColumn/DeleteFamily/
+    DeleteFamilyVersion: replaying it would guess, so the file fails."""
+
+
+class MarkerReadError(ReplayError):
+    """A BULK_LOAD marker whose descriptor does not parse: the region to re-copy is unknown."""
+
+
+class MissingTargetError(ReplayError):
+    """The target lacks the table or column family a mapping or a WAL cell refers to."""
+
+
+class InexpressibleMutationError(ReplayError):
+    """The gateway cannot express a delete exactly and lossy deletes were not allowed."""
+
+
+class ReplayWriteError(ReplayError):
+    """The target did not acknowledge a write after the client's retries."""

@@ -1,0 +1,233 @@
+"""Replay one WAL file into a target, from a saved offset, reporting only acknowledged
+progress.
+
+Entries are read in file order with :class:`WalReader`, filtered (:class:`ReplayFilter`),
+converted (:mod:`mutations`) and buffered per target table; when the buffer holds
+``batch_cells`` cells (an entry without data cells counts as one, so progress over filtered
+stretches is reported too) it is applied, and once every table's ``apply`` has returned
+(acknowledged) ``on_progress`` receives the offset reached: the end of the last entry
+taken, with the index of the next one. Only those offsets may be recorded as replayed.
+Memory stays bounded by the buffer and the reader's window, whatever the file size.
+
+The read ends normally at the trailer (a closed file, fully replayed) or at a cut-off tail
+(``eof``/``truncated``/``partial_trailer``: a live or crashed writer's file; resume later
+from ``end_offset`` with ``start_index=next_index``). A corrupt file, or an entry that cannot
+be converted, raises after everything before it was applied and reported.
+
+Ordering: entries of one file are applied in file order; files are otherwise independent
+units of work. The one case where order across files matters is a region that moved
+between servers (REGION_CLOSE in the old server's WAL, REGION_OPEN in the new one's): the
+same cell (row, family, qualifier, timestamp) may have been written on both sides with
+different values, and the later sequence id must win. The caller must therefore replay the
+files holding a moved region's edits one after the other in order of that region's
+sequence ids (old server's files up to the close first), not in parallel. Each result's
+``region_events`` lists the open/close markers, with sequence ids and positions, to find
+those files.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+from hbase_migrate.errors import WalCorruptError
+from hbase_migrate.replay.apply import AppliedCounts, ReplayTarget, require_families
+from hbase_migrate.replay.errors import ReplayError
+from hbase_migrate.replay.filters import ReplayFilter, table_name
+from hbase_migrate.replay.marker_log import BulkLoadRecord, MarkerLog, RegionEvent
+from hbase_migrate.replay.mutations import (
+    RowMutation,
+    WalPosition,
+    count_tags,
+    mutation_cells,
+    to_mutations,
+)
+from hbase_migrate.wal.markers import is_marker
+from hbase_migrate.wal.model import Entry
+from hbase_migrate.wal.reader import WalReader
+
+Source = str | os.PathLike[str]
+COMPLETE = "trailer"
+
+
+@dataclass(frozen=True)
+class ReplaySpec:
+    """One replay job: what to replay and how much to send per acknowledged batch."""
+
+    filter: ReplayFilter = field(default_factory=ReplayFilter)
+    batch_cells: int = 5000
+
+    def __post_init__(self) -> None:
+        if self.batch_cells < 1:
+            raise ValueError(f"batch_cells must be >= 1, got {self.batch_cells}")
+
+
+@dataclass(frozen=True)
+class FileProgress:
+    """Acknowledged progress in one file: everything before ``offset`` is on the target.
+
+    Counts cover the entries from the start offset of this run up to ``offset``.
+    """
+
+    file: str
+    offset: int  # end of the last entry taken (entry boundary)
+    next_index: int | None  # index of the entry at ``offset``; None when unknown
+    entries: int  # entries read
+    entries_applied: int  # entries with at least one data cell sent
+    entries_skipped: Mapping[str, int]  # by reason (system table, not mapped, window)
+    cells: Mapping[str, int]  # cells written, by type name
+    cells_filtered: int  # cells of families not replayed
+    markers: Mapping[str, int]  # by kind
+    bulk_loads: tuple[BulkLoadRecord, ...]
+    region_events: tuple[RegionEvent, ...]
+    approximations: Mapping[str, int]  # by kind (Thrift1 policy)
+    tags_dropped: int  # tags of written cells (the gateways cannot carry them)
+    calls: int  # write calls to the target
+    last_write_time: int | None  # write_time of the last entry taken
+
+
+@dataclass(frozen=True)
+class FileResult:
+    """How a replay of one file ended."""
+
+    progress: FileProgress
+    end_reason: str  # "trailer", "eof", "truncated" or "partial_trailer"
+    has_trailer: bool
+
+    @property
+    def end_offset(self) -> int:
+        return self.progress.offset
+
+    @property
+    def complete(self) -> bool:
+        """The file is closed and fully replayed (nothing can be appended to it)."""
+        return self.end_reason == COMPLETE
+
+
+def _frozen(counter: Counter[str]) -> Mapping[str, int]:
+    return MappingProxyType(dict(counter))
+
+
+class _Run:
+    """The state of one replay of one file."""
+
+    def __init__(self, name: str, spec: ReplaySpec, target: ReplayTarget,
+                 on_progress: Callable[[FileProgress], None] | None) -> None:
+        self.name, self.spec, self.target, self.on_progress = name, spec, target, on_progress
+        self.pending: dict[str, list[RowMutation]] = {}
+        self.weight = 0
+        self.offset = 0
+        self.next_index: int | None = None
+        self.reported: tuple[int, int] | None = None
+        self.entries = self.entries_applied = self.cells_filtered = self.tags = 0
+        self.skipped: Counter[str] = Counter()
+        self.markers = MarkerLog()
+        self.applied = AppliedCounts()
+        self.last_write_time: int | None = None
+        self.checked: set[tuple[str, bytes]] = set()
+
+    def check_mapping(self) -> None:
+        """Every mapped target table, and the families a filter names, exist."""
+        flt = self.spec.filter
+        for source, dst in flt.tables:
+            self.target.describe(dst)
+            families = flt.families_of(source)
+            if families:
+                require_families(self.target, dst, families, f"mapped from {source}")
+
+    def take(self, entry: Entry) -> None:
+        """Filter and convert one entry into the buffer (nothing is written here)."""
+        key, flt = entry.key, self.spec.filter
+        source = table_name(key.table_name)
+        reason = flt.skip_reason(source, key.write_time)
+        cells = 0
+        if reason is None:
+            cells = self._convert(entry, source)
+        else:
+            self.skipped[reason] += 1
+        self.entries += 1
+        self.weight += cells or 1
+        self.offset, self.next_index = entry.offset + entry.size, entry.index + 1
+        self.last_write_time = key.write_time
+
+    def _convert(self, entry: Entry, source: str) -> int:
+        """Buffer the entry's mutations; return the number of data cells."""
+        position = WalPosition(self.name, entry.offset, entry.index)
+        dst = self.spec.filter.target_of(source)
+        assert dst is not None
+        families = self.spec.filter.families_of(source)
+        data = []
+        for cell in entry.cells:
+            if is_marker(cell):
+                self.markers.read(source, cell, entry.key.write_time, position)
+            elif families is not None and cell.family not in families:
+                self.cells_filtered += 1
+            else:
+                data.append(cell)
+        if not data:
+            return 0
+        new = {c.family for c in data} - {f for t, f in self.checked if t == dst}
+        if new:
+            require_families(self.target, dst, new, f"written by {position}")
+            self.checked.update((dst, f) for f in new)
+        mutations = to_mutations(data, position)
+        self.pending.setdefault(dst, []).extend(mutations)
+        self.tags += count_tags(data)
+        self.entries_applied += 1
+        return mutation_cells(mutations)
+
+    def flush(self) -> None:
+        """Apply the buffer, then report the offset reached (if it moved)."""
+        for table, mutations in self.pending.items():
+            self.applied.add(self.target.apply(table, mutations))
+        self.pending.clear()
+        self.weight = 0
+        here = (self.offset, self.entries)
+        if self.on_progress is not None and here != self.reported:
+            self.on_progress(self.progress())
+        self.reported = here
+
+    def progress(self) -> FileProgress:
+        return FileProgress(
+            self.name, self.offset, self.next_index, self.entries, self.entries_applied,
+            _frozen(self.skipped), _frozen(self.applied.cells), self.cells_filtered,
+            _frozen(self.markers.counts), tuple(self.markers.bulk_loads),
+            tuple(self.markers.region_events), _frozen(self.applied.approximations),
+            self.tags, self.applied.calls, self.last_write_time)
+
+
+def replay_file(source: Source, spec: ReplaySpec, target: ReplayTarget, *,
+                start_offset: int = 0, start_index: int | None = None,
+                on_progress: Callable[[FileProgress], None] | None = None) -> FileResult:
+    """Replay the WAL at ``source`` (path or ``webhdfs://`` URL) from ``start_offset``.
+
+    ``start_index`` is the index of the entry at ``start_offset`` (a progress report's
+    ``next_index``): it lets the reader seek there directly. Raises the reader's
+    ``WalCorruptError``, a :class:`ReplayError` for entries that cannot be replayed, or
+    :class:`ReplayWriteError`; in the first two cases after applying and reporting every
+    entry before the bad one.
+    """
+    name = os.fspath(source)
+    run = _Run(name, spec, target, on_progress)
+    run.check_mapping()
+    with WalReader(source, start_offset=start_offset, start_index=start_index) as reader:
+        run.offset = reader.end_offset
+        run.next_index = start_index if start_offset else 0
+        try:
+            for entry in reader:
+                try:
+                    run.take(entry)
+                except ReplayError:
+                    run.flush()
+                    raise
+                if run.weight >= spec.batch_cells:
+                    run.flush()
+        except WalCorruptError:
+            run.flush()
+            raise
+        run.offset = reader.end_offset
+        run.flush()
+        return FileResult(run.progress(), reader.end_reason, reader.has_trailer)

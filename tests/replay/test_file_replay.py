@@ -1,0 +1,93 @@
+"""The one-file replay loop against a recording target (no server): bounded batches,
+progress only after acknowledgement, progress over skipped stretches, failures."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+from hbase_migrate.cluster.descriptors import FamilyDescriptor, TableDescriptor
+from hbase_migrate.replay.apply import AppliedCounts, count_cells
+from hbase_migrate.replay.errors import ReplayWriteError
+from hbase_migrate.replay.file_replay import FileProgress, ReplaySpec, replay_file
+from hbase_migrate.replay.filters import ReplayFilter
+from hbase_migrate.replay.mutations import RowMutation
+from hbase_migrate.wal.model import Cell, CellType
+from hbase_migrate.wal.reader import WalReader
+from tests.replay.conftest import T, entries_for, make_wal
+
+
+class Recorder:
+    """A target that records what it acknowledges, and can refuse the n-th call."""
+
+    name = "recorder"
+
+    def __init__(self, fail_on_call: int | None = None) -> None:
+        self.events: list[tuple[str, int]] = []  # ("apply", end offset) / ("progress", offset)
+        self.sizes: list[int] = []
+        self.fail_on_call = fail_on_call
+
+    def describe(self, table: str) -> TableDescriptor:
+        return TableDescriptor(table, (FamilyDescriptor(b"d"),))
+
+    def apply(self, table: str, mutations: Sequence[RowMutation]) -> AppliedCounts:
+        if self.fail_on_call == len(self.sizes):
+            raise ReplayWriteError("refused")
+        self.sizes.append(sum(len(m.cells) for m in mutations))
+        self.events.extend(("apply", m.position.offset) for m in mutations)
+        return AppliedCounts(count_cells(mutations), 1)
+
+    def progress(self, p: FileProgress) -> None:
+        self.events.append(("progress", p.offset))
+
+
+def _calls(n: int, width: int) -> list[list[Cell]]:
+    return [[Cell(b"r%03d" % i, b"d", b"q%d" % j, T + i, CellType.PUT, b"v")
+             for j in range(1 + i % width)] for i in range(n)]
+
+
+def test_batches_are_bounded_and_progress_follows_acknowledgement(tmp_path: Path) -> None:
+    wal = make_wal(tmp_path / "wal.1", entries_for("t", _calls(50, 4)))
+    target = Recorder()
+    result = replay_file(wal, ReplaySpec(batch_cells=7), target, on_progress=target.progress)
+    assert all(size <= 7 + 4 for size in target.sizes)  # the limit plus at most one entry
+    with WalReader(wal) as reader:
+        entries = list(reader)
+    for i, (kind, offset) in enumerate(target.events):
+        if kind == "progress":  # every entry before the offset was applied before it
+            applied = {o for k, o in target.events[:i] if k == "apply"}
+            assert {e.offset for e in entries if e.offset < offset} <= applied
+            assert offset in {e.offset + e.size for e in entries}
+    assert result.progress.cells == {"Put": sum(len(c) for c in _calls(50, 4))}
+
+
+def test_progress_advances_over_skipped_entries(tmp_path: Path) -> None:
+    wal = make_wal(tmp_path / "wal.2", entries_for("other", _calls(30, 1)))
+    target = Recorder()
+    reported: list[FileProgress] = []
+    result = replay_file(wal, ReplaySpec(ReplayFilter.build(["t"]), batch_cells=10), target,
+                         on_progress=reported.append)
+    assert target.sizes == []
+    assert [p.entries for p in reported] == [10, 20, 30]
+    assert result.progress.entries_skipped == {"table not mapped": 30}
+
+
+def test_a_refused_batch_reports_nothing_after_the_last_acknowledged_one(
+        tmp_path: Path) -> None:
+    wal = make_wal(tmp_path / "wal.3", entries_for("t", _calls(20, 1)))
+    target = Recorder(fail_on_call=2)
+    reported: list[FileProgress] = []
+    with pytest.raises(ReplayWriteError):
+        replay_file(wal, ReplaySpec(batch_cells=5), target, on_progress=reported.append)
+    assert [p.entries for p in reported] == [5, 10]
+
+
+def test_an_empty_wal_reports_its_edit_start(tmp_path: Path) -> None:
+    wal = make_wal(tmp_path / "wal.4", [], trailer=False)
+    reported: list[FileProgress] = []
+    result = replay_file(wal, ReplaySpec(), Recorder(), on_progress=reported.append)
+    assert result.end_reason == "eof" and not result.complete
+    assert reported == [result.progress] and result.progress.entries == 0
+    assert result.progress.next_index == 0
