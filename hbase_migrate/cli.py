@@ -22,6 +22,12 @@ CORE_COMMANDS: dict[str, tuple[str, str]] = {
     "wal": ("hbase_migrate.commands.wal:wal", "Read WAL files: dump entries, count statistics."),
     "ledger": ("hbase_migrate.commands.ledger:ledger", "Manage the audit ledger database."),
     "status": ("hbase_migrate.commands.status:status", "Show migration progress, lag and gaps."),
+    "replay": ("hbase_migrate.commands.replay:replay",
+               "Replay source WAL edits into the target (catch-up or --follow)."),
+    "backfill": ("hbase_migrate.commands.replay:backfill",
+                 "Replay the WAL edits of a time window again, with a manifest."),
+    "cluster": ("hbase_migrate.commands.cluster:cluster",
+                "Inspect a cluster: servers, master, replication, WAL files."),
 }
 
 ENTRY_POINT_GROUP = "hbase_migrate.commands"
