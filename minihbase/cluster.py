@@ -2,8 +2,10 @@
 
 DDL (tables with split keys, enable/disable), and the server side of every read and write:
 client mutations become the concrete cells HBase would log (``HRegion.prepareDelete``,
-``prepareDeleteTimestamps``, ``reckonDelta``), which go to :meth:`Store.apply` one mutation
-at a time; reads apply the masking rules of :mod:`minihbase.visibility`.
+``prepareDeleteTimestamps``, ``reckonDelta``). One client call is logged as one WAL edit per
+region it touches (HBase's mini-batch), written before the store commits; reads apply the
+masking rules of :mod:`minihbase.visibility`. Region placement and region open/close events
+belong to an optional :class:`RegionHost` (the region servers of :mod:`minihbase.regionserver`).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from hbase_migrate.cluster.descriptors import (
     FamilyDescriptor,
@@ -49,6 +52,20 @@ class ServerName:
     start_code: int = 0
 
 
+class RegionHost(Protocol):
+    """Where regions live, and who is told when they open and close."""
+
+    def server_of(self, region: RegionDescriptor) -> tuple[str, int, int]:
+        """(host, port, start code) of the server holding ``region``."""
+        ...
+
+    def regions_opened(self, table: TableDescriptor,
+                       regions: Sequence[RegionDescriptor]) -> None: ...
+
+    def regions_closed(self, table: TableDescriptor,
+                       regions: Sequence[RegionDescriptor]) -> None: ...
+
+
 def _prefix_stop(prefix: bytes) -> bytes:
     """The smallest row greater than every row starting with ``prefix`` (b"" = no bound)."""
     stripped = prefix.rstrip(b"\xff")
@@ -59,10 +76,11 @@ class Cluster:
     """Tables, regions and the read/write semantics of one embedded cluster."""
 
     def __init__(self, store: Store, clock: Callable[[], int] = now_ms,
-                 server: ServerName | None = None) -> None:
+                 server: ServerName | None = None, host: RegionHost | None = None) -> None:
         self.store = store
         self.clock = clock
         self.server = server or ServerName(start_code=clock())
+        self.host = host
         self._lock = threading.RLock()
 
     # --- DDL ----------------------------------------------------------------------------
@@ -88,6 +106,8 @@ class Cluster:
                    for i in range(len(bounds) - 1)]
         desc = TableDescriptor(name, tuple(families))
         self.store.create_table(desc, regions)
+        if self.host is not None:
+            self.host.regions_opened(desc, self.store.table(name).regions)
         return desc
 
     def table(self, name: str) -> TableInfo:
@@ -104,11 +124,15 @@ class Cluster:
         if info.enabled:
             raise TableStateError(f"org.apache.hadoop.hbase.TableNotDisabledException: {info.name}")
         self.store.set_enabled(info.name, True)
+        if self.host is not None:
+            self.host.regions_opened(info.descriptor, info.regions)
 
     def disable_table(self, name: str) -> None:
         info = self.table(name)
         if not info.enabled:
             raise TableStateError(f"org.apache.hadoop.hbase.TableNotEnabledException: {info.name}")
+        if self.host is not None:
+            self.host.regions_closed(info.descriptor, info.regions)
         self.store.set_enabled(info.name, False)
 
     def table_names(self) -> list[str]:
@@ -116,9 +140,13 @@ class Cluster:
 
     def regions(self, name: str) -> list[RegionDescriptor]:
         """The table's regions with their server, sorted by start key."""
-        host, port, code = self.server.host, self.server.port, self.server.start_code
-        return [RegionDescriptor(r.table, r.start_key, r.end_key, r.region_id, host, port, code)
-                for r in self.table(name).regions]
+        out = []
+        for r in self.table(name).regions:
+            host, port, code = (self.host.server_of(r) if self.host is not None else
+                                (self.server.host, self.server.port, self.server.start_code))
+            out.append(RegionDescriptor(r.table, r.start_key, r.end_key, r.region_id,
+                                        host, port, code))
+        return out
 
     def region_for(self, name: str, row: bytes) -> RegionDescriptor:
         return next(r for r in self.regions(name) if r.contains(row))
@@ -145,11 +173,17 @@ class Cluster:
                     raise IllegalArgumentError(
                         "Timestamp is required for TDelete with DeleteFamilyVersion type")
         with self._lock, self.store.batch() as batch:
+            edits: dict[tuple[str, bool], tuple[RegionDescriptor, list[Cell], Durability]] = {}
             for m in mutations:
                 cells = self._resolve(info, m)
-                if cells:
-                    region = self.region_for(info.name, m.row)
-                    batch.apply(info.name, region, cells, m.durability)
+                if not cells:
+                    continue
+                batch.write(info.name, cells)  # later mutations of the call see it
+                region = self.region_for(info.name, m.row)
+                key = (region.encoded_name, m.durability == Durability.SKIP_WAL)
+                edits.setdefault(key, (region, [], m.durability))[1].extend(cells)
+            for region, cells, durability in edits.values():
+                batch.log(info.name, region, cells, durability)  # before the commit
 
     def _resolve(self, info: TableInfo, m: Mutation) -> list[Cell]:
         """The cells HBase logs for one mutation: concrete timestamps, whole-row deletes as

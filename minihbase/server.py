@@ -1,8 +1,13 @@
-"""One embedded cluster: the durable store, the cluster logic and both Thrift gateways.
+"""One embedded cluster: the durable store, region servers writing WALs, both Thrift
+gateways, a WebHDFS view of the HBase root, an admin endpoint and ZooKeeper registration.
 
-``MiniHBase(dir).start()`` opens (or reopens) ``dir/store.sqlite`` and serves Thrift1 and
-Thrift2 on loopback ports; ``stop()`` closes the gateways, then the store. Its endpoints are
-written to ``dir/cluster.json`` atomically (temp file, fsync, rename).
+``MiniHBase(dir).start()`` opens (or reopens) ``dir/store.sqlite``, starts the region servers
+(WALs under the HBase root ``dir/hbase``: ``WALs/``, ``oldWALs/``), serves Thrift1, Thrift2,
+WebHDFS (the root as ``/hbase``) and the admin endpoint on loopback ports, and, given a
+ZooKeeper quorum, registers as HBase does (``hbaseid``, ``master``, ``meta-region-server``,
+``running``, one ephemeral ``rs/<server>`` per live server, replication peer and queues).
+``stop()`` shuts down cleanly (regions closed, WALs archived), then closes the store. The
+endpoints are written to ``dir/cluster.json`` atomically (temp file, fsync, rename).
 """
 
 from __future__ import annotations
@@ -12,21 +17,66 @@ import logging
 import os
 import sqlite3
 import tempfile
+import uuid
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
 
+from hbase_migrate.cluster.descriptors import RegionDescriptor
 from hbase_migrate.cluster.endpoints import ClusterEndpoints
+from hbase_migrate.cluster.errors import ZkPayloadError
+from hbase_migrate.cluster.zkpayload import (
+    ClusterId,
+    ReplicationState,
+    decode_cluster_id,
+    decode_replication_state,
+    encode_cluster_id,
+)
+from hbase_migrate.cluster.zkpayload import ServerName as ZkServerName
+from hbase_migrate.wal.model import Cell
 from minihbase import thrift1, thrift2
-from minihbase.cluster import Cluster
+from minihbase.admin import AdminServer
+from minihbase.cluster import Cluster, now_ms
 from minihbase.gateway import ThriftGateway
+from minihbase.model import Durability
 from minihbase.process import EmbeddedStackError
+from minihbase.regionserver import RegionServers, WalSettings
+from minihbase.replication import ReplicationQueues, zk_server
 from minihbase.store import Store, WriteHook
+from minihbase.webhdfs import WebHdfsServer
+from minihbase.zkregistry import ZkRegistrar
 
 log = logging.getLogger(__name__)
 
 STORE_FILE = "store.sqlite"
 CLUSTER_JSON = "cluster.json"
+HBASE_ROOT_DIR = "hbase"  # the HBase root (hbase.rootdir) inside the data folder
+HBASE_ROOT = "/hbase"  # where WebHDFS shows it
+MASTER_PORT = 16000
+
+
+class _Hooks:
+    """Calls several write hooks in order (the WAL first)."""
+
+    def __init__(self, hooks: Sequence[WriteHook]) -> None:
+        self.hooks = list(hooks)
+
+    def __call__(self, table: str, region: RegionDescriptor, cells: Sequence[Cell],
+                 durability: Durability) -> None:
+        for hook in self.hooks:
+            hook(table, region, cells, durability)
+
+
+def cluster_id(root: Path) -> str:
+    """The cluster id kept in ``<root>/hbase.id`` (PBUF + ClusterId, as HBase writes it)."""
+    path = root / "hbase.id"
+    try:
+        return decode_cluster_id(path.read_bytes()).cluster_id
+    except (OSError, ZkPayloadError):
+        cid = str(uuid.uuid4())
+        path.write_bytes(encode_cluster_id(ClusterId(cid)))
+        return cid
 
 
 def write_json_atomically(path: Path, data: dict[str, Any]) -> None:
@@ -49,17 +99,30 @@ class MiniHBase:
 
     def __init__(self, data_dir: str | Path, name: str = "minihbase", thrift_port: int = 0,
                  thrift2_port: int = 0, transport: str = "buffered", protocol: str = "binary",
-                 zookeeper: str | None = None, write_hook: WriteHook | None = None) -> None:
+                 zookeeper: str | None = None, write_hook: WriteHook | None = None, *,
+                 wal: WalSettings | None = None, replication_peer: str | None = None,
+                 znode_parent: str = "/hbase", webhdfs_port: int = 0, admin_port: int = 0,
+                 clock: Callable[[], int] = now_ms) -> None:
         self.data_dir = Path(data_dir).resolve()
         self.name = name
         self.ports = (thrift_port, thrift2_port)
         self.transport, self.protocol = transport, protocol
         self.zookeeper = zookeeper
+        self.znode_parent = znode_parent
         self.write_hook = write_hook
+        self.wal_settings = wal or WalSettings()
+        self.replication_peer = replication_peer
+        self.webhdfs_port, self.admin_port = webhdfs_port, admin_port
+        self.clock = clock
+        self.hbase_root_dir = self.data_dir / HBASE_ROOT_DIR
         self.store: Store | None = None
         self.cluster: Cluster | None = None
+        self.region_servers: RegionServers | None = None
         self.thrift1: ThriftGateway | None = None
         self.thrift2: ThriftGateway | None = None
+        self.webhdfs: WebHdfsServer | None = None
+        self.admin: AdminServer | None = None
+        self.master: ZkRegistrar | None = None
 
     def _open_store(self) -> Store:
         try:
@@ -67,29 +130,79 @@ class MiniHBase:
             probe = self.data_dir / ".write-probe"
             probe.write_bytes(b"")
             probe.unlink()
-            return Store(self.data_dir / STORE_FILE, self.write_hook)
+            self.hbase_root_dir.mkdir(exist_ok=True)
+            return Store(self.data_dir / STORE_FILE)
         except (OSError, sqlite3.Error) as exc:
             raise EmbeddedStackError(
                 f"minicluster {self.name}: data directory {self.data_dir} is not usable "
                 f"({exc}); give a writable --dir") from exc
 
+    def _registrar(self) -> ZkRegistrar:
+        assert self.zookeeper is not None
+        return ZkRegistrar(self.zookeeper, self.znode_parent)
+
+    def _start_region_servers(self, store: Store) -> RegionServers:
+        replication = None
+        if self.replication_peer is not None:
+            enabled = self._peer_state()
+            if enabled is None and self.master is not None:
+                key = f"{self.zookeeper}:/hbase-{self.replication_peer}"
+                self.master.add_replication_peer(self.replication_peer, key)
+            replication = ReplicationQueues(self.replication_peer, self.master,
+                                            enabled is not False)
+        factory = self._registrar if self.zookeeper else None
+        servers = RegionServers(store, self.hbase_root_dir, self.wal_settings, self.clock,
+                                factory, replication)
+        hooks: list[WriteHook] = [servers]
+        if self.write_hook is not None:
+            hooks.append(self.write_hook)
+        store.write_hook = _Hooks(hooks)
+        return servers.start()
+
+    def _peer_state(self) -> bool | None:
+        """Whether the peer registered by an earlier run is enabled (None: no such peer)."""
+        if self.master is None or self.replication_peer is None:
+            return None
+        path = self.master.path("replication", "peers", self.replication_peer, "peer-state")
+        if not self.master.client.exists(path):
+            return None
+        data, _ = self.master.client.get(path)
+        return decode_replication_state(data, path) is ReplicationState.ENABLED
+
+    def _register_master(self) -> None:
+        if self.zookeeper is None:
+            return
+        self.master = self._registrar()
+        self.master.set_cluster_id(cluster_id(self.hbase_root_dir))
+        self.master.set_master(ZkServerName("localhost", MASTER_PORT, self.clock()))
+        self.master.set_running()
+
     def start(self) -> Self:
         self.store = self._open_store()
-        self.cluster = Cluster(self.store)
         try:
+            self._register_master()
+            self.region_servers = self._start_region_servers(self.store)
+            if self.master is not None:
+                meta = self.region_servers.live_servers()[0].name
+                self.master.set_meta_server(zk_server(meta))
+            self.cluster = Cluster(self.store, self.clock, host=self.region_servers)
             served1, _ = thrift1.make_handler(self.cluster)
             served2, _ = thrift2.make_handler(self.cluster)
             self.thrift1 = ThriftGateway(f"{self.name} thrift", thrift1.SERVICE, served1,
                                          self.ports[0], self.transport, self.protocol)
             self.thrift2 = ThriftGateway(f"{self.name} thrift2", thrift2.SERVICE, served2,
                                          self.ports[1], self.transport, self.protocol)
+            self.webhdfs = WebHdfsServer(self.hbase_root_dir, port=self.webhdfs_port,
+                                         hbase_root=HBASE_ROOT).start()
+            self.admin = AdminServer(self.region_servers, self.admin_port,
+                                     self.describe).start()
+            self.thrift1.start()
+            self.thrift2.start()
         except BaseException:
             self.stop()
             raise
-        self.thrift1.start()
-        self.thrift2.start()
-        log.info("minicluster %s serving thrift %s, thrift2 %s", self.name,
-                 self.thrift1.address, self.thrift2.address)
+        log.info("minicluster %s serving thrift %s, thrift2 %s, webhdfs %s", self.name,
+                 self.thrift1.address, self.thrift2.address, self.webhdfs.url)
         return self
 
     def stop(self) -> None:
@@ -97,6 +210,16 @@ class MiniHBase:
             if gateway is not None:
                 gateway.stop()
         self.thrift1 = self.thrift2 = None
+        for http in (self.admin, self.webhdfs):
+            if http is not None:
+                http.stop()
+        self.admin = self.webhdfs = None
+        if self.region_servers is not None:
+            self.region_servers.stop()
+            self.region_servers = None
+        if self.master is not None:
+            self.master.close()
+            self.master = None
         if self.store is not None:
             self.store.close()
             self.store = None
@@ -114,14 +237,22 @@ class MiniHBase:
             raise EmbeddedStackError(f"minicluster {self.name} is not running")
         return ClusterEndpoints(name=self.name, thrift=self.thrift1.address,
                                 thrift2=self.thrift2.address, transport=self.transport,
-                                protocol=self.protocol, zookeeper=self.zookeeper)
+                                protocol=self.protocol,
+                                webhdfs=self.webhdfs.url if self.webhdfs else None,
+                                zookeeper=self.zookeeper, znode_parent=self.znode_parent,
+                                hbase_root=HBASE_ROOT)
 
     def describe(self) -> dict[str, Any]:
-        """The ready line / cluster.json: endpoints plus ``pid`` and ``dir``."""
+        """The ready line / cluster.json: endpoints plus ``pid``, ``dir``, ``hbase_root_dir``,
+        ``admin`` and ``region_servers`` (live server names)."""
         data = self.endpoints.to_json()
-        keep = ("name", "thrift", "thrift2", "transport", "protocol", "zookeeper")
-        out = {k: data[k] for k in keep if k != "zookeeper" or self.zookeeper}
-        return {**out, "pid": os.getpid(), "dir": str(self.data_dir)}
+        if not self.zookeeper:
+            data.pop("zookeeper")
+        servers = self.region_servers.live_servers() if self.region_servers else []
+        return {**data, "pid": os.getpid(), "dir": str(self.data_dir),
+                "hbase_root_dir": str(self.hbase_root_dir),
+                "admin": self.admin.url if self.admin else None,
+                "region_servers": [str(s.name) for s in servers]}
 
     def write_cluster_json(self) -> Path:
         path = self.data_dir / CLUSTER_JSON

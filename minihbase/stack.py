@@ -75,8 +75,8 @@ class EmbeddedStack:
 
     def start_cluster(self, name: str, extra_args: list[str] | None = None) -> ClusterEndpoints:
         args = list(extra_args or [])
-        if self.zookeeper is not None:
-            args += ["--zookeeper", self.zookeeper.address]
+        if self.zookeeper is not None:  # one quorum, one parent znode per cluster
+            args += ["--zookeeper", self.zookeeper.address, "--znode-parent", f"/hbase-{name}"]
         proc = MiniclusterProcess(name, self.root / name, args)
         self._exit.callback(proc.stop)
         self.clusters[name] = proc

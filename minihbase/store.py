@@ -11,7 +11,13 @@ is on disk, so every acknowledged mutation survives a crash of the process.
 
 The write path is :meth:`Store.apply` (or :meth:`Batch.apply` inside :meth:`Store.batch`):
 ``apply(table, region, cells, durability)``. The cells are what HBase writes to its WAL, and
-an optional :class:`WriteHook` sees them first; when it raises, nothing is stored.
+an optional :class:`WriteHook` sees them first; when it raises, nothing is stored. Inside a
+batch, :meth:`Batch.write` and :meth:`Batch.log` split the two halves, so that a client call
+touching several rows of one region is logged once (the transaction commits only after every
+``log``; when one raises, the whole batch is rolled back).
+
+``region_state`` keeps what the region servers persist: each region's server slot and last
+sequence id (see :mod:`minihbase.regionserver`).
 """
 
 from __future__ import annotations
@@ -40,6 +46,8 @@ CREATE TABLE IF NOT EXISTS cells (
     table_id INTEGER NOT NULL, row BLOB NOT NULL, family BLOB NOT NULL,
     qualifier BLOB NOT NULL, ts INTEGER NOT NULL, type INTEGER NOT NULL, value BLOB NOT NULL,
     PRIMARY KEY (table_id, row, family, qualifier, ts DESC, type DESC)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS region_state (
+    encoded TEXT PRIMARY KEY, server INTEGER NOT NULL, sequence INTEGER NOT NULL);
 """
 _COLUMNS = "row, family, qualifier, ts, type, value"
 _ORDER = "ORDER BY row, family, qualifier, ts DESC, type DESC"
@@ -91,9 +99,18 @@ class Batch:
     def apply(self, table: str, region: RegionDescriptor, cells: Sequence[Cell],
               durability: Durability) -> None:
         """Store ``cells`` (concrete timestamps) of ``region``; the hook sees them first."""
+        self.log(table, region, cells, durability)
+        self.write(table, cells)
+
+    def log(self, table: str, region: RegionDescriptor, cells: Sequence[Cell],
+            durability: Durability) -> None:
+        """Show ``cells`` of ``region`` to the write hook (the WAL), without storing them."""
+        if self._store.write_hook is not None:
+            self._store.write_hook(table, region, cells, durability)
+
+    def write(self, table: str, cells: Sequence[Cell]) -> None:
+        """Store ``cells`` without the hook (bulk loads; or logged with :meth:`log`)."""
         store = self._store
-        if store.write_hook is not None:
-            store.write_hook(table, region, cells, durability)
         table_id = store.table(table).id
         store.db.executemany(
             "INSERT OR REPLACE INTO cells VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -203,6 +220,20 @@ class Store:
         """Store one region's cells durably (the WAL hook of part 2 sees them first)."""
         with self.batch() as batch:
             batch.apply(table, region, cells, durability)
+
+    # --- region state -------------------------------------------------------------------
+
+    def region_states(self) -> dict[str, tuple[int, int]]:
+        """Persisted ``encoded region name -> (server slot, last sequence id)``."""
+        with self.lock:
+            return {e: (srv, seq) for e, srv, seq in self.db.execute(
+                "SELECT encoded, server, sequence FROM region_state")}
+
+    def save_region_state(self, encoded: str, server: int, sequence: int) -> None:
+        """Record a region's server slot and last sequence id (joins an open batch)."""
+        with self.lock:
+            self.db.execute("INSERT OR REPLACE INTO region_state VALUES (?, ?, ?)",
+                            (encoded, server, sequence))
 
     def row_cells(self, table: str, row: bytes) -> list[Cell]:
         """Every stored cell of one row (puts and markers) in HBase order."""

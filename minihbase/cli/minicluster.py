@@ -1,20 +1,46 @@
-"""``hbase-migrate minicluster start``: the embedded cluster, in the foreground."""
+"""``hbase-migrate minicluster``: start the embedded cluster in the foreground, and operate a
+running one (roll, flush, move, kill, finish-split, clean, replication, bulk-load, info)
+through the admin endpoint named in its ``cluster.json``."""
 
 from __future__ import annotations
 
 import json
+import random
 import signal
 import threading
+import urllib.error
+import urllib.request
 from pathlib import Path
+from typing import Any
 
 import click
 
+from hbase_migrate.bytesutil import to_string_binary
+from hbase_migrate.errors import ConfigError
+from hbase_migrate.timeutil import parse_duration
+from hbase_migrate.wal.writer import WalOptions
+from minihbase.regionserver import WalSettings
 from minihbase.server import MiniHBase
+
+WAL_COMPRESSION = {
+    "none": WalOptions(),
+    "dict": WalOptions(compression=True, tag_compression=False),
+    "dict+tags": WalOptions(compression=True, tag_compression=True),
+    "dict+tags+gz": WalOptions(compression=True, tag_compression=True,
+                               value_compression="GZ"),
+}
+
+
+def _seconds(value: str, name: str) -> float:
+    try:
+        return parse_duration(value, name=name) / 1000
+    except ConfigError as exc:
+        raise click.BadParameter(str(exc)) from exc
 
 
 @click.group()
 def minicluster() -> None:
-    """Run the embedded HBase-compatible cluster (embedded stack)."""
+    """Run and operate the embedded HBase-compatible cluster (embedded stack)."""
 
 
 @minicluster.command()
@@ -31,20 +57,179 @@ def minicluster() -> None:
 @click.option("--protocol", type=click.Choice(["binary", "compact"]), default="binary",
               show_default=True, help="Thrift protocol of both gateways (HBase's -c).")
 @click.option("--zookeeper", metavar="HOST:PORT", default=None,
-              help="ZooKeeper quorum to register with (recorded in cluster.json).")
+              help="ZooKeeper quorum to register with, as HBase does.")
+@click.option("--znode-parent", default="/hbase", show_default=True,
+              help="Parent znode (zookeeper.znode.parent).")
+@click.option("--region-servers", type=click.IntRange(1, 64), default=2, show_default=True,
+              help="Simulated region servers, each with its own WAL.")
+@click.option("--roll-size", type=click.IntRange(min=1), default=64 * 1024 * 1024,
+              show_default=True, help="Roll a WAL once it holds this many bytes.")
+@click.option("--roll-period", default="1h", show_default=True,
+              help="Roll every WAL at least this often (30s, 500ms, 1h; bare number = ms).")
+@click.option("--archive-ttl", default="10m", show_default=True,
+              help="The log cleaner deletes archived WALs this long after archiving.")
+@click.option("--cleaner-interval", default="10s", show_default=True,
+              help="How often the log cleaner runs.")
+@click.option("--split-delay", default="10s", show_default=True,
+              help="A dead server's -splitting WALs are archived after this long.")
+@click.option("--wal-compression", type=click.Choice(list(WAL_COMPRESSION)), default="none",
+              show_default=True, help="WAL dictionary compression, with tag compression, "
+              "with GZ value compression.")
+@click.option("--replication-peer", metavar="ID", default=None,
+              help="Register a replication peer and keep per-server WAL queues.")
+@click.option("--webhdfs-port", type=click.IntRange(0, 65535), default=0, show_default=True,
+              help="WebHDFS port on 127.0.0.1; 0 picks a free one.")
+@click.option("--admin-port", type=click.IntRange(0, 65535), default=0, show_default=True,
+              help="Admin endpoint port on 127.0.0.1; 0 picks a free one.")
 def start(name: str, data_dir: Path, thrift_port: int, thrift2_port: int, transport: str,
-          protocol: str, zookeeper: str | None) -> None:
+          protocol: str, zookeeper: str | None, znode_parent: str, region_servers: int,
+          roll_size: int, roll_period: str, archive_ttl: str, cleaner_interval: str,
+          split_delay: str, wal_compression: str, replication_peer: str | None,
+          webhdfs_port: int, admin_port: int) -> None:
     """Start the cluster and run until SIGTERM or SIGINT.
 
     When ready, prints one JSON line and writes the same to DIR/cluster.json:
-    {"name", "thrift", "thrift2", "transport", "protocol", "pid", "dir"}
+    {"name", "thrift", "thrift2", "transport", "protocol", "webhdfs", "zookeeper",
+    "znode_parent", "hbase_root", "hbase_root_dir", "admin", "region_servers", "pid", "dir"}
     """
+    wal = WalSettings(
+        region_servers=region_servers, roll_size=roll_size,
+        roll_period=_seconds(roll_period, "--roll-period"),
+        archive_ttl=_seconds(archive_ttl, "--archive-ttl"),
+        cleaner_interval=_seconds(cleaner_interval, "--cleaner-interval"),
+        split_delay=_seconds(split_delay, "--split-delay"),
+        options=WAL_COMPRESSION[wal_compression])
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())
     with MiniHBase(data_dir, name, thrift_port, thrift2_port, transport, protocol,
-                   zookeeper) as cluster:
+                   zookeeper, wal=wal, replication_peer=replication_peer,
+                   znode_parent=znode_parent, webhdfs_port=webhdfs_port,
+                   admin_port=admin_port) as cluster:
         cluster.write_cluster_json()
         click.echo(json.dumps(cluster.describe()))
         while not stop.wait(0.5):
             pass
+
+
+# --- operations on a running cluster ------------------------------------------------------
+
+CLUSTER = click.option("--cluster", "cluster_json", required=True,
+                       type=click.Path(exists=True, dir_okay=False, path_type=Path),
+                       help="The cluster.json of the running minicluster.")
+
+
+def call_admin(cluster_json: Path, op: str, args: dict[str, Any] | None = None) -> Any:
+    """POST ``args`` to ``op`` (GET for ``info``) on the cluster's admin endpoint."""
+    url = json.loads(cluster_json.read_text(encoding="utf-8")).get("admin")
+    if not url:
+        raise click.ClickException(f"{cluster_json} names no admin endpoint")
+    data = None if op == "info" else json.dumps(args or {}).encode()
+    request = urllib.request.Request(f"{url}/{op}", data=data,
+                                     headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=60) as answer:
+            return json.loads(answer.read())["result"]
+    except urllib.error.HTTPError as exc:
+        raise click.ClickException(json.loads(exc.read() or b"{}").get("error", str(exc))) \
+            from exc
+    except OSError as exc:
+        raise click.ClickException(f"admin endpoint {url} does not answer: {exc}") from exc
+
+
+def _run(cluster_json: Path, op: str, args: dict[str, Any] | None = None) -> None:
+    click.echo(json.dumps(call_admin(cluster_json, op, args)))
+
+
+@minicluster.command()
+@CLUSTER
+def info(cluster_json: Path) -> None:
+    """Servers, their WALs and regions, -splitting directories, counters (JSON)."""
+    _run(cluster_json, "info")
+
+
+@minicluster.command()
+@CLUSTER
+@click.option("--server", default=None, help="Server name or slot (default: every server).")
+def roll(cluster_json: Path, server: str | None) -> None:
+    """Roll WALs now; prints the archived file names."""
+    _run(cluster_json, "roll", {"server": server})
+
+
+@minicluster.command()
+@CLUSTER
+@click.option("--table", default=None)
+@click.option("--region", default=None, help="Encoded region name.")
+def flush(cluster_json: Path, table: str | None, region: str | None) -> None:
+    """Flush regions (all, a table's, or one): FLUSH markers in their WALs."""
+    _run(cluster_json, "flush", {"table": table, "region": region})
+
+
+@minicluster.command()
+@CLUSTER
+@click.argument("region")
+@click.option("--server", default=None, help="Target server name or slot (default: another).")
+def move(cluster_json: Path, region: str, server: str | None) -> None:
+    """Move REGION (encoded name) to another server."""
+    _run(cluster_json, "move", {"region": region, "server": server})
+
+
+@minicluster.command()
+@CLUSTER
+@click.argument("server")
+def kill(cluster_json: Path, server: str) -> None:
+    """Crash SERVER (name or slot): WALs to -splitting, regions reassigned."""
+    _run(cluster_json, "kill", {"server": server})
+
+
+@minicluster.command("finish-split")
+@CLUSTER
+@click.option("--server", default=None, help="Dead server name (default: all).")
+def finish_split(cluster_json: Path, server: str | None) -> None:
+    """Archive the WALs of dead servers' -splitting directories now."""
+    _run(cluster_json, "finish-split", {"server": server})
+
+
+@minicluster.command()
+@CLUSTER
+def clean(cluster_json: Path) -> None:
+    """Run the log cleaner now; prints the deleted archived WALs."""
+    _run(cluster_json, "clean")
+
+
+@minicluster.command()
+@CLUSTER
+@click.argument("state", type=click.Choice(["enable", "disable"]))
+def replication(cluster_json: Path, state: str) -> None:
+    """Enable or disable the replication peer (a disabled peer pins its queued WALs)."""
+    _run(cluster_json, "replication", {"enabled": state == "enable"})
+
+
+def _generated_cells(count: int, seed: int) -> list[dict[str, Any]]:
+    rng = random.Random(seed)
+    return [{"row": f"bulk-{rng.randrange(10**6):06d}", "family": "d",
+             "qualifier": f"q{rng.randrange(4)}", "timestamp": 1_000_000 + i,
+             "value": to_string_binary(rng.randbytes(8))} for i in range(count)]
+
+
+@minicluster.command("bulk-load")
+@CLUSTER
+@click.option("--table", required=True)
+@click.option("--cells", "cells_file", type=click.Path(exists=True, dir_okay=False,
+                                                        path_type=Path), default=None,
+              help="JSON Lines of {row, family, qualifier, timestamp?, value} "
+                   "(Bytes.toStringBinary strings).")
+@click.option("--generate", type=click.IntRange(min=1), default=None,
+              help="Instead of --cells: N seeded cells in family d, rows bulk-NNNNNN.")
+@click.option("--seed", type=int, default=0, show_default=True)
+def bulk_load(cluster_json: Path, table: str, cells_file: Path | None, generate: int | None,
+              seed: int) -> None:
+    """Load cells without WAL entries: one BULK_LOAD marker per region."""
+    if (cells_file is None) == (generate is None):
+        raise click.UsageError("give exactly one of --cells and --generate")
+    if cells_file is not None:
+        lines = cells_file.read_text(encoding="utf-8").splitlines()
+        cells = [json.loads(line) for line in lines if line.strip()]
+    else:
+        cells = _generated_cells(generate or 0, seed)
+    _run(cluster_json, "bulk-load", {"table": table, "cells": cells})

@@ -64,7 +64,7 @@ def test_restart_finds_every_acknowledged_write(tmp_path: Path, cli_cluster_fact
     assert second.stop() == 0
 
 
-def test_options_and_cluster_json(tmp_path: Path, cli_cluster_factory):
+def test_options_and_cluster_json(tmp_path: Path, cli_cluster_factory, zookeeper):
     """Chosen transport/protocol/ports are used and reported; --zookeeper is recorded."""
     ports = []
     for _ in range(2):
@@ -73,11 +73,11 @@ def test_options_and_cluster_json(tmp_path: Path, cli_cluster_factory):
             ports.append(s.getsockname()[1])
     cluster = cli_cluster_factory(
         tmp_path, "--thrift-port", str(ports[0]), "--thrift2-port", str(ports[1]),
-        "--transport", "framed", "--protocol", "compact", "--zookeeper", "127.0.0.1:2181")
+        "--transport", "framed", "--protocol", "compact", "--zookeeper", zookeeper.address)
     assert cluster.info["thrift"] == f"127.0.0.1:{ports[0]}"
     endpoints = load_cluster_json(tmp_path / "cluster.json")
     assert (endpoints.transport, endpoints.protocol, endpoints.zookeeper) == (
-        "framed", "compact", "127.0.0.1:2181")
+        "framed", "compact", zookeeper.address)
     conn = happybase.Connection("127.0.0.1", ports[0], transport="framed", protocol="compact")
     assert conn.tables() == []
     conn.close()
