@@ -39,6 +39,7 @@ class ClusterEndpoints:
     zookeeper: str | None = None
     znode_parent: str = "/hbase"
     hbase_root: str | None = None
+    hbase_root_dir: str | None = None  # a local folder holding the HBase root, when there is one
 
     def __post_init__(self) -> None:
         parse_host_port(self.thrift, f"cluster {self.name!r} thrift")

@@ -6,5 +6,8 @@ Modules: ``mutations`` (cells -> row mutations), ``filters`` (``ReplayFilter``),
 ``marker_log`` (METAFAMILY markers, bulk loads), ``apply`` (``ReplayTarget``,
 ``Thrift2Target``), ``thrift1_target`` (``Thrift1Target``), ``targets`` (``open_target``),
 ``file_replay`` (``replay_file``, ``ReplaySpec``, ``FileProgress``, ``FileResult``),
-``errors``.
+``errors``; and the runs built on them: ``job`` (``ReplayJob``, per-file tasks and outcomes),
+``discovery`` (WAL files vs the ledger: moves, gaps), ``plan`` (which files, from which
+offset, and why), ``worker`` (one file), ``lock`` (one run per migration), ``run``
+(``run_replay``, ``follow_replay``), ``spark`` (one Spark task per file).
 """

@@ -1,0 +1,180 @@
+"""``hbase-migrate cluster info``: a cluster's live region servers, master, cluster id,
+replication peers and queues (ZooKeeper) and WAL files per server (its WAL store), as
+tables in a terminal or stable JSON.
+
+On HBase 3.x the replication queues live in the table ``hbase:replication``: they are named,
+not read. JSON shape (times in ms since the epoch, ``null`` when a part is not configured)::
+
+    {"name", "side", "now",
+     "zookeeper": null | {"quorum", "znode_parent", "cluster_id", "master",
+                          "live_servers": [str],
+                          "replication": {"peers": [{"id", "cluster_key", "state",
+                                                     "tables"}],
+                                          "queues_location", "queues": [{"server",
+                                          "queue_id", "peer_id", "recovered",
+                                          "dead_servers", "wals": {name: offset}}]}},
+     "wal_store": null | {"location", "files", "bytes",
+                          "servers": [{"server", "files": [{"name", "state", "size",
+                                       "mtime", "age", "path"}]}]}}
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from hbase_migrate.cluster.endpoints import ClusterEndpoints
+from hbase_migrate.cluster.walstore import WalStore
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+
+@click.group()
+def cluster() -> None:
+    """Inspect a cluster: servers, master, replication, WAL files."""
+
+
+@cluster.command()
+@click.option("--config", "config", required=True, metavar="M.toml",
+              type=click.Path(dir_okay=False, exists=True, path_type=Path),
+              help="The migration config naming the clusters.")
+@click.option("--side", type=click.Choice(["source", "target"]), default="source",
+              show_default=True, help="Which cluster of the migration.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON (sorted keys).")
+def info(config: Path, side: str, as_json: bool) -> None:
+    """Show live region servers, master, cluster id, replication and WAL files."""
+    from hbase_migrate.audit.ledger import now_ms
+    from hbase_migrate.config import load_config
+    from hbase_migrate.errors import ConfigError
+    from hbase_migrate.replay.discovery import open_wal_store
+
+    spec = getattr(load_config(config), side)
+    endpoints = spec.endpoints()
+    now = now_ms()
+    report: dict[str, Any] = {"name": endpoints.name, "side": side, "now": now,
+                              "zookeeper": zookeeper_info(endpoints), "wal_store": None}
+    try:
+        store = open_wal_store(spec)
+    except ConfigError:
+        store = None
+    if store is not None:
+        location = endpoints.webhdfs or str(getattr(store, "hbase_root", ""))
+        report["wal_store"] = wal_info(store, location, now)
+    if as_json:
+        click.echo(json.dumps(report, sort_keys=True, indent=2))
+    else:
+        render(report)
+
+
+def zookeeper_info(endpoints: ClusterEndpoints) -> dict[str, Any] | None:
+    """The ZooKeeper part, None when the cluster names no quorum."""
+    if not endpoints.zookeeper:
+        return None
+    from hbase_migrate.cluster.zookeeper import QUEUES_IN_ZOOKEEPER, HBaseZooKeeper
+
+    with HBaseZooKeeper(endpoints.zookeeper, endpoints.znode_parent) as zk:
+        master = zk.master()
+        location = zk.queues_location()
+        peers = [{"id": p.peer_id, "cluster_key": p.cluster_key,
+                  "state": p.state.name.lower() if p.state is not None else None,
+                  "tables": {cf.table: sorted(f.decode("utf-8", "replace") for f in cf.families)
+                             for cf in p.table_cfs}}
+                 for p in zk.replication_peers()]
+        queues = [{"server": str(q.server), "queue_id": q.queue_id, "peer_id": q.peer_id,
+                   "recovered": q.recovered, "dead_servers": [str(d) for d in q.dead_servers],
+                   "wals": dict(sorted(q.wals.items()))}
+                  for q in zk.replication_queues()] if location == QUEUES_IN_ZOOKEEPER else []
+        return {"quorum": endpoints.zookeeper, "znode_parent": zk.znode_parent,
+                "cluster_id": zk.cluster_id(), "master": str(master) if master else None,
+                "live_servers": sorted(str(s) for s in zk.live_servers()),
+                "replication": {"peers": peers, "queues_location": location,
+                                "queues": queues}}
+
+
+def wal_info(store: WalStore, location: str, now: int) -> dict[str, Any]:
+    """The WAL files per server, oldest first."""
+    by_server: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    files = store.list_wal_files()
+    for f in sorted(files, key=lambda f: (f.timestamp or 0, f.name)):
+        by_server[f.server or "unknown"].append(
+            {"name": f.name, "state": f.state, "size": f.size, "mtime": f.mtime_ms,
+             "created": f.timestamp, "age": None if f.timestamp is None else now - f.timestamp,
+             "path": f.path})
+    return {"location": location, "files": len(files), "bytes": sum(f.size for f in files),
+            "servers": [{"server": s, "files": by_server[s]} for s in sorted(by_server)]}
+
+
+def render(report: dict[str, Any], console: Console | None = None) -> None:
+    """The report as tables for a terminal."""
+    from rich.console import Console
+
+    console = console or Console()
+    console.print(f"[bold]{report['name']}[/bold] ({report['side']} cluster)")
+    zk = report["zookeeper"]
+    if zk is None:
+        console.print("no ZooKeeper quorum configured: servers and replication unknown")
+    else:
+        _render_zookeeper(console, zk)
+    store = report["wal_store"]
+    if store is None:
+        console.print("no WAL storage configured (webhdfs or a local hbase_root)")
+    else:
+        _render_wals(console, store)
+
+
+def _render_zookeeper(console: Console, zk: dict[str, Any]) -> None:
+    from rich.table import Table
+
+    console.print(f"ZooKeeper {zk['quorum']} {zk['znode_parent']}: cluster id "
+                  f"{zk['cluster_id'] or '-'}, master {zk['master'] or 'none'}",
+                  highlight=False)
+    servers = Table("live region server", title=f"{len(zk['live_servers'])} live servers")
+    for name in zk["live_servers"]:
+        servers.add_row(name)
+    console.print(servers)
+    replication = zk["replication"]
+    peers = Table("peer", "cluster key", "state", "tables", title="replication peers")
+    for p in replication["peers"]:
+        tables = ", ".join(t + (f" ({','.join(f)})" if f else "")
+                           for t, f in sorted(p["tables"].items())) or "all"
+        peers.add_row(p["id"], p["cluster_key"], p["state"] or "-", tables)
+    console.print(peers)
+    if replication["queues_location"] != "zookeeper":
+        console.print(f"replication queues live in the {replication['queues_location']} "
+                      "(HBase 3.x); not read from ZooKeeper", highlight=False)
+        return
+    queues = Table("server", "queue", "peer", "WAL", "shipped offset",
+                   title="replication queues")
+    for q in replication["queues"]:
+        for wal, offset in q["wals"].items() or [("-", None)]:
+            queues.add_row(q["server"], q["queue_id"], q["peer_id"], wal,
+                           "-" if offset is None else str(offset))
+    console.print(queues)
+
+
+def _render_wals(console: Console, store: dict[str, Any]) -> None:
+    from rich.table import Table
+
+    table = Table("server", "WAL file", "state", "size", "age",
+                  title=f"{store['files']} WAL files, {store['bytes']} bytes "
+                        f"({store['location']})")
+    for server in store["servers"]:
+        for f in server["files"]:
+            age = "-" if f["age"] is None else _age(f["age"])
+            table.add_row(server["server"], f["name"], f["state"], str(f["size"]), age)
+    console.print(table)
+
+
+def _age(ms: int) -> str:
+    """``2d3h``, ``1h5m``, ``4m10s``, ``12s``: the two largest units."""
+    seconds = max(0, ms) // 1000
+    parts = [(seconds // 86400, "d"), (seconds // 3600 % 24, "h"), (seconds // 60 % 60, "m"),
+             (seconds % 60, "s")]
+    while len(parts) > 1 and parts[0][0] == 0:
+        parts.pop(0)
+    return "".join(f"{n}{unit}" for n, unit in parts[:2])

@@ -1,0 +1,248 @@
+"""``hbase-migrate replay`` and ``hbase-migrate backfill``: replay source WAL edits into the
+target, with a manifest of the files read, a progress bar (stderr) and a summary.
+
+Exit codes: 0 everything replayed; 1 a file failed (corrupt WAL, write refused: the message
+names file and byte offset); 3 a gap (a WAL file vanished before it was replayed: edits lost
+for the target, as ``status`` reports); 2 usage, config or cluster errors.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import threading
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from types import FrameType, TracebackType
+from typing import TYPE_CHECKING, Any, Self, TypeVar
+
+import click
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    DownloadColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeRemainingColumn,
+)
+
+from hbase_migrate.replay.job import FileOutcome, FileTask
+from hbase_migrate.replay.run import Observer, RunSummary
+from hbase_migrate.timeutil import format_time
+
+if TYPE_CHECKING:
+    from hbase_migrate.replay.job import ReplayJob
+    from hbase_migrate.wal.selection import Manifest
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _common(func: F) -> F:
+    """Options shared by ``replay`` and ``backfill``."""
+    for option in reversed((
+        click.option("--config", "config", required=True, metavar="M.toml",
+                     type=click.Path(dir_okay=False, exists=True, path_type=Path),
+                     help="The migration config."),
+        click.option("--dry-run", is_flag=True,
+                     help="List and select the files, print the manifest; replay nothing."),
+        click.option("--json", "as_json", is_flag=True,
+                     help="Print the manifest (dry run) or the summary as JSON."),
+        click.option("--thrift1", "force_thrift1", is_flag=True,
+                     help="Write through the target's Thrift1 gateway even if it has Thrift2."),
+        click.option("--lock-timeout", default=30.0, show_default=True, metavar="SECONDS",
+                     help="How long to wait for another run of the migration to finish."),
+    )):
+        func = option(func)
+    return func
+
+
+@click.command()
+@_common
+@click.option("--table", "tables", multiple=True, metavar="T",
+              help="Replay only this source table (repeatable; default: all configured).")
+@click.option("--since-watermark", is_flag=True,
+              help="Replay edits from the migration's watermark less the margin (default).")
+@click.option("--start", metavar="TIME", help="Replay edits written at or after TIME.")
+@click.option("--end", metavar="TIME", help="...and before TIME (a window replay).")
+@click.option("--follow", is_flag=True, help="Repeat catch-up runs until SIGINT/SIGTERM.")
+@click.option("--interval", default="30s", show_default=True, metavar="DURATION",
+              help="Pause between --follow runs.")
+@click.pass_context
+def replay(ctx: click.Context, config: Path, tables: Sequence[str], since_watermark: bool,
+           start: str | None, end: str | None, follow: bool, interval: str, dry_run: bool,
+           as_json: bool, force_thrift1: bool, lock_timeout: float) -> None:
+    """Replay source WAL edits into the target (catch-up, or --follow).
+
+    Catch-up reads every source WAL file (live, splitting, archived) from the offset the
+    ledger recorded, so each run continues where the last one stopped. A file that vanished
+    before it was replayed is a gap.
+
+    \b
+    Exit status: 0 ok; 1 a file failed; 3 a gap; 2 an error.
+    """
+    if since_watermark and (start or end):
+        raise click.UsageError("give either --since-watermark or --start/--end, not both")
+    if end and not start:
+        raise click.UsageError("--end needs --start")
+    if follow and (end or dry_run):
+        raise click.UsageError("--follow runs catch-up: no --end, no --dry-run")
+    job = _job(config, tables, start, end, dry_run=dry_run, force_thrift1=force_thrift1,
+               lock_timeout=lock_timeout, step_kind="replay")
+    if follow:
+        from hbase_migrate.timeutil import parse_duration
+
+        pause = parse_duration(interval, name="--interval") / 1000
+        ctx.exit(_follow(job, pause, as_json))
+    ctx.exit(_run(job, as_json))
+
+
+@click.command()
+@_common
+@click.option("--table", "tables", multiple=True, required=True, metavar="T",
+              help="Source table to backfill (repeatable).")
+@click.option("--start", required=True, metavar="TIME", help="Window start (inclusive).")
+@click.option("--end", required=True, metavar="TIME", help="Window end (exclusive).")
+@click.pass_context
+def backfill(ctx: click.Context, config: Path, tables: Sequence[str], start: str, end: str,
+             dry_run: bool, as_json: bool, force_thrift1: bool, lock_timeout: float) -> None:
+    """Replay the WAL edits of the window [START, END) again, with a manifest.
+
+    Files are selected by name time and then by contents, so a file created before the
+    window that holds edits inside it is read too; --dry-run prints every file and why it is
+    in or out.
+
+    \b
+    Exit status: 0 ok; 1 a file failed; 3 a gap; 2 an error.
+    """
+    job = _job(config, tables, start, end, dry_run=dry_run, force_thrift1=force_thrift1,
+               lock_timeout=lock_timeout, step_kind="backfill")
+    ctx.exit(_run(job, as_json))
+
+
+def _job(config: Path, tables: Sequence[str], start: str | None, end: str | None,
+         **options: Any) -> ReplayJob:
+    from hbase_migrate.config import load_config
+    from hbase_migrate.replay.job import ReplayJob
+    from hbase_migrate.timeutil import parse_time
+
+    spec = load_config(config)
+    return ReplayJob.from_spec(
+        spec, tables=tables, start=parse_time(start, name="--start") if start else None,
+        end=parse_time(end, name="--end") if end else None, **options)
+
+
+def _run(job: ReplayJob, as_json: bool) -> int:
+    from hbase_migrate.replay.run import run_replay
+
+    with ProgressView(enabled=not job.dry_run) as view:
+        summary = run_replay(job, view)
+    if job.dry_run:
+        assert summary.manifest is not None
+        click.echo(summary.manifest.to_json() if as_json else summary.manifest.render_text(),
+                   nl=as_json)
+        return 0
+    _print(summary, as_json, render_summary)
+    return summary.exit_code
+
+
+def _print(summary: RunSummary, as_json: bool, render: Callable[[RunSummary], str]) -> None:
+    if as_json:
+        click.echo(json.dumps(summary.to_json(), sort_keys=True, indent=2))
+    else:
+        click.echo(render(summary), nl=False)
+
+
+def _follow(job: ReplayJob, interval: float, as_json: bool) -> int:
+    from hbase_migrate.replay.run import follow_replay
+
+    stop = threading.Event()
+
+    def on_signal(signum: int, frame: FrameType | None) -> None:
+        stop.set()
+
+    previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        with ProgressView(enabled=True) as view:
+            return follow_replay(job, interval, stop, view,
+                                 on_run=lambda s: _print(s, as_json, render_summary))
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
+class ProgressView(Observer):
+    """Bytes of the selected files (overall) and of the file being read, on stderr."""
+
+    def __init__(self, enabled: bool = True) -> None:
+        console = Console(stderr=True)
+        self.progress = Progress(
+            TextColumn("{task.description}"), BarColumn(), DownloadColumn(),
+            TimeRemainingColumn(), console=console, transient=True,
+            disable=not (enabled and console.is_terminal))
+        self.total: TaskID | None = None
+        self.current: TaskID | None = None
+        self.base = 0
+
+    def __enter__(self) -> Self:
+        self.progress.start()
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.progress.stop()
+
+    def planned(self, manifest: Manifest, tasks: Sequence[FileTask]) -> None:
+        size = sum(max(0, (t.size or 0) - t.start_offset) for t in tasks)
+        self.total = self.progress.add_task(f"{len(tasks)} WAL files", total=size or None)
+
+    def file_started(self, task: FileTask) -> None:
+        name = task.path.rsplit("/", 1)[-1]
+        self.base = task.start_offset
+        self.current = self.progress.add_task(name, total=task.size or None,
+                                              completed=task.start_offset)
+
+    def file_advanced(self, task: FileTask, offset: int) -> None:
+        if self.current is not None:
+            self.progress.update(self.current, completed=offset)
+        if self.total is not None:
+            self.progress.advance(self.total, offset - self.base)
+        self.base = offset
+
+    def file_finished(self, task: FileTask, outcome: FileOutcome) -> None:
+        if self.current is not None:
+            self.progress.remove_task(self.current)
+            self.current = None
+
+
+def _counts(counts: dict[str, int]) -> str:
+    return ", ".join(f"{k} {v}" for k, v in sorted(counts.items())) or "none"
+
+
+def render_summary(s: RunSummary) -> str:
+    """The summary for a terminal; problems last, each on its own line."""
+    data = s.to_json()
+    window = (f"[{format_time(s.start)}, {format_time(s.end)})" if s.end is not None
+              else f"from {format_time(s.start)}")
+    lines = [
+        f"{s.mode} replay of migration {s.migration} {window}: {data['files_listed']} WAL "
+        f"files listed, {data['files_selected']} selected, {data['files_read']} read "
+        f"({data['files_completed']} finished), {data['bytes']} bytes, "
+        f"{data['entries']} entries",
+        f"cells written: {_counts(data['cells'])}",
+        f"approximated deletes: {data['approximated_deletes']}; markers: "
+        f"{_counts(data['markers'])}",
+    ]
+    lines += [f"moved to the archive: {a} -> {b}" for a, b in s.moves]
+    for b in data["bulk_loads"]:
+        lines.append(f"bulk load (data the WAL does not carry; re-copy this region's key "
+                     f"range from the source): table {b['table']} region {b['region']} "
+                     f"families {','.join(b['families'])} ({b['file']} at byte offset "
+                     f"{b['offset']})")
+    lines += [g.describe() for g in s.gaps]
+    if s.open_gaps > len(s.gaps):
+        lines.append(f"{s.open_gaps} open gap(s) in the ledger: see `hbase-migrate status`")
+    lines += [f"FAILED {o.path}: {o.error}" for o in s.failures]
+    verdict = {0: "ok", 1: "FAILED", 3: "GAPS"}[s.exit_code]
+    lines.append(f"result: {verdict}")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,120 @@
+"""Finding the source's WAL files and reconciling them with the ledger.
+
+The store is WebHDFS when the cluster's endpoints give ``webhdfs``, else a local HBase root
+folder: ``hbase_root_dir`` from the raw ``cluster.json`` (the embedded cluster writes it),
+else a local ``hbase_root``.
+
+Reconciling a listing with the ledger (DESIGN 4.2, 4.3): a file the ledger knows that is no
+longer where it was is looked up at its archived path (``oldWALs/``); found there, it moved
+and its row (status, offset) follows it; found nowhere, it vanished: before it was replayed
+that is a **gap**. Every listed file is then recorded as seen.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from hbase_migrate.audit.ledger import DEFAULT_GAP_REMEDY, Ledger
+from hbase_migrate.audit.records import PENDING, WalFileRecord, WalStatus
+from hbase_migrate.cluster.walstore import LocalWalStore, WalFileStatus, WalStore, WebHdfsWalStore
+from hbase_migrate.config import ClusterSpec
+from hbase_migrate.errors import ConfigError
+
+log = logging.getLogger(__name__)
+
+SOURCE = "source"
+UNKNOWN_SERVER = "unknown"
+
+
+def open_wal_store(cluster: ClusterSpec) -> WalStore:
+    """The WAL store of a cluster (ConfigError when it names no WAL storage)."""
+    endpoints = cluster.endpoints()
+    if endpoints.webhdfs:
+        return WebHdfsWalStore(endpoints.webhdfs, endpoints.hbase_root or "/hbase")
+    local = endpoints.hbase_root_dir or endpoints.hbase_root
+    if local and Path(local).is_dir():
+        return LocalWalStore(local)
+    raise ConfigError(f"{cluster.role} cluster {endpoints.name!r}: no WAL storage: give "
+                      "webhdfs = \"http://namenode:9870\" (with hbase_root) or a local "
+                      f"hbase_root folder (got {local!r})")
+
+
+@dataclass(frozen=True)
+class Gap:
+    """A WAL file that vanished before it was replayed."""
+
+    path: str
+    server: str
+    first_time: int | None
+    last_time: int | None
+    remedy: str
+
+    def describe(self) -> str:
+        from hbase_migrate.timeutil import format_time
+
+        def when(ms: int | None) -> str:
+            return "unknown" if ms is None else format_time(ms)
+
+        return (f"gap: WAL file {self.path} of server {self.server} vanished before it was "
+                f"replayed; edits from {when(self.first_time)} to {when(self.last_time)} are "
+                f"lost for the target; remedy: {self.remedy}")
+
+
+@dataclass
+class Reconciliation:
+    """What a listing changed in the ledger."""
+
+    listed: list[WalFileStatus] = field(default_factory=list)
+    moves: list[tuple[str, str]] = field(default_factory=list)
+    gaps: list[Gap] = field(default_factory=list)
+
+
+def reconcile(ledger: Ledger, migration_id: int, store: WalStore, *,
+              record: bool = True) -> Reconciliation:
+    """List the store, follow moves, detect gaps, record every listed file as seen.
+    ``record=False`` (dry run) only lists."""
+    result = Reconciliation(listed=store.list_wal_files())
+    if not record:
+        return result
+    here = {f.path for f in result.listed}
+    for row in ledger.wal_files(migration_id, SOURCE):
+        if row.path in here or row.vanished_at is not None or row.status is WalStatus.GAP:
+            continue
+        _follow(ledger, migration_id, store, row, result)
+    for f in result.listed:
+        ledger.record_wal_seen(migration_id, SOURCE, f.server or UNKNOWN_SERVER, f.path,
+                               f.size, f.timestamp)
+    return result
+
+
+def _follow(ledger: Ledger, migration_id: int, store: WalStore, row: WalFileRecord,
+            result: Reconciliation) -> None:
+    """A known file is not listed where it was: moved, still there, or gone."""
+    if _exists(store, row.path):
+        return  # listed in a race; the next run sees it
+    try:
+        archived = store.archived_path(row.path)
+    except ValueError:
+        archived = None
+    if archived is not None and archived != row.path and _exists(store, archived):
+        ledger.record_wal_moved(migration_id, SOURCE, row.path, archived)
+        result.moves.append((row.path, archived))
+        return
+    gap_id = ledger.mark_wal_vanished(migration_id, SOURCE, row.path)
+    if gap_id is not None and row.status in PENDING:
+        recorded = next((g for g in ledger.gaps(migration_id) if g.id == gap_id), None)
+        first = recorded.first_time if recorded else row.name_time
+        last = recorded.last_time if recorded else None
+        result.gaps.append(Gap(row.path, row.server, first, last,
+                               recorded.remedy if recorded else DEFAULT_GAP_REMEDY))
+        log.error("WAL file %s vanished before it was replayed (gap)", row.path)
+
+
+def _exists(store: WalStore, path: str) -> bool:
+    try:
+        store.status(path)
+    except (FileNotFoundError, ValueError):
+        return False
+    return True

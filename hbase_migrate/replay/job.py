@@ -1,0 +1,169 @@
+"""The frozen spec of one replay job, the per-file unit of work and its outcome.
+
+A :class:`ReplayJob` is built from a loaded :class:`~hbase_migrate.config.MigrationSpec` and
+the command line. Two modes:
+
+* **catch-up** (no ``end``): every edit with ``write_time >= start`` (by default the
+  migration's watermark less the margin). The ledger's per-file offsets make it incremental:
+  each run continues where the last acknowledged offset left off.
+* **window** (``end`` given; ``backfill``): the edits with ``start <= write_time < end`` are
+  replayed again from the start of every selected file, whatever the ledger says; the ledger
+  records the files seen and the run as a step, never per-file offsets (a window replay does
+  not advance catch-up).
+
+:class:`FileTask` and :class:`FileOutcome` are plain picklable values, so the same per-file
+code runs in this process or in a Spark task.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from hbase_migrate.config import ClusterSpec, MigrationSpec, TableSpec
+from hbase_migrate.errors import ConfigError
+from hbase_migrate.replay.file_replay import ReplaySpec
+from hbase_migrate.replay.filters import ReplayFilter
+
+CATCH_UP = "catch-up"
+WINDOW = "window"
+DEFAULT_LOCK_TIMEOUT = 30.0
+
+
+@dataclass(frozen=True)
+class ReplayJob:
+    """One replay job: which migration and tables, the window, and how to run it."""
+
+    spec: MigrationSpec
+    tables: tuple[TableSpec, ...]
+    start: int | None = None  # None: the migration's watermark less the margin
+    end: int | None = None  # None: catch-up (open-ended)
+    force_thrift1: bool = False
+    dry_run: bool = False
+    batch_cells: int = 5000
+    lock_timeout: float = DEFAULT_LOCK_TIMEOUT
+    step_kind: str = "replay"
+
+    def __post_init__(self) -> None:
+        if self.start is not None and self.end is not None and self.start >= self.end:
+            raise ConfigError(f"empty time window: start {self.start} is not before end "
+                              f"{self.end}")
+        if not self.tables:
+            raise ConfigError(f"migration {self.spec.name!r}: no table to replay")
+
+    @classmethod
+    def from_spec(cls, spec: MigrationSpec, *, tables: Sequence[str] = (),
+                  start: int | None = None, end: int | None = None, **options: Any
+                  ) -> ReplayJob:
+        """The job for ``spec``; ``tables`` (source names) narrows the configured tables."""
+        chosen = spec.tables
+        if tables:
+            known = {t.source: t for t in spec.tables}
+            unknown = [t for t in tables if t not in known]
+            if unknown:
+                raise ConfigError(f"--table {', '.join(unknown)}: not among the tables of "
+                                  f"migration {spec.name!r} ({', '.join(sorted(known))})")
+            chosen = tuple(known[t] for t in dict.fromkeys(tables))
+        return cls(spec, chosen, start, end, **options)
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    @property
+    def ledger_url(self) -> str:
+        return self.spec.ledger_url
+
+    @property
+    def source(self) -> ClusterSpec:
+        return self.spec.source
+
+    @property
+    def target(self) -> ClusterSpec:
+        return self.spec.target
+
+    @property
+    def mode(self) -> str:
+        return CATCH_UP if self.end is None else WINDOW
+
+    def replay_spec(self, start: int) -> ReplaySpec:
+        """The per-file spec: table mapping, families and the write-time window."""
+        flt = ReplayFilter.build([f"{t.source}={t.target}" for t in self.tables],
+                                 {t.source: t.families for t in self.tables if t.families},
+                                 start_time=start, end_time=self.end)
+        return ReplaySpec(flt, self.batch_cells)
+
+
+@dataclass(frozen=True)
+class Totals:
+    """Counters of one file, cumulative from its first byte (as the ledger keeps them)."""
+
+    entries: int = 0
+    cells: Mapping[str, int] = field(default_factory=dict)
+    markers: Mapping[str, int] = field(default_factory=dict)
+    approximated: int = 0
+    last_write_time: int | None = None
+
+
+@dataclass(frozen=True)
+class FileTask:
+    """One WAL file to replay from ``start_offset`` (``totals`` describe what lies before)."""
+
+    path: str
+    server: str
+    name_time: int | None
+    size: int | None
+    state: str | None
+    start_offset: int = 0
+    totals: Totals = field(default_factory=Totals)
+
+    @property
+    def start_index(self) -> int | None:
+        """Index of the entry at ``start_offset``: the entries already counted."""
+        return self.totals.entries if self.start_offset else None
+
+
+@dataclass(frozen=True)
+class BulkLoad:
+    """A BULK_LOAD marker met: the region's key range must be re-copied from the source."""
+
+    table: str
+    region: str
+    families: tuple[str, ...]
+    write_time: int
+    file: str
+    offset: int
+
+
+@dataclass(frozen=True)
+class FileOutcome:
+    """How one file's replay ended. ``path`` is where it was read last (it may have moved
+    from ``moved_from``); ``totals`` hold acknowledged progress only; ``error`` is set when
+    the file failed (naming file and byte offset)."""
+
+    path: str
+    server: str
+    start_offset: int
+    offset: int
+    complete: bool
+    totals: Totals
+    end_reason: str = ""
+    run: Totals = field(default_factory=Totals)  # this run's share of ``totals``
+    moved_from: str | None = None
+    bulk_loads: tuple[BulkLoad, ...] = ()
+    tags_dropped: int = 0
+    error: str | None = None
+    empty: bool = False
+
+    @property
+    def bytes_read(self) -> int:
+        return max(0, self.offset - self.start_offset)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"path": self.path, "server": self.server, "start_offset": self.start_offset,
+                "offset": self.offset, "complete": self.complete, "end_reason": self.end_reason,
+                "entries": self.totals.entries, "cells": dict(self.totals.cells),
+                "markers": dict(self.totals.markers), "approximated": self.totals.approximated,
+                "moved_from": self.moved_from, "error": self.error,
+                "bulk_loads": [vars(b) for b in self.bulk_loads]}

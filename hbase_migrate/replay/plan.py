@@ -1,0 +1,96 @@
+"""Which files a replay run reads, from where, and why: the manifest and the file tasks.
+
+Catch-up: files the ledger already finished (replayed, skipped, gap) are left alone; files
+with acknowledged progress resume at their offset (manifest stage ``ledger``); the others go
+through :func:`select_files` for ``[start, now + a day)`` with a scanner that stops at the
+first edit in the window. Window: every listed file goes through :func:`select_files` with
+the full content scan and is read from its start.
+
+Tasks are sorted by (server, creation time, path): a moved region's older file comes first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from hbase_migrate.audit.records import WalFileRecord, WalStatus
+from hbase_migrate.cluster.walstore import WalFileStatus
+from hbase_migrate.errors import WalEmptyError
+from hbase_migrate.replay.discovery import UNKNOWN_SERVER
+from hbase_migrate.replay.job import FileTask, ReplayJob, Totals
+from hbase_migrate.wal.names import parse_wal_path
+from hbase_migrate.wal.selection import ContentScan, FileRef, Manifest, ManifestItem, select_files
+
+OPEN_END = 86_400_000  # catch-up selects up to a day past now
+_DONE = (WalStatus.REPLAYED, WalStatus.SKIPPED, WalStatus.GAP)
+
+
+def first_edit_scan(path: str, start: int, end: int, stop_at: int) -> ContentScan:
+    """A content scan that stops at the first entry in ``[start, end)``: enough to know a
+    file holds edits to replay."""
+    from hbase_migrate.wal.reader import WalReader
+
+    first: int | None = None
+    last: int | None = None
+    entries = 0
+    try:
+        with WalReader(path) as reader:
+            for entry in reader:
+                write_time = entry.key.write_time
+                entries += 1
+                first = write_time if first is None else min(first, write_time)
+                last = write_time if last is None else max(last, write_time)
+                if start <= write_time < end:
+                    return ContentScan(first, last, entries, 1, complete=False)
+    except WalEmptyError:
+        return ContentScan(None, None, 0, 0)
+    return ContentScan(first, last, entries, 0)
+
+
+def _ref(f: WalFileStatus) -> FileRef:
+    return FileRef(f.path, f.size, parse_wal_path(f.relpath))
+
+
+def _task(f: WalFileStatus, row: WalFileRecord | None) -> FileTask:
+    server = f.server or UNKNOWN_SERVER
+    if row is None or not row.offset_reached:
+        return FileTask(f.path, server, f.timestamp, f.size, f.state)
+    totals = Totals(row.entries, dict(row.cells_by_type), dict(row.markers),
+                    row.approximated_deletes, row.last_write_time)
+    return FileTask(f.path, server, f.timestamp, f.size, f.state, row.offset_reached, totals)
+
+
+def plan(job: ReplayJob, listed: list[WalFileStatus], rows: Mapping[str, WalFileRecord],
+         start: int, now: int) -> tuple[Manifest, list[FileTask]]:
+    """The manifest of the run and the tasks to replay, in replay order."""
+    if job.end is not None:
+        manifest = select_files([_ref(f) for f in listed], start, job.end,
+                                roll_period=job.spec.replay.roll_period,
+                                margin=job.spec.replay.margin, now=now)
+        chosen = {item.path for item in manifest.included}
+        tasks = [_task(f, None) for f in listed if f.path in chosen]
+        return manifest, sorted(tasks, key=_order)
+    resumed: list[WalFileStatus] = []
+    fresh: list[WalFileStatus] = []
+    for f in listed:
+        row = rows.get(f.path)
+        if row is not None and row.status in _DONE:
+            continue
+        (resumed if row is not None and row.offset_reached else fresh).append(f)
+    manifest = select_files([_ref(f) for f in fresh], start, now + OPEN_END,
+                            roll_period=job.spec.replay.roll_period,
+                            margin=job.spec.replay.margin, scanner=first_edit_scan, now=now)
+    items = list(manifest.items)
+    for f in resumed:
+        offset = rows[f.path].offset_reached
+        items.append(ManifestItem(f.path, True, "ledger", f"replay in progress: resumes at "
+                                  f"byte offset {offset} of {f.size}", f.timestamp,
+                                  state=f.state, size=f.size))
+    manifest = manifest._replace(items=tuple(sorted(items, key=lambda i: i.path)))
+    chosen = {item.path for item in manifest.included}
+    tasks = [_task(f, rows.get(f.path)) for f in listed if f.path in chosen]
+    return manifest, sorted(tasks, key=_order)
+
+
+def _order(task: FileTask) -> tuple[str, int, str]:
+    return task.server, task.name_time or 0, task.path

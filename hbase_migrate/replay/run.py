@@ -1,0 +1,293 @@
+"""One replay run of a migration, and ``--follow`` (repeated runs until stopped).
+
+A run holds the migration's lock (:mod:`lock`), lists the source's WAL files and reconciles
+them with the ledger (:mod:`discovery`: moves, gaps, files seen), plans the files to read
+(:mod:`plan`: manifest and tasks), replays each one (:mod:`worker`) recording in the ledger
+only the offsets the target acknowledged, and ends with a ledger step holding the manifest,
+the counters, the bulk loads to re-copy, gaps and failures. A dry run only lists and plans.
+
+Files are replayed one after the other in this process, or handed to an ``executor`` (a
+Spark job, :mod:`hbase_migrate.replay.spark`) that returns their outcomes.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from hbase_migrate.audit.ledger import Ledger, now_ms
+from hbase_migrate.audit.records import StepStatus, WalFileRecord
+from hbase_migrate.cluster.walstore import WalStore
+from hbase_migrate.errors import ConfigError
+from hbase_migrate.replay.discovery import SOURCE, Gap, open_wal_store, reconcile
+from hbase_migrate.replay.file_replay import FileProgress
+from hbase_migrate.replay.job import CATCH_UP, FileOutcome, FileTask, ReplayJob, Totals
+from hbase_migrate.replay.lock import migration_lock
+from hbase_migrate.replay.plan import plan
+from hbase_migrate.replay.targets import open_target
+from hbase_migrate.replay.worker import replay_task
+from hbase_migrate.wal.selection import Manifest
+
+log = logging.getLogger(__name__)
+
+EXIT_OK, EXIT_FAILURES, EXIT_GAPS = 0, 1, 3
+Executor = Callable[[ReplayJob, int, Sequence[FileTask]], Iterable[FileOutcome]]
+
+
+class Observer:
+    """Hooks for a progress display; every method does nothing by default."""
+
+    def planned(self, manifest: Manifest, tasks: Sequence[FileTask]) -> None:
+        """The run's selection is known."""
+
+    def file_started(self, task: FileTask) -> None:
+        """A file's replay starts at ``task.start_offset``."""
+
+    def file_advanced(self, task: FileTask, offset: int) -> None:
+        """The target acknowledged ``task``'s file up to ``offset``."""
+
+    def file_finished(self, task: FileTask, outcome: FileOutcome) -> None:
+        """A file's replay ended (``outcome.error`` when it failed)."""
+
+
+@dataclass
+class RunSummary:
+    """What one run did; :attr:`exit_code` is 3 with open gaps, 1 with failures, else 0."""
+
+    migration: str
+    mode: str
+    start: int
+    end: int | None
+    dry_run: bool
+    listed: int = 0
+    manifest: Manifest | None = None
+    outcomes: list[FileOutcome] = field(default_factory=list)
+    moves: list[tuple[str, str]] = field(default_factory=list)
+    gaps: list[Gap] = field(default_factory=list)
+    open_gaps: int = 0
+
+    @property
+    def failures(self) -> list[FileOutcome]:
+        return [o for o in self.outcomes if o.error is not None]
+
+    @property
+    def exit_code(self) -> int:
+        if self.gaps or self.open_gaps:
+            return EXIT_GAPS
+        return EXIT_FAILURES if self.failures else EXIT_OK
+
+    def cells(self) -> dict[str, int]:
+        """Cells written in this run, by type."""
+        total: Counter[str] = Counter()
+        for outcome in self.outcomes:
+            total.update(outcome.run.cells)
+        return dict(total)
+
+    def markers(self) -> dict[str, int]:
+        total: Counter[str] = Counter()
+        for outcome in self.outcomes:
+            total.update(outcome.run.markers)
+        return dict(total)
+
+    def to_json(self) -> dict[str, Any]:
+        """The stable shape of ``--json`` and of the ledger step's metrics."""
+        return {
+            "migration": self.migration, "mode": self.mode, "dry_run": self.dry_run,
+            "window": {"start": self.start, "end": self.end}, "files_listed": self.listed,
+            "files_selected": len(self.manifest.included) if self.manifest else 0,
+            "files_read": len(self.outcomes),
+            "files_completed": sum(o.complete for o in self.outcomes),
+            "bytes": sum(o.bytes_read for o in self.outcomes),
+            "entries": sum(o.run.entries for o in self.outcomes),
+            "cells": self.cells(), "markers": self.markers(),
+            "approximated_deletes": sum(o.run.approximated for o in self.outcomes),
+            "bulk_loads": [vars(b) for o in self.outcomes for b in o.bulk_loads],
+            "moves": [{"from": a, "to": b} for a, b in self.moves],
+            "gaps": [vars(g) for g in self.gaps], "open_gaps": self.open_gaps,
+            "failures": [{"path": o.path, "error": o.error} for o in self.failures],
+            "files": [o.to_json() for o in self.outcomes],
+            "manifest": self.manifest.to_dict() if self.manifest else None,
+            "exit_code": self.exit_code,
+        }
+
+
+def run_replay(job: ReplayJob, observer: Observer | None = None, *,
+               executor: Executor | None = None) -> RunSummary:
+    """One run: lock (not for a dry run), reconcile, plan, replay, record."""
+    store = open_wal_store(job.source)
+    with Ledger.open(job.ledger_url) as ledger:
+        if job.dry_run:
+            return _dry_run(job, ledger, store, observer or Observer())
+        with migration_lock(job):
+            return _run_once(job, ledger, store, observer or Observer(), executor)
+
+
+def follow_replay(job: ReplayJob, interval: float, stop: threading.Event,
+                  observer: Observer | None = None,
+                  on_run: Callable[[RunSummary], None] | None = None) -> int:
+    """Catch-up runs every ``interval`` seconds under one lock until ``stop`` is set;
+    returns the worst exit code seen."""
+    if job.mode != CATCH_UP or job.dry_run:
+        raise ConfigError("--follow needs a catch-up replay (no --end, no --dry-run)")
+    worst = EXIT_OK
+    store = open_wal_store(job.source)
+    with Ledger.open(job.ledger_url) as ledger, migration_lock(job):
+        while not stop.is_set():
+            summary = _run_once(job, ledger, store, observer or Observer(), None)
+            worst = max(worst, summary.exit_code)
+            if on_run is not None:
+                on_run(summary)
+            stop.wait(interval)
+    return worst
+
+
+def _start_of(job: ReplayJob, watermark: int | None) -> int:
+    if job.start is not None:
+        return job.start
+    if watermark is None:
+        raise ConfigError(f"migration {job.name!r} has no watermark in the ledger yet (the "
+                          "snapshot copy records it); give --start TIME")
+    return watermark - job.spec.replay.margin
+
+
+def _dry_run(job: ReplayJob, ledger: Ledger, store: WalStore, observer: Observer
+             ) -> RunSummary:
+    record = ledger.migration(job.name)
+    start = _start_of(job, record.watermark if record else None)
+    listed = store.list_wal_files()
+    rows = _rows(ledger, record.id) if record else {}
+    manifest, tasks = plan(job, listed, rows, start, now_ms())
+    observer.planned(manifest, tasks)
+    return RunSummary(job.name, job.mode, start, job.end, True, len(listed), manifest)
+
+
+def _rows(ledger: Ledger, migration_id: int) -> dict[str, WalFileRecord]:
+    return {r.path: r for r in ledger.wal_files(migration_id, SOURCE)}
+
+
+def _run_once(job: ReplayJob, ledger: Ledger, store: WalStore, observer: Observer,
+              executor: Executor | None) -> RunSummary:
+    migration = ledger.ensure_spec(job.spec)
+    start = _start_of(job, migration.watermark)
+    step_id = ledger.start_step(migration.id, job.step_kind)
+    summary = RunSummary(job.name, job.mode, start, job.end, False)
+    try:
+        found = reconcile(ledger, migration.id, store)
+        summary.listed, summary.moves, summary.gaps = len(found.listed), found.moves, found.gaps
+        manifest, tasks = plan(job, found.listed, _rows(ledger, migration.id), start, now_ms())
+        summary.manifest = manifest
+        if job.mode == CATCH_UP:
+            _skip_excluded(ledger, migration.id, manifest)
+        observer.planned(manifest, tasks)
+        books = _Books(ledger, migration.id, job.mode == CATCH_UP, observer)
+        if executor is None:
+            summary.outcomes = _replay_here(job, store, tasks, books, start)
+        else:
+            summary.outcomes = books.record_all(tasks, executor(job, start, tasks))
+        summary.open_gaps = len(ledger.gaps(migration.id))
+    except BaseException as exc:
+        ledger.finish_step(step_id, StepStatus.FAILED, summary.to_json(),
+                           f"{type(exc).__name__}: {exc}")
+        raise
+    status = StepStatus.SUCCEEDED if summary.exit_code == EXIT_OK else StepStatus.FAILED
+    ledger.finish_step(step_id, status, summary.to_json(), _problems(summary))
+    return summary
+
+
+def _problems(summary: RunSummary) -> str | None:
+    parts = [f"{len(summary.gaps)} new gap(s), {summary.open_gaps} open"] if (
+        summary.gaps or summary.open_gaps) else []
+    parts += [o.error for o in summary.failures if o.error]
+    return "; ".join(parts) or None
+
+
+def _skip_excluded(ledger: Ledger, migration_id: int, manifest: Manifest) -> None:
+    """Catch-up: an archived file with no edit in the window will never get one."""
+    for item in manifest.items:
+        if not item.included and item.state == "archived":
+            ledger.mark_wal_skipped(migration_id, SOURCE, item.path, item.reason)
+
+
+def _replay_here(job: ReplayJob, store: WalStore, tasks: Sequence[FileTask], books: _Books,
+                 start: int) -> list[FileOutcome]:
+    if not tasks:
+        return []
+    spec = job.replay_spec(start)
+    target = open_target(job.target.endpoints(),
+                         allow_lossy_deletes=job.spec.replay.allow_lossy_deletes,
+                         force_thrift1=job.force_thrift1)
+    outcomes = []
+    try:
+        for task in tasks:
+            books.begin(task)
+            outcome = replay_task(task, spec, target, store=store,
+                                  on_progress=books.progress_hook(task))
+            outcomes.append(books.finish(task, outcome))
+    finally:
+        target.close()
+    return outcomes
+
+
+class _Books:
+    """Ledger bookkeeping of the files of one run (catch-up only writes per-file rows)."""
+
+    def __init__(self, ledger: Ledger, migration_id: int, tracked: bool,
+                 observer: Observer) -> None:
+        self.ledger, self.mid, self.tracked, self.observer = ledger, migration_id, tracked, observer
+        self.where: dict[str, str] = {}  # task path -> where the ledger row is now
+
+    def begin(self, task: FileTask) -> None:
+        self.where[task.path] = task.path
+        if self.tracked:
+            self.ledger.mark_wal_replaying(self.mid, SOURCE, task.path)
+        self.observer.file_started(task)
+
+    def _follow(self, task: FileTask, path: str) -> None:
+        if self.where[task.path] != path:
+            if self.tracked:
+                self.ledger.record_wal_moved(self.mid, SOURCE, self.where[task.path], path)
+            self.where[task.path] = path
+
+    def progress_hook(self, task: FileTask) -> Callable[[str, FileProgress, Totals], None]:
+        def hook(path: str, progress: FileProgress, totals: Totals) -> None:
+            self._follow(task, path)
+            self._record(path, progress.offset, totals, closed=False)
+            self.observer.file_advanced(task, progress.offset)
+        return hook
+
+    def _record(self, path: str, offset: int, totals: Totals, *, closed: bool) -> None:
+        if self.tracked:
+            self.ledger.record_wal_progress(
+                self.mid, SOURCE, path, offset_reached=offset, entries=totals.entries,
+                cells_by_type=totals.cells, markers=totals.markers,
+                approximated_deletes=totals.approximated,
+                last_write_time=totals.last_write_time, closed=closed)
+
+    def finish(self, task: FileTask, outcome: FileOutcome) -> FileOutcome:
+        self._follow(task, outcome.path)
+        if outcome.error is not None:
+            if self.tracked:
+                self.ledger.mark_wal_failed(self.mid, SOURCE, outcome.path, outcome.error)
+            log.error("%s", outcome.error)
+        elif outcome.complete:
+            self._record(outcome.path, outcome.offset, outcome.totals, closed=True)
+        self.observer.file_finished(task, outcome)
+        return outcome
+
+    def record_all(self, tasks: Sequence[FileTask], outcomes: Iterable[FileOutcome]
+                   ) -> list[FileOutcome]:
+        """Outcomes computed elsewhere (Spark): record each one's acknowledged progress."""
+        by_path = {t.path: t for t in tasks}
+        done = []
+        for outcome in outcomes:
+            task = by_path[outcome.moved_from or outcome.path]
+            self.begin(task)
+            self._follow(task, outcome.path)
+            if outcome.offset > task.start_offset and not outcome.complete:
+                self._record(outcome.path, outcome.offset, outcome.totals, closed=False)
+            done.append(self.finish(task, outcome))
+        return done

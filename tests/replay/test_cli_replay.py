@@ -1,0 +1,170 @@
+"""``hbase-migrate replay`` / ``backfill`` as an operator runs them: summaries, manifests,
+JSON, exit codes (0 ok, 1 failures, 3 gaps, 2 errors) and the lock message; and
+``cluster info`` over a faked ZooKeeper layout and a synthetic WAL root."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from hbase_migrate.audit.ledger import Ledger
+from hbase_migrate.cli import cli
+from hbase_migrate.cluster.endpoints import ClusterEndpoints
+from hbase_migrate.cluster.zkpayload import ServerName as ZkServer
+from hbase_migrate.config import load_config
+from hbase_migrate.errors import ConfigError
+from hbase_migrate.replay.discovery import SOURCE
+from hbase_migrate.replay.job import ReplayJob
+from hbase_migrate.replay.lock import migration_lock
+from minihbase.zkregistry import ZkRegistrar
+from minihbase.zookeeper import ZooKeeperServer
+from tests.replay.conftest import Clusters, T
+from tests.replay.test_run_catchup import Setup
+from tests.replay.test_run_support import (
+    RS1,
+    RS2,
+    HBaseRoot,
+    corrupt_entry,
+    puts,
+    source_endpoints,
+    write_config,
+)
+
+pytestmark = pytest.mark.integration
+
+
+def run(*args: str) -> Result:
+    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
+
+
+@pytest.fixture
+def setup(clusters: Clusters, table: str, tmp_path: Path) -> Setup:
+    return Setup(clusters, table, tmp_path)
+
+
+def test_replay_since_the_watermark_prints_a_summary_and_json(setup: Setup) -> None:
+    calls = puts("w", 0, 4)
+    setup.root.write(RS1, T, setup.table, calls)
+    setup.source_writes(calls)
+    config = str(setup.config)
+    missing = CliRunner().invoke(cli, ["replay", "--config", config])  # main() exits 2
+    assert isinstance(missing.exception, ConfigError)
+    assert "has no watermark" in str(missing.exception)
+    with Ledger.open(setup.spec.ledger_url) as ledger:
+        migration = ledger.ensure_spec(setup.spec)
+        ledger.update_migration(migration.id, watermark=T)
+    result = run("replay", "--config", config, "--since-watermark")
+    assert result.exit_code == 0, result.output
+    assert "cells written: Put 4" in result.output and "result: ok" in result.output
+    assert setup.equal()
+    again = json.loads(run("replay", "--config", config, "--json").output)
+    assert (again["exit_code"], again["files_listed"], again["files_read"]) == (0, 1, 0)
+    assert run("status", "--config", config).exit_code == 0
+
+
+def test_backfill_dry_run_lists_every_file_with_its_reason(setup: Setup) -> None:
+    inside = setup.root.write(RS1, T, setup.table, puts("i", 0, 2))
+    outside = setup.root.write(RS2, T - 10 * 3_600_000, setup.table, puts("o", 0, 2))
+    window = ["--start", str(T), "--end", str(T + 60_000)]
+    result = run("backfill", "--config", str(setup.config), "--table", setup.table,
+                 *window, "--dry-run")
+    assert result.exit_code == 0, result.output
+    assert f"+ {inside}" in result.output and f"- {outside}" in result.output
+    assert "2 entries with write_time in the window" in result.output
+    assert "rolled by" in result.output
+    manifest = json.loads(run("backfill", "--config", str(setup.config), "--table",
+                              setup.table, *window, "--dry-run", "--json").output)
+    assert {i["path"]: i["included"] for i in manifest["items"]} == {
+        str(inside): True, str(outside): False}
+    with Ledger.open(setup.spec.ledger_url) as ledger:
+        assert ledger.migration(setup.spec.name) is None  # a dry run records nothing
+
+
+def test_exit_codes_for_gaps_and_failures(setup: Setup) -> None:
+    config, start = str(setup.config), str(T - 60_000)
+    bad = setup.root.write(RS1, T, setup.table, puts("b", 0, 5))
+    offset = corrupt_entry(bad, 2)
+    failed = run("replay", "--config", config, "--start", start)
+    assert failed.exit_code == 1
+    assert f"FAILED {bad}: " in failed.output and f"byte offset {offset}" in failed.output
+
+    lost = setup.root.write(RS2, T, setup.table, puts("l", 0, 1))
+    with Ledger.open(setup.spec.ledger_url) as ledger:
+        migration = ledger.ensure_spec(setup.spec)
+        ledger.record_wal_seen(migration.id, SOURCE, str(RS2), str(lost), 1, T)
+    lost.unlink()
+    gap = run("replay", "--config", config, "--start", start)
+    assert gap.exit_code == 3
+    assert f"gap: WAL file {lost} of server {RS2}" in gap.output
+    assert "re-copy the affected key ranges" in gap.output
+    assert run("status", "--config", config).exit_code == 3
+
+
+def test_usage_errors_exit_2(setup: Setup) -> None:
+    both = run("replay", "--config", str(setup.config), "--since-watermark", "--start", "1")
+    assert both.exit_code == 2 and "either --since-watermark or --start" in both.output
+
+
+def test_a_locked_migration_exits_2_naming_the_holder(
+        clusters: Clusters, table: str, tmp_path: Path, zookeeper: ZooKeeperServer) -> None:
+    root = HBaseRoot(tmp_path / "hbase")
+    root.write(RS1, T, table, puts("x", 0, 1))
+    source = source_endpoints("localhost:9090", root=root.root, zookeeper=zookeeper.address)
+    config = write_config(tmp_path, source=source, target=clusters.dst_endpoints,
+                          tables=[table], name=f"cli-lock-{table}")
+    job = ReplayJob.from_spec(load_config(config), start=T)
+    with migration_lock(job) as holder:
+        done = subprocess.run(
+            [sys.executable, "-m", "hbase_migrate", "replay", "--config", str(config),
+             "--start", str(T), "--lock-timeout", "0.5"],
+            capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 2, done.stderr
+    assert f"migration 'cli-lock-{table}' is locked (held by '{holder}'" in done.stderr
+
+
+def test_cluster_info_reads_zookeeper_and_the_wal_root(
+        tmp_path: Path, zookeeper: ZooKeeperServer) -> None:
+    parent = f"/hbase-info-{tmp_path.name}"
+    rs1 = ZkServer(RS1.host, RS1.port, RS1.startcode)
+    root = HBaseRoot(tmp_path / "hbase")
+    live = root.write(RS1, T, "t", puts("a", 0, 3), state="live", trailer=False)
+    archived = root.write(RS2, T - 1000, "t", puts("b", 0, 1))
+    with ZkRegistrar(zookeeper.address, parent) as zk:
+        zk.set_cluster_id("5c5e0a7e-0000-4000-8000-000000000001")
+        zk.set_master(ZkServer("master.example.com", 16000, 1))
+        zk.register_server(rs1)
+        zk.add_replication_peer("1", "peer-zk:2181:/hbase")
+        zk.set_queue_position(rs1, "1", live.name, 123)
+        source = ClusterEndpoints(name="src", thrift="localhost:9090",
+                                  zookeeper=zookeeper.address, znode_parent=parent,
+                                  hbase_root=str(root.root))
+        config = write_config(tmp_path, source=source, target=source, tables=["t"])
+        result = run("cluster", "info", "--config", str(config), "--json")
+        assert result.exit_code == 0, result.output
+        report = json.loads(result.output)
+        wide = {"COLUMNS": "300"}
+        text = CliRunner().invoke(cli, ["cluster", "info", "--config", str(config)],
+                                  env=wide).output
+        zk.client.delete(f"{parent}/replication/rs", recursive=True)  # the 3.x layout
+        v3 = CliRunner().invoke(cli, ["cluster", "info", "--config", str(config)],
+                                env=wide).output
+    info = report["zookeeper"]
+    assert (info["cluster_id"], info["master"]) == (
+        "5c5e0a7e-0000-4000-8000-000000000001", "master.example.com,16000,1")
+    assert info["live_servers"] == [str(RS1)]
+    assert info["replication"]["peers"][0]["cluster_key"] == "peer-zk:2181:/hbase"
+    (queue,) = info["replication"]["queues"]
+    assert (queue["server"], queue["peer_id"], queue["wals"]) == (str(RS1), "1",
+                                                                  {live.name: 123})
+    servers = {s["server"]: [(f["name"], f["state"], f["size"]) for f in s["files"]]
+               for s in report["wal_store"]["servers"]}
+    assert servers == {str(RS1): [(live.name, "live", live.stat().st_size)],
+                       str(RS2): [(archived.name, "archived", archived.stat().st_size)]}
+    assert live.name in text and "master.example.com,16000,1" in text
+    assert "1h0m" in text  # the live file's age
+    assert "table hbase:replication" in v3

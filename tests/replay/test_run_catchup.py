@@ -1,0 +1,248 @@
+"""Catch-up runs over a synthetic HBase root into a real target: every file replayed, the
+ledger's offsets at the file ends, reruns that read no byte twice, live files that grow and
+move to the archive, gaps, corrupt files and bulk loads."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import pytest
+
+from hbase_migrate.audit.ledger import Ledger, now_ms
+from hbase_migrate.audit.records import WalStatus
+from hbase_migrate.audit.status import compute_status
+from hbase_migrate.config import load_config
+from hbase_migrate.replay.discovery import SOURCE
+from hbase_migrate.replay.job import FileTask, ReplayJob
+from hbase_migrate.replay.run import Observer, RunSummary, run_replay
+from hbase_migrate.validate.compare import compare_tables
+from hbase_migrate.wal import markers as M
+from hbase_migrate.wal.model import Cell
+from hbase_migrate.wal.selection import Manifest
+from hbase_migrate.wal.writer import WalOptions
+from minihbase.webhdfs import WebHdfsServer
+from tests.replay.conftest import REGION, Clusters, T
+from tests.replay.test_run_support import (
+    RS1,
+    RS2,
+    HBaseRoot,
+    corrupt_entry,
+    entry_offsets,
+    puts,
+    source_endpoints,
+    write_config,
+)
+
+pytestmark = pytest.mark.integration
+
+
+def data_end(path: Path) -> int:
+    """The end of a WAL's last entry (a closed file's trailer follows it)."""
+    offset, size = entry_offsets(path)[-1]
+    return offset + size
+START = T - 60_000  # the catch-up start (watermark less margin)
+
+
+class Setup:
+    """A table on both clusters, an HBase root, a config and a job over them."""
+
+    def __init__(self, clusters: Clusters, table: str, folder: Path,
+                 webhdfs: str | None = None) -> None:
+        self.clusters, self.table = clusters, table
+        clusters.create(table)
+        self.root = HBaseRoot(folder / "hbase")
+        source = source_endpoints("localhost:9090", root=self.root.root, webhdfs=webhdfs)
+        self.config = write_config(folder, source=source, target=clusters.dst_endpoints,
+                                   tables=[table])
+        self.spec = load_config(self.config)
+        self.job = ReplayJob.from_spec(self.spec, start=START)
+
+    def source_writes(self, calls: Sequence[Sequence[Cell]]) -> None:
+        for cells in calls:
+            self.clusters.src.write_cells(self.table, cells)
+
+    def equal(self) -> bool:
+        return compare_tables(self.clusters.src, self.clusters.dst, self.table).equal
+
+    def rows(self) -> dict[str, tuple[WalStatus, int, int]]:
+        """Ledger rows by file name: (status, offset reached, entries)."""
+        with Ledger.open(self.spec.ledger_url) as ledger:
+            migration = ledger.migration(self.spec.name)
+            assert migration is not None
+            return {r.path.rsplit("/", 1)[-1]: (r.status, r.offset_reached, r.entries)
+                    for r in ledger.wal_files(migration.id, SOURCE)}
+
+
+@pytest.fixture
+def setup(clusters: Clusters, table: str, tmp_path: Path) -> Setup:
+    return Setup(clusters, table, tmp_path)
+
+
+@pytest.fixture(params=["local", "webhdfs"])
+def any_setup(request: pytest.FixtureRequest, clusters: Clusters, table: str,
+              tmp_path: Path) -> Iterator[Setup]:
+    if request.param == "local":
+        yield Setup(clusters, table, tmp_path)
+        return
+    with WebHdfsServer(tmp_path / "hbase", hbase_root="/hbase") as server:
+        yield Setup(clusters, table, tmp_path, webhdfs=server.url)
+
+
+def test_catch_up_replays_every_file_and_a_rerun_reads_nothing_again(any_setup: Setup) -> None:
+    s, root = any_setup, any_setup.root
+    a, b, c = puts("a", 0, 5), puts("b", 100, 4), puts("c", 50, 3)
+    archived = root.write(RS1, T - 600_000, s.table, a, write_time=T)
+    live = root.write(RS1, T + 100, s.table, b, state="live", trailer=False,
+                      options=WalOptions(compression=True))
+    splitting = root.write(RS2, T + 50, s.table, c, state="splitting", trailer=False)
+    old = root.write(RS2, T - 10_800_000, s.table, puts("old", 0, 2))  # before the window
+    (root.root / "oldWALs" / "pv2-00000000000000000001.log").write_bytes(b"not a WAL")
+    s.source_writes([*a, *b, *c])
+
+    first = run_replay(s.job)
+    assert first.exit_code == 0, first.to_json()
+    assert s.equal()
+    assert s.rows() == {
+        archived.name: (WalStatus.REPLAYED, data_end(archived), 5),  # the trailer follows
+        live.name: (WalStatus.REPLAYING, live.stat().st_size, 4),
+        splitting.name: (WalStatus.REPLAYING, splitting.stat().st_size, 3),
+        old.name: (WalStatus.SKIPPED, 0, 0)}
+    assert first.cells() == {"Put": 12}
+    assert sum(o.bytes_read for o in first.outcomes) == sum(
+        data_end(p) for p in (archived, live, splitting))  # header included
+
+    rows = s.rows()
+    again = run_replay(s.job)
+    assert again.exit_code == 0
+    assert [o.bytes_read for o in again.outcomes] == [0, 0]  # the two open files, not re-read
+    assert again.cells() == {}
+    assert s.rows() == rows
+    assert s.equal()
+
+
+def test_a_live_file_grows_then_moves_to_the_archive(setup: Setup) -> None:
+    s, root = setup, setup.root
+    calls = puts("g", 0, 12)
+    live = root.write(RS1, T, s.table, calls[:5], state="live", trailer=False)
+    s.source_writes(calls)
+    assert run_replay(s.job).exit_code == 0
+    size5 = live.stat().st_size
+    assert s.rows()[live.name] == (WalStatus.REPLAYING, size5, 5)
+
+    root.write(RS1, T, s.table, calls[:9], state="live", trailer=False)  # it grew
+    grown = run_replay(s.job)
+    (outcome,) = grown.outcomes
+    assert (outcome.start_offset, outcome.offset) == (size5, live.stat().st_size)
+    assert outcome.run.entries == 4
+    assert s.rows()[live.name] == (WalStatus.REPLAYING, live.stat().st_size, 9)
+    size9 = live.stat().st_size
+
+    root.write(RS1, T, s.table, calls, state="live", trailer=True)  # closed, then archived
+    archived = root.archive(live)
+    moved = run_replay(s.job)
+    assert moved.moves == [(str(live), str(archived))]
+    (outcome,) = moved.outcomes
+    assert (outcome.path, outcome.start_offset, outcome.complete) == (str(archived), size9, True)
+    assert s.rows() == {archived.name: (WalStatus.REPLAYED, data_end(archived), 12)}
+    assert s.equal()
+
+
+class ArchiveOnPlan(Observer):
+    """Moves the live files to oldWALs/ right after the run planned them: the replay's
+    open fails with file-not-found and must continue at the archived path."""
+
+    def __init__(self, root: HBaseRoot) -> None:
+        self.root = root
+
+    def planned(self, manifest: Manifest, tasks: Sequence[FileTask]) -> None:
+        for task in tasks:
+            if "/WALs/" in task.path:
+                self.root.archive(Path(task.path))
+
+
+def test_a_file_archived_between_listing_and_reading_is_continued_at_its_offset(
+        setup: Setup) -> None:
+    s, root = setup, setup.root
+    calls = puts("m", 0, 8)
+    live = root.write(RS1, T, s.table, calls[:3], state="live", trailer=False)
+    s.source_writes(calls)
+    run_replay(s.job)
+    offset3 = live.stat().st_size
+    root.write(RS1, T, s.table, calls, state="live", trailer=True)
+    summary = run_replay(s.job, ArchiveOnPlan(root))
+    (outcome,) = summary.outcomes
+    archived = root.root / "oldWALs" / live.name
+    assert (outcome.moved_from, outcome.path) == (str(live), str(archived))
+    assert (outcome.start_offset, outcome.run.entries, outcome.complete) == (offset3, 5, True)
+    assert s.rows() == {live.name: (WalStatus.REPLAYED, data_end(archived), 8)}
+    with Ledger.open(s.spec.ledger_url) as ledger:
+        migration = ledger.migration(s.spec.name)
+        assert migration is not None
+        assert [r.path for r in ledger.wal_files(migration.id)] == [str(archived)]
+    assert s.equal()
+
+
+def test_a_file_deleted_before_it_was_replayed_is_a_gap(setup: Setup) -> None:
+    s, root = setup, setup.root
+    kept = root.write(RS1, T, s.table, puts("k", 0, 2))
+    lost = root.write(RS2, T + 5, s.table, puts("l", 0, 2))
+    with Ledger.open(s.spec.ledger_url) as ledger:  # an earlier listing saw it
+        migration = ledger.ensure_spec(s.spec)
+        ledger.record_wal_seen(migration.id, SOURCE, str(RS2), str(lost), 10, T + 5)
+    lost.unlink()
+    summary = run_replay(s.job)
+    assert summary.exit_code == 3
+    (gap,) = summary.gaps
+    assert (gap.path, gap.server) == (str(lost), str(RS2))
+    assert "re-copy the affected key ranges" in gap.describe()
+    assert s.rows()[lost.name][0] is WalStatus.GAP
+    assert s.rows()[kept.name][0] is WalStatus.REPLAYED
+    with Ledger.open(s.spec.ledger_url) as ledger:
+        report = compute_status(ledger, now=now_ms())
+    assert report.has_gaps
+    assert run_replay(s.job).exit_code == 3  # the gap stays open until resolved
+
+
+def test_a_corrupt_file_fails_with_its_offset_while_the_others_replay(setup: Setup) -> None:
+    s, root = setup, setup.root
+    good, bad_calls = puts("ok", 0, 4), puts("bad", 0, 6)
+    root.write(RS1, T, s.table, good)
+    bad = root.write(RS2, T, s.table, bad_calls)
+    offset = corrupt_entry(bad, 3)
+    s.source_writes([*good, *bad_calls[:3]])  # what precedes the bad entry is replayed
+    summary = run_replay(s.job)
+    assert summary.exit_code == 1
+    (failure,) = summary.failures
+    assert failure.error is not None
+    assert str(bad) in failure.error and f"byte offset {offset}" in failure.error
+    with Ledger.open(s.spec.ledger_url) as ledger:
+        migration = ledger.migration(s.spec.name)
+        assert migration is not None
+        row = ledger.wal_file(migration.id, SOURCE, str(bad))
+        assert row is not None and row.error is not None
+        assert (row.status, row.offset_reached) == (WalStatus.FAILED, offset)
+        assert f"byte offset {offset}" in row.error
+        (step,) = ledger.steps(migration.id, "replay")
+        assert step.status == "failed" and str(bad) in (step.error or "")
+    assert s.equal()
+
+
+def test_bulk_loads_become_step_metrics(setup: Setup) -> None:
+    s, root = setup, setup.root
+    bulk = M.BulkLoadDescriptor(M.TableName(b"default", s.table.encode()), REGION,
+                                (M.StoreDescriptor(b"d", "d", ("hfile1",)),), 77)
+    calls = [*puts("p", 0, 2), [M.bulk_load_marker(bulk, T + 5)]]
+    path = root.write(RS1, T, s.table, calls)
+    s.source_writes(calls[:2])
+    summary: RunSummary = run_replay(s.job)
+    assert summary.exit_code == 0
+    (load,) = summary.to_json()["bulk_loads"]
+    assert (load["table"], load["region"], load["families"], load["file"]) == (
+        s.table, REGION.decode(), ("d",), str(path))
+    with Ledger.open(s.spec.ledger_url) as ledger:
+        migration = ledger.migration(s.spec.name)
+        assert migration is not None
+        (step,) = ledger.steps(migration.id, "replay")
+    assert step.metrics["bulk_loads"][0]["region"] == REGION.decode()
+    assert step.metrics["markers"] == {"BULK_LOAD": 1}

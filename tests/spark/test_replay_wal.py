@@ -1,0 +1,108 @@
+"""WAL replay on Spark ``local[2]`` into an embedded target: one task per WAL file, the
+target equal to the source, and the per-file outcomes recorded in the ledger by the driver.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hbase_migrate.audit.ledger import Ledger
+from hbase_migrate.audit.records import WalStatus
+from hbase_migrate.cluster.descriptors import FamilyDescriptor, TableDescriptor
+from hbase_migrate.cluster.thrift2 import Thrift2Client
+from hbase_migrate.config import load_config
+from hbase_migrate.replay.discovery import SOURCE
+from hbase_migrate.replay.job import ReplayJob
+from hbase_migrate.replay.run import run_replay
+from hbase_migrate.replay.spark import JOB_GROUP, spark_executor
+from hbase_migrate.validate.compare import compare_tables
+from minihbase.server import MiniHBase
+from spark_apps.replay_wal import parse_args
+from tests.replay.conftest import T
+from tests.replay.test_run_support import (
+    RS1,
+    RS2,
+    HBaseRoot,
+    corrupt_entry,
+    entry_offsets,
+    puts,
+    source_endpoints,
+    write_config,
+)
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
+
+
+@pytest.fixture(scope="module")
+def spark() -> Iterator[Any]:
+    pyspark_sql = pytest.importorskip("pyspark.sql")
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    session = (pyspark_sql.SparkSession.builder.master("local[2]")
+               .appName("hbase-migrate-test-replay").config("spark.ui.enabled", "false")
+               .getOrCreate())
+    yield session
+    session.stop()
+    logging.getLogger("py4j").setLevel(logging.WARNING)  # its close-down notes at exit
+
+
+def test_one_task_per_file_and_outcomes_in_the_ledger(spark: Any, tmp_path: Path) -> None:
+    table = "orders"
+    with MiniHBase(tmp_path / "src", "source") as src, \
+            MiniHBase(tmp_path / "dst", "target") as dst:
+        assert src.endpoints.thrift2 and dst.endpoints.thrift2
+        source, target = Thrift2Client(src.endpoints.thrift2), Thrift2Client(dst.endpoints.thrift2)
+        desc = TableDescriptor(table, (FamilyDescriptor(b"d", max_versions=3),))
+        source.create_table(desc)
+        target.create_table(desc)
+        root = HBaseRoot(tmp_path / "hbase")
+        calls = {"a": puts("a", 0, 5), "b": puts("b", 10, 4), "c": puts("c", 20, 6)}
+        files = [root.write(RS1, T, table, calls["a"]),
+                 root.write(RS1, T + 10, table, calls["b"], state="live", trailer=False),
+                 root.write(RS2, T + 20, table, calls["c"])]
+        bad_offset = corrupt_entry(files[2], 4)
+        for cells in [*calls["a"], *calls["b"], *calls["c"][:4]]:
+            source.write_cells(table, cells)
+        config = write_config(tmp_path, source=source_endpoints("localhost:9090",
+                                                                root=root.root),
+                              target=dst.endpoints, tables=[table])
+        spec = load_config(config)
+        job = ReplayJob.from_spec(spec, start=T - 60_000)
+
+        summary = run_replay(job, executor=spark_executor(spark))
+
+        tracker = spark.sparkContext.statusTracker()
+        (job_id,) = tracker.getJobIdsForGroup(JOB_GROUP)
+        stages = tracker.getJobInfo(job_id).stageIds
+        assert [tracker.getStageInfo(s).numTasks for s in stages] == [3]
+        assert summary.exit_code == 1  # the corrupt file, the others replayed
+        assert compare_tables(source, target, table).equal
+        source.close()
+        target.close()
+    with Ledger.open(spec.ledger_url) as ledger:
+        migration = ledger.migration(spec.name)
+        assert migration is not None
+        rows = {Path(r.path).name: r for r in ledger.wal_files(migration.id, SOURCE)}
+        (step,) = ledger.steps(migration.id, "replay")
+    a, b, c = (rows[f.name] for f in files)
+    end_a = sum(entry_offsets(files[0])[-1])
+    assert (a.status, a.offset_reached, a.entries, a.cells_by_type) == (
+        WalStatus.REPLAYED, end_a, 5, {"Put": 5})
+    assert (b.status, b.offset_reached, b.entries) == (
+        WalStatus.REPLAYING, files[1].stat().st_size, 4)
+    assert (c.status, c.offset_reached, c.entries) == (WalStatus.FAILED, bad_offset, 4)
+    assert f"byte offset {bad_offset}" in (c.error or "")
+    assert step.metrics["files_read"] == 3 and step.metrics["cells"] == {"Put": 13}
+
+
+def test_the_entry_point_parses_its_arguments() -> None:
+    args = parse_args(["--config", "m.toml", "--table", "a", "--table", "b", "--start", "5"])
+    assert (args.config, args.table, args.start, args.end, args.master) == (
+        "m.toml", ["a", "b"], "5", None, None)
