@@ -47,6 +47,8 @@ TS_TYPE = struct.Struct(">qB")
 UINT16 = struct.Struct(">H")
 UINT32 = struct.Struct(">I")
 INT32 = struct.Struct(">i")
+_TS_TYPE_FROM = TS_TYPE.unpack_from
+_new_tuple = tuple.__new__
 
 MAX_ROW_LENGTH = 32767  # Short.MAX_VALUE
 MAX_FAMILY_LENGTH = 127  # Byte.MAX_VALUE
@@ -154,6 +156,9 @@ def gunzip_value(data: bytes, expected: int) -> bytes:
     return out
 
 
+_NO_TAGS = LruDictionary(1)  # stays empty: no inline tag path without a tag dictionary
+
+
 class CompressionState(NamedTuple):
     """Per-file dictionaries and switches of a compressed WAL (``CompressionContext``)."""
 
@@ -229,15 +234,39 @@ def _decode_tags_compressed(
 ) -> tuple[tuple[Tag, ...], int]:
     tags = []
     produced = 0
+    new = _new_tuple
     while produced < tags_len:
         data, pos = read_item(buf, pos, end, tag_dict)
         if not data:
             raise CellCorruptError("empty compressed tag")
-        tags.append(Tag(data[0], data[1:]))
+        tags.append(new(Tag, (data[0], data[1:])))
         produced += 2 + len(data)
     if produced != tags_len:
         raise CellCorruptError(f"compressed tags make {produced} bytes, expected {tags_len}")
     return tuple(tags), pos
+
+
+def _cell_tags(
+    buf: bytes, p: int, end: int, tags_len: int, tag_dict: LruDictionary | None
+) -> tuple[tuple[Tag, ...], int]:
+    """The tags of a compressed cell: raw tag bytes, or one dictionary item per tag."""
+    if tag_dict is None:
+        if p + tags_len > end:
+            raise IndexError("cell tags cut off")
+        return parse_tags(buf, p, p + tags_len), p + tags_len
+    return _decode_tags_compressed(buf, p, end, tags_len, tag_dict)
+
+
+def _compressed_value(
+    buf: bytes, p: int, val_len: int, tags_len: int, algorithm: int | None, ensure: Ensure
+) -> tuple[bytes, bytes, int]:
+    """A value written with value compression: varint length, then the compressed bytes.
+    Returns the value, the (possibly reloaded) buffer and the position after the value."""
+    comp_len, p = _varint32(buf, p)
+    if p + comp_len + 2 * tags_len > len(buf):
+        buf = ensure(p + comp_len + 2 * tags_len)
+    value, p = _decode_value(buf, p, comp_len, val_len, algorithm)
+    return value, buf, p
 
 
 def decode_compressed_cell(
@@ -249,48 +278,148 @@ def decode_compressed_cell(
     and returns the (possibly new) buffer; running past what it could load raises
     IndexError (a cut-off cell). Returns the cell, the buffer and the next position.
     """
-    if pos + 15 > len(buf):
-        buf = ensure(pos + 15)
-    key_len, p = _varint32(buf, pos)
-    val_len, p = _varint32(buf, p)
-    tags_len, p = _varint32(buf, p)
-    if key_len < 12:
-        raise CellCorruptError(f"key length {key_len} is shorter than a KeyValue key")
-    raw_value = state.value_algorithm is None
-    bound = p + key_len + 24 + (val_len if raw_value else 5) + 2 * tags_len
-    if bound > len(buf):
-        buf = ensure(bound)
-    end = len(buf)
-    row, p = read_item(buf, p, end, state.row)
-    family, p = read_item(buf, p, end, state.family)
-    qualifier, p = read_item(buf, p, end, state.qualifier)
-    if len(row) > MAX_ROW_LENGTH or len(family) > MAX_FAMILY_LENGTH:
-        raise CellCorruptError(f"row length {len(row)} or family length {len(family)} too long")
-    if 12 + len(row) + len(family) + len(qualifier) != key_len:
-        raise CellCorruptError(f"row, family and qualifier do not add up to key length {key_len}")
-    timestamp, cell_type = TS_TYPE.unpack_from(buf, p)
-    p += 9
-    if raw_value:
-        value = buf[p : p + val_len]
-        p += val_len
-    else:
-        comp_len, p = _varint32(buf, p)
-        if p + comp_len + 2 * tags_len > end:
-            buf = ensure(p + comp_len + 2 * tags_len)
-            end = len(buf)
-        value, p = _decode_value(buf, p, comp_len, val_len, state.value_algorithm)
-    if p > end:
-        raise IndexError("cell value cut off")
-    tags: tuple[Tag, ...] = ()
-    if tags_len:
-        if state.tag is None:
-            if p + tags_len > end:
-                raise IndexError("cell tags cut off")
-            tags = parse_tags(buf, p, p + tags_len)
-            p += tags_len
-        else:
-            tags, p = _decode_tags_compressed(buf, p, end, tags_len, state.tag)
-    return Cell(row, family, qualifier, timestamp, cell_type, value, tags), buf, p
+    cells, buf, pos = decode_compressed_cells(buf, pos, 1, state, ensure)
+    return cells[0], buf, pos
+
+
+CellsDecoder = Callable[[bytes, int, int, Ensure], tuple[tuple[Cell, ...], bytes, int]]
+
+
+def decode_compressed_cells(
+    buf: bytes, p: int, count: int, state: CompressionState, ensure: Ensure
+) -> tuple[tuple[Cell, ...], bytes, int]:
+    """Decode ``count`` compressed cells at ``p`` (see ``decode_compressed_cell``)."""
+    return compressed_cells_decoder(state)(buf, p, count, ensure)
+
+
+def compressed_cells_decoder(  # noqa: C901, PLR0915  # holds the hot loop below
+    state: CompressionState,
+) -> CellsDecoder:
+    """``decode_compressed_cells`` bound to ``state``, with everything it looks up per call
+    (dictionary slots, switches) looked up once: a reader makes one per file."""
+    algorithm = state.value_algorithm
+    raw_value = algorithm is None
+    tag_dict = state.tag
+    row_dict, fam_dict, qual_dict = state.row, state.family, state.qualifier
+    rows, row_touch = row_dict.fast_get()
+    fams, fam_touch = fam_dict.fast_get()
+    quals, qual_touch = qual_dict.fast_get()
+    row_order = row_dict.fast_add()[1]
+    row_cap = row_dict.capacity
+    tag_slots, tag_touch = (_NO_TAGS if tag_dict is None else tag_dict).fast_get()
+
+    def decode(  # noqa: C901, PLR0912, PLR0915  # the reader's hot loop, inlined on purpose
+        buf: bytes, p: int, count: int, ensure: Ensure
+    ) -> tuple[tuple[Cell, ...], bytes, int]:
+        """One flat loop: one-byte varints and dictionary references are decoded inline;
+        every other case (long lengths, anything cut off or malformed) goes through the
+        general helpers, which raise the errors."""
+        new = _new_tuple
+        ts_type = _TS_TYPE_FROM
+        cells: list[Cell] = []
+        append = cells.append
+        tags: tuple[Tag, ...]
+        blen = len(buf)
+        for _ in range(count):
+            if p + 15 > blen:
+                buf = ensure(p + 15)
+                blen = len(buf)
+            key_len = buf[p]
+            if key_len < 0x80:
+                q = p + 1
+            else:
+                key_len, q = _varint32(buf, p)
+            val_len = buf[q]
+            if val_len < 0x80:
+                q += 1
+            elif (b := buf[q + 1]) < 0x80:  # two bytes: values of 128 bytes to 16 KiB
+                val_len = (val_len & 0x7F) | b << 7
+                q += 2
+            else:
+                val_len, q = _varint32(buf, q)
+            tags_len = buf[q]
+            if tags_len < 0x80:
+                q += 1
+            else:
+                tags_len, q = _varint32(buf, q)
+            if key_len < 12:
+                raise CellCorruptError(f"key length {key_len} is shorter than a KeyValue key")
+            bound = q + key_len + 24 + (val_len if raw_value else 5) + 2 * tags_len
+            if bound > blen:
+                buf = ensure(bound)
+                blen = len(buf)
+            # row, family, qualifier: a reference to a filled slot (and, for rows, a literal
+            # with a one-byte length) inline, anything else through read_item
+            s = buf[q] if q + 2 <= blen else 0x100
+            if s < 0x80 and (i := s << 8 | buf[q + 1]) < len(rows):
+                row_touch(i)
+                row = rows[i]
+                q += 2
+            elif s == 0xFF and (n := buf[q + 1]) < 0x80 and q + 2 + n <= blen:
+                q += 2 + n
+                row = buf[q - n : q]
+                if not n:
+                    pass  # an empty literal takes no slot
+                elif len(rows) < row_cap:
+                    row_order[len(rows)] = None
+                    rows.append(row)
+                else:
+                    i = row_order.popitem(False)[0]
+                    row_order[i] = None
+                    rows[i] = row
+            else:
+                row, q = read_item(buf, q, blen, row_dict)
+            s = buf[q] if q + 2 <= blen else 0x100
+            if s < 0x80 and (i := s << 8 | buf[q + 1]) < len(fams):
+                fam_touch(i)
+                family = fams[i]
+                q += 2
+            else:
+                family, q = read_item(buf, q, blen, fam_dict)
+            s = buf[q] if q + 2 <= blen else 0x100
+            if s < 0x80 and (i := s << 8 | buf[q + 1]) < len(quals):
+                qual_touch(i)
+                qualifier = quals[i]
+                q += 2
+            else:
+                qualifier, q = read_item(buf, q, blen, qual_dict)
+            row_len = len(row)
+            fam_len = len(family)
+            if row_len > MAX_ROW_LENGTH or fam_len > MAX_FAMILY_LENGTH:
+                raise CellCorruptError(f"row length {row_len} or family length {fam_len} too long")
+            if 12 + row_len + fam_len + len(qualifier) != key_len:
+                raise CellCorruptError(
+                    f"row, family and qualifier do not add up to key length {key_len}"
+                )
+            timestamp, cell_type = ts_type(buf, q)
+            q += 9
+            if raw_value:
+                value = buf[q : q + val_len]
+                q += val_len
+            else:
+                value, buf, q = _compressed_value(buf, q, val_len, tags_len, algorithm, ensure)
+                blen = len(buf)
+            if q > blen:
+                raise IndexError("cell value cut off")
+            if not tags_len:
+                tags = ()
+            elif (  # one compressed tag, a reference to a filled slot
+                q + 2 <= blen
+                and (s := buf[q]) < 0x80
+                and (i := s << 8 | buf[q + 1]) < len(tag_slots)
+                and len(tag_slots[i]) + 2 == tags_len
+            ):
+                tag_touch(i)
+                data = tag_slots[i]
+                tags = (new(Tag, (data[0], data[1:])),)
+                q += 2
+            else:
+                tags, q = _cell_tags(buf, q, blen, tags_len, tag_dict)
+            append(new(Cell, (row, family, qualifier, timestamp, cell_type, value, tags)))
+            p = q
+        return tuple(cells), buf, p
+
+    return decode
 
 
 def _decode_value(

@@ -17,6 +17,7 @@ A dictionary item on the wire (``Dictionary.write``)::
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Callable
 
 NOT_IN_DICTIONARY = 0xFF
 
@@ -55,6 +56,20 @@ class LruDictionary:
         self._order.move_to_end(idx)
         return self._entries[idx]
 
+    def fast_get(self) -> tuple[list[bytes], Callable[[int], None]]:
+        """The slot list and the make-most-recently-used function, for a decoder that
+        inlines ``get`` in its loop: ``if 0 <= idx < len(slots): touch(idx); slots[idx]``.
+        Both stay valid for the dictionary's lifetime (``clear`` empties them in place)."""
+        return self._entries, self._order.move_to_end
+
+    def fast_add(self) -> tuple[list[bytes], OrderedDict[int, None]]:
+        """The slot list and the recency order, for a reader-side decoder that inlines
+        ``add``: while ``len(slots) < capacity`` a new entry is appended and its slot put
+        last in ``order``; then ``order.popitem(last=False)`` gives the slot to reuse, which
+        goes back in last. Empty data takes no slot."""
+        assert self._index is None, "fast_add is for reader-side dictionaries"
+        return self._entries, self._order
+
     def add(self, data: bytes) -> int:
         """Store ``data`` in the next slot (or the LRU slot when full); return the slot, or
         -1 for an empty string, which takes no slot."""
@@ -66,8 +81,8 @@ class LruDictionary:
             entries.append(data)
             self._order[idx] = None
         else:
-            idx = next(iter(self._order))
-            self._order.move_to_end(idx)
+            idx = self._order.popitem(last=False)[0]  # the least recently used slot
+            self._order[idx] = None
             if self._index is not None:
                 self._index.pop(entries[idx], None)
             entries[idx] = data
@@ -106,7 +121,11 @@ def read_item(buf: bytes, pos: int, end: int, dictionary: LruDictionary) -> tupl
     """
     status = buf[pos] if pos < end else _cut_off(pos)
     if status == NOT_IN_DICTIONARY:
-        length, pos = _read_length(buf, pos + 1, end)
+        length = buf[pos + 1] if pos + 1 < end else 0x80
+        if length < 0x80:
+            pos += 2
+        else:
+            length, pos = _read_length(buf, pos + 1, end)
         stop = pos + length
         if stop > end:
             _cut_off(pos)
@@ -115,12 +134,14 @@ def read_item(buf: bytes, pos: int, end: int, dictionary: LruDictionary) -> tupl
         return data, stop
     if pos + 2 > end:
         _cut_off(pos)
-    idx = (status << 8 | buf[pos + 1]) if status < 0x80 else -1
-    entry = dictionary.get(idx)
-    if entry is None:
-        index = _short(status, buf[pos + 1])
-        raise MissingEntryError(f"missing dictionary entry for index {index}")
-    return entry, pos + 2
+    if status < 0x80:
+        idx = status << 8 | buf[pos + 1]
+        entries = dictionary._entries
+        if idx < len(entries):
+            dictionary._order.move_to_end(idx)
+            return entries[idx], pos + 2
+    index = _short(status, buf[pos + 1])
+    raise MissingEntryError(f"missing dictionary entry for index {index}")
 
 
 def write_item(out: bytearray, data: bytes, dictionary: LruDictionary | None) -> None:

@@ -56,6 +56,7 @@ WRITER_CLS_NAMES = frozenset(
     }
 )
 _UINT64 = (1 << 64) - 1
+_new_tuple = tuple.__new__
 
 
 class KeyDictionaries(NamedTuple):
@@ -308,10 +309,169 @@ def _decode_attribute(data: bytes) -> tuple[str, bytes]:
 
 
 def _uncompress(data: bytes, dictionary: LruDictionary) -> bytes:
+    if len(data) == 2 and data[0] < 0x80:  # a reference: the usual case
+        entry = dictionary.get(data[0] << 8 | data[1])
+        if entry is not None:
+            return entry
     value, pos = read_item(data, 0, len(data), dictionary)
     if pos != len(data):
         raise ProtobufError(f"{len(data) - pos} stray bytes after a dictionary item")
     return value
+
+
+def _long_varint(buf: bytes, pos: int, end: int) -> tuple[int, int]:
+    """A varint of up to 9 bytes (63 bits) at ``pos``, or ``(-1, -1)`` when it is longer or
+    cut off (the general parser then reports it)."""
+    result = 0
+    shift = 0
+    while pos < end and shift < 63:
+        b = buf[pos]
+        pos += 1
+        result |= (b & 0x7F) << shift
+        if b < 0x80:
+            return result, pos
+        shift += 7
+    return -1, -1
+
+
+def _fast_tail(
+    buf: bytes, p: int, end: int
+) -> tuple[list[tuple[bytes, int]], int, int | None, int | None, int | None] | None:
+    """Fields 6, 7, 9, 10, 11 after the four required ones, in the usual forms: scopes as
+    ``{1 family, 2 scope_type}`` with one-byte lengths, plain varints. None when anything
+    else comes (the general parser then decides)."""
+    scopes: list[tuple[bytes, int]] = []
+    count = 0
+    nonce_group = nonce = orig = None
+    while p < end:
+        tag = buf[p]
+        if tag == 0x32:  # FamilyScope, as _decode_scope's usual form
+            if p + 2 >= end:
+                return None
+            n = buf[p + 1]
+            s = p + 2
+            p = s + n
+            if (
+                n < 4
+                or n >= 0x80
+                or p > end
+                or buf[s] != 0x0A
+                or buf[s + 1] != n - 4
+                or buf[p - 2] != 0x10
+                or buf[p - 1] >= 0x80
+            ):
+                return None
+            scopes.append((buf[s + 2 : p - 2], buf[p - 1]))
+            continue
+        if tag not in (0x38, 0x48, 0x50, 0x58) or p + 1 >= end:
+            return None
+        value = buf[p + 1]
+        if value < 0x80:
+            p += 2
+        else:
+            value, p = _long_varint(buf, p + 1, end)
+            if p < 0:
+                return None
+        if tag == 0x38:
+            count = value & 0xFFFFFFFF
+        elif tag == 0x48:
+            nonce_group = value
+        elif tag == 0x50:
+            nonce = value
+        else:
+            orig = value
+    return scopes, count, nonce_group, nonce, orig
+
+
+def _fast_key(
+    buf: bytes, pos: int, end: int, dicts: KeyDictionaries | None
+) -> tuple[WalKey, int] | None:
+    """The WALKey in its usual layout (fields 1, 2, 3, 4 in order with one-byte lengths,
+    then only 6, 7, 9, 10, 11 in usual forms), or None to leave it to the general parser.
+
+    Nothing is changed (no dictionary touched) before the whole key is known to fit."""
+    n = buf[pos + 1] if end - pos >= 10 else 0x80
+    p = pos + 2 + n
+    if n >= 0x80 or buf[pos] != 0x0A or p + 2 > end or buf[p] != 0x12:
+        return None
+    region = buf[pos + 2 : p]
+    n = buf[p + 1]
+    s = p + 2
+    p = s + n
+    if n >= 0x80 or p + 2 > end or buf[p] != 0x18:
+        return None
+    table = buf[s:p]
+    sequence = buf[p + 1]
+    if sequence < 0x80:
+        p += 2
+    else:
+        sequence, p = _long_varint(buf, p + 1, end)
+    if p < 0 or p + 2 > end or buf[p] != 0x20:
+        return None
+    # write_time: milliseconds since the epoch take 6 varint bytes until 2109
+    b = buf[p + 6] if p + 7 <= end else 0x80
+    if b < 0x80 and buf[p + 5] >= 0x80:
+        write_time = (
+            b << 35
+            | (buf[p + 5] & 0x7F) << 28
+            | (buf[p + 4] & 0x7F) << 21
+            | (buf[p + 3] & 0x7F) << 14
+            | (buf[p + 2] & 0x7F) << 7
+            | (buf[p + 1] & 0x7F)
+        )
+        p += 7
+        if (buf[p - 6] & buf[p - 5] & buf[p - 4] & buf[p - 3]) < 0x80:
+            write_time, p = _long_varint(buf, p - 6, end)  # the varint ended earlier
+    else:
+        write_time, p = _long_varint(buf, p + 1, end)
+    # the usual tail in place: one FamilyScope {family, scope_type}, then a one-byte count
+    n = buf[p + 1] if p >= 0 and p + 2 < end else 0
+    s = p + 2 + n  # after the FamilyScope
+    if (
+        4 <= n < 0x80
+        and s + 2 == end
+        and buf[p] == 0x32
+        and buf[s] == 0x38
+        and buf[s + 1] < 0x80
+        and buf[p + 2] == 0x0A
+        and buf[p + 3] == n - 4
+        and buf[s - 2] == 0x10
+        and buf[s - 1] < 0x80
+    ):
+        family = buf[p + 4 : s - 2]
+        if dicts is not None:
+            region = _uncompress(region, dicts.region)
+            table = _uncompress(table, dicts.table)
+            family = _uncompress(family, dicts.family)
+        scopes = ((family, buf[s - 1]),)
+        fields = (region, table, sequence, write_time, scopes, (), None, None, None, (), None)
+        return _new_tuple(WalKey, fields), buf[s + 1]
+    tail = _fast_tail(buf, p, end) if p >= 0 else None
+    if tail is None:
+        return None
+    scope_list, count, nonce_group, nonce, orig = tail
+    if dicts is not None:
+        region = _uncompress(region, dicts.region)
+        table = _uncompress(table, dicts.table)
+        family_dict = dicts.family
+        scope_list = [(_uncompress(f, family_dict), scope) for f, scope in scope_list]
+    key = _new_tuple(
+        WalKey,
+        (
+            region,
+            table,
+            sequence,
+            write_time,
+            tuple(scope_list),
+            (),
+            None if nonce_group is None else to_int64(nonce_group),
+            None if nonce is None else to_int64(nonce),
+            None if orig is None else to_int64(orig),
+            (),
+            None,
+        ),
+    )
+    return key, count
 
 
 def decode_key(buf: bytes, pos: int, end: int, dicts: KeyDictionaries | None) -> tuple[WalKey, int]:
@@ -319,6 +479,9 @@ def decode_key(buf: bytes, pos: int, end: int, dicts: KeyDictionaries | None) ->
 
     Raises ProtobufError (or IndexError/ValueError from a dictionary item) when malformed.
     """
+    fast = _fast_key(buf, pos, end, dicts)
+    if fast is not None:
+        return fast
     raw = _scan_key(buf, pos, end)
     if raw.region is None or raw.table is None or raw.sequence is None or raw.write_time is None:
         missing = [

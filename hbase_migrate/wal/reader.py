@@ -164,6 +164,7 @@ class WalReader:
         capacity = 1 if recovered else REGION_CAPACITY
         self._key_dicts: KeyDictionaries | None = None
         self._cells: C.CompressionState | None = None
+        self._decode_cells: C.CellsDecoder = _plain_cells
         if self.header.has_compression:
             self._key_dicts = KeyDictionaries(
                 LruDictionary(capacity),
@@ -176,6 +177,7 @@ class WalReader:
                 writer=False,
             )
             self._cells = self._cells._replace(family=self._key_dicts.family)
+            self._decode_cells = C.compressed_cells_decoder(self._cells)
         if start_offset < 0:
             raise ValueError(f"start_offset must be >= 0, got {start_offset}")
         self._start_offset = max(start_offset, self._edits_start)
@@ -334,10 +336,11 @@ class WalReader:
         window = self._window
         pos, index = self._start()
         skip_until = self._start_offset
+        decode = self._decode_entry
         while True:
             offset = window.base + pos
             try:
-                entry, pos = self._decode_entry(window, pos, index)
+                entry, pos = decode(window, pos, index)
             except _End as end:
                 self.end_reason = end.reason
                 self.end_offset = offset
@@ -364,28 +367,33 @@ class WalReader:
     def _decode_entry(self, window: _Window, pos: int, index: int) -> tuple[Entry, int]:
         """Decode the entry at relative ``pos``, or raise _End with the end reason."""
         offset = window.base + pos
-        buf = window.ensure(pos + 10)
-        if pos >= len(buf):
-            raise _End("trailer" if self._edits_end is not None else "eof")
-        try:
-            key_len, key_start = decode_varint32(buf, pos)
-        except ProtobufError as exc:
-            raise self._stop_or_corrupt(window, pos, index, f"bad WALKey length: {exc}") from None
+        buf = window.data
+        if pos + 10 > len(buf):
+            buf = window.ensure(pos + 10)
+            if pos >= len(buf):
+                raise _End("trailer" if self._edits_end is not None else "eof")
+        key_len = buf[pos]
+        if key_len < 0x80:  # the usual one-byte length
+            key_start = pos + 1
+        else:
+            try:
+                key_len, key_start = decode_varint32(buf, pos)
+            except ProtobufError as exc:
+                reason = f"bad WALKey length: {exc}"
+                raise self._stop_or_corrupt(window, pos, index, reason) from None
+            if key_len > MAX_KEY_LENGTH:
+                raise self._corrupt(offset, index, f"WALKey length {key_len} is implausible")
         key_end = key_start + key_len
-        if key_len > MAX_KEY_LENGTH:
-            raise self._corrupt(offset, index, f"WALKey length {key_len} is implausible")
-        buf = window.ensure(key_end)
         if key_end > len(buf):
-            raise self._stop_or_corrupt(window, pos, index, "WALKey cut off", cut=True)
+            buf = window.ensure(key_end)
+            if key_end > len(buf):
+                raise self._stop_or_corrupt(window, pos, index, "WALKey cut off", cut=True)
         try:
             key, count = decode_key(buf, key_start, key_end, self._key_dicts)
         except (ValueError, IndexError) as exc:
             raise self._stop_or_corrupt(window, pos, index, f"bad WALKey: {exc}") from None
         try:
-            if self._cells is None:
-                cells, buf, end = _plain_cells(buf, key_end, count, window.ensure)
-            else:
-                cells, buf, end = _compressed_cells(buf, key_end, count, self._cells, window.ensure)
+            cells, buf, end = self._decode_cells(buf, key_end, count, window.ensure)
         except (IndexError, struct.error) as exc:
             cut = window.exhausted
             raise self._stop_or_corrupt(window, pos, index, f"bad cell: {exc}", cut=cut) from None
@@ -491,19 +499,23 @@ def _plain_cells(
     """Decode ``count`` uncompressed KeyValues at ``p`` (the hot loop: kept flat)."""
     cells: list[Cell] = []
     append = cells.append
+    new = _new_tuple
+    head = _KV_HEAD
+    ts_type = _TS_TYPE
     blen = len(buf)
     for _ in range(count):
         if p + 14 > blen:
             buf = ensure(p + 14)
             blen = len(buf)
-        total, klen, vlen, rlen = _KV_HEAD(buf, p)
+        total, klen, vlen, rlen = head(buf, p)
         end = p + 4 + total
         if end > blen:
             buf = ensure(end)
             blen = len(buf)
             if end > blen:
                 raise IndexError("cell cut off")
-        kv_end = p + 12 + klen + vlen
+        tpos = p + 3 + klen  # key starts at p + 12 and ends with 8 + 1 bytes of ts and type
+        kv_end = tpos + 9 + vlen
         if klen < 12 or vlen < 0 or kv_end > end or rlen > klen - 12:
             raise C.CellCorruptError(
                 f"KeyValue lengths do not fit: total {total}, key {klen}, value {vlen}, row {rlen}"
@@ -511,10 +523,9 @@ def _plain_cells(
         fpos = p + 14 + rlen
         flen = buf[fpos]
         qpos = fpos + 1 + flen
-        tpos = p + 3 + klen  # key starts at p + 12 and ends with 8 + 1 bytes of ts and type
         if flen > 127 or qpos > tpos:
             raise C.CellCorruptError(f"family length {flen} does not fit key length {klen}")
-        ts, typ = _TS_TYPE(buf, tpos)
+        ts, typ = ts_type(buf, tpos)
         if kv_end == end:
             tags: tuple[Tag, ...] = ()
         else:
@@ -524,7 +535,7 @@ def _plain_cells(
                 )
             tags = C.parse_tags(buf, kv_end + 2, end)
         append(
-            _new_tuple(
+            new(
                 Cell,
                 (
                     buf[p + 14 : fpos],
@@ -538,17 +549,6 @@ def _plain_cells(
             )
         )
         p = end
-    return tuple(cells), buf, p
-
-
-def _compressed_cells(
-    buf: bytes, p: int, count: int, state: C.CompressionState, ensure: C.Ensure
-) -> tuple[tuple[Cell, ...], bytes, int]:
-    cells = []
-    decode = C.decode_compressed_cell
-    for _ in range(count):
-        cell, buf, p = decode(buf, p, state, ensure)
-        cells.append(cell)
     return tuple(cells), buf, p
 
 

@@ -23,8 +23,9 @@ from minihbase.demo import DemoSpec, run_demo
 @click.option("--seed", type=int, default=7, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per step on stdout.")
 def demo(root: Path, table: str, ops: int, seed: int, as_json: bool) -> None:
-    """Run the migration flow on the embedded stack; exit 1 unless the target equals the
-    source cell for cell."""
+    """Run the migration flow on the embedded stack: snapshot copy at a watermark while a
+    workload writes, WAL replay in --follow mode, final catch-up, and a cell-for-cell
+    comparison; exit 1 unless the target equals the source."""
 
     def report(step: str, facts: dict[str, Any]) -> None:
         if as_json:
@@ -46,5 +47,9 @@ def demo(root: Path, table: str, ops: int, seed: int, as_json: bool) -> None:
         return
     for line in comparison.examples if comparison else []:
         click.echo(f"  {line}", err=True)
-    click.echo("FAILED: target differs from source", err=True)
+    if result.replay is not None and result.replay.exit_code:
+        click.echo(f"FAILED: the final replay ended with exit code {result.replay.exit_code}; "
+                   f"see 'hbase-migrate status --config {root / 'migration.toml'}'", err=True)
+    click.echo("FAILED: target differs from source" if comparison and not comparison.equal
+               else "FAILED", err=True)
     sys.exit(1)
