@@ -120,8 +120,15 @@ def _migrate(spec: DemoSpec, migration: MigrationSpec, source: ClusterEndpoints,
     live_spec = WorkloadSpec(spec.table, spec.seed + 1, ops=None, duration=spec.live_seconds,
                              rate=max(1.0, spec.ops / 2 / spec.live_seconds))
     live: dict[str, Any] = {}
-    writer = threading.Thread(target=lambda: live.update(_workload(source, live_spec)),
-                              name="live-workload", daemon=True)
+    failed: list[BaseException] = []
+
+    def write() -> None:
+        try:
+            live.update(_workload(source, live_spec))
+        except BaseException as exc:  # re-raised in the main thread after the join
+            failed.append(exc)
+
+    writer = threading.Thread(target=write, name="live-workload", daemon=True)
     with Thrift2Client(source.thrift2) as src, Thrift2Client(target.thrift2) as dst, \
             Ledger.open(migration.ledger_url) as ledger:
         record = ledger.ensure_spec(migration)
@@ -140,14 +147,21 @@ def _migrate(spec: DemoSpec, migration: MigrationSpec, source: ClusterEndpoints,
                    report) as facts:
             stop = threading.Event()
             runs: list[RunSummary] = []
-            follower = threading.Thread(
-                target=lambda: follow_replay(job, 1.0, stop, on_run=runs.append),
-                name="follow", daemon=True)
+
+            def follow() -> None:
+                try:
+                    follow_replay(job, 1.0, stop, on_run=runs.append)
+                except BaseException as exc:  # re-raised below, in this thread
+                    failed.append(exc)
+
+            follower = threading.Thread(target=follow, name="follow", daemon=True)
             follower.start()
             writer.join()
             call_admin(Path(migration.source.cluster_json or ""), "roll")
             stop.set()
             follower.join()
+            if failed:
+                raise failed[0]
             facts.update(live_workload_ops=live.get("total_ops", 0), follow_runs=len(runs),
                          cells_replayed=sum(sum(r.cells().values()) for r in runs))
         with _step(result, "final catch-up replay", report) as facts:

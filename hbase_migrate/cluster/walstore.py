@@ -90,6 +90,9 @@ class WalStore(ABC):
         for entry in self._list(ARCHIVE_DIR) or []:
             if entry.is_dir:
                 result.extend(self._files_in(f"{ARCHIVE_DIR}/{entry.name}"))
+        # A file archived between listing WALs/ and oldWALs/ shows up twice: keep the archive.
+        archived = {f.name for f in result if f.state == "archived"}
+        result = [f for f in result if f.state == "archived" or f.name not in archived]
         return sorted(result, key=lambda s: s.relpath)
 
     def _files_in(self, folder: str) -> list[WalFileStatus]:

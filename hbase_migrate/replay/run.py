@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hbase_migrate.audit.ledger import Ledger, now_ms
-from hbase_migrate.audit.records import StepStatus, WalFileRecord
+from hbase_migrate.audit.records import StepStatus, WalFileRecord, WalStatus
 from hbase_migrate.cluster.walstore import WalStore
 from hbase_migrate.errors import ConfigError
 from hbase_migrate.replay.discovery import SOURCE, Gap, open_wal_store, reconcile
@@ -223,6 +223,8 @@ def _replay_here(job: ReplayJob, store: WalStore, tasks: Sequence[FileTask], boo
     outcomes = []
     try:
         for task in tasks:
+            if books.handled(task):
+                continue
             books.begin(task)
             outcome = replay_task(task, spec, target, store=store,
                                   on_progress=books.progress_hook(task))
@@ -232,6 +234,9 @@ def _replay_here(job: ReplayJob, store: WalStore, tasks: Sequence[FileTask], boo
     return outcomes
 
 
+_FINISHED = (WalStatus.REPLAYED, WalStatus.SKIPPED, WalStatus.GAP)
+
+
 class _Books:
     """Ledger bookkeeping of the files of one run (catch-up only writes per-file rows)."""
 
@@ -239,6 +244,15 @@ class _Books:
                  observer: Observer) -> None:
         self.ledger, self.mid, self.tracked, self.observer = ledger, migration_id, tracked, observer
         self.where: dict[str, str] = {}  # task path -> where the ledger row is now
+
+    def handled(self, task: FileTask) -> bool:
+        """True when an earlier task of this run already followed its file to ``task.path``
+        (a rename between listing ``WALs/`` and ``oldWALs/`` lists one file twice), or the
+        ledger has finished it under that path meanwhile."""
+        if task.path in self.where.values():
+            return True
+        row = self.ledger.wal_file(self.mid, SOURCE, task.path) if self.tracked else None
+        return row is not None and row.status in _FINISHED
 
     def begin(self, task: FileTask) -> None:
         self.where[task.path] = task.path

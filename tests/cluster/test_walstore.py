@@ -71,3 +71,12 @@ def test_per_server_archive_dir(hbase_root: Path) -> None:
     existing = "rs3%2C16020%2C3.1700000000005"
     assert flat.archived_path(f"WALs/rs3,16020,3/{existing}") == str(
         hbase_root / "oldWALs" / "rs3,16020,3" / existing)
+
+
+def test_a_file_listed_mid_archive_appears_once_as_archived(hbase_root: Path) -> None:
+    """A rename between the listing of WALs/ and of oldWALs/ shows the file in both places;
+    the store keeps the archived one, so a run never replays one file under two names."""
+    name = LIVE.relpath.split("/")[2]
+    (hbase_root / "oldWALs" / name).write_bytes((hbase_root / LIVE.relpath).read_bytes())
+    listed = [s for s in LocalWalStore(hbase_root).list_wal_files() if s.name == name]
+    assert [(s.state, s.relpath) for s in listed] == [("archived", f"oldWALs/{name}")]

@@ -1,0 +1,86 @@
+"""Helpers of the replay tests against embedded clusters: a migration config over the
+clusters' ``cluster.json`` files, the watermark, a seeded workload, bounded waits, and the
+state of the source and target tables read back through Thrift2."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from hbase_migrate.audit.ledger import Ledger, now_ms
+from hbase_migrate.cluster.thrift2 import Thrift2Client
+from hbase_migrate.config import MigrationSpec, load_config
+from hbase_migrate.snapshot.schema import copy_schema
+from hbase_migrate.validate.compare import Comparison, compare_tables
+from minihbase.server import MiniHBase
+from minihbase.workload import Workload, WorkloadReport, WorkloadSpec
+
+
+def write_migration(folder: Path, source: MiniHBase, target: MiniHBase, table: str, *,
+                    name: str = "mig", roll_period: str = "1s") -> Path:
+    """A migration config as a user writes it: both clusters by their ``cluster.json``."""
+    path = folder / "migration.toml"
+    path.write_text(
+        f'[migration]\nname = "{name}"\nledger = "sqlite:///{folder / "ledger.db"}"\n'
+        f'[source]\ncluster_json = "{source.write_cluster_json()}"\n'
+        f'[target]\ncluster_json = "{target.write_cluster_json()}"\n'
+        f'[[tables]]\nsource = "{table}"\n'
+        f'[replay]\nroll_period = "{roll_period}"\nmargin = "1m"\n', encoding="utf-8")
+    return path
+
+
+def set_watermark(config: Path, watermark: int | None = None) -> MigrationSpec:
+    """Record the migration and its watermark (default: now), as the snapshot step does."""
+    spec = load_config(config)
+    with Ledger.open(spec.ledger_url) as ledger:
+        record = ledger.ensure_spec(spec)
+        ledger.update_migration(record.id, watermark=now_ms() if watermark is None
+                                else watermark)
+    return spec
+
+
+def run_workload(cluster: MiniHBase, table: str, seed: int, ops: int,
+                 rate: float | None = None) -> WorkloadReport:
+    runner = Workload(cluster.endpoints, WorkloadSpec(table, seed, ops, rate=rate))
+    try:
+        runner.ensure_table()
+        return runner.run()
+    finally:
+        runner.close()
+
+
+def t2(cluster: MiniHBase) -> Thrift2Client:
+    thrift2 = cluster.endpoints.thrift2
+    assert thrift2 is not None
+    return Thrift2Client(thrift2)
+
+
+def copy_table_schema(source: MiniHBase, target: MiniHBase, table: str) -> None:
+    with t2(source) as src, t2(target) as dst:
+        copy_schema(src, dst, table)
+
+
+def compare(source: MiniHBase, target: MiniHBase, table: str) -> Comparison:
+    """Every version of every cell of ``table``, source against target."""
+    with t2(source) as src, t2(target) as dst:
+        return compare_tables(src, dst, table)
+
+
+def cell_count(cluster: MiniHBase, table: str) -> int:
+    with t2(cluster) as client:
+        return sum(len(row) for row in client.scan(table))
+
+
+def wait_for(check: Callable[[], Any], timeout: float, what: str, every: float = 0.02) -> Any:
+    """Poll ``check`` until it returns something truthy; fail naming ``what`` after
+    ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = check()
+        if value:
+            return value
+        if time.monotonic() >= deadline:
+            raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what}")
+        time.sleep(every)
