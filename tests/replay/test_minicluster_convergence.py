@@ -35,7 +35,7 @@ TABLE = "orders"
 COMPRESSED = WalOptions(compression=True, tag_compression=True)
 
 
-def _states(summary: RunSummary) -> set[str]:
+def _states(summary: RunSummary) -> set[str | None]:
     assert summary.manifest is not None
     return {item.state for item in summary.manifest.items if item.included}
 
@@ -95,7 +95,7 @@ def test_follow_while_the_workload_writes_then_a_final_run_converges(tmp_path: P
         run_workload(src, TABLE, seed=21, ops=100)
         copy_table_schema(src, dst, TABLE)
         job = ReplayJob.from_spec(load_config(config))
-        stop, runs = threading.Event(), []
+        stop, runs = threading.Event(), list[RunSummary]()
         codes: list[int] = []
         follower = threading.Thread(
             target=lambda: codes.append(follow_replay(job, 0.2, stop, on_run=runs.append)),
@@ -104,7 +104,8 @@ def test_follow_while_the_workload_writes_then_a_final_run_converges(tmp_path: P
         try:
             run_workload(src, TABLE, seed=22, ops=300, rate=150)
             assert src.region_servers is not None
-            wait_for(lambda: src.region_servers and src.region_servers.counters["rolls"] >= 2,
+            servers = src.region_servers
+            wait_for(lambda: servers.counters["rolls"] >= 2,
                      10, "the source to roll its WALs while the workload writes")
             wait_for(lambda: len(runs) >= 3, 20, "three follow runs")
         finally:
@@ -113,7 +114,7 @@ def test_follow_while_the_workload_writes_then_a_final_run_converges(tmp_path: P
         assert not follower.is_alive(), "follow_replay did not stop within 30s"
         assert codes == [0], [r.to_json()["failures"] for r in runs]
         assert sum(sum(r.cells().values()) for r in runs) > 0  # follow did real work
-        src.region_servers.roll()
+        servers.roll()
         final = run_replay(job)
         assert final.exit_code == 0, final.to_json()
         result = compare(src, dst, TABLE)
