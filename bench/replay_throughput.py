@@ -170,19 +170,19 @@ from hbase_migrate.cluster.thrift2 import Thrift2Client
 from hbase_migrate.replay.apply import Thrift2Target
 from hbase_migrate.replay.file_replay import ReplaySpec, replay_file
 from hbase_migrate.replay.filters import ReplayFilter
-path, endpoint, table, batch = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+path, endpoint, source, table, batch = sys.argv[1:5] + [int(sys.argv[5])]
 target = Thrift2Target(Thrift2Client(endpoint))
 t0 = time.perf_counter()
-result = replay_file(path, ReplaySpec(ReplayFilter.build(["%s=" + table]), batch), target)
+result = replay_file(path, ReplaySpec(ReplayFilter.build([source + "=" + table]), batch), target)
 secs = time.perf_counter() - t0
 hwm = [l.split()[1] for l in open('/proc/self/status') if l.startswith('VmHWM')]
 print(sum(result.progress.cells.values()), secs, (hwm or ['0'])[0])
-""" % SOURCE_TABLE
+"""
 
 
 def rss_child(path: Path, endpoint: str, table: str, batch: int) -> tuple[int, float, float]:
     """(cells, seconds, VmHWM MB) of a fresh child process replaying ``path``."""
-    out = subprocess.run([sys.executable, "-c", RSS_CHILD, str(path), endpoint, table,
+    out = subprocess.run([sys.executable, "-c", RSS_CHILD, str(path), endpoint, SOURCE_TABLE, table,
                           str(batch)], capture_output=True, text=True, check=True)
     cells, secs, hwm = out.stdout.split()
     return int(cells), float(secs), int(hwm) / 1024
@@ -197,9 +197,9 @@ class Bench:
         self.desc_families = tuple(FamilyDescriptor(f, max_versions=3) for f in FAMILIES)
         self.tables = 0
 
-    def fresh_table(self, label: str) -> str:
+    def fresh_table(self) -> str:
         self.tables += 1
-        name = f"{label}_{self.tables}"
+        name = f"bench_{self.tables}"
         self.client.create_table(TableDescriptor(name, self.desc_families))
         return name
 
@@ -213,14 +213,19 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def best_of(runs: list[tuple[str, Callable[[], int]]], repeat: int, server: int) -> Best:
+Run = tuple[str, Callable[[str], int]]
+
+
+def best_of(bench: Bench, runs: list[Run], repeat: int, server: int) -> Best:
     """(cells, seconds, CPU seconds of this process, CPU seconds of the server) of each
-    run's fastest round over ``repeat`` rounds; the runs take turns within a round."""
+    run's fastest round over ``repeat`` rounds; the runs take turns within a round. Each
+    run gets a fresh target table, created before its clock starts."""
     best: Best = {}
     for _ in range(repeat):
         for label, fn in runs:
+            table = bench.fresh_table()
             s0, c0, t0 = cpu_seconds(server), time.process_time(), time.perf_counter()
-            cells = fn()
+            cells = fn(table)
             secs = time.perf_counter() - t0
             here, there = time.process_time() - c0, cpu_seconds(server) - s0
             if label not in best or secs < best[label][1]:
@@ -263,15 +268,14 @@ def run_spark(bench: Bench, files: list[Path], repeat: int, server: int) -> None
     started = time.perf_counter() - t0
     paths = [str(p) for p in files]
 
-    def job(groups: list[list[str]]) -> Callable[[], int]:
-        def go() -> int:
-            table = bench.fresh_table("spark")
+    def job(groups: list[list[str]]) -> Callable[[str], int]:
+        def go(table: str) -> int:
             work = [(bench.endpoint, table, g, bench.batch) for g in groups]
             return sum(sc.parallelize(work, len(work)).map(spark_task).collect())
         return go
 
     try:
-        best = best_of([("1 task (2 files in turn)", job([paths])),
+        best = best_of(bench, [("1 task (2 files in turn)", job([paths])),
                         ("2 tasks (1 file each)", job([[p] for p in paths]))], repeat, server)
     finally:
         spark.stop()
@@ -311,7 +315,8 @@ def main() -> None:
             proc.wait(30)
 
 
-def run(endpoint: str, server: int, folder: Path, size: int, repeat: int, args: argparse.Namespace) -> None:
+def run(endpoint: str, server: int, folder: Path, size: int, repeat: int,
+        args: argparse.Namespace) -> None:
     batch = args.batch_cells
     client = Thrift2Client(endpoint)
     bench = Bench(client, endpoint, batch)
@@ -332,23 +337,22 @@ def run(endpoint: str, server: int, folder: Path, size: int, repeat: int, args: 
 
     discard = DiscardTarget(TableDescriptor("discard", bench.desc_families))
 
-    def replay_into_thrift2() -> int:
+    def replay_into_thrift2(table: str) -> int:
         target = Thrift2Target(Thrift2Client(endpoint))
         try:
-            return replayed_cells(replay_file(wal, spec_into(bench.fresh_table("replay"),
-                                                             batch), target))
+            return replayed_cells(replay_file(wal, spec_into(table, batch), target))
         finally:
             target.close()
 
-    runs: list[tuple[str, Callable[[], int]]] = [
-        ("read only (WalReader)", lambda: read_only(wal)),
+    runs: list[Run] = [
+        ("read only (WalReader)", lambda _: read_only(wal)),
         ("replay_file -> discarding target",
-         lambda: replayed_cells(replay_file(wal, spec_into("discard", batch), discard))),
+         lambda _: replayed_cells(replay_file(wal, spec_into("discard", batch), discard))),
         ("replay_file -> Thrift2 target", replay_into_thrift2),
         ("raw write_cells, same cells/batches",
-         lambda: raw_write(client, bench.fresh_table("raw"), cells, batch)),
+         lambda table: raw_write(client, table, cells, batch)),
     ]
-    best = best_of(runs, repeat, server)
+    best = best_of(bench, runs, repeat, server)
     print(HEADER)
     for label, (n, secs, here, there) in best.items():
         row(label, n, secs, here, there)
@@ -368,7 +372,7 @@ def run(endpoint: str, server: int, folder: Path, size: int, repeat: int, args: 
 
     big = folder / "wal-10x"
     tenfold(wal, big)
-    table = bench.fresh_table("rss")
+    table = bench.fresh_table()
     print("peak RSS of a child process replaying into the Thrift2 target")
     hwms = []
     for label, path in (("1x", wal), ("10x", big)):
