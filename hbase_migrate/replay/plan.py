@@ -6,7 +6,8 @@ through :func:`select_files` for ``[start, now + a day)`` with a scanner that st
 first edit in the window. Window: every listed file goes through :func:`select_files` with
 the full content scan and is read from its start.
 
-Tasks are sorted by (server, creation time, path): a moved region's older file comes first.
+Tasks are sorted by (server, creation time, path), then :func:`order_tasks` puts a moved
+region's older file before the file where the region opened again.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from hbase_migrate.cluster.walstore import WalFileStatus
 from hbase_migrate.errors import WalEmptyError
 from hbase_migrate.replay.discovery import UNKNOWN_SERVER
 from hbase_migrate.replay.job import FileTask, ReplayJob, Totals
+from hbase_migrate.replay.ordering import order_tasks
 from hbase_migrate.wal.names import parse_wal_path
 from hbase_migrate.wal.selection import ContentScan, FileRef, Manifest, ManifestItem, select_files
 
@@ -69,7 +71,7 @@ def plan(job: ReplayJob, listed: list[WalFileStatus], rows: Mapping[str, WalFile
                                 margin=job.spec.replay.margin, now=now)
         chosen = {item.path for item in manifest.included}
         tasks = [_task(f, None) for f in listed if f.path in chosen]
-        return manifest, sorted(tasks, key=_order)
+        return manifest, order_tasks(sorted(tasks, key=_order))
     resumed: list[WalFileStatus] = []
     fresh: list[WalFileStatus] = []
     for f in listed:
@@ -89,7 +91,7 @@ def plan(job: ReplayJob, listed: list[WalFileStatus], rows: Mapping[str, WalFile
     manifest = manifest._replace(items=tuple(sorted(items, key=lambda i: i.path)))
     chosen = {item.path for item in manifest.included}
     tasks = [_task(f, rows.get(f.path)) for f in listed if f.path in chosen]
-    return manifest, sorted(tasks, key=_order)
+    return manifest, order_tasks(sorted(tasks, key=_order))
 
 
 def _order(task: FileTask) -> tuple[str, int, str]:

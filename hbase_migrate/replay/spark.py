@@ -5,8 +5,11 @@ The driver plans the run (:func:`hbase_migrate.replay.run.run_replay` with
 planned offset and returns the file's :class:`FileOutcome`; the driver records the outcomes
 in the ledger. pyspark is imported by the caller, never here at import time.
 
-Files are independent units here; the one cross-file ordering case (a region moved between
-servers, the same cell written on both sides) is not ordered across tasks.
+Files are independent units here. The one cross-file ordering case (a region moved between
+servers, the same cell and timestamp written on both sides) is honoured by the sequential
+replay only (:mod:`hbase_migrate.replay.ordering`): the Spark tasks run at once, so the
+target may keep the older side's cell; replay such a window without Spark, or re-copy the
+moved region's key range.
 """
 
 from __future__ import annotations
