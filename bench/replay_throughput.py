@@ -35,6 +35,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from wal_read import tenfold  # the sibling benchmark script
+
 from hbase_migrate.cluster.descriptors import FamilyDescriptor, TableDescriptor
 from hbase_migrate.cluster.thrift2 import Thrift2Client
 from hbase_migrate.replay.apply import AppliedCounts, Thrift2Target, count_cells
@@ -49,7 +51,6 @@ SOURCE_TABLE = "bench"
 FAMILIES = (b"d", b"m")
 QUALIFIERS = (b"name", b"email", b"status", b"count", b"payload")
 T0 = 1_700_000_000_000
-CHUNK = 1 << 20
 
 
 # --- WAL generation -------------------------------------------------------------------------
@@ -88,26 +89,6 @@ def write_file(path: Path, entries: Sequence[tuple[WalKey, Sequence[Cell]]]) -> 
         for key, cells in entries:
             writer.append(key, cells)
         writer.close()
-
-
-def tenfold(src: Path, dst: Path) -> None:
-    """An uncompressed WAL 10x larger: the same entries repeated (each stands alone)."""
-    with WalReader(str(src)) as reader:
-        first = next(iter(reader)).offset
-        for _ in reader:
-            pass
-        end = reader.end_offset
-    with src.open("rb") as f, dst.open("wb") as out:
-        out.write(f.read(first))
-        for _ in range(10):
-            f.seek(first)
-            left = end - first
-            while left:
-                chunk = f.read(min(CHUNK, left))
-                out.write(chunk)
-                left -= len(chunk)
-        f.seek(end)
-        out.write(f.read())  # the trailer
 
 
 # --- the runs -------------------------------------------------------------------------------

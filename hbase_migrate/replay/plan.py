@@ -16,12 +16,18 @@ from collections.abc import Mapping
 
 from hbase_migrate.audit.records import WalFileRecord, WalStatus
 from hbase_migrate.cluster.walstore import WalFileStatus
-from hbase_migrate.errors import WalEmptyError
 from hbase_migrate.replay.discovery import UNKNOWN_SERVER
 from hbase_migrate.replay.job import FileTask, ReplayJob, Totals
 from hbase_migrate.replay.ordering import order_tasks
 from hbase_migrate.wal.names import parse_wal_path
-from hbase_migrate.wal.selection import ContentScan, FileRef, Manifest, ManifestItem, select_files
+from hbase_migrate.wal.selection import (
+    ContentScan,
+    FileRef,
+    Manifest,
+    ManifestItem,
+    scan_wal_contents,
+    select_files,
+)
 
 OPEN_END = 86_400_000  # catch-up selects up to a day past now
 _DONE = (WalStatus.REPLAYED, WalStatus.SKIPPED, WalStatus.GAP)
@@ -30,23 +36,7 @@ _DONE = (WalStatus.REPLAYED, WalStatus.SKIPPED, WalStatus.GAP)
 def first_edit_scan(path: str, start: int, end: int, stop_at: int) -> ContentScan:
     """A content scan that stops at the first entry in ``[start, end)``: enough to know a
     file holds edits to replay."""
-    from hbase_migrate.wal.reader import WalReader
-
-    first: int | None = None
-    last: int | None = None
-    entries = 0
-    try:
-        with WalReader(path) as reader:
-            for entry in reader:
-                write_time = entry.key.write_time
-                entries += 1
-                first = write_time if first is None else min(first, write_time)
-                last = write_time if last is None else max(last, write_time)
-                if start <= write_time < end:
-                    return ContentScan(first, last, entries, 1, complete=False)
-    except WalEmptyError:
-        return ContentScan(None, None, 0, 0)
-    return ContentScan(first, last, entries, 0)
+    return scan_wal_contents(path, start, end, stop_at, first_only=True)
 
 
 def _ref(f: WalFileStatus) -> FileRef:

@@ -156,8 +156,10 @@ class Manifest(NamedTuple):
         return "\n".join(lines) + "\n"
 
 
-def scan_wal_contents(path: str, start: int, end: int, stop_at: int) -> ContentScan:
-    """Read a WAL's entries and count those with ``start <= write_time < end``.
+def scan_wal_contents(path: str, start: int, end: int, stop_at: int, *,
+                      first_only: bool = False) -> ContentScan:
+    """Read a WAL's entries and count those with ``start <= write_time < end``; with
+    ``first_only``, stop at the first such entry (enough to know the file has work).
 
     Stops at the first entry with ``write_time >= stop_at`` (write times grow within a file,
     up to small disorder near a roll, which ``stop_at > end`` absorbs). An empty (header-less)
@@ -177,6 +179,8 @@ def scan_wal_contents(path: str, start: int, end: int, stop_at: int) -> ContentS
                 last = write_time if last is None else max(last, write_time)
                 if start <= write_time < end:
                     in_window += 1
+                    if first_only:
+                        return ContentScan(first, last, entries, in_window, complete=False)
                 elif write_time >= stop_at:
                     return ContentScan(first, last, entries, in_window, complete=False)
     except WalEmptyError:
