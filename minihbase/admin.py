@@ -20,14 +20,14 @@ from __future__ import annotations
 
 import json
 import logging
-import threading
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any, Self
 
 from hbase_migrate.bytesutil import to_bytes_binary
 from hbase_migrate.errors import HBaseMigrateError
 from hbase_migrate.wal.model import Cell, CellType
+from minihbase.httpserve import BackgroundHttpServer
 from minihbase.model import LATEST_TIMESTAMP
 from minihbase.regionserver import RegionServers
 
@@ -73,14 +73,13 @@ class AdminServer:
         self.region_servers = region_servers
         self.requested_port = port
         self.describe = describe
-        self._httpd: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
+        self._server: BackgroundHttpServer | None = None
 
     @property
     def url(self) -> str:
-        if self._httpd is None:
+        if self._server is None:
             raise RuntimeError("admin endpoint is not started")
-        return f"http://127.0.0.1:{self._httpd.server_address[1]}"
+        return f"http://127.0.0.1:{self._server.port}"
 
     def start(self) -> Self:
         ops = _operations(self.region_servers)
@@ -119,19 +118,11 @@ class AdminServer:
                 except (HBaseMigrateError, KeyError, ValueError, TypeError, OSError) as exc:
                     self._answer(400, {"error": f"{type(exc).__name__}: {exc}"})
 
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", self.requested_port), Handler)
-        self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever,
-                                        kwargs={"poll_interval": 0.1},
-                                        name="minihbase-admin", daemon=True)
-        self._thread.start()
+        self._server = BackgroundHttpServer("127.0.0.1", self.requested_port, Handler,
+                                            "minihbase-admin")
         return self
 
     def stop(self) -> None:
-        if self._httpd is not None:
-            self._httpd.shutdown()
-            self._httpd.server_close()
-            self._httpd = None
-        if self._thread is not None:
-            self._thread.join(5)
-            self._thread = None
+        if self._server is not None:
+            self._server.stop()
+            self._server = None

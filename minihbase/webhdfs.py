@@ -23,13 +23,14 @@ import logging
 import os
 import posixpath
 import stat
-import threading
 from http import HTTPStatus
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
 from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit
+
+from minihbase.httpserve import BackgroundHttpServer
 
 log = logging.getLogger(__name__)
 
@@ -85,14 +86,13 @@ class WebHdfsServer:
         self.owner = owner or _current_user()
         self.group = group
         self.replication = replication
-        self._httpd: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
+        self._server: BackgroundHttpServer | None = None
 
     @property
     def port(self) -> int:
-        if self._httpd is None:
+        if self._server is None:
             raise RuntimeError("WebHDFS server is not started")
-        return int(self._httpd.server_address[1])
+        return self._server.port
 
     @property
     def url(self) -> str:
@@ -100,23 +100,14 @@ class WebHdfsServer:
 
     def start(self) -> Self:
         handler = type("Handler", (_Handler,), {"webhdfs": self})
-        self._httpd = ThreadingHTTPServer((self.host, self.requested_port), handler)
-        self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever,
-                                        kwargs={"poll_interval": 0.1},
-                                        name=f"webhdfs-{self.port}", daemon=True)
-        self._thread.start()
+        self._server = BackgroundHttpServer(self.host, self.requested_port, handler, "webhdfs")
         log.info("WebHDFS serves %s as %s on %s", self.root_dir, self.hbase_root, self.url)
         return self
 
     def stop(self) -> None:
-        if self._httpd is not None:
-            self._httpd.shutdown()
-            self._httpd.server_close()
-            self._httpd = None
-        if self._thread is not None:
-            self._thread.join(5)
-            self._thread = None
+        if self._server is not None:
+            self._server.stop()
+            self._server = None
 
     def __enter__(self) -> Self:
         return self.start()
