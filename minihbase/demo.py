@@ -29,6 +29,7 @@ from hbase_migrate.cluster.thrift2 import Thrift2Client
 from hbase_migrate.config import MigrationSpec, load_config
 from hbase_migrate.replay.job import ReplayJob
 from hbase_migrate.replay.run import RunSummary, follow_replay, run_replay
+from hbase_migrate.replay.watermark import fix_watermark
 from hbase_migrate.snapshot.copy import copy_table
 from hbase_migrate.snapshot.schema import copy_schema
 from hbase_migrate.validate.compare import Comparison, compare_tables
@@ -133,8 +134,7 @@ def _migrate(spec: DemoSpec, migration: MigrationSpec, source: ClusterEndpoints,
             Ledger.open(migration.ledger_url) as ledger:
         record = ledger.ensure_spec(migration)
         with _step(result, "watermark T0, live workload, snapshot copy", report) as facts:
-            watermark = int(time.time() * 1000)
-            ledger.update_migration(record.id, state="copying", watermark=watermark)
+            watermark = fix_watermark(migration, state="copying")
             writer.start()
             with ledger.step(record.id, "snapshot") as metrics:
                 copy_schema(src, dst, spec.table)

@@ -30,6 +30,8 @@ from hbase_migrate.audit.engine import open_engine, redact
 from hbase_migrate.audit.errors import LedgerError, MigrationMismatchError, WalStateError
 from hbase_migrate.audit.records import (
     PENDING,
+    AnchorRecord,
+    GapKind,
     GapRecord,
     MigrationRecord,
     StepRecord,
@@ -321,13 +323,14 @@ class Ledger:
 
     def mark_wal_vanished(
         self, migration_id: int, cluster: str, path: str, *, now: int | None = None,
-        remedy: str = DEFAULT_GAP_REMEDY,
+        first_time: int | None = None, remedy: str = DEFAULT_GAP_REMEDY,
     ) -> int | None:
         """A listed file is gone. Before it was replayed, that is a gap: the file becomes
         ``gap`` and a gaps row is written (returns its id); otherwise only ``vanished_at``.
 
-        The gap's time span runs from the newest replayed write time (else the name time)
-        to ``now``, a conservative upper bound of the lost edits' write times.
+        The gap's time span runs from ``first_time`` (the caller's lower bound of the lost
+        edits' write times; default: the newest replayed write time, else the name time) to
+        ``now``, an upper bound.
         """
         now = now_ms() if now is None else now
         w = t.wal_files
@@ -338,10 +341,12 @@ class Ledger:
                 .values(status=WalStatus.GAP.value, vanished_at=now, updated_at=now)
                 .returning(w.c.id, w.c.server, w.c.name_time, w.c.last_write_time)).first()
             if hit is not None:
+                first = first_time if first_time is not None else (
+                    hit.last_write_time or hit.name_time)
                 return int(conn.execute(t.gaps.insert().values(
-                    migration_id=migration_id, wal_file_id=hit.id, server=hit.server,
-                    first_time=hit.last_write_time or hit.name_time, last_time=now,
-                    detected_at=now, remedy=remedy).returning(t.gaps.c.id)).scalar_one())
+                    migration_id=migration_id, kind=GapKind.VANISHED.value, wal_file_id=hit.id,
+                    server=hit.server, first_time=first, last_time=now, detected_at=now,
+                    remedy=remedy).returning(t.gaps.c.id)).scalar_one())
             row = self._wal_row(conn, migration_id, cluster, path)
             if row.status is WalStatus.GAP:
                 gap_id = conn.execute(select(t.gaps.c.id)
@@ -350,6 +355,54 @@ class Ledger:
             conn.execute(update(w).where(and_(w.c.id == row.id, w.c.vanished_at.is_(None)))
                          .values(vanished_at=now, updated_at=now))
             return None
+
+    def record_missing_gap(
+        self, migration_id: int, server: str, wal_group: str, first_time: int,
+        last_time: int, detail: str, *, now: int | None = None,
+        remedy: str = DEFAULT_GAP_REMEDY,
+    ) -> int | None:
+        """A stretch of a server's WAL chain that no listing saw: edits from ``first_time``
+        to ``last_time`` are lost. Recorded once per (server, group, first_time); returns the
+        new gap's id, None when it was known."""
+        now = now_ms() if now is None else now
+        stmt = self._insert(t.gaps).values(
+            migration_id=migration_id, kind=GapKind.MISSING.value, wal_file_id=None,
+            server=server, wal_group=wal_group, first_time=first_time, last_time=last_time,
+            detail=detail, detected_at=now, remedy=remedy,
+        ).on_conflict_do_nothing(
+            index_elements=["migration_id", "server", "wal_group", "first_time"],
+            index_where=t.gaps.c.kind == GapKind.MISSING.value,
+        ).returning(t.gaps.c.id)
+        with self._engine.begin() as conn:
+            new = conn.execute(stmt).scalar()
+        return None if new is None else int(new)
+
+    # -- WAL anchors ------------------------------------------------------------------------
+
+    def record_anchor(
+        self, migration_id: int, server: str, wal_group: str, path: str,
+        name_time: int | None, watermark: int, *, now: int | None = None,
+    ) -> None:
+        """The WAL file ``server`` was writing when the watermark was fixed ('' for none);
+        a later watermark replaces the anchor."""
+        now = now_ms() if now is None else now
+        stmt = self._insert(t.wal_anchors).values(
+            migration_id=migration_id, server=server, wal_group=wal_group, path=path,
+            name_time=name_time, watermark=watermark, recorded_at=now)
+        stmt = stmt.on_conflict_do_update(
+            index_elements=["migration_id", "server", "wal_group"],
+            set_={"path": stmt.excluded.path, "name_time": stmt.excluded.name_time,
+                  "watermark": stmt.excluded.watermark,
+                  "recorded_at": stmt.excluded.recorded_at})
+        with self._engine.begin() as conn:
+            conn.execute(stmt)
+
+    def anchors(self, migration_id: int) -> list[AnchorRecord]:
+        a = t.wal_anchors
+        with self._engine.begin() as conn:
+            rows = conn.execute(select(a).where(a.c.migration_id == migration_id)
+                                .order_by(a.c.server, a.c.wal_group)).all()
+        return [AnchorRecord.from_row(r._mapping) for r in rows]
 
     def wal_file(self, migration_id: int, cluster: str, path: str) -> WalFileRecord | None:
         with self._engine.begin() as conn:
@@ -418,7 +471,7 @@ class Ledger:
 
     def gaps(self, migration_id: int, *, include_resolved: bool = False) -> list[GapRecord]:
         g, w = t.gaps, t.wal_files
-        query = (select(g, w.c.path).join(w, w.c.id == g.c.wal_file_id)
+        query = (select(g, w.c.path).outerjoin(w, w.c.id == g.c.wal_file_id)
                  .where(g.c.migration_id == migration_id))
         if not include_resolved:
             query = query.where(g.c.resolved_at.is_(None))

@@ -36,6 +36,14 @@ class StepStatus(StrEnum):
     FAILED = "failed"
 
 
+class GapKind(StrEnum):
+    """How a gap was found: a listed file ``vanished`` before it was replayed, or a stretch of
+    a server's WAL chain is ``missing`` (no listing ever saw its files)."""
+
+    VANISHED = "vanished"
+    MISSING = "missing"
+
+
 class Verdict(StrEnum):
     MATCH = "match"
     MISMATCH = "mismatch"
@@ -57,8 +65,11 @@ validations = _cols("validations", "id", "migration_id", "step_id", "table_name"
                     "range_end", "source_rows", "target_rows", "source_cells", "target_cells",
                     "source_digest", "target_digest", "verdict", "validated_at",
                     "recompare_verdict", "recompared_at")
-gaps = _cols("gaps", "id", "migration_id", "wal_file_id", "server", "first_time", "last_time",
-             "detected_at", "remedy", "resolved_at")
+gaps = _cols("gaps", "id", "migration_id", "kind", "wal_file_id", "server", "wal_group",
+             "first_time", "last_time", "detail", "detected_at", "remedy", "resolved_at")
+wal_anchors = _cols("wal_anchors", "id", "migration_id", "server", "wal_group", "path",
+                    "name_time", "watermark", "recorded_at")
+leases = _cols("leases", "name", "holder", "acquired_at", "expires_at")
 
 
 def dump_json(value: Any) -> str:
@@ -193,22 +204,46 @@ class ValidationRecord:
 
 @dataclass(frozen=True)
 class GapRecord:
-    """A WAL file that vanished before it was replayed: edits lost for the target.
+    """Edits lost for the target: a WAL file that vanished before it was replayed
+    (``path`` set), or a stretch of a server's WAL chain no listing ever saw.
 
     ``first_time``/``last_time`` bound the write times of the lost edits.
     """
 
     id: int
     migration_id: int
-    wal_file_id: int
+    kind: GapKind
+    wal_file_id: int | None
     server: str
+    wal_group: str
     first_time: int | None
     last_time: int | None
+    detail: str | None
     detected_at: int
     remedy: str
     resolved_at: int | None
-    path: str
+    path: str | None
 
     @classmethod
     def from_row(cls, row: RowMapping) -> GapRecord:
+        values = dict(row)
+        values["kind"] = GapKind(values["kind"])
+        return cls(**values)
+
+
+@dataclass(frozen=True)
+class AnchorRecord:
+    """The WAL file a live source server was writing when the watermark was fixed."""
+
+    id: int
+    migration_id: int
+    server: str
+    wal_group: str
+    path: str
+    name_time: int | None
+    watermark: int
+    recorded_at: int
+
+    @classmethod
+    def from_row(cls, row: RowMapping) -> AnchorRecord:
         return cls(**dict(row))

@@ -7,10 +7,14 @@ ms since the epoch, durations in ms, ``null`` when unknown; keys sorted when pri
     {"now", "ledger", "schema_version", "archive_ttl", "has_gaps",
      "migrations": [{
         "name", "state", "source", "target", "watermark",
-        "lag": max lag over its servers,
+        "lag": max lag over its servers (0 when every listed WAL file is replayed to its
+               end, else now less the write time of the oldest edit not yet replayed),
+        "retention": null | {"kind": "pinned"|"ttl"|"at-risk", "archive_ttl", "interval",
+                             "peer", "detail"} (as the newest replay run saw it),
         "servers": [{"server", "newest_replayed_write_time", "lag",
                      "pending": {"seen", "replaying", "failed"}, "replayed", "gaps"}],
-        "gaps": [{"server", "path", "first_time", "last_time", "detected_at", "remedy"}],
+        "gaps": [{"kind": "vanished"|"missing", "server", "path" (null for missing),
+                  "first_time", "last_time", "detail", "detected_at", "remedy"}],
         "retention_warnings": [{"server", "path", "status", "name_time", "first_seen",
                                 "deadline", "remaining"}],
         "last_validation": null | {"step_id", "validated_at", "ranges", "mismatched",
@@ -53,10 +57,12 @@ class ServerStatus:
 
 @dataclass(frozen=True)
 class GapStatus:
+    kind: str
     server: str
-    path: str
+    path: str | None
     first_time: int | None
     last_time: int | None
+    detail: str | None
     detected_at: int
     remedy: str
 
@@ -92,6 +98,7 @@ class MigrationStatus:
     servers: list[ServerStatus]
     gaps: list[GapStatus]
     retention_warnings: list[RetentionWarning]
+    retention: dict[str, Any] | None
     last_validation: ValidationStatus | None
 
 
@@ -128,7 +135,8 @@ def compute_status(
 def _migration_status(ledger: Ledger, migration: MigrationRecord, now: int,
                       archive_ttl: int, warn_fraction: float) -> MigrationStatus:
     files = ledger.wal_files(migration.id, SOURCE)
-    gaps = [GapStatus(g.server, g.path, g.first_time, g.last_time, g.detected_at, g.remedy)
+    gaps = [GapStatus(g.kind.value, g.server, g.path, g.first_time, g.last_time, g.detail,
+                      g.detected_at, g.remedy)
             for g in ledger.gaps(migration.id)]
     servers = [_server_status(server, [f for f in files if f.server == server], gaps, now)
                for server in sorted({f.server for f in files})]
@@ -138,18 +146,31 @@ def _migration_status(ledger: Ledger, migration: MigrationRecord, now: int,
         target=migration.target, watermark=migration.watermark,
         lag=max(lags) if lags else None, servers=servers, gaps=gaps,
         retention_warnings=_retention_warnings(files, now, archive_ttl, warn_fraction),
+        retention=_retention(ledger, migration.id),
         last_validation=_last_validation(ledger, migration.id),
     )
+
+
+def drained(f: WalFileRecord) -> bool:
+    """Nothing of the file is left to replay as of its last listing."""
+    if f.status not in PENDING:
+        return True
+    return f.size is not None and 0 < f.size <= f.offset_reached
 
 
 def _server_status(server: str, files: list[WalFileRecord], gaps: list[GapStatus],
                    now: int) -> ServerStatus:
     times = [f.last_write_time for f in files if f.last_write_time is not None]
     newest = max(times) if times else None
+    # The oldest edit not yet replayed was written no earlier than what was acknowledged of
+    # its file (else the file's creation): lag is zero once every listed file is drained.
+    waiting = [f.last_write_time if f.offset_reached and f.last_write_time else f.name_time
+               for f in files if not drained(f)]
+    oldest = min((w for w in waiting if w is not None), default=None)
     return ServerStatus(
         server=server,
         newest_replayed_write_time=newest,
-        lag=None if newest is None else now - newest,
+        lag=0 if not waiting else (None if oldest is None else max(0, now - oldest)),
         pending={s.value: sum(f.status is s for f in files) for s in PENDING},
         replayed=sum(f.status is WalStatus.REPLAYED for f in files),
         gaps=sum(g.server == server for g in gaps),
@@ -172,6 +193,15 @@ def _retention_warnings(files: list[WalFileRecord], now: int, archive_ttl: int,
         and now - f.first_seen >= warn_fraction * archive_ttl
     ]
     return sorted(warnings, key=lambda w: (w.deadline, w.path))
+
+
+def _retention(ledger: Ledger, migration_id: int) -> dict[str, Any] | None:
+    """The archived-WAL retention the newest replay run saw (pinned, ttl or at-risk)."""
+    for step in reversed(ledger.steps(migration_id, "replay")):
+        found = step.metrics.get("retention")
+        if found:
+            return dict(found)
+    return None
 
 
 def _last_validation(ledger: Ledger, migration_id: int) -> ValidationStatus | None:

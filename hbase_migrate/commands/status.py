@@ -76,6 +76,11 @@ def render(report: StatusReport, console: Console | None = None) -> None:
         lag = "unknown" if m.lag is None else format_duration(m.lag)
         console.print(f"\n[bold]{m.name}[/bold]: state {m.state}, replay lag {lag}, "
                       f"last validation {_validation(m)}", highlight=False)
+        if m.retention:
+            verdict = {"pinned": "guaranteed (pinned)", "at-risk": "AT RISK"}.get(
+                m.retention["kind"], "kept for the archive TTL only")
+            console.print(f"archived WAL retention: {verdict}: {m.retention['detail']}",
+                          highlight=False)
         _render_tables(console, m, format_time, format_duration)
 
 
@@ -108,7 +113,8 @@ def _render_tables(console: Console, m: MigrationStatus, fmt_time: Callable[[int
         gaps = Table("server", "WAL file", "edits from", "edits to", "detected",
                      title="[red]GAPS: edits lost for the target[/red]")
         for g in m.gaps:
-            gaps.add_row(g.server, g.path, when(g.first_time), when(g.last_time),
+            gaps.add_row(g.server, g.path or f"(missing: {g.detail})", when(g.first_time),
+                         when(g.last_time),
                          when(g.detected_at))
         console.print(gaps)
         for remedy in sorted({g.remedy for g in m.gaps}):

@@ -21,6 +21,7 @@ from hbase_migrate.audit.records import PENDING, WalFileRecord, WalStatus
 from hbase_migrate.cluster.walstore import LocalWalStore, WalFileStatus, WalStore, WebHdfsWalStore
 from hbase_migrate.config import ClusterSpec
 from hbase_migrate.errors import ConfigError
+from hbase_migrate.replay.coverage import WRITE_TIME_SKEW_MS, Gap
 
 log = logging.getLogger(__name__)
 
@@ -39,27 +40,6 @@ def open_wal_store(cluster: ClusterSpec) -> WalStore:
     raise ConfigError(f"{cluster.role} cluster {endpoints.name!r}: no WAL storage: give "
                       "webhdfs = \"http://namenode:9870\" (with hbase_root) or a local "
                       f"hbase_root folder (got {local!r})")
-
-
-@dataclass(frozen=True)
-class Gap:
-    """A WAL file that vanished before it was replayed."""
-
-    path: str
-    server: str
-    first_time: int | None
-    last_time: int | None
-    remedy: str
-
-    def describe(self) -> str:
-        from hbase_migrate.timeutil import format_time
-
-        def when(ms: int | None) -> str:
-            return "unknown" if ms is None else format_time(ms)
-
-        return (f"gap: WAL file {self.path} of server {self.server} vanished before it was "
-                f"replayed; edits from {when(self.first_time)} to {when(self.last_time)} are "
-                f"lost for the target; remedy: {self.remedy}")
 
 
 @dataclass
@@ -102,14 +82,48 @@ def _follow(ledger: Ledger, migration_id: int, store: WalStore, row: WalFileReco
         ledger.record_wal_moved(migration_id, SOURCE, row.path, archived)
         result.moves.append((row.path, archived))
         return
-    gap_id = ledger.mark_wal_vanished(migration_id, SOURCE, row.path)
-    if gap_id is not None and row.status in PENDING:
-        recorded = next((g for g in ledger.gaps(migration_id) if g.id == gap_id), None)
-        first = recorded.first_time if recorded else row.name_time
-        last = recorded.last_time if recorded else None
-        result.gaps.append(Gap(row.path, row.server, first, last,
-                               recorded.remedy if recorded else DEFAULT_GAP_REMEDY))
-        log.error("WAL file %s vanished before it was replayed (gap)", row.path)
+    if row.status in PENDING and _drained_closed(row):
+        # read to its end while closed (archived or splitting): nothing was lost
+        ledger.record_wal_progress(
+            migration_id, SOURCE, row.path, offset_reached=row.offset_reached,
+            entries=row.entries, cells_by_type=row.cells_by_type, markers=row.markers,
+            approximated_deletes=row.approximated_deletes,
+            last_write_time=row.last_write_time, closed=True)
+        ledger.mark_wal_vanished(migration_id, SOURCE, row.path)
+        return
+    gap = record_vanished(ledger, migration_id, row)
+    if gap is not None:
+        result.gaps.append(gap)
+
+
+def lost_from(row: WalFileRecord) -> int | None:
+    """Lower bound of the write times of the edits a vanished file held past its
+    acknowledged offset."""
+    base = row.last_write_time if row.offset_reached and row.last_write_time else row.name_time
+    return None if base is None else base - WRITE_TIME_SKEW_MS
+
+
+def record_vanished(ledger: Ledger, migration_id: int, row: WalFileRecord) -> Gap | None:
+    """Record that ``row``'s file is gone; the gap when it was not replayed yet."""
+    gap_id = ledger.mark_wal_vanished(migration_id, SOURCE, row.path, first_time=lost_from(row))
+    if gap_id is None or row.status not in PENDING:
+        return None
+    recorded = next((g for g in ledger.gaps(migration_id) if g.id == gap_id), None)
+    log.error("WAL file %s vanished before it was replayed (gap)", row.path)
+    return Gap(row.path, row.server, recorded.first_time if recorded else lost_from(row),
+               recorded.last_time if recorded else None,
+               recorded.remedy if recorded else DEFAULT_GAP_REMEDY)
+
+
+def is_closed(path: str) -> bool:
+    """A file in ``oldWALs/`` or a ``-splitting`` folder: nothing is appended to it."""
+    parts = f"/{path}".split("/")
+    return "oldWALs" in parts or any(p.endswith("-splitting") for p in parts[:-1])
+
+
+def _drained_closed(row: WalFileRecord) -> bool:
+    return (is_closed(row.path) and row.size is not None and row.offset_reached > 0
+            and row.offset_reached >= row.size)
 
 
 def _exists(store: WalStore, path: str) -> bool:

@@ -155,6 +155,7 @@ class FileOutcome:
     tags_dropped: int = 0
     error: str | None = None
     empty: bool = False
+    vanished: bool = False  # the file was gone when it was to be read (``error`` says so)
 
     @property
     def bytes_read(self) -> int:
@@ -165,5 +166,5 @@ class FileOutcome:
                 "offset": self.offset, "complete": self.complete, "end_reason": self.end_reason,
                 "entries": self.totals.entries, "cells": dict(self.totals.cells),
                 "markers": dict(self.totals.markers), "approximated": self.totals.approximated,
-                "moved_from": self.moved_from, "error": self.error,
+                "moved_from": self.moved_from, "error": self.error, "vanished": self.vanished,
                 "bulk_loads": [vars(b) for b in self.bulk_loads]}

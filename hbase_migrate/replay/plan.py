@@ -72,7 +72,12 @@ def plan(job: ReplayJob, listed: list[WalFileStatus], rows: Mapping[str, WalFile
     manifest = select_files([_ref(f) for f in fresh], start, now + OPEN_END,
                             roll_period=job.spec.replay.roll_period,
                             margin=job.spec.replay.margin, scanner=first_edit_scan, now=now)
-    items = list(manifest.items)
+    # A live file is read to its end even with no edit in the window yet: the offset reached
+    # proves it drained, and the next run continues there.
+    items = [item._replace(included=True, reason=f"live file, no edit in the window yet "
+                           f"({item.reason}): read to its end to record the offset reached")
+             if not item.included and item.stage == "content" and item.state == "live"
+             else item for item in manifest.items]
     for f in resumed:
         offset = rows[f.path].offset_reached
         items.append(ManifestItem(f.path, True, "ledger", f"replay in progress: resumes at "

@@ -23,13 +23,16 @@ from hbase_migrate.audit.ledger import Ledger, now_ms
 from hbase_migrate.audit.records import StepStatus, WalFileRecord, WalStatus
 from hbase_migrate.cluster.walstore import WalStore
 from hbase_migrate.errors import ConfigError
-from hbase_migrate.replay.discovery import SOURCE, Gap, open_wal_store, reconcile
+from hbase_migrate.replay.coverage import Gap, check_coverage
+from hbase_migrate.replay.discovery import SOURCE, open_wal_store, reconcile, record_vanished
 from hbase_migrate.replay.file_replay import FileProgress
 from hbase_migrate.replay.job import CATCH_UP, FileOutcome, FileTask, ReplayJob, Totals
 from hbase_migrate.replay.lock import migration_lock
 from hbase_migrate.replay.plan import plan
+from hbase_migrate.replay.retention import AT_RISK, Retention, assess, read_replication
 from hbase_migrate.replay.targets import open_target
-from hbase_migrate.replay.worker import replay_task
+from hbase_migrate.replay.worker import CLOSED_STATES, replay_task
+from hbase_migrate.timeutil import format_duration
 from hbase_migrate.wal.selection import Manifest
 
 log = logging.getLogger(__name__)
@@ -70,9 +73,12 @@ class RunSummary:
     gaps: list[Gap] = field(default_factory=list)
     open_gaps: int = 0
 
+    retention: Retention | None = None
+
     @property
     def failures(self) -> list[FileOutcome]:
-        return [o for o in self.outcomes if o.error is not None]
+        """Files that failed (a file that vanished is a gap, not a failure)."""
+        return [o for o in self.outcomes if o.error is not None and not o.vanished]
 
     @property
     def exit_code(self) -> int:
@@ -108,6 +114,7 @@ class RunSummary:
             "bulk_loads": [vars(b) for o in self.outcomes for b in o.bulk_loads],
             "moves": [{"from": a, "to": b} for a, b in self.moves],
             "gaps": [vars(g) for g in self.gaps], "open_gaps": self.open_gaps,
+            "retention": self.retention.to_json() if self.retention else None,
             "failures": [{"path": o.path, "error": o.error} for o in self.failures],
             "files": [o.to_json() for o in self.outcomes],
             "manifest": self.manifest.to_dict() if self.manifest else None,
@@ -128,16 +135,25 @@ def run_replay(job: ReplayJob, observer: Observer | None = None, *,
 
 def follow_replay(job: ReplayJob, interval: float, stop: threading.Event,
                   observer: Observer | None = None,
-                  on_run: Callable[[RunSummary], None] | None = None) -> int:
+                  on_run: Callable[[RunSummary], None] | None = None, *,
+                  force: bool = False) -> int:
     """Catch-up runs every ``interval`` seconds under one lock until ``stop`` is set;
-    returns the worst exit code seen."""
+    returns the worst exit code seen. An interval at or above half the archive TTL, with no
+    replication peer pinning the WALs, is refused unless ``force``."""
     if job.mode != CATCH_UP or job.dry_run:
         raise ConfigError("--follow needs a catch-up replay (no --end, no --dry-run)")
+    retention = source_retention(job, interval)
+    if retention.kind == AT_RISK and not force:
+        raise ConfigError(f"--interval {format_duration(int(interval * 1000))} is too long "
+                          f"for migration {job.name!r}: {retention.detail}; list more often "
+                          "(below half the archive TTL), pin the WALs with a disabled "
+                          "replication peer, or pass --force")
     worst = EXIT_OK
     store = open_wal_store(job.source)
     with Ledger.open(job.ledger_url) as ledger, migration_lock(job):
         while not stop.is_set():
-            summary = _run_once(job, ledger, store, observer or Observer(), None)
+            summary = _run_once(job, ledger, store, observer or Observer(), None,
+                                interval=interval)
             worst = max(worst, summary.exit_code)
             if on_run is not None:
                 on_run(summary)
@@ -169,25 +185,42 @@ def _rows(ledger: Ledger, migration_id: int) -> dict[str, WalFileRecord]:
     return {r.path: r for r in ledger.wal_files(migration_id, SOURCE)}
 
 
+def source_retention(job: ReplayJob, interval: float | None) -> Retention:
+    """How safe the source's archived WALs are for runs ``interval`` seconds apart."""
+    view = read_replication(job.source.endpoints())
+    return assess(view, job.spec.replay.archive_ttl,
+                  None if interval is None else int(interval * 1000))
+
+
 def _run_once(job: ReplayJob, ledger: Ledger, store: WalStore, observer: Observer,
-              executor: Executor | None) -> RunSummary:
+              executor: Executor | None, *, interval: float | None = None) -> RunSummary:
     migration = ledger.ensure_spec(job.spec)
     start = _start_of(job, migration.watermark)
     step_id = ledger.start_step(migration.id, job.step_kind)
     summary = RunSummary(job.name, job.mode, start, job.end, False)
     try:
+        view = read_replication(job.source.endpoints())
+        summary.retention = assess(view, job.spec.replay.archive_ttl,
+                                   None if interval is None else int(interval * 1000))
         found = reconcile(ledger, migration.id, store)
         summary.listed, summary.moves, summary.gaps = len(found.listed), found.moves, found.gaps
+        since = migration.watermark if job.mode == CATCH_UP and job.start is None else start
+        assert since is not None
+        summary.gaps += check_coverage(ledger, migration.id, since, job.end,
+                                       job.spec.replay.roll_period, view)
         manifest, tasks = plan(job, found.listed, _rows(ledger, migration.id), start, now_ms())
         summary.manifest = manifest
         if job.mode == CATCH_UP:
             _skip_excluded(ledger, migration.id, manifest)
         observer.planned(manifest, tasks)
         books = _Books(ledger, migration.id, job.mode == CATCH_UP, observer)
-        if executor is None:
-            summary.outcomes = _replay_here(job, store, tasks, books, start)
-        else:
-            summary.outcomes = books.record_all(tasks, executor(job, start, tasks))
+        try:
+            if executor is None:
+                summary.outcomes = _replay_here(job, store, tasks, books, start)
+            else:
+                summary.outcomes = books.record_all(tasks, executor(job, start, tasks))
+        finally:
+            summary.gaps += books.gaps
         summary.open_gaps = len(ledger.gaps(migration.id))
     except BaseException as exc:
         ledger.finish_step(step_id, StepStatus.FAILED, summary.to_json(),
@@ -208,7 +241,7 @@ def _problems(summary: RunSummary) -> str | None:
 def _skip_excluded(ledger: Ledger, migration_id: int, manifest: Manifest) -> None:
     """Catch-up: an archived file with no edit in the window will never get one."""
     for item in manifest.items:
-        if not item.included and item.state == "archived":
+        if not item.included and item.state in CLOSED_STATES:
             ledger.mark_wal_skipped(migration_id, SOURCE, item.path, item.reason)
 
 
@@ -244,6 +277,7 @@ class _Books:
                  observer: Observer) -> None:
         self.ledger, self.mid, self.tracked, self.observer = ledger, migration_id, tracked, observer
         self.where: dict[str, str] = {}  # task path -> where the ledger row is now
+        self.gaps: list[Gap] = []  # files that vanished before this run could read them
 
     def handled(self, task: FileTask) -> bool:
         """True when an earlier task of this run already followed its file to ``task.path``
@@ -283,7 +317,12 @@ class _Books:
 
     def finish(self, task: FileTask, outcome: FileOutcome) -> FileOutcome:
         self._follow(task, outcome.path)
-        if outcome.error is not None:
+        if outcome.vanished:
+            row = self.ledger.wal_file(self.mid, SOURCE, outcome.path)
+            gap = record_vanished(self.ledger, self.mid, row) if row is not None else None
+            if gap is not None:
+                self.gaps.append(gap)
+        elif outcome.error is not None:
             if self.tracked:
                 self.ledger.mark_wal_failed(self.mid, SOURCE, outcome.path, outcome.error)
             log.error("%s", outcome.error)

@@ -24,6 +24,7 @@ from hbase_migrate.replay.job import BulkLoad, FileOutcome, FileTask, Totals
 
 log = logging.getLogger(__name__)
 
+CLOSED_STATES = ("archived", "splitting")
 ProgressHook = Callable[[str, FileProgress, Totals], None]
 
 
@@ -78,6 +79,7 @@ def replay_task(task: FileTask, spec: ReplaySpec, target: ReplayTarget, *,
                            tags_dropped=last.tags_dropped if last else 0)
         return replace(base, **values)
 
+    closed = task.state in CLOSED_STATES
     for attempt in range(2):
         try:
             result = replay_file(path, spec, target, start_offset=task.start_offset,
@@ -85,21 +87,23 @@ def replay_task(task: FileTask, spec: ReplaySpec, target: ReplayTarget, *,
         except FileNotFoundError as exc:
             archived = _archived(store, path) if attempt == 0 else None
             if archived is None:
-                return outcome(error=f"{path}: WAL file not found at byte offset "
-                                     f"{task.start_offset} ({exc.strerror or exc})")
+                where = acked[-1].offset if acked else task.start_offset
+                return outcome(vanished=True, error=f"{path}: WAL file vanished at byte "
+                               f"offset {where} ({exc.strerror or exc})")
             log.info("%s moved to %s; continuing at offset %d", path, archived,
                      task.start_offset)
-            moved_from, path = path, archived
+            moved_from, path, closed = path, archived, True
             continue
         except WalEmptyError as exc:
-            return outcome(empty=True, complete=task.state == "archived",
-                           end_reason=str(exc))
+            return outcome(empty=True, complete=closed, end_reason=str(exc))
         except WalCorruptError as exc:
             return outcome(error=str(exc))
         except (HBaseMigrateError, OSError) as exc:
             where = acked[-1].offset if acked else task.start_offset
             return outcome(error=f"{path}: replay stopped at byte offset {where}: {exc}")
-        return outcome(complete=result.complete, end_reason=result.end_reason,
+        # A closed file (archived, or a dead server's in -splitting) read to its end is
+        # finished even without a trailer (a crashed writer's last file).
+        return outcome(complete=result.complete or closed, end_reason=result.end_reason,
                        offset=result.end_offset)
     raise AssertionError("unreachable")
 

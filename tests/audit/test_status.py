@@ -71,20 +71,23 @@ def expected(ledger: Ledger) -> dict[str, Any]:
         "migrations": [
             {
                 "name": "orders", "state": "replaying", "source": "src", "target": "dst",
-                "watermark": T - 1000, "lag": 550_000,
+                # lag: now less the oldest edit not replayed yet (rs2's files, never read:
+                # their creation time T); rs3's only file is a gap, nothing left to replay
+                "watermark": T - 1000, "lag": 600_000,
                 "servers": [
                     {"server": "rs1", "newest_replayed_write_time": T + 250_000,
-                     "lag": 350_000, "pending": {**pending0, "replaying": 1}, "replayed": 1,
+                     "lag": 500_000, "pending": {**pending0, "replaying": 1}, "replayed": 1,
                      "gaps": 0},
-                    {"server": "rs2", "newest_replayed_write_time": None, "lag": None,
+                    {"server": "rs2", "newest_replayed_write_time": None, "lag": 600_000,
                      "pending": {"seen": 2, "replaying": 0, "failed": 1}, "replayed": 0,
                      "gaps": 0},
                     {"server": "rs3", "newest_replayed_write_time": T + 50_000,
-                     "lag": 550_000, "pending": pending0, "replayed": 0, "gaps": 1},
+                     "lag": 0, "pending": pending0, "replayed": 0, "gaps": 1},
                 ],
-                "gaps": [{"server": "rs3", "path": LIVE + "rs3/f6", "first_time": T + 50_000,
-                          "last_time": NOW - 60_000, "detected_at": NOW - 60_000,
-                          "remedy": DEFAULT_GAP_REMEDY}],
+                "gaps": [{"kind": "vanished", "server": "rs3", "path": LIVE + "rs3/f6",
+                          "first_time": T + 50_000, "last_time": NOW - 60_000, "detail": None,
+                          "detected_at": NOW - 60_000, "remedy": DEFAULT_GAP_REMEDY}],
+                "retention": None,
                 "retention_warnings": [
                     {"server": "rs2", "path": OLD + "f3", "status": "seen", "name_time": T,
                      "first_seen": NOW - 500_000, "deadline": NOW + 100_000,
@@ -95,7 +98,7 @@ def expected(ledger: Ledger) -> dict[str, Any]:
             },
             {"name": "users", "state": "created", "source": "src", "target": "dst",
              "watermark": None, "lag": None, "servers": [], "gaps": [],
-             "retention_warnings": [], "last_validation": None},
+             "retention_warnings": [], "retention": None, "last_validation": None},
         ],
     }
 

@@ -9,9 +9,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from hbase_migrate.audit.ledger import Ledger, now_ms
 from hbase_migrate.cluster.thrift2 import Thrift2Client
 from hbase_migrate.config import MigrationSpec, load_config
+from hbase_migrate.replay.watermark import fix_watermark
 from hbase_migrate.snapshot.schema import copy_schema
 from hbase_migrate.validate.compare import Comparison, compare_tables
 from minihbase.server import MiniHBase
@@ -19,8 +19,11 @@ from minihbase.workload import Workload, WorkloadReport, WorkloadSpec
 
 
 def write_migration(folder: Path, source: MiniHBase, target: MiniHBase, table: str, *,
-                    name: str = "mig", roll_period: str = "1s") -> Path:
-    """A migration config as a user writes it: both clusters by their ``cluster.json``."""
+                    name: str = "mig", roll_period: str | None = None) -> Path:
+    """A migration config as a user writes it: both clusters by their ``cluster.json``, the
+    source's roll period as its region servers have it."""
+    if roll_period is None:
+        roll_period = f"{int(source.wal_settings.roll_period * 1000)}ms"
     path = folder / "migration.toml"
     path.write_text(
         f'[migration]\nname = "{name}"\nledger = "sqlite:///{folder / "ledger.db"}"\n'
@@ -32,12 +35,10 @@ def write_migration(folder: Path, source: MiniHBase, target: MiniHBase, table: s
 
 
 def set_watermark(config: Path, watermark: int | None = None) -> MigrationSpec:
-    """Record the migration and its watermark (default: now), as the snapshot step does."""
+    """Record the migration, its watermark (default: now) and the WAL anchors, as the
+    snapshot step does."""
     spec = load_config(config)
-    with Ledger.open(spec.ledger_url) as ledger:
-        record = ledger.ensure_spec(spec)
-        ledger.update_migration(record.id, watermark=now_ms() if watermark is None
-                                else watermark)
+    fix_watermark(spec, watermark)
     return spec
 
 

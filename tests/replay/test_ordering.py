@@ -27,8 +27,8 @@ from tests.replay.test_run_support import (
 )
 
 OTHER = b"fedcba9876543210fedcba9876543210"
-RS_A = ServerName("a-rs.example.com", 16020, T - 7_200_000)  # sorts first
-RS_B = ServerName("b-rs.example.com", 16020, T - 7_200_000)
+RS_A = ServerName("a-rs.example.com", 16020, T - 30_000)  # sorts first
+RS_B = ServerName("b-rs.example.com", 16020, T - 30_000)
 ROW, TS = b"row-1", T + 1  # the cell written on both sides of the move
 
 

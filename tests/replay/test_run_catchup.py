@@ -19,6 +19,7 @@ from hbase_migrate.replay.run import Observer, RunSummary, run_replay
 from hbase_migrate.validate.compare import compare_tables
 from hbase_migrate.wal import markers as M
 from hbase_migrate.wal.model import Cell
+from hbase_migrate.wal.names import ServerName
 from hbase_migrate.wal.selection import Manifest
 from hbase_migrate.wal.writer import WalOptions
 from minihbase.webhdfs import WebHdfsServer
@@ -41,6 +42,7 @@ def data_end(path: Path) -> int:
     """The end of a WAL's last entry (a closed file's trailer follows it)."""
     offset, size = entry_offsets(path)[-1]
     return offset + size
+RS_OLD = ServerName("rs-old.example.com", 16020, T - 14_400_000)
 START = T - 60_000  # the catch-up start (watermark less margin)
 
 
@@ -96,7 +98,8 @@ def test_catch_up_replays_every_file_and_a_rerun_reads_nothing_again(any_setup: 
     live = root.write(RS1, T + 100, s.table, b, state="live", trailer=False,
                       options=WalOptions(compression=True))
     splitting = root.write(RS2, T + 50, s.table, c, state="splitting", trailer=False)
-    old = root.write(RS2, T - 10_800_000, s.table, puts("old", 0, 2))  # before the window
+    # a server that stopped long before the window
+    old = root.write(RS_OLD, T - 10_800_000, s.table, puts("old", 0, 2))
     (root.root / "oldWALs" / "pv2-00000000000000000001.log").write_bytes(b"not a WAL")
     s.source_writes([*a, *b, *c])
 
@@ -106,7 +109,8 @@ def test_catch_up_replays_every_file_and_a_rerun_reads_nothing_again(any_setup: 
     assert s.rows() == {
         archived.name: (WalStatus.REPLAYED, data_end(archived), 5),  # the trailer follows
         live.name: (WalStatus.REPLAYING, live.stat().st_size, 4),
-        splitting.name: (WalStatus.REPLAYING, splitting.stat().st_size, 3),
+        # a dead server's last file, closed though it has no trailer: read to its end, done
+        splitting.name: (WalStatus.REPLAYED, splitting.stat().st_size, 3),
         old.name: (WalStatus.SKIPPED, 0, 0)}
     assert first.cells() == {"Put": 12}
     assert sum(o.bytes_read for o in first.outcomes) == sum(
@@ -115,7 +119,7 @@ def test_catch_up_replays_every_file_and_a_rerun_reads_nothing_again(any_setup: 
     rows = s.rows()
     again = run_replay(s.job)
     assert again.exit_code == 0
-    assert [o.bytes_read for o in again.outcomes] == [0, 0]  # the two open files, not re-read
+    assert [o.bytes_read for o in again.outcomes] == [0]  # the live file, not re-read
     assert again.cells() == {}
     assert s.rows() == rows
     assert s.equal()

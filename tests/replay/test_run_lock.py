@@ -27,7 +27,7 @@ def test_a_second_run_of_the_migration_waits_then_names_the_holder(
     source = source_endpoints("localhost:9090", root=root.root, zookeeper=zookeeper.address)
     config = write_config(tmp_path, source=source, target=clusters.dst_endpoints,
                           tables=[table], name=f"lock-{table}")
-    job = ReplayJob.from_spec(load_config(config), start=T - 1, lock_timeout=0.5)
+    job = ReplayJob.from_spec(load_config(config), start=T, lock_timeout=0.5)
     with migration_lock(job) as held:
         assert held == lock_identifier(job)
         with pytest.raises(MigrationLockedError) as caught:

@@ -14,12 +14,14 @@ from hbase_migrate.replay.discovery import SOURCE
 from hbase_migrate.replay.job import ReplayJob
 from hbase_migrate.replay.run import run_replay
 from hbase_migrate.validate.compare import compare_tables
+from hbase_migrate.wal.names import ServerName
 from tests.replay.conftest import Clusters, T
 from tests.replay.test_run_catchup import Setup
 from tests.replay.test_run_support import RS1, RS2, puts
 
 pytestmark = pytest.mark.integration
 HOUR = 3_600_000
+RS3 = ServerName("rs3.example.com", 16020, T + 3 * HOUR)
 
 
 def test_backfill_reads_a_file_created_before_the_window(clusters: Clusters, table: str,
@@ -33,7 +35,7 @@ def test_backfill_reads_a_file_created_before_the_window(clusters: Clusters, tab
     before = root.write(RS1, start - 30 * 60_000, table, [*early[:1], *straddling],
                         write_time=start - 1)  # entry 0 just before start, then 3 inside
     ancient = root.write(RS1, start - 3 * HOUR, table, early[1:])
-    after = root.write(RS2, end + 3600_000, table, late)
+    after = root.write(RS3, end + 3600_000, table, late)  # a server started after the window
     quiet = root.write(RS2, start - 20 * 60_000, table, late[:1], write_time=end + 10)
     s.source_writes(straddling)  # the window's edits only: what the target must get
 
