@@ -315,11 +315,16 @@ class Ledger:
                          {"status": WalStatus.FAILED.value, "error": error}, now)
 
     def mark_wal_skipped(
-        self, migration_id: int, cluster: str, path: str, reason: str, *, now: int | None = None
+        self, migration_id: int, cluster: str, path: str, reason: str, *, now: int | None = None,
+        unread: bool = False,
     ) -> None:
-        """The selection excluded a file (kept in ``error`` as the reason)."""
-        self._transition(migration_id, cluster, path, "mark skipped", _SKIPPABLE,
-                         {"status": WalStatus.SKIPPED.value, "error": reason}, now)
+        """The selection excluded a file (kept in ``error`` as the reason). ``unread``: a file
+        nothing was acknowledged of yet, whatever its pending status, found to hold nothing
+        to replay."""
+        allowed = (*PENDING, WalStatus.SKIPPED) if unread else _SKIPPABLE
+        self._transition(migration_id, cluster, path, "mark skipped", allowed,
+                         {"status": WalStatus.SKIPPED.value, "error": reason}, now,
+                         offset=0 if unread else None)
 
     def mark_wal_vanished(
         self, migration_id: int, cluster: str, path: str, *, now: int | None = None,

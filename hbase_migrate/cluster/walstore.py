@@ -141,6 +141,22 @@ class WalStore(ABC):
             return self.to_path(per_server)
         return self.to_path(flat)
 
+    def moved_path(self, path: str) -> str | None:
+        """Where a file no longer at ``path`` went, if it still exists: a live file to its
+        dead server's ``-splitting`` folder, a live or splitting file to the archive."""
+        relpath = self.to_relpath(path)
+        info = parse_wal_path(relpath)
+        candidates = []
+        if info.state == "live" and info.dir_server is not None:
+            splitting = f"{LIVE_DIR}/{info.dir_server}{SPLITTING_SUFFIX}/{info.name}"
+            candidates.append(self.to_path(splitting))
+        if info.state in ("live", "splitting"):
+            candidates.append(self.archived_path(path))
+        for candidate in candidates:
+            if self._stat(self.to_relpath(candidate)) is not None:
+                return candidate
+        return None
+
     def open(self, path: str, offset: int = 0) -> BinaryIO:
         """A streaming binary reader positioned at ``offset`` (FileNotFoundError if gone)."""
         handle = open_source(self.to_path(self.to_relpath(path)))

@@ -13,6 +13,8 @@ not read. JSON shape (times in ms since the epoch, ``null`` when a part is not c
                                           "queues_location", "queues": [{"server",
                                           "queue_id", "peer_id", "recovered",
                                           "dead_servers", "wals": {name: offset}}]}},
+     "retention": null | {"kind": "pinned"|"ttl"|"at-risk", "archive_ttl", "interval",
+                          "peer", "detail"} (source side: are archived WALs kept for replay?),
      "wal_store": null | {"location", "files", "bytes",
                           "servers": [{"server", "files": [{"name", "state", "size",
                                        "mtime", "age", "path"}]}]}}
@@ -52,12 +54,18 @@ def info(config: Path, side: str, as_json: bool) -> None:
     from hbase_migrate.config import load_config
     from hbase_migrate.errors import ConfigError
     from hbase_migrate.replay.discovery import open_wal_store
+    from hbase_migrate.replay.retention import assess, read_replication
 
-    spec = getattr(load_config(config), side)
+    migration = load_config(config)
+    spec = getattr(migration, side)
     endpoints = spec.endpoints()
     now = now_ms()
     report: dict[str, Any] = {"name": endpoints.name, "side": side, "now": now,
-                              "zookeeper": zookeeper_info(endpoints), "wal_store": None}
+                              "zookeeper": zookeeper_info(endpoints), "wal_store": None,
+                              "retention": None}
+    if side == "source":
+        retention = assess(read_replication(endpoints), migration.replay.archive_ttl, None)
+        report["retention"] = retention.to_json()
     try:
         store = open_wal_store(spec)
     except ConfigError:
@@ -125,6 +133,12 @@ def render(report: dict[str, Any], console: Console | None = None) -> None:
         console.print("no WAL storage configured (webhdfs or a local hbase_root)")
     else:
         _render_wals(console, store)
+    retention = report.get("retention")
+    if retention is not None:
+        verdict = {"pinned": "guaranteed (pinned)", "at-risk": "AT RISK"}.get(
+            retention["kind"], "kept for the archive TTL only")
+        console.print(f"archived WAL retention: {verdict}: {retention['detail']}",
+                      highlight=False)
 
 
 def _render_zookeeper(console: Console, zk: dict[str, Any]) -> None:

@@ -68,9 +68,13 @@ def _common(func: F) -> F:
 @click.option("--follow", is_flag=True, help="Repeat catch-up runs until SIGINT/SIGTERM.")
 @click.option("--interval", default="30s", show_default=True, metavar="DURATION",
               help="Pause between --follow runs.")
+@click.option("--force", is_flag=True,
+              help="Follow even when --interval is at or above half the archive TTL and no "
+                   "replication peer pins the source's WALs (files may vanish unread).")
 @click.pass_context
 def replay(ctx: click.Context, config: Path, tables: Sequence[str], since_watermark: bool,
-           start: str | None, end: str | None, follow: bool, interval: str, dry_run: bool,
+           start: str | None, end: str | None, follow: bool, interval: str, force: bool,
+           dry_run: bool,
            as_json: bool, force_thrift1: bool, lock_timeout: float) -> None:
     """Replay source WAL edits into the target (catch-up, or --follow).
 
@@ -93,7 +97,7 @@ def replay(ctx: click.Context, config: Path, tables: Sequence[str], since_waterm
         from hbase_migrate.timeutil import parse_duration
 
         pause = parse_duration(interval, name="--interval") / 1000
-        ctx.exit(_follow(job, pause, as_json))
+        ctx.exit(_follow(job, pause, as_json, force))
     ctx.exit(_run(job, as_json))
 
 
@@ -153,7 +157,7 @@ def _print(summary: RunSummary, as_json: bool, render: Callable[[RunSummary], st
         click.echo(render(summary), nl=False)
 
 
-def _follow(job: ReplayJob, interval: float, as_json: bool) -> int:
+def _follow(job: ReplayJob, interval: float, as_json: bool, force: bool) -> int:
     from hbase_migrate.replay.run import follow_replay
 
     stop = threading.Event()
@@ -165,7 +169,8 @@ def _follow(job: ReplayJob, interval: float, as_json: bool) -> int:
     try:
         with ProgressView(enabled=True) as view:
             return follow_replay(job, interval, stop, view,
-                                 on_run=lambda s: _print(s, as_json, render_summary))
+                                 on_run=lambda s: _print(s, as_json, render_summary),
+                                 force=force)
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler)
@@ -234,6 +239,8 @@ def render_summary(s: RunSummary) -> str:
         f"{_counts(data['markers'])}",
     ]
     lines += [f"moved to the archive: {a} -> {b}" for a, b in s.moves]
+    if s.retention is not None and not s.retention.guaranteed:
+        lines.append(f"archived WAL retention {s.retention.kind}: {s.retention.detail}")
     for b in data["bulk_loads"]:
         lines.append(f"bulk load (data the WAL does not carry; re-copy this region's key "
                      f"range from the source): table {b['table']} region {b['region']} "

@@ -13,7 +13,7 @@ now or earlier, replayed, skipped or vanished) prove coverage of a chain when:
   server started before ``since``, the oldest known file must have been created at or
   before ``since``;
 * **links**: two consecutive known files are at most one roll period plus a slack apart
-  (``min(10 s, roll period / 2)``); a longer jump means files were created and deleted
+  (``min(10 s, 0.9 roll period)``); a longer jump means files were created and deleted
   between two listings;
 * **replication queues**: every WAL a source replication peer still queues is a file that
   must exist; one neither listed nor known is missing (``queued_missing``).
@@ -52,8 +52,10 @@ _REGION_GROUP = re.compile(r"[0-9a-f]{32}")
 
 
 def roll_slack(roll_period: int) -> int:
-    """How much later than the roll period the next file of a chain may be created."""
-    return min(WAKE_FREQUENCY_MS, roll_period // 2)
+    """How much later than the roll period the next file of a chain may be created: the
+    roller's wake-up interval, but below one more period, so that a single missing file (a
+    jump of two periods) still shows."""
+    return min(WAKE_FREQUENCY_MS, roll_period * 9 // 10)
 
 
 class ChainKey(NamedTuple):

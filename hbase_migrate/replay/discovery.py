@@ -13,6 +13,7 @@ that is a **gap**. Every listed file is then recorded as seen.
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -21,7 +22,8 @@ from hbase_migrate.audit.records import PENDING, WalFileRecord, WalStatus
 from hbase_migrate.cluster.walstore import LocalWalStore, WalFileStatus, WalStore, WebHdfsWalStore
 from hbase_migrate.config import ClusterSpec
 from hbase_migrate.errors import ConfigError
-from hbase_migrate.replay.coverage import WRITE_TIME_SKEW_MS, Gap
+from hbase_migrate.replay.coverage import WRITE_TIME_SKEW_MS, Gap, chain_key
+from hbase_migrate.timeutil import format_time
 
 log = logging.getLogger(__name__)
 
@@ -52,35 +54,36 @@ class Reconciliation:
 
 
 def reconcile(ledger: Ledger, migration_id: int, store: WalStore, *,
-              record: bool = True) -> Reconciliation:
-    """List the store, follow moves, detect gaps, record every listed file as seen.
-    ``record=False`` (dry run) only lists."""
+              record: bool = True, since: int | None = None) -> Reconciliation:
+    """List the store, record every listed file as seen, follow moves, detect gaps (a file
+    whose edits all predate ``since`` is no gap). ``record=False`` (dry run) only lists."""
     result = Reconciliation(listed=store.list_wal_files())
     if not record:
         return result
     here = {f.path for f in result.listed}
-    for row in ledger.wal_files(migration_id, SOURCE):
-        if row.path in here or row.vanished_at is not None or row.status is WalStatus.GAP:
-            continue
-        _follow(ledger, migration_id, store, row, result)
     for f in result.listed:
         ledger.record_wal_seen(migration_id, SOURCE, f.server or UNKNOWN_SERVER, f.path,
                                f.size, f.timestamp)
+    rows = ledger.wal_files(migration_id, SOURCE)
+    for row in rows:
+        if row.path in here or row.vanished_at is not None or row.status is WalStatus.GAP:
+            continue
+        _follow(ledger, migration_id, store, row, result, since, rows)
     return result
 
 
 def _follow(ledger: Ledger, migration_id: int, store: WalStore, row: WalFileRecord,
-            result: Reconciliation) -> None:
+            result: Reconciliation, since: int | None, rows: list[WalFileRecord]) -> None:
     """A known file is not listed where it was: moved, still there, or gone."""
     if _exists(store, row.path):
         return  # listed in a race; the next run sees it
     try:
-        archived = store.archived_path(row.path)
+        moved = store.moved_path(row.path)
     except ValueError:
-        archived = None
-    if archived is not None and archived != row.path and _exists(store, archived):
-        ledger.record_wal_moved(migration_id, SOURCE, row.path, archived)
-        result.moves.append((row.path, archived))
+        moved = None
+    if moved is not None and moved != row.path:
+        ledger.record_wal_moved(migration_id, SOURCE, row.path, moved)
+        result.moves.append((row.path, moved))
         return
     if row.status in PENDING and _drained_closed(row):
         # read to its end while closed (archived or splitting): nothing was lost
@@ -91,7 +94,7 @@ def _follow(ledger: Ledger, migration_id: int, store: WalStore, row: WalFileReco
             last_write_time=row.last_write_time, closed=True)
         ledger.mark_wal_vanished(migration_id, SOURCE, row.path)
         return
-    gap = record_vanished(ledger, migration_id, row)
+    gap = record_vanished(ledger, migration_id, row, since, rows)
     if gap is not None:
         result.gaps.append(gap)
 
@@ -103,8 +106,33 @@ def lost_from(row: WalFileRecord) -> int | None:
     return None if base is None else base - WRITE_TIME_SKEW_MS
 
 
-def record_vanished(ledger: Ledger, migration_id: int, row: WalFileRecord) -> Gap | None:
-    """Record that ``row``'s file is gone; the gap when it was not replayed yet."""
+def ended_before(row: WalFileRecord, rows: Sequence[WalFileRecord], since: int) -> int | None:
+    """The creation time of the next file of ``row``'s chain when it shows that every edit
+    of ``row`` was written before ``since``; None when that is not known."""
+    key = chain_key(row.path)
+    if key is None or row.name_time is None:
+        return None
+    later = [r.name_time for r in rows if r.name_time is not None
+             and r.name_time > row.name_time and chain_key(r.path) == key]
+    successor = min(later, default=None)
+    if successor is not None and successor + WRITE_TIME_SKEW_MS <= since:
+        return successor
+    return None
+
+
+def record_vanished(ledger: Ledger, migration_id: int, row: WalFileRecord,
+                    since: int | None = None, rows: Sequence[WalFileRecord] = ()
+                    ) -> Gap | None:
+    """Record that ``row``'s file is gone; the gap when it was not replayed yet and may
+    have held edits written at or after ``since``."""
+    successor = ended_before(row, rows, since) if since is not None else None
+    if successor is not None and row.status in PENDING and not row.offset_reached:
+        ledger.mark_wal_skipped(migration_id, SOURCE, row.path,
+                                f"vanished unread, but the next file of its server was "
+                                f"created at {format_time(successor)}, before the "
+                                "watermark: it held no edit to replay", unread=True)
+        ledger.mark_wal_vanished(migration_id, SOURCE, row.path)
+        return None
     gap_id = ledger.mark_wal_vanished(migration_id, SOURCE, row.path, first_time=lost_from(row))
     if gap_id is None or row.status not in PENDING:
         return None

@@ -202,10 +202,10 @@ def _run_once(job: ReplayJob, ledger: Ledger, store: WalStore, observer: Observe
         view = read_replication(job.source.endpoints())
         summary.retention = assess(view, job.spec.replay.archive_ttl,
                                    None if interval is None else int(interval * 1000))
-        found = reconcile(ledger, migration.id, store)
-        summary.listed, summary.moves, summary.gaps = len(found.listed), found.moves, found.gaps
         since = migration.watermark if job.mode == CATCH_UP and job.start is None else start
         assert since is not None
+        found = reconcile(ledger, migration.id, store, since=since)
+        summary.listed, summary.moves, summary.gaps = len(found.listed), found.moves, found.gaps
         summary.gaps += check_coverage(ledger, migration.id, since, job.end,
                                        job.spec.replay.roll_period, view)
         manifest, tasks = plan(job, found.listed, _rows(ledger, migration.id), start, now_ms())
@@ -213,7 +213,7 @@ def _run_once(job: ReplayJob, ledger: Ledger, store: WalStore, observer: Observe
         if job.mode == CATCH_UP:
             _skip_excluded(ledger, migration.id, manifest)
         observer.planned(manifest, tasks)
-        books = _Books(ledger, migration.id, job.mode == CATCH_UP, observer)
+        books = _Books(ledger, migration.id, job.mode == CATCH_UP, observer, since)
         try:
             if executor is None:
                 summary.outcomes = _replay_here(job, store, tasks, books, start)
@@ -274,8 +274,9 @@ class _Books:
     """Ledger bookkeeping of the files of one run (catch-up only writes per-file rows)."""
 
     def __init__(self, ledger: Ledger, migration_id: int, tracked: bool,
-                 observer: Observer) -> None:
+                 observer: Observer, since: int) -> None:
         self.ledger, self.mid, self.tracked, self.observer = ledger, migration_id, tracked, observer
+        self.since = since
         self.where: dict[str, str] = {}  # task path -> where the ledger row is now
         self.gaps: list[Gap] = []  # files that vanished before this run could read them
 
@@ -319,7 +320,8 @@ class _Books:
         self._follow(task, outcome.path)
         if outcome.vanished:
             row = self.ledger.wal_file(self.mid, SOURCE, outcome.path)
-            gap = record_vanished(self.ledger, self.mid, row) if row is not None else None
+            gap = None if row is None else record_vanished(
+                self.ledger, self.mid, row, self.since, self.ledger.wal_files(self.mid, SOURCE))
             if gap is not None:
                 self.gaps.append(gap)
         elif outcome.error is not None:

@@ -92,7 +92,7 @@ def replay_task(task: FileTask, spec: ReplaySpec, target: ReplayTarget, *,
                                f"offset {where} ({exc.strerror or exc})")
             log.info("%s moved to %s; continuing at offset %d", path, archived,
                      task.start_offset)
-            moved_from, path, closed = path, archived, True
+            moved_from, path, closed = path, archived, True  # splitting or archived: closed
             continue
         except WalEmptyError as exc:
             return outcome(empty=True, complete=closed, end_reason=str(exc))
@@ -109,12 +109,10 @@ def replay_task(task: FileTask, spec: ReplaySpec, target: ReplayTarget, *,
 
 
 def _archived(store: WalStore | None, path: str) -> str | None:
-    """The archived path of a live file that has moved there, else None."""
+    """Where a live file moved (its dead server's -splitting folder, or the archive)."""
     if store is None or "/WALs/" not in path:
         return None
     try:
-        archived = store.archived_path(path)
-        store.status(archived)
-    except (FileNotFoundError, ValueError):
+        return store.moved_path(path)
+    except ValueError:
         return None
-    return archived

@@ -1,0 +1,343 @@
+"""WAL coverage from the watermark, against embedded clusters whose log cleaner is faster than
+the replay: files deleted before the first listing, files deleted between two listings, a
+file deleted between listing and reading, a crashed server's last file, idle rolls of empty
+files, the lag, and the archived-WAL retention verdict. The truth is what a test-side watcher
+saw in the source's WAL folders while the workload ran, and the clusters' own contents."""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+import uuid
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager, suppress
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from hbase_migrate.audit.ledger import Ledger
+from hbase_migrate.audit.records import GapKind, WalStatus
+from hbase_migrate.cli import cli, main
+from hbase_migrate.errors import ConfigError
+from hbase_migrate.replay.discovery import SOURCE
+from hbase_migrate.replay.job import FileTask, ReplayJob
+from hbase_migrate.replay.run import Observer, follow_replay, run_replay
+from hbase_migrate.wal.names import parse_wal_path
+from hbase_migrate.wal.reader import WalReader
+from hbase_migrate.wal.selection import Manifest
+from minihbase.regionserver import WalSettings
+from minihbase.server import MiniHBase
+from tests.replay.minicluster_util import (
+    compare,
+    copy_table_schema,
+    run_workload,
+    set_watermark,
+    wait_for,
+    write_migration,
+)
+
+pytestmark = pytest.mark.integration
+
+TABLE = "orders"
+
+
+class Watcher:
+    """Lists the source's WAL folders every few ms: every file name that ever existed."""
+
+    def __init__(self, root: Path) -> None:
+        self.root, self.names = root, set[str]()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            for folder in (self.root / "oldWALs", *self.root.glob("WALs/*")):
+                with suppress(FileNotFoundError):
+                    self.names.update(os.listdir(folder))
+            time.sleep(0.005)
+
+    def __enter__(self) -> Watcher:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def times(self, server: str) -> list[int]:
+        """Creation times of every WAL file of ``server`` seen."""
+        infos = [parse_wal_path(n) for n in self.names]
+        return sorted(i.timestamp for i in infos
+                      if i.timestamp is not None and str(i.server) == server and not i.meta)
+
+
+@contextmanager
+def fast_cleaner_source(tmp_path: Path, *, roll: float, ttl: float) -> Iterator[
+        tuple[MiniHBase, MiniHBase]]:
+    settings = WalSettings(region_servers=2, roll_period=roll, archive_ttl=ttl,
+                           cleaner_interval=0.05)
+    with MiniHBase(tmp_path / "src", "source", wal=settings) as src, \
+            MiniHBase(tmp_path / "dst", "target") as dst:
+        yield src, dst
+
+
+def gaps_of(config: Path) -> list[dict[str, object]]:
+    status = CliRunner().invoke(cli, ["status", "--config", str(config), "--json"],
+                                catch_exceptions=False)
+    assert status.exit_code == 3, status.output
+    migration, = json.loads(status.output)["migrations"]
+    gaps: list[dict[str, object]] = migration["gaps"]
+    return gaps
+
+
+def test_files_deleted_before_the_first_listing_are_a_gap_from_the_watermark(
+        tmp_path: Path) -> None:
+    with fast_cleaner_source(tmp_path, roll=0.5, ttl=0.3) as (src, dst), \
+            Watcher(src.hbase_root_dir) as watcher:
+        config = write_migration(tmp_path, src, dst, TABLE)
+        run_workload(src, TABLE, seed=5, ops=20)
+        copy_table_schema(src, dst, TABLE)
+        spec = set_watermark(config)
+        with Ledger.open(spec.ledger_url) as ledger:
+            record = ledger.migration(spec.name)
+            assert record is not None and record.watermark is not None
+            watermark = record.watermark
+            anchors = {a.server: a for a in ledger.anchors(record.id)}
+        assert src.region_servers is not None
+        writing = {str(s.name) for s in src.region_servers.servers if s.wal is not None}
+        assert set(anchors) == writing and writing  # the file of every writing server at T0
+        servers = set(anchors)
+        run_workload(src, TABLE, seed=6, ops=300, rate=150)  # ~2 s: several rolls
+        anchor_files = [Path(a.path).name for a in anchors.values()]
+        wait_for(lambda: not any(p.name in anchor_files
+                                 for p in src.hbase_root_dir.rglob("*")), 10,
+                 "the cleaner to delete the files current at the watermark")
+
+        result = CliRunner().invoke(cli, ["replay", "--config", str(config)],
+                                    catch_exceptions=False)
+        assert result.exit_code == 3, result.output
+        assert "result: GAPS" in result.output
+        assert not compare(src, dst, TABLE).equal  # edits really are lost
+
+        gaps = gaps_of(config)
+        for server in servers:
+            spans = [g for g in gaps if g["server"] == server]
+            assert spans, (server, gaps)
+            # the lost stretch starts at the watermark and reaches the oldest surviving file
+            surviving = min(t for t in watcher.times(server)
+                            if (src.hbase_root_dir / "oldWALs").exists()
+                            and t > anchors[server].name_time)  # type: ignore[operator]
+            assert min(g["first_time"] for g in spans) <= watermark  # type: ignore[type-var]
+            assert max(g["last_time"] for g in spans) >= surviving  # type: ignore[type-var]
+        missing = [g for g in gaps if g["kind"] == GapKind.MISSING.value]
+        assert missing and all(g["path"] is None and g["detail"] for g in missing)
+
+        again = CliRunner().invoke(cli, ["replay", "--config", str(config)],
+                                   catch_exceptions=False)
+        assert again.exit_code == 3  # the gap stays open: never exit 0
+        after = [g for g in gaps_of(config) if g["kind"] == GapKind.MISSING.value]
+        assert all(after.count(g) == 1 for g in missing)  # each stretch recorded once
+
+
+def test_files_created_and_deleted_between_two_listings_are_a_gap(tmp_path: Path) -> None:
+    with fast_cleaner_source(tmp_path, roll=0.4, ttl=2.0) as (src, dst), \
+            Watcher(src.hbase_root_dir) as watcher:
+        config = write_migration(tmp_path, src, dst, TABLE)
+        run_workload(src, TABLE, seed=7, ops=10)
+        copy_table_schema(src, dst, TABLE)
+        time.sleep(3.0)  # the first files, all before the watermark, may go unread: no gap
+        spec = set_watermark(config)
+        first = run_replay(ReplayJob.from_spec(spec))
+        assert first.exit_code == 0, first.to_json()
+        with Ledger.open(spec.ledger_url) as ledger:
+            record = ledger.migration(spec.name)
+            assert record is not None
+            listed_before = {Path(r.path).name for r in ledger.wal_files(record.id, SOURCE)}
+            watermark = record.watermark or 0
+        run_workload(src, TABLE, seed=8, ops=600, rate=150)  # 4 s with no listing: files
+        time.sleep(1.0)  # rolled, archived and deleted before the next one
+
+        second = run_replay(ReplayJob.from_spec(spec))
+        assert second.exit_code == 3, second.to_json()
+        with Ledger.open(spec.ledger_url) as ledger:
+            listed = {Path(r.path).name for r in ledger.wal_files(record.id, SOURCE)}
+            gaps = ledger.gaps(record.id)
+        newest = {}  # per server, the newest file the second listing saw
+        for name in listed:
+            info = parse_wal_path(name)
+            newest[str(info.server)] = max(newest.get(str(info.server), 0), info.timestamp or 0)
+        never_listed = {n for n in watcher.names - listed - listed_before
+                        if parse_wal_path(n).kind == "wal"
+                        and watermark < (parse_wal_path(n).timestamp or 0) < newest[str(
+                            parse_wal_path(n).server)]}
+        assert never_listed  # the test really made files vanish unseen
+        for name in never_listed:
+            info = parse_wal_path(name)
+            assert info.timestamp is not None
+            assert any(g.server == str(info.server) and g.first_time is not None
+                       and g.last_time is not None
+                       and g.first_time <= info.timestamp <= g.last_time
+                       for g in gaps), (name, gaps)
+
+
+class DeleteOnePlanned(Observer):
+    """Deletes the first planned archived file after planning, before it is read: the log
+    cleaner winning the race between listing and reading."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.deleted: tuple[str, list[int]] | None = None
+
+    def planned(self, manifest: Manifest, tasks: Sequence[FileTask]) -> None:
+        task = next(t for t in tasks if t.state == "archived")
+        local = self.root / "oldWALs" / parse_wal_path(task.path).name
+        with WalReader(local) as reader:
+            times = [e.key.write_time for e in reader]
+        local.unlink()
+        self.deleted = (task.path, times)
+
+
+def test_a_file_deleted_between_listing_and_reading_is_a_gap_in_the_same_run(
+        tmp_path: Path) -> None:
+    with fast_cleaner_source(tmp_path, roll=3600, ttl=3600) as (src, dst):
+        config = write_migration(tmp_path, src, dst, TABLE, roll_period="1h")
+        spec = set_watermark(config)
+        run_workload(src, TABLE, seed=9, ops=100)
+        copy_table_schema(src, dst, TABLE)
+        assert src.region_servers is not None
+        src.region_servers.roll()
+        observer = DeleteOnePlanned(src.hbase_root_dir)
+        summary = run_replay(ReplayJob.from_spec(spec), observer)
+        assert observer.deleted is not None
+        path, times = observer.deleted
+        assert summary.exit_code == 3, summary.to_json()
+        assert not summary.failures  # a gap, not a file failure
+        gap, = summary.gaps
+        assert gap.path == path and gap.first_time is not None and gap.last_time is not None
+        assert gap.first_time <= min(times) and max(times) <= gap.last_time  # includes them
+        with Ledger.open(spec.ledger_url) as ledger:
+            record = ledger.migration(spec.name)
+            assert record is not None
+            row = ledger.wal_file(record.id, SOURCE, path)
+            assert row is not None and row.status is WalStatus.GAP
+
+
+def test_a_crashed_servers_last_file_is_replayed_and_its_deletion_is_no_gap(
+        tmp_path: Path) -> None:
+    settings = WalSettings(region_servers=2, roll_period=3600, archive_ttl=0.5,
+                           cleaner_interval=0.05, split_delay=0.5)
+    with MiniHBase(tmp_path / "src", "source", wal=settings) as src, \
+            MiniHBase(tmp_path / "dst", "target") as dst:
+        config = write_migration(tmp_path, src, dst, TABLE)
+        spec = set_watermark(config)
+        run_workload(src, TABLE, seed=11, ops=200)
+        copy_table_schema(src, dst, TABLE)
+        job = ReplayJob.from_spec(spec)
+        assert run_replay(job).exit_code == 0
+        assert src.region_servers is not None
+        victim = src.region_servers.servers[0].name
+        live_file = next(p for p in (src.hbase_root_dir / "WALs" / str(victim)).iterdir())
+        run_workload(src, TABLE, seed=12, ops=100)
+        src.region_servers.kill(str(victim))
+        # while its file waits in -splitting, and once it is archived (no trailer)
+        assert run_replay(job).exit_code == 0
+        wait_for(lambda: not (src.hbase_root_dir / "WALs" / f"{victim}-splitting").exists(),
+                 10, "the split to archive the dead server's file")
+        assert run_replay(job).exit_code == 0
+        with Ledger.open(spec.ledger_url) as ledger:
+            record = ledger.migration(spec.name)
+            assert record is not None
+            rows = {Path(r.path).name: r for r in ledger.wal_files(record.id, SOURCE)}
+        assert rows[live_file.name].status is WalStatus.REPLAYED
+        wait_for(lambda: not any(p.name == live_file.name
+                                 for p in src.hbase_root_dir.rglob("*")), 10,
+                 "the cleaner to delete the dead server's file")
+        final = run_replay(job)
+        assert final.exit_code == 0, final.to_json()
+        status = CliRunner().invoke(cli, ["status", "--config", str(config), "--json"],
+                                    catch_exceptions=False)
+        assert status.exit_code == 0, status.output
+        assert compare(src, dst, TABLE).equal
+
+
+def test_idle_rolls_and_empty_files_are_no_gap_and_lag_is_zero_when_drained(
+        tmp_path: Path) -> None:
+    with fast_cleaner_source(tmp_path, roll=0.5, ttl=2.5) as (src, dst), \
+            Watcher(src.hbase_root_dir):
+        config = write_migration(tmp_path, src, dst, TABLE)
+        run_workload(src, TABLE, seed=13, ops=50)
+        copy_table_schema(src, dst, TABLE)
+        spec = set_watermark(config)
+        run_workload(src, TABLE, seed=14, ops=50)
+        job = ReplayJob.from_spec(spec)
+        stop = threading.Event()
+        runs: list[int] = []
+        sizes: set[int] = set()
+
+        def watch_sizes() -> None:
+            while not stop.is_set():
+                sizes.update(p.stat().st_size for p in
+                             (src.hbase_root_dir / "oldWALs").glob("*") if p.exists())
+                time.sleep(0.02)
+
+        sizer = threading.Thread(target=watch_sizes, daemon=True)
+        sizer.start()
+        follower = threading.Thread(target=lambda: runs.append(
+            follow_replay(job, 0.1, stop)), daemon=True)
+        follower.start()
+        time.sleep(4.0)  # idle source: rolls of empty files, archived and deleted
+        stop.set()
+        follower.join()
+        sizer.join()
+        assert runs == [0]
+        assert min(sizes) < 100  # header-and-trailer files were archived meanwhile
+        assert compare(src, dst, TABLE).equal
+        time.sleep(1.0)
+        status = CliRunner().invoke(cli, ["status", "--config", str(config), "--json"],
+                                    catch_exceptions=False)
+        assert status.exit_code == 0, status.output
+        migration, = json.loads(status.output)["migrations"]
+        assert migration["lag"] == 0  # drained: the idle second did not add to it
+        assert migration["retention"]["kind"] == "ttl"
+
+
+def test_follow_refuses_an_interval_the_cleaner_outruns_unless_pinned(
+        tmp_path: Path, zookeeper, capsys: pytest.CaptureFixture[str]) -> None:  # type: ignore[no-untyped-def]
+    settings = WalSettings(region_servers=2, roll_period=3600)
+    parent = f"/hbase-{uuid.uuid4().hex[:8]}"
+    with MiniHBase(tmp_path / "src", "source", wal=settings, zookeeper=zookeeper.address,
+                   znode_parent=parent, replication_peer="1") as src, \
+            MiniHBase(tmp_path / "dst", "target") as dst:
+        config = write_migration(tmp_path, src, dst, TABLE)
+        with config.open("a", encoding="utf-8") as out:
+            out.write('archive_ttl = "10s"\n')
+        spec = set_watermark(config)
+        job = ReplayJob.from_spec(spec)
+        stop = threading.Event()
+        stop.set()
+        with pytest.raises(ConfigError, match=r"too long.*archive TTL"):
+            follow_replay(job, 5.0, stop)
+        assert follow_replay(job, 4.9, stop) == 0
+        assert follow_replay(job, 5.0, stop, force=True) == 0
+        with pytest.raises(SystemExit) as refused:
+            main(["replay", "--config", str(config), "--follow", "--interval", "6s"])
+        assert refused.value.code == 2
+        assert "--force" in capsys.readouterr().err
+
+        info = CliRunner().invoke(cli, ["cluster", "info", "--config", str(config), "--json"],
+                                  catch_exceptions=False)
+        assert json.loads(info.output)["retention"]["kind"] == "ttl"
+        assert src.region_servers is not None and src.region_servers.replication is not None
+        src.region_servers.replication.set_enabled(False)  # a disabled peer pins every WAL
+        run_workload(src, TABLE, seed=15, ops=20)
+        src.region_servers.roll()
+        src.region_servers.replication.sync()
+        info = CliRunner().invoke(cli, ["cluster", "info", "--config", str(config), "--json"],
+                                  catch_exceptions=False)
+        retention = json.loads(info.output)["retention"]
+        assert (retention["kind"], retention["peer"]) == ("pinned", "1"), retention
+        assert follow_replay(job, 60.0, stop) == 0  # pinned: a long interval is safe
+
