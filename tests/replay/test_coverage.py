@@ -21,6 +21,7 @@ from click.testing import CliRunner
 from hbase_migrate.audit.ledger import Ledger
 from hbase_migrate.audit.records import GapKind, WalStatus
 from hbase_migrate.cli import cli, main
+from hbase_migrate.config import MigrationSpec
 from hbase_migrate.errors import ConfigError
 from hbase_migrate.replay.discovery import SOURCE
 from hbase_migrate.replay.job import FileTask, ReplayJob
@@ -183,6 +184,13 @@ def test_files_created_and_deleted_between_two_listings_are_a_gap(tmp_path: Path
                        for g in gaps), (name, gaps)
 
 
+def listed_names(spec: MigrationSpec) -> set[str]:
+    with Ledger.open(spec.ledger_url) as ledger:
+        record = ledger.migration(spec.name)
+        assert record is not None
+        return {Path(r.path).name for r in ledger.wal_files(record.id, SOURCE)}
+
+
 class DeleteOnePlanned(Observer):
     """Deletes the first planned archived file after planning, before it is read: the log
     cleaner winning the race between listing and reading."""
@@ -340,4 +348,16 @@ def test_follow_refuses_an_interval_the_cleaner_outruns_unless_pinned(
         retention = json.loads(info.output)["retention"]
         assert (retention["kind"], retention["peer"]) == ("pinned", "1"), retention
         assert follow_replay(job, 60.0, stop) == 0  # pinned: a long interval is safe
+
+        # A queued file deleted behind HBase's back (never listed by replay) is missing.
+        run_workload(src, TABLE, seed=16, ops=20)
+        second = next(name for name in src.region_servers.roll()
+                      if name not in listed_names(spec))
+        src.region_servers.replication.sync()
+        (src.hbase_root_dir / "oldWALs" / second).unlink()
+        summary = run_replay(job)
+        assert summary.exit_code == 3, summary.to_json()
+        gap, = summary.gaps
+        assert gap.path is None and gap.detail is not None
+        assert second in gap.detail and "replication queue" in gap.detail
 
