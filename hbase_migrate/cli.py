@@ -28,6 +28,14 @@ CORE_COMMANDS: dict[str, tuple[str, str]] = {
                  "Replay the WAL edits of a time window again, with a manifest."),
     "cluster": ("hbase_migrate.commands.cluster:cluster",
                 "Inspect a cluster: servers, master, replication, WAL files."),
+    "prepare": ("hbase_migrate.commands.lifecycle:prepare",
+                "Create the target tables (families, split points)."),
+    "snapshot": ("hbase_migrate.commands.lifecycle:snapshot",
+                 "Fix the watermark T0 and copy every cell version before it."),
+    "validate": ("hbase_migrate.commands.lifecycle:validate",
+                 "Compare the target with the source."),
+    "cutover": ("hbase_migrate.commands.lifecycle:cutover",
+                "The cutover gate: go / no-go with reasons."),
 }
 
 ENTRY_POINT_GROUP = "hbase_migrate.commands"

@@ -24,3 +24,7 @@ class MigrationMismatchError(LedgerError):
 
 class WalStateError(LedgerError):
     """A WAL-file fact that would move its status backwards or lower its offset."""
+
+
+class MigrationStateError(LedgerError):
+    """A migration's state would move back (states only move forward)."""

@@ -27,13 +27,19 @@ from sqlalchemy.dialects import postgresql, sqlite
 
 from hbase_migrate.audit import records as t
 from hbase_migrate.audit.engine import open_engine, redact
-from hbase_migrate.audit.errors import LedgerError, MigrationMismatchError, WalStateError
+from hbase_migrate.audit.errors import (
+    LedgerError,
+    MigrationMismatchError,
+    MigrationStateError,
+    WalStateError,
+)
 from hbase_migrate.audit.records import (
     PENDING,
     AnchorRecord,
     GapKind,
     GapRecord,
     MigrationRecord,
+    MigrationState,
     StepRecord,
     StepStatus,
     ValidationRecord,
@@ -163,20 +169,35 @@ class Ledger:
         return [MigrationRecord.from_row(r._mapping) for r in rows]
 
     def update_migration(
-        self, migration_id: int, *, state: str | None = None, watermark: int | None = None,
-        now: int | None = None,
+        self, migration_id: int, *, state: MigrationState | str | None = None,
+        watermark: int | None = None, now: int | None = None,
     ) -> None:
-        """Set the migration's lifecycle ``state`` and/or its watermark ``T0``."""
+        """Set the migration's lifecycle ``state`` (forward only: a move back raises
+        :class:`MigrationStateError`) and/or its watermark ``T0``."""
         values: dict[str, Any] = {"updated_at": now_ms() if now is None else now}
+        m = t.migrations
+        guard = m.c.id == migration_id
         if state is not None:
-            values["state"] = state
+            try:
+                new = MigrationState(state)
+            except ValueError:
+                raise MigrationStateError(
+                    f"unknown migration state {state!r}; one of "
+                    f"{', '.join(s.value for s in MigrationState)}") from None
+            values["state"] = new.value
+            guard = and_(guard, m.c.state.in_(
+                [s.value for s in MigrationState if s.may_become(new)]))
         if watermark is not None:
             values["watermark"] = watermark
         with self._engine.begin() as conn:
-            done = conn.execute(update(t.migrations)
-                                .where(t.migrations.c.id == migration_id).values(**values))
-        if done.rowcount != 1:
+            done = conn.execute(update(m).where(guard).values(**values))
+            if done.rowcount == 1:
+                return
+            row = conn.execute(select(m.c.name, m.c.state).where(m.c.id == migration_id)).first()
+        if row is None:
             raise LedgerError(f"ledger {self.url}: no migration with id {migration_id}")
+        raise MigrationStateError(f"migration {row.name!r} is {row.state}: it cannot move back "
+                                  f"to {state} (states only move forward; cut_over is final)")
 
     # -- steps ------------------------------------------------------------------------------
 

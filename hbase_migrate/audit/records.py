@@ -30,6 +30,49 @@ class WalStatus(StrEnum):
 PENDING = (WalStatus.SEEN, WalStatus.REPLAYING, WalStatus.FAILED)
 
 
+class MigrationState(StrEnum):
+    """A migration's lifecycle state; it moves forward only, in this order.
+
+    ``failed`` can be reached from any state (a step could not finish), and a retried step
+    moves on from ``failed`` to its own state; ``cut_over`` is final.
+    """
+
+    CREATED = "created"
+    SCHEMA_READY = "schema_ready"
+    COPYING = "copying"
+    COPIED = "copied"
+    REPLAYING = "replaying"
+    VALIDATED = "validated"
+    CUT_OVER = "cut_over"
+    FAILED = "failed"
+
+    @property
+    def rank(self) -> int:
+        return _STATE_ORDER.index(self) if self in _STATE_ORDER else -1
+
+    def may_become(self, new: MigrationState) -> bool:
+        """Whether the move ``self -> new`` is allowed (staying put is)."""
+        if self is MigrationState.CUT_OVER:
+            return new is MigrationState.CUT_OVER
+        if new is MigrationState.FAILED or self is MigrationState.FAILED:
+            return True
+        return new.rank >= self.rank
+
+
+_STATE_ORDER = (MigrationState.CREATED, MigrationState.SCHEMA_READY, MigrationState.COPYING,
+                MigrationState.COPIED, MigrationState.REPLAYING, MigrationState.VALIDATED,
+                MigrationState.CUT_OVER)
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """Who runs a step: the Airflow DAG run and task, or nobody (the command line)."""
+
+    dag_id: str | None = None
+    run_id: str | None = None
+    task_id: str | None = None
+
+
 class StepStatus(StrEnum):
     RUNNING = "running"
     SUCCEEDED = "succeeded"

@@ -21,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from hbase_migrate.audit.records import Provenance
 from hbase_migrate.config import ClusterSpec, MigrationSpec, TableSpec
 from hbase_migrate.errors import ConfigError
 from hbase_migrate.replay.file_replay import ReplaySpec
@@ -44,6 +45,7 @@ class ReplayJob:
     batch_cells: int = 5000
     lock_timeout: float = DEFAULT_LOCK_TIMEOUT
     step_kind: str = "replay"
+    provenance: Provenance = field(default_factory=Provenance)
 
     def __post_init__(self) -> None:
         if self.start is not None and self.end is not None and self.start >= self.end:

@@ -196,7 +196,9 @@ def _run_once(job: ReplayJob, ledger: Ledger, store: WalStore, observer: Observe
               executor: Executor | None, *, interval: float | None = None) -> RunSummary:
     migration = ledger.ensure_spec(job.spec)
     start = _start_of(job, migration.watermark)
-    step_id = ledger.start_step(migration.id, job.step_kind)
+    who = job.provenance
+    step_id = ledger.start_step(migration.id, job.step_kind, dag_id=who.dag_id,
+                                run_id=who.run_id, task_id=who.task_id)
     summary = RunSummary(job.name, job.mode, start, job.end, False)
     try:
         view = read_replication(job.source.endpoints())

@@ -45,5 +45,6 @@ def test_concurrent_writers_leave_one_consistent_row(ledger_url: str) -> None:
     assert row.error is None
     engine = create_engine(parse_url(ledger_url))
     with engine.connect() as conn:
-        assert conn.execute(text("SELECT COUNT(*) FROM schema_version")).scalar() == latest_version()
+        versions = conn.execute(text("SELECT COUNT(*) FROM schema_version")).scalar()
+    assert versions == latest_version()
     engine.dispose()

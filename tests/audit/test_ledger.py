@@ -7,7 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from hbase_migrate.audit.errors import LedgerError, MigrationMismatchError, WalStateError
+from hbase_migrate.audit.errors import (
+    LedgerError,
+    MigrationMismatchError,
+    MigrationStateError,
+    WalStateError,
+)
 from hbase_migrate.audit.ledger import Ledger
 from hbase_migrate.audit.records import StepStatus, TableMapping, Verdict, WalStatus
 from hbase_migrate.config import load_config
@@ -61,7 +66,30 @@ def test_update_migration(ledger: Ledger, mid: int) -> None:
     assert (record.state, record.watermark, record.updated_at) == (
         "replaying", 1_700_000_000_000, 3000)
     with pytest.raises(LedgerError, match="no migration with id 999"):
-        ledger.update_migration(999, state="x")
+        ledger.update_migration(999, state="validated")
+    with pytest.raises(MigrationStateError, match="unknown migration state 'x'"):
+        ledger.update_migration(mid, state="x")
+
+
+def test_the_migration_state_moves_forward_only(ledger: Ledger, mid: int) -> None:
+    def state() -> str:
+        record = ledger.migration("orders")
+        assert record is not None
+        return record.state
+
+    ledger.update_migration(mid, state="copying")
+    ledger.update_migration(mid, state="copying")  # staying put is fine
+    for back in ("created", "schema_ready"):
+        with pytest.raises(MigrationStateError, match=f"is copying: it cannot move back to {back}"):
+            ledger.update_migration(mid, state=back)
+    assert state() == "copying"
+    ledger.update_migration(mid, state="failed")  # from anywhere
+    ledger.update_migration(mid, state="copying")  # a retry leaves failed
+    ledger.update_migration(mid, state="cut_over")
+    for other in ("validated", "failed"):
+        with pytest.raises(MigrationStateError):
+            ledger.update_migration(mid, state=other)
+    assert state() == "cut_over"
 
 
 def test_steps_and_the_step_context(ledger: Ledger, mid: int) -> None:

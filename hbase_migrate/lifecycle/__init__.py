@@ -1,0 +1,23 @@
+"""The migration lifecycle, one function per step (DESIGN section 2).
+
+Each step takes the migration spec, explicit arguments and an optional
+:class:`~hbase_migrate.audit.records.Provenance`; it records a ledger step with that
+provenance and its metrics, moves the migration's state forward, and returns a JSON-safe
+dict. Steps are idempotent: run again after a failure or a success, they reach the same end
+state and say what they skipped. The command line, the Airflow operators and the embedded
+stack's demo only call these functions.
+
+    prepare(spec)          target tables with the source's families and split points
+    snapshot(spec)         fix the watermark T0, copy every cell version at [0, T0)
+    replay(spec)           WAL edits since T0 (catch-up), or of a window [start, end)
+    validate(spec)         compare source and target
+    cutover_check(spec)    go / no-go, with reasons
+"""
+
+from hbase_migrate.lifecycle.cutover import cutover_check
+from hbase_migrate.lifecycle.prepare import prepare
+from hbase_migrate.lifecycle.replay import replay
+from hbase_migrate.lifecycle.snapshot import snapshot
+from hbase_migrate.lifecycle.validate import validate
+
+__all__ = ["cutover_check", "prepare", "replay", "snapshot", "validate"]

@@ -1,0 +1,59 @@
+"""Step 5: the cutover gate (DESIGN section 6): go only when nothing is left to replay, no
+gap is open, the replay lag is below a threshold, and a validation made after the last
+catch-up matched on every range. The verdict and its reasons are a ledger step."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hbase_migrate.audit.ledger import now_ms
+from hbase_migrate.audit.records import Provenance, StepStatus
+from hbase_migrate.audit.status import compute_status, drained
+from hbase_migrate.config import MigrationSpec
+from hbase_migrate.lifecycle.step import recorded_step
+from hbase_migrate.replay.discovery import SOURCE
+from hbase_migrate.timeutil import format_duration, format_time
+
+DEFAULT_MAX_LAG_MS = 60_000
+
+
+def cutover_check(spec: MigrationSpec, *, max_lag: int = DEFAULT_MAX_LAG_MS,
+                  provenance: Provenance | None = None) -> dict[str, Any]:
+    """The go / no-go verdict with the reasons against it."""
+    with recorded_step(spec, "cutover-check", provenance) as step:
+        now = now_ms()
+        ledger, mid = step.ledger, step.migration.id
+        status, = compute_status(ledger, now=now, names=[spec.name],
+                                 archive_ttl=spec.replay.archive_ttl).migrations
+        reasons = []
+        if status.gaps:
+            reasons.append(f"{len(status.gaps)} open gap(s): edits lost for the target "
+                           "(see `hbase-migrate status`)")
+        files = ledger.wal_files(mid, SOURCE)
+        undone = [f for f in files if not drained(f)]
+        if not files:
+            reasons.append("no source WAL file was ever listed: replay has not run")
+        if undone:
+            reasons.append(f"{len(undone)} source WAL file(s) not replayed to their end "
+                           f"(e.g. {undone[0].path}, {undone[0].status})")
+        if status.lag is None or status.lag > max_lag:
+            lag = "unknown" if status.lag is None else format_duration(status.lag)
+            reasons.append(f"replay lag {lag} is above {format_duration(max_lag)}")
+        catch_ups = [s for s in ledger.steps(mid, "replay") if s.ended_at is not None]
+        last = status.last_validation
+        if last is None:
+            reasons.append("no validation yet")
+        elif last.verdict != "match":
+            reasons.append(f"the last validation found {last.mismatched} of {last.ranges} "
+                           "range(s) different")
+        elif catch_ups and catch_ups[-1].ended_at and last.validated_at < catch_ups[-1].ended_at:
+            reasons.append(f"the last validation ({format_time(last.validated_at)}) is older "
+                           f"than the last catch-up replay ({format_time(catch_ups[-1].ended_at)})")
+        failed = [s for s in catch_ups[-1:] if s.status is StepStatus.FAILED]
+        if failed:
+            reasons.append(f"the last catch-up replay (step #{failed[0].id}) failed: "
+                           f"{failed[0].error}")
+        step.metrics.update(verdict="no-go" if reasons else "go", reasons=reasons,
+                            lag=status.lag, max_lag=max_lag, open_gaps=len(status.gaps),
+                            files_not_drained=len(undone))
+        return step.result()

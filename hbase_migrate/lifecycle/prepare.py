@@ -1,0 +1,31 @@
+"""Step 1: the target tables, with the source's column families and region split points."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hbase_migrate.audit.records import MigrationState, Provenance
+from hbase_migrate.config import MigrationSpec
+from hbase_migrate.lifecycle.step import recorded_step, thrift2
+from hbase_migrate.snapshot.schema import copy_schema, split_points
+
+
+def prepare(spec: MigrationSpec, *, provenance: Provenance | None = None) -> dict[str, Any]:
+    """Create every target table like its source table; an existing compatible one is
+    kept (and reported as skipped), an incompatible one refused."""
+    with recorded_step(spec, "prepare", provenance) as step, \
+            thrift2(spec.source) as src, thrift2(spec.target) as dst:
+        tables = []
+        for table in spec.tables:
+            existed = dst.table_exists(table.target)
+            desc = copy_schema(src, dst, table.source, table.target)
+            tables.append({"source": table.source, "target": table.target,
+                           "created": not existed,
+                           "families": sorted(f.name.decode("utf-8", "replace")
+                                              for f in desc.families),
+                           "split_points": len(split_points(src, table.source))})
+        step.metrics["tables"] = tables
+        step.metrics["skipped"] = [f"{t['target']}: exists with a compatible schema"
+                                   for t in tables if not t["created"]]
+        step.advance(MigrationState.SCHEMA_READY)
+        return step.result()

@@ -1,0 +1,89 @@
+"""What every lifecycle step shares: its ledger step, its state moves, its clients."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from hbase_migrate.audit.ledger import Ledger
+from hbase_migrate.audit.records import MigrationRecord, MigrationState, Provenance, StepStatus
+from hbase_migrate.cluster.thrift2 import Thrift2Client
+from hbase_migrate.config import ClusterSpec, MigrationSpec
+from hbase_migrate.errors import ConfigError
+
+
+class StepRefusedError(ConfigError):
+    """The migration is not ready for the step (its state is too early): nothing was done."""
+
+
+@dataclass
+class StepContext:
+    """An open step: the ledger, the migration as the step started, its metrics to fill."""
+
+    ledger: Ledger
+    migration: MigrationRecord
+    step_id: int
+    metrics: dict[str, Any]
+
+    @property
+    def state(self) -> MigrationState:
+        return MigrationState(self.migration.state)
+
+    def advance(self, state: MigrationState) -> None:
+        """Move the migration to ``state`` if that is forward (a rerun of an earlier step
+        leaves a later state alone)."""
+        record = self.ledger.migration(self.migration.name)
+        current = MigrationState(record.state) if record else MigrationState.CREATED
+        if current is MigrationState.FAILED or current.rank < state.rank:
+            self.ledger.update_migration(self.migration.id, state=state)
+
+    def result(self) -> dict[str, Any]:
+        """The step's JSON-safe result: its id, kind of work, and metrics."""
+        record = self.ledger.migration(self.migration.name)
+        return {"migration": self.migration.name, "step_id": self.step_id,
+                "state": record.state if record else None, **self.metrics}
+
+
+@contextmanager
+def recorded_step(spec: MigrationSpec, kind: str, provenance: Provenance | None,
+                  ) -> Iterator[StepContext]:
+    """Run a block as the ledger step ``kind``; an exception fails the step and the
+    migration (``failed``), and propagates."""
+    provenance = provenance or Provenance()
+    with Ledger.open(spec.ledger_url) as ledger:
+        record = ledger.ensure_spec(spec)
+        step_id = ledger.start_step(record.id, kind, dag_id=provenance.dag_id,
+                                    run_id=provenance.run_id, task_id=provenance.task_id)
+        context = StepContext(ledger, record, step_id, {})
+        try:
+            yield context
+        except BaseException as exc:
+            ledger.finish_step(step_id, StepStatus.FAILED, context.metrics,
+                               f"{type(exc).__name__}: {exc}")
+            refused = isinstance(exc, StepRefusedError)
+            if not refused and MigrationState(record.state) is not MigrationState.CUT_OVER:
+                ledger.update_migration(record.id, state=MigrationState.FAILED)
+            raise
+        failed = context.metrics.get("verdict") in ("mismatch", "no-go") or context.metrics.get(
+            "exit_code", 0) != 0
+        ledger.finish_step(step_id, StepStatus.FAILED if failed else StepStatus.SUCCEEDED,
+                           context.metrics)
+
+
+def thrift2(cluster: ClusterSpec) -> Thrift2Client:
+    """A Thrift2 client of a migration's cluster (ConfigError when it names none)."""
+    endpoints = cluster.endpoints()
+    if not endpoints.thrift2:
+        raise ConfigError(f"{cluster.role} cluster {endpoints.name!r} names no Thrift2 "
+                          "gateway (thrift2 = \"host:9090\"): the copy and the comparison "
+                          "need one")
+    return Thrift2Client(endpoints.thrift2)
+
+
+def require(context: StepContext, at_least: MigrationState, step: str, before: str) -> None:
+    """Refuse a step the migration is not ready for."""
+    if context.state is not MigrationState.FAILED and context.state.rank < at_least.rank:
+        raise StepRefusedError(f"migration {context.migration.name!r} is {context.state}: "
+                               f"{step} needs it {at_least} or later; run {before} first")
