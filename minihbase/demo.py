@@ -2,13 +2,14 @@
 
 1. Start a real ZooKeeper and two miniclusters: the source with region servers writing real
    (dictionary-compressed) WAL files that roll every few seconds, and an empty target.
-2. Write a first seeded workload to the source; write the migration config and its ledger.
-3. Fix the watermark T0, start the workload again in the background (the source stays live),
-   copy the schema (families, split points) and every version of every cell to the target.
-4. Replay the source's WAL edits since T0 - margin in ``--follow`` mode while the workload
-   writes; then roll the source's WALs, stop following and run a final catch-up.
-5. Compare source and target cell for cell: that decides the result.
+2. Write a first seeded workload to the source and the migration config.
+3. Run the lifecycle steps (:mod:`hbase_migrate.lifecycle`) as a user would: prepare the
+   target schema; start the workload again in the background (the source stays live) and
+   take the snapshot at a watermark T0; replay the WAL edits since T0 in ``--follow`` mode
+   while the workload writes, roll, stop following, run a final catch-up; validate.
+4. The validation's verdict (and the replay's exit code) decide the result.
 
+Only the embedded stack and the workload belong here; the steps are the core's.
 Everything started is stopped at the end, also on Ctrl-C.
 """
 
@@ -23,16 +24,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hbase_migrate.audit.ledger import Ledger
+from hbase_migrate import lifecycle
 from hbase_migrate.cluster.endpoints import ClusterEndpoints
-from hbase_migrate.cluster.thrift2 import Thrift2Client
 from hbase_migrate.config import MigrationSpec, load_config
-from hbase_migrate.replay.job import ReplayJob
-from hbase_migrate.replay.run import RunSummary, follow_replay, run_replay
-from hbase_migrate.replay.watermark import fix_watermark
-from hbase_migrate.snapshot.copy import copy_table
-from hbase_migrate.snapshot.schema import copy_schema
-from hbase_migrate.validate.compare import Comparison, compare_tables
+from hbase_migrate.lifecycle.replay import follow, replay_job, run
+from hbase_migrate.replay.run import RunSummary
 from minihbase.cli.minicluster import call_admin
 from minihbase.stack import EmbeddedStack
 from minihbase.workload import Workload, WorkloadSpec
@@ -53,12 +49,13 @@ class DemoSpec:
 class DemoResult:
     steps: list[dict[str, Any]] = field(default_factory=list)
     replay: RunSummary | None = None
-    comparison: Comparison | None = None
+    validation: dict[str, Any] | None = None
 
     @property
     def ok(self) -> bool:
         replay_ok = self.replay is not None and self.replay.exit_code == 0
-        return replay_ok and self.comparison is not None and self.comparison.equal
+        return replay_ok and self.validation is not None and \
+            self.validation["verdict"] == "match"
 
 
 Report = Callable[[str, dict[str, Any]], None]
@@ -111,13 +108,13 @@ def run_demo(spec: DemoSpec, report: Report) -> DemoResult:
         with _step(result, "first workload on the source", report) as facts:
             facts.update(_workload(source, WorkloadSpec(spec.table, spec.seed, spec.ops // 2)))
         migration = load_config(write_config(spec.root, spec.table))
-        _migrate(spec, migration, source, target, result, report)
+        _migrate(spec, migration, source, result, report)
     return result
 
 
 def _migrate(spec: DemoSpec, migration: MigrationSpec, source: ClusterEndpoints,
-             target: ClusterEndpoints, result: DemoResult, report: Report) -> None:
-    assert source.thrift2 and target.thrift2
+             result: DemoResult, report: Report) -> None:
+    """The lifecycle steps, as a user runs them, while the workload keeps writing."""
     live_spec = WorkloadSpec(spec.table, spec.seed + 1, ops=None, duration=spec.live_seconds,
                              rate=max(1.0, spec.ops / 2 / spec.live_seconds))
     live: dict[str, Any] = {}
@@ -130,47 +127,46 @@ def _migrate(spec: DemoSpec, migration: MigrationSpec, source: ClusterEndpoints,
             failed.append(exc)
 
     writer = threading.Thread(target=write, name="live-workload", daemon=True)
-    with Thrift2Client(source.thrift2) as src, Thrift2Client(target.thrift2) as dst, \
-            Ledger.open(migration.ledger_url) as ledger:
-        record = ledger.ensure_spec(migration)
-        with _step(result, "watermark T0, live workload, snapshot copy", report) as facts:
-            watermark = fix_watermark(migration, state="copying")
-            writer.start()
-            with ledger.step(record.id, "snapshot") as metrics:
-                copy_schema(src, dst, spec.table)
-                stats = copy_table(src, dst, spec.table, spec.table)
-                metrics.update(rows=stats.rows, cells=stats.cells)
-            facts.update(watermark=watermark, rows=stats.rows, cells=stats.cells,
-                         regions=len(dst.regions(spec.table)))
-        job = ReplayJob.from_spec(migration)
-        with _step(result, "replay WALs in --follow mode while the workload writes",
-                   report) as facts:
-            stop = threading.Event()
-            runs: list[RunSummary] = []
+    with _step(result, "target schema (families, split points)", report) as facts:
+        prepared = lifecycle.prepare(migration)
+        facts.update(tables=[t["target"] for t in prepared["tables"]],
+                     split_points=sum(t["split_points"] for t in prepared["tables"]))
+    with _step(result, "watermark T0, live workload, snapshot copy", report) as facts:
+        writer.start()
+        copied = lifecycle.snapshot(migration)
+        facts.update({k: copied[k] for k in ("watermark", "rows", "cells", "anchors")})
+    job = replay_job(migration)
+    with _step(result, "replay WALs in --follow mode while the workload writes",
+               report) as facts:
+        stop = threading.Event()
+        runs: list[RunSummary] = []
 
-            def follow() -> None:
-                try:
-                    follow_replay(job, 1.0, stop, on_run=runs.append)
-                except BaseException as exc:  # re-raised below, in this thread
-                    failed.append(exc)
+        def keep_following() -> None:
+            try:
+                follow(job, 1.0, stop, on_run=runs.append)
+            except BaseException as exc:  # re-raised below, in this thread
+                failed.append(exc)
 
-            follower = threading.Thread(target=follow, name="follow", daemon=True)
-            follower.start()
-            writer.join()
-            call_admin(Path(migration.source.cluster_json or ""), "roll")
-            stop.set()
-            follower.join()
-            if failed:
-                raise failed[0]
-            facts.update(live_workload_ops=live.get("total_ops", 0), follow_runs=len(runs),
-                         cells_replayed=sum(sum(r.cells().values()) for r in runs))
-        with _step(result, "final catch-up replay", report) as facts:
-            result.replay = run_replay(job)
-            summary = result.replay.to_json()
-            facts.update({k: summary[k] for k in ("files_listed", "files_read", "entries")},
-                         cells_replayed=sum(result.replay.cells().values()),
-                         exit_code=result.replay.exit_code)
-        with _step(result, "compare source and target cell for cell", report) as facts:
-            result.comparison = compare_tables(src, dst, spec.table)
-            facts.update(result.comparison.to_json())
-        ledger.update_migration(record.id, state="validated" if result.ok else "diverged")
+        follower = threading.Thread(target=keep_following, name="follow", daemon=True)
+        follower.start()
+        writer.join()
+        call_admin(Path(migration.source.cluster_json or ""), "roll")
+        stop.set()
+        follower.join()
+        if failed:
+            raise failed[0]
+        facts.update(live_workload_ops=live.get("total_ops", 0), follow_runs=len(runs),
+                     cells_replayed=sum(sum(r.cells().values()) for r in runs))
+    with _step(result, "final catch-up replay", report) as facts:
+        result.replay = run(job)
+        summary = result.replay.to_json()
+        facts.update({k: summary[k] for k in ("files_listed", "files_read", "entries")},
+                     cells_replayed=sum(result.replay.cells().values()),
+                     exit_code=result.replay.exit_code)
+    with _step(result, "validate: source and target cell for cell", report) as facts:
+        result.validation = lifecycle.validate(migration)
+        table, = result.validation["tables"]
+        facts.update(verdict=result.validation["verdict"], state=result.validation["state"],
+                     **{k: table[k] for k in ("source_cells", "target_cells", "only_in_source",
+                                              "only_in_target", "different_values",
+                                              "examples")})

@@ -8,14 +8,15 @@ twice that was acknowledged, and finished files are skipped.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from hbase_migrate.audit.ledger import Ledger
 from hbase_migrate.audit.records import MigrationState, Provenance
 from hbase_migrate.config import MigrationSpec
 from hbase_migrate.replay.job import CATCH_UP, DEFAULT_LOCK_TIMEOUT, ReplayJob
-from hbase_migrate.replay.run import Executor, Observer, RunSummary, run_replay
+from hbase_migrate.replay.run import Executor, Observer, RunSummary, follow_replay, run_replay
 
 
 def replay_job(spec: MigrationSpec, *, tables: Sequence[str] = (), start: int | None = None,
@@ -34,13 +35,26 @@ def run(job: ReplayJob, *, observer: Observer | None = None,
     """One run of ``job``; a catch-up that replayed moves the migration to ``replaying``."""
     summary = run_replay(job, observer, executor=executor)
     if job.mode == CATCH_UP and not job.dry_run:
-        with Ledger.open(job.ledger_url) as ledger:
-            record = ledger.migration(job.name)
-            if record is not None:
-                state = MigrationState(record.state)
-                if state is MigrationState.FAILED or state.rank < MigrationState.REPLAYING.rank:
-                    ledger.update_migration(record.id, state=MigrationState.REPLAYING)
+        _mark_replaying(job)
     return summary
+
+
+def _mark_replaying(job: ReplayJob) -> None:
+    with Ledger.open(job.ledger_url) as ledger:
+        record = ledger.migration(job.name)
+        if record is not None:
+            state = MigrationState(record.state)
+            if state is MigrationState.FAILED or state.rank < MigrationState.REPLAYING.rank:
+                ledger.update_migration(record.id, state=MigrationState.REPLAYING)
+
+
+def follow(job: ReplayJob, interval: float, stop: threading.Event, *,
+           observer: Observer | None = None,
+           on_run: Callable[[RunSummary], None] | None = None, force: bool = False) -> int:
+    """Catch-up runs every ``interval`` seconds until ``stop`` is set (``--follow``); the
+    migration moves to ``replaying``. Returns the worst exit code seen."""
+    _mark_replaying(job)
+    return follow_replay(job, interval, stop, observer, on_run, force=force)
 
 
 def replay(spec: MigrationSpec, *, tables: Sequence[str] = (), start: int | None = None,
