@@ -19,6 +19,8 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Callable
 
+from hbase_migrate.errors import HBaseMigrateError
+
 NOT_IN_DICTIONARY = 0xFF
 
 REGION_CAPACITY = 32767  # Short.MAX_VALUE; 1 in recovered-edits files
@@ -109,7 +111,7 @@ class LruDictionary:
             self._index.clear()
 
 
-class MissingEntryError(ValueError):
+class MissingEntryError(HBaseMigrateError, ValueError):
     """A dictionary reference to a slot that holds nothing."""
 
 

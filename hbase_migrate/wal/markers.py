@@ -30,6 +30,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import NamedTuple, TypeVar
 
+from hbase_migrate.errors import HBaseMigrateError
 from hbase_migrate.wal.model import METAFAMILY, Cell, CellType
 from hbase_migrate.wal.protobuf import (
     ProtobufError,
@@ -55,7 +56,7 @@ REGION_OPEN, REGION_CLOSE = 0, 1
 EVENT_NAMES = {REGION_OPEN: "REGION_OPEN", REGION_CLOSE: "REGION_CLOSE"}
 
 
-class MarkerError(ValueError):
+class MarkerError(HBaseMigrateError, ValueError):
     """A METAFAMILY cell whose descriptor does not parse."""
 
 
