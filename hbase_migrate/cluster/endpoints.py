@@ -2,16 +2,24 @@
 
 ``cluster.json`` (written by the embedded cluster, or by hand for a real one) holds the same
 keys as :class:`ClusterEndpoints`; unknown keys (``pid``, ``dir``...) are ignored on load.
+Where a cluster's gateways answer can change while a process runs (a restart on new ports
+rewrites ``cluster.json``): clients take a :data:`Locate` function to look their endpoint up
+again before reconnecting (:func:`relocated`).
 """
 
 from __future__ import annotations
 
 import json
+import logging
+import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from hbase_migrate.errors import ConfigError
+from hbase_migrate.errors import ConfigError, HBaseMigrateError
+
+log = logging.getLogger(__name__)
 
 TRANSPORTS = ("buffered", "framed")
 PROTOCOLS = ("binary", "compact")
@@ -23,6 +31,41 @@ def parse_host_port(value: str, what: str) -> tuple[str, int]:
     if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
         raise ConfigError(f"{what}: expected host:port, got {value!r}")
     return host, int(port)
+
+
+def reason(exc: BaseException) -> str:
+    """A transport error's own words (thriftpy2's carry a ``message``)."""
+    return str(getattr(exc, "message", None) or exc) or type(exc).__name__
+
+
+def tried(attempts: int, began: float) -> str:
+    """`` after 6 attempts over 6.2s`` (empty for one attempt), for messages."""
+    if attempts < 2:
+        return ""
+    return f" after {attempts} attempts over {time.monotonic() - began:.1f}s"
+
+
+Locate = Callable[[], "str | None"]  # where a gateway answers now ("host:port"), or None
+
+
+def relocated(locate: Locate | None, current: str, gateway: str
+              ) -> tuple[str, tuple[str, int]] | None:
+    """``(endpoint, (host, port))`` when ``locate`` now gives another endpoint than
+    ``current``; None when it gives the same or none, or when the lookup fails (a
+    ``cluster.json`` being rewritten, say: logged, and the current endpoint kept)."""
+    if locate is None:
+        return None
+    try:
+        found = locate()
+        if not found or found == current:
+            return None
+        address = parse_host_port(found, f"{gateway} endpoint")
+    except (HBaseMigrateError, OSError, ValueError, TypeError) as exc:
+        log.warning("%s gateway %s: cannot look its endpoint up again (%s); keeping it",
+                    gateway, current, exc)
+        return None
+    log.warning("%s gateway moved from %s to %s; reconnecting there", gateway, current, found)
+    return found, address
 
 
 @dataclass(frozen=True)

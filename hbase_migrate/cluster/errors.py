@@ -12,6 +12,12 @@ class ClusterError(HBaseMigrateError):
     """
 
 
+class GatewayUnreachableError(ClusterError):
+    """A Thrift gateway did not answer (connection refused, reset or timed out) on any of
+    the client's attempts. The message names the gateway (``thrift``/``thrift2``), its
+    ``host:port``, the call, the attempts and the last transport error."""
+
+
 class ZkPayloadError(ClusterError):
     """A znode payload is not the HBase encoding it should be (metadata prefix, ``PBUF``,
     protobuf message)."""

@@ -1,15 +1,18 @@
 """A typed client of HBase's Thrift1 gateway, over happybase: reads, DDL and regions.
 
 happybase's pool replaces a connection after a transport error; this adapter retries such
-calls (not scans already under way) with backoff, and turns the gateway's IOError /
-IllegalArgument into :class:`Thrift1Error`. Thrift1 reads see only the newest version of
-each column in scans; use the Thrift2 client for every version.
+calls (not scans already under way) with backoff, on a new pool when ``locate`` says the
+gateway moved (restarted on a new port), and turns the gateway's IOError / IllegalArgument
+into :class:`Thrift1Error`; one that stays unreachable into :class:`Thrift1UnreachableError`,
+after which the next call makes a single attempt until one succeeds. Thrift1 reads see only
+the newest version of each column in scans; use the Thrift2 client for every version.
 """
 
 from __future__ import annotations
 
 import logging
 import socket
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from types import TracebackType
@@ -25,8 +28,8 @@ from hbase_migrate.cluster.descriptors import (
     RegionDescriptor,
     TableDescriptor,
 )
-from hbase_migrate.cluster.endpoints import parse_host_port
-from hbase_migrate.cluster.errors import ClusterError
+from hbase_migrate.cluster.endpoints import Locate, parse_host_port, reason, relocated, tried
+from hbase_migrate.cluster.errors import ClusterError, GatewayUnreachableError
 from hbase_migrate.wal.model import Cell, CellType
 
 log = logging.getLogger(__name__)
@@ -38,6 +41,10 @@ Row = dict[bytes, tuple[bytes, int]]  # b"family:qualifier" -> (value, timestamp
 
 class Thrift1Error(ClusterError):
     """The gateway refused a call, or stayed unreachable after every retry."""
+
+
+class Thrift1UnreachableError(Thrift1Error, GatewayUnreachableError):
+    """Every attempt of a call failed on the transport (refused, reset, timed out)."""
 
 
 def _text(value: Any) -> str:
@@ -65,13 +72,41 @@ class Thrift1Client:
 
     def __init__(self, endpoint: str, transport: str = "buffered", protocol: str = "binary",
                  timeout: float = 30.0, pool_size: int = 2, retries: int = 3,
-                 backoff: float = 0.2) -> None:
+                 backoff: float = 0.2, *, locate: Locate | None = None) -> None:
+        """``locate``, when given, says where the gateway answers now (``host:port``, e.g.
+        re-read from the cluster's ``cluster.json``); it is asked before each retry."""
         self.endpoint = endpoint
-        host, port = parse_host_port(endpoint, "thrift endpoint")
-        self.retries, self.backoff = retries, backoff
-        self.pool = happybase.ConnectionPool(
-            pool_size, host=host, port=port, transport=transport, protocol=protocol,
+        self.retries, self.backoff, self.locate = retries, backoff, locate
+        self.unreachable = False  # the last call used up its retries on the transport
+        self._pool_options: dict[str, Any] = dict(
+            size=pool_size, transport=transport, protocol=protocol,
             timeout=int(timeout * 1000), autoconnect=False)
+        self._lock = threading.Lock()
+        self.pool = self._make_pool(*parse_host_port(endpoint, "thrift endpoint"))
+
+    def _make_pool(self, host: str, port: int) -> Any:
+        return happybase.ConnectionPool(host=host, port=port, **self._pool_options)
+
+    def relocate(self) -> None:
+        """Ask ``locate`` where the gateway answers now; move the pool there when it moved.
+        A lookup that fails keeps the current endpoint."""
+        with self._lock:
+            found = relocated(self.locate, self.endpoint, "thrift")
+            if found is not None:
+                self.close()
+                self.endpoint, (host, port) = found
+                self.pool = self._make_pool(host, port)
+
+    def probe(self, attempts: int = 1) -> None:
+        """One round trip to the gateway, retried at most ``attempts - 1`` times: raises
+        :class:`Thrift1UnreachableError` when it cannot be reached (an error the server
+        answers still proves it reachable)."""
+        try:
+            self._call("connect", lambda c: c.tables(), attempts)
+        except Thrift1UnreachableError:
+            raise
+        except Thrift1Error:
+            pass
 
     def __enter__(self) -> Self:
         return self
@@ -93,22 +128,34 @@ class Thrift1Client:
         message = getattr(exc, "message", None) or str(exc)
         return Thrift1Error(f"{self.endpoint}: {what}: {_text(message)}")
 
-    def _call(self, what: str, func: Callable[[Any], _T]) -> _T:
-        """Run ``func(connection)``; retry transport errors on a fresh connection."""
-        delay = self.backoff
-        for attempt in range(self.retries + 1):
+    def _call(self, what: str, func: Callable[[Any], _T], attempts: int | None = None) -> _T:
+        """Run ``func(connection)``; retry transport errors on a fresh connection (where
+        ``locate`` says the gateway is): ``retries`` times, or not at all while the gateway
+        is known to be unreachable."""
+        if attempts is None:
+            attempts = 1 if self.unreachable else self.retries + 1
+        delay, began = self.backoff, time.monotonic()
+        for attempt in range(attempts):
+            if attempt or self.unreachable:
+                self.relocate()
             try:
                 with self.pool.connection() as conn:
-                    return func(conn)
+                    result = func(conn)
             except _TRANSPORT_ERRORS as exc:
-                if attempt == self.retries:
-                    raise Thrift1Error(f"{self.endpoint}: {what}: gateway unreachable after "
-                                       f"{attempt + 1} attempts: {exc}") from exc
+                if attempt + 1 >= attempts:
+                    self.unreachable = True
+                    raise Thrift1UnreachableError(
+                        f"thrift gateway {self.endpoint}: {what}: unreachable"
+                        f"{tried(attempt + 1, began)}: {reason(exc)}") from exc
                 log.warning("%s: %s failed (%s); retrying", self.endpoint, what, exc)
                 time.sleep(delay)
                 delay = min(delay * 2, 10.0)
             except (TApplicationException, TException) as exc:
+                self.unreachable = False
                 raise self._error(what, exc) from exc
+            else:
+                self.unreachable = False
+                return result
         raise AssertionError("unreachable")
 
     # --- schema and regions -------------------------------------------------------------

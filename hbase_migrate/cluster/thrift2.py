@@ -5,7 +5,11 @@ Put -> TColumnValue with its timestamp; Delete(8) -> DELETE_COLUMN, DeleteColumn
 DELETE_COLUMNS, DeleteFamily(14) -> DELETE_FAMILY, DeleteFamilyVersion(10) ->
 DELETE_FAMILY_VERSION, each TColumn with its own timestamp (the server then ignores the
 TDelete's). Calls that fail on the transport are retried with exponential backoff on a new
-connection; an error answered by the server (TIOError, TIllegalArgument) is not retried.
+connection, the gateway's endpoint looked up again first (``locate``: a gateway restarted on
+new ports is found on the next attempt); an error answered by the server (TIOError,
+TIllegalArgument) is not retried. What stays unreachable raises
+:class:`Thrift2UnreachableError`, and the next call then makes a single attempt until one
+succeeds (a gateway known to be down is not waited for call after call).
 """
 
 from __future__ import annotations
@@ -35,8 +39,8 @@ from hbase_migrate.cluster.descriptors import (
     TableDescriptor,
     split_table_name,
 )
-from hbase_migrate.cluster.endpoints import parse_host_port
-from hbase_migrate.cluster.errors import ClusterError
+from hbase_migrate.cluster.endpoints import Locate, parse_host_port, reason, relocated, tried
+from hbase_migrate.cluster.errors import ClusterError, GatewayUnreachableError
 from hbase_migrate.wal.model import Cell, CellType
 
 log = logging.getLogger(__name__)
@@ -58,6 +62,10 @@ _DELETE_TYPES: dict[int, int] = {  # cell type code -> TDeleteType
 
 class Thrift2Error(ClusterError):
     """The gateway refused a call, or stayed unreachable after every retry."""
+
+
+class Thrift2UnreachableError(Thrift2Error, GatewayUnreachableError):
+    """Every attempt of a call failed on the transport (refused, reset, timed out)."""
 
 
 def puts_from_cells(cells: Sequence[Cell], durability: int | None = None) -> list[Any]:
@@ -148,7 +156,10 @@ class Thrift2Client:
     """One connection to a Thrift2 gateway (not thread-safe: one client per thread)."""
 
     def __init__(self, endpoint: str, transport: str = "buffered", protocol: str = "binary",
-                 timeout: float = 30.0, retries: int = 5, backoff: float = 0.2) -> None:
+                 timeout: float = 30.0, retries: int = 5, backoff: float = 0.2, *,
+                 locate: Locate | None = None) -> None:
+        """``locate``, when given, says where the gateway answers now (``host:port``, e.g.
+        re-read from the cluster's ``cluster.json``); it is asked before each reconnection."""
         self.endpoint = endpoint
         self.host, self.port = parse_host_port(endpoint, "thrift2 endpoint")
         if transport not in ("buffered", "framed") or protocol not in ("binary", "compact"):
@@ -156,6 +167,8 @@ class Thrift2Client:
                                f"{transport}/{protocol}")
         self.transport, self.protocol = transport, protocol
         self.timeout, self.retries, self.backoff = timeout, retries, backoff
+        self.locate = locate
+        self.unreachable = False  # the last call used up its retries on the transport
         self._client: Any = None
 
     def __enter__(self) -> Self:
@@ -183,25 +196,58 @@ class Thrift2Client:
                                        trans_factory=trans, proto_factory=proto)
         return self._client
 
-    def _call(self, what: str, func: Callable[[Any], _T]) -> _T:
-        """Run ``func(client)``, reconnecting and retrying on transport errors."""
-        delay = self.backoff
-        for attempt in range(self.retries + 1):
+    def relocate(self) -> None:
+        """Ask ``locate`` where the gateway answers now; switch to it (closing the
+        connection) when it moved. A lookup that fails keeps the current endpoint."""
+        found = relocated(self.locate, self.endpoint, "thrift2")
+        if found is not None:
+            self.close()
+            self.endpoint, (self.host, self.port) = found
+
+    def probe(self, attempts: int = 1) -> None:
+        """One round trip to the gateway, retried at most ``attempts - 1`` times: raises
+        :class:`Thrift2UnreachableError` when it cannot be reached (an error the server
+        answers still proves it reachable)."""
+        try:
+            self._call("connect",
+                       lambda c: c.tableExists(_ttable("hbase:meta")), attempts)
+        except Thrift2UnreachableError:
+            raise
+        except Thrift2Error:
+            pass
+
+    def _call(self, what: str, func: Callable[[Any], _T], attempts: int | None = None) -> _T:
+        """Run ``func(client)``, reconnecting (to where ``locate`` says) and retrying on
+        transport errors: ``retries`` times, or not at all while the gateway is known to be
+        unreachable."""
+        if attempts is None:
+            attempts = 1 if self.unreachable else self.retries + 1
+        delay, began = self.backoff, time.monotonic()
+        for attempt in range(attempts):
+            if attempt or self.unreachable:
+                self.relocate()
             try:
-                return func(self._connect())
+                result = func(self._connect())
             except (hbase2.TIOError, hbase2.TIllegalArgument) as exc:
+                self.unreachable = False
                 raise Thrift2Error(f"{self.endpoint}: {what}: {exc.message}") from exc
             except TApplicationException as exc:
+                self.unreachable = False
                 raise Thrift2Error(f"{self.endpoint}: {what}: {exc}") from exc
             except _TRANSPORT_ERRORS as exc:
                 self.close()
-                if attempt == self.retries:
-                    raise Thrift2Error(f"{self.endpoint}: {what}: gateway unreachable after "
-                                       f"{attempt + 1} attempts: {exc}") from exc
+                if attempt + 1 >= attempts:
+                    self.unreachable = True
+                    raise Thrift2UnreachableError(
+                        f"thrift2 gateway {self.endpoint}: {what}: unreachable"
+                        f"{tried(attempt + 1, began)}: {reason(exc)}") from exc
                 log.warning("%s: %s failed (%s); retrying in %.1fs", self.endpoint, what, exc,
                             delay)
                 time.sleep(delay)
                 delay = min(delay * 2, 10.0)
+            else:
+                self.unreachable = False
+                return result
         raise AssertionError("unreachable")
 
     # --- writes -------------------------------------------------------------------------

@@ -3,8 +3,10 @@
 :class:`ReplayTarget` is the protocol the file replay drives; :class:`Thrift2Target` is the
 exact one (per-cell timestamps, every delete type through ``THBaseService``), and
 :class:`hbase_migrate.replay.thrift1_target.Thrift1Target` the one with a fidelity policy.
-Transport failures are retried with backoff by the clients; what still fails raises
-:class:`ReplayWriteError` naming the table, the row and the WAL position.
+Transport failures are retried with backoff by the clients, which look the gateway's endpoint
+up again before reconnecting; a gateway that stays unreachable raises
+:class:`TargetUnavailableError` (the target is down, not the file at fault: the run stops),
+any other failure :class:`ReplayWriteError` naming the table, the row and the WAL position.
 """
 
 from __future__ import annotations
@@ -16,10 +18,27 @@ from typing import Protocol
 
 from hbase_migrate.bytesutil import to_string_binary
 from hbase_migrate.cluster.descriptors import TableDescriptor
+from hbase_migrate.cluster.errors import GatewayUnreachableError
 from hbase_migrate.cluster.thrift2 import Thrift2Client, Thrift2Error
 from hbase_migrate.replay.errors import MissingTargetError, ReplayWriteError
 from hbase_migrate.replay.mutations import RowMutation
 from hbase_migrate.wal.model import CellType
+
+
+class TargetUnavailableError(GatewayUnreachableError):
+    """The target's gateway stayed unreachable through a call's retries (its endpoint looked
+    up again before each), or did not answer when the target was opened. Not a fault of the
+    file being replayed: the run stops with this one error; every offset the target
+    acknowledged is kept, so a rerun continues from there."""
+
+
+def unavailable(target: str, exc: GatewayUnreachableError, doing: str
+                ) -> TargetUnavailableError:
+    """The error that stops a run: ``target`` (its cluster), the gateway's error, and what
+    was being done."""
+    return TargetUnavailableError(
+        f"target {target}: {exc} ({doing}); stopping the run: every offset the target "
+        "acknowledged is kept, rerun once the gateway answers")
 
 
 def type_name(code: int) -> str:
@@ -59,7 +78,8 @@ class ReplayTarget(Protocol):
         ...
 
     def apply(self, table: str, mutations: Sequence[RowMutation]) -> AppliedCounts:
-        """Write the mutations in order; return only once all were acknowledged."""
+        """Write the mutations in order; return only once all were acknowledged. Raises
+        :class:`TargetUnavailableError` when the gateway stays unreachable."""
         ...
 
 
@@ -92,17 +112,23 @@ def require_families(target: ReplayTarget, table: str, families: Iterable[bytes]
                                  f"{names} ({why}); it has {have}")
 
 
+def writing(table: str, mutation: RowMutation) -> str:
+    """``table T: writing row R (put) from <WAL position>``, for messages."""
+    return (f"table {table}: writing row {to_string_binary(mutation.row)} "
+            f"({mutation.kind.value}) from {mutation.position}")
+
+
 def write_error(target: str, table: str, mutation: RowMutation, exc: Exception) -> Exception:
-    return ReplayWriteError(
-        f"target {target}: table {table}: writing row {to_string_binary(mutation.row)} "
-        f"({mutation.kind.value}) from {mutation.position} failed: {exc}")
+    return ReplayWriteError(f"target {target}: {writing(table, mutation)} failed: {exc}")
 
 
 class Thrift2Target:
-    """Exact replay through a Thrift2 gateway (one client, not shared across threads)."""
+    """Exact replay through a Thrift2 gateway (one client, not shared across threads).
+    ``cluster`` names the target cluster in messages."""
 
-    def __init__(self, client: Thrift2Client) -> None:
+    def __init__(self, client: Thrift2Client, *, cluster: str | None = None) -> None:
         self.client = client
+        self.cluster = f"cluster {cluster!r}" if cluster else client.endpoint
         self._schema = SchemaCache(client.endpoint, client.table_exists,
                                    client.table_descriptor)
 
@@ -114,12 +140,17 @@ class Thrift2Target:
         self.client.close()
 
     def describe(self, table: str) -> TableDescriptor:
-        return self._schema.describe(table)
+        try:
+            return self._schema.describe(table)
+        except GatewayUnreachableError as exc:
+            raise unavailable(self.cluster, exc, f"describing table {table}") from exc
 
     def apply(self, table: str, mutations: Sequence[RowMutation]) -> AppliedCounts:
         cells = [c for m in mutations for c in m.cells]
         try:
             self.client.write_cells(table, cells)
+        except GatewayUnreachableError as exc:
+            raise unavailable(self.cluster, exc, writing(table, mutations[0])) from exc
         except Thrift2Error as exc:
             self._find_failure(table, mutations, exc)
         runs = sum(1 for i, m in enumerate(mutations)
@@ -133,5 +164,7 @@ class Thrift2Target:
         for m in mutations:
             try:
                 self.client.write_cells(table, m.cells)
+            except GatewayUnreachableError as again:
+                raise unavailable(self.cluster, again, writing(table, m)) from exc
             except Thrift2Error as again:
                 raise write_error(self.name, table, m, again) from exc

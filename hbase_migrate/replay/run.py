@@ -252,7 +252,7 @@ def _replay_here(job: ReplayJob, store: WalStore, tasks: Sequence[FileTask], boo
     if not tasks:
         return []
     spec = job.replay_spec(start)
-    target = open_target(job.target.endpoints(),
+    target = open_target(job.target,  # re-read on reconnect: a restart may move the ports
                          allow_lossy_deletes=job.spec.replay.allow_lossy_deletes,
                          force_thrift1=job.force_thrift1)
     outcomes = []

@@ -35,7 +35,7 @@ def replay_in_task(job: ReplayJob, start: int, task: FileTask) -> FileOutcome:
         store = open_wal_store(job.source)
     except ConfigError:
         store = None  # moves to oldWALs/ cannot be followed; the file fails and is retried
-    target = open_target(job.target.endpoints(),
+    target = open_target(job.target,
                          allow_lossy_deletes=job.spec.replay.allow_lossy_deletes,
                          force_thrift1=job.force_thrift1)
     try:

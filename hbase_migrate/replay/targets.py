@@ -1,23 +1,69 @@
 """Choosing the replay target of a cluster: Thrift2 (exact) whenever the cluster offers it,
-Thrift1 with the delete-fidelity policy otherwise (DESIGN 4.1)."""
+Thrift1 with the delete-fidelity policy otherwise (DESIGN 4.1).
+
+Given what the endpoints are read from (a :class:`~hbase_migrate.config.ClusterSpec`), the
+target reads them again before each reconnection, so a target restarted on new ports (its
+``cluster.json`` rewritten) is found on the next retry. The gateway is probed when the target
+is opened: a target that is down fails the run at once, before any WAL file is read.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Protocol
+
 from hbase_migrate.cluster.endpoints import ClusterEndpoints
+from hbase_migrate.cluster.errors import GatewayUnreachableError
 from hbase_migrate.cluster.thrift1 import Thrift1Client
 from hbase_migrate.cluster.thrift2 import Thrift2Client
-from hbase_migrate.replay.apply import Thrift2Target
+from hbase_migrate.replay.apply import TargetUnavailableError, Thrift2Target
 from hbase_migrate.replay.thrift1_target import Thrift1Target
 
 
-def open_target(endpoints: ClusterEndpoints, *, allow_lossy_deletes: bool = False,
-                force_thrift1: bool = False) -> Thrift2Target | Thrift1Target:
+class EndpointSource(Protocol):
+    """Where a cluster's endpoints are read from, each time they are asked for (a
+    ``ClusterSpec``: its ``cluster.json`` is read on each call)."""
+
+    def endpoints(self) -> ClusterEndpoints:
+        ...
+
+
+def _locate(source: EndpointSource | None, gateway: str) -> Callable[[], str | None] | None:
+    if source is None:
+        return None
+    if gateway == "thrift2":
+        return lambda: source.endpoints().thrift2
+    return lambda: source.endpoints().thrift
+
+
+def open_target(cluster: ClusterEndpoints | EndpointSource, *,
+                allow_lossy_deletes: bool = False, force_thrift1: bool = False,
+                probe: bool = True) -> Thrift2Target | Thrift1Target:
     """A target over the cluster's Thrift2 gateway, or its Thrift1 gateway when it has no
     Thrift2 endpoint (or ``force_thrift1``). ``allow_lossy_deletes`` only matters for
-    Thrift1. The caller closes it."""
+    Thrift1. ``cluster`` is the endpoints, or what they are read from (then read again
+    before each reconnection). With ``probe``, a gateway that does not answer raises
+    :class:`TargetUnavailableError` naming it. The caller closes the target."""
+    source = None if isinstance(cluster, ClusterEndpoints) else cluster
+    endpoints = cluster if isinstance(cluster, ClusterEndpoints) else cluster.endpoints()
+    target: Thrift2Target | Thrift1Target
     if endpoints.thrift2 and not force_thrift1:
-        return Thrift2Target(Thrift2Client(endpoints.thrift2, endpoints.transport,
-                                           endpoints.protocol))
-    return Thrift1Target(Thrift1Client(endpoints.thrift, endpoints.transport,
-                                       endpoints.protocol),
-                         allow_lossy_deletes=allow_lossy_deletes)
+        target = Thrift2Target(Thrift2Client(endpoints.thrift2, endpoints.transport,
+                                             endpoints.protocol,
+                                             locate=_locate(source, "thrift2")),
+                               cluster=endpoints.name)
+    else:
+        target = Thrift1Target(Thrift1Client(endpoints.thrift, endpoints.transport,
+                                             endpoints.protocol,
+                                             locate=_locate(source, "thrift")),
+                               allow_lossy_deletes=allow_lossy_deletes, cluster=endpoints.name)
+    if probe:
+        try:
+            target.client.probe()
+        except GatewayUnreachableError as exc:
+            target.close()
+            origin = getattr(source, "cluster_json", None)
+            read = f" (endpoints read from {origin})" if origin else ""
+            raise TargetUnavailableError(
+                f"target cluster {endpoints.name!r}: {exc}{read}; no WAL file was read") from exc
+    return target

@@ -27,13 +27,16 @@ from typing import Any, NamedTuple
 
 from hbase_migrate.bytesutil import to_string_binary
 from hbase_migrate.cluster.descriptors import TableDescriptor
+from hbase_migrate.cluster.errors import GatewayUnreachableError
 from hbase_migrate.cluster.thrift1 import Thrift1Client, Thrift1Error
 from hbase_migrate.replay.apply import (
     AppliedCounts,
     SchemaCache,
     count_cells,
     type_name,
+    unavailable,
     write_error,
+    writing,
 )
 from hbase_migrate.replay.errors import InexpressibleMutationError
 from hbase_migrate.replay.mutations import Kind, RowMutation
@@ -117,10 +120,13 @@ def _send(conn: Any, *, table: str, call: Thrift1Call) -> None:
 
 
 class Thrift1Target:
-    """Replay through a Thrift1 gateway under the delete-fidelity policy."""
+    """Replay through a Thrift1 gateway under the delete-fidelity policy. ``cluster``
+    names the target cluster in messages."""
 
-    def __init__(self, client: Thrift1Client, *, allow_lossy_deletes: bool = False) -> None:
+    def __init__(self, client: Thrift1Client, *, allow_lossy_deletes: bool = False,
+                 cluster: str | None = None) -> None:
         self.client = client
+        self.cluster = f"cluster {cluster!r}" if cluster else client.endpoint
         self.allow_lossy_deletes = allow_lossy_deletes
         self._schema = SchemaCache(client.endpoint, lambda t: t in client.tables(),
                                    client.table_descriptor)
@@ -133,7 +139,10 @@ class Thrift1Target:
         self.client.close()
 
     def describe(self, table: str) -> TableDescriptor:
-        return self._schema.describe(table)
+        try:
+            return self._schema.describe(table)
+        except GatewayUnreachableError as exc:
+            raise unavailable(self.cluster, exc, f"describing table {table}") from exc
 
     def apply(self, table: str, mutations: Sequence[RowMutation]) -> AppliedCounts:
         planner = Thrift1Planner(self.describe(table), self.allow_lossy_deletes)
@@ -141,6 +150,8 @@ class Thrift1Target:
         for call in calls:
             try:
                 self.client._call(f"mutateRowsTs {table}", partial(_send, table=table, call=call))
+            except GatewayUnreachableError as exc:
+                raise unavailable(self.cluster, exc, writing(table, call.first)) from exc
             except Thrift1Error as exc:
                 raise write_error(self.name, table, call.first, exc) from exc
         return AppliedCounts(count_cells(mutations), len(calls), planner.approximations)

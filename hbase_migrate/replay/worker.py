@@ -1,11 +1,13 @@
 """Replay one WAL file (a :class:`FileTask`) into an open target: the unit of work that runs
 in this process or in a Spark task.
 
-It continues at the task's offset; when a live file's open fails because it moved to
-``oldWALs/`` meanwhile, it continues at the same offset at the archived path (DESIGN 4.2).
-Progress is reported (``on_progress``) only as the target acknowledges it, with counters
-cumulative from the file's first byte. Failures do not raise: the outcome carries the error
-(file and byte offset) and the progress acknowledged before it.
+It continues at the task's offset; when a live file's open fails because it moved (to its
+dead server's ``-splitting`` folder or to ``oldWALs/``) meanwhile, it continues at the same
+offset there (DESIGN 4.2); a file found nowhere vanished (a gap, not a failure). Progress is
+reported (``on_progress``) only as the target acknowledges it, with counters cumulative from
+the file's first byte. A bad file or a refused write does not raise: the outcome carries the
+error (file and byte offset) and the progress acknowledged before it. A target that stays
+unreachable does raise (``TargetUnavailableError``): the run stops, offsets kept.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from typing import Any
 
 from hbase_migrate.cluster.walstore import WalStore
 from hbase_migrate.errors import HBaseMigrateError, WalCorruptError, WalEmptyError
-from hbase_migrate.replay.apply import ReplayTarget
+from hbase_migrate.replay.apply import ReplayTarget, TargetUnavailableError
 from hbase_migrate.replay.file_replay import FileProgress, ReplaySpec, replay_file
 from hbase_migrate.replay.job import BulkLoad, FileOutcome, FileTask, Totals
 
@@ -98,6 +100,8 @@ def replay_task(task: FileTask, spec: ReplaySpec, target: ReplayTarget, *,
             return outcome(empty=True, complete=closed, end_reason=str(exc))
         except WalCorruptError as exc:
             return outcome(error=str(exc))
+        except TargetUnavailableError:
+            raise  # the target is down, not this file: the run stops, acknowledged offsets kept
         except (HBaseMigrateError, OSError) as exc:
             where = acked[-1].offset if acked else task.start_offset
             return outcome(error=f"{path}: replay stopped at byte offset {where}: {exc}")

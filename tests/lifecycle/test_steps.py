@@ -16,6 +16,7 @@ from hbase_migrate.audit.ledger import Ledger
 from hbase_migrate.audit.records import Provenance, StepStatus
 from hbase_migrate.cli import cli
 from hbase_migrate.config import load_config
+from hbase_migrate.errors import HBaseMigrateError
 from hbase_migrate.lifecycle import prepare, snapshot, validate
 from hbase_migrate.lifecycle.step import StepRefusedError
 from minihbase.regionserver import WalSettings
@@ -100,7 +101,7 @@ def test_steps_out_of_order_are_refused_and_failures_can_be_retried(tmp_path: Pa
         who = Provenance("hbase_migrate_start", "manual__1", "prepare")
         prepare(spec, provenance=who)
         dst.stop()  # the target is down: the copy fails, the migration with it
-        with pytest.raises(Exception):
+        with pytest.raises(HBaseMigrateError, match="gateway"):
             snapshot(spec)
         assert ledger_view(config)[0] == "failed"
         dst.start()

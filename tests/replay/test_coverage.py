@@ -144,7 +144,7 @@ def test_files_deleted_before_the_first_listing_are_a_gap_from_the_watermark(
 
 
 def test_files_created_and_deleted_between_two_listings_are_a_gap(tmp_path: Path) -> None:
-    with fast_cleaner_source(tmp_path, roll=0.4, ttl=2.0) as (src, dst), \
+    with fast_cleaner_source(tmp_path, roll=0.4, ttl=3.0) as (src, dst), \
             Watcher(src.hbase_root_dir) as watcher:
         config = write_migration(tmp_path, src, dst, TABLE)
         run_workload(src, TABLE, seed=7, ops=10)
@@ -159,7 +159,7 @@ def test_files_created_and_deleted_between_two_listings_are_a_gap(tmp_path: Path
             listed_before = {Path(r.path).name for r in ledger.wal_files(record.id, SOURCE)}
             watermark = record.watermark or 0
         run_workload(src, TABLE, seed=8, ops=600, rate=150)  # 4 s with no listing: files
-        time.sleep(1.0)  # rolled, archived and deleted before the next one
+        time.sleep(3.0)  # rolled, archived and deleted before the next one
 
         second = run_replay(ReplayJob.from_spec(spec))
         assert second.exit_code == 3, second.to_json()
