@@ -48,7 +48,7 @@ from hbase_migrate.wal.model import (
     WalHeader,
     WalKey,
 )
-from hbase_migrate.wal.protobuf import ProtobufError, decode_varint32, iter_fields
+from hbase_migrate.wal.protobuf import ProtobufError, decode_varint, decode_varint32, iter_fields
 
 CHUNK = 1 << 20
 MAX_KEY_LENGTH = 64 << 20  # protobuf-java's default message size limit
@@ -387,6 +387,12 @@ class WalReader:
         if key_end > len(buf):
             buf = window.ensure(key_end)
             if key_end > len(buf):
+                damaged = _not_a_key_prefix(buf, key_start) if window.exhausted else None
+                if damaged is not None:
+                    raise self._corrupt(offset, index, (
+                        f"the length prefix declares a {key_len}-byte WALKey, past the end "
+                        f"of the file, but the bytes there are no beginning of one "
+                        f"({damaged}): a damaged length, not a cut-off tail"))
                 raise self._stop_or_corrupt(window, pos, index, "WALKey cut off", cut=True)
         try:
             key, count = decode_key(buf, key_start, key_end, self._key_dicts)
@@ -452,6 +458,39 @@ class _End(Exception):
     def __init__(self, reason: str) -> None:
         super().__init__(reason)
         self.reason = reason
+
+
+# WALKey fields (WAL.proto) by number: length-delimited, or varint.
+_KEY_BYTES_FIELDS = frozenset((1, 2, 5, 6, 8, 12))
+_KEY_VARINT_FIELDS = frozenset((3, 4, 7, 9, 10, 11))
+
+
+def _not_a_key_prefix(data: bytes, pos: int) -> str | None:
+    """Why ``data[pos:]``, which the file ends in, cannot be the beginning of a WALKey a
+    writer was cut off in (None: it can). A cut-off writer leaves a prefix of a valid key;
+    a damaged length prefix leaves a whole key followed by the bytes of cells and later
+    entries, which do not read as further WALKey fields."""
+    end = len(data)
+    while pos < end:
+        try:
+            tag, after = decode_varint(data, pos, end)
+        except ProtobufError:
+            return None if _is_cut_varint(data, pos) else f"no field tag at offset +{pos}"
+        field, wire_type = tag >> 3, tag & 7
+        if field in _KEY_VARINT_FIELDS and wire_type == 0:
+            try:
+                _, pos = decode_varint(data, after, end)
+            except ProtobufError:
+                return None if _is_cut_varint(data, after) else f"bad varint of field {field}"
+        elif field in _KEY_BYTES_FIELDS and wire_type == 2:
+            try:
+                length, start = decode_varint32(data, after, end)
+            except ProtobufError:
+                return None if _is_cut_varint(data, after) else f"bad length of field {field}"
+            pos = start + length
+        else:
+            return f"field {field} with wire type {wire_type} is no WALKey field"
+    return None
 
 
 def _is_cut_varint(data: bytes, pos: int) -> bool:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import io
 
+import pytest
 from conftest import ALL_OPTIONS, simple_pairs, wal_bytes
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -85,9 +86,13 @@ def test_huge_lengths_are_not_allocated() -> None:
         list(reader)
     except WalCorruptError as exc:
         assert "implausible" in str(exc)
-    # a key claiming more than the file holds (but plausible): a cut-off tail
-    reader = WalReader(io.BytesIO(head + b"\xff\xff\x03" + b"x" * 10))
+    # a key claiming more than the file holds (but plausible), cut inside its first field
+    # (encoded_region_name, 32 bytes): a cut-off tail
+    reader = WalReader(io.BytesIO(head + b"\xff\xff\x03" + b"\x0a\x20" + b"r" * 10))
     assert list(reader) == [] and reader.end_reason == "truncated"
+    # ...but bytes that cannot begin a WALKey after such a length: a damaged length
+    with pytest.raises(WalCorruptError, match="damaged length"):
+        list(WalReader(io.BytesIO(head + b"\xff\xff\x03" + b"x" * 10)))
     # a cell claiming a 2 GB value in a small file: a cut-off tail, nothing allocated
     key = bytes.fromhex("0a0172120174180120013801")
     cell = bytes.fromhex("7fffffff 00000010 7fffffe0 0001 72 01 66 71") + bytes(9)
