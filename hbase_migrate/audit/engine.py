@@ -17,7 +17,7 @@ from sqlalchemy import Engine, create_engine, event, make_url
 from sqlalchemy.engine import URL
 from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 
-from hbase_migrate.audit.errors import LedgerOpenError
+from hbase_migrate.audit.errors import LedgerMissingError, LedgerOpenError
 
 SQLITE_BUSY_TIMEOUT_MS = 30_000
 SUPPORTED = ("sqlite", "postgresql")
@@ -51,21 +51,31 @@ def redact(url: str | URL) -> str:
         return f"{scheme}{sep}***@{rest.rpartition('@')[2]}" if "@" in rest else url
 
 
-def open_engine(url: str) -> Engine:
+def open_engine(url: str, *, create: bool = True) -> Engine:
     """An engine for ``url``, connected once to prove the URL works.
 
-    A SQLite file's folder is created when missing. Errors name the URL without its password.
+    ``create``: a SQLite file (and its folder) is created when missing; without it a missing
+    file is a :class:`LedgerMissingError` and the file is opened without changing it (no
+    journal-mode switch). A SQLite file deleted or replaced while the engine is in use stops
+    the next transaction with a :class:`LedgerOpenError`. Errors name the URL without its
+    password.
     """
     parsed = parse_url(url)
     shown = redact(parsed)
     sqlite = parsed.get_backend_name() == "sqlite"
-    if sqlite:
-        _make_sqlite_folder(parsed, shown)
+    path = _sqlite_file(parsed)
+    if path is not None:
+        if create:
+            _make_sqlite_folder(path, shown)
+        elif not path.is_file():
+            raise LedgerMissingError(
+                f"no ledger at {shown}: {path} does not exist (reading commands create "
+                "nothing; a replay or `hbase-migrate ledger upgrade` creates it)")
     try:
         if sqlite:
             engine = create_engine(parsed, connect_args={"timeout": SQLITE_BUSY_TIMEOUT_MS / 1000})
-            event.listen(engine, "connect", _sqlite_on_connect)
-            event.listen(engine, "begin", _sqlite_on_begin)
+            event.listen(engine, "connect", _sqlite_on_connect if create else _sqlite_read_only)
+            event.listen(engine, "begin", _sqlite_on_begin if create else _sqlite_on_begin_read)
         else:
             engine = create_engine(parsed, pool_pre_ping=True)
         with engine.connect():
@@ -75,19 +85,46 @@ def open_engine(url: str) -> Engine:
         if parsed.password:
             reason = reason.replace(str(parsed.password), "***")
         raise LedgerOpenError(f"cannot open ledger {shown}: {reason}") from None
+    if path is not None:
+        _guard_identity(engine, path, shown)
     return engine
 
 
-def _make_sqlite_folder(parsed: URL, shown: str) -> None:
+def _sqlite_file(parsed: URL) -> Path | None:
+    """The file of a SQLite URL (None: in memory or a URI)."""
+    if parsed.get_backend_name() != "sqlite":
+        return None
     database = parsed.database or ""
     if database in ("", ":memory:") or database.startswith("file:"):
-        return
+        return None
+    return Path(database)
+
+
+def _guard_identity(engine: Engine, path: Path, shown: str) -> None:
+    """Check at every transaction that ``path`` is still the file the engine opened: SQLite
+    goes on writing to a deleted file, where nobody would ever read what it wrote."""
+    opened = path.stat()
+    identity = (opened.st_dev, opened.st_ino)
+
+    def check(_connection: Any) -> None:
+        try:
+            now = path.stat()
+        except FileNotFoundError:
+            now = None
+        if now is None or (now.st_dev, now.st_ino) != identity:
+            what = "deleted" if now is None else "replaced by another file"
+            raise LedgerOpenError(f"ledger {shown}: {path} was {what} while in use; stopping "
+                                  "before anything is recorded where nobody would read it")
+
+    event.listen(engine, "begin", check, insert=True)
+
+
+def _make_sqlite_folder(path: Path, shown: str) -> None:
     try:
-        Path(database).parent.mkdir(parents=True, exist_ok=True)
+        path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise LedgerOpenError(
-            f"cannot open ledger {shown}: cannot create folder {Path(database).parent}: "
-            f"{exc.strerror}"
+            f"cannot open ledger {shown}: cannot create folder {path.parent}: {exc.strerror}"
         ) from exc
 
 
@@ -98,7 +135,10 @@ def _sqlite_on_connect(dbapi_connection: Any, _record: Any) -> None:
     try:
         cursor.execute(f"PRAGMA busy_timeout = {SQLITE_BUSY_TIMEOUT_MS}")
         cursor.execute("PRAGMA foreign_keys = ON")
-        _set_wal_journal(cursor)
+        tables = {row[0] for row in cursor.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if not tables or "schema_version" in tables:  # a ledger, or a new one: not foreign
+            _set_wal_journal(cursor)
     finally:
         cursor.close()
 
@@ -115,6 +155,20 @@ def _set_wal_journal(cursor: Any) -> None:
             if "locked" not in str(exc) or time.monotonic() > deadline:
                 raise
             time.sleep(0.02)
+
+
+def _sqlite_read_only(dbapi_connection: Any, _record: Any) -> None:
+    dbapi_connection.isolation_level = None
+    cursor = dbapi_connection.cursor()
+    try:
+        cursor.execute(f"PRAGMA busy_timeout = {SQLITE_BUSY_TIMEOUT_MS}")
+        cursor.execute("PRAGMA query_only = ON")
+    finally:
+        cursor.close()
+
+
+def _sqlite_on_begin_read(connection: Any) -> None:
+    connection.exec_driver_sql("BEGIN")
 
 
 def _sqlite_on_begin(connection: Any) -> None:

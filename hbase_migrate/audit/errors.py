@@ -28,3 +28,11 @@ class WalStateError(LedgerError):
 
 class MigrationStateError(LedgerError):
     """A migration's state would move back (states only move forward)."""
+
+
+class LedgerMissingError(LedgerOpenError):
+    """A reading command found no ledger where the URL points (and created none)."""
+
+
+class LedgerForeignError(LedgerOpenError):
+    """The database holds tables of something else than an hbase-migrate ledger."""

@@ -29,6 +29,7 @@ from hbase_migrate.audit import records as t
 from hbase_migrate.audit.engine import open_engine, redact
 from hbase_migrate.audit.errors import (
     LedgerError,
+    LedgerMissingError,
     MigrationMismatchError,
     MigrationStateError,
     WalStateError,
@@ -48,7 +49,7 @@ from hbase_migrate.audit.records import (
     WalStatus,
     dump_json,
 )
-from hbase_migrate.audit.schema import check_not_newer, current_version, upgrade
+from hbase_migrate.audit.schema import check_not_newer, check_ours, upgrade
 
 if TYPE_CHECKING:
     from hbase_migrate.config import MigrationSpec
@@ -89,15 +90,21 @@ class Ledger:
 
     @classmethod
     def open(cls, url: str, *, upgrade_schema: bool = True) -> Ledger:
-        """Connect to ``url`` and bring its schema up to date (``upgrade_schema=False`` only
-        checks it). A schema newer than this code knows raises before anything is written."""
-        engine = open_engine(url)
+        """Connect to ``url`` and bring its schema up to date: what writing commands do (an
+        empty database becomes a ledger). ``upgrade_schema=False`` is for reading commands:
+        nothing is created or changed, and a missing, empty or foreign database raises. A
+        schema newer than this code knows raises before anything is written."""
+        engine = open_engine(url, create=upgrade_schema)
         try:
             if upgrade_schema:
                 _, version = upgrade(engine)
             else:
                 with engine.connect() as conn:
-                    version = current_version(conn)
+                    version = check_ours(conn, engine)
+                if version == 0:
+                    raise LedgerMissingError(
+                        f"no ledger at {redact(engine.url)} yet (an empty database); a "
+                        "replay or `hbase-migrate ledger upgrade` creates it")
                 check_not_newer(version, engine)
         except BaseException:
             engine.dispose()

@@ -11,6 +11,8 @@ from typing import Any
 from sqlalchemy import column, table
 from sqlalchemy.engine import RowMapping
 
+from hbase_migrate.audit.errors import LedgerError
+
 
 class WalStatus(StrEnum):
     """A WAL file's status; it moves forward only: seen -> replaying -> replayed.
@@ -120,8 +122,15 @@ def dump_json(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"))
 
 
-def _load_json(text: str | None) -> dict[str, Any]:
-    return dict(json.loads(text)) if text else {}
+def _load_json(text: str | None, table: str, row: RowMapping, column: str) -> Any:
+    """A JSON column's value; a value that does not parse names its table, row and column."""
+    if not text:
+        return {}
+    try:
+        return json.loads(text)
+    except ValueError as exc:
+        raise LedgerError(f"ledger table {table}, row id {row['id']}, column {column}: not "
+                          f"JSON ({exc}): {text[:80]!r}") from None
 
 
 @dataclass(frozen=True)
@@ -149,7 +158,7 @@ class MigrationRecord:
     def from_row(cls, row: RowMapping) -> MigrationRecord:
         tables = tuple(
             TableMapping(t["source"], t["target"], tuple(t["families"]))
-            for t in json.loads(row["tables"])
+            for t in _load_json(row["tables"], "migrations", row, "tables")
         )
         return cls(row["id"], row["name"], row["source"], row["target"], tables,
                    row["watermark"], row["state"], row["created_at"], row["updated_at"])
@@ -173,7 +182,7 @@ class StepRecord:
     def from_row(cls, row: RowMapping) -> StepRecord:
         values = dict(row)
         values["status"] = StepStatus(values["status"])
-        values["metrics"] = _load_json(values["metrics"])
+        values["metrics"] = dict(_load_json(values["metrics"], "steps", row, "metrics"))
         return cls(**values)
 
 
@@ -203,8 +212,9 @@ class WalFileRecord:
     def from_row(cls, row: RowMapping) -> WalFileRecord:
         values = dict(row)
         values["status"] = WalStatus(values["status"])
-        values["cells_by_type"] = _load_json(values["cells_by_type"])
-        values["markers"] = _load_json(values["markers"])
+        values["cells_by_type"] = dict(_load_json(values["cells_by_type"], "wal_files", row,
+                                                  "cells_by_type"))
+        values["markers"] = dict(_load_json(values["markers"], "wal_files", row, "markers"))
         return cls(**values)
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from sqlalchemy import Connection, Engine, inspect, text
 
 from hbase_migrate.audit.engine import redact
-from hbase_migrate.audit.errors import LedgerSchemaError
+from hbase_migrate.audit.errors import LedgerForeignError, LedgerSchemaError
 
 log = logging.getLogger(__name__)
 
@@ -81,6 +81,28 @@ def current_version(conn: Connection) -> int:
     return int(value or 0)
 
 
+LEDGER_TABLES = ("migrations", "steps", "wal_files", "validations", "gaps")
+
+
+def check_ours(conn: Connection, engine: Engine) -> int:
+    """The schema version of a database that is an hbase-migrate ledger, or empty (0);
+    :class:`LedgerForeignError` for anything else, before anything is written."""
+    tables = set(inspect(conn).get_table_names())
+    version = current_version(conn)
+    if version == 0 and tables - {"schema_version"}:
+        raise LedgerForeignError(
+            f"{redact(engine.url)} is no hbase-migrate ledger: it holds the tables "
+            f"{', '.join(sorted(tables))} and no schema version; point the ledger URL at a "
+            "database of its own (nothing was written)")
+    missing = [t for t in LEDGER_TABLES if t not in tables]
+    if 0 < version <= latest_version() and missing:
+        raise LedgerForeignError(
+            f"{redact(engine.url)}: schema version {version} but no table "
+            f"{', '.join(missing)}: not an hbase-migrate ledger, or a damaged one (nothing "
+            "was written)")
+    return version
+
+
 def check_not_newer(version: int, engine: Engine) -> None:
     """Refuse a ledger whose schema is newer than this code knows."""
     latest = latest_version()
@@ -94,7 +116,7 @@ def check_not_newer(version: int, engine: Engine) -> None:
 def upgrade(engine: Engine) -> tuple[int, int]:
     """Apply the missing migrations; returns the versions before and after."""
     with engine.connect() as conn:
-        before = current_version(conn)
+        before = check_ours(conn, engine)
         conn.rollback()
     check_not_newer(before, engine)
     for migration in known_migrations():

@@ -50,7 +50,7 @@ def status(ctx: click.Context, config: Path | None, url: str | None, as_json: bo
     ledger_url, spec = resolve_ledger(config, url)
     ttl = (parse_duration(archive_ttl, name="--archive-ttl") if archive_ttl
            else spec.replay.archive_ttl if spec else DEFAULT_ARCHIVE_TTL_MS)
-    with Ledger.open(ledger_url) as opened:
+    with Ledger.open(ledger_url, upgrade_schema=False) as opened:
         report = compute_status(opened, now=now_ms(), archive_ttl=ttl,
                                 names=[spec.name] if spec else None)
     if as_json:

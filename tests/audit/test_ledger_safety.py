@@ -1,0 +1,106 @@
+"""A ledger that cannot vanish unnoticed: reading commands create nothing and touch nothing
+that is not a ledger; writing commands refuse a foreign database, and stop when their SQLite
+file is deleted or replaced under them; a corrupt JSON column names its row."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+from sqlalchemy import create_engine, text
+
+from hbase_migrate.audit.engine import parse_url
+from hbase_migrate.audit.errors import LedgerError, LedgerForeignError, LedgerOpenError
+from hbase_migrate.audit.ledger import Ledger
+from hbase_migrate.audit.records import TableMapping
+from hbase_migrate.cli import main
+
+
+def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    with pytest.raises(SystemExit) as exit_info:
+        main(argv)
+    _, err = capsys.readouterr()
+    return int(exit_info.value.code or 0), err
+
+
+def snapshot_of(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+
+
+def test_reading_commands_create_no_ledger(tmp_path: Path,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    url = f"sqlite:///{tmp_path}/not/yet/ledger.db"
+    for command in (["status"], ["ledger", "info"]):
+        code, err = run([*command, "--url", url], capsys)
+        assert code == 2 and err.count("\n") == 1 and "no ledger at" in err
+    assert list(tmp_path.iterdir()) == []  # no folder, no file
+
+
+def test_a_foreign_sqlite_file_is_refused_untouched(tmp_path: Path,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "app.db"
+    with sqlite3.connect(path) as conn:
+        conn.execute("CREATE TABLE customers (id INTEGER PRIMARY KEY, name TEXT)")
+        conn.execute("INSERT INTO customers (name) VALUES ('ada')")
+    before = snapshot_of(tmp_path)
+    url = f"sqlite:///{path}"
+    code, err = run(["status", "--url", url], capsys)
+    assert code == 2 and "is no hbase-migrate ledger" in err and "customers" in err
+    code, err = run(["ledger", "upgrade", "--url", url], capsys)
+    assert code == 2 and "is no hbase-migrate ledger" in err
+    with pytest.raises(LedgerForeignError):
+        Ledger.open(url)
+    assert snapshot_of(tmp_path) == before
+
+
+@pytest.mark.parametrize("how", ["deleted", "replaced"])
+def test_a_ledger_file_deleted_or_replaced_in_use_stops_the_next_write(
+        tmp_path: Path, how: str) -> None:
+    path = tmp_path / "ledger.db"
+    with Ledger.open(f"sqlite:///{path}") as ledger:
+        mid = ledger.ensure_migration("m", "s", "t", [TableMapping("a", "a")]).id
+        for leftover in tmp_path.glob("ledger.db*"):
+            leftover.unlink()
+        if how == "replaced":
+            Ledger.open(f"sqlite:///{path}").close()  # another, empty ledger at the path
+        with pytest.raises(LedgerOpenError, match=f"{path} was {how}"):
+            ledger.start_step(mid, "replay")
+
+
+def test_a_replay_whose_ledger_vanishes_fails_loudly(tmp_path: Path) -> None:
+    from hbase_migrate.replay.job import ReplayJob
+    from hbase_migrate.replay.run import Observer, run_replay
+    from minihbase.server import MiniHBase
+    from tests.replay.minicluster_util import run_workload, set_watermark, write_migration
+
+    class DeleteLedger(Observer):
+        def planned(self, manifest: object, tasks: object) -> None:  # type: ignore[override]
+            for leftover in tmp_path.glob("ledger.db*"):
+                leftover.unlink()
+
+    with MiniHBase(tmp_path / "src", "source") as src, \
+            MiniHBase(tmp_path / "dst", "target") as dst:
+        config = write_migration(tmp_path, src, dst, "t")
+        spec = set_watermark(config)
+        run_workload(src, "t", seed=3, ops=20)
+        with pytest.raises(LedgerOpenError, match="was deleted while in use"):
+            run_replay(ReplayJob.from_spec(spec), DeleteLedger())
+
+
+def test_a_corrupt_json_column_names_its_row(tmp_path: Path,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    url = f"sqlite:///{tmp_path}/ledger.db"
+    with Ledger.open(url) as ledger:
+        mid = ledger.ensure_migration("m", "s", "t", [TableMapping("a", "a")]).id
+        step = ledger.start_step(mid, "replay")
+        ledger.finish_step(step, "succeeded", {"files": 1})
+    engine = create_engine(parse_url(url))
+    with engine.begin() as conn:
+        conn.execute(text("UPDATE steps SET metrics = '{\"files\": 1' WHERE id = :i"), {"i": step})
+    engine.dispose()
+    with Ledger.open(url) as ledger, pytest.raises(
+            LedgerError, match=f"table steps, row id {step}, column metrics: not JSON"):
+        ledger.steps(mid)
+    code, err = run(["status", "--url", url], capsys)
+    assert code == 2 and f"row id {step}, column metrics" in err and err.count("\n") == 1
