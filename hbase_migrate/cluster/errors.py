@@ -26,12 +26,14 @@ class ZkPayloadError(ClusterError):
 class MigrationLockedError(ClusterError):
     """Another process holds the lock of a migration, and waiting for it timed out."""
 
-    def __init__(self, migration: str, holder: str | None, path: str, timeout: float) -> None:
+    def __init__(self, migration: str, holder: str | None, path: str, timeout: float,
+                 detail: str = "") -> None:
         self.migration = migration
         self.holder = holder
         self.path = path
         who = f"held by {holder!r}" if holder else "held by another process"
+        more = f"; {detail}" if detail else ""
         super().__init__(
-            f"migration {migration!r} is locked ({who}, lock znode {path}); "
+            f"migration {migration!r} is locked ({who}, lock {path}){more}; "
             f"gave up after waiting {timeout:g} s: is another replay of it still running?"
         )

@@ -19,6 +19,9 @@ neither -> ZooKeeper with no queues. Queues in the table are reported, never rea
 from __future__ import annotations
 
 import logging
+import os
+import socket
+import time
 from collections.abc import Mapping
 from types import TracebackType
 from typing import NamedTuple, Self
@@ -47,6 +50,7 @@ from hbase_migrate.cluster.zkpayload import (
     strip_metadata,
 )
 from hbase_migrate.errors import ConfigError
+from hbase_migrate.timeutil import format_time
 
 log = logging.getLogger(__name__)
 
@@ -105,9 +109,21 @@ class MigrationLock(Lock):  # type: ignore[misc]  # kazoo ships no type hints
         try:
             return bool(super().acquire(blocking, timeout, ephemeral))
         except LockTimeout:
+            holder = self.holder()
+            created = self._holder_created()
             raise MigrationLockedError(
-                self.migration, self.holder(), self.path, timeout or 0.0
+                self.migration, holder, f"znode {self.path}", timeout or 0.0,
+                detail=zk_lock_detail(holder, created, self.client._session_timeout / 1000)
             ) from None
+
+    def _holder_created(self) -> int | None:
+        """When the first contender's lock node was created (ms), if it can be read."""
+        try:
+            nodes = sorted(self.client.get_children(self.path),
+                           key=lambda n: n.rsplit("__", 1)[-1])
+            return int(self.client.exists(f"{self.path}/{nodes[0]}").ctime) if nodes else None
+        except (KazooException, AttributeError, ValueError):
+            return None
 
     def holder(self) -> str | None:
         """The identifier of the process holding the lock now (None if free or unknown)."""
@@ -116,6 +132,34 @@ class MigrationLock(Lock):  # type: ignore[misc]  # kazoo ships no type hints
         except KazooException:
             return None
         return str(contenders[0]) if contenders else None
+
+
+def holder_is_dead(holder: str) -> bool:
+    """True when ``holder`` names a process of this host that no longer runs."""
+    where = holder.split(" ", 1)[0]
+    host, _, rest = where.partition(":")
+    pid = rest.split("/", 1)[0]
+    if host != socket.gethostname() or not pid.isdigit():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    return False
+
+
+def zk_lock_detail(holder: str | None, created: int | None, session_timeout: float) -> str:
+    """What a waiting process can say about a ZooKeeper lock's holder."""
+    if holder is None:
+        return ""
+    since = f" since {format_time(created)}" if created else ""
+    if holder_is_dead(holder):
+        return (f"held{since} by a process of this host that is gone: its lock node goes when "
+                f"its ZooKeeper session expires, within {session_timeout:g} s of its last "
+                f"heartbeat (now {format_time(int(time.time() * 1000))}); retry then")
+    return f"held{since} by a live process"
 
 
 class HBaseZooKeeper:

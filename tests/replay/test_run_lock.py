@@ -29,7 +29,7 @@ def test_a_second_run_of_the_migration_waits_then_names_the_holder(
                           tables=[table], name=f"lock-{table}")
     job = ReplayJob.from_spec(load_config(config), start=T, lock_timeout=0.5)
     with migration_lock(job) as held:
-        assert held == lock_identifier(job)
+        assert held.startswith(lock_identifier(job).split(":")[0] + ":")  # this host
         with pytest.raises(MigrationLockedError) as caught:
             run_replay(job)
     assert caught.value.holder == held

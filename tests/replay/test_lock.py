@@ -1,0 +1,110 @@
+"""A lock always: without ZooKeeper a lease row in the ledger keeps two replays of one
+migration apart, a dead holder's lease is taken over at once; with ZooKeeper a SIGKILLed
+holder is named as gone, with when its lock frees itself."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from hbase_migrate.audit.ledger import Ledger
+from hbase_migrate.cluster.errors import MigrationLockedError
+from hbase_migrate.config import load_config
+from hbase_migrate.replay.job import ReplayJob
+from hbase_migrate.replay.lock import migration_lock
+from hbase_migrate.replay.run import run_replay
+from minihbase.zookeeper import ZooKeeperServer
+from tests.replay.conftest import Clusters, T
+from tests.replay.test_run_support import RS1, HBaseRoot, puts, source_endpoints, write_config
+
+pytestmark = pytest.mark.integration
+REPO = Path(__file__).resolve().parents[2]
+
+
+def job_for(clusters: Clusters, table: str, folder: Path, zookeeper: str | None = None,
+            timeout: float = 0.5) -> tuple[Path, ReplayJob]:
+    clusters.create(table)
+    root = HBaseRoot(folder / "hbase")
+    root.write(RS1, T, table, puts("x", 0, 2))
+    source = source_endpoints("localhost:9090", root=root.root, zookeeper=zookeeper)
+    config = write_config(folder, source=source, target=clusters.dst_endpoints,
+                          tables=[table], name=f"lock-{table}")
+    return config, ReplayJob.from_spec(load_config(config), start=T, lock_timeout=timeout)
+
+
+def test_without_zookeeper_a_ledger_lease_keeps_two_replays_apart(
+        clusters: Clusters, table: str, tmp_path: Path) -> None:
+    _, job = job_for(clusters, table, tmp_path)
+    with migration_lock(job) as held:
+        with pytest.raises(MigrationLockedError) as caught:
+            run_replay(job)  # refused before anything: no final-status error
+        assert caught.value.holder == held
+        assert "alive" in str(caught.value) and "lease expires at" in str(caught.value)
+    results: list[int] = []
+    slow = ReplayJob.from_spec(job.spec, start=T, lock_timeout=30)
+    runs = [threading.Thread(target=lambda j=j: results.append(run_replay(j).exit_code))
+            for j in (slow, slow)]
+    for thread in runs:
+        thread.start()
+    for thread in runs:
+        thread.join()
+    assert results == [0, 0]  # one after the other
+
+
+def test_a_lease_whose_holder_process_is_gone_is_taken_over_at_once(
+        clusters: Clusters, table: str, tmp_path: Path) -> None:
+    _, job = job_for(clusters, table, tmp_path, timeout=0.0)
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)
+    dead = f"{socket.gethostname()}:{gone.stdout.strip()}/abcdef replay (catch-up)"
+    with Ledger.open(job.ledger_url) as ledger:
+        holder, _ = ledger.take_lease(f"migration/{job.name}", dead, 3_600_000)
+        assert holder == dead
+    with migration_lock(job) as held:
+        assert held != dead
+
+
+HOLD = """
+import sys, time
+from hbase_migrate.config import load_config
+from hbase_migrate.replay.job import ReplayJob
+from hbase_migrate.replay.lock import migration_lock
+job = ReplayJob.from_spec(load_config(sys.argv[1]), start=0)
+with migration_lock(job):
+    print("locked", flush=True)
+    time.sleep(600)
+"""
+
+
+def test_a_sigkilled_holder_of_the_zookeeper_lock_is_named_as_gone(
+        clusters: Clusters, table: str, tmp_path: Path, zookeeper: ZooKeeperServer) -> None:
+    config, job = job_for(clusters, table, tmp_path, zookeeper=zookeeper.address)
+    holder = subprocess.Popen([sys.executable, "-c", HOLD, str(config)], cwd=REPO,
+                              stdout=subprocess.PIPE, text=True,
+                              env={**os.environ, "PYTHONPATH": str(REPO)})
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
+        os.kill(holder.pid, signal.SIGKILL)
+        holder.wait()
+        with pytest.raises(MigrationLockedError) as caught, migration_lock(job):
+            pass
+        message = str(caught.value)
+        assert f":{holder.pid}/" in message and "is gone" in message
+        assert "ZooKeeper session expires, within 10 s" in message
+        deadline = time.monotonic() + 20
+        while True:  # the session expires: the lock frees itself
+            try:
+                with migration_lock(job):
+                    break
+            except MigrationLockedError:
+                assert time.monotonic() < deadline
+    finally:
+        holder.kill()
