@@ -8,6 +8,7 @@ and keeps the admin HTTP server off (its port 8080 would clash with Airflow's AP
 
 from __future__ import annotations
 
+import fcntl
 import glob
 import logging
 import os
@@ -16,7 +17,7 @@ import subprocess
 import time
 from pathlib import Path
 from types import TracebackType
-from typing import Self
+from typing import IO, Self
 
 from minihbase.process import (
     EmbeddedStackError,
@@ -81,6 +82,7 @@ class ZooKeeperServer:
         self.requested_port = port
         self.port = port
         self._proc: subprocess.Popen[bytes] | None = None
+        self._lock: IO[str] | None = None
 
     @property
     def address(self) -> str:
@@ -112,11 +114,18 @@ class ZooKeeperServer:
         return cfg
 
     def start(self, timeout: float = 30.0) -> Self:
-        """Launch the JVM and return once the server answers ``ruok`` with ``imok``."""
+        """Launch the JVM and return once the server answers ``ruok`` with ``imok``. A
+        server already started is left alone; a data folder another server uses is refused."""
+        if self.is_running:
+            return self
         java = find_java()
         classpath = zookeeper_classpath()
-        self.data_dir.mkdir(parents=True, exist_ok=True)
-        (self.data_dir / "data").mkdir(exist_ok=True)
+        try:
+            (self.data_dir / "data").mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise EmbeddedStackError(f"cannot create the ZooKeeper folder {self.data_dir}: "
+                                     f"{exc.strerror}") from None
+        self._lock_folder()
         if self.requested_port:
             ensure_port_free(HOST, self.requested_port, "ZooKeeper")
         else:
@@ -129,6 +138,7 @@ class ZooKeeperServer:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if proc.poll() is not None:
+                self.stop()
                 raise EmbeddedStackError(
                     f"ZooKeeper exited with code {proc.returncode} before answering on "
                     f"{self.address}; log {self.log_path}:\n{log_tail(str(self.log_path))}"
@@ -146,11 +156,30 @@ class ZooKeeperServer:
             f"log {self.log_path}:\n{log_tail(str(self.log_path))}"
         )
 
+    def _lock_folder(self) -> None:
+        """Hold the data folder for the life of the server: one server per folder."""
+        handle = (self.data_dir / "server.lock").open("a+")
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.seek(0)
+            owner = handle.read().strip() or "another process"
+            handle.close()
+            raise EmbeddedStackError(f"the ZooKeeper folder {self.data_dir} is in use by "
+                                     f"{owner}; stop it or give another --dir") from None
+        handle.truncate(0)
+        handle.write(f"process {os.getpid()}\n")
+        handle.flush()
+        self._lock = handle
+
     def stop(self, timeout: float = 10.0) -> None:
         """Stop the server; the process is gone when this returns."""
         if self._proc is not None:
             stop_child(self._proc, timeout)
         self._proc = None
+        if self._lock is not None:
+            self._lock.close()
+            self._lock = None
 
     def __enter__(self) -> Self:
         return self.start()

@@ -137,7 +137,7 @@ def _sqlite_on_connect(dbapi_connection: Any, _record: Any) -> None:
         cursor.execute("PRAGMA foreign_keys = ON")
         tables = {row[0] for row in cursor.execute(
             "SELECT name FROM sqlite_master WHERE type = 'table'")}
-        if not tables or "schema_version" in tables:  # a ledger, or a new one: not foreign
+        if not tables or {"schema_version", "migrations"} <= tables:  # a ledger, or a new one
             _set_wal_journal(cursor)
     finally:
         cursor.close()

@@ -23,6 +23,7 @@ import os
 import socket
 import time
 from collections.abc import Mapping
+from pathlib import Path
 from types import TracebackType
 from typing import NamedTuple, Self
 
@@ -110,20 +111,24 @@ class MigrationLock(Lock):  # type: ignore[misc]  # kazoo ships no type hints
             return bool(super().acquire(blocking, timeout, ephemeral))
         except LockTimeout:
             holder = self.holder()
-            created = self._holder_created()
+            created, session = self._holder_node()
             raise MigrationLockedError(
                 self.migration, holder, f"znode {self.path}", timeout or 0.0,
-                detail=zk_lock_detail(holder, created, self.client._session_timeout / 1000)
+                detail=zk_lock_detail(holder, created, session,
+                                      self.client._session_timeout / 1000)
             ) from None
 
-    def _holder_created(self) -> int | None:
-        """When the first contender's lock node was created (ms), if it can be read."""
+    def _holder_node(self) -> tuple[int | None, int | None]:
+        """Creation time (ms) and owning session of the first contender's lock node."""
         try:
             nodes = sorted(self.client.get_children(self.path),
                            key=lambda n: n.rsplit("__", 1)[-1])
-            return int(self.client.exists(f"{self.path}/{nodes[0]}").ctime) if nodes else None
-        except (KazooException, AttributeError, ValueError):
-            return None
+            stat = self.client.exists(f"{self.path}/{nodes[0]}") if nodes else None
+        except KazooException:
+            return None, None
+        if stat is None:
+            return None, None
+        return int(stat.ctime), int(stat.ephemeralOwner)
 
     def holder(self) -> str | None:
         """The identifier of the process holding the lock now (None if free or unknown)."""
@@ -147,19 +152,27 @@ def holder_is_dead(holder: str) -> bool:
         return True
     except PermissionError:
         return False
-    return False
+    try:  # killed but not yet reaped by its parent: a zombie holds nothing
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[-1].split()[0] == "Z"
 
 
-def zk_lock_detail(holder: str | None, created: int | None, session_timeout: float) -> str:
+def zk_lock_detail(holder: str | None, created: int | None, session: int | None,
+                   session_timeout: float) -> str:
     """What a waiting process can say about a ZooKeeper lock's holder."""
     if holder is None:
         return ""
     since = f" since {format_time(created)}" if created else ""
+    owner = f" (session 0x{session:x})" if session else ""
     if holder_is_dead(holder):
-        return (f"held{since} by a process of this host that is gone: its lock node goes when "
-                f"its ZooKeeper session expires, within {session_timeout:g} s of its last "
-                f"heartbeat (now {format_time(int(time.time() * 1000))}); retry then")
-    return f"held{since} by a live process"
+        latest = format_time(int((time.time() + session_timeout) * 1000))
+        return (f"held{since} by a process of this host that is gone{owner}: its lock node "
+                f"goes when its ZooKeeper session expires, {session_timeout:g} s after its "
+                f"last heartbeat as hbase-migrate asks for (a server's minimum of 2 ticks may "
+                f"be longer): by {latest} at the latest; retry then")
+    return f"held{since} by a live process{owner}"
 
 
 class HBaseZooKeeper:

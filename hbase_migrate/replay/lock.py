@@ -10,6 +10,7 @@ whether it is alive, and when the lock frees itself.
 
 from __future__ import annotations
 
+import logging
 import os
 import socket
 import threading
@@ -24,7 +25,12 @@ from hbase_migrate.cluster.zookeeper import HBaseZooKeeper, holder_is_dead
 from hbase_migrate.replay.job import ReplayJob
 from hbase_migrate.timeutil import format_time
 
-LEASE_TTL_MS = 30_000
+# Well above the ledger's busy timeout (30 s), so that a renewal (every 10 s) that waits
+# for the write lock cannot let the lease lapse while its holder works.
+log = logging.getLogger(__name__)
+
+LEASE_TTL_MS = 120_000
+RENEW_EVERY_S = 10.0
 
 
 def lock_identifier(job: ReplayJob) -> str:
@@ -74,10 +80,19 @@ def ledger_lease(url: str, name: str, identifier: str, migration: str, timeout: 
                            "renewed")
             time.sleep(min(0.2, max(0.0, deadline - time.monotonic())))
         stop = threading.Event()
+        lost: list[str] = []
 
         def renew() -> None:
-            while not stop.wait(ttl_ms / 3000):
-                ledger.take_lease(name, identifier, ttl_ms)
+            while not stop.wait(min(RENEW_EVERY_S, ttl_ms / 3000)):
+                try:
+                    holder, _ = ledger.take_lease(name, identifier, ttl_ms)
+                except Exception as exc:  # retried at the next tick
+                    log.warning("cannot renew the lease %s: %s", name, exc)
+                    continue
+                if holder != identifier:
+                    lost.append(holder)
+                    log.error("the lease %s was taken over by %s", name, holder)
+                    return
 
         renewer = threading.Thread(target=renew, name=f"lease {name}", daemon=True)
         renewer.start()
@@ -87,3 +102,7 @@ def ledger_lease(url: str, name: str, identifier: str, migration: str, timeout: 
             stop.set()
             renewer.join()
             ledger.release_lease(name, identifier)
+        if lost:
+            raise MigrationLockedError(migration, lost[0], f"ledger lease {name!r}", 0.0,
+                                       detail="it was taken over while this run held it: "
+                                       "another run may have worked at the same time")

@@ -37,18 +37,28 @@ def test_reading_commands_create_no_ledger(tmp_path: Path,
     assert list(tmp_path.iterdir()) == []  # no folder, no file
 
 
-def test_a_foreign_sqlite_file_is_refused_untouched(tmp_path: Path,
-                                                    capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize(("tables", "says"), [
+    (["customers (id INTEGER PRIMARY KEY, name TEXT)"], "is no hbase-migrate ledger"),
+    (["customers (id INTEGER PRIMARY KEY, name TEXT)",
+      "schema_version (version INTEGER PRIMARY KEY, description TEXT, applied_at INTEGER)"],
+     "not an hbase-migrate ledger"),
+])
+def test_a_foreign_sqlite_file_is_refused_untouched(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], tables: list[str],
+        says: str) -> None:
     path = tmp_path / "app.db"
     with sqlite3.connect(path) as conn:
-        conn.execute("CREATE TABLE customers (id INTEGER PRIMARY KEY, name TEXT)")
+        for table in tables:
+            conn.execute(f"CREATE TABLE {table}")
         conn.execute("INSERT INTO customers (name) VALUES ('ada')")
+        if len(tables) > 1:
+            conn.execute("INSERT INTO schema_version VALUES (1, 'theirs', 0)")
     before = snapshot_of(tmp_path)
     url = f"sqlite:///{path}"
     code, err = run(["status", "--url", url], capsys)
-    assert code == 2 and "is no hbase-migrate ledger" in err and "customers" in err
+    assert code == 2 and says in err
     code, err = run(["ledger", "upgrade", "--url", url], capsys)
-    assert code == 2 and "is no hbase-migrate ledger" in err
+    assert code == 2 and says in err
     with pytest.raises(LedgerForeignError):
         Ledger.open(url)
     assert snapshot_of(tmp_path) == before

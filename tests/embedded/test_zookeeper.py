@@ -113,3 +113,52 @@ def test_no_answer_in_time_is_a_clear_error(tmp_path: Path) -> None:
     expected = r"did not answer on 127\.0\.0\.1:\d+ within 0\.05 s"
     with pytest.raises(EmbeddedStackError, match=expected):
         ZooKeeperServer(tmp_path / "zk").start(timeout=0.05)
+
+
+def _java_children(pid: int) -> list[int]:
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid and fields[0] != "Z":
+            found.append(int(stat.parent.name))
+    return found
+
+
+def test_cli_on_a_given_port_starts_exactly_one_server_and_owns_its_folder(
+        tmp_path: Path) -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    folder = tmp_path / "zk"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "hbase_migrate", "zookeeper", "start", "--dir", str(folder),
+         "--port", str(port)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        assert line, proc.stderr.read() if proc.stderr else ""
+        ready = json.loads(line)
+        assert ready["zookeeper"] == f"127.0.0.1:{port}"
+        assert _java_children(proc.pid) == [ready["java_pid"]]  # one JVM, not two
+        second = subprocess.run(
+            [sys.executable, "-m", "hbase_migrate", "zookeeper", "start", "--dir",
+             str(folder), "--port", "0"], capture_output=True, text=True, timeout=60)
+        assert second.returncode == 2
+        assert second.stderr.strip() == (f"hbase-migrate: error: the ZooKeeper folder {folder} "
+                                         f"is in use by process {proc.pid}; stop it or give "
+                                         "another --dir")
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(30)
+
+
+def test_a_folder_that_cannot_be_made_is_one_line(tmp_path: Path) -> None:
+    result = subprocess.run([sys.executable, "-m", "hbase_migrate", "zookeeper", "start",
+                             "--dir", "/proc/zk"], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [
+        "hbase-migrate: error: cannot create the ZooKeeper folder /proc/zk: No such file or "
+        "directory"]
