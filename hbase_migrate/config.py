@@ -142,6 +142,9 @@ def load_config(path: str | Path) -> MigrationSpec:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read the migration config: {exc.strerror}") from exc
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 text: byte 0x{exc.object[exc.start]:02x} at "
+                          f"offset {exc.start} (TOML files are UTF-8)") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from exc
     return parse_config(data, path)
@@ -279,8 +282,13 @@ class _Reader:
 
     def _table_name(self, item: dict[str, Any], section: str, key: str,
                     default: str | None) -> str:
-        value = self.string(item, section, key, required=default is None) or default
+        value = self.string(item, section, key, required=default is None)
+        if value is None:
+            value = default
         assert value is not None
+        if not value.strip():
+            self.fail(section, key, "a table name (leave the key out to mean the source's)",
+                      value)
         try:
             name = normalize_table_name(value)
         except InvalidTableNameError as exc:

@@ -7,18 +7,21 @@ is UTC, and digits after the seconds are a decimal fraction (``.25`` is 250 ms).
 differs on both: it reads such a time in the JVM's local zone and takes ``.25`` as 25 ms.
 
 A duration is a number with an optional unit: ``ms``, ``s``, ``m``, ``h``, ``d``; a bare
-number is milliseconds (as HBase's ``*.period`` settings are).
+number is milliseconds (as HBase's ``*.period`` settings are). The number may have decimals
+(``0.5s`` is ``500ms``, ``1.5h`` is ``90m``) as long as it comes to whole milliseconds.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from datetime import UTC, datetime, timedelta
+from fractions import Fraction
 
 from hbase_migrate.errors import ConfigError
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-_DURATION = re.compile(r"(\d+)\s*(ms|s|m|h|d)?", re.ASCII)
+_DURATION = re.compile(r"(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?", re.ASCII)
 _UNIT_MS = {None: 1, "ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000}
 
 
@@ -43,14 +46,44 @@ def parse_time(value: str, *, name: str = "time") -> int:
 
 
 def parse_duration(value: str, *, name: str = "duration") -> int:
-    """Parse ``90s``, ``10m``, ``1h``, ``2d``, ``250ms`` or a bare ``3600000`` (ms) to ms."""
+    """Parse ``90s``, ``0.5s``, ``10m``, ``1.5h``, ``2d``, ``250ms`` or a bare ``3600000``
+    (ms) to milliseconds; decimals are exact and must come to whole milliseconds."""
     match = _DURATION.fullmatch(value.strip().lower())
     if match is None:
         raise ConfigError(
             f"{name}: cannot read {value!r} as a duration; expected a non-negative number "
-            "with an optional unit ms, s, m, h or d (a bare number is milliseconds)"
+            "(decimals allowed, as in 0.5s) with an optional unit ms, s, m, h or d (a bare "
+            "number is milliseconds)"
         )
-    return int(match[1]) * _UNIT_MS[match[2]]
+    ms = Fraction(match[1]) * _UNIT_MS[match[2]]  # exact: 0.3s is 300 ms, not 300.00000001
+    if ms.denominator != 1:
+        raise ConfigError(f"{name}: {value!r} is not a whole number of milliseconds")
+    return int(ms)
+
+
+def parse_seconds(value: str, *, name: str = "seconds") -> float:
+    """Parse a number of seconds (``30``, ``2.5``); it must be finite and not negative."""
+    try:
+        seconds = float(value)
+    except ValueError:
+        raise ConfigError(f"{name}: cannot read {value!r} as a number of seconds") from None
+    return check_seconds(seconds, name=name, given=value)
+
+
+def check_seconds(seconds: float, *, name: str = "seconds", given: object = None) -> float:
+    """``seconds`` when it is a finite number >= 0; else a ConfigError naming ``name``."""
+    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) \
+            or not math.isfinite(seconds) or seconds < 0:
+        shown = seconds if given is None else given
+        raise ConfigError(f"{name}: expected a finite number of seconds >= 0, got {shown!r}")
+    return float(seconds)
+
+
+def check_window(start: int | None, end: int | None) -> None:
+    """A time window ``[start, end)`` must not be empty (None: open on that side)."""
+    if start is not None and end is not None and start >= end:
+        raise ConfigError(f"empty time window: start {format_time(start)} is not before end "
+                          f"{format_time(end)}")
 
 
 def format_time(ms: int) -> str:

@@ -115,7 +115,9 @@ class AdminServer:
                     length = int(self.headers.get("Content-Length") or 0)
                     args = json.loads(self.rfile.read(length) or b"{}")
                     self._answer(200, {"result": op(args)})
-                except (HBaseMigrateError, KeyError, ValueError, TypeError, OSError) as exc:
+                except HBaseMigrateError as exc:  # its message names the thing
+                    self._answer(400, {"error": str(exc)})
+                except (KeyError, ValueError, TypeError, OSError) as exc:
                     self._answer(400, {"error": f"{type(exc).__name__}: {exc}"})
 
         self._server = BackgroundHttpServer("127.0.0.1", self.requested_port, Handler,

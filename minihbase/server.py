@@ -173,8 +173,9 @@ class MiniHBase:
         if self.zookeeper is None:
             return
         self.master = self._registrar()
-        self.master.set_cluster_id(cluster_id(self.hbase_root_dir))
+        # the master first: a parent another running cluster uses is refused untouched
         self.master.set_master(ZkServerName("localhost", MASTER_PORT, self.clock()))
+        self.master.set_cluster_id(cluster_id(self.hbase_root_dir))
         self.master.set_running()
 
     def start(self) -> Self:

@@ -17,10 +17,17 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import happybase
+from thriftpy2.transport import TTransportException
 
-from hbase_migrate.cluster.descriptors import FamilyDescriptor, TableDescriptor
+from hbase_migrate.cluster.descriptors import (
+    FamilyDescriptor,
+    TableDescriptor,
+    normalize_table_name,
+)
 from hbase_migrate.cluster.endpoints import ClusterEndpoints, parse_host_port
+from hbase_migrate.cluster.errors import ClusterError
 from hbase_migrate.cluster.thrift2 import Thrift2Client
+from hbase_migrate.errors import ConfigError
 from hbase_migrate.wal.model import Cell, CellType
 
 log = logging.getLogger(__name__)
@@ -56,12 +63,20 @@ class Workload:
 
     def __init__(self, endpoints: ClusterEndpoints, spec: WorkloadSpec) -> None:
         if endpoints.thrift2 is None:
-            raise ValueError(f"cluster {endpoints.name!r} has no Thrift2 endpoint")
+            raise ConfigError(f"cluster {endpoints.name!r} has no Thrift2 endpoint")
+        if normalize_table_name(spec.table).startswith("hbase:"):
+            raise ConfigError(f"workload table {spec.table!r}: a system table; the workload "
+                              "writes user tables only")
         self.spec = spec
         self.rng = random.Random(spec.seed)
         host, port = parse_host_port(endpoints.thrift, "thrift")
-        self.t1 = happybase.Connection(host, port, transport=endpoints.transport,
-                                       protocol=endpoints.protocol, autoconnect=True)
+        try:
+            self.t1 = happybase.Connection(host, port, transport=endpoints.transport,
+                                           protocol=endpoints.protocol, autoconnect=True)
+        except (OSError, TTransportException) as exc:
+            detail = getattr(exc, "message", None) or exc
+            raise ClusterError(f"cluster {endpoints.name!r}: its thrift gateway {host}:{port} "
+                               f"does not answer ({detail}): is the cluster running?") from None
         self.t2 = Thrift2Client(endpoints.thrift2, endpoints.transport, endpoints.protocol)
         self.table = self.t1.table(spec.table)
         self.keys = [self._make_key(i) for i in range(spec.key_space)]

@@ -40,6 +40,7 @@ from hbase_migrate.cluster.zkpayload import (
     encode_wal_position,
     strip_metadata,
 )
+from minihbase.process import EmbeddedStackError
 
 
 def _package_version() -> str:
@@ -104,9 +105,36 @@ class ZkRegistrar:
         self._put(self.path("hbaseid"), encode_cluster_id(ClusterId(cluster_id)))
 
     def set_master(self, server: ServerName, info_port: int = 16010) -> None:
-        """The active master (ephemeral, as MasterAddressTracker writes it)."""
-        self._put(self.path("master"), encode_master(Master(server, 0, info_port)),
-                  ephemeral=True)
+        """Become the active master (ephemeral, as MasterAddressTracker writes it). A master
+        znode another live session holds means another cluster runs under this parent: a
+        second HBase master would not take it over, and neither does this one. A parent left
+        by a cluster that is gone (its master znode expired with its session) is reused."""
+        path = self.path("master")
+        data = add_metadata(encode_master(Master(server, 0, info_port)), self.identifier)
+        while True:
+            try:  # create, never overwrite: of two masters starting at once, one wins
+                self.client.create(path, data, ephemeral=True, makepath=True)
+                return
+            except NodeExistsError:
+                pass
+            stat = self.client.exists(path)
+            if stat is None:
+                continue  # the other master's session ended meanwhile: try again
+            owner = stat.ephemeralOwner
+            if owner and owner != self.client.client_id[0]:
+                raise EmbeddedStackError(
+                    f"znode parent {self.parent} on ZooKeeper {self._quorum()} already has an "
+                    f"active master (ephemeral znode of session 0x{owner:x}): another cluster "
+                    "runs there; stop it (a killed one's znode goes when its session expires) "
+                    "or give this cluster its own --znode-parent")
+            try:  # this session's own node, or a persistent one some tool left
+                self.client.set(path, data)
+                return
+            except NoNodeError:
+                continue
+
+    def _quorum(self) -> str:
+        return ",".join(f"{host}:{port}" for host, port in self.client.hosts)
 
     def set_meta_server(self, server: ServerName) -> None:
         self._put(self.path("meta-region-server"),

@@ -158,7 +158,11 @@ class ZooKeeperServer:
 
     def _lock_folder(self) -> None:
         """Hold the data folder for the life of the server: one server per folder."""
-        handle = (self.data_dir / "server.lock").open("a+")
+        try:
+            handle = (self.data_dir / "server.lock").open("a+")
+        except OSError as exc:
+            raise EmbeddedStackError(f"cannot use the ZooKeeper folder {self.data_dir}: "
+                                     f"{exc.strerror}") from None
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

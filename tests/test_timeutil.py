@@ -57,7 +57,7 @@ def test_parse_duration(text: str, ms: int) -> None:
     assert parse_duration(text) == ms
 
 
-@pytest.mark.parametrize("text", ["", "-5m", "1.5h", "10 minutes", "h", "1w"])
+@pytest.mark.parametrize("text", ["", "-5m", "1.5", "0.1ms", "10 minutes", "h", "1w"])
 def test_parse_duration_rejects(text: str) -> None:
     with pytest.raises(ConfigError, match="--margin"):
         parse_duration(text, name="--margin")

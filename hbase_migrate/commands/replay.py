@@ -38,6 +38,13 @@ if TYPE_CHECKING:
 F = TypeVar("F", bound=Callable[..., Any])
 
 
+def _seconds(_ctx: click.Context, _param: click.Parameter, value: str) -> float:
+    """``--lock-timeout``: a finite number of seconds >= 0 (a ConfigError: one line)."""
+    from hbase_migrate.timeutil import parse_seconds
+
+    return parse_seconds(value, name="--lock-timeout")
+
+
 def _common(func: F) -> F:
     """Options shared by ``replay`` and ``backfill``."""
     for option in reversed((
@@ -50,7 +57,8 @@ def _common(func: F) -> F:
                      help="Print the manifest (dry run) or the summary as JSON."),
         click.option("--thrift1", "force_thrift1", is_flag=True,
                      help="Write through the target's Thrift1 gateway even if it has Thrift2."),
-        click.option("--lock-timeout", default=30.0, show_default=True, metavar="SECONDS",
+        click.option("--lock-timeout", default="30", show_default=True, metavar="SECONDS",
+                     callback=_seconds,
                      help="How long to wait for another run of the migration to finish."),
     )):
         func = option(func)
@@ -67,7 +75,7 @@ def _common(func: F) -> F:
 @click.option("--end", metavar="TIME", help="...and before TIME (a window replay).")
 @click.option("--follow", is_flag=True, help="Repeat catch-up runs until SIGINT/SIGTERM.")
 @click.option("--interval", default="30s", show_default=True, metavar="DURATION",
-              help="Pause between --follow runs.")
+              help="Pause between --follow runs (30s, 0.5s, 500ms; bare number = ms).")
 @click.option("--force", is_flag=True,
               help="Follow even when --interval is at or above half the archive TTL and no "
                    "replication peer pins the source's WALs (files may vanish unread).")
@@ -91,12 +99,12 @@ def replay(ctx: click.Context, config: Path, tables: Sequence[str], since_waterm
         raise click.UsageError("--end needs --start")
     if follow and (end or dry_run):
         raise click.UsageError("--follow runs catch-up: no --end, no --dry-run")
+    from hbase_migrate.timeutil import parse_duration
+
+    pause = parse_duration(interval, name="--interval") / 1000
     job = _job(config, tables, start, end, dry_run=dry_run, force_thrift1=force_thrift1,
                lock_timeout=lock_timeout, step_kind="replay")
     if follow:
-        from hbase_migrate.timeutil import parse_duration
-
-        pause = parse_duration(interval, name="--interval") / 1000
         ctx.exit(_follow(job, pause, as_json, force))
     ctx.exit(_run(job, as_json))
 

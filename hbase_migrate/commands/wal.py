@@ -27,7 +27,7 @@ import click
 
 from hbase_migrate.bytesutil import to_bytes_binary, to_string_binary
 from hbase_migrate.errors import ConfigError, HBaseMigrateError, WalCorruptError, WalEmptyError
-from hbase_migrate.timeutil import format_time, parse_duration, parse_time
+from hbase_migrate.timeutil import check_window, format_time, parse_duration, parse_time
 from hbase_migrate.wal.model import METAFAMILY, Cell, CellType, Entry
 from hbase_migrate.wal.names import parse_wal_path
 
@@ -319,6 +319,7 @@ def dump(
     file normally (note on stderr); a file that cannot be read gets an error line naming it
     (and the byte offset), the other files are still dumped, and the exit code is 2.
     """
+    check_window(start, end)  # an empty window is an error, as for ``select``
     filt = DumpFilter(
         tables=_table_filter(tables),
         region=None if region is None else _bytes_arg(region, "--region"),
@@ -622,6 +623,7 @@ def select(
     """
     from hbase_migrate.wal.selection import FileRef, select_files
 
+    check_window(start, end)  # the same check, and the same error, as ``dump``
     files, skipped = expand_paths(paths)
     refs = [FileRef(p, _local_size(p) or None) for p in files]
     # Procedure logs and master-store WALs get a verdict by name; other non-WAL files found in

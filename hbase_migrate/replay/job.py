@@ -17,6 +17,7 @@ code runs in this process or in a Spark task.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -26,6 +27,7 @@ from hbase_migrate.config import ClusterSpec, MigrationSpec, TableSpec
 from hbase_migrate.errors import ConfigError
 from hbase_migrate.replay.file_replay import ReplaySpec
 from hbase_migrate.replay.filters import ReplayFilter
+from hbase_migrate.timeutil import check_seconds, check_window, format_time
 
 CATCH_UP = "catch-up"
 WINDOW = "window"
@@ -48,17 +50,23 @@ class ReplayJob:
     provenance: Provenance = field(default_factory=Provenance)
 
     def __post_init__(self) -> None:
-        if self.start is not None and self.end is not None and self.start >= self.end:
-            raise ConfigError(f"empty time window: start {self.start} is not before end "
-                              f"{self.end}")
+        check_window(self.start, self.end)
         if not self.tables:
             raise ConfigError(f"migration {self.spec.name!r}: no table to replay")
+        check_seconds(self.lock_timeout, name=f"migration {self.spec.name!r}: lock timeout")
 
     @classmethod
     def from_spec(cls, spec: MigrationSpec, *, tables: Sequence[str] = (),
                   start: int | None = None, end: int | None = None, **options: Any
                   ) -> ReplayJob:
-        """The job for ``spec``; ``tables`` (source names) narrows the configured tables."""
+        """The job for ``spec``; ``tables`` (source names) narrows the configured tables. A
+        ``start`` in the future is refused here, before any caller records anything: no WAL
+        edit can have been written then yet."""
+        now = time.time_ns() // 1_000_000
+        if start is not None and start > now:
+            raise ConfigError(f"migration {spec.name!r}: start {format_time(start)} is in the "
+                              f"future (now {format_time(now)}); no WAL edit has been written "
+                              "then yet")
         chosen = spec.tables
         if tables:
             known = {t.source: t for t in spec.tables}

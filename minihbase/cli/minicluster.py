@@ -19,6 +19,7 @@ from hbase_migrate.bytesutil import to_string_binary
 from hbase_migrate.errors import ConfigError
 from hbase_migrate.timeutil import parse_duration
 from hbase_migrate.wal.writer import WalOptions
+from minihbase.process import EmbeddedStackError
 from minihbase.regionserver import WalSettings
 from minihbase.server import MiniHBase
 
@@ -114,16 +115,26 @@ def start(name: str, data_dir: Path, thrift_port: int, thrift2_port: int, transp
 
 # --- operations on a running cluster ------------------------------------------------------
 
+# No exists=True: a missing or unreadable file is one error line from call_admin.
 CLUSTER = click.option("--cluster", "cluster_json", required=True,
-                       type=click.Path(exists=True, dir_okay=False, path_type=Path),
+                       type=click.Path(path_type=Path),
                        help="The cluster.json of the running minicluster.")
 
 
 def call_admin(cluster_json: Path, op: str, args: dict[str, Any] | None = None) -> Any:
-    """POST ``args`` to ``op`` (GET for ``info``) on the cluster's admin endpoint."""
-    url = json.loads(cluster_json.read_text(encoding="utf-8")).get("admin")
-    if not url:
-        raise click.ClickException(f"{cluster_json} names no admin endpoint")
+    """POST ``args`` to ``op`` (GET for ``info``) on the cluster's admin endpoint; errors are
+    one line naming the cluster (EmbeddedStackError)."""
+    try:
+        described = json.loads(cluster_json.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise EmbeddedStackError(f"minicluster {op}: cannot read {cluster_json}: "
+                                 f"{exc.strerror or exc}") from None
+    except ValueError as exc:
+        raise EmbeddedStackError(f"minicluster {op}: {cluster_json} is not a cluster.json "
+                                 f"(not JSON: {exc})") from None
+    url = described.get("admin") if isinstance(described, dict) else None
+    if not url or not isinstance(url, str):
+        raise EmbeddedStackError(f"minicluster {op}: {cluster_json} names no admin endpoint")
     data = None if op == "info" else json.dumps(args or {}).encode()
     request = urllib.request.Request(f"{url}/{op}", data=data,
                                      headers={"Content-Type": "application/json"})
@@ -131,10 +142,23 @@ def call_admin(cluster_json: Path, op: str, args: dict[str, Any] | None = None) 
         with urllib.request.urlopen(request, timeout=60) as answer:
             return json.loads(answer.read())["result"]
     except urllib.error.HTTPError as exc:
-        raise click.ClickException(json.loads(exc.read() or b"{}").get("error", str(exc))) \
-            from exc
+        try:
+            reason = json.loads(exc.read() or b"{}").get("error") or str(exc)
+        except (ValueError, AttributeError):
+            reason = str(exc)
+        raise EmbeddedStackError(f"minicluster {op} ({cluster_json}): {_one_line(reason)}") \
+            from None
     except OSError as exc:
-        raise click.ClickException(f"admin endpoint {url} does not answer: {exc}") from exc
+        reason = getattr(exc, "reason", exc)
+        raise EmbeddedStackError(f"minicluster {op}: the cluster of {cluster_json} does not "
+                                 f"answer at {url} ({reason}): is the cluster running?") from None
+    except (ValueError, KeyError, TypeError):
+        raise EmbeddedStackError(f"minicluster {op}: {url} (from {cluster_json}) is not a "
+                                 "minicluster admin endpoint") from None
+
+
+def _one_line(text: str) -> str:
+    return "; ".join(line.strip() for line in str(text).splitlines() if line.strip())
 
 
 def _run(cluster_json: Path, op: str, args: dict[str, Any] | None = None) -> None:

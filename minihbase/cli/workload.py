@@ -15,8 +15,7 @@ from minihbase.workload import Workload, WorkloadSpec
 
 
 @click.command()
-@click.option("--cluster", "cluster_json", required=True,
-              type=click.Path(exists=True, dir_okay=False, path_type=Path),
+@click.option("--cluster", "cluster_json", required=True, type=click.Path(path_type=Path),
               help="The cluster.json of the cluster to write to.")
 @click.option("--table", required=True, help="Table to write (created when missing).")
 @click.option("--rate", type=click.FloatRange(min=0, min_open=True), default=None,
