@@ -96,8 +96,8 @@ def gaps_of(config: Path) -> list[dict[str, object]]:
 
 def test_files_deleted_before_the_first_listing_are_a_gap_from_the_watermark(
         tmp_path: Path) -> None:
-    with fast_cleaner_source(tmp_path, roll=0.5, ttl=0.3) as (src, dst), \
-            Watcher(src.hbase_root_dir) as watcher:
+    with fast_cleaner_source(tmp_path, roll=0.5, ttl=2.0) as (src, dst), \
+            Watcher(src.hbase_root_dir) as watcher:  # a 2 s archive TTL
         config = write_migration(tmp_path, src, dst, TABLE)
         run_workload(src, TABLE, seed=5, ops=20)
         copy_table_schema(src, dst, TABLE)
