@@ -13,7 +13,6 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
 from typing import Protocol
 
 from hbase_migrate.cluster.descriptors import (
@@ -24,6 +23,7 @@ from hbase_migrate.cluster.descriptors import (
     normalize_table_name,
 )
 from hbase_migrate.wal.model import Cell, CellType
+from hbase_migrate.wal.names import ServerName
 from minihbase.model import (
     LATEST_TIMESTAMP,
     ClientCell,
@@ -41,15 +41,6 @@ from minihbase.visibility import compacted_cells, visible_cells
 
 def now_ms() -> int:
     return time.time_ns() // 1_000_000
-
-
-@dataclass(frozen=True)
-class ServerName:
-    """The (simulated) region server that hosts every region."""
-
-    host: str = "localhost"
-    port: int = 16020
-    start_code: int = 0
 
 
 class RegionHost(Protocol):
@@ -79,7 +70,7 @@ class Cluster:
                  server: ServerName | None = None, host: RegionHost | None = None) -> None:
         self.store = store
         self.clock = clock
-        self.server = server or ServerName(start_code=clock())
+        self.server = server or ServerName("localhost", 16020, clock())  # hosts every region
         self.host = host
         self._lock = threading.RLock()
 

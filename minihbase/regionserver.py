@@ -45,7 +45,7 @@ from hbase_migrate.wal.names import SPLITTING_SUFFIX, ServerName
 from hbase_migrate.wal.writer import WalOptions
 from minihbase.cluster import now_ms
 from minihbase.model import LATEST_TIMESTAMP, Durability, MiniHBaseError
-from minihbase.replication import ReplicationQueues, zk_server
+from minihbase.replication import ReplicationQueues
 from minihbase.store import Store
 from minihbase.wal_files import OLD_WALS_DIR, WALS_DIR, ServerWal, archive_file
 from minihbase.zkregistry import ZkRegistrar
@@ -156,7 +156,7 @@ class RegionServers:
             self.replication.wal_created(server.name, server.wal.name)
         if self.registrar_factory is not None:
             server.registrar = self.registrar_factory()
-            server.registrar.register_server(zk_server(server.name))
+            server.registrar.register_server(server.name)
 
     def _adopt_dead_dirs(self) -> None:
         """WAL directories of servers that are not live now belong to dead servers."""
@@ -197,7 +197,7 @@ class RegionServers:
         wal.dir.rmdir()
         server.alive = False
         if server.registrar is not None:
-            server.registrar.unregister_server(zk_server(server.name))
+            server.registrar.unregister_server(server.name)
             server.registrar.close()
             server.registrar = None
 
@@ -244,7 +244,7 @@ class RegionServers:
     def server_of(self, region: RegionDescriptor) -> tuple[str, int, int]:
         with self.lock:
             name = self._host(region).name
-        return name.host, name.port, name.startcode
+        return name.host, name.port, name.start_code
 
     # --- writing ------------------------------------------------------------------------
 
@@ -294,7 +294,7 @@ class RegionServers:
     def _region_event(self, server: RegionServer, region: RegionDescriptor,
                       event: int) -> None:
         desc = self.store.table(region.table).descriptor
-        sn = mk.ServerName(server.name.host, server.name.port, server.name.startcode)
+        sn = server.name
 
         def build(seq: int) -> Cell:
             d = mk.RegionEventDescriptor(event, region.table.encode(), region.encoded_name

@@ -20,14 +20,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from hbase_migrate.cluster.zkpayload import ServerName as ZkServerName
 from hbase_migrate.cluster.zkpayload import claimed_queue_id
 from hbase_migrate.wal.names import ServerName
 from minihbase.zkregistry import ZkRegistrar
-
-
-def zk_server(server: ServerName) -> ZkServerName:
-    return ZkServerName(server.host, server.port, server.startcode)
 
 
 @dataclass
@@ -60,7 +55,7 @@ class ReplicationQueues:
         queue = self._queue(server)
         queue.positions[wal] = 0
         if self.registrar is not None:
-            self.registrar.add_queue_wal(zk_server(server), queue.queue_id, wal)
+            self.registrar.add_queue_wal(server, queue.queue_id, wal)
 
     def written(self, server: ServerName, wal: str, end: int) -> None:
         queue = self._queue(server)
@@ -81,17 +76,17 @@ class ReplicationQueues:
             queue.positions.pop(wal, None)
             queue.dirty.discard(wal)
             if self.registrar is not None:
-                self.registrar.remove_queue_wal(zk_server(queue.server), queue.queue_id, wal)
+                self.registrar.remove_queue_wal(queue.server, queue.queue_id, wal)
         queue.closed.clear()
         self._sync_queue(queue)
 
     def server_died(self, dead: ServerName, claimant: ServerName) -> None:
         """``claimant`` takes over the dead server's queues (all their files are closed)."""
         if self.registrar is not None:
-            self.registrar.claim_queues(zk_server(dead), zk_server(claimant))
+            self.registrar.claim_queues(dead, claimant)
         for key in [k for k in self._queues if k[0] == str(dead)]:
             old = self._queues.pop(key)
-            new = self._queue(claimant, claimed_queue_id(old.queue_id, zk_server(dead)))
+            new = self._queue(claimant, claimed_queue_id(old.queue_id, dead))
             new.positions.update(old.positions)
             new.closed.update(old.positions)
             if self.enabled:
@@ -112,7 +107,7 @@ class ReplicationQueues:
                 continue
             if dead in live:
                 continue
-            for queue_id in self.registrar.claim_queues(zk_server(dead), zk_server(claimant)):
+            for queue_id in self.registrar.claim_queues(dead, claimant):
                 queue = self._queue(claimant, queue_id)
                 path = self.registrar.path("replication", "rs", str(claimant), queue_id)
                 for wal in self.registrar.client.get_children(path):
@@ -134,7 +129,7 @@ class ReplicationQueues:
         if self.registrar is not None:
             for wal in sorted(queue.dirty):
                 if wal in queue.positions:
-                    self.registrar.set_queue_position(zk_server(queue.server), queue.queue_id,
+                    self.registrar.set_queue_position(queue.server, queue.queue_id,
                                                       wal, queue.positions[wal])
         queue.dirty.clear()
 

@@ -33,8 +33,8 @@ from hbase_migrate.cluster.zkpayload import (
     decode_replication_state,
     encode_cluster_id,
 )
-from hbase_migrate.cluster.zkpayload import ServerName as ZkServerName
 from hbase_migrate.wal.model import Cell
+from hbase_migrate.wal.names import ServerName
 from minihbase import thrift1, thrift2
 from minihbase.admin import AdminServer
 from minihbase.cluster import Cluster, now_ms
@@ -42,7 +42,7 @@ from minihbase.gateway import ThriftGateway
 from minihbase.model import Durability
 from minihbase.process import EmbeddedStackError
 from minihbase.regionserver import RegionServers, WalSettings
-from minihbase.replication import ReplicationQueues, zk_server
+from minihbase.replication import ReplicationQueues
 from minihbase.store import Store, WriteHook
 from minihbase.webhdfs import WebHdfsServer
 from minihbase.zkregistry import ZkRegistrar
@@ -174,7 +174,7 @@ class MiniHBase:
             return
         self.master = self._registrar()
         # the master first: a parent another running cluster uses is refused untouched
-        self.master.set_master(ZkServerName("localhost", MASTER_PORT, self.clock()))
+        self.master.set_master(ServerName("localhost", MASTER_PORT, self.clock()))
         self.master.set_cluster_id(cluster_id(self.hbase_root_dir))
         self.master.set_running()
 
@@ -185,7 +185,7 @@ class MiniHBase:
             self.region_servers = self._start_region_servers(self.store)
             if self.master is not None:
                 meta = self.region_servers.live_servers()[0].name
-                self.master.set_meta_server(zk_server(meta))
+                self.master.set_meta_server(meta)
             self.cluster = Cluster(self.store, self.clock, host=self.region_servers)
             served1, _ = thrift1.make_handler(self.cluster)
             served2, _ = thrift2.make_handler(self.cluster)

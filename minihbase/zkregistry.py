@@ -25,7 +25,6 @@ from hbase_migrate.cluster.zkpayload import (
     RegionServerInfo,
     ReplicationPeer,
     ReplicationState,
-    ServerName,
     VersionInfo,
     add_metadata,
     claimed_queue_id,
@@ -40,6 +39,7 @@ from hbase_migrate.cluster.zkpayload import (
     encode_wal_position,
     strip_metadata,
 )
+from hbase_migrate.wal.names import ServerName
 from minihbase.process import EmbeddedStackError
 
 

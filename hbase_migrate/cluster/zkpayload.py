@@ -47,6 +47,7 @@ from enum import IntEnum
 from typing import Literal, NamedTuple
 
 from hbase_migrate.cluster.errors import ZkPayloadError
+from hbase_migrate.wal.names import ServerName
 from hbase_migrate.wal.protobuf import (
     VARINT,
     ProtobufError,
@@ -123,26 +124,6 @@ def _fields(message: bytes, what: str) -> Iterator[tuple[int, int, int | bytes]]
 
 
 # --- ServerName, Master, MetaRegionServer, ClusterId, ClusterUp ------------------------
-
-
-class ServerName(NamedTuple):
-    """A region server or master: ``str()`` gives ``host,port,startcode`` (host lower-cased,
-    as ``ServerName.toString``). Missing port or start code are -1, as HBase reads them."""
-
-    host: str
-    port: int
-    start_code: int
-
-    def __str__(self) -> str:
-        return f"{self.host.lower()},{self.port},{self.start_code}"
-
-    @classmethod
-    def parse(cls, text: str) -> ServerName:
-        """Parse ``host,port,startcode``; ValueError when it is not one."""
-        if not _SERVER_NAME.fullmatch(text):
-            raise ValueError(f"not a server name (host,port,startcode): {text!r}")
-        host, port, code = text.split(",")
-        return cls(host, int(port), int(code))
 
 
 def is_server_name(text: str) -> bool:

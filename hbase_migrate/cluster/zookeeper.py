@@ -36,7 +36,6 @@ from hbase_migrate.cluster.zkpayload import (
     PeerSchema,
     ReplicationPeer,
     ReplicationState,
-    ServerName,
     TableCF,
     decode_cluster_id,
     decode_master,
@@ -52,6 +51,7 @@ from hbase_migrate.cluster.zkpayload import (
 )
 from hbase_migrate.errors import ConfigError
 from hbase_migrate.timeutil import format_time
+from hbase_migrate.wal.names import ServerName
 
 log = logging.getLogger(__name__)
 

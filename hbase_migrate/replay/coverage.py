@@ -170,7 +170,7 @@ def _head(key: ChainKey, links: list[_Link], anchor: AnchorRecord | None, have_a
     if anchor is not None or have_anchors or not links:
         return links, []  # no file at the watermark, or a chain started after it
     try:
-        started = ServerName.parse(key.server).startcode
+        started = ServerName.parse(key.server).start_code
     except ValueError:
         started = 0
     if started >= since:

@@ -32,6 +32,7 @@ from typing import NamedTuple, TypeVar
 
 from hbase_migrate.errors import HBaseMigrateError
 from hbase_migrate.wal.model import METAFAMILY, Cell, CellType
+from hbase_migrate.wal.names import ServerName
 from hbase_migrate.wal.protobuf import (
     ProtobufError,
     as_bytes,
@@ -90,12 +91,6 @@ class StoreDescriptor(NamedTuple):
     store_home_dir: str
     store_file: tuple[str, ...] = ()
     store_file_size_bytes: int | None = None
-
-
-class ServerName(NamedTuple):
-    host_name: str
-    port: int | None = None
-    start_code: int | None = None
 
 
 class RegionEventDescriptor(NamedTuple):
@@ -225,7 +220,10 @@ def _store(data: bytes) -> StoreDescriptor:
 
 def _server(data: bytes) -> ServerName:
     m = _Msg(data, "ServerName")
-    return ServerName(m.req_str(1, "host_name"), m.opt_int(2, "port"), m.opt_int(3, "start_code"))
+    port, start_code = m.opt_int(2, "port"), m.opt_int(3, "start_code")
+    # absent fields read as -1, as HBase's ProtobufUtil.toServerName does (and writes back)
+    return ServerName(m.req_str(1, "host_name"), -1 if port is None else port,
+                      -1 if start_code is None else start_code)
 
 
 def decode_flush(data: bytes) -> FlushDescriptor:
@@ -387,9 +385,9 @@ def encode_region_event(d: RegionEventDescriptor) -> bytes:
     if d.server is not None:
         server = bytes_field(
             6,
-            string_field(1, d.server.host_name)
-            + _opt_int(2, d.server.port)
-            + _opt_int(3, d.server.start_code),
+            string_field(1, d.server.host)
+            + _opt_int(2, d.server.port if d.server.port >= 0 else None)
+            + _opt_int(3, d.server.start_code if d.server.start_code >= 0 else None),
         )
     return (
         varint_field(1, d.event_type)

@@ -55,7 +55,7 @@ class ServerName(NamedTuple):
 
     host: str
     port: int
-    startcode: int
+    start_code: int
 
     @classmethod
     def parse(cls, text: str) -> ServerName:
@@ -69,7 +69,7 @@ class ServerName(NamedTuple):
         return cls(match[1].lower(), int(match[2]), int(match[3]))
 
     def __str__(self) -> str:
-        return f"{self.host.lower()},{self.port},{self.startcode}"
+        return f"{self.host.lower()},{self.port},{self.start_code}"
 
 
 class WalFileInfo(NamedTuple):

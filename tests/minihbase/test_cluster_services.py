@@ -127,7 +127,7 @@ def test_gateways_show_assignment_and_edits_follow_a_move(tmp_path: Path) -> Non
             names = [s.name for s in mini.region_servers.servers]
             ports, servers = listed()
             assert sorted(ports) == [16020, 16021]  # round robin over the two servers
-            assert {(n.host, n.port, n.startcode) for n in names} == set(servers)
+            assert {(n.host, n.port, n.start_code) for n in names} == set(servers)
             region = mini.cluster.regions("t")[0]
             moved = mini.region_servers.move(region.encoded_name)
             ports_after, _ = listed()

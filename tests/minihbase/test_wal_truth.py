@@ -132,12 +132,12 @@ def check_markers(entries: list, facts: dict) -> None:
     events = [(m.event_type, m.server) for _, e, m in found
               if isinstance(m, mk.RegionEventDescriptor)
               and m.encoded_region_name.decode() == moved["region"]]
-    as_text = [(t, f"{s.host_name},{s.port},{s.start_code}") for t, s in events]
+    as_text = [(t, str(s)) for t, s in events]
     assert (mk.REGION_CLOSE, moved["from"]) in as_text
     assert (mk.REGION_OPEN, moved["to"]) in as_text
     for region, server in facts["killed"]["reassigned"].items():
         assert any(m.encoded_region_name.decode() == region and m.event_type == mk.REGION_OPEN
-                   and f"{m.server.host_name},{m.server.port},{m.server.start_code}" == server
+                   and str(m.server) == server
                    for _, _, m in found if isinstance(m, mk.RegionEventDescriptor))
     flushes = [m for _, _, m in found if isinstance(m, mk.FlushDescriptor)]
     starts = {(m.encoded_region_name, m.flush_sequence_number) for m in flushes

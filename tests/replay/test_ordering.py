@@ -38,7 +38,7 @@ def put(value: bytes, row: bytes = ROW) -> Cell:
 
 def event(kind: int, table: str, seq: int, server: ServerName) -> Cell:
     d = M.RegionEventDescriptor(kind, table.encode(), REGION, seq,
-                                server=M.ServerName(server.host, server.port, server.startcode))
+                                server=server)
     return M.region_event_marker(d, T + seq)
 
 
