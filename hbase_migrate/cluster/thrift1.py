@@ -14,7 +14,7 @@ import logging
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from types import TracebackType
 from typing import Any, Self, TypeVar
 
@@ -159,6 +159,22 @@ class Thrift1Client:
         raise AssertionError("unreachable")
 
     # --- schema and regions -------------------------------------------------------------
+
+    def mutate_rows(self, table: str, timestamp: int,
+                    rows: Mapping[bytes, Sequence[tuple[bytes, bytes | None]]], *,
+                    delete: bool = False) -> None:
+        """One ``mutateRowsTs`` call at ``timestamp``: put the (column, value) pairs of each
+        row, or with ``delete`` delete those columns (DeleteColumn up to the timestamp)."""
+        def send(conn: Any) -> None:
+            batch = conn.table(table).batch(timestamp=timestamp)
+            for row, columns in rows.items():
+                if delete:
+                    batch.delete(row, columns=[c for c, _ in columns])
+                else:
+                    batch.put(row, dict(columns))
+            batch.send()
+
+        self._call(f"mutateRowsTs {table}", send)
 
     def tables(self) -> list[str]:
         """Every table name, ``ns:t`` with the default namespace omitted."""

@@ -22,8 +22,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from functools import partial
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from hbase_migrate.bytesutil import to_string_binary
 from hbase_migrate.cluster.descriptors import TableDescriptor
@@ -109,16 +108,6 @@ class Thrift1Planner:
         return cell.family
 
 
-def _send(conn: Any, *, table: str, call: Thrift1Call) -> None:
-    batch = conn.table(table).batch(timestamp=call.timestamp)
-    for row, columns in call.rows.items():
-        if call.kind is Kind.DELETE:
-            batch.delete(row, columns=[c for c, _ in columns])
-        else:
-            batch.put(row, {c: v for c, v in columns})
-    batch.send()
-
-
 class Thrift1Target:
     """Replay through a Thrift1 gateway under the delete-fidelity policy. ``cluster``
     names the target cluster in messages."""
@@ -149,7 +138,8 @@ class Thrift1Target:
         calls = planner.plan(mutations)  # raises before anything is written
         for call in calls:
             try:
-                self.client._call(f"mutateRowsTs {table}", partial(_send, table=table, call=call))
+                self.client.mutate_rows(table, call.timestamp, call.rows,
+                                        delete=call.kind is Kind.DELETE)
             except GatewayUnreachableError as exc:
                 raise unavailable(self.cluster, exc, writing(table, call.first)) from exc
             except Thrift1Error as exc:

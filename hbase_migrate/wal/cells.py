@@ -29,6 +29,7 @@ import zlib
 from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
+from hbase_migrate.errors import HBaseMigrateError
 from hbase_migrate.wal.dictionary import (
     FAMILY_CAPACITY,
     QUALIFIER_CAPACITY,
@@ -63,7 +64,7 @@ GZIP_HEADER = bytes.fromhex("1f8b08000000000000ff")
 _DEFLATE_MAX_RATIO = 1032  # deflate cannot expand data by more than this
 
 
-class CellCorruptError(ValueError):
+class CellCorruptError(HBaseMigrateError, ValueError):
     """A cell whose bytes are inconsistent (not merely cut off)."""
 
 

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from hbase_migrate.errors import HBaseMigrateError
+
 VARINT = 0
 FIXED64 = 1
 LENGTH_DELIMITED = 2
@@ -25,7 +27,7 @@ _MAX_VARINT_BYTES = 10
 _UINT64_MASK = (1 << 64) - 1
 
 
-class ProtobufError(ValueError):
+class ProtobufError(HBaseMigrateError, ValueError):
     """Bytes that are not a valid protobuf encoding (or end too early)."""
 
 

@@ -1,0 +1,41 @@
+"""Every exception class the core defines is an HBaseMigrateError, so the command line turns
+each into one line and exit code 2 instead of a traceback."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import pkgutil
+
+import pytest
+
+import hbase_migrate
+from hbase_migrate.cli import main
+from hbase_migrate.errors import HBaseMigrateError
+
+
+def test_every_error_class_of_the_core_is_an_hbase_migrate_error() -> None:
+    found = {}
+    for info in pkgutil.walk_packages(hbase_migrate.__path__, "hbase_migrate."):
+        if info.name.endswith("__main__"):
+            continue  # running it is the command line itself
+        module = importlib.import_module(info.name)
+        for name, obj in vars(module).items():
+            if (inspect.isclass(obj) and issubclass(obj, Exception)
+                    and obj.__module__ == module.__name__):
+                found[f"{module.__name__}.{name}"] = obj
+    outsiders = sorted(name for name, cls in found.items()
+                       if not issubclass(cls, HBaseMigrateError))
+    # _End is the reader's private signal for a normal end of data, never raised out of it
+    assert outsiders == ["hbase_migrate.wal.reader._End"]
+    assert len(found) > 20
+
+
+def test_a_protobuf_error_in_a_wal_header_is_one_line(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    bad = tmp_path / "bad.wal"
+    bad.write_bytes(b"PWAL\x03\xff\xff\xff")  # a 3-byte header that is no protobuf message
+    with pytest.raises(SystemExit) as exit_info:
+        main(["wal", "dump", str(bad)])
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2
+    assert str(bad) in err and "Traceback" not in err
