@@ -5,6 +5,7 @@
     [migration]
     name = "orders"
     ledger = "sqlite:///state/orders/ledger.db"   # optional; default under the state dir
+    # ledger_env = "ORDERS_LEDGER_URL"          # or: the URL from this environment variable
     [source]
     cluster_json = "state/source/cluster.json"    # or explicit endpoints:
     # thrift = "hbase-a:9090"  thrift2 = "hbase-a:9091"  webhdfs = "http://nn-a:9870"
@@ -33,7 +34,7 @@ from __future__ import annotations
 
 import os
 import tomllib
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -117,6 +118,15 @@ class MigrationSpec:
         """Source table -> target table."""
         return {t.source: t.target for t in self.tables}
 
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], *, base_dir: Path | None = None) -> MigrationSpec:
+        """A spec from the same tree a config file holds (``to_dict``'s shape), without a
+        file: endpoints can come from elsewhere (an Airflow connection), the ledger URL from
+        ``ledger_env``. Relative paths are taken from ``base_dir`` (default: the working
+        folder); errors name the spec as ``<dict>``."""
+        spec = parse_config(data, (base_dir or Path.cwd()) / "<dict>")
+        return replace(spec, path=None)
+
     def to_dict(self) -> dict[str, Any]:
         """The config as the TOML tree :func:`parse_config` reads (paths absolute, durations
         in ms): how a spec travels to another process (JSON) and comes back equal."""
@@ -155,12 +165,20 @@ def parse_config(data: dict[str, Any], path: Path) -> MigrationSpec:
     reader = _Reader(path)
     reader.keys(data, "", _SECTIONS)
     migration = reader.section(data, "migration", required=True)
-    reader.keys(migration, "migration", ("name", "ledger"))
+    reader.keys(migration, "migration", ("name", "ledger", "ledger_env"))
     name = reader.string(migration, "migration", "name", required=True) or ""
     if not name or "/" in name or name != name.strip():
         reader.fail("migration", "name", "a non-empty name without '/' or surrounding spaces",
                     name)
     ledger = reader.string(migration, "migration", "ledger")
+    variable = reader.string(migration, "migration", "ledger_env")
+    if ledger and variable:
+        reader.fail("migration", "ledger_env", "either ledger or ledger_env, not both", variable)
+    if variable:  # the URL (and its password) stays out of the file
+        ledger = os.environ.get(variable)
+        if not ledger:
+            raise ConfigError(f"{path}: [migration] ledger_env: the environment variable "
+                              f"{variable} holding the ledger URL is not set")
     ledger_url = (_resolve_sqlite(ledger, path.parent) if ledger
                   else f"sqlite:///{state_dir() / name / 'ledger.db'}")
     return MigrationSpec(

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import re
 import textwrap
+import tomllib
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -194,3 +196,55 @@ def test_errors_name_file_key_and_expectation(tmp_path: Path, text: str, message
 def test_missing_file(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"nope.toml: cannot read the migration config"):
         load_config(tmp_path / "nope.toml")
+
+
+def test_a_file_that_is_not_utf8_names_the_byte_and_its_offset(tmp_path: Path) -> None:
+    path = tmp_path / "m.toml"
+    text = textwrap.dedent(MINIMAL).encode()
+    offset = text.index(b"users")  # a Latin-1 name: one byte 0xe9 where UTF-8 needs two
+    path.write_bytes(text[:offset] + b"caf\xe9" + text[offset + len(b"users"):])
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    assert str(info.value) == (f"{path}: not UTF-8 text: byte 0xe9 at offset {offset + 3} "
+                               "(TOML files are UTF-8)")
+
+
+@pytest.mark.parametrize(("key", "value"), [("target", '""'), ("target", '"  "'),
+                                            ("source", '""')])
+def test_an_empty_table_name_is_refused_not_taken_as_the_default(
+        tmp_path: Path, key: str, value: str) -> None:
+    text = edit('source = "users"', 'source = "users"\ntarget = "t2"')
+    text = re.sub(rf'^{key} = "[^"]*"', f"{key} = {value}", text, flags=re.M)
+    path = write(tmp_path, text)
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    assert str(info.value) == (f"{path}: [tables #1] {key}: expected a table name (leave the "
+                               f"key out to mean the source's), got {value[1:-1]!r}")
+
+
+def test_a_spec_from_a_dict_equals_the_one_from_the_same_toml(tmp_path: Path) -> None:
+    text = ('[migration]\nname = "orders"\nledger = "sqlite:///l.db"\n'
+            '[source]\nthrift = "src:9090"\nthrift2 = "src:9091"\nzookeeper = "zk:2181"\n'
+            '[target]\nthrift = "dst:9090"\n'
+            '[[tables]]\nsource = "orders"\ntarget = "ns:orders"\nfamilies = ["d"]\n'
+            '[replay]\nroll_period = "10m"\nmargin = "1m"\n')
+    path = tmp_path / "m.toml"
+    path.write_text(text, encoding="utf-8")
+    from_file = load_config(path)
+    from_dict = MigrationSpec.from_dict(tomllib.loads(text), base_dir=tmp_path)
+    assert replace(from_file, path=None) == from_dict
+    assert MigrationSpec.from_dict(from_file.to_dict()) == from_dict  # a round trip
+
+
+def test_the_ledger_url_can_come_from_the_environment(tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    tree = {"migration": {"name": "m", "ledger_env": "M_LEDGER"},
+            "source": {"thrift": "a:1"}, "target": {"thrift": "b:1"},
+            "tables": [{"source": "t"}]}
+    with pytest.raises(ConfigError, match=r"environment variable M_LEDGER .* is not set"):
+        MigrationSpec.from_dict(tree)
+    monkeypatch.setenv("M_LEDGER", "postgresql://u:secret@db/ledger")
+    assert MigrationSpec.from_dict(tree).ledger_url == "postgresql://u:secret@db/ledger"
+    both = {**tree, "migration": {**tree["migration"], "ledger": "sqlite:///x.db"}}
+    with pytest.raises(ConfigError, match="either ledger or ledger_env"):
+        MigrationSpec.from_dict(both)
