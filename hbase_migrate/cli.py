@@ -97,6 +97,11 @@ def main(argv: list[str] | None = None) -> None:
     except click.exceptions.Abort:
         click.echo("aborted", err=True)
         sys.exit(130)
+    except click.UsageError as exc:  # one line, like every other error
+        where = exc.ctx.command_path if exc.ctx else "hbase-migrate"
+        click.echo(f"hbase-migrate: error: {exc.format_message()} (see '{where} --help')",
+                   err=True)
+        sys.exit(exc.exit_code)
     except click.ClickException as exc:
         exc.show()
         sys.exit(exc.exit_code)

@@ -17,6 +17,7 @@ from typing import Self
 
 from kazoo.client import KazooClient
 from kazoo.exceptions import NodeExistsError, NoNodeError
+from kazoo.handlers.threading import KazooTimeoutError
 
 from hbase_migrate.cluster.zkpayload import (
     ClusterId,
@@ -80,7 +81,12 @@ class ZkRegistrar:
                  identifier: str | None = None, timeout: float = 10.0) -> None:
         if isinstance(client_or_hosts, str):
             self.client = KazooClient(hosts=client_or_hosts, timeout=timeout)
-            self.client.start(timeout=timeout)
+            try:
+                self.client.start(timeout=timeout)
+            except KazooTimeoutError:
+                self.client.close()
+                raise EmbeddedStackError(f"ZooKeeper {client_or_hosts} does not answer within "
+                                         f"{timeout:g} s: is it running?") from None
             self._owns_client = True
         else:
             self.client = client_or_hosts

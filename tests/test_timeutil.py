@@ -5,7 +5,13 @@ from __future__ import annotations
 import pytest
 
 from hbase_migrate.errors import ConfigError
-from hbase_migrate.timeutil import format_duration, format_time, parse_duration, parse_time
+from hbase_migrate.timeutil import (
+    format_duration,
+    format_time,
+    parse_duration,
+    parse_seconds,
+    parse_time,
+)
 
 # 2023-11-14T22:13:20Z is 1_700_000_000 seconds after the epoch.
 T = 1_700_000_000_000
@@ -51,13 +57,20 @@ def test_parse_time_rejects_with_the_value_named(text: str) -> None:
         ("250ms", 250),
         ("0", 0),
         ("5 M", 300_000),
+        ("0.5s", 500),  # decimals, exactly: as 500ms
+        ("0.3s", 300),
+        ("1.5h", 5_400_000),
+        ("0.25m", 15_000),
+        ("2.0", 2),
+        ("0.001s", 1),
     ],
 )
 def test_parse_duration(text: str, ms: int) -> None:
     assert parse_duration(text) == ms
 
 
-@pytest.mark.parametrize("text", ["", "-5m", "1.5", "0.1ms", "10 minutes", "h", "1w"])
+@pytest.mark.parametrize("text", ["", "-5m", "1.5", "0.1ms", "10 minutes", "h", "1w", ".5s",
+                                  "1.s", "1,5s", "nan", "inf"])
 def test_parse_duration_rejects(text: str) -> None:
     with pytest.raises(ConfigError, match="--margin"):
         parse_duration(text, name="--margin")
@@ -83,3 +96,28 @@ def test_format_duration() -> None:
     assert format_duration(1500) == "1500ms"
     assert format_duration(0) == "0ms"
     assert format_duration(86_400_000) == "1d"
+
+
+@pytest.mark.parametrize("text", ["0.5ms", "0.0001s", "1.5"])
+def test_parse_duration_rejects_fractions_of_a_millisecond(text: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        parse_duration(text, name="--interval")
+    assert str(caught.value) == f"--interval: {text!r} is not a whole number of milliseconds"
+
+
+@pytest.mark.parametrize(("text", "seconds"), [("30", 30.0), ("0", 0.0), ("2.5", 2.5),
+                                               (" 1e1 ", 10.0)])
+def test_parse_seconds(text: str, seconds: float) -> None:
+    assert parse_seconds(text, name="--lock-timeout") == seconds
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("-5", "expected a finite number of seconds >= 0, got '-5'"),
+    ("nan", "expected a finite number of seconds >= 0, got 'nan'"),
+    ("inf", "expected a finite number of seconds >= 0, got 'inf'"),
+    ("soon", "cannot read 'soon' as a number of seconds"),
+])
+def test_parse_seconds_rejects(text: str, message: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        parse_seconds(text, name="--lock-timeout")
+    assert str(caught.value) == f"--lock-timeout: {message}"

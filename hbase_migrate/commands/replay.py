@@ -145,10 +145,10 @@ def _job(config: Path, tables: Sequence[str], start: str | None, end: str | None
 
 
 def _run(job: ReplayJob, as_json: bool) -> int:
-    from hbase_migrate.replay.run import run_replay
+    from hbase_migrate.lifecycle.replay import run
 
     with ProgressView(enabled=not job.dry_run) as view:
-        summary = run_replay(job, view)
+        summary = run(job, observer=view)
     if job.dry_run:
         assert summary.manifest is not None
         click.echo(summary.manifest.to_json() if as_json else summary.manifest.render_text(),
@@ -166,7 +166,7 @@ def _print(summary: RunSummary, as_json: bool, render: Callable[[RunSummary], st
 
 
 def _follow(job: ReplayJob, interval: float, as_json: bool, force: bool) -> int:
-    from hbase_migrate.replay.run import follow_replay
+    from hbase_migrate.lifecycle.replay import follow
 
     stop = threading.Event()
 
@@ -176,7 +176,7 @@ def _follow(job: ReplayJob, interval: float, as_json: bool, force: bool) -> int:
     previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
         with ProgressView(enabled=True) as view:
-            return follow_replay(job, interval, stop, view,
+            return follow(job, interval, stop, observer=view,
                                  on_run=lambda s: _print(s, as_json, render_summary),
                                  force=force)
     finally:

@@ -222,8 +222,11 @@ def _server(data: bytes) -> ServerName:
     m = _Msg(data, "ServerName")
     port, start_code = m.opt_int(2, "port"), m.opt_int(3, "start_code")
     # absent fields read as -1, as HBase's ProtobufUtil.toServerName does (and writes back)
-    return ServerName(m.req_str(1, "host_name"), -1 if port is None else port,
-                      -1 if start_code is None else start_code)
+    return ServerName(
+        m.req_str(1, "host_name"),
+        -1 if port is None else port,
+        -1 if start_code is None else start_code,
+    )
 
 
 def decode_flush(data: bytes) -> FlushDescriptor:

@@ -37,6 +37,7 @@ from hbase_migrate.wal.header import (
     KeyDictionaries,
     decode_header,
     decode_key,
+    key_prefix_problem,
     kv_count_only,
 )
 from hbase_migrate.wal.model import (
@@ -48,10 +49,21 @@ from hbase_migrate.wal.model import (
     WalHeader,
     WalKey,
 )
-from hbase_migrate.wal.protobuf import ProtobufError, decode_varint, decode_varint32, iter_fields
+from hbase_migrate.wal.protobuf import ProtobufError, decode_varint32, iter_fields
 
 CHUNK = 1 << 20
-MAX_KEY_LENGTH = 64 << 20  # protobuf-java's default message size limit
+# The only bound HBase puts on a WALKey's length when reading is the Java int it is read
+# into: ``CodedInputStream.readRawVarint32`` (1.x/2.4/2.5 ``ProtobufLogReader.readNext``,
+# 2.6+ ``ProtobufUtil.parseDelimitedFrom`` via ``ProtobufWALStreamReader.next``); 2.6+
+# ``ProtobufWALTailingReader.readWALKey`` reports a larger (negative) one as "malformed WAL
+# file?". No lower cap applies: HBase lifts protobuf-java 2.5's 64 MiB default with
+# ``ProtobufUtil.mergeFrom(builder, in, size)`` (hbase-client shaded/protobuf/ProtobufUtil),
+# and protobuf-java 3's default size limit is Integer.MAX_VALUE. ``decode_varint32`` refuses
+# more than this, as corruption.
+MAX_KEY_LENGTH = 0x7FFFFFFF
+# A longer declared WALKey (real ones hold a few hundred bytes) is loaded only after its
+# first bytes were checked to begin a WALKey, so a damaged length does not load the file.
+KEY_PROBE = 64 << 10
 MAX_HEADER_LENGTH = 1 << 20
 RECOVERED_EDITS_DIR = "recovered.edits"
 
@@ -381,19 +393,9 @@ class WalReader:
             except ProtobufError as exc:
                 reason = f"bad WALKey length: {exc}"
                 raise self._stop_or_corrupt(window, pos, index, reason) from None
-            if key_len > MAX_KEY_LENGTH:
-                raise self._corrupt(offset, index, f"WALKey length {key_len} is implausible")
         key_end = key_start + key_len
         if key_end > len(buf):
-            buf = window.ensure(key_end)
-            if key_end > len(buf):
-                damaged = _not_a_key_prefix(buf, key_start) if window.exhausted else None
-                if damaged is not None:
-                    raise self._corrupt(offset, index, (
-                        f"the length prefix declares a {key_len}-byte WALKey, past the end "
-                        f"of the file, but the bytes there are no beginning of one "
-                        f"({damaged}): a damaged length, not a cut-off tail"))
-                raise self._stop_or_corrupt(window, pos, index, "WALKey cut off", cut=True)
+            buf = self._load_key(window, pos, key_start, key_end, index)
         try:
             key, count = decode_key(buf, key_start, key_end, self._key_dicts)
         except (ValueError, IndexError) as exc:
@@ -406,6 +408,43 @@ class WalReader:
         except ValueError as exc:
             raise self._corrupt(offset, index, f"bad cell: {exc}") from None
         return _new_tuple(Entry, (key, cells, offset, end - pos, index)), end
+
+    def _load_key(
+        self, window: _Window, pos: int, key_start: int, key_end: int, index: int
+    ) -> bytes:
+        """The WALKey at relative ``pos`` is not all loaded (the rare path): load it, after
+        checking that a long one begins like a WALKey; when the file ends inside it, tell a
+        cut-off tail (the bytes there begin a WALKey) from a damaged length prefix (they
+        cannot). Returns the window's data."""
+        key_len = key_end - key_start
+        if key_len > KEY_PROBE:
+            head = window.ensure(key_start + KEY_PROBE)
+            problem = key_prefix_problem(
+                head, key_start, min(len(head), key_end), key_end, self._key_dicts
+            )
+            if problem is not None:
+                past = " past the end of the file" if window.exhausted else ""
+                raise self._damaged_length(window, pos, index, key_len, past, problem)
+        buf = window.ensure(key_end)
+        if key_end <= len(buf):
+            return buf
+        problem = key_prefix_problem(buf, key_start, len(buf), key_end, self._key_dicts)
+        if problem is not None:
+            raise self._damaged_length(
+                window, pos, index, key_len, " past the end of the file", problem
+            )
+        raise self._stop_or_corrupt(window, pos, index, "WALKey cut off", cut=True)
+
+    def _damaged_length(
+        self, window: _Window, pos: int, index: int, key_len: int, where: str, problem: str
+    ) -> WalCorruptError:
+        return self._corrupt(
+            window.base + pos,
+            index,
+            f"the length prefix declares a {key_len}-byte WALKey{where}, but the bytes "
+            f"after it are no beginning of one ({problem}): a damaged length, not a cut-off "
+            "tail",
+        )
 
     def _stop_or_corrupt(
         self, window: _Window, pos: int, index: int, reason: str, *, cut: bool = False
@@ -458,39 +497,6 @@ class _End(Exception):
     def __init__(self, reason: str) -> None:
         super().__init__(reason)
         self.reason = reason
-
-
-# WALKey fields (WAL.proto) by number: length-delimited, or varint.
-_KEY_BYTES_FIELDS = frozenset((1, 2, 5, 6, 8, 12))
-_KEY_VARINT_FIELDS = frozenset((3, 4, 7, 9, 10, 11))
-
-
-def _not_a_key_prefix(data: bytes, pos: int) -> str | None:
-    """Why ``data[pos:]``, which the file ends in, cannot be the beginning of a WALKey a
-    writer was cut off in (None: it can). A cut-off writer leaves a prefix of a valid key;
-    a damaged length prefix leaves a whole key followed by the bytes of cells and later
-    entries, which do not read as further WALKey fields."""
-    end = len(data)
-    while pos < end:
-        try:
-            tag, after = decode_varint(data, pos, end)
-        except ProtobufError:
-            return None if _is_cut_varint(data, pos) else f"no field tag at offset +{pos}"
-        field, wire_type = tag >> 3, tag & 7
-        if field in _KEY_VARINT_FIELDS and wire_type == 0:
-            try:
-                _, pos = decode_varint(data, after, end)
-            except ProtobufError:
-                return None if _is_cut_varint(data, after) else f"bad varint of field {field}"
-        elif field in _KEY_BYTES_FIELDS and wire_type == 2:
-            try:
-                length, start = decode_varint32(data, after, end)
-            except ProtobufError:
-                return None if _is_cut_varint(data, after) else f"bad length of field {field}"
-            pos = start + length
-        else:
-            return f"field {field} with wire type {wire_type} is no WALKey field"
-    return None
 
 
 def _is_cut_varint(data: bytes, pos: int) -> bool:

@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterable
 from typing import Any, NamedTuple
 
 from hbase_migrate.errors import ConfigError, HBaseMigrateError, WalEmptyError
-from hbase_migrate.timeutil import format_duration, format_time
+from hbase_migrate.timeutil import check_window, format_duration, format_time
 from hbase_migrate.wal.names import WalFileInfo, parse_wal_path
 
 log = logging.getLogger(__name__)
@@ -156,8 +156,9 @@ class Manifest(NamedTuple):
         return "\n".join(lines) + "\n"
 
 
-def scan_wal_contents(path: str, start: int, end: int, stop_at: int, *,
-                      first_only: bool = False) -> ContentScan:
+def scan_wal_contents(
+    path: str, start: int, end: int, stop_at: int, *, first_only: bool = False
+) -> ContentScan:
     """Read a WAL's entries and count those with ``start <= write_time < end``; with
     ``first_only``, stop at the first such entry (enough to know the file has work).
 
@@ -247,8 +248,7 @@ def select_files(
     allowance for clock skew and roll delays (both ms). ``scanner`` reads a file's contents
     (default: ``scan_wal_contents``); ``now`` (ms) decides whether the window is still open.
     """
-    if start >= end:
-        raise ConfigError(f"empty time window: start {start} is not before end {end}")
+    check_window(start, end)
     if roll_period < 0 or margin < 0:
         raise ConfigError(f"roll period ({roll_period}) and margin ({margin}) must be >= 0")
     scan = scanner or scan_wal_contents

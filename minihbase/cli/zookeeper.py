@@ -10,6 +10,7 @@ from pathlib import Path
 
 import click
 
+from minihbase.process import EmbeddedStackError
 from minihbase.zookeeper import ZooKeeperServer
 
 
@@ -41,5 +42,6 @@ def start(data_dir: Path, port: int, timeout: float) -> None:
         click.echo(json.dumps(ready), nl=True)
         while not stop.wait(0.5):
             if not server.is_running:
-                raise click.ClickException(f"ZooKeeper exited unexpectedly; see {server.log_path}")
+                raise EmbeddedStackError(f"ZooKeeper on {server.address} exited unexpectedly; "
+                                         f"see {server.log_path}")
 

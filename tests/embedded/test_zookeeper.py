@@ -164,3 +164,40 @@ def test_a_folder_that_cannot_be_made_is_one_line(tmp_path: Path) -> None:
     assert result.stderr.strip().splitlines() == [
         "hbase-migrate: error: cannot create the ZooKeeper folder /proc/zk: No such file or "
         "directory"]
+
+
+@pytest.mark.parametrize("given_port", [True, False], ids=["given-port", "port-0"])
+def test_started_then_entered_is_one_server(tmp_path: Path, given_port: bool) -> None:
+    """``zookeeper start`` does ``with ZooKeeperServer(...).start()``: one JVM, either way."""
+    port = 0
+    if given_port:
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = probe.getsockname()[1]
+    before = set(_java_children(os.getpid()))
+    server = ZooKeeperServer(tmp_path / "zk", port)
+    with server.start(timeout=60) as entered:
+        assert entered is server
+        assert set(_java_children(os.getpid())) - before == {server.pid}
+        if given_port:
+            assert server.address == f"127.0.0.1:{port}"
+        assert four_letter_word("127.0.0.1", server.port) == b"imok"
+        with pytest.raises(EmbeddedStackError, match="is in use by process"):
+            ZooKeeperServer(tmp_path / "zk", 0).start()  # one server per folder
+        assert set(_java_children(os.getpid())) - before == {server.pid}
+    assert set(_java_children(os.getpid())) - before == set()
+
+
+def test_cli_on_port_0_starts_exactly_one_server(tmp_path: Path) -> None:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "hbase_migrate", "zookeeper", "start", "--dir",
+         str(tmp_path / "zk"), "--port", "0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True)
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        assert line, proc.stderr.read() if proc.stderr else ""
+        assert _java_children(proc.pid) == [json.loads(line)["java_pid"]]
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(30)

@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from hbase_migrate.audit.ledger import Ledger
-from hbase_migrate.cli import cli
+from hbase_migrate.cli import cli, main
 from hbase_migrate.cluster.endpoints import ClusterEndpoints
 from hbase_migrate.cluster.zkpayload import ServerName as ZkServer
 from hbase_migrate.config import load_config
@@ -111,6 +111,107 @@ def test_usage_errors_exit_2(setup: Setup) -> None:
     assert both.exit_code == 2 and "either --since-watermark or --start" in both.output
 
 
+def fails(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
+    """Run the real command line (``main``): exit 2 and exactly one line on stderr."""
+    with pytest.raises(SystemExit) as exit_info:
+        main(argv)
+    _, err = capsys.readouterr()
+    assert exit_info.value.code == 2, err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("hbase-migrate: error: "), err
+    return lines[0].removeprefix("hbase-migrate: error: ")
+
+
+def offline_config(tmp_path: Path) -> Path:
+    """A config whose clusters are never contacted by the checks below."""
+    path = tmp_path / "offline.toml"
+    path.write_text(f'[migration]\nname = "offline"\nledger = "sqlite:///{tmp_path}/l.db"\n'
+                    f'[source]\nthrift = "127.0.0.1:1"\nhbase_root = "{tmp_path}"\n'
+                    '[target]\nthrift = "127.0.0.1:1"\n[[tables]]\nsource = "t"\n',
+                    encoding="utf-8")
+    return path
+
+
+def test_a_config_that_is_not_utf8_is_one_line(tmp_path: Path,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "m.toml"
+    path.write_bytes(b'[migration]\nname = "caf\xe9"\n')
+    assert fails(["replay", "--config", str(path)], capsys) == (
+        f"{path}: not UTF-8 text: byte 0xe9 at offset 23 (TOML files are UTF-8)")
+
+
+@pytest.mark.parametrize(("value", "problem"), [
+    ("-5", "expected a finite number of seconds >= 0, got '-5'"),
+    ("nan", "expected a finite number of seconds >= 0, got 'nan'"),
+    ("inf", "expected a finite number of seconds >= 0, got 'inf'"),
+    ("soon", "cannot read 'soon' as a number of seconds"),
+])
+@pytest.mark.parametrize("command", ["replay", "backfill"])
+def test_a_lock_timeout_that_is_no_number_of_seconds_is_one_line(
+        command: str, value: str, problem: str, tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    argv = [command, "--config", str(offline_config(tmp_path)), "--lock-timeout", value]
+    if command == "backfill":
+        argv += ["--table", "t", "--start", str(T), "--end", str(T + 1)]
+    assert fails(argv, capsys) == f"--lock-timeout: {problem}"
+    assert not (tmp_path / "l.db").exists()
+
+
+def test_a_job_refuses_a_lock_timeout_that_is_no_number_of_seconds(tmp_path: Path) -> None:
+    spec = load_config(offline_config(tmp_path))
+    for bad in (-5.0, float("nan"), float("inf")):
+        with pytest.raises(ConfigError, match="migration 'offline': lock timeout: expected a "
+                                              "finite number of seconds >= 0"):
+            ReplayJob.from_spec(spec, start=T, lock_timeout=bad)
+
+
+@pytest.mark.parametrize(("given", "seconds"), [("0.5s", 0.5), ("500ms", 0.5), ("1.5m", 90.0),
+                                                ("250", 0.25)])
+def test_follow_intervals_with_decimals_mean_what_they_say(
+        given: str, seconds: float, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import hbase_migrate.commands.replay as command
+
+    paused: list[float] = []
+
+    def follow(job: ReplayJob, interval: float, as_json: bool, force: bool) -> int:
+        paused.append(interval)
+        return 0
+
+    monkeypatch.setattr(command, "_follow", follow)
+    with pytest.raises(SystemExit) as exit_info:
+        main(["replay", "--config", str(offline_config(tmp_path)), "--start", str(T),
+              "--follow", "--interval", given])
+    assert (exit_info.value.code, paused) == (0, [seconds])
+
+
+def test_a_follow_interval_below_a_millisecond_is_one_line(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert fails(["replay", "--config", str(offline_config(tmp_path)), "--follow",
+                  "--interval", "0.5ms"], capsys) == (
+        "--interval: '0.5ms' is not a whole number of milliseconds")
+
+
+def test_a_start_in_the_future_fails_before_anything_is_recorded(
+        setup: Setup, capsys: pytest.CaptureFixture[str]) -> None:
+    config = str(setup.config)
+    future = (f"migration '{setup.spec.name}': start 2099-01-01T00:00:00.000Z is in the "
+              "future (now ")
+    assert fails(["replay", "--config", config, "--start", "2099-01-01"],
+                 capsys).startswith(future)
+    with Ledger.open(setup.spec.ledger_url) as ledger:  # no migration row either
+        assert ledger.migration(setup.spec.name) is None
+        migration = ledger.ensure_spec(setup.spec)
+        ledger.update_migration(migration.id, watermark=T)
+    for argv in (["replay", "--config", config, "--start", "2099-01-01"],
+                 ["backfill", "--config", config, "--table", setup.table, "--start",
+                  "2099-01-01", "--end", "2099-01-02"]):
+        assert fails(argv, capsys).startswith(future)
+    with Ledger.open(setup.spec.ledger_url) as ledger:
+        after = ledger.migration(setup.spec.name)
+        assert after is not None and (after.state, after.watermark) == ("created", T)
+        assert ledger.steps(migration.id) == []
+
+
 def test_a_locked_migration_exits_2_naming_the_holder(
         clusters: Clusters, table: str, tmp_path: Path, zookeeper: ZooKeeperServer) -> None:
     root = HBaseRoot(tmp_path / "hbase")
@@ -131,7 +232,7 @@ def test_a_locked_migration_exits_2_naming_the_holder(
 def test_cluster_info_reads_zookeeper_and_the_wal_root(
         tmp_path: Path, zookeeper: ZooKeeperServer) -> None:
     parent = f"/hbase-info-{tmp_path.name}"
-    rs1 = ZkServer(RS1.host, RS1.port, RS1.startcode)
+    rs1 = RS1
     root = HBaseRoot(tmp_path / "hbase")
     live = root.write(RS1, T, "t", puts("a", 0, 3), state="live", trailer=False)
     archived = root.write(RS2, T - 1000, "t", puts("b", 0, 1))

@@ -454,3 +454,24 @@ def test_select_reads_files_created_before_the_window(tmp_path: Path) -> None:
     assert items[early.name]["included"] is True
     assert items[early.name]["entries_in_window"] == 1
     assert (items[ancient.name]["included"], items[ancient.name]["stage"]) == (False, "name")
+
+
+@pytest.mark.parametrize(("start", "end"), [("2023-11-14T22:14:20Z", "2023-11-14T22:13:20Z"),
+                                            (str(T0), str(T0))])
+def test_dump_and_select_refuse_an_empty_window_alike(
+        wal_file: tuple[Path, list[tuple[int, int]]], start: str, end: str,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from hbase_migrate.cli import main
+
+    path = wal_file[0]
+    lines = []
+    for command in ("dump", "select"):
+        with pytest.raises(SystemExit) as exit_info:
+            main(["wal", command, "--start", start, "--end", end, str(path)])
+        out, err = capsys.readouterr()
+        assert (exit_info.value.code, out) == (2, ""), err
+        lines.append(err)
+    shown_start = "2023-11-14T22:14:20.000Z" if start != end else "2023-11-14T22:13:20.000Z"
+    expected = (f"hbase-migrate: error: empty time window: start {shown_start} is not before "
+                "end 2023-11-14T22:13:20.000Z\n")
+    assert lines == [expected, expected]
