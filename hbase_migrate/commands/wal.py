@@ -28,7 +28,7 @@ import click
 from hbase_migrate.bytesutil import to_bytes_binary, to_string_binary
 from hbase_migrate.errors import ConfigError, HBaseMigrateError, WalCorruptError, WalEmptyError
 from hbase_migrate.timeutil import check_window, format_time, parse_duration, parse_time
-from hbase_migrate.wal.model import METAFAMILY, Cell, CellType, Entry
+from hbase_migrate.wal.model import METAFAMILY, Cell, Entry, type_name
 from hbase_migrate.wal.names import parse_wal_path
 
 PROGRESS_BYTES = 64 << 20
@@ -50,12 +50,6 @@ def wal() -> None:
 # --- shared helpers ------------------------------------------------------------------------
 
 
-def type_name(code: int) -> str:
-    """HBase's name of a cell type code (``Put``, ``DeleteColumn``, ...)."""
-    try:
-        return CellType(code).hbase_name
-    except ValueError:
-        return f"Unknown({code})"
 
 
 def _say_error(source: str, exc: BaseException) -> None:

@@ -22,7 +22,7 @@ from hbase_migrate.cluster.errors import GatewayUnreachableError
 from hbase_migrate.cluster.thrift2 import Thrift2Client, Thrift2Error
 from hbase_migrate.replay.errors import MissingTargetError, ReplayWriteError
 from hbase_migrate.replay.mutations import RowMutation
-from hbase_migrate.wal.model import CellType
+from hbase_migrate.wal.model import type_name
 
 
 class TargetUnavailableError(GatewayUnreachableError):
@@ -41,9 +41,6 @@ def unavailable(target: str, exc: GatewayUnreachableError, doing: str
         "acknowledged is kept, rerun once the gateway answers")
 
 
-def type_name(code: int) -> str:
-    """``Put``, ``Delete``, ... for a known type code."""
-    return CellType(code).hbase_name
 
 
 @dataclass

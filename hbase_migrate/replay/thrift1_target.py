@@ -32,14 +32,13 @@ from hbase_migrate.replay.apply import (
     AppliedCounts,
     SchemaCache,
     count_cells,
-    type_name,
     unavailable,
     write_error,
     writing,
 )
 from hbase_migrate.replay.errors import InexpressibleMutationError
 from hbase_migrate.replay.mutations import Kind, RowMutation
-from hbase_migrate.wal.model import Cell, CellType
+from hbase_migrate.wal.model import Cell, CellType, type_name
 
 DELETE_VERSIONS_1 = "Delete as DeleteColumn (VERSIONS=1)"
 DELETE_LOSSY = "Delete as DeleteColumn (lossy)"

@@ -39,6 +39,15 @@ _HBASE_NAMES = {
 }
 
 
+def type_name(code: int) -> str:
+    """HBase's name of a cell type code (``Put``, ``DeleteColumn``, ...); a code no WAL
+    cell carries is ``Unknown(<code>)``, wherever it is printed or counted."""
+    try:
+        return _HBASE_NAMES[CellType(code)]
+    except ValueError:
+        return f"Unknown({code})"
+
+
 class ScopeType(IntEnum):
     LOCAL = 0
     GLOBAL = 1
