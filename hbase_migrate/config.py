@@ -93,7 +93,7 @@ class TableSpec:
 
 
 @dataclass(frozen=True)
-class ReplaySpec:
+class ReplaySettings:
     """Replay settings; durations in milliseconds."""
 
     roll_period: int = _REPLAY_DEFAULTS["roll_period"]
@@ -111,7 +111,7 @@ class MigrationSpec:
     source: ClusterSpec
     target: ClusterSpec
     tables: tuple[TableSpec, ...]
-    replay: ReplaySpec = field(default_factory=ReplaySpec)
+    replay: ReplaySettings = field(default_factory=ReplaySettings)
     path: Path | None = None  # the config file it came from
 
     def table_mapping(self) -> dict[str, str]:
@@ -324,14 +324,14 @@ class _Reader:
                       families)
         return tuple(families)
 
-    def replay(self, data: dict[str, Any]) -> ReplaySpec:
+    def replay(self, data: dict[str, Any]) -> ReplaySettings:
         table = self.section(data, "replay")
         self.keys(table, "replay", ("roll_period", "margin", "archive_ttl",
                                     "allow_lossy_deletes"))
         lossy = table.get("allow_lossy_deletes", False)
         if not isinstance(lossy, bool):
             self.fail("replay", "allow_lossy_deletes", "true or false", lossy)
-        return ReplaySpec(roll_period=self.duration(table, "roll_period"),
+        return ReplaySettings(roll_period=self.duration(table, "roll_period"),
                           margin=self.duration(table, "margin"),
                           archive_ttl=self.duration(table, "archive_ttl"),
                           allow_lossy_deletes=bool(lossy))

@@ -16,7 +16,7 @@ from hbase_migrate.cluster.endpoints import ClusterEndpoints
 from hbase_migrate.config import (
     ClusterSpec,
     MigrationSpec,
-    ReplaySpec,
+    ReplaySettings,
     TableSpec,
     load_config,
     parse_config,
@@ -86,7 +86,7 @@ def test_full_config(tmp_path: Path) -> None:
             znode_parent="/hbase-unsecure", hbase_root="/hbase")),
         tables=(TableSpec("orders", "orders", ("d", "m")),
                 TableSpec("sales:items", "items_v2", ())),
-        replay=ReplaySpec(roll_period=1_800_000, margin=90_000, archive_ttl=7_200_000,
+        replay=ReplaySettings(roll_period=1_800_000, margin=90_000, archive_ttl=7_200_000,
                           allow_lossy_deletes=True),
         path=path,
     )
@@ -101,7 +101,7 @@ def test_defaults_and_state_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     monkeypatch.delenv("HBASE_MIGRATE_STATE_DIR", raising=False)
     spec = load_config(path)
     assert spec.ledger_url == f"sqlite:///{tmp_path}/state/users/ledger.db"
-    assert spec.replay == ReplaySpec(roll_period=3_600_000, margin=300_000,
+    assert spec.replay == ReplaySettings(roll_period=3_600_000, margin=300_000,
                                      archive_ttl=600_000, allow_lossy_deletes=False)
     assert spec.tables == (TableSpec("users", "users"),)
     # a local HBase root (no webhdfs) is a folder next to the config
@@ -125,7 +125,7 @@ def test_documented_example_loads(tmp_path: Path) -> None:
     spec = load_config(write(tmp_path, textwrap.dedent(example.group(1))))
     assert (spec.name, spec.tables, spec.replay) == (
         "orders", (TableSpec("orders", "orders", ("d",)),),
-        ReplaySpec(3_600_000, 300_000, 600_000, False))
+        ReplaySettings(3_600_000, 300_000, 600_000, False))
 
 
 @pytest.mark.parametrize("text", [FULL, MINIMAL])
