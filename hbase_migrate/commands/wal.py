@@ -18,18 +18,16 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections import Counter
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
-from typing import IO, Any, NamedTuple, TextIO
+from typing import IO, TextIO
 
 import click
 
-from hbase_migrate.bytesutil import to_bytes_binary, to_string_binary
-from hbase_migrate.errors import ConfigError, HBaseMigrateError, WalCorruptError, WalEmptyError
+from hbase_migrate.bytesutil import to_bytes_binary
+from hbase_migrate.errors import ConfigError, HBaseMigrateError, WalEmptyError
 from hbase_migrate.timeutil import check_window, format_time, parse_duration, parse_time
-from hbase_migrate.wal.model import METAFAMILY, Cell, Entry, type_name
-from hbase_migrate.wal.names import parse_wal_path
+from hbase_migrate.wal.dump import DumpFilter, entry_json, text_lines
+from hbase_migrate.wal.stats import FileStats, count_file, expand_paths, local_size
 
 PROGRESS_BYTES = 64 << 20
 PROGRESS_FILES = 20
@@ -37,8 +35,6 @@ CUT_REASONS = {
     "truncated": "the last entry is cut off",
     "partial_trailer": "the trailer is cut off",
 }
-_FLUSH_ACTIONS = {0: "START_FLUSH", 1: "COMMIT_FLUSH", 2: "ABORT_FLUSH", 3: "CANNOT_FLUSH"}
-_REGION_EVENTS = {0: "REGION_OPEN", 1: "REGION_CLOSE"}
 _READ_ERRORS = (HBaseMigrateError, OSError, ValueError)
 
 
@@ -112,144 +108,6 @@ def _bytes_arg(value: str, name: str) -> bytes:
 # --- dump ----------------------------------------------------------------------------------
 
 
-class DumpFilter(NamedTuple):
-    """Which entries and cells ``wal dump`` prints; None means no restriction."""
-
-    tables: frozenset[bytes] | None = None
-    region: bytes | None = None
-    sequence: int | None = None
-    row: bytes | None = None
-    row_prefix: bytes | None = None
-    start: int | None = None
-    end: int | None = None
-
-    def keeps(self, entry: Entry) -> bool:
-        """Whether the entry's key passes the table, region, sequence and time filters."""
-        key = entry.key
-        return (
-            (self.tables is None or key.table_name in self.tables)
-            and (self.region is None or key.encoded_region_name == self.region)
-            and (self.sequence is None or key.sequence == self.sequence)
-            and (self.start is None or key.write_time >= self.start)
-            and (self.end is None or key.write_time < self.end)
-        )
-
-    def cells(self, entry: Entry) -> tuple[Cell, ...] | None:
-        """The cells of ``entry`` to print, or None when the entry is filtered out (a row
-        filter drops entries left with no cell)."""
-        if not self.keeps(entry):
-            return None
-        if self.row is None and self.row_prefix is None:
-            return entry.cells
-        cells = tuple(
-            cell
-            for cell in entry.cells
-            if (self.row is None or cell.row == self.row)
-            and (self.row_prefix is None or cell.row.startswith(self.row_prefix))
-        )
-        return cells or None
-
-
-def jsonable(value: Any) -> Any:
-    """NamedTuples to dicts, bytes to ``toStringBinary`` strings, tuples to lists."""
-    if isinstance(value, tuple) and hasattr(value, "_asdict"):
-        return {k: jsonable(v) for k, v in value._asdict().items()}
-    if isinstance(value, bytes | bytearray):
-        return to_string_binary(value)
-    if isinstance(value, tuple | list):
-        return [jsonable(v) for v in value]
-    return value
-
-
-def marker_json(cell: Cell) -> dict[str, Any] | None:
-    """The decoded descriptor of a METAFAMILY cell, with its kind; None for other cells."""
-    from hbase_migrate.wal import markers
-
-    try:
-        marker = markers.decode_marker(cell)
-    except ValueError as exc:
-        return {"kind": marker_kind(cell), "error": str(exc)}
-    if marker is None:
-        return None
-    data: dict[str, Any] = {"kind": marker_kind(cell), **jsonable(marker)}
-    if isinstance(marker, markers.FlushDescriptor):
-        data["action_name"] = _FLUSH_ACTIONS.get(marker.action, str(marker.action))
-    elif isinstance(marker, markers.RegionEventDescriptor):
-        data["event_name"] = _REGION_EVENTS.get(marker.event_type, str(marker.event_type))
-    return data
-
-
-def marker_kind(cell: Cell) -> str:
-    """``FLUSH``, ``COMPACTION``, ``REGION_EVENT::REGION_OPEN``, ``BULK_LOAD``, ... (the
-    qualifier without ``HBASE::``)."""
-    qualifier = to_string_binary(cell.qualifier)
-    return qualifier.removeprefix("HBASE::")
-
-
-def cell_json(cell: Cell, values: bool) -> dict[str, Any]:
-    """One cell of the ``wal dump --json`` contract."""
-    data: dict[str, Any] = {
-        "row": to_string_binary(cell.row),
-        "family": to_string_binary(cell.family),
-        "qualifier": to_string_binary(cell.qualifier),
-        "timestamp": cell.timestamp,
-        "type": type_name(cell.type),
-    }
-    if values:
-        data["value"] = to_string_binary(cell.value)
-    if cell.tags:
-        data["tags"] = [{"type": t.type, "value": to_string_binary(t.value)} for t in cell.tags]
-    if cell.family == METAFAMILY:
-        marker = marker_json(cell)
-        if marker is not None:
-            data["marker"] = marker
-    return data
-
-
-def entry_json(source: str, entry: Entry, cells: tuple[Cell, ...], values: bool) -> dict[str, Any]:
-    """One line of ``wal dump --json``: the entry's key fields and its (filtered) cells."""
-    key = entry.key
-    data: dict[str, Any] = {
-        "file": source,
-        "offset": entry.offset,
-        "size": entry.size,
-        "index": entry.index,
-        "sequence": key.sequence,
-        "region": to_string_binary(key.encoded_region_name),
-        "table": to_string_binary(key.table_name),
-        "write_time": key.write_time,
-    }
-    if key.orig_sequence is not None:
-        data["orig_sequence"] = key.orig_sequence
-    if key.cluster_ids:
-        data["cluster_ids"] = [str(u) for u in key.cluster_ids]
-    data["cells"] = [cell_json(cell, values) for cell in cells]
-    return data
-
-
-def _text_lines(entry: Entry, cells: tuple[Cell, ...], values: bool) -> Iterator[str]:
-    key = entry.key
-    yield (
-        f"Sequence={key.sequence}, table={to_string_binary(key.table_name)}, "
-        f"region={to_string_binary(key.encoded_region_name)}, "
-        f"at write timestamp={format_time(key.write_time)} ({key.write_time}), "
-        f"offset={entry.offset}, size={entry.size}"
-    )
-    for cell in cells:
-        yield (
-            f"row={to_string_binary(cell.row)}, column={to_string_binary(cell.family)}:"
-            f"{to_string_binary(cell.qualifier)}, timestamp={cell.timestamp}, "
-            f"type={type_name(cell.type)}"
-        )
-        if cell.tags:
-            tags = ", ".join(f"{t.type}:{to_string_binary(t.value)}" for t in cell.tags)
-            yield f"    tag: [{tags}]"
-        if values:
-            yield f"    value: {to_string_binary(cell.value)}"
-        if cell.family == METAFAMILY:
-            yield f"    marker: {json.dumps(marker_json(cell), sort_keys=True)}"
-
-
 def dump_file(source: str, out: IO[str], filt: DumpFilter, *, as_json: bool, values: bool) -> None:
     """Print the entries of one file that pass ``filt``; raises the reader's errors."""
     from hbase_migrate.wal.reader import WalReader
@@ -269,7 +127,7 @@ def dump_file(source: str, out: IO[str], filt: DumpFilter, *, as_json: bool, val
                     line = json.dumps(entry_json(source, entry, cells, values))
                     out.write(line + "\n")
                 else:
-                    out.write("\n".join(_text_lines(entry, cells, values)) + "\n")
+                    out.write("\n".join(text_lines(entry, cells, values)) + "\n")
         finally:
             out.flush()
         _note_cut_tail(source, reader.end_offset, reader.end_reason, reader.file_size)
@@ -342,144 +200,11 @@ def dump(
 # --- stats ---------------------------------------------------------------------------------
 
 
-@dataclass
-class FileStats:
-    """Counts for one file (or, merged, for many). ``cells`` counts data cells; METAFAMILY
-    marker cells are counted in ``markers`` by kind instead."""
-
-    path: str = ""
-    kind: str = ""
-    bytes: int = 0
-    entries: int = 0
-    cells: int = 0
-    cells_by_type: Counter[str] = field(default_factory=Counter)
-    markers: Counter[str] = field(default_factory=Counter)
-    tables: Counter[str] = field(default_factory=Counter)
-    regions: set[str] = field(default_factory=set)
-    first_write_time: int | None = None
-    last_write_time: int | None = None
-    end_offset: int | None = None
-    end_reason: str | None = None
-    error: str | None = None
-
-    def add(self, entry: Entry) -> None:
-        key = entry.key
-        self.entries += 1
-        write_time = key.write_time
-        if self.first_write_time is None or write_time < self.first_write_time:
-            self.first_write_time = write_time
-        if self.last_write_time is None or write_time > self.last_write_time:
-            self.last_write_time = write_time
-        self.regions.add(to_string_binary(key.encoded_region_name))
-        table = to_string_binary(key.table_name)
-        for cell in entry.cells:
-            if cell.family == METAFAMILY:
-                self.markers[marker_kind(cell)] += 1
-                continue
-            self.cells += 1
-            self.cells_by_type[type_name(cell.type)] += 1
-            self.tables[table] += 1
-
-    def merge(self, other: FileStats) -> None:
-        self.bytes += other.bytes
-        self.entries += other.entries
-        self.cells += other.cells
-        self.cells_by_type.update(other.cells_by_type)
-        self.markers.update(other.markers)
-        self.tables.update(other.tables)
-        self.regions |= other.regions
-        for t in (other.first_write_time, other.last_write_time):
-            if t is None:
-                continue
-            if self.first_write_time is None or t < self.first_write_time:
-                self.first_write_time = t
-            if self.last_write_time is None or t > self.last_write_time:
-                self.last_write_time = t
-
-    def to_dict(self, *, total: bool = False) -> dict[str, Any]:
-        data: dict[str, Any] = {
-            "bytes": self.bytes,
-            "entries": self.entries,
-            "cells": self.cells,
-            "cells_by_type": dict(sorted(self.cells_by_type.items())),
-            "markers": dict(sorted(self.markers.items())),
-            "tables": dict(sorted(self.tables.items())),
-            "regions": len(self.regions),
-            "first_write_time": self.first_write_time,
-            "last_write_time": self.last_write_time,
-        }
-        if not total:
-            data.update(
-                path=self.path,
-                kind=self.kind,
-                end_offset=self.end_offset,
-                end_reason=self.end_reason,
-                error=self.error,
-            )
-        return data
-
-
-def _is_pwal(path: str) -> bool:
-    try:
-        with open(path, "rb") as f:
-            return f.read(4) == b"PWAL"
-    except OSError:
-        return False
-
-
-def expand_paths(paths: tuple[str, ...]) -> tuple[list[str], list[tuple[str, str]]]:
-    """Files to read, and (path, kind) of files skipped in directories.
-
-    Files and URLs given directly are always read. In directories (walked recursively, in
-    name order) procedure logs and master-store WALs are skipped; files of unknown kind are
-    read only when they start with the ``PWAL`` magic.
-    """
-    files: list[str] = []
-    skipped: list[tuple[str, str]] = []
-    for given in paths:
-        if "://" in given or not os.path.isdir(given):
-            files.append(given)
-            continue
-        for folder, dirs, names in os.walk(given):
-            dirs.sort()
-            for name in sorted(names):
-                path = os.path.join(folder, name)
-                info = parse_wal_path(path)
-                if info.is_wal or (info.kind == "unknown" and _is_pwal(path)):
-                    files.append(path)
-                else:
-                    skipped.append((path, info.kind))
-    return files, skipped
-
-
-def _local_size(path: str) -> int:
-    try:
-        return 0 if "://" in path else os.path.getsize(path)
-    except OSError:
-        return 0
-
-
 def stats_file(path: str, on_progress: Callable[[int], None] | None = None) -> FileStats:
-    """Count one file. Read errors are recorded in ``error`` (counts so far are kept)."""
-    from hbase_migrate.wal.reader import WalReader
-
-    stats = FileStats(path=path, kind=parse_wal_path(path).kind, bytes=_local_size(path))
-    reader: WalReader | None = None
-    try:
-        with WalReader(path) as reader:
-            stats.bytes = reader.file_size or stats.bytes
-            for entry in reader:
-                stats.add(entry)
-                if on_progress is not None and entry.index % 512 == 0:
-                    on_progress(entry.offset)
-            stats.end_offset, stats.end_reason = reader.end_offset, reader.end_reason
-    except WalEmptyError:
-        stats.end_offset, stats.end_reason = 0, "empty"
-    except _READ_ERRORS as exc:
-        _say_error(path, exc)
-        stats.error = f"{path}: no such file" if isinstance(exc, FileNotFoundError) else str(exc)
-        if isinstance(exc, WalCorruptError):
-            stats.end_offset, stats.end_reason = exc.offset, "corrupt"
+    """Count one file, saying on stderr what went wrong or was cut off."""
+    stats = count_file(path, on_progress)
+    if stats.failure is not None:
+        _say_error(path, stats.failure)
     if stats.end_reason in CUT_REASONS and stats.end_offset is not None:
         _note_cut_tail(path, stats.end_offset, stats.end_reason, stats.bytes or None)
     return stats
@@ -516,7 +241,7 @@ def _run_stats(files: list[str], show_progress: bool) -> list[FileStats]:
     from rich.console import Console
     from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
 
-    sizes = [_local_size(path) for path in files]
+    sizes = [local_size(path) for path in files]
     columns = (TextColumn("{task.description}"), BarColumn(), DownloadColumn())
     results: list[FileStats] = []
     with Progress(*columns, TimeRemainingColumn(), console=Console(stderr=True)) as progress:
@@ -551,7 +276,7 @@ def stats(as_json: bool, progress: bool | None, paths: tuple[str, ...]) -> None:
     """
     files, skipped = expand_paths(paths)
     if progress is None:
-        large = sum(_local_size(p) for p in files) > PROGRESS_BYTES or len(files) > PROGRESS_FILES
+        large = sum(local_size(p) for p in files) > PROGRESS_BYTES or len(files) > PROGRESS_FILES
         progress = large and sys.stderr.isatty()
     per_file = _run_stats(files, progress)
     total = FileStats()
@@ -619,7 +344,7 @@ def select(
 
     check_window(start, end)  # the same check, and the same error, as ``dump``
     files, skipped = expand_paths(paths)
-    refs = [FileRef(p, _local_size(p) or None) for p in files]
+    refs = [FileRef(p, local_size(p) or None) for p in files]
     # Procedure logs and master-store WALs get a verdict by name; other non-WAL files found in
     # directories (no PWAL magic) are not WAL files at all.
     refs += [FileRef(p) for p, kind in skipped if kind != "unknown"]
