@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from hbase_migrate.bytesutil import to_string_binary
 from hbase_migrate.errors import HBaseMigrateError
 
 DEFAULT_NAMESPACE = "default"
@@ -44,6 +45,17 @@ def normalize_table_name(name: str) -> str:
     """The name as HBase prints it: the default namespace is omitted."""
     namespace, qualifier = split_table_name(name)
     return qualifier if namespace == DEFAULT_NAMESPACE else f"{namespace}:{qualifier}"
+
+
+def table_name(raw: bytes | str) -> str:
+    """The one rendering of a table name read from a WAL (or given as text): as HBase prints
+    it, ``default:`` omitted, bytes as ``Bytes.toStringBinary``; a name HBase would refuse
+    is kept as rendered, so it can still be reported."""
+    text = to_string_binary(raw) if isinstance(raw, bytes) else raw
+    try:
+        return normalize_table_name(text)
+    except InvalidTableNameError:
+        return text
 
 
 @dataclass(frozen=True)

@@ -33,10 +33,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
+from hbase_migrate.cluster.descriptors import table_name
 from hbase_migrate.errors import WalCorruptError
 from hbase_migrate.replay.apply import AppliedCounts, ReplayTarget, require_families
 from hbase_migrate.replay.errors import ReplayError
-from hbase_migrate.replay.filters import ReplayFilter, table_name
+from hbase_migrate.replay.filters import ReplayFilter
 from hbase_migrate.replay.marker_log import BulkLoadRecord, MarkerLog, RegionEvent
 from hbase_migrate.replay.mutations import (
     RowMutation,

@@ -17,7 +17,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from hbase_migrate.cluster.descriptors import InvalidTableNameError, normalize_table_name
+from hbase_migrate.cluster.descriptors import (
+    InvalidTableNameError,
+    normalize_table_name,
+)
 from hbase_migrate.errors import ConfigError
 
 SYSTEM_NAMESPACE = "hbase"
@@ -27,16 +30,6 @@ SKIP_SYSTEM = "system table"
 SKIP_UNMAPPED = "table not mapped"
 SKIP_BEFORE = "before the write-time window"
 SKIP_AFTER = "after the write-time window"
-
-
-def table_name(raw: bytes | str) -> str:
-    """A WALKey table name as HBase prints it (``default:`` omitted); names HBase would
-    refuse are kept as decoded, so they can still be reported."""
-    text = raw.decode("utf-8", "backslashreplace") if isinstance(raw, bytes) else raw
-    try:
-        return normalize_table_name(text)
-    except InvalidTableNameError:
-        return text
 
 
 def is_system_table(name: str) -> bool:

@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from typing import Any, NamedTuple
 
 from hbase_migrate.bytesutil import to_string_binary
+from hbase_migrate.cluster.descriptors import table_name
 from hbase_migrate.timeutil import format_time
 from hbase_migrate.wal.model import METAFAMILY, Cell, Entry, type_name
 
@@ -121,7 +122,7 @@ def entry_json(source: str, entry: Entry, cells: tuple[Cell, ...], values: bool)
         "index": entry.index,
         "sequence": key.sequence,
         "region": to_string_binary(key.encoded_region_name),
-        "table": to_string_binary(key.table_name),
+        "table": table_name(key.table_name),
         "write_time": key.write_time,
     }
     if key.orig_sequence is not None:
@@ -135,7 +136,7 @@ def entry_json(source: str, entry: Entry, cells: tuple[Cell, ...], values: bool)
 def text_lines(entry: Entry, cells: tuple[Cell, ...], values: bool) -> Iterator[str]:
     key = entry.key
     yield (
-        f"Sequence={key.sequence}, table={to_string_binary(key.table_name)}, "
+        f"Sequence={key.sequence}, table={table_name(key.table_name)}, "
         f"region={to_string_binary(key.encoded_region_name)}, "
         f"at write timestamp={format_time(key.write_time)} ({key.write_time}), "
         f"offset={entry.offset}, size={entry.size}"

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hbase_migrate.bytesutil import to_string_binary
+from hbase_migrate.cluster.descriptors import table_name
 from hbase_migrate.errors import HBaseMigrateError, WalCorruptError, WalEmptyError
 from hbase_migrate.wal.dump import marker_kind
 from hbase_migrate.wal.model import METAFAMILY, Entry, type_name
@@ -49,7 +50,7 @@ class FileStats:
         if self.last_write_time is None or write_time > self.last_write_time:
             self.last_write_time = write_time
         self.regions.add(to_string_binary(key.encoded_region_name))
-        table = to_string_binary(key.table_name)
+        table = table_name(key.table_name)
         for cell in entry.cells:
             if cell.family == METAFAMILY:
                 self.markers[marker_kind(cell)] += 1
