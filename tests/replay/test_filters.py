@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from hbase_migrate.cluster.descriptors import table_name
 from hbase_migrate.errors import ConfigError
 from hbase_migrate.replay.errors import MarkerReadError
 from hbase_migrate.replay.filters import (
@@ -14,7 +15,6 @@ from hbase_migrate.replay.filters import (
     SKIP_UNMAPPED,
     ReplayFilter,
     is_system_table,
-    table_name,
 )
 from hbase_migrate.replay.marker_log import MarkerLog
 from hbase_migrate.replay.mutations import WalPosition
