@@ -545,7 +545,9 @@ def kv_count_only(buf: bytes, pos: int, end: int) -> int:
 # compressed file fields 1 and 2 hold exactly one dictionary item (``Dictionary.write``:
 # FF + varint length + literal, or a 2-byte reference to a slot already filled, since the
 # dictionaries are in step with the writer's up to this entry). WAL.proto's WALKey has
-# fields 1-12 on every branch up to master. Anything else after a length prefix is no key.
+# fields 1-12 on every branch up to master. An encoded region name has at most 32 bytes (the
+# MD5 hex of new-style names, or the decimal JenkinsHash of old-style ones and hbase:meta's:
+# ``RegionInfo.encodeRegionName``, hbase-client). Anything else after a length is no key.
 
 
 class _Shape(NamedTuple):
@@ -558,6 +560,7 @@ class _Shape(NamedTuple):
     required: int
 
 
+_REGION_FIELD_MAX = (32, 34)  # raw; as a dictionary literal (FF, length, name)
 _UUID_SHAPE = _Shape("UUID", {1: (VARINT, False, None), 2: (VARINT, False, None)}, 2)
 _SCOPE_SHAPE = _Shape(
     "FamilyScope", {1: (LENGTH_DELIMITED, False, "item"), 2: (VARINT, False, None)}, 2
@@ -623,6 +626,8 @@ def _shape_problem(  # noqa: C901, PLR0911
         stop = pos + value
         if stop > limit:
             return f"{shape.name} field {field} of {value} bytes runs past its message"
+        if field == 1 and shape is _KEY_SHAPE and value > _REGION_FIELD_MAX[dicts is not None]:
+            return f"a {value}-byte encoded region name"
         content = spec[2]
         if isinstance(content, _Shape):
             problem = _shape_problem(buf, pos, min(stop, end), stop, content, dicts)

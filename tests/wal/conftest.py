@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import random
 import uuid
 from collections.abc import Sequence
 from pathlib import Path
@@ -88,6 +89,60 @@ def simple_pairs(n: int, cells_per_entry: int = 3, *, tags: bool = False) -> lis
         )
         pairs.append((key, cells))
     return pairs
+
+
+def binary_pairs(seed: int, n: int) -> list[Pair]:
+    """Entries of random binary regions, rows, qualifiers, values, tags, cluster ids and
+    attributes, from a seeded generator (the same list for the same seed)."""
+    rng = random.Random(seed)
+
+    def some(low: int, high: int) -> bytes:
+        return rng.randbytes(rng.randint(low, high))
+
+    regions = [rng.randbytes(32) for _ in range(4)]
+    pairs = []
+    for i in range(n):
+        key = WalKey(
+            rng.choice(regions),
+            rng.choice([b"t1", b"ns:tab"]),
+            100 + i,
+            1_700_000_000_000 + i,
+            scopes=tuple((b"f%d" % j, 1) for j in range(rng.randint(0, 3))),
+            cluster_ids=tuple(
+                uuid.UUID(int=rng.getrandbits(128)) for _ in range(rng.randint(0, 2))
+            ),
+            extended_attributes=(("a", some(0, 200)),) if rng.random() < 0.3 else (),
+        )
+        cells = tuple(
+            Cell(
+                some(1, 30),
+                rng.choice([b"f", b"cf"]),
+                some(0, 10),
+                rng.getrandbits(40),
+                4,
+                some(0, 300),
+                (Tag(8, some(1, 4)),) if rng.random() < 0.2 else (),
+            )
+            for _ in range(rng.randint(0, 6))
+        )
+        pairs.append((key, cells))
+    return pairs
+
+
+def widened_length_wal() -> tuple[bytes, int, int]:
+    """A compressed WAL with GZ values, no trailer, 80 entries; entry #30 holds one cell,
+    row ``row01``, family ``f`` (an 18-byte KeyValue key) and a 400 KB run of zeros (a few
+    hundred bytes compressed). Its one-byte length prefix is replaced by the 3-byte varint
+    of 1 MiB - 1, past the end of the file; the WALKey after it is intact. Returns the
+    damaged bytes, the offset of entry #30 and its index."""
+    pairs = simple_pairs(80)
+    key, _ = pairs[30]
+    pairs[30] = (key, (Cell(b"row01", b"f", b"", 1_700_000_000_000, 4, bytes(400_000)),))
+    data = wal_bytes(pairs, WalOptions(compression=True, value_compression="GZ"), trailer=False)
+    entry = read_all(data)[0][30]
+    assert data[entry.offset] < 0x80 and len(data) - entry.offset < 50_000
+    damaged = data[: entry.offset] + b"\xff\xff\x3f" + data[entry.offset + 1 :]
+    return damaged, entry.offset, 30
 
 
 # --- hypothesis strategies ----------------------------------------------------------------

@@ -475,3 +475,16 @@ def test_dump_and_select_refuse_an_empty_window_alike(
     expected = (f"hbase-migrate: error: empty time window: start {shown_start} is not before "
                 "end 2023-11-14T22:13:20.000Z\n")
     assert lines == [expected, expected]
+
+
+def test_dump_fails_on_a_length_prefix_damaged_to_point_past_the_end(tmp_path: Path) -> None:
+    from conftest import widened_length_wal
+
+    data, offset, index = widened_length_wal()
+    path = tmp_path / "gz.wal"
+    path.write_bytes(data)
+    result = CliRunner().invoke(wal, ["dump", "--json", str(path)])
+    assert result.exit_code == 2, result.output
+    assert len(result.stdout.splitlines()) == index
+    assert f"corrupt WAL at byte offset {offset} (entry #{index})" in result.stderr
+    assert "damaged length, not a cut-off tail" in result.stderr

@@ -83,7 +83,7 @@ def test_huge_lengths_are_not_allocated() -> None:
     # a key claiming 2 GB (HBase's limit, a Java int) over bytes that begin no WALKey: a
     # damaged length, refused without reading or allocating it; a length beyond a Java int
     # is corruption whatever follows
-    with pytest.raises(WalCorruptError, match="2147483647-byte WALKey .* damaged length"):
+    with pytest.raises(WalCorruptError, match=r"2147483647-byte WALKey .* damaged length"):
         list(WalReader(io.BytesIO(head + b"\xff\xff\xff\xff\x07" + b"x" * 10)))
     with pytest.raises(WalCorruptError, match="does not fit a 32-bit int"):
         list(WalReader(io.BytesIO(head + b"\x80\x80\x80\x80\x08" + b"\x0a\x20" + b"r" * 10)))
