@@ -18,26 +18,16 @@ from typing import Any
 import pytest
 from kazoo.client import KazooClient
 
-from hbase_migrate.cli import main
 from hbase_migrate.cluster.thrift2 import Thrift2Client
 from hbase_migrate.cluster.zkpayload import ServerName, decode_cluster_id, strip_metadata
 from minihbase.process import EmbeddedStackError
 from minihbase.server import MiniHBase
 from minihbase.zkregistry import ZkRegistrar
 from minihbase.zookeeper import ZooKeeperServer
+from tests.cli_util import fails
 
 pytestmark = pytest.mark.integration
 
-
-def fails(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
-    """Run the CLI: it must exit 2 with exactly one line on stderr (returned, unprefixed)."""
-    with pytest.raises(SystemExit) as exit_info:
-        main(argv)
-    _, err = capsys.readouterr()
-    assert exit_info.value.code == 2, err
-    lines = err.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("hbase-migrate: error: "), err
-    return lines[0].removeprefix("hbase-migrate: error: ")
 
 
 @pytest.fixture(scope="module")

@@ -24,6 +24,7 @@ from hbase_migrate.replay.job import ReplayJob
 from hbase_migrate.replay.lock import migration_lock
 from minihbase.zkregistry import ZkRegistrar
 from minihbase.zookeeper import ZooKeeperServer
+from tests.cli_util import fails
 from tests.replay.conftest import Clusters, T
 from tests.replay.test_run_catchup import Setup
 from tests.replay.test_run_support import (
@@ -110,16 +111,6 @@ def test_usage_errors_exit_2(setup: Setup) -> None:
     both = run("replay", "--config", str(setup.config), "--since-watermark", "--start", "1")
     assert both.exit_code == 2 and "either --since-watermark or --start" in both.output
 
-
-def fails(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
-    """Run the real command line (``main``): exit 2 and exactly one line on stderr."""
-    with pytest.raises(SystemExit) as exit_info:
-        main(argv)
-    _, err = capsys.readouterr()
-    assert exit_info.value.code == 2, err
-    lines = err.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("hbase-migrate: error: "), err
-    return lines[0].removeprefix("hbase-migrate: error: ")
 
 
 def offline_config(tmp_path: Path) -> Path:
