@@ -11,7 +11,7 @@ entry in ten a delete) and prints, into fresh tables of one schema on that targe
 * cells/s of a read-only pass (``WalReader``) and of ``replay_file`` into a target that
   discards what it gets (read + filter + convert), to show where replay time goes;
 * cells/s of ``replay_file`` into the Thrift2 target, next to the same cells sent directly
-  with ``Thrift2Client.write_cells`` in batches of the same size, and their ratio;
+  with ``write_cells`` (plain Thrift2 calls) in batches of the same size, and their ratio;
 * cells/s of a Spark job (local[2]) replaying the same cells as two WAL files in one task
   and in two tasks (one per file), and the speed-up; session and Python worker start-up
   are excluded (a warm-up job runs first; only ``collect()`` of the replay job is timed);
@@ -39,10 +39,11 @@ from wal_read import tenfold  # the sibling benchmark script
 
 from hbase_migrate.cluster.descriptors import FamilyDescriptor, TableDescriptor
 from hbase_migrate.cluster.thrift2 import Thrift2Client
-from hbase_migrate.replay.apply import AppliedCounts, Thrift2Target, count_cells
+from hbase_migrate.replay.apply import AppliedCounts, count_cells
 from hbase_migrate.replay.file_replay import ReplaySpec, replay_file
 from hbase_migrate.replay.filters import ReplayFilter
 from hbase_migrate.replay.mutations import RowMutation
+from hbase_migrate.replay.thrift2_target import Thrift2Target, write_cells
 from hbase_migrate.wal.model import Cell, CellType, WalKey
 from hbase_migrate.wal.reader import WalReader
 from hbase_migrate.wal.writer import WalOptions, WalWriter
@@ -124,7 +125,7 @@ def read_only(path: Path) -> int:
 
 def raw_write(client: Thrift2Client, table: str, cells: Sequence[Cell], batch: int) -> int:
     for i in range(0, len(cells), batch):
-        client.write_cells(table, cells[i:i + batch])
+        write_cells(client, table, cells[i:i + batch])
     return len(cells)
 
 
@@ -132,10 +133,10 @@ def spark_task(args: tuple[str, str, list[str], int]) -> int:
     """Runs in a Spark task: replay the given files, in order, into ``table``."""
     endpoint, table, paths, batch = args
     from hbase_migrate.cluster.thrift2 import Thrift2Client as Client
-    from hbase_migrate.replay.apply import Thrift2Target as Target
     from hbase_migrate.replay.file_replay import ReplaySpec as Spec
     from hbase_migrate.replay.file_replay import replay_file as replay
     from hbase_migrate.replay.filters import ReplayFilter as Filter
+    from hbase_migrate.replay.thrift2_target import Thrift2Target as Target
 
     target = Target(Client(endpoint))
     spec = Spec(Filter.build([f"{SOURCE_TABLE}={table}"]), batch)
@@ -148,7 +149,7 @@ def spark_task(args: tuple[str, str, list[str], int]) -> int:
 RSS_CHILD = """
 import sys, time
 from hbase_migrate.cluster.thrift2 import Thrift2Client
-from hbase_migrate.replay.apply import Thrift2Target
+from hbase_migrate.replay.thrift2_target import Thrift2Target
 from hbase_migrate.replay.file_replay import ReplaySpec, replay_file
 from hbase_migrate.replay.filters import ReplayFilter
 path, endpoint, source, table, batch = sys.argv[1:5] + [int(sys.argv[5])]

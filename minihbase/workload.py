@@ -28,6 +28,7 @@ from hbase_migrate.cluster.endpoints import ClusterEndpoints, parse_host_port
 from hbase_migrate.cluster.errors import ClusterError
 from hbase_migrate.cluster.thrift2 import Thrift2Client
 from hbase_migrate.errors import ConfigError
+from hbase_migrate.replay.thrift2_target import write_cells
 from hbase_migrate.wal.model import Cell, CellType
 
 log = logging.getLogger(__name__)
@@ -181,7 +182,7 @@ class Workload:
         if picked is None:
             return self._t2_put_versions()
         row, fam, qual, ts = picked
-        self.t2.delete_cells(self.spec.table, [Cell(row, fam, qual, ts, CellType.DELETE)])
+        write_cells(self.t2, self.spec.table, [Cell(row, fam, qual, ts, CellType.DELETE)])
         return 1
 
     def _t2_delete_family_version(self) -> int:
@@ -190,19 +191,19 @@ class Workload:
             return self._t2_put_versions()
         row, fam, _, ts = picked
         cell = Cell(row, fam, b"", ts, CellType.DELETE_FAMILY_VERSION)
-        self.t2.delete_cells(self.spec.table, [cell])
+        write_cells(self.t2, self.spec.table, [cell])
         return 1
 
     def _t2_delete_column(self) -> int:
         row, (fam, qual) = self._row(), self._column()
-        self.t2.delete_cells(self.spec.table,
+        write_cells(self.t2, self.spec.table,
                              [Cell(row, fam, qual, self._ts(), CellType.DELETE_COLUMN)])
         return 1
 
     def _t2_delete_family(self) -> int:
         cell = Cell(self._row(), self.rng.choice(FAMILIES).name, b"", self._ts(),
                     CellType.DELETE_FAMILY)
-        self.t2.delete_cells(self.spec.table, [cell])
+        write_cells(self.t2, self.spec.table, [cell])
         return 1
 
     # --- the loop --------------------------------------------------------------------------

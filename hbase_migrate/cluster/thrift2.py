@@ -52,12 +52,6 @@ ALL_VERSIONS = FOREVER  # the server caps versions at each family's VERSIONS
 Columns = Sequence[tuple[bytes, bytes | None]]  # (family, qualifier or None = whole family)
 _T = TypeVar("_T")
 _TRANSPORT_ERRORS = (TTransportException, OSError, EOFError, socket.timeout)
-_DELETE_TYPES: dict[int, int] = {  # cell type code -> TDeleteType
-    CellType.DELETE: 0,  # DELETE_COLUMN: exactly one version
-    CellType.DELETE_COLUMN: 1,  # DELETE_COLUMNS: versions <= ts
-    CellType.DELETE_FAMILY: 2,
-    CellType.DELETE_FAMILY_VERSION: 3,
-}
 
 
 class Thrift2Error(ClusterError):
@@ -78,25 +72,6 @@ def puts_from_cells(cells: Sequence[Cell], durability: int | None = None) -> lis
             family=c.family, qualifier=c.qualifier, value=c.value, timestamp=c.timestamp))
     return [hbase2.TPut(row=row, columnValues=values, durability=durability)
             for row, values in by_row.items()]
-
-
-def deletes_from_cells(cells: Sequence[Cell]) -> list[Any]:
-    """TDeletes in cell order: consecutive cells of one row and type share a TDelete."""
-    out: list[Any] = []
-    last: tuple[bytes, int] | None = None
-    for c in cells:
-        kind = _DELETE_TYPES.get(c.type)
-        if kind is None:
-            raise ValueError(f"not a delete cell: type {c.type} at row {c.row!r}")
-        family_wide = c.type in (CellType.DELETE_FAMILY, CellType.DELETE_FAMILY_VERSION)
-        column = hbase2.TColumn(family=c.family, timestamp=c.timestamp,
-                                qualifier=None if family_wide else c.qualifier)
-        if last == (c.row, kind):
-            out[-1].columns.append(column)
-        else:
-            out.append(hbase2.TDelete(row=c.row, columns=[column], deleteType=kind))
-            last = (c.row, kind)
-    return out
 
 
 def cells_from_result(result: Any) -> list[Cell]:
@@ -259,22 +234,11 @@ class Thrift2Client:
             self._call(f"putMultiple {table}",
                        lambda c: c.putMultiple(table.encode(), puts))
 
-    def delete_cells(self, table: str, cells: Sequence[Cell]) -> None:
-        """Write delete markers with their exact types and timestamps (one call)."""
-        if cells:
-            deletes = deletes_from_cells(cells)
+    def delete_multiple(self, table: str, deletes: Sequence[Any]) -> None:
+        """Send Thrift2 ``TDelete`` structs in one ``deleteMultiple`` call."""
+        if deletes:
             self._call(f"deleteMultiple {table}",
-                       lambda c: c.deleteMultiple(table.encode(), deletes))
-
-    def write_cells(self, table: str, cells: Sequence[Cell]) -> None:
-        """Puts and deletes in their given order: runs of one kind go in one call."""
-        start = 0
-        for i in range(1, len(cells) + 1):
-            if i == len(cells) or (cells[i].type == CellType.PUT) != (
-                    cells[start].type == CellType.PUT):
-                run = cells[start:i]
-                (self.put_cells if run[0].type == CellType.PUT else self.delete_cells)(table, run)
-                start = i
+                       lambda c: c.deleteMultiple(table.encode(), list(deletes)))
 
     # --- reads --------------------------------------------------------------------------
 

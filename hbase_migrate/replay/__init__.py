@@ -3,8 +3,10 @@ filters, targets (Thrift2 exact, Thrift1 with a fidelity policy) and the replay 
 with offsets reported only once the target acknowledged them.
 
 Modules: ``mutations`` (cells -> row mutations), ``filters`` (``ReplayFilter``),
-``marker_log`` (METAFAMILY markers, bulk loads), ``apply`` (``ReplayTarget``,
-``Thrift2Target``), ``thrift1_target`` (``Thrift1Target``), ``targets`` (``open_target``),
+``marker_log`` (METAFAMILY markers, bulk loads), ``apply`` (``ReplayTarget`` and what the
+targets share), ``thrift2_target`` (``Thrift2Target`` and the WAL-cell -> Thrift2 mapping),
+``thrift1_target`` (``Thrift1Target``), ``targets`` (``open_target``), ``coverage`` and
+``retention`` (gaps and archived-WAL retention), ``watermark``,
 ``file_replay`` (``replay_file``, ``ReplaySpec``, ``FileProgress``, ``FileResult``),
 ``errors``; and the runs built on them: ``job`` (``ReplayJob``, per-file tasks and outcomes),
 ``discovery`` (WAL files vs the ledger: moves, gaps), ``plan`` (which files, from which

@@ -19,7 +19,6 @@ from typing import Protocol
 from hbase_migrate.bytesutil import to_string_binary
 from hbase_migrate.cluster.descriptors import TableDescriptor
 from hbase_migrate.cluster.errors import GatewayUnreachableError
-from hbase_migrate.cluster.thrift2 import Thrift2Client, Thrift2Error
 from hbase_migrate.replay.errors import MissingTargetError, ReplayWriteError
 from hbase_migrate.replay.mutations import RowMutation
 from hbase_migrate.wal.model import type_name
@@ -117,51 +116,3 @@ def writing(table: str, mutation: RowMutation) -> str:
 
 def write_error(target: str, table: str, mutation: RowMutation, exc: Exception) -> Exception:
     return ReplayWriteError(f"target {target}: {writing(table, mutation)} failed: {exc}")
-
-
-class Thrift2Target:
-    """Exact replay through a Thrift2 gateway (one client, not shared across threads).
-    ``cluster`` names the target cluster in messages."""
-
-    def __init__(self, client: Thrift2Client, *, cluster: str | None = None) -> None:
-        self.client = client
-        self.cluster = f"cluster {cluster!r}" if cluster else client.endpoint
-        self._schema = SchemaCache(client.endpoint, client.table_exists,
-                                   client.table_descriptor)
-
-    @property
-    def name(self) -> str:
-        return self.client.endpoint
-
-    def close(self) -> None:
-        self.client.close()
-
-    def describe(self, table: str) -> TableDescriptor:
-        try:
-            return self._schema.describe(table)
-        except GatewayUnreachableError as exc:
-            raise unavailable(self.cluster, exc, f"describing table {table}") from exc
-
-    def apply(self, table: str, mutations: Sequence[RowMutation]) -> AppliedCounts:
-        cells = [c for m in mutations for c in m.cells]
-        try:
-            self.client.write_cells(table, cells)
-        except GatewayUnreachableError as exc:
-            raise unavailable(self.cluster, exc, writing(table, mutations[0])) from exc
-        except Thrift2Error as exc:
-            self._find_failure(table, mutations, exc)
-        runs = sum(1 for i, m in enumerate(mutations)
-                   if i == 0 or m.kind != mutations[i - 1].kind)
-        return AppliedCounts(count_cells(mutations), runs)
-
-    def _find_failure(self, table: str, mutations: Sequence[RowMutation],
-                      exc: Thrift2Error) -> None:
-        """Re-send mutation by mutation (idempotent: original timestamps) to name the one
-        the target refuses; returns normally if every one is then acknowledged."""
-        for m in mutations:
-            try:
-                self.client.write_cells(table, m.cells)
-            except GatewayUnreachableError as again:
-                raise unavailable(self.cluster, again, writing(table, m)) from exc
-            except Thrift2Error as again:
-                raise write_error(self.name, table, m, again) from exc

@@ -16,8 +16,9 @@ from hbase_migrate.cluster.endpoints import ClusterEndpoints
 from hbase_migrate.cluster.errors import GatewayUnreachableError
 from hbase_migrate.cluster.thrift1 import Thrift1Client
 from hbase_migrate.cluster.thrift2 import Thrift2Client
-from hbase_migrate.replay.apply import TargetUnavailableError, Thrift2Target
+from hbase_migrate.replay.apply import TargetUnavailableError
 from hbase_migrate.replay.thrift1_target import Thrift1Target
+from hbase_migrate.replay.thrift2_target import Thrift2Target
 
 
 class EndpointSource(Protocol):

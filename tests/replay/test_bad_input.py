@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 
 from hbase_migrate.errors import WalCorruptError
-from hbase_migrate.replay.apply import Thrift2Target
 from hbase_migrate.replay.errors import (
     MissingTargetError,
     ReplayWriteError,
@@ -17,6 +16,7 @@ from hbase_migrate.replay.errors import (
 )
 from hbase_migrate.replay.file_replay import FileProgress, ReplaySpec, replay_file
 from hbase_migrate.replay.filters import ReplayFilter
+from hbase_migrate.replay.thrift2_target import Thrift2Target
 from hbase_migrate.wal.model import Cell, CellType
 from hbase_migrate.wal.protobuf import decode_varint32
 from hbase_migrate.wal.reader import WalReader

@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from hbase_migrate.replay.apply import Thrift2Target
 from hbase_migrate.replay.file_replay import ReplaySpec, replay_file
 from hbase_migrate.replay.filters import (
     SKIP_AFTER,
@@ -16,6 +15,7 @@ from hbase_migrate.replay.filters import (
     SKIP_UNMAPPED,
     ReplayFilter,
 )
+from hbase_migrate.replay.thrift2_target import Thrift2Target
 from hbase_migrate.wal import markers as M
 from hbase_migrate.wal.model import METAFAMILY, Cell, CellType, Tag, WalKey
 from tests.replay.conftest import REGION, Clusters, T, make_wal, scan_all
