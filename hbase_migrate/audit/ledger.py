@@ -49,7 +49,7 @@ from hbase_migrate.audit.records import (
     WalStatus,
     dump_json,
 )
-from hbase_migrate.audit.schema import check_not_newer, check_ours, upgrade
+from hbase_migrate.audit.schema import check_not_newer, checked_version, upgrade
 
 if TYPE_CHECKING:
     from hbase_migrate.config import MigrationSpec
@@ -99,8 +99,7 @@ class Ledger:
             if upgrade_schema:
                 _, version = upgrade(engine)
             else:
-                with engine.connect() as conn:
-                    version = check_ours(conn, engine)
+                version = checked_version(engine)
                 if version == 0:
                     raise LedgerMissingError(
                         f"no ledger at {redact(engine.url)} yet (an empty database); a "

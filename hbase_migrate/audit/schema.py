@@ -103,6 +103,16 @@ def check_ours(conn: Connection, engine: Engine) -> int:
     return version
 
 
+def checked_version(engine: Engine) -> int:
+    """:func:`check_ours` in one transaction that no schema change runs beside (PostgreSQL:
+    the schema advisory lock; SQLite: one transaction is one snapshot), so a ledger being
+    created by another process at this moment is never mistaken for a foreign one."""
+    with engine.begin() as conn:
+        if engine.dialect.name == "postgresql":
+            conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _PG_LOCK_KEY})
+        return check_ours(conn, engine)
+
+
 def check_not_newer(version: int, engine: Engine) -> None:
     """Refuse a ledger whose schema is newer than this code knows."""
     latest = latest_version()
@@ -115,9 +125,7 @@ def check_not_newer(version: int, engine: Engine) -> None:
 
 def upgrade(engine: Engine) -> tuple[int, int]:
     """Apply the missing migrations; returns the versions before and after."""
-    with engine.connect() as conn:
-        before = check_ours(conn, engine)
-        conn.rollback()
+    before = checked_version(engine)
     check_not_newer(before, engine)
     for migration in known_migrations():
         if migration.version > before:
