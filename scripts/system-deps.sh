@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Checks (and, as root on Debian, installs) the system packages the project needs.
 #   scripts/system-deps.sh build   what creating the virtualenv needs (Kerberos headers, Java 17+)
-#   scripts/system-deps.sh test    the same plus the PostgreSQL server binaries the tests start
+#   scripts/system-deps.sh test    the same plus what the tests start or drive: the PostgreSQL
+#                                  server, Maven and a JDK (the real HBase/Kafka stack), Chromium
 set -euo pipefail
 need=()
 
@@ -16,6 +17,9 @@ java_major() {
 
 if [ "${1:-build}" = test ]; then
   ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need+=(postgresql)
+  command -v javac >/dev/null 2>&1 || need+=(openjdk-17-jdk-headless)
+  command -v mvn >/dev/null 2>&1 || need+=(maven)
+  command -v chromium >/dev/null 2>&1 || need+=(chromium)
 fi
 
 [ ${#need[@]} -eq 0 ] && exit 0
