@@ -25,10 +25,10 @@ MODULES = Path(__file__).resolve().parent
 
 # What HBase's bin/hbase passes on JDK 11+ (and what Netty, Hadoop and Kafka reach into).
 _OPENED = ("java.lang", "java.lang.reflect", "java.lang.invoke", "java.io", "java.net",
-                    "java.nio", "java.text", "java.util", "java.util.concurrent",
-                    "java.util.concurrent.atomic", "java.util.regex", "java.time",
-                    "jdk.internal.misc", "jdk.internal.ref", "sun.nio.ch", "sun.nio.cs",
-                    "sun.net.dns", "sun.net.util", "sun.security.x509", "sun.security.util")
+           "java.nio", "java.text", "java.util", "java.util.concurrent",
+           "java.util.concurrent.atomic", "java.util.regex", "java.time",
+           "jdk.internal.misc", "jdk.internal.ref", "sun.nio.ch", "sun.nio.cs",
+           "sun.net.dns", "sun.net.util", "sun.security.x509", "sun.security.util")
 ADD_OPENS = (
     *(f"--add-opens=java.base/{package}=ALL-UNNAMED" for package in _OPENED),
     "--add-exports=java.base/jdk.internal.misc=ALL-UNNAMED",
