@@ -11,7 +11,7 @@ from hbase_migrate.cluster.thrift2 import Thrift2Client, hbase2
 
 TABLES = {"golden_a": (b"\x40", b"\x80"), "golden_b": ()}
 ROWS = (b"\x00\x01", b"row-1", b"\x7f\xff", b"\xc3\xa9t\xc3\xa9", b"\xff\xfe\x00")
-LARGE = bytes(range(256)) * 40 + b"x" * 3000   # 13 KB, partly compressible
+LARGE = bytes(range(256)) * 8 + b"x" * 2048   # 4 KB, partly compressible
 TS = 1_700_000_000_000
 
 
