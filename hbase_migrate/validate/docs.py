@@ -1,7 +1,8 @@
 """Data Docs that render offline: the web assets Great Expectations' pages load from CDNs
 are copied from the npm packages ``scripts/docs-assets.sh`` fetched at set-up time (into
-``docs_assets/`` beside this module) into the site's ``static/vendor/`` folder, and the
-pages' links rewritten to them; remote logo images become an inline blank image.
+``docs_assets/`` beside this module) into a vendor folder beside the pages, and the pages'
+links rewritten to them (relative links: the folder can be moved or archived whole); remote
+logo images become an inline blank image.
 """
 
 from __future__ import annotations
@@ -67,14 +68,15 @@ def assets_available(assets: Path = ASSETS) -> bool:
     return all((assets / f).is_file() for f in CDN_FILES.values())
 
 
-def make_offline(site: Path, assets: Path = ASSETS) -> bool:
-    """Rewrite every page of the Data Docs ``site`` to local copies of its CDN assets.
+def make_offline(site: Path, vendor: Path | None = None, assets: Path = ASSETS) -> bool:
+    """Rewrite every page of the Data Docs ``site`` to local copies of its CDN assets,
+    kept in ``vendor`` (default: the site's ``static/vendor``; sites may share one).
     Returns False (pages left as they are, logged) when the assets were not fetched."""
     if not assets_available(assets):
         log.warning("Data Docs in %s keep their CDN links: the web assets are missing from "
                     "%s (run `make docs-assets`)", site, assets)
         return False
-    vendor = site / VENDOR
+    vendor = vendor or site / VENDOR
     for relative in [*CDN_FILES.values(), *CDN_FOLDERS]:
         source, copy = assets / relative, vendor / relative
         if copy.exists():

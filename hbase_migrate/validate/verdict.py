@@ -3,9 +3,10 @@
 One row per compared range (bounds, rows, cells and digest on each side) is validated in an
 ephemeral GX context, made inside the call (GX is imported here, never at module import):
 every planned range present exactly once, rows equal, cells equal, digests equal. The
-validation result is written as JSON, and the Data Docs site of the migration is updated and
+validation result is written as JSON, and a Data Docs site is built for the run and
 made to render offline (:mod:`hbase_migrate.validate.docs`); both paths are returned for
-the ledger. Which ranges mismatch is read from GX's own unexpected rows.
+the ledger (one Data Docs site per run, ``data_docs/<label>/``, sharing ``data_docs/vendor``).
+Which ranges mismatch is read from GX's own unexpected rows.
 """
 
 from __future__ import annotations
@@ -73,7 +74,7 @@ def judge(pairs: Sequence[RangePair], planned: Sequence[KeyRange], artifacts: Pa
                                         *(c for pair in PAIRS for c in pair)])
     context = gx.get_context(mode="ephemeral")
     context.variables.progress_bars = base.ProgressBarsConfig(globally=False)
-    site = artifacts / SITE
+    site = artifacts / SITE / label  # GX rebuilds a site from its (ephemeral) stores
     context.add_data_docs_site(site_name="migration", site_config={
         "class_name": "SiteBuilder",
         "store_backend": {"class_name": "TupleFilesystemStoreBackend",
@@ -96,7 +97,6 @@ def judge(pairs: Sequence[RangePair], planned: Sequence[KeyRange], artifacts: Pa
         name=label, validation_definitions=[definition],
         actions=[gx.checkpoint.UpdateDataDocsAction(name="docs", site_names=["migration"])],
         result_format={"result_format": "COMPLETE"}))
-    before = set(site.rglob("*.html")) if site.exists() else set()
     outcome = checkpoint.run(batch_parameters={"dataframe": frame})
     (result,) = outcome.run_results.values()
     data: dict[str, Any] = result.to_json_dict()
@@ -110,9 +110,8 @@ def judge(pairs: Sequence[RangePair], planned: Sequence[KeyRange], artifacts: Pa
     result_path = artifacts / "validations" / f"{label}.json"
     result_path.parent.mkdir(parents=True, exist_ok=True)
     result_path.write_text(json.dumps(data, indent=2, sort_keys=True), encoding="utf-8")
-    pages = sorted(p for p in set(site.rglob("*.html")) - before
-                   if "validations" in p.relative_to(site).parts)
-    offline = make_offline(site)
+    pages = sorted(p for p in site.rglob("*.html") if "validations" in p.relative_to(site).parts)
+    offline = make_offline(site, artifacts / SITE / "vendor")
     return GxVerdict(success=bool(data["success"]), mismatched=mismatched,
                      missing=[r for r in planned_ids if r not in present],
                      result_path=result_path, docs_path=pages[-1] if pages else None,
