@@ -16,9 +16,13 @@ PYTEST_ARGS  ?=
 export UV_PROJECT_ENVIRONMENT := $(VENV)
 export SPARK_LOCAL_IP ?= 127.0.0.1
 
-.PHONY: setup system-deps test lint run bench clean
+.PHONY: setup system-deps docs-assets test lint run bench clean
 
-setup: $(VENV)/.installed
+setup: $(VENV)/.installed docs-assets
+
+# the web assets of the validation's Data Docs, from the npm registry (renders offline)
+docs-assets:
+	@scripts/docs-assets.sh
 
 system-deps:
 	@scripts/system-deps.sh build

@@ -21,6 +21,10 @@
     margin = "5m"
     archive_ttl = "10m"         # hbase.master.logcleaner.ttl, for the retention warning
     allow_lossy_deletes = false
+    [spark]
+    master = "local[*]"         # or spark://host:7077, yarn, k8s://...; "in-process": no Spark
+    [ranges]
+    max_cells = 200000          # the most cells a key range of the copy and the checksums holds
 
 Relative paths (``cluster_json``, a SQLite ledger file, a local ``hbase_root`` when there is no
 ``webhdfs``) resolve against the config file's folder. The default ledger is
@@ -46,7 +50,10 @@ from hbase_migrate.timeutil import parse_duration
 STATE_DIR_ENV = "HBASE_MIGRATE_STATE_DIR"
 ENDPOINT_KEYS = ("name", "thrift", "thrift2", "transport", "protocol", "webhdfs", "zookeeper",
                  "znode_parent", "hbase_root")
-_SECTIONS = ("migration", "source", "target", "tables", "replay")
+_SECTIONS = ("migration", "source", "target", "tables", "replay", "spark", "ranges")
+IN_PROCESS = "in-process"  # the Spark master value meaning: run range tasks without Spark
+DEFAULT_SPARK_MASTER = "local[*]"
+DEFAULT_MAX_CELLS = 200_000
 _REPLAY_DEFAULTS = {"roll_period": 3_600_000, "margin": 300_000, "archive_ttl": 600_000}
 
 
@@ -103,6 +110,14 @@ class ReplaySettings:
 
 
 @dataclass(frozen=True)
+class EngineSettings:
+    """Where range tasks (copy, checksums) run, and how big a range may grow."""
+
+    spark_master: str = DEFAULT_SPARK_MASTER  # or IN_PROCESS
+    max_cells: int = DEFAULT_MAX_CELLS
+
+
+@dataclass(frozen=True)
 class MigrationSpec:
     """Everything one migration is configured with."""
 
@@ -113,6 +128,17 @@ class MigrationSpec:
     tables: tuple[TableSpec, ...]
     replay: ReplaySettings = field(default_factory=ReplaySettings)
     path: Path | None = None  # the config file it came from
+    engine: EngineSettings = field(default_factory=EngineSettings)
+
+    @property
+    def artifact_dir(self) -> Path:
+        """Where the migration's artifacts (validation results, Data Docs) are kept: beside
+        a SQLite ledger file, else ``<state dir>/<name>``; an ``artifacts`` folder."""
+        prefix = "sqlite:///"
+        database = self.ledger_url[len(prefix):] if self.ledger_url.startswith(prefix) else ""
+        if database.startswith("/"):
+            return Path(database).parent / "artifacts"
+        return state_dir() / self.name / "artifacts"
 
     def table_mapping(self) -> dict[str, str]:
         """Source table -> target table."""
@@ -137,6 +163,8 @@ class MigrationSpec:
             "tables": [{"source": t.source, "target": t.target, "families": list(t.families)}
                        for t in self.tables],
             "replay": asdict(self.replay),
+            "spark": {"master": self.engine.spark_master},
+            "ranges": {"max_cells": self.engine.max_cells},
         }
 
 
@@ -189,6 +217,7 @@ def parse_config(data: dict[str, Any], path: Path) -> MigrationSpec:
         tables=reader.tables(data),
         replay=reader.replay(data),
         path=path.absolute(),
+        engine=reader.engine(data),
     )
 
 
@@ -323,6 +352,18 @@ class _Reader:
             self.fail(section, "families", "a list of distinct non-empty family names",
                       families)
         return tuple(families)
+
+    def engine(self, data: dict[str, Any]) -> EngineSettings:
+        spark, ranges = self.section(data, "spark"), self.section(data, "ranges")
+        self.keys(spark, "spark", ("master",))
+        self.keys(ranges, "ranges", ("max_cells",))
+        master = self.string(spark, "spark", "master") or DEFAULT_SPARK_MASTER
+        if not master.strip():
+            self.fail("spark", "master", f"a Spark master URL or {IN_PROCESS!r}", master)
+        cells = ranges.get("max_cells", DEFAULT_MAX_CELLS)
+        if isinstance(cells, bool) or not isinstance(cells, int) or cells < 1:
+            self.fail("ranges", "max_cells", "a positive number of cells", cells)
+        return EngineSettings(spark_master=master, max_cells=cells)
 
     def replay(self, data: dict[str, Any]) -> ReplaySettings:
         table = self.section(data, "replay")

@@ -163,10 +163,9 @@ def _migrate(spec: DemoSpec, migration: MigrationSpec, source: ClusterEndpoints,
         facts.update({k: summary[k] for k in ("files_listed", "files_read", "entries")},
                      cells_replayed=sum(result.replay.cells().values()),
                      exit_code=result.replay.exit_code)
-    with _step(result, "validate: source and target cell for cell", report) as facts:
+    with _step(result, "validate: source and target range by range", report) as facts:
         result.validation = lifecycle.validate(migration)
         table, = result.validation["tables"]
         facts.update(verdict=result.validation["verdict"], state=result.validation["state"],
-                     **{k: table[k] for k in ("source_cells", "target_cells", "only_in_source",
-                                              "only_in_target", "different_values",
-                                              "examples")})
+                     **{k: table[k] for k in ("source_cells", "target_cells", "ranges",
+                                              "ranges_matching", "examples")})

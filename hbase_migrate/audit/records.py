@@ -109,7 +109,13 @@ wal_files = _cols("wal_files", "id", "migration_id", "cluster", "server", "path"
 validations = _cols("validations", "id", "migration_id", "step_id", "table_name", "range_start",
                     "range_end", "source_rows", "target_rows", "source_cells", "target_cells",
                     "source_digest", "target_digest", "verdict", "validated_at",
-                    "recompare_verdict", "recompared_at")
+                    "recompare_verdict", "recompared_at", "gx_result", "data_docs",
+                    "differences")
+key_ranges = _cols("key_ranges", "id", "migration_id", "table_name", "range_start", "range_end",
+                   "planned_cells", "planned_at", "copy_step_id", "copied_rows", "copied_cells",
+                   "copied_at")
+repairs = _cols("repairs", "id", "migration_id", "step_id", "table_name", "range_start",
+                "range_end", "reason", "puts", "deletes", "verdict", "detail", "repaired_at")
 gaps = _cols("gaps", "id", "migration_id", "kind", "wal_file_id", "server", "wal_group",
              "first_time", "last_time", "detail", "detected_at", "remedy", "resolved_at")
 wal_anchors = _cols("wal_anchors", "id", "migration_id", "server", "wal_group", "path",
@@ -238,6 +244,9 @@ class ValidationRecord:
     validated_at: int
     recompare_verdict: Verdict | None
     recompared_at: int | None
+    gx_result: str | None = None  # the GX validation result (JSON file)
+    data_docs: str | None = None  # the Data Docs page
+    differences: tuple[str, ...] = ()  # the first differing cells
 
     @property
     def final_verdict(self) -> Verdict:
@@ -252,6 +261,59 @@ class ValidationRecord:
         values["verdict"] = Verdict(values["verdict"])
         if values["recompare_verdict"] is not None:
             values["recompare_verdict"] = Verdict(values["recompare_verdict"])
+        values["differences"] = tuple(_load_json(values["differences"], "validations", row,
+                                                 "differences") or ())
+        return cls(**values)
+
+
+@dataclass(frozen=True)
+class KeyRangeRecord:
+    """A planned key range of a migrated (source) table and its copy, once done."""
+
+    id: int
+    migration_id: int
+    table_name: str
+    range_start: bytes
+    range_end: bytes
+    planned_cells: int
+    planned_at: int
+    copy_step_id: int | None
+    copied_rows: int | None
+    copied_cells: int | None
+    copied_at: int | None
+
+    @classmethod
+    def from_row(cls, row: RowMapping) -> KeyRangeRecord:
+        values = dict(row)
+        values["range_start"] = bytes.fromhex(values["range_start"])
+        values["range_end"] = bytes.fromhex(values["range_end"])
+        return cls(**values)
+
+
+@dataclass(frozen=True)
+class RepairRecord:
+    """A key range rewritten on the target from the source, and the verdict after it."""
+
+    id: int
+    migration_id: int
+    step_id: int | None
+    table_name: str
+    range_start: bytes
+    range_end: bytes
+    reason: str  # "mismatch" or "bulk_load"
+    puts: int
+    deletes: int
+    verdict: Verdict | None
+    detail: dict[str, Any]
+    repaired_at: int
+
+    @classmethod
+    def from_row(cls, row: RowMapping) -> RepairRecord:
+        values = dict(row)
+        values["range_start"] = bytes.fromhex(values["range_start"])
+        values["range_end"] = bytes.fromhex(values["range_end"])
+        values["verdict"] = Verdict(values["verdict"]) if values["verdict"] else None
+        values["detail"] = dict(_load_json(values["detail"], "repairs", row, "detail"))
         return cls(**values)
 
 

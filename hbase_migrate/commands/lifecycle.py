@@ -52,55 +52,102 @@ def prepare(config: Path, as_json: bool) -> None:
         *_skipped(result), f"migration {result['migration']}: {result['state']}"])
 
 
+def _progress_bar(as_json: bool) -> Any:
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                    TextColumn("key ranges"), transient=True, disable=as_json)
+
+
+def _ranges(bar: Any, what: str) -> Callable[[int, int], None]:
+    task = bar.add_task(what, total=None)
+    return lambda done, total: bar.update(task, completed=done, total=total)
+
+
+_master = click.option("--master", metavar="URL",
+                       help="Spark master for the range tasks (default: the config's [spark] "
+                            "master, else local[*]; \"in-process\" runs them without Spark).")
+
+
 @click.command()
 @_config
 @click.option("--watermark", metavar="TIME",
               help="T0 of the copy (default: now); ignored once a watermark is recorded.")
-def snapshot(config: Path, as_json: bool, watermark: str | None) -> None:
-    """Fix the watermark T0 and copy every cell version written before it."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
-
+@_master
+def snapshot(config: Path, as_json: bool, watermark: str | None, master: str | None) -> None:
+    """Fix the watermark T0 and copy every cell version written before it, one task per key
+    range; a rerun copies only the ranges not yet copied."""
     from hbase_migrate.config import load_config
     from hbase_migrate.lifecycle import snapshot as step
     from hbase_migrate.timeutil import format_time, parse_time
 
     spec = load_config(config)
     t0 = parse_time(watermark, name="--watermark") if watermark else None
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                  TextColumn("{task.fields[cells]} cells"), transient=True,
-                  disable=as_json) as bar:
-        tasks: dict[str, Any] = {}
-
-        def on_region(table: str, region: Any, stats: Any) -> None:
-            if table not in tasks:
-                tasks[table] = bar.add_task(f"copy {table}", total=None, cells=0)
-            task = tasks[table]
-            cells = bar.tasks[task].fields["cells"] + stats.cells
-            bar.update(task, advance=1, cells=cells)
-
-        result = step(spec, watermark=t0, on_region=on_region)
+    with _progress_bar(as_json) as bar:
+        result = step(spec, watermark=t0, master=master, progress=_ranges(bar, "copy"))
     _show(result, as_json, [
         f"watermark T0 = {format_time(result['watermark'])}",
-        *(f"{t['source']} -> {t['target']}: {t['rows']} rows, {t['cells']} cells"
-          for t in result.get("tables", [])),
+        *(f"{c['table']} {c['bounds']}: {c['rows']} rows, {c['cells']} cells copied"
+          for c in result.get("copied", [])),
+        *(f"{t['source']} -> {t['target']}: {t['ranges']} key ranges, {t['rows']} rows, "
+          f"{t['cells']} cells" for t in result.get("tables", [])),
+        *([f"{result['ranges_skipped']} key range(s) copied before: skipped"]
+          if result.get("ranges_skipped") else []),
         *_skipped(result), f"migration {result['migration']}: {result['state']}"])
 
 
 @click.command()
 @_config
+@click.option("--table", "tables", multiple=True, metavar="T",
+              help="Validate this table only (source or target name; repeat).")
+@click.option("--repair", is_flag=True,
+              help="Rewrite the ranges that still differ from the source (and the regions "
+                   "bulk loads went to), then compare them again.")
+@click.option("--explain", metavar="RANGE",
+              help="Only list the first differing cells of one key range "
+                   "(TABLE:STARTHEX-STOPHEX as the listing prints it).")
+@click.option("--recompare-wait", default="1m", show_default=True, metavar="DURATION",
+              help="How long a recompare waits for replay to catch up.")
+@_master
 @click.pass_context
-def validate(ctx: click.Context, config: Path, as_json: bool) -> None:
-    """Compare the target with the source, cell for cell; exit 1 on a mismatch."""
+def validate(ctx: click.Context, config: Path, as_json: bool, tables: tuple[str, ...],
+             repair: bool, explain: str | None, recompare_wait: str,
+             master: str | None) -> None:
+    """Compare source and target range by range (rows, cells, digests; judged by Great
+    Expectations), recompare what differs after replay caught up; exit 0 when every range
+    matches, 1 when some still differ (listed), 2 on errors."""
     from hbase_migrate.config import load_config
     from hbase_migrate.lifecycle import validate as step
+    from hbase_migrate.lifecycle.validate import explain as explain_range
+    from hbase_migrate.timeutil import parse_duration
 
-    result = step(load_config(config))
-    lines = []
+    spec = load_config(config)
+    if explain:
+        found = explain_range(spec, explain)
+        _show(found, as_json, [f"{found['table']} {found['bounds']}: "
+                               f"{'equal' if found['equal'] else 'differs'}",
+                               *(f"  {e}" for e in found["examples"])])
+        ctx.exit(0 if found["equal"] else 1)
+    wait = parse_duration(recompare_wait, name="--recompare-wait") / 1000
+    with _progress_bar(as_json) as bar:
+        result = step(spec, tables=tables, repair=repair, master=master,
+                      recompare_wait=wait, progress=_ranges(bar, "checksums"))
+    lines = [f"bulk load re-copied: {b['table']} {b['bounds']}: {b['puts']} puts"
+             for b in result.get("bulk_loads_recopied", [])]
     for t in result["tables"]:
-        lines.append(f"{t['source']} -> {t['target']}: {t['verdict']} ({t['source_cells']} "
-                     f"source cells, {t['target_cells']} target cells)")
-        lines += [f"  {example}" for example in t["examples"]]
-    _show(result, as_json, [*lines, f"verdict: {result['verdict']}",
+        lines.append(f"{t['source']} -> {t['target']}: {t['verdict']} "
+                     f"({t['ranges_matching']}/{t['ranges']} key ranges match; "
+                     f"{t['source_cells']} source cells, {t['target_cells']} target cells)")
+        lines += [f"  repaired {r['table']} {r['bounds']}: {r['puts']} puts, "
+                  f"{r['deletes']} deletes" for r in t["repaired"]]
+        for m in t["mismatched"]:
+            lines.append(f"  differs: {m['table']} {m['bounds']}  (--explain {m['table']}:"
+                         f"{m['start']}-{m['stop']})")
+            lines += [f"    {d}" for d in m["differences"]]
+    gx = result.get("gx", {})
+    _show(result, as_json, [*lines, *([f"data docs: {gx['data_docs']}"]
+                                      if gx.get("data_docs") else []),
+                            f"verdict: {result['verdict']}",
                             f"migration {result['migration']}: {result['state']}"])
     ctx.exit(0 if result["verdict"] == "match" else 1)
 

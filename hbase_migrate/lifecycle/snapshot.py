@@ -1,31 +1,62 @@
 """Step 2: fix the watermark T0 and copy every retained cell version written before it.
 
-The copy reads with the time range ``[0, T0)`` and keeps timestamps, so rerunning it after a
-failure gives the same target; what came at or after T0 arrives by WAL replay. A migration
-whose copy finished is skipped; a retry after a failure keeps the T0 (and the WAL anchors)
-the first attempt fixed.
+The copy runs on the range engine (:mod:`hbase_migrate.ranges`): each table's key ranges are
+planned once (region boundaries split to the cell budget) and kept in the ledger; one task
+per range reads ``[0, T0)`` with timestamps and writes the target, and records the range as
+copied when it is done. A rerun after a failure keeps the T0 (and the WAL anchors) and the
+ranges the first attempt fixed, and copies only the ranges not yet done. A migration whose
+copy finished is skipped.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Sequence
 from typing import Any
 
 from hbase_migrate.audit.ledger import now_ms
 from hbase_migrate.audit.records import MigrationState, Provenance, StepStatus
-from hbase_migrate.cluster.descriptors import RegionDescriptor
-from hbase_migrate.config import MigrationSpec
-from hbase_migrate.lifecycle.step import recorded_step, require, thrift2
+from hbase_migrate.config import MigrationSpec, TableSpec
+from hbase_migrate.errors import ConfigError
+from hbase_migrate.lifecycle.step import StepContext, recorded_step, require, thrift2
+from hbase_migrate.ranges.engine import Progress, bind, range_engine
+from hbase_migrate.ranges.keyrange import KeyRange
+from hbase_migrate.ranges.plan import plan_ranges
+from hbase_migrate.ranges.tasks import CopyJob, copy_range_task
 from hbase_migrate.replay.watermark import record_watermark
-from hbase_migrate.snapshot.copy import CopyStats, copy_table
 
-OnRegion = Callable[[str, RegionDescriptor, CopyStats], None]
+
+def selected_tables(spec: MigrationSpec, tables: Sequence[str]) -> list[TableSpec]:
+    """The migration's tables named in ``tables`` (source or target name); all when empty."""
+    if not tables:
+        return list(spec.tables)
+    chosen = [t for t in spec.tables if t.source in tables or t.target in tables]
+    unknown = set(tables) - {n for t in chosen for n in (t.source, t.target)}
+    if unknown:
+        raise ConfigError(f"migration {spec.name!r} has no table {', '.join(sorted(unknown))}; "
+                          f"its tables: {', '.join(t.source for t in spec.tables)}")
+    return chosen
+
+
+def planned_ranges(step: StepContext, spec: MigrationSpec, table: str,
+                   time_range: tuple[int, int] | None) -> list[tuple[KeyRange, int | None]]:
+    """The table's ranges from the ledger (planned now when none are), each with the cells
+    copied when it was copied (None when not yet)."""
+    records = step.ledger.key_ranges(step.migration.id, table)
+    if not records:
+        with thrift2(spec.source) as source:
+            plan = plan_ranges(source, table, spec.engine.max_cells, time_range)
+        records = step.ledger.plan_key_ranges(
+            step.migration.id, table, [(p.range.start, p.range.stop, p.cells) for p in plan])
+    return [(KeyRange(table, r.range_start, r.range_end),
+             r.copied_cells if r.copied_at is not None else None) for r in records]
 
 
 def snapshot(spec: MigrationSpec, *, watermark: int | None = None,
-             provenance: Provenance | None = None,
-             on_region: OnRegion | None = None) -> dict[str, Any]:
-    """Fix T0 (``watermark``, default now) and copy ``[0, T0)`` of every table."""
+             provenance: Provenance | None = None, master: str | None = None,
+             progress: Progress | None = None) -> dict[str, Any]:
+    """Fix T0 (``watermark``, default now) and copy ``[0, T0)`` of every table, one task per
+    key range on ``master`` (default: the spec's Spark master); ``progress(done, total)``
+    as ranges finish."""
     with recorded_step(spec, "snapshot", provenance) as step:
         require(step, MigrationState.SCHEMA_READY, "the snapshot copy", "prepare")
         done = [s for s in step.ledger.steps(step.migration.id, "snapshot")
@@ -40,19 +71,31 @@ def snapshot(spec: MigrationSpec, *, watermark: int | None = None,
             step.metrics["anchors"] = record_watermark(step.ledger, step.migration, spec, t0)
         step.advance(MigrationState.COPYING)
         step.metrics["watermark"] = t0
-        tables: list[dict[str, Any]] = []
-        with thrift2(spec.source) as src, thrift2(spec.target) as dst:
-            for table in spec.tables:
-                def region_done(region: RegionDescriptor, stats: CopyStats,
-                                name: str = table.source) -> None:
-                    if on_region is not None:
-                        on_region(name, region, stats)
-
-                stats = copy_table(src, dst, table.source, table.target, (0, t0),
-                                   on_region=region_done)
-                tables.append({"source": table.source, "target": table.target,
-                               "rows": stats.rows, "cells": stats.cells})
-        step.metrics.update(tables=tables, rows=sum(t["rows"] for t in tables),
-                            cells=sum(t["cells"] for t in tables))
+        _copy(step, spec, t0, master or spec.engine.spark_master, progress)
         step.advance(MigrationState.COPIED)
         return step.result()
+
+
+def _copy(step: StepContext, spec: MigrationSpec, t0: int, master: str,
+          progress: Progress | None) -> None:
+    plans = {t.source: planned_ranges(step, spec, t.source, (0, t0)) for t in spec.tables}
+    todo = [r for ranges in plans.values() for r, cells in ranges if cells is None]
+    job = CopyJob(spec.source, spec.target, tuple(spec.table_mapping().items()), (0, t0),
+                  spec.ledger_url, step.migration.id, step.step_id)
+    total = sum(len(r) for r in plans.values())
+    step.metrics.update(engine=master, ranges=total, ranges_copied=len(todo),
+                        ranges_skipped=total - len(todo))
+    copies = []
+    if todo:
+        with range_engine(master, f"hbase-migrate snapshot {spec.name}") as engine:
+            copies = engine.map(bind(copy_range_task, job), todo, progress=progress,
+                                what=f"copy {len(todo)} key ranges of migration {spec.name}")
+    step.metrics["copied"] = [c.to_json() for c in copies]
+    tables: list[dict[str, Any]] = []
+    for table in spec.tables:
+        records = step.ledger.key_ranges(step.migration.id, table.source)
+        tables.append({"source": table.source, "target": table.target, "ranges": len(records),
+                       "rows": sum(r.copied_rows or 0 for r in records),
+                       "cells": sum(r.copied_cells or 0 for r in records)})
+    step.metrics.update(tables=tables, rows=sum(t["rows"] for t in tables),
+                        cells=sum(t["cells"] for t in tables))

@@ -1,0 +1,173 @@
+"""The range engine's copy and checksums against raw Thrift2 scans and puts of the same cells.
+
+Usage: ``python bench/range_engine.py [--cells 40000] [--quick] [--rss-cells 10000]``
+
+Starts ``hbase-migrate minicluster start`` in a subprocess (source and target tables on one
+embedded cluster; the benchmark and the server do not share an interpreter), fills a table
+with ``--cells`` cells (rows of 4 cells, values of 100 bytes) and prints, side by side:
+
+* cells/s of a raw scan of the table (one client, one pass) and of raw puts of the same cells
+  into a fresh table (batches of 2000);
+* cells/s of the range engine's copy with 1, 2 and 4 tasks (Spark local[4], the table cut
+  into that many key ranges; a warm-up job first, session start-up excluded), and its ratio
+  to the slower of raw scan and raw put;
+* cells/s of the range checksums (both sides digested; cells of both sides counted) with
+  1, 2 and 4 tasks, and their ratio to the raw scan rate;
+* the peak RSS (VmHWM) of a child process copying a range of ``--rss-cells`` cells and one
+  10x larger.
+
+Asserts nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from hbase_migrate.cluster.descriptors import FamilyDescriptor, TableDescriptor
+from hbase_migrate.cluster.endpoints import ClusterEndpoints
+from hbase_migrate.cluster.thrift2 import Thrift2Client
+from hbase_migrate.config import ClusterSpec
+from hbase_migrate.ranges.engine import SparkEngine, bind, prepare_spark_environment
+from hbase_migrate.ranges.keyrange import KeyRange
+from hbase_migrate.ranges.tasks import ChecksumJob, CopyJob, checksum_range_task, copy_range_task
+from hbase_migrate.wal.model import Cell, CellType
+
+FAMILY = b"d"
+VALUE = b"v" * 100
+TASKS = (1, 2, 4)
+
+
+def rows_of(first: int, count: int) -> list[Cell]:
+    return [Cell(b"row-%08d" % i, FAMILY, b"q%d" % q, 1_000 + q, CellType.PUT, VALUE)
+            for i in range(first, first + count) for q in range(4)]
+
+
+def fill(client: Thrift2Client, table: str, cells: int) -> None:
+    client.create_table(TableDescriptor(table, (FamilyDescriptor(FAMILY, max_versions=3),)))
+    for first in range(0, cells // 4, 2000):
+        client.put_cells(table, rows_of(first, min(2000, cells // 4 - first)))
+
+
+def cuts(rows: int, parts: int, table: str) -> list[KeyRange]:
+    keys = [b""] + [b"row-%08d" % (rows * i // parts) for i in range(1, parts)] + [b""]
+    return [KeyRange(table, keys[i], keys[i + 1]) for i in range(parts)]
+
+
+RSS_CHILD = """
+import sys
+from hbase_migrate.cluster.endpoints import ClusterEndpoints
+from hbase_migrate.config import ClusterSpec
+from hbase_migrate.ranges.keyrange import KeyRange
+from hbase_migrate.ranges.tasks import CopyJob, copy_range_task
+ep = ClusterEndpoints(name="bench", thrift="127.0.0.1:1", thrift2=sys.argv[1])
+spec = ClusterSpec("source", explicit=ep)
+job = CopyJob(spec, ClusterSpec("target", explicit=ep), ((sys.argv[2], sys.argv[3]),), (0, 1 << 62))
+done = copy_range_task(job, KeyRange(sys.argv[2]))
+hwm = [l.split()[1] for l in open('/proc/self/status') if l.startswith('VmHWM')]
+print(done.cells, done.seconds, hwm[0])
+"""
+
+
+def rss_child(endpoint: str, source: str, target: str) -> tuple[int, float, float]:
+    out = subprocess.run([sys.executable, "-c", RSS_CHILD, endpoint, source, target],
+                         capture_output=True, text=True, check=True)
+    cells, secs, hwm = out.stdout.split()
+    return int(cells), float(secs), int(hwm) / 1024
+
+
+def line(label: str, cells: int, secs: float, ratio: str = "") -> None:
+    print(f"  {label:<34} {cells:>9} cells {secs:>7.2f}s {cells / secs:>10.0f} cells/s  {ratio}",
+          flush=True)
+
+
+def run(endpoint: str, cells: int, rss_cells: int) -> None:
+    from pyspark.sql import SparkSession
+
+    client = Thrift2Client(endpoint)
+    spec = ClusterSpec("source", explicit=ClusterEndpoints(name="bench", thrift="127.0.0.1:1",
+                                                           thrift2=endpoint))
+    fill(client, "src", cells)
+    began = time.perf_counter()
+    scanned = [c for row in client.scan("src") for c in row]
+    scan_secs = time.perf_counter() - began
+    client.create_table(TableDescriptor("raw", (FamilyDescriptor(FAMILY, max_versions=3),)))
+    began = time.perf_counter()
+    for i in range(0, len(scanned), 2000):
+        client.put_cells("raw", scanned[i:i + 2000])
+    put_secs = time.perf_counter() - began
+    print(f"range engine on the embedded stack, {cells} cells", flush=True)
+    line("raw scan (1 client)", len(scanned), scan_secs)
+    line("raw put (1 client, batches of 2000)", len(scanned), put_secs)
+    slower = min(len(scanned) / scan_secs, len(scanned) / put_secs)
+
+    prepare_spark_environment()
+    spark = (SparkSession.builder.master("local[4]").appName("bench-range-engine")
+             .config("spark.ui.enabled", "false").getOrCreate())
+    try:
+        engine = SparkEngine(spark)
+        spark.sparkContext.parallelize(range(8), 8).map(lambda x: x).collect()  # warm-up
+        rows = cells // 4
+        for tasks in TASKS:
+            target = f"copy{tasks}"
+            client.create_table(TableDescriptor(target, (FamilyDescriptor(FAMILY,
+                                                                          max_versions=3),)))
+            job = CopyJob(spec, spec, (("src", target),), (0, 1 << 62))
+            began = time.perf_counter()
+            done = engine.map(bind(copy_range_task, job), cuts(rows, tasks, "src"), what="copy")
+            secs = time.perf_counter() - began
+            copied = sum(d.cells for d in done)
+            line(f"copy, {tasks} task(s)", copied, secs,
+                 f"x{copied / secs / slower:.2f} of the slower raw rate")
+        for tasks in TASKS:
+            check = ChecksumJob(spec, spec, (("src", "copy1"),))
+            began = time.perf_counter()
+            pairs = engine.map(bind(checksum_range_task, check), cuts(rows, tasks, "src"),
+                               what="checksums")
+            secs = time.perf_counter() - began
+            both = sum(p.source.cells + p.target.cells for p in pairs)
+            assert all(p.equal for p in pairs)
+            line(f"checksums, {tasks} task(s)", both, secs,
+                 f"x{both / secs / (len(scanned) / scan_secs):.2f} of raw scan")
+    finally:
+        spark.stop()
+
+    print("peak RSS of one copy task (child process)", flush=True)
+    for name, size in (("rss1", rss_cells), ("rss10", rss_cells * 10)):
+        fill(client, name, size)
+        client.create_table(TableDescriptor(f"{name}_copy",
+                                            (FamilyDescriptor(FAMILY, max_versions=3),)))
+        copied, secs, hwm = rss_child(endpoint, name, f"{name}_copy")
+        print(f"  range of {copied:>8} cells: VmHWM {hwm:7.1f} MB ({copied / secs:.0f} "
+              "cells/s)", flush=True)
+    client.close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cells", type=int, default=40_000)
+    parser.add_argument("--rss-cells", type=int, default=10_000)
+    parser.add_argument("--quick", action="store_true", help="smoke run (8000 cells)")
+    args = parser.parse_args()
+    cells, rss = (8_000, 2_000) if args.quick else (args.cells, args.rss_cells)
+    with tempfile.TemporaryDirectory(prefix="range-bench-") as tmp:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "hbase_migrate", "minicluster", "start",
+             "--dir", str(Path(tmp) / "cluster")], stdout=subprocess.PIPE, text=True)
+        try:
+            assert proc.stdout is not None
+            info: dict[str, Any] = json.loads(proc.stdout.readline())
+            run(info["thrift2"], cells, rss)
+        finally:
+            proc.terminate()
+            proc.wait(30)
+
+
+if __name__ == "__main__":
+    main()

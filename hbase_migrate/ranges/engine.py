@@ -1,0 +1,149 @@
+"""Where range tasks run: in this process one after the other, or on Spark with one task
+(partition) per range. pyspark is imported only when a Spark engine is made, never at
+import time.
+
+A session already running in this process is used as it is (``spark-submit``, a test's
+session); otherwise one is started on the configured master and stopped when the work is
+done. Progress is reported as ranges finish (on Spark: as its tasks complete).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from functools import partial
+from typing import Any, Protocol, TypeVar
+
+from hbase_migrate.config import IN_PROCESS
+from hbase_migrate.ranges.keyrange import RangeError
+
+T = TypeVar("T")
+R = TypeVar("R")
+Progress = Callable[[int, int], None]  # (ranges done, ranges in all)
+JOB_GROUP = "hbase-migrate-ranges"
+
+
+class RangeEngine(Protocol):
+    """Runs ``task`` on every item and returns the results in the items' order."""
+
+    name: str
+
+    def map(self, task: Callable[[T], R], items: Sequence[T], *, what: str,
+            progress: Progress | None = None) -> list[R]: ...
+
+
+class InProcessEngine:
+    """Every task in this process, one after the other."""
+
+    name = IN_PROCESS
+
+    def map(self, task: Callable[[T], R], items: Sequence[T], *, what: str,
+            progress: Progress | None = None) -> list[R]:
+        results = []
+        for item in items:
+            results.append(task(item))
+            if progress is not None:
+                progress(len(results), len(items))
+        return results
+
+
+def _task_error(exc: BaseException) -> str:
+    """The Python error a failed Spark task raised (its last traceback line), or the
+    exception itself."""
+    text = str(exc)
+    lines = [line for line in text.splitlines() if "Error:" in line or "Exception:" in line]
+    python = [line for line in lines if "hbase_migrate" in line or "RangeError" in line]
+    return (python or lines or [text])[-1].strip()
+
+
+class SparkEngine:
+    """One Spark job per call, one task per item."""
+
+    def __init__(self, spark: Any) -> None:
+        self.spark = spark
+        self.name = str(spark.sparkContext.master)
+
+    def map(self, task: Callable[[T], R], items: Sequence[T], *, what: str,
+            progress: Progress | None = None) -> list[R]:
+        if not items:
+            return []
+        context = self.spark.sparkContext
+        group = f"{JOB_GROUP}-{threading.get_ident()}-{id(items)}"
+        outcome: dict[str, Any] = {}
+
+        def run() -> None:
+            context.setJobGroup(group, what)
+            try:
+                outcome["results"] = context.parallelize(list(items), len(items)).map(
+                    task).collect()
+            except BaseException as exc:
+                outcome["error"] = exc
+
+        worker = threading.Thread(target=run, name="range-job", daemon=True)
+        worker.start()
+        reported = 0
+        while worker.is_alive():
+            worker.join(0.5)
+            if progress is not None:
+                done = self._completed(group)
+                if done > reported:
+                    reported = done
+                    progress(min(done, len(items)), len(items))
+        if "error" in outcome:
+            raise RangeError(f"{what}: a Spark task failed: {_task_error(outcome['error'])}"
+                             ) from outcome["error"]
+        if progress is not None and reported < len(items):
+            progress(len(items), len(items))
+        results: list[R] = outcome["results"]
+        return results
+
+    def _completed(self, group: str) -> int:
+        tracker = self.spark.sparkContext.statusTracker()
+        done = 0
+        for job_id in tracker.getJobIdsForGroup(group):
+            job = tracker.getJobInfo(job_id)
+            for stage_id in job.stageIds if job else ():
+                stage = tracker.getStageInfo(stage_id)
+                done += stage.numCompletedTasks if stage else 0
+        return done
+
+
+def prepare_spark_environment() -> None:
+    """What a Spark session started from this process needs: loopback, and this Python on
+    the executors."""
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+
+
+@contextmanager
+def range_engine(master: str, app_name: str = "hbase-migrate") -> Iterator[RangeEngine]:
+    """The engine for ``master``: in-process for ``"in-process"``, else Spark (a session
+    already running in this process is used as is; one started here is stopped after)."""
+    if master == IN_PROCESS:
+        yield InProcessEngine()
+        return
+    from pyspark import SparkContext
+    from pyspark.sql import SparkSession
+
+    prepare_spark_environment()
+    running = SparkContext._active_spark_context is not None
+    try:
+        spark = (SparkSession.builder.getOrCreate() if running else
+                 SparkSession.builder.master(master).appName(app_name)
+                 .config("spark.ui.enabled", "false").getOrCreate())
+    except Exception as exc:
+        raise RangeError(f"cannot start Spark on master {master!r}: {_task_error(exc)}"
+                         ) from exc
+    try:
+        yield SparkEngine(spark)
+    finally:
+        if not running:
+            spark.stop()
+
+
+def bind(task: Callable[..., R], job: Any) -> Callable[[Any], R]:
+    """``task(job, item)`` as a picklable function of the item."""
+    return partial(task, job)

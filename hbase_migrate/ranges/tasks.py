@@ -1,0 +1,140 @@
+"""The work of one key range, as a picklable job plus a function of the range: what a Spark
+task (or the in-process engine) runs. Each task opens its own Thrift2 clients (and, for the
+copy, the ledger) and closes them before it returns.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from hbase_migrate.cluster.thrift2 import Thrift2Client
+from hbase_migrate.config import ClusterSpec
+from hbase_migrate.errors import ConfigError
+from hbase_migrate.ranges.keyrange import KeyRange, RangeError
+from hbase_migrate.ranges.stats import RangeStats, range_stats
+from hbase_migrate.wal.model import Cell
+
+
+def open_thrift2(cluster: ClusterSpec) -> Thrift2Client:
+    """A Thrift2 client of ``cluster``, looking its gateway up again before reconnecting
+    (a gateway restarted on new ports is found)."""
+    endpoints = cluster.endpoints()
+    if not endpoints.thrift2:
+        raise ConfigError(f"{cluster.role} cluster {endpoints.name!r} names no Thrift2 "
+                          "gateway (thrift2 = \"host:9090\"): the range engine needs one")
+    return Thrift2Client(endpoints.thrift2, locate=lambda: cluster.endpoints().thrift2)
+
+
+@dataclass(frozen=True)
+class RangeCopy:
+    """One range copied: what was read and written, and how long it took."""
+
+    range: KeyRange
+    rows: int
+    cells: int
+    seconds: float
+
+    def to_json(self) -> dict[str, Any]:
+        return {**self.range.to_json(), "rows": self.rows, "cells": self.cells,
+                "seconds": round(self.seconds, 3)}
+
+
+@dataclass(frozen=True)
+class CopyJob:
+    """What every copy task of one snapshot shares; the ledger records each range done."""
+
+    source: ClusterSpec
+    target: ClusterSpec
+    tables: tuple[tuple[str, str], ...]  # source table -> target table
+    time_range: tuple[int, int]
+    ledger_url: str | None = None
+    migration_id: int | None = None
+    step_id: int | None = None
+    batch_cells: int = 2000
+
+    def target_table(self, key_range: KeyRange) -> str:
+        for source, target in self.tables:
+            if source == key_range.table:
+                return target
+        raise RangeError(f"range {key_range}: table {key_range.table} is not in the job")
+
+
+def copy_cells(source: Thrift2Client, target: Thrift2Client, key_range: KeyRange,
+               target_table: str, time_range: tuple[int, int] | None,
+               batch_cells: int = 2000) -> tuple[int, int]:
+    """Copy every version of every cell of ``key_range`` (timestamps kept); (rows, cells)."""
+    rows = cells = 0
+    pending: list[Cell] = []
+    for row_cells in source.scan(key_range.table, key_range.start, key_range.stop,
+                                 time_range=time_range):
+        pending.extend(row_cells)
+        rows += 1
+        cells += len(row_cells)
+        if len(pending) >= batch_cells:
+            target.put_cells(target_table, pending)
+            pending = []
+    target.put_cells(target_table, pending)
+    return rows, cells
+
+
+def copy_range_task(job: CopyJob, key_range: KeyRange) -> RangeCopy:
+    """Copy one range and record it in the ledger as done."""
+    began = time.monotonic()
+    with open_thrift2(job.source) as source, open_thrift2(job.target) as target:
+        try:
+            rows, cells = copy_cells(source, target, key_range, job.target_table(key_range),
+                                     job.time_range, job.batch_cells)
+        except Exception as exc:
+            raise RangeError(f"copy of range {key_range} failed: {exc}") from exc
+    if job.ledger_url is not None and job.migration_id is not None:
+        from hbase_migrate.audit.ledger import Ledger
+
+        with Ledger.open(job.ledger_url) as ledger:
+            ledger.record_range_copied(job.migration_id, key_range.table, key_range.start,
+                                       job.step_id, rows, cells)
+    return RangeCopy(key_range, rows, cells, time.monotonic() - began)
+
+
+@dataclass(frozen=True)
+class RangePair:
+    """One range's statistics on both sides."""
+
+    source: RangeStats
+    target: RangeStats
+
+    @property
+    def range(self) -> KeyRange:
+        return self.source.range
+
+    @property
+    def equal(self) -> bool:
+        s, t = self.source, self.target
+        return (s.rows, s.cells, s.digest) == (t.rows, t.cells, t.digest)
+
+
+@dataclass(frozen=True)
+class ChecksumJob:
+    """What every checksum task of one validation shares."""
+
+    source: ClusterSpec
+    target: ClusterSpec
+    tables: tuple[tuple[str, str], ...]
+
+    def target_table(self, key_range: KeyRange) -> str:
+        return CopyJob(self.source, self.target, self.tables, (0, 0)).target_table(key_range)
+
+
+def checksum_range_task(job: ChecksumJob, key_range: KeyRange) -> RangePair:
+    """The statistics of one range on the source, then on the target."""
+    try:
+        with open_thrift2(job.source) as source:
+            left = range_stats(source, key_range)
+        with open_thrift2(job.target) as target:
+            right = range_stats(target, key_range, job.target_table(key_range))
+    except RangeError:
+        raise
+    except Exception as exc:
+        raise RangeError(f"checksums of range {key_range} failed: {exc}") from exc
+    return RangePair(left, right)

@@ -1,0 +1,56 @@
+"""Key ranges, their planning and the range digest, without a cluster."""
+
+from __future__ import annotations
+
+import hashlib
+import struct
+
+import pytest
+
+from hbase_migrate.ranges.keyrange import KeyRange, RangeError
+from hbase_migrate.ranges.plan import split_region
+from hbase_migrate.ranges.stats import digest_rows
+from hbase_migrate.wal.model import Cell, CellType
+
+
+def test_a_range_renders_its_bounds_in_hex_and_reads_back() -> None:
+    r = KeyRange("orders", b"ab\x00", b"ac")
+    assert str(r) == "orders [616200, 6163)"
+    assert KeyRange("t").bounds == "[-inf, +inf)"
+    assert KeyRange.parse(r.id) == r
+    assert KeyRange.parse("6162-", "t") == KeyRange("t", b"ab", b"")
+    with pytest.raises(RangeError, match=r"'t:zz-': non-hexadecimal.*bounds in hex"):
+        KeyRange.parse("t:zz-")
+    with pytest.raises(RangeError, match="start '62' is not before stop '61'"):
+        KeyRange("t", b"b", b"a")
+
+
+def test_regions_are_cut_at_rows_so_no_range_exceeds_the_budget() -> None:
+    rows = [(b"r%d" % i, n) for i, n in enumerate([3, 3, 3, 5, 1, 9, 2])]
+    planned = split_region("t", b"", b"z", rows, max_cells=6)
+    bounds = [(p.range.start, p.range.stop, p.cells) for p in planned]
+    # 3+3 | 3 | 5+1 | 9 (one row above the budget stays whole) | 2
+    assert bounds == [(b"", b"r2", 6), (b"r2", b"r3", 3), (b"r3", b"r5", 6),
+                      (b"r5", b"r6", 9), (b"r6", b"z", 2)]
+    assert split_region("t", b"a", b"b", [], 5)[0].range == KeyRange("t", b"a", b"b")
+
+
+def _expected_digest(cells: list[Cell]) -> str:
+    h = hashlib.sha256()
+    for c in cells:
+        for part in (c.row, c.family, c.qualifier):
+            h.update(len(part).to_bytes(4, "big") + part)
+        h.update(struct.pack(">q", c.timestamp) + bytes([c.type]))
+        h.update(len(c.value).to_bytes(4, "big") + c.value)
+    return h.hexdigest()
+
+
+def test_the_digest_prefixes_lengths_and_follows_scan_order() -> None:
+    r = KeyRange("t")
+    a = Cell(b"ab", b"d", b"c", 5, CellType.PUT, b"v")
+    b = Cell(b"a", b"d", b"bc", 5, CellType.PUT, b"v")
+    assert digest_rows(r, [[a]]).digest != digest_rows(r, [[b]]).digest
+    older = a._replace(timestamp=4, value=b"w")
+    stats = digest_rows(r, [[older, a]])  # a row's cells arrive in any order
+    assert (stats.rows, stats.cells) == (1, 2)
+    assert stats.digest == _expected_digest([a, older])  # newest version first
