@@ -71,6 +71,7 @@ class NewWalFilesSensor(BaseSensorOperator):
         wait, every = self._wait(context)
         message = (f"no new WAL file in the source's WALs/ or oldWALs/ for migration {name} "
                    f"within {wait:g} s ({event.get('polls')} listings, every {every:g} s)")
+        self.log.warning("%s", message)  # soft_fail replaces the exception's own words
         if self.soft_fail:
             raise AirflowSkipException(message)
         raise AirflowSensorTimeout(message)
