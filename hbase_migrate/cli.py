@@ -36,6 +36,8 @@ CORE_COMMANDS: dict[str, tuple[str, str]] = {
                  "Compare the target with the source."),
     "cutover": ("hbase_migrate.commands.lifecycle:cutover",
                 "The cutover gate: go / no-go with reasons."),
+    "report": ("hbase_migrate.commands.report:report",
+               "Write the audit report (one HTML file, from the ledger alone)."),
 }
 
 ENTRY_POINT_GROUP = "hbase_migrate.commands"
