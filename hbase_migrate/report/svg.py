@@ -304,7 +304,7 @@ def stacked_bar(name: str, title: str, parts: Sequence[tuple[str, int, str]]) ->
 
 def tiles(name: str, title: str, rows: Sequence[tuple[str, Sequence[tuple[str, str]]]]) -> str:
     """Small squares in rows, one row per label: ``(label, [(color, tooltip)...])``."""
-    size, gap, left = 14, 3, 270
+    size, gap, left = 20, 4, 270
     per_row = max(1, (WIDTH - left - 10) // (size + gap))
     out, y = [], 6
     for label, cells in rows:
