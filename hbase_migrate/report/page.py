@@ -74,6 +74,14 @@ NAV = (("gate", "Cutover gate"), ("timeline", "Steps"), ("replay", "Replay"),
        ("wal", "WAL files"), ("validation", "Validation"), ("carried", "Bulk loads & repairs"))
 
 
+def _cluster(identity: str) -> str:
+    """A cluster's identity, short: a ``cluster.json`` path by its last two parts (the whole
+    identity in the tooltip)."""
+    kind, _, path = identity.partition(":")
+    short = "/".join(Path(path).parts[-2:]) if kind == "cluster_json" and path else identity
+    return f'<span title="{esc(identity)}">{esc(short)}</span>'
+
+
 def render(data: ReportData, report_dir: Path | None = None) -> str:
     """The whole page; ``report_dir`` (where it will be written) makes artifact links
     relative."""
@@ -91,7 +99,7 @@ def render(data: ReportData, report_dir: Path | None = None) -> str:
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>Migration {esc(m.name)}: audit report</title><style>{CSS}</style></head>"
         f'<body><header><div class="inner"><h1>Migration <b>{esc(m.name)}</b></h1>'
-        f'<div class="sub">{esc(m.source)} → {esc(m.target)} · tables {esc(tables)} · '
+        f'<div class="sub">{_cluster(m.source)} → {_cluster(m.target)} · tables {esc(tables)} · '
         f"watermark T0 {esc(sections.when(m.watermark))}</div><nav>{nav}</nav></div></header>"
         f'<main><div class="cards">{cards}</div>{body}</main>'
         f"<footer>Generated {esc(sections.when(data.now))} from the audit ledger "
