@@ -17,18 +17,18 @@ import argparse
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the tests' synthetic ledger
 
-from hbase_migrate.audit.ledger import Ledger  # noqa: E402
-from hbase_migrate.audit.status import compute_status  # noqa: E402
-from hbase_migrate.report import model, page  # noqa: E402
-from tests.report.synthetic import NAME, build  # noqa: E402
+from hbase_migrate.audit.ledger import Ledger
+from hbase_migrate.audit.status import compute_status
+from hbase_migrate.report import model, page
+from tests.report.synthetic import NAME, build
 
 
-def best(repeat: int, run: object) -> float:
-    assert callable(run)
+def best(repeat: int, run: Callable[[], object]) -> float:
     times = []
     for _ in range(repeat):
         t0 = time.perf_counter()
@@ -47,20 +47,22 @@ def main() -> None:
           f"{'status s':>9} {'report/status':>14}")
     for servers, per_server, runs in sizes:
         with tempfile.TemporaryDirectory() as folder:
-            t0 = time.perf_counter()
-            facts = build(Path(folder), servers=servers, files_per_server=per_server,
-                          runs=runs)
-            written = time.perf_counter() - t0
-            with Ledger.open(facts.url, upgrade_schema=False) as ledger:
-                data = model.load(ledger, NAME, facts.now)
-                read = best(args.repeat, lambda: model.load(ledger, NAME, facts.now))
-                render = best(args.repeat, lambda: page.render(data, Path(folder)))
-                status = best(args.repeat, lambda: compute_status(ledger, now=facts.now))
-            size = len(page.render(data, Path(folder)).encode()) / 1024
-            print(f"{facts.files:>9} {len(data.steps):>6} {read:>7.3f} {render:>9.3f} "
-                  f"{size:>8.0f} {status:>9.3f} {(read + render) / status:>14.2f}"
-                  f"   (ledger written in {written:.0f} s)", flush=True)
+            measure(Path(folder), servers, per_server, runs, args.repeat)
 
+
+def measure(folder: Path, servers: int, per_server: int, runs: int, repeat: int) -> None:
+    t0 = time.perf_counter()
+    facts = build(folder, servers=servers, files_per_server=per_server, runs=runs)
+    written = time.perf_counter() - t0
+    with Ledger.open(facts.url, upgrade_schema=False) as ledger:
+        data = model.load(ledger, NAME, facts.now)
+        read = best(repeat, lambda: model.load(ledger, NAME, facts.now))
+        render = best(repeat, lambda: page.render(data, folder))
+        status = best(repeat, lambda: compute_status(ledger, now=facts.now))
+    size = len(page.render(data, folder).encode()) / 1024
+    print(f"{facts.files:>9} {len(data.steps):>6} {read:>7.3f} {render:>9.3f} "
+          f"{size:>8.0f} {status:>9.3f} {(read + render) / status:>14.2f}"
+          f"   (ledger written in {written:.0f} s)", flush=True)
 
 if __name__ == "__main__":
     main()
