@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from hbase_migrate.audit.errors import LedgerError
 from hbase_migrate.audit.ledger import Ledger
@@ -28,6 +28,30 @@ _ARTIFACT_WORDS = ("artifact", "gx", "great_expectations", "data_docs", "docs", 
 _ARTIFACT_SUFFIXES = (".json", ".html", ".htm")
 
 
+class RepairLike(Protocol):
+    """A key range rewritten on the target from the source, as a ledger whose schema keeps
+    repairs (``Ledger.repairs``) records it."""
+
+    @property
+    def step_id(self) -> int | None: ...
+    @property
+    def table_name(self) -> str: ...
+    @property
+    def range_start(self) -> bytes: ...
+    @property
+    def range_end(self) -> bytes: ...
+    @property
+    def reason(self) -> str: ...
+    @property
+    def puts(self) -> int: ...
+    @property
+    def deletes(self) -> int: ...
+    @property
+    def verdict(self) -> Any: ...
+    @property
+    def repaired_at(self) -> int: ...
+
+
 @dataclass(frozen=True)
 class ReportData:
     """Everything the ledger holds about one migration, as of ``now``."""
@@ -41,6 +65,7 @@ class ReportData:
     gaps: list[GapRecord]  # open and resolved
     validations: list[ValidationRecord]
     anchors: list[AnchorRecord]
+    repairs: list[RepairLike]
 
 
 def load(ledger: Ledger, name: str, now: int) -> ReportData:
@@ -54,7 +79,14 @@ def load(ledger: Ledger, name: str, now: int) -> ReportData:
         now=now, ledger_url=ledger.url, schema_version=ledger.schema_version, migration=record,
         steps=ledger.steps(record.id), files=ledger.wal_files(record.id, SOURCE),
         gaps=ledger.gaps(record.id, include_resolved=True),
-        validations=ledger.validations(record.id), anchors=ledger.anchors(record.id))
+        validations=ledger.validations(record.id), anchors=ledger.anchors(record.id),
+        repairs=_repairs(ledger, record.id))
+
+
+def _repairs(ledger: Ledger, migration_id: int) -> list[RepairLike]:
+    """The ranges repaired, where the ledger's schema keeps them (else none)."""
+    reader = getattr(ledger, "repairs", None)
+    return list(reader(migration_id)) if callable(reader) else []
 
 
 def caller(step: StepRecord) -> str:

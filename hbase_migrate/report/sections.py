@@ -362,6 +362,12 @@ def _range_color(v: ValidationRecord) -> str:
     return RECOMPARED if v.recompare_verdict is not None else MATCH
 
 
+def _differences(v: ValidationRecord) -> str:
+    """The first differing cells, where the ledger keeps them."""
+    found = [str(d) for d in getattr(v, "differences", ()) or ()][:5]
+    return "<br>".join(f"<code>{esc(d[:200])}</code>" for d in found)
+
+
 def _sides(a: int | None, b: int | None) -> str:
     return f"{'-' if a is None else a} / {'-' if b is None else b}"
 
@@ -411,12 +417,13 @@ def validation(data: ReportData, report_dir: Path | None) -> str:
     if bad:
         bad_html = '<h3 class="alarm">Ranges that differ</h3>' + table(
             ["table", "key range", "rows source / target", "cells source / target",
-             "digest source / target"],
+             "digest source / target", "first differences"],
             [[esc(v.table_name), f"<code>{esc(_range_label(v))}</code>",
               esc(_sides(v.source_rows, v.target_rows)),
               esc(_sides(v.source_cells, v.target_cells)),
               f"<code>{esc((v.source_digest or '-')[:12])} / "
-              f"{esc((v.target_digest or '-')[:12])}</code>"] for v in bad[:MAX_ROWS]],
+              f"{esc((v.target_digest or '-')[:12])}</code>", _differences(v)]
+             for v in bad[:MAX_ROWS]],
             total=len(bad))
     legend = (f'{badge("match", "succeeded")} {badge("match after recompare", "recompared")} '
               f'{badge("mismatch", "failed")}')
@@ -447,14 +454,8 @@ def not_replayed(data: ReportData) -> str:
         for f in approx[:MAX_ROWS]], total=len(approx)) if approx else \
         '<p class="ok">No delete was approximated: every delete marker was replayed exactly.' \
         "</p>"
-    repairs = [s for s in data.steps if "repair" in s.kind]
     recompared = [v for v in data.validations if v.recompare_verdict is not None]
-    repair_rows = [[esc(f"#{s.id}"), esc(when(s.started_at)), who_html(s),
-                    badge(s.status.value, s.status.value), _metrics_summary(s.kind, [s]),
-                    esc(s.error or "")] for s in repairs]
-    repairs_html = table(["step", "when", "who", "status", "what it did", "error"],
-                         repair_rows[:MAX_ROWS], total=len(repair_rows)) if repairs else \
-        '<p class="note">No repair recorded.</p>'
+    repairs_html = _repairs(data)
     lead = ("Bulk-loaded HFiles leave only a BULK_LOAD marker in the WAL: their region's key "
             "range is re-copied from the source, never replayed. Through a Thrift1 gateway a "
             "single-version delete can only be approximated, and each one is counted. "
@@ -462,7 +463,41 @@ def not_replayed(data: ReportData) -> str:
     return section("carried", "What replay could not carry", lead,
                    f"<h3>Bulk loads ({len(loads)})</h3>", loads_html,
                    f"<h3>Approximated deletes ({sum(f.approximated_deletes for f in approx)})"
-                   "</h3>", approx_html, f"<h3>Repairs ({len(repairs)})</h3>", repairs_html)
+                   "</h3>", approx_html,
+                   f"<h3>Repairs ({len(data.repairs) + len(_repair_steps(data))})</h3>",
+                   repairs_html)
+
+
+def _repair_steps(data: ReportData) -> list[StepRecord]:
+    return [s for s in data.steps if "repair" in s.kind]
+
+
+def _repairs(data: ReportData) -> str:
+    """Repaired ranges (where the ledger keeps them), and steps of a repair kind."""
+    steps = {s.id: s for s in data.steps}
+    out = []
+    if data.repairs:
+        rows = []
+        for r in data.repairs[:MAX_ROWS]:
+            step = steps.get(r.step_id) if r.step_id is not None else None
+            verdict = str(getattr(r.verdict, "value", r.verdict) or "not compared")
+            start = to_string_binary(r.range_start) if r.range_start else "first row"
+            end = to_string_binary(r.range_end) if r.range_end else "last row"
+            rows.append([esc(r.table_name), f"<code>{esc(f'[{start}, {end})')}</code>",
+                         esc(r.reason.replace("_", " ")), esc(r.puts), esc(r.deletes),
+                         badge(verdict, {"match": "succeeded", "mismatch": "failed"}.get(
+                             verdict, "cli")),
+                         esc(when(r.repaired_at)), who_html(step) if step else ""])
+        out.append(table(["table", "key range", "why", "puts", "deletes", "verdict after",
+                          "when", "who"], rows, total=len(data.repairs)))
+    repair_steps = _repair_steps(data)
+    if repair_steps:
+        out.append(table(["step", "when", "who", "status", "what it did", "error"], [
+            [esc(f"#{s.id}"), esc(when(s.started_at)), who_html(s),
+             badge(s.status.value, s.status.value), _metrics_summary(s.kind, [s]),
+             esc(s.error or "")] for s in repair_steps[:MAX_ROWS]], total=len(repair_steps)))
+    return "".join(out) or '<p class="note">No repair recorded.</p>'
+
 
 
 def facts_of(data: ReportData) -> list[tuple[str, str, str]]:

@@ -5,6 +5,7 @@ reasons, artifact links relative to the report, and the command reads without wr
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, replace
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -12,10 +13,10 @@ import pytest
 from click.testing import CliRunner
 
 from hbase_migrate.audit.ledger import Ledger
-from hbase_migrate.audit.records import TableMapping
+from hbase_migrate.audit.records import TableMapping, Verdict
 from hbase_migrate.bytesutil import to_string_binary
 from hbase_migrate.cli import cli
-from hbase_migrate.report import build_report
+from hbase_migrate.report import build_report, model, page
 from tests.cli_util import fails
 from tests.report.synthetic import NAME, Facts, build
 
@@ -134,6 +135,36 @@ def test_a_new_migration_renders_with_placeholders(tmp_path: Path) -> None:
     assert set(page.plots) == PLOTS
     assert "No cutover check recorded yet." in page.words
     assert "No replay run recorded yet." in page.words
+
+
+@dataclass(frozen=True)
+class Repair:
+    """A repaired range as a ledger that keeps repairs records it."""
+
+    step_id: int | None
+    table_name: str
+    range_start: bytes
+    range_end: bytes
+    reason: str
+    puts: int
+    deletes: int
+    verdict: Verdict | None
+    repaired_at: int
+
+
+def test_repaired_ranges_are_listed_with_their_verdict(facts: Facts) -> None:
+    with Ledger.open(facts.url, upgrade_schema=False) as ledger:
+        data = model.load(ledger, NAME, facts.now)
+    low, high = facts.mismatched_range
+    repaired = replace(data, repairs=[
+        Repair(None, "orders", low, high, "mismatch", 3, 1, Verdict.MATCH, facts.now),
+        Repair(None, "orders", b"", b"row-2", "bulk_load", 7, 0, None, facts.now)])
+    words = Page(page.render(repaired)).words
+    assert "Repairs (2)" in words
+    assert f"orders [{to_string_binary(low)}, {to_string_binary(high)}) mismatch 3 1 match" \
+        in words
+    assert "orders [first row, row-2) bulk load 7 0 not compared" in words
+    assert "No repair recorded." in Page(page.render(data)).words
 
 
 def _config(folder: Path, url: str, name: str = NAME) -> Path:
