@@ -51,6 +51,13 @@ def when(ms: int | None) -> str:
     return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
+def clock(ms: int | None) -> str:
+    """A time for a table cell, short: ``05-28 20:28:40`` (UTC)."""
+    if ms is None:
+        return "-"
+    return datetime.fromtimestamp(ms / 1000, UTC).strftime("%m-%d %H:%M:%S")
+
+
 def duration(ms: float | None) -> str:
     """``850 ms``, ``12.3 s``, ``4 min 5 s``, ``2 h 10 min``."""
     if ms is None:
@@ -140,14 +147,14 @@ def _metrics_summary(kind: str, steps: Sequence[StepRecord]) -> str:
         windows = [w for m in ms if isinstance(w := m.get("window"), dict)]
         if kind == "backfill" and windows and windows[-1].get("end"):
             w = windows[-1]
-            parts.append(f"window {when(w.get('start'))} → {when(w.get('end'))}")
+            parts.append(f"window {clock(w.get('start'))} → {clock(w.get('end'))}")
     else:
         last = ms[-1]
         for key in ("verdict", "watermark", "rows", "cells", "ranges", "mismatched",
                     "repaired", "path"):
             value = last.get(key)
             if isinstance(value, (int, float, str)) and not isinstance(value, bool):
-                text = when(int(value)) if key == "watermark" else (
+                text = clock(int(value)) if key == "watermark" else (
                     count(value) if isinstance(value, (int, float)) else value)
                 parts.append(f"{key} {text}")
         if isinstance(last.get("tables"), list):
@@ -184,7 +191,7 @@ def timeline(data: ReportData) -> str:
         by = who_html(first) if len(group) == 1 or not first.dag_id else (
             f'{badge(first.dag_id, "dag")} <span class="muted">{len(group)} runs: '
             f"{esc(first.run_id or '')} … {esc(last.run_id or '')}</span>")
-        rows.append([ids, esc(kind), by, esc(when(first.started_at)),
+        rows.append([ids, esc(kind), by, esc(clock(first.started_at)),
                      esc(duration((last.ended_at or data.now) - first.started_at)),
                      badge(status.value, status.value), _metrics_summary(kind, group),
                      esc(errors[-1][:300]) if errors else ""])
@@ -194,7 +201,7 @@ def timeline(data: ReportData) -> str:
         "Every lifecycle step the ledger recorded, with who ran it: the command line (CLI) or "
         f"an Airflow DAG run. Bars: {legend}. Consecutive runs of the same step by the same "
         "caller are one row of the table.",
-        plot, table(["step", "kind", "who", "started", "took", "status", "what it did",
+        plot, table(["step", "kind", "who", "started (UTC)", "took", "status", "what it did",
                      "error"], rows[:MAX_ROWS], total=len(rows), cls="steps"))
 
 
@@ -320,27 +327,28 @@ def wal_files(data: ReportData) -> str:
     open_gaps = [g for g in data.gaps if g.resolved_at is None]
     gap_rows = [[f"<code>{esc(g.server)}</code>", badge(g.kind.value, "gap"),
                  f"<code>{esc(g.path)}</code>" if g.path else esc(g.detail or ""),
-                 esc(when(g.first_time)), esc(when(g.last_time)),
-                 esc(when(g.detected_at)),
-                 badge("resolved", "succeeded") if g.resolved_at else badge("open", "failed"),
-                 esc(g.remedy)] for g in data.gaps]
+                 esc(clock(g.first_time)), esc(clock(g.last_time)), esc(clock(g.detected_at)),
+                 badge("resolved", "succeeded") if g.resolved_at else badge("open", "failed")]
+                for g in data.gaps]
+    remedies = "".join(f"<li>{esc(r)}</li>" for r in sorted({g.remedy for g in open_gaps}))
     gaps_html = (f'<h3 class="alarm">Gaps: edits lost for the target ({len(open_gaps)} open)'
-                 "</h3>" + table(["server", "kind", "WAL file / what is missing", "edits from",
-                                  "edits to", "detected", "state", "remedy"],
-                                 gap_rows[:MAX_ROWS], total=len(gap_rows))) if data.gaps \
+                 "</h3>" + table(["server", "kind", "WAL file / what is missing",
+                                  "edits from (UTC)", "edits to", "detected", "state"],
+                                 gap_rows[:MAX_ROWS], total=len(gap_rows))
+                 + (f'<p class="note">Remedy:</p><ul class="note">{remedies}</ul>'
+                    if remedies else "")) if data.gaps \
         else '<p class="ok">No gap: every listed WAL file was read before it vanished, and ' \
              "every server's WAL chain is covered from the watermark.</p>"
     trouble = [f for f in files if f.status in (WalStatus.FAILED, WalStatus.GAP,
                                                 WalStatus.SEEN, WalStatus.REPLAYING)]
     trouble_html = ""
     if trouble:
-        rows = [[f"<code>{esc(f.server)}</code>", f"<code>{esc(f.path)}</code>",
-                 badge(f.status.value, f.status.value),
+        rows = [[f"<code>{esc(f.path)}</code>", badge(f.status.value, f.status.value),
                  esc(count(f.offset_reached)) + " / " + esc(count(f.size or 0)),
                  f"<code>{esc((f.error or '')[:300])}</code>" if f.error else ""]
                 for f in trouble[:MAX_ROWS]]
         trouble_html = "<h3>Files not finished</h3>" + table(
-            ["server", "WAL file", "status", "offset / size (B)", "error"], rows,
+            ["WAL file", "status", "offset / size (B)", "error"], rows,
             total=len(trouble))
     lead = (f"{len(files)} source WAL file(s) on {len({f.server for f in files})} server(s); "
             f"{count(sum(f.entries for f in files))} entries read. Live files stay "
@@ -382,7 +390,7 @@ def validation(data: ReportData, report_dir: Path | None) -> str:
         step = steps.get(step_id) if step_id is not None else None
         differing = sum(r.final_verdict is Verdict.MISMATCH for r in rows)
         history.append([esc(f"#{step_id}" if step_id else "-"),
-                        esc(when(max(r.validated_at for r in rows))),
+                        esc(clock(max(r.validated_at for r in rows))),
                         who_html(step) if step else "", esc(str(len({r.table_name
                                                                       for r in rows}))),
                         esc(str(len(rows))), esc(str(sum(r.recompare_verdict is not None
@@ -432,7 +440,7 @@ def validation(data: ReportData, report_dir: Path | None) -> str:
             f"Tiles: {legend}.")
     return section("validation", "Validation", lead, grid, bad_html,
                    "<h3>Validation runs</h3>",
-                   table(["step", "when", "who", "tables", "ranges", "recompared",
+                   table(["step", "when (UTC)", "who", "tables", "ranges", "recompared",
                           "mismatched", "verdict"], history[-MAX_ROWS:], total=len(history)),
                    artifacts_html)
 
@@ -441,9 +449,9 @@ def validation(data: ReportData, report_dir: Path | None) -> str:
 
 def not_replayed(data: ReportData) -> str:
     loads = model.bulk_loads(data)
-    loads_html = table(["table", "region", "families", "write time", "WAL file", "offset"], [
+    loads_html = table(["table", "region", "families", "written (UTC)", "WAL file", "offset"], [
         [esc(b.get("table", "")), f"<code>{esc(b.get('region', ''))}</code>",
-         esc(", ".join(map(str, b.get("families") or ()))), esc(when(b.get("write_time"))),
+         esc(", ".join(map(str, b.get("families") or ()))), esc(clock(b.get("write_time"))),
          f"<code>{esc(b.get('file', ''))}</code>", esc(b.get("offset", ""))]
         for b in loads[:MAX_ROWS]], total=len(loads)) if loads else \
         '<p class="ok">No BULK_LOAD marker met: no bulk-loaded HFiles to re-copy.</p>'
@@ -487,13 +495,13 @@ def _repairs(data: ReportData) -> str:
                          esc(r.reason.replace("_", " ")), esc(r.puts), esc(r.deletes),
                          badge(verdict, {"match": "succeeded", "mismatch": "failed"}.get(
                              verdict, "cli")),
-                         esc(when(r.repaired_at)), who_html(step) if step else ""])
+                         esc(clock(r.repaired_at)), who_html(step) if step else ""])
         out.append(table(["table", "key range", "why", "puts", "deletes", "verdict after",
-                          "when", "who"], rows, total=len(data.repairs)))
+                          "when (UTC)", "who"], rows, total=len(data.repairs)))
     repair_steps = _repair_steps(data)
     if repair_steps:
-        out.append(table(["step", "when", "who", "status", "what it did", "error"], [
-            [esc(f"#{s.id}"), esc(when(s.started_at)), who_html(s),
+        out.append(table(["step", "when (UTC)", "who", "status", "what it did", "error"], [
+            [esc(f"#{s.id}"), esc(clock(s.started_at)), who_html(s),
              badge(s.status.value, s.status.value), _metrics_summary(s.kind, [s]),
              esc(s.error or "")] for s in repair_steps[:MAX_ROWS]], total=len(repair_steps)))
     return "".join(out) or '<p class="note">No repair recorded.</p>'
