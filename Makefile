@@ -3,6 +3,7 @@
 #   make test    the whole test suite (unit, golden, fuzz, integration with real parts)
 #   make lint    ruff and mypy --strict on the core
 #   make bench   the benchmarks (figures, no pass/fail)
+#   make screenshots  docs/report.png: the main job's report in headless Chromium
 
 SHELL        := /bin/bash
 PYTHON       ?= python3
@@ -16,7 +17,7 @@ PYTEST_ARGS  ?=
 export UV_PROJECT_ENVIRONMENT := $(VENV)
 export SPARK_LOCAL_IP ?= 127.0.0.1
 
-.PHONY: setup system-deps docs-assets test lint run bench clean
+.PHONY: setup system-deps docs-assets test lint run bench screenshots clean
 
 setup: $(VENV)/.installed docs-assets
 
@@ -47,6 +48,11 @@ lint: setup
 
 run: setup
 	$(BIN)/hbase-migrate demo --dir state/demo
+
+# The README's picture of the report: the main job's report, in headless Chromium.
+screenshots: run
+	$(BIN)/python -m tests.browser state/demo/report.html docs/report.png \
+		--width 1100 --height 2600 --scale 0.5
 
 bench: setup
 	$(BIN)/python bench/run_all.py

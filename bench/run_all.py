@@ -24,6 +24,7 @@ BENCHMARKS: dict[str, list[str]] = {
     "gateway_throughput.py": ["--cells", "4000", "--batches", "100,1000"],
     "replay_throughput.py": ["--quick"],
     "range_engine.py": ["--quick"],
+    "report_build.py": ["--quick"],
 }
 
 

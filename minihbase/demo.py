@@ -7,7 +7,8 @@
    target schema; start the workload again in the background (the source stays live) and
    take the snapshot at a watermark T0; replay the WAL edits since T0 in ``--follow`` mode
    while the workload writes, roll, stop following, run a final catch-up; validate.
-4. The validation's verdict (and the replay's exit code) decide the result.
+4. The cutover gate gives its verdict, and the audit report is written from the ledger.
+5. The validation's verdict, the replay's exit code and the gate's verdict decide the result.
 
 Only the embedded stack and the workload belong here; the steps are the core's.
 Everything started is stopped at the end, also on Ctrl-C.
@@ -50,12 +51,15 @@ class DemoResult:
     steps: list[dict[str, Any]] = field(default_factory=list)
     replay: RunSummary | None = None
     validation: dict[str, Any] | None = None
+    gate: dict[str, Any] | None = None
+    report: dict[str, Any] | None = None
 
     @property
     def ok(self) -> bool:
         replay_ok = self.replay is not None and self.replay.exit_code == 0
         return replay_ok and self.validation is not None and \
-            self.validation["verdict"] == "match"
+            self.validation["verdict"] == "match" and self.gate is not None and \
+            self.gate["verdict"] == "go"
 
 
 Report = Callable[[str, dict[str, Any]], None]
@@ -169,3 +173,10 @@ def _migrate(spec: DemoSpec, migration: MigrationSpec, source: ClusterEndpoints,
         facts.update(verdict=result.validation["verdict"], state=result.validation["state"],
                      **{k: table[k] for k in ("source_cells", "target_cells", "ranges",
                                               "ranges_matching", "examples")})
+    with _step(result, "cutover gate", report) as facts:
+        result.gate = lifecycle.cutover_check(migration)
+        facts.update(verdict=result.gate["verdict"], reasons=result.gate["reasons"],
+                     lag=result.gate["lag"])
+    with _step(result, "audit report", report) as facts:
+        result.report = lifecycle.report(migration)
+        facts.update(path=result.report["path"], bytes=result.report["bytes"])

@@ -192,19 +192,25 @@ def drained(f: WalFileRecord) -> bool:
     return f.size is not None and 0 < f.size <= f.offset_reached
 
 
+def replay_lag(files: Sequence[WalFileRecord], now: int) -> int | None:
+    """The replay lag of ``files`` as of ``now``: 0 when every one is drained, else ``now``
+    less the write time of the oldest edit not yet replayed (``None`` when unknown)."""
+    # The oldest edit not yet replayed was written no earlier than what was acknowledged of
+    # its file (else the file's creation).
+    waiting = [f.last_write_time if f.offset_reached and f.last_write_time else f.name_time
+               for f in files if not drained(f)]
+    oldest = min((w for w in waiting if w is not None), default=None)
+    return 0 if not waiting else (None if oldest is None else max(0, now - oldest))
+
+
 def _server_status(server: str, files: list[WalFileRecord], gaps: list[GapStatus],
                    now: int) -> ServerStatus:
     times = [f.last_write_time for f in files if f.last_write_time is not None]
     newest = max(times) if times else None
-    # The oldest edit not yet replayed was written no earlier than what was acknowledged of
-    # its file (else the file's creation): lag is zero once every listed file is drained.
-    waiting = [f.last_write_time if f.offset_reached and f.last_write_time else f.name_time
-               for f in files if not drained(f)]
-    oldest = min((w for w in waiting if w is not None), default=None)
     return ServerStatus(
         server=server,
         newest_replayed_write_time=newest,
-        lag=0 if not waiting else (None if oldest is None else max(0, now - oldest)),
+        lag=replay_lag(files, now),
         pending={s.value: sum(f.status is s for f in files) for s in PENDING},
         replayed=sum(f.status is WalStatus.REPLAYED for f in files),
         gaps=sum(g.server == server for g in gaps),

@@ -21,6 +21,7 @@ from typing import Any
 
 from hbase_migrate.audit.ledger import Ledger, now_ms
 from hbase_migrate.audit.records import StepStatus, WalFileRecord, WalStatus
+from hbase_migrate.audit.status import replay_lag
 from hbase_migrate.cluster.walstore import WalStore
 from hbase_migrate.errors import ConfigError
 from hbase_migrate.replay.coverage import Gap, check_coverage
@@ -74,6 +75,7 @@ class RunSummary:
     open_gaps: int = 0
 
     retention: Retention | None = None
+    lag: int | None = None  # a catch-up's replay lag (ms) as it ended (status.replay_lag)
 
     @property
     def failures(self) -> list[FileOutcome]:
@@ -118,7 +120,7 @@ class RunSummary:
             "failures": [{"path": o.path, "error": o.error} for o in self.failures],
             "files": [o.to_json() for o in self.outcomes],
             "manifest": self.manifest.to_dict() if self.manifest else None,
-            "exit_code": self.exit_code,
+            "lag": self.lag, "exit_code": self.exit_code,
         }
 
 
@@ -224,6 +226,8 @@ def _run_once(job: ReplayJob, ledger: Ledger, store: WalStore, observer: Observe
         finally:
             summary.gaps += books.gaps
         summary.open_gaps = len(ledger.gaps(migration.id))
+        if job.mode == CATCH_UP:
+            summary.lag = replay_lag(ledger.wal_files(migration.id, SOURCE), now_ms())
     except BaseException as exc:
         ledger.finish_step(step_id, StepStatus.FAILED, summary.to_json(),
                            f"{type(exc).__name__}: {exc}")

@@ -24,8 +24,9 @@ from minihbase.demo import DemoSpec, run_demo
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per step on stdout.")
 def demo(root: Path, table: str, ops: int, seed: int, as_json: bool) -> None:
     """Run the migration flow on the embedded stack: snapshot copy at a watermark while a
-    workload writes, WAL replay in --follow mode, final catch-up, and a cell-for-cell
-    comparison; exit 1 unless the target equals the source."""
+    workload writes, WAL replay in --follow mode, final catch-up, a cell-for-cell
+    comparison, the cutover gate and the audit report; exit 1 unless the target equals the
+    source and the gate says go."""
 
     def report(step: str, facts: dict[str, Any]) -> None:
         if as_json:
@@ -41,6 +42,12 @@ def demo(root: Path, table: str, ops: int, seed: int, as_json: bool) -> None:
     signal.signal(signal.SIGTERM, signal.default_int_handler)
     result = run_demo(DemoSpec(root=root, table=table, ops=ops, seed=seed), report)
     tables = result.validation["tables"] if result.validation else []
+    if result.report is not None:
+        click.echo(f"report: {result.report['path']}")
+    if result.gate is not None:
+        click.echo(f"cutover gate: {result.gate['verdict'].upper()}")
+        for why in result.gate["reasons"]:
+            click.echo(f"  against: {why}", err=True)
     if result.ok:
         click.echo(f"OK: target equals source, {sum(t['source_cells'] for t in tables)} "
                    "cells compared")

@@ -54,6 +54,13 @@ def test_demo_migrates_a_live_table_and_proves_equality(tmp_path: Path) -> None:
     assert compared["only_in_source"] == compared["only_in_target"] == 0
     assert compared["source_cells"] == compared["target_cells"] > 0
     assert out.stdout.rstrip().endswith(f"{compared['source_cells']} cells compared")
+    gate = by_name["cutover gate"]
+    assert (gate["verdict"], gate["reasons"], gate["lag"]) == ("go", [], 0)
+    written = Path(by_name["audit report"]["path"])
+    assert written == (root / "report.html").absolute() and written.stat().st_size > 10_000
+    page = written.read_text("utf-8")
+    assert "GO: the target can take over" in page and 'data-plot="throughput"' in page
+    assert f"report: {written}" in out.stdout
 
     # The ledger recorded the source's WAL files per region server: replayed, none failed,
     # no gap.

@@ -1,0 +1,114 @@
+"""The cutover gate on the embedded stack, with a real ledger: go when all is clear; no-go,
+with the reason, for replay lag above the threshold, for a mismatching range and for an open
+gap. Each verdict is a ledger step, and the report shows the newest one."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hbase_migrate.audit.ledger import Ledger
+from hbase_migrate.audit.records import StepStatus
+from hbase_migrate.config import MigrationSpec, load_config
+from hbase_migrate.lifecycle import cutover_check, prepare, replay, report, snapshot, validate
+from hbase_migrate.replay.apply import TargetUnavailableError
+from hbase_migrate.wal.model import Cell
+from minihbase.regionserver import WalSettings
+from minihbase.server import MiniHBase
+from tests.replay.minicluster_util import run_workload, t2, write_migration
+
+pytestmark = pytest.mark.integration
+TABLE = "orders"
+MINUTE = 60_000
+
+
+def gate_steps(spec: MigrationSpec) -> list[tuple[StepStatus, dict[str, Any]]]:
+    with Ledger.open(spec.ledger_url) as ledger:
+        record = ledger.migration(spec.name)
+        assert record is not None
+        return [(s.status, s.metrics) for s in ledger.steps(record.id, "cutover-check")]
+
+
+def migrated(tmp_path: Path, src: MiniHBase, dst: MiniHBase) -> MigrationSpec:
+    """A migration copied, caught up and validated while nothing else writes."""
+    run_workload(src, TABLE, seed=31, ops=150)
+    spec = load_config(write_migration(tmp_path, src, dst, TABLE))
+    prepare(spec)
+    snapshot(spec)
+    run_workload(src, TABLE, seed=32, ops=100)  # after T0: arrives by replay
+    assert replay(spec)["exit_code"] == 0
+    assert validate(spec)["verdict"] == "match"
+    return spec
+
+
+def test_go_then_no_go_for_lag_and_for_a_mismatching_range(tmp_path: Path) -> None:
+    settings = WalSettings(region_servers=2, roll_period=3600)
+    with MiniHBase(tmp_path / "src", "source", wal=settings) as src, \
+            MiniHBase(tmp_path / "dst", "target") as dst:
+        spec = migrated(tmp_path, src, dst)
+        gate = cutover_check(spec, max_lag=MINUTE)
+        assert (gate["verdict"], gate["reasons"], gate["lag"]) == ("go", [], 0)
+
+        # The source takes writes the target never gets: its gateway is down while a
+        # catch-up lists the grown WAL files, so the edits wait and the lag grows.
+        written = time.time()
+        run_workload(src, TABLE, seed=33, ops=60)
+        dst.stop()
+        with pytest.raises(TargetUnavailableError):  # listed, then refused, loudly
+            replay(spec)
+        time.sleep(1.2)
+        gate = cutover_check(spec, max_lag=1000)
+        assert gate["verdict"] == "no-go"
+        waited = int((time.time() - written) * 1000)
+        assert 1000 < gate["lag"] <= waited + 5000  # now less the oldest waiting edit (ms)
+        assert any(r.startswith("replay lag ") and r.endswith(" is above 1s")
+                   for r in gate["reasons"]), gate["reasons"]
+        assert any("not replayed to their end" in r for r in gate["reasons"])
+
+        dst.start()
+        dst.write_cluster_json()  # back, on new ports
+        spec = load_config(spec.path or "")
+        assert replay(spec)["exit_code"] == 0
+        assert validate(spec)["verdict"] == "match"
+        assert cutover_check(spec, max_lag=MINUTE)["verdict"] == "go"
+
+        # A cell only the target has: the comparison finds it, and nothing else is wrong.
+        with t2(dst) as client:
+            client.put_cells(TABLE, [Cell(b"row-zz", b"d", b"extra", 1, 4, b"!")])
+        assert validate(spec)["verdict"] == "mismatch"
+        gate = cutover_check(spec, max_lag=MINUTE)
+        assert gate["verdict"] == "no-go"
+        assert gate["reasons"] == ["the last validation found 1 of 1 range(s) different"]
+
+        verdicts = [(status, m["verdict"]) for status, m in gate_steps(spec)]
+        assert verdicts == [(StepStatus.SUCCEEDED, "go"), (StepStatus.FAILED, "no-go"),
+                            (StepStatus.SUCCEEDED, "go"), (StepStatus.FAILED, "no-go")]
+        written_report = report(spec, out=tmp_path / "report.html")
+        assert written_report["verdict"] == "no-go"
+        page = Path(written_report["path"]).read_text("utf-8")
+        assert "NO-GO: the target cannot take over yet" in page
+        assert "the last validation found 1 of 1 range(s) different" in page
+
+
+def test_no_go_for_an_open_gap(tmp_path: Path) -> None:
+    settings = WalSettings(region_servers=2, roll_period=3600)
+    with MiniHBase(tmp_path / "src", "source", wal=settings) as src, \
+            MiniHBase(tmp_path / "dst", "target") as dst:
+        spec = migrated(tmp_path, src, dst)
+        assert cutover_check(spec, max_lag=MINUTE)["verdict"] == "go"
+        # Edits go to the live files replay has listed; then the files are archived and
+        # deleted before replay reads them again (a log cleaner faster than replay).
+        run_workload(src, TABLE, seed=34, ops=60)
+        assert src.region_servers is not None
+        for name in src.region_servers.roll():
+            (src.hbase_root_dir / "oldWALs" / name).unlink()
+        assert replay(spec)["exit_code"] == 3
+        assert validate(spec)["verdict"] == "mismatch"  # the edits really are lost
+        gate = cutover_check(spec, max_lag=MINUTE)
+        assert gate["verdict"] == "no-go"
+        gaps = [r for r in gate["reasons"] if "open gap(s): edits lost for the target" in r]
+        assert gaps and gate["open_gaps"] >= 1, gate["reasons"]
+        assert gate_steps(spec)[-1][0] is StepStatus.FAILED
