@@ -12,12 +12,14 @@ stack's demo only call these functions.
     replay(spec)           WAL edits since T0 (catch-up), or of a window [start, end)
     validate(spec)         compare source and target
     cutover_check(spec)    go / no-go, with reasons
+    cdc(spec)              the WAL edits as Kafka messages (the CDC stream, beside replay)
 """
 
+from hbase_migrate.lifecycle.cdc import cdc
 from hbase_migrate.lifecycle.cutover import cutover_check
 from hbase_migrate.lifecycle.prepare import prepare
 from hbase_migrate.lifecycle.replay import replay
 from hbase_migrate.lifecycle.snapshot import snapshot
 from hbase_migrate.lifecycle.validate import validate
 
-__all__ = ["cutover_check", "prepare", "replay", "snapshot", "validate"]
+__all__ = ["cdc", "cutover_check", "prepare", "replay", "snapshot", "validate"]
