@@ -1,12 +1,12 @@
 """One Apache Kafka broker in KRaft mode (broker and controller in one JVM) on loopback.
 
-Start-up: resolve the class path of this folder's Maven module, write ``server.properties``
-(a PLAINTEXT listener and a controller listener on free ``127.0.0.1`` ports, one node, every
-internal topic with one replica), format the storage with Kafka's ``StorageTool`` (once per
-data folder), then run ``kafka.Kafka`` with a bounded heap and wait until the listener
-accepts connections and the cluster answers a metadata request. Stop: SIGTERM (a clean
-shutdown), then SIGKILL after a timeout. A restart on the same folder keeps the topics and
-their data, on the same ports.
+Start-up: resolve the class path of the ``kafka`` Maven module (:mod:`realstack.maven`),
+write ``server.properties`` (a PLAINTEXT listener and a controller listener on free
+``127.0.0.1`` ports, one node, every internal topic with one replica), format the storage
+with Kafka's ``StorageTool`` (once per data folder), then run ``kafka.Kafka`` with a bounded
+heap and wait until the listener accepts connections and the cluster answers a metadata
+request. Stop: SIGTERM (a clean shutdown), then SIGKILL after a timeout. A restart on the
+same folder keeps the topics and their data, on the same ports.
 """
 
 from __future__ import annotations
@@ -23,24 +23,23 @@ from pathlib import Path
 from types import TracebackType
 from typing import Self
 
-from minihbase.process import (
-    EmbeddedStackError,
-    find_java,
-    free_port,
-    log_tail,
-    spawn_child,
-    stop_child,
-)
-from realstack.kafka.classpath import maven_module_classpath
+from minihbase.process import free_port, log_tail, spawn_child, stop_child
+from realstack.maven import RealStackError, java_command, module_classpath
 
 log = logging.getLogger(__name__)
 
 HOST = "127.0.0.1"
-MODULE = Path(__file__).resolve().parent
 MAIN_CLASS = "kafka.Kafka"
 STORAGE_TOOL = "kafka.tools.StorageTool"
-JVM_OPTIONS = ("-Xms64m", "-Xmx384m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-               "-Djava.awt.headless=true", "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn")
+HEAP = "384m"
+JVM_OPTIONS = ("-Xms64m", "-XX:TieredStopAtLevel=1")  # a small broker that starts fast
+SYSTEM_PROPERTIES = {"java.awt.headless": "true",
+                     "org.slf4j.simpleLogger.defaultLogLevel": "warn"}
+
+
+def _java(classpath: list[str], main: str, args: list[str]) -> list[str]:
+    return java_command(classpath, main, args, heap=HEAP, jvm_options=JVM_OPTIONS,
+                        system_properties=SYSTEM_PROPERTIES)
 
 
 @dataclass(frozen=True)
@@ -119,26 +118,25 @@ class KafkaBroker:
         """Format (first start only), launch, and return once the broker serves metadata."""
         if self.is_running:
             return self
-        java = find_java()
-        classpath = os.pathsep.join(maven_module_classpath(MODULE))
+        classpath = module_classpath("kafka")
         (self.data_dir / "data").mkdir(parents=True, exist_ok=True)
         self._ports()
         properties = self._properties()
         if not (self.data_dir / "data" / "meta.properties").is_file():
-            self._format(java, classpath, properties)
-        args = [java, *JVM_OPTIONS, "-cp", classpath, MAIN_CLASS, str(properties)]
-        self._proc = spawn_child(args, str(self.log_path), cwd=str(self.data_dir))
+            self._format(classpath, properties)
+        self._proc = spawn_child(_java(classpath, MAIN_CLASS, [str(properties)]),
+                                 str(self.log_path), cwd=str(self.data_dir))
         self._wait_ready(timeout)
         log.info("Kafka broker on %s (pid %s)", self.bootstrap, self.pid)
         return self
 
-    def _format(self, java: str, classpath: str, properties: Path) -> None:
+    def _format(self, classpath: list[str], properties: Path) -> None:
         cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
         done = subprocess.run(
-            [java, *JVM_OPTIONS, "-cp", classpath, STORAGE_TOOL, "format", "-t", cluster_id,
-             "-c", str(properties)], capture_output=True, text=True, timeout=120, check=False)
+            _java(classpath, STORAGE_TOOL, ["format", "-t", cluster_id, "-c", str(properties)]),
+            capture_output=True, text=True, timeout=120, check=False)
         if done.returncode != 0:
-            raise EmbeddedStackError(f"Kafka storage format of {self.data_dir} failed (exit "
+            raise RealStackError(f"Kafka storage format of {self.data_dir} failed (exit "
                                      f"{done.returncode}): {(done.stdout + done.stderr)[-2000:]}")
 
     def _wait_ready(self, timeout: float) -> None:
@@ -153,7 +151,7 @@ class KafkaBroker:
             if self._proc.poll() is not None:
                 code = self._proc.returncode
                 self._proc = None
-                raise EmbeddedStackError(
+                raise RealStackError(
                     f"Kafka exited with code {code} before serving on {self.bootstrap}; log "
                     f"{self.log_path}:\n{log_tail(str(self.log_path))}")
             if _accepts(self.port):
@@ -165,7 +163,7 @@ class KafkaBroker:
                     return
             time.sleep(0.2)
         self.stop()
-        raise EmbeddedStackError(f"Kafka did not serve on {self.bootstrap} within "
+        raise RealStackError(f"Kafka did not serve on {self.bootstrap} within "
                                  f"{timeout:g} s; log {self.log_path}:\n"
                                  f"{log_tail(str(self.log_path))}")
 

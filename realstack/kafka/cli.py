@@ -1,4 +1,4 @@
-"""``hbase-migrate kafka start``: an Apache Kafka broker (KRaft) on loopback, in the
+"""``hbase-migrate realstack kafka start``: an Apache Kafka broker (KRaft) on loopback, in the
 foreground."""
 
 from __future__ import annotations
