@@ -118,6 +118,10 @@ class KafkaSink:
     def name(self) -> str:
         return f"Kafka {self.settings.bootstrap}"
 
+    @property
+    def _metadata_timeout(self) -> float:
+        return min(METADATA_TIMEOUT_S, self.settings.delivery_timeout / 1000)
+
     def _config(self) -> dict[str, Any]:
         config: dict[str, Any] = {
             "bootstrap.servers": self.settings.bootstrap, "enable.idempotence": True,
@@ -177,7 +181,7 @@ class KafkaSink:
             return known
         where = f"topic {name!r} on broker {self.settings.bootstrap}"
         try:
-            metadata = self.producer().list_topics(name, timeout=METADATA_TIMEOUT_S)
+            metadata = self.producer().list_topics(name, timeout=self._metadata_timeout)
         except KafkaException as exc:
             raise KafkaUnavailableError(
                 f"Kafka broker {self.settings.bootstrap} unreachable ({exc.args[0]}) before "
@@ -202,7 +206,8 @@ class KafkaSink:
                              "logger": log})  # type: ignore[dict-item]
         resource = ConfigResource(ConfigResource.Type.TOPIC, topic)
         try:
-            configs = admin.describe_configs([resource])[resource].result(METADATA_TIMEOUT_S)
+            configs = admin.describe_configs([resource])[resource].result(
+                self._metadata_timeout)
         except KafkaException as exc:
             log.warning("cannot read max.message.bytes of topic %s: %s", topic, exc)
             return 1_048_588
