@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -159,17 +159,18 @@ class KafkaSink:
         topic = self._topic(self.settings.topic_of(source), mutations[0].position)
         edits = list(row_edits(source, mutations))
         applied = AppliedCounts(count_cells(mutations), 0)
-        if self.image_target is None:
-            values = [message_value(e) for e in edits]
-        else:
+        images: Sequence[list[Cell] | None] = [None] * len(edits)
+        if self.image_target is not None:
             images = self._apply_with_images(table, edits, mutations, applied)
-            values = [message_value(e, image) for e, image in zip(edits, images, strict=True)]
-        batch = [_Pending(message_key(e.table, e.row), v, e.position)
-                 for e, v in zip(edits, values, strict=True)]
-        for message in batch:
-            self._check_size(topic, message)
-        self._deliver(topic, batch)
-        applied.calls += len(batch)
+
+        def build() -> Iterator[_Pending]:  # produced as built: JSON overlaps the network
+            for edit, image in zip(edits, images, strict=True):
+                message = _Pending(message_key(edit.table, edit.row),
+                                   message_value(edit, image), edit.position)
+                self._check_size(topic, message)
+                yield message
+
+        applied.calls += self._deliver(topic, build())
         return applied
 
     # -- topics -----------------------------------------------------------------------------
@@ -232,29 +233,30 @@ class KafkaSink:
 
     # -- delivery ---------------------------------------------------------------------------
 
-    def _deliver(self, topic: _Topic, batch: list[_Pending]) -> None:
-        """Send ``batch`` in order until every message is acknowledged; on failure, send
-        again from the first failed message after a backoff."""
-        pending = batch
+    def _deliver(self, topic: _Topic, messages: Iterator[_Pending]) -> int:
+        """Send ``messages`` in order until every one is acknowledged; on failure, send
+        again from the first failed message after a backoff. Returns how many."""
+        pending = self._send(topic.name, messages)
+        count = len(pending)
         for attempt in range(self.settings.retries + 1):
-            self._send(topic.name, pending)
             failed = next((i for i, m in enumerate(pending) if not m.acked), None)
             if failed is None:
-                return
+                return count
             first = pending[failed]
             code = first.error.code() if first.error is not None else None
             if code in _TOO_LARGE or (first.error is not None and not self._transient(first)):
                 raise KafkaDeliveryError(self._failure(topic, first, attempt + 1))
-            if attempt < self.settings.retries:
-                pause = BACKOFF_S * 2 ** attempt
-                log.warning("%s; sending again in %.0f s", self._failure(topic, first,
-                                                                         attempt + 1), pause)
-                self.sleep(pause)
-                if first.error is not None and first.error.fatal():
-                    self._producer = None  # an idempotent producer's fatal error: a new one
-            pending = pending[failed:]
-            for message in pending:
+            if attempt == self.settings.retries:
+                break
+            pause = BACKOFF_S * 2 ** attempt
+            log.warning("%s; sending again in %.0f s", self._failure(topic, first, attempt + 1),
+                        pause)
+            self.sleep(pause)
+            if first.error is not None and first.error.fatal():
+                self._producer = None  # an idempotent producer's fatal error: a new one
+            for message in pending[failed:]:
                 message.error, message.acked = None, False
+            pending = self._send(topic.name, iter(pending[failed:]))
         raise KafkaUnavailableError(self._failure(topic, first, self.settings.retries + 1)
                                     + "; stopping the run: every offset the broker "
                                     "acknowledged is kept, rerun once it answers")
@@ -270,15 +272,18 @@ class KafkaSink:
                 f"of {message.position} was not delivered after {attempts} attempt(s): "
                 f"{error}")
 
-    def _send(self, topic: str, pending: list[_Pending]) -> None:
+    def _send(self, topic: str, messages: Iterator[_Pending]) -> list[_Pending]:
+        """Produce ``messages`` and wait for their acknowledgements (or failures)."""
         producer = self.producer()
+        sent: list[_Pending] = []
 
         def report(message: _Pending) -> Callable[[KafkaError | None, Message], None]:
             def done(error: KafkaError | None, _msg: Message) -> None:
                 message.error, message.acked = error, error is None
             return done
 
-        for message in pending:
+        for message in messages:
+            sent.append(message)
             while True:
                 try:
                     producer.produce(topic, message.value, message.key,
@@ -292,6 +297,7 @@ class KafkaSink:
         left = producer.flush(self.settings.delivery_timeout / 1000 + 30)
         if left:
             log.warning("%d message(s) still unacknowledged after the delivery timeout", left)
+        return sent
 
     # -- row images -------------------------------------------------------------------------
 

@@ -97,7 +97,7 @@ class KafkaBroker:
             "share.coordinator.state.topic.replication.factor=1",
             "share.coordinator.state.topic.min.isr=1",
             "group.initial.rebalance.delay.ms=0", "num.io.threads=2", "num.network.threads=2",
-            "background.threads=2", "log.flush.interval.messages=1",
+            "background.threads=2",
         ]
         path = self.data_dir / "server.properties"
         path.write_text("\n".join(lines) + "\n", encoding="utf-8")
