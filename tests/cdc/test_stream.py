@@ -86,3 +86,43 @@ def test_row_images_equal_the_source_rows(source: Source, kafka_broker: KafkaBro
             assert isinstance(image, list)
             assert sorted((_row_bytes(c["family"]), _row_bytes(c["qualifier"]), c["timestamp"],
                            _row_bytes(c["value"])) for c in image) == now, row
+
+
+def test_a_window_through_the_command_line(source: Source, kafka_broker: KafkaBroker,
+                                           tmp_path: Path,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    from hbase_migrate.audit.ledger import Ledger
+    from hbase_migrate.cli import main
+    from hbase_migrate.lifecycle.cdc import CDC_STREAM
+
+    topic = create_topic(kafka_broker.bootstrap)
+    config = source.config(tmp_path, kafka_broker.bootstrap, topic)
+    spec = load_config(config)
+    with pytest.raises(SystemExit) as listed:  # every file listed, none sent
+        main(["cdc", "--config", str(config), "--start", str(source.start), "--dry-run"])
+    assert listed.value.code == 0
+    with Ledger.open(spec.ledger_url) as ledger:
+        assert ledger.migration(spec.name) is None  # a dry run records nothing
+    everything = sorted(m["write_time"] for m in expected_messages(
+        _listed(capsys.readouterr().out), TABLE, source.start))
+    start, end = everything[len(everything) // 2], everything[-1]  # the window: 2nd half
+    with pytest.raises(SystemExit) as ran:
+        main(["cdc", "--config", str(config), "--start", str(start), "--end", str(end),
+              "--json"])
+    assert ran.value.code == 0, capsys.readouterr()
+    with Ledger.open(spec.ledger_url) as ledger:
+        record = ledger.migration(spec.name)
+        assert record is not None
+        rows = ledger.wal_files(record.id, CDC_STREAM)
+        assert [s.kind for s in ledger.steps(record.id)] == ["cdc-backfill"]
+    assert rows and all(r.offset_reached == 0 for r in rows)  # a window records no offsets
+    expected = [m for m in expected_messages([r.path for r in rows], TABLE, start)
+                if m["write_time"] < end]
+    got = consume(kafka_broker.bootstrap, topic)
+    assert sorted(map(plain, got), key=identity) == sorted(expected, key=identity)
+
+
+def _listed(manifest: str) -> list[str]:
+    """The WAL files a dry run's text manifest names."""
+    return [word for line in manifest.splitlines() for word in line.split()
+            if word.startswith("webhdfs://")]
