@@ -61,8 +61,11 @@ def messages_of(path: Path) -> list[tuple[bytes, bytes]]:
 
 
 def cdc_run(path: Path, bootstrap: str, batch_cells: int) -> tuple[int, float]:
-    sink = KafkaSink(CdcSettings(bootstrap, new_topic(bootstrap)))
+    topic = new_topic(bootstrap)
+    sink = KafkaSink(CdcSettings(bootstrap, topic))
     spec = ReplaySpec(ReplayFilter.build([f"{SOURCE_TABLE}={SOURCE_TABLE}"]), batch_cells)
+    sink.check_topic(topic)  # topic checked and producer opened before timing, as for raw
+    sink.producer().list_topics(topic, timeout=30)
     try:
         t0 = time.perf_counter()
         result = replay_file(path, spec, sink)

@@ -113,6 +113,7 @@ class KafkaSink:
     _producer: Producer | None = None
     _topics: dict[str, _Topic] = field(default_factory=dict)
     _batch_limit: int | None = None
+    _admin_client: AdminClient | None = None
 
     @property
     def name(self) -> str:
@@ -141,6 +142,7 @@ class KafkaSink:
         if self._producer is not None:
             self._producer.flush(self.settings.delivery_timeout / 1000)
             self._producer = None
+        self._admin_client = None
         for part in (self.image_target, self.image_reader):
             if part is not None:
                 part.close()
@@ -175,26 +177,42 @@ class KafkaSink:
 
     # -- topics -----------------------------------------------------------------------------
 
-    def _topic(self, name: str, position: WalPosition) -> _Topic:
-        """The topic, checked once: it exists, and its message size limit."""
+    def check_topic(self, name: str, position: WalPosition | None = None) -> None:
+        """Check a topic now (``apply`` does on its first message to it): it exists, and
+        what its size limit is. ``position`` is the WAL entry named in errors."""
+        self._topic(name, position)
+
+    def _admin(self) -> AdminClient:
+        if self._admin_client is None:
+            self._admin_client = AdminClient({"bootstrap.servers": self.settings.bootstrap,
+                                              "logger": log})  # type: ignore[dict-item]
+        return self._admin_client
+
+    def _topic(self, name: str, position: WalPosition | None) -> _Topic:
+        """The topic, checked once: it exists (a producer's metadata request creates it
+        where the broker auto-creates topics), and its message size limit."""
         known = self._topics.get(name)
         if known is not None:
             return known
         where = f"topic {name!r} on broker {self.settings.bootstrap}"
+        message = f"the message from {position}" if position else "its first message"
         try:
-            metadata = self.producer().list_topics(name, timeout=self._metadata_timeout)
+            found = self._admin().list_topics(name, timeout=self._metadata_timeout).topics.get(
+                name)
+            if found is None or found.error is not None:
+                metadata = self.producer().list_topics(name, timeout=self._metadata_timeout)
+                found = metadata.topics.get(name)
         except KafkaException as exc:
             raise KafkaUnavailableError(
                 f"Kafka broker {self.settings.bootstrap} unreachable ({exc.args[0]}) before "
-                f"{where} took the message from {position}; stopping the run: every offset "
-                "the broker acknowledged is kept, rerun once it answers") from None
-        found = metadata.topics.get(name)
+                f"{where} took {message}; stopping the run: every offset the broker "
+                "acknowledged is kept, rerun once it answers") from None
         if found is None or found.error is not None:
             error = found.error.str() if found is not None and found.error else "not listed"
             raise KafkaTopicError(
                 f"{where} does not exist ({error}) and the broker did not create it; create "
-                f"it (or turn auto-creation on) and rerun: the message from {position} and "
-                "everything after it are not sent")
+                f"it (or turn auto-creation on) and rerun: {message} and everything after "
+                "it are not sent")
         topic = _Topic(name, self._limit(name))
         if self._batch_limit is None or topic.limit - RECORD_OVERHEAD < self._batch_limit:
             self._reopen(topic.limit - RECORD_OVERHEAD)
@@ -203,11 +221,9 @@ class KafkaSink:
 
     def _limit(self, topic: str) -> int:
         """The topic's ``max.message.bytes`` (the broker's default unless overridden)."""
-        admin = AdminClient({"bootstrap.servers": self.settings.bootstrap,
-                             "logger": log})  # type: ignore[dict-item]
         resource = ConfigResource(ConfigResource.Type.TOPIC, topic)
         try:
-            configs = admin.describe_configs([resource])[resource].result(
+            configs = self._admin().describe_configs([resource])[resource].result(
                 self._metadata_timeout)
         except KafkaException as exc:
             log.warning("cannot read max.message.bytes of topic %s: %s", topic, exc)
