@@ -38,6 +38,8 @@ CORE_COMMANDS: dict[str, tuple[str, str]] = {
                  "Compare the target with the source."),
     "cutover": ("hbase_migrate.commands.lifecycle:cutover",
                 "The cutover gate: go / no-go with reasons."),
+    "airflow": ("hbase_migrate.commands.airflow:airflow",
+                "Run a local Airflow with the project's DAGs (up / down)."),
 }
 
 ENTRY_POINT_GROUP = "hbase_migrate.commands"
