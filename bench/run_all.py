@@ -25,6 +25,7 @@ BENCHMARKS: dict[str, list[str]] = {
     "replay_throughput.py": ["--quick"],
     "range_engine.py": ["--quick"],
     "report_build.py": ["--quick"],
+    "cdc_throughput.py": ["--quick"],
 }
 
 

@@ -19,11 +19,17 @@ _RENDER: tuple[str, ...] = tuple(
 )
 
 
+_AS_IS = bytes(b for b in range(256) if len(_RENDER[b]) == 1)
+
+
 def to_string_binary(data: bytes | bytearray | memoryview) -> str:
     """Render bytes as HBase 2.x ``Bytes.toStringBinary`` does (e.g. ``b"r\\x00\\\\"`` ->
     ``r\\x00\\x5C``)."""
+    raw = bytes(data)
+    if not raw.translate(None, _AS_IS):  # printable throughout: the common case
+        return raw.decode("ascii")
     render = _RENDER
-    return "".join([render[b] for b in bytes(data)])
+    return "".join([render[b] for b in raw])
 
 
 def to_bytes_binary(text: str, *, strict: bool = False) -> bytes:

@@ -26,6 +26,8 @@ CORE_COMMANDS: dict[str, tuple[str, str]] = {
                "Replay source WAL edits into the target (catch-up or --follow)."),
     "backfill": ("hbase_migrate.commands.replay:backfill",
                  "Replay the WAL edits of a time window again, with a manifest."),
+    "cdc": ("hbase_migrate.commands.cdc:cdc",
+            "Stream the source's WAL edits to Kafka (the CDC stream)."),
     "cluster": ("hbase_migrate.commands.cluster:cluster",
                 "Inspect a cluster: servers, master, replication, WAL files."),
     "prepare": ("hbase_migrate.commands.lifecycle:prepare",

@@ -25,6 +25,13 @@
     master = "local[*]"         # or spark://host:7077, yarn, k8s://...; "in-process": no Spark
     [ranges]
     max_cells = 200000          # the most cells a key range of the copy and the checksums holds
+    [cdc]                       # optional: the CDC stream of WAL edits to Kafka
+    bootstrap = "kafka-1:9092,kafka-2:9092"
+    topic = "hbase-cdc.{table}" # one topic, or one per source table with {table}
+    row_image = false           # apply each edit to the target and attach the row read back
+    delivery_timeout = "30s"    # per delivery attempt (librdkafka message.timeout.ms)
+    retries = 3                 # more attempts for a failed delivery, with backoff
+    producer = { "compression.type" = "lz4" }   # more producer settings (not acks/idempotence)
 
 Relative paths (``cluster_json``, a SQLite ledger file, a local ``hbase_root`` when there is no
 ``webhdfs``) resolve against the config file's folder. The default ledger is
@@ -50,11 +57,17 @@ from hbase_migrate.timeutil import parse_duration
 STATE_DIR_ENV = "HBASE_MIGRATE_STATE_DIR"
 ENDPOINT_KEYS = ("name", "thrift", "thrift2", "transport", "protocol", "webhdfs", "zookeeper",
                  "znode_parent", "hbase_root")
-_SECTIONS = ("migration", "source", "target", "tables", "replay", "spark", "ranges")
+_SECTIONS = ("migration", "source", "target", "tables", "replay", "spark", "ranges", "cdc")
 IN_PROCESS = "in-process"  # the Spark master value meaning: run range tasks without Spark
 DEFAULT_SPARK_MASTER = "local[*]"
 DEFAULT_MAX_CELLS = 200_000
 _REPLAY_DEFAULTS = {"roll_period": 3_600_000, "margin": 300_000, "archive_ttl": 600_000}
+_CDC_DEFAULTS = {"delivery_timeout": 30_000}
+_CDC_KEYS = ("bootstrap", "topic", "row_image", "delivery_timeout", "retries", "producer")
+# What the CDC stream's guarantees rest on: not for a config to change.
+FIXED_PRODUCER_KEYS = ("acks", "enable.idempotence", "bootstrap.servers",
+                       "max.in.flight.requests.per.connection", "retries")
+TABLE_PLACEHOLDER = "{table}"
 
 
 @dataclass(frozen=True)
@@ -118,6 +131,30 @@ class EngineSettings:
 
 
 @dataclass(frozen=True)
+class CdcSettings:
+    """The CDC stream (``[cdc]``): where messages go and how deliveries are retried.
+
+    ``topic`` is one topic, or a template with ``{table}`` (the source table's name, a
+    namespace's ``:`` written ``.``) for one topic per table."""
+
+    bootstrap: str
+    topic: str = f"hbase-cdc.{TABLE_PLACEHOLDER}"
+    row_image: bool = False
+    delivery_timeout: int = _CDC_DEFAULTS["delivery_timeout"]  # ms
+    retries: int = 3
+    producer: tuple[tuple[str, str], ...] = ()  # more librdkafka settings
+
+    def topic_of(self, table: str) -> str:
+        """The topic of a source table's messages."""
+        return self.topic.replace(TABLE_PLACEHOLDER, table.replace(":", "."))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"bootstrap": self.bootstrap, "topic": self.topic, "row_image": self.row_image,
+                "delivery_timeout": self.delivery_timeout, "retries": self.retries,
+                "producer": dict(self.producer)}
+
+
+@dataclass(frozen=True)
 class MigrationSpec:
     """Everything one migration is configured with."""
 
@@ -129,6 +166,7 @@ class MigrationSpec:
     replay: ReplaySettings = field(default_factory=ReplaySettings)
     path: Path | None = None  # the config file it came from
     engine: EngineSettings = field(default_factory=EngineSettings)
+    cdc: CdcSettings | None = None
 
     @property
     def artifact_dir(self) -> Path:
@@ -165,6 +203,7 @@ class MigrationSpec:
             "replay": asdict(self.replay),
             "spark": {"master": self.engine.spark_master},
             "ranges": {"max_cells": self.engine.max_cells},
+            **({"cdc": self.cdc.to_dict()} if self.cdc else {}),
         }
 
 
@@ -218,6 +257,7 @@ def parse_config(data: dict[str, Any], path: Path) -> MigrationSpec:
         replay=reader.replay(data),
         path=path.absolute(),
         engine=reader.engine(data),
+        cdc=reader.cdc(data),
     )
 
 
@@ -270,16 +310,17 @@ class _Reader:
             self.fail(section, key, "a string", value)
         return str(value)
 
-    def duration(self, table: dict[str, Any], key: str) -> int:
-        value = table.get(key, _REPLAY_DEFAULTS[key])
+    def duration(self, table: dict[str, Any], key: str, section: str = "replay") -> int:
+        defaults = _REPLAY_DEFAULTS if section == "replay" else _CDC_DEFAULTS
+        value = table.get(key, defaults[key])
         if isinstance(value, bool) or not isinstance(value, (int, str)):
-            self.fail("replay", key, "a duration such as \"90s\", \"10m\", \"1h\" or integer ms",
+            self.fail(section, key, "a duration such as \"90s\", \"10m\", \"1h\" or integer ms",
                       value)
         if isinstance(value, int):
             if value < 0:
-                self.fail("replay", key, "a non-negative number of milliseconds", value)
+                self.fail(section, key, "a non-negative number of milliseconds", value)
             return value
-        return parse_duration(value, name=f"{self.path}: [replay] {key}")
+        return parse_duration(value, name=f"{self.path}: [{section}] {key}")
 
     def cluster(self, data: dict[str, Any], role: str) -> ClusterSpec:
         table = self.section(data, role, required=True)
@@ -376,3 +417,38 @@ class _Reader:
                           margin=self.duration(table, "margin"),
                           archive_ttl=self.duration(table, "archive_ttl"),
                           allow_lossy_deletes=bool(lossy))
+
+    def cdc(self, data: dict[str, Any]) -> CdcSettings | None:
+        if "cdc" not in data:
+            return None
+        table = self.section(data, "cdc", required=True)
+        self.keys(table, "cdc", _CDC_KEYS)
+        bootstrap = self.string(table, "cdc", "bootstrap", required=True) or ""
+        if not bootstrap.strip() or any(not b.strip() for b in bootstrap.split(",")):
+            self.fail("cdc", "bootstrap", "host:port[,host:port...]", bootstrap)
+        topic = self.string(table, "cdc", "topic") or CdcSettings.topic
+        if not topic.strip() or any(c.isspace() for c in topic):
+            self.fail("cdc", "topic", "a topic name, or a template with {table}", topic)
+        row_image = table.get("row_image", False)
+        if not isinstance(row_image, bool):
+            self.fail("cdc", "row_image", "true or false", row_image)
+        retries = table.get("retries", 3)
+        if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
+            self.fail("cdc", "retries", "a number of retries >= 0", retries)
+        timeout = self.duration(table, "delivery_timeout", "cdc")
+        if timeout < 1:
+            self.fail("cdc", "delivery_timeout", "a duration of at least 1 ms", timeout)
+        producer = table.get("producer", {})
+        if not isinstance(producer, dict) or not all(
+                isinstance(v, (str, int, float, bool)) for v in producer.values()):
+            self.fail("cdc", "producer", "a table of librdkafka settings", producer)
+        fixed = sorted(set(producer) & set(FIXED_PRODUCER_KEYS))
+        if fixed:
+            self.fail("cdc", "producer", "settings other than " + ", ".join(FIXED_PRODUCER_KEYS)
+                      + " (the stream's guarantees rest on them)", ", ".join(fixed))
+        return CdcSettings(bootstrap.strip(), topic, row_image, timeout, retries,
+                           tuple(sorted((str(k), _setting(v)) for k, v in producer.items())))
+
+
+def _setting(value: object) -> str:
+    return str(value).lower() if isinstance(value, bool) else str(value)

@@ -14,6 +14,7 @@ import click
 from hbase_migrate.errors import ConfigError
 from hbase_migrate.timeutil import parse_duration
 from realstack.hbase import DEFAULT_VERSION, WAL_COMPRESSION, RealHBase, RealHBaseOptions
+from realstack.kafka.cli import kafka
 from realstack.maven import RealStackError, module_classpath
 
 
@@ -29,7 +30,7 @@ def _properties(values: tuple[str, ...]) -> dict[str, str]:
 
 @click.group()
 def realstack() -> None:
-    """Run real Apache HBase and HDFS from Maven Central in the JVM (Java 17, Maven)."""
+    """Run real Apache HBase, HDFS and Kafka from Maven Central in the JVM (Java 17, Maven)."""
 
 
 @realstack.command()
@@ -96,3 +97,4 @@ def start(hbase_version: str, data_dir: Path, name: str, region_servers: int,
         while not stop.wait(0.5):
             if not stack.running:
                 raise RealStackError(f"HBase exited; log {stack.log_path}")
+realstack.add_command(kafka)

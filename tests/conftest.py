@@ -1,14 +1,16 @@
-"""Fixtures shared by every test area: the embedded ZooKeeper, the real HBase stack and the
-reference samples."""
+"""Fixtures shared by every test area: the embedded ZooKeeper, the real HBase stack, an
+Apache Kafka broker and the reference samples."""
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from minihbase.zookeeper import ZooKeeperServer
+from realstack.kafka import KafkaBroker, KafkaSettings
 from tests.realstack.fixtures import real_hbase  # noqa: F401 - the real stack, session-wide
 
 REPO = Path(__file__).resolve().parents[1]
@@ -20,6 +22,18 @@ def zookeeper(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ZooKeeperSer
     """A real ZooKeeper server on a free loopback port, for the whole test session."""
     with ZooKeeperServer(tmp_path_factory.mktemp("zookeeper")) as server:
         yield server
+
+
+@pytest.fixture(scope="session")
+def kafka_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KafkaBroker]:
+    """A real Apache Kafka broker (KRaft, from the ``realstack/kafka`` Maven module) on a free
+    loopback port, for the whole session. Topics are not created on first use: tests create
+    the ones they need (a missing topic is an error case)."""
+    if shutil.which("mvn") is None:
+        pytest.skip("Maven ('mvn') is needed to fetch Apache Kafka from Maven Central")
+    broker = KafkaBroker(tmp_path_factory.mktemp("kafka"), KafkaSettings(auto_create_topics=False))
+    with broker:
+        yield broker
 
 
 @pytest.fixture(scope="session")

@@ -22,7 +22,7 @@ from contextlib import contextmanager
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Protocol, Self
 
-from sqlalchemy import Connection, Engine, and_, case, func, select, update
+from sqlalchemy import Connection, Engine, and_, case, func, or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 
 from hbase_migrate.audit import records as t
@@ -503,10 +503,16 @@ class Ledger:
 
     # -- gaps -------------------------------------------------------------------------------
 
-    def gaps(self, migration_id: int, *, include_resolved: bool = False) -> list[GapRecord]:
+    def gaps(self, migration_id: int, *, include_resolved: bool = False,
+             stream: str | None = None) -> list[GapRecord]:
+        """Open gaps (all with ``include_resolved``). With ``stream``, a vanished file's gap
+        only when the file is that stream's (``wal_files.cluster``); stretches no listing saw
+        (``missing``) concern every stream."""
         g, w = t.gaps, t.wal_files
         query = (select(g, w.c.path).outerjoin(w, w.c.id == g.c.wal_file_id)
                  .where(g.c.migration_id == migration_id))
+        if stream is not None:
+            query = query.where(or_(g.c.wal_file_id.is_(None), w.c.cluster == stream))
         if not include_resolved:
             query = query.where(g.c.resolved_at.is_(None))
         with self._engine.begin() as conn:

@@ -161,7 +161,7 @@ def _migration_status(ledger: Ledger, migration: MigrationRecord, now: int,
     files = ledger.wal_files(migration.id, SOURCE)
     gaps = [GapStatus(g.kind.value, g.server, g.path, g.first_time, g.last_time, g.detail,
                       g.detected_at, g.remedy)
-            for g in ledger.gaps(migration.id)]
+            for g in ledger.gaps(migration.id, stream=SOURCE)]
     servers = [_server_status(server, [f for f in files if f.server == server], gaps, now)
                for server in sorted({f.server for f in files})]
     lags = [s.lag for s in servers if s.lag is not None]

@@ -103,5 +103,5 @@ def _describe(opened: Ledger, migration: MigrationRecord) -> dict[str, Any]:
         "tables": [{"source": t.source, "target": t.target, "families": list(t.families)}
                    for t in migration.tables],
         "wal_files": opened.counts(migration.id),
-        "open_gaps": len(opened.gaps(migration.id)),
+        "open_gaps": len(opened.gaps(migration.id, stream="source")),
     }

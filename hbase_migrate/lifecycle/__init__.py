@@ -13,8 +13,10 @@ stack's demo only call these functions.
     validate(spec)         compare source and target
     cutover_check(spec)    go / no-go, with reasons
     report(spec)           the audit report (HTML, from the ledger alone; records no step)
+    cdc(spec)              the WAL edits as Kafka messages (the CDC stream, beside replay)
 """
 
+from hbase_migrate.lifecycle.cdc import cdc
 from hbase_migrate.lifecycle.cutover import cutover_check
 from hbase_migrate.lifecycle.prepare import prepare
 from hbase_migrate.lifecycle.replay import replay
@@ -22,4 +24,4 @@ from hbase_migrate.lifecycle.report import report
 from hbase_migrate.lifecycle.snapshot import snapshot
 from hbase_migrate.lifecycle.validate import validate
 
-__all__ = ["cutover_check", "prepare", "replay", "report", "snapshot", "validate"]
+__all__ = ["cdc", "cutover_check", "prepare", "replay", "report", "snapshot", "validate"]

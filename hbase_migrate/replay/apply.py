@@ -78,6 +78,10 @@ class ReplayTarget(Protocol):
         :class:`TargetUnavailableError` when the gateway stays unreachable."""
         ...
 
+    def close(self) -> None:
+        """Release the connections."""
+        ...
+
 
 class SchemaCache:
     """Table descriptors of a target, fetched once."""

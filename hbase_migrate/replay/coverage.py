@@ -230,11 +230,12 @@ def known_files(rows: Iterable[WalFileRecord]) -> list[tuple[str, int | None, in
 
 
 def check_coverage(ledger: Ledger, migration_id: int, since: int, until: int | None,
-                   roll_period: int, view: ReplicationView | None) -> list[Gap]:
-    """Record every stretch since ``since`` the source's known files do not cover as a
-    ``missing`` gap; returns the gaps new to the ledger."""
+                   roll_period: int, view: ReplicationView | None,
+                   stream: str = SOURCE) -> list[Gap]:
+    """Record every stretch since ``since`` the source's known files (those of ``stream``)
+    do not cover as a ``missing`` gap; returns the gaps new to the ledger."""
     now = now_ms()
-    rows = ledger.wal_files(migration_id, SOURCE)
+    rows = ledger.wal_files(migration_id, stream)
     spans = find_missing(known_files(rows), ledger.anchors(migration_id), since=since,
                          until=until, roll_period=roll_period, now=now)
     if view is not None:

@@ -55,26 +55,29 @@ class Reconciliation:
 
 
 def reconcile(ledger: Ledger, migration_id: int, store: WalStore, *,
-              record: bool = True, since: int | None = None) -> Reconciliation:
+              record: bool = True, since: int | None = None,
+              stream: str = SOURCE) -> Reconciliation:
     """List the store, record every listed file as seen, follow moves, detect gaps (a file
-    whose edits all predate ``since`` is no gap). ``record=False`` (dry run) only lists."""
+    whose edits all predate ``since`` is no gap). ``record=False`` (dry run) only lists.
+    ``stream`` is the ledger's key of the files' progress (replay's ``source`` by default)."""
     result = Reconciliation(listed=store.list_wal_files())
     if not record:
         return result
     here = {f.path for f in result.listed}
     for f in result.listed:
-        ledger.record_wal_seen(migration_id, SOURCE, f.server or UNKNOWN_SERVER, f.path,
+        ledger.record_wal_seen(migration_id, stream, f.server or UNKNOWN_SERVER, f.path,
                                f.size, f.timestamp)
-    rows = ledger.wal_files(migration_id, SOURCE)
+    rows = ledger.wal_files(migration_id, stream)
     for row in rows:
         if row.path in here or row.vanished_at is not None or row.status is WalStatus.GAP:
             continue
-        _follow(ledger, migration_id, store, row, result, since, rows)
+        _follow(ledger, migration_id, store, row, result, since, rows, stream)
     return result
 
 
 def _follow(ledger: Ledger, migration_id: int, store: WalStore, row: WalFileRecord,
-            result: Reconciliation, since: int | None, rows: list[WalFileRecord]) -> None:
+            result: Reconciliation, since: int | None, rows: list[WalFileRecord],
+            stream: str) -> None:
     """A known file is not listed where it was: moved, still there, or gone."""
     if _exists(store, row.path):
         return  # listed in a race; the next run sees it
@@ -83,19 +86,19 @@ def _follow(ledger: Ledger, migration_id: int, store: WalStore, row: WalFileReco
     except ValueError:
         moved = None
     if moved is not None and moved != row.path:
-        ledger.record_wal_moved(migration_id, SOURCE, row.path, moved)
+        ledger.record_wal_moved(migration_id, stream, row.path, moved)
         result.moves.append((row.path, moved))
         return
     if row.status in PENDING and _drained_closed(row):
         # read to its end while closed (archived or splitting): nothing was lost
         ledger.record_wal_progress(
-            migration_id, SOURCE, row.path, offset_reached=row.offset_reached,
+            migration_id, stream, row.path, offset_reached=row.offset_reached,
             entries=row.entries, cells_by_type=row.cells_by_type, markers=row.markers,
             approximated_deletes=row.approximated_deletes,
             last_write_time=row.last_write_time, closed=True)
-        ledger.mark_wal_vanished(migration_id, SOURCE, row.path)
+        ledger.mark_wal_vanished(migration_id, stream, row.path)
         return
-    gap = record_vanished(ledger, migration_id, row, since, rows)
+    gap = record_vanished(ledger, migration_id, row, since, rows, stream)
     if gap is not None:
         result.gaps.append(gap)
 
@@ -122,22 +125,23 @@ def ended_before(row: WalFileRecord, rows: Sequence[WalFileRecord], since: int) 
 
 
 def record_vanished(ledger: Ledger, migration_id: int, row: WalFileRecord,
-                    since: int | None = None, rows: Sequence[WalFileRecord] = ()
-                    ) -> Gap | None:
+                    since: int | None = None, rows: Sequence[WalFileRecord] = (),
+                    stream: str = SOURCE) -> Gap | None:
     """Record that ``row``'s file is gone; the gap when it was not replayed yet and may
     have held edits written at or after ``since``."""
     successor = ended_before(row, rows, since) if since is not None else None
     if successor is not None and row.status in PENDING and not row.offset_reached:
-        ledger.mark_wal_skipped(migration_id, SOURCE, row.path,
+        ledger.mark_wal_skipped(migration_id, stream, row.path,
                                 f"vanished unread, but the next file of its server was "
                                 f"created at {format_time(successor)}, before the "
                                 "watermark: it held no edit to replay", unread=True)
-        ledger.mark_wal_vanished(migration_id, SOURCE, row.path)
+        ledger.mark_wal_vanished(migration_id, stream, row.path)
         return None
-    gap_id = ledger.mark_wal_vanished(migration_id, SOURCE, row.path, first_time=lost_from(row))
+    gap_id = ledger.mark_wal_vanished(migration_id, stream, row.path, first_time=lost_from(row))
     if gap_id is None or row.status not in PENDING:
         return None
-    recorded = next((g for g in ledger.gaps(migration_id) if g.id == gap_id), None)
+    recorded = next((g for g in ledger.gaps(migration_id, stream=stream) if g.id == gap_id),
+                    None)
     log.error("WAL file %s vanished before it was replayed (gap)", row.path)
     return Gap(row.path, row.server, recorded.first_time if recorded else lost_from(row),
                recorded.last_time if recorded else None,

@@ -156,7 +156,8 @@ class _Run:
 
     def _convert(self, entry: Entry, source: str) -> int:
         """Buffer the entry's mutations; return the number of data cells."""
-        position = WalPosition(self.name, entry.offset, entry.index)
+        position = WalPosition(self.name, entry.offset, entry.index, entry.key.sequence,
+                               entry.key.write_time)
         dst = self.spec.filter.target_of(source)
         assert dst is not None
         families = self.spec.filter.families_of(source)

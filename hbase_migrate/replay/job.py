@@ -31,6 +31,10 @@ from hbase_migrate.timeutil import check_seconds, check_window, format_time
 
 CATCH_UP = "catch-up"
 WINDOW = "window"
+# Per-file progress in the ledger (``wal_files.cluster``) is kept per stream: replay into
+# the target is ``source``; another consumer of the same WAL files (the CDC stream) keeps
+# its own offsets, files, gaps and lock, so the two never mix.
+REPLAY_STREAM = "source"
 DEFAULT_LOCK_TIMEOUT = 30.0
 
 
@@ -48,6 +52,7 @@ class ReplayJob:
     lock_timeout: float = DEFAULT_LOCK_TIMEOUT
     step_kind: str = "replay"
     provenance: Provenance = field(default_factory=Provenance)
+    stream: str = REPLAY_STREAM  # the ledger's key of this job's per-file progress
 
     def __post_init__(self) -> None:
         check_window(self.start, self.end)
@@ -92,6 +97,11 @@ class ReplayJob:
     @property
     def target(self) -> ClusterSpec:
         return self.spec.target
+
+    @property
+    def lock_name(self) -> str:
+        """The lock this job's runs hold: the migration's, or its stream's own."""
+        return self.name if self.stream == REPLAY_STREAM else f"{self.name}@{self.stream}"
 
     @property
     def mode(self) -> str:

@@ -45,12 +45,12 @@ def migration_lock(job: ReplayJob) -> Iterator[str]:
     identifier = lock_identifier(job)
     endpoints = job.source.endpoints()
     if not endpoints.zookeeper:
-        with ledger_lease(job.ledger_url, f"migration/{job.name}", identifier,
+        with ledger_lease(job.ledger_url, f"migration/{job.lock_name}", identifier,
                           job.name, job.lock_timeout):
             yield identifier
         return
     with HBaseZooKeeper(endpoints.zookeeper, endpoints.znode_parent) as zk:
-        lock = zk.lock(job.name, identifier, timeout=job.lock_timeout)
+        lock = zk.lock(job.lock_name, identifier, timeout=job.lock_timeout)
         lock.acquire()
         try:
             yield identifier

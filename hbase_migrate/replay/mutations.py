@@ -36,11 +36,14 @@ class Kind(Enum):
 
 
 class WalPosition(NamedTuple):
-    """Where a mutation comes from: the WAL file as given, its entry's offset and index."""
+    """Where a mutation comes from: the WAL file as given, its entry's offset and index (and,
+    when read from a file, the entry's sequence id and write time)."""
 
     file: str
     offset: int
     entry: int  # zero-based entry index in the file
+    sequence: int | None = None
+    write_time: int | None = None
 
     def __str__(self) -> str:
         return f"{self.file} at byte offset {self.offset} (entry #{self.entry})"

@@ -24,8 +24,9 @@ from hbase_migrate.audit.records import StepStatus, WalFileRecord, WalStatus
 from hbase_migrate.audit.status import replay_lag
 from hbase_migrate.cluster.walstore import WalStore
 from hbase_migrate.errors import ConfigError
+from hbase_migrate.replay.apply import ReplayTarget
 from hbase_migrate.replay.coverage import Gap, check_coverage
-from hbase_migrate.replay.discovery import SOURCE, open_wal_store, reconcile, record_vanished
+from hbase_migrate.replay.discovery import open_wal_store, reconcile, record_vanished
 from hbase_migrate.replay.file_replay import FileProgress
 from hbase_migrate.replay.job import CATCH_UP, FileOutcome, FileTask, ReplayJob, Totals
 from hbase_migrate.replay.lock import migration_lock
@@ -40,6 +41,9 @@ log = logging.getLogger(__name__)
 
 EXIT_OK, EXIT_FAILURES, EXIT_GAPS = 0, 1, 3
 Executor = Callable[[ReplayJob, int, Sequence[FileTask]], Iterable[FileOutcome]]
+# Opens where a run's mutations go (default: the migration's target cluster); the run
+# closes it. Another sink (the CDC stream) gives its own, with a job of its own stream.
+SinkFactory = Callable[[ReplayJob], ReplayTarget]
 
 
 class Observer:
@@ -125,20 +129,21 @@ class RunSummary:
 
 
 def run_replay(job: ReplayJob, observer: Observer | None = None, *,
-               executor: Executor | None = None) -> RunSummary:
+               executor: Executor | None = None,
+               sink: SinkFactory | None = None) -> RunSummary:
     """One run: lock (not for a dry run), reconcile, plan, replay, record."""
     store = open_wal_store(job.source)
     with Ledger.open(job.ledger_url) as ledger:
         if job.dry_run:
             return _dry_run(job, ledger, store, observer or Observer())
         with migration_lock(job):
-            return _run_once(job, ledger, store, observer or Observer(), executor)
+            return _run_once(job, ledger, store, observer or Observer(), executor, sink=sink)
 
 
 def follow_replay(job: ReplayJob, interval: float, stop: threading.Event,
                   observer: Observer | None = None,
                   on_run: Callable[[RunSummary], None] | None = None, *,
-                  force: bool = False) -> int:
+                  force: bool = False, sink: SinkFactory | None = None) -> int:
     """Catch-up runs every ``interval`` seconds under one lock until ``stop`` is set;
     returns the worst exit code seen. An interval at or above half the archive TTL, with no
     replication peer pinning the WALs, is refused unless ``force``."""
@@ -155,7 +160,7 @@ def follow_replay(job: ReplayJob, interval: float, stop: threading.Event,
     with Ledger.open(job.ledger_url) as ledger, migration_lock(job):
         while not stop.is_set():
             summary = _run_once(job, ledger, store, observer or Observer(), None,
-                                interval=interval)
+                                interval=interval, sink=sink)
             worst = max(worst, summary.exit_code)
             if on_run is not None:
                 on_run(summary)
@@ -177,14 +182,14 @@ def _dry_run(job: ReplayJob, ledger: Ledger, store: WalStore, observer: Observer
     record = ledger.migration(job.name)
     start = _start_of(job, record.watermark if record else None)
     listed = store.list_wal_files()
-    rows = _rows(ledger, record.id) if record else {}
+    rows = _rows(ledger, record.id, job.stream) if record else {}
     manifest, tasks = plan(job, listed, rows, start, now_ms())
     observer.planned(manifest, tasks)
     return RunSummary(job.name, job.mode, start, job.end, True, len(listed), manifest)
 
 
-def _rows(ledger: Ledger, migration_id: int) -> dict[str, WalFileRecord]:
-    return {r.path: r for r in ledger.wal_files(migration_id, SOURCE)}
+def _rows(ledger: Ledger, migration_id: int, stream: str) -> dict[str, WalFileRecord]:
+    return {r.path: r for r in ledger.wal_files(migration_id, stream)}
 
 
 def source_retention(job: ReplayJob, interval: float | None) -> Retention:
@@ -195,7 +200,8 @@ def source_retention(job: ReplayJob, interval: float | None) -> Retention:
 
 
 def _run_once(job: ReplayJob, ledger: Ledger, store: WalStore, observer: Observer,
-              executor: Executor | None, *, interval: float | None = None) -> RunSummary:
+              executor: Executor | None, *, interval: float | None = None,
+              sink: SinkFactory | None = None) -> RunSummary:
     migration = ledger.ensure_spec(job.spec)
     start = _start_of(job, migration.watermark)
     who = job.provenance
@@ -208,26 +214,27 @@ def _run_once(job: ReplayJob, ledger: Ledger, store: WalStore, observer: Observe
                                    None if interval is None else int(interval * 1000))
         since = migration.watermark if job.mode == CATCH_UP and job.start is None else start
         assert since is not None
-        found = reconcile(ledger, migration.id, store, since=since)
+        found = reconcile(ledger, migration.id, store, since=since, stream=job.stream)
         summary.listed, summary.moves, summary.gaps = len(found.listed), found.moves, found.gaps
         summary.gaps += check_coverage(ledger, migration.id, since, job.end,
-                                       job.spec.replay.roll_period, view)
-        manifest, tasks = plan(job, found.listed, _rows(ledger, migration.id), start, now_ms())
+                                       job.spec.replay.roll_period, view, job.stream)
+        manifest, tasks = plan(job, found.listed, _rows(ledger, migration.id, job.stream), start,
+                               now_ms())
         summary.manifest = manifest
         if job.mode == CATCH_UP:
-            _skip_excluded(ledger, migration.id, manifest)
+            _skip_excluded(ledger, migration.id, manifest, job.stream)
         observer.planned(manifest, tasks)
-        books = _Books(ledger, migration.id, job.mode == CATCH_UP, observer, since)
+        books = _Books(ledger, migration.id, job.mode == CATCH_UP, observer, since, job.stream)
         try:
             if executor is None:
-                summary.outcomes = _replay_here(job, store, tasks, books, start)
+                summary.outcomes = _replay_here(job, store, tasks, books, start, sink)
             else:
                 summary.outcomes = books.record_all(tasks, executor(job, start, tasks))
         finally:
             summary.gaps += books.gaps
-        summary.open_gaps = len(ledger.gaps(migration.id))
+        summary.open_gaps = len(ledger.gaps(migration.id, stream=job.stream))
         if job.mode == CATCH_UP:
-            summary.lag = replay_lag(ledger.wal_files(migration.id, SOURCE), now_ms())
+            summary.lag = replay_lag(ledger.wal_files(migration.id, job.stream), now_ms())
     except BaseException as exc:
         ledger.finish_step(step_id, StepStatus.FAILED, summary.to_json(),
                            f"{type(exc).__name__}: {exc}")
@@ -244,21 +251,27 @@ def _problems(summary: RunSummary) -> str | None:
     return "; ".join(parts) or None
 
 
-def _skip_excluded(ledger: Ledger, migration_id: int, manifest: Manifest) -> None:
+def _skip_excluded(ledger: Ledger, migration_id: int, manifest: Manifest, stream: str
+                   ) -> None:
     """Catch-up: an archived file with no edit in the window will never get one."""
     for item in manifest.items:
         if not item.included and item.state in CLOSED_STATES:
-            ledger.mark_wal_skipped(migration_id, SOURCE, item.path, item.reason)
+            ledger.mark_wal_skipped(migration_id, stream, item.path, item.reason)
+
+
+def open_job_target(job: ReplayJob) -> ReplayTarget:
+    """The migration's target cluster (its endpoints re-read on reconnect: a restart may
+    move the ports)."""
+    return open_target(job.target, allow_lossy_deletes=job.spec.replay.allow_lossy_deletes,
+                       force_thrift1=job.force_thrift1)
 
 
 def _replay_here(job: ReplayJob, store: WalStore, tasks: Sequence[FileTask], books: _Books,
-                 start: int) -> list[FileOutcome]:
+                 start: int, sink: SinkFactory | None) -> list[FileOutcome]:
     if not tasks:
         return []
     spec = job.replay_spec(start)
-    target = open_target(job.target,  # re-read on reconnect: a restart may move the ports
-                         allow_lossy_deletes=job.spec.replay.allow_lossy_deletes,
-                         force_thrift1=job.force_thrift1)
+    target = (sink or open_job_target)(job)
     outcomes = []
     try:
         for task in tasks:
@@ -280,8 +293,9 @@ class _Books:
     """Ledger bookkeeping of the files of one run (catch-up only writes per-file rows)."""
 
     def __init__(self, ledger: Ledger, migration_id: int, tracked: bool,
-                 observer: Observer, since: int) -> None:
+                 observer: Observer, since: int, stream: str) -> None:
         self.ledger, self.mid, self.tracked, self.observer = ledger, migration_id, tracked, observer
+        self.stream = stream
         self.since = since
         self.where: dict[str, str] = {}  # task path -> where the ledger row is now
         self.gaps: list[Gap] = []  # files that vanished before this run could read them
@@ -292,19 +306,19 @@ class _Books:
         ledger has finished it under that path meanwhile."""
         if task.path in self.where.values():
             return True
-        row = self.ledger.wal_file(self.mid, SOURCE, task.path) if self.tracked else None
+        row = self.ledger.wal_file(self.mid, self.stream, task.path) if self.tracked else None
         return row is not None and row.status in _FINISHED
 
     def begin(self, task: FileTask) -> None:
         self.where[task.path] = task.path
         if self.tracked:
-            self.ledger.mark_wal_replaying(self.mid, SOURCE, task.path)
+            self.ledger.mark_wal_replaying(self.mid, self.stream, task.path)
         self.observer.file_started(task)
 
     def _follow(self, task: FileTask, path: str) -> None:
         if self.where[task.path] != path:
             if self.tracked:
-                self.ledger.record_wal_moved(self.mid, SOURCE, self.where[task.path], path)
+                self.ledger.record_wal_moved(self.mid, self.stream, self.where[task.path], path)
             self.where[task.path] = path
 
     def progress_hook(self, task: FileTask) -> Callable[[str, FileProgress, Totals], None]:
@@ -317,7 +331,7 @@ class _Books:
     def _record(self, path: str, offset: int, totals: Totals, *, closed: bool) -> None:
         if self.tracked:
             self.ledger.record_wal_progress(
-                self.mid, SOURCE, path, offset_reached=offset, entries=totals.entries,
+                self.mid, self.stream, path, offset_reached=offset, entries=totals.entries,
                 cells_by_type=totals.cells, markers=totals.markers,
                 approximated_deletes=totals.approximated,
                 last_write_time=totals.last_write_time, closed=closed)
@@ -325,14 +339,15 @@ class _Books:
     def finish(self, task: FileTask, outcome: FileOutcome) -> FileOutcome:
         self._follow(task, outcome.path)
         if outcome.vanished:
-            row = self.ledger.wal_file(self.mid, SOURCE, outcome.path)
+            row = self.ledger.wal_file(self.mid, self.stream, outcome.path)
             gap = None if row is None else record_vanished(
-                self.ledger, self.mid, row, self.since, self.ledger.wal_files(self.mid, SOURCE))
+                self.ledger, self.mid, row, self.since,
+                self.ledger.wal_files(self.mid, self.stream), self.stream)
             if gap is not None:
                 self.gaps.append(gap)
         elif outcome.error is not None:
             if self.tracked:
-                self.ledger.mark_wal_failed(self.mid, SOURCE, outcome.path, outcome.error)
+                self.ledger.mark_wal_failed(self.mid, self.stream, outcome.path, outcome.error)
             log.error("%s", outcome.error)
         elif outcome.complete:
             self._record(outcome.path, outcome.offset, outcome.totals, closed=True)

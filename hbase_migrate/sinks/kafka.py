@@ -1,0 +1,365 @@
+"""The CDC stream's sink: row mutations -> JSON messages -> Kafka, acknowledged before it
+counts.
+
+:class:`KafkaSink` is a replay target (:class:`~hbase_migrate.replay.apply.ReplayTarget`):
+the replay run reads, filters and orders WAL entries exactly as for a target cluster and
+calls :meth:`KafkaSink.apply` per batch; ``apply`` returns only once the broker has
+acknowledged every message of the batch, and only then does the run record the offset
+reached. The producer is idempotent with ``acks=all``: retries inside the client never
+duplicate or reorder a partition's messages. A delivery that still fails is sent again
+(from the first failed message of the batch, in order) after a backoff, ``retries`` times;
+then:
+
+* the broker unreachable or not answering: :class:`KafkaUnavailableError`, which stops the
+  run (every acknowledged offset is kept; a rerun continues there);
+* a topic that does not exist (and the broker does not create it): :class:`KafkaTopicError`,
+  which stops the run too (no file is at fault);
+* a message over the topic's size limit, or any other refusal: :class:`KafkaDeliveryError`,
+  which fails the file (its offset stays before the message, exit code 1).
+
+Each error names the broker, the topic and the WAL file and byte offset of the message.
+With ``row_image``, each batch is first applied to the target cluster, in segments in which
+no row repeats, and each edited row is read back right after its segment: the image of the
+row after exactly this edit.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from confluent_kafka import KafkaError, KafkaException, Message, Producer
+from confluent_kafka.admin import AdminClient
+from confluent_kafka.admin._config import ConfigResource
+
+from hbase_migrate.cluster.descriptors import FamilyDescriptor, TableDescriptor
+from hbase_migrate.cluster.thrift2 import Thrift2Client
+from hbase_migrate.config import CdcSettings
+from hbase_migrate.replay.apply import (
+    AppliedCounts,
+    ReplayTarget,
+    TargetUnavailableError,
+    count_cells,
+)
+from hbase_migrate.replay.errors import ReplayWriteError
+from hbase_migrate.replay.mutations import RowMutation, WalPosition
+from hbase_migrate.sinks.messages import RowEdit, message_key, message_value, row_edits
+from hbase_migrate.wal.model import Cell
+
+log = logging.getLogger(__name__)
+
+BACKOFF_S = 1.0  # the first pause before a delivery is sent again; doubles each time
+RECORD_OVERHEAD = 100  # a record batch's header and one record's framing, at most
+METADATA_TIMEOUT_S = 15.0
+_UNAVAILABLE = frozenset({KafkaError._MSG_TIMED_OUT, KafkaError._TRANSPORT,
+                          KafkaError._ALL_BROKERS_DOWN, KafkaError._TIMED_OUT,
+                          KafkaError.NOT_ENOUGH_REPLICAS, KafkaError.LEADER_NOT_AVAILABLE,
+                          KafkaError.NOT_LEADER_FOR_PARTITION, KafkaError.REQUEST_TIMED_OUT})
+_TOO_LARGE = frozenset({KafkaError.MSG_SIZE_TOO_LARGE, KafkaError.RECORD_LIST_TOO_LARGE})
+
+
+class KafkaUnavailableError(TargetUnavailableError):
+    """The broker stayed unreachable through the retries: the run stops, offsets kept."""
+
+
+class KafkaTopicError(TargetUnavailableError):
+    """The topic a table's messages go to does not exist: the run stops, offsets kept."""
+
+
+class KafkaDeliveryError(ReplayWriteError):
+    """The broker refused a message (too large, not allowed): the file fails at it."""
+
+
+class _AnyFamily(TableDescriptor):
+    """What a topic takes: any column family of the source table."""
+
+    def family(self, name: bytes) -> FamilyDescriptor | None:
+        return FamilyDescriptor(name)
+
+
+@dataclass
+class _Pending:
+    """One message of a batch."""
+
+    key: bytes
+    value: bytes
+    position: WalPosition
+    error: KafkaError | None = None
+    acked: bool = False
+
+
+@dataclass
+class _Topic:
+    name: str
+    limit: int  # max.message.bytes
+
+
+@dataclass
+class KafkaSink:
+    """Produces one message per row mutation to Kafka (see the module docstring).
+
+    ``sources`` maps the replay's target table names back to the source's (the names in
+    the messages and topics). ``image_target`` and ``image_reader`` (both or neither)
+    apply each batch to the target cluster and read the rows back."""
+
+    settings: CdcSettings
+    sources: Mapping[str, str] = field(default_factory=dict)
+    image_target: ReplayTarget | None = None
+    image_reader: Thrift2Client | None = None
+    sleep: Callable[[float], None] = time.sleep
+    _producer: Producer | None = None
+    _topics: dict[str, _Topic] = field(default_factory=dict)
+    _batch_limit: int | None = None
+    _admin_client: AdminClient | None = None
+
+    @property
+    def name(self) -> str:
+        return f"Kafka {self.settings.bootstrap}"
+
+    @property
+    def _metadata_timeout(self) -> float:
+        return min(METADATA_TIMEOUT_S, self.settings.delivery_timeout / 1000)
+
+    def _config(self) -> dict[str, Any]:
+        config: dict[str, Any] = {
+            "bootstrap.servers": self.settings.bootstrap, "enable.idempotence": True,
+            "acks": "all", "message.timeout.ms": self.settings.delivery_timeout,
+            "linger.ms": 5, "logger": log, **dict(self.settings.producer)}
+        if self._batch_limit is not None:
+            config["batch.size"] = self._batch_limit
+            config["message.max.bytes"] = max(self._batch_limit + RECORD_OVERHEAD, 1000)
+        return config
+
+    def producer(self) -> Producer:
+        if self._producer is None:
+            self._producer = Producer(self._config())
+        return self._producer
+
+    def close(self) -> None:
+        if self._producer is not None:
+            self._producer.flush(self.settings.delivery_timeout / 1000)
+            self._producer = None
+        self._admin_client = None
+        for part in (self.image_target, self.image_reader):
+            if part is not None:
+                part.close()
+
+    def describe(self, table: str) -> TableDescriptor:
+        if self.image_target is not None:
+            return self.image_target.describe(table)
+        return _AnyFamily(table, ())
+
+    def apply(self, table: str, mutations: Sequence[RowMutation]) -> AppliedCounts:
+        """Produce one message per (entry, row) of ``mutations``; return once the broker
+        acknowledged all of them (the target applied them first, with ``row_image``)."""
+        if not mutations:
+            return AppliedCounts()
+        source = self.sources.get(table, table)
+        topic = self._topic(self.settings.topic_of(source), mutations[0].position)
+        edits = list(row_edits(source, mutations))
+        applied = AppliedCounts(count_cells(mutations), 0)
+        images: Sequence[list[Cell] | None] = [None] * len(edits)
+        if self.image_target is not None:
+            images = self._apply_with_images(table, edits, mutations, applied)
+
+        def build() -> Iterator[_Pending]:  # produced as built: JSON overlaps the network
+            for edit, image in zip(edits, images, strict=True):
+                message = _Pending(message_key(edit.table, edit.row),
+                                   message_value(edit, image), edit.position)
+                self._check_size(topic, message)
+                yield message
+
+        applied.calls += self._deliver(topic, build())
+        return applied
+
+    # -- topics -----------------------------------------------------------------------------
+
+    def check_topic(self, name: str, position: WalPosition | None = None) -> None:
+        """Check a topic now (``apply`` does on its first message to it): it exists, and
+        what its size limit is. ``position`` is the WAL entry named in errors."""
+        self._topic(name, position)
+
+    def _admin(self) -> AdminClient:
+        if self._admin_client is None:
+            self._admin_client = AdminClient({"bootstrap.servers": self.settings.bootstrap,
+                                              "logger": log})  # type: ignore[dict-item]
+        return self._admin_client
+
+    def _topic(self, name: str, position: WalPosition | None) -> _Topic:
+        """The topic, checked once: it exists (a producer's metadata request creates it
+        where the broker auto-creates topics), and its message size limit."""
+        known = self._topics.get(name)
+        if known is not None:
+            return known
+        where = f"topic {name!r} on broker {self.settings.bootstrap}"
+        message = f"the message from {position}" if position else "its first message"
+        try:
+            found = self._admin().list_topics(name, timeout=self._metadata_timeout).topics.get(
+                name)
+            if found is None or found.error is not None:
+                metadata = self.producer().list_topics(name, timeout=self._metadata_timeout)
+                found = metadata.topics.get(name)
+        except KafkaException as exc:
+            raise KafkaUnavailableError(
+                f"Kafka broker {self.settings.bootstrap} unreachable ({exc.args[0]}) before "
+                f"{where} took {message}; stopping the run: every offset the broker "
+                "acknowledged is kept, rerun once it answers") from None
+        if found is None or found.error is not None:
+            error = found.error.str() if found is not None and found.error else "not listed"
+            raise KafkaTopicError(
+                f"{where} does not exist ({error}) and the broker did not create it; create "
+                f"it (or turn auto-creation on) and rerun: {message} and everything after "
+                "it are not sent")
+        topic = _Topic(name, self._limit(name))
+        if self._batch_limit is None or topic.limit - RECORD_OVERHEAD < self._batch_limit:
+            self._reopen(topic.limit - RECORD_OVERHEAD)
+        self._topics[name] = topic
+        return topic
+
+    def _limit(self, topic: str) -> int:
+        """The topic's ``max.message.bytes`` (the broker's default unless overridden)."""
+        resource = ConfigResource(ConfigResource.Type.TOPIC, topic)
+        try:
+            configs = self._admin().describe_configs([resource])[resource].result(
+                self._metadata_timeout)
+        except KafkaException as exc:
+            log.warning("cannot read max.message.bytes of topic %s: %s", topic, exc)
+            return 1_048_588
+        return int(configs["max.message.bytes"].value)
+
+    def _reopen(self, batch_limit: int) -> None:
+        """Batches no larger than the smallest topic limit (every earlier message is
+        acknowledged by now: ``apply`` waits for them)."""
+        if self._producer is not None:
+            self._producer.flush(self.settings.delivery_timeout / 1000)
+            self._producer = None
+        self._batch_limit = max(batch_limit, 1)
+
+    def _check_size(self, topic: _Topic, message: _Pending) -> None:
+        size = len(message.key) + len(message.value) + RECORD_OVERHEAD
+        if size > topic.limit:
+            raise KafkaDeliveryError(
+                f"topic {topic.name!r} on broker {self.settings.bootstrap}: the message of "
+                f"{message.position} is {size} bytes with its framing, over the topic's "
+                f"max.message.bytes {topic.limit}; raise the limit (topic max.message.bytes, "
+                "broker message.max.bytes) and rerun")
+
+    # -- delivery ---------------------------------------------------------------------------
+
+    def _deliver(self, topic: _Topic, messages: Iterator[_Pending]) -> int:
+        """Send ``messages`` in order until every one is acknowledged; on failure, send
+        again from the first failed message after a backoff. Returns how many."""
+        pending = self._send(topic.name, messages)
+        count = len(pending)
+        for attempt in range(self.settings.retries + 1):
+            failed = next((i for i, m in enumerate(pending) if not m.acked), None)
+            if failed is None:
+                return count
+            first = pending[failed]
+            code = first.error.code() if first.error is not None else None
+            if code in _TOO_LARGE or (first.error is not None and not self._transient(first)):
+                raise KafkaDeliveryError(self._failure(topic, first, attempt + 1))
+            if attempt == self.settings.retries:
+                break
+            pause = BACKOFF_S * 2 ** attempt
+            log.warning("%s; sending again in %.0f s", self._failure(topic, first, attempt + 1),
+                        pause)
+            self.sleep(pause)
+            if first.error is not None and first.error.fatal():
+                self._producer = None  # an idempotent producer's fatal error: a new one
+            for message in pending[failed:]:
+                message.error, message.acked = None, False
+            pending = self._send(topic.name, iter(pending[failed:]))
+        raise KafkaUnavailableError(self._failure(topic, first, self.settings.retries + 1)
+                                    + "; stopping the run: every offset the broker "
+                                    "acknowledged is kept, rerun once it answers")
+
+    @staticmethod
+    def _transient(message: _Pending) -> bool:
+        error = message.error
+        return error is None or error.code() in _UNAVAILABLE or error.retriable() or error.fatal()
+
+    def _failure(self, topic: _Topic, message: _Pending, attempts: int) -> str:
+        error = message.error.str() if message.error is not None else "no acknowledgement"
+        return (f"Kafka broker {self.settings.bootstrap}, topic {topic.name!r}: the message "
+                f"of {message.position} was not delivered after {attempts} attempt(s): "
+                f"{error}")
+
+    def _send(self, topic: str, messages: Iterator[_Pending]) -> list[_Pending]:
+        """Produce ``messages`` and wait for their acknowledgements (or failures)."""
+        producer = self.producer()
+        sent: list[_Pending] = []
+
+        def report(message: _Pending) -> Callable[[KafkaError | None, Message], None]:
+            def done(error: KafkaError | None, _msg: Message) -> None:
+                message.error, message.acked = error, error is None
+            return done
+
+        for message in messages:
+            sent.append(message)
+            while True:
+                try:
+                    producer.produce(topic, message.value, message.key,
+                                     on_delivery=report(message))
+                    break
+                except BufferError:
+                    producer.poll(0.1)  # the local queue is full: let deliveries drain
+                except KafkaException as exc:
+                    message.error = exc.args[0]
+                    break
+        left = producer.flush(self.settings.delivery_timeout / 1000 + 30)
+        if left:
+            log.warning("%d message(s) still unacknowledged after the delivery timeout", left)
+        return sent
+
+    # -- row images -------------------------------------------------------------------------
+
+    def _apply_with_images(self, table: str, edits: Sequence[RowEdit],
+                           mutations: Sequence[RowMutation], applied: AppliedCounts
+                           ) -> list[list[Cell]]:
+        """Apply ``mutations`` to the target in segments of whole entries in which no row
+        repeats, reading each segment's rows back right after it; returns each edit's row
+        image."""
+        assert self.image_target is not None and self.image_reader is not None
+        images: list[list[Cell]] = []
+        seg_edits: list[RowEdit] = []
+        seg_mutations: list[RowMutation] = []
+        rows: set[bytes] = set()
+        e = m = 0
+        while e < len(edits):
+            position = edits[e].position
+            entry = _run(edits, e, position)
+            entry_mutations = _run(mutations, m, position)
+            if rows & {edit.row for edit in entry}:
+                self._segment(table, seg_edits, seg_mutations, applied, images)
+                seg_edits, seg_mutations, rows = [], [], set()
+            seg_edits += entry
+            seg_mutations += entry_mutations
+            rows.update(edit.row for edit in entry)
+            e, m = e + len(entry), m + len(entry_mutations)
+        self._segment(table, seg_edits, seg_mutations, applied, images)
+        return images
+
+    def _segment(self, table: str, edits: Sequence[RowEdit], mutations: Sequence[RowMutation],
+                 applied: AppliedCounts, images: list[list[Cell]]) -> None:
+        assert self.image_target is not None and self.image_reader is not None
+        if not edits:
+            return
+        done = self.image_target.apply(table, mutations)
+        applied.approximations.update(done.approximations)
+        for edit in edits:
+            images.append(self.image_reader.get(table, edit.row, max_versions=1))
+
+
+_T = TypeVar("_T", RowEdit, RowMutation)
+
+
+def _run(items: Sequence[_T], start: int, position: WalPosition) -> list[_T]:
+    """The items from ``start`` on that come from the entry at ``position``."""
+    end = start
+    while end < len(items) and items[end].position == position:
+        end += 1
+    return list(items[start:end])

@@ -1,0 +1,49 @@
+"""``hbase-migrate realstack kafka start``: an Apache Kafka broker (KRaft) on loopback, in the
+foreground."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import threading
+from pathlib import Path
+
+import click
+
+from minihbase.process import EmbeddedStackError
+from realstack.kafka.broker import KafkaBroker, KafkaSettings
+
+
+@click.group()
+def kafka() -> None:
+    """Run a real Apache Kafka broker (KRaft mode, from Maven Central) on loopback."""
+
+
+@kafka.command()
+@click.option("--dir", "data_dir", type=click.Path(file_okay=False, path_type=Path),
+              default=Path("state/kafka"), show_default=True,
+              help="Data and log folder (created when missing; a restart keeps the topics).")
+@click.option("--port", type=click.IntRange(0, 65535), default=0, show_default=True,
+              help="Listener port on 127.0.0.1 at the first start; 0 picks a free one.")
+@click.option("--auto-create/--no-auto-create", default=True, show_default=True,
+              help="Whether the broker creates topics on first use.")
+@click.option("--timeout", type=float, default=120.0, show_default=True,
+              help="Seconds to wait for the broker to serve.")
+def start(data_dir: Path, port: int, auto_create: bool, timeout: float) -> None:
+    """Start the broker and run until SIGTERM or SIGINT.
+
+    Prints one JSON line when the broker serves:
+    {"kafka": "127.0.0.1:PORT", "pid": PID, "java_pid": PID, "dir": DIR}
+    """
+    stop = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stop.set())
+    broker = KafkaBroker(data_dir, KafkaSettings(auto_create_topics=auto_create), port)
+    with broker.start(timeout):
+        click.echo(json.dumps({"kafka": broker.bootstrap, "pid": os.getpid(),
+                               "java_pid": broker.pid, "dir": str(broker.data_dir)}))
+        while not stop.wait(0.5):
+            if not broker.is_running:
+                raise EmbeddedStackError(f"Kafka on {broker.bootstrap} exited unexpectedly; "
+                                         f"see {broker.log_path}")
