@@ -15,9 +15,8 @@ Compressed cell (``CompressedKvEncoder`` / ``CompressedKvDecoder``)::
     | tags (tagsLen > 0): raw tag bytes, or with tag compression one dict item per tag
       holding tagType + tag value (the reader re-inserts the uint16 length)
 
-A ``dict`` item is described in ``dictionary.py``. GZ value compression writes one complete
-gzip member per value (``ReusableStreamGzipCodec``: finish, flush, reset per value); the
-header is the one Java's GZIPOutputStream writes (mtime 0, no flags, OS byte 0xFF on JDK 16+).
+A ``dict`` item is described in ``dictionary.py``; the compressed forms of values in
+``codecs.py``.
 
 The KeyValue type byte is kept as it is: HBase's WAL decoders do not check it either.
 """
@@ -25,11 +24,11 @@ The KeyValue type byte is kept as it is: HBase's WAL decoders do not check it ei
 from __future__ import annotations
 
 import struct
-import zlib
 from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
 from hbase_migrate.errors import HBaseMigrateError
+from hbase_migrate.wal.codecs import ALGO_NONE, CODECS, DecompressionErrors
 from hbase_migrate.wal.dictionary import (
     FAMILY_CAPACITY,
     QUALIFIER_CAPACITY,
@@ -56,12 +55,6 @@ MAX_FAMILY_LENGTH = 127  # Byte.MAX_VALUE
 MAX_TAGS_LENGTH = 65535
 MAX_KV_LENGTH = 0x7FFFFFFF  # a Java array
 
-# Compression.Algorithm ordinals (hbase-common io/compress/Compression.java)
-ALGORITHMS = ("LZO", "GZ", "NONE", "SNAPPY", "LZ4", "BZIP2", "ZSTD", "LZMA", "BROTLI")
-ALGO_GZ = 1
-ALGO_NONE = 2
-GZIP_HEADER = bytes.fromhex("1f8b08000000000000ff")
-_DEFLATE_MAX_RATIO = 1032  # deflate cannot expand data by more than this
 
 
 class CellCorruptError(HBaseMigrateError, ValueError):
@@ -125,38 +118,6 @@ def encode_plain_cell(out: bytearray, cell: Cell) -> None:
         out += tags
 
 
-# --- value compression --------------------------------------------------------------------
-
-
-def gzip_member(value: bytes) -> bytes:
-    """One gzip member as HBase's GZ value compressor writes it for one value: the fixed
-    GZIPOutputStream header, deflate at the default level, CRC32 and ISIZE little-endian."""
-    deflater = zlib.compressobj(zlib.Z_DEFAULT_COMPRESSION, zlib.DEFLATED, -zlib.MAX_WBITS)
-    body = deflater.compress(value) + deflater.flush()
-    trailer = struct.pack("<II", zlib.crc32(value), len(value) & 0xFFFFFFFF)
-    return GZIP_HEADER + body + trailer
-
-
-def gunzip_value(data: bytes, expected: int) -> bytes:
-    """Decompress one value compressed as gzip; its length must be ``expected``."""
-    if expected > len(data) * _DEFLATE_MAX_RATIO + 64:
-        raise CellCorruptError(f"{len(data)} compressed bytes cannot hold {expected} bytes")
-    out = b""
-    rest = data
-    try:
-        while rest:
-            inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
-            out += inflater.decompress(rest, expected + 1 - len(out))
-            if not inflater.eof or len(out) > expected:
-                raise CellCorruptError("compressed value does not match its length")
-            rest = inflater.unused_data
-    except zlib.error as exc:
-        raise CellCorruptError(f"compressed value does not decompress: {exc}") from exc
-    if len(out) != expected:
-        raise CellCorruptError(f"value decompressed to {len(out)} bytes, expected {expected}")
-    return out
-
-
 _NO_TAGS = LruDictionary(1)  # stays empty: no inline tag path without a tag dictionary
 
 
@@ -194,7 +155,7 @@ def encode_compressed_cell(out: bytearray, cell: Cell, state: CompressionState) 
     if state.value_algorithm is None:
         out += cell.value
     else:
-        compressed = gzip_member(cell.value) if state.value_algorithm == ALGO_GZ else cell.value
+        compressed = CODECS[state.value_algorithm].compress(cell.value)
         out += encode_varint(len(compressed))
         out += compressed
     if tags:
@@ -435,4 +396,13 @@ def _decode_value(
         return buf[pos:stop], stop
     if val_len == 0:  # HBase skips the bytes of an empty value unread (HBASE-27637)
         return b"", stop
-    return gunzip_value(buf[pos:stop], val_len), stop
+    codec = CODECS[algorithm]  # type: ignore[index]
+    try:
+        value = codec.decompress(buf[pos:stop], val_len)
+    except DecompressionErrors as exc:
+        raise CellCorruptError(f"{codec.name} value does not decompress: {exc}") from exc
+    if len(value) != val_len:
+        raise CellCorruptError(
+            f"{codec.name} value decompressed to {len(value)} bytes, expected {val_len}"
+        )
+    return value, stop
