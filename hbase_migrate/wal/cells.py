@@ -282,6 +282,9 @@ def compressed_cells_decoder(  # noqa: C901, PLR0915  # holds the hot loop below
         append = cells.append
         tags: tuple[Tag, ...]
         blen = len(buf)
+        # filled slots of each dictionary, kept here and re-read after every general-path
+        # item (the WALKey decoder may also have added families since the last call)
+        nrow, nfam, nqual, ntag = len(rows), len(fams), len(quals), len(tag_slots)
         for _ in range(count):
             if p + 15 > blen:
                 buf = ensure(p + 15)
@@ -313,7 +316,7 @@ def compressed_cells_decoder(  # noqa: C901, PLR0915  # holds the hot loop below
             # row, family, qualifier: a reference to a filled slot (and, for rows, a literal
             # with a one-byte length) inline, anything else through read_item
             s = buf[q] if q + 2 <= blen else 0x100
-            if s < 0x80 and (i := s << 8 | buf[q + 1]) < len(rows):
+            if s < 0x80 and (i := s << 8 | buf[q + 1]) < nrow:
                 row_touch(i)
                 row = rows[i]
                 q += 2
@@ -322,29 +325,33 @@ def compressed_cells_decoder(  # noqa: C901, PLR0915  # holds the hot loop below
                 row = buf[q - n : q]
                 if not n:
                     pass  # an empty literal takes no slot
-                elif len(rows) < row_cap:
-                    row_order[len(rows)] = None
+                elif nrow < row_cap:
+                    row_order[nrow] = None
                     rows.append(row)
+                    nrow += 1
                 else:
                     i = row_order.popitem(False)[0]
                     row_order[i] = None
                     rows[i] = row
             else:
                 row, q = read_item(buf, q, blen, row_dict)
+                nrow = len(rows)
             s = buf[q] if q + 2 <= blen else 0x100
-            if s < 0x80 and (i := s << 8 | buf[q + 1]) < len(fams):
+            if s < 0x80 and (i := s << 8 | buf[q + 1]) < nfam:
                 fam_touch(i)
                 family = fams[i]
                 q += 2
             else:
                 family, q = read_item(buf, q, blen, fam_dict)
+                nfam = len(fams)
             s = buf[q] if q + 2 <= blen else 0x100
-            if s < 0x80 and (i := s << 8 | buf[q + 1]) < len(quals):
+            if s < 0x80 and (i := s << 8 | buf[q + 1]) < nqual:
                 qual_touch(i)
                 qualifier = quals[i]
                 q += 2
             else:
                 qualifier, q = read_item(buf, q, blen, qual_dict)
+                nqual = len(quals)
             row_len = len(row)
             fam_len = len(family)
             if row_len > MAX_ROW_LENGTH or fam_len > MAX_FAMILY_LENGTH:
@@ -368,7 +375,7 @@ def compressed_cells_decoder(  # noqa: C901, PLR0915  # holds the hot loop below
             elif (  # one compressed tag, a reference to a filled slot
                 q + 2 <= blen
                 and (s := buf[q]) < 0x80
-                and (i := s << 8 | buf[q + 1]) < len(tag_slots)
+                and (i := s << 8 | buf[q + 1]) < ntag
                 and len(tag_slots[i]) + 2 == tags_len
             ):
                 tag_touch(i)
@@ -377,6 +384,7 @@ def compressed_cells_decoder(  # noqa: C901, PLR0915  # holds the hot loop below
                 q += 2
             else:
                 tags, q = _cell_tags(buf, q, blen, tags_len, tag_dict)
+                ntag = len(tag_slots)
             append(new(Cell, (row, family, qualifier, timestamp, cell_type, value, tags)))
             p = q
         return tuple(cells), buf, p
