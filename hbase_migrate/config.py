@@ -21,6 +21,7 @@
     margin = "5m"
     archive_ttl = "10m"         # hbase.master.logcleaner.ttl, for the retention warning
     allow_lossy_deletes = false
+    batches_in_flight = 2       # per file: batches sent and not yet acknowledged (0: none)
     [spark]
     master = "local[*]"         # or spark://host:7077, yarn, k8s://...; "in-process": no Spark
     [ranges]
@@ -120,6 +121,7 @@ class ReplaySettings:
     margin: int = _REPLAY_DEFAULTS["margin"]
     archive_ttl: int = _REPLAY_DEFAULTS["archive_ttl"]
     allow_lossy_deletes: bool = False
+    batches_in_flight: int = 2
 
 
 @dataclass(frozen=True)
@@ -409,13 +411,18 @@ class _Reader:
     def replay(self, data: dict[str, Any]) -> ReplaySettings:
         table = self.section(data, "replay")
         self.keys(table, "replay", ("roll_period", "margin", "archive_ttl",
-                                    "allow_lossy_deletes"))
+                                    "allow_lossy_deletes", "batches_in_flight"))
         lossy = table.get("allow_lossy_deletes", False)
         if not isinstance(lossy, bool):
             self.fail("replay", "allow_lossy_deletes", "true or false", lossy)
+        in_flight = table.get("batches_in_flight", 2)
+        if isinstance(in_flight, bool) or not isinstance(in_flight, int) or not (
+                0 <= in_flight <= 64):
+            self.fail("replay", "batches_in_flight", "an integer from 0 to 64", in_flight)
         return ReplaySettings(roll_period=self.duration(table, "roll_period"),
                           margin=self.duration(table, "margin"),
                           archive_ttl=self.duration(table, "archive_ttl"),
+                          allow_lossy_deletes=bool(lossy), batches_in_flight=in_flight)
                           allow_lossy_deletes=bool(lossy))
 
     def cdc(self, data: dict[str, Any]) -> CdcSettings | None:

@@ -25,7 +25,7 @@ class WalError(HBaseMigrateError):
 
 class WalUnsupportedError(WalError):
     """A valid file of a kind this reader refuses: legacy SequenceFile HLog, encrypted WAL,
-    custom cell codec, value compression other than NONE/GZ."""
+    custom cell codec, LZO or unknown value compression."""
 
 
 class WalEmptyError(WalError):

@@ -50,6 +50,7 @@ roll_period = 1800000
 margin = "90s"
 archive_ttl = "2h"
 allow_lossy_deletes = true
+batches_in_flight = 4
 """
 
 MINIMAL = """
@@ -87,7 +88,7 @@ def test_full_config(tmp_path: Path) -> None:
         tables=(TableSpec("orders", "orders", ("d", "m")),
                 TableSpec("sales:items", "items_v2", ())),
         replay=ReplaySettings(roll_period=1_800_000, margin=90_000, archive_ttl=7_200_000,
-                          allow_lossy_deletes=True),
+                          allow_lossy_deletes=True, batches_in_flight=4),
         path=path,
     )
     assert spec.table_mapping() == {"orders": "orders", "sales:items": "items_v2"}
@@ -102,7 +103,8 @@ def test_defaults_and_state_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     spec = load_config(path)
     assert spec.ledger_url == f"sqlite:///{tmp_path}/state/users/ledger.db"
     assert spec.replay == ReplaySettings(roll_period=3_600_000, margin=300_000,
-                                     archive_ttl=600_000, allow_lossy_deletes=False)
+                                     archive_ttl=600_000, allow_lossy_deletes=False,
+                                     batches_in_flight=2)
     assert spec.tables == (TableSpec("users", "users"),)
     # a local HBase root (no webhdfs) is a folder next to the config
     assert spec.source.endpoints() == ClusterEndpoints(
@@ -167,6 +169,8 @@ def edit(old: str, new: str, base: str = MINIMAL) -> str:
     (MINIMAL + "[replay]\nroll_period = 1.5\n", r"\[replay\] roll_period: expected a duration"),
     (MINIMAL + "[replay]\nallow_lossy_deletes = \"yes\"\n",
      r"allow_lossy_deletes: expected true or false, got 'yes'"),
+    (MINIMAL + "[replay]\nbatches_in_flight = -1\n",
+     r"batches_in_flight: expected an integer from 0 to 64, got -1"),
     (edit('thrift = "a:9090"', 'thrift = "a:9090"\ncluster_json = "c.json"'),
      r"\[source\]: give either cluster_json or explicit endpoints, not both \(found "
      r"cluster_json and hbase_root, thrift\)"),

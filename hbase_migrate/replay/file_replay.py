@@ -7,7 +7,15 @@ converted (:mod:`mutations`) and buffered per target table; when the buffer hold
 stretches is reported too) it is applied, and once every table's ``apply`` has returned
 (acknowledged) ``on_progress`` receives the offset reached: the end of the last entry
 taken, with the index of the next one. Only those offsets may be recorded as replayed.
-Memory stays bounded by the buffer and the reader's window, whatever the file size.
+
+Pipelining: batches are applied in file order by one worker thread while this thread reads,
+filters and converts the next ones; at most ``in_flight`` batches are handed over and not yet
+acknowledged (``in_flight=0``: each batch is applied before reading on). Acknowledgements
+come back in order and ``on_progress`` runs in the caller's thread, so an offset is reported
+only once every batch before it was acknowledged. After a failed batch nothing further is
+applied or reported: the error is raised with the last acknowledged offset reported. Calls
+to the target (``describe``, ``apply``) never overlap. Memory stays bounded by
+``in_flight + 1`` batches and the reader's window, whatever the file size.
 
 The read ends normally at the trailer (a closed file, fully replayed) or at a cut-off tail
 (``eof``/``truncated``/``partial_trailer``: a live or crashed writer's file; resume later
@@ -28,9 +36,11 @@ those files.
 from __future__ import annotations
 
 import os
+import queue
+import threading
 from collections import Counter
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 
 from hbase_migrate.cluster.descriptors import table_name
@@ -56,14 +66,18 @@ COMPLETE = "trailer"
 
 @dataclass(frozen=True)
 class ReplaySpec:
-    """One replay job: what to replay and how much to send per acknowledged batch."""
+    """One replay job: what to replay, how much to send per acknowledged batch, and how many
+    batches may be in flight (handed to the target, not yet acknowledged) per file."""
 
     filter: ReplayFilter = field(default_factory=ReplayFilter)
     batch_cells: int = 5000
+    in_flight: int = 2
 
     def __post_init__(self) -> None:
         if self.batch_cells < 1:
             raise ValueError(f"batch_cells must be >= 1, got {self.batch_cells}")
+        if self.in_flight < 0:
+            raise ValueError(f"in_flight must be >= 0, got {self.in_flight}")
 
 
 @dataclass(frozen=True)
@@ -112,13 +126,92 @@ def _frozen(counter: Counter[str]) -> Mapping[str, int]:
     return MappingProxyType(dict(counter))
 
 
+Batch = dict[str, list[RowMutation]]  # target table -> mutations, in file order
+
+
+class _Applier:
+    """Applies batches in order, on a worker thread when ``in_flight`` > 0, and hands back
+    (progress to report, counts) per acknowledged batch, in order. After a failure it
+    applies nothing more; the failure comes back in its batch's place."""
+
+    def __init__(self, target: ReplayTarget, lock: threading.Lock, in_flight: int,
+                 name: str) -> None:
+        self.target, self.lock, self.limit = target, lock, in_flight
+        self.handed = 0  # batches handed over and not yet taken back
+        self._todo: queue.SimpleQueue[tuple[Batch, FileProgress | None] | None] = (
+            queue.SimpleQueue())
+        self._done: queue.SimpleQueue[
+            tuple[FileProgress | None, AppliedCounts | None, BaseException | None]
+        ] = queue.SimpleQueue()
+        self._stop = False
+        self._thread: threading.Thread | None = None
+        if in_flight:
+            self._thread = threading.Thread(target=self._work, name=f"replay {name}",
+                                            daemon=True)
+            self._thread.start()
+
+    def _apply(self, batch: Batch) -> AppliedCounts:
+        counts = AppliedCounts()
+        for table, mutations in batch.items():
+            with self.lock:
+                counts.add(self.target.apply(table, mutations))
+        return counts
+
+    def _work(self) -> None:
+        while (item := self._todo.get()) is not None and not self._stop:
+            batch, report = item
+            try:
+                self._done.put((report, self._apply(batch), None))
+            except BaseException as exc:  # handed back to the reading thread, which raises
+                self._done.put((report, None, exc))
+                return
+
+    def hand(self, batch: Batch, report: FileProgress | None) -> None:
+        """Hand a batch over; with ``in_flight`` batches out, first wait for the oldest."""
+        self.handed += 1
+        if self._thread is None:
+            try:
+                self._done.put((report, self._apply(batch), None))
+            except BaseException as exc:
+                self._done.put((report, None, exc))
+        else:
+            self._todo.put((batch, report))
+
+    def acknowledged(self, *, wait: bool
+                     ) -> tuple[FileProgress | None, AppliedCounts] | None:
+        """The oldest acknowledged batch's (report, counts); None when none is back (and
+        ``wait`` is false, or nothing is handed over). Raises the batch's failure."""
+        if not self.handed:
+            return None
+        try:
+            report, counts, exc = self._done.get(block=wait)
+        except queue.Empty:
+            return None
+        self.handed -= 1
+        if exc is not None:
+            self.handed = 0
+            raise exc
+        assert counts is not None
+        return report, counts
+
+    def close(self) -> None:
+        """Stop the worker: batches not yet started are dropped (never reported)."""
+        if self._thread is not None:
+            self._stop = True
+            self._todo.put(None)
+            self._thread.join()
+            self._thread = None
+
+
 class _Run:
     """The state of one replay of one file."""
 
     def __init__(self, name: str, spec: ReplaySpec, target: ReplayTarget,
                  on_progress: Callable[[FileProgress], None] | None) -> None:
         self.name, self.spec, self.target, self.on_progress = name, spec, target, on_progress
-        self.pending: dict[str, list[RowMutation]] = {}
+        self.lock = threading.Lock()  # one call at a time to the target
+        self.applier = _Applier(target, self.lock, spec.in_flight, name)
+        self.pending: Batch = {}
         self.weight = 0
         self.offset = 0
         self.next_index: int | None = None
@@ -173,7 +266,8 @@ class _Run:
             return 0
         new = {c.family for c in data} - {f for t, f in self.checked if t == dst}
         if new:
-            require_families(self.target, dst, new, f"written by {position}")
+            with self.lock:
+                require_families(self.target, dst, new, f"written by {position}")
             self.checked.update((dst, f) for f in new)
         mutations = to_mutations(data, position)
         self.pending.setdefault(dst, []).extend(mutations)
@@ -182,15 +276,39 @@ class _Run:
         return mutation_cells(mutations)
 
     def flush(self) -> None:
-        """Apply the buffer, then report the offset reached (if it moved)."""
-        for table, mutations in self.pending.items():
-            self.applied.add(self.target.apply(table, mutations))
-        self.pending.clear()
-        self.weight = 0
+        """Hand the buffer over (with the progress to report once it is acknowledged, if
+        the offset moved), then report whatever was acknowledged meanwhile."""
         here = (self.offset, self.entries)
-        if self.on_progress is not None and here != self.reported:
-            self.on_progress(self.progress())
-        self.reported = here
+        moved = here != self.reported
+        if self.pending or moved:
+            report = self.progress() if moved and self.on_progress is not None else None
+            while self.applier.handed >= max(self.spec.in_flight, 1):
+                self._acknowledged(wait=True)
+            self.applier.hand(self.pending, report)
+            self.pending = {}
+            self.reported = here
+        self.weight = 0
+        while self._acknowledged(wait=False):
+            pass
+
+    def drain(self) -> None:
+        """Hand the buffer over and wait for every batch to be acknowledged and reported."""
+        self.flush()
+        while self._acknowledged(wait=True):
+            pass
+
+    def _acknowledged(self, *, wait: bool) -> bool:
+        back = self.applier.acknowledged(wait=wait)
+        if back is None:
+            return False
+        report, counts = back
+        self.applied.add(counts)
+        if report is not None and self.on_progress is not None:
+            # the counters read with the batch, the target's counts as acknowledged so far
+            self.on_progress(replace(
+                report, cells=_frozen(self.applied.cells), calls=self.applied.calls,
+                approximations=_frozen(self.applied.approximations)))
+        return True
 
     def progress(self) -> FileProgress:
         return FileProgress(
@@ -210,26 +328,30 @@ def replay_file(source: Source, spec: ReplaySpec, target: ReplayTarget, *,
     ``next_index``): it lets the reader seek there directly. Raises the reader's
     ``WalCorruptError``, a :class:`ReplayError` for entries that cannot be replayed, or
     :class:`ReplayWriteError`; in the first two cases after applying and reporting every
-    entry before the bad one.
+    entry before the bad one. ``target.apply`` runs on a worker thread when
+    ``spec.in_flight`` > 0 (never two calls at once); ``on_progress`` in this one.
     """
     name = os.fspath(source)
     run = _Run(name, spec, target, on_progress)
-    run.check_mapping()
-    with WalReader(source, start_offset=start_offset, start_index=start_index) as reader:
-        run.offset = reader.end_offset
-        run.next_index = start_index if start_offset else 0
-        try:
-            for entry in reader:
-                try:
-                    run.take(entry)
-                except ReplayError:
-                    run.flush()
-                    raise
-                if run.weight >= spec.batch_cells:
-                    run.flush()
-        except WalCorruptError:
-            run.flush()
-            raise
-        run.offset = reader.end_offset
-        run.flush()
-        return FileResult(run.progress(), reader.end_reason, reader.has_trailer)
+    try:
+        run.check_mapping()
+        with WalReader(source, start_offset=start_offset, start_index=start_index) as reader:
+            run.offset = reader.end_offset
+            run.next_index = start_index if start_offset else 0
+            try:
+                for entry in reader:
+                    try:
+                        run.take(entry)
+                    except ReplayError:
+                        run.drain()
+                        raise
+                    if run.weight >= spec.batch_cells:
+                        run.flush()
+            except WalCorruptError:
+                run.drain()
+                raise
+            run.offset = reader.end_offset
+            run.drain()
+            return FileResult(run.progress(), reader.end_reason, reader.has_trailer)
+    finally:
+        run.applier.close()

@@ -112,7 +112,7 @@ class ReplayJob:
         flt = ReplayFilter.build([f"{t.source}={t.target}" for t in self.tables],
                                  {t.source: t.families for t in self.tables if t.families},
                                  start_time=start, end_time=self.end)
-        return ReplaySpec(flt, self.batch_cells)
+        return ReplaySpec(flt, self.batch_cells, self.spec.replay.batches_in_flight)
 
 
 @dataclass(frozen=True)

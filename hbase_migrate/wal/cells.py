@@ -15,9 +15,8 @@ Compressed cell (``CompressedKvEncoder`` / ``CompressedKvDecoder``)::
     | tags (tagsLen > 0): raw tag bytes, or with tag compression one dict item per tag
       holding tagType + tag value (the reader re-inserts the uint16 length)
 
-A ``dict`` item is described in ``dictionary.py``. GZ value compression writes one complete
-gzip member per value (``ReusableStreamGzipCodec``: finish, flush, reset per value); the
-header is the one Java's GZIPOutputStream writes (mtime 0, no flags, OS byte 0xFF on JDK 16+).
+A ``dict`` item is described in ``dictionary.py``; the compressed forms of values in
+``codecs.py``.
 
 The KeyValue type byte is kept as it is: HBase's WAL decoders do not check it either.
 """
@@ -25,11 +24,11 @@ The KeyValue type byte is kept as it is: HBase's WAL decoders do not check it ei
 from __future__ import annotations
 
 import struct
-import zlib
 from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
 from hbase_migrate.errors import HBaseMigrateError
+from hbase_migrate.wal.codecs import ALGO_NONE, CODECS, DecompressionErrors
 from hbase_migrate.wal.dictionary import (
     FAMILY_CAPACITY,
     QUALIFIER_CAPACITY,
@@ -56,12 +55,6 @@ MAX_FAMILY_LENGTH = 127  # Byte.MAX_VALUE
 MAX_TAGS_LENGTH = 65535
 MAX_KV_LENGTH = 0x7FFFFFFF  # a Java array
 
-# Compression.Algorithm ordinals (hbase-common io/compress/Compression.java)
-ALGORITHMS = ("LZO", "GZ", "NONE", "SNAPPY", "LZ4", "BZIP2", "ZSTD", "LZMA", "BROTLI")
-ALGO_GZ = 1
-ALGO_NONE = 2
-GZIP_HEADER = bytes.fromhex("1f8b08000000000000ff")
-_DEFLATE_MAX_RATIO = 1032  # deflate cannot expand data by more than this
 
 
 class CellCorruptError(HBaseMigrateError, ValueError):
@@ -125,38 +118,6 @@ def encode_plain_cell(out: bytearray, cell: Cell) -> None:
         out += tags
 
 
-# --- value compression --------------------------------------------------------------------
-
-
-def gzip_member(value: bytes) -> bytes:
-    """One gzip member as HBase's GZ value compressor writes it for one value: the fixed
-    GZIPOutputStream header, deflate at the default level, CRC32 and ISIZE little-endian."""
-    deflater = zlib.compressobj(zlib.Z_DEFAULT_COMPRESSION, zlib.DEFLATED, -zlib.MAX_WBITS)
-    body = deflater.compress(value) + deflater.flush()
-    trailer = struct.pack("<II", zlib.crc32(value), len(value) & 0xFFFFFFFF)
-    return GZIP_HEADER + body + trailer
-
-
-def gunzip_value(data: bytes, expected: int) -> bytes:
-    """Decompress one value compressed as gzip; its length must be ``expected``."""
-    if expected > len(data) * _DEFLATE_MAX_RATIO + 64:
-        raise CellCorruptError(f"{len(data)} compressed bytes cannot hold {expected} bytes")
-    out = b""
-    rest = data
-    try:
-        while rest:
-            inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
-            out += inflater.decompress(rest, expected + 1 - len(out))
-            if not inflater.eof or len(out) > expected:
-                raise CellCorruptError("compressed value does not match its length")
-            rest = inflater.unused_data
-    except zlib.error as exc:
-        raise CellCorruptError(f"compressed value does not decompress: {exc}") from exc
-    if len(out) != expected:
-        raise CellCorruptError(f"value decompressed to {len(out)} bytes, expected {expected}")
-    return out
-
-
 _NO_TAGS = LruDictionary(1)  # stays empty: no inline tag path without a tag dictionary
 
 
@@ -194,7 +155,7 @@ def encode_compressed_cell(out: bytearray, cell: Cell, state: CompressionState) 
     if state.value_algorithm is None:
         out += cell.value
     else:
-        compressed = gzip_member(cell.value) if state.value_algorithm == ALGO_GZ else cell.value
+        compressed = CODECS[state.value_algorithm].compress(cell.value)
         out += encode_varint(len(compressed))
         out += compressed
     if tags:
@@ -321,6 +282,9 @@ def compressed_cells_decoder(  # noqa: C901, PLR0915  # holds the hot loop below
         append = cells.append
         tags: tuple[Tag, ...]
         blen = len(buf)
+        # filled slots of each dictionary, kept here and re-read after every general-path
+        # item (the WALKey decoder may also have added families since the last call)
+        nrow, nfam, nqual, ntag = len(rows), len(fams), len(quals), len(tag_slots)
         for _ in range(count):
             if p + 15 > blen:
                 buf = ensure(p + 15)
@@ -352,7 +316,7 @@ def compressed_cells_decoder(  # noqa: C901, PLR0915  # holds the hot loop below
             # row, family, qualifier: a reference to a filled slot (and, for rows, a literal
             # with a one-byte length) inline, anything else through read_item
             s = buf[q] if q + 2 <= blen else 0x100
-            if s < 0x80 and (i := s << 8 | buf[q + 1]) < len(rows):
+            if s < 0x80 and (i := s << 8 | buf[q + 1]) < nrow:
                 row_touch(i)
                 row = rows[i]
                 q += 2
@@ -361,29 +325,33 @@ def compressed_cells_decoder(  # noqa: C901, PLR0915  # holds the hot loop below
                 row = buf[q - n : q]
                 if not n:
                     pass  # an empty literal takes no slot
-                elif len(rows) < row_cap:
-                    row_order[len(rows)] = None
+                elif nrow < row_cap:
+                    row_order[nrow] = None
                     rows.append(row)
+                    nrow += 1
                 else:
                     i = row_order.popitem(False)[0]
                     row_order[i] = None
                     rows[i] = row
             else:
                 row, q = read_item(buf, q, blen, row_dict)
+                nrow = len(rows)
             s = buf[q] if q + 2 <= blen else 0x100
-            if s < 0x80 and (i := s << 8 | buf[q + 1]) < len(fams):
+            if s < 0x80 and (i := s << 8 | buf[q + 1]) < nfam:
                 fam_touch(i)
                 family = fams[i]
                 q += 2
             else:
                 family, q = read_item(buf, q, blen, fam_dict)
+                nfam = len(fams)
             s = buf[q] if q + 2 <= blen else 0x100
-            if s < 0x80 and (i := s << 8 | buf[q + 1]) < len(quals):
+            if s < 0x80 and (i := s << 8 | buf[q + 1]) < nqual:
                 qual_touch(i)
                 qualifier = quals[i]
                 q += 2
             else:
                 qualifier, q = read_item(buf, q, blen, qual_dict)
+                nqual = len(quals)
             row_len = len(row)
             fam_len = len(family)
             if row_len > MAX_ROW_LENGTH or fam_len > MAX_FAMILY_LENGTH:
@@ -407,7 +375,7 @@ def compressed_cells_decoder(  # noqa: C901, PLR0915  # holds the hot loop below
             elif (  # one compressed tag, a reference to a filled slot
                 q + 2 <= blen
                 and (s := buf[q]) < 0x80
-                and (i := s << 8 | buf[q + 1]) < len(tag_slots)
+                and (i := s << 8 | buf[q + 1]) < ntag
                 and len(tag_slots[i]) + 2 == tags_len
             ):
                 tag_touch(i)
@@ -416,6 +384,7 @@ def compressed_cells_decoder(  # noqa: C901, PLR0915  # holds the hot loop below
                 q += 2
             else:
                 tags, q = _cell_tags(buf, q, blen, tags_len, tag_dict)
+                ntag = len(tag_slots)
             append(new(Cell, (row, family, qualifier, timestamp, cell_type, value, tags)))
             p = q
         return tuple(cells), buf, p
@@ -435,4 +404,13 @@ def _decode_value(
         return buf[pos:stop], stop
     if val_len == 0:  # HBase skips the bytes of an empty value unread (HBASE-27637)
         return b"", stop
-    return gunzip_value(buf[pos:stop], val_len), stop
+    codec = CODECS[algorithm]  # type: ignore[index]
+    try:
+        value = codec.decompress(buf[pos:stop], val_len)
+    except DecompressionErrors as exc:
+        raise CellCorruptError(f"{codec.name} value does not decompress: {exc}") from exc
+    if len(value) != val_len:
+        raise CellCorruptError(
+            f"{codec.name} value decompressed to {len(value)} bytes, expected {val_len}"
+        )
+    return value, stop

@@ -309,10 +309,12 @@ def _decode_attribute(data: bytes) -> tuple[str, bytes]:
 
 
 def _uncompress(data: bytes, dictionary: LruDictionary) -> bytes:
-    if len(data) == 2 and data[0] < 0x80:  # a reference: the usual case
-        entry = dictionary.get(data[0] << 8 | data[1])
-        if entry is not None:
-            return entry
+    if len(data) == 2 and data[0] < 0x80:  # a reference: the usual case (get, inlined)
+        idx = data[0] << 8 | data[1]
+        entries = dictionary._entries
+        if idx < len(entries):
+            dictionary._order.move_to_end(idx)
+            return entries[idx]
     value, pos = read_item(data, 0, len(data), dictionary)
     if pos != len(data):
         raise ProtobufError(f"{len(data) - pos} stray bytes after a dictionary item")

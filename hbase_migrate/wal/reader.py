@@ -22,6 +22,7 @@ from typing import BinaryIO
 
 from hbase_migrate.errors import WalCorruptError, WalEmptyError, WalUnsupportedError
 from hbase_migrate.wal import cells as C
+from hbase_migrate.wal.codecs import ALGO_LZO, CODECS, LZO_REFUSAL, algorithm_label
 from hbase_migrate.wal.dictionary import (
     FAMILY_CAPACITY,
     REGION_CAPACITY,
@@ -505,17 +506,16 @@ def _is_cut_varint(data: bytes, pos: int) -> bool:
 
 
 def _value_algorithm(header: WalHeader, name: str = "") -> int | None:
-    """The value compression in effect (None: values raw); refuses unknown algorithms."""
+    """The value compression in effect (None: values raw); refuses LZO and unknown ordinals."""
     if not (header.has_compression and header.has_value_compression):
         return None
     algorithm = header.value_compression_algorithm
-    if algorithm is None or algorithm in (C.ALGO_GZ, C.ALGO_NONE):
+    if algorithm is None or algorithm in CODECS:
         return algorithm
-    label = C.ALGORITHMS[algorithm] if algorithm < len(C.ALGORITHMS) else f"#{algorithm}"
+    label = algorithm_label(algorithm)
+    why = LZO_REFUSAL if algorithm == ALGO_LZO else "unknown to HBase"
     raise WalUnsupportedError(
-        name,
-        f"value compression {label} (Compression.Algorithm ordinal {algorithm}), "
-        "unsupported: only NONE and GZ",
+        name, f"value compression {label} (Compression.Algorithm ordinal {algorithm}): {why}"
     )
 
 

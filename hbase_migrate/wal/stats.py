@@ -4,6 +4,7 @@ walk reads (:func:`expand_paths`)."""
 
 from __future__ import annotations
 
+import builtins
 import os
 from collections import Counter
 from collections.abc import Callable
@@ -41,7 +42,14 @@ class FileStats:
     error: str | None = None
     failure: BaseException | None = field(default=None, repr=False, compare=False)
 
+    # raw counts of the entries added since the last settle(): type codes, table name bytes,
+    # encoded region name bytes; rendered once per distinct value, not once per entry
+    _types: dict[int, int] = field(default_factory=dict, repr=False, compare=False)
+    _tables: dict[builtins.bytes, int] = field(default_factory=dict, repr=False, compare=False)
+    _regions: set[builtins.bytes] = field(default_factory=set, repr=False, compare=False)
+
     def add(self, entry: Entry) -> None:
+        """Count one entry (rendered into the public fields by ``settle``)."""
         key = entry.key
         self.entries += 1
         write_time = key.write_time
@@ -49,17 +57,35 @@ class FileStats:
             self.first_write_time = write_time
         if self.last_write_time is None or write_time > self.last_write_time:
             self.last_write_time = write_time
-        self.regions.add(to_string_binary(key.encoded_region_name))
-        table = table_name(key.table_name)
+        self._regions.add(key.encoded_region_name)
+        types = self._types
+        data = 0
         for cell in entry.cells:
             if cell.family == METAFAMILY:
                 self.markers[marker_kind(cell)] += 1
                 continue
-            self.cells += 1
-            self.cells_by_type[type_name(cell.type)] += 1
-            self.tables[table] += 1
+            code = cell.type
+            types[code] = types.get(code, 0) + 1
+            data += 1
+        if data:
+            self.cells += data
+            tables = self._tables
+            tables[key.table_name] = tables.get(key.table_name, 0) + data
+
+    def settle(self) -> None:
+        """Render the raw counts into ``cells_by_type``, ``tables`` and ``regions``."""
+        for code, n in self._types.items():
+            self.cells_by_type[type_name(code)] += n
+        for raw, n in self._tables.items():
+            self.tables[table_name(raw)] += n
+        self.regions.update(map(to_string_binary, self._regions))
+        self._types.clear()
+        self._tables.clear()
+        self._regions.clear()
 
     def merge(self, other: FileStats) -> None:
+        self.settle()
+        other.settle()
         self.bytes += other.bytes
         self.entries += other.entries
         self.cells += other.cells
@@ -76,6 +102,7 @@ class FileStats:
                 self.last_write_time = t
 
     def to_dict(self, *, total: bool = False) -> dict[str, Any]:
+        self.settle()
         data: dict[str, Any] = {
             "bytes": self.bytes,
             "entries": self.entries,
@@ -160,4 +187,5 @@ def count_file(path: str, on_progress: Callable[[int], None] | None = None) -> F
         stats.error = f"{path}: no such file" if isinstance(exc, FileNotFoundError) else str(exc)
         if isinstance(exc, WalCorruptError):
             stats.end_offset, stats.end_reason = exc.offset, "corrupt"
+    stats.settle()
     return stats

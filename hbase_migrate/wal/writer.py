@@ -17,13 +17,12 @@ from types import TracebackType
 from typing import BinaryIO
 
 from hbase_migrate.wal.cells import (
-    ALGO_GZ,
-    ALGO_NONE,
     CompressionState,
     check_cell,
     encode_compressed_cell,
     encode_plain_cell,
 )
+from hbase_migrate.wal.codecs import BY_NAME, LZO_REFUSAL
 from hbase_migrate.wal.dictionary import (
     FAMILY_CAPACITY,
     REGION_CAPACITY,
@@ -40,7 +39,7 @@ from hbase_migrate.wal.header import (
 )
 from hbase_migrate.wal.model import DEFAULT_CELL_CODEC, Cell, WalHeader, WalKey
 
-_VALUE_ALGORITHMS = {"GZ": ALGO_GZ, "NONE": ALGO_NONE}
+VALUE_COMPRESSIONS = tuple(BY_NAME)  # every algorithm but LZO
 
 
 @dataclass(frozen=True)
@@ -49,8 +48,10 @@ class WalOptions:
 
     ``tag_compression`` and ``value_compression`` only apply with ``compression``, as in
     HBase. ``value_compression="NONE"`` writes a header announcing value compression with
-    algorithm NONE (each value then carries its own length). ``encryption_key`` produces the
-    header of an encrypted WAL (for tests of refusal); such a writer cannot write cells.
+    algorithm NONE (each value then carries its own length); every other name of
+    ``VALUE_COMPRESSIONS`` compresses values as HBase's default codec for it does.
+    ``encryption_key`` produces the header of an encrypted WAL (for tests of refusal); such a
+    writer cannot write cells.
     """
 
     compression: bool = False
@@ -65,12 +66,14 @@ class WalOptions:
         """The WALHeader these options give."""
         algorithm = None
         if self.compression and self.value_compression is not None:
-            if self.value_compression not in _VALUE_ALGORITHMS:
+            if self.value_compression == "LZO":
+                raise ValueError(LZO_REFUSAL)
+            if self.value_compression not in BY_NAME:
                 raise ValueError(
-                    f"value_compression must be 'GZ', 'NONE' or None, "
+                    f"value_compression must be one of {', '.join(VALUE_COMPRESSIONS)} or None, "
                     f"got {self.value_compression!r}"
                 )
-            algorithm = _VALUE_ALGORITHMS[self.value_compression]
+            algorithm = BY_NAME[self.value_compression].ordinal
         return WalHeader(
             has_compression=self.compression,
             encryption_key=self.encryption_key,

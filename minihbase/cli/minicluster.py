@@ -18,7 +18,7 @@ import click
 from hbase_migrate.bytesutil import to_string_binary
 from hbase_migrate.errors import ConfigError
 from hbase_migrate.timeutil import parse_duration
-from hbase_migrate.wal.writer import WalOptions
+from hbase_migrate.wal.writer import VALUE_COMPRESSIONS, WalOptions
 from minihbase.process import EmbeddedStackError
 from minihbase.regionserver import WalSettings
 from minihbase.server import MiniHBase
@@ -27,8 +27,10 @@ WAL_COMPRESSION = {
     "none": WalOptions(),
     "dict": WalOptions(compression=True, tag_compression=False),
     "dict+tags": WalOptions(compression=True, tag_compression=True),
-    "dict+tags+gz": WalOptions(compression=True, tag_compression=True,
-                               value_compression="GZ"),
+    # dict+tags+gz, dict+tags+snappy, ...: value compression with each algorithm
+    **{f"dict+tags+{name.lower()}": WalOptions(compression=True, tag_compression=True,
+                                               value_compression=name)
+       for name in VALUE_COMPRESSIONS if name != "NONE"},
 }
 
 
@@ -75,7 +77,7 @@ def minicluster() -> None:
               help="A dead server's -splitting WALs are archived after this long.")
 @click.option("--wal-compression", type=click.Choice(list(WAL_COMPRESSION)), default="none",
               show_default=True, help="WAL dictionary compression, with tag compression, "
-              "with GZ value compression.")
+              "with value compression by one of HBase's algorithms.")
 @click.option("--replication-peer", metavar="ID", default=None,
               help="Register a replication peer and keep per-server WAL queues.")
 @click.option("--webhdfs-port", type=click.IntRange(0, 65535), default=0, show_default=True,

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from hbase_migrate.cluster.thrift2 import Thrift2Client
 from hbase_migrate.errors import WalCorruptError
 from hbase_migrate.replay.errors import (
     MissingTargetError,
@@ -105,3 +106,34 @@ def test_a_refused_write_names_table_row_and_position(clusters: Clusters, table:
     text = str(info.value)
     assert f"table {table}" in text and "row row00" in text and "entry #0" in text
     assert reported == []
+
+
+@pytest.mark.parametrize("in_flight", [0, 2])
+def test_a_target_failing_mid_file_keeps_the_acknowledged_offset(
+        clusters: Clusters, table: str, tmp_path: Path, in_flight: int) -> None:
+    clusters.create(table, source=False)
+    wal = make_wal(tmp_path / "wal.mid", entries_for(table, calls(60)))
+    with WalReader(wal) as reader:
+        boundaries = {e.offset + e.size for e in reader}
+    reported: list[FileProgress] = []
+    target = Thrift2Target(Thrift2Client(clusters.dst_endpoints.thrift2 or ""))
+
+    def progress(p: FileProgress) -> None:
+        reported.append(p)
+        if len(reported) == 1:  # the target refuses every write from now on
+            clusters.dst.disable_table(table)
+
+    try:
+        with pytest.raises(ReplayWriteError, match=f"table {table}"):
+            replay_file(wal, ReplaySpec(batch_cells=5, in_flight=in_flight), target,
+                        on_progress=progress)
+    finally:
+        clusters.dst.enable_table(table)
+        target.close()
+    offsets = [p.offset for p in reported]
+    assert offsets == sorted(set(offsets)) and set(offsets) <= boundaries
+    last = reported[-1]
+    assert last.next_index is not None and 5 <= last.next_index < 60
+    # exactly the acknowledged entries are on the target: every one before the last offset
+    assert [r[0] for r in scan_all(clusters.dst, table)] == [
+        b"row%02d" % i for i in range(last.next_index)]

@@ -3,6 +3,8 @@ progress only after acknowledgement, progress over skipped stretches, failures."
 
 from __future__ import annotations
 
+import threading
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -48,10 +50,13 @@ def _calls(n: int, width: int) -> list[list[Cell]]:
              for j in range(1 + i % width)] for i in range(n)]
 
 
-def test_batches_are_bounded_and_progress_follows_acknowledgement(tmp_path: Path) -> None:
+@pytest.mark.parametrize("in_flight", [0, 1, 2, 5])
+def test_batches_are_bounded_and_progress_follows_acknowledgement(
+        tmp_path: Path, in_flight: int) -> None:
     wal = make_wal(tmp_path / "wal.1", entries_for("t", _calls(50, 4)))
     target = Recorder()
-    result = replay_file(wal, ReplaySpec(batch_cells=7), target, on_progress=target.progress)
+    result = replay_file(wal, ReplaySpec(batch_cells=7, in_flight=in_flight), target,
+                         on_progress=target.progress)
     assert all(size <= 7 + 4 for size in target.sizes)  # the limit plus at most one entry
     with WalReader(wal) as reader:
         entries = list(reader)
@@ -61,6 +66,52 @@ def test_batches_are_bounded_and_progress_follows_acknowledgement(tmp_path: Path
             assert {e.offset for e in entries if e.offset < offset} <= applied
             assert offset in {e.offset + e.size for e in entries}
     assert result.progress.cells == {"Put": sum(len(c) for c in _calls(50, 4))}
+    assert result.progress.calls == len(target.sizes)
+    offsets = [o for k, o in target.events if k == "progress"]
+    assert offsets == sorted(set(offsets)) and offsets[-1] == result.end_offset
+
+
+class Gate(Recorder):
+    """A target whose calls wait until released, counting the batches handed to it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.release = threading.Event()
+        self.started = threading.Semaphore(0)
+
+    def apply(self, table: str, mutations: Sequence[RowMutation]) -> AppliedCounts:
+        self.started.release()
+        self.release.wait(30)
+        return super().apply(table, mutations)
+
+
+@pytest.mark.parametrize("in_flight", [1, 3])
+def test_nothing_is_reported_while_the_first_batch_waits_for_the_target(
+        tmp_path: Path, in_flight: int) -> None:
+    wal = make_wal(tmp_path / "wal.g", entries_for("t", _calls(40, 1)))
+    target = Gate()
+    read: list[int] = []
+    done = threading.Thread(target=replay_file, args=(wal, ReplaySpec(
+        batch_cells=2, in_flight=in_flight), target), kwargs={"on_progress": read.append})
+    done.start()
+    assert target.started.acquire(timeout=30)  # the first batch is with the target
+    time.sleep(0.5)  # the reader fills what it may meanwhile, then waits for the target
+    assert read == [] and target.sizes == []
+    target.release.set()
+    done.join(30)
+    assert not done.is_alive() and len(target.sizes) == 20 and len(read) == 20
+
+
+def test_in_flight_batches_after_a_refused_one_are_neither_applied_nor_reported(
+        tmp_path: Path) -> None:
+    wal = make_wal(tmp_path / "wal.5", entries_for("t", _calls(40, 1)))
+    target = Recorder(fail_on_call=3)
+    reported: list[FileProgress] = []
+    with pytest.raises(ReplayWriteError):
+        replay_file(wal, ReplaySpec(batch_cells=4, in_flight=3), target,
+                    on_progress=reported.append)
+    assert [p.entries for p in reported] == [4, 8, 12]
+    assert len(target.sizes) == 3
 
 
 def test_progress_advances_over_skipped_entries(tmp_path: Path) -> None:

@@ -19,6 +19,7 @@ LEGACY_SAMPLES = (
     Path(__file__).resolve().parents[2].parent / "shared" / "reference" / ("legacy-hlog-samples")
 )
 
+OTHER_CODECS = ("SNAPPY", "LZ4", "BZIP2", "ZSTD", "LZMA", "BROTLI")
 ALL_OPTIONS = [
     WalOptions(),
     WalOptions(compression=True),
@@ -27,6 +28,7 @@ ALL_OPTIONS = [
     WalOptions(compression=True, value_compression="NONE"),
     WalOptions(compression=True, tag_compression=False, value_compression="GZ"),
     WalOptions(compression=True, recovered_edits=True),
+    *(WalOptions(compression=True, value_compression=name) for name in OTHER_CODECS),
 ]
 OPTION_IDS = [
     "plain",
@@ -36,6 +38,7 @@ OPTION_IDS = [
     "dict-none",
     "dict-rawtags-gz",
     "recovered",
+    *(f"dict-{name.lower()}" for name in OTHER_CODECS),
 ]
 
 Pair = tuple[WalKey, tuple[Cell, ...]]
@@ -184,7 +187,7 @@ options_st = st.builds(
     WalOptions,
     compression=st.booleans(),
     tag_compression=st.booleans(),
-    value_compression=st.sampled_from([None, "GZ", "NONE"]),
+    value_compression=st.sampled_from([None, "GZ", "NONE", *OTHER_CODECS]),
     recovered_edits=st.booleans(),
 )
 

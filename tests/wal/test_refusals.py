@@ -52,9 +52,7 @@ def test_custom_codec_is_named() -> None:
         read_all(_with_header(WalHeader(cell_codec_cls_name=codec)))
 
 
-@pytest.mark.parametrize(
-    ("ordinal", "name"), [(0, "LZO"), (3, "SNAPPY"), (4, "LZ4"), (6, "ZSTD"), (42, "#42")]
-)
+@pytest.mark.parametrize(("ordinal", "name"), [(0, r"LZO .*GPL"), (9, "#9"), (42, "#42")])
 def test_other_value_compression_is_named(ordinal: int, name: str) -> None:
     header = WalHeader(
         True, None, True, has_value_compression=True, value_compression_algorithm=ordinal
