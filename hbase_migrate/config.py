@@ -420,10 +420,9 @@ class _Reader:
                 0 <= in_flight <= 64):
             self.fail("replay", "batches_in_flight", "an integer from 0 to 64", in_flight)
         return ReplaySettings(roll_period=self.duration(table, "roll_period"),
-                          margin=self.duration(table, "margin"),
-                          archive_ttl=self.duration(table, "archive_ttl"),
-                          allow_lossy_deletes=bool(lossy), batches_in_flight=in_flight)
-                          allow_lossy_deletes=bool(lossy))
+                              margin=self.duration(table, "margin"),
+                              archive_ttl=self.duration(table, "archive_ttl"),
+                              allow_lossy_deletes=bool(lossy), batches_in_flight=in_flight)
 
     def cdc(self, data: dict[str, Any]) -> CdcSettings | None:
         if "cdc" not in data:
