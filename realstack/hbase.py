@@ -8,6 +8,7 @@ embedded cluster's. The admin endpoint it names answers the embedded cluster's o
 from __future__ import annotations
 
 import json
+import logging
 import os
 import select
 import subprocess
@@ -19,6 +20,8 @@ from typing import Any, Self
 
 from minihbase.process import die_with_parent, log_tail, stop_child
 from realstack.maven import RealStackError, java_command, module_classpath
+
+log = logging.getLogger(__name__)
 
 MAIN_CLASS = "hbasemigrate.realstack.RealHBase"
 DEFAULT_VERSION = "2.6.1"
@@ -58,8 +61,18 @@ class RealHBaseOptions:
 
 
 def hbase_classpath(version: str = DEFAULT_VERSION) -> list[str]:
-    """The launcher's class path for an HBase version (resolved once, then cached)."""
-    return module_classpath("hbase", {"hbase.version": version})
+    """The launcher's class path for an HBase version (resolved once, then cached). Where
+    the pure-Java codec module cannot be had (HBase 2.4 has none; some mirrors lack it), the
+    stack runs without it: SNAPPY, LZ4 and ZSTD then need Hadoop's native library."""
+    try:
+        return module_classpath("hbase", {"hbase.version": version})
+    except RealStackError as exc:
+        if "hbase-compression-aircompressor" not in str(exc):
+            raise
+        log.warning("HBase %s: no hbase-compression-aircompressor (%s); without it", version,
+                    exc)
+    return module_classpath("hbase", {"hbase.version": version,
+                                      "hbase.codecs.artifact": "hbase-common"})
 
 
 class RealHBase:

@@ -23,6 +23,7 @@ public final class PrettyPrintWals {
   public static void main(String[] args) throws Exception {
     PrintStream stdout = System.out;
     System.setOut(System.err);
+    Configuration.addDefaultResource(RealHBase.SITE);
     Configuration conf = HBaseConfiguration.create();
     Gson gson = new Gson();
     for (String file : args) {

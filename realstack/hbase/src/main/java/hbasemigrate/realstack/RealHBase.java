@@ -55,6 +55,8 @@ import org.apache.hbase.thirdparty.com.google.gson.JsonObject;
 public final class RealHBase {
   private static final String HOST = "127.0.0.1";
   private static final Gson GSON = new Gson();
+  /** Codec settings HBase's Compression reads from its static configuration. */
+  static final String SITE = "realstack-site.xml";
 
   private final Map<String, String> options;
   private HBaseTestingUtility util;
@@ -72,6 +74,7 @@ public final class RealHBase {
     // Logs go to stderr; stdout carries only the ready line.
     java.io.PrintStream ready = System.out;
     System.setOut(System.err);
+    Configuration.addDefaultResource(SITE);
     Map<String, String> options = new HashMap<>();
     for (int i = 0; i + 1 < args.length; i += 2) {
       if (!args[i].startsWith("--")) {
@@ -156,10 +159,14 @@ public final class RealHBase {
     }
     int thrift = freePort();
     int thrift2 = freePort();
-    gateway(new org.apache.hadoop.hbase.thrift.ThriftServer(new Configuration(conf)), thrift,
-        "thrift1");
-    gateway(new org.apache.hadoop.hbase.thrift2.ThriftServer(new Configuration(conf)), thrift2,
-        "thrift2");
+    // The gateways' client gives up after ~8 s instead of minutes (a write to a disabled
+    // table, say), so such calls answer within a test's patience; errors are HBase's own.
+    Configuration gatewayConf = new Configuration(conf);
+    gatewayConf.setInt("hbase.client.retries.number", 7);
+    gateway(new org.apache.hadoop.hbase.thrift.ThriftServer(new Configuration(gatewayConf)),
+        thrift, "thrift1");
+    gateway(new org.apache.hadoop.hbase.thrift2.ThriftServer(new Configuration(gatewayConf)),
+        thrift2, "thrift2");
     waitForPort(thrift);
     waitForPort(thrift2);
     http = HttpServer.create(new InetSocketAddress(HOST, 0), 0);
