@@ -5,6 +5,8 @@ copy, the ledger) and closes them before it returns.
 
 from __future__ import annotations
 
+import queue
+import threading
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -61,22 +63,57 @@ class CopyJob:
         raise RangeError(f"range {key_range}: table {key_range.table} is not in the job")
 
 
+def _read_batches(source: Thrift2Client, key_range: KeyRange,
+                  time_range: tuple[int, int] | None, batch_cells: int,
+                  out: queue.Queue[list[Cell] | BaseException | None],
+                  stop: threading.Event, counts: list[int]) -> None:
+    """The reading half of a copy: batches of whole rows into ``out``, then None."""
+    def put(item: list[Cell] | BaseException | None) -> bool:
+        while not stop.is_set():
+            try:
+                out.put(item, timeout=0.2)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    try:
+        pending: list[Cell] = []
+        for row_cells in source.scan(key_range.table, key_range.start, key_range.stop,
+                                     time_range=time_range):
+            pending.extend(row_cells)
+            counts[0] += 1
+            counts[1] += len(row_cells)
+            if len(pending) >= batch_cells:
+                if not put(pending):
+                    return
+                pending = []
+        if put(pending):
+            put(None)
+    except BaseException as exc:
+        put(exc)
+
+
 def copy_cells(source: Thrift2Client, target: Thrift2Client, key_range: KeyRange,
                target_table: str, time_range: tuple[int, int] | None,
                batch_cells: int = 2000) -> tuple[int, int]:
-    """Copy every version of every cell of ``key_range`` (timestamps kept); (rows, cells)."""
-    rows = cells = 0
-    pending: list[Cell] = []
-    for row_cells in source.scan(key_range.table, key_range.start, key_range.stop,
-                                 time_range=time_range):
-        pending.extend(row_cells)
-        rows += 1
-        cells += len(row_cells)
-        if len(pending) >= batch_cells:
-            target.put_cells(target_table, pending)
-            pending = []
-    target.put_cells(target_table, pending)
-    return rows, cells
+    """Copy every version of every cell of ``key_range`` (timestamps kept); (rows, cells).
+    The source is read in a second thread while the target writes the previous batch."""
+    batches: queue.Queue[list[Cell] | BaseException | None] = queue.Queue(maxsize=2)
+    stop, counts = threading.Event(), [0, 0]
+    reader = threading.Thread(target=_read_batches, name=f"read {key_range}", daemon=True,
+                              args=(source, key_range, time_range, batch_cells, batches, stop,
+                                    counts))
+    reader.start()
+    try:
+        while (item := batches.get()) is not None:
+            if isinstance(item, BaseException):
+                raise item
+            target.put_cells(target_table, item)
+    finally:
+        stop.set()
+        reader.join()
+    return counts[0], counts[1]
 
 
 def copy_range_task(job: CopyJob, key_range: KeyRange) -> RangeCopy:
