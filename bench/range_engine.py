@@ -3,12 +3,13 @@
 Usage: ``python bench/range_engine.py [--cells 200000] [--rss-cells 20000] [--repeat 2]
 [--quick]``
 
-Starts ``hbase-migrate minicluster start`` in a subprocess (source and target tables on one
-embedded cluster; the benchmark and the server do not share an interpreter), fills a table
-with ``--cells`` cells (rows of 4 cells, values of 100 bytes) and prints, side by side:
+Starts two embedded clusters (``hbase-migrate minicluster start`` in subprocesses: a source
+and a target, as a migration has; the benchmark shares an interpreter with neither), fills a
+source table with ``--cells`` cells (rows of 4 cells, values of 100 bytes) and prints, side
+by side:
 
-* cells/s of a raw scan of the table (one client, one pass) and of raw puts of the same cells
-  into a fresh table (batches of 2000);
+* cells/s of a raw scan of the source table (one client, one pass) and of raw puts of the
+  same cells into a fresh target table (batches of 2000);
 * cells/s of the range engine's copy with 1, 2 and 4 tasks (Spark local[4], the table cut
   into that many key ranges; a warm-up job first, session start-up excluded), and its ratio
   to the slower of raw scan and raw put;
@@ -68,17 +69,17 @@ from hbase_migrate.cluster.endpoints import ClusterEndpoints
 from hbase_migrate.config import ClusterSpec
 from hbase_migrate.ranges.keyrange import KeyRange
 from hbase_migrate.ranges.tasks import CopyJob, copy_range_task
-ep = ClusterEndpoints(name="bench", thrift="127.0.0.1:1", thrift2=sys.argv[1])
-spec = ClusterSpec("source", explicit=ep)
-job = CopyJob(spec, ClusterSpec("target", explicit=ep), ((sys.argv[2], sys.argv[3]),), (0, 1 << 62))
+src = ClusterSpec("source", explicit=ClusterEndpoints(name="s", thrift="127.0.0.1:1", thrift2=sys.argv[1]))
+dst = ClusterSpec("target", explicit=ClusterEndpoints(name="t", thrift="127.0.0.1:1", thrift2=sys.argv[4]))
+job = CopyJob(src, dst, ((sys.argv[2], sys.argv[3]),), (0, 1 << 62))
 done = copy_range_task(job, KeyRange(sys.argv[2]))
 hwm = [l.split()[1] for l in open('/proc/self/status') if l.startswith('VmHWM')]
 print(done.cells, done.seconds, hwm[0])
 """
 
 
-def rss_child(endpoint: str, source: str, target: str) -> tuple[int, float, float]:
-    out = subprocess.run([sys.executable, "-c", RSS_CHILD, endpoint, source, target],
+def rss_child(source: str, table: str, target: str, copy: str) -> tuple[int, float, float]:
+    out = subprocess.run([sys.executable, "-c", RSS_CHILD, source, table, copy, target],
                          capture_output=True, text=True, check=True)
     cells, secs, hwm = out.stdout.split()
     return int(cells), float(secs), int(hwm) / 1024
@@ -89,12 +90,16 @@ def line(label: str, cells: int, secs: float, ratio: str = "") -> None:
           flush=True)
 
 
-def run(endpoint: str, cells: int, rss_cells: int, repeat: int) -> None:
+def cluster(role: str, endpoint: str) -> ClusterSpec:
+    return ClusterSpec(role, explicit=ClusterEndpoints(name=role, thrift="127.0.0.1:1",
+                                                       thrift2=endpoint))
+
+
+def run(endpoints: tuple[str, str], cells: int, rss_cells: int, repeat: int) -> None:
     from pyspark.sql import SparkSession
 
-    client = Thrift2Client(endpoint)
-    spec = ClusterSpec("source", explicit=ClusterEndpoints(name="bench", thrift="127.0.0.1:1",
-                                                           thrift2=endpoint))
+    client, target = Thrift2Client(endpoints[0]), Thrift2Client(endpoints[1])
+    source_spec, target_spec = cluster("source", endpoints[0]), cluster("target", endpoints[1])
     fill(client, "src", cells)
     rows = cells // 4
     prepare_spark_environment()
@@ -106,7 +111,7 @@ def run(endpoint: str, cells: int, rss_cells: int, repeat: int) -> None:
 
     def fresh() -> str:
         name = f"t{next(tables)}"
-        client.create_table(TableDescriptor(name, (FamilyDescriptor(FAMILY, max_versions=3),)))
+        target.create_table(TableDescriptor(name, (FamilyDescriptor(FAMILY, max_versions=3),)))
         return name
 
     def keep(label: str, count: int, secs: float) -> None:
@@ -123,16 +128,16 @@ def run(endpoint: str, cells: int, rss_cells: int, repeat: int) -> None:
             raw = fresh()
             began = time.perf_counter()
             for i in range(0, len(scanned), 2000):
-                client.put_cells(raw, scanned[i:i + 2000])
+                target.put_cells(raw, scanned[i:i + 2000])
             keep("put", len(scanned), time.perf_counter() - began)
             for tasks in TASKS:
-                job = CopyJob(spec, spec, (("src", fresh()),), (0, 1 << 62))
+                job = CopyJob(source_spec, target_spec, (("src", fresh()),), (0, 1 << 62))
                 began = time.perf_counter()
                 done = engine.map(bind(copy_range_task, job), cuts(rows, tasks, "src"),
                                   what="copy")
                 keep(f"copy{tasks}", sum(d.cells for d in done), time.perf_counter() - began)
             for tasks in TASKS:
-                check = ChecksumJob(spec, spec, (("src", raw),))
+                check = ChecksumJob(source_spec, target_spec, (("src", raw),))
                 began = time.perf_counter()
                 pairs = engine.map(bind(checksum_range_task, check), cuts(rows, tasks, "src"),
                                    what="checksums")
@@ -156,12 +161,13 @@ def run(endpoint: str, cells: int, rss_cells: int, repeat: int) -> None:
     print("peak RSS of one copy task (child process)", flush=True)
     for name, size in (("rss1", rss_cells), ("rss10", rss_cells * 10)):
         fill(client, name, size)
-        client.create_table(TableDescriptor(f"{name}_copy",
+        target.create_table(TableDescriptor(f"{name}_copy",
                                             (FamilyDescriptor(FAMILY, max_versions=3),)))
-        copied, secs, hwm = rss_child(endpoint, name, f"{name}_copy")
+        copied, secs, hwm = rss_child(endpoints[0], name, endpoints[1], f"{name}_copy")
         print(f"  range of {copied:>8} cells: VmHWM {hwm:7.1f} MB ({copied / secs:.0f} "
               "cells/s)", flush=True)
     client.close()
+    target.close()
 
 
 def main() -> None:
@@ -174,16 +180,21 @@ def main() -> None:
     cells, rss = (8_000, 2_000) if args.quick else (args.cells, args.rss_cells)
     repeat = 1 if args.quick else args.repeat
     with tempfile.TemporaryDirectory(prefix="range-bench-") as tmp:
-        proc = subprocess.Popen(
+        procs = [subprocess.Popen(
             [sys.executable, "-m", "hbase_migrate", "minicluster", "start",
-             "--dir", str(Path(tmp) / "cluster")], stdout=subprocess.PIPE, text=True)
+             "--dir", str(Path(tmp) / name)], stdout=subprocess.PIPE, text=True)
+            for name in ("source", "target")]
         try:
-            assert proc.stdout is not None
-            info: dict[str, Any] = json.loads(proc.stdout.readline())
-            run(info["thrift2"], cells, rss, repeat)
+            info: list[dict[str, Any]] = []
+            for proc in procs:
+                assert proc.stdout is not None
+                info.append(json.loads(proc.stdout.readline()))
+            run((info[0]["thrift2"], info[1]["thrift2"]), cells, rss, repeat)
         finally:
-            proc.terminate()
-            proc.wait(30)
+            for proc in procs:
+                proc.terminate()
+            for proc in procs:
+                proc.wait(30)
 
 
 if __name__ == "__main__":
