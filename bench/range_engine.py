@@ -69,8 +69,9 @@ from hbase_migrate.cluster.endpoints import ClusterEndpoints
 from hbase_migrate.config import ClusterSpec
 from hbase_migrate.ranges.keyrange import KeyRange
 from hbase_migrate.ranges.tasks import CopyJob, copy_range_task
-src = ClusterSpec("source", explicit=ClusterEndpoints(name="s", thrift="127.0.0.1:1", thrift2=sys.argv[1]))
-dst = ClusterSpec("target", explicit=ClusterEndpoints(name="t", thrift="127.0.0.1:1", thrift2=sys.argv[4]))
+def cluster(role, endpoint):
+    return ClusterSpec(role, explicit=ClusterEndpoints(role, "127.0.0.1:1", endpoint))
+src, dst = cluster("source", sys.argv[1]), cluster("target", sys.argv[4])
 job = CopyJob(src, dst, ((sys.argv[2], sys.argv[3]),), (0, 1 << 62))
 done = copy_range_task(job, KeyRange(sys.argv[2]))
 hwm = [l.split()[1] for l in open('/proc/self/status') if l.startswith('VmHWM')]
