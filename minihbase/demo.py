@@ -155,6 +155,9 @@ def _migrate(spec: DemoSpec, migration: MigrationSpec, source: ClusterEndpoints,
         follower.start()
         writer.join()
         call_admin(Path(migration.source.cluster_json or ""), "roll")
+        seen, deadline = len(runs), time.monotonic() + 60
+        while len(runs) <= seen and time.monotonic() < deadline and follower.is_alive():
+            time.sleep(0.1)  # one follow run after the roll, however long the copy took
         stop.set()
         follower.join()
         if failed:

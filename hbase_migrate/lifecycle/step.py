@@ -12,6 +12,7 @@ from hbase_migrate.audit.records import MigrationRecord, MigrationState, Provena
 from hbase_migrate.cluster.thrift2 import Thrift2Client
 from hbase_migrate.config import ClusterSpec, MigrationSpec
 from hbase_migrate.errors import ConfigError
+from hbase_migrate.ranges.tasks import open_thrift2
 
 
 class StepRefusedError(ConfigError):
@@ -74,12 +75,7 @@ def recorded_step(spec: MigrationSpec, kind: str, provenance: Provenance | None,
 
 def thrift2(cluster: ClusterSpec) -> Thrift2Client:
     """A Thrift2 client of a migration's cluster (ConfigError when it names none)."""
-    endpoints = cluster.endpoints()
-    if not endpoints.thrift2:
-        raise ConfigError(f"{cluster.role} cluster {endpoints.name!r} names no Thrift2 "
-                          "gateway (thrift2 = \"host:9090\"): the copy and the comparison "
-                          "need one")
-    return Thrift2Client(endpoints.thrift2)
+    return open_thrift2(cluster)
 
 
 def require(context: StepContext, at_least: MigrationState, step: str, before: str) -> None:

@@ -133,7 +133,8 @@ def range_engine(master: str, app_name: str = "hbase-migrate") -> Iterator[Range
     try:
         spark = (SparkSession.builder.getOrCreate() if running else
                  SparkSession.builder.master(master).appName(app_name)
-                 .config("spark.ui.enabled", "false").getOrCreate())
+                 .config("spark.ui.enabled", "false")
+                 .config("spark.ui.showConsoleProgress", "false").getOrCreate())
     except Exception as exc:
         raise RangeError(f"cannot start Spark on master {master!r}: {_task_error(exc)}"
                          ) from exc

@@ -14,7 +14,7 @@ from hbase_migrate.config import ClusterSpec
 from hbase_migrate.errors import ConfigError
 from hbase_migrate.ranges.keyrange import KeyRange, RangeError
 from hbase_migrate.ranges.stats import RangeStats, range_stats
-from hbase_migrate.wal.model import Cell
+from hbase_migrate.snapshot.copy import copy_range
 
 
 def open_thrift2(cluster: ClusterSpec) -> Thrift2Client:
@@ -23,8 +23,17 @@ def open_thrift2(cluster: ClusterSpec) -> Thrift2Client:
     endpoints = cluster.endpoints()
     if not endpoints.thrift2:
         raise ConfigError(f"{cluster.role} cluster {endpoints.name!r} names no Thrift2 "
-                          "gateway (thrift2 = \"host:9090\"): the range engine needs one")
+                          "gateway (thrift2 = \"host:9090\"): the copy and the comparison "
+                          "need one")
     return Thrift2Client(endpoints.thrift2, locate=lambda: cluster.endpoints().thrift2)
+
+
+def target_table(tables: tuple[tuple[str, str], ...], key_range: KeyRange) -> str:
+    """The target table of ``key_range``'s (source) table."""
+    for source, target in tables:
+        if source == key_range.table:
+            return target
+    raise RangeError(f"range {key_range}: table {key_range.table} is not in the job")
 
 
 @dataclass(frozen=True)
@@ -55,28 +64,7 @@ class CopyJob:
     batch_cells: int = 2000
 
     def target_table(self, key_range: KeyRange) -> str:
-        for source, target in self.tables:
-            if source == key_range.table:
-                return target
-        raise RangeError(f"range {key_range}: table {key_range.table} is not in the job")
-
-
-def copy_cells(source: Thrift2Client, target: Thrift2Client, key_range: KeyRange,
-               target_table: str, time_range: tuple[int, int] | None,
-               batch_cells: int = 2000) -> tuple[int, int]:
-    """Copy every version of every cell of ``key_range`` (timestamps kept); (rows, cells)."""
-    rows = cells = 0
-    pending: list[Cell] = []
-    for row_cells in source.scan(key_range.table, key_range.start, key_range.stop,
-                                 time_range=time_range):
-        pending.extend(row_cells)
-        rows += 1
-        cells += len(row_cells)
-        if len(pending) >= batch_cells:
-            target.put_cells(target_table, pending)
-            pending = []
-    target.put_cells(target_table, pending)
-    return rows, cells
+        return target_table(self.tables, key_range)
 
 
 def copy_range_task(job: CopyJob, key_range: KeyRange) -> RangeCopy:
@@ -84,8 +72,9 @@ def copy_range_task(job: CopyJob, key_range: KeyRange) -> RangeCopy:
     began = time.monotonic()
     with open_thrift2(job.source) as source, open_thrift2(job.target) as target:
         try:
-            rows, cells = copy_cells(source, target, key_range, job.target_table(key_range),
-                                     job.time_range, job.batch_cells)
+            copied = copy_range(source, target, key_range.table, job.target_table(key_range),
+                                key_range.start, key_range.stop, job.time_range,
+                                job.batch_cells)
         except Exception as exc:
             raise RangeError(f"copy of range {key_range} failed: {exc}") from exc
     if job.ledger_url is not None and job.migration_id is not None:
@@ -93,8 +82,8 @@ def copy_range_task(job: CopyJob, key_range: KeyRange) -> RangeCopy:
 
         with Ledger.open(job.ledger_url) as ledger:
             ledger.record_range_copied(job.migration_id, key_range.table, key_range.start,
-                                       job.step_id, rows, cells)
-    return RangeCopy(key_range, rows, cells, time.monotonic() - began)
+                                       job.step_id, copied.rows, copied.cells)
+    return RangeCopy(key_range, copied.rows, copied.cells, time.monotonic() - began)
 
 
 @dataclass(frozen=True)
@@ -123,7 +112,7 @@ class ChecksumJob:
     tables: tuple[tuple[str, str], ...]
 
     def target_table(self, key_range: KeyRange) -> str:
-        return CopyJob(self.source, self.target, self.tables, (0, 0)).target_table(key_range)
+        return target_table(self.tables, key_range)
 
 
 def checksum_range_task(job: ChecksumJob, key_range: KeyRange) -> RangePair:

@@ -6,6 +6,8 @@ and WAL edits replayed later with their own timestamps order correctly against t
 
 from __future__ import annotations
 
+import queue
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -24,21 +26,56 @@ class CopyStats:
         self.cells += other.cells
 
 
+def _read_batches(source: Thrift2Client, table: str, start: bytes, stop: bytes,
+                  time_range: tuple[int, int] | None, batch_cells: int,
+                  out: queue.Queue[list[Cell] | BaseException | None],
+                  halt: threading.Event, counts: list[int]) -> None:
+    """The reading half of a copy: batches of whole rows into ``out``, then None."""
+    def put(item: list[Cell] | BaseException | None) -> bool:
+        while not halt.is_set():
+            try:
+                out.put(item, timeout=0.2)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    try:
+        pending: list[Cell] = []
+        for row_cells in source.scan(table, start, stop, time_range=time_range):
+            pending.extend(row_cells)
+            counts[0] += 1
+            counts[1] += len(row_cells)
+            if len(pending) >= batch_cells:
+                if not put(pending):
+                    return
+                pending = []
+        if put(pending):
+            put(None)
+    except BaseException as exc:
+        put(exc)
+
+
 def copy_range(source: Thrift2Client, target: Thrift2Client, table: str, target_table: str,
                start: bytes = b"", stop: bytes = b"", time_range: tuple[int, int] | None = None,
                batch_cells: int = 2000) -> CopyStats:
-    """Copy the cells of ``[start, stop)`` (every version the source returns)."""
-    stats = CopyStats()
-    pending: list[Cell] = []
-    for row_cells in source.scan(table, start, stop, time_range=time_range):
-        pending.extend(row_cells)
-        stats.rows += 1
-        stats.cells += len(row_cells)
-        if len(pending) >= batch_cells:
-            target.put_cells(target_table, pending)
-            pending = []
-    target.put_cells(target_table, pending)
-    return stats
+    """Copy the cells of ``[start, stop)`` (every version the source returns). The source
+    is read in a second thread while the target writes the previous batch."""
+    batches: queue.Queue[list[Cell] | BaseException | None] = queue.Queue(maxsize=2)
+    halt, counts = threading.Event(), [0, 0]
+    reader = threading.Thread(target=_read_batches, name=f"read {table}", daemon=True,
+                              args=(source, table, start, stop, time_range, batch_cells,
+                                    batches, halt, counts))
+    reader.start()
+    try:
+        while (item := batches.get()) is not None:
+            if isinstance(item, BaseException):
+                raise item
+            target.put_cells(target_table, item)
+    finally:
+        halt.set()
+        reader.join()
+    return CopyStats(counts[0], counts[1])
 
 
 def copy_table(source: Thrift2Client, target: Thrift2Client, table: str, target_table: str,
