@@ -282,13 +282,16 @@ def _spawn(args: list[str], log_path: Path, env: dict[str, str]) -> subprocess.P
 
 
 def _group_alive(pgid: int) -> bool:
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+    """Whether a process of the group ``pgid`` still runs (zombies waiting for their
+    parent to reap them do not count)."""
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue  # gone meanwhile
+        if int(fields[2]) == pgid and fields[0] != "Z":
+            return True
+    return False
 
 
 def _alive(described: dict[str, Any]) -> bool:

@@ -204,3 +204,42 @@ def test_a_backfill_replays_exactly_each_hours_files(live: Live) -> None:
         expected = {name for name, times in files.items()
                     if any(start <= t < end for t in times)}
         assert selected == expected, (step.run_id, selected, expected)
+
+
+def test_it_listens_on_loopback_only_and_airflow_down_stops_it(live: Live) -> None:
+    import psutil
+    from click.testing import CliRunner
+
+    from hbase_migrate.cli import cli
+
+    groups = {p.pid for p in live.stack.processes.values()}
+    members = [p for p in psutil.process_iter() if _group_of(p.pid) in groups]
+    assert len(members) > len(groups)  # the scheduler's workers, the api-server's
+    listening = {(c.laddr.ip, c.laddr.port) for p in members for c in _sockets(p)
+                 if c.status == psutil.CONN_LISTEN}
+    assert listening and {ip for ip, _ in listening} == {"127.0.0.1"}, listening
+    assert ("127.0.0.1", live.stack.port) in listening
+
+    result = CliRunner().invoke(cli, ["airflow", "down", "--dir", str(live.folder)])
+    assert result.exit_code == 0, result.output
+    assert set(result.output.removeprefix("stopped ").strip().split(", ")) == set(
+        live.stack.processes)
+    assert not [p for p in members if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
+
+
+def _group_of(pid: int) -> int | None:
+    import os
+
+    try:
+        return os.getpgid(pid)
+    except ProcessLookupError:
+        return None
+
+
+def _sockets(process: Any) -> list[Any]:
+    import psutil
+
+    try:
+        return list(process.net_connections(kind="inet"))
+    except (psutil.NoSuchProcess, psutil.AccessDenied):
+        return []
