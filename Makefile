@@ -17,7 +17,7 @@ PYTEST_ARGS  ?=
 export UV_PROJECT_ENVIRONMENT := $(VENV)
 export SPARK_LOCAL_IP ?= 127.0.0.1
 
-.PHONY: setup system-deps test lint run bench screenshots clean
+.PHONY: setup system-deps test lint run bench clean
 
 setup: $(VENV)/.installed
 
@@ -46,6 +46,7 @@ run: setup
 	$(BIN)/hbase-migrate demo --dir state/demo
 
 # The README's picture of the report: the main job's report, in headless Chromium.
+.PHONY: screenshots
 screenshots: run
 	$(BIN)/python -m tests.browser state/demo/report.html docs/report.png \
 		--width 1100 --height 2600 --scale 0.5
