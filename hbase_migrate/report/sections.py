@@ -523,7 +523,7 @@ def facts_of(data: ReportData) -> list[tuple[str, str, str]]:
     matching = sum(v.final_verdict is Verdict.MATCH for v in latest)
     return [
         ("state", data.migration.state, "neutral"),
-        ("WAL files caught up", f"{done} / {len(files)}", "good" if done == len(files) and files
+        ("WAL caught up", f"{done} / {len(files)}", "good" if done == len(files) and files
          else "neutral"),
         ("cells replayed", count(cells), "neutral"),
         ("replay lag now", duration(lag), "good" if lag == 0 else "neutral"),

@@ -120,7 +120,7 @@ def test_the_gate_the_findings_and_the_links(facts: Facts) -> None:
     assert f"Approximated deletes ({facts.approximated})" in words
     assert "Gaps: edits lost for the target (2 open)" in words
     # caught up: all but the gap, the failed file and the two live files read only in part
-    assert f"WAL files caught up {facts.files - 4} / {facts.files}" in words
+    assert f"WAL caught up {facts.files - 4} / {facts.files}" in words
     # GX results and Data Docs, linked relative to the report's folder.
     expected = {Path(p).relative_to(report_dir).as_posix()
                 for p in (facts.gx_result, facts.data_docs)}
