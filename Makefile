@@ -50,6 +50,7 @@ run: setup
 	$(BIN)/hbase-migrate demo --dir state/demo
 
 # The README's picture of the report: the main job's report, in headless Chromium.
+.PHONY: screenshots
 screenshots: run
 	$(BIN)/python -m tests.browser state/demo/report.html docs/report.png \
 		--width 1100 --height 2600 --scale 0.5

@@ -79,6 +79,7 @@ class Browser:
                 "--disable-gpu", "--no-first-run", "--no-default-browser-check",
                 "--disable-background-networking", "--disable-component-update",
                 "--disable-sync", "--disable-extensions", "--hide-scrollbars",
+                "--disable-crash-reporter", "--disable-breakpad",
                 "--force-device-scale-factor=1", "--font-render-hinting=none",
                 f"--window-size={self.width},{self.height}", "about:blank"]
         if os.geteuid() == 0:
@@ -105,16 +106,17 @@ class Browser:
         self.call("Emulation.setDeviceMetricsOverride", width=self.width, height=self.height,
                   deviceScaleFactor=1, mobile=False)
 
+    @property
+    def pid(self) -> int | None:
+        """Chromium's process id, also its process group's (None when not running)."""
+        return self._proc.pid if self._proc is not None else None
+
     def close(self) -> None:
         self._ws = None
         self._stack.close()
-        if self._proc is not None and self._proc.poll() is None:
-            os.killpg(self._proc.pid, signal.SIGTERM)  # its own session: Chromium's helpers
-            try:
-                self._proc.wait(15)
-            except subprocess.TimeoutExpired:
-                os.killpg(self._proc.pid, signal.SIGKILL)
-                self._proc.wait(15)
+        if self._proc is not None:
+            _stop_group(self._proc)
+            self._proc = None
         shutil.rmtree(self._profile, ignore_errors=True)
 
     # -- the protocol -----------------------------------------------------------------------
@@ -197,6 +199,26 @@ class Browser:
         shot = self.call("Page.captureScreenshot", format="png", captureBeyondViewport=True,
                          clip={**clip, "scale": scale})
         return base64.b64decode(shot["data"])
+
+
+def _stop_group(proc: subprocess.Popen[bytes], timeout: float = 15.0) -> None:
+    """SIGTERM Chromium's process group (its own session: the browser and its helpers),
+    wait until every member is gone, SIGKILL what is left."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            break
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            proc.poll()  # reap the leader
+            try:
+                os.killpg(proc.pid, 0)
+            except ProcessLookupError:
+                proc.wait()
+                return
+            time.sleep(0.05)
+    proc.wait(timeout)
 
 
 # -- PNG: enough of a decoder to judge a screenshot ---------------------------------------------

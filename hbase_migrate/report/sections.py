@@ -17,7 +17,7 @@ from hbase_migrate.audit.records import (
     WalFileRecord,
     WalStatus,
 )
-from hbase_migrate.audit.status import replay_lag
+from hbase_migrate.audit.status import drained, replay_lag
 from hbase_migrate.bytesutil import to_string_binary
 from hbase_migrate.report import model
 from hbase_migrate.report.model import ReportData
@@ -339,20 +339,21 @@ def wal_files(data: ReportData) -> str:
                     if remedies else "")) if data.gaps \
         else '<p class="ok">No gap: every listed WAL file was read before it vanished, and ' \
              "every server's WAL chain is covered from the watermark.</p>"
-    trouble = [f for f in files if f.status in (WalStatus.FAILED, WalStatus.GAP,
-                                                WalStatus.SEEN, WalStatus.REPLAYING)]
+    trouble = [f for f in files if f.status in (WalStatus.FAILED, WalStatus.GAP)
+               or not drained(f)]
     trouble_html = ""
     if trouble:
         rows = [[f"<code>{esc(f.path)}</code>", badge(f.status.value, f.status.value),
                  esc(count(f.offset_reached)) + " / " + esc(count(f.size or 0)),
                  f"<code>{esc((f.error or '')[:300])}</code>" if f.error else ""]
                 for f in trouble[:MAX_ROWS]]
-        trouble_html = "<h3>Files not finished</h3>" + table(
+        trouble_html = "<h3>Files with edits not replayed</h3>" + table(
             ["WAL file", "status", "offset / size (B)", "error"], rows,
             total=len(trouble))
     lead = (f"{len(files)} source WAL file(s) on {len({f.server for f in files})} server(s); "
             f"{count(sum(f.entries for f in files))} entries read. Live files stay "
-            "<em>replaying</em> until they are archived and finished.")
+            "<em>replaying</em> until they are archived and finished; one read to its current "
+            "end is caught up.")
     return section("wal", "WAL files", lead, summary, coverage, gaps_html, trouble_html)
 
 
@@ -511,7 +512,7 @@ def _repairs(data: ReportData) -> str:
 def facts_of(data: ReportData) -> list[tuple[str, str, str]]:
     """The headline figures: (label, value, tone)."""
     files = data.files
-    done = sum(f.status in (WalStatus.REPLAYED, WalStatus.SKIPPED) for f in files)
+    done = sum(f.status is not WalStatus.GAP and drained(f) for f in files)
     open_gaps = sum(g.resolved_at is None for g in data.gaps)
     lag = replay_lag(files, data.now) if files else None
     cells = sum(model.cells_of(s.metrics) for s in data.steps if s.kind in model.REPLAY_KINDS)
@@ -522,7 +523,7 @@ def facts_of(data: ReportData) -> list[tuple[str, str, str]]:
     matching = sum(v.final_verdict is Verdict.MATCH for v in latest)
     return [
         ("state", data.migration.state, "neutral"),
-        ("WAL files finished", f"{done} / {len(files)}", "good" if done == len(files) and files
+        ("WAL caught up", f"{done} / {len(files)}", "good" if done == len(files) and files
          else "neutral"),
         ("cells replayed", count(cells), "neutral"),
         ("replay lag now", duration(lag), "good" if lag == 0 else "neutral"),

@@ -24,7 +24,7 @@ from minihbase.demo import DemoSpec, run_demo
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per step on stdout.")
 def demo(root: Path, table: str, ops: int, seed: int, as_json: bool) -> None:
     """Run the migration flow on the embedded stack: snapshot copy at a watermark while a
-    workload writes, WAL replay in --follow mode, final catch-up, a cell-for-cell
+    workload writes, WAL replay in --follow mode, final catch-up, a backfill, a cell-for-cell
     comparison, the cutover gate and the audit report; exit 1 unless the target equals the
     source and the gate says go."""
 
@@ -57,6 +57,9 @@ def demo(root: Path, table: str, ops: int, seed: int, as_json: bool) -> None:
     if result.replay is not None and result.replay.exit_code:
         click.echo(f"FAILED: the final replay ended with exit code {result.replay.exit_code}; "
                    f"see 'hbase-migrate status --config {root / 'migration.toml'}'", err=True)
+    if result.backfill is not None and result.backfill["exit_code"]:
+        click.echo(f"FAILED: the backfill ended with exit code {result.backfill['exit_code']}",
+                   err=True)
     differs = result.validation is not None and result.validation["verdict"] != "match"
     click.echo("FAILED: target differs from source" if differs else "FAILED", err=True)
     sys.exit(1)

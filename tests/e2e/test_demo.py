@@ -49,6 +49,9 @@ def test_demo_migrates_a_live_table_and_proves_equality(tmp_path: Path) -> None:
     assert follow["live_workload_ops"] > 0
     assert follow["follow_runs"] >= 1
     assert by_name["final catch-up replay"]["exit_code"] == 0
+    backfill = by_name["backfill: replay the first seconds after T0 again"]
+    assert backfill["exit_code"] == 0 and backfill["files_selected"] >= 1
+    assert backfill["cells_replayed"] > 0  # edits of the window, applied again
     compared = by_name["validate: source and target range by range"]
     assert (compared["verdict"], compared["state"]) == ("match", "validated")
     assert compared["ranges"] == compared["ranges_matching"] > 0

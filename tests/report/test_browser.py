@@ -69,3 +69,21 @@ def test_the_page_fits_the_window_and_holds_its_content(opened: tuple[Browser, P
     top = browser.screenshot(scale=0.25, clip={"x": 0, "y": 0, "width": WIDTH,
                                                "height": 900})
     assert len(colours(top)) > 20  # header, cards, the verdict: not a blank page
+
+
+def test_closing_the_browser_leaves_no_process() -> None:
+    with Browser(width=400, height=300) as browser:
+        browser.open("about:blank")
+        group = browser.pid
+        assert group is not None
+        members = [p for p in Path("/proc").glob("[0-9]*/stat") if _group_of(p) == group]
+        assert len(members) > 1  # the browser and its helpers
+    assert not [p for p in Path("/proc").glob("[0-9]*/stat") if _group_of(p) == group]
+
+
+def _group_of(stat: Path) -> int | None:
+    try:
+        fields = stat.read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return int(fields[2]) if fields[0] != "Z" else None
