@@ -25,10 +25,10 @@ MODULES = Path(__file__).resolve().parent
 
 # What HBase's bin/hbase passes on JDK 11+ (and what Netty, Hadoop and Kafka reach into).
 _OPENED = ("java.lang", "java.lang.reflect", "java.lang.invoke", "java.io", "java.net",
-                    "java.nio", "java.text", "java.util", "java.util.concurrent",
-                    "java.util.concurrent.atomic", "java.util.regex", "java.time",
-                    "jdk.internal.misc", "jdk.internal.ref", "sun.nio.ch", "sun.nio.cs",
-                    "sun.net.dns", "sun.net.util", "sun.security.x509", "sun.security.util")
+           "java.nio", "java.text", "java.util", "java.util.concurrent",
+           "java.util.concurrent.atomic", "java.util.regex", "java.time",
+           "jdk.internal.misc", "jdk.internal.ref", "sun.nio.ch", "sun.nio.cs",
+           "sun.net.dns", "sun.net.util", "sun.security.x509", "sun.security.util")
 ADD_OPENS = (
     *(f"--add-opens=java.base/{package}=ALL-UNNAMED" for package in _OPENED),
     "--add-exports=java.base/jdk.internal.misc=ALL-UNNAMED",
@@ -70,7 +70,8 @@ def find_maven() -> str:
 
 def _key(path: Path, properties: Mapping[str, str]) -> str:
     digest = hashlib.sha256((path / "pom.xml").read_bytes())
-    for source in sorted((path / "src").rglob("*.java")) if (path / "src").is_dir() else ():
+    for source in sorted(p for p in (path / "src").rglob("*") if p.is_file()) \
+            if (path / "src").is_dir() else ():
         digest.update(source.relative_to(path).as_posix().encode() + source.read_bytes())
     for name, value in sorted(properties.items()):
         digest.update(f"\0{name}={value}".encode())
@@ -126,7 +127,8 @@ def module_classpath(module: str | Path, properties: Mapping[str, str] | None = 
 
 
 def _compile(path: Path, cache: Path, classpath: list[str]) -> Path | None:
-    """Compile ``src/main/java`` with ``javac`` into the cache; None when there is none."""
+    """Compile ``src/main/java`` with ``javac`` into the cache, beside a copy of
+    ``src/main/resources``; None when there are no sources."""
     sources = sorted(str(s) for s in (path / "src" / "main" / "java").rglob("*.java")) \
         if (path / "src" / "main" / "java").is_dir() else []
     if not sources:
@@ -139,6 +141,9 @@ def _compile(path: Path, cache: Path, classpath: list[str]) -> Path | None:
                              "install one (Debian: apt-get install openjdk-17-jdk-headless)")
     classes = cache / "classes"
     shutil.rmtree(classes, ignore_errors=True)
+    resources = path / "src" / "main" / "resources"
+    if resources.is_dir():
+        shutil.copytree(resources, classes)
     done = subprocess.run([str(javac), "-nowarn", "-encoding", "UTF-8", "-d", str(classes),
                            "-cp", os.pathsep.join(classpath), *sources],
                           capture_output=True, text=True, timeout=600, check=False)

@@ -1,5 +1,5 @@
-"""Fixtures shared by every test area: the embedded ZooKeeper, an Apache Kafka broker and the
-reference samples."""
+"""Fixtures shared by every test area: the embedded ZooKeeper, the real HBase stack, an Apache
+Kafka broker and the reference samples."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import pytest
 
 from minihbase.zookeeper import ZooKeeperServer
 from realstack.kafka import KafkaBroker, KafkaSettings
+from tests.realstack.fixtures import real_hbase  # noqa: F401 - the real stack, session-wide
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_REFERENCE = REPO.parent / "shared" / "reference"
