@@ -18,6 +18,7 @@ stopping it stops the workers it forked (:meth:`AirflowStack.stop`, :func:`stop_
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -200,9 +201,11 @@ class AirflowStack:
                     f"{self.home / f'{name}.log'}:\n{_tail(self.home / f'{name}.log')}")
 
     def stop(self, timeout: float = 30.0) -> None:
-        """Stop every process, the api-server last; their workers with them."""
-        for name in reversed(list(self.processes)):
-            _stop_group(self.processes[name].pid, timeout, self.processes[name])
+        """Stop every process and the workers it forked: all at once, the api-server
+        after the others."""
+        workers = [p for n, p in self.processes.items() if n != "api-server"]
+        _stop_groups(workers, timeout)
+        _stop_groups([p for n, p in self.processes.items() if n == "api-server"], timeout)
         self.processes.clear()
         (self.home / STACK_FILE).unlink(missing_ok=True)
 
@@ -265,11 +268,9 @@ def stop_airflow(folder: Path, timeout: float = 30.0) -> list[str]:
     if not running.exists():
         return []
     pids: dict[str, int] = json.loads(running.read_text()).get("pids", {})
-    stopped = []
-    for name in reversed(list(pids)):
-        if _group_alive(pids[name]):
-            _stop_group(pids[name], timeout)
-            stopped.append(name)
+    stopped = [name for name, pid in pids.items() if _group_alive(pid)]
+    _stop_groups([pids[n] for n in stopped if n != "api-server"], timeout)
+    _stop_groups([pids[n] for n in stopped if n == "api-server"], timeout)
     running.unlink(missing_ok=True)
     return stopped
 
@@ -281,36 +282,40 @@ def _spawn(args: list[str], log_path: Path, env: dict[str, str]) -> subprocess.P
 
 
 def _group_alive(pgid: int) -> bool:
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+    """Whether a process of the group ``pgid`` still runs (zombies waiting for their
+    parent to reap them do not count)."""
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue  # gone meanwhile
+        if int(fields[2]) == pgid and fields[0] != "Z":
+            return True
+    return False
 
 
 def _alive(described: dict[str, Any]) -> bool:
     return any(_group_alive(pid) for pid in described.get("pids", {}).values())
 
 
-def _stop_group(pgid: int, timeout: float, proc: subprocess.Popen[bytes] | None = None
-                ) -> None:
-    """SIGTERM the process group ``pgid`` (a leader we started), wait, then SIGKILL it."""
+def _stop_groups(leaders: list[subprocess.Popen[bytes]] | list[int], timeout: float
+                 ) -> None:
+    """SIGTERM the process groups of ``leaders`` (processes we started, or their pids),
+    wait for all of them, then SIGKILL what is left."""
+    procs = [p for p in leaders if isinstance(p, subprocess.Popen)]
+    groups = [p.pid if isinstance(p, subprocess.Popen) else p for p in leaders]
     for sig in (signal.SIGTERM, signal.SIGKILL):
-        try:
-            os.killpg(pgid, sig)
-        except ProcessLookupError:
-            break
+        for pgid in groups:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(pgid, sig)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            if proc is not None:
-                proc.poll()  # reap the leader
-            if not _group_alive(pgid):
+            for proc in procs:
+                proc.poll()  # reap the leaders we started
+            groups = [g for g in groups if _group_alive(g)]
+            if not groups:
                 return
             time.sleep(0.1)
-    if proc is not None:
-        proc.wait(timeout)
 
 
 def _tail(path: Path, lines: int = 15) -> str:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import atexit
 import os
 import shutil
+import sys
 import tempfile
 from pathlib import Path
 
@@ -15,7 +16,8 @@ DB_URL = "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN"
 
 
 def configure() -> Path:
-    """Point Airflow at a temporary home (once per process); returns its database file."""
+    """Point Airflow at a temporary home (once per process), put the plugins folder on the
+    import path; returns the database file."""
     if "HBASE_MIGRATE_TEST_AIRFLOW_HOME" not in os.environ:
         home = tempfile.mkdtemp(prefix="airflow-home-")
         atexit.register(shutil.rmtree, home, ignore_errors=True)
@@ -25,4 +27,6 @@ def configure() -> Path:
         os.environ.setdefault("AIRFLOW__CORE__PLUGINS_FOLDER", str(REPO / "plugins"))
         os.environ.setdefault("AIRFLOW__CORE__LOAD_EXAMPLES", "False")
         os.environ.setdefault(DB_URL, f"sqlite:///{home}/airflow.db")
+    if str(REPO / "plugins") not in sys.path:  # as Airflow's own processes have it
+        sys.path.append(str(REPO / "plugins"))
     return Path(os.environ[DB_URL].removeprefix("sqlite:///"))

@@ -41,7 +41,8 @@ class HBaseHook(BaseHook):
         if not conn.host or not conn.port:
             raise ConfigError(f"connection {self.hbase_conn_id!r}: host and port of the "
                               "Thrift1 gateway are required")
-        extra = conn.extra_dejson
+        prefix = f"extra__{self.conn_type}__"  # how Airflow's form may store its fields
+        extra = {k.removeprefix(prefix): v for k, v in conn.extra_dejson.items()}
         unknown = sorted(set(extra) - set(EXTRA_KEYS))
         if unknown:
             raise ConfigError(f"connection {self.hbase_conn_id!r}: unknown extra key(s) "

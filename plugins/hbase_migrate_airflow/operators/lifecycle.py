@@ -2,9 +2,9 @@
 with the run's provenance, return a small summary (ids, watermark, counts) for XCom.
 
 A step whose verdict is negative (a mismatch, a no-go, a replay that failed a file or found
-a gap) fails the task with the step's own reasons; a configuration error or a refused step
-fails it without retries (retrying cannot help); other core errors keep their message and
-are retried (every step is idempotent).
+a gap) fails the task with the step's own reasons; a configuration error, a refused step or
+a missing connection fails it without retries (retrying cannot help); other core errors
+keep their message and are retried (every step is idempotent).
 """
 
 from __future__ import annotations
@@ -53,7 +53,11 @@ class LifecycleOperator(BaseOperator):
         return spark_master(conn_id) if conn_id else None
 
     def execute(self, context: Context) -> dict[str, Any]:
-        from airflow.sdk.exceptions import AirflowException, AirflowFailException
+        from airflow.sdk.exceptions import (
+            AirflowException,
+            AirflowFailException,
+            AirflowNotFoundException,
+        )
 
         from hbase_migrate.audit.records import Provenance
         from hbase_migrate.errors import ConfigError
@@ -64,16 +68,21 @@ class LifecycleOperator(BaseOperator):
             spec = migration_spec(params)
             who = Provenance(self.dag_id, context["run_id"], self.task_id)
             result = self.call(spec, who, params, context)
-        except ConfigError as exc:
+        except (ConfigError, AirflowNotFoundException) as exc:  # a retry cannot help
             raise AirflowFailException(f"{self.step}: {exc}") from exc
         failure = self.failure(result)
         if failure:
-            raise AirflowException(f"{self.step} of migration {spec.name!r}: {failure}")
+            error = AirflowFailException if self.final(result) else AirflowException
+            raise error(f"{self.step} of migration {spec.name!r}: {failure}")
         return small(result)
 
     def failure(self, result: dict[str, Any]) -> str | None:
         """Why the step's result is a failure, or None."""
         return None
+
+    def final(self, result: dict[str, Any]) -> bool:
+        """Whether a retry cannot change the failure."""
+        return False
 
 
 class PrepareOperator(LifecycleOperator):
@@ -141,13 +150,18 @@ class ReplayOperator(LifecycleOperator):
     def failure(self, result: dict[str, Any]) -> str | None:
         code = result.get("exit_code", 0)
         if code == 3:
-            return (f"{len(result.get('gaps', []))} gap(s): WAL edits lost for the target "
-                    f"({'; '.join(g.get('path') or '' for g in result.get('gaps', []))}); "
-                    "see `hbase-migrate status`")
+            gaps = result.get("gaps", [])
+            where = "".join(f"; {g.get('server')}: {g.get('path') or g.get('detail')}"
+                            for g in gaps)
+            return (f"{len(gaps)} new gap(s), {result.get('open_gaps', 0)} open: WAL edits "
+                    f"lost for the target{where}; see `hbase-migrate status`")
         if code:
             return "; ".join(f"{f['path']}: {f['error']}" for f in result.get("failures", [])
                              ) or f"exit code {code}"
         return None
+
+    def final(self, result: dict[str, Any]) -> bool:
+        return bool(result.get("exit_code") == 3)  # a gap stays until its ranges are re-copied
 
 
 class ValidateOperator(LifecycleOperator):
