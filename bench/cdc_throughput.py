@@ -13,7 +13,9 @@ fresh topic of 3 partitions:
   filter, convert, build the JSON, produce, wait for every batch's acknowledgements);
 * messages/s of the same messages (keys and values built beforehand, untimed) produced by
   the same client with the same settings (idempotent, ``acks=all``) and one flush at the end;
-* their ratio (the aim is at least 0.8).
+* their ratio (the aim is at least 0.8);
+* for scale, messages/s of the same ``replay_file`` into a target that discards what it gets
+  (WAL read, filter and convert only: no message built or sent), the ceiling any sink has.
 
 Each figure is the best of ``--repeat`` rounds in which the runs take turns. Asserts
 nothing.
@@ -29,8 +31,15 @@ from pathlib import Path
 
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
-from replay_throughput import SOURCE_TABLE, make_entries, write_file  # the sibling script
+from replay_throughput import (  # the sibling script
+    FAMILIES,
+    SOURCE_TABLE,
+    DiscardTarget,
+    make_entries,
+    write_file,
+)
 
+from hbase_migrate.cluster.descriptors import FamilyDescriptor, TableDescriptor
 from hbase_migrate.config import CdcSettings
 from hbase_migrate.replay.file_replay import ReplaySpec, replay_file
 from hbase_migrate.replay.filters import ReplayFilter
@@ -73,6 +82,15 @@ def cdc_run(path: Path, bootstrap: str, batch_cells: int) -> tuple[int, float]:
     finally:
         sink.close()
     return result.progress.calls, seconds
+
+
+def read_only_run(path: Path, batch_cells: int) -> tuple[int, float]:
+    desc = TableDescriptor(SOURCE_TABLE, tuple(FamilyDescriptor(f) for f in FAMILIES))
+    spec = ReplaySpec(ReplayFilter.build([f"{SOURCE_TABLE}={SOURCE_TABLE}"]), batch_cells)
+    t0 = time.perf_counter()
+    replay_file(path, spec, DiscardTarget(desc))
+    seconds = time.perf_counter() - t0
+    return len(messages_of(path)), seconds
 
 
 def raw_run(messages: list[tuple[bytes, bytes]], bootstrap: str) -> tuple[int, float]:
@@ -120,8 +138,10 @@ def main() -> None:
             print(f"Kafka broker {broker.bootstrap} up in {time.perf_counter() - t0:.1f} s; "
                   f"WAL {path.stat().st_size / 1e6:.1f} MB, {len(messages)} messages "
                   f"(avg value {sum(len(v) for _, v in messages) / len(messages):.0f} B)")
-            best_cdc = best_raw = 0.0
+            best_cdc = best_raw = best_read = 0.0
             for _ in range(repeat):
+                count, seconds = read_only_run(path, args.batch_cells)
+                best_read = max(best_read, count / seconds)
                 count, seconds = cdc_run(path, broker.bootstrap, args.batch_cells)
                 best_cdc = max(best_cdc, count / seconds)
                 count, seconds = raw_run(messages, broker.bootstrap)
@@ -129,6 +149,7 @@ def main() -> None:
             print(f"{'WAL -> Kafka (KafkaSink, acked per batch)':<48}{best_cdc:>12,.0f} msg/s")
             print(f"{'raw produce, same messages, same client':<48}{best_raw:>12,.0f} msg/s")
             print(f"{'ratio (aim >= 0.8)':<48}{best_cdc / best_raw:>12.2f}")
+            print(f"{'WAL read + convert only (no message), scale':<48}{best_read:>12,.0f} msg/s")
 
 
 if __name__ == "__main__":

@@ -97,4 +97,6 @@ def start(hbase_version: str, data_dir: Path, name: str, region_servers: int,
         while not stop.wait(0.5):
             if not stack.running:
                 raise RealStackError(f"HBase exited; log {stack.log_path}")
+
+
 realstack.add_command(kafka)

@@ -76,7 +76,10 @@ def cdc(ctx: click.Context, config: Path, tables: Sequence[str], start: str | No
 
 
 def _render(summary: RunSummary) -> str:
-    return "CDC stream: " + render_summary(summary)
+    """The replay summary, in the stream's words."""
+    text = render_summary(summary)
+    return ("CDC " + text.replace(" replay of migration", " stream of migration", 1)
+            .replace("cells written:", "cells sent:", 1))
 
 
 def _run(job: ReplayJob, as_json: bool) -> int:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hbase_migrate.audit.records import Provenance
 from hbase_migrate.cluster.thrift2 import Thrift2Client
@@ -33,7 +33,9 @@ from hbase_migrate.replay.run import (
     open_job_target,
     run_replay,
 )
-from hbase_migrate.sinks.kafka import KafkaSink
+
+if TYPE_CHECKING:
+    from hbase_migrate.sinks.kafka import KafkaSink
 
 CDC_STREAM = "cdc"
 
@@ -62,6 +64,8 @@ def cdc_job(spec: MigrationSpec, *, tables: Sequence[str] = (), start: int | Non
 
 def open_sink(job: ReplayJob) -> KafkaSink:
     """The Kafka sink of ``job`` (with the target cluster when row images are asked)."""
+    from hbase_migrate.sinks.kafka import KafkaSink  # the Kafka client, only when streaming
+
     settings = cdc_settings(job.spec)
     sources = {t.target: t.source for t in job.tables}
     if not settings.row_image:

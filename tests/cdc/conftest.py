@@ -20,6 +20,7 @@ from confluent_kafka import Consumer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from hbase_migrate.audit.ledger import now_ms
+from hbase_migrate.config import MigrationSpec
 from minihbase.regionserver import WalSettings
 from minihbase.server import MiniHBase
 from tests.replay.minicluster_util import copy_table_schema, run_workload
@@ -89,6 +90,18 @@ def expected_messages(paths: Sequence[str], table: str, start: int) -> list[Mess
                  "write_time": entry["write_time"], "cells": cells}
                 for row, cells in rows.items()]
     return out
+
+
+def all_expected(spec: MigrationSpec, start: int) -> list[Message]:
+    """What the stream must carry from every WAL file the CDC stream's ledger lists."""
+    from hbase_migrate.audit.ledger import Ledger
+    from hbase_migrate.lifecycle.cdc import CDC_STREAM
+
+    with Ledger.open(spec.ledger_url) as ledger:
+        record = ledger.migration(spec.name)
+        assert record is not None
+        paths = [r.path for r in ledger.wal_files(record.id, CDC_STREAM)]
+    return expected_messages(paths, TABLE, start)
 
 
 def identity(message: Message) -> tuple[str, int, str]:

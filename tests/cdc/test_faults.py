@@ -20,7 +20,7 @@ from hbase_migrate.audit.ledger import Ledger
 from hbase_migrate.config import MigrationSpec, load_config
 from hbase_migrate.lifecycle.cdc import CDC_STREAM, cdc
 from realstack.kafka import KafkaBroker
-from tests.cdc.conftest import TABLE, Source, consume, create_topic, expected_messages, identity
+from tests.cdc.conftest import Source, all_expected, consume, create_topic, identity
 
 pytestmark = pytest.mark.integration
 # Each batch waits for the producer's linger: a stream slow enough to be hit mid-way.
@@ -46,14 +46,6 @@ def wait_for_progress(spec: MigrationSpec, timeout: float = 120.0) -> dict[str, 
             return done
         time.sleep(0.02)
     raise AssertionError("no CDC progress recorded")
-
-
-def all_expected(spec: MigrationSpec, start: int) -> list[dict[str, Any]]:
-    with Ledger.open(spec.ledger_url) as ledger:
-        record = ledger.migration(spec.name)
-        assert record is not None
-        paths = [r.path for r in ledger.wal_files(record.id, CDC_STREAM)]
-    return expected_messages(paths, TABLE, start)
 
 
 def test_sigkill_mid_stream_then_rerun(source: Source, kafka_broker: KafkaBroker,

@@ -16,6 +16,7 @@ from realstack.kafka import KafkaBroker
 from tests.cdc.conftest import (
     TABLE,
     Source,
+    all_expected,
     consume,
     create_topic,
     expected_messages,
@@ -126,3 +127,27 @@ def _listed(manifest: str) -> list[str]:
     """The WAL files a dry run's text manifest names."""
     return [word for line in manifest.splitlines() for word in line.split()
             if word.startswith("webhdfs://")]
+
+
+def test_follow_streams_until_stopped(source: Source, kafka_broker: KafkaBroker,
+                                      tmp_path: Path) -> None:
+    import threading
+
+    from hbase_migrate.lifecycle.cdc import cdc_job, follow
+    from hbase_migrate.replay.run import RunSummary
+
+    topic = create_topic(kafka_broker.bootstrap)
+    job = cdc_job(load_config(source.config(tmp_path, kafka_broker.bootstrap, topic)),
+                  start=source.start)
+    stop = threading.Event()
+    runs: list[int] = []
+
+    def on_run(summary: RunSummary) -> None:
+        runs.append(summary.exit_code)
+        if len(runs) == 2:
+            stop.set()
+
+    assert follow(job, 0.1, stop, on_run=on_run) == 0 and runs == [0, 0]
+    got = consume(kafka_broker.bootstrap, topic)
+    assert sorted(map(plain, got), key=identity) == sorted(
+        all_expected(job.spec, source.start), key=identity)

@@ -1,5 +1,6 @@
 """Operators: each ``execute()`` calls one lifecycle step and returns its summary."""
 
+from hbase_migrate_airflow.operators.cdc import CdcOperator
 from hbase_migrate_airflow.operators.lifecycle import (
     CutoverCheckOperator,
     PrepareOperator,
@@ -8,5 +9,5 @@ from hbase_migrate_airflow.operators.lifecycle import (
     ValidateOperator,
 )
 
-__all__ = ["CutoverCheckOperator", "PrepareOperator", "ReplayOperator", "SnapshotOperator",
-           "ValidateOperator"]
+__all__ = ["CdcOperator", "CutoverCheckOperator", "PrepareOperator", "ReplayOperator",
+           "SnapshotOperator", "ValidateOperator"]

@@ -1,0 +1,56 @@
+"""``hbase_migrate_cdc`` under ``dag.test()``: the source's WAL edits reach the topic of a
+real Kafka broker named by a ``kafka`` connection, and the ledger's ``cdc`` step carries this
+run's ids."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from hbase_migrate.audit.ledger import Ledger, now_ms
+from hbase_migrate.lifecycle.cdc import CDC_STREAM
+from minihbase.server import MiniHBase
+from realstack.kafka import KafkaBroker
+from tests.airflow.test_start_dag import env_connection
+from tests.cdc.conftest import consume, create_topic, expected_messages, identity, plain
+from tests.replay.minicluster_util import run_workload
+
+pytestmark = pytest.mark.integration
+TABLE = "orders"
+
+
+def test_cdc_streams_the_wal_edits_with_this_runs_ids(
+        dag_bag: object, kafka_broker: KafkaBroker, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    dag = dag_bag.get_dag("hbase_migrate_cdc")  # type: ignore[attr-defined]
+    ledger = f"sqlite:///{tmp_path / 'ledger.db'}"
+    topic = create_topic(kafka_broker.bootstrap)
+    monkeypatch.setenv("AIRFLOW_CONN_TEST_KAFKA", json.dumps(
+        {"conn_type": "kafka", "extra": {"bootstrap.servers": kafka_broker.bootstrap,
+                                         "client.id": "cdc-dag-test"}}))
+    start = now_ms() - 1_000
+    with MiniHBase(tmp_path / "src", "source") as src, \
+            MiniHBase(tmp_path / "dst", "target") as dst:
+        run_workload(src, TABLE, seed=3, ops=100)
+        env_connection(monkeypatch, "test_source", src)
+        env_connection(monkeypatch, "test_target", dst)
+        conf = {"migration": "cdc_test", "source_conn_id": "test_source",
+                "target_conn_id": "test_target", "tables": [TABLE], "ledger": ledger,
+                "spark_conn_id": None, "kafka_conn_id": "test_kafka", "cdc_topic": topic,
+                "start": datetime.fromtimestamp(start / 1000, UTC).isoformat()}
+        run = dag.test(run_conf=conf)
+        assert {ti.task_id: ti.state for ti in run.get_task_instances()} == {"cdc": "success"}
+        with Ledger.open(ledger) as opened:
+            record = opened.migration("cdc_test")
+            assert record is not None
+            steps = opened.steps(record.id)
+            paths = [r.path for r in opened.wal_files(record.id, CDC_STREAM)]
+        expected = expected_messages(paths, TABLE, start)
+
+    assert [(s.kind, s.dag_id, s.run_id, s.task_id) for s in steps] == [
+        ("cdc", "hbase_migrate_cdc", run.run_id, "cdc")]
+    got = consume(kafka_broker.bootstrap, topic)
+    assert expected and sorted(map(plain, got), key=identity) == sorted(expected, key=identity)
