@@ -23,6 +23,7 @@ BENCHMARKS: dict[str, list[str]] = {
     "wal_read.py": ["--quick"],
     "gateway_throughput.py": ["--cells", "4000", "--batches", "100,1000"],
     "replay_throughput.py": ["--quick"],
+    "catchup_listing.py": ["--quick"],
 }
 
 
