@@ -10,12 +10,15 @@ entry in ten a delete) and prints, into fresh tables of one schema on that targe
 
 * cells/s of a read-only pass (``WalReader``) and of ``replay_file`` into a target that
   discards what it gets (read + filter + convert), to show where replay time goes;
-* cells/s of ``replay_file`` into the Thrift2 target, next to the same cells sent directly
-  with ``write_cells`` (plain Thrift2 calls) in batches of the same size, and their ratio;
+* cells/s of ``replay_file`` into the Thrift2 target without pipelining (each batch
+  acknowledged before reading on) and with 2 batches in flight (the default), next to the
+  same cells sent directly with ``write_cells`` (plain Thrift2 calls) in batches of the same
+  size, and their ratios, with the CPU share of this process and of the server;
 * cells/s of a Spark job (local[2]) replaying the same cells as two WAL files in one task
   and in two tasks (one per file), and the speed-up; session and Python worker start-up
   are excluded (a warm-up job runs first; only ``collect()`` of the replay job is timed);
-* the peak RSS (VmHWM) of a child process replaying a 1x and a 10x larger WAL.
+* the peak RSS (VmHWM) of a child process replaying a 1x and a 10x larger WAL, with
+  pipelining on (2 batches in flight).
 
 Each throughput figure is the best of ``--repeat`` rounds in which the runs take turns.
 Asserts nothing.
@@ -110,8 +113,8 @@ class DiscardTarget:
         return AppliedCounts(count_cells(mutations), 1)
 
 
-def spec_into(table: str, batch_cells: int) -> ReplaySpec:
-    return ReplaySpec(ReplayFilter.build([f"{SOURCE_TABLE}={table}"]), batch_cells)
+def spec_into(table: str, batch_cells: int, in_flight: int = 2) -> ReplaySpec:
+    return ReplaySpec(ReplayFilter.build([f"{SOURCE_TABLE}={table}"]), batch_cells, in_flight)
 
 
 def replayed_cells(result: Any) -> int:
@@ -319,18 +322,24 @@ def run(endpoint: str, server: int, folder: Path, size: int, repeat: int,
 
     discard = DiscardTarget(TableDescriptor("discard", bench.desc_families))
 
-    def replay_into_thrift2(table: str) -> int:
-        target = Thrift2Target(Thrift2Client(endpoint))
-        try:
-            return replayed_cells(replay_file(wal, spec_into(table, batch), target))
-        finally:
-            target.close()
+    def replay_into_thrift2(in_flight: int) -> Callable[[str], int]:
+        def go(table: str) -> int:
+            target = Thrift2Target(Thrift2Client(endpoint))
+            try:
+                return replayed_cells(replay_file(wal, spec_into(table, batch, in_flight),
+                                                  target))
+            finally:
+                target.close()
+        return go
 
+    sequential = "replay_file -> Thrift2, 0 in flight"
+    pipelined = "replay_file -> Thrift2, 2 in flight"
     runs: list[Run] = [
         ("read only (WalReader)", lambda _: read_only(wal)),
         ("replay_file -> discarding target",
-         lambda _: replayed_cells(replay_file(wal, spec_into("discard", batch), discard))),
-        ("replay_file -> Thrift2 target", replay_into_thrift2),
+         lambda _: replayed_cells(replay_file(wal, spec_into("discard", batch, 0), discard))),
+        (sequential, replay_into_thrift2(0)),
+        (pipelined, replay_into_thrift2(2)),
         ("raw write_cells, same cells/batches",
          lambda table: raw_write(client, table, cells, batch)),
     ]
@@ -339,15 +348,17 @@ def run(endpoint: str, server: int, folder: Path, size: int, repeat: int,
     for label, (n, secs, here, there) in best.items():
         row(label, n, secs, here, there)
     rate = {label: n / secs for label, (n, secs, _, _) in best.items()}
-    replay_rate = rate["replay_file -> Thrift2 target"]
     raw_rate = rate["raw write_cells, same cells/batches"]
-    print(f"  ratio replay / raw: {replay_rate / raw_rate:.2f}")
+    print(f"  ratio replay / raw: {rate[sequential] / raw_rate:.2f} without pipelining, "
+          f"{rate[pipelined] / raw_rate:.2f} with 2 batches in flight")
+    replay_rate = rate[sequential]
     t_replay = 1 / replay_rate
     t_local = 1 / rate["replay_file -> discarding target"]
     t_read = 1 / rate["read only (WalReader)"]
     print(f"  time per replayed cell: read {t_read / t_replay:.0%}, filter+convert "
           f"{(t_local - t_read) / t_replay:.0%}, send+acknowledge "
-          f"{(t_replay - t_local) / t_replay:.0%} (raw send {1 / raw_rate / t_replay:.0%})")
+          f"{(t_replay - t_local) / t_replay:.0%} (raw send {1 / raw_rate / t_replay:.0%}) "
+          "without pipelining")
 
     if not args.no_spark:
         run_spark(bench, parts, repeat, server)
@@ -355,7 +366,7 @@ def run(endpoint: str, server: int, folder: Path, size: int, repeat: int,
     big = folder / "wal-10x"
     tenfold(wal, big)
     table = bench.fresh_table()
-    print("peak RSS of a child process replaying into the Thrift2 target")
+    print("peak RSS of a child process replaying into the Thrift2 target, 2 batches in flight")
     hwms = []
     for label, path in (("1x", wal), ("10x", big)):
         n, secs, hwm = rss_child(path, endpoint, table, batch)

@@ -26,6 +26,7 @@ BENCHMARKS: dict[str, list[str]] = {
     "range_engine.py": ["--quick"],
     "report_build.py": ["--quick"],
     "cdc_throughput.py": ["--quick"],
+    "catchup_listing.py": ["--quick"],
 }
 
 

@@ -1,12 +1,17 @@
-"""WAL reader throughput and memory, side by side with a minimal framing walk.
+"""WAL reader and ``wal stats`` throughput and memory, side by side with a minimal framing walk.
 
 Usage: ``python bench/wal_read.py [--size-mb 200] [--quick] [--repeat 2]``
 
-Generates WAL files in a temporary folder (uncompressed; dictionary-compressed; compressed
-with tags), reads each with ``WalReader`` and reports cells/s and MB/s, next to a minimal
-loop that only walks the uncompressed KeyValue framing with ``struct`` (no objects), their
-ratio, and the peak RSS of a child process reading a 1x and a 10x larger file. Each figure
-is the best of ``--repeat`` rounds in which all runs take turns. Asserts nothing.
+Generates WAL files in a temporary folder, of two shapes: the benchmark's entries (1-10
+cells of 60-140-byte values) and small entries (1-8 cells of 5-30-byte values), each
+uncompressed, dictionary-compressed and compressed with tags; and, at a tenth of the size,
+the benchmark's entries with each value codec. Reads each with ``WalReader`` and with
+``count_file`` (what ``wal stats`` runs per file) and reports cells/s and MB/s next to a
+minimal loop that only walks the uncompressed KeyValue framing of the same shape with
+``struct`` (no objects), and their ratios; then the peak RSS of a child process reading a
+1x and a 10x larger file. Rates are CPU seconds of this process (a shared machine's waits
+left out), each the best of ``--repeat`` rounds in which all runs take turns. Asserts
+nothing.
 """
 
 from __future__ import annotations
@@ -25,15 +30,19 @@ from pathlib import Path
 from hbase_migrate.wal.header import kv_count_only
 from hbase_migrate.wal.model import Cell, Tag, WalKey
 from hbase_migrate.wal.reader import WalReader
+from hbase_migrate.wal.stats import count_file
 from hbase_migrate.wal.writer import WalOptions, WalWriter
 
 CHUNK = 1 << 20
 _KV = struct.Struct(">iiiH").unpack_from
 
 
-def generate(path: Path, size: int, options: WalOptions, *, tags: bool, seed: int = 7) -> int:
-    """Write realistic entries until the file reaches ``size`` bytes; return the cell count."""
+def generate(path: Path, size: int, options: WalOptions, *, tags: bool, seed: int = 7,
+             small: bool = False) -> int:
+    """Write realistic entries until the file reaches ``size`` bytes; return the cell count.
+    ``small``: 1-8 cells per entry, values of 5-30 bytes."""
     rng = random.Random(seed)
+    cells_per_entry, value_sizes = ((1, 8), (5, 30)) if small else ((1, 10), (60, 140))
     families = [b"cf", b"d", b"meta"]
     qualifiers = [b"name", b"email", b"ts", b"count", b"payload", b"status"]
     regions = [f"{rng.getrandbits(128):032x}".encode() for _ in range(8)]
@@ -42,11 +51,11 @@ def generate(path: Path, size: int, options: WalOptions, *, tags: bool, seed: in
     with path.open("wb") as f:
         writer = WalWriter(f, options)
         while writer.tell() < size:
-            n = rng.randint(1, 10)
+            n = rng.randint(*cells_per_entry)
             batch = []
             for _ in range(n):
                 row = b"user%016d" % rng.randrange(10**12) + b"-" * rng.randint(0, 20)
-                value = rng.randbytes(rng.randint(60, 140))
+                value = rng.randbytes(rng.randint(*value_sizes))
                 tag = (Tag(8, b"\x00\x00\x00\x00\x00\x01\x51\x80"),) if tags else ()
                 batch.append(
                     Cell(
@@ -104,17 +113,24 @@ def read_all(path: Path) -> int:
     return cells
 
 
+def stats_all(path: Path) -> int:
+    stats = count_file(str(path))
+    if stats.error:
+        raise RuntimeError(stats.error)
+    return stats.cells + sum(stats.markers.values())
+
+
 def timed_rounds(
     runs: list[tuple[str, Callable[[Path], int], Path]], repeat: int
 ) -> dict[str, float]:
-    """Best wall-clock seconds of each run over ``repeat`` rounds. The runs take turns
-    within a round, so a slow spell of a shared machine hits them alike, not one figure."""
+    """Best CPU seconds of each run over ``repeat`` rounds. The runs take turns within a
+    round, so a slow spell of a shared machine hits them alike, not one figure."""
     best = dict.fromkeys((label for label, _, _ in runs), float("inf"))
     for _ in range(repeat):
         for label, fn, path in runs:
-            t0 = time.perf_counter()
+            t0 = time.process_time()
             fn(path)
-            best[label] = min(best[label], time.perf_counter() - t0)
+            best[label] = min(best[label], time.process_time() - t0)
     return best
 
 
@@ -164,35 +180,52 @@ def main() -> None:
     args = parser.parse_args()
     size = int((2 if args.quick else args.size_mb) * (1 << 20))
     kinds = [
-        ("uncompressed", WalOptions(), False),
-        ("compressed", WalOptions(compression=True), False),
-        ("compressed+tags", WalOptions(compression=True), True),
+        (f"{shape}{name}", options, tags, shape == "small ")
+        for shape in ("", "small ")
+        for name, options, tags in (
+            ("uncompressed", WalOptions(), False),
+            ("compressed", WalOptions(compression=True), False),
+            ("compressed+tags", WalOptions(compression=True), True),
+        )
     ]
+    codecs = [(f"value {name}", WalOptions(compression=True, value_compression=name), False,
+               False) for name in ("GZ", "SNAPPY", "LZ4", "ZSTD", "BZIP2", "LZMA", "BROTLI")]
     with tempfile.TemporaryDirectory(prefix="wal-bench-") as tmp:
         folder = Path(tmp)
         paths, cells, written = {}, {}, {}
-        for name, options, tags in kinds:
-            paths[name] = folder / name
+        for name, options, tags, small in kinds + codecs:
+            paths[name] = folder / name.replace(" ", "-")
             t0 = time.perf_counter()
-            cells[name] = generate(paths[name], size, options, tags=tags)
+            part = size // 10 if name.startswith("value") else size
+            cells[name] = generate(paths[name], part, options, tags=tags, small=small)
             written[name] = time.perf_counter() - t0
         runs: list[tuple[str, Callable[[Path], int], Path]] = [
-            ("minimal walk", minimal_walk, paths["uncompressed"])
+            ("minimal walk", minimal_walk, paths["uncompressed"]),
+            ("small minimal walk", minimal_walk, paths["small uncompressed"]),
         ]
-        runs += [(name, read_all, paths[name]) for name, _, _ in kinds]
+        for name, *_ in kinds + codecs:
+            runs += [(name, read_all, paths[name]), (f"{name} stats", stats_all, paths[name])]
         best = timed_rounds(runs, args.repeat)
-        base_rate = cells["uncompressed"] / best["minimal walk"]
-        print(f"{'file':<18}{'MB':>8}{'cells':>11}{'cells/s':>12}{'MB/s':>9}{'vs minimal':>12}")
+        base = {"": cells["uncompressed"] / best["minimal walk"],
+                "small ": cells["small uncompressed"] / best["small minimal walk"]}
+        print(f"{'file':<24}{'MB':>7}{'cells':>10}{'reader/s':>11}{'MB/s':>7}{'vs min':>8}"
+              f"{'stats/s':>11}{'vs min':>8}")
         for label, _, path in runs:
-            name = "uncompressed" if label == "minimal walk" else label
+            if label.endswith(" stats"):
+                continue
             mb = path.stat().st_size / (1 << 20)
-            secs = best[label]
-            rate = cells[name] / secs
-            note = "" if label == "minimal walk" else f"   (written in {written[name]:.1f} s)"
-            print(
-                f"{label:<18}{mb:>8.1f}{cells[name]:>11}{rate:>12,.0f}{mb / secs:>9.1f}"
-                f"{rate / base_rate:>12.2f}{note}"
-            )
+            if label.endswith("minimal walk"):
+                name = label.replace("minimal walk", "uncompressed")
+                rate = cells[name] / best[label]
+                print(f"{label:<24}{mb:>7.1f}{cells[name]:>10}{rate:>11,.0f}"
+                      f"{mb / best[label]:>7.1f}{1:>8.2f}")
+                continue
+            minimal = base["small " if label.startswith("small") else ""]
+            rate = cells[label] / best[label]
+            stats_rate = cells[label] / best[f"{label} stats"]
+            print(f"{label:<24}{mb:>7.1f}{cells[label]:>10}{rate:>11,.0f}"
+                  f"{mb / best[label]:>7.1f}{rate / minimal:>8.2f}{stats_rate:>11,.0f}"
+                  f"{stats_rate / minimal:>8.2f}   (written in {written[label]:.1f} s)")
         big = folder / "uncompressed-10x"
         tenfold(paths["uncompressed"], big)
         for label, path in (("1x", paths["uncompressed"]), ("10x", big)):

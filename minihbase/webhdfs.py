@@ -23,6 +23,8 @@ import logging
 import os
 import posixpath
 import stat
+import threading
+from collections import Counter
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
@@ -86,7 +88,13 @@ class WebHdfsServer:
         self.owner = owner or _current_user()
         self.group = group
         self.replication = replication
+        self.requests: Counter[str] = Counter()  # GET requests served, by op
+        self._lock = threading.Lock()
         self._server: BackgroundHttpServer | None = None
+
+    def count(self, op: str) -> None:
+        with self._lock:
+            self.requests[op] += 1
 
     @property
     def port(self) -> int:
@@ -224,6 +232,7 @@ class _Handler(BaseHTTPRequestHandler):
         try:
             hdfs_path, params = self._parse()
             op = params.get("op", "").upper()
+            self.webhdfs.count(op)
             if op == "OPEN":
                 self._open(hdfs_path, params)
             elif op in READ_OPS:

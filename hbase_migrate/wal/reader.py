@@ -274,21 +274,31 @@ class WalReader:
         if size is None or size - 8 <= 0:
             return None
         fileobj = self._fileobj
-        resume = self._window.base + len(self._window.data)
+        window = self._window
+        resume = window.base + len(window.data)
+        moved = False
+
+        def read_at(offset: int, length: int) -> bytes:
+            nonlocal moved
+            if window.base <= offset and offset + length <= resume:  # loaded already
+                return window.data[offset - window.base : offset - window.base + length]
+            moved = True
+            fileobj.seek(offset)
+            return fileobj.read(length)
+
         start: int | None = None
         try:
-            fileobj.seek(size - 8)
-            tail = fileobj.read(8)
+            tail = read_at(size - 8, 8)
             if len(tail) == 8 and tail[4:] == TRAILER_MAGIC:
                 (trailer_len,) = _INT32(tail, 0)
                 if 0 <= trailer_len <= size - 8 - self._edits_start:
                     start = size - 8 - trailer_len
-                    fileobj.seek(start)
-                    for _ in iter_fields(fileobj.read(trailer_len)):
+                    for _ in iter_fields(read_at(start, trailer_len)):
                         pass
         except (OSError, ProtobufError):
             start = None  # as HBase: a trailer that cannot be read means no trailer
-        fileobj.seek(resume)
+        if moved:
+            fileobj.seek(resume)
         if start is not None:
             self.has_trailer = True
             window = self._window

@@ -2,8 +2,9 @@
 
 WebHDFS files are read with the ``hdfs`` package's ``InsecureClient`` (user from
 ``HADOOP_USER_NAME``, else the current user) as a streaming, seekable file object: one OPEN
-request per contiguous read, a new one after a seek. A missing file raises
-``FileNotFoundError`` for both kinds, so callers can detect a WAL moved to ``oldWALs``.
+request per contiguous read, a new one after a seek away from the stream's position. A
+missing file raises ``FileNotFoundError`` for both kinds, so callers can detect a WAL
+moved to ``oldWALs``.
 """
 
 from __future__ import annotations
@@ -44,7 +45,12 @@ def _not_found(exc: Exception, url: str) -> Exception:
 
 
 class WebHdfsFile(io.RawIOBase):
-    """A read-only, seekable file over WebHDFS OPEN requests (streamed, not loaded)."""
+    """A read-only, seekable file over WebHDFS OPEN requests (streamed, not loaded).
+
+    Opening sends one OPEN from offset 0 and takes the size from its ``Content-Length`` (a
+    GETFILESTATUS only when the answer has none, or the OPEN fails): a whole small file costs
+    one OPEN. A seek only moves the position; the next read opens a new stream there when
+    the current one is elsewhere."""
 
     def __init__(self, url: str) -> None:
         super().__init__()
@@ -54,16 +60,36 @@ class WebHdfsFile(io.RawIOBase):
         self.name = url
         base, self._path = _split(url)
         self._client = _client(base)
-        try:
-            status = self._client.status(self._path)
-        except HdfsError as exc:
-            raise _not_found(exc, url) from exc
-        if status.get("type") == "DIRECTORY":
-            raise IsADirectoryError(21, f"Is a directory: {url}")
-        self.size = int(status["length"])
         self._pos = 0
         self._context: AbstractContextManager[IO[bytes]] | None = None
         self._stream: IO[bytes] | None = None
+        self._stream_pos = 0
+        try:
+            self._open_stream(0)
+        except FileNotFoundError:
+            self._status()  # a directory, or really missing: say which
+            raise
+        length = getattr(self._stream, "headers", {}).get("Content-Length")
+        self.size = int(length) if length is not None else int(self._status()["length"])
+
+    def _status(self) -> dict[str, Any]:
+        try:
+            status: dict[str, Any] = self._client.status(self._path)
+        except self._error as exc:
+            raise _not_found(exc, self.name) from exc
+        if status.get("type") == "DIRECTORY":
+            raise IsADirectoryError(21, f"Is a directory: {self.name}")
+        return status
+
+    def _open_stream(self, offset: int) -> None:
+        self._drop_stream()
+        try:
+            self._context = self._client.read(self._path, offset=offset)
+            self._stream = self._context.__enter__()
+        except self._error as exc:
+            self._context = None
+            raise _not_found(exc, self.name) from exc
+        self._stream_pos = offset
 
     def readable(self) -> bool:
         return True
@@ -81,25 +107,28 @@ class WebHdfsFile(io.RawIOBase):
             offset += self.size
         if offset < 0:
             raise ValueError(f"negative seek position {offset}")
-        if offset != self._pos:
-            self._drop_stream()
-            self._pos = offset
+        self._pos = offset
         return self._pos
 
     def readinto(self, buffer: Any) -> int:
+        """Fill ``buffer`` as far as the file goes (one stream, several reads of it)."""
         view = memoryview(buffer).cast("B")
-        if not len(view) or self._pos >= self.size:
+        want = min(len(view), self.size - self._pos)
+        if want <= 0:
             return 0
-        if self._stream is None:
-            try:
-                self._context = self._client.read(self._path, offset=self._pos)
-                self._stream = self._context.__enter__()
-            except self._error as exc:
-                raise _not_found(exc, self.name) from exc
-        data = self._stream.read(len(view))
-        view[: len(data)] = data
-        self._pos += len(data)
-        return len(data)
+        if self._stream is None or self._stream_pos != self._pos:
+            self._open_stream(self._pos)
+        assert self._stream is not None
+        got = 0
+        while got < want:
+            data = self._stream.read(want - got)
+            if not data:
+                break
+            view[got : got + len(data)] = data
+            got += len(data)
+        self._pos += got
+        self._stream_pos = self._pos
+        return got
 
     def _drop_stream(self) -> None:
         if self._context is not None:

@@ -130,6 +130,10 @@ def test_webhdfs_read_seek_and_size(webhdfs: str, monkeypatch: pytest.MonkeyPatc
         assert reader.name == url and reader.has_trailer and reader.end_reason == "trailer"
     assert pairs_of(entries) == pairs
     assert any(r.startswith("/datanode") for r in REQUESTS)  # the 307 redirect was followed
+    # a file smaller than the read buffer: one OPEN (size, header, trailer and edits from
+    # the one stream), no GETFILESTATUS
+    assert [r for r in REQUESTS if not r.startswith("/datanode")] == [
+        "/webhdfs/v1/hbase/WALs/rs1,16020,1/rs1%2C16020%2C1.1700000000000?OPEN"]
 
 
 def test_webhdfs_missing_file(webhdfs: str) -> None:
