@@ -204,10 +204,15 @@ class AirflowStack:
         """Stop every process and the workers it forked: all at once, the api-server
         after the others."""
         workers = [p for n, p in self.processes.items() if n != "api-server"]
-        _stop_groups(workers, timeout)
-        _stop_groups([p for n, p in self.processes.items() if n == "api-server"], timeout)
-        self.processes.clear()
-        (self.home / STACK_FILE).unlink(missing_ok=True)
+        try:
+            _stop_groups(workers, timeout)
+        finally:  # a second Ctrl-C while stopping still stops the api-server
+            try:
+                _stop_groups([p for n, p in self.processes.items() if n == "api-server"],
+                             timeout)
+            finally:
+                self.processes.clear()
+                (self.home / STACK_FILE).unlink(missing_ok=True)
 
     def __enter__(self) -> Self:
         return self
