@@ -110,10 +110,10 @@ class KafkaSink:
     image_target: ReplayTarget | None = None
     image_reader: Thrift2Client | None = None
     sleep: Callable[[float], None] = time.sleep
-    _producer: Producer | None = None
-    _topics: dict[str, _Topic] = field(default_factory=dict)
-    _batch_limit: int | None = None
-    _admin_client: AdminClient | None = None
+    _producer: Producer | None = field(default=None, init=False)
+    _topics: dict[str, _Topic] = field(default_factory=dict, init=False)
+    _batch_limit: int | None = field(default=None, init=False)
+    _admin_client: AdminClient | None = field(default=None, init=False)
 
     @property
     def name(self) -> str:
