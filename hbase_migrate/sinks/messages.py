@@ -85,6 +85,10 @@ def _binary(data: bytes) -> str:
     return f'"{codecs.charmap_decode(data, "strict", _JSON_RENDER)[0]}"'  # type: ignore[arg-type]
 
 
+# Families and qualifiers repeat from cell to cell: rendered once each (a bounded number).
+_name = lru_cache(maxsize=4096)(_binary)
+
+
 @lru_cache(maxsize=64)
 def _type(code: int) -> str:
     return f',"type":{json.dumps(type_name(code))}'
@@ -113,8 +117,8 @@ def _position(p: WalPosition) -> str:
 def _cell(cell: Cell, row: str) -> str:
     if cell.tags or cell.family == METAFAMILY:  # rare: the general form
         return json.dumps(cell_json(cell, True), separators=_SEPARATORS)
-    return (f'{{"row":{row},"family":{_binary(cell.family)},'
-            f'"qualifier":{_binary(cell.qualifier)},"timestamp":{cell.timestamp!r}'
+    return (f'{{"row":{row},"family":{_name(cell.family)},'
+            f'"qualifier":{_name(cell.qualifier)},"timestamp":{cell.timestamp!r}'
             f'{_type(cell.type)},"value":{_binary(cell.value)}}}')
 
 
