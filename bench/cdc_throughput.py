@@ -12,13 +12,16 @@ fresh topic of 3 partitions:
 * messages/s of ``replay_file`` into :class:`~hbase_migrate.sinks.kafka.KafkaSink` (read,
   filter, convert, build the JSON, produce, wait for every batch's acknowledgements);
 * messages/s of the same messages (keys and values built beforehand, untimed) produced by
-  the same client with the same settings (idempotent, ``acks=all``) and one flush at the end;
+  the same client with the same settings (the sink's producer configuration: idempotent,
+  ``acks=all``, its linger and delivery reports), in the sink's batches, each flushed
+  (every acknowledgement awaited) before the next, as the sink waits;
 * their ratio (the aim is at least 0.8);
 * for scale, messages/s of the same ``replay_file`` into a target that discards what it gets
   (WAL read, filter and convert only: no message built or sent), the ceiling any sink has.
 
-Each figure is the best of ``--repeat`` rounds in which the runs take turns. Asserts
-nothing.
+Beside each rate: the CPU time of the calling (Python) thread per message, steadier than
+wall time on a loaded machine and what the GIL-bound part costs. Each figure is the best
+of ``--repeat`` rounds in which the runs take turns. Asserts nothing.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ import argparse
 import tempfile
 import time
 import uuid
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from confluent_kafka import Producer
@@ -41,12 +45,12 @@ from replay_throughput import (  # the sibling script
 
 from hbase_migrate.cluster.descriptors import FamilyDescriptor, TableDescriptor
 from hbase_migrate.config import CdcSettings
+from hbase_migrate.replay.apply import AppliedCounts
 from hbase_migrate.replay.file_replay import ReplaySpec, replay_file
 from hbase_migrate.replay.filters import ReplayFilter
-from hbase_migrate.replay.mutations import WalPosition, to_mutations
+from hbase_migrate.replay.mutations import RowMutation
 from hbase_migrate.sinks.kafka import KafkaSink
 from hbase_migrate.sinks.messages import message_key, message_value, row_edits
-from hbase_migrate.wal.reader import WalReader
 from realstack.kafka import KafkaBroker
 
 
@@ -57,44 +61,66 @@ def new_topic(bootstrap: str) -> str:
     return topic
 
 
-def messages_of(path: Path) -> list[tuple[bytes, bytes]]:
-    """The (key, value) pairs the sink produces for ``path``, built the same way."""
-    out = []
-    with WalReader(path) as reader:
-        for entry in reader:
-            position = WalPosition(str(path), entry.offset, entry.index, entry.key.sequence,
-                                   entry.key.write_time)
-            for edit in row_edits(SOURCE_TABLE, to_mutations(entry.cells, position)):
-                out.append((message_key(edit.table, edit.row), message_value(edit)))
-    return out
+class Collect(DiscardTarget):
+    """Keeps the (key, value) pairs the sink would produce, batch by batch."""
+
+    def __init__(self, desc: TableDescriptor) -> None:
+        super().__init__(desc)
+        self.batches: list[list[tuple[bytes, bytes]]] = []
+
+    def apply(self, table: str, mutations: Sequence[RowMutation]) -> AppliedCounts:
+        self.batches.append([(message_key(e.table, e.row), message_value(e))
+                             for e in row_edits(table, mutations)])
+        return super().apply(table, mutations)
 
 
-def cdc_run(path: Path, bootstrap: str, batch_cells: int) -> tuple[int, float]:
+def batches_of(path: Path, batch_cells: int) -> list[list[tuple[bytes, bytes]]]:
+    """The messages the sink produces for ``path``, built the same way, in its batches."""
+    target = Collect(TableDescriptor(SOURCE_TABLE, tuple(FamilyDescriptor(f) for f in FAMILIES)))
+    replay_file(path, ReplaySpec(ReplayFilter.build([f"{SOURCE_TABLE}={SOURCE_TABLE}"]),
+                                 batch_cells), target)
+    return target.batches
+
+
+class Clock:
+    """Wall and calling-thread CPU seconds from its creation to :meth:`stop`."""
+
+    def __init__(self) -> None:
+        self.wall, self.cpu = time.perf_counter(), time.thread_time()
+
+    def stop(self) -> tuple[float, float]:
+        return time.perf_counter() - self.wall, time.thread_time() - self.cpu
+
+
+Timing = tuple[int, float, float]  # messages, wall seconds, thread CPU seconds
+
+
+def cdc_run(path: Path, bootstrap: str, batch_cells: int) -> Timing:
     topic = new_topic(bootstrap)
     sink = KafkaSink(CdcSettings(bootstrap, topic))
     spec = ReplaySpec(ReplayFilter.build([f"{SOURCE_TABLE}={SOURCE_TABLE}"]), batch_cells)
     sink.check_topic(topic)  # topic checked and producer opened before timing, as for raw
     sink.producer().list_topics(topic, timeout=30)
     try:
-        t0 = time.perf_counter()
+        clock = Clock()
         result = replay_file(path, spec, sink)
-        seconds = time.perf_counter() - t0
+        seconds = clock.stop()
     finally:
         sink.close()
-    return result.progress.calls, seconds
+    return result.progress.calls, *seconds
 
 
-def read_only_run(path: Path, batch_cells: int) -> tuple[int, float]:
+def read_only_run(path: Path, batch_cells: int, count: int) -> Timing:
     desc = TableDescriptor(SOURCE_TABLE, tuple(FamilyDescriptor(f) for f in FAMILIES))
     spec = ReplaySpec(ReplayFilter.build([f"{SOURCE_TABLE}={SOURCE_TABLE}"]), batch_cells)
-    t0 = time.perf_counter()
+    clock = Clock()
     replay_file(path, spec, DiscardTarget(desc))
-    seconds = time.perf_counter() - t0
-    return len(messages_of(path)), seconds
+    return count, *clock.stop()
 
 
-def raw_run(messages: list[tuple[bytes, bytes]], bootstrap: str) -> tuple[int, float]:
-    """The same messages straight through a producer configured as the sink's."""
+def raw_run(batches: list[list[tuple[bytes, bytes]]], bootstrap: str) -> Timing:
+    """The same messages straight through a producer configured as the sink's, waiting
+    for the acknowledgements of each batch as the sink does."""
     topic = new_topic(bootstrap)
     sink = KafkaSink(CdcSettings(bootstrap, topic))
     producer = Producer(sink._config())
@@ -105,19 +131,21 @@ def raw_run(messages: list[tuple[bytes, bytes]], bootstrap: str) -> tuple[int, f
             errors.append(error)
 
     producer.list_topics(topic, timeout=30)  # connected and warm, as the sink is
-    t0 = time.perf_counter()
-    for key, value in messages:
-        while True:
-            try:
-                producer.produce(topic, value, key, on_delivery=done)
-                break
-            except BufferError:
-                producer.poll(0.1)
-    producer.flush(120)
-    seconds = time.perf_counter() - t0
+    clock = Clock()
+    for batch in batches:
+        for key, value in batch:
+            while True:
+                try:
+                    producer.produce(topic, value, key, on_delivery=done)
+                    break
+                except BufferError:
+                    producer.poll(0.1)
+        if producer.flush(120):
+            raise SystemExit("raw produce: messages left unacknowledged")
+    seconds = clock.stop()
     if errors:
         raise SystemExit(f"raw produce failed: {errors[0]}")
-    return len(messages), seconds
+    return sum(len(b) for b in batches), *seconds
 
 
 def main() -> None:
@@ -132,25 +160,34 @@ def main() -> None:
         folder = Path(tmp)
         path = folder / "bench.wal"
         write_file(path, make_entries(int(size_mb * 1024 * 1024)))
-        messages = messages_of(path)
+        batches = batches_of(path, args.batch_cells)
+        messages = [m for batch in batches for m in batch]
         t0 = time.perf_counter()
         with KafkaBroker(folder / "kafka") as broker:
             print(f"Kafka broker {broker.bootstrap} up in {time.perf_counter() - t0:.1f} s; "
                   f"WAL {path.stat().st_size / 1e6:.1f} MB, {len(messages)} messages "
                   f"(avg value {sum(len(v) for _, v in messages) / len(messages):.0f} B)")
-            best_cdc = best_raw = best_read = 0.0
+            runs: dict[str, Callable[[], Timing]] = {
+                "WAL -> Kafka (KafkaSink, acked per batch)":
+                    lambda: cdc_run(path, broker.bootstrap, args.batch_cells),
+                "raw produce, same messages, same client":
+                    lambda: raw_run(batches, broker.bootstrap),
+                "WAL read + convert only (no message), scale":
+                    lambda: read_only_run(path, args.batch_cells, len(messages)),
+            }
+            rate: dict[str, float] = dict.fromkeys(runs, 0.0)
+            cpu: dict[str, float] = dict.fromkeys(runs, float("inf"))
             for _ in range(repeat):
-                count, seconds = read_only_run(path, args.batch_cells)
-                best_read = max(best_read, count / seconds)
-                count, seconds = cdc_run(path, broker.bootstrap, args.batch_cells)
-                best_cdc = max(best_cdc, count / seconds)
-                count, seconds = raw_run(messages, broker.bootstrap)
-                best_raw = max(best_raw, count / seconds)
-            print(f"{'WAL -> Kafka (KafkaSink, acked per batch)':<48}{best_cdc:>12,.0f} msg/s")
-            print(f"{'raw produce, same messages, same client':<48}{best_raw:>12,.0f} msg/s")
-            print(f"{'ratio (aim >= 0.8)':<48}{best_cdc / best_raw:>12.2f}")
-            print(f"{'WAL read + convert only (no message), scale':<48}{best_read:>12,.0f} msg/s")
-
+                for name, run in runs.items():
+                    count, wall, thread = run()
+                    rate[name] = max(rate[name], count / wall)
+                    cpu[name] = min(cpu[name], thread / count * 1e6)
+            cdc, raw, ceiling = runs
+            print(f"{'':<48}{'msg/s':>12}{'thread CPU/msg':>17}")
+            for name in (cdc, raw):
+                print(f"{name:<48}{rate[name]:>12,.0f}{cpu[name]:>14.1f} us")
+            print(f"{'ratio (aim >= 0.8)':<48}{rate[cdc] / rate[raw]:>12.2f}")
+            print(f"{ceiling:<48}{rate[ceiling]:>12,.0f}{cpu[ceiling]:>14.1f} us")
 
 if __name__ == "__main__":
     main()

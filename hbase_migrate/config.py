@@ -67,7 +67,8 @@ _CDC_DEFAULTS = {"delivery_timeout": 30_000}
 _CDC_KEYS = ("bootstrap", "topic", "row_image", "delivery_timeout", "retries", "producer")
 # What the CDC stream's guarantees rest on: not for a config to change.
 FIXED_PRODUCER_KEYS = ("acks", "enable.idempotence", "bootstrap.servers",
-                       "max.in.flight.requests.per.connection", "retries")
+                       "max.in.flight.requests.per.connection", "retries",
+                       "delivery.report.only.error")
 TABLE_PLACEHOLDER = "{table}"
 
 

@@ -58,7 +58,8 @@ class AppliedCounts:
 
 def count_cells(mutations: Iterable[RowMutation]) -> Counter[str]:
     """Cells by HBase type name."""
-    return Counter(type_name(c.type) for m in mutations for c in m.cells)
+    codes = Counter(c.type for m in mutations for c in m.cells)
+    return Counter({type_name(code): n for code, n in codes.items()})
 
 
 class ReplayTarget(Protocol):

@@ -222,6 +222,8 @@ class _Run:
         self.applied = AppliedCounts()
         self.last_write_time: int | None = None
         self.checked: set[tuple[str, bytes]] = set()
+        # per table name as the WAL writes it: (source, target or None, families or None)
+        self.tables: dict[bytes, tuple[str, str | None, frozenset[bytes] | None]] = {}
 
     def check_mapping(self) -> None:
         """Every mapped target table, and the families a filter names, exist."""
@@ -232,14 +234,25 @@ class _Run:
             if families:
                 require_families(self.target, dst, families, f"mapped from {source}")
 
+    def _table(self, raw: bytes) -> tuple[str, str | None, frozenset[bytes] | None]:
+        """The source name, target and replayed families of a WAL table name, looked up
+        once per file."""
+        known = self.tables.get(raw)
+        if known is None:
+            flt = self.spec.filter
+            source = table_name(raw)
+            known = self.tables[raw] = (source, flt.target_of(source), flt.families_of(source))
+        return known
+
     def take(self, entry: Entry) -> None:
         """Filter and convert one entry into the buffer (nothing is written here)."""
-        key, flt = entry.key, self.spec.filter
-        source = table_name(key.table_name)
-        reason = flt.skip_reason(source, key.write_time)
+        key = entry.key
+        source, dst, families = self._table(key.table_name)
+        reason = self.spec.filter.skip_reason(source, key.write_time)
         cells = 0
         if reason is None:
-            cells = self._convert(entry, source)
+            assert dst is not None
+            cells = self._convert(entry, source, dst, families)
         else:
             self.skipped[reason] += 1
         self.entries += 1
@@ -247,13 +260,11 @@ class _Run:
         self.offset, self.next_index = entry.offset + entry.size, entry.index + 1
         self.last_write_time = key.write_time
 
-    def _convert(self, entry: Entry, source: str) -> int:
-        """Buffer the entry's mutations; return the number of data cells."""
+    def _convert(self, entry: Entry, source: str, dst: str,
+                 families: frozenset[bytes] | None) -> int:
+        """Buffer the entry's mutations into ``dst``; return the number of data cells."""
         position = WalPosition(self.name, entry.offset, entry.index, entry.key.sequence,
                                entry.key.write_time)
-        dst = self.spec.filter.target_of(source)
-        assert dst is not None
-        families = self.spec.filter.families_of(source)
         data = []
         for cell in entry.cells:
             if is_marker(cell):

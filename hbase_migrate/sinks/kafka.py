@@ -81,17 +81,6 @@ class _AnyFamily(TableDescriptor):
 
 
 @dataclass
-class _Pending:
-    """One message of a batch."""
-
-    key: bytes
-    value: bytes
-    position: WalPosition
-    error: KafkaError | None = None
-    acked: bool = False
-
-
-@dataclass
 class _Topic:
     name: str
     limit: int  # max.message.bytes
@@ -110,10 +99,10 @@ class KafkaSink:
     image_target: ReplayTarget | None = None
     image_reader: Thrift2Client | None = None
     sleep: Callable[[float], None] = time.sleep
-    _producer: Producer | None = None
-    _topics: dict[str, _Topic] = field(default_factory=dict)
-    _batch_limit: int | None = None
-    _admin_client: AdminClient | None = None
+    _producer: Producer | None = field(default=None, init=False)
+    _topics: dict[str, _Topic] = field(default_factory=dict, init=False)
+    _batch_limit: int | None = field(default=None, init=False)
+    _admin_client: AdminClient | None = field(default=None, init=False)
 
     @property
     def name(self) -> str:
@@ -127,7 +116,8 @@ class KafkaSink:
         config: dict[str, Any] = {
             "bootstrap.servers": self.settings.bootstrap, "enable.idempotence": True,
             "acks": "all", "message.timeout.ms": self.settings.delivery_timeout,
-            "linger.ms": 5, "logger": log, **dict(self.settings.producer)}
+            "linger.ms": 5, "delivery.report.only.error": True, "logger": log,
+            **dict(self.settings.producer)}
         if self._batch_limit is not None:
             config["batch.size"] = self._batch_limit
             config["message.max.bytes"] = max(self._batch_limit + RECORD_OVERHEAD, 1000)
@@ -165,14 +155,20 @@ class KafkaSink:
         if self.image_target is not None:
             images = self._apply_with_images(table, edits, mutations, applied)
 
-        def build() -> Iterator[_Pending]:  # produced as built: JSON overlaps the network
-            for edit, image in zip(edits, images, strict=True):
-                message = _Pending(message_key(edit.table, edit.row),
-                                   message_value(edit, image), edit.position)
-                self._check_size(topic, message)
-                yield message
+        keys: list[bytes] = []
+        values: list[bytes] = []
 
-        applied.calls += self._deliver(topic, build())
+        def build() -> Iterator[tuple[bytes, bytes]]:  # produced as built: JSON overlaps the
+            for edit, image in zip(edits, images, strict=True):  # network
+                key, value = message_key(edit.table, edit.row), message_value(edit, image)
+                if len(key) + len(value) + RECORD_OVERHEAD > topic.limit:
+                    raise self._too_large(topic, edit.position, key, value)
+                keys.append(key)
+                values.append(value)
+                yield key, value
+
+        applied.calls += self._deliver(topic, build(), keys, values,
+                                       [e.position for e in edits])
         return applied
 
     # -- topics -----------------------------------------------------------------------------
@@ -238,82 +234,88 @@ class KafkaSink:
             self._producer = None
         self._batch_limit = max(batch_limit, 1)
 
-    def _check_size(self, topic: _Topic, message: _Pending) -> None:
-        size = len(message.key) + len(message.value) + RECORD_OVERHEAD
-        if size > topic.limit:
-            raise KafkaDeliveryError(
-                f"topic {topic.name!r} on broker {self.settings.bootstrap}: the message of "
-                f"{message.position} is {size} bytes with its framing, over the topic's "
-                f"max.message.bytes {topic.limit}; raise the limit (topic max.message.bytes, "
-                "broker message.max.bytes) and rerun")
+    def _too_large(self, topic: _Topic, position: WalPosition, key: bytes,
+                   value: bytes) -> KafkaDeliveryError:
+        size = len(key) + len(value) + RECORD_OVERHEAD
+        return KafkaDeliveryError(
+            f"topic {topic.name!r} on broker {self.settings.bootstrap}: the message of "
+            f"{position} is {size} bytes with its framing, over the topic's "
+            f"max.message.bytes {topic.limit}; raise the limit (topic max.message.bytes, "
+            "broker message.max.bytes) and rerun")
 
     # -- delivery ---------------------------------------------------------------------------
 
-    def _deliver(self, topic: _Topic, messages: Iterator[_Pending]) -> int:
-        """Send ``messages`` in order until every one is acknowledged; on failure, send
-        again from the first failed message after a backoff. Returns how many."""
-        pending = self._send(topic.name, messages)
-        count = len(pending)
+    def _deliver(self, topic: _Topic, messages: Iterator[tuple[bytes, bytes]],
+                 keys: Sequence[bytes], values: Sequence[bytes],
+                 positions: Sequence[WalPosition]) -> int:
+        """Send ``messages`` (keys and values, which fill ``keys`` and ``values`` as they
+        are built) in order until every one is acknowledged; on failure, send again from
+        the first failed message after a backoff. Returns how many."""
+        start = 0
         for attempt in range(self.settings.retries + 1):
-            failed = next((i for i, m in enumerate(pending) if not m.acked), None)
-            if failed is None:
-                return count
-            first = pending[failed]
-            code = first.error.code() if first.error is not None else None
-            if code in _TOO_LARGE or (first.error is not None and not self._transient(first)):
-                raise KafkaDeliveryError(self._failure(topic, first, attempt + 1))
+            failure = self._send(topic.name, messages, start)
+            if failure is None:
+                return len(keys)
+            start, error = failure
+            position = positions[start]
+            if error is not None and (error.code() in _TOO_LARGE or not _transient(error)):
+                raise KafkaDeliveryError(self._failure(topic, position, error, attempt + 1))
             if attempt == self.settings.retries:
                 break
             pause = BACKOFF_S * 2 ** attempt
-            log.warning("%s; sending again in %.0f s", self._failure(topic, first, attempt + 1),
-                        pause)
+            log.warning("%s; sending again in %.0f s",
+                        self._failure(topic, position, error, attempt + 1), pause)
             self.sleep(pause)
-            if first.error is not None and first.error.fatal():
+            if error is not None and error.fatal():
                 self._producer = None  # an idempotent producer's fatal error: a new one
-            for message in pending[failed:]:
-                message.error, message.acked = None, False
-            pending = self._send(topic.name, iter(pending[failed:]))
-        raise KafkaUnavailableError(self._failure(topic, first, self.settings.retries + 1)
+            messages = zip(keys[start:], values[start:], strict=True)
+        raise KafkaUnavailableError(self._failure(topic, position, error,
+                                                  self.settings.retries + 1)
                                     + "; stopping the run: every offset the broker "
                                     "acknowledged is kept, rerun once it answers")
 
-    @staticmethod
-    def _transient(message: _Pending) -> bool:
-        error = message.error
-        return error is None or error.code() in _UNAVAILABLE or error.retriable() or error.fatal()
-
-    def _failure(self, topic: _Topic, message: _Pending, attempts: int) -> str:
-        error = message.error.str() if message.error is not None else "no acknowledgement"
+    def _failure(self, topic: _Topic, position: WalPosition, error: KafkaError | None,
+                 attempts: int) -> str:
+        reason = error.str() if error is not None else "no acknowledgement"
         return (f"Kafka broker {self.settings.bootstrap}, topic {topic.name!r}: the message "
-                f"of {message.position} was not delivered after {attempts} attempt(s): "
-                f"{error}")
+                f"of {position} was not delivered after {attempts} attempt(s): {reason}")
 
-    def _send(self, topic: str, messages: Iterator[_Pending]) -> list[_Pending]:
-        """Produce ``messages`` and wait for their acknowledgements (or failures)."""
+    def _send(self, topic: str, messages: Iterator[tuple[bytes, bytes]],
+              start: int) -> tuple[int, KafkaError | None] | None:
+        """Produce ``messages`` (the batch's from index ``start`` on) and wait until the
+        broker acknowledged or refused each; return the index and error of the first one
+        not delivered (error None: not acknowledged in time), or None when all were.
+
+        Only failures are reported back (``delivery.report.only.error``): a message is
+        acknowledged when it reported no failure and the flush left nothing in flight."""
         producer = self.producer()
-        sent: list[_Pending] = []
+        failed: dict[int, KafkaError] = {}
 
-        def report(message: _Pending) -> Callable[[KafkaError | None, Message], None]:
+        def report(index: int) -> Callable[[KafkaError | None, Message], None]:
             def done(error: KafkaError | None, _msg: Message) -> None:
-                message.error, message.acked = error, error is None
+                if error is not None:
+                    failed[index] = error
             return done
 
-        for message in messages:
-            sent.append(message)
+        produce = producer.produce
+        for i, (key, value) in enumerate(messages, start):
             while True:
                 try:
-                    producer.produce(topic, message.value, message.key,
-                                     on_delivery=report(message))
+                    produce(topic, value, key, on_delivery=report(i))
                     break
                 except BufferError:
                     producer.poll(0.1)  # the local queue is full: let deliveries drain
                 except KafkaException as exc:
-                    message.error = exc.args[0]
+                    failed[i] = exc.args[0]
                     break
         left = producer.flush(self.settings.delivery_timeout / 1000 + 30)
-        if left:
+        if left:  # which of them is unknown: none of this batch counts
             log.warning("%d message(s) still unacknowledged after the delivery timeout", left)
-        return sent
+            return start, failed.get(start)
+        if not failed:
+            return None
+        first = min(failed)
+        return first, failed[first]
 
     # -- row images -------------------------------------------------------------------------
 
@@ -363,3 +365,7 @@ def _run(items: Sequence[_T], start: int, position: WalPosition) -> list[_T]:
     while end < len(items) and items[end].position == position:
         end += 1
     return list(items[start:end])
+
+
+def _transient(error: KafkaError) -> bool:
+    return error.code() in _UNAVAILABLE or error.retriable() or error.fatal()

@@ -27,14 +27,16 @@ compare the file's base name).
 
 from __future__ import annotations
 
+import codecs
 import json
 from collections.abc import Iterator, Sequence
-from typing import Any, NamedTuple
+from functools import lru_cache
+from typing import NamedTuple
 
 from hbase_migrate.bytesutil import to_string_binary
 from hbase_migrate.replay.mutations import RowMutation, WalPosition
 from hbase_migrate.wal.dump import cell_json
-from hbase_migrate.wal.model import Cell
+from hbase_migrate.wal.model import METAFAMILY, Cell, type_name
 
 
 class RowEdit(NamedTuple):
@@ -65,17 +67,71 @@ def message_key(table: str, row: bytes) -> bytes:
     return table.encode("utf-8") + b"\x00" + row
 
 
+# The value is written directly as the text ``json.dumps(..., separators=(",", ":"))`` makes
+# of the message's dict (that is the format; tests hold the two equal), without building
+# the dict: each byte string rendered once, by a table of each byte's toStringBinary form
+# as it reads inside a JSON string.
+_JSON_RENDER: tuple[str, ...] = tuple(json.dumps(to_string_binary(bytes([b])))[1:-1]
+                                      for b in range(256))
+_JSON_AS_IS = bytes(b for b in range(256) if _JSON_RENDER[b] == chr(b))
+_SEPARATORS = (",", ":")
+
+
+def _binary(data: bytes) -> str:
+    """``json.dumps(to_string_binary(data))``."""
+    if not data.translate(None, _JSON_AS_IS):  # printable throughout: the common case
+        return f'"{data.decode("ascii")}"'
+    # a charmap decode looks every byte up in C (typeshed's stub allows int values only)
+    return f'"{codecs.charmap_decode(data, "strict", _JSON_RENDER)[0]}"'  # type: ignore[arg-type]
+
+
+# Families and qualifiers repeat from cell to cell: rendered once each (a bounded number).
+_name = lru_cache(maxsize=4096)(_binary)
+
+
+@lru_cache(maxsize=64)
+def _type(code: int) -> str:
+    return f',"type":{json.dumps(type_name(code))}'
+
+
+@lru_cache(maxsize=16)
+def _table(table: str) -> str:
+    return '{"table":' + json.dumps(table) + ',"row":'
+
+
+@lru_cache(maxsize=16)
+def _file(file: str) -> str:
+    return ',"file":' + json.dumps(file)
+
+
+def _int(value: int | None) -> str:
+    return "null" if value is None else repr(value)
+
+
+def _position(p: WalPosition) -> str:
+    """The fields after ``row``, up to the opening of ``cells``."""
+    return (f'{_file(p.file)},"offset":{_int(p.offset)},"entry":{_int(p.entry)},'
+            f'"sequence":{_int(p.sequence)},"write_time":{_int(p.write_time)},"cells":[')
+
+
+def _cell(cell: Cell, row: str) -> str:
+    if cell.tags or cell.family == METAFAMILY:  # rare: the general form
+        return json.dumps(cell_json(cell, True), separators=_SEPARATORS)
+    return (f'{{"row":{row},"family":{_name(cell.family)},'
+            f'"qualifier":{_name(cell.qualifier)},"timestamp":{cell.timestamp!r}'
+            f'{_type(cell.type)},"value":{_binary(cell.value)}}}')
+
+
 def message_value(edit: RowEdit, image: Sequence[Cell] | None = None) -> bytes:
     """The JSON value of ``edit`` (with ``row_image`` when ``image`` is given)."""
-    p = edit.position
-    data: dict[str, Any] = {
-        "table": edit.table, "row": to_string_binary(edit.row), "file": p.file,
-        "offset": p.offset, "entry": p.entry, "sequence": p.sequence,
-        "write_time": p.write_time, "cells": [cell_json(c, True) for c in edit.cells],
-    }
+    row = _binary(edit.row)
+    cells = ",".join([_cell(c, row) if c.row == edit.row else _cell(c, _binary(c.row))
+                      for c in edit.cells])
+    tail = "]}"
     if image is not None:
-        data["row_image"] = [{"family": to_string_binary(c.family),
-                              "qualifier": to_string_binary(c.qualifier),
-                              "timestamp": c.timestamp, "value": to_string_binary(c.value)}
-                             for c in image]
-    return json.dumps(data, separators=(",", ":")).encode("utf-8")
+        rows = [{"family": to_string_binary(c.family),
+                 "qualifier": to_string_binary(c.qualifier),
+                 "timestamp": c.timestamp, "value": to_string_binary(c.value)} for c in image]
+        tail = f'],"row_image":{json.dumps(rows, separators=_SEPARATORS)}}}'
+    text = _table(edit.table) + row + _position(edit.position) + cells + tail
+    return text.encode("ascii")

@@ -131,9 +131,11 @@ class KafkaBroker:
         return self
 
     def _format(self, classpath: list[str], properties: Path) -> None:
+        # "--cluster-id=ID" in one argument: an ID may start with "-" (URL-safe base64)
         cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
         done = subprocess.run(
-            _java(classpath, STORAGE_TOOL, ["format", "-t", cluster_id, "-c", str(properties)]),
+            _java(classpath, STORAGE_TOOL,
+                  ["format", f"--cluster-id={cluster_id}", "-c", str(properties)]),
             capture_output=True, text=True, timeout=120, check=False)
         if done.returncode != 0:
             raise RealStackError(f"Kafka storage format of {self.data_dir} failed (exit "

@@ -4,16 +4,19 @@
 from __future__ import annotations
 
 import json
+import random
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from hbase_migrate.bytesutil import to_bytes_binary
+from hbase_migrate.bytesutil import to_bytes_binary, to_string_binary
 from hbase_migrate.config import MigrationSpec, load_config
 from hbase_migrate.errors import ConfigError
 from hbase_migrate.replay.mutations import WalPosition, to_mutations
-from hbase_migrate.sinks.messages import message_key, message_value, row_edits
-from hbase_migrate.wal.model import Cell, CellType
+from hbase_migrate.sinks.messages import RowEdit, message_key, message_value, row_edits
+from hbase_migrate.wal.dump import cell_json
+from hbase_migrate.wal.model import METAFAMILY, Cell, CellType, Tag
 
 P1 = WalPosition("wal.1", 100, 3, 42, 1_700_000_000_123)
 P2 = WalPosition("wal.1", 180, 4, 43, 1_700_000_000_124)
@@ -71,3 +74,42 @@ def test_bad_cdc_sections(tmp_path: Path, cdc: str, says: str) -> None:
     with pytest.raises(ConfigError, match=r"m\.toml") as error:
         load_config(config(tmp_path, cdc))
     assert says in str(error.value)
+
+
+def documented_value(edit: RowEdit, image: list[Cell] | None = None) -> bytes:
+    """The message as the format states it: ``wal dump --json --values`` cells in a dict,
+    compact JSON."""
+    p = edit.position
+    data: dict[str, Any] = {
+        "table": edit.table, "row": to_string_binary(edit.row), "file": p.file,
+        "offset": p.offset, "entry": p.entry, "sequence": p.sequence,
+        "write_time": p.write_time, "cells": [cell_json(c, True) for c in edit.cells]}
+    if image is not None:
+        data["row_image"] = [{"family": to_string_binary(c.family),
+                              "qualifier": to_string_binary(c.qualifier),
+                              "timestamp": c.timestamp, "value": to_string_binary(c.value)}
+                             for c in image]
+    return json.dumps(data, separators=(",", ":")).encode("utf-8")
+
+
+def test_values_are_byte_for_byte_the_documented_json() -> None:
+    rng = random.Random(5)
+    every_byte = bytes(range(256))
+    cells = [Cell(b'r"\\\x00\xff', b"d", b'q"\\', -3, CellType.PUT, every_byte),
+             Cell(b'r"\\\x00\xff', b"m", b"", 2**63 - 1, CellType.DELETE_FAMILY_VERSION),
+             Cell(b'r"\\\x00\xff', b"d", b"t", 7, CellType.PUT, b"v", (Tag(8, b"\x01t"),)),
+             Cell(b'r"\\\x00\xff', METAFAMILY, b"HBASE::FLUSH", 1, CellType.PUT, b"\x00"),
+             Cell(b'r"\\\x00\xff', b"d", b"u", 1, 99, b""),
+             Cell(b'r"\\\x00\xff', b"d", b'say "hi"', 1, CellType.PUT, b"printable ~ ok")]
+    for _ in range(200):
+        cells.append(Cell(b'r"\\\x00\xff', rng.randbytes(rng.randint(0, 3)),
+                          rng.randbytes(rng.randint(0, 12)), rng.randrange(-2**63, 2**63),
+                          rng.choice(list(CellType)), rng.randbytes(rng.randint(0, 200))))
+    positions = [P1, WalPosition('WALs/rs,1,2/r\u00e9s "1"\\.1', 0, 0),
+                 WalPosition("wal.2", 7, 1, None, 5)]
+    for i, position in enumerate(positions):
+        for table in ("ns:t", "t\u00e9"):
+            edit = RowEdit(table, cells[0].row, position, tuple(cells[i::2]))
+            assert message_value(edit) == documented_value(edit)
+            image = list(cells[5 + i:40])
+            assert message_value(edit, image) == documented_value(edit, image)
