@@ -155,7 +155,7 @@ public final class RealHBase {
       // A peer nobody answers for: its queues keep the WALs, as a stalled peer does.
       admin.addReplicationPeer(peer, ReplicationPeerConfig.newBuilder()
           .setClusterKey(HOST + ":" + util.getZkCluster().getClientPort() + ":/hbase-peer")
-          .build(), false);
+          .build(), true);
     }
     int thrift = freePort();
     int thrift2 = freePort();
@@ -428,7 +428,8 @@ public final class RealHBase {
     } else if (table != null) {
       admin.flush(TableName.valueOf(table));
     } else {
-      for (TableName name : admin.listTableNames()) {
+      // Every table, system ones too: a rolled WAL is archived once all its regions flushed.
+      for (TableName name : admin.listTableNames((java.util.regex.Pattern) null, true)) {
         admin.flush(name);
       }
     }
