@@ -15,9 +15,11 @@ from kazoo.client import KazooClient
 
 from hbase_migrate.cluster.descriptors import FamilyDescriptor, TableDescriptor
 from hbase_migrate.cluster.thrift2 import Thrift2Client
+from hbase_migrate.cluster.walstore import WebHdfsWalStore
 from hbase_migrate.cluster.zkpayload import decode_region_server_info
 from hbase_migrate.cluster.zookeeper import HBaseZooKeeper
 from hbase_migrate.wal.model import Cell, CellType
+from hbase_migrate.wal.reader import read_entries
 from minihbase.cli.minicluster import call_admin
 from minihbase.regionserver import WalSettings
 from minihbase.server import MiniHBase
@@ -113,3 +115,48 @@ def test_webhdfs_lists_stats_reads_and_archives(described: dict[str, Any]) -> No
     wait_for(lambda: server["wal"] in client.list(f"{root}/oldWALs"),
              f"{server['wal']} archived to oldWALs/")
     assert server["wal"] not in client.list(f"{root}/WALs/{name}")
+
+
+def region_server(described: dict[str, Any], encoded: str) -> str:
+    info = call_admin(described["cluster_json"], "info")
+    return next(s["name"] for s in info["servers"] if encoded in s["regions"])
+
+
+def test_move_bulk_load_and_replication_switch(described: dict[str, Any]) -> None:
+    """A moved region opens on the other server and its next edits go to that server's WAL;
+    bulk-loaded cells are readable and leave a BULK_LOAD marker (no cells) in the WAL; the
+    peer can be disabled and enabled again."""
+    table = "ops_t"
+    write(described, table, [b"a"])
+    with Thrift2Client(described["thrift2"]) as t2:
+        located = t2.regions(table)
+    # Thrift2 tells ranges and servers, not region ids (HBase leaves regionId 0): the
+    # region's encoded name comes from the WAL of the server holding it.
+    assert {r.region_id for r in located} == {0}
+    store = WebHdfsWalStore(described["webhdfs"], described["hbase_root"])
+    holder = f"{located[0].server_host},{located[0].server_port},{located[0].server_start_code}"
+    encoded = wait_for(lambda: next((
+        e.key.encoded_region_name.decode() for f in store.list_wal_files() if f.server == holder
+        for e in read_entries(store.open(f.path)) if e.key.table_name == table.encode()
+        and any(c.row == b"a" for c in e.cells)), None), "the put of row a in a WAL")
+    before = region_server(described, encoded)
+    assert before == holder
+    moved = call_admin(described["cluster_json"], "move", {"region": encoded})
+    assert moved["from"] == before and moved["to"] != before
+    assert region_server(described, encoded) == moved["to"]
+    call_admin(described["cluster_json"], "bulk-load", {"table": table, "cells": [
+        {"row": "b", "family": "f", "qualifier": "bulk", "timestamp": 5, "value": "x\\x00y"}]})
+    with Thrift2Client(described["thrift2"]) as t2:
+        got = {(c.qualifier, c.value) for c in t2.get(table, b"b")}
+    assert (b"bulk", b"x\x00y") in got
+    markers = wait_for(lambda: [
+        e for f in store.list_wal_files() if f.server == moved["to"]
+        for e in read_entries(store.open(f.path)) if e.key.table_name == table.encode()
+        and any(c.family == b"METAFAMILY" and c.qualifier == b"HBASE::BULK_LOAD"
+                for c in e.cells)], "a BULK_LOAD marker in the moved region's WAL")
+    assert markers[0].key.encoded_region_name == encoded.encode()
+    for enabled in (False, True):
+        assert call_admin(described["cluster_json"], "replication",
+                          {"enabled": enabled})["enabled"] is enabled
+        with HBaseZooKeeper(described["zookeeper"], described["znode_parent"]) as zk:
+            assert [(p.peer_id, p.enabled) for p in zk.replication_peers()] == [("1", enabled)]

@@ -436,7 +436,16 @@ public final class RealHBase {
     return true;
   }
 
+  /** As the embedded cluster answers: {"region", "from", "to"}. */
   private Object move(String region, String server) throws IOException {
+    String from = null;
+    for (HRegionServer rs : servers(null)) {
+      for (Region r : rs.getRegions()) {
+        if (r.getRegionInfo().getEncodedName().equals(region)) {
+          from = rs.getServerName().toString();
+        }
+      }
+    }
     if (server == null) {
       admin.move(Bytes.toBytes(region));
     } else {
@@ -446,11 +455,15 @@ public final class RealHBase {
     for (HRegionServer rs : servers(null)) {
       for (Region r : rs.getRegions()) {
         if (r.getRegionInfo().getEncodedName().equals(region)) {
-          return rs.getServerName().toString();
+          Map<String, Object> moved = new LinkedHashMap<>();
+          moved.put("region", region);
+          moved.put("from", from);
+          moved.put("to", rs.getServerName().toString());
+          return moved;
         }
       }
     }
-    return null;
+    throw new IOException("region " + region + " is not open anywhere after the move");
   }
 
   private Object kill(String server) {
