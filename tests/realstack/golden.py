@@ -28,6 +28,7 @@ OPTION_SETS = {
     "dict+tags+snappy": ("dict+tags", "snappy"),
     "dict+tags+lz4": ("dict+tags", "lz4"),
     "dict+tags+zstd": ("dict+tags", "zstd"),
+    "dict+tags+brotli": ("dict+tags", "brotli"),
 }
 
 
