@@ -137,10 +137,12 @@ def tresult(cells: Sequence[Cell], partial: bool = False) -> Any:
 
 
 def _location(r: RegionDescriptor) -> Any:
+    # HBase's Thrift2 server leaves regionId unset (0) in region locations: clients learn a
+    # region's range and server, not its id or encoded name.
     return T.THRegionLocation(
         serverName=T.TServerName(hostName=r.server_host, port=r.server_port,
                                  startCode=r.server_start_code),
-        regionInfo=T.THRegionInfo(regionId=r.region_id, tableName=r.table.encode(),
+        regionInfo=T.THRegionInfo(regionId=0, tableName=r.table.encode(),
                                   startKey=r.start_key, endKey=r.end_key, offline=False,
                                   split=False, replicaId=0))
 

@@ -62,17 +62,17 @@ class RealHBaseOptions:
 
 def hbase_classpath(version: str = DEFAULT_VERSION) -> list[str]:
     """The launcher's class path for an HBase version (resolved once, then cached). Where
-    the pure-Java codec module cannot be had (HBase 2.4 has none; some mirrors lack it), the
-    stack runs without it: SNAPPY, LZ4 and ZSTD then need Hadoop's native library."""
+    the codec modules cannot be had (HBase 2.4 has none; some mirrors lack them), the stack
+    runs without them: SNAPPY, LZ4 and ZSTD then need Hadoop's native library, BROTLI fails."""
     try:
         return module_classpath("hbase", {"hbase.version": version})
     except RealStackError as exc:
-        if "hbase-compression-aircompressor" not in str(exc):
+        if "hbase-compression-" not in str(exc):
             raise
-        log.warning("HBase %s: no hbase-compression-aircompressor (%s); without it", version,
-                    exc)
+        log.warning("HBase %s: no codec modules (%s); without them", version, exc)
     return module_classpath("hbase", {"hbase.version": version,
-                                      "hbase.codecs.artifact": "hbase-common"})
+                                      "hbase.codecs.artifact": "hbase-common",
+                                      "hbase.brotli.artifact": "hbase-common"})
 
 
 class RealHBase:

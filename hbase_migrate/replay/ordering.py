@@ -29,7 +29,7 @@ from typing import NamedTuple
 from hbase_migrate.errors import HBaseMigrateError
 from hbase_migrate.replay.job import FileTask
 from hbase_migrate.wal import markers as M
-from hbase_migrate.wal.model import METAFAMILY
+from hbase_migrate.wal.model import METAFAMILY, Entry
 
 log = logging.getLogger(__name__)
 
@@ -47,37 +47,58 @@ class RegionEvents(NamedTuple):
 Scanner = Callable[[FileTask], RegionEvents | None]
 
 
+class RegionEventsReader:
+    """Collects the :class:`RegionEvents` of a file's entries, one entry at a time."""
+
+    def __init__(self) -> None:
+        self.first: dict[bytes, int] = {}
+        self.opens: dict[bytes, int] = {}
+
+    def add(self, entry: Entry) -> None:
+        region, seq = entry.key.encoded_region_name, entry.key.sequence
+        first = self.first
+        if seq < first.get(region, seq + 1):
+            first[region] = seq
+        for cell in entry.cells:
+            if cell.family != METAFAMILY or not cell.qualifier.startswith(M.REGION_EVENT):
+                continue
+            marker = M.decode_marker(cell)
+            if isinstance(marker, M.RegionEventDescriptor) and marker.event_type == M.REGION_OPEN:
+                name = marker.encoded_region_name or region
+                at = marker.log_sequence_number or seq
+                self.opens[name] = max(at, self.opens.get(name, at))
+
+    def stopped(self, path: str, exc: BaseException) -> RegionEvents | None:
+        """What a read that failed with ``exc`` found: what came before the failure (what
+        the replay applies before it stops), or None when nothing did."""
+        if not self.first:
+            log.debug("cannot scan %s for region events: %s", path, exc)
+            return None
+        log.debug("region event scan of %s stopped early: %s", path, exc)
+        return self.result()
+
+    def result(self) -> RegionEvents:
+        return RegionEvents(self.first, self.opens)
+
+
+READ_ERRORS = (HBaseMigrateError, OSError, ValueError)
+
+
 def read_region_events(task: FileTask) -> RegionEvents | None:
     """Stream the file of ``task`` from its start offset; None when it cannot be opened.
     A file that fails part-way counts what was read before the failure (what the replay
     applies before it stops)."""
     from hbase_migrate.wal.reader import WalReader
 
-    first: dict[bytes, int] = {}
-    opens: dict[bytes, int] = {}
+    events = RegionEventsReader()
     try:
         with WalReader(task.path, start_offset=task.start_offset,
                        start_index=task.start_index) as reader:
             for entry in reader:
-                region, seq = entry.key.encoded_region_name, entry.key.sequence
-                if seq < first.get(region, seq + 1):
-                    first[region] = seq
-                for cell in entry.cells:
-                    if (cell.family != METAFAMILY
-                            or not cell.qualifier.startswith(M.REGION_EVENT)):
-                        continue
-                    marker = M.decode_marker(cell)
-                    if (isinstance(marker, M.RegionEventDescriptor)
-                            and marker.event_type == M.REGION_OPEN):
-                        name = marker.encoded_region_name or region
-                        at = marker.log_sequence_number or seq
-                        opens[name] = max(at, opens.get(name, at))
-    except (HBaseMigrateError, OSError, ValueError) as exc:
-        if not first:
-            log.debug("cannot scan %s for region events: %s", task.path, exc)
-            return None
-        log.debug("region event scan of %s stopped early: %s", task.path, exc)
-    return RegionEvents(first, opens)
+                events.add(entry)
+    except READ_ERRORS as exc:
+        return events.stopped(task.path, exc)
+    return events.result()
 
 
 def order_tasks(tasks: Sequence[FileTask],

@@ -7,7 +7,8 @@ first edit in the window. Window: every listed file goes through :func:`select_f
 the full content scan and is read from its start.
 
 Tasks are sorted by (server, creation time, path), then :func:`order_tasks` puts a moved
-region's older file before the file where the region opened again.
+region's older file before the file where the region opened again. In catch-up, one read of
+each fresh file serves both the selection and the ordering (:class:`OnePassScan`).
 """
 
 from __future__ import annotations
@@ -16,9 +17,16 @@ from collections.abc import Mapping
 
 from hbase_migrate.audit.records import WalFileRecord, WalStatus
 from hbase_migrate.cluster.walstore import WalFileStatus
+from hbase_migrate.errors import WalEmptyError
 from hbase_migrate.replay.discovery import UNKNOWN_SERVER
 from hbase_migrate.replay.job import FileTask, ReplayJob, Totals
-from hbase_migrate.replay.ordering import order_tasks
+from hbase_migrate.replay.ordering import (
+    READ_ERRORS,
+    RegionEvents,
+    RegionEventsReader,
+    order_tasks,
+    read_region_events,
+)
 from hbase_migrate.wal.names import parse_wal_path
 from hbase_migrate.wal.selection import (
     ContentScan,
@@ -37,6 +45,56 @@ def first_edit_scan(path: str, start: int, end: int, stop_at: int) -> ContentSca
     """A content scan that stops at the first entry in ``[start, end)``: enough to know a
     file holds edits to replay."""
     return scan_wal_contents(path, start, end, stop_at, first_only=True)
+
+
+class OnePassScan:
+    """Catch-up planning asks two things of each fresh file: does it hold an edit in the
+    window (:func:`first_edit_scan`'s answer, from :meth:`scan`), and which regions does it
+    hold and open (:func:`read_region_events`, for the ordering). One read answers both: a
+    file with an edit in the window is chosen, and read on to its end for the ordering, as
+    is a file read to its end anyway; the ordering then takes the events from here
+    (:meth:`region_events`) instead of reading the file again."""
+
+    def __init__(self) -> None:
+        self.events: dict[str, RegionEvents | None] = {}
+
+    def scan(self, path: str, start: int, end: int, stop_at: int) -> ContentScan:
+        from hbase_migrate.wal.reader import WalReader
+
+        first: int | None = None
+        last: int | None = None
+        entries = 0
+        found: ContentScan | None = None
+        events = RegionEventsReader()
+        try:
+            with WalReader(path) as reader:
+                for entry in reader:
+                    events.add(entry)
+                    if found is not None:
+                        continue
+                    write_time = entry.key.write_time
+                    entries += 1
+                    first = write_time if first is None else min(first, write_time)
+                    last = write_time if last is None else max(last, write_time)
+                    if start <= write_time < end:
+                        found = ContentScan(first, last, entries, 1, complete=False)
+                    elif write_time >= stop_at:
+                        return ContentScan(first, last, entries, 0, complete=False)
+        except WalEmptyError:
+            return ContentScan(None, None, 0, 0)
+        except READ_ERRORS as exc:
+            if found is None:
+                raise  # as the first-edit scan: the selection reports it
+            self.events[path] = events.stopped(path, exc)
+            return found
+        self.events[path] = events.result()
+        return found or ContentScan(first, last, entries, 0)
+
+    def region_events(self, task: FileTask) -> RegionEvents | None:
+        """The events of a file read from its start by :meth:`scan`, else read now."""
+        if not task.start_offset and task.path in self.events:
+            return self.events.pop(task.path)
+        return read_region_events(task)
 
 
 def _ref(f: WalFileStatus) -> FileRef:
@@ -69,9 +127,10 @@ def plan(job: ReplayJob, listed: list[WalFileStatus], rows: Mapping[str, WalFile
         if row is not None and row.status in _DONE:
             continue
         (resumed if row is not None and row.offset_reached else fresh).append(f)
+    one_pass = OnePassScan()
     manifest = select_files([_ref(f) for f in fresh], start, now + OPEN_END,
                             roll_period=job.spec.replay.roll_period,
-                            margin=job.spec.replay.margin, scanner=first_edit_scan, now=now)
+                            margin=job.spec.replay.margin, scanner=one_pass.scan, now=now)
     # A live file is read to its end even with no edit in the window yet: the offset reached
     # proves it drained, and the next run continues there.
     items = [item._replace(included=True, reason=f"live file, no edit in the window yet "
@@ -86,7 +145,7 @@ def plan(job: ReplayJob, listed: list[WalFileStatus], rows: Mapping[str, WalFile
     manifest = manifest._replace(items=tuple(sorted(items, key=lambda i: i.path)))
     chosen = {item.path for item in manifest.included}
     tasks = [_task(f, rows.get(f.path)) for f in listed if f.path in chosen]
-    return manifest, order_tasks(sorted(tasks, key=_order))
+    return manifest, order_tasks(sorted(tasks, key=_order), one_pass.region_events)
 
 
 def _order(task: FileTask) -> tuple[str, int, str]:

@@ -219,18 +219,6 @@ def _cell_tags(
     return _decode_tags_compressed(buf, p, end, tags_len, tag_dict)
 
 
-def _compressed_value(
-    buf: bytes, p: int, val_len: int, tags_len: int, algorithm: int | None, ensure: Ensure
-) -> tuple[bytes, bytes, int]:
-    """A value written with value compression: varint length, then the compressed bytes.
-    Returns the value, the (possibly reloaded) buffer and the position after the value."""
-    comp_len, p = _varint32(buf, p)
-    if p + comp_len + 2 * tags_len > len(buf):
-        buf = ensure(p + comp_len + 2 * tags_len)
-    value, p = _decode_value(buf, p, comp_len, val_len, algorithm)
-    return value, buf, p
-
-
 def decode_compressed_cell(
     buf: bytes, pos: int, state: CompressionState, ensure: Ensure
 ) -> tuple[Cell, bytes, int]:
@@ -269,6 +257,7 @@ def compressed_cells_decoder(  # noqa: C901, PLR0915  # holds the hot loop below
     row_order = row_dict.fast_add()[1]
     row_cap = row_dict.capacity
     tag_slots, tag_touch = (_NO_TAGS if tag_dict is None else tag_dict).fast_get()
+    value_of = None if algorithm is None else value_decoder(algorithm)
 
     def decode(  # noqa: C901, PLR0912, PLR0915  # the reader's hot loop, inlined on purpose
         buf: bytes, p: int, count: int, ensure: Ensure
@@ -365,9 +354,21 @@ def compressed_cells_decoder(  # noqa: C901, PLR0915  # holds the hot loop below
             if raw_value:
                 value = buf[q : q + val_len]
                 q += val_len
-            else:
-                value, buf, q = _compressed_value(buf, q, val_len, tags_len, algorithm, ensure)
-                blen = len(buf)
+            else:  # varint compLen, compLen bytes
+                assert value_of is not None
+                comp_len = buf[q]
+                if comp_len < 0x80:
+                    q += 1
+                else:
+                    comp_len, q = _varint32(buf, q)
+                stop = q + comp_len
+                if stop + 2 * tags_len > blen:
+                    buf = ensure(stop + 2 * tags_len)
+                    blen = len(buf)
+                if stop > blen:
+                    raise IndexError("compressed value cut off")
+                value = value_of(buf[q:stop], val_len)
+                q = stop
             if q > blen:
                 raise IndexError("cell value cut off")
             if not tags_len:
@@ -392,25 +393,31 @@ def compressed_cells_decoder(  # noqa: C901, PLR0915  # holds the hot loop below
     return decode
 
 
-def _decode_value(
-    buf: bytes, pos: int, comp_len: int, val_len: int, algorithm: int | None
-) -> tuple[bytes, int]:
-    stop = pos + comp_len
-    if stop > len(buf):
-        raise IndexError("compressed value cut off")
+def value_decoder(algorithm: int) -> Callable[[bytes, int], bytes]:
+    """The per-file function from a value's compressed bytes and its length in the cell
+    header to the value (``CellCorruptError`` when they disagree)."""
     if algorithm == ALGO_NONE:
-        if comp_len != val_len:
-            raise CellCorruptError(f"value of {comp_len} bytes, header says {val_len}")
-        return buf[pos:stop], stop
-    if val_len == 0:  # HBase skips the bytes of an empty value unread (HBASE-27637)
-        return b"", stop
-    codec = CODECS[algorithm]  # type: ignore[index]
-    try:
-        value = codec.decompress(buf[pos:stop], val_len)
-    except DecompressionErrors as exc:
-        raise CellCorruptError(f"{codec.name} value does not decompress: {exc}") from exc
-    if len(value) != val_len:
-        raise CellCorruptError(
-            f"{codec.name} value decompressed to {len(value)} bytes, expected {val_len}"
-        )
-    return value, stop
+
+        def stored(data: bytes, val_len: int) -> bytes:
+            if len(data) != val_len:
+                raise CellCorruptError(f"value of {len(data)} bytes, header says {val_len}")
+            return data
+
+        return stored
+    codec = CODECS[algorithm]
+    name, decompress = codec.name, codec.decompress
+
+    def decode(data: bytes, val_len: int) -> bytes:
+        if not val_len:  # HBase skips the bytes of an empty value unread (HBASE-27637)
+            return b""
+        try:
+            value = decompress(data, val_len)
+        except DecompressionErrors as exc:
+            raise CellCorruptError(f"{name} value does not decompress: {exc}") from exc
+        if len(value) != val_len:
+            raise CellCorruptError(
+                f"{name} value decompressed to {len(value)} bytes, expected {val_len}"
+            )
+        return value
+
+    return decode

@@ -7,7 +7,8 @@ stream format of the codec class HBase uses by default for the algorithm
 (``Compression.*_CODEC_CLASS_DEFAULT``):
 
 * GZ: one gzip member (``ReusableStreamGzipCodec``).
-* SNAPPY, LZ4 (Hadoop's ``SnappyCodec``, ``Lz4Codec``), LZMA, BROTLI (HBase's ``xz.LzmaCodec``,
+* SNAPPY, LZ4 (Hadoop's ``SnappyCodec``, ``Lz4Codec`` and HBase's own), ZSTD (HBase's
+  ``aircompressor.ZstdCodec`` and ``zstd.ZstdCodec``), LZMA, BROTLI (HBase's ``xz.LzmaCodec``,
   ``brotli.BrotliCodec``): Hadoop's ``BlockCompressorStream`` framing, all int32 big-endian::
 
       uncompressed length | (compressed length | chunk)+    per block
@@ -15,9 +16,13 @@ stream format of the codec class HBase uses by default for the algorithm
       MAX_INPUT_SIZE bytes, each compressed on its own), followed by an empty block ``0``
       (the 4 trailing bytes of HBASE-28390); an empty value is the empty block alone
 
-  A chunk is a raw Snappy block, a raw LZ4 block, an LZMA ("lzma alone") stream, or a Brotli
-  stream. MAX_INPUT_SIZE = buffer size (256 KiB by default) less the codec's overhead.
-* ZSTD (Hadoop's ``ZStandardCodec``, a plain ``CompressorStream``): one zstd frame.
+  A chunk is a raw Snappy block, a raw LZ4 block, a zstd frame, an LZMA ("lzma alone") stream,
+  or a Brotli stream. MAX_INPUT_SIZE = buffer size (256 KiB by default) less the codec's
+  overhead.
+* ZSTD with Hadoop's ``ZStandardCodec`` (``Compression``'s default class, native only; a plain
+  ``CompressorStream``): one bare zstd frame. The header names the algorithm, not the class, so
+  the reader tells the two ZSTD forms apart by the frame's magic number; the writer writes the
+  block form of HBase's ZSTD codecs, which real HBase 2.6 clusters use.
 * BZIP2 (Hadoop's ``BZip2Codec``): one whole bzip2 stream, ``BZh9`` header included.
 * LZO (``com.hadoop.compression.lzo.LzoCodec``, GPL, outside HBase and Hadoop): refused.
 
@@ -190,6 +195,25 @@ def _brotli_chunk(data: bytes, limit: int) -> bytes:
     return _bounded(bytes(cramjam.brotli.decompress(data)), limit)
 
 
+_ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+
+
+def _zstd_chunk(data: bytes, limit: int) -> bytes:
+    if data[:4] != _ZSTD_MAGIC:
+        raise ValueDecodeError("chunk is not a zstd frame")
+    return _bounded(bytes(cramjam.zstd.decompress(data)), limit)
+
+
+_zstd_blocks = _block_decompressor(_zstd_chunk)
+
+
+def _zstd_value(data: bytes, expected: int) -> bytes:
+    # A block-framed value starts with its length; 0x28B52FFD bytes is beyond any cell value
+    if data[:4] == _ZSTD_MAGIC and expected != 0x28B52FFD:  # Hadoop's ZStandardCodec
+        return _bounded(bytes(cramjam.zstd.decompress(data)), expected)
+    return _zstd_blocks(data, expected)
+
+
 def _whole(decode: Callable[[bytes], cramjam.Buffer]) -> Callable[[bytes, int], bytes]:
     def decompress(data: bytes, expected: int) -> bytes:
         return bytes(decode(data))
@@ -232,9 +256,11 @@ CODECS: dict[int, ValueCodec] = {
             _whole(cramjam.bzip2.decompress),
         ),
         ValueCodec(
-            "ZSTD", 6, "org.apache.hadoop.io.compress.ZStandardCodec",
-            lambda v: bytes(cramjam.zstd.compress(v, level=3)),  # io.compression.codec.zstd.level
-            _whole(cramjam.zstd.decompress),
+            "ZSTD", 6, "org.apache.hadoop.hbase.io.compress.aircompressor.ZstdCodec",
+            _block_compressor(  # io.compression.codec.zstd.level 3
+                _SIXTH, lambda v: bytes(cramjam.zstd.compress(v, level=3))
+            ),
+            _zstd_value,
         ),
         ValueCodec(
             "LZMA", 7, "org.apache.hadoop.hbase.io.compress.xz.LzmaCodec",

@@ -34,10 +34,11 @@ def skip_without_real_stack() -> None:
 
 @pytest.fixture(scope="session")
 def real_hbase(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealHBase]:
-    """Real Apache HBase on loopback ports for the session (stopped at its end)."""
+    """Real Apache HBase on loopback ports for the session (stopped at its end), with a
+    replication peer ``1`` that nobody answers for (its queues hold the WALs)."""
     skip_without_real_stack()
     stack = RealHBase(tmp_path_factory.mktemp("realhbase"),
-                      RealHBaseOptions(region_servers=2, heap="768m"))
+                      RealHBaseOptions(region_servers=2, heap="768m", replication_peer="1"))
     try:
         stack.start()
     except RealStackError as exc:

@@ -25,12 +25,18 @@ OPTION_SETS = {
     "dict": ("dict", "none"),
     "dict+tags": ("dict+tags", "none"),
     "dict+tags+gz": ("dict+tags", "gz"),
+    "dict+tags+snappy": ("dict+tags", "snappy"),
+    "dict+tags+lz4": ("dict+tags", "lz4"),
+    "dict+tags+zstd": ("dict+tags", "zstd"),
+    "dict+tags+brotli": ("dict+tags", "brotli"),
 }
 
 
 def generate(option_set: str, out: Path, version: str = DEFAULT_VERSION
              ) -> dict[str, list[dict[str, Any]]]:
     """Write the WAL files of one run into ``out``; return file name -> HBase's entries."""
+    if option_set not in OPTION_SETS:
+        raise ValueError(f"unknown WAL option set {option_set!r}; known: {list(OPTION_SETS)}")
     compression, codec = OPTION_SETS[option_set]
     out.mkdir(parents=True, exist_ok=True)
     with TemporaryDirectory(prefix="realwal-") as tmp, RealHBase(tmp, RealHBaseOptions(

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from .agreement import disagreements, dump
+from .golden import OPTION_SETS
 
 GOLDEN = Path(__file__).resolve().parents[1] / "data" / "real-wal"
 FILES = sorted(p.with_suffix("").with_suffix("") for p in GOLDEN.glob("*/*.hbase.json"))
@@ -19,7 +20,7 @@ FILES = sorted(p.with_suffix("").with_suffix("") for p in GOLDEN.glob("*/*.hbase
 def test_every_option_set_has_files() -> None:
     """Each option set of the README has real WAL files with entries of both tables."""
     sets = {p.parent.name for p in FILES}
-    assert sets == {"plain", "dict", "dict+tags", "dict+tags+gz"}
+    assert sets == set(OPTION_SETS)
     for option_set in sets:
         tables = {entry["table"] for p in FILES if p.parent.name == option_set
                   for entry in json.loads(p.with_name(p.name + ".hbase.json").read_text())}

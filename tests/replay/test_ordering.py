@@ -13,6 +13,7 @@ import pytest
 from hbase_migrate.config import load_config
 from hbase_migrate.replay.job import FileTask, ReplayJob
 from hbase_migrate.replay.ordering import RegionEvents, order_tasks, read_region_events
+from hbase_migrate.replay.plan import OnePassScan, first_edit_scan
 from hbase_migrate.replay.run import run_replay
 from hbase_migrate.wal import markers as M
 from hbase_migrate.wal.model import Cell, CellType, WalKey
@@ -139,3 +140,29 @@ def test_a_replay_ends_with_the_cell_written_after_the_move(
     assert scan_all(clusters.dst, table) == [
         (ROW, b"d", b"q", TS, b"after"), (b"row-2", b"d", b"q", TS, b"unrelated")]
     assert [o.path for o in summary.outcomes] == [str(before), str(after)]
+
+
+@pytest.mark.parametrize("window", [(T - 60_000, T + 60_000), (T + 12, T + 60_000),
+                                    (T + 100, T + 200), (T - 60_000, T - 50_000)])
+def test_one_planning_read_answers_as_the_two_scans_do(tmp_path: Path,
+                                                       window: tuple[int, int]) -> None:
+    root = HBaseRoot(tmp_path / "hbase")
+    files = [*moved(root, "t"), write(root, RS_A, T - 5_000, [], "t")]
+    damaged = write(root, RS_B, T - 9_000, [(1, REGION, [put(b"x")]), (2, REGION, [put(b"y")])],
+                    "t")
+    offset = entry_offsets(damaged)[1][0]
+    data = bytearray(damaged.read_bytes())
+    data[offset] = 0x7F  # the second entry's length prefix now points past the file's end
+    damaged.write_bytes(bytes(data))
+    one = OnePassScan()
+    start, end = window
+    for path in [*files, damaged]:
+        try:
+            expected = first_edit_scan(str(path), start, end, end + 1_000)
+        except Exception as exc:  # the same error, from both
+            with pytest.raises(type(exc)):
+                one.scan(str(path), start, end, end + 1_000)
+            continue
+        assert one.scan(str(path), start, end, end + 1_000) == expected
+        t = task(path, RS_A, T)
+        assert one.region_events(t) == read_region_events(t)

@@ -19,10 +19,11 @@ from hbase_migrate.wal.reader import WalReader
 from hbase_migrate.wal.writer import WalOptions
 
 ORDINAL = {"SNAPPY": 3, "LZ4": 4, "BZIP2": 5, "ZSTD": 6, "LZMA": 7, "BROTLI": 8}
-BLOCK_CODECS = ("SNAPPY", "LZ4", "LZMA", "BROTLI")  # Hadoop's BlockCompressorStream framing
+BLOCK_CODECS = ("SNAPPY", "LZ4", "ZSTD", "LZMA", "BROTLI")  # BlockCompressorStream framing
 # MAX_INPUT_SIZE of each BlockCompressorStream: 256 KiB less the codec's overhead
 MAX_INPUT = {"SNAPPY": 262144 - (262144 // 6 + 32), "LZ4": 262144 - (262144 // 255 + 16),
-             "LZMA": 262144 - (262144 // 6 + 32), "BROTLI": 262144 - (262144 // 6 + 32)}
+             "ZSTD": 262144 - (262144 // 6 + 32), "LZMA": 262144 - (262144 // 6 + 32),
+             "BROTLI": 262144 - (262144 // 6 + 32)}
 KEY = WalKey(b"r" * 32, b"t", 1, 1)
 TS1 = bytes.fromhex("0000000000000001")
 
@@ -121,12 +122,25 @@ def test_lz4_block_with_a_match_read() -> None:
     assert read_value(one_cell_wal("LZ4", framed, 25)) == value
 
 
-def test_zstd_frame() -> None:
-    # magic, descriptor: single segment with a 1-byte content size 5, one last raw block of 5
-    frame = h("28 b5 2f fd 20 05 29 00 00") + b"hello"
-    assert read_value(one_cell_wal("ZSTD", frame, 5)) == b"hello"
+# magic, descriptor: single segment with a 1-byte content size 5, one last raw block of 5
+ZSTD_HELLO = h("28 b5 2f fd 20 05 29 00 00") + b"hello"
+
+
+def test_zstd_frame_in_blocks() -> None:
+    # HBase's ZSTD codecs (aircompressor, zstd-jni): the frame is the chunk of one block
+    framed = h("00 00 00 05 00 00 00 0e") + ZSTD_HELLO
+    assert read_value(one_cell_wal("ZSTD", framed, 5)) == b"hello"
     written = compressed_value("ZSTD", b"hello")
-    assert written[:4] == h("28 b5 2f fd")  # one zstd frame, no Hadoop block framing
+    assert written[:4] == h("00 00 00 05") and written[8:12] == h("28 b5 2f fd")
+    (size,) = struct.unpack_from(">i", written, 4)
+    assert size == len(written) - 8
+
+
+def test_zstd_bare_frame() -> None:
+    # Hadoop's ZStandardCodec (a plain CompressorStream): the frame alone
+    assert read_value(one_cell_wal("ZSTD", ZSTD_HELLO, 5)) == b"hello"
+    with pytest.raises(WalCorruptError, match="ZSTD value"):
+        read_value(one_cell_wal("ZSTD", h("00 00 00 05 00 00 00 05") + b"hello", 5))
 
 
 def test_bzip2_stream() -> None:

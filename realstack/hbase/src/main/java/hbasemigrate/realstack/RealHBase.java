@@ -155,7 +155,7 @@ public final class RealHBase {
       // A peer nobody answers for: its queues keep the WALs, as a stalled peer does.
       admin.addReplicationPeer(peer, ReplicationPeerConfig.newBuilder()
           .setClusterKey(HOST + ":" + util.getZkCluster().getClientPort() + ":/hbase-peer")
-          .build(), false);
+          .build(), true);
     }
     int thrift = freePort();
     int thrift2 = freePort();
@@ -428,14 +428,24 @@ public final class RealHBase {
     } else if (table != null) {
       admin.flush(TableName.valueOf(table));
     } else {
-      for (TableName name : admin.listTableNames()) {
+      // Every table, system ones too: a rolled WAL is archived once all its regions flushed.
+      for (TableName name : admin.listTableNames((java.util.regex.Pattern) null, true)) {
         admin.flush(name);
       }
     }
     return true;
   }
 
+  /** As the embedded cluster answers: {"region", "from", "to"}. */
   private Object move(String region, String server) throws IOException {
+    String from = null;
+    for (HRegionServer rs : servers(null)) {
+      for (Region r : rs.getRegions()) {
+        if (r.getRegionInfo().getEncodedName().equals(region)) {
+          from = rs.getServerName().toString();
+        }
+      }
+    }
     if (server == null) {
       admin.move(Bytes.toBytes(region));
     } else {
@@ -445,11 +455,15 @@ public final class RealHBase {
     for (HRegionServer rs : servers(null)) {
       for (Region r : rs.getRegions()) {
         if (r.getRegionInfo().getEncodedName().equals(region)) {
-          return rs.getServerName().toString();
+          Map<String, Object> moved = new LinkedHashMap<>();
+          moved.put("region", region);
+          moved.put("from", from);
+          moved.put("to", rs.getServerName().toString());
+          return moved;
         }
       }
     }
-    return null;
+    throw new IOException("region " + region + " is not open anywhere after the move");
   }
 
   private Object kill(String server) {
