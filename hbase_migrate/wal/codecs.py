@@ -40,6 +40,8 @@ from dataclasses import dataclass
 
 import cramjam
 
+from hbase_migrate.errors import HBaseMigrateError
+
 # Compression.Algorithm ordinals (hbase-common io/compress/Compression.java)
 ALGORITHMS = ("LZO", "GZ", "NONE", "SNAPPY", "LZ4", "BZIP2", "ZSTD", "LZMA", "BROTLI")
 ALGO_LZO = 0
@@ -53,7 +55,7 @@ _EMPTY_BLOCK = b"\x00\x00\x00\x00"
 DecompressionErrors = (ValueError, cramjam.DecompressionError)
 
 
-class ValueDecodeError(ValueError):
+class ValueDecodeError(HBaseMigrateError, ValueError):
     """Compressed value bytes that do not decode to the value length the cell announces."""
 
 
