@@ -54,3 +54,13 @@ def test_the_digest_prefixes_lengths_and_follows_scan_order() -> None:
     stats = digest_rows(r, [[older, a]])  # a row's cells arrive in any order
     assert (stats.rows, stats.cells) == (1, 2)
     assert stats.digest == _expected_digest([a, older])  # newest version first
+
+
+def test_the_entry_points_parse_their_arguments() -> None:
+    from spark_apps import checksum_ranges, copy_table
+
+    copy = copy_table.parse_args(["--config", "m.toml", "--master", "spark://h:7077"])
+    assert (copy.config, copy.watermark, copy.master) == ("m.toml", None, "spark://h:7077")
+    check = checksum_ranges.parse_args(["--config", "m.toml", "--table", "a", "--table", "b",
+                                        "--repair"])
+    assert (check.table, check.repair, check.master) == (["a", "b"], True, None)
