@@ -21,6 +21,7 @@ from hbase_migrate.cluster.descriptors import (
     RegionDescriptor,
     TableDescriptor,
     normalize_table_name,
+    split_table_name,
 )
 from hbase_migrate.wal.model import Cell, CellType
 from hbase_migrate.wal.names import ServerName
@@ -31,8 +32,10 @@ from minihbase.model import (
     IllegalArgumentError,
     MiniHBaseError,
     Mutation,
+    NamespaceNotFoundError,
     NoSuchFamilyError,
     Query,
+    TableDisabledError,
     TableStateError,
 )
 from minihbase.store import Batch, Store, TableInfo
@@ -85,6 +88,9 @@ class Cluster:
             raise IllegalArgumentError(str(exc)) from exc
         if not families:
             raise IllegalArgumentError(f"table {name} must have at least one column family")
+        namespace = name.partition(":")[0] if ":" in name else "default"
+        if namespace not in self.store.namespaces():
+            raise NamespaceNotFoundError(namespace)
         names = [f.name for f in families]
         if len(set(names)) != len(names) or any(not n or b":" in n for n in names):
             raise IllegalArgumentError(f"table {name}: bad or duplicate family names {names}")
@@ -126,6 +132,16 @@ class Cluster:
             self.host.regions_closed(info.descriptor, info.regions)
         self.store.set_enabled(info.name, False)
 
+    def create_namespace(self, name: str) -> None:
+        try:
+            split_table_name(f"{name}:t")
+        except InvalidTableNameError as exc:
+            raise IllegalArgumentError(f"illegal namespace {name!r}") from exc
+        self.store.create_namespace(name)
+
+    def namespaces(self) -> list[str]:
+        return self.store.namespaces()
+
     def table_names(self) -> list[str]:
         return [t.name for t in self.store.tables()]
 
@@ -142,10 +158,10 @@ class Cluster:
     def region_for(self, name: str, row: bytes) -> RegionDescriptor:
         return next(r for r in self.regions(name) if r.contains(row))
 
-    def _enabled(self, name: str) -> TableInfo:
+    def _enabled(self, name: str, write: bool = False) -> TableInfo:
         info = self.table(name)
         if not info.enabled:
-            raise TableStateError(f"org.apache.hadoop.hbase.TableNotEnabledException: {info.name}")
+            raise TableDisabledError(info.name, write)
         return info
 
     def _check_family(self, info: TableInfo, family: bytes) -> None:
@@ -156,7 +172,7 @@ class Cluster:
 
     def mutate(self, name: str, mutations: Sequence[Mutation]) -> None:
         """Apply client mutations in order, all or nothing (checked before any is applied)."""
-        info = self._enabled(name)
+        info = self._enabled(name, write=True)
         for m in mutations:
             for c in m.cells:
                 self._check_family(info, c.family)

@@ -30,8 +30,34 @@ class TableExistsError(MiniHBaseError):
         super().__init__(f"org.apache.hadoop.hbase.TableExistsException: {table}")
 
 
+class NamespaceNotFoundError(MiniHBaseError):
+    def __init__(self, namespace: str) -> None:
+        super().__init__(f"org.apache.hadoop.hbase.NamespaceNotFoundException: {namespace}")
+
+
+class NamespaceExistError(MiniHBaseError):
+    def __init__(self, namespace: str) -> None:
+        super().__init__(f"org.apache.hadoop.hbase.NamespaceExistException: {namespace}")
+
+
 class TableStateError(MiniHBaseError):
     """Table not enabled (for reads/writes) or not disabled (for delete)."""
+
+
+class TableDisabledError(TableStateError):
+    """A call on a disabled table, as real HBase's gateways answer it: Thrift1 gives the
+    client's exception (a read: TableNotEnabledException; a batch write, once its retries
+    are spent: NotServingRegionException in RetriesExhaustedWithDetailsException), Thrift2
+    only its message (``thrift2_message``)."""
+
+    def __init__(self, table: str, write: bool) -> None:
+        self.thrift2_message = f"{table} is disabled."
+        super().__init__(
+            "org.apache.hadoop.hbase.client.RetriesExhaustedWithDetailsException: Failed 1 "
+            f"action: org.apache.hadoop.hbase.NotServingRegionException: 1 time ({table} is "
+            "disabled)"
+            if write else
+            f"org.apache.hadoop.hbase.TableNotEnabledException: {table} is disabled.")
 
 
 class NoSuchFamilyError(MiniHBaseError):

@@ -63,7 +63,7 @@ def find_java() -> str:
     return candidate
 
 
-def _die_with_parent() -> None:
+def die_with_parent() -> None:
     """preexec_fn: ask the kernel to SIGTERM this child when its parent dies (Linux)."""
     libc_name = ctypes.util.find_library("c")
     if libc_name:
@@ -81,7 +81,7 @@ def spawn_child(args: list[str], log_path: str, cwd: str | None = None) -> subpr
             stdout=log,
             stderr=subprocess.STDOUT,
             cwd=cwd,
-            preexec_fn=_die_with_parent,  # noqa: PLW1509 - only prctl, no locks taken
+            preexec_fn=die_with_parent,  # noqa: PLW1509 - only prctl, no locks taken
         )
     finally:
         log.close()

@@ -33,7 +33,12 @@ from typing import Protocol
 
 from hbase_migrate.cluster.descriptors import FamilyDescriptor, RegionDescriptor, TableDescriptor
 from hbase_migrate.wal.model import Cell
-from minihbase.model import Durability, TableExistsError, TableNotFoundError
+from minihbase.model import (
+    Durability,
+    NamespaceExistError,
+    TableExistsError,
+    TableNotFoundError,
+)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS tables (
@@ -46,6 +51,7 @@ CREATE TABLE IF NOT EXISTS cells (
     table_id INTEGER NOT NULL, row BLOB NOT NULL, family BLOB NOT NULL,
     qualifier BLOB NOT NULL, ts INTEGER NOT NULL, type INTEGER NOT NULL, value BLOB NOT NULL,
     PRIMARY KEY (table_id, row, family, qualifier, ts DESC, type DESC)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS namespaces (name TEXT PRIMARY KEY);
 CREATE TABLE IF NOT EXISTS region_state (
     encoded TEXT PRIMARY KEY, server INTEGER NOT NULL, sequence INTEGER NOT NULL);
 """
@@ -162,6 +168,19 @@ class Store:
         if info is None:
             raise TableNotFoundError(name)
         return info
+
+    def namespaces(self) -> list[str]:
+        """HBase's two built-in namespaces, those created, and those of existing tables."""
+        with self.lock:
+            created = {row[0] for row in self.db.execute("SELECT name FROM namespaces")}
+            of_tables = {n.partition(":")[0] for n in self._tables if ":" in n}
+        return sorted({"default", "hbase"} | created | of_tables)
+
+    def create_namespace(self, name: str) -> None:
+        with self.lock, self._transaction():
+            if name in self.namespaces():
+                raise NamespaceExistError(name)
+            self.db.execute("INSERT INTO namespaces VALUES (?)", (name,))
 
     def has_table(self, name: str) -> bool:
         with self.lock:

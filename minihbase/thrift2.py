@@ -46,7 +46,9 @@ _DELETE_TYPES = {
 def translate(exc: MiniHBaseError, declared: tuple[type, ...]) -> Exception:
     if isinstance(exc, IllegalArgumentError) and T.TIllegalArgument in declared:
         return T.TIllegalArgument(message=str(exc))
-    return T.TIOError(message=str(exc), canRetry=False)
+    # HBase's Thrift2 handler sends the exception's getMessage(), not its class name.
+    return T.TIOError(message=getattr(exc, "thrift2_message", None) or str(exc),
+                      canRetry=False)
 
 
 def _name(table: bytes) -> str:
@@ -135,10 +137,12 @@ def tresult(cells: Sequence[Cell], partial: bool = False) -> Any:
 
 
 def _location(r: RegionDescriptor) -> Any:
+    # HBase's Thrift2 server leaves regionId unset (0) in region locations: clients learn a
+    # region's range and server, not its id or encoded name.
     return T.THRegionLocation(
         serverName=T.TServerName(hostName=r.server_host, port=r.server_port,
                                  startCode=r.server_start_code),
-        regionInfo=T.THRegionInfo(regionId=r.region_id, tableName=r.table.encode(),
+        regionInfo=T.THRegionInfo(regionId=0, tableName=r.table.encode(),
                                   startKey=r.start_key, endKey=r.end_key, offline=False,
                                   split=False, replicaId=0))
 
@@ -261,6 +265,12 @@ class Thrift2Handler:
     def createTable(self, desc: Any, split_keys: list[bytes] | None) -> None:
         families = [family_from_thrift(c) for c in desc.columns or ()]
         self.cluster.create_table(_tname(desc.tableName), families, split_keys or ())
+
+    def createNamespace(self, desc: Any) -> None:
+        self.cluster.create_namespace(desc.name)
+
+    def listNamespaces(self) -> list[str]:
+        return self.cluster.namespaces()
 
     def deleteTable(self, tname: Any) -> None:
         self.cluster.delete_table(_tname(tname))

@@ -1,4 +1,5 @@
-"""Fixtures shared by every test area: the embedded ZooKeeper and the reference samples."""
+"""Fixtures shared by every test area: the embedded ZooKeeper, the real HBase stack and the
+reference samples."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from minihbase.zookeeper import ZooKeeperServer
+from tests.realstack.fixtures import real_hbase  # noqa: F401 - the real stack, session-wide
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_REFERENCE = REPO.parent / "shared" / "reference"

@@ -202,6 +202,11 @@ struct TColumnFamilyDescriptor {
   20: optional bool inMemory
 }
 
+struct TNamespaceDescriptor {
+  1: required string name,
+  2: optional map<string, string> configuration
+}
+
 struct TTableDescriptor {
   1: required TTableName tableName,
   2: optional list<TColumnFamilyDescriptor> columns,
@@ -256,6 +261,8 @@ service THBaseService {
     2: required bool includeSysTables) throws (1: TIOError io)
   void createTable(1: required TTableDescriptor desc, 2: optional list<binary> splitKeys)
     throws (1: TIOError io)
+  void createNamespace(1: required TNamespaceDescriptor namespaceDesc) throws (1: TIOError io)
+  list<string> listNamespaces() throws (1: TIOError io)
   void deleteTable(1: required TTableName tableName) throws (1: TIOError io)
   void enableTable(1: required TTableName tableName) throws (1: TIOError io)
   void disableTable(1: required TTableName tableName) throws (1: TIOError io)

@@ -314,6 +314,13 @@ class Thrift2Client:
         self._call(f"createTable {desc.name}",
                    lambda c: c.createTable(tdesc, list(split_keys) or None))
 
+    def namespaces(self) -> list[str]:
+        return list(self._call("listNamespaces", lambda c: c.listNamespaces()))
+
+    def create_namespace(self, namespace: str) -> None:
+        self._call(f"createNamespace {namespace}", lambda c: c.createNamespace(
+            hbase2.TNamespaceDescriptor(name=namespace)))
+
     def delete_table(self, table: str) -> None:
         self._call(f"deleteTable {table}", lambda c: c.deleteTable(_ttable(table)))
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 from dataclasses import replace
 
-from hbase_migrate.cluster.descriptors import TableDescriptor
+from hbase_migrate.cluster.descriptors import TableDescriptor, split_table_name
 from hbase_migrate.cluster.thrift2 import Thrift2Client
 from hbase_migrate.errors import HBaseMigrateError
 
@@ -39,6 +39,10 @@ def copy_schema(source: Thrift2Client, target: Thrift2Client, table: str,
         return existing
     splits = split_points(source, table)
     wanted = replace(desc, name=target_table)
+    namespace, _ = split_table_name(target_table)
+    if namespace not in target.namespaces():  # HBase creates tables in existing ones only
+        target.create_namespace(namespace)
+        log.info("created namespace %s on %s", namespace, target.endpoint)
     target.create_table(wanted, splits)
     log.info("created %s on %s with %d families and %d split points",
              target_table, target.endpoint, len(desc.families), len(splits))

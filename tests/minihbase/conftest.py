@@ -48,14 +48,20 @@ class Recorder:
 
 
 @pytest.fixture(scope="session")
-def recorder() -> Recorder:
+def mini_recorder() -> Recorder:
     return Recorder()
 
 
+@pytest.fixture
+def recorder(mini_recorder: Recorder) -> Recorder:
+    return mini_recorder
+
+
 @pytest.fixture(scope="session")
-def mini(tmp_path_factory: pytest.TempPathFactory, recorder: Recorder) -> Iterator[MiniHBase]:
+def mini(tmp_path_factory: pytest.TempPathFactory,
+         mini_recorder: Recorder) -> Iterator[MiniHBase]:
     """One in-process cluster (buffered/binary) for the session, with a recording hook."""
-    with MiniHBase(tmp_path_factory.mktemp("mini"), write_hook=recorder) as cluster:
+    with MiniHBase(tmp_path_factory.mktemp("mini"), write_hook=mini_recorder) as cluster:
         yield cluster
 
 

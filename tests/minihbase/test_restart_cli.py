@@ -27,6 +27,8 @@ def write_some(info: dict, table: str, first: int, count: int) -> list[Cell]:
              for i in range(first, first + count)]
     with Thrift2Client(info["thrift2"]) as t2:
         if not t2.table_exists(table):
+            if ":" in table:
+                t2.create_namespace(table.partition(":")[0])
             t2.create_table(TableDescriptor(table, (FamilyDescriptor(b"f", max_versions=3),)),
                             [b"row0050"])
         t2.put_cells(table, cells[: count // 2])

@@ -6,7 +6,6 @@ Each test states the HBase rule it checks; expectations are written out from the
 from __future__ import annotations
 
 import pytest
-from thriftpy2.rpc import make_client
 
 from hbase_migrate.cluster.descriptors import FOREVER, FamilyDescriptor, TableDescriptor
 from hbase_migrate.cluster.thrift2 import Thrift2Client, Thrift2Error, hbase2
@@ -14,9 +13,15 @@ from hbase_migrate.replay.thrift2_target import write_cells
 from hbase_migrate.wal.model import Cell, CellType
 from minihbase.server import MiniHBase
 
+from . import stacks
 from .conftest import Recorder, now_ms
 
 pytestmark = pytest.mark.integration
+# Both stacks: the embedded cluster and real Apache HBase (the specification).
+raw = stacks.raw
+recorder = stacks.recorder
+stack = stacks.stack
+t2 = stacks.t2
 PUT, DEL, DFV, DCOL, DFAM = (CellType.PUT, CellType.DELETE, CellType.DELETE_FAMILY_VERSION,
                              CellType.DELETE_COLUMN, CellType.DELETE_FAMILY)
 
@@ -33,14 +38,6 @@ def put(row: bytes, q: bytes, ts: int, value: bytes = b"", family: bytes = b"f")
 
 def versions(cells: list[Cell]) -> list[tuple[bytes, bytes, int]]:
     return [(c.family, c.qualifier, c.timestamp) for c in cells]
-
-
-@pytest.fixture
-def raw(mini: MiniHBase):
-    host, port = mini.endpoints.thrift2.split(":")
-    client = make_client(hbase2.THBaseService, host, int(port), timeout=10_000)
-    yield client
-    client.close()
 
 
 def test_delete_version_masks_exactly_one_version_even_for_later_puts(t2, table_name):
@@ -193,11 +190,16 @@ def test_increment_and_append(raw, t2, table_name):
 
 
 def test_descriptors_round_trip(t2, table_name):
-    """Family settings (VERSIONS, TTL, scope, compression, bloom, in-memory) are kept and
-    reported as set; unset ones take HBase's defaults."""
+    """A table goes in an existing namespace only. Family settings (VERSIONS, TTL, scope,
+    compression, bloom, in-memory) are kept and reported as set; unset ones take HBase's
+    defaults. A disabled table answers reads with only '<table> is disabled.'."""
     name = f"ns_{table_name}:{table_name}"
     fam = FamilyDescriptor(b"f", max_versions=4, ttl=3600, scope=1, compression="SNAPPY",
                            bloom_filter="ROWCOL", in_memory=True)
+    with pytest.raises(Thrift2Error, match=f"NamespaceNotFoundException: ns_{table_name}"):
+        t2.create_table(TableDescriptor(name, (fam,)))
+    t2.create_namespace(f"ns_{table_name}")
+    assert {"default", "hbase", f"ns_{table_name}"} <= set(t2.namespaces())
     t2.create_table(TableDescriptor(name, (fam, FamilyDescriptor(b"g"))))
     desc = t2.table_descriptor(name)
     assert desc.families == (fam, FamilyDescriptor(b"g", max_versions=1, ttl=FOREVER,
@@ -205,6 +207,8 @@ def test_descriptors_round_trip(t2, table_name):
     assert t2.table_exists(name) and not t2.table_exists(f"{name}_missing")
     t2.disable_table(name)
     assert not t2.is_table_enabled(name)
+    with pytest.raises(Thrift2Error, match=f": {name} is disabled\\.$"):
+        t2.get(name, b"r")
     t2.delete_table(name)
     assert not t2.table_exists(name)
 

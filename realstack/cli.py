@@ -1,0 +1,98 @@
+"""``hbase-migrate realstack``: build a real stack's class path, and run real Apache HBase
+(mini HDFS with WebHDFS, ZooKeeper, master, region servers, Thrift1 and Thrift2) on loopback."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import threading
+from pathlib import Path
+
+import click
+
+from hbase_migrate.errors import ConfigError
+from hbase_migrate.timeutil import parse_duration
+from realstack.hbase import DEFAULT_VERSION, WAL_COMPRESSION, RealHBase, RealHBaseOptions
+from realstack.maven import RealStackError, module_classpath
+
+
+def _properties(values: tuple[str, ...]) -> dict[str, str]:
+    found: dict[str, str] = {}
+    for value in values:
+        name, sep, setting = value.partition("=")
+        if not sep or not name:
+            raise click.BadParameter(f"expected NAME=VALUE, got {value!r}", param_hint="-D")
+        found[name] = setting
+    return found
+
+
+@click.group()
+def realstack() -> None:
+    """Run real Apache HBase and HDFS from Maven Central in the JVM (Java 17, Maven)."""
+
+
+@realstack.command()
+@click.argument("module", default="hbase")
+@click.option("-D", "defines", multiple=True, metavar="NAME=VALUE",
+              help="A Maven property, e.g. -D hbase.version=2.5.11 (part of the cache key).")
+def classpath(module: str, defines: tuple[str, ...]) -> None:
+    """Resolve MODULE's run-time class path (once; cached, offline afterwards) and print it."""
+    click.echo(os.pathsep.join(module_classpath(module, _properties(defines))))
+
+
+def _ms(value: str, name: str) -> int:
+    try:
+        return parse_duration(value, name=name)
+    except ConfigError as exc:
+        raise click.BadParameter(str(exc)) from exc
+
+
+@realstack.command()
+@click.option("--hbase-version", default=DEFAULT_VERSION, show_default=True,
+              help="Apache HBase release from Maven Central (2.4.x, 2.5.x, 2.6.x...).")
+@click.option("--dir", "data_dir", type=click.Path(file_okay=False, path_type=Path),
+              default=Path("state/realstack"), show_default=True,
+              help="Data folder: HDFS, ZooKeeper and the log (realstack.log).")
+@click.option("--name", default="realhbase", show_default=True, help="Cluster name.")
+@click.option("--region-servers", type=click.IntRange(1, 16), default=2, show_default=True)
+@click.option("--wal-compression", type=click.Choice(WAL_COMPRESSION), default="none",
+              show_default=True, help="WAL dictionary compression, with tag compression.")
+@click.option("--value-compression", default="none", show_default=True,
+              help="WAL value compression codec (gz, snappy, lz4, zstd... as HBase names them).")
+@click.option("--roll-size", type=click.IntRange(min=1), default=64 * 1024 * 1024,
+              show_default=True, help="Roll a WAL once it holds this many bytes.")
+@click.option("--roll-period", default="1h", show_default=True,
+              help="hbase.regionserver.logroll.period (30s, 500ms, 1h; bare number = ms).")
+@click.option("--archive-ttl", default="10m", show_default=True,
+              help="hbase.master.logcleaner.ttl.")
+@click.option("--cleaner-interval", default="10s", show_default=True,
+              help="hbase.master.cleaner.interval.")
+@click.option("--replication-peer", metavar="ID", default=None,
+              help="Add a replication peer (nobody answers for it: its queues hold the WALs).")
+@click.option("--heap", default="1g", show_default=True, help="JVM -Xmx.")
+def start(hbase_version: str, data_dir: Path, name: str, region_servers: int,
+          wal_compression: str, value_compression: str, roll_size: int, roll_period: str,
+          archive_ttl: str, cleaner_interval: str, replication_peer: str | None,
+          heap: str) -> None:
+    """Start real HBase on 127.0.0.1 and run until SIGTERM or SIGINT.
+
+    The first start resolves the HBase jars from Maven Central (cached; offline afterwards).
+    When ready, prints one JSON line and writes it to DIR/cluster.json, with the keys of
+    ``minicluster start`` plus ``hbase_version`` and ``started_in_ms``; the ``admin``
+    endpoint takes the ``minicluster`` operations."""
+    options = RealHBaseOptions(
+        hbase_version=hbase_version, region_servers=region_servers,
+        wal_compression=wal_compression, value_compression=value_compression.lower(),
+        roll_period_ms=_ms(roll_period, "--roll-period"), roll_size=roll_size,
+        archive_ttl_ms=_ms(archive_ttl, "--archive-ttl"),
+        cleaner_interval_ms=_ms(cleaner_interval, "--cleaner-interval"),
+        replication_peer=replication_peer, name=name, heap=heap)
+    stop = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stop.set())
+    with RealHBase(data_dir, options) as stack:
+        click.echo(json.dumps(stack.described))
+        while not stop.wait(0.5):
+            if not stack.running:
+                raise RealStackError(f"HBase exited; log {stack.log_path}")

@@ -1,0 +1,158 @@
+"""Real Apache HBase in one JVM: ``RealHBase`` starts the ``hbase`` Maven module's launcher
+(HBase's own test utility: mini HDFS with WebHDFS, ZooKeeper, master, region servers; HBase's
+Thrift1 and Thrift2 servers) and waits for its ready line, the same ``cluster.json`` as the
+embedded cluster's. The admin endpoint it names answers the embedded cluster's operations
+(``roll``, ``flush``, ``move``, ``kill``, ``clean``, ``finish-split``, ``replication``,
+``bulk-load``, ``info``), so ``minihbase.cli.minicluster.call_admin`` works on both."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import select
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Self
+
+from minihbase.process import die_with_parent, log_tail, stop_child
+from realstack.maven import RealStackError, java_command, module_classpath
+
+log = logging.getLogger(__name__)
+
+MAIN_CLASS = "hbasemigrate.realstack.RealHBase"
+DEFAULT_VERSION = "2.6.1"
+WAL_COMPRESSION = ("none", "dict", "dict+tags")
+
+
+@dataclass(frozen=True)
+class RealHBaseOptions:
+    """What the launcher is asked for; durations in milliseconds, as HBase's settings."""
+
+    hbase_version: str = DEFAULT_VERSION
+    region_servers: int = 2
+    wal_compression: str = "none"      # none | dict | dict+tags
+    value_compression: str = "none"    # none | gz | snappy | lz4 | zstd | ...
+    roll_period_ms: int = 3_600_000
+    roll_size: int = 64 * 1024 * 1024
+    archive_ttl_ms: int = 600_000
+    cleaner_interval_ms: int = 10_000
+    replication_peer: str | None = None
+    name: str = "realhbase"
+    heap: str = "1g"
+
+    def arguments(self, data_dir: Path) -> list[str]:
+        if self.wal_compression not in WAL_COMPRESSION:
+            raise RealStackError(f"WAL compression must be one of {WAL_COMPRESSION}, got "
+                                 f"{self.wal_compression!r}")
+        args = {"dir": str(data_dir), "name": self.name,
+                "region-servers": str(self.region_servers),
+                "wal-compression": self.wal_compression,
+                "value-compression": self.value_compression,
+                "roll-period": str(self.roll_period_ms), "roll-size": str(self.roll_size),
+                "archive-ttl": str(self.archive_ttl_ms),
+                "cleaner-interval": str(self.cleaner_interval_ms)}
+        if self.replication_peer:
+            args["replication-peer"] = self.replication_peer
+        return [part for key, value in args.items() for part in (f"--{key}", value)]
+
+
+def hbase_classpath(version: str = DEFAULT_VERSION) -> list[str]:
+    """The launcher's class path for an HBase version (resolved once, then cached). Where
+    the pure-Java codec module cannot be had (HBase 2.4 has none; some mirrors lack it), the
+    stack runs without it: SNAPPY, LZ4 and ZSTD then need Hadoop's native library."""
+    try:
+        return module_classpath("hbase", {"hbase.version": version})
+    except RealStackError as exc:
+        if "hbase-compression-aircompressor" not in str(exc):
+            raise
+        log.warning("HBase %s: no hbase-compression-aircompressor (%s); without it", version,
+                    exc)
+    return module_classpath("hbase", {"hbase.version": version,
+                                      "hbase.codecs.artifact": "hbase-common"})
+
+
+class RealHBase:
+    """One real HBase stack in a child JVM; ``with RealHBase(dir, options) as stack:``."""
+
+    def __init__(self, data_dir: str | os.PathLike[str],
+                 options: RealHBaseOptions | None = None) -> None:
+        self.data_dir = Path(data_dir).resolve()
+        self.options = options or RealHBaseOptions()
+        self.described: dict[str, Any] = {}
+        self._proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def log_path(self) -> Path:
+        return self.data_dir / "realstack.log"
+
+    @property
+    def cluster_json(self) -> Path:
+        return self.data_dir / "cluster.json"
+
+    @property
+    def running(self) -> bool:
+        return self._proc is not None and self._proc.poll() is None
+
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid if self._proc else None
+
+    def start(self, timeout: float = 600.0) -> Self:
+        """Build the class path if needed, launch the JVM and wait for its ready line."""
+        classpath = hbase_classpath(self.options.hbase_version)
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        command = java_command(classpath, MAIN_CLASS, self.options.arguments(self.data_dir),
+                               heap=self.options.heap)
+        with self.log_path.open("ab") as log_file:
+            self._proc = subprocess.Popen(
+                command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=log_file,
+                cwd=str(self.data_dir),
+                preexec_fn=die_with_parent)  # noqa: PLW1509 - only prctl
+        try:
+            self.described = self._ready_line(timeout)
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def _ready_line(self, timeout: float) -> dict[str, Any]:
+        proc = self._proc
+        assert proc is not None and proc.stdout is not None
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            readable, _, _ = select.select([proc.stdout], [], [], 1.0)
+            if readable:
+                line = proc.stdout.readline()
+                if line:
+                    return dict(json.loads(line))
+            if proc.poll() is not None:
+                raise RealStackError(
+                    f"HBase {self.options.hbase_version} exited with code {proc.returncode} "
+                    f"before it was ready; log {self.log_path}:\n{self._failure()}")
+        raise RealStackError(f"HBase {self.options.hbase_version} was not ready within "
+                             f"{timeout:g} s; log {self.log_path}:\n{self._failure()}")
+
+    def _failure(self) -> str:
+        text = log_tail(str(self.log_path), 400)
+        found = [line for line in text.splitlines() if line.startswith("realstack:")
+                 or ("Exception" in line and not line.startswith("\t"))]
+        return "\n".join(found[-8:]) or "\n".join(text.splitlines()[-15:])
+
+    def stop(self, timeout: float = 60.0) -> None:
+        """SIGTERM (the launcher shuts the mini cluster down), then SIGKILL after timeout."""
+        if self._proc is not None:
+            stop_child(self._proc, timeout)
+            if self._proc.stdout is not None:
+                self._proc.stdout.close()
+        self._proc = None
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.stop()

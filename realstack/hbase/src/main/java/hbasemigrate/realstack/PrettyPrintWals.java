@@ -1,0 +1,47 @@
+package hbasemigrate.realstack;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.Path;
+import org.apache.hadoop.hbase.HBaseConfiguration;
+import org.apache.hadoop.hbase.wal.WALPrettyPrinter;
+import org.apache.hbase.thirdparty.com.google.gson.Gson;
+
+/**
+ * HBase's own WALPrettyPrinter in JSON mode with values (-j -p) over each file given: one line
+ * per file on stdout, {"error"?: what it threw, "file": name, "output": what it printed}; logs go to
+ * stderr.
+ */
+public final class PrettyPrintWals {
+  private PrettyPrintWals() {
+  }
+
+  public static void main(String[] args) throws Exception {
+    PrintStream stdout = System.out;
+    System.setOut(System.err);
+    Configuration.addDefaultResource(RealHBase.SITE);
+    Configuration conf = HBaseConfiguration.create();
+    Gson gson = new Gson();
+    for (String file : args) {
+      ByteArrayOutputStream buffer = new ByteArrayOutputStream();
+      PrintStream out = new PrintStream(buffer, true, StandardCharsets.UTF_8);
+      WALPrettyPrinter printer = new WALPrettyPrinter(true, true, -1, new java.util.HashSet<>(), null, null, null,
+          false, false, out);
+      Map<String, Object> line = new LinkedHashMap<>();
+      try {
+        printer.processFile(conf, new Path(new java.io.File(file).toURI()));
+      } catch (Exception e) {
+        line.put("error", e.toString());
+      }
+      out.flush();
+      line.put("file", new java.io.File(file).getName());
+      line.put("output", buffer.toString(StandardCharsets.UTF_8));
+      stdout.println(gson.toJson(line));
+    }
+    stdout.flush();
+  }
+}

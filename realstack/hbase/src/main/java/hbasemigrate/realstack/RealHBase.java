@@ -1,0 +1,532 @@
+package hbasemigrate.realstack;
+
+import com.sun.net.httpserver.HttpExchange;
+import com.sun.net.httpserver.HttpServer;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.nio.file.StandardCopyOption;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.FileStatus;
+import org.apache.hadoop.fs.FileSystem;
+import org.apache.hadoop.hbase.Cell;
+import org.apache.hadoop.hbase.CellComparator;
+import org.apache.hadoop.hbase.HBaseTestingUtility;
+import org.apache.hadoop.hbase.KeyValue;
+import org.apache.hadoop.hbase.MiniHBaseCluster;
+import org.apache.hadoop.hbase.ServerName;
+import org.apache.hadoop.hbase.StartMiniClusterOption;
+import org.apache.hadoop.hbase.TableName;
+import org.apache.hadoop.hbase.client.Admin;
+import org.apache.hadoop.hbase.io.hfile.HFile;
+import org.apache.hadoop.hbase.io.hfile.HFileContextBuilder;
+import org.apache.hadoop.hbase.regionserver.HRegionServer;
+import org.apache.hadoop.hbase.regionserver.Region;
+import org.apache.hadoop.hbase.replication.ReplicationPeerConfig;
+import org.apache.hadoop.hbase.tool.BulkLoadHFiles;
+import org.apache.hadoop.hbase.util.Bytes;
+import org.apache.hadoop.hbase.util.CommonFSUtils;
+import org.apache.hadoop.hbase.wal.AbstractFSWALProvider;
+import org.apache.hbase.thirdparty.com.google.gson.Gson;
+import org.apache.hbase.thirdparty.com.google.gson.JsonElement;
+import org.apache.hbase.thirdparty.com.google.gson.JsonObject;
+
+/**
+ * Real Apache HBase on 127.0.0.1 for tests: HBase's own test utility starts a mini HDFS (with
+ * WebHDFS), ZooKeeper, a master and K region servers in this JVM; HBase's Thrift1 and Thrift2
+ * servers run beside them. Writes cluster.json (the keys of the embedded cluster's) and prints
+ * it as one line when ready; serves the embedded cluster's admin operations as JSON over HTTP.
+ *
+ * <p>Arguments: --dir D --region-servers K --wal-compression none|dict|dict+tags
+ * --value-compression none|gz|snappy|lz4|zstd|... --roll-period MS --roll-size BYTES
+ * --archive-ttl MS --cleaner-interval MS --replication-peer ID --name N
+ */
+public final class RealHBase {
+  private static final String HOST = "127.0.0.1";
+  private static final Gson GSON = new Gson();
+  /** Codec settings HBase's Compression reads from its static configuration. */
+  static final String SITE = "realstack-site.xml";
+
+  private final Map<String, String> options;
+  private HBaseTestingUtility util;
+  private Admin admin;
+  private HttpServer http;
+  private String peer;
+  private java.io.PrintStream ready;
+  private final List<Thread> gateways = new ArrayList<>();
+
+  private RealHBase(Map<String, String> options) {
+    this.options = options;
+  }
+
+  public static void main(String[] args) throws Exception {
+    // Logs go to stderr; stdout carries only the ready line.
+    java.io.PrintStream ready = System.out;
+    System.setOut(System.err);
+    Configuration.addDefaultResource(SITE);
+    Map<String, String> options = new HashMap<>();
+    for (int i = 0; i + 1 < args.length; i += 2) {
+      if (!args[i].startsWith("--")) {
+        throw new IllegalArgumentException("expected --name value, got " + args[i]);
+      }
+      options.put(args[i].substring(2), args[i + 1]);
+    }
+    RealHBase stack = new RealHBase(options);
+    stack.ready = ready;
+    CountDownLatch stopped = new CountDownLatch(1);
+    Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+      stack.stop();
+      stopped.countDown();
+    }));
+    try {
+      stack.start();
+    } catch (Throwable e) {
+      e.printStackTrace();
+      System.err.println("realstack: HBase did not start: " + e);
+      Runtime.getRuntime().halt(1);
+    }
+    stopped.await();
+  }
+
+  private String opt(String name, String otherwise) {
+    return options.getOrDefault(name, otherwise);
+  }
+
+  private Configuration configure() {
+    Configuration conf = util.getConfiguration();
+    String compression = opt("wal-compression", "none");
+    conf.setBoolean("hbase.regionserver.wal.enablecompression", compression.startsWith("dict"));
+    conf.setBoolean("hbase.regionserver.wal.tags.enablecompression",
+        compression.equals("dict+tags"));
+    String codec = opt("value-compression", "none");
+    conf.setBoolean("hbase.regionserver.wal.value.enablecompression", !codec.equals("none"));
+    if (!codec.equals("none")) {
+      conf.set("hbase.regionserver.wal.value.compression.type", codec);
+    }
+    conf.set("hbase.wal.provider", opt("wal-provider", "filesystem"));
+    long rollSize = Long.parseLong(opt("roll-size", String.valueOf(64L << 20)));
+    conf.setLong("hbase.regionserver.hlog.blocksize", rollSize * 2);
+    conf.setFloat("hbase.regionserver.logroll.multiplier", 0.5f);
+    conf.setLong("hbase.regionserver.logroll.period",
+        Long.parseLong(opt("roll-period", "3600000")));
+    conf.setLong("hbase.master.logcleaner.ttl", Long.parseLong(opt("archive-ttl", "600000")));
+    conf.setInt("hbase.master.cleaner.interval",
+        Integer.parseInt(opt("cleaner-interval", "10000")));
+    // Loopback only, no web UIs.
+    conf.set("hbase.master.ipc.address", HOST);
+    conf.set("hbase.regionserver.ipc.address", HOST);
+    conf.set("hbase.zookeeper.quorum", HOST);
+    conf.setInt("hbase.master.info.port", -1);
+    conf.setInt("hbase.regionserver.info.port", -1);
+    conf.setInt("hbase.thrift.info.port", -1);
+    conf.set("dfs.namenode.http-address", HOST + ":0");
+    conf.set("dfs.datanode.address", HOST + ":0");
+    conf.set("dfs.datanode.http.address", HOST + ":0");
+    conf.set("dfs.datanode.ipc.address", HOST + ":0");
+    conf.setBoolean("dfs.webhdfs.enabled", true);
+    conf.setBoolean("hbase.replication", true);
+    return conf;
+  }
+
+  private void start() throws Exception {
+    long began = System.nanoTime();
+    Path dir = Paths.get(opt("dir", "state/realstack")).toAbsolutePath();
+    Files.createDirectories(dir);
+    System.setProperty("test.build.data.basedirectory", dir.resolve("data").toString());
+    util = new HBaseTestingUtility();
+    Configuration conf = configure();
+    int servers = Integer.parseInt(opt("region-servers", "2"));
+    util.startMiniCluster(StartMiniClusterOption.builder().numRegionServers(servers)
+        .numDataNodes(1).build());
+    admin = util.getAdmin();
+    peer = options.get("replication-peer");
+    if (peer != null) {
+      // A peer nobody answers for: its queues keep the WALs, as a stalled peer does.
+      admin.addReplicationPeer(peer, ReplicationPeerConfig.newBuilder()
+          .setClusterKey(HOST + ":" + util.getZkCluster().getClientPort() + ":/hbase-peer")
+          .build(), true);
+    }
+    int thrift = freePort();
+    int thrift2 = freePort();
+    // The gateways' client gives up after ~8 s instead of minutes (a write to a disabled
+    // table, say), so such calls answer within a test's patience; errors are HBase's own.
+    Configuration gatewayConf = new Configuration(conf);
+    gatewayConf.setInt("hbase.client.retries.number", 7);
+    gateway(new org.apache.hadoop.hbase.thrift.ThriftServer(new Configuration(gatewayConf)),
+        thrift, "thrift1");
+    gateway(new org.apache.hadoop.hbase.thrift2.ThriftServer(new Configuration(gatewayConf)),
+        thrift2, "thrift2");
+    waitForPort(thrift);
+    waitForPort(thrift2);
+    http = HttpServer.create(new InetSocketAddress(HOST, 0), 0);
+    http.createContext("/", this::serve);
+    http.start();
+
+    InetSocketAddress nn = util.getDFSCluster().getNameNode().getHttpAddress();
+    Path rootDir = Paths.get(CommonFSUtils.getRootDir(conf).toUri().getPath());
+    Map<String, Object> described = new LinkedHashMap<>();
+    described.put("name", opt("name", "realhbase"));
+    described.put("thrift", HOST + ":" + thrift);
+    described.put("thrift2", HOST + ":" + thrift2);
+    described.put("transport", "buffered");
+    described.put("protocol", "binary");
+    described.put("webhdfs", "http://" + HOST + ":" + nn.getPort());
+    described.put("zookeeper", HOST + ":" + util.getZkCluster().getClientPort());
+    described.put("znode_parent", conf.get("zookeeper.znode.parent", "/hbase"));
+    described.put("hbase_root", rootDir.toString());
+    described.put("admin", "http://" + HOST + ":" + http.getAddress().getPort());
+    described.put("region_servers", liveServers());
+    described.put("pid", ProcessHandle.current().pid());
+    described.put("dir", dir.toString());
+    described.put("hbase_version", org.apache.hadoop.hbase.util.VersionInfo.getVersion());
+    described.put("started_in_ms", (System.nanoTime() - began) / 1_000_000);
+    String line = GSON.toJson(described);
+    Path json = dir.resolve("cluster.json");
+    Path tmp = dir.resolve("cluster.json.tmp");
+    Files.writeString(tmp, line);
+    Files.move(tmp, json, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+    ready.println(line);
+    ready.flush();
+  }
+
+  private void gateway(org.apache.hadoop.hbase.thrift.ThriftServer server, int port,
+      String name) {
+    Thread thread = new Thread(() -> {
+      try {
+        server.run(new String[] {"-b", HOST, "-p", String.valueOf(port), "start"});
+      } catch (Exception e) {
+        System.err.println("realstack: " + name + " gateway failed: " + e);
+        Runtime.getRuntime().halt(1);
+      }
+    }, "realstack-" + name);
+    thread.setDaemon(true);
+    thread.start();
+    gateways.add(thread);
+  }
+
+  private static int freePort() throws IOException {
+    try (ServerSocket socket = new ServerSocket(0, 1, java.net.InetAddress.getByName(HOST))) {
+      return socket.getLocalPort();
+    }
+  }
+
+  private static void waitForPort(int port) throws Exception {
+    long deadline = System.currentTimeMillis() + 120_000;
+    while (System.currentTimeMillis() < deadline) {
+      try (java.net.Socket s = new java.net.Socket(HOST, port)) {
+        return;
+      } catch (IOException e) {
+        Thread.sleep(100);
+      }
+    }
+    throw new IOException("a Thrift gateway did not open port " + port);
+  }
+
+  private synchronized void stop() {
+    try {
+      if (http != null) {
+        http.stop(0);
+      }
+      if (util != null) {
+        util.shutdownMiniCluster();
+      }
+    } catch (Throwable e) {
+      System.err.println("realstack: shutdown: " + e);
+    }
+  }
+
+  // --- admin endpoint ---------------------------------------------------------------------
+
+  private void serve(HttpExchange exchange) throws IOException {
+    String op = exchange.getRequestURI().getPath().replaceAll("^/+|/+$", "");
+    int code = 200;
+    Object body;
+    try {
+      JsonObject args = new JsonObject();
+      if ("POST".equals(exchange.getRequestMethod())) {
+        String text = new String(exchange.getRequestBody().readAllBytes(), StandardCharsets.UTF_8);
+        if (!text.isBlank()) {
+          args = GSON.fromJson(text, JsonObject.class);
+        }
+      }
+      body = Map.of("result", run(op, args));
+    } catch (UnknownOperation e) {
+      code = 404;
+      body = Map.of("error", e.getMessage());
+    } catch (Exception e) {
+      code = 400;
+      body = Map.of("error", e.getClass().getSimpleName() + ": " + e.getMessage());
+    }
+    byte[] data = GSON.toJson(body).getBytes(StandardCharsets.UTF_8);
+    exchange.getResponseHeaders().set("Content-Type", "application/json");
+    exchange.sendResponseHeaders(code, data.length);
+    try (OutputStream out = exchange.getResponseBody()) {
+      out.write(data);
+    }
+  }
+
+  private static final class UnknownOperation extends Exception {
+    UnknownOperation(String op) {
+      super("unknown operation /" + op);
+    }
+  }
+
+  private static String str(JsonObject args, String name) {
+    JsonElement value = args.get(name);
+    return value == null || value.isJsonNull() ? null : value.getAsString();
+  }
+
+  private Object run(String op, JsonObject args) throws Exception {
+    switch (op) {
+      case "info":
+        return info();
+      case "roll":
+        return roll(str(args, "server"));
+      case "flush":
+        return flush(str(args, "table"), str(args, "region"));
+      case "move":
+        return move(str(args, "region"), str(args, "server"));
+      case "kill":
+        return kill(str(args, "server"));
+      case "clean":
+        return admin.runCleanerChore();
+      case "finish-split":
+        util.waitUntilNoRegionsInTransition(120_000);
+        return splitting();
+      case "replication":
+        return replication(args.get("enabled").getAsBoolean());
+      case "bulk-load":
+        return bulkLoad(str(args, "table"), args.getAsJsonArray("cells"));
+      default:
+        throw new UnknownOperation(op);
+    }
+  }
+
+  private MiniHBaseCluster cluster() {
+    return util.getMiniHBaseCluster();
+  }
+
+  private List<String> liveServers() {
+    List<String> names = new ArrayList<>();
+    for (var t : cluster().getLiveRegionServerThreads()) {
+      names.add(t.getRegionServer().getServerName().toString());
+    }
+    return names;
+  }
+
+  /** A server by its name (host,port,startcode) or slot number; null = every live one. */
+  private List<HRegionServer> servers(String which) {
+    List<HRegionServer> found = new ArrayList<>();
+    List<HRegionServer> all = new ArrayList<>();
+    for (var t : cluster().getRegionServerThreads()) {
+      all.add(t.getRegionServer());
+    }
+    for (int i = 0; i < all.size(); i++) {
+      HRegionServer rs = all.get(i);
+      boolean alive = !rs.isStopped() && !rs.isAborted();
+      if (which == null ? alive
+          : which.equals(String.valueOf(i)) || which.equals(rs.getServerName().toString())) {
+        found.add(rs);
+      }
+    }
+    if (which != null && found.isEmpty()) {
+      throw new IllegalArgumentException("no region server " + which + "; servers: "
+          + liveServers());
+    }
+    return found;
+  }
+
+  private Map<String, Object> info() throws IOException {
+    List<Map<String, Object>> servers = new ArrayList<>();
+    int slot = 0;
+    for (var t : cluster().getRegionServerThreads()) {
+      HRegionServer rs = t.getRegionServer();
+      boolean alive = !rs.isStopped() && !rs.isAborted();
+      Map<String, Object> s = new LinkedHashMap<>();
+      s.put("name", rs.getServerName().toString());
+      s.put("slot", slot++);
+      s.put("alive", alive);
+      String wal = null;
+      Long size = null;
+      if (alive) {
+        var w = rs.getWAL(null);
+        org.apache.hadoop.fs.Path current = AbstractFSWALProvider.getCurrentFileName(w);
+        wal = current == null ? null : current.getName();
+        size = current == null ? null : util.getDFSCluster().getFileSystem()
+            .getFileStatus(current).getLen();
+      }
+      s.put("wal", wal);
+      s.put("wal_size", size);
+      List<String> regions = new ArrayList<>();
+      if (alive) {
+        for (Region r : rs.getRegions()) {
+          regions.add(r.getRegionInfo().getEncodedName());
+        }
+      }
+      regions.sort(null);
+      s.put("regions", regions);
+      servers.add(s);
+    }
+    Map<String, Object> out = new LinkedHashMap<>();
+    out.put("servers", servers);
+    out.put("splitting", splitting());
+    FileSystem fs = util.getDFSCluster().getFileSystem();
+    org.apache.hadoop.fs.Path old = new org.apache.hadoop.fs.Path(
+        CommonFSUtils.getRootDir(util.getConfiguration()), "oldWALs");
+    out.put("old_wals", fs.exists(old) ? fs.listStatus(old).length : 0);
+    out.put("region_servers", liveServers());
+    if (peer != null) {
+      Map<String, Object> r = new LinkedHashMap<>();
+      r.put("peer", peer);
+      r.put("enabled", admin.getReplicationPeerConfig(peer) != null
+          && admin.listReplicationPeers().stream()
+              .anyMatch(p -> p.getPeerId().equals(peer) && p.isEnabled()));
+      out.put("replication", r);
+    }
+    return out;
+  }
+
+  private List<String> splitting() throws IOException {
+    FileSystem fs = util.getDFSCluster().getFileSystem();
+    org.apache.hadoop.fs.Path wals = new org.apache.hadoop.fs.Path(
+        CommonFSUtils.getRootDir(util.getConfiguration()), "WALs");
+    List<String> names = new ArrayList<>();
+    if (fs.exists(wals)) {
+      for (FileStatus st : fs.listStatus(wals)) {
+        if (st.getPath().getName().endsWith("-splitting")) {
+          names.add(st.getPath().getName());
+        }
+      }
+    }
+    names.sort(null);
+    return names;
+  }
+
+  private Object roll(String server) throws IOException {
+    List<String> rolled = new ArrayList<>();
+    for (HRegionServer rs : servers(server)) {
+      admin.rollWALWriter(rs.getServerName());
+      rolled.add(rs.getServerName().toString());
+    }
+    return rolled;
+  }
+
+  private Object flush(String table, String region) throws IOException {
+    if (region != null) {
+      admin.flushRegion(Bytes.toBytes(region));
+    } else if (table != null) {
+      admin.flush(TableName.valueOf(table));
+    } else {
+      // Every table, system ones too: a rolled WAL is archived once all its regions flushed.
+      for (TableName name : admin.listTableNames((java.util.regex.Pattern) null, true)) {
+        admin.flush(name);
+      }
+    }
+    return true;
+  }
+
+  /** As the embedded cluster answers: {"region", "from", "to"}. */
+  private Object move(String region, String server) throws IOException {
+    String from = null;
+    for (HRegionServer rs : servers(null)) {
+      for (Region r : rs.getRegions()) {
+        if (r.getRegionInfo().getEncodedName().equals(region)) {
+          from = rs.getServerName().toString();
+        }
+      }
+    }
+    if (server == null) {
+      admin.move(Bytes.toBytes(region));
+    } else {
+      admin.move(Bytes.toBytes(region), servers(server).get(0).getServerName());
+    }
+    util.waitUntilNoRegionsInTransition(120_000);
+    for (HRegionServer rs : servers(null)) {
+      for (Region r : rs.getRegions()) {
+        if (r.getRegionInfo().getEncodedName().equals(region)) {
+          Map<String, Object> moved = new LinkedHashMap<>();
+          moved.put("region", region);
+          moved.put("from", from);
+          moved.put("to", rs.getServerName().toString());
+          return moved;
+        }
+      }
+    }
+    throw new IOException("region " + region + " is not open anywhere after the move");
+  }
+
+  private Object kill(String server) {
+    HRegionServer rs = servers(server).get(0);
+    ServerName name = rs.getServerName();
+    rs.abort("killed by the realstack admin endpoint");
+    long deadline = System.currentTimeMillis() + 60_000;
+    while (!rs.isStopped() && System.currentTimeMillis() < deadline) {
+      try {
+        Thread.sleep(100);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        break;
+      }
+    }
+    return name.toString();
+  }
+
+  private Object replication(boolean enabled) throws IOException {
+    if (peer == null) {
+      throw new IllegalStateException("this cluster has no replication peer (--replication-peer)");
+    }
+    if (enabled) {
+      admin.enableReplicationPeer(peer);
+    } else {
+      admin.disableReplicationPeer(peer);
+    }
+    return Map.of("peer", peer, "enabled", enabled);
+  }
+
+  /** Cells as {"row","family","qualifier","timestamp"?,"value"} in Bytes.toStringBinary form,
+   * written to one HFile per family and bulk loaded. */
+  private Object bulkLoad(String table, org.apache.hbase.thirdparty.com.google.gson.JsonArray
+      cells) throws IOException {
+    Configuration conf = util.getConfiguration();
+    FileSystem fs = util.getDFSCluster().getFileSystem();
+    Map<String, List<Cell>> byFamily = new java.util.TreeMap<>();
+    long now = System.currentTimeMillis();
+    for (JsonElement e : cells) {
+      JsonObject c = e.getAsJsonObject();
+      byte[] family = Bytes.toBytesBinary(str(c, "family"));
+      JsonElement ts = c.get("timestamp");
+      byFamily.computeIfAbsent(Bytes.toStringBinary(family), k -> new ArrayList<>())
+          .add(new KeyValue(Bytes.toBytesBinary(str(c, "row")), family,
+              Bytes.toBytesBinary(String.valueOf(str(c, "qualifier"))),
+              ts == null || ts.isJsonNull() ? now : ts.getAsLong(),
+              Bytes.toBytesBinary(String.valueOf(str(c, "value")))));
+    }
+    org.apache.hadoop.fs.Path staging = new org.apache.hadoop.fs.Path(
+        "/bulkload-" + System.nanoTime());
+    for (Map.Entry<String, List<Cell>> entry : byFamily.entrySet()) {
+      List<Cell> sorted = entry.getValue();
+      sorted.sort(CellComparator.getInstance());
+      org.apache.hadoop.fs.Path file = new org.apache.hadoop.fs.Path(
+          new org.apache.hadoop.fs.Path(staging, entry.getKey()), "hfile");
+      try (HFile.Writer writer = HFile.getWriterFactoryNoCache(conf).withPath(fs, file)
+          .withFileContext(new HFileContextBuilder().build()).create()) {
+        for (Cell cell : sorted) {
+          writer.append(cell);
+        }
+      }
+    }
+    var loaded = BulkLoadHFiles.create(conf).bulkLoad(TableName.valueOf(table), staging);
+    return loaded.size();
+  }
+}

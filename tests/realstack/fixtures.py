@@ -1,0 +1,49 @@
+"""The real HBase stack as a pytest fixture: one JVM for the whole session (HBase 2.6.1,
+two region servers, plain WALs), shared by every suite that runs on both stacks. Tests skip
+with the reason when Java 17 or Maven is missing, or when the stack cannot be built."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+
+import pytest
+
+from realstack.hbase import RealHBase, RealHBaseOptions
+from realstack.maven import RealStackError
+
+
+def real_stack_missing() -> str | None:
+    """Why the real stack cannot run here, or None."""
+    java_home = os.environ.get("JAVA_HOME")
+    if not shutil.which("java") and not (java_home and os.path.exists(f"{java_home}/bin/java")):
+        return "no Java on PATH (scripts/system-deps.sh test installs a JDK 17)"
+    if not shutil.which("mvn"):
+        return "no Maven on PATH (scripts/system-deps.sh test installs maven)"
+    if not shutil.which("javac") and not (java_home and os.path.exists(f"{java_home}/bin/javac")):
+        return "no javac (a JDK, not only a JRE) on PATH"
+    return None
+
+
+def skip_without_real_stack() -> None:
+    reason = real_stack_missing()
+    if reason:
+        pytest.skip(f"real HBase stack: {reason}")
+
+
+@pytest.fixture(scope="session")
+def real_hbase(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealHBase]:
+    """Real Apache HBase on loopback ports for the session (stopped at its end), with a
+    replication peer ``1`` that nobody answers for (its queues hold the WALs)."""
+    skip_without_real_stack()
+    stack = RealHBase(tmp_path_factory.mktemp("realhbase"),
+                      RealHBaseOptions(region_servers=2, heap="768m", replication_peer="1"))
+    try:
+        stack.start()
+    except RealStackError as exc:
+        pytest.fail(f"real HBase did not start: {exc}")
+    try:
+        yield stack
+    finally:
+        stack.stop()

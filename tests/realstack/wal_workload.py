@@ -1,0 +1,73 @@
+"""A scripted workload for real-WAL golden files: every cell type HBase writes through its
+Thrift2 gateway, binary row keys, an empty and a large value, per-cell TTL tags, several
+regions over two tables; then a flush (FLUSH markers) and more edits after it."""
+
+from __future__ import annotations
+
+from thriftpy2.rpc import make_client
+
+from hbase_migrate.cluster.descriptors import FamilyDescriptor, TableDescriptor
+from hbase_migrate.cluster.thrift2 import Thrift2Client, hbase2
+
+TABLES = {"golden_a": (b"\x40", b"\x80"), "golden_b": ()}
+ROWS = (b"\x00\x01", b"row-1", b"\x7f\xff", b"\xc3\xa9t\xc3\xa9", b"\xff\xfe\x00")
+LARGE = bytes(range(256)) * 8 + b"x" * 2048   # 4 KB, partly compressible
+TS = 1_700_000_000_000
+
+
+def _col(family: bytes, qualifier: bytes, value: bytes, ts: int | None = None
+         ) -> hbase2.TColumnValue:
+    return hbase2.TColumnValue(family=family, qualifier=qualifier, value=value, timestamp=ts)
+
+
+def run(endpoint: str, flush: object | None = None) -> None:
+    """Create the tables and write the workload through the Thrift2 gateway at
+    ``endpoint``; ``flush(table)`` is called mid-way (the admin endpoint's flush)."""
+    with Thrift2Client(endpoint) as t2:
+        for name, splits in TABLES.items():
+            t2.create_table(TableDescriptor(name, (FamilyDescriptor(b"f", max_versions=5),
+                                                   FamilyDescriptor(b"g"))), splits)
+    host, port = endpoint.rsplit(":", 1)
+    raw = make_client(hbase2.THBaseService, host, int(port), timeout=60_000)
+    try:
+        for name in TABLES:
+            table = name.encode()
+            for i, row in enumerate(ROWS):
+                raw.put(table, hbase2.TPut(row=row, columnValues=[
+                    _col(b"f", b"q", b"v%d" % i, TS + i), _col(b"f", b"", b"", TS + i),
+                    _col(b"g", b"\x00bin\xff", b"\x01\x02", TS + i)]))
+            raw.put(table, hbase2.TPut(row=ROWS[1], columnValues=[
+                _col(b"f", b"large", LARGE, TS + 10)]))
+            # Per-cell TTL: HBase turns the _ttl attribute into a TTL tag on every cell.
+            raw.put(table, hbase2.TPut(row=ROWS[2], columnValues=[
+                _col(b"f", b"ttl", b"tagged", TS + 11)],
+                attributes={b"_ttl": (86_400_000).to_bytes(8, "big")}))
+            raw.putMultiple(table, [hbase2.TPut(row=row, columnValues=[
+                _col(b"f", b"multi", row, TS + 12)]) for row in ROWS])
+            if flush is not None and name == "golden_a":
+                flush(name)  # type: ignore[operator]
+            raw.deleteSingle(table, hbase2.TDelete(row=ROWS[0], columns=[
+                hbase2.TColumn(family=b"f", qualifier=b"q", timestamp=TS)],
+                deleteType=hbase2.TDeleteType.DELETE_COLUMN))
+            raw.deleteSingle(table, hbase2.TDelete(row=ROWS[1], columns=[
+                hbase2.TColumn(family=b"f", qualifier=b"q")],
+                deleteType=hbase2.TDeleteType.DELETE_COLUMNS, timestamp=TS + 20))
+            raw.deleteSingle(table, hbase2.TDelete(row=ROWS[2], columns=[
+                hbase2.TColumn(family=b"g")], deleteType=hbase2.TDeleteType.DELETE_FAMILY,
+                timestamp=TS + 21))
+            raw.deleteSingle(table, hbase2.TDelete(row=ROWS[3], columns=[
+                hbase2.TColumn(family=b"f", timestamp=TS + 3)],
+                deleteType=hbase2.TDeleteType.DELETE_FAMILY_VERSION))
+            raw.deleteSingle(table, hbase2.TDelete(row=ROWS[4], timestamp=TS + 22))
+            raw.mutateRow(table, hbase2.TRowMutations(row=ROWS[0], mutations=[
+                hbase2.TMutation(put=hbase2.TPut(row=ROWS[0], columnValues=[
+                    _col(b"f", b"m", b"in-row-mutation", TS + 30)])),
+                hbase2.TMutation(deleteSingle=hbase2.TDelete(row=ROWS[0], columns=[
+                    hbase2.TColumn(family=b"g", qualifier=b"\x00bin\xff")],
+                    deleteType=hbase2.TDeleteType.DELETE_COLUMNS))]))
+            raw.increment(table, hbase2.TIncrement(row=ROWS[1], columns=[
+                hbase2.TColumnIncrement(family=b"f", qualifier=b"counter", amount=5)]))
+            raw.append(table, hbase2.TAppend(row=ROWS[2], columns=[
+                hbase2.TColumnValue(family=b"f", qualifier=b"log", value=b"ab")]))
+    finally:
+        raw.close()
