@@ -6,6 +6,7 @@ with durability SKIP_WAL) are named by range by validate and fixed by ``validate
 from __future__ import annotations
 
 import json
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -40,6 +41,16 @@ def configure(folder: Path, source: Path, target: Path) -> Path:
     return path
 
 
+def run_workload(cluster: ClusterEndpoints, seed: int, ops: int,
+                 rate: float | None = None) -> None:
+    runner = Workload(cluster, WorkloadSpec(TABLE, seed, ops, rate=rate))
+    try:
+        runner.ensure_table()  # pre-split: several real regions
+        runner.run()
+    finally:
+        runner.close()
+
+
 def planned(spec: Any) -> list[KeyRange]:
     with Ledger.open(spec.ledger_url) as ledger:
         record = ledger.migration(spec.name)
@@ -66,18 +77,16 @@ def test_copy_validate_bulk_load_and_skip_wal_on_real_hbase(real_hbase: RealHBas
                                                             tmp_path: Path) -> None:
     real = ClusterEndpoints.from_json(real_hbase.described)
     assert real.thrift2 is not None
-    runner = Workload(real, WorkloadSpec(TABLE, seed=41, ops=300))
-    try:
-        runner.ensure_table()  # pre-split: several real regions
-        runner.run()
-    finally:
-        runner.close()
+    run_workload(real, seed=41, ops=300)
     with MiniHBase(tmp_path / "dst", "target") as dst:
         assert dst.endpoints.thrift2 is not None
         spec = load_config(configure(tmp_path, real_hbase.cluster_json,
                                      dst.write_cluster_json()))
         prepare(spec)
+        live = threading.Thread(target=run_workload, args=(real, 42, 150, 300.0))
+        live.start()  # puts and every kind of delete while the copy runs, after T0
         copied = snapshot(spec)
+        live.join()
         ranges = planned(spec)
         assert copied["ranges"] == len(ranges) == copied["ranges_copied"] > 2
         with Thrift2Client(real.thrift2) as source:  # [0, T0) of the source, every version
@@ -91,7 +100,10 @@ def test_copy_validate_bulk_load_and_skip_wal_on_real_hbase(real_hbase: RealHBas
         assert copied["cells"] == len(before) > 0
         assert every_version(dst.endpoints.thrift2) == before
 
-        replay(spec)  # what came after T0 (none of the workload, or a little)
+        call_admin(real_hbase.cluster_json, "roll")
+        caught_up = replay(spec)  # what came after T0, from the real WALs
+        assert caught_up["cells"].get("Put", 0) > 0 and len(caught_up["cells"]) > 1, caught_up[
+            "cells"]  # puts and deletes
         matched = validate(spec, recompare_wait=0)
         assert matched["verdict"] == "match", matched
 
