@@ -126,6 +126,9 @@ def test_copy_validate_bulk_load_and_skip_wal_on_real_hbase(real_hbase: RealHBas
         found = validate(spec, recompare_wait=0)
         assert found["verdict"] == "mismatch"
         assert failing(found) == holding(ranges, b"row-00700-skip", *bulk)
+        differences = " ".join(d for t in found["tables"] for m in t["mismatched"]
+                               for d in m["differences"])
+        assert all(row.decode() in differences for row in (b"row-00700-skip", *bulk)), differences
 
         fixed = validate(spec, repair=True, recompare_wait=0)
         assert fixed["verdict"] == "match", json.dumps(fixed, indent=1, default=str)
