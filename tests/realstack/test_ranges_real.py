@@ -20,6 +20,7 @@ from hbase_migrate.config import IN_PROCESS, load_config
 from hbase_migrate.lifecycle import prepare, replay, snapshot, validate
 from hbase_migrate.ranges.keyrange import KeyRange
 from hbase_migrate.validate.compare import compare_tables
+from hbase_migrate.wal.model import Cell, CellType
 from minihbase.cli.minicluster import call_admin
 from minihbase.server import MiniHBase
 from minihbase.workload import SPLITS, Workload, WorkloadSpec
@@ -30,20 +31,22 @@ TABLE = "ranges_real"
 BUDGET = 150  # cells per range: several ranges a region
 
 
-def configure(folder: Path, source: Path, target: Path) -> Path:
+def configure(folder: Path, source: Path, target: Path, table: str = TABLE,
+              target_table: str | None = None) -> Path:
     path = folder / "migration.toml"
     path.write_text(
         f'[migration]\nname = "mig"\nledger = "sqlite:///{folder / "ledger.db"}"\n'
         f'[source]\ncluster_json = "{source}"\n[target]\ncluster_json = "{target}"\n'
-        f'[[tables]]\nsource = "{TABLE}"\n[replay]\nroll_period = "1h"\nmargin = "1m"\n'
+        f'[[tables]]\nsource = "{table}"\ntarget = "{target_table or table}"\n'
+        f'[replay]\nroll_period = "1h"\nmargin = "1m"\n'
         f'[spark]\nmaster = "{IN_PROCESS}"\n[ranges]\nmax_cells = {BUDGET}\n',
         encoding="utf-8")
     return path
 
 
 def run_workload(cluster: ClusterEndpoints, seed: int, ops: int,
-                 rate: float | None = None) -> None:
-    runner = Workload(cluster, WorkloadSpec(TABLE, seed, ops, rate=rate))
+                 rate: float | None = None, table: str = TABLE) -> None:
+    runner = Workload(cluster, WorkloadSpec(table, seed, ops, rate=rate))
     try:
         runner.ensure_table()  # pre-split: several real regions
         runner.run()
@@ -139,3 +142,44 @@ def test_copy_validate_bulk_load_and_skip_wal_on_real_hbase(real_hbase: RealHBas
         with Ledger.open(spec.ledger_url) as ledger:
             reasons = sorted(r.reason for r in ledger.repairs(1))
         assert reasons == ["bulk_load", "mismatch"]
+
+
+def test_divergences_on_a_real_target_are_named_and_repaired(real_hbase: RealHBase,
+                                                            tmp_path: Path) -> None:
+    """Source and target tables on the one real cluster: a changed value, an extra version
+    and an extra row on the target, a cell the target never got; validate names exactly
+    their ranges, and the repair's puts and exact-version deletes on real HBase fix them."""
+    source_table, target_table = "ranges_div", "ranges_div_copy"
+    real = ClusterEndpoints.from_json(real_hbase.described)
+    assert real.thrift2 is not None
+    run_workload(real, seed=43, ops=200, table=source_table)
+    spec = load_config(configure(tmp_path, real_hbase.cluster_json, real_hbase.cluster_json,
+                                 source_table, target_table))
+    prepare(spec)
+    snapshot(spec)
+    with Ledger.open(spec.ledger_url) as ledger:
+        ranges = [KeyRange(source_table, r.range_start, r.range_end)
+                  for r in ledger.key_ranges(1)]
+    with Thrift2Client(real.thrift2) as client:
+        rows = [r for r in client.scan(source_table) if len(r) > 1]
+        changed, versioned = rows[len(rows) // 2][0], rows[-1][0]
+        gone = Cell(rows[0][0].row, b"d", b"missing", 3, CellType.PUT, b"m")
+        client.put_cells(source_table, [gone])
+        client.put_cells(target_table, [
+            changed._replace(value=b"changed!"),
+            versioned._replace(timestamp=versioned.timestamp + 1, value=b"x"),
+            Cell(b"row-00000-extra", b"d", b"e", 5, CellType.PUT, b"extra")])
+    expected = {next(r.id for r in ranges if r.contains(row)) for row in
+                (gone.row, changed.row, versioned.row, b"row-00000-extra")}
+
+    found = validate(spec, recompare_wait=0)
+    assert found["verdict"] == "mismatch"
+    assert {f"{m['table']}:{m['start']}-{m['stop']}" for t in found["tables"]
+            for m in t["mismatched"]} == expected
+    fixed = validate(spec, repair=True, recompare_wait=0)
+    assert fixed["verdict"] == "match", json.dumps(fixed, indent=1, default=str)
+    with Thrift2Client(real.thrift2) as client:
+        assert compare_tables(client, client, source_table, target_table).equal
+    with Ledger.open(spec.ledger_url) as ledger:
+        recorded = ledger.repairs(1)
+    assert (sum(r.puts for r in recorded), sum(r.deletes for r in recorded)) == (2, 2)
