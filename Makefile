@@ -22,7 +22,7 @@ export SPARK_LOCAL_IP ?= 127.0.0.1
 setup: $(VENV)/.installed docs-assets
 
 # the web assets of the validation's Data Docs, from the npm registry (renders offline)
-docs-assets:
+docs-assets: | system-deps
 	@scripts/docs-assets.sh
 
 system-deps:

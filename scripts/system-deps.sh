@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Checks (and, as root on Debian, installs) the system packages the project needs.
-#   scripts/system-deps.sh build   what creating the virtualenv needs (Kerberos headers, Java 17+)
+#   scripts/system-deps.sh build   what creating the virtualenv needs (Kerberos headers, Java 17+),
+#                                  and npm (the Data Docs' web assets, scripts/docs-assets.sh)
 #   scripts/system-deps.sh test    the same plus what the tests start or drive: the PostgreSQL
 #                                  server, Maven and a JDK (the real HBase/Kafka stack), Chromium
 set -euo pipefail
@@ -14,6 +15,7 @@ java_major() {
   "$java" -version 2>&1 | sed -n 's/.*version "\([0-9]*\).*/\1/p' | head -n1
 }
 [ "$(java_major)" -ge 17 ] 2>/dev/null || need+=(openjdk-17-jre-headless)
+command -v npm >/dev/null 2>&1 || need+=(npm)
 
 if [ "${1:-build}" = test ]; then
   ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need+=(postgresql)

@@ -252,8 +252,8 @@ def render_summary(s: RunSummary) -> str:
     for b in data["bulk_loads"]:
         lines.append(f"bulk load (data the WAL does not carry; re-copy this region's key "
                      f"range from the source): table {b['table']} region {b['region']} "
-                     f"families {','.join(b['families'])} ({b['file']} at byte offset "
-                     f"{b['offset']})")
+                     f"(start key {b['start_key'] or '-inf'}, hex) families "
+                     f"{','.join(b['families'])} ({b['file']} at byte offset {b['offset']})")
     lines += [g.describe() for g in s.gaps]
     if s.open_gaps > len(s.gaps):
         lines.append(f"{s.open_gaps} open gap(s) in the ledger: see `hbase-migrate status`")

@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from hbase_migrate.audit.records import MigrationState, Provenance, StepStatus, Verdict
+from hbase_migrate.cluster.descriptors import RegionDescriptor
 from hbase_migrate.config import MigrationSpec, TableSpec
 from hbase_migrate.lifecycle.snapshot import planned_ranges, selected_tables
 from hbase_migrate.lifecycle.step import StepContext, recorded_step, require, thrift2
@@ -205,18 +206,13 @@ class _Validation:
                  for b in s.metrics.get("bulk_loads", []) if b.get("table") in names]
         out = []
         with thrift2(self.spec.source) as src, thrift2(self.spec.target) as dst:
-            regions = {t: {r.encoded_name: r for r in src.regions(t)} for t in names}
+            regions = {t: src.regions(t) for t in names}
             for load in loads:
                 key = (load["table"], load["region"], load.get("file"), load.get("offset"))
                 if key in done:
                     continue
                 done.add(key)
-                region = regions[load["table"]].get(load["region"])
-                if region is None:
-                    raise RangeError(f"bulk load into region {load['region']} of table "
-                                     f"{load['table']} (WAL {load.get('file')} at byte offset "
-                                     f"{load.get('offset')}): the source has no such region "
-                                     "now; validate and repair the whole table")
+                region = bulk_loaded_region(regions[load["table"]], load)
                 key_range = KeyRange(load["table"], region.start_key, region.end_key)
                 fixed = repair_range(src, dst, key_range, self.target_of(key_range))
                 ledger.record_repair(step.migration.id, step.step_id, key_range.table,
@@ -225,6 +221,23 @@ class _Validation:
                                      detail={**load, "changes": fixed.changes})
                 out.append(fixed.to_json())
         return out
+
+
+def bulk_loaded_region(regions: Sequence[RegionDescriptor],
+                       load: dict[str, Any]) -> RegionDescriptor:
+    """The source region a bulk load went into, found by its start key (the marker's row):
+    HBase's Thrift2 region locations carry no region id, so encoded names cannot be matched
+    (they still are for loads recorded without a start key). A region split since then is
+    found by its first daughter; the checksums that follow catch the others."""
+    start = load.get("start_key")
+    found = [r for r in regions if (r.start_key == bytes.fromhex(start) if start is not None
+                                    else r.encoded_name == load["region"])]
+    if not found:
+        raise RangeError(f"bulk load into region {load['region']} (start key "
+                         f"{start or '?'}) of table {load['table']} (WAL {load.get('file')} at "
+                         f"byte offset {load.get('offset')}): the source has no such region "
+                         "now; validate and repair the whole table")
+    return found[0]
 
 
 def explain(spec: MigrationSpec, key_range: str, *, limit: int = EXPLAIN_LIMIT,

@@ -154,6 +154,7 @@ class BulkLoad:
     write_time: int
     file: str
     offset: int
+    start_key: str  # the region's start key, hex (HBase's Thrift2 tells no region ids)
 
 
 @dataclass(frozen=True)

@@ -31,6 +31,7 @@ class BulkLoadRecord(NamedTuple):
     sequence: int  # bulkload_seq_num
     write_time: int
     position: WalPosition
+    start_key: bytes  # the region's start key (from the marker's row)
 
 
 class RegionEvent(NamedTuple):
@@ -89,7 +90,8 @@ class MarkerLog:
             self.bulk_loads.append(BulkLoadRecord(
                 _table(marker.table_name), marker.encoded_region_name.decode(
                     "ascii", "backslashreplace"),
-                stores, marker.bulkload_seq_num, write_time, position))
+                stores, marker.bulkload_seq_num, write_time, position,
+                M.region_start_key(cell.row)))
         elif isinstance(marker, M.RegionEventDescriptor):
             self.region_events.append(RegionEvent(
                 kind, table, marker.encoded_region_name.decode("ascii", "backslashreplace"),

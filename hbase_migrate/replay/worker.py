@@ -54,7 +54,8 @@ def _run_totals(progress: FileProgress) -> Totals:
 def _bulk_loads(progress: FileProgress) -> tuple[BulkLoad, ...]:
     return tuple(BulkLoad(b.table, b.encoded_region,
                           tuple(f.decode("utf-8", "backslashreplace") for f, _ in b.stores),
-                          b.write_time, b.position.file, b.position.offset)
+                          b.write_time, b.position.file, b.position.offset,
+                          b.start_key.hex())
                  for b in progress.bulk_loads)
 
 

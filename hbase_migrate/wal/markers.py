@@ -428,6 +428,12 @@ def _marker_cell(start_key: bytes, qualifier: bytes, timestamp: int, value: byte
     return Cell(start_key or b"\x00", METAFAMILY, qualifier, timestamp, int(CellType.PUT), value)
 
 
+def region_start_key(marker_row: bytes) -> bytes:
+    """The start key of the region a marker cell's row names (``getRowForRegion`` undone).
+    A region starting at one zero byte reads as the first region, which holds no rows then."""
+    return b"" if marker_row == b"\x00" else marker_row
+
+
 def flush_marker(d: FlushDescriptor, timestamp: int, *, start_key: bytes = b"") -> Cell:
     """The cell of ``WALEdit.createFlushWALEdit``."""
     return _marker_cell(start_key, FLUSH, timestamp, encode_flush(d))

@@ -16,6 +16,7 @@ from click.testing import CliRunner
 
 from hbase_migrate.cluster.descriptors import FamilyDescriptor, TableDescriptor
 from hbase_migrate.cluster.endpoints import load_cluster_json
+from hbase_migrate.cluster.thrift1 import Thrift1Client
 from hbase_migrate.cluster.thrift2 import Thrift2Client
 from hbase_migrate.cluster.zookeeper import HBaseZooKeeper
 from hbase_migrate.wal import markers as mk
@@ -50,9 +51,11 @@ def test_cli_start_and_operations(tmp_path: Path, cli_cluster_factory, zookeeper
     assert endpoints.webhdfs and endpoints.webhdfs.startswith("http://127.0.0.1:")
     with Thrift2Client(info["thrift2"]) as t2:
         t2.create_table(TableDescriptor("t", (FamilyDescriptor(b"d"),)), [b"bulk-5"])
-        regions = t2.regions("t")
-    assert {f"{r.server_host},{r.server_port},{r.server_start_code}"
-            for r in regions} <= set(info["region_servers"])
+        assert {f"{r.server_host},{r.server_port},{r.server_start_code}"
+                for r in t2.regions("t")} <= set(info["region_servers"])
+    # Thrift1 tells region ids (Thrift2 locations, as HBase's, carry none).
+    with Thrift1Client(info["thrift"]) as t1:
+        regions = t1.regions("t")
 
     loaded = op(cluster_json, "bulk-load", "--table", "t", "--generate", "12", "--seed", "3")
     assert sorted(x["region"] for x in loaded) == sorted(r.encoded_name for r in regions)

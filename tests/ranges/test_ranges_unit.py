@@ -7,6 +7,8 @@ import struct
 
 import pytest
 
+from hbase_migrate.cluster.descriptors import RegionDescriptor
+from hbase_migrate.lifecycle.validate import bulk_loaded_region
 from hbase_migrate.ranges.keyrange import KeyRange, RangeError
 from hbase_migrate.ranges.plan import split_region
 from hbase_migrate.ranges.stats import digest_rows
@@ -54,3 +56,26 @@ def test_the_digest_prefixes_lengths_and_follows_scan_order() -> None:
     stats = digest_rows(r, [[older, a]])  # a row's cells arrive in any order
     assert (stats.rows, stats.cells) == (1, 2)
     assert stats.digest == _expected_digest([a, older])  # newest version first
+
+
+def test_the_entry_points_parse_their_arguments() -> None:
+    from spark_apps import checksum_ranges, copy_table
+
+    copy = copy_table.parse_args(["--config", "m.toml", "--master", "spark://h:7077"])
+    assert (copy.config, copy.watermark, copy.master) == ("m.toml", None, "spark://h:7077")
+    check = checksum_ranges.parse_args(["--config", "m.toml", "--table", "a", "--table", "b",
+                                        "--repair"])
+    assert (check.table, check.repair, check.master) == (["a", "b"], True, None)
+
+
+def test_a_bulk_loaded_region_is_found_by_its_start_key() -> None:
+    """Region locations from HBase's Thrift2 carry region id 0: the start key the marker's
+    row gives is what finds the region; an old record without it goes by encoded name."""
+    regions = [RegionDescriptor("t", b"", b"g", 0), RegionDescriptor("t", b"g", b"", 0)]
+    load = {"table": "t", "region": "5e4d", "file": "wal.1", "offset": 9}
+    assert bulk_loaded_region(regions, {**load, "start_key": ""}) == regions[0]
+    assert bulk_loaded_region(regions, {**load, "start_key": b"g".hex()}) == regions[1]
+    assert bulk_loaded_region(regions, {**load, "region": regions[1].encoded_name}) == regions[1]
+    with pytest.raises(RangeError, match=r"region 5e4d \(start key 6d\) of table t \(WAL wal.1 "
+                                         r"at byte offset 9\): the source has no such region"):
+        bulk_loaded_region(regions, {**load, "start_key": b"m".hex()})

@@ -102,6 +102,9 @@ def test_marker_log_records_bulk_loads_and_counts_events() -> None:
         "orders", "5e4d1b6f0a4c7f3e9d2b8a1c6e0f4d3a", 42)
     assert record.stores == ((b"d", ("hfile1", "hfile2")),)
     assert record.position == POS
+    assert record.start_key == b""  # the first region: its marker's row is one zero byte
+    log.read("orders", M.bulk_load_marker(_bulk_load(), 1005, start_key=b"m"), 1005, POS)
+    assert log.bulk_loads[-1].start_key == b"m"
     assert [(e.kind, e.encoded_region, e.sequence) for e in log.region_events] == [
         ("REGION_CLOSE", "abc", 17), ("REGION_OPEN", "abc", 17)]
 

@@ -237,14 +237,14 @@ def test_bulk_loads_become_step_metrics(setup: Setup) -> None:
     s, root = setup, setup.root
     bulk = M.BulkLoadDescriptor(M.TableName(b"default", s.table.encode()), REGION,
                                 (M.StoreDescriptor(b"d", "d", ("hfile1",)),), 77)
-    calls = [*puts("p", 0, 2), [M.bulk_load_marker(bulk, T + 5)]]
+    calls = [*puts("p", 0, 2), [M.bulk_load_marker(bulk, T + 5, start_key=b"k")]]
     path = root.write(RS1, T, s.table, calls)
     s.source_writes(calls[:2])
     summary: RunSummary = run_replay(s.job)
     assert summary.exit_code == 0
     (load,) = summary.to_json()["bulk_loads"]
-    assert (load["table"], load["region"], load["families"], load["file"]) == (
-        s.table, REGION.decode(), ("d",), str(path))
+    assert (load["table"], load["region"], load["families"], load["file"],
+            load["start_key"]) == (s.table, REGION.decode(), ("d",), str(path), b"k".hex())
     with Ledger.open(s.spec.ledger_url) as ledger:
         migration = ledger.migration(s.spec.name)
         assert migration is not None

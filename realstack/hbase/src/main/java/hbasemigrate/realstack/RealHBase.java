@@ -159,10 +159,10 @@ public final class RealHBase {
     }
     int thrift = freePort();
     int thrift2 = freePort();
-    // The gateways' client gives up after ~8 s instead of minutes (a write to a disabled
+    // The gateways' client gives up after ~2 s instead of minutes (a write to a disabled
     // table, say), so such calls answer within a test's patience; errors are HBase's own.
     Configuration gatewayConf = new Configuration(conf);
-    gatewayConf.setInt("hbase.client.retries.number", 7);
+    gatewayConf.setInt("hbase.client.retries.number", 5);
     gateway(new org.apache.hadoop.hbase.thrift.ThriftServer(new Configuration(gatewayConf)),
         thrift, "thrift1");
     gateway(new org.apache.hadoop.hbase.thrift2.ThriftServer(new Configuration(gatewayConf)),

@@ -1,0 +1,185 @@
+"""The range engine with real Apache HBase 2.6.1 as the source (the session's one JVM) and the
+embedded cluster as the target, range tasks in-process: prepare, snapshot copy and validate
+agree cell for cell; then writes the WAL never carried (an admin bulk load, a Thrift2 put
+with durability SKIP_WAL) are named by range by validate and fixed by ``validate --repair``."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hbase_migrate.audit.ledger import Ledger
+from hbase_migrate.cluster.endpoints import ClusterEndpoints
+from hbase_migrate.cluster.thrift2 import Thrift2Client, hbase2
+from hbase_migrate.config import IN_PROCESS, load_config
+from hbase_migrate.lifecycle import prepare, replay, snapshot, validate
+from hbase_migrate.ranges.keyrange import KeyRange
+from hbase_migrate.validate.compare import compare_tables
+from hbase_migrate.wal.model import Cell, CellType
+from minihbase.cli.minicluster import call_admin
+from minihbase.server import MiniHBase
+from minihbase.workload import SPLITS, Workload, WorkloadSpec
+from realstack.hbase import RealHBase
+
+pytestmark = [pytest.mark.integration, pytest.mark.realstack]
+TABLE = "ranges_real"
+BUDGET = 150  # cells per range: several ranges a region
+
+
+def configure(folder: Path, source: Path, target: Path, table: str = TABLE,
+              target_table: str | None = None) -> Path:
+    path = folder / "migration.toml"
+    path.write_text(
+        f'[migration]\nname = "mig"\nledger = "sqlite:///{folder / "ledger.db"}"\n'
+        f'[source]\ncluster_json = "{source}"\n[target]\ncluster_json = "{target}"\n'
+        f'[[tables]]\nsource = "{table}"\ntarget = "{target_table or table}"\n'
+        f'[replay]\nroll_period = "1h"\nmargin = "1m"\n'
+        f'[spark]\nmaster = "{IN_PROCESS}"\n[ranges]\nmax_cells = {BUDGET}\n',
+        encoding="utf-8")
+    return path
+
+
+def run_workload(cluster: ClusterEndpoints, seed: int, ops: int,
+                 rate: float | None = None, table: str = TABLE) -> None:
+    runner = Workload(cluster, WorkloadSpec(table, seed, ops, rate=rate))
+    try:
+        runner.ensure_table()  # pre-split: several real regions
+        runner.run()
+    finally:
+        runner.close()
+
+
+def planned(spec: Any) -> list[KeyRange]:
+    with Ledger.open(spec.ledger_url) as ledger:
+        record = ledger.migration(spec.name)
+        assert record is not None
+        return [KeyRange(r.table_name, r.range_start, r.range_end)
+                for r in ledger.key_ranges(record.id)]
+
+
+def holding(ranges: list[KeyRange], *rows: bytes) -> set[str]:
+    return {next(r.id for r in ranges if r.contains(row)) for row in rows}
+
+
+def failing(result: dict[str, Any]) -> set[str]:
+    return {f"{m['table']}:{m['start']}-{m['stop']}" for t in result["tables"]
+            for m in t["mismatched"]}
+
+
+def every_version(address: str) -> list[Any]:
+    with Thrift2Client(address) as client:
+        return sorted(c for row in client.scan(TABLE) for c in row)
+
+
+def test_copy_validate_bulk_load_and_skip_wal_on_real_hbase(real_hbase: RealHBase,
+                                                            tmp_path: Path) -> None:
+    real = ClusterEndpoints.from_json(real_hbase.described)
+    assert real.thrift2 is not None
+    run_workload(real, seed=41, ops=300)
+    with MiniHBase(tmp_path / "dst", "target") as dst:
+        assert dst.endpoints.thrift2 is not None
+        spec = load_config(configure(tmp_path, real_hbase.cluster_json,
+                                     dst.write_cluster_json()))
+        prepare(spec)
+        live = threading.Thread(target=run_workload, args=(real, 42, 150, 300.0))
+        live.start()  # puts and every kind of delete while the copy runs, after T0
+        copied = snapshot(spec)
+        live.join()
+        ranges = planned(spec)
+        assert copied["ranges"] == len(ranges) == copied["ranges_copied"] > 2
+        with Thrift2Client(real.thrift2) as source:  # [0, T0) of the source, every version
+            before = sorted(c for row in source.scan(TABLE, time_range=(0, copied["watermark"]))
+                            for c in row)
+            regions = source.regions(TABLE)
+        assert [r.start_key for r in regions] == [b"", *SPLITS]
+        for r in ranges:  # each range inside one real region
+            assert any(g.start_key <= r.start and (not g.end_key or b"" < r.stop <= g.end_key)
+                       for g in regions), r
+        assert copied["cells"] == len(before) > 0
+        assert every_version(dst.endpoints.thrift2) == before
+
+        call_admin(real_hbase.cluster_json, "roll")
+        caught_up = replay(spec)  # what came after T0, from the real WALs
+        assert caught_up["cells"].get("Put", 0) > 0 and len(caught_up["cells"]) > 1, caught_up[
+            "cells"]  # puts and deletes
+        matched = validate(spec, recompare_wait=0)
+        assert matched["verdict"] == "match", matched
+
+        # Writes the WAL never carried: a bulk load (only a BULK_LOAD marker in the WAL),
+        # and a SKIP_WAL put into the other region.
+        now = int(time.time() * 1000)
+        bulk = [b"row-00150-bulk", b"row-00250-bulk"]
+        call_admin(real_hbase.cluster_json, "bulk-load", {"table": TABLE, "cells": [
+            {"row": row.decode(), "family": "d", "qualifier": "b", "timestamp": now,
+             "value": "B"} for row in bulk]})
+        skip = hbase2.TPut(row=b"row-00700-skip", columnValues=[hbase2.TColumnValue(
+            family=b"d", qualifier=b"s", value=b"S", timestamp=now)],
+            durability=hbase2.TDurability.SKIP_WAL)
+        with Thrift2Client(real.thrift2) as source:
+            source._call("put", lambda c: c.put(TABLE.encode(), skip))
+        call_admin(real_hbase.cluster_json, "roll")  # the marker in a closed WAL
+        replayed = replay(spec)
+        assert [b["table"] for b in replayed["bulk_loads"]] == [TABLE], replayed["bulk_loads"]
+
+        found = validate(spec, recompare_wait=0)
+        assert found["verdict"] == "mismatch"
+        assert failing(found) == holding(ranges, b"row-00700-skip", *bulk)
+        differences = " ".join(d for t in found["tables"] for m in t["mismatched"]
+                               for d in m["differences"])
+        assert all(row.decode() in differences for row in (b"row-00700-skip", *bulk)), differences
+
+        fixed = validate(spec, repair=True, recompare_wait=0)
+        assert fixed["verdict"] == "match", json.dumps(fixed, indent=1, default=str)
+        (recopied,) = fixed["bulk_loads_recopied"]
+        assert recopied["puts"] == len(bulk)
+        with Thrift2Client(real.thrift2) as src, Thrift2Client(dst.endpoints.thrift2) as tgt:
+            assert compare_tables(src, tgt, TABLE).equal  # cell for cell, every version
+        with Ledger.open(spec.ledger_url) as ledger:
+            reasons = sorted(r.reason for r in ledger.repairs(1))
+        assert reasons == ["bulk_load", "mismatch"]
+
+
+def test_divergences_on_a_real_target_are_named_and_repaired(real_hbase: RealHBase,
+                                                            tmp_path: Path) -> None:
+    """Source and target tables on the one real cluster: a changed value, an extra version
+    and an extra row on the target, a cell the target never got; validate names exactly
+    their ranges, and the repair's puts and exact-version deletes on real HBase fix them."""
+    source_table, target_table = "ranges_div", "ranges_div_copy"
+    real = ClusterEndpoints.from_json(real_hbase.described)
+    assert real.thrift2 is not None
+    run_workload(real, seed=43, ops=200, table=source_table)
+    spec = load_config(configure(tmp_path, real_hbase.cluster_json, real_hbase.cluster_json,
+                                 source_table, target_table))
+    prepare(spec)
+    snapshot(spec)
+    with Ledger.open(spec.ledger_url) as ledger:
+        ranges = [KeyRange(source_table, r.range_start, r.range_end)
+                  for r in ledger.key_ranges(1)]
+    with Thrift2Client(real.thrift2) as client:
+        rows = [r for r in client.scan(source_table) if len(r) > 1]
+        changed, versioned = rows[len(rows) // 2][0], rows[-1][0]
+        gone = Cell(rows[0][0].row, b"d", b"missing", 3, CellType.PUT, b"m")
+        client.put_cells(source_table, [gone])
+        client.put_cells(target_table, [
+            changed._replace(value=b"changed!"),
+            versioned._replace(timestamp=versioned.timestamp + 1, value=b"x"),
+            Cell(b"row-00000-extra", b"d", b"e", 5, CellType.PUT, b"extra")])
+    expected = {next(r.id for r in ranges if r.contains(row)) for row in
+                (gone.row, changed.row, versioned.row, b"row-00000-extra")}
+
+    found = validate(spec, recompare_wait=0)
+    assert found["verdict"] == "mismatch"
+    assert {f"{m['table']}:{m['start']}-{m['stop']}" for t in found["tables"]
+            for m in t["mismatched"]} == expected
+    fixed = validate(spec, repair=True, recompare_wait=0)
+    assert fixed["verdict"] == "match", json.dumps(fixed, indent=1, default=str)
+    with Thrift2Client(real.thrift2) as client:
+        assert compare_tables(client, client, source_table, target_table).equal
+    with Ledger.open(spec.ledger_url) as ledger:
+        recorded = ledger.repairs(1)
+    assert (sum(r.puts for r in recorded), sum(r.deletes for r in recorded)) == (2, 2)
