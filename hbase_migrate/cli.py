@@ -38,6 +38,8 @@ CORE_COMMANDS: dict[str, tuple[str, str]] = {
                 "The cutover gate: go / no-go with reasons."),
     "report": ("hbase_migrate.commands.report:report",
                "Write the audit report (one HTML file, from the ledger alone)."),
+    "airflow": ("hbase_migrate.commands.airflow:airflow",
+                "Run a local Airflow with the project's DAGs (up / down)."),
 }
 
 ENTRY_POINT_GROUP = "hbase_migrate.commands"

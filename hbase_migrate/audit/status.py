@@ -18,7 +18,10 @@ ms since the epoch, durations in ms, ``null`` when unknown; keys sorted when pri
         "retention_warnings": [{"server", "path", "status", "name_time", "first_seen",
                                 "deadline", "remaining"}],
         "last_validation": null | {"step_id", "validated_at", "ranges", "mismatched",
-                                   "verdict"}}]}
+                                   "verdict"},
+        "steps": the newest ``recent_steps`` steps, oldest first: [{"id", "kind", "status",
+                 "started_at", "ended_at", "by": "cli" or "<dag_id>/<run_id>/<task_id>",
+                 "dag_id", "run_id", "task_id", "error"}]}]}
 
 A retention warning is an archived (``oldWALs/``) file not yet replayed whose age since it was
 first seen has reached ``warn_fraction`` of ``archive_ttl``: it was archived at or before it was
@@ -35,6 +38,7 @@ from hbase_migrate.audit.ledger import Ledger
 from hbase_migrate.audit.records import (
     PENDING,
     MigrationRecord,
+    StepRecord,
     Verdict,
     WalFileRecord,
     WalStatus,
@@ -43,6 +47,7 @@ from hbase_migrate.audit.records import (
 SOURCE = "source"
 DEFAULT_ARCHIVE_TTL_MS = 600_000  # hbase.master.logcleaner.ttl default
 DEFAULT_WARN_FRACTION = 0.8
+DEFAULT_RECENT_STEPS = 10
 
 
 @dataclass(frozen=True)
@@ -88,6 +93,22 @@ class ValidationStatus:
 
 
 @dataclass(frozen=True)
+class StepStatusLine:
+    """One ledger step and who ran it: the command line, or an Airflow task of a DAG run."""
+
+    id: int
+    kind: str
+    status: str
+    started_at: int
+    ended_at: int | None
+    by: str
+    dag_id: str | None
+    run_id: str | None
+    task_id: str | None
+    error: str | None
+
+
+@dataclass(frozen=True)
 class MigrationStatus:
     name: str
     state: str
@@ -100,6 +121,7 @@ class MigrationStatus:
     retention_warnings: list[RetentionWarning]
     retention: dict[str, Any] | None
     last_validation: ValidationStatus | None
+    steps: list[StepStatusLine]
 
 
 @dataclass(frozen=True)
@@ -121,19 +143,21 @@ class StatusReport:
 def compute_status(
     ledger: Ledger, *, now: int, names: Sequence[str] | None = None,
     archive_ttl: int = DEFAULT_ARCHIVE_TTL_MS, warn_fraction: float = DEFAULT_WARN_FRACTION,
+    recent_steps: int = DEFAULT_RECENT_STEPS,
 ) -> StatusReport:
     """The report as of ``now`` for the migrations ``names`` (all when ``None``)."""
     chosen = [m for m in ledger.migrations() if names is None or m.name in names]
     return StatusReport(
         now=now, ledger=ledger.url, schema_version=ledger.schema_version,
         archive_ttl=archive_ttl,
-        migrations=[_migration_status(ledger, m, now, archive_ttl, warn_fraction)
+        migrations=[_migration_status(ledger, m, now, archive_ttl, warn_fraction, recent_steps)
                     for m in chosen],
     )
 
 
 def _migration_status(ledger: Ledger, migration: MigrationRecord, now: int,
-                      archive_ttl: int, warn_fraction: float) -> MigrationStatus:
+                      archive_ttl: int, warn_fraction: float, recent_steps: int
+                      ) -> MigrationStatus:
     files = ledger.wal_files(migration.id, SOURCE)
     gaps = [GapStatus(g.kind.value, g.server, g.path, g.first_time, g.last_time, g.detail,
                       g.detected_at, g.remedy)
@@ -148,7 +172,17 @@ def _migration_status(ledger: Ledger, migration: MigrationRecord, now: int,
         retention_warnings=_retention_warnings(files, now, archive_ttl, warn_fraction),
         retention=_retention(ledger, migration.id),
         last_validation=_last_validation(ledger, migration.id),
+        steps=[_step_line(s) for s in ledger.steps(migration.id)[-recent_steps:]]
+        if recent_steps > 0 else [],
     )
+
+
+def _step_line(step: StepRecord) -> StepStatusLine:
+    who = [step.dag_id, step.run_id, step.task_id]
+    by = "/".join(w or "-" for w in who) if step.dag_id else "cli"
+    return StepStatusLine(step.id, step.kind, step.status.value, step.started_at,
+                          step.ended_at, by, step.dag_id, step.run_id, step.task_id,
+                          step.error)
 
 
 def drained(f: WalFileRecord) -> bool:

@@ -119,6 +119,13 @@ def _render_tables(console: Console, m: MigrationStatus, fmt_time: Callable[[int
         console.print(gaps)
         for remedy in sorted({g.remedy for g in m.gaps}):
             console.print(f"remedy: {remedy}", highlight=False)
+    if m.steps:
+        steps = Table("step", "kind", "status", "started", "ended", "by (DAG / run / task)",
+                      title="recent steps")
+        for st in m.steps:
+            steps.add_row(str(st.id), st.kind, st.status, when(st.started_at),
+                          when(st.ended_at), st.by)
+        console.print(steps)
     if m.retention_warnings:
         warn = Table("server", "archived WAL file", "status", "first seen", "may be deleted at",
                      title="[yellow]archived WALs near the cleaner TTL[/yellow]")

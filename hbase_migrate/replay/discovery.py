@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from hbase_migrate.audit.errors import LedgerMissingError
 from hbase_migrate.audit.ledger import DEFAULT_GAP_REMEDY, Ledger
 from hbase_migrate.audit.records import PENDING, WalFileRecord, WalStatus
 from hbase_migrate.cluster.walstore import LocalWalStore, WalFileStatus, WalStore, WebHdfsWalStore
@@ -160,3 +161,19 @@ def _exists(store: WalStore, path: str) -> bool:
     except (FileNotFoundError, ValueError):
         return False
     return True
+
+
+def unseen_wal_files(cluster: ClusterSpec, ledger_url: str, migration: str
+                     ) -> list[WalFileStatus]:
+    """The source's WAL files the ledger has never listed for ``migration`` (by file name,
+    so a known file that moved to ``oldWALs/`` is not new): what a WAL sensor waits for.
+    Reads only; with no ledger or no such migration yet, every file is unseen."""
+    listed = open_wal_store(cluster).list_wal_files()
+    try:
+        with Ledger.open(ledger_url, upgrade_schema=False) as ledger:
+            record = ledger.migration(migration)
+            rows = ledger.wal_files(record.id, SOURCE) if record is not None else []
+    except LedgerMissingError:
+        rows = []  # no ledger yet: nothing was ever listed
+    known = {row.path.rsplit("/", 1)[-1] for row in rows}
+    return [f for f in listed if f.name not in known]

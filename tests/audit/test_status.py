@@ -60,6 +60,9 @@ def populate(ledger: Ledger) -> None:
                                    source_digest="b", target_digest="c", verdict="mismatch",
                                    now=NOW - 20_000)
     ledger.record_recompare(bad, "mismatch", now=NOW - 10_000)
+    done = ledger.start_step(mid, "replay", dag_id="hbase_migrate_replay",
+                             run_id="asset_triggered__1", task_id="replay", now=NOW - 9_000)
+    ledger.finish_step(done, "succeeded", {}, now=NOW - 8_000)
     ledger.ensure_migration("users", "src", "dst", [TableMapping("users", "users")], now=T)
 
 
@@ -95,10 +98,21 @@ def expected(ledger: Ledger) -> dict[str, Any]:
                 ],
                 "last_validation": {"step_id": 1, "validated_at": NOW - 10_000, "ranges": 2,
                                     "mismatched": 1, "verdict": "mismatch"},
+                "steps": [
+                    {"id": 1, "kind": "validate", "status": "running",
+                     "started_at": NOW - 30_000, "ended_at": None, "by": "cli",
+                     "dag_id": None, "run_id": None, "task_id": None, "error": None},
+                    {"id": 2, "kind": "replay", "status": "succeeded",
+                     "started_at": NOW - 9_000, "ended_at": NOW - 8_000,
+                     "by": "hbase_migrate_replay/asset_triggered__1/replay",
+                     "dag_id": "hbase_migrate_replay", "run_id": "asset_triggered__1",
+                     "task_id": "replay", "error": None},
+                ],
             },
             {"name": "users", "state": "created", "source": "src", "target": "dst",
              "watermark": None, "lag": None, "servers": [], "gaps": [],
-             "retention_warnings": [], "retention": None, "last_validation": None},
+             "retention_warnings": [], "retention": None, "last_validation": None,
+             "steps": []},
         ],
     }
 

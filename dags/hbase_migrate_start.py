@@ -1,0 +1,32 @@
+"""
+### Start a migration
+
+Creates the target tables (the source's column families and split points), fixes the
+watermark **T0** and copies every cell version written before it (on Spark when the Spark
+engine is configured), then validates the copy.
+
+Each task is one lifecycle step recorded in the ledger with this run's ids; rerunning the
+DAG changes nothing that is done. Next: unpause `hbase_migrate_wal_watch`.
+"""
+
+from airflow.sdk import DAG, Param
+from hbase_migrate_airflow.dag_defaults import DEFAULT_ARGS, START_DATE, TAGS
+from hbase_migrate_airflow.operators import PrepareOperator, SnapshotOperator, ValidateOperator
+from hbase_migrate_airflow.params import OPTIONAL_STRING, params
+
+with DAG(
+    "hbase_migrate_start",
+    schedule=None,
+    start_date=START_DATE,
+    catchup=False,
+    max_active_runs=1,
+    doc_md=__doc__,
+    tags=[*TAGS, "snapshot"],
+    default_args=DEFAULT_ARGS,
+    params=params(
+        watermark=Param(None, type=OPTIONAL_STRING, format="date-time", title="Watermark T0",
+                        description="RFC 3339 date-time; empty: now. Ignored once recorded."),
+    ),
+):
+    PrepareOperator(task_id="prepare") >> SnapshotOperator(task_id="snapshot") \
+        >> ValidateOperator(task_id="validate")

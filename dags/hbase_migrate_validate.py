@@ -1,0 +1,27 @@
+"""
+### Validate the target
+
+Compares every table of the migration, source against target, and records the verdict per
+range in the ledger; with `repair`, ranges that still differ after the recompare are
+rewritten from the source. Runs daily and on demand.
+"""
+
+from airflow.sdk import DAG, CronTriggerTimetable, Param
+from hbase_migrate_airflow.dag_defaults import DEFAULT_ARGS, START_DATE, TAGS
+from hbase_migrate_airflow.operators import ValidateOperator
+from hbase_migrate_airflow.params import params
+
+with DAG(
+    "hbase_migrate_validate",
+    schedule=CronTriggerTimetable("0 2 * * *", timezone="UTC"),
+    start_date=START_DATE,
+    catchup=False,
+    max_active_runs=1,
+    doc_md=__doc__,
+    tags=[*TAGS, "validate"],
+    default_args=DEFAULT_ARGS,
+    params=params(
+        repair=Param(False, type="boolean", title="Repair ranges that differ"),
+    ),
+):
+    ValidateOperator(task_id="validate")

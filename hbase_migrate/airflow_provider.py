@@ -1,0 +1,43 @@
+"""Airflow provider metadata of this package (a plain dict; nothing here imports Airflow).
+
+Airflow reads it through the ``apache_airflow_provider`` entry point to offer the ``hbase``
+connection type, with a form for each cluster endpoint, in its UI. The hook itself lives in
+``plugins/hbase_migrate_airflow/hooks/hbase.py`` and is imported by Airflow's processes only.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def _field(label: str, description: str) -> dict[str, Any]:
+    return {"label": label, "description": description, "schema": {"type": ["string", "null"]}}
+
+
+def provider_info() -> dict[str, Any]:
+    return {
+        "package-name": "hbase-migrate",
+        "name": "hbase-migrate",
+        "description": "HBase clusters as Airflow connections, for live table migrations.",
+        "connection-types": [{
+            "connection-type": "hbase",
+            "hook-class-name": "hbase_migrate_airflow.hooks.hbase.HBaseHook",
+            "hook-name": "HBase",
+            "conn-fields": {
+                "thrift2": _field("Thrift2 gateway", "host:port of THBaseService"),
+                "webhdfs": _field("WebHDFS", "http://namenode:9870 (WAL files)"),
+                "hbase_root": _field("HBase root", "hbase.rootdir path (an HDFS path with "
+                                                   "WebHDFS, else a local folder)"),
+                "zookeeper": _field("ZooKeeper quorum", "host:port[,host:port...]"),
+                "znode_parent": _field("ZooKeeper parent znode", "zookeeper.znode.parent "
+                                                                 "(default /hbase)"),
+                "transport": _field("Thrift transport", "buffered (default) or framed"),
+                "protocol": _field("Thrift protocol", "binary (default) or compact"),
+            },
+            "ui-field-behaviour": {
+                "hidden-fields": ["schema", "login", "password"],
+                "relabeling": {"host": "Thrift1 gateway host", "port": "Thrift1 gateway port"},
+                "placeholders": {"host": "hbase-thrift.example.com", "port": "9090"},
+            },
+        }],
+    }

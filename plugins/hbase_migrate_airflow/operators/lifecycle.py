@@ -1,0 +1,206 @@
+"""One operator per lifecycle step: build the run's migration from its Params, call the step
+with the run's provenance, return a small summary (ids, watermark, counts) for XCom.
+
+A step whose verdict is negative (a mismatch, a no-go, a replay that failed a file or found
+a gap) fails the task with the step's own reasons; a configuration error, a refused step or
+a missing connection fails it without retries (retrying cannot help); other core errors
+keep their message and are retried (every step is idempotent).
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from airflow.sdk import BaseOperator
+
+if TYPE_CHECKING:
+    from airflow.sdk import Context
+
+    from hbase_migrate.audit.records import Provenance
+    from hbase_migrate.config import MigrationSpec
+
+BULKY = ("files", "manifest", "bulk_loads", "examples", "items")
+
+
+def small(result: dict[str, Any]) -> dict[str, Any]:
+    """The result without its per-file and per-example lists: what XCom should carry."""
+    return {k: v for k, v in result.items() if k not in BULKY}
+
+
+def accepts(func: Callable[..., Any], name: str) -> bool:
+    """Whether ``func`` takes the keyword argument ``name``."""
+    return name in inspect.signature(func).parameters
+
+
+class LifecycleOperator(BaseOperator):
+    """Calls one step of :mod:`hbase_migrate.lifecycle` for the DAG run's migration."""
+
+    step: ClassVar[str]
+    ui_color = "#e3f0e8"
+
+    def call(self, spec: MigrationSpec, provenance: Provenance, params: dict[str, Any],
+             context: Context) -> dict[str, Any]:
+        raise NotImplementedError
+
+    @staticmethod
+    def spark_master(params: dict[str, Any]) -> str | None:
+        """The master URL of the run's ``spark_conn_id`` (None: work in-process)."""
+        from hbase_migrate_airflow.hooks.spark import spark_master
+
+        conn_id = params.get("spark_conn_id")
+        return spark_master(conn_id) if conn_id else None
+
+    def execute(self, context: Context) -> dict[str, Any]:
+        from airflow.sdk.exceptions import (
+            AirflowException,
+            AirflowFailException,
+            AirflowNotFoundException,
+        )
+
+        from hbase_migrate.audit.records import Provenance
+        from hbase_migrate.errors import ConfigError
+        from hbase_migrate_airflow.migration import migration_spec, run_params
+
+        try:
+            params = run_params(context)
+            spec = migration_spec(params)
+            who = Provenance(self.dag_id, context["run_id"], self.task_id)
+            result = self.call(spec, who, params, context)
+        except (ConfigError, AirflowNotFoundException) as exc:  # a retry cannot help
+            raise AirflowFailException(f"{self.step}: {exc}") from exc
+        failure = self.failure(result)
+        if failure:
+            error = AirflowFailException if self.final(result) else AirflowException
+            raise error(f"{self.step} of migration {spec.name!r}: {failure}")
+        return small(result)
+
+    def failure(self, result: dict[str, Any]) -> str | None:
+        """Why the step's result is a failure, or None."""
+        return None
+
+    def final(self, result: dict[str, Any]) -> bool:
+        """Whether a retry cannot change the failure."""
+        return False
+
+
+class PrepareOperator(LifecycleOperator):
+    """Target tables with the source's families and split points."""
+
+    step = "prepare"
+
+    def call(self, spec: MigrationSpec, provenance: Provenance, params: dict[str, Any],
+             context: Context) -> dict[str, Any]:
+        from hbase_migrate.lifecycle import prepare
+
+        return prepare(spec, provenance=provenance)
+
+
+class SnapshotOperator(LifecycleOperator):
+    """The watermark T0 (the ``watermark`` Param, default now) and the copy of ``[0, T0)``."""
+
+    step = "snapshot"
+
+    def call(self, spec: MigrationSpec, provenance: Provenance, params: dict[str, Any],
+             context: Context) -> dict[str, Any]:
+        from hbase_migrate.lifecycle import snapshot
+        from hbase_migrate.timeutil import parse_time
+
+        given = params.get("watermark")
+        options: dict[str, Any] = {}
+        if accepts(snapshot, "master"):
+            options["master"] = self.spark_master(params)
+        return snapshot(spec, watermark=parse_time(given, name="watermark") if given else None,
+                        provenance=provenance, **options)
+
+
+class ReplayOperator(LifecycleOperator):
+    """WAL replay on Spark (one task per file): a catch-up since T0, or with
+    ``window="data_interval"`` the edits of the run's ``[data_interval_start,
+    data_interval_end)`` (a backfill)."""
+
+    step = "replay"
+
+    def __init__(self, *, window: str = "catch-up", **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        if window not in ("catch-up", "data_interval"):
+            raise ValueError(f"window must be 'catch-up' or 'data_interval', got {window!r}")
+        self.window = window
+
+    def call(self, spec: MigrationSpec, provenance: Provenance, params: dict[str, Any],
+             context: Context) -> dict[str, Any]:
+        from hbase_migrate.lifecycle import replay
+
+        start = end = None
+        if self.window == "data_interval":
+            start, end = (int(context[k].timestamp() * 1000)  # type: ignore[literal-required]
+                          for k in ("data_interval_start", "data_interval_end"))
+        options = {"tables": [], "start": start, "end": end, "provenance": provenance,
+                   "force_thrift1": params.get("gateway") == "thrift1"}
+        master = self.spark_master(params)
+        if master is None:
+            return replay(spec, **options)
+        from hbase_migrate.replay.spark import spark_executor
+        from hbase_migrate_airflow.operators.spark import spark_session
+
+        with spark_session(master, f"hbase-migrate replay {spec.name}") as session:
+            return replay(spec, executor=spark_executor(session), **options)
+
+    def failure(self, result: dict[str, Any]) -> str | None:
+        code = result.get("exit_code", 0)
+        if code == 3:
+            gaps = result.get("gaps", [])
+            where = "".join(f"; {g.get('server')}: {g.get('path') or g.get('detail')}"
+                            for g in gaps)
+            return (f"{len(gaps)} new gap(s), {result.get('open_gaps', 0)} open: WAL edits "
+                    f"lost for the target{where}; see `hbase-migrate status`")
+        if code:
+            return "; ".join(f"{f['path']}: {f['error']}" for f in result.get("failures", [])
+                             ) or f"exit code {code}"
+        return None
+
+    def final(self, result: dict[str, Any]) -> bool:
+        return bool(result.get("exit_code") == 3)  # a gap stays until its ranges are re-copied
+
+
+class ValidateOperator(LifecycleOperator):
+    """Compare source and target; with the ``repair`` Param, repair what differs."""
+
+    step = "validate"
+
+    def call(self, spec: MigrationSpec, provenance: Provenance, params: dict[str, Any],
+             context: Context) -> dict[str, Any]:
+        from hbase_migrate.lifecycle import validate
+
+        options: dict[str, Any] = {}
+        if accepts(validate, "master"):
+            options["master"] = self.spark_master(params)
+        if accepts(validate, "repair"):
+            options["repair"] = bool(params.get("repair", False))
+        return validate(spec, provenance=provenance, **options)
+
+    def failure(self, result: dict[str, Any]) -> str | None:
+        if result.get("verdict") == "match":
+            return None
+        differ = [t["target"] for t in result.get("tables", []) if t.get("verdict") != "match"]
+        return f"verdict {result.get('verdict')}: table(s) {', '.join(differ)} differ"
+
+
+class CutoverCheckOperator(LifecycleOperator):
+    """The go / no-go gate, with the ``max_lag`` Param."""
+
+    step = "cutover-check"
+
+    def call(self, spec: MigrationSpec, provenance: Provenance, params: dict[str, Any],
+             context: Context) -> dict[str, Any]:
+        from hbase_migrate.lifecycle import cutover_check
+        from hbase_migrate.timeutil import parse_duration
+
+        max_lag = parse_duration(params.get("max_lag") or "1m", name="max_lag")
+        return cutover_check(spec, max_lag=max_lag, provenance=provenance)
+
+    def failure(self, result: dict[str, Any]) -> str | None:
+        if result.get("verdict") == "go":
+            return None
+        return "no-go: " + "; ".join(result.get("reasons", []))

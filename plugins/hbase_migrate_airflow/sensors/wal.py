@@ -1,0 +1,77 @@
+"""A deferrable sensor for new WAL files in the source's ``WALs/`` and ``oldWALs/``.
+
+``execute()`` looks once; with nothing new it defers to :class:`NewWalFilesTrigger` with a
+deadline ``timeout`` seconds away, and frees its worker slot. It returns the new files (for
+XCom: path, server, size, creation time). At the deadline it raises ``AirflowSensorTimeout``
+naming the migration, the folders and the wait (``AirflowSkipException`` with
+``soft_fail``).
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any
+
+from airflow.sdk import BaseSensorOperator
+
+from hbase_migrate_airflow.triggers.wal import NewWalFilesTrigger, unseen_files
+
+if TYPE_CHECKING:
+    from airflow.sdk import Context
+
+    from hbase_migrate.config import MigrationSpec
+
+# The trigger's own deadline comes first; the deferral's timeout is a backstop.
+BACKSTOP = 60.0
+
+
+class NewWalFilesSensor(BaseSensorOperator):
+    """Waits for WAL files the migration's ledger has never listed."""
+
+    ui_color = "#e8eef7"
+
+    def __init__(self, *, timeout: float = 600.0, poke_interval: float = 5.0,
+                 **kwargs: Any) -> None:
+        super().__init__(timeout=timeout, poke_interval=poke_interval, **kwargs)
+
+    def _spec(self, context: Context) -> MigrationSpec:
+        from hbase_migrate_airflow.migration import migration_spec, run_params
+
+        return migration_spec(run_params(context))
+
+    def _wait(self, context: Context) -> tuple[float, float]:
+        """(seconds to wait, seconds between listings): the ``wait_seconds`` and
+        ``poll_seconds`` Params when the run has them, else the sensor's own."""
+        params = context["params"]
+        return (float(params.get("wait_seconds") or self.timeout),
+                float(params.get("poll_seconds") or self.poke_interval))
+
+    def poke(self, context: Context) -> bool:
+        return bool(unseen_files(self._spec(context).to_dict()))
+
+    def execute(self, context: Context) -> list[dict[str, Any]]:
+        spec = self._spec(context).to_dict()
+        files = unseen_files(spec)
+        if files:
+            return files
+        wait, every = self._wait(context)
+        self.defer(trigger=NewWalFilesTrigger(spec, time.time() + wait, every),
+                   method_name="execute_complete",
+                   timeout=timedelta(seconds=wait + BACKSTOP))
+        return []  # not reached: defer() raises
+
+    def execute_complete(self, context: Context, event: dict[str, Any]) -> list[dict[str, Any]]:
+        from airflow.sdk.exceptions import AirflowSensorTimeout, AirflowSkipException
+
+        if event.get("status") == "new":
+            return list(event["files"])
+        params = context["params"]
+        name = params.get("config") or params.get("migration")
+        wait, every = self._wait(context)
+        message = (f"no new WAL file in the source's WALs/ or oldWALs/ for migration {name} "
+                   f"within {wait:g} s ({event.get('polls')} listings, every {every:g} s)")
+        self.log.warning("%s", message)  # soft_fail replaces the exception's own words
+        if self.soft_fail:
+            raise AirflowSkipException(message)
+        raise AirflowSensorTimeout(message)

@@ -1,0 +1,108 @@
+"""The thin adapters on their own: the ``hbase`` connection type (registered with Airflow,
+read into the core's endpoints, refused clearly when wrong), the Spark master of a ``spark``
+connection, a run's Params turned into a migration spec, and the trigger's serialization."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hbase_migrate.airflow_stack import hbase_connection
+from hbase_migrate.cluster.endpoints import ClusterEndpoints
+from hbase_migrate.config import MigrationSpec
+from hbase_migrate.errors import ConfigError
+from tests.airflow_home import configure
+
+configure()
+pytestmark = pytest.mark.integration
+ENDPOINTS = ClusterEndpoints(name="hbase_a", thrift="hbase-a:9090", thrift2="hbase-a:9091",
+                             transport="framed", protocol="compact",
+                             webhdfs="http://nn-a:9870", zookeeper="zk1:2181,zk2:2181",
+                             znode_parent="/hbase-a", hbase_root="/apps/hbase")
+
+
+def connection(monkeypatch: pytest.MonkeyPatch, conn_id: str, body: dict[str, Any]) -> None:
+    body = {k: v for k, v in body.items() if k != "connection_id"}
+    monkeypatch.setenv(f"AIRFLOW_CONN_{conn_id.upper()}", json.dumps(body))
+
+
+def test_an_hbase_connection_gives_the_clusters_endpoints(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from hbase_migrate_airflow.hooks import HBaseHook
+
+    connection(monkeypatch, "hbase_a", hbase_connection("hbase_a", ENDPOINTS))
+    assert HBaseHook("hbase_a").endpoints() == ENDPOINTS
+    # the UI's form may store its fields with Airflow's extra__<type>__ prefix
+    prefixed = {"conn_type": "hbase", "host": "hbase-a", "port": 9090,
+                "extra": json.dumps({"extra__hbase__thrift2": "hbase-a:9091",
+                                     "extra__hbase__zookeeper": ""})}
+    connection(monkeypatch, "hbase_b", prefixed)
+    assert HBaseHook("hbase_b").endpoints() == ClusterEndpoints(
+        name="hbase_b", thrift="hbase-a:9090", thrift2="hbase-a:9091")
+
+
+@pytest.mark.parametrize(("body", "message"), [
+    ({"conn_type": "hbase", "host": "h"}, "host and port of the Thrift1 gateway"),
+    ({"conn_type": "hbase", "host": "h", "port": 9090, "extra": '{"thrift3": "x"}'},
+     "unknown extra key(s) thrift3"),
+    ({"conn_type": "hbase", "host": "h", "port": 9090, "extra": '{"thrift2": "nope"}'},
+     "thrift2: expected host:port, got 'nope'"),
+])
+def test_a_wrong_hbase_connection_is_refused_naming_it(
+        monkeypatch: pytest.MonkeyPatch, body: dict[str, Any], message: str) -> None:
+    from hbase_migrate_airflow.hooks import HBaseHook
+
+    connection(monkeypatch, "bad_hbase", body)
+    with pytest.raises(ConfigError, match="connection 'bad_hbase'") as raised:
+        HBaseHook("bad_hbase").endpoints()
+    assert message in str(raised.value)
+
+
+def test_the_hbase_connection_type_is_registered_with_its_form() -> None:
+    from airflow.providers_manager import ProvidersManager
+
+    manager = ProvidersManager()
+    assert "hbase-migrate" in manager.providers
+    widgets = {k.removeprefix("extra__hbase__") for k in manager.connection_form_widgets
+               if k.startswith("extra__hbase__")}
+    from hbase_migrate_airflow.hooks.hbase import EXTRA_KEYS
+
+    assert widgets == set(EXTRA_KEYS)
+
+
+@pytest.mark.parametrize(("host", "port", "master"), [
+    ("local[2]", None, "local[2]"), ("spark://127.0.0.1", 7077, "spark://127.0.0.1:7077"),
+    ("yarn", None, "yarn")])
+def test_the_spark_master_comes_from_the_spark_connection(
+        monkeypatch: pytest.MonkeyPatch, host: str, port: int | None, master: str) -> None:
+    from hbase_migrate_airflow.hooks import spark_master
+
+    connection(monkeypatch, "spark_x", {"conn_type": "spark", "host": host, "port": port})
+    assert spark_master("spark_x") == master
+
+
+def test_params_name_the_migration_by_connection_ids(monkeypatch: pytest.MonkeyPatch,
+                                                     tmp_path: Path) -> None:
+    from hbase_migrate_airflow.migration import migration_spec
+    from hbase_migrate_airflow.triggers import NewWalFilesTrigger
+
+    target = ClusterEndpoints(name="hbase_b", thrift="hbase-b:9090", thrift2="hbase-b:9091")
+    connection(monkeypatch, "hbase_a", hbase_connection("hbase_a", ENDPOINTS))
+    connection(monkeypatch, "hbase_b", hbase_connection("hbase_b", target))
+    monkeypatch.setenv("HBASE_MIGRATE_STATE_DIR", str(tmp_path))
+    spec = migration_spec({"migration": "orders", "source_conn_id": "hbase_a",
+                           "target_conn_id": "hbase_b", "tables": ["orders", "ns:a=ns:b"],
+                           "roll_period": "30m", "margin": "2m", "ledger": None,
+                           "config": None})
+    assert spec.source.endpoints() == ENDPOINTS and spec.target.endpoints() == target
+    assert spec.table_mapping() == {"orders": "orders", "ns:a": "ns:b"}
+    assert (spec.replay.roll_period, spec.replay.margin) == (1_800_000, 120_000)
+    assert spec.ledger_url == f"sqlite:///{tmp_path / 'orders' / 'ledger.db'}"
+    # the trigger carries the spec as JSON and rebuilds it in the triggerer
+    path, kwargs = NewWalFilesTrigger(spec.to_dict(), 1e9, 2.0).serialize()
+    assert path == "hbase_migrate_airflow.triggers.wal.NewWalFilesTrigger"
+    again = MigrationSpec.from_dict(json.loads(json.dumps(kwargs))["spec"])
+    assert again.to_dict() == spec.to_dict()

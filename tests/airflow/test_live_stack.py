@@ -1,0 +1,245 @@
+"""The DAGs on a live local Airflow (api-server, scheduler, triggerer, dag-processor on
+127.0.0.1, started and stopped by this module) against embedded clusters:
+
+* a REST trigger with a bad Param is refused (400) naming the parameter, and no run starts;
+* a watch run's one Asset event triggers the replay DAG, which replays the batch on Spark:
+  the target equals the source after a workload, and the ledger says which run did it;
+* ``airflow backfill create`` over three hours creates three runs, and each run's replay
+  selects exactly the WAL files holding edits of its own hour (derived here from the write
+  times the files were given).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hbase_migrate import lifecycle
+from hbase_migrate.airflow_stack import AirflowStack, start_airflow
+from hbase_migrate.audit.ledger import Ledger
+from hbase_migrate.cluster.descriptors import FamilyDescriptor, TableDescriptor
+from hbase_migrate.config import load_config
+from hbase_migrate.wal.names import ServerName
+from minihbase.regionserver import WalSettings
+from minihbase.server import MiniHBase
+from tests.replay.minicluster_util import compare, run_workload, t2, write_migration
+from tests.replay.test_run_support import HBaseRoot, puts, source_endpoints, write_config
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
+DAGS = ("hbase_migrate_start", "hbase_migrate_wal_watch", "hbase_migrate_replay",
+        "hbase_migrate_backfill", "hbase_migrate_validate", "hbase_migrate_cutover")
+DONE = ("success", "failed")
+HOUR = 3_600_000
+
+
+@dataclass
+class Live:
+    stack: AirflowStack
+    folder: Path
+    source: MiniHBase
+    target: MiniHBase
+
+
+@pytest.fixture(scope="module")
+def live(tmp_path_factory: pytest.TempPathFactory, airflow_template: Path) -> Iterator[Live]:
+    folder = tmp_path_factory.mktemp("live")
+    (folder / "airflow").mkdir()
+    shutil.copyfile(airflow_template, folder / "airflow" / "airflow.db")
+    with MiniHBase(folder / "src", "source", wal=WalSettings(region_servers=2)) as src, \
+            MiniHBase(folder / "dst", "target") as dst, \
+            start_airflow(folder, parallelism=2, connections=[], spark_master="local[1]",
+                          extra_env={"AIRFLOW__CORE__LOAD_EXAMPLES": "False"}) as stack:
+        stack.wait_for_dags(DAGS)
+        yield Live(stack, folder, src, dst)
+
+
+def unpause(stack: AirflowStack, dag_id: str) -> None:
+    status, answer = stack.api("PATCH", f"/dags/{dag_id}", {"is_paused": False})
+    assert status == 200, answer
+
+
+def trigger(stack: AirflowStack, dag_id: str, conf: dict[str, Any]) -> tuple[int, Any]:
+    return stack.api("POST", f"/dags/{dag_id}/dagRuns", {"logical_date": None, "conf": conf})
+
+
+def runs(stack: AirflowStack, dag_id: str) -> list[dict[str, Any]]:
+    status, answer = stack.api("GET", f"/dags/{dag_id}/dagRuns?limit=100")
+    assert status == 200, answer
+    return list(answer["dag_runs"])
+
+
+def task_logs(live: Live, dag_id: str, run_id: str) -> str:
+    """The tail of every task log of a run, for failure messages."""
+    logs = sorted((live.folder / "airflow" / "logs").glob(
+        f"dag_id={dag_id}/run_id={run_id}/**/*.log"))
+    return "\n".join(f"--- {p.name}\n" + "\n".join(p.read_text(errors="replace")
+                                                    .splitlines()[-25:]) for p in logs)
+
+
+def wait_run(live: Live, dag_id: str, pick: Any, timeout: float = 300.0) -> dict[str, Any]:
+    """The first run of ``dag_id`` that ``pick`` accepts, once it has finished."""
+    deadline = time.monotonic() + timeout
+    while True:
+        chosen = [r for r in runs(live.stack, dag_id) if pick(r)]
+        if chosen and chosen[0]["state"] in DONE:
+            return chosen[0]
+        if time.monotonic() > deadline:
+            raise AssertionError(f"no finished {dag_id} run within {timeout:g} s: {chosen}")
+        time.sleep(1.0)
+
+
+def test_a_bad_param_is_refused_before_a_run(live: Live) -> None:
+    status, answer = trigger(live.stack, "hbase_migrate_start", {"watermark": "yesterday"})
+    assert status == 400 and "watermark" in json.dumps(answer), answer
+    status, answer = trigger(live.stack, "hbase_migrate_backfill", {"gateway": "thrift3"})
+    assert status == 400 and "gateway" in json.dumps(answer), answer
+    assert runs(live.stack, "hbase_migrate_start") == []
+
+
+def test_a_wal_event_triggers_the_replay_of_the_batch(live: Live) -> None:
+    src, dst, folder = live.source, live.target, live.folder / "asset"
+    folder.mkdir()
+    run_workload(src, "orders", seed=31, ops=150)
+    config = write_migration(folder, src, dst, "orders", name="asset_test")
+    spec = load_config(config)
+    lifecycle.prepare(spec)
+    lifecycle.snapshot(spec)  # T0: what follows reaches the target by replay only
+    run_workload(src, "orders", seed=32, ops=150)
+    assert src.region_servers is not None
+    src.region_servers.roll()  # new WAL files the ledger has never listed
+    assert not compare(src, dst, "orders").equal
+
+    unpause(live.stack, "hbase_migrate_wal_watch")
+    status, watch = trigger(live.stack, "hbase_migrate_wal_watch",
+                            {"config": str(config), "wait_seconds": 120, "poll_seconds": 1})
+    assert status == 200, watch
+    done = wait_run(live, "hbase_migrate_wal_watch",
+                    lambda r: r["dag_run_id"] == watch["dag_run_id"])
+    assert done["state"] == "success", task_logs(live, "hbase_migrate_wal_watch",
+                                                 watch["dag_run_id"])
+    replayed = wait_run(live, "hbase_migrate_replay", lambda r: True)
+    assert replayed["run_type"] == "asset_triggered"
+    assert replayed["state"] == "success", task_logs(live, "hbase_migrate_replay",
+                                                     replayed["dag_run_id"])
+    assert compare(src, dst, "orders").equal
+    with Ledger.open(spec.ledger_url) as ledger:
+        record = ledger.migration(spec.name)
+        assert record is not None
+        steps = [(s.kind, s.status.value, s.dag_id, s.run_id, s.task_id)
+                 for s in ledger.steps(record.id)][2:]  # after prepare and snapshot
+    assert steps == [("replay", "succeeded", "hbase_migrate_replay", replayed["dag_run_id"],
+                      "replay"),
+                     ("validate", "succeeded", "hbase_migrate_replay", replayed["dag_run_id"],
+                      "validate")]
+
+
+def test_a_backfill_replays_exactly_each_hours_files(live: Live) -> None:
+    folder = live.folder / "backfill"
+    root = HBaseRoot(folder / "hbase")
+    first = (datetime.now(UTC) - timedelta(hours=5)).replace(minute=0, second=0,
+                                                             microsecond=0)
+    h0 = int(first.timestamp() * 1000)
+    minute = 60_000
+    rs1 = ServerName("rs1.example.com", 16020, h0 - 10 * minute)
+    rs2 = ServerName("rs2.example.com", 16020, h0 - 50 * minute)
+    table = "events"
+    # Each server rolls within the roll period (1 h), as HBase does, so the files cover
+    # the windows; each file's three edits come 15 minutes after its creation. Some files
+    # are created in the hour before the one their edits belong to.
+    chains = {rs1: (-10, 45, 100, 155), rs2: (-50, 5, 60, 115, 170)}
+    files = {}
+    for server, created in chains.items():
+        for i, minutes in enumerate(created):
+            written = h0 + (minutes + 15) * minute
+            path = root.write(server, h0 + minutes * minute, table,
+                              puts(f"{server.host}-{i}", i * 10, 3), write_time=written)
+            files[path.name] = range(written, written + 3)
+    with t2(live.target) as target:
+        target.create_table(TableDescriptor(table, (FamilyDescriptor(b"d", max_versions=3),)))
+    config = write_config(folder, source=source_endpoints("127.0.0.1:9", root=root.root),
+                          target=live.target.endpoints, tables=[table], name="backfill_test")
+
+    unpause(live.stack, "hbase_migrate_backfill")
+    created = live.stack.airflow(
+        "backfill", "create", "--dag-id", "hbase_migrate_backfill",
+        "--from-date", first.isoformat(), "--to-date", (first + timedelta(hours=2)).isoformat(),
+        "--dag-run-conf", json.dumps({"config": str(config), "spark_conn_id": None}))
+    assert created.returncode == 0, created.stderr[-2000:]
+
+    def backfilled() -> list[dict[str, Any]]:
+        return [r for r in runs(live.stack, "hbase_migrate_backfill")
+                if r["run_type"] == "backfill"]
+
+    deadline = time.monotonic() + 300
+    while not (len(backfilled()) == 3 and all(r["state"] in DONE for r in backfilled())):
+        assert time.monotonic() < deadline, backfilled()
+        time.sleep(1.0)
+    windows = {}
+    for run in backfilled():
+        assert run["state"] == "success", task_logs(live, "hbase_migrate_backfill",
+                                                    run["dag_run_id"])
+        start = int(datetime.fromisoformat(run["data_interval_start"]).timestamp() * 1000)
+        windows[run["dag_run_id"]] = (start, start + HOUR)
+    assert sorted(windows.values()) == [(h0 + k * HOUR, h0 + (k + 1) * HOUR) for k in range(3)]
+
+    with Ledger.open(load_config(config).ledger_url) as ledger:
+        record = ledger.migration("backfill_test")
+        assert record is not None
+        steps = ledger.steps(record.id, "backfill")
+    assert sorted(s.run_id or "" for s in steps) == sorted(windows)
+    for step in steps:
+        assert step.dag_id == "hbase_migrate_backfill" and step.task_id == "replay_window"
+        start, end = windows[step.run_id or ""]
+        manifest = step.metrics["manifest"]
+        assert (manifest["window"]["start"], manifest["window"]["end"]) == (start, end)
+        selected = {Path(i["path"]).name for i in manifest["items"] if i["included"]}
+        expected = {name for name, times in files.items()
+                    if any(start <= t < end for t in times)}
+        assert selected == expected, (step.run_id, selected, expected)
+
+
+def test_it_listens_on_loopback_only_and_airflow_down_stops_it(live: Live) -> None:
+    import psutil
+    from click.testing import CliRunner
+
+    from hbase_migrate.cli import cli
+
+    groups = {p.pid for p in live.stack.processes.values()}
+    members = [p for p in psutil.process_iter() if _group_of(p.pid) in groups]
+    assert len(members) > len(groups)  # the scheduler's workers, the api-server's
+    listening = {(c.laddr.ip, c.laddr.port) for p in members for c in _sockets(p)
+                 if c.status == psutil.CONN_LISTEN}
+    assert listening and {ip for ip, _ in listening} == {"127.0.0.1"}, listening
+    assert ("127.0.0.1", live.stack.port) in listening
+
+    result = CliRunner().invoke(cli, ["airflow", "down", "--dir", str(live.folder)])
+    assert result.exit_code == 0, result.output
+    assert set(result.output.removeprefix("stopped ").strip().split(", ")) == set(
+        live.stack.processes)
+    assert not [p for p in members if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
+
+
+def _group_of(pid: int) -> int | None:
+    import os
+
+    try:
+        return os.getpgid(pid)
+    except ProcessLookupError:
+        return None
+
+
+def _sockets(process: Any) -> list[Any]:
+    import psutil
+
+    try:
+        return list(process.net_connections(kind="inet"))
+    except (psutil.NoSuchProcess, psutil.AccessDenied):
+        return []

@@ -1,0 +1,66 @@
+"""``hbase_migrate_start`` under ``dag.test()`` against embedded clusters named by ``hbase``
+connections: the target gets the table, the copy validates, and the ledger's steps carry
+this run's ids. A bad Param is refused before the run starts."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from hbase_migrate.airflow_stack import hbase_connection
+from hbase_migrate.audit.ledger import Ledger
+from minihbase.server import MiniHBase
+from tests.replay.minicluster_util import compare, run_workload, t2
+
+pytestmark = pytest.mark.integration
+TABLE = "orders"
+
+
+def env_connection(monkeypatch: pytest.MonkeyPatch, conn_id: str, cluster: MiniHBase) -> None:
+    body = hbase_connection(conn_id, cluster.endpoints)
+    del body["connection_id"]
+    monkeypatch.setenv(f"AIRFLOW_CONN_{conn_id.upper()}", json.dumps(body))
+
+
+def test_start_copies_and_validates_with_this_runs_ids(
+        dag_bag: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    dag = dag_bag.get_dag("hbase_migrate_start")  # type: ignore[attr-defined]
+    ledger = f"sqlite:///{tmp_path / 'ledger.db'}"
+    with MiniHBase(tmp_path / "src", "source") as src, \
+            MiniHBase(tmp_path / "dst", "target") as dst:
+        written = run_workload(src, TABLE, seed=5, ops=200)
+        env_connection(monkeypatch, "test_source", src)
+        env_connection(monkeypatch, "test_target", dst)
+        conf = {"migration": "start_test", "source_conn_id": "test_source",
+                "target_conn_id": "test_target", "tables": [TABLE], "ledger": ledger,
+                "spark_conn_id": None}
+        run = dag.test(run_conf=conf)
+        states = {ti.task_id: ti.state for ti in run.get_task_instances()}
+        assert states == {"prepare": "success", "snapshot": "success", "validate": "success"}
+        with t2(dst) as target:
+            assert target.table_exists(TABLE)
+        assert sum(written.ops.values()) > 0 and compare(src, dst, TABLE).equal
+
+    with Ledger.open(ledger) as opened:
+        record = opened.migration("start_test")
+        assert record is not None and record.state == "validated"
+        steps = opened.steps(record.id)
+    assert [(s.kind, s.status.value, s.dag_id, s.run_id, s.task_id) for s in steps] == [
+        (task, "succeeded", "hbase_migrate_start", run.run_id, task)
+        for task in ("prepare", "snapshot", "validate")]
+
+
+@pytest.mark.parametrize(("conf", "named"), [
+    ({"watermark": "yesterday"}, "watermark"),
+    ({"tables": []}, "tables"),
+    ({"migration": "a/b"}, "migration"),
+])
+def test_bad_params_are_refused_before_the_run(dag_bag: object, conf: dict[str, object],
+                                               named: str) -> None:
+    from airflow.sdk.definitions.param import ParamValidationError
+
+    dag = dag_bag.get_dag("hbase_migrate_start")  # type: ignore[attr-defined]
+    with pytest.raises(ParamValidationError, match=named):
+        dag.test(run_conf=conf)
