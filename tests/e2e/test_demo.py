@@ -38,7 +38,7 @@ def _alive(pid: int) -> bool:
 def test_demo_migrates_a_live_table_and_proves_equality(tmp_path: Path) -> None:
     root = tmp_path / "demo"
     out = subprocess.run(
-        [sys.executable, "-m", "hbase_migrate", "demo", "--dir", str(root),
+        [sys.executable, "-m", "hbase_migrate", "demo", "--no-airflow", "--dir", str(root),
          "--ops", "800", "--seed", "11", "--json"],
         capture_output=True, text=True, timeout=600, check=False)
     assert out.returncode == 0, out.stderr
@@ -80,6 +80,15 @@ def test_demo_migrates_a_live_table_and_proves_equality(tmp_path: Path) -> None:
     assert all(s["pending"]["failed"] == 0 and s["replayed"] > 0 for s in migration["servers"])
 
 
+def _descendants(pid: int) -> set[int]:
+    found, todo = set(), [pid]
+    while todo:
+        children = _children_of(todo.pop())
+        todo += list(children - found)
+        found |= children
+    return found
+
+
 def test_ctrl_c_stops_everything_it_started(tmp_path: Path) -> None:
     proc = subprocess.Popen(
         [sys.executable, "-m", "hbase_migrate", "demo", "--dir", str(tmp_path / "demo"),
@@ -88,21 +97,21 @@ def test_ctrl_c_stops_everything_it_started(tmp_path: Path) -> None:
     try:
         assert proc.stdout is not None
         seen: set[int] = set()
-        for line in proc.stdout:
-            seen |= _children_of(proc.pid)
-            if "start source and target miniclusters" in line:
+        for line in proc.stdout:  # ZooKeeper, two miniclusters, then Airflow's four parts
+            seen |= _descendants(proc.pid)
+            if "start Airflow" in line:
                 break
         time.sleep(1.0)
-        seen |= _children_of(proc.pid)
-        assert len(seen) >= 3, "ZooKeeper and two miniclusters should be running"
+        seen |= _descendants(proc.pid)
+        assert len(seen) >= 7, "ZooKeeper, two miniclusters and Airflow should be running"
         proc.send_signal(signal.SIGINT)
-        proc.wait(60)
+        proc.wait(120)
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
     assert proc.returncode != 0
-    deadline = time.monotonic() + 15
+    deadline = time.monotonic() + 30
     while any(_alive(pid) for pid in seen) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert not [pid for pid in seen if _alive(pid)]
