@@ -21,8 +21,9 @@ from minihbase.demo import DemoSpec, run_demo
 @click.option("--airflow/--no-airflow", default=True, show_default=True,
               help="Drive the lifecycle through a local Airflow's DAGs, or call the steps "
                    "directly.")
-@click.option("--spark/--no-spark", default=True, show_default=True,
-              help="With Airflow: replay on Spark (local[2]) or in the task's process.")
+@click.option("--spark/--no-spark", default=False, show_default=True,
+              help="With Airflow: replay on Spark (local[2]), or in the task's process (the "
+                   "runs Airflow schedules itself use Spark either way).")
 @click.option("--keep-running", is_flag=True,
               help="With Airflow: keep Airflow and the stack running at the end (for the UI) "
                    "until Ctrl-C.")
