@@ -39,7 +39,7 @@ def demo(root: Path, airflow: bool, spark: bool, keep_running: bool, table: str,
     cutover gate says go.
 
     With Airflow (the default): a local Airflow runs the DAGs: hbase_migrate_start, the WAL
-    watch and the Asset-scheduled replay while the workload writes, a backfill, and
+    watch and the Asset-scheduled replay after each burst of the workload, a backfill, and
     hbase_migrate_cutover. Without: the steps are called directly (snapshot while the
     workload writes, replay --follow, catch-up, backfill, cell-for-cell validation, gate)."""
 
