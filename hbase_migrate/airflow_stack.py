@@ -1,10 +1,10 @@
 """A local Airflow for this project, as child processes on 127.0.0.1 only.
 
 :func:`start_airflow` runs the parts Airflow needs in the order that works: the metadata
-database (``airflow db migrate``, skipped when one exists), the api-server (its health
-checked before anything else starts, since the LocalExecutor's workers talk to its
-Execution API), then the scheduler and the triggerer with ``-s`` (no log servers, which
-would listen on 0.0.0.0) and the dag-processor. It uses the project's ``airflow.cfg``,
+database (``airflow db migrate``, skipped when one exists), the dag-processor and the
+api-server (its health checked before the rest starts, since the LocalExecutor's workers
+talk to its Execution API), then the scheduler and the triggerer with ``-s`` (no log
+servers, which would listen on 0.0.0.0). It uses the project's ``airflow.cfg``,
 ``dags/`` and ``plugins/``; Airflow's state (database, logs, process list) stays in
 ``<folder>/airflow``; ``$HBASE_MIGRATE_STATE_DIR`` is ``<folder>``, so default ledgers land
 there too. Connections are created through the REST API: one ``hbase`` connection
@@ -44,12 +44,13 @@ log = logging.getLogger(__name__)
 PROJECT = Path(__file__).resolve().parents[1]  # the folder holding dags/, plugins/, airflow.cfg
 HOST = "127.0.0.1"
 STACK_FILE = "stack.json"
-# api-server first (health checked), then the rest.
+# In this order: the dag-processor (it needs only the database) beside the api-server, whose
+# health is awaited before the scheduler and the triggerer start.
 SERVICES: dict[str, list[str]] = {
+    "dag-processor": ["dag-processor"],
     "api-server": ["api-server", "--host", HOST],
     "scheduler": ["scheduler", "--skip-serve-logs"],
     "triggerer": ["triggerer", "--skip-serve-logs"],
-    "dag-processor": ["dag-processor"],
 }
 HBASE_EXTRA_KEYS = ("thrift2", "webhdfs", "zookeeper", "znode_parent", "hbase_root",
                     "transport", "protocol")
@@ -204,10 +205,15 @@ class AirflowStack:
         """Stop every process and the workers it forked: all at once, the api-server
         after the others."""
         workers = [p for n, p in self.processes.items() if n != "api-server"]
-        _stop_groups(workers, timeout)
-        _stop_groups([p for n, p in self.processes.items() if n == "api-server"], timeout)
-        self.processes.clear()
-        (self.home / STACK_FILE).unlink(missing_ok=True)
+        try:
+            _stop_groups(workers, timeout)
+        finally:  # a second Ctrl-C while stopping still stops the api-server
+            try:
+                _stop_groups([p for n, p in self.processes.items() if n == "api-server"],
+                             timeout)
+            finally:
+                self.processes.clear()
+                (self.home / STACK_FILE).unlink(missing_ok=True)
 
     def __enter__(self) -> Self:
         return self

@@ -39,9 +39,9 @@ def up(folder: Path, port: int | None, parallelism: int, spark_master: str) -> N
     with start_airflow(folder, port=port, parallelism=parallelism,
                        spark_master=spark_master) as stack:
         click.echo(f"Airflow UI: {stack.url}  (state in {stack.home}; Ctrl-C stops it)")
-        for conn in sorted(stack.api("GET", "/connections")[1]["connections"],
-                           key=lambda c: c["connection_id"]):
-            click.echo(f"connection {conn['connection_id']} ({conn['conn_type']})")
+        listed = stack.api("GET", "/connections")[1]["connections"]
+        for conn_id, conn_type in sorted({(c["connection_id"], c["conn_type"]) for c in listed}):
+            click.echo(f"connection {conn_id} ({conn_type})")
         while not stop.wait(1.0):
             stack.check_alive()
         click.echo("stopping Airflow ...")

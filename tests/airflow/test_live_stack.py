@@ -206,6 +206,36 @@ def test_a_backfill_replays_exactly_each_hours_files(live: Live) -> None:
         assert selected == expected, (step.run_id, selected, expected)
 
 
+def test_the_trigger_form_shows_the_params_in_a_real_browser(live: Live, tmp_path: Path
+                                                             ) -> None:
+    import struct
+
+    from tests.airflow.browser import Browser
+
+    status, details = live.stack.api("GET", "/dags/hbase_migrate_start/details")
+    assert status == 200, details
+    titles = [p["schema"]["title"] for p in details["params"].values()]
+    assert "Watermark T0" in titles and len(titles) == 10
+    try:
+        browser = Browser(tmp_path)
+    except FileNotFoundError as exc:
+        pytest.skip(str(exc))
+    with browser:
+        browser.open(f"{live.stack.url}/dags/hbase_migrate_start")
+        browser.wait_for("!!document.querySelector('button[aria-label=\"Trigger Dag\"]')")
+        browser.evaluate("document.querySelector('button[aria-label=\"Trigger Dag\"]')"
+                         ".click()")
+        form = browser.wait_for(
+            "Array.from(document.querySelectorAll('[role=dialog]')).map(d => d.innerText)"
+            ".find(t => t.includes('Run Parameters') && t.includes('Watermark T0'))")
+        png = browser.screenshot(tmp_path / "trigger-form.png")
+    assert "Trigger Dag - hbase_migrate_start" in form
+    assert [t for t in titles if t not in form] == []
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    width, height = struct.unpack(">II", png[16:24])
+    assert width == 1280 and height > 1000  # the viewport, less the browser's own bars
+
+
 def test_it_listens_on_loopback_only_and_airflow_down_stops_it(live: Live) -> None:
     import psutil
     from click.testing import CliRunner
