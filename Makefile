@@ -13,6 +13,7 @@ UV           := $(TOOLS)/bin/uv
 VENV         := .venv
 BIN          := $(VENV)/bin
 PYTEST_ARGS  ?=
+ARGS         ?=
 
 export UV_PROJECT_ENVIRONMENT := $(VENV)
 export SPARK_LOCAL_IP ?= 127.0.0.1
@@ -47,7 +48,7 @@ lint: setup
 	$(BIN)/mypy
 
 run: setup
-	$(BIN)/hbase-migrate demo --dir state/demo
+	$(BIN)/hbase-migrate demo --dir state/demo $(ARGS)
 
 # The README's picture of the report: the main job's report, in headless Chromium.
 .PHONY: screenshots

@@ -9,8 +9,13 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
+
+from hbase_migrate.audit.ledger import Ledger
+from hbase_migrate.audit.records import StepStatus, Verdict
+from hbase_migrate.config import load_config
 
 pytestmark = pytest.mark.e2e
 
@@ -38,7 +43,7 @@ def _alive(pid: int) -> bool:
 def test_demo_migrates_a_live_table_and_proves_equality(tmp_path: Path) -> None:
     root = tmp_path / "demo"
     out = subprocess.run(
-        [sys.executable, "-m", "hbase_migrate", "demo", "--dir", str(root),
+        [sys.executable, "-m", "hbase_migrate", "demo", "--no-airflow", "--dir", str(root),
          "--ops", "800", "--seed", "11", "--json"],
         capture_output=True, text=True, timeout=600, check=False)
     assert out.returncode == 0, out.stderr
@@ -80,29 +85,83 @@ def test_demo_migrates_a_live_table_and_proves_equality(tmp_path: Path) -> None:
     assert all(s["pending"]["failed"] == 0 and s["replayed"] > 0 for s in migration["servers"])
 
 
+def _descendants(pid: int) -> set[int]:
+    found, todo = set(), [pid]
+    while todo:
+        children = _children_of(todo.pop())
+        todo += list(children - found)
+        found |= children
+    return found
+
+
 def test_ctrl_c_stops_everything_it_started(tmp_path: Path) -> None:
     proc = subprocess.Popen(
         [sys.executable, "-m", "hbase_migrate", "demo", "--dir", str(tmp_path / "demo"),
-         "--ops", "1000000"],
+         "--ops", "200"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         assert proc.stdout is not None
         seen: set[int] = set()
-        for line in proc.stdout:
-            seen |= _children_of(proc.pid)
-            if "start source and target miniclusters" in line:
+        for line in proc.stdout:  # ZooKeeper, two miniclusters, then Airflow's four parts
+            seen |= _descendants(proc.pid)
+            if "start Airflow" in line:
                 break
         time.sleep(1.0)
-        seen |= _children_of(proc.pid)
-        assert len(seen) >= 3, "ZooKeeper and two miniclusters should be running"
+        seen |= _descendants(proc.pid)
+        assert len(seen) >= 7, "ZooKeeper, two miniclusters and Airflow should be running"
         proc.send_signal(signal.SIGINT)
-        proc.wait(60)
+        proc.wait(120)
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
     assert proc.returncode != 0
-    deadline = time.monotonic() + 15
+    deadline = time.monotonic() + 30
     while any(_alive(pid) for pid in seen) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert not [pid for pid in seen if _alive(pid)]
+
+
+def test_the_main_job_through_airflow_ends_with_go_and_names_the_dag_runs(
+        tmp_path: Path) -> None:
+    root = tmp_path / "demo"
+    out = subprocess.run(
+        [sys.executable, "-m", "hbase_migrate", "demo", "--dir", str(root), "--ops", "600",
+         "--seed", "13", "--json"],
+        capture_output=True, text=True, timeout=1500, check=False)
+    assert out.returncode == 0, (out.stdout[-3000:], out.stderr[-3000:])
+    steps = [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
+
+    def fact(prefix: str) -> dict[str, Any]:
+        found, = (s for s in steps if s["step"].startswith(prefix))
+        return found
+
+    written = Path(fact("audit report")["path"])
+    assert fact("audit report")["verdict"] == "go"
+    assert "GO: the target can take over" in written.read_text("utf-8")
+    assert out.stdout.rstrip().endswith("every range matching")
+
+    # The ledger names the DAG run and task behind every step, and none ran without Airflow.
+    spec = load_config(root / "migration.toml")
+    with Ledger.open(spec.ledger_url, upgrade_schema=False) as ledger:
+        record = ledger.migration(spec.name)
+        assert record is not None and record.state == "validated"
+        recorded = ledger.steps(record.id)
+        last_ranges = ledger.last_validations(record.id)
+    assert all(s.status is StepStatus.SUCCEEDED for s in recorded), [
+        (s.kind, s.error) for s in recorded if s.status is not StepStatus.SUCCEEDED]
+    by_run = {(s.dag_id, s.run_id, s.kind, s.task_id) for s in recorded}
+    start = fact("hbase_migrate_start")["run"]
+    for kind in ("prepare", "snapshot", "validate"):
+        assert ("hbase_migrate_start", start, kind, kind) in by_run
+    for burst in (fact("burst 1"), fact("burst 2"), fact("hbase_migrate_wal_watch")):
+        assert ("hbase_migrate_replay", burst["replay_run"], "replay", "replay") in by_run
+        assert ("hbase_migrate_replay", burst["replay_run"], "validate", "validate") in by_run
+    assert ("hbase_migrate_backfill", fact("airflow backfill")["run"], "backfill",
+            "replay_window") in by_run
+    gate = recorded[-1]
+    assert (gate.kind, gate.dag_id, gate.run_id) == (
+        "cutover-check", "hbase_migrate_cutover", fact("hbase_migrate_cutover")["run"])
+    assert gate.metrics["verdict"] == "go" and gate.metrics["reasons"] == []
+    assert all(s.dag_id for s in recorded)
+    assert last_ranges and all(v.final_verdict is Verdict.MATCH for v in last_ranges)

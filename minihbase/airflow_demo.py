@@ -1,0 +1,225 @@
+"""The main job through Airflow, on the embedded stack.
+
+1. Start a real ZooKeeper, the source minicluster (two region servers writing real WAL
+   files) and an empty target; write a first workload to the source.
+2. Start a local Airflow (:func:`hbase_migrate.airflow_stack.start_airflow`): the project's
+   DAGs, plugins and ``airflow.cfg``, one ``hbase`` connection per cluster.
+3. Drive the lifecycle through the DAGs, as a user does from the UI or the REST API:
+   trigger ``hbase_migrate_start`` (schema, watermark T0, copy, validation); unpause the WAL
+   watch; the workload writes in bursts, and after each burst the region servers roll their
+   WALs, the watch announces the new files as one Asset event, and the Asset-scheduled
+   ``hbase_migrate_replay`` applies them and validates; ``airflow backfill create`` replays
+   the past hour again; then ``hbase_migrate_cutover`` gives the verdict.
+4. Write the audit report from the ledger.
+
+The migration is the DAGs' default one (migration ``orders`` over the connections
+``hbase_source`` and ``hbase_target``, its ledger under the stack's folder), so a scheduled
+watch run works on it too. Only the embedded stack, the workload and the REST calls belong
+here: every step runs in an Airflow task that calls the core. Everything started is stopped
+at the end, also on Ctrl-C, unless ``keep_running`` asks to wait for it.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import threading
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from hbase_migrate import lifecycle
+from hbase_migrate.airflow_stack import AirflowStack, start_airflow
+from hbase_migrate.cluster.endpoints import ClusterEndpoints
+from hbase_migrate.config import ENDPOINT_KEYS, load_config
+from minihbase.cli.minicluster import call_admin
+from minihbase.demo import DemoResult, DemoSpec, Report, _step, _workload
+from minihbase.process import EmbeddedStackError
+from minihbase.stack import EmbeddedStack
+from minihbase.workload import WorkloadSpec
+
+MIGRATION = "orders"  # the DAGs' default migration and table
+SOURCE_ARGS = ["--region-servers", "2", "--roll-period", "1h", "--wal-compression", "dict+tags"]
+DAGS = ("hbase_migrate_start", "hbase_migrate_wal_watch", "hbase_migrate_replay",
+        "hbase_migrate_backfill", "hbase_migrate_cutover")
+BURSTS = 2
+RUN_TIMEOUT = 600.0
+
+
+def write_config(root: Path, source: ClusterEndpoints, target: ClusterEndpoints) -> Path:
+    """The migration the DAGs' defaults name, as a file for the command line (``status``,
+    ``report``): the same clusters (by their gateways), tables, ledger and replay settings."""
+    def section(endpoints: ClusterEndpoints) -> str:
+        data = endpoints.to_json()
+        return "".join(f"{k} = {json.dumps(str(data[k]))}\n" for k in ENDPOINT_KEYS
+                       if data.get(k))
+
+    path = root / "migration.toml"
+    path.write_text(
+        f'[migration]\nname = "{MIGRATION}"\nledger = "sqlite:///{MIGRATION}/ledger.db"\n'
+        f"[source]\n{section(source)}[target]\n{section(target)}"
+        f'[[tables]]\nsource = "{MIGRATION}"\n'
+        '[replay]\nroll_period = "1h"\nmargin = "5m"\n', encoding="utf-8")
+    return path
+
+
+class Dags:
+    """Triggers DAG runs over the REST API and waits for them."""
+
+    def __init__(self, stack: AirflowStack, conf: dict[str, Any]) -> None:
+        self.stack, self.conf = stack, conf
+
+    def call(self, method: str, path: str, body: Any = None) -> Any:
+        status, answer = self.stack.api(method, path, body)
+        if status >= 300:
+            raise EmbeddedStackError(f"airflow {method} {path}: {status} {answer}")
+        return answer
+
+    def unpause(self, dag_id: str) -> None:
+        self.call("PATCH", f"/dags/{dag_id}", {"is_paused": False})
+
+    def trigger(self, dag_id: str, **conf: Any) -> str:
+        run = self.call("POST", f"/dags/{dag_id}/dagRuns",
+                        {"logical_date": None, "conf": {**self.conf, **conf}})
+        return str(run["dag_run_id"])
+
+    def runs(self, dag_id: str) -> list[dict[str, Any]]:
+        return list(self.call("GET", f"/dags/{dag_id}/dagRuns?limit=100")["dag_runs"])
+
+    def wait(self, dag_id: str, pick: Callable[[dict[str, Any]], bool],
+             timeout: float = RUN_TIMEOUT) -> dict[str, Any]:
+        """The newest run of ``dag_id`` that ``pick`` accepts, once it has finished."""
+        deadline = time.monotonic() + timeout
+        while True:
+            self.stack.check_alive()
+            chosen = [r for r in self.runs(dag_id) if pick(r)]
+            if chosen and all(r["state"] in ("success", "failed") for r in chosen):
+                return max(chosen, key=lambda r: r.get("start_date") or "")
+            if time.monotonic() > deadline:
+                raise EmbeddedStackError(f"no finished {dag_id} run within {timeout:g} s "
+                                         f"({[r['state'] for r in chosen]}); logs in "
+                                         f"{self.stack.home / 'logs'}")
+            time.sleep(1.0)
+
+    def wait_run(self, dag_id: str, run_id: str) -> dict[str, Any]:
+        return self.wait(dag_id, lambda r: r["dag_run_id"] == run_id)
+
+    def wait_new(self, dag_id: str, seen: set[str]) -> dict[str, Any]:
+        """The first run of ``dag_id`` not in ``seen``, once finished."""
+        return self.wait(dag_id, lambda r: r["dag_run_id"] not in seen)
+
+    def require(self, run: dict[str, Any], what: str) -> None:
+        if run["state"] != "success":
+            raise EmbeddedStackError(
+                f"{what}: DAG run {run['dag_run_id']} of {run['dag_id']} {run['state']}; its "
+                f"task logs are in {self.stack.home / 'logs' / ('dag_id=' + run['dag_id'])}")
+
+
+def run_airflow_demo(spec: DemoSpec, report: Report, *, spark: bool = True,
+                     keep_running: Callable[[str], None] | None = None) -> DemoResult:
+    """Run the flow; ``report(step, facts)`` as each step ends; ``keep_running(ui_url)`` is
+    called at the end, before anything stops (it returns when the user is done)."""
+    if spec.root.exists():
+        shutil.rmtree(spec.root)
+    spec.root.mkdir(parents=True)
+    result = DemoResult()
+    with EmbeddedStack(spec.root) as stack:
+        with _step(result, "start ZooKeeper and the source and target miniclusters",
+                   report) as facts:
+            facts["zookeeper"] = stack.start_zookeeper()
+            source = stack.start_cluster("source", SOURCE_ARGS)
+            target = stack.start_cluster("target")
+            facts.update(source=source.thrift2, target=target.thrift2)
+        with _step(result, "first workload on the source", report) as facts:
+            facts.update(_workload(source, WorkloadSpec(MIGRATION, spec.seed, spec.ops // 2)))
+        config = write_config(spec.root, source, target)
+        with _step(result, "start Airflow (api-server, scheduler, triggerer, dag-processor)",
+                   report) as facts:
+            airflow = start_airflow(spec.root, parallelism=2)
+            try:
+                airflow.wait_for_dags(DAGS, timeout=RUN_TIMEOUT)
+            except BaseException:
+                airflow.stop()
+                raise
+            facts.update(ui=airflow.url)
+        with airflow:
+            # Without Spark every task works in-process; scheduled runs (the watch's and the
+            # backfill's first) use the DAGs' default Spark connection either way.
+            conf: dict[str, Any] = {} if spark else {"spark_conn_id": None}
+            _drive(spec, Dags(airflow, conf), source, result, report)
+            migration = load_config(config)
+            with _step(result, "audit report", report) as facts:
+                result.report = lifecycle.report(migration)
+                facts.update(path=result.report["path"], verdict=result.report["verdict"])
+            if keep_running is not None:
+                keep_running(airflow.url)
+    return result
+
+
+def _drive(spec: DemoSpec, dags: Dags, source: ClusterEndpoints, result: DemoResult,
+           report: Report) -> None:
+    """The lifecycle through the DAGs."""
+    for dag_id in ("hbase_migrate_start", "hbase_migrate_replay", "hbase_migrate_cutover"):
+        dags.unpause(dag_id)
+    with _step(result, "hbase_migrate_start: target schema, watermark T0, copy, validation",
+               report) as facts:
+        run_id = dags.trigger("hbase_migrate_start")
+        dags.require(dags.wait_run("hbase_migrate_start", run_id), "the start")
+        facts["run"] = run_id
+    with _step(result, "hbase_migrate_wal_watch announces the WAL files, "
+               "hbase_migrate_replay catches up from T0", report) as facts:
+        dags.unpause("hbase_migrate_wal_watch")  # its scheduled run finds files to announce
+        first = dags.wait_new("hbase_migrate_replay", set())
+        dags.require(first, "the first replay")
+        facts["replay_run"] = first["dag_run_id"]
+    cluster_json = spec.root / "source" / "cluster.json"
+    rate = max(1.0, spec.ops / 2 / spec.live_seconds)
+    for burst in range(1, BURSTS + 1):
+        with _step(result, f"burst {burst}: the workload writes while the watch waits; the "
+                   "rolled WALs are announced, replayed and validated", report) as facts:
+            seen = {r["dag_run_id"] for r in dags.runs("hbase_migrate_replay")}
+            watch = dags.trigger("hbase_migrate_wal_watch", poll_seconds=1, wait_seconds=300)
+            live = _workload(source, WorkloadSpec(MIGRATION, spec.seed + burst, ops=None,
+                                                  duration=spec.live_seconds / BURSTS,
+                                                  rate=rate))
+            rolled = call_admin(cluster_json, "roll")
+            dags.require(dags.wait_run("hbase_migrate_wal_watch", watch), "the watch")
+            replayed = dags.wait_new("hbase_migrate_replay", seen)
+            dags.require(replayed, f"burst {burst}'s replay")
+            facts.update(workload_ops=live.get("total_ops", 0), rolled=rolled,
+                         watch_run=watch, replay_run=replayed["dag_run_id"])
+    with _step(result, "airflow backfill create: replay a past hour again", report) as facts:
+        # Unpausing schedules the last full hour (no catch-up); the backfill takes the one
+        # before it.
+        dags.unpause("hbase_migrate_backfill")
+        end = datetime.now(UTC).replace(minute=0, second=0, microsecond=0) - timedelta(hours=1)
+        start = end - timedelta(hours=1)
+        created = dags.stack.airflow(
+            "backfill", "create", "--dag-id", "hbase_migrate_backfill",
+            "--from-date", start.isoformat(), "--to-date", start.isoformat(),
+            "--dag-run-conf", json.dumps(dags.conf))
+        if created.returncode:
+            raise EmbeddedStackError(f"airflow backfill create failed: "
+                                     f"{created.stderr.strip()[-500:]}")
+        backfilled = dags.wait("hbase_migrate_backfill", lambda r: r["run_type"] == "backfill")
+        dags.require(backfilled, "the backfill")
+        facts.update(window=[start.isoformat(), end.isoformat()],
+                     run=backfilled["dag_run_id"])
+    with _step(result, "hbase_migrate_cutover: the gate", report) as facts:
+        run_id = dags.trigger("hbase_migrate_cutover", max_lag="1m")
+        gate = dags.wait_run("hbase_migrate_cutover", run_id)
+        facts.update(run=run_id, state=gate["state"])
+        result.gate = {"run": run_id, "state": gate["state"]}
+
+
+def wait_for_interrupt(url: str, say: Callable[[str], None]) -> None:
+    """Keep everything running until Ctrl-C (the demo's ``--keep-running``)."""
+    say(f"Airflow UI: {url}  (everything keeps running; Ctrl-C stops it)")
+    stop = threading.Event()
+    try:
+        while not stop.wait(3600):
+            pass
+    except KeyboardInterrupt:
+        say("stopping ...")
