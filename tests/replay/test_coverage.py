@@ -150,16 +150,24 @@ def test_files_created_and_deleted_between_two_listings_are_a_gap(tmp_path: Path
         run_workload(src, TABLE, seed=7, ops=10)
         copy_table_schema(src, dst, TABLE)
         time.sleep(3.0)  # the first files, all before the watermark, may go unread: no gap
+        assert src.region_servers is not None
+        # however slow the first run, no file it lists is deleted before it reads it
+        src.region_servers.cleaner_switch(False)
         spec = set_watermark(config)
         first = run_replay(ReplayJob.from_spec(spec))
+        src.region_servers.cleaner_switch(True)
         assert first.exit_code == 0, first.to_json()
         with Ledger.open(spec.ledger_url) as ledger:
             record = ledger.migration(spec.name)
             assert record is not None
             listed_before = {Path(r.path).name for r in ledger.wal_files(record.id, SOURCE)}
             watermark = record.watermark or 0
-        run_workload(src, TABLE, seed=8, ops=600, rate=150)  # 4 s with no listing: files
-        time.sleep(3.0)  # rolled, archived and deleted before the next one
+        run_workload(src, TABLE, seed=8, ops=600, rate=150)  # 4 s with no listing
+        servers = {str(s.name) for s in src.region_servers.servers}
+        wait_for(lambda: servers <= {str(parse_wal_path(n).server) for n in
+                                     deleted_since(watcher, src.hbase_root_dir, watermark,
+                                                   listed_before)},
+                 30, "files of every server rolled, archived and deleted since the first run")
 
         second = run_replay(ReplayJob.from_spec(spec))
         assert second.exit_code == 3, second.to_json()
@@ -182,6 +190,16 @@ def test_files_created_and_deleted_between_two_listings_are_a_gap(tmp_path: Path
                        and g.last_time is not None
                        and g.first_time <= info.timestamp <= g.last_time
                        for g in gaps), (name, gaps)
+
+
+def deleted_since(watcher: Watcher, root: Path, since: int, listed: set[str]) -> set[str]:
+    """Region server WAL files created after ``since`` the watcher saw, ``listed`` lacks
+    and that no longer exist."""
+    seen = set(watcher.names)
+    live = {p.name for p in root.glob("WALs/*/*")}  # before oldWALs/: files only move there
+    present = live | {p.name for p in root.glob("oldWALs/*")}
+    return {n for n in seen - listed - present if (info := parse_wal_path(n)).kind == "wal"
+            and (info.timestamp or 0) > since}
 
 
 def listed_names(spec: MigrationSpec) -> set[str]:
