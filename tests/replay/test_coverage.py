@@ -254,7 +254,7 @@ def test_a_file_deleted_between_listing_and_reading_is_a_gap_in_the_same_run(
 def test_a_crashed_servers_last_file_is_replayed_and_its_deletion_is_no_gap(
         tmp_path: Path) -> None:
     settings = WalSettings(region_servers=2, roll_period=3600, archive_ttl=0.5,
-                           cleaner_interval=0.05, split_delay=0.5)
+                           cleaner_interval=0.05, split_delay=3600)
     with MiniHBase(tmp_path / "src", "source", wal=settings) as src, \
             MiniHBase(tmp_path / "dst", "target") as dst:
         config = write_migration(tmp_path, src, dst, TABLE)
@@ -268,11 +268,17 @@ def test_a_crashed_servers_last_file_is_replayed_and_its_deletion_is_no_gap(
         live_file = next(p for p in (src.hbase_root_dir / "WALs" / str(victim)).iterdir())
         run_workload(src, TABLE, seed=12, ops=100)
         src.region_servers.kill(str(victim))
-        # while its file waits in -splitting, and once it is archived (no trailer)
-        assert run_replay(job).exit_code == 0
-        wait_for(lambda: not (src.hbase_root_dir / "WALs" / f"{victim}-splitting").exists(),
-                 10, "the split to archive the dead server's file")
-        assert run_replay(job).exit_code == 0
+        splitting = run_replay(job)  # its file waits in -splitting: read to its end
+        assert splitting.exit_code == 0, splitting.to_json()
+        assert [Path(o.path).parent.name for o in splitting.outcomes
+                if Path(o.path).name == live_file.name] == [f"{victim}-splitting"]
+        src.region_servers.cleaner_switch(False)  # archived, and still there for the next run
+        assert src.region_servers.finish_split() == [live_file.name]
+        archived = run_replay(job)
+        assert archived.exit_code == 0, archived.to_json()
+        assert [(Path(a).parent.name, Path(b).parent.name) for a, b in archived.moves] == [
+            (f"{victim}-splitting", "oldWALs")]
+        src.region_servers.cleaner_switch(True)
         with Ledger.open(spec.ledger_url) as ledger:
             record = ledger.migration(spec.name)
             assert record is not None
