@@ -5,9 +5,10 @@ folder: ``hbase_root_dir`` from the raw ``cluster.json`` (the embedded cluster w
 else a local ``hbase_root``.
 
 Reconciling a listing with the ledger (DESIGN 4.2, 4.3): a file the ledger knows that is no
-longer where it was is looked up at its archived path (``oldWALs/``); found there, it moved
-and its row (status, offset) follows it; found nowhere, it vanished: before it was replayed
-that is a **gap**. Every listed file is then recorded as seen.
+longer where it was moved when the listing shows its name further along (``-splitting``,
+``oldWALs/``), else it is looked up there; found, its row (status, offset) follows it;
+found nowhere, it vanished: before it was replayed that is a **gap**. Every listed file is
+then recorded as seen.
 """
 
 from __future__ import annotations
