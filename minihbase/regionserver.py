@@ -21,7 +21,8 @@ As in HBase:
   ``split_delay`` seconds): the files are archived to ``oldWALs/``, the directory removed.
   Directories of servers that are not live at start (a crash) are handled the same way.
 * the log cleaner deletes archived files older than ``archive_ttl`` (by mtime) unless a
-  replication queue names them (:mod:`minihbase.replication`).
+  replication queue names them (:mod:`minihbase.replication`); it can be switched off and
+  on (:meth:`RegionServers.cleaner_switch`).
 * a bulk load stores cells without WAL entries and writes one ``HBASE::BULK_LOAD`` marker.
 
 A clean :meth:`RegionServers.stop` closes every region, closes each file with its trailer and
@@ -117,6 +118,7 @@ class RegionServers:
         self._splitting: dict[Path, float] = {}  # -splitting dir -> archive deadline (ms)
         self._rr = 0
         self._next_clean = 0.0
+        self._cleaner_on = True
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self.counters: dict[str, int] = {"entries": 0, "rolls": 0, "archived": 0,
@@ -504,6 +506,13 @@ class RegionServers:
 
     # --- background chores --------------------------------------------------------------
 
+    def cleaner_switch(self, on: bool) -> bool:
+        """Turn the periodic log cleaner on or off (HBase's ``cleaner_chore_switch``);
+        returns whether it was on. A pass under way finishes first."""
+        with self.lock:
+            was, self._cleaner_on = self._cleaner_on, on
+            return was
+
     def clean(self) -> list[str]:
         """The log cleaner: delete archived WALs older than the TTL and not pinned."""
         with self.lock:
@@ -529,7 +538,7 @@ class RegionServers:
         due = [p for p, deadline in self._splitting.items() if deadline <= now]
         for path in due:
             self.finish_split(path.name)
-        if now >= self._next_clean:
+        if now >= self._next_clean and self._cleaner_on:
             self.clean()
             self._next_clean = now + s.cleaner_interval * 1000
         if self.replication is not None:

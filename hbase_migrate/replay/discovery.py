@@ -5,9 +5,10 @@ folder: ``hbase_root_dir`` from the raw ``cluster.json`` (the embedded cluster w
 else a local ``hbase_root``.
 
 Reconciling a listing with the ledger (DESIGN 4.2, 4.3): a file the ledger knows that is no
-longer where it was is looked up at its archived path (``oldWALs/``); found there, it moved
-and its row (status, offset) follows it; found nowhere, it vanished: before it was replayed
-that is a **gap**. Every listed file is then recorded as seen.
+longer where it was moved when the listing shows its name further along (``-splitting``,
+``oldWALs/``), else it is looked up there; found, its row (status, offset) follows it;
+found nowhere, it vanished: before it was replayed that is a **gap**. Every listed file is
+then recorded as seen.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from hbase_migrate.config import ClusterSpec
 from hbase_migrate.errors import ConfigError
 from hbase_migrate.replay.coverage import WRITE_TIME_SKEW_MS, Gap, chain_key
 from hbase_migrate.timeutil import format_time
+from hbase_migrate.wal.names import parse_wal_path
 
 log = logging.getLogger(__name__)
 
@@ -64,6 +66,7 @@ def reconcile(ledger: Ledger, migration_id: int, store: WalStore, *,
     if not record:
         return result
     here = {f.path for f in result.listed}
+    _follow_listed(ledger, migration_id, result, here, stream)
     for f in result.listed:
         ledger.record_wal_seen(migration_id, stream, f.server or UNKNOWN_SERVER, f.path,
                                f.size, f.timestamp)
@@ -73,6 +76,32 @@ def reconcile(ledger: Ledger, migration_id: int, store: WalStore, *,
             continue
         _follow(ledger, migration_id, store, row, result, since, rows, stream)
     return result
+
+
+# How far along its life a WAL file is: it only ever moves forward (a dead server's files
+# to its -splitting folder, then every file to the archive).
+_STAGES = {"live": 0, "splitting": 1, "archived": 2}
+
+
+def _stage(path: str) -> int:
+    return _STAGES.get(parse_wal_path(path).state or "", -1)
+
+
+def _follow_listed(ledger: Ledger, migration_id: int, result: Reconciliation,
+                   here: set[str], stream: str) -> None:
+    """A known file the listing shows further along (same name, later folder) moved there:
+    its row follows before the listing is recorded, so that one file never has two rows.
+    (Following it by a later lookup instead could race the move on: listed in -splitting,
+    archived before the lookup, the old row would go to oldWALs/ and the listed -splitting
+    path get a second, fresh row.)"""
+    listed = {f.name: f.path for f in result.listed}
+    for row in ledger.wal_files(migration_id, stream):
+        if row.path in here or row.vanished_at is not None or row.status is WalStatus.GAP:
+            continue
+        moved = listed.pop(parse_wal_path(row.path).name, None)
+        if moved is not None and _stage(moved) > _stage(row.path):
+            ledger.record_wal_moved(migration_id, stream, row.path, moved)
+            result.moves.append((row.path, moved))
 
 
 def _follow(ledger: Ledger, migration_id: int, store: WalStore, row: WalFileRecord,

@@ -124,6 +124,26 @@ def test_cleaner_thread_honours_ttl(tmp_path: Path) -> None:
         assert not archived.exists()
 
 
+def test_a_switched_off_cleaner_keeps_expired_files_until_switched_on(tmp_path: Path) -> None:
+    settings = WalSettings(region_servers=1, roll_period=3600, archive_ttl=0.2,
+                           cleaner_interval=0.05)
+    with MiniHBase(tmp_path, wal=settings) as mini:
+        rs = mini.region_servers
+        assert rs is not None
+        assert rs.cleaner_switch(False) is True
+        name, = rs.roll()
+        archived = mini.hbase_root_dir / "oldWALs" / name
+        past = time.time() - 60
+        os.utime(archived, (past, past))
+        time.sleep(1.0)  # twenty cleaner intervals
+        assert archived.exists()
+        assert rs.cleaner_switch(True) is False
+        deadline = time.monotonic() + 10
+        while archived.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not archived.exists()
+
+
 def test_restart_keeps_sequence_ids_and_old_files(tmp_path: Path) -> None:
     settings = WalSettings(region_servers=2, roll_period=3600)
     with MiniHBase(tmp_path, wal=settings) as mini:

@@ -150,16 +150,24 @@ def test_files_created_and_deleted_between_two_listings_are_a_gap(tmp_path: Path
         run_workload(src, TABLE, seed=7, ops=10)
         copy_table_schema(src, dst, TABLE)
         time.sleep(3.0)  # the first files, all before the watermark, may go unread: no gap
+        assert src.region_servers is not None
+        # however slow the first run, no file it lists is deleted before it reads it
+        src.region_servers.cleaner_switch(False)
         spec = set_watermark(config)
         first = run_replay(ReplayJob.from_spec(spec))
+        src.region_servers.cleaner_switch(True)
         assert first.exit_code == 0, first.to_json()
         with Ledger.open(spec.ledger_url) as ledger:
             record = ledger.migration(spec.name)
             assert record is not None
             listed_before = {Path(r.path).name for r in ledger.wal_files(record.id, SOURCE)}
             watermark = record.watermark or 0
-        run_workload(src, TABLE, seed=8, ops=600, rate=150)  # 4 s with no listing: files
-        time.sleep(3.0)  # rolled, archived and deleted before the next one
+        run_workload(src, TABLE, seed=8, ops=600, rate=150)  # 4 s with no listing
+        servers = {str(s.name) for s in src.region_servers.servers}
+        wait_for(lambda: servers <= {str(parse_wal_path(n).server) for n in
+                                     deleted_since(watcher, src.hbase_root_dir, watermark,
+                                                   listed_before)},
+                 30, "files of every server rolled, archived and deleted since the first run")
 
         second = run_replay(ReplayJob.from_spec(spec))
         assert second.exit_code == 3, second.to_json()
@@ -182,6 +190,16 @@ def test_files_created_and_deleted_between_two_listings_are_a_gap(tmp_path: Path
                        and g.last_time is not None
                        and g.first_time <= info.timestamp <= g.last_time
                        for g in gaps), (name, gaps)
+
+
+def deleted_since(watcher: Watcher, root: Path, since: int, listed: set[str]) -> set[str]:
+    """Region server WAL files created after ``since`` the watcher saw, ``listed`` lacks
+    and that no longer exist."""
+    seen = set(watcher.names)
+    live = {p.name for p in root.glob("WALs/*/*")}  # before oldWALs/: files only move there
+    present = live | {p.name for p in root.glob("oldWALs/*")}
+    return {n for n in seen - listed - present if (info := parse_wal_path(n)).kind == "wal"
+            and (info.timestamp or 0) > since}
 
 
 def listed_names(spec: MigrationSpec) -> set[str]:
@@ -236,7 +254,7 @@ def test_a_file_deleted_between_listing_and_reading_is_a_gap_in_the_same_run(
 def test_a_crashed_servers_last_file_is_replayed_and_its_deletion_is_no_gap(
         tmp_path: Path) -> None:
     settings = WalSettings(region_servers=2, roll_period=3600, archive_ttl=0.5,
-                           cleaner_interval=0.05, split_delay=0.5)
+                           cleaner_interval=0.05, split_delay=3600)
     with MiniHBase(tmp_path / "src", "source", wal=settings) as src, \
             MiniHBase(tmp_path / "dst", "target") as dst:
         config = write_migration(tmp_path, src, dst, TABLE)
@@ -250,11 +268,17 @@ def test_a_crashed_servers_last_file_is_replayed_and_its_deletion_is_no_gap(
         live_file = next(p for p in (src.hbase_root_dir / "WALs" / str(victim)).iterdir())
         run_workload(src, TABLE, seed=12, ops=100)
         src.region_servers.kill(str(victim))
-        # while its file waits in -splitting, and once it is archived (no trailer)
-        assert run_replay(job).exit_code == 0
-        wait_for(lambda: not (src.hbase_root_dir / "WALs" / f"{victim}-splitting").exists(),
-                 10, "the split to archive the dead server's file")
-        assert run_replay(job).exit_code == 0
+        splitting = run_replay(job)  # its file waits in -splitting: read to its end
+        assert splitting.exit_code == 0, splitting.to_json()
+        assert [Path(o.path).parent.name for o in splitting.outcomes
+                if Path(o.path).name == live_file.name] == [f"{victim}-splitting"]
+        src.region_servers.cleaner_switch(False)  # archived, and still there for the next run
+        assert src.region_servers.finish_split() == [live_file.name]
+        archived = run_replay(job)
+        assert archived.exit_code == 0, archived.to_json()
+        assert [(Path(a).parent.name, Path(b).parent.name) for a, b in archived.moves] == [
+            (f"{victim}-splitting", "oldWALs")]
+        src.region_servers.cleaner_switch(True)
         with Ledger.open(spec.ledger_url) as ledger:
             record = ledger.migration(spec.name)
             assert record is not None

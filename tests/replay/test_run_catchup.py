@@ -4,6 +4,7 @@ move to the archive, gaps, corrupt files and bulk loads."""
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -12,8 +13,9 @@ import pytest
 from hbase_migrate.audit.ledger import Ledger, now_ms
 from hbase_migrate.audit.records import WalStatus
 from hbase_migrate.audit.status import compute_status
+from hbase_migrate.cluster.walstore import LocalWalStore, WalFileStatus
 from hbase_migrate.config import load_config
-from hbase_migrate.replay.discovery import SOURCE
+from hbase_migrate.replay.discovery import SOURCE, reconcile
 from hbase_migrate.replay.job import FileTask, ReplayJob
 from hbase_migrate.replay.run import Observer, RunSummary, run_replay
 from hbase_migrate.replay.thrift2_target import write_cells
@@ -185,6 +187,47 @@ def test_a_file_archived_between_listing_and_reading_is_continued_at_its_offset(
         migration = ledger.migration(s.spec.name)
         assert migration is not None
         assert [r.path for r in ledger.wal_files(migration.id)] == [str(archived)]
+    assert s.equal()
+
+
+class SplitAfterListing(LocalWalStore):
+    """A dead server's split finishing right after a listing: a file listed in its
+    -splitting folder is already in oldWALs/ when the run next looks for it."""
+
+    def list_wal_files(self) -> list[WalFileStatus]:
+        listed = super().list_wal_files()
+        for f in listed:
+            if f.state == "splitting":
+                shutil.move(f.path, self.hbase_root / "oldWALs" / f.name)
+        return listed
+
+
+def test_a_file_listed_in_splitting_then_archived_keeps_one_row_and_its_offset(
+        setup: Setup) -> None:
+    s, root = setup, setup.root
+    calls = puts("s", 0, 6)
+    live = root.write(RS1, T, s.table, calls[:3], state="live", trailer=False)
+    s.source_writes(calls)
+    assert run_replay(s.job).exit_code == 0
+    offset3 = live.stat().st_size
+    root.write(RS1, T, s.table, calls, state="live", trailer=False)  # then the server dies
+    splitting = live.parent.rename(live.parent.with_name(live.parent.name + "-splitting"))
+    (root.root / "oldWALs").mkdir(exist_ok=True)
+    with Ledger.open(s.spec.ledger_url) as ledger:
+        migration = ledger.migration(s.spec.name)
+        assert migration is not None
+        found = reconcile(ledger, migration.id, SplitAfterListing(root.root), since=START)
+        rows = [(r.path, r.offset_reached) for r in ledger.wal_files(migration.id, SOURCE)]
+    assert found.moves == [(str(live), str(splitting / live.name))]
+    assert rows == [(str(splitting / live.name), offset3)]  # one row, its progress kept
+
+    summary = run_replay(s.job)  # finds it archived: continues at its offset
+    assert summary.exit_code == 0, summary.to_json()
+    (outcome,) = summary.outcomes
+    archived = root.root / "oldWALs" / live.name
+    assert (outcome.path, outcome.start_offset) == (str(archived), offset3)
+    assert (outcome.run.entries, outcome.complete) == (3, True)
+    assert s.rows() == {live.name: (WalStatus.REPLAYED, archived.stat().st_size, 6)}
     assert s.equal()
 
 
