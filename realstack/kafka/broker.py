@@ -7,6 +7,12 @@ with Kafka's ``StorageTool`` (once per data folder), then run ``kafka.Kafka`` wi
 heap and wait until the listener accepts connections and the cluster answers a metadata
 request. Stop: SIGTERM (a clean shutdown), then SIGKILL after a timeout. A restart on the
 same folder keeps the topics and their data, on the same ports.
+
+:meth:`KafkaBroker.limit_producer` sets a client quota with Kafka's own ``ConfigCommand``
+(``kafka-configs``): the broker then delays a producer with that ``client.id`` to a byte
+rate. Quotas are measured over two one-second windows, so a throttled producer is held to
+its rate from its first seconds on (Kafka's default of eleven lets ten seconds' worth
+through at full speed first).
 """
 
 from __future__ import annotations
@@ -31,6 +37,7 @@ log = logging.getLogger(__name__)
 HOST = "127.0.0.1"
 MAIN_CLASS = "kafka.Kafka"
 STORAGE_TOOL = "kafka.tools.StorageTool"
+CONFIG_COMMAND = "kafka.admin.ConfigCommand"
 HEAP = "384m"
 JVM_OPTIONS = ("-Xms64m", "-XX:TieredStopAtLevel=1")  # a small broker that starts fast
 SYSTEM_PROPERTIES = {"java.awt.headless": "true",
@@ -97,7 +104,7 @@ class KafkaBroker:
             "share.coordinator.state.topic.replication.factor=1",
             "share.coordinator.state.topic.min.isr=1",
             "group.initial.rebalance.delay.ms=0", "num.io.threads=2", "num.network.threads=2",
-            "background.threads=2",
+            "background.threads=2", "quota.window.num=2", "quota.window.size.seconds=1",
         ]
         path = self.data_dir / "server.properties"
         path.write_text("\n".join(lines) + "\n", encoding="utf-8")
@@ -168,6 +175,18 @@ class KafkaBroker:
         raise RealStackError(f"Kafka did not serve on {self.bootstrap} within "
                                  f"{timeout:g} s; log {self.log_path}:\n"
                                  f"{log_tail(str(self.log_path))}")
+
+    def limit_producer(self, client_id: str, bytes_per_second: int) -> None:
+        """Hold producers with ``client_id`` to ``bytes_per_second`` (a client quota, kept
+        in the cluster's metadata across restarts): the broker delays its answers to them."""
+        command = _java(module_classpath("kafka"), CONFIG_COMMAND, [
+            "--bootstrap-server", self.bootstrap, "--alter", "--entity-type", "clients",
+            "--entity-name", client_id, "--add-config", f"producer_byte_rate={bytes_per_second}"])
+        done = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
+        if done.returncode != 0:
+            raise RealStackError(f"Kafka ConfigCommand could not set the quota of client "
+                                 f"{client_id!r} on {self.bootstrap} (exit {done.returncode}): "
+                                 f"{(done.stdout + done.stderr)[-2000:]}")
 
     def stop(self, timeout: float = 30.0) -> None:
         """Stop the broker (a clean shutdown when it takes less than ``timeout``)."""

@@ -1,6 +1,10 @@
 """Faults mid-stream against the real broker: a CDC process killed with SIGKILL and run
 again loses no edit and sends again only what the broker had not acknowledged; a broker
-restart mid-stream is retried through and the run converges."""
+restart mid-stream is retried through and the run converges.
+
+The stream is slowed for real so that a fault lands mid-way on any machine: the broker
+holds the producer's ``client.id`` to a byte rate (a Kafka client quota), which makes the
+test's few hundred kilobytes take several seconds after the first file is acknowledged."""
 
 from __future__ import annotations
 
@@ -23,8 +27,15 @@ from realstack.kafka import KafkaBroker
 from tests.cdc.conftest import Source, all_expected, consume, create_topic, identity
 
 pytestmark = pytest.mark.integration
-# Each batch waits for the producer's linger: a stream slow enough to be hit mid-way.
-SLOW = 'producer = { "linger.ms" = 400 }\n'
+THROTTLED = "cdc-throttled"  # the client.id the broker holds to BYTES_PER_SECOND
+BYTES_PER_SECOND = 50_000  # the test's stream is about 280 kB: some 5 s
+SLOW = f'producer = {{ "client.id" = "{THROTTLED}" }}\n'
+
+
+@pytest.fixture(scope="module", autouse=True)
+def throttled(kafka_broker: KafkaBroker) -> None:
+    """The broker holds producers with the client.id of ``SLOW`` to a byte rate."""
+    kafka_broker.limit_producer(THROTTLED, BYTES_PER_SECOND)
 
 
 def progress(spec: MigrationSpec) -> dict[str, int]:
@@ -64,7 +75,9 @@ def test_sigkill_mid_stream_then_rerun(source: Source, kafka_broker: KafkaBroker
         proc.kill()
         proc.wait(30)
     acknowledged = progress(spec)
-    summary = cdc(spec, start=source.start)
+    # the rerun at full speed: the same migration and ledger, another client.id
+    summary = cdc(load_config(source.config(tmp_path, kafka_broker.bootstrap, topic)),
+                  start=source.start)
     assert summary["exit_code"] == 0, summary
 
     expected = all_expected(spec, source.start)
@@ -78,7 +91,8 @@ def test_sigkill_mid_stream_then_rerun(source: Source, kafka_broker: KafkaBroker
 
 
 def test_a_broker_restart_mid_stream_is_retried_through(
-        source: Source, kafka_broker: KafkaBroker, tmp_path: Path) -> None:
+        source: Source, kafka_broker: KafkaBroker, tmp_path: Path,
+        caplog: pytest.LogCaptureFixture) -> None:
     topic = create_topic(kafka_broker.bootstrap)
     spec = load_config(source.config(tmp_path, kafka_broker.bootstrap, topic,
                                      SLOW + 'delivery_timeout = "3s"\nretries = 8\n'))
@@ -88,11 +102,14 @@ def test_a_broker_restart_mid_stream_is_retried_through(
     try:
         wait_for_progress(spec)
         kafka_broker.stop()
+        assert runner.is_alive(), "the stream ended before the broker stopped"
         time.sleep(4)  # longer than a delivery attempt: some sends fail and are retried
     finally:
         kafka_broker.start()
         runner.join(300)
     assert not runner.is_alive()
     assert result.get("exit_code") == 0, result
+    assert any("sending again" in r.getMessage() for r in caplog.records
+               if r.name == "hbase_migrate.sinks.kafka"), "no delivery failed and was retried"
     expected = {identity(m) for m in all_expected(spec, source.start)}
     assert {identity(m) for m in consume(kafka_broker.bootstrap, topic)} == expected
