@@ -3,7 +3,7 @@
 #   make test    the whole test suite (unit, golden, fuzz, integration with real parts)
 #   make lint    ruff and mypy --strict on the core
 #   make bench   the benchmarks (figures, no pass/fail)
-#   make screenshots  docs/report.png: the main job's report in headless Chromium
+#   make screenshots  docs/report.png and docs/dag-graph.png, in headless Chromium
 
 SHELL        := /bin/bash
 PYTHON       ?= python3
@@ -50,11 +50,14 @@ lint: setup
 run: setup
 	$(BIN)/hbase-migrate demo --dir state/demo $(ARGS)
 
-# The README's picture of the report: the main job's report, in headless Chromium.
+# The README's pictures: the main job's report, and the start DAG's graph in the Airflow UI
+# (its live test saves it), in headless Chromium.
 .PHONY: screenshots
 screenshots: run
 	$(BIN)/python -m tests.browser state/demo/report.html docs/report.png \
 		--width 1100 --height 2600 --scale 0.5
+	HBASE_MIGRATE_SCREENSHOTS=docs $(BIN)/pytest -q -p no:cacheprovider \
+		tests/airflow/test_live_stack.py -k test_the_graph_view_shows_every_task
 
 bench: setup
 	$(BIN)/python bench/run_all.py

@@ -52,6 +52,7 @@ class Browser:
         self.requests: list[str] = []  # every URL the page asked for, in order
         self.failed: list[str] = []  # requests that failed (URL: error)
         self._events: list[dict[str, Any]] = []
+        self._urls: dict[str, str] = {}  # request id: URL
         self._next_id = 0
         self._profile = tempfile.mkdtemp(prefix="hbm-chromium-")
         self._proc: subprocess.Popen[bytes] | None = None
@@ -154,8 +155,10 @@ class Browser:
         params = message.get("params", {})
         if message["method"] == "Network.requestWillBeSent":
             self.requests.append(params["request"]["url"])
+            self._urls[params["requestId"]] = params["request"]["url"]
         elif message["method"] == "Network.loadingFailed":
-            self.failed.append(f"{params.get('requestId')}: {params.get('errorText')}")
+            url = self._urls.get(params.get("requestId", ""), params.get("requestId"))
+            self.failed.append(f"{url}: {params.get('errorText')}")
 
     def wait_for(self, event: str) -> dict[str, Any]:
         """The next (or an already received, unclaimed) event named ``event``."""
@@ -186,6 +189,17 @@ class Browser:
         if "exceptionDetails" in result:
             raise BrowserError(f"{expression[:60]}: {result['exceptionDetails']}")
         return result["result"].get("value")
+
+    def wait_until(self, expression: str, timeout: float | None = None) -> Any:
+        """The value of ``expression`` once it is truthy, polled (pages that render after
+        their load event: single-page applications)."""
+        limit = self.timeout if timeout is None else timeout
+        deadline = time.monotonic() + limit
+        while not (value := self.evaluate(expression)):
+            if time.monotonic() > deadline:
+                raise BrowserError(f"not true within {limit:g}s: {expression}")
+            time.sleep(0.25)
+        return value
 
     def screenshot(self, *, full_page: bool = True, scale: float = 1.0,
                    clip: dict[str, float] | None = None) -> bytes:

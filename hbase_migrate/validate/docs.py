@@ -1,8 +1,9 @@
 """Data Docs that render offline: the web assets Great Expectations' pages load from CDNs
 are copied from the npm packages ``scripts/docs-assets.sh`` fetched at set-up time (into
 ``docs_assets/`` beside this module) into a vendor folder beside the pages, and the pages'
-links rewritten to them (relative links: the folder can be moved or archived whole); remote
-logo images become an inline blank image.
+links rewritten to them (relative links: the folder can be moved or archived whole), without
+the CDN's integrity and CORS attributes (a page opened from a file has no origin: a browser
+refuses CORS loads of its local copies); remote logo images become an inline blank image.
 """
 
 from __future__ import annotations
@@ -58,10 +59,17 @@ BLANK_IMAGE = ("data:image/gif;base64,R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAA
 _REMOTE_IMAGE = re.compile(r"https://great-expectations-web-assets\.s3[^\"' )]*")
 _URL = re.compile("|".join(re.escape(u) for u in sorted(CDN_FILES, key=len, reverse=True))
                   + r"(?![\w.@/-])")
+_TAG = re.compile(r"<(?:script|link)\b[^>]*>")
+_CDN_ONLY = re.compile(r"\s(?:integrity|crossorigin)=\"[^\"]*\"")
 
 
 def _local(up: str, match: re.Match[str]) -> str:
     return f"{up}/{CDN_FILES[match.group(0)]}"
+
+
+def _unpin(up: str, match: re.Match[str]) -> str:
+    tag = match.group(0)
+    return _CDN_ONLY.sub("", tag) if f'="{up}/' in tag else tag
 
 
 def assets_available(assets: Path = ASSETS) -> bool:
@@ -91,7 +99,7 @@ def make_offline(site: Path, vendor: Path | None = None, assets: Path = ASSETS) 
             continue
         up = Path(os.path.relpath(vendor, page.parent)).as_posix()
         text = page.read_text(encoding="utf-8")
-        new = _URL.sub(partial(_local, up), text)
+        new = _TAG.sub(partial(_unpin, up), _URL.sub(partial(_local, up), text))
         new = _REMOTE_IMAGE.sub(BLANK_IMAGE, new)
         if new != text:
             page.write_text(new, encoding="utf-8")

@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import time
 from collections.abc import Iterator
@@ -30,6 +31,7 @@ from hbase_migrate.config import load_config
 from hbase_migrate.wal.names import ServerName
 from minihbase.regionserver import WalSettings
 from minihbase.server import MiniHBase
+from tests.browser import Browser, colours, find_chromium, png_size
 from tests.replay.minicluster_util import compare, run_workload, t2, write_migration
 from tests.replay.test_run_support import HBaseRoot, puts, source_endpoints, write_config
 
@@ -59,6 +61,14 @@ def live(tmp_path_factory: pytest.TempPathFactory, airflow_template: Path) -> It
                           extra_env={"AIRFLOW__CORE__LOAD_EXAMPLES": "False"}) as stack:
         stack.wait_for_dags(DAGS)
         yield Live(stack, folder, src, dst)
+
+
+def browser(*, width: int = 1280, height: int = 1600) -> Browser:
+    if find_chromium() is None:
+        if os.environ.get("HBASE_MIGRATE_SCREENSHOTS"):
+            pytest.fail("Chromium is not installed: no screenshot can be taken")
+        pytest.skip("Chromium is not installed")
+    return Browser(width=width, height=height, timeout=120.0)
 
 
 def unpause(stack: AirflowStack, dag_id: str) -> None:
@@ -206,34 +216,67 @@ def test_a_backfill_replays_exactly_each_hours_files(live: Live) -> None:
         assert selected == expected, (step.run_id, selected, expected)
 
 
-def test_the_trigger_form_shows_the_params_in_a_real_browser(live: Live, tmp_path: Path
-                                                             ) -> None:
-    import struct
-
-    from tests.airflow.browser import Browser
-
+def test_the_trigger_form_shows_the_params_in_a_real_browser(live: Live) -> None:
     status, details = live.stack.api("GET", "/dags/hbase_migrate_start/details")
     assert status == 200, details
     titles = [p["schema"]["title"] for p in details["params"].values()]
     assert "Watermark T0" in titles and len(titles) == 10
-    try:
-        browser = Browser(tmp_path)
-    except FileNotFoundError as exc:
-        pytest.skip(str(exc))
-    with browser:
-        browser.open(f"{live.stack.url}/dags/hbase_migrate_start")
-        browser.wait_for("!!document.querySelector('button[aria-label=\"Trigger Dag\"]')")
-        browser.evaluate("document.querySelector('button[aria-label=\"Trigger Dag\"]')"
-                         ".click()")
-        form = browser.wait_for(
+    with browser() as page:
+        page.open(f"{live.stack.url}/dags/hbase_migrate_start")
+        page.wait_until("!!document.querySelector('button[aria-label=\"Trigger Dag\"]')")
+        page.evaluate("document.querySelector('button[aria-label=\"Trigger Dag\"]').click()")
+        form = page.wait_until(
             "Array.from(document.querySelectorAll('[role=dialog]')).map(d => d.innerText)"
             ".find(t => t.includes('Run Parameters') && t.includes('Watermark T0'))")
-        png = browser.screenshot(tmp_path / "trigger-form.png")
+        png = page.screenshot(full_page=False)
     assert "Trigger Dag - hbase_migrate_start" in form
     assert [t for t in titles if t not in form] == []
-    assert png[:8] == b"\x89PNG\r\n\x1a\n"
-    width, height = struct.unpack(">II", png[16:24])
-    assert width == 1280 and height > 1000  # the viewport, less the browser's own bars
+    assert png_size(png) == (page.width, page.height)
+
+
+SHOW_GRAPH = ("[...document.querySelectorAll('button')].find(b => "
+              "(b.title + ' ' + b.getAttribute('aria-label')).includes('Show Graph'))")
+GRAPH = ("(() => { const box = e => { const r = e.getBoundingClientRect();"
+         " return {x: r.left, y: r.top, width: r.width, height: r.height}; };"
+         " return {pane: box(document.querySelector('.react-flow')),"
+         " edges: document.querySelectorAll('.react-flow__edge').length,"
+         " nodes: [...document.querySelectorAll('.react-flow__node')].map(e =>"
+         " ({id: e.dataset.id, text: e.innerText, ...box(e)}))}; })()")
+
+
+def test_the_graph_view_shows_every_task_of_the_start_dag(live: Live) -> None:
+    """The DAG page's graph view (the UI keeps the view chosen with its grid/graph toggle in
+    the browser's local storage, not in the URL): one node per task, one edge per dependency,
+    painted. With HBASE_MIGRATE_SCREENSHOTS=DIR, the page is saved as DIR/dag-graph.png."""
+    status, answer = live.stack.api("GET", "/dags/hbase_migrate_start/tasks")
+    assert status == 200, answer
+    tasks = {t["task_id"]: set(t["downstream_task_ids"]) for t in answer["tasks"]}
+    edges = sum(len(after) for after in tasks.values())
+    assert tasks and edges
+    with browser(width=1200, height=640) as page:
+        page.open(f"{live.stack.url}/dags/hbase_migrate_start")
+        page.wait_until(f"({SHOW_GRAPH}) !== undefined")
+        page.evaluate(f"({SHOW_GRAPH}).click()")
+        page.wait_until(f"document.querySelectorAll('.react-flow__node').length >= {len(tasks)}"
+                        f" && document.querySelectorAll('.react-flow__edge').length >= {edges}")
+        layout = page.wait_until(f"new Promise(done => {{ const now = () => {GRAPH};"
+                                 " const first = JSON.stringify(now());"
+                                 " setTimeout(() => done(JSON.stringify(now()) === first"
+                                 " && now()), 500); })")  # until the fit-to-view has settled
+        pane = layout["pane"]
+        painted = colours(page.screenshot(scale=0.25, clip=pane))
+        if folder := os.environ.get("HBASE_MIGRATE_SCREENSHOTS"):
+            Path(folder).mkdir(parents=True, exist_ok=True)
+            (Path(folder) / "dag-graph.png").write_bytes(page.screenshot(full_page=False,
+                                                                         scale=0.75))
+    nodes = {node["id"]: node for node in layout["nodes"]}
+    assert set(nodes) == set(tasks) and layout["edges"] == edges, layout
+    for task_id, node in nodes.items():
+        assert node["text"].split("\n")[0] == task_id, node
+        assert pane["x"] <= node["x"] and node["x"] + node["width"] <= pane["x"] + pane["width"]
+        assert pane["y"] <= node["y"] and node["y"] + node["height"] <= pane["y"] + pane["height"]
+    background = max(painted.values())
+    assert len(painted) >= 4 and 1 - background / sum(painted.values()) > 0.05, painted
 
 
 def test_it_listens_on_loopback_only_and_airflow_down_stops_it(live: Live) -> None:
