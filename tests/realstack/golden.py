@@ -1,10 +1,12 @@
 """Make real-WAL golden files: start real HBase with one WAL option set, run the scripted
 workload, roll, copy every closed WAL (with entries) out through WebHDFS, and print each with
-HBase's WALPrettyPrinter. ``python -m tests.realstack.golden OUT [SET...]`` writes them as
-committed under ``tests/data/real-wal/`` (see its README)."""
+HBase's WALPrettyPrinter. ``python -m tests.realstack.golden OUT [SET...] [--hbase-version V]``
+writes them as committed under ``tests/data/real-wal/`` (see its README)."""
 
 from __future__ import annotations
 
+import argparse
+import gzip
 import json
 import sys
 import time
@@ -18,6 +20,7 @@ from realstack.hbase import DEFAULT_VERSION, RealHBase, RealHBaseOptions
 from realstack.walprinter import parse, pretty_print
 from tests.realstack import wal_workload
 
+PRINTOUT = ".hbase.json"  # HBase's entries of WAL file X, committed as X.hbase.json[.gz]
 HEADER_ONLY = 100  # a rolled WAL with no entry is its header and trailer, under this
 # option set -> (WAL dictionary compression, value compression codec)
 OPTION_SETS = {
@@ -82,12 +85,23 @@ def _wait_for_new_files(store: WebHdfsWalStore, before: set[str], timeout: float
 
 
 def main(argv: list[str]) -> None:
-    out = Path(argv[0])
-    for option_set in argv[1:] or list(OPTION_SETS):
-        entries = generate(option_set, out / option_set)
+    parser = argparse.ArgumentParser(prog="python -m tests.realstack.golden")
+    parser.add_argument("out", type=Path)
+    parser.add_argument("sets", nargs="*", metavar="SET")
+    parser.add_argument("--hbase-version", default=DEFAULT_VERSION)
+    parser.add_argument("--gzip", action="store_true",
+                        help="write each printout gzipped (X.hbase.json.gz, no timestamp)")
+    args = parser.parse_args(argv)
+    out: Path = args.out
+    for option_set in args.sets or list(OPTION_SETS):
+        entries = generate(option_set, out / option_set, args.hbase_version)
         for name, found in entries.items():
-            (out / option_set / f"{name}.hbase.json").write_text(
-                json.dumps(found, indent=1) + "\n", encoding="utf-8")
+            text = (json.dumps(found, indent=1) + "\n").encode()
+            if args.gzip:
+                (out / option_set / f"{name}{PRINTOUT}.gz").write_bytes(
+                    gzip.compress(text, mtime=0))
+            else:
+                (out / option_set / f"{name}{PRINTOUT}").write_bytes(text)
         print(option_set, {name: len(found) for name, found in entries.items()})
 
 

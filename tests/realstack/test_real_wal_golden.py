@@ -1,35 +1,61 @@
 """WAL files written by real Apache HBase, read without a JVM: ``hbase-migrate wal dump
 --json --values`` must agree, field by field on every entry, with what HBase's own
-WALPrettyPrinter printed for the same file (committed beside it as ``*.hbase.json``; see
-tests/data/real-wal/README.md for how each was made)."""
+WALPrettyPrinter printed for the same file (committed beside it as ``*.hbase.json``, or
+gzipped; see tests/data/real-wal/README.md for how each was made)."""
 
 from __future__ import annotations
 
+import gzip
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from realstack.hbase import DEFAULT_VERSION
+
 from .agreement import disagreements, dump
-from .golden import OPTION_SETS
+from .golden import OPTION_SETS, PRINTOUT
 
 GOLDEN = Path(__file__).resolve().parents[1] / "data" / "real-wal"
-FILES = sorted(p.with_suffix("").with_suffix("") for p in GOLDEN.glob("*/*.hbase.json"))
+# A folder per option set: the default version's at the top, another version's under hbase-V/
+FILES = sorted(p.with_name(p.name.split(PRINTOUT)[0]) for p in GOLDEN.rglob(f"*{PRINTOUT}*"))
+# The option sets each version's files cover (HBase 2.5.8 here: no codec module beyond GZ)
+COVERED = {DEFAULT_VERSION: set(OPTION_SETS),
+           "2.5.8": {"plain", "dict", "dict+tags", "dict+tags+gz"}}
 
 
-def test_every_option_set_has_files() -> None:
-    """Each option set of the README has real WAL files with entries of both tables."""
-    sets = {p.parent.name for p in FILES}
-    assert sets == set(OPTION_SETS)
-    for option_set in sets:
-        tables = {entry["table"] for p in FILES if p.parent.name == option_set
-                  for entry in json.loads(p.with_name(p.name + ".hbase.json").read_text())}
+def _version(wal: Path) -> str:
+    folder = wal.parent.parent
+    return DEFAULT_VERSION if folder == GOLDEN else folder.name.removeprefix("hbase-")
+
+
+def _printed(wal: Path) -> list[dict[str, Any]]:
+    """HBase's entries of ``wal``, from ``X.hbase.json`` or ``X.hbase.json.gz``."""
+    plain = wal.with_name(wal.name + PRINTOUT)
+    text = plain.read_bytes() if plain.exists() else gzip.decompress(
+        plain.with_name(plain.name + ".gz").read_bytes())
+    entries: list[dict[str, Any]] = json.loads(text)
+    return entries
+
+
+@pytest.mark.parametrize("version", COVERED)
+def test_every_option_set_has_files(version: str) -> None:
+    """Each version's option sets of the README have real WAL files with entries of both
+    tables and of hbase:meta, and no other version's files are there."""
+    assert {_version(p) for p in FILES} == set(COVERED)
+    wals = [p for p in FILES if _version(p) == version]
+    assert {p.parent.name for p in wals} == COVERED[version]
+    for option_set in COVERED[version]:
+        tables = {entry["table"] for p in wals if p.parent.name == option_set
+                  for entry in _printed(p)}
         assert {"golden_a", "golden_b", "hbase:meta"} <= tables
 
 
-@pytest.mark.parametrize("wal", FILES, ids=[f"{p.parent.name}/{p.name[-24:]}" for p in FILES])
+@pytest.mark.parametrize("wal", FILES, ids=[f"{_version(p)}/{p.parent.name}/{p.name[-24:]}"
+                                            for p in FILES])
 def test_reader_agrees_with_walprettyprinter(wal: Path) -> None:
-    hbase = json.loads(wal.with_name(wal.name + ".hbase.json").read_text(encoding="utf-8"))
+    hbase = _printed(wal)
     ours = dump(wal)
     assert ours, f"{wal} has no entries"
     assert disagreements(wal.name, ours, hbase) == []
