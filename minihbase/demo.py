@@ -167,12 +167,6 @@ def _migrate(spec: DemoSpec, migration: MigrationSpec, source: ClusterEndpoints,
             raise failed[0]
         facts.update(live_workload_ops=live.get("total_ops", 0), follow_runs=len(runs),
                      cells_replayed=sum(sum(r.cells().values()) for r in runs))
-    with _step(result, "final catch-up replay", report) as facts:
-        result.replay = run(job)
-        summary = result.replay.to_json()
-        facts.update({k: summary[k] for k in ("files_listed", "files_read", "entries")},
-                     cells_replayed=sum(result.replay.cells().values()),
-                     exit_code=result.replay.exit_code)
     with _step(result, "backfill: replay the first seconds after T0 again", report) as facts:
         start = int(copied["watermark"])
         end = start + int(spec.live_seconds * 500)
@@ -180,6 +174,12 @@ def _migrate(spec: DemoSpec, migration: MigrationSpec, source: ClusterEndpoints,
         facts.update(window=[start, end], files_selected=result.backfill["files_selected"],
                      cells_replayed=sum(result.backfill["cells"].values()),
                      exit_code=result.backfill["exit_code"])
+    with _step(result, "final catch-up replay", report) as facts:
+        result.replay = run(job)
+        summary = result.replay.to_json()
+        facts.update({k: summary[k] for k in ("files_listed", "files_read", "entries")},
+                     cells_replayed=sum(result.replay.cells().values()),
+                     exit_code=result.replay.exit_code)
     with _step(result, "validate: source and target range by range", report) as facts:
         result.validation = lifecycle.validate(migration)
         table, = result.validation["tables"]

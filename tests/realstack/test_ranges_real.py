@@ -92,16 +92,19 @@ def test_copy_validate_bulk_load_and_skip_wal_on_real_hbase(real_hbase: RealHBas
         live.join()
         ranges = planned(spec)
         assert copied["ranges"] == len(ranges) == copied["ranges_copied"] > 2
-        with Thrift2Client(real.thrift2) as source:  # [0, T0) of the source, every version
-            before = sorted(c for row in source.scan(TABLE, time_range=(0, copied["watermark"]))
-                            for c in row)
+        with Thrift2Client(real.thrift2) as source:
             regions = source.regions(TABLE)
         assert [r.start_key for r in regions] == [b"", *SPLITS]
         for r in ranges:  # each range inside one real region
             assert any(g.start_key <= r.start and (not g.end_key or b"" < r.stop <= g.end_key)
                        for g in regions), r
-        assert copied["cells"] == len(before) > 0
-        assert every_version(dst.endpoints.thrift2) == before
+        # The live workload back-dates some writes (timestamps up to 5 s old) and deletes
+        # older versions after T0, so what the source shows at [0, T0) afterwards is not what
+        # the copy could see; the copy holds only timestamps before T0, and replay (from
+        # T0 - margin) makes the target exact: the validation below proves it.
+        copied_cells = every_version(dst.endpoints.thrift2)
+        assert copied["cells"] == len(copied_cells) > 0
+        assert all(c.timestamp < copied["watermark"] for c in copied_cells)
 
         call_admin(real_hbase.cluster_json, "roll")
         caught_up = replay(spec)  # what came after T0, from the real WALs
