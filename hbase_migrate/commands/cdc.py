@@ -8,15 +8,17 @@ config, broker or topic errors.
 
 from __future__ import annotations
 
-import signal
-import threading
 from collections.abc import Sequence
 from pathlib import Path
-from types import FrameType
 
 import click
 
-from hbase_migrate.commands.replay import ProgressView, _print, _seconds, render_summary
+from hbase_migrate.commands.replay import (
+    _seconds,
+    follow_until_stopped,
+    render_summary,
+    run_once,
+)
 from hbase_migrate.replay.job import ReplayJob
 from hbase_migrate.replay.run import RunSummary
 
@@ -85,30 +87,10 @@ def _render(summary: RunSummary) -> str:
 def _run(job: ReplayJob, as_json: bool) -> int:
     from hbase_migrate.lifecycle.cdc import run
 
-    with ProgressView(enabled=not job.dry_run) as view:
-        summary = run(job, observer=view)
-    if job.dry_run:
-        assert summary.manifest is not None
-        click.echo(summary.manifest.to_json() if as_json else summary.manifest.render_text(),
-                   nl=as_json)
-        return 0
-    _print(summary, as_json, _render)
-    return summary.exit_code
+    return run_once(job, as_json, run, _render)
 
 
 def _follow(job: ReplayJob, interval: float, as_json: bool, force: bool) -> int:
     from hbase_migrate.lifecycle.cdc import follow
 
-    stop = threading.Event()
-
-    def on_signal(signum: int, frame: FrameType | None) -> None:
-        stop.set()
-
-    previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        with ProgressView(enabled=True) as view:
-            return follow(job, interval, stop, observer=view,
-                          on_run=lambda s: _print(s, as_json, _render), force=force)
-    finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
+    return follow_until_stopped(job, interval, as_json, force, follow, _render)

@@ -147,6 +147,13 @@ def _job(config: Path, tables: Sequence[str], start: str | None, end: str | None
 def _run(job: ReplayJob, as_json: bool) -> int:
     from hbase_migrate.lifecycle.replay import run
 
+    return run_once(job, as_json, run, render_summary)
+
+
+def run_once(job: ReplayJob, as_json: bool, run: Callable[..., RunSummary],
+             render: Callable[[RunSummary], str]) -> int:
+    """One run of ``run(job, observer=...)`` with a progress bar; its summary or, for a dry
+    run, its manifest printed; its exit code returned (replay and the CDC stream alike)."""
     with ProgressView(enabled=not job.dry_run) as view:
         summary = run(job, observer=view)
     if job.dry_run:
@@ -154,7 +161,7 @@ def _run(job: ReplayJob, as_json: bool) -> int:
         click.echo(summary.manifest.to_json() if as_json else summary.manifest.render_text(),
                    nl=as_json)
         return 0
-    _print(summary, as_json, render_summary)
+    _print(summary, as_json, render)
     return summary.exit_code
 
 
@@ -168,6 +175,14 @@ def _print(summary: RunSummary, as_json: bool, render: Callable[[RunSummary], st
 def _follow(job: ReplayJob, interval: float, as_json: bool, force: bool) -> int:
     from hbase_migrate.lifecycle.replay import follow
 
+    return follow_until_stopped(job, interval, as_json, force, follow, render_summary)
+
+
+def follow_until_stopped(job: ReplayJob, interval: float, as_json: bool, force: bool,
+                         follow: Callable[..., int],
+                         render: Callable[[RunSummary], str]) -> int:
+    """``follow(job, interval, stop, ...)`` until SIGINT or SIGTERM, each run's summary
+    printed as it ends."""
     stop = threading.Event()
 
     def on_signal(signum: int, frame: FrameType | None) -> None:
@@ -177,8 +192,7 @@ def _follow(job: ReplayJob, interval: float, as_json: bool, force: bool) -> int:
     try:
         with ProgressView(enabled=True) as view:
             return follow(job, interval, stop, observer=view,
-                                 on_run=lambda s: _print(s, as_json, render_summary),
-                                 force=force)
+                          on_run=lambda s: _print(s, as_json, render), force=force)
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler)
