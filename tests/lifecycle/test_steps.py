@@ -62,8 +62,8 @@ def test_the_steps_migrate_a_live_table_and_reruns_change_nothing(tmp_path: Path
 
         # In flight, before replay: the exact verdict is recorded, the step does not fail.
         assert not compare(src, dst, TABLE).equal
-        inflight = validate(load_config(config), live=True)
-        assert (inflight["verdict"], inflight["mode"]) == ("mismatch", "live")
+        code, inflight = step("validate", "--config", config, "--live")
+        assert code == 0 and (inflight["verdict"], inflight["mode"]) == ("mismatch", "live")
         assert inflight["state"] == "copied" and "recompare" not in inflight
         table, = inflight["tables"]
         assert inflight["differing"] == [
