@@ -24,6 +24,7 @@ at the end, also on Ctrl-C, unless ``keep_running`` asks to wait for it.
 from __future__ import annotations
 
 import json
+import math
 import shutil
 import threading
 import time
@@ -114,6 +115,24 @@ class Dags:
         """The first run of ``dag_id`` not in ``seen``, once finished."""
         return self.wait(dag_id, lambda r: r["dag_run_id"] not in seen)
 
+    def wait_deferred(self, dag_id: str, run_id: str, task_id: str,
+                      timeout: float = RUN_TIMEOUT) -> None:
+        """Until the task waits on its trigger (or succeeded without): a trigger that fires
+        before the executor has seen the deferral makes the scheduler fail the task (it
+        finds it queued again)."""
+        path = f"/dags/{dag_id}/dagRuns/{quote(run_id, safe='')}/taskInstances/{task_id}"
+        deadline = time.monotonic() + timeout
+        while True:
+            status, answer = self.stack.api("GET", path)  # 404 until the run has started
+            state = answer.get("state") if status == 200 else None
+            if state in ("deferred", "success"):
+                return
+            self.stack.check_alive()
+            if state in ("failed", "upstream_failed", "skipped") or time.monotonic() > deadline:
+                raise EmbeddedStackError(f"{dag_id} run {run_id}: task {task_id} is {state}, "
+                                         "not waiting on its trigger")
+            time.sleep(0.5)
+
     def xcom(self, dag_id: str, run_id: str, task_id: str) -> dict[str, Any]:
         """The value a task returned (its ``return_value`` XCom)."""
         answer = self.call("GET", f"/dags/{dag_id}/dagRuns/{quote(run_id, safe='')}"
@@ -183,14 +202,15 @@ class LiveWorkload:
         self.thread = threading.Thread(target=self._write, name="live-workload", daemon=True)
 
     def _write(self) -> None:
-        runner = Workload(self.source, self.spec)
         try:
-            runner.ensure_table()
-            self.written.update(runner.run(stop=self.halt).to_json())
+            runner = Workload(self.source, self.spec)
+            try:
+                runner.ensure_table()
+                self.written.update(runner.run(stop=self.halt).to_json())
+            finally:
+                runner.close()
         except BaseException as exc:  # raised in the caller's thread by check() or stop()
             self.failed.append(exc)
-        finally:
-            runner.close()
 
     def check(self) -> None:
         if self.failed:
@@ -222,8 +242,8 @@ def _drive(spec: DemoSpec, dags: Dags, source: ClusterEndpoints, result: DemoRes
         dags.unpause(dag_id)
     cluster_json = spec.root / "source" / "cluster.json"
     rate = max(2.0, spec.ops / 2 / LIVE_SCALE)
-    live_spec = WorkloadSpec(MIGRATION, spec.seed + 1, ops=None, duration=RUN_TIMEOUT * 10,
-                             rate=rate)
+    live_spec = WorkloadSpec(MIGRATION, spec.seed + 1, ops=None, duration=math.inf,
+                             rate=rate)  # until stopped
     with LiveWorkload(source, live_spec) as workload:
         with _step(result, "the workload starts writing to the source, until the drain",
                    report) as facts:
@@ -272,6 +292,7 @@ def _round(dags: Dags, cluster_json: Path) -> dict[str, Any]:
     starts, once finished (and its validation's differing ranges)."""
     seen = {r["dag_run_id"] for r in dags.runs("hbase_migrate_replay")}
     watch = dags.trigger("hbase_migrate_wal_watch", poll_seconds=1, wait_seconds=300)
+    dags.wait_deferred("hbase_migrate_wal_watch", watch, "new_wal_files")
     time.sleep(ROUND_SECONDS)  # the workload writes into the current WALs
     rolled = call_admin(cluster_json, "roll")
     dags.require(dags.wait_run("hbase_migrate_wal_watch", watch), "the watch")
