@@ -3,7 +3,9 @@
 
 Creates the target tables (the source's column families and split points), fixes the
 watermark **T0** and copies every cell version written before it (on Spark when the Spark
-engine is configured), then validates the copy.
+engine is configured), then validates the copy. The source stays live, so that validation
+runs in live mode: it records every range's verdict and lists the ranges that still differ
+(the writes since T0, until replay applies them) without failing the run.
 
 Each task is one lifecycle step recorded in the ledger with this run's ids; rerunning the
 DAG changes nothing that is done. Next: unpause `hbase_migrate_wal_watch`.
@@ -29,4 +31,4 @@ with DAG(
     ),
 ):
     PrepareOperator(task_id="prepare") >> SnapshotOperator(task_id="snapshot") \
-        >> ValidateOperator(task_id="validate")
+        >> ValidateOperator(task_id="validate", live=True)

@@ -32,7 +32,12 @@ with DAG(
                            title="List every (s)"),
     ),
 ):
-    new_files = NewWalFilesSensor(task_id="new_wal_files", soft_fail=True, retries=0)
+    # One quick retry: a trigger that fires before the executor has reported the deferral
+    # makes the scheduler fail the try (it finds the task queued again); the retry lists the
+    # same new files at once.
+    new_files = NewWalFilesSensor(task_id="new_wal_files", soft_fail=True, retries=1,
+                                  retry_delay=timedelta(seconds=2),
+                                  retry_exponential_backoff=False)
 
     @task(outlets=[WAL_ASSET])
     def announce(files: list[dict[str, Any]], **context: Any) -> dict[str, Any]:

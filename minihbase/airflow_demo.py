@@ -4,13 +4,15 @@
    files) and an empty target; write a first workload to the source.
 2. Start a local Airflow (:func:`hbase_migrate.airflow_stack.start_airflow`): the project's
    DAGs, plugins and ``airflow.cfg``, one ``hbase`` connection per cluster.
-3. Drive the lifecycle through the DAGs, as a user does from the UI or the REST API:
-   trigger ``hbase_migrate_start`` (schema, watermark T0, copy, validation); unpause the WAL
-   watch; the workload writes in bursts, and after each burst the region servers roll their
-   WALs, the watch announces the new files as one Asset event, and the Asset-scheduled
-   ``hbase_migrate_replay`` applies them and validates; ``airflow backfill create`` replays
-   the past hour again; then ``hbase_migrate_cutover`` gives the verdict.
-4. Write the audit report from the ledger.
+3. Drive the lifecycle through the DAGs, as a user does from the UI or the REST API, while
+   a workload writes to the source the whole time, from before the start until the drain:
+   trigger ``hbase_migrate_start`` (schema, watermark T0, copy, a live validation); unpause
+   the WAL watch; in each round the region servers roll their WALs, the watch announces the
+   new files as one Asset event, and the Asset-scheduled ``hbase_migrate_replay`` applies
+   them and validates in live mode (verdicts recorded, ranges still differing listed, the
+   run not failed for them); ``airflow backfill create`` replays a past hour again; then the
+   workload stops, a last round drains replay, and ``hbase_migrate_cutover`` gives the
+   verdict (judged on the validation after that last catch-up) and writes the audit report.
 
 The migration is the DAGs' default one (migration ``orders`` over the connections
 ``hbase_source`` and ``hbase_target``, its ledger under the stack's folder), so a scheduled
@@ -22,6 +24,7 @@ at the end, also on Ctrl-C, unless ``keep_running`` asks to wait for it.
 from __future__ import annotations
 
 import json
+import math
 import shutil
 import threading
 import time
@@ -29,22 +32,24 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
-from hbase_migrate import lifecycle
 from hbase_migrate.airflow_stack import AirflowStack, start_airflow
 from hbase_migrate.cluster.endpoints import ClusterEndpoints
-from hbase_migrate.config import ENDPOINT_KEYS, load_config
+from hbase_migrate.config import ENDPOINT_KEYS
 from minihbase.cli.minicluster import call_admin
 from minihbase.demo import DemoResult, DemoSpec, Report, _step, _workload
 from minihbase.process import EmbeddedStackError
 from minihbase.stack import EmbeddedStack
-from minihbase.workload import WorkloadSpec
+from minihbase.workload import Workload, WorkloadSpec
 
 MIGRATION = "orders"  # the DAGs' default migration and table
 SOURCE_ARGS = ["--region-servers", "2", "--roll-period", "1h", "--wal-compression", "dict+tags"]
 DAGS = ("hbase_migrate_start", "hbase_migrate_wal_watch", "hbase_migrate_replay",
         "hbase_migrate_backfill", "hbase_migrate_cutover")
-BURSTS = 2
+ROUNDS = 2
+ROUND_SECONDS = 4.0  # how long the workload writes into the WALs of a round before the roll
+LIVE_SCALE = 60.0  # the live workload writes half of --ops per this many seconds
 RUN_TIMEOUT = 600.0
 
 
@@ -110,6 +115,37 @@ class Dags:
         """The first run of ``dag_id`` not in ``seen``, once finished."""
         return self.wait(dag_id, lambda r: r["dag_run_id"] not in seen)
 
+    def wait_deferred(self, dag_id: str, run_id: str, task_id: str,
+                      timeout: float = RUN_TIMEOUT) -> None:
+        """Until the task waits on its trigger (or succeeded without): a trigger that fires
+        before the executor has seen the deferral makes the scheduler fail the task (it
+        finds it queued again)."""
+        path = f"/dags/{dag_id}/dagRuns/{quote(run_id, safe='')}/taskInstances/{task_id}"
+        deadline = time.monotonic() + timeout
+        while True:
+            status, answer = self.stack.api("GET", path)  # 404 until the run has started
+            state = answer.get("state") if status == 200 else None
+            if state in ("deferred", "success"):
+                return
+            self.stack.check_alive()
+            if state in ("failed", "upstream_failed", "skipped") or time.monotonic() > deadline:
+                raise EmbeddedStackError(f"{dag_id} run {run_id}: task {task_id} is {state}, "
+                                         "not waiting on its trigger")
+            time.sleep(0.5)
+
+    def xcom(self, dag_id: str, run_id: str, task_id: str) -> dict[str, Any]:
+        """The value a task returned (its ``return_value`` XCom)."""
+        answer = self.call("GET", f"/dags/{dag_id}/dagRuns/{quote(run_id, safe='')}"
+                           f"/taskInstances/{task_id}/xcomEntries/return_value"
+                           "?deserialize=true&stringify=false")
+        return dict(answer["value"])
+
+    def differing(self, dag_id: str, run_id: str) -> dict[str, Any]:
+        """What a run's live validation found: its verdict and the ranges still differing."""
+        found = self.xcom(dag_id, run_id, "validate")
+        return {"validation": found.get("verdict"),
+                "ranges_differing": len(found.get("differing", []))}
+
     def require(self, run: dict[str, Any], what: str) -> None:
         if run["state"] != "success":
             raise EmbeddedStackError(
@@ -134,7 +170,7 @@ def run_airflow_demo(spec: DemoSpec, report: Report, *, spark: bool = True,
             facts.update(source=source.thrift2, target=target.thrift2)
         with _step(result, "first workload on the source", report) as facts:
             facts.update(_workload(source, WorkloadSpec(MIGRATION, spec.seed, spec.ops // 2)))
-        config = write_config(spec.root, source, target)
+        write_config(spec.root, source, target)
         with _step(result, "start Airflow (api-server, scheduler, triggerer, dag-processor)",
                    report) as facts:
             airflow = start_airflow(spec.root, parallelism=2)
@@ -149,69 +185,139 @@ def run_airflow_demo(spec: DemoSpec, report: Report, *, spark: bool = True,
             # backfill's first) use the DAGs' default Spark connection either way.
             conf: dict[str, Any] = {} if spark else {"spark_conn_id": None}
             _drive(spec, Dags(airflow, conf), source, result, report)
-            migration = load_config(config)
-            with _step(result, "audit report", report) as facts:
-                result.report = lifecycle.report(migration)
-                facts.update(path=result.report["path"], verdict=result.report["verdict"])
             if keep_running is not None:
                 keep_running(airflow.url)
     return result
 
 
+class LiveWorkload:
+    """The workload writing to the source in a thread until :meth:`stop` (or the end of the
+    ``with`` block, also on an error or Ctrl-C)."""
+
+    def __init__(self, source: ClusterEndpoints, spec: WorkloadSpec) -> None:
+        self.source, self.spec = source, spec
+        self.halt = threading.Event()
+        self.written: dict[str, Any] = {}
+        self.failed: list[BaseException] = []
+        self.thread = threading.Thread(target=self._write, name="live-workload", daemon=True)
+
+    def _write(self) -> None:
+        try:
+            runner = Workload(self.source, self.spec)
+            try:
+                runner.ensure_table()
+                self.written.update(runner.run(stop=self.halt).to_json())
+            finally:
+                runner.close()
+        except BaseException as exc:  # raised in the caller's thread by check() or stop()
+            self.failed.append(exc)
+
+    def check(self) -> None:
+        if self.failed:
+            raise self.failed[0]
+        if not self.thread.is_alive():
+            raise EmbeddedStackError("the live workload stopped early")
+
+    def stop(self) -> dict[str, Any]:
+        """Stop writing; what was written."""
+        self.halt.set()
+        self.thread.join()
+        if self.failed:
+            raise self.failed[0]
+        return self.written
+
+    def __enter__(self) -> LiveWorkload:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.halt.set()
+        self.thread.join()
+
+
 def _drive(spec: DemoSpec, dags: Dags, source: ClusterEndpoints, result: DemoResult,
            report: Report) -> None:
-    """The lifecycle through the DAGs."""
+    """The lifecycle through the DAGs, the workload writing until just before the drain."""
     for dag_id in ("hbase_migrate_start", "hbase_migrate_replay", "hbase_migrate_cutover"):
         dags.unpause(dag_id)
-    with _step(result, "hbase_migrate_start: target schema, watermark T0, copy, validation",
-               report) as facts:
-        run_id = dags.trigger("hbase_migrate_start")
-        dags.require(dags.wait_run("hbase_migrate_start", run_id), "the start")
-        facts["run"] = run_id
-    with _step(result, "hbase_migrate_wal_watch announces the WAL files, "
-               "hbase_migrate_replay catches up from T0", report) as facts:
-        dags.unpause("hbase_migrate_wal_watch")  # its scheduled run finds files to announce
-        first = dags.wait_new("hbase_migrate_replay", set())
-        dags.require(first, "the first replay")
-        facts["replay_run"] = first["dag_run_id"]
     cluster_json = spec.root / "source" / "cluster.json"
-    rate = max(1.0, spec.ops / 2 / spec.live_seconds)
-    for burst in range(1, BURSTS + 1):
-        with _step(result, f"burst {burst}: the workload writes while the watch waits; the "
-                   "rolled WALs are announced, replayed and validated", report) as facts:
-            seen = {r["dag_run_id"] for r in dags.runs("hbase_migrate_replay")}
-            watch = dags.trigger("hbase_migrate_wal_watch", poll_seconds=1, wait_seconds=300)
-            live = _workload(source, WorkloadSpec(MIGRATION, spec.seed + burst, ops=None,
-                                                  duration=spec.live_seconds / BURSTS,
-                                                  rate=rate))
-            rolled = call_admin(cluster_json, "roll")
-            dags.require(dags.wait_run("hbase_migrate_wal_watch", watch), "the watch")
-            replayed = dags.wait_new("hbase_migrate_replay", seen)
-            dags.require(replayed, f"burst {burst}'s replay")
-            facts.update(workload_ops=live.get("total_ops", 0), rolled=rolled,
-                         watch_run=watch, replay_run=replayed["dag_run_id"])
-    with _step(result, "airflow backfill create: replay a past hour again", report) as facts:
-        # Unpausing schedules the last full hour (no catch-up); the backfill takes the one
-        # before it.
-        dags.unpause("hbase_migrate_backfill")
-        end = datetime.now(UTC).replace(minute=0, second=0, microsecond=0) - timedelta(hours=1)
-        start = end - timedelta(hours=1)
-        created = dags.stack.airflow(
-            "backfill", "create", "--dag-id", "hbase_migrate_backfill",
-            "--from-date", start.isoformat(), "--to-date", start.isoformat(),
-            "--dag-run-conf", json.dumps(dags.conf))
-        if created.returncode:
-            raise EmbeddedStackError(f"airflow backfill create failed: "
-                                     f"{created.stderr.strip()[-500:]}")
-        backfilled = dags.wait("hbase_migrate_backfill", lambda r: r["run_type"] == "backfill")
-        dags.require(backfilled, "the backfill")
-        facts.update(window=[start.isoformat(), end.isoformat()],
-                     run=backfilled["dag_run_id"])
-    with _step(result, "hbase_migrate_cutover: the gate", report) as facts:
-        run_id = dags.trigger("hbase_migrate_cutover", max_lag="1m")
+    rate = max(2.0, spec.ops / 2 / LIVE_SCALE)
+    live_spec = WorkloadSpec(MIGRATION, spec.seed + 1, ops=None, duration=math.inf,
+                             rate=rate)  # until stopped
+    with LiveWorkload(source, live_spec) as workload:
+        with _step(result, "the workload starts writing to the source, until the drain",
+                   report) as facts:
+            facts.update(rate=rate)
+        with _step(result, "hbase_migrate_start: target schema, watermark T0, copy, "
+                   "validation (live)", report) as facts:
+            run_id = dags.trigger("hbase_migrate_start")
+            dags.require(dags.wait_run("hbase_migrate_start", run_id), "the start")
+            facts.update(run=run_id, **dags.differing("hbase_migrate_start", run_id))
+            workload.check()
+        with _step(result, "hbase_migrate_wal_watch announces the WAL files, "
+                   "hbase_migrate_replay catches up from T0", report) as facts:
+            dags.unpause("hbase_migrate_wal_watch")  # its scheduled run finds files to announce
+            first = dags.wait_new("hbase_migrate_replay", set())
+            dags.require(first, "the first replay")
+            facts.update(replay_run=first["dag_run_id"],
+                         **dags.differing("hbase_migrate_replay", first["dag_run_id"]))
+            workload.check()
+        for turn in range(1, ROUNDS + 1):
+            with _step(result, f"round {turn}: the region servers roll their WALs, the watch "
+                       "announces them, the replay applies and validates them (live)",
+                       report) as facts:
+                facts.update(_round(dags, cluster_json))
+                workload.check()
+        with _step(result, "airflow backfill create: replay a past hour again",
+                   report) as facts:
+            facts.update(_backfill(dags))
+            workload.check()
+        with _step(result, "the workload stops; the last WALs are announced and replay "
+                   "drains", report) as facts:
+            written = workload.stop()
+            facts.update(workload_ops=written.get("total_ops", 0), **_round(dags, cluster_json))
+    with _step(result, "hbase_migrate_cutover: the gate, then the audit report",
+               report) as facts:
+        run_id = dags.trigger("hbase_migrate_cutover", max_lag="1m",
+                              report_path=str((spec.root / "report.html").absolute()))
         gate = dags.wait_run("hbase_migrate_cutover", run_id)
         facts.update(run=run_id, state=gate["state"])
         result.gate = {"run": run_id, "state": gate["state"]}
+        result.report = dags.xcom("hbase_migrate_cutover", run_id, "report")
+        facts.update(report=result.report["path"], verdict=result.report["verdict"])
+
+
+def _round(dags: Dags, cluster_json: Path) -> dict[str, Any]:
+    """Roll the source's WALs while a watch run waits; the replay run the watch's event
+    starts, once finished (and its validation's differing ranges)."""
+    seen = {r["dag_run_id"] for r in dags.runs("hbase_migrate_replay")}
+    watch = dags.trigger("hbase_migrate_wal_watch", poll_seconds=1, wait_seconds=300)
+    dags.wait_deferred("hbase_migrate_wal_watch", watch, "new_wal_files")
+    time.sleep(ROUND_SECONDS)  # the workload writes into the current WALs
+    rolled = call_admin(cluster_json, "roll")
+    dags.require(dags.wait_run("hbase_migrate_wal_watch", watch), "the watch")
+    replayed = dags.wait_new("hbase_migrate_replay", seen)
+    dags.require(replayed, "the replay")
+    return {"rolled": rolled, "watch_run": watch, "replay_run": replayed["dag_run_id"],
+            **dags.differing("hbase_migrate_replay", replayed["dag_run_id"])}
+
+
+def _backfill(dags: Dags) -> dict[str, Any]:
+    # Unpausing schedules the last full hour (no catch-up); the backfill takes the one
+    # before it.
+    dags.unpause("hbase_migrate_backfill")
+    end = datetime.now(UTC).replace(minute=0, second=0, microsecond=0) - timedelta(hours=1)
+    start = end - timedelta(hours=1)
+    created = dags.stack.airflow(
+        "backfill", "create", "--dag-id", "hbase_migrate_backfill",
+        "--from-date", start.isoformat(), "--to-date", start.isoformat(),
+        "--dag-run-conf", json.dumps(dags.conf))
+    if created.returncode:
+        raise EmbeddedStackError(f"airflow backfill create failed: "
+                                 f"{created.stderr.strip()[-500:]}")
+    backfilled = dags.wait("hbase_migrate_backfill", lambda r: r["run_type"] == "backfill")
+    dags.require(backfilled, "the backfill")
+    return {"window": [start.isoformat(), end.isoformat()], "run": backfilled["dag_run_id"]}
 
 
 def wait_for_interrupt(url: str, say: Callable[[str], None]) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import random
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -208,14 +209,16 @@ class Workload:
 
     # --- the loop --------------------------------------------------------------------------
 
-    def run(self, on_op: Callable[[int], None] | None = None) -> WorkloadReport:
-        """Run until ``ops`` operations were sent or ``duration`` seconds passed."""
+    def run(self, on_op: Callable[[int], None] | None = None,
+            stop: threading.Event | None = None) -> WorkloadReport:
+        """Run until ``ops`` operations were sent, ``duration`` seconds passed or ``stop``
+        is set."""
         names = [name for name, _, _ in self._ops]
         weights = [weight for _, weight, _ in self._ops]
         funcs = {name: func for name, _, func in self._ops}
         started = time.monotonic()
         done = 0
-        while not self._finished(done, started):
+        while not self._finished(done, started) and not (stop and stop.is_set()):
             name = self.rng.choices(names, weights)[0]
             self.report.cells_sent += funcs[name]()
             self.report.ops[name] += 1

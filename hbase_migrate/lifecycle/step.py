@@ -27,6 +27,8 @@ class StepContext:
     migration: MigrationRecord
     step_id: int
     metrics: dict[str, Any]
+    # A negative verdict is recorded but does not fail the step (validate's live mode).
+    verdict_fails: bool = True
 
     @property
     def state(self) -> MigrationState:
@@ -67,8 +69,8 @@ def recorded_step(spec: MigrationSpec, kind: str, provenance: Provenance | None,
             if not refused and MigrationState(record.state) is not MigrationState.CUT_OVER:
                 ledger.update_migration(record.id, state=MigrationState.FAILED)
             raise
-        failed = context.metrics.get("verdict") in ("mismatch", "no-go") or context.metrics.get(
-            "exit_code", 0) != 0
+        failed = (context.verdict_fails and context.metrics.get("verdict") in ("mismatch", "no-go")
+                  ) or context.metrics.get("exit_code", 0) != 0
         ledger.finish_step(step_id, StepStatus.FAILED if failed else StepStatus.SUCCEEDED,
                            context.metrics)
 

@@ -38,9 +38,10 @@ def demo(root: Path, airflow: bool, spark: bool, keep_running: bool, table: str,
     """Run the main job on the embedded stack and write the audit report; exit 1 unless the
     cutover gate says go.
 
-    With Airflow (the default): a local Airflow runs the DAGs: hbase_migrate_start, the WAL
-    watch and the Asset-scheduled replay after each burst of the workload, a backfill, and
-    hbase_migrate_cutover. Without: the steps are called directly (snapshot while the
+    With Airflow (the default): a local Airflow runs the DAGs while the workload writes:
+    hbase_migrate_start, the WAL watch and the Asset-scheduled replay after each WAL roll, a
+    backfill; then the workload stops, replay drains, and hbase_migrate_cutover gives the
+    verdict and writes the report. Without: the steps are called directly (snapshot while the
     workload writes, replay --follow, catch-up, backfill, cell-for-cell validation, gate)."""
 
     def report(step: str, facts: dict[str, Any]) -> None:

@@ -43,13 +43,26 @@ def test_start_copies_and_validates_with_this_runs_ids(
             assert target.table_exists(TABLE)
         assert sum(written.ops.values()) > 0 and compare(src, dst, TABLE).equal
 
+        # No replay yet: the gate says no-go, and the report is written all the same.
+        out = tmp_path / "gate" / "report.html"
+        gate = dag_bag.get_dag("hbase_migrate_cutover").test(  # type: ignore[attr-defined]
+            run_conf={**conf, "report_path": str(out)})
+        tis = {ti.task_id: ti for ti in gate.get_task_instances()}
+        assert (tis["cutover_check"].state, tis["report"].state) == ("failed", "success")
+        assert tis["report"].xcom_pull(task_ids="report")["path"] == str(out)
+        page = out.read_text("utf-8")
+        assert "replay has not run" in page and "NO-GO" in page
+
     with Ledger.open(ledger) as opened:
         record = opened.migration("start_test")
         assert record is not None and record.state == "validated"
         steps = opened.steps(record.id)
-    assert [(s.kind, s.status.value, s.dag_id, s.run_id, s.task_id) for s in steps] == [
+    assert [(s.kind, s.status.value, s.dag_id, s.run_id, s.task_id) for s in steps[:3]] == [
         (task, "succeeded", "hbase_migrate_start", run.run_id, task)
         for task in ("prepare", "snapshot", "validate")]
+    assert steps[2].metrics["mode"] == "live"  # the start DAG's validation is in flight
+    assert (steps[3].kind, steps[3].status.value, steps[3].dag_id, steps[3].run_id) == (
+        "cutover-check", "failed", "hbase_migrate_cutover", gate.run_id)
 
 
 @pytest.mark.parametrize(("conf", "named"), [

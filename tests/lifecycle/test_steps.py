@@ -60,6 +60,23 @@ def test_the_steps_migrate_a_live_table_and_reruns_change_nothing(tmp_path: Path
         live.join()
         assert cell_count(dst, TABLE) == copied["cells"]  # only what came before T0
 
+        # In flight, before replay: the exact verdict is recorded, the step does not fail.
+        assert not compare(src, dst, TABLE).equal
+        code, inflight = step("validate", "--config", config, "--live")
+        assert code == 0 and (inflight["verdict"], inflight["mode"]) == ("mismatch", "live")
+        assert inflight["state"] == "copied" and "recompare" not in inflight
+        table, = inflight["tables"]
+        assert inflight["differing"] == [
+            f"{TABLE} {m['bounds']}" for m in table["mismatched"]] != []
+        with Ledger.open(load_config(config).ledger_url) as ledger:
+            record = ledger.migration(load_config(config).name)
+            assert record is not None
+            rows = ledger.last_validations(record.id)
+        assert sum(r.final_verdict.value == "mismatch" for r in rows) == len(
+            inflight["differing"])
+        with pytest.raises(HBaseMigrateError, match="repair needs a strict validation"):
+            validate(load_config(config), live=True, repair=True)
+
         code, replayed = step("replay", "--config", config)
         assert code == 0, replayed
         code, validated = step("validate", "--config", config)
@@ -69,8 +86,8 @@ def test_the_steps_migrate_a_live_table_and_reruns_change_nothing(tmp_path: Path
         assert code == 0 and gate["verdict"] == "go", gate["reasons"]
         state, steps = ledger_view(Path(config))
         assert state == "validated"
-        assert [k for k, _ in steps] == ["prepare", "snapshot", "replay", "validate",
-                                         "cutover-check"]
+        assert [k for k, _ in steps] == ["prepare", "snapshot", "validate", "replay",
+                                         "validate", "cutover-check"]
         assert all(s is StepStatus.SUCCEEDED for _, s in steps)
 
         # every step again: same end state, and each says what it skipped

@@ -5,9 +5,10 @@ from hbase_migrate_airflow.operators.lifecycle import (
     CutoverCheckOperator,
     PrepareOperator,
     ReplayOperator,
+    ReportOperator,
     SnapshotOperator,
     ValidateOperator,
 )
 
 __all__ = ["CdcOperator", "CutoverCheckOperator", "PrepareOperator", "ReplayOperator",
-           "SnapshotOperator", "ValidateOperator"]
+           "ReportOperator", "SnapshotOperator", "ValidateOperator"]

@@ -165,23 +165,29 @@ class ReplayOperator(LifecycleOperator):
 
 
 class ValidateOperator(LifecycleOperator):
-    """Compare source and target; with the ``repair`` Param, repair what differs."""
+    """Compare source and target; with the ``repair`` Param, repair what differs. With
+    ``live=True`` (the in-flight validations of the start and replay DAGs, the source still
+    written) the step's live mode: verdicts recorded, differing ranges listed, no failure."""
 
     step = "validate"
+
+    def __init__(self, *, live: bool = False, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.live = live
 
     def call(self, spec: MigrationSpec, provenance: Provenance, params: dict[str, Any],
              context: Context) -> dict[str, Any]:
         from hbase_migrate.lifecycle import validate
 
-        options: dict[str, Any] = {}
+        options: dict[str, Any] = {"live": self.live}
         if accepts(validate, "master"):
             options["master"] = self.spark_master(params)
-        if accepts(validate, "repair"):
+        if not self.live:
             options["repair"] = bool(params.get("repair", False))
         return validate(spec, provenance=provenance, **options)
 
     def failure(self, result: dict[str, Any]) -> str | None:
-        if result.get("verdict") == "match":
+        if result.get("verdict") == "match" or result.get("mode") == "live":
             return None
         differ = [t["target"] for t in result.get("tables", []) if t.get("verdict") != "match"]
         return f"verdict {result.get('verdict')}: table(s) {', '.join(differ)} differ"
@@ -204,3 +210,20 @@ class CutoverCheckOperator(LifecycleOperator):
         if result.get("verdict") == "go":
             return None
         return "no-go: " + "; ".join(result.get("reasons", []))
+
+
+class ReportOperator(LifecycleOperator):
+    """The audit report from the ledger, to the ``report_path`` Param (default
+    ``report.html`` in the migration's folder)."""
+
+    step = "report"
+    ui_color = "#f0ece3"
+
+    def call(self, spec: MigrationSpec, provenance: Provenance, params: dict[str, Any],
+             context: Context) -> dict[str, Any]:
+        from pathlib import Path
+
+        from hbase_migrate.lifecycle import report
+
+        out = params.get("report_path")
+        return report(spec, out=Path(out) if out else None)
