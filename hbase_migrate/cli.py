@@ -10,8 +10,13 @@ from __future__ import annotations
 
 import importlib
 import logging
+import os
 import sys
+import tempfile
+import time
+import traceback
 from importlib.metadata import entry_points
+from pathlib import Path
 
 import click
 
@@ -93,12 +98,37 @@ class LazyGroup(click.Group):
 @click.version_option(package_name="hbase-migrate")
 def cli(verbose: int) -> None:
     """Move live HBase tables between clusters with no downtime, and prove the copy."""
+    _run["verbose"] = verbose
     level = {0: logging.WARNING, 1: logging.INFO}.get(verbose, logging.DEBUG)
     logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
 
 
+_run = {"verbose": 0}  # this process's -v count, for the error handler of main()
+
+
+def _crash_report(exc: BaseException) -> str:
+    """Where the traceback of an unexpected error went: the screen with ``-v``, else a file
+    (``$HBASE_MIGRATE_LOG_DIR``, default the temp folder) named in the one-line message."""
+    text = "".join(traceback.format_exception(exc))
+    logging.getLogger("hbase_migrate").debug("unexpected error\n%s", text)
+    if _run["verbose"]:
+        sys.stderr.write(text)
+        return "traceback above"
+    folder = Path(os.environ.get("HBASE_MIGRATE_LOG_DIR") or tempfile.gettempdir())
+    path = folder / f"hbase-migrate-error-{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}.txt"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    except OSError:
+        return "run again with -v for the traceback"
+    return f"traceback in {path}; -v shows it"
+
+
 def main(argv: list[str] | None = None) -> None:
-    """Console-script entry point: known errors become one clear line and exit code 2."""
+    """Console-script entry point: every error becomes one clear line and an exit code: 2
+    for the project's own errors, 1 for anything unexpected (its traceback goes to a file,
+    or to the screen with ``-v``). No traceback reaches a user unasked."""
+    _run["verbose"] = 0
     try:
         code = cli.main(args=argv, prog_name="hbase-migrate", standalone_mode=False)
     except click.exceptions.Abort:
@@ -117,5 +147,14 @@ def main(argv: list[str] | None = None) -> None:
     except HBaseMigrateError as exc:
         click.echo(f"hbase-migrate: error: {exc}", err=True)
         sys.exit(2)
+    except KeyboardInterrupt:
+        click.echo("interrupted", err=True)
+        sys.exit(130)
+    except Exception as exc:
+        where = _crash_report(exc)
+        message = " ".join(str(exc).split()) or "(no message)"
+        click.echo(f"hbase-migrate: error: unexpected {type(exc).__name__}: {message} "
+                   f"({where})", err=True)
+        sys.exit(1)
     # Without standalone mode, click returns the code of ctx.exit(n) instead of exiting.
     sys.exit(code if isinstance(code, int) else 0)

@@ -23,6 +23,11 @@ class WalError(HBaseMigrateError):
         super().__init__(f"{file}: {message}")
 
 
+class WalSourceError(WalError):
+    """The storage holding a WAL refused or dropped a read (WebHDFS: the NameNode, a
+    DataNode, the network): the file may be fine, and a later read may succeed."""
+
+
 class WalUnsupportedError(WalError):
     """A valid file of a kind this reader refuses: legacy SequenceFile HLog, encrypted WAL,
     custom cell codec, LZO or unknown value compression."""

@@ -3,8 +3,17 @@ embedded cluster's HTTP endpoints (WebHDFS, admin)."""
 
 from __future__ import annotations
 
+import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+class _Server(ThreadingHTTPServer):
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that hangs up (a reader that had read enough) is no error."""
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
 
 
 class BackgroundHttpServer:
@@ -12,7 +21,7 @@ class BackgroundHttpServer:
 
     def __init__(self, host: str, port: int, handler: type[BaseHTTPRequestHandler],
                  name: str) -> None:
-        self.httpd = ThreadingHTTPServer((host, port), handler)
+        self.httpd = _Server((host, port), handler)
         self.httpd.daemon_threads = True
         self.thread = threading.Thread(target=self.httpd.serve_forever,
                                        kwargs={"poll_interval": 0.1}, name=name, daemon=True)

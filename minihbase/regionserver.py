@@ -48,7 +48,7 @@ from minihbase.cluster import now_ms
 from minihbase.model import LATEST_TIMESTAMP, Durability, MiniHBaseError
 from minihbase.replication import ReplicationQueues
 from minihbase.store import Store
-from minihbase.wal_files import OLD_WALS_DIR, WALS_DIR, ServerWal, archive_file
+from minihbase.wal_files import OLD_WALS_DIR, WALS_DIR, Leases, ServerWal, archive_file
 from minihbase.zkregistry import ZkRegistrar
 
 log = logging.getLogger(__name__)
@@ -112,6 +112,7 @@ class RegionServers:
         self.lock = store.lock
         self.registrar_factory = registrar_factory
         self.replication = replication
+        self.leases = Leases()  # what the WebHDFS endpoint's "NameNode" knows of open files
         self.servers: list[RegionServer] = []
         self._assignment: dict[str, int] = {}
         self._seq: dict[str, int] = {}
@@ -153,7 +154,8 @@ class RegionServers:
         return self
 
     def _start_server(self, server: RegionServer) -> None:
-        server.wal = ServerWal(self.root, server.name, self.settings.options, self.clock)
+        server.wal = ServerWal(self.root, server.name, self.settings.options, self.clock,
+                               self.leases)
         if self.replication is not None:
             self.replication.wal_created(server.name, server.wal.name)
         if self.registrar_factory is not None:
@@ -453,6 +455,7 @@ class RegionServers:
                 if server is not None and path.name not in (server, server + SPLITTING_SUFFIX):
                     continue
                 for f in sorted(path.iterdir()) if path.exists() else []:
+                    self.leases.release(f)  # the lease is recovered: the length is final
                     archive_file(f, self.root)
                     self.counters["archived"] += 1
                     done.append(f.name)

@@ -194,7 +194,8 @@ class MiniHBase:
             self.thrift2 = ThriftGateway(f"{self.name} thrift2", thrift2.SERVICE, served2,
                                          self.ports[1], self.transport, self.protocol)
             self.webhdfs = WebHdfsServer(self.hbase_root_dir, port=self.webhdfs_port,
-                                         hbase_root=HBASE_ROOT).start()
+                                         hbase_root=HBASE_ROOT,
+                                         leases=self.region_servers.leases).start()
             self.admin = AdminServer(self.region_servers, self.admin_port,
                                      self.describe).start()
             self.thrift1.start()

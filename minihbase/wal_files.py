@@ -11,6 +11,7 @@ before it returns, so a reader sees every acknowledged entry; a close also fsync
 from __future__ import annotations
 
 import os
+import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -33,12 +34,50 @@ def archive_file(path: Path, root: Path) -> Path:
     return target
 
 
+BLOCK_SIZE = 128 * 1024 * 1024  # dfs.blocksize default
+
+
+class Leases:
+    """Files under construction as HDFS's NameNode sees them, and the length it records for
+    each: what the writer last reported, not what it wrote. HBase's writer reports the
+    header when it creates a WAL (``hflush`` of later entries reports nothing), so until the
+    file is closed the NameNode knows the header and every completed block only. A crashed
+    writer's file stays under construction until its lease is recovered (the split archives
+    it). Keyed by inode, so a dead server's folder renamed to ``-splitting`` keeps its
+    leases. Thread-safe: the WebHDFS endpoint asks from its own threads."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._recorded: dict[int, int] = {}
+
+    def hold(self, path: Path, reported: int) -> None:
+        with self._lock:
+            self._recorded[path.stat().st_ino] = reported
+
+    def release(self, path: Path) -> None:
+        try:
+            inode = path.stat().st_ino
+        except FileNotFoundError:
+            return
+        with self._lock:
+            self._recorded.pop(inode, None)
+
+    def recorded_length(self, inode: int, size: int) -> int | None:
+        """The NameNode's length of a file under construction (None: not one)."""
+        with self._lock:
+            reported = self._recorded.get(inode)
+        if reported is None:
+            return None
+        return min(size, max(reported, size // BLOCK_SIZE * BLOCK_SIZE))
+
+
 class ServerWal:
     """The WAL of one region server. Not thread-safe: the caller holds the cluster lock."""
 
     def __init__(self, root: Path, server: ServerName, options: WalOptions,
-                 clock: Callable[[], int]) -> None:
+                 clock: Callable[[], int], leases: Leases | None = None) -> None:
         self.root = root
+        self.leases = leases
         self.server = server
         self.options = options
         self.clock = clock
@@ -55,6 +94,8 @@ class ServerWal:
         self.path = self.dir / wal_file_name(self.server, self._filenum)
         self._writer = WalWriter.create(self.path, self.options)
         self._writer.flush()
+        if self.leases is not None:
+            self.leases.hold(self.path, self._writer.tell())
         self.created_ms = self._filenum
 
     @property
@@ -78,6 +119,8 @@ class ServerWal:
         if self._writer is not None:
             self._writer.close(trailer=trailer)
             self._writer = None
+            if trailer and self.leases is not None:  # a crash keeps the lease
+                self.leases.release(self.path)
 
     def roll(self) -> Path:
         """Close the current file with the trailer, open the next; return the closed path."""

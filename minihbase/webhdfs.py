@@ -9,10 +9,14 @@ WebHDFS hook, built on it) use to find and read WAL files::
 ``root_dir`` appears as the HDFS directory ``hbase_root`` (default ``/hbase``); its ancestors
 (``/``) are directories holding it. As on a real cluster, OPEN at the "NameNode" answers 307
 with a "DataNode" URL (the same server, marked by ``namenoderpcaddress``) that streams the
-bytes. JSON shapes and errors are Hadoop's: ``{"RemoteException": {"exception",
-"javaClassName", "message"}}`` with 404 for FileNotFoundException, 400 for
-IllegalArgumentException, 403 for other IOExceptions and AccessControlException (every write
-operation: PUT, POST and DELETE are refused). ``user.name`` is accepted and not checked.
+bytes. Files under construction (``leases``: the region servers' open WALs) behave as on
+HDFS: the NameNode's length (listings, GETFILESTATUS) is what the writer last reported, and
+it refuses an OPEN at or past it ("Offset=... out of the range"), while the DataNode serves
+every byte written; past those, "Cannot seek after EOF". JSON shapes and errors are
+Hadoop's: ``{"RemoteException": {"exception", "javaClassName", "message"}}`` with 404 for
+FileNotFoundException, 400 for IllegalArgumentException, 403 for other IOExceptions and
+AccessControlException (every write operation: PUT, POST and DELETE are refused).
+``user.name`` is accepted and not checked.
 """
 
 from __future__ import annotations
@@ -33,11 +37,11 @@ from typing import Any, Self
 from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit
 
 from minihbase.httpserve import BackgroundHttpServer
+from minihbase.wal_files import BLOCK_SIZE, Leases
 
 log = logging.getLogger(__name__)
 
 PREFIX = "/webhdfs/v1"
-BLOCK_SIZE = 128 * 1024 * 1024  # dfs.blocksize default
 ROOT_INODE_ID = 16385  # HDFS's INodeId.ROOT_INODE_ID
 CHUNK = 64 * 1024
 READ_OPS = ("LISTSTATUS", "GETFILESTATUS", "OPEN", "GETCONTENTSUMMARY", "GETHOMEDIRECTORY")
@@ -80,8 +84,10 @@ class WebHdfsServer:
 
     def __init__(self, root_dir: str | os.PathLike[str], host: str = "127.0.0.1",
                  port: int = 0, hbase_root: str = "/hbase", owner: str | None = None,
-                 group: str = "supergroup", replication: int = 1) -> None:
+                 group: str = "supergroup", replication: int = 1,
+                 leases: Leases | None = None) -> None:
         self.root_dir = Path(root_dir).resolve()
+        self.leases = leases
         self.host = host
         self.requested_port = port
         self.hbase_root = posixpath.normpath("/" + hbase_root.strip("/"))
@@ -160,13 +166,14 @@ class WebHdfsServer:
             file_id = st.st_ino
             children = len(os.listdir(local)) if is_dir and local else 0
             perm = format(st.st_mode & 0o777, "o")
+        length = 0 if is_dir else self.recorded_length(st)
         return {
             "accessTime": 0 if is_dir else _ms(st.st_atime_ns),
             "blockSize": 0 if is_dir else BLOCK_SIZE,
             "childrenNum": children,
             "fileId": file_id,
             "group": self.group,
-            "length": 0 if is_dir else st.st_size,
+            "length": length,
             "modificationTime": _ms(st.st_mtime_ns),
             "owner": self.owner,
             "pathSuffix": suffix,
@@ -175,6 +182,12 @@ class WebHdfsServer:
             "storagePolicy": 0,
             "type": "DIRECTORY" if is_dir else "FILE",
         }
+
+    def recorded_length(self, st: os.stat_result) -> int:
+        """The NameNode's length of a file: its size, or for a file under construction
+        the length its writer last reported."""
+        recorded = self.leases.recorded_length(st.st_ino, st.st_size) if self.leases else None
+        return st.st_size if recorded is None else recorded
 
     def list_status(self, hdfs_path: str) -> list[dict[str, Any]]:
         own = self.file_status(hdfs_path)
@@ -283,6 +296,10 @@ class _Handler(BaseHTTPRequestHandler):
         if status["type"] != "FILE":
             raise RemoteError("FileNotFoundException", f"Path is not a file: {hdfs_path}")
         if "namenoderpcaddress" not in params:
+            recorded = status["length"]
+            if offset >= recorded > 0:
+                raise RemoteError("IOException", f"Offset={offset} out of the range [0, "
+                                  f"{recorded}); OPEN, path={hdfs_path}")
             self._redirect_to_datanode(hdfs_path, params)
             return
         local = self.webhdfs.local_path(hdfs_path)
@@ -294,8 +311,7 @@ class _Handler(BaseHTTPRequestHandler):
         with handle:
             size = os.fstat(handle.fileno()).st_size
             if offset > size:
-                raise RemoteError("EOFException", f"Cannot seek after EOF: offset {offset} > "
-                                  f"length {size} of {hdfs_path}")
+                raise RemoteError("EOFException", "Cannot seek after EOF")
             count = size - offset if length is None else min(length, size - offset)
             handle.seek(offset)
             self.send_response(200)

@@ -39,3 +39,40 @@ def test_a_protobuf_error_in_a_wal_header_is_one_line(tmp_path, capsys) -> None:
     err = capsys.readouterr().err
     assert exit_info.value.code == 2
     assert str(bad) in err and "Traceback" not in err
+
+
+def test_an_unexpected_error_is_one_line_and_its_traceback_goes_to_a_file(
+        tmp_path, capsys, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Whatever escapes a command (here a bug planted in the WAL reader) is one line naming
+    the error, with exit code 1; its traceback is in the file the line names, and on the
+    screen with -v."""
+    import logging
+
+    from hbase_migrate.wal import reader
+
+    def planted(*args: object, **kwargs: object) -> None:
+        raise KeyError("planted\nsecond line")
+
+    monkeypatch.setattr(reader.WalReader, "__init__", planted)
+    monkeypatch.setenv("HBASE_MIGRATE_LOG_DIR", str(tmp_path / "logs"))
+    wal = tmp_path / "x.wal"
+    wal.write_bytes(b"PWAL")
+    logging.getLogger().setLevel(logging.WARNING)
+    with pytest.raises(SystemExit) as exit_info:
+        main(["wal", "dump", str(wal)])
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 1
+    assert len(err.splitlines()) == 1, err
+    assert err.startswith("hbase-migrate: error: unexpected KeyError: 'planted\\nsecond line' "
+                          "(traceback in ")
+    saved, = (tmp_path / "logs").iterdir()
+    assert str(saved) in err
+    assert "Traceback (most recent call last)" in saved.read_text()
+    assert "in planted" in saved.read_text()
+
+    with pytest.raises(SystemExit):
+        main(["-v", "wal", "dump", str(wal)])
+    err = capsys.readouterr().err
+    assert "Traceback (most recent call last)" in err
+    assert err.rstrip().splitlines()[-1].endswith("(traceback above)")
+    logging.getLogger().setLevel(logging.WARNING)

@@ -12,20 +12,31 @@ no master-store WALs, no files without a creation time in their name). A listed 
 what the WAL reader opens: a local path, or a ``webhdfs://host:port/<hdfs path>`` URL with
 the HDFS path verbatim, as HBase prints paths (a file named ``h%2C16020%2C1.17`` keeps its
 literal ``%2C``; ``hbase_migrate.wal.source`` opens such URLs without decoding them).
+
+On HDFS a listed length is the NameNode's: for a file still being written, the length its
+writer last reported (the header of an HBase WAL, until it is closed). So the WebHDFS store
+measures the newest file of each WAL group in each ``WALs/`` folder (the one that may be open)
+by what a read returns (``wal.source.source_size``: one OPEN, its body not read), and lists
+the larger of the two lengths.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import posixpath
+import re
 from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import Any, BinaryIO, NamedTuple
 from urllib.parse import urlsplit
 
 from hbase_migrate.cluster.errors import ClusterError
+from hbase_migrate.errors import WalError
 from hbase_migrate.wal.names import parse_wal_path
-from hbase_migrate.wal.source import open_source
+from hbase_migrate.wal.source import open_source, source_size
+
+log = logging.getLogger(__name__)
 
 LIVE_DIR = "WALs"
 ARCHIVE_DIR = "oldWALs"
@@ -246,6 +257,28 @@ class WebHdfsWalStore(WalStore):
     def _entry(name: str, status: dict[str, Any]) -> _Entry:
         return _Entry(name, status["type"] == "DIRECTORY", int(status["length"]),
                       int(status["modificationTime"]))
+
+    def _files_in(self, folder: str) -> list[WalFileStatus]:
+        found = super()._files_in(folder)
+        if not folder.startswith(f"{LIVE_DIR}/"):
+            return found  # archived files are closed: the NameNode knows their length
+        newest: dict[str, WalFileStatus] = {}
+        for f in found:  # one WAL group: the same name but for the file number
+            group = re.sub(r"\.\d+", ".N", f.name)
+            if group not in newest or (f.timestamp or 0) > (newest[group].timestamp or 0):
+                newest[group] = f
+        measured = {f.path: self._visible(f) for f in newest.values()}
+        return [measured.get(f.path, f) for f in found]
+
+    @staticmethod
+    def _visible(f: WalFileStatus) -> WalFileStatus:
+        """``f`` with the length a reader sees now, when larger than the listed one."""
+        try:
+            size = source_size(f.path)
+        except (OSError, WalError) as exc:  # moved or unreadable now: the next listing asks
+            log.debug("cannot measure %s: %s", f.path, exc)
+            return f
+        return f._replace(size=max(size, f.size))
 
     def _list(self, relpath: str) -> list[_Entry] | None:
         listing = self._call("list", relpath, status=True)

@@ -4,7 +4,19 @@ WebHDFS files are read with the ``hdfs`` package's ``InsecureClient`` (user from
 ``HADOOP_USER_NAME``, else the current user) as a streaming, seekable file object: one OPEN
 request per contiguous read, a new one after a seek away from the stream's position. A
 missing file raises ``FileNotFoundError`` for both kinds, so callers can detect a WAL
-moved to ``oldWALs``.
+moved to ``oldWALs``; every other failure is a :class:`WalSourceError` naming the URL and
+the byte offset.
+
+Files still being written (a region server's open WAL) need care on HDFS. The NameNode
+records the length the writer last reported, not what it wrote: for an HBase WAL that is the
+header until the file is closed or a block completes (``hflush`` does not update it), and the
+NameNode refuses an OPEN at or past that length ("Offset=... out of the range"). A DataNode
+serves every byte the writer flushed (the *visible* length). So the size of a
+:class:`WebHdfsFile` is the ``Content-Length`` of its first OPEN (what a read returns, not
+what a listing says), and reads elsewhere in the file go straight to the DataNode the
+NameNode redirected that OPEN to, at their own offset: a resume far past the NameNode's
+length reads only the new bytes. Where there is no DataNode address (a gateway that streams
+itself), a refused OPEN is served by reading from the file's start and skipping forward.
 """
 
 from __future__ import annotations
@@ -12,11 +24,13 @@ from __future__ import annotations
 import getpass
 import io
 import os
-from contextlib import AbstractContextManager
 from typing import IO, Any, BinaryIO
-from urllib.parse import urlsplit
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+from hbase_migrate.errors import WalSourceError
 
 WEBHDFS_SCHEME = "webhdfs"
+_SKIP_CHUNK = 1 << 20
 
 
 def _split(url: str) -> tuple[str, str]:
@@ -35,61 +49,133 @@ def _client(base_url: str) -> Any:
     return InsecureClient(base_url, user=user)
 
 
-def _not_found(exc: Exception, url: str) -> Exception:
-    """Map the hdfs package's error for a missing path to FileNotFoundError."""
-    text = str(exc).lower()
-    missing = getattr(exc, "exception", None) == "FileNotFoundException"
-    if missing or "does not exist" in text or "not found" in text:
-        return FileNotFoundError(2, f"No such file: {url}")
-    return exc
+def _remote(exc: Exception) -> tuple[str, str]:
+    """(Java exception name, message) of an ``HdfsError`` or a RemoteException answer."""
+    return str(getattr(exc, "exception", "") or ""), str(getattr(exc, "message", exc))
+
+
+def _is_missing(exc: Exception) -> bool:
+    name, text = _remote(exc)
+    text = text.lower()
+    return name == "FileNotFoundException" or "does not exist" in text or "not found" in text
+
+
+def _past_recorded_length(exc: Exception) -> bool:
+    """The NameNode's refusal of an OPEN at or past the length it records for the file."""
+    return "out of the range" in _remote(exc)[1]
+
+
+def _with_offset(url: str, offset: int) -> str:
+    parts = urlsplit(url)
+    query = [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True)
+             if k.lower() not in ("offset", "length")]
+    query.append(("offset", str(offset)))
+    return urlunsplit(parts._replace(query=urlencode(query)))
 
 
 class WebHdfsFile(io.RawIOBase):
     """A read-only, seekable file over WebHDFS OPEN requests (streamed, not loaded).
 
-    Opening sends one OPEN from offset 0 and takes the size from its ``Content-Length`` (a
-    GETFILESTATUS only when the answer has none, or the OPEN fails): a whole small file costs
-    one OPEN. A seek only moves the position; the next read opens a new stream there when
-    the current one is elsewhere."""
+    Opening sends one OPEN from offset 0; its ``Content-Length`` is the size (the visible
+    length, also of a file still being written; a GETFILESTATUS only when the answer has
+    none). A seek only moves the position; the next read opens a new stream there when the
+    current one is elsewhere, at the DataNode that served the first OPEN."""
 
     def __init__(self, url: str) -> None:
         super().__init__()
-        from hdfs.util import HdfsError
-
-        self._error = HdfsError
         self.name = url
         base, self._path = _split(url)
         self._client = _client(base)
         self._pos = 0
-        self._context: AbstractContextManager[IO[bytes]] | None = None
+        self._response: Any = None
         self._stream: IO[bytes] | None = None
         self._stream_pos = 0
+        self._datanode: str | None = None  # the DataNode URL of the first OPEN
         try:
             self._open_stream(0)
         except FileNotFoundError:
             self._status()  # a directory, or really missing: say which
             raise
-        length = getattr(self._stream, "headers", {}).get("Content-Length")
+        length = self._response.headers.get("Content-Length") if self._response else None
         self.size = int(length) if length is not None else int(self._status()["length"])
 
     def _status(self) -> dict[str, Any]:
+        from hdfs.util import HdfsError
+        from requests import RequestException
+
         try:
             status: dict[str, Any] = self._client.status(self._path)
-        except self._error as exc:
-            raise _not_found(exc, self.name) from exc
+        except HdfsError as exc:
+            if _is_missing(exc):
+                raise FileNotFoundError(2, f"No such file: {self.name}") from exc
+            raise self._failed("GETFILESTATUS", 0, _remote(exc)[1]) from exc
+        except RequestException as exc:
+            raise self._failed("GETFILESTATUS", 0, str(exc)) from exc
         if status.get("type") == "DIRECTORY":
             raise IsADirectoryError(21, f"Is a directory: {self.name}")
         return status
 
+    def _failed(self, what: str, offset: int, reason: str) -> WalSourceError:
+        return WalSourceError(self.name, f"WebHDFS {what} at byte offset {offset} failed: "
+                              f"{reason}")
+
+    # --- streams ------------------------------------------------------------------------
+
     def _open_stream(self, offset: int) -> None:
+        """A stream of the file's bytes from ``offset``."""
+        from hdfs.util import HdfsError
+        from requests import RequestException
+
         self._drop_stream()
         try:
-            self._context = self._client.read(self._path, offset=offset)
-            self._stream = self._context.__enter__()
-        except self._error as exc:
-            self._context = None
-            raise _not_found(exc, self.name) from exc
+            if self._datanode is not None and offset > 0:
+                self._response = self._from_datanode(offset)
+            else:
+                self._response = self._from_namenode(offset)
+        except HdfsError as exc:
+            if _is_missing(exc):
+                raise FileNotFoundError(2, f"No such file: {self.name}") from exc
+            if offset > 0 and _past_recorded_length(exc):
+                self._skip_to(offset)  # no DataNode to ask: read from the start, skip
+                return
+            raise self._failed("OPEN", offset, _remote(exc)[1]) from exc
+        except RequestException as exc:
+            raise self._failed("OPEN", offset, str(exc)) from exc
+        self._stream = self._response.raw
         self._stream_pos = offset
+
+    def _from_namenode(self, offset: int) -> Any:
+        response = self._client._open(self._path, offset=offset)
+        if response.history and offset == 0:
+            self._datanode = response.url  # redirected: where this file's bytes are served
+        return response
+
+    def _from_datanode(self, offset: int) -> Any:
+        from hdfs.client import _to_error
+
+        assert self._datanode is not None
+        response = self._client._session.get(_with_offset(self._datanode, offset),
+                                              stream=True, timeout=self._client._timeout)
+        if not response.ok:
+            error = _to_error(response)
+            response.close()
+            name, message = _remote(error)
+            if name == "EOFException":  # HDFS: "Cannot seek after EOF"
+                message = (f"{message}: the file holds fewer than {offset} bytes now "
+                           "(it shrank since it was measured)")
+            raise self._failed("OPEN (DataNode)", offset, message)
+        return response
+
+    def _skip_to(self, offset: int) -> None:
+        self._open_stream(0)
+        assert self._stream is not None
+        while self._stream_pos < offset:
+            data = self._stream.read(min(_SKIP_CHUNK, offset - self._stream_pos))
+            if not data:
+                raise self._failed("OPEN", offset, f"the file ends at byte {self._stream_pos}")
+            self._stream_pos += len(data)
+
+    # --- io.RawIOBase -------------------------------------------------------------------
 
     def readable(self) -> bool:
         return True
@@ -112,6 +198,9 @@ class WebHdfsFile(io.RawIOBase):
 
     def readinto(self, buffer: Any) -> int:
         """Fill ``buffer`` as far as the file goes (one stream, several reads of it)."""
+        from requests import RequestException
+        from urllib3.exceptions import HTTPError
+
         view = memoryview(buffer).cast("B")
         want = min(len(view), self.size - self._pos)
         if want <= 0:
@@ -120,20 +209,24 @@ class WebHdfsFile(io.RawIOBase):
             self._open_stream(self._pos)
         assert self._stream is not None
         got = 0
-        while got < want:
-            data = self._stream.read(want - got)
-            if not data:
-                break
-            view[got : got + len(data)] = data
-            got += len(data)
+        try:
+            while got < want:
+                data = self._stream.read(want - got)
+                if not data:
+                    break
+                view[got : got + len(data)] = data
+                got += len(data)
+        except (HTTPError, RequestException, OSError) as exc:
+            self._drop_stream()
+            raise self._failed("read", self._pos + got, str(exc)) from exc
         self._pos += got
         self._stream_pos = self._pos
         return got
 
     def _drop_stream(self) -> None:
-        if self._context is not None:
-            self._context.__exit__(None, None, None)
-        self._context = None
+        if self._response is not None:
+            self._response.close()
+        self._response = None
         self._stream = None
 
     def close(self) -> None:
@@ -149,13 +242,13 @@ def open_source(path_or_url: str) -> BinaryIO:
 
 
 def source_size(path_or_url: str) -> int:
-    """The current length of a local file or a WebHDFS file, in bytes."""
+    """The bytes a reader can read now. For a WebHDFS file still being written that is what
+    its DataNode serves (one OPEN whose body is not read), not the NameNode's recorded
+    length, which a listing shows."""
     if path_or_url.startswith(f"{WEBHDFS_SCHEME}://"):
-        from hdfs.util import HdfsError
-
-        base, path = _split(path_or_url)
+        handle = WebHdfsFile(path_or_url)
         try:
-            return int(_client(base).status(path)["length"])
-        except HdfsError as exc:
-            raise _not_found(exc, path_or_url) from exc
+            return handle.size
+        finally:
+            handle.close()
     return os.path.getsize(path_or_url)

@@ -107,9 +107,17 @@ def test_wire_shapes_redirect_and_errors(webhdfs: WebHdfsServer) -> None:
     assert write.status_code == 403
     assert write.json()["RemoteException"]["exception"] == "AccessControlException"
 
-    eof = requests.get(url, params={"op": "OPEN", "offset": LIVE.size + 1}, timeout=5)
+    # as HDFS 3: the NameNode refuses an offset at or past its length, a DataNode past the end
+    past = requests.get(url, params={"op": "OPEN", "offset": LIVE.size}, timeout=5)
+    assert past.status_code == 403
+    assert past.json()["RemoteException"]["message"] == (
+        f"Offset={LIVE.size} out of the range [0, {LIVE.size}); OPEN, path={LIVE_HDFS}")
+    datanode = first.headers["Location"].replace("offset=3", f"offset={LIVE.size + 1}")
+    eof = requests.get(datanode, timeout=5)
     assert eof.status_code == 403
-    assert eof.json()["RemoteException"]["exception"] == "EOFException"
+    assert eof.json()["RemoteException"] == {
+        "exception": "EOFException", "javaClassName": "java.io.EOFException",
+        "message": "Cannot seek after EOF"}
 
 
 def test_writes_through_the_client_are_refused(client: InsecureClient) -> None:

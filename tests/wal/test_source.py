@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import re
+import socket
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -12,9 +14,12 @@ from urllib.parse import parse_qs, quote, unquote, urlsplit
 import pytest
 from conftest import pairs_of, simple_pairs, wal_bytes
 
+from hbase_migrate.errors import WalSourceError
 from hbase_migrate.wal.reader import WalReader
 from hbase_migrate.wal.source import open_source, source_size
 from hbase_migrate.wal.writer import WalOptions
+from minihbase.wal_files import Leases
+from minihbase.webhdfs import WebHdfsServer
 
 FILES: dict[str, bytes] = {}
 REQUESTS: list[str] = []
@@ -101,6 +106,13 @@ def webhdfs() -> Iterator[str]:
         server.server_close()
 
 
+@pytest.fixture
+def unused_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
 def test_local_path(tmp_path: Path) -> None:
     path = tmp_path / "wal"
     path.write_bytes(b"PWAL123")
@@ -143,3 +155,119 @@ def test_webhdfs_missing_file(webhdfs: str) -> None:
         source_size(f"{webhdfs}/hbase/oldWALs/none")
     with pytest.raises(FileNotFoundError):
         WalReader(f"{webhdfs}/hbase/WALs/none")
+
+
+# --- files still being written, as HDFS serves them --------------------------------------
+
+OPEN_WAL = "WALs/rs1,16020,1/rs1%2C16020%2C1.1700000000000"
+
+
+@pytest.fixture
+def namenode(tmp_path: Path) -> Iterator[tuple[Path, Leases, str]]:
+    """The embedded cluster's WebHDFS over ``tmp_path``, with a lease table: (HBase root,
+    leases, ``webhdfs://`` URL of ``OPEN_WAL``)."""
+    leases = Leases()
+    (tmp_path / OPEN_WAL).parent.mkdir(parents=True)
+    with WebHdfsServer(tmp_path, leases=leases) as server:
+        yield tmp_path, leases, f"webhdfs://127.0.0.1:{server.port}/hbase/{OPEN_WAL}"
+
+
+def test_an_open_file_is_read_past_the_namenode_length(
+        namenode: tuple[Path, Leases, str]) -> None:
+    root, leases, url = namenode
+    pairs = simple_pairs(10_000)
+    data = wal_bytes(pairs, trailer=False)
+    local = root / OPEN_WAL
+    local.write_bytes(data)
+    header = 4 + 1 + data[4]
+    leases.hold(local, header)  # the writer reported its header, then hflushed the rest
+    assert source_size(url) == len(data) > 1 << 20  # what a read returns, not the listing
+    with WalReader(url) as reader:
+        entries = list(reader)
+        assert not reader.has_trailer and reader.end_offset == len(data)
+    assert pairs_of(entries) == pairs
+    middle = entries[len(entries) // 2]
+    with WalReader(url, start_offset=middle.offset, start_index=len(entries) // 2) as reader:
+        assert pairs_of(list(reader)) == pairs[len(entries) // 2:]
+    with WalReader(url, start_offset=len(data), start_index=len(entries)) as reader:
+        assert list(reader) == [] and reader.end_offset == len(data)
+
+
+def test_a_file_that_shrank_is_a_one_line_error(namenode: tuple[Path, Leases, str]) -> None:
+    root, leases, url = namenode
+    local = root / OPEN_WAL
+    local.write_bytes(wal_bytes(simple_pairs(50), trailer=False))
+    leases.hold(local, 100)
+    with open_source(url) as f:
+        local.write_bytes(local.read_bytes()[:200])
+        f.seek(300)
+        with pytest.raises(WalSourceError) as err:
+            f.read(10)
+    assert str(err.value).startswith(f"{url}: WebHDFS OPEN (DataNode) at byte offset 300 "
+                                     "failed: Cannot seek after EOF")
+    assert "\n" not in str(err.value)
+
+
+def test_an_unreachable_namenode_is_a_one_line_error(unused_port: int) -> None:
+    url = f"webhdfs://127.0.0.1:{unused_port}/hbase/{OPEN_WAL}"
+    with pytest.raises(WalSourceError, match=rf"^{re.escape(url)}: WebHDFS OPEN at byte "
+                       "offset 0 failed: .*(refused|Connection)") as err:
+        WalReader(url)
+    assert "\n" not in str(err.value)
+
+
+class _Gateway(BaseHTTPRequestHandler):
+    """A WebHDFS gateway that streams files itself (no DataNode redirect, as HttpFS) and
+    refuses an offset at or past the length its NameNode records (``RECORDED``)."""
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+    def do_GET(self) -> None:
+        url = urlsplit(self.path)
+        path = unquote(url.path).removeprefix("/webhdfs/v1")
+        offset = int(parse_qs(url.query).get("offset", ["0"])[0])
+        data = FILES[path]
+        REQUESTS.append(f"{path}?OPEN@{offset}")
+        if offset >= RECORDED[path] > 0:
+            body = json.dumps({"RemoteException": {
+                "exception": "IOException", "javaClassName": "java.io.IOException",
+                "message": f"Offset={offset} out of the range [0, {RECORDED[path]}); "
+                           f"OPEN, path={path}"}}).encode()
+            self.send_response(403)
+            self.send_header("Content-Type", "application/json")
+        else:
+            body = data[offset:]
+            self.send_response(200)
+            self.send_header("Content-Type", "application/octet-stream")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+RECORDED: dict[str, int] = {}
+
+
+def test_without_a_datanode_a_refused_offset_is_read_from_the_start() -> None:
+    pairs = simple_pairs(10_000)
+    data = wal_bytes(pairs, trailer=False)
+    FILES["/hbase/gw.wal"] = data
+    RECORDED["/hbase/gw.wal"] = 4 + 1 + data[4]
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Gateway)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        url = f"webhdfs://127.0.0.1:{server.server_address[1]}/hbase/gw.wal"
+        with WalReader(url) as reader:
+            entries = list(reader)
+        assert pairs_of(entries) == pairs
+        REQUESTS.clear()
+        at = entries[9000].offset
+        assert at > 1 << 20  # past the first read's buffer
+        with WalReader(url, start_offset=at, start_index=9000) as reader:
+            assert pairs_of(list(reader)) == pairs[9000:]
+        # refused past the recorded length, served from offset 0 and skipped forward
+        assert f"/hbase/gw.wal?OPEN@{at}" in REQUESTS
+    finally:
+        server.shutdown()
+        server.server_close()
