@@ -27,6 +27,7 @@ BENCHMARKS: dict[str, list[str]] = {
     "report_build.py": ["--quick"],
     "cdc_throughput.py": ["--quick"],
     "catchup_listing.py": ["--quick"],
+    "open_wal_poll.py": ["--quick"],
 }
 
 

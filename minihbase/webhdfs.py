@@ -12,7 +12,8 @@ with a "DataNode" URL (the same server, marked by ``namenoderpcaddress``) that s
 bytes. Files under construction (``leases``: the region servers' open WALs) behave as on
 HDFS: the NameNode's length (listings, GETFILESTATUS) is what the writer last reported, and
 it refuses an OPEN at or past it ("Offset=... out of the range"), while the DataNode serves
-every byte written; past those, "Cannot seek after EOF". JSON shapes and errors are
+every byte written; past those, "Cannot seek after EOF". A test can make a file's blocks
+unavailable (``missing_blocks``): its DataNode reads then fail as HDFS's do. JSON shapes and errors are
 Hadoop's: ``{"RemoteException": {"exception", "javaClassName", "message"}}`` with 404 for
 FileNotFoundException, 400 for IllegalArgumentException, 403 for other IOExceptions and
 AccessControlException (every write operation: PUT, POST and DELETE are refused).
@@ -51,6 +52,7 @@ _JAVA_CLASSES = {
     "IllegalArgumentException": "java.lang.IllegalArgumentException",
     "EOFException": "java.io.EOFException",
     "AccessControlException": "org.apache.hadoop.security.AccessControlException",
+    "BlockMissingException": "org.apache.hadoop.hdfs.BlockMissingException",
     "IOException": "java.io.IOException",
 }
 _STATUS = {"FileNotFoundException": 404, "IllegalArgumentException": 400}
@@ -95,12 +97,18 @@ class WebHdfsServer:
         self.group = group
         self.replication = replication
         self.requests: Counter[str] = Counter()  # GET requests served, by op
+        self.bytes_sent = 0  # file bytes written to OPEN streams
+        self.missing_blocks: set[str] = set()  # HDFS paths whose DataNode reads fail (a fault)
         self._lock = threading.Lock()
         self._server: BackgroundHttpServer | None = None
 
     def count(self, op: str) -> None:
         with self._lock:
             self.requests[op] += 1
+
+    def sent(self, count: int) -> None:
+        with self._lock:
+            self.bytes_sent += count
 
     @property
     def port(self) -> int:
@@ -234,6 +242,7 @@ def _current_user() -> str:
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # headers and body are two writes: no 40 ms delayed ACK
     webhdfs: WebHdfsServer  # set on the subclass built by WebHdfsServer.start
 
     def log_message(self, format: str, *args: Any) -> None:
@@ -302,6 +311,9 @@ class _Handler(BaseHTTPRequestHandler):
                                   f"{recorded}); OPEN, path={hdfs_path}")
             self._redirect_to_datanode(hdfs_path, params)
             return
+        if hdfs_path in self.webhdfs.missing_blocks:  # every replica's DataNode is down
+            raise RemoteError("BlockMissingException", f"Could not obtain block: "
+                              f"BP-1-127.0.0.1-1:blk_1073741825_1001 file={hdfs_path}")
         local = self.webhdfs.local_path(hdfs_path)
         try:
             handle = open(local or "", "rb")  # noqa: SIM115 - closed below
@@ -323,6 +335,7 @@ class _Handler(BaseHTTPRequestHandler):
                 if not chunk:
                     break  # shrank meanwhile; the client sees a short body
                 self.wfile.write(chunk)
+                self.webhdfs.sent(len(chunk))
                 count -= len(chunk)
         if count:
             self.close_connection = True

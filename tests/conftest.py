@@ -11,7 +11,10 @@ import pytest
 
 from minihbase.zookeeper import ZooKeeperServer
 from realstack.kafka import KafkaBroker, KafkaSettings
-from tests.realstack.fixtures import real_hbase  # noqa: F401 - the real stack, session-wide
+from tests.realstack.fixtures import (  # noqa: F401 - the real stack, session-wide
+    real_hbase,
+    source_cluster,
+)
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_REFERENCE = REPO.parent / "shared" / "reference"

@@ -4,14 +4,21 @@ with the reason when Java 17 or Maven is missing, or when the stack cannot be bu
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
 
 import pytest
 
+from minihbase.regionserver import WalSettings
+from minihbase.server import MiniHBase
 from realstack.hbase import RealHBase, RealHBaseOptions
 from realstack.maven import RealStackError
+
+STACKS = ["minihbase", pytest.param("real", marks=pytest.mark.realstack)]
 
 
 def real_stack_missing() -> str | None:
@@ -47,3 +54,18 @@ def real_hbase(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealHBase]:
         yield stack
     finally:
         stack.stop()
+
+
+@pytest.fixture(params=STACKS)
+def source_cluster(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[dict[str, Any]]:
+    """A source cluster on either stack, as its ``cluster.json`` describes it (plus the key
+    ``cluster_json``, its path): an embedded cluster of two region servers rolling hourly,
+    or the session's real HBase."""
+    if request.param == "real":
+        real = request.getfixturevalue("real_hbase")
+        yield {**real.described, "cluster_json": real.cluster_json}
+        return
+    with MiniHBase(tmp_path / "src", "source",
+                   wal=WalSettings(region_servers=2, roll_period=3600)) as mini:
+        path = mini.write_cluster_json()
+        yield {**json.loads(path.read_text()), "cluster_json": path}

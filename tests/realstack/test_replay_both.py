@@ -5,8 +5,6 @@ for cell. On real HBase the WALs, their names, rolls and moves are HBase's own."
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,24 +19,11 @@ from hbase_migrate.replay.run import run_replay
 from hbase_migrate.snapshot.schema import copy_schema
 from hbase_migrate.validate.compare import compare_tables
 from minihbase.cli.minicluster import call_admin
-from minihbase.regionserver import WalSettings
 from minihbase.server import MiniHBase
 from minihbase.workload import Workload, WorkloadSpec
 
 pytestmark = pytest.mark.integration
-STACKS = ["minihbase", pytest.param("real", marks=pytest.mark.realstack)]
 
-
-@pytest.fixture(params=STACKS)
-def source(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[dict[str, Any]]:
-    if request.param == "real":
-        real = request.getfixturevalue("real_hbase")
-        yield {**real.described, "cluster_json": real.cluster_json}
-        return
-    with MiniHBase(tmp_path / "src", "source",
-                   wal=WalSettings(region_servers=2, roll_period=3600)) as mini:
-        path = mini.write_cluster_json()
-        yield {**json.loads(path.read_text()), "cluster_json": path}
 
 
 def workload(endpoints: ClusterEndpoints, table: str, seed: int) -> None:
@@ -50,18 +35,18 @@ def workload(endpoints: ClusterEndpoints, table: str, seed: int) -> None:
         runner.close()
 
 
-def test_replay_converges_across_a_move_and_rolls(source: dict[str, Any],
+def test_replay_converges_across_a_move_and_rolls(source_cluster: dict[str, Any],
                                                   tmp_path: Path) -> None:
     start = now_ms() - 60_000
     table = f"replayed_{tmp_path.name[-8:].replace('-', '_')}"
-    endpoints = ClusterEndpoints.from_json(source)
+    endpoints = ClusterEndpoints.from_json(source_cluster)
     workload(endpoints, table, 1)
-    info = call_admin(source["cluster_json"], "info")
+    info = call_admin(source_cluster["cluster_json"], "info")
     holder = next(s for s in info["servers"] if s["alive"] and s["regions"])
-    call_admin(source["cluster_json"], "roll", {})
-    call_admin(source["cluster_json"], "move", {"region": holder["regions"][-1]})
+    call_admin(source_cluster["cluster_json"], "roll", {})
+    call_admin(source_cluster["cluster_json"], "move", {"region": holder["regions"][-1]})
     workload(endpoints, table, 2)
-    call_admin(source["cluster_json"], "roll", {})
+    call_admin(source_cluster["cluster_json"], "roll", {})
     workload(endpoints, table, 3)
     with MiniHBase(tmp_path / "dst", "target") as dst:
         assert endpoints.thrift2 and dst.endpoints.thrift2
@@ -70,7 +55,7 @@ def test_replay_converges_across_a_move_and_rolls(source: dict[str, Any],
             copy_schema(src_t2, dst_t2, table)
             (tmp_path / "m.toml").write_text(
                 f'[migration]\nname = "both"\nledger = "sqlite:///{tmp_path / "l.db"}"\n'
-                f'[source]\ncluster_json = "{source["cluster_json"]}"\n'
+                f'[source]\ncluster_json = "{source_cluster["cluster_json"]}"\n'
                 f'[target]\ncluster_json = "{dst.write_cluster_json()}"\n'
                 f'[[tables]]\nsource = "{table}"\n', encoding="utf-8")
             summary = run_replay(ReplayJob.from_spec(load_config(tmp_path / "m.toml"),
