@@ -13,8 +13,8 @@ bytes. Files under construction (``leases``: the region servers' open WALs) beha
 HDFS: the NameNode's length (listings, GETFILESTATUS) is what the writer last reported, and
 it refuses an OPEN at or past it ("Offset=... out of the range"), while the DataNode serves
 every byte written; past those, "Cannot seek after EOF". A test can make a file's blocks
-unavailable (``missing_blocks``): its DataNode reads then fail as HDFS's do. JSON shapes and errors are
-Hadoop's: ``{"RemoteException": {"exception", "javaClassName", "message"}}`` with 404 for
+unavailable (``missing_blocks``): its DataNode reads then fail as HDFS's do. JSON shapes and
+errors are Hadoop's: ``{"RemoteException": {"exception", "javaClassName", "message"}}`` with 404 for
 FileNotFoundException, 400 for IllegalArgumentException, 403 for other IOExceptions and
 AccessControlException (every write operation: PUT, POST and DELETE are refused).
 ``user.name`` is accepted and not checked.
