@@ -28,6 +28,7 @@ BENCHMARKS: dict[str, list[str]] = {
     "cdc_throughput.py": ["--quick"],
     "catchup_listing.py": ["--quick"],
     "open_wal_poll.py": ["--quick"],
+    "ledger_growth.py": ["--quick"],
 }
 
 

@@ -127,6 +127,18 @@ class RunSummary:
             "lag": self.lag, "exit_code": self.exit_code,
         }
 
+    def to_metrics(self) -> dict[str, Any]:
+        """The ledger step's metrics: :meth:`to_json` without its per-file lists (each file's
+        facts live once, in its WAL-file row), so a step stays small whatever the number of
+        files and a long ``--follow`` grows the ledger linearly. A window run (a backfill)
+        writes no WAL-file rows: its manifest is kept as its record of the selection."""
+        data = self.to_json()
+        del data["files"]
+        if self.end is None:
+            del data["manifest"]
+        data["moves"], data["failures"] = len(self.moves), len(self.failures)
+        return data
+
 
 def run_replay(job: ReplayJob, observer: Observer | None = None, *,
                executor: Executor | None = None,
@@ -236,18 +248,23 @@ def _run_once(job: ReplayJob, ledger: Ledger, store: WalStore, observer: Observe
         if job.mode == CATCH_UP:
             summary.lag = replay_lag(ledger.wal_files(migration.id, job.stream), now_ms())
     except BaseException as exc:
-        ledger.finish_step(step_id, StepStatus.FAILED, summary.to_json(),
+        ledger.finish_step(step_id, StepStatus.FAILED, summary.to_metrics(),
                            f"{type(exc).__name__}: {exc}")
         raise
     status = StepStatus.SUCCEEDED if summary.exit_code == EXIT_OK else StepStatus.FAILED
-    ledger.finish_step(step_id, status, summary.to_json(), _problems(summary))
+    ledger.finish_step(step_id, status, summary.to_metrics(), _problems(summary))
     return summary
 
 
-def _problems(summary: RunSummary) -> str | None:
+def _problems(summary: RunSummary, shown: int = 3) -> str | None:
+    """The step's error: gaps, and the first ``shown`` failures (each file's own error is in
+    its WAL-file row)."""
     parts = [f"{len(summary.gaps)} new gap(s), {summary.open_gaps} open"] if (
         summary.gaps or summary.open_gaps) else []
-    parts += [o.error for o in summary.failures if o.error]
+    errors = [o.error for o in summary.failures if o.error]
+    parts += errors[:shown]
+    if len(errors) > shown:
+        parts.append(f"and {len(errors) - shown} more failed file(s)")
     return "; ".join(parts) or None
 
 
