@@ -1,0 +1,169 @@
+"""The ledger's migrations (their state, forward only) and steps (who ran what, when, with
+what result)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, Protocol
+
+from sqlalchemy import and_, select, update
+
+from hbase_migrate.audit import records as t
+from hbase_migrate.audit.book import LedgerBook, now_ms
+from hbase_migrate.audit.errors import LedgerError, MigrationMismatchError, MigrationStateError
+from hbase_migrate.audit.records import (
+    MigrationRecord,
+    MigrationState,
+    StepRecord,
+    StepStatus,
+    dump_json,
+)
+
+if TYPE_CHECKING:
+    from hbase_migrate.config import MigrationSpec
+
+
+class TableLike(Protocol):
+    """What the ledger needs of a table of a migration spec."""
+
+    @property
+    def source(self) -> str: ...
+    @property
+    def target(self) -> str: ...
+    @property
+    def families(self) -> tuple[str, ...]: ...
+
+
+class MigrationBook(LedgerBook):
+    """Migrations and their steps."""
+
+    # -- migrations -------------------------------------------------------------------------
+
+    def ensure_migration(
+        self, name: str, source: str, target: str, tables: Sequence[TableLike], *,
+        now: int | None = None,
+    ) -> MigrationRecord:
+        """The migration ``name``, created when new. A ledger that already holds ``name``
+        with another source, target or table list raises :class:`MigrationMismatchError`."""
+        now = now_ms() if now is None else now
+        tables_json = dump_json(sorted(
+            ({"source": x.source, "target": x.target, "families": sorted(x.families)}
+             for x in tables), key=lambda d: (d["source"], d["target"])))
+        with self._engine.begin() as conn:
+            conn.execute(self._insert(t.migrations).values(
+                name=name, source=source, target=target, tables=tables_json, state="created",
+                created_at=now, updated_at=now).on_conflict_do_nothing(index_elements=["name"]))
+            row = conn.execute(select(t.migrations).where(t.migrations.c.name == name)).one()
+        record = MigrationRecord.from_row(row._mapping)
+        differs = [f"{key} {row._mapping[key]!r} (this definition: {mine!r})"
+                   for key, mine in (("source", source), ("target", target),
+                                     ("tables", tables_json))
+                   if row._mapping[key] != mine]
+        if differs:
+            raise MigrationMismatchError(
+                f"ledger {self.url} already holds migration {name!r} with a different "
+                f"definition: {'; '.join(differs)}; use another migration name or ledger"
+            )
+        return record
+
+    def ensure_spec(self, spec: MigrationSpec, *, now: int | None = None) -> MigrationRecord:
+        """:meth:`ensure_migration` for a loaded config, its clusters named by identity."""
+        return self.ensure_migration(spec.name, spec.source.identity, spec.target.identity,
+                                     spec.tables, now=now)
+
+    def migration(self, name: str) -> MigrationRecord | None:
+        with self._engine.begin() as conn:
+            row = conn.execute(select(t.migrations).where(t.migrations.c.name == name)).first()
+        return MigrationRecord.from_row(row._mapping) if row else None
+
+    def migrations(self) -> list[MigrationRecord]:
+        with self._engine.begin() as conn:
+            rows = conn.execute(select(t.migrations).order_by(t.migrations.c.name)).all()
+        return [MigrationRecord.from_row(r._mapping) for r in rows]
+
+    def update_migration(
+        self, migration_id: int, *, state: MigrationState | str | None = None,
+        watermark: int | None = None, now: int | None = None,
+    ) -> None:
+        """Set the migration's lifecycle ``state`` (forward only: a move back raises
+        :class:`MigrationStateError`) and/or its watermark ``T0``."""
+        values: dict[str, Any] = {"updated_at": now_ms() if now is None else now}
+        m = t.migrations
+        guard = m.c.id == migration_id
+        if state is not None:
+            try:
+                new = MigrationState(state)
+            except ValueError:
+                raise MigrationStateError(
+                    f"unknown migration state {state!r}; one of "
+                    f"{', '.join(s.value for s in MigrationState)}") from None
+            values["state"] = new.value
+            guard = and_(guard, m.c.state.in_(
+                [s.value for s in MigrationState if s.may_become(new)]))
+        if watermark is not None:
+            values["watermark"] = watermark
+        with self._engine.begin() as conn:
+            done = conn.execute(update(m).where(guard).values(**values))
+            if done.rowcount == 1:
+                return
+            row = conn.execute(select(m.c.name, m.c.state).where(m.c.id == migration_id)).first()
+        if row is None:
+            raise LedgerError(f"ledger {self.url}: no migration with id {migration_id}")
+        raise MigrationStateError(f"migration {row.name!r} is {row.state}: it cannot move back "
+                                  f"to {state} (states only move forward; cut_over is final)")
+
+    # -- steps ------------------------------------------------------------------------------
+
+    def start_step(
+        self, migration_id: int, kind: str, *, dag_id: str | None = None,
+        run_id: str | None = None, task_id: str | None = None, now: int | None = None,
+    ) -> int:
+        """Record a running step; returns its id for :meth:`finish_step`."""
+        with self._engine.begin() as conn:
+            return int(conn.execute(t.steps.insert().values(
+                migration_id=migration_id, kind=kind, dag_id=dag_id, run_id=run_id,
+                task_id=task_id, started_at=now_ms() if now is None else now,
+                status=StepStatus.RUNNING.value).returning(t.steps.c.id)).scalar_one())
+
+    def finish_step(
+        self, step_id: int, status: StepStatus | str, metrics: Mapping[str, Any] | None = None,
+        error: str | None = None, *, now: int | None = None,
+    ) -> None:
+        """Close a running step as ``succeeded`` or ``failed``; a step ends once."""
+        status = StepStatus(status)
+        if status is StepStatus.RUNNING:
+            raise ValueError("finish_step: status must be succeeded or failed")
+        with self._engine.begin() as conn:
+            done = conn.execute(
+                update(t.steps).where(and_(t.steps.c.id == step_id,
+                                           t.steps.c.status == StepStatus.RUNNING.value))
+                .values(status=status.value, ended_at=now_ms() if now is None else now,
+                        metrics=dump_json(dict(metrics or {})), error=error))
+        if done.rowcount != 1:
+            raise LedgerError(f"ledger {self.url}: step {step_id} is unknown or already ended")
+
+    @contextmanager
+    def step(
+        self, migration_id: int, kind: str, *, dag_id: str | None = None,
+        run_id: str | None = None, task_id: str | None = None,
+    ) -> Iterator[dict[str, Any]]:
+        """Run a block as a step. It yields a metrics dict to fill; an exception marks the step
+        failed with its text and propagates."""
+        step_id = self.start_step(migration_id, kind, dag_id=dag_id, run_id=run_id,
+                                  task_id=task_id)
+        metrics: dict[str, Any] = {}
+        try:
+            yield metrics
+        except BaseException as exc:
+            self.finish_step(step_id, StepStatus.FAILED, metrics, f"{type(exc).__name__}: {exc}")
+            raise
+        self.finish_step(step_id, StepStatus.SUCCEEDED, metrics)
+
+    def steps(self, migration_id: int, kind: str | None = None) -> list[StepRecord]:
+        query = select(t.steps).where(t.steps.c.migration_id == migration_id)
+        if kind is not None:
+            query = query.where(t.steps.c.kind == kind)
+        with self._engine.begin() as conn:
+            rows = conn.execute(query.order_by(t.steps.c.id)).all()
+        return [StepRecord.from_row(r._mapping) for r in rows]

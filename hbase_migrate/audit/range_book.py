@@ -1,0 +1,153 @@
+"""The ledger's validations (per range, with recompares), planned key ranges and their copy,
+and repairs."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from sqlalchemy import and_, select, update
+
+from hbase_migrate.audit import records as t
+from hbase_migrate.audit.book import LedgerBook, now_ms
+from hbase_migrate.audit.errors import LedgerError
+from hbase_migrate.audit.records import (
+    KeyRangeRecord,
+    RepairRecord,
+    ValidationRecord,
+    Verdict,
+    dump_json,
+)
+
+
+class RangeBook(LedgerBook):
+    """Validations, key ranges and repairs."""
+
+    # -- validations ------------------------------------------------------------------------
+
+    def record_validation(
+        self, migration_id: int, step_id: int | None, table_name: str, range_start: bytes,
+        range_end: bytes, *, source_rows: int | None, target_rows: int | None,
+        source_cells: int | None, target_cells: int | None, source_digest: str | None,
+        target_digest: str | None, verdict: Verdict | str, now: int | None = None,
+        gx_result: str | None = None, data_docs: str | None = None,
+        differences: Sequence[str] = (),
+    ) -> int:
+        """Record one compared key range ``[range_start, range_end)``; returns its id.
+        ``gx_result`` and ``data_docs`` locate the Great Expectations artifacts of the run
+        that judged it, ``differences`` lists its first differing cells."""
+        with self._engine.begin() as conn:
+            return int(conn.execute(t.validations.insert().values(
+                migration_id=migration_id, step_id=step_id, table_name=table_name,
+                range_start=range_start.hex(), range_end=range_end.hex(),
+                source_rows=source_rows, target_rows=target_rows, source_cells=source_cells,
+                target_cells=target_cells, source_digest=source_digest,
+                target_digest=target_digest, verdict=Verdict(verdict).value,
+                validated_at=now_ms() if now is None else now, gx_result=gx_result,
+                data_docs=data_docs, differences=dump_json(list(differences)),
+            ).returning(t.validations.c.id)).scalar_one())
+
+    def record_recompare(
+        self, validation_id: int, verdict: Verdict | str, *, now: int | None = None
+    ) -> None:
+        """The verdict of comparing a mismatching range again after replay caught up."""
+        with self._engine.begin() as conn:
+            done = conn.execute(update(t.validations).where(t.validations.c.id == validation_id)
+                                .values(recompare_verdict=Verdict(verdict).value,
+                                        recompared_at=now_ms() if now is None else now))
+        if done.rowcount != 1:
+            raise LedgerError(f"ledger {self.url}: no validation with id {validation_id}")
+
+    def validations(self, migration_id: int, step_id: int | None = None) -> list[ValidationRecord]:
+        v = t.validations
+        query = select(v).where(v.c.migration_id == migration_id)
+        if step_id is not None:
+            query = query.where(v.c.step_id == step_id)
+        with self._engine.begin() as conn:
+            rows = conn.execute(query.order_by(v.c.id)).all()
+        return [ValidationRecord.from_row(r._mapping) for r in rows]
+
+    def last_validations(self, migration_id: int) -> list[ValidationRecord]:
+        """The ranges of the newest validation run: the newest step that recorded any
+        (or, for ranges recorded without a step, the newest ``validated_at``)."""
+        v = t.validations
+        with self._engine.begin() as conn:
+            newest = conn.execute(
+                select(v.c.step_id, v.c.validated_at).where(v.c.migration_id == migration_id)
+                .order_by(v.c.validated_at.desc(), v.c.id.desc()).limit(1)).first()
+        if newest is None:
+            return []
+        if newest.step_id is not None:
+            return self.validations(migration_id, newest.step_id)
+        return [r for r in self.validations(migration_id)
+                if r.step_id is None and r.validated_at == newest.validated_at]
+
+    # -- key ranges and repairs -------------------------------------------------------------
+
+    def plan_key_ranges(self, migration_id: int, table_name: str,
+                        ranges: Sequence[tuple[bytes, bytes, int]], *,
+                        now: int | None = None) -> list[KeyRangeRecord]:
+        """Record the planned ranges ``(start, stop, cells)`` of a table unless a plan is
+        recorded already (the first plan stays: reruns meet the same ranges); returns the
+        table's ranges."""
+        now = now_ms() if now is None else now
+        with self._engine.begin() as conn:
+            exists = conn.execute(select(t.key_ranges.c.id).where(and_(
+                t.key_ranges.c.migration_id == migration_id,
+                t.key_ranges.c.table_name == table_name)).limit(1)).first()
+            if exists is None and ranges:
+                conn.execute(self._insert(t.key_ranges).values([
+                    {"migration_id": migration_id, "table_name": table_name,
+                     "range_start": start.hex(), "range_end": stop.hex(),
+                     "planned_cells": cells, "planned_at": now}
+                    for start, stop, cells in ranges]).on_conflict_do_nothing())
+        return self.key_ranges(migration_id, table_name)
+
+    def key_ranges(self, migration_id: int, table_name: str | None = None
+                   ) -> list[KeyRangeRecord]:
+        """The planned ranges of a migration (of one source table), in key order."""
+        k = t.key_ranges
+        query = select(k).where(k.c.migration_id == migration_id)
+        if table_name is not None:
+            query = query.where(k.c.table_name == table_name)
+        with self._engine.begin() as conn:
+            rows = conn.execute(query.order_by(k.c.table_name, k.c.range_start)).all()
+        return [KeyRangeRecord.from_row(r._mapping) for r in rows]
+
+    def record_range_copied(self, migration_id: int, table_name: str, range_start: bytes,
+                            step_id: int | None, rows: int, cells: int, *,
+                            now: int | None = None) -> None:
+        """A planned range was copied in full (safe to call again: the newest copy counts)."""
+        k = t.key_ranges
+        with self._engine.begin() as conn:
+            done = conn.execute(update(k).where(and_(
+                k.c.migration_id == migration_id, k.c.table_name == table_name,
+                k.c.range_start == range_start.hex())).values(
+                    copy_step_id=step_id, copied_rows=rows, copied_cells=cells,
+                    copied_at=now_ms() if now is None else now))
+        if done.rowcount != 1:
+            raise LedgerError(f"ledger {self.url}: no planned key range of table {table_name} "
+                              f"starting at {range_start.hex()!r} (hex)")
+
+    def record_repair(self, migration_id: int, step_id: int | None, table_name: str,
+                      range_start: bytes, range_end: bytes, *, reason: str, puts: int,
+                      deletes: int, verdict: Verdict | str | None,
+                      detail: Mapping[str, Any] | None = None,
+                      now: int | None = None) -> int:
+        """One range rewritten on the target from the source; returns its id."""
+        with self._engine.begin() as conn:
+            return int(conn.execute(t.repairs.insert().values(
+                migration_id=migration_id, step_id=step_id, table_name=table_name,
+                range_start=range_start.hex(), range_end=range_end.hex(), reason=reason,
+                puts=puts, deletes=deletes,
+                verdict=Verdict(verdict).value if verdict is not None else None,
+                detail=dump_json(dict(detail or {})),
+                repaired_at=now_ms() if now is None else now,
+            ).returning(t.repairs.c.id)).scalar_one())
+
+    def repairs(self, migration_id: int) -> list[RepairRecord]:
+        r = t.repairs
+        with self._engine.begin() as conn:
+            rows = conn.execute(select(r).where(r.c.migration_id == migration_id)
+                                .order_by(r.c.id)).all()
+        return [RepairRecord.from_row(x._mapping) for x in rows]
