@@ -1,7 +1,7 @@
 # hbase-migrate: every target does its own set-up on a fresh machine.
 #   make run     the main job on the embedded stack (ZooKeeper + minicluster + WALs)
 #   make test    the whole test suite (unit, golden, fuzz, integration with real parts)
-#   make lint    ruff and mypy --strict on the core
+#   make lint    ruff, and mypy --strict on the core, the Airflow plugins and the DAGs
 #   make bench   the benchmarks (figures, no pass/fail)
 #   make screenshots  docs/report.png and docs/dag-graph.png, in headless Chromium
 

@@ -49,4 +49,4 @@ with DAG(
         context["outlet_events"][WAL_ASSET].extra = {"params": carried, "files": batch}
         return {"files": len(batch)}
 
-    announce(new_files.output)
+    announce(new_files.output)  # type: ignore[arg-type]  # an XComArg, resolved at run time

@@ -136,16 +136,17 @@ class ReplayOperator(LifecycleOperator):
         if self.window == "data_interval":
             start, end = (int(context[k].timestamp() * 1000)  # type: ignore[literal-required]
                           for k in ("data_interval_start", "data_interval_end"))
-        options = {"tables": [], "start": start, "end": end, "provenance": provenance,
-                   "force_thrift1": params.get("gateway") == "thrift1"}
+        thrift1 = params.get("gateway") == "thrift1"
         master = self.spark_master(params)
         if master is None:
-            return replay(spec, **options)
+            return replay(spec, start=start, end=end, provenance=provenance,
+                          force_thrift1=thrift1)
         from hbase_migrate.replay.spark import spark_executor
         from hbase_migrate_airflow.operators.spark import spark_session
 
         with spark_session(master, f"hbase-migrate replay {spec.name}") as session:
-            return replay(spec, executor=spark_executor(session), **options)
+            return replay(spec, start=start, end=end, provenance=provenance,
+                          executor=spark_executor(session), force_thrift1=thrift1)
 
     def failure(self, result: dict[str, Any]) -> str | None:
         code = result.get("exit_code", 0)

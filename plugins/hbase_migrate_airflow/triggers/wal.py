@@ -36,7 +36,7 @@ class NewWalFilesTrigger(BaseTrigger):
 
     def __init__(self, spec: dict[str, Any], deadline: float, poll_interval: float = 5.0
                  ) -> None:
-        super().__init__()
+        super().__init__()  # type: ignore[no-untyped-call]
         self.spec = spec
         self.deadline = deadline
         self.poll_interval = poll_interval
@@ -52,11 +52,12 @@ class NewWalFilesTrigger(BaseTrigger):
             files = await asyncio.to_thread(unseen_files, self.spec)
             polls += 1
             if files:
-                yield TriggerEvent({"status": "new", "files": files, "polls": polls})
+                yield TriggerEvent(  # type: ignore[no-untyped-call]
+                    {"status": "new", "files": files, "polls": polls})
                 return
             remaining = self.deadline - time.time()
             if remaining <= 0:
-                yield TriggerEvent({"status": "timeout", "polls": polls,
-                                    "deadline": self.deadline})
+                yield TriggerEvent(  # type: ignore[no-untyped-call]
+                    {"status": "timeout", "polls": polls, "deadline": self.deadline})
                 return
             await asyncio.sleep(min(self.poll_interval, remaining))
