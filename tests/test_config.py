@@ -178,6 +178,8 @@ def edit(old: str, new: str, base: str = MINIMAL) -> str:
      r"\[target\]: expected cluster_json or at least thrift"),
     (edit('thrift = "b:9090"', 'thrift = "b"'), r"\[target\]: .*thrift: expected host:port"),
     (edit('thrift = "b:9090"', 'thrift = 9090'), r"\[target\] thrift: expected a string"),
+    (edit('thrift = "b:9090"', 'thrift = "b:9090"\nwebhdfs = "nn:9870"'),
+     r"\[target\]: .*webhdfs: expected http://host:port \(the NameNode's HTTP address"),
     (edit('name = "users"\n', ""), r"\[migration\] name: missing; expected a string"),
     (edit('name = "users"', 'name = "a/b"'), r"\[migration\] name: expected a non-empty name"),
     (edit('[migration]\nname = "users"\n', ""),

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from hbase_migrate.errors import ConfigError, HBaseMigrateError
 
@@ -68,6 +69,19 @@ def relocated(locate: Locate | None, current: str, gateway: str
     return found, address
 
 
+def check_http_url(url: str, what: str) -> str:
+    """``url`` if it is ``http(s)://host[:port]``, else a ConfigError naming ``what``."""
+    parts = urlsplit(url)
+    try:
+        parts.port  # noqa: B018 - raises on a port that is no number
+    except ValueError:
+        parts = parts._replace(netloc="")
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ConfigError(f"{what}: expected http://host:port (the NameNode's HTTP address, "
+                          f"e.g. http://namenode:9870), got {url!r}")
+    return url
+
+
 @dataclass(frozen=True)
 class ClusterEndpoints:
     """A cluster's addresses. ``thrift``/``thrift2`` are ``host:port`` of the Thrift1 and
@@ -94,6 +108,8 @@ class ClusterEndpoints:
         if self.protocol not in PROTOCOLS:
             raise ConfigError(f"cluster {self.name!r}: protocol must be one of {PROTOCOLS}, "
                               f"got {self.protocol!r}")
+        if self.webhdfs is not None:
+            check_http_url(self.webhdfs, f"cluster {self.name!r} webhdfs")
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

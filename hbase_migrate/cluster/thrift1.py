@@ -1,20 +1,23 @@
 """A typed client of HBase's Thrift1 gateway, over happybase: reads, DDL and regions.
 
-happybase's pool replaces a connection after a transport error; this adapter retries such
-calls (not scans already under way) with backoff, on a new pool when ``locate`` says the
-gateway moved (restarted on a new port), and turns the gateway's IOError / IllegalArgument
-into :class:`Thrift1Error`; one that stays unreachable into :class:`Thrift1UnreachableError`,
-after which the next call makes a single attempt until one succeeds. Thrift1 reads see only
-the newest version of each column in scans; use the Thrift2 client for every version.
+A small pool of ours lends happybase connections and replaces one after a failed call. This
+adapter retries calls that failed on the transport (not scans already under way) with
+backoff, on a new pool when ``locate`` says the gateway moved (restarted on a new port);
+turns the gateway's IOError / IllegalArgument into :class:`Thrift1Error`, and one that stays
+unreachable into :class:`Thrift1UnreachableError`, after which the next call makes a single
+attempt until one succeeds. Thrift1 reads see only the newest version of each column in
+scans; use the Thrift2 client for every version.
 """
 
 from __future__ import annotations
 
 import logging
+import queue
 import socket
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from types import TracebackType
 from typing import Any, Self, TypeVar
 
@@ -67,6 +70,44 @@ def split_column(column: bytes) -> tuple[bytes, bytes]:
     return family, qualifier
 
 
+class _Pool:
+    """``size`` happybase connections to one gateway, each opened on first use and lent to
+    one caller at a time (thread-safe). A connection whose call raised is closed and replaced
+    by a fresh one (its transport may be broken); :meth:`close` closes them all."""
+
+    def __init__(self, size: int, **options: Any) -> None:
+        self._options = options
+        self._lock = threading.Lock()
+        self._all = [happybase.Connection(**options) for _ in range(size)]
+        self._free: queue.LifoQueue[Any] = queue.LifoQueue()
+        for conn in self._all:
+            self._free.put(conn)
+
+    @contextmanager
+    def connection(self) -> Iterator[Any]:
+        conn = self._free.get()
+        try:
+            conn.open()
+            yield conn
+        except BaseException:
+            conn = self._replace(conn)
+            raise
+        finally:
+            self._free.put(conn)
+
+    def _replace(self, conn: Any) -> Any:
+        conn.close()
+        fresh = happybase.Connection(**self._options)
+        with self._lock:
+            self._all[self._all.index(conn)] = fresh
+        return fresh
+
+    def close(self) -> None:
+        with self._lock:
+            for conn in self._all:
+                conn.close()
+
+
 class Thrift1Client:
     """A small pool of happybase connections to one Thrift1 gateway (thread-safe)."""
 
@@ -84,8 +125,8 @@ class Thrift1Client:
         self._lock = threading.Lock()
         self.pool = self._make_pool(*parse_host_port(endpoint, "thrift endpoint"))
 
-    def _make_pool(self, host: str, port: int) -> Any:
-        return happybase.ConnectionPool(host=host, port=port, **self._pool_options)
+    def _make_pool(self, host: str, port: int) -> _Pool:
+        return _Pool(host=host, port=port, **self._pool_options)
 
     def relocate(self) -> None:
         """Ask ``locate`` where the gateway answers now; move the pool there when it moved.
@@ -117,12 +158,7 @@ class Thrift1Client:
 
     def close(self) -> None:
         """Close every pooled connection."""
-        while True:
-            try:
-                conn = self.pool._queue.get_nowait()
-            except Exception:  # queue.Empty
-                return
-            conn.close()
+        self.pool.close()
 
     def _error(self, what: str, exc: Exception) -> Thrift1Error:
         message = getattr(exc, "message", None) or str(exc)

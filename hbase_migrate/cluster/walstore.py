@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any, BinaryIO, NamedTuple
 from urllib.parse import urlsplit
 
+from hbase_migrate.cluster.endpoints import check_http_url
 from hbase_migrate.cluster.errors import ClusterError
 from hbase_migrate.errors import WalError
 from hbase_migrate.wal.names import parse_wal_path
@@ -227,11 +228,8 @@ class WebHdfsWalStore(WalStore):
         from hdfs import InsecureClient
 
         super().__init__(separate_oldlogdir_by_server)
-        self.url = url.rstrip("/")
-        parts = urlsplit(self.url)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ValueError(f"WebHDFS URL must be http://host:port, got {url!r}")
-        self._netloc = parts.netloc
+        self.url = check_http_url(url, "WebHDFS URL").rstrip("/")
+        self._netloc = urlsplit(self.url).netloc
         self.hbase_root = "/" + hbase_root.strip("/")
         self.client: Any = InsecureClient(self.url, user=user, timeout=timeout)
 
