@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from hbase_migrate import lifecycle
+from hbase_migrate.audit.records import GateVerdict, Verdict
 from hbase_migrate.cluster.endpoints import ClusterEndpoints
 from hbase_migrate.config import MigrationSpec, load_config
 from hbase_migrate.lifecycle.replay import follow, replay_job, run
@@ -61,8 +62,8 @@ class DemoResult:
         replay_ok = self.replay is not None and self.replay.exit_code == 0 and \
             self.backfill is not None and self.backfill["exit_code"] == 0
         return replay_ok and self.validation is not None and \
-            self.validation["verdict"] == "match" and self.gate is not None and \
-            self.gate["verdict"] == "go"
+            self.validation["verdict"] == Verdict.MATCH and self.gate is not None and \
+            self.gate["verdict"] == GateVerdict.GO
 
 
 Report = Callable[[str, dict[str, Any]], None]

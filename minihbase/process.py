@@ -1,5 +1,6 @@
-"""Small helpers for the child processes of the embedded stack: free ports, Java, and
-children that die with their parent."""
+"""Small helpers for the child processes of the embedded stack: free ports, Java, children
+that die with their parent, and :class:`ChildProcess`, the life cycle they share (the
+embedded ZooKeeper, the real Kafka broker)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,9 @@ import shutil
 import signal
 import socket
 import subprocess
+from pathlib import Path
+from types import TracebackType
+from typing import Self
 
 from hbase_migrate.errors import HBaseMigrateError
 
@@ -109,3 +113,63 @@ def log_tail(path: str, lines: int = 15) -> str:
     except OSError:
         return ""
     return "\n".join(text.splitlines()[-lines:])
+
+
+class ChildProcess:
+    """One server process with a data folder and a log in it (``log_name``); a subclass
+    builds its command and waits until it serves (:meth:`start`). A context manager."""
+
+    log_name = "server.log"
+
+    def __init__(self, data_dir: str | os.PathLike[str]) -> None:
+        self.data_dir = Path(data_dir).resolve()
+        self._proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid if self._proc else None
+
+    @property
+    def is_running(self) -> bool:
+        return self._proc is not None and self._proc.poll() is None
+
+    @property
+    def log_path(self) -> Path:
+        return self.data_dir / self.log_name
+
+    def start(self) -> Self:
+        raise NotImplementedError
+
+    def _spawn(self, args: list[str]) -> subprocess.Popen[bytes]:
+        self._proc = spawn_child(args, str(self.log_path), cwd=str(self.data_dir))
+        return self._proc
+
+    def _exited(self) -> int | None:
+        """The exit code when the process has ended (it is then forgotten), else None."""
+        if self._proc is None or self._proc.poll() is None:
+            return None
+        code, self._proc = self._proc.returncode, None
+        return code
+
+    def log_tail(self) -> str:
+        return f"log {self.log_path}:\n{log_tail(str(self.log_path))}"
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Stop the process (SIGTERM, then SIGKILL after ``timeout``): gone on return."""
+        if self._proc is not None:
+            stop_child(self._proc, timeout)
+        self._proc = None
+
+    def kill(self) -> None:
+        """SIGKILL: a crash."""
+        if self._proc is not None:
+            self._proc.kill()
+            self._proc.wait(30)
+        self._proc = None
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.stop()

@@ -13,20 +13,16 @@ import glob
 import logging
 import os
 import socket
-import subprocess
 import time
 from pathlib import Path
-from types import TracebackType
 from typing import IO, Self
 
 from minihbase.process import (
+    ChildProcess,
     EmbeddedStackError,
     ensure_port_free,
     find_java,
     free_port,
-    log_tail,
-    spawn_child,
-    stop_child,
 )
 
 log = logging.getLogger(__name__)
@@ -74,31 +70,20 @@ def four_letter_word(host: str, port: int, word: bytes = b"ruok", timeout: float
     return b"".join(chunks)
 
 
-class ZooKeeperServer:
+class ZooKeeperServer(ChildProcess):
     """One ZooKeeper server process; use as a context manager or call start()/stop()."""
 
+    log_name = "zookeeper.log"
+
     def __init__(self, data_dir: str | os.PathLike[str], port: int = 0) -> None:
-        self.data_dir = Path(data_dir).resolve()
+        super().__init__(data_dir)
         self.requested_port = port
         self.port = port
-        self._proc: subprocess.Popen[bytes] | None = None
         self._lock: IO[str] | None = None
 
     @property
     def address(self) -> str:
         return f"{HOST}:{self.port}"
-
-    @property
-    def pid(self) -> int | None:
-        return self._proc.pid if self._proc else None
-
-    @property
-    def is_running(self) -> bool:
-        return self._proc is not None and self._proc.poll() is None
-
-    @property
-    def log_path(self) -> Path:
-        return self.data_dir / "zookeeper.log"
 
     def _write_config(self) -> Path:
         cfg = self.data_dir / "zoo.cfg"
@@ -133,19 +118,18 @@ class ZooKeeperServer:
         cfg = self._write_config()
         args = [java, "-Xmx256m", "-Dzookeeper.admin.enableServer=false",
                 "-cp", classpath, MAIN_CLASS, str(cfg)]
-        proc = spawn_child(args, str(self.log_path), cwd=str(self.data_dir))
-        self._proc = proc
+        self._spawn(args)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            if proc.poll() is not None:
+            code = self._exited()
+            if code is not None:
                 self.stop()
                 raise EmbeddedStackError(
-                    f"ZooKeeper exited with code {proc.returncode} before answering on "
-                    f"{self.address}; log {self.log_path}:\n{log_tail(str(self.log_path))}"
-                )
+                    f"ZooKeeper exited with code {code} before answering on "
+                    f"{self.address}; {self.log_tail()}")
             try:
                 if four_letter_word(HOST, self.port) == b"imok":
-                    log.info("ZooKeeper answers on %s (pid %s)", self.address, proc.pid)
+                    log.info("ZooKeeper answers on %s (pid %s)", self.address, self.pid)
                     return self
             except OSError:
                 pass
@@ -153,8 +137,7 @@ class ZooKeeperServer:
         self.stop()
         raise EmbeddedStackError(
             f"ZooKeeper did not answer on {self.address} within {timeout:g} s; "
-            f"log {self.log_path}:\n{log_tail(str(self.log_path))}"
-        )
+            f"{self.log_tail()}")
 
     def _lock_folder(self) -> None:
         """Hold the data folder for the life of the server: one server per folder."""
@@ -178,20 +161,7 @@ class ZooKeeperServer:
 
     def stop(self, timeout: float = 10.0) -> None:
         """Stop the server; the process is gone when this returns."""
-        if self._proc is not None:
-            stop_child(self._proc, timeout)
-        self._proc = None
+        super().stop(timeout)
         if self._lock is not None:
             self._lock.close()
             self._lock = None
-
-    def __enter__(self) -> Self:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()

@@ -12,9 +12,12 @@ errors.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from hbase_migrate.config import MigrationSpec
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -29,21 +32,17 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from hbase_migrate.config import load_config
-    from hbase_migrate.errors import HBaseMigrateError
+    from hbase_migrate.audit.records import Verdict
     from hbase_migrate.lifecycle import validate
-    from spark_apps.session import session
+    from spark_apps.session import master_of, run_step
 
     args = parse_args(argv)
-    try:
-        spec = load_config(args.config)
-        with session(args.master, spec, "validate") as master:
-            result = validate(spec, tables=args.table, repair=args.repair, master=master)
-    except HBaseMigrateError as exc:
-        print(f"checksum_ranges: error: {exc}", file=sys.stderr)
-        return 2
-    print(json.dumps(result, sort_keys=True, indent=2))
-    return 0 if result["verdict"] == "match" else 1
+
+    def check(spec: MigrationSpec, spark: Any) -> tuple[dict[str, Any], int]:
+        result = validate(spec, tables=args.table, repair=args.repair, master=master_of(spark))
+        return result, 0 if result["verdict"] == Verdict.MATCH else 1
+
+    return run_step("checksum_ranges", "validate", args, check)
 
 
 if __name__ == "__main__":

@@ -9,9 +9,12 @@ Prints the step's result as JSON; exits 0 when copied, 2 on errors.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from hbase_migrate.config import MigrationSpec
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -24,23 +27,17 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from hbase_migrate.config import load_config
-    from hbase_migrate.errors import HBaseMigrateError
     from hbase_migrate.lifecycle import snapshot
     from hbase_migrate.timeutil import parse_time
-    from spark_apps.session import session
+    from spark_apps.session import master_of, run_step
 
     args = parse_args(argv)
-    try:
-        spec = load_config(args.config)
+
+    def copy(spec: MigrationSpec, spark: Any) -> tuple[dict[str, Any], int]:
         watermark = parse_time(args.watermark, name="--watermark") if args.watermark else None
-        with session(args.master, spec, "copy") as master:
-            result = snapshot(spec, watermark=watermark, master=master)
-    except HBaseMigrateError as exc:
-        print(f"copy_table: error: {exc}", file=sys.stderr)
-        return 2
-    print(json.dumps(result, sort_keys=True, indent=2))
-    return 0
+        return snapshot(spec, watermark=watermark, master=master_of(spark)), 0
+
+    return run_step("copy_table", "copy", args, copy)
 
 
 if __name__ == "__main__":

@@ -2,7 +2,7 @@
 Spark task per file; the driver selects the files and records the outcomes in the ledger.
 
     spark-submit spark_apps/replay_wal.py --config M.toml [--table T ...]
-        [--start TIME [--end TIME]] [--master local[*]]
+        [--start TIME [--end TIME]] [--master URL]
 
 Prints the run summary as JSON; exits 0 ok, 1 a file failed, 3 a gap, 2 an error.
 """
@@ -10,10 +10,12 @@ Prints the run summary as JSON; exits 0 ok, 1 a file failed, 3 a gap, 2 an error
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from hbase_migrate.config import MigrationSpec
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -22,46 +24,29 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--table", action="append", default=[], help="Source table (repeat).")
     parser.add_argument("--start", help="Edits written at or after TIME (default: watermark).")
     parser.add_argument("--end", help="...and before TIME (a window replay).")
-    parser.add_argument("--master", help="Spark master (default: spark-submit's, else "
-                                         "local[*]).")
+    parser.add_argument("--master", help="Spark master (default: spark-submit's, else the "
+                                         "config's, else local[*]).")
     return parser.parse_args(argv)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from pyspark.sql import SparkSession
-
-    from hbase_migrate.config import load_config
-    from hbase_migrate.errors import HBaseMigrateError
     from hbase_migrate.replay.job import ReplayJob
     from hbase_migrate.replay.run import run_replay
     from hbase_migrate.replay.spark import spark_executor
     from hbase_migrate.timeutil import parse_time
+    from spark_apps.session import run_step
 
     args = parse_args(argv)
-    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    try:
+
+    def replay(spec: MigrationSpec, spark: Any) -> tuple[dict[str, Any], int]:
         job = ReplayJob.from_spec(
-            load_config(args.config), tables=args.table, step_kind="replay",
+            spec, tables=args.table, step_kind="replay",
             start=parse_time(args.start, name="--start") if args.start else None,
             end=parse_time(args.end, name="--end") if args.end else None)
-    except HBaseMigrateError as exc:
-        print(f"replay_wal: error: {exc}", file=sys.stderr)
-        return 2
-    builder = SparkSession.builder.appName(f"hbase-migrate replay {job.name}")
-    master = args.master or (None if "PYSPARK_GATEWAY_PORT" in os.environ else "local[*]")
-    if master:
-        builder = builder.master(master)
-    spark = builder.getOrCreate()
-    try:
         summary = run_replay(job, executor=spark_executor(spark))
-    except HBaseMigrateError as exc:
-        print(f"replay_wal: error: {exc}", file=sys.stderr)
-        return 2
-    finally:
-        spark.stop()
-    print(json.dumps(summary.to_json(), sort_keys=True, indent=2))
-    return summary.exit_code
+        return summary.to_json(), summary.exit_code
+
+    return run_step("replay_wal", "replay", args, replay)
 
 
 if __name__ == "__main__":

@@ -7,10 +7,10 @@ past them. Times are milliseconds since the epoch; every writer takes ``now`` fo
 
     with Ledger.open("sqlite:///state/orders/ledger.db") as ledger:
         m = ledger.ensure_migration("orders", "source-id", "target-id", spec.tables)
-        with ledger.step(m.id, "replay", dag_id="replay", run_id=run_id) as metrics:
+        with ledger.step(m.id, "replay", Provenance("replay", run_id)) as step:
             ledger.record_wal_seen(m.id, "source", server, path, size, name_time)
             ...
-            metrics["files"] = 3
+            step.metrics["files"] = 3
 
 The ledger is one class joined from one part per concern, each in its own module:
 migrations and steps (``migrations_book``), WAL files, anchors and gaps (``wal_book``),

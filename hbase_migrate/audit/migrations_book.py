@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from sqlalchemy import and_, select, update
@@ -15,6 +16,7 @@ from hbase_migrate.audit.errors import LedgerError, MigrationMismatchError, Migr
 from hbase_migrate.audit.records import (
     MigrationRecord,
     MigrationState,
+    Provenance,
     StepRecord,
     StepStatus,
     dump_json,
@@ -33,6 +35,19 @@ class TableLike(Protocol):
     def target(self) -> str: ...
     @property
     def families(self) -> tuple[str, ...]: ...
+
+
+@dataclass
+class OpenStep:
+    """A step being recorded: its id, the metrics it will be closed with, and its outcome."""
+
+    id: int
+    metrics: dict[str, Any] = field(default_factory=dict)
+    status: StepStatus = StepStatus.SUCCEEDED
+    error: str | None = None
+
+    def fail(self, error: str | None = None) -> None:
+        self.status, self.error = StepStatus.FAILED, error
 
 
 class MigrationBook(LedgerBook):
@@ -144,21 +159,22 @@ class MigrationBook(LedgerBook):
             raise LedgerError(f"ledger {self.url}: step {step_id} is unknown or already ended")
 
     @contextmanager
-    def step(
-        self, migration_id: int, kind: str, *, dag_id: str | None = None,
-        run_id: str | None = None, task_id: str | None = None,
-    ) -> Iterator[dict[str, Any]]:
-        """Run a block as a step. It yields a metrics dict to fill; an exception marks the step
-        failed with its text and propagates."""
-        step_id = self.start_step(migration_id, kind, dag_id=dag_id, run_id=run_id,
-                                  task_id=task_id)
-        metrics: dict[str, Any] = {}
+    def step(self, migration_id: int, kind: str, provenance: Provenance | None = None
+             ) -> Iterator[OpenStep]:
+        """Run a block as the step ``kind`` (by ``provenance``): the one way a step is
+        recorded. The block fills the step's ``metrics`` and may :meth:`OpenStep.fail` it
+        (a result that is no exception: a negative verdict, files that failed); an exception
+        fails it with its text and propagates."""
+        who = provenance or Provenance()
+        step = OpenStep(self.start_step(migration_id, kind, dag_id=who.dag_id,
+                                        run_id=who.run_id, task_id=who.task_id))
         try:
-            yield metrics
+            yield step
         except BaseException as exc:
-            self.finish_step(step_id, StepStatus.FAILED, metrics, f"{type(exc).__name__}: {exc}")
+            self.finish_step(step.id, StepStatus.FAILED, step.metrics,
+                             f"{type(exc).__name__}: {exc}")
             raise
-        self.finish_step(step_id, StepStatus.SUCCEEDED, metrics)
+        self.finish_step(step.id, step.status, step.metrics, step.error)
 
     def steps(self, migration_id: int, kind: str | None = None) -> list[StepRecord]:
         query = select(t.steps).where(t.steps.c.migration_id == migration_id)

@@ -90,8 +90,21 @@ class GapKind(StrEnum):
 
 
 class Verdict(StrEnum):
+    """A validation's verdict on a range, a table or a migration."""
+
     MATCH = "match"
     MISMATCH = "mismatch"
+
+
+class GateVerdict(StrEnum):
+    """The cutover gate's verdict."""
+
+    GO = "go"
+    NO_GO = "no-go"
+
+
+# Verdicts that fail the step recording them (unless the step only observes: live mode).
+NEGATIVE_VERDICTS = (Verdict.MISMATCH, GateVerdict.NO_GO)
 
 
 def _cols(name: str, *names: str) -> Any:

@@ -147,12 +147,14 @@ def validate(ctx: click.Context, config: Path, as_json: bool, tables: tuple[str,
             lines.append(f"  differs: {m['table']} {m['bounds']}  (--explain {m['table']}:"
                          f"{m['start']}-{m['stop']})")
             lines += [f"    {d}" for d in m["differences"]]
+    from hbase_migrate.audit.records import Verdict
+
     gx = result.get("gx", {})
     _show(result, as_json, [*lines, *([f"data docs: {gx['data_docs']}"]
                                       if gx.get("data_docs") else []),
                             f"verdict: {result['verdict']}",
                             f"migration {result['migration']}: {result['state']}"])
-    ctx.exit(0 if result["verdict"] == "match" or live else 1)
+    ctx.exit(0 if result["verdict"] == Verdict.MATCH or live else 1)
 
 
 @click.group()
@@ -174,6 +176,8 @@ def check(ctx: click.Context, config: Path, as_json: bool, max_lag: str) -> None
 
     result = cutover_check(load_config(config),
                            max_lag=parse_duration(max_lag, name="--max-lag"))
+    from hbase_migrate.audit.records import GateVerdict
+
     _show(result, as_json, [*(f"against: {why}" for why in result["reasons"]),
                             f"verdict: {result['verdict'].upper()}"])
-    ctx.exit(0 if result["verdict"] == "go" else 1)
+    ctx.exit(0 if result["verdict"] == GateVerdict.GO else 1)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from hbase_migrate.audit.ledger import now_ms
-from hbase_migrate.audit.records import Provenance, StepStatus
+from hbase_migrate.audit.records import GateVerdict, Provenance, StepStatus, Verdict
 from hbase_migrate.audit.status import compute_status, drained
 from hbase_migrate.config import MigrationSpec
 from hbase_migrate.lifecycle.step import recorded_step
@@ -43,7 +43,7 @@ def cutover_check(spec: MigrationSpec, *, max_lag: int = DEFAULT_MAX_LAG_MS,
         last = status.last_validation
         if last is None:
             reasons.append("no validation yet")
-        elif last.verdict != "match":
+        elif last.verdict != Verdict.MATCH:
             reasons.append(f"the last validation found {last.mismatched} of {last.ranges} "
                            "range(s) different")
         elif catch_ups and catch_ups[-1].ended_at and last.validated_at < catch_ups[-1].ended_at:
@@ -53,7 +53,8 @@ def cutover_check(spec: MigrationSpec, *, max_lag: int = DEFAULT_MAX_LAG_MS,
         if failed:
             reasons.append(f"the last catch-up replay (step #{failed[0].id}) failed: "
                            f"{failed[0].error}")
-        step.metrics.update(verdict="no-go" if reasons else "go", reasons=reasons,
+        step.metrics.update(verdict=GateVerdict.NO_GO if reasons else GateVerdict.GO,
+                            reasons=reasons,
                             lag=status.lag, max_lag=max_lag, open_gaps=len(status.gaps),
                             files_not_drained=len(undone))
         return step.result()

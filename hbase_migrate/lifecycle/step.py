@@ -8,7 +8,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from hbase_migrate.audit.ledger import Ledger
-from hbase_migrate.audit.records import MigrationRecord, MigrationState, Provenance, StepStatus
+from hbase_migrate.audit.migrations_book import OpenStep
+from hbase_migrate.audit.records import (
+    NEGATIVE_VERDICTS,
+    MigrationRecord,
+    MigrationState,
+    Provenance,
+)
 from hbase_migrate.cluster.thrift2 import Thrift2Client
 from hbase_migrate.config import ClusterSpec, MigrationSpec
 from hbase_migrate.errors import ConfigError
@@ -21,14 +27,22 @@ class StepRefusedError(ConfigError):
 
 @dataclass
 class StepContext:
-    """An open step: the ledger, the migration as the step started, its metrics to fill."""
+    """An open step: the ledger, the migration as the step started, the step being
+    recorded (its metrics to fill)."""
 
     ledger: Ledger
     migration: MigrationRecord
-    step_id: int
-    metrics: dict[str, Any]
+    step: OpenStep
     # A negative verdict is recorded but does not fail the step (validate's live mode).
     verdict_fails: bool = True
+
+    @property
+    def step_id(self) -> int:
+        return self.step.id
+
+    @property
+    def metrics(self) -> dict[str, Any]:
+        return self.step.metrics
 
     @property
     def state(self) -> MigrationState:
@@ -53,26 +67,23 @@ class StepContext:
 def recorded_step(spec: MigrationSpec, kind: str, provenance: Provenance | None,
                   ) -> Iterator[StepContext]:
     """Run a block as the ledger step ``kind``; an exception fails the step and the
-    migration (``failed``), and propagates."""
-    provenance = provenance or Provenance()
+    migration (``failed``), and propagates; a negative verdict or a non-zero exit code in
+    the metrics fails the step."""
     with Ledger.open(spec.ledger_url) as ledger:
         record = ledger.ensure_spec(spec)
-        step_id = ledger.start_step(record.id, kind, dag_id=provenance.dag_id,
-                                    run_id=provenance.run_id, task_id=provenance.task_id)
-        context = StepContext(ledger, record, step_id, {})
         try:
-            yield context
+            with ledger.step(record.id, kind, provenance) as step:
+                context = StepContext(ledger, record, step)
+                yield context
+                verdict = context.metrics.get("verdict")
+                if (context.verdict_fails and verdict in NEGATIVE_VERDICTS
+                        ) or context.metrics.get("exit_code", 0) != 0:
+                    step.fail()
         except BaseException as exc:
-            ledger.finish_step(step_id, StepStatus.FAILED, context.metrics,
-                               f"{type(exc).__name__}: {exc}")
             refused = isinstance(exc, StepRefusedError)
             if not refused and MigrationState(record.state) is not MigrationState.CUT_OVER:
                 ledger.update_migration(record.id, state=MigrationState.FAILED)
             raise
-        failed = (context.verdict_fails and context.metrics.get("verdict") in ("mismatch", "no-go")
-                  ) or context.metrics.get("exit_code", 0) != 0
-        ledger.finish_step(step_id, StepStatus.FAILED if failed else StepStatus.SUCCEEDED,
-                           context.metrics)
 
 
 def thrift2(cluster: ClusterSpec) -> Thrift2Client:

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hbase_migrate.audit.ledger import Ledger, now_ms
-from hbase_migrate.audit.records import StepStatus, WalFileRecord, WalStatus
+from hbase_migrate.audit.records import WalFileRecord, WalStatus
 from hbase_migrate.audit.status import replay_lag
 from hbase_migrate.cluster.walstore import WalStore
 from hbase_migrate.errors import ConfigError
@@ -216,44 +216,49 @@ def _run_once(job: ReplayJob, ledger: Ledger, store: WalStore, observer: Observe
               sink: SinkFactory | None = None) -> RunSummary:
     migration = ledger.ensure_spec(job.spec)
     start = _start_of(job, migration.watermark)
-    who = job.provenance
-    step_id = ledger.start_step(migration.id, job.step_kind, dag_id=who.dag_id,
-                                run_id=who.run_id, task_id=who.task_id)
     summary = RunSummary(job.name, job.mode, start, job.end, False)
-    try:
-        view = read_replication(job.source.endpoints())
-        summary.retention = assess(view, job.spec.replay.archive_ttl,
-                                   None if interval is None else int(interval * 1000))
-        since = migration.watermark if job.mode == CATCH_UP and job.start is None else start
-        assert since is not None
-        found = reconcile(ledger, migration.id, store, since=since, stream=job.stream)
-        summary.listed, summary.moves, summary.gaps = len(found.listed), found.moves, found.gaps
-        summary.gaps += check_coverage(ledger, migration.id, since, job.end,
-                                       job.spec.replay.roll_period, view, job.stream)
-        manifest, tasks = plan(job, found.listed, _rows(ledger, migration.id, job.stream), start,
-                               now_ms())
-        summary.manifest = manifest
-        if job.mode == CATCH_UP:
-            _skip_excluded(ledger, migration.id, manifest, job.stream)
-        observer.planned(manifest, tasks)
-        books = _Books(ledger, migration.id, job.mode == CATCH_UP, observer, since, job.stream)
+    with ledger.step(migration.id, job.step_kind, job.provenance) as step:
         try:
-            if executor is None:
-                summary.outcomes = _replay_here(job, store, tasks, books, start, sink)
-            else:
-                summary.outcomes = books.record_all(tasks, executor(job, start, tasks))
+            _replay_run(job, ledger, migration.id, store, observer, executor, summary,
+                        start, watermark=migration.watermark, interval=interval, sink=sink)
         finally:
-            summary.gaps += books.gaps
-        summary.open_gaps = len(ledger.gaps(migration.id, stream=job.stream))
-        if job.mode == CATCH_UP:
-            summary.lag = replay_lag(ledger.wal_files(migration.id, job.stream), now_ms())
-    except BaseException as exc:
-        ledger.finish_step(step_id, StepStatus.FAILED, summary.to_metrics(),
-                           f"{type(exc).__name__}: {exc}")
-        raise
-    status = StepStatus.SUCCEEDED if summary.exit_code == EXIT_OK else StepStatus.FAILED
-    ledger.finish_step(step_id, status, summary.to_metrics(), _problems(summary))
+            step.metrics.update(summary.to_metrics())
+        if summary.exit_code != EXIT_OK:
+            step.fail(_problems(summary))
     return summary
+
+
+def _replay_run(job: ReplayJob, ledger: Ledger, migration_id: int, store: WalStore,
+                observer: Observer, executor: Executor | None, summary: RunSummary,
+                start: int, *, watermark: int | None, interval: float | None,
+                sink: SinkFactory | None) -> None:
+    """Reconcile, plan, replay and record into ``summary`` (what the step holds)."""
+    view = read_replication(job.source.endpoints())
+    summary.retention = assess(view, job.spec.replay.archive_ttl,
+                               None if interval is None else int(interval * 1000))
+    since = watermark if job.mode == CATCH_UP and job.start is None else start
+    assert since is not None
+    found = reconcile(ledger, migration_id, store, since=since, stream=job.stream)
+    summary.listed, summary.moves, summary.gaps = len(found.listed), found.moves, found.gaps
+    summary.gaps += check_coverage(ledger, migration_id, since, job.end,
+                                   job.spec.replay.roll_period, view, job.stream)
+    manifest, tasks = plan(job, found.listed, _rows(ledger, migration_id, job.stream), start,
+                           now_ms())
+    summary.manifest = manifest
+    if job.mode == CATCH_UP:
+        _skip_excluded(ledger, migration_id, manifest, job.stream)
+    observer.planned(manifest, tasks)
+    books = _Books(ledger, migration_id, job.mode == CATCH_UP, observer, since, job.stream)
+    try:
+        if executor is None:
+            summary.outcomes = _replay_here(job, store, tasks, books, start, sink)
+        else:
+            summary.outcomes = books.record_all(tasks, executor(job, start, tasks))
+    finally:
+        summary.gaps += books.gaps
+    summary.open_gaps = len(ledger.gaps(migration_id, stream=job.stream))
+    if job.mode == CATCH_UP:
+        summary.lag = replay_lag(ledger.wal_files(migration_id, job.stream), now_ms())
 
 
 def _problems(summary: RunSummary, shown: int = 3) -> str | None:

@@ -10,6 +10,7 @@ from itertools import groupby
 from pathlib import Path
 
 from hbase_migrate.audit.records import (
+    GateVerdict,
     StepRecord,
     StepStatus,
     ValidationRecord,
@@ -111,7 +112,7 @@ def gate(data: ReportData) -> str:
                        "(or the <code>hbase_migrate_cutover</code> DAG) to get the verdict."
                        "</div>")
     m = check.metrics
-    go = m.get("verdict") == "go"
+    go = m.get("verdict") == GateVerdict.GO
     reasons = [str(r) for r in m.get("reasons") or ()]
     items = "".join(f"<li>{esc(r)}</li>" for r in reasons) or \
         "<li>every WAL file replayed, no open gap, lag below the threshold, and the last " \

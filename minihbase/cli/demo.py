@@ -11,6 +11,7 @@ from typing import Any
 
 import click
 
+from hbase_migrate.audit.records import GateVerdict, Verdict
 from minihbase.demo import DemoSpec, run_demo
 
 
@@ -80,7 +81,7 @@ def demo(root: Path, airflow: bool, spark: bool, keep_running: bool, table: str,
     if result.backfill is not None and result.backfill["exit_code"]:
         click.echo(f"FAILED: the backfill ended with exit code {result.backfill['exit_code']}",
                    err=True)
-    differs = result.validation is not None and result.validation["verdict"] != "match"
+    differs = result.validation is not None and result.validation["verdict"] != Verdict.MATCH
     click.echo("FAILED: target differs from source" if differs else "FAILED", err=True)
     sys.exit(1)
 
@@ -97,7 +98,7 @@ def _airflow(spec: DemoSpec, report: Callable[[str, dict[str, Any]], None], spar
     if result.report is not None:
         click.echo(f"report: {result.report['path']}")
     click.echo(f"cutover gate: {(verdict or 'none').upper()}")
-    if verdict != "go":
+    if verdict != GateVerdict.GO:
         click.echo(f"FAILED: the gate says {verdict}; see the report", err=True)
         sys.exit(1)
     click.echo("OK: the gate says go: every WAL file replayed, no gap, lag below 1m, every "

@@ -26,10 +26,9 @@ import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
-from types import TracebackType
 from typing import Self
 
-from minihbase.process import free_port, log_tail, spawn_child, stop_child
+from minihbase.process import ChildProcess, free_port
 from realstack.maven import RealStackError, java_command, module_classpath
 
 log = logging.getLogger(__name__)
@@ -58,33 +57,22 @@ class KafkaSettings:
     partitions: int = 1
 
 
-class KafkaBroker:
+class KafkaBroker(ChildProcess):
     """A KRaft broker + controller; use as a context manager or call start()/stop()."""
+
+    log_name = "kafka.log"
 
     def __init__(self, data_dir: str | os.PathLike[str],
                  settings: KafkaSettings | None = None, port: int = 0) -> None:
-        self.data_dir = Path(data_dir).resolve()
+        super().__init__(data_dir)
         self.settings = settings or KafkaSettings()
         self.port = port
         self.controller_port = 0
-        self._proc: subprocess.Popen[bytes] | None = None
 
     @property
     def bootstrap(self) -> str:
         """``host:port`` of the PLAINTEXT listener (a client's ``bootstrap.servers``)."""
         return f"{HOST}:{self.port}"
-
-    @property
-    def pid(self) -> int | None:
-        return self._proc.pid if self._proc else None
-
-    @property
-    def is_running(self) -> bool:
-        return self._proc is not None and self._proc.poll() is None
-
-    @property
-    def log_path(self) -> Path:
-        return self.data_dir / "kafka.log"
 
     def _properties(self) -> Path:
         s = self.settings
@@ -131,8 +119,7 @@ class KafkaBroker:
         properties = self._properties()
         if not (self.data_dir / "data" / "meta.properties").is_file():
             self._format(classpath, properties)
-        self._proc = spawn_child(_java(classpath, MAIN_CLASS, [str(properties)]),
-                                 str(self.log_path), cwd=str(self.data_dir))
+        self._spawn(_java(classpath, MAIN_CLASS, [str(properties)]))
         self._wait_ready(timeout)
         log.info("Kafka broker on %s (pid %s)", self.bootstrap, self.pid)
         return self
@@ -156,13 +143,10 @@ class KafkaBroker:
         admin = AdminClient({"bootstrap.servers": self.bootstrap,
                              "logger": log})  # type: ignore[dict-item]
         while time.monotonic() < deadline:
-            assert self._proc is not None
-            if self._proc.poll() is not None:
-                code = self._proc.returncode
-                self._proc = None
-                raise RealStackError(
-                    f"Kafka exited with code {code} before serving on {self.bootstrap}; log "
-                    f"{self.log_path}:\n{log_tail(str(self.log_path))}")
+            code = self._exited()
+            if code is not None:
+                raise RealStackError(f"Kafka exited with code {code} before serving on "
+                                     f"{self.bootstrap}; {self.log_tail()}")
             if _accepts(self.port):
                 try:
                     brokers = admin.list_topics(timeout=2).brokers
@@ -173,8 +157,7 @@ class KafkaBroker:
             time.sleep(0.2)
         self.stop()
         raise RealStackError(f"Kafka did not serve on {self.bootstrap} within "
-                                 f"{timeout:g} s; log {self.log_path}:\n"
-                                 f"{log_tail(str(self.log_path))}")
+                             f"{timeout:g} s; {self.log_tail()}")
 
     def limit_producer(self, client_id: str, bytes_per_second: int) -> None:
         """Hold producers with ``client_id`` to ``bytes_per_second`` (a client quota, kept
@@ -190,23 +173,7 @@ class KafkaBroker:
 
     def stop(self, timeout: float = 30.0) -> None:
         """Stop the broker (a clean shutdown when it takes less than ``timeout``)."""
-        if self._proc is not None:
-            stop_child(self._proc, timeout)
-        self._proc = None
-
-    def kill(self) -> None:
-        """SIGKILL: a crash."""
-        if self._proc is not None:
-            self._proc.kill()
-            self._proc.wait(30)
-        self._proc = None
-
-    def __enter__(self) -> Self:
-        return self.start()
-
-    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
-        self.stop()
+        super().stop(timeout)
 
 
 def _accepts(port: int) -> bool:

@@ -14,7 +14,14 @@ from hbase_migrate.audit.errors import (
     WalStateError,
 )
 from hbase_migrate.audit.ledger import Ledger
-from hbase_migrate.audit.records import StepStatus, TableMapping, Verdict, WalStatus
+from hbase_migrate.audit.records import (
+    GateVerdict,
+    Provenance,
+    StepStatus,
+    TableMapping,
+    Verdict,
+    WalStatus,
+)
 from hbase_migrate.config import load_config
 
 ORDERS = (TableMapping("orders", "orders", ("d",)), TableMapping("ns:items", "items"))
@@ -97,12 +104,15 @@ def test_steps_and_the_step_context(ledger: Ledger, mid: int) -> None:
     ledger.finish_step(sid, "succeeded", {"rows": 5}, now=20)
     with pytest.raises(LedgerError, match="already ended"):
         ledger.finish_step(sid, "failed")
-    with ledger.step(mid, "replay") as metrics:
-        metrics["files"] = 2
-    with pytest.raises(ZeroDivisionError), ledger.step(mid, "validate") as metrics:
-        metrics["ranges"] = 1
+    with ledger.step(mid, "replay", Provenance("follow", "r2", "replay")) as step:
+        step.metrics["files"] = 2
+    with pytest.raises(ZeroDivisionError), ledger.step(mid, "validate") as step:
+        step.metrics["ranges"] = 1
         _ = 1 / 0
-    copy, replay, validate = ledger.steps(mid)
+    with ledger.step(mid, "cutover-check") as step:
+        step.metrics["verdict"] = GateVerdict.NO_GO
+        step.fail("lag 5m above 1m")
+    copy, replay, validate, gate = ledger.steps(mid)
     assert (copy.kind, copy.dag_id, copy.run_id, copy.task_id) == ("copy", "migrate", "r1",
                                                                    "copy")
     assert (copy.started_at, copy.ended_at, copy.status, copy.metrics) == (
@@ -112,6 +122,9 @@ def test_steps_and_the_step_context(ledger: Ledger, mid: int) -> None:
     assert validate.status is StepStatus.FAILED
     assert validate.error == "ZeroDivisionError: division by zero"
     assert validate.metrics == {"ranges": 1}
+    assert (replay.dag_id, replay.run_id, replay.task_id) == ("follow", "r2", "replay")
+    assert (gate.status, gate.error, gate.metrics) == (StepStatus.FAILED, "lag 5m above 1m",
+                                                       {"verdict": "no-go"})
     assert validate.ended_at is not None
 
 

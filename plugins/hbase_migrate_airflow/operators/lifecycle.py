@@ -188,9 +188,12 @@ class ValidateOperator(LifecycleOperator):
         return validate(spec, provenance=provenance, **options)
 
     def failure(self, result: dict[str, Any]) -> str | None:
-        if result.get("verdict") == "match" or result.get("mode") == "live":
+        from hbase_migrate.audit.records import Verdict
+
+        if result.get("verdict") == Verdict.MATCH or result.get("mode") == "live":
             return None
-        differ = [t["target"] for t in result.get("tables", []) if t.get("verdict") != "match"]
+        differ = [t["target"] for t in result.get("tables", [])
+                  if t.get("verdict") != Verdict.MATCH]
         return f"verdict {result.get('verdict')}: table(s) {', '.join(differ)} differ"
 
 
@@ -208,7 +211,9 @@ class CutoverCheckOperator(LifecycleOperator):
         return cutover_check(spec, max_lag=max_lag, provenance=provenance)
 
     def failure(self, result: dict[str, Any]) -> str | None:
-        if result.get("verdict") == "go":
+        from hbase_migrate.audit.records import GateVerdict
+
+        if result.get("verdict") == GateVerdict.GO:
             return None
         return "no-go: " + "; ".join(result.get("reasons", []))
 
