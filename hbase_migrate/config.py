@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import os
 import tomllib
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, NoReturn
@@ -184,6 +185,19 @@ class MigrationSpec:
     def table_mapping(self) -> dict[str, str]:
         """Source table -> target table."""
         return {t.source: t.target for t in self.tables}
+
+    def select_tables(self, names: Sequence[str]) -> tuple[TableSpec, ...]:
+        """The tables named in ``names`` (source or target names, each once, in the order
+        named); every table when ``names`` is empty. An unknown name is a ConfigError."""
+        if not names:
+            return self.tables
+        chosen = {n: t for n in dict.fromkeys(names) for t in self.tables
+                  if n in (t.source, t.target)}
+        unknown = [n for n in dict.fromkeys(names) if n not in chosen]
+        if unknown:
+            raise ConfigError(f"migration {self.name!r} has no table {', '.join(unknown)}; "
+                              f"its tables: {', '.join(t.source for t in self.tables)}")
+        return tuple(dict.fromkeys(chosen.values()))
 
     @classmethod
     def from_dict(cls, data: dict[str, Any], *, base_dir: Path | None = None) -> MigrationSpec:

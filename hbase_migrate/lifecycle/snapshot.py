@@ -10,45 +10,16 @@ copy finished is skipped.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 from hbase_migrate.audit.ledger import now_ms
 from hbase_migrate.audit.records import MigrationState, Provenance, StepStatus
-from hbase_migrate.config import MigrationSpec, TableSpec
-from hbase_migrate.errors import ConfigError
-from hbase_migrate.lifecycle.step import StepContext, recorded_step, require, thrift2
+from hbase_migrate.config import MigrationSpec
+from hbase_migrate.lifecycle.step import StepContext, recorded_step, require
 from hbase_migrate.ranges.engine import Progress, bind, range_engine
-from hbase_migrate.ranges.keyrange import KeyRange
-from hbase_migrate.ranges.plan import plan_ranges
+from hbase_migrate.ranges.planned import planned_ranges
 from hbase_migrate.ranges.tasks import CopyJob, copy_range_task
 from hbase_migrate.replay.watermark import record_watermark
-
-
-def selected_tables(spec: MigrationSpec, tables: Sequence[str]) -> list[TableSpec]:
-    """The migration's tables named in ``tables`` (source or target name); all when empty."""
-    if not tables:
-        return list(spec.tables)
-    chosen = [t for t in spec.tables if t.source in tables or t.target in tables]
-    unknown = set(tables) - {n for t in chosen for n in (t.source, t.target)}
-    if unknown:
-        raise ConfigError(f"migration {spec.name!r} has no table {', '.join(sorted(unknown))}; "
-                          f"its tables: {', '.join(t.source for t in spec.tables)}")
-    return chosen
-
-
-def planned_ranges(step: StepContext, spec: MigrationSpec, table: str,
-                   time_range: tuple[int, int] | None) -> list[tuple[KeyRange, int | None]]:
-    """The table's ranges from the ledger (planned now when none are), each with the cells
-    copied when it was copied (None when not yet)."""
-    records = step.ledger.key_ranges(step.migration.id, table)
-    if not records:
-        with thrift2(spec.source) as source:
-            plan = plan_ranges(source, table, spec.engine.max_cells, time_range)
-        records = step.ledger.plan_key_ranges(
-            step.migration.id, table, [(p.range.start, p.range.stop, p.cells) for p in plan])
-    return [(KeyRange(table, r.range_start, r.range_end),
-             r.copied_cells if r.copied_at is not None else None) for r in records]
 
 
 def snapshot(spec: MigrationSpec, *, watermark: int | None = None,
@@ -78,7 +49,8 @@ def snapshot(spec: MigrationSpec, *, watermark: int | None = None,
 
 def _copy(step: StepContext, spec: MigrationSpec, t0: int, master: str,
           progress: Progress | None) -> None:
-    plans = {t.source: planned_ranges(step, spec, t.source, (0, t0)) for t in spec.tables}
+    plans = {t.source: planned_ranges(step.ledger, step.migration.id, spec, t.source, (0, t0))
+             for t in spec.tables}
     todo = [r for ranges in plans.values() for r, cells in ranges if cells is None]
     job = CopyJob(spec.source, spec.target, tuple(spec.table_mapping().items()), (0, t0),
                   spec.ledger_url, step.migration.id, step.step_id)

@@ -1,52 +1,27 @@
 """Step 4: validate the target against the source, range by range, judged by Great
-Expectations; recompare what differs once replay caught up; optionally repair.
+Expectations; recompare what differs once replay caught up; optionally repair
+(:mod:`hbase_migrate.validate.run` does the work; see there).
 
-1. Bulk-loaded regions replay met (``--repair``): their key ranges are re-copied first.
-2. Checksums: rows, cells and digest of every key range on both sides (one range engine task
-   per range; the ranges are the migration's planned ones, planned now if none are).
-3. GX validates the comparison table (every range present, rows, cells and digests equal);
-   its result JSON and Data Docs go under the migration's artifact folder.
-4. Recompare: ranges that differ are compared again once a replay run that started after
-   the first comparison has finished (waiting at most ``recompare_wait`` seconds; at once when
-   the migration is not being replayed). Only ranges that still differ fail; their first
-   differing cells are listed.
-5. Repair (``repair=True``): those ranges are rewritten from the source SyncTable-style and
-   compared again (GX once more); every change is a ``repairs`` row of the ledger.
-
-One ledger ``validations`` row per range: the first verdict, the verdict of the last
-comparison (``recompare_verdict``), the GX artifacts and the differences. A match moves the
-migration to ``validated``; a mismatch fails the step.
-
-Live mode (``live=True``) is for the in-flight validations made while the source is still
-written (right after the snapshot copy, after each replay run): there a range differs because
-its newest writes are still on their way, not because they were lost. The verdicts are the
-same exact ones, recorded the same way (ledger rows, GX artifacts), but nothing waits for a
-replay (the next replay's validation compares every range again) and a mismatch does not fail
-the step: the result lists the ranges still differing (``differing``). The judge stays a
-strict validation after the last catch-up, as the cutover gate requires.
+One ledger ``validations`` row per range. A match of every table moves the migration to
+``validated``; a mismatch fails the step, except in live mode (``live=True``): the
+in-flight validations made while the source is still written, where a mismatch is listed
+(``differing``) without failing the step, and nothing waits for a replay to recompare.
 """
-
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 from typing import Any
 
-from hbase_migrate.audit.records import MigrationState, Provenance, StepStatus, Verdict
-from hbase_migrate.cluster.descriptors import RegionDescriptor
-from hbase_migrate.config import MigrationSpec, TableSpec
+from hbase_migrate.audit.records import MigrationState, Provenance, Verdict
+from hbase_migrate.config import MigrationSpec
 from hbase_migrate.errors import ConfigError
-from hbase_migrate.lifecycle.snapshot import planned_ranges, selected_tables
-from hbase_migrate.lifecycle.step import StepContext, recorded_step, require, thrift2
-from hbase_migrate.ranges.engine import Progress, RangeEngine, bind, range_engine
+from hbase_migrate.lifecycle.step import recorded_step, require, thrift2
+from hbase_migrate.ranges.engine import Progress, range_engine
 from hbase_migrate.ranges.keyrange import KeyRange, RangeError
-from hbase_migrate.ranges.tasks import ChecksumJob, RangePair, checksum_range_task
 from hbase_migrate.validate.compare import compare_tables
-from hbase_migrate.validate.repair import repair_range
-from hbase_migrate.validate.verdict import GxVerdict, judge
+from hbase_migrate.validate.run import EXPLAIN_LIMIT, Validation
 
 DEFAULT_RECOMPARE_WAIT = 60.0
-EXPLAIN_LIMIT = 10
 
 
 def validate(spec: MigrationSpec, *, provenance: Provenance | None = None,
@@ -57,7 +32,7 @@ def validate(spec: MigrationSpec, *, provenance: Provenance | None = None,
     ``tables``; ``verdict`` is ``match`` only when every range matches in the end. With
     ``live`` the source is still written: no recompare, and a mismatch is listed in
     ``differing`` without failing the step (see the module's doc)."""
-    chosen = selected_tables(spec, tables)
+    chosen = spec.select_tables(tables)
     if live and repair:
         raise ConfigError(f"validate of migration {spec.name!r}: repair needs a strict "
                           "validation (the source still being written, its ranges differ "
@@ -68,194 +43,11 @@ def validate(spec: MigrationSpec, *, provenance: Provenance | None = None,
         step.verdict_fails = not live
         step.metrics.update(engine=master, repair=repair, mode="live" if live else "strict")
         with range_engine(master, f"hbase-migrate validate {spec.name}") as engine:
-            _Validation(step, spec, chosen, engine, progress).run(
-                repair, None if live else recompare_wait)
+            Validation(step.ledger, step.migration.id, step.step, spec, chosen, engine,
+                       progress).run(repair, None if live else recompare_wait)
         if step.metrics["verdict"] == Verdict.MATCH and len(chosen) == len(spec.tables):
             step.advance(MigrationState.VALIDATED)
         return step.result()
-
-
-class _Validation:
-    def __init__(self, step: StepContext, spec: MigrationSpec, tables: list[TableSpec],
-                 engine: RangeEngine, progress: Progress | None) -> None:
-        self.step, self.spec, self.tables, self.engine = step, spec, tables, engine
-        self.progress = progress
-        self.job = ChecksumJob(spec.source, spec.target, tuple(spec.table_mapping().items()))
-        self.label = f"{spec.name}-step-{step.step_id}"
-
-    def checksums(self, ranges: Sequence[KeyRange], label: str) -> tuple[list[RangePair],
-                                                                         GxVerdict]:
-        pairs = self.engine.map(bind(checksum_range_task, self.job), list(ranges),
-                                progress=self.progress,
-                                what=f"checksums of {len(ranges)} key ranges ({label})")
-        return pairs, judge(pairs, ranges, self.spec.artifact_dir, label)
-
-    def run(self, repair: bool, recompare_wait: float | None) -> None:
-        """``recompare_wait`` None: no recompare (live mode)."""
-        step = self.step
-        if repair:
-            step.metrics["bulk_loads_recopied"] = self.repair_bulk_loads()
-        ranges = [r for t in self.tables for r, _ in planned_ranges(step, self.spec, t.source,
-                                                                    None)]
-        began = int(time.time() * 1000)
-        pairs, verdict = self.checksums(ranges, self.label)
-        last = {p.range: p for p in pairs}
-        failing = [r for r in ranges if r.id in verdict.mismatched or r.id in verdict.missing]
-        artifacts = {r: verdict for r in ranges}
-        recompared: set[KeyRange] = set()
-        if failing and recompare_wait is not None:
-            step.metrics["recompare"] = self.wait_for_replay(began, recompare_wait)
-            again, verdict2 = self.checksums(failing, f"{self.label}-recompare")
-            last.update({p.range: p for p in again})
-            artifacts.update({r: verdict2 for r in failing})
-            recompared = set(failing)
-            failing = [r for r in failing if r.id in verdict2.mismatched
-                       or r.id in verdict2.missing]
-        differences = {r: self.explain(r) for r in failing}
-        repairs: dict[KeyRange, Any] = {}
-        if repair and failing:
-            repairs = self.repair(failing)
-            again, verdict3 = self.checksums(failing, f"{self.label}-repair")
-            last.update({p.range: p for p in again})
-            artifacts.update({r: verdict3 for r in failing})
-            recompared |= set(failing)
-            fixed = [r for r in failing if r.id not in verdict3.mismatched
-                     and r.id not in verdict3.missing]
-            for r in failing:
-                self.step.ledger.record_repair(
-                    step.migration.id, step.step_id, r.table, r.start, r.stop,
-                    reason="mismatch", puts=repairs[r].puts, deletes=repairs[r].deletes,
-                    verdict=Verdict.MATCH if r in fixed else Verdict.MISMATCH,
-                    detail={"changes": repairs[r].changes})
-            failing = [r for r in failing if r not in fixed]
-        self.record(ranges, pairs, last, recompared, failing, differences, artifacts)
-        self.summarise(ranges, last, failing, differences, repairs, verdict)
-
-    def record(self, ranges: list[KeyRange], first: list[RangePair],
-               last: dict[KeyRange, RangePair], recompared: set[KeyRange],
-               failing: list[KeyRange], differences: dict[KeyRange, list[str]],
-               artifacts: dict[KeyRange, GxVerdict]) -> None:
-        ledger, step = self.step.ledger, self.step
-        firsts = {p.range: p for p in first}
-        for r in ranges:
-            pair = last.get(r)
-            initial = firsts.get(r)
-            verdict = artifacts[r]
-            row_id = ledger.record_validation(
-                step.migration.id, step.step_id, self.target_of(r), r.start, r.stop,
-                source_rows=pair.source.rows if pair else None,
-                target_rows=pair.target.rows if pair else None,
-                source_cells=pair.source.cells if pair else None,
-                target_cells=pair.target.cells if pair else None,
-                source_digest=pair.source.digest if pair else None,
-                target_digest=pair.target.digest if pair else None,
-                verdict=Verdict.MATCH if initial is not None and initial.equal and r not in
-                recompared else Verdict.MISMATCH,
-                gx_result=str(verdict.result_path),
-                data_docs=str(verdict.docs_path) if verdict.docs_path else None,
-                differences=differences.get(r, ()))
-            if r in recompared:
-                ledger.record_recompare(row_id, Verdict.MISMATCH if r in failing
-                                        else Verdict.MATCH)
-
-    def target_of(self, key_range: KeyRange) -> str:
-        return self.job.target_table(key_range)
-
-    def summarise(self, ranges: list[KeyRange], last: dict[KeyRange, RangePair],
-                  failing: list[KeyRange], differences: dict[KeyRange, list[str]],
-                  repairs: dict[KeyRange, Any], first: GxVerdict) -> None:
-        tables = []
-        for t in self.tables:
-            mine = [r for r in ranges if r.table == t.source]
-            pairs = [last[r] for r in mine if r in last]
-            bad = [r for r in failing if r.table == t.source]
-            tables.append({
-                "source": t.source, "target": t.target,
-                "verdict": (Verdict.MISMATCH if bad else Verdict.MATCH).value,
-                "ranges": len(mine), "ranges_matching": len(mine) - len(bad),
-                "source_rows": sum(p.source.rows for p in pairs),
-                "target_rows": sum(p.target.rows for p in pairs),
-                "source_cells": sum(p.source.cells for p in pairs),
-                "target_cells": sum(p.target.cells for p in pairs),
-                "mismatched": [{**r.to_json(), "differences": differences.get(r, [])}
-                               for r in bad],
-                "repaired": [repairs[r].to_json() for r in repairs if r.table == t.source],
-                "examples": [f"{r.bounds}: {d}" for r in bad for d in differences.get(r, [])],
-            })
-        self.step.metrics.update(
-            tables=tables, gx=first.to_json(), differing=[str(r) for r in failing],
-            verdict=(Verdict.MISMATCH if failing else Verdict.MATCH).value)
-
-    def wait_for_replay(self, since: int, timeout: float) -> dict[str, Any]:
-        """Wait for a replay run started after ``since`` to finish (when replay runs)."""
-        ledger, mid = self.step.ledger, self.step.migration.id
-        if not ledger.steps(mid, "replay"):
-            return {"waited": 0.0, "note": "the migration is not being replayed"}
-        began = time.monotonic()
-        while time.monotonic() - began < timeout:
-            if any(s.started_at >= since and s.status is StepStatus.SUCCEEDED
-                   for s in ledger.steps(mid, "replay")):
-                return {"waited": round(time.monotonic() - began, 2),
-                        "note": "a replay run started after the first comparison finished"}
-            time.sleep(0.5)
-        return {"waited": round(timeout, 2),
-                "note": f"no replay run finished within {timeout:.0f}s of the first "
-                        "comparison; compared again anyway"}
-
-    def explain(self, key_range: KeyRange) -> list[str]:
-        with thrift2(self.spec.source) as src, thrift2(self.spec.target) as dst:
-            result = compare_tables(src, dst, key_range.table, self.target_of(key_range),
-                                    key_range.start, key_range.stop, EXPLAIN_LIMIT)
-        return result.examples
-
-    def repair(self, ranges: Sequence[KeyRange]) -> dict[KeyRange, Any]:
-        with thrift2(self.spec.source) as src, thrift2(self.spec.target) as dst:
-            return {r: repair_range(src, dst, r, self.target_of(r)) for r in ranges}
-
-    def repair_bulk_loads(self) -> list[dict[str, Any]]:
-        """Re-copy the key ranges of the source regions replay saw bulk loads into (each
-        bulk load once: those already repaired are skipped)."""
-        step, ledger = self.step, self.step.ledger
-        done = {(r.detail.get("table"), r.detail.get("region"), r.detail.get("file"),
-                 r.detail.get("offset")) for r in ledger.repairs(step.migration.id)
-                if r.reason == "bulk_load"}
-        names = {t.source for t in self.tables}
-        loads = [b for s in ledger.steps(step.migration.id) if s.kind in ("replay", "backfill")
-                 for b in s.metrics.get("bulk_loads", []) if b.get("table") in names]
-        out = []
-        with thrift2(self.spec.source) as src, thrift2(self.spec.target) as dst:
-            regions = {t: src.regions(t) for t in names}
-            for load in loads:
-                key = (load["table"], load["region"], load.get("file"), load.get("offset"))
-                if key in done:
-                    continue
-                done.add(key)
-                region = bulk_loaded_region(regions[load["table"]], load)
-                key_range = KeyRange(load["table"], region.start_key, region.end_key)
-                fixed = repair_range(src, dst, key_range, self.target_of(key_range))
-                ledger.record_repair(step.migration.id, step.step_id, key_range.table,
-                                     key_range.start, key_range.stop, reason="bulk_load",
-                                     puts=fixed.puts, deletes=fixed.deletes, verdict=None,
-                                     detail={**load, "changes": fixed.changes})
-                out.append(fixed.to_json())
-        return out
-
-
-def bulk_loaded_region(regions: Sequence[RegionDescriptor],
-                       load: dict[str, Any]) -> RegionDescriptor:
-    """The source region a bulk load went into, found by its start key (the marker's row):
-    HBase's Thrift2 region locations carry no region id, so encoded names cannot be matched
-    (they still are for loads recorded without a start key). A region split since then is
-    found by its first daughter; the checksums that follow catch the others."""
-    start = load.get("start_key")
-    found = [r for r in regions if (r.start_key == bytes.fromhex(start) if start is not None
-                                    else r.encoded_name == load["region"])]
-    if not found:
-        raise RangeError(f"bulk load into region {load['region']} (start key "
-                         f"{start or '?'}) of table {load['table']} (WAL {load.get('file')} at "
-                         f"byte offset {load.get('offset')}): the source has no such region "
-                         "now; validate and repair the whole table")
-    return found[0]
 
 
 def explain(spec: MigrationSpec, key_range: str, *, limit: int = EXPLAIN_LIMIT,
@@ -264,7 +56,7 @@ def explain(spec: MigrationSpec, key_range: str, *, limit: int = EXPLAIN_LIMIT,
     ``starthex-stophex`` when the migration has one table): read-only, no ledger step."""
     only = spec.tables[0].source if len(spec.tables) == 1 else None
     r = KeyRange.parse(key_range, only)
-    selected_tables(spec, [r.table])
+    spec.select_tables([r.table])
     target = spec.table_mapping().get(r.table)
     if target is None:
         raise RangeError(f"range {r}: {r.table} is not a source table of migration "

@@ -64,23 +64,15 @@ class ReplayJob:
     def from_spec(cls, spec: MigrationSpec, *, tables: Sequence[str] = (),
                   start: int | None = None, end: int | None = None, **options: Any
                   ) -> ReplayJob:
-        """The job for ``spec``; ``tables`` (source names) narrows the configured tables. A
-        ``start`` in the future is refused here, before any caller records anything: no WAL
-        edit can have been written then yet."""
+        """The job for ``spec``; ``tables`` (source or target names) narrows the configured
+        tables. A ``start`` in the future is refused here, before any caller records
+        anything: no WAL edit can have been written then yet."""
         now = time.time_ns() // 1_000_000
         if start is not None and start > now:
             raise ConfigError(f"migration {spec.name!r}: start {format_time(start)} is in the "
                               f"future (now {format_time(now)}); no WAL edit has been written "
                               "then yet")
-        chosen = spec.tables
-        if tables:
-            known = {t.source: t for t in spec.tables}
-            unknown = [t for t in tables if t not in known]
-            if unknown:
-                raise ConfigError(f"--table {', '.join(unknown)}: not among the tables of "
-                                  f"migration {spec.name!r} ({', '.join(sorted(known))})")
-            chosen = tuple(known[t] for t in dict.fromkeys(tables))
-        return cls(spec, chosen, start, end, **options)
+        return cls(spec, spec.select_tables(tables), start, end, **options)
 
     @property
     def name(self) -> str:

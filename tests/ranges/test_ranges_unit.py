@@ -8,10 +8,10 @@ import struct
 import pytest
 
 from hbase_migrate.cluster.descriptors import RegionDescriptor
-from hbase_migrate.lifecycle.validate import bulk_loaded_region
 from hbase_migrate.ranges.keyrange import KeyRange, RangeError
 from hbase_migrate.ranges.plan import split_region
 from hbase_migrate.ranges.stats import digest_rows
+from hbase_migrate.validate.run import bulk_loaded_region
 from hbase_migrate.wal.model import Cell, CellType
 
 
