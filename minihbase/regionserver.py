@@ -39,7 +39,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hbase_migrate.cluster.descriptors import RegionDescriptor, TableDescriptor, split_table_name
+from hbase_migrate.cluster.descriptors import RegionDescriptor, TableDescriptor
+from hbase_migrate.tablename import split_table_name
 from hbase_migrate.wal import markers as mk
 from hbase_migrate.wal.model import Cell, WalKey
 from hbase_migrate.wal.names import SPLITTING_SUFFIX, ServerName

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import pytest
 
-from hbase_migrate.cluster.descriptors import table_name
 from hbase_migrate.errors import ConfigError
 from hbase_migrate.replay.errors import MarkerReadError
 from hbase_migrate.replay.filters import (
@@ -18,6 +17,7 @@ from hbase_migrate.replay.filters import (
 )
 from hbase_migrate.replay.marker_log import MarkerLog
 from hbase_migrate.replay.mutations import WalPosition
+from hbase_migrate.tablename import table_name
 from hbase_migrate.wal import markers as M
 from hbase_migrate.wal.model import METAFAMILY, Cell, CellType
 
