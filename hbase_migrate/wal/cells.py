@@ -39,7 +39,7 @@ from hbase_migrate.wal.dictionary import (
     write_item,
 )
 from hbase_migrate.wal.model import Cell, Tag
-from hbase_migrate.wal.protobuf import encode_varint
+from hbase_migrate.wal.protobuf import VARINT_CUT, VARINT_TOO_LONG, encode_varint, scan_varint
 
 KV_HEAD = struct.Struct(">iiiH")  # L, keyLen, valLen, rowLen
 KV_PREFIX = struct.Struct(">iii")
@@ -54,7 +54,6 @@ MAX_ROW_LENGTH = 32767  # Short.MAX_VALUE
 MAX_FAMILY_LENGTH = 127  # Byte.MAX_VALUE
 MAX_TAGS_LENGTH = 65535
 MAX_KV_LENGTH = 0x7FFFFFFF  # a Java array
-
 
 
 class CellCorruptError(HBaseMigrateError, ValueError):
@@ -172,23 +171,16 @@ Ensure = Callable[[int], bytes]
 
 
 def _varint32(buf: bytes, pos: int) -> tuple[int, int]:
-    b = buf[pos]
-    if b < 0x80:
-        return b, pos + 1
-    result = b & 0x7F
-    shift = 7
-    while True:
-        pos += 1
-        b = buf[pos]
-        result |= (b & 0x7F) << shift
-        if b < 0x80:
-            break
-        shift += 7
-        if shift >= 35:
-            raise CellCorruptError("cell length varint is longer than 5 bytes")
-    if result > MAX_KV_LENGTH:
-        raise CellCorruptError(f"cell length {result} does not fit a 32-bit int")
-    return result, pos + 1
+    """A cell's length varint of two or more bytes (the hot loop inlines the shorter ones):
+    at most 5 bytes, a Java int. IndexError when the data ends inside it."""
+    value, pos = scan_varint(buf, pos, len(buf), 5)
+    if value == VARINT_CUT:
+        raise IndexError("cell length varint cut off")
+    if value == VARINT_TOO_LONG:
+        raise CellCorruptError("cell length varint is longer than 5 bytes")
+    if value > MAX_KV_LENGTH:
+        raise CellCorruptError(f"cell length {value} does not fit a 32-bit int")
+    return value, pos
 
 
 def _decode_tags_compressed(

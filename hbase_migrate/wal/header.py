@@ -25,18 +25,20 @@ import uuid
 from typing import NamedTuple
 
 from hbase_migrate.wal.dictionary import LruDictionary, read_item, write_item
+from hbase_migrate.wal.messages import decode_uuid, encode_uuid
 from hbase_migrate.wal.model import WalHeader, WalKey
 from hbase_migrate.wal.protobuf import (
     LENGTH_DELIMITED,
+    UINT64_MASK,
     VARINT,
+    VARINT_CUT,
+    VARINT_TOO_LONG,
+    Message,
     ProtobufError,
-    as_bytes,
-    as_int,
-    as_str,
     bytes_field,
     decode_varint,
     encode_varint,
-    iter_fields,
+    scan_varint,
     skip_field,
     string_field,
     to_int64,
@@ -55,7 +57,6 @@ WRITER_CLS_NAMES = frozenset(
         "SecureAsyncProtobufLogWriter",
     }
 )
-_UINT64 = (1 << 64) - 1
 _new_tuple = tuple.__new__
 
 
@@ -96,47 +97,20 @@ def encode_header(header: WalHeader, *, explicit_flags: bool = True) -> bytes:
 
 def decode_header(data: bytes) -> WalHeader:
     """Parse a WALHeader; absent string fields are None, absent flags False."""
-    values: dict[str, object] = {
-        "has_compression": False,
-        "encryption_key": None,
-        "has_tag_compression": False,
-        "writer_cls_name": None,
-        "cell_codec_cls_name": None,
-        "has_value_compression": False,
-        "value_compression_algorithm": None,
-    }
-    for field, wire_type, value in iter_fields(data):
-        if field in (1, 3, 6):
-            name = {1: "has_compression", 3: "has_tag_compression", 6: "has_value_compression"}
-            values[name[field]] = as_int(field, wire_type, value) != 0
-        elif field == 2:
-            values["encryption_key"] = as_bytes(field, wire_type, value)
-        elif field == 4:
-            values["writer_cls_name"] = as_str(field, wire_type, value)
-        elif field == 5:
-            values["cell_codec_cls_name"] = as_str(field, wire_type, value)
-        elif field == 7:
-            values["value_compression_algorithm"] = as_int(field, wire_type, value) & 0xFFFFFFFF
-    return WalHeader(**values)  # type: ignore[arg-type]
+    m = Message(data, "WALHeader")
+    algorithm = m.opt_int(7, "value_compression_algorithm")
+    return WalHeader(
+        has_compression=bool(m.opt_int(1, "has_compression")),
+        encryption_key=m.opt_bytes(2, "encryption_key"),
+        has_tag_compression=bool(m.opt_int(3, "has_tag_compression")),
+        writer_cls_name=m.opt_str(4, "writer_cls_name"),
+        cell_codec_cls_name=m.opt_str(5, "cell_codec_cls_name"),
+        has_value_compression=bool(m.opt_int(6, "has_value_compression")),
+        value_compression_algorithm=None if algorithm is None else algorithm & 0xFFFFFFFF,
+    )
 
 
 # --- key ----------------------------------------------------------------------------------
-
-
-def _uuid_message(value: uuid.UUID) -> bytes:
-    return varint_field(1, value.int & _UINT64) + varint_field(2, value.int >> 64)
-
-
-def _decode_uuid(data: bytes) -> uuid.UUID:
-    least = most = None
-    for field, wire_type, value in iter_fields(data):
-        if field == 1:
-            least = as_int(field, wire_type, value)
-        elif field == 2:
-            most = as_int(field, wire_type, value)
-    if least is None or most is None:
-        raise ProtobufError("UUID lacks least_sig_bits or most_sig_bits")
-    return uuid.UUID(int=most << 64 | least)
 
 
 def encode_key(key: WalKey, kv_count: int, dicts: KeyDictionaries | None) -> bytes:
@@ -166,12 +140,12 @@ def encode_key(key: WalKey, kv_count: int, dicts: KeyDictionaries | None) -> byt
     out += varint_field(3, key.sequence)
     out += varint_field(4, key.write_time)
     if key.cluster_id is not None:
-        out += bytes_field(5, _uuid_message(key.cluster_id))
+        out += bytes_field(5, encode_uuid(key.cluster_id))
     for scope_bytes in scopes:
         out += bytes_field(6, scope_bytes)
     out += varint_field(7, kv_count)
     for cluster in key.cluster_ids:
-        out += bytes_field(8, _uuid_message(cluster))
+        out += bytes_field(8, encode_uuid(cluster))
     if key.nonce_group is not None:
         out += varint_field(9, key.nonce_group)
     if key.nonce is not None:
@@ -216,13 +190,6 @@ class _RawKey:
         self.attributes: list[bytes] = []
 
 
-def _varint_at(buf: bytes, pos: int, end: int) -> tuple[int, int]:
-    b = buf[pos] if pos < end else -1
-    if 0 <= b < 0x80:
-        return b, pos + 1
-    return decode_varint(buf, pos, end)
-
-
 def _scan_key(buf: bytes, pos: int, end: int) -> _RawKey:  # noqa: C901, PLR0912
     """One pass over the WALKey fields (the reader's hot path: no generic field iterator)."""
     raw = _RawKey()
@@ -253,13 +220,13 @@ def _scan_key(buf: bytes, pos: int, end: int) -> _RawKey:  # noqa: C901, PLR0912
             elif field == 6:
                 raw.scopes.append(value)
             elif field == 8:
-                raw.cluster_ids.append(_decode_uuid(value))
+                raw.cluster_ids.append(decode_uuid(value))
             elif field == 12:
                 raw.attributes.append(value)
             else:
-                raw.cluster_id = _decode_uuid(value)
+                raw.cluster_id = decode_uuid(value)
         elif wire_type == VARINT and 3 <= field <= 11 and field not in (5, 6, 8):
-            value_int, pos = _varint_at(buf, pos, end)
+            value_int, pos = decode_varint(buf, pos, end)
             if field == 3:
                 raw.sequence = value_int
             elif field == 4:
@@ -283,29 +250,13 @@ def _decode_scope(data: bytes) -> tuple[bytes, int]:
     n = len(data)
     if n >= 4 and data[0] == 0x0A and data[1] == n - 4 and data[n - 2] == 0x10 and data[-1] < 0x80:
         return data[2 : n - 2], data[-1]  # the usual {family, scope_type} in field order
-    family: bytes | None = None
-    scope: int | None = None
-    for field, wire_type, value in iter_fields(data):
-        if field == 1:
-            family = as_bytes(field, wire_type, value)
-        elif field == 2:
-            scope = as_int(field, wire_type, value)
-    if family is None or scope is None:
-        raise ProtobufError("FamilyScope lacks family or scope_type")
-    return family, scope
+    m = Message(data, "FamilyScope")
+    return m.req_bytes(1, "family"), m.req_int(2, "scope_type")
 
 
 def _decode_attribute(data: bytes) -> tuple[str, bytes]:
-    name: str | None = None
-    value_bytes: bytes | None = None
-    for field, wire_type, value in iter_fields(data):
-        if field == 1:
-            name = as_str(field, wire_type, value)
-        elif field == 2:
-            value_bytes = as_bytes(field, wire_type, value)
-    if name is None or value_bytes is None:
-        raise ProtobufError("Attribute lacks key or value")
-    return name, value_bytes
+    m = Message(data, "Attribute")
+    return m.req_str(1, "key"), m.req_bytes(2, "value")
 
 
 def _uncompress(data: bytes, dictionary: LruDictionary) -> bytes:
@@ -319,21 +270,6 @@ def _uncompress(data: bytes, dictionary: LruDictionary) -> bytes:
     if pos != len(data):
         raise ProtobufError(f"{len(data) - pos} stray bytes after a dictionary item")
     return value
-
-
-def _long_varint(buf: bytes, pos: int, end: int) -> tuple[int, int]:
-    """A varint of up to 9 bytes (63 bits) at ``pos``, or ``(-1, -1)`` when it is longer or
-    cut off (the general parser then reports it)."""
-    result = 0
-    shift = 0
-    while pos < end and shift < 63:
-        b = buf[pos]
-        pos += 1
-        result |= (b & 0x7F) << shift
-        if b < 0x80:
-            return result, pos
-        shift += 7
-    return -1, -1
 
 
 def _fast_tail(
@@ -371,8 +307,8 @@ def _fast_tail(
         if value < 0x80:
             p += 2
         else:
-            value, p = _long_varint(buf, p + 1, end)
-            if p < 0:
+            value, p = scan_varint(buf, p + 1, end, 9)  # 63 bits at most: to_int64 not needed
+            if value < 0:
                 return None
         if tag == 0x38:
             count = value & 0xFFFFFFFF
@@ -407,8 +343,8 @@ def _fast_key(
     if sequence < 0x80:
         p += 2
     else:
-        sequence, p = _long_varint(buf, p + 1, end)
-    if p < 0 or p + 2 > end or buf[p] != 0x20:
+        sequence, p = scan_varint(buf, p + 1, end, 9)  # longer ones: the general parser
+    if sequence < 0 or p + 2 > end or buf[p] != 0x20:
         return None
     # write_time: milliseconds since the epoch take 6 varint bytes until 2109
     b = buf[p + 6] if p + 7 <= end else 0x80
@@ -423,11 +359,11 @@ def _fast_key(
         )
         p += 7
         if (buf[p - 6] & buf[p - 5] & buf[p - 4] & buf[p - 3]) < 0x80:
-            write_time, p = _long_varint(buf, p - 6, end)  # the varint ended earlier
+            write_time, p = scan_varint(buf, p - 6, end, 9)  # the varint ended earlier
     else:
-        write_time, p = _long_varint(buf, p + 1, end)
+        write_time, p = scan_varint(buf, p + 1, end, 9)  # negative: leave it to the parser
     # the usual tail in place: one FamilyScope {family, scope_type}, then a one-byte count
-    n = buf[p + 1] if p >= 0 and p + 2 < end else 0
+    n = buf[p + 1] if write_time >= 0 and p + 2 < end else 0
     s = p + 2 + n  # after the FamilyScope
     if (
         4 <= n < 0x80
@@ -448,7 +384,7 @@ def _fast_key(
         scopes = ((family, buf[s - 1]),)
         fields = (region, table, sequence, write_time, scopes, (), None, None, None, (), None)
         return _new_tuple(WalKey, fields), buf[s + 1]
-    tail = _fast_tail(buf, p, end) if p >= 0 else None
+    tail = _fast_tail(buf, p, end) if write_time >= 0 else None
     if tail is None:
         return None
     scope_list, count, nonce_group, nonce, orig = tail
@@ -526,10 +462,10 @@ def kv_count_only(buf: bytes, pos: int, end: int) -> int:
     (for skipping entries of an uncompressed file)."""
     count = 0
     while pos < end:
-        tag, pos = _varint_at(buf, pos, end)
+        tag, pos = decode_varint(buf, pos, end)
         field, wire_type = tag >> 3, tag & 7
         if field == 7 and wire_type == VARINT:
-            count, pos = _varint_at(buf, pos, end)
+            count, pos = decode_varint(buf, pos, end)
             count &= 0xFFFFFFFF
         elif field == 0:
             raise ProtobufError("field number 0 in a WALKey")
@@ -608,7 +544,7 @@ def _shape_problem(  # noqa: C901, PLR0911
     while pos < end:
         tag, after = _varint_or_cut(buf, pos, end)
         if tag < 0:
-            return None if cut_ok and tag == -1 else "bad field tag"
+            return None if cut_ok and tag == VARINT_CUT else "bad field tag"
         field, wire_type = tag >> 3, tag & 7
         spec = shape.fields.get(field)
         if spec is None or wire_type != spec[0]:
@@ -620,7 +556,8 @@ def _shape_problem(  # noqa: C901, PLR0911
         last, count = field, count + 1
         value, pos = _varint_or_cut(buf, after, end)
         if value < 0:
-            return None if cut_ok and value == -1 else f"bad value of {shape.name} field {field}"
+            bad = f"bad value of {shape.name} field {field}"
+            return None if cut_ok and value == VARINT_CUT else bad
         if wire_type == VARINT:
             if field == 7 and shape is _KEY_SHAPE and value > 0xFFFFFFFF:
                 return f"following_kv_count {value} does not fit a uint32"
@@ -647,14 +584,10 @@ def _shape_problem(  # noqa: C901, PLR0911
 
 
 def _varint_or_cut(buf: bytes, pos: int, end: int) -> tuple[int, int]:
-    """A varint below ``end``: ``(value, new_pos)``, ``(-1, end)`` when the data ends inside
-    it, ``(-2, pos)`` when it is longer than 10 bytes or 64 bits."""
-    try:
-        return decode_varint(buf, pos, end)
-    except ProtobufError:
-        if end - pos < 10 and all(b >= 0x80 for b in buf[pos:end]):
-            return -1, end
-        return -2, pos
+    """A varint below ``end``: ``(value, new_pos)``, ``(VARINT_CUT, pos)`` when the data ends
+    inside it, ``(VARINT_TOO_LONG, pos)`` when it is longer than 10 bytes or 64 bits."""
+    value, new_pos = scan_varint(buf, pos, end)
+    return (VARINT_TOO_LONG, pos) if value > UINT64_MASK else (value, new_pos)
 
 
 def _item_problem(
@@ -665,7 +598,7 @@ def _item_problem(
         return None if end < stop else "empty dictionary item"
     if buf[pos] == 0xFF:
         length, start = _varint_or_cut(buf, pos + 1, end)
-        fits = (length == -1 and end < stop) or (length >= 0 and start + length == stop)
+        fits = (length == VARINT_CUT and end < stop) or (length >= 0 and start + length == stop)
         return None if fits else "literal length does not fill the field"
     if buf[pos] >= 0x80 or stop - pos != 2:
         return "neither a literal nor a 2-byte reference"

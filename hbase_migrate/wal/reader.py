@@ -50,7 +50,13 @@ from hbase_migrate.wal.model import (
     WalHeader,
     WalKey,
 )
-from hbase_migrate.wal.protobuf import ProtobufError, decode_varint32, iter_fields
+from hbase_migrate.wal.protobuf import (
+    VARINT_CUT,
+    ProtobufError,
+    decode_varint32,
+    iter_fields,
+    scan_varint,
+)
 
 CHUNK = 1 << 20
 # The only bound HBase puts on a WALKey's length when reading is the Java int it is read
@@ -511,8 +517,7 @@ class _End(Exception):
 
 
 def _is_cut_varint(data: bytes, pos: int) -> bool:
-    rest = data[pos:]
-    return len(rest) < 10 and all(b >= 0x80 for b in rest)
+    return scan_varint(data, pos, len(data))[0] == VARINT_CUT
 
 
 def _value_algorithm(header: WalHeader, name: str = "") -> int | None:

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import uuid
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from hbase_migrate.wal.messages import decode_uuid, encode_uuid
 from hbase_migrate.wal.protobuf import (
     ProtobufError,
     bytes_field,
@@ -57,3 +60,9 @@ def test_fields() -> None:
         list(iter_fields(bytes_field(2, b"ab")[:-1]))
     with pytest.raises(ProtobufError, match="wire type"):
         list(iter_fields(b"\x0f"))
+
+
+def test_uuid_least_significant_bits_first() -> None:
+    value = uuid.UUID(int=(1 << 64) | 2)  # most = 1, least = 2
+    assert encode_uuid(value) == b"\x08\x02\x10\x01"
+    assert decode_uuid(b"\x08\x02\x10\x01") == value
