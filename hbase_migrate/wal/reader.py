@@ -1,6 +1,7 @@
 """Streaming reader of protobuf WAL files (HBase 1.x-3.x), entry by entry, with offsets.
 
-Framing and messages are described in ``header.py``, cells in ``cells.py``. The reader holds
+Framing and the header are described in ``header.py``, the WALKey in ``walkey.py``, cells
+in ``cells.py``. The reader holds
 a window of the file (read in 1 MiB chunks), never the whole file.
 
 End of data (section 1.3/1.4 of the format notes): with a trailer (``... 00000000 LAWP``)
@@ -35,12 +36,9 @@ from hbase_migrate.wal.header import (
     MAGIC,
     TRAILER_MAGIC,
     WRITER_CLS_NAMES,
-    KeyDictionaries,
     decode_header,
-    decode_key,
-    key_prefix_problem,
-    kv_count_only,
 )
+from hbase_migrate.wal.keyprefix import key_prefix_problem
 from hbase_migrate.wal.model import (
     DEFAULT_CELL_CODEC,
     SECURE_CELL_CODEC,
@@ -57,6 +55,7 @@ from hbase_migrate.wal.protobuf import (
     iter_fields,
     scan_varint,
 )
+from hbase_migrate.wal.walkey import KeyDictionaries, decode_key, kv_count_only
 
 CHUNK = 1 << 20
 # The only bound HBase puts on a WALKey's length when reading is the Java int it is read
