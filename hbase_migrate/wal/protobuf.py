@@ -73,6 +73,11 @@ def scan_varint(buf: bytes, pos: int, end: int, max_bytes: int = 10) -> tuple[in
     return (VARINT_TOO_LONG if end - pos >= max_bytes else VARINT_CUT), pos
 
 
+def varint_cut_off(buf: bytes, pos: int) -> bool:
+    """Whether ``buf`` ends inside a varint at ``pos`` (the tail of a file still written)."""
+    return scan_varint(buf, pos, len(buf))[0] == VARINT_CUT
+
+
 def decode_varint(buf: bytes, pos: int, end: int | None = None) -> tuple[int, int]:
     """Decode a varint at ``pos``; the value is at most 64 bits."""
     if end is None:
