@@ -335,6 +335,9 @@ def compressed_cells_decoder(  # noqa: C901, PLR0915  # holds the hot loop below
             if p + 15 > blen:
                 buf = ensure(p + 15)
                 blen = len(buf)
+            # the lengths' varints are inlined on purpose (one byte; two for the value): in
+            # CPython a call per length costs more than decoding it here. Longer ones go
+            # through _varint32, that is protobuf.scan_varint, the one varint loop.
             key_len = buf[p]
             if key_len < 0x80:
                 q = p + 1

@@ -241,7 +241,7 @@ def _fast_tail(
         if value < 0x80:
             p += 2
         else:
-            value, p = scan_varint(buf, p + 1, end, 9)  # 63 bits at most: to_int64 not needed
+            value, p = scan_varint(buf, p + 1, end, 9)  # longer ones: the general parser
             if value < 0:
                 return None
         if tag == 0x38:
