@@ -27,10 +27,10 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from hbase_migrate.wal.header import kv_count_only
 from hbase_migrate.wal.model import Cell, Tag, WalKey
 from hbase_migrate.wal.reader import WalReader
 from hbase_migrate.wal.stats import count_file
+from hbase_migrate.wal.walkey import kv_count_only
 from hbase_migrate.wal.writer import WalOptions, WalWriter
 
 CHUNK = 1 << 20

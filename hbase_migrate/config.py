@@ -51,9 +51,9 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, NoReturn
 
-from hbase_migrate.cluster.descriptors import InvalidTableNameError, normalize_table_name
 from hbase_migrate.cluster.endpoints import ClusterEndpoints, load_cluster_json
 from hbase_migrate.errors import ConfigError
+from hbase_migrate.tablename import InvalidTableNameError, normalize_table_name
 from hbase_migrate.timeutil import parse_duration
 
 STATE_DIR_ENV = "HBASE_MIGRATE_STATE_DIR"

@@ -15,14 +15,8 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Protocol
 
-from hbase_migrate.cluster.descriptors import (
-    FamilyDescriptor,
-    InvalidTableNameError,
-    RegionDescriptor,
-    TableDescriptor,
-    normalize_table_name,
-    split_table_name,
-)
+from hbase_migrate.cluster.descriptors import FamilyDescriptor, RegionDescriptor, TableDescriptor
+from hbase_migrate.tablename import InvalidTableNameError, normalize_table_name, split_table_name
 from hbase_migrate.wal.model import Cell, CellType
 from hbase_migrate.wal.names import ServerName
 from minihbase.model import (

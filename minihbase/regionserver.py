@@ -39,8 +39,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hbase_migrate.cluster.descriptors import RegionDescriptor, TableDescriptor, split_table_name
+from hbase_migrate.cluster.descriptors import RegionDescriptor, TableDescriptor
+from hbase_migrate.tablename import split_table_name
 from hbase_migrate.wal import markers as mk
+from hbase_migrate.wal.messages import TableName
 from hbase_migrate.wal.model import Cell, WalKey
 from hbase_migrate.wal.names import SPLITTING_SUFFIX, ServerName
 from hbase_migrate.wal.writer import WalOptions
@@ -499,7 +501,7 @@ class RegionServers:
                            for c in cells if c.family == fam)
                 stores.append(mk.StoreDescriptor(fam, fam.decode("latin-1"), (files[fam],),
                                                  size))
-            d = mk.BulkLoadDescriptor(mk.TableName(namespace.encode(), qualifier.encode()),
+            d = mk.BulkLoadDescriptor(TableName(namespace.encode(), qualifier.encode()),
                                       region.encoded_name.encode(), tuple(stores), seq)
             return mk.bulk_load_marker(d, self.clock(), start_key=region.start_key)
         seq = self._marker(server, region, build)

@@ -20,16 +20,13 @@ from dataclasses import dataclass, field
 import happybase
 from thriftpy2.transport import TTransportException
 
-from hbase_migrate.cluster.descriptors import (
-    FamilyDescriptor,
-    TableDescriptor,
-    normalize_table_name,
-)
+from hbase_migrate.cluster.descriptors import FamilyDescriptor, TableDescriptor
 from hbase_migrate.cluster.endpoints import ClusterEndpoints, parse_host_port
 from hbase_migrate.cluster.errors import ClusterError
 from hbase_migrate.cluster.thrift2 import Thrift2Client
 from hbase_migrate.errors import ConfigError
 from hbase_migrate.replay.thrift2_target import write_cells
+from hbase_migrate.tablename import normalize_table_name
 from hbase_migrate.wal.model import Cell, CellType
 
 log = logging.getLogger(__name__)

@@ -1,4 +1,4 @@
-"""Typed descriptions of an HBase table: names, column families, regions.
+"""Typed descriptions of an HBase table: column families, regions (names: ``tablename.py``).
 
 Both gateway adapters return these values, the schema copy writes them to a target, and the
 embedded cluster keeps its own schema in them. Region names follow HBase's
@@ -9,53 +9,11 @@ the encoded name ``<md5>`` is the MD5 hex digest of ``<table>,<startKey>,<region
 from __future__ import annotations
 
 import hashlib
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from hbase_migrate.bytesutil import to_string_binary
-from hbase_migrate.errors import HBaseMigrateError
-
-DEFAULT_NAMESPACE = "default"
 FOREVER = 2147483647  # HConstants.FOREVER: a family TTL meaning "never expires"
 LATEST_TIMESTAMP = 0x7FFFFFFFFFFFFFFF  # HConstants.LATEST_TIMESTAMP
-
-_NAMESPACE_RE = re.compile(r"^[A-Za-z0-9_]+$")
-_QUALIFIER_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
-
-
-class InvalidTableNameError(HBaseMigrateError):
-    """A table name that HBase would refuse."""
-
-
-def split_table_name(name: str) -> tuple[str, str]:
-    """``"ns:t"`` -> ``("ns", "t")``; a name without namespace is in ``default``."""
-    namespace, sep, qualifier = name.partition(":")
-    if not sep:
-        namespace, qualifier = DEFAULT_NAMESPACE, name
-    if not _NAMESPACE_RE.match(namespace) or not _QUALIFIER_RE.match(qualifier):
-        raise InvalidTableNameError(
-            f"illegal table name {name!r}: expected [namespace:]qualifier with namespace "
-            "[A-Za-z0-9_]+ and qualifier [A-Za-z0-9_][A-Za-z0-9_.-]*"
-        )
-    return namespace, qualifier
-
-
-def normalize_table_name(name: str) -> str:
-    """The name as HBase prints it: the default namespace is omitted."""
-    namespace, qualifier = split_table_name(name)
-    return qualifier if namespace == DEFAULT_NAMESPACE else f"{namespace}:{qualifier}"
-
-
-def table_name(raw: bytes | str) -> str:
-    """The one rendering of a table name read from a WAL (or given as text): as HBase prints
-    it, ``default:`` omitted, bytes as ``Bytes.toStringBinary``; a name HBase would refuse
-    is kept as rendered, so it can still be reported."""
-    text = to_string_binary(raw) if isinstance(raw, bytes) else raw
-    try:
-        return normalize_table_name(text)
-    except InvalidTableNameError:
-        return text
 
 
 @dataclass(frozen=True)

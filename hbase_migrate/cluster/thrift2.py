@@ -37,10 +37,10 @@ from hbase_migrate.cluster.descriptors import (
     FamilyDescriptor,
     RegionDescriptor,
     TableDescriptor,
-    split_table_name,
 )
 from hbase_migrate.cluster.endpoints import Locate, parse_host_port, reason, relocated, tried
 from hbase_migrate.cluster.errors import ClusterError, GatewayUnreachableError
+from hbase_migrate.tablename import split_table_name
 from hbase_migrate.wal.model import Cell, CellType
 
 log = logging.getLogger(__name__)

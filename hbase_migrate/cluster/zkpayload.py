@@ -25,13 +25,16 @@ ClusterId.proto)::
                       7 version_major 8 version_minor
     ReplicationState  1 state (ENABLED = 0, DISABLED = 1)
     ReplicationHLogPosition  1 position (int64)
-    UUID              1 least_sig_bits 2 most_sig_bits     (least significant first)
     ReplicationPeer   1 clusterkey 2 replicationEndpointImpl 3 data (BytesBytesPair)
                       4 configuration (NameStringPair) 5 table_cfs (TableCF)
                       2.x/3.x: 6 namespaces 7 bandwidth 8 replicate_all 9 exclude_table_cfs
                                10 exclude_namespaces 11 serial 12 remoteWALDir (3.x)
                       1.x:     6 bandwidth
     TableCF           1 TableName (1 namespace 2 qualifier) 2 families
+
+ServerName and TableName are read and written by ``hbase_migrate.wal.messages``, the one
+codec of each (WAL markers hold them too); every message is read through
+``hbase_migrate.wal.protobuf.Message``.
 """
 
 from __future__ import annotations
@@ -41,21 +44,25 @@ import re
 import secrets
 import socket
 import struct
-import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from enum import IntEnum
 from typing import Literal, NamedTuple
 
 from hbase_migrate.cluster.errors import ZkPayloadError
+from hbase_migrate.wal.messages import (
+    TableName,
+    decode_server_name,
+    decode_table_name,
+    encode_server_name,
+    encode_table_name,
+)
 from hbase_migrate.wal.names import ServerName
 from hbase_migrate.wal.protobuf import (
     VARINT,
+    Message,
     ProtobufError,
-    as_bytes,
-    as_int,
-    as_str,
     bytes_field,
-    iter_fields,
     string_field,
     to_int64,
     varint_field,
@@ -116,11 +123,22 @@ def strip_pb_magic(data: bytes, what: str = "znode") -> bytes:
     return data[4:]
 
 
-def _fields(message: bytes, what: str) -> Iterator[tuple[int, int, int | bytes]]:
+def _payload(data: bytes, what: str, name: str) -> Message:
+    """The message ``name`` of a znode payload (prefixes removed, ``PBUF`` required)."""
+    message = strip_pb_magic(data, what)
     try:
-        yield from iter_fields(message)
+        return Message(message, name)
     except ProtobufError as exc:
         raise ZkPayloadError(f"{what}: malformed protobuf message: {exc}") from exc
+
+
+@contextmanager
+def _reading(what: str, name: str) -> Iterator[None]:
+    """Turn a ProtobufError while reading message ``name`` into a ZkPayloadError."""
+    try:
+        yield
+    except ProtobufError as exc:
+        raise ZkPayloadError(f"{what}: {name}: {exc}") from exc
 
 
 # --- ServerName, Master, MetaRegionServer, ClusterId, ClusterUp ------------------------
@@ -129,25 +147,6 @@ def _fields(message: bytes, what: str) -> Iterator[tuple[int, int, int | bytes]]
 def is_server_name(text: str) -> bool:
     """True for ``host,port,startcode`` (``ServerName.isFullServerName``)."""
     return _SERVER_NAME.fullmatch(text) is not None
-
-
-def _server_name_message(sn: ServerName) -> bytes:
-    return string_field(1, sn.host) + varint_field(2, sn.port) + varint_field(3, sn.start_code)
-
-
-def _server_name_from(message: bytes, what: str) -> ServerName:
-    host, port, code = "", -1, -1
-    try:
-        for field, wt, value in _fields(message, what):
-            if field == 1:
-                host = as_str(field, wt, value)
-            elif field == 2:
-                port = as_int(field, wt, value)
-            elif field == 3:
-                code = as_int(field, wt, value)
-    except ProtobufError as exc:
-        raise ZkPayloadError(f"{what}: ServerName: {exc}") from exc
-    return ServerName(host, port, code)
 
 
 class Master(NamedTuple):
@@ -166,23 +165,15 @@ def _server_and_two(
     data: bytes, what: str, name: str
 ) -> tuple[ServerName, int | None, int | None]:
     """Decode the shape shared by Master and MetaRegionServer (1 ServerName, 2, 3 varints)."""
-    server: ServerName | None = None
-    extra: dict[int, int] = {}
-    try:
-        for field, wt, value in _fields(strip_pb_magic(data, what), what):
-            if field == 1:
-                server = _server_name_from(as_bytes(field, wt, value), what)
-            elif field in (2, 3):
-                extra[field] = as_int(field, wt, value)
-    except ProtobufError as exc:
-        raise ZkPayloadError(f"{what}: {name}: {exc}") from exc
-    if server is None:
+    m = _payload(data, what, name)
+    if 1 not in m:
         raise ZkPayloadError(f"{what}: {name} has no server name (field 1)")
-    return server, extra.get(2), extra.get(3)
+    with _reading(what, name):
+        return decode_server_name(m.req_bytes(1, "server")), m.opt_int(2), m.opt_int(3)
 
 
 def encode_master(master: Master) -> bytes:
-    out = PB_MAGIC + bytes_field(1, _server_name_message(master.server))
+    out = PB_MAGIC + bytes_field(1, encode_server_name(master.server))
     if master.rpc_version is not None:
         out += varint_field(2, master.rpc_version)
     if master.info_port is not None:
@@ -195,7 +186,7 @@ def decode_master(data: bytes, what: str = "master znode") -> Master:
 
 
 def encode_meta_region_server(meta: MetaRegionServer) -> bytes:
-    out = PB_MAGIC + bytes_field(1, _server_name_message(meta.server))
+    out = PB_MAGIC + bytes_field(1, encode_server_name(meta.server))
     if meta.rpc_version is not None:
         out += varint_field(2, meta.rpc_version)
     if meta.state is not None:
@@ -210,13 +201,11 @@ def decode_meta_region_server(
 
 
 def _single_string(data: bytes, what: str, name: str) -> str:
-    for field, wt, value in _fields(strip_pb_magic(data, what), what):
-        if field == 1:
-            try:
-                return as_str(field, wt, value)
-            except ProtobufError as exc:
-                raise ZkPayloadError(f"{what}: {name}: {exc}") from exc
-    raise ZkPayloadError(f"{what}: {name} has no field 1")
+    m = _payload(data, what, name)
+    if 1 not in m:
+        raise ZkPayloadError(f"{what}: {name} has no field 1")
+    with _reading(what, name):
+        return m.req_str(1, "field 1")
 
 
 class ClusterId(NamedTuple):
@@ -268,16 +257,10 @@ def _version_info_message(info: VersionInfo) -> bytes:
     return out
 
 
-def _version_info_from(message: bytes, what: str) -> VersionInfo:
-    strings = [""] * 6
-    ints: dict[int, int] = {}
-    for field, wt, value in _fields(message, what):
-        if 1 <= field <= 6:
-            strings[field - 1] = as_str(field, wt, value)
-        elif field in (7, 8):
-            ints[field] = as_int(field, wt, value)
-    version, url, revision, user, date, checksum = strings
-    return VersionInfo(version, url, revision, user, date, checksum, ints.get(7), ints.get(8))
+def _version_info_from(message: bytes) -> VersionInfo:
+    m = Message(message, "VersionInfo")
+    version, url, revision, user, date, checksum = (m.opt_str(n) or "" for n in range(1, 7))
+    return VersionInfo(version, url, revision, user, date, checksum, m.opt_int(7), m.opt_int(8))
 
 
 def encode_region_server_info(info: RegionServerInfo) -> bytes:
@@ -290,17 +273,13 @@ def encode_region_server_info(info: RegionServerInfo) -> bytes:
 
 
 def decode_region_server_info(data: bytes, what: str = "rs znode") -> RegionServerInfo:
-    port: int | None = None
-    version: VersionInfo | None = None
-    try:
-        for field, wt, value in _fields(strip_pb_magic(data, what), what):
-            if field == 1:
-                port = to_int64(as_int(field, wt, value))
-            elif field == 2:
-                version = _version_info_from(as_bytes(field, wt, value), what)
-    except ProtobufError as exc:
-        raise ZkPayloadError(f"{what}: RegionServerInfo: {exc}") from exc
-    return RegionServerInfo(port, version)
+    m = _payload(data, what, "RegionServerInfo")
+    with _reading(what, "RegionServerInfo"):
+        port, version = m.opt_int(1), m.opt_bytes(2)
+        return RegionServerInfo(
+            None if port is None else to_int64(port),
+            None if version is None else _version_info_from(version),
+        )
 
 
 # --- replication ------------------------------------------------------------------------
@@ -316,13 +295,13 @@ def encode_replication_state(state: ReplicationState) -> bytes:
 
 
 def decode_replication_state(data: bytes, what: str = "peer-state znode") -> ReplicationState:
-    for field, wt, value in _fields(strip_pb_magic(data, what), what):
-        if field == 1:
-            try:
-                return ReplicationState(as_int(field, wt, value))
-            except (ProtobufError, ValueError) as exc:
-                raise ZkPayloadError(f"{what}: ReplicationState: {exc}") from exc
-    raise ZkPayloadError(f"{what}: ReplicationState has no state (field 1)")
+    m = _payload(data, what, "ReplicationState")
+    if 1 not in m:
+        raise ZkPayloadError(f"{what}: ReplicationState has no state (field 1)")
+    try:
+        return ReplicationState(m.req_int(1, "state"))
+    except (ProtobufError, ValueError) as exc:
+        raise ZkPayloadError(f"{what}: ReplicationState: {exc}") from exc
 
 
 def encode_wal_position(position: int) -> bytes:
@@ -337,13 +316,11 @@ def decode_wal_position(data: bytes, what: str = "queue WAL znode") -> int:
     if not data:
         return 0
     if data[:4] == PB_MAGIC:
-        for field, wt, value in _fields(data[4:], what):
-            if field == 1:
-                try:
-                    return to_int64(as_int(field, wt, value))
-                except ProtobufError as exc:
-                    raise ZkPayloadError(f"{what}: ReplicationHLogPosition: {exc}") from exc
-        raise ZkPayloadError(f"{what}: ReplicationHLogPosition has no position (field 1)")
+        m = _payload(data, what, "ReplicationHLogPosition")
+        if 1 not in m:
+            raise ZkPayloadError(f"{what}: ReplicationHLogPosition has no position (field 1)")
+        with _reading(what, "ReplicationHLogPosition"):
+            return to_int64(m.req_int(1, "position"))
     if len(data) == 8:
         return int(struct.unpack(">q", data)[0])
     raise ZkPayloadError(
@@ -383,32 +360,21 @@ class ReplicationPeer(NamedTuple):
 
 
 def _table_cf_message(cf: TableCF) -> bytes:
-    table = bytes_field(1, cf.namespace) + bytes_field(2, cf.qualifier)
+    table = encode_table_name(TableName(cf.namespace, cf.qualifier))
     return bytes_field(1, table) + b"".join(bytes_field(2, f) for f in cf.families)
 
 
-def _table_cf_from(message: bytes, what: str) -> TableCF:
-    ns, qualifier, families = b"", b"", []
-    for field, wt, value in _fields(message, what):
-        if field == 1:
-            for tf, twt, tv in _fields(as_bytes(field, wt, value), what):
-                if tf == 1:
-                    ns = as_bytes(tf, twt, tv)
-                elif tf == 2:
-                    qualifier = as_bytes(tf, twt, tv)
-        elif field == 2:
-            families.append(as_bytes(field, wt, value))
-    return TableCF(ns, qualifier, tuple(families))
+def _table_cf_from(message: bytes) -> TableCF:
+    m = Message(message, "TableCF")
+    table = m.opt_bytes(1, "table_name")
+    name = TableName(b"", b"") if table is None else decode_table_name(table)
+    return TableCF(name.namespace, name.qualifier, m.repeated(2))
 
 
-def _pair_from(message: bytes, what: str) -> tuple[bytes, bytes]:
-    first, second = b"", b""
-    for field, wt, value in _fields(message, what):
-        if field == 1:
-            first = as_bytes(field, wt, value)
-        elif field == 2:
-            second = as_bytes(field, wt, value)
-    return first, second
+def _pair_from(message: bytes) -> tuple[bytes, bytes]:
+    """A BytesBytesPair or NameStringPair (1 first, 2 second), absent fields empty."""
+    m = Message(message, "pair")
+    return m.opt_bytes(1) or b"", m.opt_bytes(2) or b""
 
 
 def _encode_peer_2x(peer: ReplicationPeer) -> bytes:
@@ -454,9 +420,13 @@ def detect_peer_schema(data: bytes, what: str = "peer znode") -> PeerSchema | No
     """Which schema wrote a peer, from the wire alone: field 6 is a varint (bandwidth) in 1.x
     and length-delimited (namespaces) in 2.x/3.x; fields 7-12 exist only in 2.x/3.x. None
     when neither appears (both schemas then read the message the same way)."""
-    for field, wt, _ in _fields(strip_pb_magic(data, what), what):
+    return _peer_schema(_payload(data, what, "ReplicationPeer"))
+
+
+def _peer_schema(m: Message) -> PeerSchema | None:
+    for field, values in m.fields.items():  # in the order the fields first appear
         if field == 6:
-            return "1.x" if wt == VARINT else "2.x"
+            return "1.x" if values[0][0] == VARINT else "2.x"
         if 7 <= field <= 12:
             return "2.x"
     return None
@@ -468,48 +438,37 @@ def decode_replication_peer(
     """Decode a peer. ``schema="auto"`` (default) picks the schema with
     :func:`detect_peer_schema`, which is safe because field 6 has a different wire type in
     each; an explicit schema that contradicts the wire raises ZkPayloadError."""
-    detected = detect_peer_schema(data, what)
+    m = _payload(data, what, "ReplicationPeer")
+    detected = _peer_schema(m)
     if schema != "auto" and detected is not None and detected != schema:
         raise ZkPayloadError(f"{what}: ReplicationPeer was written in the {detected} schema, "
                              f"not {schema} (field 6 or 7+ says so)")
-    by_field: dict[int, list[tuple[int, int | bytes]]] = {}
-    for field, wt, value in _fields(strip_pb_magic(data, what), what):
-        by_field.setdefault(field, []).append((wt, value))
-    try:
-        return _peer_from_fields(by_field, detected == "1.x", what)
-    except ProtobufError as exc:
-        raise ZkPayloadError(f"{what}: ReplicationPeer: {exc}") from exc
+    with _reading(what, "ReplicationPeer"):
+        return _peer_from(m, detected == "1.x")
 
 
-def _peer_from_fields(
-    f: dict[int, list[tuple[int, int | bytes]]], one_x: bool, what: str
-) -> ReplicationPeer:
-    def last_str(n: int) -> str | None:
-        return as_str(n, *f[n][-1]) if n in f else None
-
+def _peer_from(m: Message, one_x: bool) -> ReplicationPeer:
     def last_int(n: int) -> int | None:
-        return to_int64(as_int(n, *f[n][-1])) if n in f else None
-
-    def each_bytes(n: int) -> list[bytes]:
-        return [as_bytes(n, wt, v) for wt, v in f.get(n, [])]
+        value = m.opt_int(n)
+        return None if value is None else to_int64(value)
 
     replicate_all, serial = last_int(8), last_int(11)
     return ReplicationPeer(
-        cluster_key=last_str(1) or "",
-        endpoint_impl=last_str(2),
-        data=tuple(_pair_from(m, what) for m in each_bytes(3)),
+        cluster_key=m.opt_str(1) or "",
+        endpoint_impl=m.opt_str(2),
+        data=m.msgs(3, _pair_from),
         configuration=tuple(
             (a.decode("utf-8", "surrogateescape"), b.decode("utf-8", "surrogateescape"))
-            for a, b in (_pair_from(m, what) for m in each_bytes(4))
+            for a, b in m.msgs(4, _pair_from)
         ),
-        table_cfs=tuple(_table_cf_from(m, what) for m in each_bytes(5)),
-        namespaces=() if one_x else tuple(each_bytes(6)),
+        table_cfs=m.msgs(5, _table_cf_from),
+        namespaces=() if one_x else m.repeated(6),
         bandwidth=(last_int(6) if one_x else last_int(7)) or 0,
         replicate_all=None if replicate_all is None else bool(replicate_all),
-        exclude_table_cfs=tuple(_table_cf_from(m, what) for m in each_bytes(9)),
-        exclude_namespaces=tuple(each_bytes(10)),
+        exclude_table_cfs=m.msgs(9, _table_cf_from),
+        exclude_namespaces=m.repeated(10),
         serial=None if serial is None else bool(serial),
-        remote_wal_dir=last_str(12),
+        remote_wal_dir=m.opt_str(12),
     )
 
 
@@ -530,27 +489,6 @@ def parse_legacy_table_cfs(text: str) -> tuple[TableCF, ...]:
         )
         result.append(TableCF((ns or "default").encode(), qualifier.encode(), families))
     return tuple(result)
-
-
-# --- UUID -------------------------------------------------------------------------------
-
-
-def encode_uuid(value: uuid.UUID) -> bytes:
-    """HBase.proto ``UUID`` message: least significant 64 bits first (field 1)."""
-    return varint_field(1, value.int & (2**64 - 1)) + varint_field(2, value.int >> 64)
-
-
-def decode_uuid(message: bytes, what: str = "UUID") -> uuid.UUID:
-    parts: dict[int, int] = {}
-    try:
-        for field, wt, value in _fields(message, what):
-            if field in (1, 2):
-                parts[field] = as_int(field, wt, value)
-    except ProtobufError as exc:
-        raise ZkPayloadError(f"{what}: {exc}") from exc
-    if len(parts) != 2:
-        raise ZkPayloadError(f"{what}: UUID needs both least (1) and most (2) significant bits")
-    return uuid.UUID(int=parts[2] << 64 | parts[1])
 
 
 # --- replication queue ids --------------------------------------------------------------

@@ -43,7 +43,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 
-from hbase_migrate.cluster.descriptors import table_name
 from hbase_migrate.errors import WalCorruptError
 from hbase_migrate.replay.apply import AppliedCounts, ReplayTarget, require_families
 from hbase_migrate.replay.errors import ReplayError
@@ -56,6 +55,7 @@ from hbase_migrate.replay.mutations import (
     mutation_cells,
     to_mutations,
 )
+from hbase_migrate.tablename import table_name
 from hbase_migrate.wal.markers import is_marker
 from hbase_migrate.wal.model import Entry
 from hbase_migrate.wal.reader import WalReader

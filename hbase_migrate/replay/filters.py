@@ -17,11 +17,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from hbase_migrate.cluster.descriptors import (
-    InvalidTableNameError,
-    normalize_table_name,
-)
 from hbase_migrate.errors import ConfigError
+from hbase_migrate.tablename import InvalidTableNameError, normalize_table_name
 
 SYSTEM_NAMESPACE = "hbase"
 SYSTEM_TABLES = frozenset({"master:store"})

@@ -17,6 +17,7 @@ from typing import NamedTuple
 from hbase_migrate.replay.errors import MarkerReadError
 from hbase_migrate.replay.mutations import WalPosition
 from hbase_migrate.wal import markers as M
+from hbase_migrate.wal.messages import TableName
 from hbase_migrate.wal.model import Cell
 
 UNREADABLE = "unreadable"
@@ -44,7 +45,7 @@ class RegionEvent(NamedTuple):
     position: WalPosition
 
 
-def _table(name: M.TableName) -> str:
+def _table(name: TableName) -> str:
     ns, qualifier = name.namespace.decode(), name.qualifier.decode()
     return qualifier if ns in ("", "default") else f"{ns}:{qualifier}"
 

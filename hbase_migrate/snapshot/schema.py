@@ -9,9 +9,10 @@ from __future__ import annotations
 import logging
 from dataclasses import replace
 
-from hbase_migrate.cluster.descriptors import TableDescriptor, split_table_name
+from hbase_migrate.cluster.descriptors import TableDescriptor
 from hbase_migrate.cluster.thrift2 import Thrift2Client
 from hbase_migrate.errors import HBaseMigrateError
+from hbase_migrate.tablename import split_table_name
 
 log = logging.getLogger(__name__)
 

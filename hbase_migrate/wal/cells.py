@@ -39,7 +39,7 @@ from hbase_migrate.wal.dictionary import (
     write_item,
 )
 from hbase_migrate.wal.model import Cell, Tag
-from hbase_migrate.wal.protobuf import encode_varint
+from hbase_migrate.wal.protobuf import VARINT_CUT, VARINT_TOO_LONG, encode_varint, scan_varint
 
 KV_HEAD = struct.Struct(">iiiH")  # L, keyLen, valLen, rowLen
 KV_PREFIX = struct.Struct(">iii")
@@ -47,7 +47,9 @@ TS_TYPE = struct.Struct(">qB")
 UINT16 = struct.Struct(">H")
 UINT32 = struct.Struct(">I")
 INT32 = struct.Struct(">i")
+_KV_HEAD = KV_HEAD.unpack_from
 _TS_TYPE_FROM = TS_TYPE.unpack_from
+_UINT16 = UINT16.unpack_from
 _new_tuple = tuple.__new__
 
 MAX_ROW_LENGTH = 32767  # Short.MAX_VALUE
@@ -55,6 +57,10 @@ MAX_FAMILY_LENGTH = 127  # Byte.MAX_VALUE
 MAX_TAGS_LENGTH = 65535
 MAX_KV_LENGTH = 0x7FFFFFFF  # a Java array
 
+# ``ensure(n)``: make the buffer hold bytes up to position ``n`` if the file has them; returns
+# the (possibly new) buffer. A CellsDecoder decodes ``count`` cells at a position of a buffer.
+Ensure = Callable[[int], bytes]
+CellsDecoder = Callable[[bytes, int, int, Ensure], tuple[tuple[Cell, ...], bytes, int]]
 
 
 class CellCorruptError(HBaseMigrateError, ValueError):
@@ -118,6 +124,69 @@ def encode_plain_cell(out: bytearray, cell: Cell) -> None:
         out += tags
 
 
+# --- plain cell decoding -----------------------------------------------------------------
+
+
+def decode_plain_cells(
+    buf: bytes, p: int, count: int, ensure: Ensure
+) -> tuple[tuple[Cell, ...], bytes, int]:
+    """Decode ``count`` uncompressed KeyValues at ``p`` (a ``CellsDecoder``; the reader's hot
+    loop for uncompressed files: kept flat)."""
+    cells: list[Cell] = []
+    append = cells.append
+    new = _new_tuple
+    head = _KV_HEAD
+    ts_type = _TS_TYPE_FROM
+    blen = len(buf)
+    for _ in range(count):
+        if p + 14 > blen:
+            buf = ensure(p + 14)
+            blen = len(buf)
+        total, klen, vlen, rlen = head(buf, p)
+        end = p + 4 + total
+        if end > blen:
+            buf = ensure(end)
+            blen = len(buf)
+            if end > blen:
+                raise IndexError("cell cut off")
+        tpos = p + 3 + klen  # key starts at p + 12 and ends with 8 + 1 bytes of ts and type
+        kv_end = tpos + 9 + vlen
+        if klen < 12 or vlen < 0 or kv_end > end or rlen > klen - 12:
+            raise CellCorruptError(
+                f"KeyValue lengths do not fit: total {total}, key {klen}, value {vlen}, row {rlen}"
+            )
+        fpos = p + 14 + rlen
+        flen = buf[fpos]
+        qpos = fpos + 1 + flen
+        if flen > 127 or qpos > tpos:
+            raise CellCorruptError(f"family length {flen} does not fit key length {klen}")
+        ts, typ = ts_type(buf, tpos)
+        if kv_end == end:
+            tags: tuple[Tag, ...] = ()
+        else:
+            if end - kv_end < 2 or _UINT16(buf, kv_end)[0] != end - kv_end - 2:
+                raise CellCorruptError(
+                    f"tags length does not fill the {end - kv_end} bytes after the value"
+                )
+            tags = parse_tags(buf, kv_end + 2, end)
+        append(
+            new(
+                Cell,
+                (
+                    buf[p + 14 : fpos],
+                    buf[fpos + 1 : qpos],
+                    buf[qpos:tpos],
+                    ts,
+                    typ,
+                    buf[tpos + 9 : kv_end],
+                    tags,
+                ),
+            )
+        )
+        p = end
+    return tuple(cells), buf, p
+
+
 _NO_TAGS = LruDictionary(1)  # stays empty: no inline tag path without a tag dictionary
 
 
@@ -168,27 +237,18 @@ def encode_compressed_cell(out: bytearray, cell: Cell, state: CompressionState) 
 
 # --- compressed cell decoding -------------------------------------------------------------
 
-Ensure = Callable[[int], bytes]
-
 
 def _varint32(buf: bytes, pos: int) -> tuple[int, int]:
-    b = buf[pos]
-    if b < 0x80:
-        return b, pos + 1
-    result = b & 0x7F
-    shift = 7
-    while True:
-        pos += 1
-        b = buf[pos]
-        result |= (b & 0x7F) << shift
-        if b < 0x80:
-            break
-        shift += 7
-        if shift >= 35:
-            raise CellCorruptError("cell length varint is longer than 5 bytes")
-    if result > MAX_KV_LENGTH:
-        raise CellCorruptError(f"cell length {result} does not fit a 32-bit int")
-    return result, pos + 1
+    """A cell's length varint of two or more bytes (the hot loop inlines the shorter ones):
+    at most 5 bytes, a Java int. IndexError when the data ends inside it."""
+    value, pos = scan_varint(buf, pos, len(buf), 5)
+    if value == VARINT_CUT:
+        raise IndexError("cell length varint cut off")
+    if value == VARINT_TOO_LONG:
+        raise CellCorruptError("cell length varint is longer than 5 bytes")
+    if value > MAX_KV_LENGTH:
+        raise CellCorruptError(f"cell length {value} does not fit a 32-bit int")
+    return value, pos
 
 
 def _decode_tags_compressed(
@@ -230,9 +290,6 @@ def decode_compressed_cell(
     """
     cells, buf, pos = decode_compressed_cells(buf, pos, 1, state, ensure)
     return cells[0], buf, pos
-
-
-CellsDecoder = Callable[[bytes, int, int, Ensure], tuple[tuple[Cell, ...], bytes, int]]
 
 
 def decode_compressed_cells(
@@ -278,6 +335,9 @@ def compressed_cells_decoder(  # noqa: C901, PLR0915  # holds the hot loop below
             if p + 15 > blen:
                 buf = ensure(p + 15)
                 blen = len(buf)
+            # the lengths' varints are inlined on purpose (one byte; two for the value): in
+            # CPython a call per length costs more than decoding it here. Longer ones go
+            # through _varint32, that is protobuf.scan_varint, the one varint loop.
             key_len = buf[p]
             if key_len < 0x80:
                 q = p + 1

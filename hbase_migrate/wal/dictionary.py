@@ -20,6 +20,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 
 from hbase_migrate.errors import HBaseMigrateError
+from hbase_migrate.wal.protobuf import VARINT_CUT, VARINT_TOO_LONG, encode_varint, scan_varint
 
 NOT_IN_DICTIONARY = 0xFF
 
@@ -152,7 +153,7 @@ def write_item(out: bytearray, data: bytes, dictionary: LruDictionary | None) ->
     idx = dictionary.find_or_add(data) if dictionary is not None else -1
     if idx < 0:
         out.append(NOT_IN_DICTIONARY)
-        _write_varint(out, len(data))
+        out += encode_varint(len(data))
         out += data
     else:
         out.append(idx >> 8)
@@ -169,26 +170,11 @@ def _cut_off(pos: int) -> int:
 
 
 def _read_length(buf: bytes, pos: int, end: int) -> tuple[int, int]:
-    result = 0
-    shift = 0
-    while True:
-        if pos >= end:
-            _cut_off(pos)
-        b = buf[pos]
-        pos += 1
-        result |= (b & 0x7F) << shift
-        if b < 0x80:
-            break
-        shift += 7
-        if shift >= 35:
-            raise ValueError("dictionary literal length is longer than 5 bytes")
-    if result > 0x7FFFFFFF:
-        raise ValueError(f"dictionary literal length {result} does not fit a 32-bit int")
-    return result, pos
-
-
-def _write_varint(out: bytearray, value: int) -> None:
-    while value >= 0x80:
-        out.append((value & 0x7F) | 0x80)
-        value >>= 7
-    out.append(value)
+    value, new_pos = scan_varint(buf, pos, end, 5)
+    if value == VARINT_CUT:
+        _cut_off(end)
+    if value == VARINT_TOO_LONG:
+        raise ValueError("dictionary literal length is longer than 5 bytes")
+    if value > 0x7FFFFFFF:
+        raise ValueError(f"dictionary literal length {value} does not fit a 32-bit int")
+    return value, new_pos

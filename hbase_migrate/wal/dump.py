@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from typing import Any, NamedTuple
 
 from hbase_migrate.bytesutil import to_string_binary
-from hbase_migrate.cluster.descriptors import table_name
+from hbase_migrate.tablename import table_name
 from hbase_migrate.timeutil import format_time
 from hbase_migrate.wal.model import METAFAMILY, Cell, Entry, type_name
 

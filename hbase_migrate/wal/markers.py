@@ -28,18 +28,22 @@ A marker is a Put cell of family ``METAFAMILY`` whose row is the region's start 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import NamedTuple, TypeVar
+from typing import NamedTuple
 
 from hbase_migrate.errors import HBaseMigrateError
+from hbase_migrate.wal.messages import (
+    TableName,
+    decode_server_name,
+    decode_table_name,
+    encode_server_name,
+    encode_table_name,
+)
 from hbase_migrate.wal.model import METAFAMILY, Cell, CellType
 from hbase_migrate.wal.names import ServerName
 from hbase_migrate.wal.protobuf import (
+    Message,
     ProtobufError,
-    as_bytes,
-    as_int,
-    as_str,
     bytes_field,
-    iter_fields,
     string_field,
     to_int64,
     varint_field,
@@ -103,11 +107,6 @@ class RegionEventDescriptor(NamedTuple):
     region_name: bytes | None = None
 
 
-class TableName(NamedTuple):
-    namespace: bytes
-    qualifier: bytes
-
-
 class BulkLoadDescriptor(NamedTuple):
     table_name: TableName
     encoded_region_name: bytes
@@ -143,73 +142,15 @@ Marker = (
 
 # --- decoding -----------------------------------------------------------------------------
 
-_T = TypeVar("_T")
-_Fields = dict[int, list[int | bytes]]
-
-
-def _fields(data: bytes) -> tuple[_Fields, dict[int, int]]:
-    fields: _Fields = {}
-    wire: dict[int, int] = {}
-    for number, wire_type, value in iter_fields(data):
-        fields.setdefault(number, []).append(value)
-        wire[number] = wire_type
-    return fields, wire
-
-
-class _Msg:
-    """Typed access to the fields of one message, with required-field checks."""
-
-    def __init__(self, data: bytes, what: str) -> None:
-        self.what = what
-        self.fields, self.wire = _fields(data)
-
-    def _last(self, number: int, name: str, required: bool) -> int | bytes | None:
-        values = self.fields.get(number)
-        if not values:
-            if required:
-                raise ProtobufError(f"{self.what} lacks required field {name}")
-            return None
-        return values[-1]
-
-    def opt_int(self, number: int, name: str, *, required: bool = False) -> int | None:
-        value = self._last(number, name, required)
-        return None if value is None else as_int(number, self.wire[number], value)
-
-    def opt_bytes(self, number: int, name: str, *, required: bool = False) -> bytes | None:
-        value = self._last(number, name, required)
-        return None if value is None else as_bytes(number, self.wire[number], value)
-
-    def req_bytes(self, number: int, name: str) -> bytes:
-        value = self.opt_bytes(number, name, required=True)
-        assert value is not None
-        return value
-
-    def req_int(self, number: int, name: str) -> int:
-        value = self.opt_int(number, name, required=True)
-        assert value is not None
-        return value
-
-    def req_str(self, number: int, name: str) -> str:
-        return as_str(number, self.wire.get(number, 2), self.req_bytes(number, name))
-
-    def strs(self, number: int) -> tuple[str, ...]:
-        return tuple(as_str(number, self.wire[number], v) for v in self.fields.get(number, []))
-
-    def msgs(self, number: int, parse: Callable[[bytes], _T]) -> tuple[_T, ...]:
-        return tuple(
-            parse(as_bytes(number, self.wire[number], v)) for v in self.fields.get(number, [])
-        )
-
-
 def _store_flush(data: bytes) -> StoreFlushDescriptor:
-    m = _Msg(data, "StoreFlushDescriptor")
+    m = Message(data, "StoreFlushDescriptor")
     return StoreFlushDescriptor(
         m.req_bytes(1, "family_name"), m.req_str(2, "store_home_dir"), m.strs(3)
     )
 
 
 def _store(data: bytes) -> StoreDescriptor:
-    m = _Msg(data, "StoreDescriptor")
+    m = Message(data, "StoreDescriptor")
     return StoreDescriptor(
         m.req_bytes(1, "family_name"),
         m.req_str(2, "store_home_dir"),
@@ -218,19 +159,8 @@ def _store(data: bytes) -> StoreDescriptor:
     )
 
 
-def _server(data: bytes) -> ServerName:
-    m = _Msg(data, "ServerName")
-    port, start_code = m.opt_int(2, "port"), m.opt_int(3, "start_code")
-    # absent fields read as -1, as HBase's ProtobufUtil.toServerName does (and writes back)
-    return ServerName(
-        m.req_str(1, "host_name"),
-        -1 if port is None else port,
-        -1 if start_code is None else start_code,
-    )
-
-
 def decode_flush(data: bytes) -> FlushDescriptor:
-    m = _Msg(data, "FlushDescriptor")
+    m = Message(data, "FlushDescriptor")
     return FlushDescriptor(
         m.req_int(1, "action"),
         m.req_bytes(2, "table_name"),
@@ -242,7 +172,7 @@ def decode_flush(data: bytes) -> FlushDescriptor:
 
 
 def decode_compaction(data: bytes) -> CompactionDescriptor:
-    m = _Msg(data, "CompactionDescriptor")
+    m = Message(data, "CompactionDescriptor")
     return CompactionDescriptor(
         m.req_bytes(1, "table_name"),
         m.req_bytes(2, "encoded_region_name"),
@@ -255,8 +185,8 @@ def decode_compaction(data: bytes) -> CompactionDescriptor:
 
 
 def decode_region_event(data: bytes) -> RegionEventDescriptor:
-    m = _Msg(data, "RegionEventDescriptor")
-    servers = m.msgs(6, _server)
+    m = Message(data, "RegionEventDescriptor")
+    servers = m.msgs(6, decode_server_name)
     return RegionEventDescriptor(
         m.req_int(1, "event_type"),
         m.req_bytes(2, "table_name"),
@@ -268,16 +198,11 @@ def decode_region_event(data: bytes) -> RegionEventDescriptor:
     )
 
 
-def _table_name(data: bytes) -> TableName:
-    m = _Msg(data, "TableName")
-    return TableName(m.req_bytes(1, "namespace"), m.req_bytes(2, "qualifier"))
-
-
 def decode_bulk_load(data: bytes) -> BulkLoadDescriptor:
-    m = _Msg(data, "BulkLoadDescriptor")
+    m = Message(data, "BulkLoadDescriptor")
     replicate = m.opt_int(6, "replicate")
     return BulkLoadDescriptor(
-        _table_name(m.req_bytes(1, "table_name")),
+        decode_table_name(m.req_bytes(1, "table_name")),
         m.req_bytes(2, "encoded_region_name"),
         m.msgs(3, _store),
         to_int64(m.req_int(4, "bulkload_seq_num")),
@@ -289,7 +214,7 @@ def decode_bulk_load(data: bytes) -> BulkLoadDescriptor:
 def decode_replication(data: bytes) -> ReplicationMarkerDescriptor:
     if not data:
         return ReplicationMarkerDescriptor()
-    m = _Msg(data, "ReplicationMarkerDescriptor")
+    m = Message(data, "ReplicationMarkerDescriptor")
     return ReplicationMarkerDescriptor(
         m.req_str(1, "region_server_name"), m.req_str(2, "wal_name"), m.req_int(3, "offset")
     )
@@ -384,14 +309,7 @@ def encode_compaction(d: CompactionDescriptor) -> bytes:
 
 
 def encode_region_event(d: RegionEventDescriptor) -> bytes:
-    server = b""
-    if d.server is not None:
-        server = bytes_field(
-            6,
-            string_field(1, d.server.host)
-            + _opt_int(2, d.server.port if d.server.port >= 0 else None)
-            + _opt_int(3, d.server.start_code if d.server.start_code >= 0 else None),
-        )
+    server = b"" if d.server is None else bytes_field(6, encode_server_name(d.server))
     return (
         varint_field(1, d.event_type)
         + bytes_field(2, d.table_name)
@@ -404,9 +322,8 @@ def encode_region_event(d: RegionEventDescriptor) -> bytes:
 
 
 def encode_bulk_load(d: BulkLoadDescriptor) -> bytes:
-    table = bytes_field(1, d.table_name.namespace) + bytes_field(2, d.table_name.qualifier)
     return (
-        bytes_field(1, table)
+        bytes_field(1, encode_table_name(d.table_name))
         + bytes_field(2, d.encoded_region_name)
         + b"".join(bytes_field(3, _encode_store(s)) for s in d.stores)
         + varint_field(4, d.bulkload_seq_num)

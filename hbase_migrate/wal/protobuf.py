@@ -10,11 +10,16 @@ Only what the WAL messages need; no schema machinery. Wire format (protobuf enco
 
 Decoders take ``(buf, pos[, end])`` and return ``(value, new_pos)``; every malformed or
 cut-off input raises ``ProtobufError`` (a ``ValueError``) so callers can add file context.
+``scan_varint`` is the one varint loop (the others here build on it; ``cells.py``'s hot loop
+inlines only the one- and two-byte cases). A message is read in one way: ``Message`` collects
+its fields and hands out typed values by field number (the WALKey's own scanner, on the
+reader's hot path, is the one exception).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import TypeVar
 
 from hbase_migrate.errors import HBaseMigrateError
 
@@ -23,8 +28,9 @@ FIXED64 = 1
 LENGTH_DELIMITED = 2
 FIXED32 = 5
 
-_MAX_VARINT_BYTES = 10
-_UINT64_MASK = (1 << 64) - 1
+UINT64_MASK = (1 << 64) - 1
+VARINT_CUT = -1  # scan_varint: the data ends inside the varint
+VARINT_TOO_LONG = -2  # scan_varint: more bytes than allowed
 
 
 class ProtobufError(HBaseMigrateError, ValueError):
@@ -34,7 +40,7 @@ class ProtobufError(HBaseMigrateError, ValueError):
 def encode_varint(value: int) -> bytes:
     """Encode a non-negative integer (or a negative int64, as 10 bytes) as a varint."""
     if value < 0:
-        value &= _UINT64_MASK
+        value &= UINT64_MASK
     if value < 0x80:
         return bytes((value,))
     out = bytearray()
@@ -45,29 +51,45 @@ def encode_varint(value: int) -> bytes:
     return bytes(out)
 
 
-def decode_varint(buf: bytes, pos: int, end: int | None = None) -> tuple[int, int]:
-    """Decode a varint at ``pos``; the value is at most 64 bits."""
-    if end is None:
-        end = len(buf)
-    if pos >= end:
-        raise ProtobufError(f"varint at {pos} is cut off")
-    b = buf[pos]
-    if b < 0x80:
-        return b, pos + 1
-    result = b & 0x7F
-    shift = 7
-    i = pos + 1
-    stop = min(end, pos + _MAX_VARINT_BYTES)
+def scan_varint(buf: bytes, pos: int, end: int, max_bytes: int = 10) -> tuple[int, int]:
+    """The one varint loop: a varint of at most ``max_bytes`` bytes at ``pos``, below
+    ``end``, without raising. Returns ``(value, new_pos)``, or ``(VARINT_CUT, pos)`` when the
+    data ends inside it, ``(VARINT_TOO_LONG, pos)`` when it runs on past ``max_bytes``. The
+    callers check the value's range and raise their own errors (a cut-off cell is an
+    IndexError to the reader, a malformed message a ProtobufError)."""
+    result = 0
+    shift = 0
+    i = pos
+    stop = pos + max_bytes
+    if stop > end:  # noqa: PLR1730  (min() costs a call on the WALKey fast path)
+        stop = end
     while i < stop:
         b = buf[i]
         i += 1
         result |= (b & 0x7F) << shift
         if b < 0x80:
-            if result > _UINT64_MASK:
-                raise ProtobufError(f"varint at {pos} exceeds 64 bits")
             return result, i
         shift += 7
-    if end - pos >= _MAX_VARINT_BYTES:
+    return (VARINT_TOO_LONG if end - pos >= max_bytes else VARINT_CUT), pos
+
+
+def varint_cut_off(buf: bytes, pos: int) -> bool:
+    """Whether ``buf`` ends inside a varint at ``pos`` (the tail of a file still written)."""
+    return scan_varint(buf, pos, len(buf))[0] == VARINT_CUT
+
+
+def decode_varint(buf: bytes, pos: int, end: int | None = None) -> tuple[int, int]:
+    """Decode a varint at ``pos``; the value is at most 64 bits."""
+    if end is None:
+        end = len(buf)
+    if pos < end and buf[pos] < 0x80:
+        return buf[pos], pos + 1
+    value, new_pos = scan_varint(buf, pos, end)
+    if value > UINT64_MASK:
+        raise ProtobufError(f"varint at {pos} exceeds 64 bits")
+    if value >= 0:
+        return value, new_pos
+    if value == VARINT_TOO_LONG:
         raise ProtobufError(f"varint at {pos} is longer than 10 bytes")
     raise ProtobufError(f"varint at {pos} is cut off")
 
@@ -182,3 +204,72 @@ def as_str(field: int, wire_type: int, value: int | bytes) -> str:
     """The value of a string field. proto2 does not validate UTF-8, so invalid bytes are
     kept as surrogate escapes and ``string_field`` writes them back unchanged."""
     return as_bytes(field, wire_type, value).decode("utf-8", "surrogateescape")
+
+
+_T = TypeVar("_T")
+
+
+class Message:
+    """The fields of one message, read by number: the last value of a field counts, as in
+    proto2, and ``repeated`` gives every value. Each accessor checks the wire types of the
+    values it reads; unknown fields are kept unread. ``what`` names the message in errors
+    (``"<what> lacks required field <name>"``)."""
+
+    __slots__ = ("fields", "what")
+
+    def __init__(self, data: bytes, what: str) -> None:
+        self.what = what
+        self.fields: dict[int, list[tuple[int, int | bytes]]] = {}
+        for number, wire_type, value in iter_fields(data):
+            self.fields.setdefault(number, []).append((wire_type, value))
+
+    def __contains__(self, number: int) -> bool:
+        return number in self.fields
+
+    def _get(
+        self, number: int, name: str, required: bool, read: Callable[[int, int, int | bytes], _T]
+    ) -> _T | None:
+        values = self.fields.get(number)
+        if not values:
+            if required:
+                raise ProtobufError(f"{self.what} lacks required field {name or number}")
+            return None
+        return read(number, *values[-1])
+
+    def opt_int(self, number: int, name: str = "") -> int | None:
+        """A varint field's value (unsigned), or None when absent."""
+        return self._get(number, name, False, as_int)
+
+    def req_int(self, number: int, name: str) -> int:
+        return _present(self._get(number, name, True, as_int))
+
+    def opt_bytes(self, number: int, name: str = "") -> bytes | None:
+        """A length-delimited field's bytes, or None when absent."""
+        return self._get(number, name, False, as_bytes)
+
+    def req_bytes(self, number: int, name: str) -> bytes:
+        return _present(self._get(number, name, True, as_bytes))
+
+    def opt_str(self, number: int, name: str = "") -> str | None:
+        """A string field (see ``as_str``), or None when absent."""
+        return self._get(number, name, False, as_str)
+
+    def req_str(self, number: int, name: str) -> str:
+        return _present(self._get(number, name, True, as_str))
+
+    def repeated(self, number: int) -> tuple[bytes, ...]:
+        """Every value of a repeated length-delimited field, in order."""
+        return tuple(as_bytes(number, *value) for value in self.fields.get(number, ()))
+
+    def strs(self, number: int) -> tuple[str, ...]:
+        """Every value of a repeated string field, in order."""
+        return tuple(as_str(number, *value) for value in self.fields.get(number, ()))
+
+    def msgs(self, number: int, parse: Callable[[bytes], _T]) -> tuple[_T, ...]:
+        """Every value of a repeated message field, each parsed by ``parse``."""
+        return tuple(parse(data) for data in self.repeated(number))
+
+
+def _present(value: _T | None) -> _T:
+    assert value is not None  # a required field's accessor raises when it is absent
+    return value

@@ -1,7 +1,8 @@
 """Streaming reader of protobuf WAL files (HBase 1.x-3.x), entry by entry, with offsets.
 
-Framing and messages are described in ``header.py``, cells in ``cells.py``. The reader holds
-a window of the file (read in 1 MiB chunks), never the whole file.
+Framing, header and trailer are in ``header.py``, the WALKey in ``walkey.py``, cells in
+``cells.py``. The reader holds a window of the file (``window.py``: read in 1 MiB chunks),
+never the whole file.
 
 End of data (section 1.3/1.4 of the format notes): with a trailer (``... 00000000 LAWP``)
 the edits end where the trailer starts; without one, a clean end at an entry boundary
@@ -13,16 +14,12 @@ byte offset and the entry index. ``end_offset`` is where a later read should res
 
 from __future__ import annotations
 
-import io
-import os
 import struct
 from collections.abc import Iterator
 from types import TracebackType
-from typing import BinaryIO
 
-from hbase_migrate.errors import WalCorruptError, WalEmptyError, WalUnsupportedError
+from hbase_migrate.errors import WalCorruptError
 from hbase_migrate.wal import cells as C
-from hbase_migrate.wal.codecs import ALGO_LZO, CODECS, LZO_REFUSAL, algorithm_label
 from hbase_migrate.wal.dictionary import (
     FAMILY_CAPACITY,
     REGION_CAPACITY,
@@ -31,28 +28,17 @@ from hbase_migrate.wal.dictionary import (
 )
 from hbase_migrate.wal.header import (
     EMPTY_TRAILER,
-    LEGACY_MAGIC,
-    MAGIC,
-    TRAILER_MAGIC,
-    WRITER_CLS_NAMES,
-    KeyDictionaries,
-    decode_header,
-    decode_key,
-    key_prefix_problem,
-    kv_count_only,
+    check_header,
+    find_trailer,
+    read_header,
+    value_algorithm,
 )
-from hbase_migrate.wal.model import (
-    DEFAULT_CELL_CODEC,
-    SECURE_CELL_CODEC,
-    Cell,
-    Entry,
-    Tag,
-    WalHeader,
-    WalKey,
-)
-from hbase_migrate.wal.protobuf import ProtobufError, decode_varint32, iter_fields
+from hbase_migrate.wal.keyprefix import key_prefix_problem
+from hbase_migrate.wal.model import Entry, WalHeader, WalKey
+from hbase_migrate.wal.protobuf import ProtobufError, decode_varint32, varint_cut_off
+from hbase_migrate.wal.walkey import KeyDictionaries, decode_key, kv_count_only
+from hbase_migrate.wal.window import CHUNK, Source, Window, open_wal, size_of
 
-CHUNK = 1 << 20
 # The only bound HBase puts on a WALKey's length when reading is the Java int it is read
 # into: ``CodedInputStream.readRawVarint32`` (1.x/2.4/2.5 ``ProtobufLogReader.readNext``,
 # 2.6+ ``ProtobufUtil.parseDelimitedFrom`` via ``ProtobufWALStreamReader.next``); 2.6+
@@ -65,76 +51,10 @@ MAX_KEY_LENGTH = 0x7FFFFFFF
 # A longer declared WALKey (real ones hold a few hundred bytes) is loaded only after its
 # first bytes were checked to begin a WALKey, so a damaged length does not load the file.
 KEY_PROBE = 64 << 10
-MAX_HEADER_LENGTH = 1 << 20
 RECOVERED_EDITS_DIR = "recovered.edits"
 
-_KV_HEAD = C.KV_HEAD.unpack_from
-_TS_TYPE = C.TS_TYPE.unpack_from
-_UINT16 = C.UINT16.unpack_from
 _INT32 = C.INT32.unpack_from
 _new_tuple = tuple.__new__
-
-Source = str | os.PathLike[str] | BinaryIO
-
-
-class _Window:
-    """The loaded part of the file: ``data`` starts at file offset ``base``."""
-
-    __slots__ = ("base", "data", "exhausted", "fileobj", "limit")
-
-    def __init__(self, fileobj: BinaryIO, base: int, limit: int | None) -> None:
-        self.fileobj = fileobj
-        self.base = base
-        self.limit = limit  # file offset where the edits end (trailer start), if known
-        self.data = b""
-        self.exhausted = False
-
-    def ensure(self, end: int) -> bytes:
-        """Load data up to relative position ``end`` if the file has it; return ``data``."""
-        have = len(self.data)
-        if end <= have or self.exhausted:
-            return self.data
-        parts = [self.data]
-        while have < end:
-            want = max(CHUNK, end - have)
-            if self.limit is not None:
-                want = min(want, self.limit - self.base - have)
-            chunk = self.fileobj.read(want) if want > 0 else b""
-            if not chunk:
-                self.exhausted = True
-                break
-            parts.append(chunk)
-            have += len(chunk)
-        self.data = b"".join(parts)
-        return self.data
-
-    def drop(self, pos: int) -> None:
-        """Forget the bytes before relative position ``pos``."""
-        self.data = self.data[pos:]
-        self.base += pos
-
-
-def _open(source: Source) -> tuple[BinaryIO, bool, str]:
-    if isinstance(source, str | os.PathLike):
-        text = os.fspath(source)
-        if text.startswith("webhdfs://"):
-            from hbase_migrate.wal.source import open_source
-
-            return open_source(text), True, text
-        return open(text, "rb"), True, text
-    return source, False, str(getattr(source, "name", "<stream>"))
-
-
-def _size_of(fileobj: BinaryIO) -> int | None:
-    try:
-        if not fileobj.seekable():
-            return None
-        here = fileobj.tell()
-        size = fileobj.seek(0, io.SEEK_END)
-        fileobj.seek(here)
-        return size
-    except (OSError, ValueError, AttributeError):
-        return None
 
 
 class WalReader:
@@ -157,7 +77,7 @@ class WalReader:
         recovered_edits: bool | None = None,
         start_index: int | None = None,
     ) -> None:
-        self._fileobj, self._owned, default_name = _open(source)
+        self._fileobj, self._owned, default_name = open_wal(source)
         self.name = name if name is not None else default_name
         try:
             self._setup(start_offset, recovered_edits, start_index)
@@ -166,18 +86,19 @@ class WalReader:
             raise
 
     def _setup(self, start_offset: int, recovered: bool | None, start_index: int | None) -> None:
-        self.file_size: int | None = _size_of(self._fileobj)
-        self.header: WalHeader = WalHeader()
-        self._edits_start = self._read_header()
-        self._check_header()
-        self.has_trailer = False
-        self._edits_end = self._find_trailer()
+        self.file_size: int | None = size_of(self._fileobj)
+        self._window = Window(self._fileobj, 0, None)
+        header, self._edits_start = read_header(self._window, self.name)
+        self.header: WalHeader = header
+        check_header(header, self.name)
+        self._edits_end = find_trailer(self._window, self.file_size, self._edits_start)
+        self.has_trailer = self._edits_end is not None
         if recovered is None:
             recovered = RECOVERED_EDITS_DIR in self.name
         capacity = 1 if recovered else REGION_CAPACITY
         self._key_dicts: KeyDictionaries | None = None
         self._cells: C.CompressionState | None = None
-        self._decode_cells: C.CellsDecoder = _plain_cells
+        self._decode_cells: C.CellsDecoder = C.decode_plain_cells
         if self.header.has_compression:
             self._key_dicts = KeyDictionaries(
                 LruDictionary(capacity),
@@ -186,7 +107,7 @@ class WalReader:
             )
             self._cells = C.CompressionState.create(
                 tags=self.header.has_tag_compression,
-                value_algorithm=_value_algorithm(self.header),
+                value_algorithm=value_algorithm(self.header),
                 writer=False,
             )
             self._cells = self._cells._replace(family=self._key_dicts.family)
@@ -206,106 +127,6 @@ class WalReader:
         self.end_offset = self._start_offset
         self.end_reason = ""
         self._iterator: Iterator[Entry] | None = None
-
-    # --- header and trailer ----------------------------------------------------------------
-
-    def _read_header(self) -> int:
-        window = self._window = _Window(self._fileobj, 0, None)
-        data = window.ensure(16)
-        if not data:
-            raise WalEmptyError(self.name, "zero-length WAL file (no magic, no header)")
-        if data[:3] == LEGACY_MAGIC:
-            raise WalUnsupportedError(
-                self.name,
-                "legacy 0.94 SequenceFile HLog (magic SEQ), unsupported: only protobuf "
-                "(PWAL) WALs of HBase 0.96+ can be read",
-            )
-        if len(data) < 4 and MAGIC.startswith(data):
-            raise WalEmptyError(
-                self.name, f"header-less WAL: the file ends inside the magic ({len(data)} bytes)"
-            )
-        if data[:4] != MAGIC:
-            raise WalCorruptError(self.name, 0, 0, f"bad magic {data[:4]!r}, expected b'PWAL'")
-        if len(data) == 4:
-            raise WalEmptyError(self.name, "header-less WAL: magic only, no WAL header")
-        try:
-            length, pos = decode_varint32(data, 4)
-        except ProtobufError as exc:
-            if _is_cut_varint(data, 4):
-                raise WalEmptyError(
-                    self.name, "header-less WAL: the file ends inside the header length"
-                ) from exc
-            raise WalCorruptError(self.name, 4, 0, f"bad WAL header length: {exc}") from exc
-        if length > MAX_HEADER_LENGTH:
-            raise WalCorruptError(self.name, 4, 0, f"WAL header length {length} is implausible")
-        data = window.ensure(pos + length)
-        if len(data) < pos + length:
-            raise WalEmptyError(
-                self.name, f"header-less WAL: the file ends inside the {length}-byte WAL header"
-            )
-        try:
-            self.header = decode_header(data[pos : pos + length])
-        except ProtobufError as exc:
-            raise WalCorruptError(self.name, pos, 0, f"bad WALHeader: {exc}") from exc
-        return pos + length
-
-    def _check_header(self) -> None:
-        header = self.header
-        codec = header.cell_codec_cls_name
-        if header.encryption_key is not None or codec == SECURE_CELL_CODEC:
-            raise WalUnsupportedError(
-                self.name,
-                f"encrypted WAL (encryption key in the header, cell codec {codec}), "
-                "unsupported: decryption needs the cluster's key provider",
-            )
-        if codec is not None and codec != DEFAULT_CELL_CODEC:
-            raise WalUnsupportedError(
-                self.name, f"custom cell codec {codec}, unsupported (only {DEFAULT_CELL_CODEC})"
-            )
-        writer = header.writer_cls_name
-        if writer is not None and writer not in WRITER_CLS_NAMES:
-            raise WalUnsupportedError(self.name, f"unknown writer class {writer!r}")
-        _value_algorithm(header, self.name)
-
-    def _find_trailer(self) -> int | None:
-        """The offset where the trailer starts, when the file ends with one (HBase's
-        ``setTrailerIfPresent``); the file position is restored."""
-        size = self.file_size
-        if size is None or size - 8 <= 0:
-            return None
-        fileobj = self._fileobj
-        window = self._window
-        resume = window.base + len(window.data)
-        moved = False
-
-        def read_at(offset: int, length: int) -> bytes:
-            nonlocal moved
-            if window.base <= offset and offset + length <= resume:  # loaded already
-                return window.data[offset - window.base : offset - window.base + length]
-            moved = True
-            fileobj.seek(offset)
-            return fileobj.read(length)
-
-        start: int | None = None
-        try:
-            tail = read_at(size - 8, 8)
-            if len(tail) == 8 and tail[4:] == TRAILER_MAGIC:
-                (trailer_len,) = _INT32(tail, 0)
-                if 0 <= trailer_len <= size - 8 - self._edits_start:
-                    start = size - 8 - trailer_len
-                    for _ in iter_fields(read_at(start, trailer_len)):
-                        pass
-        except (OSError, ProtobufError):
-            start = None  # as HBase: a trailer that cannot be read means no trailer
-        if moved:
-            fileobj.seek(resume)
-        if start is not None:
-            self.has_trailer = True
-            window = self._window
-            window.limit = start
-            if window.base + len(window.data) > start:
-                window.data = window.data[: start - window.base]
-        return start
 
     # --- iteration -------------------------------------------------------------------------
 
@@ -387,7 +208,7 @@ class WalReader:
                 window.drop(pos)
                 pos = 0
 
-    def _decode_entry(self, window: _Window, pos: int, index: int) -> tuple[Entry, int]:
+    def _decode_entry(self, window: Window, pos: int, index: int) -> tuple[Entry, int]:
         """Decode the entry at relative ``pos``, or raise _End with the end reason."""
         offset = window.base + pos
         buf = window.data
@@ -421,7 +242,7 @@ class WalReader:
         return _new_tuple(Entry, (key, cells, offset, end - pos, index)), end
 
     def _load_key(
-        self, window: _Window, pos: int, key_start: int, key_end: int, index: int
+        self, window: Window, pos: int, key_start: int, key_end: int, index: int
     ) -> bytes:
         """The WALKey at relative ``pos`` is not all loaded (the rare path): load it, after
         checking that a long one begins like a WALKey; when the file ends inside it, tell a
@@ -447,7 +268,7 @@ class WalReader:
         raise self._stop_or_corrupt(window, pos, index, "WALKey cut off", cut=True)
 
     def _damaged_length(
-        self, window: _Window, pos: int, index: int, key_len: int, where: str, problem: str
+        self, window: Window, pos: int, index: int, key_len: int, where: str, problem: str
     ) -> WalCorruptError:
         return self._corrupt(
             window.base + pos,
@@ -458,7 +279,7 @@ class WalReader:
         )
 
     def _stop_or_corrupt(
-        self, window: _Window, pos: int, index: int, reason: str, *, cut: bool = False
+        self, window: Window, pos: int, index: int, reason: str, *, cut: bool = False
     ) -> BaseException:
         """How the data at ``pos`` ends: a normal end (_End) or corruption."""
         rest = window.ensure(pos + 9)[pos:]
@@ -469,7 +290,7 @@ class WalReader:
                 return _End("trailer")
             if EMPTY_TRAILER.startswith(rest):
                 return _End("partial_trailer")
-        if cut or (window.exhausted and _is_cut_varint(window.data, pos)):
+        if cut or (window.exhausted and varint_cut_off(window.data, pos)):
             if trailer_known:
                 return self._corrupt(
                     window.base + pos,
@@ -510,26 +331,7 @@ class _End(Exception):
         self.reason = reason
 
 
-def _is_cut_varint(data: bytes, pos: int) -> bool:
-    rest = data[pos:]
-    return len(rest) < 10 and all(b >= 0x80 for b in rest)
-
-
-def _value_algorithm(header: WalHeader, name: str = "") -> int | None:
-    """The value compression in effect (None: values raw); refuses LZO and unknown ordinals."""
-    if not (header.has_compression and header.has_value_compression):
-        return None
-    algorithm = header.value_compression_algorithm
-    if algorithm is None or algorithm in CODECS:
-        return algorithm
-    label = algorithm_label(algorithm)
-    why = LZO_REFUSAL if algorithm == ALGO_LZO else "unknown to HBase"
-    raise WalUnsupportedError(
-        name, f"value compression {label} (Compression.Algorithm ordinal {algorithm}): {why}"
-    )
-
-
-def _skip_plain_entry(window: _Window, pos: int) -> int:
+def _skip_plain_entry(window: Window, pos: int) -> int:
     buf = window.ensure(pos + 10)
     key_len, key_start = decode_varint32(buf, pos)
     key_end = key_start + key_len
@@ -546,65 +348,6 @@ def _skip_plain_entry(window: _Window, pos: int) -> int:
     if pos > len(window.ensure(pos)):
         raise IndexError("cell cut off")
     return pos
-
-
-def _plain_cells(
-    buf: bytes, p: int, count: int, ensure: C.Ensure
-) -> tuple[tuple[Cell, ...], bytes, int]:
-    """Decode ``count`` uncompressed KeyValues at ``p`` (the hot loop: kept flat)."""
-    cells: list[Cell] = []
-    append = cells.append
-    new = _new_tuple
-    head = _KV_HEAD
-    ts_type = _TS_TYPE
-    blen = len(buf)
-    for _ in range(count):
-        if p + 14 > blen:
-            buf = ensure(p + 14)
-            blen = len(buf)
-        total, klen, vlen, rlen = head(buf, p)
-        end = p + 4 + total
-        if end > blen:
-            buf = ensure(end)
-            blen = len(buf)
-            if end > blen:
-                raise IndexError("cell cut off")
-        tpos = p + 3 + klen  # key starts at p + 12 and ends with 8 + 1 bytes of ts and type
-        kv_end = tpos + 9 + vlen
-        if klen < 12 or vlen < 0 or kv_end > end or rlen > klen - 12:
-            raise C.CellCorruptError(
-                f"KeyValue lengths do not fit: total {total}, key {klen}, value {vlen}, row {rlen}"
-            )
-        fpos = p + 14 + rlen
-        flen = buf[fpos]
-        qpos = fpos + 1 + flen
-        if flen > 127 or qpos > tpos:
-            raise C.CellCorruptError(f"family length {flen} does not fit key length {klen}")
-        ts, typ = ts_type(buf, tpos)
-        if kv_end == end:
-            tags: tuple[Tag, ...] = ()
-        else:
-            if end - kv_end < 2 or _UINT16(buf, kv_end)[0] != end - kv_end - 2:
-                raise C.CellCorruptError(
-                    f"tags length does not fill the {end - kv_end} bytes after the value"
-                )
-            tags = C.parse_tags(buf, kv_end + 2, end)
-        append(
-            new(
-                Cell,
-                (
-                    buf[p + 14 : fpos],
-                    buf[fpos + 1 : qpos],
-                    buf[qpos:tpos],
-                    ts,
-                    typ,
-                    buf[tpos + 9 : kv_end],
-                    tags,
-                ),
-            )
-        )
-        p = end
-    return tuple(cells), buf, p
 
 
 def read_entries(source: Source, *, start_offset: int = 0) -> Iterator[Entry]:

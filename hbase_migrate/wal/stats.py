@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hbase_migrate.bytesutil import to_string_binary
-from hbase_migrate.cluster.descriptors import table_name
 from hbase_migrate.errors import HBaseMigrateError, WalCorruptError, WalEmptyError
+from hbase_migrate.tablename import table_name
 from hbase_migrate.wal.dump import marker_kind
 from hbase_migrate.wal.model import METAFAMILY, Entry, type_name
 from hbase_migrate.wal.names import parse_wal_path

@@ -1,9 +1,10 @@
 """Writer of protobuf WAL files, byte for byte what HBase's ``ProtobufLogWriter`` writes.
 
-Layout (see ``header.py`` and ``cells.py``): ``PWAL``, the delimited WALHeader, then per entry
-the delimited WALKey (``following_kv_count`` always set) and its cells, and on a clean close
-the empty WALTrailer, ``int32 0`` and ``LAWP``. The header is the HBase 2.5+ one: the
-compression flags (fields 1, 3, 6) are always present, field 7 only with value compression.
+Layout (see ``header.py``, ``walkey.py`` and ``cells.py``): ``PWAL``, the delimited
+WALHeader, then per entry the delimited WALKey (``following_kv_count`` always set) and its
+cells, and on a clean close the empty WALTrailer, ``int32 0`` and ``LAWP``. The header is
+the HBase 2.5+ one: the compression flags (fields 1, 3, 6) are always present, field 7 only
+with value compression.
 With compression the dictionaries are updated in HBase's order: region, table, scope
 families, extended attribute values, then row, family, qualifier (and tags) of each cell.
 """
@@ -29,15 +30,10 @@ from hbase_migrate.wal.dictionary import (
     TABLE_CAPACITY,
     LruDictionary,
 )
-from hbase_migrate.wal.header import (
-    EMPTY_TRAILER,
-    MAGIC,
-    KeyDictionaries,
-    encode_header,
-    encode_key,
-    varint_prefix,
-)
+from hbase_migrate.wal.header import EMPTY_TRAILER, MAGIC, encode_header
 from hbase_migrate.wal.model import DEFAULT_CELL_CODEC, Cell, WalHeader, WalKey
+from hbase_migrate.wal.protobuf import delimited
+from hbase_migrate.wal.walkey import KeyDictionaries, encode_key
 
 VALUE_COMPRESSIONS = tuple(BY_NAME)  # every algorithm but LZO
 
@@ -110,7 +106,7 @@ class WalWriter:
             )._replace(family=family)
         header = encode_header(self.header)
         self._pos = 0
-        self._write(MAGIC + varint_prefix(header) + header)
+        self._write(MAGIC + delimited(header))
         self.closed = False
 
     def _write(self, data: bytes) -> None:
@@ -129,9 +125,7 @@ class WalWriter:
             raise ValueError("encrypted WALs cannot be written: cells need the cluster's key")
         for cell in cells:  # refuse before any dictionary changes
             check_cell(cell)
-        key_bytes = encode_key(key, len(cells), self._key_dicts)
-        out = bytearray(varint_prefix(key_bytes))
-        out += key_bytes
+        out = bytearray(delimited(encode_key(key, len(cells), self._key_dicts)))
         state = self._cells
         if state is None:
             for cell in cells:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import socket
-import uuid
 
 import pytest
 
@@ -27,7 +26,6 @@ from hbase_migrate.cluster.zkpayload import (
     decode_region_server_info,
     decode_replication_peer,
     decode_replication_state,
-    decode_uuid,
     decode_wal_position,
     detect_peer_schema,
     encode_cluster_id,
@@ -36,7 +34,6 @@ from hbase_migrate.cluster.zkpayload import (
     encode_region_server_info,
     encode_replication_peer,
     encode_replication_state,
-    encode_uuid,
     encode_wal_position,
     parse_legacy_table_cfs,
     parse_queue_id,
@@ -124,12 +121,6 @@ def test_wal_position_forms() -> None:
     assert decode_wal_position(b"\x00\x00\x00\x00\x00\x00\x03\xe8") == 1000  # bare long
     with pytest.raises(ZkPayloadError, match="8-byte long"):
         decode_wal_position(b"\x01\x02\x03")
-
-
-def test_uuid_least_significant_bits_first() -> None:
-    value = uuid.UUID(int=(1 << 64) | 2)  # most = 1, least = 2
-    assert encode_uuid(value) == b"\x08\x02\x10\x01"
-    assert decode_uuid(b"\x08\x02\x10\x01") == value
 
 
 def test_replication_peer_field_6_differs_between_1x_and_2x() -> None:

@@ -13,6 +13,7 @@ from hbase_migrate.cluster.descriptors import FamilyDescriptor
 from hbase_migrate.cluster.endpoints import ClusterEndpoints
 from hbase_migrate.cluster.thrift2 import Thrift2Client
 from hbase_migrate.wal import markers as mk
+from hbase_migrate.wal.messages import TableName
 from hbase_migrate.wal.model import Cell, CellType, ScopeType
 from hbase_migrate.wal.names import parse_wal_path
 from hbase_migrate.wal.writer import WalOptions
@@ -149,7 +150,7 @@ def check_markers(entries: list, facts: dict) -> None:
     assert sorted(m.encoded_region_name.decode() for _, m in bulk) == sorted(
         x["region"] for x in facts["loaded"])
     for e, m in bulk:
-        assert m.table_name == mk.TableName(b"default", b"orders")
+        assert m.table_name == TableName(b"default", b"orders")
         assert [s.family_name for s in m.stores] == [b"d"]
         assert e.key.sequence == m.bulkload_seq_num
 

@@ -17,6 +17,7 @@ from hbase_migrate.replay.filters import (
 )
 from hbase_migrate.replay.thrift2_target import Thrift2Target
 from hbase_migrate.wal import markers as M
+from hbase_migrate.wal.messages import TableName
 from hbase_migrate.wal.model import METAFAMILY, Cell, CellType, Tag, WalKey
 from tests.replay.conftest import REGION, Clusters, T, make_wal, scan_all
 
@@ -35,7 +36,7 @@ def test_mapping_families_window_system_tables_and_markers(
         clusters: Clusters, table: str, tmp_path: Path) -> None:
     src, dst = f"default:{table}", f"{table}_copy"
     clusters.create(dst, source=False)
-    bulk = M.BulkLoadDescriptor(M.TableName(b"default", table.encode()), REGION,
+    bulk = M.BulkLoadDescriptor(TableName(b"default", table.encode()), REGION,
                                 (M.StoreDescriptor(b"d", "d", ("f1",)),), 77)
     event = M.RegionEventDescriptor(M.REGION_OPEN, table.encode(), REGION, 5)
     entries = [

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import pytest
 
-from hbase_migrate.cluster.descriptors import table_name
 from hbase_migrate.errors import ConfigError
 from hbase_migrate.replay.errors import MarkerReadError
 from hbase_migrate.replay.filters import (
@@ -18,7 +17,9 @@ from hbase_migrate.replay.filters import (
 )
 from hbase_migrate.replay.marker_log import MarkerLog
 from hbase_migrate.replay.mutations import WalPosition
+from hbase_migrate.tablename import table_name
 from hbase_migrate.wal import markers as M
+from hbase_migrate.wal.messages import TableName
 from hbase_migrate.wal.model import METAFAMILY, Cell, CellType
 
 POS = WalPosition("wal.7", 99, 2)
@@ -80,7 +81,7 @@ def test_bad_specs_are_refused(tables: list[str], families: dict[str, list[str]]
 
 def _bulk_load() -> M.BulkLoadDescriptor:
     return M.BulkLoadDescriptor(
-        M.TableName(b"default", b"orders"), b"5e4d1b6f0a4c7f3e9d2b8a1c6e0f4d3a",
+        TableName(b"default", b"orders"), b"5e4d1b6f0a4c7f3e9d2b8a1c6e0f4d3a",
         (M.StoreDescriptor(b"d", "d", ("hfile1", "hfile2")),), 42)
 
 

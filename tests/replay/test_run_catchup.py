@@ -21,6 +21,7 @@ from hbase_migrate.replay.run import Observer, RunSummary, run_replay
 from hbase_migrate.replay.thrift2_target import write_cells
 from hbase_migrate.validate.compare import compare_tables
 from hbase_migrate.wal import markers as M
+from hbase_migrate.wal.messages import TableName
 from hbase_migrate.wal.model import Cell
 from hbase_migrate.wal.names import ServerName
 from hbase_migrate.wal.selection import Manifest
@@ -278,7 +279,7 @@ def test_a_corrupt_file_fails_with_its_offset_while_the_others_replay(setup: Set
 
 def test_bulk_loads_become_step_metrics(setup: Setup) -> None:
     s, root = setup, setup.root
-    bulk = M.BulkLoadDescriptor(M.TableName(b"default", s.table.encode()), REGION,
+    bulk = M.BulkLoadDescriptor(TableName(b"default", s.table.encode()), REGION,
                                 (M.StoreDescriptor(b"d", "d", ("hfile1",)),), 77)
     calls = [*puts("p", 0, 2), [M.bulk_load_marker(bulk, T + 5, start_key=b"k")]]
     path = root.write(RS1, T, s.table, calls)

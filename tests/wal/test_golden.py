@@ -10,8 +10,9 @@ import zlib
 from conftest import read_all
 
 from hbase_migrate.wal.cells import CompressionState, encode_compressed_cell, encode_plain_cell
-from hbase_migrate.wal.header import decode_header, decode_key, encode_header, encode_key
+from hbase_migrate.wal.header import decode_header, encode_header
 from hbase_migrate.wal.model import Cell, Tag, WalHeader, WalKey
+from hbase_migrate.wal.walkey import decode_key, encode_key
 from hbase_migrate.wal.writer import WalOptions, WalWriter, write_wal
 
 

@@ -6,6 +6,7 @@ import pytest
 from conftest import pairs_of, read_all, wal_bytes
 
 from hbase_migrate.wal import markers as M
+from hbase_migrate.wal.messages import TableName
 from hbase_migrate.wal.model import METAFAMILY, Cell, WalKey
 from hbase_migrate.wal.writer import WalOptions
 
@@ -35,7 +36,7 @@ CASES = [
     (
         M.bulk_load_marker,
         M.BulkLoadDescriptor(
-            M.TableName(b"default", b"t"), b"d" * 32, (STORE,), 99, ("cluster-1",), True
+            TableName(b"default", b"t"), b"d" * 32, (STORE,), 99, ("cluster-1",), True
         ),
     ),
 ]
@@ -69,7 +70,7 @@ def test_flush_descriptor_bytes() -> None:
 
 
 def test_bulk_load_table_name_is_a_message() -> None:
-    value = M.encode_bulk_load(M.BulkLoadDescriptor(M.TableName(b"ns", b"t"), b"r", (), 1))
+    value = M.encode_bulk_load(M.BulkLoadDescriptor(TableName(b"ns", b"t"), b"r", (), 1))
     assert value.startswith(bytes.fromhex("0a07 0a026e73 120174"))  # TableName{ns, t}
 
 

@@ -8,8 +8,9 @@ import pytest
 from conftest import read_all, simple_pairs, wal_bytes
 
 from hbase_migrate.errors import WalCorruptError, WalUnsupportedError
-from hbase_migrate.wal.header import MAGIC, encode_header, varint_prefix
+from hbase_migrate.wal.header import MAGIC, encode_header
 from hbase_migrate.wal.model import WalHeader
+from hbase_migrate.wal.protobuf import delimited
 from hbase_migrate.wal.reader import WalReader
 from hbase_migrate.wal.writer import WalOptions, WalWriter
 
@@ -43,7 +44,7 @@ def test_encrypted_header_is_refused() -> None:
 
 def _with_header(header: WalHeader) -> bytes:
     body = encode_header(header)
-    return MAGIC + varint_prefix(body) + body
+    return MAGIC + delimited(body)
 
 
 def test_custom_codec_is_named() -> None:
