@@ -37,6 +37,7 @@ from urllib.parse import quote
 from hbase_migrate.airflow_stack import AirflowStack, start_airflow
 from hbase_migrate.cluster.endpoints import ClusterEndpoints
 from hbase_migrate.config import ENDPOINT_KEYS
+from hbase_migrate.lifecycle.result import StepResult
 from minihbase.cli.minicluster import call_admin
 from minihbase.demo import DemoResult, DemoSpec, Report, _step, _workload
 from minihbase.process import EmbeddedStackError
@@ -282,9 +283,9 @@ def _drive(spec: DemoSpec, dags: Dags, source: ClusterEndpoints, result: DemoRes
                               report_path=str((spec.root / "report.html").absolute()))
         gate = dags.wait_run("hbase_migrate_cutover", run_id)
         facts.update(run=run_id, state=gate["state"])
-        result.gate = {"run": run_id, "state": gate["state"]}
-        result.report = dags.xcom("hbase_migrate_cutover", run_id, "report")
-        facts.update(report=result.report["path"], verdict=result.report["verdict"])
+        result.report = StepResult.from_json(dags.xcom("hbase_migrate_cutover", run_id,
+                                                       "report"))
+        facts.update(report=result.report.metrics["path"], verdict=result.report.verdict)
 
 
 def _round(dags: Dags, cluster_json: Path) -> dict[str, Any]:

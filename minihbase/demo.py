@@ -27,10 +27,10 @@ from pathlib import Path
 from typing import Any
 
 from hbase_migrate import lifecycle
-from hbase_migrate.audit.records import GateVerdict, Verdict
 from hbase_migrate.cluster.endpoints import ClusterEndpoints
 from hbase_migrate.config import MigrationSpec, load_config
 from hbase_migrate.lifecycle.replay import follow, replay_job, run
+from hbase_migrate.lifecycle.result import StepResult
 from hbase_migrate.replay.run import RunSummary
 from minihbase.cli.minicluster import call_admin
 from minihbase.stack import EmbeddedStack
@@ -52,18 +52,17 @@ class DemoSpec:
 class DemoResult:
     steps: list[dict[str, Any]] = field(default_factory=list)
     replay: RunSummary | None = None
-    backfill: dict[str, Any] | None = None
-    validation: dict[str, Any] | None = None
-    gate: dict[str, Any] | None = None
-    report: dict[str, Any] | None = None
+    backfill: RunSummary | None = None
+    validation: StepResult | None = None
+    gate: StepResult | None = None
+    report: StepResult | None = None
 
     @property
     def ok(self) -> bool:
         replay_ok = self.replay is not None and self.replay.exit_code == 0 and \
-            self.backfill is not None and self.backfill["exit_code"] == 0
-        return replay_ok and self.validation is not None and \
-            self.validation["verdict"] == Verdict.MATCH and self.gate is not None and \
-            self.gate["verdict"] == GateVerdict.GO
+            self.backfill is not None and self.backfill.exit_code == 0
+        return replay_ok and self.validation is not None and self.validation.passed and \
+            self.gate is not None and self.gate.passed
 
 
 Report = Callable[[str, dict[str, Any]], None]
@@ -137,12 +136,12 @@ def _migrate(spec: DemoSpec, migration: MigrationSpec, source: ClusterEndpoints,
     writer = threading.Thread(target=write, name="live-workload", daemon=True)
     with _step(result, "target schema (families, split points)", report) as facts:
         prepared = lifecycle.prepare(migration)
-        facts.update(tables=[t["target"] for t in prepared["tables"]],
-                     split_points=sum(t["split_points"] for t in prepared["tables"]))
+        facts.update(tables=[t["target"] for t in prepared.metrics["tables"]],
+                     split_points=sum(t["split_points"] for t in prepared.metrics["tables"]))
     with _step(result, "watermark T0, live workload, snapshot copy", report) as facts:
         writer.start()
         copied = lifecycle.snapshot(migration)
-        facts.update({k: copied[k] for k in ("watermark", "rows", "cells", "anchors")})
+        facts.update({k: copied.metrics[k] for k in ("watermark", "rows", "cells", "anchors")})
     job = replay_job(migration)
     with _step(result, "replay WALs in --follow mode while the workload writes",
                report) as facts:
@@ -169,12 +168,14 @@ def _migrate(spec: DemoSpec, migration: MigrationSpec, source: ClusterEndpoints,
         facts.update(live_workload_ops=live.get("total_ops", 0), follow_runs=len(runs),
                      cells_replayed=sum(sum(r.cells().values()) for r in runs))
     with _step(result, "backfill: replay the first seconds after T0 again", report) as facts:
-        start = int(copied["watermark"])
+        start = int(copied.metrics["watermark"])
         end = start + int(spec.live_seconds * 500)
         result.backfill = lifecycle.replay(migration, start=start, end=end)
-        facts.update(window=[start, end], files_selected=result.backfill["files_selected"],
-                     cells_replayed=sum(result.backfill["cells"].values()),
-                     exit_code=result.backfill["exit_code"])
+        facts.update(window=[start, end],
+                     files_selected=len(result.backfill.manifest.included)
+                     if result.backfill.manifest else 0,
+                     cells_replayed=sum(result.backfill.cells().values()),
+                     exit_code=result.backfill.exit_code)
     with _step(result, "final catch-up replay", report) as facts:
         result.replay = run(job)
         summary = result.replay.to_json()
@@ -183,14 +184,14 @@ def _migrate(spec: DemoSpec, migration: MigrationSpec, source: ClusterEndpoints,
                      exit_code=result.replay.exit_code)
     with _step(result, "validate: source and target range by range", report) as facts:
         result.validation = lifecycle.validate(migration)
-        table, = result.validation["tables"]
-        facts.update(verdict=result.validation["verdict"], state=result.validation["state"],
+        table, = result.validation.metrics["tables"]
+        facts.update(verdict=result.validation.verdict, state=result.validation.state,
                      **{k: table[k] for k in ("source_cells", "target_cells", "ranges",
                                               "ranges_matching", "examples")})
     with _step(result, "cutover gate", report) as facts:
         result.gate = lifecycle.cutover_check(migration)
-        facts.update(verdict=result.gate["verdict"], reasons=result.gate["reasons"],
-                     lag=result.gate["lag"])
+        facts.update(verdict=result.gate.verdict, reasons=result.gate.metrics["reasons"],
+                     lag=result.gate.metrics["lag"])
     with _step(result, "audit report", report) as facts:
         result.report = lifecycle.report(migration)
-        facts.update(path=result.report["path"], bytes=result.report["bytes"])
+        facts.update(path=result.report.metrics["path"], bytes=result.report.metrics["bytes"])

@@ -32,7 +32,6 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from hbase_migrate.audit.records import Verdict
     from hbase_migrate.lifecycle import validate
     from spark_apps.session import master_of, run_step
 
@@ -40,7 +39,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     def check(spec: MigrationSpec, spark: Any) -> tuple[dict[str, Any], int]:
         result = validate(spec, tables=args.table, repair=args.repair, master=master_of(spark))
-        return result, 0 if result["verdict"] == Verdict.MATCH else 1
+        return result.to_json(), 0 if result.passed else 1
 
     return run_step("checksum_ranges", "validate", args, check)
 

@@ -35,7 +35,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     def copy(spec: MigrationSpec, spark: Any) -> tuple[dict[str, Any], int]:
         watermark = parse_time(args.watermark, name="--watermark") if args.watermark else None
-        return snapshot(spec, watermark=watermark, master=master_of(spark)), 0
+        return snapshot(spec, watermark=watermark, master=master_of(spark)).to_json(), 0
 
     return run_step("copy_table", "copy", args, copy)
 

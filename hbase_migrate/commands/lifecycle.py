@@ -10,9 +10,12 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
+
+if TYPE_CHECKING:
+    from hbase_migrate.lifecycle.result import StepResult
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -25,16 +28,21 @@ def _config(func: F) -> F:
                         help="The migration config.")(func)
 
 
-def _show(result: dict[str, Any], as_json: bool, lines: list[str]) -> None:
+def _show(result: StepResult | dict[str, Any], as_json: bool, lines: list[str]) -> None:
     if as_json:
-        click.echo(json.dumps(result, sort_keys=True, indent=2))
+        data = result if isinstance(result, dict) else result.to_json()
+        click.echo(json.dumps(data, sort_keys=True, indent=2))
     else:
         for line in lines:
             click.echo(line)
 
 
-def _skipped(result: dict[str, Any]) -> list[str]:
-    return [f"skipped: {why}" for why in result.get("skipped", [])]
+def _skipped(result: StepResult) -> list[str]:
+    return [f"skipped: {why}" for why in result.metrics.get("skipped", [])]
+
+
+def _state(result: StepResult) -> str:
+    return f"migration {result.migration}: {result.state}"
 
 
 @click.command()
@@ -48,8 +56,8 @@ def prepare(config: Path, as_json: bool) -> None:
     _show(result, as_json, [
         *(f"{t['target']}: {'created' if t['created'] else 'exists'} with families "
           f"{', '.join(t['families'])} and {t['split_points']} split point(s)"
-          for t in result["tables"]),
-        *_skipped(result), f"migration {result['migration']}: {result['state']}"])
+          for t in result.metrics["tables"]),
+        *_skipped(result), _state(result)])
 
 
 def _progress_bar(as_json: bool) -> Any:
@@ -85,15 +93,16 @@ def snapshot(config: Path, as_json: bool, watermark: str | None, master: str | N
     t0 = parse_time(watermark, name="--watermark") if watermark else None
     with _progress_bar(as_json) as bar:
         result = step(spec, watermark=t0, master=master, progress=_ranges(bar, "copy"))
+    m = result.metrics
     _show(result, as_json, [
-        f"watermark T0 = {format_time(result['watermark'])}",
+        f"watermark T0 = {format_time(m['watermark'])}",
         *(f"{c['table']} {c['bounds']}: {c['rows']} rows, {c['cells']} cells copied"
-          for c in result.get("copied", [])),
+          for c in m.get("copied", [])),
         *(f"{t['source']} -> {t['target']}: {t['ranges']} key ranges, {t['rows']} rows, "
-          f"{t['cells']} cells" for t in result.get("tables", [])),
-        *([f"{result['ranges_skipped']} key range(s) copied before: skipped"]
-          if result.get("ranges_skipped") else []),
-        *_skipped(result), f"migration {result['migration']}: {result['state']}"])
+          f"{t['cells']} cells" for t in m.get("tables", [])),
+        *([f"{m['ranges_skipped']} key range(s) copied before: skipped"]
+          if m.get("ranges_skipped") else []),
+        *_skipped(result), _state(result)])
 
 
 @click.command()
@@ -135,26 +144,24 @@ def validate(ctx: click.Context, config: Path, as_json: bool, tables: tuple[str,
     with _progress_bar(as_json) as bar:
         result = step(spec, tables=tables, repair=repair, master=master,
                       recompare_wait=wait, live=live, progress=_ranges(bar, "checksums"))
+    m = result.metrics
     lines = [f"bulk load re-copied: {b['table']} {b['bounds']}: {b['puts']} puts"
-             for b in result.get("bulk_loads_recopied", [])]
-    for t in result["tables"]:
+             for b in m.get("bulk_loads_recopied", [])]
+    for t in m["tables"]:
         lines.append(f"{t['source']} -> {t['target']}: {t['verdict']} "
                      f"({t['ranges_matching']}/{t['ranges']} key ranges match; "
                      f"{t['source_cells']} source cells, {t['target_cells']} target cells)")
         lines += [f"  repaired {r['table']} {r['bounds']}: {r['puts']} puts, "
                   f"{r['deletes']} deletes" for r in t["repaired"]]
-        for m in t["mismatched"]:
-            lines.append(f"  differs: {m['table']} {m['bounds']}  (--explain {m['table']}:"
-                         f"{m['start']}-{m['stop']})")
-            lines += [f"    {d}" for d in m["differences"]]
-    from hbase_migrate.audit.records import Verdict
-
-    gx = result.get("gx", {})
+        for d in t["mismatched"]:
+            lines.append(f"  differs: {d['table']} {d['bounds']}  (--explain {d['table']}:"
+                         f"{d['start']}-{d['stop']})")
+            lines += [f"    {e}" for e in d["differences"]]
+    gx = m.get("gx", {})
     _show(result, as_json, [*lines, *([f"data docs: {gx['data_docs']}"]
                                       if gx.get("data_docs") else []),
-                            f"verdict: {result['verdict']}",
-                            f"migration {result['migration']}: {result['state']}"])
-    ctx.exit(0 if result["verdict"] == Verdict.MATCH or live else 1)
+                            f"verdict: {result.verdict}", _state(result)])
+    ctx.exit(0 if result.passed or live else 1)
 
 
 @click.group()
@@ -176,8 +183,6 @@ def check(ctx: click.Context, config: Path, as_json: bool, max_lag: str) -> None
 
     result = cutover_check(load_config(config),
                            max_lag=parse_duration(max_lag, name="--max-lag"))
-    from hbase_migrate.audit.records import GateVerdict
-
-    _show(result, as_json, [*(f"against: {why}" for why in result["reasons"]),
-                            f"verdict: {result['verdict'].upper()}"])
-    ctx.exit(0 if result["verdict"] == GateVerdict.GO else 1)
+    _show(result, as_json, [*(f"against: {why}" for why in result.metrics["reasons"]),
+                            f"verdict: {str(result.verdict).upper()}"])
+    ctx.exit(0 if result.passed else 1)

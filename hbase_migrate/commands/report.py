@@ -24,8 +24,8 @@ def report(config: Path, out: Path | None, as_json: bool) -> None:
 
     result = step(load_config(config), out=out)
     if as_json:
-        click.echo(json.dumps(result, sort_keys=True, indent=2))
+        click.echo(json.dumps(result.to_json(), sort_keys=True, indent=2))
         return
-    verdict = result["verdict"] or "no cutover check yet"
-    click.echo(f"report written to {result['path']} ({result['bytes']} bytes); cutover "
-               f"verdict: {verdict}")
+    verdict = result.verdict or "no cutover check yet"
+    click.echo(f"report written to {result.metrics['path']} ({result.metrics['bytes']} "
+               f"bytes); cutover verdict: {verdict}")

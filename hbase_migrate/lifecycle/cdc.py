@@ -93,8 +93,8 @@ def follow(job: ReplayJob, interval: float, stop: threading.Event, *,
 
 def cdc(spec: MigrationSpec, *, tables: Sequence[str] = (), start: int | None = None,
         end: int | None = None, provenance: Provenance | None = None,
-        observer: Observer | None = None, **options: Any) -> dict[str, Any]:
+        observer: Observer | None = None, **options: Any) -> RunSummary:
     """Stream once and return the run's summary (``exit_code``: 0 ok, 1 a file failed, 3 a
     gap)."""
     job = cdc_job(spec, tables=tables, start=start, end=end, provenance=provenance, **options)
-    return run(job, observer=observer).to_json()
+    return run(job, observer=observer)

@@ -4,12 +4,11 @@ catch-up matched on every range. The verdict and its reasons are a ledger step."
 
 from __future__ import annotations
 
-from typing import Any
-
 from hbase_migrate.audit.ledger import now_ms
 from hbase_migrate.audit.records import GateVerdict, Provenance, StepStatus, Verdict
 from hbase_migrate.audit.status import compute_status, drained
 from hbase_migrate.config import MigrationSpec
+from hbase_migrate.lifecycle.result import StepResult
 from hbase_migrate.lifecycle.step import recorded_step
 from hbase_migrate.replay.discovery import SOURCE
 from hbase_migrate.timeutil import format_duration, format_time
@@ -18,7 +17,7 @@ DEFAULT_MAX_LAG_MS = 60_000
 
 
 def cutover_check(spec: MigrationSpec, *, max_lag: int = DEFAULT_MAX_LAG_MS,
-                  provenance: Provenance | None = None) -> dict[str, Any]:
+                  provenance: Provenance | None = None) -> StepResult:
     """The go / no-go verdict with the reasons against it."""
     with recorded_step(spec, "cutover-check", provenance) as step:
         now = now_ms()

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from hbase_migrate.audit.records import MigrationState, Provenance
 from hbase_migrate.config import MigrationSpec
+from hbase_migrate.lifecycle.result import StepResult
 from hbase_migrate.lifecycle.step import recorded_step, thrift2
 from hbase_migrate.snapshot.schema import copy_schema, split_points
 
 
-def prepare(spec: MigrationSpec, *, provenance: Provenance | None = None) -> dict[str, Any]:
+def prepare(spec: MigrationSpec, *, provenance: Provenance | None = None) -> StepResult:
     """Create every target table like its source table; an existing compatible one is
     kept (and reported as skipped), an incompatible one refused."""
     with recorded_step(spec, "prepare", provenance) as step, \

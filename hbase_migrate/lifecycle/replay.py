@@ -60,9 +60,9 @@ def follow(job: ReplayJob, interval: float, stop: threading.Event, *,
 def replay(spec: MigrationSpec, *, tables: Sequence[str] = (), start: int | None = None,
            end: int | None = None, provenance: Provenance | None = None,
            observer: Observer | None = None, executor: Executor | None = None,
-           **options: Any) -> dict[str, Any]:
+           **options: Any) -> RunSummary:
     """Replay once and return the run's summary (``exit_code``: 0 ok, 1 a file failed, 3 a
     gap)."""
     job = replay_job(spec, tables=tables, start=start, end=end, provenance=provenance,
                      **options)
-    return run(job, observer=observer, executor=executor).to_json()
+    return run(job, observer=observer, executor=executor)

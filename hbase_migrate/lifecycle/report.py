@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
 
 from hbase_migrate.audit.ledger import Ledger, now_ms
 from hbase_migrate.config import MigrationSpec, state_dir
 from hbase_migrate.errors import ConfigError
+from hbase_migrate.lifecycle.result import StepResult
 from hbase_migrate.report import model, page
 
 REPORT_NAME = "report.html"
@@ -24,7 +24,7 @@ def default_report_path(spec: MigrationSpec) -> Path:
     return folder / REPORT_NAME
 
 
-def report(spec: MigrationSpec, *, out: Path | None = None) -> dict[str, Any]:
+def report(spec: MigrationSpec, *, out: Path | None = None) -> StepResult:
     """Write the report of ``spec``'s migration to ``out`` (default
     :func:`default_report_path`); returns its path, size and the last cutover verdict."""
     path = (out or default_report_path(spec)).absolute()
@@ -39,5 +39,6 @@ def report(spec: MigrationSpec, *, out: Path | None = None) -> dict[str, Any]:
         os.replace(partial, path)  # a reader never sees half a report
     except OSError as exc:
         raise ConfigError(f"{path}: cannot write the report: {exc.strerror}") from exc
-    return {"migration": spec.name, "path": str(path), "bytes": len(html.encode("utf-8")),
-            "verdict": check.metrics.get("verdict") if check else None}
+    return StepResult(spec.name, None, None, {
+        "path": str(path), "bytes": len(html.encode("utf-8")),
+        "verdict": check.metrics.get("verdict") if check else None})

@@ -15,6 +15,7 @@ from typing import Any
 from hbase_migrate.audit.ledger import now_ms
 from hbase_migrate.audit.records import MigrationState, Provenance, StepStatus
 from hbase_migrate.config import MigrationSpec
+from hbase_migrate.lifecycle.result import StepResult
 from hbase_migrate.lifecycle.step import StepContext, recorded_step, require
 from hbase_migrate.ranges.engine import Progress, bind, range_engine
 from hbase_migrate.ranges.planned import planned_ranges
@@ -24,7 +25,7 @@ from hbase_migrate.replay.watermark import record_watermark
 
 def snapshot(spec: MigrationSpec, *, watermark: int | None = None,
              provenance: Provenance | None = None, master: str | None = None,
-             progress: Progress | None = None) -> dict[str, Any]:
+             progress: Progress | None = None) -> StepResult:
     """Fix T0 (``watermark``, default now) and copy ``[0, T0)`` of every table, one task per
     key range on ``master`` (default: the spec's Spark master); ``progress(done, total)``
     as ranges finish."""

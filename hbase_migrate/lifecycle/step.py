@@ -18,6 +18,7 @@ from hbase_migrate.audit.records import (
 from hbase_migrate.cluster.thrift2 import Thrift2Client
 from hbase_migrate.config import ClusterSpec, MigrationSpec
 from hbase_migrate.errors import ConfigError
+from hbase_migrate.lifecycle.result import StepResult
 from hbase_migrate.ranges.tasks import open_thrift2
 
 
@@ -56,11 +57,11 @@ class StepContext:
         if current is MigrationState.FAILED or current.rank < state.rank:
             self.ledger.update_migration(self.migration.id, state=state)
 
-    def result(self) -> dict[str, Any]:
-        """The step's JSON-safe result: its id, kind of work, and metrics."""
+    def result(self) -> StepResult:
+        """The step's result: its id, the migration's state now, and the metrics."""
         record = self.ledger.migration(self.migration.name)
-        return {"migration": self.migration.name, "step_id": self.step_id,
-                "state": record.state if record else None, **self.metrics}
+        return StepResult(self.migration.name, self.step_id,
+                          MigrationState(record.state) if record else None, self.metrics)
 
 
 @contextmanager

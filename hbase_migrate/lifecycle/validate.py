@@ -15,6 +15,7 @@ from typing import Any
 from hbase_migrate.audit.records import MigrationState, Provenance, Verdict
 from hbase_migrate.config import MigrationSpec
 from hbase_migrate.errors import ConfigError
+from hbase_migrate.lifecycle.result import StepResult
 from hbase_migrate.lifecycle.step import recorded_step, require, thrift2
 from hbase_migrate.ranges.engine import Progress, range_engine
 from hbase_migrate.ranges.keyrange import KeyRange, RangeError
@@ -27,7 +28,7 @@ DEFAULT_RECOMPARE_WAIT = 60.0
 def validate(spec: MigrationSpec, *, provenance: Provenance | None = None,
              tables: Sequence[str] = (), master: str | None = None, repair: bool = False,
              recompare_wait: float = DEFAULT_RECOMPARE_WAIT, live: bool = False,
-             progress: Progress | None = None) -> dict[str, Any]:
+             progress: Progress | None = None) -> StepResult:
     """Validate (and with ``repair`` fix) every table of the migration, or those named in
     ``tables``; ``verdict`` is ``match`` only when every range matches in the end. With
     ``live`` the source is still written: no recompare, and a mismatch is listed in

@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from hbase_migrate.audit.records import GateVerdict, Verdict
+from hbase_migrate.audit.records import GateVerdict
 from minihbase.demo import DemoSpec, run_demo
 
 
@@ -62,12 +62,12 @@ def demo(root: Path, airflow: bool, spark: bool, keep_running: bool, table: str,
         _airflow(spec, report, spark, keep_running)
         return
     result = run_demo(spec, report)
-    tables = result.validation["tables"] if result.validation else []
+    tables = result.validation.metrics["tables"] if result.validation else []
     if result.report is not None:
-        click.echo(f"report: {result.report['path']}")
+        click.echo(f"report: {result.report.metrics['path']}")
     if result.gate is not None:
-        click.echo(f"cutover gate: {result.gate['verdict'].upper()}")
-        for why in result.gate["reasons"]:
+        click.echo(f"cutover gate: {str(result.gate.verdict).upper()}")
+        for why in result.gate.metrics["reasons"]:
             click.echo(f"  against: {why}", err=True)
     if result.ok:
         click.echo(f"OK: target equals source, {sum(t['source_cells'] for t in tables)} "
@@ -78,10 +78,10 @@ def demo(root: Path, airflow: bool, spark: bool, keep_running: bool, table: str,
     if result.replay is not None and result.replay.exit_code:
         click.echo(f"FAILED: the final replay ended with exit code {result.replay.exit_code}; "
                    f"see 'hbase-migrate status --config {root / 'migration.toml'}'", err=True)
-    if result.backfill is not None and result.backfill["exit_code"]:
-        click.echo(f"FAILED: the backfill ended with exit code {result.backfill['exit_code']}",
+    if result.backfill is not None and result.backfill.exit_code:
+        click.echo(f"FAILED: the backfill ended with exit code {result.backfill.exit_code}",
                    err=True)
-    differs = result.validation is not None and result.validation["verdict"] != Verdict.MATCH
+    differs = result.validation is not None and not result.validation.passed
     click.echo("FAILED: target differs from source" if differs else "FAILED", err=True)
     sys.exit(1)
 
@@ -94,9 +94,9 @@ def _airflow(spec: DemoSpec, report: Callable[[str, dict[str, Any]], None], spar
         spec, report, spark=spark,
         keep_running=(lambda url: wait_for_interrupt(url, click.echo)) if keep_running
         else None)
-    verdict = result.report["verdict"] if result.report else None
+    verdict = result.report.verdict if result.report else None
     if result.report is not None:
-        click.echo(f"report: {result.report['path']}")
+        click.echo(f"report: {result.report.metrics['path']}")
     click.echo(f"cutover gate: {(verdict or 'none').upper()}")
     if verdict != GateVerdict.GO:
         click.echo(f"FAILED: the gate says {verdict}; see the report", err=True)

@@ -77,7 +77,7 @@ def test_sigkill_mid_stream_then_rerun(source: Source, kafka_broker: KafkaBroker
     acknowledged = progress(spec)
     # the rerun at full speed: the same migration and ledger, another client.id
     summary = cdc(load_config(source.config(tmp_path, kafka_broker.bootstrap, topic)),
-                  start=source.start)
+                  start=source.start).to_json()
     assert summary["exit_code"] == 0, summary
 
     expected = all_expected(spec, source.start)
@@ -97,7 +97,8 @@ def test_a_broker_restart_mid_stream_is_retried_through(
     spec = load_config(source.config(tmp_path, kafka_broker.bootstrap, topic,
                                      SLOW + 'delivery_timeout = "3s"\nretries = 8\n'))
     result: dict[str, Any] = {}
-    runner = threading.Thread(target=lambda: result.update(cdc(spec, start=source.start)))
+    runner = threading.Thread(
+        target=lambda: result.update(cdc(spec, start=source.start).to_json()))
     runner.start()
     try:
         wait_for_progress(spec)

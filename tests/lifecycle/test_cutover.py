@@ -39,8 +39,8 @@ def migrated(tmp_path: Path, src: MiniHBase, dst: MiniHBase) -> MigrationSpec:
     prepare(spec)
     snapshot(spec)
     run_workload(src, TABLE, seed=32, ops=100)  # after T0: arrives by replay
-    assert replay(spec)["exit_code"] == 0
-    assert validate(spec)["verdict"] == "match"
+    assert replay(spec).exit_code == 0
+    assert validate(spec).verdict == "match"
     return spec
 
 
@@ -50,7 +50,7 @@ def test_go_then_no_go_for_lag_and_for_a_mismatching_range(tmp_path: Path) -> No
             MiniHBase(tmp_path / "dst", "target") as dst:
         started = time.time()
         spec = migrated(tmp_path, src, dst)
-        gate = cutover_check(spec, max_lag=MINUTE)
+        gate = cutover_check(spec, max_lag=MINUTE).to_json()
         assert (gate["verdict"], gate["reasons"], gate["lag"]) == ("go", [], 0)
 
         # The source takes writes the target never gets: its gateway is down while a
@@ -60,7 +60,7 @@ def test_go_then_no_go_for_lag_and_for_a_mismatching_range(tmp_path: Path) -> No
         with pytest.raises(TargetUnavailableError):  # listed, then refused, loudly
             replay(spec)
         time.sleep(1.2)
-        gate = cutover_check(spec, max_lag=1000)
+        gate = cutover_check(spec, max_lag=1000).to_json()
         assert gate["verdict"] == "no-go"
         # now less the oldest waiting edit (ms), at most as old as the test's first write
         assert 1000 < gate["lag"] <= int((time.time() - started) * 1000)
@@ -71,26 +71,26 @@ def test_go_then_no_go_for_lag_and_for_a_mismatching_range(tmp_path: Path) -> No
         dst.start()
         dst.write_cluster_json()  # back, on new ports
         spec = load_config(spec.path or "")
-        assert replay(spec)["exit_code"] == 0
-        assert validate(spec)["verdict"] == "match"
-        assert cutover_check(spec, max_lag=MINUTE)["verdict"] == "go"
+        assert replay(spec).exit_code == 0
+        assert validate(spec).verdict == "match"
+        assert cutover_check(spec, max_lag=MINUTE).verdict == "go"
 
         # A cell only the target has: the comparison finds it, and nothing else is wrong.
         with t2(dst) as client:
             client.put_cells(TABLE, [Cell(b"row-zz", b"d", b"extra", 1, 4, b"!")])
-        found = validate(spec)
+        found = validate(spec).to_json()
         assert found["verdict"] == "mismatch"
         (table,) = found["tables"]
         assert len(table["mismatched"]) == 1  # the range holding row-zz, of all planned
         different = f"the last validation found 1 of {table['ranges']} range(s) different"
-        gate = cutover_check(spec, max_lag=MINUTE)
+        gate = cutover_check(spec, max_lag=MINUTE).to_json()
         assert gate["verdict"] == "no-go"
         assert gate["reasons"] == [different]
 
         verdicts = [(status, m["verdict"]) for status, m in gate_steps(spec)]
         assert verdicts == [(StepStatus.SUCCEEDED, "go"), (StepStatus.FAILED, "no-go"),
                             (StepStatus.SUCCEEDED, "go"), (StepStatus.FAILED, "no-go")]
-        written_report = report(spec, out=tmp_path / "report.html")
+        written_report = report(spec, out=tmp_path / "report.html").to_json()
         assert written_report["verdict"] == "no-go"
         page = Path(written_report["path"]).read_text("utf-8")
         assert "NO-GO: the target cannot take over yet" in page
@@ -102,16 +102,16 @@ def test_no_go_for_an_open_gap(tmp_path: Path) -> None:
     with MiniHBase(tmp_path / "src", "source", wal=settings) as src, \
             MiniHBase(tmp_path / "dst", "target") as dst:
         spec = migrated(tmp_path, src, dst)
-        assert cutover_check(spec, max_lag=MINUTE)["verdict"] == "go"
+        assert cutover_check(spec, max_lag=MINUTE).verdict == "go"
         # Edits go to the live files replay has listed; then the files are archived and
         # deleted before replay reads them again (a log cleaner faster than replay).
         run_workload(src, TABLE, seed=34, ops=60)
         assert src.region_servers is not None
         for name in src.region_servers.roll():
             (src.hbase_root_dir / "oldWALs" / name).unlink()
-        assert replay(spec)["exit_code"] == 3
-        assert validate(spec)["verdict"] == "mismatch"  # the edits really are lost
-        gate = cutover_check(spec, max_lag=MINUTE)
+        assert replay(spec).exit_code == 3
+        assert validate(spec).verdict == "mismatch"  # the edits really are lost
+        gate = cutover_check(spec, max_lag=MINUTE).to_json()
         assert gate["verdict"] == "no-go"
         gaps = [r for r in gate["reasons"] if "open gap(s): edits lost for the target" in r]
         assert gaps and gate["open_gaps"] >= 1, gate["reasons"]

@@ -123,7 +123,7 @@ def test_steps_out_of_order_are_refused_and_failures_can_be_retried(tmp_path: Pa
         assert ledger_view(config)[0] == "failed"
         dst.start()
         dst.write_cluster_json()  # back, on new ports
-        retried = snapshot(load_config(config))  # a retry leaves failed
+        retried = snapshot(load_config(config)).to_json()  # a retry leaves failed
         assert retried["state"] == "copied" and compare(src, dst, TABLE).equal
         with Ledger.open(spec.ledger_url) as ledger:
             record = ledger.migration(spec.name)

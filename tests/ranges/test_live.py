@@ -72,7 +72,7 @@ def test_copy_then_validate_a_live_table(spark: Any, tmp_path: Path) -> None:
         prepare(spec)
         live = threading.Thread(target=run_workload, args=(src, TABLE, 32, 200, 300.0))
         live.start()  # writes during the copy come after T0: the copy leaves them out
-        copied = snapshot(spec)
+        copied = snapshot(spec).to_json()
         live.join()
         ranges = planned(config)
         assert copied["ranges"] == len(ranges) == copied["ranges_copied"] > 4
@@ -85,7 +85,7 @@ def test_copy_then_validate_a_live_table(spark: Any, tmp_path: Path) -> None:
             assert sorted(c for row in target.scan(TABLE) for c in row) == sorted(before)
 
         replay(spec)  # what came after T0
-        result = validate(spec, recompare_wait=5)
+        result = validate(spec, recompare_wait=5).to_json()
         assert result["verdict"] == "match", result
         table, = result["tables"]
         assert table["ranges"] == table["ranges_matching"] == len(ranges)
@@ -170,7 +170,7 @@ def test_divergences_are_named_by_range_and_repaired(spark: Any, tmp_path: Path)
         expected = holding(ranges, gone.row, changed.row, versioned.row, b"row-00000-extra",
                            b"row-zab", b"row-za")
 
-        found = validate(spec, recompare_wait=0)
+        found = validate(spec, recompare_wait=0).to_json()
         assert found["verdict"] == "mismatch"
         assert failing(found) == expected
         differences = [d for t in found["tables"] for m in t["mismatched"]
@@ -178,7 +178,7 @@ def test_divergences_are_named_by_range_and_repaired(spark: Any, tmp_path: Path)
         assert any("different value" in d and repr(changed.row)[2:-1] in d
                    for d in differences), differences
 
-        fixed = validate(spec, repair=True, recompare_wait=0)
+        fixed = validate(spec, repair=True, recompare_wait=0).to_json()
         assert fixed["verdict"] == "match", fixed
         repaired = {f"{r['table']}:{r['start']}-{r['stop']}" for t in fixed["tables"]
                     for r in t["repaired"]}
@@ -221,7 +221,7 @@ def test_writes_during_validation_are_cleared_by_the_recompare(spark: Any,
                 replays.append(threading.Thread(target=replay, args=(spec,)))
                 replays[0].start()
 
-        result = validate(spec, recompare_wait=120, progress=during_validation)
+        result = validate(spec, recompare_wait=120, progress=during_validation).to_json()
         replays[0].join()
         assert result["verdict"] == "match", result
         assert not result["tables"][0]["mismatched"]
@@ -257,15 +257,15 @@ def test_bulk_loads_and_skip_wal_writes_are_caught_and_repaired(spark: Any,
             durability=hbase2.TDurability.SKIP_WAL)
         with t2(src) as source:
             source._call("put", lambda c: c.put(TABLE.encode(), skip))
-        replayed = replay(spec)
+        replayed = replay(spec).to_json()
         assert [b["table"] for b in replayed["bulk_loads"]] == [TABLE]
         ranges = planned(config)
 
-        found = validate(spec, recompare_wait=0)
+        found = validate(spec, recompare_wait=0).to_json()
         assert found["verdict"] == "mismatch"
         assert failing(found) == holding(ranges, b"row-00700-skip", *(c.row for c in bulk))
 
-        fixed = validate(spec, repair=True, recompare_wait=0)
+        fixed = validate(spec, repair=True, recompare_wait=0).to_json()
         assert fixed["verdict"] == "match", fixed
         (recopied,) = fixed["bulk_loads_recopied"]
         assert recopied["puts"] == len(bulk)

@@ -88,7 +88,7 @@ def test_copy_validate_bulk_load_and_skip_wal_on_real_hbase(real_hbase: RealHBas
         prepare(spec)
         live = threading.Thread(target=run_workload, args=(real, 42, 150, 300.0))
         live.start()  # puts and every kind of delete while the copy runs, after T0
-        copied = snapshot(spec)
+        copied = snapshot(spec).to_json()
         live.join()
         ranges = planned(spec)
         assert copied["ranges"] == len(ranges) == copied["ranges_copied"] > 2
@@ -107,10 +107,10 @@ def test_copy_validate_bulk_load_and_skip_wal_on_real_hbase(real_hbase: RealHBas
         assert all(c.timestamp < copied["watermark"] for c in copied_cells)
 
         call_admin(real_hbase.cluster_json, "roll")
-        caught_up = replay(spec)  # what came after T0, from the real WALs
+        caught_up = replay(spec).to_json()  # what came after T0, from the real WALs
         assert caught_up["cells"].get("Put", 0) > 0 and len(caught_up["cells"]) > 1, caught_up[
             "cells"]  # puts and deletes
-        matched = validate(spec, recompare_wait=0)
+        matched = validate(spec, recompare_wait=0).to_json()
         assert matched["verdict"] == "match", matched
 
         # Writes the WAL never carried: a bulk load (only a BULK_LOAD marker in the WAL),
@@ -126,17 +126,17 @@ def test_copy_validate_bulk_load_and_skip_wal_on_real_hbase(real_hbase: RealHBas
         with Thrift2Client(real.thrift2) as source:
             source._call("put", lambda c: c.put(TABLE.encode(), skip))
         call_admin(real_hbase.cluster_json, "roll")  # the marker in a closed WAL
-        replayed = replay(spec)
+        replayed = replay(spec).to_json()
         assert [b["table"] for b in replayed["bulk_loads"]] == [TABLE], replayed["bulk_loads"]
 
-        found = validate(spec, recompare_wait=0)
+        found = validate(spec, recompare_wait=0).to_json()
         assert found["verdict"] == "mismatch"
         assert failing(found) == holding(ranges, b"row-00700-skip", *bulk)
         differences = " ".join(d for t in found["tables"] for m in t["mismatched"]
                                for d in m["differences"])
         assert all(row.decode() in differences for row in (b"row-00700-skip", *bulk)), differences
 
-        fixed = validate(spec, repair=True, recompare_wait=0)
+        fixed = validate(spec, repair=True, recompare_wait=0).to_json()
         assert fixed["verdict"] == "match", json.dumps(fixed, indent=1, default=str)
         (recopied,) = fixed["bulk_loads_recopied"]
         assert recopied["puts"] == len(bulk)
@@ -175,11 +175,11 @@ def test_divergences_on_a_real_target_are_named_and_repaired(real_hbase: RealHBa
     expected = {next(r.id for r in ranges if r.contains(row)) for row in
                 (gone.row, changed.row, versioned.row, b"row-00000-extra")}
 
-    found = validate(spec, recompare_wait=0)
+    found = validate(spec, recompare_wait=0).to_json()
     assert found["verdict"] == "mismatch"
     assert {f"{m['table']}:{m['start']}-{m['stop']}" for t in found["tables"]
             for m in t["mismatched"]} == expected
-    fixed = validate(spec, repair=True, recompare_wait=0)
+    fixed = validate(spec, repair=True, recompare_wait=0).to_json()
     assert fixed["verdict"] == "match", json.dumps(fixed, indent=1, default=str)
     with Thrift2Client(real.thrift2) as client:
         assert compare_tables(client, client, source_table, target_table).equal

@@ -97,9 +97,9 @@ def test_copy_and_checksums_run_on_a_standalone_cluster(standalone: Any,
         config = configure(tmp_path, src, dst, master=url)
         spec = load_config(config)
         prepare(spec)
-        copied = snapshot(spec)
+        copied = snapshot(spec).to_json()
         assert copied["engine"] == url and copied["ranges_copied"] == copied["ranges"] > 2
-        result = validate(spec, recompare_wait=0)
+        result = validate(spec, recompare_wait=0).to_json()
         assert result["verdict"] == "match", result
         assert compare(src, dst, TABLE).equal
         with Ledger.open(spec.ledger_url) as ledger:

@@ -13,6 +13,7 @@ if TYPE_CHECKING:
 
     from hbase_migrate.audit.records import Provenance
     from hbase_migrate.config import MigrationSpec
+    from hbase_migrate_airflow.operators.lifecycle import Outcome
 
 
 class CdcOperator(LifecycleOperator):
@@ -24,7 +25,7 @@ class CdcOperator(LifecycleOperator):
     ui_color = "#f3e8d6"
 
     def call(self, spec: MigrationSpec, provenance: Provenance, params: dict[str, Any],
-             context: Context) -> dict[str, Any]:
+             context: Context) -> Outcome:
         from hbase_migrate.lifecycle.cdc import cdc
         from hbase_migrate.timeutil import parse_time
         from hbase_migrate_airflow.hooks.kafka import KafkaHook

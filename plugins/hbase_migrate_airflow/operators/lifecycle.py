@@ -20,13 +20,17 @@ if TYPE_CHECKING:
 
     from hbase_migrate.audit.records import Provenance
     from hbase_migrate.config import MigrationSpec
+    from hbase_migrate.lifecycle.result import StepResult
+    from hbase_migrate.replay.run import RunSummary
+
+    Outcome = StepResult | RunSummary  # what a lifecycle step returns
 
 BULKY = ("files", "manifest", "bulk_loads", "examples", "items")
 
 
-def small(result: dict[str, Any]) -> dict[str, Any]:
-    """The result without its per-file and per-example lists: what XCom should carry."""
-    return {k: v for k, v in result.items() if k not in BULKY}
+def small(result: Outcome) -> dict[str, Any]:
+    """The result's JSON without its per-file and per-example lists: what XCom carries."""
+    return {k: v for k, v in result.to_json().items() if k not in BULKY}
 
 
 def accepts(func: Callable[..., Any], name: str) -> bool:
@@ -41,7 +45,7 @@ class LifecycleOperator(BaseOperator):
     ui_color = "#e3f0e8"
 
     def call(self, spec: MigrationSpec, provenance: Provenance, params: dict[str, Any],
-             context: Context) -> dict[str, Any]:
+             context: Context) -> Outcome:
         raise NotImplementedError
 
     @staticmethod
@@ -76,11 +80,11 @@ class LifecycleOperator(BaseOperator):
             raise error(f"{self.step} of migration {spec.name!r}: {failure}")
         return small(result)
 
-    def failure(self, result: dict[str, Any]) -> str | None:
+    def failure(self, result: Outcome) -> str | None:
         """Why the step's result is a failure, or None."""
         return None
 
-    def final(self, result: dict[str, Any]) -> bool:
+    def final(self, result: Outcome) -> bool:
         """Whether a retry cannot change the failure."""
         return False
 
@@ -91,7 +95,7 @@ class PrepareOperator(LifecycleOperator):
     step = "prepare"
 
     def call(self, spec: MigrationSpec, provenance: Provenance, params: dict[str, Any],
-             context: Context) -> dict[str, Any]:
+             context: Context) -> Outcome:
         from hbase_migrate.lifecycle import prepare
 
         return prepare(spec, provenance=provenance)
@@ -103,7 +107,7 @@ class SnapshotOperator(LifecycleOperator):
     step = "snapshot"
 
     def call(self, spec: MigrationSpec, provenance: Provenance, params: dict[str, Any],
-             context: Context) -> dict[str, Any]:
+             context: Context) -> Outcome:
         from hbase_migrate.lifecycle import snapshot
         from hbase_migrate.timeutil import parse_time
 
@@ -129,7 +133,7 @@ class ReplayOperator(LifecycleOperator):
         self.window = window
 
     def call(self, spec: MigrationSpec, provenance: Provenance, params: dict[str, Any],
-             context: Context) -> dict[str, Any]:
+             context: Context) -> Outcome:
         from hbase_migrate.lifecycle import replay
 
         start = end = None
@@ -148,21 +152,25 @@ class ReplayOperator(LifecycleOperator):
             return replay(spec, start=start, end=end, provenance=provenance,
                           executor=spark_executor(session), force_thrift1=thrift1)
 
-    def failure(self, result: dict[str, Any]) -> str | None:
-        code = result.get("exit_code", 0)
-        if code == 3:
-            gaps = result.get("gaps", [])
-            where = "".join(f"; {g.get('server')}: {g.get('path') or g.get('detail')}"
-                            for g in gaps)
-            return (f"{len(gaps)} new gap(s), {result.get('open_gaps', 0)} open: WAL edits "
+    def failure(self, result: Outcome) -> str | None:
+        from hbase_migrate.replay.run import EXIT_GAPS, RunSummary
+
+        assert isinstance(result, RunSummary)
+        code = result.exit_code
+        if code == EXIT_GAPS:
+            where = "".join(f"; {g.server}: {g.path or g.detail}" for g in result.gaps)
+            return (f"{len(result.gaps)} new gap(s), {result.open_gaps} open: WAL edits "
                     f"lost for the target{where}; see `hbase-migrate status`")
         if code:
-            return "; ".join(f"{f['path']}: {f['error']}" for f in result.get("failures", [])
+            return "; ".join(f"{f.path}: {f.error}" for f in result.failures
                              ) or f"exit code {code}"
         return None
 
-    def final(self, result: dict[str, Any]) -> bool:
-        return bool(result.get("exit_code") == 3)  # a gap stays until its ranges are re-copied
+    def final(self, result: Outcome) -> bool:
+        from hbase_migrate.replay.run import EXIT_GAPS, RunSummary
+
+        # a gap stays until its ranges are re-copied
+        return isinstance(result, RunSummary) and result.exit_code == EXIT_GAPS
 
 
 class ValidateOperator(LifecycleOperator):
@@ -177,7 +185,7 @@ class ValidateOperator(LifecycleOperator):
         self.live = live
 
     def call(self, spec: MigrationSpec, provenance: Provenance, params: dict[str, Any],
-             context: Context) -> dict[str, Any]:
+             context: Context) -> Outcome:
         from hbase_migrate.lifecycle import validate
 
         options: dict[str, Any] = {"live": self.live}
@@ -187,14 +195,16 @@ class ValidateOperator(LifecycleOperator):
             options["repair"] = bool(params.get("repair", False))
         return validate(spec, provenance=provenance, **options)
 
-    def failure(self, result: dict[str, Any]) -> str | None:
+    def failure(self, result: Outcome) -> str | None:
         from hbase_migrate.audit.records import Verdict
+        from hbase_migrate.lifecycle.result import StepResult
 
-        if result.get("verdict") == Verdict.MATCH or result.get("mode") == "live":
+        assert isinstance(result, StepResult)
+        if result.passed or self.live:
             return None
-        differ = [t["target"] for t in result.get("tables", [])
+        differ = [t["target"] for t in result.metrics.get("tables", [])
                   if t.get("verdict") != Verdict.MATCH]
-        return f"verdict {result.get('verdict')}: table(s) {', '.join(differ)} differ"
+        return f"verdict {result.verdict}: table(s) {', '.join(differ)} differ"
 
 
 class CutoverCheckOperator(LifecycleOperator):
@@ -203,19 +213,20 @@ class CutoverCheckOperator(LifecycleOperator):
     step = "cutover-check"
 
     def call(self, spec: MigrationSpec, provenance: Provenance, params: dict[str, Any],
-             context: Context) -> dict[str, Any]:
+             context: Context) -> Outcome:
         from hbase_migrate.lifecycle import cutover_check
         from hbase_migrate.timeutil import parse_duration
 
         max_lag = parse_duration(params.get("max_lag") or "1m", name="max_lag")
         return cutover_check(spec, max_lag=max_lag, provenance=provenance)
 
-    def failure(self, result: dict[str, Any]) -> str | None:
-        from hbase_migrate.audit.records import GateVerdict
+    def failure(self, result: Outcome) -> str | None:
+        from hbase_migrate.lifecycle.result import StepResult
 
-        if result.get("verdict") == GateVerdict.GO:
+        assert isinstance(result, StepResult)
+        if result.passed:
             return None
-        return "no-go: " + "; ".join(result.get("reasons", []))
+        return "no-go: " + "; ".join(result.metrics.get("reasons", []))
 
 
 class ReportOperator(LifecycleOperator):
@@ -226,7 +237,7 @@ class ReportOperator(LifecycleOperator):
     ui_color = "#f0ece3"
 
     def call(self, spec: MigrationSpec, provenance: Provenance, params: dict[str, Any],
-             context: Context) -> dict[str, Any]:
+             context: Context) -> Outcome:
         from pathlib import Path
 
         from hbase_migrate.lifecycle import report
