@@ -5,9 +5,9 @@ Each step takes the migration spec, explicit arguments and an optional
 provenance and its metrics, moves the migration's state forward, and returns a typed
 :class:`~hbase_migrate.lifecycle.result.StepResult` (replay and the CDC stream: their run's
 ``RunSummary``), whose ``to_json()`` is what a command prints with ``--json`` and what an
-Airflow task hands on. Steps are idempotent: run again after a failure or a success, they reach the same end
-state and say what they skipped. The command line, the Airflow operators and the embedded
-stack's demo only call these functions.
+Airflow task hands on. Steps are idempotent: run again after a failure or a success, they
+reach the same end state and say what they skipped. The command line, the Airflow operators
+and the embedded stack's demo only call these functions.
 
     prepare(spec)          target tables with the source's families and split points
     snapshot(spec)         fix the watermark T0, copy every cell version at [0, T0)

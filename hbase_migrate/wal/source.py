@@ -27,7 +27,7 @@ import os
 from typing import IO, Any, BinaryIO
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from hbase_migrate.errors import WalSourceError
+from hbase_migrate.errors import ConfigError, WalSourceError
 
 WEBHDFS_SCHEME = "webhdfs"
 _SKIP_CHUNK = 1 << 20
@@ -36,7 +36,7 @@ _SKIP_CHUNK = 1 << 20
 def _split(url: str) -> tuple[str, str]:
     parts = urlsplit(url)
     if parts.scheme != WEBHDFS_SCHEME or not parts.hostname:
-        raise ValueError(f"not a webhdfs://host:port/path URL: {url}")
+        raise ConfigError(f"{url}: not a webhdfs://host:port/path URL")
     port = parts.port or 9870
     # the path is taken verbatim: HBase WAL names contain a literal "%2C"
     return f"http://{parts.hostname}:{port}", parts.path or "/"
