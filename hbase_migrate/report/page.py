@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from hbase_migrate.report import sections
+from hbase_migrate.report import html, sections, validation_sections, wal_sections
 from hbase_migrate.report.model import ReportData
 from hbase_migrate.report.svg import esc
 
@@ -92,16 +92,17 @@ def render(data: ReportData, report_dir: Path | None = None) -> str:
     tables = ", ".join(f"{t.source} → {t.target}" for t in m.tables)
     nav = "".join(f'<a href="#{a}">{esc(label)}</a>' for a, label in NAV)
     body = "".join((sections.gate(data), sections.timeline(data), sections.replay(data),
-                    sections.wal_files(data), sections.validation(data, report_dir),
-                    sections.not_replayed(data)))
+                    wal_sections.wal_files(data),
+                    validation_sections.validation(data, report_dir),
+                    wal_sections.not_replayed(data)))
     return (
         '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>Migration {esc(m.name)}: audit report</title><style>{CSS}</style></head>"
         f'<body><header><div class="inner"><h1>Migration <b>{esc(m.name)}</b></h1>'
         f'<div class="sub">{_cluster(m.source)} → {_cluster(m.target)} · tables {esc(tables)} · '
-        f"watermark T0 {esc(sections.when(m.watermark))}</div><nav>{nav}</nav></div></header>"
+        f"watermark T0 {esc(html.when(m.watermark))}</div><nav>{nav}</nav></div></header>"
         f'<main><div class="cards">{cards}</div>{body}</main>'
-        f"<footer>Generated {esc(sections.when(data.now))} from the audit ledger "
+        f"<footer>Generated {esc(html.when(data.now))} from the audit ledger "
         f"{esc(data.ledger_url)} (schema {data.schema_version}) alone.</footer>"
         "</body></html>\n")
