@@ -19,25 +19,27 @@ from kazoo.client import KazooClient
 from kazoo.exceptions import NodeExistsError, NoNodeError
 from kazoo.handlers.threading import KazooTimeoutError
 
+from hbase_migrate.cluster.replication_payload import (
+    ReplicationPeer,
+    ReplicationState,
+    claimed_queue_id,
+    encode_replication_peer,
+    encode_replication_state,
+    encode_wal_position,
+)
 from hbase_migrate.cluster.zkpayload import (
     ClusterId,
     Master,
     MetaRegionServer,
     RegionServerInfo,
-    ReplicationPeer,
-    ReplicationState,
     VersionInfo,
     add_metadata,
-    claimed_queue_id,
     default_identifier,
     encode_cluster_id,
     encode_cluster_up,
     encode_master,
     encode_meta_region_server,
     encode_region_server_info,
-    encode_replication_peer,
-    encode_replication_state,
-    encode_wal_position,
     strip_metadata,
 )
 from hbase_migrate.wal.names import ServerName

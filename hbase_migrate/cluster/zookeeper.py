@@ -32,21 +32,23 @@ from kazoo.exceptions import KazooException, LockTimeout, NoNodeError
 from kazoo.recipe.lock import Lock
 
 from hbase_migrate.cluster.errors import ClusterError, MigrationLockedError
-from hbase_migrate.cluster.zkpayload import (
+from hbase_migrate.cluster.replication_payload import (
     PeerSchema,
     ReplicationPeer,
     ReplicationState,
     TableCF,
-    decode_cluster_id,
-    decode_master,
-    decode_meta_region_server,
     decode_replication_peer,
     decode_replication_state,
     decode_wal_position,
     detect_peer_schema,
-    is_server_name,
     parse_legacy_table_cfs,
     parse_queue_id,
+)
+from hbase_migrate.cluster.zkpayload import (
+    decode_cluster_id,
+    decode_master,
+    decode_meta_region_server,
+    is_server_name,
     strip_metadata,
 )
 from hbase_migrate.errors import ConfigError

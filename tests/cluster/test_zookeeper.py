@@ -12,20 +12,20 @@ import pytest
 from kazoo.client import KazooClient
 
 from hbase_migrate.cluster.errors import ClusterError, MigrationLockedError
-from hbase_migrate.cluster.zkpayload import (
+from hbase_migrate.cluster.replication_payload import (
     ReplicationPeer,
     ReplicationState,
-    ServerName,
     TableCF,
-    add_metadata,
     encode_replication_peer,
 )
+from hbase_migrate.cluster.zkpayload import add_metadata
 from hbase_migrate.cluster.zookeeper import (
     QUEUES_IN_TABLE,
     QUEUES_IN_ZOOKEEPER,
     HBaseZooKeeper,
     QueueInfo,
 )
+from hbase_migrate.wal.names import ServerName
 from minihbase.process import free_port
 from minihbase.zkregistry import ZkRegistrar
 from minihbase.zookeeper import ZooKeeperServer

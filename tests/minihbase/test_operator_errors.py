@@ -19,7 +19,8 @@ import pytest
 from kazoo.client import KazooClient
 
 from hbase_migrate.cluster.thrift2 import Thrift2Client
-from hbase_migrate.cluster.zkpayload import ServerName, decode_cluster_id, strip_metadata
+from hbase_migrate.cluster.zkpayload import decode_cluster_id, strip_metadata
+from hbase_migrate.wal.names import ServerName
 from minihbase.process import EmbeddedStackError
 from minihbase.server import MiniHBase
 from minihbase.zkregistry import ZkRegistrar

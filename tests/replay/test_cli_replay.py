@@ -16,12 +16,12 @@ from click.testing import CliRunner, Result
 from hbase_migrate.audit.ledger import Ledger
 from hbase_migrate.cli import cli, main
 from hbase_migrate.cluster.endpoints import ClusterEndpoints
-from hbase_migrate.cluster.zkpayload import ServerName as ZkServer
 from hbase_migrate.config import load_config
 from hbase_migrate.errors import ConfigError
 from hbase_migrate.replay.discovery import SOURCE
 from hbase_migrate.replay.job import ReplayJob
 from hbase_migrate.replay.lock import migration_lock
+from hbase_migrate.wal.names import ServerName as ZkServer
 from minihbase.zkregistry import ZkRegistrar
 from minihbase.zookeeper import ZooKeeperServer
 from tests.cli_util import fails
