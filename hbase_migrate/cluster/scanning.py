@@ -178,20 +178,25 @@ class AdaptiveScan:
     def _failed(self, what: str, exc: BaseException, shrink: bool = False) -> None:
         self.failures += 1
         sizer = self.sizer
-        asked = (f"{sizer.rows} Result(s) of at most {sizer.batch} cell(s), about "
-                 f"{format_bytes(sizer.rows * max(sizer.result_est, 1.0))}")
+        asked = f"{sizer.rows} Result(s) of at most {sizer.batch} cell(s)"
+        if sizer.result_est > 0:
+            asked += f", about {format_bytes(sizer.rows * sizer.result_est)}"
         if self.failures > self.client.timeout_retries:
             raise ScanFailedError(self._message(what, asked)) from exc
         smaller = sizer.shrink(self.last_cells_per_result) if shrink else False
-        log.warning("%s: scan %s %s at row %s: call %s (%d of %d); reopening from there%s",
+        log.warning("%s: scan %s %s at %s: call %s (%d of %d); reopening from there%s",
                     self.client.endpoint, self.table, range_text(self.start, self.stop),
                     self._row(), what, self.failures, self.client.timeout_retries,
                     f", asking {sizer.rows} Result(s) of at most {sizer.batch} cell(s)"
                     if smaller else "")
 
     def _row(self) -> str:
-        return (to_string_binary(self.resume_row) if self.skip_to is not None
-                else f"{to_string_binary(self.start) or '(start)'} (nothing read yet)")
+        """``row R`` (the last row read from, or the start row when nothing was read)."""
+        if self.skip_to is not None:
+            return f"row {to_string_binary(self.resume_row)}"
+        if self.start:
+            return f"row {to_string_binary(self.start)} (nothing read yet)"
+        return "its first row (nothing read yet)"
 
     def _message(self, what: str, asked: str) -> str:
         c = self.client
@@ -205,7 +210,7 @@ class AdaptiveScan:
         else:
             fix = "check the gateway and rerun (the copied ranges are kept)"
         return (f"thrift2 gateway {c.endpoint}: scan of table {self.table} range "
-                f"{range_text(self.start, self.stop)} failed at row {self._row()}: "
+                f"{range_text(self.start, self.stop)} failed at {self._row()}: "
                 f"{self.failures} calls in a row {what} (the last asked for {asked}); {fix}")
 
 

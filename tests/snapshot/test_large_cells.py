@@ -11,9 +11,11 @@ import random
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
+from hbase_migrate.cli import main
 from hbase_migrate.cluster.descriptors import FamilyDescriptor, TableDescriptor
 from hbase_migrate.cluster.scanning import ScanFailedError
 from hbase_migrate.cluster.thrift2 import PutTimeoutError, Thrift2Client
@@ -27,6 +29,7 @@ from hbase_migrate.validate.repair import repair_range
 from hbase_migrate.wal.model import Cell, CellType
 from minihbase.server import MiniHBase
 from minihbase.thrift2 import Thrift2Handler
+from tests.cli_util import fails
 
 pytestmark = pytest.mark.integration
 
@@ -210,6 +213,21 @@ def test_a_call_that_can_never_succeed_fails_in_one_line(
     assert "raise [gateway] call_timeout (now 1 s)" in message
     assert time.monotonic() - began < 60  # three timeouts of 1 s, not an endless loop
 
+    # the small rows come back, then the wide row's 3 KiB cells cannot: the row reached
+    stack.src_gateway.stall_over_bytes = 2 * KiB
+    got: list[bytes] = []
+    try:
+        with stack.client("src", timeout=1.0, timeout_retries=1) as src, \
+                pytest.raises(ScanFailedError) as failed:
+            for piece in src.scan("big", b"row-small"):
+                got.append(piece[0].row)
+    finally:
+        stack.src_gateway.stall_over_bytes = None
+    # row-small-19 came in the same call as the start of the wide row, so it was not
+    # known complete: the scan had reached row-small-18 (and would resume after it)
+    assert got == [b"row-small-%02d" % i for i in range(19)]
+    assert "failed at row row-small-18: 2 calls in a row timed out" in str(failed.value)
+
     fresh_target(stack, "big_c")
     stack.dst_gateway.stall_over_bytes = 100 * KiB
     big = [c for c in cells if len(c.value) > 100 * KiB][:3]
@@ -275,3 +293,38 @@ def test_repair_of_large_cells_writes_in_calls_within_the_budget(
         assert compare_tables(src, dst, "big", "big_r").equal
     puts = [(size, n) for call, size, n in stack.dst_gateway.call_sizes if call == "putMultiple"]
     assert len(puts) > 10 and all(size <= BUDGET or n == 1 for size, n in puts), puts
+
+
+def test_the_snapshot_command_fails_in_one_line_then_a_larger_timeout_copies(
+        written: tuple[Stack, list[Cell]], tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """``hbase-migrate snapshot`` against a source gateway that cannot return a large cell
+    within ``[gateway] call_timeout``: exit 2, one line naming the range, the row reached
+    and the setting; ``validate`` likewise. With the gateway healthy again the rerun copies
+    and validates (the plan and the ranges copied are kept)."""
+    stack, _ = written
+    config = tmp_path / "migration.toml"
+    config.write_text(
+        f'[migration]\nname = "big"\nledger = "sqlite:///{tmp_path / "ledger.db"}"\n'
+        f'[source]\ncluster_json = "{stack.src.write_cluster_json()}"\n'
+        f'[target]\ncluster_json = "{stack.dst.write_cluster_json()}"\n'
+        '[[tables]]\nsource = "big"\ntarget = "big_cli"\n[spark]\nmaster = "in-process"\n'
+        '[gateway]\nmax_result_bytes = "128KiB"\ncall_timeout = "1s"\ntimeout_retries = 1\n',
+        encoding="utf-8")
+    with pytest.raises(SystemExit) as done:
+        main(["prepare", "--config", str(config)])
+    assert done.value.code == 0
+    capsys.readouterr()
+    stack.src_gateway.stall_over_bytes = 100 * KiB
+    try:
+        message = fails(["snapshot", "--config", str(config)], capsys)
+    finally:
+        stack.src_gateway.stall_over_bytes = None
+    # the planning pass over the first region, before any row came back
+    assert "scan of table big range [-inf, 726f772d73) failed at its first row (nothing " \
+        "read yet): 2 calls in a row timed out" in message, message
+    assert "raise [gateway] call_timeout (now 1 s)" in message
+    for command in (["snapshot"], ["validate", "--recompare-wait", "0s"]):
+        with pytest.raises(SystemExit) as done:
+            main([*command, "--config", str(config)])
+        assert done.value.code == 0, capsys.readouterr()
