@@ -248,10 +248,14 @@ class Thrift2Handler:
         self.call_sizes.append(("openScanner", 0, 0))
 
         def chunks() -> Any:
-            if first is not None:
-                yield tresult(first, partial=bool(query.batch))
-                for cells in results:
-                    yield tresult(cells, partial=bool(query.batch))
+            # TResult.partial is HBase's Result.mayHaveMoreCellsInRow(): true on the pieces
+            # of a row split by batchSize but its last one
+            current = first
+            while current is not None:
+                following = next(results, None)
+                yield tresult(current, partial=following is not None
+                              and following[0].row == current[0].row)
+                current = following
         return self.scanners.open(chunks())
 
     def getScannerRows(self, scanner_id: int, count: int) -> list[Any]:

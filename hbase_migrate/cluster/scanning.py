@@ -78,6 +78,7 @@ class AdaptiveScan:
         self.last_cells_per_result = 1
         self.buffer: list[Cell] = []  # cells of one row received, not yet yielded
         self.buffer_bytes = 0
+        self.reopened_at: tuple[bytes, CellKey | None] | None = None  # for a smaller batch
 
     # --- the loop -----------------------------------------------------------------------
 
@@ -124,10 +125,16 @@ class AdaptiveScan:
             self.largest_call = max(self.largest_call, sum(sizes))
             self.sizer.observe(sizes, largest_cell)
             wanted = self.sizer.wants_batch(split, max(sizes, default=0))
-            if wanted is not None:
+            here = (self.resume_row, self.skip_to)
+            if wanted is not None and here != self.reopened_at:
+                # only once the resume point moved: a reopen re-reads from there, and the
+                # same cells must not make the same decision again and again
                 log.debug("scan %s: %d cells per Result from now on (was %d)", self.table,
                           wanted, batch)
+                if wanted < batch:
+                    self.sizer.batch_ceiling = wanted  # no growing back: no flapping
                 self.sizer.batch = wanted
+                self.reopened_at = here
                 return "reopen"
 
     def _fetch(self, scanner_id: int) -> list[Any] | None:

@@ -182,6 +182,8 @@ def test_batch_size_splits_a_row_into_consecutive_results(raw, t2, table_name):
     assert got == [(b"a", [(b"q0", 2), (b"q0", 1), (b"q1", 2), (b"q1", 1)]),
                    (b"a", [(b"q2", 2), (b"q2", 1)]), (b"b", [(b"q", 1)])]
     assert len(first) == 2
+    # partial: Result.mayHaveMoreCellsInRow(), true but on a row's last piece
+    assert [r.partial for r in first + rest] == [True, False, False]
     # the client's byte-sized scan joins the pieces again: one list per row
     small = Thrift2Client(t2.endpoint, max_result_bytes=1024)
     with small:
