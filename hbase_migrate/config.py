@@ -26,6 +26,12 @@
     master = "local[*]"         # or spark://host:7077, yarn, k8s://...; "in-process": no Spark
     [ranges]
     max_cells = 200000          # the most cells a key range of the copy and the checksums holds
+    [gateway]                   # calls to both clusters' Thrift2 gateways (copy, checksums,
+                                # repair, replay's writes)
+    max_result_bytes = "4MiB"   # per scan call, as hbase.client.scanner.max.result.size
+    max_put_bytes = "4MiB"      # per putMultiple call (a larger cell goes alone)
+    call_timeout = "30s"        # per call; a call that times out is retried smaller
+    timeout_retries = 4         # such retries in a row, then the step fails saying where
     [cdc]                       # optional: the CDC stream of WAL edits to Kafka
     bootstrap = "kafka-1:9092,kafka-2:9092"
     topic = "hbase-cdc.{table}" # one topic, or one per source table with {table}
@@ -38,7 +44,8 @@ Relative paths (``cluster_json``, a SQLite ledger file, a local ``hbase_root`` w
 ``webhdfs``) resolve against the config file's folder. The default ledger is
 ``<state dir>/<name>/ledger.db``, the state dir being ``$HBASE_MIGRATE_STATE_DIR`` or
 ``./state``. Durations are ``90s``, ``10m``, ``1h`` (see :mod:`hbase_migrate.timeutil`) or an
-integer of milliseconds. Unknown keys are errors, so that typos surface. A cluster's
+integer of milliseconds; sizes are ``512KiB``, ``4MiB``, ``4MB`` (KB, MB: powers of 1000) or
+an integer of bytes. Unknown keys are errors, so that typos surface. A cluster's
 ``cluster.json`` is read only when its endpoints are first needed (:meth:`ClusterSpec.endpoints`).
 """
 
@@ -52,6 +59,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from hbase_migrate.cluster.endpoints import ClusterEndpoints, load_cluster_json
+from hbase_migrate.cluster.sizing import GatewaySettings
 from hbase_migrate.errors import ConfigError
 from hbase_migrate.tablename import InvalidTableNameError, normalize_table_name
 from hbase_migrate.timeutil import parse_duration
@@ -59,12 +67,17 @@ from hbase_migrate.timeutil import parse_duration
 STATE_DIR_ENV = "HBASE_MIGRATE_STATE_DIR"
 ENDPOINT_KEYS = ("name", "thrift", "thrift2", "transport", "protocol", "webhdfs", "zookeeper",
                  "znode_parent", "hbase_root")
-_SECTIONS = ("migration", "source", "target", "tables", "replay", "spark", "ranges", "cdc")
+_SECTIONS = ("migration", "source", "target", "tables", "replay", "spark", "ranges", "cdc",
+             "gateway")
+_GATEWAY_KEYS = ("max_result_bytes", "max_put_bytes", "call_timeout", "timeout_retries")
+_SIZE_UNITS = {"": 1, "b": 1, "kb": 1000, "mb": 1000**2, "gb": 1000**3, "kib": 1024,
+               "mib": 1024**2, "gib": 1024**3}
 IN_PROCESS = "in-process"  # the Spark master value meaning: run range tasks without Spark
 DEFAULT_SPARK_MASTER = "local[*]"
 DEFAULT_MAX_CELLS = 200_000
 _REPLAY_DEFAULTS = {"roll_period": 3_600_000, "margin": 300_000, "archive_ttl": 600_000}
 _CDC_DEFAULTS = {"delivery_timeout": 30_000}
+_GATEWAY_DEFAULTS = {"call_timeout": round(GatewaySettings.call_timeout * 1000)}
 _CDC_KEYS = ("bootstrap", "topic", "row_image", "delivery_timeout", "retries", "producer")
 # What the CDC stream's guarantees rest on: not for a config to change.
 FIXED_PRODUCER_KEYS = ("acks", "enable.idempotence", "bootstrap.servers",
@@ -75,11 +88,14 @@ TABLE_PLACEHOLDER = "{table}"
 
 @dataclass(frozen=True)
 class ClusterSpec:
-    """A cluster: either a ``cluster_json`` file or explicit ``endpoints``, never both."""
+    """A cluster: either a ``cluster_json`` file or explicit ``endpoints``, never both;
+    ``gateway`` is how its Thrift2 clients size and time their calls (the migration's
+    ``[gateway]`` section)."""
 
     role: str  # "source" or "target"
     cluster_json: Path | None = None
     explicit: ClusterEndpoints | None = None
+    gateway: GatewaySettings = field(default_factory=GatewaySettings)
 
     def endpoints(self) -> ClusterEndpoints:
         """The cluster's endpoints; a ``cluster_json`` file is read now, on each call."""
@@ -171,6 +187,7 @@ class MigrationSpec:
     path: Path | None = None  # the config file it came from
     engine: EngineSettings = field(default_factory=EngineSettings)
     cdc: CdcSettings | None = None
+    gateway: GatewaySettings = field(default_factory=GatewaySettings)
 
     @property
     def artifact_dir(self) -> Path:
@@ -220,6 +237,7 @@ class MigrationSpec:
             "replay": asdict(self.replay),
             "spark": {"master": self.engine.spark_master},
             "ranges": {"max_cells": self.engine.max_cells},
+            "gateway": self.gateway.to_dict(),
             **({"cdc": self.cdc.to_dict()} if self.cdc else {}),
         }
 
@@ -265,16 +283,18 @@ def parse_config(data: dict[str, Any], path: Path) -> MigrationSpec:
                               f"{variable} holding the ledger URL is not set")
     ledger_url = (_resolve_sqlite(ledger, path.parent) if ledger
                   else f"sqlite:///{state_dir() / name / 'ledger.db'}")
+    gateway = reader.gateway(data)
     return MigrationSpec(
         name=name,
         ledger_url=ledger_url,
-        source=reader.cluster(data, "source"),
-        target=reader.cluster(data, "target"),
+        source=replace(reader.cluster(data, "source"), gateway=gateway),
+        target=replace(reader.cluster(data, "target"), gateway=gateway),
         tables=reader.tables(data),
         replay=reader.replay(data),
         path=path.absolute(),
         engine=reader.engine(data),
         cdc=reader.cdc(data),
+        gateway=gateway,
     )
 
 
@@ -328,7 +348,8 @@ class _Reader:
         return str(value)
 
     def duration(self, table: dict[str, Any], key: str, section: str = "replay") -> int:
-        defaults = _REPLAY_DEFAULTS if section == "replay" else _CDC_DEFAULTS
+        defaults = {"replay": _REPLAY_DEFAULTS, "cdc": _CDC_DEFAULTS,
+                    "gateway": _GATEWAY_DEFAULTS}[section]
         value = table.get(key, defaults[key])
         if isinstance(value, bool) or not isinstance(value, (int, str)):
             self.fail(section, key, "a duration such as \"90s\", \"10m\", \"1h\" or integer ms",
@@ -422,6 +443,38 @@ class _Reader:
         if isinstance(cells, bool) or not isinstance(cells, int) or cells < 1:
             self.fail("ranges", "max_cells", "a positive number of cells", cells)
         return EngineSettings(spark_master=master, max_cells=cells)
+
+    def size(self, table: dict[str, Any], section: str, key: str, default: int) -> int:
+        """Bytes: an integer, or ``512KiB``, ``4MiB``, ``4MB`` (at least 1 KiB)."""
+        value = table.get(key, default)
+        expected = "a size such as \"4MiB\", \"512KiB\", \"8MB\" or an integer of bytes >= 1024"
+        if isinstance(value, bool) or not isinstance(value, (int, str)):
+            self.fail(section, key, expected, value)
+        if isinstance(value, str):
+            text = value.strip().lower().replace(" ", "")
+            number = text.rstrip("kmgib")
+            unit = text[len(number):]
+            if not number.isdigit() or unit not in _SIZE_UNITS:
+                self.fail(section, key, expected, value)
+            value = int(number) * _SIZE_UNITS[unit]
+        if value < 1024:
+            self.fail(section, key, expected, value)
+        return int(value)
+
+    def gateway(self, data: dict[str, Any]) -> GatewaySettings:
+        table = self.section(data, "gateway")
+        self.keys(table, "gateway", _GATEWAY_KEYS)
+        d = GatewaySettings()
+        retries = table.get("timeout_retries", d.timeout_retries)
+        if isinstance(retries, bool) or not isinstance(retries, int) or not 0 <= retries <= 100:
+            self.fail("gateway", "timeout_retries", "an integer from 0 to 100", retries)
+        timeout = self.duration(table, "call_timeout", "gateway")
+        if timeout < 100:
+            self.fail("gateway", "call_timeout", "a duration of at least 100 ms", timeout)
+        return GatewaySettings(
+            max_result_bytes=self.size(table, "gateway", "max_result_bytes", d.max_result_bytes),
+            max_put_bytes=self.size(table, "gateway", "max_put_bytes", d.max_put_bytes),
+            call_timeout=timeout / 1000, timeout_retries=retries)
 
     def replay(self, data: dict[str, Any]) -> ReplaySettings:
         table = self.section(data, "replay")

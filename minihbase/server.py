@@ -115,6 +115,7 @@ class MiniHBase:
         self.region_servers: RegionServers | None = None
         self.thrift1: ThriftGateway | None = None
         self.thrift2: ThriftGateway | None = None
+        self.thrift2_handler: thrift2.Thrift2Handler | None = None  # for tests' faults
         self.webhdfs: WebHdfsServer | None = None
         self.admin: AdminServer | None = None
         self.master: ZkRegistrar | None = None
@@ -183,7 +184,7 @@ class MiniHBase:
                 self.master.set_meta_server(meta)
             self.cluster = Cluster(self.store, self.clock, host=self.region_servers)
             served1, _ = thrift1.make_handler(self.cluster)
-            served2, _ = thrift2.make_handler(self.cluster)
+            served2, self.thrift2_handler = thrift2.make_handler(self.cluster)
             self.thrift1 = ThriftGateway(f"{self.name} thrift", thrift1.SERVICE, served1,
                                          self.ports[0], self.transport, self.protocol)
             self.thrift2 = ThriftGateway(f"{self.name} thrift2", thrift2.SERVICE, served2,
@@ -203,6 +204,8 @@ class MiniHBase:
         return self
 
     def stop(self) -> None:
+        if self.thrift2_handler is not None:
+            self.thrift2_handler.released.set()  # stalled calls end
         for gateway in (self.thrift1, self.thrift2):
             if gateway is not None:
                 gateway.stop()

@@ -5,12 +5,24 @@ timestamp, else the TPut's, else LATEST; a TDelete with columns uses each column
 (the TDelete's is ignored) and one delete type for all columns; DELETE_FAMILY_VERSION needs a
 timestamp; a TDelete without columns deletes the whole row (at its timestamp, else now); a
 TGet timestamp wins over its time range. Errors come back as TIOError (TIllegalArgument for
-unknown scanner ids), and a refused call changes nothing.
+unknown scanner ids), and a refused call changes nothing. ``TScan.batchSize`` splits a row
+into Results of at most that many cells, consecutive Results of the same row, as HBase does.
+
+For tests of a gateway that cannot carry large calls: the handler records the size of each
+``getScannerRows`` answer and ``putMultiple`` request (``call_sizes``: the call, its keys
+and values in bytes, its cells), and with ``stall_over_bytes`` set, a call larger than that
+never answers (until the gateway stops; nothing is written): the client's call times out,
+deterministically.
+``stall_calls`` stalls that many of the next such calls whatever their size, and each
+message put in ``scan_errors`` fails one ``getScannerRows`` call with it (a TIOError, after
+the scanner moved on: what a gateway that lost its scanner sends).
 """
 
 from __future__ import annotations
 
+import collections
 import re
+import threading
 from collections.abc import Sequence
 from typing import Any
 
@@ -150,6 +162,26 @@ class Thrift2Handler:
     def __init__(self, cluster: Cluster) -> None:
         self.cluster = cluster
         self.scanners = ScannerRegistry()
+        self.stall_over_bytes: int | None = None
+        self.call_sizes: collections.deque[tuple[str, int, int]] = collections.deque(
+            maxlen=100_000)
+        self.stall_calls = 0
+        self.scan_errors: list[str] = []
+        self.released = threading.Event()  # set when the gateway stops: stalled calls end
+
+    def _weigh(self, call: str, values: Sequence[Any], row_of: Any) -> None:
+        """Record the size of a call carrying TColumnValues ``values`` (``row_of(cv)`` its
+        row); a call over ``stall_over_bytes`` stalls (see the module)."""
+        size = sum(len(row_of(cv)) + len(cv.family) + len(cv.qualifier) + len(cv.value)
+                   for cv in values)
+        self.call_sizes.append((call, size, len(values)))
+        limit = self.stall_over_bytes
+        stall = self.stall_calls > 0
+        if stall:
+            self.stall_calls -= 1
+        if stall or (limit is not None and size > limit):
+            self.released.wait(600)
+            raise MiniHBaseError(f"{call} of {size} bytes stalled")
 
     # --- data ---------------------------------------------------------------------------
     def exists(self, table: bytes, tget: Any) -> bool:
@@ -169,6 +201,9 @@ class Thrift2Handler:
         self.cluster.mutate(_name(table), [put_from_thrift(tput)])
 
     def putMultiple(self, table: bytes, tputs: list[Any]) -> None:
+        rows = {id(cv): p.row for p in tputs for cv in p.columnValues or ()}
+        self._weigh("putMultiple", [cv for p in tputs for cv in p.columnValues or ()],
+                    lambda cv: rows[id(cv)])
         self.cluster.mutate(_name(table), [put_from_thrift(p) for p in tputs])
 
     def deleteSingle(self, table: bytes, tdelete: Any) -> None:
@@ -207,18 +242,28 @@ class Thrift2Handler:
         query = query_from_tscan(tscan)
         results = self.cluster.scan(_name(table), query)
         first = next(results, None)  # unknown table/family fails here, not on first read
+        self.call_sizes.append(("openScanner", 0, 0))
 
         def chunks() -> Any:
-            if first is not None:
-                yield tresult(first, partial=bool(query.batch))
-                for cells in results:
-                    yield tresult(cells, partial=bool(query.batch))
+            # TResult.partial is HBase's Result.mayHaveMoreCellsInRow(): true on the pieces
+            # of a row split by batchSize but its last one
+            current = first
+            while current is not None:
+                following = next(results, None)
+                yield tresult(current, partial=following is not None
+                              and following[0].row == current[0].row)
+                current = following
         return self.scanners.open(chunks())
 
     def getScannerRows(self, scanner_id: int, count: int) -> list[Any]:
         rows = self.scanners.next(scanner_id, count)
         if rows is None:
             raise IllegalArgumentError("Invalid scanner Id")
+        if self.scan_errors:
+            raise MiniHBaseError(self.scan_errors.pop(0))
+        of_row = {id(cv): r.row for r in rows for cv in r.columnValues}
+        self._weigh("getScannerRows", [cv for r in rows for cv in r.columnValues],
+                    lambda cv: of_row[id(cv)])
         return rows
 
     def closeScanner(self, scanner_id: int) -> None:

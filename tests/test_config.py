@@ -254,3 +254,34 @@ def test_the_ledger_url_can_come_from_the_environment(tmp_path: Path,
     both = {**tree, "migration": {**tree["migration"], "ledger": "sqlite:///x.db"}}
     with pytest.raises(ConfigError, match="either ledger or ledger_env"):
         MigrationSpec.from_dict(both)
+
+
+def test_gateway_settings_reach_both_clusters_and_round_trip(tmp_path: Path) -> None:
+    from hbase_migrate.cluster.sizing import GatewaySettings
+    from hbase_migrate.ranges.tasks import open_thrift2
+
+    path = write(tmp_path, MINIMAL.replace('[target]\nthrift = "b:9090"',
+                                           '[target]\nthrift = "b:9090"\nthrift2 = "b:9091"')
+                 + '[gateway]\nmax_result_bytes = "512KiB"\nmax_put_bytes = "3MB"\n'
+                   'call_timeout = "2s"\ntimeout_retries = 2\n')
+    spec = load_config(path)
+    settings = GatewaySettings(512 * 1024, 3_000_000, 2.0, 2)
+    assert spec.gateway == spec.source.gateway == spec.target.gateway == settings
+    assert parse_config(json.loads(json.dumps(spec.to_dict())), path) == spec
+    client = open_thrift2(spec.target)  # what every range task opens (no connection yet)
+    assert (client.max_result_bytes, client.max_put_bytes, client.timeout,
+            client.timeout_retries) == (512 * 1024, 3_000_000, 2.0, 2)
+    defaults = load_config(write(tmp_path, MINIMAL, "d.toml")).target.gateway
+    assert defaults == GatewaySettings() and defaults.max_result_bytes == 4 * 1024 * 1024
+
+
+@pytest.mark.parametrize(("section", "message"), [
+    ('max_result_bytes = "4 lots"', r"\[gateway\] max_result_bytes: expected a size"),
+    ("max_put_bytes = 100", r"\[gateway\] max_put_bytes: expected a size .* got 100"),
+    ('call_timeout = "50ms"', r"\[gateway\] call_timeout: "),
+    ("timeout_retries = -1", r"\[gateway\] timeout_retries: expected an integer from 0"),
+    ("max_rows = 5", r"\[gateway\] unknown key 'max_rows'"),
+])
+def test_gateway_errors(tmp_path: Path, section: str, message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        load_config(write(tmp_path, MINIMAL + f"[gateway]\n{section}\n"))

@@ -10,6 +10,13 @@ new ports is found on the next attempt); an error answered by the server (TIOErr
 TIllegalArgument) is not retried. What stays unreachable raises
 :class:`Thrift2UnreachableError`, and the next call then makes a single attempt until one
 succeeds (a gateway known to be down is not waited for call after call).
+
+Calls are sized by bytes (:mod:`hbase_migrate.cluster.sizing`): a scan asks for about
+``max_result_bytes`` per call and splits rows wider than that into pieces
+(:mod:`hbase_migrate.cluster.scanning`); ``put_cells`` sends at most ``max_put_bytes`` per
+``putMultiple``. A call that times out is retried smaller, at most ``timeout_retries`` times
+in a row, then fails with one line saying what to change. A server error's message is cut
+to its first line (HBase sends Java stack traces).
 """
 
 from __future__ import annotations
@@ -32,6 +39,7 @@ from thriftpy2.transport import (
     TTransportException,
 )
 
+from hbase_migrate.bytesutil import to_string_binary
 from hbase_migrate.cluster.descriptors import (
     FOREVER,
     FamilyDescriptor,
@@ -40,6 +48,17 @@ from hbase_migrate.cluster.descriptors import (
 )
 from hbase_migrate.cluster.endpoints import Locate, parse_host_port, reason, relocated, tried
 from hbase_migrate.cluster.errors import ClusterError, GatewayUnreachableError
+from hbase_migrate.cluster.scanning import AdaptiveScan
+from hbase_migrate.cluster.sizing import (
+    DEFAULT_MAX_PUT_BYTES,
+    DEFAULT_MAX_RESULT_BYTES,
+    DEFAULT_MAX_ROWS,
+    DEFAULT_TIMEOUT_RETRIES,
+    GatewaySettings,
+    cells_bytes,
+    chunks_by_bytes,
+    format_bytes,
+)
 from hbase_migrate.tablename import split_table_name
 from hbase_migrate.wal.model import Cell, CellType
 
@@ -51,7 +70,8 @@ hbase2: Any = thriftpy2.load(str(IDL_PATH), module_name="hbase2_thrift")
 ALL_VERSIONS = FOREVER  # the server caps versions at each family's VERSIONS
 Columns = Sequence[tuple[bytes, bytes | None]]  # (family, qualifier or None = whole family)
 _T = TypeVar("_T")
-_TRANSPORT_ERRORS = (TTransportException, OSError, EOFError, socket.timeout)
+TRANSPORT_ERRORS = (TTransportException, OSError, EOFError, socket.timeout)
+_TRANSPORT_ERRORS = TRANSPORT_ERRORS
 
 
 class Thrift2Error(ClusterError):
@@ -60,6 +80,17 @@ class Thrift2Error(ClusterError):
 
 class Thrift2UnreachableError(Thrift2Error, GatewayUnreachableError):
     """Every attempt of a call failed on the transport (refused, reset, timed out)."""
+
+
+class PutTimeoutError(Thrift2Error):
+    """A put kept timing out, even split down to one cell: the message names the table,
+    the row and cell size reached and what to change."""
+
+
+def first_line(message: object) -> str:
+    """The first line of a server's message (HBase appends Java stack traces)."""
+    text = str(message or "").strip()
+    return text.splitlines()[0] if text else "(no message)"
 
 
 def puts_from_cells(cells: Sequence[Cell], durability: int | None = None) -> list[Any]:
@@ -123,8 +154,8 @@ def family_to_thrift(f: FamilyDescriptor) -> Any:
         keepDeletedCells=getattr(hbase2.TKeepDeletedCells, f.keep_deleted_cells, None))
 
 
-def _open_scanner(table: bytes, tscan: Any) -> Callable[[Any], int]:
-    return lambda client: int(client.openScanner(table, tscan))
+def _put_multiple(table: str, puts: list[Any]) -> Callable[[Any], None]:
+    return lambda client: client.putMultiple(table.encode(), puts)
 
 
 class Thrift2Client:
@@ -132,9 +163,14 @@ class Thrift2Client:
 
     def __init__(self, endpoint: str, transport: str = "buffered", protocol: str = "binary",
                  timeout: float = 30.0, retries: int = 5, backoff: float = 0.2, *,
-                 locate: Locate | None = None) -> None:
+                 locate: Locate | None = None,
+                 max_result_bytes: int = DEFAULT_MAX_RESULT_BYTES,
+                 max_put_bytes: int = DEFAULT_MAX_PUT_BYTES,
+                 timeout_retries: int = DEFAULT_TIMEOUT_RETRIES) -> None:
         """``locate``, when given, says where the gateway answers now (``host:port``, e.g.
-        re-read from the cluster's ``cluster.json``); it is asked before each reconnection."""
+        re-read from the cluster's ``cluster.json``); it is asked before each reconnection.
+        ``max_result_bytes`` and ``max_put_bytes`` bound a scan and a put call by bytes;
+        ``timeout_retries`` is how often a call that timed out is retried smaller."""
         self.endpoint = endpoint
         self.host, self.port = parse_host_port(endpoint, "thrift2 endpoint")
         if transport not in ("buffered", "framed") or protocol not in ("binary", "compact"):
@@ -143,8 +179,25 @@ class Thrift2Client:
         self.transport, self.protocol = transport, protocol
         self.timeout, self.retries, self.backoff = timeout, retries, backoff
         self.locate = locate
+        if max_result_bytes < 1 or max_put_bytes < 1 or timeout_retries < 0:
+            raise Thrift2Error(f"{endpoint}: byte budgets must be >= 1 and timeout retries "
+                               f">= 0, got {max_result_bytes}, {max_put_bytes}, "
+                               f"{timeout_retries}")
+        self.max_result_bytes, self.max_put_bytes = max_result_bytes, max_put_bytes
+        self.timeout_retries = timeout_retries
+        self.put_limit = max_put_bytes  # lowered when a put call times out
+        self.last_scan: AdaptiveScan | None = None  # the figures of the latest scan
         self.unreachable = False  # the last call used up its retries on the transport
         self._client: Any = None
+
+    @classmethod
+    def with_settings(cls, endpoint: str, settings: GatewaySettings, transport: str = "buffered",
+                      protocol: str = "binary", *, locate: Locate | None = None) -> Thrift2Client:
+        """A client sized and timed by a migration's ``[gateway]`` settings."""
+        return cls(endpoint, transport, protocol, timeout=settings.call_timeout, locate=locate,
+                   max_result_bytes=settings.max_result_bytes,
+                   max_put_bytes=settings.max_put_bytes,
+                   timeout_retries=settings.timeout_retries)
 
     def __enter__(self) -> Self:
         return self
@@ -191,10 +244,16 @@ class Thrift2Client:
         except Thrift2Error:
             pass
 
-    def _call(self, what: str, func: Callable[[Any], _T], attempts: int | None = None) -> _T:
+    def server_error(self, what: str, exc: Any) -> Thrift2Error:
+        """The error of a call the server answered with TIOError/TIllegalArgument."""
+        return Thrift2Error(f"{self.endpoint}: {what}: {first_line(exc.message)}")
+
+    def _call(self, what: str, func: Callable[[Any], _T], attempts: int | None = None,
+              raise_timeouts: bool = False) -> _T:
         """Run ``func(client)``, reconnecting (to where ``locate`` says) and retrying on
         transport errors: ``retries`` times, or not at all while the gateway is known to be
-        unreachable."""
+        unreachable. With ``raise_timeouts``, a call that timed out raises TimeoutError at
+        once (the caller retries it smaller)."""
         if attempts is None:
             attempts = 1 if self.unreachable else self.retries + 1
         delay, began = self.backoff, time.monotonic()
@@ -205,12 +264,15 @@ class Thrift2Client:
                 result = func(self._connect())
             except (hbase2.TIOError, hbase2.TIllegalArgument) as exc:
                 self.unreachable = False
-                raise Thrift2Error(f"{self.endpoint}: {what}: {exc.message}") from exc
+                raise self.server_error(what, exc) from exc
             except TApplicationException as exc:
                 self.unreachable = False
-                raise Thrift2Error(f"{self.endpoint}: {what}: {exc}") from exc
+                raise Thrift2Error(f"{self.endpoint}: {what}: {first_line(exc)}") from exc
             except _TRANSPORT_ERRORS as exc:
                 self.close()
+                if raise_timeouts and isinstance(exc, TimeoutError):
+                    self.unreachable = False
+                    raise
                 if attempt + 1 >= attempts:
                     self.unreachable = True
                     raise Thrift2UnreachableError(
@@ -228,11 +290,37 @@ class Thrift2Client:
     # --- writes -------------------------------------------------------------------------
 
     def put_cells(self, table: str, cells: Sequence[Cell], durability: int | None = None) -> None:
-        """Write Put cells with their own timestamps (one TPut per row, one call)."""
-        if cells:
-            puts = puts_from_cells(cells, durability)
-            self._call(f"putMultiple {table}",
-                       lambda c: c.putMultiple(table.encode(), puts))
+        """Write Put cells with their own timestamps: one TPut per row, one ``putMultiple``
+        per ``max_put_bytes`` of cells. A call that times out is sent again in parts of half
+        its bytes (puts are idempotent: original timestamps), and later calls stay that
+        small; at most ``timeout_retries`` timeouts in a row."""
+        pending = list(reversed(list(chunks_by_bytes(cells, self.put_limit))))
+        failures = 0
+        while pending:
+            part = pending.pop()
+            try:
+                self._call(f"putMultiple {table}",
+                           _put_multiple(table, puts_from_cells(part, durability)),
+                           raise_timeouts=True)
+            except TimeoutError as exc:
+                failures += 1
+                size = cells_bytes(part)
+                if failures > self.timeout_retries:
+                    raise PutTimeoutError(
+                        f"thrift2 gateway {self.endpoint}: putMultiple into table {table} "
+                        f"timed out {failures} times in a row at row "
+                        f"{to_string_binary(part[0].row)} ({len(part)} cell(s), "
+                        f"{format_bytes(size)}); raise [gateway] call_timeout (now "
+                        f"{self.timeout:g} s) or lower [gateway] max_put_bytes (now "
+                        f"{format_bytes(self.max_put_bytes)})") from exc
+                self.put_limit = max(1, min(self.put_limit, size // 2))
+                log.warning("%s: putMultiple into %s of %d cell(s) (%s) timed out (%d of %d); "
+                            "sending it again in calls of at most %s", self.endpoint, table,
+                            len(part), format_bytes(size), failures, self.timeout_retries,
+                            format_bytes(self.put_limit))
+                pending += reversed(list(chunks_by_bytes(part, self.put_limit)))
+            else:
+                failures = 0
 
     def delete_multiple(self, table: str, deletes: Sequence[Any]) -> None:
         """Send Thrift2 ``TDelete`` structs in one ``deleteMultiple`` call."""
@@ -253,47 +341,34 @@ class Thrift2Client:
 
     def scan(self, table: str, start: bytes = b"", stop: bytes = b"",
              columns: Columns | None = None, time_range: tuple[int, int] | None = None,
-             max_versions: int = ALL_VERSIONS, rows_per_call: int = 500) -> Iterator[list[Cell]]:
-        """Rows in ``[start, stop)`` as lists of cells, fetched ``rows_per_call`` at a time.
-        A transport error reopens the scanner after the last row returned."""
-        next_start = start
-        while True:
-            tscan = hbase2.TScan(startRow=next_start, stopRow=stop or None,
-                                 columns=_tcolumns(columns), maxVersions=max_versions,
-                                 timeRange=hbase2.TTimeRange(*time_range) if time_range else None)
-            scanner_id: int = self._call(f"openScanner {table}",
-                                         _open_scanner(table.encode(), tscan))
-            try:
-                while True:
-                    batch = self._client_rows(table, scanner_id, rows_per_call)
-                    if batch is None:
-                        break  # reopen after the last row seen
-                    if not batch:
-                        return
-                    for result in batch:
-                        cells = cells_from_result(result)
-                        next_start = cells[0].row + b"\x00"
-                        yield cells
-            finally:
-                self._close_scanner(scanner_id)
+             max_versions: int = ALL_VERSIONS, rows_per_call: int = DEFAULT_MAX_ROWS
+             ) -> Iterator[list[Cell]]:
+        """The cells of ``[start, stop)`` in HBase's order, as *pieces*: lists of cells of
+        one row. A row is one piece unless it is wider than ``max_result_bytes``; then it
+        comes as consecutive pieces (a caller counting rows counts changes of row key).
+        Calls ask for about ``max_result_bytes`` (at most ``rows_per_call`` Results); a
+        call that fails on the transport reopens the scanner where the last piece ended,
+        asking for less, at most ``timeout_retries`` times in a row
+        (:class:`~hbase_migrate.cluster.scanning.ScanFailedError`)."""
+        trange = hbase2.TTimeRange(*time_range) if time_range else None
+        tcolumns = _tcolumns(columns)
 
-    def _client_rows(self, table: str, scanner_id: int, count: int) -> list[Any] | None:
-        try:
-            rows: list[Any] = self._connect().getScannerRows(scanner_id, count)
-            return rows
-        except (hbase2.TIOError, hbase2.TIllegalArgument) as exc:
-            raise Thrift2Error(f"{self.endpoint}: scan {table}: {exc.message}") from exc
-        except _TRANSPORT_ERRORS as exc:
-            log.warning("%s: scan %s interrupted (%s); reopening", self.endpoint, table, exc)
-            self.close()
-            return None
+        def make_tscan(start_row: bytes, batch: int) -> Any:
+            return hbase2.TScan(startRow=start_row, stopRow=stop or None, columns=tcolumns,
+                                maxVersions=max_versions, timeRange=trange, batchSize=batch)
+
+        scan = AdaptiveScan(self, table, start, stop, make_tscan, cells_from_result,
+                            rows_per_call)
+        self.last_scan = scan
+        return scan.pieces()
 
     def _close_scanner(self, scanner_id: int) -> None:
         if self._client is None:
             return
         try:
             self._client.closeScanner(scanner_id)
-        except (hbase2.TIOError, hbase2.TIllegalArgument, *_TRANSPORT_ERRORS):
+        except (hbase2.TIOError, hbase2.TIllegalArgument, TApplicationException,
+                *_TRANSPORT_ERRORS):
             self.close()
 
     # --- schema and regions -------------------------------------------------------------

@@ -76,7 +76,8 @@ def open_sink(job: ReplayJob) -> KafkaSink:
                           "gateway to read rows back from (thrift2 = \"host:9090\")")
     target = open_job_target(job)
     return KafkaSink(settings, sources, target,
-                     Thrift2Client(endpoints.thrift2, endpoints.transport, endpoints.protocol))
+                     Thrift2Client.with_settings(endpoints.thrift2, job.target.gateway,
+                                                 endpoints.transport, endpoints.protocol))
 
 
 def run(job: ReplayJob, *, observer: Observer | None = None) -> RunSummary:

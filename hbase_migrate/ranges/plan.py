@@ -45,7 +45,12 @@ def plan_ranges(client: Thrift2Client, table: str, max_cells: int = DEFAULT_MAX_
     """The ranges of ``table`` on the source ``client``, in key order, covering every key."""
     planned: list[PlannedRange] = []
     for region in client.regions(table):
-        counts = [(cells[0].row, len(cells)) for cells in
-                  client.scan(table, region.start_key, region.end_key, time_range=time_range)]
+        counts: list[tuple[bytes, int]] = []
+        for piece in client.scan(table, region.start_key, region.end_key,
+                                 time_range=time_range):
+            if counts and counts[-1][0] == piece[0].row:  # a wide row's next piece
+                counts[-1] = (piece[0].row, counts[-1][1] + len(piece))
+            else:
+                counts.append((piece[0].row, len(piece)))
         planned += split_region(table, region.start_key, region.end_key, counts, max_cells)
     return planned

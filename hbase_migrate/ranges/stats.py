@@ -52,11 +52,18 @@ class RangeStats:
 
 
 def digest_rows(key_range: KeyRange, rows: Iterable[list[Cell]]) -> RangeStats:
-    """The statistics of ``rows`` (each a row's cells, rows in key order)."""
+    """The statistics of ``rows``: pieces of rows in key order, each the cells of one row
+    in scan order; consecutive pieces of one row (a wide row split by the scan) count as
+    one row, and the digest is the same whether or not a row was split."""
     digest = hashlib.sha256()
     n_rows = n_cells = 0
+    last_row: bytes | None = None
     for cells in rows:
-        n_rows += 1
+        if not cells:
+            continue
+        if cells[0].row != last_row:
+            n_rows += 1
+            last_row = cells[0].row
         n_cells += len(cells)
         for cell in sorted(cells, key=cell_order):
             feed(digest, cell)

@@ -19,13 +19,15 @@ from hbase_migrate.snapshot.copy import copy_range
 
 def open_thrift2(cluster: ClusterSpec) -> Thrift2Client:
     """A Thrift2 client of ``cluster``, looking its gateway up again before reconnecting
-    (a gateway restarted on new ports is found)."""
+    (a gateway restarted on new ports is found), its calls sized and timed by the
+    migration's ``[gateway]`` settings."""
     endpoints = cluster.endpoints()
     if not endpoints.thrift2:
         raise ConfigError(f"{cluster.role} cluster {endpoints.name!r} names no Thrift2 "
                           "gateway (thrift2 = \"host:9090\"): the copy and the comparison "
                           "need one")
-    return Thrift2Client(endpoints.thrift2, locate=lambda: cluster.endpoints().thrift2)
+    return Thrift2Client.with_settings(endpoints.thrift2, cluster.gateway,
+                                       locate=lambda: cluster.endpoints().thrift2)
 
 
 def target_table(tables: tuple[tuple[str, str], ...], key_range: KeyRange) -> str:

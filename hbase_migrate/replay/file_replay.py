@@ -4,7 +4,8 @@ progress.
 Entries are read in file order with :class:`WalReader`, filtered (:class:`ReplayFilter`),
 converted (:mod:`mutations`) and buffered per target table; when the buffer holds
 ``batch_cells`` cells (an entry without data cells counts as one, so progress over filtered
-stretches is reported too) it is applied, and once every table's ``apply`` has returned
+stretches is reported too) or ``batch_bytes`` bytes of cells (multi-MB cells) it is
+applied, and once every table's ``apply`` has returned
 (acknowledged) ``on_progress`` receives the offset reached: the end of the last entry
 taken, with the index of the next one. Only those offsets may be recorded as replayed.
 
@@ -43,6 +44,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 
+from hbase_migrate.cluster.sizing import cell_bytes
 from hbase_migrate.errors import WalCorruptError
 from hbase_migrate.replay.apply import AppliedCounts, ReplayTarget, require_families
 from hbase_migrate.replay.errors import ReplayError
@@ -72,10 +74,13 @@ class ReplaySpec:
     filter: ReplayFilter = field(default_factory=ReplayFilter)
     batch_cells: int = 5000
     in_flight: int = 2
+    batch_bytes: int = 16 * 1024 * 1024
 
     def __post_init__(self) -> None:
         if self.batch_cells < 1:
             raise ValueError(f"batch_cells must be >= 1, got {self.batch_cells}")
+        if self.batch_bytes < 1:
+            raise ValueError(f"batch_bytes must be >= 1, got {self.batch_bytes}")
         if self.in_flight < 0:
             raise ValueError(f"in_flight must be >= 0, got {self.in_flight}")
 
@@ -213,6 +218,7 @@ class _Run:
         self.applier = _Applier(target, self.lock, spec.in_flight, name)
         self.pending: Batch = {}
         self.weight = 0
+        self.bytes = 0  # of the data cells buffered
         self.offset = 0
         self.next_index: int | None = None
         self.reported: tuple[int, int] | None = None
@@ -283,6 +289,7 @@ class _Run:
         mutations = to_mutations(data, position)
         self.pending.setdefault(dst, []).extend(mutations)
         self.tags += count_tags(data)
+        self.bytes += sum(cell_bytes(c) for c in data)
         self.entries_applied += 1
         return mutation_cells(mutations)
 
@@ -298,7 +305,7 @@ class _Run:
             self.applier.hand(self.pending, report)
             self.pending = {}
             self.reported = here
-        self.weight = 0
+        self.weight = self.bytes = 0
         while self._acknowledged(wait=False):
             pass
 
@@ -356,7 +363,7 @@ def replay_file(source: Source, spec: ReplaySpec, target: ReplayTarget, *,
                     except ReplayError:
                         run.drain()
                         raise
-                    if run.weight >= spec.batch_cells:
+                    if run.weight >= spec.batch_cells or run.bytes >= spec.batch_bytes:
                         run.flush()
             except WalCorruptError:
                 run.drain()

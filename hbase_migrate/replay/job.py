@@ -104,7 +104,9 @@ class ReplayJob:
         flt = ReplayFilter.build([f"{t.source}={t.target}" for t in self.tables],
                                  {t.source: t.families for t in self.tables if t.families},
                                  start_time=start, end_time=self.end)
-        return ReplaySpec(flt, self.batch_cells, self.spec.replay.batches_in_flight)
+        # a batch of about four put calls: multi-MB cells make small batches
+        return ReplaySpec(flt, self.batch_cells, self.spec.replay.batches_in_flight,
+                          batch_bytes=4 * self.spec.target.gateway.max_put_bytes)
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ from typing import Protocol
 
 from hbase_migrate.cluster.endpoints import ClusterEndpoints
 from hbase_migrate.cluster.errors import GatewayUnreachableError
+from hbase_migrate.cluster.sizing import GatewaySettings
 from hbase_migrate.cluster.thrift1 import Thrift1Client
 from hbase_migrate.cluster.thrift2 import Thrift2Client
 from hbase_migrate.replay.apply import TargetUnavailableError
@@ -49,10 +50,12 @@ def open_target(cluster: ClusterEndpoints | EndpointSource, *,
     endpoints = cluster if isinstance(cluster, ClusterEndpoints) else cluster.endpoints()
     target: Thrift2Target | Thrift1Target
     if endpoints.thrift2 and not force_thrift1:
-        target = Thrift2Target(Thrift2Client(endpoints.thrift2, endpoints.transport,
-                                             endpoints.protocol,
-                                             locate=_locate(source, "thrift2")),
-                               cluster=endpoints.name)
+        # a ClusterSpec carries the migration's [gateway] settings (put sizes, timeout)
+        settings = getattr(source, "gateway", None)
+        target = Thrift2Target(Thrift2Client.with_settings(
+            endpoints.thrift2, settings if isinstance(settings, GatewaySettings)
+            else GatewaySettings(), endpoints.transport, endpoints.protocol,
+            locate=_locate(source, "thrift2")), cluster=endpoints.name)
     else:
         target = Thrift1Target(Thrift1Client(endpoints.thrift, endpoints.transport,
                                              endpoints.protocol,

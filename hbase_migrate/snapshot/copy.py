@@ -2,6 +2,11 @@
 
 Cells keep their original timestamps, so copying twice gives the same target (idempotent),
 and WAL edits replayed later with their own timestamps order correctly against the copy.
+
+Memory stays bounded by bytes, whatever the cell sizes: the source is scanned in calls of
+about its ``max_result_bytes`` (a row wider than that comes in pieces), and the cells read
+are handed to the writer in batches of at most ``batch_cells`` cells and the target's
+``max_put_bytes`` (two batches queued, one being written).
 """
 
 from __future__ import annotations
@@ -12,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from hbase_migrate.cluster.descriptors import RegionDescriptor
+from hbase_migrate.cluster.sizing import cell_bytes
 from hbase_migrate.cluster.thrift2 import Thrift2Client
 from hbase_migrate.wal.model import Cell
 
@@ -27,10 +33,11 @@ class CopyStats:
 
 
 def _read_batches(source: Thrift2Client, table: str, start: bytes, stop: bytes,
-                  time_range: tuple[int, int] | None, batch_cells: int,
+                  time_range: tuple[int, int] | None, batch_cells: int, batch_bytes: int,
                   out: queue.Queue[list[Cell] | BaseException | None],
                   halt: threading.Event, counts: list[int]) -> None:
-    """The reading half of a copy: batches of whole rows into ``out``, then None."""
+    """The reading half of a copy: batches of cells (at most ``batch_cells`` and, but for a
+    single larger cell, ``batch_bytes``) into ``out``, then None. ``counts``: rows, cells."""
     def put(item: list[Cell] | BaseException | None) -> bool:
         while not halt.is_set():
             try:
@@ -42,14 +49,20 @@ def _read_batches(source: Thrift2Client, table: str, start: bytes, stop: bytes,
 
     try:
         pending: list[Cell] = []
-        for row_cells in source.scan(table, start, stop, time_range=time_range):
-            pending.extend(row_cells)
-            counts[0] += 1
-            counts[1] += len(row_cells)
-            if len(pending) >= batch_cells:
-                if not put(pending):
-                    return
-                pending = []
+        size, last_row = 0, None
+        for piece in source.scan(table, start, stop, time_range=time_range):
+            if piece[0].row != last_row:  # a wide row comes in several pieces
+                counts[0] += 1
+                last_row = piece[0].row
+            counts[1] += len(piece)
+            for cell in piece:
+                weight = cell_bytes(cell)
+                if pending and (len(pending) >= batch_cells or size + weight > batch_bytes):
+                    if not put(pending):
+                        return
+                    pending, size = [], 0
+                pending.append(cell)
+                size += weight
         if put(pending):
             put(None)
     except BaseException as exc:
@@ -60,12 +73,13 @@ def copy_range(source: Thrift2Client, target: Thrift2Client, table: str, target_
                start: bytes = b"", stop: bytes = b"", time_range: tuple[int, int] | None = None,
                batch_cells: int = 2000) -> CopyStats:
     """Copy the cells of ``[start, stop)`` (every version the source returns). The source
-    is read in a second thread while the target writes the previous batch."""
+    is read in a second thread while the target writes the previous batch; batches hold at
+    most ``batch_cells`` cells and the target's ``max_put_bytes``."""
     batches: queue.Queue[list[Cell] | BaseException | None] = queue.Queue(maxsize=2)
     halt, counts = threading.Event(), [0, 0]
     reader = threading.Thread(target=_read_batches, name=f"read {table}", daemon=True,
                               args=(source, table, start, stop, time_range, batch_cells,
-                                    batches, halt, counts))
+                                    target.max_put_bytes, batches, halt, counts))
     reader.start()
     try:
         while (item := batches.get()) is not None:

@@ -1,7 +1,8 @@
 """Repair a key range of the target from the source, as HBase's SyncTable does: a put for
 every cell missing on the target or different there (the source's value, same timestamp),
 an exact-version delete for every cell only the target has. Both scans stream in key order;
-writes go in batches.
+writes go in batches of at most ``batch_cells`` cells and, for puts, the target's
+``max_put_bytes`` (memory stays bounded whatever the cell sizes).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hbase_migrate.bytesutil import to_string_binary
+from hbase_migrate.cluster.sizing import cell_bytes
 from hbase_migrate.cluster.thrift2 import Thrift2Client
 from hbase_migrate.ranges.keyrange import KeyRange
 from hbase_migrate.ranges.stats import cell_order
@@ -50,17 +52,23 @@ def repair_range(source: Thrift2Client, target: Thrift2Client, key_range: KeyRan
     result = RangeRepair(key_range)
     puts: list[Cell] = []
     deletes: list[Cell] = []
+    put_bytes = 0
 
     def note(kind: str, cell: Cell) -> None:
         if len(result.changes) < note_limit:
             result.changes.append(f"{kind}: {describe(cell)}")
 
+    def put(cell: Cell) -> None:
+        nonlocal put_bytes
+        puts.append(cell)
+        put_bytes += cell_bytes(cell)
+
     def flush(force: bool = False) -> None:
-        nonlocal puts, deletes
-        if puts and (force or len(puts) >= batch_cells):
+        nonlocal puts, deletes, put_bytes
+        if puts and (force or len(puts) >= batch_cells or put_bytes >= target.max_put_bytes):
             target.put_cells(target_table, puts)
             result.puts += len(puts)
-            puts = []
+            puts, put_bytes = [], 0
         if deletes and (force or len(deletes) >= batch_cells):
             target.delete_multiple(target_table, deletes_from_cells(deletes))
             result.deletes += len(deletes)
@@ -72,7 +80,7 @@ def repair_range(source: Thrift2Client, target: Thrift2Client, key_range: KeyRan
     while a is not None or b is not None:
         if b is None or (a is not None and cell_order(a) < cell_order(b)):
             assert a is not None
-            puts.append(a)
+            put(a)
             note("put missing", a)
             a = next(left, None)
         elif a is None or cell_order(b) < cell_order(a):
@@ -81,7 +89,7 @@ def repair_range(source: Thrift2Client, target: Thrift2Client, key_range: KeyRan
             b = next(right, None)
         else:
             if a.value != b.value:
-                puts.append(a)
+                put(a)
                 note("put different", a)
             a, b = next(left, None), next(right, None)
         flush()

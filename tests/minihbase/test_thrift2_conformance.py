@@ -163,6 +163,35 @@ def test_scan_bounds_and_many_rows(t2, table_name):
     assert got == [r for r in sorted(rows) if b"\x40" <= r < b"\x80\x00"]
 
 
+def test_batch_size_splits_a_row_into_consecutive_results(raw, t2, table_name):
+    """TScan.batchSize caps the cells of a Result: a wider row comes as several Results of
+    that many cells (the last one fewer), one after the other, in the row's cell order;
+    getScannerRows counts Results, not rows."""
+    create(t2, table_name)
+    cells = [put(b"a", b"q%d" % q, ts) for q in range(3) for ts in (2, 1)] + [
+        put(b"b", b"q", 1)]
+    t2.put_cells(table_name, cells)
+    scanner = raw.openScanner(table_name.encode(), hbase2.TScan(maxVersions=5, batchSize=4))
+    try:
+        first = raw.getScannerRows(scanner, 2)
+        rest = raw.getScannerRows(scanner, 10)
+    finally:
+        raw.closeScanner(scanner)
+    got = [(r.row, [(cv.qualifier, cv.timestamp) for cv in r.columnValues])
+           for r in first + rest]
+    assert got == [(b"a", [(b"q0", 2), (b"q0", 1), (b"q1", 2), (b"q1", 1)]),
+                   (b"a", [(b"q2", 2), (b"q2", 1)]), (b"b", [(b"q", 1)])]
+    assert len(first) == 2
+    # partial: Result.mayHaveMoreCellsInRow(), true but on a row's last piece
+    assert [r.partial for r in first + rest] == [True, False, False]
+    # the client's byte-sized scan joins the pieces again: one list per row
+    small = Thrift2Client(t2.endpoint, max_result_bytes=1024)
+    with small:
+        rows = list(small.scan(table_name))
+    assert [[(c.qualifier, c.timestamp) for c in row] for row in rows] == [
+        [(b"q0", 2), (b"q0", 1), (b"q1", 2), (b"q1", 1), (b"q2", 2), (b"q2", 1)], [(b"q", 1)]]
+
+
 def test_mutate_row_applies_put_and_delete_in_order(raw, t2, table_name):
     """mutateRow applies its mutations to one row in the given order."""
     create(t2, table_name)
