@@ -46,7 +46,7 @@ from hbase_migrate.replay.apply import AppliedCounts, count_cells
 from hbase_migrate.replay.file_replay import ReplaySpec, replay_file
 from hbase_migrate.replay.filters import ReplayFilter
 from hbase_migrate.replay.mutations import RowMutation
-from hbase_migrate.replay.thrift2_target import Thrift2Target, write_cells
+from hbase_migrate.replay.thrift2_target import Thrift2Target
 from hbase_migrate.wal.model import Cell, CellType, WalKey
 from hbase_migrate.wal.reader import WalReader
 from hbase_migrate.wal.writer import WalOptions, WalWriter
@@ -128,7 +128,7 @@ def read_only(path: Path) -> int:
 
 def raw_write(client: Thrift2Client, table: str, cells: Sequence[Cell], batch: int) -> int:
     for i in range(0, len(cells), batch):
-        write_cells(client, table, cells[i:i + batch])
+        client.write_cells(table, cells[i:i + batch])
     return len(cells)
 
 

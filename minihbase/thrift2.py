@@ -27,8 +27,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from hbase_migrate.cluster.descriptors import RegionDescriptor
+from hbase_migrate.cluster.mutations import DELETE_TYPES
 from hbase_migrate.cluster.thrift2 import family_from_thrift, family_to_thrift
-from hbase_migrate.cluster.thrift2 import hbase2 as T
+from hbase_migrate.cluster.thrift2_idl import hbase2 as T
 from hbase_migrate.tablename import DEFAULT_NAMESPACE, split_table_name
 from hbase_migrate.wal.model import Cell, CellType
 from minihbase.cluster import Cluster
@@ -44,12 +45,7 @@ from minihbase.model import (
 )
 
 SERVICE = T.THBaseService
-_DELETE_TYPES = {
-    T.TDeleteType.DELETE_COLUMN: CellType.DELETE,
-    T.TDeleteType.DELETE_COLUMNS: CellType.DELETE_COLUMN,
-    T.TDeleteType.DELETE_FAMILY: CellType.DELETE_FAMILY,
-    T.TDeleteType.DELETE_FAMILY_VERSION: CellType.DELETE_FAMILY_VERSION,
-}
+_DELETE_TYPES = {kind: cell_type for cell_type, kind in DELETE_TYPES.items()}  # TDeleteType ->
 
 
 def translate(exc: MiniHBaseError, declared: tuple[type, ...]) -> Exception:

@@ -25,7 +25,6 @@ from hbase_migrate.cluster.endpoints import ClusterEndpoints, parse_host_port
 from hbase_migrate.cluster.errors import ClusterError
 from hbase_migrate.cluster.thrift2 import Thrift2Client
 from hbase_migrate.errors import ConfigError
-from hbase_migrate.replay.thrift2_target import write_cells
 from hbase_migrate.tablename import normalize_table_name
 from hbase_migrate.wal.model import Cell, CellType
 
@@ -180,7 +179,7 @@ class Workload:
         if picked is None:
             return self._t2_put_versions()
         row, fam, qual, ts = picked
-        write_cells(self.t2, self.spec.table, [Cell(row, fam, qual, ts, CellType.DELETE)])
+        self.t2.write_cells(self.spec.table, [Cell(row, fam, qual, ts, CellType.DELETE)])
         return 1
 
     def _t2_delete_family_version(self) -> int:
@@ -189,19 +188,19 @@ class Workload:
             return self._t2_put_versions()
         row, fam, _, ts = picked
         cell = Cell(row, fam, b"", ts, CellType.DELETE_FAMILY_VERSION)
-        write_cells(self.t2, self.spec.table, [cell])
+        self.t2.write_cells(self.spec.table, [cell])
         return 1
 
     def _t2_delete_column(self) -> int:
         row, (fam, qual) = self._row(), self._column()
-        write_cells(self.t2, self.spec.table,
+        self.t2.write_cells(self.spec.table,
                              [Cell(row, fam, qual, self._ts(), CellType.DELETE_COLUMN)])
         return 1
 
     def _t2_delete_family(self) -> int:
         cell = Cell(self._row(), self.rng.choice(FAMILIES).name, b"", self._ts(),
                     CellType.DELETE_FAMILY)
-        write_cells(self.t2, self.spec.table, [cell])
+        self.t2.write_cells(self.spec.table, [cell])
         return 1
 
     # --- the loop --------------------------------------------------------------------------

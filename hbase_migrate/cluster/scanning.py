@@ -140,7 +140,8 @@ class AdaptiveScan:
     def _fetch(self, scanner_id: int) -> list[Any] | None:
         """One ``getScannerRows`` call; None when it failed and the scanner must be
         reopened (counted: :meth:`_failed` raises once there were too many)."""
-        from hbase_migrate.cluster.thrift2 import TRANSPORT_ERRORS, hbase2
+        from hbase_migrate.cluster.thrift2 import TRANSPORT_ERRORS
+        from hbase_migrate.cluster.thrift2_idl import hbase2
 
         try:
             results: list[Any] = self.client._connect().getScannerRows(scanner_id,

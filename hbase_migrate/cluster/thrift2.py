@@ -1,10 +1,8 @@
 """A typed client of HBase's Thrift2 gateway (THBaseService), the exact write path.
 
-Thrift2 carries a timestamp per cell and every delete type, so WAL cells map one to one:
-Put -> TColumnValue with its timestamp; Delete(8) -> DELETE_COLUMN, DeleteColumn(12) ->
-DELETE_COLUMNS, DeleteFamily(14) -> DELETE_FAMILY, DeleteFamilyVersion(10) ->
-DELETE_FAMILY_VERSION, each TColumn with its own timestamp (the server then ignores the
-TDelete's). Calls that fail on the transport are retried with exponential backoff on a new
+Thrift2 carries a timestamp per cell and every delete type, so WAL cells map one to one
+(:mod:`hbase_migrate.cluster.mutations`, written by :meth:`Thrift2Client.write_cells`).
+Calls that fail on the transport are retried with exponential backoff on a new
 connection, the gateway's endpoint looked up again first (``locate``: a gateway restarted on
 new ports is found on the next attempt); an error answered by the server (TIOError,
 TIllegalArgument) is not retried. What stays unreachable raises
@@ -25,11 +23,9 @@ import logging
 import socket
 import time
 from collections.abc import Callable, Iterator, Sequence
-from pathlib import Path
 from types import TracebackType
 from typing import Any, Self, TypeVar
 
-import thriftpy2
 from thriftpy2.protocol import TBinaryProtocolFactory, TCompactProtocolFactory
 from thriftpy2.rpc import make_client
 from thriftpy2.thrift import TApplicationException
@@ -48,6 +44,7 @@ from hbase_migrate.cluster.descriptors import (
 )
 from hbase_migrate.cluster.endpoints import Locate, parse_host_port, reason, relocated, tried
 from hbase_migrate.cluster.errors import ClusterError, GatewayUnreachableError
+from hbase_migrate.cluster.mutations import deletes_from_cells, puts_from_cells, runs
 from hbase_migrate.cluster.scanning import AdaptiveScan
 from hbase_migrate.cluster.sizing import (
     DEFAULT_MAX_PUT_BYTES,
@@ -59,13 +56,11 @@ from hbase_migrate.cluster.sizing import (
     chunks_by_bytes,
     format_bytes,
 )
+from hbase_migrate.cluster.thrift2_idl import hbase2
 from hbase_migrate.tablename import split_table_name
 from hbase_migrate.wal.model import Cell, CellType
 
 log = logging.getLogger(__name__)
-
-IDL_PATH = Path(__file__).with_name("hbase2.thrift")
-hbase2: Any = thriftpy2.load(str(IDL_PATH), module_name="hbase2_thrift")
 
 ALL_VERSIONS = FOREVER  # the server caps versions at each family's VERSIONS
 Columns = Sequence[tuple[bytes, bytes | None]]  # (family, qualifier or None = whole family)
@@ -91,18 +86,6 @@ def first_line(message: object) -> str:
     """The first line of a server's message (HBase appends Java stack traces)."""
     text = str(message or "").strip()
     return text.splitlines()[0] if text else "(no message)"
-
-
-def puts_from_cells(cells: Sequence[Cell], durability: int | None = None) -> list[Any]:
-    """One TPut per row (rows in order of first appearance), each cell with its timestamp."""
-    by_row: dict[bytes, list[Any]] = {}
-    for c in cells:
-        if c.type != CellType.PUT:
-            raise ValueError(f"not a Put cell: type {c.type} at row {c.row!r}")
-        by_row.setdefault(c.row, []).append(hbase2.TColumnValue(
-            family=c.family, qualifier=c.qualifier, value=c.value, timestamp=c.timestamp))
-    return [hbase2.TPut(row=row, columnValues=values, durability=durability)
-            for row, values in by_row.items()]
 
 
 def cells_from_result(result: Any) -> list[Cell]:
@@ -327,6 +310,15 @@ class Thrift2Client:
         if deletes:
             self._call(f"deleteMultiple {table}",
                        lambda c: c.deleteMultiple(table.encode(), list(deletes)))
+
+    def write_cells(self, table: str, cells: Sequence[Cell]) -> None:
+        """Write cells exactly, in their order (:mod:`hbase_migrate.cluster.mutations`):
+        each run of puts or of deletes in its own calls."""
+        for run in runs(cells):
+            if run[0].type == CellType.PUT:
+                self.put_cells(table, run)
+            else:
+                self.delete_multiple(table, deletes_from_cells(run))
 
     # --- reads --------------------------------------------------------------------------
 

@@ -12,11 +12,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hbase_migrate.bytesutil import to_string_binary
+from hbase_migrate.cluster.mutations import deletes_from_cells
 from hbase_migrate.cluster.sizing import cell_bytes
 from hbase_migrate.cluster.thrift2 import Thrift2Client
 from hbase_migrate.ranges.keyrange import KeyRange
 from hbase_migrate.ranges.stats import cell_order
-from hbase_migrate.replay.thrift2_target import deletes_from_cells
 from hbase_migrate.wal.model import Cell, CellType
 
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 import pytest
 
 from hbase_migrate.cluster.descriptors import FOREVER, FamilyDescriptor, TableDescriptor
-from hbase_migrate.cluster.thrift2 import Thrift2Client, Thrift2Error, hbase2
-from hbase_migrate.replay.thrift2_target import write_cells
+from hbase_migrate.cluster.thrift2 import Thrift2Client, Thrift2Error
+from hbase_migrate.cluster.thrift2_idl import hbase2
 from hbase_migrate.wal.model import Cell, CellType
 from minihbase.server import MiniHBase
 
@@ -44,7 +44,7 @@ def test_delete_version_masks_exactly_one_version_even_for_later_puts(t2, table_
     """Delete(8) at t masks only the version at t, including a put at t arriving later."""
     create(t2, table_name)
     t2.put_cells(table_name, [put(b"r", b"q", ts) for ts in (1, 2, 3)])
-    write_cells(t2, table_name, [Cell(b"r", b"f", b"q", 2, DEL)])
+    t2.write_cells(table_name, [Cell(b"r", b"f", b"q", 2, DEL)])
     assert versions(t2.get(table_name, b"r")) == [(b"f", b"q", 3), (b"f", b"q", 1)]
     t2.put_cells(table_name, [put(b"r", b"q", 2, b"again")])
     assert versions(t2.get(table_name, b"r")) == [(b"f", b"q", 3), (b"f", b"q", 1)]
@@ -56,7 +56,7 @@ def test_older_version_resurfaces_after_delete_without_compaction(t2, table_name
     create(t2, table_name, FamilyDescriptor(b"f", max_versions=2))
     t2.put_cells(table_name, [put(b"r", b"q", ts) for ts in (1, 2, 3)])
     assert [c.timestamp for c in t2.get(table_name, b"r")] == [3, 2]
-    write_cells(t2, table_name, [Cell(b"r", b"f", b"q", 3, DEL)])
+    t2.write_cells(table_name, [Cell(b"r", b"f", b"q", 3, DEL)])
     assert [c.timestamp for c in t2.get(table_name, b"r")] == [2, 1]
 
 
@@ -67,7 +67,7 @@ def test_delete_family_version_masks_every_column_at_that_ts(t2, table_name):
     cells = [put(b"r", q, ts, family=fam) for fam in (b"f", b"g") for q in (b"a", b"b")
              for ts in (5, 6)]
     t2.put_cells(table_name, cells)
-    write_cells(t2, table_name, [Cell(b"r", b"f", b"", 5, DFV)])
+    t2.write_cells(table_name, [Cell(b"r", b"f", b"", 5, DFV)])
     assert versions(t2.get(table_name, b"r")) == [
         (b"f", b"a", 6), (b"f", b"b", 6), (b"g", b"a", 6), (b"g", b"a", 5), (b"g", b"b", 6),
         (b"g", b"b", 5)]
@@ -80,9 +80,9 @@ def test_delete_column_and_delete_family_by_timestamp(t2, table_name):
     family <= t; a put above the marker stays visible."""
     create(t2, table_name)
     t2.put_cells(table_name, [put(b"r", q, ts) for q in (b"a", b"b") for ts in (1, 2, 3)])
-    write_cells(t2, table_name, [Cell(b"r", b"f", b"a", 2, DCOL)])
+    t2.write_cells(table_name, [Cell(b"r", b"f", b"a", 2, DCOL)])
     assert versions(t2.get(table_name, b"r", columns=[(b"f", b"a")])) == [(b"f", b"a", 3)]
-    write_cells(t2, table_name, [Cell(b"r", b"f", b"", 1, DFAM)])
+    t2.write_cells(table_name, [Cell(b"r", b"f", b"", 1, DFAM)])
     assert versions(t2.get(table_name, b"r")) == [(b"f", b"a", 3), (b"f", b"b", 3),
                                                    (b"f", b"b", 2)]
 

@@ -26,7 +26,6 @@ from hbase_migrate.cluster.thrift2 import Thrift2Client
 from hbase_migrate.config import IN_PROCESS, load_config
 from hbase_migrate.lifecycle import prepare, replay, snapshot, validate
 from hbase_migrate.replay.discovery import open_wal_store
-from hbase_migrate.replay.thrift2_target import write_cells
 from hbase_migrate.validate.compare import compare_tables
 from hbase_migrate.wal.model import Cell, CellType
 from minihbase.cli.minicluster import call_admin
@@ -149,7 +148,7 @@ def test_multi_mb_cells_and_a_50_mb_row_are_copied_replayed_and_validated(
                  Cell(b"row-big-05", b"d", b"doc", ts + 1, CellType.DELETE, b""),
                  Cell(WIDE, b"d", b"c9999", ts + 10, CellType.PUT, value(2, 5 * MB))]
         with Thrift2Client(real.thrift2, timeout=60.0) as client:
-            write_cells(client, SOURCE, later)
+            client.write_cells(SOURCE, later)
         call_admin(real_hbase.cluster_json, "flush")  # rolled WALs can then be archived
         rolled_at = int(time.time() * 1000)
         call_admin(real_hbase.cluster_json, "roll")

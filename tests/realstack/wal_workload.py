@@ -7,7 +7,8 @@ from __future__ import annotations
 from thriftpy2.rpc import make_client
 
 from hbase_migrate.cluster.descriptors import FamilyDescriptor, TableDescriptor
-from hbase_migrate.cluster.thrift2 import Thrift2Client, hbase2
+from hbase_migrate.cluster.thrift2 import Thrift2Client
+from hbase_migrate.cluster.thrift2_idl import hbase2
 
 TABLES = {"golden_a": (b"\x40", b"\x80"), "golden_b": ()}
 ROWS = (b"\x00\x01", b"row-1", b"\x7f\xff", b"\xc3\xa9t\xc3\xa9", b"\xff\xfe\x00")

@@ -11,7 +11,7 @@ import pytest
 
 from hbase_migrate.replay.file_replay import FileProgress, ReplaySpec, replay_file
 from hbase_migrate.replay.filters import ReplayFilter
-from hbase_migrate.replay.thrift2_target import Thrift2Target, write_cells
+from hbase_migrate.replay.thrift2_target import Thrift2Target
 from hbase_migrate.validate.compare import compare_tables
 from hbase_migrate.wal.model import Cell, CellType
 from hbase_migrate.wal.reader import WalReader
@@ -69,7 +69,7 @@ VARIANTS = {
 
 def _apply_to_source(clusters: Clusters, table: str) -> None:
     for cells in CALLS:
-        write_cells(clusters.src, table, cells)
+        clusters.src.write_cells(table, cells)
 
 
 @pytest.mark.parametrize("variant", list(VARIANTS))

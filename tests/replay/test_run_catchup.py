@@ -18,7 +18,6 @@ from hbase_migrate.config import load_config
 from hbase_migrate.replay.discovery import SOURCE, reconcile
 from hbase_migrate.replay.job import FileTask, ReplayJob
 from hbase_migrate.replay.run import Observer, RunSummary, run_replay
-from hbase_migrate.replay.thrift2_target import write_cells
 from hbase_migrate.validate.compare import compare_tables
 from hbase_migrate.wal import markers as M
 from hbase_migrate.wal.messages import TableName
@@ -66,7 +65,7 @@ class Setup:
 
     def source_writes(self, calls: Sequence[Sequence[Cell]]) -> None:
         for cells in calls:
-            write_cells(self.clusters.src, self.table, cells)
+            self.clusters.src.write_cells(self.table, cells)
 
     def equal(self) -> bool:
         return compare_tables(self.clusters.src, self.clusters.dst, self.table).equal

@@ -13,7 +13,6 @@ from hbase_migrate.cluster.thrift2 import Thrift2Client
 from hbase_migrate.config import load_config
 from hbase_migrate.replay.job import ReplayJob
 from hbase_migrate.replay.run import run_replay
-from hbase_migrate.replay.thrift2_target import write_cells
 from hbase_migrate.validate.compare import compare_tables
 from hbase_migrate.wal.model import Cell, CellType
 from minihbase.server import MiniHBase
@@ -32,9 +31,9 @@ def test_catch_up_from_a_live_minicluster(tmp_path: Path) -> None:
         target.create_table(desc)
         now = now_ms()
         for i in range(20):
-            write_cells(source, "events", [Cell(b"r%02d" % i, b"d", b"q", now + i,
+            source.write_cells("events", [Cell(b"r%02d" % i, b"d", b"q", now + i,
                                                CellType.PUT, b"v%d" % i)])
-        write_cells(source, "events", [Cell(b"r03", b"d", b"q", now + 3,
+        source.write_cells("events", [Cell(b"r03", b"d", b"q", now + 3,
                                            CellType.DELETE_COLUMN)])
         (tmp_path / "m.toml").write_text(
             f'[migration]\nname = "live"\nledger = "sqlite:///{tmp_path / "l.db"}"\n'

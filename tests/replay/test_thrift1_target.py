@@ -17,7 +17,7 @@ from hbase_migrate.replay.thrift1_target import (
     FAMILY_VERSION_LOSSY,
     Thrift1Target,
 )
-from hbase_migrate.replay.thrift2_target import Thrift2Target, write_cells
+from hbase_migrate.replay.thrift2_target import Thrift2Target
 from hbase_migrate.validate.compare import compare_tables
 from hbase_migrate.wal.model import Cell, CellType
 from tests.replay.conftest import Clusters, T, entries_for, make_wal, scan_all
@@ -48,7 +48,7 @@ def test_exact_types_and_one_version_deletes_converge(clusters: Clusters, table:
                                                      tmp_path: Path) -> None:
     clusters.create(table)
     for cells in EXACT_CALLS:
-        write_cells(clusters.src, table, cells)
+        clusters.src.write_cells(table, cells)
     wal = make_wal(tmp_path / "wal.t1", entries_for(table, EXACT_CALLS))
     result = replay_file(wal, ReplaySpec(), Thrift1Target(clusters.dst1))
     comparison = compare_tables(clusters.src, clusters.dst, table)

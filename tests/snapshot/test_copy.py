@@ -11,7 +11,6 @@ import pytest
 
 from hbase_migrate.cluster.descriptors import FamilyDescriptor, TableDescriptor
 from hbase_migrate.cluster.thrift2 import Thrift2Client
-from hbase_migrate.replay.thrift2_target import write_cells
 from hbase_migrate.snapshot.copy import copy_table
 from hbase_migrate.snapshot.schema import SchemaMismatchError, copy_schema, split_points
 from hbase_migrate.validate.compare import compare_tables
@@ -45,7 +44,7 @@ def _fill(client: Thrift2Client) -> set[tuple[bytes, bytes, bytes, int, bytes]]:
         client.put_cells("orders", puts)
         visible |= {(c.row, c.family, c.qualifier, c.timestamp, c.value) for c in puts}
     # One exact version deleted: it must not be copied, its neighbours must.
-    write_cells(client, "orders", [Cell(b"s", b"d", b"q", T + 1, CellType.DELETE)])
+    client.write_cells("orders", [Cell(b"s", b"d", b"q", T + 1, CellType.DELETE)])
     visible.discard((b"s", b"d", b"q", T + 1, b"v4-1"))
     return visible
 
@@ -79,7 +78,7 @@ def test_comparison_names_each_kind_of_difference(
     _fill(src)
     copy_schema(src, dst, "orders")
     copy_table(src, dst, "orders", "orders")
-    write_cells(dst, "orders", [Cell(b"a", b"d", b"q", T + 2, CellType.DELETE)])
+    dst.write_cells("orders", [Cell(b"a", b"d", b"q", T + 2, CellType.DELETE)])
     dst.put_cells("orders", [Cell(b"zz", b"d", b"extra", 7, CellType.PUT, b"x"),
                              Cell(b"f", b"m", b"", T + 50, CellType.PUT, b"changed")])
     result = compare_tables(src, dst, "orders")

@@ -22,7 +22,6 @@ from hbase_migrate.replay.discovery import SOURCE
 from hbase_migrate.replay.job import ReplayJob
 from hbase_migrate.replay.run import run_replay
 from hbase_migrate.replay.spark import JOB_GROUP, spark_executor
-from hbase_migrate.replay.thrift2_target import write_cells
 from hbase_migrate.validate.compare import compare_tables
 from minihbase.server import MiniHBase
 from spark_apps.replay_wal import parse_args
@@ -70,7 +69,7 @@ def test_one_task_per_file_and_outcomes_in_the_ledger(spark: Any, tmp_path: Path
                  root.write(RS2, T + 20, table, calls["c"])]
         bad_offset = corrupt_entry(files[2], 4)
         for cells in [*calls["a"], *calls["b"], *calls["c"][:4]]:
-            write_cells(source, table, cells)
+            source.write_cells(table, cells)
         config = write_config(tmp_path, source=source_endpoints("localhost:9090",
                                                                 root=root.root),
                               target=dst.endpoints, tables=[table])
