@@ -16,15 +16,10 @@ from typing import Any
 
 from hbase_migrate.cluster.thrift2 import Thrift2Client
 from hbase_migrate.ranges.keyrange import KeyRange
-from hbase_migrate.wal.model import Cell
+from hbase_migrate.wal.model import Cell, cell_order
 
 _LEN = struct.Struct(">I")
 _TS_TYPE = struct.Struct(">qB")
-
-
-def cell_order(cell: Cell) -> tuple[bytes, bytes, bytes, int, int]:
-    """HBase's cell order: row, family, qualifier ascending; timestamp, type descending."""
-    return (cell.row, cell.family, cell.qualifier, -cell.timestamp, -cell.type)
 
 
 def feed(digest: Any, cell: Cell) -> None:

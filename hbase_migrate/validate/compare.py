@@ -12,19 +12,32 @@ from dataclasses import dataclass, field
 
 from hbase_migrate.bytesutil import to_string_binary
 from hbase_migrate.cluster.thrift2 import Thrift2Client
-from hbase_migrate.wal.model import Cell
-
-CellKey = tuple[bytes, bytes, bytes, int, int]
+from hbase_migrate.wal.model import Cell, cell_order
 
 
-def _key(cell: Cell) -> CellKey:
-    # HBase order: row, family, qualifier ascending; timestamp and type descending.
-    return (cell.row, cell.family, cell.qualifier, -cell.timestamp, -cell.type)
-
-
-def _cells(client: Thrift2Client, table: str, start: bytes, stop: bytes) -> Iterator[Cell]:
+def scan_cells(client: Thrift2Client, table: str, start: bytes, stop: bytes
+               ) -> Iterator[Cell]:
+    """Every visible cell version of ``[start, stop)``, in HBase's cell order."""
     for row_cells in client.scan(table, start, stop):
-        yield from sorted(row_cells, key=_key)
+        yield from sorted(row_cells, key=cell_order)
+
+
+def aligned(left: Iterator[Cell], right: Iterator[Cell]
+            ) -> Iterator[tuple[Cell | None, Cell | None]]:
+    """Two streams of cells in HBase's order walked together: ``(a, None)`` for a cell only
+    on the left, ``(None, b)`` only on the right, ``(a, b)`` for the same key on both (the
+    values may differ)."""
+    a, b = next(left, None), next(right, None)
+    while a is not None or b is not None:
+        if b is None or (a is not None and cell_order(a) < cell_order(b)):
+            yield a, None
+            a = next(left, None)
+        elif a is None or cell_order(b) < cell_order(a):
+            yield None, b
+            b = next(right, None)
+        else:
+            yield a, b
+            a, b = next(left, None), next(right, None)
 
 
 @dataclass
@@ -59,26 +72,21 @@ def compare_tables(source: Thrift2Client, target: Thrift2Client, table: str,
                    example_limit: int = 20) -> Comparison:
     """Compare ``[start, stop)`` of ``table`` on the source with ``target_table``."""
     result = Comparison()
-    left = _cells(source, table, start, stop)
-    right = _cells(target, target_table or table, start, stop)
-    a, b = next(left, None), next(right, None)
-    while a is not None or b is not None:
-        if b is None or (a is not None and _key(a) < _key(b)):
+    for a, b in aligned(scan_cells(source, table, start, stop),
+                        scan_cells(target, target_table or table, start, stop)):
+        if b is None:
             assert a is not None
             result.source_cells += 1
             result.only_in_source += 1
             result._note("only in source", a, example_limit)
-            a = next(left, None)
-        elif a is None or _key(b) < _key(a):
+        elif a is None:
             result.target_cells += 1
             result.only_in_target += 1
             result._note("only in target", b, example_limit)
-            b = next(right, None)
         else:
             result.source_cells += 1
             result.target_cells += 1
             if a.value != b.value:
                 result.different_values += 1
                 result._note("different value", a, example_limit)
-            a, b = next(left, None), next(right, None)
     return result

@@ -7,7 +7,6 @@ writes go in batches of at most ``batch_cells`` cells and, for puts, the target'
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -16,7 +15,7 @@ from hbase_migrate.cluster.mutations import deletes_from_cells
 from hbase_migrate.cluster.sizing import cell_bytes
 from hbase_migrate.cluster.thrift2 import Thrift2Client
 from hbase_migrate.ranges.keyrange import KeyRange
-from hbase_migrate.ranges.stats import cell_order
+from hbase_migrate.validate.compare import aligned, scan_cells
 from hbase_migrate.wal.model import Cell, CellType
 
 
@@ -24,11 +23,6 @@ def describe(cell: Cell) -> str:
     """A cell as the messages show it (keys as HBase prints them)."""
     return (f"row={to_string_binary(cell.row)} column={to_string_binary(cell.family)}:"
             f"{to_string_binary(cell.qualifier)} ts={cell.timestamp}")
-
-
-def _cells(client: Thrift2Client, table: str, key_range: KeyRange) -> Iterator[Cell]:
-    for row in client.scan(table, key_range.start, key_range.stop):
-        yield from sorted(row, key=cell_order)
 
 
 @dataclass
@@ -74,24 +68,18 @@ def repair_range(source: Thrift2Client, target: Thrift2Client, key_range: KeyRan
             result.deletes += len(deletes)
             deletes = []
 
-    left = _cells(source, key_range.table, key_range)
-    right = _cells(target, target_table, key_range)
-    a, b = next(left, None), next(right, None)
-    while a is not None or b is not None:
-        if b is None or (a is not None and cell_order(a) < cell_order(b)):
+    for a, b in aligned(scan_cells(source, key_range.table, key_range.start, key_range.stop),
+                        scan_cells(target, target_table, key_range.start, key_range.stop)):
+        if b is None:
             assert a is not None
             put(a)
             note("put missing", a)
-            a = next(left, None)
-        elif a is None or cell_order(b) < cell_order(a):
+        elif a is None:
             deletes.append(b._replace(type=CellType.DELETE, value=b""))
             note("delete extra", b)
-            b = next(right, None)
-        else:
-            if a.value != b.value:
-                put(a)
-                note("put different", a)
-            a, b = next(left, None), next(right, None)
+        elif a.value != b.value:
+            put(a)
+            note("put different", a)
         flush()
     flush(force=True)
     return result

@@ -69,6 +69,12 @@ class Cell(NamedTuple):
     tags: tuple[Tag, ...] = ()
 
 
+def cell_order(cell: Cell) -> tuple[bytes, bytes, bytes, int, int]:
+    """HBase's cell order (a sort key): row, family, qualifier ascending; timestamp and
+    type descending."""
+    return (cell.row, cell.family, cell.qualifier, -cell.timestamp, -cell.type)
+
+
 class WalHeader(NamedTuple):
     has_compression: bool = False
     encryption_key: bytes | None = None

@@ -22,12 +22,12 @@ from hbase_migrate.cluster.scanning import ScanFailedError
 from hbase_migrate.cluster.thrift2 import PutTimeoutError, Thrift2Client
 from hbase_migrate.ranges.keyrange import KeyRange
 from hbase_migrate.ranges.plan import plan_ranges
-from hbase_migrate.ranges.stats import cell_order, feed, range_stats
+from hbase_migrate.ranges.stats import feed, range_stats
 from hbase_migrate.snapshot.copy import copy_range, copy_table
 from hbase_migrate.snapshot.schema import copy_schema
 from hbase_migrate.validate.compare import compare_tables
 from hbase_migrate.validate.repair import repair_range
-from hbase_migrate.wal.model import Cell, CellType
+from hbase_migrate.wal.model import Cell, CellType, cell_order
 from minihbase.server import MiniHBase
 from minihbase.thrift2 import Thrift2Handler
 from tests.cli_util import fails
