@@ -40,8 +40,6 @@ def unavailable(target: str, exc: GatewayUnreachableError, doing: str
         "acknowledged is kept, rerun once the gateway answers")
 
 
-
-
 @dataclass
 class AppliedCounts:
     """What one or more acknowledged ``apply`` calls wrote."""
@@ -99,6 +97,40 @@ class SchemaCache:
                 raise MissingTargetError(f"target {self.name}: table {table} does not exist")
             found = self._tables[table] = self._fetch(table)
         return found
+
+
+class GatewayTarget:
+    """What the replay targets over a gateway client share: the client (``endpoint``,
+    ``close``), its table descriptors fetched once, and ``cluster`` naming the target cluster
+    in messages; a subclass writes (``apply``)."""
+
+    def __init__(self, client: GatewayClient, exists: Callable[[str], bool],
+                 cluster: str | None) -> None:
+        self.client = client
+        self.cluster = f"cluster {cluster!r}" if cluster else client.endpoint
+        self._schema = SchemaCache(client.endpoint, exists, client.table_descriptor)
+
+    @property
+    def name(self) -> str:
+        return self.client.endpoint
+
+    def close(self) -> None:
+        self.client.close()
+
+    def describe(self, table: str) -> TableDescriptor:
+        try:
+            return self._schema.describe(table)
+        except GatewayUnreachableError as exc:
+            raise unavailable(self.cluster, exc, f"describing table {table}") from exc
+
+
+class GatewayClient(Protocol):
+    """What :class:`GatewayTarget` needs of a Thrift1 or Thrift2 client."""
+
+    endpoint: str
+
+    def close(self) -> None: ...
+    def table_descriptor(self, table: str) -> TableDescriptor: ...
 
 
 def require_families(target: ReplayTarget, table: str, families: Iterable[bytes],

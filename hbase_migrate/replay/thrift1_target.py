@@ -30,7 +30,7 @@ from hbase_migrate.cluster.errors import GatewayUnreachableError
 from hbase_migrate.cluster.thrift1 import Thrift1Client, Thrift1Error
 from hbase_migrate.replay.apply import (
     AppliedCounts,
-    SchemaCache,
+    GatewayTarget,
     count_cells,
     unavailable,
     write_error,
@@ -107,30 +107,16 @@ class Thrift1Planner:
         return cell.family
 
 
-class Thrift1Target:
+class Thrift1Target(GatewayTarget):
     """Replay through a Thrift1 gateway under the delete-fidelity policy. ``cluster``
     names the target cluster in messages."""
 
+    client: Thrift1Client
+
     def __init__(self, client: Thrift1Client, *, allow_lossy_deletes: bool = False,
                  cluster: str | None = None) -> None:
-        self.client = client
-        self.cluster = f"cluster {cluster!r}" if cluster else client.endpoint
+        super().__init__(client, lambda t: t in client.tables(), cluster)
         self.allow_lossy_deletes = allow_lossy_deletes
-        self._schema = SchemaCache(client.endpoint, lambda t: t in client.tables(),
-                                   client.table_descriptor)
-
-    @property
-    def name(self) -> str:
-        return self.client.endpoint
-
-    def close(self) -> None:
-        self.client.close()
-
-    def describe(self, table: str) -> TableDescriptor:
-        try:
-            return self._schema.describe(table)
-        except GatewayUnreachableError as exc:
-            raise unavailable(self.cluster, exc, f"describing table {table}") from exc
 
     def apply(self, table: str, mutations: Sequence[RowMutation]) -> AppliedCounts:
         planner = Thrift1Planner(self.describe(table), self.allow_lossy_deletes)

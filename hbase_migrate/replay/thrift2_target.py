@@ -8,12 +8,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from hbase_migrate.cluster.descriptors import TableDescriptor
 from hbase_migrate.cluster.errors import GatewayUnreachableError
 from hbase_migrate.cluster.thrift2 import Thrift2Client, Thrift2Error
 from hbase_migrate.replay.apply import (
     AppliedCounts,
-    SchemaCache,
+    GatewayTarget,
     count_cells,
     unavailable,
     write_error,
@@ -22,28 +21,14 @@ from hbase_migrate.replay.apply import (
 from hbase_migrate.replay.mutations import RowMutation
 
 
-class Thrift2Target:
+class Thrift2Target(GatewayTarget):
     """Exact replay through a Thrift2 gateway (one client, not shared across threads).
     ``cluster`` names the target cluster in messages."""
 
+    client: Thrift2Client
+
     def __init__(self, client: Thrift2Client, *, cluster: str | None = None) -> None:
-        self.client = client
-        self.cluster = f"cluster {cluster!r}" if cluster else client.endpoint
-        self._schema = SchemaCache(client.endpoint, client.table_exists,
-                                   client.table_descriptor)
-
-    @property
-    def name(self) -> str:
-        return self.client.endpoint
-
-    def close(self) -> None:
-        self.client.close()
-
-    def describe(self, table: str) -> TableDescriptor:
-        try:
-            return self._schema.describe(table)
-        except GatewayUnreachableError as exc:
-            raise unavailable(self.cluster, exc, f"describing table {table}") from exc
+        super().__init__(client, client.table_exists, cluster)
 
     def apply(self, table: str, mutations: Sequence[RowMutation]) -> AppliedCounts:
         cells = [c for m in mutations for c in m.cells]
