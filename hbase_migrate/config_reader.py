@@ -1,0 +1,254 @@
+"""Reading a migration file's TOML tree into the spec's parts (:mod:`hbase_migrate.config`
+builds the spec from them): every value checked where it is read, every error naming the
+file, the section, the key and what was expected."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, NoReturn
+
+from hbase_migrate.cluster.endpoints import ClusterEndpoints
+from hbase_migrate.cluster.sizing import GatewaySettings
+from hbase_migrate.config import (
+    CDC_DEFAULTS,
+    DEFAULT_MAX_CELLS,
+    DEFAULT_SPARK_MASTER,
+    ENDPOINT_KEYS,
+    FIXED_PRODUCER_KEYS,
+    IN_PROCESS,
+    REPLAY_DEFAULTS,
+    CdcSettings,
+    ClusterSpec,
+    EngineSettings,
+    ReplaySettings,
+    TableSpec,
+)
+from hbase_migrate.errors import ConfigError
+from hbase_migrate.tablename import InvalidTableNameError, normalize_table_name
+from hbase_migrate.timeutil import parse_duration
+
+_GATEWAY_KEYS = ("max_result_bytes", "max_put_bytes", "call_timeout", "timeout_retries")
+_GATEWAY_DEFAULTS = {"call_timeout": round(GatewaySettings.call_timeout * 1000)}
+_SIZE_UNITS = {"": 1, "b": 1, "kb": 1000, "mb": 1000**2, "gb": 1000**3, "kib": 1024,
+               "mib": 1024**2, "gib": 1024**3}
+_CDC_KEYS = ("bootstrap", "topic", "row_image", "delivery_timeout", "retries", "producer")
+
+
+class Reader:
+    """Typed access to the TOML tree; every error names the file, the key and what was
+    expected."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.folder = path.absolute().parent
+
+    def fail(self, section: str, key: str, expected: str, got: object) -> NoReturn:
+        where = f"[{section}] {key}" if section else key
+        raise ConfigError(f"{self.path}: {where}: expected {expected}, got {got!r}")
+
+    def keys(self, table: dict[str, Any], section: str, allowed: tuple[str, ...]) -> None:
+        for key in table:
+            if key not in allowed:
+                where = f"[{section}] " if section else ""
+                raise ConfigError(f"{self.path}: {where}unknown key {key!r}; expected one of "
+                                  f"{', '.join(allowed)}")
+
+    def section(self, data: dict[str, Any], name: str, required: bool = False) -> dict[str, Any]:
+        value = data.get(name)
+        if value is None and not required:
+            return {}
+        if not isinstance(value, dict):
+            what = "missing" if value is None else f"a {type(value).__name__}"
+            raise ConfigError(f"{self.path}: [{name}]: expected a table (section), got {what}")
+        return value
+
+    def string(self, table: dict[str, Any], section: str, key: str,
+               required: bool = False) -> str | None:
+        value = table.get(key)
+        if value is None:
+            if required:
+                raise ConfigError(f"{self.path}: [{section}] {key}: missing; expected a string")
+            return None
+        if not isinstance(value, str):
+            self.fail(section, key, "a string", value)
+        return str(value)
+
+    def duration(self, table: dict[str, Any], key: str, section: str = "replay") -> int:
+        defaults = {"replay": REPLAY_DEFAULTS, "cdc": CDC_DEFAULTS,
+                    "gateway": _GATEWAY_DEFAULTS}[section]
+        value = table.get(key, defaults[key])
+        if isinstance(value, bool) or not isinstance(value, (int, str)):
+            self.fail(section, key, "a duration such as \"90s\", \"10m\", \"1h\" or integer ms",
+                      value)
+        if isinstance(value, int):
+            if value < 0:
+                self.fail(section, key, "a non-negative number of milliseconds", value)
+            return value
+        return parse_duration(value, name=f"{self.path}: [{section}] {key}")
+
+    def cluster(self, data: dict[str, Any], role: str) -> ClusterSpec:
+        table = self.section(data, role, required=True)
+        self.keys(table, role, ("cluster_json", *ENDPOINT_KEYS))
+        cluster_json = self.string(table, role, "cluster_json")
+        given = {k: self.string(table, role, k) for k in ENDPOINT_KEYS if k in table}
+        if cluster_json is not None:
+            if given:
+                raise ConfigError(
+                    f"{self.path}: [{role}]: give either cluster_json or explicit endpoints, "
+                    f"not both (found cluster_json and {', '.join(sorted(given))})")
+            return ClusterSpec(role, cluster_json=self.folder / cluster_json)
+        if not given.get("thrift"):
+            raise ConfigError(f"{self.path}: [{role}]: expected cluster_json or at least "
+                              "thrift = \"host:port\"")
+        given.setdefault("name", role)
+        root = given.get("hbase_root")
+        if root and not given.get("webhdfs") and not Path(root).is_absolute():
+            given["hbase_root"] = str(self.folder / root)  # a local HBase root folder
+        try:
+            endpoints = ClusterEndpoints(**{k: v for k, v in given.items() if v is not None})
+        except ConfigError as exc:
+            raise ConfigError(f"{self.path}: [{role}]: {exc}") from None
+        return ClusterSpec(role, explicit=endpoints)
+
+    def tables(self, data: dict[str, Any]) -> tuple[TableSpec, ...]:
+        items = data.get("tables")
+        if not isinstance(items, list) or not items:
+            raise ConfigError(f"{self.path}: [[tables]]: expected at least one [[tables]] entry "
+                              "with source = \"table\"")
+        specs: list[TableSpec] = []
+        for index, item in enumerate(items):
+            section = f"tables #{index + 1}"
+            if not isinstance(item, dict):
+                self.fail("tables", f"entry #{index + 1}", "a table", item)
+            self.keys(item, section, ("source", "target", "families"))
+            source = self._table_name(item, section, "source", None)
+            specs.append(TableSpec(source, self._table_name(item, section, "target", source),
+                                   self._families(item, section)))
+        for attr in ("source", "target"):
+            names = [getattr(s, attr) for s in specs]
+            duplicates = sorted({n for n in names if names.count(n) > 1})
+            if duplicates:
+                raise ConfigError(f"{self.path}: [[tables]]: duplicate {attr} table "
+                                  f"{', '.join(duplicates)}; each may appear once")
+        return tuple(specs)
+
+    def _table_name(self, item: dict[str, Any], section: str, key: str,
+                    default: str | None) -> str:
+        value = self.string(item, section, key, required=default is None)
+        if value is None:
+            value = default
+        assert value is not None
+        if not value.strip():
+            self.fail(section, key, "a table name (leave the key out to mean the source's)",
+                      value)
+        try:
+            name = normalize_table_name(value)
+        except InvalidTableNameError as exc:
+            raise ConfigError(f"{self.path}: [{section}] {key}: {exc}") from None
+        if name.startswith("hbase:"):
+            self.fail(section, key, "a user table (system tables are not migrated)", value)
+        return name
+
+    def _families(self, item: dict[str, Any], section: str) -> tuple[str, ...]:
+        families = item.get("families", [])
+        if (not isinstance(families, list)
+                or not all(isinstance(f, str) and f for f in families)
+                or len(set(families)) != len(families)):
+            self.fail(section, "families", "a list of distinct non-empty family names",
+                      families)
+        return tuple(families)
+
+    def engine(self, data: dict[str, Any]) -> EngineSettings:
+        spark, ranges = self.section(data, "spark"), self.section(data, "ranges")
+        self.keys(spark, "spark", ("master",))
+        self.keys(ranges, "ranges", ("max_cells",))
+        master = self.string(spark, "spark", "master") or DEFAULT_SPARK_MASTER
+        if not master.strip():
+            self.fail("spark", "master", f"a Spark master URL or {IN_PROCESS!r}", master)
+        cells = ranges.get("max_cells", DEFAULT_MAX_CELLS)
+        if isinstance(cells, bool) or not isinstance(cells, int) or cells < 1:
+            self.fail("ranges", "max_cells", "a positive number of cells", cells)
+        return EngineSettings(spark_master=master, max_cells=cells)
+
+    def size(self, table: dict[str, Any], section: str, key: str, default: int) -> int:
+        """Bytes: an integer, or ``512KiB``, ``4MiB``, ``4MB`` (at least 1 KiB)."""
+        value = table.get(key, default)
+        expected = "a size such as \"4MiB\", \"512KiB\", \"8MB\" or an integer of bytes >= 1024"
+        if isinstance(value, bool) or not isinstance(value, (int, str)):
+            self.fail(section, key, expected, value)
+        if isinstance(value, str):
+            text = value.strip().lower().replace(" ", "")
+            number = text.rstrip("kmgib")
+            unit = text[len(number):]
+            if not number.isdigit() or unit not in _SIZE_UNITS:
+                self.fail(section, key, expected, value)
+            value = int(number) * _SIZE_UNITS[unit]
+        if value < 1024:
+            self.fail(section, key, expected, value)
+        return int(value)
+
+    def gateway(self, data: dict[str, Any]) -> GatewaySettings:
+        table = self.section(data, "gateway")
+        self.keys(table, "gateway", _GATEWAY_KEYS)
+        d = GatewaySettings()
+        retries = table.get("timeout_retries", d.timeout_retries)
+        if isinstance(retries, bool) or not isinstance(retries, int) or not 0 <= retries <= 100:
+            self.fail("gateway", "timeout_retries", "an integer from 0 to 100", retries)
+        timeout = self.duration(table, "call_timeout", "gateway")
+        if timeout < 100:
+            self.fail("gateway", "call_timeout", "a duration of at least 100 ms", timeout)
+        return GatewaySettings(
+            max_result_bytes=self.size(table, "gateway", "max_result_bytes", d.max_result_bytes),
+            max_put_bytes=self.size(table, "gateway", "max_put_bytes", d.max_put_bytes),
+            call_timeout=timeout / 1000, timeout_retries=retries)
+
+    def replay(self, data: dict[str, Any]) -> ReplaySettings:
+        table = self.section(data, "replay")
+        self.keys(table, "replay", ("roll_period", "margin", "archive_ttl",
+                                    "allow_lossy_deletes", "batches_in_flight"))
+        lossy = table.get("allow_lossy_deletes", False)
+        if not isinstance(lossy, bool):
+            self.fail("replay", "allow_lossy_deletes", "true or false", lossy)
+        in_flight = table.get("batches_in_flight", 2)
+        if isinstance(in_flight, bool) or not isinstance(in_flight, int) or not (
+                0 <= in_flight <= 64):
+            self.fail("replay", "batches_in_flight", "an integer from 0 to 64", in_flight)
+        return ReplaySettings(roll_period=self.duration(table, "roll_period"),
+                              margin=self.duration(table, "margin"),
+                              archive_ttl=self.duration(table, "archive_ttl"),
+                              allow_lossy_deletes=bool(lossy), batches_in_flight=in_flight)
+
+    def cdc(self, data: dict[str, Any]) -> CdcSettings | None:
+        if "cdc" not in data:
+            return None
+        table = self.section(data, "cdc", required=True)
+        self.keys(table, "cdc", _CDC_KEYS)
+        bootstrap = self.string(table, "cdc", "bootstrap", required=True) or ""
+        if not bootstrap.strip() or any(not b.strip() for b in bootstrap.split(",")):
+            self.fail("cdc", "bootstrap", "host:port[,host:port...]", bootstrap)
+        topic = self.string(table, "cdc", "topic") or CdcSettings.topic
+        if not topic.strip() or any(c.isspace() for c in topic):
+            self.fail("cdc", "topic", "a topic name, or a template with {table}", topic)
+        row_image = table.get("row_image", False)
+        if not isinstance(row_image, bool):
+            self.fail("cdc", "row_image", "true or false", row_image)
+        retries = table.get("retries", 3)
+        if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
+            self.fail("cdc", "retries", "a number of retries >= 0", retries)
+        timeout = self.duration(table, "delivery_timeout", "cdc")
+        if timeout < 1:
+            self.fail("cdc", "delivery_timeout", "a duration of at least 1 ms", timeout)
+        producer = table.get("producer", {})
+        if not isinstance(producer, dict) or not all(
+                isinstance(v, (str, int, float, bool)) for v in producer.values()):
+            self.fail("cdc", "producer", "a table of librdkafka settings", producer)
+        fixed = sorted(set(producer) & set(FIXED_PRODUCER_KEYS))
+        if fixed:
+            self.fail("cdc", "producer", "settings other than " + ", ".join(FIXED_PRODUCER_KEYS)
+                      + " (the stream's guarantees rest on them)", ", ".join(fixed))
+        return CdcSettings(bootstrap.strip(), topic, row_image, timeout, retries,
+                           tuple(sorted((str(k), _setting(v)) for k, v in producer.items())))
+
+
+def _setting(value: object) -> str:
+    return str(value).lower() if isinstance(value, bool) else str(value)
