@@ -5,7 +5,7 @@ several rows: a batch write). Its key is the source table's name, a NUL byte and
 raw bytes, so one row's messages land in one partition in order. Its value is JSON::
 
     {"table": "ns:orders", "row": "r\\x00001",
-     "file": ".../WALs/rs1,16020,1/rs1%2C16020%2C1.1700000000000", "offset": 1234,
+     "file": "rs1%2C16020%2C1.1700000000000", "offset": 1234,
      "entry": 7, "sequence": 42, "write_time": 1700000000123,
      "cells": [{"row", "family", "qualifier", "timestamp", "type", "value", "tags"?}],
      "row_image": [{"family", "qualifier", "timestamp", "value"}]}
@@ -19,16 +19,19 @@ back into the exact bytes. ``type`` is ``Put``, ``Delete``, ``DeleteColumn``,
 ``row_image`` (only when configured) is the row as the target returned it right after this
 edit was applied: the newest visible version of each column.
 
-Delivery is at least once: a rerun after a crash sends again what the broker had not
-acknowledged as a whole. ``(file, offset, row)`` identifies a message; consumers that need
-exactly-once de-duplicate on it (a file that moved to the archive keeps its name, so
-compare the file's base name).
+``file`` is the WAL file's name (it holds its region server's name and its creation time),
+not its path: HBase moves a WAL from ``WALs/<server>/`` to a dead server's ``-splitting``
+folder and to ``oldWALs/`` under the same name, so a message sent again from the file's new
+place is the same message. Delivery is at least once: a rerun after a crash sends again what
+the broker had not acknowledged as a whole. ``(file, offset, row)`` identifies a message;
+consumers that need exactly-once de-duplicate on it.
 """
 
 from __future__ import annotations
 
 import codecs
 import json
+import posixpath
 from collections.abc import Iterator, Sequence
 from functools import lru_cache
 from typing import NamedTuple
@@ -101,7 +104,8 @@ def _table(table: str) -> str:
 
 @lru_cache(maxsize=16)
 def _file(file: str) -> str:
-    return ',"file":' + json.dumps(file)
+    """The WAL's name, the same wherever the file lies (WALs/, -splitting, oldWALs/)."""
+    return ',"file":' + json.dumps(posixpath.basename(file))
 
 
 def _int(value: int | None) -> str:

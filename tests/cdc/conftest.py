@@ -74,6 +74,11 @@ def wal_dump(paths: Sequence[str]) -> list[dict[str, Any]]:
     return [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
 
 
+def wal_name(path: str) -> str:
+    """A WAL file's name: what a message's ``file`` holds, wherever the file lies."""
+    return path.rsplit("/", 1)[-1]
+
+
 def expected_messages(paths: Sequence[str], table: str, start: int) -> list[Message]:
     """What the stream must carry for ``paths`` (in this order): per entry of ``table``
     written at or after ``start``, one message per row with that row's data cells."""
@@ -85,7 +90,8 @@ def expected_messages(paths: Sequence[str], table: str, start: int) -> list[Mess
         for cell in entry["cells"]:
             if cell["family"] != METAFAMILY:
                 rows.setdefault(cell["row"], []).append(cell)
-        out += [{"table": table, "row": row, "file": entry["file"], "offset": entry["offset"],
+        out += [{"table": table, "row": row, "file": wal_name(entry["file"]),
+                 "offset": entry["offset"],
                  "entry": entry["index"], "sequence": entry["sequence"],
                  "write_time": entry["write_time"], "cells": cells}
                 for row, cells in rows.items()]

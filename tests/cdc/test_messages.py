@@ -81,7 +81,8 @@ def documented_value(edit: RowEdit, image: list[Cell] | None = None) -> bytes:
     compact JSON."""
     p = edit.position
     data: dict[str, Any] = {
-        "table": edit.table, "row": to_string_binary(edit.row), "file": p.file,
+        "table": edit.table, "row": to_string_binary(edit.row),
+        "file": p.file.rsplit("/", 1)[-1],
         "offset": p.offset, "entry": p.entry, "sequence": p.sequence,
         "write_time": p.write_time, "cells": [cell_json(c, True) for c in edit.cells]}
     if image is not None:

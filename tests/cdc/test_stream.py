@@ -22,6 +22,7 @@ from tests.cdc.conftest import (
     expected_messages,
     identity,
     plain,
+    wal_name,
 )
 
 pytestmark = pytest.mark.integration
@@ -48,7 +49,7 @@ def test_messages_equal_wal_dump_entry_for_entry(source: Source, kafka_broker: K
     got = consume(kafka_broker.bootstrap, topic)
     assert sorted(map(plain, got), key=identity) == sorted(expected, key=identity)
     # one row's messages come in WAL order (files in the order streamed, then offset)
-    rank = {p: i for i, p in enumerate(paths)}
+    rank = {wal_name(p): i for i, p in enumerate(paths)}
     by_row: dict[bytes, list[tuple[int, int]]] = defaultdict(list)
     for message in got:
         assert message["_key"] == TABLE.encode() + b"\x00" + _row_bytes(message["row"])
