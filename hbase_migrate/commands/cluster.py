@@ -142,17 +142,17 @@ def render(report: dict[str, Any], console: Console | None = None) -> None:
 
 
 def _render_zookeeper(console: Console, zk: dict[str, Any]) -> None:
-    from rich.table import Table
+    from hbase_migrate.commands.tables import table
 
     console.print(f"ZooKeeper {zk['quorum']} {zk['znode_parent']}: cluster id "
                   f"{zk['cluster_id'] or '-'}, master {zk['master'] or 'none'}",
                   highlight=False)
-    servers = Table("live region server", title=f"{len(zk['live_servers'])} live servers")
+    servers = table("live region server", title=f"{len(zk['live_servers'])} live servers")
     for name in zk["live_servers"]:
         servers.add_row(name)
     console.print(servers)
     replication = zk["replication"]
-    peers = Table("peer", "cluster key", "state", "tables", title="replication peers")
+    peers = table("peer", "cluster key", "state", "tables", title="replication peers")
     for p in replication["peers"]:
         tables = ", ".join(t + (f" ({','.join(f)})" if f else "")
                            for t, f in sorted(p["tables"].items())) or "all"
@@ -162,7 +162,7 @@ def _render_zookeeper(console: Console, zk: dict[str, Any]) -> None:
         console.print(f"replication queues live in the {replication['queues_location']} "
                       "(HBase 3.x); not read from ZooKeeper", highlight=False)
         return
-    queues = Table("server", "queue", "peer", "WAL", "shipped offset",
+    queues = table("server", "queue", "peer", "WAL", "shipped offset",
                    title="replication queues")
     for q in replication["queues"]:
         for wal, offset in q["wals"].items() or [("-", None)]:
@@ -172,16 +172,16 @@ def _render_zookeeper(console: Console, zk: dict[str, Any]) -> None:
 
 
 def _render_wals(console: Console, store: dict[str, Any]) -> None:
-    from rich.table import Table
+    from hbase_migrate.commands.tables import table
 
-    table = Table("server", "WAL file", "state", "size", "age",
+    files = table("server", "WAL file", "state", "size", "age",
                   title=f"{store['files']} WAL files, {store['bytes']} bytes "
                         f"({store['location']})")
     for server in store["servers"]:
         for f in server["files"]:
             age = "-" if f["age"] is None else _age(f["age"])
-            table.add_row(server["server"], f["name"], f["state"], str(f["size"]), age)
-    console.print(table)
+            files.add_row(server["server"], f["name"], f["state"], str(f["size"]), age)
+    console.print(files)
 
 
 def _age(ms: int) -> str:

@@ -93,7 +93,7 @@ def _validation(m: MigrationStatus) -> str:
 
 def _render_tables(console: Console, m: MigrationStatus, fmt_time: Callable[[int], str],
                    fmt_duration: Callable[[int], str]) -> None:
-    from rich.table import Table
+    from hbase_migrate.commands.tables import table
 
     def when(ms: int | None) -> str:
         return "-" if ms is None else fmt_time(ms)
@@ -101,7 +101,7 @@ def _render_tables(console: Console, m: MigrationStatus, fmt_time: Callable[[int
     if not m.servers:
         console.print("no source WAL files recorded yet")
     else:
-        servers = Table("server", "newest replayed write", "lag", "seen", "replaying",
+        servers = table("server", "newest replayed write", "lag", "seen", "replaying",
                         "failed", "replayed", "gaps", title="source servers")
         for s in m.servers:
             servers.add_row(s.server, when(s.newest_replayed_write_time),
@@ -110,7 +110,7 @@ def _render_tables(console: Console, m: MigrationStatus, fmt_time: Callable[[int
                             str(s.replayed), str(s.gaps))
         console.print(servers)
     if m.gaps:
-        gaps = Table("server", "WAL file", "edits from", "edits to", "detected",
+        gaps = table("server", "WAL file", "edits from", "edits to", "detected",
                      title="[red]GAPS: edits lost for the target[/red]")
         for g in m.gaps:
             gaps.add_row(g.server, g.path or f"(missing: {g.detail})", when(g.first_time),
@@ -120,14 +120,14 @@ def _render_tables(console: Console, m: MigrationStatus, fmt_time: Callable[[int
         for remedy in sorted({g.remedy for g in m.gaps}):
             console.print(f"remedy: {remedy}", highlight=False)
     if m.steps:
-        steps = Table("step", "kind", "status", "started", "ended", "by (DAG / run / task)",
+        steps = table("step", "kind", "status", "started", "ended", "by (DAG / run / task)",
                       title="recent steps")
         for st in m.steps:
             steps.add_row(str(st.id), st.kind, st.status, when(st.started_at),
                           when(st.ended_at), st.by)
         console.print(steps)
     if m.retention_warnings:
-        warn = Table("server", "archived WAL file", "status", "first seen", "may be deleted at",
+        warn = table("server", "archived WAL file", "status", "first seen", "may be deleted at",
                      title="[yellow]archived WALs near the cleaner TTL[/yellow]")
         for w in m.retention_warnings:
             warn.add_row(w.server, w.path, w.status, when(w.first_seen), when(w.deadline))
