@@ -105,8 +105,12 @@ class RealHBase:
         """Build the class path if needed, launch the JVM and wait for its ready line."""
         classpath = hbase_classpath(self.options.hbase_version)
         self.data_dir.mkdir(parents=True, exist_ok=True)
+        # The GC log tells a slow cluster from a starved heap; an exhausted heap ends the
+        # JVM (its log says so) rather than leaving it to stall every later call.
         command = java_command(classpath, MAIN_CLASS, self.options.arguments(self.data_dir),
-                               heap=self.options.heap)
+                               heap=self.options.heap, jvm_options=(
+                                   f"-Xlog:gc:file={self.data_dir / 'gc.log'}:uptime",
+                                   "-XX:+ExitOnOutOfMemoryError"))
         with self.log_path.open("ab") as log_file:
             self._proc = subprocess.Popen(
                 command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=log_file,

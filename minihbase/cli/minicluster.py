@@ -123,6 +123,11 @@ CLUSTER = click.option("--cluster", "cluster_json", required=True,
                        help="The cluster.json of the running minicluster.")
 
 
+# Seconds to wait for an admin call: a flush of a few hundred MB of memstore or a roll on a
+# busy disk can take minutes; `info` answers at once.
+_ADMIN_TIMEOUT = {"info": 60}
+
+
 def call_admin(cluster_json: Path, op: str, args: dict[str, Any] | None = None) -> Any:
     """POST ``args`` to ``op`` (GET for ``info``) on the cluster's admin endpoint; errors are
     one line naming the cluster (EmbeddedStackError)."""
@@ -141,7 +146,7 @@ def call_admin(cluster_json: Path, op: str, args: dict[str, Any] | None = None) 
     request = urllib.request.Request(f"{url}/{op}", data=data,
                                      headers={"Content-Type": "application/json"})
     try:
-        with urllib.request.urlopen(request, timeout=60) as answer:
+        with urllib.request.urlopen(request, timeout=_ADMIN_TIMEOUT.get(op, 300)) as answer:
             return json.loads(answer.read())["result"]
     except urllib.error.HTTPError as exc:
         try:

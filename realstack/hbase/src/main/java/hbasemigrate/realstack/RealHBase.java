@@ -171,6 +171,8 @@ public final class RealHBase {
     waitForPort(thrift2);
     http = HttpServer.create(new InetSocketAddress(HOST, 0), 0);
     http.createContext("/", this::serve);
+    // One thread per request: a long flush or roll must not hold up `info` or `kill`.
+    http.setExecutor(java.util.concurrent.Executors.newCachedThreadPool());
     http.start();
 
     InetSocketAddress nn = util.getDFSCluster().getNameNode().getHttpAddress();
