@@ -22,6 +22,8 @@
     archive_ttl = "10m"         # hbase.master.logcleaner.ttl, for the retention warning
     allow_lossy_deletes = false
     batches_in_flight = 2       # per file: batches sent and not yet acknowledged (0: none)
+    outage_tolerance = "1h"     # how long a run waits for an unreachable gateway, WebHDFS,
+                                # ZooKeeper, ledger or Kafka before it gives up ("0s": at once)
     [spark]
     master = "local[*]"         # or spark://host:7077, yarn, k8s://...; "in-process": no Spark
     [ranges]
@@ -70,7 +72,8 @@ _SECTIONS = ("migration", "source", "target", "tables", "replay", "spark", "rang
 IN_PROCESS = "in-process"  # the Spark master value meaning: run range tasks without Spark
 DEFAULT_SPARK_MASTER = "local[*]"
 DEFAULT_MAX_CELLS = 200_000
-REPLAY_DEFAULTS = {"roll_period": 3_600_000, "margin": 300_000, "archive_ttl": 600_000}
+REPLAY_DEFAULTS = {"roll_period": 3_600_000, "margin": 300_000, "archive_ttl": 600_000,
+                   "outage_tolerance": 3_600_000}
 CDC_DEFAULTS = {"delivery_timeout": 30_000}
 # What the CDC stream's guarantees rest on: not for a config to change.
 FIXED_PRODUCER_KEYS = ("acks", "enable.idempotence", "bootstrap.servers",
@@ -133,6 +136,7 @@ class ReplaySettings:
     archive_ttl: int = REPLAY_DEFAULTS["archive_ttl"]
     allow_lossy_deletes: bool = False
     batches_in_flight: int = 2
+    outage_tolerance: int = REPLAY_DEFAULTS["outage_tolerance"]
 
 
 @dataclass(frozen=True)

@@ -205,7 +205,8 @@ class Reader:
     def replay(self, data: dict[str, Any]) -> ReplaySettings:
         table = self.section(data, "replay")
         self.keys(table, "replay", ("roll_period", "margin", "archive_ttl",
-                                    "allow_lossy_deletes", "batches_in_flight"))
+                                    "allow_lossy_deletes", "batches_in_flight",
+                                    "outage_tolerance"))
         lossy = table.get("allow_lossy_deletes", False)
         if not isinstance(lossy, bool):
             self.fail("replay", "allow_lossy_deletes", "true or false", lossy)
@@ -216,7 +217,8 @@ class Reader:
         return ReplaySettings(roll_period=self.duration(table, "roll_period"),
                               margin=self.duration(table, "margin"),
                               archive_ttl=self.duration(table, "archive_ttl"),
-                              allow_lossy_deletes=bool(lossy), batches_in_flight=in_flight)
+                              allow_lossy_deletes=bool(lossy), batches_in_flight=in_flight,
+                              outage_tolerance=self.duration(table, "outage_tolerance"))
 
     def cdc(self, data: dict[str, Any]) -> CdcSettings | None:
         if "cdc" not in data:

@@ -25,7 +25,15 @@ class WalError(HBaseMigrateError):
 
 class WalSourceError(WalError):
     """The storage holding a WAL refused or dropped a read (WebHDFS: the NameNode, a
-    DataNode, the network): the file may be fine, and a later read may succeed."""
+    DataNode, the network): the file may be fine, and a later read may succeed.
+    ``unreachable`` when the storage did not answer at all (``endpoint``: where): an outage
+    a long run waits out, not a fault of the file."""
+
+    def __init__(self, file: str, message: str, *, unreachable: bool = False,
+                 endpoint: str = "") -> None:
+        super().__init__(file, message)
+        self.unreachable = unreachable
+        self.endpoint = endpoint
 
 
 class WalUnsupportedError(WalError):

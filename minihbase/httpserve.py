@@ -3,6 +3,8 @@ embedded cluster's HTTP endpoints (WebHDFS, admin)."""
 
 from __future__ import annotations
 
+import contextlib
+import socket
 import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -10,6 +12,29 @@ from typing import Any
 
 
 class _Server(ThreadingHTTPServer):
+    def __init__(self, address: tuple[str, int], handler: type[BaseHTTPRequestHandler]) -> None:
+        super().__init__(address, handler)
+        self.open: set[socket.socket] = set()  # client connections being served
+        self.open_lock = threading.Lock()
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        with self.open_lock:
+            self.open.add(request)
+        super().process_request(request, client_address)
+
+    def shutdown_request(self, request: Any) -> None:
+        with self.open_lock:
+            self.open.discard(request)
+        super().shutdown_request(request)
+
+    def drop_connections(self) -> None:
+        """Cut every client connection (kept-alive ones too), as a stopped server would."""
+        with self.open_lock:
+            connections, self.open = self.open, set()
+        for connection in connections:
+            with contextlib.suppress(OSError):  # already closed by its client
+                connection.shutdown(socket.SHUT_RDWR)
+
     def handle_error(self, request: Any, client_address: Any) -> None:
         """A client that hangs up (a reader that had read enough) is no error."""
         if not isinstance(sys.exc_info()[1], ConnectionError):
@@ -34,4 +59,5 @@ class BackgroundHttpServer:
     def stop(self) -> None:
         self.httpd.shutdown()
         self.httpd.server_close()
+        self.httpd.drop_connections()
         self.thread.join(5)

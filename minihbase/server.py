@@ -20,7 +20,7 @@ import tempfile
 import uuid
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from types import TracebackType
+from types import ModuleType, TracebackType
 from typing import Any, Self
 
 from hbase_migrate.cluster.descriptors import RegionDescriptor
@@ -117,6 +117,8 @@ class MiniHBase:
         self.thrift2: ThriftGateway | None = None
         self.thrift2_handler: thrift2.Thrift2Handler | None = None  # for tests' faults
         self.webhdfs: WebHdfsServer | None = None
+        self._served: dict[str, tuple[ModuleType, object]] = {}
+        self._paused: tuple[str, int] = ("", 0)  # the service stop_service closed, its port
         self.admin: AdminServer | None = None
         self.master: ZkRegistrar | None = None
 
@@ -185,13 +187,11 @@ class MiniHBase:
             self.cluster = Cluster(self.store, self.clock, host=self.region_servers)
             served1, _ = thrift1.make_handler(self.cluster)
             served2, self.thrift2_handler = thrift2.make_handler(self.cluster)
-            self.thrift1 = ThriftGateway(f"{self.name} thrift", thrift1.SERVICE, served1,
-                                         self.ports[0], self.transport, self.protocol)
-            self.thrift2 = ThriftGateway(f"{self.name} thrift2", thrift2.SERVICE, served2,
-                                         self.ports[1], self.transport, self.protocol)
-            self.webhdfs = WebHdfsServer(self.hbase_root_dir, port=self.webhdfs_port,
-                                         hbase_root=HBASE_ROOT,
-                                         leases=self.region_servers.leases).start()
+            self._served = {"thrift": (thrift1.SERVICE, served1),
+                            "thrift2": (thrift2.SERVICE, served2)}
+            self.thrift1 = self._gateway("thrift", self.ports[0])
+            self.thrift2 = self._gateway("thrift2", self.ports[1])
+            self.webhdfs = self._webhdfs(self.webhdfs_port)
             self.admin = AdminServer(self.region_servers, self.admin_port,
                                      self.describe).start()
             self.thrift1.start()
@@ -202,6 +202,50 @@ class MiniHBase:
         log.info("minicluster %s serving thrift %s, thrift2 %s, webhdfs %s", self.name,
                  self.thrift1.address, self.thrift2.address, self.webhdfs.url)
         return self
+
+    def _gateway(self, kind: str, port: int) -> ThriftGateway:
+        service, served = self._served[kind]
+        return ThriftGateway(f"{self.name} {kind}", service, served, port, self.transport,
+                             self.protocol)
+
+    def _webhdfs(self, port: int) -> WebHdfsServer:
+        assert self.region_servers is not None
+        return WebHdfsServer(self.hbase_root_dir, port=port, hbase_root=HBASE_ROOT,
+                             leases=self.region_servers.leases).start()
+
+    def stop_service(self, kind: str) -> None:
+        """Close one front door (``thrift``, ``thrift2`` or ``webhdfs``) while the cluster
+        keeps its data and its region servers keep writing: an outage of that service.
+        :meth:`start_service` opens it again on the same port."""
+        if kind == "webhdfs" and self.webhdfs is not None:
+            self._paused = ("webhdfs", self.webhdfs.port)
+            self.webhdfs.stop()
+            self.webhdfs = None
+        elif kind in ("thrift", "thrift2"):
+            gateway = self.thrift1 if kind == "thrift" else self.thrift2
+            assert gateway is not None, f"{kind} is not serving"
+            self._paused = (kind, gateway.port)
+            gateway.stop()
+            if kind == "thrift":
+                self.thrift1 = None
+            else:
+                self.thrift2 = None
+        else:
+            raise ValueError(f"no service {kind!r} serving to stop")
+
+    def start_service(self, kind: str) -> None:
+        """Open the front door :meth:`stop_service` closed, on its port."""
+        paused, port = self._paused
+        assert paused == kind, f"{kind} was not stopped ({paused} was)"
+        if kind == "webhdfs":
+            self.webhdfs = self._webhdfs(port)
+            return
+        gateway = self._gateway(kind, port)
+        gateway.start()
+        if kind == "thrift":
+            self.thrift1 = gateway
+        else:
+            self.thrift2 = gateway
 
     def stop(self) -> None:
         if self.thrift2_handler is not None:

@@ -133,13 +133,17 @@ class MigrationBook(LedgerBook):
     def start_step(
         self, migration_id: int, kind: str, *, dag_id: str | None = None,
         run_id: str | None = None, task_id: str | None = None, now: int | None = None,
+        metrics: Mapping[str, Any] | None = None,
     ) -> int:
-        """Record a running step; returns its id for :meth:`finish_step`."""
+        """Record a running step (with what is known of it so far, ``metrics``); returns its
+        id for :meth:`finish_step`."""
         with self._engine.begin() as conn:
             return int(conn.execute(t.steps.insert().values(
                 migration_id=migration_id, kind=kind, dag_id=dag_id, run_id=run_id,
                 task_id=task_id, started_at=now_ms() if now is None else now,
-                status=StepStatus.RUNNING.value).returning(t.steps.c.id)).scalar_one())
+                status=StepStatus.RUNNING.value,
+                metrics=None if metrics is None else dump_json(dict(metrics)),
+            ).returning(t.steps.c.id)).scalar_one())
 
     def finish_step(
         self, step_id: int, status: StepStatus | str, metrics: Mapping[str, Any] | None = None,

@@ -21,7 +21,10 @@ ms since the epoch, durations in ms, ``null`` when unknown; keys sorted when pri
                                    "verdict"},
         "steps": the newest ``recent_steps`` steps, oldest first: [{"id", "kind", "status",
                  "started_at", "ended_at", "by": "cli" or "<dag_id>/<run_id>/<task_id>",
-                 "dag_id", "run_id", "task_id", "error"}]}]}
+                 "dag_id", "run_id", "task_id", "error"}],
+        "streams": {"source" (replay), "cdc": {"stream", "lag", "cells": {type: n},
+                    "wal_files": {status: n}, "open_gaps", "outage_seconds",
+                    "waiting": null | {"service", "endpoint", "since", "error"}}}}]}
 
 A retention warning is an archived (``oldWALs/``) file not yet replayed whose age since it was
 first seen has reached ``warn_fraction`` of ``archive_ttl``: it was archived at or before it was
@@ -30,6 +33,7 @@ first seen, so the cleaner may delete it at ``deadline = first_seen + archive_tt
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -39,12 +43,14 @@ from hbase_migrate.audit.records import (
     PENDING,
     MigrationRecord,
     StepRecord,
+    StepStatus,
     Verdict,
     WalFileRecord,
     WalStatus,
 )
 
 SOURCE = "source"
+OUTAGE_STEP = "outage"  # a step recording an outage a run waited out (replay/outage.py)
 DEFAULT_ARCHIVE_TTL_MS = 600_000  # hbase.master.logcleaner.ttl default
 DEFAULT_WARN_FRACTION = 0.8
 DEFAULT_RECENT_STEPS = 10
@@ -109,6 +115,20 @@ class StepStatusLine:
 
 
 @dataclass(frozen=True)
+class StreamFigures:
+    """The live figures of one stream of a migration (``source``: replay; ``cdc``): what
+    ``status --json`` and the ``--metrics-port`` endpoint of a follow both report."""
+
+    stream: str
+    lag: int | None  # ms, as replay_lag
+    cells: dict[str, int]  # acknowledged cells by HBase type, over every WAL file
+    wal_files: dict[str, int]  # by status
+    open_gaps: int
+    outage_seconds: float  # the outages waited out (or being waited out), in all
+    waiting: dict[str, Any] | None  # the outage being waited out now: service, endpoint, since
+
+
+@dataclass(frozen=True)
 class MigrationStatus:
     name: str
     state: str
@@ -122,6 +142,7 @@ class MigrationStatus:
     retention: dict[str, Any] | None
     last_validation: ValidationStatus | None
     steps: list[StepStatusLine]
+    streams: dict[str, StreamFigures]
 
 
 @dataclass(frozen=True)
@@ -174,7 +195,29 @@ def _migration_status(ledger: Ledger, migration: MigrationRecord, now: int,
         last_validation=_last_validation(ledger, migration.id),
         steps=[_step_line(s) for s in ledger.steps(migration.id)[-recent_steps:]]
         if recent_steps > 0 else [],
+        streams={stream: stream_figures(ledger, migration.id, stream, now)
+                 for stream in ledger.streams(migration.id)},
     )
+
+
+def stream_figures(ledger: Ledger, migration_id: int, stream: str, now: int
+                   ) -> StreamFigures:
+    """The figures of ``stream`` as the ledger has them at ``now``."""
+    files = ledger.wal_files(migration_id, stream)
+    cells: Counter[str] = Counter()
+    for f in files:
+        cells.update(f.cells_by_type)
+    outages = [o for o in ledger.steps(migration_id, OUTAGE_STEP)
+               if (o.metrics or {}).get("stream") == stream]
+    waiting = next(({"service": o.metrics["service"], "endpoint": o.metrics["endpoint"],
+                     "since": o.started_at, "error": o.metrics.get("error")}
+                    for o in reversed(outages) if o.status is StepStatus.RUNNING), None)
+    seconds = sum(((o.ended_at or now) - o.started_at) / 1000 for o in outages)
+    return StreamFigures(
+        stream=stream, lag=replay_lag(files, now), cells=dict(cells),
+        wal_files=dict(Counter(f.status.value for f in files)),
+        open_gaps=len(ledger.gaps(migration_id, stream=stream)),
+        outage_seconds=round(seconds, 3), waiting=waiting)
 
 
 def _step_line(step: StepRecord) -> StepStatusLine:

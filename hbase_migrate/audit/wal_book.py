@@ -214,6 +214,14 @@ class WalBook(LedgerBook):
         with self._engine.begin() as conn:
             return self._find(conn, migration_id, cluster, path)
 
+    def streams(self, migration_id: int) -> list[str]:
+        """The streams with WAL-file rows (``source``: replay; ``cdc``), sorted."""
+        w = t.wal_files
+        with self._engine.begin() as conn:
+            rows = conn.execute(select(w.c.cluster).distinct()
+                                .where(w.c.migration_id == migration_id)).all()
+        return sorted(str(r.cluster) for r in rows)
+
     def wal_files(
         self, migration_id: int, cluster: str | None = None,
         statuses: Sequence[WalStatus] | None = None,

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import logging
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -37,6 +38,11 @@ def parse_host_port(value: str, what: str) -> tuple[str, int]:
 def reason(exc: BaseException) -> str:
     """A transport error's own words (thriftpy2's carry a ``message``)."""
     return str(getattr(exc, "message", None) or exc) or type(exc).__name__
+
+
+# Gateway calls retried after a transport error in this process, by gateway kind
+# ("thrift", "thrift2"): a figure of the live metrics.
+RETRIES: Counter[str] = Counter()
 
 
 def tried(attempts: int, began: float) -> str:

@@ -8,14 +8,43 @@ from hbase_migrate.errors import HBaseMigrateError
 class ClusterError(HBaseMigrateError):
     """A cluster endpoint cannot be reached, or holds something other than expected.
 
-    Messages name the endpoint (ZooKeeper quorum, WebHDFS URL) and the znode or path.
+    Messages name the endpoint (ZooKeeper quorum, WebHDFS URL) and the znode or path;
+    ``endpoint`` holds it where the raiser knew it.
     """
 
+    def __init__(self, message: str, *, endpoint: str | None = None) -> None:
+        super().__init__(message)
+        self.endpoint = endpoint
 
-class GatewayUnreachableError(ClusterError):
+
+class ServiceUnreachableError(ClusterError):
+    """A service did not answer (connection refused, reset or timed out): an outage, not a
+    fault of the request or of the data. ``service`` names its kind for messages ("the
+    target gateway"); a long run waits for it to come back (:mod:`hbase_migrate.outage`)."""
+
+    service = "service"
+    transient = True  # False: a subclass that stops a run the same way but is no outage
+
+
+class GatewayUnreachableError(ServiceUnreachableError):
     """A Thrift gateway did not answer (connection refused, reset or timed out) on any of
     the client's attempts. The message names the gateway (``thrift``/``thrift2``), its
     ``host:port``, the call, the attempts and the last transport error."""
+
+    service = "gateway"
+
+
+class WebHdfsUnreachableError(ServiceUnreachableError):
+    """The WebHDFS endpoint (a NameNode or an HttpFS gateway) did not answer, or answered
+    that it cannot serve yet (safe mode, a standby NameNode)."""
+
+    service = "WebHDFS"
+
+
+class ZooKeeperUnreachableError(ServiceUnreachableError):
+    """No ZooKeeper session could be had, or the session was lost during a call."""
+
+    service = "ZooKeeper"
 
 
 class ZkPayloadError(ClusterError):

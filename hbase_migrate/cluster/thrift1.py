@@ -31,7 +31,14 @@ from hbase_migrate.cluster.descriptors import (
     RegionDescriptor,
     TableDescriptor,
 )
-from hbase_migrate.cluster.endpoints import Locate, parse_host_port, reason, relocated, tried
+from hbase_migrate.cluster.endpoints import (
+    RETRIES,
+    Locate,
+    parse_host_port,
+    reason,
+    relocated,
+    tried,
+)
 from hbase_migrate.cluster.errors import ClusterError, GatewayUnreachableError
 from hbase_migrate.wal.model import Cell, CellType
 
@@ -182,8 +189,10 @@ class Thrift1Client:
                     self.unreachable = True
                     raise Thrift1UnreachableError(
                         f"thrift gateway {self.endpoint}: {what}: unreachable"
-                        f"{tried(attempt + 1, began)}: {reason(exc)}") from exc
+                        f"{tried(attempt + 1, began)}: {reason(exc)}",
+                        endpoint=str(self.endpoint)) from exc
                 log.warning("%s: %s failed (%s); retrying", self.endpoint, what, exc)
+                RETRIES["thrift"] += 1
                 time.sleep(delay)
                 delay = min(delay * 2, 10.0)
             except (TApplicationException, TException) as exc:

@@ -42,7 +42,14 @@ from hbase_migrate.cluster.descriptors import (
     RegionDescriptor,
     TableDescriptor,
 )
-from hbase_migrate.cluster.endpoints import Locate, parse_host_port, reason, relocated, tried
+from hbase_migrate.cluster.endpoints import (
+    RETRIES,
+    Locate,
+    parse_host_port,
+    reason,
+    relocated,
+    tried,
+)
 from hbase_migrate.cluster.errors import ClusterError, GatewayUnreachableError
 from hbase_migrate.cluster.mutations import deletes_from_cells, puts_from_cells, runs
 from hbase_migrate.cluster.scanning import AdaptiveScan
@@ -260,9 +267,11 @@ class Thrift2Client:
                     self.unreachable = True
                     raise Thrift2UnreachableError(
                         f"thrift2 gateway {self.endpoint}: {what}: unreachable"
-                        f"{tried(attempt + 1, began)}: {reason(exc)}") from exc
+                        f"{tried(attempt + 1, began)}: {reason(exc)}",
+                        endpoint=str(self.endpoint)) from exc
                 log.warning("%s: %s failed (%s); retrying in %.1fs", self.endpoint, what, exc,
                             delay)
+                RETRIES["thrift2"] += 1
                 time.sleep(delay)
                 delay = min(delay * 2, 10.0)
             else:

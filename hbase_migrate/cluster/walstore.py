@@ -32,7 +32,7 @@ from typing import Any, BinaryIO, NamedTuple
 from urllib.parse import urlsplit
 
 from hbase_migrate.cluster.endpoints import check_http_url
-from hbase_migrate.cluster.errors import ClusterError
+from hbase_migrate.cluster.errors import ClusterError, WebHdfsUnreachableError
 from hbase_migrate.errors import WalError
 from hbase_migrate.wal.names import parse_wal_path
 from hbase_migrate.wal.source import open_source, source_size
@@ -42,6 +42,8 @@ log = logging.getLogger(__name__)
 LIVE_DIR = "WALs"
 ARCHIVE_DIR = "oldWALs"
 SPLITTING_SUFFIX = "-splitting"
+# A NameNode's answers meaning "not now" (safe mode, standby, retry): an outage to wait out.
+_NOT_SERVING_YET = ("SafeModeException", "StandbyException", "RetriableException")
 
 
 class WalFileStatus(NamedTuple):
@@ -91,6 +93,11 @@ class WalStore(ABC):
         """``relpath`` of a path or URL (or a relpath, returned as is)."""
 
     # --- shared logic -------------------------------------------------------------------
+
+    def probe(self) -> None:
+        """One cheap call to the storage (the HBase root's status): raises as a listing would
+        when the storage does not answer."""
+        self._stat("")
 
     def list_wal_files(self) -> list[WalFileStatus]:
         """Every WAL file in ``WALs/*/`` and ``oldWALs/`` (flat and per server), by path."""
@@ -247,9 +254,13 @@ class WebHdfsWalStore(WalStore):
         except HdfsError as exc:
             if getattr(exc, "exception", None) == "FileNotFoundException":
                 return None
-            raise ClusterError(f"WebHDFS {self.url}, path {hdfs_path}: {exc}") from exc
+            error = (WebHdfsUnreachableError
+                     if getattr(exc, "exception", None) in _NOT_SERVING_YET else ClusterError)
+            raise error(f"WebHDFS {self.url}, path {hdfs_path}: {exc}",
+                        endpoint=self.url) from exc
         except RequestException as exc:
-            raise ClusterError(f"WebHDFS {self.url}: cannot {method} {hdfs_path}: {exc}") from exc
+            raise WebHdfsUnreachableError(f"WebHDFS {self.url}: cannot {method} {hdfs_path}: "
+                                          f"{exc}", endpoint=self.url) from exc
 
     @staticmethod
     def _entry(name: str, status: dict[str, Any]) -> _Entry:

@@ -28,10 +28,21 @@ from types import TracebackType
 from typing import NamedTuple, Self
 
 from kazoo.client import KazooClient
-from kazoo.exceptions import KazooException, LockTimeout, NoNodeError
+from kazoo.exceptions import (
+    ConnectionClosedError,
+    ConnectionLoss,
+    KazooException,
+    LockTimeout,
+    NoNodeError,
+    SessionExpiredError,
+)
 from kazoo.recipe.lock import Lock
 
-from hbase_migrate.cluster.errors import ClusterError, MigrationLockedError
+from hbase_migrate.cluster.errors import (
+    ClusterError,
+    MigrationLockedError,
+    ZooKeeperUnreachableError,
+)
 from hbase_migrate.cluster.replication_payload import (
     PeerSchema,
     ReplicationPeer,
@@ -199,9 +210,9 @@ class HBaseZooKeeper:
         except Exception as exc:  # kazoo raises its handler's timeout type, or ValueError
             client.stop()
             client.close()
-            raise ClusterError(
+            raise ZooKeeperUnreachableError(
                 f"ZooKeeper quorum {self.hosts}: no session within {self.timeout:g} s ({exc}); "
-                "is the quorum address right and ZooKeeper running?"
+                "is the quorum address right and ZooKeeper running?", endpoint=self.hosts
             ) from exc
         self._client = client
         return self
@@ -233,8 +244,10 @@ class HBaseZooKeeper:
         return "/".join((self.znode_parent.rstrip("/"), *parts))
 
     def _failed(self, path: str, exc: Exception) -> ClusterError:
-        return ClusterError(f"ZooKeeper quorum {self.hosts}, znode {path}: "
-                            f"{type(exc).__name__}: {exc}")
+        lost = isinstance(exc, (ConnectionLoss, SessionExpiredError, ConnectionClosedError))
+        return (ZooKeeperUnreachableError if lost else ClusterError)(
+            f"ZooKeeper quorum {self.hosts}, znode {path}: {type(exc).__name__}: {exc}",
+            endpoint=self.hosts)
 
     def _check_parent(self) -> None:
         if self._parent_seen:

@@ -16,6 +16,8 @@ import click
 from hbase_migrate.commands.replay import (
     _seconds,
     follow_until_stopped,
+    metrics_address,
+    metrics_options,
     render_summary,
     run_once,
 )
@@ -44,10 +46,12 @@ from hbase_migrate.replay.run import RunSummary
               help="Print the manifest (dry run) or the summary as JSON.")
 @click.option("--lock-timeout", default="30", show_default=True, metavar="SECONDS",
               callback=_seconds, help="How long to wait for another CDC run to finish.")
+@metrics_options
 @click.pass_context
 def cdc(ctx: click.Context, config: Path, tables: Sequence[str], start: str | None,
         end: str | None, follow: bool, interval: str, force: bool, dry_run: bool,
-        as_json: bool, lock_timeout: float) -> None:
+        as_json: bool, lock_timeout: float, metrics_port: int | None,
+        metrics_host: str) -> None:
     """Stream the source's WAL edits to Kafka (the [cdc] section of the config).
 
     One JSON message per row mutation (table, row, cells with family, qualifier,
@@ -63,6 +67,7 @@ def cdc(ctx: click.Context, config: Path, tables: Sequence[str], start: str | No
         raise click.UsageError("--end needs --start")
     if follow and (end or dry_run):
         raise click.UsageError("--follow runs catch-up: no --end, no --dry-run")
+    metrics = metrics_address(follow, metrics_host, metrics_port)
     from hbase_migrate.config import load_config
     from hbase_migrate.lifecycle.cdc import cdc_job
     from hbase_migrate.timeutil import parse_duration, parse_time
@@ -73,7 +78,7 @@ def cdc(ctx: click.Context, config: Path, tables: Sequence[str], start: str | No
                   lock_timeout=lock_timeout)
     if follow:
         ctx.exit(_follow(job, parse_duration(interval, name="--interval") / 1000, as_json,
-                         force))
+                         force, metrics))
     ctx.exit(_run(job, as_json))
 
 
@@ -90,7 +95,8 @@ def _run(job: ReplayJob, as_json: bool) -> int:
     return run_once(job, as_json, run, _render)
 
 
-def _follow(job: ReplayJob, interval: float, as_json: bool, force: bool) -> int:
+def _follow(job: ReplayJob, interval: float, as_json: bool, force: bool,
+            metrics: tuple[str, int] | None) -> int:
     from hbase_migrate.lifecycle.cdc import follow
 
-    return follow_until_stopped(job, interval, as_json, force, follow, _render)
+    return follow_until_stopped(job, interval, as_json, force, follow, _render, metrics)

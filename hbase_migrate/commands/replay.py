@@ -28,7 +28,8 @@ from rich.progress import (
 )
 
 from hbase_migrate.replay.job import FileOutcome, FileTask
-from hbase_migrate.replay.run import Observer, RunSummary
+from hbase_migrate.replay.outage import RiddenOutage
+from hbase_migrate.replay.run import FollowSummary, Observer, RunSummary
 from hbase_migrate.timeutil import format_time
 
 if TYPE_CHECKING:
@@ -65,6 +66,24 @@ def _common(func: F) -> F:
     return func
 
 
+def metrics_address(follow: bool, host: str, port: int | None) -> tuple[str, int] | None:
+    """Where ``--metrics-port`` serves, checked: only a follow serves metrics."""
+    if port is None:
+        return None
+    if not follow:
+        raise click.UsageError("--metrics-port serves the metrics of a --follow")
+    return host, port
+
+
+def metrics_options(func: F) -> F:
+    """``--metrics-port`` and ``--metrics-host`` of the follows (replay and CDC)."""
+    func = click.option("--metrics-host", default="127.0.0.1", show_default=True,
+                        metavar="HOST", help="Where --metrics-port listens.")(func)
+    return click.option("--metrics-port", type=click.IntRange(0, 65535), metavar="PORT",
+                        help="With --follow: serve live metrics for Prometheus at "
+                             "http://HOST:PORT/metrics (0: a free port, printed).")(func)
+
+
 @click.command()
 @_common
 @click.option("--table", "tables", multiple=True, metavar="T",
@@ -79,10 +98,11 @@ def _common(func: F) -> F:
 @click.option("--force", is_flag=True,
               help="Follow even when --interval is at or above half the archive TTL and no "
                    "replication peer pins the source's WALs (files may vanish unread).")
+@metrics_options
 @click.pass_context
 def replay(ctx: click.Context, config: Path, tables: Sequence[str], since_watermark: bool,
            start: str | None, end: str | None, follow: bool, interval: str, force: bool,
-           dry_run: bool,
+           metrics_port: int | None, metrics_host: str, dry_run: bool,
            as_json: bool, force_thrift1: bool, lock_timeout: float) -> None:
     """Replay source WAL edits into the target (catch-up, or --follow).
 
@@ -99,13 +119,14 @@ def replay(ctx: click.Context, config: Path, tables: Sequence[str], since_waterm
         raise click.UsageError("--end needs --start")
     if follow and (end or dry_run):
         raise click.UsageError("--follow runs catch-up: no --end, no --dry-run")
+    metrics = metrics_address(follow, metrics_host, metrics_port)
     from hbase_migrate.timeutil import parse_duration
 
     pause = parse_duration(interval, name="--interval") / 1000
     job = _job(config, tables, start, end, dry_run=dry_run, force_thrift1=force_thrift1,
                lock_timeout=lock_timeout, step_kind="replay")
     if follow:
-        ctx.exit(_follow(job, pause, as_json, force))
+        ctx.exit(_follow(job, pause, as_json, force, metrics=metrics))
     ctx.exit(_run(job, as_json))
 
 
@@ -172,30 +193,47 @@ def _print(summary: RunSummary, as_json: bool, render: Callable[[RunSummary], st
         click.echo(render(summary), nl=False)
 
 
-def _follow(job: ReplayJob, interval: float, as_json: bool, force: bool) -> int:
+def _follow(job: ReplayJob, interval: float, as_json: bool, force: bool, *,
+            metrics: tuple[str, int] | None = None) -> int:
     from hbase_migrate.lifecycle.replay import follow
 
-    return follow_until_stopped(job, interval, as_json, force, follow, render_summary)
+    return follow_until_stopped(job, interval, as_json, force, follow, render_summary,
+                                metrics)
 
 
 def follow_until_stopped(job: ReplayJob, interval: float, as_json: bool, force: bool,
-                         follow: Callable[..., int],
-                         render: Callable[[RunSummary], str]) -> int:
+                         follow: Callable[..., FollowSummary],
+                         render: Callable[[RunSummary], str],
+                         metrics: tuple[str, int] | None = None) -> int:
     """``follow(job, interval, stop, ...)`` until SIGINT or SIGTERM, each run's summary
-    printed as it ends."""
+    printed as it ends, and the whole follow's when it stops (also on an error); with
+    ``metrics`` (host, port), its live metrics served for Prometheus meanwhile."""
     stop = threading.Event()
 
     def on_signal(signum: int, frame: FrameType | None) -> None:
         stop.set()
 
     previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+    view = ProgressView(enabled=True)
+    served = None
     try:
-        with ProgressView(enabled=True) as view:
+        if metrics is not None:
+            from hbase_migrate.metrics import FollowCollector, serve_metrics
+
+            served = serve_metrics(FollowCollector(job.ledger_url, job.name, job.stream,
+                                                   lambda: view.follow), metrics[1], metrics[0])
+            click.echo(f"metrics at {served.url}", err=True)
+        with view:
             return follow(job, interval, stop, observer=view,
-                          on_run=lambda s: _print(s, as_json, render), force=force)
+                          on_run=lambda s: _print(s, as_json, render), force=force).exit_code
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler)
+        if served is not None:
+            served.close()
+        if view.follow is not None:
+            click.echo(json.dumps({"follow": view.follow.to_json()}, sort_keys=True, indent=2)
+                       if as_json else render_follow(view.follow), nl=as_json)
 
 
 class ProgressView(Observer):
@@ -210,6 +248,7 @@ class ProgressView(Observer):
         self.total: TaskID | None = None
         self.current: TaskID | None = None
         self.base = 0
+        self.follow: FollowSummary | None = None  # the live summary of a --follow
 
     def __enter__(self) -> Self:
         self.progress.start()
@@ -241,9 +280,49 @@ class ProgressView(Observer):
             self.progress.remove_task(self.current)
             self.current = None
 
+    def waiting(self, outage: RiddenOutage, retry_in: float, lag: int | None) -> None:
+        lagging = f"; replay lag {lag / 1000:.1f}s" if lag is not None else ""
+        self.progress.console.print(
+            f"waiting for {outage.outage.describe()} since {format_time(outage.began)} "
+            f"({outage.seconds:.1f}s so far, next try in {retry_in:g}s{lagging}): "
+            f"{outage.outage.error}", markup=False, highlight=False, soft_wrap=True)
+
+    def resumed(self, outage: RiddenOutage) -> None:
+        self.progress.console.print(
+            f"{outage.outage.describe()} answers again after {outage.seconds:.1f}s; resuming",
+            markup=False, highlight=False, soft_wrap=True)
+
+    def follow_started(self, summary: FollowSummary) -> None:
+        self.follow = summary
+
+    def follow_ended(self, summary: FollowSummary) -> None:
+        self.follow = summary
+
 
 def _counts(counts: dict[str, int]) -> str:
     return ", ".join(f"{k} {v}" for k, v in sorted(counts.items())) or "none"
+
+
+_VERDICTS = {0: "ok", 1: "FAILED", 3: "GAPS"}  # by exit code
+
+
+def render_follow(f: FollowSummary) -> str:
+    """The summary of a whole ``--follow``, printed when it stops."""
+    took = ((f.ended or f.started) - f.started) / 1000
+    lines = [f"follow of migration {f.migration} ({f.stream}) ended after {took:.1f}s: {f.runs} "
+             f"runs, {f.files_read} WAL files read ({f.files_completed} finished), "
+             f"{f.bytes} bytes, {f.entries} entries",
+             f"cells written: {_counts(dict(f.cells))}"]
+    if f.lag is not None:
+        lines.append(f"replay lag as it ended: {f.lag / 1000:.1f}s")
+    lines.append(f"outages ridden out: {len(f.outages)}" if f.outages else "outages: none")
+    lines += [f"  {o.outage.describe()} from {format_time(o.began)} for {o.seconds:.1f}s "
+              f"({o.probes} probes)"
+              for o in f.outages]
+    if f.error:
+        lines.append(f"stopped by: {f.error}")
+    lines.append(f"result: {'error' if f.error else _VERDICTS[f.exit_code]}")
+    return "\n".join(lines) + "\n"
 
 
 def render_summary(s: RunSummary) -> str:
@@ -272,6 +351,5 @@ def render_summary(s: RunSummary) -> str:
     if s.open_gaps > len(s.gaps):
         lines.append(f"{s.open_gaps} open gap(s) in the ledger: see `hbase-migrate status`")
     lines += [f"FAILED {o.path}: {o.error}" for o in s.failures]
-    verdict = {0: "ok", 1: "FAILED", 3: "GAPS"}[s.exit_code]
-    lines.append(f"result: {verdict}")
+    lines.append(f"result: {_VERDICTS[s.exit_code]}")
     return "\n".join(lines) + "\n"

@@ -64,6 +64,7 @@ def status(ctx: click.Context, config: Path | None, url: str | None, as_json: bo
 def render(report: StatusReport, console: Console | None = None) -> None:
     """The report as tables for a terminal."""
     from rich.console import Console
+    from rich.markup import escape
 
     from hbase_migrate.timeutil import format_duration, format_time
 
@@ -81,6 +82,13 @@ def render(report: StatusReport, console: Console | None = None) -> None:
                 m.retention["kind"], "kept for the archive TTL only")
             console.print(f"archived WAL retention: {verdict}: {m.retention['detail']}",
                           highlight=False)
+        for figures in m.streams.values():
+            if figures.waiting:
+                w = figures.waiting
+                console.print(f"[bold]{figures.stream}[/bold]: " + escape(
+                    f"waiting for the {w['service']} {w['endpoint']} since "
+                    f"{format_time(w['since'])} ({format_duration(report.now - w['since'])}): "
+                    f"{w['error']}"), highlight=False)
         _render_tables(console, m, format_time, format_duration)
 
 

@@ -27,6 +27,7 @@ from hbase_migrate.config import CdcSettings, MigrationSpec
 from hbase_migrate.errors import ConfigError
 from hbase_migrate.replay.job import DEFAULT_LOCK_TIMEOUT, ReplayJob
 from hbase_migrate.replay.run import (
+    FollowSummary,
     Observer,
     RunSummary,
     follow_replay,
@@ -87,8 +88,9 @@ def run(job: ReplayJob, *, observer: Observer | None = None) -> RunSummary:
 
 def follow(job: ReplayJob, interval: float, stop: threading.Event, *,
            observer: Observer | None = None,
-           on_run: Callable[[RunSummary], None] | None = None, force: bool = False) -> int:
-    """CDC runs every ``interval`` seconds until ``stop`` is set; the worst exit code."""
+           on_run: Callable[[RunSummary], None] | None = None, force: bool = False
+           ) -> FollowSummary:
+    """CDC runs every ``interval`` seconds until ``stop`` is set; what they did."""
     return follow_replay(job, interval, stop, observer, on_run, force=force, sink=open_sink)
 
 

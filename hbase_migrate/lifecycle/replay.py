@@ -16,7 +16,14 @@ from hbase_migrate.audit.ledger import Ledger
 from hbase_migrate.audit.records import MigrationState, Provenance
 from hbase_migrate.config import MigrationSpec
 from hbase_migrate.replay.job import CATCH_UP, DEFAULT_LOCK_TIMEOUT, ReplayJob
-from hbase_migrate.replay.run import Executor, Observer, RunSummary, follow_replay, run_replay
+from hbase_migrate.replay.run import (
+    Executor,
+    FollowSummary,
+    Observer,
+    RunSummary,
+    follow_replay,
+    run_replay,
+)
 
 
 def replay_job(spec: MigrationSpec, *, tables: Sequence[str] = (), start: int | None = None,
@@ -50,9 +57,11 @@ def _mark_replaying(job: ReplayJob) -> None:
 
 def follow(job: ReplayJob, interval: float, stop: threading.Event, *,
            observer: Observer | None = None,
-           on_run: Callable[[RunSummary], None] | None = None, force: bool = False) -> int:
+           on_run: Callable[[RunSummary], None] | None = None, force: bool = False
+           ) -> FollowSummary:
     """Catch-up runs every ``interval`` seconds until ``stop`` is set (``--follow``); the
-    migration moves to ``replaying``. Returns the worst exit code seen."""
+    migration moves to ``replaying``. Returns what the follow did (``exit_code``: the worst
+    of its runs)."""
     _mark_replaying(job)
     return follow_replay(job, interval, stop, observer, on_run, force=force)
 

@@ -30,6 +30,8 @@ class TargetUnavailableError(GatewayUnreachableError):
     file being replayed: the run stops with this one error; every offset the target
     acknowledged is kept, so a rerun continues from there."""
 
+    service = "target gateway"
+
 
 def unavailable(target: str, exc: GatewayUnreachableError, doing: str
                 ) -> TargetUnavailableError:
@@ -37,7 +39,7 @@ def unavailable(target: str, exc: GatewayUnreachableError, doing: str
     was being done."""
     return TargetUnavailableError(
         f"target {target}: {exc} ({doing}); stopping the run: every offset the target "
-        "acknowledged is kept, rerun once the gateway answers")
+        "acknowledged is kept, rerun once the gateway answers", endpoint=exc.endpoint)
 
 
 @dataclass

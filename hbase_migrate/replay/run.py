@@ -30,6 +30,13 @@ from hbase_migrate.replay.discovery import open_wal_store, reconcile, record_van
 from hbase_migrate.replay.file_replay import FileProgress
 from hbase_migrate.replay.job import CATCH_UP, FileOutcome, FileTask, ReplayJob, Totals
 from hbase_migrate.replay.lock import migration_lock
+from hbase_migrate.replay.outage import (
+    Outage,
+    OutageRider,
+    RiddenOutage,
+    close_stale_outages,
+    outage_of,
+)
 from hbase_migrate.replay.plan import plan
 from hbase_migrate.replay.retention import AT_RISK, Retention, assess, read_replication
 from hbase_migrate.replay.targets import open_target
@@ -61,6 +68,19 @@ class Observer:
     def file_finished(self, task: FileTask, outcome: FileOutcome) -> None:
         """A file's replay ended (``outcome.error`` when it failed)."""
 
+    def waiting(self, outage: RiddenOutage, retry_in: float, lag: int | None) -> None:
+        """A service does not answer: the run waits ``retry_in`` s before asking again
+        (``lag``: the replay lag as the ledger has it, None when unknown)."""
+
+    def resumed(self, outage: RiddenOutage) -> None:
+        """The service answers again; the run goes on."""
+
+    def follow_started(self, summary: FollowSummary) -> None:
+        """A ``--follow`` started; ``summary`` grows as it runs (live figures)."""
+
+    def follow_ended(self, summary: FollowSummary) -> None:
+        """A ``--follow`` ended: stopped, or by the error in ``summary.error``."""
+
 
 @dataclass
 class RunSummary:
@@ -80,6 +100,7 @@ class RunSummary:
 
     retention: Retention | None = None
     lag: int | None = None  # a catch-up's replay lag (ms) as it ended (status.replay_lag)
+    outages: list[dict[str, Any]] = field(default_factory=list)  # waited out before it ran
 
     @property
     def failures(self) -> list[FileOutcome]:
@@ -124,7 +145,7 @@ class RunSummary:
             "failures": [{"path": o.path, "error": o.error} for o in self.failures],
             "files": [o.to_json() for o in self.outcomes],
             "manifest": self.manifest.to_dict() if self.manifest else None,
-            "lag": self.lag, "exit_code": self.exit_code,
+            "lag": self.lag, "outages": self.outages, "exit_code": self.exit_code,
         }
 
     def to_metrics(self) -> dict[str, Any]:
@@ -143,22 +164,31 @@ class RunSummary:
 def run_replay(job: ReplayJob, observer: Observer | None = None, *,
                executor: Executor | None = None,
                sink: SinkFactory | None = None) -> RunSummary:
-    """One run: lock (not for a dry run), reconcile, plan, replay, record."""
+    """One run: lock (not for a dry run), reconcile, plan, replay, record. An outage (a
+    gateway, WebHDFS, ZooKeeper or the ledger not answering) is waited out for up to
+    ``[replay] outage_tolerance`` and the run started again."""
     store = open_wal_store(job.source)
+    watcher = observer or Observer()
     with Ledger.open(job.ledger_url) as ledger:
         if job.dry_run:
-            return _dry_run(job, ledger, store, observer or Observer())
+            return _dry_run(job, ledger, store, watcher)
         with migration_lock(job):
-            return _run_once(job, ledger, store, observer or Observer(), executor, sink=sink)
+            loop = _Runs(job, ledger, store, watcher, threading.Event(), sink)
+            summary = loop.next(lambda: _run_once(job, ledger, store, watcher, executor,
+                                                  sink=sink))
+    assert summary is not None  # nothing sets the stop event of a single run
+    summary.outages = [o.to_json() for o in loop.rider.ridden]
+    return summary
 
 
 def follow_replay(job: ReplayJob, interval: float, stop: threading.Event,
                   observer: Observer | None = None,
                   on_run: Callable[[RunSummary], None] | None = None, *,
-                  force: bool = False, sink: SinkFactory | None = None) -> int:
-    """Catch-up runs every ``interval`` seconds under one lock until ``stop`` is set;
-    returns the worst exit code seen. An interval at or above half the archive TTL, with no
-    replication peer pinning the WALs, is refused unless ``force``."""
+                  force: bool = False, sink: SinkFactory | None = None) -> FollowSummary:
+    """Catch-up runs every ``interval`` seconds under one lock until ``stop`` is set, riding
+    out outages of up to ``[replay] outage_tolerance`` each; returns what the whole follow
+    did (its ``exit_code``: the worst of its runs). An interval at or above half the archive
+    TTL, with no replication peer pinning the WALs, is refused unless ``force``."""
     if job.mode != CATCH_UP or job.dry_run:
         raise ConfigError("--follow needs a catch-up replay (no --end, no --dry-run)")
     retention = source_retention(job, interval)
@@ -167,17 +197,133 @@ def follow_replay(job: ReplayJob, interval: float, stop: threading.Event,
                           f"for migration {job.name!r}: {retention.detail}; list more often "
                           "(below half the archive TTL), pin the WALs with a disabled "
                           "replication peer, or pass --force")
-    worst = EXIT_OK
+    watcher = observer or Observer()
+    done = FollowSummary(job.name, job.stream, now_ms())
     store = open_wal_store(job.source)
     with Ledger.open(job.ledger_url) as ledger, migration_lock(job):
-        while not stop.is_set():
-            summary = _run_once(job, ledger, store, observer or Observer(), None,
-                                interval=interval, sink=sink)
-            worst = max(worst, summary.exit_code)
-            if on_run is not None:
-                on_run(summary)
-            stop.wait(interval)
-    return worst
+        loop = _Runs(job, ledger, store, watcher, stop, sink)
+        done.outages = loop.rider.ridden
+        watcher.follow_started(done)
+        try:
+            while not stop.is_set():
+                summary = loop.next(lambda: _run_once(job, ledger, store, watcher, None,
+                                                      interval=interval, sink=sink))
+                if summary is None:
+                    break
+                done.add(summary)
+                if on_run is not None:
+                    on_run(summary)
+                stop.wait(interval)
+        except BaseException as exc:
+            done.error = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            raise
+        finally:
+            done.ended = now_ms()
+            watcher.follow_ended(done)
+    return done
+
+
+@dataclass
+class FollowSummary:
+    """What a whole ``--follow`` did: its runs added up, and the outages it rode out."""
+
+    migration: str
+    stream: str
+    started: int
+    ended: int | None = None
+    runs: int = 0
+    files_read: int = 0
+    files_completed: int = 0
+    bytes: int = 0
+    entries: int = 0
+    cells: Counter[str] = field(default_factory=Counter)
+    outages: list[RiddenOutage] = field(default_factory=list)
+    exit_code: int = EXIT_OK
+    error: str | None = None  # what ended it, when not a stop
+    lag: int | None = None  # as the newest run ended
+
+    def add(self, summary: RunSummary) -> None:
+        self.runs += 1
+        self.files_read += len(summary.outcomes)
+        self.files_completed += sum(o.complete for o in summary.outcomes)
+        self.bytes += sum(o.bytes_read for o in summary.outcomes)
+        self.entries += sum(o.run.entries for o in summary.outcomes)
+        self.cells.update(summary.cells())
+        self.exit_code = max(self.exit_code, summary.exit_code)
+        self.lag = summary.lag
+
+    def to_json(self) -> dict[str, Any]:
+        return {"migration": self.migration, "stream": self.stream, "started": self.started,
+                "ended": self.ended, "runs": self.runs, "files_read": self.files_read,
+                "files_completed": self.files_completed, "bytes": self.bytes,
+                "entries": self.entries, "cells": dict(self.cells),
+                "outages": [o.to_json() for o in self.outages], "lag": self.lag,
+                "exit_code": self.exit_code, "error": self.error}
+
+
+class _Runs:
+    """Runs one after the other, each outage between them waited out (:mod:`outage`)."""
+
+    def __init__(self, job: ReplayJob, ledger: Ledger, store: WalStore, observer: Observer,
+                 stop: threading.Event, sink: SinkFactory | None) -> None:
+        self.job, self.ledger, self.store, self.sink = job, ledger, store, sink
+        self.observer = observer
+        migration = ledger.ensure_spec(job.spec)
+        self.migration_id = migration.id
+        close_stale_outages(ledger, migration.id, job.stream)
+        self.rider = OutageRider(
+            tolerance_ms=job.spec.replay.outage_tolerance, stop=stop, ledger=ledger,
+            migration_id=migration.id, stream=job.stream, on_wait=self._waiting,
+            on_resume=observer.resumed)
+
+    def next(self, run: Callable[[], RunSummary]) -> RunSummary | None:
+        """``run()``, again after each outage it met; None when stopped while waiting."""
+        while True:
+            try:
+                summary = run()
+            except Exception as exc:
+                outage = outage_of(exc, ledger_url=self.job.ledger_url)
+                if outage is None or self.job.spec.replay.outage_tolerance <= 0:
+                    self.rider.settle(str(exc).splitlines()[0] if str(exc) else repr(exc))
+                    raise
+                log.warning("%s does not answer (%s); waiting for it", outage.describe(),
+                            outage.error)
+                if not self.rider.ride(outage, self._probe(outage), self.job.ledger_url):
+                    return None
+            else:
+                self.rider.settle()
+                return summary
+
+    def _probe(self, outage: Outage) -> Callable[[], object]:
+        """A cheap call that fails the same way while the service is down."""
+        job = self.job
+        if outage.service == "ledger":
+            return lambda: self.ledger.migration(job.name)
+        if outage.service.endswith("WebHDFS"):
+            return self.store.probe
+        if outage.service.endswith("ZooKeeper"):
+            return lambda: read_replication(job.source.endpoints())
+        return lambda: _probe_sink(self.sink or open_job_target, job)
+
+    def _waiting(self, outage: RiddenOutage, retry_in: float) -> None:
+        lag = None
+        if outage.outage.service != "ledger":
+            try:
+                lag = replay_lag(self.ledger.wal_files(self.migration_id, self.job.stream),
+                                 now_ms())
+            except Exception:  # the ledger may be down too: lag unknown
+                lag = None
+        self.observer.waiting(outage, retry_in, lag)
+
+
+def _probe_sink(factory: SinkFactory, job: ReplayJob) -> None:
+    target = factory(job)  # the Thrift targets ask their gateway as they open
+    try:
+        probe = getattr(target, "probe", None)
+        if probe is not None:
+            probe()
+    finally:
+        target.close()
 
 
 def _start_of(job: ReplayJob, watermark: int | None) -> int:

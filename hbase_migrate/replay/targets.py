@@ -69,5 +69,6 @@ def open_target(cluster: ClusterEndpoints | EndpointSource, *,
             origin = getattr(source, "cluster_json", None)
             read = f" (endpoints read from {origin})" if origin else ""
             raise TargetUnavailableError(
-                f"target cluster {endpoints.name!r}: {exc}{read}; no WAL file was read") from exc
+                f"target cluster {endpoints.name!r}: {exc}{read}; no WAL file was read",
+                endpoint=exc.endpoint) from exc
     return target

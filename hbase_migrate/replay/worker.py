@@ -7,7 +7,8 @@ offset there (DESIGN 4.2); a file found nowhere vanished (a gap, not a failure).
 reported (``on_progress``) only as the target acknowledges it, with counters cumulative from
 the file's first byte. A bad file or a refused write does not raise: the outcome carries the
 error (file and byte offset) and the progress acknowledged before it. A target that stays
-unreachable does raise (``TargetUnavailableError``): the run stops, offsets kept.
+unreachable does raise (``TargetUnavailableError``), as does a source storage that does not
+answer: the run stops, offsets kept, and a follow waits the outage out (:mod:`outage`).
 """
 
 from __future__ import annotations
@@ -18,9 +19,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
+from hbase_migrate.cluster.errors import ServiceUnreachableError
 from hbase_migrate.cluster.walstore import WalStore
-from hbase_migrate.errors import HBaseMigrateError, WalCorruptError, WalEmptyError
-from hbase_migrate.replay.apply import ReplayTarget, TargetUnavailableError
+from hbase_migrate.errors import HBaseMigrateError, WalCorruptError, WalEmptyError, WalSourceError
+from hbase_migrate.replay.apply import ReplayTarget
 from hbase_migrate.replay.file_replay import FileProgress, ReplaySpec, replay_file
 from hbase_migrate.replay.job import BulkLoad, FileOutcome, FileTask, Totals
 
@@ -101,9 +103,11 @@ def replay_task(task: FileTask, spec: ReplaySpec, target: ReplayTarget, *,
             return outcome(empty=True, complete=closed, end_reason=str(exc))
         except WalCorruptError as exc:
             return outcome(error=str(exc))
-        except TargetUnavailableError:
-            raise  # the target is down, not this file: the run stops, acknowledged offsets kept
+        except ServiceUnreachableError:
+            raise  # a service is down, not this file: the run stops, acknowledged offsets kept
         except (HBaseMigrateError, OSError) as exc:
+            if isinstance(exc, WalSourceError) and exc.unreachable:
+                raise  # the source's storage did not answer: the same
             where = acked[-1].offset if acked else task.start_offset
             return outcome(error=f"{path}: replay stopped at byte offset {where}: {exc}")
         # A closed file (archived, or a dead server's in -splitting) read to its end is

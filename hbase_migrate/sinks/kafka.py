@@ -64,9 +64,14 @@ _TOO_LARGE = frozenset({KafkaError.MSG_SIZE_TOO_LARGE, KafkaError.RECORD_LIST_TO
 class KafkaUnavailableError(TargetUnavailableError):
     """The broker stayed unreachable through the retries: the run stops, offsets kept."""
 
+    service = "Kafka broker"
+
 
 class KafkaTopicError(TargetUnavailableError):
-    """The topic a table's messages go to does not exist: the run stops, offsets kept."""
+    """The topic a table's messages go to does not exist: the run stops, offsets kept. Not
+    an outage: waiting does not create the topic."""
+
+    transient = False
 
 
 class KafkaDeliveryError(ReplayWriteError):
@@ -173,6 +178,16 @@ class KafkaSink:
 
     # -- topics -----------------------------------------------------------------------------
 
+    def probe(self) -> None:
+        """One metadata round trip to the brokers: :class:`KafkaUnavailableError` when none
+        answers."""
+        try:
+            self._admin().list_topics(timeout=self._metadata_timeout)
+        except KafkaException as exc:
+            raise KafkaUnavailableError(
+                f"Kafka broker {self.settings.bootstrap} unreachable ({exc.args[0]})",
+                endpoint=self.settings.bootstrap) from None
+
     def check_topic(self, name: str, position: WalPosition | None = None) -> None:
         """Check a topic now (``apply`` does on its first message to it): it exists, and
         what its size limit is. ``position`` is the WAL entry named in errors."""
@@ -202,7 +217,8 @@ class KafkaSink:
             raise KafkaUnavailableError(
                 f"Kafka broker {self.settings.bootstrap} unreachable ({exc.args[0]}) before "
                 f"{where} took {message}; stopping the run: every offset the broker "
-                "acknowledged is kept, rerun once it answers") from None
+                "acknowledged is kept, rerun once it answers",
+                endpoint=self.settings.bootstrap) from None
         if found is None or found.error is not None:
             error = found.error.str() if found is not None and found.error else "not listed"
             raise KafkaTopicError(
@@ -272,7 +288,8 @@ class KafkaSink:
         raise KafkaUnavailableError(self._failure(topic, position, error,
                                                   self.settings.retries + 1)
                                     + "; stopping the run: every offset the broker "
-                                    "acknowledged is kept, rerun once it answers")
+                                    "acknowledged is kept, rerun once it answers",
+                                    endpoint=self.settings.bootstrap)
 
     def _failure(self, topic: _Topic, position: WalPosition, error: KafkaError | None,
                  attempts: int) -> str:

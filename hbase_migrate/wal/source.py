@@ -84,8 +84,8 @@ class WebHdfsFile(io.RawIOBase):
     def __init__(self, url: str) -> None:
         super().__init__()
         self.name = url
-        base, self._path = _split(url)
-        self._client = _client(base)
+        self._base, self._path = _split(url)
+        self._client = _client(self._base)
         self._pos = 0
         self._response: Any = None
         self._stream: IO[bytes] | None = None
@@ -110,14 +110,16 @@ class WebHdfsFile(io.RawIOBase):
                 raise FileNotFoundError(2, f"No such file: {self.name}") from exc
             raise self._failed("GETFILESTATUS", 0, _remote(exc)[1]) from exc
         except RequestException as exc:
-            raise self._failed("GETFILESTATUS", 0, str(exc)) from exc
+            raise self._failed("GETFILESTATUS", 0, str(exc), unreachable=True) from exc
         if status.get("type") == "DIRECTORY":
             raise IsADirectoryError(21, f"Is a directory: {self.name}")
         return status
 
-    def _failed(self, what: str, offset: int, reason: str) -> WalSourceError:
+    def _failed(self, what: str, offset: int, reason: str, *, unreachable: bool = False
+                ) -> WalSourceError:
+        """``unreachable``: no answer came (refused, reset, timed out), not a refusal."""
         return WalSourceError(self.name, f"WebHDFS {what} at byte offset {offset} failed: "
-                              f"{reason}")
+                              f"{reason}", unreachable=unreachable, endpoint=self._base)
 
     # --- streams ------------------------------------------------------------------------
 
@@ -140,7 +142,7 @@ class WebHdfsFile(io.RawIOBase):
                 return
             raise self._failed("OPEN", offset, _remote(exc)[1]) from exc
         except RequestException as exc:
-            raise self._failed("OPEN", offset, str(exc)) from exc
+            raise self._failed("OPEN", offset, str(exc), unreachable=True) from exc
         self._stream = self._response.raw
         self._stream_pos = offset
 
@@ -218,7 +220,7 @@ class WebHdfsFile(io.RawIOBase):
                 got += len(data)
         except (HTTPError, RequestException, OSError) as exc:
             self._drop_stream()
-            raise self._failed("read", self._pos + got, str(exc)) from exc
+            raise self._failed("read", self._pos + got, str(exc), unreachable=True) from exc
         self._pos += got
         self._stream_pos = self._pos
         return got

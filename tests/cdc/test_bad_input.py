@@ -37,7 +37,9 @@ def setup(tmp_path: Path, bootstrap: str | None, topic: str, *, big: bool = Fals
     calls = [[Cell(b"row-%d" % i, b"d", b"q", T + i, CellType.PUT,
                    b"x" * 5000 if big and i == 3 else b"v%d" % i)] for i in range(5)]
     wal = HBaseRoot(tmp_path / "root").write(RS1, T, "orders", calls)
-    cdc = f'[cdc]\ntopic = "{topic}"\ndelivery_timeout = "3s"\nretries = 1\n'
+    # no waiting for outages (the default waits an hour for a broker to come back)
+    cdc = (f'outage_tolerance = "0s"\n[cdc]\ntopic = "{topic}"\ndelivery_timeout = "3s"\n'
+           'retries = 1\n')
     if bootstrap is not None:
         cdc += f'bootstrap = "{bootstrap}"\n'
     config = write_config(tmp_path, source=source_endpoints("127.0.0.1:1", root=tmp_path / "root"),

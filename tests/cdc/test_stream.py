@@ -149,7 +149,7 @@ def test_follow_streams_until_stopped(source: Source, kafka_broker: KafkaBroker,
         if len(runs) == 2:
             stop.set()
 
-    assert follow(job, 0.1, stop, on_run=on_run) == 0 and runs == [0, 0]
+    assert follow(job, 0.1, stop, on_run=on_run).exit_code == 0 and runs == [0, 0]
     got = consume(kafka_broker.bootstrap, topic)
     assert sorted(map(plain, got), key=identity) == sorted(
         all_expected(job.spec, source.start), key=identity)

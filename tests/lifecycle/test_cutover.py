@@ -35,7 +35,7 @@ def gate_steps(spec: MigrationSpec) -> list[tuple[StepStatus, dict[str, Any]]]:
 def migrated(tmp_path: Path, src: MiniHBase, dst: MiniHBase) -> MigrationSpec:
     """A migration copied, caught up and validated while nothing else writes."""
     run_workload(src, TABLE, seed=31, ops=150)
-    spec = load_config(write_migration(tmp_path, src, dst, TABLE))
+    spec = load_config(write_migration(tmp_path, src, dst, TABLE, outage_tolerance="0s"))
     prepare(spec)
     snapshot(spec)
     run_workload(src, TABLE, seed=32, ops=100)  # after T0: arrives by replay

@@ -19,9 +19,11 @@ from minihbase.workload import Workload, WorkloadReport, WorkloadSpec
 
 
 def write_migration(folder: Path, source: MiniHBase, target: MiniHBase, table: str, *,
-                    name: str = "mig", roll_period: str | None = None) -> Path:
+                    name: str = "mig", roll_period: str | None = None,
+                    outage_tolerance: str | None = None) -> Path:
     """A migration config as a user writes it: both clusters by their ``cluster.json``, the
-    source's roll period as its region servers have it."""
+    source's roll period as its region servers have it (and ``[replay] outage_tolerance``
+    when given)."""
     if roll_period is None:
         roll_period = f"{int(source.wal_settings.roll_period * 1000)}ms"
     path = folder / "migration.toml"
@@ -30,7 +32,9 @@ def write_migration(folder: Path, source: MiniHBase, target: MiniHBase, table: s
         f'[source]\ncluster_json = "{source.write_cluster_json()}"\n'
         f'[target]\ncluster_json = "{target.write_cluster_json()}"\n'
         f'[[tables]]\nsource = "{table}"\n'
-        f'[replay]\nroll_period = "{roll_period}"\nmargin = "1m"\n', encoding="utf-8")
+        f'[replay]\nroll_period = "{roll_period}"\nmargin = "1m"\n'
+        + (f'outage_tolerance = "{outage_tolerance}"\n' if outage_tolerance else ""),
+        encoding="utf-8")
     return path
 
 

@@ -164,7 +164,8 @@ def test_follow_intervals_with_decimals_mean_what_they_say(
 
     paused: list[float] = []
 
-    def follow(job: ReplayJob, interval: float, as_json: bool, force: bool) -> int:
+    def follow(job: ReplayJob, interval: float, as_json: bool, force: bool,
+               metrics: tuple[str, int] | None = None) -> int:
         paused.append(interval)
         return 0
 

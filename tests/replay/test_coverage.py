@@ -318,7 +318,7 @@ def test_idle_rolls_and_empty_files_are_no_gap_and_lag_is_zero_when_drained(
         sizer = threading.Thread(target=watch_sizes, daemon=True)
         sizer.start()
         follower = threading.Thread(target=lambda: runs.append(
-            follow_replay(job, 0.1, stop)), daemon=True)
+            follow_replay(job, 0.1, stop).exit_code), daemon=True)
         follower.start()
         time.sleep(4.0)  # idle source: rolls of empty files, archived and deleted
         stop.set()
@@ -352,8 +352,8 @@ def test_follow_refuses_an_interval_the_cleaner_outruns_unless_pinned(
         stop.set()
         with pytest.raises(ConfigError, match=r"too long.*archive TTL"):
             follow_replay(job, 5.0, stop)
-        assert follow_replay(job, 4.9, stop) == 0
-        assert follow_replay(job, 5.0, stop, force=True) == 0
+        assert follow_replay(job, 4.9, stop).exit_code == 0
+        assert follow_replay(job, 5.0, stop, force=True).exit_code == 0
         with pytest.raises(SystemExit) as refused:
             main(["replay", "--config", str(config), "--follow", "--interval", "6s"])
         assert refused.value.code == 2
@@ -371,7 +371,7 @@ def test_follow_refuses_an_interval_the_cleaner_outruns_unless_pinned(
                                   catch_exceptions=False)
         retention = json.loads(info.output)["retention"]
         assert (retention["kind"], retention["peer"]) == ("pinned", "1"), retention
-        assert follow_replay(job, 60.0, stop) == 0  # pinned: a long interval is safe
+        assert follow_replay(job, 60.0, stop).exit_code == 0  # pinned: a long interval is safe
 
         # A queued file deleted behind HBase's back (never listed by replay) is missing.
         run_workload(src, TABLE, seed=16, ops=20)

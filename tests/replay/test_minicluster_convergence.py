@@ -98,7 +98,8 @@ def test_follow_while_the_workload_writes_then_a_final_run_converges(tmp_path: P
         stop, runs = threading.Event(), list[RunSummary]()
         codes: list[int] = []
         follower = threading.Thread(
-            target=lambda: codes.append(follow_replay(job, 0.2, stop, on_run=runs.append)),
+            target=lambda: codes.append(
+                follow_replay(job, 0.2, stop, on_run=runs.append).exit_code),
             name="follow", daemon=True)
         follower.start()
         try:

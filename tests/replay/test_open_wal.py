@@ -130,7 +130,7 @@ def test_catch_up_and_follow_read_busy_open_wals(source_cluster: dict[str, Any],
                     last_run.append(len(runs))
 
             try:
-                code = follow_replay(job, 0.2, stop_follow, on_run=on_run)
+                code = follow_replay(job, 0.2, stop_follow, on_run=on_run).exit_code
             finally:
                 thread.join(300)
             assert code == 0, [r.to_json() for r in runs if r.exit_code]

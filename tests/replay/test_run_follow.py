@@ -35,7 +35,7 @@ def test_follow_resumes_a_growing_live_file_until_stopped(clusters: Clusters, ta
         elif len(runs) == 3:
             stop.set()
 
-    code = follow_replay(s.job, 0.05, stop, on_run=on_run)
+    code = follow_replay(s.job, 0.05, stop, on_run=on_run).exit_code
     assert code == 0
     assert [sum(o.run.entries for o in r.outcomes) for r in runs] == [3, 4, 0]
     assert runs[1].outcomes[0].start_offset == runs[0].outcomes[0].offset

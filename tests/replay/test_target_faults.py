@@ -1,8 +1,9 @@
 """The replay target's gateway away, against embedded clusters over their real protocols:
 restarted on new ports in the middle of a replay (the run re-reads ``cluster.json`` and
-converges), down before the run starts (exit 2 at once, one line naming the gateway, nothing
-replayed), and gone for good in the middle of a run (one retry budget, then the run stops
-with every acknowledged offset kept). The truth is the source's own contents read through
+converges); with ``outage_tolerance = "0s"`` (no waiting for outages: ``test_outages`` has
+the waiting), down before the run starts (exit 2 at once, one line naming the gateway,
+nothing replayed), and gone for good in the middle of a run (one retry budget, then the run
+stops with every acknowledged offset kept). The truth is the source's own contents read through
 Thrift2 and compared with :func:`hbase_migrate.validate.compare.compare_tables`.
 """
 
@@ -54,10 +55,11 @@ RETRY_BUDGET = sum(min(_client.backoff * 2 ** i, 10.0) for i in range(_client.re
 
 
 def _files_source(tmp_path: Path, src: MiniHBase, dst: MiniHBase, *, files: int = FILES,
-                  cells_per_file: int = 6000) -> tuple[Path, list[str]]:
+                  cells_per_file: int = 6000, outage_tolerance: str | None = None
+                  ) -> tuple[Path, list[str]]:
     """Config, watermark, a workload, then ``files`` WAL files of bulk puts, each ended by
     a roll; the target has the schema. Returns the config and the archived file names."""
-    config = write_migration(tmp_path, src, dst, TABLE)
+    config = write_migration(tmp_path, src, dst, TABLE, outage_tolerance=outage_tolerance)
     set_watermark(config)
     run_workload(src, TABLE, seed=53, ops=150)
     copy_table_schema(src, dst, TABLE)
@@ -147,12 +149,13 @@ def test_a_target_restarted_on_new_ports_mid_replay_is_found_again_and_converges
             dst.stop()
 
 
-def test_a_target_down_before_the_run_fails_at_once_naming_the_gateway(
+def test_with_no_outage_tolerance_a_target_down_before_the_run_fails_at_once(
         tmp_path: Path) -> None:
     with MiniHBase(tmp_path / "src", "source", wal=ONE_SERVER) as src:
         dst = MiniHBase(tmp_path / "dst", "target").start()
         try:
-            config, names = _files_source(tmp_path, src, dst, files=4, cells_per_file=1000)
+            config, names = _files_source(tmp_path, src, dst, files=4, cells_per_file=1000,
+                                          outage_tolerance="0s")
             gateway = dst.endpoints.thrift2
             assert gateway is not None
         finally:
@@ -187,12 +190,12 @@ def test_a_target_down_before_the_run_fails_at_once_naming_the_gateway(
             assert cell_count(back, TABLE) == 0
 
 
-def test_a_target_gone_mid_replay_stops_the_run_after_one_retry_budget(
+def test_with_no_outage_tolerance_a_target_gone_mid_replay_stops_the_run(
         tmp_path: Path) -> None:
     with MiniHBase(tmp_path / "src", "source", wal=ONE_SERVER) as src:
         dst = MiniHBase(tmp_path / "dst", "target").start()
         try:
-            config, names = _files_source(tmp_path, src, dst, files=4)
+            config, names = _files_source(tmp_path, src, dst, files=4, outage_tolerance="0s")
             gateway = dst.endpoints.thrift2
             assert gateway is not None
             spec = load_config(config)

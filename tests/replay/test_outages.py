@@ -1,0 +1,241 @@
+"""``replay --follow`` outlasts outages, as a user runs it: the command in a child process,
+embedded clusters in this one, a writer on the source the whole time.
+
+The target's Thrift2 gateway is closed for 5 s and then for 60 s, the source's WebHDFS for
+5 s: the follow says whom it waits for, resumes by itself, and the target ends equal to the
+source (read through Thrift2 on both sides) with no gap and no restart; while it waits,
+its Prometheus endpoint and ``status --json`` say for whom, and once drained both report
+the same figures; SIGTERM then prints the summary of the whole follow with each outage and
+its length. With a short
+``outage_tolerance``, the follow gives up on a longer outage with exit 2 and one line saying
+why, its summary printed too.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from collections.abc import Callable
+from pathlib import Path
+from typing import IO, Any
+
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+from hbase_migrate.audit.ledger import Ledger
+from hbase_migrate.audit.records import StepStatus
+from hbase_migrate.config import load_config
+from hbase_migrate.wal.model import Cell, CellType
+from minihbase.regionserver import WalSettings
+from minihbase.server import MiniHBase
+from tests.replay.minicluster_util import (
+    compare,
+    copy_table_schema,
+    run_workload,
+    set_watermark,
+    t2,
+    wait_for,
+    write_migration,
+)
+
+pytestmark = pytest.mark.integration
+
+TABLE = "orders"
+REPO = Path(__file__).resolve().parents[2]
+SETTINGS = WalSettings(region_servers=2, roll_period=3600)
+
+
+class Writer:
+    """Puts rows into the source until stopped; counts what the source acknowledged."""
+
+    def __init__(self, source: MiniHBase) -> None:
+        self.source, self.written = source, 0
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._run, name="writer", daemon=True)
+
+    def _run(self) -> None:
+        with t2(self.source) as client:
+            while not self.stop.wait(0.05):
+                client.put_cells(TABLE, [Cell(b"row-%06d" % (self.written + i), b"d", b"q",
+                                              1_000_000 + self.written + i, CellType.PUT,
+                                              b"v%d" % i) for i in range(20)])
+                self.written += 20
+
+    def __enter__(self) -> Writer:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop.set()
+        self.thread.join()
+
+
+class Lines:
+    """A child's stream read line by line in the background."""
+
+    def __init__(self, stream: IO[str]) -> None:
+        self.lines: list[str] = []
+        self.thread = threading.Thread(target=self._read, args=(stream,), daemon=True)
+        self.thread.start()
+
+    def _read(self, stream: IO[str]) -> None:
+        for line in stream:
+            self.lines.append(line.rstrip("\n"))
+
+    def count(self, pattern: str) -> int:
+        return sum(bool(re.search(pattern, line)) for line in self.lines)
+
+    @property
+    def text(self) -> str:
+        return "\n".join(self.lines)
+
+
+def follow(config: Path, *more: str) -> tuple[subprocess.Popen[str], Lines, Lines]:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "hbase_migrate", "replay", "--config", str(config), "--follow",
+         "--interval", "0.5s", *more], cwd=REPO, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    assert proc.stdout is not None and proc.stderr is not None
+    return proc, Lines(proc.stdout), Lines(proc.stderr)
+
+
+def scrape(url: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+    """The samples the metrics endpoint serves: (name, labels but migration and stream)."""
+    with urllib.request.urlopen(url, timeout=10) as answer:
+        text = answer.read().decode()
+    return {(sample.name, tuple(sorted((k, v) for k, v in sample.labels.items()
+                                      if k not in ("migration", "stream")))): sample.value
+            for family in text_string_to_metric_families(text) for sample in family.samples}
+
+
+def status_json(config: Path) -> dict[str, Any]:
+    done = subprocess.run([sys.executable, "-m", "hbase_migrate", "status", "--config",
+                           str(config), "--json"], cwd=REPO, capture_output=True, text=True,
+                          check=True, timeout=60)
+    report = json.loads(done.stdout)
+    return dict(report["migrations"][0]["streams"]["source"])
+
+
+def outage(cluster: MiniHBase, service: str, seconds: float, out: Lines, err: Lines,
+           waiting: str, during: Callable[[], None] = lambda: None) -> None:
+    """Close ``service`` for ``seconds`` (calling ``during`` once the follow waits); the
+    follow must have said it waits for it, and must end a run once it is back (an outage
+    lasts until a run ends)."""
+    before = err.count(waiting)
+    began = time.monotonic()
+    cluster.stop_service(service)
+    wait_for(lambda: err.count(waiting) > before, seconds, f"a {waiting!r} line")
+    during()
+    time.sleep(max(0.0, seconds - (time.monotonic() - began)))
+    runs = out.count(r"^result: ok")
+    cluster.start_service(service)
+    assert err.count(waiting) > before, f"no {waiting!r} line:\n{err.text[-3000:]}"
+    wait_for(lambda: out.count(r"^result: ok") > runs, 60, f"a run after {service} came back")
+
+
+def started(config: Path, src: MiniHBase, dst: MiniHBase) -> None:
+    copy_table_schema(src, dst, TABLE)
+    set_watermark(config)
+
+
+def test_follow_rides_out_gateway_and_webhdfs_outages_and_converges(tmp_path: Path) -> None:
+    with MiniHBase(tmp_path / "src", "source", wal=SETTINGS) as src, \
+            MiniHBase(tmp_path / "dst", "target") as dst:
+        config = write_migration(tmp_path, src, dst, TABLE)
+        run_workload(src, TABLE, seed=71, ops=20)  # the table exists with its families
+        started(config, src, dst)
+        proc, out, err = follow(config, "--metrics-port", "0")
+        gateway = dst.endpoints.thrift2
+
+        def waiting_everywhere() -> None:  # metrics and status say whom the follow waits for
+            key = ("hbase_migrate_waiting", (("endpoint", gateway),
+                                             ("service", "target gateway")))
+            wait_for(lambda: scrape(url).get(key) == 1, 30, "the waiting metric")
+            waiting = status_json(config)["waiting"]
+            assert (waiting["service"], waiting["endpoint"]) == ("target gateway", gateway)
+
+        try:
+            wait_for(lambda: err.count(r"^metrics at http://127\.0\.0\.1:\d+/metrics$"), 30,
+                     "the metrics address")
+            url = next(ln for ln in err.lines if ln.startswith("metrics at ")).split()[-1]
+            with Writer(src) as writer:
+                wait_for(lambda: out.count(r"^result: ok") >= 2, 60, "two follow runs")
+                outage(dst, "thrift2", 5, out, err, r"waiting for the target gateway")
+                outage(src, "webhdfs", 5, out, err, r"waiting for the source WebHDFS")
+                outage(dst, "thrift2", 60, out, err, r"waiting for the target gateway",
+                       during=waiting_everywhere)
+            written = writer.written
+            wait_for(lambda: compare(src, dst, TABLE).equal, 90, "the target to converge")
+            assert proc.poll() is None, f"the follow ended:\n{err.text[-3000:]}"
+            # drained: the metrics and status --json agree, and count what the source took
+            wait_for(lambda: status_json(config)["lag"] == 0, 30, "lag 0")
+            figures, metrics = status_json(config), scrape(url)
+            assert figures["waiting"] is None
+            assert metrics[("hbase_migrate_lag_seconds", ())] == 0
+            assert {k[1][0][1]: v for k, v in metrics.items()
+                    if k[0] == "hbase_migrate_cells_total"} == figures["cells"]
+            assert figures["cells"]["Put"] >= writer.written
+            assert {k[1][0][1]: v for k, v in metrics.items()
+                    if k[0] == "hbase_migrate_wal_files"} == figures["wal_files"]
+            assert metrics[("hbase_migrate_open_gaps", ())] == figures["open_gaps"] == 0
+            assert metrics[("hbase_migrate_outage_seconds_total", ())] >= 70
+            assert metrics[("hbase_migrate_runs_total", ())] >= 4
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            code = proc.wait(60)
+        out.thread.join(10)
+        print(f"\n{written} cells written during the outages; follow summary:\n"
+              + "\n".join(out.lines[-8:]))
+        assert code == 0, err.text[-3000:]
+        summary = out.text[out.text.rindex("follow of migration"):]
+        assert "outages ridden out: 3" in summary, summary
+        lengths = [float(s) for s in re.findall(r"for (\d+(?:\.\d+)?)s \(\d+ probes\)",
+                                                summary)]
+        assert len(lengths) == 3, summary
+        # each as long as the service was closed, and at most one capped backoff (30 s) more
+        assert 5 <= lengths[0] < 5 + 30 and 5 <= lengths[1] < 5 + 30, lengths
+        assert 60 <= lengths[2] < 60 + 31, lengths
+        assert summary.rstrip().endswith("result: ok"), summary
+        spec = load_config(config)
+        with Ledger.open(spec.ledger_url) as ledger:
+            record = ledger.migration(spec.name)
+            assert record is not None
+            assert ledger.gaps(record.id) == []
+            steps = ledger.steps(record.id, "outage")
+        assert [s.status for s in steps] == [StepStatus.SUCCEEDED] * 3, steps
+        assert [s.metrics["service"] for s in steps] == [
+            "target gateway", "source WebHDFS", "target gateway"]
+
+
+def test_an_outage_past_the_tolerance_ends_the_follow_with_its_reason(tmp_path: Path) -> None:
+    with MiniHBase(tmp_path / "src", "source", wal=SETTINGS) as src, \
+            MiniHBase(tmp_path / "dst", "target") as dst:
+        config = write_migration(tmp_path, src, dst, TABLE, outage_tolerance="3s")
+        run_workload(src, TABLE, seed=72, ops=20)
+        started(config, src, dst)
+        proc, out, err = follow(config)
+        try:
+            wait_for(lambda: out.count(r"^result: ok") >= 1, 60, "a follow run")
+            gateway = dst.endpoints.thrift2
+            dst.stop_service("thrift2")
+            run_workload(src, TABLE, seed=73, ops=20)  # edits that wait for the target
+            code = proc.wait(60)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+        out.thread.join(10)
+        err.thread.join(10)
+        assert code == 2, err.text[-3000:]
+        errors = [ln for ln in err.lines if ln.startswith("hbase-migrate: error: ")]
+        assert len(errors) == 1, err.text[-3000:]
+        assert f"the target gateway {gateway} has not answered for " in errors[0], errors
+        assert "longer than [replay] outage_tolerance 3s" in errors[0], errors
+        summary = out.text[out.text.rindex("follow of migration"):]
+        assert "outages ridden out: 1" in summary and "result: error" in summary, summary
