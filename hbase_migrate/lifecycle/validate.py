@@ -21,6 +21,7 @@ from hbase_migrate.ranges.engine import Progress, range_engine
 from hbase_migrate.ranges.keyrange import KeyRange, RangeError
 from hbase_migrate.validate.compare import compare_tables
 from hbase_migrate.validate.run import EXPLAIN_LIMIT, Validation
+from hbase_migrate.validate.tombstones import DEFAULT_COMPACT_WAIT
 
 DEFAULT_RECOMPARE_WAIT = 60.0
 
@@ -28,11 +29,15 @@ DEFAULT_RECOMPARE_WAIT = 60.0
 def validate(spec: MigrationSpec, *, provenance: Provenance | None = None,
              tables: Sequence[str] = (), master: str | None = None, repair: bool = False,
              recompare_wait: float = DEFAULT_RECOMPARE_WAIT, live: bool = False,
+             compact: bool = True, compact_wait: float = DEFAULT_COMPACT_WAIT,
              progress: Progress | None = None) -> StepResult:
     """Validate (and with ``repair`` fix) every table of the migration, or those named in
     ``tables``; ``verdict`` is ``match`` only when every range matches in the end. With
     ``live`` the source is still written: no recompare, and a mismatch is listed in
-    ``differing`` without failing the step (see the module's doc)."""
+    ``differing`` without failing the step (see the module's doc). A repaired cell a newer
+    delete marker hides is got past by a major compaction of its regions (waiting at most
+    ``compact_wait`` seconds), or with ``compact=False`` listed with the shell command
+    that would (the step fails)."""
     chosen = spec.select_tables(tables)
     if live and repair:
         raise ConfigError(f"validate of migration {spec.name!r}: repair needs a strict "
@@ -43,9 +48,12 @@ def validate(spec: MigrationSpec, *, provenance: Provenance | None = None,
         master = master or spec.engine.spark_master
         step.verdict_fails = not live
         step.metrics.update(engine=master, repair=repair, mode="live" if live else "strict")
+        if repair:
+            step.metrics["compact"] = compact
         with range_engine(master, f"hbase-migrate validate {spec.name}") as engine:
             Validation(step.ledger, step.migration.id, step.step, spec, chosen, engine,
-                       progress).run(repair, None if live else recompare_wait)
+                       progress, compact, compact_wait).run(repair,
+                                                            None if live else recompare_wait)
         if step.metrics["verdict"] == Verdict.MATCH and len(chosen) == len(spec.tables):
             step.advance(MigrationState.VALIDATED)
         return step.result()
