@@ -41,6 +41,12 @@ def _skipped(result: StepResult) -> list[str]:
     return [f"skipped: {why}" for why in result.metrics.get("skipped", [])]
 
 
+def _engine(result: StepResult) -> list[str]:
+    """Which engine ran the step's ranges, and why (``[spark] master``, auto's estimate)."""
+    m = result.metrics
+    return [f"engine: {m['engine']} ({m['engine_reason']})"] if "engine_reason" in m else []
+
+
 def _state(result: StepResult) -> str:
     return f"migration {result.migration}: {result.state}"
 
@@ -95,7 +101,7 @@ def snapshot(config: Path, as_json: bool, watermark: str | None, master: str | N
         result = step(spec, watermark=t0, master=master, progress=_ranges(bar, "copy"))
     m = result.metrics
     _show(result, as_json, [
-        f"watermark T0 = {format_time(m['watermark'])}",
+        f"watermark T0 = {format_time(m['watermark'])}", *_engine(result),
         *(f"{c['table']} {c['bounds']}: {c['rows']} rows, {c['cells']} cells copied"
           for c in m.get("copied", [])),
         *(f"{t['source']} -> {t['target']}: {t['ranges']} key ranges, {t['rows']} rows, "
@@ -153,8 +159,8 @@ def validate(ctx: click.Context, config: Path, as_json: bool, tables: tuple[str,
                       compact_wait=parse_duration(compact_wait, name="--compact-wait") / 1000,
                       progress=_ranges(bar, "checksums"))
     m = result.metrics
-    lines = [f"bulk load re-copied: {b['table']} {b['bounds']}: {b['puts']} puts"
-             for b in m.get("bulk_loads_recopied", [])]
+    lines = [*_engine(result), *(f"bulk load re-copied: {b['table']} {b['bounds']}: "
+                                 f"{b['puts']} puts" for b in m.get("bulk_loads_recopied", []))]
     for t in m["tables"]:
         lines.append(f"{t['source']} -> {t['target']}: {t['verdict']} "
                      f"({t['ranges_matching']}/{t['ranges']} key ranges match; "

@@ -50,7 +50,8 @@ class LifecycleOperator(BaseOperator):
 
     @staticmethod
     def spark_master(params: dict[str, Any]) -> str | None:
-        """The master URL of the run's ``spark_conn_id`` (None: work in-process)."""
+        """The master URL of the run's ``spark_conn_id`` (None: the migration's own
+        ``[spark] master``, ``auto`` by default)."""
         from hbase_migrate_airflow.hooks.spark import spark_master
 
         conn_id = params.get("spark_conn_id")
