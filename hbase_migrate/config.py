@@ -27,7 +27,7 @@
                                 # or always one: "in-process", local[*], spark://host:7077,
                                 # yarn, k8s://...
     large_master = "local[*]"   # where "auto" sends large work (spark://..., yarn, ...)
-    auto_cells = 400000         # "auto": work of this many cells or more goes to Spark
+    auto_cells = 1000000        # "auto": work of this many cells or more goes to Spark
     [ranges]
     max_cells = 200000          # the most cells a key range of the copy and the checksums holds
     [gateway]                   # calls to both clusters' Thrift2 gateways (copy, checksums,
@@ -75,7 +75,7 @@ IN_PROCESS = "in-process"  # the Spark master value meaning: run range tasks wit
 AUTO = "auto"  # the Spark master value meaning: choose by the step's estimated work
 LOCAL_SPARK_MASTER = "local[*]"
 DEFAULT_SPARK_MASTER = AUTO
-DEFAULT_AUTO_CELLS = 400_000  # the crossover measured with bench/engine_crossover.py
+DEFAULT_AUTO_CELLS = 1_000_000  # the crossover measured with bench/engine_crossover.py
 DEFAULT_MAX_CELLS = 200_000
 REPLAY_DEFAULTS = {"roll_period": 3_600_000, "margin": 300_000, "archive_ttl": 600_000}
 CDC_DEFAULTS = {"delivery_timeout": 30_000}

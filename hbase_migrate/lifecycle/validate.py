@@ -63,12 +63,12 @@ def validate(spec: MigrationSpec, *, provenance: Provenance | None = None,
 
 
 def planned_cells(step: StepContext, spec: MigrationSpec, tables: Sequence[TableSpec]) -> int:
-    """The cells the checksums read, as planned: each table's planned ranges (planned now
-    when none are), counted once per side."""
+    """The source cells the checksums read (the target's as many again), as planned: each
+    table's planned ranges (planned now when none are)."""
     mid = step.migration.id
     for t in tables:
         planned_ranges(step.ledger, mid, spec, t.source, None)
-    return 2 * sum(r.planned_cells for t in tables for r in step.ledger.key_ranges(mid, t.source))
+    return sum(r.planned_cells for t in tables for r in step.ledger.key_ranges(mid, t.source))
 
 
 def explain(spec: MigrationSpec, key_range: str, *, limit: int = EXPLAIN_LIMIT,
