@@ -30,6 +30,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -171,15 +173,9 @@ def run(endpoints: tuple[str, str], cells: int, rss_cells: int, repeat: int) -> 
     target.close()
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--cells", type=int, default=200_000)
-    parser.add_argument("--rss-cells", type=int, default=20_000)
-    parser.add_argument("--repeat", type=int, default=2, help="rounds (best run is kept)")
-    parser.add_argument("--quick", action="store_true", help="smoke run (8000 cells, 1 round)")
-    args = parser.parse_args()
-    cells, rss = (8_000, 2_000) if args.quick else (args.cells, args.rss_cells)
-    repeat = 1 if args.quick else args.repeat
+@contextmanager
+def two_clusters() -> Iterator[tuple[str, str]]:
+    """A source and a target embedded cluster in subprocesses: their Thrift2 endpoints."""
     with tempfile.TemporaryDirectory(prefix="range-bench-") as tmp:
         procs = [subprocess.Popen(
             [sys.executable, "-m", "hbase_migrate", "minicluster", "start",
@@ -190,13 +186,25 @@ def main() -> None:
             for proc in procs:
                 assert proc.stdout is not None
                 info.append(json.loads(proc.stdout.readline()))
-            run((info[0]["thrift2"], info[1]["thrift2"]), cells, rss, repeat)
+            yield info[0]["thrift2"], info[1]["thrift2"]
         finally:
             for proc in procs:
                 proc.terminate()
             for proc in procs:
                 proc.wait(30)
 
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cells", type=int, default=200_000)
+    parser.add_argument("--rss-cells", type=int, default=20_000)
+    parser.add_argument("--repeat", type=int, default=2, help="rounds (best run is kept)")
+    parser.add_argument("--quick", action="store_true", help="smoke run (8000 cells, 1 round)")
+    args = parser.parse_args()
+    cells, rss = (8_000, 2_000) if args.quick else (args.cells, args.rss_cells)
+    repeat = 1 if args.quick else args.repeat
+    with two_clusters() as endpoints:
+        run(endpoints, cells, rss, repeat)
 
 if __name__ == "__main__":
     main()

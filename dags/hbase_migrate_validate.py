@@ -3,7 +3,10 @@
 
 Compares every table of the migration, source against target, and records the verdict per
 range in the ledger; with `repair`, ranges that still differ after the recompare are
-rewritten from the source. Runs daily and on demand.
+rewritten from the source; with `compact` (the default) a repaired cell that a newer delete
+marker on the target still hides is got past by a major compaction of its regions, without
+it such cells are listed with the hbase shell command that fixes them. Runs daily and on
+demand.
 """
 
 from airflow.sdk import DAG, CronTriggerTimetable, Param
@@ -22,6 +25,8 @@ with DAG(
     default_args=DEFAULT_ARGS,
     params=params(
         repair=Param(False, type="boolean", title="Repair ranges that differ"),
+        compact=Param(True, type="boolean",
+                      title="Major-compact where delete markers hide repaired cells"),
     ),
 ):
     ValidateOperator(task_id="validate")

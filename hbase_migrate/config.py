@@ -25,7 +25,11 @@
     outage_tolerance = "1h"     # how long a run waits for an unreachable gateway, WebHDFS,
                                 # ZooKeeper, ledger or Kafka before it gives up ("0s": at once)
     [spark]
-    master = "local[*]"         # or spark://host:7077, yarn, k8s://...; "in-process": no Spark
+    master = "auto"             # in-process for small work, large_master for large work;
+                                # or always one: "in-process", local[*], spark://host:7077,
+                                # yarn, k8s://...
+    large_master = "local[*]"   # where "auto" sends large work (spark://..., yarn, ...)
+    auto_cells = 1000000        # "auto": work of this many cells or more goes to Spark
     [ranges]
     max_cells = 200000          # the most cells a key range of the copy and the checksums holds
     [gateway]                   # calls to both clusters' Thrift2 gateways (copy, checksums,
@@ -70,7 +74,10 @@ ENDPOINT_KEYS = ("name", "thrift", "thrift2", "transport", "protocol", "webhdfs"
 _SECTIONS = ("migration", "source", "target", "tables", "replay", "spark", "ranges", "cdc",
              "gateway")
 IN_PROCESS = "in-process"  # the Spark master value meaning: run range tasks without Spark
-DEFAULT_SPARK_MASTER = "local[*]"
+AUTO = "auto"  # the Spark master value meaning: choose by the step's estimated work
+LOCAL_SPARK_MASTER = "local[*]"
+DEFAULT_SPARK_MASTER = AUTO
+DEFAULT_AUTO_CELLS = 1_000_000  # the crossover measured with bench/engine_crossover.py
 DEFAULT_MAX_CELLS = 200_000
 REPLAY_DEFAULTS = {"roll_period": 3_600_000, "margin": 300_000, "archive_ttl": 600_000,
                    "outage_tolerance": 3_600_000}
@@ -141,10 +148,14 @@ class ReplaySettings:
 
 @dataclass(frozen=True)
 class EngineSettings:
-    """Where range tasks (copy, checksums) run, and how big a range may grow."""
+    """Where range tasks (copy, checksums) run, and how big a range may grow. With
+    ``spark_master`` AUTO a step whose estimated cells reach ``auto_cells`` runs on
+    ``large_master``, a smaller one in-process (:mod:`hbase_migrate.ranges.choice`)."""
 
-    spark_master: str = DEFAULT_SPARK_MASTER  # or IN_PROCESS
+    spark_master: str = DEFAULT_SPARK_MASTER  # AUTO, IN_PROCESS or a Spark master URL
     max_cells: int = DEFAULT_MAX_CELLS
+    large_master: str = LOCAL_SPARK_MASTER
+    auto_cells: int = DEFAULT_AUTO_CELLS
 
 
 @dataclass(frozen=True)
@@ -232,7 +243,9 @@ class MigrationSpec:
             "tables": [{"source": t.source, "target": t.target, "families": list(t.families)}
                        for t in self.tables],
             "replay": asdict(self.replay),
-            "spark": {"master": self.engine.spark_master},
+            "spark": {"master": self.engine.spark_master,
+                      "large_master": self.engine.large_master,
+                      "auto_cells": self.engine.auto_cells},
             "ranges": {"max_cells": self.engine.max_cells},
             "gateway": self.gateway.to_dict(),
             **({"cdc": self.cdc.to_dict()} if self.cdc else {}),

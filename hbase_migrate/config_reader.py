@@ -10,12 +10,15 @@ from typing import Any, NoReturn
 from hbase_migrate.cluster.endpoints import ClusterEndpoints
 from hbase_migrate.cluster.sizing import GatewaySettings
 from hbase_migrate.config import (
+    AUTO,
     CDC_DEFAULTS,
+    DEFAULT_AUTO_CELLS,
     DEFAULT_MAX_CELLS,
     DEFAULT_SPARK_MASTER,
     ENDPOINT_KEYS,
     FIXED_PRODUCER_KEYS,
     IN_PROCESS,
+    LOCAL_SPARK_MASTER,
     REPLAY_DEFAULTS,
     CdcSettings,
     ClusterSpec,
@@ -160,15 +163,27 @@ class Reader:
 
     def engine(self, data: dict[str, Any]) -> EngineSettings:
         spark, ranges = self.section(data, "spark"), self.section(data, "ranges")
-        self.keys(spark, "spark", ("master",))
+        self.keys(spark, "spark", ("master", "large_master", "auto_cells"))
         self.keys(ranges, "ranges", ("max_cells",))
         master = self.string(spark, "spark", "master") or DEFAULT_SPARK_MASTER
         if not master.strip():
-            self.fail("spark", "master", f"a Spark master URL or {IN_PROCESS!r}", master)
-        cells = ranges.get("max_cells", DEFAULT_MAX_CELLS)
+            self.fail("spark", "master", f"{AUTO!r}, {IN_PROCESS!r} or a Spark master URL",
+                      master)
+        large = self.string(spark, "spark", "large_master") or LOCAL_SPARK_MASTER
+        if not large.strip() or large in (AUTO, IN_PROCESS):
+            self.fail("spark", "large_master", "a Spark master URL", large)
+        return EngineSettings(spark_master=master, large_master=large,
+                              max_cells=self.count(ranges, "ranges", "max_cells",
+                                                   DEFAULT_MAX_CELLS),
+                              auto_cells=self.count(spark, "spark", "auto_cells",
+                                                    DEFAULT_AUTO_CELLS))
+
+    def count(self, table: dict[str, Any], section: str, key: str, default: int) -> int:
+        """A positive number of cells."""
+        cells = table.get(key, default)
         if isinstance(cells, bool) or not isinstance(cells, int) or cells < 1:
-            self.fail("ranges", "max_cells", "a positive number of cells", cells)
-        return EngineSettings(spark_master=master, max_cells=cells)
+            self.fail(section, key, "a positive number of cells", cells)
+        return int(cells)
 
     def size(self, table: dict[str, Any], section: str, key: str, default: int) -> int:
         """Bytes: an integer, or ``512KiB``, ``4MiB``, ``4MB`` (at least 1 KiB)."""

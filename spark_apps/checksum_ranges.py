@@ -26,6 +26,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--config", required=True, help="The migration config (TOML).")
     parser.add_argument("--table", action="append", default=[], help="Table (repeat).")
     parser.add_argument("--repair", action="store_true", help="Repair what still differs.")
+    parser.add_argument("--no-compact", dest="compact", action="store_false",
+                        help="List repaired cells newer delete markers hide instead of "
+                             "major-compacting their regions.")
     parser.add_argument("--master", help="Spark master (default: spark-submit's, else the "
                                          "config's).")
     return parser.parse_args(argv)
@@ -38,7 +41,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
 
     def check(spec: MigrationSpec, spark: Any) -> tuple[dict[str, Any], int]:
-        result = validate(spec, tables=args.table, repair=args.repair, master=master_of(spark))
+        result = validate(spec, tables=args.table, repair=args.repair, compact=args.compact,
+                          master=master_of(spark))
         return result.to_json(), 0 if result.passed else 1
 
     return run_step("checksum_ranges", "validate", args, check)

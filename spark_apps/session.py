@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from hbase_migrate.config import DEFAULT_SPARK_MASTER, IN_PROCESS, MigrationSpec
+from hbase_migrate.config import AUTO, IN_PROCESS, MigrationSpec
 
 # (the migration, its Spark session) -> (the step's JSON-safe result, the exit code)
 Step = Callable[[MigrationSpec, Any], tuple[dict[str, Any], int]]
@@ -30,7 +30,8 @@ def session(master: str | None, spec: MigrationSpec, what: str) -> Iterator[Any]
     builder = SparkSession.builder.appName(f"hbase-migrate {what} {spec.name}")
     if master or "PYSPARK_GATEWAY_PORT" not in os.environ:
         configured = spec.engine.spark_master
-        builder = builder.master(master or (DEFAULT_SPARK_MASTER if configured == IN_PROCESS
+        builder = builder.master(master or (spec.engine.large_master
+                                            if configured in (AUTO, IN_PROCESS)
                                             else configured))
     spark = builder.getOrCreate()
     try:

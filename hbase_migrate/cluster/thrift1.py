@@ -25,6 +25,7 @@ import happybase
 from thriftpy2.thrift import TApplicationException, TException
 from thriftpy2.transport import TTransportException
 
+from hbase_migrate.bytesutil import to_string_binary
 from hbase_migrate.cluster.descriptors import (
     FOREVER,
     FamilyDescriptor,
@@ -248,6 +249,14 @@ class Thrift1Client:
                                     _text(r["server_name"]), r["port"], name=r["name"])
                    for r in found]
         return sorted(regions, key=lambda r: r.start_key)
+
+    def major_compact(self, table_or_region: bytes) -> None:
+        """Ask for a major compaction of a table or of one region (its full name). HBase's
+        Thrift1 gateway (2.x and 3.x) passes the request on as ``Admin.compact``: the store
+        files its compaction policy selects are merged, and delete markers drop only when
+        they all are; the call returns before the compaction runs."""
+        self._call(f"majorCompact {to_string_binary(table_or_region)}",
+                   lambda c: c.client.majorCompact(table_or_region))
 
     # --- reads --------------------------------------------------------------------------
 

@@ -41,6 +41,12 @@ def _skipped(result: StepResult) -> list[str]:
     return [f"skipped: {why}" for why in result.metrics.get("skipped", [])]
 
 
+def _engine(result: StepResult) -> list[str]:
+    """Which engine ran the step's ranges, and why (``[spark] master``, auto's estimate)."""
+    m = result.metrics
+    return [f"engine: {m['engine']} ({m['engine_reason']})"] if "engine_reason" in m else []
+
+
 def _state(result: StepResult) -> str:
     return f"migration {result.migration}: {result.state}"
 
@@ -95,7 +101,7 @@ def snapshot(config: Path, as_json: bool, watermark: str | None, master: str | N
         result = step(spec, watermark=t0, master=master, progress=_ranges(bar, "copy"))
     m = result.metrics
     _show(result, as_json, [
-        f"watermark T0 = {format_time(m['watermark'])}",
+        f"watermark T0 = {format_time(m['watermark'])}", *_engine(result),
         *(f"{c['table']} {c['bounds']}: {c['rows']} rows, {c['cells']} cells copied"
           for c in m.get("copied", [])),
         *(f"{t['source']} -> {t['target']}: {t['ranges']} key ranges, {t['rows']} rows, "
@@ -112,6 +118,12 @@ def snapshot(config: Path, as_json: bool, watermark: str | None, master: str | N
 @click.option("--repair", is_flag=True,
               help="Rewrite the ranges that still differ from the source (and the regions "
                    "bulk loads went to), then compare them again.")
+@click.option("--compact/--no-compact", default=True, show_default=True,
+              help="With --repair: when a newer delete marker on the target hides a "
+                   "repaired cell, ask the target to major-compact its regions and put the "
+                   "cell again (--no-compact: refuse, naming the cells and the shell command).")
+@click.option("--compact-wait", default="2m", show_default=True, metavar="DURATION",
+              help="How long a repair waits for the compaction to drop the markers.")
 @click.option("--explain", metavar="RANGE",
               help="Only list the first differing cells of one key range "
                    "(TABLE:STARTHEX-STOPHEX as the listing prints it).")
@@ -123,8 +135,8 @@ def snapshot(config: Path, as_json: bool, watermark: str | None, master: str | N
 @_master
 @click.pass_context
 def validate(ctx: click.Context, config: Path, as_json: bool, tables: tuple[str, ...],
-             repair: bool, explain: str | None, recompare_wait: str, live: bool,
-             master: str | None) -> None:
+             repair: bool, compact: bool, compact_wait: str, explain: str | None,
+             recompare_wait: str, live: bool, master: str | None) -> None:
     """Compare source and target range by range (rows, cells, digests; judged by Great
     Expectations), recompare what differs after replay caught up; exit 0 when every range
     matches (or with --live), 1 when some still differ (listed), 2 on errors."""
@@ -143,16 +155,20 @@ def validate(ctx: click.Context, config: Path, as_json: bool, tables: tuple[str,
     wait = parse_duration(recompare_wait, name="--recompare-wait") / 1000
     with _progress_bar(as_json) as bar:
         result = step(spec, tables=tables, repair=repair, master=master,
-                      recompare_wait=wait, live=live, progress=_ranges(bar, "checksums"))
+                      recompare_wait=wait, live=live, compact=compact,
+                      compact_wait=parse_duration(compact_wait, name="--compact-wait") / 1000,
+                      progress=_ranges(bar, "checksums"))
     m = result.metrics
-    lines = [f"bulk load re-copied: {b['table']} {b['bounds']}: {b['puts']} puts"
-             for b in m.get("bulk_loads_recopied", [])]
+    lines = [*_engine(result), *(f"bulk load re-copied: {b['table']} {b['bounds']}: "
+                                 f"{b['puts']} puts" for b in m.get("bulk_loads_recopied", []))]
     for t in m["tables"]:
         lines.append(f"{t['source']} -> {t['target']}: {t['verdict']} "
                      f"({t['ranges_matching']}/{t['ranges']} key ranges match; "
                      f"{t['source_cells']} source cells, {t['target_cells']} target cells)")
-        lines += [f"  repaired {r['table']} {r['bounds']}: {r['puts']} puts, "
-                  f"{r['deletes']} deletes" for r in t["repaired"]]
+        for r in t["repaired"]:
+            lines.append(f"  repaired {r['table']} {r['bounds']}: {r['puts']} puts, "
+                         f"{r['deletes']} deletes")
+            lines += [f"    {a}" for a in r["actions"]]
         for d in t["mismatched"]:
             lines.append(f"  differs: {d['table']} {d['bounds']}  (--explain {d['table']}:"
                          f"{d['start']}-{d['stop']})")

@@ -17,6 +17,7 @@ from hbase_migrate.audit.records import MigrationState, Provenance, StepStatus
 from hbase_migrate.config import MigrationSpec
 from hbase_migrate.lifecycle.result import StepResult
 from hbase_migrate.lifecycle.step import StepContext, recorded_step, require
+from hbase_migrate.ranges.choice import choose_engine
 from hbase_migrate.ranges.engine import Progress, bind, range_engine
 from hbase_migrate.ranges.planned import planned_ranges
 from hbase_migrate.ranges.tasks import CopyJob, copy_range_task
@@ -27,8 +28,9 @@ def snapshot(spec: MigrationSpec, *, watermark: int | None = None,
              provenance: Provenance | None = None, master: str | None = None,
              progress: Progress | None = None) -> StepResult:
     """Fix T0 (``watermark``, default now) and copy ``[0, T0)`` of every table, one task per
-    key range on ``master`` (default: the spec's Spark master); ``progress(done, total)``
-    as ranges finish."""
+    key range on ``master`` (default: the spec's Spark master; ``auto`` chooses by the
+    planned cells, :mod:`hbase_migrate.ranges.choice`); ``progress(done, total)`` as
+    ranges finish."""
     with recorded_step(spec, "snapshot", provenance) as step:
         require(step, MigrationState.SCHEMA_READY, "the snapshot copy", "prepare")
         done = [s for s in step.ledger.steps(step.migration.id, "snapshot")
@@ -43,20 +45,25 @@ def snapshot(spec: MigrationSpec, *, watermark: int | None = None,
             step.metrics["anchors"] = record_watermark(step.ledger, step.migration, spec, t0)
         step.advance(MigrationState.COPYING)
         step.metrics["watermark"] = t0
-        _copy(step, spec, t0, master or spec.engine.spark_master, progress)
+        _copy(step, spec, t0, master, progress)
         step.advance(MigrationState.COPIED)
         return step.result()
 
 
-def _copy(step: StepContext, spec: MigrationSpec, t0: int, master: str,
+def _copy(step: StepContext, spec: MigrationSpec, t0: int, master: str | None,
           progress: Progress | None) -> None:
     plans = {t.source: planned_ranges(step.ledger, step.migration.id, spec, t.source, (0, t0))
              for t in spec.tables}
     todo = [r for ranges in plans.values() for r, cells in ranges if cells is None]
+    estimate = sum(r.planned_cells for t in spec.tables for r in step.ledger.key_ranges(
+        step.migration.id, t.source) if r.copied_at is None)
+    choice = choose_engine(master, spec.engine, estimate)
+    master = choice.master
+    step.metrics.update(choice.to_metrics())
     job = CopyJob(spec.source, spec.target, tuple(spec.table_mapping().items()), (0, t0),
                   spec.ledger_url, step.migration.id, step.step_id)
     total = sum(len(r) for r in plans.values())
-    step.metrics.update(engine=master, ranges=total, ranges_copied=len(todo),
+    step.metrics.update(ranges=total, ranges_copied=len(todo),
                         ranges_skipped=total - len(todo))
     copies = []
     if todo:

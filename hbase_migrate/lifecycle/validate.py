@@ -13,14 +13,17 @@ from collections.abc import Sequence
 from typing import Any
 
 from hbase_migrate.audit.records import MigrationState, Provenance, Verdict
-from hbase_migrate.config import MigrationSpec
+from hbase_migrate.config import MigrationSpec, TableSpec
 from hbase_migrate.errors import ConfigError
 from hbase_migrate.lifecycle.result import StepResult
-from hbase_migrate.lifecycle.step import recorded_step, require, thrift2
+from hbase_migrate.lifecycle.step import StepContext, recorded_step, require, thrift2
+from hbase_migrate.ranges.choice import choose_engine
 from hbase_migrate.ranges.engine import Progress, range_engine
 from hbase_migrate.ranges.keyrange import KeyRange, RangeError
+from hbase_migrate.ranges.planned import planned_ranges
 from hbase_migrate.validate.compare import compare_tables
 from hbase_migrate.validate.run import EXPLAIN_LIMIT, Validation
+from hbase_migrate.validate.tombstones import DEFAULT_COMPACT_WAIT
 
 DEFAULT_RECOMPARE_WAIT = 60.0
 
@@ -28,11 +31,15 @@ DEFAULT_RECOMPARE_WAIT = 60.0
 def validate(spec: MigrationSpec, *, provenance: Provenance | None = None,
              tables: Sequence[str] = (), master: str | None = None, repair: bool = False,
              recompare_wait: float = DEFAULT_RECOMPARE_WAIT, live: bool = False,
+             compact: bool = True, compact_wait: float = DEFAULT_COMPACT_WAIT,
              progress: Progress | None = None) -> StepResult:
     """Validate (and with ``repair`` fix) every table of the migration, or those named in
     ``tables``; ``verdict`` is ``match`` only when every range matches in the end. With
     ``live`` the source is still written: no recompare, and a mismatch is listed in
-    ``differing`` without failing the step (see the module's doc)."""
+    ``differing`` without failing the step (see the module's doc). A repaired cell a newer
+    delete marker hides is got past by a major compaction of its regions (waiting at most
+    ``compact_wait`` seconds), or with ``compact=False`` listed with the shell command
+    that would (the step fails)."""
     chosen = spec.select_tables(tables)
     if live and repair:
         raise ConfigError(f"validate of migration {spec.name!r}: repair needs a strict "
@@ -40,15 +47,28 @@ def validate(spec: MigrationSpec, *, provenance: Provenance | None = None,
                           "until replay catches up); drop live or repair")
     with recorded_step(spec, "validate", provenance) as step:
         require(step, MigrationState.COPIED, "validation", "snapshot")
-        master = master or spec.engine.spark_master
+        choice = choose_engine(master, spec.engine, planned_cells(step, spec, chosen))
         step.verdict_fails = not live
-        step.metrics.update(engine=master, repair=repair, mode="live" if live else "strict")
-        with range_engine(master, f"hbase-migrate validate {spec.name}") as engine:
+        step.metrics.update(choice.to_metrics(), repair=repair,
+                            mode="live" if live else "strict")
+        if repair:
+            step.metrics["compact"] = compact
+        with range_engine(choice.master, f"hbase-migrate validate {spec.name}") as engine:
             Validation(step.ledger, step.migration.id, step.step, spec, chosen, engine,
-                       progress).run(repair, None if live else recompare_wait)
+                       progress, compact, compact_wait).run(repair,
+                                                            None if live else recompare_wait)
         if step.metrics["verdict"] == Verdict.MATCH and len(chosen) == len(spec.tables):
             step.advance(MigrationState.VALIDATED)
         return step.result()
+
+
+def planned_cells(step: StepContext, spec: MigrationSpec, tables: Sequence[TableSpec]) -> int:
+    """The source cells the checksums read (the target's as many again), as planned: each
+    table's planned ranges (planned now when none are)."""
+    mid = step.migration.id
+    for t in tables:
+        planned_ranges(step.ledger, mid, spec, t.source, None)
+    return sum(r.planned_cells for t in tables for r in step.ledger.key_ranges(mid, t.source))
 
 
 def explain(spec: MigrationSpec, key_range: str, *, limit: int = EXPLAIN_LIMIT,

@@ -9,6 +9,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from hbase_migrate.cluster.thrift1 import Thrift1Client
 from hbase_migrate.cluster.thrift2 import Thrift2Client
 from hbase_migrate.config import ClusterSpec
 from hbase_migrate.errors import ConfigError
@@ -28,6 +29,18 @@ def open_thrift2(cluster: ClusterSpec) -> Thrift2Client:
                           "need one")
     return Thrift2Client.with_settings(endpoints.thrift2, cluster.gateway,
                                        locate=lambda: cluster.endpoints().thrift2)
+
+
+def open_thrift1(cluster: ClusterSpec, why: str) -> Thrift1Client:
+    """A Thrift1 client of ``cluster`` (for the calls only Thrift1 has: ``why`` says which
+    and is the error's reason when the cluster names no Thrift1 gateway)."""
+    endpoints = cluster.endpoints()
+    if not endpoints.thrift:
+        raise ConfigError(f"{cluster.role} cluster {endpoints.name!r} names no Thrift1 "
+                          f"gateway (thrift = \"host:9090\"): {why}")
+    return Thrift1Client(endpoints.thrift, endpoints.transport, endpoints.protocol,
+                         timeout=cluster.gateway.call_timeout,
+                         locate=lambda: cluster.endpoints().thrift)
 
 
 def target_table(tables: tuple[tuple[str, str], ...], key_range: KeyRange) -> str:

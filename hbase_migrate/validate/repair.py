@@ -8,7 +8,7 @@ writes go in batches of at most ``batch_cells`` cells and, for puts, the target'
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hbase_migrate.bytesutil import to_string_binary
 from hbase_migrate.cluster.mutations import deletes_from_cells
@@ -17,6 +17,9 @@ from hbase_migrate.cluster.thrift2 import Thrift2Client
 from hbase_migrate.ranges.keyrange import KeyRange
 from hbase_migrate.validate.compare import aligned, scan_cells
 from hbase_migrate.wal.model import Cell, CellType
+
+if TYPE_CHECKING:
+    from hbase_migrate.validate.tombstones import TombstoneRepair
 
 
 def describe(cell: Cell) -> str:
@@ -33,10 +36,13 @@ class RangeRepair:
     puts: int = 0
     deletes: int = 0
     changes: list[str] = field(default_factory=list)  # the first ones
+    tombstones: TombstoneRepair | None = None  # cells its puts left hidden, and what then
 
     def to_json(self) -> dict[str, Any]:
         return {**self.range.to_json(), "puts": self.puts, "deletes": self.deletes,
-                "changes": self.changes}
+                "changes": self.changes,
+                "actions": self.tombstones.lines() if self.tombstones else [],
+                "tombstones": self.tombstones.to_json() if self.tombstones else None}
 
 
 def repair_range(source: Thrift2Client, target: Thrift2Client, key_range: KeyRange,

@@ -11,7 +11,10 @@ recompare what differs once replay caught up; optionally repair.
    the migration is not being replayed). Only ranges that still differ fail; their first
    differing cells are listed.
 5. Repair (``repair=True``): those ranges are rewritten from the source SyncTable-style and
-   compared again (GX once more); every change is a ``repairs`` row of the ledger.
+   compared again (GX once more); every change is a ``repairs`` row of the ledger. Cells
+   a newer delete marker still hides after the repair's puts are got past by a major
+   compaction of their regions (:mod:`hbase_migrate.validate.tombstones`), or with
+   ``compact=False`` listed with the shell command that would; a ledger row each.
 
 One ledger ``validations`` row per range: the first verdict, the verdict of the last
 comparison (``recompare_verdict``), the GX artifacts and the differences. A match moves the
@@ -40,9 +43,21 @@ from hbase_migrate.config import MigrationSpec, TableSpec
 from hbase_migrate.ranges.engine import Progress, RangeEngine, bind
 from hbase_migrate.ranges.keyrange import KeyRange, RangeError
 from hbase_migrate.ranges.planned import planned_ranges
-from hbase_migrate.ranges.tasks import ChecksumJob, RangePair, checksum_range_task, open_thrift2
+from hbase_migrate.ranges.tasks import (
+    ChecksumJob,
+    RangePair,
+    checksum_range_task,
+    open_thrift1,
+    open_thrift2,
+)
 from hbase_migrate.validate.compare import compare_tables
-from hbase_migrate.validate.repair import repair_range
+from hbase_migrate.validate.repair import RangeRepair, repair_range
+from hbase_migrate.validate.tombstones import (
+    DEFAULT_COMPACT_WAIT,
+    TombstoneRepair,
+    compact_and_put,
+    hidden_cells,
+)
 from hbase_migrate.validate.verdict import GxVerdict, judge
 
 EXPLAIN_LIMIT = 10
@@ -55,8 +70,10 @@ class Validation:
 
     def __init__(self, ledger: Ledger, migration_id: int, step: OpenStep, spec: MigrationSpec,
                  tables: Sequence[TableSpec], engine: RangeEngine,
-                 progress: Progress | None) -> None:
+                 progress: Progress | None, compact: bool = True,
+                 compact_wait: float = DEFAULT_COMPACT_WAIT) -> None:
         self.ledger, self.migration_id, self.step = ledger, migration_id, step
+        self.compact, self.compact_wait = compact, compact_wait
         self.spec, self.tables, self.engine, self.progress = spec, tables, engine, progress
         self.job = ChecksumJob(spec.source, spec.target, tuple(spec.table_mapping().items()))
         self.label = f"{spec.name}-step-{step.id}"
@@ -90,7 +107,7 @@ class Validation:
             failing = [r for r in failing if r.id in verdict2.mismatched
                        or r.id in verdict2.missing]
         differences = {r: self.explain(r) for r in failing}
-        repairs: dict[KeyRange, Any] = {}
+        repairs: dict[KeyRange, RangeRepair] = {}
         if repair and failing:
             repairs = self.repair(failing)
             again, verdict3 = self.checksums(failing, f"{self.label}-repair")
@@ -105,6 +122,7 @@ class Validation:
                     reason="mismatch", puts=repairs[r].puts, deletes=repairs[r].deletes,
                     verdict=Verdict.MATCH if r in fixed else Verdict.MISMATCH,
                     detail={"changes": repairs[r].changes})
+                self.record_tombstones(r, repairs[r].tombstones, r in fixed)
             failing = [r for r in failing if r not in fixed]
         self.record(ranges, pairs, last, recompared, failing, differences, artifacts)
         self.summarise(ranges, last, failing, differences, repairs, verdict)
@@ -186,9 +204,49 @@ class Validation:
                                     key_range.start, key_range.stop, EXPLAIN_LIMIT)
         return result.examples
 
-    def repair(self, ranges: Sequence[KeyRange]) -> dict[KeyRange, Any]:
+    def repair(self, ranges: Sequence[KeyRange]) -> dict[KeyRange, RangeRepair]:
+        """Rewrite ``ranges`` from the source; then get past the delete markers hiding cells
+        the repair put (or, without ``compact``, only list them). Every range is repaired
+        before any compaction is asked, so each range's hidden cells are known exactly."""
         with open_thrift2(self.spec.source) as src, open_thrift2(self.spec.target) as dst:
-            return {r: repair_range(src, dst, r, self.target_of(r)) for r in ranges}
+            done = {r: repair_range(src, dst, r, self.target_of(r)) for r in ranges}
+            hidden = {r: cells for r in ranges if done[r].puts
+                      if (cells := hidden_cells(src, dst, r, self.target_of(r)))}
+            if not hidden:
+                return done
+            if not self.compact:
+                for r, cells in hidden.items():
+                    done[r].tombstones = TombstoneRepair(self.target_of(r), cells,
+                                                         refused=True)
+                return done
+            why = (f"a repair asks it to major-compact the regions where delete markers hide "
+                   f"repaired cells (ranges {', '.join(map(str, hidden))}); HBase's Thrift2 "
+                   "has no compaction call")
+            asked: set[bytes] = set()
+            deadline = time.monotonic() + self.compact_wait
+            with open_thrift1(self.spec.target, why) as admin:
+                for r, cells in hidden.items():
+                    done[r].tombstones = compact_and_put(
+                        dst, admin, self.target_of(r), cells,
+                        max(0.0, deadline - time.monotonic()), asked=asked)
+        return done
+
+    def record_tombstones(self, key_range: KeyRange, done: TombstoneRepair | None,
+                          matched: bool) -> None:
+        """A ledger row per action taken against delete markers: the compaction asked and
+        the puts after it, or the refusal."""
+        if done is None:
+            return
+        detail = done.to_json()
+        rows = ([("refused", 0)] if done.refused
+                else [("compact", 0), ("put-after-compaction", done.puts)])
+        for action, puts in rows:
+            self.ledger.record_repair(
+                self.migration_id, self.step.id, key_range.table, key_range.start,
+                key_range.stop, reason="mismatch", puts=puts, deletes=0,
+                verdict=None if action == "compact" else
+                Verdict.MATCH if matched else Verdict.MISMATCH,
+                detail={"action": action, **detail})
 
     def repair_bulk_loads(self) -> list[dict[str, Any]]:
         """Re-copy the key ranges of the source regions replay saw bulk loads into (each

@@ -48,7 +48,8 @@ def spark_params() -> dict[str, Param]:
     return {
         "spark_conn_id": Param("spark_default", type=OPTIONAL_STRING, pattern=NAME,
                                title="Spark connection",
-                               description="Its host is the master URL; empty: in-process."),
+                               description="Its host is the master URL (or auto); empty: "
+                                           "the migration's [spark] master (auto by default)."),
     }
 
 

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from hbase_migrate.audit.ledger import Ledger
+from hbase_migrate.cluster.descriptors import FamilyDescriptor, TableDescriptor
 from hbase_migrate.cluster.endpoints import ClusterEndpoints
 from hbase_migrate.cluster.thrift2 import Thrift2Client
 from hbase_migrate.cluster.thrift2_idl import hbase2
@@ -187,3 +188,44 @@ def test_divergences_on_a_real_target_are_named_and_repaired(real_hbase: RealHBa
     with Ledger.open(spec.ledger_url) as ledger:
         recorded = ledger.repairs(1)
     assert (sum(r.puts for r in recorded), sum(r.deletes for r in recorded)) == (2, 2)
+
+
+def test_repair_past_delete_markers_on_a_real_target(real_hbase: RealHBase,
+                                                    tmp_path: Path) -> None:
+    """Real HBase 2.6 as the specification of the repair past delete markers: a cell deleted
+    with a newer tombstone and a row deleted on the target stay hidden after the repair's
+    puts; the repair asks the Thrift1 gateway's majorCompact, which reaches Admin.compact
+    (a policy-selected compaction that leaves a lone store file and the memstore alone), so
+    within the wait they stay hidden and are named with the shell command; the changed value
+    is repaired."""
+    source_table, target_table = "tomb_src", "tomb_dst"
+    real = ClusterEndpoints.from_json(real_hbase.described)
+    assert real.thrift2 is not None
+    spec = load_config(configure(tmp_path, real_hbase.cluster_json, real_hbase.cluster_json,
+                                 source_table, target_table))
+    with Thrift2Client(real.thrift2) as client:
+        client.create_table(TableDescriptor(source_table, (FamilyDescriptor(b"d"),)))
+        client.put_cells(source_table, [Cell(b"r%02d" % i, b"d", q, 1000 + i, CellType.PUT,
+                                             b"v%d" % i) for i in range(10) for q in (b"a", b"b")])
+    prepare(spec)
+    snapshot(spec)
+    with Thrift2Client(real.thrift2) as client:
+        client.write_cells(target_table, [
+            Cell(b"r02", b"d", b"a", 5000, CellType.DELETE_COLUMN, b""),   # newer tombstone
+            Cell(b"r05", b"d", b"", 5000, CellType.DELETE_FAMILY, b"")])    # the row deleted
+        client.put_cells(target_table, [Cell(b"r08", b"d", b"b", 1008, CellType.PUT, b"x")])
+    call_admin(real_hbase.cluster_json, "flush", {"table": target_table})  # an old marker
+    hidden = {"row=r02 column=d:a ts=1002", "row=r05 column=d:a ts=1005",
+              "row=r05 column=d:b ts=1005"}
+
+    began = time.monotonic()
+    fixed = validate(spec, repair=True, recompare_wait=0, compact_wait=3).to_json()
+    assert time.monotonic() - began < 30
+    (repaired,) = fixed["tables"][0]["repaired"]
+    tombs = repaired["tombstones"]
+    assert set(tombs["hidden"]) == hidden and tombs["regions"], tombs
+    assert set(tombs["still_hidden"]) == hidden  # the gateway's compaction did not drop them
+    assert any("flush 'tomb_dst'; major_compact 'tomb_dst'" in a for a in repaired["actions"])
+    with Thrift2Client(real.thrift2) as client:
+        result = compare_tables(client, client, source_table, target_table)
+    assert (result.only_in_source, result.only_in_target, result.different_values) == (3, 0, 0)

@@ -50,7 +50,8 @@ class LifecycleOperator(BaseOperator):
 
     @staticmethod
     def spark_master(params: dict[str, Any]) -> str | None:
-        """The master URL of the run's ``spark_conn_id`` (None: work in-process)."""
+        """The master URL of the run's ``spark_conn_id`` (None: the migration's own
+        ``[spark] master``, ``auto`` by default)."""
         from hbase_migrate_airflow.hooks.spark import spark_master
 
         conn_id = params.get("spark_conn_id")
@@ -174,7 +175,9 @@ class ReplayOperator(LifecycleOperator):
 
 
 class ValidateOperator(LifecycleOperator):
-    """Compare source and target; with the ``repair`` Param, repair what differs. With
+    """Compare source and target; with the ``repair`` Param, repair what differs (the
+    ``compact`` Param, default true, lets it major-compact the target's regions where newer
+    delete markers hide repaired cells; false: those are listed instead). With
     ``live=True`` (the in-flight validations of the start and replay DAGs, the source still
     written) the step's live mode: verdicts recorded, differing ranges listed, no failure."""
 
@@ -193,6 +196,7 @@ class ValidateOperator(LifecycleOperator):
             options["master"] = self.spark_master(params)
         if not self.live:
             options["repair"] = bool(params.get("repair", False))
+            options["compact"] = bool(params.get("compact", True))
         return validate(spec, provenance=provenance, **options)
 
     def failure(self, result: Outcome) -> str | None:
