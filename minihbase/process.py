@@ -33,8 +33,11 @@ def free_port(host: str = "127.0.0.1") -> int:
 
 
 def ensure_port_free(host: str, port: int, what: str) -> None:
-    """Fail with a clear message when ``host:port`` is already taken."""
+    """Fail with a clear message when ``host:port`` is already taken (a listener; the
+    connections of a server stopped a moment ago, in TIME_WAIT, do not count: servers bind
+    with SO_REUSEADDR)."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             sock.bind((host, port))
         except OSError as exc:

@@ -16,7 +16,7 @@ from types import TracebackType
 from typing import Self
 
 from kazoo.client import KazooClient
-from kazoo.exceptions import NodeExistsError, NoNodeError
+from kazoo.exceptions import NodeExistsError, NoNodeError, SessionExpiredError
 from kazoo.handlers.threading import KazooTimeoutError
 
 from hbase_migrate.cluster.replication_payload import (
@@ -159,8 +159,9 @@ class ZkRegistrar:
         self._put(self.path("rs", str(server)), encode_region_server_info(info), ephemeral=True)
 
     def unregister_server(self, server: ServerName) -> None:
-        """A clean shutdown: the server removes its own rs znode."""
-        with contextlib.suppress(NoNodeError):
+        """A clean shutdown: the server removes its own rs znode (gone already when the
+        session expired while the quorum was away)."""
+        with contextlib.suppress(NoNodeError, SessionExpiredError):
             self.client.delete(self.path("rs", str(server)))
 
     # --- replication peers --------------------------------------------------------------

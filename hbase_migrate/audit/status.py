@@ -50,6 +50,7 @@ from hbase_migrate.audit.records import (
 )
 
 SOURCE = "source"
+STREAMS = (SOURCE, "cdc")  # replay's WAL progress, and the CDC stream's
 OUTAGE_STEP = "outage"  # a step recording an outage a run waited out (replay/outage.py)
 DEFAULT_ARCHIVE_TTL_MS = 600_000  # hbase.master.logcleaner.ttl default
 DEFAULT_WARN_FRACTION = 0.8
@@ -196,7 +197,7 @@ def _migration_status(ledger: Ledger, migration: MigrationRecord, now: int,
         steps=[_step_line(s) for s in ledger.steps(migration.id)[-recent_steps:]]
         if recent_steps > 0 else [],
         streams={stream: stream_figures(ledger, migration.id, stream, now)
-                 for stream in ledger.streams(migration.id)},
+                 for stream in ledger.streams(migration.id) if stream in STREAMS},
     )
 
 

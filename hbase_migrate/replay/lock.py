@@ -16,8 +16,10 @@ import socket
 import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+
+from kazoo.protocol.states import KazooState
 
 from hbase_migrate.audit.ledger import Ledger
 from hbase_migrate.cluster.errors import MigrationLockedError
@@ -39,46 +41,83 @@ def lock_identifier(job: ReplayJob) -> str:
     return f"{socket.gethostname()}:{os.getpid()}/{token} {job.step_kind} ({job.mode})"
 
 
+class HeldLock:
+    """The migration's lock while held. :meth:`check`, before each run of a long hold (a
+    follow), takes a ZooKeeper lock again whose session expired during an outage (its node
+    went with the session), and fails when a ledger lease was taken over."""
+
+    def __init__(self, identifier: str, check: Callable[[], None]) -> None:
+        self.identifier = identifier
+        self._check = check
+
+    def check(self) -> None:
+        self._check()
+
+
 @contextmanager
-def migration_lock(job: ReplayJob) -> Iterator[str]:
-    """Hold the migration's lock for the block; yields the holder identifier."""
+def migration_lock(job: ReplayJob) -> Iterator[HeldLock]:
+    """Hold the migration's lock for the block."""
     identifier = lock_identifier(job)
     endpoints = job.source.endpoints()
     if not endpoints.zookeeper:
         with ledger_lease(job.ledger_url, f"migration/{job.lock_name}", identifier,
-                          job.name, job.lock_timeout):
-            yield identifier
+                          job.name, job.lock_timeout) as check:
+            yield HeldLock(identifier, check)
         return
     with HBaseZooKeeper(endpoints.zookeeper, endpoints.znode_parent) as zk:
-        lock = zk.lock(job.lock_name, identifier, timeout=job.lock_timeout)
-        lock.acquire()
+        locks = [zk.lock(job.lock_name, identifier, timeout=job.lock_timeout)]
+        locks[0].acquire()
+        expired = threading.Event()
+        zk.client.add_listener(lambda state: expired.set() if state == KazooState.LOST
+                               else None)
+
+        def take_again() -> None:
+            if not expired.is_set() or not zk.client.connected:
+                return  # held, or the quorum is still away (nobody else can take it)
+            expired.clear()
+            log.warning("the ZooKeeper session holding the lock of %s expired; taking the "
+                        "lock again", job.name)
+            locks.append(zk.lock(job.lock_name, identifier, timeout=job.lock_timeout))
+            locks[-1].acquire()  # MigrationLockedError when another run took it meanwhile
+
         try:
-            yield identifier
+            yield HeldLock(identifier, take_again)
         finally:
-            lock.release()
+            if zk.client.connected:
+                locks[-1].release()
+            else:  # the quorum is away: closing the session drops the lock's ephemeral node
+                log.warning("ZooKeeper quorum %s unreachable: the lock of %s goes with this "
+                            "session", endpoints.zookeeper, job.name)
+
+
+def _take_lease(ledger: Ledger, name: str, identifier: str, migration: str, timeout: float,
+                ttl_ms: int) -> None:
+    """Wait up to ``timeout`` s for the lease (at once from a holder whose process is
+    gone)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        holder, expires = ledger.take_lease(name, identifier, ttl_ms)
+        if holder == identifier:
+            return
+        if holder_is_dead(holder):
+            holder, expires = ledger.take_lease(name, identifier, ttl_ms, steal_from=holder)
+            if holder == identifier:
+                return
+        if time.monotonic() >= deadline:
+            state = "its process is gone" if holder_is_dead(holder) else "alive"
+            raise MigrationLockedError(
+                migration, holder, f"ledger lease {name!r}", timeout,
+                detail=f"{state}; the lease expires at {format_time(expires)} unless renewed")
+        time.sleep(min(0.2, max(0.0, deadline - time.monotonic())))
 
 
 @contextmanager
 def ledger_lease(url: str, name: str, identifier: str, migration: str, timeout: float,
-                 ttl_ms: int = LEASE_TTL_MS) -> Iterator[None]:
-    """Hold the lease ``name`` in the ledger at ``url`` for the block."""
+                 ttl_ms: int = LEASE_TTL_MS) -> Iterator[Callable[[], None]]:
+    """Hold the lease ``name`` in the ledger at ``url`` for the block; yields a check that
+    fails once another holder took the lease over."""
     with Ledger.open(url) as ledger:
-        deadline = time.monotonic() + timeout
-        while True:
-            holder, expires = ledger.take_lease(name, identifier, ttl_ms)
-            if holder == identifier:
-                break
-            if holder_is_dead(holder):
-                holder, expires = ledger.take_lease(name, identifier, ttl_ms, steal_from=holder)
-                if holder == identifier:
-                    break
-            if time.monotonic() >= deadline:
-                state = "its process is gone" if holder_is_dead(holder) else "alive"
-                raise MigrationLockedError(
-                    migration, holder, f"ledger lease {name!r}", timeout,
-                    detail=f"{state}; the lease expires at {format_time(expires)} unless "
-                           "renewed")
-            time.sleep(min(0.2, max(0.0, deadline - time.monotonic())))
+        _take_lease(ledger, name, identifier, migration, timeout, ttl_ms)
         stop = threading.Event()
         lost: list[str] = []
 
@@ -94,15 +133,23 @@ def ledger_lease(url: str, name: str, identifier: str, migration: str, timeout: 
                     log.error("the lease %s was taken over by %s", name, holder)
                     return
 
+        def taken_over() -> MigrationLockedError:
+            return MigrationLockedError(
+                migration, lost[0], f"ledger lease {name!r}", 0.0,
+                detail="it was taken over while this run held it: another run may have "
+                       "worked at the same time")
+
+        def check() -> None:
+            if lost:
+                raise taken_over()
+
         renewer = threading.Thread(target=renew, name=f"lease {name}", daemon=True)
         renewer.start()
         try:
-            yield
+            yield check
         finally:
             stop.set()
             renewer.join()
             ledger.release_lease(name, identifier)
         if lost:
-            raise MigrationLockedError(migration, lost[0], f"ledger lease {name!r}", 0.0,
-                                       detail="it was taken over while this run held it: "
-                                       "another run may have worked at the same time")
+            raise taken_over()

@@ -200,14 +200,18 @@ def follow_replay(job: ReplayJob, interval: float, stop: threading.Event,
     watcher = observer or Observer()
     done = FollowSummary(job.name, job.stream, now_ms())
     store = open_wal_store(job.source)
-    with Ledger.open(job.ledger_url) as ledger, migration_lock(job):
+    with Ledger.open(job.ledger_url) as ledger, migration_lock(job) as lock:
         loop = _Runs(job, ledger, store, watcher, stop, sink)
         done.outages = loop.rider.ridden
         watcher.follow_started(done)
+
+        def run() -> RunSummary:
+            lock.check()  # a lock lost with an expired ZooKeeper session is taken again
+            return _run_once(job, ledger, store, watcher, None, interval=interval, sink=sink)
+
         try:
             while not stop.is_set():
-                summary = loop.next(lambda: _run_once(job, ledger, store, watcher, None,
-                                                      interval=interval, sink=sink))
+                summary = loop.next(run)
                 if summary is None:
                     break
                 done.add(summary)

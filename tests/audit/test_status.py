@@ -63,6 +63,11 @@ def populate(ledger: Ledger) -> None:
     done = ledger.start_step(mid, "replay", dag_id="hbase_migrate_replay",
                              run_id="asset_triggered__1", task_id="replay", now=NOW - 9_000)
     ledger.finish_step(done, "succeeded", {}, now=NOW - 8_000)
+    outage = {"service": "target gateway", "endpoint": "dst:9090", "stream": "source",
+              "error": "refused"}
+    over = ledger.start_step(mid, "outage", now=NOW - 50_000, metrics=outage)
+    ledger.finish_step(over, "succeeded", outage, now=NOW - 45_000)
+    ledger.start_step(mid, "outage", now=NOW - 7_000, metrics=outage)  # waiting still
     ledger.ensure_migration("users", "src", "dst", [TableMapping("users", "users")], now=T)
 
 
@@ -107,12 +112,27 @@ def expected(ledger: Ledger) -> dict[str, Any]:
                      "by": "hbase_migrate_replay/asset_triggered__1/replay",
                      "dag_id": "hbase_migrate_replay", "run_id": "asset_triggered__1",
                      "task_id": "replay", "error": None},
+                    {"id": 3, "kind": "outage", "status": "succeeded",
+                     "started_at": NOW - 50_000, "ended_at": NOW - 45_000, "by": "cli",
+                     "dag_id": None, "run_id": None, "task_id": None, "error": None},
+                    {"id": 4, "kind": "outage", "status": "running",
+                     "started_at": NOW - 7_000, "ended_at": None, "by": "cli",
+                     "dag_id": None, "run_id": None, "task_id": None, "error": None},
                 ],
+                # the source stream only (the target-side file is no stream): a Put
+                # acknowledged in each of f1, f2 and f6; 5 s of one outage, 7 s of another
+                "streams": {"source": {
+                    "stream": "source", "lag": 600_000, "cells": {"Put": 3},
+                    "wal_files": {"replaying": 1, "replayed": 1, "seen": 2, "failed": 1,
+                                  "gap": 1},
+                    "open_gaps": 1, "outage_seconds": 12.0,
+                    "waiting": {"service": "target gateway", "endpoint": "dst:9090",
+                                "since": NOW - 7_000, "error": "refused"}}},
             },
             {"name": "users", "state": "created", "source": "src", "target": "dst",
              "watermark": None, "lag": None, "servers": [], "gaps": [],
              "retention_warnings": [], "retention": None, "last_validation": None,
-             "steps": []},
+             "steps": [], "streams": {}},
         ],
     }
 

@@ -212,13 +212,13 @@ def test_a_locked_migration_exits_2_naming_the_holder(
     config = write_config(tmp_path, source=source, target=clusters.dst_endpoints,
                           tables=[table], name=f"cli-lock-{table}")
     job = ReplayJob.from_spec(load_config(config), start=T)
-    with migration_lock(job) as holder:
+    with migration_lock(job) as lock:
         done = subprocess.run(
             [sys.executable, "-m", "hbase_migrate", "replay", "--config", str(config),
              "--start", str(T), "--lock-timeout", "0.5"],
             capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 2, done.stderr
-    assert f"migration 'cli-lock-{table}' is locked (held by '{holder}'" in done.stderr
+    assert f"migration 'cli-lock-{table}' is locked (held by '{lock.identifier}'" in done.stderr
 
 
 def test_cluster_info_reads_zookeeper_and_the_wal_root(

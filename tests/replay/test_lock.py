@@ -43,7 +43,8 @@ def job_for(clusters: Clusters, table: str, folder: Path, zookeeper: str | None 
 def test_without_zookeeper_a_ledger_lease_keeps_two_replays_apart(
         clusters: Clusters, table: str, tmp_path: Path) -> None:
     _, job = job_for(clusters, table, tmp_path)
-    with migration_lock(job) as held:
+    with migration_lock(job) as lock:
+        held = lock.identifier
         with pytest.raises(MigrationLockedError) as caught:
             run_replay(job)  # refused before anything: no final-status error
         assert caught.value.holder == held
@@ -68,7 +69,8 @@ def test_a_lease_whose_holder_process_is_gone_is_taken_over_at_once(
     with Ledger.open(job.ledger_url) as ledger:
         holder, _ = ledger.take_lease(f"migration/{job.name}", dead, 3_600_000)
         assert holder == dead
-    with migration_lock(job) as held, Ledger.open(job.ledger_url) as ledger:
+    with migration_lock(job) as lock, Ledger.open(job.ledger_url) as ledger:
+        held = lock.identifier
         assert ledger.take_lease(f"migration/{job.name}", "someone else", 1)[0] == held
 
 

@@ -31,10 +31,16 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from hbase_migrate.audit.ledger import Ledger
 from hbase_migrate.audit.records import StepStatus
+from hbase_migrate.cluster.errors import MigrationLockedError
 from hbase_migrate.config import load_config
+from hbase_migrate.replay.job import ReplayJob
+from hbase_migrate.replay.lock import migration_lock
+from hbase_migrate.replay.run import follow_replay
 from hbase_migrate.wal.model import Cell, CellType
+from minihbase.process import free_port
 from minihbase.regionserver import WalSettings
 from minihbase.server import MiniHBase
+from minihbase.zookeeper import ZooKeeperServer
 from tests.replay.minicluster_util import (
     compare,
     copy_table_schema,
@@ -239,3 +245,45 @@ def test_an_outage_past_the_tolerance_ends_the_follow_with_its_reason(tmp_path: 
         assert "longer than [replay] outage_tolerance 3s" in errors[0], errors
         summary = out.text[out.text.rindex("follow of migration"):]
         assert "outages ridden out: 1" in summary and "result: error" in summary, summary
+
+
+def test_follow_goes_on_through_a_zookeeper_outage_and_keeps_its_lock(
+        tmp_path: Path) -> None:
+    """The source's quorum (its replication state, and the migration's lock) down past the
+    lock's session timeout: replay needs no ZooKeeper to read WALs, so the follow goes on
+    (the retention is then unknown, and said so), and once the quorum is back the lock is
+    its own: kept by its session, or taken again before the next run when the session
+    expired meanwhile. No other run can hold it."""
+    with ZooKeeperServer(tmp_path / "zk", free_port("127.0.0.1")) as zk, \
+            MiniHBase(tmp_path / "src", "source", wal=SETTINGS, zookeeper=zk.address) as src, \
+            MiniHBase(tmp_path / "dst", "target") as dst:
+        config = write_migration(tmp_path, src, dst, TABLE)
+        run_workload(src, TABLE, seed=74, ops=20)
+        started(config, src, dst)
+        job = ReplayJob.from_spec(load_config(config), lock_timeout=5)
+        stop, ended = threading.Event(), []
+        runs: list[int] = []
+        follower = threading.Thread(target=lambda: ended.append(follow_replay(
+            job, 0.3, stop, on_run=lambda s: runs.append(s.exit_code))), daemon=True)
+        follower.start()
+        try:
+            wait_for(lambda: len(runs) >= 2, 60, "two follow runs")
+            zk.stop()
+            try:
+                during = len(runs)
+                run_workload(src, TABLE, seed=75, ops=40)  # edits while the quorum is away
+                wait_for(lambda: len(runs) >= during + 2, 90, "runs without ZooKeeper")
+                time.sleep(12)  # past the lock session's timeout (10 s): it expires
+            finally:
+                zk.start()
+            after = len(runs)
+            wait_for(lambda: len(runs) >= after + 2, 60, "runs after the quorum came back")
+            wait_for(lambda: compare(src, dst, TABLE).equal, 60, "the target to converge")
+            other = ReplayJob.from_spec(load_config(config), lock_timeout=1)
+            with pytest.raises(MigrationLockedError), migration_lock(other):  # held again
+                pass
+        finally:
+            stop.set()
+            follower.join(60)
+        done, = ended
+        assert done.exit_code == 0 and set(runs) == {0}, runs

@@ -28,7 +28,8 @@ def test_a_second_run_of_the_migration_waits_then_names_the_holder(
     config = write_config(tmp_path, source=source, target=clusters.dst_endpoints,
                           tables=[table], name=f"lock-{table}")
     job = ReplayJob.from_spec(load_config(config), start=T, lock_timeout=0.5)
-    with migration_lock(job) as held:
+    with migration_lock(job) as lock:
+        held = lock.identifier
         assert held.startswith(lock_identifier(job).split(":")[0] + ":")  # this host
         with pytest.raises(MigrationLockedError) as caught:
             run_replay(job)
