@@ -17,6 +17,7 @@ from hbase_migrate.config import MigrationSpec
 from hbase_migrate.errors import ConfigError
 from hbase_migrate.lifecycle.result import StepResult
 from hbase_migrate.lifecycle.step import recorded_step, require, thrift2
+from hbase_migrate.limits import ThrottlePlan, step_limits
 from hbase_migrate.ranges.engine import Progress, range_engine
 from hbase_migrate.ranges.keyrange import KeyRange, RangeError
 from hbase_migrate.validate.compare import compare_tables
@@ -43,9 +44,11 @@ def validate(spec: MigrationSpec, *, provenance: Provenance | None = None,
         master = master or spec.engine.spark_master
         step.verdict_fails = not live
         step.metrics.update(engine=master, repair=repair, mode="live" if live else "strict")
-        with range_engine(master, f"hbase-migrate validate {spec.name}") as engine:
+        with range_engine(master, f"hbase-migrate validate {spec.name}") as engine, \
+                step_limits(ThrottlePlan.of(spec, "validate", engine.slots)) as limits:
             Validation(step.ledger, step.migration.id, step.step, spec, chosen, engine,
                        progress).run(repair, None if live else recompare_wait)
+            step.metrics["limits"] = limits.report()
         if step.metrics["verdict"] == Verdict.MATCH and len(chosen) == len(spec.tables):
             step.advance(MigrationState.VALIDATED)
         return step.result()
