@@ -82,8 +82,16 @@ def current_rates(migration: str | None = None) -> dict[str, dict[str, float | N
     return {m: r for m, r in out.items() if migration is None or m == migration}
 
 
+def in_force_text(migration: str | None = None) -> str:
+    """The rates in force here as one progress-line text ("" when no step runs)."""
+    merged: dict[str, float | None] = {}
+    for rates in current_rates(migration).values():
+        merged.update(rates)
+    return describe(merged)
+
+
 def describe(rates: dict[str, float | None]) -> str:
-    """``copy 5,000 cells/s, 50 MiB/s`` or ``replay unlimited``: for progress lines."""
+    """``copy cells 5,000 cells/s, copy bytes 50 MiB/s``, ``replay cells unlimited``."""
     from hbase_migrate.cluster.sizing import format_bytes
 
     parts = []

@@ -75,7 +75,7 @@ class Throttle:
         if rate is None:
             self._buckets.pop(unit, None)
         elif bucket is None:
-            self._buckets[unit] = TokenBucket(rate, now)
+            self._buckets[unit] = TokenBucket(rate)
         elif bucket.rate != rate:
             bucket.set_rate(rate, now)
 

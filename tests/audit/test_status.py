@@ -66,6 +66,9 @@ def populate(ledger: Ledger) -> None:
     ledger.ensure_migration("users", "src", "dst", [TableMapping("users", "users")], now=T)
 
 
+NO_LIMITS = {"set": {}, "in_force": None, "steps": {}}
+
+
 def expected(ledger: Ledger) -> dict[str, Any]:
     pending0 = {"seen": 0, "replaying": 0, "failed": 0}
     return {
@@ -108,11 +111,12 @@ def expected(ledger: Ledger) -> dict[str, Any]:
                      "dag_id": "hbase_migrate_replay", "run_id": "asset_triggered__1",
                      "task_id": "replay", "error": None},
                 ],
+                "limits": NO_LIMITS,
             },
             {"name": "users", "state": "created", "source": "src", "target": "dst",
              "watermark": None, "lag": None, "servers": [], "gaps": [],
              "retention_warnings": [], "retention": None, "last_validation": None,
-             "steps": []},
+             "steps": [], "limits": NO_LIMITS},
         ],
     }
 

@@ -112,3 +112,21 @@ def test_limits_set_refuses_bad_values_in_one_line(
     assert fails(["limits", "set", "--config", str(path), argument], capsys).startswith(message)
     with Ledger.open(load_config(path).ledger_url) as ledger:
         assert ledger.limit_changes(1) == []
+
+
+def test_status_shows_the_limits_in_force(tmp_path: Path,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    path = config(tmp_path, "replay_cells_per_second = 3000\n")
+    with pytest.raises(SystemExit):
+        main(["limits", "set", "--config", str(path), "copy_cells_per_second=500"])
+    capsys.readouterr()
+    with pytest.raises(SystemExit):
+        main(["status", "--config", str(path), "--json"])
+    limits = json.loads(capsys.readouterr().out)["migrations"][0]["limits"]
+    assert limits["set"] == {"copy_cells_per_second": 500}
+    assert (limits["in_force"]["copy_cells_per_second"],
+            limits["in_force"]["replay_cells_per_second"]) == (500, 3000)
+    with pytest.raises(SystemExit):
+        main(["status", "--config", str(path)])
+    assert ("limits: copy bytes unlimited, copy cells 500 cells/s, replay cells 3,000 "
+            "cells/s, validate cells unlimited") in " ".join(capsys.readouterr().out.split())
