@@ -130,3 +130,26 @@ def test_status_shows_the_limits_in_force(tmp_path: Path,
         main(["status", "--config", str(path)])
     assert ("limits: copy bytes unlimited, copy cells 500 cells/s, replay cells 3,000 "
             "cells/s, validate cells unlimited") in " ".join(capsys.readouterr().out.split())
+
+
+def test_the_report_plots_the_replay_limit_in_force(tmp_path: Path) -> None:
+    from hbase_migrate.audit.ledger import now_ms
+    from hbase_migrate.report import build_report
+
+    spec = load_config(config(tmp_path))
+    with Ledger.open(spec.ledger_url) as ledger:
+        record = ledger.ensure_spec(spec)
+        for limit in (1000.0, None):
+            with ledger.step(record.id, "replay") as step:
+                step.metrics.update(cells={"Put": 500}, entries=100,
+                                    limits={"replay_cells_per_second": limit})
+        page = build_report(ledger, spec.name, now=now_ms())
+        assert page.count("replay limit in force (cells/s; 0: unlimited)") >= 1
+    without = tmp_path / "other"
+    without.mkdir()
+    spec = load_config(config(without))
+    with Ledger.open(spec.ledger_url) as ledger:
+        record = ledger.ensure_spec(spec)
+        with ledger.step(record.id, "replay") as step:
+            step.metrics.update(cells={"Put": 500}, limits={"replay_cells_per_second": None})
+        assert "replay limit in force" not in build_report(ledger, spec.name, now=now_ms())
