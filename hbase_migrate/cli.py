@@ -45,6 +45,8 @@ CORE_COMMANDS: dict[str, tuple[str, str]] = {
                 "The cutover gate: go / no-go with reasons."),
     "airflow": ("hbase_migrate.commands.airflow:airflow",
                 "Run a local Airflow with the project's DAGs (up / down)."),
+    "limits": ("hbase_migrate.commands.limits:limits",
+               "Show or change a migration's throttles while its steps run."),
     "report": ("hbase_migrate.commands.report:report",
                "Write the audit report (one HTML file, from the ledger alone)."),
 }

@@ -45,6 +45,14 @@
     delivery_timeout = "30s"    # per delivery attempt (librdkafka message.timeout.ms)
     retries = 3                 # more attempts for a failed delivery, with backoff
     producer = { "compression.type" = "lz4" }   # more producer settings (not acks/idempotence)
+    [limits]                    # throttles; unset or 0 = unlimited; each step's tasks share them
+    copy_cells_per_second = 20000       # the snapshot copy (cells read and written)
+    copy_bytes_per_second = "50MiB"     # bytes the copy moves (scan copy, file copies)
+    validate_cells_per_second = 50000   # cells the validation scans read, both clusters together
+    replay_cells_per_second = 20000     # cells replay writes to the target
+    adaptive = false            # AIMD: halve on slow (> latency_target_ms) or failed calls
+    latency_target_ms = 500
+    refresh = "5s"              # how often running tasks re-read `limits set` (at most 10s)
 
 Relative paths (``cluster_json``, a SQLite ledger file, a local ``hbase_root`` when there is no
 ``webhdfs``) resolve against the config file's folder. The default ledger is
@@ -72,7 +80,7 @@ STATE_DIR_ENV = "HBASE_MIGRATE_STATE_DIR"
 ENDPOINT_KEYS = ("name", "thrift", "thrift2", "transport", "protocol", "webhdfs", "zookeeper",
                  "znode_parent", "hbase_root")
 _SECTIONS = ("migration", "source", "target", "tables", "replay", "spark", "ranges", "cdc",
-             "gateway")
+             "gateway", "limits")
 IN_PROCESS = "in-process"  # the Spark master value meaning: run range tasks without Spark
 AUTO = "auto"  # the Spark master value meaning: choose by the step's estimated work
 LOCAL_SPARK_MASTER = "local[*]"
@@ -182,6 +190,35 @@ class CdcSettings:
                 "producer": dict(self.producer)}
 
 
+RATE_KEYS = ("copy_cells_per_second", "copy_bytes_per_second", "validate_cells_per_second",
+             "replay_cells_per_second")
+LIMIT_KEYS = (*RATE_KEYS, "adaptive", "latency_target_ms", "refresh")
+MAX_LIMITS_REFRESH = 10_000  # ms: a limit set while a step runs applies within this
+
+
+@dataclass(frozen=True)
+class LimitSettings:
+    """The throttles (``[limits]``): rates per second for the whole step, 0 = unlimited;
+    ``adaptive`` lowers them (AIMD) while the gateways answer slower than
+    ``latency_target_ms`` or fail; ``refresh`` (ms) is how often running tasks re-read the
+    limits ``hbase-migrate limits set`` keeps in the ledger."""
+
+    copy_cells_per_second: int = 0
+    copy_bytes_per_second: int = 0
+    validate_cells_per_second: int = 0
+    replay_cells_per_second: int = 0
+    adaptive: bool = False
+    latency_target_ms: int = 500
+    refresh: int = 5000
+
+    def replace(self, values: dict[str, Any]) -> LimitSettings:
+        """These settings with ``values`` (checked values of :data:`LIMIT_KEYS`) in place."""
+        return replace(self, **values)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
 @dataclass(frozen=True)
 class MigrationSpec:
     """Everything one migration is configured with."""
@@ -196,6 +233,7 @@ class MigrationSpec:
     engine: EngineSettings = field(default_factory=EngineSettings)
     cdc: CdcSettings | None = None
     gateway: GatewaySettings = field(default_factory=GatewaySettings)
+    limits: LimitSettings = field(default_factory=LimitSettings)
 
     @property
     def artifact_dir(self) -> Path:
@@ -248,6 +286,7 @@ class MigrationSpec:
                       "auto_cells": self.engine.auto_cells},
             "ranges": {"max_cells": self.engine.max_cells},
             "gateway": self.gateway.to_dict(),
+            "limits": self.limits.to_dict(),
             **({"cdc": self.cdc.to_dict()} if self.cdc else {}),
         }
 
@@ -307,6 +346,7 @@ def parse_config(data: dict[str, Any], path: Path) -> MigrationSpec:
         engine=reader.engine(data),
         cdc=reader.cdc(data),
         gateway=gateway,
+        limits=reader.limits(reader.section(data, "limits")),
     )
 
 

@@ -18,11 +18,15 @@ from hbase_migrate.config import (
     ENDPOINT_KEYS,
     FIXED_PRODUCER_KEYS,
     IN_PROCESS,
+    LIMIT_KEYS,
     LOCAL_SPARK_MASTER,
+    MAX_LIMITS_REFRESH,
+    RATE_KEYS,
     REPLAY_DEFAULTS,
     CdcSettings,
     ClusterSpec,
     EngineSettings,
+    LimitSettings,
     ReplaySettings,
     TableSpec,
 )
@@ -34,6 +38,7 @@ _GATEWAY_KEYS = ("max_result_bytes", "max_put_bytes", "call_timeout", "timeout_r
 _GATEWAY_DEFAULTS = {"call_timeout": round(GatewaySettings.call_timeout * 1000)}
 _SIZE_UNITS = {"": 1, "b": 1, "kb": 1000, "mb": 1000**2, "gb": 1000**3, "kib": 1024,
                "mib": 1024**2, "gib": 1024**3}
+_LIMITS_DEFAULTS = {"refresh": LimitSettings.refresh}
 _CDC_KEYS = ("bootstrap", "topic", "row_image", "delivery_timeout", "retries", "producer")
 
 
@@ -78,7 +83,7 @@ class Reader:
 
     def duration(self, table: dict[str, Any], key: str, section: str = "replay") -> int:
         defaults = {"replay": REPLAY_DEFAULTS, "cdc": CDC_DEFAULTS,
-                    "gateway": _GATEWAY_DEFAULTS}[section]
+                    "gateway": _GATEWAY_DEFAULTS, "limits": _LIMITS_DEFAULTS}[section]
         value = table.get(key, defaults[key])
         if isinstance(value, bool) or not isinstance(value, (int, str)):
             self.fail(section, key, "a duration such as \"90s\", \"10m\", \"1h\" or integer ms",
@@ -189,18 +194,37 @@ class Reader:
         """Bytes: an integer, or ``512KiB``, ``4MiB``, ``4MB`` (at least 1 KiB)."""
         value = table.get(key, default)
         expected = "a size such as \"4MiB\", \"512KiB\", \"8MB\" or an integer of bytes >= 1024"
-        if isinstance(value, bool) or not isinstance(value, (int, str)):
+        size = _bytes(value)
+        if size is None or size < 1024:
             self.fail(section, key, expected, value)
-        if isinstance(value, str):
-            text = value.strip().lower().replace(" ", "")
-            number = text.rstrip("kmgib")
-            unit = text[len(number):]
-            if not number.isdigit() or unit not in _SIZE_UNITS:
-                self.fail(section, key, expected, value)
-            value = int(number) * _SIZE_UNITS[unit]
-        if value < 1024:
-            self.fail(section, key, expected, value)
-        return int(value)
+        return size
+
+    def limits(self, table: dict[str, Any]) -> LimitSettings:
+        """The ``[limits]`` section (also what ``limits set`` checks its values with)."""
+        self.keys(table, "limits", LIMIT_KEYS)
+        d = LimitSettings()
+        rates = {}
+        for key in RATE_KEYS:
+            value = table.get(key, 0)
+            bytes_ok = key == "copy_bytes_per_second"
+            rate = _bytes(value) if bytes_ok else (
+                value if isinstance(value, int) and not isinstance(value, bool) else None)
+            if rate is None or rate < 0:
+                self.fail("limits", key, "a number of bytes per second such as \"50MiB\" "
+                          "(0: unlimited)" if bytes_ok else
+                          "a number of cells per second >= 0 (0: unlimited)", value)
+            rates[key] = rate
+        adaptive = table.get("adaptive", d.adaptive)
+        if not isinstance(adaptive, bool):
+            self.fail("limits", "adaptive", "true or false", adaptive)
+        target = table.get("latency_target_ms", d.latency_target_ms)
+        if isinstance(target, bool) or not isinstance(target, int) or target < 1:
+            self.fail("limits", "latency_target_ms", "a number of milliseconds >= 1", target)
+        refresh = self.duration(table, "refresh", "limits")
+        if not 100 <= refresh <= MAX_LIMITS_REFRESH:
+            self.fail("limits", "refresh", "a duration from 100ms to 10s", table["refresh"])
+        return LimitSettings(**rates, adaptive=adaptive, latency_target_ms=target,
+                             refresh=refresh)
 
     def gateway(self, data: dict[str, Any]) -> GatewaySettings:
         table = self.section(data, "gateway")
@@ -265,6 +289,20 @@ class Reader:
                       + " (the stream's guarantees rest on them)", ", ".join(fixed))
         return CdcSettings(bootstrap.strip(), topic, row_image, timeout, retries,
                            tuple(sorted((str(k), _setting(v)) for k, v in producer.items())))
+
+
+def _bytes(value: object) -> int | None:
+    """Bytes from an integer or ``512KiB``, ``4MiB``, ``4MB``; None when neither."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if not isinstance(value, str):
+        return None
+    text = value.strip().lower().replace(" ", "")
+    number = text.rstrip("kmgib")
+    unit = text[len(number):]
+    if not number.isdigit() or unit not in _SIZE_UNITS:
+        return None
+    return int(number) * _SIZE_UNITS[unit]
 
 
 def _setting(value: object) -> str:

@@ -14,7 +14,8 @@ past them. Times are milliseconds since the epoch; every writer takes ``now`` fo
 
 The ledger is one class joined from one part per concern, each in its own module:
 migrations and steps (``migrations_book``), WAL files, anchors and gaps (``wal_book``),
-validations, key ranges and repairs (``range_book``), leases (``lease_book``).
+validations, key ranges and repairs (``range_book``), leases (``lease_book``), limits set
+while steps run (``limit_book``).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from hbase_migrate.audit.book import now_ms
 from hbase_migrate.audit.engine import open_engine, redact
 from hbase_migrate.audit.errors import LedgerMissingError
 from hbase_migrate.audit.lease_book import LeaseBook
+from hbase_migrate.audit.limit_book import LimitBook
 from hbase_migrate.audit.migrations_book import MigrationBook
 from hbase_migrate.audit.range_book import RangeBook
 from hbase_migrate.audit.schema import check_not_newer, checked_version, upgrade
@@ -34,7 +36,7 @@ from hbase_migrate.audit.wal_book import DEFAULT_GAP_REMEDY, WalBook
 __all__ = ["DEFAULT_GAP_REMEDY", "Ledger", "now_ms"]
 
 
-class Ledger(MigrationBook, WalBook, RangeBook, LeaseBook):
+class Ledger(MigrationBook, WalBook, RangeBook, LeaseBook, LimitBook):
     """An open ledger. Build it with :meth:`open`; close it (or use ``with``) when done."""
 
     @classmethod

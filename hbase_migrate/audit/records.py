@@ -134,6 +134,7 @@ gaps = _cols("gaps", "id", "migration_id", "kind", "wal_file_id", "server", "wal
 wal_anchors = _cols("wal_anchors", "id", "migration_id", "server", "wal_group", "path",
                     "name_time", "watermark", "recorded_at")
 leases = _cols("leases", "name", "holder", "acquired_at", "expires_at")
+limit_changes = _cols("limit_changes", "id", "migration_id", "name", "value", "set_at")
 
 
 def dump_json(value: Any) -> str:
@@ -356,6 +357,27 @@ class GapRecord:
     def from_row(cls, row: RowMapping) -> GapRecord:
         values = dict(row)
         values["kind"] = GapKind(values["kind"])
+        return cls(**values)
+
+
+@dataclass(frozen=True)
+class LimitChange:
+    """A ``[limits]`` key set while steps run (``hbase-migrate limits set``)."""
+
+    id: int
+    migration_id: int
+    name: str
+    value: Any  # a number or a bool
+    set_at: int
+
+    @classmethod
+    def from_row(cls, row: RowMapping) -> LimitChange:
+        values = dict(row)
+        try:
+            values["value"] = json.loads(values["value"])
+        except ValueError as exc:
+            raise LedgerError(f"ledger table limit_changes, row id {row['id']}, column value: "
+                              f"not JSON ({exc}): {values['value'][:80]!r}") from None
         return cls(**values)
 
 

@@ -24,7 +24,12 @@ ms since the epoch, durations in ms, ``null`` when unknown; keys sorted when pri
                  "dag_id", "run_id", "task_id", "error"}],
         "streams": {"source" (replay), "cdc": {"stream", "lag", "cells": {type: n},
                     "wal_files": {status: n}, "open_gaps", "outage_seconds",
-                    "waiting": null | {"service", "endpoint", "since", "error"}}}}]}
+                    "waiting": null | {"service", "endpoint", "since", "error"}}},
+        "limits": {"set": the values ``limits set`` keeps (newest per key),
+                   "in_force": null, or (with the migration config) every ``[limits]`` key
+                   as the config and those values make it,
+                   "steps": {"snapshot"|"validate"|"replay": the limits in force as the
+                             newest such step ended (per second, null: unlimited)}}}]}
 
 A retention warning is an archived (``oldWALs/``) file not yet replayed whose age since it was
 first seen has reached ``warn_fraction`` of ``archive_ttl``: it was archived at or before it was
@@ -48,6 +53,7 @@ from hbase_migrate.audit.records import (
     WalFileRecord,
     WalStatus,
 )
+from hbase_migrate.config import LimitSettings
 
 SOURCE = "source"
 STREAMS = (SOURCE, "cdc")  # replay's WAL progress, and the CDC stream's
@@ -144,6 +150,7 @@ class MigrationStatus:
     last_validation: ValidationStatus | None
     steps: list[StepStatusLine]
     streams: dict[str, StreamFigures]
+    limits: dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -165,21 +172,22 @@ class StatusReport:
 def compute_status(
     ledger: Ledger, *, now: int, names: Sequence[str] | None = None,
     archive_ttl: int = DEFAULT_ARCHIVE_TTL_MS, warn_fraction: float = DEFAULT_WARN_FRACTION,
-    recent_steps: int = DEFAULT_RECENT_STEPS,
+    recent_steps: int = DEFAULT_RECENT_STEPS, configured: LimitSettings | None = None,
 ) -> StatusReport:
-    """The report as of ``now`` for the migrations ``names`` (all when ``None``)."""
+    """The report as of ``now`` for the migrations ``names`` (all when ``None``);
+    ``configured``: the ``[limits]`` of the migration's config, when known."""
     chosen = [m for m in ledger.migrations() if names is None or m.name in names]
     return StatusReport(
         now=now, ledger=ledger.url, schema_version=ledger.schema_version,
         archive_ttl=archive_ttl,
-        migrations=[_migration_status(ledger, m, now, archive_ttl, warn_fraction, recent_steps)
-                    for m in chosen],
+        migrations=[_migration_status(ledger, m, now, archive_ttl, warn_fraction, recent_steps,
+                                      configured) for m in chosen],
     )
 
 
 def _migration_status(ledger: Ledger, migration: MigrationRecord, now: int,
-                      archive_ttl: int, warn_fraction: float, recent_steps: int
-                      ) -> MigrationStatus:
+                      archive_ttl: int, warn_fraction: float, recent_steps: int,
+                      configured: LimitSettings | None) -> MigrationStatus:
     files = ledger.wal_files(migration.id, SOURCE)
     gaps = [GapStatus(g.kind.value, g.server, g.path, g.first_time, g.last_time, g.detail,
                       g.detected_at, g.remedy)
@@ -198,6 +206,7 @@ def _migration_status(ledger: Ledger, migration: MigrationRecord, now: int,
         if recent_steps > 0 else [],
         streams={stream: stream_figures(ledger, migration.id, stream, now)
                  for stream in ledger.streams(migration.id) if stream in STREAMS},
+        limits=_limits(ledger, migration.id, configured),
     )
 
 
@@ -219,6 +228,21 @@ def stream_figures(ledger: Ledger, migration_id: int, stream: str, now: int
         wal_files=dict(Counter(f.status.value for f in files)),
         open_gaps=len(ledger.gaps(migration_id, stream=stream)),
         outage_seconds=round(seconds, 3), waiting=waiting)
+
+
+def _limits(ledger: Ledger, migration_id: int, configured: LimitSettings | None
+            ) -> dict[str, Any]:
+    """The throttles: set with ``limits set``, in force, and as the newest steps ended."""
+    overrides = ledger.limit_overrides(migration_id)
+    in_force = None
+    if configured is not None:
+        known = {k: v for k, v in overrides.items() if hasattr(configured, k)}
+        in_force = configured.replace(known).to_dict()
+    steps = {}
+    for step in ledger.steps(migration_id):
+        if step.kind in ("snapshot", "validate", "replay") and step.metrics.get("limits"):
+            steps[step.kind] = step.metrics["limits"]
+    return {"set": overrides, "in_force": in_force, "steps": steps}
 
 
 def _step_line(step: StepRecord) -> StepStatusLine:

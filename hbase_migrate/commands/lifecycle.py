@@ -73,9 +73,17 @@ def _progress_bar(as_json: bool) -> Any:
                     TextColumn("key ranges"), transient=True, disable=as_json)
 
 
-def _ranges(bar: Any, what: str) -> Callable[[int, int], None]:
+def _ranges(bar: Any, what: str, migration: str) -> Callable[[int, int], None]:
+    """Progress of the key ranges, with the limits in force."""
+    from hbase_migrate.limits.registry import in_force_text
+
     task = bar.add_task(what, total=None)
-    return lambda done, total: bar.update(task, completed=done, total=total)
+
+    def update(done: int, total: int) -> None:
+        limits = in_force_text(migration)
+        bar.update(task, completed=done, total=total,
+                   description=f"{what} ({limits})" if limits else what)
+    return update
 
 
 _master = click.option("--master", metavar="URL",
@@ -98,7 +106,8 @@ def snapshot(config: Path, as_json: bool, watermark: str | None, master: str | N
     spec = load_config(config)
     t0 = parse_time(watermark, name="--watermark") if watermark else None
     with _progress_bar(as_json) as bar:
-        result = step(spec, watermark=t0, master=master, progress=_ranges(bar, "copy"))
+        result = step(spec, watermark=t0, master=master,
+                      progress=_ranges(bar, "copy", spec.name))
     m = result.metrics
     _show(result, as_json, [
         f"watermark T0 = {format_time(m['watermark'])}", *_engine(result),
@@ -157,7 +166,7 @@ def validate(ctx: click.Context, config: Path, as_json: bool, tables: tuple[str,
         result = step(spec, tables=tables, repair=repair, master=master,
                       recompare_wait=wait, live=live, compact=compact,
                       compact_wait=parse_duration(compact_wait, name="--compact-wait") / 1000,
-                      progress=_ranges(bar, "checksums"))
+                      progress=_ranges(bar, "checksums", spec.name))
     m = result.metrics
     lines = [*_engine(result), *(f"bulk load re-copied: {b['table']} {b['bounds']}: "
                                  f"{b['puts']} puts" for b in m.get("bulk_loads_recopied", []))]

@@ -249,6 +249,7 @@ class ProgressView(Observer):
         self.current: TaskID | None = None
         self.base = 0
         self.follow: FollowSummary | None = None  # the live summary of a --follow
+        self.label = ""
 
     def __enter__(self) -> Self:
         self.progress.start()
@@ -260,7 +261,8 @@ class ProgressView(Observer):
 
     def planned(self, manifest: Manifest, tasks: Sequence[FileTask]) -> None:
         size = sum(max(0, (t.size or 0) - t.start_offset) for t in tasks)
-        self.total = self.progress.add_task(f"{len(tasks)} WAL files", total=size or None)
+        self.label = f"{len(tasks)} WAL files"
+        self.total = self.progress.add_task(self.label, total=size or None)
 
     def file_started(self, task: FileTask) -> None:
         name = task.path.rsplit("/", 1)[-1]
@@ -269,10 +271,15 @@ class ProgressView(Observer):
                                               completed=task.start_offset)
 
     def file_advanced(self, task: FileTask, offset: int) -> None:
+        from hbase_migrate.limits.registry import in_force_text
+
         if self.current is not None:
             self.progress.update(self.current, completed=offset)
         if self.total is not None:
             self.progress.advance(self.total, offset - self.base)
+            limits = in_force_text()
+            if limits:
+                self.progress.update(self.total, description=f"{self.label} ({limits})")
         self.base = offset
 
     def file_finished(self, task: FileTask, outcome: FileOutcome) -> None:

@@ -52,7 +52,8 @@ def status(ctx: click.Context, config: Path | None, url: str | None, as_json: bo
            else spec.replay.archive_ttl if spec else DEFAULT_ARCHIVE_TTL_MS)
     with Ledger.open(ledger_url, upgrade_schema=False) as opened:
         report = compute_status(opened, now=now_ms(), archive_ttl=ttl,
-                                names=[spec.name] if spec else None)
+                                names=[spec.name] if spec else None,
+                                configured=spec.limits if spec else None)
     if as_json:
         click.echo(json.dumps(report.to_json(), sort_keys=True, indent=2))
     else:
@@ -77,6 +78,9 @@ def render(report: StatusReport, console: Console | None = None) -> None:
         lag = "unknown" if m.lag is None else format_duration(m.lag)
         console.print(f"\n[bold]{m.name}[/bold]: state {m.state}, replay lag {lag}, "
                       f"last validation {_validation(m)}", highlight=False)
+        limits = _limits(m)
+        if limits:
+            console.print(f"limits: {limits}", highlight=False)
         if m.retention:
             verdict = {"pinned": "guaranteed (pinned)", "at-risk": "AT RISK"}.get(
                 m.retention["kind"], "kept for the archive TTL only")
@@ -90,6 +94,23 @@ def render(report: StatusReport, console: Console | None = None) -> None:
                     f"{format_time(w['since'])} ({format_duration(report.now - w['since'])}): "
                     f"{w['error']}"), highlight=False)
         _render_tables(console, m, format_time, format_duration)
+
+
+def _limits(m: MigrationStatus) -> str:
+    """The throttles in force (with the config), else those set, else the newest steps'."""
+    from hbase_migrate.config import RATE_KEYS
+    from hbase_migrate.limits.registry import describe
+
+    values = m.limits["in_force"] or m.limits["set"]
+    if values:
+        rates = {k: float(values[k]) or None for k in RATE_KEYS if k in values}
+        adaptive = " (adaptive)" if values.get("adaptive") else ""
+        return (describe(rates) + adaptive) if rates else adaptive.strip(" ()")
+    merged: dict[str, float | None] = {}
+    for kind in ("snapshot", "validate", "replay"):
+        merged.update({k: v for k, v in m.limits["steps"].get(kind, {}).items()
+                       if k in RATE_KEYS})
+    return describe(merged)
 
 
 def _validation(m: MigrationStatus) -> str:

@@ -10,6 +10,7 @@ copy finished is skipped.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from hbase_migrate.audit.ledger import now_ms
@@ -17,6 +18,7 @@ from hbase_migrate.audit.records import MigrationState, Provenance, StepStatus
 from hbase_migrate.config import MigrationSpec
 from hbase_migrate.lifecycle.result import StepResult
 from hbase_migrate.lifecycle.step import StepContext, recorded_step, require
+from hbase_migrate.limits import ThrottlePlan, step_limits
 from hbase_migrate.ranges.choice import choose_engine
 from hbase_migrate.ranges.engine import Progress, bind, range_engine
 from hbase_migrate.ranges.planned import planned_ranges
@@ -68,8 +70,12 @@ def _copy(step: StepContext, spec: MigrationSpec, t0: int, master: str | None,
     copies = []
     if todo:
         with range_engine(master, f"hbase-migrate snapshot {spec.name}") as engine:
-            copies = engine.map(bind(copy_range_task, job), todo, progress=progress,
-                                what=f"copy {len(todo)} key ranges of migration {spec.name}")
+            plan = ThrottlePlan.of(spec, "copy", min(len(todo), engine.slots))
+            with step_limits(plan) as limits:
+                copies = engine.map(bind(copy_range_task, replace(job, throttle=plan)), todo,
+                                    progress=progress,
+                                    what=f"copy {len(todo)} key ranges of migration {spec.name}")
+                step.metrics["limits"] = limits.report()
     step.metrics["copied"] = [c.to_json() for c in copies]
     tables: list[dict[str, Any]] = []
     for table in spec.tables:

@@ -17,6 +17,7 @@ from hbase_migrate.config import MigrationSpec, TableSpec
 from hbase_migrate.errors import ConfigError
 from hbase_migrate.lifecycle.result import StepResult
 from hbase_migrate.lifecycle.step import StepContext, recorded_step, require, thrift2
+from hbase_migrate.limits import ThrottlePlan, step_limits
 from hbase_migrate.ranges.choice import choose_engine
 from hbase_migrate.ranges.engine import Progress, range_engine
 from hbase_migrate.ranges.keyrange import KeyRange, RangeError
@@ -53,10 +54,12 @@ def validate(spec: MigrationSpec, *, provenance: Provenance | None = None,
                             mode="live" if live else "strict")
         if repair:
             step.metrics["compact"] = compact
-        with range_engine(choice.master, f"hbase-migrate validate {spec.name}") as engine:
+        with range_engine(choice.master, f"hbase-migrate validate {spec.name}") as engine, \
+                step_limits(ThrottlePlan.of(spec, "validate", engine.slots)) as limits:
             Validation(step.ledger, step.migration.id, step.step, spec, chosen, engine,
                        progress, compact, compact_wait).run(repair,
                                                             None if live else recompare_wait)
+            step.metrics["limits"] = limits.report()
         if step.metrics["verdict"] == Verdict.MATCH and len(chosen) == len(spec.tables):
             step.advance(MigrationState.VALIDATED)
         return step.result()

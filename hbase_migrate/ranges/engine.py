@@ -30,6 +30,7 @@ class RangeEngine(Protocol):
     """Runs ``task`` on every item and returns the results in the items' order."""
 
     name: str
+    slots: int  # tasks that run at once (each takes its share of the step's limits)
 
     def map(self, task: Callable[[T], R], items: Sequence[T], *, what: str,
             progress: Progress | None = None) -> list[R]: ...
@@ -39,6 +40,7 @@ class InProcessEngine:
     """Every task in this process, one after the other."""
 
     name = IN_PROCESS
+    slots = 1
 
     def map(self, task: Callable[[T], R], items: Sequence[T], *, what: str,
             progress: Progress | None = None) -> list[R]:
@@ -65,6 +67,7 @@ class SparkEngine:
     def __init__(self, spark: Any) -> None:
         self.spark = spark
         self.name = str(spark.sparkContext.master)
+        self.slots = max(1, int(spark.sparkContext.defaultParallelism))
 
     def map(self, task: Callable[[T], R], items: Sequence[T], *, what: str,
             progress: Progress | None = None) -> list[R]:

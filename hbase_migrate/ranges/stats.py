@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hbase_migrate.cluster.thrift2 import Thrift2Client
+from hbase_migrate.limits import Throttle, metered
 from hbase_migrate.ranges.keyrange import KeyRange
 from hbase_migrate.wal.model import Cell, cell_order
 
@@ -66,8 +67,10 @@ def digest_rows(key_range: KeyRange, rows: Iterable[list[Cell]]) -> RangeStats:
 
 
 def range_stats(client: Thrift2Client, key_range: KeyRange, table: str | None = None,
-                time_range: tuple[int, int] | None = None) -> RangeStats:
-    """Scan ``key_range`` of ``table`` (default: the range's own table) and digest it."""
+                time_range: tuple[int, int] | None = None, *,
+                throttle: Throttle | None = None) -> RangeStats:
+    """Scan ``key_range`` of ``table`` (default: the range's own table) and digest it,
+    paced by ``throttle``."""
     rows = client.scan(table or key_range.table, key_range.start, key_range.stop,
                        time_range=time_range)
-    return digest_rows(key_range, rows)
+    return digest_rows(key_range, metered(rows, throttle))

@@ -1,11 +1,14 @@
 """The work of one key range, as a picklable job plus a function of the range: what a Spark
 task (or the in-process engine) runs. Each task opens its own Thrift2 clients (and, for the
-copy, the ledger) and closes them before it returns.
+copy, the ledger) and closes them before it returns; a job's ``throttle`` plan gives each
+task its share of the step's ``[limits]``.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -13,6 +16,7 @@ from hbase_migrate.cluster.thrift1 import Thrift1Client
 from hbase_migrate.cluster.thrift2 import Thrift2Client
 from hbase_migrate.config import ClusterSpec
 from hbase_migrate.errors import ConfigError
+from hbase_migrate.limits import Throttle, ThrottlePlan, throttle_for
 from hbase_migrate.ranges.keyrange import KeyRange, RangeError
 from hbase_migrate.ranges.stats import RangeStats, range_stats
 from hbase_migrate.snapshot.copy import copy_range
@@ -41,6 +45,14 @@ def open_thrift1(cluster: ClusterSpec, why: str) -> Thrift1Client:
     return Thrift1Client(endpoints.thrift, endpoints.transport, endpoints.protocol,
                          timeout=cluster.gateway.call_timeout,
                          locate=lambda: cluster.endpoints().thrift)
+@contextmanager
+def task_throttle(plan: ThrottlePlan | None) -> Iterator[Throttle | None]:
+    """The throttle of a task of the step ``plan`` describes (None: no plan, no limits)."""
+    if plan is None:
+        yield None
+        return
+    with throttle_for(plan) as throttle:
+        yield throttle
 
 
 def target_table(tables: tuple[tuple[str, str], ...], key_range: KeyRange) -> str:
@@ -77,6 +89,7 @@ class CopyJob:
     migration_id: int | None = None
     step_id: int | None = None
     batch_cells: int = 2000
+    throttle: ThrottlePlan | None = None
 
     def target_table(self, key_range: KeyRange) -> str:
         return target_table(self.tables, key_range)
@@ -85,11 +98,12 @@ class CopyJob:
 def copy_range_task(job: CopyJob, key_range: KeyRange) -> RangeCopy:
     """Copy one range and record it in the ledger as done."""
     began = time.monotonic()
-    with open_thrift2(job.source) as source, open_thrift2(job.target) as target:
+    with open_thrift2(job.source) as source, open_thrift2(job.target) as target, \
+            task_throttle(job.throttle) as throttle:
         try:
             copied = copy_range(source, target, key_range.table, job.target_table(key_range),
                                 key_range.start, key_range.stop, job.time_range,
-                                job.batch_cells)
+                                job.batch_cells, throttle)
         except Exception as exc:
             raise RangeError(f"copy of range {key_range} failed: {exc}") from exc
     if job.ledger_url is not None and job.migration_id is not None:
@@ -125,6 +139,7 @@ class ChecksumJob:
     source: ClusterSpec
     target: ClusterSpec
     tables: tuple[tuple[str, str], ...]
+    throttle: ThrottlePlan | None = None
 
     def target_table(self, key_range: KeyRange) -> str:
         return target_table(self.tables, key_range)
@@ -133,10 +148,12 @@ class ChecksumJob:
 def checksum_range_task(job: ChecksumJob, key_range: KeyRange) -> RangePair:
     """The statistics of one range on the source, then on the target."""
     try:
-        with open_thrift2(job.source) as source:
-            left = range_stats(source, key_range)
-        with open_thrift2(job.target) as target:
-            right = range_stats(target, key_range, job.target_table(key_range))
+        with task_throttle(job.throttle) as throttle:
+            with open_thrift2(job.source) as source:
+                left = range_stats(source, key_range, throttle=throttle)
+            with open_thrift2(job.target) as target:
+                right = range_stats(target, key_range, job.target_table(key_range),
+                                    throttle=throttle)
     except RangeError:
         raise
     except Exception as exc:

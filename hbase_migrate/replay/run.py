@@ -24,6 +24,7 @@ from hbase_migrate.audit.records import WalFileRecord, WalStatus
 from hbase_migrate.audit.status import replay_lag
 from hbase_migrate.cluster.walstore import WalStore
 from hbase_migrate.errors import ConfigError
+from hbase_migrate.limits import ThrottlePlan, step_limits, throttle_for
 from hbase_migrate.replay.apply import ReplayTarget
 from hbase_migrate.replay.coverage import Gap, check_coverage
 from hbase_migrate.replay.discovery import open_wal_store, reconcile, record_vanished
@@ -40,6 +41,7 @@ from hbase_migrate.replay.outage import (
 from hbase_migrate.replay.plan import plan
 from hbase_migrate.replay.retention import AT_RISK, Retention, assess, read_replication
 from hbase_migrate.replay.targets import open_target
+from hbase_migrate.replay.throttled import ThrottledTarget
 from hbase_migrate.replay.worker import CLOSED_STATES, replay_task
 from hbase_migrate.timeutil import format_duration
 from hbase_migrate.wal.selection import Manifest
@@ -101,6 +103,7 @@ class RunSummary:
     retention: Retention | None = None
     lag: int | None = None  # a catch-up's replay lag (ms) as it ended (status.replay_lag)
     outages: list[dict[str, Any]] = field(default_factory=list)  # waited out before it ran
+    limits: dict[str, Any] | None = None  # the replay limit in force as the run ended
 
     @property
     def failures(self) -> list[FileOutcome]:
@@ -145,7 +148,8 @@ class RunSummary:
             "failures": [{"path": o.path, "error": o.error} for o in self.failures],
             "files": [o.to_json() for o in self.outcomes],
             "manifest": self.manifest.to_dict() if self.manifest else None,
-            "lag": self.lag, "outages": self.outages, "exit_code": self.exit_code,
+            "lag": self.lag, "outages": self.outages, "limits": self.limits,
+            "exit_code": self.exit_code,
         }
 
     def to_metrics(self) -> dict[str, Any]:
@@ -400,10 +404,12 @@ def _replay_run(job: ReplayJob, ledger: Ledger, migration_id: int, store: WalSto
     observer.planned(manifest, tasks)
     books = _Books(ledger, migration_id, job.mode == CATCH_UP, observer, since, job.stream)
     try:
-        if executor is None:
-            summary.outcomes = _replay_here(job, store, tasks, books, start, sink)
-        else:
-            summary.outcomes = books.record_all(tasks, executor(job, start, tasks))
+        with step_limits(ThrottlePlan.of(job.spec, "replay")) as limits:
+            if executor is None:
+                summary.outcomes = _replay_here(job, store, tasks, books, start, sink)
+            else:
+                summary.outcomes = books.record_all(tasks, executor(job, start, tasks))
+            summary.limits = limits.report()
     finally:
         summary.gaps += books.gaps
     summary.open_gaps = len(ledger.gaps(migration_id, stream=job.stream))
@@ -431,11 +437,12 @@ def _skip_excluded(ledger: Ledger, migration_id: int, manifest: Manifest, stream
             ledger.mark_wal_skipped(migration_id, stream, item.path, item.reason)
 
 
-def open_job_target(job: ReplayJob) -> ReplayTarget:
+def open_job_target(job: ReplayJob, tasks: int = 1) -> ReplayTarget:
     """The migration's target cluster (its endpoints re-read on reconnect: a restart may
-    move the ports)."""
-    return open_target(job.target, allow_lossy_deletes=job.spec.replay.allow_lossy_deletes,
-                       force_thrift1=job.force_thrift1)
+    move the ports), paced by the replay limit (of which this is one of ``tasks``)."""
+    target = open_target(job.target, allow_lossy_deletes=job.spec.replay.allow_lossy_deletes,
+                         force_thrift1=job.force_thrift1)
+    return ThrottledTarget(target, throttle_for(ThrottlePlan.of(job.spec, "replay", tasks)))
 
 
 def _replay_here(job: ReplayJob, store: WalStore, tasks: Sequence[FileTask], books: _Books,

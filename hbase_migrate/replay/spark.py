@@ -25,19 +25,19 @@ from hbase_migrate.replay.run import Executor
 JOB_GROUP = "hbase-migrate-replay"
 
 
-def replay_in_task(job: ReplayJob, start: int, task: FileTask) -> FileOutcome:
-    """Runs inside a Spark task: replay one file into a target opened here."""
+def replay_in_task(job: ReplayJob, start: int, task: FileTask, *, tasks: int = 1
+                   ) -> FileOutcome:
+    """Runs inside a Spark task: replay one file into a target opened here, this task one
+    of ``tasks`` sharing the replay limit."""
     from hbase_migrate.replay.discovery import open_wal_store
-    from hbase_migrate.replay.targets import open_target
+    from hbase_migrate.replay.run import open_job_target
     from hbase_migrate.replay.worker import replay_task
 
     try:
         store = open_wal_store(job.source)
     except ConfigError:
         store = None  # moves to oldWALs/ cannot be followed; the file fails and is retried
-    target = open_target(job.target,
-                         allow_lossy_deletes=job.spec.replay.allow_lossy_deletes,
-                         force_thrift1=job.force_thrift1)
+    target = open_job_target(job, tasks)
     try:
         return replay_task(task, job.replay_spec(start), target, store=store)
     finally:
@@ -52,7 +52,9 @@ def replay_files_with_spark(spark: Any, job: ReplayJob, start: int,
     context = spark.sparkContext
     context.setJobGroup(JOB_GROUP, f"replay {len(tasks)} WAL files of migration {job.name}")
     rdd = context.parallelize(list(tasks), len(tasks))
-    outcomes: list[FileOutcome] = rdd.map(partial(replay_in_task, job, start)).collect()
+    at_once = min(len(tasks), max(1, int(context.defaultParallelism)))
+    outcomes: list[FileOutcome] = rdd.map(partial(replay_in_task, job, start,
+                                                  tasks=at_once)).collect()
     return outcomes
 
 

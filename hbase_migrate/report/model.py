@@ -127,6 +127,13 @@ class ReplayRun:
     def rate(self) -> float:
         return self.cells / self.seconds
 
+    @property
+    def limit(self) -> float | None:
+        """The replay limit in force as the run ended (cells/s; None: unlimited)."""
+        limits = self.step.metrics.get("limits") or {}
+        value = limits.get("replay_cells_per_second")
+        return float(value) if isinstance(value, (int, float)) else None
+
 
 def replay_runs(data: ReportData) -> list[ReplayRun]:
     out = []

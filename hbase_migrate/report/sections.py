@@ -146,11 +146,14 @@ def replay(data: ReportData) -> str:
                     f"#{r.step.id} {r.step.kind}: {r.cells} cells in "
                     f"{duration(r.seconds * 1000)} ({count(r.rate)} cells/s)")
                 for r in runs]
+        limits = [(r.step.started_at, float(r.limit or 0)) for r in runs]
+        limit_line = ([Series("replay limit in force (cells/s; 0: unlimited)", limits,
+                              "#d62828", step=True)] if any(v for _, v in limits) else [])
         rate_plot = Chart(
             "throughput", "Replay throughput per run, and cells replayed in total",
             "cells/s per run (bars)", count, bars=bars,
             series=[Series("cells replayed in total", cumulative, "#1f2933", step=True,
-                           right_axis=True)],
+                           right_axis=True), *limit_line],
             right_label="cells replayed in total (line)", right_fmt=count, marks=marks).svg()
         busy = [r for r in runs if r.cells]
         mean = sum(r.cells for r in busy) / max(0.001, sum(r.seconds for r in busy))

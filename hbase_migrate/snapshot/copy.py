@@ -7,6 +7,9 @@ Memory stays bounded by bytes, whatever the cell sizes: the source is scanned in
 about its ``max_result_bytes`` (a row wider than that comes in pieces), and the cells read
 are handed to the writer in batches of at most ``batch_cells`` cells and the target's
 ``max_put_bytes`` (two batches queued, one being written).
+
+A :class:`~hbase_migrate.limits.Throttle` (the ``[limits]`` of the copy) paces the reading
+half, row by row, in cells and bytes; its adaptive mode times the scan and put calls.
 """
 
 from __future__ import annotations
@@ -14,11 +17,13 @@ from __future__ import annotations
 import queue
 import threading
 from collections.abc import Callable
+from contextlib import nullcontext
 from dataclasses import dataclass
 
 from hbase_migrate.cluster.descriptors import RegionDescriptor
 from hbase_migrate.cluster.sizing import cell_bytes
 from hbase_migrate.cluster.thrift2 import Thrift2Client
+from hbase_migrate.limits import Throttle, metered
 from hbase_migrate.wal.model import Cell
 
 
@@ -35,7 +40,7 @@ class CopyStats:
 def _read_batches(source: Thrift2Client, table: str, start: bytes, stop: bytes,
                   time_range: tuple[int, int] | None, batch_cells: int, batch_bytes: int,
                   out: queue.Queue[list[Cell] | BaseException | None],
-                  halt: threading.Event, counts: list[int]) -> None:
+                  halt: threading.Event, counts: list[int], throttle: Throttle | None) -> None:
     """The reading half of a copy: batches of cells (at most ``batch_cells`` and, but for a
     single larger cell, ``batch_bytes``) into ``out``, then None. ``counts``: rows, cells."""
     def put(item: list[Cell] | BaseException | None) -> bool:
@@ -50,7 +55,7 @@ def _read_batches(source: Thrift2Client, table: str, start: bytes, stop: bytes,
     try:
         pending: list[Cell] = []
         size, last_row = 0, None
-        for piece in source.scan(table, start, stop, time_range=time_range):
+        for piece in metered(source.scan(table, start, stop, time_range=time_range), throttle):
             if piece[0].row != last_row:  # a wide row comes in several pieces
                 counts[0] += 1
                 last_row = piece[0].row
@@ -71,21 +76,22 @@ def _read_batches(source: Thrift2Client, table: str, start: bytes, stop: bytes,
 
 def copy_range(source: Thrift2Client, target: Thrift2Client, table: str, target_table: str,
                start: bytes = b"", stop: bytes = b"", time_range: tuple[int, int] | None = None,
-               batch_cells: int = 2000) -> CopyStats:
+               batch_cells: int = 2000, throttle: Throttle | None = None) -> CopyStats:
     """Copy the cells of ``[start, stop)`` (every version the source returns). The source
     is read in a second thread while the target writes the previous batch; batches hold at
-    most ``batch_cells`` cells and the target's ``max_put_bytes``."""
+    most ``batch_cells`` cells and the target's ``max_put_bytes``; ``throttle`` paces it."""
     batches: queue.Queue[list[Cell] | BaseException | None] = queue.Queue(maxsize=2)
     halt, counts = threading.Event(), [0, 0]
     reader = threading.Thread(target=_read_batches, name=f"read {table}", daemon=True,
                               args=(source, table, start, stop, time_range, batch_cells,
-                                    target.max_put_bytes, batches, halt, counts))
+                                    target.max_put_bytes, batches, halt, counts, throttle))
     reader.start()
     try:
         while (item := batches.get()) is not None:
             if isinstance(item, BaseException):
                 raise item
-            target.put_cells(target_table, item)
+            with throttle.call() if throttle is not None else nullcontext():
+                target.put_cells(target_table, item)
     finally:
         halt.set()
         reader.join()

@@ -12,13 +12,15 @@ from dataclasses import dataclass, field
 
 from hbase_migrate.bytesutil import to_string_binary
 from hbase_migrate.cluster.thrift2 import Thrift2Client
+from hbase_migrate.limits import Throttle, metered
 from hbase_migrate.wal.model import Cell, cell_order
 
 
-def scan_cells(client: Thrift2Client, table: str, start: bytes, stop: bytes
-               ) -> Iterator[Cell]:
-    """Every visible cell version of ``[start, stop)``, in HBase's cell order."""
-    for row_cells in client.scan(table, start, stop):
+def scan_cells(client: Thrift2Client, table: str, start: bytes, stop: bytes,
+               throttle: Throttle | None = None) -> Iterator[Cell]:
+    """Every visible cell version of ``[start, stop)``, in HBase's cell order, paced by
+    ``throttle``."""
+    for row_cells in metered(client.scan(table, start, stop), throttle):
         yield from sorted(row_cells, key=cell_order)
 
 
@@ -69,11 +71,12 @@ class Comparison:
 
 def compare_tables(source: Thrift2Client, target: Thrift2Client, table: str,
                    target_table: str | None = None, start: bytes = b"", stop: bytes = b"",
-                   example_limit: int = 20) -> Comparison:
-    """Compare ``[start, stop)`` of ``table`` on the source with ``target_table``."""
+                   example_limit: int = 20, throttle: Throttle | None = None) -> Comparison:
+    """Compare ``[start, stop)`` of ``table`` on the source with ``target_table``; the scans
+    of both sides share ``throttle``."""
     result = Comparison()
-    for a, b in aligned(scan_cells(source, table, start, stop),
-                        scan_cells(target, target_table or table, start, stop)):
+    for a, b in aligned(scan_cells(source, table, start, stop, throttle),
+                        scan_cells(target, target_table or table, start, stop, throttle)):
         if b is None:
             assert a is not None
             result.source_cells += 1

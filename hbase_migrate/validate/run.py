@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from hbase_migrate.audit.ledger import Ledger
@@ -40,6 +41,7 @@ from hbase_migrate.audit.migrations_book import OpenStep
 from hbase_migrate.audit.records import StepStatus, Verdict
 from hbase_migrate.cluster.descriptors import RegionDescriptor
 from hbase_migrate.config import MigrationSpec, TableSpec
+from hbase_migrate.limits import ThrottlePlan
 from hbase_migrate.ranges.engine import Progress, RangeEngine, bind
 from hbase_migrate.ranges.keyrange import KeyRange, RangeError
 from hbase_migrate.ranges.planned import planned_ranges
@@ -49,6 +51,7 @@ from hbase_migrate.ranges.tasks import (
     checksum_range_task,
     open_thrift1,
     open_thrift2,
+    task_throttle,
 )
 from hbase_migrate.validate.compare import compare_tables
 from hbase_migrate.validate.repair import RangeRepair, repair_range
@@ -80,7 +83,9 @@ class Validation:
 
     def checksums(self, ranges: Sequence[KeyRange], label: str) -> tuple[list[RangePair],
                                                                          GxVerdict]:
-        pairs = self.engine.map(bind(checksum_range_task, self.job), list(ranges),
+        plan = ThrottlePlan.of(self.spec, "validate", min(len(ranges), self.engine.slots))
+        job = replace(self.job, throttle=plan)
+        pairs = self.engine.map(bind(checksum_range_task, job), list(ranges),
                                 progress=self.progress,
                                 what=f"checksums of {len(ranges)} key ranges ({label})")
         return pairs, judge(pairs, ranges, self.spec.artifact_dir, label)
@@ -199,9 +204,10 @@ class Validation:
                         "comparison; compared again anyway"}
 
     def explain(self, key_range: KeyRange) -> list[str]:
-        with open_thrift2(self.spec.source) as src, open_thrift2(self.spec.target) as dst:
+        with open_thrift2(self.spec.source) as src, open_thrift2(self.spec.target) as dst, \
+                task_throttle(ThrottlePlan.of(self.spec, "validate")) as throttle:
             result = compare_tables(src, dst, key_range.table, self.target_of(key_range),
-                                    key_range.start, key_range.stop, EXPLAIN_LIMIT)
+                                    key_range.start, key_range.stop, EXPLAIN_LIMIT, throttle)
         return result.examples
 
     def repair(self, ranges: Sequence[KeyRange]) -> dict[KeyRange, RangeRepair]:

@@ -71,6 +71,9 @@ def populate(ledger: Ledger) -> None:
     ledger.ensure_migration("users", "src", "dst", [TableMapping("users", "users")], now=T)
 
 
+NO_LIMITS = {"set": {}, "in_force": None, "steps": {}}
+
+
 def expected(ledger: Ledger) -> dict[str, Any]:
     pending0 = {"seen": 0, "replaying": 0, "failed": 0}
     return {
@@ -128,11 +131,12 @@ def expected(ledger: Ledger) -> dict[str, Any]:
                     "open_gaps": 1, "outage_seconds": 12.0,
                     "waiting": {"service": "target gateway", "endpoint": "dst:9090",
                                 "since": NOW - 7_000, "error": "refused"}}},
+                "limits": NO_LIMITS,
             },
             {"name": "users", "state": "created", "source": "src", "target": "dst",
              "watermark": None, "lag": None, "servers": [], "gaps": [],
              "retention_warnings": [], "retention": None, "last_validation": None,
-             "steps": [], "streams": {}},
+             "steps": [], "streams": {}, "limits": NO_LIMITS},
         ],
     }
 
