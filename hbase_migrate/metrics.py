@@ -3,7 +3,8 @@
 Each scrape reads the stream's figures from the ledger, the same that ``status --json``
 prints (:func:`hbase_migrate.audit.status.stream_figures`: lag, cells by type, WAL files by
 status, open gaps, outage seconds), and adds this process's own: its runs, the outage it
-waits out now, and the gateway calls it retried. Served with ``prometheus-client`` on
+waits out now, the gateway calls it retried and the throttle rates in force
+(:func:`hbase_migrate.limits.current_rates`). Served with ``prometheus-client`` on
 loopback unless a host is given.
 """
 
@@ -21,6 +22,7 @@ from prometheus_client.registry import Collector
 from hbase_migrate.audit.ledger import Ledger, now_ms
 from hbase_migrate.audit.status import stream_figures
 from hbase_migrate.cluster.endpoints import RETRIES
+from hbase_migrate.limits import current_rates
 
 if TYPE_CHECKING:
     from wsgiref.simple_server import WSGIServer
@@ -102,7 +104,13 @@ class FollowCollector(Collector):
                                       labels=[*_LABELS, "gateway"])
         for gateway, count in sorted(RETRIES.items()):
             retries.add_metric([*labels, gateway], count)
-        yield from (runs, waiting, retries)
+        limits = GaugeMetricFamily("hbase_migrate_limit_per_second",
+                                   "The throttle in force here, by [limits] key "
+                                   "(absent: unlimited)", labels=[*_LABELS, "limit"])
+        for key, rate in sorted(current_rates(self.migration).get(self.migration, {}).items()):
+            if rate is not None:
+                limits.add_metric([*labels, key], rate)
+        yield from (runs, waiting, retries, limits)
 
     def close(self) -> None:
         if self._ledger is not None:

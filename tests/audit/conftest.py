@@ -60,11 +60,15 @@ class PostgresServer:
         if self.run_as is not None:
             for path in (self.base, self.base / "sock"):
                 os.chown(path, self.run_as.pw_uid, self.run_as.pw_gid)
-        log = self.base / "postgres.log"
         subprocess.run(
             [str(self.bin_dir / "initdb"), "-D", str(self.base / "data"), "-U", "postgres",
              "-A", "trust", "-E", "UTF8", "--no-sync", "--no-instructions"],
             cwd=self.base, check=True, capture_output=True, timeout=120, **self._as_user())
+        self.run()
+
+    def run(self) -> None:
+        """Start the server on its data folder and port; return once it answers."""
+        log = self.base / "postgres.log"
         with open(log, "ab") as out:
             self.proc = subprocess.Popen(
                 [str(self.bin_dir / "postgres"), "-D", str(self.base / "data"), "-h", HOST,
@@ -101,6 +105,12 @@ class PostgresServer:
     def drop_database(self, name: str) -> None:
         self._admin(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
 
+    def pause(self) -> None:
+        """Stop the server and keep its data: :meth:`run` starts it again (an outage)."""
+        assert self.proc is not None
+        self.proc.send_signal(signal.SIGINT)  # fast shutdown: clients are cut off
+        self.proc.wait(30)
+
     def stop(self) -> None:
         if self.proc is not None and self.proc.poll() is None:
             self.proc.send_signal(signal.SIGINT)  # fast shutdown
@@ -112,9 +122,8 @@ class PostgresServer:
         shutil.rmtree(self.base, ignore_errors=True)
 
 
-@pytest.fixture(scope="session")
-def postgres_server() -> Iterator[PostgresServer]:
-    """A real PostgreSQL server on loopback for the whole session."""
+def new_postgres_server() -> PostgresServer:
+    """A PostgreSQL server not yet started (the test skips where none can run)."""
     bin_dir = find_pg_bin()
     if bin_dir is None:
         pytest.skip(f"PostgreSQL server binaries not found ({PG_BIN_GLOB}/initdb); install "
@@ -125,7 +134,13 @@ def postgres_server() -> Iterator[PostgresServer]:
             run_as = pwd.getpwnam("postgres")
         except KeyError:
             pytest.skip("running as root and there is no 'postgres' user to run initdb as")
-    server = PostgresServer(bin_dir, run_as)
+    return PostgresServer(bin_dir, run_as)
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[PostgresServer]:
+    """A real PostgreSQL server on loopback for the whole session."""
+    server = new_postgres_server()
     try:
         server.start()
         yield server
