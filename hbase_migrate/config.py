@@ -12,6 +12,8 @@
     # hbase_root = "/hbase"  zookeeper = "zk-a:2181"  znode_parent = "/hbase"
     [target]
     cluster_json = "state/target/cluster.json"
+    # admin_shell = "hbase shell -n"   # runs hbase shell statements (stdin): repair's flush
+                                       # and major_compact past delete markers
     [[tables]]
     source = "orders"
     target = "orders"          # optional, defaults to source; "ns:t" names allowed
@@ -107,6 +109,9 @@ class ClusterSpec:
     cluster_json: Path | None = None
     explicit: ClusterEndpoints | None = None
     gateway: GatewaySettings = field(default_factory=GatewaySettings)
+    # A command that runs hbase shell statements read on stdin against this cluster
+    # ("hbase shell -n"): what a repair past delete markers uses to flush and major-compact.
+    admin_shell: str | None = None
 
     def endpoints(self) -> ClusterEndpoints:
         """The cluster's endpoints; a ``cluster_json`` file is read now, on each call."""
@@ -117,10 +122,11 @@ class ClusterSpec:
 
     def to_dict(self) -> dict[str, Any]:
         """The TOML section this spec reads back from (paths absolute)."""
+        shell = {"admin_shell": self.admin_shell} if self.admin_shell else {}
         if self.cluster_json is not None:
-            return {"cluster_json": str(self.cluster_json)}
+            return {"cluster_json": str(self.cluster_json), **shell}
         assert self.explicit is not None
-        return {k: v for k, v in self.explicit.to_json().items() if v is not None}
+        return {**{k: v for k, v in self.explicit.to_json().items() if v is not None}, **shell}
 
     @property
     def identity(self) -> str:

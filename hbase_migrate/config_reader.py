@@ -96,15 +96,16 @@ class Reader:
 
     def cluster(self, data: dict[str, Any], role: str) -> ClusterSpec:
         table = self.section(data, role, required=True)
-        self.keys(table, role, ("cluster_json", *ENDPOINT_KEYS))
+        self.keys(table, role, ("cluster_json", "admin_shell", *ENDPOINT_KEYS))
         cluster_json = self.string(table, role, "cluster_json")
+        shell = self.string(table, role, "admin_shell")
         given = {k: self.string(table, role, k) for k in ENDPOINT_KEYS if k in table}
         if cluster_json is not None:
             if given:
                 raise ConfigError(
                     f"{self.path}: [{role}]: give either cluster_json or explicit endpoints, "
                     f"not both (found cluster_json and {', '.join(sorted(given))})")
-            return ClusterSpec(role, cluster_json=self.folder / cluster_json)
+            return ClusterSpec(role, cluster_json=self.folder / cluster_json, admin_shell=shell)
         if not given.get("thrift"):
             raise ConfigError(f"{self.path}: [{role}]: expected cluster_json or at least "
                               "thrift = \"host:port\"")
@@ -116,7 +117,7 @@ class Reader:
             endpoints = ClusterEndpoints(**{k: v for k, v in given.items() if v is not None})
         except ConfigError as exc:
             raise ConfigError(f"{self.path}: [{role}]: {exc}") from None
-        return ClusterSpec(role, explicit=endpoints)
+        return ClusterSpec(role, explicit=endpoints, admin_shell=shell)
 
     def tables(self, data: dict[str, Any]) -> tuple[TableSpec, ...]:
         items = data.get("tables")

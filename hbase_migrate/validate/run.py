@@ -234,7 +234,8 @@ class Validation:
                 for r, cells in hidden.items():
                     done[r].tombstones = compact_and_put(
                         dst, admin, self.target_of(r), cells,
-                        max(0.0, deadline - time.monotonic()), asked=asked)
+                        max(0.0, deadline - time.monotonic()), asked=asked,
+                        shell=self.spec.target.admin_shell)
         return done
 
     def record_tombstones(self, key_range: KeyRange, done: TombstoneRepair | None,

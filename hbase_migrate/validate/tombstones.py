@@ -12,7 +12,10 @@ still does not show is *hidden*. Then:
 2. until ``timeout`` runs out, the hidden cells are put again and read back: a cell that
    shows is past its marker (the compaction dropped it); HBase compacts in the background,
    so this is polled, never assumed;
-3. what still hides at the end is listed with the command that drops the markers by hand.
+3. with the target's ``admin_shell`` configured (``hbase shell -n``), when the first round
+   leaves cells hidden, the shell runs ``flush`` and ``major_compact`` of the table, and the
+   polling goes on;
+4. what still hides at the end is listed with the command that drops the markers by hand.
 
 HBase's Thrift1 ``majorCompact`` reaches ``Admin.compact`` (2.x and 3.x): the store files
 its compaction policy selects are merged, and markers drop only when all of them are (three
@@ -22,11 +25,14 @@ shell's ``flush`` then ``major_compact`` always drop them.
 
 from __future__ import annotations
 
+import shlex
+import subprocess
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from hbase_migrate.cluster.errors import ClusterError
 from hbase_migrate.cluster.thrift1 import Thrift1Client
 from hbase_migrate.cluster.thrift2 import Thrift2Client
 from hbase_migrate.ranges.keyrange import KeyRange
@@ -39,9 +45,34 @@ POLL = 1.0
 NOTE_LIMIT = 20
 
 
+SHELL_TIMEOUT = 600.0  # seconds an admin shell may take to flush and compact a table
+
+
+class AdminShellError(ClusterError):
+    """The target's ``admin_shell`` could not run, or failed."""
+
+
 def shell_fix(table: str) -> str:
     """The hbase shell commands that drop a table's delete markers."""
     return f"flush '{table}'; major_compact '{table}'"
+
+
+def run_admin_shell(command: str, table: str, timeout: float = SHELL_TIMEOUT) -> None:
+    """``flush`` then ``major_compact`` ``table`` through ``command`` (statements on its
+    stdin, as ``hbase shell -n`` reads them); one-line errors naming the command."""
+    statements = f"flush '{table}'\nmajor_compact '{table}'\n"
+    try:
+        done = subprocess.run(shlex.split(command), input=statements, capture_output=True,
+                              text=True, timeout=timeout, check=False)
+    except (OSError, ValueError) as exc:
+        raise AdminShellError(f"target admin_shell {command!r}: cannot run it ({exc})") from None
+    except subprocess.TimeoutExpired:
+        raise AdminShellError(f"target admin_shell {command!r}: no end within {timeout:g}s "
+                              f"of {shell_fix(table)!r}") from None
+    if done.returncode != 0:
+        said = " ".join((done.stderr or done.stdout).split())[-300:]
+        raise AdminShellError(f"target admin_shell {command!r}: {shell_fix(table)!r} exited "
+                              f"with {done.returncode}: {said}")
 
 
 def hidden_cells(source: Thrift2Client, target: Thrift2Client, key_range: KeyRange,
@@ -76,6 +107,7 @@ class TombstoneRepair:
     waited: float = 0.0
     left: list[Cell] = field(default_factory=list)    # still hidden at the end
     refused: bool = False           # compaction not allowed (``--no-compact``)
+    shell: str | None = None        # the admin shell that flushed and major-compacted
 
     @property
     def command(self) -> str:
@@ -88,9 +120,11 @@ class TombstoneRepair:
         if self.refused:
             return [f"refused: {first} ({self.cells(self.hidden)}); --no-compact: run "
                     f"{self.command!r} in the hbase shell, then validate --repair again"]
-        out = [f"{first}: major compaction asked of {len(self.regions)} region(s)",
-               f"put {n} cell(s) again over {self.rounds} round(s) in {self.waited:.1f}s: "
-               f"{n - len(self.left)} now visible"]
+        out = [f"{first}: major compaction asked of {len(self.regions)} region(s)"]
+        if self.shell:
+            out.append(f"{self.command!r} run through the admin shell {self.shell!r}")
+        out.append(f"put {n} cell(s) again over {self.rounds} round(s) in {self.waited:.1f}s: "
+                   f"{n - len(self.left)} now visible")
         if self.left:
             out.append(f"still hidden: {self.cells(self.left)}; run {self.command!r} in "
                        "the hbase shell, then validate --repair again")
@@ -108,15 +142,18 @@ class TombstoneRepair:
                 "rounds": self.rounds, "waited": round(self.waited, 2),
                 "still_hidden": [describe(c) for c in self.left[:NOTE_LIMIT]],
                 "still_hidden_cells": len(self.left), "refused": self.refused,
-                "command": self.command}
+                "shell": self.shell, "command": self.command}
 
 
 def compact_and_put(target: Thrift2Client, admin: Thrift1Client, table: str,
                     hidden: Sequence[Cell], timeout: float = DEFAULT_COMPACT_WAIT,
-                    poll: float = POLL, asked: set[bytes] | None = None) -> TombstoneRepair:
+                    poll: float = POLL, asked: set[bytes] | None = None,
+                    shell: str | None = None) -> TombstoneRepair:
     """Ask for a major compaction of the regions of ``table`` holding ``hidden`` cells
     (those not in ``asked`` yet, which gains them), then put the cells again and read them
-    back until they all show or ``timeout`` seconds passed (one round at least)."""
+    back until they all show or ``timeout`` seconds passed (one round at least); with an
+    admin ``shell``, flush and major-compact the table through it after a first round that
+    left cells hidden."""
     done = TombstoneRepair(table, list(hidden))
     asked = set() if asked is None else asked
     wanted = {r.region_name: r for r in admin.regions(table) for c in hidden
@@ -132,6 +169,13 @@ def compact_and_put(target: Thrift2Client, admin: Thrift1Client, table: str,
         done.puts += len(left)
         done.rounds += 1
         left = still_hidden(target, table, left)
+        if left and shell and done.shell is None:
+            ran = f"shell:{table}".encode()  # once per table, whatever its ranges
+            if ran not in asked:
+                run_admin_shell(shell, table)
+                asked.add(ran)
+            done.shell = shell
+            continue  # put again at once: the markers are gone once the shell returned
         if not left or time.monotonic() - began + poll > timeout:
             break
         time.sleep(poll)

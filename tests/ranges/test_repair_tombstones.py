@@ -14,6 +14,7 @@ import pytest
 from hbase_migrate.audit.ledger import Ledger
 from hbase_migrate.bytesutil import to_string_binary
 from hbase_migrate.config import load_config
+from hbase_migrate.validate.tombstones import AdminShellError, run_admin_shell
 from hbase_migrate.wal.model import Cell, CellType
 from minihbase.server import MiniHBase
 from tests.ranges.test_cli import run
@@ -107,3 +108,19 @@ def test_no_compact_refuses_naming_the_cells_and_the_command(
         assert len(refused) == len(refusals)
         assert all(r.verdict == "mismatch" and r.detail["command"] ==
                    "flush 'orders'; major_compact 'orders'" for r in refused)
+
+
+def test_an_admin_shell_gets_the_statements_and_its_failure_is_one_line(
+        tmp_path: Path) -> None:
+    seen = tmp_path / "statements"
+    run_admin_shell(f"tee {seen}", "ns:orders")
+    assert seen.read_text() == "flush 'ns:orders'\nmajor_compact 'ns:orders'\n"
+    with pytest.raises(AdminShellError) as failed:
+        run_admin_shell("sh -c 'echo ERROR: Unknown table ns:orders! >&2; exit 1'",
+                        "ns:orders")
+    assert str(failed.value) == (
+        "target admin_shell \"sh -c 'echo ERROR: Unknown table ns:orders! >&2; exit 1'\": "
+        "\"flush 'ns:orders'; major_compact 'ns:orders'\" exited with 1: ERROR: Unknown "
+        "table ns:orders!")
+    with pytest.raises(AdminShellError, match="cannot run it"):
+        run_admin_shell(str(tmp_path / "no-such-shell"), "orders")

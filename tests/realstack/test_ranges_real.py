@@ -6,6 +6,7 @@ with durability SKIP_WAL) are named by range by validate and fixed by ``validate
 from __future__ import annotations
 
 import json
+import sys
 import threading
 import time
 from pathlib import Path
@@ -34,11 +35,12 @@ BUDGET = 150  # cells per range: several ranges a region
 
 
 def configure(folder: Path, source: Path, target: Path, table: str = TABLE,
-              target_table: str | None = None) -> Path:
+              target_table: str | None = None, admin_shell: str | None = None) -> Path:
     path = folder / "migration.toml"
+    shell = f'admin_shell = "{admin_shell}"\n' if admin_shell else ""
     path.write_text(
         f'[migration]\nname = "mig"\nledger = "sqlite:///{folder / "ledger.db"}"\n'
-        f'[source]\ncluster_json = "{source}"\n[target]\ncluster_json = "{target}"\n'
+        f'[source]\ncluster_json = "{source}"\n[target]\ncluster_json = "{target}"\n{shell}'
         f'[[tables]]\nsource = "{table}"\ntarget = "{target_table or table}"\n'
         f'[replay]\nroll_period = "1h"\nmargin = "1m"\n'
         f'[spark]\nmaster = "{IN_PROCESS}"\n[ranges]\nmax_cells = {BUDGET}\n',
@@ -229,3 +231,18 @@ def test_repair_past_delete_markers_on_a_real_target(real_hbase: RealHBase,
     with Thrift2Client(real.thrift2) as client:
         result = compare_tables(client, client, source_table, target_table)
     assert (result.only_in_source, result.only_in_target, result.different_values) == (3, 0, 0)
+
+    # With an admin shell (realstack's stand-in for `hbase shell -n`): flushed and
+    # major-compacted through it, the markers go and the cells show: the target equals the
+    # source.
+    shell = f"{sys.executable} -m realstack.shell {real_hbase.cluster_json}"
+    spec = load_config(configure(tmp_path, real_hbase.cluster_json, real_hbase.cluster_json,
+                                 source_table, target_table, admin_shell=shell))
+    fixed = validate(spec, repair=True, recompare_wait=0, compact_wait=30).to_json()
+    (repaired,) = fixed["tables"][0]["repaired"]
+    tombs = repaired["tombstones"]
+    assert set(tombs["hidden"]) == hidden and tombs["shell"] == shell, tombs
+    assert tombs["still_hidden"] == [], tombs
+    assert any("run through the admin shell" in a for a in repaired["actions"])
+    with Thrift2Client(real.thrift2) as client:
+        assert compare_tables(client, client, source_table, target_table).equal

@@ -297,6 +297,8 @@ public final class RealHBase {
         return roll(str(args, "server"));
       case "flush":
         return flush(str(args, "table"), str(args, "region"));
+      case "major-compact":
+        return majorCompact(str(args, "table"));
       case "move":
         return move(str(args, "region"), str(args, "server"));
       case "kill":
@@ -436,6 +438,25 @@ public final class RealHBase {
       }
     }
     return true;
+  }
+
+  /** Flush and major-compact a table, and wait (bounded) until the compaction ended. */
+  private Object majorCompact(String table) throws Exception {
+    TableName name = TableName.valueOf(table);
+    admin.flush(name);
+    admin.majorCompact(name);
+    long started = System.currentTimeMillis();
+    boolean seen = false;
+    while (System.currentTimeMillis() - started < 120_000) {
+      boolean running = admin.getCompactionState(name)
+          != org.apache.hadoop.hbase.client.CompactionState.NONE;
+      seen |= running;
+      if (!running && (seen || System.currentTimeMillis() - started > 3_000)) {
+        return true;
+      }
+      Thread.sleep(100);
+    }
+    throw new IOException("the major compaction of " + table + " did not end within 120 s");
   }
 
   /** As the embedded cluster answers: {"region", "from", "to"}. */
