@@ -347,6 +347,8 @@ def render_summary(s: RunSummary) -> str:
         f"{_counts(data['markers'])}",
     ]
     lines += [f"moved to the archive: {a} -> {b}" for a, b in s.moves]
+    lines += [f"waited {o['seconds']:.1f}s for the {o['service']} {o['endpoint']}: {o['error']}"
+              for o in s.outages]
     if s.retention is not None and not s.retention.guaranteed:
         lines.append(f"archived WAL retention {s.retention.kind}: {s.retention.detail}")
     for b in data["bulk_loads"]:

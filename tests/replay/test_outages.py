@@ -287,3 +287,30 @@ def test_follow_goes_on_through_a_zookeeper_outage_and_keeps_its_lock(
             follower.join(60)
         done, = ended
         assert done.exit_code == 0 and set(runs) == {0}, runs
+
+
+def test_a_one_shot_replay_waits_for_its_target_too(tmp_path: Path) -> None:
+    """What an Airflow task's catch-up does: the run waits for the target and then replays;
+    its summary says how long it waited and for whom."""
+    with MiniHBase(tmp_path / "src", "source", wal=SETTINGS) as src, \
+            MiniHBase(tmp_path / "dst", "target") as dst:
+        config = write_migration(tmp_path, src, dst, TABLE)
+        run_workload(src, TABLE, seed=76, ops=20)
+        started(config, src, dst)
+        run_workload(src, TABLE, seed=77, ops=40)
+        gateway = dst.endpoints.thrift2
+        dst.stop_service("thrift2")
+        reopen = threading.Timer(4, dst.start_service, args=("thrift2",))
+        reopen.start()
+        try:
+            done = subprocess.run([sys.executable, "-m", "hbase_migrate", "replay", "--config",
+                                   str(config)], cwd=REPO, capture_output=True, text=True,
+                                  timeout=120, check=False)
+        finally:
+            reopen.join()
+        assert done.returncode == 0, done.stderr[-3000:]
+        waited = re.search(rf"^waited (\d+\.\d)s for the target gateway {gateway}: ",
+                           done.stdout, re.MULTILINE)
+        assert waited and 3 <= float(waited.group(1)) < 30, done.stdout
+        assert "waiting for the target gateway" in done.stderr
+        assert compare(src, dst, TABLE).equal
