@@ -1,25 +1,26 @@
 """hbase-migrate beside HBase's own MapReduce tools: same data, same real HBase, one sitting.
 
-Usage: ``python bench/peers.py [--cells 200000] [--quick] [--repeat 3] [--cluster C.json]
-[--json bench/out/peers.json]``
+Usage: ``python bench/peers.py [--cells 200000] [--quick] [--repeat 3] [--source C.json
+--target C.json] [--json bench/out/peers.json]``
 
-Starts real Apache HBase from ``realstack`` (or uses the running one ``--cluster`` names),
-writes ``--cells`` cells into a source table of four regions and two families (values of
-60-140 bytes, one cell in 25 a column delete of the version before it), rolls the WALs, and
-runs three pairs, alternated, ``--repeat`` times each (the median is kept):
+Starts two real Apache HBase clusters from ``realstack``, a source and a target (or uses the
+running ones ``--source`` and ``--target`` name), writes ``--cells`` cells into a source table
+of four regions and two families (values of 60-140 bytes, one cell in 25 a column delete of
+the version before it), flushes and rolls so that every WAL file is archived and stays put,
+and runs three pairs, alternated, ``--repeat`` times each (the median is kept):
 
 * replay: ``hbase-migrate replay --start 0`` (every WAL, after ``prepare``) against
   WALPlayer over the same ``WALs/`` and ``oldWALs/`` folders with no time window, so it sees
   every file;
 * copy: ``hbase-migrate snapshot`` (the scan copy at T0) against CopyTable with every version;
-* validation: ``hbase-migrate validate`` of that copy against HashTable of the source then
-  SyncTable ``--dryrun`` of the CopyTable copy.
+* validation: ``hbase-migrate validate`` of that copy against HashTable of the source
+  (hashes in a local folder) then SyncTable ``--dryrun`` of the CopyTable copy.
 
 HBase's tools run in local mode (Hadoop's local job runner) from the class path of
 ``realstack/mapreduce`` (HBase 2.6.1 from Maven Central), each in its own JVM; the project's
 commands each in their own process, with the in-process range engine. Every run writes a
-fresh target table of the source's schema, and each copy is compared with the source cell
-for cell. Printed per run: wall seconds, cells/s and the peak RSS of the tool's process
+fresh table of the source's schema on the target, and each copy is compared with the source
+cell for cell. Printed per run: wall seconds, cells/s and the peak RSS of the tool's process
 (``wait4``); per pair the ratio of the medians (project / peer, > 1 means faster) and of the
 peak RSS; all of it also as JSON. Asserts nothing.
 """
@@ -127,14 +128,22 @@ def make_cells(count: int, seed: int = 5) -> list[Cell]:
     return cells
 
 
+def zk_address(cluster: dict[str, Any]) -> str:
+    """HBase's cluster key: quorum:port:znode."""
+    return f"{cluster['zookeeper']}:{cluster['znode_parent']}"
+
+
 class Peers:
-    def __init__(self, cluster_json: Path, classpath: list[str], folder: Path) -> None:
-        self.cluster_json = cluster_json
-        self.cluster = json.loads(cluster_json.read_text(encoding="utf-8"))
+    def __init__(self, source_json: Path, target_json: Path, classpath: list[str],
+                 folder: Path) -> None:
+        self.source_json, self.target_json = source_json, target_json
+        self.source = json.loads(source_json.read_text(encoding="utf-8"))
+        self.target = json.loads(target_json.read_text(encoding="utf-8"))
         self.classpath = classpath
         self.folder = folder
         self.log = folder / "tools.log"
-        self.client = Thrift2Client(self.cluster["thrift2"])
+        self.client = Thrift2Client(self.source["thrift2"])
+        self.target_client = Thrift2Client(self.target["thrift2"])
         self.serial = 0
         self.visible = 0
 
@@ -150,24 +159,28 @@ class Peers:
         data = make_cells(cells)
         for i in range(0, len(data), 2000):
             self.client.write_cells(SOURCE, data[i:i + 2000])
-        call_admin(self.cluster_json, "roll", {})
+        # flushed, then rolled: every file but the new one is archived, and nothing moves
+        # while the tools read (the source takes no more writes)
+        call_admin(self.source_json, "flush", {})
+        call_admin(self.source_json, "roll", {})
+        time.sleep(5)
         self.visible = compare_tables(self.client, self.client, SOURCE).source_cells
         print(f"source {SOURCE}: {len(data)} cells written ({self.visible} visible), "
-              f"WALs rolled", flush=True)
+              f"flushed, WALs rolled", flush=True)
 
     def fresh(self, kind: str) -> str:
         self.serial += 1
         return f"peers_{kind}_{self.serial}"
 
     def same(self, table: str) -> tuple[bool, str]:
-        c = compare_tables(self.client, self.client, SOURCE, table)
+        c = compare_tables(self.client, self.target_client, SOURCE, table)
         return c.equal, "" if c.equal else (
             f"{c.only_in_source} only in source, {c.only_in_target} only in target, "
             f"{c.different_values} differ")
 
     def create_like_source(self, table: str) -> None:
         from hbase_migrate.snapshot.schema import copy_schema
-        copy_schema(self.client, self.client, SOURCE, table)
+        copy_schema(self.client, self.target_client, SOURCE, table)
 
     # --- the project -----------------------------------------------------------------------
 
@@ -175,8 +188,8 @@ class Peers:
         path = self.folder / f"{target}.toml"
         path.write_text(
             f'[migration]\nname = "{target}"\nledger = "sqlite:///{self.folder / target}.db"\n'
-            f'[source]\ncluster_json = "{self.cluster_json}"\n'
-            f'[target]\ncluster_json = "{self.cluster_json}"\n'
+            f'[source]\ncluster_json = "{self.source_json}"\n'
+            f'[target]\ncluster_json = "{self.target_json}"\n'
             f'[spark]\nmaster = "in-process"\n'
             f'[[tables]]\nsource = "{SOURCE}"\ntarget = "{target}"\n', encoding="utf-8")
         return path
@@ -195,18 +208,22 @@ class Peers:
 
     # --- HBase's tools ---------------------------------------------------------------------
 
-    def hbase_tool(self, tool: str, *args: str) -> tuple[float, float, int]:
-        zk_host, zk_port = self.cluster["zookeeper"].rsplit(":", 1)
+    def hbase_tool(self, tool: str, *args: str, on: dict[str, Any] | None = None
+                   ) -> tuple[float, float, int]:
+        """Run ``tool`` configured for cluster ``on`` (default: the target)."""
+        cluster = on or self.target
+        zk_host, zk_port = cluster["zookeeper"].rsplit(":", 1)
         conf = [f"-Dhbase.zookeeper.quorum={zk_host}",
                 f"-Dhbase.zookeeper.property.clientPort={zk_port}",
-                f"-Dzookeeper.znode.parent={self.cluster['znode_parent']}",
+                f"-Dzookeeper.znode.parent={cluster['znode_parent']}",
                 "-Dmapreduce.framework.name=local",
                 f"-Dhadoop.tmp.dir={self.folder / 'hadoop-tmp'}"]
         command = java_command(self.classpath, MR + tool, [*conf, *args], heap="1g")
         return timed(command, log=self.log)
 
     def webhdfs(self, path: str) -> str:
-        return f"webhdfs://{self.cluster['webhdfs'].removeprefix('http://')}{path}"
+        """A path of the source's HDFS, as Hadoop's WebHDFS client names it."""
+        return f"webhdfs://{self.source['webhdfs'].removeprefix('http://')}{path}"
 
     # --- the pairs -------------------------------------------------------------------------
 
@@ -218,7 +235,7 @@ class Peers:
     def replay_peer(self) -> Run:
         target = self.fresh("walplayer")
         self.create_like_source(target)
-        root = self.cluster["hbase_root"]
+        root = self.source["hbase_root"]
         dirs = f"{self.webhdfs(root + '/WALs')},{self.webhdfs(root + '/oldWALs')}"
         seconds, rss, status = self.hbase_tool("WALPlayer", dirs, SOURCE, target)
         return self.checked("WALPlayer", target, seconds, rss, status)
@@ -234,7 +251,8 @@ class Peers:
         target = self.fresh("copytable")
         self.create_like_source(target)
         seconds, rss, status = self.hbase_tool(
-            "CopyTable", "--versions=2147483647", f"--new.name={target}", SOURCE)
+            "CopyTable", "--versions=2147483647", f"--new.name={target}",
+            f"--peer.adr={zk_address(self.target)}", SOURCE, on=self.source)
         run = self.checked("CopyTable", target, seconds, rss, status)
         self.copytable = target
         return run
@@ -245,10 +263,11 @@ class Peers:
                    "" if status == 0 else f"exit {status}")
 
     def validate_peer(self) -> Run:
-        hashes = f"/peers/hashes-{self.fresh('hash')}"
-        s1, r1, st1 = self.hbase_tool("HashTable", SOURCE, self.webhdfs(hashes))
-        s2, r2, st2 = self.hbase_tool("SyncTable", "--dryrun=true", self.webhdfs(hashes),
-                                      SOURCE, self.copytable)
+        hashes = (self.folder / self.fresh("hashes")).as_uri()
+        s1, r1, st1 = self.hbase_tool("HashTable", SOURCE, hashes, on=self.source)
+        s2, r2, st2 = self.hbase_tool(
+            "SyncTable", "--dryrun=true", f"--sourcezkcluster={zk_address(self.source)}",
+            f"--targetzkcluster={zk_address(self.target)}", hashes, SOURCE, self.copytable)
         ok = st1 == 0 and st2 == 0
         return Run("HashTable + SyncTable --dryrun", s1 + s2, self.visible, max(r1, r2), ok,
                    "" if ok else f"exits {st1}, {st2}")
@@ -272,23 +291,29 @@ def main() -> None:
     parser.add_argument("--cells", type=int, default=200_000)
     parser.add_argument("--quick", action="store_true", help="20,000 cells, one round")
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--cluster", type=Path, help="a running realstack's cluster.json")
+    parser.add_argument("--source", type=Path, help="a running realstack's cluster.json")
+    parser.add_argument("--target", type=Path, help="another running realstack's cluster.json")
     parser.add_argument("--hbase-version", default=DEFAULT_VERSION)
     parser.add_argument("--json", type=Path, default=Path("bench/out/peers.json"))
+    parser.add_argument("--keep", type=Path, help="work in this folder and keep it (logs, "
+                        "ledgers, the stacks' data); default: a temporary one")
     args = parser.parse_args()
     cells, repeat = (20_000, 1) if args.quick else (args.cells, args.repeat)
     classpath = module_classpath("mapreduce", {"hbase.version": args.hbase_version})
     with tempfile.TemporaryDirectory(prefix="peers-") as tmp:
-        folder = Path(tmp)
-        stack = None
-        cluster_json = args.cluster
-        if cluster_json is None:
-            stack = RealHBase(folder / "hbase", RealHBaseOptions(
-                hbase_version=args.hbase_version, region_servers=1, heap="1g"))
-            stack.start()
-            cluster_json = stack.cluster_json
+        folder = Path(tmp) if args.keep is None else args.keep.resolve()
+        folder.mkdir(parents=True, exist_ok=True)
+        stacks: list[RealHBase] = []
+        clusters = {"source": args.source, "target": args.target}
         try:
-            peers = Peers(cluster_json, classpath, folder)
+            for side, given in clusters.items():
+                if given is None:
+                    stacks.append(RealHBase(folder / side, RealHBaseOptions(
+                        hbase_version=args.hbase_version, region_servers=1, heap="1g",
+                        name=side)))
+                    stacks[-1].start()
+                    clusters[side] = stacks[-1].cluster_json
+            peers = Peers(clusters["source"], clusters["target"], classpath, folder)
             peers.load(cells)
             pairs: list[tuple[Pair, Callable[[], Run], Callable[[], Run]]] = [
                 (Pair("replay"), peers.replay_project, peers.replay_peer),
@@ -305,7 +330,7 @@ def main() -> None:
                         show(runs[-1])
             summaries = [pair.summary() for pair, _, _ in pairs]
         finally:
-            if stack is not None:
+            for stack in stacks:
                 stack.stop()
     print(f"\n{'pair':<10}{'project cells/s':>17}{'peer cells/s':>14}{'speed':>8}"
           f"{'project MB':>12}{'peer MB':>9}{'memory':>8}  all equal")
