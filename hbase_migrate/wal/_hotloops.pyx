@@ -75,12 +75,17 @@ cdef object _entry(bytes item, object dictionary):
 
 
 def decode_key(bytes buf, Py_ssize_t pos, Py_ssize_t end, dicts):
-    """``walkey.decode_key``: the usual layout here (fields 1-4 with one-byte lengths, one
-    FamilyScope, a one-byte count), any other through the reference. Nothing is changed
-    before the whole key is known to be in that layout."""
+    """``walkey.decode_key``: the usual layout here (fields 1-4 with one-byte lengths, then
+    only FamilyScopes in their usual form and fields 7, 9, 10, 11 as varints of up to nine
+    bytes), any other through the reference. Nothing is changed before the whole key is
+    known to be in that layout."""
     cdef const uint8_t* d = <const uint8_t*>PyBytes_AS_STRING(buf)
     cdef Py_ssize_t p, s, n, rs, ts
-    cdef int64_t sequence, write_time
+    cdef int64_t sequence, write_time, value
+    cdef int64_t count = 0
+    cdef uint8_t tag
+    cdef list scopes = []
+    cdef object nonce_group = None, nonce = None, orig = None
     if end > PyBytes_GET_SIZE(buf) or end - pos < 10 or d[pos] != 0x0A:
         return _reference_key(buf, pos, end, dicts)
     n = d[pos + 1]
@@ -97,23 +102,43 @@ def decode_key(bytes buf, Py_ssize_t pos, Py_ssize_t end, dicts):
     if p < 0 or p + 2 > end or d[p] != 0x20:
         return _reference_key(buf, pos, end, dicts)
     p = _varint(d, p + 1, end, &write_time)
-    if p < 0 or p + 2 >= end:
+    if p < 0:
         return _reference_key(buf, pos, end, dicts)
-    n = d[p + 1]
-    s = p + 2 + n  # after the FamilyScope
-    if not (4 <= n < 0x80 and s + 2 == end and d[p] == 0x32 and d[s] == 0x38
-            and d[s + 1] < 0x80 and d[p + 2] == 0x0A and d[p + 3] == n - 4
-            and d[s - 2] == 0x10 and d[s - 1] < 0x80):
-        return _reference_key(buf, pos, end, dicts)
+    while p < end:
+        tag = d[p]
+        if tag == 0x32:  # FamilyScope {1 family, 2 scope_type}, one-byte lengths
+            if p + 2 >= end:
+                return _reference_key(buf, pos, end, dicts)
+            n = d[p + 1]
+            s = p + 2
+            p = s + n
+            if (n < 4 or n >= 0x80 or p > end or d[s] != 0x0A or d[s + 1] != n - 4
+                    or d[p - 2] != 0x10 or d[p - 1] >= 0x80):
+                return _reference_key(buf, pos, end, dicts)
+            scopes.append((buf[s + 2:p - 2], d[p - 1]))
+            continue
+        if (tag != 0x38 and tag != 0x48 and tag != 0x50 and tag != 0x58) or p + 1 >= end:
+            return _reference_key(buf, pos, end, dicts)
+        p = _varint(d, p + 1, end, &value)
+        if p < 0:
+            return _reference_key(buf, pos, end, dicts)
+        if tag == 0x38:
+            count = value & 0xFFFFFFFF
+        elif tag == 0x48:
+            nonce_group = value
+        elif tag == 0x50:
+            nonce = value
+        else:
+            orig = value
     region = buf[rs:ts - 2]
     table = buf[ts:ts + (d[ts - 1])]
-    family = buf[p + 4:s - 2]
     if dicts is not None:
         region = _entry(region, dicts.region)
         table = _entry(table, dicts.table)
-        family = _entry(family, dicts.family)
-    return _new(WalKey, (region, table, sequence, write_time, ((family, d[s - 1]),), (),
-                         None, None, None, (), None)), d[s + 1]
+        family_dict = dicts.family
+        scopes = [(_entry(f, family_dict), scope) for f, scope in scopes]
+    return _new(WalKey, (region, table, sequence, write_time, tuple(scopes), (),
+                         nonce_group, nonce, orig, (), None)), count
 
 
 def decode_plain_cells(bytes buf, Py_ssize_t p, Py_ssize_t count, ensure):
