@@ -195,7 +195,7 @@ class Peers:
         return path
 
     def project(self, *args: str) -> tuple[float, float, int]:
-        command = [sys.executable, "-m", "hbase_migrate", *args]
+        command = [sys.executable, "-m", "hbase_migrate", "-v", *args]
         return timed(command, env=os.environ | {"PYTHONPATH": str(Path.cwd())}, log=self.log)
 
     def prepared(self, kind: str) -> tuple[str, Path]:

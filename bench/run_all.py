@@ -29,7 +29,8 @@ BENCHMARKS: dict[str, list[str]] = {
     "catchup_listing.py": ["--quick"],
     "open_wal_poll.py": ["--quick"],
     "ledger_growth.py": ["--quick"],
-    "peers.py": ["--quick"],  # real HBase and its MapReduce tools: Java 17 and Maven
+    "peers.py": ["--quick"],
+    "sustained.py": ["--quick"],  # real HBase and its MapReduce tools: Java 17 and Maven
 }
 
 
