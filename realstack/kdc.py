@@ -156,6 +156,10 @@ class Kdc(ChildProcess):
         queries = [f"addprinc -randkey {life}{n}" for n in names]
         queries += [f"ktadd -k {path} {n}" for n in names]
         for query in queries:
-            self._run([_tool("kadmin.local"), "-r", self.realm, "-q", query])
+            self.kadmin(query)
         path.chmod(0o600)
         return path
+
+    def kadmin(self, query: str) -> None:
+        """One ``kadmin.local`` query on this realm (``cpw -randkey NAME`` changes keys)."""
+        self._run([_tool("kadmin.local"), "-r", self.realm, "-q", query])

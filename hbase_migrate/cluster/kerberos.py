@@ -22,6 +22,7 @@ import os
 import re
 import shutil
 import stat
+import subprocess
 import tempfile
 import threading
 from typing import Any
@@ -63,7 +64,7 @@ class KerberosError(ClusterError):
     principal and what to do."""
 
 
-def explain(exc: BaseException, security: ClusterSecurity, cluster: str, endpoint: str,
+def explain(exc: BaseException | str, security: ClusterSecurity, cluster: str, endpoint: str,
             service: str = "") -> KerberosError:
     """The one-line error of a failed login or handshake."""
     text = " ".join(str(exc).split())
@@ -137,7 +138,21 @@ def _check_ticket(security: ClusterSecurity, cluster: str, endpoint: str) -> Non
         if not creds.lifetime:
             raise KerberosError("ticket expired")
     except (GSSError, KerberosError) as exc:
-        raise explain(exc, security, cluster, endpoint) from None
+        raise explain(_keytab_login_error(security) or exc, security, cluster,
+                      endpoint) from None
+
+
+def _keytab_login_error(security: ClusterSecurity) -> str | None:
+    """Why a login from the keytab fails, in MIT's words: GSSAPI reports every failed
+    keytab login as "no credentials", so ask ``kinit`` (into a memory cache: nothing is
+    written) for the reason. None without a keytab or without ``kinit``."""
+    kinit = shutil.which("kinit")
+    if not security.keytab or not security.principal or not kinit:
+        return None
+    done = subprocess.run([kinit, "-c", "MEMORY:diagnosis", "-k", "-t", security.keytab,
+                           security.principal], capture_output=True, text=True, timeout=30,
+                          check=False)
+    return done.stderr.strip() or None if done.returncode else None
 
 
 def service_name(pattern: str, host: str) -> tuple[str, str]:

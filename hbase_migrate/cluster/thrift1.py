@@ -106,8 +106,10 @@ class _SecuredConnection(happybase.Connection):  # type: ignore[misc]  # untyped
                          f"{self.host}:{self.port}")
 
 
-def _connection(security: ClusterSecurity | None, cluster: str, **options: Any) -> Any:
-    if security is None:
+def open_connection(security: ClusterSecurity | None, cluster: str, **options: Any) -> Any:
+    """A happybase connection (``options`` as ``happybase.Connection`` takes them), over
+    SASL/GSSAPI when ``security`` (of the cluster named ``cluster``) says Kerberos."""
+    if security is None or not security.kerberos:
         return happybase.Connection(**options)
     return _SecuredConnection(security=security, cluster=cluster, **options)
 
@@ -120,7 +122,7 @@ class _Pool:
     def __init__(self, size: int, **options: Any) -> None:
         self._options = options
         self._lock = threading.Lock()
-        self._all = [_connection(**options) for _ in range(size)]
+        self._all = [open_connection(**options) for _ in range(size)]
         self._free: queue.LifoQueue[Any] = queue.LifoQueue()
         for conn in self._all:
             self._free.put(conn)
@@ -139,7 +141,7 @@ class _Pool:
 
     def _replace(self, conn: Any) -> Any:
         conn.close()
-        fresh = _connection(**self._options)
+        fresh = open_connection(**self._options)
         with self._lock:
             self._all[self._all.index(conn)] = fresh
         return fresh
