@@ -127,7 +127,11 @@ class ClusterSpec:
         if not self.security:
             return found
         base = found.security or ClusterSecurity()
-        return replace(found, security=base.merged(dict(self.security)))
+        try:
+            return replace(found, security=base.merged(dict(self.security)))
+        except ConfigError as exc:
+            raise ConfigError(f"[{self.role}] with {self.cluster_json or 'its endpoints'}: "
+                              f"{exc}") from None
 
     def to_dict(self) -> dict[str, Any]:
         """The TOML section this spec reads back from (paths absolute)."""

@@ -128,10 +128,8 @@ class Reader:
         """The section's security keys, checked (relative files against the config's
         folder)."""
         given = {k: table[k] for k in SECURITY_KEYS if k in table}
-        if not given:
-            return ()
-        checked = ClusterSecurity.from_json(given, f"{self.path}: [{role}]", self.folder)
-        return tuple((k, str(getattr(checked, k))) for k in given)
+        checked = ClusterSecurity.checked(given, f"{self.path}: [{role}]", self.folder)
+        return tuple(sorted(checked.items()))
 
     def tables(self, data: dict[str, Any]) -> tuple[TableSpec, ...]:
         items = data.get("tables")

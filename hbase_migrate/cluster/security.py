@@ -71,6 +71,17 @@ class ClusterSecurity:
     def from_json(cls, data: dict[str, Any], source: str,
                   folder: Path | None = None) -> ClusterSecurity:
         """From a JSON object or TOML keys; relative paths resolve against ``folder``."""
+        values = cls.checked(data, source, folder)
+        try:
+            return cls(**values)
+        except ConfigError as exc:
+            raise ConfigError(f"{source}: {exc}") from None
+
+    @classmethod
+    def checked(cls, data: dict[str, Any], source: str,
+                folder: Path | None = None) -> dict[str, str]:
+        """Some of the settings (overrides of another source's), each checked on its own:
+        known keys, strings, allowed values; relative paths resolved against ``folder``."""
         known = {f.name for f in fields(cls)}
         unknown = sorted(set(data) - known)
         if unknown:
@@ -85,10 +96,12 @@ class ClusterSecurity:
             for key in PATH_KEYS:
                 if key in values and not Path(values[key]).is_absolute():
                     values[key] = str(folder / values[key])
+        alone = {k: v for k, v in values.items() if k not in ("keytab", "principal")}
         try:
-            return cls(**values)
+            cls(**alone)  # each value on its own (a keytab needs a principal: when merged)
         except ConfigError as exc:
             raise ConfigError(f"{source}: {exc}") from None
+        return values
 
     def merged(self, overrides: dict[str, Any]) -> ClusterSecurity:
         return replace(self, **overrides)
