@@ -10,7 +10,8 @@ principal's tickets last 20 s.
   secured stack (a second secured JVM is more than this machine's tests should start), a
   replay ``--follow`` under a workload that lasts longer than a ticket (the KDC's log shows
   the re-logins), and the target equals the source cell for cell.
-* No key of the keytab appears in the ledger, the report, the logs or ``ps``.
+* No key of the keytab appears in the ledger, the report, ``status``, the logs or ``ps``.
+* Spark tasks (``local[2]``) log in from the keytab themselves.
 """
 
 from __future__ import annotations
@@ -310,7 +311,40 @@ def test_lifecycle_secured_source_and_target_rides_out_ticket_expiry_and_leaks_n
     page = tmp_path / "report.html"
     report(spec, out=page)
 
-    for where, data in {"ledger": (tmp_path / "ledger.db").read_bytes(),
+    status = subprocess.run([sys.executable, "-m", "hbase_migrate", "status", "--config",
+                             str(config), "--json"], cwd=REPO, capture_output=True, text=True,
+                            check=True, timeout=120).stdout
+    for where, data in {"ledger": (tmp_path / "ledger.db").read_bytes(), "status": status,
                         "report": page.read_bytes(), "follow stdout": out,
                         "follow stderr": err, "logs": caplog.text, "ps": ps}.items():
         assert not leaks(data, keys), f"a keytab key in the {where}"
+
+
+def test_spark_tasks_authenticate_from_the_keytab(secured: RealHBase, tmp_path: Path) -> None:
+    """The copy and the comparison as Spark ``local[2]`` tasks: each task's process logs in
+    from the cluster's keytab itself (the same path on every worker of this machine)."""
+    pytest.importorskip("pyspark")
+    found = endpoints(secured)
+    table, copy = "krb_spark", "krb_spark_copy"
+    runner = Workload(found, WorkloadSpec(table, 31, 80))
+    try:
+        runner.ensure_table()
+        runner.run()
+    finally:
+        runner.close()
+    config = tmp_path / "spark.toml"
+    config.write_text(
+        f'[migration]\nname = "krb_spark"\nledger = "sqlite:///{tmp_path / "ledger.db"}"\n'
+        f'[source]\ncluster_json = "{secured.cluster_json}"\n'
+        f'[target]\ncluster_json = "{secured.cluster_json}"\n'
+        f'[[tables]]\nsource = "{table}"\ntarget = "{copy}"\n', encoding="utf-8")
+    spec = load_config(config)
+    assert prepare(spec).passed
+    copied = snapshot(spec, master="local[2]").to_json()
+    assert copied["engine"] == "local[2]" and copied["cells"] > 0, copied
+    matched = validate(spec, master="local[2]", recompare_wait=0).to_json()
+    assert matched["verdict"] == "match", matched
+    with Thrift2Client(found.thrift2 or "", **found.client_auth) as src, \
+            Thrift2Client(found.thrift2 or "", **found.client_auth) as tgt:
+        compared = compare_tables(src, tgt, table, copy)
+    assert compared.equal and compared.source_cells == copied["cells"]
