@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from hbase_migrate.cluster.endpoints import ClusterEndpoints
-from hbase_migrate.cluster.security import SECURITY_KEYS, ClusterSecurity
+from hbase_migrate.cluster.security import SECURITY_KEYS, ClusterSecurity, warn_if_exposed
 from hbase_migrate.cluster.sizing import GatewaySettings
 from hbase_migrate.config import (
     AUTO,
@@ -128,6 +128,8 @@ class Reader:
         """The section's security keys, checked (relative files against the config's
         folder)."""
         given = {k: table[k] for k in SECURITY_KEYS if k in table}
+        if given:
+            warn_if_exposed(self.path, f"a migration config with [{role}] security settings")
         checked = ClusterSecurity.checked(given, f"{self.path}: [{role}]", self.folder)
         return tuple(sorted(checked.items()))
 

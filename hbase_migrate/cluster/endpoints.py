@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from hbase_migrate.cluster.security import ClusterSecurity
+from hbase_migrate.cluster.security import ClusterSecurity, warn_if_exposed
 from hbase_migrate.errors import ConfigError, HBaseMigrateError
 
 log = logging.getLogger(__name__)
@@ -146,6 +146,8 @@ class ClusterEndpoints:
             if not isinstance(security, dict):
                 raise ConfigError(f"{source}: security: expected an object, got {security!r}")
             known["security"] = ClusterSecurity.from_json(security, source, folder)
+            if folder is not None:  # read from a file: the settings name a keytab
+                warn_if_exposed(source, "a cluster.json with security settings")
         return cls(**known)
 
 

@@ -21,21 +21,19 @@ import logging
 import os
 import re
 import shutil
-import stat
 import subprocess
 import tempfile
 import threading
 from typing import Any
 
 from hbase_migrate.cluster.errors import ClusterError
-from hbase_migrate.cluster.security import ClusterSecurity
+from hbase_migrate.cluster.security import ClusterSecurity, service_principal, warn_if_exposed
 
 log = logging.getLogger(__name__)
 
 _lock = threading.Lock()
 # The Kerberos identity this process took (principal, keytab, krb5_conf), under "held".
 _process: dict[str, tuple[str | None, str | None, str | None]] = {}
-_warned: set[str] = set()
 
 # What MIT Kerberos says, and what it means for the user (first match wins).
 _CAUSES = (
@@ -82,16 +80,13 @@ def explain(exc: BaseException | str, security: ClusterSecurity, cluster: str, e
 
 def _check_readable(path: str, what: str, cluster: str) -> None:
     try:
-        mode = os.stat(path).st_mode
         with open(path, "rb"):
             pass
     except OSError as exc:
         raise KerberosError(f"cluster {cluster!r}: {what} {path} is unreadable "
                             f"({exc.strerror}); give a {what} file this user can read") from None
-    if what == "keytab" and mode & (stat.S_IRWXG | stat.S_IRWXO) and path not in _warned:
-        _warned.add(path)
-        log.warning("cluster %r: keytab %s is readable by other users (mode %o); "
-                    "chmod 600 it", cluster, path, stat.S_IMODE(mode))
+    if what == "keytab":
+        warn_if_exposed(path, f"the keytab of cluster {cluster!r}")
 
 
 def _private_cache() -> str:
@@ -152,28 +147,21 @@ def _keytab_login_error(security: ClusterSecurity) -> str | None:
     done = subprocess.run([kinit, "-c", "MEMORY:diagnosis", "-k", "-t", security.keytab,
                            security.principal], capture_output=True, text=True, timeout=30,
                           check=False)
-    return done.stderr.strip() or None if done.returncode else None
-
-
-def service_name(pattern: str, host: str) -> tuple[str, str]:
-    """``(service, host)`` a client asks a ticket for (re-exported for the clients)."""
-    from hbase_migrate.cluster.security import service_principal
-
-    return service_principal(pattern, host)
+    return (done.stderr.strip() or None) if done.returncode else None
 
 
 def http_auth(security: ClusterSecurity, url_host: str) -> Any:
     """SPNEGO for WebHDFS requests (``requests`` auth), for a cluster's HTTP principal."""
     from requests_kerberos import OPTIONAL, HTTPKerberosAuth
 
-    service, host = service_name(security.http_principal, url_host)
+    service, host = service_principal(security.http_principal, url_host)
     return HTTPKerberosAuth(mutual_authentication=OPTIONAL, service=service,
                             hostname_override=host, principal=security.principal)
 
 
 def kazoo_sasl_options(security: ClusterSecurity, zk_host: str) -> dict[str, Any]:
     """kazoo's ``sasl_options`` for ZooKeeper's SASL (GSSAPI)."""
-    service, _ = service_name(security.zookeeper_principal, zk_host)
+    service, _ = service_principal(security.zookeeper_principal, zk_host)
     options: dict[str, Any] = {"mechanism": "GSSAPI", "service": service}
     if security.principal:
         options["principal"] = security.principal

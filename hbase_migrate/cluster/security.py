@@ -20,11 +20,17 @@ Hadoop's own settings. The value names files, never holds a secret.
 
 from __future__ import annotations
 
+import logging
+import os
+import stat
 from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
 from hbase_migrate.errors import ConfigError
+
+log = logging.getLogger(__name__)
+_warned: set[str] = set()
 
 AUTHS = ("none", "kerberos")
 QOPS = ("auth", "auth-int", "auth-conf")
@@ -116,3 +122,16 @@ def service_principal(pattern: str, host: str) -> tuple[str, str]:
     name = pattern.partition("@")[0]
     service, _, fixed = name.partition("/")
     return service, (host if fixed in ("", HOST_PLACEHOLDER) else fixed)
+
+
+def warn_if_exposed(path: str | os.PathLike[str], what: str) -> None:
+    """Warn (once per file) when ``path``, a keytab or a file naming Kerberos settings, can
+    be read or changed by users other than its owner."""
+    try:
+        mode = stat.S_IMODE(os.stat(path).st_mode)
+    except OSError:
+        return
+    if mode & (stat.S_IRWXG | stat.S_IRWXO) and str(path) not in _warned:
+        _warned.add(str(path))
+        log.warning("%s can be read by other users (mode %o; %s); chmod 600 it", path, mode,
+                    what)

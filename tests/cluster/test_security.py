@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from hbase_migrate.cluster import kerberos
+from hbase_migrate.cluster import security as security_module
 from hbase_migrate.cluster.endpoints import ClusterEndpoints, load_cluster_json
 from hbase_migrate.cluster.kerberos import KerberosError, login
 from hbase_migrate.cluster.security import ClusterSecurity, service_principal
@@ -75,12 +76,18 @@ def migration(folder: Path, source: str, target: str) -> Path:
     return path
 
 
-def test_the_migration_config_sets_or_overrides_security_per_cluster(tmp_path: Path) -> None:
+def test_the_migration_config_sets_or_overrides_security_per_cluster(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    caplog.set_level(logging.WARNING)
+    monkeypatch.setattr(security_module, "_warned", set())
     cluster = write_cluster(tmp_path, SECURED)
+    cluster.chmod(0o600)
     path = migration(tmp_path, f'cluster_json = "{cluster}"\nqop = "auth-int"\n'
                                'keytab = "other.keytab"',
                      'thrift = "hbase-b:9090"\nauth = "kerberos"\nprincipal = "m@B.COM"\n'
                      'krb5_conf = "b/krb5.conf"')
+    path.chmod(0o600)
     spec = load_config(path)
     source = spec.source.endpoints().security
     assert source is not None and source.principal == "migrate@EXAMPLE.COM"  # cluster.json's
@@ -89,6 +96,12 @@ def test_the_migration_config_sets_or_overrides_security_per_cluster(tmp_path: P
     assert target == ClusterSecurity(auth="kerberos", principal="m@B.COM",
                                      krb5_conf=str(tmp_path / "b/krb5.conf"))
     assert parse_config(json.loads(json.dumps(spec.to_dict())), path) == spec  # a round trip
+    assert "can be read by other users" not in caplog.text  # both are the owner's only
+    path.chmod(0o640)  # the config names a keytab: others should not read or change it
+    load_config(path)
+    assert f"{path} can be read by other users (mode 640; a migration config with [source] " \
+           "security settings)" in caplog.text
+    assert f"{cluster} can be read" not in caplog.text
     with pytest.raises(ConfigError, match=r"\[target\]: security: qop must be one of"):
         load_config(migration(tmp_path, f'cluster_json = "{cluster}"',
                               'thrift = "h:9090"\nqop = "secret"'))
@@ -100,7 +113,7 @@ def test_a_keytab_others_can_read_is_warned_about_and_a_missing_one_refused(
     for name in ("KRB5_CONFIG", "KRB5_CLIENT_KTNAME", "KRB5CCNAME"):  # restored afterwards
         monkeypatch.setenv(name, "unset")
     monkeypatch.setattr(kerberos, "_process", {})
-    monkeypatch.setattr(kerberos, "_warned", set())
+    monkeypatch.setattr(security_module, "_warned", set())
     conf = tmp_path / "krb5.conf"
     conf.write_text("[libdefaults]\n default_realm = EXAMPLE.COM\n", encoding="utf-8")
     keytab = tmp_path / "open.keytab"
@@ -112,7 +125,8 @@ def test_a_keytab_others_can_read_is_warned_about_and_a_missing_one_refused(
     with pytest.raises(KerberosError, match=r"cluster 'dc1', hbase-a:9091, principal "
                                             r"m@EXAMPLE.COM: "):
         login(security, "dc1", "hbase-a:9091")  # no KDC for this realm: no ticket either
-    assert f"keytab {keytab} is readable by other users (mode 644); chmod 600 it" in caplog.text
+    assert (f"{keytab} can be read by other users (mode 644; the keytab of cluster 'dc1'); "
+            "chmod 600 it") in caplog.text
 
     monkeypatch.setattr(kerberos, "_process", {})
     missing = ClusterSecurity(auth="kerberos", principal="m@EXAMPLE.COM",

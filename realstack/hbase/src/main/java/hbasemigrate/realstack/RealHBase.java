@@ -266,6 +266,10 @@ public final class RealHBase {
     Path json = dir.resolve("cluster.json");
     Path tmp = dir.resolve("cluster.json.tmp");
     Files.writeString(tmp, line);
+    if (options.containsKey("keytab")) {  // it names the client's keytab: the owner's only
+      Files.setPosixFilePermissions(tmp,
+          java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
+    }
     Files.move(tmp, json, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
     ready.println(line);
     ready.flush();
