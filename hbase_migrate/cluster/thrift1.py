@@ -6,7 +6,9 @@ backoff, on a new pool when ``locate`` says the gateway moved (restarted on a ne
 turns the gateway's IOError / IllegalArgument into :class:`Thrift1Error`, and one that stays
 unreachable into :class:`Thrift1UnreachableError`, after which the next call makes a single
 attempt until one succeeds. Thrift1 reads see only the newest version of each column in
-scans; use the Thrift2 client for every version.
+scans; use the Thrift2 client for every version. A secured cluster's connections speak
+SASL/GSSAPI (:mod:`hbase_migrate.cluster.sasl`); a client without credentials that reaches
+a SASL gateway is told so in one line instead of waiting it out as an outage.
 """
 
 from __future__ import annotations

@@ -14,7 +14,8 @@ Calls are sized by bytes (:mod:`hbase_migrate.cluster.sizing`): a scan asks for 
 (:mod:`hbase_migrate.cluster.scanning`); ``put_cells`` sends at most ``max_put_bytes`` per
 ``putMultiple``. A call that times out is retried smaller, at most ``timeout_retries`` times
 in a row, then fails with one line saying what to change. A server error's message is cut
-to its first line (HBase sends Java stack traces).
+to its first line (HBase sends Java stack traces). A secured cluster's connection speaks
+SASL/GSSAPI (:mod:`hbase_migrate.cluster.sasl`), as the Thrift1 client's do.
 """
 
 from __future__ import annotations
