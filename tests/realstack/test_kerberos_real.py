@@ -151,6 +151,7 @@ def variant(stack: RealHBase, folder: Path, name: str, **security: str | None) -
         del data["security"]
     cluster = folder / f"{name}.cluster.json"
     cluster.write_text(json.dumps(data), encoding="utf-8")
+    cluster.chmod(0o600)  # it names a keytab (else a warning line)
     config = folder / f"{name}.toml"
     config.write_text(
         f'[migration]\nname = "{name}"\nledger = "sqlite:///{folder / name}.db"\n'
