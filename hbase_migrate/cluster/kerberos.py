@@ -6,9 +6,10 @@ Kerberos at it as the process's client keytab (``KRB5_CLIENT_KTNAME``) and at a 
 credential cache (``KRB5CCNAME``, a folder of mode 0700 removed at exit): the library then
 gets the first ticket from the keytab and a fresh one whenever the cached one nears its end,
 for every client of the process (Thrift SASL, ZooKeeper SASL, WebHDFS SPNEGO), so a long
-``--follow`` rides out ticket expiry. Without a keytab the user's own ticket cache (from
-``kinit``) is used, and its expiry is an error saying so. Keytab contents and tickets never
-leave the library: only file names and principals appear in messages.
+``--follow`` rides out ticket expiry. Child processes of the same identity (Spark's Python
+workers) share the cache of the process that made it. Without a keytab the user's own ticket
+cache (from ``kinit``) is used, and its expiry is an error saying so. Keytab contents and
+tickets never leave the library: only file names and principals appear in messages.
 
 One process holds one Kerberos identity (principal, keytab, ``krb5.conf``): two clusters
 with different ones are refused with an error naming both.
@@ -34,6 +35,9 @@ log = logging.getLogger(__name__)
 _lock = threading.Lock()
 # The Kerberos identity this process took (principal, keytab, krb5_conf), under "held".
 _process: dict[str, tuple[str | None, str | None, str | None]] = {}
+
+# Names the identity whose private cache KRB5CCNAME is, for child processes.
+_IDENTITY_ENV = "HBASE_MIGRATE_KRB5_IDENTITY"
 
 # What MIT Kerberos says, and what it means for the user (first match wins).
 _CAUSES = (
@@ -117,7 +121,11 @@ def login(security: ClusterSecurity | None, cluster: str, endpoint: str) -> None
             if security.keytab:
                 _check_readable(security.keytab, "keytab", cluster)
                 os.environ["KRB5_CLIENT_KTNAME"] = security.keytab
-                os.environ["KRB5CCNAME"] = _private_cache()
+                # A child of a process that logged in as the same identity (a Spark task's
+                # worker, which may end without running atexit) shares its parent's cache.
+                if os.environ.get(_IDENTITY_ENV) != repr(identity):
+                    os.environ["KRB5CCNAME"] = _private_cache()
+                    os.environ[_IDENTITY_ENV] = repr(identity)
             _process["held"] = identity
         _check_ticket(security, cluster, endpoint)
 
