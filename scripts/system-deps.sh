@@ -27,6 +27,11 @@ if [ "${1:-build}" = test ]; then
   command -v javac >/dev/null 2>&1 || need+=(openjdk-17-jdk-headless)
   command -v mvn >/dev/null 2>&1 || need+=(maven)
   command -v chromium >/dev/null 2>&1 || need+=(chromium)
+  # MIT Kerberos's KDC and tools: the secured real stack (realstack start --kerberos).
+  command -v krb5kdc >/dev/null 2>&1 || [ -x /usr/sbin/krb5kdc ] || need+=(krb5-kdc)
+  command -v kadmin.local >/dev/null 2>&1 || [ -x /usr/sbin/kadmin.local ] || need+=(krb5-admin-server)
+  command -v kinit >/dev/null 2>&1 || need+=(krb5-user)
+  command -v faketime >/dev/null 2>&1 || need+=(faketime)  # a client with a skewed clock
 fi
 
 [ ${#need[@]} -eq 0 ] && exit 0

@@ -33,7 +33,8 @@ def open_thrift2(cluster: ClusterSpec) -> Thrift2Client:
                           "gateway (thrift2 = \"host:9090\"): the copy and the comparison "
                           "need one")
     return Thrift2Client.with_settings(endpoints.thrift2, cluster.gateway,
-                                       locate=lambda: cluster.endpoints().thrift2)
+                                       locate=lambda: cluster.endpoints().thrift2,
+                                       **endpoints.client_auth)
 
 
 def open_thrift1(cluster: ClusterSpec, why: str) -> Thrift1Client:
@@ -45,7 +46,7 @@ def open_thrift1(cluster: ClusterSpec, why: str) -> Thrift1Client:
                           f"gateway (thrift = \"host:9090\"): {why}")
     return Thrift1Client(endpoints.thrift, endpoints.transport, endpoints.protocol,
                          timeout=cluster.gateway.call_timeout,
-                         locate=lambda: cluster.endpoints().thrift)
+                         locate=lambda: cluster.endpoints().thrift, **endpoints.client_auth)
 @contextmanager
 def task_throttle(plan: ThrottlePlan | None) -> Iterator[Throttle | None]:
     """The throttle of a task of the step ``plan`` describes (None: no plan, no limits)."""
