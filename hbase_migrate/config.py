@@ -29,6 +29,8 @@
     archive_ttl = "10m"         # hbase.master.logcleaner.ttl, for the retention warning
     allow_lossy_deletes = false
     batches_in_flight = 2       # per file: batches sent and not yet acknowledged (0: none)
+    writers = 1                 # gateway connections per replay task, the rows of each batch
+                                # split among them (each row's edits keep their order)
     outage_tolerance = "1h"     # how long a run waits for an unreachable gateway, WebHDFS,
                                 # ZooKeeper, ledger or Kafka before it gives up ("0s": at once)
     [spark]
@@ -172,6 +174,7 @@ class ReplaySettings:
     archive_ttl: int = REPLAY_DEFAULTS["archive_ttl"]
     allow_lossy_deletes: bool = False
     batches_in_flight: int = 2
+    writers: int = 1
     outage_tolerance: int = REPLAY_DEFAULTS["outage_tolerance"]
 
 

@@ -260,7 +260,7 @@ class Reader:
         table = self.section(data, "replay")
         self.keys(table, "replay", ("roll_period", "margin", "archive_ttl",
                                     "allow_lossy_deletes", "batches_in_flight",
-                                    "outage_tolerance"))
+                                    "writers", "outage_tolerance"))
         lossy = table.get("allow_lossy_deletes", False)
         if not isinstance(lossy, bool):
             self.fail("replay", "allow_lossy_deletes", "true or false", lossy)
@@ -268,10 +268,14 @@ class Reader:
         if isinstance(in_flight, bool) or not isinstance(in_flight, int) or not (
                 0 <= in_flight <= 64):
             self.fail("replay", "batches_in_flight", "an integer from 0 to 64", in_flight)
+        writers = table.get("writers", 1)
+        if isinstance(writers, bool) or not isinstance(writers, int) or not 1 <= writers <= 32:
+            self.fail("replay", "writers", "an integer from 1 to 32", writers)
         return ReplaySettings(roll_period=self.duration(table, "roll_period"),
                               margin=self.duration(table, "margin"),
                               archive_ttl=self.duration(table, "archive_ttl"),
                               allow_lossy_deletes=bool(lossy), batches_in_flight=in_flight,
+                              writers=writers,
                               outage_tolerance=self.duration(table, "outage_tolerance"))
 
     def cdc(self, data: dict[str, Any]) -> CdcSettings | None:
