@@ -146,6 +146,7 @@ class Peers:
         self.target_client = Thrift2Client(self.target["thrift2"])
         self.serial = 0
         self.visible = 0
+        self.writers = 1
 
     # --- data ------------------------------------------------------------------------------
 
@@ -190,7 +191,7 @@ class Peers:
             f'[migration]\nname = "{target}"\nledger = "sqlite:///{self.folder / target}.db"\n'
             f'[source]\ncluster_json = "{self.source_json}"\n'
             f'[target]\ncluster_json = "{self.target_json}"\n'
-            f'[spark]\nmaster = "in-process"\n'
+            f'[spark]\nmaster = "in-process"\n[replay]\nwriters = {self.writers}\n'
             f'[[tables]]\nsource = "{SOURCE}"\ntarget = "{target}"\n', encoding="utf-8")
         return path
 
@@ -294,6 +295,8 @@ def main() -> None:
     parser.add_argument("--source", type=Path, help="a running realstack's cluster.json")
     parser.add_argument("--target", type=Path, help="another running realstack's cluster.json")
     parser.add_argument("--hbase-version", default=DEFAULT_VERSION)
+    parser.add_argument("--writers", type=int, default=1,
+                        help="the project's [replay] writers (gateway connections)")
     parser.add_argument("--json", type=Path, default=Path("bench/out/peers.json"))
     parser.add_argument("--keep", type=Path, help="work in this folder and keep it (logs, "
                         "ledgers, the stacks' data); default: a temporary one")
@@ -314,6 +317,7 @@ def main() -> None:
                     stacks[-1].start()
                     clusters[side] = stacks[-1].cluster_json
             peers = Peers(clusters["source"], clusters["target"], classpath, folder)
+            peers.writers = args.writers
             peers.load(cells)
             pairs: list[tuple[Pair, Callable[[], Run], Callable[[], Run]]] = [
                 (Pair("replay"), peers.replay_project, peers.replay_peer),
