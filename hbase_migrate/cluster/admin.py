@@ -97,6 +97,10 @@ class AdminChannel(ABC):
     def snapshots(self, prefix: str) -> list[str]:
         """The names of the snapshots starting with ``prefix``."""
 
+    @abstractmethod
+    def drop(self, table: str) -> None:
+        """Disable and delete ``table``."""
+
 
 class ShellAdmin(AdminChannel):
     """The channel of a cluster's ``admin_shell`` command."""
@@ -120,6 +124,9 @@ class ShellAdmin(AdminChannel):
 
     def delete(self, name: str) -> None:
         self.run(f"delete_snapshot '{name}'\n", f"delete_snapshot {name}")
+
+    def drop(self, table: str) -> None:
+        self.run(f"disable '{table}'\ndrop '{table}'\n", f"drop {table}")
 
     def snapshots(self, prefix: str) -> list[str]:
         said = self.run(f"list_snapshots '{re.escape(prefix)}.*'\n", "list_snapshots")
@@ -173,6 +180,9 @@ class JavaAdmin(AdminChannel):
 
     def delete(self, name: str) -> None:
         self.call("delete", name)
+
+    def drop(self, table: str) -> None:
+        self.call("drop", table)
 
     def listed(self, pattern: str) -> list[SnapshotInfo]:
         """The snapshots whose names match the Java regular expression ``pattern``."""

@@ -19,7 +19,7 @@ import org.apache.hadoop.hbase.client.SnapshotType;
  *
  * <pre>
  *   SnapshotAdmin --zookeeper Q --znode-parent P snapshot TABLE NAME TTL_SECONDS
- *   ... clone NAME TABLE | restore NAME TABLE | delete NAME | list REGEX
+ *   ... clone NAME TABLE | restore NAME TABLE | delete NAME | list REGEX | drop TABLE
  * </pre>
  *
  * <p>On success the last line of stdout is JSON: the snapshot(s) concerned. On failure one
@@ -78,6 +78,14 @@ public final class SnapshotAdmin {
       case "delete":
         admin.deleteSnapshot(words.get(1));
         return "{}";
+      case "drop": {
+        TableName table = TableName.valueOf(words.get(1));
+        if (admin.isTableEnabled(table)) {
+          admin.disableTable(table);
+        }
+        admin.deleteTable(table);
+        return "{}";
+      }
       case "list": {
         StringBuilder out = new StringBuilder("[");
         for (SnapshotDescription s : admin.listSnapshots(Pattern.compile(words.get(1)))) {
@@ -87,7 +95,7 @@ public final class SnapshotAdmin {
       }
       default:
         throw new IllegalArgumentException("unknown operation '" + op
-            + "' (snapshot, clone, restore, delete, list)");
+            + "' (snapshot, clone, restore, delete, list, drop)");
     }
   }
 
