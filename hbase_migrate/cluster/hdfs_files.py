@@ -79,7 +79,7 @@ class HdfsRoot:
 
     def write(self, relpath: str, chunks: Iterable[bytes], blocksize: int | None = None) -> None:
         """Create (or overwrite) ``relpath`` from ``chunks``, streamed (chunked upload)."""
-        self._call("write", relpath, data=chunks, overwrite=True, blocksize=blocksize)
+        self._call("write", relpath, data=iter(chunks), overwrite=True, blocksize=blocksize)
 
     def makedirs(self, relpath: str) -> None:
         self._call("makedirs", relpath)
