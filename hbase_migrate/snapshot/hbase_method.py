@@ -212,7 +212,7 @@ def _cleaner_note(spec: MigrationSpec, files: int, seconds: float) -> str:
 
 
 def clone_snapshots(spec: MigrationSpec, snapshots: list[TableSnapshot], admin: AdminChannel,
-                    ledger: Ledger, migration_id: int, step_id: int, keep: bool,
+                    ledger: Ledger, migration_id: int, step_id: int | None, keep: bool,
                     is_empty: Callable[[str], bool | None]) -> list[str]:
     """Clone each snapshot into its target table (restore it into an existing empty table
     of the same name; an empty table of another name is dropped and cloned), then delete it

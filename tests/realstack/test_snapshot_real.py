@@ -12,7 +12,9 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +27,15 @@ from hbase_migrate.cluster.hdfs_files import HdfsRoot
 from hbase_migrate.cluster.thrift2 import Thrift2Client
 from hbase_migrate.config import IN_PROCESS, MigrationSpec, load_config
 from hbase_migrate.lifecycle import prepare, replay, snapshot
+from hbase_migrate.snapshot.export import ExportJob
+from hbase_migrate.snapshot.hbase_method import (
+    SnapshotMethodError,
+    admin_channel,
+    clone_snapshots,
+    export_snapshots,
+    hdfs_root,
+    take_snapshots,
+)
 from hbase_migrate.snapshot.manifest import SNAPSHOT_DIR, parse_manifest
 from hbase_migrate.validate.compare import compare_tables
 from minihbase.cli.minicluster import call_admin
@@ -214,3 +225,52 @@ def test_a_killed_export_resumes_and_a_corrupted_file_is_copied_again(
         assert b"".join(chunks) == good
     comparison = equal(real_hbase, target_hbase, table)
     assert comparison.equal and comparison.source_cells > 0, comparison
+
+
+def test_files_archived_meanwhile_are_found_and_an_expired_snapshot_is_refused(
+        real_hbase: RealHBase, target_hbase: RealHBase, tmp_path: Path) -> None:
+    table = "snap_archived"
+    source = endpoints(real_hbase)
+    write(source, table, seed=81, ops=150)
+    spec = load_config(configure(tmp_path, real_hbase, target_hbase, table))
+    prepare(spec)
+    src_root, dst_root = hdfs_root(spec.source), hdfs_root(spec.target)
+    admin = admin_channel(spec.source, spec.snapshot.hbase_version)
+    taken = take_snapshots(spec, src_root, admin)
+    with Thrift2Client(source.thrift2 or "") as client:
+        cells = sorted(c for row in client.scan(table) for c in row)
+    admin.drop(table)  # HBase moves every file of a dropped table to archive/
+    with Ledger.open(spec.ledger_url) as ledger:
+        record = ledger.migration(spec.name)
+        assert record is not None
+        job = ExportJob(src_root.url, src_root.root, dst_root.url, dst_root.root,
+                        spec.ledger_url, record.id)
+        summary = export_snapshots(spec, taken, src_root, dst_root, job, IN_PROCESS)
+        hfiles = [r for r in ledger.snapshot_files(record.id) if r.path.startswith("archive/")]
+        assert summary.files == len(hfiles) + 2 and hfiles
+        assert all(r.source_path == r.path for r in hfiles)  # each read from archive/ too
+        with Thrift2Client(endpoints(target_hbase).thrift2 or "") as client:
+            def is_empty(name: str) -> bool | None:
+                return next(iter(client.scan(name)), None) is None
+
+            clone_snapshots(spec, taken, admin_channel(spec.target, "2.6.1"), ledger,
+                            record.id, None, False, is_empty)
+            assert sorted(c for row in client.scan(table) for c in row) == cells
+
+    # A snapshot whose TTL ran out is refused by name, with what to do.
+    folder = tmp_path / "short"
+    folder.mkdir()
+    write(source, "snap_expired", seed=82, ops=20)
+    expiring = load_config(configure(folder, real_hbase, target_hbase, "snap_expired"))
+    expiring = replace(expiring, snapshot=replace(expiring.snapshot, ttl=2000))
+    try:
+        first, = take_snapshots(expiring, src_root, admin)
+    except SnapshotMethodError:  # expired already while it was read back: fine too
+        pass
+    else:
+        time.sleep(max(0.0, (first.description.expires_at() or 0) / 1000 - time.time()) + 0.2)
+    with pytest.raises(SnapshotMethodError, match=r"source snapshot hbase_migrate_snap_snap_"
+                                                  r"expired_\d+ of table snap_expired expired "
+                                                  r"at \d+ "
+                                                  r"ms \(TTL 2s\): delete it"):
+        take_snapshots(expiring, src_root, admin)
