@@ -26,6 +26,7 @@ from hbase_migrate.cluster.errors import ClusterError
 SHELL_TIMEOUT = 600.0  # seconds an admin operation may take (a flush, a compaction, a clone)
 DEFAULT_HBASE_VERSION = "2.6.1"  # the client the Java helper is built against
 ADMIN_MODULE = Path(__file__).resolve().parents[1] / "jvm" / "admin"
+SHORT_LIVED = ("-XX:TieredStopAtLevel=1", "-Xshare:auto")  # one operation per JVM: start fast
 _ILLEGAL = re.compile(r"[^A-Za-z0-9_.-]")
 
 
@@ -153,7 +154,8 @@ class JavaAdmin(AdminChannel):
             classpath = module_classpath(ADMIN_MODULE, {"hbase.version": self.hbase_version})
             command = java_command(classpath, "hbasemigrate.admin.SnapshotAdmin",
                                    ["--zookeeper", self.zookeeper, "--znode-parent",
-                                    self.znode_parent, *words], heap=self.heap)
+                                    self.znode_parent, *words], heap=self.heap,
+                                   jvm_options=SHORT_LIVED)
             done = subprocess.run(command, capture_output=True, text=True, timeout=timeout,
                                   check=False)
         except JvmError as exc:

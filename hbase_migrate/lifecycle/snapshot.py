@@ -21,7 +21,7 @@ from typing import Any
 
 from hbase_migrate.audit.ledger import now_ms
 from hbase_migrate.audit.records import MigrationState, Provenance, StepStatus
-from hbase_migrate.config import SNAPSHOT_METHODS, MigrationSpec
+from hbase_migrate.config import AUTO, IN_PROCESS, SNAPSHOT_METHODS, MigrationSpec
 from hbase_migrate.errors import ConfigError
 from hbase_migrate.lifecycle.result import StepResult
 from hbase_migrate.lifecycle.step import (
@@ -32,7 +32,7 @@ from hbase_migrate.lifecycle.step import (
     thrift2,
 )
 from hbase_migrate.limits import ThrottlePlan, step_limits
-from hbase_migrate.ranges.choice import choose_engine
+from hbase_migrate.ranges.choice import EngineChoice, choose_engine
 from hbase_migrate.ranges.engine import Progress, bind, range_engine
 from hbase_migrate.ranges.planned import planned_ranges
 from hbase_migrate.ranges.tasks import CopyJob, copy_range_task
@@ -105,6 +105,9 @@ def _hbase_copy(step: StepContext, spec: MigrationSpec, t0: int | None, master: 
     step.advance(MigrationState.COPYING)
     step.metrics["watermark"] = t0
     choice = choose_engine(master, spec.engine, 0)
+    if choice.master == IN_PROCESS and (master or spec.engine.spark_master) == AUTO:
+        choice = EngineChoice(IN_PROCESS, "auto: a file export runs in-process unless a Spark "
+                              "master is named", 0)
     step.metrics.update(choice.to_metrics())
     job = ExportJob(source.url, source.root, target.url, target.root, spec.ledger_url,
                     step.migration.id, step.step_id)

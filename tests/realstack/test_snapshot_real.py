@@ -26,7 +26,7 @@ from hbase_migrate.cluster.endpoints import ClusterEndpoints
 from hbase_migrate.cluster.hdfs_files import HdfsRoot
 from hbase_migrate.cluster.thrift2 import Thrift2Client
 from hbase_migrate.config import IN_PROCESS, MigrationSpec, load_config
-from hbase_migrate.lifecycle import prepare, replay, snapshot
+from hbase_migrate.lifecycle import cutover_check, prepare, replay, snapshot, validate
 from hbase_migrate.snapshot.export import ExportJob
 from hbase_migrate.snapshot.hbase_method import (
     SnapshotMethodError,
@@ -103,18 +103,20 @@ def files_recorded(spec: MigrationSpec) -> dict[str, Any]:
             r.path: r for r in ledger.snapshot_files(record.id) if r.status != "cloned"}
 
 
-def expected_files(source: RealHBase, table: str) -> dict[str, tuple[str, ...]]:
-    """Every file the export of ``table``'s snapshot must write on the target, by target
+def expected_files(source: RealHBase, name: str) -> dict[str, tuple[str, ...]]:
+    """Every file the export of snapshot ``name`` must write on the target, by target
     path: where it may be read on the source."""
-    e = endpoints(source)
-    name, = JavaAdmin("source", e.zookeeper or "", e.znode_parent).snapshots(
-        f"hbase_migrate_snap_{table}_")
     folder = f"{SNAPSHOT_DIR}/{name}"
     with root(source, "source").read(f"{folder}/data.manifest") as chunks:
         hfiles = parse_manifest(b"".join(chunks), name)
     return {**{f"{SNAPSHOT_DIR}/.tmp/{name}/{f}": (f"{folder}/{f}",)
                for f in (".snapshotinfo", "data.manifest")},
             **{f.target_path(): f.source_paths() for f in hfiles}}
+
+
+def victim_snapshot(spec: MigrationSpec, path: str) -> str:
+    """The snapshot the ledger recorded the file ``path`` for."""
+    return str(files_recorded(spec)[path].snapshot)
 
 
 def content(side: HdfsRoot, *paths: str) -> bytes | None:
@@ -125,10 +127,10 @@ def content(side: HdfsRoot, *paths: str) -> bytes | None:
     return None
 
 
-def differing(source: RealHBase, target: RealHBase, table: str) -> set[str]:
+def differing(source: RealHBase, target: RealHBase, name: str) -> set[str]:
     """The target paths of the export whose file the target lacks or holds different."""
     src, dst = root(source, "source"), root(target, "target")
-    return {path for path, sources in expected_files(source, table).items()
+    return {path for path, sources in expected_files(source, name).items()
             if content(dst, path) != content(src, *sources)}
 
 
@@ -166,15 +168,18 @@ def test_snapshot_export_clone_and_replay_equal_the_source(
     listed, = admin.listed(name)
     assert copied["watermark"] == listed.creation_time and listed.ttl == 3600
     # The target's copy of the snapshot went once it was cloned; the source's stays.
-    target = endpoints(target_hbase)
-    assert JavaAdmin("target", target.zookeeper or "", target.znode_parent).snapshots(
-        "hbase_migrate_") == []
+    assert dst_root.status(f"{SNAPSHOT_DIR}/{name}") is None
+    assert src_root.status(f"{SNAPSHOT_DIR}/{name}") is not None
 
     call_admin(real_hbase.cluster_json, "roll")
     caught_up = replay(spec).to_json()  # the writes since T0, from the real WALs
     assert caught_up["exit_code"] == 0, caught_up
     comparison = equal(real_hbase, target_hbase, table)
     assert comparison.equal and comparison.source_cells > 0, comparison
+    assert validate(spec, recompare_wait=0).to_json()["verdict"] == "match"
+    gate = cutover_check(spec, max_lag=3_600_000).to_json()
+    assert gate["verdict"] == "go", gate["reasons"]
+    assert gate["snapshots_deleted"] == [name] and admin.snapshots(name) == []
 
 
 def test_a_killed_export_resumes_and_a_corrupted_file_is_copied_again(
@@ -208,12 +213,14 @@ def test_a_killed_export_resumes_and_a_corrupted_file_is_copied_again(
         good = b"".join(chunks)
     dst_root.write(victim, [bytes(b ^ 0xFF for b in good)])
     # What the rerun must copy, found here by reading every file on both sides.
-    expected = differing(real_hbase, target_hbase, table)
-    assert victim in expected and len(expected) < len(expected_files(real_hbase, table))
+    name = victim_snapshot(spec, victim)
+    expected = differing(real_hbase, target_hbase, name)
+    every = expected_files(real_hbase, name)
+    assert victim in expected and len(expected) < len(every)
 
     rerun = snapshot(spec).to_json()
     after = files_recorded(spec)
-    assert len(before) < len(after) == rerun["files"] == len(expected_files(real_hbase, table))
+    assert len(before) < len(after) == rerun["files"] == len(every)
     copied_again = {p for p, r in after.items() if r.status == "copied"
                     and r.step_id == rerun["step_id"]}
     assert copied_again == expected, "only what was missing or differs"
