@@ -29,6 +29,7 @@ BENCHMARKS: dict[str, list[str]] = {
     "catchup_listing.py": ["--quick"],
     "open_wal_poll.py": ["--quick"],
     "ledger_growth.py": ["--quick"],
+    "snapshot_export.py": ["--quick"],
 }
 
 

@@ -58,11 +58,11 @@ import json, sys, time
 from hbase_migrate.audit.ledger import Ledger
 from hbase_migrate.config import IN_PROCESS, load_config
 from hbase_migrate.snapshot.export import ExportJob
-from hbase_migrate.snapshot.hbase_method import admin_channel, export_snapshots, hdfs_root
-from hbase_migrate.snapshot.hbase_method import take_snapshots
-spec = load_config(sys.argv[1])
+from hbase_migrate.snapshot.hbase_method import TableSnapshot, export_snapshots, hdfs_root
+from hbase_migrate.snapshot.hbase_method import read_description
+spec, name = load_config(sys.argv[1]), sys.argv[2]
 source, target = hdfs_root(spec.source), hdfs_root(spec.target)
-taken = take_snapshots(spec, source, admin_channel(spec.source, spec.snapshot.hbase_version))
+taken = [TableSnapshot(spec.tables[0], read_description(source, f".hbase-snapshot/{name}"))]
 with Ledger.open(spec.ledger_url) as ledger:
     record = ledger.ensure_spec(spec)
     job = ExportJob(source.url, source.root, target.url, target.root, spec.ledger_url,
@@ -137,7 +137,8 @@ def main() -> None:
             snap, = take_snapshots(spec, source_root,
                                    admin_channel(spec.source, spec.snapshot.hbase_version))
             env = {**os.environ, "PYTHONPATH": str(REPO)}
-            ours_s, ours_rss, said = measured([sys.executable, "-c", OURS, str(config)], env)
+            ours_s, ours_rss, said = measured([sys.executable, "-c", OURS, str(config),
+                                               snap.name], env)
             ours = json.loads(said.strip().splitlines()[-1])
 
             classpath = module_classpath(HERE / "exportsnapshot",
