@@ -1,9 +1,11 @@
 """The ``hbase`` copy method between two real Apache HBase 2.6.1 clusters (the session's
 source and one target for this module): HBase snapshots taken through the Java admin
-helper, their files exported over WebHDFS, cloned on the target, replay from T0. The
-target must equal the source cell for cell; an export killed with SIGKILL resumes with the
-files it lacks, and a file corrupted on the target is found by its checksum and copied
-again."""
+helper, their files exported over WebHDFS (in-process, and on Spark ``local[1]``), cloned
+on the target, replay from T0. The target must equal the source cell for cell; an export
+killed with SIGKILL resumes with the files it lacks, a file corrupted on the target is
+found by its checksum and copied again, files the source archived meanwhile are read from
+``archive/``, an expired snapshot is refused, and a passing gate deletes the source's
+snapshot."""
 
 from __future__ import annotations
 
@@ -252,7 +254,8 @@ def test_files_archived_meanwhile_are_found_and_an_expired_snapshot_is_refused(
         assert record is not None
         job = ExportJob(src_root.url, src_root.root, dst_root.url, dst_root.root,
                         spec.ledger_url, record.id)
-        summary = export_snapshots(spec, taken, src_root, dst_root, job, IN_PROCESS)
+        # one task per file on Spark this time (the other tests run them in-process)
+        summary = export_snapshots(spec, taken, src_root, dst_root, job, "local[1]")
         hfiles = [r for r in ledger.snapshot_files(record.id) if r.path.startswith("archive/")]
         assert summary.files == len(hfiles) + 2 and hfiles
         assert all(r.source_path == r.path for r in hfiles)  # each read from archive/ too
