@@ -6,6 +6,8 @@ is refused before the run starts."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -25,15 +27,23 @@ def env_connection(monkeypatch: pytest.MonkeyPatch, conn_id: str, cluster: MiniH
     monkeypatch.setenv(f"AIRFLOW_CONN_{conn_id.upper()}", json.dumps(body))
 
 
+@contextmanager
+def connected(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+              ) -> Iterator[tuple[MiniHBase, MiniHBase]]:
+    """Embedded source and target, named by the connections test_source and test_target."""
+    with MiniHBase(tmp_path / "src", "source") as src, \
+            MiniHBase(tmp_path / "dst", "target") as dst:
+        env_connection(monkeypatch, "test_source", src)
+        env_connection(monkeypatch, "test_target", dst)
+        yield src, dst
+
+
 def test_start_copies_and_validates_with_this_runs_ids(
         dag_bag: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     dag = dag_bag.get_dag("hbase_migrate_start")  # type: ignore[attr-defined]
     ledger = f"sqlite:///{tmp_path / 'ledger.db'}"
-    with MiniHBase(tmp_path / "src", "source") as src, \
-            MiniHBase(tmp_path / "dst", "target") as dst:
+    with connected(tmp_path, monkeypatch) as (src, dst):
         written = run_workload(src, TABLE, seed=5, ops=200)
-        env_connection(monkeypatch, "test_source", src)
-        env_connection(monkeypatch, "test_target", dst)
         conf = {"migration": "start_test", "source_conn_id": "test_source",
                 "target_conn_id": "test_target", "tables": [TABLE], "ledger": ledger,
                 "spark_conn_id": None}
@@ -71,11 +81,8 @@ def test_the_hbase_method_param_reaches_the_step_and_is_refused_on_the_embedded_
         dag_bag: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     dag = dag_bag.get_dag("hbase_migrate_start")  # type: ignore[attr-defined]
     ledger = f"sqlite:///{tmp_path / 'ledger.db'}"
-    with MiniHBase(tmp_path / "src", "source") as src, \
-            MiniHBase(tmp_path / "dst", "target") as dst:
+    with connected(tmp_path, monkeypatch) as (src, _):
         run_workload(src, TABLE, seed=6, ops=20)
-        env_connection(monkeypatch, "test_source", src)
-        env_connection(monkeypatch, "test_target", dst)
         run = dag.test(run_conf={
             "migration": "start_hbase", "source_conn_id": "test_source",
             "target_conn_id": "test_target", "tables": [TABLE], "ledger": ledger,
