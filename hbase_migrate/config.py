@@ -82,6 +82,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from hbase_migrate.cluster.admin import DEFAULT_HBASE_VERSION
 from hbase_migrate.cluster.endpoints import ClusterEndpoints, load_cluster_json
 from hbase_migrate.cluster.sizing import GatewaySettings
 from hbase_migrate.errors import ConfigError
@@ -215,7 +216,7 @@ class SnapshotSettings:
     method: str = "scan"
     ttl: int = SNAPSHOT_DEFAULTS["ttl"]
     keep: bool = False
-    hbase_version: str = "2.6.1"
+    hbase_version: str = DEFAULT_HBASE_VERSION
     target_hfile_ttl: int = SNAPSHOT_DEFAULTS["target_hfile_ttl"]
 
 

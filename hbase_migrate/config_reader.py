@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, NoReturn
 
+from hbase_migrate.cluster.admin import DEFAULT_HBASE_VERSION
 from hbase_migrate.cluster.endpoints import ClusterEndpoints
 from hbase_migrate.cluster.sizing import GatewaySettings
 from hbase_migrate.config import (
@@ -277,7 +278,7 @@ class Reader:
         ttl = self.duration(table, "ttl", "snapshot")
         if ttl < 1000:
             self.fail("snapshot", "ttl", "at least 1s (HBase keeps TTLs in seconds)", ttl)
-        version = self.string(table, "snapshot", "hbase_version") or "2.6.1"
+        version = self.string(table, "snapshot", "hbase_version") or DEFAULT_HBASE_VERSION
         return SnapshotSettings(method=method, ttl=ttl, keep=keep, hbase_version=version,
                                 target_hfile_ttl=self.duration(table, "target_hfile_ttl",
                                                                "snapshot"))

@@ -263,8 +263,8 @@ def test_files_archived_meanwhile_are_found_and_an_expired_snapshot_is_refused(
             def is_empty(name: str) -> bool | None:
                 return next(iter(client.scan(name)), None) is None
 
-            clone_snapshots(spec, taken, admin_channel(spec.target, "2.6.1"), ledger,
-                            record.id, None, False, is_empty)
+            target_admin = admin_channel(spec.target, spec.snapshot.hbase_version)
+            clone_snapshots(spec, taken, target_admin, ledger, record.id, None, False, is_empty)
             assert sorted(c for row in client.scan(table) for c in row) == cells
 
     # A snapshot whose TTL ran out is refused by name, with what to do.
