@@ -10,6 +10,11 @@
     cluster_json = "state/source/cluster.json"    # or explicit endpoints:
     # thrift = "hbase-a:9090"  thrift2 = "hbase-a:9091"  webhdfs = "http://nn-a:9870"
     # hbase_root = "/hbase"  zookeeper = "zk-a:2181"  znode_parent = "/hbase"
+    # auth = "kerberos"  principal = "migrate@EXAMPLE.COM"  keytab = "migrate.keytab"
+    # krb5_conf = "/etc/krb5.conf"  hbase_principal = "hbase/_HOST@EXAMPLE.COM"
+    # http_principal = "HTTP/_HOST@EXAMPLE.COM"  zookeeper_principal = "zookeeper/_HOST@..."
+    # qop = "auth-conf"  tls_ca_file = "ca.pem"   (hbase_migrate.cluster.security; with
+    #                       cluster_json they override its "security" object)
     [target]
     cluster_json = "state/target/cluster.json"
     # admin_shell = "hbase shell -n"   # runs hbase shell statements (stdin): repair's flush
@@ -84,6 +89,7 @@ from typing import Any
 
 from hbase_migrate.cluster.admin import DEFAULT_HBASE_VERSION
 from hbase_migrate.cluster.endpoints import ClusterEndpoints, load_cluster_json
+from hbase_migrate.cluster.security import ClusterSecurity
 from hbase_migrate.cluster.sizing import GatewaySettings
 from hbase_migrate.errors import ConfigError
 
@@ -123,21 +129,30 @@ class ClusterSpec:
     # A command that runs hbase shell statements read on stdin against this cluster
     # ("hbase shell -n"): what a repair past delete markers uses to flush and major-compact.
     admin_shell: str | None = None
+    # Security keys of the section (auth, principal, keytab...), over cluster.json's own.
+    security: tuple[tuple[str, str], ...] = ()
 
     def endpoints(self) -> ClusterEndpoints:
         """The cluster's endpoints; a ``cluster_json`` file is read now, on each call."""
-        if self.explicit is not None:
-            return self.explicit
-        assert self.cluster_json is not None
-        return load_cluster_json(self.cluster_json)
+        found = self.explicit or load_cluster_json(self.cluster_json or "")
+        if not self.security:
+            return found
+        base = found.security or ClusterSecurity()
+        try:
+            return replace(found, security=base.merged(dict(self.security)))
+        except ConfigError as exc:
+            raise ConfigError(f"[{self.role}] with {self.cluster_json or 'its endpoints'}: "
+                              f"{exc}") from None
 
     def to_dict(self) -> dict[str, Any]:
         """The TOML section this spec reads back from (paths absolute)."""
         shell = {"admin_shell": self.admin_shell} if self.admin_shell else {}
         if self.cluster_json is not None:
-            return {"cluster_json": str(self.cluster_json), **shell}
+            return {"cluster_json": str(self.cluster_json), **shell, **dict(self.security)}
         assert self.explicit is not None
-        return {**{k: v for k, v in self.explicit.to_json().items() if v is not None}, **shell}
+        found = {k: v for k, v in self.explicit.to_json().items()
+                 if v is not None and k != "security"}
+        return {**found, **shell, **dict(self.security)}
 
     @property
     def identity(self) -> str:

@@ -9,6 +9,7 @@ from typing import Any, NoReturn
 
 from hbase_migrate.cluster.admin import DEFAULT_HBASE_VERSION
 from hbase_migrate.cluster.endpoints import ClusterEndpoints
+from hbase_migrate.cluster.security import SECURITY_KEYS, ClusterSecurity, warn_if_exposed
 from hbase_migrate.cluster.sizing import GatewaySettings
 from hbase_migrate.config import (
     AUTO,
@@ -101,16 +102,20 @@ class Reader:
 
     def cluster(self, data: dict[str, Any], role: str) -> ClusterSpec:
         table = self.section(data, role, required=True)
-        self.keys(table, role, ("cluster_json", "admin_shell", *ENDPOINT_KEYS))
+        self.keys(table, role, ("cluster_json", "admin_shell", *ENDPOINT_KEYS,
+                                *SECURITY_KEYS))
         cluster_json = self.string(table, role, "cluster_json")
         shell = self.string(table, role, "admin_shell")
-        given = {k: self.string(table, role, k) for k in ENDPOINT_KEYS if k in table}
+        security = self.security(table, role)
+        given: dict[str, Any] = {k: self.string(table, role, k) for k in ENDPOINT_KEYS
+                                 if k in table}
         if cluster_json is not None:
             if given:
                 raise ConfigError(
                     f"{self.path}: [{role}]: give either cluster_json or explicit endpoints, "
                     f"not both (found cluster_json and {', '.join(sorted(given))})")
-            return ClusterSpec(role, cluster_json=self.folder / cluster_json, admin_shell=shell)
+            return ClusterSpec(role, cluster_json=self.folder / cluster_json, admin_shell=shell,
+                               security=security)
         if not given.get("thrift"):
             raise ConfigError(f"{self.path}: [{role}]: expected cluster_json or at least "
                               "thrift = \"host:port\"")
@@ -122,7 +127,16 @@ class Reader:
             endpoints = ClusterEndpoints(**{k: v for k, v in given.items() if v is not None})
         except ConfigError as exc:
             raise ConfigError(f"{self.path}: [{role}]: {exc}") from None
-        return ClusterSpec(role, explicit=endpoints, admin_shell=shell)
+        return ClusterSpec(role, explicit=endpoints, admin_shell=shell, security=security)
+
+    def security(self, table: dict[str, Any], role: str) -> tuple[tuple[str, str], ...]:
+        """The section's security keys, checked (relative files against the config's
+        folder)."""
+        given = {k: table[k] for k in SECURITY_KEYS if k in table}
+        if given:
+            warn_if_exposed(self.path, f"a migration config with [{role}] security settings")
+        checked = ClusterSecurity.checked(given, f"{self.path}: [{role}]", self.folder)
+        return tuple(sorted(checked.items()))
 
     def tables(self, data: dict[str, Any]) -> tuple[TableSpec, ...]:
         items = data.get("tables")

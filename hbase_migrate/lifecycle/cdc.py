@@ -78,7 +78,8 @@ def open_sink(job: ReplayJob) -> KafkaSink:
     target = open_job_target(job)
     return KafkaSink(settings, sources, target,
                      Thrift2Client.with_settings(endpoints.thrift2, job.target.gateway,
-                                                 endpoints.transport, endpoints.protocol))
+                                                 endpoints.transport, endpoints.protocol,
+                                                 **endpoints.client_auth))
 
 
 def run(job: ReplayJob, *, observer: Observer | None = None) -> RunSummary:
