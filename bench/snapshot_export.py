@@ -65,8 +65,7 @@ source, target = hdfs_root(spec.source), hdfs_root(spec.target)
 taken = [TableSnapshot(spec.tables[0], read_description(source, f".hbase-snapshot/{name}"))]
 with Ledger.open(spec.ledger_url) as ledger:
     record = ledger.ensure_spec(spec)
-    job = ExportJob(source.url, source.root, target.url, target.root, spec.ledger_url,
-                    record.id)
+    job = ExportJob(spec.source, spec.target, spec.ledger_url, record.id)
     began = time.monotonic()
     summary = export_snapshots(spec, taken, source, target, job, IN_PROCESS)
     print(json.dumps({"seconds": time.monotonic() - began, "bytes": summary.bytes,

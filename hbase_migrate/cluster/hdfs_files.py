@@ -1,5 +1,6 @@
 """Files under a cluster's HBase root over WebHDFS: status, streamed reads and writes,
-checksums, renames; what a snapshot export needs of both clusters.
+checksums, renames; what a snapshot export needs of both clusters, through the same client
+as the WAL store's (Kerberos/SPNEGO and TLS as the cluster's security says).
 
 Each call names the cluster's role, the WebHDFS URL and the path in its errors. A missing
 path is None (``status``) or :class:`FileNotFoundError` (``read``); a NameNode that does not
@@ -18,6 +19,8 @@ from typing import Any
 
 from hbase_migrate.cluster.endpoints import check_http_url
 from hbase_migrate.cluster.errors import ClusterError, WebHdfsUnreachableError
+from hbase_migrate.cluster.security import ClusterSecurity
+from hbase_migrate.cluster.walstore import WebHdfsWalStore
 
 CHUNK = 1 << 20  # bytes per read from a stream
 
@@ -25,14 +28,15 @@ CHUNK = 1 << 20  # bytes per read from a stream
 class HdfsRoot:
     """An HBase root (``root``, an HDFS path) on the NameNode at ``url``."""
 
-    def __init__(self, url: str, root: str, role: str, timeout: float = 60.0) -> None:
-        from hdfs import InsecureClient
-
+    def __init__(self, url: str, root: str, role: str, timeout: float = 60.0, *,
+                 security: ClusterSecurity | None = None, cluster: str = "") -> None:
         self.url = check_http_url(url, f"{role} WebHDFS URL").rstrip("/")
         self.root = "/" + root.strip("/")
         self.role = role
         user = os.environ.get("HADOOP_USER_NAME") or getpass.getuser()
-        self.client: Any = InsecureClient(self.url, user=user, timeout=timeout)
+        # the WAL store's client: SPNEGO when the cluster's security says Kerberos
+        self.client: Any = WebHdfsWalStore(self.url, self.root, user, timeout=timeout,
+                                           security=security, cluster=cluster).client
 
     def path(self, relpath: str) -> str:
         return posixpath.join(self.root, relpath) if relpath else self.root

@@ -109,8 +109,8 @@ def _hbase_copy(step: StepContext, spec: MigrationSpec, t0: int | None, master: 
         choice = EngineChoice(IN_PROCESS, "auto: a file export runs in-process unless a Spark "
                               "master is named", 0)
     step.metrics.update(choice.to_metrics())
-    job = ExportJob(source.url, source.root, target.url, target.root, spec.ledger_url,
-                    step.migration.id, step.step_id)
+    job = ExportJob(spec.source, spec.target, spec.ledger_url, step.migration.id,
+                    step.step_id)
     summary = export_snapshots(spec, taken, source, target, job, choice.master, progress)
     step.metrics.update(summary.to_metrics())
     with thrift2(spec.target) as client:

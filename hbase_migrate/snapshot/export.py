@@ -25,7 +25,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from hbase_migrate.cluster.hdfs_files import HdfsRoot
-from hbase_migrate.errors import HBaseMigrateError
+from hbase_migrate.config import ClusterSpec
+from hbase_migrate.errors import ConfigError, HBaseMigrateError
 from hbase_migrate.limits import Throttle, ThrottlePlan
 from hbase_migrate.snapshot.manifest import (
     INFO_FILE,
@@ -62,22 +63,30 @@ def snapshot_folder_files(name: str) -> list[ExportFile]:
             for f in (INFO_FILE, MANIFEST_FILE)]
 
 
+def open_root(cluster: ClusterSpec) -> HdfsRoot:
+    """The cluster's HBase root over WebHDFS (with its security)."""
+    endpoints = cluster.endpoints()
+    if not endpoints.webhdfs or not endpoints.hbase_root:
+        raise ConfigError(f"{cluster.role} cluster {endpoints.name!r} names no webhdfs URL "
+                          "and hbase_root: [snapshot] method = \"hbase\" copies files over "
+                          "WebHDFS")
+    return HdfsRoot(endpoints.webhdfs, endpoints.hbase_root, cluster.role,
+                    security=endpoints.security, cluster=endpoints.name)
+
+
 @dataclass(frozen=True)
 class ExportJob:
     """What every file task of one export shares (picklable, for Spark)."""
 
-    source_url: str
-    source_root: str
-    target_url: str
-    target_root: str
+    source: ClusterSpec
+    target: ClusterSpec
     ledger_url: str | None = None
     migration_id: int | None = None
     step_id: int | None = None
     throttle: ThrottlePlan | None = None
 
     def roots(self) -> tuple[HdfsRoot, HdfsRoot]:
-        return (HdfsRoot(self.source_url, self.source_root, "source"),
-                HdfsRoot(self.target_url, self.target_root, "target"))
+        return open_root(self.source), open_root(self.target)
 
 
 @dataclass(frozen=True)

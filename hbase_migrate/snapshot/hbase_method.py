@@ -36,6 +36,7 @@ from hbase_migrate.snapshot.export import (
     FileExport,
     SnapshotExportError,
     export_file_task,
+    open_root,
     snapshot_folder_files,
 )
 from hbase_migrate.snapshot.manifest import (
@@ -58,12 +59,8 @@ class SnapshotMethodError(HBaseMigrateError):
 
 def hdfs_root(cluster: ClusterSpec) -> HdfsRoot:
     """The cluster's HBase root over WebHDFS; refused when it is not a real HBase's."""
+    root = open_root(cluster)
     endpoints = cluster.endpoints()
-    if not endpoints.webhdfs or not endpoints.hbase_root:
-        raise ConfigError(f"{cluster.role} cluster {endpoints.name!r} names no webhdfs URL "
-                          "and hbase_root: [snapshot] method = \"hbase\" copies files over "
-                          "WebHDFS")
-    root = HdfsRoot(endpoints.webhdfs, endpoints.hbase_root, cluster.role)
     if root.status(LAYOUT_FILE) is None:
         raise SnapshotMethodError(
             f"{cluster.role} cluster {endpoints.name!r}: no {LAYOUT_FILE} under its HBase root "
@@ -77,6 +74,11 @@ def admin_channel(cluster: ClusterSpec, hbase_version: str) -> AdminChannel:
     if cluster.admin_shell:
         return ShellAdmin(cluster.role, cluster.admin_shell)
     endpoints = cluster.endpoints()
+    if endpoints.kerberos:
+        raise ConfigError(f"{cluster.role} cluster {endpoints.name!r} is secured with "
+                          "Kerberos and the Java admin helper does not log in: set "
+                          "admin_shell = \"hbase shell -n\" in its section (run where a "
+                          "ticket for the migration's principal is held)")
     if not endpoints.zookeeper:
         raise ConfigError(f"{cluster.role} cluster {endpoints.name!r} names neither an "
                           "admin_shell nor a zookeeper quorum: the admin helper connects "

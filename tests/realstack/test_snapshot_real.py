@@ -252,8 +252,7 @@ def test_files_archived_meanwhile_are_found_and_an_expired_snapshot_is_refused(
     with Ledger.open(spec.ledger_url) as ledger:
         record = ledger.migration(spec.name)
         assert record is not None
-        job = ExportJob(src_root.url, src_root.root, dst_root.url, dst_root.root,
-                        spec.ledger_url, record.id)
+        job = ExportJob(spec.source, spec.target, spec.ledger_url, record.id)
         # one task per file on Spark this time (the other tests run them in-process)
         summary = export_snapshots(spec, taken, src_root, dst_root, job, "local[1]")
         hfiles = [r for r in ledger.snapshot_files(record.id) if r.path.startswith("archive/")]
