@@ -31,6 +31,7 @@ BENCHMARKS: dict[str, list[str]] = {
     "ledger_growth.py": ["--quick"],
     "peers.py": ["--quick"],
     "sustained.py": ["--quick"],  # real HBase and its MapReduce tools: Java 17 and Maven
+    "snapshot_export.py": ["--quick"],  # two real HBase and ExportSnapshot: Java 17, Maven
 }
 
 

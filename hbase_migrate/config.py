@@ -47,6 +47,14 @@
     max_put_bytes = "4MiB"      # per putMultiple call (a larger cell goes alone)
     call_timeout = "30s"        # per call; a call that times out is retried smaller
     timeout_retries = 4         # such retries in a row, then the step fails saying where
+    [snapshot]                  # how the copy at T0 is made
+    method = "scan"             # "scan": range tasks over Thrift2 (any cluster, the embedded
+                                # one too); "hbase": an HBase snapshot, its files exported
+                                # over WebHDFS, cloned on the target (real clusters)
+    ttl = "24h"                 # "hbase": the snapshots expire after this (forgotten ones too)
+    keep = false                # "hbase": keep the snapshots (else deleted once used)
+    hbase_version = "2.6.1"     # "hbase": the HBase client of the Java admin helper
+    target_hfile_ttl = "5m"     # the target's hbase.master.hfilecleaner.ttl (HBASE-23202)
     [cdc]                       # optional: the CDC stream of WAL edits to Kafka
     bootstrap = "kafka-1:9092,kafka-2:9092"
     topic = "hbase-cdc.{table}" # one topic, or one per source table with {table}
@@ -81,6 +89,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from hbase_migrate.cluster.admin import DEFAULT_HBASE_VERSION
 from hbase_migrate.cluster.endpoints import ClusterEndpoints, load_cluster_json
 from hbase_migrate.cluster.security import ClusterSecurity
 from hbase_migrate.cluster.sizing import GatewaySettings
@@ -90,7 +99,7 @@ STATE_DIR_ENV = "HBASE_MIGRATE_STATE_DIR"
 ENDPOINT_KEYS = ("name", "thrift", "thrift2", "transport", "protocol", "webhdfs", "zookeeper",
                  "znode_parent", "hbase_root")
 _SECTIONS = ("migration", "source", "target", "tables", "replay", "spark", "ranges", "cdc",
-             "gateway", "limits")
+             "gateway", "limits", "snapshot")
 IN_PROCESS = "in-process"  # the Spark master value meaning: run range tasks without Spark
 AUTO = "auto"  # the Spark master value meaning: choose by the step's estimated work
 LOCAL_SPARK_MASTER = "local[*]"
@@ -100,6 +109,8 @@ DEFAULT_MAX_CELLS = 200_000
 REPLAY_DEFAULTS = {"roll_period": 3_600_000, "margin": 300_000, "archive_ttl": 600_000,
                    "outage_tolerance": 3_600_000}
 CDC_DEFAULTS = {"delivery_timeout": 30_000}
+SNAPSHOT_METHODS = ("scan", "hbase")
+SNAPSHOT_DEFAULTS = {"ttl": 86_400_000, "target_hfile_ttl": 300_000}
 # What the CDC stream's guarantees rest on: not for a config to change.
 FIXED_PRODUCER_KEYS = ("acks", "enable.idempotence", "bootstrap.servers",
                        "max.in.flight.requests.per.connection", "retries",
@@ -214,6 +225,19 @@ class CdcSettings:
                 "producer": dict(self.producer)}
 
 
+@dataclass(frozen=True)
+class SnapshotSettings:
+    """How the copy at T0 is made (``[snapshot]``): ``method`` ``scan`` (range tasks over
+    Thrift2) or ``hbase`` (an HBase snapshot exported file by file and cloned); durations
+    in ms."""
+
+    method: str = "scan"
+    ttl: int = SNAPSHOT_DEFAULTS["ttl"]
+    keep: bool = False
+    hbase_version: str = DEFAULT_HBASE_VERSION
+    target_hfile_ttl: int = SNAPSHOT_DEFAULTS["target_hfile_ttl"]
+
+
 RATE_KEYS = ("copy_cells_per_second", "copy_bytes_per_second", "validate_cells_per_second",
              "replay_cells_per_second")
 LIMIT_KEYS = (*RATE_KEYS, "adaptive", "latency_target_ms", "refresh")
@@ -258,6 +282,7 @@ class MigrationSpec:
     cdc: CdcSettings | None = None
     gateway: GatewaySettings = field(default_factory=GatewaySettings)
     limits: LimitSettings = field(default_factory=LimitSettings)
+    snapshot: SnapshotSettings = field(default_factory=SnapshotSettings)
 
     @property
     def artifact_dir(self) -> Path:
@@ -311,6 +336,7 @@ class MigrationSpec:
             "ranges": {"max_cells": self.engine.max_cells},
             "gateway": self.gateway.to_dict(),
             "limits": self.limits.to_dict(),
+            "snapshot": asdict(self.snapshot),
             **({"cdc": self.cdc.to_dict()} if self.cdc else {}),
         }
 
@@ -371,6 +397,7 @@ def parse_config(data: dict[str, Any], path: Path) -> MigrationSpec:
         cdc=reader.cdc(data),
         gateway=gateway,
         limits=reader.limits(reader.section(data, "limits")),
+        snapshot=reader.snapshot(data),
     )
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, NoReturn
 
+from hbase_migrate.cluster.admin import DEFAULT_HBASE_VERSION
 from hbase_migrate.cluster.endpoints import ClusterEndpoints
 from hbase_migrate.cluster.security import SECURITY_KEYS, ClusterSecurity, warn_if_exposed
 from hbase_migrate.cluster.sizing import GatewaySettings
@@ -24,11 +25,14 @@ from hbase_migrate.config import (
     MAX_LIMITS_REFRESH,
     RATE_KEYS,
     REPLAY_DEFAULTS,
+    SNAPSHOT_DEFAULTS,
+    SNAPSHOT_METHODS,
     CdcSettings,
     ClusterSpec,
     EngineSettings,
     LimitSettings,
     ReplaySettings,
+    SnapshotSettings,
     TableSpec,
 )
 from hbase_migrate.errors import ConfigError
@@ -84,7 +88,8 @@ class Reader:
 
     def duration(self, table: dict[str, Any], key: str, section: str = "replay") -> int:
         defaults = {"replay": REPLAY_DEFAULTS, "cdc": CDC_DEFAULTS,
-                    "gateway": _GATEWAY_DEFAULTS, "limits": _LIMITS_DEFAULTS}[section]
+                    "gateway": _GATEWAY_DEFAULTS, "limits": _LIMITS_DEFAULTS,
+                    "snapshot": SNAPSHOT_DEFAULTS}[section]
         value = table.get(key, defaults[key])
         if isinstance(value, bool) or not isinstance(value, (int, str)):
             self.fail(section, key, "a duration such as \"90s\", \"10m\", \"1h\" or integer ms",
@@ -277,6 +282,24 @@ class Reader:
                               allow_lossy_deletes=bool(lossy), batches_in_flight=in_flight,
                               writers=writers,
                               outage_tolerance=self.duration(table, "outage_tolerance"))
+
+    def snapshot(self, data: dict[str, Any]) -> SnapshotSettings:
+        table = self.section(data, "snapshot")
+        self.keys(table, "snapshot", ("method", "ttl", "keep", "hbase_version",
+                                      "target_hfile_ttl"))
+        method = table.get("method", "scan")
+        if method not in SNAPSHOT_METHODS:
+            self.fail("snapshot", "method", " or ".join(map(repr, SNAPSHOT_METHODS)), method)
+        keep = table.get("keep", False)
+        if not isinstance(keep, bool):
+            self.fail("snapshot", "keep", "true or false", keep)
+        ttl = self.duration(table, "ttl", "snapshot")
+        if ttl < 1000:
+            self.fail("snapshot", "ttl", "at least 1s (HBase keeps TTLs in seconds)", ttl)
+        version = self.string(table, "snapshot", "hbase_version") or DEFAULT_HBASE_VERSION
+        return SnapshotSettings(method=method, ttl=ttl, keep=keep, hbase_version=version,
+                                target_hfile_ttl=self.duration(table, "target_hfile_ttl",
+                                                               "snapshot"))
 
     def cdc(self, data: dict[str, Any]) -> CdcSettings | None:
         if "cdc" not in data:
