@@ -35,7 +35,7 @@ from hbase_migrate.cluster.descriptors import TableDescriptor
 from hbase_migrate.cluster.endpoints import ClusterEndpoints
 from hbase_migrate.cluster.thrift2 import Thrift2Client
 from hbase_migrate.config import load_config
-from hbase_migrate.jvm.maven import java_command, module_classpath
+from hbase_migrate.jvm.maven import java_command
 from hbase_migrate.snapshot.hbase_method import (
     admin_channel,
     hdfs_root,
@@ -45,6 +45,7 @@ from hbase_migrate.wal.model import Cell, CellType
 from minihbase.cli.minicluster import call_admin
 from minihbase.workload import FAMILIES, SPLITS
 from realstack.hbase import RealHBase, RealHBaseOptions
+from realstack.maven import module_classpath as realstack_classpath
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
@@ -140,9 +141,8 @@ def main() -> None:
                                                snap.name], env)
             ours = json.loads(said.strip().splitlines()[-1])
 
-            classpath = module_classpath(HERE / "exportsnapshot",
-                                         {"hbase.version": spec.snapshot.hbase_version},
-                                         cache="bench")
+            classpath = realstack_classpath("mapreduce",
+                                            {"hbase.version": spec.snapshot.hbase_version})
             netloc = lambda e: urlsplit(e.webhdfs or "").netloc  # noqa: E731
             command = java_command(classpath, EXPORT_SNAPSHOT, [
                 "-snapshot", snap.name,
