@@ -114,14 +114,9 @@ def kill_replay_task(dags: Dags, wait: float = 60.0) -> dict[str, Any]:
 
 def drive_airflow(spec: SoakSpec, migration: MigrationSpec, clusters: tuple[Path, Path],
                   writer: ListWriter, result: SoakResult, say: Say) -> None:
-    airflow = start_airflow(spec.root, parallelism=2)
-    try:
+    with start_airflow(spec.root, parallelism=2) as airflow:
         airflow.wait_for_dags(DAGS, timeout=RUN_TIMEOUT)
-    except BaseException:
-        airflow.stop()
-        raise
-    say(f"airflow up: {airflow.url}")
-    with airflow:
+        say(f"airflow up: {airflow.url}")
         dags = Dags(airflow, {"migration": MIGRATION, "source_conn_id": "hbase_source",
                               "target_conn_id": "hbase_target", "tables": [TABLE],
                               "roll_period": ROLL_PERIOD, "margin": "1m",
