@@ -28,6 +28,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,12 +36,13 @@ from typing import Any
 from hbase_migrate import lifecycle
 from hbase_migrate.audit.ledger import Ledger, now_ms
 from hbase_migrate.audit.status import compute_status
-from hbase_migrate.cluster.endpoints import ClusterEndpoints
+from hbase_migrate.cluster.endpoints import ClusterEndpoints, load_cluster_json
 from hbase_migrate.cluster.thrift2 import Thrift2Client
 from hbase_migrate.config import ENDPOINT_KEYS, MigrationSpec, load_config
 from hbase_migrate.lifecycle.result import StepResult
 from hbase_migrate.soak.chaos import ACTIONS, ChaosEvent, ChaosMonkey, schedule
 from hbase_migrate.soak.linked_lists import LinkedListWriter, ListCounts, ListSpec
+from hbase_migrate.timeutil import parse_duration
 from minihbase.cli.minicluster import call_admin
 from minihbase.process import spawn_child, stop_child
 from minihbase.soak_acts import cluster_acts, process_act
@@ -51,6 +53,7 @@ TABLE = "lists"
 ROLL_PERIOD = "30s"
 SOURCE_ARGS = ["--region-servers", "3", "--roll-period", ROLL_PERIOD,
                "--wal-compression", "dict+tags"]
+REAL_CANNOT = ("slow-webhdfs",)  # realstack's admin endpoint has no WebHDFS delay
 SETTLE_SECONDS = 20.0  # no fault starts in the soak's last seconds before the drain
 Say = Callable[[str], None]
 
@@ -63,14 +66,16 @@ class SoakSpec:
     airflow: bool = True
     rate: float = 40.0  # linked-list writes per second
     mean_gap: float = 15.0  # seconds between chaos actions, on average
+    stack: str = "embedded"  # or "real": real HBase on both sides (realstack)
 
     @property
     def chaos_seconds(self) -> float:
         return max(0.0, self.minutes * 60 - SETTLE_SECONDS)
 
     def events(self) -> list[ChaosEvent]:
-        actions = ACTIONS if self.airflow else {
-            k: v for k, v in ACTIONS.items() if k != "restart-scheduler"}
+        left_out = {*(() if self.airflow else ("restart-scheduler",)),
+                    *(REAL_CANNOT if self.stack == "real" else ())}
+        actions = {k: v for k, v in ACTIONS.items() if k not in left_out}
         return schedule(self.seed, self.chaos_seconds, actions, mean_gap=self.mean_gap)
 
 
@@ -201,12 +206,12 @@ def run_soak(spec: SoakSpec, say: Say) -> SoakResult:
         shutil.rmtree(spec.root)
     spec.root.mkdir(parents=True)
     result = SoakResult(spec.events())
-    say(f"soak: seed {spec.seed}, {spec.minutes:g} min, {len(result.events)} chaos actions "
-        f"planned, through {'Airflow' if spec.airflow else 'the command line'}")
-    with EmbeddedStack(spec.root) as stack:
-        stack.start_zookeeper()
-        source = stack.start_cluster("source", SOURCE_ARGS)
-        target = stack.start_cluster("target")
+    say(f"soak: seed {spec.seed}, {spec.minutes:g} min on the {spec.stack} stack, "
+        f"{len(result.events)} chaos actions planned, through "
+        f"{'Airflow' if spec.airflow else 'the command line'}")
+    with ExitStack() as stack:
+        source, target = (_real_clusters if spec.stack == "real" else _embedded_clusters)(
+            spec.root, stack)
         config = write_config(spec.root, source, target)
         migration = load_config(config)
         clusters = spec.root / "source" / "cluster.json", spec.root / "target" / "cluster.json"
@@ -223,6 +228,28 @@ def run_soak(spec: SoakSpec, say: Say) -> SoakResult:
                 writer.halt.set()
         _judge(migration, result, say)
     return result
+
+
+def _embedded_clusters(root: Path, stack: ExitStack) -> tuple[ClusterEndpoints,
+                                                                ClusterEndpoints]:
+    embedded = stack.enter_context(EmbeddedStack(root))
+    embedded.start_zookeeper()
+    return embedded.start_cluster("source", SOURCE_ARGS), embedded.start_cluster("target")
+
+
+def _real_clusters(root: Path, stack: ExitStack) -> tuple[ClusterEndpoints, ClusterEndpoints]:
+    """Real HBase on both sides (realstack: mini HDFS, ZooKeeper, master, region servers,
+    HBase's Thrift gateways in one JVM each)."""
+    from realstack.hbase import RealHBase, RealHBaseOptions
+
+    period = parse_duration(ROLL_PERIOD, name="roll period")
+    found = []
+    for name, servers in (("source", 3), ("target", 1)):
+        options = RealHBaseOptions(region_servers=servers, name=name, heap="768m",
+                                   wal_compression="dict+tags", roll_period_ms=period)
+        real = stack.enter_context(RealHBase(root / name, options))
+        found.append(load_cluster_json(real.cluster_json))
+    return found[0], found[1]
 
 
 def _drive_cli(spec: SoakSpec, migration: MigrationSpec, config: Path,

@@ -18,16 +18,21 @@ A copy is complete when its REFERENCED equals the source's and the other two are
 
 from __future__ import annotations
 
+import logging
 import random
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 
 from hbase_migrate.bytesutil import to_string_binary
 from hbase_migrate.cluster.descriptors import FamilyDescriptor, TableDescriptor
+from hbase_migrate.cluster.errors import ClusterError
 from hbase_migrate.cluster.thrift2 import Thrift2Client
 from hbase_migrate.wal.model import Cell, CellType
+
+log = logging.getLogger(__name__)
 
 FAMILY = b"l"
 PREV = b"prev"
@@ -50,6 +55,7 @@ class ListSpec:
     rate: float | None = None  # nodes per second; None: as fast as the cluster takes them
     delete_every: int = 6  # about one closed list in this many is deleted
     rewrite_every: int = 2  # about one deleted list in this many is written again
+    retry_for: float = 180.0  # seconds a refused write is tried again before the writer fails
 
 
 @dataclass
@@ -122,29 +128,32 @@ class LinkedListWriter:
         if len(nodes) >= self.spec.length:
             self._close(list_id)
 
+    # Each write comes first and the lists change only once it was acknowledged: a write
+    # that failed leaves them as they were (its step is done again, puts being idempotent).
+
     def _close(self, list_id: int) -> None:
-        nodes = self._open.pop(list_id)
+        nodes = self._open[list_id]
         self.client.put_cells(self.spec.table, [Cell(nodes[0], FAMILY, PREV, self._ts(),
                                                      CellType.PUT, nodes[-1])])
-        self._closed[list_id] = nodes
+        self._closed[list_id] = self._open.pop(list_id)
         self.counts.lists_closed += 1
 
     def _delete(self, list_id: int) -> None:
-        nodes = self._closed.pop(list_id)
+        nodes = self._closed[list_id]
         ts = self._ts()
         self.client.write_cells(self.spec.table, [
             Cell(key, FAMILY, b"", ts, CellType.DELETE_FAMILY) for key in nodes])
-        self._deleted[list_id] = nodes
+        self._deleted[list_id] = self._closed.pop(list_id)
         self.counts.lists_deleted += 1
         self.counts.live_nodes -= len(nodes)
 
     def _rewrite(self, list_id: int) -> None:
-        nodes = self._deleted.pop(list_id)
+        nodes = self._deleted[list_id]
         ts = self._ts()
         cells = [c for i, key in enumerate(nodes)
                  for c in self._node(key, list_id, nodes[i - 1], ts)]
         self.client.put_cells(self.spec.table, cells)
-        self._closed[list_id] = nodes
+        self._closed[list_id] = self._deleted.pop(list_id)
         self.counts.lists_rewritten += 1
         self.counts.nodes_written += len(nodes)
         self.counts.live_nodes += len(nodes)
@@ -153,16 +162,31 @@ class LinkedListWriter:
         """Close every open list as it stands, so that every live node is referenced."""
         for list_id in sorted(self._open):
             if self._open[list_id]:
-                self._close(list_id)
+                self._retried(partial(self._close, list_id))
             else:
                 del self._open[list_id]
+
+    def _retried(self, write: Callable[[], None]) -> None:
+        """``write``, again while the cluster refuses it (a region server died and its
+        regions are not yet open elsewhere), for at most ``retry_for`` seconds."""
+        deadline, pause = time.monotonic() + self.spec.retry_for, 0.5
+        while True:
+            try:
+                write()
+                return
+            except ClusterError as exc:
+                if time.monotonic() > deadline:
+                    raise
+                log.warning("linked lists: %s; writing again in %.1f s", exc, pause)
+                time.sleep(pause)
+                pause = min(pause * 2, 8.0)
 
     def run(self, stop: threading.Event, on_step: Callable[[ListCounts], None] | None = None
             ) -> ListCounts:
         """Write until ``stop`` is set, then close the open lists."""
         started, done = time.monotonic(), 0
         while not stop.is_set():
-            self.step()
+            self._retried(self.step)
             done += 1
             if on_step is not None:
                 on_step(self.counts)

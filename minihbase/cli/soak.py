@@ -17,8 +17,9 @@ from minihbase.soak import SoakResult, SoakSpec, run_soak
 @click.command()
 @click.option("--minutes", type=click.FloatRange(min=1), default=15, show_default=True,
               help="How long the workload writes and the monkey acts, before the drain.")
-@click.option("--stack", type=click.Choice(["embedded"]), default="embedded",
-              show_default=True, help="The clusters both sides run on.")
+@click.option("--stack", type=click.Choice(["embedded", "real"]), default="embedded",
+              show_default=True, help="The clusters both sides run on: the embedded cluster, "
+                   "or real Apache HBase from realstack (Java 17, Maven; no WebHDFS delay).")
 @click.option("--seed", type=int, default=None,
               help="Seeds the lists and the chaos schedule (default: a new one, printed).")
 @click.option("--airflow/--cli", default=True, show_default=True,
@@ -48,7 +49,7 @@ def soak(minutes: float, stack: str, seed: int | None, airflow: bool, root: Path
     signal.signal(signal.SIGTERM, signal.default_int_handler)
     if seed is None:
         seed = int.from_bytes(os.urandom(3), "big")
-    spec = SoakSpec(root, minutes, seed, airflow, rate, mean_gap)
+    spec = SoakSpec(root, minutes, seed, airflow, rate, mean_gap, stack)
 
     def say(line: str) -> None:
         click.echo(line, err=True)
@@ -80,7 +81,8 @@ def _replay_hint(spec: SoakSpec, result: SoakResult | None, say: Callable[[str],
         outcome = done.get(event.index, {})
         say(f"  {event.line()}" + (f"  [{outcome['error']}]" if "error" in outcome else ""))
     mode = "--airflow" if spec.airflow else "--cli"
-    say(f"repeat: hbase-migrate soak --minutes {spec.minutes:g} --seed {spec.seed} {mode}")
+    say(f"repeat: hbase-migrate soak --minutes {spec.minutes:g} --seed {spec.seed} {mode} "
+        f"--stack {spec.stack}")
 
 
 if __name__ == "__main__":

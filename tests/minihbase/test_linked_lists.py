@@ -14,10 +14,12 @@ from hbase_migrate.soak.linked_lists import (
     PREV,
     SPLITS,
     LinkedListWriter,
+    ListCounts,
     ListSpec,
     verify,
 )
 from hbase_migrate.wal.model import Cell, CellType
+from minihbase.server import MiniHBase
 
 from .stacks import stack, t2  # noqa: F401  (fixtures)
 
@@ -98,4 +100,32 @@ def test_run_writes_until_stopped_and_closes_its_lists(t2: Thrift2Client  # noqa
     counts = writer.run(stop, on_step=lambda c: c.nodes_written >= 120 and stop.set())
     assert counts.nodes_written >= 120 and counts.lists_closed >= 4  # 2 full + 4 open ones
     found = verify(t2, table)
+    assert (found.referenced, found.unreferenced, found.undefined) == (counts.live_nodes, 0, 0)
+
+
+def test_the_writer_rides_out_its_gateway_going_away(mini: MiniHBase) -> None:
+    """A write the cluster refuses is written again, and the lists change only once a write
+    was acknowledged: the count the writer keeps stays the truth (on real HBase a killed
+    region server fails the gateway's puts for seconds)."""
+    table = f"lists_{uuid.uuid4().hex[:8]}"
+    assert mini.endpoints.thrift2 is not None
+    client = Thrift2Client(mini.endpoints.thrift2, retries=1, backoff=0.05)
+    writer = LinkedListWriter(client, ListSpec(table, seed=9, length=6, delete_every=1,
+                                               rewrite_every=1))
+    writer.ensure_table()
+    stop, refused = threading.Event(), threading.Event()
+
+    def outage(counts: ListCounts) -> None:
+        if counts.nodes_written >= 150 and not refused.is_set():
+            refused.set()
+            mini.stop_service("thrift2")
+            threading.Timer(1.5, mini.start_service, ("thrift2",)).start()
+        if counts.nodes_written >= 400:
+            stop.set()
+
+    counts = writer.run(stop, on_step=outage)
+    client.close()
+    assert refused.is_set() and counts.lists_deleted > 0
+    with Thrift2Client(mini.endpoints.thrift2) as reader:
+        found = verify(reader, table)
     assert (found.referenced, found.unreferenced, found.undefined) == (counts.live_nodes, 0, 0)
