@@ -323,8 +323,16 @@ def _judge(migration: MigrationSpec, result: SoakResult, say: Say) -> None:
     if written != on_source:
         result.problems.append(f"the writer left {written} live nodes but the source holds "
                                f"{on_source}")
+    if not result.verified.passed:
+        found = table["target_counts"]
+        result.problems.append(
+            f"verify: the target holds REFERENCED={found['REFERENCED']} (the source "
+            f"{on_source}), UNREFERENCED={found['UNREFERENCED']}, "
+            f"UNDEFINED={found['UNDEFINED']}: writes were lost")
     result.report = str(lifecycle.report(migration).metrics["path"])
-    if result.gate is not None and not result.gate.passed:
+    if result.gate is None:
+        result.problems.append("no cutover verdict was recorded")
+    elif not result.gate.passed:
         result.problems += [f"cutover gate: {why}" for why in result.gate.metrics["reasons"]]
     failed = [a for a in result.actions if "error" in a]
     say(f"chaos: {len(result.actions)} actions taken ({len(failed)} failed); replay lag peak "
