@@ -69,6 +69,8 @@ public final class RealHBase {
   private org.apache.hadoop.hbase.thrift2.ThriftServer thrift2Server;
   private int thrift2Port;
   private volatile Object stoppedGateway;
+  private static final String ABORT_TIMEOUT = "hbase.regionserver.abort.timeout";
+  private static final long ABORT_TIMEOUT_MS = 30L * 24 * 3600 * 1000;
 
   private RealHBase(Map<String, String> options) {
     this.options = options;
@@ -134,6 +136,9 @@ public final class RealHBase {
     conf.setInt("hbase.master.info.port", -1);
     conf.setInt("hbase.regionserver.info.port", -1);
     conf.setInt("hbase.thrift.info.port", -1);
+    // A region server that `kill` aborted halts its whole JVM after this timeout (HBASE-21325,
+    // 20 minutes by default): here that JVM is the whole stack. Long enough for any run.
+    conf.setLong(ABORT_TIMEOUT, ABORT_TIMEOUT_MS);
     conf.set("dfs.namenode.http-address", HOST + ":0");
     conf.set("dfs.datanode.address", HOST + ":0");
     conf.set("dfs.datanode.http.address", HOST + ":0");
@@ -403,6 +408,7 @@ public final class RealHBase {
         CommonFSUtils.getRootDir(util.getConfiguration()), "oldWALs");
     out.put("old_wals", fs.exists(old) ? fs.listStatus(old).length : 0);
     out.put("region_servers", liveServers());
+    out.put("abort_timeout_ms", util.getConfiguration().getLong(ABORT_TIMEOUT, -1));
     if (peer != null) {
       Map<String, Object> r = new LinkedHashMap<>();
       r.put("peer", peer);
