@@ -3,6 +3,7 @@
 #   make test    the whole test suite (unit, golden, fuzz, integration with real parts)
 #   make lint    ruff, and mypy --strict on the core, the Airflow plugins and the DAGs
 #   make bench   the benchmarks (figures, no pass/fail)
+#   make soak    a 15-minute chaos soak through Airflow on the embedded stack (ARGS=--seed S)
 #   make screenshots  docs/report.png and docs/dag-graph.png, in headless Chromium
 
 SHELL        := /bin/bash
@@ -18,7 +19,7 @@ ARGS         ?=
 export UV_PROJECT_ENVIRONMENT := $(VENV)
 export SPARK_LOCAL_IP ?= 127.0.0.1
 
-.PHONY: setup system-deps docs-assets test lint run bench screenshots clean
+.PHONY: setup system-deps docs-assets test lint run soak bench screenshots clean
 
 setup: $(VENV)/.installed docs-assets speedups
 
@@ -54,6 +55,9 @@ lint: setup
 
 run: setup
 	$(BIN)/hbase-migrate demo --dir state/demo $(ARGS)
+
+soak: setup
+	$(BIN)/hbase-migrate soak --minutes 15 --dir state/soak $(ARGS)
 
 # The README's pictures: the main job's report, and the start DAG's graph in the Airflow UI
 # (its live test saves it), in headless Chromium.

@@ -217,6 +217,28 @@ class AirflowStack:
                 self.processes.clear()
                 (self.home / STACK_FILE).unlink(missing_ok=True)
 
+    def start_process(self, name: str) -> None:
+        """Start one of :data:`SERVICES` (``scheduler``, ``api-server``...)."""
+        extra = ["--port", str(self.port)] if name == "api-server" else []
+        self.processes[name] = _spawn([sys.executable, "-m", "airflow", *SERVICES[name],
+                                       *extra], self.home / f"{name}.log", self.env)
+
+    def write_pids(self) -> None:
+        (self.home / STACK_FILE).write_text(json.dumps({"url": self.url, "pids": {
+            n: p.pid for n, p in self.processes.items()}}, indent=2))
+
+    def restart(self, name: str, timeout: float = 30.0) -> int:
+        """Stop one process with the workers it forked (their tasks die with them), start it
+        again; returns its new pid."""
+        proc = self.processes.pop(name, None)  # not "exited" to check_alive meanwhile
+        if proc is None:
+            raise AirflowStackError(f"airflow: no {name} runs here (running: "
+                                    f"{', '.join(self.processes)})")
+        _stop_groups([proc], timeout)
+        self.start_process(name)
+        self.write_pids()
+        return self.processes[name].pid
+
     def __enter__(self) -> Self:
         return self
 
@@ -252,14 +274,11 @@ def start_airflow(folder: Path, *, port: int | None = None, parallelism: int = 4
             migrated = stack.airflow("db", "migrate")
             if migrated.returncode:
                 raise AirflowStackError(f"airflow db migrate failed:\n{migrated.stderr[-2000:]}")
-        for name, args in SERVICES.items():
-            extra = ["--port", str(port)] if name == "api-server" else []
-            stack.processes[name] = _spawn([sys.executable, "-m", "airflow", *args, *extra],
-                                           home / f"{name}.log", stack.env)
+        for name in SERVICES:
+            stack.start_process(name)
             if name == "api-server":
                 stack.wait_healthy(timeout)
-        running.write_text(json.dumps({"url": stack.url, "pids": {
-            n: p.pid for n, p in stack.processes.items()}}, indent=2))
+        stack.write_pids()
         wanted = (cluster_connections(folder) if connections is None else list(connections))
         for body in [*wanted, spark_connection(spark_master)]:
             stack.put_connection(body)

@@ -57,6 +57,7 @@ _PLUGIN_HELP = {
     "minicluster": "Run the embedded HBase-compatible cluster (embedded stack).",
     "workload": "Write a seeded application workload to a cluster.",
     "demo": "Run the main job end to end on the embedded stack.",
+    "soak": "A chaos soak: linked lists, a live migration, seeded faults, a verify.",
     "realstack": "Run real Apache HBase and HDFS from Maven Central (Java 17, Maven).",
 }
 

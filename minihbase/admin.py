@@ -7,11 +7,16 @@ operation of :class:`minihbase.regionserver.RegionServers` and answers ``{"resul
     /flush       {"table": T?, "region": ENCODED?}
     /move        {"region": ENCODED, "server": NAME_OR_SLOT?}
     /kill        {"server": NAME_OR_SLOT}
+    /restart     {"server": NAME_OR_SLOT}   a killed server back, under a new start code
     /finish-split {"server": NAME?}
     /clean       {}
     /replication {"enabled": BOOL}
     /bulk-load   {"table": T, "cells": [{"row", "family", "qualifier", "timestamp"?,
                   "value"}]}   byte strings in Bytes.toStringBinary form
+
+and the cluster's own operations (``extra``): ``/service {"name": "thrift"|"thrift2"|"webhdfs",
+"running": BOOL}`` closes or reopens a front door (an outage), ``/webhdfs-latency
+{"seconds": S}`` delays every WebHDFS request by S (a slow NameNode).
 
 Errors answer 400 with ``{"error": message}``. The URL goes into ``cluster.json`` as ``admin``.
 """
@@ -49,6 +54,7 @@ def _operations(rs: RegionServers) -> dict[str, Callable[[dict[str, Any]], Any]]
         "flush": lambda a: rs.flush(a.get("table"), a.get("region")),
         "move": lambda a: rs.move(a["region"], a.get("server")),
         "kill": lambda a: rs.kill(a["server"]),
+        "restart": lambda a: rs.restart(a["server"]),
         "finish-split": lambda a: rs.finish_split(a.get("server")),
         "clean": lambda a: rs.clean(),
         "replication": lambda a: _set_replication(rs, bool(a["enabled"])),
@@ -69,8 +75,10 @@ class AdminServer:
     """Serves the operations of ``region_servers`` on ``http://127.0.0.1:<port>``."""
 
     def __init__(self, region_servers: RegionServers, port: int = 0,
-                 describe: Callable[[], dict[str, Any]] | None = None) -> None:
+                 describe: Callable[[], dict[str, Any]] | None = None,
+                 extra: dict[str, Callable[[dict[str, Any]], Any]] | None = None) -> None:
         self.region_servers = region_servers
+        self.extra = extra or {}
         self.requested_port = port
         self.describe = describe
         self._server: BackgroundHttpServer | None = None
@@ -82,7 +90,7 @@ class AdminServer:
         return f"http://127.0.0.1:{self._server.port}"
 
     def start(self) -> Self:
-        ops = _operations(self.region_servers)
+        ops = {**_operations(self.region_servers), **self.extra}
         server = self
 
         class Handler(BaseHTTPRequestHandler):

@@ -449,6 +449,19 @@ class RegionServers:
                     self._region_event(self._host(r), r, mk.REGION_OPEN)
             return {"server": str(dead.name), "splitting": splitting.name, "reassigned": moved}
 
+    def restart(self, server: str | int) -> dict[str, Any]:
+        """Start a crashed server's slot again, as a restarted HBase region server: a new
+        start code (so a new server name and WAL directory), no regions until moved to it."""
+        with self.lock:
+            back = self.server(server)
+            if back.alive:
+                raise MiniHBaseError(f"region server {back.name} is running; kill it first")
+            old = back.name
+            back.name = ServerName(old.host, old.port, max(self.clock(), old.start_code + 1))
+            back.alive = True
+            self._start_server(back)
+            return {"server": str(back.name), "was": str(old)}
+
     def finish_split(self, server: str | None = None) -> list[str]:
         """Finish "splitting" dead servers' WALs: archive their files, drop the directory."""
         with self.lock:

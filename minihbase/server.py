@@ -34,7 +34,7 @@ from minihbase import thrift1, thrift2
 from minihbase.admin import AdminServer
 from minihbase.cluster import Cluster, now_ms
 from minihbase.gateway import ThriftGateway
-from minihbase.model import Durability
+from minihbase.model import Durability, MiniHBaseError
 from minihbase.process import EmbeddedStackError
 from minihbase.regionserver import RegionServers, WalSettings
 from minihbase.replication import ReplicationQueues
@@ -119,6 +119,7 @@ class MiniHBase:
         self.webhdfs: WebHdfsServer | None = None
         self._served: dict[str, tuple[ModuleType, object]] = {}
         self._paused: tuple[str, int] = ("", 0)  # the service stop_service closed, its port
+        self.webhdfs_latency = 0.0  # seconds added to every WebHDFS request (a fault)
         self.admin: AdminServer | None = None
         self.master: ZkRegistrar | None = None
 
@@ -192,8 +193,9 @@ class MiniHBase:
             self.thrift1 = self._gateway("thrift", self.ports[0])
             self.thrift2 = self._gateway("thrift2", self.ports[1])
             self.webhdfs = self._webhdfs(self.webhdfs_port)
-            self.admin = AdminServer(self.region_servers, self.admin_port,
-                                     self.describe).start()
+            self.admin = AdminServer(self.region_servers, self.admin_port, self.describe,
+                                     {"service": self._service_op,
+                                      "webhdfs-latency": self._latency_op}).start()
             self.thrift1.start()
             self.thrift2.start()
         except BaseException:
@@ -210,8 +212,38 @@ class MiniHBase:
 
     def _webhdfs(self, port: int) -> WebHdfsServer:
         assert self.region_servers is not None
-        return WebHdfsServer(self.hbase_root_dir, port=port, hbase_root=HBASE_ROOT,
-                             leases=self.region_servers.leases).start()
+        server = WebHdfsServer(self.hbase_root_dir, port=port, hbase_root=HBASE_ROOT,
+                               leases=self.region_servers.leases)
+        server.latency = self.webhdfs_latency
+        return server.start()
+
+    def _service_op(self, args: dict[str, Any]) -> dict[str, Any]:
+        """The admin endpoint's ``service``: stop or start one front door."""
+        kind, running = str(args["name"]), bool(args["running"])
+        serving = {"thrift": self.thrift1, "thrift2": self.thrift2, "webhdfs": self.webhdfs}
+        if kind not in serving:
+            raise MiniHBaseError(f"no service {kind!r}: thrift, thrift2 or webhdfs")
+        if running == (serving[kind] is not None):
+            return {"service": kind, "running": running, "changed": False}
+        if running and self._paused[0] != kind:
+            raise MiniHBaseError(f"cannot start {kind}: {self._paused[0]} is the one stopped")
+        if not running and self._paused[0]:
+            raise MiniHBaseError(f"cannot stop {kind}: {self._paused[0]} is stopped already "
+                                 "(one service at a time)")
+        (self.start_service if running else self.stop_service)(kind)
+        if running:
+            self._paused = ("", 0)
+        return {"service": kind, "running": running, "changed": True}
+
+    def _latency_op(self, args: dict[str, Any]) -> dict[str, Any]:
+        """The admin endpoint's ``webhdfs-latency``: delay every WebHDFS request."""
+        seconds = float(args["seconds"])
+        if not 0 <= seconds <= 60:
+            raise MiniHBaseError(f"webhdfs latency {seconds} s: expected 0 to 60 seconds")
+        self.webhdfs_latency = seconds
+        if self.webhdfs is not None:
+            self.webhdfs.latency = seconds
+        return {"webhdfs_latency": seconds}
 
     def stop_service(self, kind: str) -> None:
         """Close one front door (``thrift``, ``thrift2`` or ``webhdfs``) while the cluster

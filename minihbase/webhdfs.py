@@ -29,6 +29,7 @@ import os
 import posixpath
 import stat
 import threading
+import time
 from collections import Counter
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler
@@ -99,6 +100,7 @@ class WebHdfsServer:
         self.requests: Counter[str] = Counter()  # GET requests served, by op
         self.bytes_sent = 0  # file bytes written to OPEN streams
         self.missing_blocks: set[str] = set()  # HDFS paths whose DataNode reads fail (a fault)
+        self.latency = 0.0  # seconds each request waits before it is served (a slow NameNode)
         self._lock = threading.Lock()
         self._server: BackgroundHttpServer | None = None
 
@@ -251,6 +253,8 @@ class _Handler(BaseHTTPRequestHandler):
     # --- dispatch -----------------------------------------------------------------------
 
     def do_GET(self) -> None:
+        if self.webhdfs.latency:
+            time.sleep(self.webhdfs.latency)
         try:
             hdfs_path, params = self._parse()
             op = params.get("op", "").upper()

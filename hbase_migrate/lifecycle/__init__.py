@@ -16,6 +16,7 @@ and the embedded stack's demo only call these functions.
     cutover_check(spec)    go / no-go, with reasons
     report(spec)           the audit report (HTML, from the ledger alone; records no step)
     cdc(spec)              the WAL edits as Kafka messages (the CDC stream, beside replay)
+    verify_lists(spec)     the soak's linked lists counted on both sides (a lost write shows)
 """
 
 from hbase_migrate.lifecycle.cdc import cdc
@@ -25,5 +26,7 @@ from hbase_migrate.lifecycle.replay import replay
 from hbase_migrate.lifecycle.report import report
 from hbase_migrate.lifecycle.snapshot import snapshot
 from hbase_migrate.lifecycle.validate import validate
+from hbase_migrate.lifecycle.verify_lists import verify_lists
 
-__all__ = ["cdc", "cutover_check", "prepare", "replay", "report", "snapshot", "validate"]
+__all__ = ["cdc", "cutover_check", "prepare", "replay", "report", "snapshot", "validate",
+           "verify_lists"]

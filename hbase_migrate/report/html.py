@@ -102,8 +102,8 @@ def metrics_summary(kind: str, steps: Sequence[StepRecord]) -> str:
             parts.append(f"window {clock(w.get('start'))} → {clock(w.get('end'))}")
     else:
         last = ms[-1]
-        for key in ("verdict", "watermark", "rows", "cells", "ranges", "mismatched",
-                    "repaired", "path"):
+        for key in ("action", "detail", "verdict", "watermark", "rows", "cells", "ranges",
+                    "mismatched", "repaired", "path"):
             value = last.get(key)
             if isinstance(value, (int, float, str)) and not isinstance(value, bool):
                 text = clock(int(value)) if key == "watermark" else (

@@ -1,6 +1,6 @@
 """``hbase-migrate minicluster``: start the embedded cluster in the foreground, and operate a
-running one (roll, flush, move, kill, finish-split, clean, replication, bulk-load, info)
-through the admin endpoint named in its ``cluster.json``."""
+running one (roll, flush, move, kill, restart, service, webhdfs-latency, finish-split, clean,
+replication, bulk-load, info) through the admin endpoint named in its ``cluster.json``."""
 
 from __future__ import annotations
 
@@ -211,6 +211,31 @@ def move(cluster_json: Path, region: str, server: str | None) -> None:
 def kill(cluster_json: Path, server: str) -> None:
     """Crash SERVER (name or slot): WALs to -splitting, regions reassigned."""
     _run(cluster_json, "kill", {"server": server})
+
+
+@minicluster.command()
+@CLUSTER
+@click.argument("server")
+def restart(cluster_json: Path, server: str) -> None:
+    """Start a killed SERVER (slot) again under a new start code; regions come by moves."""
+    _run(cluster_json, "restart", {"server": server})
+
+
+@minicluster.command()
+@CLUSTER
+@click.argument("name", type=click.Choice(["thrift", "thrift2", "webhdfs"]))
+@click.argument("state", type=click.Choice(["stop", "start"]))
+def service(cluster_json: Path, name: str, state: str) -> None:
+    """Stop or start one front door (an outage; the data stays, on the same port)."""
+    _run(cluster_json, "service", {"name": name, "running": state == "start"})
+
+
+@minicluster.command("webhdfs-latency")
+@CLUSTER
+@click.argument("seconds", type=click.FloatRange(0, 60))
+def webhdfs_latency(cluster_json: Path, seconds: float) -> None:
+    """Delay every WebHDFS request by SECONDS (a slow NameNode; 0 ends it)."""
+    _run(cluster_json, "webhdfs-latency", {"seconds": seconds})
 
 
 @minicluster.command("finish-split")

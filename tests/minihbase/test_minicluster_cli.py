@@ -1,23 +1,25 @@
 """``hbase-migrate minicluster start`` with region servers, WAL and ZooKeeper options, and the
-operations (info, bulk-load, flush, move, roll, kill, finish-split, clean, replication) sent
-to the running cluster through its admin endpoint."""
+operations (info, bulk-load, flush, move, roll, kill, restart, service, webhdfs-latency,
+finish-split, clean, replication) sent to the running cluster through its admin endpoint."""
 
 from __future__ import annotations
 
 import json
 import subprocess
 import sys
+import time
 import uuid
 from pathlib import Path
 from typing import Any
 
 import pytest
+import requests
 from click.testing import CliRunner
 
 from hbase_migrate.cluster.descriptors import FamilyDescriptor, TableDescriptor
 from hbase_migrate.cluster.endpoints import load_cluster_json
 from hbase_migrate.cluster.thrift1 import Thrift1Client
-from hbase_migrate.cluster.thrift2 import Thrift2Client
+from hbase_migrate.cluster.thrift2 import Thrift2Client, Thrift2UnreachableError
 from hbase_migrate.cluster.zookeeper import HBaseZooKeeper
 from hbase_migrate.wal import markers as mk
 from minihbase.cli.minicluster import minicluster
@@ -96,4 +98,52 @@ def test_cli_start_and_operations(tmp_path: Path, cli_cluster_factory, zookeeper
                           "--cluster", str(cluster_json)], capture_output=True, text=True,
                          timeout=60, check=True)
     assert json.loads(out.stdout)["servers"][1]["alive"] is False
+    assert cluster.stop() == 0
+
+
+def test_cli_restart_service_and_webhdfs_latency(tmp_path: Path, cli_cluster_factory,
+                                                 zookeeper) -> None:
+    """The chaos soak's faults: a killed server back under a new start code, a gateway
+    closed and reopened on its port, a slow WebHDFS."""
+    parent = f"/hbase-{uuid.uuid4().hex[:8]}"
+    cluster = cli_cluster_factory(tmp_path, "--region-servers", "2", "--zookeeper",
+                                  zookeeper.address, "--znode-parent", parent)
+    info, cluster_json = cluster.info, tmp_path / "cluster.json"
+    with Thrift2Client(info["thrift2"]) as t2:
+        t2.create_table(TableDescriptor("t", (FamilyDescriptor(b"d"),)), [b"m"])
+    op(cluster_json, "kill", "1")
+    back = op(cluster_json, "restart", "1")
+    old = info["region_servers"][1]
+    assert back["was"] == old and back["server"] != old
+    assert back["server"].rsplit(",", 1)[0] == old.rsplit(",", 1)[0]  # host and port kept
+    assert int(back["server"].rsplit(",", 1)[1]) > int(old.rsplit(",", 1)[1])
+    with HBaseZooKeeper(zookeeper.address, parent) as zk:
+        assert sorted(str(s) for s in zk.live_servers()) == sorted([info["region_servers"][0],
+                                                                    back["server"]])
+    region = op(cluster_json, "info")["servers"][0]["regions"][0]
+    assert op(cluster_json, "move", region, "--server", "1")["to"] == back["server"]
+    bad = CliRunner().invoke(minicluster, ["restart", "--cluster", str(cluster_json), "0"])
+    assert bad.exit_code != 0 and "is running" in str(bad.exception)
+
+    assert op(cluster_json, "service", "thrift2", "stop")["changed"] is True
+    with pytest.raises(Thrift2UnreachableError):
+        Thrift2Client(info["thrift2"], retries=0).table_exists("t")
+    bad = CliRunner().invoke(minicluster, ["service", "--cluster", str(cluster_json),
+                                           "webhdfs", "stop"])
+    assert bad.exit_code != 0 and "one service at a time" in str(bad.exception)
+    assert op(cluster_json, "service", "thrift2", "start")["changed"] is True
+    with Thrift2Client(info["thrift2"]) as t2:
+        assert t2.table_exists("t")
+
+    url = f"{info['webhdfs']}/webhdfs/v1/hbase/WALs?op=LISTSTATUS"
+
+    def listing_seconds() -> float:
+        began = time.monotonic()
+        requests.get(url, timeout=30).raise_for_status()
+        return time.monotonic() - began
+
+    assert op(cluster_json, "webhdfs-latency", "0.5") == {"webhdfs_latency": 0.5}
+    assert listing_seconds() >= 0.5
+    op(cluster_json, "webhdfs-latency", "0")
+    assert listing_seconds() < 0.5
     assert cluster.stop() == 0

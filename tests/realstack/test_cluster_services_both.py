@@ -14,7 +14,7 @@ from hdfs import InsecureClient
 from kazoo.client import KazooClient
 
 from hbase_migrate.cluster.descriptors import FamilyDescriptor, TableDescriptor
-from hbase_migrate.cluster.thrift2 import Thrift2Client
+from hbase_migrate.cluster.thrift2 import Thrift2Client, Thrift2UnreachableError
 from hbase_migrate.cluster.walstore import WebHdfsWalStore
 from hbase_migrate.cluster.zkpayload import decode_region_server_info
 from hbase_migrate.cluster.zookeeper import HBaseZooKeeper
@@ -160,3 +160,34 @@ def test_move_bulk_load_and_replication_switch(described: dict[str, Any]) -> Non
                           {"enabled": enabled})["enabled"] is enabled
         with HBaseZooKeeper(described["zookeeper"], described["znode_parent"]) as zk:
             assert [(p.peer_id, p.enabled) for p in zk.replication_peers()] == [("1", enabled)]
+
+
+def test_the_thrift2_gateway_stops_and_starts_on_its_port(described: dict[str, Any]) -> None:
+    """The chaos soak's target outage: the gateway closed, then open again on its port with
+    the data still there."""
+    path, endpoint = described["cluster_json"], described["thrift2"]
+    with Thrift2Client(endpoint) as t2:
+        t2.create_table(TableDescriptor("outage", (FamilyDescriptor(b"d"),)))
+        t2.put_cells("outage", [Cell(b"r", b"d", b"q", 5, CellType.PUT, b"v")])
+    stopped = call_admin(path, "service", {"name": "thrift2", "running": False})
+    assert stopped == {"service": "thrift2", "running": False, "changed": True}
+    try:
+        with pytest.raises(Thrift2UnreachableError):
+            Thrift2Client(endpoint, retries=0).get("outage", b"r")
+    finally:
+        started = call_admin(path, "service", {"name": "thrift2", "running": True})
+    assert started["changed"] is True
+    assert call_admin(path, "service", {"name": "thrift2", "running": True})["changed"] is False
+    with Thrift2Client(endpoint) as t2:
+        assert [c.value for c in t2.get("outage", b"r")] == [b"v"]
+
+
+def test_a_killed_server_does_not_halt_the_real_stack_later(described: dict[str, Any]) -> None:
+    """HBase halts the JVM of a region server whose abort outlasts
+    ``hbase.regionserver.abort.timeout`` (20 minutes by default); a realstack JVM holds the
+    whole cluster, so 20 minutes after a ``kill`` every server died with it (found by a
+    20-minute soak). The real stack raises that timeout beyond any run."""
+    if described.get("hbase_version") is None:
+        pytest.skip("the embedded cluster runs no abort timer")
+    info = call_admin(described["cluster_json"], "info")
+    assert info["abort_timeout_ms"] >= 7 * 24 * 3600 * 1000

@@ -66,6 +66,12 @@ public final class RealHBase {
   private String peer;
   private java.io.PrintStream ready;
   private final List<Thread> gateways = new ArrayList<>();
+  private Configuration thrift2Conf;
+  private org.apache.hadoop.hbase.thrift2.ThriftServer thrift2Server;
+  private int thrift2Port;
+  private volatile Object stoppedGateway;
+  private static final String ABORT_TIMEOUT = "hbase.regionserver.abort.timeout";
+  private static final long ABORT_TIMEOUT_MS = 30L * 24 * 3600 * 1000;
 
   private RealHBase(Map<String, String> options) {
     this.options = options;
@@ -131,6 +137,9 @@ public final class RealHBase {
     conf.setInt("hbase.master.info.port", -1);
     conf.setInt("hbase.regionserver.info.port", -1);
     conf.setInt("hbase.thrift.info.port", -1);
+    // A region server that `kill` aborted halts its whole JVM after this timeout (HBASE-21325,
+    // 20 minutes by default): here that JVM is the whole stack. Long enough for any run.
+    conf.setLong(ABORT_TIMEOUT, ABORT_TIMEOUT_MS);
     conf.set("dfs.namenode.http-address", HOST + ":0");
     conf.set("dfs.datanode.address", HOST + ":0");
     conf.set("dfs.datanode.http.address", HOST + ":0");
@@ -222,8 +231,11 @@ public final class RealHBase {
     gatewayConf.setInt("hbase.client.retries.number", 5);
     gateway(new org.apache.hadoop.hbase.thrift.ThriftServer(new Configuration(gatewayConf)),
         thrift, "thrift1");
-    gateway(new org.apache.hadoop.hbase.thrift2.ThriftServer(new Configuration(gatewayConf)),
-        thrift2, "thrift2");
+    thrift2Conf = gatewayConf;
+    thrift2Port = thrift2;
+    thrift2Server = new org.apache.hadoop.hbase.thrift2.ThriftServer(
+        new Configuration(gatewayConf));
+    gateway(thrift2Server, thrift2, "thrift2");
     waitForPort(thrift);
     waitForPort(thrift2);
     http = HttpServer.create(new InetSocketAddress(HOST, 0), 0);
@@ -285,8 +297,10 @@ public final class RealHBase {
             (java.security.PrivilegedExceptionAction<Integer>) () -> server.run(
                 new String[] {"-b", HOST, "-p", String.valueOf(port), "start"}));
       } catch (Exception e) {
-        System.err.println("realstack: " + name + " gateway failed: " + e);
-        Runtime.getRuntime().halt(1);
+        if (server != stoppedGateway) {  // not the one the service op stopped
+          System.err.println("realstack: " + name + " gateway failed: " + e);
+          Runtime.getRuntime().halt(1);
+        }
       }
     }, "realstack-" + name);
     thread.setDaemon(true);
@@ -380,6 +394,10 @@ public final class RealHBase {
         return move(str(args, "region"), str(args, "server"));
       case "kill":
         return kill(str(args, "server"));
+      case "restart":
+        return restart();
+      case "service":
+        return service(str(args, "name"), args.get("running").getAsBoolean());
       case "clean":
         return admin.runCleanerChore();
       case "finish-split":
@@ -467,6 +485,7 @@ public final class RealHBase {
         CommonFSUtils.getRootDir(util.getConfiguration()), "oldWALs");
     out.put("old_wals", fs.exists(old) ? fs.listStatus(old).length : 0);
     out.put("region_servers", liveServers());
+    out.put("abort_timeout_ms", util.getConfiguration().getLong(ABORT_TIMEOUT, -1));
     if (peer != null) {
       Map<String, Object> r = new LinkedHashMap<>();
       r.put("peer", peer);
@@ -580,6 +599,32 @@ public final class RealHBase {
       }
     }
     return name.toString();
+  }
+
+  /** A new region server in the cluster, as a crashed one restarted (a new start code). */
+  private Object restart() throws IOException {
+    var thread = cluster().startRegionServer();
+    thread.waitForServerOnline();
+    return Map.of("server", thread.getRegionServer().getServerName().toString());
+  }
+
+  /** The Thrift2 gateway stopped (an outage) or started again on its port. */
+  private synchronized Object service(String name, boolean running) throws Exception {
+    if (!"thrift2".equals(name)) {
+      throw new IllegalArgumentException("service " + name + ": only thrift2 stops here");
+    }
+    boolean changed = running == (thrift2Server == null);
+    if (changed && running) {
+      thrift2Server = new org.apache.hadoop.hbase.thrift2.ThriftServer(
+          new Configuration(thrift2Conf));
+      gateway(thrift2Server, thrift2Port, "thrift2");
+      waitForPort(thrift2Port);
+    } else if (changed) {
+      stoppedGateway = thrift2Server;
+      thrift2Server.stop();
+      thrift2Server = null;
+    }
+    return Map.of("service", name, "running", running, "changed", changed);
   }
 
   private Object replication(boolean enabled) throws IOException {

@@ -1,0 +1,1 @@
+"""The soak: linked lists that expose a lost write, and a seeded schedule of faults."""
