@@ -107,8 +107,12 @@ def wait_run(live: Live, dag_id: str, pick: Any, timeout: float = 300.0) -> dict
 
 
 def test_a_bad_param_is_refused_before_a_run(live: Live) -> None:
-    status, answer = trigger(live.stack, "hbase_migrate_start", {"watermark": "yesterday"})
+    named = {"migration": "m", "source_conn_id": "a", "target_conn_id": "b", "tables": ["t"]}
+    status, answer = trigger(live.stack, "hbase_migrate_start",
+                             {**named, "watermark": "yesterday"})
     assert status == 400 and "watermark" in json.dumps(answer), answer
+    status, answer = trigger(live.stack, "hbase_migrate_start", {})  # no default migration
+    assert status == 400 and "migration" in json.dumps(answer), answer
     status, answer = trigger(live.stack, "hbase_migrate_backfill", {"gateway": "thrift3"})
     assert status == 400 and "gateway" in json.dumps(answer), answer
     assert runs(live.stack, "hbase_migrate_start") == []
@@ -220,7 +224,7 @@ def test_the_trigger_form_shows_the_params_in_a_real_browser(live: Live) -> None
     status, details = live.stack.api("GET", "/dags/hbase_migrate_start/details")
     assert status == 200, details
     titles = [p["schema"]["title"] for p in details["params"].values()]
-    assert "Watermark T0" in titles and len(titles) == 10
+    assert "Watermark T0" in titles and len(titles) == 9
     with browser() as page:
         page.open(f"{live.stack.url}/dags/hbase_migrate_start")
         page.wait_until("!!document.querySelector('button[aria-label=\"Trigger Dag\"]')")

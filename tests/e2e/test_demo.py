@@ -144,6 +144,12 @@ def test_the_main_job_through_airflow_ends_with_go_and_names_the_dag_runs(
     assert f"report: {written}" in out.stdout
     assert out.stdout.rstrip().endswith("every range matching")
     assert fact("the workload stops")["workload_ops"] > 0
+    # Every DAG run it caused is green; those with nothing to do skipped their tasks (the
+    # CDC stream without a Kafka connection, the scheduled runs that name no migration).
+    listed = fact("every DAG run the demo caused")
+    assert {state for runs in listed["runs"].values() for state in runs} == {"success"}
+    assert listed["skipped_tasks"]["hbase_migrate_cdc"] == listed["runs"][
+        "hbase_migrate_cdc"]["success"] > 0
 
     # The ledger names the DAG run and task behind every step, and none ran without Airflow.
     spec = load_config(root / "migration.toml")

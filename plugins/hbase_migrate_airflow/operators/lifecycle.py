@@ -4,14 +4,15 @@ with the run's provenance, return a small summary (ids, watermark, counts) for X
 A step whose verdict is negative (a mismatch, a no-go, a replay that failed a file or found
 a gap) fails the task with the step's own reasons; a configuration error, a refused step or
 a missing connection fails it without retries (retrying cannot help); other core errors
-keep their message and are retried (every step is idempotent).
+keep their message and are retried (every step is idempotent). A run with nothing to do (it
+names no migration) is skipped, its reason in the task's log.
 """
 
 from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, NoReturn
 
 from airflow.sdk import BaseOperator
 
@@ -36,6 +37,14 @@ def small(result: Outcome) -> dict[str, Any]:
 def accepts(func: Callable[..., Any], name: str) -> bool:
     """Whether ``func`` takes the keyword argument ``name``."""
     return name in inspect.signature(func).parameters
+
+
+def skip(task: BaseOperator, reason: str) -> NoReturn:
+    """End ``task`` as skipped, the reason in its log (Airflow logs no skip's words)."""
+    from airflow.sdk.exceptions import AirflowSkipException
+
+    task.log.warning("skipped: %s", reason)
+    raise AirflowSkipException(reason)
 
 
 class LifecycleOperator(BaseOperator):
@@ -66,11 +75,14 @@ class LifecycleOperator(BaseOperator):
 
         from hbase_migrate.audit.records import Provenance
         from hbase_migrate.errors import ConfigError
-        from hbase_migrate_airflow.migration import migration_spec, run_params
+        from hbase_migrate_airflow.migration import NoMigration, migration_spec, run_params
 
         try:
             params = run_params(context)
-            spec = migration_spec(params)
+            spec = migration_spec(params, self.dag_id)
+        except NoMigration as nothing:
+            self.skip(str(nothing))
+        try:
             who = Provenance(self.dag_id, context["run_id"], self.task_id)
             result = self.call(spec, who, params, context)
         except (ConfigError, AirflowNotFoundException) as exc:  # a retry cannot help
@@ -80,6 +92,9 @@ class LifecycleOperator(BaseOperator):
             error = AirflowFailException if self.final(result) else AirflowException
             raise error(f"{self.step} of migration {spec.name!r}: {failure}")
         return small(result)
+
+    def skip(self, reason: str) -> NoReturn:
+        skip(self, reason)
 
     def failure(self, result: Outcome) -> str | None:
         """Why the step's result is a failure, or None."""

@@ -36,9 +36,14 @@ class NewWalFilesSensor(BaseSensorOperator):
         super().__init__(timeout=timeout, poke_interval=poke_interval, **kwargs)
 
     def _spec(self, context: Context) -> MigrationSpec:
-        from hbase_migrate_airflow.migration import migration_spec, run_params
+        """The run's migration; a run that names none is skipped, saying why."""
+        from hbase_migrate_airflow.migration import NoMigration, migration_spec, run_params
+        from hbase_migrate_airflow.operators.lifecycle import skip
 
-        return migration_spec(run_params(context))
+        try:
+            return migration_spec(run_params(context), self.dag_id)
+        except NoMigration as nothing:
+            skip(self, str(nothing))
 
     def _wait(self, context: Context) -> tuple[float, float]:
         """(seconds to wait, seconds between listings): the ``wait_seconds`` and
