@@ -118,6 +118,7 @@ class Totals:
     markers: Mapping[str, int] = field(default_factory=dict)
     approximated: int = 0
     last_write_time: int | None = None
+    calls: int = 0  # a run's share only: write calls its sink acknowledged (CDC: messages)
 
 
 @dataclass(frozen=True)

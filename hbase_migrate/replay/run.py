@@ -140,6 +140,7 @@ class RunSummary:
             "bytes": sum(o.bytes_read for o in self.outcomes),
             "entries": sum(o.run.entries for o in self.outcomes),
             "cells": self.cells(), "markers": self.markers(),
+            "calls": sum(o.run.calls for o in self.outcomes),
             "approximated_deletes": sum(o.run.approximated for o in self.outcomes),
             "bulk_loads": [vars(b) for o in self.outcomes for b in o.bulk_loads],
             "moves": [{"from": a, "to": b} for a, b in self.moves],

@@ -6,6 +6,8 @@ follow each row's history, and ``source.cluster`` is the source's cluster id."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from collections import defaultdict
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,7 +19,7 @@ from referencing import Registry, Resource
 
 from hbase_migrate.bytesutil import to_bytes_binary
 from hbase_migrate.cluster.thrift2 import Thrift2Client
-from hbase_migrate.config import load_config
+from hbase_migrate.config import MigrationSpec, load_config
 from hbase_migrate.lifecycle.cdc import cdc
 from minihbase.regionserver import WalSettings
 from minihbase.server import MiniHBase, cluster_id
@@ -78,12 +80,19 @@ def source(tmp_path_factory: pytest.TempPathFactory, zookeeper: ZooKeeperServer
 def stream(source: Source, broker: KafkaBroker, folder: Path, extra: str
            ) -> tuple[list[Message], list[Message]]:
     """(messages read back, what the WAL files say they must carry)."""
+    got, expected, _ = streamed(source, broker, folder, extra)
+    return got, expected
+
+
+def streamed(source: Source, broker: KafkaBroker, folder: Path, extra: str
+             ) -> tuple[list[Message], list[Message], MigrationSpec]:
     topic = create_topic(broker.bootstrap, partitions=2)
     spec = load_config(source.config(folder, broker.bootstrap, topic, extra))
     summary = cdc(spec, start=source.start).to_json()
     assert summary["exit_code"] == 0, summary
     paths = [f["path"] for f in summary["files"]]
-    return consume(broker.bootstrap, topic), expected_messages(paths, TABLE, source.start)
+    return (consume(broker.bootstrap, topic), expected_messages(paths, TABLE, source.start),
+            spec)
 
 
 def test_native_messages_match_their_schema(source: Source, kafka_broker: KafkaBroker,
@@ -95,6 +104,31 @@ def test_native_messages_match_their_schema(source: Source, kafka_broker: KafkaB
     assert invalid("native", [{"op": "u", **got[0]}])
 
 
+def shown_in_status_and_report(spec: MigrationSpec, sent: int) -> None:
+    """``status --json`` and the report show the stream: the messages a consumer read, each
+    server's newest WAL file and the offset the ledger keeps for it."""
+    from hbase_migrate.audit.ledger import Ledger
+    from hbase_migrate.lifecycle import report
+
+    with Ledger.open(spec.ledger_url) as ledger:
+        record = ledger.migration(spec.name)
+        assert record is not None
+        files = ledger.wal_files(record.id, "cdc")
+    newest = {f.server: f for f in files}  # by server, then name time
+    done = subprocess.run([sys.executable, "-m", "hbase_migrate", "status", "--config",
+                           str(spec.path), "--json"], capture_output=True, text=True,
+                          timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    figures = json.loads(done.stdout)["migrations"][0]["streams"]["cdc"]
+    assert figures["messages"] == sent and figures["open_gaps"] == 0 and figures["lag"] == 0
+    assert sorted((o["server"], o["file"], o["offset"]) for o in figures["offsets"]) == sorted(
+        (f.server, f.path.rsplit("/", 1)[-1], f.offset_reached) for f in newest.values())
+    assert all(o["offset"] > 0 for o in figures["offsets"])
+    page = Path(report(spec, out=spec.path.parent / "report.html").metrics["path"]
+                ).read_text("utf-8")
+    assert 'id="cdc"' in page and f"{sent} messages acknowledged" in page
+
+
 def as_native(event: Message) -> Message:
     """What a Debezium event says of the WAL, in the native message's terms."""
     src = event["source"]
@@ -104,7 +138,8 @@ def as_native(event: Message) -> Message:
 
 def test_debezium_events_without_row_images(source: Source, kafka_broker: KafkaBroker,
                                             tmp_path: Path) -> None:
-    got, expected = stream(source, kafka_broker, tmp_path, 'envelope = "debezium"\n')
+    got, expected, spec = streamed(source, kafka_broker, tmp_path, 'envelope = "debezium"\n')
+    shown_in_status_and_report(spec, len(got))
     assert got and invalid("debezium", got) == []
     assert invalid("debezium", [{**got[0], "op": "x"}])
     assert sorted(map(as_native, got), key=identity) == sorted(expected, key=identity)
