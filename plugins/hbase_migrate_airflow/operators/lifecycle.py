@@ -5,7 +5,8 @@ A step whose verdict is negative (a mismatch, a no-go, a replay that failed a fi
 a gap) fails the task with the step's own reasons; a configuration error, a refused step or
 a missing connection fails it without retries (retrying cannot help); other core errors
 keep their message and are retried (every step is idempotent). A run with nothing to do (it
-names no migration) is skipped, its reason in the task's log.
+names no migration) is skipped, its reason in the task's log. What the step read and wrote
+(:mod:`hbase_migrate.lifecycle.lineage`) goes to Airflow's OpenLineage provider.
 """
 
 from __future__ import annotations
@@ -17,14 +18,18 @@ from typing import TYPE_CHECKING, Any, ClassVar, NoReturn
 from airflow.sdk import BaseOperator
 
 if TYPE_CHECKING:
+    from airflow.providers.openlineage.extractors import OperatorLineage
     from airflow.sdk import Context
+    from openlineage.client.event_v2 import Dataset
 
     from hbase_migrate.audit.records import Provenance
     from hbase_migrate.config import MigrationSpec
+    from hbase_migrate.lifecycle.lineage import Lineage
     from hbase_migrate.lifecycle.result import StepResult
     from hbase_migrate.replay.run import RunSummary
 
     Outcome = StepResult | RunSummary  # what a lifecycle step returns
+    Datasets = OperatorLineage[Dataset, Any]  # the OpenLineage provider's lineage of a task
 
 BULKY = ("files", "manifest", "bulk_loads", "examples", "items")
 
@@ -37,6 +42,17 @@ def small(result: Outcome) -> dict[str, Any]:
 def accepts(func: Callable[..., Any], name: str) -> bool:
     """Whether ``func`` takes the keyword argument ``name``."""
     return name in inspect.signature(func).parameters
+
+
+def openlineage(lineage: Lineage | None) -> Datasets:
+    """``lineage`` in the OpenLineage provider's terms (nothing when the task did no work)."""
+    from airflow.providers.openlineage.extractors import OperatorLineage
+    from openlineage.client.event_v2 import Dataset
+
+    if lineage is None:
+        return OperatorLineage()
+    return OperatorLineage(inputs=[Dataset(d.namespace, d.name) for d in lineage.inputs],
+                           outputs=[Dataset(d.namespace, d.name) for d in lineage.outputs])
 
 
 def skip(task: BaseOperator, reason: str) -> NoReturn:
@@ -52,6 +68,7 @@ class LifecycleOperator(BaseOperator):
 
     step: ClassVar[str]
     ui_color = "#e3f0e8"
+    lineage: Lineage | None = None  # what the step read and wrote, once it ran
 
     def call(self, spec: MigrationSpec, provenance: Provenance, params: dict[str, Any],
              context: Context) -> Outcome:
@@ -87,6 +104,7 @@ class LifecycleOperator(BaseOperator):
             result = self.call(spec, who, params, context)
         except (ConfigError, AirflowNotFoundException) as exc:  # a retry cannot help
             raise AirflowFailException(f"{self.step}: {exc}") from exc
+        self.lineage = self.lineage_of(spec, result)
         failure = self.failure(result)
         if failure:
             error = AirflowFailException if self.final(result) else AirflowException
@@ -95,6 +113,15 @@ class LifecycleOperator(BaseOperator):
 
     def skip(self, reason: str) -> NoReturn:
         skip(self, reason)
+
+    def lineage_of(self, spec: MigrationSpec, result: Outcome) -> Lineage:
+        from hbase_migrate.lifecycle.lineage import step_lineage
+
+        return step_lineage(self.step, spec, result)
+
+    def get_openlineage_facets_on_complete(self, task_instance: Any) -> Datasets:
+        """The step's input and output datasets, for the OpenLineage provider."""
+        return openlineage(self.lineage)
 
     def failure(self, result: Outcome) -> str | None:
         """Why the step's result is a failure, or None."""
