@@ -38,6 +38,7 @@ from hbase_migrate.replay.outage import (
     close_stale_outages,
     outage_of,
 )
+from hbase_migrate.replay.parts import chain_id, chain_server
 from hbase_migrate.replay.plan import plan
 from hbase_migrate.replay.retention import AT_RISK, Retention, assess, read_replication
 from hbase_migrate.replay.targets import open_target
@@ -399,6 +400,8 @@ def _replay_run(job: ReplayJob, ledger: Ledger, migration_id: int, store: WalSto
                                    job.spec.replay.roll_period, view, job.stream)
     manifest, tasks = plan(job, found.listed, _rows(ledger, migration_id, job.stream), start,
                            now_ms())
+    if job.chains is not None:  # a part: its chains' files only (and gaps, below)
+        tasks = [t for t in tasks if chain_id(t.path) in job.chains]
     summary.manifest = manifest
     if job.mode == CATCH_UP:
         _skip_excluded(ledger, migration_id, manifest, job.stream)
@@ -413,9 +416,17 @@ def _replay_run(job: ReplayJob, ledger: Ledger, migration_id: int, store: WalSto
             summary.limits = limits.report()
     finally:
         summary.gaps += books.gaps
-    summary.open_gaps = len(ledger.gaps(migration_id, stream=job.stream))
+    summary.gaps = [g for g in summary.gaps if _ours(job, g.server)]
+    summary.open_gaps = sum(_ours(job, g.server)
+                            for g in ledger.gaps(migration_id, stream=job.stream))
     if job.mode == CATCH_UP:
         summary.lag = replay_lag(ledger.wal_files(migration_id, job.stream), now_ms())
+
+
+def _ours(job: ReplayJob, server: str) -> bool:
+    """Whether a gap of ``server`` is this run's to answer for (a part answers for its
+    chains' servers)."""
+    return job.chains is None or server in {chain_server(c) for c in job.chains}
 
 
 def _problems(summary: RunSummary, shown: int = 3) -> str | None:

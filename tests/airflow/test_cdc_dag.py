@@ -78,7 +78,7 @@ def test_cdc_skips_saying_why_until_a_kafka_connection_exists(
 
 @pytest.mark.parametrize(("dag_id", "tasks"), [
     ("hbase_migrate_cdc", {"cdc": "skipped"}),
-    ("hbase_migrate_replay", {"replay": "skipped", "validate": "skipped"}),
+    ("hbase_migrate_replay", {"plan": "skipped", "replay": "skipped", "validate": "skipped"}),
     ("hbase_migrate_wal_watch", {"new_wal_files": "skipped", "announce": "skipped"}),
     ("hbase_migrate_validate", {"validate": "skipped"}),
 ])

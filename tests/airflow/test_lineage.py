@@ -24,18 +24,18 @@ TABLE = "orders"
 
 
 def datasets(events: list[dict[str, Any]], run_id: str) -> dict[str, tuple[set[str], set[str]]]:
-    """Per task of the DAG run ``run_id``: (inputs, outputs) of its COMPLETE event, each
-    dataset as ``namespace/name``."""
-    found = {}
+    """Per task of the DAG run ``run_id``: (inputs, outputs) of its COMPLETE events (of every
+    map index of a mapped task), each dataset as ``namespace/name``."""
+    found: dict[str, tuple[set[str], set[str]]] = {}
     for event in events:
         facets = event["run"].get("facets", {})
         run = facets.get("airflow", {}).get("dagRun", {}) or facets.get("airflow", {}).get(
             "dag_run", {})
         if event["eventType"] != "COMPLETE" or run.get("run_id") != run_id:
             continue
-        task = event["job"]["name"].split(".", 1)[1]
-        found[task] = ({f"{d['namespace']}/{d['name']}" for d in event.get("inputs", [])},
-                       {f"{d['namespace']}/{d['name']}" for d in event.get("outputs", [])})
+        inputs, outputs = found.setdefault(event["job"]["name"].split(".", 1)[1], (set(), set()))
+        inputs.update(f"{d['namespace']}/{d['name']}" for d in event.get("inputs", []))
+        outputs.update(f"{d['namespace']}/{d['name']}" for d in event.get("outputs", []))
     return found
 
 
@@ -81,13 +81,14 @@ def test_start_replay_and_validate_report_their_datasets(
         replayed = [s for s in opened.steps(record.id, "replay")]
         wals = {f"hbase://{src_id}/WALs/{Path(f.path).name}"
                 for f in opened.wal_files(record.id, "source") if f.offset_reached > 0}
-    assert source != target and len(replayed) == 1 and wals
+    assert source != target and len(replayed) == 2 and wals  # a part per region server
 
     events = lineage_events()
     assert datasets(events, runs["hbase_migrate_start"]) == {
         "prepare": ({source}, {target}), "snapshot": ({source}, {target}),
         "validate": ({source, target}, set())}
     replay = datasets(events, runs["hbase_migrate_replay"])
+    assert replay["plan"] == (set(), set())
     assert replay["replay"] == (wals, {target})
     assert replay["validate"] == ({source, target}, set())
     assert datasets(events, runs["hbase_migrate_validate"]) == {

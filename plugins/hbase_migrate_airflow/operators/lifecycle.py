@@ -165,15 +165,18 @@ class SnapshotOperator(LifecycleOperator):
 class ReplayOperator(LifecycleOperator):
     """WAL replay on Spark (one task per file): a catch-up since T0, or with
     ``window="data_interval"`` the edits of the run's ``[data_interval_start,
-    data_interval_end)`` (a backfill)."""
+    data_interval_end)`` (a backfill); with ``chains``, one part of a catch-up
+    (:class:`~hbase_migrate_airflow.operators.parts.ReplayPartsOperator`, mapped)."""
 
     step = "replay"
 
-    def __init__(self, *, window: str = "catch-up", **kwargs: Any) -> None:
+    def __init__(self, *, window: str = "catch-up", chains: list[str] | None = None,
+                 **kwargs: Any) -> None:
         super().__init__(**kwargs)
         if window not in ("catch-up", "data_interval"):
             raise ValueError(f"window must be 'catch-up' or 'data_interval', got {window!r}")
         self.window = window
+        self.chains = chains
 
     def call(self, spec: MigrationSpec, provenance: Provenance, params: dict[str, Any],
              context: Context) -> Outcome:
@@ -183,17 +186,18 @@ class ReplayOperator(LifecycleOperator):
         if self.window == "data_interval":
             start, end = (int(context[k].timestamp() * 1000)  # type: ignore[literal-required]
                           for k in ("data_interval_start", "data_interval_end"))
-        thrift1 = params.get("gateway") == "thrift1"
+        options: dict[str, Any] = {"force_thrift1": params.get("gateway") == "thrift1"}
+        if self.chains is not None:
+            options["chains"] = list(self.chains)
         master = self.spark_master(params)
         if master is None:
-            return replay(spec, start=start, end=end, provenance=provenance,
-                          force_thrift1=thrift1)
+            return replay(spec, start=start, end=end, provenance=provenance, **options)
         from hbase_migrate.replay.spark import spark_executor
         from hbase_migrate_airflow.operators.spark import spark_session
 
         with spark_session(master, f"hbase-migrate replay {spec.name}") as session:
             return replay(spec, start=start, end=end, provenance=provenance,
-                          executor=spark_executor(session), force_thrift1=thrift1)
+                          executor=spark_executor(session), **options)
 
     def failure(self, result: Outcome) -> str | None:
         from hbase_migrate.replay.run import EXIT_GAPS, RunSummary
