@@ -1,9 +1,12 @@
 """A catch-up split into parts: one per WAL chain, chains a region move ties in one part; a
 part replays only its chains' files, and the parts together leave the target equal to the
-source."""
+source; the command line makes the same split (``replay --parts``, ``--chain``)."""
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -72,7 +75,18 @@ def test_parts_replay_their_own_chains_and_together_everything(tmp_path: Path) -
         assert set(parts[1]) <= left and not set(parts[0]) & left
         assert not compare(src, dst, "orders").equal  # the other chain is still to come
 
-        second = lifecycle.replay(spec, chains=parts[1])
-        assert second.exit_code == 0
-        assert {chain_id(o.path) for o in second.outcomes} == set(parts[1])
+        # the command line makes the same split and runs a part by its chains
+        listed = subprocess.run(
+            [sys.executable, "-m", "hbase_migrate", "replay", "--config", str(spec.path),
+             "--parts"], capture_output=True, text=True, timeout=120, check=False)
+        assert listed.returncode == 0, listed.stderr
+        # (the first chain is listed again for its live file, read to its end every run)
+        assert parts[1] in [json.loads(line) for line in listed.stdout.splitlines()]
+        second = subprocess.run(
+            [sys.executable, "-m", "hbase_migrate", "replay", "--config", str(spec.path),
+             "--json", *(a for chain in parts[1] for a in ("--chain", chain))],
+            capture_output=True, text=True, timeout=300, check=False)
+        assert second.returncode == 0, second.stderr
+        summary = json.loads(second.stdout)
+        assert {chain_id(f["path"]) for f in summary["files"]} == set(parts[1])
         assert compare(src, dst, "orders").equal
