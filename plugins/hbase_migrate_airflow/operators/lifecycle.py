@@ -68,7 +68,7 @@ class LifecycleOperator(BaseOperator):
 
     step: ClassVar[str]
     ui_color = "#e3f0e8"
-    lineage: Lineage | None = None  # what the step read and wrote, once it ran
+    done: tuple[MigrationSpec, Outcome] | None = None  # the step's spec and result, once run
 
     def call(self, spec: MigrationSpec, provenance: Provenance, params: dict[str, Any],
              context: Context) -> Outcome:
@@ -104,7 +104,7 @@ class LifecycleOperator(BaseOperator):
             result = self.call(spec, who, params, context)
         except (ConfigError, AirflowNotFoundException) as exc:  # a retry cannot help
             raise AirflowFailException(f"{self.step}: {exc}") from exc
-        self.lineage = self.lineage_of(spec, result)
+        self.done = (spec, result)
         failure = self.failure(result)
         if failure:
             error = AirflowFailException if self.final(result) else AirflowException
@@ -114,14 +114,12 @@ class LifecycleOperator(BaseOperator):
     def skip(self, reason: str) -> NoReturn:
         skip(self, reason)
 
-    def lineage_of(self, spec: MigrationSpec, result: Outcome) -> Lineage:
+    def get_openlineage_facets_on_complete(self, task_instance: Any) -> Datasets:
+        """The step's input and output datasets, for the OpenLineage provider (called only
+        when a transport is configured: the cluster ids are looked up then)."""
         from hbase_migrate.lifecycle.lineage import step_lineage
 
-        return step_lineage(self.step, spec, result)
-
-    def get_openlineage_facets_on_complete(self, task_instance: Any) -> Datasets:
-        """The step's input and output datasets, for the OpenLineage provider."""
-        return openlineage(self.lineage)
+        return openlineage(step_lineage(self.step, *self.done) if self.done else None)
 
     def failure(self, result: Outcome) -> str | None:
         """Why the step's result is a failure, or None."""

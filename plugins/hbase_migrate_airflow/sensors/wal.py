@@ -21,7 +21,6 @@ if TYPE_CHECKING:
     from airflow.sdk import Context
 
     from hbase_migrate.config import MigrationSpec
-    from hbase_migrate.lifecycle.lineage import Lineage
     from hbase_migrate_airflow.operators.lifecycle import Datasets
 
 # The trigger's own deadline comes first; the deferral's timeout is a backstop.
@@ -32,7 +31,7 @@ class NewWalFilesSensor(BaseSensorOperator):
     """Waits for WAL files the migration's ledger has never listed."""
 
     ui_color = "#e8eef7"
-    lineage: Lineage | None = None  # the new files found, once found
+    found: tuple[MigrationSpec, list[str]] | None = None  # the new files, once found
 
     def __init__(self, *, timeout: float = 600.0, poke_interval: float = 5.0,
                  **kwargs: Any) -> None:
@@ -59,16 +58,15 @@ class NewWalFilesSensor(BaseSensorOperator):
         return bool(unseen_files(self._spec(context).to_dict()))
 
     def _found(self, context: Context, files: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        from hbase_migrate.lifecycle.lineage import wal_lineage
-
-        self.lineage = wal_lineage(self._spec(context), [f["path"] for f in files])
+        self.found = (self._spec(context), [f["path"] for f in files])
         return files
 
     def get_openlineage_facets_on_complete(self, task_instance: Any) -> Datasets:
         """The new WAL files, as inputs, for the OpenLineage provider."""
+        from hbase_migrate.lifecycle.lineage import wal_lineage
         from hbase_migrate_airflow.operators.lifecycle import openlineage
 
-        return openlineage(self.lineage)
+        return openlineage(wal_lineage(*self.found) if self.found else None)
 
     def execute(self, context: Context) -> list[dict[str, Any]]:
         spec = self._spec(context).to_dict()
