@@ -127,6 +127,9 @@ def test_a_kafka_connection_gives_the_cdc_settings(monkeypatch: pytest.MonkeyPat
     # acks (and the others the stream's guarantees rest on) stay the stream's own
     assert got == CdcSettings("k1:9092,k2:9092", topic="cdc-all", row_image=True,
                               producer=(("client.id", "cdc"),), envelope="debezium")
+    # the CDC DAG's envelope Param over the migration's
+    assert cdc_settings("kafka_x", None, envelope="debezium") == CdcSettings(
+        "k1:9092,k2:9092", producer=(("client.id", "cdc"),), envelope="debezium")
 
 
 @pytest.mark.parametrize(("body", "message"), [

@@ -94,3 +94,11 @@ def test_a_run_naming_no_migration_is_skipped_saying_why(
     assert {ti.task_id: ti.state for ti in run.get_task_instances()} == tasks
     assert run.state == "success"
     assert f"{dag_id}: this run names no migration" in capfd.readouterr().out
+
+
+def test_a_bad_envelope_is_refused_before_the_run(dag_bag: object) -> None:
+    from airflow.sdk.definitions.param import ParamValidationError
+
+    with pytest.raises(ParamValidationError, match="param envelope"):
+        dag_bag.get_dag("hbase_migrate_cdc").test(  # type: ignore[attr-defined]
+            run_conf={"envelope": "avro"})

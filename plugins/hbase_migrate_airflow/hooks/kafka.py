@@ -15,10 +15,11 @@ DEFAULT_CONN_ID = "kafka_default"
 
 
 def cdc_settings(conn_id: str, base: CdcSettings | None, *, topic: str | None = None,
-                 row_image: bool | None = None) -> CdcSettings:
+                 row_image: bool | None = None, envelope: str | None = None) -> CdcSettings:
     """``base`` (the migration's ``[cdc]``, or the defaults) with the brokers and client
-    settings of the ``kafka`` connection ``conn_id``, and ``topic`` and ``row_image`` when
-    given. A missing connection raises Airflow's ``AirflowNotFoundException``."""
+    settings of the ``kafka`` connection ``conn_id``, and ``topic``, ``row_image`` and
+    ``envelope`` when given. A missing connection raises Airflow's
+    ``AirflowNotFoundException``."""
     from airflow.providers.apache.kafka.hooks.base import KafkaBaseHook
 
     from hbase_migrate.config import FIXED_PRODUCER_KEYS, CdcSettings
@@ -38,4 +39,5 @@ def cdc_settings(conn_id: str, base: CdcSettings | None, *, topic: str | None = 
     settings = replace(base, bootstrap=str(servers)) if base else CdcSettings(str(servers))
     return replace(settings, producer=(*settings.producer, *producer),
                    topic=topic or settings.topic,
-                   row_image=settings.row_image if row_image is None else row_image)
+                   row_image=settings.row_image if row_image is None else row_image,
+                   envelope=envelope or settings.envelope)

@@ -21,8 +21,8 @@ if TYPE_CHECKING:
 class CdcOperator(LifecycleOperator):
     """A CDC run (:func:`hbase_migrate.lifecycle.cdc.cdc`): Params ``kafka_conn_id`` (the
     brokers and client settings; empty: the migration file's ``[cdc]``), ``cdc_topic``,
-    ``row_image`` and ``start``. A connection named other than the default that does not
-    exist fails the task (a typo is not opt-out)."""
+    ``row_image``, ``envelope`` and ``start``. A connection named other than the default
+    that does not exist fails the task (a typo is not opt-out)."""
 
     step = "cdc"
     ui_color = "#f3e8d6"
@@ -39,7 +39,8 @@ class CdcOperator(LifecycleOperator):
         if conn_id:
             try:
                 settings = cdc_settings(conn_id, spec.cdc, topic=params.get("cdc_topic"),
-                                        row_image=params.get("row_image"))
+                                        row_image=params.get("row_image"),
+                                        envelope=params.get("envelope"))
             except AirflowNotFoundException:
                 if conn_id != DEFAULT_CONN_ID:
                     raise
