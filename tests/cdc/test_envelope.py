@@ -115,11 +115,15 @@ def shown_in_status_and_report(spec: MigrationSpec, sent: int) -> None:
         assert record is not None
         files = ledger.wal_files(record.id, "cdc")
     newest = {f.server: f for f in files}  # by server, then name time
-    done = subprocess.run([sys.executable, "-m", "hbase_migrate", "status", "--config",
-                           str(spec.path), "--json"], capture_output=True, text=True,
-                          timeout=120, check=False)
-    assert done.returncode == 0, done.stderr
-    figures = json.loads(done.stdout)["migrations"][0]["streams"]["cdc"]
+    def status(*more: str) -> str:
+        done = subprocess.run([sys.executable, "-m", "hbase_migrate", "status", "--config",
+                               str(spec.path), *more], capture_output=True, text=True,
+                              timeout=120, check=False)
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    assert f"cdc: {sent} messages acknowledged, lag 0" in " ".join(status().split())
+    figures = json.loads(status("--json"))["migrations"][0]["streams"]["cdc"]
     assert figures["messages"] == sent and figures["open_gaps"] == 0 and figures["lag"] == 0
     assert sorted((o["server"], o["file"], o["offset"]) for o in figures["offsets"]) == sorted(
         (f.server, f.path.rsplit("/", 1)[-1], f.offset_reached) for f in newest.values())
