@@ -20,7 +20,12 @@ export SPARK_LOCAL_IP ?= 127.0.0.1
 
 .PHONY: setup system-deps docs-assets test lint run bench screenshots clean
 
-setup: $(VENV)/.installed docs-assets
+setup: $(VENV)/.installed docs-assets speedups
+
+# the WAL reader's compiled hot loops (Cython); the pure-Python ones run where they are missing
+.PHONY: speedups
+speedups: $(VENV)/.installed
+	@$(BIN)/python scripts/build-speedups.py
 
 # the web assets of the validation's Data Docs, from the npm registry (renders offline)
 docs-assets: | system-deps

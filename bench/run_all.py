@@ -29,6 +29,9 @@ BENCHMARKS: dict[str, list[str]] = {
     "catchup_listing.py": ["--quick"],
     "open_wal_poll.py": ["--quick"],
     "ledger_growth.py": ["--quick"],
+    "peers.py": ["--quick"],
+    "sustained.py": ["--quick"],  # real HBase and its MapReduce tools: Java 17 and Maven
+    "snapshot_export.py": ["--quick"],  # two real HBase and ExportSnapshot: Java 17, Maven
 }
 
 

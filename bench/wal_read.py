@@ -6,7 +6,8 @@ Generates WAL files in a temporary folder, of two shapes: the benchmark's entrie
 cells of 60-140-byte values) and small entries (1-8 cells of 5-30-byte values), each
 uncompressed, dictionary-compressed and compressed with tags; and, at a tenth of the size,
 the benchmark's entries with each value codec. Reads each with ``WalReader`` and with
-``count_file`` (what ``wal stats`` runs per file) and reports cells/s and MB/s next to a
+``count_file`` (what ``wal stats`` runs per file), with the compiled hot loops and, marked
+``[python]``, the pure-Python reference ones, and reports cells/s and MB/s next to a
 minimal loop that only walks the uncompressed KeyValue framing of the same shape with
 ``struct`` (no objects), and their ratios; then the peak RSS of a child process reading a
 1x and a 10x larger file. Rates are CPU seconds of this process (a shared machine's waits
@@ -27,6 +28,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from hbase_migrate.wal import hotloops
 from hbase_migrate.wal.model import Cell, Tag, WalKey
 from hbase_migrate.wal.reader import WalReader
 from hbase_migrate.wal.stats import count_file
@@ -120,6 +122,20 @@ def stats_all(path: Path) -> int:
     return stats.cells + sum(stats.markers.values())
 
 
+def pure(fn: Callable[[Path], int]) -> Callable[[Path], int]:
+    """``fn`` run with the pure-Python hot loops."""
+
+    def run(path: Path) -> int:
+        before = hotloops.implementation()
+        hotloops.use("python")
+        try:
+            return fn(path)
+        finally:
+            hotloops.use(before)
+
+    return run
+
+
 def timed_rounds(
     runs: list[tuple[str, Callable[[Path], int], Path]], repeat: int
 ) -> dict[str, float]:
@@ -205,10 +221,14 @@ def main() -> None:
         ]
         for name, *_ in kinds + codecs:
             runs += [(name, read_all, paths[name]), (f"{name} stats", stats_all, paths[name])]
+            if hotloops.implementation() == "compiled" and not name.startswith("value"):
+                runs += [(f"{name} [python]", pure(read_all), paths[name]),
+                         (f"{name} [python] stats", pure(stats_all), paths[name])]
+        print(f"hot loops: {hotloops.implementation()}")
         best = timed_rounds(runs, args.repeat)
         base = {"": cells["uncompressed"] / best["minimal walk"],
                 "small ": cells["small uncompressed"] / best["small minimal walk"]}
-        print(f"{'file':<24}{'MB':>7}{'cells':>10}{'reader/s':>11}{'MB/s':>7}{'vs min':>8}"
+        print(f"{'file':<32}{'MB':>7}{'cells':>10}{'reader/s':>11}{'MB/s':>7}{'vs min':>8}"
               f"{'stats/s':>11}{'vs min':>8}")
         for label, _, path in runs:
             if label.endswith(" stats"):
@@ -217,15 +237,16 @@ def main() -> None:
             if label.endswith("minimal walk"):
                 name = label.replace("minimal walk", "uncompressed")
                 rate = cells[name] / best[label]
-                print(f"{label:<24}{mb:>7.1f}{cells[name]:>10}{rate:>11,.0f}"
+                print(f"{label:<32}{mb:>7.1f}{cells[name]:>10}{rate:>11,.0f}"
                       f"{mb / best[label]:>7.1f}{1:>8.2f}")
                 continue
             minimal = base["small " if label.startswith("small") else ""]
-            rate = cells[label] / best[label]
-            stats_rate = cells[label] / best[f"{label} stats"]
-            print(f"{label:<24}{mb:>7.1f}{cells[label]:>10}{rate:>11,.0f}"
+            n = cells[label.removesuffix(" [python]")]
+            rate = n / best[label]
+            stats_rate = n / best[f"{label} stats"]
+            print(f"{label:<32}{mb:>7.1f}{n:>10}{rate:>11,.0f}"
                   f"{mb / best[label]:>7.1f}{rate / minimal:>8.2f}{stats_rate:>11,.0f}"
-                  f"{stats_rate / minimal:>8.2f}   (written in {written[label]:.1f} s)")
+                  f"{stats_rate / minimal:>8.2f}")
         big = folder / "uncompressed-10x"
         tenfold(paths["uncompressed"], big)
         for label, path in (("1x", paths["uncompressed"]), ("10x", big)):

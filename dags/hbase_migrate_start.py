@@ -3,9 +3,10 @@
 
 Creates the target tables (the source's column families and split points), fixes the
 watermark **T0** and copies every cell version written before it (on Spark when the Spark
-engine is configured), then validates the copy. The source stays live, so that validation
-runs in live mode: it records every range's verdict and lists the ranges that still differ
-(the writes since T0, until replay applies them) without failing the run.
+engine is configured; or, with the `hbase` copy method, as an HBase snapshot whose files are
+exported and cloned on the target), then validates the copy. The source stays live, so that
+validation runs in live mode: it records every range's verdict and lists the ranges that
+still differ (the writes since T0, until replay applies them) without failing the run.
 
 Each task is one lifecycle step recorded in the ledger with this run's ids; rerunning the
 DAG changes nothing that is done. Next: unpause `hbase_migrate_wal_watch`.
@@ -29,6 +30,11 @@ with DAG(
         required=True,  # a person triggers it: which migration is asked, never assumed
         watermark=Param(None, type=OPTIONAL_STRING, format="date-time", title="Watermark T0",
                         description="RFC 3339 date-time; empty: now. Ignored once recorded."),
+        snapshot_method=Param(None, type=OPTIONAL_STRING, enum=[None, "scan", "hbase"],
+                              title="Copy method",
+                              description="scan: range tasks over Thrift2; hbase: an HBase "
+                                          "snapshot exported file by file and cloned (real "
+                                          "clusters). Empty: the config's [snapshot] method."),
     ),
 ):
     PrepareOperator(task_id="prepare") >> SnapshotOperator(task_id="snapshot") \

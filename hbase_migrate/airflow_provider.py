@@ -33,6 +33,19 @@ def provider_info() -> dict[str, Any]:
                                                                  "(default /hbase)"),
                 "transport": _field("Thrift transport", "buffered (default) or framed"),
                 "protocol": _field("Thrift protocol", "binary (default) or compact"),
+                "auth": _field("Authentication", "none (default) or kerberos"),
+                "principal": _field("Kerberos principal", "who the client logs in as "
+                                                          "(migrate@EXAMPLE.COM)"),
+                "keytab": _field("Keytab file", "path of the principal's keytab on the "
+                                                "workers (mode 600); empty: a kinit ticket"),
+                "krb5_conf": _field("krb5.conf", "path of the realm's krb5.conf"),
+                "hbase_principal": _field("Thrift gateways' principal",
+                                          "hbase/_HOST@REALM (default hbase/_HOST)"),
+                "http_principal": _field("WebHDFS principal", "HTTP/_HOST@REALM (SPNEGO)"),
+                "zookeeper_principal": _field("ZooKeeper principal", "zookeeper/_HOST@REALM"),
+                "qop": _field("SASL QOP", "hbase.thrift.security.qop: auth, auth-int or "
+                                          "auth-conf"),
+                "tls_ca_file": _field("TLS CA file", "CA bundle for an https:// WebHDFS"),
             },
             "ui-field-behaviour": {
                 "hidden-fields": ["schema", "login", "password"],

@@ -110,6 +110,8 @@ def hbase_connection(conn_id: str, endpoints: ClusterEndpoints) -> dict[str, Any
     host, _, port = endpoints.thrift.rpartition(":")
     data = endpoints.to_json()
     extra = {k: str(data[k]) for k in HBASE_EXTRA_KEYS if data.get(k)}
+    if endpoints.security is not None:  # file names and principals, never a secret
+        extra.update({k: str(v) for k, v in endpoints.security.to_json().items() if v})
     return {"connection_id": conn_id, "conn_type": "hbase", "host": host, "port": int(port),
             "extra": json.dumps(extra)}
 

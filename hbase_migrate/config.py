@@ -10,6 +10,11 @@
     cluster_json = "state/source/cluster.json"    # or explicit endpoints:
     # thrift = "hbase-a:9090"  thrift2 = "hbase-a:9091"  webhdfs = "http://nn-a:9870"
     # hbase_root = "/hbase"  zookeeper = "zk-a:2181"  znode_parent = "/hbase"
+    # auth = "kerberos"  principal = "migrate@EXAMPLE.COM"  keytab = "migrate.keytab"
+    # krb5_conf = "/etc/krb5.conf"  hbase_principal = "hbase/_HOST@EXAMPLE.COM"
+    # http_principal = "HTTP/_HOST@EXAMPLE.COM"  zookeeper_principal = "zookeeper/_HOST@..."
+    # qop = "auth-conf"  tls_ca_file = "ca.pem"   (hbase_migrate.cluster.security; with
+    #                       cluster_json they override its "security" object)
     [target]
     cluster_json = "state/target/cluster.json"
     # admin_shell = "hbase shell -n"   # runs hbase shell statements (stdin): repair's flush
@@ -24,6 +29,8 @@
     archive_ttl = "10m"         # hbase.master.logcleaner.ttl, for the retention warning
     allow_lossy_deletes = false
     batches_in_flight = 2       # per file: batches sent and not yet acknowledged (0: none)
+    writers = 1                 # gateway connections per replay task, the rows of each batch
+                                # split among them (each row's edits keep their order)
     outage_tolerance = "1h"     # how long a run waits for an unreachable gateway, WebHDFS,
                                 # ZooKeeper, ledger or Kafka before it gives up ("0s": at once)
     [spark]
@@ -40,6 +47,14 @@
     max_put_bytes = "4MiB"      # per putMultiple call (a larger cell goes alone)
     call_timeout = "30s"        # per call; a call that times out is retried smaller
     timeout_retries = 4         # such retries in a row, then the step fails saying where
+    [snapshot]                  # how the copy at T0 is made
+    method = "scan"             # "scan": range tasks over Thrift2 (any cluster, the embedded
+                                # one too); "hbase": an HBase snapshot, its files exported
+                                # over WebHDFS, cloned on the target (real clusters)
+    ttl = "24h"                 # "hbase": the snapshots expire after this (forgotten ones too)
+    keep = false                # "hbase": keep the snapshots (else deleted once used)
+    hbase_version = "2.6.1"     # "hbase": the HBase client of the Java admin helper
+    target_hfile_ttl = "5m"     # the target's hbase.master.hfilecleaner.ttl (HBASE-23202)
     [cdc]                       # optional: the CDC stream of WAL edits to Kafka
     bootstrap = "kafka-1:9092,kafka-2:9092"
     topic = "hbase-cdc.{table}" # one topic, or one per source table with {table}
@@ -76,7 +91,9 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from hbase_migrate.cluster.admin import DEFAULT_HBASE_VERSION
 from hbase_migrate.cluster.endpoints import ClusterEndpoints, load_cluster_json
+from hbase_migrate.cluster.security import ClusterSecurity
 from hbase_migrate.cluster.sizing import GatewaySettings
 from hbase_migrate.errors import ConfigError
 
@@ -84,7 +101,7 @@ STATE_DIR_ENV = "HBASE_MIGRATE_STATE_DIR"
 ENDPOINT_KEYS = ("name", "thrift", "thrift2", "transport", "protocol", "webhdfs", "zookeeper",
                  "znode_parent", "hbase_root")
 _SECTIONS = ("migration", "source", "target", "tables", "replay", "spark", "ranges", "cdc",
-             "gateway", "limits")
+             "gateway", "limits", "snapshot")
 IN_PROCESS = "in-process"  # the Spark master value meaning: run range tasks without Spark
 AUTO = "auto"  # the Spark master value meaning: choose by the step's estimated work
 LOCAL_SPARK_MASTER = "local[*]"
@@ -94,6 +111,8 @@ DEFAULT_MAX_CELLS = 200_000
 REPLAY_DEFAULTS = {"roll_period": 3_600_000, "margin": 300_000, "archive_ttl": 600_000,
                    "outage_tolerance": 3_600_000}
 CDC_DEFAULTS = {"delivery_timeout": 30_000}
+SNAPSHOT_METHODS = ("scan", "hbase")
+SNAPSHOT_DEFAULTS = {"ttl": 86_400_000, "target_hfile_ttl": 300_000}
 # What the CDC stream's guarantees rest on: not for a config to change.
 FIXED_PRODUCER_KEYS = ("acks", "enable.idempotence", "bootstrap.servers",
                        "max.in.flight.requests.per.connection", "retries",
@@ -115,21 +134,30 @@ class ClusterSpec:
     # A command that runs hbase shell statements read on stdin against this cluster
     # ("hbase shell -n"): what a repair past delete markers uses to flush and major-compact.
     admin_shell: str | None = None
+    # Security keys of the section (auth, principal, keytab...), over cluster.json's own.
+    security: tuple[tuple[str, str], ...] = ()
 
     def endpoints(self) -> ClusterEndpoints:
         """The cluster's endpoints; a ``cluster_json`` file is read now, on each call."""
-        if self.explicit is not None:
-            return self.explicit
-        assert self.cluster_json is not None
-        return load_cluster_json(self.cluster_json)
+        found = self.explicit or load_cluster_json(self.cluster_json or "")
+        if not self.security:
+            return found
+        base = found.security or ClusterSecurity()
+        try:
+            return replace(found, security=base.merged(dict(self.security)))
+        except ConfigError as exc:
+            raise ConfigError(f"[{self.role}] with {self.cluster_json or 'its endpoints'}: "
+                              f"{exc}") from None
 
     def to_dict(self) -> dict[str, Any]:
         """The TOML section this spec reads back from (paths absolute)."""
         shell = {"admin_shell": self.admin_shell} if self.admin_shell else {}
         if self.cluster_json is not None:
-            return {"cluster_json": str(self.cluster_json), **shell}
+            return {"cluster_json": str(self.cluster_json), **shell, **dict(self.security)}
         assert self.explicit is not None
-        return {**{k: v for k, v in self.explicit.to_json().items() if v is not None}, **shell}
+        found = {k: v for k, v in self.explicit.to_json().items()
+                 if v is not None and k != "security"}
+        return {**found, **shell, **dict(self.security)}
 
     @property
     def identity(self) -> str:
@@ -160,6 +188,7 @@ class ReplaySettings:
     archive_ttl: int = REPLAY_DEFAULTS["archive_ttl"]
     allow_lossy_deletes: bool = False
     batches_in_flight: int = 2
+    writers: int = 1
     outage_tolerance: int = REPLAY_DEFAULTS["outage_tolerance"]
 
 
@@ -198,6 +227,19 @@ class CdcSettings:
         return {"bootstrap": self.bootstrap, "topic": self.topic, "row_image": self.row_image,
                 "delivery_timeout": self.delivery_timeout, "retries": self.retries,
                 "producer": dict(self.producer), "envelope": self.envelope}
+
+
+@dataclass(frozen=True)
+class SnapshotSettings:
+    """How the copy at T0 is made (``[snapshot]``): ``method`` ``scan`` (range tasks over
+    Thrift2) or ``hbase`` (an HBase snapshot exported file by file and cloned); durations
+    in ms."""
+
+    method: str = "scan"
+    ttl: int = SNAPSHOT_DEFAULTS["ttl"]
+    keep: bool = False
+    hbase_version: str = DEFAULT_HBASE_VERSION
+    target_hfile_ttl: int = SNAPSHOT_DEFAULTS["target_hfile_ttl"]
 
 
 RATE_KEYS = ("copy_cells_per_second", "copy_bytes_per_second", "validate_cells_per_second",
@@ -244,6 +286,7 @@ class MigrationSpec:
     cdc: CdcSettings | None = None
     gateway: GatewaySettings = field(default_factory=GatewaySettings)
     limits: LimitSettings = field(default_factory=LimitSettings)
+    snapshot: SnapshotSettings = field(default_factory=SnapshotSettings)
 
     @property
     def artifact_dir(self) -> Path:
@@ -297,6 +340,7 @@ class MigrationSpec:
             "ranges": {"max_cells": self.engine.max_cells},
             "gateway": self.gateway.to_dict(),
             "limits": self.limits.to_dict(),
+            "snapshot": asdict(self.snapshot),
             **({"cdc": self.cdc.to_dict()} if self.cdc else {}),
         }
 
@@ -357,6 +401,7 @@ def parse_config(data: dict[str, Any], path: Path) -> MigrationSpec:
         cdc=reader.cdc(data),
         gateway=gateway,
         limits=reader.limits(reader.section(data, "limits")),
+        snapshot=reader.snapshot(data),
     )
 
 

@@ -7,7 +7,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, NoReturn
 
+from hbase_migrate.cluster.admin import DEFAULT_HBASE_VERSION
 from hbase_migrate.cluster.endpoints import ClusterEndpoints
+from hbase_migrate.cluster.security import SECURITY_KEYS, ClusterSecurity, warn_if_exposed
 from hbase_migrate.cluster.sizing import GatewaySettings
 from hbase_migrate.config import (
     AUTO,
@@ -24,11 +26,14 @@ from hbase_migrate.config import (
     MAX_LIMITS_REFRESH,
     RATE_KEYS,
     REPLAY_DEFAULTS,
+    SNAPSHOT_DEFAULTS,
+    SNAPSHOT_METHODS,
     CdcSettings,
     ClusterSpec,
     EngineSettings,
     LimitSettings,
     ReplaySettings,
+    SnapshotSettings,
     TableSpec,
 )
 from hbase_migrate.errors import ConfigError
@@ -85,7 +90,8 @@ class Reader:
 
     def duration(self, table: dict[str, Any], key: str, section: str = "replay") -> int:
         defaults = {"replay": REPLAY_DEFAULTS, "cdc": CDC_DEFAULTS,
-                    "gateway": _GATEWAY_DEFAULTS, "limits": _LIMITS_DEFAULTS}[section]
+                    "gateway": _GATEWAY_DEFAULTS, "limits": _LIMITS_DEFAULTS,
+                    "snapshot": SNAPSHOT_DEFAULTS}[section]
         value = table.get(key, defaults[key])
         if isinstance(value, bool) or not isinstance(value, (int, str)):
             self.fail(section, key, "a duration such as \"90s\", \"10m\", \"1h\" or integer ms",
@@ -98,16 +104,20 @@ class Reader:
 
     def cluster(self, data: dict[str, Any], role: str) -> ClusterSpec:
         table = self.section(data, role, required=True)
-        self.keys(table, role, ("cluster_json", "admin_shell", *ENDPOINT_KEYS))
+        self.keys(table, role, ("cluster_json", "admin_shell", *ENDPOINT_KEYS,
+                                *SECURITY_KEYS))
         cluster_json = self.string(table, role, "cluster_json")
         shell = self.string(table, role, "admin_shell")
-        given = {k: self.string(table, role, k) for k in ENDPOINT_KEYS if k in table}
+        security = self.security(table, role)
+        given: dict[str, Any] = {k: self.string(table, role, k) for k in ENDPOINT_KEYS
+                                 if k in table}
         if cluster_json is not None:
             if given:
                 raise ConfigError(
                     f"{self.path}: [{role}]: give either cluster_json or explicit endpoints, "
                     f"not both (found cluster_json and {', '.join(sorted(given))})")
-            return ClusterSpec(role, cluster_json=self.folder / cluster_json, admin_shell=shell)
+            return ClusterSpec(role, cluster_json=self.folder / cluster_json, admin_shell=shell,
+                               security=security)
         if not given.get("thrift"):
             raise ConfigError(f"{self.path}: [{role}]: expected cluster_json or at least "
                               "thrift = \"host:port\"")
@@ -119,7 +129,16 @@ class Reader:
             endpoints = ClusterEndpoints(**{k: v for k, v in given.items() if v is not None})
         except ConfigError as exc:
             raise ConfigError(f"{self.path}: [{role}]: {exc}") from None
-        return ClusterSpec(role, explicit=endpoints, admin_shell=shell)
+        return ClusterSpec(role, explicit=endpoints, admin_shell=shell, security=security)
+
+    def security(self, table: dict[str, Any], role: str) -> tuple[tuple[str, str], ...]:
+        """The section's security keys, checked (relative files against the config's
+        folder)."""
+        given = {k: table[k] for k in SECURITY_KEYS if k in table}
+        if given:
+            warn_if_exposed(self.path, f"a migration config with [{role}] security settings")
+        checked = ClusterSecurity.checked(given, f"{self.path}: [{role}]", self.folder)
+        return tuple(sorted(checked.items()))
 
     def tables(self, data: dict[str, Any]) -> tuple[TableSpec, ...]:
         items = data.get("tables")
@@ -248,7 +267,7 @@ class Reader:
         table = self.section(data, "replay")
         self.keys(table, "replay", ("roll_period", "margin", "archive_ttl",
                                     "allow_lossy_deletes", "batches_in_flight",
-                                    "outage_tolerance"))
+                                    "writers", "outage_tolerance"))
         lossy = table.get("allow_lossy_deletes", False)
         if not isinstance(lossy, bool):
             self.fail("replay", "allow_lossy_deletes", "true or false", lossy)
@@ -256,11 +275,33 @@ class Reader:
         if isinstance(in_flight, bool) or not isinstance(in_flight, int) or not (
                 0 <= in_flight <= 64):
             self.fail("replay", "batches_in_flight", "an integer from 0 to 64", in_flight)
+        writers = table.get("writers", 1)
+        if isinstance(writers, bool) or not isinstance(writers, int) or not 1 <= writers <= 32:
+            self.fail("replay", "writers", "an integer from 1 to 32", writers)
         return ReplaySettings(roll_period=self.duration(table, "roll_period"),
                               margin=self.duration(table, "margin"),
                               archive_ttl=self.duration(table, "archive_ttl"),
                               allow_lossy_deletes=bool(lossy), batches_in_flight=in_flight,
+                              writers=writers,
                               outage_tolerance=self.duration(table, "outage_tolerance"))
+
+    def snapshot(self, data: dict[str, Any]) -> SnapshotSettings:
+        table = self.section(data, "snapshot")
+        self.keys(table, "snapshot", ("method", "ttl", "keep", "hbase_version",
+                                      "target_hfile_ttl"))
+        method = table.get("method", "scan")
+        if method not in SNAPSHOT_METHODS:
+            self.fail("snapshot", "method", " or ".join(map(repr, SNAPSHOT_METHODS)), method)
+        keep = table.get("keep", False)
+        if not isinstance(keep, bool):
+            self.fail("snapshot", "keep", "true or false", keep)
+        ttl = self.duration(table, "ttl", "snapshot")
+        if ttl < 1000:
+            self.fail("snapshot", "ttl", "at least 1s (HBase keeps TTLs in seconds)", ttl)
+        version = self.string(table, "snapshot", "hbase_version") or DEFAULT_HBASE_VERSION
+        return SnapshotSettings(method=method, ttl=ttl, keep=keep, hbase_version=version,
+                                target_hfile_ttl=self.duration(table, "target_hfile_ttl",
+                                                               "snapshot"))
 
     def cdc(self, data: dict[str, Any]) -> CdcSettings | None:
         if "cdc" not in data:

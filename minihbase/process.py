@@ -7,8 +7,6 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import os
-import re
-import shutil
 import signal
 import socket
 import subprocess
@@ -17,8 +15,9 @@ from types import TracebackType
 from typing import Self
 
 from hbase_migrate.errors import HBaseMigrateError
+from hbase_migrate.jvm import maven
 
-MIN_JAVA = 17
+MIN_JAVA = maven.MIN_JAVA
 
 
 class EmbeddedStackError(HBaseMigrateError):
@@ -48,26 +47,12 @@ def ensure_port_free(host: str, port: int, what: str) -> None:
 
 
 def find_java() -> str:
-    """The ``java`` executable (``$JAVA_HOME/bin/java`` first), checked to be 17 or newer."""
-    home = os.environ.get("JAVA_HOME")
-    candidate = os.path.join(home, "bin", "java") if home else shutil.which("java")
-    if not candidate or not os.access(candidate, os.X_OK):
-        raise EmbeddedStackError(
-            f"Java {MIN_JAVA}+ is required but no 'java' was found on PATH or in $JAVA_HOME; "
-            "install it (Debian: apt-get install openjdk-17-jre-headless)"
-        )
-    out = subprocess.run(
-        [candidate, "-version"], capture_output=True, text=True, timeout=30, check=False
-    )
-    match = re.search(r'version "(\d+)(?:\.(\d+))?', out.stderr + out.stdout)
-    major = int(match.group(1)) if match else 0
-    if major == 1 and match and match.group(2):  # "1.8.0" style
-        major = int(match.group(2))
-    if major < MIN_JAVA:
-        raise EmbeddedStackError(
-            f"Java {MIN_JAVA}+ is required, {candidate} is version {major or 'unknown'}"
-        )
-    return candidate
+    """The ``java`` executable (``$JAVA_HOME/bin/java`` first), checked to be 17 or newer
+    (:func:`hbase_migrate.jvm.maven.find_java`, its error as :class:`EmbeddedStackError`)."""
+    try:
+        return maven.find_java()
+    except maven.JvmError as exc:
+        raise EmbeddedStackError(str(exc)) from None
 
 
 def die_with_parent() -> None:
@@ -108,14 +93,7 @@ def stop_child(proc: subprocess.Popen[bytes], timeout: float = 10.0) -> None:
 
 def log_tail(path: str, lines: int = 15) -> str:
     """The last lines of a log file, for error messages."""
-    try:
-        with open(path, "rb") as handle:
-            handle.seek(0, os.SEEK_END)
-            handle.seek(max(0, handle.tell() - 8192))
-            text = handle.read().decode("utf-8", "replace")
-    except OSError:
-        return ""
-    return "\n".join(text.splitlines()[-lines:])
+    return maven.log_tail(Path(path), lines)
 
 
 class ChildProcess:

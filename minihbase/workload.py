@@ -17,12 +17,12 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-import happybase
 from thriftpy2.transport import TTransportException
 
 from hbase_migrate.cluster.descriptors import FamilyDescriptor, TableDescriptor
 from hbase_migrate.cluster.endpoints import ClusterEndpoints, parse_host_port
 from hbase_migrate.cluster.errors import ClusterError
+from hbase_migrate.cluster.thrift1 import open_connection
 from hbase_migrate.cluster.thrift2 import Thrift2Client
 from hbase_migrate.errors import ConfigError
 from hbase_migrate.tablename import normalize_table_name
@@ -69,13 +69,15 @@ class Workload:
         self.rng = random.Random(spec.seed)
         host, port = parse_host_port(endpoints.thrift, "thrift")
         try:
-            self.t1 = happybase.Connection(host, port, transport=endpoints.transport,
-                                           protocol=endpoints.protocol, autoconnect=True)
+            self.t1 = open_connection(host=host, port=port, transport=endpoints.transport,
+                                      protocol=endpoints.protocol, autoconnect=True,
+                                      **endpoints.client_auth)
         except (OSError, TTransportException) as exc:
             detail = getattr(exc, "message", None) or exc
             raise ClusterError(f"cluster {endpoints.name!r}: its thrift gateway {host}:{port} "
                                f"does not answer ({detail}): is the cluster running?") from None
-        self.t2 = Thrift2Client(endpoints.thrift2, endpoints.transport, endpoints.protocol)
+        self.t2 = Thrift2Client(endpoints.thrift2, endpoints.transport, endpoints.protocol,
+                                **endpoints.client_auth)
         self.table = self.t1.table(spec.table)
         self.keys = [self._make_key(i) for i in range(spec.key_space)]
         self.report = WorkloadReport()

@@ -13,7 +13,7 @@ import click
 
 from hbase_migrate.errors import ConfigError
 from hbase_migrate.timeutil import parse_duration
-from realstack.hbase import DEFAULT_VERSION, WAL_COMPRESSION, RealHBase, RealHBaseOptions
+from realstack.hbase import DEFAULT_VERSION, QOPS, WAL_COMPRESSION, RealHBase, RealHBaseOptions
 from realstack.kafka.cli import kafka
 from realstack.maven import RealStackError, module_classpath
 
@@ -72,23 +72,32 @@ def _ms(value: str, name: str) -> int:
 @click.option("--replication-peer", metavar="ID", default=None,
               help="Add a replication peer (nobody answers for it: its queues hold the WALs).")
 @click.option("--heap", default="1g", show_default=True, help="JVM -Xmx.")
+@click.option("--kerberos", is_flag=True,
+              help="Secure every server with Kerberos from a KDC started for the stack.")
+@click.option("--qop", type=click.Choice(QOPS), default="auth", show_default=True,
+              help="With --kerberos: the Thrift gateways' SASL QOP.")
+@click.option("--ticket-lifetime", default="10h", show_default=True,
+              help="With --kerberos: the client principal's ticket lifetime (MIT syntax).")
 def start(hbase_version: str, data_dir: Path, name: str, region_servers: int,
           wal_compression: str, value_compression: str, roll_size: int, roll_period: str,
           archive_ttl: str, cleaner_interval: str, replication_peer: str | None,
-          heap: str) -> None:
+          heap: str, kerberos: bool, qop: str, ticket_lifetime: str) -> None:
     """Start real HBase on 127.0.0.1 and run until SIGTERM or SIGINT.
 
     The first start resolves the HBase jars from Maven Central (cached; offline afterwards).
     When ready, prints one JSON line and writes it to DIR/cluster.json, with the keys of
     ``minicluster start`` plus ``hbase_version`` and ``started_in_ms``; the ``admin``
-    endpoint takes the ``minicluster`` operations."""
+    endpoint takes the ``minicluster`` operations. With ``--kerberos`` a KDC with a
+    temporary realm runs too (stopped with the stack); DIR then holds ``client.keytab`` and
+    ``krb5.conf``, and cluster.json's ``security`` object names them."""
     options = RealHBaseOptions(
         hbase_version=hbase_version, region_servers=region_servers,
         wal_compression=wal_compression, value_compression=value_compression.lower(),
         roll_period_ms=_ms(roll_period, "--roll-period"), roll_size=roll_size,
         archive_ttl_ms=_ms(archive_ttl, "--archive-ttl"),
         cleaner_interval_ms=_ms(cleaner_interval, "--cleaner-interval"),
-        replication_peer=replication_peer, name=name, heap=heap)
+        replication_peer=replication_peer, name=name, heap=heap, kerberos=kerberos, qop=qop,
+        client_ticket_lifetime=ticket_lifetime)
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())

@@ -3,7 +3,11 @@
 Thrift1 and Thrift2 servers) and waits for its ready line, the same ``cluster.json`` as the
 embedded cluster's. The admin endpoint it names answers the embedded cluster's operations
 (``roll``, ``flush``, ``move``, ``kill``, ``clean``, ``finish-split``, ``replication``,
-``bulk-load``, ``info``), so ``minihbase.cli.minicluster.call_admin`` works on both."""
+``bulk-load``, ``info``), so ``minihbase.cli.minicluster.call_admin`` works on both.
+
+With ``kerberos`` the stack is secured (:mod:`realstack.kdc`): a KDC with a temporary realm
+starts first in the stack folder, which then holds, beside ``cluster.json`` (and its
+``security`` object), the client's ``client.keytab`` and ``krb5.conf``."""
 
 from __future__ import annotations
 
@@ -19,6 +23,7 @@ from types import TracebackType
 from typing import Any, Self
 
 from minihbase.process import die_with_parent, log_tail, stop_child
+from realstack.kdc import HOST, Kdc
 from realstack.maven import RealStackError, java_command, module_classpath
 
 log = logging.getLogger(__name__)
@@ -26,6 +31,10 @@ log = logging.getLogger(__name__)
 MAIN_CLASS = "hbasemigrate.realstack.RealHBase"
 DEFAULT_VERSION = "2.6.1"
 WAL_COMPRESSION = ("none", "dict", "dict+tags")
+QOPS = ("auth", "auth-int", "auth-conf")
+CLIENT_PRINCIPAL = "hbase-migrate"
+# The stack's service principals (RealHBase.java: principal()).
+SERVICES = ("hbase/localhost", f"HTTP/{HOST}", f"zookeeper/{HOST}")
 
 
 @dataclass(frozen=True)
@@ -43,6 +52,9 @@ class RealHBaseOptions:
     replication_peer: str | None = None
     name: str = "realhbase"
     heap: str = "1g"
+    kerberos: bool = False
+    qop: str = "auth"                  # hbase.thrift.security.qop of both gateways
+    client_ticket_lifetime: str = "10h"  # the client principal's tickets (short: renewals)
 
     def arguments(self, data_dir: Path) -> list[str]:
         if self.wal_compression not in WAL_COMPRESSION:
@@ -57,6 +69,8 @@ class RealHBaseOptions:
                 "cleaner-interval": str(self.cleaner_interval_ms)}
         if self.replication_peer:
             args["replication-peer"] = self.replication_peer
+        if self.qop not in QOPS:
+            raise RealStackError(f"QOP must be one of {QOPS}, got {self.qop!r}")
         return [part for key, value in args.items() for part in (f"--{key}", value)]
 
 
@@ -84,6 +98,7 @@ class RealHBase:
         self.options = options or RealHBaseOptions()
         self.described: dict[str, Any] = {}
         self._proc: subprocess.Popen[bytes] | None = None
+        self.kdc: Kdc | None = None
 
     @property
     def log_path(self) -> Path:
@@ -105,12 +120,17 @@ class RealHBase:
         """Build the class path if needed, launch the JVM and wait for its ready line."""
         classpath = hbase_classpath(self.options.hbase_version)
         self.data_dir.mkdir(parents=True, exist_ok=True)
+        arguments = self.options.arguments(self.data_dir)
         # The GC log tells a slow cluster from a starved heap; an exhausted heap ends the
         # JVM (its log says so) rather than leaving it to stall every later call.
-        command = java_command(classpath, MAIN_CLASS, self.options.arguments(self.data_dir),
-                               heap=self.options.heap, jvm_options=(
-                                   f"-Xlog:gc:file={self.data_dir / 'gc.log'}:uptime",
-                                   "-XX:+ExitOnOutOfMemoryError"))
+        jvm_options = [f"-Xlog:gc:file={self.data_dir / 'gc.log'}:uptime",
+                       "-XX:+ExitOnOutOfMemoryError"]
+        if self.options.kerberos:
+            arguments += self._start_kdc()
+            assert self.kdc is not None
+            jvm_options.append(f"-Djava.security.krb5.conf={self.kdc.krb5_conf}")
+        command = java_command(classpath, MAIN_CLASS, arguments, heap=self.options.heap,
+                               jvm_options=tuple(jvm_options))
         with self.log_path.open("ab") as log_file:
             self._proc = subprocess.Popen(
                 command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=log_file,
@@ -122,6 +142,17 @@ class RealHBase:
             self.stop()
             raise
         return self
+
+    def _start_kdc(self) -> list[str]:
+        """Start the stack's KDC, make its keytabs; the launcher's security arguments."""
+        self.kdc = Kdc(self.data_dir).start()
+        service = self.kdc.add_principals(self.data_dir / "service.keytab",
+                                          *SERVICES)
+        client = self.kdc.add_principals(self.data_dir / "client.keytab", CLIENT_PRINCIPAL,
+                                         max_life=self.options.client_ticket_lifetime)
+        return ["--keytab", str(service), "--realm", self.kdc.realm, "--qop", self.options.qop,
+                "--client-principal", self.kdc.principal(CLIENT_PRINCIPAL),
+                "--client-keytab", str(client), "--krb5-conf", str(self.kdc.krb5_conf)]
 
     def _ready_line(self, timeout: float) -> dict[str, Any]:
         proc = self._proc
@@ -153,6 +184,9 @@ class RealHBase:
             if self._proc.stdout is not None:
                 self._proc.stdout.close()
         self._proc = None
+        if self.kdc is not None:
+            self.kdc.stop()
+        self.kdc = None
 
     def __enter__(self) -> Self:
         return self.start()

@@ -1,43 +1,21 @@
-"""Resolve a Maven module's run-time class path once, cache it, and launch JVMs on it.
+"""The real stacks' Maven modules: their class paths resolved once and cached, JVMs launched
+on them, with :mod:`hbase_migrate.jvm.maven` (the generic part the core's own Java helper
+uses too); errors become :class:`RealStackError`.
 
-``module_classpath(module, properties)`` runs ``mvn dependency:build-classpath`` the first
-time (downloading into the usual ``~/.m2``), compiles the module's own Java sources with
-``javac``, and caches the result under ``$HBASE_MIGRATE_CACHE`` (default
-``~/.cache/hbase-migrate/realstack``) keyed by the module, the pom's content and the
-properties (``{"hbase.version": "2.5.11"}``). Later calls read the cache and run no Maven at
-all, as long as every jar is still there. ``java_command`` builds the command line with the
-``--add-opens`` flags Hadoop, HBase and Kafka need on Java 17+.
+``module_classpath("hbase", {"hbase.version": "2.5.11"})`` resolves the module beside this
+file (or a folder given as a path) and caches it under ``$HBASE_MIGRATE_CACHE/realstack``.
 """
 
 from __future__ import annotations
 
-import hashlib
-import os
-import re
-import shutil
-import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from minihbase.process import EmbeddedStackError, find_java, log_tail
+from hbase_migrate.jvm import maven
+from minihbase.process import EmbeddedStackError
 
 MODULES = Path(__file__).resolve().parent
-
-# What HBase's bin/hbase passes on JDK 11+ (and what Netty, Hadoop and Kafka reach into).
-_OPENED = ("java.lang", "java.lang.reflect", "java.lang.invoke", "java.io", "java.net",
-           "java.nio", "java.text", "java.util", "java.util.concurrent",
-           "java.util.concurrent.atomic", "java.util.regex", "java.time",
-           "jdk.internal.misc", "jdk.internal.ref", "sun.nio.ch", "sun.nio.cs",
-           "sun.net.dns", "sun.net.util", "sun.security.x509", "sun.security.util")
-ADD_OPENS = (
-    *(f"--add-opens=java.base/{package}=ALL-UNNAMED" for package in _OPENED),
-    "--add-exports=java.base/jdk.internal.misc=ALL-UNNAMED",
-    "--add-exports=java.base/sun.net.dns=ALL-UNNAMED",
-    "--add-exports=java.base/sun.net.util=ALL-UNNAMED",
-    "--add-exports=java.security.jgss/sun.security.krb5=ALL-UNNAMED",
-    "-Dio.netty.tryReflectionSetAccessible=true",
-    "-Dorg.apache.hbase.thirdparty.io.netty.tryReflectionSetAccessible=true",
-)
+ADD_OPENS = maven.ADD_OPENS
 
 
 class RealStackError(EmbeddedStackError):
@@ -45,120 +23,35 @@ class RealStackError(EmbeddedStackError):
 
 
 def cache_root() -> Path:
-    env = os.environ.get("HBASE_MIGRATE_CACHE")
-    base = Path(env) if env else Path.home() / ".cache" / "hbase-migrate"
-    return base / "realstack"
+    return maven.cache_root("realstack")
 
 
 def module_path(module: str | Path) -> Path:
     """``"hbase"`` -> the folder of that module beside this file; a path is taken as is."""
     path = MODULES / module if isinstance(module, str) and "/" not in module else Path(module)
-    if not (path / "pom.xml").is_file():
-        raise RealStackError(f"no Maven module at {path} (expected {path / 'pom.xml'})")
-    return path
-
-
-def find_maven() -> str:
-    """The ``mvn`` executable, or a clear error saying how to install it."""
-    found = shutil.which("mvn")
-    if not found:
-        raise RealStackError("Maven is required to build the real stack's class path but no "
-                             "'mvn' is on PATH; install it (Debian: apt-get install maven, or "
-                             "scripts/system-deps.sh test)")
-    return found
-
-
-def _key(path: Path, properties: Mapping[str, str]) -> str:
-    digest = hashlib.sha256((path / "pom.xml").read_bytes())
-    for source in sorted(p for p in (path / "src").rglob("*") if p.is_file()) \
-            if (path / "src").is_dir() else ():
-        digest.update(source.relative_to(path).as_posix().encode() + source.read_bytes())
-    for name, value in sorted(properties.items()):
-        digest.update(f"\0{name}={value}".encode())
-    version = "-".join(v for _, v in sorted(properties.items()))
-    return f"{path.name}-{version or 'default'}-{digest.hexdigest()[:12]}"
-
-
-def _maven_failure(log_file: Path) -> str:
-    """The one line of a Maven log that says why (a missing artifact, say)."""
-    text = log_file.read_text(encoding="utf-8", errors="replace")
-    for line in re.sub(r"\x1b\[[0-9;]*m", "", text).splitlines():
-        if line.startswith("[ERROR]") and ("Could not" in line or "Failed" in line):
-            return line.removeprefix("[ERROR] ").strip()
-    return log_tail(str(log_file))
+    try:
+        return maven.module_path(path)
+    except maven.JvmError as exc:
+        raise RealStackError(str(exc)) from None
 
 
 def module_classpath(module: str | Path, properties: Mapping[str, str] | None = None,
                      *, timeout: float = 1800.0) -> list[str]:
-    """The run-time class path of a Maven module (its compiled sources first), built once.
-
-    ``properties`` are passed as ``-Dname=value`` (``{"hbase.version": "2.5.11"}``) and are
-    part of the cache key. Raises :class:`RealStackError` naming the missing tool or the
-    artifact Maven could not fetch (with the log path)."""
-    path = module_path(module)
-    props = dict(properties or {})
-    cache = cache_root() / _key(path, props)
-    saved = cache / "classpath.txt"
-    if saved.is_file():
-        entries = saved.read_text(encoding="utf-8").split(os.pathsep)
-        if all(os.path.exists(entry) for entry in entries):
-            return entries
-    cache.mkdir(parents=True, exist_ok=True)
-    resolved = cache / "dependencies.txt"
-    log_file = cache / "maven.log"
-    command = [find_maven(), "-B", "-f", str(path / "pom.xml"), "dependency:build-classpath",
-               f"-Dmdep.outputFile={resolved}", *(f"-D{k}={v}" for k, v in props.items())]
-    with log_file.open("wb") as out:
-        try:
-            done = subprocess.run(command, stdout=out, stderr=subprocess.STDOUT,
-                                  stdin=subprocess.DEVNULL, timeout=timeout, check=False)
-        except subprocess.TimeoutExpired:
-            raise RealStackError(f"Maven did not resolve {path.name} {props} within "
-                                 f"{timeout:g} s; log {log_file}") from None
-    if done.returncode != 0 or not resolved.is_file():
-        raise RealStackError(f"Maven could not resolve the {path.name} module {props}: "
-                             f"{_maven_failure(log_file)} (log {log_file})")
-    entries = [e for e in resolved.read_text(encoding="utf-8").strip().split(os.pathsep) if e]
-    classes = _compile(path, cache, entries)
-    if classes is not None:
-        entries.insert(0, str(classes))
-    saved.write_text(os.pathsep.join(entries), encoding="utf-8")
-    return entries
-
-
-def _compile(path: Path, cache: Path, classpath: list[str]) -> Path | None:
-    """Compile ``src/main/java`` with ``javac`` into the cache, beside a copy of
-    ``src/main/resources``; None when there are no sources."""
-    sources = sorted(str(s) for s in (path / "src" / "main" / "java").rglob("*.java")) \
-        if (path / "src" / "main" / "java").is_dir() else []
-    if not sources:
-        return None
-    javac = Path(find_java()).with_name("javac")
-    if not javac.exists() and shutil.which("javac"):
-        javac = Path(str(shutil.which("javac")))
-    if not javac.exists():
-        raise RealStackError(f"a JDK (javac) is required to compile {path.name}'s launcher; "
-                             "install one (Debian: apt-get install openjdk-17-jdk-headless)")
-    classes = cache / "classes"
-    shutil.rmtree(classes, ignore_errors=True)
-    resources = path / "src" / "main" / "resources"
-    if resources.is_dir():
-        shutil.copytree(resources, classes)
-    done = subprocess.run([str(javac), "-nowarn", "-encoding", "UTF-8", "-d", str(classes),
-                           "-cp", os.pathsep.join(classpath), *sources],
-                          capture_output=True, text=True, timeout=600, check=False)
-    if done.returncode != 0:
-        raise RealStackError(f"javac failed on {path.name}'s launcher:\n"
-                             f"{(done.stdout + done.stderr)[-3000:]}")
-    return classes
+    """The run-time class path of a Maven module (its compiled sources first), built once;
+    :func:`hbase_migrate.jvm.maven.module_classpath` under ``realstack``."""
+    try:
+        return maven.module_classpath(module_path(module), properties, cache="realstack",
+                                      timeout=timeout)
+    except maven.JvmError as exc:
+        raise RealStackError(str(exc)) from None
 
 
 def java_command(classpath: Sequence[str], main: str, args: Sequence[str] = (), *,
                  heap: str = "1g", system_properties: Mapping[str, str] | None = None,
                  jvm_options: Sequence[str] = ()) -> list[str]:
-    """``java`` with a bounded heap, the Java 17 ``--add-opens`` flags, ``-D`` properties and
-    the class path, running ``main`` with ``args``."""
-    return [find_java(), f"-Xmx{heap}", "-XX:+UseSerialGC", "-Djava.net.preferIPv4Stack=true",
-            *ADD_OPENS, *jvm_options,
-            *(f"-D{k}={v}" for k, v in (system_properties or {}).items()),
-            "-cp", os.pathsep.join(classpath), main, *args]
+    """:func:`hbase_migrate.jvm.maven.java_command` (errors as :class:`RealStackError`)."""
+    try:
+        return maven.java_command(classpath, main, args, heap=heap,
+                                  system_properties=system_properties, jvm_options=jvm_options)
+    except maven.JvmError as exc:
+        raise RealStackError(str(exc)) from None

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from hbase_migrate.wal import hotloops
 from minihbase.zookeeper import ZooKeeperServer
 from realstack.kafka import KafkaBroker, KafkaSettings
 from tests.realstack.fixtures import (  # noqa: F401 - the real stack, session-wide
@@ -47,3 +48,15 @@ def legacy_hlog_samples() -> list[Path]:
     if not samples:
         pytest.skip(f"legacy HLog samples not available (looked in {folder})")
     return samples
+
+
+@pytest.fixture(params=["python", "compiled"])
+def both_hot_loops(request: pytest.FixtureRequest) -> Iterator[str]:
+    """Run the test once with the pure-Python hot loops (the reference) and once with the
+    compiled ones (``make setup`` builds them; ``test_hotloops`` fails when they are not)."""
+    if request.param == "compiled" and hotloops.COMPILED is None:
+        pytest.skip("the compiled hot loops are not built")
+    before = hotloops.implementation()
+    hotloops.use(request.param)
+    yield request.param
+    hotloops.use(before)

@@ -15,7 +15,7 @@ past them. Times are milliseconds since the epoch; every writer takes ``now`` fo
 The ledger is one class joined from one part per concern, each in its own module:
 migrations and steps (``migrations_book``), WAL files, anchors and gaps (``wal_book``),
 validations, key ranges and repairs (``range_book``), leases (``lease_book``), limits set
-while steps run (``limit_book``).
+while steps run (``limit_book``), exported snapshot files (``snapshot_book``).
 """
 
 from __future__ import annotations
@@ -31,12 +31,13 @@ from hbase_migrate.audit.limit_book import LimitBook
 from hbase_migrate.audit.migrations_book import MigrationBook
 from hbase_migrate.audit.range_book import RangeBook
 from hbase_migrate.audit.schema import check_not_newer, checked_version, upgrade
+from hbase_migrate.audit.snapshot_book import SnapshotBook
 from hbase_migrate.audit.wal_book import DEFAULT_GAP_REMEDY, WalBook
 
 __all__ = ["DEFAULT_GAP_REMEDY", "Ledger", "now_ms"]
 
 
-class Ledger(MigrationBook, WalBook, RangeBook, LeaseBook, LimitBook):
+class Ledger(MigrationBook, WalBook, RangeBook, LeaseBook, LimitBook, SnapshotBook):
     """An open ledger. Build it with :meth:`open`; close it (or use ``with``) when done."""
 
     @classmethod

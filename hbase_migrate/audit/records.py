@@ -135,6 +135,8 @@ wal_anchors = _cols("wal_anchors", "id", "migration_id", "server", "wal_group", 
                     "name_time", "watermark", "recorded_at")
 leases = _cols("leases", "name", "holder", "acquired_at", "expires_at")
 limit_changes = _cols("limit_changes", "id", "migration_id", "name", "value", "set_at")
+snapshot_files = _cols("snapshot_files", "id", "migration_id", "snapshot", "path", "source_path",
+                       "size", "status", "checksum", "copies", "step_id", "recorded_at")
 
 
 def dump_json(value: Any) -> str:
@@ -378,6 +380,30 @@ class LimitChange:
         except ValueError as exc:
             raise LedgerError(f"ledger table limit_changes, row id {row['id']}, column value: "
                               f"not JSON ({exc}): {values['value'][:80]!r}") from None
+        return cls(**values)
+
+
+@dataclass(frozen=True)
+class SnapshotFileRecord:
+    """A file of an exported snapshot: ``path`` under the target root, ``status`` ``copied``
+    or ``kept``, ``checksum`` how both sides compared (``method``, ``source``, ``target``)."""
+
+    id: int
+    migration_id: int
+    snapshot: str
+    path: str
+    source_path: str
+    size: int
+    status: str
+    checksum: dict[str, Any]
+    copies: int
+    step_id: int | None
+    recorded_at: int
+
+    @classmethod
+    def from_row(cls, row: RowMapping) -> SnapshotFileRecord:
+        values = dict(row)
+        values["checksum"] = _load_json(values["checksum"], "snapshot_files", row, "checksum")
         return cls(**values)
 
 

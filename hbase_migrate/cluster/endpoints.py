@@ -2,6 +2,9 @@
 
 ``cluster.json`` (written by the embedded cluster, or by hand for a real one) holds the same
 keys as :class:`ClusterEndpoints`; unknown keys (``pid``, ``dir``...) are ignored on load.
+Its ``security`` object, when present, says how clients authenticate
+(:class:`~hbase_migrate.cluster.security.ClusterSecurity`; relative file names in it are
+relative to the ``cluster.json``).
 Where a cluster's gateways answer can change while a process runs (a restart on new ports
 rewrites ``cluster.json``): clients take a :data:`Locate` function to look their endpoint up
 again before reconnecting (:func:`relocated`).
@@ -19,6 +22,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from hbase_migrate.cluster.security import ClusterSecurity, warn_if_exposed
 from hbase_migrate.errors import ConfigError, HBaseMigrateError
 
 log = logging.getLogger(__name__)
@@ -103,6 +107,16 @@ class ClusterEndpoints:
     znode_parent: str = "/hbase"
     hbase_root: str | None = None
     hbase_root_dir: str | None = None  # a local folder holding the HBase root, when there is one
+    security: ClusterSecurity | None = None  # None: no authentication
+
+    @property
+    def kerberos(self) -> bool:
+        return self.security is not None and self.security.kerberos
+
+    @property
+    def client_auth(self) -> dict[str, Any]:
+        """What every client of this cluster is given: its security and its name."""
+        return {"security": self.security, "cluster": self.name}
 
     def __post_init__(self) -> None:
         parse_host_port(self.thrift, f"cluster {self.name!r} thrift")
@@ -121,11 +135,19 @@ class ClusterEndpoints:
         return asdict(self)
 
     @classmethod
-    def from_json(cls, data: dict[str, Any], source: str = "cluster.json") -> ClusterEndpoints:
+    def from_json(cls, data: dict[str, Any], source: str = "cluster.json",
+                  folder: Path | None = None) -> ClusterEndpoints:
         known = {k: data[k] for k in cls.__dataclass_fields__ if k in data}
         for required in ("name", "thrift"):
             if not isinstance(known.get(required), str):
                 raise ConfigError(f"{source}: missing or non-string key {required!r}")
+        security = known.pop("security", None)
+        if security is not None:
+            if not isinstance(security, dict):
+                raise ConfigError(f"{source}: security: expected an object, got {security!r}")
+            known["security"] = ClusterSecurity.from_json(security, source, folder)
+            if folder is not None:  # read from a file: the settings name a keytab
+                warn_if_exposed(source, "a cluster.json with security settings")
         return cls(**known)
 
 
@@ -137,4 +159,4 @@ def load_cluster_json(path: str | Path) -> ClusterEndpoints:
         raise ConfigError(f"{path}: cannot read cluster endpoints: {exc}") from exc
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: expected a JSON object of cluster endpoints")
-    return ClusterEndpoints.from_json(data, str(path))
+    return ClusterEndpoints.from_json(data, str(path), Path(path).absolute().parent)

@@ -6,7 +6,9 @@ backoff, on a new pool when ``locate`` says the gateway moved (restarted on a ne
 turns the gateway's IOError / IllegalArgument into :class:`Thrift1Error`, and one that stays
 unreachable into :class:`Thrift1UnreachableError`, after which the next call makes a single
 attempt until one succeeds. Thrift1 reads see only the newest version of each column in
-scans; use the Thrift2 client for every version.
+scans; use the Thrift2 client for every version. A secured cluster's connections speak
+SASL/GSSAPI (:mod:`hbase_migrate.cluster.sasl`); a client without credentials that reaches
+a SASL gateway is told so in one line instead of waiting it out as an outage.
 """
 
 from __future__ import annotations
@@ -22,8 +24,9 @@ from types import TracebackType
 from typing import Any, Self, TypeVar
 
 import happybase
-from thriftpy2.thrift import TApplicationException, TException
-from thriftpy2.transport import TTransportException
+from happybase.connection import Hbase
+from thriftpy2.thrift import TApplicationException, TClient, TException
+from thriftpy2.transport import TSocket, TTransportException
 
 from hbase_migrate.bytesutil import to_string_binary
 from hbase_migrate.cluster.descriptors import (
@@ -41,6 +44,13 @@ from hbase_migrate.cluster.endpoints import (
     tried,
 )
 from hbase_migrate.cluster.errors import ClusterError, GatewayUnreachableError
+from hbase_migrate.cluster.sasl import (
+    credentials_missing,
+    open_secured,
+    sasl_required,
+    sasl_transport,
+)
+from hbase_migrate.cluster.security import ClusterSecurity
 from hbase_migrate.wal.model import Cell, CellType
 
 log = logging.getLogger(__name__)
@@ -78,6 +88,34 @@ def split_column(column: bytes) -> tuple[bytes, bytes]:
     return family, qualifier
 
 
+class _SecuredConnection(happybase.Connection):  # type: ignore[misc]  # untyped library
+    """A happybase connection over SASL/GSSAPI (the SASL layer replaces the transport)."""
+
+    def __init__(self, *, security: ClusterSecurity, cluster: str, **options: Any) -> None:
+        self._security, self._cluster = security, cluster
+        super().__init__(**options)
+
+    def _refresh_thrift_client(self) -> None:
+        self._socket = TSocket(  # type: ignore[no-untyped-call]
+            host=self.host, port=self.port, socket_timeout=self.timeout)
+        self.transport = sasl_transport(self._security, self.host, self._socket)
+        protocol = self._protocol_class(self.transport, decode_response=False)
+        self.client = TClient(Hbase, protocol)
+
+    def open(self) -> None:
+        if not self.transport.is_open():
+            open_secured(self.transport, self._socket, self._security, self._cluster,
+                         f"{self.host}:{self.port}")
+
+
+def open_connection(security: ClusterSecurity | None, cluster: str, **options: Any) -> Any:
+    """A happybase connection (``options`` as ``happybase.Connection`` takes them), over
+    SASL/GSSAPI when ``security`` (of the cluster named ``cluster``) says Kerberos."""
+    if security is None or not security.kerberos:
+        return happybase.Connection(**options)
+    return _SecuredConnection(security=security, cluster=cluster, **options)
+
+
 class _Pool:
     """``size`` happybase connections to one gateway, each opened on first use and lent to
     one caller at a time (thread-safe). A connection whose call raised is closed and replaced
@@ -86,7 +124,7 @@ class _Pool:
     def __init__(self, size: int, **options: Any) -> None:
         self._options = options
         self._lock = threading.Lock()
-        self._all = [happybase.Connection(**options) for _ in range(size)]
+        self._all = [open_connection(**options) for _ in range(size)]
         self._free: queue.LifoQueue[Any] = queue.LifoQueue()
         for conn in self._all:
             self._free.put(conn)
@@ -105,7 +143,7 @@ class _Pool:
 
     def _replace(self, conn: Any) -> Any:
         conn.close()
-        fresh = happybase.Connection(**self._options)
+        fresh = open_connection(**self._options)
         with self._lock:
             self._all[self._all.index(conn)] = fresh
         return fresh
@@ -121,15 +159,19 @@ class Thrift1Client:
 
     def __init__(self, endpoint: str, transport: str = "buffered", protocol: str = "binary",
                  timeout: float = 30.0, pool_size: int = 2, retries: int = 3,
-                 backoff: float = 0.2, *, locate: Locate | None = None) -> None:
+                 backoff: float = 0.2, *, locate: Locate | None = None,
+                 security: ClusterSecurity | None = None, cluster: str = "") -> None:
         """``locate``, when given, says where the gateway answers now (``host:port``, e.g.
-        re-read from the cluster's ``cluster.json``); it is asked before each retry."""
+        re-read from the cluster's ``cluster.json``); it is asked before each retry.
+        ``security`` (of the cluster named ``cluster``) makes it a SASL/GSSAPI client."""
         self.endpoint = endpoint
         self.retries, self.backoff, self.locate = retries, backoff, locate
         self.unreachable = False  # the last call used up its retries on the transport
         self._pool_options: dict[str, Any] = dict(
             size=pool_size, transport=transport, protocol=protocol,
-            timeout=int(timeout * 1000), autoconnect=False)
+            timeout=int(timeout * 1000), autoconnect=False,
+            security=security if security is not None and security.kerberos else None,
+            cluster=cluster or endpoint)
         self._lock = threading.Lock()
         self.pool = self._make_pool(*parse_host_port(endpoint, "thrift endpoint"))
 
@@ -186,6 +228,10 @@ class Thrift1Client:
                 with self.pool.connection() as conn:
                     result = func(conn)
             except _TRANSPORT_ERRORS as exc:
+                if attempt == 0 and self._pool_options["security"] is None and sasl_required(
+                        *parse_host_port(self.endpoint, "thrift endpoint")):
+                    raise credentials_missing(self._pool_options["cluster"], "thrift",
+                                              self.endpoint) from exc
                 if attempt + 1 >= attempts:
                     self.unreachable = True
                     raise Thrift1UnreachableError(

@@ -14,7 +14,8 @@ Calls are sized by bytes (:mod:`hbase_migrate.cluster.sizing`): a scan asks for 
 (:mod:`hbase_migrate.cluster.scanning`); ``put_cells`` sends at most ``max_put_bytes`` per
 ``putMultiple``. A call that times out is retried smaller, at most ``timeout_retries`` times
 in a row, then fails with one line saying what to change. A server error's message is cut
-to its first line (HBase sends Java stack traces).
+to its first line (HBase sends Java stack traces). A secured cluster's connection speaks
+SASL/GSSAPI (:mod:`hbase_migrate.cluster.sasl`), as the Thrift1 client's do.
 """
 
 from __future__ import annotations
@@ -28,10 +29,11 @@ from typing import Any, Self, TypeVar
 
 from thriftpy2.protocol import TBinaryProtocolFactory, TCompactProtocolFactory
 from thriftpy2.rpc import make_client
-from thriftpy2.thrift import TApplicationException
+from thriftpy2.thrift import TApplicationException, TClient
 from thriftpy2.transport import (
     TBufferedTransportFactory,
     TFramedTransportFactory,
+    TSocket,
     TTransportException,
 )
 
@@ -52,7 +54,14 @@ from hbase_migrate.cluster.endpoints import (
 )
 from hbase_migrate.cluster.errors import ClusterError, GatewayUnreachableError
 from hbase_migrate.cluster.mutations import deletes_from_cells, puts_from_cells, runs
+from hbase_migrate.cluster.sasl import (
+    credentials_missing,
+    open_secured,
+    sasl_required,
+    sasl_transport,
+)
 from hbase_migrate.cluster.scanning import AdaptiveScan
+from hbase_migrate.cluster.security import ClusterSecurity
 from hbase_migrate.cluster.sizing import (
     DEFAULT_MAX_PUT_BYTES,
     DEFAULT_MAX_RESULT_BYTES,
@@ -156,11 +165,13 @@ class Thrift2Client:
                  locate: Locate | None = None,
                  max_result_bytes: int = DEFAULT_MAX_RESULT_BYTES,
                  max_put_bytes: int = DEFAULT_MAX_PUT_BYTES,
-                 timeout_retries: int = DEFAULT_TIMEOUT_RETRIES) -> None:
+                 timeout_retries: int = DEFAULT_TIMEOUT_RETRIES,
+                 security: ClusterSecurity | None = None, cluster: str = "") -> None:
         """``locate``, when given, says where the gateway answers now (``host:port``, e.g.
         re-read from the cluster's ``cluster.json``); it is asked before each reconnection.
         ``max_result_bytes`` and ``max_put_bytes`` bound a scan and a put call by bytes;
-        ``timeout_retries`` is how often a call that timed out is retried smaller."""
+        ``timeout_retries`` is how often a call that timed out is retried smaller.
+        ``security`` (of the cluster named ``cluster``) makes it a SASL/GSSAPI client."""
         self.endpoint = endpoint
         self.host, self.port = parse_host_port(endpoint, "thrift2 endpoint")
         if transport not in ("buffered", "framed") or protocol not in ("binary", "compact"):
@@ -175,6 +186,8 @@ class Thrift2Client:
                                f"{timeout_retries}")
         self.max_result_bytes, self.max_put_bytes = max_result_bytes, max_put_bytes
         self.timeout_retries = timeout_retries
+        self.security = security if security is not None and security.kerberos else None
+        self.cluster = cluster or endpoint
         self.put_limit = max_put_bytes  # lowered when a put call times out
         self.last_scan: AdaptiveScan | None = None  # the figures of the latest scan
         self.unreachable = False  # the last call used up its retries on the transport
@@ -182,12 +195,15 @@ class Thrift2Client:
 
     @classmethod
     def with_settings(cls, endpoint: str, settings: GatewaySettings, transport: str = "buffered",
-                      protocol: str = "binary", *, locate: Locate | None = None) -> Thrift2Client:
+                      protocol: str = "binary", *, locate: Locate | None = None,
+                      security: ClusterSecurity | None = None, cluster: str = ""
+                      ) -> Thrift2Client:
         """A client sized and timed by a migration's ``[gateway]`` settings."""
         return cls(endpoint, transport, protocol, timeout=settings.call_timeout, locate=locate,
                    max_result_bytes=settings.max_result_bytes,
                    max_put_bytes=settings.max_put_bytes,
-                   timeout_retries=settings.timeout_retries)
+                   timeout_retries=settings.timeout_retries, security=security,
+                   cluster=cluster)
 
     def __enter__(self) -> Self:
         return self
@@ -209,10 +225,22 @@ class Thrift2Client:
                      else TBufferedTransportFactory())
             proto = (TCompactProtocolFactory() if self.protocol == "compact"  # type: ignore[no-untyped-call]
                      else TBinaryProtocolFactory())  # type: ignore[no-untyped-call]
+            if self.security is not None:
+                self._client = self._secured(proto)
+                return self._client
             self._client = make_client(hbase2.THBaseService, self.host, self.port,
                                        timeout=int(self.timeout * 1000),
                                        trans_factory=trans, proto_factory=proto)
         return self._client
+
+    def _secured(self, proto: Any) -> Any:
+        """A client over SASL/GSSAPI (the SASL layer takes the place of the transport)."""
+        assert self.security is not None
+        sock = TSocket(self.host, self.port,  # type: ignore[no-untyped-call]
+                       socket_timeout=int(self.timeout * 1000))
+        trans = sasl_transport(self.security, self.host, sock)
+        open_secured(trans, sock, self.security, self.cluster, self.endpoint)
+        return TClient(hbase2.THBaseService, proto.get_protocol(trans))
 
     def relocate(self) -> None:
         """Ask ``locate`` where the gateway answers now; switch to it (closing the
@@ -260,6 +288,9 @@ class Thrift2Client:
                 raise Thrift2Error(f"{self.endpoint}: {what}: {first_line(exc)}") from exc
             except _TRANSPORT_ERRORS as exc:
                 self.close()
+                if attempt == 0 and self.security is None and sasl_required(self.host,
+                                                                            self.port):
+                    raise credentials_missing(self.cluster, "thrift2", self.endpoint) from exc
                 if raise_timeouts and isinstance(exc, TimeoutError):
                     self.unreachable = False
                     raise

@@ -33,9 +33,11 @@ from urllib.parse import urlsplit
 
 from hbase_migrate.cluster.endpoints import check_http_url
 from hbase_migrate.cluster.errors import ClusterError, WebHdfsUnreachableError
+from hbase_migrate.cluster.kerberos import KerberosError, explain, http_auth, login
+from hbase_migrate.cluster.security import ClusterSecurity
 from hbase_migrate.errors import WalError
 from hbase_migrate.wal.names import parse_wal_path
-from hbase_migrate.wal.source import open_source, source_size
+from hbase_migrate.wal.source import open_source, register_client, source_size
 
 log = logging.getLogger(__name__)
 
@@ -227,18 +229,39 @@ class LocalWalStore(WalStore):
 
 
 class WebHdfsWalStore(WalStore):
-    """WAL files read through WebHDFS with the ``hdfs`` package's InsecureClient.
-    ``url`` is the NameNode's HTTP address (``http://namenode:9870``)."""
+    """WAL files read through WebHDFS with the ``hdfs`` package's InsecureClient, or its
+    KerberosClient (SPNEGO) when ``security`` says Kerberos; an ``https://`` URL is checked
+    against ``tls_ca_file`` when given. ``url`` is the NameNode's HTTP address
+    (``http://namenode:9870``). The WAL reader opens this store's files with the same
+    client (:func:`hbase_migrate.wal.source.register_client`)."""
 
     def __init__(self, url: str, hbase_root: str = "/hbase", user: str | None = None,
-                 separate_oldlogdir_by_server: bool = False, timeout: float = 30.0) -> None:
-        from hdfs import InsecureClient
-
+                 separate_oldlogdir_by_server: bool = False, timeout: float = 30.0, *,
+                 security: ClusterSecurity | None = None, cluster: str = "") -> None:
         super().__init__(separate_oldlogdir_by_server)
         self.url = check_http_url(url, "WebHDFS URL").rstrip("/")
         self._netloc = urlsplit(self.url).netloc
         self.hbase_root = "/" + hbase_root.strip("/")
-        self.client: Any = InsecureClient(self.url, user=user, timeout=timeout)
+        self.security = security if security is not None and security.kerberos else None
+        self.cluster = cluster or self.url
+        self.client: Any = self._new_client(user, timeout)
+        if self.security is not None or self.url.startswith("https:"):
+            register_client(self._netloc, lambda: self._new_client(user, timeout))
+
+    def _new_client(self, user: str | None, timeout: float) -> Any:
+        from hdfs import InsecureClient
+        from requests import Session
+
+        session = Session()
+        if self.url.startswith("https:") and self.security and self.security.tls_ca_file:
+            session.verify = self.security.tls_ca_file
+        if self.security is None:
+            return InsecureClient(self.url, user=user, timeout=timeout, session=session)
+        login(self.security, self.cluster, f"WebHDFS {self.url}")
+        session.auth = http_auth(self.security, urlsplit(self.url).hostname or "")
+        from hdfs import Client
+
+        return Client(self.url, timeout=timeout, session=session)
 
     def _hdfs_path(self, relpath: str) -> str:
         return posixpath.join(self.hbase_root, relpath) if relpath else self.hbase_root
@@ -254,6 +277,8 @@ class WebHdfsWalStore(WalStore):
         except HdfsError as exc:
             if getattr(exc, "exception", None) == "FileNotFoundException":
                 return None
+            if "Authentication failure" in str(exc):  # the hdfs package's words for a 401
+                raise self._unauthorized(exc) from exc
             error = (WebHdfsUnreachableError
                      if getattr(exc, "exception", None) in _NOT_SERVING_YET else ClusterError)
             raise error(f"WebHDFS {self.url}, path {hdfs_path}: {exc}",
@@ -261,6 +286,15 @@ class WebHdfsWalStore(WalStore):
         except RequestException as exc:
             raise WebHdfsUnreachableError(f"WebHDFS {self.url}: cannot {method} {hdfs_path}: "
                                           f"{exc}", endpoint=self.url) from exc
+
+    def _unauthorized(self, exc: Exception) -> ClusterError:
+        if self.security is None:
+            return KerberosError(
+                f"cluster {self.cluster!r}, WebHDFS {self.url}: the NameNode requires SPNEGO "
+                "(Kerberos) authentication and this client has no credentials; set auth = "
+                "\"kerberos\" with principal and keytab for the cluster", endpoint=self.url)
+        return explain(exc, self.security, self.cluster, f"WebHDFS {self.url}",
+                       self.security.http_principal)
 
     @staticmethod
     def _entry(name: str, status: dict[str, Any]) -> _Entry:

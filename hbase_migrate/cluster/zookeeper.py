@@ -25,15 +25,18 @@ import time
 from collections.abc import Mapping
 from pathlib import Path
 from types import TracebackType
-from typing import NamedTuple, Self
+from typing import Any, NamedTuple, Self
 
 from kazoo.client import KazooClient
 from kazoo.exceptions import (
+    AuthFailedError,
     ConnectionClosedError,
     ConnectionLoss,
     KazooException,
     LockTimeout,
     NoNodeError,
+    SASLException,
+    SessionClosedRequireSaslError,
     SessionExpiredError,
 )
 from kazoo.recipe.lock import Lock
@@ -43,6 +46,7 @@ from hbase_migrate.cluster.errors import (
     MigrationLockedError,
     ZooKeeperUnreachableError,
 )
+from hbase_migrate.cluster.kerberos import KerberosError, explain, kazoo_sasl_options, login
 from hbase_migrate.cluster.replication_payload import (
     PeerSchema,
     ReplicationPeer,
@@ -55,6 +59,7 @@ from hbase_migrate.cluster.replication_payload import (
     parse_legacy_table_cfs,
     parse_queue_id,
 )
+from hbase_migrate.cluster.security import ClusterSecurity
 from hbase_migrate.cluster.zkpayload import (
     decode_cluster_id,
     decode_master,
@@ -192,8 +197,12 @@ class HBaseZooKeeper:
     """A read-only kazoo session on one cluster's ZooKeeper; use as a context manager."""
 
     def __init__(self, hosts: str, znode_parent: str = "/hbase", timeout: float = 10.0,
-                 lock_root: str = DEFAULT_LOCK_ROOT) -> None:
+                 lock_root: str = DEFAULT_LOCK_ROOT, *, security: ClusterSecurity | None = None,
+                 cluster: str = "") -> None:
+        """``security`` (of the cluster named ``cluster``): SASL (GSSAPI) when Kerberos."""
         self.hosts = hosts
+        self.security = security if security is not None and security.kerberos else None
+        self.cluster = cluster or hosts
         self.znode_parent = "/" + znode_parent.strip("/")
         self.timeout = timeout
         self.lock_root = "/" + lock_root.strip("/")
@@ -204,12 +213,20 @@ class HBaseZooKeeper:
 
     def start(self) -> Self:
         """Connect; ClusterError naming the quorum when it does not answer in time."""
-        client = KazooClient(hosts=self.hosts, timeout=self.timeout)
+        options: dict[str, Any] = {}
+        if self.security is not None:
+            login(self.security, self.cluster, self.hosts)
+            first = self.hosts.split(",")[0].rpartition(":")[0]
+            options["sasl_options"] = kazoo_sasl_options(self.security, first)
+        client = KazooClient(hosts=self.hosts, timeout=self.timeout, **options)
         try:
             client.start(timeout=self.timeout)
         except Exception as exc:  # kazoo raises its handler's timeout type, or ValueError
             client.stop()
             client.close()
+            if self.security is not None and isinstance(exc, (AuthFailedError, SASLException)):
+                raise explain(exc.__cause__ or exc, self.security, self.cluster,
+                              f"ZooKeeper {self.hosts}", "zookeeper") from None
             raise ZooKeeperUnreachableError(
                 f"ZooKeeper quorum {self.hosts}: no session within {self.timeout:g} s ({exc}); "
                 "is the quorum address right and ZooKeeper running?", endpoint=self.hosts
@@ -244,6 +261,11 @@ class HBaseZooKeeper:
         return "/".join((self.znode_parent.rstrip("/"), *parts))
 
     def _failed(self, path: str, exc: Exception) -> ClusterError:
+        if isinstance(exc, SessionClosedRequireSaslError):
+            return KerberosError(
+                f"cluster {self.cluster!r}, ZooKeeper {self.hosts}: the quorum requires SASL "
+                "(Kerberos) authentication and this client has no credentials; set auth = "
+                "\"kerberos\" with principal and keytab for the cluster", endpoint=self.hosts)
         lost = isinstance(exc, (ConnectionLoss, SessionExpiredError, ConnectionClosedError))
         return (ZooKeeperUnreachableError if lost else ClusterError)(
             f"ZooKeeper quorum {self.hosts}, znode {path}: {type(exc).__name__}: {exc}",

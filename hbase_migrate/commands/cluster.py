@@ -85,7 +85,8 @@ def zookeeper_info(endpoints: ClusterEndpoints) -> dict[str, Any] | None:
         return None
     from hbase_migrate.cluster.zookeeper import QUEUES_IN_ZOOKEEPER, HBaseZooKeeper
 
-    with HBaseZooKeeper(endpoints.zookeeper, endpoints.znode_parent) as zk:
+    with HBaseZooKeeper(endpoints.zookeeper, endpoints.znode_parent,
+                        **endpoints.client_auth) as zk:
         master = zk.master()
         location = zk.queues_location()
         peers = [{"id": p.peer_id, "cluster_key": p.cluster_key,

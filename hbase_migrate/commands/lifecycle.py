@@ -66,11 +66,11 @@ def prepare(config: Path, as_json: bool) -> None:
         *_skipped(result), _state(result)])
 
 
-def _progress_bar(as_json: bool) -> Any:
+def _progress_bar(as_json: bool, unit: str = "key ranges") -> Any:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
     return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                    TextColumn("key ranges"), transient=True, disable=as_json)
+                    TextColumn(unit), transient=True, disable=as_json)
 
 
 def _ranges(bar: Any, what: str, migration: str) -> Callable[[int, int], None]:
@@ -96,21 +96,37 @@ _master = click.option("--master", metavar="URL",
 @click.option("--watermark", metavar="TIME",
               help="T0 of the copy (default: now); ignored once a watermark is recorded.")
 @_master
-def snapshot(config: Path, as_json: bool, watermark: str | None, master: str | None) -> None:
+@click.option("--method", type=click.Choice(["scan", "hbase"]),
+              help="scan: range tasks over Thrift2; hbase: an HBase snapshot, its files "
+                   "exported and cloned on the target (default: the config's [snapshot] "
+                   "method, else scan).")
+@click.option("--keep-snapshot", is_flag=True, default=None,
+              help="hbase method: keep the snapshots (else the target's is deleted after "
+                   "the clone, the source's after a passing cutover check).")
+def snapshot(config: Path, as_json: bool, watermark: str | None, master: str | None,
+             method: str | None, keep_snapshot: bool | None) -> None:
     """Fix the watermark T0 and copy every cell version written before it, one task per key
-    range; a rerun copies only the ranges not yet copied."""
+    range (or, with the hbase method, per snapshot file); a rerun copies only what is not
+    yet copied."""
     from hbase_migrate.config import load_config
     from hbase_migrate.lifecycle import snapshot as step
     from hbase_migrate.timeutil import format_time, parse_time
 
     spec = load_config(config)
     t0 = parse_time(watermark, name="--watermark") if watermark else None
-    with _progress_bar(as_json) as bar:
-        result = step(spec, watermark=t0, master=master,
-                      progress=_ranges(bar, "copy", spec.name))
+    files = (method or spec.snapshot.method) == "hbase"
+    with _progress_bar(as_json, "files" if files else "key ranges") as bar:
+        result = step(spec, watermark=t0, master=master, method=method,
+                      keep_snapshot=keep_snapshot,
+                      progress=_ranges(bar, "export" if files else "copy", spec.name))
     m = result.metrics
     _show(result, as_json, [
         f"watermark T0 = {format_time(m['watermark'])}", *_engine(result),
+        *([f"snapshots {', '.join(m['snapshots'])}: {m['files']} files, "
+           f"{m['files_copied']} copied ({m['bytes_copied']} bytes in "
+           f"{m['export_seconds']}s, {m['bytes_per_second']} bytes/s), {m['files_kept']} "
+           "equal on the target already"] if "files" in m else []),
+        *m.get("notes", []), *m.get("cloned", []),
         *(f"{c['table']} {c['bounds']}: {c['rows']} rows, {c['cells']} cells copied"
           for c in m.get("copied", [])),
         *(f"{t['source']} -> {t['target']}: {t['ranges']} key ranges, {t['rows']} rows, "

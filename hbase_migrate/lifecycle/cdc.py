@@ -82,7 +82,8 @@ def open_sink(job: ReplayJob) -> KafkaSink:
     target = open_job_target(job)
     return KafkaSink(settings, sources, target,
                      Thrift2Client.with_settings(endpoints.thrift2, job.target.gateway,
-                                                 endpoints.transport, endpoints.protocol),
+                                                 endpoints.transport, endpoints.protocol,
+                                                 **endpoints.client_auth),
                      cluster=cluster)
 
 

@@ -1,6 +1,8 @@
 """Step 5: the cutover gate (DESIGN section 6): go only when nothing is left to replay, no
 gap is open, the replay lag is below a threshold, and a validation made after the last
-catch-up matched on every range. The verdict and its reasons are a ledger step."""
+catch-up matched on every range. The verdict and its reasons are a ledger step. On go, the
+source snapshots the ``hbase`` copy method took are deleted, unless the snapshot step kept
+them (``--keep-snapshot``, ``[snapshot] keep``)."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ from hbase_migrate.config import MigrationSpec
 from hbase_migrate.lifecycle.result import StepResult
 from hbase_migrate.lifecycle.step import recorded_step
 from hbase_migrate.replay.discovery import SOURCE
+from hbase_migrate.snapshot.hbase_method import admin_channel, delete_snapshots
 from hbase_migrate.timeutil import format_duration, format_time
 
 DEFAULT_MAX_LAG_MS = 60_000
@@ -56,4 +59,9 @@ def cutover_check(spec: MigrationSpec, *, max_lag: int = DEFAULT_MAX_LAG_MS,
                             reasons=reasons,
                             lag=status.lag, max_lag=max_lag, open_gaps=len(status.gaps),
                             files_not_drained=len(undone))
+        copies = [s for s in ledger.steps(mid, "snapshot") if s.status is StepStatus.SUCCEEDED]
+        if not reasons and copies and copies[-1].metrics.get("method") == "hbase" \
+                and not copies[-1].metrics.get("keep_snapshot"):
+            admin = admin_channel(spec.source, spec.snapshot.hbase_version)
+            step.metrics["snapshots_deleted"] = delete_snapshots(spec, admin)
         return step.result()

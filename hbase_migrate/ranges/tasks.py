@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -32,7 +33,8 @@ def open_thrift2(cluster: ClusterSpec) -> Thrift2Client:
                           "gateway (thrift2 = \"host:9090\"): the copy and the comparison "
                           "need one")
     return Thrift2Client.with_settings(endpoints.thrift2, cluster.gateway,
-                                       locate=lambda: cluster.endpoints().thrift2)
+                                       locate=lambda: cluster.endpoints().thrift2,
+                                       **endpoints.client_auth)
 
 
 def open_thrift1(cluster: ClusterSpec, why: str) -> Thrift1Client:
@@ -44,7 +46,7 @@ def open_thrift1(cluster: ClusterSpec, why: str) -> Thrift1Client:
                           f"gateway (thrift = \"host:9090\"): {why}")
     return Thrift1Client(endpoints.thrift, endpoints.transport, endpoints.protocol,
                          timeout=cluster.gateway.call_timeout,
-                         locate=lambda: cluster.endpoints().thrift)
+                         locate=lambda: cluster.endpoints().thrift, **endpoints.client_auth)
 @contextmanager
 def task_throttle(plan: ThrottlePlan | None) -> Iterator[Throttle | None]:
     """The throttle of a task of the step ``plan`` describes (None: no plan, no limits)."""
@@ -146,16 +148,22 @@ class ChecksumJob:
 
 
 def checksum_range_task(job: ChecksumJob, key_range: KeyRange) -> RangePair:
-    """The statistics of one range on the source, then on the target."""
+    """The statistics of one range on the source and on the target, both scanned at once
+    (the source on a second thread: two clusters answer in parallel)."""
+
+    def source_side(throttle: Throttle | None) -> RangeStats:
+        with open_thrift2(job.source) as source:
+            return range_stats(source, key_range, throttle=throttle)
+
     try:
-        with task_throttle(job.throttle) as throttle:
-            with open_thrift2(job.source) as source:
-                left = range_stats(source, key_range, throttle=throttle)
+        with task_throttle(job.throttle) as throttle, \
+                ThreadPoolExecutor(1, thread_name_prefix=f"scan {key_range.id}") as pool:
+            left = pool.submit(source_side, throttle)
             with open_thrift2(job.target) as target:
                 right = range_stats(target, key_range, job.target_table(key_range),
                                     throttle=throttle)
+            return RangePair(left.result(), right)
     except RangeError:
         raise
     except Exception as exc:
         raise RangeError(f"checksums of range {key_range} failed: {exc}") from exc
-    return RangePair(left, right)

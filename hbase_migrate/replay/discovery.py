@@ -38,7 +38,8 @@ def open_wal_store(cluster: ClusterSpec) -> WalStore:
     """The WAL store of a cluster (ConfigError when it names no WAL storage)."""
     endpoints = cluster.endpoints()
     if endpoints.webhdfs:
-        return WebHdfsWalStore(endpoints.webhdfs, endpoints.hbase_root or "/hbase")
+        return WebHdfsWalStore(endpoints.webhdfs, endpoints.hbase_root or "/hbase",
+                               **endpoints.client_auth)
     local = endpoints.hbase_root_dir or endpoints.hbase_root
     if local and Path(local).is_dir():
         return LocalWalStore(local)

@@ -44,7 +44,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 
-from hbase_migrate.cluster.sizing import cell_bytes
+from hbase_migrate.cluster.sizing import CELL_OVERHEAD
 from hbase_migrate.errors import WalCorruptError
 from hbase_migrate.replay.apply import AppliedCounts, ReplayTarget, require_families
 from hbase_migrate.replay.errors import ReplayError
@@ -53,13 +53,10 @@ from hbase_migrate.replay.marker_log import BulkLoadRecord, MarkerLog, RegionEve
 from hbase_migrate.replay.mutations import (
     RowMutation,
     WalPosition,
-    count_tags,
-    mutation_cells,
     to_mutations,
 )
 from hbase_migrate.tablename import table_name
-from hbase_migrate.wal.markers import is_marker
-from hbase_migrate.wal.model import Entry
+from hbase_migrate.wal.model import METAFAMILY, Entry
 from hbase_migrate.wal.reader import WalReader
 
 Source = str | os.PathLike[str]
@@ -227,9 +224,10 @@ class _Run:
         self.markers = MarkerLog()
         self.applied = AppliedCounts()
         self.last_write_time: int | None = None
-        self.checked: set[tuple[str, bytes]] = set()
+        self.checked: dict[str, set[bytes]] = {}  # target table -> families known there
         # per table name as the WAL writes it: (source, target or None, families or None)
-        self.tables: dict[bytes, tuple[str, str | None, frozenset[bytes] | None]] = {}
+        self.tables: dict[bytes, tuple[str, str | None, frozenset[bytes] | None,
+                                       str | None]] = {}
 
     def check_mapping(self) -> None:
         """Every mapped target table, and the families a filter names, exist."""
@@ -240,21 +238,23 @@ class _Run:
             if families:
                 require_families(self.target, dst, families, f"mapped from {source}")
 
-    def _table(self, raw: bytes) -> tuple[str, str | None, frozenset[bytes] | None]:
-        """The source name, target and replayed families of a WAL table name, looked up
-        once per file."""
+    def _table(self, raw: bytes
+               ) -> tuple[str, str | None, frozenset[bytes] | None, str | None]:
+        """The source name, target, replayed families and table skip reason of a WAL table
+        name, looked up once per file."""
         known = self.tables.get(raw)
         if known is None:
             flt = self.spec.filter
             source = table_name(raw)
-            known = self.tables[raw] = (source, flt.target_of(source), flt.families_of(source))
+            known = self.tables[raw] = (source, flt.target_of(source), flt.families_of(source),
+                                        flt.table_skip_reason(source))
         return known
 
     def take(self, entry: Entry) -> None:
         """Filter and convert one entry into the buffer (nothing is written here)."""
         key = entry.key
-        source, dst, families = self._table(key.table_name)
-        reason = self.spec.filter.skip_reason(source, key.write_time)
+        source, dst, families, reason = self._table(key.table_name)
+        reason = reason or self.spec.filter.time_skip_reason(key.write_time)
         cells = 0
         if reason is None:
             assert dst is not None
@@ -268,30 +268,37 @@ class _Run:
 
     def _convert(self, entry: Entry, source: str, dst: str,
                  families: frozenset[bytes] | None) -> int:
-        """Buffer the entry's mutations into ``dst``; return the number of data cells."""
+        """Buffer the entry's mutations into ``dst``; return the number of data cells.
+        (Once per entry on the replay's hot path: one pass over the cells.)"""
         position = WalPosition(self.name, entry.offset, entry.index, entry.key.sequence,
                                entry.key.write_time)
         data = []
+        size = tags = 0
         for cell in entry.cells:
-            if is_marker(cell):
+            family = cell.family
+            if family == METAFAMILY:
                 self.markers.read(source, cell, entry.key.write_time, position)
-            elif families is not None and cell.family not in families:
+            elif families is not None and family not in families:
                 self.cells_filtered += 1
             else:
                 data.append(cell)
+                size += len(cell.row) + len(family) + len(cell.qualifier) + len(cell.value)
+                if cell.tags:
+                    tags += len(cell.tags)
         if not data:
             return 0
-        new = {c.family for c in data} - {f for t, f in self.checked if t == dst}
-        if new:
+        seen = self.checked.setdefault(dst, set())
+        new = {c.family for c in data}
+        if not new <= seen:
+            new -= seen
             with self.lock:
                 require_families(self.target, dst, new, f"written by {position}")
-            self.checked.update((dst, f) for f in new)
-        mutations = to_mutations(data, position)
-        self.pending.setdefault(dst, []).extend(mutations)
-        self.tags += count_tags(data)
-        self.bytes += sum(cell_bytes(c) for c in data)
+            seen |= new
+        self.pending.setdefault(dst, []).extend(to_mutations(data, position))
+        self.tags += tags
+        self.bytes += size + CELL_OVERHEAD * len(data)  # sizing.cells_bytes(data)
         self.entries_applied += 1
-        return mutation_cells(mutations)
+        return len(data)
 
     def flush(self) -> None:
         """Hand the buffer over (with the progress to report once it is acknowledged, if

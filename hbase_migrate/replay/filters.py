@@ -91,10 +91,18 @@ class ReplayFilter:
 
     def skip_reason(self, source: str, write_time: int) -> str | None:
         """Why an entry of ``source`` written at ``write_time`` is skipped, or None."""
+        return self.table_skip_reason(source) or self.time_skip_reason(write_time)
+
+    def table_skip_reason(self, source: str) -> str | None:
+        """Why every entry of ``source`` is skipped, or None."""
         if is_system_table(source) and not self.include_system_tables:
             return SKIP_SYSTEM
         if self.target_of(source) is None:
             return SKIP_UNMAPPED
+        return None
+
+    def time_skip_reason(self, write_time: int) -> str | None:
+        """Why an entry written at ``write_time`` is skipped (the window), or None."""
         if self.start_time is not None and write_time < self.start_time:
             return SKIP_BEFORE
         if self.end_time is not None and write_time >= self.end_time:

@@ -64,7 +64,8 @@ def migration_lock(job: ReplayJob) -> Iterator[HeldLock]:
                           job.name, job.lock_timeout) as check:
             yield HeldLock(identifier, check)
         return
-    with HBaseZooKeeper(endpoints.zookeeper, endpoints.znode_parent) as zk:
+    with HBaseZooKeeper(endpoints.zookeeper, endpoints.znode_parent,
+                        **endpoints.client_auth) as zk:
         locks = [zk.lock(job.lock_name, identifier, timeout=job.lock_timeout)]
         locks[0].acquire()
         expired = threading.Event()

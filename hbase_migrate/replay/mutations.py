@@ -26,6 +26,7 @@ from hbase_migrate.replay.errors import UnknownCellTypeError
 from hbase_migrate.wal.model import Cell, CellType
 
 KNOWN_TYPES = frozenset(int(t) for t in CellType)
+_PUT = int(CellType.PUT)
 
 
 class Kind(Enum):
@@ -71,6 +72,9 @@ def cell_kind(cell: Cell, position: WalPosition) -> Kind:
 
 def to_mutations(cells: Sequence[Cell], position: WalPosition) -> list[RowMutation]:
     """The row mutations of one entry's data cells (markers already removed), in order."""
+    row = cells[0].row if cells else b""
+    if cells and all(c.type == _PUT and c.row == row for c in cells):  # the usual entry: one Put
+        return [RowMutation(row, Kind.PUT, tuple(cells), position)]
     out: list[RowMutation] = []
     run: list[Cell] = []
     run_key: tuple[bytes, Kind] | None = None

@@ -64,7 +64,8 @@ def read_replication(endpoints: ClusterEndpoints) -> ReplicationView | None:
     from hbase_migrate.cluster.zookeeper import HBaseZooKeeper
 
     try:
-        return _read(HBaseZooKeeper(endpoints.zookeeper, endpoints.znode_parent))
+        return _read(HBaseZooKeeper(endpoints.zookeeper, endpoints.znode_parent,
+                                    **endpoints.client_auth))
     except ClusterError as exc:
         log.warning("replication state of %s unknown (retention assumed unpinned): %s",
                     endpoints.name, exc)

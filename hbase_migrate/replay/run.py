@@ -38,6 +38,7 @@ from hbase_migrate.replay.outage import (
     close_stale_outages,
     outage_of,
 )
+from hbase_migrate.replay.partitioned import RowPartitionedTarget
 from hbase_migrate.replay.parts import chain_id, chain_server
 from hbase_migrate.replay.plan import plan
 from hbase_migrate.replay.retention import AT_RISK, Retention, assess, read_replication
@@ -451,9 +452,19 @@ def _skip_excluded(ledger: Ledger, migration_id: int, manifest: Manifest, stream
 
 def open_job_target(job: ReplayJob, tasks: int = 1) -> ReplayTarget:
     """The migration's target cluster (its endpoints re-read on reconnect: a restart may
-    move the ports), paced by the replay limit (of which this is one of ``tasks``)."""
-    target = open_target(job.target, allow_lossy_deletes=job.spec.replay.allow_lossy_deletes,
-                         force_thrift1=job.force_thrift1)
+    move the ports) over ``[replay] writers`` connections, paced by the replay limit (of
+    which this is one of ``tasks``)."""
+    targets: list[ReplayTarget] = []
+    try:
+        for _ in range(job.spec.replay.writers):
+            targets.append(open_target(
+                job.target, allow_lossy_deletes=job.spec.replay.allow_lossy_deletes,
+                force_thrift1=job.force_thrift1, probe=not targets))
+    except BaseException:
+        for opened in targets:
+            opened.close()
+        raise
+    target = targets[0] if len(targets) == 1 else RowPartitionedTarget(targets)
     return ThrottledTarget(target, throttle_for(ThrottlePlan.of(job.spec, "replay", tasks)))
 
 

@@ -55,11 +55,13 @@ def open_target(cluster: ClusterEndpoints | EndpointSource, *,
         target = Thrift2Target(Thrift2Client.with_settings(
             endpoints.thrift2, settings if isinstance(settings, GatewaySettings)
             else GatewaySettings(), endpoints.transport, endpoints.protocol,
-            locate=_locate(source, "thrift2")), cluster=endpoints.name)
+            locate=_locate(source, "thrift2"), **endpoints.client_auth),
+            cluster=endpoints.name)
     else:
         target = Thrift1Target(Thrift1Client(endpoints.thrift, endpoints.transport,
                                              endpoints.protocol,
-                                             locate=_locate(source, "thrift")),
+                                             locate=_locate(source, "thrift"),
+                                             **endpoints.client_auth),
                                allow_lossy_deletes=allow_lossy_deletes, cluster=endpoints.name)
     if probe:
         try:

@@ -25,14 +25,12 @@ shell's ``flush`` then ``major_compact`` always drop them.
 
 from __future__ import annotations
 
-import shlex
-import subprocess
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from hbase_migrate.cluster.errors import ClusterError
+from hbase_migrate.cluster.admin import SHELL_TIMEOUT, run_shell
 from hbase_migrate.cluster.thrift1 import Thrift1Client
 from hbase_migrate.cluster.thrift2 import Thrift2Client
 from hbase_migrate.ranges.keyrange import KeyRange
@@ -45,34 +43,16 @@ POLL = 1.0
 NOTE_LIMIT = 20
 
 
-SHELL_TIMEOUT = 600.0  # seconds an admin shell may take to flush and compact a table
-
-
-class AdminShellError(ClusterError):
-    """The target's ``admin_shell`` could not run, or failed."""
-
-
 def shell_fix(table: str) -> str:
     """The hbase shell commands that drop a table's delete markers."""
     return f"flush '{table}'; major_compact '{table}'"
 
 
 def run_admin_shell(command: str, table: str, timeout: float = SHELL_TIMEOUT) -> None:
-    """``flush`` then ``major_compact`` ``table`` through ``command`` (statements on its
-    stdin, as ``hbase shell -n`` reads them); one-line errors naming the command."""
-    statements = f"flush '{table}'\nmajor_compact '{table}'\n"
-    try:
-        done = subprocess.run(shlex.split(command), input=statements, capture_output=True,
-                              text=True, timeout=timeout, check=False)
-    except (OSError, ValueError) as exc:
-        raise AdminShellError(f"target admin_shell {command!r}: cannot run it ({exc})") from None
-    except subprocess.TimeoutExpired:
-        raise AdminShellError(f"target admin_shell {command!r}: no end within {timeout:g}s "
-                              f"of {shell_fix(table)!r}") from None
-    if done.returncode != 0:
-        said = " ".join((done.stderr or done.stdout).split())[-300:]
-        raise AdminShellError(f"target admin_shell {command!r}: {shell_fix(table)!r} exited "
-                              f"with {done.returncode}: {said}")
+    """``flush`` then ``major_compact`` ``table`` through the target's admin shell
+    ``command`` (:func:`hbase_migrate.cluster.admin.run_shell`)."""
+    run_shell(command, f"flush '{table}'\nmajor_compact '{table}'\n", "target",
+              shell_fix(table), timeout)
 
 
 def hidden_cells(source: Thrift2Client, target: Thrift2Client, key_range: KeyRange,

@@ -20,6 +20,7 @@ from types import TracebackType
 
 from hbase_migrate.errors import WalCorruptError
 from hbase_migrate.wal import cells as C
+from hbase_migrate.wal import hotloops
 from hbase_migrate.wal.dictionary import (
     FAMILY_CAPACITY,
     REGION_CAPACITY,
@@ -36,7 +37,7 @@ from hbase_migrate.wal.header import (
 from hbase_migrate.wal.keyprefix import key_prefix_problem
 from hbase_migrate.wal.model import Entry, WalHeader, WalKey
 from hbase_migrate.wal.protobuf import ProtobufError, decode_varint32, varint_cut_off
-from hbase_migrate.wal.walkey import KeyDictionaries, decode_key, kv_count_only
+from hbase_migrate.wal.walkey import KeyDictionaries, kv_count_only
 from hbase_migrate.wal.window import CHUNK, Source, Window, open_wal, size_of
 
 # The only bound HBase puts on a WALKey's length when reading is the Java int it is read
@@ -98,7 +99,8 @@ class WalReader:
         capacity = 1 if recovered else REGION_CAPACITY
         self._key_dicts: KeyDictionaries | None = None
         self._cells: C.CompressionState | None = None
-        self._decode_cells: C.CellsDecoder = C.decode_plain_cells
+        self._decode_key = hotloops.key_decoder()
+        self._decode_cells: C.CellsDecoder = hotloops.plain_decoder()
         if self.header.has_compression:
             self._key_dicts = KeyDictionaries(
                 LruDictionary(capacity),
@@ -111,7 +113,7 @@ class WalReader:
                 writer=False,
             )
             self._cells = self._cells._replace(family=self._key_dicts.family)
-            self._decode_cells = C.compressed_cells_decoder(self._cells)
+            self._decode_cells = hotloops.compressed_decoder(self._cells)
         if start_offset < 0:
             raise ValueError(f"start_offset must be >= 0, got {start_offset}")
         self._start_offset = max(start_offset, self._edits_start)
@@ -229,7 +231,7 @@ class WalReader:
         if key_end > len(buf):
             buf = self._load_key(window, pos, key_start, key_end, index)
         try:
-            key, count = decode_key(buf, key_start, key_end, self._key_dicts)
+            key, count = self._decode_key(buf, key_start, key_end, self._key_dicts)
         except (ValueError, IndexError) as exc:
             raise self._stop_or_corrupt(window, pos, index, f"bad WALKey: {exc}") from None
         try:

@@ -24,6 +24,7 @@ from __future__ import annotations
 import getpass
 import io
 import os
+from collections.abc import Callable
 from typing import IO, Any, BinaryIO
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
@@ -42,9 +43,22 @@ def _split(url: str) -> tuple[str, str]:
     return f"http://{parts.hostname}:{port}", parts.path or "/"
 
 
+# Clients of secured WebHDFS endpoints by "host:port" (Kerberos, HTTPS), registered by the
+# cluster layer that knows a cluster's security; every other endpoint gets an InsecureClient.
+_CLIENTS: dict[str, Callable[[], Any]] = {}
+
+
+def register_client(netloc: str, factory: Callable[[], Any]) -> None:
+    """Open ``webhdfs://netloc/...`` URLs with ``factory()``'s ``hdfs`` client."""
+    _CLIENTS[netloc] = factory
+
+
 def _client(base_url: str) -> Any:
     from hdfs import InsecureClient
 
+    factory = _CLIENTS.get(urlsplit(base_url).netloc)
+    if factory is not None:
+        return factory()
     user = os.environ.get("HADOOP_USER_NAME") or getpass.getuser()
     return InsecureClient(base_url, user=user)
 

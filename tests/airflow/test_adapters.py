@@ -5,6 +5,7 @@ connection, a run's Params turned into a migration spec, and the trigger's seria
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +43,19 @@ def test_an_hbase_connection_gives_the_clusters_endpoints(
     connection(monkeypatch, "hbase_b", prefixed)
     assert HBaseHook("hbase_b").endpoints() == ClusterEndpoints(
         name="hbase_b", thrift="hbase-a:9090", thrift2="hbase-a:9091")
+
+
+def test_an_hbase_connection_carries_the_clusters_security(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from hbase_migrate_airflow.hooks import HBaseHook
+
+    from hbase_migrate.cluster.security import ClusterSecurity
+
+    secured = replace(ENDPOINTS, security=ClusterSecurity(
+        auth="kerberos", principal="migrate@EXAMPLE.COM", keytab="/etc/migrate.keytab",
+        hbase_principal="hbase/_HOST@EXAMPLE.COM", qop="auth-conf"))
+    connection(monkeypatch, "hbase_k", hbase_connection("hbase_k", secured))
+    assert HBaseHook("hbase_k").endpoints() == replace(secured, name="hbase_k")
 
 
 @pytest.mark.parametrize(("body", "message"), [

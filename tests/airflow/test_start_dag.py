@@ -1,10 +1,13 @@
 """``hbase_migrate_start`` under ``dag.test()`` against embedded clusters named by ``hbase``
 connections: the target gets the table, the copy validates, and the ledger's steps carry
-this run's ids. A bad Param is refused before the run starts."""
+this run's ids; the ``hbase`` copy method, asked by Param, is refused on them. A bad Param
+is refused before the run starts."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -24,19 +27,27 @@ def env_connection(monkeypatch: pytest.MonkeyPatch, conn_id: str, cluster: MiniH
     monkeypatch.setenv(f"AIRFLOW_CONN_{conn_id.upper()}", json.dumps(body))
 
 
+@contextmanager
+def connected(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+              ) -> Iterator[tuple[MiniHBase, MiniHBase]]:
+    """Embedded source and target, named by the connections test_source and test_target."""
+    with MiniHBase(tmp_path / "src", "source") as src, \
+            MiniHBase(tmp_path / "dst", "target") as dst:
+        env_connection(monkeypatch, "test_source", src)
+        env_connection(monkeypatch, "test_target", dst)
+        yield src, dst
+
+
 def test_start_copies_and_validates_with_this_runs_ids(
         dag_bag: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     dag = dag_bag.get_dag("hbase_migrate_start")  # type: ignore[attr-defined]
     ledger = f"sqlite:///{tmp_path / 'ledger.db'}"
-    with MiniHBase(tmp_path / "src", "source") as src, \
-            MiniHBase(tmp_path / "dst", "target") as dst:
+    with connected(tmp_path, monkeypatch) as (src, dst):
         written = run_workload(src, TABLE, seed=5, ops=200)
-        env_connection(monkeypatch, "test_source", src)
-        env_connection(monkeypatch, "test_target", dst)
         conf = {"migration": "start_test", "source_conn_id": "test_source",
                 "target_conn_id": "test_target", "tables": [TABLE], "ledger": ledger,
                 "spark_conn_id": None}
-        run = dag.test(run_conf=conf)
+        run = dag.test(run_conf={**conf, "snapshot_method": "scan"})
         states = {ti.task_id: ti.state for ti in run.get_task_instances()}
         assert states == {"prepare": "success", "snapshot": "success", "validate": "success"}
         with t2(dst) as target:
@@ -60,9 +71,30 @@ def test_start_copies_and_validates_with_this_runs_ids(
     assert [(s.kind, s.status.value, s.dag_id, s.run_id, s.task_id) for s in steps[:3]] == [
         (task, "succeeded", "hbase_migrate_start", run.run_id, task)
         for task in ("prepare", "snapshot", "validate")]
+    assert steps[1].metrics["method"] == "scan"  # the Param, passed to the snapshot step
     assert steps[2].metrics["mode"] == "live"  # the start DAG's validation is in flight
     assert (steps[3].kind, steps[3].status.value, steps[3].dag_id, steps[3].run_id) == (
         "cutover-check", "failed", "hbase_migrate_cutover", gate.run_id)
+
+
+def test_the_hbase_method_param_reaches_the_step_and_is_refused_on_the_embedded_cluster(
+        dag_bag: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    dag = dag_bag.get_dag("hbase_migrate_start")  # type: ignore[attr-defined]
+    ledger = f"sqlite:///{tmp_path / 'ledger.db'}"
+    with connected(tmp_path, monkeypatch) as (src, _):
+        run_workload(src, TABLE, seed=6, ops=20)
+        run = dag.test(run_conf={
+            "migration": "start_hbase", "source_conn_id": "test_source",
+            "target_conn_id": "test_target", "tables": [TABLE], "ledger": ledger,
+            "spark_conn_id": None, "snapshot_method": "hbase"})
+        states = {ti.task_id: ti.state for ti in run.get_task_instances()}
+        assert (states["prepare"], states["snapshot"]) == ("success", "failed")
+    with Ledger.open(ledger) as opened:
+        record = opened.migration("start_hbase")
+        assert record is not None and record.state == "schema_ready"  # refused: nothing done
+        copy, = opened.steps(record.id, "snapshot")
+        assert copy.status.value == "failed" and "no hbase.version under its HBase root" in (
+            copy.error or "")
 
 
 NAMED = {"migration": "m", "source_conn_id": "a", "target_conn_id": "b", "tables": ["t"]}
@@ -78,6 +110,7 @@ BAD = [
 
 @pytest.mark.parametrize(("dag_id", "conf", "named"), [
     ("hbase_migrate_start", {**NAMED, "watermark": "yesterday"}, "watermark"),
+    ("hbase_migrate_start", {**NAMED, "snapshot_method": "distcp"}, "snapshot_method"),
     *[("hbase_migrate_start", *case) for case in BAD],
     *[("hbase_migrate_cutover", *case) for case in BAD]])
 def test_bad_params_are_refused_before_the_run(dag_bag: object, dag_id: str,

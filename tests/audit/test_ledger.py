@@ -293,3 +293,23 @@ def test_ensure_spec_uses_the_cluster_identities(ledger: Ledger, tmp_path: Path)
     path.write_text(path.read_text().replace("b:9090", "c:9090"))
     with pytest.raises(MigrationMismatchError, match="target 'thrift:b:9090'"):
         ledger.ensure_spec(load_config(path))
+
+
+def test_snapshot_files_count_copies_and_keep_the_newest_check(ledger: Ledger, mid: int) -> None:
+    path = "archive/data/default/orders/r1/d/f1"
+    checksum = {"method": "sha256", "source": "aa", "target": "aa"}
+    ledger.record_snapshot_file(mid, "s1", path, source_path="data/default/orders/r1/d/f1",
+                                size=10, status="copied", checksum=checksum, step_id=None,
+                                now=1000)
+    ledger.record_snapshot_file(mid, "s1", path, source_path="archive/" + path[8:], size=10,
+                                status="kept", checksum=checksum, step_id=None, now=2000)
+    ledger.record_snapshot_file(mid, "s1", path, source_path="archive/" + path[8:], size=10,
+                                status="copied", checksum=checksum,
+                                step_id=None, now=3000)
+    ledger.record_snapshot_file(mid, "s2", path, source_path="x", size=1, status="copied",
+                                checksum=checksum, step_id=None, now=4000)
+    first, other = ledger.snapshot_files(mid)
+    assert (first.snapshot, first.status, first.copies, first.recorded_at, first.source_path,
+            first.checksum) == ("s1", "copied", 2, 3000, "archive/" + path[8:], checksum)
+    assert (other.snapshot, other.copies) == ("s2", 1)
+    assert [r.path for r in ledger.snapshot_files(mid, "s2")] == [path]

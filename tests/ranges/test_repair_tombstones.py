@@ -13,8 +13,9 @@ import pytest
 
 from hbase_migrate.audit.ledger import Ledger
 from hbase_migrate.bytesutil import to_string_binary
+from hbase_migrate.cluster.admin import AdminShellError
 from hbase_migrate.config import load_config
-from hbase_migrate.validate.tombstones import AdminShellError, run_admin_shell
+from hbase_migrate.validate.tombstones import run_admin_shell
 from hbase_migrate.wal.model import Cell, CellType
 from minihbase.server import MiniHBase
 from tests.ranges.test_cli import run

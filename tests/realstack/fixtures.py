@@ -47,12 +47,16 @@ def real_hbase(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealHBase]:
     ran out flushing them while 10 MB puts and scans were served; 1536 MB stalled once under
     the whole suite)."""
     skip_without_real_stack()
-    stack = RealHBase(tmp_path_factory.mktemp("realhbase"),
-                      RealHBaseOptions(region_servers=2, heap="2g", replication_peer="1"))
+    yield from running(RealHBase(tmp_path_factory.mktemp("realhbase"), RealHBaseOptions(
+        region_servers=2, heap="2g", replication_peer="1")), "real HBase")
+
+
+def running(stack: RealHBase, what: str) -> Iterator[RealHBase]:
+    """``stack`` started (a test failure naming ``what`` when it cannot), then stopped."""
     try:
         stack.start()
     except RealStackError as exc:
-        pytest.fail(f"real HBase did not start: {exc}")
+        pytest.fail(f"{what} did not start: {exc}")
     try:
         yield stack
     finally:

@@ -17,6 +17,8 @@ from realstack.hbase import DEFAULT_VERSION
 from .agreement import disagreements, dump
 from .golden import OPTION_SETS, PRINTOUT
 
+pytestmark = pytest.mark.usefixtures("both_hot_loops")  # the reference and the compiled hot loops
+
 GOLDEN = Path(__file__).resolve().parents[1] / "data" / "real-wal"
 # A folder per option set: the default version's at the top, another version's under hbase-V/
 FILES = sorted(p.with_name(p.name.split(PRINTOUT)[0]) for p in GOLDEN.rglob(f"*{PRINTOUT}*"))

@@ -34,6 +34,8 @@ from hbase_migrate.wal.protobuf import bytes_field, decode_varint, encode_varint
 from hbase_migrate.wal.reader import WalReader
 from hbase_migrate.wal.writer import WalOptions
 
+pytestmark = pytest.mark.usefixtures("both_hot_loops")  # the reference and the compiled hot loops
+
 ENTRIES, DAMAGED = 624, 300
 
 

@@ -13,6 +13,8 @@ from hypothesis import strategies as st
 from hbase_migrate.errors import WalCorruptError, WalError
 from hbase_migrate.wal.reader import WalReader
 
+pytestmark = pytest.mark.usefixtures("both_hot_loops")  # the reference and the compiled hot loops
+
 SAMPLES = [
     wal_bytes(simple_pairs(6, tags=True), options, trailer=trailer)
     for options in ALL_OPTIONS

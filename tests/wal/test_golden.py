@@ -7,6 +7,7 @@ import io
 import uuid
 import zlib
 
+import pytest
 from conftest import read_all
 
 from hbase_migrate.wal.cells import CompressionState, encode_compressed_cell, encode_plain_cell
@@ -14,6 +15,8 @@ from hbase_migrate.wal.header import decode_header, encode_header
 from hbase_migrate.wal.model import Cell, Tag, WalHeader, WalKey
 from hbase_migrate.wal.walkey import decode_key, encode_key
 from hbase_migrate.wal.writer import WalOptions, WalWriter, write_wal
+
+pytestmark = pytest.mark.usefixtures("both_hot_loops")  # the reference and the compiled hot loops
 
 
 def h(text: str) -> bytes:

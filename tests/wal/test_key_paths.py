@@ -13,6 +13,8 @@ from hbase_migrate.wal.model import Cell, CellType, WalKey
 from hbase_migrate.wal.reader import WalReader
 from hbase_migrate.wal.writer import WalOptions, WalWriter
 
+pytestmark = pytest.mark.usefixtures("both_hot_loops")  # the reference and the compiled hot loops
+
 REGION = b"0123456789abcdef0123456789abcdef"
 KEYS = [
     WalKey(REGION, b"t", 1, 1_700_000_000_000),

@@ -10,6 +10,8 @@ from hbase_migrate.wal.messages import TableName
 from hbase_migrate.wal.model import METAFAMILY, Cell, WalKey
 from hbase_migrate.wal.writer import WalOptions
 
+pytestmark = pytest.mark.usefixtures("both_hot_loops")  # the reference and the compiled hot loops
+
 STORE = M.StoreDescriptor(b"cf", "cf", ("hfile1", "hfile2"), 1234)
 SERVER = M.ServerName("rs1.example.com", 16020, 1700000000000)
 

@@ -14,6 +14,8 @@ from hbase_migrate.wal.protobuf import delimited
 from hbase_migrate.wal.reader import WalReader
 from hbase_migrate.wal.writer import WalOptions, WalWriter
 
+pytestmark = pytest.mark.usefixtures("both_hot_loops")  # the reference and the compiled hot loops
+
 
 def test_legacy_samples(legacy_samples: list[Path]) -> None:
     for sample in legacy_samples:

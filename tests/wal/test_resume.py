@@ -11,6 +11,8 @@ from hbase_migrate.errors import WalCorruptError
 from hbase_migrate.wal.reader import WalReader, read_entries
 from hbase_migrate.wal.writer import WalOptions
 
+pytestmark = pytest.mark.usefixtures("both_hot_loops")  # the reference and the compiled hot loops
+
 
 @pytest.mark.parametrize("trailer", [True, False], ids=["trailer", "no-trailer"])
 @pytest.mark.parametrize("options", ALL_OPTIONS, ids=OPTION_IDS)

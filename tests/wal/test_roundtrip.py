@@ -12,6 +12,8 @@ from hbase_migrate.wal.model import Cell, Tag, WalKey
 from hbase_migrate.wal.reader import WalReader
 from hbase_migrate.wal.writer import WalOptions, WalWriter
 
+pytestmark = pytest.mark.usefixtures("both_hot_loops")  # the reference and the compiled hot loops
+
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(pairs=pairs_st, options=options_st, trailer=...)

@@ -8,6 +8,8 @@ from conftest import ALL_OPTIONS, OPTION_IDS, pairs_of, read_all, simple_pairs, 
 from hbase_migrate.errors import WalEmptyError
 from hbase_migrate.wal.writer import WalOptions
 
+pytestmark = pytest.mark.usefixtures("both_hot_loops")  # the reference and the compiled hot loops
+
 
 @pytest.mark.parametrize("trailer", [True, False], ids=["trailer", "no-trailer"])
 @pytest.mark.parametrize("options", ALL_OPTIONS[:5], ids=OPTION_IDS[:5])

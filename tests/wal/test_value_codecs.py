@@ -18,6 +18,8 @@ from hbase_migrate.wal.model import Cell, WalKey
 from hbase_migrate.wal.reader import WalReader
 from hbase_migrate.wal.writer import WalOptions
 
+pytestmark = pytest.mark.usefixtures("both_hot_loops")  # the reference and the compiled hot loops
+
 ORDINAL = {"SNAPPY": 3, "LZ4": 4, "BZIP2": 5, "ZSTD": 6, "LZMA": 7, "BROTLI": 8}
 BLOCK_CODECS = ("SNAPPY", "LZ4", "ZSTD", "LZMA", "BROTLI")  # BlockCompressorStream framing
 # MAX_INPUT_SIZE of each BlockCompressorStream: 256 KiB less the codec's overhead

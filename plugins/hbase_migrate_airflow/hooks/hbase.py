@@ -3,7 +3,10 @@
 A connection holds the Thrift1 gateway as host and port, and in its extras ``thrift2``
 (``host:port``), ``webhdfs`` (``http://namenode:9870``), ``zookeeper`` (``host:port,...``),
 ``znode_parent`` (default ``/hbase``), ``hbase_root`` (the HBase root: an HDFS path when
-``webhdfs`` is given, else a local folder), ``transport`` and ``protocol`` of the gateways.
+``webhdfs`` is given, else a local folder), ``transport`` and ``protocol`` of the gateways,
+and the cluster's security (``auth``, ``principal``, ``keytab``, ``krb5_conf``,
+``hbase_principal``, ``http_principal``, ``zookeeper_principal``, ``qop``, ``tls_ca_file``:
+``hbase_migrate.cluster.security``; file names only, never a secret).
 :meth:`HBaseHook.endpoints` turns it into the core's ``ClusterEndpoints``.
 """
 
@@ -16,8 +19,11 @@ from airflow.sdk import BaseHook
 if TYPE_CHECKING:
     from hbase_migrate.cluster.endpoints import ClusterEndpoints
 
-EXTRA_KEYS = ("thrift2", "webhdfs", "zookeeper", "znode_parent", "hbase_root", "transport",
-              "protocol")
+ENDPOINT_EXTRA_KEYS = ("thrift2", "webhdfs", "zookeeper", "znode_parent", "hbase_root",
+                       "transport", "protocol")
+SECURITY_EXTRA_KEYS = ("auth", "principal", "keytab", "krb5_conf", "hbase_principal",
+                       "http_principal", "zookeeper_principal", "qop", "tls_ca_file")
+EXTRA_KEYS = ENDPOINT_EXTRA_KEYS + SECURITY_EXTRA_KEYS
 
 
 class HBaseHook(BaseHook):
@@ -35,6 +41,7 @@ class HBaseHook(BaseHook):
     def endpoints(self) -> ClusterEndpoints:
         """The cluster's endpoints; a ConfigError names the connection when one is wrong."""
         from hbase_migrate.cluster.endpoints import ClusterEndpoints
+        from hbase_migrate.cluster.security import ClusterSecurity
         from hbase_migrate.errors import ConfigError
 
         conn = self.get_connection(self.hbase_conn_id)
@@ -47,8 +54,13 @@ class HBaseHook(BaseHook):
         if unknown:
             raise ConfigError(f"connection {self.hbase_conn_id!r}: unknown extra key(s) "
                               f"{', '.join(unknown)}; expected {', '.join(EXTRA_KEYS)}")
-        given = {k: str(v) for k, v in extra.items() if v not in (None, "")}
+        given: dict[str, Any] = {k: str(v) for k, v in extra.items()
+                                 if v not in (None, "") and k in ENDPOINT_EXTRA_KEYS}
+        security = {k: str(v) for k, v in extra.items()
+                    if v not in (None, "") and k in SECURITY_EXTRA_KEYS}
         try:
+            if security:
+                given["security"] = ClusterSecurity.from_json(security, "extras")
             return ClusterEndpoints(name=self.hbase_conn_id, thrift=f"{conn.host}:{conn.port}",
                                     **given)
         except ConfigError as exc:
@@ -57,5 +69,6 @@ class HBaseHook(BaseHook):
     @staticmethod
     def connection_extra(endpoints: ClusterEndpoints) -> dict[str, str]:
         """The extras of a connection naming ``endpoints`` (what ``endpoints()`` reads)."""
-        data = endpoints.to_json()
+        data = {**endpoints.to_json(), **(endpoints.security.to_json()
+                                          if endpoints.security else {})}
         return {k: str(data[k]) for k in EXTRA_KEYS if data.get(k)}

@@ -143,7 +143,8 @@ class PrepareOperator(LifecycleOperator):
 
 
 class SnapshotOperator(LifecycleOperator):
-    """The watermark T0 (the ``watermark`` Param, default now) and the copy of ``[0, T0)``."""
+    """The watermark T0 (the ``watermark`` Param, default now) and the copy of ``[0, T0)``
+    (the ``snapshot_method`` Param, default the config's)."""
 
     step = "snapshot"
 
@@ -157,7 +158,7 @@ class SnapshotOperator(LifecycleOperator):
         if accepts(snapshot, "master"):
             options["master"] = self.spark_master(params)
         return snapshot(spec, watermark=parse_time(given, name="watermark") if given else None,
-                        provenance=provenance, **options)
+                        provenance=provenance, method=params.get("snapshot_method"), **options)
 
 
 class ReplayOperator(LifecycleOperator):

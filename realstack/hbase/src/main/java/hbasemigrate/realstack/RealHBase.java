@@ -51,6 +51,7 @@ import org.apache.hbase.thirdparty.com.google.gson.JsonObject;
  * <p>Arguments: --dir D --region-servers K --wal-compression none|dict|dict+tags
  * --value-compression none|gz|snappy|lz4|zstd|... --roll-period MS --roll-size BYTES
  * --archive-ttl MS --cleaner-interval MS --replication-peer ID --name N
+ * [--keytab K --realm R --qop auth|auth-int|auth-conf]: Kerberos everywhere (see secure()).
  */
 public final class RealHBase {
   private static final String HOST = "127.0.0.1";
@@ -103,7 +104,7 @@ public final class RealHBase {
     return options.getOrDefault(name, otherwise);
   }
 
-  private Configuration configure() {
+  private Configuration configure() throws IOException {
     Configuration conf = util.getConfiguration();
     String compression = opt("wal-compression", "none");
     conf.setBoolean("hbase.regionserver.wal.enablecompression", compression.startsWith("dict"));
@@ -136,7 +137,63 @@ public final class RealHBase {
     conf.set("dfs.datanode.ipc.address", HOST + ":0");
     conf.setBoolean("dfs.webhdfs.enabled", true);
     conf.setBoolean("hbase.replication", true);
+    if (options.containsKey("keytab")) {
+      secure(conf);
+    }
     return conf;
+  }
+
+  /** Service principals: hbase/localhost for HBase, HDFS and both gateways (one, as HBase's
+   * own secure tests use; named for the host name the gateways' SASL servers take, that of
+   * the loopback interface), HTTP/127.0.0.1 for WebHDFS's SPNEGO, zookeeper/127.0.0.1. */
+  private String principal(String service) {
+    String host = service.equals("hbase") ? "localhost" : HOST;
+    return service + "/" + host + "@" + options.get("realm");
+  }
+
+  /**
+   * Kerberos for every server of the stack, from one keytab of service principals: HDFS
+   * (RPC, WebHDFS with SPNEGO), HBase, both Thrift gateways (SASL GSSAPI with the QOP) and
+   * ZooKeeper (SASL; a client that does not authenticate is refused). The DataNode runs on
+   * unprivileged ports (ignore.secure.ports.for.testing, SASL data transfer). HBase's root and WAL folders are
+   * readable by the client principal (hbase.rootdir.perms, hbase.wal.dir.perms = 755).
+   */
+  private void secure(Configuration conf) throws IOException {
+    String keytab = options.get("keytab");
+    String hbase = principal("hbase");
+    String http = principal("HTTP");
+    conf.set("hadoop.security.authentication", "kerberos");
+    conf.set("hbase.security.authentication", "kerberos");
+    for (String key : new String[] {"hbase.master", "hbase.regionserver", "dfs.namenode",
+        "dfs.datanode"}) {
+      conf.set(key + ".kerberos.principal", hbase);
+      conf.set(key + ".keytab.file", keytab);
+    }
+    conf.set("hbase.thrift.kerberos.principal", hbase);
+    conf.set("hbase.thrift.keytab.file", keytab);
+    conf.set("hbase.thrift.security.qop", opt("qop", "auth"));
+    conf.set("hbase.thrift.dns.interface", "lo");
+    conf.set("dfs.web.authentication.kerberos.principal", http);
+    conf.set("dfs.web.authentication.kerberos.keytab", keytab);
+    conf.set("dfs.namenode.kerberos.internal.spnego.principal", http);
+    conf.setBoolean("dfs.block.access.token.enable", true);
+    conf.setBoolean("ignore.secure.ports.for.testing", true);
+    conf.set("dfs.data.transfer.protection", "authentication");
+    conf.set("hbase.rootdir.perms", "755");
+    conf.set("hbase.wal.dir.perms", "755");
+    Path jaas = Paths.get(opt("dir", "state/realstack")).toAbsolutePath().resolve("jaas.conf");
+    String entry = "com.sun.security.auth.module.Krb5LoginModule required useKeyTab=true "
+        + "storeKey=true useTicketCache=false keyTab=\"" + keytab + "\" principal=\"%s\";";
+    Files.writeString(jaas, "Server {\n  " + String.format(entry, principal("zookeeper"))
+        + "\n};\nClient {\n  " + String.format(entry, hbase) + "\n};\n");
+    System.setProperty("java.security.auth.login.config", jaas.toString());
+    System.setProperty("zookeeper.authProvider.1",
+        "org.apache.zookeeper.server.auth.SASLAuthenticationProvider");
+    System.setProperty("zookeeper.sessionRequireClientSASLAuth", "true");
+    // The test utility's ZooKeeper clients name the server "localhost".
+    System.setProperty("zookeeper.server.principal", principal("zookeeper"));
+    org.apache.hadoop.security.UserGroupInformation.setConfiguration(conf);
+    org.apache.hadoop.security.UserGroupInformation.loginUserFromKeytab(hbase, keytab);
   }
 
   private void start() throws Exception {
@@ -192,11 +249,27 @@ public final class RealHBase {
     described.put("pid", ProcessHandle.current().pid());
     described.put("dir", dir.toString());
     described.put("hbase_version", org.apache.hadoop.hbase.util.VersionInfo.getVersion());
+    if (options.containsKey("keytab")) {
+      Map<String, Object> security = new LinkedHashMap<>();
+      security.put("auth", "kerberos");
+      security.put("hbase_principal", principal("hbase"));
+      security.put("http_principal", "HTTP/_HOST@" + options.get("realm"));
+      security.put("zookeeper_principal", "zookeeper/_HOST@" + options.get("realm"));
+      security.put("qop", opt("qop", "auth"));
+      security.put("principal", options.get("client-principal"));
+      security.put("keytab", options.get("client-keytab"));
+      security.put("krb5_conf", options.get("krb5-conf"));
+      described.put("security", security);
+    }
     described.put("started_in_ms", (System.nanoTime() - began) / 1_000_000);
     String line = GSON.toJson(described);
     Path json = dir.resolve("cluster.json");
     Path tmp = dir.resolve("cluster.json.tmp");
     Files.writeString(tmp, line);
+    if (options.containsKey("keytab")) {  // it names the client's keytab: the owner's only
+      Files.setPosixFilePermissions(tmp,
+          java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
+    }
     Files.move(tmp, json, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
     ready.println(line);
     ready.flush();
@@ -206,7 +279,11 @@ public final class RealHBase {
       String name) {
     Thread thread = new Thread(() -> {
       try {
-        server.run(new String[] {"-b", HOST, "-p", String.valueOf(port), "start"});
+        // The gateway's worker threads start before it enters its own doAs: run it all as
+        // the login user, so that a secured gateway's SASL acceptors find its keytab.
+        org.apache.hadoop.security.UserGroupInformation.getLoginUser().doAs(
+            (java.security.PrivilegedExceptionAction<Integer>) () -> server.run(
+                new String[] {"-b", HOST, "-p", String.valueOf(port), "start"}));
       } catch (Exception e) {
         System.err.println("realstack: " + name + " gateway failed: " + e);
         Runtime.getRuntime().halt(1);

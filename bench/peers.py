@@ -1,0 +1,353 @@
+"""hbase-migrate beside HBase's own MapReduce tools: same data, same real HBase, one sitting.
+
+Usage: ``python bench/peers.py [--cells 200000] [--quick] [--repeat 3] [--source C.json
+--target C.json] [--json bench/out/peers.json]``
+
+Starts two real Apache HBase clusters from ``realstack``, a source and a target (or uses the
+running ones ``--source`` and ``--target`` name), writes ``--cells`` cells into a source table
+of four regions and two families (values of 60-140 bytes, one cell in 25 a column delete of
+the version before it), flushes and rolls so that every WAL file is archived and stays put,
+and runs three pairs, alternated, ``--repeat`` times each (the median is kept):
+
+* replay: ``hbase-migrate replay --start 0`` (every WAL, after ``prepare``) against
+  WALPlayer over the same ``WALs/`` and ``oldWALs/`` folders with no time window, so it sees
+  every file;
+* copy: ``hbase-migrate snapshot`` (the scan copy at T0) against CopyTable with every version;
+* validation: ``hbase-migrate validate`` of that copy against HashTable of the source
+  (hashes in a local folder) then SyncTable ``--dryrun`` of the CopyTable copy.
+
+HBase's tools run in local mode (Hadoop's local job runner) from the class path of
+``realstack/mapreduce`` (HBase 2.6.1 from Maven Central), each in its own JVM; the project's
+commands each in their own process, with the in-process range engine. Every run writes a
+fresh table of the source's schema on the target, and each copy is compared with the source
+cell for cell. Printed per run: wall seconds, cells/s and the peak RSS of the tool's process
+(``wait4``); per pair the ratio of the medians (project / peer, > 1 means faster) and of the
+peak RSS; all of it also as JSON. Asserts nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from hbase_migrate.cluster.descriptors import FamilyDescriptor, TableDescriptor
+from hbase_migrate.cluster.thrift2 import Thrift2Client
+from hbase_migrate.validate.compare import compare_tables
+from hbase_migrate.wal.model import Cell, CellType
+from minihbase.cli.minicluster import call_admin
+from realstack.hbase import DEFAULT_VERSION, RealHBase, RealHBaseOptions
+from realstack.maven import java_command, module_classpath
+
+SOURCE = "peers_src"
+FAMILIES = (b"d", b"e")
+SPLITS = (b"r2", b"r5", b"r7")
+MR = "org.apache.hadoop.hbase.mapreduce."
+
+
+@dataclass
+class Run:
+    """One timed run of one tool."""
+
+    tool: str
+    seconds: float
+    cells: int
+    peak_rss_mb: float
+    equal: bool | None = None
+    note: str = ""
+
+    @property
+    def rate(self) -> float:
+        return self.cells / self.seconds if self.seconds else 0.0
+
+
+@dataclass
+class Pair:
+    name: str
+    project: list[Run] = field(default_factory=list)
+    peer: list[Run] = field(default_factory=list)
+
+    def summary(self) -> dict[str, Any]:
+        def median(runs: list[Run], attr: str) -> float:
+            return statistics.median(getattr(r, attr) for r in runs) if runs else 0.0
+
+        ours, theirs = median(self.project, "rate"), median(self.peer, "rate")
+        rss_ours, rss_theirs = (median(self.project, "peak_rss_mb"),
+                                median(self.peer, "peak_rss_mb"))
+        return {"pair": self.name,
+                "project": [asdict(r) | {"cells_per_s": r.rate} for r in self.project],
+                "peer": [asdict(r) | {"cells_per_s": r.rate} for r in self.peer],
+                "project_cells_per_s": ours, "peer_cells_per_s": theirs,
+                "speed_ratio": ours / theirs if theirs else None,
+                "project_peak_rss_mb": rss_ours, "peer_peak_rss_mb": rss_theirs,
+                "memory_ratio": rss_ours / rss_theirs if rss_theirs else None,
+                "all_equal": all(r.equal is not False for r in self.project + self.peer)}
+
+
+def timed(command: list[str], env: dict[str, str] | None = None,
+          log: Path | None = None) -> tuple[float, float, int]:
+    """Run ``command``: (wall seconds, peak RSS in MB of its process, exit status)."""
+    out = log.open("ab") if log else subprocess.DEVNULL
+    try:
+        t0 = time.perf_counter()
+        child = subprocess.Popen(command, env=env, stdout=out, stderr=out)
+        _, status, usage = os.wait4(child.pid, 0)
+        seconds = time.perf_counter() - t0
+        child.returncode = os.waitstatus_to_exitcode(status)
+    finally:
+        if log:
+            out.close()  # type: ignore[union-attr]
+    return seconds, usage.ru_maxrss / 1024, child.returncode
+
+
+def make_cells(count: int, seed: int = 5) -> list[Cell]:
+    """Puts over 10 row prefixes (all four regions), two families, a few qualifiers; every
+    25th cell a DeleteColumn of the version just written, so deletes must arrive in order."""
+    rng = random.Random(seed)
+    cells: list[Cell] = []
+    ts = 1_700_000_000_000
+    while len(cells) < count:
+        row = b"r%d-%08d" % (rng.randrange(10), rng.randrange(10**8))
+        family = rng.choice(FAMILIES)
+        qualifier = b"q%d" % rng.randrange(4)
+        ts += 1
+        cells.append(Cell(row, family, qualifier, ts, CellType.PUT,
+                          rng.randbytes(rng.randint(60, 140))))
+        if len(cells) % 25 == 0:
+            cells.append(Cell(row, family, qualifier, ts, CellType.DELETE_COLUMN, b""))
+    return cells
+
+
+def zk_address(cluster: dict[str, Any]) -> str:
+    """HBase's cluster key: quorum:port:znode."""
+    return f"{cluster['zookeeper']}:{cluster['znode_parent']}"
+
+
+class Peers:
+    def __init__(self, source_json: Path, target_json: Path, classpath: list[str],
+                 folder: Path) -> None:
+        self.source_json, self.target_json = source_json, target_json
+        self.source = json.loads(source_json.read_text(encoding="utf-8"))
+        self.target = json.loads(target_json.read_text(encoding="utf-8"))
+        self.classpath = classpath
+        self.folder = folder
+        self.log = folder / "tools.log"
+        self.client = Thrift2Client(self.source["thrift2"])
+        self.target_client = Thrift2Client(self.target["thrift2"])
+        self.serial = 0
+        self.visible = 0
+        self.writers = 1
+
+    # --- data ------------------------------------------------------------------------------
+
+    def load(self, cells: int) -> None:
+        if self.client.table_exists(SOURCE):
+            self.client.disable_table(SOURCE)
+            self.client.delete_table(SOURCE)
+        desc = TableDescriptor(SOURCE, tuple(FamilyDescriptor(f)
+                                             for f in FAMILIES))
+        self.client.create_table(desc, SPLITS)
+        data = make_cells(cells)
+        for i in range(0, len(data), 2000):
+            self.client.write_cells(SOURCE, data[i:i + 2000])
+        # flushed, then rolled: every file but the new one is archived, and nothing moves
+        # while the tools read (the source takes no more writes)
+        call_admin(self.source_json, "flush", {})
+        call_admin(self.source_json, "roll", {})
+        time.sleep(5)
+        self.visible = compare_tables(self.client, self.client, SOURCE).source_cells
+        print(f"source {SOURCE}: {len(data)} cells written ({self.visible} visible), "
+              f"flushed, WALs rolled", flush=True)
+
+    def fresh(self, kind: str) -> str:
+        self.serial += 1
+        return f"peers_{kind}_{self.serial}"
+
+    def same(self, table: str) -> tuple[bool, str]:
+        c = compare_tables(self.client, self.target_client, SOURCE, table)
+        return c.equal, "" if c.equal else (
+            f"{c.only_in_source} only in source, {c.only_in_target} only in target, "
+            f"{c.different_values} differ")
+
+    def create_like_source(self, table: str) -> None:
+        from hbase_migrate.snapshot.schema import copy_schema
+        copy_schema(self.client, self.target_client, SOURCE, table)
+
+    # --- the project -----------------------------------------------------------------------
+
+    def config(self, target: str) -> Path:
+        path = self.folder / f"{target}.toml"
+        path.write_text(
+            f'[migration]\nname = "{target}"\nledger = "sqlite:///{self.folder / target}.db"\n'
+            f'[source]\ncluster_json = "{self.source_json}"\n'
+            f'[target]\ncluster_json = "{self.target_json}"\n'
+            f'[spark]\nmaster = "in-process"\n[replay]\nwriters = {self.writers}\n'
+            f'[[tables]]\nsource = "{SOURCE}"\ntarget = "{target}"\n', encoding="utf-8")
+        return path
+
+    def project(self, *args: str) -> tuple[float, float, int]:
+        command = [sys.executable, "-m", "hbase_migrate", "-v", *args]
+        return timed(command, env=os.environ | {"PYTHONPATH": str(Path.cwd())}, log=self.log)
+
+    def prepared(self, kind: str) -> tuple[str, Path]:
+        target = self.fresh(kind)
+        config = self.config(target)
+        _, _, status = self.project("prepare", "--config", str(config))
+        if status:
+            raise RuntimeError(f"prepare of {target} failed (see {self.log})")
+        return target, config
+
+    # --- HBase's tools ---------------------------------------------------------------------
+
+    def hbase_tool(self, tool: str, *args: str, on: dict[str, Any] | None = None
+                   ) -> tuple[float, float, int]:
+        """Run ``tool`` configured for cluster ``on`` (default: the target)."""
+        cluster = on or self.target
+        zk_host, zk_port = cluster["zookeeper"].rsplit(":", 1)
+        conf = [f"-Dhbase.zookeeper.quorum={zk_host}",
+                f"-Dhbase.zookeeper.property.clientPort={zk_port}",
+                f"-Dzookeeper.znode.parent={cluster['znode_parent']}",
+                "-Dmapreduce.framework.name=local",
+                f"-Dhadoop.tmp.dir={self.folder / 'hadoop-tmp'}"]
+        command = java_command(self.classpath, MR + tool, [*conf, *args], heap="1g")
+        return timed(command, log=self.log)
+
+    def webhdfs(self, path: str) -> str:
+        """A path of the source's HDFS, as Hadoop's WebHDFS client names it."""
+        return f"webhdfs://{self.source['webhdfs'].removeprefix('http://')}{path}"
+
+    # --- the pairs -------------------------------------------------------------------------
+
+    def replay_project(self) -> Run:
+        target, config = self.prepared("replay")
+        seconds, rss, status = self.project("replay", "--config", str(config), "--start", "0")
+        return self.checked("hbase-migrate replay", target, seconds, rss, status)
+
+    def replay_peer(self) -> Run:
+        target = self.fresh("walplayer")
+        self.create_like_source(target)
+        root = self.source["hbase_root"]
+        dirs = f"{self.webhdfs(root + '/WALs')},{self.webhdfs(root + '/oldWALs')}"
+        seconds, rss, status = self.hbase_tool("WALPlayer", dirs, SOURCE, target)
+        return self.checked("WALPlayer", target, seconds, rss, status)
+
+    def copy_project(self) -> Run:
+        target, config = self.prepared("copy")
+        seconds, rss, status = self.project("snapshot", "--config", str(config))
+        run = self.checked("hbase-migrate snapshot", target, seconds, rss, status)
+        self.copied = config
+        return run
+
+    def copy_peer(self) -> Run:
+        target = self.fresh("copytable")
+        self.create_like_source(target)
+        seconds, rss, status = self.hbase_tool(
+            "CopyTable", "--versions=2147483647", f"--new.name={target}",
+            f"--peer.adr={zk_address(self.target)}", SOURCE, on=self.source)
+        run = self.checked("CopyTable", target, seconds, rss, status)
+        self.copytable = target
+        return run
+
+    def validate_project(self) -> Run:
+        seconds, rss, status = self.project("validate", "--config", str(self.copied))
+        return Run("hbase-migrate validate", seconds, self.visible, rss, status == 0,
+                   "" if status == 0 else f"exit {status}")
+
+    def validate_peer(self) -> Run:
+        hashes = (self.folder / self.fresh("hashes")).as_uri()
+        s1, r1, st1 = self.hbase_tool("HashTable", SOURCE, hashes, on=self.source)
+        s2, r2, st2 = self.hbase_tool(
+            "SyncTable", "--dryrun=true", f"--sourcezkcluster={zk_address(self.source)}",
+            f"--targetzkcluster={zk_address(self.target)}", hashes, SOURCE, self.copytable)
+        ok = st1 == 0 and st2 == 0
+        return Run("HashTable + SyncTable --dryrun", s1 + s2, self.visible, max(r1, r2), ok,
+                   "" if ok else f"exits {st1}, {st2}")
+
+    def checked(self, tool: str, target: str, seconds: float, rss: float,
+                status: int) -> Run:
+        if status:
+            return Run(tool, seconds, self.visible, rss, False, f"exit {status} (see {self.log})")
+        equal, note = self.same(target)
+        return Run(tool, seconds, self.visible, rss, equal, note)
+
+
+def show(run: Run) -> None:
+    verdict = {True: "equal", False: "DIFFERS", None: "-"}[run.equal]
+    print(f"  {run.tool:<34}{run.seconds:>8.1f} s{run.rate:>11,.0f} cells/s"
+          f"{run.peak_rss_mb:>8.0f} MB  {verdict} {run.note}", flush=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cells", type=int, default=200_000)
+    parser.add_argument("--quick", action="store_true", help="20,000 cells, one round")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--source", type=Path, help="a running realstack's cluster.json")
+    parser.add_argument("--target", type=Path, help="another running realstack's cluster.json")
+    parser.add_argument("--hbase-version", default=DEFAULT_VERSION)
+    parser.add_argument("--writers", type=int, default=1,
+                        help="the project's [replay] writers (gateway connections)")
+    parser.add_argument("--json", type=Path, default=Path("bench/out/peers.json"))
+    parser.add_argument("--keep", type=Path, help="work in this folder and keep it (logs, "
+                        "ledgers, the stacks' data); default: a temporary one")
+    args = parser.parse_args()
+    cells, repeat = (20_000, 1) if args.quick else (args.cells, args.repeat)
+    classpath = module_classpath("mapreduce", {"hbase.version": args.hbase_version})
+    with tempfile.TemporaryDirectory(prefix="peers-") as tmp:
+        folder = Path(tmp) if args.keep is None else args.keep.resolve()
+        folder.mkdir(parents=True, exist_ok=True)
+        stacks: list[RealHBase] = []
+        clusters = {"source": args.source, "target": args.target}
+        try:
+            for side, given in clusters.items():
+                if given is None:
+                    stacks.append(RealHBase(folder / side, RealHBaseOptions(
+                        hbase_version=args.hbase_version, region_servers=1, heap="1g",
+                        name=side)))
+                    stacks[-1].start()
+                    clusters[side] = stacks[-1].cluster_json
+            peers = Peers(clusters["source"], clusters["target"], classpath, folder)
+            peers.writers = args.writers
+            peers.load(cells)
+            pairs: list[tuple[Pair, Callable[[], Run], Callable[[], Run]]] = [
+                (Pair("replay"), peers.replay_project, peers.replay_peer),
+                (Pair("copy"), peers.copy_project, peers.copy_peer),
+                (Pair("validate"), peers.validate_project, peers.validate_peer),
+            ]
+            for round_ in range(repeat):
+                print(f"round {round_ + 1} of {repeat}", flush=True)
+                for pair, ours, theirs in pairs:
+                    # alternate who goes first, so a slow spell does not always hit one side
+                    order = [(pair.project, ours), (pair.peer, theirs)]
+                    for runs, fn in order if round_ % 2 == 0 else order[::-1]:
+                        runs.append(fn())
+                        show(runs[-1])
+            summaries = [pair.summary() for pair, _, _ in pairs]
+        finally:
+            for stack in stacks:
+                stack.stop()
+    print(f"\n{'pair':<10}{'project cells/s':>17}{'peer cells/s':>14}{'speed':>8}"
+          f"{'project MB':>12}{'peer MB':>9}{'memory':>8}  all equal")
+    for s in summaries:
+        print(f"{s['pair']:<10}{s['project_cells_per_s']:>17,.0f}{s['peer_cells_per_s']:>14,.0f}"
+              f"{s['speed_ratio'] or 0:>8.2f}{s['project_peak_rss_mb']:>12.0f}"
+              f"{s['peer_peak_rss_mb']:>9.0f}{s['memory_ratio'] or 0:>8.2f}  {s['all_equal']}")
+    args.json.parent.mkdir(parents=True, exist_ok=True)
+    args.json.write_text(json.dumps({"cells": cells, "repeat": repeat,
+                                     "hbase_version": args.hbase_version,
+                                     "pairs": summaries}, indent=2), encoding="utf-8")
+    print(f"written {args.json}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,101 @@
+"""Files under a cluster's HBase root over WebHDFS: status, streamed reads and writes,
+checksums, renames; what a snapshot export needs of both clusters, through the same client
+as the WAL store's (Kerberos/SPNEGO and TLS as the cluster's security says).
+
+Each call names the cluster's role, the WebHDFS URL and the path in its errors. A missing
+path is None (``status``) or :class:`FileNotFoundError` (``read``); a NameNode that does not
+answer is a :class:`WebHdfsUnreachableError` (an outage), any other refusal a
+:class:`ClusterError`.
+"""
+
+from __future__ import annotations
+
+import getpass
+import os
+import posixpath
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from hbase_migrate.cluster.endpoints import check_http_url
+from hbase_migrate.cluster.errors import ClusterError, WebHdfsUnreachableError
+from hbase_migrate.cluster.security import ClusterSecurity
+from hbase_migrate.cluster.walstore import WebHdfsWalStore
+
+CHUNK = 1 << 20  # bytes per read from a stream
+
+
+class HdfsRoot:
+    """An HBase root (``root``, an HDFS path) on the NameNode at ``url``."""
+
+    def __init__(self, url: str, root: str, role: str, timeout: float = 60.0, *,
+                 security: ClusterSecurity | None = None, cluster: str = "") -> None:
+        self.url = check_http_url(url, f"{role} WebHDFS URL").rstrip("/")
+        self.root = "/" + root.strip("/")
+        self.role = role
+        user = os.environ.get("HADOOP_USER_NAME") or getpass.getuser()
+        # the WAL store's client: SPNEGO when the cluster's security says Kerberos
+        self.client: Any = WebHdfsWalStore(self.url, self.root, user, timeout=timeout,
+                                           security=security, cluster=cluster).client
+
+    def path(self, relpath: str) -> str:
+        return posixpath.join(self.root, relpath) if relpath else self.root
+
+    def where(self, relpath: str) -> str:
+        """``<role> WebHDFS <url>, path <hdfs path>``, for messages."""
+        return f"{self.role} WebHDFS {self.url}, path {self.path(relpath)}"
+
+    def _call(self, method: str, relpath: str, *args: Any, **kwargs: Any) -> Any:
+        from hdfs.util import HdfsError
+        from requests import RequestException
+
+        try:
+            return getattr(self.client, method)(self.path(relpath), *args, **kwargs)
+        except HdfsError as exc:
+            if getattr(exc, "exception", None) == "FileNotFoundException":
+                raise FileNotFoundError(self.where(relpath)) from None
+            raise ClusterError(f"{self.where(relpath)}: {method} refused: {exc}",
+                               endpoint=self.url) from None
+        except RequestException as exc:
+            raise WebHdfsUnreachableError(f"{self.where(relpath)}: cannot {method}: {exc}",
+                                          endpoint=self.url) from None
+
+    def status(self, relpath: str) -> dict[str, Any] | None:
+        """The FileStatus of ``relpath`` (``length``, ``blockSize``...), None when absent."""
+        return self._call("status", relpath, strict=False)  # type: ignore[no-any-return]
+
+    def listing(self, relpath: str) -> list[str]:
+        """The names in folder ``relpath`` (empty when it does not exist)."""
+        try:
+            return list(self._call("list", relpath))
+        except FileNotFoundError:
+            return []
+
+    def checksum(self, relpath: str) -> dict[str, Any]:
+        """HDFS's checksum of the file (``algorithm``, ``bytes``, ``length``)."""
+        return self._call("checksum", relpath)  # type: ignore[no-any-return]
+
+    @contextmanager
+    def read(self, relpath: str) -> Iterator[Iterator[bytes]]:
+        """The file's bytes in chunks of about :data:`CHUNK`, streamed."""
+        with self._call("read", relpath, chunk_size=CHUNK) as chunks:
+            yield chunks
+
+    def write(self, relpath: str, chunks: Iterable[bytes], blocksize: int | None = None) -> None:
+        """Create (or overwrite) ``relpath`` from ``chunks``, streamed (chunked upload)."""
+        self._call("write", relpath, data=iter(chunks), overwrite=True, blocksize=blocksize)
+
+    def makedirs(self, relpath: str) -> None:
+        self._call("makedirs", relpath)
+
+    def rename(self, relpath: str, to: str) -> None:
+        """Move ``relpath`` to ``to`` (both under the root); an error when it did not move."""
+        self._call("rename", relpath, self.path(to))
+        if self.status(to) is None:
+            raise ClusterError(f"{self.where(relpath)}: rename to {self.path(to)} did not "
+                               "happen (does the destination's folder exist?)",
+                               endpoint=self.url)
+
+    def delete(self, relpath: str, recursive: bool = False) -> bool:
+        """Delete ``relpath``; False when it did not exist."""
+        return bool(self._call("delete", relpath, recursive=recursive))

@@ -1,0 +1,176 @@
+"""Kerberos credentials of this process, and the one-line errors a failed login gives.
+
+A cluster with ``auth = "kerberos"`` (:class:`~hbase_migrate.cluster.security.ClusterSecurity`)
+is reached with a ticket of its ``principal``. With a ``keytab``, :func:`login` points MIT
+Kerberos at it as the process's client keytab (``KRB5_CLIENT_KTNAME``) and at a private
+credential cache (``KRB5CCNAME``, a folder of mode 0700 removed at exit): the library then
+gets the first ticket from the keytab and a fresh one whenever the cached one nears its end,
+for every client of the process (Thrift SASL, ZooKeeper SASL, WebHDFS SPNEGO), so a long
+``--follow`` rides out ticket expiry. Child processes of the same identity (Spark's Python
+workers) share the cache of the process that made it. Without a keytab the user's own ticket
+cache (from ``kinit``) is used, and its expiry is an error saying so. Keytab contents and
+tickets never leave the library: only file names and principals appear in messages.
+
+One process holds one Kerberos identity (principal, keytab, ``krb5.conf``): two clusters
+with different ones are refused with an error naming both.
+"""
+
+from __future__ import annotations
+
+import atexit
+import logging
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import threading
+from typing import Any
+
+from hbase_migrate.cluster.errors import ClusterError
+from hbase_migrate.cluster.security import ClusterSecurity, service_principal, warn_if_exposed
+
+log = logging.getLogger(__name__)
+
+_lock = threading.Lock()
+# The Kerberos identity this process took (principal, keytab, krb5_conf), under "held".
+_process: dict[str, tuple[str | None, str | None, str | None]] = {}
+
+# Names the identity whose private cache KRB5CCNAME is, for child processes.
+_IDENTITY_ENV = "HBASE_MIGRATE_KRB5_IDENTITY"
+
+# What MIT Kerberos says, and what it means for the user (first match wins).
+_CAUSES = (
+    (r"clock skew", "clock skew: this machine's clock differs from the KDC's by more than "
+     "the allowed skew; synchronise the clocks (NTP)"),
+    (r"client \S* ?not found|key table entry|no suitable keys",
+     "wrong principal {principal}: it is not in the keytab or not known to the KDC; check "
+     "principal and keytab"),
+    (r"preauthentication failed|password incorrect|integrity check|bad encryption type|"
+     r"key version", "wrong keytab: its keys for {principal} do not match the KDC's (an old "
+     "or another realm's keytab); export a fresh keytab"),
+    (r"server \S* ?not found",
+     "the service principal {service} is not known to the KDC; check the cluster's "
+     "hbase_principal/http_principal/zookeeper_principal"),
+    (r"expired", "the ticket of {principal} has expired; run kinit again, or set keytab "
+     "so that tickets are renewed from it"),
+    (r"no (kerberos )?credentials|credentials cache",
+     "no ticket for {principal}: run kinit, or set keytab to log in from it"),
+    (r"cannot (contact|find) any kdc",
+     "no KDC answered for the realm; check krb5_conf and that the KDC is reachable"),
+)
+
+
+class KerberosError(ClusterError):
+    """A Kerberos login or handshake failed; the message names cluster, endpoint and
+    principal and what to do."""
+
+
+def explain(exc: BaseException | str, security: ClusterSecurity, cluster: str, endpoint: str,
+            service: str = "") -> KerberosError:
+    """The one-line error of a failed login or handshake."""
+    text = " ".join(str(exc).split())
+    lowered = text.lower()
+    principal = security.principal or "the ticket cache's principal"
+    for pattern, advice in _CAUSES:
+        if re.search(pattern, lowered):
+            what = advice.format(principal=principal, service=service or "of the service")
+            break
+    else:
+        what = f"Kerberos failed ({text}); check principal, keytab and krb5_conf"
+    return KerberosError(f"cluster {cluster!r}, {endpoint}, principal {principal}: {what}",
+                         endpoint=endpoint)
+
+
+def _check_readable(path: str, what: str, cluster: str) -> None:
+    try:
+        with open(path, "rb"):
+            pass
+    except OSError as exc:
+        raise KerberosError(f"cluster {cluster!r}: {what} {path} is unreadable "
+                            f"({exc.strerror}); give a {what} file this user can read") from None
+    if what == "keytab":
+        warn_if_exposed(path, f"the keytab of cluster {cluster!r}")
+
+
+def _private_cache() -> str:
+    folder = tempfile.mkdtemp(prefix="hbase-migrate-krb5-")  # mode 0700
+    atexit.register(shutil.rmtree, folder, True)
+    return f"FILE:{os.path.join(folder, 'ccache')}"
+
+
+def login(security: ClusterSecurity | None, cluster: str, endpoint: str) -> None:
+    """Make sure this process can authenticate as the cluster's principal before a client
+    connects to ``endpoint``: a valid ticket (from the keytab, renewed by the library), or
+    a :class:`KerberosError` saying what is wrong. No-op for unsecured clusters."""
+    if security is None or not security.kerberos:
+        return
+    identity = (security.principal, security.keytab, security.krb5_conf)
+    with _lock:
+        held = _process.get("held")
+        if held is not None and held != identity:
+            raise KerberosError(
+                f"cluster {cluster!r}: this process already uses the Kerberos identity "
+                f"{held[0]} (keytab {held[1]}, krb5_conf {held[2]}); one "
+                f"process holds one identity: give both clusters the same principal, keytab "
+                f"and krb5_conf, or run the steps in separate processes")
+        if held is None:
+            if security.krb5_conf:
+                _check_readable(security.krb5_conf, "krb5_conf", cluster)
+                os.environ["KRB5_CONFIG"] = security.krb5_conf
+            if security.keytab:
+                _check_readable(security.keytab, "keytab", cluster)
+                os.environ["KRB5_CLIENT_KTNAME"] = security.keytab
+                # A child of a process that logged in as the same identity (a Spark task's
+                # worker, which may end without running atexit) shares its parent's cache.
+                if os.environ.get(_IDENTITY_ENV) != repr(identity):
+                    os.environ["KRB5CCNAME"] = _private_cache()
+                    os.environ[_IDENTITY_ENV] = repr(identity)
+            _process["held"] = identity
+        _check_ticket(security, cluster, endpoint)
+
+
+def _check_ticket(security: ClusterSecurity, cluster: str, endpoint: str) -> None:
+    import gssapi
+    from gssapi.raw.misc import GSSError
+
+    try:
+        name = (gssapi.Name(security.principal, gssapi.NameType.kerberos_principal)
+                if security.principal else None)
+        creds = gssapi.Credentials(name=name, usage="initiate")
+        if not creds.lifetime:
+            raise KerberosError("ticket expired")
+    except (GSSError, KerberosError) as exc:
+        raise explain(_keytab_login_error(security) or exc, security, cluster,
+                      endpoint) from None
+
+
+def _keytab_login_error(security: ClusterSecurity) -> str | None:
+    """Why a login from the keytab fails, in MIT's words: GSSAPI reports every failed
+    keytab login as "no credentials", so ask ``kinit`` (into a memory cache: nothing is
+    written) for the reason. None without a keytab or without ``kinit``."""
+    kinit = shutil.which("kinit")
+    if not security.keytab or not security.principal or not kinit:
+        return None
+    done = subprocess.run([kinit, "-c", "MEMORY:diagnosis", "-k", "-t", security.keytab,
+                           security.principal], capture_output=True, text=True, timeout=30,
+                          check=False)
+    return (done.stderr.strip() or None) if done.returncode else None
+
+
+def http_auth(security: ClusterSecurity, url_host: str) -> Any:
+    """SPNEGO for WebHDFS requests (``requests`` auth), for a cluster's HTTP principal."""
+    from requests_kerberos import OPTIONAL, HTTPKerberosAuth
+
+    service, host = service_principal(security.http_principal, url_host)
+    return HTTPKerberosAuth(mutual_authentication=OPTIONAL, service=service,
+                            hostname_override=host, principal=security.principal)
+
+
+def kazoo_sasl_options(security: ClusterSecurity, zk_host: str) -> dict[str, Any]:
+    """kazoo's ``sasl_options`` for ZooKeeper's SASL (GSSAPI)."""
+    service, _ = service_principal(security.zookeeper_principal, zk_host)
+    options: dict[str, Any] = {"mechanism": "GSSAPI", "service": service}
+    if security.principal:
+        options["principal"] = security.principal
+    return options

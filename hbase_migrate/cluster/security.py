@@ -1,0 +1,137 @@
+"""How a cluster authenticates its clients: one frozen value per cluster, carried by its
+endpoints (``cluster.json``'s ``security`` object, or the ``[source]``/``[target]`` keys of a
+migration file).
+
+::
+
+    auth = "kerberos"                      # "none" (the default) or "kerberos"
+    principal = "migrate@EXAMPLE.COM"      # who the client logs in as
+    keytab = "/etc/security/migrate.keytab"  # log in from it; without: an existing ticket
+    krb5_conf = "/etc/krb5.conf"           # the realm's configuration (KRB5_CONFIG)
+    hbase_principal = "hbase/_HOST@EXAMPLE.COM"    # the Thrift gateways' principal
+    http_principal = "HTTP/_HOST@EXAMPLE.COM"      # WebHDFS's SPNEGO principal
+    zookeeper_principal = "zookeeper/_HOST@EXAMPLE.COM"
+    qop = "auth"                           # hbase.thrift.security.qop: auth, auth-int, auth-conf
+    tls_ca_file = "/etc/ssl/ca.pem"        # CA bundle for https:// WebHDFS
+
+``_HOST`` stands for the host of the endpoint a client connects to, as in HBase's and
+Hadoop's own settings. The value names files, never holds a secret.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import stat
+from dataclasses import asdict, dataclass, fields, replace
+from pathlib import Path
+from typing import Any
+
+from hbase_migrate.errors import ConfigError
+
+log = logging.getLogger(__name__)
+_warned: set[str] = set()
+
+AUTHS = ("none", "kerberos")
+QOPS = ("auth", "auth-int", "auth-conf")
+HOST_PLACEHOLDER = "_HOST"
+PATH_KEYS = ("keytab", "krb5_conf", "tls_ca_file")
+
+
+@dataclass(frozen=True)
+class ClusterSecurity:
+    """A cluster's client authentication (see the module's docstring)."""
+
+    auth: str = "none"
+    principal: str | None = None
+    keytab: str | None = None
+    krb5_conf: str | None = None
+    hbase_principal: str = "hbase/_HOST"
+    http_principal: str = "HTTP/_HOST"
+    zookeeper_principal: str = "zookeeper/_HOST"
+    qop: str = "auth"
+    tls_ca_file: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.auth not in AUTHS:
+            raise ConfigError(f"security: auth must be one of {AUTHS}, got {self.auth!r}")
+        if self.qop not in QOPS:
+            raise ConfigError(f"security: qop must be one of {QOPS}, got {self.qop!r}")
+        if self.keytab and not self.principal:
+            raise ConfigError(f"security: keytab {self.keytab} given without principal; "
+                              "name the principal to log in as")
+        for key in ("hbase_principal", "http_principal", "zookeeper_principal"):
+            service, _, _ = str(getattr(self, key)).partition("/")
+            if not service or "@" in service:
+                raise ConfigError(f"security: {key} must look like service/_HOST@REALM, got "
+                                  f"{getattr(self, key)!r}")
+
+    @property
+    def kerberos(self) -> bool:
+        return self.auth == "kerberos"
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any], source: str,
+                  folder: Path | None = None) -> ClusterSecurity:
+        """From a JSON object or TOML keys; relative paths resolve against ``folder``."""
+        values = cls.checked(data, source, folder)
+        try:
+            return cls(**values)
+        except ConfigError as exc:
+            raise ConfigError(f"{source}: {exc}") from None
+
+    @classmethod
+    def checked(cls, data: dict[str, Any], source: str,
+                folder: Path | None = None) -> dict[str, str]:
+        """Some of the settings (overrides of another source's), each checked on its own:
+        known keys, strings, allowed values; relative paths resolved against ``folder``."""
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise ConfigError(f"{source}: security: unknown key {unknown[0]!r}; expected one "
+                              f"of {', '.join(sorted(known))}")
+        for key, value in data.items():
+            if value is not None and not isinstance(value, str):
+                raise ConfigError(f"{source}: security: {key}: expected a string, got "
+                                  f"{value!r}")
+        values = {k: v for k, v in data.items() if v is not None}
+        if folder is not None:
+            for key in PATH_KEYS:
+                if key in values and not Path(values[key]).is_absolute():
+                    values[key] = str(folder / values[key])
+        alone = {k: v for k, v in values.items() if k not in ("keytab", "principal")}
+        try:
+            cls(**alone)  # each value on its own (a keytab needs a principal: when merged)
+        except ConfigError as exc:
+            raise ConfigError(f"{source}: {exc}") from None
+        return values
+
+    def merged(self, overrides: dict[str, Any]) -> ClusterSecurity:
+        return replace(self, **overrides)
+
+
+SECURITY_KEYS = tuple(f.name for f in fields(ClusterSecurity))
+
+
+def service_principal(pattern: str, host: str) -> tuple[str, str]:
+    """``(service, host)`` of a service principal pattern for an endpoint's ``host``:
+    ``hbase/_HOST@R`` -> ``("hbase", host)``; a fixed host in the pattern is kept."""
+    name = pattern.partition("@")[0]
+    service, _, fixed = name.partition("/")
+    return service, (host if fixed in ("", HOST_PLACEHOLDER) else fixed)
+
+
+def warn_if_exposed(path: str | os.PathLike[str], what: str) -> None:
+    """Warn (once per file) when ``path``, a keytab or a file naming Kerberos settings, can
+    be read or changed by users other than its owner."""
+    try:
+        mode = stat.S_IMODE(os.stat(path).st_mode)
+    except OSError:
+        return
+    if mode & (stat.S_IRWXG | stat.S_IRWXO) and str(path) not in _warned:
+        _warned.add(str(path))
+        log.warning("%s can be read by other users (mode %o; %s); chmod 600 it", path, mode,
+                    what)

@@ -1,0 +1,373 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+"""Compiled copies of the reader's hot loops: the WALKey in its usual layout
+(``walkey.decode_key``) and the two cell loops (``cells.decode_plain_cells`` and the loop
+``cells.compressed_cells_decoder`` returns), built by ``make setup``
+(``scripts/build-speedups.py``); ``hotloops`` chooses between them and the reference.
+
+The common case runs here on C integers; everything else goes to the pure-Python code, so
+input, output and errors are the reference's: a key in any other layout is the reference's
+to decode, a cell whose first bytes are not all loaded hands the rest of the batch to the
+reference loop (nothing of the cell consumed yet), and long lengths, dictionary literals
+other than a short row, compressed values and tags not held by one filled slot go through
+the same helpers the reference calls.
+"""
+
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
+
+from hbase_migrate.wal.cells import (
+    MAX_FAMILY_LENGTH,
+    MAX_ROW_LENGTH,
+    CellCorruptError,
+    _cell_tags,
+    _varint32,
+    compressed_cells_decoder as _reference_compressed,
+    decode_plain_cells as _reference_plain,
+    parse_tags,
+    value_decoder,
+)
+from hbase_migrate.wal.dictionary import read_item
+from hbase_migrate.wal.model import Cell, Tag, WalKey
+from hbase_migrate.wal.walkey import _uncompress, decode_key as _reference_key
+
+cdef object _new = tuple.__new__
+
+
+cdef inline int32_t _int32(const uint8_t* d, Py_ssize_t p) noexcept:
+    return <int32_t>((<uint32_t>d[p] << 24) | (<uint32_t>d[p + 1] << 16)
+                     | (<uint32_t>d[p + 2] << 8) | d[p + 3])
+
+
+cdef inline int64_t _int64(const uint8_t* d, Py_ssize_t p) noexcept:
+    return <int64_t>((<uint64_t>_int32(d, p) << 32) | <uint32_t>_int32(d, p + 4))
+
+
+cdef inline Py_ssize_t _varint(const uint8_t* d, Py_ssize_t p, Py_ssize_t end,
+                                int64_t* value) noexcept:
+    """A varint of at most 9 bytes (a non-negative int64) at ``p``: the position after it,
+    or -1 when it is longer or runs past ``end``."""
+    cdef uint64_t v = 0
+    cdef int shift = 0
+    cdef uint8_t b
+    while p < end and shift < 63:
+        b = d[p]
+        v |= <uint64_t>(b & 0x7F) << shift
+        p += 1
+        if b < 0x80:
+            value[0] = <int64_t>v
+            return p
+        shift += 7
+    return -1
+
+
+cdef object _entry(bytes item, object dictionary):
+    """A compressed WALKey field: a reference to a filled slot here, else the reference's
+    ``_uncompress`` (literals, errors)."""
+    cdef list slots
+    cdef Py_ssize_t idx
+    if len(item) == 2 and item[0] < 0x80:
+        slots = dictionary._entries
+        idx = item[0] << 8 | item[1]
+        if idx < len(slots):
+            dictionary._order.move_to_end(idx)
+            return slots[idx]
+    return _uncompress(item, dictionary)
+
+
+def decode_key(bytes buf, Py_ssize_t pos, Py_ssize_t end, dicts):
+    """``walkey.decode_key``: the usual layout here (fields 1-4 with one-byte lengths, then
+    only FamilyScopes in their usual form and fields 7, 9, 10, 11 as varints of up to nine
+    bytes), any other through the reference. Nothing is changed before the whole key is
+    known to be in that layout."""
+    cdef const uint8_t* d = <const uint8_t*>PyBytes_AS_STRING(buf)
+    cdef Py_ssize_t p, s, n, rs, ts
+    cdef int64_t sequence, write_time, value
+    cdef int64_t count = 0
+    cdef uint8_t tag
+    cdef list scopes = []
+    cdef object nonce_group = None, nonce = None, orig = None
+    if end > PyBytes_GET_SIZE(buf) or end - pos < 10 or d[pos] != 0x0A:
+        return _reference_key(buf, pos, end, dicts)
+    n = d[pos + 1]
+    rs = pos + 2
+    p = rs + n
+    if n >= 0x80 or p + 2 > end or d[p] != 0x12:
+        return _reference_key(buf, pos, end, dicts)
+    n = d[p + 1]
+    ts = p + 2
+    p = ts + n
+    if n >= 0x80 or p + 2 > end or d[p] != 0x18:
+        return _reference_key(buf, pos, end, dicts)
+    p = _varint(d, p + 1, end, &sequence)
+    if p < 0 or p + 2 > end or d[p] != 0x20:
+        return _reference_key(buf, pos, end, dicts)
+    p = _varint(d, p + 1, end, &write_time)
+    if p < 0:
+        return _reference_key(buf, pos, end, dicts)
+    while p < end:
+        tag = d[p]
+        if tag == 0x32:  # FamilyScope {1 family, 2 scope_type}, one-byte lengths
+            if p + 2 >= end:
+                return _reference_key(buf, pos, end, dicts)
+            n = d[p + 1]
+            s = p + 2
+            p = s + n
+            if (n < 4 or n >= 0x80 or p > end or d[s] != 0x0A or d[s + 1] != n - 4
+                    or d[p - 2] != 0x10 or d[p - 1] >= 0x80):
+                return _reference_key(buf, pos, end, dicts)
+            scopes.append((buf[s + 2:p - 2], d[p - 1]))
+            continue
+        if (tag != 0x38 and tag != 0x48 and tag != 0x50 and tag != 0x58) or p + 1 >= end:
+            return _reference_key(buf, pos, end, dicts)
+        p = _varint(d, p + 1, end, &value)
+        if p < 0:
+            return _reference_key(buf, pos, end, dicts)
+        if tag == 0x38:
+            count = value & 0xFFFFFFFF
+        elif tag == 0x48:
+            nonce_group = value
+        elif tag == 0x50:
+            nonce = value
+        else:
+            orig = value
+    region = buf[rs:ts - 2]
+    table = buf[ts:ts + (d[ts - 1])]
+    if dicts is not None:
+        region = _entry(region, dicts.region)
+        table = _entry(table, dicts.table)
+        family_dict = dicts.family
+        scopes = [(_entry(f, family_dict), scope) for f, scope in scopes]
+    return _new(WalKey, (region, table, sequence, write_time, tuple(scopes), (),
+                         nonce_group, nonce, orig, (), None)), count
+
+
+def decode_plain_cells(bytes buf, Py_ssize_t p, Py_ssize_t count, ensure):
+    """``cells.decode_plain_cells``, compiled."""
+    cdef list cells = []
+    cdef const uint8_t* d = <const uint8_t*>PyBytes_AS_STRING(buf)
+    cdef Py_ssize_t blen = PyBytes_GET_SIZE(buf)
+    cdef Py_ssize_t i, end, tpos, kv_end, fpos, qpos
+    cdef int32_t total, klen, vlen
+    cdef int rlen, flen
+    cdef tuple tags
+    for i in range(count):
+        if p + 14 > blen:
+            buf = ensure(p + 14)
+            d = <const uint8_t*>PyBytes_AS_STRING(buf)
+            blen = PyBytes_GET_SIZE(buf)
+            if p + 14 > blen:
+                return _handed_over(cells, _reference_plain(buf, p, count - i, ensure))
+        total = _int32(d, p)
+        klen = _int32(d, p + 4)
+        vlen = _int32(d, p + 8)
+        rlen = (d[p + 12] << 8) | d[p + 13]
+        end = p + 4 + <Py_ssize_t>total
+        if end > blen:
+            buf = ensure(end)
+            d = <const uint8_t*>PyBytes_AS_STRING(buf)
+            blen = PyBytes_GET_SIZE(buf)
+            if end > blen:
+                raise IndexError("cell cut off")
+        tpos = p + 3 + <Py_ssize_t>klen
+        kv_end = tpos + 9 + <Py_ssize_t>vlen
+        if klen < 12 or vlen < 0 or kv_end > end or rlen > klen - 12:
+            raise CellCorruptError(
+                f"KeyValue lengths do not fit: total {total}, key {klen}, value {vlen}, row {rlen}"
+            )
+        fpos = p + 14 + rlen
+        flen = d[fpos]
+        qpos = fpos + 1 + flen
+        if flen > 127 or qpos > tpos:
+            raise CellCorruptError(f"family length {flen} does not fit key length {klen}")
+        if kv_end == end:
+            tags = ()
+        else:
+            if end - kv_end < 2 or ((d[kv_end] << 8) | d[kv_end + 1]) != end - kv_end - 2:
+                raise CellCorruptError(
+                    f"tags length does not fill the {end - kv_end} bytes after the value"
+                )
+            tags = parse_tags(buf, kv_end + 2, end)
+        cells.append(_new(Cell, (buf[p + 14:fpos], buf[fpos + 1:qpos], buf[qpos:tpos],
+                                 _int64(d, tpos), d[tpos + 8], buf[tpos + 9:kv_end], tags)))
+        p = end
+    return tuple(cells), buf, p
+
+
+cdef tuple _handed_over(list cells, tuple rest):
+    """This loop's cells followed by the reference loop's result for the rest of the batch."""
+    more, buf, p = rest
+    return tuple(cells) + more, buf, p
+
+
+cdef class CompressedCells:
+    """The loop ``cells.compressed_cells_decoder(state)`` returns, compiled: one per file."""
+
+    cdef object state, reference, row_dict, fam_dict, qual_dict, tag_dict, value_of
+    cdef dict tag_tuples  # a slot's bytes -> the cell's tags tuple, made once per content
+    cdef list rows, fams, quals, tag_slots
+    cdef object row_touch, fam_touch, qual_touch, tag_touch, row_order
+    cdef Py_ssize_t row_cap
+    cdef bint raw_value
+
+    def __init__(self, state):
+        self.state = state
+        self.reference = _reference_compressed(state)
+        self.raw_value = state.value_algorithm is None
+        self.value_of = None if self.raw_value else value_decoder(state.value_algorithm)
+        self.row_dict, self.fam_dict, self.qual_dict = state.row, state.family, state.qualifier
+        self.tag_dict = state.tag
+        self.rows, self.row_touch = self.row_dict.fast_get()
+        self.fams, self.fam_touch = self.fam_dict.fast_get()
+        self.quals, self.qual_touch = self.qual_dict.fast_get()
+        self.row_order = self.row_dict.fast_add()[1]
+        self.row_cap = self.row_dict.capacity
+        self.tag_tuples = {}
+        if self.tag_dict is None:
+            self.tag_slots, self.tag_touch = [], None
+        else:
+            self.tag_slots, self.tag_touch = self.tag_dict.fast_get()
+
+    def __call__(self, bytes buf, Py_ssize_t p, Py_ssize_t count, ensure):
+        cdef list cells = []
+        cdef list rows = self.rows, fams = self.fams, quals = self.quals
+        cdef list tag_slots = self.tag_slots
+        cdef const uint8_t* d = <const uint8_t*>PyBytes_AS_STRING(buf)
+        cdef Py_ssize_t blen = PyBytes_GET_SIZE(buf)
+        cdef Py_ssize_t nrow = len(rows), nfam = len(fams), nqual = len(quals)
+        cdef Py_ssize_t ntag = len(tag_slots)
+        cdef Py_ssize_t i, q, bound, stop, n, slot
+        cdef Py_ssize_t key_len, val_len, tags_len, comp_len, row_len, fam_len
+        cdef uint8_t s
+        cdef int64_t timestamp
+        cdef int cell_type
+        cdef bytes row, family, qualifier, data
+        cdef object value
+        cdef tuple tags
+        for i in range(count):
+            if p + 15 > blen:
+                buf = ensure(p + 15)
+                d = <const uint8_t*>PyBytes_AS_STRING(buf)
+                blen = PyBytes_GET_SIZE(buf)
+                if p + 15 > blen:
+                    return _handed_over(cells, self.reference(buf, p, count - i, ensure))
+            key_len = d[p]
+            if key_len < 0x80:
+                q = p + 1
+            else:
+                key_len, q = _varint32(buf, p)
+            val_len = d[q]
+            if val_len < 0x80:
+                q += 1
+            elif d[q + 1] < 0x80:
+                val_len = (val_len & 0x7F) | (<Py_ssize_t>d[q + 1] << 7)
+                q += 2
+            else:
+                val_len, q = _varint32(buf, q)
+            tags_len = d[q]
+            if tags_len < 0x80:
+                q += 1
+            else:
+                tags_len, q = _varint32(buf, q)
+            if key_len < 12:
+                raise CellCorruptError(f"key length {key_len} is shorter than a KeyValue key")
+            bound = q + key_len + 24 + (val_len if self.raw_value else 5) + 2 * tags_len
+            if bound > blen:
+                buf = ensure(bound)
+                d = <const uint8_t*>PyBytes_AS_STRING(buf)
+                blen = PyBytes_GET_SIZE(buf)
+                if bound > blen:  # the data's end is near: the reference's careful path
+                    return _handed_over(cells, self.reference(buf, p, count - i, ensure))
+            # row: a reference to a filled slot, or a literal with a one-byte length; the
+            # bound above holds the row item's first two bytes
+            s = d[q]
+            if s < 0x80 and (slot := (<Py_ssize_t>s << 8) | d[q + 1]) < nrow:
+                self.row_touch(slot)
+                row = rows[slot]
+                q += 2
+            elif s == 0xFF and (n := d[q + 1]) < 0x80 and q + 2 + n <= blen:
+                q += 2 + n
+                row = buf[q - n:q]
+                if not n:
+                    pass  # an empty literal takes no slot
+                elif nrow < self.row_cap:
+                    self.row_order[nrow] = None
+                    rows.append(row)
+                    nrow += 1
+                else:
+                    slot = self.row_order.popitem(False)[0]
+                    self.row_order[slot] = None
+                    rows[slot] = row
+            else:
+                row, q = read_item(buf, q, blen, self.row_dict)
+                nrow = len(rows)
+            if q + 2 <= blen and (s := d[q]) < 0x80 and (
+                    slot := (<Py_ssize_t>s << 8) | d[q + 1]) < nfam:
+                self.fam_touch(slot)
+                family = fams[slot]
+                q += 2
+            else:
+                family, q = read_item(buf, q, blen, self.fam_dict)
+                nfam = len(fams)
+            if q + 2 <= blen and (s := d[q]) < 0x80 and (
+                    slot := (<Py_ssize_t>s << 8) | d[q + 1]) < nqual:
+                self.qual_touch(slot)
+                qualifier = quals[slot]
+                q += 2
+            else:
+                qualifier, q = read_item(buf, q, blen, self.qual_dict)
+                nqual = len(quals)
+            row_len = len(row)
+            fam_len = len(family)
+            if row_len > MAX_ROW_LENGTH or fam_len > MAX_FAMILY_LENGTH:
+                raise CellCorruptError(f"row length {row_len} or family length {fam_len} too long")
+            if 12 + row_len + fam_len + len(qualifier) != key_len:
+                raise CellCorruptError(
+                    f"row, family and qualifier do not add up to key length {key_len}"
+                )
+            if q + 9 > blen:
+                raise IndexError("cell cut off")
+            timestamp = _int64(d, q)
+            cell_type = d[q + 8]
+            q += 9
+            if self.raw_value:
+                if q + val_len > blen:
+                    raise IndexError("cell value cut off")
+                value = buf[q:q + val_len]
+                q += val_len
+            else:  # varint compLen, compLen bytes
+                comp_len = d[q]
+                if comp_len < 0x80:
+                    q += 1
+                else:
+                    comp_len, q = _varint32(buf, q)
+                stop = q + comp_len
+                if stop + 2 * tags_len > blen:
+                    buf = ensure(stop + 2 * tags_len)
+                    d = <const uint8_t*>PyBytes_AS_STRING(buf)
+                    blen = PyBytes_GET_SIZE(buf)
+                if stop > blen:
+                    raise IndexError("compressed value cut off")
+                value = self.value_of(buf[q:stop], val_len)
+                q = stop
+            if not tags_len:
+                tags = ()
+            elif (  # one compressed tag, a reference to a filled slot
+                q + 2 <= blen
+                and (s := d[q]) < 0x80
+                and (slot := (<Py_ssize_t>s << 8) | d[q + 1]) < ntag
+                and len(<bytes>tag_slots[slot]) + 2 == tags_len
+            ):
+                self.tag_touch(slot)
+                data = tag_slots[slot]
+                tags = self.tag_tuples.get(data)
+                if tags is None:
+                    if len(self.tag_tuples) >= 4096:
+                        self.tag_tuples.clear()
+                    tags = self.tag_tuples[data] = (_new(Tag, (data[0], data[1:])),)
+                q += 2
+            else:
+                tags, q = _cell_tags(buf, q, blen, tags_len, self.tag_dict)
+                ntag = len(tag_slots)
+            cells.append(_new(Cell, (row, family, qualifier, timestamp, cell_type, value, tags)))
+            p = q
+        return tuple(cells), buf, p

@@ -1,0 +1,285 @@
+"""The ``hbase`` copy method between two real Apache HBase 2.6.1 clusters (the session's
+source and one target for this module): HBase snapshots taken through the Java admin
+helper, their files exported over WebHDFS (in-process, and on Spark ``local[1]``), cloned
+on the target, replay from T0. The target must equal the source cell for cell; an export
+killed with SIGKILL resumes with the files it lacks, a file corrupted on the target is
+found by its checksum and copied again, files the source archived meanwhile are read from
+``archive/``, an expired snapshot is refused, and a passing gate deletes the source's
+snapshot."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hbase_migrate.audit.ledger import Ledger
+from hbase_migrate.cluster.admin import JavaAdmin
+from hbase_migrate.cluster.endpoints import ClusterEndpoints
+from hbase_migrate.cluster.hdfs_files import HdfsRoot
+from hbase_migrate.cluster.thrift2 import Thrift2Client
+from hbase_migrate.config import IN_PROCESS, MigrationSpec, load_config
+from hbase_migrate.lifecycle import cutover_check, prepare, replay, snapshot, validate
+from hbase_migrate.snapshot.export import ExportJob
+from hbase_migrate.snapshot.hbase_method import (
+    SnapshotMethodError,
+    admin_channel,
+    clone_snapshots,
+    export_snapshots,
+    hdfs_root,
+    take_snapshots,
+)
+from hbase_migrate.snapshot.manifest import SNAPSHOT_DIR, parse_manifest
+from hbase_migrate.validate.compare import compare_tables
+from minihbase.cli.minicluster import call_admin
+from minihbase.workload import Workload, WorkloadSpec
+from realstack.hbase import RealHBase, RealHBaseOptions
+from tests.replay.minicluster_util import wait_for
+
+from .fixtures import running, skip_without_real_stack
+
+pytestmark = [pytest.mark.integration, pytest.mark.realstack]
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def target_hbase(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealHBase]:
+    """A second real HBase, the target of this module's migrations."""
+    skip_without_real_stack()
+    yield from running(RealHBase(tmp_path_factory.mktemp("target-hbase"), RealHBaseOptions(
+        region_servers=1, heap="768m", name="target")), "the target HBase")
+
+
+def configure(folder: Path, source: RealHBase, target: RealHBase, table: str,
+              limits: str = "") -> Path:
+    path = folder / "migration.toml"
+    path.write_text(
+        f'[migration]\nname = "snap"\nledger = "sqlite:///{folder / "ledger.db"}"\n'
+        f'[source]\ncluster_json = "{source.cluster_json}"\n'
+        f'[target]\ncluster_json = "{target.cluster_json}"\n'
+        f'[[tables]]\nsource = "{table}"\n'
+        f'[replay]\nroll_period = "1h"\nmargin = "1m"\n[spark]\nmaster = "{IN_PROCESS}"\n'
+        f'[snapshot]\nmethod = "hbase"\nttl = "1h"\n{limits}', encoding="utf-8")
+    return path
+
+
+def write(cluster: ClusterEndpoints, table: str, seed: int, ops: int,
+          rate: float | None = None) -> None:
+    runner = Workload(cluster, WorkloadSpec(table, seed, ops, rate=rate))
+    try:
+        runner.ensure_table()  # two families, pre-split: several regions
+        runner.run()
+    finally:
+        runner.close()
+
+
+def endpoints(stack: RealHBase) -> ClusterEndpoints:
+    return ClusterEndpoints.from_json(stack.described)
+
+
+def root(stack: RealHBase, role: str) -> HdfsRoot:
+    e = endpoints(stack)
+    assert e.webhdfs and e.hbase_root
+    return HdfsRoot(e.webhdfs, e.hbase_root, role)
+
+
+def equal(source: RealHBase, target: RealHBase, table: str) -> Any:
+    with Thrift2Client(endpoints(source).thrift2 or "") as a, \
+            Thrift2Client(endpoints(target).thrift2 or "") as b:
+        return compare_tables(a, b, table)
+
+
+def files_recorded(spec: MigrationSpec) -> dict[str, Any]:
+    with Ledger.open(spec.ledger_url) as ledger:
+        record = ledger.migration(spec.name)
+        return {} if record is None else {
+            r.path: r for r in ledger.snapshot_files(record.id) if r.status != "cloned"}
+
+
+def expected_files(source: RealHBase, name: str) -> dict[str, tuple[str, ...]]:
+    """Every file the export of snapshot ``name`` must write on the target, by target
+    path: where it may be read on the source."""
+    folder = f"{SNAPSHOT_DIR}/{name}"
+    with root(source, "source").read(f"{folder}/data.manifest") as chunks:
+        hfiles = parse_manifest(b"".join(chunks), name)
+    return {**{f"{SNAPSHOT_DIR}/.tmp/{name}/{f}": (f"{folder}/{f}",)
+               for f in (".snapshotinfo", "data.manifest")},
+            **{f.target_path(): f.source_paths() for f in hfiles}}
+
+
+def victim_snapshot(spec: MigrationSpec, path: str) -> str:
+    """The snapshot the ledger recorded the file ``path`` for."""
+    return str(files_recorded(spec)[path].snapshot)
+
+
+def content(side: HdfsRoot, *paths: str) -> bytes | None:
+    for path in paths:
+        if side.status(path) is not None:
+            with side.read(path) as chunks:
+                return b"".join(chunks)
+    return None
+
+
+def differing(source: RealHBase, target: RealHBase, name: str) -> set[str]:
+    """The target paths of the export whose file the target lacks or holds different."""
+    src, dst = root(source, "source"), root(target, "target")
+    return {path for path, sources in expected_files(source, name).items()
+            if content(dst, path) != content(src, *sources)}
+
+
+def test_snapshot_export_clone_and_replay_equal_the_source(
+        real_hbase: RealHBase, target_hbase: RealHBase, tmp_path: Path) -> None:
+    table = "snap_live"
+    source = endpoints(real_hbase)
+    write(source, table, seed=61, ops=400)
+    spec = load_config(configure(tmp_path, real_hbase, target_hbase, table))
+    prepare(spec)
+    live = threading.Thread(target=write, args=(source, table, 62, 200, 100.0))
+    live.start()  # puts and deletes of every kind while the snapshot is taken and exported
+    copied = snapshot(spec).to_json()
+    live.join()
+
+    name, = copied["snapshots"]
+    assert copied["method"] == "hbase" and copied["state"] == "copied"
+    # The export's files are the manifest's, read here from the source's own HDFS.
+    src_root = root(real_hbase, "source")
+    with src_root.read(f"{SNAPSHOT_DIR}/{name}/data.manifest") as chunks:
+        hfiles = parse_manifest(b"".join(chunks), name)
+    families = {f.family for f in hfiles}
+    regions = {f.region for f in hfiles}
+    assert families == {"d", "m"} and len(regions) > 1
+    assert copied["files"] == copied["files_copied"] == len(hfiles) + 2
+    recorded = files_recorded(spec)
+    assert set(recorded) == {f.target_path() for f in hfiles} | {
+        f"{SNAPSHOT_DIR}/.tmp/{name}/.snapshotinfo", f"{SNAPSHOT_DIR}/.tmp/{name}/data.manifest"}
+    assert all(r.checksum["source"] == r.checksum["target"] for r in recorded.values())
+    assert all(r.checksum["method"].startswith("hdfs MD5-of-") for r in recorded.values())
+    dst_root = root(target_hbase, "target")
+    assert all(dst_root.status(f.target_path()) is not None for f in hfiles)
+    # T0 is the snapshot's creation time, as HBase recorded it in .snapshotinfo.
+    admin = JavaAdmin("source", source.zookeeper or "", source.znode_parent)
+    listed, = admin.listed(name)
+    assert copied["watermark"] == listed.creation_time and listed.ttl == 3600
+    # The target's copy of the snapshot went once it was cloned; the source's stays.
+    assert dst_root.status(f"{SNAPSHOT_DIR}/{name}") is None
+    assert src_root.status(f"{SNAPSHOT_DIR}/{name}") is not None
+
+    call_admin(real_hbase.cluster_json, "roll")
+    caught_up = replay(spec).to_json()  # the writes since T0, from the real WALs
+    assert caught_up["exit_code"] == 0, caught_up
+    comparison = equal(real_hbase, target_hbase, table)
+    assert comparison.equal and comparison.source_cells > 0, comparison
+    assert validate(spec, recompare_wait=0).to_json()["verdict"] == "match"
+    gate = cutover_check(spec, max_lag=3_600_000).to_json()
+    assert gate["verdict"] == "go", gate["reasons"]
+    assert gate["snapshots_deleted"] == [name] and admin.snapshots(name) == []
+
+
+def test_a_killed_export_resumes_and_a_corrupted_file_is_copied_again(
+        real_hbase: RealHBase, target_hbase: RealHBase, tmp_path: Path) -> None:
+    table = "snap_resume"
+    source = endpoints(real_hbase)
+    for seed in (71, 72, 73):  # three flushes: three HFiles per region and family
+        write(source, table, seed=seed, ops=150)
+        call_admin(real_hbase.cluster_json, "flush", {"table": table})
+    config = configure(tmp_path, real_hbase, target_hbase, table,
+                       '[limits]\ncopy_bytes_per_second = "30KB"\n')
+    spec = load_config(config)
+    prepare(spec)
+    command = [sys.executable, "-m", "hbase_migrate", "snapshot", "--config", str(config)]
+    proc = subprocess.Popen(command, cwd=REPO, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL,
+                            env={**os.environ, "PYTHONPATH": str(REPO)})
+    try:
+        wait_for(lambda: len(files_recorded(spec)) >= 5 or proc.poll() is not None, 180,
+                 "the export to record five files", every=0.05)
+        assert proc.poll() is None, "the export ended before it could be killed"
+        os.kill(proc.pid, signal.SIGKILL)
+    finally:
+        proc.kill()
+        proc.wait(timeout=30)
+    before = files_recorded(spec)
+    # One file the killed run exported: corrupted on the target, its length kept.
+    dst_root = root(target_hbase, "target")
+    victim = next(p for p in sorted(before) if p.startswith("archive/"))
+    with dst_root.read(victim) as chunks:
+        good = b"".join(chunks)
+    dst_root.write(victim, [bytes(b ^ 0xFF for b in good)])
+    # What the rerun must copy, found here by reading every file on both sides.
+    name = victim_snapshot(spec, victim)
+    expected = differing(real_hbase, target_hbase, name)
+    every = expected_files(real_hbase, name)
+    assert victim in expected and len(expected) < len(every)
+
+    rerun = snapshot(spec).to_json()
+    after = files_recorded(spec)
+    assert len(before) < len(after) == rerun["files"] == len(every)
+    copied_again = {p for p, r in after.items() if r.status == "copied"
+                    and r.step_id == rerun["step_id"]}
+    assert copied_again == expected, "only what was missing or differs"
+    assert rerun["files_copied"] == len(expected) and rerun["files_kept"] == len(
+        after) - len(expected)
+    assert after[victim].copies == 2
+    assert all(after[p].status == "kept" and after[p].copies == 1 for p in before if p != victim)
+    with dst_root.read(victim) as chunks:
+        assert b"".join(chunks) == good
+    comparison = equal(real_hbase, target_hbase, table)
+    assert comparison.equal and comparison.source_cells > 0, comparison
+
+
+def test_files_archived_meanwhile_are_found_and_an_expired_snapshot_is_refused(
+        real_hbase: RealHBase, target_hbase: RealHBase, tmp_path: Path) -> None:
+    table = "snap_archived"
+    source = endpoints(real_hbase)
+    write(source, table, seed=81, ops=150)
+    spec = load_config(configure(tmp_path, real_hbase, target_hbase, table))
+    prepare(spec)
+    src_root, dst_root = hdfs_root(spec.source), hdfs_root(spec.target)
+    admin = admin_channel(spec.source, spec.snapshot.hbase_version)
+    taken = take_snapshots(spec, src_root, admin)
+    with Thrift2Client(source.thrift2 or "") as client:
+        cells = sorted(c for row in client.scan(table) for c in row)
+    admin.drop(table)  # HBase moves every file of a dropped table to archive/
+    with Ledger.open(spec.ledger_url) as ledger:
+        record = ledger.migration(spec.name)
+        assert record is not None
+        job = ExportJob(spec.source, spec.target, spec.ledger_url, record.id)
+        # one task per file on Spark this time (the other tests run them in-process)
+        summary = export_snapshots(spec, taken, src_root, dst_root, job, "local[1]")
+        hfiles = [r for r in ledger.snapshot_files(record.id) if r.path.startswith("archive/")]
+        assert summary.files == len(hfiles) + 2 and hfiles
+        assert all(r.source_path == r.path for r in hfiles)  # each read from archive/ too
+        with Thrift2Client(endpoints(target_hbase).thrift2 or "") as client:
+            def is_empty(name: str) -> bool | None:
+                return next(iter(client.scan(name)), None) is None
+
+            target_admin = admin_channel(spec.target, spec.snapshot.hbase_version)
+            clone_snapshots(spec, taken, target_admin, ledger, record.id, None, False, is_empty)
+            assert sorted(c for row in client.scan(table) for c in row) == cells
+
+    # A snapshot whose TTL ran out is refused by name, with what to do.
+    folder = tmp_path / "short"
+    folder.mkdir()
+    write(source, "snap_expired", seed=82, ops=20)
+    expiring = load_config(configure(folder, real_hbase, target_hbase, "snap_expired"))
+    expiring = replace(expiring, snapshot=replace(expiring.snapshot, ttl=2000))
+    try:
+        first, = take_snapshots(expiring, src_root, admin)
+    except SnapshotMethodError:  # expired already while it was read back: fine too
+        pass
+    else:
+        time.sleep(max(0.0, (first.description.expires_at() or 0) / 1000 - time.time()) + 0.2)
+    with pytest.raises(SnapshotMethodError, match=r"source snapshot hbase_migrate_snap_snap_"
+                                                  r"expired_\d+ of table snap_expired expired "
+                                                  r"at \d+ "
+                                                  r"ms \(TTL 2s\): delete it"):
+        take_snapshots(expiring, src_root, admin)

@@ -1,0 +1,126 @@
+"""The compiled hot loops against the pure-Python reference: built by the set-up, chosen by
+the environment, and the same entries, end and error for the same damaged file."""
+
+from __future__ import annotations
+
+import io
+import os
+import subprocess
+import sys
+from typing import Any
+
+import pytest
+from conftest import ALL_OPTIONS, simple_pairs, wal_bytes
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from test_fuzz import damaged
+
+from hbase_migrate.errors import WalError
+from hbase_migrate.wal import hotloops
+from hbase_migrate.wal.model import WalKey
+from hbase_migrate.wal.reader import WalReader
+
+
+def usual_pairs(n: int) -> list[Any]:
+    """Entries whose keys take the compiled path: no cluster ids, one to three scopes,
+    sometimes nonces and an original sequence number."""
+    pairs = []
+    for (key, cells) in simple_pairs(n, tags=True):
+        i = key.sequence
+        pairs.append((WalKey(key.encoded_region_name, key.table_name, key.sequence,
+                             key.write_time,
+                             scopes=tuple((b"f%d" % k, 1) for k in range(1 + i % 3)),
+                             nonce_group=i * 7 if i % 2 else None,
+                             nonce=i * 11 if i % 2 else None,
+                             orig_sequence=i if i % 3 == 0 else None), cells))
+    return pairs
+
+
+USUAL = [wal_bytes(usual_pairs(8), options, trailer=trailer)
+         for options in ALL_OPTIONS for trailer in (True, False)]
+
+
+@st.composite
+def damaged_usual(draw: st.DrawFn) -> bytes:
+    data = bytearray(draw(st.sampled_from(USUAL)))
+    for _ in range(draw(st.integers(1, 3))):
+        pos = draw(st.integers(0, len(data) - 1))
+        data[pos] = draw(st.sampled_from([0x00, 0x01, 0x7F, 0x80, 0xFF, data[pos] ^ 0x10]))
+    return bytes(data)
+
+
+def test_the_set_up_builds_the_compiled_loops() -> None:
+    assert hotloops.COMPILED is not None, (
+        "hbase_migrate/wal/_hotloops is not built: run `make setup` "
+        "(or `python scripts/build-speedups.py`)")
+
+
+@pytest.mark.parametrize(("env", "expected"), [("0", "compiled"), ("1", "python")])
+def test_the_environment_chooses(env: str, expected: str) -> None:
+    if hotloops.COMPILED is None:
+        pytest.skip("the compiled hot loops are not built")
+    out = subprocess.run(
+        [sys.executable, "-c",
+         "from hbase_migrate.wal import hotloops; print(hotloops.implementation())"],
+        env={**os.environ, "HBASE_MIGRATE_PURE_PYTHON": env}, capture_output=True, text=True,
+        check=True)
+    assert out.stdout.strip() == expected
+
+
+def _outcome(data: bytes, name: hotloops.Implementation) -> tuple[Any, ...]:
+    hotloops.use(name)
+    entries = []
+    try:
+        reader = WalReader(io.BytesIO(data), name="same.wal")
+        for entry in reader:
+            entries.append(entry)
+    except (WalError, ValueError) as exc:
+        return tuple(entries), type(exc).__name__, str(exc)
+    return tuple(entries), reader.end_offset, reader.end_reason
+
+
+@pytest.fixture
+def reference_after() -> Any:
+    if hotloops.COMPILED is None:
+        pytest.skip("the compiled hot loops are not built")
+    before = hotloops.implementation()
+    yield
+    hotloops.use(before)
+
+
+@settings(max_examples=400, deadline=4000,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(damaged())
+def test_damaged_files_read_the_same(reference_after: None, case: tuple[bytes, int]) -> None:
+    data, _ = case
+    assert _outcome(data, "compiled") == _outcome(data, "python")
+
+
+@settings(max_examples=400, deadline=4000,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(damaged_usual())
+def test_damaged_usual_keys_read_the_same(reference_after: None, data: bytes) -> None:
+    assert _outcome(data, "compiled") == _outcome(data, "python")
+
+
+def test_usual_keys_take_the_compiled_path(reference_after: None,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """Keys in the usual layout never reach the reference decoder (so the tests above
+    compare two decoders, not one with itself)."""
+    assert hotloops.COMPILED is not None
+
+    def refuse(*_: object) -> None:
+        raise AssertionError("a usual key went to the reference decoder")
+
+    for data in USUAL:
+        expected = _outcome(data, "python")
+        with monkeypatch.context() as patch:
+            patch.setattr(hotloops.COMPILED, "_reference_key", refuse)
+            assert _outcome(data, "compiled") == expected
+
+
+@pytest.mark.parametrize("options", ALL_OPTIONS[:7], ids=lambda o: repr(o)[:40])
+def test_every_cut_reads_the_same(reference_after: None, options: Any) -> None:
+    data = wal_bytes(usual_pairs(5), options, trailer=False)
+    for end in range(0, len(data), max(1, len(data) // 150)):
+        assert _outcome(data[:end], "compiled") == _outcome(data[:end], "python"), end
