@@ -2,11 +2,13 @@
 ### Stream new WAL edits to Kafka (CDC)
 
 Runs on every event of the `hbase_migrate_wal` Asset, beside the replay: the source's WAL
-edits since the watermark (or `start`) become one JSON message per row mutation in Kafka,
-keyed by table and row, with offsets recorded in the ledger (apart from replay's) only once
-the broker acknowledged them. The brokers and client settings come from the `kafka`
-connection; `cdc_topic` is one topic, or one per table with `{table}`. Delivery is at least
-once: consumers de-duplicate on (file, offset, row). Retries are safe.
+edits since the watermark (or `start`) become one JSON message per row mutation in Kafka
+(the native format, or a Debezium-style change event with `envelope`), keyed by table and
+row, with offsets recorded in the ledger (apart from replay's) only once the broker
+acknowledged them. The brokers and client settings come from the `kafka` connection (the
+type of Airflow's Kafka provider; without `kafka_default` the run is skipped, saying so);
+`cdc_topic` is one topic, or one per table with `{table}`. Delivery is at least once:
+consumers de-duplicate on (file, offset, row). Retries are safe.
 """
 
 from airflow.sdk import DAG, Param
@@ -35,6 +37,10 @@ with DAG(
         row_image=Param(False, type="boolean", title="Row images",
                         description="Apply each edit to the target and attach the row "
                                     "read back (the target needs Thrift2)."),
+        envelope=Param(None, type=OPTIONAL_STRING, enum=[None, "native", "debezium"],
+                       title="Message format",
+                       description="native, or debezium (before/after/op/source/ts_ms); "
+                                   "empty: the migration's [cdc] envelope (native)."),
         start=Param(None, type=OPTIONAL_STRING, format="date-time", title="Start",
                     description="Stream edits written at or after this; empty: the "
                                 "watermark less the margin."),

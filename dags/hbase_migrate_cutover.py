@@ -23,6 +23,7 @@ with DAG(
     tags=[*TAGS, "cutover"],
     default_args={**DEFAULT_ARGS, "retries": 0},  # a no-go is an answer, not a fault
     params=params(
+        required=True,  # a person triggers it: which migration is asked, never assumed
         max_lag=Param("1m", type="string", pattern=DURATION, title="Largest replay lag"),
         report_path=Param(None, type=OPTIONAL_STRING, pattern=r"\.html?$",
                           title="Report file",

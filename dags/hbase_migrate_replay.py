@@ -2,16 +2,24 @@
 ### Replay new WAL files
 
 Runs on every event of the `hbase_migrate_wal` Asset: the migration comes from the event
-(its Params), and a catch-up replay on Spark (one task per WAL file) applies every edit since
-the watermark that the target has not acknowledged yet (the event's batch included), then a
+(its Params). `plan` splits the catch-up into parts, one per WAL chain of the source (a
+region server and its WAL group; chains a region move ties together stay in one part), and
+`replay` is mapped over them: the grid shows one task per part, and a retry (or a clear of
+one map index) redoes only that part. Each part applies every edit of its chains since the
+watermark that the target has not acknowledged yet, on Spark (one task per WAL file) when
+configured; the parts run one at a time (they share the migration's lock). Then a
 validation compares source and target in live mode (the source is still written): verdicts
 recorded, ranges still differing listed, the run not failed for them; the next replay's
 validation compares them again. Retries are safe: replay records only acknowledged offsets.
 """
 
-from airflow.sdk import DAG, Param
+from airflow.sdk import DAG, Param, TriggerRule
 from hbase_migrate_airflow.dag_defaults import DEFAULT_ARGS, START_DATE, TAGS, WAL_ASSET
-from hbase_migrate_airflow.operators import ReplayOperator, ValidateOperator
+from hbase_migrate_airflow.operators import (
+    ReplayOperator,
+    ReplayPartsOperator,
+    ValidateOperator,
+)
 from hbase_migrate_airflow.params import params
 
 with DAG(
@@ -30,4 +38,9 @@ with DAG(
                       description="thrift1 loses delete fidelity (see the README)."),
     ),
 ):
-    ReplayOperator(task_id="replay") >> ValidateOperator(task_id="validate", live=True)
+    parts = ReplayPartsOperator(task_id="plan")
+    replayed = ReplayOperator.partial(task_id="replay", max_active_tis_per_dagrun=1).expand(
+        chains=parts.output)
+    # validated also when no part was left to replay
+    replayed >> ValidateOperator(task_id="validate", live=True,
+                                 trigger_rule=TriggerRule.NONE_FAILED)

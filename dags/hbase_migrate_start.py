@@ -27,6 +27,7 @@ with DAG(
     tags=[*TAGS, "snapshot"],
     default_args=DEFAULT_ARGS,
     params=params(
+        required=True,  # a person triggers it: which migration is asked, never assumed
         watermark=Param(None, type=OPTIONAL_STRING, format="date-time", title="Watermark T0",
                         description="RFC 3339 date-time; empty: now. Ignored once recorded."),
         snapshot_method=Param(None, type=OPTIONAL_STRING, enum=[None, "scan", "hbase"],

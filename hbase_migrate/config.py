@@ -59,6 +59,8 @@
     bootstrap = "kafka-1:9092,kafka-2:9092"
     topic = "hbase-cdc.{table}" # one topic, or one per source table with {table}
     row_image = false           # apply each edit to the target and attach the row read back
+    envelope = "native"         # the message format: "native", or "debezium" (before/after/
+                                # op/source/ts_ms, what Kafka Connect and Flink CDC read)
     delivery_timeout = "30s"    # per delivery attempt (librdkafka message.timeout.ms)
     retries = 3                 # more attempts for a failed delivery, with backoff
     producer = { "compression.type" = "lz4" }   # more producer settings (not acks/idempotence)
@@ -116,6 +118,7 @@ FIXED_PRODUCER_KEYS = ("acks", "enable.idempotence", "bootstrap.servers",
                        "max.in.flight.requests.per.connection", "retries",
                        "delivery.report.only.error")
 TABLE_PLACEHOLDER = "{table}"
+ENVELOPES = ("native", "debezium")  # the CDC message formats (hbase_migrate/sinks/schemas/)
 
 
 @dataclass(frozen=True)
@@ -214,6 +217,7 @@ class CdcSettings:
     delivery_timeout: int = CDC_DEFAULTS["delivery_timeout"]  # ms
     retries: int = 3
     producer: tuple[tuple[str, str], ...] = ()  # more librdkafka settings
+    envelope: str = ENVELOPES[0]
 
     def topic_of(self, table: str) -> str:
         """The topic of a source table's messages."""
@@ -222,7 +226,7 @@ class CdcSettings:
     def to_dict(self) -> dict[str, Any]:
         return {"bootstrap": self.bootstrap, "topic": self.topic, "row_image": self.row_image,
                 "delivery_timeout": self.delivery_timeout, "retries": self.retries,
-                "producer": dict(self.producer)}
+                "producer": dict(self.producer), "envelope": self.envelope}
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ from hbase_migrate.config import (
     DEFAULT_MAX_CELLS,
     DEFAULT_SPARK_MASTER,
     ENDPOINT_KEYS,
+    ENVELOPES,
     FIXED_PRODUCER_KEYS,
     IN_PROCESS,
     LIMIT_KEYS,
@@ -44,7 +45,8 @@ _GATEWAY_DEFAULTS = {"call_timeout": round(GatewaySettings.call_timeout * 1000)}
 _SIZE_UNITS = {"": 1, "b": 1, "kb": 1000, "mb": 1000**2, "gb": 1000**3, "kib": 1024,
                "mib": 1024**2, "gib": 1024**3}
 _LIMITS_DEFAULTS = {"refresh": LimitSettings.refresh}
-_CDC_KEYS = ("bootstrap", "topic", "row_image", "delivery_timeout", "retries", "producer")
+_CDC_KEYS = ("bootstrap", "topic", "row_image", "delivery_timeout", "retries", "producer",
+             "envelope")
 
 
 class Reader:
@@ -329,8 +331,12 @@ class Reader:
         if fixed:
             self.fail("cdc", "producer", "settings other than " + ", ".join(FIXED_PRODUCER_KEYS)
                       + " (the stream's guarantees rest on them)", ", ".join(fixed))
+        envelope = table.get("envelope", ENVELOPES[0])
+        if envelope not in ENVELOPES:
+            self.fail("cdc", "envelope", " or ".join(f'"{e}"' for e in ENVELOPES), envelope)
         return CdcSettings(bootstrap.strip(), topic, row_image, timeout, retries,
-                           tuple(sorted((str(k), _setting(v)) for k, v in producer.items())))
+                           tuple(sorted((str(k), _setting(v)) for k, v in producer.items())),
+                           envelope)
 
 
 def _bytes(value: object) -> int | None:

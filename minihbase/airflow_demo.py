@@ -13,12 +13,15 @@
    run not failed for them); ``airflow backfill create`` replays a past hour again; then the
    workload stops, a last round drains replay, and ``hbase_migrate_cutover`` gives the
    verdict (judged on the validation after that last catch-up) and writes the audit report.
+4. List every DAG run the demo caused: each is green or skipped (the runs Airflow schedules
+   by itself name no migration and skip, saying so; the CDC stream skips while no Kafka
+   connection is configured).
 
-The migration is the DAGs' default one (migration ``orders`` over the connections
-``hbase_source`` and ``hbase_target``, its ledger under the stack's folder), so a scheduled
-watch run works on it too. Only the embedded stack, the workload and the REST calls belong
-here: every step runs in an Airflow task that calls the core. Everything started is stopped
-at the end, also on Ctrl-C, unless ``keep_running`` asks to wait for it.
+The DAGs' forms have no default migration: every trigger passes the migration (``orders``
+over the connections ``hbase_source`` and ``hbase_target``, its ledger under the stack's
+folder) explicitly (:func:`migration_conf`). Only the embedded stack, the workload and the
+REST calls belong here: every step runs in an Airflow task that calls the core. Everything
+started is stopped at the end, also on Ctrl-C, unless ``keep_running`` asks to wait for it.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ import math
 import shutil
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -35,6 +39,7 @@ from typing import Any
 from urllib.parse import quote
 
 from hbase_migrate.airflow_stack import AirflowStack, start_airflow
+from hbase_migrate.audit.records import GateVerdict
 from hbase_migrate.cluster.endpoints import ClusterEndpoints
 from hbase_migrate.config import ENDPOINT_KEYS
 from hbase_migrate.lifecycle.result import StepResult
@@ -44,7 +49,7 @@ from minihbase.process import EmbeddedStackError
 from minihbase.stack import EmbeddedStack
 from minihbase.workload import Workload, WorkloadSpec
 
-MIGRATION = "orders"  # the DAGs' default migration and table
+MIGRATION = "orders"  # the demo's migration and table
 SOURCE_ARGS = ["--region-servers", "2", "--roll-period", "1h", "--wal-compression", "dict+tags"]
 DAGS = ("hbase_migrate_start", "hbase_migrate_wal_watch", "hbase_migrate_replay",
         "hbase_migrate_backfill", "hbase_migrate_cutover")
@@ -54,9 +59,22 @@ LIVE_SCALE = 60.0  # the live workload writes half of --ops per this many second
 RUN_TIMEOUT = 600.0
 
 
+def ledger_url(root: Path) -> str:
+    return f"sqlite:///{(root / MIGRATION / 'ledger.db').absolute()}"
+
+
+def migration_conf(root: Path) -> dict[str, Any]:
+    """The Params naming the demo's migration, given with every trigger: the forms have no
+    default migration."""
+    return {"migration": MIGRATION, "source_conn_id": "hbase_source",
+            "target_conn_id": "hbase_target", "tables": [MIGRATION],
+            "ledger": ledger_url(root)}
+
+
 def write_config(root: Path, source: ClusterEndpoints, target: ClusterEndpoints) -> Path:
-    """The migration the DAGs' defaults name, as a file for the command line (``status``,
-    ``report``): the same clusters (by their gateways), tables, ledger and replay settings."""
+    """The migration :func:`migration_conf` names, as a file for the command line
+    (``status``, ``report``): the same clusters (by their gateways), tables, ledger and
+    replay settings."""
     def section(endpoints: ClusterEndpoints) -> str:
         data = endpoints.to_json()
         return "".join(f"{k} = {json.dumps(str(data[k]))}\n" for k in ENDPOINT_KEYS
@@ -64,7 +82,7 @@ def write_config(root: Path, source: ClusterEndpoints, target: ClusterEndpoints)
 
     path = root / "migration.toml"
     path.write_text(
-        f'[migration]\nname = "{MIGRATION}"\nledger = "sqlite:///{MIGRATION}/ledger.db"\n'
+        f'[migration]\nname = "{MIGRATION}"\nledger = "{ledger_url(root)}"\n'
         f"[source]\n{section(source)}[target]\n{section(target)}"
         f'[[tables]]\nsource = "{MIGRATION}"\n'
         '[replay]\nroll_period = "1h"\nmargin = "5m"\n', encoding="utf-8")
@@ -72,9 +90,15 @@ def write_config(root: Path, source: ClusterEndpoints, target: ClusterEndpoints)
 
 
 class Dags:
-    """Triggers DAG runs over the REST API and waits for them."""
+    """Triggers DAG runs over the REST API and waits for them. ``conf`` names the migration
+    (every identifying Param: see :func:`migration_conf`) and is given with every trigger."""
 
     def __init__(self, stack: AirflowStack, conf: dict[str, Any]) -> None:
+        missing = [k for k in ("migration", "source_conn_id", "target_conn_id", "tables")
+                   if not conf.get(k)]
+        if missing:
+            raise EmbeddedStackError(f"the DAG runs' conf lacks {', '.join(missing)}: the "
+                                     "forms have no default migration")
         self.stack, self.conf = stack, conf
 
     def call(self, method: str, path: str, body: Any = None) -> Any:
@@ -182,10 +206,13 @@ def run_airflow_demo(spec: DemoSpec, report: Report, *, spark: bool = True,
                 raise
             facts.update(ui=airflow.url)
         with airflow:
-            # Without Spark every task works in-process; scheduled runs (the watch's and the
-            # backfill's first) use the DAGs' default Spark connection either way.
-            conf: dict[str, Any] = {} if spark else {"spark_conn_id": None}
-            _drive(spec, Dags(airflow, conf), source, result, report)
+            # Without Spark every task works in-process.
+            conf = {**migration_conf(spec.root), **({} if spark else {"spark_conn_id": None})}
+            dags = Dags(airflow, conf)
+            _drive(spec, dags, source, result, report)
+            with _step(result, "every DAG run the demo caused is green or skipped",
+                       report) as facts:
+                facts.update(runs_by_state(dags, result))
             if keep_running is not None:
                 keep_running(airflow.url)
     return result
@@ -257,7 +284,10 @@ def _drive(spec: DemoSpec, dags: Dags, source: ClusterEndpoints, result: DemoRes
             workload.check()
         with _step(result, "hbase_migrate_wal_watch announces the WAL files, "
                    "hbase_migrate_replay catches up from T0", report) as facts:
-            dags.unpause("hbase_migrate_wal_watch")  # its scheduled run finds files to announce
+            # Its scheduled run names no migration and skips; this one finds the files.
+            dags.unpause("hbase_migrate_wal_watch")
+            watch = dags.trigger("hbase_migrate_wal_watch", poll_seconds=1, wait_seconds=300)
+            dags.require(dags.wait_run("hbase_migrate_wal_watch", watch), "the watch")
             first = dags.wait_new("hbase_migrate_replay", set())
             dags.require(first, "the first replay")
             facts.update(replay_run=first["dag_run_id"],
@@ -319,6 +349,41 @@ def _backfill(dags: Dags) -> dict[str, Any]:
     backfilled = dags.wait("hbase_migrate_backfill", lambda r: r["run_type"] == "backfill")
     dags.require(backfilled, "the backfill")
     return {"window": [start.isoformat(), end.isoformat()], "run": backfilled["dag_run_id"]}
+
+
+def runs_by_state(dags: Dags, result: DemoResult) -> dict[str, Any]:
+    """The number of runs of each DAG by state, once none is queued or running; raises
+    naming the runs that failed (the gate's own run is the gate's answer: a no-go is told as
+    the verdict)."""
+    deadline = time.monotonic() + RUN_TIMEOUT
+    while True:
+        found = {d: dags.runs(d) for d in (*DAGS, "hbase_migrate_cdc")}
+        if all(r["state"] in ("success", "failed") for runs in found.values() for r in runs):
+            break
+        if time.monotonic() > deadline:
+            raise EmbeddedStackError(f"DAG runs still unfinished after {RUN_TIMEOUT:g} s")
+        time.sleep(1.0)
+    verdict = result.report.verdict if result.report else None
+    red = [f"{d} {r['dag_run_id']}" for d, runs in found.items() for r in runs
+           if r["state"] == "failed"
+           and not (d == "hbase_migrate_cutover" and verdict != GateVerdict.GO)]
+    if red:
+        raise EmbeddedStackError(f"red DAG run(s): {', '.join(red)}; their task logs are in "
+                                 f"{dags.stack.home / 'logs'}")
+    return {"runs": {d: dict(Counter(r["state"] for r in runs)) for d, runs in found.items()},
+            "skipped_tasks": skipped_tasks(dags, found)}
+
+
+def skipped_tasks(dags: Dags, found: dict[str, list[dict[str, Any]]]) -> dict[str, int]:
+    """How many tasks of each DAG were skipped (a run with nothing to do is green, its
+    tasks skipped)."""
+    counts: Counter[str] = Counter()
+    for dag_id, runs in found.items():
+        for run in runs:
+            answer = dags.call("GET", f"/dags/{dag_id}/dagRuns/"
+                               f"{quote(run['dag_run_id'], safe='')}/taskInstances")
+            counts[dag_id] += sum(t["state"] == "skipped" for t in answer["task_instances"])
+    return {d: n for d, n in counts.items() if n}
 
 
 def wait_for_interrupt(url: str, say: Callable[[str], None]) -> None:

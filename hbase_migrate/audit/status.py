@@ -24,7 +24,11 @@ ms since the epoch, durations in ms, ``null`` when unknown; keys sorted when pri
                  "dag_id", "run_id", "task_id", "error"}],
         "streams": {"source" (replay), "cdc": {"stream", "lag", "cells": {type: n},
                     "wal_files": {status: n}, "open_gaps", "outage_seconds",
-                    "waiting": null | {"service", "endpoint", "since", "error"}}},
+                    "waiting": null | {"service", "endpoint", "since", "error"},
+                    "offsets": [{"server", "file", "offset", "status"}] (each server's
+                               newest WAL file and the byte offset acknowledged in it),
+                    "messages": Kafka messages the broker acknowledged over the CDC
+                                stream's runs (null for replay)}},
         "limits": {"set": the values ``limits set`` keeps (newest per key),
                    "in_force": null, or (with the migration config) every ``[limits]`` key
                    as the config and those values make it,
@@ -56,7 +60,9 @@ from hbase_migrate.audit.records import (
 from hbase_migrate.config import LimitSettings
 
 SOURCE = "source"
-STREAMS = (SOURCE, "cdc")  # replay's WAL progress, and the CDC stream's
+CDC = "cdc"
+STREAMS = (SOURCE, CDC)  # replay's WAL progress, and the CDC stream's
+CDC_KINDS = ("cdc", "cdc-backfill")  # the CDC stream's steps
 OUTAGE_STEP = "outage"  # a step recording an outage a run waited out (replay/outage.py)
 DEFAULT_ARCHIVE_TTL_MS = 600_000  # hbase.master.logcleaner.ttl default
 DEFAULT_WARN_FRACTION = 0.8
@@ -133,6 +139,8 @@ class StreamFigures:
     open_gaps: int
     outage_seconds: float  # the outages waited out (or being waited out), in all
     waiting: dict[str, Any] | None  # the outage being waited out now: service, endpoint, since
+    offsets: list[dict[str, Any]]  # per server, its newest file and the offset acknowledged
+    messages: int | None  # the CDC stream's acknowledged messages, over its runs
 
 
 @dataclass(frozen=True)
@@ -223,11 +231,22 @@ def stream_figures(ledger: Ledger, migration_id: int, stream: str, now: int
                      "since": o.started_at, "error": o.metrics.get("error")}
                     for o in reversed(outages) if o.status is StepStatus.RUNNING), None)
     seconds = sum(((o.ended_at or now) - o.started_at) / 1000 for o in outages)
+    newest: dict[str, WalFileRecord] = {}
+    for f in files:  # by server and name time: the last one of each server is its newest
+        newest[f.server] = f
+    messages = None
+    if stream == CDC:
+        messages = sum(int((s.metrics or {}).get("calls") or 0)
+                       for kind in CDC_KINDS for s in ledger.steps(migration_id, kind))
     return StreamFigures(
         stream=stream, lag=replay_lag(files, now), cells=dict(cells),
         wal_files=dict(Counter(f.status.value for f in files)),
         open_gaps=len(ledger.gaps(migration_id, stream=stream)),
-        outage_seconds=round(seconds, 3), waiting=waiting)
+        outage_seconds=round(seconds, 3), waiting=waiting,
+        offsets=[{"server": f.server, "file": f.path.rsplit("/", 1)[-1],
+                  "offset": f.offset_reached, "status": f.status.value}
+                 for f in newest.values()],
+        messages=messages)
 
 
 def _limits(ledger: Ledger, migration_id: int, configured: LimitSettings | None

@@ -98,12 +98,19 @@ def metrics_options(func: F) -> F:
 @click.option("--force", is_flag=True,
               help="Follow even when --interval is at or above half the archive TTL and no "
                    "replication peer pins the source's WALs (files may vanish unread).")
+@click.option("--parts", "list_parts", is_flag=True,
+              help="Print the parts of the next catch-up (one JSON list of WAL chain ids a "
+                   "line: one per chain, chains a region move ties together in one) and "
+                   "exit; nothing is recorded.")
+@click.option("--chain", "chains", multiple=True, metavar="ID",
+              help="Replay only this WAL chain (a part printed by --parts; repeatable).")
 @metrics_options
 @click.pass_context
 def replay(ctx: click.Context, config: Path, tables: Sequence[str], since_watermark: bool,
            start: str | None, end: str | None, follow: bool, interval: str, force: bool,
-           metrics_port: int | None, metrics_host: str, dry_run: bool,
-           as_json: bool, force_thrift1: bool, lock_timeout: float) -> None:
+           list_parts: bool, chains: Sequence[str], metrics_port: int | None,
+           metrics_host: str, dry_run: bool, as_json: bool, force_thrift1: bool,
+           lock_timeout: float) -> None:
     """Replay source WAL edits into the target (catch-up, or --follow).
 
     Catch-up reads every source WAL file (live, splitting, archived) from the offset the
@@ -124,7 +131,14 @@ def replay(ctx: click.Context, config: Path, tables: Sequence[str], since_waterm
 
     pause = parse_duration(interval, name="--interval") / 1000
     job = _job(config, tables, start, end, dry_run=dry_run, force_thrift1=force_thrift1,
-               lock_timeout=lock_timeout, step_kind="replay")
+               lock_timeout=lock_timeout, step_kind="replay",
+               chains=tuple(sorted(chains)) if chains else None)
+    if list_parts:
+        from hbase_migrate.lifecycle.replay import replay_parts
+
+        for part in replay_parts(job.spec, tables=tables):
+            click.echo(json.dumps(part))
+        ctx.exit(0)
     if follow:
         ctx.exit(_follow(job, pause, as_json, force, metrics=metrics))
     ctx.exit(_run(job, as_json))

@@ -87,6 +87,16 @@ def render(report: StatusReport, console: Console | None = None) -> None:
             console.print(f"archived WAL retention: {verdict}: {m.retention['detail']}",
                           highlight=False)
         for figures in m.streams.values():
+            if figures.messages is not None:  # the CDC stream
+                files = ", ".join(f"{n} {k}" for k, n in sorted(figures.wal_files.items()))
+                offsets = "; ".join(f"{o['server']}: {o['file']} at {o['offset']}"
+                                    for o in figures.offsets)
+                lag = "unknown" if figures.lag is None else format_duration(figures.lag)
+                console.print(f"[bold]{figures.stream}[/bold]: " + escape(
+                    f"{figures.messages} messages acknowledged, lag {lag}, WAL files "
+                    f"{files or 'none'}, "
+                    f"{figures.open_gaps} open gap(s); offsets {offsets or 'none'}"),
+                    highlight=False)
             if figures.waiting:
                 w = figures.waiting
                 console.print(f"[bold]{figures.stream}[/bold]: " + escape(

@@ -13,6 +13,8 @@ migration's state is left alone.
 With ``[cdc] row_image = true`` each edit is also applied to the target cluster (exactly as
 replay applies it: idempotent, original timestamps) and the row read back right after it
 rides along in the message. The target must have a Thrift2 gateway for those reads.
+``[cdc] envelope`` is the message format: ``native`` (:mod:`hbase_migrate.sinks.messages`)
+or ``debezium`` (:mod:`hbase_migrate.sinks.debezium`).
 """
 
 from __future__ import annotations
@@ -65,12 +67,14 @@ def cdc_job(spec: MigrationSpec, *, tables: Sequence[str] = (), start: int | Non
 
 def open_sink(job: ReplayJob) -> KafkaSink:
     """The Kafka sink of ``job`` (with the target cluster when row images are asked)."""
+    from hbase_migrate.cluster.identity import cluster_id
     from hbase_migrate.sinks.kafka import KafkaSink  # the Kafka client, only when streaming
 
     settings = cdc_settings(job.spec)
     sources = {t.target: t.source for t in job.tables}
+    cluster = cluster_id(job.source.endpoints()) if settings.envelope == "debezium" else ""
     if not settings.row_image:
-        return KafkaSink(settings, sources)
+        return KafkaSink(settings, sources, cluster=cluster)
     endpoints = job.target.endpoints()
     if not endpoints.thrift2:
         raise ConfigError(f"[cdc] row_image: target cluster {endpoints.name!r} names no Thrift2 "
@@ -79,7 +83,8 @@ def open_sink(job: ReplayJob) -> KafkaSink:
     return KafkaSink(settings, sources, target,
                      Thrift2Client.with_settings(endpoints.thrift2, job.target.gateway,
                                                  endpoints.transport, endpoints.protocol,
-                                                 **endpoints.client_auth))
+                                                 **endpoints.client_auth),
+                     cluster=cluster)
 
 
 def run(job: ReplayJob, *, observer: Observer | None = None) -> RunSummary:

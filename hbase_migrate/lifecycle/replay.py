@@ -4,6 +4,11 @@ The replay run records its own ledger step (``replay``, or ``backfill`` for a wi
 the caller's provenance, and only offsets the target acknowledged; a catch-up moves the
 migration to ``replaying``. A rerun continues from the recorded offsets: nothing is applied
 twice that was acknowledged, and finished files are skipped.
+
+A run can be split into parts (:func:`replay_parts`: one per WAL chain, chains a region move
+ties together in one) that run and are retried on their own: ``replay(spec,
+chains=part)``. Parts take the migration's lock one after the other (the listing and the
+gap checks are the migration's); each records its own step.
 """
 
 from __future__ import annotations
@@ -15,7 +20,8 @@ from typing import Any
 from hbase_migrate.audit.ledger import Ledger
 from hbase_migrate.audit.records import MigrationState, Provenance
 from hbase_migrate.config import MigrationSpec
-from hbase_migrate.replay.job import CATCH_UP, DEFAULT_LOCK_TIMEOUT, ReplayJob
+from hbase_migrate.replay.job import CATCH_UP, DEFAULT_LOCK_TIMEOUT, FileTask, ReplayJob
+from hbase_migrate.replay.parts import split_parts
 from hbase_migrate.replay.run import (
     Executor,
     FollowSummary,
@@ -24,17 +30,21 @@ from hbase_migrate.replay.run import (
     follow_replay,
     run_replay,
 )
+from hbase_migrate.wal.selection import Manifest
 
 
 def replay_job(spec: MigrationSpec, *, tables: Sequence[str] = (), start: int | None = None,
                end: int | None = None, dry_run: bool = False, force_thrift1: bool = False,
                lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
-               provenance: Provenance | None = None) -> ReplayJob:
-    """The replay job of ``spec``: catch-up without ``end``, else the window (a backfill)."""
+               provenance: Provenance | None = None,
+               chains: Sequence[str] | None = None) -> ReplayJob:
+    """The replay job of ``spec``: catch-up without ``end``, else the window (a backfill);
+    ``chains``: a part of it (:func:`replay_parts`)."""
     return ReplayJob.from_spec(spec, tables=tables, start=start, end=end, dry_run=dry_run,
                                force_thrift1=force_thrift1, lock_timeout=lock_timeout,
                                step_kind="replay" if end is None else "backfill",
-                               provenance=provenance or Provenance())
+                               provenance=provenance or Provenance(),
+                               chains=None if chains is None else tuple(sorted(chains)))
 
 
 def run(job: ReplayJob, *, observer: Observer | None = None,
@@ -64,6 +74,20 @@ def follow(job: ReplayJob, interval: float, stop: threading.Event, *,
     of its runs)."""
     _mark_replaying(job)
     return follow_replay(job, interval, stop, observer, on_run, force=force)
+
+
+def replay_parts(spec: MigrationSpec, *, tables: Sequence[str] = (), start: int | None = None,
+                 end: int | None = None) -> list[list[str]]:
+    """The parts of the run ``replay`` would make now (nothing is recorded): lists of chain
+    ids, each for ``replay(spec, chains=part)``; empty when no file waits."""
+    planned: list[FileTask] = []
+
+    class Planner(Observer):
+        def planned(self, manifest: Manifest, tasks: Sequence[FileTask]) -> None:
+            planned.extend(tasks)
+
+    run_replay(replay_job(spec, tables=tables, start=start, end=end, dry_run=True), Planner())
+    return [list(part) for part in split_parts(planned)]
 
 
 def replay(spec: MigrationSpec, *, tables: Sequence[str] = (), start: int | None = None,

@@ -53,6 +53,7 @@ class ReplayJob:
     step_kind: str = "replay"
     provenance: Provenance = field(default_factory=Provenance)
     stream: str = REPLAY_STREAM  # the ledger's key of this job's per-file progress
+    chains: tuple[str, ...] | None = None  # a part of the run: these chains only (parts.py)
 
     def __post_init__(self) -> None:
         check_window(self.start, self.end)
@@ -118,6 +119,7 @@ class Totals:
     markers: Mapping[str, int] = field(default_factory=dict)
     approximated: int = 0
     last_write_time: int | None = None
+    calls: int = 0  # a run's share only: write calls its sink acknowledged (CDC: messages)
 
 
 @dataclass(frozen=True)

@@ -121,6 +121,12 @@ def order_tasks(tasks: Sequence[FileTask],
     return [tasks[i] for i in order]
 
 
+def region_ties(tasks: Sequence[FileTask], scan: Scanner = read_region_events
+                ) -> list[set[int]]:
+    """By index of ``tasks``, the files that must follow it (a region moved between them)."""
+    return _edges([scan(task) for task in tasks]) if len(tasks) > 1 else [set() for _ in tasks]
+
+
 def _edges(events: Sequence[RegionEvents | None]) -> list[set[int]]:
     """By index, the files that must follow it: Y follows X when Y opens a region at a
     sequence id above one of X's entries of that region."""

@@ -39,6 +39,7 @@ from hbase_migrate.replay.outage import (
     outage_of,
 )
 from hbase_migrate.replay.partitioned import RowPartitionedTarget
+from hbase_migrate.replay.parts import chain_id, chain_server
 from hbase_migrate.replay.plan import plan
 from hbase_migrate.replay.retention import AT_RISK, Retention, assess, read_replication
 from hbase_migrate.replay.targets import open_target
@@ -141,6 +142,7 @@ class RunSummary:
             "bytes": sum(o.bytes_read for o in self.outcomes),
             "entries": sum(o.run.entries for o in self.outcomes),
             "cells": self.cells(), "markers": self.markers(),
+            "calls": sum(o.run.calls for o in self.outcomes),
             "approximated_deletes": sum(o.run.approximated for o in self.outcomes),
             "bulk_loads": [vars(b) for o in self.outcomes for b in o.bulk_loads],
             "moves": [{"from": a, "to": b} for a, b in self.moves],
@@ -399,6 +401,8 @@ def _replay_run(job: ReplayJob, ledger: Ledger, migration_id: int, store: WalSto
                                    job.spec.replay.roll_period, view, job.stream)
     manifest, tasks = plan(job, found.listed, _rows(ledger, migration_id, job.stream), start,
                            now_ms())
+    if job.chains is not None:  # a part: its chains' files only (and gaps, below)
+        tasks = [t for t in tasks if chain_id(t.path) in job.chains]
     summary.manifest = manifest
     if job.mode == CATCH_UP:
         _skip_excluded(ledger, migration_id, manifest, job.stream)
@@ -413,9 +417,17 @@ def _replay_run(job: ReplayJob, ledger: Ledger, migration_id: int, store: WalSto
             summary.limits = limits.report()
     finally:
         summary.gaps += books.gaps
-    summary.open_gaps = len(ledger.gaps(migration_id, stream=job.stream))
+    summary.gaps = [g for g in summary.gaps if _ours(job, g.server)]
+    summary.open_gaps = sum(_ours(job, g.server)
+                            for g in ledger.gaps(migration_id, stream=job.stream))
     if job.mode == CATCH_UP:
         summary.lag = replay_lag(ledger.wal_files(migration_id, job.stream), now_ms())
+
+
+def _ours(job: ReplayJob, server: str) -> bool:
+    """Whether a gap of ``server`` is this run's to answer for (a part answers for its
+    chains' servers)."""
+    return job.chains is None or server in {chain_server(c) for c in job.chains}
 
 
 def _problems(summary: RunSummary, shown: int = 3) -> str | None:

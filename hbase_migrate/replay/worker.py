@@ -50,7 +50,8 @@ def totals_after(task: FileTask, progress: FileProgress) -> Totals:
 
 def _run_totals(progress: FileProgress) -> Totals:
     return Totals(progress.entries, dict(progress.cells), dict(progress.markers),
-                  sum(progress.approximations.values()), progress.last_write_time)
+                  sum(progress.approximations.values()), progress.last_write_time,
+                  progress.calls)
 
 
 def _bulk_loads(progress: FileProgress) -> tuple[BulkLoad, ...]:

@@ -18,6 +18,7 @@ from hbase_migrate.audit.records import (
     ValidationRecord,
     WalFileRecord,
 )
+from hbase_migrate.audit.status import CDC, StreamFigures, stream_figures
 
 SOURCE = "source"
 CUTOVER_KIND = "cutover-check"
@@ -66,6 +67,14 @@ class ReportData:
     validations: list[ValidationRecord]
     anchors: list[AnchorRecord]
     repairs: list[RepairLike]
+    cdc: StreamFigures | None = None  # the CDC stream's figures, when it ran
+
+
+def _cdc(ledger: Ledger, migration_id: int, now: int) -> StreamFigures | None:
+    """The CDC stream's figures, as ``status`` gives them, when the stream ran."""
+    if CDC not in ledger.streams(migration_id):
+        return None
+    return stream_figures(ledger, migration_id, CDC, now)
 
 
 def load(ledger: Ledger, name: str, now: int) -> ReportData:
@@ -80,7 +89,7 @@ def load(ledger: Ledger, name: str, now: int) -> ReportData:
         steps=ledger.steps(record.id), files=ledger.wal_files(record.id, SOURCE),
         gaps=ledger.gaps(record.id, include_resolved=True),
         validations=ledger.validations(record.id), anchors=ledger.anchors(record.id),
-        repairs=_repairs(ledger, record.id))
+        repairs=_repairs(ledger, record.id), cdc=_cdc(ledger, record.id, now))
 
 
 def _repairs(ledger: Ledger, migration_id: int) -> list[RepairLike]:

@@ -71,7 +71,8 @@ footer { color:var(--muted); font-size:12px; text-align:center; padding:0 0 30px
 """
 
 NAV = (("gate", "Cutover gate"), ("timeline", "Steps"), ("replay", "Replay"),
-       ("wal", "WAL files"), ("validation", "Validation"), ("carried", "Bulk loads & repairs"))
+       ("wal", "WAL files"), ("validation", "Validation"), ("carried", "Bulk loads & repairs"),
+       ("cdc", "CDC stream"))
 
 
 def _cluster(identity: str) -> str:
@@ -90,11 +91,12 @@ def render(data: ReportData, report_dir: Path | None = None) -> str:
                     f'<div class="value">{esc(value)}</div></div>'
                     for label, value, tone in sections.facts_of(data))
     tables = ", ".join(f"{t.source} → {t.target}" for t in m.tables)
-    nav = "".join(f'<a href="#{a}">{esc(label)}</a>' for a, label in NAV)
+    nav = "".join(f'<a href="#{a}">{esc(label)}</a>' for a, label in NAV
+                  if a != "cdc" or data.cdc is not None)
     body = "".join((sections.gate(data), sections.timeline(data), sections.replay(data),
                     wal_sections.wal_files(data),
                     validation_sections.validation(data, report_dir),
-                    wal_sections.not_replayed(data)))
+                    wal_sections.not_replayed(data), wal_sections.cdc_stream(data)))
     return (
         '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'

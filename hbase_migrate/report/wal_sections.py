@@ -19,6 +19,7 @@ from hbase_migrate.report.html import (
     badge,
     clock,
     count,
+    duration,
     metrics_summary,
     section,
     table,
@@ -191,3 +192,21 @@ def _repairs(data: ReportData) -> str:
              badge(s.status.value, s.status.value), metrics_summary(s.kind, [s]),
              esc(s.error or "")] for s in repair_steps[:MAX_ROWS]], total=len(repair_steps)))
     return "".join(out) or '<p class="note">No repair recorded.</p>'
+
+
+def cdc_stream(data: ReportData) -> str:
+    """The CDC stream to Kafka, when it ran: messages acknowledged, lag, WAL files by status,
+    open gaps, and each server's newest file with the offset the broker acknowledged."""
+    figures = data.cdc
+    if figures is None:
+        return ""
+    files = ", ".join(f"{n} {esc(k)}" for k, n in sorted(figures.wal_files.items()))
+    lead = (f"{figures.messages or 0} messages acknowledged by the broker over the "
+            f"stream's runs; lag {duration(figures.lag)}; WAL files {files or 'none'}; "
+            f"{figures.open_gaps} open gap(s) in the stream; "
+            f"{count(sum(figures.cells.values()))} cells sent. Offsets are the stream's own "
+            "(kept apart from replay's).")
+    rows = [(esc(o["server"]), esc(o["file"]), str(o["offset"]), esc(o["status"]))
+            for o in figures.offsets]
+    return section("cdc", "CDC stream (Kafka)", lead,
+                   table(("server", "newest WAL file", "offset acknowledged", "status"), rows))

@@ -20,7 +20,9 @@ then:
 Each error names the broker, the topic and the WAL file and byte offset of the message.
 With ``row_image``, each batch is first applied to the target cluster, in segments in which
 no row repeats, and each edited row is read back right after its segment: the image of the
-row after exactly this edit.
+row after exactly this edit (and, for the Debezium envelope, right before it as well).
+``[cdc] envelope`` picks the message format: :mod:`~hbase_migrate.sinks.messages`
+(``native``) or :mod:`~hbase_migrate.sinks.debezium`.
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ from hbase_migrate.replay.apply import (
 )
 from hbase_migrate.replay.errors import ReplayWriteError
 from hbase_migrate.replay.mutations import RowMutation, WalPosition
+from hbase_migrate.sinks.debezium import debezium_value
 from hbase_migrate.sinks.messages import RowEdit, message_key, message_value, row_edits
 from hbase_migrate.wal.model import Cell
 
@@ -97,12 +100,14 @@ class KafkaSink:
 
     ``sources`` maps the replay's target table names back to the source's (the names in
     the messages and topics). ``image_target`` and ``image_reader`` (both or neither)
-    apply each batch to the target cluster and read the rows back."""
+    apply each batch to the target cluster and read the rows back. ``cluster`` is the
+    source cluster's id, which Debezium envelopes name."""
 
     settings: CdcSettings
     sources: Mapping[str, str] = field(default_factory=dict)
     image_target: ReplayTarget | None = None
     image_reader: Thrift2Client | None = None
+    cluster: str = ""
     sleep: Callable[[float], None] = time.sleep
     _producer: Producer | None = field(default=None, init=False)
     _topics: dict[str, _Topic] = field(default_factory=dict, init=False)
@@ -156,7 +161,7 @@ class KafkaSink:
         topic = self._topic(self.settings.topic_of(source), mutations[0].position)
         edits = list(row_edits(source, mutations))
         applied = AppliedCounts(count_cells(mutations), 0)
-        images: Sequence[list[Cell] | None] = [None] * len(edits)
+        images: Sequence[_Images] = [(None, None)] * len(edits)
         if self.image_target is not None:
             images = self._apply_with_images(table, edits, mutations, applied)
 
@@ -165,7 +170,7 @@ class KafkaSink:
 
         def build() -> Iterator[tuple[bytes, bytes]]:  # produced as built: JSON overlaps the
             for edit, image in zip(edits, images, strict=True):  # network
-                key, value = message_key(edit.table, edit.row), message_value(edit, image)
+                key, value = message_key(edit.table, edit.row), self._value(edit, image)
                 if len(key) + len(value) + RECORD_OVERHEAD > topic.limit:
                     raise self._too_large(topic, edit.position, key, value)
                 keys.append(key)
@@ -175,6 +180,17 @@ class KafkaSink:
         applied.calls += self._deliver(topic, build(), keys, values,
                                        [e.position for e in edits])
         return applied
+
+    def _value(self, edit: RowEdit, images: _Images) -> bytes:
+        before, after = images
+        if self.settings.envelope == "debezium":
+            return debezium_value(edit, self.cluster, images=self.image_target is not None,
+                                  before=before, after=after)
+        return message_value(edit, after)
+
+    @property
+    def _before_images(self) -> bool:
+        return self.settings.envelope == "debezium"
 
     # -- topics -----------------------------------------------------------------------------
 
@@ -338,12 +354,12 @@ class KafkaSink:
 
     def _apply_with_images(self, table: str, edits: Sequence[RowEdit],
                            mutations: Sequence[RowMutation], applied: AppliedCounts
-                           ) -> list[list[Cell]]:
+                           ) -> list[_Images]:
         """Apply ``mutations`` to the target in segments of whole entries in which no row
-        repeats, reading each segment's rows back right after it; returns each edit's row
-        image."""
+        repeats, reading each segment's rows back right after it (and right before it, for
+        the Debezium envelope); returns each edit's row images (before, after)."""
         assert self.image_target is not None and self.image_reader is not None
-        images: list[list[Cell]] = []
+        images: list[_Images] = []
         seg_edits: list[RowEdit] = []
         seg_mutations: list[RowMutation] = []
         rows: set[bytes] = set()
@@ -363,17 +379,22 @@ class KafkaSink:
         return images
 
     def _segment(self, table: str, edits: Sequence[RowEdit], mutations: Sequence[RowMutation],
-                 applied: AppliedCounts, images: list[list[Cell]]) -> None:
-        assert self.image_target is not None and self.image_reader is not None
+                 applied: AppliedCounts, images: list[_Images]) -> None:
+        reader = self.image_reader
+        assert self.image_target is not None and reader is not None
         if not edits:
             return
+        befores: list[list[Cell] | None] = [None] * len(edits)
+        if self._before_images:  # no row repeats in a segment: each row as before its edit
+            befores = [reader.get(table, edit.row, max_versions=1) for edit in edits]
         done = self.image_target.apply(table, mutations)
         applied.approximations.update(done.approximations)
-        for edit in edits:
-            images.append(self.image_reader.get(table, edit.row, max_versions=1))
+        for edit, before in zip(edits, befores, strict=True):
+            images.append((before, reader.get(table, edit.row, max_versions=1)))
 
 
 _T = TypeVar("_T", RowEdit, RowMutation)
+_Images = tuple[list[Cell] | None, list[Cell] | None]  # a row as before and after its edit
 
 
 def _run(items: Sequence[_T], start: int, position: WalPosition) -> list[_T]:

@@ -126,11 +126,17 @@ def _cell(cell: Cell, row: str) -> str:
             f'{_type(cell.type)},"value":{_binary(cell.value)}}}')
 
 
+def cells_text(edit: RowEdit) -> str:
+    """The JSON array of ``edit``'s cells (as ``wal dump --json --values`` writes them)."""
+    row = _binary(edit.row)
+    return "[" + ",".join([_cell(c, row) if c.row == edit.row else _cell(c, _binary(c.row))
+                           for c in edit.cells]) + "]"
+
+
 def message_value(edit: RowEdit, image: Sequence[Cell] | None = None) -> bytes:
     """The JSON value of ``edit`` (with ``row_image`` when ``image`` is given)."""
     row = _binary(edit.row)
-    cells = ",".join([_cell(c, row) if c.row == edit.row else _cell(c, _binary(c.row))
-                      for c in edit.cells])
+    cells = cells_text(edit)[1:-1]
     tail = "]}"
     if image is not None:
         rows = [{"family": to_string_binary(c.family),

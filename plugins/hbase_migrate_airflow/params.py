@@ -15,19 +15,33 @@ DURATION = r"^[0-9]+(\.[0-9]+)?(ms|s|m|h|d)$"
 OPTIONAL_STRING: list[str] = ["null", "string"]
 
 
-def migration_params() -> dict[str, Param]:
-    """What every DAG needs to know which migration it works on."""
-    return {
-        "migration": Param("orders", type="string", pattern=NAME, title="Migration name",
-                           description="Its record in the ledger."),
-        "source_conn_id": Param("hbase_source", type="string", pattern=NAME,
-                                title="Source cluster (hbase connection id)"),
-        "target_conn_id": Param("hbase_target", type="string", pattern=NAME,
-                                title="Target cluster (hbase connection id)"),
-        "tables": Param(["orders"], type="array", minItems=1, uniqueItems=True,
-                        items={"type": "string", "pattern": TABLE},
-                        title="Tables", description="source, or source=target; ns:table "
-                                                    "names allowed"),
+# The fields that say which migration a run works on: never defaulted, so that a person
+# pressing Trigger is asked for them instead of starting someone else's migration.
+IDENTITY = ("migration", "source_conn_id", "target_conn_id", "tables")
+
+
+def migration_params(*, required: bool) -> dict[str, Param]:
+    """What every DAG needs to know which migration it works on. ``required``: the
+    identifying fields must be filled in (a DAG only a person starts); otherwise they may
+    stay empty (a DAG Airflow also starts by itself, which must have valid defaults: a run
+    that names no migration is skipped, saying so) and ``config`` may name a migration file
+    instead."""
+    def identity(title: str, **schema: Any) -> Param:
+        if required:
+            return Param(title=title, **schema)
+        kind = schema.pop("type")
+        return Param(None, type=["null", kind], title=title, **schema)
+
+    found = {
+        "migration": identity("Migration name", type="string", pattern=NAME,
+                              description="Its record in the ledger."),
+        "source_conn_id": identity("Source cluster (hbase connection id)", type="string",
+                                   pattern=NAME),
+        "target_conn_id": identity("Target cluster (hbase connection id)", type="string",
+                                   pattern=NAME),
+        "tables": identity("Tables", type="array", minItems=1, uniqueItems=True,
+                           items={"type": "string", "pattern": TABLE},
+                           description="source, or source=target; ns:table names allowed"),
         "roll_period": Param("1h", type="string", pattern=DURATION,
                              title="WAL roll period",
                              description="The source's hbase.regionserver.logroll.period."),
@@ -36,11 +50,13 @@ def migration_params() -> dict[str, Param]:
                         pattern=r"^(sqlite|postgresql(\+psycopg)?)://",
                         title="Ledger URL",
                         description="Default: <state dir>/<migration>/ledger.db"),
-        "config": Param(None, type=OPTIONAL_STRING, pattern=r"\.toml$",
-                        title="Migration file",
-                        description="A migration TOML file; when given, it replaces the "
-                                    "fields above."),
     }
+    if not required:
+        found["config"] = Param(None, type=OPTIONAL_STRING, pattern=r"\.toml$",
+                                title="Migration file",
+                                description="A migration TOML file; when given, it replaces "
+                                            "the fields above.")
+    return found
 
 
 def spark_params() -> dict[str, Param]:
@@ -53,6 +69,7 @@ def spark_params() -> dict[str, Param]:
     }
 
 
-def params(**more: Param) -> dict[str, Any]:
-    """The migration's Params, the Spark connection, and ``more``."""
-    return {**migration_params(), **spark_params(), **more}
+def params(*, required: bool = False, **more: Param) -> dict[str, Any]:
+    """The migration's Params (see :func:`migration_params`), the Spark connection, and
+    ``more``."""
+    return {**migration_params(required=required), **spark_params(), **more}

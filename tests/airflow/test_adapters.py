@@ -120,3 +120,41 @@ def test_params_name_the_migration_by_connection_ids(monkeypatch: pytest.MonkeyP
     assert path == "hbase_migrate_airflow.triggers.wal.NewWalFilesTrigger"
     again = MigrationSpec.from_dict(json.loads(json.dumps(kwargs))["spec"])
     assert again.to_dict() == spec.to_dict()
+
+
+def test_the_kafka_connection_type_is_the_kafka_providers() -> None:
+    from airflow.sdk.providers_manager_runtime import ProvidersManagerTaskRuntime
+
+    hook = ProvidersManagerTaskRuntime().hooks["kafka"]
+    assert hook is not None and hook.package_name == "apache-airflow-providers-apache-kafka"
+
+
+def test_a_kafka_connection_gives_the_cdc_settings(monkeypatch: pytest.MonkeyPatch) -> None:
+    from hbase_migrate_airflow.hooks import cdc_settings
+
+    from hbase_migrate.config import CdcSettings
+
+    connection(monkeypatch, "kafka_x", {"conn_type": "kafka", "extra": json.dumps(
+        {"bootstrap.servers": "k1:9092,k2:9092", "client.id": "cdc", "acks": "1"})})
+    base = CdcSettings("old:9092", topic="t.{table}", envelope="debezium")
+    got = cdc_settings("kafka_x", base, topic="cdc-all", row_image=True)
+    # acks (and the others the stream's guarantees rest on) stay the stream's own
+    assert got == CdcSettings("k1:9092,k2:9092", topic="cdc-all", row_image=True,
+                              producer=(("client.id", "cdc"),), envelope="debezium")
+    # the CDC DAG's envelope Param over the migration's
+    assert cdc_settings("kafka_x", None, envelope="debezium") == CdcSettings(
+        "k1:9092,k2:9092", producer=(("client.id", "cdc"),), envelope="debezium")
+
+
+@pytest.mark.parametrize(("body", "message"), [
+    ({"conn_type": "kafka", "extra": '{"client.id": "x"}'}, "no brokers; give bootstrap"),
+    ({"conn_type": "hbase", "host": "h", "port": 1}, "needs a 'kafka' connection"),
+])
+def test_a_wrong_kafka_connection_is_refused_naming_it(
+        monkeypatch: pytest.MonkeyPatch, body: dict[str, Any], message: str) -> None:
+    from hbase_migrate_airflow.hooks import cdc_settings
+
+    connection(monkeypatch, "bad_kafka", body)
+    with pytest.raises(ConfigError, match="connection 'bad_kafka'") as raised:
+        cdc_settings("bad_kafka", None)
+    assert message in str(raised.value)

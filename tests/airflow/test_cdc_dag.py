@@ -54,3 +54,51 @@ def test_cdc_streams_the_wal_edits_with_this_runs_ids(
         ("cdc", "hbase_migrate_cdc", run.run_id, "cdc")]
     got = consume(kafka_broker.bootstrap, topic)
     assert expected and sorted(map(plain, got), key=identity) == sorted(expected, key=identity)
+
+
+def test_cdc_skips_saying_why_until_a_kafka_connection_exists(
+        dag_bag: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capfd: pytest.CaptureFixture[str]) -> None:
+    """What a new user's first WAL events meet: no ``kafka_default`` connection and no
+    ``[cdc]`` in the migration; the run is green, its task skipped with the reason."""
+    monkeypatch.delenv("AIRFLOW_CONN_KAFKA_DEFAULT", raising=False)
+    dag = dag_bag.get_dag("hbase_migrate_cdc")  # type: ignore[attr-defined]
+    with MiniHBase(tmp_path / "src", "source") as src, \
+            MiniHBase(tmp_path / "dst", "target") as dst:
+        env_connection(monkeypatch, "test_source", src)
+        env_connection(monkeypatch, "test_target", dst)
+        run = dag.test(run_conf={"migration": "cdc_skip", "source_conn_id": "test_source",
+                                 "target_conn_id": "test_target", "tables": [TABLE],
+                                 "ledger": f"sqlite:///{tmp_path / 'ledger.db'}",
+                                 "spark_conn_id": None, "kafka_conn_id": "kafka_default"})
+    assert {ti.task_id: ti.state for ti in run.get_task_instances()} == {"cdc": "skipped"}
+    assert run.state == "success"
+    assert "no Kafka connection 'kafka_default' is configured" in capfd.readouterr().out
+
+
+@pytest.mark.parametrize(("dag_id", "tasks"), [
+    ("hbase_migrate_cdc", {"cdc": "skipped"}),
+    ("hbase_migrate_replay", {"plan": "skipped", "replay": "skipped", "validate": "skipped"}),
+    ("hbase_migrate_wal_watch", {"new_wal_files": "skipped", "announce": "skipped"}),
+    ("hbase_migrate_validate", {"validate": "skipped"}),
+])
+def test_a_run_naming_no_migration_is_skipped_saying_why(
+        dag_bag: object, dag_id: str, tasks: dict[str, str],
+        capfd: pytest.CaptureFixture[str]) -> None:
+    """A run Airflow starts by itself, with the form's defaults: they name no migration
+    (given here as such: ``dag.test()`` keeps an earlier test's conf in the shared DAG)."""
+    from hbase_migrate_airflow.params import IDENTITY
+
+    none = dict.fromkeys((*IDENTITY, "config"))
+    run = dag_bag.get_dag(dag_id).test(run_conf=none)  # type: ignore[attr-defined]
+    assert {ti.task_id: ti.state for ti in run.get_task_instances()} == tasks
+    assert run.state == "success"
+    assert f"{dag_id}: this run names no migration" in capfd.readouterr().out
+
+
+def test_a_bad_envelope_is_refused_before_the_run(dag_bag: object) -> None:
+    from airflow.sdk.definitions.param import ParamValidationError
+
+    with pytest.raises(ParamValidationError, match="param envelope"):
+        dag_bag.get_dag("hbase_migrate_cdc").test(  # type: ignore[attr-defined]
+            run_conf={"envelope": "avro"})

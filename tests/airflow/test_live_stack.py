@@ -4,6 +4,8 @@
 * a REST trigger with a bad Param is refused (400) naming the parameter, and no run starts;
 * a watch run's one Asset event triggers the replay DAG, which replays the batch on Spark:
   the target equals the source after a workload, and the ledger says which run did it;
+* a replay run maps one task per WAL chain, and a part whose file cannot be read is
+  retried alone;
 * ``airflow backfill create`` over three hours creates three runs, and each run's replay
   selects exactly the WAL files holding edits of its own hour (derived here from the write
   times the files were given).
@@ -32,7 +34,13 @@ from hbase_migrate.wal.names import ServerName
 from minihbase.regionserver import WalSettings
 from minihbase.server import MiniHBase
 from tests.browser import Browser, colours, find_chromium, png_size
-from tests.replay.minicluster_util import compare, run_workload, t2, write_migration
+from tests.replay.minicluster_util import (
+    compare,
+    edits_after_t0,
+    run_workload,
+    t2,
+    write_migration,
+)
 from tests.replay.test_run_support import HBaseRoot, puts, source_endpoints, write_config
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
@@ -107,8 +115,12 @@ def wait_run(live: Live, dag_id: str, pick: Any, timeout: float = 300.0) -> dict
 
 
 def test_a_bad_param_is_refused_before_a_run(live: Live) -> None:
-    status, answer = trigger(live.stack, "hbase_migrate_start", {"watermark": "yesterday"})
+    named = {"migration": "m", "source_conn_id": "a", "target_conn_id": "b", "tables": ["t"]}
+    status, answer = trigger(live.stack, "hbase_migrate_start",
+                             {**named, "watermark": "yesterday"})
     assert status == 400 and "watermark" in json.dumps(answer), answer
+    status, answer = trigger(live.stack, "hbase_migrate_start", {})  # no default migration
+    assert status == 400 and "migration" in json.dumps(answer), answer
     status, answer = trigger(live.stack, "hbase_migrate_backfill", {"gateway": "thrift3"})
     assert status == 400 and "gateway" in json.dumps(answer), answer
     assert runs(live.stack, "hbase_migrate_start") == []
@@ -145,10 +157,63 @@ def test_a_wal_event_triggers_the_replay_of_the_batch(live: Live) -> None:
         assert record is not None
         steps = [(s.kind, s.status.value, s.dag_id, s.run_id, s.task_id)
                  for s in ledger.steps(record.id)][2:]  # after prepare and snapshot
+    # a part per region server's WAL chain, then the validation
     assert steps == [("replay", "succeeded", "hbase_migrate_replay", replayed["dag_run_id"],
-                      "replay"),
+                      "replay")] * 2 + [
                      ("validate", "succeeded", "hbase_migrate_replay", replayed["dag_run_id"],
                       "validate")]
+
+
+def test_the_replay_maps_a_task_per_chain_and_retries_a_failed_one_alone(live: Live) -> None:
+    """The grid of a replay run has one mapped ``replay`` task per WAL chain (the source's
+    two region servers); a file of one chain that cannot be read fails that part alone, and
+    its retry (the file readable again) finishes it while the other part ran once."""
+    from hbase_migrate.lifecycle.replay import replay_parts
+    from hbase_migrate.replay.parts import chain_id
+
+    src, dst, folder = live.source, live.target, live.folder / "parts"
+    folder.mkdir()
+    spec = edits_after_t0(folder, src, dst, "parts", name="parts_test", seed=41)
+    parts = replay_parts(spec)
+    servers = sorted(p.name for p in (src.hbase_root_dir / "WALs").iterdir())
+    assert [c for part in parts for c in part] == servers  # one chain each, no move
+    # the file the roll closed (and archived) of the second chain: unreadable until restored
+    closed = sorted(f for f in (src.hbase_root_dir / "oldWALs").iterdir()
+                    if chain_id(str(f)) == servers[1])
+    victim = closed[-1]
+    kept = victim.read_bytes()
+    victim.write_bytes(b"not a WAL file at all")
+    try:
+        status, run = trigger(live.stack, "hbase_migrate_replay",
+                              {"config": str(spec.path), "spark_conn_id": None})
+        assert status == 200, run
+        run_id = run["dag_run_id"]
+        mapped = f"/dags/hbase_migrate_replay/dagRuns/{run_id}/taskInstances/replay/listMapped"
+        deadline = time.monotonic() + 300
+        while True:
+            status, answer = live.stack.api("GET", mapped)
+            states = {t["map_index"]: t["state"] for t in answer.get("task_instances", [])}
+            if states.get(1) == "up_for_retry":
+                break
+            assert states.get(1) not in ("failed", "success"), states
+            assert time.monotonic() < deadline, states
+            time.sleep(0.5)
+    finally:
+        victim.write_bytes(kept)
+    done = wait_run(live, "hbase_migrate_replay", lambda r: r["dag_run_id"] == run_id)
+    assert done["state"] == "success", task_logs(live, "hbase_migrate_replay", run_id)
+    status, answer = live.stack.api("GET", mapped)
+    tries = {t["map_index"]: (t["state"], t["try_number"]) for t in answer["task_instances"]}
+    assert tries == {0: ("success", 1), 1: ("success", 2)}  # one task per chain
+    with Ledger.open(spec.ledger_url) as ledger:
+        record = ledger.migration(spec.name)
+        assert record is not None
+        ran = [(s.status.value, s.task_id) for s in ledger.steps(record.id, "replay")
+               if s.run_id == run_id]
+    # part 0 once; part 1 failed on the unreadable file, then succeeded
+    assert sorted(ran) == [("failed", "replay"), ("succeeded", "replay"),
+                           ("succeeded", "replay")]
+    assert compare(src, dst, "parts").equal
 
 
 def test_a_backfill_replays_exactly_each_hours_files(live: Live) -> None:

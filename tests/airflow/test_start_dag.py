@@ -97,16 +97,40 @@ def test_the_hbase_method_param_reaches_the_step_and_is_refused_on_the_embedded_
             copy.error or "")
 
 
-@pytest.mark.parametrize(("conf", "named"), [
-    ({"watermark": "yesterday"}, "watermark"),
-    ({"tables": []}, "tables"),
-    ({"migration": "a/b"}, "migration"),
-    ({"snapshot_method": "distcp"}, "snapshot_method"),
-])
-def test_bad_params_are_refused_before_the_run(dag_bag: object, conf: dict[str, object],
-                                               named: str) -> None:
+NAMED = {"migration": "m", "source_conn_id": "a", "target_conn_id": "b", "tables": ["t"]}
+
+
+BAD = [
+    ({**NAMED, "tables": []}, "tables"),
+    ({**NAMED, "migration": "a/b"}, "migration"),
+    ({k: v for k, v in NAMED.items() if k != "source_conn_id"}, "source_conn_id"),
+    ({}, "migration"),  # no default migration: the form asks for it
+]
+
+
+@pytest.mark.parametrize(("dag_id", "conf", "named"), [
+    ("hbase_migrate_start", {**NAMED, "watermark": "yesterday"}, "watermark"),
+    ("hbase_migrate_start", {**NAMED, "snapshot_method": "distcp"}, "snapshot_method"),
+    *[("hbase_migrate_start", *case) for case in BAD],
+    *[("hbase_migrate_cutover", *case) for case in BAD]])
+def test_bad_params_are_refused_before_the_run(dag_bag: object, dag_id: str,
+                                               conf: dict[str, object], named: str) -> None:
     from airflow.sdk.definitions.param import ParamValidationError
 
-    dag = dag_bag.get_dag("hbase_migrate_start")  # type: ignore[attr-defined]
-    with pytest.raises(ParamValidationError, match=named):
+    dag = dag_bag.get_dag(dag_id)  # type: ignore[attr-defined]
+    with pytest.raises(ParamValidationError, match=f"param {named}"):
         dag.test(run_conf=conf)
+
+
+def test_the_forms_identifying_fields_have_no_default(dag_bag: object) -> None:
+    """The DAGs a person triggers require them; those Airflow also starts by itself leave
+    them empty (a run naming no migration skips, see test_cdc_dag)."""
+    from airflow.sdk.definitions._internal.types import is_arg_set
+    from hbase_migrate_airflow.params import IDENTITY
+
+    for dag_id in dag_bag.dag_ids:  # type: ignore[attr-defined]
+        params = dag_bag.get_dag(dag_id).params  # type: ignore[attr-defined]
+        for key in IDENTITY:
+            value = params.get_param(key).value
+            manual = dag_id in ("hbase_migrate_start", "hbase_migrate_cutover")
+            assert not is_arg_set(value) if manual else value is None, (dag_id, key, value)

@@ -130,7 +130,14 @@ def expected(ledger: Ledger) -> dict[str, Any]:
                                   "gap": 1},
                     "open_gaps": 1, "outage_seconds": 12.0,
                     "waiting": {"service": "target gateway", "endpoint": "dst:9090",
-                                "since": NOW - 7_000, "error": "refused"}}},
+                                "since": NOW - 7_000, "error": "refused"},
+                    # each server's newest file (equal name times: the last path) and its
+                    # offset; messages are the CDC stream's only
+                    "offsets": [
+                        {"server": "rs1", "file": "f2", "offset": 10, "status": "replayed"},
+                        {"server": "rs2", "file": "f4", "offset": 0, "status": "seen"},
+                        {"server": "rs3", "file": "f6", "offset": 10, "status": "gap"}],
+                    "messages": None}},
                 "limits": NO_LIMITS,
             },
             {"name": "users", "state": "created", "source": "src", "target": "dst",

@@ -38,6 +38,22 @@ def write_migration(folder: Path, source: MiniHBase, target: MiniHBase, table: s
     return path
 
 
+def edits_after_t0(folder: Path, source: MiniHBase, target: MiniHBase, table: str, *,
+                   name: str = "mig", seed: int = 1) -> MigrationSpec:
+    """A migration copied at T0 (workload ``seed``), then edits only replay brings over
+    (workload ``seed + 1``) in WAL files the region servers rolled; its spec."""
+    from hbase_migrate import lifecycle
+
+    run_workload(source, table, seed=seed, ops=150)
+    spec = load_config(write_migration(folder, source, target, table, name=name))
+    lifecycle.prepare(spec)
+    lifecycle.snapshot(spec)
+    run_workload(source, table, seed=seed + 1, ops=200)
+    assert source.region_servers is not None
+    source.region_servers.roll()
+    return spec
+
+
 def set_watermark(config: Path, watermark: int | None = None) -> MigrationSpec:
     """Record the migration, its watermark (default: now) and the WAL anchors, as the
     snapshot step does."""

@@ -1,7 +1,8 @@
-"""Hooks: the only code that reads an Airflow Connection."""
+"""Hooks: the only code that reads an Airflow Connection (``hbase``: this project's type;
+``kafka``: the Apache Kafka provider's; ``spark``: the Spark provider's)."""
 
 from hbase_migrate_airflow.hooks.hbase import HBaseHook
-from hbase_migrate_airflow.hooks.kafka import KafkaHook
+from hbase_migrate_airflow.hooks.kafka import cdc_settings
 from hbase_migrate_airflow.hooks.spark import spark_master
 
-__all__ = ["HBaseHook", "KafkaHook", "spark_master"]
+__all__ = ["HBaseHook", "cdc_settings", "spark_master"]

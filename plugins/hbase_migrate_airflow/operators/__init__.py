@@ -9,6 +9,7 @@ from hbase_migrate_airflow.operators.lifecycle import (
     SnapshotOperator,
     ValidateOperator,
 )
+from hbase_migrate_airflow.operators.parts import ReplayPartsOperator
 
 __all__ = ["CdcOperator", "CutoverCheckOperator", "PrepareOperator", "ReplayOperator",
-           "ReportOperator", "SnapshotOperator", "ValidateOperator"]
+           "ReplayPartsOperator", "ReportOperator", "SnapshotOperator", "ValidateOperator"]

@@ -4,26 +4,32 @@ with the run's provenance, return a small summary (ids, watermark, counts) for X
 A step whose verdict is negative (a mismatch, a no-go, a replay that failed a file or found
 a gap) fails the task with the step's own reasons; a configuration error, a refused step or
 a missing connection fails it without retries (retrying cannot help); other core errors
-keep their message and are retried (every step is idempotent).
+keep their message and are retried (every step is idempotent). A run with nothing to do (it
+names no migration) is skipped, its reason in the task's log. What the step read and wrote
+(:mod:`hbase_migrate.lifecycle.lineage`) goes to Airflow's OpenLineage provider.
 """
 
 from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, NoReturn
 
 from airflow.sdk import BaseOperator
 
 if TYPE_CHECKING:
+    from airflow.providers.openlineage.extractors import OperatorLineage
     from airflow.sdk import Context
+    from openlineage.client.event_v2 import Dataset
 
     from hbase_migrate.audit.records import Provenance
     from hbase_migrate.config import MigrationSpec
+    from hbase_migrate.lifecycle.lineage import Lineage
     from hbase_migrate.lifecycle.result import StepResult
     from hbase_migrate.replay.run import RunSummary
 
     Outcome = StepResult | RunSummary  # what a lifecycle step returns
+    Datasets = OperatorLineage[Dataset, Any]  # the OpenLineage provider's lineage of a task
 
 BULKY = ("files", "manifest", "bulk_loads", "examples", "items")
 
@@ -38,11 +44,31 @@ def accepts(func: Callable[..., Any], name: str) -> bool:
     return name in inspect.signature(func).parameters
 
 
+def openlineage(lineage: Lineage | None) -> Datasets:
+    """``lineage`` in the OpenLineage provider's terms (nothing when the task did no work)."""
+    from airflow.providers.openlineage.extractors import OperatorLineage
+    from openlineage.client.event_v2 import Dataset
+
+    if lineage is None:
+        return OperatorLineage()
+    return OperatorLineage(inputs=[Dataset(d.namespace, d.name) for d in lineage.inputs],
+                           outputs=[Dataset(d.namespace, d.name) for d in lineage.outputs])
+
+
+def skip(task: BaseOperator, reason: str) -> NoReturn:
+    """End ``task`` as skipped, the reason in its log (Airflow logs no skip's words)."""
+    from airflow.sdk.exceptions import AirflowSkipException
+
+    task.log.warning("skipped: %s", reason)
+    raise AirflowSkipException(reason)
+
+
 class LifecycleOperator(BaseOperator):
     """Calls one step of :mod:`hbase_migrate.lifecycle` for the DAG run's migration."""
 
     step: ClassVar[str]
     ui_color = "#e3f0e8"
+    done: tuple[MigrationSpec, Outcome] | None = None  # the step's spec and result, once run
 
     def call(self, spec: MigrationSpec, provenance: Provenance, params: dict[str, Any],
              context: Context) -> Outcome:
@@ -66,20 +92,34 @@ class LifecycleOperator(BaseOperator):
 
         from hbase_migrate.audit.records import Provenance
         from hbase_migrate.errors import ConfigError
-        from hbase_migrate_airflow.migration import migration_spec, run_params
+        from hbase_migrate_airflow.migration import NoMigration, migration_spec, run_params
 
         try:
             params = run_params(context)
-            spec = migration_spec(params)
+            spec = migration_spec(params, self.dag_id)
+        except NoMigration as nothing:
+            self.skip(str(nothing))
+        try:
             who = Provenance(self.dag_id, context["run_id"], self.task_id)
             result = self.call(spec, who, params, context)
         except (ConfigError, AirflowNotFoundException) as exc:  # a retry cannot help
             raise AirflowFailException(f"{self.step}: {exc}") from exc
+        self.done = (spec, result)
         failure = self.failure(result)
         if failure:
             error = AirflowFailException if self.final(result) else AirflowException
             raise error(f"{self.step} of migration {spec.name!r}: {failure}")
         return small(result)
+
+    def skip(self, reason: str) -> NoReturn:
+        skip(self, reason)
+
+    def get_openlineage_facets_on_complete(self, task_instance: Any) -> Datasets:
+        """The step's input and output datasets, for the OpenLineage provider (called only
+        when a transport is configured: the cluster ids are looked up then)."""
+        from hbase_migrate.lifecycle.lineage import step_lineage
+
+        return openlineage(step_lineage(self.step, *self.done) if self.done else None)
 
     def failure(self, result: Outcome) -> str | None:
         """Why the step's result is a failure, or None."""
@@ -124,15 +164,18 @@ class SnapshotOperator(LifecycleOperator):
 class ReplayOperator(LifecycleOperator):
     """WAL replay on Spark (one task per file): a catch-up since T0, or with
     ``window="data_interval"`` the edits of the run's ``[data_interval_start,
-    data_interval_end)`` (a backfill)."""
+    data_interval_end)`` (a backfill); with ``chains``, one part of a catch-up
+    (:class:`~hbase_migrate_airflow.operators.parts.ReplayPartsOperator`, mapped)."""
 
     step = "replay"
 
-    def __init__(self, *, window: str = "catch-up", **kwargs: Any) -> None:
+    def __init__(self, *, window: str = "catch-up", chains: list[str] | None = None,
+                 **kwargs: Any) -> None:
         super().__init__(**kwargs)
         if window not in ("catch-up", "data_interval"):
             raise ValueError(f"window must be 'catch-up' or 'data_interval', got {window!r}")
         self.window = window
+        self.chains = chains
 
     def call(self, spec: MigrationSpec, provenance: Provenance, params: dict[str, Any],
              context: Context) -> Outcome:
@@ -142,17 +185,18 @@ class ReplayOperator(LifecycleOperator):
         if self.window == "data_interval":
             start, end = (int(context[k].timestamp() * 1000)  # type: ignore[literal-required]
                           for k in ("data_interval_start", "data_interval_end"))
-        thrift1 = params.get("gateway") == "thrift1"
+        options: dict[str, Any] = {"force_thrift1": params.get("gateway") == "thrift1"}
+        if self.chains is not None:
+            options["chains"] = list(self.chains)
         master = self.spark_master(params)
         if master is None:
-            return replay(spec, start=start, end=end, provenance=provenance,
-                          force_thrift1=thrift1)
+            return replay(spec, start=start, end=end, provenance=provenance, **options)
         from hbase_migrate.replay.spark import spark_executor
         from hbase_migrate_airflow.operators.spark import spark_session
 
         with spark_session(master, f"hbase-migrate replay {spec.name}") as session:
             return replay(spec, start=start, end=end, provenance=provenance,
-                          executor=spark_executor(session), force_thrift1=thrift1)
+                          executor=spark_executor(session), **options)
 
     def failure(self, result: Outcome) -> str | None:
         from hbase_migrate.replay.run import EXIT_GAPS, RunSummary

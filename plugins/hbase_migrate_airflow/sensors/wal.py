@@ -2,9 +2,9 @@
 
 ``execute()`` looks once; with nothing new it defers to :class:`NewWalFilesTrigger` with a
 deadline ``timeout`` seconds away, and frees its worker slot. It returns the new files (for
-XCom: path, server, size, creation time). At the deadline it raises ``AirflowSensorTimeout``
-naming the migration, the folders and the wait (``AirflowSkipException`` with
-``soft_fail``).
+XCom: path, server, size, creation time), and reports them to OpenLineage as its inputs. At
+the deadline it raises ``AirflowSensorTimeout`` naming the migration, the folders and the
+wait (``AirflowSkipException`` with ``soft_fail``).
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from airflow.sdk import Context
 
     from hbase_migrate.config import MigrationSpec
+    from hbase_migrate_airflow.operators.lifecycle import Datasets
 
 # The trigger's own deadline comes first; the deferral's timeout is a backstop.
 BACKSTOP = 60.0
@@ -30,15 +31,21 @@ class NewWalFilesSensor(BaseSensorOperator):
     """Waits for WAL files the migration's ledger has never listed."""
 
     ui_color = "#e8eef7"
+    found: tuple[MigrationSpec, list[str]] | None = None  # the new files, once found
 
     def __init__(self, *, timeout: float = 600.0, poke_interval: float = 5.0,
                  **kwargs: Any) -> None:
         super().__init__(timeout=timeout, poke_interval=poke_interval, **kwargs)
 
     def _spec(self, context: Context) -> MigrationSpec:
-        from hbase_migrate_airflow.migration import migration_spec, run_params
+        """The run's migration; a run that names none is skipped, saying why."""
+        from hbase_migrate_airflow.migration import NoMigration, migration_spec, run_params
+        from hbase_migrate_airflow.operators.lifecycle import skip
 
-        return migration_spec(run_params(context))
+        try:
+            return migration_spec(run_params(context), self.dag_id)
+        except NoMigration as nothing:
+            skip(self, str(nothing))
 
     def _wait(self, context: Context) -> tuple[float, float]:
         """(seconds to wait, seconds between listings): the ``wait_seconds`` and
@@ -50,11 +57,22 @@ class NewWalFilesSensor(BaseSensorOperator):
     def poke(self, context: Context) -> bool:
         return bool(unseen_files(self._spec(context).to_dict()))
 
+    def _found(self, context: Context, files: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        self.found = (self._spec(context), [f["path"] for f in files])
+        return files
+
+    def get_openlineage_facets_on_complete(self, task_instance: Any) -> Datasets:
+        """The new WAL files, as inputs, for the OpenLineage provider."""
+        from hbase_migrate.lifecycle.lineage import wal_lineage
+        from hbase_migrate_airflow.operators.lifecycle import openlineage
+
+        return openlineage(wal_lineage(*self.found) if self.found else None)
+
     def execute(self, context: Context) -> list[dict[str, Any]]:
         spec = self._spec(context).to_dict()
         files = unseen_files(spec)
         if files:
-            return files
+            return self._found(context, files)
         wait, every = self._wait(context)
         self.defer(trigger=NewWalFilesTrigger(spec, time.time() + wait, every),
                    method_name="execute_complete",
@@ -65,7 +83,7 @@ class NewWalFilesSensor(BaseSensorOperator):
         from airflow.sdk.exceptions import AirflowSensorTimeout, AirflowSkipException
 
         if event.get("status") == "new":
-            return list(event["files"])
+            return self._found(context, list(event["files"]))
         params = context["params"]
         name = params.get("config") or params.get("migration")
         wait, every = self._wait(context)
