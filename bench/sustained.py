@@ -45,9 +45,11 @@ PROBE_EVERY = 5.0
 
 
 def start_cluster(folder: Path, name: str) -> tuple[subprocess.Popen[str], dict[str, Any]]:
+    """An embedded cluster that keeps archived WALs 2 h: the timed catch-up at the end reads
+    every file the load wrote (the default 10 min would delete the first ones)."""
     proc = subprocess.Popen(
         [sys.executable, "-m", "hbase_migrate", "minicluster", "start", "--name", name,
-         "--dir", str(folder / name)], stdout=subprocess.PIPE, text=True)
+         "--dir", str(folder / name), "--archive-ttl", "2h"], stdout=subprocess.PIPE, text=True)
     assert proc.stdout is not None
     return proc, json.loads(proc.stdout.readline())
 
