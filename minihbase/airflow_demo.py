@@ -116,7 +116,9 @@ class Dags:
         return str(run["dag_run_id"])
 
     def runs(self, dag_id: str) -> list[dict[str, Any]]:
-        return list(self.call("GET", f"/dags/{dag_id}/dagRuns?limit=100")["dag_runs"])
+        """The newest 100 runs (the API lists the oldest first unless asked)."""
+        return list(self.call("GET", f"/dags/{dag_id}/dagRuns?limit=100&order_by=-id")[
+            "dag_runs"])
 
     def wait(self, dag_id: str, pick: Callable[[dict[str, Any]], bool],
              timeout: float = RUN_TIMEOUT) -> dict[str, Any]:
@@ -128,10 +130,27 @@ class Dags:
             if chosen and all(r["state"] in ("success", "failed") for r in chosen):
                 return max(chosen, key=lambda r: r.get("start_date") or "")
             if time.monotonic() > deadline:
-                raise EmbeddedStackError(f"no finished {dag_id} run within {timeout:g} s "
-                                         f"({[r['state'] for r in chosen]}); logs in "
+                raise EmbeddedStackError(f"no finished {dag_id} run within {timeout:g} s: "
+                                         f"{self.describe(dag_id, chosen)}; logs in "
                                          f"{self.stack.home / 'logs'}")
             time.sleep(1.0)
+
+    def describe(self, dag_id: str, chosen: list[dict[str, Any]]) -> str:
+        """The unfinished runs among ``chosen`` with their tasks' states (or, when none was
+        chosen, the newest runs of the DAG): what a stuck wait reports."""
+        if not chosen:
+            newest = sorted(self.runs(dag_id), key=lambda r: r.get("start_date") or "")[-5:]
+            return "no such run yet; the newest: " + ", ".join(
+                f"{r['dag_run_id']} {r['state']}" for r in newest)
+        said = []
+        for run in chosen:
+            if run["state"] in ("success", "failed"):
+                continue
+            tasks = self.call("GET", f"/dags/{dag_id}/dagRuns/{quote(run['dag_run_id'], safe='')}"
+                              "/taskInstances")["task_instances"]
+            said.append(f"{run['dag_run_id']} {run['state']} (" + ", ".join(
+                _task_name(t) + f" {t['state']}" for t in tasks) + ")")
+        return "; ".join(said)
 
     def wait_run(self, dag_id: str, run_id: str) -> dict[str, Any]:
         return self.wait(dag_id, lambda r: r["dag_run_id"] == run_id)
@@ -176,6 +195,12 @@ class Dags:
             raise EmbeddedStackError(
                 f"{what}: DAG run {run['dag_run_id']} of {run['dag_id']} {run['state']}; its "
                 f"task logs are in {self.stack.home / 'logs' / ('dag_id=' + run['dag_id'])}")
+
+
+def _task_name(task: dict[str, Any]) -> str:
+    """``task_id``, with ``[i]`` for a mapped task's part."""
+    index = task.get("map_index", -1)
+    return str(task["task_id"]) + (f"[{index}]" if index is not None and index >= 0 else "")
 
 
 def run_airflow_demo(spec: DemoSpec, report: Report, *, spark: bool = True,

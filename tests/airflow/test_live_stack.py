@@ -89,7 +89,7 @@ def trigger(stack: AirflowStack, dag_id: str, conf: dict[str, Any]) -> tuple[int
 
 
 def runs(stack: AirflowStack, dag_id: str) -> list[dict[str, Any]]:
-    status, answer = stack.api("GET", f"/dags/{dag_id}/dagRuns?limit=100")
+    status, answer = stack.api("GET", f"/dags/{dag_id}/dagRuns?limit=100&order_by=-id")
     assert status == 200, answer
     return list(answer["dag_runs"])
 

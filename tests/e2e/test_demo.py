@@ -122,13 +122,14 @@ def test_ctrl_c_stops_everything_it_started(tmp_path: Path) -> None:
     assert not [pid for pid in seen if _alive(pid)]
 
 
+@pytest.mark.timeout(1800)  # above the demo's own waits, so a stuck one reports itself
 def test_the_main_job_through_airflow_ends_with_go_and_names_the_dag_runs(
         tmp_path: Path) -> None:
     root = tmp_path / "demo"
     out = subprocess.run(
         [sys.executable, "-m", "hbase_migrate", "demo", "--dir", str(root), "--ops", "600",
          "--seed", "13", "--json"],
-        capture_output=True, text=True, timeout=1500, check=False)
+        capture_output=True, text=True, timeout=1700, check=False)
     assert out.returncode == 0, (out.stdout[-3000:], out.stderr[-3000:])
     steps = [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
 

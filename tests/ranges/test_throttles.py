@@ -62,13 +62,16 @@ class ScanMeter:
 
 def check_rate(events: list[tuple[float, int]], limit: float, cells: int) -> float:
     """The rate of ``events`` (``cells`` in all; a scan reopened at a row reads a few
-    again): within 10% of ``limit`` over the run, and over any ``WINDOW`` at most 10% above
-    it but for what the buckets may save while idle (a quarter second) and one call."""
+    again): at most 10% above ``limit`` over the run, and over any ``WINDOW`` but for what
+    the buckets may save while idle (a quarter second) and one call; and not below 75% of
+    it (the work itself runs several times faster than the limit on a quiet machine, but a
+    busy one slows it down, so the floor only catches a throttle that holds back far too
+    much)."""
     total = sum(n for _, n in events)
     assert cells <= total <= cells * 1.01
     first, last = events[0][0], events[-1][0]
     rate = (total - events[0][1]) / (last - first)  # what came after the first call
-    assert 0.9 * limit <= rate <= 1.1 * limit, (rate, limit)
+    assert 0.75 * limit <= rate <= 1.1 * limit, (rate, limit)
     largest = max(n for _, n in events)
     for start, _ in events:
         held = sum(n for t, n in events if start <= t < start + WINDOW)
