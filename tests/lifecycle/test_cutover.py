@@ -78,7 +78,7 @@ def test_go_then_no_go_for_lag_and_for_a_mismatching_range(tmp_path: Path) -> No
         # A cell only the target has: the comparison finds it, and nothing else is wrong.
         with t2(dst) as client:
             client.put_cells(TABLE, [Cell(b"row-zz", b"d", b"extra", 1, 4, b"!")])
-        found = validate(spec).to_json()
+        found = validate(spec, recompare_wait=0).to_json()  # a recompare finds it again
         assert found["verdict"] == "mismatch"
         (table,) = found["tables"]
         assert len(table["mismatched"]) == 1  # the range holding row-zz, of all planned
@@ -110,7 +110,7 @@ def test_no_go_for_an_open_gap(tmp_path: Path) -> None:
         for name in src.region_servers.roll():
             (src.hbase_root_dir / "oldWALs" / name).unlink()
         assert replay(spec).exit_code == 3
-        assert validate(spec).verdict == "mismatch"  # the edits really are lost
+        assert validate(spec, recompare_wait=0).verdict == "mismatch"  # edits really lost
         gate = cutover_check(spec, max_lag=MINUTE).to_json()
         assert gate["verdict"] == "no-go"
         gaps = [r for r in gate["reasons"] if "open gap(s): edits lost for the target" in r]
