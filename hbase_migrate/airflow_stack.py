@@ -208,6 +208,13 @@ class AirflowStack:
         """The names of the Celery workers (none with the LocalExecutor)."""
         return [n for n in self.services if n.startswith("worker")]
 
+    @property
+    def task_logs(self) -> str:
+        """Where the task logs are: the stack's log folder, or each worker's own."""
+        if self.workers:
+            return str(self.home / "workers" / "worker*" / "logs")
+        return str(self.home / "logs")
+
     def database_url(self, name: str) -> str:
         """The URL of a database :func:`start_airflow` created on the stack's PostgreSQL."""
         if self.postgres is None:
