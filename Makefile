@@ -54,6 +54,7 @@ lint: setup
 	$(BIN)/mypy
 
 run: setup
+	@case "$(ARGS)" in *celery*) scripts/system-deps.sh celery;; esac
 	$(BIN)/hbase-migrate demo --dir state/demo $(ARGS)
 
 soak: setup

@@ -2,14 +2,22 @@
 
 :func:`start_airflow` runs the parts Airflow needs in the order that works: the metadata
 database (``airflow db migrate``, skipped when one exists), the dag-processor and the
-api-server (its health checked before the rest starts, since the LocalExecutor's workers
-talk to its Execution API), then the scheduler and the triggerer with ``-s`` (no log
-servers, which would listen on 0.0.0.0). It uses the project's ``airflow.cfg``,
-``dags/`` and ``plugins/``; Airflow's state (database, logs, process list) stays in
-``<folder>/airflow``; ``$HBASE_MIGRATE_STATE_DIR`` is ``<folder>``, so default ledgers land
-there too. Connections are created through the REST API: one ``hbase`` connection
-``hbase_<name>`` per ``<folder>/*/cluster.json`` of the embedded stack, and
-``spark_default`` (``local[2]``).
+api-server (its health checked before the rest starts, since the workers talk to its
+Execution API), then the scheduler and the triggerer with ``-s`` (no log servers, which
+would listen on 0.0.0.0). It uses the project's ``airflow.cfg``, ``dags/`` and ``plugins/``;
+Airflow's state (database, logs, process list) stays in ``<folder>/airflow``;
+``$HBASE_MIGRATE_STATE_DIR`` is ``<folder>``, so default ledgers land there too.
+Connections are created through the REST API: one ``hbase`` connection ``hbase_<name>`` per
+``<folder>/*/cluster.json`` of the embedded stack, and ``spark_default`` (``local[2]``).
+
+Executors: ``local`` (the default), the LocalExecutor on a SQLite metadata database; or
+``celery``: a PostgreSQL server of its own for the metadata database (and the databases a
+caller asks for, such as a ledger: :meth:`AirflowStack.database_url`), ``redis-server`` as
+the broker, and N ``airflow celery worker`` processes, each in its own folder
+(``<folder>/airflow/workers/workerN``: its working folder, temporary folder, task logs and
+``$HBASE_MIGRATE_STATE_DIR``) and with its own host name ``workerN@<host>`` (Airflow's task
+instances and the ledger's steps name it), so that no task can use a file another task
+left behind, as on separate hosts. That server and broker live as long as the stack.
 
 The processes are started with Airflow's own command (``python -m airflow``), never
 imported: the core does not import Airflow. Each runs in its own process group, so that
@@ -18,11 +26,12 @@ stopping it stops the workers it forked (:meth:`AirflowStack.stop`, :func:`stop_
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
+import math
 import os
 import secrets
+import shutil
 import signal
 import socket
 import subprocess
@@ -38,12 +47,15 @@ from typing import Any, Self
 
 from hbase_migrate.cluster.endpoints import ClusterEndpoints, load_cluster_json
 from hbase_migrate.errors import HBaseMigrateError
+from hbase_migrate.pgserver import PostgresServer
+from hbase_migrate.redisserver import start_redis
+from hbase_migrate.services import HOST, free_port, group_alive, log_tail, spawn, stop_groups
 
 log = logging.getLogger(__name__)
 
 PROJECT = Path(__file__).resolve().parents[1]  # the folder holding dags/, plugins/, airflow.cfg
-HOST = "127.0.0.1"
 STACK_FILE = "stack.json"
+EXECUTORS = ("local", "celery")
 # In this order: the dag-processor (it needs only the database) beside the api-server, whose
 # health is awaited before the scheduler and the triggerer start.
 SERVICES: dict[str, list[str]] = {
@@ -52,6 +64,9 @@ SERVICES: dict[str, list[str]] = {
     "scheduler": ["scheduler", "--skip-serve-logs"],
     "triggerer": ["triggerer", "--skip-serve-logs"],
 }
+BACKING = ("postgres", "redis")  # the Celery stack's servers: started first, stopped last
+WORKER_ENV = "HBASE_MIGRATE_WORKER"  # a Celery worker's host name
+METADATA_DB = "airflow"
 HBASE_EXTRA_KEYS = ("thrift2", "webhdfs", "zookeeper", "znode_parent", "hbase_root",
                     "transport", "protocol")
 
@@ -60,10 +75,10 @@ class AirflowStackError(HBaseMigrateError):
     """A part of the local Airflow could not be started, reached or stopped."""
 
 
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind((HOST, 0))
-        return int(sock.getsockname()[1])
+def worker_hostname() -> str:
+    """Airflow's ``[core] hostname_callable`` on a stack's Celery worker: its own host name
+    (``workerN@<host>``), else this machine's."""
+    return os.environ.get(WORKER_ENV) or socket.getfqdn()
 
 
 def airflow_env(folder: Path, port: int, *, parallelism: int = 4,
@@ -96,6 +111,38 @@ def airflow_env(folder: Path, port: int, *, parallelism: int = 4,
     }
 
 
+def celery_env(metadata_url: str, broker_port: int, concurrency: int) -> dict[str, str]:
+    """What the Celery executor adds to :func:`airflow_env`: the metadata database on
+    PostgreSQL (psycopg 3 for both of Airflow's engines), the broker, the task results in
+    the metadata database."""
+    return {
+        "AIRFLOW__CORE__EXECUTOR": "CeleryExecutor",
+        "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": metadata_url,
+        "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN_ASYNC": metadata_url,
+        "AIRFLOW__CELERY__BROKER_URL": f"redis://{HOST}:{broker_port}/0",
+        "AIRFLOW__CELERY__RESULT_BACKEND": f"db+{metadata_url}",
+        "AIRFLOW__CELERY__WORKER_CONCURRENCY": str(concurrency),
+    }
+
+
+def worker_service(home: Path, number: int, concurrency: int) -> Service:
+    """Celery worker ``number``: its own folder (working folder, temporary folder, task logs,
+    state folder) and host name."""
+    folder = home / "workers" / f"worker{number}"
+    for sub in ("tmp", "logs", "state"):
+        (folder / sub).mkdir(parents=True, exist_ok=True)
+    name = f"worker{number}@{socket.gethostname()}"
+    return Service(
+        ["celery", "worker", "--celery-hostname", name, "--concurrency", str(concurrency),
+         "--pid", str(folder / "worker.pid"), "--skip-serve-logs", "--without-mingle",
+         "--without-gossip"],
+        folder / "worker.log", folder,
+        {"TMPDIR": str(folder / "tmp"), WORKER_ENV: name,
+         "AIRFLOW__CORE__HOSTNAME_CALLABLE": f"{__name__}.worker_hostname",
+         "AIRFLOW__LOGGING__BASE_LOG_FOLDER": str(folder / "logs"),
+         "HBASE_MIGRATE_STATE_DIR": str(folder / "state")})
+
+
 def cluster_connections(folder: Path) -> list[dict[str, Any]]:
     """An ``hbase`` connection ``hbase_<name>`` per ``<folder>/*/cluster.json``."""
     found = []
@@ -120,6 +167,17 @@ def spark_connection(master: str, conn_id: str = "spark_default") -> dict[str, A
     return {"connection_id": conn_id, "conn_type": "spark", "host": master}
 
 
+@dataclass(frozen=True)
+class Service:
+    """How one Airflow process runs: ``python -m airflow ARGS``, its log, working folder and
+    the environment it adds to the stack's."""
+
+    args: list[str]
+    log: Path
+    cwd: Path | None = None
+    env: dict[str, str] = field(default_factory=dict)
+
+
 @dataclass
 class AirflowStack:
     """A running local Airflow: its folder, REST address, environment and processes."""
@@ -128,6 +186,14 @@ class AirflowStack:
     port: int
     env: dict[str, str]
     processes: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
+    services: dict[str, Service] = field(default_factory=dict)
+    executor: str = "local"
+    postgres: PostgresServer | None = None  # the Celery stack's database server
+    backing: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for name, args in SERVICES.items():
+            self.services.setdefault(name, Service(args, self.home / f"{name}.log"))
 
     @property
     def home(self) -> Path:
@@ -136,6 +202,24 @@ class AirflowStack:
     @property
     def url(self) -> str:
         return f"http://{HOST}:{self.port}"
+
+    @property
+    def workers(self) -> list[str]:
+        """The names of the Celery workers (none with the LocalExecutor)."""
+        return [n for n in self.services if n.startswith("worker")]
+
+    @property
+    def task_logs(self) -> str:
+        """Where the task logs are: the stack's log folder, or each worker's own."""
+        if self.workers:
+            return str(self.home / "workers" / "worker*" / "logs")
+        return str(self.home / "logs")
+
+    def database_url(self, name: str) -> str:
+        """The URL of a database :func:`start_airflow` created on the stack's PostgreSQL."""
+        if self.postgres is None:
+            raise AirflowStackError("airflow: only the celery executor has a PostgreSQL server")
+        return self.postgres.url(name)
 
     def api(self, method: str, path: str, body: Any = None, *, timeout: float = 60.0
             ) -> tuple[int, Any]:
@@ -196,36 +280,54 @@ class AirflowStack:
                                         f"{self.home / 'dag-processor.log'}")
             time.sleep(0.5)
 
+    def log_path(self, name: str) -> Path:
+        if name == "postgres" and self.postgres is not None:
+            return self.postgres.base / "postgres.log"
+        if name == "redis":
+            return self.home / "redis" / "redis.log"
+        return self.services[name].log
+
     def check_alive(self) -> None:
-        for name, proc in self.processes.items():
+        for name, proc in {**self.backing, **self.processes}.items():
             if proc.poll() is not None:
                 raise AirflowStackError(
                     f"airflow {name} exited with code {proc.returncode}; log "
-                    f"{self.home / f'{name}.log'}:\n{_tail(self.home / f'{name}.log')}")
+                    f"{self.log_path(name)}:\n{log_tail(self.log_path(name))}")
 
     def stop(self, timeout: float = 30.0) -> None:
-        """Stop every process and the workers it forked: all at once, the api-server
-        after the others."""
-        workers = [p for n, p in self.processes.items() if n != "api-server"]
+        """Stop every process and the workers it forked: all at once, then the api-server,
+        then the database server and the broker."""
         try:
-            _stop_groups(workers, timeout)
-        finally:  # a second Ctrl-C while stopping still stops the api-server
+            stop_groups([p for n, p in self.processes.items() if n != "api-server"], timeout)
+        finally:  # a second Ctrl-C while stopping still stops the rest
             try:
-                _stop_groups([p for n, p in self.processes.items() if n == "api-server"],
-                             timeout)
+                stop_groups([p for n, p in self.processes.items() if n == "api-server"],
+                            timeout)
             finally:
                 self.processes.clear()
+                self._stop_backing(timeout)
                 (self.home / STACK_FILE).unlink(missing_ok=True)
 
+    def _stop_backing(self, timeout: float) -> None:
+        try:
+            if self.postgres is not None:
+                self.postgres.stop()
+            stop_groups([p for n, p in self.backing.items() if n != "postgres"], timeout)
+        finally:
+            self.backing.clear()
+
     def start_process(self, name: str) -> None:
-        """Start one of :data:`SERVICES` (``scheduler``, ``api-server``...)."""
+        """Start one of :attr:`services` (``scheduler``, ``api-server``, ``worker1``...)."""
+        service = self.services[name]
         extra = ["--port", str(self.port)] if name == "api-server" else []
-        self.processes[name] = _spawn([sys.executable, "-m", "airflow", *SERVICES[name],
-                                       *extra], self.home / f"{name}.log", self.env)
+        self.processes[name] = spawn([sys.executable, "-m", "airflow", *service.args, *extra],
+                                     service.log, {**self.env, **service.env}, cwd=service.cwd)
 
     def write_pids(self) -> None:
-        (self.home / STACK_FILE).write_text(json.dumps({"url": self.url, "pids": {
-            n: p.pid for n, p in self.processes.items()}}, indent=2))
+        (self.home / STACK_FILE).write_text(json.dumps({
+            "url": self.url, "pids": {n: p.pid for n, p in self.processes.items()},
+            "backing": {n: p.pid for n, p in self.backing.items()},
+            "remove": [str(self.postgres.base)] if self.postgres else []}, indent=2))
 
     def restart(self, name: str, timeout: float = 30.0) -> int:
         """Stop one process with the workers it forked (their tasks die with them), start it
@@ -234,7 +336,7 @@ class AirflowStack:
         if proc is None:
             raise AirflowStackError(f"airflow: no {name} runs here (running: "
                                     f"{', '.join(self.processes)})")
-        _stop_groups([proc], timeout)
+        stop_groups([proc], timeout)
         self.start_process(name)
         self.write_pids()
         return self.processes[name].pid
@@ -250,11 +352,17 @@ class AirflowStack:
 def start_airflow(folder: Path, *, port: int | None = None, parallelism: int = 4,
                   connections: Iterable[Mapping[str, Any]] | None = None,
                   spark_master: str = "local[2]", project: Path = PROJECT,
-                  extra_env: Mapping[str, str] | None = None, timeout: float = 180.0
+                  extra_env: Mapping[str, str] | None = None, timeout: float = 180.0,
+                  executor: str = "local", workers: int = 2, databases: Iterable[str] = ()
                   ) -> AirflowStack:
     """Start a local Airflow for ``folder``; returns when the api-server is healthy and the
     connections exist (the embedded stack's ``cluster.json`` files when ``connections`` is
-    None). On any failure, what was started is stopped again."""
+    None). ``executor="celery"`` adds PostgreSQL (with ``databases`` created on it besides
+    Airflow's), redis-server and ``workers`` Celery workers sharing ``parallelism`` task
+    slots. On any failure, what was started is stopped again."""
+    if executor not in EXECUTORS:
+        raise AirflowStackError(f"airflow: executor must be one of {', '.join(EXECUTORS)}, "
+                                f"not {executor!r}")
     for needed in ("airflow.cfg", "dags", "plugins"):
         if not (project / needed).exists():
             raise AirflowStackError(f"airflow: {project / needed} not found: run from a "
@@ -268,13 +376,16 @@ def start_airflow(folder: Path, *, port: int | None = None, parallelism: int = 4
                                 f"stop it first: hbase-migrate airflow down --dir {folder}")
     port = port or free_port()
     stack = AirflowStack(folder, port, airflow_env(folder, port, parallelism=parallelism,
-                                                   project=project, extra=extra_env))
+                                                   project=project, extra=extra_env),
+                         executor=executor)
     try:
-        if not (home / "airflow.db").exists():
+        if executor == "celery":
+            _start_celery_parts(stack, workers, parallelism, databases)
+        if executor == "celery" or not (home / "airflow.db").exists():
             migrated = stack.airflow("db", "migrate")
             if migrated.returncode:
                 raise AirflowStackError(f"airflow db migrate failed:\n{migrated.stderr[-2000:]}")
-        for name in SERVICES:
+        for name in stack.services:
             stack.start_process(name)
             if name == "api-server":
                 stack.wait_healthy(timeout)
@@ -288,65 +399,48 @@ def start_airflow(folder: Path, *, port: int | None = None, parallelism: int = 4
     return stack
 
 
+def _start_celery_parts(stack: AirflowStack, workers: int, parallelism: int,
+                        databases: Iterable[str]) -> None:
+    """PostgreSQL with Airflow's database and ``databases``, redis-server, and the workers'
+    services (started after the scheduler)."""
+    if workers < 1:
+        raise AirflowStackError(f"airflow: --workers must be at least 1, not {workers}")
+    stack.postgres = PostgresServer.local()
+    stack.postgres.start()
+    assert stack.postgres.proc is not None
+    stack.backing["postgres"] = stack.postgres.proc
+    for name in (METADATA_DB, *databases):
+        stack.postgres.create_database(name)
+    broker = free_port()
+    stack.backing["redis"] = start_redis(stack.home / "redis", broker)
+    concurrency = max(1, math.ceil(parallelism / workers))
+    stack.env.update(celery_env(stack.postgres.url(METADATA_DB, "psycopg"), broker,
+                                concurrency))
+    for number in range(1, workers + 1):
+        stack.services[f"worker{number}"] = worker_service(stack.home, number, concurrency)
+    stack.write_pids()
+
+
 def stop_airflow(folder: Path, timeout: float = 30.0) -> list[str]:
     """Stop the stack ``start_airflow`` left running for ``folder`` (another process's);
     returns the names of the processes stopped."""
     running = folder.absolute() / "airflow" / STACK_FILE
     if not running.exists():
         return []
-    pids: dict[str, int] = json.loads(running.read_text()).get("pids", {})
-    stopped = [name for name, pid in pids.items() if _group_alive(pid)]
-    _stop_groups([pids[n] for n in stopped if n != "api-server"], timeout)
-    _stop_groups([pids[n] for n in stopped if n == "api-server"], timeout)
+    described = json.loads(running.read_text())
+    pids: dict[str, int] = described.get("pids", {})
+    backing: dict[str, int] = described.get("backing", {})
+    stopped = [name for name, pid in {**pids, **backing}.items() if group_alive(pid)]
+    stop_groups([pids[n] for n in stopped if n in pids and n != "api-server"], timeout)
+    stop_groups([pids[n] for n in stopped if n == "api-server"], timeout)
+    stop_groups([backing[n] for n in stopped if n == "postgres"], timeout, first=signal.SIGINT)
+    stop_groups([backing[n] for n in stopped if n == "redis"], timeout)
+    for path in described.get("remove", []):
+        shutil.rmtree(path, ignore_errors=True)
     running.unlink(missing_ok=True)
     return stopped
 
 
-def _spawn(args: list[str], log_path: Path, env: dict[str, str]) -> subprocess.Popen[bytes]:
-    with open(log_path, "ab") as output:
-        return subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=output,
-                                stderr=subprocess.STDOUT, env=env, start_new_session=True)
-
-
-def _group_alive(pgid: int) -> bool:
-    """Whether a process of the group ``pgid`` still runs (zombies waiting for their
-    parent to reap them do not count)."""
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except (OSError, IndexError):
-            continue  # gone meanwhile
-        if int(fields[2]) == pgid and fields[0] != "Z":
-            return True
-    return False
-
-
 def _alive(described: dict[str, Any]) -> bool:
-    return any(_group_alive(pid) for pid in described.get("pids", {}).values())
-
-
-def _stop_groups(leaders: list[subprocess.Popen[bytes]] | list[int], timeout: float
-                 ) -> None:
-    """SIGTERM the process groups of ``leaders`` (processes we started, or their pids),
-    wait for all of them, then SIGKILL what is left."""
-    procs = [p for p in leaders if isinstance(p, subprocess.Popen)]
-    groups = [p.pid if isinstance(p, subprocess.Popen) else p for p in leaders]
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        for pgid in groups:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(pgid, sig)
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            for proc in procs:
-                proc.poll()  # reap the leaders we started
-            groups = [g for g in groups if _group_alive(g)]
-            if not groups:
-                return
-            time.sleep(0.1)
-
-
-def _tail(path: Path, lines: int = 15) -> str:
-    try:
-        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
-    except OSError:
-        return ""
+    return any(group_alive(pid) for group in ("pids", "backing")
+               for pid in described.get(group, {}).values())

@@ -3,7 +3,9 @@
 1. Start a real ZooKeeper, the source minicluster (two region servers writing real WAL
    files) and an empty target; write a first workload to the source.
 2. Start a local Airflow (:func:`hbase_migrate.airflow_stack.start_airflow`): the project's
-   DAGs, plugins and ``airflow.cfg``, one ``hbase`` connection per cluster.
+   DAGs, plugins and ``airflow.cfg``, one ``hbase`` connection per cluster; with the Celery
+   executor also PostgreSQL (Airflow's database and the ledger), redis-server and the
+   workers, each in its own folder.
 3. Drive the lifecycle through the DAGs, as a user does from the UI or the REST API, while
    a workload writes to the source the whole time, from before the start until the drain:
    trigger ``hbase_migrate_start`` (schema, watermark T0, copy, a live validation); unpause
@@ -63,15 +65,16 @@ def ledger_url(root: Path) -> str:
     return f"sqlite:///{(root / MIGRATION / 'ledger.db').absolute()}"
 
 
-def migration_conf(root: Path) -> dict[str, Any]:
+def migration_conf(root: Path, ledger: str | None = None) -> dict[str, Any]:
     """The Params naming the demo's migration, given with every trigger: the forms have no
-    default migration."""
+    default migration. ``ledger``: its URL (default a SQLite file under ``root``)."""
     return {"migration": MIGRATION, "source_conn_id": "hbase_source",
             "target_conn_id": "hbase_target", "tables": [MIGRATION],
-            "ledger": ledger_url(root)}
+            "ledger": ledger or ledger_url(root)}
 
 
-def write_config(root: Path, source: ClusterEndpoints, target: ClusterEndpoints) -> Path:
+def write_config(root: Path, source: ClusterEndpoints, target: ClusterEndpoints,
+                 ledger: str | None = None) -> Path:
     """The migration :func:`migration_conf` names, as a file for the command line
     (``status``, ``report``): the same clusters (by their gateways), tables, ledger and
     replay settings."""
@@ -82,7 +85,7 @@ def write_config(root: Path, source: ClusterEndpoints, target: ClusterEndpoints)
 
     path = root / "migration.toml"
     path.write_text(
-        f'[migration]\nname = "{MIGRATION}"\nledger = "{ledger_url(root)}"\n'
+        f'[migration]\nname = "{MIGRATION}"\nledger = "{ledger or ledger_url(root)}"\n'
         f"[source]\n{section(source)}[target]\n{section(target)}"
         f'[[tables]]\nsource = "{MIGRATION}"\n'
         '[replay]\nroll_period = "1h"\nmargin = "5m"\n', encoding="utf-8")
@@ -132,7 +135,7 @@ class Dags:
             if time.monotonic() > deadline:
                 raise EmbeddedStackError(f"no finished {dag_id} run within {timeout:g} s: "
                                          f"{self.describe(dag_id, chosen)}; logs in "
-                                         f"{self.stack.home / 'logs'}")
+                                         f"{self.stack.task_logs}")
             time.sleep(1.0)
 
     def describe(self, dag_id: str, chosen: list[dict[str, Any]]) -> str:
@@ -194,7 +197,7 @@ class Dags:
         if run["state"] != "success":
             raise EmbeddedStackError(
                 f"{what}: DAG run {run['dag_run_id']} of {run['dag_id']} {run['state']}; its "
-                f"task logs are in {self.stack.home / 'logs' / ('dag_id=' + run['dag_id'])}")
+                f"task logs are in {self.stack.task_logs} (dag_id={run['dag_id']})")
 
 
 def _task_name(task: dict[str, Any]) -> str:
@@ -204,9 +207,12 @@ def _task_name(task: dict[str, Any]) -> str:
 
 
 def run_airflow_demo(spec: DemoSpec, report: Report, *, spark: bool = True,
-                     keep_running: Callable[[str], None] | None = None) -> DemoResult:
+                     keep_running: Callable[[str], None] | None = None,
+                     executor: str = "local", workers: int = 2) -> DemoResult:
     """Run the flow; ``report(step, facts)`` as each step ends; ``keep_running(ui_url)`` is
-    called at the end, before anything stops (it returns when the user is done)."""
+    called at the end, before anything stops (it returns when the user is done).
+    ``executor`` and ``workers``: as :func:`~hbase_migrate.airflow_stack.start_airflow`
+    (with celery, the ledger is a database on the stack's PostgreSQL)."""
     if spec.root.exists():
         shutil.rmtree(spec.root)
     spec.root.mkdir(parents=True)
@@ -220,19 +226,25 @@ def run_airflow_demo(spec: DemoSpec, report: Report, *, spark: bool = True,
             facts.update(source=source.thrift2, target=target.thrift2)
         with _step(result, "first workload on the source", report) as facts:
             facts.update(_workload(source, WorkloadSpec(MIGRATION, spec.seed, spec.ops // 2)))
-        write_config(spec.root, source, target)
-        with _step(result, "start Airflow (api-server, scheduler, triggerer, dag-processor)",
-                   report) as facts:
-            airflow = start_airflow(spec.root, parallelism=2)
+        parts = ("api-server, scheduler, triggerer, dag-processor" if executor == "local" else
+                 f"PostgreSQL, redis-server, api-server, scheduler, triggerer, "
+                 f"dag-processor, {workers} Celery worker(s)")
+        with _step(result, f"start Airflow ({parts})", report) as facts:
+            airflow = start_airflow(spec.root, parallelism=2, executor=executor,
+                                    workers=workers,
+                                    databases=["ledger"] if executor == "celery" else [])
             try:
                 airflow.wait_for_dags(DAGS, timeout=RUN_TIMEOUT)
+                ledger = airflow.database_url("ledger") if executor == "celery" else None
+                write_config(spec.root, source, target, ledger)
             except BaseException:
                 airflow.stop()
                 raise
-            facts.update(ui=airflow.url)
+            facts.update(ui=airflow.url, executor=executor, ledger=ledger or "sqlite")
         with airflow:
             # Without Spark every task works in-process.
-            conf = {**migration_conf(spec.root), **({} if spark else {"spark_conn_id": None})}
+            conf = {**migration_conf(spec.root, ledger),
+                    **({} if spark else {"spark_conn_id": None})}
             dags = Dags(airflow, conf)
             _drive(spec, dags, source, result, report)
             with _step(result, "every DAG run the demo caused is green or skipped",
@@ -394,21 +406,25 @@ def runs_by_state(dags: Dags, result: DemoResult) -> dict[str, Any]:
            and not (d == "hbase_migrate_cutover" and verdict != GateVerdict.GO)]
     if red:
         raise EmbeddedStackError(f"red DAG run(s): {', '.join(red)}; their task logs are in "
-                                 f"{dags.stack.home / 'logs'}")
+                                 f"{dags.stack.task_logs}")
+    skipped, hosts = task_counts(dags, found)
     return {"runs": {d: dict(Counter(r["state"] for r in runs)) for d, runs in found.items()},
-            "skipped_tasks": skipped_tasks(dags, found)}
+            "skipped_tasks": skipped, "task_hosts": hosts}
 
 
-def skipped_tasks(dags: Dags, found: dict[str, list[dict[str, Any]]]) -> dict[str, int]:
+def task_counts(dags: Dags, found: dict[str, list[dict[str, Any]]]
+                ) -> tuple[dict[str, int], dict[str, int]]:
     """How many tasks of each DAG were skipped (a run with nothing to do is green, its
-    tasks skipped)."""
-    counts: Counter[str] = Counter()
+    tasks skipped), and how many tasks each worker host ran."""
+    skipped: Counter[str] = Counter()
+    hosts: Counter[str] = Counter()
     for dag_id, runs in found.items():
         for run in runs:
             answer = dags.call("GET", f"/dags/{dag_id}/dagRuns/"
                                f"{quote(run['dag_run_id'], safe='')}/taskInstances")
-            counts[dag_id] += sum(t["state"] == "skipped" for t in answer["task_instances"])
-    return {d: n for d, n in counts.items() if n}
+            skipped[dag_id] += sum(t["state"] == "skipped" for t in answer["task_instances"])
+            hosts.update(t["hostname"] for t in answer["task_instances"] if t.get("hostname"))
+    return {d: n for d, n in skipped.items() if n}, dict(hosts)
 
 
 def wait_for_interrupt(url: str, say: Callable[[str], None]) -> None:

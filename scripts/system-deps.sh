@@ -3,9 +3,12 @@
 #   scripts/system-deps.sh build   what creating the virtualenv needs (Kerberos headers, a C
 #                                  compiler and Python's headers, Java 17+),
 #                                  and npm (the Data Docs' web assets, scripts/docs-assets.sh)
-#   scripts/system-deps.sh test    the same plus what the tests start or drive: the PostgreSQL
-#                                  server, Maven and a JDK (the real HBase/Kafka stack), Chromium
+#   scripts/system-deps.sh celery  the same plus the servers of a Celery Airflow stack
+#                                  (airflow up --executor celery): PostgreSQL, redis-server
+#   scripts/system-deps.sh test    the same plus what the tests start or drive: Maven and a JDK
+#                                  (the real HBase/Kafka stack), Chromium, Kerberos, faketime
 set -euo pipefail
+group="${1:-build}"
 need=()
 
 command -v krb5-config >/dev/null 2>&1 || need+=(libkrb5-dev)
@@ -22,8 +25,11 @@ java_major() {
 [ "$(java_major)" -ge 17 ] 2>/dev/null || need+=(openjdk-17-jre-headless)
 command -v npm >/dev/null 2>&1 || need+=(npm)
 
-if [ "${1:-build}" = test ]; then
+if [ "$group" = celery ] || [ "$group" = test ]; then
   ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need+=(postgresql)
+  command -v redis-server >/dev/null 2>&1 || [ -x /usr/bin/redis-server ] || need+=(redis-server)
+fi
+if [ "$group" = test ]; then
   command -v javac >/dev/null 2>&1 || need+=(openjdk-17-jdk-headless)
   command -v mvn >/dev/null 2>&1 || need+=(maven)
   command -v chromium >/dev/null 2>&1 || need+=(chromium)
@@ -41,10 +47,12 @@ if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
-  # Debian starts a cluster on install; the tests run their own server.
-  if printf '%s\n' "${need[@]}" | grep -qx postgresql; then
-    service postgresql stop >/dev/null 2>&1 || true
-  fi
+  # Debian starts these services on install; the stacks and tests run their own servers.
+  for service in postgresql redis-server; do
+    if printf '%s\n' "${need[@]}" | grep -qx "$service"; then
+      service "$service" stop >/dev/null 2>&1 || true
+    fi
+  done
 else
   echo "missing system packages: ${need[*]}" >&2
   echo "install them first, e.g.: sudo apt-get install -y ${need[*]}" >&2

@@ -3,6 +3,7 @@ what result)."""
 
 from __future__ import annotations
 
+import socket
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -133,14 +134,15 @@ class MigrationBook(LedgerBook):
     def start_step(
         self, migration_id: int, kind: str, *, dag_id: str | None = None,
         run_id: str | None = None, task_id: str | None = None, now: int | None = None,
-        metrics: Mapping[str, Any] | None = None,
+        metrics: Mapping[str, Any] | None = None, host: str | None = None,
     ) -> int:
-        """Record a running step (with what is known of it so far, ``metrics``); returns its
-        id for :meth:`finish_step`."""
+        """Record a running step (with what is known of it so far, ``metrics``) on ``host``
+        (default: this machine's name); returns its id for :meth:`finish_step`."""
         with self._engine.begin() as conn:
             return int(conn.execute(t.steps.insert().values(
                 migration_id=migration_id, kind=kind, dag_id=dag_id, run_id=run_id,
-                task_id=task_id, started_at=now_ms() if now is None else now,
+                task_id=task_id, host=host or socket.gethostname(),
+                started_at=now_ms() if now is None else now,
                 status=StepStatus.RUNNING.value,
                 metrics=None if metrics is None else dump_json(dict(metrics)),
             ).returning(t.steps.c.id)).scalar_one())
@@ -171,7 +173,8 @@ class MigrationBook(LedgerBook):
         fails it with its text and propagates."""
         who = provenance or Provenance()
         step = OpenStep(self.start_step(migration_id, kind, dag_id=who.dag_id,
-                                        run_id=who.run_id, task_id=who.task_id))
+                                        run_id=who.run_id, task_id=who.task_id,
+                                        host=who.host))
         try:
             yield step
         except BaseException as exc:

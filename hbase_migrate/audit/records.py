@@ -68,11 +68,13 @@ _STATE_ORDER = (MigrationState.CREATED, MigrationState.SCHEMA_READY, MigrationSt
 
 @dataclass(frozen=True)
 class Provenance:
-    """Who runs a step: the Airflow DAG run and task, or nobody (the command line)."""
+    """Who runs a step: the Airflow DAG run and task, or nobody (the command line); and
+    where (``host``: an Airflow worker's host name; None: this machine's)."""
 
     dag_id: str | None = None
     run_id: str | None = None
     task_id: str | None = None
+    host: str | None = None
 
 
 class StepStatus(StrEnum):
@@ -114,7 +116,7 @@ def _cols(name: str, *names: str) -> Any:
 migrations = _cols("migrations", "id", "name", "source", "target", "tables", "watermark",
                    "state", "created_at", "updated_at")
 steps = _cols("steps", "id", "migration_id", "kind", "dag_id", "run_id", "task_id",
-              "started_at", "ended_at", "status", "metrics", "error")
+              "started_at", "ended_at", "status", "metrics", "error", "host")
 wal_files = _cols("wal_files", "id", "migration_id", "cluster", "server", "path", "size",
                   "name_time", "first_seen", "last_seen", "vanished_at", "status",
                   "offset_reached", "entries", "cells_by_type", "markers",
@@ -199,6 +201,7 @@ class StepRecord:
     status: StepStatus
     metrics: dict[str, Any]
     error: str | None
+    host: str | None = None  # where it ran
 
     @classmethod
     def from_row(cls, row: RowMapping) -> StepRecord:

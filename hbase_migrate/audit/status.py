@@ -21,7 +21,7 @@ ms since the epoch, durations in ms, ``null`` when unknown; keys sorted when pri
                                    "verdict"},
         "steps": the newest ``recent_steps`` steps, oldest first: [{"id", "kind", "status",
                  "started_at", "ended_at", "by": "cli" or "<dag_id>/<run_id>/<task_id>",
-                 "dag_id", "run_id", "task_id", "error"}],
+                 "dag_id", "run_id", "task_id", "host" (where it ran), "error"}],
         "streams": {"source" (replay), "cdc": {"stream", "lag", "cells": {type: n},
                     "wal_files": {status: n}, "open_gaps", "outage_seconds",
                     "waiting": null | {"service", "endpoint", "since", "error"},
@@ -125,6 +125,7 @@ class StepStatusLine:
     run_id: str | None
     task_id: str | None
     error: str | None
+    host: str | None = None
 
 
 @dataclass(frozen=True)
@@ -269,7 +270,7 @@ def _step_line(step: StepRecord) -> StepStatusLine:
     by = "/".join(w or "-" for w in who) if step.dag_id else "cli"
     return StepStatusLine(step.id, step.kind, step.status.value, step.started_at,
                           step.ended_at, by, step.dag_id, step.run_id, step.task_id,
-                          step.error)
+                          step.error, step.host)
 
 
 def drained(f: WalFileRecord) -> bool:

@@ -28,17 +28,33 @@ def airflow() -> None:
               help="Task slots of the scheduler (each a process).")
 @click.option("--spark-master", default="local[2]", show_default=True,
               help="The master URL of the spark_default connection.")
-def up(folder: Path, port: int | None, parallelism: int, spark_master: str) -> None:
-    """Start api-server, scheduler, triggerer and dag-processor; print the UI address; stop
-    them all on Ctrl-C or SIGTERM."""
+@click.option("--executor", type=click.Choice(["local", "celery"]), default="local",
+              show_default=True, help="local: the LocalExecutor on SQLite; celery: PostgreSQL, "
+              "redis-server and Celery workers, each in its own folder.")
+@click.option("--workers", type=click.IntRange(1, 16), default=2, show_default=True,
+              help="With celery: the number of Celery workers (they share the task slots).")
+@click.option("--ledger", "ledger_db", is_flag=True,
+              help="With celery: also create a ledger database on the stack's PostgreSQL and "
+                   "print its URL (for the ledger Param or [migration] ledger).")
+def up(folder: Path, port: int | None, parallelism: int, spark_master: str, executor: str,
+       workers: int, ledger_db: bool) -> None:
+    """Start api-server, scheduler, triggerer and dag-processor (and with celery the database,
+    the broker and the workers); print the UI address; stop them all on Ctrl-C or SIGTERM."""
     from hbase_migrate.airflow_stack import start_airflow
 
+    if ledger_db and executor != "celery":
+        raise click.UsageError("--ledger needs --executor celery (the PostgreSQL server)")
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
-    with start_airflow(folder, port=port, parallelism=parallelism,
-                       spark_master=spark_master) as stack:
+    with start_airflow(folder, port=port, parallelism=parallelism, spark_master=spark_master,
+                       executor=executor, workers=workers,
+                       databases=["ledger"] if ledger_db else []) as stack:
         click.echo(f"Airflow UI: {stack.url}  (state in {stack.home}; Ctrl-C stops it)")
+        for name in stack.workers:
+            click.echo(f"celery {name}: {stack.services[name].cwd}")
+        if ledger_db:
+            click.echo(f"ledger: {stack.database_url('ledger')}")
         listed = stack.api("GET", "/connections")[1]["connections"]
         for conn_id, conn_type in sorted({(c["connection_id"], c["conn_type"]) for c in listed}):
             click.echo(f"connection {conn_id} ({conn_type})")

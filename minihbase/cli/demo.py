@@ -28,14 +28,20 @@ from minihbase.demo import DemoSpec, run_demo
 @click.option("--keep-running", is_flag=True,
               help="With Airflow: keep Airflow and the stack running at the end (for the UI) "
                    "until Ctrl-C.")
+@click.option("--executor", type=click.Choice(["local", "celery"]), default="local",
+              show_default=True,
+              help="With Airflow: the LocalExecutor, or Celery (PostgreSQL for Airflow and the "
+                   "ledger, redis-server, --workers workers each in its own folder).")
+@click.option("--workers", type=click.IntRange(1, 16), default=2, show_default=True,
+              help="With --executor celery: the number of Celery workers.")
 @click.option("--table", default="orders", show_default=True,
               help="Without Airflow: the table (the DAGs migrate their default, orders).")
 @click.option("--ops", type=click.IntRange(min=1), default=3000, show_default=True,
               help="Workload operations written to the source.")
 @click.option("--seed", type=int, default=7, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per step on stdout.")
-def demo(root: Path, airflow: bool, spark: bool, keep_running: bool, table: str, ops: int,
-         seed: int, as_json: bool) -> None:
+def demo(root: Path, airflow: bool, spark: bool, keep_running: bool, executor: str,
+         workers: int, table: str, ops: int, seed: int, as_json: bool) -> None:
     """Run the main job on the embedded stack and write the audit report; exit 1 unless the
     cutover gate says go.
 
@@ -59,8 +65,10 @@ def demo(root: Path, airflow: bool, spark: bool, keep_running: bool, table: str,
     signal.signal(signal.SIGTERM, signal.default_int_handler)
     spec = DemoSpec(root=root, table=table, ops=ops, seed=seed)
     if airflow:
-        _airflow(spec, report, spark, keep_running)
+        _airflow(spec, report, spark, keep_running, executor, workers)
         return
+    if executor != "local":
+        raise click.UsageError("--executor celery needs Airflow (not --no-airflow)")
     result = run_demo(spec, report)
     tables = result.validation.metrics["tables"] if result.validation else []
     if result.report is not None:
@@ -87,13 +95,13 @@ def demo(root: Path, airflow: bool, spark: bool, keep_running: bool, table: str,
 
 
 def _airflow(spec: DemoSpec, report: Callable[[str, dict[str, Any]], None], spark: bool,
-             keep_running: bool) -> None:
+             keep_running: bool, executor: str, workers: int) -> None:
     from minihbase.airflow_demo import run_airflow_demo, wait_for_interrupt
 
     result = run_airflow_demo(
         spec, report, spark=spark,
         keep_running=(lambda url: wait_for_interrupt(url, click.echo)) if keep_running
-        else None)
+        else None, executor=executor, workers=workers)
     verdict = result.report.verdict if result.report else None
     if result.report is not None:
         click.echo(f"report: {result.report.metrics['path']}")

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from hbase_migrate.airflow_stack import airflow_env, free_port
+from hbase_migrate.airflow_stack import airflow_env
+from hbase_migrate.services import free_port
 from tests.airflow_home import configure
 
 DB_FILE = configure()

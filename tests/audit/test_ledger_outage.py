@@ -48,7 +48,7 @@ def test_follow_waits_for_its_postgresql_ledger(tmp_path: Path) -> None:
     server = new_postgres_server()
     server.start()
     try:
-        url = server.url(server.create_database())
+        url = server.url(server.create_database("ledger"))
         with MiniHBase(tmp_path / "src", "source",
                        wal=WalSettings(region_servers=2, roll_period=3600)) as src, \
                 MiniHBase(tmp_path / "dst", "target") as dst:

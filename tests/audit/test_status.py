@@ -4,6 +4,7 @@ commands end to end (exit codes, JSON, text)."""
 from __future__ import annotations
 
 import json
+import socket
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,7 @@ from hbase_migrate.cli import main
 
 T = 1_700_000_000_000
 NOW = T + 600_000
+HERE = socket.gethostname()  # where the command-line steps ran
 OLD = "/hbase/oldWALs/"
 LIVE = "/hbase/WALs/"
 
@@ -61,7 +63,8 @@ def populate(ledger: Ledger) -> None:
                                    now=NOW - 20_000)
     ledger.record_recompare(bad, "mismatch", now=NOW - 10_000)
     done = ledger.start_step(mid, "replay", dag_id="hbase_migrate_replay",
-                             run_id="asset_triggered__1", task_id="replay", now=NOW - 9_000)
+                             run_id="asset_triggered__1", task_id="replay", now=NOW - 9_000,
+                             host="worker1@airflow")
     ledger.finish_step(done, "succeeded", {}, now=NOW - 8_000)
     outage = {"service": "target gateway", "endpoint": "dst:9090", "stream": "source",
               "error": "refused"}
@@ -109,18 +112,21 @@ def expected(ledger: Ledger) -> dict[str, Any]:
                 "steps": [
                     {"id": 1, "kind": "validate", "status": "running",
                      "started_at": NOW - 30_000, "ended_at": None, "by": "cli",
-                     "dag_id": None, "run_id": None, "task_id": None, "error": None},
+                     "dag_id": None, "run_id": None, "task_id": None, "error": None,
+                     "host": HERE},
                     {"id": 2, "kind": "replay", "status": "succeeded",
                      "started_at": NOW - 9_000, "ended_at": NOW - 8_000,
                      "by": "hbase_migrate_replay/asset_triggered__1/replay",
                      "dag_id": "hbase_migrate_replay", "run_id": "asset_triggered__1",
-                     "task_id": "replay", "error": None},
+                     "task_id": "replay", "error": None, "host": "worker1@airflow"},
                     {"id": 3, "kind": "outage", "status": "succeeded",
                      "started_at": NOW - 50_000, "ended_at": NOW - 45_000, "by": "cli",
-                     "dag_id": None, "run_id": None, "task_id": None, "error": None},
+                     "dag_id": None, "run_id": None, "task_id": None, "error": None,
+                     "host": HERE},
                     {"id": 4, "kind": "outage", "status": "running",
                      "started_at": NOW - 7_000, "ended_at": None, "by": "cli",
-                     "dag_id": None, "run_id": None, "task_id": None, "error": None},
+                     "dag_id": None, "run_id": None, "task_id": None, "error": None,
+                     "host": HERE},
                 ],
                 # the source stream only (the target-side file is no stream): a Put
                 # acknowledged in each of f1, f2 and f6; 5 s of one outage, 7 s of another

@@ -100,7 +100,8 @@ class LifecycleOperator(BaseOperator):
         except NoMigration as nothing:
             self.skip(str(nothing))
         try:
-            who = Provenance(self.dag_id, context["run_id"], self.task_id)
+            who = Provenance(self.dag_id, context["run_id"], self.task_id,
+                             getattr(context["ti"], "hostname", None))
             result = self.call(spec, who, params, context)
         except (ConfigError, AirflowNotFoundException) as exc:  # a retry cannot help
             raise AirflowFailException(f"{self.step}: {exc}") from exc

@@ -1,0 +1,75 @@
+"""Child processes of a local stack: a free loopback port, a process started in its own
+process group with its output in a log, and stopping whole groups (the leader and what it
+forked)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+HOST = "127.0.0.1"
+
+
+def free_port(host: str = HOST) -> int:
+    """A port that is free on ``host`` right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((host, 0))
+        return int(sock.getsockname()[1])
+
+
+def spawn(args: list[str], log_path: Path, env: Mapping[str, str] | None = None, *,
+          cwd: Path | None = None, **options: Any) -> subprocess.Popen[bytes]:
+    """Start ``args`` in a new session (its own process group), output appended to
+    ``log_path``; ``options`` go to :class:`subprocess.Popen` (``user``, ``group``...)."""
+    with open(log_path, "ab") as output:
+        return subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=output,
+                                stderr=subprocess.STDOUT, env=None if env is None else
+                                dict(env), cwd=cwd, start_new_session=True, **options)
+
+
+def group_alive(pgid: int) -> bool:
+    """Whether a process of the group ``pgid`` still runs (zombies waiting for their
+    parent to reap them do not count)."""
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue  # gone meanwhile
+        if int(fields[2]) == pgid and fields[0] != "Z":
+            return True
+    return False
+
+
+def stop_groups(leaders: list[subprocess.Popen[bytes]] | list[int], timeout: float,
+                first: signal.Signals = signal.SIGTERM) -> None:
+    """Send ``first`` to the process groups of ``leaders`` (processes we started, or their
+    pids), wait for all of them, then SIGKILL what is left."""
+    procs = [p for p in leaders if isinstance(p, subprocess.Popen)]
+    groups = [p.pid if isinstance(p, subprocess.Popen) else p for p in leaders]
+    for sig in (first, signal.SIGKILL):
+        for pgid in groups:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(pgid, sig)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            for proc in procs:
+                proc.poll()  # reap the leaders we started
+            groups = [g for g in groups if group_alive(g)]
+            if not groups:
+                return
+            time.sleep(0.1)
+
+
+def log_tail(path: Path, lines: int = 15) -> str:
+    """The last lines of a log file, for error messages."""
+    try:
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return ""

@@ -1,0 +1,66 @@
+"""``airflow up --executor celery``: PostgreSQL, redis-server and two Celery workers, each in
+its own folder and with its own host name, run a real migration (the start DAG's schema,
+copy and live validation, then the validate DAG) against embedded clusters: the target
+equals the source, and the ledger (on the stack's PostgreSQL) names both workers among the
+hosts of its steps; everything started is gone afterwards."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import socket
+from pathlib import Path
+
+import pytest
+
+from hbase_migrate.airflow_stack import STACK_FILE, hbase_connection, start_airflow
+from hbase_migrate.audit.ledger import Ledger
+from hbase_migrate.audit.records import StepStatus
+from hbase_migrate.pgserver import find_pg_bin
+from hbase_migrate.services import group_alive
+from minihbase.airflow_demo import Dags
+from minihbase.server import MiniHBase
+from tests.replay.minicluster_util import compare, run_workload
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
+
+
+def test_two_celery_workers_run_a_migration(tmp_path: Path) -> None:
+    if find_pg_bin() is None or shutil.which("redis-server") is None:
+        pytest.skip("the Celery stack needs Debian's postgresql and redis-server "
+                    "(scripts/system-deps.sh celery)")
+    workers = {f"worker{n}@{socket.gethostname()}" for n in (1, 2)}
+    with MiniHBase(tmp_path / "src", "source") as src, \
+            MiniHBase(tmp_path / "dst", "target") as dst:
+        run_workload(src, "orders", seed=41, ops=300)
+        conns = [hbase_connection("hbase_source", src.endpoints),
+                 hbase_connection("hbase_target", dst.endpoints)]
+        with start_airflow(tmp_path, parallelism=2, connections=conns, executor="celery",
+                           workers=2, databases=["ledger"]) as stack:
+            assert stack.workers == ["worker1", "worker2"]
+            pids = json.loads((stack.home / STACK_FILE).read_text())
+            ledger = stack.database_url("ledger")
+            dags = Dags(stack, {"migration": "orders", "source_conn_id": "hbase_source",
+                                "target_conn_id": "hbase_target", "tables": ["orders"],
+                                "ledger": ledger, "spark_conn_id": None})
+            stack.wait_for_dags(["hbase_migrate_start", "hbase_migrate_validate"])
+            for dag_id in ("hbase_migrate_start", "hbase_migrate_validate"):
+                dags.unpause(dag_id)
+                run_id = dags.trigger(dag_id)
+                dags.require(dags.wait_run(dag_id, run_id), dag_id)
+            assert dags.xcom("hbase_migrate_validate", run_id, "validate")["verdict"] == "match"
+            assert compare(src, dst, "orders").equal
+            with Ledger.open(ledger) as opened:
+                record = opened.migration("orders")
+                assert record is not None
+                steps = opened.steps(record.id)
+            # each worker kept the logs of the tasks it ran in its own folder
+            logged = {p.parent.parent.name for p in stack.home.glob("workers/*/logs/dag_id=*")}
+    assert [s.kind for s in steps] == ["prepare", "snapshot", "validate", "validate"]
+    assert all(s.status is StepStatus.SUCCEEDED and s.dag_id for s in steps)
+    assert {s.host for s in steps} == workers, [(s.kind, s.host) for s in steps]
+    assert logged == {"worker1", "worker2"}
+    assert not list((tmp_path / "airflow" / "logs").glob("dag_id=*"))
+    running = [*pids["pids"].values(), *pids["backing"].values()]
+    assert not [pid for pid in running if group_alive(pid)]
+    assert not [p for p in pids["remove"] if Path(p).exists()]
