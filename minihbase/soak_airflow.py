@@ -150,7 +150,7 @@ def drive_airflow(spec: SoakSpec, migration: MigrationSpec, clusters: tuple[Path
                 break
         else:
             result.problems.append(f"no replay run drained the source in {DRAIN_ROUNDS} "
-                                   f"rounds; task logs in {airflow.home / 'logs'}")
+                                   f"rounds; task logs in {airflow.task_logs}")
         gate = dags.trigger("hbase_migrate_cutover", max_lag="1m",
                             report_path=str((spec.root / "report.html").absolute()))
         dags.wait_run("hbase_migrate_cutover", gate)
