@@ -8,18 +8,18 @@ region server and its WAL group; chains a region move ties together stay in one 
 one map index) redoes only that part. Each part applies every edit of its chains since the
 watermark that the target has not acknowledged yet, on Spark (one task per WAL file) when
 configured; the parts run one at a time (they share the migration's lock). Then a
-validation compares source and target in live mode (the source is still written): verdicts
-recorded, ranges still differing listed, the run not failed for them; the next replay's
-validation compares them again. Retries are safe: replay records only acknowledged offsets.
+validation compares source and target in live mode (the source is still written), in parts
+as well: `plan_validation` splits the planned key ranges into groups (the `parts` Param,
+default `[ranges] parts`), `validate_part` is mapped over them, and `validate` judges the
+run as a whole: verdicts recorded, ranges still differing listed, the run not failed for
+them; the next replay's validation compares them again. Retries are safe: replay records
+only acknowledged offsets.
 """
 
 from airflow.sdk import DAG, Param, TriggerRule
 from hbase_migrate_airflow.dag_defaults import DEFAULT_ARGS, START_DATE, TAGS, WAL_ASSET
-from hbase_migrate_airflow.operators import (
-    ReplayOperator,
-    ReplayPartsOperator,
-    ValidateOperator,
-)
+from hbase_migrate_airflow.operators import ReplayOperator, ReplayPartsOperator
+from hbase_migrate_airflow.operators.parts import validation_tasks
 from hbase_migrate_airflow.params import params
 
 with DAG(
@@ -33,6 +33,7 @@ with DAG(
     tags=[*TAGS, "replay"],
     default_args=DEFAULT_ARGS,
     params=params(
+        parts=True,
         gateway=Param("thrift2", type="string", enum=["thrift2", "thrift1"],
                       title="Write gateway",
                       description="thrift1 loses delete fidelity (see the README)."),
@@ -42,5 +43,5 @@ with DAG(
     replayed = ReplayOperator.partial(task_id="replay", max_active_tis_per_dagrun=1).expand(
         chains=parts.output)
     # validated also when no part was left to replay
-    replayed >> ValidateOperator(task_id="validate", live=True,
-                                 trigger_rule=TriggerRule.NONE_FAILED)
+    plan, _ = validation_tasks(live=True, trigger_rule=TriggerRule.NONE_FAILED)
+    replayed >> plan

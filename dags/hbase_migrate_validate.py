@@ -6,12 +6,15 @@ range in the ledger; with `repair`, ranges that still differ after the recompare
 rewritten from the source; with `compact` (the default) a repaired cell that a newer delete
 marker on the target still hides is got past by a major compaction of its regions, without
 it such cells are listed with the hbase shell command that fixes them. Runs daily and on
-demand.
+demand, in parts: `plan_validation` splits the planned key ranges into groups (the `parts`
+Param, default `[ranges] parts`), `validate_part` is mapped over them (each checksums,
+recompares and repairs its own ranges; a retry redoes one), and `validate` judges the run
+as a whole (it fails on a mismatch).
 """
 
 from airflow.sdk import DAG, CronTriggerTimetable, Param
 from hbase_migrate_airflow.dag_defaults import DEFAULT_ARGS, START_DATE, TAGS
-from hbase_migrate_airflow.operators import ValidateOperator
+from hbase_migrate_airflow.operators.parts import validation_tasks
 from hbase_migrate_airflow.params import params
 
 with DAG(
@@ -24,9 +27,10 @@ with DAG(
     tags=[*TAGS, "validate"],
     default_args=DEFAULT_ARGS,
     params=params(
+        parts=True,
         repair=Param(False, type="boolean", title="Repair ranges that differ"),
         compact=Param(True, type="boolean",
                       title="Major-compact where delete markers hide repaired cells"),
     ),
 ):
-    ValidateOperator(task_id="validate")
+    validation_tasks()

@@ -41,6 +41,8 @@
     auto_cells = 1000000        # "auto": work of this many cells or more goes to Spark
     [ranges]
     max_cells = 200000          # the most cells a key range of the copy and the checksums holds
+    parts = 4                   # Airflow: the mapped tasks (groups of ranges) a copy or a
+                                # validation is split into; never more than the ranges
     [gateway]                   # calls to both clusters' Thrift2 gateways (copy, checksums,
                                 # repair, replay's writes)
     max_result_bytes = "4MiB"   # per scan call, as hbase.client.scanner.max.result.size
@@ -108,6 +110,7 @@ LOCAL_SPARK_MASTER = "local[*]"
 DEFAULT_SPARK_MASTER = AUTO
 DEFAULT_AUTO_CELLS = 1_000_000  # the crossover measured with bench/engine_crossover.py
 DEFAULT_MAX_CELLS = 200_000
+DEFAULT_PARTS = 4
 REPLAY_DEFAULTS = {"roll_period": 3_600_000, "margin": 300_000, "archive_ttl": 600_000,
                    "outage_tolerance": 3_600_000}
 CDC_DEFAULTS = {"delivery_timeout": 30_000}
@@ -202,6 +205,7 @@ class EngineSettings:
     max_cells: int = DEFAULT_MAX_CELLS
     large_master: str = LOCAL_SPARK_MASTER
     auto_cells: int = DEFAULT_AUTO_CELLS
+    parts: int = DEFAULT_PARTS  # groups of ranges a copy or validation is split into (Airflow)
 
 
 @dataclass(frozen=True)
@@ -337,7 +341,7 @@ class MigrationSpec:
             "spark": {"master": self.engine.spark_master,
                       "large_master": self.engine.large_master,
                       "auto_cells": self.engine.auto_cells},
-            "ranges": {"max_cells": self.engine.max_cells},
+            "ranges": {"max_cells": self.engine.max_cells, "parts": self.engine.parts},
             "gateway": self.gateway.to_dict(),
             "limits": self.limits.to_dict(),
             "snapshot": asdict(self.snapshot),

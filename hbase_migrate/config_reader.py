@@ -16,6 +16,7 @@ from hbase_migrate.config import (
     CDC_DEFAULTS,
     DEFAULT_AUTO_CELLS,
     DEFAULT_MAX_CELLS,
+    DEFAULT_PARTS,
     DEFAULT_SPARK_MASTER,
     ENDPOINT_KEYS,
     ENVELOPES,
@@ -191,7 +192,7 @@ class Reader:
     def engine(self, data: dict[str, Any]) -> EngineSettings:
         spark, ranges = self.section(data, "spark"), self.section(data, "ranges")
         self.keys(spark, "spark", ("master", "large_master", "auto_cells"))
-        self.keys(ranges, "ranges", ("max_cells",))
+        self.keys(ranges, "ranges", ("max_cells", "parts"))
         master = self.string(spark, "spark", "master") or DEFAULT_SPARK_MASTER
         if not master.strip():
             self.fail("spark", "master", f"{AUTO!r}, {IN_PROCESS!r} or a Spark master URL",
@@ -203,7 +204,8 @@ class Reader:
                               max_cells=self.count(ranges, "ranges", "max_cells",
                                                    DEFAULT_MAX_CELLS),
                               auto_cells=self.count(spark, "spark", "auto_cells",
-                                                    DEFAULT_AUTO_CELLS))
+                                                    DEFAULT_AUTO_CELLS),
+                              parts=self.count(ranges, "ranges", "parts", DEFAULT_PARTS))
 
     def count(self, table: dict[str, Any], section: str, key: str, default: int) -> int:
         """A positive number of cells."""

@@ -31,11 +31,14 @@ class RangeBook(LedgerBook):
         source_cells: int | None, target_cells: int | None, source_digest: str | None,
         target_digest: str | None, verdict: Verdict | str, now: int | None = None,
         gx_result: str | None = None, data_docs: str | None = None,
-        differences: Sequence[str] = (),
+        differences: Sequence[str] = (), run_key: str | None = None,
     ) -> int:
         """Record one compared key range ``[range_start, range_end)``; returns its id.
         ``gx_result`` and ``data_docs`` locate the Great Expectations artifacts of the run
-        that judged it, ``differences`` lists its first differing cells."""
+        that judged it, ``differences`` lists its first differing cells; ``run_key`` names
+        the validation run it belongs to (default: the step's own, ``step-<id>``)."""
+        if run_key is None and step_id is not None:
+            run_key = f"step-{step_id}"
         with self._engine.begin() as conn:
             return int(conn.execute(t.validations.insert().values(
                 migration_id=migration_id, step_id=step_id, table_name=table_name,
@@ -44,7 +47,7 @@ class RangeBook(LedgerBook):
                 target_cells=target_cells, source_digest=source_digest,
                 target_digest=target_digest, verdict=Verdict(verdict).value,
                 validated_at=now_ms() if now is None else now, gx_result=gx_result,
-                data_docs=data_docs, differences=dump_json(list(differences)),
+                data_docs=data_docs, differences=dump_json(list(differences)), run_key=run_key,
             ).returning(t.validations.c.id)).scalar_one())
 
     def record_recompare(
@@ -67,20 +70,34 @@ class RangeBook(LedgerBook):
             rows = conn.execute(query.order_by(v.c.id)).all()
         return [ValidationRecord.from_row(r._mapping) for r in rows]
 
+    def run_validations(self, migration_id: int, run_key: str) -> list[ValidationRecord]:
+        """The ranges of the validation run ``run_key`` (its parts together): the newest
+        row of each range (a retried part records its ranges again), in key order."""
+        v = t.validations
+        with self._engine.begin() as conn:
+            rows = conn.execute(select(v).where(and_(
+                v.c.migration_id == migration_id, v.c.run_key == run_key)).order_by(v.c.id)
+            ).all()
+        newest = {(r.table_name, r.range_start, r.range_end): r for r in
+                  (ValidationRecord.from_row(x._mapping) for x in rows)}
+        return sorted(newest.values(), key=lambda r: (r.table_name, r.range_start))
+
     def last_validations(self, migration_id: int) -> list[ValidationRecord]:
-        """The ranges of the newest validation run: the newest step that recorded any
-        (or, for ranges recorded without a step, the newest ``validated_at``)."""
+        """The ranges of the newest validation run: the run of the newest row recorded (its
+        parts together, see :meth:`run_validations`; for ranges recorded without a step or
+        run, the newest ``validated_at``). Whether it covers every planned range is the
+        caller's to check."""
         v = t.validations
         with self._engine.begin() as conn:
             newest = conn.execute(
-                select(v.c.step_id, v.c.validated_at).where(v.c.migration_id == migration_id)
+                select(v.c.run_key, v.c.validated_at).where(v.c.migration_id == migration_id)
                 .order_by(v.c.validated_at.desc(), v.c.id.desc()).limit(1)).first()
         if newest is None:
             return []
-        if newest.step_id is not None:
-            return self.validations(migration_id, newest.step_id)
+        if newest.run_key is not None:
+            return self.run_validations(migration_id, newest.run_key)
         return [r for r in self.validations(migration_id)
-                if r.step_id is None and r.validated_at == newest.validated_at]
+                if r.run_key is None and r.validated_at == newest.validated_at]
 
     # -- key ranges and repairs -------------------------------------------------------------
 

@@ -125,7 +125,7 @@ validations = _cols("validations", "id", "migration_id", "step_id", "table_name"
                     "range_end", "source_rows", "target_rows", "source_cells", "target_cells",
                     "source_digest", "target_digest", "verdict", "validated_at",
                     "recompare_verdict", "recompared_at", "gx_result", "data_docs",
-                    "differences")
+                    "differences", "run_key")
 key_ranges = _cols("key_ranges", "id", "migration_id", "table_name", "range_start", "range_end",
                    "planned_cells", "planned_at", "copy_step_id", "copied_rows", "copied_cells",
                    "copied_at")
@@ -266,6 +266,7 @@ class ValidationRecord:
     gx_result: str | None = None  # the GX validation result (JSON file)
     data_docs: str | None = None  # the Data Docs page
     differences: tuple[str, ...] = ()  # the first differing cells
+    run_key: str | None = None  # the validation run (its parts share it)
 
     @property
     def final_verdict(self) -> Verdict:

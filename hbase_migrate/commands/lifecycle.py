@@ -157,17 +157,30 @@ def snapshot(config: Path, as_json: bool, watermark: str | None, master: str | N
 @click.option("--live", is_flag=True,
               help="The source is still written: record the verdicts, no recompare, and "
                    "exit 0 even when ranges differ (they are listed).")
+@click.option("--part", metavar="I/N",
+              help="Only the I-th of N groups of the planned ranges, recorded under the "
+                   "validation run --run (exit 0 whatever it finds: --judge decides).")
+@click.option("--run", "run_key", metavar="KEY",
+              help="The validation run the parts share (with --part or --judge).")
+@click.option("--judge", is_flag=True,
+              help="Judge the validation run --run from its parts' rows (refused unless "
+                   "they cover every planned range).")
 @_master
 @click.pass_context
 def validate(ctx: click.Context, config: Path, as_json: bool, tables: tuple[str, ...],
              repair: bool, compact: bool, compact_wait: str, explain: str | None,
-             recompare_wait: str, live: bool, master: str | None) -> None:
+             recompare_wait: str, live: bool, part: str | None, run_key: str | None,
+             judge: bool, master: str | None) -> None:
     """Compare source and target range by range (rows, cells, digests; judged by Great
     Expectations), recompare what differs after replay caught up; exit 0 when every range
-    matches (or with --live), 1 when some still differ (listed), 2 on errors."""
+    matches (or with --live), 1 when some still differ (listed), 2 on errors. A run in
+    parts: `--part 1/4 --run K` ... `--part 4/4 --run K` (any order, anywhere), then
+    `--judge --run K`."""
     from hbase_migrate.config import load_config
+    from hbase_migrate.lifecycle import judge_validation
     from hbase_migrate.lifecycle import validate as step
     from hbase_migrate.lifecycle.validate import explain as explain_range
+    from hbase_migrate.ranges.groups import parse_part
     from hbase_migrate.timeutil import parse_duration
 
     spec = load_config(config)
@@ -178,11 +191,16 @@ def validate(ctx: click.Context, config: Path, as_json: bool, tables: tuple[str,
                                *(f"  {e}" for e in found["examples"])])
         ctx.exit(0 if found["equal"] else 1)
     wait = parse_duration(recompare_wait, name="--recompare-wait") / 1000
-    with _progress_bar(as_json) as bar:
-        result = step(spec, tables=tables, repair=repair, master=master,
-                      recompare_wait=wait, live=live, compact=compact,
-                      compact_wait=parse_duration(compact_wait, name="--compact-wait") / 1000,
-                      progress=_ranges(bar, "checksums", spec.name))
+    if judge:
+        result = judge_validation(spec, run_key, tables=tables, live=live)
+    else:
+        with _progress_bar(as_json) as bar:
+            result = step(spec, tables=tables, repair=repair, master=master,
+                          recompare_wait=wait, live=live, compact=compact,
+                          compact_wait=parse_duration(compact_wait,
+                                                      name="--compact-wait") / 1000,
+                          progress=_ranges(bar, "checksums", spec.name),
+                          part=parse_part(part) if part else None, run=run_key)
     m = result.metrics
     lines = [*_engine(result), *(f"bulk load re-copied: {b['table']} {b['bounds']}: "
                                  f"{b['puts']} puts" for b in m.get("bulk_loads_recopied", []))]
@@ -202,7 +220,7 @@ def validate(ctx: click.Context, config: Path, as_json: bool, tables: tuple[str,
     _show(result, as_json, [*lines, *([f"data docs: {gx['data_docs']}"]
                                       if gx.get("data_docs") else []),
                             f"verdict: {result.verdict}", _state(result)])
-    ctx.exit(0 if result.passed or live else 1)
+    ctx.exit(0 if result.passed or live or part else 1)
 
 
 @click.group()

@@ -12,7 +12,8 @@ and the embedded stack's demo only call these functions.
     prepare(spec)          target tables with the source's families and split points
     snapshot(spec)         fix the watermark T0, copy every cell version at [0, T0)
     replay(spec)           WAL edits since T0 (catch-up), or of a window [start, end)
-    validate(spec)         compare source and target
+    validate(spec)         compare source and target (whole, or one part of a run)
+    judge_validation(spec, run)  the verdict of a validation run made in parts
     cutover_check(spec)    go / no-go, with reasons
     report(spec)           the audit report (HTML, from the ledger alone; records no step)
     cdc(spec)              the WAL edits as Kafka messages (the CDC stream, beside replay)
@@ -21,6 +22,7 @@ and the embedded stack's demo only call these functions.
 
 from hbase_migrate.lifecycle.cdc import cdc
 from hbase_migrate.lifecycle.cutover import cutover_check
+from hbase_migrate.lifecycle.judge import judge_validation
 from hbase_migrate.lifecycle.prepare import prepare
 from hbase_migrate.lifecycle.replay import replay
 from hbase_migrate.lifecycle.report import report
@@ -28,5 +30,5 @@ from hbase_migrate.lifecycle.snapshot import snapshot
 from hbase_migrate.lifecycle.validate import validate
 from hbase_migrate.lifecycle.verify_lists import verify_lists
 
-__all__ = ["cdc", "cutover_check", "prepare", "replay", "report", "snapshot", "validate",
-           "verify_lists"]
+__all__ = ["cdc", "cutover_check", "judge_validation", "prepare", "replay", "report",
+           "snapshot", "validate", "verify_lists"]

@@ -1,8 +1,9 @@
 """Step 5: the cutover gate (DESIGN section 6): go only when nothing is left to replay, no
 gap is open, the replay lag is below a threshold, and a validation made after the last
-catch-up matched on every range. The verdict and its reasons are a ledger step. On go, the
-source snapshots the ``hbase`` copy method took are deleted, unless the snapshot step kept
-them (``--keep-snapshot``, ``[snapshot] keep``)."""
+catch-up matched on every planned range (one run, made whole or in parts). The verdict and
+its reasons are a ledger step. On go, the source snapshots the ``hbase`` copy method took
+are deleted, unless the snapshot step kept them (``--keep-snapshot``, ``[snapshot] keep``).
+"""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from hbase_migrate.audit.ledger import now_ms
 from hbase_migrate.audit.records import GateVerdict, Provenance, StepStatus, Verdict
 from hbase_migrate.audit.status import compute_status, drained
 from hbase_migrate.config import MigrationSpec
+from hbase_migrate.lifecycle.judge import uncovered
 from hbase_migrate.lifecycle.result import StepResult
 from hbase_migrate.lifecycle.step import recorded_step
 from hbase_migrate.replay.discovery import SOURCE
@@ -45,6 +47,10 @@ def cutover_check(spec: MigrationSpec, *, max_lag: int = DEFAULT_MAX_LAG_MS,
         last = status.last_validation
         if last is None:
             reasons.append("no validation yet")
+        elif missing := uncovered(ledger, mid, spec, ledger.last_validations(mid)):
+            reasons.append(f"the last validation compared {last.ranges} range(s) but not "
+                           f"{len(missing)} planned one(s) (e.g. {missing[0]}): a part is "
+                           "missing or it validated some tables only")
         elif last.verdict != Verdict.MATCH:
             reasons.append(f"the last validation found {last.mismatched} of {last.ranges} "
                            "range(s) different")

@@ -6,12 +6,19 @@ One ledger ``validations`` row per range. A match of every table moves the migra
 ``validated``; a mismatch fails the step, except in live mode (``live=True``): the
 in-flight validations made while the source is still written, where a mismatch is listed
 (``differing``) without failing the step, and nothing waits for a replay to recompare.
+
+A validation can be split into parts (:func:`validation_parts`: groups of the planned
+ranges, :mod:`hbase_migrate.ranges.groups`) that run and are retried on their own:
+``validate(spec, part=(i, n), run=KEY)`` is a ``validate-part`` step that checksums,
+recompares and repairs its own ranges, recording them under the validation run ``KEY``;
+:func:`~hbase_migrate.lifecycle.judge.judge_validation` then judges the run as a whole.
 """
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
 
+from hbase_migrate.audit.ledger import Ledger
 from hbase_migrate.audit.records import MigrationState, Provenance, Verdict
 from hbase_migrate.config import MigrationSpec, TableSpec
 from hbase_migrate.errors import ConfigError
@@ -20,6 +27,7 @@ from hbase_migrate.lifecycle.step import StepContext, recorded_step, require, th
 from hbase_migrate.limits import ThrottlePlan, step_limits
 from hbase_migrate.ranges.choice import choose_engine
 from hbase_migrate.ranges.engine import Progress, range_engine
+from hbase_migrate.ranges.groups import part_count, range_group
 from hbase_migrate.ranges.keyrange import KeyRange, RangeError
 from hbase_migrate.ranges.planned import planned_ranges
 from hbase_migrate.validate.compare import compare_tables
@@ -27,29 +35,48 @@ from hbase_migrate.validate.run import EXPLAIN_LIMIT, Validation
 from hbase_migrate.validate.tombstones import DEFAULT_COMPACT_WAIT
 
 DEFAULT_RECOMPARE_WAIT = 60.0
+PART_STEP = "validate-part"  # the ledger kind of one part of a validation run
 
 
 def validate(spec: MigrationSpec, *, provenance: Provenance | None = None,
              tables: Sequence[str] = (), master: str | None = None, repair: bool = False,
              recompare_wait: float = DEFAULT_RECOMPARE_WAIT, live: bool = False,
              compact: bool = True, compact_wait: float = DEFAULT_COMPACT_WAIT,
-             progress: Progress | None = None) -> StepResult:
+             progress: Progress | None = None, part: tuple[int, int] | None = None,
+             run: str | None = None) -> StepResult:
     """Validate (and with ``repair`` fix) every table of the migration, or those named in
     ``tables``; ``verdict`` is ``match`` only when every range matches in the end. With
     ``live`` the source is still written: no recompare, and a mismatch is listed in
     ``differing`` without failing the step (see the module's doc). A repaired cell a newer
     delete marker hides is got past by a major compaction of its regions (waiting at most
     ``compact_wait`` seconds), or with ``compact=False`` listed with the shell command
-    that would (the step fails)."""
+    that would (the step fails).
+
+    ``part`` ``(i, n)``: only the i-th of n groups of the planned ranges, recorded under
+    the validation run ``run`` (default: the Airflow DAG run's); its verdict fails nothing,
+    the run's judge decides (see the module's doc)."""
     chosen = spec.select_tables(tables)
+    if part is not None:
+        run = run or default_run(provenance)
+        if not run:
+            raise ConfigError(f"validate of migration {spec.name!r}: part {part[0]}/"
+                              f"{part[1]} needs the key of its validation run (--run)")
     if live and repair:
         raise ConfigError(f"validate of migration {spec.name!r}: repair needs a strict "
                           "validation (the source still being written, its ranges differ "
                           "until replay catches up); drop live or repair")
-    with recorded_step(spec, "validate", provenance) as step:
+    with recorded_step(spec, "validate" if part is None else PART_STEP, provenance) as step:
         require(step, MigrationState.COPIED, "validation", "snapshot")
-        choice = choose_engine(master, spec.engine, planned_cells(step, spec, chosen))
-        step.verdict_fails = not live
+        cells = planned_cells(step, spec, chosen)
+        group = None
+        if part is not None:
+            names = {t.source for t in chosen}
+            group = range_group([r for r in step.ledger.key_ranges(step.migration.id)
+                                 if r.table_name in names], part)
+            cells = sum(c for _, c in group)
+            step.metrics.update(part=f"{part[0]}/{part[1]}", run=run, ranges=len(group))
+        choice = choose_engine(master, spec.engine, cells)
+        step.verdict_fails = not live and part is None
         step.metrics.update(choice.to_metrics(), repair=repair,
                             mode="live" if live else "strict")
         if repair:
@@ -57,10 +84,12 @@ def validate(spec: MigrationSpec, *, provenance: Provenance | None = None,
         with range_engine(choice.master, f"hbase-migrate validate {spec.name}") as engine, \
                 step_limits(ThrottlePlan.of(spec, "validate", engine.slots)) as limits:
             Validation(step.ledger, step.migration.id, step.step, spec, chosen, engine,
-                       progress, compact, compact_wait).run(repair,
-                                                            None if live else recompare_wait)
+                       progress, compact, compact_wait, run).run(
+                repair, None if live else recompare_wait,
+                None if group is None else [r for r, _ in group])
             step.metrics["limits"] = limits.report()
-        if step.metrics["verdict"] == Verdict.MATCH and len(chosen) == len(spec.tables):
+        if step.metrics["verdict"] == Verdict.MATCH and len(chosen) == len(spec.tables) \
+                and part is None:
             step.advance(MigrationState.VALIDATED)
         return step.result()
 
@@ -72,6 +101,29 @@ def planned_cells(step: StepContext, spec: MigrationSpec, tables: Sequence[Table
     for t in tables:
         planned_ranges(step.ledger, mid, spec, t.source, None)
     return sum(r.planned_cells for t in tables for r in step.ledger.key_ranges(mid, t.source))
+
+
+def validation_parts(spec: MigrationSpec, *, parts: int | None = None,
+                     tables: Sequence[str] = ()) -> list[list[int]]:
+    """The parts of a validation of ``tables`` (all by default) split ``parts`` ways
+    (default ``[ranges] parts``; never more than the planned ranges): ``[i, n]`` each, for
+    ``validate(spec, part=(i, n), run=...)``. Plans the ranges when none are; records no
+    step."""
+    chosen = spec.select_tables(tables)
+    with Ledger.open(spec.ledger_url) as ledger:
+        mid = ledger.ensure_spec(spec).id
+        count = 0
+        for t in chosen:
+            count += len(planned_ranges(ledger, mid, spec, t.source, None))
+    n = part_count(parts or spec.engine.parts, count)
+    return [[i, n] for i in range(1, n + 1)]
+
+
+def default_run(provenance: Provenance | None) -> str | None:
+    """The validation run of an Airflow DAG run (its parts and its judge share it)."""
+    if provenance is None or not provenance.dag_id or not provenance.run_id:
+        return None
+    return f"{provenance.dag_id}/{provenance.run_id}"
 
 
 def explain(spec: MigrationSpec, key_range: str, *, limit: int = EXPLAIN_LIMIT,

@@ -74,8 +74,11 @@ class Validation:
     def __init__(self, ledger: Ledger, migration_id: int, step: OpenStep, spec: MigrationSpec,
                  tables: Sequence[TableSpec], engine: RangeEngine,
                  progress: Progress | None, compact: bool = True,
-                 compact_wait: float = DEFAULT_COMPACT_WAIT) -> None:
+                 compact_wait: float = DEFAULT_COMPACT_WAIT, run_key: str | None = None
+                 ) -> None:
         self.ledger, self.migration_id, self.step = ledger, migration_id, step
+        self.run_key = run_key  # the run the ranges belong to (None: the step's own)
+        self.partial = False
         self.compact, self.compact_wait = compact, compact_wait
         self.spec, self.tables, self.engine, self.progress = spec, tables, engine, progress
         self.job = ChecksumJob(spec.source, spec.target, tuple(spec.table_mapping().items()))
@@ -90,13 +93,17 @@ class Validation:
                                 what=f"checksums of {len(ranges)} key ranges ({label})")
         return pairs, judge(pairs, ranges, self.spec.artifact_dir, label)
 
-    def run(self, repair: bool, recompare_wait: float | None) -> None:
-        """``recompare_wait`` None: no recompare (live mode)."""
+    def run(self, repair: bool, recompare_wait: float | None,
+            part: Sequence[KeyRange] | None = None) -> None:
+        """``recompare_wait`` None: no recompare (live mode); ``part``: only these planned
+        ranges (one part of a validation run; bulk loads into them only)."""
         step = self.step
+        self.partial = part is not None
+        ranges = list(part) if part is not None else [
+            r for t in self.tables for r, _ in planned_ranges(
+                self.ledger, self.migration_id, self.spec, t.source, None)]
         if repair:
-            step.metrics["bulk_loads_recopied"] = self.repair_bulk_loads()
-        ranges = [r for t in self.tables for r, _ in planned_ranges(
-            self.ledger, self.migration_id, self.spec, t.source, None)]
+            step.metrics["bulk_loads_recopied"] = self.repair_bulk_loads(part)
         began = int(time.time() * 1000)
         pairs, verdict = self.checksums(ranges, self.label)
         last = {p.range: p for p in pairs}
@@ -154,7 +161,7 @@ class Validation:
                 recompared else Verdict.MISMATCH,
                 gx_result=str(verdict.result_path),
                 data_docs=str(verdict.docs_path) if verdict.docs_path else None,
-                differences=differences.get(r, ()))
+                differences=differences.get(r, ()), run_key=self.run_key)
             if r in recompared:
                 ledger.record_recompare(row_id, Verdict.MISMATCH if r in failing
                                         else Verdict.MATCH)
@@ -170,6 +177,8 @@ class Validation:
             mine = [r for r in ranges if r.table == t.source]
             pairs = [last[r] for r in mine if r in last]
             bad = [r for r in failing if r.table == t.source]
+            if not mine and self.partial:  # a part lists the tables it has ranges of
+                continue
             tables.append({
                 "source": t.source, "target": t.target,
                 "verdict": (Verdict.MISMATCH if bad else Verdict.MATCH).value,
@@ -255,9 +264,11 @@ class Validation:
                 Verdict.MATCH if matched else Verdict.MISMATCH,
                 detail={"action": action, **detail})
 
-    def repair_bulk_loads(self) -> list[dict[str, Any]]:
+    def repair_bulk_loads(self, part: Sequence[KeyRange] | None = None
+                          ) -> list[dict[str, Any]]:
         """Re-copy the key ranges of the source regions replay saw bulk loads into (each
-        bulk load once: those already repaired are skipped)."""
+        bulk load once: those already repaired are skipped); with ``part``, only those
+        whose region starts in one of its ranges (each part re-copies its own)."""
         step, ledger = self.step, self.ledger
         done = {(r.detail.get("table"), r.detail.get("region"), r.detail.get("file"),
                  r.detail.get("offset")) for r in ledger.repairs(self.migration_id)
@@ -274,6 +285,9 @@ class Validation:
                     continue
                 done.add(key)
                 region = bulk_loaded_region(regions[load["table"]], load)
+                if part is not None and not any(r.table == load["table"]
+                                                and r.contains(region.start_key) for r in part):
+                    continue
                 key_range = KeyRange(load["table"], region.start_key, region.end_key)
                 fixed = repair_range(src, dst, key_range, self.target_of(key_range))
                 ledger.record_repair(self.migration_id, step.id, key_range.table,

@@ -69,7 +69,17 @@ def spark_params() -> dict[str, Param]:
     }
 
 
-def params(*, required: bool = False, **more: Param) -> dict[str, Any]:
-    """The migration's Params (see :func:`migration_params`), the Spark connection, and
-    ``more``."""
-    return {**migration_params(required=required), **spark_params(), **more}
+def parts_param() -> dict[str, Param]:
+    """How many mapped tasks a validation is split into."""
+    return {
+        "parts": Param(None, type=["null", "integer"], minimum=1, title="Validation parts",
+                       description="Groups of key ranges, one mapped task each (never more "
+                                   "than the ranges); empty: the migration's [ranges] parts."),
+    }
+
+
+def params(*, required: bool = False, parts: bool = False, **more: Param) -> dict[str, Any]:
+    """The migration's Params (see :func:`migration_params`), the Spark connection, with
+    ``parts`` the validation's parts (:func:`parts_param`), and ``more``."""
+    return {**migration_params(required=required), **spark_params(),
+            **(parts_param() if parts else {}), **more}

@@ -78,9 +78,12 @@ def test_cdc_skips_saying_why_until_a_kafka_connection_exists(
 
 @pytest.mark.parametrize(("dag_id", "tasks"), [
     ("hbase_migrate_cdc", {"cdc": "skipped"}),
-    ("hbase_migrate_replay", {"plan": "skipped", "replay": "skipped", "validate": "skipped"}),
+    ("hbase_migrate_replay", {"plan": "skipped", "replay": "skipped",
+                              "plan_validation": "skipped", "validate_part": "skipped",
+                              "validate": "skipped"}),
     ("hbase_migrate_wal_watch", {"new_wal_files": "skipped", "announce": "skipped"}),
-    ("hbase_migrate_validate", {"validate": "skipped"}),
+    ("hbase_migrate_validate", {"plan_validation": "skipped", "validate_part": "skipped",
+                                "validate": "skipped"}),
 ])
 def test_a_run_naming_no_migration_is_skipped_saying_why(
         dag_bag: object, dag_id: str, tasks: dict[str, str],

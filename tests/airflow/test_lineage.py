@@ -84,15 +84,16 @@ def test_start_replay_and_validate_report_their_datasets(
     assert source != target and len(replayed) == 2 and wals  # a part per region server
 
     events = lineage_events()
+    validation = {"plan_validation": (set(), set()),  # the parts of a validation, mapped
+                  "validate_part": ({source, target}, set()),
+                  "validate": ({source, target}, set())}
     assert datasets(events, runs["hbase_migrate_start"]) == {
-        "prepare": ({source}, {target}), "snapshot": ({source}, {target}),
-        "validate": ({source, target}, set())}
+        "prepare": ({source}, {target}), "snapshot": ({source}, {target}), **validation}
     replay = datasets(events, runs["hbase_migrate_replay"])
     assert replay["plan"] == (set(), set())
     assert replay["replay"] == (wals, {target})
-    assert replay["validate"] == ({source, target}, set())
-    assert datasets(events, runs["hbase_migrate_validate"]) == {
-        "validate": ({source, target}, set())}
+    assert {k: replay[k] for k in validation} == validation
+    assert datasets(events, runs["hbase_migrate_validate"]) == validation
     new = {f"hbase://{src_id}/WALs/{name}" for name in on_disk - known}
     assert new and datasets(events, runs["hbase_migrate_wal_watch"])["new_wal_files"] == (
         new, set())

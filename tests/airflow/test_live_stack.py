@@ -157,11 +157,11 @@ def test_a_wal_event_triggers_the_replay_of_the_batch(live: Live) -> None:
         assert record is not None
         steps = [(s.kind, s.status.value, s.dag_id, s.run_id, s.task_id)
                  for s in ledger.steps(record.id)][2:]  # after prepare and snapshot
-    # a part per region server's WAL chain, then the validation
-    assert steps == [("replay", "succeeded", "hbase_migrate_replay", replayed["dag_run_id"],
-                      "replay")] * 2 + [
-                     ("validate", "succeeded", "hbase_migrate_replay", replayed["dag_run_id"],
-                      "validate")]
+    # a part per region server's WAL chain, then the validation: its parts, then its judge
+    run = ("succeeded", "hbase_migrate_replay", replayed["dag_run_id"])
+    assert steps[:2] == [("replay", *run, "replay")] * 2
+    assert steps[2:-1] and set(steps[2:-1]) == {("validate-part", *run, "validate_part")}
+    assert steps[-1] == ("validate", *run, "validate")
 
 
 def test_the_replay_maps_a_task_per_chain_and_retries_a_failed_one_alone(live: Live) -> None:
@@ -336,8 +336,9 @@ def test_the_graph_view_shows_every_task_of_the_start_dag(live: Live) -> None:
                                                                          scale=0.75))
     nodes = {node["id"]: node for node in layout["nodes"]}
     assert set(nodes) == set(tasks) and layout["edges"] == edges, layout
+    assert nodes["validate_part"]["text"].startswith("validate_part ["), nodes  # mapped
     for task_id, node in nodes.items():
-        assert node["text"].split("\n")[0] == task_id, node
+        assert node["text"].split("\n")[0].split(" [")[0] == task_id, node
         assert pane["x"] <= node["x"] and node["x"] + node["width"] <= pane["x"] + pane["width"]
         assert pane["y"] <= node["y"] and node["y"] + node["height"] <= pane["y"] + pane["height"]
     background = max(painted.values())

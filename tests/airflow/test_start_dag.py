@@ -47,9 +47,14 @@ def test_start_copies_and_validates_with_this_runs_ids(
         conf = {"migration": "start_test", "source_conn_id": "test_source",
                 "target_conn_id": "test_target", "tables": [TABLE], "ledger": ledger,
                 "spark_conn_id": None}
-        run = dag.test(run_conf={**conf, "snapshot_method": "scan"})
-        states = {ti.task_id: ti.state for ti in run.get_task_instances()}
-        assert states == {"prepare": "success", "snapshot": "success", "validate": "success"}
+        run = dag.test(run_conf={**conf, "snapshot_method": "scan", "parts": 2})
+        states = {(ti.task_id, ti.map_index): ti.state for ti in run.get_task_instances()}
+        with Ledger.open(ledger) as opened:
+            planned = len(opened.key_ranges(1))
+        mapped = sorted(i for task, i in states if task == "validate_part")
+        assert mapped == list(range(min(2, planned)))  # the validation, one task per part
+        assert set(states.values()) == {"success"} and {t for t, _ in states} == {
+            "prepare", "snapshot", "plan_validation", "validate_part", "validate"}
         with t2(dst) as target:
             assert target.table_exists(TABLE)
         assert sum(written.ops.values()) > 0 and compare(src, dst, TABLE).equal
@@ -68,12 +73,20 @@ def test_start_copies_and_validates_with_this_runs_ids(
         record = opened.migration("start_test")
         assert record is not None and record.state == "validated"
         steps = opened.steps(record.id)
-    assert [(s.kind, s.status.value, s.dag_id, s.run_id, s.task_id) for s in steps[:3]] == [
-        (task, "succeeded", "hbase_migrate_start", run.run_id, task)
-        for task in ("prepare", "snapshot", "validate")]
+    parts = len(mapped)
+    assert [(s.kind, s.status.value, s.dag_id, s.run_id, s.task_id)
+            for s in steps[:3 + parts]] == [
+        (kind, "succeeded", "hbase_migrate_start", run.run_id, task)
+        for kind, task in [("prepare", "prepare"), ("snapshot", "snapshot"),
+                           *[("validate-part", "validate_part")] * parts,
+                           ("validate", "validate")]]
     assert steps[1].metrics["method"] == "scan"  # the Param, passed to the snapshot step
-    assert steps[2].metrics["mode"] == "live"  # the start DAG's validation is in flight
-    assert (steps[3].kind, steps[3].status.value, steps[3].dag_id, steps[3].run_id) == (
+    judge = steps[2 + parts]
+    assert judge.metrics["mode"] == "live"  # the start DAG's validation is in flight
+    assert [p["part"] for p in judge.metrics["parts"]] == [f"{i}/{parts}"
+                                                          for i in range(1, parts + 1)]
+    assert (steps[3 + parts].kind, steps[3 + parts].status.value,
+            steps[3 + parts].dag_id, steps[3 + parts].run_id) == (
         "cutover-check", "failed", "hbase_migrate_cutover", gate.run_id)
 
 

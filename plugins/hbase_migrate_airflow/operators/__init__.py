@@ -9,7 +9,8 @@ from hbase_migrate_airflow.operators.lifecycle import (
     SnapshotOperator,
     ValidateOperator,
 )
-from hbase_migrate_airflow.operators.parts import ReplayPartsOperator
+from hbase_migrate_airflow.operators.parts import ReplayPartsOperator, ValidatePartsOperator
 
 __all__ = ["CdcOperator", "CutoverCheckOperator", "PrepareOperator", "ReplayOperator",
-           "ReplayPartsOperator", "ReportOperator", "SnapshotOperator", "ValidateOperator"]
+           "ReplayPartsOperator", "ReportOperator", "SnapshotOperator", "ValidateOperator",
+           "ValidatePartsOperator"]

@@ -1,38 +1,89 @@
-"""The parts of the next catch-up (:func:`hbase_migrate.lifecycle.replay.replay_parts`: one
-per WAL chain, chains a region move ties together in one), for the replay DAG to map one
-``ReplayOperator`` over: the grid shows each part, and a retry redoes only the failed one.
-Nothing is recorded; a run that names no migration is skipped."""
+"""The parts a step is split into, for a DAG to map one operator over: the grid shows each
+part, and a retry (or a clear of one map index) redoes only the failed one. Nothing is
+recorded; a run that names no migration is skipped.
+
+* :class:`ReplayPartsOperator`: the parts of the next catch-up
+  (:func:`hbase_migrate.lifecycle.replay.replay_parts`: one per WAL chain, chains a region
+  move ties together in one), for ``ReplayOperator.expand(chains=...)``.
+* :class:`ValidatePartsOperator`: groups of the planned key ranges
+  (:func:`hbase_migrate.lifecycle.validate.validation_parts`; the ``parts`` Param, default
+  ``[ranges] parts``), for ``ValidateOperator.expand(part=...)``; the run's judge is a
+  ``ValidateOperator(judge=True)``.
+"""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from airflow.sdk import BaseOperator
 
 if TYPE_CHECKING:
     from airflow.sdk import Context
 
+    from hbase_migrate.config import MigrationSpec
 
-class ReplayPartsOperator(BaseOperator):
-    """Returns the parts (lists of chain ids) of the replay the run's migration waits for."""
+
+class PartsOperator(BaseOperator):
+    """Returns the parts of the step ``what`` for the run's migration."""
 
     ui_color = "#e8eef7"
+    what = "parts"
 
-    def execute(self, context: Context) -> list[list[str]]:
+    def parts(self, spec: MigrationSpec, params: dict[str, Any]) -> list[Any]:
+        raise NotImplementedError
+
+    def execute(self, context: Context) -> list[Any]:
         from airflow.sdk.exceptions import AirflowFailException
 
         from hbase_migrate.errors import ConfigError
-        from hbase_migrate.lifecycle.replay import replay_parts
         from hbase_migrate_airflow.migration import NoMigration, migration_spec, run_params
         from hbase_migrate_airflow.operators.lifecycle import skip
 
         try:
-            spec = migration_spec(run_params(context), self.dag_id)
-            parts = replay_parts(spec)
+            params = run_params(context)
+            spec = migration_spec(params, self.dag_id)
+            parts = self.parts(spec, params)
         except NoMigration as nothing:
             skip(self, str(nothing))
         except ConfigError as exc:
-            raise AirflowFailException(f"replay parts: {exc}") from exc
-        self.log.info("migration %s: %d part(s) to replay: %s", spec.name, len(parts),
-                      "; ".join(", ".join(p) for p in parts) or "none")
+            raise AirflowFailException(f"{self.what} parts: {exc}") from exc
+        self.log.info("migration %s: %d part(s) to %s: %s", spec.name, len(parts), self.what,
+                      "; ".join(map(str, parts)) or "none")
         return parts
+
+
+class ReplayPartsOperator(PartsOperator):
+    """The parts (lists of chain ids) of the replay the run's migration waits for."""
+
+    what = "replay"
+
+    def parts(self, spec: MigrationSpec, params: dict[str, Any]) -> list[Any]:
+        from hbase_migrate.lifecycle.replay import replay_parts
+
+        return replay_parts(spec)
+
+
+class ValidatePartsOperator(PartsOperator):
+    """The parts (``[i, n]``) of a validation of the run's migration."""
+
+    what = "validate"
+
+    def parts(self, spec: MigrationSpec, params: dict[str, Any]) -> list[Any]:
+        from hbase_migrate.lifecycle.validate import validation_parts
+
+        return validation_parts(spec, parts=params.get("parts"))
+
+
+def validation_tasks(*, live: bool = False, **plan_args: Any) -> tuple[BaseOperator, Any]:
+    """A validation in parts, inside a DAG: ``plan_validation`` >> ``validate_part``
+    (mapped, one per group of ranges) >> ``validate`` (the judge, whose result is the
+    validation's); returns the first and the last task. ``plan_args``: more arguments of
+    the plan (a trigger rule)."""
+    from hbase_migrate_airflow.operators.lifecycle import ValidateOperator
+
+    plan = ValidatePartsOperator(task_id="plan_validation", **plan_args)
+    parts = ValidateOperator.partial(task_id="validate_part", live=live).expand(
+        part=plan.output)
+    judge = ValidateOperator(task_id="validate", live=live, judge=True)
+    parts >> judge
+    return plan, judge
