@@ -1,4 +1,4 @@
--- 006: one validation run may be recorded by several steps (the parts of a validation, one
+-- 007: one validation run may be recorded by several steps (the parts of a validation, one
 -- per group of key ranges, each its own Airflow task and ledger step). `run_key` names the
 -- run every range row belongs to: the parts of one run share it, a whole validation has
 -- `step-<its step id>`. The cutover gate and `status` read the newest run as one validation
