@@ -97,7 +97,9 @@ def airflow_env(folder: Path, port: int, *, parallelism: int = 4,
         "AIRFLOW__CORE__PARALLELISM": str(parallelism),
         "AIRFLOW__CORE__EXECUTION_API_SERVER_URL": f"http://{HOST}:{port}/execution/",
         "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_ALL_ADMINS": "True",
-        "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{home / 'airflow.db'}",
+        # a writer waits up to 60 s for another's lock (pysqlite's default, 5 s, is too short
+        # on a busy machine: "database is locked")
+        "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{home / 'airflow.db'}?timeout=60",
         "AIRFLOW__LOGGING__BASE_LOG_FOLDER": str(home / "logs"),
         "AIRFLOW__API__HOST": HOST,
         "AIRFLOW__API__PORT": str(port),
