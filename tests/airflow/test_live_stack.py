@@ -243,6 +243,12 @@ def test_a_backfill_replays_exactly_each_hours_files(live: Live) -> None:
                           target=live.target.endpoints, tables=[table], name="backfill_test")
 
     unpause(live.stack, "hbase_migrate_backfill")
+    # the scheduler writes the run of the latest interval upon the unpause; a backfill created
+    # meanwhile can meet SQLite's write lock ("database is locked"): let that run be written
+    deadline = time.monotonic() + 60
+    while not runs(live.stack, "hbase_migrate_backfill") and time.monotonic() < deadline:
+        time.sleep(0.5)
+    time.sleep(2.0)
     created = live.stack.airflow(
         "backfill", "create", "--dag-id", "hbase_migrate_backfill",
         "--from-date", first.isoformat(), "--to-date", (first + timedelta(hours=2)).isoformat(),
