@@ -159,11 +159,13 @@ def _render_tables(console: Console, m: MigrationStatus, fmt_time: Callable[[int
         for remedy in sorted({g.remedy for g in m.gaps}):
             console.print(f"remedy: {remedy}", highlight=False)
     if m.steps:
+        # where each step ran, once the steps ran on more than one host (Celery workers)
+        hosts = len({st.host for st in m.steps}) > 1
         steps = table("step", "kind", "status", "started", "ended", "by (DAG / run / task)",
-                      title="recent steps")
+                      *(["host"] if hosts else []), title="recent steps")
         for st in m.steps:
             steps.add_row(str(st.id), st.kind, st.status, when(st.started_at),
-                          when(st.ended_at), st.by)
+                          when(st.ended_at), st.by, *([st.host or "-"] if hosts else []))
         console.print(steps)
     if m.retention_warnings:
         warn = table("server", "archived WAL file", "status", "first seen", "may be deleted at",

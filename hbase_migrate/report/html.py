@@ -84,7 +84,8 @@ def who_html(step: StepRecord) -> str:
     if not step.dag_id:
         return badge("CLI", "cli")
     rest = " · ".join(esc(x) for x in (step.run_id, step.task_id) if x)
-    return f'{badge(step.dag_id, "dag")} <span class="muted">{rest}</span>'
+    where = f" on {esc(step.host)}" if step.host else ""  # the Airflow worker's host
+    return f'{badge(step.dag_id, "dag")} <span class="muted">{rest}{where}</span>'
 
 
 # -- the step timeline ------------------------------------------------------------------------

@@ -107,7 +107,8 @@ def who(step: StepRecord) -> str:
     """Who ran a step, in full: the command line, or DAG run and task."""
     if not step.dag_id:
         return "command line"
-    return " · ".join(x for x in (step.dag_id, step.run_id, step.task_id) if x)
+    where = f" on {step.host}" if step.host else ""
+    return " · ".join(x for x in (step.dag_id, step.run_id, step.task_id) if x) + where
 
 
 def cells_of(metrics: Mapping[str, Any]) -> int:

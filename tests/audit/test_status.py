@@ -199,6 +199,9 @@ def test_status_command_exits_3_on_gaps(ledger: Ledger, ledger_url: str,
     assert "GAPS" in out and "rs3" in out and "near the cleaner TTL" in out
     assert "mismatch (1 of 2 ranges differ)" in out
     assert "remedy: re-copy the affected key ranges" in out
+    # orders' steps ran on two hosts (a worker's and this one): each step names its host
+    orders = out[out.index("orders"):out.index("users")]
+    assert "host" in orders and "worker1@airflow" in orders and HERE in orders
 
 
 def test_status_command_with_config(ledger: Ledger, ledger_url: str, tmp_path: Path,

@@ -18,6 +18,7 @@ from hbase_migrate.audit.records import StepStatus, TableMapping, Verdict
 T0 = 1_780_000_000_000  # the watermark
 ROLL = 60_000  # one WAL file per server per minute
 NAME = "orders-move"
+CUTOVER_HOST = "worker-2.example.com"  # the Airflow worker the cutover check ran on
 
 
 @dataclass(frozen=True)
@@ -63,10 +64,10 @@ def build(folder: Path, *, servers: int = 2, files_per_server: int = 12,
 
         def step(kind: str, start: int, stop: int, metrics: dict[str, object], *,
                  dag: tuple[str, str, str] | None = None, status: str = "succeeded",
-                 error: str | None = None) -> int:
+                 error: str | None = None, host: str | None = None) -> int:
             dag_id, run_id, task_id = dag or (None, None, None)
             sid = ledger.start_step(mid, kind, dag_id=dag_id, run_id=run_id, task_id=task_id,
-                                    now=start)
+                                    now=start, host=host)
             ledger.finish_step(sid, StepStatus(status), metrics, error, now=stop)
             return sid
 
@@ -144,7 +145,8 @@ def build(folder: Path, *, servers: int = 2, files_per_server: int = 12,
             "files_not_drained": 1 + servers,
             "reasons": ["2 open gap(s): edits lost for the target",
                         "the last validation found 1 of 4 range(s) different"]},
-             dag=("hbase_migrate_cutover", "manual__c", "cutover_check"), status="failed")
+             dag=("hbase_migrate_cutover", "manual__c", "cutover_check"), status="failed",
+             host=CUTOVER_HOST)
     return Facts(url=url, files=servers * files_per_server, failed_path=failed_path,
                  gap_path=gap_path, replay_runs=runs, backfill_runs=1, cells_replayed=total,
                  ranges=4, mismatched_range=(b"row-5", b"row-8"), gx_result=str(gx_result),

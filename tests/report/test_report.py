@@ -18,7 +18,7 @@ from hbase_migrate.bytesutil import to_string_binary
 from hbase_migrate.cli import cli
 from hbase_migrate.report import build_report, model, page
 from tests.cli_util import fails
-from tests.report.synthetic import NAME, Facts, build
+from tests.report.synthetic import CUTOVER_HOST, NAME, Facts, build
 
 PLOTS = {"timeline", "lag", "throughput", "wal-status", "wal-lanes", "ranges"}
 
@@ -116,6 +116,7 @@ def test_the_gate_the_findings_and_the_links(facts: Facts) -> None:
     assert "2 open gap(s): edits lost for the target" in words
     assert "the last validation found 1 of 4 range(s) different" in words
     assert "hbase_migrate_cutover" in words and "manual__c" in words
+    assert f"on {CUTOVER_HOST}" in words  # the worker the check ran on
     assert "Bulk loads (1)" in words and facts.bulk_load_region in words
     assert f"Approximated deletes ({facts.approximated})" in words
     assert "Gaps: edits lost for the target (2 open)" in words

@@ -31,6 +31,7 @@ import org.apache.hadoop.hbase.TableName;
 import org.apache.hadoop.hbase.client.Admin;
 import org.apache.hadoop.hbase.io.hfile.HFile;
 import org.apache.hadoop.hbase.io.hfile.HFileContextBuilder;
+import org.apache.hadoop.hbase.regionserver.HRegion;
 import org.apache.hadoop.hbase.regionserver.HRegionServer;
 import org.apache.hadoop.hbase.regionserver.Region;
 import org.apache.hadoop.hbase.replication.ReplicationPeerConfig;
@@ -522,24 +523,45 @@ public final class RealHBase {
     return rolled;
   }
 
-  private Object flush(String table, String region) throws IOException {
+  /**
+   * Flushes run on the region servers' regions in this JVM, never through the master's
+   * FlushTableProcedure: in 2.6.1 a region's flush that meets one already running can lose
+   * its report and leave the procedure, and the caller, waiting forever (HBASE-29966).
+   */
+  private Object flush(String table, String region) throws Exception {
     if (region != null) {
       admin.flushRegion(Bytes.toBytes(region));
-    } else if (table != null) {
-      admin.flush(TableName.valueOf(table));
     } else {
-      // Every table, system ones too: a rolled WAL is archived once all its regions flushed.
-      for (TableName name : admin.listTableNames((java.util.regex.Pattern) null, true)) {
-        admin.flush(name);
+      // No table: every region, system ones too (a rolled WAL is archived once all its
+      // regions flushed).
+      TableName name = table == null ? null : TableName.valueOf(table);
+      for (HRegionServer rs : servers(null)) {
+        for (HRegion r : name == null ? rs.getRegions() : rs.getRegions(name)) {
+          flushRegion(r);
+        }
       }
     }
     return true;
   }
 
+  /** Flush one region, waiting out a flush already running (bounded); a closing region is
+   * flushed by its close. */
+  private static void flushRegion(HRegion region) throws Exception {
+    long deadline = System.currentTimeMillis() + 60_000;
+    while (region.flush(true).getResult() == HRegion.FlushResult.Result.CANNOT_FLUSH
+        && !region.isClosing() && !region.isClosed()) {
+      if (System.currentTimeMillis() > deadline) {
+        throw new IOException("region " + region.getRegionInfo().getEncodedName()
+            + " could not be flushed within 60 s (a flush kept running)");
+      }
+      Thread.sleep(50);
+    }
+  }
+
   /** Flush and major-compact a table, and wait (bounded) until the compaction ended. */
   private Object majorCompact(String table) throws Exception {
     TableName name = TableName.valueOf(table);
-    admin.flush(name);
+    flush(table, null);
     admin.majorCompact(name);
     long started = System.currentTimeMillis();
     boolean seen = false;
