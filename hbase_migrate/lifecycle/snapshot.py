@@ -165,11 +165,7 @@ def _snapshot_part(spec: MigrationSpec, part: tuple[int, int], provenance: Prove
         step.metrics.update(method=method, part=f"{part[0]}/{part[1]}")
         if skip_copied(step):
             return step.result()
-        t0 = step.migration.watermark
-        records = planned_records(step, spec)
-        if t0 is None or records is None:
-            raise StepRefusedError(f"{name}: no watermark T0 and range plan recorded yet; "
-                                   "plan the copy first (snapshot --plan)")
+        t0, records = planned_copy(step, spec, name)
         group = [r for r, _ in range_group(records, part)]
         age = max(0, now_ms() - t0)
         step.metrics.update(watermark=t0, watermark_age_ms=age, notes=[
@@ -209,15 +205,20 @@ def skip_copied(step: StepContext) -> bool:
     return True
 
 
-def planned_records(step: StepContext, spec: MigrationSpec) -> list[KeyRangeRecord] | None:
-    """The planned ranges of every table of ``spec``; None while a table has none."""
-    found = []
+def planned_copy(step: StepContext, spec: MigrationSpec, what: str
+                 ) -> tuple[int, list[KeyRangeRecord]]:
+    """T0 and the planned ranges of every table of ``spec``, as the plan recorded them;
+    refused, naming ``what``, while the copy is not planned."""
+    t0, found = step.migration.watermark, []
     for t in spec.tables:
         records = step.ledger.key_ranges(step.migration.id, t.source)
-        if not records:
-            return None
         found += records
-    return found
+        if not records:
+            t0 = None
+    if t0 is None:
+        raise StepRefusedError(f"{what}: no watermark T0 and range plan recorded yet; plan "
+                               "the copy first (snapshot --plan)")
+    return t0, found
 
 
 def _hbase_copy(step: StepContext, spec: MigrationSpec, t0: int | None, master: str | None,

@@ -22,7 +22,7 @@ from hbase_migrate.lifecycle.snapshot import (
     PLAN_STEP,
     copy_method,
     copy_totals,
-    planned_records,
+    planned_copy,
     skip_copied,
     snapshot,
 )
@@ -48,12 +48,7 @@ def finish_snapshot(spec: MigrationSpec, *, provenance: Provenance | None = None
         step.metrics.update(method="scan", finish=True)
         if skip_copied(step):
             return step.result()
-        t0 = step.migration.watermark
-        records = planned_records(step, spec)
-        if t0 is None or records is None:
-            raise StepRefusedError(f"snapshot of migration {spec.name!r}: no copy planned (no "
-                                   "watermark T0 and range plan recorded); plan it "
-                                   "(snapshot --plan) and run its parts first")
+        t0, records = planned_copy(step, spec, f"snapshot of migration {spec.name!r}")
         missing = [r for r in records if r.copied_at is None]
         if missing:
             first = missing[0]

@@ -77,7 +77,7 @@ def test_start_copies_and_validates_with_this_runs_ids(
         assert record is not None and record.state == "validated"
         steps = opened.steps(record.id)
     parts = len(mapped)
-    ours = 5 + 2 * parts  # prepare, the copy and the validation, each a plan, parts, an end
+    ours = 4 + 2 * parts  # prepare; the copy: its plan, parts, end; the validation: parts, judge
     assert [(s.kind, s.status.value, s.dag_id, s.run_id, s.task_id)
             for s in steps[:ours]] == [
         (kind, "succeeded", "hbase_migrate_start", run.run_id, task)
