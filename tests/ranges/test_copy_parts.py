@@ -1,13 +1,15 @@
 """A copy in parts: the plan fixes T0 and the ranges once; each part copies only its group at
 that T0 (a failed part, retried alone, copies only what it had not); the finish refuses
 while a part is missing, naming it; all parts and the finish leave the target as the copy in
-one process at the same T0 leaves another, both equal to the source's cells before T0."""
+one process at the same T0 leaves another, both equal to the source's cells before T0; a part
+runs on Spark when configured."""
 
 from __future__ import annotations
 
 import importlib
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -150,3 +152,27 @@ def test_the_flags_of_a_copy_in_parts_go_alone(tmp_path: Path,
     for flags in (["--plan", "--finish"], ["--part", "1/2", "--finish"], ["--parts", "2"]):
         assert "give one of --plan" in fails(["snapshot", "--config", str(config), *flags],
                                              capsys)
+
+
+@pytest.mark.slow
+def test_a_part_runs_on_spark_and_another_in_process(spark: Any, tmp_path: Path) -> None:
+    """Spark stays the data plane of a part when configured; the parts still make one
+    copy."""
+    with MiniHBase(tmp_path / "src", "source") as src, \
+            MiniHBase(tmp_path / "dst", "target") as dst:
+        run_workload(src, TABLE, seed=72, ops=200)
+        spec = load_config(configure(tmp_path, src, dst))  # [spark] master = local[2]
+        prepare(spec)
+        plan = snapshot_parts(spec, parts=2)
+        t0 = plan.metrics["watermark"]
+        assert plan.metrics["parts"] == [[1, 2], [2, 2]]
+        on_spark = snapshot(spec, part=(1, 2)).metrics
+        in_process = snapshot(spec, part=(2, 2), master="in-process").metrics
+        assert (on_spark["engine"], in_process["engine"]) == ("local[2]", "in-process")
+        assert on_spark["ranges_copied"] + in_process["ranges_copied"] == plan.metrics[
+            "ranges"]
+        finished = finish_snapshot(spec)
+        assert finished.state is not None and finished.state.value == "copied"
+        with t2(src) as source, t2(dst) as target:
+            expect = sorted(c for row in source.scan(TABLE) for c in row if c.timestamp < t0)
+            assert sorted(c for row in target.scan(TABLE) for c in row) == expect
