@@ -8,10 +8,20 @@ exported and cloned on the target), then validates the copy. The source stays li
 validation runs in live mode: it records every range's verdict and lists the ranges that
 still differ (the writes since T0, until replay applies them) without failing the run.
 
-The validation runs in parts: `plan_validation` splits the planned key ranges into groups
-(the `parts` Param, default `[ranges] parts`, never more than the ranges), `validate_part`
-is mapped over them (the grid shows each; a retry redoes one), and `validate` judges the
-run as a whole. The copy is one task for now (both methods).
+The copy and the validation run in parts, groups of the planned key ranges (the `parts`
+Param, default `[ranges] parts`, never more than the ranges), one mapped task each: the
+grid shows each part, and a retry redoes that part alone.
+
+* `plan_snapshot` fixes T0 and the key ranges once (recorded in the ledger); each
+  `snapshot_part` copies its group at that same T0, skipping ranges already copied (a
+  part retried hours later still copies at T0: replay starts from T0 less the margin, so
+  the source must keep its WAL files since T0 until replay reads them); `snapshot` moves
+  the migration to copied once every planned range is copied, and fails naming the missing
+  parts otherwise. With the `hbase` method the plan lists no parts (`snapshot_part` is
+  skipped) and `snapshot` makes the whole copy, one task (its files are exported in
+  parallel on the range engine).
+* `plan_validation`, `validate_part` (mapped) and `validate`, which judges the run as a
+  whole.
 
 Each task is one lifecycle step recorded in the ledger with this run's ids; rerunning the
 DAG changes nothing that is done. Next: unpause `hbase_migrate_wal_watch`.
@@ -19,8 +29,8 @@ DAG changes nothing that is done. Next: unpause `hbase_migrate_wal_watch`.
 
 from airflow.sdk import DAG, Param
 from hbase_migrate_airflow.dag_defaults import DEFAULT_ARGS, START_DATE, TAGS
-from hbase_migrate_airflow.operators import PrepareOperator, SnapshotOperator
-from hbase_migrate_airflow.operators.parts import validation_tasks
+from hbase_migrate_airflow.operators import PrepareOperator
+from hbase_migrate_airflow.operators.parts import snapshot_tasks, validation_tasks
 from hbase_migrate_airflow.params import OPTIONAL_STRING, params
 
 with DAG(
@@ -44,5 +54,7 @@ with DAG(
                                           "clusters). Empty: the config's [snapshot] method."),
     ),
 ):
-    plan, _ = validation_tasks(live=True)
-    PrepareOperator(task_id="prepare") >> SnapshotOperator(task_id="snapshot") >> plan
+    copy_plan, copied = snapshot_tasks()
+    check_plan, _ = validation_tasks(live=True)
+    PrepareOperator(task_id="prepare") >> copy_plan
+    copied >> check_plan

@@ -260,8 +260,9 @@ def _limits(ledger: Ledger, migration_id: int, configured: LimitSettings | None
         in_force = configured.replace(known).to_dict()
     steps = {}
     for step in ledger.steps(migration_id):
-        if step.kind in ("snapshot", "validate", "replay") and step.metrics.get("limits"):
-            steps[step.kind] = step.metrics["limits"]
+        kind = step.kind.removesuffix("-part")  # a part takes its share of its step's
+        if kind in ("snapshot", "validate", "replay") and step.metrics.get("limits"):
+            steps[kind] = step.metrics["limits"]
     return {"set": overrides, "in_force": in_force, "steps": steps}
 
 

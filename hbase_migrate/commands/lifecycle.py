@@ -103,25 +103,60 @@ _master = click.option("--master", metavar="URL",
 @click.option("--keep-snapshot", is_flag=True, default=None,
               help="hbase method: keep the snapshots (else the target's is deleted after "
                    "the clone, the source's after a passing cutover check).")
-def snapshot(config: Path, as_json: bool, watermark: str | None, master: str | None,
-             method: str | None, keep_snapshot: bool | None) -> None:
+@click.option("--plan", is_flag=True,
+              help="Only fix T0 and the range plan of a copy made in parts, and list its "
+                   "parts (none with the hbase method).")
+@click.option("--parts", type=click.IntRange(min=1), metavar="N",
+              help="With --plan: how many parts (default: the config's [ranges] parts).")
+@click.option("--part", metavar="I/N",
+              help="Only the I-th of N groups of the planned ranges, at the planned T0 "
+                   "(the copy stays unfinished: --finish ends it).")
+@click.option("--finish", is_flag=True,
+              help="Finish a copy made in parts: copied once every planned range is "
+                   "(refused, naming the missing parts, otherwise).")
+@click.pass_context
+def snapshot(ctx: click.Context, config: Path, as_json: bool, watermark: str | None,
+             master: str | None, method: str | None, keep_snapshot: bool | None, plan: bool,
+             parts: int | None, part: str | None, finish: bool) -> None:
     """Fix the watermark T0 and copy every cell version written before it, one task per key
     range (or, with the hbase method, per snapshot file); a rerun copies only what is not
-    yet copied."""
+    yet copied. A copy in parts: `--plan`, then `--part 1/4` ... `--part 4/4` (any order,
+    anywhere, each retried alone), then `--finish`."""
     from hbase_migrate.config import load_config
+    from hbase_migrate.lifecycle import finish_snapshot
     from hbase_migrate.lifecycle import snapshot as step
+    from hbase_migrate.lifecycle.snapshot import snapshot_parts
+    from hbase_migrate.ranges.groups import parse_part
     from hbase_migrate.timeutil import format_time, parse_time
 
+    if sum((plan, part is not None, finish)) > 1 or (parts and not plan) or (
+            finish and watermark):
+        raise click.UsageError("give one of --plan [--parts N] [--watermark T], "
+                               "--part I/N, --finish")
     spec = load_config(config)
     t0 = parse_time(watermark, name="--watermark") if watermark else None
+    if plan:
+        result = snapshot_parts(spec, parts=parts, watermark=t0, method=method)
+        m = result.metrics
+        _show(result, as_json, [
+            *([f"watermark T0 = {format_time(m['watermark'])}"] if "watermark" in m else []),
+            *m.get("notes", []), *(f"part {i}/{n}" for i, n in m["parts"]),
+            *_skipped(result), _state(result)])
+        ctx.exit(0)
     files = (method or spec.snapshot.method) == "hbase"
     with _progress_bar(as_json, "files" if files else "key ranges") as bar:
-        result = step(spec, watermark=t0, master=master, method=method,
-                      keep_snapshot=keep_snapshot,
-                      progress=_ranges(bar, "export" if files else "copy", spec.name))
+        progress = _ranges(bar, "export" if files else "copy", spec.name)
+        if finish:
+            result = finish_snapshot(spec, method=method, master=master, progress=progress,
+                                     keep_snapshot=keep_snapshot)
+        else:
+            result = step(spec, watermark=t0, master=master, method=method,
+                          keep_snapshot=keep_snapshot, progress=progress,
+                          part=parse_part(part) if part else None)
     m = result.metrics
     _show(result, as_json, [
-        f"watermark T0 = {format_time(m['watermark'])}", *_engine(result),
+        *([f"watermark T0 = {format_time(m['watermark'])}"] if "watermark" in m else []),
+        *_engine(result),
         *([f"snapshots {', '.join(m['snapshots'])}: {m['files']} files, "
            f"{m['files_copied']} copied ({m['bytes_copied']} bytes in "
            f"{m['export_seconds']}s, {m['bytes_per_second']} bytes/s), {m['files_kept']} "

@@ -11,6 +11,8 @@ and the embedded stack's demo only call these functions.
 
     prepare(spec)          target tables with the source's families and split points
     snapshot(spec)         fix the watermark T0, copy every cell version at [0, T0)
+                           (whole, or one part of a copy snapshot_parts planned)
+    finish_snapshot(spec)  the end of a copy made in parts: copied once every range is
     replay(spec)           WAL edits since T0 (catch-up), or of a window [start, end)
     validate(spec)         compare source and target (whole, or one part of a run)
     judge_validation(spec, run)  the verdict of a validation run made in parts
@@ -27,8 +29,9 @@ from hbase_migrate.lifecycle.prepare import prepare
 from hbase_migrate.lifecycle.replay import replay
 from hbase_migrate.lifecycle.report import report
 from hbase_migrate.lifecycle.snapshot import snapshot
+from hbase_migrate.lifecycle.snapshot_finish import finish_snapshot
 from hbase_migrate.lifecycle.validate import validate
 from hbase_migrate.lifecycle.verify_lists import verify_lists
 
-__all__ = ["cdc", "cutover_check", "judge_validation", "prepare", "replay", "report",
-           "snapshot", "validate", "verify_lists"]
+__all__ = ["cdc", "cutover_check", "finish_snapshot", "judge_validation", "prepare", "replay",
+           "report", "snapshot", "validate", "verify_lists"]

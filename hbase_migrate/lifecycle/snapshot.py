@@ -12,15 +12,34 @@ of each table instead (:mod:`hbase_migrate.snapshot.hbase_method`): T0 is the ea
 snapshot's creation time, the snapshots' files are exported one task per file, and each is
 cloned into its target table. A rerun uses the same snapshots and copies only the files the
 target lacks or holds different.
+
+A ``scan`` copy can be split into parts that run and are retried on their own (one Airflow
+task each): :func:`snapshot_parts` is the ``snapshot-plan`` step, which fixes T0 (with its
+WAL anchors) and the range plan once and returns the parts (groups of the planned ranges,
+:mod:`hbase_migrate.ranges.groups`); ``snapshot(spec, part=(i, n))`` is a ``snapshot-part``
+step copying the ranges of its group not yet copied, always at the recorded T0 (a part
+never fixes a watermark: without one it is refused); and
+:func:`~hbase_migrate.lifecycle.snapshot_finish.finish_snapshot` is the ``snapshot`` step
+that moves the migration to ``copied`` once every planned range is copied. A part retried
+late still copies at T0: replay from T0 less the margin applies every later edit, so the
+copy stays exact; the cost of the delay is that the source must keep its WAL files since T0
+until replay has read them (gaps are reported as always).
 """
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import replace
 from typing import Any
 
 from hbase_migrate.audit.ledger import now_ms
-from hbase_migrate.audit.records import MigrationState, Provenance, StepStatus
+from hbase_migrate.audit.records import (
+    KeyRangeRecord,
+    MigrationState,
+    Provenance,
+    StepRecord,
+    StepStatus,
+)
 from hbase_migrate.config import AUTO, IN_PROCESS, SNAPSHOT_METHODS, MigrationSpec
 from hbase_migrate.errors import ConfigError
 from hbase_migrate.lifecycle.result import StepResult
@@ -34,6 +53,8 @@ from hbase_migrate.lifecycle.step import (
 from hbase_migrate.limits import ThrottlePlan, step_limits
 from hbase_migrate.ranges.choice import EngineChoice, choose_engine
 from hbase_migrate.ranges.engine import Progress, bind, range_engine
+from hbase_migrate.ranges.groups import part_count, range_group
+from hbase_migrate.ranges.keyrange import KeyRange
 from hbase_migrate.ranges.planned import planned_ranges
 from hbase_migrate.ranges.tasks import CopyJob, copy_range_task
 from hbase_migrate.replay.watermark import record_watermark
@@ -47,34 +68,34 @@ from hbase_migrate.snapshot.hbase_method import (
     take_snapshots,
 )
 
+PLAN_STEP = "snapshot-plan"  # the ledger kind of the plan of a copy made in parts
+PART_STEP = "snapshot-part"  # the ledger kind of one part of such a copy
+
 
 def snapshot(spec: MigrationSpec, *, watermark: int | None = None,
              provenance: Provenance | None = None, master: str | None = None,
              progress: Progress | None = None, method: str | None = None,
-             keep_snapshot: bool | None = None) -> StepResult:
+             keep_snapshot: bool | None = None, part: tuple[int, int] | None = None
+             ) -> StepResult:
     """Fix T0 (``watermark``, default now) and copy ``[0, T0)`` of every table, one task per
     key range on ``master`` (default: the spec's Spark master; ``auto`` chooses by the
     planned cells, :mod:`hbase_migrate.ranges.choice`); ``progress(done, total)`` as
     ranges finish. ``method`` (default ``[snapshot] method``): ``scan``, or ``hbase`` (T0
     is the snapshots' creation time; ``keep_snapshot`` keeps them, default
-    ``[snapshot] keep``)."""
-    method = method or spec.snapshot.method
-    if method not in SNAPSHOT_METHODS:
-        raise ConfigError(f"snapshot method must be one of {', '.join(SNAPSHOT_METHODS)}, "
-                          f"got {method!r}")
-    if method == "hbase" and watermark is not None:
-        raise ConfigError("the hbase snapshot method takes T0 from the snapshot's creation "
-                          "time: give no watermark")
+    ``[snapshot] keep``).
+
+    ``part`` ``(i, n)`` (``scan`` only): only the i-th of n groups of the planned ranges, at
+    the T0 :func:`snapshot_parts` recorded; the migration stays ``copying`` (see the
+    module's doc)."""
+    method = copy_method(spec, method, watermark)
+    if part is not None:
+        return _snapshot_part(spec, part, provenance, master, progress, method, watermark)
     keep = spec.snapshot.keep if keep_snapshot is None else keep_snapshot
     with recorded_step(spec, "snapshot", provenance) as step:
         require(step, MigrationState.SCHEMA_READY, "the snapshot copy", "prepare")
         step.metrics.update(method=method, keep_snapshot=keep)
-        done = [s for s in step.ledger.steps(step.migration.id, "snapshot")
-                if s.status is StepStatus.SUCCEEDED]
         t0 = step.migration.watermark
-        if done and t0 is not None:
-            step.metrics.update(watermark=t0, skipped=[
-                f"copied at watermark {t0} by step #{done[-1].id}: nothing to do"])
+        if skip_copied(step):
             return step.result()
         if method == "hbase":
             _hbase_copy(step, spec, t0, master, progress, keep)
@@ -85,9 +106,119 @@ def snapshot(spec: MigrationSpec, *, watermark: int | None = None,
             step.metrics["anchors"] = record_watermark(step.ledger, step.migration, spec, t0)
         step.advance(MigrationState.COPYING)
         step.metrics["watermark"] = t0
-        _copy(step, spec, t0, master, progress)
+        copy_ranges(step, spec, t0, master, progress)
+        step.metrics.update(copy_totals(step, spec))
         step.advance(MigrationState.COPIED)
         return step.result()
+
+
+def snapshot_parts(spec: MigrationSpec, *, parts: int | None = None,
+                   watermark: int | None = None, method: str | None = None,
+                   provenance: Provenance | None = None) -> StepResult:
+    """The plan of a copy made in parts (a ``snapshot-plan`` step): fixes T0 (``watermark``,
+    default now; a recorded one is kept) and the planned ranges of every table, and lists in
+    ``metrics["parts"]`` the parts (``[i, n]``, ``parts`` ways, default ``[ranges] parts``,
+    never more than the ranges) for ``snapshot(spec, part=(i, n))``. None with the
+    ``hbase`` method (one step copies it, file by file) or once the copy is finished."""
+    method = copy_method(spec, method, watermark)
+    with recorded_step(spec, PLAN_STEP, provenance) as step:
+        require(step, MigrationState.SCHEMA_READY, "the snapshot copy", "prepare")
+        step.metrics.update(method=method, parts=[])
+        if skip_copied(step):
+            return step.result()
+        if method == "hbase":
+            step.metrics["notes"] = ["the hbase method copies in one step (one task per "
+                                     "snapshot file): no parts"]
+            return step.result()
+        t0 = step.migration.watermark
+        if t0 is None:
+            t0 = now_ms() if watermark is None else watermark
+            step.metrics["anchors"] = record_watermark(step.ledger, step.migration, spec, t0)
+        elif watermark is not None and watermark != t0:
+            step.metrics["notes"] = [f"watermark T0 {t0} was recorded before: kept (the "
+                                     f"watermark {watermark} given is ignored)"]
+        step.advance(MigrationState.COPYING)
+        records = []
+        for t in spec.tables:
+            planned_ranges(step.ledger, step.migration.id, spec, t.source, (0, t0))
+            records += step.ledger.key_ranges(step.migration.id, t.source)
+        n = part_count(parts or spec.engine.parts, len(records))
+        step.metrics.update(watermark=t0, ranges=len(records),
+                            ranges_copied=sum(r.copied_at is not None for r in records),
+                            parts=[[i, n] for i in range(1, n + 1)])
+        return step.result()
+
+
+def _snapshot_part(spec: MigrationSpec, part: tuple[int, int], provenance: Provenance | None,
+                   master: str | None, progress: Progress | None, method: str,
+                   watermark: int | None) -> StepResult:
+    """One part of a copy made in parts (a ``snapshot-part`` step)."""
+    name = f"snapshot part {part[0]}/{part[1]} of migration {spec.name!r}"
+    if method == "hbase":
+        raise ConfigError(f"{name}: the hbase method copies in one step (one task per "
+                          "snapshot file); drop the part, or use the scan method")
+    if watermark is not None:
+        raise ConfigError(f"{name}: a part copies at the watermark T0 its plan recorded; "
+                          "give the watermark to the plan (snapshot --plan)")
+    with recorded_step(spec, PART_STEP, provenance) as step:
+        require(step, MigrationState.SCHEMA_READY, "the snapshot copy", "prepare")
+        step.metrics.update(method=method, part=f"{part[0]}/{part[1]}")
+        if skip_copied(step):
+            return step.result()
+        t0, records = planned_copy(step, spec, name)
+        group = [r for r, _ in range_group(records, part)]
+        age = max(0, now_ms() - t0)
+        step.metrics.update(watermark=t0, watermark_age_ms=age, notes=[
+            f"copies at the recorded watermark T0 {t0} ({age // 1000} s ago); replay starts "
+            "from it less the margin"])
+        copy_ranges(step, spec, t0, master, progress, group)
+        return step.result()
+
+
+def copy_method(spec: MigrationSpec, method: str | None, watermark: int | None) -> str:
+    """The copy method asked (default ``[snapshot] method``), checked."""
+    method = method or spec.snapshot.method
+    if method not in SNAPSHOT_METHODS:
+        raise ConfigError(f"snapshot method must be one of {', '.join(SNAPSHOT_METHODS)}, "
+                          f"got {method!r}")
+    if method == "hbase" and watermark is not None:
+        raise ConfigError("the hbase snapshot method takes T0 from the snapshot's creation "
+                          "time: give no watermark")
+    return method
+
+
+def finished_copy(step: StepContext) -> StepRecord | None:
+    """The step that finished the migration's copy, if one did."""
+    done = [s for s in step.ledger.steps(step.migration.id, "snapshot")
+            if s.status is StepStatus.SUCCEEDED]
+    return done[-1] if done and step.migration.watermark is not None else None
+
+
+def skip_copied(step: StepContext) -> bool:
+    """Whether the copy is finished already (then the step says so and does nothing)."""
+    done = finished_copy(step)
+    if done is None:
+        return False
+    t0 = step.migration.watermark
+    step.metrics.update(watermark=t0, skipped=[
+        f"copied at watermark {t0} by step #{done.id}: nothing to do"])
+    return True
+
+
+def planned_copy(step: StepContext, spec: MigrationSpec, what: str
+                 ) -> tuple[int, list[KeyRangeRecord]]:
+    """T0 and the planned ranges of every table of ``spec``, as the plan recorded them;
+    refused, naming ``what``, while the copy is not planned."""
+    t0, found = step.migration.watermark, []
+    for t in spec.tables:
+        records = step.ledger.key_ranges(step.migration.id, t.source)
+        found += records
+        if not records:
+            t0 = None
+    if t0 is None:
+        raise StepRefusedError(f"{what}: no watermark T0 and range plan recorded yet; plan "
+                               "the copy first (snapshot --plan)")
+    return t0, found
 
 
 def _hbase_copy(step: StepContext, spec: MigrationSpec, t0: int | None, master: str | None,
@@ -124,24 +255,26 @@ def _hbase_copy(step: StepContext, spec: MigrationSpec, t0: int | None, master: 
             step.migration.id, step.step_id, keep, is_empty)
 
 
-def _copy(step: StepContext, spec: MigrationSpec, t0: int, master: str | None,
-          progress: Progress | None) -> None:
+def copy_ranges(step: StepContext, spec: MigrationSpec, t0: int, master: str | None,
+                progress: Progress | None, only: Collection[KeyRange] | None = None) -> None:
+    """Copy ``[0, T0)`` of the planned ranges (planned now when none are; ``only``: of
+    these alone) not yet copied, on the range engine; each is recorded as copied."""
     plans = {t.source: planned_ranges(step.ledger, step.migration.id, spec, t.source, (0, t0))
              for t in spec.tables}
-    todo = [r for ranges in plans.values() for r, cells in ranges if cells is None]
-    estimate = sum(r.planned_cells for t in spec.tables for r in step.ledger.key_ranges(
-        step.migration.id, t.source) if r.copied_at is None)
-    choice = choose_engine(master, spec.engine, estimate)
-    master = choice.master
+    mine = [(r, cells) for ranges in plans.values() for r, cells in ranges
+            if only is None or r in only]
+    todo = [r for r, cells in mine if cells is None]
+    planned = {KeyRange(r.table_name, r.range_start, r.range_end): r.planned_cells
+               for t in spec.tables for r in step.ledger.key_ranges(step.migration.id, t.source)}
+    choice = choose_engine(master, spec.engine, sum(planned[r] for r in todo))
     step.metrics.update(choice.to_metrics())
     job = CopyJob(spec.source, spec.target, tuple(spec.table_mapping().items()), (0, t0),
                   spec.ledger_url, step.migration.id, step.step_id)
-    total = sum(len(r) for r in plans.values())
-    step.metrics.update(ranges=total, ranges_copied=len(todo),
-                        ranges_skipped=total - len(todo))
+    step.metrics.update(ranges=len(mine), ranges_copied=len(todo),
+                        ranges_skipped=len(mine) - len(todo))
     copies = []
     if todo:
-        with range_engine(master, f"hbase-migrate snapshot {spec.name}") as engine:
+        with range_engine(choice.master, f"hbase-migrate snapshot {spec.name}") as engine:
             plan = ThrottlePlan.of(spec, "copy", min(len(todo), engine.slots))
             with step_limits(plan) as limits:
                 copies = engine.map(bind(copy_range_task, replace(job, throttle=plan)), todo,
@@ -149,11 +282,15 @@ def _copy(step: StepContext, spec: MigrationSpec, t0: int, master: str | None,
                                     what=f"copy {len(todo)} key ranges of migration {spec.name}")
                 step.metrics["limits"] = limits.report()
     step.metrics["copied"] = [c.to_json() for c in copies]
+
+
+def copy_totals(step: StepContext, spec: MigrationSpec) -> dict[str, Any]:
+    """What the ledger says was copied, per table and in all."""
     tables: list[dict[str, Any]] = []
     for table in spec.tables:
         records = step.ledger.key_ranges(step.migration.id, table.source)
         tables.append({"source": table.source, "target": table.target, "ranges": len(records),
                        "rows": sum(r.copied_rows or 0 for r in records),
                        "cells": sum(r.copied_cells or 0 for r in records)})
-    step.metrics.update(tables=tables, rows=sum(t["rows"] for t in tables),
-                        cells=sum(t["cells"] for t in tables))
+    return {"tables": tables, "rows": sum(t["rows"] for t in tables),
+            "cells": sum(t["cells"] for t in tables)}

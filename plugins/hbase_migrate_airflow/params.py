@@ -70,16 +70,17 @@ def spark_params() -> dict[str, Param]:
 
 
 def parts_param() -> dict[str, Param]:
-    """How many mapped tasks a validation is split into."""
+    """How many mapped tasks a copy or a validation is split into."""
     return {
-        "parts": Param(None, type=["null", "integer"], minimum=1, title="Validation parts",
-                       description="Groups of key ranges, one mapped task each (never more "
-                                   "than the ranges); empty: the migration's [ranges] parts."),
+        "parts": Param(None, type=["null", "integer"], minimum=1, title="Parts",
+                       description="Groups of key ranges a copy or a validation is split "
+                                   "into, one mapped task each (never more than the ranges); "
+                                   "empty: the migration's [ranges] parts."),
     }
 
 
 def params(*, required: bool = False, parts: bool = False, **more: Param) -> dict[str, Any]:
     """The migration's Params (see :func:`migration_params`), the Spark connection, with
-    ``parts`` the validation's parts (:func:`parts_param`), and ``more``."""
+    ``parts`` the parts of its copy and validations (:func:`parts_param`), and ``more``."""
     return {**migration_params(required=required), **spark_params(),
             **(parts_param() if parts else {}), **more}

@@ -88,7 +88,8 @@ def test_start_replay_and_validate_report_their_datasets(
                   "validate_part": ({source, target}, set()),
                   "validate": ({source, target}, set())}
     assert datasets(events, runs["hbase_migrate_start"]) == {
-        "prepare": ({source}, {target}), "snapshot": ({source}, {target}), **validation}
+        "prepare": ({source}, {target}), "plan_snapshot": (set(), set()),  # the copy's
+        "snapshot_part": ({source}, {target}), "snapshot": ({source}, {target}), **validation}
     replay = datasets(events, runs["hbase_migrate_replay"])
     assert replay["plan"] == (set(), set())
     assert replay["replay"] == (wals, {target})

@@ -291,7 +291,7 @@ def test_the_trigger_form_shows_the_params_in_a_real_browser(live: Live) -> None
     status, details = live.stack.api("GET", "/dags/hbase_migrate_start/details")
     assert status == 200, details
     titles = [p["schema"]["title"] for p in details["params"].values()]
-    assert {"Watermark T0", "Validation parts"} <= set(titles) and len(titles) == 11
+    assert {"Watermark T0", "Parts"} <= set(titles) and len(titles) == 11
     with browser() as page:
         page.open(f"{live.stack.url}/dags/hbase_migrate_start")
         page.wait_until("!!document.querySelector('button[aria-label=\"Trigger Dag\"]')")
@@ -342,7 +342,8 @@ def test_the_graph_view_shows_every_task_of_the_start_dag(live: Live) -> None:
                                                                          scale=0.75))
     nodes = {node["id"]: node for node in layout["nodes"]}
     assert set(nodes) == set(tasks) and layout["edges"] == edges, layout
-    assert nodes["validate_part"]["text"].startswith("validate_part ["), nodes  # mapped
+    for mapped in ("snapshot_part", "validate_part"):
+        assert nodes[mapped]["text"].startswith(f"{mapped} ["), nodes
     for task_id, node in nodes.items():
         assert node["text"].split("\n")[0].split(" [")[0] == task_id, node
         assert pane["x"] <= node["x"] and node["x"] + node["width"] <= pane["x"] + pane["width"]

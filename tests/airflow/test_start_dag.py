@@ -1,7 +1,8 @@
 """``hbase_migrate_start`` under ``dag.test()`` against embedded clusters named by ``hbase``
-connections: the target gets the table, the copy validates, and the ledger's steps carry
-this run's ids; the ``hbase`` copy method, asked by Param, is refused on them. A bad Param
-is refused before the run starts."""
+connections: the target gets the table, the copy (in mapped parts) validates (in mapped
+parts), and the ledger's steps carry this run's ids; the ``hbase`` copy method, asked by
+Param, has no parts and is refused on them. A bad Param is refused before the run
+starts."""
 
 from __future__ import annotations
 
@@ -53,8 +54,10 @@ def test_start_copies_and_validates_with_this_runs_ids(
             planned = len(opened.key_ranges(1))
         mapped = sorted(i for task, i in states if task == "validate_part")
         assert mapped == list(range(min(2, planned)))  # the validation, one task per part
+        assert sorted(i for task, i in states if task == "snapshot_part") == mapped  # the copy
         assert set(states.values()) == {"success"} and {t for t, _ in states} == {
-            "prepare", "snapshot", "plan_validation", "validate_part", "validate"}
+            "prepare", "plan_snapshot", "snapshot_part", "snapshot", "plan_validation",
+            "validate_part", "validate"}
         with t2(dst) as target:
             assert target.table_exists(TABLE)
         assert sum(written.ops.values()) > 0 and compare(src, dst, TABLE).equal
@@ -74,23 +77,32 @@ def test_start_copies_and_validates_with_this_runs_ids(
         assert record is not None and record.state == "validated"
         steps = opened.steps(record.id)
     parts = len(mapped)
+    ours = 4 + 2 * parts  # prepare; the copy: its plan, parts, end; the validation: parts, judge
     assert [(s.kind, s.status.value, s.dag_id, s.run_id, s.task_id)
-            for s in steps[:3 + parts]] == [
+            for s in steps[:ours]] == [
         (kind, "succeeded", "hbase_migrate_start", run.run_id, task)
-        for kind, task in [("prepare", "prepare"), ("snapshot", "snapshot"),
+        for kind, task in [("prepare", "prepare"), ("snapshot-plan", "plan_snapshot"),
+                           *[("snapshot-part", "snapshot_part")] * parts,
+                           ("snapshot", "snapshot"),
                            *[("validate-part", "validate_part")] * parts,
                            ("validate", "validate")]]
-    assert steps[1].metrics["method"] == "scan"  # the Param, passed to the snapshot step
-    judge = steps[2 + parts]
+    plan, copy = steps[1], steps[2 + parts]
+    assert plan.metrics["method"] == "scan"  # the Param, passed to the plan
+    assert plan.metrics["parts"] == [[i, parts] for i in range(1, parts + 1)]
+    assert {s.metrics["watermark"] for s in steps[2:3 + parts]} == {plan.metrics["watermark"]}
+    assert sorted(p["part"] for p in copy.metrics["parts"]) == [
+        f"{i}/{parts}" for i in range(1, parts + 1)]
+    assert copy.metrics["ranges"] == planned and copy.metrics["cells"] > 0
+    judge = steps[ours - 1]
     assert judge.metrics["mode"] == "live"  # the start DAG's validation is in flight
     assert [p["part"] for p in judge.metrics["parts"]] == [f"{i}/{parts}"
                                                           for i in range(1, parts + 1)]
-    assert (steps[3 + parts].kind, steps[3 + parts].status.value,
-            steps[3 + parts].dag_id, steps[3 + parts].run_id) == (
+    assert (steps[ours].kind, steps[ours].status.value,
+            steps[ours].dag_id, steps[ours].run_id) == (
         "cutover-check", "failed", "hbase_migrate_cutover", gate.run_id)
 
 
-def test_the_hbase_method_param_reaches_the_step_and_is_refused_on_the_embedded_cluster(
+def test_the_hbase_method_param_has_no_parts_and_is_refused_on_the_embedded_cluster(
         dag_bag: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     dag = dag_bag.get_dag("hbase_migrate_start")  # type: ignore[attr-defined]
     ledger = f"sqlite:///{tmp_path / 'ledger.db'}"
@@ -101,10 +113,13 @@ def test_the_hbase_method_param_reaches_the_step_and_is_refused_on_the_embedded_
             "target_conn_id": "test_target", "tables": [TABLE], "ledger": ledger,
             "spark_conn_id": None, "snapshot_method": "hbase"})
         states = {ti.task_id: ti.state for ti in run.get_task_instances()}
-        assert (states["prepare"], states["snapshot"]) == ("success", "failed")
+        assert (states["prepare"], states["plan_snapshot"], states["snapshot_part"],
+                states["snapshot"]) == ("success", "success", "skipped", "failed")
     with Ledger.open(ledger) as opened:
         record = opened.migration("start_hbase")
         assert record is not None and record.state == "schema_ready"  # refused: nothing done
+        plan, = opened.steps(record.id, "snapshot-plan")
+        assert plan.metrics["parts"] == [] and record.watermark is None
         copy, = opened.steps(record.id, "snapshot")
         assert copy.status.value == "failed" and "no hbase.version under its HBase root" in (
             copy.error or "")

@@ -9,8 +9,12 @@ from hbase_migrate_airflow.operators.lifecycle import (
     SnapshotOperator,
     ValidateOperator,
 )
-from hbase_migrate_airflow.operators.parts import ReplayPartsOperator, ValidatePartsOperator
+from hbase_migrate_airflow.operators.parts import (
+    ReplayPartsOperator,
+    SnapshotPartsOperator,
+    ValidatePartsOperator,
+)
 
 __all__ = ["CdcOperator", "CutoverCheckOperator", "PrepareOperator", "ReplayOperator",
-           "ReplayPartsOperator", "ReportOperator", "SnapshotOperator", "ValidateOperator",
-           "ValidatePartsOperator"]
+           "ReplayPartsOperator", "ReportOperator", "SnapshotOperator", "SnapshotPartsOperator",
+           "ValidateOperator", "ValidatePartsOperator"]

@@ -55,6 +55,14 @@ def openlineage(lineage: Lineage | None) -> Datasets:
                            outputs=[Dataset(d.namespace, d.name) for d in lineage.outputs])
 
 
+def task_provenance(task: BaseOperator, context: Context) -> Provenance:
+    """Who runs a step: the task (its DAG run) and the worker's host."""
+    from hbase_migrate.audit.records import Provenance
+
+    return Provenance(task.dag_id, context["run_id"], task.task_id,
+                      getattr(context["ti"], "hostname", None))
+
+
 def skip(task: BaseOperator, reason: str) -> NoReturn:
     """End ``task`` as skipped, the reason in its log (Airflow logs no skip's words)."""
     from airflow.sdk.exceptions import AirflowSkipException
@@ -90,7 +98,6 @@ class LifecycleOperator(BaseOperator):
             AirflowNotFoundException,
         )
 
-        from hbase_migrate.audit.records import Provenance
         from hbase_migrate.errors import ConfigError
         from hbase_migrate_airflow.migration import NoMigration, migration_spec, run_params
 
@@ -100,9 +107,7 @@ class LifecycleOperator(BaseOperator):
         except NoMigration as nothing:
             self.skip(str(nothing))
         try:
-            who = Provenance(self.dag_id, context["run_id"], self.task_id,
-                             getattr(context["ti"], "hostname", None))
-            result = self.call(spec, who, params, context)
+            result = self.call(spec, task_provenance(self, context), params, context)
         except (ConfigError, AirflowNotFoundException) as exc:  # a retry cannot help
             raise AirflowFailException(f"{self.step}: {exc}") from exc
         self.done = (spec, result)
@@ -145,21 +150,36 @@ class PrepareOperator(LifecycleOperator):
 
 class SnapshotOperator(LifecycleOperator):
     """The watermark T0 (the ``watermark`` Param, default now) and the copy of ``[0, T0)``
-    (the ``snapshot_method`` Param, default the config's)."""
+    (the ``snapshot_method`` Param, default the config's). In parts
+    (:class:`~hbase_migrate_airflow.operators.parts.SnapshotPartsOperator` fixed T0 and the
+    ranges, mapped): with ``part`` (``[i, n]``) one group of the ranges at that T0; with
+    ``finish=True`` the end of the copy (refused unless every planned range is copied), or
+    with the ``hbase`` method the whole copy (it has no parts)."""
 
     step = "snapshot"
 
+    def __init__(self, *, part: list[int] | None = None, finish: bool = False,
+                 **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.part, self.finish = part, finish
+
     def call(self, spec: MigrationSpec, provenance: Provenance, params: dict[str, Any],
              context: Context) -> Outcome:
-        from hbase_migrate.lifecycle import snapshot
+        from hbase_migrate.lifecycle import finish_snapshot, snapshot
         from hbase_migrate.timeutil import parse_time
 
-        given = params.get("watermark")
-        options: dict[str, Any] = {}
+        options: dict[str, Any] = {"method": params.get("snapshot_method")}
         if accepts(snapshot, "master"):
             options["master"] = self.spark_master(params)
+        if self.finish:
+            return finish_snapshot(spec, provenance=provenance, **options)
+        if self.part is not None:
+            first, count = self.part
+            return snapshot(spec, provenance=provenance, part=(int(first), int(count)),
+                            **options)
+        given = params.get("watermark")
         return snapshot(spec, watermark=parse_time(given, name="watermark") if given else None,
-                        provenance=provenance, method=params.get("snapshot_method"), **options)
+                        provenance=provenance, **options)
 
 
 class ReplayOperator(LifecycleOperator):

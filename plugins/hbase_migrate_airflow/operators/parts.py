@@ -9,6 +9,11 @@ recorded; a run that names no migration is skipped.
   (:func:`hbase_migrate.lifecycle.validate.validation_parts`; the ``parts`` Param, default
   ``[ranges] parts``), for ``ValidateOperator.expand(part=...)``; the run's judge is a
   ``ValidateOperator(judge=True)``.
+* :class:`SnapshotPartsOperator`: the same groups for the copy, for
+  ``SnapshotOperator.expand(part=...)``, once the plan step
+  (:func:`hbase_migrate.lifecycle.snapshot.snapshot_parts`) fixed T0 and the ranges (the
+  one part operator that records a step); none with the ``hbase`` method; the copy's end
+  is a ``SnapshotOperator(finish=True)``.
 """
 
 from __future__ import annotations
@@ -29,7 +34,8 @@ class PartsOperator(BaseOperator):
     ui_color = "#e8eef7"
     what = "parts"
 
-    def parts(self, spec: MigrationSpec, params: dict[str, Any]) -> list[Any]:
+    def parts(self, spec: MigrationSpec, params: dict[str, Any], context: Context
+              ) -> list[Any]:
         raise NotImplementedError
 
     def execute(self, context: Context) -> list[Any]:
@@ -42,7 +48,7 @@ class PartsOperator(BaseOperator):
         try:
             params = run_params(context)
             spec = migration_spec(params, self.dag_id)
-            parts = self.parts(spec, params)
+            parts = self.parts(spec, params, context)
         except NoMigration as nothing:
             skip(self, str(nothing))
         except ConfigError as exc:
@@ -57,7 +63,8 @@ class ReplayPartsOperator(PartsOperator):
 
     what = "replay"
 
-    def parts(self, spec: MigrationSpec, params: dict[str, Any]) -> list[Any]:
+    def parts(self, spec: MigrationSpec, params: dict[str, Any], context: Context
+              ) -> list[Any]:
         from hbase_migrate.lifecycle.replay import replay_parts
 
         return replay_parts(spec)
@@ -68,10 +75,48 @@ class ValidatePartsOperator(PartsOperator):
 
     what = "validate"
 
-    def parts(self, spec: MigrationSpec, params: dict[str, Any]) -> list[Any]:
+    def parts(self, spec: MigrationSpec, params: dict[str, Any], context: Context
+              ) -> list[Any]:
         from hbase_migrate.lifecycle.validate import validation_parts
 
         return validation_parts(spec, parts=params.get("parts"))
+
+
+class SnapshotPartsOperator(PartsOperator):
+    """The plan of the run's copy (T0: the ``watermark`` Param, default now, kept once
+    recorded) and its parts (``[i, n]``; none with the ``hbase`` method or once copied)."""
+
+    what = "copy"
+
+    def parts(self, spec: MigrationSpec, params: dict[str, Any], context: Context
+              ) -> list[Any]:
+        from hbase_migrate.lifecycle.snapshot import snapshot_parts
+        from hbase_migrate.timeutil import parse_time
+        from hbase_migrate_airflow.operators.lifecycle import task_provenance
+
+        given = params.get("watermark")
+        plan = snapshot_parts(spec, parts=params.get("parts"),
+                              watermark=parse_time(given, name="watermark") if given else None,
+                              method=params.get("snapshot_method"),
+                              provenance=task_provenance(self, context))
+        for note in [*plan.metrics.get("notes", []), *plan.metrics.get("skipped", [])]:
+            self.log.info("%s", note)
+        parts: list[Any] = plan.metrics["parts"]
+        return parts
+
+
+def snapshot_tasks() -> tuple[BaseOperator, BaseOperator]:
+    """A copy in parts, inside a DAG: ``plan_snapshot`` >> ``snapshot_part`` (mapped, one per
+    group of ranges; none with the ``hbase`` method) >> ``snapshot`` (the end of the copy,
+    or the whole ``hbase`` copy: it runs unless something before it failed); returns the
+    first and the last task."""
+    from hbase_migrate_airflow.operators.lifecycle import SnapshotOperator
+
+    plan = SnapshotPartsOperator(task_id="plan_snapshot")
+    parts = SnapshotOperator.partial(task_id="snapshot_part").expand(part=plan.output)
+    finish = SnapshotOperator(task_id="snapshot", finish=True, trigger_rule="none_failed")
+    parts >> finish
+    return plan, finish
 
 
 def validation_tasks(*, live: bool = False, **plan_args: Any) -> tuple[BaseOperator, Any]:
