@@ -50,6 +50,7 @@ from hbase_migrate.replay.errors import ReplayWriteError
 from hbase_migrate.replay.mutations import RowMutation, WalPosition
 from hbase_migrate.sinks.debezium import debezium_value
 from hbase_migrate.sinks.messages import RowEdit, message_key, message_value, row_edits
+from hbase_migrate.sinks.render import render
 from hbase_migrate.wal.model import Cell
 
 log = logging.getLogger(__name__)
@@ -165,20 +166,15 @@ class KafkaSink:
         if self.image_target is not None:
             images = self._apply_with_images(table, edits, mutations, applied)
 
-        keys: list[bytes] = []
-        values: list[bytes] = []
-
-        def build() -> Iterator[tuple[bytes, bytes]]:  # produced as built: JSON overlaps the
-            for edit, image in zip(edits, images, strict=True):  # network
-                key, value = message_key(edit.table, edit.row), self._value(edit, image)
-                if len(key) + len(value) + RECORD_OVERHEAD > topic.limit:
-                    raise self._too_large(topic, edit.position, key, value)
-                keys.append(key)
-                values.append(value)
-                yield key, value
-
-        applied.calls += self._deliver(topic, build(), keys, values,
-                                       [e.position for e in edits])
+        if self.image_target is None:  # the whole batch at once (compiled when built)
+            keys, values = render(edits, self.settings.envelope, self.cluster)
+        else:
+            keys = [message_key(e.table, e.row) for e in edits]
+            values = [self._value(e, image) for e, image in zip(edits, images, strict=True)]
+        for edit, key, value in zip(edits, keys, values, strict=True):
+            if len(key) + len(value) + RECORD_OVERHEAD > topic.limit:
+                raise self._too_large(topic, edit.position, key, value)
+        applied.calls += self._deliver(topic, keys, values, [e.position for e in edits])
         return applied
 
     def _value(self, edit: RowEdit, images: _Images) -> bytes:
@@ -277,12 +273,12 @@ class KafkaSink:
 
     # -- delivery ---------------------------------------------------------------------------
 
-    def _deliver(self, topic: _Topic, messages: Iterator[tuple[bytes, bytes]],
-                 keys: Sequence[bytes], values: Sequence[bytes],
+    def _deliver(self, topic: _Topic, keys: Sequence[bytes], values: Sequence[bytes],
                  positions: Sequence[WalPosition]) -> int:
-        """Send ``messages`` (keys and values, which fill ``keys`` and ``values`` as they
-        are built) in order until every one is acknowledged; on failure, send again from
-        the first failed message after a backoff. Returns how many."""
+        """Send the messages (``keys`` and ``values``) in order until every one is
+        acknowledged; on failure, send again from the first failed message after a
+        backoff. Returns how many."""
+        messages: Iterator[tuple[bytes, bytes]] = zip(keys, values, strict=True)
         start = 0
         for attempt in range(self.settings.retries + 1):
             failure = self._send(topic.name, messages, start)

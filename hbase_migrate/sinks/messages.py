@@ -118,9 +118,14 @@ def _position(p: WalPosition) -> str:
             f'"sequence":{_int(p.sequence)},"write_time":{_int(p.write_time)},"cells":[')
 
 
+def _general_cell(cell: Cell) -> str:
+    """A cell with tags or a METAFAMILY marker, in the general form."""
+    return json.dumps(cell_json(cell, True), separators=_SEPARATORS)
+
+
 def _cell(cell: Cell, row: str) -> str:
     if cell.tags or cell.family == METAFAMILY:  # rare: the general form
-        return json.dumps(cell_json(cell, True), separators=_SEPARATORS)
+        return _general_cell(cell)
     return (f'{{"row":{row},"family":{_name(cell.family)},'
             f'"qualifier":{_name(cell.qualifier)},"timestamp":{cell.timestamp!r}'
             f'{_type(cell.type)},"value":{_binary(cell.value)}}}')
