@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from itertools import chain
 from operator import attrgetter
-from typing import Protocol, runtime_checkable
+from typing import Protocol
 
 from hbase_migrate.bytesutil import to_string_binary
 from hbase_migrate.cluster.descriptors import TableDescriptor
@@ -162,10 +162,10 @@ def write_error(target: str, table: str, mutation: RowMutation, exc: Exception) 
     return ReplayWriteError(f"target {target}: {writing(table, mutation)} failed: {exc}")
 
 
-@runtime_checkable
 class PipelinedTarget(ReplayTarget, Protocol):
     """A target that can send a batch without waiting for it (the Kafka sink): the replay
-    reads the next batch meanwhile, from the same thread."""
+    reads the next batch meanwhile, from the same thread. (A target with a ``send``
+    method is taken for one.)"""
 
     def send(self, table: str, mutations: Sequence[RowMutation]
              ) -> Callable[[], AppliedCounts]:

@@ -45,6 +45,7 @@ from dataclasses import dataclass, field, replace
 from itertools import chain
 from operator import attrgetter, itemgetter
 from types import MappingProxyType
+from typing import cast
 
 from hbase_migrate.cluster.sizing import CELL_OVERHEAD
 from hbase_migrate.errors import WalCorruptError
@@ -162,7 +163,7 @@ class _Applier:
         self._stop = False
         self._thread: threading.Thread | None = None
         self._sent: tuple[FileProgress | None, list[Callable[[], AppliedCounts]]] | None = None
-        self._pipelined = in_flight > 0 and isinstance(target, PipelinedTarget)
+        self._pipelined = in_flight > 0 and callable(getattr(target, "send", None))
         if in_flight and not self._pipelined:
             self._thread = threading.Thread(target=self._work, name=f"replay {name}",
                                             daemon=True)
@@ -205,10 +206,10 @@ class _Applier:
         self._finish_sent()
         if self._stop:
             return
-        assert isinstance(self.target, PipelinedTarget)
+        target = cast(PipelinedTarget, self.target)
         try:
             with self.lock:
-                waits = [self.target.send(table, m) for table, m in batch.items()]
+                waits = [target.send(table, m) for table, m in batch.items()]
         except BaseException as exc:
             self._done.put((report, None, exc))
             self._stop = True

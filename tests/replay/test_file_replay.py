@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
@@ -142,3 +142,59 @@ def test_an_empty_wal_reports_its_edit_start(tmp_path: Path) -> None:
     assert result.end_reason == "eof" and not result.complete
     assert reported == [result.progress] and result.progress.entries == 0
     assert result.progress.next_index == 0
+
+
+class Sender(Recorder):
+    """A target that sends without waiting (``send``), acknowledging when waited for; a
+    batch refused at its wait (``fail_on_call``) fails."""
+
+    def __init__(self, fail_on_call: int | None = None) -> None:
+        super().__init__(fail_on_call)
+        self.outstanding = 0  # batches sent, not yet waited for
+        self.threads: set[int] = set()
+
+    def send(self, table: str, mutations: Sequence[RowMutation]
+             ) -> Callable[[], AppliedCounts]:
+        assert self.outstanding == 0, "sent before the batch before it was acknowledged"
+        self.threads.add(threading.get_ident())
+        self.events.append(("send", mutations[0].position.offset))
+        self.outstanding += 1
+
+        def wait() -> AppliedCounts:
+            self.outstanding -= 1
+            return self.apply(table, mutations)
+        return wait
+
+
+@pytest.mark.parametrize("in_flight", [1, 2, 5])
+def test_a_pipelined_target_is_sent_each_batch_after_the_one_before_is_acknowledged(
+        tmp_path: Path, in_flight: int) -> None:
+    wal = make_wal(tmp_path / "wal.p", entries_for("t", _calls(50, 4)))
+    target = Sender()
+    result = replay_file(wal, ReplaySpec(batch_cells=7, in_flight=in_flight), target,
+                         on_progress=target.progress)
+    assert target.threads == {threading.get_ident()}  # no writer thread
+    kinds = [k for k, _ in target.events if k != "apply"]
+    assert kinds[:2] == ["send", "send"] or in_flight == 1  # read ahead: the next one sent
+    applied: set[int] = set()
+    for kind, offset in target.events:
+        if kind == "apply":
+            applied.add(offset)
+        elif kind == "progress":
+            with WalReader(wal) as reader:
+                assert {e.offset for e in reader if e.offset < offset} <= applied
+    assert result.progress.cells == {"Put": sum(len(c) for c in _calls(50, 4))}
+    assert result.progress.calls == len(target.sizes)
+
+
+def test_nothing_is_sent_or_reported_after_a_pipelined_batch_is_refused(
+        tmp_path: Path) -> None:
+    wal = make_wal(tmp_path / "wal.q", entries_for("t", _calls(40, 1)))
+    target = Sender(fail_on_call=3)
+    reported: list[FileProgress] = []
+    with pytest.raises(ReplayWriteError):
+        replay_file(wal, ReplaySpec(batch_cells=4, in_flight=2), target,
+                    on_progress=reported.append)
+    assert [p.entries for p in reported] == [4, 8, 12]
+    assert len(target.sizes) == 3
+    assert [k for k, _ in target.events].count("send") == 4  # the refused one last
