@@ -11,7 +11,7 @@ whose fields are not the plain types (bytes, int, None) the fast path reads.
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from cpython.mem cimport PyMem_Free, PyMem_Malloc, PyMem_Realloc
-from libc.stdio cimport snprintf
+from cpython.tuple cimport PyTuple_Check, PyTuple_GET_ITEM, PyTuple_GET_SIZE
 from libc.string cimport memcmp, memcpy
 
 from json import dumps
@@ -95,17 +95,27 @@ cdef int _put_int(Buffer* b, object value) except -1:
     """An int as ``repr`` writes it; None as ``null``."""
     cdef char digits[24]
     cdef long long v
-    cdef int n
+    cdef unsigned long long u
+    cdef int start = 24
     if value is None:
-        return _put_bytes(b, b"null")
+        return _put(b, b"null", 4)
     if type(value) is not int:
         raise _Unusual()
     try:
         v = value
     except OverflowError:
         return _put_bytes(b, repr(value).encode("ascii"))
-    n = snprintf(digits, sizeof(digits), b"%lld", v)
-    return _put(b, digits, n)
+    u = <unsigned long long>(-(v + 1)) + 1 if v < 0 else <unsigned long long>v
+    while True:  # the digits, last first
+        start -= 1
+        digits[start] = <char>(48 + u % 10)
+        u //= 10
+        if u == 0:
+            break
+    if v < 0:
+        start -= 1
+        digits[start] = b"-"
+    return _put(b, digits + start, 24 - start)
 
 
 cdef bytes _string(object text):
@@ -138,6 +148,11 @@ cdef bytes _type(object code):
     return <bytes>known
 
 
+cdef inline object _field(object cell, Py_ssize_t i):
+    """Field ``i`` of a Cell (a tuple of 7, checked by the caller)."""
+    return <object>PyTuple_GET_ITEM(cell, i)
+
+
 cdef int _put_cells(Buffer* b, tuple cells) except -1:
     """The JSON array of the cells (``messages.cells_text``)."""
     cdef Py_ssize_t i
@@ -145,23 +160,25 @@ cdef int _put_cells(Buffer* b, tuple cells) except -1:
     _put_bytes(b, b"[")
     for i in range(len(cells)):
         cell = cells[i]
+        if not PyTuple_Check(cell) or PyTuple_GET_SIZE(cell) != 7:
+            raise _Unusual()
         if i:
             _put_bytes(b, b",")
-        family = cell[1]
-        if cell[6] or family == _META:  # rare: the general form
+        family = _field(cell, 1)
+        if _field(cell, 6) or family == _META:  # rare: the general form
             _put_bytes(b, _messages._general_cell(cell).encode("ascii"))
             continue
         _put_bytes(b, b'{"row":')
-        _put_binary(b, cell[0])
+        _put_binary(b, _field(cell, 0))
         _put_bytes(b, b',"family":')
         _put_binary(b, family)
         _put_bytes(b, b',"qualifier":')
-        _put_binary(b, cell[2])
+        _put_binary(b, _field(cell, 2))
         _put_bytes(b, b',"timestamp":')
-        _put_int(b, cell[3])
-        _put_bytes(b, _type(cell[4]))
+        _put_int(b, _field(cell, 3))
+        _put_bytes(b, _type(_field(cell, 4)))
         _put_bytes(b, b',"value":')
-        _put_binary(b, cell[5])
+        _put_binary(b, _field(cell, 5))
         _put_bytes(b, b"}")
     _put_bytes(b, b"]")
     return 0

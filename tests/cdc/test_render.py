@@ -32,6 +32,7 @@ def varied_cells(rng: random.Random) -> list[Cell]:
              Cell(ROW, b"d", b"u", 1, 99, b""),
              Cell(ROW, b"d", b"big", 2**63 - 1, int(CellType.PUT), os.urandom(1 << 20)),
              Cell(ROW, b"d", b"huge-ts", 2**70, int(CellType.PUT), b"x"),
+             Cell(ROW, b"d", b"least-ts", -2**63, int(CellType.PUT), b"x"),
              Cell("caf\u00e9".encode(), b"f", "\u00fc".encode(), 0, int(CellType.PUT),
                   "\u2603 snow".encode()),
              Cell(ROW, b"d", b'say "hi"', 1, CellType.PUT, b"printable ~ ok")]
