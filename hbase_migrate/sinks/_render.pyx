@@ -184,13 +184,8 @@ cdef int _put_cells(Buffer* b, tuple cells) except -1:
     return 0
 
 
-cdef int _put_native(Buffer* b, object edit) except -1:
-    """``message_value(edit)``."""
-    cdef object p = edit[2]
-    _put_bytes(b, b'{"table":')
-    _put_bytes(b, _string(edit[0]))
-    _put_bytes(b, b',"row":')
-    _put_binary(b, edit[1])
+cdef int _put_position(Buffer* b, object p) except -1:
+    """A WalPosition's fields as both envelopes write them: file to write_time."""
     _put_bytes(b, _file(p[0]))
     _put_bytes(b, b',"offset":')
     _put_int(b, p[1])
@@ -199,7 +194,17 @@ cdef int _put_native(Buffer* b, object edit) except -1:
     _put_bytes(b, b',"sequence":')
     _put_int(b, p[3])
     _put_bytes(b, b',"write_time":')
-    _put_int(b, p[4])
+    return _put_int(b, p[4])
+
+
+cdef int _put_native(Buffer* b, object edit) except -1:
+    """``message_value(edit)``."""
+    cdef object p = edit[2]
+    _put_bytes(b, b'{"table":')
+    _put_bytes(b, _string(edit[0]))
+    _put_bytes(b, b',"row":')
+    _put_binary(b, edit[1])
+    _put_position(b, p)
     _put_bytes(b, b',"cells":')
     _put_cells(b, edit[3])
     _put_bytes(b, b"}")
@@ -223,15 +228,7 @@ cdef int _put_debezium(Buffer* b, object edit, bytes source, object now) except 
     _put_int(b, int(time() * 1000) if now is None else now)
     _put_bytes(b, source)
     _put_bytes(b, _string(edit[0]))
-    _put_bytes(b, _file(p[0]))
-    _put_bytes(b, b',"offset":')
-    _put_int(b, p[1])
-    _put_bytes(b, b',"entry":')
-    _put_int(b, p[2])
-    _put_bytes(b, b',"sequence":')
-    _put_int(b, p[3])
-    _put_bytes(b, b',"write_time":')
-    _put_int(b, p[4])
+    _put_position(b, p)
     _put_bytes(b, b',"ts_ms":')
     _put_int(b, p[4])
     _put_bytes(b, b',"snapshot":"false"},"transaction":null,"row":')

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import os
 import random
-import subprocess
-import sys
 from collections.abc import Iterator
 
 import pytest
@@ -111,15 +109,3 @@ def test_debezium_events_are_stamped_when_made() -> None:
     _, (value,) = render.render([edit], "debezium", "c")
     stamp = int(value.split(b'"ts_ms":', 1)[1].split(b",", 1)[0])
     assert value == debezium_value(edit, "c", now=stamp)
-
-
-@pytest.mark.parametrize(("env", "expected"), [("0", "compiled"), ("1", "python")])
-def test_the_environment_chooses(env: str, expected: str) -> None:
-    if render.COMPILED is None:
-        pytest.skip("the compiled renderer is not built")
-    out = subprocess.run(
-        [sys.executable, "-c",
-         "from hbase_migrate.sinks import render; print(render.implementation())"],
-        env={**os.environ, "HBASE_MIGRATE_PURE_PYTHON": env}, capture_output=True, text=True,
-        check=True)
-    assert out.stdout.strip() == expected
