@@ -23,7 +23,7 @@ export SPARK_LOCAL_IP ?= 127.0.0.1
 
 setup: $(VENV)/.installed docs-assets speedups
 
-# the WAL reader's compiled hot loops (Cython); the pure-Python ones run where they are missing
+# the compiled hot loops (Cython: WAL reader, CDC renderer); the pure-Python ones run where missing
 .PHONY: speedups
 speedups: $(VENV)/.installed
 	@$(BIN)/python scripts/build-speedups.py

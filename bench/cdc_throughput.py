@@ -2,7 +2,7 @@
 rate of the same messages from the same client.
 
 Usage: ``python bench/cdc_throughput.py [--size-mb 10] [--quick] [--repeat 2]
-[--batch-cells 5000]``
+[--batch-cells 5000] [--envelope native|debezium]``
 
 Starts an Apache Kafka broker (KRaft, ``realstack/kafka``) on loopback, writes a WAL file
 with the project's writer (the entries of ``replay_throughput.py``: one row per entry, two
@@ -45,13 +45,14 @@ from replay_throughput import (  # the sibling script
 )
 
 from hbase_migrate.cluster.descriptors import FamilyDescriptor, TableDescriptor
-from hbase_migrate.config import CdcSettings
+from hbase_migrate.config import ENVELOPES, CdcSettings
 from hbase_migrate.replay.apply import AppliedCounts
 from hbase_migrate.replay.file_replay import ReplaySpec, replay_file
 from hbase_migrate.replay.filters import ReplayFilter
 from hbase_migrate.replay.mutations import RowMutation
+from hbase_migrate.sinks.debezium import debezium_value
 from hbase_migrate.sinks.kafka import KafkaSink
-from hbase_migrate.sinks.messages import message_key, message_value, row_edits
+from hbase_migrate.sinks.messages import RowEdit, message_key, message_value, row_edits
 from realstack.kafka import KafkaBroker
 
 
@@ -65,19 +66,25 @@ def new_topic(bootstrap: str) -> str:
 class Collect(DiscardTarget):
     """Keeps the (key, value) pairs the sink would produce, batch by batch."""
 
-    def __init__(self, desc: TableDescriptor) -> None:
+    def __init__(self, desc: TableDescriptor, envelope: str) -> None:
         super().__init__(desc)
+        self.envelope = envelope
         self.batches: list[list[tuple[bytes, bytes]]] = []
 
+    def value(self, edit: RowEdit) -> bytes:
+        return message_value(edit) if self.envelope == "native" else debezium_value(edit, "")
+
     def apply(self, table: str, mutations: Sequence[RowMutation]) -> AppliedCounts:
-        self.batches.append([(message_key(e.table, e.row), message_value(e))
+        self.batches.append([(message_key(e.table, e.row), self.value(e))
                              for e in row_edits(table, mutations)])
         return super().apply(table, mutations)
 
 
-def batches_of(path: Path, batch_cells: int) -> list[list[tuple[bytes, bytes]]]:
+def batches_of(path: Path, batch_cells: int, envelope: str
+               ) -> list[list[tuple[bytes, bytes]]]:
     """The messages the sink produces for ``path``, built the same way, in its batches."""
-    target = Collect(TableDescriptor(SOURCE_TABLE, tuple(FamilyDescriptor(f) for f in FAMILIES)))
+    target = Collect(TableDescriptor(SOURCE_TABLE, tuple(FamilyDescriptor(f) for f in FAMILIES)),
+                     envelope)
     replay_file(path, ReplaySpec(ReplayFilter.build([f"{SOURCE_TABLE}={SOURCE_TABLE}"]),
                                  batch_cells), target)
     return target.batches
@@ -98,9 +105,9 @@ class Clock:
 Timing = tuple[int, float, float, float]  # messages, wall, thread CPU, process CPU seconds
 
 
-def cdc_run(path: Path, bootstrap: str, batch_cells: int) -> Timing:
+def cdc_run(path: Path, bootstrap: str, batch_cells: int, envelope: str) -> Timing:
     topic = new_topic(bootstrap)
-    sink = KafkaSink(CdcSettings(bootstrap, topic))
+    sink = KafkaSink(CdcSettings(bootstrap, topic, envelope=envelope))
     spec = ReplaySpec(ReplayFilter.build([f"{SOURCE_TABLE}={SOURCE_TABLE}"]), batch_cells)
     sink.check_topic(topic)  # topic checked and producer opened before timing, as for raw
     sink.producer().list_topics(topic, timeout=30)
@@ -157,22 +164,24 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="smoke run (2 MB, 1 round)")
     parser.add_argument("--repeat", type=int, default=2, help="rounds (best run is kept)")
     parser.add_argument("--batch-cells", type=int, default=5000)
+    parser.add_argument("--envelope", choices=ENVELOPES, default=ENVELOPES[0])
     args = parser.parse_args()
     size_mb, repeat = (2.0, 1) if args.quick else (args.size_mb, args.repeat)
     with tempfile.TemporaryDirectory(prefix="cdc-bench-") as tmp:
         folder = Path(tmp)
         path = folder / "bench.wal"
         write_file(path, make_entries(int(size_mb * 1024 * 1024)))
-        batches = batches_of(path, args.batch_cells)
+        batches = batches_of(path, args.batch_cells, args.envelope)
         messages = [m for batch in batches for m in batch]
         t0 = time.perf_counter()
         with KafkaBroker(folder / "kafka") as broker:
             print(f"Kafka broker {broker.bootstrap} up in {time.perf_counter() - t0:.1f} s; "
-                  f"WAL {path.stat().st_size / 1e6:.1f} MB, {len(messages)} messages "
+                  f"WAL {path.stat().st_size / 1e6:.1f} MB, {len(messages)} {args.envelope} "
+                  "messages "
                   f"(avg value {sum(len(v) for _, v in messages) / len(messages):.0f} B)")
             runs: dict[str, Callable[[], Timing]] = {
                 "WAL -> Kafka (KafkaSink, acked per batch)":
-                    lambda: cdc_run(path, broker.bootstrap, args.batch_cells),
+                    lambda: cdc_run(path, broker.bootstrap, args.batch_cells, args.envelope),
                 "raw produce, same messages, same client":
                     lambda: raw_run(batches, broker.bootstrap),
                 "WAL read + convert only (no message), scale":

@@ -1,6 +1,7 @@
-"""Compile the reader's hot loops (hbase_migrate/wal/_hotloops.pyx) into an extension
-module beside it: Cython to C, then the C compiler Python was built with. Run by `make
-setup`; without it the reader runs the pure-Python loops, which give the same results.
+"""Compile the project's hot loops into extension modules beside their sources: the WAL
+reader's (hbase_migrate/wal/_hotloops.pyx) and the CDC message renderer's
+(hbase_migrate/sinks/_render.pyx). Cython to C, then the C compiler Python was built with.
+Run by `make setup`; without them the pure-Python code runs, which gives the same results.
 
 Usage: python scripts/build-speedups.py [--force]
 """
@@ -15,12 +16,13 @@ import sysconfig
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-SOURCE = ROOT / "hbase_migrate" / "wal" / "_hotloops.pyx"
+SOURCES = (ROOT / "hbase_migrate" / "wal" / "_hotloops.pyx",
+           ROOT / "hbase_migrate" / "sinks" / "_render.pyx")
 BUILD = ROOT / "build" / "speedups"
 
 
-def target() -> Path:
-    return SOURCE.with_name(SOURCE.stem + sysconfig.get_config_var("EXT_SUFFIX"))
+def target(source: Path) -> Path:
+    return source.with_name(source.stem + sysconfig.get_config_var("EXT_SUFFIX"))
 
 
 def run(command: list[str]) -> None:
@@ -29,13 +31,13 @@ def run(command: list[str]) -> None:
         sys.exit(f"build-speedups: {shlex.join(command)} failed:\n{done.stdout}{done.stderr}")
 
 
-def main() -> None:
-    out = target()
-    if "--force" not in sys.argv and out.exists() and out.stat().st_mtime >= SOURCE.stat().st_mtime:
+def build(source: Path, force: bool) -> None:
+    out = target(source)
+    if not force and out.exists() and out.stat().st_mtime >= source.stat().st_mtime:
         return
     BUILD.mkdir(parents=True, exist_ok=True)
-    c_file = BUILD / (SOURCE.stem + ".c")
-    run([sys.executable, "-m", "cython", "-3", "--fast-fail", str(SOURCE), "-o", str(c_file)])
+    c_file = BUILD / (source.stem + ".c")
+    run([sys.executable, "-m", "cython", "-3", "--fast-fail", str(source), "-o", str(c_file)])
     compiler = shlex.split(os.environ.get("CC") or sysconfig.get_config_var("CC") or "cc")
     flags = shlex.split(sysconfig.get_config_var("CFLAGSFORSHARED") or "-fPIC")
     include = sysconfig.get_paths()["include"]
@@ -43,6 +45,11 @@ def main() -> None:
     run([*compiler, "-shared", "-O2", *flags, f"-I{include}", str(c_file), "-o", str(partial)])
     partial.replace(out)
     print(f"built {out.relative_to(ROOT)}")
+
+
+def main() -> None:
+    for source in SOURCES:
+        build(source, "--force" in sys.argv)
 
 
 if __name__ == "__main__":

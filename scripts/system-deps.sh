@@ -12,7 +12,7 @@ group="${1:-build}"
 need=()
 
 command -v krb5-config >/dev/null 2>&1 || need+=(libkrb5-dev)
-# a C compiler and Python's headers: gssapi's build, and the reader's compiled hot loops
+# a C compiler and Python's headers: gssapi's build, and the compiled hot loops
 command -v cc >/dev/null 2>&1 || need+=(gcc)
 "${PYTHON:-python3}" -c 'import os, sys, sysconfig; sys.exit(not os.path.exists(
   os.path.join(sysconfig.get_paths()["include"], "Python.h")))' 2>/dev/null || need+=(python3-dev)

@@ -14,6 +14,8 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from itertools import chain
+from operator import attrgetter
 from typing import Protocol
 
 from hbase_migrate.bytesutil import to_string_binary
@@ -22,6 +24,9 @@ from hbase_migrate.cluster.errors import GatewayUnreachableError
 from hbase_migrate.replay.errors import MissingTargetError, ReplayWriteError
 from hbase_migrate.replay.mutations import RowMutation
 from hbase_migrate.wal.model import type_name
+
+_CELLS = attrgetter("cells")
+_TYPE = attrgetter("type")
 
 
 class TargetUnavailableError(GatewayUnreachableError):
@@ -58,7 +63,7 @@ class AppliedCounts:
 
 def count_cells(mutations: Iterable[RowMutation]) -> Counter[str]:
     """Cells by HBase type name."""
-    codes = Counter(c.type for m in mutations for c in m.cells)
+    codes = Counter(map(_TYPE, chain.from_iterable(map(_CELLS, mutations))))  # C passes
     return Counter({type_name(code): n for code, n in codes.items()})
 
 
@@ -155,3 +160,16 @@ def writing(table: str, mutation: RowMutation) -> str:
 
 def write_error(target: str, table: str, mutation: RowMutation, exc: Exception) -> Exception:
     return ReplayWriteError(f"target {target}: {writing(table, mutation)} failed: {exc}")
+
+
+class PipelinedTarget(ReplayTarget, Protocol):
+    """A target that can send a batch without waiting for it (the Kafka sink): the replay
+    reads the next batch meanwhile, from the same thread. (A target with a ``send``
+    method is taken for one.)"""
+
+    def send(self, table: str, mutations: Sequence[RowMutation]
+             ) -> Callable[[], AppliedCounts]:
+        """Send the mutations in order; the call returned waits until all were
+        acknowledged and returns what ``apply`` would (or raises what it would). Nothing
+        else is sent to the target before that call."""
+        ...

@@ -42,11 +42,19 @@ import threading
 from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
+from itertools import chain
+from operator import attrgetter, itemgetter
 from types import MappingProxyType
+from typing import cast
 
 from hbase_migrate.cluster.sizing import CELL_OVERHEAD
 from hbase_migrate.errors import WalCorruptError
-from hbase_migrate.replay.apply import AppliedCounts, ReplayTarget, require_families
+from hbase_migrate.replay.apply import (
+    AppliedCounts,
+    PipelinedTarget,
+    ReplayTarget,
+    require_families,
+)
 from hbase_migrate.replay.errors import ReplayError
 from hbase_migrate.replay.filters import ReplayFilter
 from hbase_migrate.replay.marker_log import BulkLoadRecord, MarkerLog, RegionEvent
@@ -56,11 +64,14 @@ from hbase_migrate.replay.mutations import (
     to_mutations,
 )
 from hbase_migrate.tablename import table_name
-from hbase_migrate.wal.model import METAFAMILY, Entry
+from hbase_migrate.wal.model import METAFAMILY, Cell, Entry
 from hbase_migrate.wal.reader import WalReader
 
 Source = str | os.PathLike[str]
 COMPLETE = "trailer"
+_FAMILY = attrgetter("family")
+_SIZED = itemgetter(0, 1, 2, 5)  # a cell's row, family, qualifier and value
+_TAGS = attrgetter("tags")
 
 
 @dataclass(frozen=True)
@@ -134,7 +145,11 @@ Batch = dict[str, list[RowMutation]]  # target table -> mutations, in file order
 class _Applier:
     """Applies batches in order, on a worker thread when ``in_flight`` > 0, and hands back
     (progress to report, counts) per acknowledged batch, in order. After a failure it
-    applies nothing more; the failure comes back in its batch's place."""
+    applies nothing more; the failure comes back in its batch's place.
+
+    A target that sends without waiting (:class:`PipelinedTarget`) needs no thread: each
+    batch is sent from the calling thread once the one before it is acknowledged, so the
+    reading of the next batch overlaps the wait for the last one's acknowledgements."""
 
     def __init__(self, target: ReplayTarget, lock: threading.Lock, in_flight: int,
                  name: str) -> None:
@@ -147,7 +162,9 @@ class _Applier:
         ] = queue.SimpleQueue()
         self._stop = False
         self._thread: threading.Thread | None = None
-        if in_flight:
+        self._sent: tuple[FileProgress | None, list[Callable[[], AppliedCounts]]] | None = None
+        self._pipelined = in_flight > 0 and callable(getattr(target, "send", None))
+        if in_flight and not self._pipelined:
             self._thread = threading.Thread(target=self._work, name=f"replay {name}",
                                             daemon=True)
             self._thread.start()
@@ -168,10 +185,43 @@ class _Applier:
                 self._done.put((report, None, exc))
                 return
 
+    def _finish_sent(self) -> None:
+        """Wait for the batch sent last (pipelined) to be acknowledged."""
+        if self._sent is None:
+            return
+        report, waits = self._sent
+        self._sent = None
+        try:
+            counts = AppliedCounts()
+            for wait in waits:
+                with self.lock:
+                    counts.add(wait())
+            self._done.put((report, counts, None))
+        except BaseException as exc:
+            self._done.put((report, None, exc))
+            self._stop = True
+
+    def _send(self, batch: Batch, report: FileProgress | None) -> None:
+        """The batch before this one acknowledged, send this one (pipelined)."""
+        self._finish_sent()
+        if self._stop:
+            return
+        target = cast(PipelinedTarget, self.target)
+        try:
+            with self.lock:
+                waits = [target.send(table, m) for table, m in batch.items()]
+        except BaseException as exc:
+            self._done.put((report, None, exc))
+            self._stop = True
+            return
+        self._sent = (report, waits)
+
     def hand(self, batch: Batch, report: FileProgress | None) -> None:
         """Hand a batch over; with ``in_flight`` batches out, first wait for the oldest."""
         self.handed += 1
-        if self._thread is None:
+        if self._pipelined:
+            self._send(batch, report)
+        elif self._thread is None:
             try:
                 self._done.put((report, self._apply(batch), None))
             except BaseException as exc:
@@ -185,6 +235,8 @@ class _Applier:
         ``wait`` is false, or nothing is handed over). Raises the batch's failure."""
         if not self.handed:
             return None
+        if wait and self._done.empty():
+            self._finish_sent()
         try:
             report, counts, exc = self._done.get(block=wait)
         except queue.Empty:
@@ -197,7 +249,9 @@ class _Applier:
         return report, counts
 
     def close(self) -> None:
-        """Stop the worker: batches not yet started are dropped (never reported)."""
+        """Stop the worker: batches not yet started (or sent and not yet acknowledged)
+        are dropped (never reported)."""
+        self._sent = None
         if self._thread is not None:
             self._stop = True
             self._todo.put(None)
@@ -272,9 +326,16 @@ class _Run:
         (Once per entry on the replay's hot path: one pass over the cells.)"""
         position = WalPosition(self.name, entry.offset, entry.index, entry.key.sequence,
                                entry.key.write_time)
+        cells = entry.cells
+        new = set(map(_FAMILY, cells))
+        if cells and METAFAMILY not in new and (families is None or new <= families):
+            # the usual entry, every cell taken: counted in C passes, not cell by cell
+            return self._buffer(dst, list(cells), position, new,
+                                sum(map(len, chain.from_iterable(map(_SIZED, cells)))),
+                                sum(map(len, map(_TAGS, cells))))
         data = []
         size = tags = 0
-        for cell in entry.cells:
+        for cell in cells:
             family = cell.family
             if family == METAFAMILY:
                 self.markers.read(source, cell, entry.key.write_time, position)
@@ -287,8 +348,13 @@ class _Run:
                     tags += len(cell.tags)
         if not data:
             return 0
+        return self._buffer(dst, data, position, {c.family for c in data}, size, tags)
+
+    def _buffer(self, dst: str, data: list[Cell], position: WalPosition, new: set[bytes],
+                size: int, tags: int) -> int:
+        """Buffer an entry's data cells (of families ``new``, ``size`` bytes and ``tags``
+        tags); return how many."""
         seen = self.checked.setdefault(dst, set())
-        new = {c.family for c in data}
         if not new <= seen:
             new -= seen
             with self.lock:

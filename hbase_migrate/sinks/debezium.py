@@ -71,6 +71,14 @@ def operation(edit: RowEdit, before: Sequence[Cell] | None, after: Sequence[Cell
     return "d" if all(c.type == CellType.DELETE_FAMILY for c in edit.cells) else "u"
 
 
+def source_head(cluster: str) -> str:
+    """The text of an event from ``,"source":`` up to its ``table``'s value, as
+    :func:`debezium_value` writes it (the compiled renderer's template)."""
+    head = json.dumps({"connector": CONNECTOR, "version": _version(), "name": cluster,
+                       "cluster": cluster, "table": None}, separators=(",", ":"))
+    return ',"source":' + head.removesuffix("null}")
+
+
 def debezium_value(edit: RowEdit, cluster: str, *, images: bool = False,
                    before: Sequence[Cell] | None = None, after: Sequence[Cell] | None = None,
                    now: int | None = None) -> bytes:

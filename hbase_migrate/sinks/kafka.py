@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -50,6 +50,7 @@ from hbase_migrate.replay.errors import ReplayWriteError
 from hbase_migrate.replay.mutations import RowMutation, WalPosition
 from hbase_migrate.sinks.debezium import debezium_value
 from hbase_migrate.sinks.messages import RowEdit, message_key, message_value, row_edits
+from hbase_migrate.sinks.render import render
 from hbase_migrate.wal.model import Cell
 
 log = logging.getLogger(__name__)
@@ -155,31 +156,36 @@ class KafkaSink:
     def apply(self, table: str, mutations: Sequence[RowMutation]) -> AppliedCounts:
         """Produce one message per (entry, row) of ``mutations``; return once the broker
         acknowledged all of them (the target applied them first, with ``row_image``)."""
+        return self.send(table, mutations)()
+
+    def send(self, table: str, mutations: Sequence[RowMutation]
+             ) -> Callable[[], AppliedCounts]:
+        """Produce the messages of ``mutations`` now, from the calling thread; the call
+        returned waits until the broker acknowledged all of them (sending failures again),
+        as ``apply`` does. The replay calls it before sending anything else, so a batch is
+        complete, retries included, before the next one is produced."""
         if not mutations:
-            return AppliedCounts()
+            return AppliedCounts
         source = self.sources.get(table, table)
         topic = self._topic(self.settings.topic_of(source), mutations[0].position)
         edits = list(row_edits(source, mutations))
         applied = AppliedCounts(count_cells(mutations), 0)
-        images: Sequence[_Images] = [(None, None)] * len(edits)
-        if self.image_target is not None:
+        if self.image_target is None:  # the whole batch at once (compiled when built)
+            keys, values = render(edits, self.settings.envelope, self.cluster)
+        else:
             images = self._apply_with_images(table, edits, mutations, applied)
+            keys = [message_key(e.table, e.row) for e in edits]
+            values = [self._value(e, image) for e, image in zip(edits, images, strict=True)]
+        for edit, key, value in zip(edits, keys, values, strict=True):
+            if len(key) + len(value) + RECORD_OVERHEAD > topic.limit:
+                raise self._too_large(topic, edit.position, key, value)
+        failed = self._produce(topic.name, keys, values, 0)
 
-        keys: list[bytes] = []
-        values: list[bytes] = []
-
-        def build() -> Iterator[tuple[bytes, bytes]]:  # produced as built: JSON overlaps the
-            for edit, image in zip(edits, images, strict=True):  # network
-                key, value = message_key(edit.table, edit.row), self._value(edit, image)
-                if len(key) + len(value) + RECORD_OVERHEAD > topic.limit:
-                    raise self._too_large(topic, edit.position, key, value)
-                keys.append(key)
-                values.append(value)
-                yield key, value
-
-        applied.calls += self._deliver(topic, build(), keys, values,
-                                       [e.position for e in edits])
-        return applied
+        def acknowledged() -> AppliedCounts:
+            applied.calls += self._deliver(topic, keys, values, [e.position for e in edits],
+                                           failed)
+            return applied
+        return acknowledged
 
     def _value(self, edit: RowEdit, images: _Images) -> bytes:
         before, after = images
@@ -277,15 +283,16 @@ class KafkaSink:
 
     # -- delivery ---------------------------------------------------------------------------
 
-    def _deliver(self, topic: _Topic, messages: Iterator[tuple[bytes, bytes]],
-                 keys: Sequence[bytes], values: Sequence[bytes],
-                 positions: Sequence[WalPosition]) -> int:
-        """Send ``messages`` (keys and values, which fill ``keys`` and ``values`` as they
-        are built) in order until every one is acknowledged; on failure, send again from
-        the first failed message after a backoff. Returns how many."""
+    def _deliver(self, topic: _Topic, keys: Sequence[bytes], values: Sequence[bytes],
+                 positions: Sequence[WalPosition], failed: dict[int, KafkaError]) -> int:
+        """Wait until every message produced (``keys`` and ``values``; ``failed`` fills
+        with their failures) is acknowledged; on failure, send again from the first failed
+        message after a backoff. Returns how many."""
         start = 0
         for attempt in range(self.settings.retries + 1):
-            failure = self._send(topic.name, messages, start)
+            if attempt:
+                failed = self._produce(topic.name, keys, values, start)
+            failure = self._await(failed, start)
             if failure is None:
                 return len(keys)
             start, error = failure
@@ -300,7 +307,6 @@ class KafkaSink:
             self.sleep(pause)
             if error is not None and error.fatal():
                 self._producer = None  # an idempotent producer's fatal error: a new one
-            messages = zip(keys[start:], values[start:], strict=True)
         raise KafkaUnavailableError(self._failure(topic, position, error,
                                                   self.settings.retries + 1)
                                     + "; stopping the run: every offset the broker "
@@ -313,14 +319,11 @@ class KafkaSink:
         return (f"Kafka broker {self.settings.bootstrap}, topic {topic.name!r}: the message "
                 f"of {position} was not delivered after {attempts} attempt(s): {reason}")
 
-    def _send(self, topic: str, messages: Iterator[tuple[bytes, bytes]],
-              start: int) -> tuple[int, KafkaError | None] | None:
-        """Produce ``messages`` (the batch's from index ``start`` on) and wait until the
-        broker acknowledged or refused each; return the index and error of the first one
-        not delivered (error None: not acknowledged in time), or None when all were.
-
-        Only failures are reported back (``delivery.report.only.error``): a message is
-        acknowledged when it reported no failure and the flush left nothing in flight."""
+    def _produce(self, topic: str, keys: Sequence[bytes], values: Sequence[bytes],
+                 start: int) -> dict[int, KafkaError]:
+        """Produce the messages from index ``start`` on; returns their failures by index,
+        filled in as the broker reports them (only failures are reported back:
+        ``delivery.report.only.error``)."""
         producer = self.producer()
         failed: dict[int, KafkaError] = {}
 
@@ -331,7 +334,8 @@ class KafkaSink:
             return done
 
         produce = producer.produce
-        for i, (key, value) in enumerate(messages, start):
+        for i, (key, value) in enumerate(zip(keys[start:], values[start:], strict=True),
+                                          start):
             while True:
                 try:
                     produce(topic, value, key, on_delivery=report(i))
@@ -341,7 +345,15 @@ class KafkaSink:
                 except KafkaException as exc:
                     failed[i] = exc.args[0]
                     break
-        left = producer.flush(self.settings.delivery_timeout / 1000 + 30)
+        return failed
+
+    def _await(self, failed: dict[int, KafkaError], start: int
+               ) -> tuple[int, KafkaError | None] | None:
+        """Wait until the broker acknowledged or refused each message produced from index
+        ``start`` on; return the index and error of the first one not delivered (error
+        None: not acknowledged in time), or None when all were: a message is acknowledged
+        when it reported no failure and the flush left nothing in flight."""
+        left = self.producer().flush(self.settings.delivery_timeout / 1000 + 30)
         if left:  # which of them is unknown: none of this batch counts
             log.warning("%d message(s) still unacknowledged after the delivery timeout", left)
             return start, failed.get(start)

@@ -54,9 +54,14 @@ class RowEdit(NamedTuple):
 def row_edits(table: str, mutations: Sequence[RowMutation]) -> Iterator[RowEdit]:
     """Group ``mutations`` (in WAL order) into one edit per (entry, row), in the order each
     row first appears in its entry."""
-    i = 0
-    while i < len(mutations):
-        position = mutations[i].position
+    i, n = 0, len(mutations)
+    while i < n:
+        first = mutations[i]
+        position = first.position
+        if i + 1 == n or mutations[i + 1].position != position:  # the usual entry: one row
+            yield RowEdit(table, first.row, position, first.cells)
+            i += 1
+            continue
         rows: dict[bytes, list[Cell]] = {}
         while i < len(mutations) and mutations[i].position == position:
             rows.setdefault(mutations[i].row, []).extend(mutations[i].cells)
@@ -118,9 +123,14 @@ def _position(p: WalPosition) -> str:
             f'"sequence":{_int(p.sequence)},"write_time":{_int(p.write_time)},"cells":[')
 
 
+def _general_cell(cell: Cell) -> str:
+    """A cell with tags or a METAFAMILY marker, in the general form."""
+    return json.dumps(cell_json(cell, True), separators=_SEPARATORS)
+
+
 def _cell(cell: Cell, row: str) -> str:
     if cell.tags or cell.family == METAFAMILY:  # rare: the general form
-        return json.dumps(cell_json(cell, True), separators=_SEPARATORS)
+        return _general_cell(cell)
     return (f'{{"row":{row},"family":{_name(cell.family)},'
             f'"qualifier":{_name(cell.qualifier)},"timestamp":{cell.timestamp!r}'
             f'{_type(cell.type)},"value":{_binary(cell.value)}}}')

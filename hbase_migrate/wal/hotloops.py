@@ -6,64 +6,38 @@ format suites through both)."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
-from types import ModuleType
-from typing import Literal
 
+from hbase_migrate.compiled import Choice
 from hbase_migrate.wal import cells, walkey
 from hbase_migrate.wal.cells import CellsDecoder, CompressionState
 from hbase_migrate.wal.model import WalKey
 
-Implementation = Literal["compiled", "python"]
 KeyDecoder = Callable[[bytes, int, int, "walkey.KeyDictionaries | None"], tuple[WalKey, int]]
 
-
-def _compiled() -> ModuleType | None:
-    try:
-        from hbase_migrate.wal import _hotloops  # type: ignore[attr-defined]
-    except ImportError:
-        return None
-    return _hotloops  # type: ignore[no-any-return]
-
-
-COMPILED = _compiled()
-_active: list[Implementation] = [
-    "compiled" if COMPILED is not None and os.environ.get("HBASE_MIGRATE_PURE_PYTHON") != "1"
-    else "python"]
-
-
-def implementation() -> Implementation:
-    """Which loops readers opened from now on run."""
-    return _active[0]
-
-
-def use(name: Implementation) -> None:
-    """Make readers opened from now on run ``name``'s loops."""
-    if name == "compiled" and COMPILED is None:
-        raise RuntimeError("the compiled hot loops are not built (make setup builds them)")
-    _active[0] = name
+_choice = Choice("hbase_migrate.wal._hotloops", "the compiled hot loops are")
+COMPILED = _choice.module
+implementation = _choice.implementation  # which runs (for readers opened from now on)
+use = _choice.use
 
 
 def key_decoder() -> KeyDecoder:
     """``decode_key``: the WALKey and its cell count."""
-    if _active[0] == "compiled":
-        assert COMPILED is not None
-        return COMPILED.decode_key  # type: ignore[no-any-return]
-    return walkey.decode_key
+    compiled = _choice.compiled()
+    return walkey.decode_key if compiled is None else compiled.decode_key
 
 
 def plain_decoder() -> CellsDecoder:
     """The loop for uncompressed KeyValues."""
-    if _active[0] == "compiled":
-        assert COMPILED is not None
-        return COMPILED.decode_plain_cells  # type: ignore[no-any-return]
-    return cells.decode_plain_cells
+    compiled = _choice.compiled()
+    if compiled is None:
+        return cells.decode_plain_cells
+    return compiled.decode_plain_cells  # type: ignore[no-any-return]
 
 
 def compressed_decoder(state: CompressionState) -> CellsDecoder:
     """The loop for one file's dictionary-compressed cells."""
-    if _active[0] == "compiled":
-        assert COMPILED is not None
-        return COMPILED.CompressedCells(state)  # type: ignore[no-any-return]
-    return cells.compressed_cells_decoder(state)
+    compiled = _choice.compiled()
+    if compiled is None:
+        return cells.compressed_cells_decoder(state)
+    return compiled.CompressedCells(state)  # type: ignore[no-any-return]

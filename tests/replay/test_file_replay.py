@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
@@ -50,11 +50,34 @@ def _calls(n: int, width: int) -> list[list[Cell]]:
              for j in range(1 + i % width)] for i in range(n)]
 
 
+class Sender(Recorder):
+    """A target that sends without waiting (``send``), acknowledging when waited for; a
+    batch refused at its wait (``fail_on_call``) fails."""
+
+    def __init__(self, fail_on_call: int | None = None) -> None:
+        super().__init__(fail_on_call)
+        self.outstanding = 0  # batches sent, not yet waited for
+        self.threads: set[int] = set()
+
+    def send(self, table: str, mutations: Sequence[RowMutation]
+             ) -> Callable[[], AppliedCounts]:
+        assert self.outstanding == 0, "sent before the batch before it was acknowledged"
+        self.threads.add(threading.get_ident())
+        self.events.append(("send", mutations[0].position.offset))
+        self.outstanding += 1
+
+        def wait() -> AppliedCounts:
+            self.outstanding -= 1
+            return self.apply(table, mutations)
+        return wait
+
+
+@pytest.mark.parametrize("target_class", [Recorder, Sender])  # Sender: sent from the reading thread
 @pytest.mark.parametrize("in_flight", [0, 1, 2, 5])
 def test_batches_are_bounded_and_progress_follows_acknowledgement(
-        tmp_path: Path, in_flight: int) -> None:
+        tmp_path: Path, in_flight: int, target_class: type[Recorder]) -> None:
     wal = make_wal(tmp_path / "wal.1", entries_for("t", _calls(50, 4)))
-    target = Recorder()
+    target = target_class()
     result = replay_file(wal, ReplaySpec(batch_cells=7, in_flight=in_flight), target,
                          on_progress=target.progress)
     assert all(size <= 7 + 4 for size in target.sizes)  # the limit plus at most one entry
@@ -69,6 +92,8 @@ def test_batches_are_bounded_and_progress_follows_acknowledgement(
     assert result.progress.calls == len(target.sizes)
     offsets = [o for k, o in target.events if k == "progress"]
     assert offsets == sorted(set(offsets)) and offsets[-1] == result.end_offset
+    if isinstance(target, Sender) and in_flight:
+        assert target.threads == {threading.get_ident()}  # no writer thread
 
 
 class Gate(Recorder):
@@ -102,16 +127,18 @@ def test_nothing_is_reported_while_the_first_batch_waits_for_the_target(
     assert not done.is_alive() and len(target.sizes) == 20 and len(read) == 20
 
 
+@pytest.mark.parametrize("target_class", [Recorder, Sender])
 def test_in_flight_batches_after_a_refused_one_are_neither_applied_nor_reported(
-        tmp_path: Path) -> None:
+        tmp_path: Path, target_class: type[Recorder]) -> None:
     wal = make_wal(tmp_path / "wal.5", entries_for("t", _calls(40, 1)))
-    target = Recorder(fail_on_call=3)
+    target = target_class(fail_on_call=3)
     reported: list[FileProgress] = []
     with pytest.raises(ReplayWriteError):
         replay_file(wal, ReplaySpec(batch_cells=4, in_flight=3), target,
                     on_progress=reported.append)
     assert [p.entries for p in reported] == [4, 8, 12]
     assert len(target.sizes) == 3
+    assert [k for k, _ in target.events].count("send") in (0, 4)  # the refused one last
 
 
 def test_progress_advances_over_skipped_entries(tmp_path: Path) -> None:
@@ -142,3 +169,4 @@ def test_an_empty_wal_reports_its_edit_start(tmp_path: Path) -> None:
     assert result.end_reason == "eof" and not result.complete
     assert reported == [result.progress] and result.progress.entries == 0
     assert result.progress.next_index == 0
+

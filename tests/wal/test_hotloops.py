@@ -4,9 +4,6 @@ the environment, and the same entries, end and error for the same damaged file."
 from __future__ import annotations
 
 import io
-import os
-import subprocess
-import sys
 from typing import Any
 
 import pytest
@@ -15,6 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_fuzz import damaged
 
+from hbase_migrate.compiled import Implementation
 from hbase_migrate.errors import WalError
 from hbase_migrate.wal import hotloops
 from hbase_migrate.wal.model import WalKey
@@ -55,19 +53,7 @@ def test_the_set_up_builds_the_compiled_loops() -> None:
         "(or `python scripts/build-speedups.py`)")
 
 
-@pytest.mark.parametrize(("env", "expected"), [("0", "compiled"), ("1", "python")])
-def test_the_environment_chooses(env: str, expected: str) -> None:
-    if hotloops.COMPILED is None:
-        pytest.skip("the compiled hot loops are not built")
-    out = subprocess.run(
-        [sys.executable, "-c",
-         "from hbase_migrate.wal import hotloops; print(hotloops.implementation())"],
-        env={**os.environ, "HBASE_MIGRATE_PURE_PYTHON": env}, capture_output=True, text=True,
-        check=True)
-    assert out.stdout.strip() == expected
-
-
-def _outcome(data: bytes, name: hotloops.Implementation) -> tuple[Any, ...]:
+def _outcome(data: bytes, name: Implementation) -> tuple[Any, ...]:
     hotloops.use(name)
     entries = []
     try:

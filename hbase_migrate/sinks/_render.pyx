@@ -1,0 +1,280 @@
+# cython: language_level=3, boundscheck=False, wraparound=False
+"""Compiled rendering of a batch of CDC messages (keys and JSON values), byte for byte what
+:func:`~hbase_migrate.sinks.messages.message_key`, ``message_value`` and
+:func:`~hbase_migrate.sinks.debezium.debezium_value` (without row images) return; built by
+``make setup`` (``scripts/build-speedups.py``), chosen by :mod:`~hbase_migrate.sinks.render`.
+
+Each message is written into one growing C buffer. The reference's own helpers render what
+is rare: a cell with tags or a METAFAMILY marker (its general form), and a whole message
+whose fields are not the plain types (bytes, int, None) the fast path reads.
+"""
+
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
+from cpython.mem cimport PyMem_Free, PyMem_Malloc, PyMem_Realloc
+from cpython.tuple cimport PyTuple_Check, PyTuple_GET_ITEM, PyTuple_GET_SIZE
+from libc.string cimport memcmp, memcpy
+
+from json import dumps
+from time import time
+
+from hbase_migrate.sinks import debezium as _debezium
+from hbase_migrate.sinks import messages as _messages
+from hbase_migrate.wal.model import METAFAMILY, CellType
+
+cdef char _FORM[256][8]  # zero-padded: each byte as its toStringBinary form reads inside a JSON string
+cdef Py_ssize_t _FORM_LEN[256]
+cdef bytes _form
+for _b, _text in enumerate(_messages._JSON_RENDER):
+    _form = _text.encode("ascii")
+    assert len(_form) < 8
+    _FORM_LEN[_b] = len(_form)
+    memcpy(_FORM[_b], PyBytes_AS_STRING(_form), len(_form))
+
+cdef bytes _META = METAFAMILY
+cdef object _DELETE_FAMILY = int(CellType.DELETE_FAMILY)
+cdef dict _types = {}  # type code -> ',"type":"Put"'
+cdef dict _strings = {}  # table name -> its JSON string
+cdef dict _files = {}  # WAL path -> ',"file":' and the JSON string of its name
+
+
+class _Unusual(Exception):
+    """A field the fast path does not read: the reference renders the message."""
+
+
+cdef struct Buffer:
+    char* data
+    Py_ssize_t size
+    Py_ssize_t capacity
+
+
+cdef int _reserve(Buffer* b, Py_ssize_t more) except -1:
+    cdef Py_ssize_t want = b.size + more
+    cdef char* grown
+    if want <= b.capacity:
+        return 0
+    want = max(want, 2 * b.capacity)
+    grown = <char*>PyMem_Realloc(b.data, want)
+    if grown == NULL:
+        raise MemoryError()
+    b.data, b.capacity = grown, want
+    return 0
+
+
+cdef inline int _put(Buffer* b, const char* text, Py_ssize_t n) except -1:
+    _reserve(b, n)
+    memcpy(b.data + b.size, text, n)
+    b.size += n
+    return 0
+
+
+cdef inline int _put_bytes(Buffer* b, bytes text) except -1:
+    return _put(b, PyBytes_AS_STRING(text), PyBytes_GET_SIZE(text))
+
+
+cdef int _put_binary(Buffer* b, object data) except -1:
+    """``data`` (bytes) as the JSON string of its toStringBinary form."""
+    if type(data) is not bytes:
+        raise _Unusual()
+    cdef const unsigned char* s = <const unsigned char*>PyBytes_AS_STRING(data)
+    cdef Py_ssize_t i, n = PyBytes_GET_SIZE(data)
+    cdef unsigned char c
+    _reserve(b, 8 * n + 2)
+    cdef char* out = b.data + b.size
+    out[0] = b'"'
+    out += 1
+    for i in range(n):  # 8 bytes stored per input byte (room reserved), the form's kept
+        c = s[i]
+        memcpy(out, _FORM[c], 8)
+        out += _FORM_LEN[c]
+    out[0] = b'"'
+    b.size = out + 1 - b.data
+    return 0
+
+
+cdef int _put_int(Buffer* b, object value) except -1:
+    """An int as ``repr`` writes it; None as ``null``."""
+    cdef char digits[24]
+    cdef long long v
+    cdef unsigned long long u
+    cdef int start = 24
+    if value is None:
+        return _put(b, b"null", 4)
+    if type(value) is not int:
+        raise _Unusual()
+    try:
+        v = value
+    except OverflowError:
+        return _put_bytes(b, repr(value).encode("ascii"))
+    u = <unsigned long long>(-(v + 1)) + 1 if v < 0 else <unsigned long long>v
+    while True:  # the digits, last first
+        start -= 1
+        digits[start] = <char>(48 + u % 10)
+        u //= 10
+        if u == 0:
+            break
+    if v < 0:
+        start -= 1
+        digits[start] = b"-"
+    return _put(b, digits + start, 24 - start)
+
+
+cdef bytes _string(object text):
+    """``json.dumps(text)`` of a str, as ASCII bytes (cached: few distinct names)."""
+    cdef object known = _strings.get(text)
+    if known is None:
+        if type(text) is not str:
+            raise _Unusual()
+        if len(_strings) > 4096:
+            _strings.clear()
+        known = _strings[text] = dumps(text).encode("ascii")
+    return <bytes>known
+
+
+cdef bytes _file(object path):
+    cdef object known = _files.get(path)
+    if known is None:
+        if len(_files) > 4096:
+            _files.clear()
+        known = _files[path] = _messages._file(path).encode("ascii")
+    return <bytes>known
+
+
+cdef bytes _type(object code):
+    cdef object known = _types.get(code)
+    if known is None:
+        if type(code) is not int and not isinstance(code, CellType):  # named as its value
+            raise _Unusual()
+        known = _types[code] = _messages._type(code).encode("ascii")
+    return <bytes>known
+
+
+cdef inline object _field(object cell, Py_ssize_t i):
+    """Field ``i`` of a Cell (a tuple of 7, checked by the caller)."""
+    return <object>PyTuple_GET_ITEM(cell, i)
+
+
+cdef int _put_cells(Buffer* b, tuple cells) except -1:
+    """The JSON array of the cells (``messages.cells_text``)."""
+    cdef Py_ssize_t i
+    cdef object cell, family
+    _put_bytes(b, b"[")
+    for i in range(len(cells)):
+        cell = cells[i]
+        if not PyTuple_Check(cell) or PyTuple_GET_SIZE(cell) != 7:
+            raise _Unusual()
+        if i:
+            _put_bytes(b, b",")
+        family = _field(cell, 1)
+        if _field(cell, 6) or family == _META:  # rare: the general form
+            _put_bytes(b, _messages._general_cell(cell).encode("ascii"))
+            continue
+        _put_bytes(b, b'{"row":')
+        _put_binary(b, _field(cell, 0))
+        _put_bytes(b, b',"family":')
+        _put_binary(b, family)
+        _put_bytes(b, b',"qualifier":')
+        _put_binary(b, _field(cell, 2))
+        _put_bytes(b, b',"timestamp":')
+        _put_int(b, _field(cell, 3))
+        _put_bytes(b, _type(_field(cell, 4)))
+        _put_bytes(b, b',"value":')
+        _put_binary(b, _field(cell, 5))
+        _put_bytes(b, b"}")
+    _put_bytes(b, b"]")
+    return 0
+
+
+cdef int _put_position(Buffer* b, object p) except -1:
+    """A WalPosition's fields as both envelopes write them: file to write_time."""
+    _put_bytes(b, _file(p[0]))
+    _put_bytes(b, b',"offset":')
+    _put_int(b, p[1])
+    _put_bytes(b, b',"entry":')
+    _put_int(b, p[2])
+    _put_bytes(b, b',"sequence":')
+    _put_int(b, p[3])
+    _put_bytes(b, b',"write_time":')
+    return _put_int(b, p[4])
+
+
+cdef int _put_native(Buffer* b, object edit) except -1:
+    """``message_value(edit)``."""
+    cdef object p = edit[2]
+    _put_bytes(b, b'{"table":')
+    _put_bytes(b, _string(edit[0]))
+    _put_bytes(b, b',"row":')
+    _put_binary(b, edit[1])
+    _put_position(b, p)
+    _put_bytes(b, b',"cells":')
+    _put_cells(b, edit[3])
+    _put_bytes(b, b"}")
+    return 0
+
+
+cdef int _put_debezium(Buffer* b, object edit, bytes source, object now) except -1:
+    """``debezium_value(edit, cluster, now=now)``; ``source`` is the text from the
+    connector's name to ``"table":``."""
+    cdef object p = edit[2]
+    cdef tuple cells = edit[3]
+    cdef object cell
+    cdef bint delete = True
+    for cell in cells:
+        if cell[4] != _DELETE_FAMILY:
+            delete = False
+            break
+    _put_bytes(b, b'{"before":null,"after":null,"op":')
+    _put_bytes(b, b'"d"' if delete else b'"u"')
+    _put_bytes(b, b',"ts_ms":')
+    _put_int(b, int(time() * 1000) if now is None else now)
+    _put_bytes(b, source)
+    _put_bytes(b, _string(edit[0]))
+    _put_position(b, p)
+    _put_bytes(b, b',"ts_ms":')
+    _put_int(b, p[4])
+    _put_bytes(b, b',"snapshot":"false"},"transaction":null,"row":')
+    _put_binary(b, edit[1])
+    _put_bytes(b, b',"cells":')
+    _put_cells(b, cells)
+    _put_bytes(b, b"}")
+    return 0
+
+
+cdef bytes _key(object edit):
+    """``message_key(edit.table, edit.row)``."""
+    cdef object row = edit[1]
+    if type(row) is not bytes:
+        return _messages.message_key(edit[0], row)
+    return <bytes>(<str>edit[0]).encode("utf-8") + b"\x00" + <bytes>row
+
+
+def render(list edits, str envelope, str cluster, object now=None):
+    """The keys and values of ``edits`` (RowEdits, no row images) in the ``envelope``
+    (``native`` or ``debezium``; ``cluster`` and ``now`` as ``debezium_value`` takes them)."""
+    cdef Buffer b
+    cdef object edit
+    cdef list keys = [], values = []
+    cdef bint native = envelope == "native"
+    cdef bytes source = b""
+    if not native:
+        source = _debezium.source_head(cluster).encode("ascii")
+    b.size, b.capacity = 0, 4096
+    b.data = <char*>PyMem_Malloc(b.capacity)
+    if b.data == NULL:
+        raise MemoryError()
+    try:
+        for edit in edits:
+            b.size = 0
+            keys.append(_key(edit))
+            try:
+                if native:
+                    _put_native(&b, edit)
+                else:
+                    _put_debezium(&b, edit, source, now)
+            except _Unusual:
+                values.append(_messages.message_value(edit) if native else
+                              _debezium.debezium_value(edit, cluster, now=now))
+                continue
+            values.append(PyBytes_FromStringAndSize(b.data, b.size))
+    finally:
+        PyMem_Free(b.data)
+    return keys, values

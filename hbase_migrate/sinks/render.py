@@ -1,0 +1,32 @@
+"""A batch of CDC messages (keys and values) at once: the compiled renderer (``_render``,
+built by ``make setup``) when it is there, else the reference, one message at a time
+(:func:`~hbase_migrate.sinks.messages.message_value`,
+:func:`~hbase_migrate.sinks.debezium.debezium_value`); both give the same bytes.
+``HBASE_MIGRATE_PURE_PYTHON=1`` runs the reference; ``use`` switches (the tests compare)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from hbase_migrate.compiled import Choice
+from hbase_migrate.sinks.debezium import debezium_value
+from hbase_migrate.sinks.messages import RowEdit, message_key, message_value
+
+_choice = Choice("hbase_migrate.sinks._render", "the compiled renderer is")
+COMPILED = _choice.module
+implementation = _choice.implementation
+use = _choice.use
+
+
+def render(edits: Sequence[RowEdit], envelope: str, cluster: str = "",
+           now: int | None = None) -> tuple[list[bytes], list[bytes]]:
+    """The keys and values of ``edits`` (no row images) in ``envelope`` (``native`` or
+    ``debezium``); ``cluster`` and ``now`` as :func:`debezium_value` takes them."""
+    compiled = _choice.compiled()
+    if compiled is not None:
+        keys, values = compiled.render(list(edits), envelope, cluster, now)
+        return keys, values
+    keys = [message_key(e.table, e.row) for e in edits]
+    if envelope == "native":
+        return keys, [message_value(e) for e in edits]
+    return keys, [debezium_value(e, cluster, now=now) for e in edits]
