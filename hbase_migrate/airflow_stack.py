@@ -14,10 +14,13 @@ Executors: ``local`` (the default), the LocalExecutor on a SQLite metadata datab
 ``celery``: a PostgreSQL server of its own for the metadata database (and the databases a
 caller asks for, such as a ledger: :meth:`AirflowStack.database_url`), ``redis-server`` as
 the broker, and N ``airflow celery worker`` processes, each in its own folder
-(``<folder>/airflow/workers/workerN``: its working folder, temporary folder, task logs and
+(``<folder>/airflow/workers/workerN``: its working folder, temporary folder and
 ``$HBASE_MIGRATE_STATE_DIR``) and with its own host name ``workerN@<host>`` (Airflow's task
 instances and the ledger's steps name it), so that no task can use a file another task
-left behind, as on separate hosts. That server and broker live as long as the stack.
+left behind, as on separate hosts. Task logs are the one thing shared: every worker writes
+them into the stack's log folder, as Airflow's "shared drive for logs" deployment does, so
+the UI shows them without a log server (which would listen on 0.0.0.0). That server and
+broker live as long as the stack.
 
 The processes are started with Airflow's own command (``python -m airflow``), never
 imported: the core does not import Airflow. Each runs in its own process group, so that
@@ -128,10 +131,11 @@ def celery_env(metadata_url: str, broker_port: int, concurrency: int) -> dict[st
 
 
 def worker_service(home: Path, number: int, concurrency: int) -> Service:
-    """Celery worker ``number``: its own folder (working folder, temporary folder, task logs,
-    state folder) and host name."""
+    """Celery worker ``number``: its own folder (working folder, temporary folder, state
+    folder) and host name; its task logs go to the stack's log folder, where the UI reads
+    them."""
     folder = home / "workers" / f"worker{number}"
-    for sub in ("tmp", "logs", "state"):
+    for sub in ("tmp", "state"):
         (folder / sub).mkdir(parents=True, exist_ok=True)
     name = f"worker{number}@{socket.gethostname()}"
     return Service(
@@ -141,7 +145,6 @@ def worker_service(home: Path, number: int, concurrency: int) -> Service:
         folder / "worker.log", folder,
         {"TMPDIR": str(folder / "tmp"), WORKER_ENV: name,
          "AIRFLOW__CORE__HOSTNAME_CALLABLE": f"{__name__}.worker_hostname",
-         "AIRFLOW__LOGGING__BASE_LOG_FOLDER": str(folder / "logs"),
          "HBASE_MIGRATE_STATE_DIR": str(folder / "state")})
 
 
@@ -212,9 +215,7 @@ class AirflowStack:
 
     @property
     def task_logs(self) -> str:
-        """Where the task logs are: the stack's log folder, or each worker's own."""
-        if self.workers:
-            return str(self.home / "workers" / "worker*" / "logs")
+        """Where the task logs are (every worker's too): the stack's log folder."""
         return str(self.home / "logs")
 
     def database_url(self, name: str) -> str:

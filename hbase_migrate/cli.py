@@ -8,9 +8,11 @@ which keeps the core free of imports from them.
 
 from __future__ import annotations
 
+import faulthandler
 import importlib
 import logging
 import os
+import signal
 import sys
 import tempfile
 import time
@@ -132,6 +134,8 @@ def main(argv: list[str] | None = None) -> None:
     for the project's own errors, 1 for anything unexpected (its traceback goes to a file,
     or to the screen with ``-v``). No traceback reaches a user unasked."""
     _run["verbose"] = 0
+    # ``kill -USR1 <pid>`` prints every thread's stack to stderr: where a stuck run waits
+    faulthandler.register(signal.SIGUSR1, all_threads=True)
     try:
         code = cli.main(args=argv, prog_name="hbase-migrate", standalone_mode=False)
     except click.exceptions.Abort:

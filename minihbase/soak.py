@@ -23,6 +23,7 @@ Only the stack, the writer and the faults belong here; every step is the core's.
 from __future__ import annotations
 
 import shutil
+import signal
 import subprocess
 import sys
 import threading
@@ -196,7 +197,13 @@ class Follow:
         self.thread.join()
         if self.proc is None:
             return None
-        stop_child(self.proc, timeout=120)
+        try:
+            self.proc.terminate()
+            self.proc.wait(120)
+        except subprocess.TimeoutExpired:  # its stacks into its log, to see where it hangs
+            self.proc.send_signal(signal.SIGUSR1)
+            time.sleep(1)
+        stop_child(self.proc)
         return self.proc.returncode
 
 

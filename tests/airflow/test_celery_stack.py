@@ -2,7 +2,8 @@
 its own folder and with its own host name, run a real migration (the start DAG's schema,
 copy and live validation, then the validate DAG) against embedded clusters: the target
 equals the source, and the ledger (on the stack's PostgreSQL) names both workers among the
-hosts of its steps; everything started is gone afterwards."""
+hosts of its steps, and the UI's REST API shows the log of a task each worker ran;
+everything started is gone afterwards."""
 
 from __future__ import annotations
 
@@ -10,10 +11,11 @@ import json
 import shutil
 import socket
 from pathlib import Path
+from urllib.parse import quote
 
 import pytest
 
-from hbase_migrate.airflow_stack import STACK_FILE, hbase_connection, start_airflow
+from hbase_migrate.airflow_stack import STACK_FILE, AirflowStack, hbase_connection, start_airflow
 from hbase_migrate.audit.ledger import Ledger
 from hbase_migrate.audit.records import StepStatus
 from hbase_migrate.pgserver import find_pg_bin
@@ -54,16 +56,35 @@ def test_two_celery_workers_run_a_migration(tmp_path: Path) -> None:
                 record = opened.migration("orders")
                 assert record is not None
                 steps = opened.steps(record.id)
-            # each worker kept the logs of the tasks it ran in its own folder
-            logged = {p.parent.parent.name for p in stack.home.glob("workers/*/logs/dag_id=*")}
+            shown = shown_logs(stack, "hbase_migrate_validate", run_id)
     kinds = [s.kind for s in steps]  # the copy and each validation: mapped parts, an end
     assert [k for k in kinds if not k.endswith("-part")] == [
         "prepare", "snapshot-plan", "snapshot", "validate", "validate"]
     assert kinds.count("validate-part") >= 2 and kinds.count("snapshot-part") >= 2, kinds
     assert all(s.status is StepStatus.SUCCEEDED and s.dag_id for s in steps)
     assert {s.host for s in steps} == workers, [(s.kind, s.host) for s in steps]
-    assert logged == {"worker1", "worker2"}
-    assert not list((tmp_path / "airflow" / "logs").glob("dag_id=*"))
+    # the UI shows the log of a task each worker ran (the workers write the stack's folder)
+    assert set(shown) == workers, shown
+    assert all("Filling up the DagBag" in text for text in shown.values()), shown
+    assert not list(stack.home.glob("workers/*/logs"))
     running = [*pids["pids"].values(), *pids["backing"].values()]
     assert not [pid for pid in running if group_alive(pid)]
     assert not [p for p in pids["remove"] if Path(p).exists()]
+
+
+def shown_logs(stack: AirflowStack, dag_id: str, run_id: str) -> dict[str, str]:
+    """Per worker host, the log text the REST API (the UI's source) gives for one of the
+    run's tasks that host ran."""
+    status, answer = stack.api("GET", f"/dags/{dag_id}/dagRuns/{quote(run_id)}/taskInstances")
+    assert status == 200, answer
+    shown: dict[str, str] = {}
+    for ti in answer["task_instances"]:
+        if ti["hostname"] in shown or ti["state"] != "success":
+            continue
+        status, log = stack.api("GET", f"/dags/{dag_id}/dagRuns/{quote(run_id)}/taskInstances/"
+                                       f"{ti['task_id']}/logs/{ti['try_number']}"
+                                       f"?map_index={ti['map_index']}")
+        assert status == 200, log
+        shown[ti["hostname"]] = "\n".join(str(line.get("event", line)) if isinstance(line, dict)
+                                          else str(line) for line in log["content"])
+    return shown
