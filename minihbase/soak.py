@@ -23,7 +23,6 @@ Only the stack, the writer and the faults belong here; every step is the core's.
 from __future__ import annotations
 
 import shutil
-import signal
 import subprocess
 import sys
 import threading
@@ -45,7 +44,7 @@ from hbase_migrate.soak.chaos import ACTIONS, ChaosEvent, ChaosMonkey, schedule
 from hbase_migrate.soak.linked_lists import LinkedListWriter, ListCounts, ListSpec
 from hbase_migrate.timeutil import parse_duration
 from minihbase.cli.minicluster import call_admin
-from minihbase.process import spawn_child, stop_child
+from minihbase.process import log_tail, spawn_child, stop_child
 from minihbase.soak_acts import cluster_acts, process_act
 from minihbase.stack import EmbeddedStack
 
@@ -197,13 +196,11 @@ class Follow:
         self.thread.join()
         if self.proc is None:
             return None
+        self.proc.terminate()
         try:
-            self.proc.terminate()
             self.proc.wait(120)
-        except subprocess.TimeoutExpired:  # its stacks into its log, to see where it hangs
-            self.proc.send_signal(signal.SIGUSR1)
-            time.sleep(1)
-        stop_child(self.proc)
+        except subprocess.TimeoutExpired:  # it printed its threads at 60 s: a second
+            stop_child(self.proc, timeout=15)  # SIGTERM interrupts it, then SIGKILL
         return self.proc.returncode
 
 
@@ -273,9 +270,10 @@ def _drive_cli(spec: SoakSpec, migration: MigrationSpec, config: Path,
     call_admin(clusters[0], "roll")
     time.sleep(3)  # the follow's next runs read the last edits
     code = follow.stop()
+    log = config.parent / "follow.log"
     for crash in follow.crashes + ([] if code in (0, -15, None) else
                                    [f"replay --follow ended with exit code {code}"]):
-        result.problems.append(f"{crash}; its log: {config.parent / 'follow.log'}")
+        result.problems.append(f"{crash}; its log {log} ends:\n{log_tail(str(log), 60)}")
     drained = lifecycle.replay(migration)
     say(f"drain: a last catch-up replay read {drained.to_json().get('files_read')} file(s), "
         f"exit code {drained.exit_code}")

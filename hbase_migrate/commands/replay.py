@@ -8,6 +8,7 @@ for the target, as ``status`` reports); 2 usage, config or cluster errors.
 
 from __future__ import annotations
 
+import faulthandler
 import json
 import signal
 import threading
@@ -215,18 +216,36 @@ def _follow(job: ReplayJob, interval: float, as_json: bool, force: bool, *,
                                 metrics)
 
 
+STOP_REPORT_S = 60.0  # a follow ending slower than this after SIGTERM shows where it waits
+
+
 def follow_until_stopped(job: ReplayJob, interval: float, as_json: bool, force: bool,
                          follow: Callable[..., FollowSummary],
                          render: Callable[[RunSummary], str],
                          metrics: tuple[str, int] | None = None) -> int:
     """``follow(job, interval, stop, ...)`` until SIGINT or SIGTERM, each run's summary
     printed as it ends, and the whole follow's when it stops (also on an error); with
-    ``metrics`` (host, port), its live metrics served for Prometheus meanwhile."""
-    stop = threading.Event()
+    ``metrics`` (host, port), its live metrics served for Prometheus meanwhile.
+
+    The first signal ends the follow after the file being read; a second one interrupts
+    it at once. A follow still running :data:`STOP_REPORT_S` after the first prints where
+    each of its threads waits."""
+    stop, ended = threading.Event(), threading.Event()
 
     def on_signal(signum: int, frame: FrameType | None) -> None:
+        if stop.is_set():
+            raise KeyboardInterrupt
         stop.set()
 
+    def report_slow_stop() -> None:
+        stop.wait()
+        if not ended.wait(STOP_REPORT_S):
+            click.echo(f"the follow of {job.name} is still ending {STOP_REPORT_S:g} s after "
+                       "the stop signal (a second signal interrupts it); its threads:",
+                       err=True)
+            faulthandler.dump_traceback(all_threads=True)
+
+    threading.Thread(target=report_slow_stop, name="stop watch", daemon=True).start()
     previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
     view = ProgressView(enabled=True)
     served = None
@@ -241,6 +260,7 @@ def follow_until_stopped(job: ReplayJob, interval: float, as_json: bool, force: 
             return follow(job, interval, stop, observer=view,
                           on_run=lambda s: _print(s, as_json, render), force=force).exit_code
     finally:
+        ended.set()
         for signum, handler in previous.items():
             signal.signal(signum, handler)
         if served is not None:

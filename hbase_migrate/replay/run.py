@@ -214,7 +214,8 @@ def follow_replay(job: ReplayJob, interval: float, stop: threading.Event,
 
         def run() -> RunSummary:
             lock.check()  # a lock lost with an expired ZooKeeper session is taken again
-            return _run_once(job, ledger, store, watcher, None, interval=interval, sink=sink)
+            return _run_once(job, ledger, store, watcher, None, interval=interval, sink=sink,
+                             stop=stop)
 
         try:
             while not stop.is_set():
@@ -370,14 +371,16 @@ def source_retention(job: ReplayJob, interval: float | None) -> Retention:
 
 def _run_once(job: ReplayJob, ledger: Ledger, store: WalStore, observer: Observer,
               executor: Executor | None, *, interval: float | None = None,
-              sink: SinkFactory | None = None) -> RunSummary:
+              sink: SinkFactory | None = None,
+              stop: threading.Event | None = None) -> RunSummary:
     migration = ledger.ensure_spec(job.spec)
     start = _start_of(job, migration.watermark)
     summary = RunSummary(job.name, job.mode, start, job.end, False)
     with ledger.step(migration.id, job.step_kind, job.provenance) as step:
         try:
             _replay_run(job, ledger, migration.id, store, observer, executor, summary,
-                        start, watermark=migration.watermark, interval=interval, sink=sink)
+                        start, watermark=migration.watermark, interval=interval, sink=sink,
+                        stop=stop)
         finally:
             step.metrics.update(summary.to_metrics())
         if summary.exit_code != EXIT_OK:
@@ -388,8 +391,9 @@ def _run_once(job: ReplayJob, ledger: Ledger, store: WalStore, observer: Observe
 def _replay_run(job: ReplayJob, ledger: Ledger, migration_id: int, store: WalStore,
                 observer: Observer, executor: Executor | None, summary: RunSummary,
                 start: int, *, watermark: int | None, interval: float | None,
-                sink: SinkFactory | None) -> None:
-    """Reconcile, plan, replay and record into ``summary`` (what the step holds)."""
+                sink: SinkFactory | None, stop: threading.Event | None = None) -> None:
+    """Reconcile, plan, replay and record into ``summary`` (what the step holds); once
+    ``stop`` is set, no further file is begun (the next run goes on from there)."""
     view = read_replication(job.source.endpoints())
     summary.retention = assess(view, job.spec.replay.archive_ttl,
                                None if interval is None else int(interval * 1000))
@@ -411,7 +415,7 @@ def _replay_run(job: ReplayJob, ledger: Ledger, migration_id: int, store: WalSto
     try:
         with step_limits(ThrottlePlan.of(job.spec, "replay")) as limits:
             if executor is None:
-                summary.outcomes = _replay_here(job, store, tasks, books, start, sink)
+                summary.outcomes = _replay_here(job, store, tasks, books, start, sink, stop)
             else:
                 summary.outcomes = books.record_all(tasks, executor(job, start, tasks))
             summary.limits = limits.report()
@@ -469,7 +473,8 @@ def open_job_target(job: ReplayJob, tasks: int = 1) -> ReplayTarget:
 
 
 def _replay_here(job: ReplayJob, store: WalStore, tasks: Sequence[FileTask], books: _Books,
-                 start: int, sink: SinkFactory | None) -> list[FileOutcome]:
+                 start: int, sink: SinkFactory | None,
+                 stop: threading.Event | None = None) -> list[FileOutcome]:
     if not tasks:
         return []
     spec = job.replay_spec(start)
@@ -477,6 +482,8 @@ def _replay_here(job: ReplayJob, store: WalStore, tasks: Sequence[FileTask], boo
     outcomes = []
     try:
         for task in tasks:
+            if stop is not None and stop.is_set():
+                break  # a stopped follow: the files left are the next run's
             if books.handled(task):
                 continue
             books.begin(task)
