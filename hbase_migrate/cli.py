@@ -8,8 +8,10 @@ which keeps the core free of imports from them.
 
 from __future__ import annotations
 
+import contextlib
 import faulthandler
 import importlib
+import io
 import logging
 import os
 import signal
@@ -129,13 +131,19 @@ def _crash_report(exc: BaseException) -> str:
     return f"traceback in {path}; -v shows it"
 
 
+def _stacks_on_usr1() -> None:
+    """``kill -USR1 <pid>`` prints every thread's stack to stderr: where a stuck run waits
+    (not when stderr is no file, as under a caller capturing it)."""
+    with contextlib.suppress(AttributeError, ValueError, io.UnsupportedOperation):
+        faulthandler.register(signal.SIGUSR1, all_threads=True)
+
+
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point: every error becomes one clear line and an exit code: 2
     for the project's own errors, 1 for anything unexpected (its traceback goes to a file,
     or to the screen with ``-v``). No traceback reaches a user unasked."""
     _run["verbose"] = 0
-    # ``kill -USR1 <pid>`` prints every thread's stack to stderr: where a stuck run waits
-    faulthandler.register(signal.SIGUSR1, all_threads=True)
+    _stacks_on_usr1()
     try:
         code = cli.main(args=argv, prog_name="hbase-migrate", standalone_mode=False)
     except click.exceptions.Abort:

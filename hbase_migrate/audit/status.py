@@ -29,6 +29,9 @@ ms since the epoch, durations in ms, ``null`` when unknown; keys sorted when pri
                                newest WAL file and the byte offset acknowledged in it),
                     "messages": Kafka messages the broker acknowledged over the CDC
                                 stream's runs (null for replay)}},
+        "copy": null (no range planned) | {"ranges", "ranges_copied", "cells_copied",
+                 "parts": null | {"planned", "succeeded", "running", "failed"} (the parts
+                 of the newest copy plan: its snapshot-part steps, the newest try each)},
         "limits": {"set": the values ``limits set`` keeps (newest per key),
                    "in_force": null, or (with the migration config) every ``[limits]`` key
                    as the config and those values make it,
@@ -64,6 +67,8 @@ CDC = "cdc"
 STREAMS = (SOURCE, CDC)  # replay's WAL progress, and the CDC stream's
 CDC_KINDS = ("cdc", "cdc-backfill")  # the CDC stream's steps
 OUTAGE_STEP = "outage"  # a step recording an outage a run waited out (replay/outage.py)
+SNAPSHOT_PLAN_STEP = "snapshot-plan"  # the plan of a copy made in parts (lifecycle/snapshot)
+SNAPSHOT_PART_STEP = "snapshot-part"  # one part of such a copy
 DEFAULT_ARCHIVE_TTL_MS = 600_000  # hbase.master.logcleaner.ttl default
 DEFAULT_WARN_FRACTION = 0.8
 DEFAULT_RECENT_STEPS = 10
@@ -159,6 +164,7 @@ class MigrationStatus:
     last_validation: ValidationStatus | None
     steps: list[StepStatusLine]
     streams: dict[str, StreamFigures]
+    copy: dict[str, Any] | None
     limits: dict[str, Any]
 
 
@@ -215,8 +221,30 @@ def _migration_status(ledger: Ledger, migration: MigrationRecord, now: int,
         if recent_steps > 0 else [],
         streams={stream: stream_figures(ledger, migration.id, stream, now)
                  for stream in ledger.streams(migration.id) if stream in STREAMS},
+        copy=copy_progress(ledger, migration.id),
         limits=_limits(ledger, migration.id, configured),
     )
+
+
+def copy_progress(ledger: Ledger, migration_id: int) -> dict[str, Any] | None:
+    """How far the snapshot copy is: its planned ranges copied, and the parts of the newest
+    copy plan by the state of their newest try (a retried part counts once)."""
+    ranges = ledger.key_ranges(migration_id)
+    if not ranges:
+        return None
+    plans = ledger.steps(migration_id, SNAPSHOT_PLAN_STEP)
+    parts = None
+    if plans and plans[-1].metrics.get("parts"):
+        newest: dict[str, StepRecord] = {}
+        for step in ledger.steps(migration_id, SNAPSHOT_PART_STEP):
+            if step.id > plans[-1].id:
+                newest[str(step.metrics.get("part"))] = step
+        states = Counter(s.status.value for s in newest.values())
+        parts = {"planned": len(plans[-1].metrics["parts"]),
+                 **{k: states[k] for k in ("succeeded", "running", "failed")}}
+    return {"ranges": len(ranges),
+            "ranges_copied": sum(r.copied_at is not None for r in ranges),
+            "cells_copied": sum(r.copied_cells or 0 for r in ranges), "parts": parts}
 
 
 def stream_figures(ledger: Ledger, migration_id: int, stream: str, now: int

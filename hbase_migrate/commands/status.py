@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -78,6 +78,8 @@ def render(report: StatusReport, console: Console | None = None) -> None:
         lag = "unknown" if m.lag is None else format_duration(m.lag)
         console.print(f"\n[bold]{m.name}[/bold]: state {m.state}, replay lag {lag}, "
                       f"last validation {_validation(m)}", highlight=False)
+        if m.copy and m.copy["ranges_copied"] < m.copy["ranges"]:
+            console.print(f"snapshot copy: {_copy(m.copy)}", highlight=False)
         limits = _limits(m)
         if limits:
             console.print(f"limits: {limits}", highlight=False)
@@ -121,6 +123,16 @@ def _limits(m: MigrationStatus) -> str:
         merged.update({k: v for k, v in m.limits["steps"].get(kind, {}).items()
                        if k in RATE_KEYS})
     return describe(merged)
+
+
+def _copy(copy: dict[str, Any]) -> str:
+    """The copy's progress: ranges, and the parts of its plan."""
+    text = f"{copy['ranges_copied']} of {copy['ranges']} ranges copied"
+    parts = copy["parts"]
+    if parts:
+        text += (f"; parts: {parts['succeeded']} of {parts['planned']} done, "
+                 f"{parts['running']} running, {parts['failed']} failed")
+    return text
 
 
 def _validation(m: MigrationStatus) -> str:

@@ -40,6 +40,7 @@ from hbase_migrate.audit.records import (
     StepRecord,
     StepStatus,
 )
+from hbase_migrate.audit.status import SNAPSHOT_PART_STEP, SNAPSHOT_PLAN_STEP
 from hbase_migrate.config import AUTO, IN_PROCESS, SNAPSHOT_METHODS, MigrationSpec
 from hbase_migrate.errors import ConfigError
 from hbase_migrate.lifecycle.result import StepResult
@@ -67,9 +68,6 @@ from hbase_migrate.snapshot.hbase_method import (
     hdfs_root,
     take_snapshots,
 )
-
-PLAN_STEP = "snapshot-plan"  # the ledger kind of the plan of a copy made in parts
-PART_STEP = "snapshot-part"  # the ledger kind of one part of such a copy
 
 
 def snapshot(spec: MigrationSpec, *, watermark: int | None = None,
@@ -121,7 +119,7 @@ def snapshot_parts(spec: MigrationSpec, *, parts: int | None = None,
     never more than the ranges) for ``snapshot(spec, part=(i, n))``. None with the
     ``hbase`` method (one step copies it, file by file) or once the copy is finished."""
     method = copy_method(spec, method, watermark)
-    with recorded_step(spec, PLAN_STEP, provenance) as step:
+    with recorded_step(spec, SNAPSHOT_PLAN_STEP, provenance) as step:
         require(step, MigrationState.SCHEMA_READY, "the snapshot copy", "prepare")
         step.metrics.update(method=method, parts=[])
         if skip_copied(step):
@@ -160,7 +158,7 @@ def _snapshot_part(spec: MigrationSpec, part: tuple[int, int], provenance: Prove
     if watermark is not None:
         raise ConfigError(f"{name}: a part copies at the watermark T0 its plan recorded; "
                           "give the watermark to the plan (snapshot --plan)")
-    with recorded_step(spec, PART_STEP, provenance) as step:
+    with recorded_step(spec, SNAPSHOT_PART_STEP, provenance) as step:
         require(step, MigrationState.SCHEMA_READY, "the snapshot copy", "prepare")
         step.metrics.update(method=method, part=f"{part[0]}/{part[1]}")
         if skip_copied(step):

@@ -15,11 +15,10 @@ expects.
 from __future__ import annotations
 
 from hbase_migrate.audit.records import KeyRangeRecord, MigrationState, Provenance
+from hbase_migrate.audit.status import SNAPSHOT_PART_STEP, SNAPSHOT_PLAN_STEP
 from hbase_migrate.config import MigrationSpec
 from hbase_migrate.lifecycle.result import StepResult
 from hbase_migrate.lifecycle.snapshot import (
-    PART_STEP,
-    PLAN_STEP,
     copy_method,
     copy_totals,
     planned_copy,
@@ -61,7 +60,7 @@ def finish_snapshot(spec: MigrationSpec, *, provenance: Provenance | None = None
         step.metrics.update(watermark=t0, ranges=len(records), parts=[
             {"part": s.metrics.get("part"), "step_id": s.id, "status": s.status.value,
              "ranges_copied": s.metrics.get("ranges_copied"), "host": s.host}
-            for s in step.ledger.steps(step.migration.id, PART_STEP)])
+            for s in step.ledger.steps(step.migration.id, SNAPSHOT_PART_STEP)])
         step.metrics.update(copy_totals(step, spec))
         step.advance(MigrationState.COPIED)
         return step.result()
@@ -71,7 +70,8 @@ def missing_parts(step: StepContext, spec: MigrationSpec, records: list[KeyRange
                   ) -> list[str]:
     """The parts (``i/n``, n as the newest plan made them, else ``[ranges] parts``) that
     hold a range not copied."""
-    plans = [s.metrics.get("parts") for s in step.ledger.steps(step.migration.id, PLAN_STEP)]
+    plans = [s.metrics.get("parts")
+             for s in step.ledger.steps(step.migration.id, SNAPSHOT_PLAN_STEP)]
     n = next((len(p) for p in reversed(plans) if p), None) \
         or part_count(spec.engine.parts, len(records))
     missing = {(r.table_name, r.range_start, r.range_end) for r in records

@@ -144,12 +144,12 @@ def expected(ledger: Ledger) -> dict[str, Any]:
                         {"server": "rs2", "file": "f4", "offset": 0, "status": "seen"},
                         {"server": "rs3", "file": "f6", "offset": 10, "status": "gap"}],
                     "messages": None}},
-                "limits": NO_LIMITS,
+                "copy": None, "limits": NO_LIMITS,
             },
             {"name": "users", "state": "created", "source": "src", "target": "dst",
              "watermark": None, "lag": None, "servers": [], "gaps": [],
              "retention_warnings": [], "retention": None, "last_validation": None,
-             "steps": [], "streams": {}, "limits": NO_LIMITS},
+             "steps": [], "streams": {}, "copy": None, "limits": NO_LIMITS},
         ],
     }
 

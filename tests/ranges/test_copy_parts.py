@@ -14,10 +14,11 @@ from typing import Any
 import pytest
 
 from hbase_migrate.audit.ledger import Ledger
+from hbase_migrate.audit.status import SNAPSHOT_PART_STEP, copy_progress
 from hbase_migrate.config import MigrationSpec, load_config
 from hbase_migrate.errors import ConfigError
 from hbase_migrate.lifecycle import finish_snapshot, prepare, snapshot
-from hbase_migrate.lifecycle.snapshot import PART_STEP, snapshot_parts
+from hbase_migrate.lifecycle.snapshot import snapshot_parts
 from hbase_migrate.lifecycle.step import StepRefusedError
 from hbase_migrate.ranges.groups import range_group
 from hbase_migrate.ranges.keyrange import KeyRange, RangeError
@@ -81,6 +82,14 @@ def test_a_copy_in_parts_equals_the_copy_in_one_process(
         assert [k.start for k in second if before[k.start] is not None] == [done[0].start]
         assert "in part(s) 2/3: run them again" in fails(
             ["snapshot", "--config", str(config), "--finish"], capsys)
+        with Ledger.open(spec.ledger_url) as ledger:  # status: 1/3 was tried twice
+            progress = copy_progress(ledger, 1)
+        assert progress == {"ranges": len(records), "ranges_copied": sum(
+            v is not None for v in before.values()), "cells_copied": progress["cells_copied"],
+            "parts": {"planned": 3, "succeeded": 2, "running": 0, "failed": 1}}
+        code, out = run(["status", "--config", str(config)], capsys)
+        assert (f"snapshot copy: {progress['ranges_copied']} of {len(records)} ranges copied;"
+                " parts: 2 of 3 done, 0 running, 1 failed") in " ".join(out.split())
 
         retried = snapshot(spec, part=(2, 3)).metrics
         assert (retried["ranges"], retried["ranges_skipped"]) == (len(second), 1)
@@ -94,12 +103,17 @@ def test_a_copy_in_parts_equals_the_copy_in_one_process(
         assert finished.metrics["watermark"] == t0 and finished.metrics["ranges"] == len(
             records)
         with Ledger.open(spec.ledger_url) as ledger:
-            parts = ledger.steps(1, PART_STEP)
+            parts = ledger.steps(1, SNAPSHOT_PART_STEP)
         assert [(p.metrics["part"], p.status.value) for p in parts] == [
             ("1/3", "failed"), ("3/3", "succeeded"), ("1/3", "succeeded"), ("2/3", "failed"),
             ("2/3", "succeeded")]
         assert all(p.host and p.metrics["watermark"] == t0 for p in parts[1:])
         assert finish_snapshot(spec).metrics["skipped"]  # done: nothing to do
+        with Ledger.open(spec.ledger_url) as ledger:
+            progress = copy_progress(ledger, 1)
+        assert (progress["ranges_copied"], progress["cells_copied"], progress["parts"]) == (
+            len(records), finished.metrics["cells"],
+            {"planned": 3, "succeeded": 3, "running": 0, "failed": 0})
         assert snapshot_parts(spec).metrics["parts"] == []
 
         one_process(tmp_path / "one-process", src, dst, one, t0, finished.metrics["cells"],

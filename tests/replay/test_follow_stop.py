@@ -1,10 +1,13 @@
 """Stopping ``--follow`` from the outside: the first SIGTERM asks it to end, a follow still
-ending after the grace period prints where its threads wait, a second signal interrupts."""
+ending after the grace period prints where its threads wait, a second signal interrupts;
+SIGUSR1 prints a command-line process's stacks at any time."""
 
 from __future__ import annotations
 
 import os
 import signal
+import subprocess
+import sys
 import threading
 import time
 from typing import Any
@@ -60,3 +63,16 @@ def test_one_signal_ends_a_follow_that_listens_without_a_report(
     assert follow_until_stopped(Job(), 1.0, False, False, listening, str) == 0  # type: ignore[arg-type]
     sender.join()
     assert "still ending" not in capfd.readouterr().err
+
+
+def test_sigusr1_prints_the_stacks_of_a_command_line_process() -> None:
+    waiting = ("import os, signal, time\n"
+               "from hbase_migrate.cli import _stacks_on_usr1\n"
+               "_stacks_on_usr1()\n"
+               "def where_it_waits():\n"
+               "    os.kill(os.getpid(), signal.SIGUSR1); time.sleep(0.5)\n"
+               "where_it_waits()\n")
+    done = subprocess.run([sys.executable, "-c", waiting], capture_output=True, text=True,
+                          timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    assert "in where_it_waits" in done.stderr and "Current thread" in done.stderr
