@@ -17,7 +17,17 @@ __all__ = ["LATEST_TIMESTAMP"]
 
 
 class MiniHBaseError(HBaseMigrateError):
-    """A request HBase would refuse; gateways turn it into IOError / TIOError."""
+    """A request HBase would refuse; gateways turn it into IOError / TIOError.
+    ``retryable``: not one of HBase's DoNotRetryIOExceptions (Thrift2's ``canRetry``)."""
+
+    retryable = False
+
+
+class ServerDownError(MiniHBaseError):
+    """The region's server is gone and no other took it over yet: HBase's client gives up
+    with a RetriesExhaustedException, which may be retried."""
+
+    retryable = True
 
 
 class TableNotFoundError(MiniHBaseError):
@@ -52,6 +62,7 @@ class TableDisabledError(TableStateError):
 
     def __init__(self, table: str, write: bool) -> None:
         self.thrift2_message = f"{table} is disabled."
+        self.retryable = write  # RetriesExhausted...; TableNotEnabledException is not
         super().__init__(
             "org.apache.hadoop.hbase.client.RetriesExhaustedWithDetailsException: Failed 1 "
             f"action: org.apache.hadoop.hbase.NotServingRegionException: 1 time ({table} is "

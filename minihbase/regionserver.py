@@ -47,7 +47,7 @@ from hbase_migrate.wal.model import Cell, WalKey
 from hbase_migrate.wal.names import SPLITTING_SUFFIX, ServerName
 from hbase_migrate.wal.writer import WalOptions
 from minihbase.cluster import now_ms
-from minihbase.model import LATEST_TIMESTAMP, Durability, MiniHBaseError
+from minihbase.model import LATEST_TIMESTAMP, Durability, MiniHBaseError, ServerDownError
 from minihbase.replication import ReplicationQueues
 from minihbase.store import Store
 from minihbase.wal_files import OLD_WALS_DIR, WALS_DIR, Leases, ServerWal, archive_file
@@ -92,7 +92,7 @@ class RegionServer:
 
     def live_wal(self) -> ServerWal:
         if self.wal is None or not self.alive:
-            raise MiniHBaseError(f"region server {self.name} is not running")
+            raise ServerDownError(f"region server {self.name} is not running")
         return self.wal
 
 
@@ -223,7 +223,7 @@ class RegionServers:
     def _next_live(self, exclude: RegionServer | None = None) -> RegionServer:
         live = [s for s in self.live_servers() if s is not exclude]
         if not live:
-            raise MiniHBaseError("no live region server left")
+            raise ServerDownError("no live region server left")
         self._rr += 1
         return live[self._rr % len(live)]
 

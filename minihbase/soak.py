@@ -165,8 +165,9 @@ class Follow:
         while not self.ending.wait(0.2):
             with self.lock:
                 if self.proc is not None and self.proc.poll() is not None:
-                    self.crashes.append(f"replay --follow (pid {self.proc.pid}) exited with "
-                                        f"code {self.proc.returncode}")
+                    if self.wanted.is_set():
+                        self.crashes.append(f"replay --follow (pid {self.proc.pid}) exited "
+                                            f"with code {self.proc.returncode}")
                     self.proc = None
                 if self.proc is None and self.wanted.is_set():
                     self.proc = spawn_child(
@@ -191,17 +192,21 @@ class Follow:
         return {"killed": f"replay --follow (pid {pid})"}
 
     def stop(self) -> int | None:
-        """SIGTERM (the follow ends its run and prints its summary); its exit code."""
+        """SIGTERM (the follow ends after its file and prints its summary); its exit code.
+        The thread that started it ends only afterwards: its end would SIGTERM the child
+        too (the parent-death signal), and a second signal interrupts a follow."""
+        with self.lock:
+            self.wanted.clear()
+            proc = self.proc
+        if proc is not None:
+            proc.terminate()
+            try:
+                proc.wait(120)
+            except subprocess.TimeoutExpired:  # it printed its threads at 60 s: a second
+                stop_child(proc, timeout=15)  # SIGTERM interrupts it, then SIGKILL
         self.ending.set()
         self.thread.join()
-        if self.proc is None:
-            return None
-        self.proc.terminate()
-        try:
-            self.proc.wait(120)
-        except subprocess.TimeoutExpired:  # it printed its threads at 60 s: a second
-            stop_child(self.proc, timeout=15)  # SIGTERM interrupts it, then SIGKILL
-        return self.proc.returncode
+        return None if proc is None else proc.returncode
 
 
 def run_soak(spec: SoakSpec, say: Say) -> SoakResult:

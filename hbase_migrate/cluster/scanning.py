@@ -99,7 +99,7 @@ class AdaptiveScan:
         tscan = self.make_tscan(self.resume_row, self.sizer.batch)
         table = self.table.encode()
         return int(self.client._call(f"openScanner {self.table}",
-                                     lambda c: c.openScanner(table, tscan)))
+                                     lambda c: c.openScanner(table, tscan), idempotent=True))
 
     def _read(self, scanner_id: int) -> Generator[list[Cell], None, str]:
         """Pieces from one open scanner; returns "done" at the end of the range, "reopen"

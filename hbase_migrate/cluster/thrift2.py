@@ -4,8 +4,11 @@ Thrift2 carries a timestamp per cell and every delete type, so WAL cells map one
 (:mod:`hbase_migrate.cluster.mutations`, written by :meth:`Thrift2Client.write_cells`).
 Calls that fail on the transport are retried with exponential backoff on a new
 connection, the gateway's endpoint looked up again first (``locate``: a gateway restarted on
-new ports is found on the next attempt); an error answered by the server (TIOError,
-TIllegalArgument) is not retried. What stays unreachable raises
+new ports is found on the next attempt). An error answered by the server is retried the
+same way only when HBase marks it retryable (TIOError ``canRetry``: not a
+DoNotRetryIOException, e.g. a region in transition after a region server died) and the call
+is idempotent (reads; puts and deletes carry their timestamps); others (TIllegalArgument, a
+missing table, a create) are not. What stays unreachable raises
 :class:`Thrift2UnreachableError`, and the next call then makes a single attempt until one
 succeeds (a gateway known to be down is not waited for call after call).
 
@@ -262,53 +265,60 @@ class Thrift2Client:
         except Thrift2Error:
             pass
 
-    def server_error(self, what: str, exc: Any) -> Thrift2Error:
-        """The error of a call the server answered with TIOError/TIllegalArgument."""
-        return Thrift2Error(f"{self.endpoint}: {what}: {first_line(exc.message)}")
+    def server_error(self, what: str, exc: Any, tries: str = "") -> Thrift2Error:
+        """The error of a call the server answered with TIOError/TIllegalArgument
+        (``tries``: how often it was tried, when more than once)."""
+        return Thrift2Error(f"{self.endpoint}: {what}: {first_line(exc.message)}{tries}")
 
     def _call(self, what: str, func: Callable[[Any], _T], attempts: int | None = None,
-              raise_timeouts: bool = False) -> _T:
+              raise_timeouts: bool = False, idempotent: bool = False) -> _T:
         """Run ``func(client)``, reconnecting (to where ``locate`` says) and retrying on
         transport errors: ``retries`` times, or not at all while the gateway is known to be
-        unreachable. With ``raise_timeouts``, a call that timed out raises TimeoutError at
+        unreachable; an ``idempotent`` call also on a server error HBase says may be
+        retried. With ``raise_timeouts``, a call that timed out raises TimeoutError at
         once (the caller retries it smaller)."""
         if attempts is None:
             attempts = 1 if self.unreachable else self.retries + 1
-        delay, began = self.backoff, time.monotonic()
-        for attempt in range(attempts):
+        delay, began, attempt = self.backoff, time.monotonic(), 0
+        while True:
             if attempt or self.unreachable:
                 self.relocate()
+            attempt += 1
             try:
                 result = func(self._connect())
             except (hbase2.TIOError, hbase2.TIllegalArgument) as exc:
                 self.unreachable = False
-                raise self.server_error(what, exc) from exc
+                again = idempotent and getattr(exc, "canRetry", False)
+                if not again or attempt >= max(attempts, self.retries + 1):
+                    raise self.server_error(what, exc, tried(attempt, began)) from exc
+                log.warning("%s: %s failed on the server, which says it may be retried (%s); "
+                            "retrying in %.1fs", self.endpoint, what,
+                            first_line(exc.message), delay)
             except TApplicationException as exc:
                 self.unreachable = False
                 raise Thrift2Error(f"{self.endpoint}: {what}: {first_line(exc)}") from exc
             except _TRANSPORT_ERRORS as exc:
                 self.close()
-                if attempt == 0 and self.security is None and sasl_required(self.host,
+                if attempt == 1 and self.security is None and sasl_required(self.host,
                                                                             self.port):
                     raise credentials_missing(self.cluster, "thrift2", self.endpoint) from exc
                 if raise_timeouts and isinstance(exc, TimeoutError):
                     self.unreachable = False
                     raise
-                if attempt + 1 >= attempts:
+                if attempt >= attempts:
                     self.unreachable = True
                     raise Thrift2UnreachableError(
                         f"thrift2 gateway {self.endpoint}: {what}: unreachable"
-                        f"{tried(attempt + 1, began)}: {reason(exc)}",
+                        f"{tried(attempt, began)}: {reason(exc)}",
                         endpoint=str(self.endpoint)) from exc
                 log.warning("%s: %s failed (%s); retrying in %.1fs", self.endpoint, what, exc,
                             delay)
-                RETRIES["thrift2"] += 1
-                time.sleep(delay)
-                delay = min(delay * 2, 10.0)
             else:
                 self.unreachable = False
                 return result
-        raise AssertionError("unreachable")
+            RETRIES["thrift2"] += 1
+            time.sleep(delay)
+            delay = min(delay * 2, 10.0)
 
     # --- writes -------------------------------------------------------------------------
 
@@ -324,7 +334,7 @@ class Thrift2Client:
             try:
                 self._call(f"putMultiple {table}",
                            _put_multiple(table, puts_from_cells(part, durability)),
-                           raise_timeouts=True)
+                           raise_timeouts=True, idempotent=True)
             except TimeoutError as exc:
                 failures += 1
                 size = cells_bytes(part)
@@ -349,7 +359,8 @@ class Thrift2Client:
         """Send Thrift2 ``TDelete`` structs in one ``deleteMultiple`` call."""
         if deletes:
             self._call(f"deleteMultiple {table}",
-                       lambda c: c.deleteMultiple(table.encode(), list(deletes)))
+                       lambda c: c.deleteMultiple(table.encode(), list(deletes)),
+                       idempotent=True)
 
     def write_cells(self, table: str, cells: Sequence[Cell]) -> None:
         """Write cells exactly, in their order (:mod:`hbase_migrate.cluster.mutations`):
@@ -368,7 +379,8 @@ class Thrift2Client:
         """The row's visible cells, every retained version unless ``max_versions``."""
         tget = hbase2.TGet(row=row, columns=_tcolumns(columns), maxVersions=max_versions,
                            timeRange=hbase2.TTimeRange(*time_range) if time_range else None)
-        result = self._call(f"get {table}", lambda c: c.get(table.encode(), tget))
+        result = self._call(f"get {table}", lambda c: c.get(table.encode(), tget),
+                            idempotent=True)
         return cells_from_result(result)
 
     def scan(self, table: str, start: bytes = b"", stop: bytes = b"",
@@ -406,11 +418,12 @@ class Thrift2Client:
     # --- schema and regions -------------------------------------------------------------
 
     def table_exists(self, table: str) -> bool:
-        return bool(self._call(f"tableExists {table}", lambda c: c.tableExists(_ttable(table))))
+        return bool(self._call(f"tableExists {table}", lambda c: c.tableExists(_ttable(table)),
+                               idempotent=True))
 
     def table_descriptor(self, table: str) -> TableDescriptor:
         desc = self._call(f"getTableDescriptor {table}",
-                          lambda c: c.getTableDescriptor(_ttable(table)))
+                          lambda c: c.getTableDescriptor(_ttable(table)), idempotent=True)
         families = tuple(family_from_thrift(col) for col in desc.columns or ())
         attributes = tuple(sorted((desc.attributes or {}).items()))
         return TableDescriptor(table, families, attributes)
@@ -422,7 +435,8 @@ class Thrift2Client:
                    lambda c: c.createTable(tdesc, list(split_keys) or None))
 
     def namespaces(self) -> list[str]:
-        return list(self._call("listNamespaces", lambda c: c.listNamespaces()))
+        return list(self._call("listNamespaces", lambda c: c.listNamespaces(),
+                               idempotent=True))
 
     def create_namespace(self, namespace: str) -> None:
         self._call(f"createNamespace {namespace}", lambda c: c.createNamespace(
@@ -439,18 +453,20 @@ class Thrift2Client:
 
     def is_table_enabled(self, table: str) -> bool:
         return bool(self._call(f"isTableEnabled {table}",
-                               lambda c: c.isTableEnabled(_ttable(table))))
+                               lambda c: c.isTableEnabled(_ttable(table)), idempotent=True))
 
     def regions(self, table: str) -> list[RegionDescriptor]:
         """The table's regions sorted by start key, with the server holding each."""
         locations = self._call(f"getAllRegionLocations {table}",
-                               lambda c: c.getAllRegionLocations(table.encode()))
+                               lambda c: c.getAllRegionLocations(table.encode()),
+                               idempotent=True)
         regions = [self._region(table, loc) for loc in locations]
         return sorted(regions, key=lambda r: r.start_key)
 
     def region_for(self, table: str, row: bytes) -> RegionDescriptor:
         loc = self._call(f"getRegionLocation {table}",
-                         lambda c: c.getRegionLocation(table.encode(), row, False))
+                         lambda c: c.getRegionLocation(table.encode(), row, False),
+                         idempotent=True)
         return self._region(table, loc)
 
     @staticmethod
