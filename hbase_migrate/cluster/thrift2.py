@@ -160,6 +160,20 @@ def _put_multiple(table: str, puts: list[Any]) -> Callable[[Any], None]:
     return lambda client: client.putMultiple(table.encode(), puts)
 
 
+# HBase's DoNotRetryIOExceptions that its client hands back wrapped in a retryable one
+# (a batch's RetriesExhaustedWithDetailsException), where canRetry says yes.
+DO_NOT_RETRY = ("DoNotRetryIOException", "TableNotFoundException", "TableNotEnabledException",
+                "NoSuchColumnFamilyException", "NamespaceNotFoundException",
+                "AccessDeniedException", "FailedSanityCheckException")
+
+
+def retryable(exc: Any) -> bool:
+    """Whether a server error may be sent again: HBase's ``canRetry``, unless its message
+    names a cause that never succeeds on retry."""
+    message = exc.message or ""
+    return bool(getattr(exc, "canRetry", False)) and not any(n in message for n in DO_NOT_RETRY)
+
+
 class Thrift2Client:
     """One connection to a Thrift2 gateway (not thread-safe: one client per thread)."""
 
@@ -288,7 +302,7 @@ class Thrift2Client:
                 result = func(self._connect())
             except (hbase2.TIOError, hbase2.TIllegalArgument) as exc:
                 self.unreachable = False
-                again = idempotent and getattr(exc, "canRetry", False)
+                again = idempotent and retryable(exc)
                 if not again or attempt >= max(attempts, self.retries + 1):
                     raise self.server_error(what, exc, tried(attempt, began)) from exc
                 log.warning("%s: %s failed on the server, which says it may be retried (%s); "

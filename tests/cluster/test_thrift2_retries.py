@@ -1,6 +1,7 @@
 """Server errors of HBase's Thrift2 gateway: a TIOError HBase marks ``canRetry`` (anything
 but a DoNotRetryIOException) is retried with backoff by idempotent calls (reads, puts and
-deletes with their timestamps) and never by others; one not marked fails at once."""
+deletes with their timestamps) and never by others; one not marked, or naming a cause that
+never succeeds (a missing family in a batch's RetriesExhausted...), fails at once."""
 
 from __future__ import annotations
 
@@ -24,13 +25,13 @@ class Flaky:
 
     def __init__(self, failures: int, can_retry: bool) -> None:
         self.failures, self.can_retry = failures, can_retry
+        self.reason = "RetriesExhaustedException (test)"
         self.calls: list[str] = []
 
     def _maybe_fail(self, what: str) -> None:
         self.calls.append(what)
         if self.calls.count(what) <= self.failures:
-            raise hbase2.TIOError(message=f"{what}: RetriesExhaustedException (test)",
-                                  canRetry=self.can_retry)
+            raise hbase2.TIOError(message=f"{what}: {self.reason}", canRetry=self.can_retry)
 
     def get(self, table: bytes, tget: Any) -> Any:
         self._maybe_fail("get")
@@ -102,7 +103,12 @@ def test_errors_not_marked_retryable_and_calls_not_idempotent_fail_at_once(
     handler.failures, handler.can_retry = 1, False
     with client(endpoint) as c, pytest.raises(Thrift2Error, match=r"get t: get: .*\(test\)$"):
         c.get("t", b"r1")
-    handler.can_retry = True  # a create is not idempotent: never sent twice
+    handler.can_retry = True  # a cause that never succeeds, wrapped in a retryable error
+    handler.reason = ("RetriesExhaustedWithDetailsException: Failed 1 action: "
+                      "org.apache.hadoop.hbase.regionserver.NoSuchColumnFamilyException")
+    with client(endpoint) as c, pytest.raises(Thrift2Error, match="NoSuchColumnFamily"):
+        c.put_cells("t", [Cell(b"r1", b"x", b"q", 5, CellType.PUT, b"x")])
+    handler.reason = "RetriesExhaustedException (test)"  # a create is not idempotent
     with client(endpoint) as c, pytest.raises(Thrift2Error, match="createTable t: "):
         c.create_table(TableDescriptor("t", (FamilyDescriptor(b"d"),)))
-    assert handler.calls == ["get", "createTable"]
+    assert handler.calls == ["get", "putMultiple", "createTable"]
