@@ -27,7 +27,7 @@ from hbase_migrate.errors import ConfigError, HBaseMigrateError
 
 log = logging.getLogger(__name__)
 
-TRANSPORTS = ("buffered", "framed")
+TRANSPORTS = ("buffered", "framed", "http")  # http: gateways in HTTP mode (binary only)
 PROTOCOLS = ("binary", "compact")
 
 
@@ -95,7 +95,8 @@ def check_http_url(url: str, what: str) -> str:
 @dataclass(frozen=True)
 class ClusterEndpoints:
     """A cluster's addresses. ``thrift``/``thrift2`` are ``host:port`` of the Thrift1 and
-    Thrift2 gateways; both use the same ``transport`` and ``protocol``."""
+    Thrift2 gateways; both use the same ``transport`` and ``protocol`` (``"http"``: Thrift
+    over HTTP POST, with SPNEGO when the cluster is Kerberos-secured)."""
 
     name: str
     thrift: str
@@ -127,6 +128,10 @@ class ClusterEndpoints:
                               f"got {self.transport!r}")
         if self.protocol not in PROTOCOLS:
             raise ConfigError(f"cluster {self.name!r}: protocol must be one of {PROTOCOLS}, "
+                              f"got {self.protocol!r}")
+        if self.transport == "http" and self.protocol != "binary":
+            raise ConfigError(f"cluster {self.name!r}: transport \"http\" needs protocol "
+                              f"\"binary\" (HBase's gateways in HTTP mode speak only that), "
                               f"got {self.protocol!r}")
         if self.webhdfs is not None:
             check_http_url(self.webhdfs, f"cluster {self.name!r} webhdfs")

@@ -18,7 +18,9 @@ Calls are sized by bytes (:mod:`hbase_migrate.cluster.sizing`): a scan asks for 
 ``putMultiple``. A call that times out is retried smaller, at most ``timeout_retries`` times
 in a row, then fails with one line saying what to change. A server error's message is cut
 to its first line (HBase sends Java stack traces). A secured cluster's connection speaks
-SASL/GSSAPI (:mod:`hbase_migrate.cluster.sasl`), as the Thrift1 client's do.
+SASL/GSSAPI (:mod:`hbase_migrate.cluster.sasl`), as the Thrift1 client's do; with transport
+``"http"`` calls are HTTP POSTs (:mod:`hbase_migrate.cluster.thrift_http`, SPNEGO when
+secured).
 """
 
 from __future__ import annotations
@@ -76,6 +78,7 @@ from hbase_migrate.cluster.sizing import (
     format_bytes,
 )
 from hbase_migrate.cluster.thrift2_idl import hbase2
+from hbase_migrate.cluster.thrift_http import http_transport
 from hbase_migrate.tablename import split_table_name
 from hbase_migrate.wal.model import Cell, CellType
 
@@ -191,7 +194,8 @@ class Thrift2Client:
         ``security`` (of the cluster named ``cluster``) makes it a SASL/GSSAPI client."""
         self.endpoint = endpoint
         self.host, self.port = parse_host_port(endpoint, "thrift2 endpoint")
-        if transport not in ("buffered", "framed") or protocol not in ("binary", "compact"):
+        if transport not in ("buffered", "framed", "http") or protocol not in (
+                "binary", "compact") or (transport == "http" and protocol != "binary"):
             raise Thrift2Error(f"{endpoint}: unsupported transport/protocol "
                                f"{transport}/{protocol}")
         self.transport, self.protocol = transport, protocol
@@ -242,6 +246,9 @@ class Thrift2Client:
                      else TBufferedTransportFactory())
             proto = (TCompactProtocolFactory() if self.protocol == "compact"  # type: ignore[no-untyped-call]
                      else TBinaryProtocolFactory())  # type: ignore[no-untyped-call]
+            if self.transport == "http":
+                self._client = self._over_http(proto)
+                return self._client
             if self.security is not None:
                 self._client = self._secured(proto)
                 return self._client
@@ -249,6 +256,13 @@ class Thrift2Client:
                                        timeout=int(self.timeout * 1000),
                                        trans_factory=trans, proto_factory=proto)
         return self._client
+
+    def _over_http(self, proto: Any) -> Any:
+        """A client whose calls are HTTP POSTs (SPNEGO when the cluster is secured)."""
+        http = http_transport(self.host, self.port, self.timeout, security=self.security,
+                              cluster=self.cluster, gateway="thrift2")
+        http.open()
+        return TClient(hbase2.THBaseService, proto.get_protocol(http))
 
     def _secured(self, proto: Any) -> Any:
         """A client over SASL/GSSAPI (the SASL layer takes the place of the transport)."""
@@ -313,8 +327,8 @@ class Thrift2Client:
                 raise Thrift2Error(f"{self.endpoint}: {what}: {first_line(exc)}") from exc
             except _TRANSPORT_ERRORS as exc:
                 self.close()
-                if attempt == 1 and self.security is None and sasl_required(self.host,
-                                                                            self.port):
+                if attempt == 1 and self.security is None and self.transport != "http" \
+                        and sasl_required(self.host, self.port):
                     raise credentials_missing(self.cluster, "thrift2", self.endpoint) from exc
                 if raise_timeouts and isinstance(exc, TimeoutError):
                     self.unreachable = False
