@@ -190,7 +190,8 @@ class Thrift1Client:
         self._pool_options: dict[str, Any] = dict(
             size=pool_size, transport=transport, protocol=protocol,
             timeout=int(timeout * 1000), autoconnect=False,
-            security=security if security is not None and security.kerberos else None,
+            security=security if security is not None and (
+                security.kerberos or transport == "http") else None,  # http: TLS settings too
             cluster=cluster or endpoint)
         self._lock = threading.Lock()
         self.pool = self._make_pool(*parse_host_port(endpoint, "thrift endpoint"))

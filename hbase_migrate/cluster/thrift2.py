@@ -207,7 +207,9 @@ class Thrift2Client:
                                f"{timeout_retries}")
         self.max_result_bytes, self.max_put_bytes = max_result_bytes, max_put_bytes
         self.timeout_retries = timeout_retries
-        self.security = security if security is not None and security.kerberos else None
+        # Kerberos (SASL or SPNEGO), or over HTTP also an unsecured cluster's TLS settings
+        self.security = security if security is not None and (
+            security.kerberos or transport == "http") else None
         self.cluster = cluster or endpoint
         self.put_limit = max_put_bytes  # lowered when a put call times out
         self.last_scan: AdaptiveScan | None = None  # the figures of the latest scan

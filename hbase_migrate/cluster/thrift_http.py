@@ -42,6 +42,8 @@ class HttpTransport(TTransportBase):
         tls = security is not None and security.tls_ca_file is not None
         self.url = f"{'https' if tls else 'http'}://{host}:{port}{PATH}"
         self.endpoint = f"{host}:{port}"
+        self._verify: str | bool = (security.tls_ca_file if security is not None
+                                    and security.tls_ca_file else True)
         self._session: Any = None
         self._wbuf = io.BytesIO()
         self._rbuf = io.BytesIO()
@@ -65,8 +67,6 @@ class HttpTransport(TTransportBase):
             login(self.security, self.cluster, self.endpoint)
         session = Session()
         session.headers.update({"Content-Type": CONTENT_TYPE, "Accept": CONTENT_TYPE})
-        if self.security is not None and self.security.tls_ca_file:
-            session.verify = self.security.tls_ca_file
         self._session = session
 
     def close(self) -> None:
@@ -102,7 +102,9 @@ class HttpTransport(TTransportBase):
             assert self.security is not None
             auth = http_auth(self.security, self.host, preemptive=True)
         try:
-            reply = self._session.post(self.url, data=body, auth=auth, timeout=self.timeout)
+            # verify per call: a session's is overridden by REQUESTS_CA_BUNDLE when set
+            reply = self._session.post(self.url, data=body, auth=auth, timeout=self.timeout,
+                                       verify=self._verify)
         except requests.Timeout as exc:
             self.close()
             raise TimeoutError(f"{self.url}: timed out after {self.timeout:g}s") from exc

@@ -7,9 +7,13 @@ test_thrift_http_real.py."""
 
 from __future__ import annotations
 
+import shutil
+import ssl
+import subprocess
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, HTTPServer
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,6 +22,7 @@ from thriftpy2.http import make_server
 
 from hbase_migrate.cluster.endpoints import ClusterEndpoints
 from hbase_migrate.cluster.kerberos import KerberosError
+from hbase_migrate.cluster.security import ClusterSecurity
 from hbase_migrate.cluster.thrift1 import Thrift1Client, Thrift1UnreachableError
 from hbase_migrate.cluster.thrift2 import Thrift2Client, Thrift2UnreachableError
 from hbase_migrate.cluster.thrift2_idl import hbase2
@@ -77,6 +82,33 @@ def test_thrift1_calls_are_http_posts(gateway1: str) -> None:
     with Thrift1Client(gateway1, transport="http", timeout=5) as client:
         assert client.tables() == ["t1", "ns:t2"]
         assert client.tables() == ["t1", "ns:t2"]
+
+
+def test_https_with_the_clusters_ca_file(tmp_path: Path) -> None:
+    """``tls_ca_file`` makes the calls https, verified against that CA (here the gateway's
+    own self-signed certificate); without it the certificate is refused."""
+    if not shutil.which("openssl"):
+        pytest.skip("no openssl to make a certificate")
+    cert, key = tmp_path / "gw.pem", tmp_path / "gw.key"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+                    "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
+                    "-keyout", str(key), "-out", str(cert)], check=True, capture_output=True)
+    server = make_server(hbase2.THBaseService, Gateway2(), "127.0.0.1", free_port())
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key)
+    server.httpd.socket = context.wrap_socket(server.httpd.socket, server_side=True)
+    for endpoint in serve(server):
+        with Thrift2Client(endpoint, transport="http", timeout=5,
+                           security=ClusterSecurity(tls_ca_file=str(cert))) as client:
+            assert client.table_exists("present")
+        with Thrift2Client(endpoint, transport="http", timeout=5, retries=0) as plain, \
+                pytest.raises(Thrift2UnreachableError):
+            plain.table_exists("present")  # http:// to an https server
+        with Thrift2Client(endpoint, transport="http", timeout=5, retries=0,
+                           security=ClusterSecurity(tls_ca_file="/etc/ssl/certs/"
+                                                    "ca-certificates.crt")) as unknown, \
+                pytest.raises(Thrift2UnreachableError, match="CERTIFICATE_VERIFY_FAILED"):
+            unknown.table_exists("present")
 
 
 class Answer(BaseHTTPRequestHandler):
