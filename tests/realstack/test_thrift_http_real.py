@@ -112,6 +112,13 @@ def test_a_client_without_credentials_gets_one_line_and_exit_2(
     with Thrift1Client(found.thrift, "http", timeout=5, retries=2, cluster="httpsecured") \
             as t1, pytest.raises(KerberosError, match=r"requires SPNEGO .* no credentials"):
         t1.tables()
+    assert found.security is not None  # a service principal the KDC does not know
+    wrong = found.security.merged({"http_principal": "HTTP/nowhere@HBASE-MIGRATE.TEST"})
+    with Thrift2Client(found.thrift2, "http", retries=2, security=wrong,
+                       cluster="httpsecured") as t2, \
+            pytest.raises(KerberosError, match=r"^cluster 'httpsecured', thrift2 gateway "
+                          r"http://.* HTTP/nowhere@HBASE-MIGRATE.TEST is not known to the KDC"):
+        t2.table_exists("hbase:meta")
     data = json.loads(http_stack.cluster_json.read_text())
     del data["security"]
     cluster = tmp_path / "plain.cluster.json"
