@@ -22,6 +22,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from thriftpy2.protocol.exc import TProtocolException
+
 from hbase_migrate.cluster.security import ClusterSecurity, warn_if_exposed
 from hbase_migrate.errors import ConfigError, HBaseMigrateError
 
@@ -42,6 +44,30 @@ def parse_host_port(value: str, what: str) -> tuple[str, int]:
 def reason(exc: BaseException) -> str:
     """A transport error's own words (thriftpy2's carry a ``message``)."""
     return str(getattr(exc, "message", None) or exc) or type(exc).__name__
+
+
+
+
+def _protocol_errors() -> tuple[type[Exception], ...]:
+    try:  # the fast binary protocol raises its own error (no TException)
+        from thriftpy2.protocol import cybin
+    except ImportError:  # pragma: no cover - thriftpy2 without its compiled parts
+        return (TProtocolException,)
+    return (TProtocolException, getattr(cybin, "ProtocolError", TProtocolException))
+
+
+# A reply that is no Thrift of the configured transport/protocol (an HTTP-mode gateway
+# answering a socket client with an HTTP status line, say).
+PROTOCOL_ERRORS = _protocol_errors()
+
+
+def mismatch(gateway: str, endpoint: str, what: str, transport: str, protocol: str,
+             exc: BaseException) -> str:
+    """The message of a call whose reply could not be read as configured."""
+    return (f"{gateway} gateway {endpoint}: {what}: the reply is not {transport}/{protocol} "
+            f"Thrift ({reason(exc)}); set the cluster's transport and protocol to the "
+            "gateway's (one in HTTP mode, hbase.regionserver.thrift.http, needs transport "
+            "= \"http\")")
 
 
 # Gateway calls retried after a transport error in this process, by gateway kind

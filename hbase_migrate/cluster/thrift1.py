@@ -36,8 +36,10 @@ from hbase_migrate.cluster.descriptors import (
     TableDescriptor,
 )
 from hbase_migrate.cluster.endpoints import (
+    PROTOCOL_ERRORS,
     RETRIES,
     Locate,
+    mismatch,
     parse_host_port,
     reason,
     relocated,
@@ -264,6 +266,10 @@ class Thrift1Client:
                 RETRIES["thrift"] += 1
                 time.sleep(delay)
                 delay = min(delay * 2, 10.0)
+            except PROTOCOL_ERRORS as exc:
+                raise Thrift1Error(mismatch(
+                    "thrift", self.endpoint, what, self._pool_options["transport"],
+                    self._pool_options["protocol"], exc)) from exc
             except (TApplicationException, TException) as exc:
                 self.unreachable = False
                 raise self._error(what, exc) from exc

@@ -50,8 +50,10 @@ from hbase_migrate.cluster.descriptors import (
     TableDescriptor,
 )
 from hbase_migrate.cluster.endpoints import (
+    PROTOCOL_ERRORS,
     RETRIES,
     Locate,
+    mismatch,
     parse_host_port,
     reason,
     relocated,
@@ -89,6 +91,8 @@ Columns = Sequence[tuple[bytes, bytes | None]]  # (family, qualifier or None = w
 _T = TypeVar("_T")
 TRANSPORT_ERRORS = (TTransportException, OSError, EOFError, socket.timeout)
 _TRANSPORT_ERRORS = TRANSPORT_ERRORS
+# Answers that are no result: an application error, or a reply no Thrift of ours.
+_UNREADABLE: tuple[type[Exception], ...] = (TApplicationException, *PROTOCOL_ERRORS)
 
 
 class Thrift2Error(ClusterError):
@@ -300,6 +304,15 @@ class Thrift2Client:
         (``tries``: how often it was tried, when more than once)."""
         return Thrift2Error(f"{self.endpoint}: {what}: {first_line(exc.message)}{tries}")
 
+    def _unreadable(self, what: str, exc: Exception) -> Thrift2Error:
+        """The error of a call answered with a TApplicationException, or with a reply that
+        is no Thrift of this client's transport and protocol (the connection is closed)."""
+        if isinstance(exc, TApplicationException):
+            return Thrift2Error(f"{self.endpoint}: {what}: {first_line(exc)}")
+        self.close()
+        return Thrift2Error(mismatch("thrift2", self.endpoint, what, self.transport,
+                                     self.protocol, exc))
+
     def _call(self, what: str, func: Callable[[Any], _T], attempts: int | None = None,
               raise_timeouts: bool = False, idempotent: bool = False) -> _T:
         """Run ``func(client)``, reconnecting (to where ``locate`` says) and retrying on
@@ -324,9 +337,9 @@ class Thrift2Client:
                 log.warning("%s: %s failed on the server, which says it may be retried (%s); "
                             "retrying in %.1fs", self.endpoint, what,
                             first_line(exc.message), delay)
-            except TApplicationException as exc:
+            except _UNREADABLE as exc:
                 self.unreachable = False
-                raise Thrift2Error(f"{self.endpoint}: {what}: {first_line(exc)}") from exc
+                raise self._unreadable(what, exc) from exc
             except _TRANSPORT_ERRORS as exc:
                 self.close()
                 if attempt == 1 and self.security is None and self.transport != "http" \
