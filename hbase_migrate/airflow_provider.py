@@ -31,7 +31,8 @@ def provider_info() -> dict[str, Any]:
                 "zookeeper": _field("ZooKeeper quorum", "host:port[,host:port...]"),
                 "znode_parent": _field("ZooKeeper parent znode", "zookeeper.znode.parent "
                                                                  "(default /hbase)"),
-                "transport": _field("Thrift transport", "buffered (default) or framed"),
+                "transport": _field("Thrift transport", "buffered (default), framed, or http "
+                                                         "(gateways in HTTP mode; binary)"),
                 "protocol": _field("Thrift protocol", "binary (default) or compact"),
                 "auth": _field("Authentication", "none (default) or kerberos"),
                 "principal": _field("Kerberos principal", "who the client logs in as "

@@ -76,12 +76,15 @@ def _ms(value: str, name: str) -> int:
               help="Secure every server with Kerberos from a KDC started for the stack.")
 @click.option("--qop", type=click.Choice(QOPS), default="auth", show_default=True,
               help="With --kerberos: the Thrift gateways' SASL QOP.")
+@click.option("--thrift-http", is_flag=True,
+              help="Both Thrift gateways in HTTP mode (SPNEGO with --kerberos).")
 @click.option("--ticket-lifetime", default="10h", show_default=True,
               help="With --kerberos: the client principal's ticket lifetime (MIT syntax).")
 def start(hbase_version: str, data_dir: Path, name: str, region_servers: int,
           wal_compression: str, value_compression: str, roll_size: int, roll_period: str,
           archive_ttl: str, cleaner_interval: str, replication_peer: str | None,
-          heap: str, kerberos: bool, qop: str, ticket_lifetime: str) -> None:
+          heap: str, kerberos: bool, qop: str, thrift_http: bool, ticket_lifetime: str
+          ) -> None:
     """Start real HBase on 127.0.0.1 and run until SIGTERM or SIGINT.
 
     The first start resolves the HBase jars from Maven Central (cached; offline afterwards).
@@ -89,7 +92,8 @@ def start(hbase_version: str, data_dir: Path, name: str, region_servers: int,
     ``minicluster start`` plus ``hbase_version`` and ``started_in_ms``; the ``admin``
     endpoint takes the ``minicluster`` operations. With ``--kerberos`` a KDC with a
     temporary realm runs too (stopped with the stack); DIR then holds ``client.keytab`` and
-    ``krb5.conf``, and cluster.json's ``security`` object names them."""
+    ``krb5.conf``, and cluster.json's ``security`` object names them. With
+    ``--thrift-http`` both gateways speak Thrift over HTTP (``"transport": "http"``)."""
     options = RealHBaseOptions(
         hbase_version=hbase_version, region_servers=region_servers,
         wal_compression=wal_compression, value_compression=value_compression.lower(),
@@ -97,7 +101,7 @@ def start(hbase_version: str, data_dir: Path, name: str, region_servers: int,
         archive_ttl_ms=_ms(archive_ttl, "--archive-ttl"),
         cleaner_interval_ms=_ms(cleaner_interval, "--cleaner-interval"),
         replication_peer=replication_peer, name=name, heap=heap, kerberos=kerberos, qop=qop,
-        client_ticket_lifetime=ticket_lifetime)
+        client_ticket_lifetime=ticket_lifetime, thrift_http=thrift_http)
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())

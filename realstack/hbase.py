@@ -7,7 +7,9 @@ embedded cluster's. The admin endpoint it names answers the embedded cluster's o
 
 With ``kerberos`` the stack is secured (:mod:`realstack.kdc`): a KDC with a temporary realm
 starts first in the stack folder, which then holds, beside ``cluster.json`` (and its
-``security`` object), the client's ``client.keytab`` and ``krb5.conf``."""
+``security`` object), the client's ``client.keytab`` and ``krb5.conf``. With ``thrift_http``
+both gateways speak Thrift over HTTP (``transport = "http"`` in ``cluster.json``), asking
+for SPNEGO when the stack is secured."""
 
 from __future__ import annotations
 
@@ -55,6 +57,7 @@ class RealHBaseOptions:
     kerberos: bool = False
     qop: str = "auth"                  # hbase.thrift.security.qop of both gateways
     client_ticket_lifetime: str = "10h"  # the client principal's tickets (short: renewals)
+    thrift_http: bool = False          # both gateways in HTTP mode (SPNEGO with kerberos)
 
     def arguments(self, data_dir: Path) -> list[str]:
         if self.wal_compression not in WAL_COMPRESSION:
@@ -69,6 +72,8 @@ class RealHBaseOptions:
                 "cleaner-interval": str(self.cleaner_interval_ms)}
         if self.replication_peer:
             args["replication-peer"] = self.replication_peer
+        if self.thrift_http:
+            args["thrift-http"] = "true"
         if self.qop not in QOPS:
             raise RealStackError(f"QOP must be one of {QOPS}, got {self.qop!r}")
         return [part for key, value in args.items() for part in (f"--{key}", value)]

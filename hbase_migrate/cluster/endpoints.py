@@ -22,12 +22,14 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from thriftpy2.protocol.exc import TProtocolException
+
 from hbase_migrate.cluster.security import ClusterSecurity, warn_if_exposed
 from hbase_migrate.errors import ConfigError, HBaseMigrateError
 
 log = logging.getLogger(__name__)
 
-TRANSPORTS = ("buffered", "framed")
+TRANSPORTS = ("buffered", "framed", "http")  # http: gateways in HTTP mode (binary only)
 PROTOCOLS = ("binary", "compact")
 
 
@@ -42,6 +44,30 @@ def parse_host_port(value: str, what: str) -> tuple[str, int]:
 def reason(exc: BaseException) -> str:
     """A transport error's own words (thriftpy2's carry a ``message``)."""
     return str(getattr(exc, "message", None) or exc) or type(exc).__name__
+
+
+
+
+def _protocol_errors() -> tuple[type[Exception], ...]:
+    try:  # the fast binary protocol raises its own error (no TException)
+        from thriftpy2.protocol import cybin
+    except ImportError:  # pragma: no cover - thriftpy2 without its compiled parts
+        return (TProtocolException,)
+    return (TProtocolException, getattr(cybin, "ProtocolError", TProtocolException))
+
+
+# A reply that is no Thrift of the configured transport/protocol (an HTTP-mode gateway
+# answering a socket client with an HTTP status line, say).
+PROTOCOL_ERRORS = _protocol_errors()
+
+
+def mismatch(gateway: str, endpoint: str, what: str, transport: str, protocol: str,
+             exc: BaseException) -> str:
+    """The message of a call whose reply could not be read as configured."""
+    return (f"{gateway} gateway {endpoint}: {what}: the reply is not {transport}/{protocol} "
+            f"Thrift ({reason(exc)}); set the cluster's transport and protocol to the "
+            "gateway's (one in HTTP mode, hbase.regionserver.thrift.http, needs transport "
+            "= \"http\")")
 
 
 # Gateway calls retried after a transport error in this process, by gateway kind
@@ -95,7 +121,8 @@ def check_http_url(url: str, what: str) -> str:
 @dataclass(frozen=True)
 class ClusterEndpoints:
     """A cluster's addresses. ``thrift``/``thrift2`` are ``host:port`` of the Thrift1 and
-    Thrift2 gateways; both use the same ``transport`` and ``protocol``."""
+    Thrift2 gateways; both use the same ``transport`` and ``protocol`` (``"http"``: Thrift
+    over HTTP POST, with SPNEGO when the cluster is Kerberos-secured)."""
 
     name: str
     thrift: str
@@ -127,6 +154,10 @@ class ClusterEndpoints:
                               f"got {self.transport!r}")
         if self.protocol not in PROTOCOLS:
             raise ConfigError(f"cluster {self.name!r}: protocol must be one of {PROTOCOLS}, "
+                              f"got {self.protocol!r}")
+        if self.transport == "http" and self.protocol != "binary":
+            raise ConfigError(f"cluster {self.name!r}: transport \"http\" needs protocol "
+                              f"\"binary\" (HBase's gateways in HTTP mode speak only that), "
                               f"got {self.protocol!r}")
         if self.webhdfs is not None:
             check_http_url(self.webhdfs, f"cluster {self.name!r} webhdfs")

@@ -158,13 +158,16 @@ def _keytab_login_error(security: ClusterSecurity) -> str | None:
     return (done.stderr.strip() or None) if done.returncode else None
 
 
-def http_auth(security: ClusterSecurity, url_host: str) -> Any:
-    """SPNEGO for WebHDFS requests (``requests`` auth), for a cluster's HTTP principal."""
+def http_auth(security: ClusterSecurity, url_host: str, *, preemptive: bool = False) -> Any:
+    """SPNEGO for WebHDFS and Thrift-over-HTTP requests (``requests`` auth), for a cluster's
+    HTTP principal; ``preemptive``: the token goes with the first request (a gateway that
+    wants one on every POST), not after a 401."""
     from requests_kerberos import OPTIONAL, HTTPKerberosAuth
 
     service, host = service_principal(security.http_principal, url_host)
     return HTTPKerberosAuth(mutual_authentication=OPTIONAL, service=service,
-                            hostname_override=host, principal=security.principal)
+                            hostname_override=host, principal=security.principal,
+                            force_preemptive=preemptive)
 
 
 def kazoo_sasl_options(security: ClusterSecurity, zk_host: str) -> dict[str, Any]:

@@ -36,8 +36,10 @@ from hbase_migrate.cluster.descriptors import (
     TableDescriptor,
 )
 from hbase_migrate.cluster.endpoints import (
+    PROTOCOL_ERRORS,
     RETRIES,
     Locate,
+    mismatch,
     parse_host_port,
     reason,
     relocated,
@@ -51,6 +53,7 @@ from hbase_migrate.cluster.sasl import (
     sasl_transport,
 )
 from hbase_migrate.cluster.security import ClusterSecurity
+from hbase_migrate.cluster.thrift_http import http_transport
 from hbase_migrate.wal.model import Cell, CellType
 
 log = logging.getLogger(__name__)
@@ -108,9 +111,28 @@ class _SecuredConnection(happybase.Connection):  # type: ignore[misc]  # untyped
                          f"{self.host}:{self.port}")
 
 
+class _HttpConnection(happybase.Connection):  # type: ignore[misc]  # untyped library
+    """A happybase connection over Thrift-over-HTTP (SPNEGO when the cluster is secured)."""
+
+    def __init__(self, *, security: ClusterSecurity | None, cluster: str, **options: Any
+                 ) -> None:
+        self._security, self._cluster = security, cluster
+        super().__init__(**{**options, "transport": "buffered"})  # happybase's check
+
+    def _refresh_thrift_client(self) -> None:
+        self.transport = http_transport(
+            self.host, self.port, self.timeout / 1000 if self.timeout else None,
+            security=self._security, cluster=self._cluster, gateway="thrift")
+        protocol = self._protocol_class(self.transport, decode_response=False)
+        self.client = TClient(Hbase, protocol)
+
+
 def open_connection(security: ClusterSecurity | None, cluster: str, **options: Any) -> Any:
-    """A happybase connection (``options`` as ``happybase.Connection`` takes them), over
-    SASL/GSSAPI when ``security`` (of the cluster named ``cluster``) says Kerberos."""
+    """A happybase connection (``options`` as ``happybase.Connection`` takes them, plus
+    transport ``"http"``), over SASL/GSSAPI when ``security`` (of the cluster named
+    ``cluster``) says Kerberos, or over HTTP (with SPNEGO when it does)."""
+    if options.get("transport") == "http":
+        return _HttpConnection(security=security, cluster=cluster, **options)
     if security is None or not security.kerberos:
         return happybase.Connection(**options)
     return _SecuredConnection(security=security, cluster=cluster, **options)
@@ -170,7 +192,8 @@ class Thrift1Client:
         self._pool_options: dict[str, Any] = dict(
             size=pool_size, transport=transport, protocol=protocol,
             timeout=int(timeout * 1000), autoconnect=False,
-            security=security if security is not None and security.kerberos else None,
+            security=security if security is not None and (
+                security.kerberos or transport == "http") else None,  # http: TLS settings too
             cluster=cluster or endpoint)
         self._lock = threading.Lock()
         self.pool = self._make_pool(*parse_host_port(endpoint, "thrift endpoint"))
@@ -228,7 +251,8 @@ class Thrift1Client:
                 with self.pool.connection() as conn:
                     result = func(conn)
             except _TRANSPORT_ERRORS as exc:
-                if attempt == 0 and self._pool_options["security"] is None and sasl_required(
+                if attempt == 0 and self._pool_options["security"] is None and \
+                        self._pool_options["transport"] != "http" and sasl_required(
                         *parse_host_port(self.endpoint, "thrift endpoint")):
                     raise credentials_missing(self._pool_options["cluster"], "thrift",
                                               self.endpoint) from exc
@@ -242,6 +266,10 @@ class Thrift1Client:
                 RETRIES["thrift"] += 1
                 time.sleep(delay)
                 delay = min(delay * 2, 10.0)
+            except PROTOCOL_ERRORS as exc:
+                raise Thrift1Error(mismatch(
+                    "thrift", self.endpoint, what, self._pool_options["transport"],
+                    self._pool_options["protocol"], exc)) from exc
             except (TApplicationException, TException) as exc:
                 self.unreachable = False
                 raise self._error(what, exc) from exc

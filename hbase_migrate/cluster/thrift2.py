@@ -18,7 +18,9 @@ Calls are sized by bytes (:mod:`hbase_migrate.cluster.sizing`): a scan asks for 
 ``putMultiple``. A call that times out is retried smaller, at most ``timeout_retries`` times
 in a row, then fails with one line saying what to change. A server error's message is cut
 to its first line (HBase sends Java stack traces). A secured cluster's connection speaks
-SASL/GSSAPI (:mod:`hbase_migrate.cluster.sasl`), as the Thrift1 client's do.
+SASL/GSSAPI (:mod:`hbase_migrate.cluster.sasl`), as the Thrift1 client's do; with transport
+``"http"`` calls are HTTP POSTs (:mod:`hbase_migrate.cluster.thrift_http`, SPNEGO when
+secured).
 """
 
 from __future__ import annotations
@@ -48,8 +50,10 @@ from hbase_migrate.cluster.descriptors import (
     TableDescriptor,
 )
 from hbase_migrate.cluster.endpoints import (
+    PROTOCOL_ERRORS,
     RETRIES,
     Locate,
+    mismatch,
     parse_host_port,
     reason,
     relocated,
@@ -76,6 +80,7 @@ from hbase_migrate.cluster.sizing import (
     format_bytes,
 )
 from hbase_migrate.cluster.thrift2_idl import hbase2
+from hbase_migrate.cluster.thrift_http import http_transport
 from hbase_migrate.tablename import split_table_name
 from hbase_migrate.wal.model import Cell, CellType
 
@@ -86,6 +91,8 @@ Columns = Sequence[tuple[bytes, bytes | None]]  # (family, qualifier or None = w
 _T = TypeVar("_T")
 TRANSPORT_ERRORS = (TTransportException, OSError, EOFError, socket.timeout)
 _TRANSPORT_ERRORS = TRANSPORT_ERRORS
+# Answers that are no result: an application error, or a reply no Thrift of ours.
+_UNREADABLE: tuple[type[Exception], ...] = (TApplicationException, *PROTOCOL_ERRORS)
 
 
 class Thrift2Error(ClusterError):
@@ -191,7 +198,8 @@ class Thrift2Client:
         ``security`` (of the cluster named ``cluster``) makes it a SASL/GSSAPI client."""
         self.endpoint = endpoint
         self.host, self.port = parse_host_port(endpoint, "thrift2 endpoint")
-        if transport not in ("buffered", "framed") or protocol not in ("binary", "compact"):
+        if transport not in ("buffered", "framed", "http") or protocol not in (
+                "binary", "compact") or (transport == "http" and protocol != "binary"):
             raise Thrift2Error(f"{endpoint}: unsupported transport/protocol "
                                f"{transport}/{protocol}")
         self.transport, self.protocol = transport, protocol
@@ -203,7 +211,9 @@ class Thrift2Client:
                                f"{timeout_retries}")
         self.max_result_bytes, self.max_put_bytes = max_result_bytes, max_put_bytes
         self.timeout_retries = timeout_retries
-        self.security = security if security is not None and security.kerberos else None
+        # Kerberos (SASL or SPNEGO), or over HTTP also an unsecured cluster's TLS settings
+        self.security = security if security is not None and (
+            security.kerberos or transport == "http") else None
         self.cluster = cluster or endpoint
         self.put_limit = max_put_bytes  # lowered when a put call times out
         self.last_scan: AdaptiveScan | None = None  # the figures of the latest scan
@@ -242,6 +252,9 @@ class Thrift2Client:
                      else TBufferedTransportFactory())
             proto = (TCompactProtocolFactory() if self.protocol == "compact"  # type: ignore[no-untyped-call]
                      else TBinaryProtocolFactory())  # type: ignore[no-untyped-call]
+            if self.transport == "http":
+                self._client = self._over_http(proto)
+                return self._client
             if self.security is not None:
                 self._client = self._secured(proto)
                 return self._client
@@ -249,6 +262,13 @@ class Thrift2Client:
                                        timeout=int(self.timeout * 1000),
                                        trans_factory=trans, proto_factory=proto)
         return self._client
+
+    def _over_http(self, proto: Any) -> Any:
+        """A client whose calls are HTTP POSTs (SPNEGO when the cluster is secured)."""
+        http = http_transport(self.host, self.port, self.timeout, security=self.security,
+                              cluster=self.cluster, gateway="thrift2")
+        http.open()
+        return TClient(hbase2.THBaseService, proto.get_protocol(http))
 
     def _secured(self, proto: Any) -> Any:
         """A client over SASL/GSSAPI (the SASL layer takes the place of the transport)."""
@@ -284,6 +304,15 @@ class Thrift2Client:
         (``tries``: how often it was tried, when more than once)."""
         return Thrift2Error(f"{self.endpoint}: {what}: {first_line(exc.message)}{tries}")
 
+    def _unreadable(self, what: str, exc: Exception) -> Thrift2Error:
+        """The error of a call answered with a TApplicationException, or with a reply that
+        is no Thrift of this client's transport and protocol (the connection is closed)."""
+        if isinstance(exc, TApplicationException):
+            return Thrift2Error(f"{self.endpoint}: {what}: {first_line(exc)}")
+        self.close()
+        return Thrift2Error(mismatch("thrift2", self.endpoint, what, self.transport,
+                                     self.protocol, exc))
+
     def _call(self, what: str, func: Callable[[Any], _T], attempts: int | None = None,
               raise_timeouts: bool = False, idempotent: bool = False) -> _T:
         """Run ``func(client)``, reconnecting (to where ``locate`` says) and retrying on
@@ -308,13 +337,13 @@ class Thrift2Client:
                 log.warning("%s: %s failed on the server, which says it may be retried (%s); "
                             "retrying in %.1fs", self.endpoint, what,
                             first_line(exc.message), delay)
-            except TApplicationException as exc:
+            except _UNREADABLE as exc:
                 self.unreachable = False
-                raise Thrift2Error(f"{self.endpoint}: {what}: {first_line(exc)}") from exc
+                raise self._unreadable(what, exc) from exc
             except _TRANSPORT_ERRORS as exc:
                 self.close()
-                if attempt == 1 and self.security is None and sasl_required(self.host,
-                                                                            self.port):
+                if attempt == 1 and self.security is None and self.transport != "http" \
+                        and sasl_required(self.host, self.port):
                     raise credentials_missing(self.cluster, "thrift2", self.endpoint) from exc
                 if raise_timeouts and isinstance(exc, TimeoutError):
                     self.unreachable = False

@@ -33,6 +33,7 @@ def open_thrift2(cluster: ClusterSpec) -> Thrift2Client:
                           "gateway (thrift2 = \"host:9090\"): the copy and the comparison "
                           "need one")
     return Thrift2Client.with_settings(endpoints.thrift2, cluster.gateway,
+                                       endpoints.transport, endpoints.protocol,
                                        locate=lambda: cluster.endpoints().thrift2,
                                        **endpoints.client_auth)
 

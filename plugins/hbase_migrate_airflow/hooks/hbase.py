@@ -3,7 +3,8 @@
 A connection holds the Thrift1 gateway as host and port, and in its extras ``thrift2``
 (``host:port``), ``webhdfs`` (``http://namenode:9870``), ``zookeeper`` (``host:port,...``),
 ``znode_parent`` (default ``/hbase``), ``hbase_root`` (the HBase root: an HDFS path when
-``webhdfs`` is given, else a local folder), ``transport`` and ``protocol`` of the gateways,
+``webhdfs`` is given, else a local folder), ``transport`` (``buffered``, ``framed`` or
+``http``) and ``protocol`` of the gateways,
 and the cluster's security (``auth``, ``principal``, ``keytab``, ``krb5_conf``,
 ``hbase_principal``, ``http_principal``, ``zookeeper_principal``, ``qop``, ``tls_ca_file``:
 ``hbase_migrate.cluster.security``; file names only, never a secret).

@@ -52,7 +52,8 @@ import org.apache.hbase.thirdparty.com.google.gson.JsonObject;
  * <p>Arguments: --dir D --region-servers K --wal-compression none|dict|dict+tags
  * --value-compression none|gz|snappy|lz4|zstd|... --roll-period MS --roll-size BYTES
  * --archive-ttl MS --cleaner-interval MS --replication-peer ID --name N
- * [--keytab K --realm R --qop auth|auth-int|auth-conf]: Kerberos everywhere (see secure()).
+ * [--keytab K --realm R --qop auth|auth-int|auth-conf]: Kerberos everywhere (see secure());
+ * [--thrift-http true]: both gateways speak Thrift over HTTP (see httpGateways()).
  */
 public final class RealHBase {
   private static final String HOST = "127.0.0.1";
@@ -230,6 +231,10 @@ public final class RealHBase {
     // table, say), so such calls answer within a test's patience; errors are HBase's own.
     Configuration gatewayConf = new Configuration(conf);
     gatewayConf.setInt("hbase.client.retries.number", 5);
+    boolean thriftHttp = Boolean.parseBoolean(opt("thrift-http", "false"));
+    if (thriftHttp) {
+      httpGateways(gatewayConf);
+    }
     gateway(new org.apache.hadoop.hbase.thrift.ThriftServer(new Configuration(gatewayConf)),
         thrift, "thrift1");
     thrift2Conf = gatewayConf;
@@ -251,7 +256,7 @@ public final class RealHBase {
     described.put("name", opt("name", "realhbase"));
     described.put("thrift", HOST + ":" + thrift);
     described.put("thrift2", HOST + ":" + thrift2);
-    described.put("transport", "buffered");
+    described.put("transport", thriftHttp ? "http" : "buffered");
     described.put("protocol", "binary");
     described.put("webhdfs", "http://" + HOST + ":" + nn.getPort());
     described.put("zookeeper", HOST + ":" + util.getZkCluster().getClientPort());
@@ -286,6 +291,20 @@ public final class RealHBase {
     Files.move(tmp, json, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
     ready.println(line);
     ready.flush();
+  }
+
+  /**
+   * Thrift over HTTP for both gateways (hbase.regionserver.thrift.http: ThriftServer serves
+   * a TServlet on Jetty at every path, binary protocol only). Secured, the servlet asks every
+   * POST for SPNEGO (ThriftHttpServlet) as HTTP/127.0.0.1, the principal WebHDFS uses too;
+   * the caller then acts as itself, as over SASL (its connection a proxy user of hbase).
+   */
+  private void httpGateways(Configuration conf) {
+    conf.setBoolean("hbase.regionserver.thrift.http", true);
+    if (options.containsKey("keytab")) {
+      conf.set("hbase.thrift.spnego.principal", principal("HTTP"));
+      conf.set("hbase.thrift.spnego.keytab.file", options.get("keytab"));
+    }
   }
 
   private void gateway(org.apache.hadoop.hbase.thrift.ThriftServer server, int port,
