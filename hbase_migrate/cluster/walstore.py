@@ -243,6 +243,9 @@ class WebHdfsWalStore(WalStore):
         self._netloc = urlsplit(self.url).netloc
         self.hbase_root = "/" + hbase_root.strip("/")
         self.security = security if security is not None and security.kerberos else None
+        # https checked against the cluster's CA file, secured or not
+        self.ca_file = security.tls_ca_file if security is not None and self.url.startswith(
+            "https:") else None
         self.cluster = cluster or self.url
         self.client: Any = self._new_client(user, timeout)
         if self.security is not None or self.url.startswith("https:"):
@@ -253,8 +256,9 @@ class WebHdfsWalStore(WalStore):
         from requests import Session
 
         session = Session()
-        if self.url.startswith("https:") and self.security and self.security.tls_ca_file:
-            session.verify = self.security.tls_ca_file
+        if self.ca_file:
+            session.verify = self.ca_file
+            session.trust_env = False  # else REQUESTS_CA_BUNDLE would replace the CA file
         if self.security is None:
             return InsecureClient(self.url, user=user, timeout=timeout, session=session)
         login(self.security, self.cluster, f"WebHDFS {self.url}")

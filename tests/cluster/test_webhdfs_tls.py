@@ -1,0 +1,71 @@
+"""WebHDFS over https: verified against the cluster's ``tls_ca_file``, secured or not, even
+when ``REQUESTS_CA_BUNDLE`` names another bundle; an unknown certificate is refused."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import ssl
+import subprocess
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hbase_migrate.cluster.errors import WebHdfsUnreachableError
+from hbase_migrate.cluster.security import ClusterSecurity
+from hbase_migrate.cluster.walstore import WebHdfsWalStore
+
+SYSTEM_BUNDLE = "/etc/ssl/certs/ca-certificates.crt"
+
+
+class EmptyListings(BaseHTTPRequestHandler):
+    """A NameNode whose every folder is empty (LISTSTATUS)."""
+
+    def do_GET(self) -> None:  # noqa: N802 - http.server's name
+        body = json.dumps({"FileStatuses": {"FileStatus": []}}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture
+def namenode(tmp_path: Path) -> Iterator[tuple[str, Path]]:
+    if not shutil.which("openssl"):
+        pytest.skip("no openssl to make a certificate")
+    cert, key = tmp_path / "nn.pem", tmp_path / "nn.key"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+                    "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
+                    "-keyout", str(key), "-out", str(cert)], check=True, capture_output=True)
+    server = ThreadingHTTPServer(("127.0.0.1", 0), EmptyListings)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key)
+    server.socket = context.wrap_socket(server.socket, server_side=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"https://127.0.0.1:{server.server_address[1]}", cert
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_https_webhdfs_is_checked_against_the_clusters_ca_file(
+        namenode: tuple[str, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    url, cert = namenode
+    if Path(SYSTEM_BUNDLE).exists():  # another bundle in the environment changes nothing
+        monkeypatch.setenv("REQUESTS_CA_BUNDLE", SYSTEM_BUNDLE)
+    store = WebHdfsWalStore(url, security=ClusterSecurity(tls_ca_file=str(cert)), timeout=5)
+    assert store.list_wal_files() == []
+    unknown = WebHdfsWalStore(url, security=ClusterSecurity(tls_ca_file=SYSTEM_BUNDLE),
+                              timeout=5)
+    with pytest.raises(WebHdfsUnreachableError, match="CERTIFICATE_VERIFY_FAILED"):
+        unknown.list_wal_files()
