@@ -25,7 +25,7 @@ SYSTEM_BUNDLE = "/etc/ssl/certs/ca-certificates.crt"
 class EmptyListings(BaseHTTPRequestHandler):
     """A NameNode whose every folder is empty (LISTSTATUS)."""
 
-    def do_GET(self) -> None:  # noqa: N802 - http.server's name
+    def do_GET(self) -> None:
         body = json.dumps({"FileStatuses": {"FileStatus": []}}).encode()
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
