@@ -1,5 +1,6 @@
 """Compile the project's hot loops into extension modules beside their sources: the WAL
-reader's (hbase_migrate/wal/_hotloops.pyx) and the CDC message renderer's
+reader's (hbase_migrate/wal/_hotloops.pyx), the replay's entry converter's
+(hbase_migrate/replay/_convert.pyx) and the CDC message renderer's
 (hbase_migrate/sinks/_render.pyx). Cython to C, then the C compiler Python was built with.
 Run by `make setup`; without them the pure-Python code runs, which gives the same results.
 
@@ -17,6 +18,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCES = (ROOT / "hbase_migrate" / "wal" / "_hotloops.pyx",
+           ROOT / "hbase_migrate" / "replay" / "_convert.pyx",
            ROOT / "hbase_migrate" / "sinks" / "_render.pyx")
 BUILD = ROOT / "build" / "speedups"
 
