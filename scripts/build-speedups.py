@@ -20,6 +20,7 @@ ROOT = Path(__file__).resolve().parent.parent
 SOURCES = (ROOT / "hbase_migrate" / "wal" / "_hotloops.pyx",
            ROOT / "hbase_migrate" / "replay" / "_convert.pyx",
            ROOT / "hbase_migrate" / "sinks" / "_render.pyx")
+SHARED = ROOT / "hbase_migrate" / "plain_tuples.pxd"  # cimported by the modules above
 BUILD = ROOT / "build" / "speedups"
 
 
@@ -35,7 +36,8 @@ def run(command: list[str]) -> None:
 
 def build(source: Path, force: bool) -> None:
     out = target(source)
-    if not force and out.exists() and out.stat().st_mtime >= source.stat().st_mtime:
+    newest = max(source.stat().st_mtime, SHARED.stat().st_mtime)
+    if not force and out.exists() and out.stat().st_mtime >= newest:
         return
     BUILD.mkdir(parents=True, exist_ok=True)
     c_file = BUILD / (source.stem + ".c")

@@ -15,11 +15,12 @@ from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
 from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_GET_SIZE
 from libc.string cimport memcmp
 
+from hbase_migrate.plain_tuples cimport plain_tuple
+
 from hbase_migrate.cluster.sizing import CELL_OVERHEAD
 from hbase_migrate.replay.mutations import Kind, RowMutation, WalPosition
 from hbase_migrate.wal.model import METAFAMILY, Cell, Entry, WalKey
 
-cdef object _new = tuple.__new__
 cdef object _PUT = Kind.PUT
 cdef object _DELETE = Kind.DELETE
 cdef object _Cell = Cell, _Entry = Entry, _WalKey = WalKey
@@ -54,20 +55,22 @@ cdef bint _usual_cells(tuple cells, object families, object seen, Sums* sums):
     """Whether every cell is a plain data cell the fast path takes; its sums if so."""
     cdef Py_ssize_t i, n = PyTuple_GET_SIZE(cells)
     cdef object cell, tags
+    cdef tuple fields
     cdef bytes row, family, qualifier, value, first_row
     cdef int code
     cdef bint put, first_put = False
     sums.size = sums.tags = 0
     sums.one_run = True
     for i in range(n):
-        cell = <object>PyTuple_GET_ITEM(cells, i)
+        cell = cells[i]
         if type(cell) is not _Cell:
             return False
-        row, family, qualifier, value, tags = cell[0], cell[1], cell[2], cell[5], cell[6]
+        fields = <tuple>cell  # a Cell is a tuple: its fields read without a method call
+        row, family, qualifier, value, tags = fields[0], fields[1], fields[2], fields[5], fields[6]
         if (type(row) is not bytes or type(family) is not bytes or type(qualifier) is not bytes
                 or type(value) is not bytes or type(tags) is not tuple):
             return False
-        code = _type_code(cell[4])
+        code = _type_code(fields[4])
         if code < 0 or _same(family, _META):
             return False
         if (families is not None and family not in families) or family not in seen:
@@ -83,21 +86,25 @@ cdef bint _usual_cells(tuple cells, object families, object seen, Sums* sums):
     return True
 
 
+cdef inline object _mutation(bytes row, bint put, tuple cells, object position):
+    return plain_tuple(_Mutation, (row, _PUT if put else _DELETE, cells, position))
+
+
 cdef list _runs(tuple cells, object position):
     """``mutations.to_mutations`` for cells already checked: consecutive cells of one row
     and one kind make one mutation."""
     cdef list out = []
     cdef Py_ssize_t i, start = 0, n = PyTuple_GET_SIZE(cells)
-    cdef bytes row = cells[0][0], this
-    cdef bint put = cells[0][4] == 4, this_put
+    cdef tuple cell = <tuple>cells[0]
+    cdef bytes row = cell[0], this
+    cdef bint put = cell[4] == 4, this_put
     for i in range(1, n):
-        this = cells[i][0]
-        this_put = cells[i][4] == 4
+        cell = <tuple>cells[i]
+        this, this_put = cell[0], cell[4] == 4
         if this_put != put or not _same(this, row):
-            out.append(_new(_Mutation, (row, _PUT if put else _DELETE, cells[start:i],
-                                        position)))
+            out.append(_mutation(row, put, cells[start:i], position))
             start, row, put = i, this, this_put
-    out.append(_new(_Mutation, (row, _PUT if put else _DELETE, cells[start:n], position)))
+    out.append(_mutation(row, put, cells[start:n], position))
     return out
 
 
@@ -135,44 +142,45 @@ def take_batch(conv, entries, Py_ssize_t batch_cells, Py_ssize_t batch_bytes):
     cdef dict tables = conv.tables, checked = conv.checked
     cdef object flt = conv.filter, name = conv.name
     cdef object start = flt.start_time, end = flt.end_time
-    cdef object key, info, dst, families, seen, write_time, position, pending
-    cdef tuple cells
+    cdef object info, dst, families, seen, write_time, position, pending
+    cdef tuple fields, key, cells, first
     cdef Sums sums
     cdef Py_ssize_t n
     try:
         for entry in entries:
-            if type(entry) is _Entry and type(entry[0]) is _WalKey and type(entry[1]) is tuple:
-                key = entry[0]
-                cells = <tuple>entry[1]
-                n = PyTuple_GET_SIZE(cells)
-                info = tables.get(key[1])
-                write_time = key[3]
-                if (n and info is not None and info[3] is None
-                        and (start is None or write_time >= start)
-                        and (end is None or write_time < end)):
-                    dst, families = info[1], info[2]
-                    seen = checked.get(dst)
-                    if seen is not None and _usual_cells(cells, families, seen, &sums):
-                        position = _new(_Position, (name, entry[2], entry[4], key[2],
-                                                    write_time))
-                        pending = conv.pending.get(dst)
-                        if pending is None:
-                            pending = conv.pending[dst] = []
-                        if sums.one_run:
-                            pending.append(_new(_Mutation, (
-                                cells[0][0], _PUT if cells[0][4] == 4 else _DELETE, cells,
-                                position)))
-                        else:
-                            pending.extend(_runs(cells, position))
-                        counts.tags += sums.tags
-                        counts.size += sums.size + _OVERHEAD * n
-                        counts.applied += 1
-                        counts.entries += 1
-                        counts.weight += n
-                        counts.last = entry
-                        if counts.weight >= batch_cells or counts.size >= batch_bytes:
-                            return True
-                        continue
+            if type(entry) is _Entry:
+                fields = <tuple>entry  # Entry, WalKey and Cell are tuples: read as such
+                if type(fields[0]) is _WalKey and type(fields[1]) is tuple:
+                    key, cells = <tuple>fields[0], <tuple>fields[1]
+                    n = PyTuple_GET_SIZE(cells)
+                    info = tables.get(key[1])
+                    write_time = key[3]
+                    if (n and info is not None and info[3] is None
+                            and (start is None or write_time >= start)
+                            and (end is None or write_time < end)):
+                        dst, families = info[1], info[2]
+                        seen = checked.get(dst)
+                        if seen is not None and _usual_cells(cells, families, seen, &sums):
+                            position = plain_tuple(_Position, (
+                                name, fields[2], fields[4], key[2], write_time))
+                            pending = conv.pending.get(dst)
+                            if pending is None:
+                                pending = conv.pending[dst] = []
+                            if sums.one_run:
+                                first = <tuple>cells[0]
+                                pending.append(_mutation(first[0], first[4] == 4, cells,
+                                                         position))
+                            else:
+                                pending.extend(_runs(cells, position))
+                            counts.tags += sums.tags
+                            counts.size += sums.size + _OVERHEAD * n
+                            counts.applied += 1
+                            counts.entries += 1
+                            counts.weight += n
+                            counts.last = entry
+                            if counts.weight >= batch_cells or counts.size >= batch_bytes:
+                                return True
+                            continue
             counts.store()  # any other entry: the reference takes it
             try:
                 conv.take(entry)

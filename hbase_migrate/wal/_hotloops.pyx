@@ -15,6 +15,8 @@ the same helpers the reference calls.
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 
+from hbase_migrate.plain_tuples cimport plain_tuple, untrack
+
 from hbase_migrate.wal.cells import (
     MAX_FAMILY_LENGTH,
     MAX_ROW_LENGTH,
@@ -137,8 +139,8 @@ def decode_key(bytes buf, Py_ssize_t pos, Py_ssize_t end, dicts):
         table = _entry(table, dicts.table)
         family_dict = dicts.family
         scopes = [(_entry(f, family_dict), scope) for f, scope in scopes]
-    return _new(WalKey, (region, table, sequence, write_time, tuple(scopes), (),
-                         nonce_group, nonce, orig, (), None)), count
+    return plain_tuple(WalKey, (region, table, sequence, write_time, tuple(scopes), (),
+                                nonce_group, nonce, orig, (), None)), count
 
 
 def decode_plain_cells(bytes buf, Py_ssize_t p, Py_ssize_t count, ensure):
@@ -187,10 +189,18 @@ def decode_plain_cells(bytes buf, Py_ssize_t p, Py_ssize_t count, ensure):
                     f"tags length does not fill the {end - kv_end} bytes after the value"
                 )
             tags = parse_tags(buf, kv_end + 2, end)
-        cells.append(_new(Cell, (buf[p + 14:fpos], buf[fpos + 1:qpos], buf[qpos:tpos],
-                                 _int64(d, tpos), d[tpos + 8], buf[tpos + 9:kv_end], tags)))
+        cells.append(plain_tuple(Cell, (
+            buf[p + 14:fpos], buf[fpos + 1:qpos], buf[qpos:tpos], _int64(d, tpos), d[tpos + 8],
+            buf[tpos + 9:kv_end], tags)))
         p = end
-    return tuple(cells), buf, p
+    return _cells(cells), buf, p
+
+
+cdef inline tuple _cells(list cells):
+    """The cells made here (:func:`plain_tuple`), as one untracked tuple."""
+    cdef tuple out = tuple(cells)
+    untrack(out)
+    return out
 
 
 cdef tuple _handed_over(list cells, tuple rest):
@@ -368,6 +378,7 @@ cdef class CompressedCells:
             else:
                 tags, q = _cell_tags(buf, q, blen, tags_len, self.tag_dict)
                 ntag = len(tag_slots)
-            cells.append(_new(Cell, (row, family, qualifier, timestamp, cell_type, value, tags)))
+            cells.append(plain_tuple(Cell, (row, family, qualifier, timestamp, cell_type, value,
+                                            tags)))
             p = q
-        return tuple(cells), buf, p
+        return _cells(cells), buf, p
