@@ -3,6 +3,7 @@ for the same WAL and filter the same batches, progress reports, result and error
 
 from __future__ import annotations
 
+import gc
 import random
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -168,6 +169,9 @@ def test_the_compiled_loop_takes_the_usual_entries_itself(
     batches, _, _ = _replay(path, FILTERS["all"], "compiled")
     assert taken and len(taken) < 80  # the system table's 20 %, and a few more
     assert batches == _replay(path, FILTERS["all"], "python")[0]
+    made_here = [m for _, mutations in batches for m in mutations if not gc.is_tracked(m)]
+    assert len(made_here) > 100  # positions and mutations: nothing for the collector
+    assert not any(gc.is_tracked(m.position) for m in made_here)
 
 
 @pytest.mark.parametrize("code", [0, 6, 13, 255])
