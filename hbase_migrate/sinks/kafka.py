@@ -49,8 +49,8 @@ from hbase_migrate.replay.apply import (
 from hbase_migrate.replay.errors import ReplayWriteError
 from hbase_migrate.replay.mutations import RowMutation, WalPosition
 from hbase_migrate.sinks.debezium import debezium_value
-from hbase_migrate.sinks.messages import RowEdit, message_key, message_value, row_edits
-from hbase_migrate.sinks.render import render
+from hbase_migrate.sinks.messages import RowEdit, message_key, message_value
+from hbase_migrate.sinks.render import edits_of, render
 from hbase_migrate.wal.model import Cell
 
 log = logging.getLogger(__name__)
@@ -168,7 +168,7 @@ class KafkaSink:
             return AppliedCounts
         source = self.sources.get(table, table)
         topic = self._topic(self.settings.topic_of(source), mutations[0].position)
-        edits = list(row_edits(source, mutations))
+        edits = edits_of(source, mutations)
         applied = AppliedCounts(count_cells(mutations), 0)
         if self.image_target is None:  # the whole batch at once (compiled when built)
             keys, values = render(edits, self.settings.envelope, self.cluster)
