@@ -1,5 +1,6 @@
 """Compile the project's hot loops into extension modules beside their sources: the WAL
-reader's (hbase_migrate/wal/_hotloops.pyx) and the CDC message renderer's
+reader's (hbase_migrate/wal/_hotloops.pyx), the replay's entry converter's
+(hbase_migrate/replay/_convert.pyx) and the CDC message renderer's
 (hbase_migrate/sinks/_render.pyx). Cython to C, then the C compiler Python was built with.
 Run by `make setup`; without them the pure-Python code runs, which gives the same results.
 
@@ -17,7 +18,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCES = (ROOT / "hbase_migrate" / "wal" / "_hotloops.pyx",
+           ROOT / "hbase_migrate" / "replay" / "_convert.pyx",
            ROOT / "hbase_migrate" / "sinks" / "_render.pyx")
+SHARED = ROOT / "hbase_migrate" / "plain_tuples.pxd"  # cimported by the modules above
 BUILD = ROOT / "build" / "speedups"
 
 
@@ -33,7 +36,8 @@ def run(command: list[str]) -> None:
 
 def build(source: Path, force: bool) -> None:
     out = target(source)
-    if not force and out.exists() and out.stat().st_mtime >= source.stat().st_mtime:
+    newest = max(source.stat().st_mtime, SHARED.stat().st_mtime)
+    if not force and out.exists() and out.stat().st_mtime >= newest:
         return
     BUILD.mkdir(parents=True, exist_ok=True)
     c_file = BUILD / (source.stem + ".c")

@@ -2,10 +2,10 @@
 progress.
 
 Entries are read in file order with :class:`WalReader`, filtered (:class:`ReplayFilter`),
-converted (:mod:`mutations`) and buffered per target table; when the buffer holds
-``batch_cells`` cells (an entry without data cells counts as one, so progress over filtered
-stretches is reported too) or ``batch_bytes`` bytes of cells (multi-MB cells) it is
-applied, and once every table's ``apply`` has returned
+converted (:mod:`convert`, :mod:`mutations`) and buffered per target table; when the
+buffer holds ``batch_cells`` cells (an entry without data cells counts as one, so progress
+over filtered stretches is reported too) or ``batch_bytes`` bytes of cells (multi-MB
+cells) it is applied, and once every table's ``apply`` has returned
 (acknowledged) ``on_progress`` receives the offset reached: the end of the last entry
 taken, with the index of the next one. Only those offsets may be recorded as replayed.
 
@@ -42,12 +42,9 @@ import threading
 from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from itertools import chain
-from operator import attrgetter, itemgetter
 from types import MappingProxyType
 from typing import cast
 
-from hbase_migrate.cluster.sizing import CELL_OVERHEAD
 from hbase_migrate.errors import WalCorruptError
 from hbase_migrate.replay.apply import (
     AppliedCounts,
@@ -55,23 +52,14 @@ from hbase_migrate.replay.apply import (
     ReplayTarget,
     require_families,
 )
+from hbase_migrate.replay.convert import Batch, EntryConverter
 from hbase_migrate.replay.errors import ReplayError
 from hbase_migrate.replay.filters import ReplayFilter
-from hbase_migrate.replay.marker_log import BulkLoadRecord, MarkerLog, RegionEvent
-from hbase_migrate.replay.mutations import (
-    RowMutation,
-    WalPosition,
-    to_mutations,
-)
-from hbase_migrate.tablename import table_name
-from hbase_migrate.wal.model import METAFAMILY, Cell, Entry
+from hbase_migrate.replay.marker_log import BulkLoadRecord, RegionEvent
 from hbase_migrate.wal.reader import WalReader
 
 Source = str | os.PathLike[str]
 COMPLETE = "trailer"
-_FAMILY = attrgetter("family")
-_SIZED = itemgetter(0, 1, 2, 5)  # a cell's row, family, qualifier and value
-_TAGS = attrgetter("tags")
 
 
 @dataclass(frozen=True)
@@ -137,9 +125,6 @@ class FileResult:
 
 def _frozen(counter: Counter[str]) -> Mapping[str, int]:
     return MappingProxyType(dict(counter))
-
-
-Batch = dict[str, list[RowMutation]]  # target table -> mutations, in file order
 
 
 class _Applier:
@@ -267,21 +252,9 @@ class _Run:
         self.name, self.spec, self.target, self.on_progress = name, spec, target, on_progress
         self.lock = threading.Lock()  # one call at a time to the target
         self.applier = _Applier(target, self.lock, spec.in_flight, name)
-        self.pending: Batch = {}
-        self.weight = 0
-        self.bytes = 0  # of the data cells buffered
-        self.offset = 0
-        self.next_index: int | None = None
+        self.conv = EntryConverter(name, spec.filter, target, self.lock)
         self.reported: tuple[int, int] | None = None
-        self.entries = self.entries_applied = self.cells_filtered = self.tags = 0
-        self.skipped: Counter[str] = Counter()
-        self.markers = MarkerLog()
         self.applied = AppliedCounts()
-        self.last_write_time: int | None = None
-        self.checked: dict[str, set[bytes]] = {}  # target table -> families known there
-        # per table name as the WAL writes it: (source, target or None, families or None)
-        self.tables: dict[bytes, tuple[str, str | None, frozenset[bytes] | None,
-                                       str | None]] = {}
 
     def check_mapping(self) -> None:
         """Every mapped target table, and the families a filter names, exist."""
@@ -292,93 +265,20 @@ class _Run:
             if families:
                 require_families(self.target, dst, families, f"mapped from {source}")
 
-    def _table(self, raw: bytes
-               ) -> tuple[str, str | None, frozenset[bytes] | None, str | None]:
-        """The source name, target, replayed families and table skip reason of a WAL table
-        name, looked up once per file."""
-        known = self.tables.get(raw)
-        if known is None:
-            flt = self.spec.filter
-            source = table_name(raw)
-            known = self.tables[raw] = (source, flt.target_of(source), flt.families_of(source),
-                                        flt.table_skip_reason(source))
-        return known
-
-    def take(self, entry: Entry) -> None:
-        """Filter and convert one entry into the buffer (nothing is written here)."""
-        key = entry.key
-        source, dst, families, reason = self._table(key.table_name)
-        reason = reason or self.spec.filter.time_skip_reason(key.write_time)
-        cells = 0
-        if reason is None:
-            assert dst is not None
-            cells = self._convert(entry, source, dst, families)
-        else:
-            self.skipped[reason] += 1
-        self.entries += 1
-        self.weight += cells or 1
-        self.offset, self.next_index = entry.offset + entry.size, entry.index + 1
-        self.last_write_time = key.write_time
-
-    def _convert(self, entry: Entry, source: str, dst: str,
-                 families: frozenset[bytes] | None) -> int:
-        """Buffer the entry's mutations into ``dst``; return the number of data cells.
-        (Once per entry on the replay's hot path: one pass over the cells.)"""
-        position = WalPosition(self.name, entry.offset, entry.index, entry.key.sequence,
-                               entry.key.write_time)
-        cells = entry.cells
-        new = set(map(_FAMILY, cells))
-        if cells and METAFAMILY not in new and (families is None or new <= families):
-            # the usual entry, every cell taken: counted in C passes, not cell by cell
-            return self._buffer(dst, list(cells), position, new,
-                                sum(map(len, chain.from_iterable(map(_SIZED, cells)))),
-                                sum(map(len, map(_TAGS, cells))))
-        data = []
-        size = tags = 0
-        for cell in cells:
-            family = cell.family
-            if family == METAFAMILY:
-                self.markers.read(source, cell, entry.key.write_time, position)
-            elif families is not None and family not in families:
-                self.cells_filtered += 1
-            else:
-                data.append(cell)
-                size += len(cell.row) + len(family) + len(cell.qualifier) + len(cell.value)
-                if cell.tags:
-                    tags += len(cell.tags)
-        if not data:
-            return 0
-        return self._buffer(dst, data, position, {c.family for c in data}, size, tags)
-
-    def _buffer(self, dst: str, data: list[Cell], position: WalPosition, new: set[bytes],
-                size: int, tags: int) -> int:
-        """Buffer an entry's data cells (of families ``new``, ``size`` bytes and ``tags``
-        tags); return how many."""
-        seen = self.checked.setdefault(dst, set())
-        if not new <= seen:
-            new -= seen
-            with self.lock:
-                require_families(self.target, dst, new, f"written by {position}")
-            seen |= new
-        self.pending.setdefault(dst, []).extend(to_mutations(data, position))
-        self.tags += tags
-        self.bytes += size + CELL_OVERHEAD * len(data)  # sizing.cells_bytes(data)
-        self.entries_applied += 1
-        return len(data)
-
     def flush(self) -> None:
         """Hand the buffer over (with the progress to report once it is acknowledged, if
         the offset moved), then report whatever was acknowledged meanwhile."""
-        here = (self.offset, self.entries)
+        conv = self.conv
+        here = (conv.offset, conv.entries)
         moved = here != self.reported
-        if self.pending or moved:
+        if conv.pending or moved:
             report = self.progress() if moved and self.on_progress is not None else None
             while self.applier.handed >= max(self.spec.in_flight, 1):
                 self._acknowledged(wait=True)
-            self.applier.hand(self.pending, report)
-            self.pending = {}
+            self.applier.hand(conv.pending, report)
+            conv.pending = {}
             self.reported = here
-        self.weight = self.bytes = 0
+        conv.weight = conv.bytes = 0
         while self._acknowledged(wait=False):
             pass
 
@@ -402,12 +302,13 @@ class _Run:
         return True
 
     def progress(self) -> FileProgress:
+        conv = self.conv
         return FileProgress(
-            self.name, self.offset, self.next_index, self.entries, self.entries_applied,
-            _frozen(self.skipped), _frozen(self.applied.cells), self.cells_filtered,
-            _frozen(self.markers.counts), tuple(self.markers.bulk_loads),
-            tuple(self.markers.region_events), _frozen(self.applied.approximations),
-            self.tags, self.applied.calls, self.last_write_time)
+            self.name, conv.offset, conv.next_index, conv.entries, conv.entries_applied,
+            _frozen(conv.skipped), _frozen(self.applied.cells), conv.cells_filtered,
+            _frozen(conv.markers.counts), tuple(conv.markers.bulk_loads),
+            tuple(conv.markers.region_events), _frozen(self.applied.approximations),
+            conv.tags, self.applied.calls, conv.last_write_time)
 
 
 def replay_file(source: Source, spec: ReplaySpec, target: ReplayTarget, *,
@@ -427,21 +328,20 @@ def replay_file(source: Source, spec: ReplaySpec, target: ReplayTarget, *,
     try:
         run.check_mapping()
         with WalReader(source, start_offset=start_offset, start_index=start_index) as reader:
-            run.offset = reader.end_offset
-            run.next_index = start_index if start_offset else 0
-            try:
-                for entry in reader:
-                    try:
-                        run.take(entry)
-                    except ReplayError:
-                        run.drain()
-                        raise
-                    if run.weight >= spec.batch_cells or run.bytes >= spec.batch_bytes:
-                        run.flush()
-            except WalCorruptError:
-                run.drain()
-                raise
-            run.offset = reader.end_offset
+            conv = run.conv
+            conv.offset = reader.end_offset
+            conv.next_index = start_index if start_offset else 0
+            entries = iter(reader)
+            while True:
+                try:
+                    full = conv.take_batch(entries, spec.batch_cells, spec.batch_bytes)
+                except (ReplayError, WalCorruptError):  # a bad entry: what came before counts
+                    run.drain()
+                    raise
+                if not full:
+                    break
+                run.flush()
+            conv.offset = reader.end_offset
             run.drain()
             return FileResult(run.progress(), reader.end_reason, reader.has_trailer)
     finally:

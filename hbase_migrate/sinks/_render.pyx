@@ -17,6 +17,9 @@ from libc.string cimport memcmp, memcpy
 from json import dumps
 from time import time
 
+from hbase_migrate.plain_tuples cimport plain_tuple
+
+from hbase_migrate.replay.mutations import RowMutation
 from hbase_migrate.sinks import debezium as _debezium
 from hbase_migrate.sinks import messages as _messages
 from hbase_migrate.wal.model import METAFAMILY, CellType
@@ -278,3 +281,36 @@ def render(list edits, str envelope, str cluster, object now=None):
     finally:
         PyMem_Free(b.data)
     return keys, values
+
+
+cdef object _Mutation = RowMutation, _Edit = _messages.RowEdit
+
+
+def row_edits(str table, list mutations):
+    """``list(messages.row_edits(table, mutations))``, compiled: a mutation alone in its
+    entry (the usual) makes its edit here, left out of the cycle collector (a batch's
+    edits wait for their acknowledgements); the mutations of an entry with several go to
+    the reference's grouping."""
+    cdef list out = []
+    cdef Py_ssize_t i = 0, j, n = len(mutations)
+    cdef tuple m
+    cdef object position
+    for j in range(n):
+        if type(mutations[j]) is not _Mutation:
+            return list(_messages.row_edits(table, mutations))
+    while i < n:
+        m = <tuple>mutations[i]
+        position = m[3]
+        j = i + 1
+        while j < n and _same_position((<tuple>mutations[j])[3], position):
+            j += 1
+        if j == i + 1:
+            out.append(plain_tuple(_Edit, (table, m[0], position, m[2])))
+        else:
+            out.extend(_messages.row_edits(table, mutations[i:j]))
+        i = j
+    return out
+
+
+cdef inline bint _same_position(object a, object b) except -1:
+    return a is b or a == b

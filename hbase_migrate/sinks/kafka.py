@@ -49,8 +49,8 @@ from hbase_migrate.replay.apply import (
 from hbase_migrate.replay.errors import ReplayWriteError
 from hbase_migrate.replay.mutations import RowMutation, WalPosition
 from hbase_migrate.sinks.debezium import debezium_value
-from hbase_migrate.sinks.messages import RowEdit, message_key, message_value, row_edits
-from hbase_migrate.sinks.render import render
+from hbase_migrate.sinks.messages import RowEdit, message_key, message_value
+from hbase_migrate.sinks.render import edits_of, render
 from hbase_migrate.wal.model import Cell
 
 log = logging.getLogger(__name__)
@@ -168,7 +168,7 @@ class KafkaSink:
             return AppliedCounts
         source = self.sources.get(table, table)
         topic = self._topic(self.settings.topic_of(source), mutations[0].position)
-        edits = list(row_edits(source, mutations))
+        edits = edits_of(source, mutations)
         applied = AppliedCounts(count_cells(mutations), 0)
         if self.image_target is None:  # the whole batch at once (compiled when built)
             keys, values = render(edits, self.settings.envelope, self.cluster)
@@ -284,7 +284,7 @@ class KafkaSink:
     # -- delivery ---------------------------------------------------------------------------
 
     def _deliver(self, topic: _Topic, keys: Sequence[bytes], values: Sequence[bytes],
-                 positions: Sequence[WalPosition], failed: dict[int, KafkaError]) -> int:
+                 positions: Sequence[WalPosition], failed: _Failures) -> int:
         """Wait until every message produced (``keys`` and ``values``; ``failed`` fills
         with their failures) is acknowledged; on failure, send again from the first failed
         message after a backoff. Returns how many."""
@@ -320,35 +320,26 @@ class KafkaSink:
                 f"of {position} was not delivered after {attempts} attempt(s): {reason}")
 
     def _produce(self, topic: str, keys: Sequence[bytes], values: Sequence[bytes],
-                 start: int) -> dict[int, KafkaError]:
-        """Produce the messages from index ``start`` on; returns their failures by index,
-        filled in as the broker reports them (only failures are reported back:
-        ``delivery.report.only.error``)."""
+                 start: int) -> _Failures:
+        """Produce the messages from index ``start`` on; returns their failures, filled in
+        as the broker reports them."""
         producer = self.producer()
-        failed: dict[int, KafkaError] = {}
-
-        def report(index: int) -> Callable[[KafkaError | None, Message], None]:
-            def done(error: KafkaError | None, _msg: Message) -> None:
-                if error is not None:
-                    failed[index] = error
-            return done
-
-        produce = producer.produce
+        failed = _Failures(keys, values, start)
+        produce, report = producer.produce, failed.report
         for i, (key, value) in enumerate(zip(keys[start:], values[start:], strict=True),
                                           start):
             while True:
                 try:
-                    produce(topic, value, key, on_delivery=report(i))
+                    produce(topic, value, key, on_delivery=report)
                     break
                 except BufferError:
                     producer.poll(0.1)  # the local queue is full: let deliveries drain
                 except KafkaException as exc:
-                    failed[i] = exc.args[0]
+                    failed.at[i] = exc.args[0]
                     break
         return failed
 
-    def _await(self, failed: dict[int, KafkaError], start: int
-               ) -> tuple[int, KafkaError | None] | None:
+    def _await(self, failed: _Failures, start: int) -> tuple[int, KafkaError | None] | None:
         """Wait until the broker acknowledged or refused each message produced from index
         ``start`` on; return the index and error of the first one not delivered (error
         None: not acknowledged in time), or None when all were: a message is acknowledged
@@ -356,11 +347,8 @@ class KafkaSink:
         left = self.producer().flush(self.settings.delivery_timeout / 1000 + 30)
         if left:  # which of them is unknown: none of this batch counts
             log.warning("%d message(s) still unacknowledged after the delivery timeout", left)
-            return start, failed.get(start)
-        if not failed:
-            return None
-        first = min(failed)
-        return first, failed[first]
+            return start, failed.first_error_at(start)
+        return failed.first()
 
     # -- row images -------------------------------------------------------------------------
 
@@ -403,6 +391,48 @@ class KafkaSink:
         applied.approximations.update(done.approximations)
         for edit, before in zip(edits, befores, strict=True):
             images.append((before, reader.get(table, edit.row, max_versions=1)))
+
+
+class _Failures:
+    """The messages of one produced batch the broker refused, by index. Only failures are
+    reported back (``delivery.report.only.error``), to one callback for the whole batch (no
+    object per message); a refused message's index is found from its key and value when
+    asked, which is rare. Of equal messages the first counts, so sending again from there
+    sends nothing less."""
+
+    def __init__(self, keys: Sequence[bytes], values: Sequence[bytes], start: int) -> None:
+        self.keys, self.values, self.start = keys, values, start
+        self.at: dict[int, KafkaError] = {}  # index -> failure
+        self._reported: list[tuple[KafkaError, bytes | None, bytes | None]] = []
+
+    def report(self, error: KafkaError | None, msg: Message) -> None:
+        if error is not None:
+            self._reported.append((error, msg.key(), msg.value()))
+
+    def _resolve(self) -> None:
+        if not self._reported:
+            return
+        by_key: dict[bytes, list[int]] = {}
+        for i in range(self.start, len(self.keys)):
+            by_key.setdefault(self.keys[i], []).append(i)
+        for error, key, value in self._reported:
+            index = next((i for i in by_key.get(key or b"", ())
+                          if i not in self.at and self.values[i] == value), self.start)
+            self.at.setdefault(index, error)
+        self._reported.clear()
+
+    def first(self) -> tuple[int, KafkaError] | None:
+        """The index and error of the first message refused, or None."""
+        self._resolve()
+        if not self.at:
+            return None
+        first = min(self.at)
+        return first, self.at[first]
+
+    def first_error_at(self, index: int) -> KafkaError | None:
+        """The failure of the message at ``index``, if it reported one."""
+        self._resolve()
+        return self.at.get(index)
 
 
 _T = TypeVar("_T", RowEdit, RowMutation)

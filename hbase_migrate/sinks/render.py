@@ -1,7 +1,8 @@
-"""A batch of CDC messages (keys and values) at once: the compiled renderer (``_render``,
-built by ``make setup``) when it is there, else the reference, one message at a time
-(:func:`~hbase_migrate.sinks.messages.message_value`,
-:func:`~hbase_migrate.sinks.debezium.debezium_value`); both give the same bytes.
+"""A batch of CDC messages (keys and values) at once, and its edits: the compiled renderer
+(``_render``, built by ``make setup``) when it is there, else the reference, one message at
+a time (:func:`~hbase_migrate.sinks.messages.row_edits`,
+:func:`~hbase_migrate.sinks.messages.message_value`,
+:func:`~hbase_migrate.sinks.debezium.debezium_value`); both give the same edits and bytes.
 ``HBASE_MIGRATE_PURE_PYTHON=1`` runs the reference; ``use`` switches (the tests compare)."""
 
 from __future__ import annotations
@@ -9,13 +10,22 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from hbase_migrate.compiled import Choice
+from hbase_migrate.replay.mutations import RowMutation
 from hbase_migrate.sinks.debezium import debezium_value
-from hbase_migrate.sinks.messages import RowEdit, message_key, message_value
+from hbase_migrate.sinks.messages import RowEdit, message_key, message_value, row_edits
 
 _choice = Choice("hbase_migrate.sinks._render", "the compiled renderer is")
 COMPILED = _choice.module
 implementation = _choice.implementation
 use = _choice.use
+
+
+def edits_of(table: str, mutations: Sequence[RowMutation]) -> list[RowEdit]:
+    """``list(row_edits(table, mutations))``: one edit (message) per entry and row."""
+    compiled = _choice.compiled()
+    if compiled is not None:
+        return compiled.row_edits(table, list(mutations))  # type: ignore[no-any-return]
+    return list(row_edits(table, mutations))
 
 
 def render(edits: Sequence[RowEdit], envelope: str, cluster: str = "",

@@ -12,8 +12,10 @@ other than a short row, compressed values and tags not held by one filled slot g
 the same helpers the reference calls.
 """
 
-from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
+
+from hbase_migrate.plain_tuples cimport plain_tuple, untrack
 
 from hbase_migrate.wal.cells import (
     MAX_FAMILY_LENGTH,
@@ -31,6 +33,12 @@ from hbase_migrate.wal.model import Cell, Tag, WalKey
 from hbase_migrate.wal.walkey import _uncompress, decode_key as _reference_key
 
 cdef object _new = tuple.__new__
+
+
+cdef inline bytes _sub(const uint8_t* d, Py_ssize_t start, Py_ssize_t stop):
+    """``buf[start:stop]`` of the bytes at ``d`` (bounds already checked), without the
+    slice object Cython's slicing of ``bytes`` makes."""
+    return PyBytes_FromStringAndSize(<const char*>d + start, stop - start)
 
 
 cdef inline int32_t _int32(const uint8_t* d, Py_ssize_t p) noexcept:
@@ -115,7 +123,7 @@ def decode_key(bytes buf, Py_ssize_t pos, Py_ssize_t end, dicts):
             if (n < 4 or n >= 0x80 or p > end or d[s] != 0x0A or d[s + 1] != n - 4
                     or d[p - 2] != 0x10 or d[p - 1] >= 0x80):
                 return _reference_key(buf, pos, end, dicts)
-            scopes.append((buf[s + 2:p - 2], d[p - 1]))
+            scopes.append((_sub(d, s + 2, p - 2), d[p - 1]))
             continue
         if (tag != 0x38 and tag != 0x48 and tag != 0x50 and tag != 0x58) or p + 1 >= end:
             return _reference_key(buf, pos, end, dicts)
@@ -130,15 +138,15 @@ def decode_key(bytes buf, Py_ssize_t pos, Py_ssize_t end, dicts):
             nonce = value
         else:
             orig = value
-    region = buf[rs:ts - 2]
-    table = buf[ts:ts + (d[ts - 1])]
+    region = _sub(d, rs, ts - 2)
+    table = _sub(d, ts, ts + d[ts - 1])
     if dicts is not None:
         region = _entry(region, dicts.region)
         table = _entry(table, dicts.table)
         family_dict = dicts.family
         scopes = [(_entry(f, family_dict), scope) for f, scope in scopes]
-    return _new(WalKey, (region, table, sequence, write_time, tuple(scopes), (),
-                         nonce_group, nonce, orig, (), None)), count
+    return plain_tuple(WalKey, (region, table, sequence, write_time, tuple(scopes), (),
+                                nonce_group, nonce, orig, (), None)), count
 
 
 def decode_plain_cells(bytes buf, Py_ssize_t p, Py_ssize_t count, ensure):
@@ -187,10 +195,18 @@ def decode_plain_cells(bytes buf, Py_ssize_t p, Py_ssize_t count, ensure):
                     f"tags length does not fill the {end - kv_end} bytes after the value"
                 )
             tags = parse_tags(buf, kv_end + 2, end)
-        cells.append(_new(Cell, (buf[p + 14:fpos], buf[fpos + 1:qpos], buf[qpos:tpos],
-                                 _int64(d, tpos), d[tpos + 8], buf[tpos + 9:kv_end], tags)))
+        cells.append(plain_tuple(Cell, (
+            _sub(d, p + 14, fpos), _sub(d, fpos + 1, qpos), _sub(d, qpos, tpos), _int64(d, tpos),
+            d[tpos + 8], _sub(d, tpos + 9, kv_end), tags)))
         p = end
-    return tuple(cells), buf, p
+    return _cells(cells), buf, p
+
+
+cdef inline tuple _cells(list cells):
+    """The cells made here (:func:`plain_tuple`), as one untracked tuple."""
+    cdef tuple out = tuple(cells)
+    untrack(out)
+    return out
 
 
 cdef tuple _handed_over(list cells, tuple rest):
@@ -286,7 +302,7 @@ cdef class CompressedCells:
                 q += 2
             elif s == 0xFF and (n := d[q + 1]) < 0x80 and q + 2 + n <= blen:
                 q += 2 + n
-                row = buf[q - n:q]
+                row = _sub(d, q - n, q)
                 if not n:
                     pass  # an empty literal takes no slot
                 elif nrow < self.row_cap:
@@ -332,7 +348,7 @@ cdef class CompressedCells:
             if self.raw_value:
                 if q + val_len > blen:
                     raise IndexError("cell value cut off")
-                value = buf[q:q + val_len]
+                value = _sub(d, q, q + val_len)
                 q += val_len
             else:  # varint compLen, compLen bytes
                 comp_len = d[q]
@@ -368,6 +384,7 @@ cdef class CompressedCells:
             else:
                 tags, q = _cell_tags(buf, q, blen, tags_len, self.tag_dict)
                 ntag = len(tag_slots)
-            cells.append(_new(Cell, (row, family, qualifier, timestamp, cell_type, value, tags)))
+            cells.append(plain_tuple(Cell, (row, family, qualifier, timestamp, cell_type, value,
+                                            tags)))
             p = q
-        return tuple(cells), buf, p
+        return _cells(cells), buf, p

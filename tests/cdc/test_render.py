@@ -4,16 +4,17 @@ built by the set-up and chosen by the environment."""
 
 from __future__ import annotations
 
+import gc
 import os
 import random
 from collections.abc import Iterator
 
 import pytest
 
-from hbase_migrate.replay.mutations import WalPosition
+from hbase_migrate.replay.mutations import KNOWN_TYPES, RowMutation, WalPosition, to_mutations
 from hbase_migrate.sinks import render
 from hbase_migrate.sinks.debezium import debezium_value
-from hbase_migrate.sinks.messages import RowEdit, message_key, message_value
+from hbase_migrate.sinks.messages import RowEdit, message_key, message_value, row_edits
 from hbase_migrate.wal.model import METAFAMILY, Cell, CellType, Tag
 
 ROW = b'r"\\\x00\xff\xe9'
@@ -109,3 +110,34 @@ def test_debezium_events_are_stamped_when_made() -> None:
     _, (value,) = render.render([edit], "debezium", "c")
     stamp = int(value.split(b'"ts_ms":', 1)[1].split(b",", 1)[0])
     assert value == debezium_value(edit, "c", now=stamp)
+
+
+def varied_mutations() -> list[RowMutation]:
+    """Entries of one row and of several (rows repeated, puts and deletes mixed), as the
+    replay converts them."""
+    rng = random.Random(26)
+    cells = [c for c in varied_cells(rng) if c.type in KNOWN_TYPES]
+    mutations: list[RowMutation] = []
+    for entry, start in enumerate(range(0, len(cells), 5)):
+        position = WalPosition("wal.1", 10 * entry, entry, entry, 1_700_000_000_000 + entry)
+        group = cells[start:start + rng.choice((1, 1, 2, 5))]
+        rows = [ROW, b"other"]
+        group = [c._replace(row=rng.choice(rows)) if rng.random() < 0.3 else c for c in group]
+        mutations += to_mutations(group, position)
+    return mutations
+
+
+@pytest.mark.usefixtures("compiled")
+def test_the_compiled_edits_are_the_reference_edits() -> None:
+    mutations = varied_mutations()
+    assert len({m.position for m in mutations}) < len(mutations)  # entries of several
+    edits = render.edits_of("ns:t", mutations)
+    assert edits == list(row_edits("ns:t", mutations))
+    assert any(not gc.is_tracked(e) for e in edits)  # the usual ones: made compiled
+    assert render.edits_of("t", []) == []
+    odd = [*mutations[:3], Odd(*mutations[3])]  # another type: all to the reference
+    assert render.edits_of("t", odd) == list(row_edits("t", odd))
+
+
+class Odd(RowMutation):
+    """A mutation of a type the compiled path does not read."""

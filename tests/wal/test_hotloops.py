@@ -3,6 +3,7 @@ the environment, and the same entries, end and error for the same damaged file."
 
 from __future__ import annotations
 
+import gc
 import io
 from typing import Any
 
@@ -103,6 +104,17 @@ def test_usual_keys_take_the_compiled_path(reference_after: None,
         with monkeypatch.context() as patch:
             patch.setattr(hotloops.COMPILED, "_reference_key", refuse)
             assert _outcome(data, "compiled") == expected
+
+
+def test_the_compiled_cells_and_keys_are_left_out_of_the_cycle_collector(
+        reference_after: None) -> None:
+    """They hold only bytes, ints and tuples of them: nothing for the collector to scan
+    (CPython would keep scanning them: it untracks only exact tuples)."""
+    entries = _outcome(USUAL[0], "compiled")[0]
+    assert entries and entries == _outcome(USUAL[0], "python")[0]
+    for entry in entries:
+        assert not gc.is_tracked(entry.key) and not gc.is_tracked(entry.cells)
+        assert not any(gc.is_tracked(cell) for cell in entry.cells)
 
 
 @pytest.mark.parametrize("options", ALL_OPTIONS[:7], ids=lambda o: repr(o)[:40])
