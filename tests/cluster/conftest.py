@@ -1,8 +1,12 @@
-"""An HBase root folder with live, splitting and archived WALs, and a WebHDFS server over it."""
+"""An HBase root folder with live, splitting and archived WALs, and a WebHDFS server over it;
+a self-signed certificate for 127.0.0.1 (https servers of the tests)."""
 
 from __future__ import annotations
 
 import os
+import shutil
+import ssl
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -27,3 +31,18 @@ def hbase_root(tmp_path: Path) -> Path:
 def webhdfs(hbase_root: Path) -> Iterator[WebHdfsServer]:
     with WebHdfsServer(hbase_root, owner="hbase") as server:
         yield server
+
+
+@pytest.fixture
+def tls_server_context(tmp_path: Path) -> tuple[ssl.SSLContext, Path]:
+    """A server TLS context with a fresh self-signed certificate for 127.0.0.1, and that
+    certificate (the CA a client is to trust)."""
+    if not shutil.which("openssl"):
+        pytest.skip("no openssl to make a certificate")
+    cert, key = tmp_path / "server.pem", tmp_path / "server.key"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+                    "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
+                    "-keyout", str(key), "-out", str(cert)], check=True, capture_output=True)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key)
+    return context, cert

@@ -7,9 +7,7 @@ test_thrift_http_real.py."""
 
 from __future__ import annotations
 
-import shutil
 import ssl
-import subprocess
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, HTTPServer
@@ -84,18 +82,12 @@ def test_thrift1_calls_are_http_posts(gateway1: str) -> None:
         assert client.tables() == ["t1", "ns:t2"]
 
 
-def test_https_with_the_clusters_ca_file(tmp_path: Path) -> None:
+def test_https_with_the_clusters_ca_file(
+        tls_server_context: tuple[ssl.SSLContext, Path]) -> None:
     """``tls_ca_file`` makes the calls https, verified against that CA (here the gateway's
     own self-signed certificate); without it the certificate is refused."""
-    if not shutil.which("openssl"):
-        pytest.skip("no openssl to make a certificate")
-    cert, key = tmp_path / "gw.pem", tmp_path / "gw.key"
-    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
-                    "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
-                    "-keyout", str(key), "-out", str(cert)], check=True, capture_output=True)
+    context, cert = tls_server_context
     server = make_server(hbase2.THBaseService, Gateway2(), "127.0.0.1", free_port())
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    context.load_cert_chain(cert, key)
     server.httpd.socket = context.wrap_socket(server.httpd.socket, server_side=True)
     for endpoint in serve(server):
         with Thrift2Client(endpoint, transport="http", timeout=5,

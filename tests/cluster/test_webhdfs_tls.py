@@ -4,9 +4,7 @@ when ``REQUESTS_CA_BUNDLE`` names another bundle; an unknown certificate is refu
 from __future__ import annotations
 
 import json
-import shutil
 import ssl
-import subprocess
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -38,16 +36,9 @@ class EmptyListings(BaseHTTPRequestHandler):
 
 
 @pytest.fixture
-def namenode(tmp_path: Path) -> Iterator[tuple[str, Path]]:
-    if not shutil.which("openssl"):
-        pytest.skip("no openssl to make a certificate")
-    cert, key = tmp_path / "nn.pem", tmp_path / "nn.key"
-    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
-                    "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
-                    "-keyout", str(key), "-out", str(cert)], check=True, capture_output=True)
+def namenode(tls_server_context: tuple[ssl.SSLContext, Path]) -> Iterator[tuple[str, Path]]:
+    context, cert = tls_server_context
     server = ThreadingHTTPServer(("127.0.0.1", 0), EmptyListings)
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    context.load_cert_chain(cert, key)
     server.socket = context.wrap_socket(server.socket, server_side=True)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()

@@ -13,6 +13,8 @@ from typing import Any
 
 import pytest
 
+from hbase_migrate.cluster import kerberos
+from hbase_migrate.cluster.endpoints import ClusterEndpoints, load_cluster_json
 from minihbase.regionserver import WalSettings
 from minihbase.server import MiniHBase
 from realstack.hbase import RealHBase, RealHBaseOptions
@@ -76,3 +78,26 @@ def source_cluster(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[d
                    wal=WalSettings(region_servers=2, roll_period=3600)) as mini:
         path = mini.write_cluster_json()
         yield {**json.loads(path.read_text()), "cluster_json": path}
+
+
+def kerberos_stack(folder: Path, options: RealHBaseOptions) -> Iterator[RealHBase]:
+    """A secured real stack (its own KDC) for a module fixture, stopped afterwards; this
+    process's Kerberos environment (what ``login()`` set) is put back as it was."""
+    skip_without_real_stack()
+    if not (shutil.which("krb5kdc") or os.path.exists("/usr/sbin/krb5kdc")):
+        pytest.skip("no MIT Kerberos KDC (scripts/system-deps.sh test installs krb5-kdc)")
+    saved = dict(os.environ)
+    stack = RealHBase(folder, options)
+    stack.start()
+    try:
+        yield stack
+    finally:
+        stack.stop()
+        os.environ.clear()
+        os.environ.update(saved)
+        kerberos._process.clear()
+
+
+def stack_endpoints(stack: RealHBase) -> ClusterEndpoints:
+    """What a stack's ``cluster.json`` says."""
+    return load_cluster_json(stack.cluster_json)

@@ -36,8 +36,7 @@ import pytest
 from kazoo.client import KazooClient
 from kazoo.exceptions import SessionClosedRequireSaslError
 
-from hbase_migrate.cluster import kerberos
-from hbase_migrate.cluster.endpoints import ClusterEndpoints, load_cluster_json
+from hbase_migrate.cluster.endpoints import ClusterEndpoints
 from hbase_migrate.cluster.kerberos import KerberosError
 from hbase_migrate.cluster.thrift1 import Thrift1Client
 from hbase_migrate.cluster.thrift2 import Thrift2Client
@@ -49,7 +48,7 @@ from hbase_migrate.validate.compare import compare_tables
 from minihbase.cli.minicluster import call_admin
 from minihbase.workload import Workload, WorkloadSpec
 from realstack.hbase import CLIENT_PRINCIPAL, RealHBase, RealHBaseOptions
-from tests.realstack.fixtures import skip_without_real_stack
+from tests.realstack.fixtures import kerberos_stack, stack_endpoints
 
 pytestmark = [pytest.mark.integration, pytest.mark.realstack]
 REPO = Path(__file__).resolve().parents[2]
@@ -59,25 +58,9 @@ TICKET = 20  # seconds a client ticket lasts
 
 @pytest.fixture(scope="module")
 def secured(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealHBase]:
-    skip_without_real_stack()
-    if not (shutil.which("krb5kdc") or os.path.exists("/usr/sbin/krb5kdc")):
-        pytest.skip("no MIT Kerberos KDC (scripts/system-deps.sh test installs krb5-kdc)")
-    saved = dict(os.environ)
-    stack = RealHBase(tmp_path_factory.mktemp("krbhbase"), RealHBaseOptions(
+    yield from kerberos_stack(tmp_path_factory.mktemp("krbhbase"), RealHBaseOptions(
         region_servers=1, heap="1g", kerberos=True, qop="auth-conf",
         client_ticket_lifetime=f"{TICKET}s", name="secured"))
-    stack.start()
-    try:
-        yield stack
-    finally:
-        stack.stop()
-        os.environ.clear()
-        os.environ.update(saved)  # this process's Kerberos environment (login()) goes too
-        kerberos._process.clear()
-
-
-def endpoints(stack: RealHBase) -> ClusterEndpoints:
-    return load_cluster_json(stack.cluster_json)
 
 
 def keytab_keys(stack: RealHBase) -> list[str]:
@@ -100,7 +83,7 @@ def leaks(text: bytes | str, keys: list[str]) -> list[str]:
 
 
 def test_secured_servers_refuse_clients_without_credentials(secured: RealHBase) -> None:
-    found = endpoints(secured)
+    found = stack_endpoints(secured)
     assert found.kerberos and found.security is not None
     assert found.security.qop == "auth-conf"
     assert found.thrift2 and found.zookeeper and found.webhdfs
@@ -251,7 +234,7 @@ def logins(stack: RealHBase, since: int) -> int:
 def test_lifecycle_secured_source_and_target_rides_out_ticket_expiry_and_leaks_nothing(
         secured: RealHBase, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.INFO)
-    found = endpoints(secured)
+    found = stack_endpoints(secured)
     keys = keytab_keys(secured)
     workload(found, seed=23, ops=120)
     config = configure(secured, tmp_path)
@@ -325,7 +308,7 @@ def test_spark_tasks_authenticate_from_the_keytab(secured: RealHBase, tmp_path: 
     """The copy and the comparison as Spark ``local[2]`` tasks: each task's process logs in
     from the cluster's keytab itself (the same path on every worker of this machine)."""
     pytest.importorskip("pyspark")
-    found = endpoints(secured)
+    found = stack_endpoints(secured)
     table, copy = "krb_spark", "krb_spark_copy"
     runner = Workload(found, WorkloadSpec(table, 31, 80))
     try:

@@ -26,8 +26,8 @@ pytestmark = pytest.mark.integration
 
 
 
-def workload(endpoints: ClusterEndpoints, table: str, seed: int) -> None:
-    runner = Workload(endpoints, WorkloadSpec(table, seed, 300))
+def workload(endpoints: ClusterEndpoints, table: str, seed: int, ops: int = 300) -> None:
+    runner = Workload(endpoints, WorkloadSpec(table, seed, ops))
     try:
         runner.ensure_table()
         runner.run()

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import urllib.error
@@ -23,9 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from hbase_migrate.cluster import kerberos
 from hbase_migrate.cluster.descriptors import FamilyDescriptor, TableDescriptor
-from hbase_migrate.cluster.endpoints import ClusterEndpoints, load_cluster_json
 from hbase_migrate.cluster.kerberos import KerberosError
 from hbase_migrate.cluster.thrift1 import Thrift1Client
 from hbase_migrate.cluster.thrift2 import Thrift2Client
@@ -34,9 +31,9 @@ from hbase_migrate.lifecycle import prepare, replay, snapshot, validate
 from hbase_migrate.validate.compare import compare_tables
 from hbase_migrate.wal.model import Cell, CellType
 from minihbase.cli.minicluster import call_admin
-from minihbase.workload import Workload, WorkloadSpec
 from realstack.hbase import RealHBase, RealHBaseOptions
-from tests.realstack.fixtures import skip_without_real_stack
+from tests.realstack.fixtures import kerberos_stack, stack_endpoints
+from tests.realstack.test_replay_both import workload
 
 pytestmark = [pytest.mark.integration, pytest.mark.realstack]
 REPO = Path(__file__).resolve().parents[2]
@@ -45,28 +42,12 @@ SOURCE, TARGET = "http_orders", "http_orders_copy"
 
 @pytest.fixture(scope="module")
 def http_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealHBase]:
-    skip_without_real_stack()
-    if not (shutil.which("krb5kdc") or os.path.exists("/usr/sbin/krb5kdc")):
-        pytest.skip("no MIT Kerberos KDC (scripts/system-deps.sh test installs krb5-kdc)")
-    saved = dict(os.environ)
-    stack = RealHBase(tmp_path_factory.mktemp("httphbase"), RealHBaseOptions(
+    yield from kerberos_stack(tmp_path_factory.mktemp("httphbase"), RealHBaseOptions(
         region_servers=1, heap="1g", kerberos=True, thrift_http=True, name="httpsecured"))
-    stack.start()
-    try:
-        yield stack
-    finally:
-        stack.stop()
-        os.environ.clear()
-        os.environ.update(saved)  # this process's Kerberos environment (login()) goes too
-        kerberos._process.clear()
-
-
-def endpoints(stack: RealHBase) -> ClusterEndpoints:
-    return load_cluster_json(stack.cluster_json)
 
 
 def test_gateways_refuse_a_post_without_spnego(http_stack: RealHBase) -> None:
-    found = endpoints(http_stack)
+    found = stack_endpoints(http_stack)
     assert found.transport == "http" and found.kerberos and found.thrift2
     for gateway in (found.thrift, found.thrift2):
         request = urllib.request.Request(f"http://{gateway}/", data=b"\x80\x01",
@@ -79,7 +60,7 @@ def test_gateways_refuse_a_post_without_spnego(http_stack: RealHBase) -> None:
 
 def test_clients_over_http_with_spnego_write_read_and_list_regions(
         http_stack: RealHBase) -> None:
-    found = endpoints(http_stack)
+    found = stack_endpoints(http_stack)
     assert found.thrift2
     cells = [Cell(b"a", b"d", b"q", 5, CellType.PUT, b"one"),
              Cell(b"n", b"d", b"q", 6, CellType.PUT, b"two" * 50_000),
@@ -104,7 +85,7 @@ def test_clients_over_http_with_spnego_write_read_and_list_regions(
 
 def test_a_client_without_credentials_gets_one_line_and_exit_2(
         http_stack: RealHBase, tmp_path: Path) -> None:
-    found = endpoints(http_stack)
+    found = stack_endpoints(http_stack)
     assert found.thrift2
     with Thrift2Client(found.thrift2, "http", timeout=5, retries=2, cluster="httpsecured") \
             as t2, pytest.raises(KerberosError, match=r"requires SPNEGO .* no credentials"):
@@ -142,18 +123,9 @@ def test_a_client_without_credentials_gets_one_line_and_exit_2(
 
 def test_lifecycle_over_http_prepare_snapshot_replay_validate(
         http_stack: RealHBase, tmp_path: Path) -> None:
-    found = endpoints(http_stack)
+    found = stack_endpoints(http_stack)
     assert found.thrift2
-
-    def workload(seed: int) -> None:
-        runner = Workload(found, WorkloadSpec(SOURCE, seed, 150))
-        try:
-            runner.ensure_table()
-            runner.run()
-        finally:
-            runner.close()
-
-    workload(41)
+    workload(found, SOURCE, 41, ops=150)
     config = tmp_path / "migration.toml"
     config.write_text(
         f'[migration]\nname = "http"\nledger = "sqlite:///{tmp_path / "ledger.db"}"\n'
@@ -166,7 +138,7 @@ def test_lifecycle_over_http_prepare_snapshot_replay_validate(
     assert prepare(spec).passed
     copied = snapshot(spec).to_json()
     assert copied["cells"] > 0
-    workload(42)  # written after the snapshot: only the replay brings it over
+    workload(found, SOURCE, 42, ops=150)  # after the snapshot: only the replay brings it
     call_admin(http_stack.cluster_json, "roll")
     summary = replay(spec)
     assert summary.exit_code == 0, summary
