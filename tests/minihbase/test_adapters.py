@@ -30,7 +30,7 @@ def test_endpoints_json_round_trip(tmp_path: Path):
     with pytest.raises(ConfigError, match="host:port"):
         ClusterEndpoints("bad", "no-port")
     with pytest.raises(ConfigError, match="transport"):
-        ClusterEndpoints("bad", "h:1", transport="http")
+        ClusterEndpoints("bad", "h:1", transport="carrier-pigeon")
     path.write_text("[]")
     with pytest.raises(ConfigError, match="JSON object"):
         load_cluster_json(path)
