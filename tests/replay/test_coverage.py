@@ -299,7 +299,9 @@ def test_idle_rolls_and_empty_files_are_no_gap_and_lag_is_zero_when_drained(
         tmp_path: Path) -> None:
     with fast_cleaner_source(tmp_path, roll=0.5, ttl=2.5) as (src, dst), \
             Watcher(src.hbase_root_dir):
-        config = write_migration(tmp_path, src, dst, TABLE)
+        # the config's roll period leaves room for a stalled roller (a busy machine once
+        # held this process for 1.4 s: files 1.6 s apart read as a missing one at 500 ms)
+        config = write_migration(tmp_path, src, dst, TABLE, roll_period="2s")
         run_workload(src, TABLE, seed=13, ops=50)
         copy_table_schema(src, dst, TABLE)
         spec = set_watermark(config)
@@ -325,6 +327,7 @@ def test_idle_rolls_and_empty_files_are_no_gap_and_lag_is_zero_when_drained(
         follower.join()
         sizer.join()
         assert runs == [0]
+        assert run_replay(job).exit_code == 0  # what a stop mid-run left for the next run
         assert min(sizes) < 100  # header-and-trailer files were archived meanwhile
         assert compare(src, dst, TABLE).equal
         time.sleep(1.0)
