@@ -23,10 +23,13 @@ export SPARK_LOCAL_IP ?= 127.0.0.1
 
 setup: $(VENV)/.installed docs-assets speedups
 
-# the compiled hot loops (Cython: WAL reader, CDC renderer); the pure-Python ones run where missing
+# the compiled hot loops (Cython: WAL reader, CDC renderer); the pure-Python ones run where missing.
+# Then the project's bytecode: every command and Airflow task would otherwise compile its
+# sources again when the environment forbids writing it (PYTHONDONTWRITEBYTECODE).
 .PHONY: speedups
 speedups: $(VENV)/.installed
 	@$(BIN)/python scripts/build-speedups.py
+	@$(BIN)/python -m compileall -q hbase_migrate minihbase realstack plugins dags spark_apps
 
 # the web assets of the validation's Data Docs, from the npm registry (renders offline)
 docs-assets: | system-deps
@@ -42,7 +45,7 @@ $(UV):
 	$(TOOLS)/bin/pip install --quiet --disable-pip-version-check uv==$(UV_VERSION)
 
 $(VENV)/.installed: pyproject.toml uv.lock $(UV) | system-deps
-	$(UV) sync --frozen --python $(PYTHON)
+	$(UV) sync --frozen --compile-bytecode --python $(PYTHON)
 	@touch $@
 
 test: setup
