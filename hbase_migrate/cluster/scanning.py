@@ -70,7 +70,7 @@ class AdaptiveScan:
         self.make_tscan, self.cells_of = make_tscan, cells_of
         self.sizer = ScanSizer(client.max_result_bytes, max_rows)
         self.resume_row = start
-        self.skip_to: CellKey | None = None  # cells of resume_row up to this one were yielded
+        self.last_cell: Cell | None = None  # cells of resume_row up to this one were yielded
         self.failures = 0
         self.calls = 0
         self.reopens = 0
@@ -78,7 +78,7 @@ class AdaptiveScan:
         self.last_cells_per_result = 1
         self.buffer: list[Cell] = []  # cells of one row received, not yet yielded
         self.buffer_bytes = 0
-        self.reopened_at: tuple[bytes, CellKey | None] | None = None  # for a smaller batch
+        self.reopened_at: tuple[bytes, Cell | None] | None = None  # for a smaller batch
 
     # --- the loop -----------------------------------------------------------------------
 
@@ -103,7 +103,9 @@ class AdaptiveScan:
 
     def _read(self, scanner_id: int) -> Generator[list[Cell], None, str]:
         """Pieces from one open scanner; returns "done" at the end of the range, "reopen"
-        when the scanner must be opened again (at the resume point)."""
+        when the scanner must be opened again (at the resume point). The usual Result (a
+        row of its own, within the budget) is handled inline: this loop runs per row."""
+        cells_of, max_bytes = self.cells_of, self.sizer.max_bytes
         while True:
             results = self._fetch(scanner_id)
             if results is None:
@@ -111,21 +113,36 @@ class AdaptiveScan:
             if not results:
                 return "done"
             batch = self.sizer.batch
-            sizes, largest_cell, split = [], 0, False
+            sizes: list[int] = []
+            largest_cell, split = 0, False
             for result in results:
-                cells = self.cells_of(result)
+                cells = cells_of(result)
                 if not cells:
                     continue
-                weights = [cell_bytes(c) for c in cells]
-                sizes.append(sum(weights))
+                weights = list(map(cell_bytes, cells))
+                size = sum(weights)
+                sizes.append(size)
                 largest_cell = max(largest_cell, *weights)
                 split = split or len(cells) >= batch > 0
                 self.last_cells_per_result = len(cells)
-                yield from self._take(cells)
+                row, buffer = cells[0].row, self.buffer
+                if row == self.resume_row and self.last_cell is not None:
+                    yield from self._take(cells)  # more of a row partly yielded
+                    continue
+                if buffer and row != buffer[0].row:
+                    yield from self._emit()
+                    buffer = self.buffer
+                if buffer:
+                    buffer += cells
+                else:
+                    self.buffer = cells
+                self.buffer_bytes += size
+                if self.buffer_bytes >= max_bytes:
+                    yield from self._emit()
             self.largest_call = max(self.largest_call, sum(sizes))
             self.sizer.observe(sizes, largest_cell)
             wanted = self.sizer.wants_batch(split, max(sizes, default=0))
-            here = (self.resume_row, self.skip_to)
+            here = (self.resume_row, self.last_cell)
             if wanted is not None and here != self.reopened_at:
                 # only once the resume point moved: a reopen re-reads from there, and the
                 # same cells must not make the same decision again and again
@@ -165,14 +182,15 @@ class AdaptiveScan:
     def _take(self, cells: list[Cell]) -> Iterator[list[Cell]]:
         """Add one Result's cells to the row being joined (cells already yielded before a
         reopen dropped); yield what is complete or over the budget."""
-        if self.skip_to is not None and cells[0].row == self.resume_row:
-            cells = [c for c in cells if cell_key(c) > self.skip_to]
+        if self.last_cell is not None and cells[0].row == self.resume_row:
+            skip_to = cell_key(self.last_cell)
+            cells = [c for c in cells if cell_key(c) > skip_to]
             if not cells:
                 return
         if self.buffer and cells[0].row != self.buffer[0].row:
             yield from self._emit()
         self.buffer += cells
-        self.buffer_bytes += sum(cell_bytes(c) for c in cells)
+        self.buffer_bytes += sum(map(cell_bytes, cells))
         if self.buffer_bytes >= self.sizer.max_bytes:
             yield from self._emit()
 
@@ -180,7 +198,7 @@ class AdaptiveScan:
         """Yield the buffered cells as one piece; the resume point moves past them."""
         if self.buffer:
             piece, self.buffer, self.buffer_bytes = self.buffer, [], 0
-            self.resume_row, self.skip_to = piece[0].row, cell_key(piece[-1])
+            self.resume_row, self.last_cell = piece[0].row, piece[-1]
             yield piece
 
     def _failed(self, what: str, exc: BaseException, shrink: bool = False) -> None:
@@ -200,7 +218,7 @@ class AdaptiveScan:
 
     def _row(self) -> str:
         """``row R`` (the last row read from, or the start row when nothing was read)."""
-        if self.skip_to is not None:
+        if self.last_cell is not None:
             return f"row {to_string_binary(self.resume_row)}"
         if self.start:
             return f"row {to_string_binary(self.start)} (nothing read yet)"

@@ -114,9 +114,13 @@ def first_line(message: object) -> str:
     return text.splitlines()[0] if text else "(no message)"
 
 
+_PUT = int(CellType.PUT)
+
+
 def cells_from_result(result: Any) -> list[Cell]:
-    return [Cell(result.row, cv.family, cv.qualifier, cv.timestamp,
-                 cv.type if cv.type is not None else CellType.PUT, cv.value)
+    row, make = result.row, Cell._make
+    return [make((row, cv.family, cv.qualifier, cv.timestamp,
+                  _PUT if cv.type is None else cv.type, cv.value, ()))
             for cv in result.columnValues or ()]
 
 
