@@ -60,7 +60,7 @@ from hbase_migrate.cluster.endpoints import (
     tried,
 )
 from hbase_migrate.cluster.errors import ClusterError, GatewayUnreachableError
-from hbase_migrate.cluster.mutations import deletes_from_cells, puts_from_cells, runs
+from hbase_migrate.cluster.mutations import deletes_from_cells, puts_from_cells, waves
 from hbase_migrate.cluster.sasl import (
     credentials_missing,
     open_secured,
@@ -409,14 +409,17 @@ class Thrift2Client:
                        lambda c: c.deleteMultiple(table.encode(), list(deletes)),
                        idempotent=True)
 
-    def write_cells(self, table: str, cells: Sequence[Cell]) -> None:
-        """Write cells exactly, in their order (:mod:`hbase_migrate.cluster.mutations`):
-        each run of puts or of deletes in its own calls."""
-        for run in runs(cells):
-            if run[0].type == CellType.PUT:
-                self.put_cells(table, run)
+    def write_cells(self, table: str, cells: Sequence[Cell]) -> int:
+        """Write cells exactly, each row's in their order
+        (:mod:`hbase_migrate.cluster.mutations`): puts and deletes in calls of their own,
+        as few as that order allows. Returns how many groups of calls were made."""
+        calls = waves(cells)
+        for call in calls:
+            if call[0].type == CellType.PUT:
+                self.put_cells(table, call)
             else:
-                self.delete_multiple(table, deletes_from_cells(run))
+                self.delete_multiple(table, deletes_from_cells(call))
+        return len(calls)
 
     # --- reads --------------------------------------------------------------------------
 

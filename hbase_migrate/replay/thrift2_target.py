@@ -32,23 +32,23 @@ class Thrift2Target(GatewayTarget):
 
     def apply(self, table: str, mutations: Sequence[RowMutation]) -> AppliedCounts:
         cells = [c for m in mutations for c in m.cells]
+        calls = 0
         try:
-            self.client.write_cells(table, cells)
+            calls = self.client.write_cells(table, cells)
         except GatewayUnreachableError as exc:
             raise unavailable(self.cluster, exc, writing(table, mutations[0])) from exc
         except Thrift2Error as exc:
-            self._find_failure(table, mutations, exc)
-        runs = sum(1 for i, m in enumerate(mutations)
-                   if i == 0 or m.kind != mutations[i - 1].kind)
-        return AppliedCounts(count_cells(mutations), runs)
+            calls = self._find_failure(table, mutations, exc)
+        return AppliedCounts(count_cells(mutations), calls)
 
     def _find_failure(self, table: str, mutations: Sequence[RowMutation],
-                      exc: Thrift2Error) -> None:
+                      exc: Thrift2Error) -> int:
         """Re-send mutation by mutation (idempotent: original timestamps) to name the one
-        the target refuses; returns normally if every one is then acknowledged."""
+        the target refuses; returns the calls made if every one is then acknowledged."""
+        calls = 0
         for m in mutations:
             try:
-                self.client.write_cells(table, m.cells)
+                calls += self.client.write_cells(table, m.cells)
             except GatewayUnreachableError as again:
                 raise unavailable(self.cluster, again, writing(table, m)) from exc
             except Thrift2Error as again:

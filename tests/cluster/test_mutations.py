@@ -1,0 +1,61 @@
+"""How a batch of cells becomes gateway calls: every call all puts or all deletes, each row's
+cells in their order, as few calls as that order allows."""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from itertools import pairwise
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from hbase_migrate.cluster.mutations import waves
+from hbase_migrate.wal.model import Cell, CellType
+
+KINDS = (CellType.PUT, CellType.DELETE, CellType.DELETE_COLUMN, CellType.DELETE_FAMILY)
+
+
+def cell(row: int, kind: CellType, ts: int) -> Cell:
+    return Cell(b"r%d" % row, b"d", b"q", ts, kind, b"v" if kind == CellType.PUT else b"")
+
+
+batches = st.lists(st.tuples(st.integers(0, 5), st.sampled_from(KINDS)), max_size=60).map(
+    lambda picks: [cell(row, kind, ts) for ts, (row, kind) in enumerate(picks)])
+
+
+def row_runs(cells: list[Cell]) -> int:
+    """The most alternations between puts and deletes any one row has."""
+    runs: Counter[bytes] = Counter()
+    last: dict[bytes, bool] = {}
+    for c in cells:
+        is_put = c.type == CellType.PUT
+        if last.get(c.row) != is_put:
+            runs[c.row] += 1
+        last[c.row] = is_put
+    return max(runs.values(), default=0)
+
+
+@given(batches)
+def test_calls_keep_each_rows_order_and_are_all_puts_or_all_deletes(cells: list[Cell]) -> None:
+    calls = waves(cells)
+    assert all(calls)
+    for call in calls:
+        assert len({c.type == CellType.PUT for c in call}) == 1
+    sent = [c for call in calls for c in call]
+    assert Counter(sent) == Counter(cells)
+    for row in {c.row for c in cells}:
+        assert [c for c in sent if c.row == row] == [c for c in cells if c.row == row]
+    # a row's n-th run goes out in the n-th wave: at most a put and a delete call per wave
+    assert len(calls) <= 2 * row_runs(cells)
+
+
+def test_deletes_spread_over_rows_take_a_few_calls_not_one_per_alternation() -> None:
+    # the usual replay batch: puts over many rows, every 25th cell a delete
+    rows = random.Random(7)
+    cells = [cell(rows.randrange(100), CellType.DELETE_COLUMN if i % 25 == 24 else
+                  CellType.PUT, i) for i in range(2000)]
+    alternations = 1 + sum(1 for a, b in pairwise(cells)
+                           if (a.type == CellType.PUT) != (b.type == CellType.PUT))
+    assert alternations == 160  # calls in batch order: one per alternation
+    assert len(waves(cells)) <= 2 * row_runs(cells) <= 14  # 11 here: 160 before
