@@ -53,3 +53,4 @@ class Thrift2Target(GatewayTarget):
                 raise unavailable(self.cluster, again, writing(table, m)) from exc
             except Thrift2Error as again:
                 raise write_error(self.name, table, m, again) from exc
+        return calls
