@@ -14,6 +14,8 @@ then:
   run (every acknowledged offset is kept; a rerun continues there);
 * a topic that does not exist (and the broker does not create it): :class:`KafkaTopicError`,
   which stops the run too (no file is at fault);
+* the broker refusing this client (a TLS certificate not verified, SASL authentication
+  failed): :class:`KafkaRefusedError`, which stops the run and is not waited out;
 * a message over the topic's size limit, or any other refusal: :class:`KafkaDeliveryError`,
   which fails the file (its offset stays before the message, exit code 1).
 
@@ -55,7 +57,13 @@ from hbase_migrate.replay.apply import (
 from hbase_migrate.replay.errors import ReplayWriteError
 from hbase_migrate.replay.mutations import RowMutation, WalPosition
 from hbase_migrate.sinks.debezium import debezium_value
-from hbase_migrate.sinks.gssapi import GssapiAdmin, GssapiProducer, login, wants_gssapi
+from hbase_migrate.sinks.gssapi import (
+    GssapiAdmin,
+    GssapiProducer,
+    client_config,
+    login,
+    wants_gssapi,
+)
 from hbase_migrate.sinks.messages import RowEdit, message_key, message_value
 from hbase_migrate.sinks.refusals import ConnectionFailures, client_logger
 from hbase_migrate.sinks.render import edits_of, render
@@ -139,9 +147,11 @@ class KafkaSink:
     _failures: ConnectionFailures | None = field(default=None, init=False)
 
     def __post_init__(self) -> None:
-        if self._gssapi:  # bad credentials stop the run here, before any file is read
-            login({"bootstrap.servers": self.settings.bootstrap, **dict(self.settings.producer)},
-                  self.krb5_conf)
+        if self._gssapi:  # bad settings or credentials stop the run here, before any file
+            settings = {"bootstrap.servers": self.settings.bootstrap,
+                        **dict(self.settings.producer)}
+            client_config(settings)
+            login(settings, self.krb5_conf)
 
     @property
     def name(self) -> str:
