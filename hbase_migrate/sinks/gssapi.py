@@ -30,6 +30,7 @@ from confluent_kafka import KafkaError, KafkaException
 from hbase_migrate.cluster import kerberos
 from hbase_migrate.cluster.security import ClusterSecurity
 from hbase_migrate.errors import ConfigError
+from hbase_migrate.sinks.refusals import KAFKA_PYTHON, ConnectionFailures, refused
 
 log = logging.getLogger(__name__)
 
@@ -167,6 +168,7 @@ class GssapiProducer:
                  metadata_timeout: float = 15.0) -> None:
         self._config = client_config(settings)
         self._config["max_block_ms"] = int(metadata_timeout * 1000)
+        self._config["bootstrap_timeout_ms"] = int(metadata_timeout * 1000)
         delivery = self._config.get("delivery_timeout_ms")
         if delivery is not None and "request_timeout_ms" not in self._config:
             # kafka-python wants a request to time out before its delivery does
@@ -248,13 +250,25 @@ class GssapiProducer:
 
 class GssapiAdmin:
     """confluent-kafka ``AdminClient``'s ``list_topics`` and ``describe_configs`` (of topics)
-    on kafka-python's admin client."""
+    on kafka-python's admin client. A broker that cannot be reached because it refused the
+    handshake (kafka-python logs why: a GSSAPI or SASL failure) is the error
+    ``_AUTHENTICATION`` with that reason."""
 
-    def __init__(self, settings: Mapping[str, Any], krb5_conf: str | None = None) -> None:
+    def __init__(self, settings: Mapping[str, Any], krb5_conf: str | None = None,
+                 metadata_timeout: float = 15.0) -> None:
         config = client_config(settings)
         self._config = {k: v for k, v in config.items() if k in ADMIN_NAMES}
+        self._config["bootstrap_timeout_ms"] = int(metadata_timeout * 1000)
         login(settings, krb5_conf)
         self._client: Any = None
+        self._failures = ConnectionFailures(KAFKA_PYTHON)
+        logging.getLogger("kafka.net").addHandler(self._failures)
+
+    def _failed(self, exc: BaseException) -> KafkaException:
+        why = self._failures.last
+        if refused(why):
+            return KafkaException(KafkaError(KafkaError._AUTHENTICATION, why))
+        return KafkaException(kafka_error(exc))
 
     def _admin(self) -> Any:
         if self._client is None:
@@ -264,7 +278,7 @@ class GssapiAdmin:
             try:
                 self._client = KafkaAdminClient(**self._config)
             except (ClientError, OSError) as exc:
-                raise KafkaException(kafka_error(exc)) from None
+                raise self._failed(exc) from None
         return self._client
 
     def list_topics(self, topic: str | None = None,
@@ -274,7 +288,7 @@ class GssapiAdmin:
         try:
             found = self._admin().describe_topics([topic] if topic else None)
         except (ClientError, OSError) as exc:
-            raise KafkaException(kafka_error(exc)) from None
+            raise self._failed(exc) from None
         return ClusterMetadata({
             t["name"]: TopicMetadata(KafkaError(t["error_code"]) if t["error_code"] else None)
             for t in found})
@@ -291,12 +305,13 @@ class GssapiAdmin:
                     [ConfigResource(ConfigResourceType.TOPIC, resource.name)],
                     config_filter="all")
             except (ClientError, OSError) as exc:
-                raise KafkaException(kafka_error(exc)) from None
+                raise self._failed(exc) from None
             entries = found.get("topic", {}).get(resource.name, {})
             out[resource] = _Done({k: ConfigEntry(str(v["value"])) for k, v in entries.items()})
         return out
 
     def close(self) -> None:
+        logging.getLogger("kafka.net").removeHandler(self._failures)
         if self._client is not None:
             self._client.close()
             self._client = None

@@ -35,7 +35,6 @@ The admin client takes the producer's ``security.*``, ``sasl.*`` and ``ssl.*`` s
 from __future__ import annotations
 
 import logging
-import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -65,7 +64,7 @@ from hbase_migrate.sinks.gssapi import (
     wants_gssapi,
 )
 from hbase_migrate.sinks.messages import RowEdit, message_key, message_value
-from hbase_migrate.sinks.refusals import ConnectionFailures, client_logger
+from hbase_migrate.sinks.refusals import ConnectionFailures, client_logger, refused
 from hbase_migrate.sinks.render import edits_of, render
 from hbase_migrate.wal.model import Cell
 
@@ -83,7 +82,6 @@ SECURITY_PREFIXES = ("security.", "sasl.", "ssl.")  # what the admin client take
 _REFUSED = frozenset({KafkaError.SASL_AUTHENTICATION_FAILED, KafkaError._AUTHENTICATION,
                       KafkaError._SSL, KafkaError.ILLEGAL_SASL_STATE,
                       KafkaError.UNSUPPORTED_SASL_MECHANISM})
-_REFUSAL = re.compile(r"SSL handshake failed|SASL authentication error|Authentication failed")
 
 
 class KafkaUnavailableError(TargetUnavailableError):
@@ -272,7 +270,7 @@ class KafkaSink:
                 "bootstrap.servers": self.settings.bootstrap,
                 **{k: v for k, v in self.settings.producer if k.startswith(SECURITY_PREFIXES)}}
             if self._gssapi:
-                self._admin_client = GssapiAdmin(config, self.krb5_conf)
+                self._admin_client = GssapiAdmin(config, self.krb5_conf, self._metadata_timeout)
             else:
                 logger, self._failures = client_logger(log)
                 self._admin_client = AdminClient({**config, "logger": logger})  # type: ignore[dict-item]
@@ -286,12 +284,13 @@ class KafkaSink:
             self._admin_client.poll(0.1)  # serves the log lines queued meanwhile
         error, why = exc.args[0], self._failures.last if self._failures is not None else None
         broker = f"Kafka broker {self.settings.bootstrap}"
-        if (why and _REFUSAL.search(why)) or (
-                isinstance(error, KafkaError) and error.code() in _REFUSED):
+        if refused(why) or (isinstance(error, KafkaError) and error.code() in _REFUSED):
+            principal = dict(self.settings.producer).get("sasl.kerberos.principal")
+            who = f" ({principal})" if principal and self._gssapi else ""
             return KafkaRefusedError(
-                f"{broker} refused this client: {why or error.str()}; check the TLS and SASL "
-                "settings of [cdc] producer (ssl.ca.location, sasl.username, sasl.password, "
-                "sasl.kerberos.*)", endpoint=self.settings.bootstrap)
+                f"{broker} refused this client{who}: {why or error.str()}; check the TLS and "
+                "SASL settings of [cdc] producer (ssl.ca.location, sasl.username, "
+                "sasl.password, sasl.kerberos.*)", endpoint=self.settings.bootstrap)
         reason = f"{error}; last connection failure: {why}" if why else str(error)
         return KafkaUnavailableError(f"{broker} unreachable ({reason}){then}",
                                      endpoint=self.settings.bootstrap)

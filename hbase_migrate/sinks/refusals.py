@@ -1,10 +1,11 @@
-"""Why librdkafka could not reach a broker, from its log: a metadata call that fails only
-says "broker transport failure"; the reason (a TLS certificate not verified, a SASL
-authentication refused) is in the log lines the client wrote meanwhile.
+"""Why a Kafka client could not reach a broker, from its log: a metadata call that fails only
+says "broker transport failure" (librdkafka) or "unable to bootstrap" (kafka-python); the
+reason (a TLS certificate not verified, a SASL or GSSAPI authentication refused) is in the
+log lines the client wrote meanwhile.
 
-:func:`client_logger` is the ``logger`` a client is given: it passes every line on to the
-sink's logger and keeps the last connection failure (``FAIL``), which
-:meth:`ConnectionFailures.reason` returns in short.
+:class:`ConnectionFailures` is a log handler that keeps the last connection failure of a
+client; :func:`client_logger` makes librdkafka's ``logger`` with one, and :func:`refused`
+tells a refusal of this client (credentials, certificates) from a broker that is down.
 """
 
 from __future__ import annotations
@@ -12,33 +13,43 @@ from __future__ import annotations
 import logging
 import re
 
-# "FAIL [rdkafka#producer-1] [thrd:...]: sasl_ssl://host:port/bootstrap: WHY (after 12ms in
-# state SSL_HANDSHAKE)"
-_FAIL = re.compile(r"^FAIL \[[^]]*\] \[[^]]*\]: (?:\S+://\S+: )?(?P<why>.*?)"
-                   r"(?: \(after \d+ms in state \w+\))?(?: \(\d+ identical error\(s\)[^)]*\))?$")
+# librdkafka: "FAIL [rdkafka#producer-1] [thrd:...]: sasl_ssl://host:port/bootstrap: WHY
+# (after 12ms in state SSL_HANDSHAKE)"
+LIBRDKAFKA = re.compile(r"^FAIL \[[^]]*\] \[[^]]*\]: (?:\S+://\S+: )?(?P<why>.*?)"
+                        r"(?: \(after \d+ms in state \w+\))?"
+                        r"(?: \(\d+ identical error\(s\)[^)]*\))?$")
+# kafka-python: "Bootstrap connection to bootstrap-0 failed: WHY (backoff 5.61 secs)"
+KAFKA_PYTHON = re.compile(r"^Bootstrap connection to \S+ failed: (?P<why>.*?)"
+                          r"(?: \(backoff [\d.]+ secs\))?$")
+_REFUSAL = re.compile(r"SSL handshake failed|SASL authentication|Authentication failed|"
+                      r"GSS failure|certificate verify failed")
+
+
+def refused(why: str | None) -> bool:
+    """Whether a connection failure is the broker refusing this client (or this client
+    refusing the broker's certificate), not the broker being away."""
+    return bool(why and _REFUSAL.search(why))
 
 
 class ConnectionFailures(logging.Handler):
-    """The last connection failure a client logged."""
+    """The last connection failure a client logged (lines matching ``pattern``)."""
 
-    def __init__(self) -> None:
+    def __init__(self, pattern: re.Pattern[str]) -> None:
         super().__init__(logging.WARNING)
+        self.pattern = pattern
         self.last: str | None = None
 
     def emit(self, record: logging.LogRecord) -> None:
-        found = _FAIL.match(record.getMessage())
+        found = self.pattern.match(record.getMessage())
         if found:
-            self.last = found["why"]
-
-    def reason(self) -> str:
-        """``"; last connection failure: WHY"``, or empty when none was logged."""
-        return f"; last connection failure: {self.last}" if self.last else ""
+            self.last = " ".join(found["why"].split())
 
 
 def client_logger(parent: logging.Logger) -> tuple[logging.Logger, ConnectionFailures]:
-    """A logger for one client, below ``parent``, and what keeps its last failure."""
+    """A logger for one librdkafka client, below ``parent``, and what keeps its last
+    failure."""
     logger = logging.Logger(f"{parent.name}.client")
     logger.parent = parent
-    failures = ConnectionFailures()
+    failures = ConnectionFailures(LIBRDKAFKA)
     logger.addHandler(failures)
     return logger, failures

@@ -100,9 +100,10 @@ def secrets_of(broker: KafkaBroker) -> list[str]:
     return [*keytab_keys(broker.kdc, broker.client_keytab), password(broker)]
 
 
-def cli(*args: str) -> subprocess.CompletedProcess[str]:
+def cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "hbase_migrate", *args], cwd=REPO,
-                          capture_output=True, text=True, timeout=300, check=False)
+                          capture_output=True, text=True, timeout=300, check=False,
+                          env=env)
 
 
 def errors(stderr: str) -> list[str]:
@@ -147,23 +148,36 @@ def test_bad_kerberos_credentials_one_line_exit_2(source: Source, secured: Kafka
     topic = create_topic(secured.bootstrap)
     assert secured.kdc is not None
     stranger = secured.kdc.principal("nobody")
+    no_keytab = gssapi_producer(secured).replace(
+        f', "sasl.kerberos.keytab" = "{secured.client_keytab}"', "")
+    # without a keytab: the ticket cache, here an empty one
+    empty_cache = {k: v for k, v in os.environ.items() if not k.startswith(("KRB5", "HBASE"))}
+    empty_cache.update(KRB5_CONFIG=os.environ["KRB5_CONFIG"],
+                       KRB5CCNAME=f"FILE:{tmp_path / 'empty.ccache'}")
     cases = {
-        "wrong principal": gssapi_producer(secured, **{"sasl.kerberos.principal": stranger}),
-        "unreadable keytab": gssapi_producer(
-            secured, **{"sasl.kerberos.keytab": str(tmp_path / "missing.keytab")}),
+        "wrong principal": (gssapi_producer(
+            secured, **{"sasl.kerberos.principal": stranger}), None,
+            f"cluster '[cdc]', Kafka broker {secured.gssapi_bootstrap}, principal {stranger}: "
+            "wrong principal"),
+        "no ticket": (no_keytab, empty_cache,
+                      f"cluster '[cdc]', Kafka broker {secured.gssapi_bootstrap}, principal "
+                      f"{secured.client_principal}: no ticket"),
+        "unknown service": (gssapi_producer(
+            secured, **{"sasl.kerberos.service.name": "nokafka"}) + 'delivery_timeout = "5s"\n',
+            None,
+            f"Kafka broker {secured.gssapi_bootstrap} refused this client "
+            f"({secured.client_principal}): ", "nokafka/127.0.0.1@"),
+        "unreadable keytab": (gssapi_producer(
+            secured, **{"sasl.kerberos.keytab": str(tmp_path / "missing.keytab")}), None,
+            f"cluster '[cdc]': keytab {tmp_path / 'missing.keytab'} is unreadable"),
     }
-    for name, producer in cases.items():
+    for name, (producer, env, *expected) in cases.items():
         config = source.config(tmp_path / name.replace(" ", "-"), secured.gssapi_bootstrap,
                                topic, producer)
-        done = cli("cdc", "--config", str(config), "--start", str(source.start))
+        done = cli("cdc", "--config", str(config), "--start", str(source.start), env=env)
         lines = errors(done.stderr)
         assert done.returncode == 2 and len(lines) == 1, (name, done.stderr)
-        assert "[cdc]" in lines[0], lines
-        if name == "wrong principal":
-            assert f"Kafka broker {secured.gssapi_bootstrap}" in lines[0], lines
-            assert f"wrong principal {stranger}" in lines[0], lines
-        else:
-            assert "missing.keytab is unreadable" in lines[0], lines
+        assert all(part in lines[0] for part in expected), (name, lines)
     assert consume(secured.bootstrap, topic) == []  # nothing got through
 
 
@@ -188,6 +202,15 @@ def test_scram_over_tls_and_a_wrong_ca(source: Source, secured: KafkaBroker, tmp
     assert done.returncode == 2 and len(error) == 1, done.stderr
     assert f"Kafka broker {secured.tls_bootstrap} refused this client" in error[0], error
     assert "certificate verify failed" in error[0] and "ssl.ca.location" in error[0], error
+    bad_password = source.config(tmp_path / "password", secured.tls_bootstrap, topic,
+                                 scram_producer(secured, secured.ca_file).replace(
+                                     password(secured), "not-the-password")
+                                 + 'delivery_timeout = "5s"\n')
+    done = cli("cdc", "--config", str(bad_password), "--start", str(source.start))
+    error = errors(done.stderr)
+    assert done.returncode == 2 and len(error) == 1, done.stderr
+    assert f"Kafka broker {secured.tls_bootstrap} refused this client: SASL authentication " \
+        "error" in error[0], error
     # the SCRAM password is in the config file (where the scan finds it) and nowhere else
     assert leaks(config.read_text(encoding="utf-8"), secrets_of(secured)) == [password(secured)]
     seen = what_a_user_sees(config) + done.stdout + done.stderr + json.dumps(summary)
