@@ -65,7 +65,9 @@
                                 # op/source/ts_ms, what Kafka Connect and Flink CDC read)
     delivery_timeout = "30s"    # per delivery attempt (librdkafka message.timeout.ms)
     retries = 3                 # more attempts for a failed delivery, with backoff
-    producer = { "compression.type" = "lz4" }   # more producer settings (not acks/idempotence)
+    producer = { "compression.type" = "lz4" }   # more producer settings (not acks/idempotence),
+                                # security too: SASL_SSL + SCRAM, or "sasl.mechanisms" = "GSSAPI"
+                                # (Kerberos: kafka-python, see sinks/gssapi.py)
     [limits]                    # throttles; unset or 0 = unlimited; each step's tasks share them
     copy_cells_per_second = 20000       # the snapshot copy (cells read and written)
     copy_bytes_per_second = "50MiB"     # bytes the copy moves (scan copy, file copies)

@@ -38,6 +38,7 @@ if [ "$group" = test ]; then
   command -v kadmin.local >/dev/null 2>&1 || [ -x /usr/sbin/kadmin.local ] || need+=(krb5-admin-server)
   command -v kinit >/dev/null 2>&1 || need+=(krb5-user)
   command -v faketime >/dev/null 2>&1 || need+=(faketime)  # a client with a skewed clock
+  command -v openssl >/dev/null 2>&1 || need+=(openssl)  # the TLS Kafka listener's CA
 fi
 
 [ ${#need[@]} -eq 0 ] && exit 0

@@ -72,9 +72,12 @@ def open_sink(job: ReplayJob) -> KafkaSink:
 
     settings = cdc_settings(job.spec)
     sources = {t.target: t.source for t in job.tables}
-    cluster = cluster_id(job.source.endpoints()) if settings.envelope == "debezium" else ""
+    source = job.source.endpoints()
+    cluster = cluster_id(source) if settings.envelope == "debezium" else ""
+    # A GSSAPI broker's realm: the secured source's (one process holds one identity).
+    krb5_conf = source.security.krb5_conf if source.security is not None else None
     if not settings.row_image:
-        return KafkaSink(settings, sources, cluster=cluster)
+        return KafkaSink(settings, sources, cluster=cluster, krb5_conf=krb5_conf)
     endpoints = job.target.endpoints()
     if not endpoints.thrift2:
         raise ConfigError(f"[cdc] row_image: target cluster {endpoints.name!r} names no Thrift2 "
@@ -84,7 +87,7 @@ def open_sink(job: ReplayJob) -> KafkaSink:
                      Thrift2Client.with_settings(endpoints.thrift2, job.target.gateway,
                                                  endpoints.transport, endpoints.protocol,
                                                  **endpoints.client_auth),
-                     cluster=cluster)
+                     cluster=cluster, krb5_conf=krb5_conf)
 
 
 def run(job: ReplayJob, *, observer: Observer | None = None) -> RunSummary:

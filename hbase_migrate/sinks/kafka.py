@@ -14,6 +14,8 @@ then:
   run (every acknowledged offset is kept; a rerun continues there);
 * a topic that does not exist (and the broker does not create it): :class:`KafkaTopicError`,
   which stops the run too (no file is at fault);
+* the broker refusing this client (a TLS certificate not verified, SASL authentication
+  failed): :class:`KafkaRefusedError`, which stops the run and is not waited out;
 * a message over the topic's size limit, or any other refusal: :class:`KafkaDeliveryError`,
   which fails the file (its offset stays before the message, exit code 1).
 
@@ -23,6 +25,11 @@ no row repeats, and each edited row is read back right after its segment: the im
 row after exactly this edit (and, for the Debezium envelope, right before it as well).
 ``[cdc] envelope`` picks the message format: :mod:`~hbase_migrate.sinks.messages`
 (``native``) or :mod:`~hbase_migrate.sinks.debezium`.
+
+The clients are confluent-kafka's (librdkafka: PLAINTEXT, SSL, SASL PLAIN, SCRAM and
+OAUTHBEARER), or, when ``[cdc] producer`` asks for ``sasl.mechanisms = "GSSAPI"``, their
+stand-ins of :mod:`~hbase_migrate.sinks.gssapi` (Kerberos), with the same calls and errors.
+The admin client takes the producer's ``security.*``, ``sasl.*`` and ``ssl.*`` settings.
 """
 
 from __future__ import annotations
@@ -49,7 +56,15 @@ from hbase_migrate.replay.apply import (
 from hbase_migrate.replay.errors import ReplayWriteError
 from hbase_migrate.replay.mutations import RowMutation, WalPosition
 from hbase_migrate.sinks.debezium import debezium_value
+from hbase_migrate.sinks.gssapi import (
+    GssapiAdmin,
+    GssapiProducer,
+    client_config,
+    login,
+    wants_gssapi,
+)
 from hbase_migrate.sinks.messages import RowEdit, message_key, message_value
+from hbase_migrate.sinks.refusals import ConnectionFailures, client_logger, refused
 from hbase_migrate.sinks.render import edits_of, render
 from hbase_migrate.wal.model import Cell
 
@@ -63,6 +78,10 @@ _UNAVAILABLE = frozenset({KafkaError._MSG_TIMED_OUT, KafkaError._TRANSPORT,
                           KafkaError.NOT_ENOUGH_REPLICAS, KafkaError.LEADER_NOT_AVAILABLE,
                           KafkaError.NOT_LEADER_FOR_PARTITION, KafkaError.REQUEST_TIMED_OUT})
 _TOO_LARGE = frozenset({KafkaError.MSG_SIZE_TOO_LARGE, KafkaError.RECORD_LIST_TOO_LARGE})
+SECURITY_PREFIXES = ("security.", "sasl.", "ssl.")  # what the admin client takes too
+_REFUSED = frozenset({KafkaError.SASL_AUTHENTICATION_FAILED, KafkaError._AUTHENTICATION,
+                      KafkaError._SSL, KafkaError.ILLEGAL_SASL_STATE,
+                      KafkaError.UNSUPPORTED_SASL_MECHANISM})
 
 
 class KafkaUnavailableError(TargetUnavailableError):
@@ -74,6 +93,13 @@ class KafkaUnavailableError(TargetUnavailableError):
 class KafkaTopicError(TargetUnavailableError):
     """The topic a table's messages go to does not exist: the run stops, offsets kept. Not
     an outage: waiting does not create the topic."""
+
+    transient = False
+
+
+class KafkaRefusedError(KafkaUnavailableError):
+    """The broker refused this client (TLS or SASL): the run stops, offsets kept. Not an
+    outage: waiting does not mend credentials."""
 
     transient = False
 
@@ -102,18 +128,28 @@ class KafkaSink:
     ``sources`` maps the replay's target table names back to the source's (the names in
     the messages and topics). ``image_target`` and ``image_reader`` (both or neither)
     apply each batch to the target cluster and read the rows back. ``cluster`` is the
-    source cluster's id, which Debezium envelopes name."""
+    source cluster's id, which Debezium envelopes name. ``krb5_conf`` is the Kerberos
+    realm's configuration for a GSSAPI broker (None: ``KRB5_CONFIG`` or the system's)."""
 
     settings: CdcSettings
     sources: Mapping[str, str] = field(default_factory=dict)
     image_target: ReplayTarget | None = None
     image_reader: Thrift2Client | None = None
     cluster: str = ""
+    krb5_conf: str | None = None
     sleep: Callable[[float], None] = time.sleep
-    _producer: Producer | None = field(default=None, init=False)
+    _producer: Producer | GssapiProducer | None = field(default=None, init=False)
     _topics: dict[str, _Topic] = field(default_factory=dict, init=False)
     _batch_limit: int | None = field(default=None, init=False)
-    _admin_client: AdminClient | None = field(default=None, init=False)
+    _admin_client: AdminClient | GssapiAdmin | None = field(default=None, init=False)
+    _failures: ConnectionFailures | None = field(default=None, init=False)
+
+    def __post_init__(self) -> None:
+        if self._gssapi:  # bad settings or credentials stop the run here, before any file
+            settings = {"bootstrap.servers": self.settings.bootstrap,
+                        **dict(self.settings.producer)}
+            client_config(settings)
+            login(settings, self.krb5_conf)
 
     @property
     def name(self) -> str:
@@ -134,15 +170,30 @@ class KafkaSink:
             config["message.max.bytes"] = max(self._batch_limit + RECORD_OVERHEAD, 1000)
         return config
 
-    def producer(self) -> Producer:
+    @property
+    def _gssapi(self) -> bool:
+        return wants_gssapi(dict(self.settings.producer))
+
+    def producer(self) -> Producer | GssapiProducer:
         if self._producer is None:
-            self._producer = Producer(self._config())
+            self._producer = (GssapiProducer(self._config(), self.krb5_conf,
+                                             self._metadata_timeout)
+                              if self._gssapi else Producer(self._config()))
         return self._producer
 
-    def close(self) -> None:
+    def _drop_producer(self, flush: bool = True) -> None:
+        """Done with the producer (every message it took acknowledged, with ``flush``)."""
         if self._producer is not None:
-            self._producer.flush(self.settings.delivery_timeout / 1000)
+            if flush:
+                self._producer.flush(self.settings.delivery_timeout / 1000)
+            if isinstance(self._producer, GssapiProducer):  # its connections and thread
+                self._producer.close(0)
             self._producer = None
+
+    def close(self) -> None:
+        self._drop_producer()
+        if isinstance(self._admin_client, GssapiAdmin):
+            self._admin_client.close()
         self._admin_client = None
         for part in (self.image_target, self.image_reader):
             if part is not None:
@@ -206,20 +257,43 @@ class KafkaSink:
         try:
             self._admin().list_topics(timeout=self._metadata_timeout)
         except KafkaException as exc:
-            raise KafkaUnavailableError(
-                f"Kafka broker {self.settings.bootstrap} unreachable ({exc.args[0]})",
-                endpoint=self.settings.bootstrap) from None
+            raise self._unreachable(exc, "") from None
 
     def check_topic(self, name: str, position: WalPosition | None = None) -> None:
         """Check a topic now (``apply`` does on its first message to it): it exists, and
         what its size limit is. ``position`` is the WAL entry named in errors."""
         self._topic(name, position)
 
-    def _admin(self) -> AdminClient:
+    def _admin(self) -> AdminClient | GssapiAdmin:
         if self._admin_client is None:
-            self._admin_client = AdminClient({"bootstrap.servers": self.settings.bootstrap,
-                                              "logger": log})  # type: ignore[dict-item]
+            config: dict[str, Any] = {
+                "bootstrap.servers": self.settings.bootstrap,
+                **{k: v for k, v in self.settings.producer if k.startswith(SECURITY_PREFIXES)}}
+            if self._gssapi:
+                self._admin_client = GssapiAdmin(config, self.krb5_conf, self._metadata_timeout)
+            else:
+                logger, self._failures = client_logger(log)
+                self._admin_client = AdminClient({**config, "logger": logger})  # type: ignore[dict-item]
         return self._admin_client
+
+    def _unreachable(self, exc: KafkaException, then: str) -> KafkaUnavailableError:
+        """The broker did not answer (``then``: what that stops), or refused this client:
+        a TLS certificate not verified, an authentication failed (the admin client's log
+        says which)."""
+        if isinstance(self._admin_client, AdminClient):
+            self._admin_client.poll(0.1)  # serves the log lines queued meanwhile
+        error, why = exc.args[0], self._failures.last if self._failures is not None else None
+        broker = f"Kafka broker {self.settings.bootstrap}"
+        if refused(why) or (isinstance(error, KafkaError) and error.code() in _REFUSED):
+            principal = dict(self.settings.producer).get("sasl.kerberos.principal")
+            who = f" ({principal})" if principal and self._gssapi else ""
+            return KafkaRefusedError(
+                f"{broker} refused this client{who}: {why or error.str()}; check the TLS and "
+                "SASL settings of [cdc] producer (ssl.ca.location, sasl.username, "
+                "sasl.password, sasl.kerberos.*)", endpoint=self.settings.bootstrap)
+        reason = f"{error}; last connection failure: {why}" if why else str(error)
+        return KafkaUnavailableError(f"{broker} unreachable ({reason}){then}",
+                                     endpoint=self.settings.bootstrap)
 
     def _topic(self, name: str, position: WalPosition | None) -> _Topic:
         """The topic, checked once: it exists (a producer's metadata request creates it
@@ -236,11 +310,9 @@ class KafkaSink:
                 metadata = self.producer().list_topics(name, timeout=self._metadata_timeout)
                 found = metadata.topics.get(name)
         except KafkaException as exc:
-            raise KafkaUnavailableError(
-                f"Kafka broker {self.settings.bootstrap} unreachable ({exc.args[0]}) before "
-                f"{where} took {message}; stopping the run: every offset the broker "
-                "acknowledged is kept, rerun once it answers",
-                endpoint=self.settings.bootstrap) from None
+            raise self._unreachable(exc, f" before {where} took {message}; stopping the "
+                                    "run: every offset the broker acknowledged is kept, rerun "
+                                    "once it answers") from None
         if found is None or found.error is not None:
             error = found.error.str() if found is not None and found.error else "not listed"
             raise KafkaTopicError(
@@ -267,9 +339,7 @@ class KafkaSink:
     def _reopen(self, batch_limit: int) -> None:
         """Batches no larger than the smallest topic limit (every earlier message is
         acknowledged by now: ``apply`` waits for them)."""
-        if self._producer is not None:
-            self._producer.flush(self.settings.delivery_timeout / 1000)
-            self._producer = None
+        self._drop_producer()
         self._batch_limit = max(batch_limit, 1)
 
     def _too_large(self, topic: _Topic, position: WalPosition, key: bytes,
@@ -306,7 +376,7 @@ class KafkaSink:
                         self._failure(topic, position, error, attempt + 1), pause)
             self.sleep(pause)
             if error is not None and error.fatal():
-                self._producer = None  # an idempotent producer's fatal error: a new one
+                self._drop_producer(flush=False)  # an idempotent producer's fatal error
         raise KafkaUnavailableError(self._failure(topic, position, error,
                                                   self.settings.retries + 1)
                                     + "; stopping the run: every offset the broker "

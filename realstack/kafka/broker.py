@@ -13,6 +13,12 @@ same folder keeps the topics and their data, on the same ports.
 rate. Quotas are measured over two one-second windows, so a throttled producer is held to
 its rate from its first seconds on (Kafka's default of eleven lets ten seconds' worth
 through at full speed first).
+
+Secured listeners (:mod:`realstack.kafka.security`), beside the PLAINTEXT one (which the
+broker's own inter-broker traffic and the tests' inspection use): with ``kerberos``, a
+``SASL_PLAINTEXT`` listener with GSSAPI, its principals from a KDC (the one given, or one
+of the broker's own in ``kdc/``); with ``tls``, a ``SASL_SSL`` listener with SCRAM-SHA-512,
+its certificate signed by the broker's own CA.
 """
 
 from __future__ import annotations
@@ -29,6 +35,8 @@ from pathlib import Path
 from typing import Self
 
 from minihbase.process import ChildProcess, free_port
+from realstack.kafka import security
+from realstack.kdc import Kdc
 from realstack.maven import RealStackError, java_command, module_classpath
 
 log = logging.getLogger(__name__)
@@ -43,18 +51,22 @@ SYSTEM_PROPERTIES = {"java.awt.headless": "true",
                      "org.slf4j.simpleLogger.defaultLogLevel": "warn"}
 
 
-def _java(classpath: list[str], main: str, args: list[str]) -> list[str]:
+def _java(classpath: list[str], main: str, args: list[str],
+          properties: dict[str, str] | None = None) -> list[str]:
     return java_command(classpath, main, args, heap=HEAP, jvm_options=JVM_OPTIONS,
-                        system_properties=SYSTEM_PROPERTIES)
+                        system_properties={**SYSTEM_PROPERTIES, **(properties or {})})
 
 
 @dataclass(frozen=True)
 class KafkaSettings:
-    """What a test may vary: topic auto-creation, the largest message, partitions."""
+    """What a test may vary: topic auto-creation, the largest message, partitions, and the
+    secured listeners (``kerberos``: SASL GSSAPI; ``tls``: SCRAM-SHA-512 over TLS)."""
 
     auto_create_topics: bool = True
     message_max_bytes: int = 1_048_588  # Kafka's default
     partitions: int = 1
+    kerberos: bool = False
+    tls: bool = False
 
 
 class KafkaBroker(ChildProcess):
@@ -63,26 +75,92 @@ class KafkaBroker(ChildProcess):
     log_name = "kafka.log"
 
     def __init__(self, data_dir: str | os.PathLike[str],
-                 settings: KafkaSettings | None = None, port: int = 0) -> None:
+                 settings: KafkaSettings | None = None, port: int = 0,
+                 kdc: Kdc | None = None) -> None:
         super().__init__(data_dir)
         self.settings = settings or KafkaSettings()
         self.port = port
-        self.controller_port = 0
+        self.controller_port = self.sasl_port = self.tls_port = 0
+        self.kdc = kdc
+        self._own_kdc = False
 
     @property
     def bootstrap(self) -> str:
         """``host:port`` of the PLAINTEXT listener (a client's ``bootstrap.servers``)."""
         return f"{HOST}:{self.port}"
 
+    @property
+    def gssapi_bootstrap(self) -> str:
+        """``host:port`` of the SASL_PLAINTEXT listener (GSSAPI), with ``kerberos``."""
+        return f"{HOST}:{self.sasl_port}"
+
+    @property
+    def tls_bootstrap(self) -> str:
+        """``host:port`` of the SASL_SSL listener (SCRAM-SHA-512), with ``tls``."""
+        return f"{HOST}:{self.tls_port}"
+
+    @property
+    def client_principal(self) -> str:
+        assert self.kdc is not None, "a broker without kerberos has no client principal"
+        return self.kdc.principal(security.CLIENT_PRINCIPAL)
+
+    @property
+    def client_keytab(self) -> Path:
+        return self.data_dir / "client.keytab"
+
+    @property
+    def ca_file(self) -> Path:
+        """The CA that signed the TLS listener's certificate (``ssl.ca.location``)."""
+        return self.data_dir / "tls" / "ca.pem"
+
+    @property
+    def scram_user(self) -> str:
+        return security.SCRAM_USER
+
+    @property
+    def scram_password_file(self) -> Path:
+        return self.data_dir / "scram.password"
+
+    def _listeners(self) -> dict[str, int]:
+        """Listener name (= its security protocol) -> port, the controller's last."""
+        ports = {"PLAINTEXT": self.port}
+        if self.settings.kerberos:
+            ports["SASL_PLAINTEXT"] = self.sasl_port
+        if self.settings.tls:
+            ports["SASL_SSL"] = self.tls_port
+        return {**ports, "CONTROLLER": self.controller_port}
+
+    def _secured_properties(self) -> list[str]:
+        lines: list[str] = []
+        if self.settings.kerberos:
+            assert self.kdc is not None
+            jaas = security.gssapi_jaas(self.kdc, self.data_dir / "kafka.keytab")
+            lines += ["listener.name.sasl_plaintext.sasl.enabled.mechanisms=GSSAPI",
+                      f"listener.name.sasl_plaintext.sasl.kerberos.service.name={security.SERVICE}",
+                      f"listener.name.sasl_plaintext.gssapi.sasl.jaas.config={jaas}"]
+        if self.settings.tls:
+            mechanism = security.SCRAM_MECHANISM.lower()
+            lines += [f"listener.name.sasl_ssl.sasl.enabled.mechanisms={security.SCRAM_MECHANISM}",
+                      f"listener.name.sasl_ssl.{mechanism}.sasl.jaas.config="
+                      "org.apache.kafka.common.security.scram.ScramLoginModule required;",
+                      "listener.name.sasl_ssl.ssl.keystore.type=PEM",
+                      "listener.name.sasl_ssl.ssl.keystore.location="
+                      f"{self.data_dir / 'tls' / 'broker.pem'}"]
+        return lines
+
     def _properties(self) -> Path:
         s = self.settings
+        listeners = self._listeners()
+        served = {name: port for name, port in listeners.items() if name != "CONTROLLER"}
         lines = [
             "process.roles=broker,controller", "node.id=1",
             f"controller.quorum.voters=1@{HOST}:{self.controller_port}",
-            f"listeners=PLAINTEXT://{HOST}:{self.port},CONTROLLER://{HOST}:{self.controller_port}",
-            f"advertised.listeners=PLAINTEXT://{HOST}:{self.port}",
+            "listeners=" + ",".join(f"{n}://{HOST}:{p}" for n, p in listeners.items()),
+            "advertised.listeners=" + ",".join(f"{n}://{HOST}:{p}" for n, p in served.items()),
             "controller.listener.names=CONTROLLER", "inter.broker.listener.name=PLAINTEXT",
-            "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+            "listener.security.protocol.map=" + ",".join(
+                f"{n}:{'PLAINTEXT' if n == 'CONTROLLER' else n}" for n in listeners),
+            *self._secured_properties(),
             f"log.dirs={self.data_dir / 'data'}",
             f"num.partitions={s.partitions}",
             f"auto.create.topics.enable={str(s.auto_create_topics).lower()}",
@@ -102,12 +180,12 @@ class KafkaBroker(ChildProcess):
         """Free ports on first start; the same ones again on a restart (the formatted
         storage names the controller's)."""
         saved = self.data_dir / "ports"
-        if saved.is_file():
-            self.port, self.controller_port = (int(p) for p in saved.read_text().split())
-            return
-        self.port = self.port or free_port(HOST)
-        self.controller_port = free_port(HOST)
-        saved.write_text(f"{self.port} {self.controller_port}\n")
+        known = [int(p) for p in saved.read_text().split()] if saved.is_file() else []
+        ports = [*known, *(free_port(HOST) for _ in range(4 - len(known)))]
+        if not known and self.port:
+            ports[0] = self.port
+        self.port, self.controller_port, self.sasl_port, self.tls_port = ports
+        saved.write_text(" ".join(map(str, ports)) + "\n")
 
     def start(self, timeout: float = 120.0) -> Self:
         """Format (first start only), launch, and return once the broker serves metadata."""
@@ -116,13 +194,31 @@ class KafkaBroker(ChildProcess):
         classpath = module_classpath("kafka")
         (self.data_dir / "data").mkdir(parents=True, exist_ok=True)
         self._ports()
+        jvm_properties = self._secure()
         properties = self._properties()
         if not (self.data_dir / "data" / "meta.properties").is_file():
             self._format(classpath, properties)
-        self._spawn(_java(classpath, MAIN_CLASS, [str(properties)]))
+        self._spawn(_java(classpath, MAIN_CLASS, [str(properties)], jvm_properties))
         self._wait_ready(timeout)
+        if self.settings.tls:
+            security.add_scram_user(self.bootstrap,
+                                    security.scram_password(self.data_dir))
         log.info("Kafka broker on %s (pid %s)", self.bootstrap, self.pid)
         return self
+
+    def _secure(self) -> dict[str, str]:
+        """Principals, keytabs, certificates of the secured listeners; the JVM's system
+        properties for them."""
+        if self.settings.tls:
+            security.certificates(self.data_dir / "tls")
+            security.scram_password(self.data_dir)
+        if not self.settings.kerberos:
+            return {}
+        if self.kdc is None or self._own_kdc:
+            self.kdc, self._own_kdc = Kdc(self.data_dir / "kdc").start(), True
+        if self._own_kdc or not self.client_keytab.is_file():
+            security.kerberos_principals(self.kdc, self.data_dir)
+        return {"java.security.krb5.conf": str(self.kdc.krb5_conf)}
 
     def _format(self, classpath: list[str], properties: Path) -> None:
         # "--cluster-id=ID" in one argument: an ID may start with "-" (URL-safe base64)
@@ -172,8 +268,11 @@ class KafkaBroker(ChildProcess):
                                  f"{(done.stdout + done.stderr)[-2000:]}")
 
     def stop(self, timeout: float = 30.0) -> None:
-        """Stop the broker (a clean shutdown when it takes less than ``timeout``)."""
+        """Stop the broker (a clean shutdown when it takes less than ``timeout``), and its
+        own KDC."""
         super().stop(timeout)
+        if self._own_kdc and self.kdc is not None:
+            self.kdc.stop()
 
 
 def _accepts(port: int) -> bool:

@@ -6,8 +6,11 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
+import subprocess
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +21,7 @@ from hbase_migrate.cluster.endpoints import ClusterEndpoints, load_cluster_json
 from minihbase.regionserver import WalSettings
 from minihbase.server import MiniHBase
 from realstack.hbase import RealHBase, RealHBaseOptions
+from realstack.kdc import Kdc
 from realstack.maven import RealStackError
 
 STACKS = ["minihbase", pytest.param("real", marks=pytest.mark.realstack)]
@@ -80,22 +84,56 @@ def source_cluster(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[d
         yield {**json.loads(path.read_text()), "cluster_json": path}
 
 
-def kerberos_stack(folder: Path, options: RealHBaseOptions) -> Iterator[RealHBase]:
-    """A secured real stack (its own KDC) for a module fixture, stopped afterwards; this
-    process's Kerberos environment (what ``login()`` set) is put back as it was."""
-    skip_without_real_stack()
+def skip_without_kdc() -> None:
     if not (shutil.which("krb5kdc") or os.path.exists("/usr/sbin/krb5kdc")):
         pytest.skip("no MIT Kerberos KDC (scripts/system-deps.sh test installs krb5-kdc)")
+
+
+@contextmanager
+def kerberos_environment() -> Iterator[None]:
+    """This process's Kerberos environment (what ``login()`` set, the identity it holds) put
+    back as it was afterwards."""
     saved = dict(os.environ)
-    stack = RealHBase(folder, options)
-    stack.start()
     try:
-        yield stack
+        yield
     finally:
-        stack.stop()
         os.environ.clear()
         os.environ.update(saved)
         kerberos._process.clear()
+
+
+def kerberos_stack(folder: Path, options: RealHBaseOptions) -> Iterator[RealHBase]:
+    """A secured real stack (its own KDC) for a module fixture, stopped afterwards; this
+    process's Kerberos environment is put back as it was."""
+    skip_without_real_stack()
+    skip_without_kdc()
+    with kerberos_environment():
+        stack = RealHBase(folder, options)
+        stack.start()
+        try:
+            yield stack
+        finally:
+            stack.stop()
+
+
+def keytab_keys(kdc: Kdc, keytab: Path) -> list[str]:
+    """The keys ``keytab`` holds, as hex (what must never leak)."""
+    listed = subprocess.run(["klist", "-k", "-K", str(keytab)], env=kdc.environment(),
+                            capture_output=True, text=True, check=True).stdout
+    keys = re.findall(r"\(0x([0-9a-f]{32,})\)", listed)
+    assert keys, listed
+    return keys
+
+
+def leaks(text: bytes | str, secrets: list[str]) -> list[str]:
+    """Which of ``secrets`` (hex keys, or any text) ``text`` holds, as text or as bytes."""
+    data = text.encode() if isinstance(text, str) else text
+    found = []
+    for secret in secrets:
+        raw = bytes.fromhex(secret) if re.fullmatch(r"(?:[0-9a-f]{2})+", secret) else None
+        if secret.encode() in data.lower() or secret.encode() in data or (raw and raw in data):
+            found.append(secret)
+    return found
 
 
 def stack_endpoints(stack: RealHBase) -> ClusterEndpoints:

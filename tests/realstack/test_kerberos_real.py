@@ -48,7 +48,8 @@ from hbase_migrate.validate.compare import compare_tables
 from minihbase.cli.minicluster import call_admin
 from minihbase.workload import Workload, WorkloadSpec
 from realstack.hbase import CLIENT_PRINCIPAL, RealHBase, RealHBaseOptions
-from tests.realstack.fixtures import kerberos_stack, stack_endpoints
+from tests.realstack.fixtures import kerberos_stack, leaks, stack_endpoints
+from tests.realstack.fixtures import keytab_keys as fixture_keytab_keys
 
 pytestmark = [pytest.mark.integration, pytest.mark.realstack]
 REPO = Path(__file__).resolve().parents[2]
@@ -66,17 +67,7 @@ def secured(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealHBase]:
 def keytab_keys(stack: RealHBase) -> list[str]:
     """The keys the client keytab holds, as hex (what must never leak)."""
     assert stack.kdc is not None
-    listed = subprocess.run(["klist", "-k", "-K", str(stack.data_dir / "client.keytab")],
-                            env=stack.kdc.environment(), capture_output=True, text=True,
-                            check=True).stdout
-    keys = re.findall(r"\(0x([0-9a-f]{32,})\)", listed)
-    assert keys, listed
-    return keys
-
-
-def leaks(text: bytes | str, keys: list[str]) -> list[str]:
-    data = text.encode() if isinstance(text, str) else text
-    return [k for k in keys if k.encode() in data.lower() or bytes.fromhex(k) in data]
+    return fixture_keytab_keys(stack.kdc, stack.data_dir / "client.keytab")
 
 
 # --- the servers refuse clients without credentials ---------------------------------------
