@@ -13,7 +13,7 @@ import pytest
 
 from hbase_migrate.airflow_stack import hbase_connection
 from hbase_migrate.cluster.endpoints import ClusterEndpoints
-from hbase_migrate.config import MigrationSpec
+from hbase_migrate.config import CdcSettings, MigrationSpec
 from hbase_migrate.errors import ConfigError
 from tests.airflow_home import configure
 
@@ -102,6 +102,7 @@ def test_params_name_the_migration_by_connection_ids(monkeypatch: pytest.MonkeyP
                                                      tmp_path: Path) -> None:
     from hbase_migrate_airflow.migration import migration_spec
     from hbase_migrate_airflow.triggers import NewWalFilesTrigger
+    from hbase_migrate_airflow.triggers.wal import listing_spec
 
     target = ClusterEndpoints(name="hbase_b", thrift="hbase-b:9090", thrift2="hbase-b:9091")
     connection(monkeypatch, "hbase_a", hbase_connection("hbase_a", ENDPOINTS))
@@ -115,10 +116,16 @@ def test_params_name_the_migration_by_connection_ids(monkeypatch: pytest.MonkeyP
     assert spec.table_mapping() == {"orders": "orders", "ns:a": "ns:b"}
     assert (spec.replay.roll_period, spec.replay.margin) == (1_800_000, 120_000)
     assert spec.ledger_url == f"sqlite:///{tmp_path / 'orders' / 'ledger.db'}"
-    # the trigger carries the spec as JSON and rebuilds it in the triggerer
-    path, kwargs = NewWalFilesTrigger(spec.to_dict(), 1e9, 2.0).serialize()
+    # the trigger carries what listing WAL files takes as JSON and rebuilds it in the
+    # triggerer: the spec, without a [cdc] section whose producer may hold a password
+    secret = "s3cret-sasl-password"
+    with_cdc = replace(spec, cdc=CdcSettings("kafka:9093", producer=(
+        ("sasl.mechanisms", "SCRAM-SHA-512"), ("sasl.password", secret))))
+    path, kwargs = NewWalFilesTrigger(listing_spec(with_cdc), 1e9, 2.0).serialize()
     assert path == "hbase_migrate_airflow.triggers.wal.NewWalFilesTrigger"
-    again = MigrationSpec.from_dict(json.loads(json.dumps(kwargs))["spec"])
+    carried = json.dumps(kwargs)
+    assert secret in json.dumps(with_cdc.to_dict()) and secret not in carried
+    again = MigrationSpec.from_dict(json.loads(carried)["spec"])
     assert again.to_dict() == spec.to_dict()
 
 

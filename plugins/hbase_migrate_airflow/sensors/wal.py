@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from airflow.sdk import BaseSensorOperator
 
-from hbase_migrate_airflow.triggers.wal import NewWalFilesTrigger, unseen_files
+from hbase_migrate_airflow.triggers.wal import NewWalFilesTrigger, listing_spec, unseen_files
 
 if TYPE_CHECKING:
     from airflow.sdk import Context
@@ -55,7 +55,7 @@ class NewWalFilesSensor(BaseSensorOperator):
                 float(params.get("poll_seconds") or self.poke_interval))
 
     def poke(self, context: Context) -> bool:
-        return bool(unseen_files(self._spec(context).to_dict()))
+        return bool(unseen_files(listing_spec(self._spec(context))))
 
     def _found(self, context: Context, files: list[dict[str, Any]]) -> list[dict[str, Any]]:
         self.found = (self._spec(context), [f["path"] for f in files])
@@ -69,7 +69,7 @@ class NewWalFilesSensor(BaseSensorOperator):
         return openlineage(wal_lineage(*self.found) if self.found else None)
 
     def execute(self, context: Context) -> list[dict[str, Any]]:
-        spec = self._spec(context).to_dict()
+        spec = listing_spec(self._spec(context))
         files = unseen_files(spec)
         if files:
             return self._found(context, files)

@@ -14,9 +14,19 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import AsyncIterator
-from typing import Any
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
 
 from airflow.triggers.base import BaseTrigger, TriggerEvent
+
+if TYPE_CHECKING:
+    from hbase_migrate.config import MigrationSpec
+
+
+def listing_spec(spec: MigrationSpec) -> dict[str, Any]:
+    """What listing a migration's WAL files takes, as JSON for the trigger's kwargs: the spec
+    without its ``[cdc]`` section (whose producer settings may hold a SASL password)."""
+    return replace(spec, cdc=None).to_dict()
 
 
 def unseen_files(spec_data: dict[str, Any]) -> list[dict[str, Any]]:
