@@ -16,6 +16,7 @@ from hbase_migrate.config import AUTO, IN_PROCESS, EngineSettings, load_config
 from hbase_migrate.errors import ConfigError
 from hbase_migrate.lifecycle import prepare, snapshot, validate
 from hbase_migrate.ranges.choice import choose_engine
+from hbase_migrate.ranges.credentials import ships_to
 from minihbase.server import MiniHBase
 from tests.ranges.test_cli import run
 from tests.ranges.test_live import configure
@@ -52,11 +53,23 @@ def test_the_spark_section_reads_auto_large_master_and_auto_cells(tmp_path: Path
                                                "auto_cells = 1000\n"))
     assert (spec.engine.large_master, spec.engine.auto_cells) == ("spark://m:7077", 1000)
     assert spec.to_dict()["spark"] == {"master": AUTO, "large_master": "spark://m:7077",
-                                       "auto_cells": 1000}
+                                       "auto_cells": 1000, "ship_keytab": "auto"}
     with pytest.raises(ConfigError, match="large_master"):
         load_config(spark_section(tmp_path, '[spark]\nlarge_master = "auto"\n'))
     with pytest.raises(ConfigError, match="auto_cells"):
         load_config(spark_section(tmp_path, "[spark]\nauto_cells = 0\n"))
+
+
+def test_ship_keytab_goes_to_cluster_masters_as_configured(tmp_path: Path) -> None:
+    for ship in ("always", "never"):
+        spec = load_config(spark_section(tmp_path, f'[spark]\nship_keytab = "{ship}"\n'))
+        assert spec.engine.ship_keytab == spec.to_dict()["spark"]["ship_keytab"] == ship
+    with pytest.raises(ConfigError, match=r'\[spark\] ship_keytab: expected "auto" or '
+                                          r'"always" or "never", got True'):
+        load_config(spark_section(tmp_path, "[spark]\nship_keytab = true\n"))
+    masters = ("local", "local[2]", "local[*]", "spark://m:7077", "yarn", "k8s://h:6443")
+    assert [ships_to(m, "auto") for m in masters] == [False] * 3 + [True] * 3
+    assert all(ships_to(m, "always") and not ships_to(m, "never") for m in masters)
 
 
 @pytest.mark.integration
