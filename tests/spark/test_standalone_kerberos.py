@@ -10,8 +10,9 @@ every task makes its own login.
 
 * Nothing shipped (``ship_keytab = "never"``): the copy fails with one line naming the
   executor host, the principal and what to do.
-* Shipped (``"auto"``): copy and validation end with a match and the target equal to the
-  source cell for cell; a task reports, from the executor, that it logged in from the
+* Shipped (``"auto"``): the copy, a replay of the writes made after it (its tasks read the
+  WAL files over WebHDFS with SPNEGO) and the validation end with a match and the target
+  equal to the source cell for cell; a task reports, from the executor, that it logged in from the
   shipped copy (not the configured path, which it cannot see) into a memory cache.
 * No key of the keytab appears in the worker's or the executors' logs.
 """
@@ -33,10 +34,11 @@ import pytest
 from hbase_migrate.cluster.endpoints import ClusterEndpoints
 from hbase_migrate.cluster.thrift2 import Thrift2Client
 from hbase_migrate.config import load_config
-from hbase_migrate.lifecycle import prepare, snapshot, validate
+from hbase_migrate.lifecycle import prepare, replay, snapshot, validate
 from hbase_migrate.ranges.credentials import ship_credentials
 from hbase_migrate.ranges.engine import SparkEngine
 from hbase_migrate.ranges.keyrange import RangeError
+from hbase_migrate.replay.spark import spark_executor
 from hbase_migrate.validate.compare import compare_tables
 from minihbase.workload import Workload, WorkloadSpec
 from realstack.hbase import RealHBase, RealHBaseOptions
@@ -107,14 +109,19 @@ def standalone(driver_only: Path, spark_folder: Path) -> Iterator[Any]:
                                   conf={"spark.python.worker.reuse": "false"})
 
 
-@pytest.fixture(scope="module")
-def source_table(secured: RealHBase, driver_only: Path) -> str:
-    runner = Workload(driver_endpoints(secured, driver_only), WorkloadSpec(TABLE, 53, 150))
+def write(stack: RealHBase, keys: Path, seed: int, ops: int) -> None:
+    """``ops`` writes of a workload into ``TABLE`` (created when missing)."""
+    runner = Workload(driver_endpoints(stack, keys), WorkloadSpec(TABLE, seed, ops))
     try:
         runner.ensure_table()
         runner.run()
     finally:
         runner.close()
+
+
+@pytest.fixture(scope="module")
+def source_table(secured: RealHBase, driver_only: Path) -> str:
+    write(secured, driver_only, seed=53, ops=150)
     return TABLE
 
 
@@ -157,13 +164,14 @@ def test_without_the_keytab_shipped_a_task_fails_in_one_line(
     message = str(failed.value)
     principal = spec.source.endpoints().security.principal  # type: ignore[union-attr]
     assert "\n" not in message and "Traceback" not in message, message
-    for part in (f"Spark executor on host {socket.gethostname()}", f"principal {principal}",
+    for part in ("a Spark task failed: KerberosError: cluster 'secured-spark', ",
+                 f"Spark executor on host {socket.gethostname()}", f"principal {principal}",
                  f"keytab {driver_only / 'client.keytab'} is not on this host",
                  'ship_keytab = "auto"'):
         assert part in message, (part, message)
 
 
-def test_shipped_keytab_copy_and_validate_on_a_standalone_cluster(
+def test_shipped_keytab_copy_replay_and_validate_on_a_standalone_cluster(
         secured: RealHBase, driver_only: Path, standalone: Any, spark_folder: Path,
         source_table: str, tmp_path: Path) -> None:
     url = str(standalone.sparkContext.master)
@@ -172,13 +180,17 @@ def test_shipped_keytab_copy_and_validate_on_a_standalone_cluster(
     assert prepare(spec).passed
     copied = snapshot(spec).to_json()
     assert copied["engine"] == url and copied["ranges_copied"] == copied["ranges"] > 1, copied
+    write(secured, driver_only, seed=54, ops=60)  # after T0: for the replay's tasks
+    replayed = replay(spec, executor=spark_executor(standalone)).to_json()
+    assert replayed["exit_code"] == 0 and replayed["files_read"] > 0, replayed
+    assert sum(replayed["cells"].values()) > 0, replayed
     matched = validate(spec, recompare_wait=0).to_json()
     assert matched["verdict"] == "match", matched
     found = driver_endpoints(secured, driver_only)
     with Thrift2Client(found.thrift2 or "", **found.client_auth) as src, \
             Thrift2Client(found.thrift2 or "", **found.client_auth) as tgt:
         compared = compare_tables(src, tgt, source_table, target)
-    assert compared.equal and compared.source_cells == copied["cells"] > 0, compared
+    assert compared.equal and compared.source_cells > copied["cells"] > 0, compared
 
     # From the executors: each task logged in from the shipped copy into a memory cache.
     configured = str(driver_only / "client.keytab")
