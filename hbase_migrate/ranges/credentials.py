@@ -8,11 +8,12 @@ driver's cache, and perhaps the keytab and ``krb5.conf`` at their configured pat
 there. So, as ``[spark] ship_keytab`` says (``"auto"``: to cluster masters; ``"always"``;
 ``"never"``: the files are deployed at the same paths on every worker), the driver adds the
 secured clusters' keytab and ``krb5.conf`` to the job (``SparkContext.addFile``: Spark
-fetches them into each executor's files folder; the UI and the event log show file names
-only), and every task logs in before its work: from the configured path where it exists on
-its host, else from the shipped copy (``SparkFiles.get``), with its tickets in memory. A task
-that cannot log in fails with one line naming the executor host, cluster and principal and
-what to do. Task arguments carry file names and principals, never contents or tickets.
+fetches them into each executor's files folder; the UI and the event log show their paths,
+never their contents), and every task logs in before its work: from the configured path
+where it exists on its host, else from the shipped copy (``SparkFiles.get``), with its
+tickets in memory. A task that cannot log in fails with one line naming the executor host,
+cluster and principal and what to do. Task arguments carry file names and principals, never
+contents or tickets.
 """
 
 from __future__ import annotations

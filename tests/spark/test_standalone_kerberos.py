@@ -173,13 +173,15 @@ def test_without_the_keytab_shipped_a_task_fails_in_one_line(
 
 def test_shipped_keytab_copy_replay_and_validate_on_a_standalone_cluster(
         secured: RealHBase, driver_only: Path, standalone: Any, spark_folder: Path,
-        source_table: str, tmp_path: Path) -> None:
+        source_table: str, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     url = str(standalone.sparkContext.master)
     target = f"{source_table}_copy"
     spec = load_config(configure(secured, driver_only, tmp_path, url, "auto", target))
     assert prepare(spec).passed
     copied = snapshot(spec).to_json()
     assert copied["engine"] == url and copied["ranges_copied"] == copied["ranges"] > 1, copied
+    assert "spark.authenticate is off: anyone who reaches the driver can fetch it" \
+        in caplog.text  # this test cluster's file transfer is not authenticated
     write(secured, driver_only, seed=54, ops=60)  # after T0: for the replay's tasks
     replayed = replay(spec, executor=spark_executor(standalone)).to_json()
     assert replayed["exit_code"] == 0 and replayed["files_read"] > 0, replayed
