@@ -124,7 +124,7 @@ FIXED_PRODUCER_KEYS = ("acks", "enable.idempotence", "bootstrap.servers",
                        "max.in.flight.requests.per.connection", "retries",
                        "delivery.report.only.error")
 TABLE_PLACEHOLDER = "{table}"
-SHIP_KEYTAB = ("auto", "always", "never")  # [spark] ship_keytab (hbase_migrate.ranges.credentials)
+SHIP_KEYTAB = ("auto", "always", "never")  # [spark] ship_keytab (ranges/credentials.py)
 ENVELOPES = ("native", "debezium")  # the CDC message formats (hbase_migrate/sinks/schemas/)
 
 

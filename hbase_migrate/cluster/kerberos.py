@@ -173,9 +173,9 @@ def _keytab_login_error(security: ClusterSecurity) -> str | None:
     kinit = shutil.which("kinit")
     if not security.keytab or not security.principal or not kinit:
         return None
-    done = subprocess.run([kinit, "-c", "MEMORY:diagnosis", "-k", "-t", local_path(security.keytab),
-                           security.principal], capture_output=True, text=True, timeout=30,
-                          check=False)
+    done = subprocess.run([kinit, "-c", "MEMORY:diagnosis", "-k", "-t",
+                           local_path(security.keytab), security.principal],
+                          capture_output=True, text=True, timeout=30, check=False)
     return (done.stderr.strip() or None) if done.returncode else None
 
 
