@@ -73,10 +73,10 @@ def ship_credentials(spark: Any, spec: MigrationSpec) -> TaskCredentials | None:
                           f"({', '.join(paths)}) share a file name, which Spark's files "
                           f"cannot tell apart; rename one")
     added = {PurePosixPath(urlsplit(f).path).name for f in context.listFiles}
-    for path in paths:
-        if os.path.basename(path) not in added:  # once per session: Spark ignores repeats
-            context.addFile(path)
-    if any(s.keytab for _, s in secured) and \
+    fresh = [p for p in paths if os.path.basename(p) not in added]  # once per session
+    for path in fresh:
+        context.addFile(path)
+    if any(s.keytab in fresh for _, s in secured) and \
             context.getConf().get("spark.authenticate", "false") != "true":
         log.warning("the keytab of migration %r goes to the executors of %s while "
                     "spark.authenticate is off: anyone who reaches the driver can fetch it; "
