@@ -128,6 +128,14 @@ def prepare_spark_environment() -> None:
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 
 
+def quiet_failed_attempts(spark: Any) -> None:
+    """A failed task is the step's one-line error: the scheduler does not also print each
+    failed attempt's traceback on the console (the executors' logs keep them)."""
+    jvm = spark.sparkContext._jvm
+    jvm.org.apache.logging.log4j.core.config.Configurator.setLevel(
+        "org.apache.spark.scheduler.TaskSetManager", jvm.org.apache.logging.log4j.Level.ERROR)
+
+
 @contextmanager
 def range_engine(master: str, app_name: str = "hbase-migrate",
                  spec: MigrationSpec | None = None) -> Iterator[RangeEngine]:
@@ -150,6 +158,8 @@ def range_engine(master: str, app_name: str = "hbase-migrate",
     except Exception as exc:
         raise RangeError(f"cannot start Spark on master {master!r}: {task_error(exc)}"
                          ) from exc
+    if not running:
+        quiet_failed_attempts(spark)
     try:
         yield SparkEngine(spark, None if spec is None else ship_credentials(spark, spec))
     finally:

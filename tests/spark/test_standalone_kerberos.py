@@ -24,6 +24,7 @@ import shutil
 import socket
 import stat
 import subprocess
+import sys
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -106,7 +107,8 @@ def standalone(driver_only: Path, spark_folder: Path) -> Iterator[Any]:
                   if k not in KRB5_ENV}
     yield from standalone_cluster(spark_folder, worker_env=worker_env,
                                   worker_prefix=hiding(driver_only),
-                                  conf={"spark.python.worker.reuse": "false"})
+                                  conf={"spark.python.worker.reuse": "false",
+                                        "spark.cores.max": "1"})  # one core for the CLI's
 
 
 def write(stack: RealHBase, keys: Path, seed: int, ops: int) -> None:
@@ -156,8 +158,9 @@ def test_without_the_keytab_shipped_a_task_fails_in_one_line(
         secured: RealHBase, driver_only: Path, standalone: Any, source_table: str,
         tmp_path: Path) -> None:
     url = str(standalone.sparkContext.master)
-    spec = load_config(configure(secured, driver_only, tmp_path, url, "never",
-                                 f"{source_table}_unshipped"))
+    config = configure(secured, driver_only, tmp_path, url, "never",
+                       f"{source_table}_unshipped")
+    spec = load_config(config)
     assert prepare(spec).passed  # the driver sees its files
     with pytest.raises(RangeError) as failed:
         snapshot(spec)
@@ -169,6 +172,17 @@ def test_without_the_keytab_shipped_a_task_fails_in_one_line(
                  f"keytab {driver_only / 'client.keytab'} is not on this host",
                  'ship_keytab = "auto"'):
         assert part in message, (part, message)
+
+    # The command line (its own Spark application on the cluster): the same line, exit 2.
+    conf = tmp_path / "spark-conf"
+    conf.mkdir()
+    (conf / "spark-defaults.conf").write_text("spark.executor.memory 512m\n", encoding="utf-8")
+    done = subprocess.run([sys.executable, "-m", "hbase_migrate", "snapshot", "--config",
+                           str(config)], env={**os.environ, "SPARK_CONF_DIR": str(conf)},
+                          capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 2, done.stderr[-3000:]
+    assert done.stderr.splitlines()[-1] == f"hbase-migrate: error: {message}", done.stderr
+    assert "Traceback" not in done.stderr, done.stderr  # no task's traceback on the console
 
 
 def test_shipped_keytab_copy_replay_and_validate_on_a_standalone_cluster(
