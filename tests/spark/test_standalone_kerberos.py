@@ -9,7 +9,8 @@ their configured paths (the driver, this process, can). Python workers are not r
 every task makes its own login.
 
 * Nothing shipped (``ship_keytab = "never"``): the copy fails with one line naming the
-  executor host, the principal and what to do.
+  executor host, the principal and what to do; the command line (its own Spark application
+  on the cluster) exits 2 with that line last and no task's traceback.
 * Shipped (``"auto"``): the copy, a replay of the writes made after it (its tasks read the
   WAL files over WebHDFS with SPNEGO) and the validation end with a match and the target
   equal to the source cell for cell; a task reports, from the executor, that it logged in from the
