@@ -39,6 +39,9 @@
                                 # yarn, k8s://...
     large_master = "local[*]"   # where "auto" sends large work (spark://..., yarn, ...)
     auto_cells = 1000000        # "auto": work of this many cells or more goes to Spark
+    ship_keytab = "auto"        # Kerberos: send the keytab and krb5_conf with each Spark job
+                                # ("auto": to cluster masters, not local[*]; "always";
+                                # "never": they are deployed at the same paths on every worker)
     [ranges]
     max_cells = 200000          # the most cells a key range of the copy and the checksums holds
     parts = 4                   # Airflow: the mapped tasks (groups of ranges) a copy or a
@@ -123,6 +126,7 @@ FIXED_PRODUCER_KEYS = ("acks", "enable.idempotence", "bootstrap.servers",
                        "max.in.flight.requests.per.connection", "retries",
                        "delivery.report.only.error")
 TABLE_PLACEHOLDER = "{table}"
+SHIP_KEYTAB = ("auto", "always", "never")  # [spark] ship_keytab (ranges/credentials.py)
 ENVELOPES = ("native", "debezium")  # the CDC message formats (hbase_migrate/sinks/schemas/)
 
 
@@ -208,6 +212,7 @@ class EngineSettings:
     large_master: str = LOCAL_SPARK_MASTER
     auto_cells: int = DEFAULT_AUTO_CELLS
     parts: int = DEFAULT_PARTS  # groups of ranges a copy or validation is split into (Airflow)
+    ship_keytab: str = SHIP_KEYTAB[0]  # Kerberos files sent with Spark jobs: SHIP_KEYTAB
 
 
 @dataclass(frozen=True)
@@ -342,7 +347,8 @@ class MigrationSpec:
             "replay": asdict(self.replay),
             "spark": {"master": self.engine.spark_master,
                       "large_master": self.engine.large_master,
-                      "auto_cells": self.engine.auto_cells},
+                      "auto_cells": self.engine.auto_cells,
+                      "ship_keytab": self.engine.ship_keytab},
             "ranges": {"max_cells": self.engine.max_cells, "parts": self.engine.parts},
             "gateway": self.gateway.to_dict(),
             "limits": self.limits.to_dict(),

@@ -27,6 +27,7 @@ from hbase_migrate.config import (
     MAX_LIMITS_REFRESH,
     RATE_KEYS,
     REPLAY_DEFAULTS,
+    SHIP_KEYTAB,
     SNAPSHOT_DEFAULTS,
     SNAPSHOT_METHODS,
     CdcSettings,
@@ -191,7 +192,7 @@ class Reader:
 
     def engine(self, data: dict[str, Any]) -> EngineSettings:
         spark, ranges = self.section(data, "spark"), self.section(data, "ranges")
-        self.keys(spark, "spark", ("master", "large_master", "auto_cells"))
+        self.keys(spark, "spark", ("master", "large_master", "auto_cells", "ship_keytab"))
         self.keys(ranges, "ranges", ("max_cells", "parts"))
         master = self.string(spark, "spark", "master") or DEFAULT_SPARK_MASTER
         if not master.strip():
@@ -200,12 +201,16 @@ class Reader:
         large = self.string(spark, "spark", "large_master") or LOCAL_SPARK_MASTER
         if not large.strip() or large in (AUTO, IN_PROCESS):
             self.fail("spark", "large_master", "a Spark master URL", large)
+        ship = spark.get("ship_keytab", SHIP_KEYTAB[0])
+        if ship not in SHIP_KEYTAB:
+            self.fail("spark", "ship_keytab", " or ".join(f'"{s}"' for s in SHIP_KEYTAB), ship)
         return EngineSettings(spark_master=master, large_master=large,
                               max_cells=self.count(ranges, "ranges", "max_cells",
                                                    DEFAULT_MAX_CELLS),
                               auto_cells=self.count(spark, "spark", "auto_cells",
                                                     DEFAULT_AUTO_CELLS),
-                              parts=self.count(ranges, "ranges", "parts", DEFAULT_PARTS))
+                              parts=self.count(ranges, "ranges", "parts", DEFAULT_PARTS),
+                              ship_keytab=ship)
 
     def count(self, table: dict[str, Any], section: str, key: str, default: int) -> int:
         """A positive number of cells."""

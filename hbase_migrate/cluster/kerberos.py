@@ -7,7 +7,10 @@ credential cache (``KRB5CCNAME``, a folder of mode 0700 removed at exit): the li
 gets the first ticket from the keytab and a fresh one whenever the cached one nears its end,
 for every client of the process (Thrift SASL, ZooKeeper SASL, WebHDFS SPNEGO), so a long
 ``--follow`` rides out ticket expiry. Child processes of the same identity (Spark's Python
-workers) share the cache of the process that made it. Without a keytab the user's own ticket
+workers) share the cache of the process that made it. A Spark task on a worker that has none
+of this (:mod:`hbase_migrate.ranges.credentials`) first names, with :func:`use_local_copies`,
+the shipped copies of a keytab and ``krb5.conf`` absent at their configured paths; its
+tickets stay in the process's memory. Without a keytab the user's own ticket
 cache (from ``kinit``) is used, and its expiry is an error saying so. Keytab contents and
 tickets never leave the library: only file names and principals appear in messages.
 
@@ -38,6 +41,8 @@ _process: dict[str, tuple[str | None, str | None, str | None]] = {}
 
 # Names the identity whose private cache KRB5CCNAME is, for child processes.
 _IDENTITY_ENV = "HBASE_MIGRATE_KRB5_IDENTITY"
+# In a Spark task: configured path -> this host's copy (see use_local_copies).
+_local_copies: dict[str, str] = {}
 
 # What MIT Kerberos says, and what it means for the user (first match wins).
 _CAUSES = (
@@ -93,7 +98,22 @@ def _check_readable(path: str, what: str, cluster: str) -> None:
         warn_if_exposed(path, f"the keytab of cluster {cluster!r}")
 
 
+def use_local_copies(copies: dict[str, str]) -> None:
+    """Log in from ``copies[path]`` wherever a cluster's settings name ``path`` (a keytab
+    or ``krb5.conf`` a Spark task received from the driver), with tickets kept in this
+    process's memory: nothing of them is left on the worker's disk."""
+    with _lock:
+        _local_copies.update(copies)
+
+
+def local_path(path: str) -> str:
+    """Where this process reads the file the settings name ``path``."""
+    return _local_copies.get(path, path)
+
+
 def _private_cache() -> str:
+    if _local_copies:
+        return "MEMORY:hbase-migrate"
     folder = tempfile.mkdtemp(prefix="hbase-migrate-krb5-")  # mode 0700
     atexit.register(shutil.rmtree, folder, True)
     return f"FILE:{os.path.join(folder, 'ccache')}"
@@ -116,16 +136,17 @@ def login(security: ClusterSecurity | None, cluster: str, endpoint: str) -> None
                 f"and krb5_conf, or run the steps in separate processes")
         if held is None:
             if security.krb5_conf:
-                _check_readable(security.krb5_conf, "krb5_conf", cluster)
-                os.environ["KRB5_CONFIG"] = security.krb5_conf
+                _check_readable(local_path(security.krb5_conf), "krb5_conf", cluster)
+                os.environ["KRB5_CONFIG"] = local_path(security.krb5_conf)
             if security.keytab:
-                _check_readable(security.keytab, "keytab", cluster)
-                os.environ["KRB5_CLIENT_KTNAME"] = security.keytab
+                _check_readable(local_path(security.keytab), "keytab", cluster)
+                os.environ["KRB5_CLIENT_KTNAME"] = local_path(security.keytab)
                 # A child of a process that logged in as the same identity (a Spark task's
                 # worker, which may end without running atexit) shares its parent's cache.
                 if os.environ.get(_IDENTITY_ENV) != repr(identity):
                     os.environ["KRB5CCNAME"] = _private_cache()
-                    os.environ[_IDENTITY_ENV] = repr(identity)
+                    if not _local_copies:  # a memory cache is no child's to share
+                        os.environ[_IDENTITY_ENV] = repr(identity)
             _process["held"] = identity
         _check_ticket(security, cluster, endpoint)
 
@@ -152,9 +173,9 @@ def _keytab_login_error(security: ClusterSecurity) -> str | None:
     kinit = shutil.which("kinit")
     if not security.keytab or not security.principal or not kinit:
         return None
-    done = subprocess.run([kinit, "-c", "MEMORY:diagnosis", "-k", "-t", security.keytab,
-                           security.principal], capture_output=True, text=True, timeout=30,
-                          check=False)
+    done = subprocess.run([kinit, "-c", "MEMORY:diagnosis", "-k", "-t",
+                           local_path(security.keytab), security.principal],
+                          capture_output=True, text=True, timeout=30, check=False)
     return (done.stderr.strip() or None) if done.returncode else None
 
 

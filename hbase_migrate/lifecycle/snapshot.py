@@ -272,7 +272,8 @@ def copy_ranges(step: StepContext, spec: MigrationSpec, t0: int, master: str | N
                         ranges_skipped=len(mine) - len(todo))
     copies = []
     if todo:
-        with range_engine(choice.master, f"hbase-migrate snapshot {spec.name}") as engine:
+        with range_engine(choice.master, f"hbase-migrate snapshot {spec.name}",
+                          spec) as engine:
             plan = ThrottlePlan.of(spec, "copy", min(len(todo), engine.slots))
             with step_limits(plan) as limits:
                 copies = engine.map(bind(copy_range_task, replace(job, throttle=plan)), todo,

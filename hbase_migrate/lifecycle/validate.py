@@ -81,7 +81,8 @@ def validate(spec: MigrationSpec, *, provenance: Provenance | None = None,
                             mode="live" if live else "strict")
         if repair:
             step.metrics["compact"] = compact
-        with range_engine(choice.master, f"hbase-migrate validate {spec.name}") as engine, \
+        with range_engine(choice.master, f"hbase-migrate validate {spec.name}",
+                          spec) as engine, \
                 step_limits(ThrottlePlan.of(spec, "validate", engine.slots)) as limits:
             Validation(step.ledger, step.migration.id, step.step, spec, chosen, engine,
                        progress, compact, compact_wait, run).run(

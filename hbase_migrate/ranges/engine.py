@@ -4,12 +4,15 @@ import time.
 
 A session already running in this process is used as it is (``spark-submit``, a test's
 session); otherwise one is started on the configured master and stopped when the work is
-done. Progress is reported as ranges finish (on Spark: as its tasks complete).
+done. Progress is reported as ranges finish (on Spark: as its tasks complete). On Spark,
+each task first logs in to the migration's Kerberos-secured clusters
+(:mod:`hbase_migrate.ranges.credentials`).
 """
 
 from __future__ import annotations
 
 import os
+import re
 import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
@@ -17,7 +20,8 @@ from contextlib import contextmanager
 from functools import partial
 from typing import Any, Protocol, TypeVar
 
-from hbase_migrate.config import IN_PROCESS
+from hbase_migrate.config import IN_PROCESS, MigrationSpec
+from hbase_migrate.ranges.credentials import TaskCredentials, authenticated, ship_credentials
 from hbase_migrate.ranges.keyrange import RangeError
 
 T = TypeVar("T")
@@ -52,20 +56,22 @@ class InProcessEngine:
         return results
 
 
-def _task_error(exc: BaseException) -> str:
-    """The Python error a failed Spark task raised (its last traceback line), or the
-    exception itself."""
+def task_error(exc: BaseException) -> str:
+    """The Python error a failed Spark task raised (its last traceback line, without the
+    module path of one of the project's errors), or the exception itself."""
     text = str(exc)
     lines = [line for line in text.splitlines() if "Error:" in line or "Exception:" in line]
     python = [line for line in lines if "hbase_migrate" in line or "RangeError" in line]
-    return (python or lines or [text])[-1].strip()
+    return re.sub(r"^hbase_migrate(\.\w+)+\.(?=\w+: )", "",
+                  (python or lines or [text])[-1].strip())
 
 
 class SparkEngine:
-    """One Spark job per call, one task per item."""
+    """One Spark job per call, one task per item, each logged in with ``credentials``."""
 
-    def __init__(self, spark: Any) -> None:
+    def __init__(self, spark: Any, credentials: TaskCredentials | None = None) -> None:
         self.spark = spark
+        self.credentials = credentials
         self.name = str(spark.sparkContext.master)
         self.slots = max(1, int(spark.sparkContext.defaultParallelism))
 
@@ -76,6 +82,7 @@ class SparkEngine:
         context = self.spark.sparkContext
         group = f"{JOB_GROUP}-{threading.get_ident()}-{id(items)}"
         outcome: dict[str, Any] = {}
+        task = authenticated(task, self.credentials)
 
         def run() -> None:
             context.setJobGroup(group, what)
@@ -96,7 +103,7 @@ class SparkEngine:
                     reported = done
                     progress(min(done, len(items)), len(items))
         if "error" in outcome:
-            raise RangeError(f"{what}: a Spark task failed: {_task_error(outcome['error'])}"
+            raise RangeError(f"{what}: a Spark task failed: {task_error(outcome['error'])}"
                              ) from outcome["error"]
         if progress is not None and reported < len(items):
             progress(len(items), len(items))
@@ -121,10 +128,20 @@ def prepare_spark_environment() -> None:
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 
 
+def quiet_failed_attempts(spark: Any) -> None:
+    """A failed task is the step's one-line error: the scheduler does not also print each
+    failed attempt's traceback on the console (the executors' logs keep them)."""
+    jvm = spark.sparkContext._jvm
+    jvm.org.apache.logging.log4j.core.config.Configurator.setLevel(
+        "org.apache.spark.scheduler.TaskSetManager", jvm.org.apache.logging.log4j.Level.ERROR)
+
+
 @contextmanager
-def range_engine(master: str, app_name: str = "hbase-migrate") -> Iterator[RangeEngine]:
+def range_engine(master: str, app_name: str = "hbase-migrate",
+                 spec: MigrationSpec | None = None) -> Iterator[RangeEngine]:
     """The engine for ``master``: in-process for ``"in-process"``, else Spark (a session
-    already running in this process is used as is; one started here is stopped after)."""
+    already running in this process is used as is; one started here is stopped after),
+    its tasks logged in to ``spec``'s secured clusters."""
     if master == IN_PROCESS:
         yield InProcessEngine()
         return
@@ -139,10 +156,12 @@ def range_engine(master: str, app_name: str = "hbase-migrate") -> Iterator[Range
                  .config("spark.ui.enabled", "false")
                  .config("spark.ui.showConsoleProgress", "false").getOrCreate())
     except Exception as exc:
-        raise RangeError(f"cannot start Spark on master {master!r}: {_task_error(exc)}"
+        raise RangeError(f"cannot start Spark on master {master!r}: {task_error(exc)}"
                          ) from exc
+    if not running:
+        quiet_failed_attempts(spark)
     try:
-        yield SparkEngine(spark)
+        yield SparkEngine(spark, None if spec is None else ship_credentials(spark, spec))
     finally:
         if not running:
             spark.stop()

@@ -3,7 +3,9 @@
 The driver plans the run (:func:`hbase_migrate.replay.run.run_replay` with
 :func:`spark_executor`); each task opens the target itself, replays its file from the
 planned offset and returns the file's :class:`FileOutcome`; the driver records the outcomes
-in the ledger. pyspark is imported by the caller, never here at import time.
+in the ledger. Each task first logs in to the secured clusters
+(:mod:`hbase_migrate.ranges.credentials`). pyspark is imported by the caller, never here at
+import time.
 
 Files are independent units here. The one cross-file ordering case (a region moved between
 servers, the same cell and timestamp written on both sides) is honoured by the sequential
@@ -19,6 +21,9 @@ from functools import partial
 from typing import Any
 
 from hbase_migrate.errors import ConfigError
+from hbase_migrate.ranges.credentials import authenticated, ship_credentials
+from hbase_migrate.ranges.engine import task_error
+from hbase_migrate.replay.errors import ReplayError
 from hbase_migrate.replay.job import FileOutcome, FileTask, ReplayJob
 from hbase_migrate.replay.run import Executor
 
@@ -53,8 +58,13 @@ def replay_files_with_spark(spark: Any, job: ReplayJob, start: int,
     context.setJobGroup(JOB_GROUP, f"replay {len(tasks)} WAL files of migration {job.name}")
     rdd = context.parallelize(list(tasks), len(tasks))
     at_once = min(len(tasks), max(1, int(context.defaultParallelism)))
-    outcomes: list[FileOutcome] = rdd.map(partial(replay_in_task, job, start,
-                                                  tasks=at_once)).collect()
+    task = authenticated(partial(replay_in_task, job, start, tasks=at_once),
+                         ship_credentials(spark, job.spec))
+    try:
+        outcomes: list[FileOutcome] = rdd.map(task).collect()
+    except Exception as exc:
+        raise ReplayError(f"replay of {len(tasks)} WAL files of migration {job.name}: a Spark "
+                          f"task failed: {task_error(exc)}") from exc
     return outcomes
 
 

@@ -179,7 +179,7 @@ def export_snapshots(spec: MigrationSpec, snapshots: list[TableSnapshot], source
         hfiles += [ExportFile.of(snap.name, f) for f in listed]
         files += folder
     if hfiles:
-        with range_engine(master, f"hbase-migrate export {spec.name}") as engine:
+        with range_engine(master, f"hbase-migrate export {spec.name}", spec) as engine:
             plan = ThrottlePlan.of(spec, "copy", min(len(hfiles), engine.slots))
             task = bind(export_file_task, replace(job, throttle=plan))
             with step_limits(plan):

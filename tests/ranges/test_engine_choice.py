@@ -52,11 +52,20 @@ def test_the_spark_section_reads_auto_large_master_and_auto_cells(tmp_path: Path
                                                "auto_cells = 1000\n"))
     assert (spec.engine.large_master, spec.engine.auto_cells) == ("spark://m:7077", 1000)
     assert spec.to_dict()["spark"] == {"master": AUTO, "large_master": "spark://m:7077",
-                                       "auto_cells": 1000}
+                                       "auto_cells": 1000, "ship_keytab": "auto"}
     with pytest.raises(ConfigError, match="large_master"):
         load_config(spark_section(tmp_path, '[spark]\nlarge_master = "auto"\n'))
     with pytest.raises(ConfigError, match="auto_cells"):
         load_config(spark_section(tmp_path, "[spark]\nauto_cells = 0\n"))
+
+
+def test_the_spark_section_reads_ship_keytab(tmp_path: Path) -> None:
+    for ship in ("always", "never"):
+        spec = load_config(spark_section(tmp_path, f'[spark]\nship_keytab = "{ship}"\n'))
+        assert spec.engine.ship_keytab == spec.to_dict()["spark"]["ship_keytab"] == ship
+    with pytest.raises(ConfigError, match=r'\[spark\] ship_keytab: expected "auto" or '
+                                          r'"always" or "never", got True'):
+        load_config(spark_section(tmp_path, "[spark]\nship_keytab = true\n"))
 
 
 @pytest.mark.integration

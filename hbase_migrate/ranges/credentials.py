@@ -1,0 +1,128 @@
+"""Kerberos for Spark tasks: what the driver sends with a job, and the login each task makes
+before it opens a client.
+
+In ``local[*]`` a task's Python worker is a child of the driver and shares its credential
+cache (:mod:`hbase_migrate.cluster.kerberos`). On a cluster master (``spark://``, ``yarn``,
+``k8s://``) executors start from the worker's environment, often on another host: the
+driver's cache, and perhaps the keytab and ``krb5.conf`` at their configured paths, are not
+there. So, as ``[spark] ship_keytab`` says (``"auto"``: to cluster masters; ``"always"``;
+``"never"``: the files are deployed at the same paths on every worker), the driver adds the
+secured clusters' keytab and ``krb5.conf`` to the job (``SparkContext.addFile``: Spark
+fetches them into each executor's files folder; the UI and the event log show their paths,
+never their contents), and every task logs in before its work: from the configured path
+where it exists on its host, else from the shipped copy (``SparkFiles.get``), with its
+tickets in memory. A task that cannot log in fails with one line naming the executor host,
+cluster and principal and what to do. Task arguments carry file names and principals, never
+contents or tickets.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
+from pathlib import PurePosixPath
+from typing import Any, TypeVar
+from urllib.parse import urlsplit
+
+from hbase_migrate.cluster.kerberos import KerberosError, local_path, login, use_local_copies
+from hbase_migrate.cluster.security import ClusterSecurity
+from hbase_migrate.config import MigrationSpec
+from hbase_migrate.errors import ConfigError
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+R = TypeVar("R")
+_SHIP = "[spark] ship_keytab"
+
+
+@dataclass(frozen=True)
+class TaskCredentials:
+    """What each task of a job needs to log in: the secured clusters (name, security) and
+    the files the driver shipped (configured path, name in ``SparkFiles``)."""
+
+    clusters: tuple[tuple[str, ClusterSecurity], ...]
+    shipped: tuple[tuple[str, str], ...] = ()
+
+
+def ships_to(master: str, ship_keytab: str) -> bool:
+    """Whether a job on ``master`` gets the Kerberos files (``ship_keytab``: SHIP_KEYTAB)."""
+    if ship_keytab == "auto":
+        return not (master == "local" or master.startswith("local["))
+    return ship_keytab == "always"
+
+
+def ship_credentials(spark: Any, spec: MigrationSpec) -> TaskCredentials | None:
+    """Add the secured clusters' keytab and ``krb5.conf`` to ``spark``'s jobs when
+    ``[spark] ship_keytab`` says so; None when no cluster of ``spec`` is secured."""
+    secured = [(e.name, e.security) for e in (spec.source.endpoints(), spec.target.endpoints())
+               if e.security is not None and e.security.kerberos]
+    if not secured:
+        return None
+    context = spark.sparkContext
+    master = str(context.master)
+    if not ships_to(master, spec.engine.ship_keytab):
+        return TaskCredentials(tuple(secured))
+    paths = sorted({p for _, s in secured for p in (s.keytab, s.krb5_conf) if p})
+    names = {os.path.basename(p): p for p in paths}
+    if len(names) < len(paths):
+        raise ConfigError(f"{_SHIP}: the keytab and krb5_conf of migration {spec.name!r} "
+                          f"({', '.join(paths)}) share a file name, which Spark's files "
+                          f"cannot tell apart; rename one")
+    added = {PurePosixPath(urlsplit(f).path).name for f in context.listFiles}
+    fresh = [p for p in paths if os.path.basename(p) not in added]  # once per session
+    for path in fresh:
+        context.addFile(path)
+    if any(s.keytab in fresh for _, s in secured) and \
+            context.getConf().get("spark.authenticate", "false") != "true":
+        log.warning("the keytab of migration %r goes to the executors of %s while "
+                    "spark.authenticate is off: anyone who reaches the driver can fetch it; "
+                    "turn on spark.authenticate and spark.network.crypto.enabled", spec.name,
+                    master)
+    return TaskCredentials(tuple(secured), tuple((p, os.path.basename(p)) for p in paths))
+
+
+def authenticated(task: Callable[[T], R], credentials: TaskCredentials | None
+                  ) -> Callable[[T], R]:
+    """``task`` preceded by the login of :func:`login_in_task` (``task`` itself without
+    credentials)."""
+    return task if credentials is None else partial(_logged_in, credentials, task)
+
+
+def _logged_in(credentials: TaskCredentials, task: Callable[[T], R], item: T) -> R:
+    login_in_task(credentials)
+    return task(item)
+
+
+def login_in_task(credentials: TaskCredentials) -> None:
+    """In a Spark task: log in as each secured cluster's principal, from the configured
+    files where this host has them, else from the driver's shipped copies."""
+    host = socket.gethostname()
+    shipped = dict(credentials.shipped)
+    copies = {}
+    for path, name in shipped.items():
+        if not os.path.exists(path):
+            from pyspark import SparkFiles
+
+            copies[path] = SparkFiles.get(name)
+            os.chmod(copies[path], 0o600)  # the worker's copy: its owner's only
+    if copies:
+        use_local_copies(copies)
+    for cluster, security in credentials.clusters:
+        where = f"Spark executor on host {host}"
+        for what, file in (("keytab", security.keytab), ("krb5_conf", security.krb5_conf)):
+            if file and not os.path.exists(local_path(file)):
+                raise KerberosError(
+                    f"cluster {cluster!r}, {where}, principal {security.principal}: {what} "
+                    f"{file} is not on this host and was not shipped with the job; set "
+                    f"{_SHIP} = \"auto\" (or \"always\") to send it, or deploy it at {file} "
+                    f"on every worker", endpoint=where)
+        try:
+            login(security, cluster, where)
+        except KerberosError as exc:
+            raise KerberosError(f"{exc} (in a Spark task: the keytab and krb5_conf are sent "
+                                f"with the job as {_SHIP} says; without a keytab each "
+                                f"worker needs its own ticket)", endpoint=where) from None

@@ -1,0 +1,36 @@
+"""What a Spark job ships for Kerberos and what a task does without it (no Spark, no KDC:
+the real thing is ``tests/spark/test_standalone_kerberos.py``)."""
+
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+
+import pytest
+
+from hbase_migrate.cluster.kerberos import KerberosError
+from hbase_migrate.cluster.security import ClusterSecurity
+from hbase_migrate.ranges.credentials import TaskCredentials, authenticated, ships_to
+
+
+def test_auto_ships_to_cluster_masters_only() -> None:
+    masters = ("local", "local[2]", "local[*]", "spark://m:7077", "yarn", "k8s://h:6443")
+    assert [ships_to(m, "auto") for m in masters] == [False] * 3 + [True] * 3
+    assert all(ships_to(m, "always") and not ships_to(m, "never") for m in masters)
+
+
+def test_a_task_without_the_files_fails_in_one_line_before_its_work(tmp_path: Path) -> None:
+    missing = tmp_path / "gone" / "migrate.keytab"
+    security = ClusterSecurity(auth="kerberos", principal="migrate@EXAMPLE.COM",
+                               keytab=str(missing))
+    ran: list[int] = []
+    task = authenticated(ran.append, TaskCredentials((("prod", security),)))
+    with pytest.raises(KerberosError) as failed:
+        task(1)
+    assert ran == []  # no client opened, no work done
+    assert str(failed.value) == (
+        f"cluster 'prod', Spark executor on host {socket.gethostname()}, principal "
+        f"migrate@EXAMPLE.COM: keytab {missing} is not on this host and was not shipped with "
+        f"the job; set [spark] ship_keytab = \"auto\" (or \"always\") to send it, or deploy "
+        f"it at {missing} on every worker")
+    assert authenticated(ran.append, None)(2) is None and ran == [2]  # unsecured: as is
