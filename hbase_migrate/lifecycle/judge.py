@@ -28,6 +28,7 @@ from hbase_migrate.errors import ConfigError
 from hbase_migrate.lifecycle.result import StepResult
 from hbase_migrate.lifecycle.step import StepRefusedError, recorded_step, require
 from hbase_migrate.lifecycle.validate import PART_STEP, default_run
+from hbase_migrate.ranges.groups import in_part_order
 from hbase_migrate.ranges.keyrange import KeyRange
 
 
@@ -53,7 +54,8 @@ def judge_validation(spec: MigrationSpec, run: str | None = None, *,
                 f"range(s); {len(missing)} planned range(s) are missing (e.g. "
                 f"{missing[0] if missing else 'all'}): a part did not run or failed; run it "
                 "again, then judge")
-        parts = [s for s in ledger.steps(mid, PART_STEP) if s.metrics.get("run") == run]
+        parts = in_part_order(s for s in ledger.steps(mid, PART_STEP)
+                              if s.metrics.get("run") == run)
         summary = [table_verdict(t, rows, parts) for t in chosen]
         failing = [r for r in rows if r.final_verdict is Verdict.MISMATCH]
         back = {t.target: t.source for t in spec.tables}

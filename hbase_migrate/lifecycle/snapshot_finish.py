@@ -27,7 +27,7 @@ from hbase_migrate.lifecycle.snapshot import (
 )
 from hbase_migrate.lifecycle.step import StepContext, StepRefusedError, recorded_step, require
 from hbase_migrate.ranges.engine import Progress
-from hbase_migrate.ranges.groups import part_count, range_group
+from hbase_migrate.ranges.groups import in_part_order, part_count, range_group
 from hbase_migrate.ranges.keyrange import KeyRange
 
 
@@ -60,7 +60,7 @@ def finish_snapshot(spec: MigrationSpec, *, provenance: Provenance | None = None
         step.metrics.update(watermark=t0, ranges=len(records), parts=[
             {"part": s.metrics.get("part"), "step_id": s.id, "status": s.status.value,
              "ranges_copied": s.metrics.get("ranges_copied"), "host": s.host}
-            for s in step.ledger.steps(step.migration.id, SNAPSHOT_PART_STEP)])
+            for s in in_part_order(step.ledger.steps(step.migration.id, SNAPSHOT_PART_STEP))])
         step.metrics.update(copy_totals(step, spec))
         step.advance(MigrationState.COPIED)
         return step.result()

@@ -9,12 +9,18 @@ same groups. Parts are numbered from 1: part ``(i, n)`` is the i-th of n.
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from itertools import accumulate, pairwise
 
-from hbase_migrate.audit.records import KeyRangeRecord
+from hbase_migrate.audit.records import KeyRangeRecord, StepRecord
 from hbase_migrate.errors import ConfigError
 from hbase_migrate.ranges.keyrange import KeyRange
+
+
+def in_part_order(steps: Iterable[StepRecord]) -> list[StepRecord]:
+    """Steps of parts (``part`` metric ``"i/n"``) by part number, each part's tries in
+    order: parts may run in any order (Airflow's mapped tasks do)."""
+    return sorted(steps, key=lambda s: (parse_part(str(s.metrics["part"])), s.id))
 
 
 def part_count(wanted: int, ranges: int) -> int:

@@ -10,13 +10,13 @@ from pathlib import Path
 import pytest
 
 from hbase_migrate.audit.ledger import Ledger
-from hbase_migrate.audit.records import KeyRangeRecord, StepStatus
+from hbase_migrate.audit.records import KeyRangeRecord, StepRecord, StepStatus
 from hbase_migrate.config import load_config
 from hbase_migrate.errors import ConfigError
 from hbase_migrate.lifecycle import cutover_check, judge_validation, prepare, snapshot, validate
 from hbase_migrate.lifecycle.step import StepRefusedError
 from hbase_migrate.lifecycle.validate import PART_STEP, validation_parts
-from hbase_migrate.ranges.groups import parse_part, range_group, split_weights
+from hbase_migrate.ranges.groups import in_part_order, parse_part, range_group, split_weights
 from hbase_migrate.wal.model import Cell, CellType
 from minihbase.server import MiniHBase
 from tests.ranges.test_live import TABLE, configure, holding, planned
@@ -109,3 +109,13 @@ def test_parts_judge_repair_and_the_gate(tmp_path: Path) -> None:
         gate = cutover_check(spec)
         assert any("not" in why and "planned one(s)" in why
                    for why in gate.metrics["reasons"]), gate.metrics["reasons"]
+
+
+def test_parts_are_listed_by_number_whatever_order_they_ran_in() -> None:
+    def step(step_id: int, part: str) -> StepRecord:
+        return StepRecord(step_id, 1, PART_STEP, None, None, None, 0, 1, StepStatus.SUCCEEDED,
+                          {"part": part}, None)
+
+    ran = [step(5, "2/10"), step(6, "10/10"), step(7, "1/10"), step(8, "2/10")]
+    assert [(s.metrics["part"], s.id) for s in in_part_order(ran)] == [
+        ("1/10", 7), ("2/10", 5), ("2/10", 8), ("10/10", 6)]  # numbers, not text; tries kept
