@@ -3,7 +3,8 @@
 A cluster with ``auth = "kerberos"`` (:class:`~hbase_migrate.cluster.security.ClusterSecurity`)
 is reached with a ticket of its ``principal``. With a ``keytab``, :func:`login` points MIT
 Kerberos at it as the process's client keytab (``KRB5_CLIENT_KTNAME``) and at a private
-credential cache (``KRB5CCNAME``, a folder of mode 0700 removed at exit): the library then
+credential cache (``KRB5CCNAME``, a folder of mode 0700 removed at exit, or by a later
+login once its process is gone, killed or ended without exit handlers): the library then
 gets the first ticket from the keytab and a fresh one whenever the cached one nears its end,
 for every client of the process (Thrift SASL, ZooKeeper SASL, WebHDFS SPNEGO), so a long
 ``--follow`` rides out ticket expiry. Child processes of the same identity (Spark's Python
@@ -111,12 +112,38 @@ def local_path(path: str) -> str:
     return _local_copies.get(path, path)
 
 
+CACHE_PREFIX = "hbase-migrate-krb5-"  # + the owner's pid, "-", random
+
+
 def _private_cache() -> str:
     if _local_copies:
         return "MEMORY:hbase-migrate"
-    folder = tempfile.mkdtemp(prefix="hbase-migrate-krb5-")  # mode 0700
+    sweep_caches(tempfile.gettempdir())
+    folder = tempfile.mkdtemp(prefix=f"{CACHE_PREFIX}{os.getpid()}-")  # mode 0700
     atexit.register(shutil.rmtree, folder, True)
     return f"FILE:{os.path.join(folder, 'ccache')}"
+
+
+def sweep_caches(where: str) -> None:
+    """Remove this user's private caches whose process is gone: a process killed, or ended
+    without running atexit (``os._exit``), leaves its folder and tickets behind."""
+    for entry in os.scandir(where):
+        pid = entry.name.removeprefix(CACHE_PREFIX).partition("-")[0]
+        if entry.name.startswith(CACHE_PREFIX) and pid.isdigit() and \
+                entry.is_dir(follow_symlinks=False) and \
+                entry.stat(follow_symlinks=False).st_uid == os.getuid() and \
+                not _alive(int(pid)):
+            shutil.rmtree(entry.path, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
 
 
 def login(security: ClusterSecurity | None, cluster: str, endpoint: str) -> None:

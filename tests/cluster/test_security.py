@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import re
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -134,3 +136,18 @@ def test_a_keytab_others_can_read_is_warned_about_and_a_missing_one_refused(
     with pytest.raises(KerberosError, match=r"cluster 'dc1': keytab .*gone.keytab is "
                                             r"unreadable \(No such file or directory\)"):
         login(missing, "dc1", "hbase-a:9091")
+
+
+def test_a_login_sweeps_the_caches_of_processes_that_are_gone(tmp_path: Path) -> None:
+    gone = subprocess.Popen(["true"])  # a process that has ended
+    gone.wait()
+    dead = tmp_path / f"{kerberos.CACHE_PREFIX}{gone.pid}-abc"
+    mine = tmp_path / f"{kerberos.CACHE_PREFIX}{os.getpid()}-def"
+    legacy = tmp_path / f"{kerberos.CACHE_PREFIX}xyz"  # no pid: not ours to judge
+    other = tmp_path / "unrelated-123-folder"
+    for folder in (dead, mine, legacy, other):
+        folder.mkdir(mode=0o700)
+        (folder / "ccache").write_bytes(b"tickets")
+    kerberos.sweep_caches(str(tmp_path))
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        p.name for p in (mine, legacy, other))
