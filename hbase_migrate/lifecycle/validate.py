@@ -31,6 +31,7 @@ from hbase_migrate.ranges.groups import part_count, range_group
 from hbase_migrate.ranges.keyrange import KeyRange, RangeError
 from hbase_migrate.ranges.planned import planned_ranges
 from hbase_migrate.validate.compare import compare_tables
+from hbase_migrate.validate.gx_process import GxProcess
 from hbase_migrate.validate.run import EXPLAIN_LIMIT, Validation
 from hbase_migrate.validate.tombstones import DEFAULT_COMPACT_WAIT
 
@@ -81,10 +82,11 @@ def validate(spec: MigrationSpec, *, provenance: Provenance | None = None,
                             mode="live" if live else "strict")
         if repair:
             step.metrics["compact"] = compact
-        with range_engine(choice.master, f"hbase-migrate validate {spec.name}",
-                          spec) as engine, \
+        with GxProcess() as gx, \
+                range_engine(choice.master, f"hbase-migrate validate {spec.name}",
+                             spec) as engine, \
                 step_limits(ThrottlePlan.of(spec, "validate", engine.slots)) as limits:
-            Validation(step.ledger, step.migration.id, step.step, spec, chosen, engine,
+            Validation(step.ledger, step.migration.id, step.step, spec, chosen, engine, gx,
                        progress, compact, compact_wait, run).run(
                 repair, None if live else recompare_wait,
                 None if group is None else [r for r, _ in group])

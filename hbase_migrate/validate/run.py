@@ -5,7 +5,8 @@ recompare what differs once replay caught up; optionally repair.
 2. Checksums: rows, cells and digest of every key range on both sides (one range engine task
    per range; the ranges are the migration's planned ones, planned now if none are).
 3. GX validates the comparison table (every range present, rows, cells and digests equal);
-   its result JSON and Data Docs go under the migration's artifact folder.
+   its result JSON and Data Docs go under the migration's artifact folder. GX runs in a
+   process of its own started with the step, loading while the checksums run.
 4. Recompare: ranges that differ are compared again once a replay run that started after
    the first comparison has finished (waiting at most ``recompare_wait`` seconds; at once when
    the migration is not being replayed). Only ranges that still differ fail; their first
@@ -54,6 +55,7 @@ from hbase_migrate.ranges.tasks import (
     task_throttle,
 )
 from hbase_migrate.validate.compare import compare_tables
+from hbase_migrate.validate.gx_process import GxProcess
 from hbase_migrate.validate.repair import RangeRepair, repair_range
 from hbase_migrate.validate.tombstones import (
     DEFAULT_COMPACT_WAIT,
@@ -61,18 +63,19 @@ from hbase_migrate.validate.tombstones import (
     compact_and_put,
     hidden_cells,
 )
-from hbase_migrate.validate.verdict import GxVerdict, judge
+from hbase_migrate.validate.verdict import GxVerdict
 
 EXPLAIN_LIMIT = 10
 
 
 class Validation:
     """One validation of ``tables``, recorded in the open ledger step ``step`` of migration
-    ``migration_id``: checksums on ``engine``, GX's judgement, recompare and repair (see
-    the module's doc); :meth:`run` fills the step's metrics, ``verdict`` included."""
+    ``migration_id``: checksums on ``engine``, GX's judgement (by ``gx``), recompare and
+    repair (see the module's doc); :meth:`run` fills the step's metrics, ``verdict``
+    included."""
 
     def __init__(self, ledger: Ledger, migration_id: int, step: OpenStep, spec: MigrationSpec,
-                 tables: Sequence[TableSpec], engine: RangeEngine,
+                 tables: Sequence[TableSpec], engine: RangeEngine, gx: GxProcess,
                  progress: Progress | None, compact: bool = True,
                  compact_wait: float = DEFAULT_COMPACT_WAIT, run_key: str | None = None
                  ) -> None:
@@ -81,6 +84,7 @@ class Validation:
         self.partial = False
         self.compact, self.compact_wait = compact, compact_wait
         self.spec, self.tables, self.engine, self.progress = spec, tables, engine, progress
+        self.gx = gx
         self.job = ChecksumJob(spec.source, spec.target, tuple(spec.table_mapping().items()))
         self.label = f"{spec.name}-step-{step.id}"
 
@@ -91,7 +95,7 @@ class Validation:
         pairs = self.engine.map(bind(checksum_range_task, job), list(ranges),
                                 progress=self.progress,
                                 what=f"checksums of {len(ranges)} key ranges ({label})")
-        return pairs, judge(pairs, ranges, self.spec.artifact_dir, label)
+        return pairs, self.gx.judge(pairs, ranges, self.spec.artifact_dir, label)
 
     def run(self, repair: bool, recompare_wait: float | None,
             part: Sequence[KeyRange] | None = None) -> None:

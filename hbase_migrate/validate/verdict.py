@@ -1,7 +1,8 @@
 """Great Expectations judges the per-range comparison table.
 
 One row per compared range (bounds, rows, cells and digest on each side) is validated in an
-ephemeral GX context, made inside the call (GX is imported here, never at module import):
+ephemeral GX context, made inside the call (GX is imported here, never at module import;
+a validation step calls it in a process of its own, :mod:`hbase_migrate.validate.gx_process`):
 every planned range present exactly once, rows equal, cells equal, digests equal. The
 validation result is written as JSON, and a Data Docs site is built for the run and
 made to render offline (:mod:`hbase_migrate.validate.docs`); both paths are returned for
@@ -19,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from hbase_migrate.heavy_imports import import_heavy
 from hbase_migrate.ranges.keyrange import KeyRange
 from hbase_migrate.ranges.tasks import RangePair
 from hbase_migrate.validate.docs import make_offline
@@ -64,8 +66,8 @@ def judge(pairs: Sequence[RangePair], planned: Sequence[KeyRange], artifacts: Pa
           label: str) -> GxVerdict:
     """Validate the comparison of ``pairs`` against the ``planned`` ranges; artifacts go
     under ``artifacts`` (``validations/<label>.json`` and the ``data_docs`` site)."""
-    gx: Any = importlib.import_module("great_expectations")
-    pd: Any = importlib.import_module("pandas")
+    gx: Any = import_heavy("great_expectations")
+    pd: Any = import_heavy("pandas")
     base: Any = importlib.import_module("great_expectations.data_context.types.base")
 
     _quiet_gx()

@@ -1,0 +1,111 @@
+"""Great Expectations in a process of its own, started when a validation starts.
+
+Importing GX costs about 2 s of one core, and a validation needs GX only once its
+checksums are in. Started first, this process spends those seconds on the machine's other
+core while the checksums run; the step's own process never imports GX. Each comparison
+goes over as a pickle on its stdin, each verdict comes back on its stdout (what GX prints
+goes to stderr); :func:`~hbase_migrate.validate.verdict.judge` does the judging, as it
+would in-process.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import pickle
+import signal
+import subprocess
+import sys
+import traceback
+from collections.abc import Sequence
+from pathlib import Path
+from types import TracebackType
+from typing import IO, Any
+
+from hbase_migrate.ranges.keyrange import KeyRange
+from hbase_migrate.ranges.tasks import RangePair
+from hbase_migrate.validate.verdict import GxVerdict
+
+log = logging.getLogger(__name__)
+PACKAGE_ROOT = Path(__file__).resolve().parents[2]  # the folder holding hbase_migrate
+
+
+class GxProcess:
+    """The judging process: :meth:`judge` as many times as needed, then :meth:`close`
+    (or use it as a context manager)."""
+
+    def __init__(self) -> None:
+        path = os.environ.get("PYTHONPATH")
+        env = os.environ | {"PYTHONPATH": os.pathsep.join(
+            [str(PACKAGE_ROOT), *([path] if path else [])])}
+        self._process = subprocess.Popen([sys.executable, "-m", __name__], env=env,
+                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        assert self._process.stdin is not None and self._process.stdout is not None
+        self._requests: IO[bytes] = self._process.stdin
+        self._answers: IO[bytes] = self._process.stdout
+
+    def judge(self, pairs: Sequence[RangePair], planned: Sequence[KeyRange],
+              artifacts: Path, label: str) -> GxVerdict:
+        """What :func:`~hbase_migrate.validate.verdict.judge` says of ``pairs``."""
+        try:
+            pickle.dump((list(pairs), list(planned), artifacts, label), self._requests)
+            self._requests.flush()
+            answer: tuple[str, Any, str] = pickle.load(self._answers)
+        except (EOFError, OSError):
+            raise RuntimeError(
+                f"the Great Expectations process (pid {self._process.pid}) ended with exit "
+                f"code {self._process.wait()} before judging {label}; its stderr says "
+                "why") from None
+        kind, value, details = answer
+        if kind == "error":
+            log.error("Great Expectations failed judging %s:\n%s", label, details)
+            raise RuntimeError(f"Great Expectations failed judging {label}: {value}")
+        verdict: GxVerdict = value
+        return verdict
+
+    def close(self) -> None:
+        """Stop the process (it holds nothing once its last verdict came back)."""
+        if self._process.poll() is None:
+            self._process.kill()
+        self._process.wait()
+        with contextlib.suppress(OSError):  # a request it never read
+            self._requests.close()
+        self._answers.close()
+
+    def __enter__(self) -> GxProcess:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.close()
+
+
+def serve() -> None:
+    """The process: import GX, then answer each request until stdin closes."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the step's process decides; it kills us
+    requests, answers = sys.stdin.buffer, sys.stdout.buffer
+    sys.stdout = sys.stderr  # nothing GX prints can corrupt an answer
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    from hbase_migrate.heavy_imports import import_heavy
+    from hbase_migrate.validate.verdict import judge
+
+    import_heavy("great_expectations")
+    import_heavy("pandas")
+    while True:
+        try:
+            pairs, planned, artifacts, label = pickle.load(requests)
+        except EOFError:
+            return
+        try:
+            answer: tuple[str, Any, str] = ("verdict", judge(pairs, planned, artifacts, label),
+                                            "")
+        except Exception as exc:
+            answer = ("error", f"{type(exc).__name__}: {exc}", traceback.format_exc())
+        pickle.dump(answer, answers)
+        answers.flush()
+
+
+if __name__ == "__main__":
+    serve()

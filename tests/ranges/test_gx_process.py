@@ -1,0 +1,82 @@
+"""Great Expectations judging in a process of its own: the same verdicts as in-process,
+several comparisons per process, and a clear error when it fails or dies."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from hbase_migrate.ranges.keyrange import KeyRange
+from hbase_migrate.ranges.stats import RangeStats
+from hbase_migrate.ranges.tasks import RangePair
+from hbase_migrate.validate.gx_process import GxProcess
+from hbase_migrate.validate.verdict import judge
+
+A, B, C = KeyRange("t", b"", b"g"), KeyRange("t", b"g", b"p"), KeyRange("t", b"p", b"")
+
+
+def pair(r: KeyRange, source: tuple[int, int, str], target: tuple[int, int, str]) -> RangePair:
+    return RangePair(RangeStats(r, *source), RangeStats(r, *target))
+
+
+def test_the_process_judges_as_the_function_does(tmp_path: Path) -> None:
+    pairs = [pair(A, (2, 5, "x"), (2, 5, "x")), pair(B, (2, 5, "x"), (2, 5, "y"))]
+    local = judge(pairs, [A, B, C], tmp_path / "here", "run-1")
+    with GxProcess() as gx:
+        remote = gx.judge(pairs, [A, B, C], tmp_path / "there", "run-1")
+        again = gx.judge(pairs[:1], [A], tmp_path / "there", "run-2")  # the same process
+    assert (remote.success, remote.mismatched, remote.missing) == (False, {B.id}, [C.id])
+    assert (remote.success, remote.mismatched, remote.missing) == (
+        local.success, local.mismatched, local.missing)
+    assert remote.statistics == local.statistics
+    assert remote.result_path == tmp_path / "there" / "validations" / "run-1.json"
+    def outcomes(path: Path) -> list[tuple[str, bool, object]]:  # without GX's random ids
+        return [(r["expectation_config"]["type"], r["success"], r["result"])
+                for r in json.loads(path.read_text())["results"]]
+    assert outcomes(remote.result_path) == outcomes(local.result_path)
+    assert again.success and again.missing == [] and again.result_path.exists()
+
+
+def test_a_failure_inside_gx_is_one_error_naming_the_comparison(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    blocker = tmp_path / "artifacts"
+    blocker.write_text("a file where the artifact folder should be")
+    with GxProcess() as gx, pytest.raises(RuntimeError) as caught:
+        gx.judge([pair(A, (1, 1, "x"), (1, 1, "x"))], [A], blocker, "run-9")
+    assert str(caught.value).startswith("Great Expectations failed judging run-9: ")
+    assert "Traceback" in caplog.text  # the process's traceback is logged, not lost
+
+
+def test_a_killed_process_is_an_error_with_its_exit_code(tmp_path: Path) -> None:
+    gx = GxProcess()
+    try:
+        os.kill(gx._process.pid, signal.SIGKILL)
+        gx._process.wait()
+        with pytest.raises(RuntimeError, match=r"pid \d+\) ended with exit code -9 before "
+                                               r"judging run-3"):
+            gx.judge([pair(A, (1, 1, "x"), (1, 1, "x"))], [A], tmp_path, "run-3")
+    finally:
+        gx.close()
+
+
+def test_the_step_process_does_not_import_gx(tmp_path: Path) -> None:
+    script = (
+        "import sys\n"
+        "from hbase_migrate.validate.gx_process import GxProcess\n"
+        "from hbase_migrate.ranges.keyrange import KeyRange\n"
+        "from hbase_migrate.ranges.stats import RangeStats\n"
+        "from hbase_migrate.ranges.tasks import RangePair\n"
+        "r = KeyRange('t', b'', b'')\n"
+        "with GxProcess() as gx:\n"
+        f"    v = gx.judge([RangePair(RangeStats(r, 1, 1, 'x'), RangeStats(r, 1, 1, 'x'))], "
+        f"[r], __import__('pathlib').Path({str(tmp_path)!r}), 'run-1')\n"
+        "print(v.success, 'great_expectations' in sys.modules, 'pandas' in sys.modules)\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          check=True, cwd=Path(__file__).resolve().parents[2])
+    assert done.stdout.split() == ["True", "False", "False"]
