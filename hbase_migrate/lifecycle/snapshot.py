@@ -56,8 +56,8 @@ from hbase_migrate.ranges.choice import EngineChoice, choose_engine
 from hbase_migrate.ranges.engine import Progress, bind, range_engine
 from hbase_migrate.ranges.groups import part_count, range_group
 from hbase_migrate.ranges.keyrange import KeyRange
-from hbase_migrate.ranges.planned import planned_ranges
-from hbase_migrate.ranges.tasks import CopyJob, copy_range_task
+from hbase_migrate.ranges.planned import plan_copying, planned_ranges
+from hbase_migrate.ranges.tasks import CopyJob, RangeCopy, copy_range_task, task_throttle
 from hbase_migrate.replay.watermark import record_watermark
 from hbase_migrate.snapshot.export import ExportJob
 from hbase_migrate.snapshot.hbase_method import (
@@ -255,21 +255,36 @@ def _hbase_copy(step: StepContext, spec: MigrationSpec, t0: int | None, master: 
 
 def copy_ranges(step: StepContext, spec: MigrationSpec, t0: int, master: str | None,
                 progress: Progress | None, only: Collection[KeyRange] | None = None) -> None:
-    """Copy ``[0, T0)`` of the planned ranges (planned now when none are; ``only``: of
-    these alone) not yet copied, on the range engine; each is recorded as copied."""
-    plans = {t.source: planned_ranges(step.ledger, step.migration.id, spec, t.source, (0, t0))
+    """Copy ``[0, T0)`` of the planned ranges (``only``: of these alone) not yet copied, on
+    the range engine; each is recorded as copied. A table not yet planned is planned in a
+    pass that copies its first ranges too (:func:`planning_copy_cells` cells in all)."""
+    mid = step.migration.id
+    first: list[RangeCopy] = []
+    budget = planning_copy_cells(spec, master) if only is None else 0
+    if budget:
+        plan = ThrottlePlan.of(spec, "copy")
+        with step_limits(plan) as limits, task_throttle(plan) as throttle:
+            for t in spec.tables:
+                first += plan_copying(step.ledger, mid, step.step_id, spec, t.source,
+                                      t.target, (0, t0), budget - sum(c.cells for c in first),
+                                      throttle)
+            step.metrics["limits"] = limits.report()
+    plans = {t.source: planned_ranges(step.ledger, mid, spec, t.source, (0, t0))
              for t in spec.tables}
     mine = [(r, cells) for ranges in plans.values() for r, cells in ranges
             if only is None or r in only]
     todo = [r for r, cells in mine if cells is None]
     planned = {KeyRange(r.table_name, r.range_start, r.range_end): r.planned_cells
-               for t in spec.tables for r in step.ledger.key_ranges(step.migration.id, t.source)}
-    choice = choose_engine(master, spec.engine, sum(planned[r] for r in todo))
+               for t in spec.tables for r in step.ledger.key_ranges(mid, t.source)}
+    # the step's work is what it copies, the pass that planned included
+    choice = choose_engine(master, spec.engine,
+                           sum(planned[r] for r in todo) + sum(c.cells for c in first))
     step.metrics.update(choice.to_metrics())
     job = CopyJob(spec.source, spec.target, tuple(spec.table_mapping().items()), (0, t0),
-                  spec.ledger_url, step.migration.id, step.step_id)
-    step.metrics.update(ranges=len(mine), ranges_copied=len(todo),
-                        ranges_skipped=len(mine) - len(todo))
+                  spec.ledger_url, mid, step.step_id)
+    step.metrics.update(ranges=len(mine), ranges_copied=len(first) + len(todo),
+                        ranges_skipped=len(mine) - len(first) - len(todo),
+                        copied_while_planning=len(first))
     copies = []
     if todo:
         with range_engine(choice.master, f"hbase-migrate snapshot {spec.name}",
@@ -280,7 +295,15 @@ def copy_ranges(step: StepContext, spec: MigrationSpec, t0: int, master: str | N
                                     progress=progress,
                                     what=f"copy {len(todo)} key ranges of migration {spec.name}")
                 step.metrics["limits"] = limits.report()
-    step.metrics["copied"] = [c.to_json() for c in copies]
+    step.metrics["copied"] = [c.to_json() for c in [*first, *copies]]
+
+
+def planning_copy_cells(spec: MigrationSpec, master: str | None) -> int:
+    """How many cells the pass planning a table copies in-process: as many as ``auto``
+    would copy in-process (``auto_cells``) when the copy runs in-process or ``auto``; none
+    when a Spark master is named (its tasks copy every range)."""
+    return spec.engine.auto_cells if (master or spec.engine.spark_master) in (
+        AUTO, IN_PROCESS) else 0
 
 
 def copy_totals(step: StepContext, spec: MigrationSpec) -> dict[str, Any]:

@@ -5,52 +5,118 @@ The split keys come from one counting pass over the source (rows and their cell 
 in key order, within the copy's time range): a range is cut at the first row that would take
 it past the budget, so a range exceeds it only when a single row does. The target has the
 same split points (``prepare`` copies them), so the ranges fit both sides.
+
+The pass can copy what it counts (:class:`CopyWhilePlanning`): the snapshot copy of a small
+table, or the start of a large one, then costs one scan of the source instead of two. It
+copies up to a number of cells, then ends the range it is in at the next row and only counts
+from there; the ranges it copied are marked ``copied``.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, replace
 
 from hbase_migrate.cluster.thrift2 import Thrift2Client
+from hbase_migrate.limits import Throttle, metered
 from hbase_migrate.ranges.keyrange import KeyRange, RangeError
+from hbase_migrate.snapshot.copy import DEFAULT_BATCH_CELLS, copy_pieces
+from hbase_migrate.wal.model import Cell
 
 DEFAULT_MAX_CELLS = 200_000
+
+RowCells = list[tuple[bytes, int]]  # (row, cells) in key order
 
 
 @dataclass(frozen=True)
 class PlannedRange:
     range: KeyRange
     cells: int  # cells the counting pass saw
+    rows: int = 0  # rows it saw
+    copied: bool = False  # copied to the target by the pass (CopyWhilePlanning)
 
 
-def split_region(table: str, start: bytes, stop: bytes, row_cells: list[tuple[bytes, int]],
+@dataclass(frozen=True)
+class CopyWhilePlanning:
+    """Copy about the first ``cells`` cells of the table to ``target_table`` on ``target``
+    in the pass that plans it (``throttle`` paces it as it paces a copy)."""
+
+    target: Thrift2Client
+    target_table: str
+    cells: int
+    batch_cells: int = DEFAULT_BATCH_CELLS
+    throttle: Throttle | None = None
+
+
+def split_region(table: str, start: bytes, stop: bytes, row_cells: RowCells,
                  max_cells: int) -> list[PlannedRange]:
     """Cut ``[start, stop)`` holding ``row_cells`` (row, cell count; in key order)."""
     if max_cells < 1:
         raise RangeError(f"table {table}: the cell budget of a range must be at least 1, got "
                          f"{max_cells}")
     planned: list[PlannedRange] = []
-    begin, cells = start, 0
+    begin, cells, rows = start, 0, 0
     for row, count in row_cells:
         if cells and cells + count > max_cells and row > begin:
-            planned.append(PlannedRange(KeyRange(table, begin, row), cells))
-            begin, cells = row, 0
+            planned.append(PlannedRange(KeyRange(table, begin, row), cells, rows))
+            begin, cells, rows = row, 0, 0
         cells += count
-    planned.append(PlannedRange(KeyRange(table, begin, stop), cells))
+        rows += 1
+    planned.append(PlannedRange(KeyRange(table, begin, stop), cells, rows))
     return planned
 
 
-def plan_ranges(client: Thrift2Client, table: str, max_cells: int = DEFAULT_MAX_CELLS,
-                time_range: tuple[int, int] | None = None) -> list[PlannedRange]:
-    """The ranges of ``table`` on the source ``client``, in key order, covering every key."""
-    planned: list[PlannedRange] = []
-    for region in client.regions(table):
-        counts: list[tuple[bytes, int]] = []
-        for piece in client.scan(table, region.start_key, region.end_key,
-                                 time_range=time_range):
-            if counts and counts[-1][0] == piece[0].row:  # a wide row's next piece
-                counts[-1] = (piece[0].row, counts[-1][1] + len(piece))
+def _count(pieces: Iterable[list[Cell]], counts: RowCells, budget: int | None = None,
+           stopped: list[bytes] | None = None) -> Iterator[list[Cell]]:
+    """``pieces`` as they pass, counted into ``counts``. With a ``budget``: the first row to
+    start once that many cells passed is not passed on but put in ``stopped``."""
+    passed = 0
+    scan = iter(pieces)
+    try:
+        for piece in scan:
+            row = piece[0].row
+            if counts and counts[-1][0] == row:  # a wide row's next piece
+                counts[-1] = (row, counts[-1][1] + len(piece))
+            elif budget is not None and passed >= budget:
+                assert stopped is not None
+                stopped.append(row)
+                return
             else:
-                counts.append((piece[0].row, len(piece)))
-        planned += split_region(table, region.start_key, region.end_key, counts, max_cells)
+                counts.append((row, len(piece)))
+            passed += len(piece)
+            yield piece
+    finally:
+        close = getattr(scan, "close", None)
+        if close is not None:  # the scanner is closed when the pass stops early
+            close()
+
+
+def plan_ranges(client: Thrift2Client, table: str, max_cells: int = DEFAULT_MAX_CELLS,
+                time_range: tuple[int, int] | None = None,
+                copy: CopyWhilePlanning | None = None) -> list[PlannedRange]:
+    """The ranges of ``table`` on the source ``client``, in key order, covering every key;
+    with ``copy``, those the pass copied are ``copied``."""
+    planned: list[PlannedRange] = []
+    budget = copy.cells if copy is not None else 0
+    for region in client.regions(table):
+        start = region.start_key
+        if copy is not None and budget > 0:
+            counts: RowCells = []
+            stopped: list[bytes] = []
+            pieces = _count(client.scan(table, start, region.end_key, time_range=time_range),
+                            counts, budget, stopped)
+            done = copy_pieces(metered(pieces, copy.throttle), copy.target,
+                               copy.target_table, copy.batch_cells, copy.throttle)
+            budget -= done.cells
+            end = stopped[0] if stopped else region.end_key
+            planned += [replace(p, copied=True)
+                        for p in split_region(table, start, end, counts, max_cells)]
+            if not stopped:
+                continue
+            start = end
+        counts = []
+        for _ in _count(client.scan(table, start, region.end_key, time_range=time_range),
+                        counts):
+            pass
+        planned += split_region(table, start, region.end_key, counts, max_cells)
     return planned

@@ -1,14 +1,18 @@
 """The key ranges a migration's tables are cut into: planned once (region boundaries split
 to the cell budget, :mod:`hbase_migrate.ranges.plan`) and kept in the ledger, so that the
-copy, its reruns and every validation use the same ranges."""
+copy, its reruns and every validation use the same ranges. The snapshot copy plans in a
+pass that copies the first ranges too (:func:`plan_copying`)."""
 
 from __future__ import annotations
 
+import time
+
 from hbase_migrate.audit.ledger import Ledger
 from hbase_migrate.config import MigrationSpec
+from hbase_migrate.limits import Throttle
 from hbase_migrate.ranges.keyrange import KeyRange
-from hbase_migrate.ranges.plan import plan_ranges
-from hbase_migrate.ranges.tasks import open_thrift2
+from hbase_migrate.ranges.plan import CopyWhilePlanning, plan_ranges
+from hbase_migrate.ranges.tasks import RangeCopy, open_thrift2
 
 
 def planned_ranges(ledger: Ledger, migration_id: int, spec: MigrationSpec, table: str,
@@ -23,3 +27,28 @@ def planned_ranges(ledger: Ledger, migration_id: int, spec: MigrationSpec, table
             migration_id, table, [(p.range.start, p.range.stop, p.cells) for p in plan])
     return [(KeyRange(table, r.range_start, r.range_end),
              r.copied_cells if r.copied_at is not None else None) for r in records]
+
+
+def plan_copying(ledger: Ledger, migration_id: int, step_id: int | None, spec: MigrationSpec,
+                 table: str, target_table: str, time_range: tuple[int, int], cells: int,
+                 throttle: Throttle | None) -> list[RangeCopy]:
+    """Plan ``table`` (unless a plan is recorded) in a pass that copies about its first
+    ``cells`` cells of ``time_range`` to ``target_table``: the plan is recorded once the
+    pass is over, then the ranges it copied, as the copy step ``step_id`` does. Returns
+    those ranges. A pass that fails records nothing (what it wrote is written again)."""
+    if ledger.key_ranges(migration_id, table):
+        return []
+    began = time.monotonic()
+    with open_thrift2(spec.source) as source, open_thrift2(spec.target) as target:
+        plan = plan_ranges(source, table, spec.engine.max_cells, time_range,
+                           CopyWhilePlanning(target, target_table, cells, throttle=throttle))
+    seconds = time.monotonic() - began
+    records = ledger.plan_key_ranges(migration_id, table,
+                                     [(p.range.start, p.range.stop, p.cells) for p in plan])
+    recorded = {(r.range_start, r.range_end) for r in records}
+    copied = [p for p in plan if p.copied and (p.range.start, p.range.stop) in recorded]
+    total = sum(p.cells for p in plan if p.copied) or 1
+    for p in copied:  # (a plan recorded meanwhile by another process has other ranges)
+        ledger.record_range_copied(migration_id, table, p.range.start, step_id, p.rows,
+                                   p.cells)
+    return [RangeCopy(p.range, p.rows, p.cells, seconds * p.cells / total) for p in copied]

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import queue
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from contextlib import nullcontext
 from dataclasses import dataclass
 
@@ -25,6 +25,8 @@ from hbase_migrate.cluster.sizing import cell_bytes
 from hbase_migrate.cluster.thrift2 import Thrift2Client
 from hbase_migrate.limits import Throttle, metered
 from hbase_migrate.wal.model import Cell
+
+DEFAULT_BATCH_CELLS = 2000
 
 
 @dataclass
@@ -37,12 +39,12 @@ class CopyStats:
         self.cells += other.cells
 
 
-def _read_batches(source: Thrift2Client, table: str, start: bytes, stop: bytes,
-                  time_range: tuple[int, int] | None, batch_cells: int, batch_bytes: int,
+def _read_batches(pieces: Iterable[list[Cell]], batch_cells: int, batch_bytes: int,
                   out: queue.Queue[list[Cell] | BaseException | None],
-                  halt: threading.Event, counts: list[int], throttle: Throttle | None) -> None:
-    """The reading half of a copy: batches of cells (at most ``batch_cells`` and, but for a
-    single larger cell, ``batch_bytes``) into ``out``, then None. ``counts``: rows, cells."""
+                  halt: threading.Event, counts: list[int]) -> None:
+    """The reading half of a copy: ``pieces`` in batches of cells (at most ``batch_cells``
+    and, but for a single larger cell, ``batch_bytes``) into ``out``, then None.
+    ``counts``: rows, cells."""
     def put(item: list[Cell] | BaseException | None) -> bool:
         while not halt.is_set():
             try:
@@ -55,7 +57,7 @@ def _read_batches(source: Thrift2Client, table: str, start: bytes, stop: bytes,
     try:
         pending: list[Cell] = []
         size, last_row = 0, None
-        for piece in metered(source.scan(table, start, stop, time_range=time_range), throttle):
+        for piece in pieces:
             if piece[0].row != last_row:  # a wide row comes in several pieces
                 counts[0] += 1
                 last_row = piece[0].row
@@ -76,15 +78,26 @@ def _read_batches(source: Thrift2Client, table: str, start: bytes, stop: bytes,
 
 def copy_range(source: Thrift2Client, target: Thrift2Client, table: str, target_table: str,
                start: bytes = b"", stop: bytes = b"", time_range: tuple[int, int] | None = None,
-               batch_cells: int = 2000, throttle: Throttle | None = None) -> CopyStats:
-    """Copy the cells of ``[start, stop)`` (every version the source returns). The source
-    is read in a second thread while the target writes the previous batch; batches hold at
-    most ``batch_cells`` cells and the target's ``max_put_bytes``; ``throttle`` paces it."""
+               batch_cells: int = DEFAULT_BATCH_CELLS, throttle: Throttle | None = None
+               ) -> CopyStats:
+    """Copy the cells of ``[start, stop)`` (every version the source returns), paced by
+    ``throttle`` (see :func:`copy_pieces`)."""
+    return copy_pieces(metered(source.scan(table, start, stop, time_range=time_range),
+                               throttle), target, target_table, batch_cells, throttle)
+
+
+def copy_pieces(pieces: Iterable[list[Cell]], target: Thrift2Client, target_table: str,
+                batch_cells: int = DEFAULT_BATCH_CELLS, throttle: Throttle | None = None
+                ) -> CopyStats:
+    """Write ``pieces`` (a scan's: the cells of a row, or of part of a wide row, in key
+    order) to ``target_table``. They are read in a second thread while the target writes
+    the previous batch; batches hold at most ``batch_cells`` cells and the target's
+    ``max_put_bytes``; ``throttle`` times the writes."""
     batches: queue.Queue[list[Cell] | BaseException | None] = queue.Queue(maxsize=2)
     halt, counts = threading.Event(), [0, 0]
-    reader = threading.Thread(target=_read_batches, name=f"read {table}", daemon=True,
-                              args=(source, table, start, stop, time_range, batch_cells,
-                                    target.max_put_bytes, batches, halt, counts, throttle))
+    reader = threading.Thread(target=_read_batches, name=f"read for {target_table}",
+                              daemon=True, args=(pieces, batch_cells, target.max_put_bytes,
+                                                 batches, halt, counts))
     reader.start()
     try:
         while (item := batches.get()) is not None:

@@ -1,0 +1,107 @@
+"""The pass that plans a table's ranges and copies its first cells on the way: the same
+ranges as a counting pass when it copies everything, a prefix of whole ranges copied when it
+stops at its budget, and nothing recorded when it fails."""
+
+from __future__ import annotations
+
+from itertools import pairwise
+from pathlib import Path
+
+import pytest
+
+from hbase_migrate.audit.ledger import Ledger
+from hbase_migrate.config import load_config
+from hbase_migrate.lifecycle import prepare
+from hbase_migrate.ranges.plan import CopyWhilePlanning, PlannedRange, plan_ranges
+from hbase_migrate.ranges.planned import plan_copying
+from minihbase.server import MiniHBase
+from tests.ranges.test_live import BUDGET, configure
+from tests.replay.minicluster_util import copy_table_schema, run_workload, t2
+
+pytestmark = pytest.mark.integration
+TABLE = "orders"
+
+
+@pytest.fixture(scope="module")
+def clusters(tmp_path_factory: pytest.TempPathFactory) -> object:
+    folder = tmp_path_factory.mktemp("plan-copying")
+    with MiniHBase(folder / "src", "source") as src, MiniHBase(folder / "dst", "target") as dst:
+        run_workload(src, TABLE, seed=41, ops=600)
+        yield src, dst
+
+
+def covers_every_key(plan: list[PlannedRange]) -> bool:
+    bounds = [(p.range.start, p.range.stop) for p in plan]
+    return (bounds[0][0] == b"" and bounds[-1][1] == b""
+            and all(a[1] == b[0] for a, b in pairwise(bounds)))
+
+
+def test_a_pass_within_its_budget_copies_every_range_the_counting_pass_plans(
+        clusters: tuple[MiniHBase, MiniHBase]) -> None:
+    src, dst = clusters
+    copy_table_schema(src, dst, TABLE)
+    with t2(src) as source, t2(dst) as target:
+        counted = plan_ranges(source, TABLE, BUDGET)
+        copied = plan_ranges(source, TABLE, BUDGET,
+                             copy=CopyWhilePlanning(target, TABLE, cells=10**9))
+        expected = sorted(c for piece in source.scan(TABLE) for c in piece)
+        assert sorted(c for piece in target.scan(TABLE) for c in piece) == expected
+    assert len(counted) > 4 and covers_every_key(counted)
+    assert [(p.range, p.cells, p.rows) for p in copied] == [
+        (p.range, p.cells, p.rows) for p in counted]
+    assert all(p.copied for p in copied) and not any(p.copied for p in counted)
+    assert sum(p.cells for p in copied) == len(expected)
+
+
+def test_a_pass_over_its_budget_copies_whole_ranges_up_to_it_and_counts_the_rest(
+        clusters: tuple[MiniHBase, MiniHBase]) -> None:
+    src, dst = clusters
+    with t2(src) as source, t2(dst) as target:
+        total = sum(len(piece) for piece in source.scan(TABLE))
+        target.disable_table(TABLE)
+        target.delete_table(TABLE)
+        copy_table_schema(src, dst, TABLE)
+        budget = total // 3
+        plan = plan_ranges(source, TABLE, BUDGET,
+                           copy=CopyWhilePlanning(target, TABLE, cells=budget))
+        copied = [p for p in plan if p.copied]
+        assert covers_every_key(plan) and 0 < len(copied) < len(plan)
+        assert plan[:len(copied)] == copied  # a prefix of the table
+        stop = copied[-1].range.stop
+        # exactly the rows before the first range not copied are on the target
+        expected = sorted(c for piece in source.scan(TABLE, b"", stop) for c in piece)
+        assert sorted(c for piece in target.scan(TABLE) for c in piece) == expected
+        assert sum(p.cells for p in copied) == len(expected) >= budget
+        # it stopped at the first row to start past the budget
+        last_row = max(c.row for c in expected)
+        assert len(expected) - sum(1 for c in expected if c.row == last_row) < budget
+        assert sum(p.cells for p in plan) == total
+        assert sum(p.rows for p in plan) == len({c.row for piece in source.scan(TABLE)
+                                                 for c in piece})
+    assert all(p.cells <= BUDGET or p.rows == 1 for p in plan)
+
+
+def test_a_failed_pass_records_no_plan_and_the_next_plans_and_copies_again(
+        clusters: tuple[MiniHBase, MiniHBase], tmp_path: Path) -> None:
+    src, dst = clusters
+    spec = load_config(configure(tmp_path, src, dst, master="in-process"))
+    with t2(dst) as target:
+        if target.table_exists(TABLE):
+            target.disable_table(TABLE)
+            target.delete_table(TABLE)
+    with Ledger.open(spec.ledger_url) as ledger:
+        mid = ledger.ensure_spec(spec).id
+        with pytest.raises(Exception, match=TABLE):  # no target table: the first put fails
+            plan_copying(ledger, mid, None, spec, TABLE, TABLE, (0, 2**62), 10**9, None)
+        assert ledger.key_ranges(mid, TABLE) == []
+    prepare(spec)  # the target table now exists
+    with Ledger.open(spec.ledger_url) as ledger:
+        step = ledger.steps(mid, "prepare")[0].id  # a step to credit the copy to
+        done = plan_copying(ledger, mid, step, spec, TABLE, TABLE, (0, 2**62), 10**9, None)
+        records = ledger.key_ranges(mid, TABLE)
+    assert [(c.range.start, c.range.stop, c.rows, c.cells) for c in done] == [
+        (r.range_start, r.range_end, r.copied_rows, r.copied_cells) for r in records]
+    assert all(r.copy_step_id == step and r.copied_cells == r.planned_cells for r in records)
+    with t2(src) as source, t2(dst) as target:
+        assert sorted(c for p in target.scan(TABLE) for c in p) == sorted(
+            c for p in source.scan(TABLE) for c in p)
