@@ -4,9 +4,9 @@ The copy runs on the range engine (:mod:`hbase_migrate.ranges`): each table's ke
 planned once (region boundaries split to the cell budget) and kept in the ledger; one task
 per range reads ``[0, T0)`` with timestamps and writes the target, and records the range as
 copied when it is done. The pass that plans a table copies its first ``auto_cells`` cells on
-the way (:func:`~hbase_migrate.ranges.planned.plan_copying`): a small table is read once. A rerun after a failure keeps the T0 (and the WAL anchors) and the
-ranges the first attempt fixed, and copies only the ranges not yet done. A migration whose
-copy finished is skipped.
+the way (:func:`~hbase_migrate.ranges.planned.plan_copying`): a small table is read once.
+A rerun after a failure keeps the T0 (and the WAL anchors) and the ranges the first attempt
+fixed, and copies only the ranges not yet done. A migration whose copy finished is skipped.
 
 With ``[snapshot] method = "hbase"`` (or ``method="hbase"``) the copy is an HBase snapshot
 of each table instead (:mod:`hbase_migrate.snapshot.hbase_method`): T0 is the earliest

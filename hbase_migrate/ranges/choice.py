@@ -4,10 +4,10 @@ A master named by the caller (``--master``, an Airflow ``spark`` connection, spa
 session) or in ``[spark] master`` is used as it is. With ``master = "auto"`` (the default)
 the step's work is estimated before anything starts: the cells the planned key ranges held
 when they were planned (kept in the ledger by the pass that planned them; for the copy, what
-that pass copied on the way included). Under ``auto_cells`` the ranges run in-process, where a Spark session
-would cost more to start than it saves; from there on they run on ``large_master``
-(``local[*]`` unless the config names a cluster). The choice and its reason go into the
-step's metrics and its output.
+that pass copied on the way included). Under ``auto_cells`` the ranges run in-process, where
+a Spark session would cost more to start than it saves; from there on they run on
+``large_master`` (``local[*]`` unless the config names a cluster). The choice and its reason
+go into the step's metrics and its output.
 """
 
 from __future__ import annotations

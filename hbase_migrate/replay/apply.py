@@ -164,12 +164,19 @@ def write_error(target: str, table: str, mutation: RowMutation, exc: Exception) 
 
 class PipelinedTarget(ReplayTarget, Protocol):
     """A target that can send a batch without waiting for it (the Kafka sink): the replay
-    reads the next batch meanwhile, from the same thread. (A target with a ``send``
-    method is taken for one.)"""
+    reads and prepares the next batch meanwhile, from the same thread. (A target with a
+    ``send`` method is taken for one.)"""
 
     def send(self, table: str, mutations: Sequence[RowMutation]
              ) -> Callable[[], AppliedCounts]:
         """Send the mutations in order; the call returned waits until all were
         acknowledged and returns what ``apply`` would (or raises what it would). Nothing
         else is sent to the target before that call."""
+        ...
+
+    def prepare(self, table: str, mutations: Sequence[RowMutation]
+                ) -> Callable[[], Callable[[], AppliedCounts]]:
+        """What ``send`` does before anything reaches the target (rendering messages),
+        done while the batch before is still unacknowledged; the call returned does the
+        rest of ``send`` and returns what it returns."""
         ...

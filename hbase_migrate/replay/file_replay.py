@@ -134,7 +134,8 @@ class _Applier:
 
     A target that sends without waiting (:class:`PipelinedTarget`) needs no thread: each
     batch is sent from the calling thread once the one before it is acknowledged, so the
-    reading of the next batch overlaps the wait for the last one's acknowledgements."""
+    reading and preparing of the next batch overlap the wait for the last one's
+    acknowledgements."""
 
     def __init__(self, target: ReplayTarget, lock: threading.Lock, in_flight: int,
                  name: str) -> None:
@@ -187,14 +188,23 @@ class _Applier:
             self._stop = True
 
     def _send(self, batch: Batch, report: FileProgress | None) -> None:
-        """The batch before this one acknowledged, send this one (pipelined)."""
-        self._finish_sent()
-        if self._stop:
-            return
+        """Prepare this batch, wait for the one before to be acknowledged, send this one
+        (pipelined)."""
         target = cast(PipelinedTarget, self.target)
         try:
             with self.lock:
-                waits = [target.send(table, m) for table, m in batch.items()]
+                sends = [target.prepare(table, m) for table, m in batch.items()]
+            failure = None
+        except BaseException as exc:
+            failure = exc
+        self._finish_sent()  # (its outcome comes back before this batch's)
+        if self._stop:
+            return
+        try:
+            if failure is not None:
+                raise failure
+            with self.lock:
+                waits = [send() for send in sends]
         except BaseException as exc:
             self._done.put((report, None, exc))
             self._stop = True

@@ -215,18 +215,36 @@ class KafkaSink:
         returned waits until the broker acknowledged all of them (sending failures again),
         as ``apply`` does. The replay calls it before sending anything else, so a batch is
         complete, retries included, before the next one is produced."""
+        return self.prepare(table, mutations)()
+
+    def prepare(self, table: str, mutations: Sequence[RowMutation]
+                ) -> Callable[[], Callable[[], AppliedCounts]]:
+        """Render the messages of ``mutations`` (no row images: those are read once the
+        batch before is acknowledged); the call returned produces them, as :meth:`send`.
+        The replay renders a batch while the broker acknowledges the one before."""
         if not mutations:
-            return AppliedCounts
+            return lambda: AppliedCounts
         source = self.sources.get(table, table)
         topic = self._topic(self.settings.topic_of(source), mutations[0].position)
         edits = edits_of(source, mutations)
         applied = AppliedCounts(count_cells(mutations), 0)
-        if self.image_target is None:  # the whole batch at once (compiled when built)
-            keys, values = render(edits, self.settings.envelope, self.cluster)
-        else:
-            images = self._apply_with_images(table, edits, mutations, applied)
-            keys = [message_key(e.table, e.row) for e in edits]
-            values = [self._value(e, image) for e, image in zip(edits, images, strict=True)]
+        if self.image_target is not None:
+            return lambda: self._produce_batch(topic, edits, *self._images(
+                table, edits, mutations, applied), applied)
+        keys, values = render(edits, self.settings.envelope, self.cluster)  # compiled
+        return lambda: self._produce_batch(topic, edits, keys, values, applied)
+
+    def _images(self, table: str, edits: Sequence[RowEdit], mutations: Sequence[RowMutation],
+                applied: AppliedCounts) -> tuple[list[bytes], list[bytes]]:
+        """The messages with row images: the target applies the batch, then is read."""
+        images = self._apply_with_images(table, edits, mutations, applied)
+        keys = [message_key(e.table, e.row) for e in edits]
+        values = [self._value(e, image) for e, image in zip(edits, images, strict=True)]
+        return keys, values
+
+    def _produce_batch(self, topic: _Topic, edits: Sequence[RowEdit], keys: list[bytes],
+                       values: list[bytes], applied: AppliedCounts
+                       ) -> Callable[[], AppliedCounts]:
         for edit, key, value in zip(edits, keys, values, strict=True):
             if len(key) + len(value) + RECORD_OVERHEAD > topic.limit:
                 raise self._too_large(topic, edit.position, key, value)

@@ -58,6 +58,12 @@ class Sender(Recorder):
         super().__init__(fail_on_call)
         self.outstanding = 0  # batches sent, not yet waited for
         self.threads: set[int] = set()
+        self.prepared_early = 0  # batches prepared while the one before was outstanding
+
+    def prepare(self, table: str, mutations: Sequence[RowMutation]
+                ) -> Callable[[], Callable[[], AppliedCounts]]:
+        self.prepared_early += self.outstanding
+        return lambda: self.send(table, mutations)
 
     def send(self, table: str, mutations: Sequence[RowMutation]
              ) -> Callable[[], AppliedCounts]:
@@ -94,6 +100,10 @@ def test_batches_are_bounded_and_progress_follows_acknowledgement(
     assert offsets == sorted(set(offsets)) and offsets[-1] == result.end_offset
     if isinstance(target, Sender) and in_flight:
         assert target.threads == {threading.get_ident()}  # no writer thread
+        # with two in flight, each batch but the first is prepared while the one before
+        # awaits its acknowledgement; with one, once it has it
+        early = len(target.sizes) - 1 if in_flight > 1 else 0
+        assert target.prepared_early == early and len(target.sizes) > 1
 
 
 class Gate(Recorder):
