@@ -66,7 +66,9 @@ def validate(spec: MigrationSpec, *, provenance: Provenance | None = None,
         raise ConfigError(f"validate of migration {spec.name!r}: repair needs a strict "
                           "validation (the source still being written, its ranges differ "
                           "until replay catches up); drop live or repair")
-    with recorded_step(spec, "validate" if part is None else PART_STEP, provenance) as step:
+    with GxProcess() as gx, \
+            recorded_step(spec, "validate" if part is None else PART_STEP, provenance) as step:
+        # (GX loads in its own process meanwhile: about 2 s of the machine's other core)
         require(step, MigrationState.COPIED, "validation", "snapshot")
         cells = planned_cells(step, spec, chosen)
         group = None
@@ -82,9 +84,8 @@ def validate(spec: MigrationSpec, *, provenance: Provenance | None = None,
                             mode="live" if live else "strict")
         if repair:
             step.metrics["compact"] = compact
-        with GxProcess() as gx, \
-                range_engine(choice.master, f"hbase-migrate validate {spec.name}",
-                             spec) as engine, \
+        with range_engine(choice.master, f"hbase-migrate validate {spec.name}",
+                          spec) as engine, \
                 step_limits(ThrottlePlan.of(spec, "validate", engine.slots)) as limits:
             Validation(step.ledger, step.migration.id, step.step, spec, chosen, engine, gx,
                        progress, compact, compact_wait, run).run(
