@@ -55,14 +55,22 @@ def waves(cells: Sequence[Cell]) -> list[list[Cell]]:
 
 
 def puts_from_cells(cells: Sequence[Cell], durability: int | None = None) -> list[Any]:
-    """One TPut per row (rows in order of first appearance), each cell with its timestamp."""
+    """One TPut per row (rows in order of first appearance), each cell with its timestamp.
+    (A hot loop of the copy and the replay: the structs are built with positional
+    arguments, in IDL order, which costs half what keywords do.)"""
+    column_value, put = hbase2.TColumnValue, CellType.PUT
     by_row: dict[bytes, list[Any]] = {}
     for c in cells:
-        if c.type != CellType.PUT:
+        if c.type != put:
             raise ValueError(f"not a Put cell: type {c.type} at row {c.row!r}")
-        by_row.setdefault(c.row, []).append(hbase2.TColumnValue(
-            family=c.family, qualifier=c.qualifier, value=c.value, timestamp=c.timestamp))
-    return [hbase2.TPut(row=row, columnValues=values, durability=durability)
+        value = column_value(c.family, c.qualifier, c.value, c.timestamp)
+        values = by_row.get(c.row)
+        if values is None:
+            by_row[c.row] = [value]
+        else:
+            values.append(value)
+    # TPut(row, columnValues, timestamp, attributes, durability)
+    return [hbase2.TPut(row, values, None, None, durability)
             for row, values in by_row.items()]
 
 

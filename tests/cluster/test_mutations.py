@@ -10,7 +10,8 @@ from itertools import pairwise
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hbase_migrate.cluster.mutations import waves
+from hbase_migrate.cluster.mutations import puts_from_cells, waves
+from hbase_migrate.cluster.thrift2_idl import hbase2
 from hbase_migrate.wal.model import Cell, CellType
 
 KINDS = (CellType.PUT, CellType.DELETE, CellType.DELETE_COLUMN, CellType.DELETE_FAMILY)
@@ -59,3 +60,17 @@ def test_deletes_spread_over_rows_take_a_few_calls_not_one_per_alternation() -> 
                            if (a.type == CellType.PUT) != (b.type == CellType.PUT))
     assert alternations == 160  # calls in batch order: one per alternation
     assert len(waves(cells)) <= 2 * row_runs(cells) <= 14  # 11 here: 160 before
+
+
+def test_puts_carry_every_field_where_the_idl_names_it() -> None:
+    cells = [Cell(b"r2", b"d", b"q1", 7, CellType.PUT, b"x"),
+             Cell(b"r1", b"e", b"q2", 9, CellType.PUT, b"y"),
+             Cell(b"r2", b"d", b"q3", 8, CellType.PUT, b"z")]
+    puts = puts_from_cells(cells, durability=hbase2.TDurability.SKIP_WAL)
+    assert [(p.row, p.timestamp, p.attributes, p.durability) for p in puts] == [
+        (b"r2", None, None, hbase2.TDurability.SKIP_WAL),
+        (b"r1", None, None, hbase2.TDurability.SKIP_WAL)]
+    assert [[(v.family, v.qualifier, v.value, v.timestamp, v.tags, v.type)
+             for v in p.columnValues] for p in puts] == [
+        [(b"d", b"q1", b"x", 7, None, None), (b"d", b"q3", b"z", 8, None, None)],
+        [(b"e", b"q2", b"y", 9, None, None)]]
