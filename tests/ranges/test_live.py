@@ -6,12 +6,14 @@ on a real HBase belong with the real stack's own tests.)"""
 
 from __future__ import annotations
 
+import collections
 import json
 import signal
 import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +48,22 @@ def configure(folder: Path, src: MiniHBase, dst: MiniHBase, master: str = "local
         + (f"auto_cells = {auto_cells}\n" if auto_cells else "")
         + f'[ranges]\nmax_cells = {BUDGET}\n', encoding="utf-8")
     return path
+
+
+class StallWhenCopied:
+    """Stands in for the target gateway's ``call_sizes`` log: once the ledger shows
+    ``ranges`` copied ranges, every later put stalls (never answers), so a job killed then
+    is caught mid-range whatever the machine's speed."""
+
+    def __init__(self, gateway: Any, copied: Callable[[], int], ranges: int) -> None:
+        self.gateway, self.copied, self.ranges = gateway, copied, ranges
+        self.stalled = threading.Event()
+
+    def append(self, call: tuple[str, int, int]) -> None:
+        if call[0] == "putMultiple" and (self.stalled.is_set()
+                                         or self.copied() >= self.ranges):
+            self.stalled.set()
+            self.gateway.stall_calls += 1  # the gateway stalls the call it just logged
 
 
 def planned(config: Path) -> list[KeyRange]:
@@ -115,16 +133,21 @@ def test_a_copy_killed_mid_job_reruns_only_the_missing_ranges(tmp_path: Path) ->
         prepare(spec)
         cli = [sys.executable, "-m", "hbase_migrate", "snapshot", "--config", str(config),
                "--json"]
-        job = subprocess.Popen(cli, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 
         def copied() -> int:
             if not (tmp_path / "ledger.db").exists():
                 return 0
             with Ledger.open(spec.ledger_url) as ledger:
                 return sum(r.copied_at is not None for r in ledger.key_ranges(1))
-        wait_for(lambda: copied() >= 2, 120, "two copied ranges")
+        gateway = dst.thrift2_handler
+        assert gateway is not None
+        stall = StallWhenCopied(gateway, copied, 2)
+        gateway.call_sizes = stall  # type: ignore[assignment]
+        job = subprocess.Popen(cli, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        wait_for(stall.stalled.is_set, 120, "a put after two copied ranges")
         job.send_signal(signal.SIGKILL)
         job.wait(30)
+        gateway.call_sizes, gateway.stall_calls = collections.deque(), 0
         done_before = copied()
         ranges = planned(config)
         assert 2 <= done_before < len(ranges)
