@@ -94,27 +94,40 @@ cdef int _put_binary(Buffer* b, object data) except -1:
     return 0
 
 
+cdef extern from "Python.h":
+    long long PyLong_AsLongLongAndOverflow(object, int*) except? -1
+
+
+cdef char _PAIRS[200]  # "00" to "99": two digits at a time
+for _b in range(100):
+    _PAIRS[2 * _b], _PAIRS[2 * _b + 1] = 48 + _b // 10, 48 + _b % 10
+
+
 cdef int _put_int(Buffer* b, object value) except -1:
     """An int as ``repr`` writes it; None as ``null``."""
     cdef char digits[24]
     cdef long long v
-    cdef unsigned long long u
-    cdef int start = 24
+    cdef unsigned long long u, r
+    cdef int start = 24, overflow = 0
     if value is None:
         return _put(b, b"null", 4)
     if type(value) is not int:
         raise _Unusual()
-    try:
-        v = value
-    except OverflowError:
+    v = PyLong_AsLongLongAndOverflow(value, &overflow)
+    if overflow:
         return _put_bytes(b, repr(value).encode("ascii"))
     u = <unsigned long long>(-(v + 1)) + 1 if v < 0 else <unsigned long long>v
-    while True:  # the digits, last first
+    while u >= 100:  # the digits, last first
+        r = u % 100
+        u //= 100
+        start -= 2
+        memcpy(digits + start, _PAIRS + 2 * r, 2)
+    if u >= 10:
+        start -= 2
+        memcpy(digits + start, _PAIRS + 2 * u, 2)
+    else:
         start -= 1
-        digits[start] = <char>(48 + u % 10)
-        u //= 10
-        if u == 0:
-            break
+        digits[start] = <char>(48 + u)
     if v < 0:
         start -= 1
         digits[start] = b"-"
@@ -187,7 +200,15 @@ cdef int _put_cells(Buffer* b, tuple cells) except -1:
     return 0
 
 
-cdef int _put_position(Buffer* b, object p) except -1:
+cdef tuple _position(object edit):
+    """The edit's WalPosition, checked to be one (a tuple of 5)."""
+    cdef object p = (<tuple>edit)[2]
+    if not PyTuple_Check(p) or PyTuple_GET_SIZE(p) != 5:
+        raise _Unusual()
+    return <tuple>p
+
+
+cdef int _put_position(Buffer* b, tuple p) except -1:
     """A WalPosition's fields as both envelopes write them: file to write_time."""
     _put_bytes(b, _file(p[0]))
     _put_bytes(b, b',"offset":')
@@ -200,9 +221,9 @@ cdef int _put_position(Buffer* b, object p) except -1:
     return _put_int(b, p[4])
 
 
-cdef int _put_native(Buffer* b, object edit) except -1:
+cdef int _put_native(Buffer* b, tuple edit) except -1:
     """``message_value(edit)``."""
-    cdef object p = edit[2]
+    cdef tuple p = _position(edit)
     _put_bytes(b, b'{"table":')
     _put_bytes(b, _string(edit[0]))
     _put_bytes(b, b',"row":')
@@ -214,15 +235,17 @@ cdef int _put_native(Buffer* b, object edit) except -1:
     return 0
 
 
-cdef int _put_debezium(Buffer* b, object edit, bytes source, object now) except -1:
+cdef int _put_debezium(Buffer* b, tuple edit, bytes source, object now) except -1:
     """``debezium_value(edit, cluster, now=now)``; ``source`` is the text from the
     connector's name to ``"table":``."""
-    cdef object p = edit[2]
+    cdef tuple p = _position(edit)
     cdef tuple cells = edit[3]
     cdef object cell
     cdef bint delete = True
     for cell in cells:
-        if cell[4] != _DELETE_FAMILY:
+        if not PyTuple_Check(cell) or PyTuple_GET_SIZE(cell) != 7:
+            raise _Unusual()
+        if _field(cell, 4) != _DELETE_FAMILY:
             delete = False
             break
     _put_bytes(b, b'{"before":null,"after":null,"op":')
@@ -242,12 +265,12 @@ cdef int _put_debezium(Buffer* b, object edit, bytes source, object now) except 
     return 0
 
 
-cdef bytes _key(object edit):
+cdef bytes _key(tuple edit):
     """``message_key(edit.table, edit.row)``."""
-    cdef object row = edit[1]
-    if type(row) is not bytes:
-        return _messages.message_key(edit[0], row)
-    return <bytes>(<str>edit[0]).encode("utf-8") + b"\x00" + <bytes>row
+    cdef object table = edit[0], row = edit[1]
+    if type(row) is not bytes or type(table) is not str:
+        return _messages.message_key(table, row)
+    return <bytes>(<str>table).encode("utf-8") + b"\x00" + <bytes>row
 
 
 def render(list edits, str envelope, str cluster, object now=None):
@@ -267,12 +290,17 @@ def render(list edits, str envelope, str cluster, object now=None):
     try:
         for edit in edits:
             b.size = 0
-            keys.append(_key(edit))
+            if not PyTuple_Check(edit) or PyTuple_GET_SIZE(edit) != 4:  # not a RowEdit
+                keys.append(_messages.message_key(edit.table, edit.row))
+                values.append(_messages.message_value(edit) if native else
+                              _debezium.debezium_value(edit, cluster, now=now))
+                continue
+            keys.append(_key(<tuple>edit))
             try:
                 if native:
-                    _put_native(&b, edit)
+                    _put_native(&b, <tuple>edit)
                 else:
-                    _put_debezium(&b, edit, source, now)
+                    _put_debezium(&b, <tuple>edit, source, now)
             except _Unusual:
                 values.append(_messages.message_value(edit) if native else
                               _debezium.debezium_value(edit, cluster, now=now))

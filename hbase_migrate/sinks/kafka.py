@@ -245,14 +245,14 @@ class KafkaSink:
     def _produce_batch(self, topic: _Topic, edits: Sequence[RowEdit], keys: list[bytes],
                        values: list[bytes], applied: AppliedCounts
                        ) -> Callable[[], AppliedCounts]:
-        for edit, key, value in zip(edits, keys, values, strict=True):
-            if len(key) + len(value) + RECORD_OVERHEAD > topic.limit:
-                raise self._too_large(topic, edit.position, key, value)
+        if keys and max(map(len, keys)) + max(map(len, values)) + RECORD_OVERHEAD > topic.limit:
+            for edit, key, value in zip(edits, keys, values, strict=True):  # which one
+                if len(key) + len(value) + RECORD_OVERHEAD > topic.limit:
+                    raise self._too_large(topic, edit.position, key, value)
         failed = self._produce(topic.name, keys, values, 0)
 
         def acknowledged() -> AppliedCounts:
-            applied.calls += self._deliver(topic, keys, values, [e.position for e in edits],
-                                           failed)
+            applied.calls += self._deliver(topic, keys, values, edits, failed)
             return applied
         return acknowledged
 
@@ -372,7 +372,7 @@ class KafkaSink:
     # -- delivery ---------------------------------------------------------------------------
 
     def _deliver(self, topic: _Topic, keys: Sequence[bytes], values: Sequence[bytes],
-                 positions: Sequence[WalPosition], failed: _Failures) -> int:
+                 edits: Sequence[RowEdit], failed: _Failures) -> int:
         """Wait until every message produced (``keys`` and ``values``; ``failed`` fills
         with their failures) is acknowledged; on failure, send again from the first failed
         message after a backoff. Returns how many."""
@@ -384,7 +384,7 @@ class KafkaSink:
             if failure is None:
                 return len(keys)
             start, error = failure
-            position = positions[start]
+            position = edits[start].position
             if error is not None and (error.code() in _TOO_LARGE or not _transient(error)):
                 raise KafkaDeliveryError(self._failure(topic, position, error, attempt + 1))
             if attempt == self.settings.retries:
@@ -414,17 +414,17 @@ class KafkaSink:
         producer = self.producer()
         failed = _Failures(keys, values, start)
         produce, report = producer.produce, failed.report
-        for i, (key, value) in enumerate(zip(keys[start:], values[start:], strict=True),
-                                          start):
-            while True:
-                try:
-                    produce(topic, value, key, on_delivery=report)
-                    break
-                except BufferError:
-                    producer.poll(0.1)  # the local queue is full: let deliveries drain
-                except KafkaException as exc:
-                    failed.at[i] = exc.args[0]
-                    break
+        i, n = start, len(keys)
+        while i < n:
+            try:
+                for i in range(i, n):  # noqa: B020 (from where the last try stopped)
+                    produce(topic, values[i], keys[i], on_delivery=report)
+                break
+            except BufferError:
+                producer.poll(0.1)  # the local queue is full: let deliveries drain
+            except KafkaException as exc:
+                failed.at[i] = exc.args[0]
+                i += 1
         return failed
 
     def _await(self, failed: _Failures, start: int) -> tuple[int, KafkaError | None] | None:

@@ -14,6 +14,7 @@ the same helpers the reference calls.
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
+from libc.string cimport memcmp
 
 from hbase_migrate.plain_tuples cimport plain_tuple, untrack
 
@@ -39,6 +40,21 @@ cdef inline bytes _sub(const uint8_t* d, Py_ssize_t start, Py_ssize_t stop):
     """``buf[start:stop]`` of the bytes at ``d`` (bounds already checked), without the
     slice object Cython's slicing of ``bytes`` makes."""
     return PyBytes_FromStringAndSize(<const char*>d + start, stop - start)
+
+
+cdef inline bint _holds(object known, const uint8_t* d, Py_ssize_t start, Py_ssize_t stop):
+    """Whether ``known`` (bytes or None) holds exactly ``d[start:stop]``."""
+    cdef Py_ssize_t n = stop - start
+    return (known is not None and PyBytes_GET_SIZE(known) == n
+            and memcmp(PyBytes_AS_STRING(known), d + start, n) == 0)
+
+
+cdef inline bytes _same_or_sub(object known, const uint8_t* d, Py_ssize_t start,
+                               Py_ssize_t stop):
+    """``known`` when it holds ``d[start:stop]``, else those bytes made anew: the row of an
+    entry's cells, its families and its key's names are made once and shared (bytes are
+    immutable), not made and freed again for every cell and entry."""
+    return <bytes>known if _holds(known, d, start, stop) else _sub(d, start, stop)
 
 
 cdef inline int32_t _int32(const uint8_t* d, Py_ssize_t p) noexcept:
@@ -82,6 +98,11 @@ cdef object _entry(bytes item, object dictionary):
     return _uncompress(item, dictionary)
 
 
+# The names and scopes of the last key decoded without dictionaries: a file's keys repeat them.
+cdef object _last_region = None, _last_table = None, _last_scopes = None
+cdef bytes _last_scope_bytes = None
+
+
 def decode_key(bytes buf, Py_ssize_t pos, Py_ssize_t end, dicts):
     """``walkey.decode_key``: the usual layout here (fields 1-4 with one-byte lengths, then
     only FamilyScopes in their usual form and fields 7, 9, 10, 11 as varints of up to nine
@@ -92,7 +113,8 @@ def decode_key(bytes buf, Py_ssize_t pos, Py_ssize_t end, dicts):
     cdef int64_t sequence, write_time, value
     cdef int64_t count = 0
     cdef uint8_t tag
-    cdef list scopes = []
+    global _last_region, _last_table, _last_scopes, _last_scope_bytes
+    cdef Py_ssize_t scope_start = -1, scope_end = -1  # the scopes' bytes (one stretch)
     cdef object nonce_group = None, nonce = None, orig = None
     if end > PyBytes_GET_SIZE(buf) or end - pos < 10 or d[pos] != 0x0A:
         return _reference_key(buf, pos, end, dicts)
@@ -123,7 +145,11 @@ def decode_key(bytes buf, Py_ssize_t pos, Py_ssize_t end, dicts):
             if (n < 4 or n >= 0x80 or p > end or d[s] != 0x0A or d[s + 1] != n - 4
                     or d[p - 2] != 0x10 or d[p - 1] >= 0x80):
                 return _reference_key(buf, pos, end, dicts)
-            scopes.append((_sub(d, s + 2, p - 2), d[p - 1]))
+            if scope_start < 0:
+                scope_start = s - 2
+            elif scope_end != s - 2:  # scopes apart from each other
+                return _reference_key(buf, pos, end, dicts)
+            scope_end = p
             continue
         if (tag != 0x38 and tag != 0x48 and tag != 0x50 and tag != 0x58) or p + 1 >= end:
             return _reference_key(buf, pos, end, dicts)
@@ -138,15 +164,37 @@ def decode_key(bytes buf, Py_ssize_t pos, Py_ssize_t end, dicts):
             nonce = value
         else:
             orig = value
-    region = _sub(d, rs, ts - 2)
-    table = _sub(d, ts, ts + d[ts - 1])
+    cdef tuple scopes
+    if scope_start < 0:  # no scopes
+        scope_start = scope_end = 0
     if dicts is not None:
-        region = _entry(region, dicts.region)
-        table = _entry(table, dicts.table)
-        family_dict = dicts.family
-        scopes = [(_entry(f, family_dict), scope) for f, scope in scopes]
-    return plain_tuple(WalKey, (region, table, sequence, write_time, tuple(scopes), (),
+        region = _entry(_sub(d, rs, ts - 2), dicts.region)
+        table = _entry(_sub(d, ts, ts + d[ts - 1]), dicts.table)
+        scopes = _scopes(d, scope_start, scope_end, dicts.family)
+    else:
+        region = _last_region = _same_or_sub(_last_region, d, rs, ts - 2)
+        table = _last_table = _same_or_sub(_last_table, d, ts, ts + d[ts - 1])
+        if _holds(_last_scope_bytes, d, scope_start, scope_end):
+            scopes = <tuple>_last_scopes
+        else:
+            scopes = _scopes(d, scope_start, scope_end, None)
+            _last_scopes, _last_scope_bytes = scopes, _sub(d, scope_start, scope_end)
+    return plain_tuple(WalKey, (region, table, sequence, write_time, scopes, (),
                                 nonce_group, nonce, orig, (), None)), count
+
+
+cdef tuple _scopes(const uint8_t* d, Py_ssize_t start, Py_ssize_t stop, object family_dict):
+    """The (family, scope type) pairs of the FamilyScopes checked in ``d[start:stop]``
+    (none when it is empty); with the key's dictionary, the family is its entry."""
+    cdef list out = []
+    cdef Py_ssize_t s, p = start
+    cdef object family
+    while p < stop:
+        s = p + 2
+        p = s + d[p + 1]
+        family = _sub(d, s + 2, p - 2)
+        out.append((family if family_dict is None else _entry(family, family_dict), d[p - 1]))
+    return tuple(out)
 
 
 def decode_plain_cells(bytes buf, Py_ssize_t p, Py_ssize_t count, ensure):
@@ -158,6 +206,8 @@ def decode_plain_cells(bytes buf, Py_ssize_t p, Py_ssize_t count, ensure):
     cdef int32_t total, klen, vlen
     cdef int rlen, flen
     cdef tuple tags
+    cdef object row = None, family = None, timestamp = None
+    cdef int64_t ts, last_ts = 0
     for i in range(count):
         if p + 14 > blen:
             buf = ensure(p + 14)
@@ -195,9 +245,13 @@ def decode_plain_cells(bytes buf, Py_ssize_t p, Py_ssize_t count, ensure):
                     f"tags length does not fill the {end - kv_end} bytes after the value"
                 )
             tags = parse_tags(buf, kv_end + 2, end)
-        cells.append(plain_tuple(Cell, (
-            _sub(d, p + 14, fpos), _sub(d, fpos + 1, qpos), _sub(d, qpos, tpos), _int64(d, tpos),
-            d[tpos + 8], _sub(d, tpos + 9, kv_end), tags)))
+        row = _same_or_sub(row, d, p + 14, fpos)
+        family = _same_or_sub(family, d, fpos + 1, qpos)
+        ts = _int64(d, tpos)
+        if timestamp is None or ts != last_ts:
+            timestamp, last_ts = ts, ts
+        cells.append(plain_tuple(Cell, (row, family, _sub(d, qpos, tpos), timestamp,
+                                        d[tpos + 8], _sub(d, tpos + 9, kv_end), tags)))
         p = end
     return _cells(cells), buf, p
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from confluent_kafka import KafkaError
+from confluent_kafka import KafkaError, KafkaException
 
-from hbase_migrate.sinks.kafka import _Failures
+from hbase_migrate.config import CdcSettings
+from hbase_migrate.sinks.kafka import KafkaSink, _Failures
 
 
 class Reported:
@@ -66,3 +67,33 @@ def test_a_failure_to_produce_is_kept_beside_the_reports() -> None:
     failed = failures((3, TIMED_OUT))
     failed.at[0] = TOO_LARGE
     assert failed.first() == (0, TOO_LARGE)
+
+
+class ScriptedProducer:
+    """A producer whose ``produce`` raises what ``script`` holds for a message, once."""
+
+    def __init__(self, script: dict[bytes, BaseException]) -> None:
+        self.script, self.polls = script, 0
+        self.sent: list[bytes] = []
+
+    def produce(self, topic: str, value: bytes, key: bytes, on_delivery: Any) -> None:
+        if (exc := self.script.pop(value, None)) is not None:
+            raise exc
+        self.sent.append(value)
+
+    def poll(self, timeout: float) -> int:
+        self.polls += 1
+        return 0
+
+
+def test_a_full_queue_waits_and_a_refused_produce_is_kept_in_order() -> None:
+    sink = KafkaSink(CdcSettings("127.0.0.1:9", "t"))
+    values = [b"%d" % i for i in range(8)]
+    refused = KafkaException(TOO_LARGE)
+    producer = ScriptedProducer({b"2": BufferError("queue full"), b"5": refused,
+                                 b"6": BufferError("queue full")})
+    sink._producer = producer  # type: ignore[assignment]
+    failed = sink._produce("t", values, values, 1)  # sent again from index 1
+    assert producer.sent == [v for v in values[1:] if v != b"5"]  # each once, in order
+    assert producer.polls == 2
+    assert failed.first() == (5, TOO_LARGE)

@@ -51,7 +51,8 @@ def varied_edits() -> Iterator[RowEdit]:
     positions = [WalPosition("wal.1", 100, 3, 42, 1_700_000_000_123),
                  WalPosition('WALs/rs,1,2/r\u00e9s "1"\\.1', 0, 0),
                  WalPosition("hdfs://nn/hbase/oldWALs/rs%2C1.2", 7, 1, None, 5),
-                 WalPosition("wal.3", 2**40, 2**31, 2**64, -1)]
+                 WalPosition("wal.3", 2**40, 2**31, 2**64, -1),
+                 WalPosition("wal.4", 9, 10, 99, -100)]  # digits written in pairs
     for p, position in enumerate(positions):
         for table in ("ns:t", "t\u00e9", 't"\\'):
             for start in range(0, len(cells), 37):

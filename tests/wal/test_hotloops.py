@@ -21,14 +21,14 @@ from hbase_migrate.wal.reader import WalReader
 
 
 def usual_pairs(n: int) -> list[Any]:
-    """Entries whose keys take the compiled path: no cluster ids, one to three scopes,
-    sometimes nonces and an original sequence number."""
+    """Entries whose keys take the compiled path: no cluster ids, none to three scopes
+    (changing from key to key), sometimes nonces and an original sequence number."""
     pairs = []
     for (key, cells) in simple_pairs(n, tags=True):
         i = key.sequence
         pairs.append((WalKey(key.encoded_region_name, key.table_name, key.sequence,
                              key.write_time,
-                             scopes=tuple((b"f%d" % k, 1) for k in range(1 + i % 3)),
+                             scopes=tuple((b"f%d" % k, 1) for k in range(i % 4)),
                              nonce_group=i * 7 if i % 2 else None,
                              nonce=i * 11 if i % 2 else None,
                              orig_sequence=i if i % 3 == 0 else None), cells))
@@ -122,3 +122,21 @@ def test_every_cut_reads_the_same(reference_after: None, options: Any) -> None:
     data = wal_bytes(usual_pairs(5), options, trailer=False)
     for end in range(0, len(data), max(1, len(data) // 150)):
         assert _outcome(data[:end], "compiled") == _outcome(data[:end], "python"), end
+
+
+def test_what_repeats_is_made_once(reference_after: None) -> None:
+    """A file's table name and scopes, an entry's row and its timestamp, are one object
+    each where they repeat (a decoded file does not hold them once per cell)."""
+    pairs = [(WalKey(b"r" * 32, b"t", i, 5, scopes=((b"d", 1), (b"e", 1)) if i < 6 else ()),
+              [c._replace(row=b"row-%d" % i, timestamp=1_700_000_000_009) for c in cells])
+             for i, (_, cells) in enumerate(simple_pairs(8), 1)]
+    entries = _outcome(wal_bytes(pairs, ALL_OPTIONS[0]), "compiled")[0]
+    assert entries == _outcome(wal_bytes(pairs, ALL_OPTIONS[0]), "python")[0]
+    keys = [e.key for e in entries]
+    assert all(k.table_name is keys[0].table_name for k in keys)
+    assert all(k.encoded_region_name is keys[0].encoded_region_name for k in keys)
+    assert all(k.scopes is keys[0].scopes for k in keys[:5]) and keys[5].scopes == ()
+    for entry in entries:
+        assert len({id(c.row) for c in entry.cells}) <= 1
+        assert len({id(c.timestamp) for c in entry.cells}) <= 1
+    assert sum(len(e.cells) > 1 for e in entries) >= 3
