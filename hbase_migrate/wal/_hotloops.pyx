@@ -9,7 +9,9 @@ input, output and errors are the reference's: a key in any other layout is the r
 to decode, a cell whose first bytes are not all loaded hands the rest of the batch to the
 reference loop (nothing of the cell consumed yet), and long lengths, dictionary literals
 other than a short row, compressed values and tags not held by one filled slot go through
-the same helpers the reference calls.
+the same helpers the reference calls. What repeats is made once and shared (bytes and ints
+are immutable): a key's region, table and scopes when the key before had the same bytes, an
+entry's row, family and timestamp when the cell before had the same.
 """
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
@@ -105,8 +107,8 @@ cdef bytes _last_scope_bytes = None
 
 def decode_key(bytes buf, Py_ssize_t pos, Py_ssize_t end, dicts):
     """``walkey.decode_key``: the usual layout here (fields 1-4 with one-byte lengths, then
-    only FamilyScopes in their usual form and fields 7, 9, 10, 11 as varints of up to nine
-    bytes), any other through the reference. Nothing is changed before the whole key is
+    only FamilyScopes in their usual form, one after the other, and fields 7, 9, 10, 11 as
+    varints of up to nine bytes), any other through the reference. Nothing is changed before the whole key is
     known to be in that layout."""
     cdef const uint8_t* d = <const uint8_t*>PyBytes_AS_STRING(buf)
     cdef Py_ssize_t p, s, n, rs, ts
