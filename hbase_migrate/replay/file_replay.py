@@ -194,6 +194,7 @@ class _Applier:
         try:
             with self.lock:
                 sends = [target.prepare(table, m) for table, m in batch.items()]
+            batch.clear()  # handed over: freed now, while in cache (``sends`` keep their part)
             failure = None
         except BaseException as exc:
             failure = exc

@@ -228,11 +228,14 @@ class KafkaSink:
         topic = self._topic(self.settings.topic_of(source), mutations[0].position)
         edits = edits_of(source, mutations)
         applied = AppliedCounts(count_cells(mutations), 0)
+        positions = [edit.position for edit in edits]
         if self.image_target is not None:
-            return lambda: self._produce_batch(topic, edits, *self._images(
+            return lambda: self._produce_batch(topic, positions, *self._images(
                 table, edits, mutations, applied), applied)
         keys, values = render(edits, self.settings.envelope, self.cluster)  # compiled
-        return lambda: self._produce_batch(topic, edits, keys, values, applied)
+        # Only the positions wait for the acknowledgements: the edits (and their cells) are
+        # freed with the batch, while still in the processor's cache.
+        return lambda: self._produce_batch(topic, positions, keys, values, applied)
 
     def _images(self, table: str, edits: Sequence[RowEdit], mutations: Sequence[RowMutation],
                 applied: AppliedCounts) -> tuple[list[bytes], list[bytes]]:
@@ -242,17 +245,17 @@ class KafkaSink:
         values = [self._value(e, image) for e, image in zip(edits, images, strict=True)]
         return keys, values
 
-    def _produce_batch(self, topic: _Topic, edits: Sequence[RowEdit], keys: list[bytes],
-                       values: list[bytes], applied: AppliedCounts
+    def _produce_batch(self, topic: _Topic, positions: Sequence[WalPosition],
+                       keys: list[bytes], values: list[bytes], applied: AppliedCounts
                        ) -> Callable[[], AppliedCounts]:
         if keys and max(map(len, keys)) + max(map(len, values)) + RECORD_OVERHEAD > topic.limit:
-            for edit, key, value in zip(edits, keys, values, strict=True):  # which one
+            for position, key, value in zip(positions, keys, values, strict=True):  # which
                 if len(key) + len(value) + RECORD_OVERHEAD > topic.limit:
-                    raise self._too_large(topic, edit.position, key, value)
+                    raise self._too_large(topic, position, key, value)
         failed = self._produce(topic.name, keys, values, 0)
 
         def acknowledged() -> AppliedCounts:
-            applied.calls += self._deliver(topic, keys, values, edits, failed)
+            applied.calls += self._deliver(topic, keys, values, positions, failed)
             return applied
         return acknowledged
 
@@ -372,7 +375,7 @@ class KafkaSink:
     # -- delivery ---------------------------------------------------------------------------
 
     def _deliver(self, topic: _Topic, keys: Sequence[bytes], values: Sequence[bytes],
-                 edits: Sequence[RowEdit], failed: _Failures) -> int:
+                 positions: Sequence[WalPosition], failed: _Failures) -> int:
         """Wait until every message produced (``keys`` and ``values``; ``failed`` fills
         with their failures) is acknowledged; on failure, send again from the first failed
         message after a backoff. Returns how many."""
@@ -384,7 +387,7 @@ class KafkaSink:
             if failure is None:
                 return len(keys)
             start, error = failure
-            position = edits[start].position
+            position = positions[start]
             if error is not None and (error.code() in _TOO_LARGE or not _transient(error)):
                 raise KafkaDeliveryError(self._failure(topic, position, error, attempt + 1))
             if attempt == self.settings.retries:
