@@ -20,7 +20,8 @@ ROOT = Path(__file__).resolve().parent.parent
 SOURCES = (ROOT / "hbase_migrate" / "wal" / "_hotloops.pyx",
            ROOT / "hbase_migrate" / "replay" / "_convert.pyx",
            ROOT / "hbase_migrate" / "sinks" / "_render.pyx")
-SHARED = ROOT / "hbase_migrate" / "plain_tuples.pxd"  # cimported by the modules above
+SHARED = (ROOT / "hbase_migrate" / "plain_tuples.pxd",  # cimported by the modules above
+          ROOT / "hbase_migrate" / "wal" / "_hotloops.pxd")
 BUILD = ROOT / "build" / "speedups"
 
 
@@ -36,7 +37,7 @@ def run(command: list[str]) -> None:
 
 def build(source: Path, force: bool) -> None:
     out = target(source)
-    newest = max(source.stat().st_mtime, SHARED.stat().st_mtime)
+    newest = max(path.stat().st_mtime for path in (source, *SHARED))
     if not force and out.exists() and out.stat().st_mtime >= newest:
         return
     BUILD.mkdir(parents=True, exist_ok=True)

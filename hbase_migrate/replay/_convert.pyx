@@ -4,7 +4,8 @@ EntryConverter.take_batch>`, built by ``make setup`` (``scripts/build-speedups.p
 
 It takes the usual entry itself: a table already looked up and replayed, a write time inside
 the window, and only data cells (plain ``bytes`` fields, a known type code, a family that is
-replayed and already checked on the target). Every other entry (the first of each table or
+replayed and already checked on the target); a reader's ``CellBlock`` of such cells (the
+CDC stream's) becomes one mutation holding the block. Every other entry (the first of each table or
 family, markers, filtered families, skipped entries, unknown types: whatever counts,
 looks up or raises) goes to the reference's ``take``, so the mutations, counts and errors
 are the reference's. Counters live in C variables during a batch and are written back to the
@@ -16,6 +17,7 @@ from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_GET_SIZE
 from libc.string cimport memcmp
 
 from hbase_migrate.plain_tuples cimport plain_tuple
+from hbase_migrate.wal._hotloops cimport CellBlock
 
 from hbase_migrate.cluster.sizing import CELL_OVERHEAD
 from hbase_migrate.replay.mutations import Kind, RowMutation, WalPosition
@@ -86,7 +88,17 @@ cdef bint _usual_cells(tuple cells, object families, object seen, Sums* sums):
     return True
 
 
-cdef inline object _mutation(bytes row, bint put, tuple cells, object position):
+cdef bint _usual_block(CellBlock block, object families, object seen):
+    """Whether the fast path takes every cell of ``block`` (its families replayed and
+    checked on the target: what a block holds is plain data cells otherwise)."""
+    cdef object family
+    for family in block.families:
+        if (families is not None and family not in families) or family not in seen:
+            return False
+    return True
+
+
+cdef inline object _mutation(bytes row, bint put, object cells, object position):
     return plain_tuple(_Mutation, (row, _PUT if put else _DELETE, cells, position))
 
 
@@ -142,17 +154,21 @@ def take_batch(conv, entries, Py_ssize_t batch_cells, Py_ssize_t batch_bytes):
     cdef dict tables = conv.tables, checked = conv.checked
     cdef object flt = conv.filter, name = conv.name
     cdef object start = flt.start_time, end = flt.end_time
-    cdef object info, dst, families, seen, write_time, position, pending
+    cdef object info, dst, families, seen, write_time, position, pending, data
     cdef tuple fields, key, cells, first
+    cdef CellBlock block
     cdef Sums sums
     cdef Py_ssize_t n
+    cdef bint usual
     try:
         for entry in entries:
             if type(entry) is _Entry:
                 fields = <tuple>entry  # Entry, WalKey and Cell are tuples: read as such
-                if type(fields[0]) is _WalKey and type(fields[1]) is tuple:
-                    key, cells = <tuple>fields[0], <tuple>fields[1]
-                    n = PyTuple_GET_SIZE(cells)
+                data = fields[1]
+                if type(fields[0]) is _WalKey and (type(data) is tuple
+                                                   or type(data) is CellBlock):
+                    key = <tuple>fields[0]
+                    n = len(data)
                     info = tables.get(key[1])
                     write_time = key[3]
                     if (n and info is not None and info[3] is None
@@ -160,18 +176,29 @@ def take_batch(conv, entries, Py_ssize_t batch_cells, Py_ssize_t batch_bytes):
                             and (end is None or write_time < end)):
                         dst, families = info[1], info[2]
                         seen = checked.get(dst)
-                        if seen is not None and _usual_cells(cells, families, seen, &sums):
+                        if seen is None:
+                            usual = False
+                        elif type(data) is tuple:
+                            usual = _usual_cells(<tuple>data, families, seen, &sums)
+                        else:  # one row, one kind, data cells only: one mutation
+                            block = <CellBlock>data
+                            usual = _usual_block(block, families, seen)
+                            sums.size, sums.tags, sums.one_run = block.size, 0, True
+                        if usual:
                             position = plain_tuple(_Position, (
                                 name, fields[2], fields[4], key[2], write_time))
                             pending = conv.pending.get(dst)
                             if pending is None:
                                 pending = conv.pending[dst] = []
-                            if sums.one_run:
-                                first = <tuple>cells[0]
-                                pending.append(_mutation(first[0], first[4] == 4, cells,
+                            if type(data) is CellBlock:
+                                pending.append(_mutation(block.row, block.puts, data,
+                                                         position))
+                            elif sums.one_run:
+                                first = <tuple>(<tuple>data)[0]
+                                pending.append(_mutation(first[0], first[4] == 4, data,
                                                          position))
                             else:
-                                pending.extend(_runs(cells, position))
+                                pending.extend(_runs(<tuple>data, position))
                             counts.tags += sums.tags
                             counts.size += sums.size + _OVERHEAD * n
                             counts.applied += 1

@@ -180,3 +180,10 @@ class PipelinedTarget(ReplayTarget, Protocol):
         done while the batch before is still unacknowledged; the call returned does the
         rest of ``send`` and returns what it returns."""
         ...
+
+
+def takes_cell_blocks(target: ReplayTarget) -> bool:
+    """Whether ``target`` reads an entry's cells in place (a mutation's ``cells`` may be
+    the reader's compiled ``CellBlock``, a sequence of the same Cells): a target with a
+    true ``takes_cell_blocks`` attribute (the Kafka sink without row images)."""
+    return bool(getattr(target, "takes_cell_blocks", False))

@@ -106,7 +106,7 @@ class EntryConverter:
         """Buffer the entry's mutations into ``dst``; return the number of data cells."""
         position = WalPosition(self.name, entry.offset, entry.index, entry.key.sequence,
                                entry.key.write_time)
-        cells = entry.cells
+        cells = tuple(entry.cells)  # (a CellBlock's Cells made)
         new = set(map(_FAMILY, cells))
         if cells and METAFAMILY not in new and (families is None or new <= families):
             # the usual entry, every cell taken: counted in C passes, not cell by cell

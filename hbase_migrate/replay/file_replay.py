@@ -51,6 +51,7 @@ from hbase_migrate.replay.apply import (
     PipelinedTarget,
     ReplayTarget,
     require_families,
+    takes_cell_blocks,
 )
 from hbase_migrate.replay.convert import Batch, EntryConverter
 from hbase_migrate.replay.errors import ReplayError
@@ -338,7 +339,8 @@ def replay_file(source: Source, spec: ReplaySpec, target: ReplayTarget, *,
     run = _Run(name, spec, target, on_progress)
     try:
         run.check_mapping()
-        with WalReader(source, start_offset=start_offset, start_index=start_index) as reader:
+        with WalReader(source, start_offset=start_offset, start_index=start_index,
+                       cell_blocks=takes_cell_blocks(target)) as reader:
             conv = run.conv
             conv.offset = reader.end_offset
             conv.next_index = start_index if start_offset else 0

@@ -14,15 +14,18 @@ from cpython.mem cimport PyMem_Free, PyMem_Malloc, PyMem_Realloc
 from cpython.tuple cimport PyTuple_Check, PyTuple_GET_ITEM, PyTuple_GET_SIZE
 from libc.string cimport memcmp, memcpy
 
+from collections import Counter
 from json import dumps
 from time import time
 
 from hbase_migrate.plain_tuples cimport plain_tuple
+from hbase_migrate.wal._hotloops cimport CellBlock
 
+from hbase_migrate.replay.apply import count_cells as _count_cells
 from hbase_migrate.replay.mutations import RowMutation
 from hbase_migrate.sinks import debezium as _debezium
 from hbase_migrate.sinks import messages as _messages
-from hbase_migrate.wal.model import METAFAMILY, CellType
+from hbase_migrate.wal.model import METAFAMILY, CellType, type_name
 
 cdef char _FORM[256][8]  # zero-padded: each byte as its toStringBinary form reads inside a JSON string
 cdef Py_ssize_t _FORM_LEN[256]
@@ -74,12 +77,16 @@ cdef inline int _put_bytes(Buffer* b, bytes text) except -1:
     return _put(b, PyBytes_AS_STRING(text), PyBytes_GET_SIZE(text))
 
 
-cdef int _put_binary(Buffer* b, object data) except -1:
+cdef inline int _put_binary(Buffer* b, object data) except -1:
     """``data`` (bytes) as the JSON string of its toStringBinary form."""
     if type(data) is not bytes:
         raise _Unusual()
-    cdef const unsigned char* s = <const unsigned char*>PyBytes_AS_STRING(data)
-    cdef Py_ssize_t i, n = PyBytes_GET_SIZE(data)
+    return _put_raw(b, <const unsigned char*>PyBytes_AS_STRING(data), PyBytes_GET_SIZE(data))
+
+
+cdef int _put_raw(Buffer* b, const unsigned char* s, Py_ssize_t n) except -1:
+    """The ``n`` bytes at ``s`` as the JSON string of their toStringBinary form."""
+    cdef Py_ssize_t i
     cdef unsigned char c
     _reserve(b, 8 * n + 2)
     cdef char* out = b.data + b.size
@@ -105,10 +112,8 @@ for _b in range(100):
 
 cdef int _put_int(Buffer* b, object value) except -1:
     """An int as ``repr`` writes it; None as ``null``."""
-    cdef char digits[24]
     cdef long long v
-    cdef unsigned long long u, r
-    cdef int start = 24, overflow = 0
+    cdef int overflow = 0
     if value is None:
         return _put(b, b"null", 4)
     if type(value) is not int:
@@ -116,6 +121,14 @@ cdef int _put_int(Buffer* b, object value) except -1:
     v = PyLong_AsLongLongAndOverflow(value, &overflow)
     if overflow:
         return _put_bytes(b, repr(value).encode("ascii"))
+    return _put_long(b, v)
+
+
+cdef int _put_long(Buffer* b, long long v) except -1:
+    """``v`` as ``repr`` writes it."""
+    cdef char digits[24]
+    cdef unsigned long long u, r
+    cdef int start = 24
     u = <unsigned long long>(-(v + 1)) + 1 if v < 0 else <unsigned long long>v
     while u >= 100:  # the digits, last first
         r = u % 100
@@ -169,10 +182,16 @@ cdef inline object _field(object cell, Py_ssize_t i):
     return <object>PyTuple_GET_ITEM(cell, i)
 
 
-cdef int _put_cells(Buffer* b, tuple cells) except -1:
+cdef int _put_cells(Buffer* b, object data) except -1:
     """The JSON array of the cells (``messages.cells_text``)."""
     cdef Py_ssize_t i
     cdef object cell, family
+    cdef tuple cells
+    if type(data) is CellBlock:
+        return _put_block(b, <CellBlock>data)
+    if type(data) is not tuple:
+        raise _Unusual()
+    cells = <tuple>data
     _put_bytes(b, b"[")
     for i in range(len(cells)):
         cell = cells[i]
@@ -198,6 +217,62 @@ cdef int _put_cells(Buffer* b, tuple cells) except -1:
         _put_bytes(b, b"}")
     _put_bytes(b, b"]")
     return 0
+
+
+cdef const char* _TYPE_TEXT[16]  # a block's type codes (4, 8, 10, 12, 14): ',"type":"Put"'
+cdef Py_ssize_t _TYPE_LEN[16]
+cdef list _type_texts = []  # (holds the bytes the pointers above point into)
+for _b in (4, 8, 10, 12, 14):
+    _form = _messages._type(_b).encode("ascii")
+    _type_texts.append(_form)
+    _TYPE_TEXT[_b], _TYPE_LEN[_b] = PyBytes_AS_STRING(_form), len(_form)
+
+
+cdef inline Py_ssize_t _int32(const unsigned char* d, Py_ssize_t p) noexcept:
+    return <int>((<unsigned int>d[p] << 24) | (<unsigned int>d[p + 1] << 16)
+                 | (<unsigned int>d[p + 2] << 8) | d[p + 3])
+
+
+cdef int _put_block(Buffer* b, CellBlock block) except -1:
+    """The JSON array of a reader's ``CellBlock`` (``messages.cells_text`` of its Cells),
+    read in place: its row rendered once, the rest of each cell from the file's bytes."""
+    cdef const unsigned char* d = <const unsigned char*>PyBytes_AS_STRING(block.buf)
+    cdef Py_ssize_t i, q = block.start, klen, vlen, rlen, flen, fpos, qpos, tpos
+    cdef Py_ssize_t row_at = 0, row_len = 0
+    cdef unsigned long long ts
+    cdef int code
+    _put(b, b"[", 1)
+    for i in range(block.count):  # the reader checked every length and code
+        klen, vlen = _int32(d, q + 4), _int32(d, q + 8)
+        rlen = (d[q + 12] << 8) | d[q + 13]
+        fpos = q + 14 + rlen
+        flen = d[fpos]
+        qpos = fpos + 1 + flen
+        tpos = q + 3 + klen
+        _put(b, b',{"row":' if i else b'{"row":', 8 if i else 7)
+        if i == 0:
+            row_at = b.size
+            _put_raw(b, d + q + 14, rlen)
+            row_len = b.size - row_at
+        else:
+            _reserve(b, row_len)
+            memcpy(b.data + b.size, b.data + row_at, row_len)
+            b.size += row_len
+        _put(b, b',"family":', 10)
+        _put_raw(b, d + fpos + 1, flen)
+        _put(b, b',"qualifier":', 13)
+        _put_raw(b, d + qpos, tpos - qpos)
+        _put(b, b',"timestamp":', 13)
+        ts = ((<unsigned long long>_int32(d, tpos) << 32)
+              | <unsigned int>_int32(d, tpos + 4))
+        _put_long(b, <long long>ts)
+        code = d[tpos + 8]
+        _put(b, _TYPE_TEXT[code], _TYPE_LEN[code])
+        _put(b, b',"value":', 9)
+        _put_raw(b, d + tpos + 9, vlen)
+        _put(b, b"}", 1)
+        q = tpos + 9 + vlen
+    return _put(b, b"]", 1)
 
 
 cdef tuple _position(object edit):
@@ -239,15 +314,19 @@ cdef int _put_debezium(Buffer* b, tuple edit, bytes source, object now) except -
     """``debezium_value(edit, cluster, now=now)``; ``source`` is the text from the
     connector's name to ``"table":``."""
     cdef tuple p = _position(edit)
-    cdef tuple cells = edit[3]
-    cdef object cell
+    cdef object cells = edit[3], cell
     cdef bint delete = True
-    for cell in cells:
-        if not PyTuple_Check(cell) or PyTuple_GET_SIZE(cell) != 7:
-            raise _Unusual()
-        if _field(cell, 4) != _DELETE_FAMILY:
-            delete = False
-            break
+    if type(cells) is CellBlock:
+        delete = (<CellBlock>cells).by_type[14] == (<CellBlock>cells).count
+    elif type(cells) is not tuple:
+        raise _Unusual()
+    else:
+        for cell in <tuple>cells:
+            if not PyTuple_Check(cell) or PyTuple_GET_SIZE(cell) != 7:
+                raise _Unusual()
+            if _field(cell, 4) != _DELETE_FAMILY:
+                delete = False
+                break
     _put_bytes(b, b'{"before":null,"after":null,"op":')
     _put_bytes(b, b'"d"' if delete else b'"u"')
     _put_bytes(b, b',"ts_ms":')
@@ -342,3 +421,31 @@ def row_edits(str table, list mutations):
 
 cdef inline bint _same_position(object a, object b) except -1:
     return a is b or a == b
+
+
+def cell_counts(list mutations):
+    """``apply.count_cells(mutations)`` (cells by type name), compiled: a ``CellBlock``'s
+    counted by the reader, a tuple's cell by cell; other values go to the reference."""
+    cdef Py_ssize_t by_type[16]
+    cdef Py_ssize_t code
+    cdef object m, cells, cell, kind
+    for code in range(16):
+        by_type[code] = 0
+    for m in mutations:
+        if type(m) is not _Mutation:
+            return _count_cells(mutations)
+        cells = (<tuple>m)[2]
+        if type(cells) is CellBlock:
+            for code in range(16):
+                by_type[code] += (<CellBlock>cells).by_type[code]
+            continue
+        if type(cells) is not tuple:
+            return _count_cells(mutations)
+        for cell in <tuple>cells:
+            if not PyTuple_Check(cell) or PyTuple_GET_SIZE(cell) != 7:
+                return _count_cells(mutations)
+            kind = _field(cell, 4)
+            if type(kind) is not int or not 0 <= kind < 16:
+                return _count_cells(mutations)
+            by_type[<Py_ssize_t>kind] += 1
+    return Counter({type_name(code): by_type[code] for code in range(16) if by_type[code]})

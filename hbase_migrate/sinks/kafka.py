@@ -51,7 +51,6 @@ from hbase_migrate.replay.apply import (
     AppliedCounts,
     ReplayTarget,
     TargetUnavailableError,
-    count_cells,
 )
 from hbase_migrate.replay.errors import ReplayWriteError
 from hbase_migrate.replay.mutations import RowMutation, WalPosition
@@ -65,7 +64,7 @@ from hbase_migrate.sinks.gssapi import (
 )
 from hbase_migrate.sinks.messages import RowEdit, message_key, message_value
 from hbase_migrate.sinks.refusals import ConnectionFailures, client_logger, refused
-from hbase_migrate.sinks.render import edits_of, render
+from hbase_migrate.sinks.render import cell_counts, edits_of, render
 from hbase_migrate.wal.model import Cell
 
 log = logging.getLogger(__name__)
@@ -156,6 +155,12 @@ class KafkaSink:
         return f"Kafka {self.settings.bootstrap}"
 
     @property
+    def takes_cell_blocks(self) -> bool:
+        """The messages are rendered from the WAL's bytes in place (the compiled reader's
+        ``CellBlock``), unless the target cluster applies the mutations first."""
+        return self.image_target is None
+
+    @property
     def _metadata_timeout(self) -> float:
         return min(METADATA_TIMEOUT_S, self.settings.delivery_timeout / 1000)
 
@@ -227,7 +232,7 @@ class KafkaSink:
         source = self.sources.get(table, table)
         topic = self._topic(self.settings.topic_of(source), mutations[0].position)
         edits = edits_of(source, mutations)
-        applied = AppliedCounts(count_cells(mutations), 0)
+        applied = AppliedCounts(cell_counts(mutations), 0)
         positions = [edit.position for edit in edits]
         if self.image_target is not None:
             return lambda: self._produce_batch(topic, positions, *self._images(

@@ -7,9 +7,11 @@ a time (:func:`~hbase_migrate.sinks.messages.row_edits`,
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 
 from hbase_migrate.compiled import Choice
+from hbase_migrate.replay.apply import count_cells
 from hbase_migrate.replay.mutations import RowMutation
 from hbase_migrate.sinks.debezium import debezium_value
 from hbase_migrate.sinks.messages import RowEdit, message_key, message_value, row_edits
@@ -26,6 +28,15 @@ def edits_of(table: str, mutations: Sequence[RowMutation]) -> list[RowEdit]:
     if compiled is not None:
         return compiled.row_edits(table, list(mutations))  # type: ignore[no-any-return]
     return list(row_edits(table, mutations))
+
+
+def cell_counts(mutations: Sequence[RowMutation]) -> Counter[str]:
+    """:func:`~hbase_migrate.replay.apply.count_cells`: a reader's ``CellBlock`` counted
+    without making its Cells (compiled)."""
+    compiled = _choice.compiled()
+    if compiled is not None:
+        return compiled.cell_counts(list(mutations))  # type: ignore[no-any-return]
+    return count_cells(mutations)
 
 
 def render(edits: Sequence[RowEdit], envelope: str, cluster: str = "",

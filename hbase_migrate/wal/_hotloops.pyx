@@ -14,6 +14,7 @@ are immutable): a key's region, table and scopes when the key before had the sam
 entry's row, family and timestamp when the cell before had the same.
 """
 
+cimport cython
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.string cimport memcmp
@@ -32,7 +33,9 @@ from hbase_migrate.wal.cells import (
     value_decoder,
 )
 from hbase_migrate.wal.dictionary import read_item
-from hbase_migrate.wal.model import Cell, Tag, WalKey
+from struct import error as StructError
+from hbase_migrate.wal.model import Cell, Entry, Tag, WalKey
+from hbase_migrate.wal.window import CHUNK
 from hbase_migrate.wal.walkey import _uncompress, decode_key as _reference_key
 
 cdef object _new = tuple.__new__
@@ -258,6 +261,135 @@ def decode_plain_cells(bytes buf, Py_ssize_t p, Py_ssize_t count, ensure):
     return _cells(cells), buf, p
 
 
+cdef bytes _META = b"METAFAMILY"  # model.METAFAMILY
+cdef list _families = []  # the family names blocks were read with, made once each
+cdef tuple _last_families = ()
+
+
+cdef object _family(const uint8_t* d, Py_ssize_t start, Py_ssize_t stop):
+    """The family ``d[start:stop]`` as one shared bytes object (a file names few)."""
+    cdef object known
+    for known in _families:
+        if _holds(known, d, start, stop):
+            return known
+    if len(_families) >= 64:
+        del _families[:32]
+    known = _sub(d, start, stop)
+    _families.append(known)
+    return known
+
+
+@cython.no_gc  # bytes and a tuple of bytes: in no reference cycle, so not the collector's
+cdef class CellBlock:
+    """The cells of one entry as the file holds them (uncompressed, no tags, no markers, one
+    row, known type codes, all Puts or all deletes): read in the reader's pass without a
+    ``Cell`` each, and a sequence of the Cells ``decode_plain_cells`` gives (made when
+    iterated). The replay's compiled converter and the CDC renderer read it in place."""
+
+    def __len__(self) -> int:
+        return self.count
+
+    def cells(self) -> tuple:
+        """The Cells ``decode_plain_cells`` makes of these bytes."""
+        return decode_plain_cells(self.buf, self.start, self.count, _no_more)[0]
+
+    def __iter__(self):
+        return iter(self.cells())
+
+    def __getitem__(self, index):
+        return self.cells()[index]
+
+    def type_counts(self) -> dict:
+        """Cells by type code."""
+        return {code: self.by_type[code] for code in (4, 8, 10, 12, 14) if self.by_type[code]}
+
+    def __repr__(self) -> str:
+        return f"CellBlock({self.count} cells of row {self.row!r} at {self.start}..{self.end})"
+
+
+def _no_more(Py_ssize_t end):
+    raise AssertionError("a CellBlock holds all its bytes")
+
+
+def decode_plain_block(bytes buf, Py_ssize_t p, Py_ssize_t count, ensure):
+    """A ``CellsDecoder`` like ``decode_plain_cells``, whose cells are a :class:`CellBlock`
+    when they are all loaded and what a block holds; any other entry's (tags, markers,
+    several rows or kinds, odd or damaged bytes) are ``decode_plain_cells``'s, which also
+    raises its errors: so the cells are always the same."""
+    global _last_families
+    cdef const uint8_t* d = <const uint8_t*>PyBytes_AS_STRING(buf)
+    cdef Py_ssize_t blen = PyBytes_GET_SIZE(buf)
+    cdef Py_ssize_t i, j, q = p, end, tpos, kv_end, fpos, qpos, row_pos = 0, size = 0
+    cdef Py_ssize_t by_type[16]
+    cdef int32_t total, klen, vlen
+    cdef int rlen, flen, row_len = 0, code, nfam = 0, f_start = -1, f_len = -1
+    cdef list fams = []
+    cdef object family
+    cdef bint puts = False
+    cdef CellBlock block
+    if count < 1:
+        return decode_plain_cells(buf, p, count, ensure)
+    for i in range(16):
+        by_type[i] = 0
+    for i in range(count):
+        if q + 14 > blen:
+            buf = ensure(q + 14)
+            d, blen = <const uint8_t*>PyBytes_AS_STRING(buf), PyBytes_GET_SIZE(buf)
+            if q + 14 > blen:
+                return decode_plain_cells(buf, p, count, ensure)
+        total, klen, vlen = _int32(d, q), _int32(d, q + 4), _int32(d, q + 8)
+        rlen = (d[q + 12] << 8) | d[q + 13]
+        end = q + 4 + <Py_ssize_t>total
+        if end > blen:
+            buf = ensure(end)
+            d, blen = <const uint8_t*>PyBytes_AS_STRING(buf), PyBytes_GET_SIZE(buf)
+        tpos = q + 3 + <Py_ssize_t>klen
+        kv_end = tpos + 9 + <Py_ssize_t>vlen
+        if (end > blen or total < 0 or klen < 12 or vlen < 0 or kv_end != end  # tags too
+                or rlen > klen - 12):
+            return decode_plain_cells(buf, p, count, ensure)
+        fpos = q + 14 + rlen
+        flen = d[fpos]
+        qpos = fpos + 1 + flen
+        code = d[tpos + 8]
+        if (flen > 127 or qpos > tpos or not (code == 4 or code == 8 or code == 10
+                                               or code == 12 or code == 14)):
+            return decode_plain_cells(buf, p, count, ensure)
+        if i == 0:
+            row_pos, row_len, puts = q + 14, rlen, code == 4
+        elif (rlen != row_len or (code == 4) != puts
+              or memcmp(d + q + 14, d + row_pos, rlen) != 0):
+            return decode_plain_cells(buf, p, count, ensure)
+        if flen != f_len or memcmp(d + fpos + 1, d + f_start, flen) != 0:  # a new run
+            f_start, f_len = fpos + 1, flen
+            if _holds(_META, d, fpos + 1, qpos):
+                return decode_plain_cells(buf, p, count, ensure)
+            family = _family(d, fpos + 1, qpos)
+            j = 0
+            while j < nfam and fams[j] is not family:
+                j += 1
+            if j == nfam:
+                fams.append(family)
+                nfam += 1
+        by_type[code] += 1
+        size += rlen + flen + (tpos - qpos) + vlen
+        q = end
+    block = CellBlock.__new__(CellBlock)
+    block.buf, block.start, block.end, block.count = buf, p, q, count
+    block.row = _sub(d, row_pos, row_pos + row_len)
+    block.puts, block.size = puts, size
+    for i in range(16):
+        block.by_type[i] = by_type[i]
+    j = 0
+    if nfam == len(_last_families):
+        while j < nfam and fams[j] is _last_families[j]:
+            j += 1
+    if j < nfam or nfam != len(_last_families):
+        _last_families = tuple(fams)
+    block.families = _last_families
+    return block, buf, q
+
+
 cdef inline tuple _cells(list cells):
     """The cells made here (:func:`plain_tuple`), as one untracked tuple."""
     cdef tuple out = tuple(cells)
@@ -444,3 +576,48 @@ cdef class CompressedCells:
                                             tags)))
             p = q
         return _cells(cells), buf, p
+
+
+def entries(reader, End):
+    """``WalReader._python_entries`` for an uncompressed file (no dictionaries), compiled:
+    the usual entry (a one-byte key length, key and cells loaded or loadable) decoded here,
+    any other (and any that fails) by the reader's ``_decode_entry``, which also raises its
+    errors and ends (``End``)."""
+    cdef object window = reader._window, decode_entry = reader._decode_entry
+    cdef object decode_cells = reader._decode_cells, ensure = window.ensure
+    cdef bint fast = reader._decode_key is decode_key
+    cdef Py_ssize_t pos, index, skip_until = reader._start_offset, offset, key_end, end
+    cdef Py_ssize_t chunk = CHUNK
+    cdef object entry, key, count, cells
+    cdef bytes buf
+    pos, index = reader._start()
+    while True:
+        offset = window.base + pos
+        entry = None
+        buf = window.data
+        if fast and pos + 10 <= PyBytes_GET_SIZE(buf) and (<const uint8_t*>PyBytes_AS_STRING(buf))[pos] < 0x80:
+            key_end = pos + 1 + (<const uint8_t*>PyBytes_AS_STRING(buf))[pos]
+            if key_end <= PyBytes_GET_SIZE(buf):
+                try:
+                    key, count = decode_key(buf, pos + 1, key_end, None)
+                    cells, buf, end = decode_cells(buf, key_end, count, ensure)
+                except (ValueError, IndexError, StructError):  # the reader's to report
+                    pass
+                else:
+                    entry = plain_tuple(Entry, (key, cells, offset, end - pos, index))
+        if entry is None:
+            try:
+                entry, end = decode_entry(window, pos, index)
+            except End as stop:
+                reader._ended(stop, offset, index)
+                return
+        pos = end
+        if offset >= skip_until:
+            reader.end_offset = offset + (<tuple>entry)[3]
+            yield entry
+        elif offset + (<tuple>entry)[3] > skip_until:
+            raise reader._not_a_boundary(offset, (<tuple>entry)[3], index)
+        index += 1
+        if pos > chunk:
+            window.drop(pos)
+            pos = 0

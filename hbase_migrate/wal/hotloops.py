@@ -6,12 +6,12 @@ format suites through both)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from hbase_migrate.compiled import Choice
 from hbase_migrate.wal import cells, walkey
 from hbase_migrate.wal.cells import CellsDecoder, CompressionState
-from hbase_migrate.wal.model import WalKey
+from hbase_migrate.wal.model import Entry, WalKey
 
 KeyDecoder = Callable[[bytes, int, int, "walkey.KeyDictionaries | None"], tuple[WalKey, int]]
 
@@ -19,6 +19,13 @@ _choice = Choice("hbase_migrate.wal._hotloops", "the compiled hot loops are")
 COMPILED = _choice.module
 implementation = _choice.implementation  # which runs (for readers opened from now on)
 use = _choice.use
+
+
+def entries_loop() -> Callable[..., Iterator[Entry]] | None:
+    """The compiled loop over an uncompressed file's entries (``WalReader`` runs its own,
+    the reference, when this is None)."""
+    compiled = _choice.compiled()
+    return None if compiled is None else compiled.entries
 
 
 def key_decoder() -> KeyDecoder:
@@ -33,6 +40,15 @@ def plain_decoder() -> CellsDecoder:
     if compiled is None:
         return cells.decode_plain_cells
     return compiled.decode_plain_cells  # type: ignore[no-any-return]
+
+
+def block_decoder() -> CellsDecoder:
+    """The loop for uncompressed KeyValues whose usual entries come as one ``CellBlock``
+    each (compiled only: the reference's are always Cells)."""
+    compiled = _choice.compiled()
+    if compiled is None:
+        return cells.decode_plain_cells
+    return compiled.decode_plain_block  # type: ignore[no-any-return]
 
 
 def compressed_decoder(state: CompressionState) -> CellsDecoder:

@@ -67,6 +67,8 @@ class WalReader:
     yielding to rebuild the dictionaries; an uncompressed one is walked quickly to count
     entries, or, when ``start_index`` (the index of the entry at ``start_offset``) is
     given, entered by a direct seek. ``recovered_edits=None`` decides from the name.
+    With ``cell_blocks``, an uncompressed entry's cells may come as one compiled
+    ``CellBlock`` (a sequence of the same Cells, read in place by the CDC stream).
     """
 
     def __init__(
@@ -77,16 +79,18 @@ class WalReader:
         start_offset: int = 0,
         recovered_edits: bool | None = None,
         start_index: int | None = None,
+        cell_blocks: bool = False,
     ) -> None:
         self._fileobj, self._owned, default_name = open_wal(source)
         self.name = name if name is not None else default_name
         try:
-            self._setup(start_offset, recovered_edits, start_index)
+            self._setup(start_offset, recovered_edits, start_index, cell_blocks)
         except BaseException:
             self.close()
             raise
 
-    def _setup(self, start_offset: int, recovered: bool | None, start_index: int | None) -> None:
+    def _setup(self, start_offset: int, recovered: bool | None, start_index: int | None,
+               cell_blocks: bool) -> None:
         self.file_size: int | None = size_of(self._fileobj)
         self._window = Window(self._fileobj, 0, None)
         header, self._edits_start = read_header(self._window, self.name)
@@ -100,7 +104,8 @@ class WalReader:
         self._key_dicts: KeyDictionaries | None = None
         self._cells: C.CompressionState | None = None
         self._decode_key = hotloops.key_decoder()
-        self._decode_cells: C.CellsDecoder = hotloops.plain_decoder()
+        self._decode_cells: C.CellsDecoder = (hotloops.block_decoder() if cell_blocks
+                                              else hotloops.plain_decoder())
         if self.header.has_compression:
             self._key_dicts = KeyDictionaries(
                 LruDictionary(capacity),
@@ -179,6 +184,12 @@ class WalReader:
         return 0, self._start_index
 
     def _entries(self) -> Iterator[Entry]:
+        loop = hotloops.entries_loop()
+        if loop is not None and self._key_dicts is None:  # uncompressed: the compiled loop
+            return loop(self, _End)
+        return self._python_entries()
+
+    def _python_entries(self) -> Iterator[Entry]:
         window = self._window
         pos, index = self._start()
         skip_until = self._start_offset
@@ -188,27 +199,34 @@ class WalReader:
             try:
                 entry, pos = decode(window, pos, index)
             except _End as end:
-                self.end_reason = end.reason
-                self.end_offset = offset
-                if offset < skip_until:
-                    raise self._corrupt(
-                        skip_until, index, "start_offset lies beyond the end of the edits"
-                    ) from None
+                self._ended(end, offset, index)
                 return
             if offset >= skip_until:
                 self.end_offset = offset + entry.size
                 yield entry
             elif offset + entry.size > skip_until:
-                raise self._corrupt(
-                    skip_until,
-                    index,
-                    f"start_offset is not an entry boundary (entry #{index} spans "
-                    f"{offset}..{offset + entry.size})",
-                )
+                raise self._not_a_boundary(offset, entry.size, index)
             index += 1
             if pos > CHUNK:
                 window.drop(pos)
                 pos = 0
+
+    def _ended(self, end: _End, offset: int, index: int) -> None:
+        """The edits ended normally at ``offset`` (raises when before ``start_offset``)."""
+        self.end_reason = end.reason
+        self.end_offset = offset
+        if offset < self._start_offset:
+            raise self._corrupt(
+                self._start_offset, index, "start_offset lies beyond the end of the edits"
+            ) from None
+
+    def _not_a_boundary(self, offset: int, size: int, index: int) -> WalCorruptError:
+        return self._corrupt(
+            self._start_offset,
+            index,
+            f"start_offset is not an entry boundary (entry #{index} spans "
+            f"{offset}..{offset + size})",
+        )
 
     def _decode_entry(self, window: Window, pos: int, index: int) -> tuple[Entry, int]:
         """Decode the entry at relative ``pos``, or raise _End with the end reason."""

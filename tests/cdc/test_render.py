@@ -8,14 +8,24 @@ import gc
 import os
 import random
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
-from hbase_migrate.replay.mutations import KNOWN_TYPES, RowMutation, WalPosition, to_mutations
+from hbase_migrate.replay.apply import count_cells
+from hbase_migrate.replay.mutations import (
+    KNOWN_TYPES,
+    Kind,
+    RowMutation,
+    WalPosition,
+    to_mutations,
+)
 from hbase_migrate.sinks import render
 from hbase_migrate.sinks.debezium import debezium_value
 from hbase_migrate.sinks.messages import RowEdit, message_key, message_value, row_edits
-from hbase_migrate.wal.model import METAFAMILY, Cell, CellType, Tag
+from hbase_migrate.wal.model import METAFAMILY, Cell, CellType, Tag, WalKey
+from hbase_migrate.wal.reader import WalReader
+from hbase_migrate.wal.writer import WalOptions, WalWriter
 
 ROW = b'r"\\\x00\xff\xe9'
 DELETES = (CellType.DELETE, CellType.DELETE_COLUMN, CellType.DELETE_FAMILY,
@@ -142,3 +152,56 @@ def test_the_compiled_edits_are_the_reference_edits() -> None:
 
 class Odd(RowMutation):
     """A mutation of a type the compiled path does not read."""
+
+
+def block_edits(tmp_path: Path) -> tuple[list[RowEdit], list[RowMutation]]:
+    """The edits and mutations of a WAL read as the stream reads it: most entries' cells
+    a reader's ``CellBlock`` (one row and kind, binary and unicode bytes, every delete
+    type, odd timestamps, a 1 MiB value), some Cells (tags, two rows)."""
+    rng = random.Random(27)
+    cells = [c for c in varied_cells(rng)
+             if c.type in KNOWN_TYPES and c.family != METAFAMILY and -2**63 <= c.timestamp < 2**63]
+    pairs = []
+    for i, start in enumerate(range(0, len(cells), 3)):
+        group = [c._replace(row=cells[start].row) for c in cells[start:start + 1 + i % 3]
+                 if (c.type == CellType.PUT) == (cells[start].type == CellType.PUT)]
+        if i % 7 == 3:
+            group.append(group[0]._replace(row=b"another"))
+        pairs.append((WalKey(b"r" * 32, b"ns:t", i + 1, 1_700_000_000_000 + i), group))
+    path = tmp_path / "wal.1"
+    with path.open("wb") as out:
+        writer = WalWriter(out, WalOptions())
+        for key, group in pairs:
+            writer.append(key, group)
+        writer.close()
+    batch: list[RowMutation] = []
+    with WalReader(path, cell_blocks=True) as reader:
+        for entry in reader:
+            position = WalPosition(str(path), entry.offset, entry.index, entry.key.sequence,
+                                   entry.key.write_time)
+            if type(entry.cells) is tuple:
+                batch += to_mutations(entry.cells, position)
+            else:
+                batch.append(RowMutation(entry.cells.row, Kind.PUT if entry.cells.puts
+                                         else Kind.DELETE, entry.cells, position))
+    return list(row_edits("ns:t", batch)), batch
+
+
+@pytest.mark.usefixtures("compiled")
+@pytest.mark.parametrize("envelope", ["native", "debezium"])
+def test_blocks_render_as_their_cells(tmp_path: Path, envelope: str) -> None:
+    """A message rendered from the WAL's bytes in place is the reference's message of the
+    Cells the block holds; the cells' counts by type too."""
+    edits, mutations = block_edits(tmp_path)
+    blocks = [e for e in edits if type(e.cells) is not tuple]
+    assert len(blocks) > 50 and len(blocks) < len(edits)
+    as_cells = [e._replace(cells=tuple(e.cells)) for e in edits]
+    assert render.render(edits, envelope, "c", now=5) == render.render(as_cells, envelope, "c",
+                                                                        now=5)
+    expected = [message_value(e) if envelope == "native" else debezium_value(e, "c", now=5)
+                for e in as_cells]
+    assert render.render(edits, envelope, "c", now=5)[1] == expected
+    assert render.edits_of("ns:t", mutations) == edits
+    plain = [m._replace(cells=tuple(m.cells)) for m in mutations]
+    assert render.cell_counts(mutations) == count_cells(plain) == render.cell_counts(plain)
+    assert render.cell_counts([*plain[:2], Odd(*plain[2])]) == count_cells(plain[:3])

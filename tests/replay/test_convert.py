@@ -97,13 +97,31 @@ def entries(seed: int, n: int = 200, *, families: bool = False) -> list[tuple[Wa
     return out
 
 
+class BlockRecorder(Recorder):
+    """A Recorder that takes the reader's cell blocks (as the Kafka sink does), recording
+    each block's Cells."""
+
+    takes_cell_blocks = True
+
+    def __init__(self, families: Sequence[bytes] = (b"d", b"m")) -> None:
+        super().__init__(families)
+        self.blocks = 0
+
+    def apply(self, table: str, mutations: Sequence[RowMutation]) -> AppliedCounts:
+        counts = super().apply(table, mutations)
+        self.blocks += sum(type(m.cells) is not tuple for m in mutations)
+        self.batches[-1] = (table, [m._replace(cells=tuple(m.cells)) for m in mutations])
+        return counts
+
+
 Outcome = tuple[Any, ...]
 
 
 def _replay(path: Path, flt: ReplayFilter, name: Implementation, *, batch_cells: int = 7,
-            in_flight: int = 2, families: Sequence[bytes] = (b"d", b"m")) -> Outcome:
+            in_flight: int = 2, families: Sequence[bytes] = (b"d", b"m"),
+            target: Recorder | None = None) -> Outcome:
     convert.use(name)
-    target = Recorder(families)
+    target = target or Recorder(families)
     try:
         result = replay_file(path, ReplaySpec(flt, batch_cells, in_flight), target,
                              on_progress=target.reports.append)
@@ -203,3 +221,18 @@ def test_a_damaged_file_fails_at_the_same_entry(both: None, tmp_path: Path, seed
     damaged.write_bytes(bytes(data))
     _same(damaged, FILTERS["all"])
     _same(damaged, FILTERS["families"], batch_cells=1, in_flight=0)
+
+
+@pytest.mark.parametrize("filter_name", list(FILTERS))
+@pytest.mark.parametrize("seed", [1, 2])
+def test_cell_blocks_make_the_same_batches(both: None, tmp_path: Path, filter_name: str,
+                                           seed: int) -> None:
+    """A target that takes the reader's cell blocks gets, for the usual entry, one
+    mutation holding the block: the same mutation as the reference's of its Cells, with the
+    same reports and result."""
+    path = make_wal(tmp_path / "wal", entries(seed))
+    reference = _replay(path, FILTERS[filter_name], "python")
+    target = BlockRecorder()
+    assert _replay(path, FILTERS[filter_name], "compiled", target=target) == reference
+    assert target.blocks > (10 if filter_name in ("all", "mapped") else 0)
+    assert _replay(path, FILTERS[filter_name], "python", target=BlockRecorder()) == reference

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gc
 import io
+from collections import Counter
 from typing import Any
 
 import pytest
@@ -16,7 +17,7 @@ from test_fuzz import damaged
 from hbase_migrate.compiled import Implementation
 from hbase_migrate.errors import WalError
 from hbase_migrate.wal import hotloops
-from hbase_migrate.wal.model import WalKey
+from hbase_migrate.wal.model import METAFAMILY, Cell, CellType, Tag, WalKey
 from hbase_migrate.wal.reader import WalReader
 
 
@@ -54,13 +55,59 @@ def test_the_set_up_builds_the_compiled_loops() -> None:
         "(or `python scripts/build-speedups.py`)")
 
 
-def _outcome(data: bytes, name: Implementation) -> tuple[Any, ...]:
+def block_pairs(n: int) -> list[Any]:
+    """Entries of which most make a ``CellBlock`` (one row; all Puts, or all deletes, of two
+    families), and some cannot: two rows, a Put beside a delete, tags, a marker, an odd
+    type code, no cells."""
+    pairs = []
+    for i in range(n):
+        key = WalKey(b"%032x" % (i % 3), b"t%d" % (i % 2), i + 1, 1_700_000_000_000 + i)
+        row = b"row\x00\xff-%d" % i
+        kinds = (CellType.PUT,) if i % 3 else (CellType.DELETE, CellType.DELETE_COLUMN,
+                                               CellType.DELETE_FAMILY,
+                                               CellType.DELETE_FAMILY_VERSION)
+        cells = [Cell(row, b"f%d" % (j % 2), b"q\x01%d" % j, 1_700_000_000_000 - j,
+                      kinds[j % len(kinds)], b"v\\\xfe" * j if i % 3 else b"")
+                 for j in range(1 + i % 4)]
+        odd = i % 11
+        if odd == 1:
+            cells.append(cells[0]._replace(row=b"another row"))
+        elif odd == 2:
+            cells.append(cells[0]._replace(type=CellType.DELETE if i % 3 else CellType.PUT))
+        elif odd == 3:
+            cells[-1] = cells[-1]._replace(tags=(Tag(8, b"\x00\x01"),))
+        elif odd == 4:
+            cells.insert(0, Cell(row, METAFAMILY, b"HBASE::FLUSH", 1, CellType.PUT, b"x"))
+        elif odd == 5:
+            cells.append(cells[0]._replace(type=6))
+        elif odd == 6:
+            cells = []
+        pairs.append((key, cells))
+    return pairs
+
+
+BLOCKS = [wal_bytes(block_pairs(40), options, trailer=trailer)
+          for options in ALL_OPTIONS[:2] for trailer in (True, False)]
+
+
+@st.composite
+def damaged_blocks(draw: st.DrawFn) -> bytes:
+    data = bytearray(draw(st.sampled_from(BLOCKS)))
+    for _ in range(draw(st.integers(1, 3))):
+        pos = draw(st.integers(len(data) // 10, len(data) - 1))
+        data[pos] = draw(st.sampled_from([0x00, 0x01, 0x04, 0x7F, 0x80, 0xFF, data[pos] ^ 0x10]))
+    return bytes(data)
+
+
+def _outcome(data: bytes, name: Implementation, *, blocks: bool = False) -> tuple[Any, ...]:
+    """The entries (each block's cells as the Cells it holds), and how the read ended."""
     hotloops.use(name)
     entries = []
     try:
-        reader = WalReader(io.BytesIO(data), name="same.wal")
+        reader = WalReader(io.BytesIO(data), name="same.wal", cell_blocks=blocks)
         for entry in reader:
-            entries.append(entry)
+            entries.append(entry if type(entry.cells) is tuple
+                           else entry._replace(cells=tuple(entry.cells)))
     except (WalError, ValueError) as exc:
         return tuple(entries), type(exc).__name__, str(exc)
     return tuple(entries), reader.end_offset, reader.end_reason
@@ -140,3 +187,49 @@ def test_what_repeats_is_made_once(reference_after: None) -> None:
         assert len({id(c.row) for c in entry.cells}) <= 1
         assert len({id(c.timestamp) for c in entry.cells}) <= 1
     assert sum(len(e.cells) > 1 for e in entries) >= 3
+
+
+@settings(max_examples=300, deadline=4000,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(damaged_blocks())
+def test_damaged_blocks_read_the_same(reference_after: None, data: bytes) -> None:
+    assert _outcome(data, "compiled", blocks=True) == _outcome(data, "python")
+
+
+@pytest.mark.parametrize("options", ALL_OPTIONS[:2], ids=["plain", "dict"])
+def test_every_cut_of_blocks_reads_the_same(reference_after: None, options: Any) -> None:
+    data = wal_bytes(block_pairs(12), options, trailer=False)
+    for end in range(0, len(data), max(1, len(data) // 150)):
+        expected = _outcome(data[:end], "python")
+        assert _outcome(data[:end], "compiled", blocks=True) == expected, end
+
+
+def test_the_usual_entry_comes_as_one_block(reference_after: None) -> None:
+    """One row, one kind, known codes, no tags or markers: a CellBlock, whose figures are
+    those of the Cells it holds; every other entry (and every one of a compressed file)
+    comes as Cells."""
+    pairs = block_pairs(40)
+    hotloops.use("compiled")
+    with WalReader(io.BytesIO(wal_bytes(pairs)), cell_blocks=True) as reader:
+        entries = list(reader)
+    blocks = 0
+    for entry, (_, cells) in zip(entries, pairs, strict=True):
+        kinds = {c.type == CellType.PUT for c in cells}
+        usual = (cells and len({c.row for c in cells}) == 1 and len(kinds) == 1
+                 and not any(c.tags or c.family == METAFAMILY or c.type == 6 for c in cells))
+        if not usual:
+            assert type(entry.cells) is tuple and entry.cells == tuple(cells)
+            continue
+        block = entry.cells
+        blocks += 1
+        assert type(block) is hotloops.COMPILED.CellBlock and not gc.is_tracked(block)
+        assert tuple(block) == tuple(cells) and list(block) == cells and len(block) == len(cells)
+        assert block[len(cells) - 1] == cells[-1] and block.row == cells[0].row
+        assert block.puts == (cells[0].type == CellType.PUT)
+        assert block.families == tuple(dict.fromkeys(c.family for c in cells))
+        assert block.size == sum(len(c.row) + len(c.family) + len(c.qualifier) + len(c.value)
+                                 for c in cells)
+        assert block.type_counts() == Counter(int(c.type) for c in cells)
+    assert blocks > 12
+    with WalReader(io.BytesIO(wal_bytes(pairs, ALL_OPTIONS[1])), cell_blocks=True) as reader:
+        assert all(type(entry.cells) is tuple for entry in reader)
