@@ -344,12 +344,25 @@ cdef int _put_debezium(Buffer* b, tuple edit, bytes source, object now) except -
     return 0
 
 
+cdef object _key_table = None
+cdef bytes _key_prefix = b""
+
+
 cdef bytes _key(tuple edit):
-    """``message_key(edit.table, edit.row)``."""
+    """``message_key(edit.table, edit.row)``: the table's part made once per table."""
+    global _key_table, _key_prefix
     cdef object table = edit[0], row = edit[1]
+    cdef bytes key
+    cdef Py_ssize_t n
     if type(row) is not bytes or type(table) is not str:
         return _messages.message_key(table, row)
-    return <bytes>(<str>table).encode("utf-8") + b"\x00" + <bytes>row
+    if table is not _key_table:
+        _key_prefix, _key_table = (<str>table).encode("utf-8") + b"\x00", table
+    n = PyBytes_GET_SIZE(_key_prefix)
+    key = PyBytes_FromStringAndSize(NULL, n + PyBytes_GET_SIZE(row))
+    memcpy(PyBytes_AS_STRING(key), PyBytes_AS_STRING(_key_prefix), n)
+    memcpy(PyBytes_AS_STRING(key) + n, PyBytes_AS_STRING(row), PyBytes_GET_SIZE(row))
+    return key
 
 
 def render(list edits, str envelope, str cluster, object now=None):
@@ -449,3 +462,17 @@ def cell_counts(list mutations):
                 return _count_cells(mutations)
             by_type[<Py_ssize_t>kind] += 1
     return Counter({type_name(code): by_type[code] for code in range(16) if by_type[code]})
+
+
+def longest(list keys, list values):
+    """The largest ``len(key) + len(value)`` of the messages (0 for none)."""
+    cdef Py_ssize_t i, size, most = 0
+    cdef object key, value
+    for i in range(min(len(keys), len(values))):
+        key, value = keys[i], values[i]
+        if type(key) is not bytes or type(value) is not bytes:
+            return max(len(k) + len(v) for k, v in zip(keys, values))
+        size = PyBytes_GET_SIZE(key) + PyBytes_GET_SIZE(value)
+        if size > most:
+            most = size
+    return most

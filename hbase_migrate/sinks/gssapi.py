@@ -196,12 +196,15 @@ class GssapiProducer:
         return self._client
 
     def produce(self, topic: str, value: bytes | None = None, key: bytes | None = None,
+                partition: int = -1,
                 on_delivery: Callable[[KafkaError | None, Any], None] | None = None
                 ) -> None:
+        """As confluent-kafka's (``partition`` -1: the partitioner picks by key)."""
         from kafka.errors import KafkaError as ClientError
 
         try:
-            future = self._producer().send(topic, value=value, key=key)
+            future = self._producer().send(topic, value=value, key=key,
+                                           partition=partition if partition >= 0 else None)
         except ClientError as exc:
             raise KafkaException(kafka_error(exc)) from None
         self._sent.append((future, key, value, on_delivery))

@@ -64,12 +64,19 @@ from hbase_migrate.sinks.gssapi import (
 )
 from hbase_migrate.sinks.messages import RowEdit, message_key, message_value
 from hbase_migrate.sinks.refusals import ConnectionFailures, client_logger, refused
-from hbase_migrate.sinks.render import cell_counts, edits_of, render
+from hbase_migrate.sinks.render import cell_counts, edits_of, longest, render
 from hbase_migrate.wal.model import Cell
 
 log = logging.getLogger(__name__)
 
 BACKOFF_S = 1.0  # the first pause before a delivery is sent again; doubles each time
+# A batch is produced in one loop (about a microsecond a message), then the next is prepared
+# while the broker acknowledges it: librdkafka's default 5 ms linger would hold the batch's
+# last records back for that long while the broker could already store them (measured:
+# bench/cdc_throughput.py, 0.63x raw produce at 5 ms, 0.80x at 2 ms, 0.72x at 1 ms, where
+# requests get small).
+LINGER_MS = 2
+ANY_PARTITION = -1  # librdkafka's RD_KAFKA_PARTITION_UA: the partitioner picks by key
 RECORD_OVERHEAD = 100  # a record batch's header and one record's framing, at most
 METADATA_TIMEOUT_S = 15.0
 _UNAVAILABLE = frozenset({KafkaError._MSG_TIMED_OUT, KafkaError._TRANSPORT,
@@ -168,7 +175,7 @@ class KafkaSink:
         config: dict[str, Any] = {
             "bootstrap.servers": self.settings.bootstrap, "enable.idempotence": True,
             "acks": "all", "message.timeout.ms": self.settings.delivery_timeout,
-            "linger.ms": 5, "delivery.report.only.error": True, "logger": log,
+            "linger.ms": LINGER_MS, "delivery.report.only.error": True, "logger": log,
             **dict(self.settings.producer)}
         if self._batch_limit is not None:
             config["batch.size"] = self._batch_limit
@@ -253,7 +260,7 @@ class KafkaSink:
     def _produce_batch(self, topic: _Topic, positions: Sequence[WalPosition],
                        keys: list[bytes], values: list[bytes], applied: AppliedCounts
                        ) -> Callable[[], AppliedCounts]:
-        if keys and max(map(len, keys)) + max(map(len, values)) + RECORD_OVERHEAD > topic.limit:
+        if longest(keys, values) + RECORD_OVERHEAD > topic.limit:
             for position, key, value in zip(positions, keys, values, strict=True):  # which
                 if len(key) + len(value) + RECORD_OVERHEAD > topic.limit:
                     raise self._too_large(topic, position, key, value)
@@ -426,7 +433,8 @@ class KafkaSink:
         while i < n:
             try:
                 for i in range(i, n):  # noqa: B020 (from where the last try stopped)
-                    produce(topic, values[i], keys[i], on_delivery=report)
+                    produce(topic, values[i], keys[i], ANY_PARTITION, report)  # positional:
+                    # a third cheaper to call than with on_delivery= (the keywords parsed)
                 break
             except BufferError:
                 producer.poll(0.1)  # the local queue is full: let deliveries drain

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
+from operator import add
 
 from hbase_migrate.compiled import Choice
 from hbase_migrate.replay.apply import count_cells
@@ -51,3 +52,11 @@ def render(edits: Sequence[RowEdit], envelope: str, cluster: str = "",
     if envelope == "native":
         return keys, [message_value(e) for e in edits]
     return keys, [debezium_value(e, cluster, now=now) for e in edits]
+
+
+def longest(keys: list[bytes], values: list[bytes]) -> int:
+    """The largest ``len(key) + len(value)`` of the messages (0 for none)."""
+    compiled = _choice.compiled()
+    if compiled is not None:
+        return compiled.longest(keys, values)  # type: ignore[no-any-return]
+    return max(map(add, map(len, keys), map(len, values)), default=0)

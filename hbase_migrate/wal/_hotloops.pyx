@@ -111,8 +111,22 @@ cdef bytes _last_scope_bytes = None
 def decode_key(bytes buf, Py_ssize_t pos, Py_ssize_t end, dicts):
     """``walkey.decode_key``: the usual layout here (fields 1-4 with one-byte lengths, then
     only FamilyScopes in their usual form, one after the other, and fields 7, 9, 10, 11 as
-    varints of up to nine bytes), any other through the reference. Nothing is changed before the whole key is
-    known to be in that layout."""
+    varints of up to nine bytes), any other through the reference. Nothing is changed before
+    the whole key is known to be in that layout."""
+    cdef int64_t count
+    key = _key(buf, pos, end, dicts, &count)
+    return key, count
+
+
+cdef object _reference(bytes buf, Py_ssize_t pos, Py_ssize_t end, object dicts,
+                       int64_t* count_out):
+    key, count = _reference_key(buf, pos, end, dicts)
+    count_out[0] = count
+    return key
+
+
+cdef object _key(bytes buf, Py_ssize_t pos, Py_ssize_t end, object dicts, int64_t* count_out):
+    """``decode_key``'s key, its cell count in ``count_out``."""
     cdef const uint8_t* d = <const uint8_t*>PyBytes_AS_STRING(buf)
     cdef Py_ssize_t p, s, n, rs, ts
     cdef int64_t sequence, write_time, value
@@ -122,45 +136,45 @@ def decode_key(bytes buf, Py_ssize_t pos, Py_ssize_t end, dicts):
     cdef Py_ssize_t scope_start = -1, scope_end = -1  # the scopes' bytes (one stretch)
     cdef object nonce_group = None, nonce = None, orig = None
     if end > PyBytes_GET_SIZE(buf) or end - pos < 10 or d[pos] != 0x0A:
-        return _reference_key(buf, pos, end, dicts)
+        return _reference(buf, pos, end, dicts, count_out)
     n = d[pos + 1]
     rs = pos + 2
     p = rs + n
     if n >= 0x80 or p + 2 > end or d[p] != 0x12:
-        return _reference_key(buf, pos, end, dicts)
+        return _reference(buf, pos, end, dicts, count_out)
     n = d[p + 1]
     ts = p + 2
     p = ts + n
     if n >= 0x80 or p + 2 > end or d[p] != 0x18:
-        return _reference_key(buf, pos, end, dicts)
+        return _reference(buf, pos, end, dicts, count_out)
     p = _varint(d, p + 1, end, &sequence)
     if p < 0 or p + 2 > end or d[p] != 0x20:
-        return _reference_key(buf, pos, end, dicts)
+        return _reference(buf, pos, end, dicts, count_out)
     p = _varint(d, p + 1, end, &write_time)
     if p < 0:
-        return _reference_key(buf, pos, end, dicts)
+        return _reference(buf, pos, end, dicts, count_out)
     while p < end:
         tag = d[p]
         if tag == 0x32:  # FamilyScope {1 family, 2 scope_type}, one-byte lengths
             if p + 2 >= end:
-                return _reference_key(buf, pos, end, dicts)
+                return _reference(buf, pos, end, dicts, count_out)
             n = d[p + 1]
             s = p + 2
             p = s + n
             if (n < 4 or n >= 0x80 or p > end or d[s] != 0x0A or d[s + 1] != n - 4
                     or d[p - 2] != 0x10 or d[p - 1] >= 0x80):
-                return _reference_key(buf, pos, end, dicts)
+                return _reference(buf, pos, end, dicts, count_out)
             if scope_start < 0:
                 scope_start = s - 2
             elif scope_end != s - 2:  # scopes apart from each other
-                return _reference_key(buf, pos, end, dicts)
+                return _reference(buf, pos, end, dicts, count_out)
             scope_end = p
             continue
         if (tag != 0x38 and tag != 0x48 and tag != 0x50 and tag != 0x58) or p + 1 >= end:
-            return _reference_key(buf, pos, end, dicts)
+            return _reference(buf, pos, end, dicts, count_out)
         p = _varint(d, p + 1, end, &value)
         if p < 0:
-            return _reference_key(buf, pos, end, dicts)
+            return _reference(buf, pos, end, dicts, count_out)
         if tag == 0x38:
             count = value & 0xFFFFFFFF
         elif tag == 0x48:
@@ -184,8 +198,9 @@ def decode_key(bytes buf, Py_ssize_t pos, Py_ssize_t end, dicts):
         else:
             scopes = _scopes(d, scope_start, scope_end, None)
             _last_scopes, _last_scope_bytes = scopes, _sub(d, scope_start, scope_end)
+    count_out[0] = count
     return plain_tuple(WalKey, (region, table, sequence, write_time, scopes, (),
-                                nonce_group, nonce, orig, (), None)), count
+                                nonce_group, nonce, orig, (), None))
 
 
 cdef tuple _scopes(const uint8_t* d, Py_ssize_t start, Py_ssize_t stop, object family_dict):
@@ -316,19 +331,30 @@ def decode_plain_block(bytes buf, Py_ssize_t p, Py_ssize_t count, ensure):
     when they are all loaded and what a block holds; any other entry's (tags, markers,
     several rows or kinds, odd or damaged bytes) are ``decode_plain_cells``'s, which also
     raises its errors: so the cells are always the same."""
+    cdef CellBlock block = _block(buf, p, count, ensure)
+    if block is None:
+        return decode_plain_cells(buf, p, count, ensure)
+    return block, block.buf, block.end
+
+
+cdef CellBlock _block(bytes buf, Py_ssize_t p, Py_ssize_t count, object ensure):
+    """The :class:`CellBlock` of the ``count`` cells at ``p``, or None when they do not make
+    one (or are not all there, or do not parse: ``decode_plain_cells`` tells)."""
     global _last_families
     cdef const uint8_t* d = <const uint8_t*>PyBytes_AS_STRING(buf)
     cdef Py_ssize_t blen = PyBytes_GET_SIZE(buf)
     cdef Py_ssize_t i, j, q = p, end, tpos, kv_end, fpos, qpos, row_pos = 0, size = 0
     cdef Py_ssize_t by_type[16]
     cdef int32_t total, klen, vlen
-    cdef int rlen, flen, row_len = 0, code, nfam = 0, f_start = -1, f_len = -1
-    cdef list fams = []
+    cdef int rlen, flen, row_len = 0, code, f_start = -1, f_len = -1
+    cdef tuple last = _last_families  # the families, as the block before had them
+    cdef list fams = None  # made only when they differ from ``last``
+    cdef Py_ssize_t nfam = 0
     cdef object family
     cdef bint puts = False
     cdef CellBlock block
     if count < 1:
-        return decode_plain_cells(buf, p, count, ensure)
+        return None
     for i in range(16):
         by_type[i] = 0
     for i in range(count):
@@ -336,7 +362,7 @@ def decode_plain_block(bytes buf, Py_ssize_t p, Py_ssize_t count, ensure):
             buf = ensure(q + 14)
             d, blen = <const uint8_t*>PyBytes_AS_STRING(buf), PyBytes_GET_SIZE(buf)
             if q + 14 > blen:
-                return decode_plain_cells(buf, p, count, ensure)
+                return None
         total, klen, vlen = _int32(d, q), _int32(d, q + 4), _int32(d, q + 8)
         rlen = (d[q + 12] << 8) | d[q + 13]
         end = q + 4 + <Py_ssize_t>total
@@ -347,29 +373,32 @@ def decode_plain_block(bytes buf, Py_ssize_t p, Py_ssize_t count, ensure):
         kv_end = tpos + 9 + <Py_ssize_t>vlen
         if (end > blen or total < 0 or klen < 12 or vlen < 0 or kv_end != end  # tags too
                 or rlen > klen - 12):
-            return decode_plain_cells(buf, p, count, ensure)
+            return None
         fpos = q + 14 + rlen
         flen = d[fpos]
         qpos = fpos + 1 + flen
         code = d[tpos + 8]
         if (flen > 127 or qpos > tpos or not (code == 4 or code == 8 or code == 10
                                                or code == 12 or code == 14)):
-            return decode_plain_cells(buf, p, count, ensure)
+            return None
         if i == 0:
             row_pos, row_len, puts = q + 14, rlen, code == 4
         elif (rlen != row_len or (code == 4) != puts
               or memcmp(d + q + 14, d + row_pos, rlen) != 0):
-            return decode_plain_cells(buf, p, count, ensure)
+            return None
         if flen != f_len or memcmp(d + fpos + 1, d + f_start, flen) != 0:  # a new run
             f_start, f_len = fpos + 1, flen
             if _holds(_META, d, fpos + 1, qpos):
-                return decode_plain_cells(buf, p, count, ensure)
+                return None
             family = _family(d, fpos + 1, qpos)
             j = 0
-            while j < nfam and fams[j] is not family:
+            while j < nfam and (fams[j] if fams is not None else last[j]) is not family:
                 j += 1
-            if j == nfam:
-                fams.append(family)
+            if j == nfam:  # not yet in this block
+                if fams is None and (nfam >= len(last) or last[nfam] is not family):
+                    fams = list(last[:nfam])
+                if fams is not None:
+                    fams.append(family)
                 nfam += 1
         by_type[code] += 1
         size += rlen + flen + (tpos - qpos) + vlen
@@ -380,14 +409,11 @@ def decode_plain_block(bytes buf, Py_ssize_t p, Py_ssize_t count, ensure):
     block.puts, block.size = puts, size
     for i in range(16):
         block.by_type[i] = by_type[i]
-    j = 0
-    if nfam == len(_last_families):
-        while j < nfam and fams[j] is _last_families[j]:
-            j += 1
-    if j < nfam or nfam != len(_last_families):
-        _last_families = tuple(fams)
-    block.families = _last_families
-    return block, buf, q
+    if fams is None and nfam == len(last):
+        block.families = last
+    else:
+        block.families = _last_families = tuple(fams) if fams is not None else last[:nfam]
+    return block
 
 
 cdef inline tuple _cells(list cells):
@@ -586,9 +612,11 @@ def entries(reader, End):
     cdef object window = reader._window, decode_entry = reader._decode_entry
     cdef object decode_cells = reader._decode_cells, ensure = window.ensure
     cdef bint fast = reader._decode_key is decode_key
+    cdef bint blocks = decode_cells is decode_plain_block
     cdef Py_ssize_t pos, index, skip_until = reader._start_offset, offset, key_end, end
     cdef Py_ssize_t chunk = CHUNK
-    cdef object entry, key, count, cells
+    cdef int64_t count
+    cdef object entry, key, cells
     cdef bytes buf
     pos, index = reader._start()
     while True:
@@ -599,8 +627,12 @@ def entries(reader, End):
             key_end = pos + 1 + (<const uint8_t*>PyBytes_AS_STRING(buf))[pos]
             if key_end <= PyBytes_GET_SIZE(buf):
                 try:
-                    key, count = decode_key(buf, pos + 1, key_end, None)
-                    cells, buf, end = decode_cells(buf, key_end, count, ensure)
+                    key = _key(buf, pos + 1, key_end, None, &count)
+                    cells = _block(buf, key_end, count, ensure) if blocks else None
+                    if cells is None:
+                        cells, buf, end = decode_cells(buf, key_end, count, ensure)
+                    else:
+                        buf, end = (<CellBlock>cells).buf, (<CellBlock>cells).end
                 except (ValueError, IndexError, StructError):  # the reader's to report
                     pass
                 else:

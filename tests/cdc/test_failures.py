@@ -76,7 +76,9 @@ class ScriptedProducer:
         self.script, self.polls = script, 0
         self.sent: list[bytes] = []
 
-    def produce(self, topic: str, value: bytes, key: bytes, on_delivery: Any) -> None:
+    def produce(self, topic: str, value: bytes, key: bytes, partition: int,
+                on_delivery: Any) -> None:
+        assert partition == -1  # the partitioner's choice
         if (exc := self.script.pop(value, None)) is not None:
             raise exc
         self.sent.append(value)
