@@ -157,6 +157,7 @@ def take_batch(conv, entries, Py_ssize_t batch_cells, Py_ssize_t batch_bytes):
     cdef object info, dst, families, seen, write_time, position, pending, data
     cdef tuple fields, key, cells, first
     cdef CellBlock block
+    cdef object taken_info = None, taken_families = None  # the last block families taken
     cdef Sums sums
     cdef Py_ssize_t n
     cdef bint usual
@@ -182,7 +183,11 @@ def take_batch(conv, entries, Py_ssize_t batch_cells, Py_ssize_t batch_bytes):
                             usual = _usual_cells(<tuple>data, families, seen, &sums)
                         else:  # one row, one kind, data cells only: one mutation
                             block = <CellBlock>data
-                            usual = _usual_block(block, families, seen)
+                            # (a table's families once taken stay so: ``seen`` only grows)
+                            usual = ((block.families is taken_families and info is taken_info)
+                                     or _usual_block(block, families, seen))
+                            if usual:
+                                taken_info, taken_families = info, block.families
                             sums.size, sums.tags, sums.one_run = block.size, 0, True
                         if usual:
                             position = plain_tuple(_Position, (

@@ -275,9 +275,8 @@ cdef int _put_block(Buffer* b, CellBlock block) except -1:
     return _put(b, b"]", 1)
 
 
-cdef tuple _position(object edit):
-    """The edit's WalPosition, checked to be one (a tuple of 5)."""
-    cdef object p = (<tuple>edit)[2]
+cdef tuple _position(object p):
+    """``p``, checked to be a WalPosition (a tuple of 5)."""
     if not PyTuple_Check(p) or PyTuple_GET_SIZE(p) != 5:
         raise _Unusual()
     return <tuple>p
@@ -296,25 +295,27 @@ cdef int _put_position(Buffer* b, tuple p) except -1:
     return _put_int(b, p[4])
 
 
-cdef int _put_native(Buffer* b, tuple edit) except -1:
-    """``message_value(edit)``."""
-    cdef tuple p = _position(edit)
+cdef int _put_native(Buffer* b, object table, object row, object position,
+                     object cells) except -1:
+    """``message_value`` of the edit of these fields."""
+    cdef tuple p = _position(position)
     _put_bytes(b, b'{"table":')
-    _put_bytes(b, _string(edit[0]))
+    _put_bytes(b, _string(table))
     _put_bytes(b, b',"row":')
-    _put_binary(b, edit[1])
+    _put_binary(b, row)
     _put_position(b, p)
     _put_bytes(b, b',"cells":')
-    _put_cells(b, edit[3])
+    _put_cells(b, cells)
     _put_bytes(b, b"}")
     return 0
 
 
-cdef int _put_debezium(Buffer* b, tuple edit, bytes source, object now) except -1:
-    """``debezium_value(edit, cluster, now=now)``; ``source`` is the text from the
-    connector's name to ``"table":``."""
-    cdef tuple p = _position(edit)
-    cdef object cells = edit[3], cell
+cdef int _put_debezium(Buffer* b, object table, object row, object position, object cells,
+                       bytes source, object now) except -1:
+    """``debezium_value(edit, cluster, now=now)`` of the edit of these fields; ``source`` is
+    the text from the connector's name to ``"table":``."""
+    cdef tuple p = _position(position)
+    cdef object cell
     cdef bint delete = True
     if type(cells) is CellBlock:
         delete = (<CellBlock>cells).by_type[14] == (<CellBlock>cells).count
@@ -332,12 +333,12 @@ cdef int _put_debezium(Buffer* b, tuple edit, bytes source, object now) except -
     _put_bytes(b, b',"ts_ms":')
     _put_int(b, int(time() * 1000) if now is None else now)
     _put_bytes(b, source)
-    _put_bytes(b, _string(edit[0]))
+    _put_bytes(b, _string(table))
     _put_position(b, p)
     _put_bytes(b, b',"ts_ms":')
     _put_int(b, p[4])
     _put_bytes(b, b',"snapshot":"false"},"transaction":null,"row":')
-    _put_binary(b, edit[1])
+    _put_binary(b, row)
     _put_bytes(b, b',"cells":')
     _put_cells(b, cells)
     _put_bytes(b, b"}")
@@ -348,10 +349,9 @@ cdef object _key_table = None
 cdef bytes _key_prefix = b""
 
 
-cdef bytes _key(tuple edit):
-    """``message_key(edit.table, edit.row)``: the table's part made once per table."""
+cdef bytes _key(object table, object row):
+    """``message_key(table, row)``: the table's part made once per table."""
     global _key_table, _key_prefix
-    cdef object table = edit[0], row = edit[1]
     cdef bytes key
     cdef Py_ssize_t n
     if type(row) is not bytes or type(table) is not str:
@@ -365,42 +365,92 @@ cdef bytes _key(tuple edit):
     return key
 
 
+cdef class _Messages:
+    """Keys and values rendered one message at a time into one growing buffer."""
+
+    cdef Buffer b
+    cdef list keys, values
+    cdef bint native
+    cdef bytes source
+    cdef str cluster
+    cdef object now
+
+    def __cinit__(self, str envelope, str cluster, object now):
+        self.keys, self.values = [], []
+        self.native, self.cluster, self.now = envelope == "native", cluster, now
+        self.source = b"" if self.native else _debezium.source_head(cluster).encode("ascii")
+        self.b.size, self.b.capacity = 0, 4096
+        self.b.data = <char*>PyMem_Malloc(self.b.capacity)
+        if self.b.data == NULL:
+            raise MemoryError()
+
+    def __dealloc__(self):
+        PyMem_Free(self.b.data)
+
+    cdef int add(self, object table, object row, object position, object cells) except -1:
+        """The message of the edit of these fields (the reference's when they are not the
+        plain types read here)."""
+        self.b.size = 0
+        self.keys.append(_key(table, row))
+        try:
+            if self.native:
+                _put_native(&self.b, table, row, position, cells)
+            else:
+                _put_debezium(&self.b, table, row, position, cells, self.source, self.now)
+        except _Unusual:
+            self.add_reference(_Edit(table, row, position, cells))
+            return 0
+        self.values.append(PyBytes_FromStringAndSize(self.b.data, self.b.size))
+        return 0
+
+    cdef int add_reference(self, object edit) except -1:
+        self.values.append(_messages.message_value(edit) if self.native else
+                           _debezium.debezium_value(edit, self.cluster, now=self.now))
+        return 0
+
+
 def render(list edits, str envelope, str cluster, object now=None):
     """The keys and values of ``edits`` (RowEdits, no row images) in the ``envelope``
     (``native`` or ``debezium``; ``cluster`` and ``now`` as ``debezium_value`` takes them)."""
-    cdef Buffer b
+    cdef _Messages out = _Messages(envelope, cluster, now)
     cdef object edit
-    cdef list keys = [], values = []
-    cdef bint native = envelope == "native"
-    cdef bytes source = b""
-    if not native:
-        source = _debezium.source_head(cluster).encode("ascii")
-    b.size, b.capacity = 0, 4096
-    b.data = <char*>PyMem_Malloc(b.capacity)
-    if b.data == NULL:
-        raise MemoryError()
-    try:
-        for edit in edits:
-            b.size = 0
-            if not PyTuple_Check(edit) or PyTuple_GET_SIZE(edit) != 4:  # not a RowEdit
-                keys.append(_messages.message_key(edit.table, edit.row))
-                values.append(_messages.message_value(edit) if native else
-                              _debezium.debezium_value(edit, cluster, now=now))
-                continue
-            keys.append(_key(<tuple>edit))
-            try:
-                if native:
-                    _put_native(&b, <tuple>edit)
-                else:
-                    _put_debezium(&b, <tuple>edit, source, now)
-            except _Unusual:
-                values.append(_messages.message_value(edit) if native else
-                              _debezium.debezium_value(edit, cluster, now=now))
-                continue
-            values.append(PyBytes_FromStringAndSize(b.data, b.size))
-    finally:
-        PyMem_Free(b.data)
-    return keys, values
+    for edit in edits:
+        if not PyTuple_Check(edit) or PyTuple_GET_SIZE(edit) != 4:  # not a RowEdit
+            out.keys.append(_messages.message_key(edit.table, edit.row))
+            out.add_reference(edit)
+        else:
+            out.add(edit[0], edit[1], edit[2], edit[3])
+    return out.keys, out.values
+
+
+def messages(str table, list mutations, str envelope, str cluster, object now=None):
+    """``render(row_edits(table, mutations), ...)`` and the edits' positions, compiled: a
+    mutation alone in its entry (the usual) is rendered without an edit made for it."""
+    cdef _Messages out
+    cdef list positions = []
+    cdef Py_ssize_t i = 0, j, n = len(mutations)
+    cdef tuple m
+    cdef object position, edit
+    for j in range(n):
+        if type(mutations[j]) is not _Mutation:
+            edits = list(_messages.row_edits(table, mutations))
+            return (*render(edits, envelope, cluster, now), [e.position for e in edits])
+    out = _Messages(envelope, cluster, now)
+    while i < n:
+        m = <tuple>mutations[i]
+        position = m[3]
+        j = i + 1
+        while j < n and _same_position((<tuple>mutations[j])[3], position):
+            j += 1
+        if j == i + 1:
+            out.add(table, m[0], position, m[2])
+            positions.append(position)
+        else:
+            for edit in _messages.row_edits(table, mutations[i:j]):
+                out.add(table, edit[1], edit[2], edit[3])
+                positions.append(edit[2])
+        i = j
+    return out.keys, out.values, positions
 
 
 cdef object _Mutation = RowMutation, _Edit = _messages.RowEdit

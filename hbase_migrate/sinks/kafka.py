@@ -64,7 +64,7 @@ from hbase_migrate.sinks.gssapi import (
 )
 from hbase_migrate.sinks.messages import RowEdit, message_key, message_value
 from hbase_migrate.sinks.refusals import ConnectionFailures, client_logger, refused
-from hbase_migrate.sinks.render import cell_counts, edits_of, longest, render
+from hbase_migrate.sinks.render import cell_counts, edits_of, longest, messages
 from hbase_migrate.wal.model import Cell
 
 log = logging.getLogger(__name__)
@@ -238,15 +238,16 @@ class KafkaSink:
             return lambda: AppliedCounts
         source = self.sources.get(table, table)
         topic = self._topic(self.settings.topic_of(source), mutations[0].position)
-        edits = edits_of(source, mutations)
         applied = AppliedCounts(cell_counts(mutations), 0)
-        positions = [edit.position for edit in edits]
         if self.image_target is not None:
+            edits = edits_of(source, mutations)
+            positions = [edit.position for edit in edits]
             return lambda: self._produce_batch(topic, positions, *self._images(
                 table, edits, mutations, applied), applied)
-        keys, values = render(edits, self.settings.envelope, self.cluster)  # compiled
-        # Only the positions wait for the acknowledgements: the edits (and their cells) are
-        # freed with the batch, while still in the processor's cache.
+        keys, values, positions = messages(source, mutations, self.settings.envelope,
+                                           self.cluster)  # compiled
+        # Only the positions wait for the acknowledgements: the mutations (and their cells)
+        # are freed with the batch, while still in the processor's cache.
         return lambda: self._produce_batch(topic, positions, keys, values, applied)
 
     def _images(self, table: str, edits: Sequence[RowEdit], mutations: Sequence[RowMutation],

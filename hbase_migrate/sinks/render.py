@@ -13,7 +13,7 @@ from operator import add
 
 from hbase_migrate.compiled import Choice
 from hbase_migrate.replay.apply import count_cells
-from hbase_migrate.replay.mutations import RowMutation
+from hbase_migrate.replay.mutations import RowMutation, WalPosition
 from hbase_migrate.sinks.debezium import debezium_value
 from hbase_migrate.sinks.messages import RowEdit, message_key, message_value, row_edits
 
@@ -29,6 +29,19 @@ def edits_of(table: str, mutations: Sequence[RowMutation]) -> list[RowEdit]:
     if compiled is not None:
         return compiled.row_edits(table, list(mutations))  # type: ignore[no-any-return]
     return list(row_edits(table, mutations))
+
+
+def messages(table: str, mutations: Sequence[RowMutation], envelope: str, cluster: str = "",
+             now: int | None = None) -> tuple[list[bytes], list[bytes], list[WalPosition]]:
+    """The keys, values and positions of the messages of ``mutations`` (one per entry and
+    row: :func:`edits_of`, then :func:`render`)."""
+    compiled = _choice.compiled()
+    if compiled is not None:
+        keys, values, positions = compiled.messages(table, list(mutations), envelope, cluster,
+                                                    now)
+        return keys, values, positions
+    edits = edits_of(table, mutations)
+    return (*render(edits, envelope, cluster, now), [edit.position for edit in edits])
 
 
 def cell_counts(mutations: Sequence[RowMutation]) -> Counter[str]:

@@ -205,3 +205,28 @@ def test_blocks_render_as_their_cells(tmp_path: Path, envelope: str) -> None:
     plain = [m._replace(cells=tuple(m.cells)) for m in mutations]
     assert render.cell_counts(mutations) == count_cells(plain) == render.cell_counts(plain)
     assert render.cell_counts([*plain[:2], Odd(*plain[2])]) == count_cells(plain[:3])
+
+
+def reference_messages(table: str, mutations: list[RowMutation], envelope: str
+                       ) -> tuple[list[bytes], list[bytes], list[WalPosition]]:
+    edits = list(row_edits(table, mutations))
+    values = [message_value(e) if envelope == "native" else debezium_value(e, "c", now=9)
+              for e in edits]
+    return [message_key(table, e.row) for e in edits], values, [e.position for e in edits]
+
+
+@pytest.mark.usefixtures("compiled")
+@pytest.mark.parametrize("envelope", ["native", "debezium"])
+def test_the_compiled_messages_are_the_reference_messages(tmp_path: Path, envelope: str) -> None:
+    """Straight from the mutations (entries of one row and of several, cell blocks among
+    them), the keys, values and positions of their edits."""
+    _, blocks = block_edits(tmp_path)
+    for mutations in (varied_mutations(), blocks):
+        expected = reference_messages("ns:t", mutations, envelope)
+        assert render.messages("ns:t", mutations, envelope, "c", now=9) == expected
+    odd = [*blocks[:3], Odd(*blocks[3]), *blocks[4:6]]  # another type: all to the reference
+    assert render.messages("t", odd, envelope, "c", 9) == reference_messages("t", odd, envelope)
+    assert render.messages("t", [], envelope, "c") == ([], [], [])
+    render.use("python")  # (the fixture switches back)
+    assert render.messages("ns:t", blocks, envelope, "c", 9) == reference_messages(
+        "ns:t", blocks, envelope)
