@@ -13,10 +13,10 @@ from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes
 from cpython.mem cimport PyMem_Free, PyMem_Malloc, PyMem_Realloc
 from cpython.tuple cimport PyTuple_Check, PyTuple_GET_ITEM, PyTuple_GET_SIZE
 from libc.string cimport memcmp, memcpy
+from posix.time cimport CLOCK_REALTIME, clock_gettime, timespec
 
 from collections import Counter
 from json import dumps
-from time import time
 
 from hbase_migrate.plain_tuples cimport plain_tuple
 from hbase_migrate.wal._hotloops cimport CellBlock
@@ -317,6 +317,7 @@ cdef int _put_debezium(Buffer* b, object table, object row, object position, obj
     cdef tuple p = _position(position)
     cdef object cell
     cdef bint delete = True
+    cdef timespec clock
     if type(cells) is CellBlock:
         delete = (<CellBlock>cells).by_type[14] == (<CellBlock>cells).count
     elif type(cells) is not tuple:
@@ -331,7 +332,11 @@ cdef int _put_debezium(Buffer* b, object table, object row, object position, obj
     _put_bytes(b, b'{"before":null,"after":null,"op":')
     _put_bytes(b, b'"d"' if delete else b'"u"')
     _put_bytes(b, b',"ts_ms":')
-    _put_int(b, int(time() * 1000) if now is None else now)
+    if now is None:  # stamped when made: the clock read in C (vDSO), not time.time()
+        clock_gettime(CLOCK_REALTIME, &clock)
+        _put_long(b, <long long>clock.tv_sec * 1000 + clock.tv_nsec // 1000000)
+    else:
+        _put_int(b, now)
     _put_bytes(b, source)
     _put_bytes(b, _string(table))
     _put_position(b, p)

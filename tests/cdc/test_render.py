@@ -7,6 +7,7 @@ from __future__ import annotations
 import gc
 import os
 import random
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -118,8 +119,10 @@ def test_plain_fields_take_the_compiled_path(envelope: str,
 @pytest.mark.usefixtures("compiled")
 def test_debezium_events_are_stamped_when_made() -> None:
     edit = next(varied_edits())
+    before = int(time.time() * 1000)
     _, (value,) = render.render([edit], "debezium", "c")
     stamp = int(value.split(b'"ts_ms":', 1)[1].split(b",", 1)[0])
+    assert before <= stamp <= time.time() * 1000
     assert value == debezium_value(edit, "c", now=stamp)
 
 
