@@ -2,7 +2,7 @@
 # converter and renderer (``_convert``, ``_render``), which read them without a Cell each.
 
 cdef class CellBlock:
-    cdef readonly bytes buf  # the reader's window: the cells lie in buf[start:end]
+    cdef readonly bytes buf  # the cells lie in buf[start:end], as the file holds them
     cdef readonly Py_ssize_t start, end, count
     cdef readonly bytes row  # every cell's
     cdef readonly bint puts  # every cell a Put, else every cell a delete of some kind

@@ -331,15 +331,21 @@ def decode_plain_block(bytes buf, Py_ssize_t p, Py_ssize_t count, ensure):
     when they are all loaded and what a block holds; any other entry's (tags, markers,
     several rows or kinds, odd or damaged bytes) are ``decode_plain_cells``'s, which also
     raises its errors: so the cells are always the same."""
-    cdef CellBlock block = _block(buf, p, count, ensure)
+    cdef Py_ssize_t end
+    cdef bint loaded = False
+    cdef CellBlock block = _block(buf, p, count, ensure, &end, &loaded)
     if block is None:
         return decode_plain_cells(buf, p, count, ensure)
-    return block, block.buf, block.end
+    return block, ensure(end) if loaded else buf, end
 
 
-cdef CellBlock _block(bytes buf, Py_ssize_t p, Py_ssize_t count, object ensure):
+cdef CellBlock _block(bytes buf, Py_ssize_t p, Py_ssize_t count, object ensure,
+                     Py_ssize_t* end_out, bint* loaded):
     """The :class:`CellBlock` of the ``count`` cells at ``p``, or None when they do not make
-    one (or are not all there, or do not parse: ``decode_plain_cells`` tells)."""
+    one (or are not all there, or do not parse: ``decode_plain_cells`` tells). Where they
+    end goes to ``end_out``; ``loaded`` is set when ``ensure`` was called (the buffer they
+    lie in is then its return value). A block holds a copy of its bytes, not the reader's
+    window: what a batch holds is then its cells' size, however far apart they lie."""
     global _last_families
     cdef const uint8_t* d = <const uint8_t*>PyBytes_AS_STRING(buf)
     cdef Py_ssize_t blen = PyBytes_GET_SIZE(buf)
@@ -359,7 +365,7 @@ cdef CellBlock _block(bytes buf, Py_ssize_t p, Py_ssize_t count, object ensure):
         by_type[i] = 0
     for i in range(count):
         if q + 14 > blen:
-            buf = ensure(q + 14)
+            buf, loaded[0] = ensure(q + 14), True
             d, blen = <const uint8_t*>PyBytes_AS_STRING(buf), PyBytes_GET_SIZE(buf)
             if q + 14 > blen:
                 return None
@@ -367,7 +373,7 @@ cdef CellBlock _block(bytes buf, Py_ssize_t p, Py_ssize_t count, object ensure):
         rlen = (d[q + 12] << 8) | d[q + 13]
         end = q + 4 + <Py_ssize_t>total
         if end > blen:
-            buf = ensure(end)
+            buf, loaded[0] = ensure(end), True
             d, blen = <const uint8_t*>PyBytes_AS_STRING(buf), PyBytes_GET_SIZE(buf)
         tpos = q + 3 + <Py_ssize_t>klen
         kv_end = tpos + 9 + <Py_ssize_t>vlen
@@ -404,7 +410,8 @@ cdef CellBlock _block(bytes buf, Py_ssize_t p, Py_ssize_t count, object ensure):
         size += rlen + flen + (tpos - qpos) + vlen
         q = end
     block = CellBlock.__new__(CellBlock)
-    block.buf, block.start, block.end, block.count = buf, p, q, count
+    block.buf, block.start, block.end, block.count = _sub(d, p, q), 0, q - p, count
+    end_out[0] = q
     block.row = _sub(d, row_pos, row_pos + row_len)
     block.puts, block.size = puts, size
     for i in range(16):
@@ -616,6 +623,7 @@ def entries(reader, End):
     cdef Py_ssize_t pos, index, skip_until = reader._start_offset, offset, key_end, end
     cdef Py_ssize_t chunk = CHUNK
     cdef int64_t count
+    cdef bint loaded
     cdef object entry, key, cells
     cdef bytes buf
     pos, index = reader._start()
@@ -628,11 +636,10 @@ def entries(reader, End):
             if key_end <= PyBytes_GET_SIZE(buf):
                 try:
                     key = _key(buf, pos + 1, key_end, None, &count)
-                    cells = _block(buf, key_end, count, ensure) if blocks else None
+                    loaded = False
+                    cells = _block(buf, key_end, count, ensure, &end, &loaded) if blocks else None
                     if cells is None:
                         cells, buf, end = decode_cells(buf, key_end, count, ensure)
-                    else:
-                        buf, end = (<CellBlock>cells).buf, (<CellBlock>cells).end
                 except (ValueError, IndexError, StructError):  # the reader's to report
                     pass
                 else:

@@ -230,6 +230,8 @@ def test_the_usual_entry_comes_as_one_block(reference_after: None) -> None:
         assert block.size == sum(len(c.row) + len(c.family) + len(c.qualifier) + len(c.value)
                                  for c in cells)
         assert block.type_counts() == Counter(int(c.type) for c in cells)
+        # its own bytes, not the reader's window (a batch holds what its cells weigh)
+        assert len(block.buf) == block.end - block.start < entry.size
     assert blocks > 12
     with WalReader(io.BytesIO(wal_bytes(pairs, ALL_OPTIONS[1])), cell_blocks=True) as reader:
         assert all(type(entry.cells) is tuple for entry in reader)
