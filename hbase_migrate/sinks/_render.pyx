@@ -433,23 +433,19 @@ def messages(str table, list mutations, str envelope, str cluster, object now=No
     mutation alone in its entry (the usual) is rendered without an edit made for it."""
     cdef _Messages out
     cdef list positions = []
-    cdef Py_ssize_t i = 0, j, n = len(mutations)
+    cdef Py_ssize_t i = 0, j
     cdef tuple m
-    cdef object position, edit
-    for j in range(n):
-        if type(mutations[j]) is not _Mutation:
-            edits = list(_messages.row_edits(table, mutations))
-            return (*render(edits, envelope, cluster, now), [e.position for e in edits])
+    cdef object edit
+    if not _all_mutations(mutations):
+        edits = list(_messages.row_edits(table, mutations))
+        return (*render(edits, envelope, cluster, now), [e.position for e in edits])
     out = _Messages(envelope, cluster, now)
-    while i < n:
+    while i < len(mutations):
         m = <tuple>mutations[i]
-        position = m[3]
-        j = i + 1
-        while j < n and _same_position((<tuple>mutations[j])[3], position):
-            j += 1
+        j = _entry_end(mutations, i)
         if j == i + 1:
-            out.add(table, m[0], position, m[2])
-            positions.append(position)
+            out.add(table, m[0], m[3], m[2])
+            positions.append(m[3])
         else:
             for edit in _messages.row_edits(table, mutations[i:j]):
                 out.add(table, edit[1], edit[2], edit[3])
@@ -467,28 +463,41 @@ def row_edits(str table, list mutations):
     edits wait for their acknowledgements); the mutations of an entry with several go to
     the reference's grouping."""
     cdef list out = []
-    cdef Py_ssize_t i = 0, j, n = len(mutations)
+    cdef Py_ssize_t i = 0, j
     cdef tuple m
-    cdef object position
-    for j in range(n):
-        if type(mutations[j]) is not _Mutation:
-            return list(_messages.row_edits(table, mutations))
-    while i < n:
+    if not _all_mutations(mutations):
+        return list(_messages.row_edits(table, mutations))
+    while i < len(mutations):
         m = <tuple>mutations[i]
-        position = m[3]
-        j = i + 1
-        while j < n and _same_position((<tuple>mutations[j])[3], position):
-            j += 1
+        j = _entry_end(mutations, i)
         if j == i + 1:
-            out.append(plain_tuple(_Edit, (table, m[0], position, m[2])))
+            out.append(plain_tuple(_Edit, (table, m[0], m[3], m[2])))
         else:
             out.extend(_messages.row_edits(table, mutations[i:j]))
         i = j
     return out
 
 
-cdef inline bint _same_position(object a, object b) except -1:
-    return a is b or a == b
+cdef bint _all_mutations(list mutations):
+    """Whether every item is a RowMutation (read here as the tuple it is)."""
+    cdef object m
+    for m in mutations:
+        if type(m) is not _Mutation:
+            return False
+    return True
+
+
+cdef Py_ssize_t _entry_end(list mutations, Py_ssize_t i) except -1:
+    """The index after the mutations of the entry whose first is at ``i`` (one entry's
+    mutations share its position, and follow each other)."""
+    cdef object position = (<tuple>mutations[i])[3], other
+    cdef Py_ssize_t j = i + 1
+    while j < len(mutations):
+        other = (<tuple>mutations[j])[3]
+        if other is not position and other != position:
+            break
+        j += 1
+    return j
 
 
 def cell_counts(list mutations):
