@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from hbase_migrate.wal.reader import WalReader
 from realstack.hbase import DEFAULT_VERSION
 
 from .agreement import disagreements, dump
@@ -61,3 +62,18 @@ def test_reader_agrees_with_walprettyprinter(wal: Path) -> None:
     ours = dump(wal)
     assert ours, f"{wal} has no entries"
     assert disagreements(wal.name, ours, hbase) == []
+
+
+@pytest.mark.parametrize("wal", FILES, ids=[f"{_version(p)}/{p.parent.name}/{p.name[-24:]}"
+                                            for p in FILES])
+def test_cell_blocks_hold_the_cells_hbase_wrote(wal: Path, both_hot_loops: str) -> None:
+    """Read as the CDC stream reads them, the same entries: an uncompressed file's usual
+    entries as compiled cell blocks holding exactly the Cells, every other entry as Cells."""
+    with WalReader(wal) as reader:
+        cells = list(reader)
+    with WalReader(wal, cell_blocks=True) as reader:
+        blocks = list(reader)
+    assert [e._replace(cells=tuple(e.cells)) for e in blocks] == cells
+    made = sum(type(e.cells) is not tuple for e in blocks)
+    usual = both_hot_loops == "compiled" and wal.parent.name == "plain"
+    assert made > len(blocks) // 3 if usual else made == 0
