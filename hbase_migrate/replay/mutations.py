@@ -51,7 +51,8 @@ class WalPosition(NamedTuple):
 
 
 class RowMutation(NamedTuple):
-    """Cells of one row and one kind, in WAL order, each with its own timestamp and type."""
+    """Cells of one row and one kind, in WAL order, each with its own timestamp and type
+    (for a target that takes cell blocks, an entry's reader ``CellBlock``: the same)."""
 
     row: bytes
     kind: Kind

@@ -104,6 +104,8 @@ class Entry(NamedTuple):
 
     ``offset`` is the byte offset of the entry's first byte (its key-length varint),
     ``size`` the number of bytes it spans, ``index`` its zero-based position in the file.
+    A reader opened with ``cell_blocks`` may give ``cells`` as a compiled ``CellBlock``, a
+    sequence of the same Cells.
     """
 
     key: WalKey
