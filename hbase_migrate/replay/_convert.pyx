@@ -5,11 +5,11 @@ EntryConverter.take_batch>`, built by ``make setup`` (``scripts/build-speedups.p
 It takes the usual entry itself: a table already looked up and replayed, a write time inside
 the window, and only data cells (plain ``bytes`` fields, a known type code, a family that is
 replayed and already checked on the target); a reader's ``CellBlock`` of such cells (the
-CDC stream's) becomes one mutation holding the block. Every other entry (the first of each table or
-family, markers, filtered families, skipped entries, unknown types: whatever counts,
-looks up or raises) goes to the reference's ``take``, so the mutations, counts and errors
-are the reference's. Counters live in C variables during a batch and are written back to the
-converter before the reference runs, and when the batch ends or an error leaves.
+CDC stream's) becomes one mutation holding the block. Every other entry (the first of each
+table or family, markers, filtered families, skipped entries, unknown types: whatever
+counts, looks up or raises) goes to the reference's ``take``, so the mutations, counts and
+errors are the reference's. Counters live in C variables during a batch and are written
+back to the converter before the reference runs, and when the batch ends or an error leaves.
 """
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
@@ -155,7 +155,7 @@ def take_batch(conv, entries, Py_ssize_t batch_cells, Py_ssize_t batch_bytes):
     cdef object flt = conv.filter, name = conv.name
     cdef object start = flt.start_time, end = flt.end_time
     cdef object info, dst, families, seen, write_time, position, pending, data
-    cdef tuple fields, key, cells, first
+    cdef tuple fields, key, first
     cdef CellBlock block
     cdef object taken_info = None, taken_families = None  # the last block families taken
     cdef Sums sums

@@ -626,13 +626,15 @@ def entries(reader, End):
     cdef bint loaded
     cdef object entry, key, cells
     cdef bytes buf
+    cdef const uint8_t* d
     pos, index = reader._start()
     while True:
         offset = window.base + pos
         entry = None
         buf = window.data
-        if fast and pos + 10 <= PyBytes_GET_SIZE(buf) and (<const uint8_t*>PyBytes_AS_STRING(buf))[pos] < 0x80:
-            key_end = pos + 1 + (<const uint8_t*>PyBytes_AS_STRING(buf))[pos]
+        d = <const uint8_t*>PyBytes_AS_STRING(buf)
+        if fast and pos + 10 <= PyBytes_GET_SIZE(buf) and d[pos] < 0x80:  # a one-byte length
+            key_end = pos + 1 + d[pos]
             if key_end <= PyBytes_GET_SIZE(buf):
                 try:
                     key = _key(buf, pos + 1, key_end, None, &count)
