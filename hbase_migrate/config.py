@@ -82,6 +82,7 @@
 
 Relative paths (``cluster_json``, a SQLite ledger file, a local ``hbase_root`` when there is no
 ``webhdfs``) resolve against the config file's folder. The default ledger is
+``$HBASE_MIGRATE_LEDGER`` when set (a stack's shared ledger), else
 ``<state dir>/<name>/ledger.db``, the state dir being ``$HBASE_MIGRATE_STATE_DIR`` or
 ``./state``. Durations are ``90s``, ``10m``, ``1h`` (see :mod:`hbase_migrate.timeutil`) or an
 integer of milliseconds; sizes are ``512KiB``, ``4MiB``, ``4MB`` (KB, MB: powers of 1000) or
@@ -105,6 +106,7 @@ from hbase_migrate.cluster.sizing import GatewaySettings
 from hbase_migrate.errors import ConfigError
 
 STATE_DIR_ENV = "HBASE_MIGRATE_STATE_DIR"
+LEDGER_ENV = "HBASE_MIGRATE_LEDGER"  # the ledger of migrations that name none (a stack's own)
 ENDPOINT_KEYS = ("name", "thrift", "thrift2", "transport", "protocol", "webhdfs", "zookeeper",
                  "znode_parent", "hbase_root")
 _SECTIONS = ("migration", "source", "target", "tables", "replay", "spark", "ranges", "cdc",
@@ -362,6 +364,12 @@ def state_dir() -> Path:
     return Path(os.environ.get(STATE_DIR_ENV) or "state").absolute()
 
 
+def default_ledger_url(name: str) -> str:
+    """The ledger of a migration that names none: ``$HBASE_MIGRATE_LEDGER`` (the shared
+    ledger a stack sets for the tasks it runs), else ``<state dir>/<name>/ledger.db``."""
+    return os.environ.get(LEDGER_ENV) or f"sqlite:///{state_dir() / name / 'ledger.db'}"
+
+
 def load_config(path: str | Path) -> MigrationSpec:
     """Read and check a migration config file."""
     path = Path(path)
@@ -399,7 +407,7 @@ def parse_config(data: dict[str, Any], path: Path) -> MigrationSpec:
             raise ConfigError(f"{path}: [migration] ledger_env: the environment variable "
                               f"{variable} holding the ledger URL is not set")
     ledger_url = (_resolve_sqlite(ledger, path.parent) if ledger
-                  else f"sqlite:///{state_dir() / name / 'ledger.db'}")
+                  else default_ledger_url(name))
     gateway = reader.gateway(data)
     return MigrationSpec(
         name=name,
