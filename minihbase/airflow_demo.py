@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import json
 import math
-import shutil
 import threading
 import time
 from collections import Counter
@@ -45,6 +44,7 @@ from hbase_migrate.audit.records import GateVerdict
 from hbase_migrate.cluster.endpoints import ClusterEndpoints
 from hbase_migrate.config import ENDPOINT_KEYS
 from hbase_migrate.lifecycle.result import StepResult
+from hbase_migrate.workdir import claim_workdir
 from minihbase.cli.minicluster import call_admin
 from minihbase.demo import DemoResult, DemoSpec, Report, _step, _workload
 from minihbase.process import EmbeddedStackError
@@ -213,11 +213,8 @@ def run_airflow_demo(spec: DemoSpec, report: Report, *, spark: bool = True,
     called at the end, before anything stops (it returns when the user is done).
     ``executor`` and ``workers``: as :func:`~hbase_migrate.airflow_stack.start_airflow`
     (with celery, the ledger is a database on the stack's PostgreSQL)."""
-    if spec.root.exists():
-        shutil.rmtree(spec.root)
-    spec.root.mkdir(parents=True)
     result = DemoResult()
-    with EmbeddedStack(spec.root) as stack:
+    with claim_workdir(spec.root, "demo"), EmbeddedStack(spec.root) as stack:
         with _step(result, "start ZooKeeper and the source and target miniclusters",
                    report) as facts:
             facts["zookeeper"] = stack.start_zookeeper()

@@ -17,7 +17,6 @@ Everything started is stopped at the end, also on Ctrl-C.
 
 from __future__ import annotations
 
-import shutil
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -32,6 +31,7 @@ from hbase_migrate.config import MigrationSpec, load_config
 from hbase_migrate.lifecycle.replay import follow, replay_job, run
 from hbase_migrate.lifecycle.result import StepResult
 from hbase_migrate.replay.run import RunSummary
+from hbase_migrate.workdir import claim_workdir
 from minihbase.cli.minicluster import call_admin
 from minihbase.stack import EmbeddedStack
 from minihbase.workload import Workload, WorkloadSpec
@@ -101,11 +101,8 @@ def _workload(endpoints: ClusterEndpoints, spec: WorkloadSpec) -> dict[str, Any]
 
 def run_demo(spec: DemoSpec, report: Report) -> DemoResult:
     """Run the flow; ``report(step, facts)`` is called as each step ends."""
-    if spec.root.exists():
-        shutil.rmtree(spec.root)
-    spec.root.mkdir(parents=True)
     result = DemoResult()
-    with EmbeddedStack(spec.root) as stack:
+    with claim_workdir(spec.root, "demo"), EmbeddedStack(spec.root) as stack:
         with _step(result, "start ZooKeeper", report) as facts:
             facts["zookeeper"] = stack.start_zookeeper()
         with _step(result, "start source and target miniclusters", report) as facts:

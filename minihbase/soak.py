@@ -22,7 +22,6 @@ Only the stack, the writer and the faults belong here; every step is the core's.
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 import sys
 import threading
@@ -43,6 +42,7 @@ from hbase_migrate.lifecycle.result import StepResult
 from hbase_migrate.soak.chaos import ACTIONS, ChaosEvent, ChaosMonkey, schedule
 from hbase_migrate.soak.linked_lists import LinkedListWriter, ListCounts, ListSpec
 from hbase_migrate.timeutil import parse_duration
+from hbase_migrate.workdir import claim_workdir
 from minihbase.cli.minicluster import call_admin
 from minihbase.process import log_tail, spawn_child, stop_child
 from minihbase.soak_acts import cluster_acts, process_act
@@ -211,14 +211,12 @@ class Follow:
 
 def run_soak(spec: SoakSpec, say: Say) -> SoakResult:
     """Run the soak; ``say`` prints progress lines (stderr)."""
-    if spec.root.exists():
-        shutil.rmtree(spec.root)
-    spec.root.mkdir(parents=True)
     result = SoakResult(spec.events())
-    say(f"soak: seed {spec.seed}, {spec.minutes:g} min on the {spec.stack} stack, "
-        f"{len(result.events)} chaos actions planned, through "
-        f"{'Airflow' if spec.airflow else 'the command line'}")
     with ExitStack() as stack:
+        stack.enter_context(claim_workdir(spec.root, "soak"))
+        say(f"soak: seed {spec.seed}, {spec.minutes:g} min on the {spec.stack} stack, "
+            f"{len(result.events)} chaos actions planned, through "
+            f"{'Airflow' if spec.airflow else 'the command line'}")
         source, target = (_real_clusters if spec.stack == "real" else _embedded_clusters)(
             spec.root, stack)
         config = write_config(spec.root, source, target)

@@ -18,7 +18,8 @@ from minihbase.demo import DemoSpec, run_demo
 @click.command()
 @click.option("--dir", "root", type=click.Path(file_okay=False, path_type=Path),
               default=Path("state/demo"), show_default=True,
-              help="Working folder (emptied first): data, logs, WAL files.")
+              help="Working folder: data, logs, WAL files. A new or empty folder, or one an "
+                   "earlier demo made (cleared first); any other is refused.")
 @click.option("--airflow/--no-airflow", default=True, show_default=True,
               help="Drive the lifecycle through a local Airflow's DAGs, or call the steps "
                    "directly.")

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import click
 
+from hbase_migrate.workdir import WorkFolderError
 from minihbase.soak import SoakResult, SoakSpec, run_soak
 
 
@@ -27,7 +28,8 @@ from minihbase.soak import SoakResult, SoakSpec, run_soak
                    "(prepare, snapshot, replay --follow in a child process).")
 @click.option("--dir", "root", type=click.Path(file_okay=False, path_type=Path),
               default=Path("state/soak"), show_default=True,
-              help="Working folder (emptied first): data, logs, ledger, report.")
+              help="Working folder: data, logs, ledger, report. A new or empty folder, or one an "
+                   "earlier soak made (cleared first); any other is refused.")
 @click.option("--rate", type=click.FloatRange(min=1), default=40, show_default=True,
               help="Linked-list writes per second.")
 @click.option("--mean-gap", type=click.FloatRange(min=1), default=15, show_default=True,
@@ -56,6 +58,8 @@ def soak(minutes: float, stack: str, seed: int | None, airflow: bool, root: Path
 
     try:
         result = run_soak(spec, say)
+    except WorkFolderError:
+        raise  # one line: the soak did not start
     except BaseException:
         _replay_hint(spec, None, say)
         raise
