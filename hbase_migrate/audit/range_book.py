@@ -3,7 +3,7 @@ and repairs."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from sqlalchemy import and_, select, update
@@ -78,15 +78,25 @@ class RangeBook(LedgerBook):
             rows = conn.execute(select(v).where(and_(
                 v.c.migration_id == migration_id, v.c.run_key == run_key)).order_by(v.c.id)
             ).all()
-        newest = {(r.table_name, r.range_start, r.range_end): r for r in
-                  (ValidationRecord.from_row(x._mapping) for x in rows)}
-        return sorted(newest.values(), key=lambda r: (r.table_name, r.range_start))
+        return _newest_per_range(ValidationRecord.from_row(x._mapping) for x in rows)
+
+    def validation_runs(self, migration_id: int) -> list[list[ValidationRecord]]:
+        """Every validation run, oldest first (by its newest row): each as
+        :meth:`run_validations` gives it, its parts together; ranges recorded without a run
+        make one run per ``validated_at``. The last is :meth:`last_validations`."""
+        runs: dict[str | int, list[ValidationRecord]] = {}
+        for row in self.validations(migration_id):
+            key = row.run_key if row.run_key is not None else row.validated_at
+            runs.setdefault(key, []).append(row)
+        ordered = sorted(runs.values(), key=lambda rows: max((r.validated_at, r.id)
+                                                              for r in rows))
+        return [_newest_per_range(rows) for rows in ordered]
 
     def last_validations(self, migration_id: int) -> list[ValidationRecord]:
         """The ranges of the newest validation run: the run of the newest row recorded (its
         parts together, see :meth:`run_validations`; for ranges recorded without a step or
         run, the newest ``validated_at``). Whether it covers every planned range is the
-        caller's to check."""
+        caller's to check. ``status`` and the report both read the newest run here."""
         v = t.validations
         with self._engine.begin() as conn:
             newest = conn.execute(
@@ -168,3 +178,10 @@ class RangeBook(LedgerBook):
             rows = conn.execute(select(r).where(r.c.migration_id == migration_id)
                                 .order_by(r.c.id)).all()
         return [RepairRecord.from_row(x._mapping) for x in rows]
+
+
+def _newest_per_range(rows: Iterable[ValidationRecord]) -> list[ValidationRecord]:
+    """The newest row of each range (a retried part records its ranges again), in key
+    order; ``rows`` oldest first."""
+    newest = {(r.table_name, r.range_start, r.range_end): r for r in rows}
+    return sorted(newest.values(), key=lambda r: (r.table_name, r.range_start))

@@ -64,7 +64,10 @@ class ReportData:
     steps: list[StepRecord]
     files: list[WalFileRecord]  # the source's WAL files, by server and name time
     gaps: list[GapRecord]  # open and resolved
-    validations: list[ValidationRecord]
+    validations: list[ValidationRecord]  # every row recorded, oldest first
+    # the validation runs (parts together, newest row per range), oldest first; the last is
+    # the newest run, read as ``status`` reads it (``Ledger.last_validations``)
+    validation_runs: list[list[ValidationRecord]]
     anchors: list[AnchorRecord]
     repairs: list[RepairLike]
     cdc: StreamFigures | None = None  # the CDC stream's figures, when it ran
@@ -88,8 +91,15 @@ def load(ledger: Ledger, name: str, now: int) -> ReportData:
         now=now, ledger_url=ledger.url, schema_version=ledger.schema_version, migration=record,
         steps=ledger.steps(record.id), files=ledger.wal_files(record.id, SOURCE),
         gaps=ledger.gaps(record.id, include_resolved=True),
-        validations=ledger.validations(record.id), anchors=ledger.anchors(record.id),
+        validations=ledger.validations(record.id),
+        validation_runs=_validation_runs(ledger, record.id), anchors=ledger.anchors(record.id),
         repairs=_repairs(ledger, record.id), cdc=_cdc(ledger, record.id, now))
+
+
+def _validation_runs(ledger: Ledger, migration_id: int) -> list[list[ValidationRecord]]:
+    """Every validation run, the newest as ``status`` reads it."""
+    runs = ledger.validation_runs(migration_id)
+    return [*runs[:-1], ledger.last_validations(migration_id)] if runs else []
 
 
 def _repairs(ledger: Ledger, migration_id: int) -> list[RepairLike]:
@@ -164,6 +174,11 @@ def lag_points(data: ReportData) -> list[tuple[int, float]]:
                 step.kind in ("replay", CUTOVER_KIND)):
             points.append((step.ended_at, float(lag)))
     return sorted(points)
+
+
+def latest_validation(data: ReportData) -> list[ValidationRecord]:
+    """The ranges of the newest validation run (empty when none ran)."""
+    return data.validation_runs[-1] if data.validation_runs else []
 
 
 def latest_cutover(data: ReportData) -> StepRecord | None:

@@ -9,7 +9,6 @@ from itertools import groupby
 from hbase_migrate.audit.records import (
     GateVerdict,
     StepStatus,
-    ValidationRecord,
     Verdict,
     WalStatus,
 )
@@ -180,10 +179,7 @@ def facts_of(data: ReportData) -> list[tuple[str, str, str]]:
     open_gaps = sum(g.resolved_at is None for g in data.gaps)
     lag = replay_lag(files, data.now) if files else None
     cells = sum(model.cells_of(s.metrics) for s in data.steps if s.kind in model.REPLAY_KINDS)
-    latest: list[ValidationRecord] = []
-    if data.validations:
-        newest = data.validations[-1].step_id
-        latest = [v for v in data.validations if v.step_id == newest]
+    latest = model.latest_validation(data)
     matching = sum(v.final_verdict is Verdict.MATCH for v in latest)
     return [
         ("state", data.migration.state, "neutral"),

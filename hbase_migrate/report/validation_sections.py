@@ -52,15 +52,13 @@ def _sides(a: int | None, b: int | None) -> str:
 
 
 def validation(data: ReportData, report_dir: Path | None) -> str:
-    runs: dict[int | None, list[ValidationRecord]] = {}
-    for v in data.validations:
-        runs.setdefault(v.step_id, []).append(v)
     steps = {s.id: s for s in data.steps}
     history = []
-    for step_id, rows in runs.items():
-        step = steps.get(step_id) if step_id is not None else None
+    for rows in data.validation_runs:
+        step_ids = sorted({r.step_id for r in rows if r.step_id is not None})
+        step = steps.get(step_ids[-1]) if step_ids else None
         differing = sum(r.final_verdict is Verdict.MISMATCH for r in rows)
-        history.append([esc(f"#{step_id}" if step_id else "-"),
+        history.append([esc(", ".join(f"#{i}" for i in step_ids) or "-"),
                         esc(clock(max(r.validated_at for r in rows))),
                         who_html(step) if step else "", esc(str(len({r.table_name
                                                                       for r in rows}))),
@@ -81,7 +79,7 @@ def validation(data: ReportData, report_dir: Path | None) -> str:
         return section("validation", "Validation", "", empty_plot(
             "ranges", "Validation verdicts per key range", "No validation recorded yet."),
             artifacts_html)
-    latest = list(runs.values())[-1]
+    latest = model.latest_validation(data)
     by_table: dict[str, list[ValidationRecord]] = {}
     for v in latest:
         by_table.setdefault(v.table_name, []).append(v)
@@ -111,7 +109,7 @@ def validation(data: ReportData, report_dir: Path | None) -> str:
             f"Tiles: {legend}.")
     return section("validation", "Validation", lead, grid, bad_html,
                    "<h3>Validation runs</h3>",
-                   table(["step", "when (UTC)", "who", "tables", "ranges", "recompared",
+                   table(["steps", "when (UTC)", "who", "tables", "ranges", "recompared",
                           "mismatched", "verdict"], history[-MAX_ROWS:], total=len(history)),
                    artifacts_html)
 
