@@ -99,8 +99,28 @@ def format_time(ms: int) -> str:
 
 
 def format_duration(ms: int) -> str:
-    """A short human form of a duration: ``1h``, ``10m``, ``90s``, ``1500ms``."""
+    """A duration in the form the command line reads back: ``1h``, ``10m``, ``90s``,
+    ``1500ms`` (settings, windows); :func:`human_duration` for measured ones."""
     for unit, size in (("d", 86_400_000), ("h", 3_600_000), ("m", 60_000), ("s", 1000)):
         if ms and ms % size == 0:
             return f"{ms // size}{unit}"
     return f"{ms}ms"
+
+
+def human_duration(ms: float) -> str:
+    """A measured duration (a lag, a step's time) as people read it: ``850 ms``,
+    ``12.3 s``, ``8 min 12 s``, ``2 h 10 min``, ``3 d 4 h``. Every lag or duration the
+    project prints goes through here."""
+    if ms < 0:
+        return "-" + human_duration(-ms)
+    if ms < 1000:
+        return f"{ms:.0f} ms"
+    if ms < 60_000:
+        return f"{ms / 1000:.1f} s"
+    minutes, seconds = divmod(int(ms // 1000), 60)
+    if minutes < 60:
+        return f"{minutes} min" + (f" {seconds} s" if seconds else "")
+    hours, minutes = divmod(minutes, 60)
+    if hours < 24:
+        return f"{hours} h" + (f" {minutes} min" if minutes else "")
+    return f"{hours // 24} d" + (f" {hours % 24} h" if hours % 24 else "")

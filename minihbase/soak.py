@@ -41,7 +41,7 @@ from hbase_migrate.config import ENDPOINT_KEYS, MigrationSpec, load_config
 from hbase_migrate.lifecycle.result import StepResult
 from hbase_migrate.soak.chaos import ACTIONS, ChaosEvent, ChaosMonkey, schedule
 from hbase_migrate.soak.linked_lists import LinkedListWriter, ListCounts, ListSpec
-from hbase_migrate.timeutil import parse_duration
+from hbase_migrate.timeutil import human_duration, parse_duration
 from hbase_migrate.workdir import claim_workdir
 from minihbase.cli.minicluster import call_admin
 from minihbase.process import log_tail, spawn_child, stop_child
@@ -344,4 +344,4 @@ def _judge(migration: MigrationSpec, result: SoakResult, say: Say) -> None:
         result.problems += [f"cutover gate: {why}" for why in result.gate.metrics["reasons"]]
     failed = [a for a in result.actions if "error" in a]
     say(f"chaos: {len(result.actions)} actions taken ({len(failed)} failed); replay lag peak "
-        f"{result.lag_peak_ms / 1000:.1f} s")
+        f"{human_duration(result.lag_peak_ms)}")

@@ -8,6 +8,7 @@ from hbase_migrate.errors import ConfigError
 from hbase_migrate.timeutil import (
     format_duration,
     format_time,
+    human_duration,
     parse_duration,
     parse_seconds,
     parse_time,
@@ -121,3 +122,15 @@ def test_parse_seconds_rejects(text: str, message: str) -> None:
     with pytest.raises(ConfigError) as caught:
         parse_seconds(text, name="--lock-timeout")
     assert str(caught.value) == f"--lock-timeout: {message}"
+
+
+def test_human_duration() -> None:
+    """Measured durations as people read them (the issue's ``replay lag 492624ms``)."""
+    assert human_duration(492_624) == "8 min 12 s"
+    assert human_duration(850) == "850 ms"
+    assert human_duration(12_345) == "12.3 s"
+    assert human_duration(60_000) == "1 min"
+    assert human_duration(2 * 3_600_000 + 10 * 60_000 + 59_000) == "2 h 10 min"
+    assert human_duration(3 * 86_400_000 + 4 * 3_600_000) == "3 d 4 h"
+    assert human_duration(0) == "0 ms"
+    assert human_duration(-1500) == "-1.5 s"

@@ -31,7 +31,7 @@ from rich.progress import (
 from hbase_migrate.replay.job import FileOutcome, FileTask
 from hbase_migrate.replay.outage import RiddenOutage
 from hbase_migrate.replay.run import FollowSummary, Observer, RunSummary
-from hbase_migrate.timeutil import format_time
+from hbase_migrate.timeutil import format_time, human_duration
 
 if TYPE_CHECKING:
     from hbase_migrate.replay.job import ReplayJob
@@ -322,15 +322,17 @@ class ProgressView(Observer):
             self.current = None
 
     def waiting(self, outage: RiddenOutage, retry_in: float, lag: int | None) -> None:
-        lagging = f"; replay lag {lag / 1000:.1f}s" if lag is not None else ""
+        lagging = f"; replay lag {human_duration(lag)}" if lag is not None else ""
         self.progress.console.print(
             f"waiting for {outage.outage.describe()} since {format_time(outage.began)} "
-            f"({outage.seconds:.1f}s so far, next try in {retry_in:g}s{lagging}): "
+            f"({human_duration(outage.seconds * 1000)} so far, next try in "
+            f"{human_duration(retry_in * 1000)}{lagging}): "
             f"{outage.outage.error}", markup=False, highlight=False, soft_wrap=True)
 
     def resumed(self, outage: RiddenOutage) -> None:
         self.progress.console.print(
-            f"{outage.outage.describe()} answers again after {outage.seconds:.1f}s; resuming",
+            f"{outage.outage.describe()} answers again after "
+            f"{human_duration(outage.seconds * 1000)}; resuming",
             markup=False, highlight=False, soft_wrap=True)
 
     def follow_started(self, summary: FollowSummary) -> None:
@@ -349,15 +351,16 @@ _VERDICTS = {0: "ok", 1: "FAILED", 3: "GAPS"}  # by exit code
 
 def render_follow(f: FollowSummary) -> str:
     """The summary of a whole ``--follow``, printed when it stops."""
-    took = ((f.ended or f.started) - f.started) / 1000
-    lines = [f"follow of migration {f.migration} ({f.stream}) ended after {took:.1f}s: {f.runs} "
+    took = human_duration((f.ended or f.started) - f.started)
+    lines = [f"follow of migration {f.migration} ({f.stream}) ended after {took}: {f.runs} "
              f"runs, {f.files_read} WAL files read ({f.files_completed} finished), "
              f"{f.bytes} bytes, {f.entries} entries",
              f"cells written: {_counts(dict(f.cells))}"]
     if f.lag is not None:
-        lines.append(f"replay lag as it ended: {f.lag / 1000:.1f}s")
+        lines.append(f"replay lag as it ended: {human_duration(f.lag)}")
     lines.append(f"outages ridden out: {len(f.outages)}" if f.outages else "outages: none")
-    lines += [f"  {o.outage.describe()} from {format_time(o.began)} for {o.seconds:.1f}s "
+    lines += [f"  {o.outage.describe()} from {format_time(o.began)} for "
+              f"{human_duration(o.seconds * 1000)} "
               f"({o.probes} probes)"
               for o in f.outages]
     if f.error:
@@ -381,8 +384,8 @@ def render_summary(s: RunSummary) -> str:
         f"{_counts(data['markers'])}",
     ]
     lines += [f"moved to the archive: {a} -> {b}" for a, b in s.moves]
-    lines += [f"waited {o['seconds']:.1f}s for the {o['service']} {o['endpoint']}: {o['error']}"
-              for o in s.outages]
+    lines += [f"waited {human_duration(o['seconds'] * 1000)} for the {o['service']} "
+              f"{o['endpoint']}: {o['error']}" for o in s.outages]
     if s.retention is not None and not s.retention.guaranteed:
         lines.append(f"archived WAL retention {s.retention.kind}: {s.retention.detail}")
     for b in data["bulk_loads"]:

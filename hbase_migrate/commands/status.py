@@ -67,7 +67,7 @@ def render(report: StatusReport, console: Console | None = None) -> None:
     from rich.console import Console
     from rich.markup import escape
 
-    from hbase_migrate.timeutil import format_duration, format_time
+    from hbase_migrate.timeutil import format_time, human_duration
 
     console = console or Console()
     console.print(f"ledger {report.ledger} (schema {report.schema_version}) at "
@@ -75,7 +75,7 @@ def render(report: StatusReport, console: Console | None = None) -> None:
     if not report.migrations:
         console.print("no migration recorded in this ledger yet")
     for m in report.migrations:
-        lag = "unknown" if m.lag is None else format_duration(m.lag)
+        lag = "unknown" if m.lag is None else human_duration(m.lag)
         console.print(f"\n[bold]{m.name}[/bold]: state {m.state}, replay lag {lag}, "
                       f"last validation {_validation(m)}", highlight=False)
         if m.copy and m.copy["ranges_copied"] < m.copy["ranges"]:
@@ -93,7 +93,7 @@ def render(report: StatusReport, console: Console | None = None) -> None:
                 files = ", ".join(f"{n} {k}" for k, n in sorted(figures.wal_files.items()))
                 offsets = "; ".join(f"{o['server']}: {o['file']} at {o['offset']}"
                                     for o in figures.offsets)
-                lag = "unknown" if figures.lag is None else format_duration(figures.lag)
+                lag = "unknown" if figures.lag is None else human_duration(figures.lag)
                 console.print(f"[bold]{figures.stream}[/bold]: " + escape(
                     f"{figures.messages} messages acknowledged, lag {lag}, WAL files "
                     f"{files or 'none'}, "
@@ -103,9 +103,9 @@ def render(report: StatusReport, console: Console | None = None) -> None:
                 w = figures.waiting
                 console.print(f"[bold]{figures.stream}[/bold]: " + escape(
                     f"waiting for the {w['service']} {w['endpoint']} since "
-                    f"{format_time(w['since'])} ({format_duration(report.now - w['since'])}): "
+                    f"{format_time(w['since'])} ({human_duration(report.now - w['since'])}): "
                     f"{w['error']}"), highlight=False)
-        _render_tables(console, m, format_time, format_duration)
+        _render_tables(console, m, format_time, human_duration)
 
 
 def _limits(m: MigrationStatus) -> str:

@@ -16,7 +16,7 @@ from hbase_migrate.lifecycle.result import StepResult
 from hbase_migrate.lifecycle.step import recorded_step
 from hbase_migrate.replay.discovery import SOURCE
 from hbase_migrate.snapshot.hbase_method import admin_channel, delete_snapshots
-from hbase_migrate.timeutil import format_duration, format_time
+from hbase_migrate.timeutil import format_duration, format_time, human_duration
 
 DEFAULT_MAX_LAG_MS = 60_000
 
@@ -41,7 +41,7 @@ def cutover_check(spec: MigrationSpec, *, max_lag: int = DEFAULT_MAX_LAG_MS,
             reasons.append(f"{len(undone)} source WAL file(s) not replayed to their end "
                            f"(e.g. {undone[0].path}, {undone[0].status})")
         if status.lag is None or status.lag > max_lag:
-            lag = "unknown" if status.lag is None else format_duration(status.lag)
+            lag = "unknown" if status.lag is None else human_duration(status.lag)
             reasons.append(f"replay lag {lag} is above {format_duration(max_lag)}")
         catch_ups = [s for s in ledger.steps(mid, "replay") if s.ended_at is not None]
         last = status.last_validation

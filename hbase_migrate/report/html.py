@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from hbase_migrate.audit.records import StepRecord, StepStatus, WalStatus
 from hbase_migrate.report import model
 from hbase_migrate.report.svg import esc
+from hbase_migrate.timeutil import human_duration
 
 STATUS_COLORS = {
     WalStatus.REPLAYED: "#2e9e5b", WalStatus.SKIPPED: "#b8c1cc", WalStatus.SEEN: "#8fb8e8",
@@ -35,17 +36,8 @@ def clock(ms: int | None) -> str:
 
 
 def duration(ms: float | None) -> str:
-    """``850 ms``, ``12.3 s``, ``4 min 5 s``, ``2 h 10 min``."""
-    if ms is None:
-        return "-"
-    if ms < 1000:
-        return f"{ms:.0f} ms"
-    if ms < 60_000:
-        return f"{ms / 1000:.1f} s"
-    minutes, seconds = divmod(int(ms // 1000), 60)
-    if minutes < 60:
-        return f"{minutes} min" + (f" {seconds} s" if seconds else "")
-    return f"{minutes // 60} h" + (f" {minutes % 60} min" if minutes % 60 else "")
+    """``850 ms``, ``12.3 s``, ``4 min 5 s``, ``2 h 10 min`` (:func:`human_duration`)."""
+    return "-" if ms is None else human_duration(ms)
 
 
 def count(n: float) -> str:

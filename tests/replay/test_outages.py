@@ -309,7 +309,7 @@ def test_a_one_shot_replay_waits_for_its_target_too(tmp_path: Path) -> None:
         finally:
             reopen.join()
         assert done.returncode == 0, done.stderr[-3000:]
-        waited = re.search(rf"^waited (\d+\.\d)s for the target gateway {gateway}: ",
+        waited = re.search(rf"^waited (\d+\.\d) s for the target gateway {gateway}: ",
                            done.stdout, re.MULTILINE)
         assert waited and 3 <= float(waited.group(1)) < 30, done.stdout
         assert "waiting for the target gateway" in done.stderr
