@@ -56,6 +56,7 @@ class DemoResult:
     validation: StepResult | None = None
     gate: StepResult | None = None
     report: StepResult | None = None
+    started: float = field(default_factory=time.monotonic)  # the run's clock, for each step
 
     @property
     def ok(self) -> bool:
@@ -70,10 +71,14 @@ Report = Callable[[str, dict[str, Any]], None]
 
 @contextmanager
 def _step(result: DemoResult, name: str, report: Report) -> Iterator[dict[str, Any]]:
+    """A step of the run: ``seconds`` it took, and ``at``: seconds since the run began, as
+    it ended (one clock for the whole run)."""
     facts: dict[str, Any] = {}
     started = time.monotonic()
     yield facts
-    facts["seconds"] = round(time.monotonic() - started, 2)
+    ended = time.monotonic()
+    facts["seconds"] = round(ended - started, 2)
+    facts["at"] = round(ended - result.started, 2)
     result.steps.append({"step": name, **facts})
     report(name, facts)
 

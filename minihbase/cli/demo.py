@@ -12,6 +12,7 @@ from typing import Any
 import click
 
 from hbase_migrate.audit.records import GateVerdict
+from hbase_migrate.timeutil import human_duration
 from minihbase.demo import DemoSpec, run_demo
 
 
@@ -56,9 +57,7 @@ def demo(root: Path, airflow: bool, spark: bool, keep_running: bool, executor: s
         if as_json:
             click.echo(json.dumps({"step": step, **facts}, sort_keys=True))
             return
-        details = ", ".join(f"{k}={v}" for k, v in facts.items()
-                            if k not in ("seconds", "examples", "ops"))
-        click.echo(f"[{facts['seconds']:7.2f}s] {step}: {details}")
+        click.echo(step_line(step, facts))
 
     # Ctrl-C and SIGTERM both unwind through the stack's clean-up, even when this process
     # was started with SIGINT ignored (as background jobs of non-interactive shells are).
@@ -93,6 +92,15 @@ def demo(root: Path, airflow: bool, spark: bool, keep_running: bool, executor: s
     differs = result.validation is not None and not result.validation.passed
     click.echo("FAILED: target differs from source" if differs else "FAILED", err=True)
     sys.exit(1)
+
+
+def step_line(step: str, facts: dict[str, Any]) -> str:
+    """``[  12.34s] step (took 2.1 s): facts``: the run's clock as the step ended, then how
+    long the step took."""
+    details = ", ".join(f"{k}={v}" for k, v in facts.items()
+                        if k not in ("seconds", "at", "examples", "ops"))
+    return (f"[{facts['at']:7.2f}s] {step} (took {human_duration(facts['seconds'] * 1000)}): "
+            f"{details}")
 
 
 def _airflow(spec: DemoSpec, report: Callable[[str, dict[str, Any]], None], spark: bool,
