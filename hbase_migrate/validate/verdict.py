@@ -58,7 +58,11 @@ def comparison_rows(pairs: Sequence[RangePair]) -> list[dict[str, Any]]:
 
 
 def _quiet_gx() -> None:
-    for name in ("great_expectations", "great_expectations.core"):
+    """GX's own chatter off: some of its modules set their logger to INFO themselves
+    (``data_context.types.base``: "Created temporary directory ..."), so every GX logger
+    made so far is set, not only the package's."""
+    names = [n for n in logging.root.manager.loggerDict if n.startswith("great_expectations.")]
+    for name in ("great_expectations", *names):
         logging.getLogger(name).setLevel(logging.ERROR)
 
 

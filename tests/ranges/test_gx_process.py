@@ -80,3 +80,14 @@ def test_the_step_process_does_not_import_gx(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                           check=True, cwd=Path(__file__).resolve().parents[2])
     assert done.stdout.split() == ["True", "False", "False"]
+
+
+def test_the_process_prints_no_info_line_of_gx(tmp_path: Path,
+                                               capfd: pytest.CaptureFixture[str]) -> None:
+    """GX sets some of its loggers to INFO itself ("Created temporary directory ... for
+    ephemeral docs site"): none of it reaches a ``validate``'s output."""
+    with GxProcess() as gx:
+        verdict = gx.judge([pair(A, (1, 1, "x"), (1, 1, "x"))], [A], tmp_path, "run-3")
+    assert verdict.success
+    err = capfd.readouterr().err
+    assert not [line for line in err.splitlines() if "great_expectations" in line], err
