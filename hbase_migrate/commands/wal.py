@@ -210,6 +210,12 @@ def stats_file(path: str, on_progress: Callable[[int], None] | None = None) -> F
     return stats
 
 
+# A file whose name is none of HBase's: read (given by name, or starting with PWAL), but its
+# server and creation time, which HBase's WAL names carry, are not known.
+UNKNOWN_KIND = ("kind unknown (the name is not an HBase WAL name, <server>.<creation time "
+                "in ms>: server and name time unknown)")
+
+
 def _stats_text(per_file: list[FileStats], total: FileStats, skipped: int, out: TextIO) -> None:
     def describe(s: FileStats) -> Iterator[str]:
         by_type = ", ".join(f"{k} {v}" for k, v in sorted(s.cells_by_type.items()))
@@ -223,7 +229,8 @@ def _stats_text(per_file: list[FileStats], total: FileStats, skipped: int, out: 
 
     for s in per_file:
         end = f"end {s.end_reason} at byte offset {s.end_offset}" if s.end_reason else ""
-        out.write(f"{s.path}\n  {s.kind}, {s.bytes} bytes{', ' + end if end else ''}\n")
+        kind = UNKNOWN_KIND if s.kind == "unknown" else s.kind
+        out.write(f"{s.path}\n  {kind}, {s.bytes} bytes{', ' + end if end else ''}\n")
         if s.error:
             out.write(f"  error: {s.error}\n")
         out.write("\n".join(describe(s)) + "\n")

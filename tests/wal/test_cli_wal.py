@@ -488,3 +488,18 @@ def test_dump_fails_on_a_length_prefix_damaged_to_point_past_the_end(tmp_path: P
     assert len(result.stdout.splitlines()) == index
     assert f"corrupt WAL at byte offset {offset} (entry #{index})" in result.stderr
     assert "damaged length, not a cut-off tail" in result.stderr
+
+
+def test_stats_says_why_a_files_kind_is_unknown(
+        wal_file: tuple[Path, list[tuple[int, int]]], tmp_path: Path) -> None:
+    """A WAL under a name HBase never gives (a copy, renamed): read, and the text says what
+    'unknown' means instead of the bare word."""
+    path, _ = wal_file
+    renamed = tmp_path / "copy-of-a-wal.bin"
+    renamed.write_bytes(path.read_bytes())
+    result = run("stats", str(renamed))
+    assert result.exit_code == 0, result.stderr
+    second = result.stdout.splitlines()[1]
+    assert second.startswith("  kind unknown (the name is not an HBase WAL name"), second
+    assert "server and name time unknown" in second
+    assert f"{renamed.stat().st_size} bytes" in second
