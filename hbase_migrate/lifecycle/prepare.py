@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from hbase_migrate.audit.records import MigrationState, Provenance
 from hbase_migrate.config import MigrationSpec
+from hbase_migrate.lifecycle.missing import check_source
 from hbase_migrate.lifecycle.result import StepResult
 from hbase_migrate.lifecycle.step import recorded_step, thrift2
 from hbase_migrate.snapshot.schema import copy_schema, split_points
@@ -11,9 +12,12 @@ from hbase_migrate.snapshot.schema import copy_schema, split_points
 
 def prepare(spec: MigrationSpec, *, provenance: Provenance | None = None) -> StepResult:
     """Create every target table like its source table; an existing compatible one is
-    kept (and reported as skipped), an incompatible one refused."""
+    kept (and reported as skipped), an incompatible one refused. A source table missing,
+    or lacking a family ``[[tables]] families`` names, is refused before anything is
+    written (:class:`~hbase_migrate.cluster.missing.MissingSchemaError`)."""
     with recorded_step(spec, "prepare", provenance) as step, \
             thrift2(spec.source) as src, thrift2(spec.target) as dst:
+        check_source(spec, src)
         tables = []
         for table in spec.tables:
             existed = dst.table_exists(table.target)

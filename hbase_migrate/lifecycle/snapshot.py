@@ -44,6 +44,7 @@ from hbase_migrate.audit.records import (
 from hbase_migrate.audit.status import SNAPSHOT_PART_STEP, SNAPSHOT_PLAN_STEP
 from hbase_migrate.config import AUTO, IN_PROCESS, SNAPSHOT_METHODS, MigrationSpec
 from hbase_migrate.errors import ConfigError
+from hbase_migrate.lifecycle.missing import check_schema
 from hbase_migrate.lifecycle.result import StepResult
 from hbase_migrate.lifecycle.step import (
     StepContext,
@@ -96,6 +97,7 @@ def snapshot(spec: MigrationSpec, *, watermark: int | None = None,
         t0 = step.migration.watermark
         if skip_copied(step):
             return step.result()
+        check_schema(spec)
         if method == "hbase":
             _hbase_copy(step, spec, t0, master, progress, keep)
             step.advance(MigrationState.COPIED)
@@ -164,6 +166,7 @@ def _snapshot_part(spec: MigrationSpec, part: tuple[int, int], provenance: Prove
         step.metrics.update(method=method, part=f"{part[0]}/{part[1]}")
         if skip_copied(step):
             return step.result()
+        check_schema(spec)
         t0, records = planned_copy(step, spec, name)
         group = [r for r, _ in range_group(records, part)]
         age = max(0, now_ms() - t0)

@@ -17,7 +17,9 @@ from hbase_migrate.audit.records import (
 )
 from hbase_migrate.cluster.thrift2 import Thrift2Client
 from hbase_migrate.config import ClusterSpec, MigrationSpec
-from hbase_migrate.errors import ConfigError
+from hbase_migrate.errors import ConfigError, HBaseMigrateError
+from hbase_migrate.lifecycle.missing import explained
+from hbase_migrate.lifecycle.readiness import refusal
 from hbase_migrate.lifecycle.result import StepResult
 from hbase_migrate.ranges.tasks import open_thrift2
 
@@ -68,14 +70,21 @@ class StepContext:
 def recorded_step(spec: MigrationSpec, kind: str, provenance: Provenance | None,
                   ) -> Iterator[StepContext]:
     """Run a block as the ledger step ``kind``; an exception fails the step and the
-    migration (``failed``), and propagates; a negative verdict or a non-zero exit code in
-    the metrics fails the step."""
+    migration (``failed``), and propagates (one hiding a missing table or family as the
+    :class:`~hbase_migrate.cluster.missing.MissingSchemaError` that names it); a negative
+    verdict or a non-zero exit code in the metrics fails the step."""
     with Ledger.open(spec.ledger_url) as ledger:
         record = ledger.ensure_spec(spec)
         try:
             with ledger.step(record.id, kind, provenance) as step:
                 context = StepContext(ledger, record, step)
-                yield context
+                try:
+                    yield context
+                except HBaseMigrateError as exc:  # HBase's terse "scan big: big" explained
+                    better = explained(spec, exc, target_made=kind != "prepare")
+                    if better is None:
+                        raise
+                    raise better from exc
                 verdict = context.metrics.get("verdict")
                 if (context.verdict_fails and verdict in NEGATIVE_VERDICTS
                         ) or context.metrics.get("exit_code", 0) != 0:
@@ -93,7 +102,14 @@ def thrift2(cluster: ClusterSpec) -> Thrift2Client:
 
 
 def require(context: StepContext, at_least: MigrationState, step: str, before: str) -> None:
-    """Refuse a step the migration is not ready for."""
-    if context.state is not MigrationState.FAILED and context.state.rank < at_least.rank:
+    """Refuse a step the migration is not ready for; a failed migration is ready when its
+    ledger steps reached ``at_least`` (:mod:`~hbase_migrate.lifecycle.readiness`), else
+    the refusal names the step that failed, when and why, and what to run."""
+    if context.state is MigrationState.FAILED:
+        steps = context.ledger.steps(context.migration.id)
+        why = refusal(context.migration.name, steps, at_least, step, before)
+        if why is not None:
+            raise StepRefusedError(why)
+    elif context.state.rank < at_least.rank:
         raise StepRefusedError(f"migration {context.migration.name!r} is {context.state}: "
                                f"{step} needs it {at_least} or later; run {before} first")

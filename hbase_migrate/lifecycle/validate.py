@@ -22,6 +22,7 @@ from hbase_migrate.audit.ledger import Ledger
 from hbase_migrate.audit.records import MigrationState, Provenance, Verdict
 from hbase_migrate.config import MigrationSpec, TableSpec
 from hbase_migrate.errors import ConfigError
+from hbase_migrate.lifecycle.missing import check_schema
 from hbase_migrate.lifecycle.result import StepResult
 from hbase_migrate.lifecycle.step import StepContext, recorded_step, require, thrift2
 from hbase_migrate.limits import ThrottlePlan, step_limits
@@ -70,6 +71,7 @@ def validate(spec: MigrationSpec, *, provenance: Provenance | None = None,
             recorded_step(spec, "validate" if part is None else PART_STEP, provenance) as step:
         # (GX loads in its own process meanwhile: about 2 s of the machine's other core)
         require(step, MigrationState.COPIED, "validation", "snapshot")
+        check_schema(spec)
         cells = planned_cells(step, spec, chosen)
         group = None
         if part is not None:

@@ -101,7 +101,9 @@ class SchemaCache:
         found = self._tables.get(table)
         if found is None:
             if not self._exists(table):
-                raise MissingTargetError(f"target {self.name}: table {table} does not exist")
+                raise MissingTargetError(
+                    f"target table {table!r} does not exist on {self.name}: run prepare to "
+                    "create it like the source table (or check [[tables]] target)")
             found = self._tables[table] = self._fetch(table)
         return found
 
@@ -115,7 +117,9 @@ class GatewayTarget:
                  cluster: str | None) -> None:
         self.client = client
         self.cluster = f"cluster {cluster!r}" if cluster else client.endpoint
-        self._schema = SchemaCache(client.endpoint, exists, client.table_descriptor)
+        self.where = (f"the target cluster {cluster!r} (gateway {client.endpoint})" if cluster
+                      else f"the target gateway {client.endpoint}")  # for messages
+        self._schema = SchemaCache(self.where, exists, client.table_descriptor)
 
     @property
     def name(self) -> str:
@@ -140,6 +144,19 @@ class GatewayClient(Protocol):
     def table_descriptor(self, table: str) -> TableDescriptor: ...
 
 
+def described(target: object) -> str:
+    """How messages name ``target``: a gateway target's ``where`` ("the target cluster 'x'
+    (gateway h:p)"), looked for through the targets that wrap one (throttled,
+    partitioned)."""
+    while not hasattr(target, "where"):
+        inner = getattr(target, "target", None) or next(iter(getattr(target, "targets", ())),
+                                                         None)
+        if inner is None:
+            return f"the target {getattr(target, 'name', '')}".rstrip()
+        target = inner
+    return str(target.where)
+
+
 def require_families(target: ReplayTarget, table: str, families: Iterable[bytes],
                      why: str) -> None:
     """Fail with :class:`MissingTargetError` unless ``table`` has every family."""
@@ -148,8 +165,11 @@ def require_families(target: ReplayTarget, table: str, families: Iterable[bytes]
     if missing:
         names = ", ".join(to_string_binary(f) for f in missing)
         have = ", ".join(to_string_binary(f.name) for f in desc.families)
-        raise MissingTargetError(f"target {target.name}: table {table} has no column family "
-                                 f"{names} ({why}); it has {have}")
+        where = described(target)
+        raise MissingTargetError(
+            f"target table {table!r} on {where} has no column family {names} ({why}); it has "
+            f"{have}: add it (hbase shell: alter '{table}', '{to_string_binary(missing[0])}') "
+            "or leave it out of [[tables]] families")
 
 
 def writing(table: str, mutation: RowMutation) -> str:

@@ -3,7 +3,7 @@ target table (and row, family, type where one is at fault)."""
 
 from __future__ import annotations
 
-from hbase_migrate.errors import HBaseMigrateError
+from hbase_migrate.errors import ConfigError, HBaseMigrateError
 
 
 class ReplayError(HBaseMigrateError):
@@ -19,8 +19,9 @@ class MarkerReadError(ReplayError):
     """A BULK_LOAD marker whose descriptor does not parse: the region to re-copy is unknown."""
 
 
-class MissingTargetError(ReplayError):
-    """The target lacks the table or column family a mapping or a WAL cell refers to."""
+class MissingTargetError(ReplayError, ConfigError):
+    """The target lacks the table or column family a mapping or a WAL cell refers to (no
+    retry mends that: a configuration error)."""
 
 
 class InexpressibleMutationError(ReplayError):

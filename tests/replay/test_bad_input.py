@@ -56,7 +56,8 @@ def test_a_mapping_to_a_missing_table_fails_before_any_write(
     entries = entries_for(table, calls(3)) + entries_for("other", calls(2))
     wal = make_wal(tmp_path / "wal.m", entries)
     flt = ReplayFilter.build([table, f"other={table}_missing"])
-    with pytest.raises(MissingTargetError, match=f"table {table}_missing does not exist"):
+    with pytest.raises(MissingTargetError, match=f"target table '{table}_missing' does not "
+                       f"exist on the target gateway {clusters.dst.endpoint}: run prepare"):
         replay_file(wal, ReplaySpec(flt), Thrift2Target(clusters.dst))
     assert scan_all(clusters.dst, table) == []
 

@@ -1,0 +1,132 @@
+"""After a step failed on an error the server answered: was a table or family missing?
+
+:func:`explain_missing` asks both clusters (over Thrift2 when the cluster names it, else
+Thrift1) whether every table of the migration and the families it needs are there, and
+returns the :class:`~hbase_migrate.cluster.missing.MissingSchemaError` that says which is
+not (the step then raises it instead of HBase's terse message), or None.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
+
+from hbase_migrate.cluster.descriptors import TableDescriptor
+from hbase_migrate.cluster.errors import ServiceUnreachableError
+from hbase_migrate.cluster.missing import MissingSchemaError, find_missing
+from hbase_migrate.cluster.thrift2 import Thrift2Client
+from hbase_migrate.config import ClusterSpec, MigrationSpec
+from hbase_migrate.errors import ConfigError, HBaseMigrateError
+from hbase_migrate.ranges.tasks import open_thrift1, open_thrift2
+
+Describe = Callable[[str], TableDescriptor | None]
+SOURCE_FIX = ("check [[tables]] source in the migration config (a typo?), or create the "
+              "table there")
+TARGET_FIX = "run prepare to create it like the source table (or check [[tables]] target)"
+
+
+@contextmanager
+def schema_reader(cluster: ClusterSpec) -> Iterator[Describe]:
+    """A function giving a table's descriptor on ``cluster``, None when it does not exist."""
+    endpoints = cluster.endpoints()
+    with ExitStack() as stack:
+        if endpoints.thrift2:
+            t2 = stack.enter_context(open_thrift2(cluster))
+
+            def describe2(table: str) -> TableDescriptor | None:
+                return t2.table_descriptor(table) if t2.table_exists(table) else None
+            yield describe2
+        else:
+            t1 = stack.enter_context(open_thrift1(cluster, "to look a table up"))
+
+            def describe1(table: str) -> TableDescriptor | None:
+                names = set(t1.tables())
+                found = table in names or table.removeprefix("default:") in names
+                return t1.table_descriptor(table) if found else None
+            yield describe1
+
+
+def check_source(spec: MigrationSpec, client: Thrift2Client) -> None:
+    """Raise the error naming the first source table of ``spec`` missing, or lacking a
+    family its ``[[tables]] families`` names (before anything is written)."""
+    endpoints = spec.source.endpoints()
+    for t in spec.tables:
+        found = find_missing(
+            lambda name: client.table_descriptor(name) if client.table_exists(name) else None,
+            "source", endpoints, t.source, {f.encode() for f in t.families},
+            why="named in [[tables]] families", fix=SOURCE_FIX)
+        if found is not None:
+            raise found
+
+
+def explain_missing(spec: MigrationSpec, *, target_made: bool = True
+                    ) -> MissingSchemaError | None:
+    """The first table or family of ``spec`` missing on the source, or on the target
+    (``target_made``: a step after prepare; prepare itself makes the target tables)."""
+    with schema_reader(spec.source) as source:
+        cache: dict[str, TableDescriptor | None] = {}
+
+        def described(table: str) -> TableDescriptor | None:
+            if table not in cache:
+                cache[table] = source(table)
+            return cache[table]
+
+        src = spec.source.endpoints()
+        for t in spec.tables:
+            named = {f.encode() for f in t.families}
+            found = find_missing(described, "source", src, t.source, named,
+                                 why="named in [[tables]] families", fix=SOURCE_FIX)
+            if found is not None:
+                return found
+    if not target_made:
+        return None
+    with schema_reader(spec.target) as target:
+        dst = spec.target.endpoints()
+        for t in spec.tables:
+            desc = cache.get(t.source)
+            needed = {f.encode() for f in t.families} or {
+                f.name for f in (desc.families if desc else ())}
+            found = find_missing(target, "target", dst, t.target, needed,
+                                 why=f"of source table {t.source!r}", fix=TARGET_FIX)
+            if found is not None:
+                return found
+    return None
+
+
+def check_schema(spec: MigrationSpec) -> None:
+    """Raise the error naming the first table or family of ``spec`` missing on the source
+    or the target (a step after prepare, before it reads or writes)."""
+    found = explain_missing(spec)
+    if found is not None:
+        raise found
+
+
+def worth_explaining(exc: BaseException) -> bool:
+    """Whether a step's error may hide a missing table or family: an error of ours that is
+    no configuration error and no outage (a server's answer, a failed range or file)."""
+    if not isinstance(exc, HBaseMigrateError) or isinstance(exc, ConfigError):
+        return False
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, ServiceUnreachableError):
+            return False
+        seen = seen.__cause__ or seen.__context__
+    return True
+
+
+def explained(spec: MigrationSpec, exc: BaseException, *, target_made: bool = True
+              ) -> MissingSchemaError | None:
+    """:func:`explain_missing` for a step that raised ``exc`` (None when ``exc`` is not
+    worth it, or asking the clusters failed too), its message ending with the call that
+    failed."""
+    if not worth_explaining(exc):
+        return None
+    try:
+        found = explain_missing(spec, target_made=target_made)
+    except Exception:  # the clusters cannot tell: the step's own error stands
+        return None
+    if found is None:
+        return None
+    call = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+    found.args = (f"{found} (the call that failed: {call[:200]})",)
+    return found
