@@ -19,6 +19,7 @@ from hbase_migrate.bytesutil import to_string_binary
 from hbase_migrate.errors import ConfigError
 from hbase_migrate.timeutil import parse_duration
 from hbase_migrate.wal.writer import VALUE_COMPRESSIONS, WalOptions
+from minihbase import start_defaults
 from minihbase.process import EmbeddedStackError
 from minihbase.regionserver import WalSettings
 from minihbase.server import MiniHBase
@@ -51,18 +52,22 @@ def minicluster() -> None:
 @click.option("--dir", "data_dir", type=click.Path(file_okay=False, path_type=Path),
               default=Path("state/minicluster"), show_default=True,
               help="Data folder (created when missing); a restart on it finds all data again.")
-@click.option("--thrift-port", type=click.IntRange(0, 65535), default=0, show_default=True,
-              help="Thrift1 gateway port on 127.0.0.1; 0 picks a free one.")
-@click.option("--thrift2-port", type=click.IntRange(0, 65535), default=0, show_default=True,
-              help="Thrift2 gateway port on 127.0.0.1; 0 picks a free one.")
+@click.option("--thrift-port", type=click.IntRange(0, 65535), default=None,
+              help="Thrift1 gateway port on 127.0.0.1; 0 picks a free one. Default: the one in "
+                   "DIR/cluster.json on a restart (when still free), else a free one.")
+@click.option("--thrift2-port", type=click.IntRange(0, 65535), default=None,
+              help="Thrift2 gateway port on 127.0.0.1; 0 picks a free one. Default: the one in "
+                   "DIR/cluster.json on a restart (when still free), else a free one.")
 @click.option("--transport", type=click.Choice(["buffered", "framed"]), default="buffered",
               show_default=True, help="Thrift transport of both gateways (HBase's -f).")
 @click.option("--protocol", type=click.Choice(["binary", "compact"]), default="binary",
               show_default=True, help="Thrift protocol of both gateways (HBase's -c).")
 @click.option("--zookeeper", metavar="HOST:PORT", default=None,
               help="ZooKeeper quorum to register with, as HBase does.")
-@click.option("--znode-parent", default="/hbase", show_default=True,
-              help="Parent znode (zookeeper.znode.parent).")
+@click.option("--znode-parent", default=None,
+              help="Parent znode (zookeeper.znode.parent). Default: the one in "
+                   "DIR/cluster.json on a restart, else /hbase, or /hbase-NAME when another "
+                   "cluster's master holds /hbase on that ZooKeeper.")
 @click.option("--region-servers", type=click.IntRange(1, 64), default=2, show_default=True,
               help="Simulated region servers, each with its own WAL.")
 @click.option("--roll-size", type=click.IntRange(min=1), default=64 * 1024 * 1024,
@@ -80,15 +85,18 @@ def minicluster() -> None:
               "with value compression by one of HBase's algorithms.")
 @click.option("--replication-peer", metavar="ID", default=None,
               help="Register a replication peer and keep per-server WAL queues.")
-@click.option("--webhdfs-port", type=click.IntRange(0, 65535), default=0, show_default=True,
-              help="WebHDFS port on 127.0.0.1; 0 picks a free one.")
-@click.option("--admin-port", type=click.IntRange(0, 65535), default=0, show_default=True,
-              help="Admin endpoint port on 127.0.0.1; 0 picks a free one.")
-def start(name: str, data_dir: Path, thrift_port: int, thrift2_port: int, transport: str,
-          protocol: str, zookeeper: str | None, znode_parent: str, region_servers: int,
-          roll_size: int, roll_period: str, archive_ttl: str, cleaner_interval: str,
-          split_delay: str, wal_compression: str, replication_peer: str | None,
-          webhdfs_port: int, admin_port: int) -> None:
+@click.option("--webhdfs-port", type=click.IntRange(0, 65535), default=None,
+              help="WebHDFS port on 127.0.0.1; 0 picks a free one. Default: the one in "
+                   "DIR/cluster.json on a restart (when still free), else a free one.")
+@click.option("--admin-port", type=click.IntRange(0, 65535), default=None,
+              help="Admin endpoint port on 127.0.0.1; 0 picks a free one. Default: the one in "
+                   "DIR/cluster.json on a restart (when still free), else a free one.")
+def start(name: str, data_dir: Path, thrift_port: int | None, thrift2_port: int | None,
+          transport: str, protocol: str, zookeeper: str | None, znode_parent: str | None,
+          region_servers: int, roll_size: int, roll_period: str, archive_ttl: str,
+          cleaner_interval: str, split_delay: str, wal_compression: str,
+          replication_peer: str | None, webhdfs_port: int | None,
+          admin_port: int | None) -> None:
     """Start the cluster and run until SIGTERM or SIGINT.
 
     When ready, prints one JSON line and writes the same to DIR/cluster.json:
@@ -102,13 +110,19 @@ def start(name: str, data_dir: Path, thrift_port: int, thrift2_port: int, transp
         cleaner_interval=_seconds(cleaner_interval, "--cleaner-interval"),
         split_delay=_seconds(split_delay, "--split-delay"),
         options=WAL_COMPRESSION[wal_compression])
+    before = start_defaults.remembered(data_dir)
+    given = {"thrift_port": thrift_port, "thrift2_port": thrift2_port,
+             "webhdfs_port": webhdfs_port, "admin_port": admin_port}
+    ports = {**start_defaults.remembered_ports(before),
+             **{k: v for k, v in given.items() if v is not None}}
+    parent = znode_parent or start_defaults.znode_parent(zookeeper, name, before)
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())
-    with MiniHBase(data_dir, name, thrift_port, thrift2_port, transport, protocol,
-                   zookeeper, wal=wal, replication_peer=replication_peer,
-                   znode_parent=znode_parent, webhdfs_port=webhdfs_port,
-                   admin_port=admin_port) as cluster:
+    with MiniHBase(data_dir, name, ports.get("thrift_port", 0), ports.get("thrift2_port", 0),
+                   transport, protocol, zookeeper, wal=wal, replication_peer=replication_peer,
+                   znode_parent=parent, webhdfs_port=ports.get("webhdfs_port", 0),
+                   admin_port=ports.get("admin_port", 0)) as cluster:
         cluster.write_cluster_json()
         click.echo(json.dumps(cluster.describe()))
         while not stop.wait(0.5):
