@@ -25,6 +25,7 @@ from pathlib import Path
 
 import click
 
+from hbase_migrate.cli_examples import add_examples, epilog
 from hbase_migrate.errors import HBaseMigrateError
 
 # name -> ("module:attribute", one-line help shown without importing the module)
@@ -91,6 +92,7 @@ class LazyGroup(click.Group):
         command = getattr(importlib.import_module(module_name), attr)
         if not isinstance(command, click.Command):
             raise TypeError(f"{target[0]} is not a click command")
+        add_examples(command, cmd_name)
         return command
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
@@ -101,7 +103,8 @@ class LazyGroup(click.Group):
                 formatter.write_dl(rows)
 
 
-@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]},
+             epilog=epilog(""))
 @click.option("-v", "--verbose", count=True, help="More log output (-vv for debug).")
 @click.version_option(package_name="hbase-migrate")
 def cli(verbose: int) -> None:

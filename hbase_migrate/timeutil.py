@@ -21,6 +21,9 @@ from fractions import Fraction
 from hbase_migrate.errors import ConfigError
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+# how every TIME option's help states the format parse_time reads
+TIME_HELP = (" TIME: ISO-8601 (2024-05-01T12:00:00Z, 2024-05-01; no zone is UTC) or "
+             "milliseconds since the epoch (1714564800000).")
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?", re.ASCII)
 _UNIT_MS = {None: 1, "ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000}
 

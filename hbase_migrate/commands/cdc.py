@@ -23,6 +23,7 @@ from hbase_migrate.commands.replay import (
 )
 from hbase_migrate.replay.job import ReplayJob
 from hbase_migrate.replay.run import RunSummary
+from hbase_migrate.timeutil import TIME_HELP
 
 
 @click.command()
@@ -33,8 +34,9 @@ from hbase_migrate.replay.run import RunSummary
               help="Stream only this source table (repeatable; default: all configured).")
 @click.option("--start", metavar="TIME",
               help="Stream edits written at or after TIME (default: the watermark less the "
-                   "margin).")
-@click.option("--end", metavar="TIME", help="...and before TIME (a window, streamed again).")
+                   "margin)." + TIME_HELP)
+@click.option("--end", metavar="TIME",
+              help="...and before TIME (a window, streamed again)." + TIME_HELP)
 @click.option("--follow", is_flag=True, help="Repeat catch-up runs until SIGINT/SIGTERM.")
 @click.option("--interval", default="30s", show_default=True, metavar="DURATION",
               help="Pause between --follow runs.")

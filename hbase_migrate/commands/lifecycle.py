@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
+from hbase_migrate.timeutil import TIME_HELP
+
 if TYPE_CHECKING:
     from hbase_migrate.lifecycle.result import StepResult
 
@@ -94,7 +96,8 @@ _master = click.option("--master", metavar="URL",
 @click.command()
 @_config
 @click.option("--watermark", metavar="TIME",
-              help="T0 of the copy (default: now); ignored once a watermark is recorded.")
+              help="T0 of the copy (default: now); ignored once a watermark is recorded."
+                   + TIME_HELP)
 @_master
 @click.option("--method", type=click.Choice(["scan", "hbase"]),
               help="scan: range tasks over Thrift2; hbase: an HBase snapshot, its files "

@@ -31,7 +31,7 @@ from rich.progress import (
 from hbase_migrate.replay.job import FileOutcome, FileTask
 from hbase_migrate.replay.outage import RiddenOutage
 from hbase_migrate.replay.run import FollowSummary, Observer, RunSummary
-from hbase_migrate.timeutil import format_time, human_duration
+from hbase_migrate.timeutil import TIME_HELP, format_time, human_duration
 
 if TYPE_CHECKING:
     from hbase_migrate.replay.job import ReplayJob
@@ -91,8 +91,10 @@ def metrics_options(func: F) -> F:
               help="Replay only this source table (repeatable; default: all configured).")
 @click.option("--since-watermark", is_flag=True,
               help="Replay edits from the migration's watermark less the margin (default).")
-@click.option("--start", metavar="TIME", help="Replay edits written at or after TIME.")
-@click.option("--end", metavar="TIME", help="...and before TIME (a window replay).")
+@click.option("--start", metavar="TIME",
+              help="Replay edits written at or after TIME." + TIME_HELP)
+@click.option("--end", metavar="TIME",
+              help="...and before TIME (a window replay)." + TIME_HELP)
 @click.option("--follow", is_flag=True, help="Repeat catch-up runs until SIGINT/SIGTERM.")
 @click.option("--interval", default="30s", show_default=True, metavar="DURATION",
               help="Pause between --follow runs (30s, 0.5s, 500ms; bare number = ms).")
@@ -149,8 +151,10 @@ def replay(ctx: click.Context, config: Path, tables: Sequence[str], since_waterm
 @_common
 @click.option("--table", "tables", multiple=True, required=True, metavar="T",
               help="Source table to backfill (repeatable).")
-@click.option("--start", required=True, metavar="TIME", help="Window start (inclusive).")
-@click.option("--end", required=True, metavar="TIME", help="Window end (exclusive).")
+@click.option("--start", required=True, metavar="TIME",
+              help="Window start (inclusive)." + TIME_HELP)
+@click.option("--end", required=True, metavar="TIME",
+              help="Window end (exclusive)." + TIME_HELP)
 @click.pass_context
 def backfill(ctx: click.Context, config: Path, tables: Sequence[str], start: str, end: str,
              dry_run: bool, as_json: bool, force_thrift1: bool, lock_timeout: float) -> None:

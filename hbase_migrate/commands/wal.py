@@ -25,7 +25,7 @@ import click
 
 from hbase_migrate.bytesutil import to_bytes_binary
 from hbase_migrate.errors import ConfigError, HBaseMigrateError, WalEmptyError
-from hbase_migrate.timeutil import check_window, format_time, parse_duration, parse_time
+from hbase_migrate.timeutil import TIME_HELP, check_window, format_time, parse_duration, parse_time
 from hbase_migrate.wal.dump import DumpFilter, entry_json, text_lines
 from hbase_migrate.wal.stats import FileStats, count_file, expand_paths, local_size
 
@@ -149,8 +149,10 @@ def _table_filter(tables: tuple[str, ...]) -> frozenset[bytes] | None:
 @click.option("--row", help="Only cells of this row (toStringBinary form, e.g. 'r\\x00').")
 @click.option("--row-prefix", help="Only cells whose row starts with this.")
 @click.option("--sequence", type=int, help="Only the entry with this sequence id.")
-@click.option("--start", callback=_time_option("--start"), help="write_time >= this (ms/ISO).")
-@click.option("--end", callback=_time_option("--end"), help="write_time < this (ms/ISO).")
+@click.option("--start", callback=_time_option("--start"), metavar="TIME",
+              help="write_time >= TIME." + TIME_HELP)
+@click.option("--end", callback=_time_option("--end"), metavar="TIME",
+              help="write_time < TIME." + TIME_HELP)
 @click.argument("files", nargs=-1, required=True)
 def dump(
     as_json: bool,
@@ -322,8 +324,10 @@ def _duration(name: str) -> Callable[[click.Context, click.Parameter, str], int]
 
 
 @wal.command()
-@click.option("--start", required=True, callback=_time_option("--start"), help="Window start.")
-@click.option("--end", required=True, callback=_time_option("--end"), help="Window end (excl.).")
+@click.option("--start", required=True, callback=_time_option("--start"),
+              metavar="TIME", help="Window start." + TIME_HELP)
+@click.option("--end", required=True, callback=_time_option("--end"),
+              metavar="TIME", help="Window end (excl.)." + TIME_HELP)
 @click.option(
     "--roll-period",
     default="1h",

@@ -1,0 +1,62 @@
+"""Every command's ``--help`` ends with examples that name the command and only options it
+has, and every TIME option states the formats it reads."""
+
+from __future__ import annotations
+
+import shlex
+
+import click
+import pytest
+
+from hbase_migrate.cli import cli, main
+
+
+def _commands() -> list[tuple[list[str], click.Command]]:
+    ctx = click.Context(cli)
+    found: list[tuple[list[str], click.Command]] = []
+
+    def walk(command: click.Command, path: list[str]) -> None:
+        found.append((path, command))
+        if isinstance(command, click.Group):
+            for name in command.list_commands(ctx):
+                sub = command.get_command(ctx, name)
+                assert sub is not None, name
+                walk(sub, [*path, name])
+
+    walk(cli, [])
+    return found
+
+
+COMMANDS = _commands()
+
+
+@pytest.mark.parametrize(("path", "command"), COMMANDS,
+                         ids=[" ".join(p) or "hbase-migrate" for p, _ in COMMANDS])
+def test_help_has_examples_of_this_command(path: list[str], command: click.Command,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as done:
+        main([*path, "--help"])
+    assert done.value.code == 0
+    text = capsys.readouterr().out
+    assert "\n  Examples:\n" in text, text
+    examples = [line.strip() for line in text.split("\n  Examples:\n")[1].splitlines()
+                if line.strip()]
+    assert examples
+    options = {o for p in command.params for o in [*p.opts, *p.secondary_opts]}
+    for example in examples:
+        words = shlex.split(example)
+        assert words[:1 + len(path)] == ["hbase-migrate", *path], example
+        if not isinstance(command, click.Group):
+            unknown = {w.split("=")[0] for w in words if w.startswith("--")} - options
+            assert not unknown, (example, unknown)
+
+
+def test_every_time_option_states_its_formats() -> None:
+    times = [(path, p) for path, c in COMMANDS for p in c.params
+             if isinstance(p, click.Option) and (p.metavar == "TIME" or p.name in (
+                 "start", "end", "watermark"))]
+    assert len(times) >= 9
+    for path, option in times:
+        assert option.metavar == "TIME", (path, option.name)
+        assert "ISO-8601" in (option.help or "") and "epoch" in (option.help or ""), (
+            path, option.name)
