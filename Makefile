@@ -41,11 +41,12 @@ system-deps:
 $(UV):
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))' || \
 		{ echo "Python 3.11 is required ($(PYTHON) is $$($(PYTHON) -V))"; exit 1; }
-	$(PYTHON) -m venv $(TOOLS)
-	$(TOOLS)/bin/pip install --quiet --disable-pip-version-check uv==$(UV_VERSION)
+	@$(PYTHON) -m venv $(TOOLS)
+	@$(TOOLS)/bin/pip install --quiet --disable-pip-version-check uv==$(UV_VERSION)
 
 $(VENV)/.installed: pyproject.toml uv.lock $(UV) | system-deps
-	$(UV) sync --frozen --compile-bytecode --python $(PYTHON)
+	@echo "installing the locked packages into $(VENV) (uv sync, once; a minute or two)"
+	@$(UV) sync --quiet --frozen --compile-bytecode --python $(PYTHON)
 	@touch $@
 
 test: setup
