@@ -2,9 +2,12 @@
 ### Backfill: replay one hour of WAL edits
 
 Each run replays the WAL edits written in its data interval
-`[data_interval_start, data_interval_end)`: files are selected by name time minus the roll
-period and margin, then by their entries' write times, and the manifest (which file, why in
-or out) is kept in the ledger step. Re-replay any past window with
+`[data_interval_start, data_interval_end)` for every migration in progress (copy started,
+not cut over; `migrations` lists them from the ledgers), one mapped `replay_window` task
+each, or for the one migration its Params name: files are selected by name time minus the
+roll period and margin, then by their entries' write times, and the manifest (which file,
+why in or out) is kept in the ledger step. A window that holds no WAL edit of a migration
+ends skipped, saying so. Re-replay any past window with
 `airflow backfill create --dag-id hbase_migrate_backfill --from-date ... --to-date ...`
 (or `hbase-migrate backfill` without Airflow).
 """
@@ -12,6 +15,7 @@ or out) is kept in the ledger step. Re-replay any past window with
 from airflow.sdk import DAG, CronDataIntervalTimetable, Param
 from hbase_migrate_airflow.dag_defaults import DEFAULT_ARGS, START_DATE, TAGS
 from hbase_migrate_airflow.operators import ReplayOperator
+from hbase_migrate_airflow.operators.migrations import per_migration
 from hbase_migrate_airflow.params import params
 
 with DAG(
@@ -28,4 +32,4 @@ with DAG(
                       title="Write gateway"),
     ),
 ):
-    ReplayOperator(task_id="replay_window", window="data_interval")
+    per_migration(ReplayOperator, "replay_window", window="data_interval")

@@ -1,19 +1,21 @@
 """
 ### Stream new WAL edits to Kafka (CDC)
 
-Runs on every event of the `hbase_migrate_wal` Asset, beside the replay: the source's WAL
-edits since the watermark (or `start`) become one JSON message per row mutation in Kafka
-(the native format, or a Debezium-style change event with `envelope`), keyed by table and
-row, with offsets recorded in the ledger (apart from replay's) only once the broker
-acknowledged them. The brokers and client settings come from the `kafka` connection (the
-type of Airflow's Kafka provider; without `kafka_default` the run is skipped, saying so);
-`cdc_topic` is one topic, or one per table with `{table}`. Delivery is at least once:
-consumers de-duplicate on (file, offset, row). Retries are safe.
+Runs on every event of the `hbase_migrate_wal` Asset, beside the replay, for each migration
+the events carry (one mapped `cdc` task each; by hand: the one its Params name, else every
+one in progress): the source's WAL edits since the watermark (or `start`) become one JSON
+message per row mutation in Kafka (the native format, or a Debezium-style change event with
+`envelope`), keyed by table and row, with offsets recorded in the ledger (apart from
+replay's) only once the broker acknowledged them. The brokers and client settings come from
+the `kafka` connection (the type of Airflow's Kafka provider; without `kafka_default` the
+run is skipped, saying so); `cdc_topic` is one topic, or one per table with `{table}`.
+Delivery is at least once: consumers de-duplicate on (file, offset, row). Retries are safe.
 """
 
 from airflow.sdk import DAG, Param
 from hbase_migrate_airflow.dag_defaults import DEFAULT_ARGS, START_DATE, TAGS, WAL_ASSET
 from hbase_migrate_airflow.operators import CdcOperator
+from hbase_migrate_airflow.operators.migrations import per_migration
 from hbase_migrate_airflow.params import NAME, OPTIONAL_STRING, params
 
 with DAG(
@@ -46,4 +48,4 @@ with DAG(
                                 "watermark less the margin."),
     ),
 ):
-    CdcOperator(task_id="cdc")
+    per_migration(CdcOperator, "cdc")

@@ -1,7 +1,9 @@
 """
 ### Start a migration
 
-Creates the target tables (the source's column families and split points), fixes the
+Checks the connections, that both clusters answer and that the source tables exist (`check`:
+a wrong connection id or a missing table fails at once, before anything is written), then
+creates the target tables (the source's column families and split points), fixes the
 watermark **T0** and copies every cell version written before it (on Spark when the Spark
 engine is configured; or, with the `hbase` copy method, as an HBase snapshot whose files are
 exported and cloned on the target), then validates the copy. The source stays live, so that
@@ -24,12 +26,14 @@ grid shows each part, and a retry redoes that part alone.
   whole.
 
 Each task is one lifecycle step recorded in the ledger with this run's ids; rerunning the
-DAG changes nothing that is done. Next: unpause `hbase_migrate_wal_watch`.
+DAG changes nothing that is done. Next: unpause `hbase_migrate_wal_watch` (and
+`hbase_migrate_backfill`, `hbase_migrate_validate`): their scheduled runs act on every
+migration in progress, this one included, until its cutover.
 """
 
 from airflow.sdk import DAG, Param
 from hbase_migrate_airflow.dag_defaults import DEFAULT_ARGS, START_DATE, TAGS
-from hbase_migrate_airflow.operators import PrepareOperator
+from hbase_migrate_airflow.operators import CheckOperator, PrepareOperator
 from hbase_migrate_airflow.operators.parts import snapshot_tasks, validation_tasks
 from hbase_migrate_airflow.params import OPTIONAL_STRING, params
 
@@ -56,5 +60,6 @@ with DAG(
 ):
     copy_plan, copied = snapshot_tasks()
     check_plan, _ = validation_tasks(live=True)
-    PrepareOperator(task_id="prepare") >> copy_plan
+    # before the first write: connections, clusters, source tables (no retry mends those)
+    CheckOperator(task_id="check") >> PrepareOperator(task_id="prepare") >> copy_plan
     copied >> check_plan

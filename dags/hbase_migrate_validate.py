@@ -6,14 +6,18 @@ range in the ledger; with `repair`, ranges that still differ after the recompare
 rewritten from the source; with `compact` (the default) a repaired cell that a newer delete
 marker on the target still hides is got past by a major compaction of its regions, without
 it such cells are listed with the hbase shell command that fixes them. Runs daily and on
-demand, in parts: `plan_validation` splits the planned key ranges into groups (the `parts`
-Param, default `[ranges] parts`), `validate_part` is mapped over them (each checksums,
-recompares and repairs its own ranges; a retry redoes one), and `validate` judges the run
-as a whole (it fails on a mismatch).
+demand, for every migration in progress (`migrations` lists them from the ledgers) or the
+one its Params name, in parts: `plan_validation` splits each one's planned key ranges into
+groups (the `parts` Param, default `[ranges] parts`), `validate_part` is mapped over them
+all (each checksums, recompares and repairs its own ranges; a retry redoes one), and
+`validate` (one per migration) judges each migration's parts as a whole (it fails on a
+mismatch, or when a part of its own failed; another migration's failure does not hold it
+back).
 """
 
 from airflow.sdk import DAG, CronTriggerTimetable, Param
 from hbase_migrate_airflow.dag_defaults import DEFAULT_ARGS, START_DATE, TAGS
+from hbase_migrate_airflow.operators.migrations import MigrationsOperator
 from hbase_migrate_airflow.operators.parts import validation_tasks
 from hbase_migrate_airflow.params import params
 
@@ -33,4 +37,5 @@ with DAG(
                       title="Major-compact where delete markers hide repaired cells"),
     ),
 ):
-    validation_tasks()
+    migrations = MigrationsOperator(task_id="migrations")
+    validation_tasks(migrations=migrations.output)

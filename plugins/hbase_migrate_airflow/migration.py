@@ -1,11 +1,17 @@
-"""The migration a DAG run works on, built from the run's Params inside a task (or from
-the Params that the WAL Asset events which triggered the run carry).
+"""The migrations a DAG run works on, as small references its tasks hand on through XCom.
 
-Either ``config`` names a migration file (TOML, as the command line takes), or the Params
-name the migration, its clusters by ``hbase`` connection ids, its tables and its replay
-settings; the ledger URL is ``ledger`` or the default under ``$HBASE_MIGRATE_STATE_DIR``.
-A run that names no migration at all (a scheduled run of a DAG whose form has no defaults
-for it) raises :class:`NoMigration`, which the tasks turn into a skip with its reason.
+A reference (*ref*) is a dict of the Params that name one migration:
+
+* a run whose Params name a migration (``config``, or ``migration`` with its clusters by
+  ``hbase`` connection ids and its tables) acts on that one: its ref is those Params;
+* a run the WAL Asset's events triggered acts on the migrations the events carry;
+* any other run (a scheduled run, a backfill, a Trigger with an empty form) acts on every
+  migration in progress (copy started, not cut over) in the ledgers
+  (:func:`hbase_migrate.lifecycle.migrations.in_progress`; the ``ledger`` Param adds one):
+  its refs are ``{"migration": name, "ledger": url}`` and the spec is the one the ledger
+  recorded. With none in progress the task says so and is skipped (:class:`NoMigration`).
+
+:func:`migration_spec` turns a ref (over the run's other Params) into the ``MigrationSpec``.
 """
 
 from __future__ import annotations
@@ -24,41 +30,96 @@ if TYPE_CHECKING:
 # The Params that say which migration a run works on (what a WAL event carries).
 MIGRATION_KEYS = ("migration", "source_conn_id", "target_conn_id", "tables", "roll_period",
                   "margin", "ledger", "config", "spark_conn_id")
+# The ones a ref replaces as a whole (a ref by name must not mix with the run's own).
+NAMING_KEYS = (*IDENTITY, "config", "ledger")
 
 
 class NoMigration(Exception):  # not an error: a run with nothing to do
-    """The run's Params name no migration: nothing to do (the task is skipped)."""
+    """Nothing to act on: the task is skipped with this reason."""
 
-    def __init__(self, dag_id: str) -> None:
+    def __init__(self, dag_id: str, where: str = "the ledgers") -> None:
         super().__init__(
-            f"{dag_id}: this run names no migration (its Params {', '.join(IDENTITY)} are "
-            "empty and no config file is given), so there is nothing to do; trigger it with "
-            "the migration's Params, or let the WAL watch's events carry them")
+            f"{dag_id}: no migration in progress in {where} (none has started its copy, or "
+            "every one is cut over), and this run names none: nothing to do; start one "
+            "with hbase_migrate_start, or trigger this DAG with a migration's Params")
+
+
+def named(params: Mapping[str, Any]) -> bool:
+    """Whether the Params name a migration (a config file or an identifying field)."""
+    return bool(params.get("config")) or any(params.get(k) for k in IDENTITY)
+
+
+def ref_of(params: Mapping[str, Any]) -> dict[str, Any]:
+    """The ref of the migration ``params`` name: their non-empty :data:`MIGRATION_KEYS`."""
+    return {k: params[k] for k in MIGRATION_KEYS if params.get(k) not in (None, "", [])}
+
+
+def ref_name(ref: Mapping[str, Any]) -> str:
+    """A ref's migration, as the grid labels its mapped tasks."""
+    return str(ref.get("migration") or ref.get("config") or "?")
+
+
+def event_refs(context: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The refs the triggering WAL Asset events carry (``{"migrations": [{"params": ref,
+    "files": [...]}]}``, or one ``{"params": ref}``), each migration once."""
+    found: dict[str, dict[str, Any]] = {}
+    for events in (context.get("triggering_asset_events") or {}).values():
+        for event in events:
+            extra = event.extra or {}
+            batches = extra.get("migrations") or ([extra] if extra.get("params") else [])
+            for batch in batches:
+                ref = dict(batch["params"])
+                found[ref_name(ref)] = ref
+    return list(found.values())
 
 
 def run_params(context: Mapping[str, Any]) -> dict[str, Any]:
-    """``context["params"]``, overridden by the ``params`` of the triggering WAL events (an
-    asset-triggered run has only the defaults of its own Params). Events of two different
-    migrations in one run are refused: each needs its own replay."""
+    """``context["params"]``, overridden by the ref of the triggering WAL events (an
+    asset-triggered run has only the defaults of its own Params). Events of several
+    migrations are refused here: a DAG that takes them lists them with
+    :func:`run_migrations` and maps its work over them."""
     params = dict(context["params"])
-    carried = [dict(event.extra["params"])
-               for events in (context.get("triggering_asset_events") or {}).values()
-               for event in events if (event.extra or {}).get("params")]
-    names = sorted({str(p.get("config") or p.get("migration")) for p in carried})
-    if len(names) > 1:
+    carried = event_refs(context)
+    if len(carried) > 1:
         from hbase_migrate.errors import ConfigError
 
         raise ConfigError(f"WAL events of several migrations triggered one run "
-                          f"({', '.join(names)}): trigger one replay per migration")
+                          f"({', '.join(sorted(map(ref_name, carried)))}): this task takes one")
     if carried:
-        params.update(carried[-1])
+        params.update(carried[0])
     return params
 
 
+def run_migrations(context: Mapping[str, Any], dag_id: str) -> list[dict[str, Any]]:
+    """The refs of the migrations a run acts on (see the module's docstring); raises
+    :class:`NoMigration` when there is none."""
+    carried = event_refs(context)
+    if carried:
+        return carried
+    params = context["params"]
+    if named(params):
+        return [ref_of(params)]
+    from hbase_migrate.lifecycle.migrations import in_progress
+
+    ledger = params.get("ledger")
+    found = in_progress([ledger] if ledger else [])
+    if not found:
+        raise NoMigration(dag_id, ledger or "the ledgers")
+    return [{"migration": spec.name, "ledger": spec.ledger_url} for spec in found]
+
+
+def with_ref(params: Mapping[str, Any], ref: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The run's Params with the migration ``ref`` names in place of their own."""
+    if not ref:
+        return dict(params)
+    return {**params, **dict.fromkeys(NAMING_KEYS), **ref}
+
+
 def migration_spec(params: Mapping[str, Any], dag_id: str = "this DAG") -> MigrationSpec:
-    """The spec of a run's Params (see :mod:`hbase_migrate_airflow.params`); raises
-    :class:`NoMigration` when they name none, a ``ConfigError`` when they name one only in
-    part."""
+    """The spec of a run's Params (see :mod:`hbase_migrate_airflow.params`) or of a ref:
+    ``config``; or ``migration`` alone (and ``ledger``), the spec the ledger recorded; or
+    every identifying field. Raises :class:`NoMigration` when they name none, a
+    ``ConfigError`` when they name one only in part or the ledger has no such migration."""
     from hbase_migrate.config import MigrationSpec, load_config
     from hbase_migrate.errors import ConfigError
 
@@ -67,9 +128,14 @@ def migration_spec(params: Mapping[str, Any], dag_id: str = "this DAG") -> Migra
     missing = [k for k in IDENTITY if not params.get(k)]
     if len(missing) == len(IDENTITY):
         raise NoMigration(dag_id)
+    if missing == [k for k in IDENTITY if k != "migration"]:
+        from hbase_migrate.lifecycle.migrations import recorded_spec
+
+        return recorded_spec(params["migration"], params.get("ledger") or None)
     if missing:
         raise ConfigError(f"{dag_id}: Params {', '.join(missing)} are empty; a migration needs "
-                          f"all of {', '.join(IDENTITY)} (or a config file)")
+                          f"all of {', '.join(IDENTITY)}, the name alone of one in its "
+                          "ledger, or a config file")
     migration: dict[str, Any] = {"name": params["migration"]}
     if params.get("ledger"):
         migration["ledger"] = params["ledger"]

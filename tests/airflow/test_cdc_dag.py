@@ -71,32 +71,40 @@ def test_cdc_skips_saying_why_until_a_kafka_connection_exists(
                                  "target_conn_id": "test_target", "tables": [TABLE],
                                  "ledger": f"sqlite:///{tmp_path / 'ledger.db'}",
                                  "spark_conn_id": None, "kafka_conn_id": "kafka_default"})
-    assert {ti.task_id: ti.state for ti in run.get_task_instances()} == {"cdc": "skipped"}
+    assert {ti.task_id: ti.state for ti in run.get_task_instances()} == {
+        "migrations": "success", "cdc": "skipped"}
     assert run.state == "success"
     assert "no Kafka connection 'kafka_default' is configured" in capfd.readouterr().out
 
 
+SKIPPED_VALIDATION = {"plan_validation": "skipped", "validate_part": "skipped",
+                      "validate": "skipped"}
+
+
 @pytest.mark.parametrize(("dag_id", "tasks"), [
-    ("hbase_migrate_cdc", {"cdc": "skipped"}),
-    ("hbase_migrate_replay", {"plan": "skipped", "replay": "skipped",
-                              "plan_validation": "skipped", "validate_part": "skipped",
-                              "validate": "skipped"}),
-    ("hbase_migrate_wal_watch", {"new_wal_files": "skipped", "announce": "skipped"}),
-    ("hbase_migrate_validate", {"plan_validation": "skipped", "validate_part": "skipped",
-                                "validate": "skipped"}),
+    ("hbase_migrate_cdc", {"migrations": "skipped", "cdc": "skipped"}),
+    ("hbase_migrate_replay", {"migrations": "skipped", "plan": "skipped", "replay": "skipped",
+                              **SKIPPED_VALIDATION}),
+    ("hbase_migrate_wal_watch", {"migrations": "skipped", "new_wal_files": "skipped",
+                                 "announce": "skipped"}),
+    ("hbase_migrate_validate", {"migrations": "skipped", **SKIPPED_VALIDATION}),
+    ("hbase_migrate_backfill", {"migrations": "skipped", "replay_window": "skipped"}),
 ])
-def test_a_run_naming_no_migration_is_skipped_saying_why(
-        dag_bag: object, dag_id: str, tasks: dict[str, str],
-        capfd: pytest.CaptureFixture[str]) -> None:
-    """A run Airflow starts by itself, with the form's defaults: they name no migration
-    (given here as such: ``dag.test()`` keeps an earlier test's conf in the shared DAG)."""
+def test_a_run_with_no_migration_in_progress_is_skipped_saying_why(
+        dag_bag: object, dag_id: str, tasks: dict[str, str], tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]) -> None:
+    """A run Airflow starts by itself, with the form's defaults (given here as such:
+    ``dag.test()`` keeps an earlier test's conf in the shared DAG), while no ledger holds a
+    migration in progress: green, its tasks skipped, the reason in the first one's log."""
     from hbase_migrate_airflow.params import IDENTITY
 
+    monkeypatch.setenv("HBASE_MIGRATE_STATE_DIR", str(tmp_path))
+    monkeypatch.delenv("HBASE_MIGRATE_LEDGER", raising=False)
     none = dict.fromkeys((*IDENTITY, "config"))
     run = dag_bag.get_dag(dag_id).test(run_conf=none)  # type: ignore[attr-defined]
     assert {ti.task_id: ti.state for ti in run.get_task_instances()} == tasks
     assert run.state == "success"
-    assert f"{dag_id}: this run names no migration" in capfd.readouterr().out
+    assert f"{dag_id}: no migration in progress in the ledgers" in capfd.readouterr().out
 
 
 def test_a_bad_envelope_is_refused_before_the_run(dag_bag: object) -> None:

@@ -56,7 +56,7 @@ def test_start_copies_and_validates_with_this_runs_ids(
         assert mapped == list(range(min(2, planned)))  # the validation, one task per part
         assert sorted(i for task, i in states if task == "snapshot_part") == mapped  # the copy
         assert set(states.values()) == {"success"} and {t for t, _ in states} == {
-            "prepare", "plan_snapshot", "snapshot_part", "snapshot", "plan_validation",
+            "check", "prepare", "plan_snapshot", "snapshot_part", "snapshot", "plan_validation",
             "validate_part", "validate"}
         with t2(dst) as target:
             assert target.table_exists(TABLE)

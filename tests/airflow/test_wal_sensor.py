@@ -68,17 +68,19 @@ def test_it_defers_and_fires_with_the_rolled_wal(dag_bag: Any,
     run = watch(dag_bag, config, 120)
     roller.join()
     tis = {ti.task_id: ti for ti in run.get_task_instances()}
-    assert {k: ti.state for k, ti in tis.items()} == {"new_wal_files": "success",
-                                                       "announce": "success"}
+    assert {k: ti.state for k, ti in tis.items()} == {
+        "migrations": "success", "new_wal_files": "success", "announce": "success"}
     assert time.monotonic() - began >= 3.0  # it waited for the roll
     new = listed(config) - before
     assert len(new) == 1  # the server's next WAL file
-    files = tis["announce"].xcom_pull(task_ids="new_wal_files")
-    assert [f["name"] for f in files] == sorted(new)
-    assert files[0]["state"] == "live"
+    found, = tis["announce"].xcom_pull(task_ids="new_wal_files")  # one mapped sensor
+    assert found["migration"]["config"] == str(config)
+    assert [f["name"] for f in found["files"]] == sorted(new)
+    assert found["files"][0]["state"] == "live"
     event, = asset_events(run.run_id)
-    assert [Path(p).name for p in event.extra["files"]] == sorted(new)
-    assert event.extra["params"]["config"] == str(config)
+    batch, = event.extra["migrations"]
+    assert [Path(p).name for p in batch["files"]] == sorted(new)
+    assert batch["params"]["config"] == str(config)
 
 
 def test_with_nothing_new_it_ends_at_its_deadline(dag_bag: Any,
@@ -92,7 +94,8 @@ def test_with_nothing_new_it_ends_at_its_deadline(dag_bag: Any,
     run = watch(dag_bag, config, 3)
     took = time.monotonic() - began
     states = {ti.task_id: ti.state for ti in run.get_task_instances()}
-    assert states == {"new_wal_files": "skipped", "announce": "skipped"}
+    assert states == {"migrations": "success", "new_wal_files": "skipped",
+                      "announce": "skipped"}
     assert 3.0 <= took < 60  # its own deadline, not the backstop
     assert asset_events(run.run_id) == []
     assert "no new WAL file in the source's WALs/ or oldWALs/ for migration " \

@@ -2,6 +2,7 @@
 
 from hbase_migrate_airflow.operators.cdc import CdcOperator
 from hbase_migrate_airflow.operators.lifecycle import (
+    CheckOperator,
     CutoverCheckOperator,
     PrepareOperator,
     ReplayOperator,
@@ -15,6 +16,6 @@ from hbase_migrate_airflow.operators.parts import (
     ValidatePartsOperator,
 )
 
-__all__ = ["CdcOperator", "CutoverCheckOperator", "PrepareOperator", "ReplayOperator",
-           "ReplayPartsOperator", "ReportOperator", "SnapshotOperator", "SnapshotPartsOperator",
-           "ValidateOperator", "ValidatePartsOperator"]
+__all__ = ["CdcOperator", "CheckOperator", "CutoverCheckOperator", "PrepareOperator",
+           "ReplayOperator", "ReplayPartsOperator", "ReportOperator", "SnapshotOperator",
+           "SnapshotPartsOperator", "ValidateOperator", "ValidatePartsOperator"]

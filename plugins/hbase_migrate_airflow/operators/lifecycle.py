@@ -1,12 +1,18 @@
 """One operator per lifecycle step: build the run's migration from its Params, call the step
 with the run's provenance, return a small summary (ids, watermark, counts) for XCom.
 
+An operator mapped over the migrations a run acts on
+(:class:`~hbase_migrate_airflow.operators.migrations.MigrationsOperator`) gets each one's
+ref as ``migration`` (its mapped task is labelled with the migration's name); unmapped, it
+takes the migration the run's Params name.
+
 A step whose verdict is negative (a mismatch, a no-go, a replay that failed a file or found
 a gap) fails the task with the step's own reasons; a configuration error, a refused step or
-a missing connection fails it without retries (retrying cannot help); other core errors
-keep their message and are retried (every step is idempotent). A run with nothing to do (it
-names no migration) is skipped, its reason in the task's log. What the step read and wrote
-(:mod:`hbase_migrate.lifecycle.lineage`) goes to Airflow's OpenLineage provider.
+a missing connection (also while the spec is built) fails it without retries (retrying
+cannot help); other core errors keep their message and are retried (every step is
+idempotent). A run with nothing to do is skipped, its reason in the task's log. What the
+step read and wrote (:mod:`hbase_migrate.lifecycle.lineage`) goes to Airflow's OpenLineage
+provider.
 """
 
 from __future__ import annotations
@@ -78,6 +84,50 @@ class LifecycleOperator(BaseOperator):
     ui_color = "#e3f0e8"
     done: tuple[MigrationSpec, Outcome] | None = None  # the step's spec and result, once run
 
+    def __init__(self, *, migration: dict[str, Any] | None = None,
+                 unplanned: str | None = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.migration = migration  # the ref of the migration (mapped), else the Params'
+        self.unplanned = unplanned  # why the plan could not plan this migration's part
+
+    @property
+    def label(self) -> str:
+        """The mapped task's name in the grid: its migration (``map_index_template``)."""
+        from hbase_migrate_airflow.migration import ref_name
+
+        name = ref_name(self.migration) if self.migration else self.task_id
+        part = getattr(self, "part", None)
+        chains = getattr(self, "chains", None)
+        if part is not None:
+            return f"{name} {part[0]}/{part[1]}"
+        return f"{name} {' '.join(chains)}" if chains else name
+
+    def run_spec(self, context: Context) -> tuple[dict[str, Any], MigrationSpec]:
+        """The run's Params (with the task's migration in place of theirs) and the spec;
+        skips the task when there is no migration, fails it at once when the Params,
+        a connection or the ledger's record cannot name one (no retry can mend that)."""
+        from airflow.sdk.exceptions import AirflowFailException, AirflowNotFoundException
+
+        from hbase_migrate.errors import ConfigError
+        from hbase_migrate_airflow.migration import (
+            NoMigration,
+            migration_spec,
+            run_params,
+            with_ref,
+        )
+
+        if self.unplanned:
+            raise AirflowFailException(f"{self.step} of migration {self.label}: "
+                                       f"{self.unplanned}")
+        try:
+            params = (with_ref(context["params"], self.migration) if self.migration
+                      else run_params(context))
+            return params, migration_spec(params, self.dag_id)
+        except NoMigration as nothing:
+            self.skip(str(nothing))
+        except (ConfigError, AirflowNotFoundException) as exc:
+            raise AirflowFailException(f"{self.step}: {exc}") from exc
+
     def call(self, spec: MigrationSpec, provenance: Provenance, params: dict[str, Any],
              context: Context) -> Outcome:
         raise NotImplementedError
@@ -99,13 +149,8 @@ class LifecycleOperator(BaseOperator):
         )
 
         from hbase_migrate.errors import ConfigError
-        from hbase_migrate_airflow.migration import NoMigration, migration_spec, run_params
 
-        try:
-            params = run_params(context)
-            spec = migration_spec(params, self.dag_id)
-        except NoMigration as nothing:
-            self.skip(str(nothing))
+        params, spec = self.run_spec(context)
         try:
             result = self.call(spec, task_provenance(self, context), params, context)
         except (ConfigError, AirflowNotFoundException) as exc:  # a retry cannot help
@@ -115,6 +160,9 @@ class LifecycleOperator(BaseOperator):
         if failure:
             error = AirflowFailException if self.final(result) else AirflowException
             raise error(f"{self.step} of migration {spec.name!r}: {failure}")
+        idle = self.idle(spec, result)
+        if idle:
+            self.skip(idle)
         return small(result)
 
     def skip(self, reason: str) -> NoReturn:
@@ -134,6 +182,23 @@ class LifecycleOperator(BaseOperator):
     def final(self, result: Outcome) -> bool:
         """Whether a retry cannot change the failure."""
         return False
+
+    def idle(self, spec: MigrationSpec, result: Outcome) -> str | None:
+        """Why the step, done, had nothing to do (the task is then skipped), or None."""
+        return None
+
+
+class CheckOperator(LifecycleOperator):
+    """Before the first write: the connections, the clusters and the source tables
+    (:func:`hbase_migrate.lifecycle.check.check`; records nothing)."""
+
+    step = "check"
+
+    def call(self, spec: MigrationSpec, provenance: Provenance, params: dict[str, Any],
+             context: Context) -> Outcome:
+        from hbase_migrate.lifecycle.check import check
+
+        return check(spec)
 
 
 class PrepareOperator(LifecycleOperator):
@@ -238,6 +303,19 @@ class ReplayOperator(LifecycleOperator):
 
         # a gap stays until its ranges are re-copied
         return isinstance(result, RunSummary) and result.exit_code == EXIT_GAPS
+
+    def idle(self, spec: MigrationSpec, result: Outcome) -> str | None:
+        """A window (a backfill's run) whose WAL files hold no edit of it."""
+        from hbase_migrate.replay.run import RunSummary
+        from hbase_migrate.timeutil import format_time
+
+        if (self.window != "data_interval" or not isinstance(result, RunSummary)
+                or result.manifest is None or result.manifest.included):
+            return None
+        window = f"[{format_time(result.start)}, {format_time(result.end or result.start)})"
+        return (f"no WAL edits of migration {spec.name!r} in the window {window}: "
+                f"{len(result.manifest.items)} WAL file(s) looked at, none holds one; "
+                "nothing replayed (the manifest is in the ledger's backfill step)")
 
 
 class ValidateOperator(LifecycleOperator):

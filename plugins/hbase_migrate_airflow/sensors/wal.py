@@ -1,10 +1,12 @@
 """A deferrable sensor for new WAL files in the source's ``WALs/`` and ``oldWALs/``.
 
 ``execute()`` looks once; with nothing new it defers to :class:`NewWalFilesTrigger` with a
-deadline ``timeout`` seconds away, and frees its worker slot. It returns the new files (for
-XCom: path, server, size, creation time), and reports them to OpenLineage as its inputs. At
-the deadline it raises ``AirflowSensorTimeout`` naming the migration, the folders and the
-wait (``AirflowSkipException`` with ``soft_fail``).
+deadline ``timeout`` seconds away, and frees its worker slot. It returns its migration's ref
+and the new files (for XCom: path, server, size, creation time), and reports them to
+OpenLineage as its inputs. At the deadline it raises ``AirflowSensorTimeout`` naming the
+migration, the folders and the wait (``AirflowSkipException`` with ``soft_fail``). Mapped
+over the migrations a run acts on, it gets each one's ref as ``migration``; a migration
+that cannot be named (a configuration error, an unknown connection) fails it at once.
 """
 
 from __future__ import annotations
@@ -34,18 +36,37 @@ class NewWalFilesSensor(BaseSensorOperator):
     found: tuple[MigrationSpec, list[str]] | None = None  # the new files, once found
 
     def __init__(self, *, timeout: float = 600.0, poke_interval: float = 5.0,
-                 **kwargs: Any) -> None:
+                 migration: dict[str, Any] | None = None, **kwargs: Any) -> None:
         super().__init__(timeout=timeout, poke_interval=poke_interval, **kwargs)
+        self.migration = migration  # the ref of the migration (mapped), else the Params'
+
+    @property
+    def label(self) -> str:
+        """The mapped task's name in the grid: its migration."""
+        from hbase_migrate_airflow.migration import ref_name
+
+        return ref_name(self.migration) if self.migration else self.task_id
+
+    def _params(self, context: Context) -> dict[str, Any]:
+        from hbase_migrate_airflow.migration import run_params, with_ref
+
+        return (with_ref(context["params"], self.migration) if self.migration
+                else run_params(context))
 
     def _spec(self, context: Context) -> MigrationSpec:
         """The run's migration; a run that names none is skipped, saying why."""
-        from hbase_migrate_airflow.migration import NoMigration, migration_spec, run_params
+        from airflow.sdk.exceptions import AirflowFailException, AirflowNotFoundException
+
+        from hbase_migrate.errors import ConfigError
+        from hbase_migrate_airflow.migration import NoMigration, migration_spec
         from hbase_migrate_airflow.operators.lifecycle import skip
 
         try:
-            return migration_spec(run_params(context), self.dag_id)
+            return migration_spec(self._params(context), self.dag_id)
         except NoMigration as nothing:
             skip(self, str(nothing))
+        except (ConfigError, AirflowNotFoundException) as exc:  # no retry can mend it
+            raise AirflowFailException(f"{self.task_id}: {exc}") from exc
 
     def _wait(self, context: Context) -> tuple[float, float]:
         """(seconds to wait, seconds between listings): the ``wait_seconds`` and
@@ -57,9 +78,12 @@ class NewWalFilesSensor(BaseSensorOperator):
     def poke(self, context: Context) -> bool:
         return bool(unseen_files(listing_spec(self._spec(context))))
 
-    def _found(self, context: Context, files: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        self.found = (self._spec(context), [f["path"] for f in files])
-        return files
+    def _found(self, context: Context, files: list[dict[str, Any]]) -> dict[str, Any]:
+        from hbase_migrate_airflow.migration import ref_of
+
+        spec = self._spec(context)
+        self.found = (spec, [f["path"] for f in files])
+        return {"migration": self.migration or ref_of(self._params(context)), "files": files}
 
     def get_openlineage_facets_on_complete(self, task_instance: Any) -> Datasets:
         """The new WAL files, as inputs, for the OpenLineage provider."""
@@ -68,7 +92,7 @@ class NewWalFilesSensor(BaseSensorOperator):
 
         return openlineage(wal_lineage(*self.found) if self.found else None)
 
-    def execute(self, context: Context) -> list[dict[str, Any]]:
+    def execute(self, context: Context) -> dict[str, Any]:
         spec = listing_spec(self._spec(context))
         files = unseen_files(spec)
         if files:
@@ -77,14 +101,14 @@ class NewWalFilesSensor(BaseSensorOperator):
         self.defer(trigger=NewWalFilesTrigger(spec, time.time() + wait, every),
                    method_name="execute_complete",
                    timeout=timedelta(seconds=wait + BACKSTOP))
-        return []  # not reached: defer() raises
+        return {}  # not reached: defer() raises
 
-    def execute_complete(self, context: Context, event: dict[str, Any]) -> list[dict[str, Any]]:
+    def execute_complete(self, context: Context, event: dict[str, Any]) -> dict[str, Any]:
         from airflow.sdk.exceptions import AirflowSensorTimeout, AirflowSkipException
 
         if event.get("status") == "new":
             return self._found(context, list(event["files"]))
-        params = context["params"]
+        params = self._params(context)
         name = params.get("config") or params.get("migration")
         wait, every = self._wait(context)
         message = (f"no new WAL file in the source's WALs/ or oldWALs/ for migration {name} "

@@ -1,0 +1,31 @@
+"""Before the first write: the migration's clusters answer and its source tables (and the
+families it names) exist. Reads only; records no step, so a start that cannot go on leaves
+the ledger and the target untouched."""
+
+from __future__ import annotations
+
+from hbase_migrate.config import MigrationSpec
+from hbase_migrate.errors import ConfigError
+from hbase_migrate.lifecycle.result import StepResult
+from hbase_migrate.lifecycle.step import thrift2
+
+
+def check(spec: MigrationSpec) -> StepResult:
+    """Open both clusters' gateways (an outage raises as it does anywhere: a retry can mend
+    it) and look up every source table; a missing table or family is a ConfigError naming
+    each one (no retry can mend it)."""
+    missing: list[str] = []
+    tables = []
+    with thrift2(spec.source) as src, thrift2(spec.target):
+        for table in spec.tables:
+            if not src.table_exists(table.source):
+                missing.append(f"table {table.source}")
+                continue
+            have = {f.name.decode("utf-8", "replace")
+                    for f in src.table_descriptor(table.source).families}
+            missing += [f"family {table.source}:{f}" for f in table.families if f not in have]
+            tables.append(table.source)
+    if missing:
+        raise ConfigError(f"migration {spec.name!r}: the source has no {', no '.join(missing)}"
+                          " (check the migration's tables and families)")
+    return StepResult(spec.name, None, None, {"tables": tables})

@@ -1,0 +1,55 @@
+"""Errors no retry can mend fail a task at its first try, the one-line reason in its log;
+an outage keeps the task's retries (issue 44, item 6). Under ``dag.test()`` against
+embedded clusters named by ``hbase`` connections."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hbase_migrate.audit.ledger import Ledger
+from tests.airflow.test_start_dag import TABLE, connected
+from tests.replay.minicluster_util import run_workload, t2
+
+pytestmark = pytest.mark.integration
+
+
+def tries(run: Any) -> dict[str, tuple[str, int]]:
+    return {ti.task_id: (ti.state, ti.try_number) for ti in run.get_task_instances()}
+
+
+def test_an_unknown_connection_fails_the_backfill_at_once(
+        dag_bag: Any, tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    """The typo of the issue: the spec's connection is looked up before the step runs."""
+    run = dag_bag.get_dag("hbase_migrate_backfill").test(run_conf={
+        "migration": "typo", "source_conn_id": "hbase_sourse", "target_conn_id": "hbase_t",
+        "tables": [TABLE], "ledger": f"sqlite:///{tmp_path / 'ledger.db'}", "config": None,
+        "spark_conn_id": None})
+    assert tries(run) == {"migrations": ("success", 1), "replay_window": ("failed", 1)}
+    assert "replay: The conn_id `hbase_sourse` isn't defined" in capfd.readouterr().out
+
+
+def test_the_start_checks_its_tables_before_its_first_write(
+        dag_bag: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capfd: pytest.CaptureFixture[str]) -> None:
+    """A table the source does not have fails ``check`` at its first try; nothing is
+    written: no target table, no ledger."""
+    ledger = tmp_path / "ledger.db"
+    with connected(tmp_path, monkeypatch) as (src, dst):
+        run_workload(src, TABLE, seed=3, ops=20)
+        run = dag_bag.get_dag("hbase_migrate_start").test(run_conf={
+            "migration": "missing", "source_conn_id": "test_source",
+            "target_conn_id": "test_target", "tables": [TABLE, "nosuch"],
+            "ledger": f"sqlite:///{ledger}", "spark_conn_id": None})
+        with t2(dst) as target:
+            assert not target.table_exists(TABLE)
+    states = tries(run)
+    assert states["check"] == ("failed", 1)
+    assert {s for t, (s, _) in states.items() if t != "check"} == {"upstream_failed"}
+    assert "check: migration 'missing': the source has no table nosuch" in \
+        capfd.readouterr().out
+    if ledger.exists():
+        with Ledger.open(f"sqlite:///{ledger}") as opened:
+            assert opened.migration("missing") is None
