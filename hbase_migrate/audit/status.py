@@ -45,6 +45,8 @@ first seen, so the cleaner may delete it at ``deadline = first_seen + archive_tt
 
 from __future__ import annotations
 
+import os
+import socket
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
@@ -220,7 +222,7 @@ def _migration_status(ledger: Ledger, migration: MigrationRecord, now: int,
         steps=[_step_line(s) for s in ledger.steps(migration.id)[-recent_steps:]]
         if recent_steps > 0 else [],
         streams={stream: stream_figures(ledger, migration.id, stream, now)
-                 for stream in ledger.streams(migration.id) if stream in STREAMS},
+                 for stream in _streams(ledger, migration.id)},
         copy=copy_progress(ledger, migration.id),
         limits=_limits(ledger, migration.id, configured),
     )
@@ -247,6 +249,29 @@ def copy_progress(ledger: Ledger, migration_id: int) -> dict[str, Any] | None:
             "cells_copied": sum(r.copied_cells or 0 for r in ranges), "parts": parts}
 
 
+def _streams(ledger: Ledger, migration_id: int) -> list[str]:
+    """The streams with WAL-file rows, or waiting for a service (before any listing)."""
+    found = set(ledger.streams(migration_id))
+    found |= {str(o.metrics.get("stream")) for o in ledger.steps(migration_id, OUTAGE_STEP)
+              if o.status is StepStatus.RUNNING and waiter_alive(o)}
+    return sorted(s for s in found if s in STREAMS)
+
+
+def waiter_alive(outage: StepRecord) -> bool:
+    """Whether the process waiting out ``outage`` may still run: False only when it ran on
+    this host (its pid recorded) and no process has that pid any more (killed)."""
+    pid = (outage.metrics or {}).get("pid")
+    if not isinstance(pid, int) or outage.host not in (None, socket.gethostname()):
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
+
+
 def stream_figures(ledger: Ledger, migration_id: int, stream: str, now: int
                    ) -> StreamFigures:
     """The figures of ``stream`` as the ledger has them at ``now``."""
@@ -258,7 +283,8 @@ def stream_figures(ledger: Ledger, migration_id: int, stream: str, now: int
                if (o.metrics or {}).get("stream") == stream]
     waiting = next(({"service": o.metrics["service"], "endpoint": o.metrics["endpoint"],
                      "since": o.started_at, "error": o.metrics.get("error")}
-                    for o in reversed(outages) if o.status is StepStatus.RUNNING), None)
+                    for o in reversed(outages)
+                    if o.status is StepStatus.RUNNING and waiter_alive(o)), None)
     seconds = sum(((o.ended_at or now) - o.started_at) / 1000 for o in outages)
     newest: dict[str, WalFileRecord] = {}
     for f in files:  # by server and name time: the last one of each server is its newest

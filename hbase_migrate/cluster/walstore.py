@@ -75,6 +75,7 @@ class WalStore(ABC):
 
     def __init__(self, separate_oldlogdir_by_server: bool = False) -> None:
         self.separate_oldlogdir_by_server = separate_oldlogdir_by_server
+        self.answered = False  # the storage answered a call (if with an error) at least once
 
     # --- what a backend provides ----------------------------------------------------------
 
@@ -277,8 +278,9 @@ class WebHdfsWalStore(WalStore):
 
         hdfs_path = self._hdfs_path(relpath)
         try:
-            return getattr(self.client, method)(hdfs_path, **kwargs)
+            found = getattr(self.client, method)(hdfs_path, **kwargs)
         except HdfsError as exc:
+            self.answered = True  # a NameNode's refusal: it is there
             if getattr(exc, "exception", None) == "FileNotFoundException":
                 return None
             if "Authentication failure" in str(exc):  # the hdfs package's words for a 401
@@ -290,6 +292,8 @@ class WebHdfsWalStore(WalStore):
         except RequestException as exc:
             raise WebHdfsUnreachableError(f"WebHDFS {self.url}: cannot {method} {hdfs_path}: "
                                           f"{exc}", endpoint=self.url) from exc
+        self.answered = True
+        return found
 
     def _unauthorized(self, exc: Exception) -> ClusterError:
         if self.security is None:

@@ -12,6 +12,7 @@ outage has lasted longer than ``[replay] outage_tolerance``.
 from __future__ import annotations
 
 import logging
+import os
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -66,6 +67,12 @@ class RiddenOutage:
 
 class OutageTooLongError(HBaseMigrateError):
     """A service stayed unreachable for longer than ``[replay] outage_tolerance``."""
+
+
+class NeverAnsweredError(OutageTooLongError):
+    """A one-shot run gave up on a service that has not answered once since it started
+    (a wrong host or port looks like that): the message names the endpoint, the setting
+    that named it and what was tried."""
 
 
 def _chain(exc: BaseException) -> Iterator[BaseException]:
@@ -143,10 +150,13 @@ class OutageRider:
         """The outage being waited out (or resumed from, until a run ends)."""
         return self._open[0] if self._open else None
 
-    def ride(self, outage: Outage, probe: Probe, ledger_url: str = "") -> bool:
+    def ride(self, outage: Outage, probe: Probe, ledger_url: str = "",
+             unanswered: tuple[int, str] | None = None) -> bool:
         """Wait until ``probe()`` passes: True once the service answers, False when ``stop``
         was set meanwhile. Raises :class:`OutageTooLongError` past the tolerance, and any
-        error of ``probe`` that is no outage."""
+        error of ``probe`` that is no outage. ``unanswered`` ``(ms, advice)``: the service
+        never answered since the run started; :class:`NeverAnsweredError` (ending with
+        ``advice``) once it has not for ``ms``."""
         if self._open is None:
             ride = RiddenOutage(outage, now_ms())
             self.ridden.append(ride)
@@ -171,14 +181,7 @@ class OutageRider:
                     ride.outage = again
                 else:
                     break
-                waited = now_ms() - ride.began
-                if waited > self.tolerance_ms:
-                    raise OutageTooLongError(
-                        f"{outage.describe()} has not answered for {waited / 1000:.1f}s "
-                        f"(since {format_time(ride.began)}), longer "
-                        f"than [replay] outage_tolerance {format_duration(self.tolerance_ms)}:"
-                        f" {ride.outage.error}")
-                delay = min(delay * 2, BACKOFF_CAP_S)
+                delay = self._give_up_or_wait(outage, ride, unanswered, delay)
         except BaseException as exc:
             self.settle(_first_line(exc))
             raise
@@ -187,6 +190,26 @@ class OutageRider:
         if self.on_resume is not None:
             self.on_resume(ride)
         return True
+
+    def _give_up_or_wait(self, outage: Outage, ride: RiddenOutage,
+                         unanswered: tuple[int, str] | None, delay: float) -> float:
+        """Raise past the limits of :meth:`ride`; else the seconds to the next probe."""
+        waited = now_ms() - ride.began
+        if unanswered is not None and waited >= unanswered[0]:
+            raise NeverAnsweredError(
+                f"{ride.outage.describe()} has not answered once since this run started "
+                f"({ride.probes + 1} tries over {waited / 1000:.1f}s, the last: "
+                f"{ride.outage.error}); {unanswered[1]}")
+        if waited > self.tolerance_ms:
+            raise OutageTooLongError(
+                f"{outage.describe()} has not answered for {waited / 1000:.1f}s "
+                f"(since {format_time(ride.began)}), longer "
+                f"than [replay] outage_tolerance {format_duration(self.tolerance_ms)}:"
+                f" {ride.outage.error}")
+        delay = min(delay * 2, BACKOFF_CAP_S)
+        if unanswered is not None:  # the last probe at the bound, not past it
+            delay = max(0.1, min(delay, (unanswered[0] - waited) / 1000))
+        return delay
 
     def settle(self, error: str | None = None) -> None:
         """The outage being resumed from is over (a run ended), or ended the run
@@ -205,8 +228,10 @@ class OutageRider:
         if self.ledger is None or self.migration_id is None or ride.outage.service == "ledger":
             return None
         try:
+            # pid: status shows the wait only while this process lives
             return self.ledger.start_step(self.migration_id, OUTAGE_STEP, now=ride.began,
-                                          metrics={**ride.to_json(), "stream": self.stream})
+                                          metrics={**ride.to_json(), "stream": self.stream,
+                                                   "pid": os.getpid()})
         except Exception as exc:  # a second outage: the step is written later
             log.warning("cannot record the outage in the ledger yet: %s", _first_line(exc))
             return None

@@ -51,6 +51,9 @@ from hbase_migrate.wal.selection import Manifest
 log = logging.getLogger(__name__)
 
 EXIT_OK, EXIT_FAILURES, EXIT_GAPS = 0, 1, 3
+# How long a one-shot run tries a WAL storage that has not answered once (a wrong
+# endpoint, said at once) before giving up; a follow waits [replay] outage_tolerance.
+FIRST_ANSWER_MS = 30_000
 Executor = Callable[[ReplayJob, int, Sequence[FileTask]], Iterable[FileOutcome]]
 # Opens where a run's mutations go (default: the migration's target cluster); the run
 # closes it. Another sink (the CDC stream) gives its own, with a job of its own stream.
@@ -180,7 +183,7 @@ def run_replay(job: ReplayJob, observer: Observer | None = None, *,
         if job.dry_run:
             return _dry_run(job, ledger, store, watcher)
         with migration_lock(job):
-            loop = _Runs(job, ledger, store, watcher, threading.Event(), sink)
+            loop = _Runs(job, ledger, store, watcher, threading.Event(), sink, one_shot=True)
             summary = loop.next(lambda: _run_once(job, ledger, store, watcher, executor,
                                                   sink=sink))
     assert summary is not None  # nothing sets the stop event of a single run
@@ -277,8 +280,12 @@ class _Runs:
     """Runs one after the other, each outage between them waited out (:mod:`outage`)."""
 
     def __init__(self, job: ReplayJob, ledger: Ledger, store: WalStore, observer: Observer,
-                 stop: threading.Event, sink: SinkFactory | None) -> None:
+                 stop: threading.Event, sink: SinkFactory | None, *,
+                 one_shot: bool = False) -> None:
+        """``one_shot``: a single run, which gives up on a storage that never answered
+        after :data:`FIRST_ANSWER_MS` (a wrong endpoint) instead of waiting it out."""
         self.job, self.ledger, self.store, self.sink = job, ledger, store, sink
+        self.one_shot = one_shot
         self.observer = observer
         migration = ledger.ensure_spec(job.spec)
         self.migration_id = migration.id
@@ -300,11 +307,26 @@ class _Runs:
                     raise
                 log.warning("%s does not answer (%s); waiting for it", outage.describe(),
                             outage.error)
-                if not self.rider.ride(outage, self._probe(outage), self.job.ledger_url):
+                if not self.rider.ride(outage, self._probe(outage), self.job.ledger_url,
+                                       self._unanswered(outage)):
                     return None
             else:
                 self.rider.settle()
                 return summary
+
+    def _unanswered(self, outage: Outage) -> tuple[int, str] | None:
+        """For a one-shot run whose WAL storage has not answered once: how long to try it,
+        and what to check (the setting naming it)."""
+        if not self.one_shot or not outage.service.endswith("WebHDFS") or self.store.answered:
+            return None
+        cluster = self.job.source
+        setting = (f"webhdfs in {cluster.cluster_json} ([{cluster.role}] cluster_json)"
+                   if cluster.cluster_json is not None
+                   else f"[{cluster.role}] webhdfs in the migration config")
+        tolerance = format_duration(self.job.spec.replay.outage_tolerance)
+        return (min(FIRST_ANSWER_MS, self.job.spec.replay.outage_tolerance),
+                f"check {setting}: a wrong host or port? (replay --follow waits out "
+                f"outages of up to [replay] outage_tolerance, {tolerance})")
 
     def _probe(self, outage: Outage) -> Callable[[], object]:
         """A cheap call that fails the same way while the service is down."""
