@@ -3,13 +3,16 @@ what result)."""
 
 from __future__ import annotations
 
+import json
+import logging
 import socket
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from sqlalchemy import and_, select, update
+from sqlalchemy import and_, func, select, update
+from sqlalchemy.exc import IntegrityError
 
 from hbase_migrate.audit import records as t
 from hbase_migrate.audit.book import LedgerBook, now_ms
@@ -20,11 +23,16 @@ from hbase_migrate.audit.records import (
     Provenance,
     StepRecord,
     StepStatus,
+    WalStatus,
     dump_json,
 )
 
 if TYPE_CHECKING:
     from hbase_migrate.config import MigrationSpec
+
+log = logging.getLogger(__name__)
+# Steps whose success means cells reached the target tables (a copy at T0).
+_COPY_STEPS = ("snapshot", "snapshot-part")
 
 
 class TableLike(Protocol):
@@ -84,9 +92,126 @@ class MigrationBook(LedgerBook):
         return record
 
     def ensure_spec(self, spec: MigrationSpec, *, now: int | None = None) -> MigrationRecord:
-        """:meth:`ensure_migration` for a loaded config, its clusters named by identity."""
-        return self.ensure_migration(spec.name, spec.source.identity, spec.target.identity,
-                                     spec.tables, now=now)
+        """The migration of a loaded spec, created with its definition when new (its
+        clusters' endpoints resolved: :mod:`~hbase_migrate.audit.definitions`). A spec whose
+        identity (source, target, tables) differs from the recorded one corrects it in place
+        while nothing is copied (the old definition stays in the history, a warning says
+        what changed) and is refused after (:class:`MigrationMismatchError` naming what
+        differs and how to start over); other settings are recorded as the newest."""
+        from hbase_migrate.audit.definitions import definition_of
+
+        definition = definition_of(spec)
+        legacy = {"source": spec.source.identity, "target": spec.target.identity}
+        for _ in range(5):  # another process may record the same change at once
+            try:
+                return self._ensure_definition(spec.name, definition, legacy,
+                                               now_ms() if now is None else now)
+            except IntegrityError:
+                continue
+        raise LedgerError(f"ledger {self.url}: migration {spec.name!r}: its definition kept "
+                          "changing under concurrent writers; run the step again")
+
+    def _ensure_definition(self, name: str, definition: dict[str, Any],
+                           legacy: Mapping[str, str], now: int) -> MigrationRecord:
+        from hbase_migrate.audit import definitions as d
+
+        mine = d.identity(definition)
+        m, h = t.migrations, t.migration_definitions
+        with self._engine.begin() as conn:
+            created = conn.execute(self._insert(m).values(
+                name=name, source=mine["source"], target=mine["target"], tables=mine["tables"],
+                state="created", created_at=now, updated_at=now,
+            ).on_conflict_do_nothing(index_elements=["name"]).returning(m.c.id)
+            ).first() is not None
+            row = conn.execute(select(m).where(m.c.name == name)).one()._mapping
+            latest = conn.execute(select(h).where(h.c.migration_id == row["id"])
+                                  .order_by(h.c.seq.desc()).limit(1)).first()
+        if latest is None:  # new, or recorded before definitions were kept
+            old: dict[str, Any] | None = None
+            recorded = {k: str(row[k]) for k in d.IDENTITY_KEYS}
+            for side in ("source", "target"):  # then a cluster_json was named by its path
+                if recorded[side] == legacy[side]:
+                    recorded[side] = mine[side]
+        else:
+            old = json.loads(latest.definition)
+            recorded = d.identity(old)
+        changed = d.identity_changes(recorded, mine)
+        settings = d.setting_changes(old, definition) if old is not None else []
+        if latest is not None and not changed and not settings:
+            return MigrationRecord.from_row(row)
+        if changed:
+            copied = self.copied(int(row["id"]))
+            if copied:
+                raise MigrationMismatchError(
+                    f"ledger {self.url}: migration {name!r} has copied data ({copied}) under "
+                    f"another definition: {'; '.join(changed)}; a migration keeps its "
+                    "definition once anything is copied: to start over with this one, give "
+                    "it another name ([migration] name in the config, or the migration "
+                    "Param) and run `hbase-migrate prepare` with it (this leaves "
+                    f"{name!r} and its target tables as they are; `hbase-migrate config "
+                    f"show {name} --ledger {self.url}` prints its definition)")
+        if latest is not None:
+            change: str | None = "; ".join([*changed, *settings])
+        elif created:
+            change = None
+        else:
+            change = "; ".join(["recorded for a migration made before schema 8", *changed])
+        with self._engine.begin() as conn:
+            conn.execute(h.insert().values(
+                migration_id=row["id"], seq=1 if latest is None else latest.seq + 1,
+                definition=dump_json(definition), change=change, recorded_at=now))
+            if any(mine[k] != row[k] for k in d.IDENTITY_KEYS):
+                conn.execute(update(m).where(m.c.id == row["id"]).values(
+                    source=mine["source"], target=mine["target"], tables=mine["tables"],
+                    updated_at=now))
+            row = conn.execute(select(m).where(m.c.id == row["id"])).one()._mapping
+        if changed:
+            log.warning("ledger %s: migration %r corrected before anything was copied: %s "
+                        "(the earlier definition stays in its history)",
+                        self.url, name, "; ".join(changed))
+        elif settings:
+            log.info("ledger %s: migration %r: settings changed: %s",
+                     self.url, name, "; ".join(settings))
+        return MigrationRecord.from_row(row)
+
+    def copied(self, migration_id: int) -> str:
+        """What the migration has written to its target so far, for people (``3 key ranges
+        copied``); empty when nothing: no range copied, no snapshot step succeeded, no WAL
+        file replayed."""
+        s, k, w = t.steps, t.key_ranges, t.wal_files
+        with self._engine.begin() as conn:
+            ranges = conn.execute(select(func.count()).select_from(k).where(
+                and_(k.c.migration_id == migration_id, k.c.copied_at.is_not(None)))).scalar()
+            snapshots = conn.execute(select(func.count()).select_from(s).where(and_(
+                s.c.migration_id == migration_id, s.c.kind.in_(_COPY_STEPS),
+                s.c.status == StepStatus.SUCCEEDED.value))).scalar()
+            replayed = conn.execute(select(func.count()).select_from(w).where(and_(
+                w.c.migration_id == migration_id, w.c.cluster == "source",
+                w.c.status == WalStatus.REPLAYED.value))).scalar()
+        found = [f"{n} {what}" for n, what in ((ranges, "key ranges copied"),
+                                               (snapshots, "snapshot steps succeeded"),
+                                               (replayed, "WAL files replayed")) if n]
+        return ", ".join(found)
+
+    def definition(self, name: str) -> dict[str, Any] | None:
+        """The newest definition recorded for the migration ``name`` (the tree
+        ``MigrationSpec.from_dict`` reads); None for an unknown migration or one recorded
+        before definitions were kept."""
+        m, h = t.migrations, t.migration_definitions
+        with self._engine.begin() as conn:
+            text = conn.execute(
+                select(h.c.definition).join(m, m.c.id == h.c.migration_id)
+                .where(m.c.name == name).order_by(h.c.seq.desc()).limit(1)).scalar()
+        return None if text is None else dict(json.loads(text))
+
+    def definitions(self, migration_id: int) -> list[tuple[int, dict[str, Any], str | None]]:
+        """The migration's definitions, oldest first: ``(recorded_at, definition,
+        change)``, the change said in one line (None for the first)."""
+        h = t.migration_definitions
+        with self._engine.begin() as conn:
+            rows = conn.execute(select(h).where(h.c.migration_id == migration_id)
+                                .order_by(h.c.seq)).all()
+        return [(r.recorded_at, json.loads(r.definition), r.change) for r in rows]
 
     def migration(self, name: str) -> MigrationRecord | None:
         with self._engine.begin() as conn:

@@ -136,6 +136,8 @@ gaps = _cols("gaps", "id", "migration_id", "kind", "wal_file_id", "server", "wal
 wal_anchors = _cols("wal_anchors", "id", "migration_id", "server", "wal_group", "path",
                     "name_time", "watermark", "recorded_at")
 leases = _cols("leases", "name", "holder", "acquired_at", "expires_at")
+migration_definitions = _cols("migration_definitions", "id", "migration_id", "seq",
+                                "definition", "change", "recorded_at")
 limit_changes = _cols("limit_changes", "id", "migration_id", "name", "value", "set_at")
 snapshot_files = _cols("snapshot_files", "id", "migration_id", "snapshot", "path", "source_path",
                        "size", "status", "checksum", "copies", "step_id", "recorded_at")

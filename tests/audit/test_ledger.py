@@ -283,13 +283,15 @@ def test_validations_and_the_last_run(ledger: Ledger, mid: int) -> None:
 
 def test_ensure_spec_uses_the_cluster_identities(ledger: Ledger, tmp_path: Path) -> None:
     path = tmp_path / "m.toml"
+    (tmp_path / "src.json").write_text('{"name": "s", "thrift": "a:9090"}')
     path.write_text('[migration]\nname = "orders"\n[source]\ncluster_json = "src.json"\n'
                     '[target]\nthrift = "b:9090"\n[[tables]]\nsource = "orders"\n'
                     'families = ["d"]\n')
     record = ledger.ensure_spec(load_config(path), now=5)
     assert (record.source, record.target, record.tables) == (
-        f"cluster_json:{tmp_path}/src.json", "thrift:b:9090",
-        (TableMapping("orders", "orders", ("d",)),))
+        "thrift:a:9090", "thrift:b:9090", (TableMapping("orders", "orders", ("d",)),))
+    with ledger.step(record.id, "snapshot"):  # copied: the definition is kept from now on
+        pass
     path.write_text(path.read_text().replace("b:9090", "c:9090"))
     with pytest.raises(MigrationMismatchError, match="target 'thrift:b:9090'"):
         ledger.ensure_spec(load_config(path))
