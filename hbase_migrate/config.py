@@ -52,6 +52,8 @@
     max_put_bytes = "4MiB"      # per putMultiple call (a larger cell goes alone)
     call_timeout = "30s"        # per call; a call that times out is retried smaller
     timeout_retries = 4         # such retries in a row, then the step fails saying where
+    region_wait = "60s"         # a table's regions in transition (a split, merge or move
+                                # under way) are read again for up to this long
     [snapshot]                  # how the copy at T0 is made
     method = "scan"             # "scan": range tasks over Thrift2 (any cluster, the embedded
                                 # one too); "hbase": an HBase snapshot, its files exported

@@ -42,8 +42,10 @@ from hbase_migrate.errors import ConfigError
 from hbase_migrate.tablename import InvalidTableNameError, normalize_table_name
 from hbase_migrate.timeutil import parse_duration
 
-_GATEWAY_KEYS = ("max_result_bytes", "max_put_bytes", "call_timeout", "timeout_retries")
-_GATEWAY_DEFAULTS = {"call_timeout": round(GatewaySettings.call_timeout * 1000)}
+_GATEWAY_KEYS = ("max_result_bytes", "max_put_bytes", "call_timeout", "timeout_retries",
+                 "region_wait")
+_GATEWAY_DEFAULTS = {"call_timeout": round(GatewaySettings.call_timeout * 1000),
+                     "region_wait": round(GatewaySettings.region_wait * 1000)}
 _SIZE_UNITS = {"": 1, "b": 1, "kb": 1000, "mb": 1000**2, "gb": 1000**3, "kib": 1024,
                "mib": 1024**2, "gib": 1024**3}
 _LIMITS_DEFAULTS = {"refresh": LimitSettings.refresh}
@@ -265,10 +267,12 @@ class Reader:
         timeout = self.duration(table, "call_timeout", "gateway")
         if timeout < 100:
             self.fail("gateway", "call_timeout", "a duration of at least 100 ms", timeout)
+        region_wait = self.duration(table, "region_wait", "gateway")
         return GatewaySettings(
             max_result_bytes=self.size(table, "gateway", "max_result_bytes", d.max_result_bytes),
             max_put_bytes=self.size(table, "gateway", "max_put_bytes", d.max_put_bytes),
-            call_timeout=timeout / 1000, timeout_retries=retries)
+            call_timeout=timeout / 1000, timeout_retries=retries,
+            region_wait=region_wait / 1000)
 
     def replay(self, data: dict[str, Any]) -> ReplaySettings:
         table = self.section(data, "replay")

@@ -116,6 +116,7 @@ class MiniHBase:
         self.thrift1: ThriftGateway | None = None
         self.thrift2: ThriftGateway | None = None
         self.thrift2_handler: thrift2.Thrift2Handler | None = None  # for tests' faults
+        self.thrift1_handler: thrift1.Thrift1Handler | None = None  # for tests' faults
         self.webhdfs: WebHdfsServer | None = None
         self._served: dict[str, tuple[ModuleType, object]] = {}
         self._paused: tuple[str, int] = ("", 0)  # the service stop_service closed, its port
@@ -186,7 +187,7 @@ class MiniHBase:
                 meta = self.region_servers.live_servers()[0].name
                 self.master.set_meta_server(meta)
             self.cluster = Cluster(self.store, self.clock, host=self.region_servers)
-            served1, _ = thrift1.make_handler(self.cluster)
+            served1, self.thrift1_handler = thrift1.make_handler(self.cluster)
             served2, self.thrift2_handler = thrift2.make_handler(self.cluster)
             self._served = {"thrift": (thrift1.SERVICE, served1),
                             "thrift2": (thrift2.SERVICE, served2)}

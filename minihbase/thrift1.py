@@ -21,7 +21,7 @@ import Hbase_thrift as H  # type: ignore[import-not-found]
 from hbase_migrate.cluster.descriptors import FOREVER, FamilyDescriptor
 from hbase_migrate.wal.model import Cell, CellType
 from minihbase.cluster import Cluster
-from minihbase.handlers import ScannerRegistry, bind_handler
+from minihbase.handlers import ScannerRegistry, bind_handler, in_transition
 from minihbase.model import (
     LATEST_TIMESTAMP,
     ClientCell,
@@ -128,6 +128,8 @@ class Thrift1Handler:
     def __init__(self, cluster: Cluster) -> None:
         self.cluster = cluster
         self.scanners = ScannerRegistry()
+        # a fault for tests: the next listings fail as a region in transition makes them
+        self.listings_in_transition = 0
 
     # --- tables -------------------------------------------------------------------------
     def enableTable(self, table: bytes) -> None:
@@ -156,6 +158,9 @@ class Thrift1Handler:
             blockCacheEnabled=f.block_cache, timeToLive=f.ttl) for f in desc.families}
 
     def getTableRegions(self, table: bytes) -> list[Any]:
+        if self.listings_in_transition > 0:
+            self.listings_in_transition -= 1
+            raise in_transition("getTableRegions")
         if not self.cluster.store.has_table(_name(table)):
             return []
         return [H.TRegionInfo(startKey=r.start_key, endKey=r.end_key, id=r.region_id,

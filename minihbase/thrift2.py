@@ -15,7 +15,10 @@ never answers (until the gateway stops; nothing is written): the client's call t
 deterministically.
 ``stall_calls`` stalls that many of the next such calls whatever their size, and each
 message put in ``scan_errors`` fails one ``getScannerRows`` call with it (a TIOError, after
-the scanner moved on: what a gateway that lost its scanner sends).
+the scanner moved on: what a gateway that lost its scanner sends). ``listings_in_transition``
+fails that many of the next ``getAllRegionLocations`` calls as HBase 2.6's gateway does while
+a daughter region has no server yet (its NullPointerException: an internal error), and each
+listing put in ``staged_listings`` answers one call instead of the cluster's regions.
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ from hbase_migrate.cluster.thrift2_idl import hbase2 as T
 from hbase_migrate.tablename import DEFAULT_NAMESPACE, split_table_name
 from hbase_migrate.wal.model import Cell, CellType
 from minihbase.cluster import Cluster
-from minihbase.handlers import ScannerRegistry, bind_handler
+from minihbase.handlers import ScannerRegistry, bind_handler, in_transition
 from minihbase.model import (
     LATEST_TIMESTAMP,
     ClientCell,
@@ -164,6 +167,8 @@ class Thrift2Handler:
             maxlen=100_000)
         self.stall_calls = 0
         self.scan_errors: list[str] = []
+        self.listings_in_transition = 0
+        self.staged_listings: collections.deque[list[RegionDescriptor]] = collections.deque()
         self.released = threading.Event()  # set when the gateway stops: stalled calls end
 
     def _weigh(self, call: str, values: Sequence[Any], row_of: Any) -> None:
@@ -276,6 +281,11 @@ class Thrift2Handler:
         return _location(self.cluster.region_for(_name(table), row))
 
     def getAllRegionLocations(self, table: bytes) -> list[Any]:
+        if self.listings_in_transition > 0:
+            self.listings_in_transition -= 1
+            raise in_transition("getAllRegionLocations")
+        if self.staged_listings:
+            return [_location(r) for r in self.staged_listings.popleft()]
         return [_location(r) for r in self.cluster.regions(_name(table))]
 
     def getTableDescriptor(self, tname: Any) -> Any:

@@ -258,21 +258,23 @@ def test_the_ledger_url_can_come_from_the_environment(tmp_path: Path,
 
 def test_gateway_settings_reach_both_clusters_and_round_trip(tmp_path: Path) -> None:
     from hbase_migrate.cluster.sizing import GatewaySettings
-    from hbase_migrate.ranges.tasks import open_thrift2
+    from hbase_migrate.ranges.tasks import open_thrift1, open_thrift2
 
     path = write(tmp_path, MINIMAL.replace('[target]\nthrift = "b:9090"',
                                            '[target]\nthrift = "b:9090"\nthrift2 = "b:9091"')
                  + '[gateway]\nmax_result_bytes = "512KiB"\nmax_put_bytes = "3MB"\n'
-                   'call_timeout = "2s"\ntimeout_retries = 2\n')
+                   'call_timeout = "2s"\ntimeout_retries = 2\nregion_wait = "90s"\n')
     spec = load_config(path)
-    settings = GatewaySettings(512 * 1024, 3_000_000, 2.0, 2)
+    settings = GatewaySettings(512 * 1024, 3_000_000, 2.0, 2, region_wait=90.0)
     assert spec.gateway == spec.source.gateway == spec.target.gateway == settings
     assert parse_config(json.loads(json.dumps(spec.to_dict())), path) == spec
     client = open_thrift2(spec.target)  # what every range task opens (no connection yet)
     assert (client.max_result_bytes, client.max_put_bytes, client.timeout,
-            client.timeout_retries) == (512 * 1024, 3_000_000, 2.0, 2)
+            client.timeout_retries, client.region_wait) == (512 * 1024, 3_000_000, 2.0, 2, 90)
+    assert open_thrift1(spec.target, "regions").region_wait == 90  # the Thrift1 listing's too
     defaults = load_config(write(tmp_path, MINIMAL, "d.toml")).target.gateway
     assert defaults == GatewaySettings() and defaults.max_result_bytes == 4 * 1024 * 1024
+    assert defaults.region_wait == 60
 
 
 @pytest.mark.parametrize(("section", "message"), [

@@ -46,6 +46,7 @@ from hbase_migrate.cluster.endpoints import (
     tried,
 )
 from hbase_migrate.cluster.errors import ClusterError, GatewayUnreachableError
+from hbase_migrate.cluster.regions import settled_regions
 from hbase_migrate.cluster.sasl import (
     credentials_missing,
     open_secured,
@@ -53,6 +54,7 @@ from hbase_migrate.cluster.sasl import (
     sasl_transport,
 )
 from hbase_migrate.cluster.security import ClusterSecurity
+from hbase_migrate.cluster.sizing import DEFAULT_REGION_WAIT
 from hbase_migrate.cluster.thrift_http import http_transport
 from hbase_migrate.wal.model import Cell, CellType
 
@@ -182,11 +184,14 @@ class Thrift1Client:
     def __init__(self, endpoint: str, transport: str = "buffered", protocol: str = "binary",
                  timeout: float = 30.0, pool_size: int = 2, retries: int = 3,
                  backoff: float = 0.2, *, locate: Locate | None = None,
-                 security: ClusterSecurity | None = None, cluster: str = "") -> None:
+                 security: ClusterSecurity | None = None, cluster: str = "",
+                 region_wait: float = DEFAULT_REGION_WAIT) -> None:
         """``locate``, when given, says where the gateway answers now (``host:port``, e.g.
         re-read from the cluster's ``cluster.json``); it is asked before each retry.
-        ``security`` (of the cluster named ``cluster``) makes it a SASL/GSSAPI client."""
+        ``security`` (of the cluster named ``cluster``) makes it a SASL/GSSAPI client.
+        ``region_wait``: how long :meth:`regions` reads a listing in transition again."""
         self.endpoint = endpoint
+        self.cluster, self.region_wait = cluster or endpoint, region_wait
         self.retries, self.backoff, self.locate = retries, backoff, locate
         self.unreachable = False  # the last call used up its retries on the transport
         self._pool_options: dict[str, Any] = dict(
@@ -317,10 +322,18 @@ class Thrift1Client:
         self._call(f"createTable {table}", lambda c: c.create_table(table, specs))
 
     def regions(self, table: str) -> list[RegionDescriptor]:
-        """The table's regions sorted by start key (empty for an unknown table)."""
+        """The table's regions sorted by start key (empty for an unknown table): a
+        consistent listing, a region in transition waited for at most ``region_wait``
+        seconds (:mod:`hbase_migrate.cluster.regions`)."""
+        return settled_regions(lambda: self.listed_regions(table), table, self.cluster,
+                               self.region_wait)
+
+    def listed_regions(self, table: str) -> list[RegionDescriptor]:
+        """One ``getTableRegions`` call, as the gateway answers it (sorted)."""
         found = self._call(f"getTableRegions {table}", lambda c: c.table(table).regions())
         regions = [RegionDescriptor(table, r["start_key"], r["end_key"], r["id"],
-                                    _text(r["server_name"]), r["port"], name=r["name"])
+                                    _text(r["server_name"] or ""), r["port"] or 0,
+                                    name=r["name"])
                    for r in found]
         return sorted(regions, key=lambda r: r.start_key)
 

@@ -61,6 +61,7 @@ from hbase_migrate.cluster.endpoints import (
 )
 from hbase_migrate.cluster.errors import ClusterError, GatewayUnreachableError
 from hbase_migrate.cluster.mutations import deletes_from_cells, puts_from_cells, waves
+from hbase_migrate.cluster.regions import settled_regions
 from hbase_migrate.cluster.sasl import (
     credentials_missing,
     open_secured,
@@ -73,6 +74,7 @@ from hbase_migrate.cluster.sizing import (
     DEFAULT_MAX_PUT_BYTES,
     DEFAULT_MAX_RESULT_BYTES,
     DEFAULT_MAX_ROWS,
+    DEFAULT_REGION_WAIT,
     DEFAULT_TIMEOUT_RETRIES,
     GatewaySettings,
     cells_bytes,
@@ -194,12 +196,14 @@ class Thrift2Client:
                  max_result_bytes: int = DEFAULT_MAX_RESULT_BYTES,
                  max_put_bytes: int = DEFAULT_MAX_PUT_BYTES,
                  timeout_retries: int = DEFAULT_TIMEOUT_RETRIES,
-                 security: ClusterSecurity | None = None, cluster: str = "") -> None:
+                 security: ClusterSecurity | None = None, cluster: str = "",
+                 region_wait: float = DEFAULT_REGION_WAIT) -> None:
         """``locate``, when given, says where the gateway answers now (``host:port``, e.g.
         re-read from the cluster's ``cluster.json``); it is asked before each reconnection.
         ``max_result_bytes`` and ``max_put_bytes`` bound a scan and a put call by bytes;
         ``timeout_retries`` is how often a call that timed out is retried smaller.
-        ``security`` (of the cluster named ``cluster``) makes it a SASL/GSSAPI client."""
+        ``security`` (of the cluster named ``cluster``) makes it a SASL/GSSAPI client.
+        ``region_wait``: how long :meth:`regions` reads a listing in transition again."""
         self.endpoint = endpoint
         self.host, self.port = parse_host_port(endpoint, "thrift2 endpoint")
         if transport not in ("buffered", "framed", "http") or protocol not in (
@@ -219,6 +223,7 @@ class Thrift2Client:
         self.security = security if security is not None and (
             security.kerberos or transport == "http") else None
         self.cluster = cluster or endpoint
+        self.region_wait = region_wait
         self.put_limit = max_put_bytes  # lowered when a put call times out
         self.last_scan: AdaptiveScan | None = None  # the figures of the latest scan
         self.unreachable = False  # the last call used up its retries on the transport
@@ -234,7 +239,7 @@ class Thrift2Client:
                    max_result_bytes=settings.max_result_bytes,
                    max_put_bytes=settings.max_put_bytes,
                    timeout_retries=settings.timeout_retries, security=security,
-                   cluster=cluster)
+                   cluster=cluster, region_wait=settings.region_wait)
 
     def __enter__(self) -> Self:
         return self
@@ -506,7 +511,14 @@ class Thrift2Client:
                                lambda c: c.isTableEnabled(_ttable(table)), idempotent=True))
 
     def regions(self, table: str) -> list[RegionDescriptor]:
-        """The table's regions sorted by start key, with the server holding each."""
+        """The table's regions sorted by start key, with the server holding each: a
+        consistent listing, a region in transition waited for at most ``region_wait``
+        seconds (:mod:`hbase_migrate.cluster.regions`)."""
+        return settled_regions(lambda: self.listed_regions(table), table, self.cluster,
+                               self.region_wait)
+
+    def listed_regions(self, table: str) -> list[RegionDescriptor]:
+        """One ``getAllRegionLocations`` call, as the gateway answers it (sorted)."""
         locations = self._call(f"getAllRegionLocations {table}",
                                lambda c: c.getAllRegionLocations(table.encode()),
                                idempotent=True)
@@ -522,5 +534,8 @@ class Thrift2Client:
     @staticmethod
     def _region(table: str, loc: Any) -> RegionDescriptor:
         info, server = loc.regionInfo, loc.serverName
+        if server is None:  # a region no server holds (in transition)
+            return RegionDescriptor(table, info.startKey or b"", info.endKey or b"",
+                                    info.regionId or 0)
         return RegionDescriptor(table, info.startKey or b"", info.endKey or b"", info.regionId,
-                                server.hostName, server.port or 0, server.startCode or 0)
+                                server.hostName or "", server.port or 0, server.startCode or 0)

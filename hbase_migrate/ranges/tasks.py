@@ -47,7 +47,8 @@ def open_thrift1(cluster: ClusterSpec, why: str) -> Thrift1Client:
                           f"gateway (thrift = \"host:9090\"): {why}")
     return Thrift1Client(endpoints.thrift, endpoints.transport, endpoints.protocol,
                          timeout=cluster.gateway.call_timeout,
-                         locate=lambda: cluster.endpoints().thrift, **endpoints.client_auth)
+                         locate=lambda: cluster.endpoints().thrift,
+                         region_wait=cluster.gateway.region_wait, **endpoints.client_auth)
 @contextmanager
 def task_throttle(plan: ThrottlePlan | None) -> Iterator[Throttle | None]:
     """The throttle of a task of the step ``plan`` describes (None: no plan, no limits)."""
