@@ -39,6 +39,8 @@ CORE_COMMANDS: dict[str, tuple[str, str]] = {
                  "Replay the WAL edits of a time window again, with a manifest."),
     "cdc": ("hbase_migrate.commands.cdc:cdc",
             "Stream the source's WAL edits to Kafka (the CDC stream)."),
+    "config": ("hbase_migrate.commands.config:config",
+               "Print a migration's config as its ledger recorded it."),
     "cluster": ("hbase_migrate.commands.cluster:cluster",
                 "Inspect a cluster: servers, master, replication, WAL files."),
     "prepare": ("hbase_migrate.commands.lifecycle:prepare",

@@ -25,6 +25,9 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
             f"hbase-migrate cdc {CFG} --start 2024-05-01T12:00:00Z --end "
             "2024-05-01T13:00:00Z --dry-run"),
     "cluster": (f"hbase-migrate cluster info {CFG} --side source",),
+    "config": ("hbase-migrate config show orders > orders.toml",),
+    "config show": ("hbase-migrate config show orders > orders.toml",
+                    "hbase-migrate config show orders --ledger sqlite:///state/ledger.db"),
     "cluster info": (f"hbase-migrate cluster info {CFG} --side target --json",),
     "cutover": (f"hbase-migrate cutover check {CFG}",),
     "cutover check": (f"hbase-migrate cutover check {CFG} --max-lag 30s",),

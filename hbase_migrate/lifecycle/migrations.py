@@ -1,9 +1,9 @@
 """The migrations the ledgers hold, as specs built from their recorded definitions.
 
 What a caller that names a migration only by name uses (``hbase-migrate config show``, the
-Airflow schedules acting on every migration in progress): :func:`recorded_spec` for one,
-:func:`in_progress` for all whose copy has started and that are not cut over. The definition
-is the one :meth:`~hbase_migrate.audit.migrations_book.MigrationBook.ensure_spec` recorded
+Airflow schedules acting on every migration in progress): :func:`recorded_spec` for one
+(:func:`recorded_config` its TOML), :func:`in_progress` for all whose copy has started and
+that are not cut over. The definition is the one ``Ledger.ensure_spec`` recorded
 (:mod:`hbase_migrate.audit.definitions`); the spec's ledger is the one it was read from.
 """
 
@@ -14,10 +14,12 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
+from hbase_migrate.audit.engine import redact
 from hbase_migrate.audit.errors import LedgerError, LedgerMissingError
 from hbase_migrate.audit.ledger import Ledger
 from hbase_migrate.audit.records import MigrationState
 from hbase_migrate.config import LEDGER_ENV, MigrationSpec, default_ledger_url, state_dir
+from hbase_migrate.config_toml import to_toml
 from hbase_migrate.errors import ConfigError
 
 log = logging.getLogger(__name__)
@@ -46,6 +48,21 @@ def recorded_spec(name: str, ledger_url: str | None = None) -> MigrationSpec:
         if definition is None:
             raise ConfigError(_unrecorded(ledger, name))
         return spec_of(name, definition, url)
+
+
+def recorded_config(name: str, ledger_url: str | None = None) -> str:
+    """The TOML of :func:`recorded_spec`: what every command's ``--config`` takes to act on
+    that migration. A ledger URL holding a password is not written: the file reads it from
+    ``$HBASE_MIGRATE_LEDGER`` (``ledger_env``)."""
+    spec = recorded_spec(name, ledger_url)
+    tree = spec.to_dict()
+    shown = redact(spec.ledger_url)
+    lines = [f"# migration {name!r} as ledger {shown} recorded it; every hbase-migrate "
+             "command's --config takes this file"]
+    if shown != spec.ledger_url:
+        tree["migration"] = {"name": name, "ledger_env": LEDGER_ENV}
+        lines.append(f"# the ledger's URL holds a password: set ${LEDGER_ENV} to it")
+    return "\n".join(lines) + "\n" + to_toml(tree)
 
 
 def in_progress(ledger_urls: Sequence[str] = ()) -> list[MigrationSpec]:
