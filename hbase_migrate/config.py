@@ -6,7 +6,9 @@
     name = "orders"
     ledger = "sqlite:///state/orders/ledger.db"   # optional; default under the state dir
     # ledger_env = "ORDERS_LEDGER_URL"          # or: the URL from this environment variable
-    [source]
+    [source]                   # a migration started elsewhere (the Airflow UI): its file
+                               # is `hbase-migrate config show NAME`; any section naming the
+                               # same gateways (thrift, thrift2) is the same cluster
     cluster_json = "state/source/cluster.json"    # or explicit endpoints:
     # thrift = "hbase-a:9090"  thrift2 = "hbase-a:9091"  webhdfs = "http://nn-a:9870"
     # hbase_root = "/hbase"  zookeeper = "zk-a:2181"  znode_parent = "/hbase"
@@ -174,8 +176,10 @@ class ClusterSpec:
 
     @property
     def identity(self) -> str:
-        """A stable text naming the cluster, kept in the ledger to recognise the migration:
-        the ``cluster.json`` path, or the explicit Thrift endpoints. No I/O."""
+        """A stable text naming the cluster without I/O: the ``cluster.json`` path, or the
+        explicit Thrift endpoints. The ledger recognises a migration by the gateways a
+        cluster resolves to (:mod:`hbase_migrate.audit.definitions`); this path form is
+        what it holds of migrations recorded before schema 8."""
         if self.cluster_json is not None:
             return f"cluster_json:{self.cluster_json}"
         assert self.explicit is not None
