@@ -74,6 +74,9 @@ def _ms(value: str, name: str) -> int:
 @click.option("--heap", default="1g", show_default=True, help="JVM -Xmx.")
 @click.option("--kerberos", is_flag=True,
               help="Secure every server with Kerberos from a KDC started for the stack.")
+@click.option("--kdc", "kdc_dir", type=click.Path(file_okay=False, exists=True),
+              default=None, help="With --kerberos: use the KDC (and realm) of the stack "
+              "running in this folder instead of starting one.")
 @click.option("--qop", type=click.Choice(QOPS), default="auth", show_default=True,
               help="With --kerberos: the Thrift gateways' SASL QOP.")
 @click.option("--thrift-http", is_flag=True,
@@ -83,16 +86,18 @@ def _ms(value: str, name: str) -> int:
 def start(hbase_version: str, data_dir: Path, name: str, region_servers: int,
           wal_compression: str, value_compression: str, roll_size: int, roll_period: str,
           archive_ttl: str, cleaner_interval: str, replication_peer: str | None,
-          heap: str, kerberos: bool, qop: str, thrift_http: bool, ticket_lifetime: str
-          ) -> None:
+          heap: str, kerberos: bool, kdc_dir: str | None, qop: str, thrift_http: bool,
+          ticket_lifetime: str) -> None:
     """Start real HBase on 127.0.0.1 and run until SIGTERM or SIGINT.
 
     The first start resolves the HBase jars from Maven Central (cached; offline afterwards).
     When ready, prints one JSON line and writes it to DIR/cluster.json, with the keys of
     ``minicluster start`` plus ``hbase_version`` and ``started_in_ms``; the ``admin``
     endpoint takes the ``minicluster`` operations. With ``--kerberos`` a KDC with a
-    temporary realm runs too (stopped with the stack); DIR then holds ``client.keytab`` and
-    ``krb5.conf``, and cluster.json's ``security`` object names them. With
+    temporary realm named after the stack (``--name source`` -> ``SOURCE.TEST``) runs too
+    (stopped with the stack); DIR then holds ``client.keytab`` and ``krb5.conf``, and
+    cluster.json's ``security`` object names them. ``--kdc OTHER`` puts the stack in the
+    realm of the stack running in OTHER (its KDC; a client principal of this stack's own). With
     ``--thrift-http`` both gateways speak Thrift over HTTP (``"transport": "http"``)."""
     options = RealHBaseOptions(
         hbase_version=hbase_version, region_servers=region_servers,
@@ -101,10 +106,13 @@ def start(hbase_version: str, data_dir: Path, name: str, region_servers: int,
         archive_ttl_ms=_ms(archive_ttl, "--archive-ttl"),
         cleaner_interval_ms=_ms(cleaner_interval, "--cleaner-interval"),
         replication_peer=replication_peer, name=name, heap=heap, kerberos=kerberos, qop=qop,
-        client_ticket_lifetime=ticket_lifetime, thrift_http=thrift_http)
+        client_ticket_lifetime=ticket_lifetime, thrift_http=thrift_http,
+        kdc=str(Path(kdc_dir).resolve()) if kdc_dir else None)
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())
+    if kdc_dir and not kerberos:
+        raise click.BadParameter("--kdc needs --kerberos", param_hint="--kdc")
     with RealHBase(data_dir, options) as stack:
         click.echo(json.dumps(stack.described))
         while not stop.wait(0.5):

@@ -3,7 +3,8 @@
 Thrift1 and Thrift2 servers) and waits for its ready line, the same ``cluster.json`` as the
 embedded cluster's. The admin endpoint it names answers the embedded cluster's operations
 (``roll``, ``flush``, ``move``, ``kill``, ``clean``, ``finish-split``, ``replication``,
-``bulk-load``, ``info``), so ``minihbase.cli.minicluster.call_admin`` works on both.
+``bulk-load``, ``info``), so ``minihbase.cli.minicluster.call_admin`` works on both; ``split``
+(``{"table", "at"}``) is its own.
 
 With ``kerberos`` the stack is secured (:mod:`realstack.kdc`): a KDC with a temporary realm
 starts first in the stack folder, which then holds, beside ``cluster.json`` (and its
@@ -25,7 +26,7 @@ from types import TracebackType
 from typing import Any, Self
 
 from minihbase.process import die_with_parent, log_tail, stop_child
-from realstack.kdc import HOST, Kdc
+from realstack.kdc import HOST, Kdc, realm_for
 from realstack.maven import RealStackError, java_command, module_classpath
 
 log = logging.getLogger(__name__)
@@ -58,6 +59,8 @@ class RealHBaseOptions:
     qop: str = "auth"                  # hbase.thrift.security.qop of both gateways
     client_ticket_lifetime: str = "10h"  # the client principal's tickets (short: renewals)
     thrift_http: bool = False          # both gateways in HTTP mode (SPNEGO with kerberos)
+    kdc: str | None = None             # with kerberos: another stack's folder, whose KDC
+    #                                    (and realm) this one uses instead of its own
 
     def arguments(self, data_dir: Path) -> list[str]:
         if self.wal_compression not in WAL_COMPRESSION:
@@ -133,7 +136,7 @@ class RealHBase:
         if self.options.kerberos:
             arguments += self._start_kdc()
             assert self.kdc is not None
-            jvm_options.append(f"-Djava.security.krb5.conf={self.kdc.krb5_conf}")
+            jvm_options.append(f"-Djava.security.krb5.conf={arguments[-1]}")
         command = java_command(classpath, MAIN_CLASS, arguments, heap=self.options.heap,
                                jvm_options=tuple(jvm_options))
         with self.log_path.open("ab") as log_file:
@@ -149,15 +152,26 @@ class RealHBase:
         return self
 
     def _start_kdc(self) -> list[str]:
-        """Start the stack's KDC, make its keytabs; the launcher's security arguments."""
-        self.kdc = Kdc(self.data_dir).start()
-        service = self.kdc.add_principals(self.data_dir / "service.keytab",
-                                          *SERVICES)
-        client = self.kdc.add_principals(self.data_dir / "client.keytab", CLIENT_PRINCIPAL,
+        """Start the stack's KDC (its realm named after the stack), or use another stack's
+        (``kdc``: its realm, the same service principals, a client principal of this
+        stack's own); make the keytabs; the launcher's security arguments."""
+        client_name = CLIENT_PRINCIPAL
+        if self.options.kdc:
+            self.kdc = Kdc.attach(self.options.kdc)
+            service = self.kdc.export_principals(self.data_dir / "service.keytab", *SERVICES)
+            client_name = f"{CLIENT_PRINCIPAL}/{self.options.name}"
+            krb5_conf = self.data_dir / "krb5.conf"  # this stack's copy, as clusters ship
+            krb5_conf.write_text(self.kdc.krb5_conf.read_text(encoding="utf-8"),
+                                 encoding="utf-8")
+        else:
+            self.kdc = Kdc(self.data_dir, realm_for(self.options.name)).start()
+            service = self.kdc.add_principals(self.data_dir / "service.keytab", *SERVICES)
+            krb5_conf = self.kdc.krb5_conf
+        client = self.kdc.add_principals(self.data_dir / "client.keytab", client_name,
                                          max_life=self.options.client_ticket_lifetime)
         return ["--keytab", str(service), "--realm", self.kdc.realm, "--qop", self.options.qop,
-                "--client-principal", self.kdc.principal(CLIENT_PRINCIPAL),
-                "--client-keytab", str(client), "--krb5-conf", str(self.kdc.krb5_conf)]
+                "--client-principal", self.kdc.principal(client_name),
+                "--client-keytab", str(client), "--krb5-conf", str(krb5_conf)]
 
     def _ready_line(self, timeout: float) -> dict[str, Any]:
         proc = self._proc

@@ -5,14 +5,18 @@ unprivileged on a loopback port with a temporary realm kept in the stack folder.
 ``krb5.conf`` (what clients and the JVM read, ``KRB5_CONFIG``, ``java.security.krb5.conf``),
 creates the database (``kdb5_util create -s``, a random master key read on stdin, never an
 argument), adds principals with random keys and exports them to keytabs (``kadmin.local``),
-then runs ``krb5kdc -n`` until stopped. Nothing of the machine's own Kerberos set-up
+then runs ``krb5kdc -n`` until stopped. A stack's realm is named after it (:func:`realm_for`);
+``Kdc.attach(folder)`` uses the running KDC of another stack's folder (its realm) without
+owning it, for a second stack in the same realm. Nothing of the machine's own Kerberos set-up
 (``/etc/krb5.conf``, the default credential cache) is read or written: every command runs
 with the folder's files in its environment.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+import re
 import secrets
 import shutil
 import socket
@@ -29,6 +33,11 @@ DEFAULT_REALM = "HBASE-MIGRATE.TEST"
 # Enctypes both MIT's client library and Java 17's Kerberos speak.
 ENCTYPES = "aes256-cts-hmac-sha1-96 aes128-cts-hmac-sha1-96"
 TOOLS = ("krb5kdc", "kdb5_util", "kadmin.local")
+
+
+def realm_for(name: str) -> str:
+    """The realm of a stack called ``name``: ``source-a`` -> ``SOURCE-A.TEST``."""
+    return f"{re.sub(r'[^A-Z0-9]+', '-', name.upper()).strip('-') or 'HBASE-MIGRATE'}.TEST"
 
 
 def _tool(name: str) -> str:
@@ -50,6 +59,26 @@ class Kdc(ChildProcess):
         self.realm = realm
         self.ticket_lifetime = "10h"
         self.port = 0
+
+    @classmethod
+    def attach(cls, folder: str | os.PathLike[str]) -> Kdc:
+        """The KDC another stack started in ``folder`` (running; not stopped by this one)."""
+        kdc = cls(folder)
+        try:
+            conf = kdc.kdc_conf.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise RealStackError(f"no KDC in {kdc.data_dir} ({exc.strerror}): give the "
+                                 "folder of a stack started with --kerberos") from None
+        port = re.search(r"kdc_tcp_listen = [^:\s]+:(\d+)", conf)
+        realm = re.search(r"\[realms\]\s+(\S+) = \{", conf)
+        assert port and realm, conf
+        kdc.port, kdc.realm = int(port[1]), realm[1]
+        try:
+            socket.create_connection((HOST, kdc.port), timeout=2).close()
+        except OSError:
+            raise RealStackError(f"the KDC of {kdc.data_dir} (realm {kdc.realm}) does not "
+                                 f"answer on {HOST}:{kdc.port}: start that stack first") from None
+        return kdc
 
     @property
     def krb5_conf(self) -> Path:
@@ -157,6 +186,17 @@ class Kdc(ChildProcess):
         queries += [f"ktadd -k {path} {n}" for n in names]
         for query in queries:
             self.kadmin(query)
+        path.chmod(0o600)
+        return path
+
+    def export_principals(self, keytab: str | os.PathLike[str], *names: str) -> Path:
+        """Principals ``names`` of the realm, created when new, exported to ``keytab``
+        (mode 0600) with their keys unchanged: the keytabs holding them stay valid."""
+        path = Path(keytab).resolve()
+        for name in names:
+            with contextlib.suppress(RealStackError):  # already in the realm
+                self.kadmin(f"addprinc -randkey {name}")
+            self.kadmin(f"ktadd -norandkey -k {path} {name}")
         path.chmod(0o600)
         return path
 

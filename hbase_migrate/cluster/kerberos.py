@@ -1,27 +1,32 @@
 """Kerberos credentials of this process, and the one-line errors a failed login gives.
 
 A cluster with ``auth = "kerberos"`` (:class:`~hbase_migrate.cluster.security.ClusterSecurity`)
-is reached with a ticket of its ``principal``. With a ``keytab``, :func:`login` points MIT
-Kerberos at it as the process's client keytab (``KRB5_CLIENT_KTNAME``) and at a private
-credential cache (``KRB5CCNAME``, a folder of mode 0700 removed at exit, or by a later
-login once its process is gone, killed or ended without exit handlers): the library then
-gets the first ticket from the keytab and a fresh one whenever the cached one nears its end,
-for every client of the process (Thrift SASL, ZooKeeper SASL, WebHDFS SPNEGO), so a long
-``--follow`` rides out ticket expiry. Child processes of the same identity (Spark's Python
-workers) share the cache of the process that made it. A Spark task on a worker that has none
-of this (:mod:`hbase_migrate.ranges.credentials`) first names, with :func:`use_local_copies`,
-the shipped copies of a keytab and ``krb5.conf`` absent at their configured paths; its
-tickets stay in the process's memory. Without a keytab the user's own ticket
-cache (from ``kinit``) is used, and its expiry is an error saying so. Keytab contents and
-tickets never leave the library: only file names and principals appear in messages.
-
-One process holds one Kerberos identity (principal, keytab, ``krb5.conf``): two clusters
-with different ones are refused with an error naming both.
+is reached with a ticket of its ``principal``; one process may log in as several (a source
+and a target in two realms without a trust). Each keytab identity has its own credential
+cache in one collection (``KRB5CCNAME=DIR:`` a folder of mode 0700, removed at exit or by a
+later login once its process is gone): :func:`login` gets the ticket from the keytab into
+the principal's cache (GSSAPI's credential store: the keytab's path goes to MIT Kerberos,
+never its contents), and again whenever half its life has passed; every client names its
+principal (Thrift SASL and ZooKeeper SASL through pure-sasl, WebHDFS and Thrift-over-HTTP
+SPNEGO through requests-kerberos, which also refreshes before each token: :func:`http_auth`),
+and MIT picks the cache of that principal from the collection, so no environment changes per
+call and threads need no care. Two clusters with different ``krb5_conf`` files are read
+through one merged file in the private folder (:mod:`hbase_migrate.cluster.krb5conf`).
+Child processes (Spark's Python workers) share the collection of the process that made it.
+A Spark task on a worker that has none of this (:mod:`hbase_migrate.ranges.credentials`)
+first names, with :func:`use_local_copies`, the shipped copies of a keytab and
+``krb5.conf`` absent at their configured paths; its tickets stay in the process's keyring
+(a private folder where keyrings are forbidden). Without a keytab the user's own ticket
+cache (from ``kinit``) is used, and its expiry is an error saying so; such an identity is
+the process's only one. Keytab contents and tickets never leave the library: only file names
+and principals appear in messages.
 """
 
 from __future__ import annotations
 
 import atexit
+import contextlib
+import hashlib
 import logging
 import os
 import re
@@ -32,16 +37,24 @@ import threading
 from typing import Any
 
 from hbase_migrate.cluster.errors import ClusterError
+from hbase_migrate.cluster.krb5conf import Krb5ConfConflict, merge
 from hbase_migrate.cluster.security import ClusterSecurity, service_principal, warn_if_exposed
 
 log = logging.getLogger(__name__)
 
-_lock = threading.Lock()
-# The Kerberos identity this process took (principal, keytab, krb5_conf), under "held".
+_lock = threading.RLock()
+# The Kerberos identities this process holds: principal ("" for the ticket cache's) ->
+# (principal, keytab, krb5_conf).
 _process: dict[str, tuple[str | None, str | None, str | None]] = {}
+# The krb5_conf files in use (None: the configuration the process started with), the
+# credential cache collection, this process's private folder, KRB5_CONFIG at the start.
+_configs: list[str | None] = []
+_collection: list[str] = []
+_folder: list[str] = []
+_started_config: dict[str, str] = {}
 
-# Names the identity whose private cache KRB5CCNAME is, for child processes.
-_IDENTITY_ENV = "HBASE_MIGRATE_KRB5_IDENTITY"
+# Names the cache collection this process made, for its child processes.
+_CACHE_ENV = "HBASE_MIGRATE_KRB5_CACHES"
 # In a Spark task: configured path -> this host's copy (see use_local_copies).
 _local_copies: dict[str, str] = {}
 
@@ -115,15 +128,6 @@ def local_path(path: str) -> str:
 CACHE_PREFIX = "hbase-migrate-krb5-"  # + the owner's pid, "-", random
 
 
-def _private_cache() -> str:
-    if _local_copies:
-        return "MEMORY:hbase-migrate"
-    sweep_caches(tempfile.gettempdir())
-    folder = tempfile.mkdtemp(prefix=f"{CACHE_PREFIX}{os.getpid()}-")  # mode 0700
-    atexit.register(shutil.rmtree, folder, True)
-    return f"FILE:{os.path.join(folder, 'ccache')}"
-
-
 def sweep_caches(where: str) -> None:
     """Remove this user's private caches whose process is gone: a process killed, or ended
     without running atexit (``os._exit``), leaves its folder and tickets behind."""
@@ -148,34 +152,175 @@ def _alive(pid: int) -> bool:
 
 def login(security: ClusterSecurity | None, cluster: str, endpoint: str) -> None:
     """Make sure this process can authenticate as the cluster's principal before a client
-    connects to ``endpoint``: a valid ticket (from the keytab, renewed by the library), or
-    a :class:`KerberosError` saying what is wrong. No-op for unsecured clusters."""
+    connects to ``endpoint``: a valid ticket (from the keytab, got again once half its life
+    has passed), or a :class:`KerberosError` saying what is wrong. No-op for unsecured
+    clusters."""
     if security is None or not security.kerberos:
         return
-    identity = (security.principal, security.keytab, security.krb5_conf)
     with _lock:
-        held = _process.get("held")
-        if held is not None and held != identity:
-            raise KerberosError(
-                f"cluster {cluster!r}: this process already uses the Kerberos identity "
-                f"{held[0]} (keytab {held[1]}, krb5_conf {held[2]}); one "
-                f"process holds one identity: give both clusters the same principal, keytab "
-                f"and krb5_conf, or run the steps in separate processes")
-        if held is None:
-            if security.krb5_conf:
-                _check_readable(local_path(security.krb5_conf), "krb5_conf", cluster)
-                os.environ["KRB5_CONFIG"] = local_path(security.krb5_conf)
-            if security.keytab:
-                _check_readable(local_path(security.keytab), "keytab", cluster)
-                os.environ["KRB5_CLIENT_KTNAME"] = local_path(security.keytab)
-                # A child of a process that logged in as the same identity (a Spark task's
-                # worker, which may end without running atexit) shares its parent's cache.
-                if os.environ.get(_IDENTITY_ENV) != repr(identity):
-                    os.environ["KRB5CCNAME"] = _private_cache()
-                    if not _local_copies:  # a memory cache is no child's to share
-                        os.environ[_IDENTITY_ENV] = repr(identity)
-            _process["held"] = identity
+        _take(security, cluster)
         _check_ticket(security, cluster, endpoint)
+
+
+def refresh(security: ClusterSecurity) -> None:
+    """Before a handshake on a connection made earlier (an HTTP token after a 401): a fresh
+    ticket from the keytab once half the last one's life has passed. Failures are left to
+    the handshake, which reports them."""
+    if not security.keytab or security.principal not in _process:
+        return
+    import gssapi
+    from gssapi.raw.misc import GSSError
+
+    with _lock, contextlib.suppress(GSSError):
+        gssapi.Credentials(name=_name(security), usage="initiate", store=_store(security))
+
+
+def forget() -> None:
+    """Forget the identities this process holds (a test that put its environment back)."""
+    with _lock:
+        for held in (_process, _configs, _collection, _started_config):
+            held.clear()
+
+
+def logins() -> list[dict[str, str | None]]:
+    """The identities this process holds: principal, the keytab read (this host's copy)
+    and the credential cache of each (file names only)."""
+    with _lock:
+        return [{"principal": p, "keytab": local_path(k) if k else None,
+                 "ccache": _ccache(p) if k and p and _collection else None}
+                for p, k, _ in _process.values()]
+
+
+def _take(security: ClusterSecurity, cluster: str) -> None:
+    """Hold ``security``'s identity beside those this process holds already: the merged
+    ``krb5.conf`` of all of them, and a credential cache for each in one collection."""
+    key = security.principal or ""
+    from_caches = {k for k, held in _process.items() if not held[1]}
+    if not security.keytab:
+        from_caches.add(key)
+    if from_caches and len({*_process, key}) > 1:
+        held = next(k for k in _process if k != key) or "the ticket cache's principal"
+        raise KerberosError(
+            f"cluster {cluster!r}, principal {security.principal or 'of the ticket cache'}: "
+            f"this process also logs in as {held} for another cluster, and two Kerberos "
+            "identities in one process need a keytab each (one has only a ticket cache); "
+            "set keytab and principal for every secured cluster")
+    conf = local_path(security.krb5_conf) if security.krb5_conf else None
+    if conf:
+        _check_readable(conf, "krb5_conf", cluster)
+    if conf not in _configs:
+        _configs.append(conf)
+        _use_configs(cluster)
+    if security.keytab:
+        _check_readable(local_path(security.keytab), "keytab", cluster)
+        if not _collection:
+            _collection.append(_shared_collection() or _private_collection())
+            os.environ["KRB5CCNAME"] = _collection[0]
+    _process[key] = (security.principal, security.keytab, security.krb5_conf)
+
+
+def _use_configs(cluster: str) -> None:
+    """Point ``KRB5_CONFIG`` at the one ``krb5.conf`` in use, or at one merged from all
+    (a cluster without ``krb5_conf`` contributes the configuration this process started
+    with)."""
+    named = [c for c in _configs if c]
+    if len(_configs) == 1 and named:
+        os.environ["KRB5_CONFIG"] = named[0]
+        return
+    if len(_configs) == 1:
+        return
+    started = _started_config.setdefault("KRB5_CONFIG", os.environ.get(
+        "KRB5_CONFIG", "/etc/krb5.conf"))
+    paths = [p for c in _configs for p in ([c] if c else started.split(":"))
+             if os.path.exists(p)]
+    files = []
+    for path in dict.fromkeys(paths):
+        with open(path, encoding="utf-8") as handle:
+            files.append((path, handle.read()))
+    try:
+        text, unmapped = merge(files)
+    except Krb5ConfConflict as exc:
+        raise KerberosError(f"cluster {cluster!r}: {exc}") from None
+    if unmapped:
+        log.info("Kerberos: hosts %s map to different realms in %s: their services' tickets "
+                 "are asked of each client's own realm", ", ".join(unmapped),
+                 ", ".join(p for p, _ in files))
+    folder = _config_folder()
+    merged = os.path.join(folder, f"krb5-{len(_configs)}.conf")  # a new name: not cached
+    with open(merged, "w", encoding="utf-8") as handle:
+        handle.write(text)
+    os.environ["KRB5_CONFIG"] = merged
+
+
+def _config_folder() -> str:
+    if not _folder:
+        sweep_caches(tempfile.gettempdir())
+        _folder.append(tempfile.mkdtemp(prefix=f"{CACHE_PREFIX}{os.getpid()}-"))  # 0700
+        atexit.register(shutil.rmtree, _folder[0], True)
+    return _folder[0]
+
+
+def _shared_collection() -> str | None:
+    """The cache collection of the parent process that made it (a Spark task's worker,
+    which may end without running atexit), when this process is its child."""
+    inherited = os.environ.get(_CACHE_ENV, "")
+    if _local_copies or not inherited.startswith("DIR:") or \
+            not os.path.isdir(inherited.removeprefix("DIR:")):
+        return None
+    return inherited
+
+
+def _private_collection() -> str:
+    """A new cache collection: in the kernel's keyring of this process for a Spark task
+    (nothing on the worker's disk; a folder where keyrings are not allowed), else a folder
+    of mode 0700 removed at exit, which child processes share."""
+    if _local_copies and _keyring_usable():
+        return f"KEYRING:process:hbase-migrate-{os.getpid()}"
+    folder = os.path.join(_config_folder(), "ccaches")
+    os.makedirs(folder, mode=0o700, exist_ok=True)
+    if not _local_copies:
+        os.environ[_CACHE_ENV] = f"DIR:{folder}"
+    return f"DIR:{folder}"
+
+
+def _keyring_usable() -> bool:
+    """Whether the kernel's keyrings hold a cache (container sandboxes often forbid them)."""
+    try:
+        import krb5  # pykrb5, which requests-kerberos's pyspnego brings
+
+        context = krb5.init_context()
+        probe = krb5.cc_resolve(context, b"KEYRING:process:hbase-migrate-probe")
+        krb5.cc_initialize(context, probe, krb5.parse_name_flags(context, b"probe@PROBE"))
+        krb5.cc_destroy(context, probe)
+    except Exception:  # any failure: no keyring for us
+        return False
+    return True
+
+
+def _ccache(principal: str) -> str:
+    """The credential cache of ``principal`` in the collection (the same name in every
+    process sharing it)."""
+    slug = hashlib.sha256(principal.encode()).hexdigest()[:16]
+    collection = _collection[0]
+    if collection.startswith("DIR:"):
+        return f"DIR::{collection.removeprefix('DIR:')}/tkt-{slug}"
+    return f"{collection}:{slug}"
+
+
+def _name(security: ClusterSecurity) -> Any:
+    import gssapi
+
+    return (gssapi.Name(security.principal, gssapi.NameType.kerberos_principal)
+            if security.principal else None)
+
+
+def _store(security: ClusterSecurity) -> dict[bytes | str, bytes | str] | None:
+    """Where a keytab identity's tickets come from and go: MIT gets them from the keytab
+    into the principal's own cache, and again once half their life has passed."""
+    if not security.keytab or not security.principal or not _collection:
+        return None
+    return {b"client_keytab": local_path(security.keytab).encode(),
+            b"ccache": _ccache(security.principal).encode()}
 
 
 def _check_ticket(security: ClusterSecurity, cluster: str, endpoint: str) -> None:
@@ -183,9 +328,8 @@ def _check_ticket(security: ClusterSecurity, cluster: str, endpoint: str) -> Non
     from gssapi.raw.misc import GSSError
 
     try:
-        name = (gssapi.Name(security.principal, gssapi.NameType.kerberos_principal)
-                if security.principal else None)
-        creds = gssapi.Credentials(name=name, usage="initiate")
+        creds = gssapi.Credentials(name=_name(security), usage="initiate",
+                                   store=_store(security))
         if not creds.lifetime:
             raise KerberosError("ticket expired")
     except (GSSError, KerberosError) as exc:
@@ -212,10 +356,17 @@ def http_auth(security: ClusterSecurity, url_host: str, *, preemptive: bool = Fa
     wants one on every POST), not after a 401."""
     from requests_kerberos import OPTIONAL, HTTPKerberosAuth
 
+    class Refreshing(HTTPKerberosAuth):  # type: ignore[misc]
+        """A token made with a ticket refreshed from the keytab when half-lived."""
+
+        def generate_request_header(self, *args: Any, **kwargs: Any) -> Any:
+            refresh(security)
+            return super().generate_request_header(*args, **kwargs)
+
     service, host = service_principal(security.http_principal, url_host)
-    return HTTPKerberosAuth(mutual_authentication=OPTIONAL, service=service,
-                            hostname_override=host, principal=security.principal,
-                            force_preemptive=preemptive)
+    return Refreshing(mutual_authentication=OPTIONAL, service=service,
+                      hostname_override=host, principal=security.principal,
+                      force_preemptive=preemptive)
 
 
 def kazoo_sasl_options(security: ClusterSecurity, zk_host: str) -> dict[str, Any]:

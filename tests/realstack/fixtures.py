@@ -99,7 +99,7 @@ def kerberos_environment() -> Iterator[None]:
     finally:
         os.environ.clear()
         os.environ.update(saved)
-        kerberos._process.clear()
+        kerberos.forget()
 
 
 def kerberos_stack(folder: Path, options: RealHBaseOptions) -> Iterator[RealHBase]:

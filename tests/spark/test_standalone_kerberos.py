@@ -14,7 +14,7 @@ every task makes its own login.
 * Shipped (``"auto"``): the copy, a replay of the writes made after it (its tasks read the
   WAL files over WebHDFS with SPNEGO) and the validation end with a match and the target
   equal to the source cell for cell; a task reports, from the executor, that it logged in from the
-  shipped copy (not the configured path, which it cannot see) into a memory cache.
+  shipped copy (not the configured path, which it cannot see) into its process's keyring.
 * No key of the keytab appears in the worker's or the executors' logs.
 """
 
@@ -49,7 +49,7 @@ from tests.realstack.test_kerberos_real import keytab_keys, leaks
 from tests.spark.standalone import spark_environment, standalone_cluster
 
 pytestmark = [pytest.mark.integration, pytest.mark.realstack, pytest.mark.slow]
-KRB5_ENV = ("KRB5CCNAME", "KRB5_CONFIG", "KRB5_CLIENT_KTNAME", "HBASE_MIGRATE_KRB5_IDENTITY")
+KRB5_ENV = ("KRB5CCNAME", "KRB5_CONFIG", "KRB5_CLIENT_KTNAME", "HBASE_MIGRATE_KRB5_CACHES")
 TABLE = "krb_standalone"
 HIDE = 'mount -t tmpfs -o mode=0700 hidden "$0" && exec "$@"'
 
@@ -147,11 +147,14 @@ def credentials_in_use(configured: str, _: int) -> dict[str, Any]:
     """Run in a task: where this task's login came from, as the executor sees it."""
     import gssapi
 
-    keytab = os.environ.get("KRB5_CLIENT_KTNAME", "")
-    creds = gssapi.Credentials(usage="initiate")
+    from hbase_migrate.cluster.kerberos import logins
+
+    held = logins()[0]
+    keytab, cache = held["keytab"] or "", held["ccache"] or ""
+    creds = gssapi.Credentials(usage="initiate", store={"ccache": cache})
     return {"host": socket.gethostname(), "keytab": keytab,
             "keytab_mode": stat.S_IMODE(os.stat(keytab).st_mode) if keytab else None,
-            "cache": os.environ.get("KRB5CCNAME"), "principal": str(creds.name),
+            "cache": cache, "principal": str(creds.name),
             "configured_visible": os.path.exists(configured)}
 
 
@@ -209,7 +212,7 @@ def test_shipped_keytab_copy_replay_and_validate_on_a_standalone_cluster(
         compared = compare_tables(src, tgt, source_table, target)
     assert compared.equal and compared.source_cells > copied["cells"] > 0, compared
 
-    # From the executors: each task logged in from the shipped copy into a memory cache.
+    # From the executors: each task logged in from the shipped copy into its keyring.
     configured = str(driver_only / "client.keytab")
     credentials = ship_credentials(standalone, spec)
     assert credentials is not None and credentials.shipped
@@ -220,7 +223,8 @@ def test_shipped_keytab_copy_replay_and_validate_on_a_standalone_cluster(
         assert task["configured_visible"] is False, task
         assert task["keytab"].startswith(f"{spark_folder / 'work'}/"), task
         assert task["keytab"].endswith("/client.keytab"), task
-        assert task["keytab_mode"] == 0o600 and task["cache"] == "MEMORY:hbase-migrate", task
+        assert task["keytab_mode"] == 0o600, task
+        assert task["cache"].startswith("KEYRING:process:hbase-migrate-"), task  # no file
         assert task["principal"] == principal, task
 
     keys = keytab_keys(secured)

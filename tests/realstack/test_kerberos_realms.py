@@ -1,0 +1,162 @@
+"""Two secured real clusters with their own Kerberos identities, migrated in one process.
+
+* Two realms, no trust: ``alpha`` and ``beta``, each a ``realstack`` stack with its own KDC
+  and its realm named after it (``ALPHA.TEST``, ``BETA.TEST``), each cluster's own client
+  principal, keytab and ``krb5.conf``. prepare, the copy, a replay of the writes made after
+  it (WebHDFS SPNEGO on alpha, Thrift SASL on beta) and the validation run in this process
+  and end in a match, the target equal to the source cell for cell; the client tickets last
+  15 s, and the steps after they expired log in again in both realms (the KDCs' logs).
+* One realm: ``gamma`` started in alpha's realm (``--kdc``: alpha's KDC, a client principal
+  of its own), the same steps from alpha to gamma in one process.
+* No key of either keytab appears in the ledger or the logs.
+
+At most two secured JVMs run at once: beta is stopped before gamma starts.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from hbase_migrate.cluster import kerberos
+from hbase_migrate.cluster.thrift2 import Thrift2Client
+from hbase_migrate.config import IN_PROCESS, load_config
+from hbase_migrate.lifecycle import prepare, replay, snapshot, validate
+from hbase_migrate.validate.compare import compare_tables
+from minihbase.cli.minicluster import call_admin
+from minihbase.workload import Workload, WorkloadSpec
+from realstack.hbase import CLIENT_PRINCIPAL, RealHBase, RealHBaseOptions
+from tests.realstack.fixtures import (
+    kerberos_environment,
+    kerberos_stack,
+    keytab_keys,
+    leaks,
+    stack_endpoints,
+)
+
+pytestmark = [pytest.mark.integration, pytest.mark.realstack]
+TABLE = "realm_orders"
+TICKET = 15  # seconds a client ticket lasts
+
+
+def options(name: str, kdc: Path | None = None) -> RealHBaseOptions:
+    return RealHBaseOptions(region_servers=1, heap="768m", kerberos=True, name=name,
+                            client_ticket_lifetime=f"{TICKET}s",
+                            kdc=str(kdc) if kdc else None)
+
+
+@pytest.fixture(scope="module")
+def alpha(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealHBase]:
+    yield from kerberos_stack(tmp_path_factory.mktemp("alpha"), options("alpha"))
+
+
+def start(stack: RealHBase) -> Iterator[RealHBase]:
+    with kerberos_environment():
+        kerberos.forget()
+        stack.start()
+        try:
+            yield stack
+        finally:
+            stack.stop()
+            kerberos.forget()
+
+
+@pytest.fixture
+def beta(alpha: RealHBase, tmp_path: Path) -> Iterator[RealHBase]:
+    yield from start(RealHBase(tmp_path / "beta", options("beta")))
+
+
+@pytest.fixture
+def gamma(alpha: RealHBase, tmp_path: Path) -> Iterator[RealHBase]:
+    yield from start(RealHBase(tmp_path / "gamma", options("gamma", kdc=alpha.data_dir)))
+
+
+def logins(stack: RealHBase, principal: str) -> int:
+    """AS requests the KDC of ``stack`` issued for ``principal``."""
+    assert stack.kdc is not None
+    text = (stack.kdc.data_dir / "kdc-events.log").read_text(errors="replace")
+    return len(re.findall(rf"AS_REQ .*ISSUE: .* {re.escape(principal)} for krbtgt", text))
+
+
+def migrate(source: RealHBase, target: RealHBase, folder: Path, seed: int) -> None:
+    """prepare, copy, replay and validate from ``source`` to ``target`` in this process,
+    through the expiry of the first tickets; the target ends equal to the source."""
+    found = stack_endpoints(source)
+    runner = Workload(found, WorkloadSpec(TABLE, seed, 150, rate=50))
+    try:
+        runner.ensure_table()
+        runner.run()
+    finally:
+        runner.close()
+    config = folder / "migration.toml"
+    config.write_text(
+        f'[migration]\nname = "realms"\nledger = "sqlite:///{folder / "ledger.db"}"\n'
+        f'[source]\ncluster_json = "{source.cluster_json}"\n'
+        f'[target]\ncluster_json = "{target.cluster_json}"\n'
+        f'[[tables]]\nsource = "{TABLE}"\n'
+        f'[replay]\nroll_period = "1h"\nmargin = "1m"\n[spark]\nmaster = "{IN_PROCESS}"\n',
+        encoding="utf-8")
+    spec = load_config(config)
+    began = time.monotonic()
+    assert prepare(spec).passed
+    copied = snapshot(spec).to_json()
+    assert copied["cells"] > 0, copied
+    runner = Workload(found, WorkloadSpec(TABLE, seed + 1, 80, rate=50))  # after T0
+    try:
+        runner.run()
+    finally:
+        runner.close()
+    call_admin(source.cluster_json, "roll")
+    while time.monotonic() - began < TICKET + 2:  # the first tickets have expired
+        time.sleep(0.5)
+    caught_up = replay(spec).to_json()
+    assert caught_up["cells"].get("Put", 0) > 0, caught_up
+    matched = validate(spec, recompare_wait=0).to_json()
+    assert matched["verdict"] == "match", matched
+    target_found = stack_endpoints(target)
+    with Thrift2Client(found.thrift2 or "", **found.client_auth) as src, \
+            Thrift2Client(target_found.thrift2 or "", **target_found.client_auth) as dst:
+        compared = compare_tables(src, dst, TABLE, TABLE)
+    assert compared.equal and compared.source_cells > copied["cells"], compared
+
+
+def principal_of(stack: RealHBase) -> str:
+    found = stack_endpoints(stack)
+    assert found.security is not None and found.security.principal
+    return found.security.principal
+
+
+def test_two_realms_without_trust_in_one_process(
+        alpha: RealHBase, beta: RealHBase, tmp_path: Path,
+        caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO)
+    assert alpha.kdc is not None and beta.kdc is not None
+    assert (alpha.kdc.realm, beta.kdc.realm) == ("ALPHA.TEST", "BETA.TEST")
+    assert alpha.kdc.port != beta.kdc.port
+    source, target = principal_of(alpha), principal_of(beta)
+    assert (source, target) == (f"{CLIENT_PRINCIPAL}@ALPHA.TEST", f"{CLIENT_PRINCIPAL}@BETA.TEST")
+    before = logins(alpha, source), logins(beta, target)
+    migrate(alpha, beta, tmp_path, seed=41)
+    # Each realm's KDC logged its own principal in, again after the first ticket expired.
+    assert logins(alpha, source) >= before[0] + 2 and logins(beta, target) >= before[1] + 2
+    keys = keytab_keys(alpha.kdc, alpha.data_dir / "client.keytab") + \
+        keytab_keys(beta.kdc, beta.data_dir / "client.keytab")
+    assert not leaks((tmp_path / "ledger.db").read_bytes(), keys), "a keytab key in the ledger"
+    assert not leaks(caplog.text, keys), "a keytab key in the logs"
+
+
+def test_one_realm_two_principals_in_one_process(
+        alpha: RealHBase, gamma: RealHBase, tmp_path: Path) -> None:
+    assert alpha.kdc is not None and gamma.kdc is not None
+    assert gamma.kdc.realm == alpha.kdc.realm == "ALPHA.TEST"
+    assert gamma.kdc.port == alpha.kdc.port  # alpha's KDC
+    target = principal_of(gamma)
+    assert target == f"{CLIENT_PRINCIPAL}/gamma@ALPHA.TEST"
+    before = logins(alpha, target)
+    migrate(alpha, gamma, tmp_path, seed=51)
+    assert logins(alpha, target) >= before + 2
