@@ -142,6 +142,9 @@ public final class RealHBase {
     // A region server that `kill` aborted halts its whole JVM after this timeout (HBASE-21325,
     // 20 minutes by default): here that JVM is the whole stack. Long enough for any run.
     conf.setLong(ABORT_TIMEOUT, ABORT_TIMEOUT_MS);
+    // Files a compaction replaced are archived by a chore every 2 minutes by default, and a
+    // split's daughter holds its references (and cannot split again) until then: 1 s here.
+    conf.setInt("hbase.hfile.compaction.discharger.interval", 1000);
     conf.set("dfs.namenode.http-address", HOST + ":0");
     conf.set("dfs.datanode.address", HOST + ":0");
     conf.set("dfs.datanode.http.address", HOST + ":0");
@@ -412,6 +415,8 @@ public final class RealHBase {
         return majorCompact(str(args, "table"));
       case "move":
         return move(str(args, "region"), str(args, "server"));
+      case "split":
+        return split(str(args, "table"), str(args, "at"));
       case "kill":
         return kill(str(args, "server"));
       case "restart":
@@ -594,6 +599,58 @@ public final class RealHBase {
       Thread.sleep(100);
     }
     throw new IOException("the major compaction of " + table + " did not end within 120 s");
+  }
+
+  /** Split the region of table holding row at (Bytes.toStringBinary form) there; returns
+   * once a region of the table starts at that row (the split procedure ended, daughters
+   * open), with the table's region count then. A row some region already starts at is
+   * split already: answered at once, so a retried call does no second split. */
+  private Object split(String table, String at) throws Exception {
+    TableName name = TableName.valueOf(table);
+    byte[] row = Bytes.toBytesBinary(at);
+    long deadline = System.currentTimeMillis() + 120_000;
+    while (!startsAt(name, row)) {
+      byte[] region = null;
+      for (var r : admin.getRegions(name)) {
+        if (r.containsRow(row) && !r.isSplitParent() && !r.isOffline()) {
+          region = r.getRegionName();
+        }
+      }
+      if (region == null) {
+        throw new IllegalArgumentException("table " + table + " has no region holding " + at);
+      }
+      try {
+        // Admin.split only asks the master; this waits for the split procedure's end
+        admin.splitRegionAsync(region, row).get(120, java.util.concurrent.TimeUnit.SECONDS);
+      } catch (Exception e) {
+        // a daughter of a split is not splittable until its references are compacted away;
+        // a region in transition is not open
+        String said = String.valueOf(e.getMessage());
+        if (System.currentTimeMillis() > deadline
+            || !(said.contains("NOT splittable") || said.contains("is not OPEN"))) {
+          throw e;
+        }
+        Thread.sleep(200);
+      }
+      if (System.currentTimeMillis() > deadline) {
+        throw new IllegalStateException("table " + table + ": no region starts at " + at
+            + " 120 s after the split was asked");
+      }
+    }
+    Map<String, Object> done = new LinkedHashMap<>();
+    done.put("table", table);
+    done.put("at", at);
+    done.put("regions", admin.getRegions(name).size());
+    return done;
+  }
+
+  private boolean startsAt(TableName name, byte[] row) throws IOException {
+    for (var r : admin.getRegions(name)) {
+      if (Bytes.equals(r.getStartKey(), row) && !r.isSplitParent() && !r.isOffline()) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /** As the embedded cluster answers: {"region", "from", "to"}. */
