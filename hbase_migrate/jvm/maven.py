@@ -5,18 +5,22 @@ time (downloading into the usual ``~/.m2``), compiles the module's own Java sour
 ``javac``, and caches the result under ``$HBASE_MIGRATE_CACHE/<cache>/`` (default
 ``~/.cache/hbase-migrate``) keyed by the module, the pom's content, its sources and the
 properties (``{"hbase.version": "2.6.1"}``). Later calls read the cache and run no Maven at
-all, as long as every jar is still there. ``java_command`` builds the command line with the
+all, as long as every jar is still there; two processes building the same module at once
+(two test workers, two ``realstack start``) take turns on a lock in its cache folder, and
+the second reads what the first built. ``java_command`` builds the command line with the
 ``--add-opens`` flags Hadoop, HBase and Kafka need on Java 17+.
 """
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import os
 import re
 import shutil
 import subprocess
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 from hbase_migrate.errors import HBaseMigrateError
@@ -131,11 +135,39 @@ def module_classpath(module: Path, properties: Mapping[str, str] | None = None, 
     props = dict(properties or {})
     folder = cache_root(cache) / _key(path, props)
     saved = folder / "classpath.txt"
-    if saved.is_file():
-        entries = saved.read_text(encoding="utf-8").split(os.pathsep)
-        if all(os.path.exists(entry) for entry in entries):
-            return entries
+    entries = _saved_classpath(saved)
+    if entries is not None:
+        return entries
     folder.mkdir(parents=True, exist_ok=True)
+    with _locked(folder / ".lock"):
+        entries = _saved_classpath(saved)  # built by another process while this one waited
+        if entries is not None:
+            return entries
+        return _build(path, props, folder, timeout)
+
+
+def _saved_classpath(saved: Path) -> list[str] | None:
+    """The class path a build saved, while every entry of it is still there."""
+    if not saved.is_file():
+        return None
+    entries = saved.read_text(encoding="utf-8").split(os.pathsep)
+    return entries if all(os.path.exists(entry) for entry in entries) else None
+
+
+@contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    """An exclusive lock on ``path`` (created) for this process, held inside the block."""
+    with path.open("a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _build(path: Path, props: dict[str, str], folder: Path, timeout: float) -> list[str]:
+    """Resolve and compile the module into ``folder``; its class path, saved there."""
+    saved = folder / "classpath.txt"
     resolved = folder / "dependencies.txt"
     log_file = folder / "maven.log"
     command = [find_maven(), "-B", "-f", str(path / "pom.xml"), "dependency:build-classpath",

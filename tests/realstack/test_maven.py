@@ -72,3 +72,32 @@ def test_java_command_bounds_heap_and_opens_modules(monkeypatch: pytest.MonkeyPa
     assert "--add-opens=java.base/java.nio=ALL-UNNAMED" in command
     assert command[-5:] == ["-cp", "a.jar:b", "x.Main", "--k", "v"]
     assert "-Dp=1" in command
+
+
+def test_two_builds_at_once_resolve_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two processes (here threads, each its own lock handle) asking for the same module's
+    class path at once: Maven runs once, and both get the class path it resolved. Before the
+    lock, both ran Maven and compiled into the same folder, each removing the other's."""
+    import threading
+
+    jar = tmp_path / "dep.jar"
+    jar.write_bytes(b"")
+    calls = tmp_path / "calls"
+    fake = tmp_path / "bin" / "mvn"  # writes the class path after a pause, counts its runs
+    fake.parent.mkdir()
+    fake.write_text("#!/bin/sh\necho run >> " + str(calls) + "\nsleep 0.5\n"
+                    "for a in \"$@\"; do case \"$a\" in -Dmdep.outputFile=*) "
+                    f"printf %s {jar} > \"${{a#-Dmdep.outputFile=}}\";; esac; done\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{fake.parent}:/usr/bin:/bin")
+    monkeypatch.setenv("HBASE_MIGRATE_CACHE", str(tmp_path / "cache"))
+    folder = module(tmp_path, "m")
+    found: list[list[str]] = []
+    threads = [threading.Thread(target=lambda: found.append(module_classpath(folder)))
+               for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    assert found == [[str(jar)], [str(jar)]]
+    assert calls.read_text().split() == ["run"]
