@@ -11,8 +11,14 @@ Connections are created through the REST API: one ``hbase`` connection ``hbase_<
 ``<folder>/*/cluster.json`` of the embedded stack, and ``spark_default`` (``local[2]``).
 
 Executors: ``local`` (the default), the LocalExecutor on a SQLite metadata database; or
-``celery``: a PostgreSQL server of its own for the metadata database (and the databases a
-caller asks for, such as a ledger: :meth:`AirflowStack.database_url`), ``redis-server`` as
+``celery``: a PostgreSQL server of its own for the metadata database, the shared ledger
+(database ``ledger``, unless ``shared_ledger=False``: every process the stack starts has
+``$HBASE_MIGRATE_LEDGER`` set to it, so every migration that names no ledger keeps its steps
+there, whichever worker runs them; :attr:`AirflowStack.ledger_url`) and the databases a caller
+asks for (:meth:`AirflowStack.database_url`). The server's password is in the environment of
+the processes only, never in their arguments or a log; the shared ledger's URL is also in
+``<folder>/airflow/ledger.url`` (readable by its owner alone, removed when the stack stops),
+for the command line's ``$HBASE_MIGRATE_LEDGER``. Then ``redis-server`` as
 the broker, and N ``airflow celery worker`` processes, each in its own folder
 (``<folder>/airflow/workers/workerN``: its working folder, temporary folder and
 ``$HBASE_MIGRATE_STATE_DIR``) and with its own host name ``workerN@<host>`` (Airflow's task
@@ -49,6 +55,7 @@ from types import TracebackType
 from typing import Any, Self
 
 from hbase_migrate.cluster.endpoints import ClusterEndpoints, load_cluster_json
+from hbase_migrate.config import LEDGER_ENV
 from hbase_migrate.errors import HBaseMigrateError
 from hbase_migrate.pgserver import PostgresServer
 from hbase_migrate.redisserver import start_redis
@@ -58,6 +65,7 @@ log = logging.getLogger(__name__)
 
 PROJECT = Path(__file__).resolve().parents[1]  # the folder holding dags/, plugins/, airflow.cfg
 STACK_FILE = "stack.json"
+LEDGER_FILE = "ledger.url"  # the shared ledger's URL, for the command line (mode 0600)
 EXECUTORS = ("local", "celery")
 # In this order: the dag-processor (it needs only the database) beside the api-server, whose
 # health is awaited before the scheduler and the triggerer start.
@@ -70,6 +78,7 @@ SERVICES: dict[str, list[str]] = {
 BACKING = ("postgres", "redis")  # the Celery stack's servers: started first, stopped last
 WORKER_ENV = "HBASE_MIGRATE_WORKER"  # a Celery worker's host name
 METADATA_DB = "airflow"
+LEDGER_DB = "ledger"  # the Celery stack's shared ledger, $HBASE_MIGRATE_LEDGER of its tasks
 HBASE_EXTRA_KEYS = ("thrift2", "webhdfs", "zookeeper", "znode_parent", "hbase_root",
                     "transport", "protocol")
 
@@ -218,6 +227,13 @@ class AirflowStack:
         """Where the task logs are (every worker's too): the stack's log folder."""
         return str(self.home / "logs")
 
+    @property
+    def ledger_url(self) -> str | None:
+        """The ledger of the migrations the stack's tasks run that name none (with their
+        password): ``$HBASE_MIGRATE_LEDGER`` of its processes; None where that is unset
+        (each migration's SQLite file under its state folder)."""
+        return self.env.get(LEDGER_ENV) or None
+
     def database_url(self, name: str) -> str:
         """The URL of a database :func:`start_airflow` created on the stack's PostgreSQL."""
         if self.postgres is None:
@@ -310,6 +326,7 @@ class AirflowStack:
                 self.processes.clear()
                 self._stop_backing(timeout)
                 (self.home / STACK_FILE).unlink(missing_ok=True)
+                (self.home / LEDGER_FILE).unlink(missing_ok=True)
 
     def _stop_backing(self, timeout: float) -> None:
         try:
@@ -356,13 +373,14 @@ def start_airflow(folder: Path, *, port: int | None = None, parallelism: int = 4
                   connections: Iterable[Mapping[str, Any]] | None = None,
                   spark_master: str = "local[2]", project: Path = PROJECT,
                   extra_env: Mapping[str, str] | None = None, timeout: float = 180.0,
-                  executor: str = "local", workers: int = 2, databases: Iterable[str] = ()
-                  ) -> AirflowStack:
+                  executor: str = "local", workers: int = 2, databases: Iterable[str] = (),
+                  shared_ledger: bool = True) -> AirflowStack:
     """Start a local Airflow for ``folder``; returns when the api-server is healthy and the
     connections exist (the embedded stack's ``cluster.json`` files when ``connections`` is
     None). ``executor="celery"`` adds PostgreSQL (with ``databases`` created on it besides
     Airflow's), redis-server and ``workers`` Celery workers sharing ``parallelism`` task
-    slots. On any failure, what was started is stopped again."""
+    slots; with ``shared_ledger`` also the ledger every task uses by default
+    (:attr:`AirflowStack.ledger_url`). On any failure, what was started is stopped again."""
     if executor not in EXECUTORS:
         raise AirflowStackError(f"airflow: executor must be one of {', '.join(EXECUTORS)}, "
                                 f"not {executor!r}")
@@ -383,7 +401,7 @@ def start_airflow(folder: Path, *, port: int | None = None, parallelism: int = 4
                          executor=executor)
     try:
         if executor == "celery":
-            _start_celery_parts(stack, workers, parallelism, databases)
+            _start_celery_parts(stack, workers, parallelism, databases, shared_ledger)
         if executor == "celery" or not (home / "airflow.db").exists():
             migrated = stack.airflow("db", "migrate")
             if migrated.returncode:
@@ -403,17 +421,20 @@ def start_airflow(folder: Path, *, port: int | None = None, parallelism: int = 4
 
 
 def _start_celery_parts(stack: AirflowStack, workers: int, parallelism: int,
-                        databases: Iterable[str]) -> None:
-    """PostgreSQL with Airflow's database and ``databases``, redis-server, and the workers'
-    services (started after the scheduler)."""
+                        databases: Iterable[str], shared_ledger: bool) -> None:
+    """PostgreSQL with Airflow's database, the shared ledger and ``databases``, redis-server,
+    and the workers' services (started after the scheduler)."""
     if workers < 1:
         raise AirflowStackError(f"airflow: --workers must be at least 1, not {workers}")
     stack.postgres = PostgresServer.local()
     stack.postgres.start()
     assert stack.postgres.proc is not None
     stack.backing["postgres"] = stack.postgres.proc
-    for name in (METADATA_DB, *databases):
+    shared = [LEDGER_DB] if shared_ledger else []
+    for name in dict.fromkeys((METADATA_DB, *shared, *databases)):
         stack.postgres.create_database(name)
+    if shared_ledger:
+        _share_ledger(stack, stack.postgres.url(LEDGER_DB))
     broker = free_port()
     stack.backing["redis"] = start_redis(stack.home / "redis", broker)
     concurrency = max(1, math.ceil(parallelism / workers))
@@ -422,6 +443,24 @@ def _start_celery_parts(stack: AirflowStack, workers: int, parallelism: int,
     for number in range(1, workers + 1):
         stack.services[f"worker{number}"] = worker_service(stack.home, number, concurrency)
     stack.write_pids()
+
+
+def _share_ledger(stack: AirflowStack, url: str) -> None:
+    """Make ``url`` the ledger of every process the stack starts (its schema created now,
+    before two workers could race to create it) and write it to :data:`LEDGER_FILE`."""
+    from hbase_migrate.audit.engine import open_engine
+    from hbase_migrate.audit.schema import upgrade
+
+    engine = open_engine(url)
+    try:
+        upgrade(engine)
+    finally:
+        engine.dispose()
+    stack.env[LEDGER_ENV] = url
+    path = stack.home / LEDGER_FILE
+    path.unlink(missing_ok=True)
+    with os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w") as out:
+        out.write(url)
 
 
 def stop_airflow(folder: Path, timeout: float = 30.0) -> list[str]:
@@ -441,6 +480,7 @@ def stop_airflow(folder: Path, timeout: float = 30.0) -> list[str]:
     for path in described.get("remove", []):
         shutil.rmtree(path, ignore_errors=True)
     running.unlink(missing_ok=True)
+    (running.parent / LEDGER_FILE).unlink(missing_ok=True)
     return stopped
 
 

@@ -3,7 +3,10 @@ of a local Celery stack, and the ledger tests' server.
 
 The server is Debian's (``/usr/lib/postgresql/<version>/bin``): ``initdb`` into a fresh
 temporary folder, then ``postgres`` on a free port, its socket in that folder and durability
-off (``fsync``) for speed: what it holds lives as long as the server. initdb refuses to run
+off (``fsync``) for speed: what it holds lives as long as the server. Its superuser has a
+random password (SCRAM), so another user of the machine cannot reach its databases; the
+password is in :meth:`PostgresServer.url` and :meth:`~PostgresServer.dsn` only, never in a
+process's arguments (initdb reads it from a file it then deletes). initdb refuses to run
 as root, so as root both run as the ``postgres`` system user, in a folder that user owns.
 """
 
@@ -12,6 +15,7 @@ from __future__ import annotations
 import glob
 import os
 import pwd
+import secrets
 import shutil
 import signal
 import subprocess
@@ -47,6 +51,7 @@ class PostgresServer:
         self.run_as = run_as
         self.base = Path(tempfile.mkdtemp(prefix="hbase-migrate-pg-"))
         self.port = free_port(HOST)
+        self.password = secrets.token_hex(16)  # URL-safe as it is
         self.proc: subprocess.Popen[bytes] | None = None
 
     @classmethod
@@ -74,13 +79,21 @@ class PostgresServer:
     def start(self) -> None:
         """initdb, then :meth:`run`."""
         (self.base / "sock").mkdir()
+        pwfile = self.base / "pwfile"
+        pwfile.touch(mode=0o600)
+        pwfile.write_text(self.password)
         if self.run_as is not None:
-            for path in (self.base, self.base / "sock"):
+            for path in (self.base, self.base / "sock", pwfile):
                 os.chown(path, self.run_as.pw_uid, self.run_as.pw_gid)
-        done = subprocess.run(
-            [str(self.bin_dir / "initdb"), "-D", str(self.base / "data"), "-U", "postgres",
-             "-A", "trust", "-E", "UTF8", "--no-sync", "--no-instructions"],
-            cwd=self.base, capture_output=True, timeout=120, check=False, **self._as_user())
+        try:
+            done = subprocess.run(
+                [str(self.bin_dir / "initdb"), "-D", str(self.base / "data"), "-U", "postgres",
+                 f"--pwfile={pwfile}", "-A", "scram-sha-256", "-E", "UTF8", "--no-sync",
+                 "--no-instructions"],
+                cwd=self.base, capture_output=True, timeout=120, check=False,
+                **self._as_user())
+        finally:
+            pwfile.unlink()
         if done.returncode:
             raise PgServerError(f"initdb failed: {done.stderr.decode(errors='replace')[-800:]}")
         self.run()
@@ -106,12 +119,14 @@ class PostgresServer:
                 time.sleep(0.1)
 
     def dsn(self, database: str) -> str:
-        return f"host={HOST} port={self.port} user=postgres dbname={database}"
+        return (f"host={HOST} port={self.port} user=postgres password={self.password} "
+                f"dbname={database}")
 
     def url(self, database: str, driver: str = "") -> str:
-        """``postgresql[+driver]://`` URL of ``database`` (SQLAlchemy's form)."""
+        """``postgresql[+driver]://`` URL of ``database`` (SQLAlchemy's form), with the
+        password: hand it on in an environment variable or a file, never as an argument."""
         scheme = f"postgresql+{driver}" if driver else "postgresql"
-        return f"{scheme}://postgres@{HOST}:{self.port}/{database}"
+        return f"{scheme}://postgres:{self.password}@{HOST}:{self.port}/{database}"
 
     def _admin(self, sql: str) -> None:
         with psycopg.connect(self.dsn("postgres"), autocommit=True) as conn:

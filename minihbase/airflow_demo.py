@@ -8,22 +8,27 @@
    workers, each in its own folder.
 3. Drive the lifecycle through the DAGs, as a user does from the UI or the REST API, while
    a workload writes to the source the whole time, from before the start until the drain:
-   trigger ``hbase_migrate_start`` (schema, watermark T0, copy, a live validation); unpause
-   the WAL watch; in each round the region servers roll their WALs, the watch announces the
-   new files as one Asset event, and the Asset-scheduled ``hbase_migrate_replay`` applies
-   them and validates in live mode (verdicts recorded, ranges still differing listed, the
-   run not failed for them); ``airflow backfill create`` replays a past hour again; then the
+   trigger ``hbase_migrate_start`` with the form's fields (schema, watermark T0, copy, a
+   live validation); unpause the WAL watch: its scheduled run finds the migration in
+   progress and announces its WAL files, and the Asset-scheduled ``hbase_migrate_replay``
+   catches up; in each round the region servers roll their WALs while a watch run waits
+   (one triggered with an empty form, or the scheduled one under way), the watch announces
+   the new files as one Asset event, and the replay applies them and validates in live mode
+   (verdicts recorded, ranges still differing listed, the run not failed for them);
+   ``airflow backfill create`` replays a past hour again, as the README gives it; then the
    workload stops, a last round drains replay, and ``hbase_migrate_cutover`` gives the
    verdict (judged on the validation after that last catch-up) and writes the audit report.
-4. List every DAG run the demo caused: each is green or skipped (the runs Airflow schedules
-   by itself name no migration and skip, saying so; the CDC stream skips while no Kafka
-   connection is configured).
+4. List every DAG run the demo caused: each is green or skipped (an hour with no WAL edit
+   of the migration is skipped, saying so; the CDC stream skips while no Kafka connection
+   is configured).
 
-The DAGs' forms have no default migration: every trigger passes the migration (``orders``
-over the connections ``hbase_source`` and ``hbase_target``, its ledger under the stack's
-folder) explicitly (:func:`migration_conf`). Only the embedded stack, the workload and the
-REST calls belong here: every step runs in an Airflow task that calls the core. Everything
-started is stopped at the end, also on Ctrl-C, unless ``keep_running`` asks to wait for it.
+Only the start and the cutover name the migration (``orders`` over the connections
+``hbase_source`` and ``hbase_target``: :func:`migration_conf`), as a user fills in their
+forms; its ledger is the default one (under the stack's folder, or the Celery stack's
+shared ledger), where the schedules, the backfill and the watch find it by themselves.
+Only the embedded stack, the workload and the REST calls belong here: every step runs in an
+Airflow task that calls the core. Everything started is stopped at the end, also on Ctrl-C,
+unless ``keep_running`` asks to wait for it.
 """
 
 from __future__ import annotations
@@ -40,9 +45,10 @@ from typing import Any
 from urllib.parse import quote
 
 from hbase_migrate.airflow_stack import AirflowStack, start_airflow
+from hbase_migrate.audit.engine import redact
 from hbase_migrate.audit.records import GateVerdict
 from hbase_migrate.cluster.endpoints import ClusterEndpoints
-from hbase_migrate.config import ENDPOINT_KEYS
+from hbase_migrate.config import ENDPOINT_KEYS, LEDGER_ENV
 from hbase_migrate.lifecycle.result import StepResult
 from hbase_migrate.workdir import claim_workdir
 from minihbase.cli.minicluster import call_admin
@@ -65,12 +71,11 @@ def ledger_url(root: Path) -> str:
     return f"sqlite:///{(root / MIGRATION / 'ledger.db').absolute()}"
 
 
-def migration_conf(root: Path, ledger: str | None = None) -> dict[str, Any]:
-    """The Params naming the demo's migration, given with every trigger: the forms have no
-    default migration. ``ledger``: its URL (default a SQLite file under ``root``)."""
+def migration_conf() -> dict[str, Any]:
+    """The Params naming the demo's migration, as a user fills in the start's and the
+    cutover's forms (the ledger left empty: the default one)."""
     return {"migration": MIGRATION, "source_conn_id": "hbase_source",
-            "target_conn_id": "hbase_target", "tables": [MIGRATION],
-            "ledger": ledger or ledger_url(root)}
+            "target_conn_id": "hbase_target", "tables": [MIGRATION]}
 
 
 def write_config(root: Path, source: ClusterEndpoints, target: ClusterEndpoints,
@@ -94,7 +99,9 @@ def write_config(root: Path, source: ClusterEndpoints, target: ClusterEndpoints,
 
 class Dags:
     """Triggers DAG runs over the REST API and waits for them. ``conf`` names the migration
-    (every identifying Param: see :func:`migration_conf`) and is given with every trigger."""
+    (every identifying Param: see :func:`migration_conf`) for the DAGs a person starts for
+    one migration (:meth:`trigger`); :meth:`trigger_all` leaves the form's defaults: the run
+    acts on every migration in progress."""
 
     def __init__(self, stack: AirflowStack, conf: dict[str, Any]) -> None:
         missing = [k for k in ("migration", "source_conn_id", "target_conn_id", "tables")
@@ -114,9 +121,21 @@ class Dags:
         self.call("PATCH", f"/dags/{dag_id}", {"is_paused": False})
 
     def trigger(self, dag_id: str, **conf: Any) -> str:
+        """A run of ``dag_id`` for the migration ``self.conf`` names."""
+        return self.trigger_all(dag_id, **{**self.conf, **conf})
+
+    def trigger_all(self, dag_id: str, **conf: Any) -> str:
+        """A run of ``dag_id`` with the form's defaults but ``conf`` (and the Spark
+        connection ``self.conf`` names)."""
+        spark = {k: self.conf[k] for k in ("spark_conn_id",) if k in self.conf}
         run = self.call("POST", f"/dags/{dag_id}/dagRuns",
-                        {"logical_date": None, "conf": {**self.conf, **conf}})
+                        {"logical_date": None, "conf": {**spark, **conf}})
         return str(run["dag_run_id"])
+
+    def active(self, dag_id: str) -> list[str]:
+        """The runs of ``dag_id`` queued or running, the oldest first."""
+        return [r["dag_run_id"] for r in reversed(self.runs(dag_id))
+                if r["state"] in ("queued", "running")]
 
     def runs(self, dag_id: str) -> list[dict[str, Any]]:
         """The newest 100 runs (the API lists the oldest first unless asked)."""
@@ -162,12 +181,13 @@ class Dags:
         """The first run of ``dag_id`` not in ``seen``, once finished."""
         return self.wait(dag_id, lambda r: r["dag_run_id"] not in seen)
 
-    def wait_deferred(self, dag_id: str, run_id: str, task_id: str,
+    def wait_deferred(self, dag_id: str, run_id: str, task_id: str, map_index: int = 0,
                       timeout: float = RUN_TIMEOUT) -> None:
-        """Until the task waits on its trigger (or succeeded without): a trigger that fires
-        before the executor has seen the deferral makes the scheduler fail the task (it
-        finds it queued again)."""
-        path = f"/dags/{dag_id}/dagRuns/{quote(run_id, safe='')}/taskInstances/{task_id}"
+        """Until the mapped task ``task_id`` (its ``map_index``: a migration) waits on its
+        trigger (or succeeded without): a trigger that fires before the executor has seen
+        the deferral makes the scheduler fail the task (it finds it queued again)."""
+        path = (f"/dags/{dag_id}/dagRuns/{quote(run_id, safe='')}/taskInstances/{task_id}/"
+                f"{map_index}")
         deadline = time.monotonic() + timeout
         while True:
             status, answer = self.stack.api("GET", path)  # 404 until the run has started
@@ -228,20 +248,20 @@ def run_airflow_demo(spec: DemoSpec, report: Report, *, spark: bool = True,
                  f"dag-processor, {workers} Celery worker(s)")
         with _step(result, f"start Airflow ({parts})", report) as facts:
             airflow = start_airflow(spec.root, parallelism=2, executor=executor,
-                                    workers=workers,
-                                    databases=["ledger"] if executor == "celery" else [])
+                                    workers=workers)
             try:
                 airflow.wait_for_dags(DAGS, timeout=RUN_TIMEOUT)
-                ledger = airflow.database_url("ledger") if executor == "celery" else None
+                # the Celery stack's shared ledger, every task's default
+                ledger = airflow.env.get(LEDGER_ENV) or None
                 write_config(spec.root, source, target, ledger)
             except BaseException:
                 airflow.stop()
                 raise
-            facts.update(ui=airflow.url, executor=executor, ledger=ledger or "sqlite")
+            facts.update(ui=airflow.url, executor=executor,
+                         ledger=redact(ledger) if ledger else "sqlite")
         with airflow:
             # Without Spark every task works in-process.
-            conf = {**migration_conf(spec.root, ledger),
-                    **({} if spark else {"spark_conn_id": None})}
+            conf = {**migration_conf(), **({} if spark else {"spark_conn_id": None})}
             dags = Dags(airflow, conf)
             _drive(spec, dags, source, result, report)
             with _step(result, "every DAG run the demo caused is green or skipped",
@@ -318,13 +338,15 @@ def _drive(spec: DemoSpec, dags: Dags, source: ClusterEndpoints, result: DemoRes
             workload.check()
         with _step(result, "hbase_migrate_wal_watch announces the WAL files, "
                    "hbase_migrate_replay catches up from T0", report) as facts:
-            # Its scheduled run names no migration and skips; this one finds the files.
+            # Unpaused, the watch's latest interval is scheduled at once: its run finds the
+            # migration in progress in the ledger and the WAL files written since T0.
             dags.unpause("hbase_migrate_wal_watch")
-            watch = dags.trigger("hbase_migrate_wal_watch", poll_seconds=1, wait_seconds=300)
-            dags.require(dags.wait_run("hbase_migrate_wal_watch", watch), "the watch")
+            watch = dags.wait("hbase_migrate_wal_watch",
+                              lambda r: r["run_type"] == "scheduled")
+            dags.require(watch, "the watch's scheduled run")
             first = dags.wait_new("hbase_migrate_replay", set())
             dags.require(first, "the first replay")
-            facts.update(replay_run=first["dag_run_id"],
+            facts.update(watch_run=watch["dag_run_id"], replay_run=first["dag_run_id"],
                          **dags.differing("hbase_migrate_replay", first["dag_run_id"]))
             workload.check()
         for turn in range(1, ROUNDS + 1):
@@ -341,6 +363,8 @@ def _drive(spec: DemoSpec, dags: Dags, source: ClusterEndpoints, result: DemoRes
                    "drains", report) as facts:
             written = workload.stop()
             facts.update(workload_ops=written.get("total_ops", 0), **_round(dags, cluster_json))
+            while dags.active("hbase_migrate_wal_watch"):  # a scheduled run began meanwhile
+                facts.update(_round(dags, cluster_json))
     with _step(result, "hbase_migrate_cutover: the gate, then the audit report",
                report) as facts:
         run_id = dags.trigger("hbase_migrate_cutover", max_lag="1m",
@@ -353,10 +377,13 @@ def _drive(spec: DemoSpec, dags: Dags, source: ClusterEndpoints, result: DemoRes
 
 
 def _round(dags: Dags, cluster_json: Path) -> dict[str, Any]:
-    """Roll the source's WALs while a watch run waits; the replay run the watch's event
-    starts, once finished (and its validation's differing ranges)."""
+    """Roll the source's WALs while a watch run waits (the one under way, a scheduled run,
+    or one triggered with the form's defaults: every migration in progress); the replay run
+    the watch's event starts, once finished (and its validation's differing ranges)."""
     seen = {r["dag_run_id"] for r in dags.runs("hbase_migrate_replay")}
-    watch = dags.trigger("hbase_migrate_wal_watch", poll_seconds=1, wait_seconds=300)
+    under_way = dags.active("hbase_migrate_wal_watch")
+    watch = (under_way[0] if under_way else
+             dags.trigger_all("hbase_migrate_wal_watch", poll_seconds=1, wait_seconds=300))
     dags.wait_deferred("hbase_migrate_wal_watch", watch, "new_wal_files")
     time.sleep(ROUND_SECONDS)  # the workload writes into the current WALs
     rolled = call_admin(cluster_json, "roll")
@@ -368,15 +395,16 @@ def _round(dags: Dags, cluster_json: Path) -> dict[str, Any]:
 
 
 def _backfill(dags: Dags) -> dict[str, Any]:
-    # Unpausing schedules the last full hour (no catch-up); the backfill takes the one
-    # before it.
-    dags.unpause("hbase_migrate_backfill")
+    """``airflow backfill create`` for the hour before the last full one, as the README
+    gives it (the DAG unpaused first: a paused DAG holds a backfill's runs, queued); the run
+    replays that hour for every migration in progress (none of its WAL edits were written
+    then: its task is skipped, saying so)."""
+    dags.unpause("hbase_migrate_backfill")  # its last full hour is scheduled at once
     end = datetime.now(UTC).replace(minute=0, second=0, microsecond=0) - timedelta(hours=1)
     start = end - timedelta(hours=1)
     created = dags.stack.airflow(
         "backfill", "create", "--dag-id", "hbase_migrate_backfill",
-        "--from-date", start.isoformat(), "--to-date", start.isoformat(),
-        "--dag-run-conf", json.dumps(dags.conf))
+        "--from-date", start.isoformat(), "--to-date", start.isoformat())
     if created.returncode:
         raise EmbeddedStackError(f"airflow backfill create failed: "
                                  f"{created.stderr.strip()[-500:]}")

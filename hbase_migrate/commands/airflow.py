@@ -6,8 +6,12 @@ from __future__ import annotations
 import signal
 import threading
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
+
+if TYPE_CHECKING:
+    from hbase_migrate.airflow_stack import AirflowStack
 
 _DIR = click.option("--dir", "folder", type=click.Path(file_okay=False, path_type=Path),
                     default=Path("state/demo"), show_default=True,
@@ -33,34 +37,55 @@ def airflow() -> None:
               "redis-server and Celery workers, each in its own folder.")
 @click.option("--workers", type=click.IntRange(1, 16), default=2, show_default=True,
               help="With celery: the number of Celery workers (they share the task slots).")
-@click.option("--ledger", "ledger_db", is_flag=True,
-              help="With celery: also create a ledger database on the stack's PostgreSQL and "
-                   "print its URL (for the ledger Param or [migration] ledger).")
+@click.option("--ledger/--no-ledger", "ledger_db", default=None,
+              help="With celery (where it is the default): a ledger database on the stack's "
+                   "PostgreSQL, the default ledger of every task (HBASE_MIGRATE_LEDGER); "
+                   "--no-ledger if you keep one of your own (set HBASE_MIGRATE_LEDGER "
+                   "before).")
 def up(folder: Path, port: int | None, parallelism: int, spark_master: str, executor: str,
-       workers: int, ledger_db: bool) -> None:
+       workers: int, ledger_db: bool | None) -> None:
     """Start api-server, scheduler, triggerer and dag-processor (and with celery the database,
     the broker and the workers); print the UI address; stop them all on Ctrl-C or SIGTERM."""
     from hbase_migrate.airflow_stack import start_airflow
 
     if ledger_db and executor != "celery":
         raise click.UsageError("--ledger needs --executor celery (the PostgreSQL server)")
+    shared = executor == "celery" and ledger_db is not False
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
     with start_airflow(folder, port=port, parallelism=parallelism, spark_master=spark_master,
                        executor=executor, workers=workers,
-                       databases=["ledger"] if ledger_db else []) as stack:
+                       shared_ledger=shared) as stack:
         click.echo(f"Airflow UI: {stack.url}  (state in {stack.home}; Ctrl-C stops it)")
         for name in stack.workers:
             click.echo(f"celery {name}: {stack.services[name].cwd}")
-        if ledger_db:
-            click.echo(f"ledger: {stack.database_url('ledger')}")
+        _echo_ledger(stack)
         listed = stack.api("GET", "/connections")[1]["connections"]
         for conn_id, conn_type in sorted({(c["connection_id"], c["conn_type"]) for c in listed}):
             click.echo(f"connection {conn_id} ({conn_type})")
         while not stop.wait(1.0):
             stack.check_alive()
         click.echo("stopping Airflow ...")
+
+
+def _echo_ledger(stack: AirflowStack) -> None:
+    """Where the tasks' default ledger is and how the command line reaches it (the password
+    never printed)."""
+    from hbase_migrate.airflow_stack import LEDGER_FILE
+    from hbase_migrate.audit.engine import redact
+    from hbase_migrate.config import LEDGER_ENV
+
+    url = stack.ledger_url
+    if url is None:
+        click.echo("ledger: each migration's SQLite file under its task's state folder "
+                   "(give a ledger URL where tasks run on several hosts)")
+        return
+    click.echo(f"ledger: {redact(url)}, every task's default ({LEDGER_ENV})")
+    if (stack.home / LEDGER_FILE).exists():
+        click.echo(f"  on the command line: export {LEDGER_ENV}=\"$(cat "
+                   f"{stack.home / LEDGER_FILE})\"  (or [migration] ledger_env = "
+                   f"\"{LEDGER_ENV}\" in a config file)")
 
 
 @airflow.command()

@@ -8,8 +8,16 @@ A reference (*ref*) is a dict of the Params that name one migration:
 * any other run (a scheduled run, a backfill, a Trigger with an empty form) acts on every
   migration in progress (copy started, not cut over) in the ledgers
   (:func:`hbase_migrate.lifecycle.migrations.in_progress`; the ``ledger`` Param adds one):
-  its refs are ``{"migration": name, "ledger": url}`` and the spec is the one the ledger
-  recorded. With none in progress the task says so and is skipped (:class:`NoMigration`).
+  its refs are ``{"migration": name}`` (with ``"ledger"`` only when the migration's ledger
+  is not its default one, :func:`hbase_migrate.config.default_ledger_url`) and the spec is
+  the one the ledger recorded. With none in progress the task says so and is skipped
+  (:class:`NoMigration`).
+
+A ref travels through XCom and Asset events, so it never holds a ledger's password: a
+ledger URL with one is carried masked (:func:`hbase_migrate.audit.engine.redact`), and a task
+takes the real URL back from its run's ``ledger`` Param; a shared ledger with a password is
+best given by environment (``$HBASE_MIGRATE_LEDGER`` on every worker: then it is the default
+and no ref names it).
 
 :func:`migration_spec` turns a ref (over the run's other Params) into the ``MigrationSpec``.
 """
@@ -20,6 +28,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from hbase_migrate_airflow.hooks.hbase import HBaseHook
+from hbase_migrate_airflow.ledger_guard import shared_ledger_only
 from hbase_migrate_airflow.params import IDENTITY
 
 if TYPE_CHECKING:
@@ -50,8 +59,14 @@ def named(params: Mapping[str, Any]) -> bool:
 
 
 def ref_of(params: Mapping[str, Any]) -> dict[str, Any]:
-    """The ref of the migration ``params`` name: their non-empty :data:`MIGRATION_KEYS`."""
-    return {k: params[k] for k in MIGRATION_KEYS if params.get(k) not in (None, "", [])}
+    """The ref of the migration ``params`` name: their non-empty :data:`MIGRATION_KEYS`
+    (the ledger's password masked)."""
+    from hbase_migrate.audit.engine import redact
+
+    ref = {k: params[k] for k in MIGRATION_KEYS if params.get(k) not in (None, "", [])}
+    if ref.get("ledger"):
+        ref["ledger"] = redact(ref["ledger"])
+    return ref
 
 
 def ref_name(ref: Mapping[str, Any]) -> str:
@@ -104,17 +119,39 @@ def run_migrations(context: Mapping[str, Any], dag_id: str) -> list[dict[str, An
     ledger = params.get("ledger")
     found = in_progress([ledger] if ledger else [])
     if not found:
-        raise NoMigration(dag_id, ledger or "the ledgers")
-    return [{"migration": spec.name, "ledger": spec.ledger_url} for spec in found]
+        from hbase_migrate.audit.engine import redact
+
+        raise NoMigration(dag_id, redact(ledger) if ledger else "the ledgers")
+    return [name_ref(spec.name, spec.ledger_url) for spec in found]
+
+
+def name_ref(name: str, ledger_url: str) -> dict[str, Any]:
+    """The ref of migration ``name`` by name, as its ledger recorded it: the ledger only
+    when it is not the default one, masked when it holds a password."""
+    from hbase_migrate.audit.engine import redact
+    from hbase_migrate.config import default_ledger_url
+
+    if ledger_url == default_ledger_url(name):
+        return {"migration": name}
+    return {"migration": name, "ledger": redact(ledger_url)}
 
 
 def with_ref(params: Mapping[str, Any], ref: Mapping[str, Any] | None) -> dict[str, Any]:
-    """The run's Params with the migration ``ref`` names in place of their own."""
+    """The run's Params with the migration ``ref`` names in place of their own; a masked
+    ledger URL of the ref is the run's own ``ledger`` Param when that is the same URL."""
     if not ref:
         return dict(params)
-    return {**params, **dict.fromkeys(NAMING_KEYS), **ref}
+    found = {**params, **dict.fromkeys(NAMING_KEYS), **ref}
+    own = params.get("ledger")
+    if ref.get("ledger") and own and ref["ledger"] != own:
+        from hbase_migrate.audit.engine import redact
+
+        if redact(own) == ref["ledger"]:
+            found["ledger"] = own
+    return found
 
 
+@shared_ledger_only  # a per-worker SQLite ledger is refused on a distributed executor
 def migration_spec(params: Mapping[str, Any], dag_id: str = "this DAG") -> MigrationSpec:
     """The spec of a run's Params (see :mod:`hbase_migrate_airflow.params`) or of a ref:
     ``config``; or ``migration`` alone (and ``ledger``), the spec the ledger recorded; or
@@ -125,6 +162,11 @@ def migration_spec(params: Mapping[str, Any], dag_id: str = "this DAG") -> Migra
 
     if params.get("config"):
         return load_config(params["config"])
+    if "***" in (params.get("ledger") or ""):
+        raise ConfigError(f"{dag_id}: the ledger {params['ledger']} is named without its "
+                          "password (a password never travels in XCom or an Asset event): "
+                          "give that ledger by environment ($HBASE_MIGRATE_LEDGER on every "
+                          "worker) or in this run's ledger Param")
     missing = [k for k in IDENTITY if not params.get(k)]
     if len(missing) == len(IDENTITY):
         raise NoMigration(dag_id)

@@ -91,6 +91,8 @@ def test_follow_waits_for_its_postgresql_ledger(tmp_path: Path) -> None:
                 assert ledger.gaps(record.id) == []
             assert [(s.status, s.metrics["service"]) for s in steps] == [
                 (StepStatus.SUCCEEDED, "ledger")], steps
-            assert "postgres@" in steps[0].metrics["endpoint"]
+            # the ledger named by its URL, its password masked
+            assert "postgres:***@" in steps[0].metrics["endpoint"]
+            assert server.password not in steps[0].metrics["endpoint"]
     finally:
         server.stop()
