@@ -49,9 +49,12 @@ $(VENV)/.installed: pyproject.toml uv.lock $(UV) | system-deps
 	@$(UV) sync --quiet --frozen --compile-bytecode --python $(PYTHON)
 	@touch $@
 
+# Two workers side by side (pytest-xdist), each test with those sharing its heavy fixtures
+# (tests/conftest.py: worker_group); TEST_WORKERS=0 runs them in this one process.
+TEST_WORKERS ?= 2
 test: setup
 	@scripts/system-deps.sh test
-	$(BIN)/pytest $(PYTEST_ARGS)
+	$(BIN)/pytest $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder) $(PYTEST_ARGS)
 
 lint: setup
 	$(BIN)/ruff check .

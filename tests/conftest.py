@@ -60,3 +60,35 @@ def both_hot_loops(request: pytest.FixtureRequest) -> Iterator[str]:
     hotloops.use(request.param)
     yield request.param
     hotloops.use(before)
+
+
+# Side by side (``make test`` runs ``pytest -n 2 --dist loadgroup``): each test goes to a
+# worker with the tests that share its heavy fixtures, so none starts twice. Everything on
+# real HBase (the session's stack, and the modules that start their own: at most one such
+# JVM at a time) is one group, as is everything on the session's Kafka broker; any other
+# test goes with its module (its module-scoped fixtures). The groups are handed out in
+# collection order, the longest first, so neither worker is left with a long tail.
+REAL_HBASE_GROUP = "real-hbase"
+KAFKA_GROUP = "kafka"
+FIRST_GROUPS = (REAL_HBASE_GROUP, KAFKA_GROUP)
+
+
+def worker_group(item: pytest.Item) -> str:
+    """The group ``item`` runs in under pytest-xdist's ``loadgroup``."""
+    if item.get_closest_marker("realstack") is not None:
+        return REAL_HBASE_GROUP
+    if "kafka_broker" in getattr(item, "fixturenames", ()):
+        return KAFKA_GROUP
+    return item.nodeid.split("::", 1)[0]
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's worker reads the marks
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    groups = {}
+    for item in items:
+        groups[item] = worker_group(item)
+        item.add_marker(pytest.mark.xdist_group(groups[item]))
+    if getattr(config.option, "dist", "no") != "no":
+        order = {item: n for n, item in enumerate(items)}
+        items.sort(key=lambda i: (FIRST_GROUPS.index(groups[i]) if groups[i] in FIRST_GROUPS
+                                  else len(FIRST_GROUPS), order[i]))
