@@ -280,7 +280,7 @@ def _run_stats(files: list[str], show_progress: bool) -> list[FileStats]:
 def stats(as_json: bool, progress: bool | None, paths: tuple[str, ...]) -> None:
     """Count entries, cells by type, markers, tables, regions and write times.
 
-    PATHS are WAL files, webhdfs:// URLs of files, or directories (walked recursively;
+    PATHS are WAL files or directories, local or webhdfs:// URLs (folders walked recursively;
     procedure logs, master-store WALs and other non-WAL files are skipped and counted).
     """
     files, skipped = expand_paths(paths)

@@ -268,3 +268,50 @@ def source_size(path_or_url: str) -> int:
         finally:
             handle.close()
     return os.path.getsize(path_or_url)
+
+
+def walk_files(path_or_url: str) -> list[str] | None:
+    """Every file under the folder ``path_or_url`` (a local path or a ``webhdfs://`` URL),
+    walked recursively in name order, as paths or URLs of the same kind; None when it names
+    a file (or nothing: opening it then says so)."""
+    if not path_or_url.startswith(f"{WEBHDFS_SCHEME}://"):
+        if not os.path.isdir(path_or_url):
+            return None
+        found = []
+        for folder, dirs, names in os.walk(path_or_url):
+            dirs.sort()
+            found += [os.path.join(folder, name) for name in sorted(names)]
+        return found
+    from hdfs.util import HdfsError
+
+    base_url, path = _split(path_or_url)
+    parts = urlsplit(path_or_url)
+    client = _client(base_url)
+    try:
+        if client.status(path, strict=False) in (None, {}) or \
+                client.status(path)["type"] != "DIRECTORY":
+            return None
+        return [urlunsplit((parts.scheme, parts.netloc, _join(folder, name), "", ""))
+                for folder, names in _walk(client, path) for name in names]
+    except HdfsError as exc:
+        name, text = _remote(exc)
+        raise WalSourceError(path_or_url, f"cannot list the folder ({name or 'error'}: "
+                             f"{text})") from None
+    except OSError as exc:
+        raise WalSourceError(path_or_url, f"WebHDFS at {base_url} does not answer ({exc})",
+                             unreachable=True, endpoint=base_url) from None
+
+
+def _walk(client: Any, path: str) -> list[tuple[str, list[str]]]:
+    """(folder, file names) of ``path`` and every folder below it, depth first, in name
+    order."""
+    listed = sorted(client.list(path, status=True))
+    found = [(path, [name for name, st in listed if st["type"] != "DIRECTORY"])]
+    for name, st in listed:
+        if st["type"] == "DIRECTORY":
+            found += _walk(client, _join(path, name))
+    return found
+
+
+def _join(folder: str, name: str) -> str:
+    return f"{folder.rstrip('/')}/{name}"

@@ -126,35 +126,38 @@ class FileStats:
 
 
 def is_pwal(path: str) -> bool:
+    """Whether the file or ``webhdfs://`` URL starts with the ``PWAL`` magic."""
+    from hbase_migrate.wal.source import open_source
+
     try:
-        with open(path, "rb") as f:
+        with open_source(path) as f:
             return f.read(4) == b"PWAL"
-    except OSError:
+    except (OSError, HBaseMigrateError):
         return False
 
 
 def expand_paths(paths: tuple[str, ...]) -> tuple[list[str], list[tuple[str, str]]]:
     """Files to read, and (path, kind) of files skipped in directories.
 
-    Files and URLs given directly are always read. In directories (walked recursively, in
-    name order) procedure logs and master-store WALs are skipped; files of unknown kind are
-    read only when they start with the ``PWAL`` magic.
+    Files and URLs given directly are always read. In directories, local or ``webhdfs://``
+    (walked recursively, in name order), procedure logs and master-store WALs are skipped;
+    files of unknown kind are read only when they start with the ``PWAL`` magic.
     """
+    from hbase_migrate.wal.source import walk_files
+
     files: list[str] = []
     skipped: list[tuple[str, str]] = []
     for given in paths:
-        if "://" in given or not os.path.isdir(given):
+        under = walk_files(given)
+        if under is None:
             files.append(given)
             continue
-        for folder, dirs, names in os.walk(given):
-            dirs.sort()
-            for name in sorted(names):
-                path = os.path.join(folder, name)
-                info = parse_wal_path(path)
-                if info.is_wal or (info.kind == "unknown" and is_pwal(path)):
-                    files.append(path)
-                else:
-                    skipped.append((path, info.kind))
+        for path in under:
+            info = parse_wal_path(path)
+            if info.is_wal or (info.kind == "unknown" and is_pwal(path)):
+                files.append(path)
+            else:
+                skipped.append((path, info.kind))
     return files, skipped
 
 

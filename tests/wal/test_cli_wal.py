@@ -411,6 +411,35 @@ def test_stats_directory_walk_and_totals(tmp_path: Path) -> None:
     assert doc["files"][0]["end_reason"] == "eof"
 
 
+def test_stats_walks_a_webhdfs_folder_as_a_local_one(tmp_path: Path) -> None:
+    """A ``webhdfs://`` folder URL is walked as the same folder given as a path is: the same
+    files (as URLs) and counts, the same files skipped (it was "Is a directory")."""
+    from minihbase.webhdfs import WebHdfsServer
+
+    root = tmp_path / "hbase"
+    live, old = root / "WALs" / server_dir_name(SN), root / "oldWALs"
+    live.mkdir(parents=True)
+    old.mkdir()
+    write(old / wal_file_name(SN, T0), ENTRIES[:2])
+    write(live / wal_file_name(SN, T0 + 2000), ENTRIES[2:], trailer=False)
+    (old / "pv2-00000000000000000001.log").write_bytes(b"procedure")
+    (old / "notes.txt").write_text("hello")
+    local = json.loads(run("stats", "--json", str(root)).stdout)
+    with WebHdfsServer(root) as server:
+        url = f"webhdfs://127.0.0.1:{server.port}/hbase"
+        result = run("stats", "--json", url)
+        missing = run("stats", "--json", f"{url}/nowhere")
+    assert result.exit_code == 0, result.stderr
+    remote = json.loads(result.stdout)
+    as_url = {str(p): f"{url}{p.removeprefix(str(root))}"
+              for p in [f["path"] for f in local["files"]] +
+              [s["path"] for s in local["skipped"]]}
+    assert [f["path"] for f in remote["files"]] == [as_url[f["path"]] for f in local["files"]]
+    assert remote["skipped"] == [{**s, "path": as_url[s["path"]]} for s in local["skipped"]]
+    assert remote["total"] == local["total"]
+    assert missing.exit_code != 0 and "nowhere" in missing.stderr, missing.stderr
+
+
 def test_stats_reports_unreadable_files(tmp_path: Path) -> None:
     bad, offset = corrupt_copy(tmp_path)
     result = run("stats", "--json", str(bad))
