@@ -14,18 +14,9 @@ from hbase_migrate_airflow.ledger_guard import configured_executor
 from hbase_migrate_airflow.migration import migration_spec
 
 from hbase_migrate.errors import ConfigError
+from tests.test_config import MINIMAL
 
-CONFIG = """
-[migration]
-name = "users"
-[source]
-thrift = "a:9090"
-hbase_root = "data/hbase"
-[target]
-thrift = "b:9090"
-[[tables]]
-source = "users"
-"""
+CONFIG = MINIMAL  # migration 'users', naming no ledger
 KUBERNETES = "airflow.providers.cncf.kubernetes.executors.kubernetes_executor.KubernetesExecutor"
 
 
