@@ -33,6 +33,7 @@ Messages (``RPC.proto``; ``HBase.proto`` for VersionInfo, NameBytesPair)::
 
 from __future__ import annotations
 
+import contextlib
 import struct
 from collections.abc import Iterable
 from typing import NamedTuple
@@ -45,6 +46,7 @@ from hbase_migrate.wal.protobuf import (
     Message,
     ProtobufError,
     bytes_field,
+    decode_varint,
     decode_varint32,
     delimited,
     string_field,
@@ -186,6 +188,7 @@ def decode_reply(frame: bytes, offset: int = 0, server: str = "") -> Reply:
         end = pos + size
         if end > len(frame):
             raise ProtobufError(f"ResponseHeader of {size} bytes runs past the frame")
+        call_id = _peek_call_id(frame, pos, end)
         m = Message(frame[pos:end], "ResponseHeader")
         call_id = m.opt_int(1, "call_id")
         if call_id is None:
@@ -207,6 +210,15 @@ def decode_reply(frame: bytes, offset: int = 0, server: str = "") -> Reply:
     except ProtobufError as exc:
         raise RpcFrameError(f"malformed reply: {exc}", offset=offset + 4 + pos,
                             call_id=call_id, server=server) from None
+
+
+def _peek_call_id(frame: bytes, pos: int, end: int) -> int | None:
+    """The call id of a header whose first field is it (as every HBase server writes it),
+    read before the rest, so that an error in the rest can name the call."""
+    if pos < end and frame[pos] == 0x08:
+        with contextlib.suppress(ProtobufError):
+            return decode_varint(frame, pos + 1, end)[0]
+    return None
 
 
 class ReplyDecoder:

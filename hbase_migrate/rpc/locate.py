@@ -5,7 +5,9 @@ The lookup of a row follows HBase 2.x's ``AsyncNonMetaRegionLocator.locateInMeta
 reversed scan of ``hbase:meta`` from ``<table>,<row>,99999999999999`` (``HConstants.NINES``).
 Meta rows are ``<table>,<start key>,<region id>.<encoded name>.``; region ids are 13-digit
 times, so the first row at or before that key is the region whose start key is the greatest
-one <= ``row``: a row equal to a split key belongs to the region that starts with it. Split
+one <= ``row``: a row equal to a split key belongs to the region that starts with it.
+(``hbase:meta`` orders its rows by table, start key and id, ``MetaCellComparator``, not as
+plain bytes: scan bounds are built as HBase builds them.) Split
 parents (``split``) are passed over, as HBase does; an offline region is not served.
 
 A meta row's columns (family ``info``)::
@@ -181,14 +183,12 @@ class Locator:
                                                         close=first_only))
             resp = decode_scan_response(reply.response or b"", reply.cell_block)
             regions = _regions(resp)
-            seq = 0
+            seq = 0  # the first next call after the open carries 0 (RegionScannerHolder)
             while not first_only and _more(resp) and resp.scanner_id is not None:
-                seq += 1
                 reply = conn.call("Scan", next_scan_request(resp.scanner_id, rows, seq))
+                seq += 1
                 resp = decode_scan_response(reply.response or b"", reply.cell_block)
                 regions += _regions(resp)
-            if not first_only and resp.scanner_id is not None and _more(resp):
-                conn.call("Scan", next_scan_request(resp.scanner_id, 0, seq + 1, close=True))
             return regions
         except RpcError:
             self.forget_meta()
@@ -225,7 +225,10 @@ class Locator:
         """Every online region of ``table`` by start key (split parents and offline regions
         left out), as ``hbase:meta`` lists them now; the cache is refreshed with them."""
         prefix = table.encode()
-        scan = Scan(start=prefix + b",", stop=prefix + b"-", columns=(Column(INFO),),
+        # MetaTableAccessor.getTableStartRowForMeta / getTableStopRowForMeta: meta rows
+        # sort by (table, start key, id) (MetaCellComparator), not as bytes, so the bounds
+        # are "<table>,," and "<table> ,,"; "<table>," would miss the first region.
+        scan = Scan(start=prefix + b",,", stop=prefix + b" ,,", columns=(Column(INFO),),
                     caching=LIST_ROWS)
         found = [r for r in self._meta_scan(scan, LIST_ROWS, first_only=False)
                  if r.table == table and not r.split and not r.offline]
