@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from types import TracebackType
@@ -110,6 +111,7 @@ class _Retry:
         if self.attempt >= client.attempts:
             raise NativeCallError(self.table, region, self.call,
                                   f"gave up after {self.attempt} attempts: {exc}") from exc
+        client.retried[kind] += 1
         log.info("table %s, call %s, attempt %d: %s (%s); again in %.2f s", self.table,
                  self.call, self.attempt, exc, kind.value, self.delay)
         time.sleep(self.delay)
@@ -133,6 +135,7 @@ class NativeClient:
         self.max_result_bytes = max_result_bytes
         self.max_multi_bytes = max_multi_bytes
         self._executor: ThreadPoolExecutor | None = None
+        self.retried: Counter[Kind] = Counter()  # attempts retried, by what was done
 
     def close(self) -> None:
         if self._executor is not None:
