@@ -363,8 +363,12 @@ class _RegionScanner:
                 if scanner is None:
                     raise RemoteError("java.io.IOException", "a ScanResponse without scanner_id",
                                       server=region.server, call="Scan")
-                reply = conn.call("Scan", next_scan_request(scanner, self.client.rows_per_call,
-                                                            seq))
+                try:
+                    reply = conn.call("Scan", next_scan_request(
+                        scanner, self.client.rows_per_call, seq))
+                except RpcError:
+                    live = False  # a failed next leaves nothing to close (or it is gone)
+                    raise
                 seq += 1
                 resp = decode_scan_response(reply.response or b"", reply.cell_block)
                 self.retry.attempt = 0

@@ -223,7 +223,7 @@ class OneRegion:
 
 
 def client_on(server: ScriptedServer, **kw: Any) -> tuple[NativeClient, OneRegion]:
-    client = NativeClient("127.0.0.1:1", max_backoff=0.01, **kw)
+    client = NativeClient("127.0.0.1:1", max_backoff=0.01, call_timeout=5, **kw)
     locator = OneRegion(server.port)
     client.locator = locator  # type: ignore[assignment]
     return client, locator
