@@ -55,6 +55,7 @@ from hbase_migrate.rpc.scan import (
     decode_scan_response,
     next_scan_request,
     open_scan_request,
+    region_done,
 )
 from hbase_migrate.wal.model import Cell
 
@@ -356,7 +357,7 @@ class _RegionScanner:
                     if not partial and part:
                         yield part
                         part = []
-                if resp.more_results is False or resp.more_results_in_region is False:
+                if region_done(resp):
                     live = False
                     self.scan_done = resp.more_results is False
                     return

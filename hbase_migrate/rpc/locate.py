@@ -38,6 +38,7 @@ from hbase_migrate.rpc.scan import (
     decode_scan_response,
     next_scan_request,
     open_scan_request,
+    region_done,
 )
 from hbase_migrate.wal.messages import decode_table_name
 from hbase_migrate.wal.model import Cell
@@ -184,7 +185,7 @@ class Locator:
             resp = decode_scan_response(reply.response or b"", reply.cell_block)
             regions = _regions(resp)
             seq = 0  # the first next call after the open carries 0 (RegionScannerHolder)
-            while not first_only and _more(resp) and resp.scanner_id is not None:
+            while not first_only and not region_done(resp) and resp.scanner_id is not None:
                 reply = conn.call("Scan", next_scan_request(resp.scanner_id, rows, seq))
                 seq += 1
                 resp = decode_scan_response(reply.response or b"", reply.cell_block)
@@ -260,10 +261,6 @@ class Locator:
     def _meta_text(self) -> str:
         meta = self._meta
         return f"{meta[0]}:{meta[1]}" if meta else "unknown"
-
-
-def _more(resp: ScanResponse) -> bool:
-    return resp.more_results is not False and resp.more_results_in_region is not False
 
 
 def _regions(resp: ScanResponse) -> list[Region]:

@@ -147,6 +147,12 @@ class ScanResponse(NamedTuple):
     ttl: int | None = None
 
 
+def region_done(resp: ScanResponse) -> bool:
+    """Whether the server closed the scanner: the region (``more_results_in_region``) or
+    the whole scan (``more_results``) has nothing more. Absent flags mean more."""
+    return resp.more_results is False or resp.more_results_in_region is False
+
+
 def scan_response(resp: ScanResponse) -> tuple[bytes, bytes]:
     """``(ScanResponse, cell block)`` as a server with a cell block codec sends them."""
     out = b"".join(varint_field(1, len(r)) for r in resp.results)
