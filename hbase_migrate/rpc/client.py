@@ -37,6 +37,7 @@ from hbase_migrate.rpc.errors import (
     RemoteError,
     RpcConnectionError,
     RpcError,
+    RpcTimeoutError,
     classify,
 )
 from hbase_migrate.rpc.locate import Locator, Region
@@ -103,9 +104,9 @@ class _Retry:
             if not exc.retryable:
                 raise NativeCallError(self.table, region, self.call, str(exc)) from exc
             kind = Kind.RELOCATE
-        else:  # RpcConnectionError: the server may be gone
-            kind = Kind.RELOCATE
-            if region is not None and region.host:
+        else:  # RpcConnectionError: the server may be gone; a timeout leaves the
+            kind = Kind.RELOCATE  # connection to the calls still in flight on it
+            if region is not None and region.host and not isinstance(exc, RpcTimeoutError):
                 client.pool.drop(region.host, region.port)
         if kind is Kind.RELOCATE:
             client.locator.invalidate(self.table, region)

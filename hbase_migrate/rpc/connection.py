@@ -219,13 +219,22 @@ class Pool:
         self._connections: dict[tuple[str, int], Connection] = {}
 
     def get(self, host: str, port: int) -> Connection:
+        """The connection to ``host:port``, made now if there is none (the pool's lock is
+        not held while connecting: a server that does not answer delays only its callers;
+        two callers racing to connect keep the first connection made)."""
+        with self._lock:
+            conn = self._connections.get((host, port))
+        if conn is not None and not conn.closed:
+            return conn
+        made = Connection(host, port, user=self.user, call_timeout=self.call_timeout,
+                          connect_timeout=self.connect_timeout)
         with self._lock:
             conn = self._connections.get((host, port))
             if conn is None or conn.closed:
-                conn = Connection(host, port, user=self.user, call_timeout=self.call_timeout,
-                                  connect_timeout=self.connect_timeout)
-                self._connections[(host, port)] = conn
-            return conn
+                self._connections[(host, port)] = made
+                return made
+        made.close()
+        return conn
 
     def drop(self, host: str, port: int) -> None:
         """Close the connection to a server (a stopped server, a broken stream)."""

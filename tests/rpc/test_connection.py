@@ -223,7 +223,8 @@ class OneRegion:
 
 
 def client_on(server: ScriptedServer, **kw: Any) -> tuple[NativeClient, OneRegion]:
-    client = NativeClient("127.0.0.1:1", max_backoff=0.01, call_timeout=5, **kw)
+    kw.setdefault("call_timeout", 5)
+    client = NativeClient("127.0.0.1:1", max_backoff=0.01, **kw)
     locator = OneRegion(server.port)
     client.locator = locator  # type: ignore[assignment]
     return client, locator
@@ -274,3 +275,15 @@ def test_a_never_retry_class_fails_at_once() -> None:
             client.get("t", b"r")
         client.close()
     assert len(server.calls) == 1
+
+
+def test_a_timed_out_call_is_retried_on_the_same_connection() -> None:
+    def slow_first(call: Call, conn: socket.socket) -> None:
+        if call.call_id != 0:
+            answer(call, conn)
+
+    with ScriptedServer(slow_first) as server:
+        client, _ = client_on(server, call_timeout=0.3)
+        assert client.get("t", b"r") == [CELL]
+        client.close()
+    assert len(server.connections) == 1 and client.retried[Kind.RELOCATE] == 1
