@@ -201,9 +201,11 @@ def decode_reply(frame: bytes, offset: int = 0, server: str = "") -> Reply:
         block = (Message(meta, "CellBlockMeta").opt_int(1) or 0) if meta is not None else 0
         response = None
         if len(frame) - pos > block:
-            size, pos = decode_varint32(frame, pos)
-            response = frame[pos : pos + size]
-            pos += size
+            size, after = decode_varint32(frame, pos)
+            if after + size > len(frame):
+                raise ProtobufError(f"response message of {size} bytes runs past the frame")
+            response = frame[after : after + size]
+            pos = after + size
         if len(frame) - pos != block:
             raise ProtobufError(f"{len(frame) - pos} bytes left for a cell block of {block}")
         return Reply(call_id, None, response, frame[pos:], offset)
@@ -231,6 +233,7 @@ class ReplyDecoder:
         self.max_frame = max_frame
         self._buf = bytearray()
         self._base = 0  # stream offset of _buf[0]
+        self._error: RpcFrameError | None = None
 
     @property
     def pending(self) -> int:
@@ -243,25 +246,39 @@ class ReplyDecoder:
         return self._base
 
     def feed(self, data: bytes) -> list[Reply]:
-        """Add bytes; return the replies they complete, in order."""
+        """Add bytes; return the replies they complete, in order. Garbage raises
+        RpcFrameError, at once when no whole reply precedes it in ``data``, else from
+        ``check()`` (or the next ``feed``), so that the replies before it are delivered."""
+        self.check()
         self._buf += data
         replies = []
         pos = 0
         buf = self._buf
-        while len(buf) - pos >= 4:
-            (size,) = _INT32.unpack_from(buf, pos)
-            if size <= 0 or size > self.max_frame:
-                raise RpcFrameError(f"frame length {size} is not a reply (at most "
-                                    f"{self.max_frame} bytes)", offset=self._base + pos,
-                                    call_id=None, server=self.server)
-            if len(buf) - pos - 4 < size:
-                break
-            frame = bytes(buf[pos + 4 : pos + 4 + size])
-            replies.append(decode_reply(frame, self._base + pos, self.server))
-            pos += 4 + size
-        del buf[:pos]
-        self._base += pos
+        try:
+            while len(buf) - pos >= 4:
+                (size,) = _INT32.unpack_from(buf, pos)
+                if size <= 0 or size > self.max_frame:
+                    raise RpcFrameError(f"frame length {size} is not a reply (at most "
+                                        f"{self.max_frame} bytes)", offset=self._base + pos,
+                                        call_id=None, server=self.server)
+                if len(buf) - pos - 4 < size:
+                    break
+                frame = bytes(buf[pos + 4 : pos + 4 + size])
+                replies.append(decode_reply(frame, self._base + pos, self.server))
+                pos += 4 + size
+        except RpcFrameError as exc:
+            self._error = exc
+            if not replies:
+                raise
+        finally:
+            del buf[:pos]
+            self._base += pos
         return replies
+
+    def check(self) -> None:
+        """Raise the RpcFrameError found after the replies last returned, if any."""
+        if self._error is not None:
+            raise self._error
 
 
 

@@ -158,6 +158,7 @@ class Connection:
                     return
                 for reply in self._decoder.feed(data):
                     self._deliver(reply)
+                self._decoder.check()
         except RpcError as exc:
             self._fail_all(str(exc), exc)
         except OSError as exc:

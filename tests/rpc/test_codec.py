@@ -159,17 +159,20 @@ def test_one_byte_at_a_time() -> None:
 
 def test_a_negative_length_is_garbage_at_its_offset() -> None:
     decoder = ReplyDecoder("rs1:16020")
+    assert [r.call_id for r in decoder.feed(GET_REPLY + b"\xff\xff\xff\xff")] == [1]
     with pytest.raises(RpcFrameError, match=r"server rs1:16020, reply stream byte offset 44 "
                        r"\(call id unknown\): frame length -1") as info:
-        decoder.feed(GET_REPLY + b"\xff\xff\xff\xff")
+        decoder.check()
     assert info.value.offset == 44 and info.value.call_id is None
 
 
 def test_garbage_after_the_call_id_names_the_call() -> None:
     # call id 9, then field 3 (cell_block_meta) claiming 5 bytes where 1 follows
     bad = bytes.fromhex("00000006" "05" "0809" "1a0508")
+    decoder = ReplyDecoder()
+    decoder.feed(GET_REPLY)
     with pytest.raises(RpcFrameError, match="call id 9") as info:
-        ReplyDecoder().feed(GET_REPLY + bad)
+        decoder.feed(bad)
     assert info.value.call_id == 9 and info.value.offset == 44 + 4 + 1
 
 
