@@ -57,6 +57,7 @@ from hbase_migrate.rpc.scan import (
     next_scan_request,
     open_scan_request,
     region_done,
+    whole_rows,
 )
 from hbase_migrate.wal.model import Cell
 
@@ -326,12 +327,6 @@ def _remote(pair: tuple[str, str], region: Region) -> RemoteError:
                        server=region.server, call=f"Multi, region {region.encoded}")
 
 
-def _flags(resp: ScanResponse) -> tuple[bool, ...]:
-    if len(resp.partial) == len(resp.results):
-        return resp.partial
-    return (False,) * len(resp.results)
-
-
 
 class _RegionScanner:
     """One region's scanner from its first reply on: ``rows()`` gives whole rows (partial
@@ -353,11 +348,8 @@ class _RegionScanner:
         live = scanner is not None
         try:
             while True:
-                for cells, partial in zip(resp.results, _flags(resp), strict=True):
-                    part += cells
-                    if not partial and part:
-                        yield part
-                        part = []
+                rows, part = whole_rows(resp, part)
+                yield from rows
                 if region_done(resp):
                     live = False
                     self.scan_done = resp.more_results is False

@@ -25,6 +25,7 @@ import bisect
 import logging
 import struct
 import threading
+from collections.abc import Sequence
 from typing import NamedTuple
 
 from hbase_migrate.cluster.zkpayload import PB_MAGIC
@@ -34,11 +35,11 @@ from hbase_migrate.rpc.errors import RegionNotFoundError, RpcError
 from hbase_migrate.rpc.messages import Column
 from hbase_migrate.rpc.scan import (
     Scan,
-    ScanResponse,
     decode_scan_response,
     next_scan_request,
     open_scan_request,
     region_done,
+    whole_rows,
 )
 from hbase_migrate.wal.messages import decode_table_name
 from hbase_migrate.wal.model import Cell
@@ -86,7 +87,7 @@ def table_string(namespace: bytes, qualifier: bytes) -> str:
     return name.decode("utf-8", "surrogateescape")
 
 
-def region_from_meta(row_key: bytes, cells: tuple[Cell, ...]) -> Region | None:
+def region_from_meta(row_key: bytes, cells: Sequence[Cell]) -> Region | None:
     """The region of one ``hbase:meta`` row (None when it has no ``info:regioninfo``)."""
     columns = {c.qualifier: c.value for c in cells if c.family == INFO}
     info = columns.get(b"regioninfo")
@@ -183,13 +184,15 @@ class Locator:
             reply = conn.call("Scan", open_scan_request(META_REGION, scan, rows,
                                                         close=first_only))
             resp = decode_scan_response(reply.response or b"", reply.cell_block)
-            regions = _regions(resp)
+            whole, part = whole_rows(resp, [])
+            regions = _regions(whole)
             seq = 0  # the first next call after the open carries 0 (RegionScannerHolder)
             while not first_only and not region_done(resp) and resp.scanner_id is not None:
                 reply = conn.call("Scan", next_scan_request(resp.scanner_id, rows, seq))
                 seq += 1
                 resp = decode_scan_response(reply.response or b"", reply.cell_block)
-                regions += _regions(resp)
+                whole, part = whole_rows(resp, part)
+                regions += _regions(whole)
             return regions
         except RpcError:
             self.forget_meta()
@@ -263,9 +266,10 @@ class Locator:
         return f"{meta[0]}:{meta[1]}" if meta else "unknown"
 
 
-def _regions(resp: ScanResponse) -> list[Region]:
+def _regions(results: list[list[Cell]]) -> list[Region]:
+    """The regions of whole meta rows."""
     out = []
-    for cells in resp.results:
+    for cells in results:
         if cells:
             region = region_from_meta(cells[0].row, cells)
             if region is not None:

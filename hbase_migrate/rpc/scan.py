@@ -153,6 +153,20 @@ def region_done(resp: ScanResponse) -> bool:
     return resp.more_results is False or resp.more_results_in_region is False
 
 
+def whole_rows(resp: ScanResponse, part: list[Cell]) -> tuple[list[list[Cell]], list[Cell]]:
+    """The whole rows of a response, ``part`` (the cells of a row begun by earlier partial
+    Results) joined to the first; returns them and the cells of a row still unfinished."""
+    flags = resp.partial if len(resp.partial) == len(resp.results) else \
+        (False,) * len(resp.results)
+    rows = []
+    for cells, partial in zip(resp.results, flags, strict=True):
+        part = part + list(cells)
+        if not partial and part:
+            rows.append(part)
+            part = []
+    return rows, part
+
+
 def scan_response(resp: ScanResponse) -> tuple[bytes, bytes]:
     """``(ScanResponse, cell block)`` as a server with a cell block codec sends them."""
     out = b"".join(varint_field(1, len(r)) for r in resp.results)
