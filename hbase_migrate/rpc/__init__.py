@@ -1,11 +1,11 @@
 """HBase's own protobuf RPC, spoken from Python (issue 45), in the rooms gohbase keeps:
 
-* ``codec``: the bytes of a connection and of each call and reply (no I/O);
-* ``messages``: the ``Client.proto`` messages of the data path;
 * ``errors``: the errors, and the one classification of HBase's remote exceptions;
-* ``connection``: one TCP connection to one server, many calls in flight by call id;
+* ``codec``: the bytes of a connection, of each call and reply, of cell blocks (no I/O);
+* ``messages`` (shared messages and Get), ``scan``, ``multi``: the ``Client.proto`` calls;
+* ``connection``: one TCP connection per server, many calls in flight matched by call id;
 * ``locate``: region locations from ZooKeeper and ``hbase:meta``, cached per table;
-* ``client``: ``NativeClient``, get, scan, write and regions with retries by class.
+* ``client``: ``NativeClient``: get, scan, write and regions, with the one retry loop.
 
-Imports run one way: codec -> messages -> connection -> locate -> client.
+Imports run one way, in that order. Authentication is SIMPLE only (no SASL yet).
 """
