@@ -29,7 +29,7 @@ from typing import Self, TypeVar
 
 from hbase_migrate.cluster.mutations import waves
 from hbase_migrate.cluster.sizing import chunks_by_bytes
-from hbase_migrate.rpc.codec import encode_cell_block
+from hbase_migrate.rpc.codec import KEYVALUE_CODEC, KEYVALUE_CODEC_WITH_TAGS, encode_cell_block
 from hbase_migrate.rpc.connection import DEFAULT_CALL_TIMEOUT, Pool
 from hbase_migrate.rpc.errors import (
     Kind,
@@ -129,8 +129,12 @@ class NativeClient:
                  call_timeout: float = DEFAULT_CALL_TIMEOUT, attempts: int = 12,
                  max_backoff: float = 5.0, rows_per_call: int = ROWS_PER_CALL,
                  max_result_bytes: int = MAX_RESULT_BYTES,
-                 max_multi_bytes: int = MAX_MULTI_BYTES) -> None:
-        self.pool = Pool(user=user, call_timeout=call_timeout)
+                 max_multi_bytes: int = MAX_MULTI_BYTES, tags: bool = False) -> None:
+        """``tags``: cells travel with their tags both ways (KeyValueCodecWithTags);
+        without, HBase's default KeyValueCodec leaves them out."""
+        self.tags = tags
+        self.pool = Pool(user=user, call_timeout=call_timeout,
+                         codec=KEYVALUE_CODEC_WITH_TAGS if tags else KEYVALUE_CODEC)
         self.locator = Locator(quorum, znode_parent, self.pool)
         self.attempts = attempts
         self.max_backoff = max_backoff
@@ -292,7 +296,7 @@ class NativeClient:
             actions.append((name, region_actions))
         try:
             reply = self.pool.get(*server).call("Multi", multi_request(actions),
-                                                encode_cell_block(block))
+                                                encode_cell_block(block, self.tags))
         except (RemoteError, RpcConnectionError) as exc:
             return list(by_index.values()), [(exc, next(iter(batch.values()))[0])]
         failed: list[_Row] = []

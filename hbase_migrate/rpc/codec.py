@@ -12,7 +12,8 @@ a ``ReplyDecoder``. The layout (``RPC.proto``'s header comment, ``RpcConnection`
     reply       int32-BE total length
                 | varint length | ResponseHeader | [varint length | response message]
                 | cell block (ResponseHeader.cell_block_meta.length bytes)
-    cell block  KeyValueCodec: per cell int32-BE L | the KeyValue of L bytes, no tags
+    cell block  KeyValueCodec: per cell int32-BE L | the KeyValue of L bytes, no tags;
+                KeyValueCodecWithTags: the same with the tags (uint16 length, tags)
                 (the WAL's plain cell layout: ``hbase_migrate.wal.cells``)
 
 For SIMPLE auth the server answers nothing to the header; a refused connection gets a reply
@@ -59,6 +60,7 @@ RPC_VERSION = 0
 AUTH_SIMPLE = 80
 AUTH_KERBEROS = 81
 KEYVALUE_CODEC = "org.apache.hadoop.hbase.codec.KeyValueCodec"
+KEYVALUE_CODEC_WITH_TAGS = "org.apache.hadoop.hbase.codec.KeyValueCodecWithTags"
 CONNECTION_CALL_ID = 0xFFFFFFFF  # call id -1: a reply about the connection itself
 MAX_FRAME = 0x7FFFFFFF
 _INT32 = struct.Struct(">i")
@@ -102,11 +104,12 @@ def encode_call(call_id: int, method: str, request: bytes, cell_block: bytes = b
 # --- cell blocks -----------------------------------------------------------------------
 
 
-def encode_cell_block(cells: Iterable[Cell]) -> bytes:
-    """Cells in the KeyValueCodec layout (tags are not sent: KeyValueCodec drops them)."""
+def encode_cell_block(cells: Iterable[Cell], tags: bool = False) -> bytes:
+    """Cells in the KeyValueCodec layout; ``tags``: KeyValueCodecWithTags, each cell's
+    tags after its value (KeyValueCodec drops them, as HBase's encoder does)."""
     out = bytearray()
     for cell in cells:
-        encode_plain_cell(out, cell._replace(tags=()) if cell.tags else cell)
+        encode_plain_cell(out, cell._replace(tags=()) if cell.tags and not tags else cell)
     return bytes(out)
 
 

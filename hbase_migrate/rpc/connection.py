@@ -32,6 +32,7 @@ from typing import NamedTuple
 from hbase_migrate.rpc.codec import (
     AUTH_SIMPLE,
     CONNECTION_CALL_ID,
+    KEYVALUE_CODEC,
     Reply,
     ReplyDecoder,
     connection_header,
@@ -70,7 +71,8 @@ class Connection:
 
     def __init__(self, host: str, port: int, *, service: str = CLIENT_SERVICE,
                  user: str | None = None, connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
-                 call_timeout: float = DEFAULT_CALL_TIMEOUT) -> None:
+                 call_timeout: float = DEFAULT_CALL_TIMEOUT, codec: str = KEYVALUE_CODEC
+                 ) -> None:
         self.server = f"{host}:{port}"
         self.service = service
         self.call_timeout = call_timeout
@@ -88,7 +90,8 @@ class Connection:
         self._sock.settimeout(None)
         try:
             self._sock.sendall(preamble(AUTH_SIMPLE)
-                               + connection_header(service, user or default_user()))
+                               + connection_header(service, user or default_user(),
+                                                   codec=codec))
         except OSError as exc:
             self._sock.close()
             raise RpcConnectionError(f"server {self.server}: connection header not sent: "
@@ -212,8 +215,10 @@ class Pool:
     """One connection per server, made on first use and replaced once broken."""
 
     def __init__(self, *, user: str | None = None, call_timeout: float = DEFAULT_CALL_TIMEOUT,
-                 connect_timeout: float = DEFAULT_CONNECT_TIMEOUT) -> None:
+                 connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
+                 codec: str = KEYVALUE_CODEC) -> None:
         self.user = user
+        self.codec = codec
         self.call_timeout = call_timeout
         self.connect_timeout = connect_timeout
         self._lock = threading.Lock()
@@ -228,7 +233,7 @@ class Pool:
         if conn is not None and not conn.closed:
             return conn
         made = Connection(host, port, user=self.user, call_timeout=self.call_timeout,
-                          connect_timeout=self.connect_timeout)
+                          connect_timeout=self.connect_timeout, codec=self.codec)
         with self._lock:
             conn = self._connections.get((host, port))
             if conn is None or conn.closed:

@@ -87,6 +87,16 @@ def test_cell_block_drops_tags_as_keyvalue_codec_does() -> None:
     assert encode_cell_block([tagged]) == CELL_BYTES
 
 
+def test_cell_block_with_tags_golden() -> None:
+    """KeyValueCodecWithTags: L counts the tags area (2 + 4 bytes): int16 tags length 4,
+    then the tag: int16 length 2 (type and value), type 66, value "x"."""
+    tagged = CELL._replace(tags=(Tag(66, b"x"),))
+    block = encode_cell_block([tagged], tags=True)
+    assert block == bytes.fromhex("0000001e") + CELL_BYTES[4:] + bytes.fromhex("0004" "0002"
+                                                                                 "42" "78")
+    assert decode_cells(block, 0, 1) == ((tagged,), len(block))
+
+
 def test_cell_block_too_short_is_an_error_with_the_offset() -> None:
     with pytest.raises(CellCorruptError, match="fewer than 2 cells from offset 0"):
         decode_cells(CELL_BYTES, 0, 2)

@@ -16,7 +16,7 @@ from hbase_migrate.cluster.descriptors import FamilyDescriptor, TableDescriptor
 from hbase_migrate.cluster.thrift2 import Thrift2Client
 from hbase_migrate.rpc.client import NativeClient
 from hbase_migrate.rpc.errors import Kind, RemoteError
-from hbase_migrate.wal.model import Cell, CellType, cell_order
+from hbase_migrate.wal.model import Cell, CellType, Tag, cell_order
 from minihbase.cli.minicluster import call_admin
 
 pytestmark = [pytest.mark.integration, pytest.mark.realstack]
@@ -113,6 +113,18 @@ def test_thrift2_writes_read_natively(described: dict[str, Any], native: NativeC
         t2.write_cells("native_r", written)
     assert flat(native.scan("native_r", raw=True)) == sorted(written, key=cell_order)
     assert flat(native.scan("native_r")) == thrift2_cells(described, "native_r")
+
+
+def test_tags_travel_with_keyvalue_codec_with_tags(described: dict[str, Any]) -> None:
+    """Cells written with tags by a client of KeyValueCodecWithTags come back with them to
+    such a client, and without them to one of the default KeyValueCodec."""
+    create(described, "native_tags", [])
+    tagged = Cell(b"r", b"f", b"q", 3, CellType.PUT, b"v", (Tag(66, b"mark"),))
+    with NativeClient(described["zookeeper"], described["znode_parent"], tags=True) as client:
+        client.write("native_tags", [tagged])
+        assert client.get("native_tags", b"r") == [tagged]
+    with NativeClient(described["zookeeper"], described["znode_parent"]) as client:
+        assert client.get("native_tags", b"r") == [tagged._replace(tags=())]
 
 
 def test_split_key_rows_and_region_listing(described: dict[str, Any],
