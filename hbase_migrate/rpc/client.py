@@ -59,7 +59,9 @@ from hbase_migrate.rpc.scan import (
     region_done,
     whole_rows,
 )
+from hbase_migrate.wal.cells import CellCorruptError
 from hbase_migrate.wal.model import Cell
+from hbase_migrate.wal.protobuf import ProtobufError
 
 log = logging.getLogger(__name__)
 
@@ -69,6 +71,9 @@ MAX_RESULT_BYTES = 4 << 20
 MAX_MULTI_BYTES = 4 << 20
 _Row = tuple[bytes, list[Cell]]  # a row and its cells: one MutationProto
 _Failure = tuple[Exception, "Region | None"]
+# what an attempt may end in: judged by _Retry.judge (the last two: a malformed reply)
+_MALFORMED = (ProtobufError, CellCorruptError)
+_FAILURES = (RemoteError, RpcConnectionError, RegionNotFoundError, *_MALFORMED)
 
 
 class NativeCallError(RpcError):
@@ -97,6 +102,9 @@ class _Retry:
         NativeCallError when retrying cannot help or the attempts are spent."""
         client = self.client
         self.attempt += 1
+        if isinstance(exc, _MALFORMED):  # a reply not understood: never retried
+            raise NativeCallError(self.table, region, self.call,
+                                  f"malformed reply: {exc}") from exc
         if isinstance(exc, RemoteError):
             kind = exc.kind
             if not exc.retryable and kind is not Kind.SCANNER:
@@ -164,7 +172,7 @@ class NativeClient:
             try:
                 region = self.locator.locate(table, row)
                 return run(region)
-            except (RemoteError, RpcConnectionError, RegionNotFoundError) as exc:
+            except _FAILURES as exc:
                 retry.judge(exc, region)
 
     # --- reads --------------------------------------------------------------------------
@@ -201,7 +209,7 @@ class NativeClient:
                 for cells in scanner.rows():
                     yield cells
                     row_from, inclusive = cells[0].row, False
-            except (RemoteError, RpcConnectionError) as exc:
+            except _FAILURES as exc:
                 retry.judge(exc, region)  # then reopen after the last row handed out
                 continue
             if scanner.scan_done or not region.end or (stop and region.end >= stop):
@@ -217,7 +225,7 @@ class NativeClient:
                 reply = self.pool.get(region.host, region.port).call(
                     "Scan", open_scan_request(region.name, scan, self.rows_per_call))
                 return region, decode_scan_response(reply.response or b"", reply.cell_block)
-            except (RemoteError, RpcConnectionError, RegionNotFoundError) as exc:
+            except _FAILURES as exc:
                 retry.judge(exc, region)
 
     # --- writes -------------------------------------------------------------------------
@@ -261,8 +269,8 @@ class NativeClient:
                 for error, where in failures[1:]:
                     if isinstance(error, RemoteError) and error.kind is Kind.RELOCATE:
                         self.locator.invalidate(table, where)
-                final = [f for f in failures
-                         if isinstance(f[0], RemoteError) and not f[0].retryable]
+                final = [f for f in failures if isinstance(f[0], _MALFORMED)
+                         or (isinstance(f[0], RemoteError) and not f[0].retryable)]
                 retry.judge(*(final or failures)[0])  # raises when it is final
             pending = failed
         return rounds
@@ -297,11 +305,11 @@ class NativeClient:
         try:
             reply = self.pool.get(*server).call("Multi", multi_request(actions),
                                                 encode_cell_block(block, self.tags))
-        except (RemoteError, RpcConnectionError) as exc:
+            results = decode_multi_response(reply.response or b"")
+        except _FAILURES as exc:
             return list(by_index.values()), [(exc, next(iter(batch.values()))[0])]
         failed: list[_Row] = []
         failures: list[_Failure] = []
-        results = decode_multi_response(reply.response or b"")
         for (region, rows), result in zip(batch.values(), results, strict=True):
             if result.exception is not None:
                 failed += rows
@@ -321,7 +329,7 @@ class NativeClient:
         while True:
             try:
                 return self.locator.regions(table)
-            except (RemoteError, RpcConnectionError, RegionNotFoundError) as exc:
+            except _FAILURES as exc:
                 retry.judge(exc, None)
 
 

@@ -287,3 +287,17 @@ def test_a_timed_out_call_is_retried_on_the_same_connection() -> None:
         assert client.get("t", b"r") == [CELL]
         client.close()
     assert len(server.connections) == 1 and client.retried[Kind.RELOCATE] == 1
+
+
+def test_a_malformed_cell_block_fails_at_once_naming_the_call() -> None:
+    def short_block(call: Call, conn: socket.socket) -> None:
+        response, block = get_response([CELL, CELL])
+        conn.sendall(encode_reply(call.call_id, response, block[:-30]))
+
+    with ScriptedServer(short_block) as server:
+        client, _ = client_on(server)
+        with pytest.raises(NativeCallError, match=r"call Get row b'r': malformed reply: cell "
+                           "block of 26 bytes holds fewer than 2 cells from offset 0"):
+            client.get("t", b"r")
+        client.close()
+    assert len(server.calls) == 1
