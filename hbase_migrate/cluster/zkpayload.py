@@ -235,7 +235,8 @@ class RegionServerInfo(NamedTuple):
     version_info: VersionInfo | None = None
 
 
-def _version_info_message(info: VersionInfo) -> bytes:
+def version_info_message(info: VersionInfo) -> bytes:
+    """A ``VersionInfo`` message (HBase.proto; the RPC's ConnectionHeader holds one too)."""
     out = b"".join(string_field(i + 1, s) for i, s in enumerate(info[:6]))
     if info.version_major is not None:
         out += varint_field(7, info.version_major)
@@ -255,7 +256,7 @@ def encode_region_server_info(info: RegionServerInfo) -> bytes:
     if info.info_port is not None:
         out += varint_field(1, info.info_port)  # int32: negatives take 10 bytes
     if info.version_info is not None:
-        out += bytes_field(2, _version_info_message(info.version_info))
+        out += bytes_field(2, version_info_message(info.version_info))
     return out
 
 

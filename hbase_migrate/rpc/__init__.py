@@ -1,0 +1,11 @@
+"""HBase's own protobuf RPC, spoken from Python (issue 45), in the rooms gohbase keeps:
+
+* ``errors``: the errors, and the one classification of HBase's remote exceptions;
+* ``codec``: the bytes of a connection, of each call and reply, of cell blocks (no I/O);
+* ``messages`` (shared messages and Get), ``scan``, ``multi``: the ``Client.proto`` calls;
+* ``connection``: one TCP connection per server, many calls in flight matched by call id;
+* ``locate``: region locations from ZooKeeper and ``hbase:meta``, cached per table;
+* ``client``: ``NativeClient``: get, scan, write and regions, with the one retry loop.
+
+Imports run one way, in that order. Authentication is SIMPLE only (no SASL yet).
+"""

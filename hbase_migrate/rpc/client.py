@@ -1,0 +1,386 @@
+"""``NativeClient``: get, scan, write and regions over HBase's own RPC, no gateway.
+
+One decision about failures (``_Retry.judge``), by the remote exception's class
+(``errors.classify``): relocate and retry, back off and retry (capped, doubling), reopen a
+scanner after its last row, or fail at once. A call that keeps failing ends in one
+``NativeCallError`` line naming table, region, server and call.
+
+Scans (``AsyncClientScanner`` / ``ClientScanner`` of HBase's client): open a scanner in the
+region holding the next row, call ``next`` until the region is done, then go on at its end
+key. Rows are handed out whole (the parts of a row the server sends as partial Results are
+joined first), so after a region moves, splits or loses its scanner, the scan reopens right
+after the last row handed out: never a cell twice, never one missed. The region's
+``mvcc_read_point`` is kept when its scanner is reopened, reset for the next region.
+
+Writes: each row's cells stay in order (``cluster.mutations.waves``: runs of puts and of
+deletes); a run's rows become one MutationProto each, grouped by region into one Multi per
+region server, the servers called in parallel; the actions that fail are retried alone.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from types import TracebackType
+from typing import Self, TypeVar
+
+from hbase_migrate.cluster.mutations import waves
+from hbase_migrate.cluster.sizing import chunks_by_bytes
+from hbase_migrate.rpc.codec import KEYVALUE_CODEC, KEYVALUE_CODEC_WITH_TAGS, encode_cell_block
+from hbase_migrate.rpc.connection import DEFAULT_CALL_TIMEOUT, Pool
+from hbase_migrate.rpc.errors import (
+    Kind,
+    RegionNotFoundError,
+    RemoteError,
+    RpcConnectionError,
+    RpcError,
+    RpcTimeoutError,
+    classify,
+)
+from hbase_migrate.rpc.locate import Locator, Region
+from hbase_migrate.rpc.messages import (
+    ALL_VERSIONS,
+    Column,
+    Get,
+    TimeRange,
+    decode_get_response,
+    get_request,
+)
+from hbase_migrate.rpc.multi import decode_multi_response, multi_request, mutate_type, mutation
+from hbase_migrate.rpc.scan import (
+    Scan,
+    ScanResponse,
+    decode_scan_response,
+    next_scan_request,
+    open_scan_request,
+    region_done,
+    whole_rows,
+)
+from hbase_migrate.wal.cells import CellCorruptError
+from hbase_migrate.wal.model import Cell
+from hbase_migrate.wal.protobuf import ProtobufError
+
+log = logging.getLogger(__name__)
+
+_T = TypeVar("_T")
+ROWS_PER_CALL = 1000
+MAX_RESULT_BYTES = 4 << 20
+MAX_MULTI_BYTES = 4 << 20
+_Row = tuple[bytes, list[Cell]]  # a row and its cells: one MutationProto
+_Failure = tuple[Exception, "Region | None"]
+# what an attempt may end in: judged by _Retry.judge (the last two: a malformed reply)
+_MALFORMED = (ProtobufError, CellCorruptError)
+_FAILURES = (RemoteError, RpcConnectionError, RegionNotFoundError, *_MALFORMED)
+
+
+class NativeCallError(RpcError):
+    """A call that failed for good: names table, region, server and call."""
+
+    def __init__(self, table: str, region: Region | None, call: str, reason: str) -> None:
+        self.table = table
+        self.region = region
+        where = (f"region {region.encoded} (start {region.start!r}), server {region.server}"
+                 if region else "region not located")
+        super().__init__(f"table {table}, {where}, call {call}: {reason}")
+
+
+class _Retry:
+    """The one retry loop's state: attempts left and the capped, doubling backoff."""
+
+    def __init__(self, client: NativeClient, table: str, call: str) -> None:
+        self.client = client
+        self.table = table
+        self.call = call
+        self.attempt = 0
+        self.delay = 0.05
+
+    def judge(self, exc: Exception, region: Region | None) -> None:
+        """After a failed attempt: forget what it proved stale, then back off; raise
+        NativeCallError when retrying cannot help or the attempts are spent."""
+        client = self.client
+        self.attempt += 1
+        if isinstance(exc, _MALFORMED):  # a reply not understood: never retried
+            raise NativeCallError(self.table, region, self.call,
+                                  f"malformed reply: {exc}") from exc
+        if isinstance(exc, RemoteError):
+            kind = exc.kind
+            if not exc.retryable and kind is not Kind.SCANNER:
+                raise NativeCallError(self.table, region, self.call, str(exc)) from exc
+        elif isinstance(exc, RegionNotFoundError):
+            if not exc.retryable:
+                raise NativeCallError(self.table, region, self.call, str(exc)) from exc
+            kind = Kind.RELOCATE
+        else:  # RpcConnectionError: the server may be gone; a timeout leaves the
+            kind = Kind.RELOCATE  # connection to the calls still in flight on it
+            if region is not None and region.host and not isinstance(exc, RpcTimeoutError):
+                client.pool.drop(region.host, region.port)
+        if kind is Kind.RELOCATE:
+            client.locator.invalidate(self.table, region)
+        if self.attempt >= client.attempts:
+            raise NativeCallError(self.table, region, self.call,
+                                  f"gave up after {self.attempt} attempts: {exc}") from exc
+        client.retried[kind] += 1
+        log.info("table %s, call %s, attempt %d: %s (%s); again in %.2f s", self.table,
+                 self.call, self.attempt, exc, kind.value, self.delay)
+        time.sleep(self.delay)
+        self.delay = min(self.delay * 2, client.max_backoff)
+
+
+class NativeClient:
+    """A client of one cluster, found through its ZooKeeper ``quorum`` and
+    ``znode_parent``; thread-safe (connections and the region cache are shared)."""
+
+    def __init__(self, quorum: str, znode_parent: str = "/hbase", *, user: str | None = None,
+                 call_timeout: float = DEFAULT_CALL_TIMEOUT, attempts: int = 12,
+                 max_backoff: float = 5.0, rows_per_call: int = ROWS_PER_CALL,
+                 max_result_bytes: int = MAX_RESULT_BYTES,
+                 max_multi_bytes: int = MAX_MULTI_BYTES, tags: bool = False) -> None:
+        """``tags``: cells travel with their tags both ways (KeyValueCodecWithTags);
+        without, HBase's default KeyValueCodec leaves them out."""
+        self.tags = tags
+        self.pool = Pool(user=user, call_timeout=call_timeout,
+                         codec=KEYVALUE_CODEC_WITH_TAGS if tags else KEYVALUE_CODEC)
+        self.locator = Locator(quorum, znode_parent, self.pool)
+        self.attempts = attempts
+        self.max_backoff = max_backoff
+        self.rows_per_call = rows_per_call
+        self.max_result_bytes = max_result_bytes
+        self.max_multi_bytes = max_multi_bytes
+        self._executor: ThreadPoolExecutor | None = None
+        self.retried: Counter[Kind] = Counter()  # attempts retried, by what was done
+
+    def close(self) -> None:
+        if self._executor is not None:
+            self._executor.shutdown()
+        self.pool.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.close()
+
+    def _at_row(self, table: str, row: bytes, call: str, run: Callable[[Region], _T]) -> _T:
+        """``run`` on the region holding ``row``, retried as ``_Retry`` decides."""
+        retry = _Retry(self, table, call)
+        while True:
+            region = None
+            try:
+                region = self.locator.locate(table, row)
+                return run(region)
+            except _FAILURES as exc:
+                retry.judge(exc, region)
+
+    # --- reads --------------------------------------------------------------------------
+
+    def get(self, table: str, row: bytes, columns: Sequence[Column] = (),
+            time_range: TimeRange | None = None,
+            max_versions: int = ALL_VERSIONS) -> list[Cell]:
+        """The row's cells (every version kept, unless ``max_versions``)."""
+        get = Get(row, tuple(columns), time_range, max_versions)
+
+        def run(region: Region) -> list[Cell]:
+            reply = self.pool.get(region.host, region.port).call(
+                "Get", get_request(region.name, get))
+            return list(decode_get_response(reply.response or b"", reply.cell_block))
+
+        return self._at_row(table, row, f"Get row {row!r}", run)
+
+    def scan(self, table: str, start: bytes = b"", stop: bytes = b"",
+             time_range: TimeRange | None = None, max_versions: int = ALL_VERSIONS,
+             raw: bool = False, columns: Sequence[Column] = ()) -> Iterator[list[Cell]]:
+        """The rows of ``[start, stop)`` in order, each a list of its cells (``raw``: delete
+        markers and deleted cells too). A consumer that stops early closes the generator
+        (or lets it go): the open scanner is closed on the server."""
+        spec = Scan(start, stop, tuple(columns), time_range, max_versions, raw,
+                    caching=self.rows_per_call, max_result_size=self.max_result_bytes)
+        row_from, inclusive, mvcc = start, True, 0
+        retry = _Retry(self, table, "Scan")
+        while True:
+            region, first = self._open(table, spec._replace(
+                start=row_from, include_start_row=inclusive, mvcc_read_point=mvcc), retry)
+            mvcc = first.mvcc_read_point or mvcc
+            scanner = _RegionScanner(self, region, first, retry)
+            try:
+                for cells in scanner.rows():
+                    yield cells
+                    row_from, inclusive = cells[0].row, False
+            except _FAILURES as exc:
+                retry.judge(exc, region)  # then reopen after the last row handed out
+                continue
+            if scanner.scan_done or not region.end or (stop and region.end >= stop):
+                return
+            row_from, inclusive, mvcc = region.end, True, 0
+
+    def _open(self, table: str, scan: Scan, retry: _Retry) -> tuple[Region, ScanResponse]:
+        """Open a scanner in the region holding ``scan.start``: the region, first reply."""
+        while True:
+            region = None
+            try:
+                region = self.locator.locate(table, scan.start)
+                reply = self.pool.get(region.host, region.port).call(
+                    "Scan", open_scan_request(region.name, scan, self.rows_per_call))
+                return region, decode_scan_response(reply.response or b"", reply.cell_block)
+            except _FAILURES as exc:
+                retry.judge(exc, region)
+
+    # --- writes -------------------------------------------------------------------------
+
+    def write(self, table: str, cells: Sequence[Cell]) -> int:
+        """Write cells exactly (puts and every delete type, with their timestamps), each
+        row's in order; returns the number of Multi rounds sent."""
+        rounds = 0
+        for wave in waves(cells):
+            for chunk in chunks_by_bytes(wave, self.max_multi_bytes):
+                rounds += self._multi(table, chunk)
+        return rounds
+
+    def _multi(self, table: str, cells: Sequence[Cell]) -> int:
+        """Send one run of puts or of deletes: one MutationProto per row, one Multi per
+        server per round; the rows that failed go again after ``_Retry.judge``."""
+        by_row: dict[bytes, list[Cell]] = {}
+        for cell in cells:
+            by_row.setdefault(cell.row, []).append(cell)
+        pending: list[_Row] = list(by_row.items())
+        retry = _Retry(self, table, "Multi")
+        rounds = 0
+        while pending:
+            batches: dict[tuple[str, int], dict[bytes, tuple[Region, list[_Row]]]] = {}
+            failed: list[_Row] = []
+            failures: list[_Failure] = []
+            for item in pending:
+                try:
+                    region = self.locator.locate(table, item[0])
+                except (RemoteError, RpcConnectionError, RegionNotFoundError) as exc:
+                    failed.append(item)
+                    failures.append((exc, None))
+                    continue
+                batch = batches.setdefault((region.host, region.port), {})
+                batch.setdefault(region.name, (region, []))[1].append(item)
+            rounds += 1
+            for rows, errs in self._send_all(batches):
+                failed += rows
+                failures += errs
+            if failures:
+                for error, where in failures[1:]:
+                    if isinstance(error, RemoteError) and error.kind is Kind.RELOCATE:
+                        self.locator.invalidate(table, where)
+                final = [f for f in failures if isinstance(f[0], _MALFORMED)
+                         or (isinstance(f[0], RemoteError) and not f[0].retryable)]
+                retry.judge(*(final or failures)[0])  # raises when it is final
+            pending = failed
+        return rounds
+
+    def _send_all(self, batches: dict[tuple[str, int], dict[bytes, tuple[Region, list[_Row]]]]
+                  ) -> list[tuple[list[_Row], list[_Failure]]]:
+        """One Multi per server, the servers in parallel."""
+        if len(batches) <= 1:
+            return [self._send_server(server, batch) for server, batch in batches.items()]
+        if self._executor is None:
+            self._executor = ThreadPoolExecutor(8, thread_name_prefix="hbase-rpc-multi")
+        futures = [self._executor.submit(self._send_server, server, batch)
+                   for server, batch in batches.items()]
+        return [f.result() for f in futures]
+
+    def _send_server(self, server: tuple[str, int],
+                     batch: dict[bytes, tuple[Region, list[_Row]]]
+                     ) -> tuple[list[_Row], list[_Failure]]:
+        """One Multi to one server: the rows to send again, and why."""
+        actions = []
+        block: list[Cell] = []
+        by_index: dict[int, _Row] = {}
+        for name, (_, rows) in batch.items():
+            region_actions = []
+            for item in rows:
+                index = len(by_index)
+                by_index[index] = item
+                region_actions.append((index, mutation(item[0], mutate_type(item[1]),
+                                                       len(item[1]))))
+                block += item[1]
+            actions.append((name, region_actions))
+        try:
+            reply = self.pool.get(*server).call("Multi", multi_request(actions),
+                                                encode_cell_block(block, self.tags))
+            results = decode_multi_response(reply.response or b"")
+        except _FAILURES as exc:
+            return list(by_index.values()), [(exc, next(iter(batch.values()))[0])]
+        failed: list[_Row] = []
+        failures: list[_Failure] = []
+        for (region, rows), result in zip(batch.values(), results, strict=True):
+            if result.exception is not None:
+                failed += rows
+                failures.append((_remote(result.exception, region), region))
+                continue
+            for action in result.results:
+                if action.exception is not None:
+                    failed.append(by_index[action.action])
+                    failures.append((_remote(action.exception, region), region))
+        return failed, failures
+
+    # --- regions ------------------------------------------------------------------------
+
+    def regions(self, table: str) -> list[Region]:
+        """The table's online regions by start key, with their servers (from hbase:meta)."""
+        retry = _Retry(self, table, "list regions")
+        while True:
+            try:
+                return self.locator.regions(table)
+            except _FAILURES as exc:
+                retry.judge(exc, None)
+
+
+def _remote(pair: tuple[str, str], region: Region) -> RemoteError:
+    """An action's exception (a NameBytesPair carries no do_not_retry flag)."""
+    return RemoteError(pair[0], pair[1], do_not_retry=classify(pair[0]) is Kind.NEVER,
+                       server=region.server, call=f"Multi, region {region.encoded}")
+
+
+
+class _RegionScanner:
+    """One region's scanner from its first reply on: ``rows()`` gives whole rows (partial
+    Results joined), calls ``next`` until the region is done, and closes the scanner when
+    the consumer stops early. ``scan_done``: the server said the whole scan is over."""
+
+    def __init__(self, client: NativeClient, region: Region, first: ScanResponse,
+                 retry: _Retry) -> None:
+        self.client = client
+        self.region = region
+        self.resp = first
+        self.retry = retry
+        self.scan_done = False
+
+    def rows(self) -> Iterator[list[Cell]]:
+        region, resp = self.region, self.resp
+        conn = self.client.pool.get(region.host, region.port)
+        scanner, seq, part = resp.scanner_id, 0, list[Cell]()
+        live = scanner is not None
+        try:
+            while True:
+                rows, part = whole_rows(resp, part)
+                yield from rows
+                if region_done(resp):
+                    live = False
+                    self.scan_done = resp.more_results is False
+                    return
+                if scanner is None:
+                    raise RemoteError("java.io.IOException", "a ScanResponse without scanner_id",
+                                      server=region.server, call="Scan")
+                try:
+                    reply = conn.call("Scan", next_scan_request(
+                        scanner, self.client.rows_per_call, seq))
+                except RpcError:
+                    live = False  # a failed next leaves nothing to close (or it is gone)
+                    raise
+                seq += 1
+                resp = decode_scan_response(reply.response or b"", reply.cell_block)
+                self.retry.attempt = 0
+        finally:
+            if live and scanner is not None and not conn.closed:
+                try:
+                    conn.call("Scan", next_scan_request(scanner, 0, seq, close=True))
+                except RpcError as exc:
+                    log.debug("closing scanner %d on %s: %s", scanner, region.server, exc)

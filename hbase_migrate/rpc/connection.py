@@ -1,0 +1,256 @@
+"""One TCP connection to one HBase server (master or region server), and a pool of them.
+
+Many calls are in flight on a connection at once, matched to their replies by call id.
+Design: **a reader thread per connection**. Callers write their call under a write lock and
+wait on a future; the one reader thread reads the socket, feeds a ``ReplyDecoder`` and
+completes the future of each reply's call id. Why: a reply for one call must never wait for
+the caller of another to come and read it (with lock-and-read, a caller that timed out or
+went away leaves the socket unread and every other caller's reply stuck behind it), and a
+broken socket is noticed at once, not at the next read. The cost is one thread per server.
+
+Failure rules (HBase's ``RpcConnection`` does the same):
+
+* a call with no reply within its timeout fails alone (``RpcTimeoutError``); its late reply
+  is recognised by call id and skipped;
+* a reply with an exception fails its call with a ``RemoteError`` (class name, kind);
+* a reply about the connection itself (call id -1: a refused header), a closed or reset
+  socket, or bytes that are no reply fail **every** pending call, each with an error naming
+  the server and that call, and the connection is closed for good.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import getpass
+import logging
+import socket
+import threading
+from concurrent.futures import Future
+from concurrent.futures import TimeoutError as FutureTimeout
+from typing import NamedTuple
+
+from hbase_migrate.rpc.codec import (
+    AUTH_SIMPLE,
+    CONNECTION_CALL_ID,
+    KEYVALUE_CODEC,
+    Reply,
+    ReplyDecoder,
+    connection_header,
+    encode_call,
+    preamble,
+)
+from hbase_migrate.rpc.errors import (
+    RemoteError,
+    RpcConnectionError,
+    RpcError,
+    RpcTimeoutError,
+)
+
+log = logging.getLogger(__name__)
+
+CLIENT_SERVICE = "ClientService"
+DEFAULT_CALL_TIMEOUT = 60.0
+DEFAULT_CONNECT_TIMEOUT = 10.0
+_MAX_CALL_ID = 0x7FFFFFFF  # call ids are Java ints; they wrap before turning negative
+
+
+def default_user() -> str:
+    try:
+        return getpass.getuser()
+    except (OSError, KeyError):
+        return "hbase-migrate"
+
+
+class _Pending(NamedTuple):
+    method: str
+    future: Future[Reply]
+
+
+class Connection:
+    """A connection to ``host:port`` speaking ``service``; thread-safe."""
+
+    def __init__(self, host: str, port: int, *, service: str = CLIENT_SERVICE,
+                 user: str | None = None, connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
+                 call_timeout: float = DEFAULT_CALL_TIMEOUT, codec: str = KEYVALUE_CODEC
+                 ) -> None:
+        self.server = f"{host}:{port}"
+        self.service = service
+        self.call_timeout = call_timeout
+        self._write_lock = threading.Lock()
+        self._state_lock = threading.Lock()
+        self._pending: dict[int, _Pending] = {}
+        self._next_id = 0
+        self._broken: str | None = None
+        try:
+            self._sock = socket.create_connection((host, port), timeout=connect_timeout)
+        except OSError as exc:
+            raise RpcConnectionError(f"server {self.server}: cannot connect for {service}: "
+                                     f"{exc.strerror or exc}", server=self.server) from None
+        self._sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self._sock.settimeout(None)
+        try:
+            self._sock.sendall(preamble(AUTH_SIMPLE)
+                               + connection_header(service, user or default_user(),
+                                                   codec=codec))
+        except OSError as exc:
+            self._sock.close()
+            raise RpcConnectionError(f"server {self.server}: connection header not sent: "
+                                     f"{exc.strerror or exc}", server=self.server) from None
+        self._decoder = ReplyDecoder(self.server)
+        self._reader = threading.Thread(target=self._read_loop, daemon=True,
+                                        name=f"hbase-rpc {self.server}")
+        self._reader.start()
+
+    # --- calls --------------------------------------------------------------------------
+
+    @property
+    def closed(self) -> bool:
+        return self._broken is not None
+
+    @property
+    def in_flight(self) -> int:
+        return len(self._pending)
+
+    def call(self, method: str, request: bytes, cell_block: bytes = b"",
+             timeout: float | None = None) -> Reply:
+        """Send a call and wait for its reply (``timeout`` seconds, default the
+        connection's): the reply, or RemoteError, RpcTimeoutError, RpcConnectionError."""
+        timeout = self.call_timeout if timeout is None else timeout
+        call_id, future = self._send(method, request, cell_block, timeout)
+        try:
+            reply = future.result(timeout)
+        except FutureTimeout:
+            with self._state_lock:
+                self._pending.pop(call_id, None)
+            raise RpcTimeoutError(f"server {self.server}: {method} (call id {call_id}) got no "
+                                  f"reply within {timeout:g} s", server=self.server) from None
+        if reply.exception is not None:
+            e = reply.exception
+            raise RemoteError(e.class_name, e.stack_trace, do_not_retry=e.do_not_retry,
+                              server=self.server, call=f"{method} (call id {call_id})",
+                              hostname=e.hostname, port=e.port)
+        return reply
+
+    def _send(self, method: str, request: bytes, cell_block: bytes,
+              timeout: float) -> tuple[int, Future[Reply]]:
+        future: Future[Reply] = Future()
+        with self._state_lock:
+            if self._broken is not None:
+                raise RpcConnectionError(f"server {self.server}: {method} not sent: the "
+                                         f"connection is closed ({self._broken})",
+                                         server=self.server)
+            call_id = self._next_id
+            self._next_id = 0 if call_id >= _MAX_CALL_ID else call_id + 1
+            self._pending[call_id] = _Pending(method, future)
+        frame = encode_call(call_id, method, request, cell_block, int(timeout * 1000))
+        try:
+            with self._write_lock:
+                self._sock.sendall(frame)
+        except OSError as exc:
+            self._fail_all(f"sending failed: {exc.strerror or exc}")
+        return call_id, future
+
+    # --- reading ------------------------------------------------------------------------
+
+    def _read_loop(self) -> None:
+        try:
+            while True:
+                data = self._sock.recv(1 << 16)
+                if not data:
+                    self._fail_all("the server closed the connection")
+                    return
+                for reply in self._decoder.feed(data):
+                    self._deliver(reply)
+                self._decoder.check()
+        except RpcError as exc:
+            self._fail_all(str(exc), exc)
+        except OSError as exc:
+            self._fail_all(f"the connection broke: {exc.strerror or exc}")
+
+    def _deliver(self, reply: Reply) -> None:
+        if reply.call_id == CONNECTION_CALL_ID and reply.exception is not None:
+            e = reply.exception
+            raise RemoteError(e.class_name, e.stack_trace, do_not_retry=True,
+                              server=self.server, call="connection header")
+        with self._state_lock:
+            pending = self._pending.pop(reply.call_id, None)
+        if pending is None:
+            log.debug("%s: reply to call id %d, which no longer waits: skipped", self.server,
+                      reply.call_id)
+            return
+        pending.future.set_result(reply)
+
+    def _fail_all(self, reason: str, cause: RpcError | None = None) -> None:
+        """Close the connection and fail every pending call, each error naming its call."""
+        with self._state_lock:
+            if self._broken is None:
+                self._broken = reason
+            pending, self._pending = self._pending, {}
+        self._close_socket()
+        for call_id, p in sorted(pending.items()):
+            if isinstance(cause, RemoteError):
+                error: RpcError = RemoteError(cause.class_name, cause.stack_trace,
+                                              do_not_retry=cause.do_not_retry,
+                                              server=self.server,
+                                              call=f"{p.method} (call id {call_id})")
+            else:
+                error = RpcConnectionError(f"server {self.server}: {p.method} (call id "
+                                           f"{call_id}) failed: {reason}", server=self.server)
+            if not p.future.done():
+                p.future.set_exception(error)
+
+    def _close_socket(self) -> None:
+        with contextlib.suppress(OSError):
+            self._sock.shutdown(socket.SHUT_RDWR)
+        self._sock.close()
+
+    def close(self) -> None:
+        """Close; calls still in flight fail naming the server and the call."""
+        self._fail_all("closed by the client")
+        if self._reader is not threading.current_thread():
+            self._reader.join(5)
+
+
+class Pool:
+    """One connection per server, made on first use and replaced once broken."""
+
+    def __init__(self, *, user: str | None = None, call_timeout: float = DEFAULT_CALL_TIMEOUT,
+                 connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
+                 codec: str = KEYVALUE_CODEC) -> None:
+        self.user = user
+        self.codec = codec
+        self.call_timeout = call_timeout
+        self.connect_timeout = connect_timeout
+        self._lock = threading.Lock()
+        self._connections: dict[tuple[str, int], Connection] = {}
+
+    def get(self, host: str, port: int) -> Connection:
+        """The connection to ``host:port``, made now if there is none (the pool's lock is
+        not held while connecting: a server that does not answer delays only its callers;
+        two callers racing to connect keep the first connection made)."""
+        with self._lock:
+            conn = self._connections.get((host, port))
+        if conn is not None and not conn.closed:
+            return conn
+        made = Connection(host, port, user=self.user, call_timeout=self.call_timeout,
+                          connect_timeout=self.connect_timeout, codec=self.codec)
+        with self._lock:
+            conn = self._connections.get((host, port))
+            if conn is None or conn.closed:
+                self._connections[(host, port)] = made
+                return made
+        made.close()
+        return conn
+
+    def drop(self, host: str, port: int) -> None:
+        """Close the connection to a server (a stopped server, a broken stream)."""
+        with self._lock:
+            conn = self._connections.pop((host, port), None)
+        if conn is not None:
+            conn.close()
+
+    def close(self) -> None:
+        with self._lock:
+            connections, self._connections = list(self._connections.values()), {}
+        for conn in connections:
+            conn.close()

@@ -1,0 +1,200 @@
+"""``MutationProto`` and ``Multi`` (``Client.proto``, HBase branch-2.6)::
+
+    MutationProto       1 row  2 mutate_type (APPEND 0, INCREMENT 1, PUT 2, DELETE 3)
+                        3 column_value (repeated ColumnValue)  4 timestamp
+                        6 durability  8 associated_cell_count (int32)  9 nonce
+    ColumnValue         1 family  2 qualifier_value (repeated QualifierValue)
+    QualifierValue      1 qualifier  2 value  3 timestamp  4 delete_type  5 tags
+    DeleteType          DELETE_ONE_VERSION 0  DELETE_MULTIPLE_VERSIONS 1  DELETE_FAMILY 2
+                        DELETE_FAMILY_VERSION 3
+    Action              1 index  2 mutation  3 get
+    RegionAction        1 region  2 atomic  3 action (repeated)
+    MultiRequest        1 regionAction (repeated)  2 nonceGroup
+    ResultOrException   1 index  2 result  3 exception (NameBytesPair: class name, trace)
+    RegionActionResult  1 resultOrException (repeated)  2 exception (NameBytesPair)
+    MultiResponse       1 regionActionResult (repeated, one per RegionAction, in order)
+
+A mutation is sent as HBase's client sends it (``ProtobufUtil.toMutationNoData``): row, type
+and ``associated_cell_count``, its cells next in the call's cell block, each with its own
+timestamp and KeyValue type (``ProtobufUtil.toDelete`` adds each cell as it is, so every
+delete type travels as its type byte). The inline form (``column_value``, with
+``delete_type``) is decoded too, and encoded by ``inline_mutation``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import NamedTuple
+
+from hbase_migrate.rpc.codec import decode_cells
+from hbase_migrate.rpc.messages import (
+    Result,
+    decode_name_bytes_pair,
+    decode_region_specifier,
+    decode_result,
+    name_bytes_pair,
+    region_specifier,
+    result_message,
+)
+from hbase_migrate.wal.model import Cell, CellType
+from hbase_migrate.wal.protobuf import Message, ProtobufError, bytes_field, to_int64, varint_field
+
+PUT = 2
+DELETE = 3
+DELETE_TYPES = {  # KeyValue type -> MutationProto.DeleteType
+    CellType.DELETE: 0,  # DELETE_ONE_VERSION
+    CellType.DELETE_COLUMN: 1,  # DELETE_MULTIPLE_VERSIONS
+    CellType.DELETE_FAMILY: 2,  # DELETE_FAMILY
+    CellType.DELETE_FAMILY_VERSION: 3,  # DELETE_FAMILY_VERSION
+}
+CELL_TYPES = {v: k for k, v in DELETE_TYPES.items()}
+
+
+def mutate_type(cells: Sequence[Cell]) -> int:
+    """PUT or DELETE for a row's cells, which must all be puts or all deletes."""
+    kinds = {c.type == CellType.PUT for c in cells}
+    if len(kinds) != 1:
+        raise ValueError("a mutation holds puts or deletes, not both")
+    return PUT if kinds.pop() else DELETE
+
+
+def mutation(row: bytes, kind: int, cell_count: int) -> bytes:
+    """A MutationProto whose ``cell_count`` cells follow in the cell block."""
+    return bytes_field(1, row) + varint_field(2, kind) + varint_field(8, cell_count)
+
+
+def inline_mutation(row: bytes, cells: Sequence[Cell]) -> bytes:
+    """A MutationProto holding its cells (one ColumnValue per family, in order of first
+    appearance), puts or deletes of any type."""
+    kind = mutate_type(cells)
+    families: dict[bytes, list[bytes]] = {}
+    for c in cells:
+        qv = bytes_field(1, c.qualifier) + varint_field(3, c.timestamp)
+        if kind == PUT:
+            qv += bytes_field(2, c.value)
+        else:
+            qv += varint_field(4, DELETE_TYPES[CellType(c.type)])
+        families.setdefault(c.family, []).append(bytes_field(2, qv))
+    out = bytes_field(1, row) + varint_field(2, kind)
+    for family, values in families.items():
+        out += bytes_field(3, bytes_field(1, family) + b"".join(values))
+    return out
+
+
+def decode_mutation(data: bytes, block: bytes, pos: int) -> tuple[int, tuple[Cell, ...], int]:
+    """``(mutate_type, cells, position in block after them)`` of a MutationProto."""
+    m = Message(data, "MutationProto")
+    kind, row = m.req_int(2, "mutate_type"), m.opt_bytes(1) or b""
+    count = to_int64(m.opt_int(8) or 0)
+    if count:
+        cells, pos = decode_cells(block, pos, count)
+        return kind, cells, pos
+    out = []
+    for cv in m.repeated(3):
+        col = Message(cv, "ColumnValue")
+        family = col.req_bytes(1, "family")
+        for qv_data in col.repeated(2):
+            qv = Message(qv_data, "QualifierValue")
+            ts = to_int64(qv.opt_int(3) or 0x7FFFFFFFFFFFFFFF)
+            qualifier = qv.opt_bytes(1) or b""
+            if kind == PUT:
+                out.append(Cell(row, family, qualifier, ts, CellType.PUT, qv.opt_bytes(2) or b""))
+            elif kind == DELETE:
+                delete_type = qv.opt_int(4) or 0
+                if delete_type not in CELL_TYPES:
+                    raise ProtobufError(f"unknown delete type {delete_type}")
+                out.append(Cell(row, family, qualifier, ts, CELL_TYPES[delete_type]))
+            else:
+                raise ProtobufError(f"mutation type {kind} is neither PUT nor DELETE")
+    return kind, tuple(out), pos
+
+
+# --- Multi --------------------------------------------------------------------------------
+
+
+def multi_request(actions: Sequence[tuple[bytes, Sequence[tuple[int, bytes]]]]) -> bytes:
+    """A MultiRequest of one RegionAction per ``(region name, [(index, MutationProto)])``."""
+    out = b""
+    for region, region_actions in actions:
+        body = bytes_field(1, region_specifier(region))
+        for index, mutation_data in region_actions:
+            body += bytes_field(3, varint_field(1, index) + bytes_field(2, mutation_data))
+        out += bytes_field(1, body)
+    return out
+
+
+class RegionMutations(NamedTuple):
+    region: bytes
+    mutations: tuple[tuple[int, int, tuple[Cell, ...]], ...]  # (index, type, cells)
+
+
+def decode_multi_request(data: bytes, block: bytes) -> tuple[RegionMutations, ...]:
+    """The mutations of a MultiRequest with their cells (a scripted server reads them)."""
+    out = []
+    pos = 0
+    for ra_data in Message(data, "MultiRequest").repeated(1):
+        ra = Message(ra_data, "RegionAction")
+        region = decode_region_specifier(ra.req_bytes(1, "region"))[1]
+        mutations = []
+        for action_data in ra.repeated(3):
+            action = Message(action_data, "Action")
+            kind, cells, pos = decode_mutation(action.req_bytes(2, "mutation"), block, pos)
+            mutations.append((action.opt_int(1) or 0, kind, cells))
+        out.append(RegionMutations(region, tuple(mutations)))
+    return tuple(out)
+
+
+class ActionResult(NamedTuple):
+    """One action's outcome: ``exception`` is ``(Java class name, stack trace)`` or None."""
+
+    action: int  # the Action's index
+    exception: tuple[str, str] | None = None
+
+
+class RegionResult(NamedTuple):
+    """One RegionAction's outcome; ``exception``: the whole region action failed."""
+
+    results: tuple[ActionResult, ...] = ()
+    exception: tuple[str, str] | None = None
+
+
+def _exception_pair(pair: tuple[str, str]) -> bytes:
+    return name_bytes_pair(pair[0], pair[1].encode())
+
+
+def multi_response(regions: Sequence[RegionResult]) -> bytes:
+    """A MultiResponse as a server sends it (for scripted servers and tests)."""
+    out = b""
+    for region in regions:
+        body = b""
+        for r in region.results:
+            roe = varint_field(1, r.action)
+            roe += (bytes_field(3, _exception_pair(r.exception)) if r.exception
+                    else bytes_field(2, result_message(Result())))
+            body += bytes_field(1, roe)
+        if region.exception:
+            body += bytes_field(2, _exception_pair(region.exception))
+        out += bytes_field(1, body)
+    return out
+
+
+def _pair(data: bytes) -> tuple[str, str]:
+    name, value = decode_name_bytes_pair(data)
+    return name, value.decode("utf-8", "replace")
+
+
+def decode_multi_response(data: bytes) -> tuple[RegionResult, ...]:
+    out = []
+    for rar_data in Message(data, "MultiResponse").repeated(1):
+        rar = Message(rar_data, "RegionActionResult")
+        results = []
+        for roe_data in rar.repeated(1):
+            roe = Message(roe_data, "ResultOrException")
+            exc = roe.opt_bytes(3)
+            result = roe.opt_bytes(2)
+            if result is not None and decode_result(result).cell_count:
+                raise ProtobufError("a mutation's result holds cells")
+            results.append(ActionResult(roe.opt_int(1) or 0, None if exc is None else _pair(exc)))
+        exc = rar.opt_bytes(2)
+        out.append(RegionResult(tuple(results), None if exc is None else _pair(exc)))
+    return tuple(out)

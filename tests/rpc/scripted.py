@@ -1,0 +1,76 @@
+"""A scripted HBase server at the socket: it reads the preamble, the connection header and
+each call as HBase's RPC frames them, and hands every call to the test's script, which
+answers it (or not) by writing bytes to the socket: the faults a real cluster cannot stage
+on demand."""
+
+from __future__ import annotations
+
+import socket
+import struct
+import threading
+from collections.abc import Callable
+from types import TracebackType
+from typing import Self
+
+from hbase_migrate.rpc.codec import Call, decode_call
+
+Script = Callable[[Call, socket.socket], None]
+
+
+def read_exactly(conn: socket.socket, n: int) -> bytes:
+    data = b""
+    while len(data) < n:
+        chunk = conn.recv(n - len(data))
+        if not chunk:
+            raise EOFError
+        data += chunk
+    return data
+
+
+class ScriptedServer:
+    """Listens on a loopback port; each connection is served by ``script`` in a thread."""
+
+    def __init__(self, script: Script) -> None:
+        self.script = script
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self.preambles: list[bytes] = []
+        self.headers: list[bytes] = []
+        self.calls: list[Call] = []
+        self.connections: list[socket.socket] = []
+        self._thread = threading.Thread(target=self._accept, daemon=True)
+        self._thread.start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                conn, _ = self.listener.accept()
+            except OSError:
+                return
+            self.connections.append(conn)
+            threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
+
+    def _serve(self, conn: socket.socket) -> None:
+        try:
+            self.preambles.append(read_exactly(conn, 6))
+            (size,) = struct.unpack(">i", read_exactly(conn, 4))
+            self.headers.append(read_exactly(conn, size))
+            while True:
+                (size,) = struct.unpack(">i", read_exactly(conn, 4))
+                call = decode_call(read_exactly(conn, size))
+                self.calls.append(call)
+                self.script(call, conn)
+        except (EOFError, OSError):
+            pass
+
+    def close(self) -> None:
+        self.listener.close()
+        for conn in self.connections:
+            conn.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.close()

@@ -1,0 +1,147 @@
+"""NativeClient's scan and write against scripted servers: partial Results joined into
+rows, a heartbeat, a region that moves mid-scan (reopened after the last row with its
+mvcc read point), Multi grouped per server with per-action and per-region failures retried
+alone."""
+
+from __future__ import annotations
+
+import socket
+from typing import Any
+
+from hbase_migrate.rpc.client import NativeClient
+from hbase_migrate.rpc.codec import Call, RemoteException, encode_reply
+from hbase_migrate.rpc.errors import Kind
+from hbase_migrate.rpc.locate import Region
+from hbase_migrate.rpc.multi import (
+    ActionResult,
+    RegionResult,
+    decode_multi_request,
+    multi_response,
+)
+from hbase_migrate.rpc.scan import ScanResponse, decode_scan_request, scan_response
+from hbase_migrate.wal.model import Cell, CellType
+from tests.rpc.scripted import ScriptedServer
+
+NSRE = "org.apache.hadoop.hbase.NotServingRegionException"
+BUSY = "org.apache.hadoop.hbase.RegionTooBusyException"
+
+
+def cell(row: bytes, q: bytes = b"q", ts: int = 1, kind: int = CellType.PUT) -> Cell:
+    return Cell(row, b"f", q, ts, kind, row + q if kind == CellType.PUT else b"")
+
+
+def region(start: bytes, end: bytes, port: int) -> Region:
+    name = b"t,%s,1.%s." % (start, (start or b"0").hex().ljust(32, "0").encode())
+    return Region("t", start, end, 1, name, "127.0.0.1", port, 1)
+
+
+class Regions:
+    """A locator stand-in over fixed regions; records what was invalidated."""
+
+    def __init__(self, *regions: Region) -> None:
+        self.regions = regions
+        self.invalidated: list[Region | None] = []
+
+    def locate(self, table: str, row: bytes, **_: Any) -> Region:
+        return next(r for r in self.regions if r.contains(row))
+
+    def invalidate(self, table: str, region: Region | None = None) -> None:
+        self.invalidated.append(region)
+
+
+def scripted_client(regions: Regions, **kw: Any) -> NativeClient:
+    client = NativeClient("127.0.0.1:1", max_backoff=0.01, call_timeout=5, **kw)
+    client.locator = regions  # type: ignore[assignment]
+    return client
+
+
+def test_scan_joins_partials_rides_a_heartbeat_and_a_move() -> None:
+    a1, a2 = cell(b"a", b"1"), cell(b"a", b"2")
+    replies: list[bytes | RemoteException] = [
+        scan_response(ScanResponse(1, ((a1,),), (True,), True, True, mvcc_read_point=42))[0],
+        scan_response(ScanResponse(1, ((a2,), (cell(b"b"),)), (False, False), True, True))[0],
+        RemoteException(NSRE, "moved"),
+        scan_response(ScanResponse(2, ((cell(b"c"),),), (False,), True, False))[0],
+        scan_response(ScanResponse(3, (), (), True, True, heartbeat=True))[0],
+        scan_response(ScanResponse(3, ((cell(b"n"),),), (False,), True, False))[0],
+    ]
+    blocks = [scan_response(ScanResponse(0, ((a1,),)))[1],
+              scan_response(ScanResponse(0, ((a2,), (cell(b"b"),))))[1], b"",
+              scan_response(ScanResponse(0, ((cell(b"c"),),)))[1], b"",
+              scan_response(ScanResponse(0, ((cell(b"n"),),)))[1]]
+
+    def script(call: Call, conn: socket.socket) -> None:
+        reply, block = replies.pop(0), blocks.pop(0)
+        if isinstance(reply, RemoteException):
+            conn.sendall(encode_reply(call.call_id, exception=reply))
+        else:
+            conn.sendall(encode_reply(call.call_id, reply, block))
+
+    with ScriptedServer(script) as server:
+        regions = Regions(region(b"", b"m", server.port), region(b"m", b"", server.port))
+        client = scripted_client(regions)
+        rows = list(client.scan("t"))
+        client.close()
+    assert rows == [[a1, a2], [cell(b"b")], [cell(b"c")], [cell(b"n")]]
+    requests = [decode_scan_request(c.request) for c in server.calls]
+    assert [(r.scan.start, r.scan.include_start_row, r.scan.mvcc_read_point) if r.scan
+            else ("next", r.scanner_id, r.next_call_seq) for r in requests] == [
+        (b"", True, 0), ("next", 1, 0), ("next", 1, 1),
+        (b"b", False, 42),  # reopened after the last whole row, same read point
+        (b"m", True, 0), ("next", 3, 0)]
+    assert all(r.scan.raw is False and r.scan.max_versions == 0x7FFFFFFF
+               for r in requests if r.scan)
+    assert regions.invalidated == [regions.regions[0]]
+    assert client.retried[Kind.RELOCATE] == 1
+
+
+def test_an_early_stop_closes_the_scanner() -> None:
+    def script(call: Call, conn: socket.socket) -> None:
+        resp = ScanResponse(7, ((cell(b"a"),), (cell(b"b"),)), (False, False), True, True)
+        conn.sendall(encode_reply(call.call_id, *scan_response(resp)))
+
+    with ScriptedServer(script) as server:
+        client = scripted_client(Regions(region(b"", b"", server.port)))
+        scan = client.scan("t", raw=True, time_range=(5, 6))
+        assert next(scan) == [cell(b"a")]
+        scan.close()
+        client.close()
+    first, last = (decode_scan_request(c.request) for c in (server.calls[0], server.calls[-1]))
+    assert first.scan is not None and first.scan.raw and first.scan.time_range == (5, 6)
+    assert (last.scanner_id, last.close, last.next_call_seq) == (7, True, 0)
+
+
+def test_writes_group_per_server_and_retry_only_what_failed() -> None:
+    """Rows a and b on server 1, n on server 2. Server 1 fails b's action (busy) once;
+    server 2 fails its whole region action (not serving) once. Every delete type keeps
+    its type and timestamp in the cell block."""
+    def one(call: Call, conn: socket.socket, first: RegionResult) -> None:
+        seen = decode_multi_request(call.request, call.cell_block)
+        ok = RegionResult(tuple(ActionResult(m[0]) for m in seen[0].mutations))
+        conn.sendall(encode_reply(call.call_id, multi_response(
+            [first if call.call_id == 0 else ok])))
+
+    def server1(call: Call, conn: socket.socket) -> None:
+        one(call, conn, RegionResult((ActionResult(0), ActionResult(1, (BUSY, "busy")))))
+
+    def server2(call: Call, conn: socket.socket) -> None:
+        one(call, conn, RegionResult((), (NSRE, "elsewhere")))
+
+    deletes = [cell(b"n", b"q", 3, CellType.DELETE), cell(b"n", b"q", 4, CellType.DELETE_COLUMN),
+               cell(b"n", b"", 5, CellType.DELETE_FAMILY),
+               cell(b"n", b"", 6, CellType.DELETE_FAMILY_VERSION)]
+    with ScriptedServer(server1) as s1, ScriptedServer(server2) as s2:
+        regions = Regions(region(b"", b"m", s1.port), region(b"m", b"", s2.port))
+        client = scripted_client(regions)
+        puts = [cell(b"a"), cell(b"b"), cell(b"a", b"r", 2)]
+        rounds = client.write("t", puts + deletes)
+        client.close()
+    sent1 = [decode_multi_request(c.request, c.cell_block) for c in s1.calls]
+    sent2 = [decode_multi_request(c.request, c.cell_block) for c in s2.calls]
+    assert [[(m[1], m[2]) for m in r[0].mutations] for r in sent1] == [
+        [(2, (cell(b"a"), cell(b"a", b"r", 2))), (2, (cell(b"b"),))],
+        [(2, (cell(b"b"),))]]
+    assert [[(m[1], m[2]) for m in r[0].mutations] for r in sent2] == [
+        [(3, tuple(deletes))], [(3, tuple(deletes))]]
+    assert rounds == 4  # puts: 2 rounds (server 1 only); deletes: 2 rounds (server 2)
+    assert client.retried[Kind.RETRY] == 1 and client.retried[Kind.RELOCATE] == 1

@@ -1,0 +1,190 @@
+"""The native RPC client against real Apache HBase 2.6.1 (the session's ``real_hbase``), with
+the Thrift2 gateway as the independent reader and writer: every cell type and several
+versions written one way and read back the other, raw scans with their delete markers,
+time ranges, a row equal to a split key, region listings, and a region move ridden out by
+a scan and by writes."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from hbase_migrate.cluster.descriptors import FamilyDescriptor, TableDescriptor
+from hbase_migrate.cluster.thrift2 import Thrift2Client
+from hbase_migrate.rpc.client import NativeClient
+from hbase_migrate.rpc.errors import Kind, RemoteError
+from hbase_migrate.wal.model import Cell, CellType, Tag, cell_order
+from minihbase.cli.minicluster import call_admin
+
+pytestmark = [pytest.mark.integration, pytest.mark.realstack]
+
+SPLITS = [b"g", b"p"]
+FAMILIES = (FamilyDescriptor(b"f", max_versions=10), FamilyDescriptor(b"g", max_versions=10))
+
+
+@pytest.fixture(scope="module")
+def described(real_hbase: Any) -> dict[str, Any]:
+    return {**real_hbase.described, "cluster_json": real_hbase.cluster_json}
+
+
+@pytest.fixture(scope="module")
+def native(described: dict[str, Any]) -> Iterator[NativeClient]:
+    with NativeClient(described["zookeeper"], described["znode_parent"],
+                      max_backoff=1.0) as client:
+        yield client
+
+
+def create(described: dict[str, Any], table: str, splits: list[bytes] = SPLITS) -> None:
+    with Thrift2Client(described["thrift2"]) as t2:
+        t2.create_table(TableDescriptor(table, FAMILIES), splits)
+
+
+def every_kind(rows: list[bytes]) -> list[Cell]:
+    """Puts of several versions in two families, then one delete of each type."""
+    put = CellType.PUT
+    cells = [Cell(r, b"f", q, ts, put, b"%s-%s-%d" % (r, q, ts))
+             for r in rows for q in (b"q1", b"q2") for ts in range(100, 105)]
+    cells += [Cell(r, b"g", b"x", ts, put, b"g%d" % ts) for r in rows for ts in (100, 101)]
+    cells += [Cell(rows[0], b"f", b"q1", 103, CellType.DELETE),
+              Cell(rows[1], b"f", b"q2", 102, CellType.DELETE_COLUMN),
+              Cell(rows[2], b"f", b"", 101, CellType.DELETE_FAMILY),
+              Cell(rows[3], b"g", b"", 100, CellType.DELETE_FAMILY_VERSION)]
+    return cells
+
+
+ROWS = [b"a", b"g", b"h", b"p", b"q", b"z"]
+
+
+def flat(pieces: Iterator[list[Cell]]) -> list[Cell]:
+    return [c for piece in pieces for c in piece]
+
+
+def thrift2_cells(described: dict[str, Any], table: str, **kw: Any) -> list[Cell]:
+    with Thrift2Client(described["thrift2"]) as t2:
+        return flat(t2.scan(table, **kw))
+
+
+def test_native_writes_read_by_thrift2_and_raw(described: dict[str, Any],
+                                               native: NativeClient) -> None:
+    """Cells of every type written natively: a raw native scan gives back exactly what was
+    written (puts hidden by deletes, and the markers), in HBase's order; the visible cells,
+    and those of a time range, are what Thrift2 reads."""
+    create(described, "native_w")
+    written = every_kind(ROWS)
+    native.write("native_w", written)
+    raw = flat(native.scan("native_w", raw=True))
+    assert raw == sorted(written, key=cell_order)
+    visible = flat(native.scan("native_w"))
+    assert visible == thrift2_cells(described, "native_w")
+    assert len(visible) < len([c for c in written if c.type == CellType.PUT])
+    ranged = flat(native.scan("native_w", time_range=(101, 103)))
+    assert ranged == thrift2_cells(described, "native_w", time_range=(101, 103))
+    assert {c.timestamp for c in ranged} == {101, 102}
+    assert flat(native.scan("native_w", b"g", b"q")) == \
+        thrift2_cells(described, "native_w", start=b"g", stop=b"q")
+    with Thrift2Client(described["thrift2"]) as t2:
+        for row in ROWS:
+            assert native.get("native_w", row) == t2.get("native_w", row), row
+            assert native.get("native_w", row, time_range=(100, 102)) == \
+                t2.get("native_w", row, time_range=(100, 102)), row
+
+
+def test_a_large_cell_both_ways(described: dict[str, Any], native: NativeClient) -> None:
+    """A 3 MiB value (a call frame far past one-byte lengths) written natively, read by
+    Thrift2; and written by Thrift2, read natively."""
+    create(described, "native_big", [])
+    big = bytes(range(256)) * (3 * 4096) + b"end"
+    native.write("native_big", [Cell(b"n", b"f", b"q", 1, CellType.PUT, big)])
+    with Thrift2Client(described["thrift2"]) as t2:
+        assert [c.value for c in t2.get("native_big", b"n")] == [big]
+        t2.put_cells("native_big", [Cell(b"t", b"f", b"q", 1, CellType.PUT, big[::-1])])
+    assert [c.value for c in native.get("native_big", b"t")] == [big[::-1]]
+    assert [len(c[0].value) for c in native.scan("native_big")] == [len(big)] * 2
+
+
+def test_thrift2_writes_read_natively(described: dict[str, Any], native: NativeClient) -> None:
+    """The same cells written through the Thrift2 gateway read back natively, raw and not."""
+    create(described, "native_r")
+    written = every_kind(ROWS)
+    with Thrift2Client(described["thrift2"]) as t2:
+        t2.write_cells("native_r", written)
+    assert flat(native.scan("native_r", raw=True)) == sorted(written, key=cell_order)
+    assert flat(native.scan("native_r")) == thrift2_cells(described, "native_r")
+
+
+def test_tags_travel_with_keyvalue_codec_with_tags(described: dict[str, Any]) -> None:
+    """Cells written with tags by a client of KeyValueCodecWithTags come back with them to
+    such a client, and without them to one of the default KeyValueCodec."""
+    create(described, "native_tags", [])
+    tagged = Cell(b"r", b"f", b"q", 3, CellType.PUT, b"v", (Tag(66, b"mark"),))
+    with NativeClient(described["zookeeper"], described["znode_parent"], tags=True) as client:
+        client.write("native_tags", [tagged])
+        assert client.get("native_tags", b"r") == [tagged]
+    with NativeClient(described["zookeeper"], described["znode_parent"]) as client:
+        assert client.get("native_tags", b"r") == [tagged._replace(tags=())]
+
+
+def test_split_key_rows_and_region_listing(described: dict[str, Any],
+                                           native: NativeClient) -> None:
+    """A row equal to a split key is in the region that starts with it; the listing tiles
+    the table and agrees with the gateway's."""
+    create(described, "native_split")
+    native.write("native_split", [Cell(r, b"f", b"q", 5, CellType.PUT, r) for r in ROWS])
+    regions = native.regions("native_split")
+    assert [(r.start, r.end) for r in regions] == [(b"", b"g"), (b"g", b"p"), (b"p", b"")]
+    assert native.locator.locate("native_split", b"g").start == b"g"
+    assert native.locator.locate("native_split", b"p").start == b"p"
+    assert native.locator.locate("native_split", b"f\xff").start == b""
+    assert [c.value for c in native.get("native_split", b"g")] == [b"g"]
+    with Thrift2Client(described["thrift2"]) as t2:
+        gateway = t2.regions("native_split")
+    assert [(r.start, r.end, r.host, r.port) for r in regions] == \
+        [(g.start_key, g.end_key, g.server_host, g.server_port) for g in gateway]
+    assert all(len(r.encoded) == 32 for r in regions)
+
+
+def test_an_unknown_family_is_never_retried(described: dict[str, Any],
+                                            native: NativeClient) -> None:
+    create(described, "native_nf", [])
+    with pytest.raises(Exception, match="NoSuchColumnFamilyException") as info:
+        native.write("native_nf", [Cell(b"r", b"nope", b"q", 1, CellType.PUT, b"v")])
+    assert "table native_nf" in str(info.value) and "server " in str(info.value)
+    cause = info.value.__cause__
+    assert isinstance(cause, RemoteError) and not cause.retryable
+
+
+def test_a_region_move_is_ridden_out_by_scan_and_writes(described: dict[str, Any],
+                                                        native: NativeClient) -> None:
+    """Mid-scan, the region being read moves to the other server: the scan goes on after
+    its last row (every row once); writes to the moved region then succeed after the
+    client relocates it; the old location was cached before."""
+    table = "native_move"
+    create(described, table)
+    rows = [b"%s%04d" % (p, i) for p in (b"a", b"h", b"q") for i in range(400)]
+    native.write(table, [Cell(r, b"f", b"q", 7, CellType.PUT, r) for r in rows])
+    native.get(table, b"h0001")  # the module's client caches the location before the move
+    small = NativeClient(described["zookeeper"], described["znode_parent"], rows_per_call=50,
+                         max_backoff=1.0)
+    try:
+        scan = small.scan(table)
+        got = [next(scan)[0].row for _ in range(450)]  # into the second region
+        region = small.locator.locate(table, got[-1])
+        assert region.start == b"g"
+        moved = call_admin(described["cluster_json"], "move", {"region": region.encoded})
+        assert moved["from"] != moved["to"]
+        began = time.monotonic()
+        got += [cells[0].row for cells in scan]
+        assert got == rows
+        assert small.retried[Kind.RELOCATE] + small.retried[Kind.SCANNER] >= 1
+    finally:
+        small.close()
+    assert native.locator.locate(table, b"h0001").port == region.port  # stale
+    before = native.retried[Kind.RELOCATE]
+    native.write(table, [Cell(b"h0001", b"f", b"q", 8, CellType.PUT, b"after")])
+    assert native.retried[Kind.RELOCATE] > before
+    assert native.locator.locate(table, b"h0001").port != region.port
+    assert [c.value for c in native.get(table, b"h0001")] == [b"after", b"h0001"]
+    assert time.monotonic() - began < 30
