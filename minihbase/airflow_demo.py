@@ -201,10 +201,17 @@ class Dags:
             time.sleep(0.5)
 
     def xcom(self, dag_id: str, run_id: str, task_id: str) -> dict[str, Any]:
-        """The value a task returned (its ``return_value`` XCom)."""
-        answer = self.call("GET", f"/dags/{dag_id}/dagRuns/{quote(run_id, safe='')}"
-                           f"/taskInstances/{task_id}/xcomEntries/return_value"
-                           "?deserialize=true&stringify=false")
+        """The value a task returned (its ``return_value`` XCom); of a task mapped per
+        migration (a scheduled DAG's), the demo's migration's instance."""
+        run = f"/dags/{dag_id}/dagRuns/{quote(run_id, safe='')}/taskInstances/{task_id}"
+        status, mapped = self.stack.api("GET", f"{run}/listMapped")
+        index = -1
+        if status == 200 and mapped.get("task_instances"):
+            index = next((t["map_index"] for t in mapped["task_instances"]
+                          if t.get("rendered_map_index") == MIGRATION),
+                         mapped["task_instances"][0]["map_index"])
+        answer = self.call("GET", f"{run}/xcomEntries/return_value?map_index={index}"
+                           "&deserialize=true&stringify=false")
         return dict(answer["value"])
 
     def differing(self, dag_id: str, run_id: str) -> dict[str, Any]:

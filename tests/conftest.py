@@ -67,10 +67,14 @@ def both_hot_loops(request: pytest.FixtureRequest) -> Iterator[str]:
 # real HBase (the session's stack, and the modules that start their own: at most one such
 # JVM at a time) is one group, as is everything on the session's Kafka broker; any other
 # test goes with its module (its module-scoped fixtures). The groups are handed out in
-# collection order, the longest first, so neither worker is left with a long tail.
+# collection order, the longest first (measured with --durations), so neither worker is
+# left with a long tail.
 REAL_HBASE_GROUP = "real-hbase"
 KAFKA_GROUP = "kafka"
-FIRST_GROUPS = (REAL_HBASE_GROUP, KAFKA_GROUP)
+FIRST_GROUPS = (REAL_HBASE_GROUP, "tests/airflow/test_live_stack.py",
+                "tests/e2e/test_demo.py", "tests/soak/test_soak.py",
+                "tests/airflow/test_celery_stack.py", "tests/replay/test_outages.py", KAFKA_GROUP,
+                "tests/airflow/test_lineage.py")
 
 
 def worker_group(item: pytest.Item) -> str:

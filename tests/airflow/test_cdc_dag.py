@@ -42,7 +42,8 @@ def test_cdc_streams_the_wal_edits_with_this_runs_ids(
                 "spark_conn_id": None, "kafka_conn_id": "test_kafka", "cdc_topic": topic,
                 "start": datetime.fromtimestamp(start / 1000, UTC).isoformat()}
         run = dag.test(run_conf=conf)
-        assert {ti.task_id: ti.state for ti in run.get_task_instances()} == {"cdc": "success"}
+        assert {ti.task_id: ti.state for ti in run.get_task_instances()} == {
+            "migrations": "success", "cdc": "success"}
         with Ledger.open(ledger) as opened:
             record = opened.migration("cdc_test")
             assert record is not None
@@ -96,11 +97,11 @@ def test_a_run_with_no_migration_in_progress_is_skipped_saying_why(
     """A run Airflow starts by itself, with the form's defaults (given here as such:
     ``dag.test()`` keeps an earlier test's conf in the shared DAG), while no ledger holds a
     migration in progress: green, its tasks skipped, the reason in the first one's log."""
-    from hbase_migrate_airflow.params import IDENTITY
+    from hbase_migrate_airflow.migration import NAMING_KEYS
 
     monkeypatch.setenv("HBASE_MIGRATE_STATE_DIR", str(tmp_path))
     monkeypatch.delenv("HBASE_MIGRATE_LEDGER", raising=False)
-    none = dict.fromkeys((*IDENTITY, "config"))
+    none = dict.fromkeys(NAMING_KEYS)  # an earlier test's ledger Param too: it names one
     run = dag_bag.get_dag(dag_id).test(run_conf=none)  # type: ignore[attr-defined]
     assert {ti.task_id: ti.state for ti in run.get_task_instances()} == tasks
     assert run.state == "success"

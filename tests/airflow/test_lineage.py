@@ -88,13 +88,16 @@ def test_start_replay_and_validate_report_their_datasets(
                   "validate_part": ({source, target}, set()),
                   "validate": ({source, target}, set())}
     assert datasets(events, runs["hbase_migrate_start"]) == {
+        "check": ({source, target}, set()),  # it reads both clusters' tables, writes nothing
         "prepare": ({source}, {target}), "plan_snapshot": (set(), set()),  # the copy's
         "snapshot_part": ({source}, {target}), "snapshot": ({source}, {target}), **validation}
     replay = datasets(events, runs["hbase_migrate_replay"])
     assert replay["plan"] == (set(), set())
     assert replay["replay"] == (wals, {target})
     assert {k: replay[k] for k in validation} == validation
-    assert datasets(events, runs["hbase_migrate_validate"]) == validation
+    # the scheduled DAGs' first task lists the migrations to act on: no dataset
+    assert datasets(events, runs["hbase_migrate_validate"]) == {
+        "migrations": (set(), set()), **validation}
     new = {f"hbase://{src_id}/WALs/{name}" for name in on_disk - known}
     assert new and datasets(events, runs["hbase_migrate_wal_watch"])["new_wal_files"] == (
         new, set())

@@ -90,7 +90,9 @@ def test_in_progress_lists_started_migrations_not_cut_over_of_every_ledger(
     assert [(s.name, s.ledger_url) for s in found] == [
         ("alpha", url("alpha")), ("mid", shared), ("mid", url("zeta")), ("zeta", url("zeta"))]
     assert found[0].source.endpoints().thrift == "src:7070"
-    assert [r.getMessage() for r in caplog.records] == [
+    warned = [r for r in caplog.records  # other loggers' records may pass an earlier level
+              if r.name == "hbase_migrate.lifecycle.migrations" and r.levelno >= logging.WARNING]
+    assert [r.getMessage() for r in warned] == [
         f"ledger {url('old')}: migration 'old' was recorded before the ledger kept "
         "definitions; run any step of it once with its config (--config FILE) to record its "
         "definition; left out of the migrations in progress"]

@@ -202,8 +202,8 @@ def test_follow_rides_out_gateway_and_webhdfs_outages_and_converges(tmp_path: Pa
         assert code == 0, err.text[-3000:]
         summary = out.text[out.text.rindex("follow of migration"):]
         assert "outages ridden out: 3" in summary, summary
-        lengths = [float(s) for s in re.findall(r"for (\d+(?:\.\d+)?)s \(\d+ probes\)",
-                                                summary)]
+        lengths = [seconds(text) for text in re.findall(r" for ([^(]+) \(\d+ probes\)",
+                                                        summary)]
         assert len(lengths) == 3, summary
         # each as long as the service was closed, and at most one capped backoff (30 s) more
         assert 5 <= lengths[0] < 5 + 30 and 5 <= lengths[1] < 5 + 30, lengths
@@ -314,3 +314,12 @@ def test_a_one_shot_replay_waits_for_its_target_too(tmp_path: Path) -> None:
         assert waited and 3 <= float(waited.group(1)) < 30, done.stdout
         assert "waiting for the target gateway" in done.stderr
         assert compare(src, dst, TABLE).equal
+
+
+UNITS = {"ms": 0.001, "s": 1, "min": 60, "h": 3600, "d": 86400}
+
+
+def seconds(human: str) -> float:
+    """A duration as ``timeutil.human_duration`` prints it (``7.0 s``, ``1 min 1 s``)."""
+    parts = human.split()
+    return sum(float(n) * UNITS[u] for n, u in zip(parts[::2], parts[1::2], strict=True))
