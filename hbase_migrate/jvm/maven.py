@@ -8,7 +8,9 @@ properties (``{"hbase.version": "2.6.1"}``). Later calls read the cache and run 
 all, as long as every jar is still there; two processes building the same module at once
 (two test workers, two ``realstack start``) take turns on a lock in its cache folder, and
 the second reads what the first built. ``java_command`` builds the command line with the
-``--add-opens`` flags Hadoop, HBase and Kafka need on Java 17+.
+``--add-opens`` flags Hadoop, HBase and Kafka need on Java 17+, and whatever
+``$HBASE_MIGRATE_JVM_OPTIONS`` adds (the test suite, whose JVMs live for seconds, compiles
+with C1 only: ``-XX:TieredStopAtLevel=1``).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import fcntl
 import hashlib
 import os
 import re
+import shlex
 import shutil
 import subprocess
 from collections.abc import Iterator, Mapping, Sequence
@@ -26,6 +29,7 @@ from pathlib import Path
 from hbase_migrate.errors import HBaseMigrateError
 
 MIN_JAVA = 17
+JVM_OPTIONS_ENV = "HBASE_MIGRATE_JVM_OPTIONS"  # options added to every JVM launched here
 
 # What HBase's bin/hbase passes on JDK 11+ (and what Netty, Hadoop and Kafka reach into).
 _OPENED = ("java.lang", "java.lang.reflect", "java.lang.invoke", "java.io", "java.net",
@@ -222,7 +226,8 @@ def java_command(classpath: Sequence[str], main: str, args: Sequence[str] = (), 
                  jvm_options: Sequence[str] = ()) -> list[str]:
     """``java`` with a bounded heap, the Java 17 ``--add-opens`` flags, ``-D`` properties and
     the class path, running ``main`` with ``args``."""
+    extra = shlex.split(os.environ.get(JVM_OPTIONS_ENV, ""))
     return [find_java(), f"-Xmx{heap}", "-XX:+UseSerialGC", "-Djava.net.preferIPv4Stack=true",
-            *ADD_OPENS, *jvm_options,
+            *ADD_OPENS, *extra, *jvm_options,
             *(f"-D{k}={v}" for k, v in (system_properties or {}).items()),
             "-cp", os.pathsep.join(classpath), main, *args]

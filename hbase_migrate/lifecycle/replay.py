@@ -93,9 +93,15 @@ def replay_parts(spec: MigrationSpec, *, tables: Sequence[str] = (), start: int 
 def replay(spec: MigrationSpec, *, tables: Sequence[str] = (), start: int | None = None,
            end: int | None = None, provenance: Provenance | None = None,
            observer: Observer | None = None, executor: Executor | None = None,
-           **options: Any) -> RunSummary:
+           master: str | None = None, **options: Any) -> RunSummary:
     """Replay once and return the run's summary (``exit_code``: 0 ok, 1 a file failed, 3 a
-    gap)."""
+    gap). The files are replayed in this process, by ``executor``, or on the Spark
+    ``master`` (``auto``: Spark only for a run of ``[spark] auto_cells`` cells or more)."""
     job = replay_job(spec, tables=tables, start=start, end=end, provenance=provenance,
                      **options)
-    return run(job, observer=observer, executor=executor)
+    if master is None or executor is not None:
+        return run(job, observer=observer, executor=executor)
+    from hbase_migrate.replay.spark import SparkReplay
+
+    with SparkReplay(spec, master) as spark:
+        return run(job, observer=observer, executor=spark)

@@ -137,14 +137,9 @@ def quiet_failed_attempts(spark: Any) -> None:
 
 
 @contextmanager
-def range_engine(master: str, app_name: str = "hbase-migrate",
-                 spec: MigrationSpec | None = None) -> Iterator[RangeEngine]:
-    """The engine for ``master``: in-process for ``"in-process"``, else Spark (a session
-    already running in this process is used as is; one started here is stopped after),
-    its tasks logged in to ``spec``'s secured clusters."""
-    if master == IN_PROCESS:
-        yield InProcessEngine()
-        return
+def spark_session(master: str, app_name: str = "hbase-migrate") -> Iterator[Any]:
+    """A Spark session on ``master``: one already running in this process is used as is;
+    one started here (loopback driver, no UI) is stopped after."""
     from pyspark import SparkContext
     from pyspark.sql import SparkSession
 
@@ -161,10 +156,22 @@ def range_engine(master: str, app_name: str = "hbase-migrate",
     if not running:
         quiet_failed_attempts(spark)
     try:
-        yield SparkEngine(spark, None if spec is None else ship_credentials(spark, spec))
+        yield spark
     finally:
         if not running:
             spark.stop()
+
+
+@contextmanager
+def range_engine(master: str, app_name: str = "hbase-migrate",
+                 spec: MigrationSpec | None = None) -> Iterator[RangeEngine]:
+    """The engine for ``master``: in-process for ``"in-process"``, else Spark
+    (:func:`spark_session`), its tasks logged in to ``spec``'s secured clusters."""
+    if master == IN_PROCESS:
+        yield InProcessEngine()
+        return
+    with spark_session(master, app_name) as spark:
+        yield SparkEngine(spark, None if spec is None else ship_credentials(spark, spec))
 
 
 def bind(task: Callable[..., R], job: Any) -> Callable[[Any], R]:

@@ -25,6 +25,7 @@ from hbase_migrate.audit.status import replay_lag
 from hbase_migrate.cluster.walstore import WalStore
 from hbase_migrate.errors import ConfigError
 from hbase_migrate.limits import ThrottlePlan, step_limits, throttle_for
+from hbase_migrate.ranges.choice import EngineChoice
 from hbase_migrate.replay.apply import ReplayTarget
 from hbase_migrate.replay.coverage import Gap, check_coverage
 from hbase_migrate.replay.discovery import open_wal_store, reconcile, record_vanished
@@ -54,7 +55,9 @@ EXIT_OK, EXIT_FAILURES, EXIT_GAPS = 0, 1, 3
 # How long a one-shot run tries a WAL storage that has not answered once (a wrong
 # endpoint, said at once) before giving up; a follow waits [replay] outage_tolerance.
 FIRST_ANSWER_MS = 30_000
-Executor = Callable[[ReplayJob, int, Sequence[FileTask]], Iterable[FileOutcome]]
+# Replays a run's planned files elsewhere (Spark) and returns their outcomes, or None to
+# have them replayed here; one that chose (``choice``: an EngineChoice) has it recorded.
+Executor = Callable[[ReplayJob, int, Sequence[FileTask]], Iterable[FileOutcome] | None]
 # Opens where a run's mutations go (default: the migration's target cluster); the run
 # closes it. Another sink (the CDC stream) gives its own, with a job of its own stream.
 SinkFactory = Callable[[ReplayJob], ReplayTarget]
@@ -109,6 +112,7 @@ class RunSummary:
     lag: int | None = None  # a catch-up's replay lag (ms) as it ended (status.replay_lag)
     outages: list[dict[str, Any]] = field(default_factory=list)  # waited out before it ran
     limits: dict[str, Any] | None = None  # the replay limit in force as the run ended
+    engine: dict[str, Any] | None = None  # where the files ran and why, when it was chosen
 
     @property
     def failures(self) -> list[FileOutcome]:
@@ -155,7 +159,7 @@ class RunSummary:
             "files": [o.to_json() for o in self.outcomes],
             "manifest": self.manifest.to_dict() if self.manifest else None,
             "lag": self.lag, "outages": self.outages, "limits": self.limits,
-            "exit_code": self.exit_code,
+            "engine": self.engine, "exit_code": self.exit_code,
         }
 
     def to_metrics(self) -> dict[str, Any]:
@@ -436,10 +440,14 @@ def _replay_run(job: ReplayJob, ledger: Ledger, migration_id: int, store: WalSto
     books = _Books(ledger, migration_id, job.mode == CATCH_UP, observer, since, job.stream)
     try:
         with step_limits(ThrottlePlan.of(job.spec, "replay")) as limits:
-            if executor is None:
+            elsewhere = None if executor is None else executor(job, start, tasks)
+            choice = getattr(executor, "choice", None)
+            if isinstance(choice, EngineChoice):
+                summary.engine = choice.to_metrics()
+            if elsewhere is None:
                 summary.outcomes = _replay_here(job, store, tasks, books, start, sink, stop)
             else:
-                summary.outcomes = books.record_all(tasks, executor(job, start, tasks))
+                summary.outcomes = books.record_all(tasks, elsewhere)
             summary.limits = limits.report()
     finally:
         summary.gaps += books.gaps

@@ -7,6 +7,10 @@ in the ledger. Each task first logs in to the secured clusters
 (:mod:`hbase_migrate.ranges.credentials`). pyspark is imported by the caller, never here at
 import time.
 
+:class:`SparkReplay` is the executor of a caller that names a master: with ``auto`` each
+run's files go to Spark only when they hold about ``[spark] auto_cells`` cells or more
+(estimated from the WAL bytes left to read), as the range steps choose.
+
 Files are independent units here. The one cross-file ordering case (a region moved between
 servers, the same cell and timestamp written on both sides) is honoured by the sequential
 replay only (:mod:`hbase_migrate.replay.ordering`): the Spark tasks run at once, so the
@@ -17,12 +21,15 @@ moved region's key range.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextlib import ExitStack
 from functools import partial
 from typing import Any
 
+from hbase_migrate.config import IN_PROCESS, MigrationSpec
 from hbase_migrate.errors import ConfigError
+from hbase_migrate.ranges.choice import EngineChoice, choose_engine
 from hbase_migrate.ranges.credentials import authenticated, ship_credentials
-from hbase_migrate.ranges.engine import task_error
+from hbase_migrate.ranges.engine import spark_session, task_error
 from hbase_migrate.replay.errors import ReplayError
 from hbase_migrate.replay.job import FileOutcome, FileTask, ReplayJob
 from hbase_migrate.replay.run import Executor
@@ -71,3 +78,42 @@ def replay_files_with_spark(spark: Any, job: ReplayJob, start: int,
 def spark_executor(spark: Any) -> Executor:
     """An executor for :func:`run_replay` that runs the files on ``spark``."""
     return partial(replay_files_with_spark, spark)
+
+
+# About how many WAL bytes an edit's cell takes (key, value, entry framing): how ``auto``
+# turns the bytes a run has left to read into its estimate of cells.
+WAL_BYTES_PER_CELL = 100
+
+
+class SparkReplay:
+    """An executor for :func:`run_replay` on ``master`` (a Spark master URL, ``auto`` or
+    ``in-process``): for each run it chooses (:attr:`choice`), then replays the files on
+    Spark or returns None to have them replayed in this process. The session it starts
+    serves the following runs of a follow; :meth:`close` stops it."""
+
+    def __init__(self, spec: MigrationSpec, master: str) -> None:
+        self.spec, self.master = spec, master
+        self.choice: EngineChoice | None = None
+        self._spark: Any = None
+        self._stack = ExitStack()
+
+    def __call__(self, job: ReplayJob, start: int, tasks: Sequence[FileTask]
+                 ) -> list[FileOutcome] | None:
+        left = sum(max(0, (t.size or 0) - t.start_offset) for t in tasks)
+        self.choice = choose_engine(self.master, self.spec.engine, left // WAL_BYTES_PER_CELL)
+        if self.choice.master == IN_PROCESS or not tasks:
+            return None
+        if self._spark is None:
+            self._spark = self._stack.enter_context(
+                spark_session(self.choice.master, f"hbase-migrate replay {job.name}"))
+        return replay_files_with_spark(self._spark, job, start, tasks)
+
+    def close(self) -> None:
+        self._stack.close()
+        self._spark = None
+
+    def __enter__(self) -> SparkReplay:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

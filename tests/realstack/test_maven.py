@@ -72,6 +72,10 @@ def test_java_command_bounds_heap_and_opens_modules(monkeypatch: pytest.MonkeyPa
     assert "--add-opens=java.base/java.nio=ALL-UNNAMED" in command
     assert command[-5:] == ["-cp", "a.jar:b", "x.Main", "--k", "v"]
     assert "-Dp=1" in command
+    monkeypatch.setenv("HBASE_MIGRATE_JVM_OPTIONS", "-XX:TieredStopAtLevel=1 '-Da=b c'")
+    added = java_command(["a.jar"], "x.Main", jvm_options=("-Dlast=1",))
+    assert added.index("-XX:TieredStopAtLevel=1") < added.index("-Da=b c") < added.index(
+        "-Dlast=1") < added.index("-cp")
 
 
 def test_two_builds_at_once_resolve_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -106,3 +106,52 @@ def test_the_entry_point_parses_its_arguments() -> None:
     args = parse_args(["--config", "m.toml", "--table", "a", "--table", "b", "--start", "5"])
     assert (args.config, args.table, args.start, args.end, args.master) == (
         "m.toml", ["a", "b"], "5", None, None)
+
+
+def test_auto_replays_a_small_run_here_and_a_large_one_on_spark(spark: Any,
+                                                                 tmp_path: Path) -> None:
+    """``master="auto"`` (what an Airflow ``spark`` connection may name) estimates a run's
+    cells from the WAL bytes it has left to read: under ``[spark] auto_cells`` the files are
+    replayed in this process, from there on Spark; the step records which and why."""
+    from dataclasses import replace
+
+    from hbase_migrate.lifecycle.replay import replay
+    from hbase_migrate.replay.spark import WAL_BYTES_PER_CELL
+
+    table = "auto_orders"
+    with MiniHBase(tmp_path / "dst", "target") as dst:
+        assert dst.endpoints.thrift2
+        with Thrift2Client(dst.endpoints.thrift2) as target:
+            target.create_table(TableDescriptor(table, (FamilyDescriptor(b"d"),)))
+        root = HBaseRoot(tmp_path / "hbase")
+        first = root.write(RS1, T, table, puts("a", 0, 40))
+        spec = load_config(write_config(tmp_path, source=source_endpoints(
+            "localhost:9090", root=root.root), target=dst.endpoints, tables=[table]))
+        estimate = first.stat().st_size // WAL_BYTES_PER_CELL
+        assert 0 < estimate < spec.engine.auto_cells
+        tracker = spark.sparkContext.statusTracker()
+        jobs_before = len(tracker.getJobIdsForGroup(JOB_GROUP))
+
+        small = replay(spec, start=T - 60_000, master="auto")
+        assert small.exit_code == 0 and small.engine is not None
+        assert (small.engine["engine"], small.engine["estimated_cells"]) == (
+            "in-process", estimate)
+        assert len(tracker.getJobIdsForGroup(JOB_GROUP)) == jobs_before
+
+        second = root.write(RS2, T + 100, table, puts("b", 100, 40))
+        large = replace(spec, engine=replace(spec.engine, auto_cells=1,
+                                             large_master="local[2]"))
+        summary = replay(large, start=T - 60_000, master="auto")
+        assert summary.exit_code == 0 and summary.engine is not None
+        assert (summary.engine["engine"], summary.engine["estimated_cells"]) == (
+            "local[2]", second.stat().st_size // WAL_BYTES_PER_CELL)
+        assert len(tracker.getJobIdsForGroup(JOB_GROUP)) == jobs_before + 1
+        with Thrift2Client(dst.endpoints.thrift2) as target:
+            rows = [cells[0].row for cells in target.scan(table)]
+        assert rows == sorted(f"{tag}-{i:04d}".encode() for tag, base in (("a", 0), ("b", 100))
+                              for i in range(base, base + 40))
+    with Ledger.open(spec.ledger_url) as ledger:
+        migration = ledger.migration(spec.name)
+        assert migration is not None
+        engines = [s.metrics["engine"]["engine"] for s in ledger.steps(migration.id, "replay")]
+    assert engines == ["in-process", "local[2]"]

@@ -248,7 +248,8 @@ class SnapshotOperator(LifecycleOperator):
 
 
 class ReplayOperator(LifecycleOperator):
-    """WAL replay on Spark (one task per file): a catch-up since T0, or with
+    """WAL replay on the run's Spark connection (one task per file; ``auto``: Spark only
+    for a large run) or in-process without one: a catch-up since T0, or with
     ``window="data_interval"`` the edits of the run's ``[data_interval_start,
     data_interval_end)`` (a backfill); with ``chains``, one part of a catch-up
     (:class:`~hbase_migrate_airflow.operators.parts.ReplayPartsOperator`, mapped)."""
@@ -274,15 +275,8 @@ class ReplayOperator(LifecycleOperator):
         options: dict[str, Any] = {"force_thrift1": params.get("gateway") == "thrift1"}
         if self.chains is not None:
             options["chains"] = list(self.chains)
-        master = self.spark_master(params)
-        if master is None:
-            return replay(spec, start=start, end=end, provenance=provenance, **options)
-        from hbase_migrate.replay.spark import spark_executor
-        from hbase_migrate_airflow.operators.spark import spark_session
-
-        with spark_session(master, f"hbase-migrate replay {spec.name}") as session:
-            return replay(spec, start=start, end=end, provenance=provenance,
-                          executor=spark_executor(session), **options)
+        return replay(spec, start=start, end=end, provenance=provenance,
+                      master=self.spark_master(params), **options)
 
     def failure(self, result: Outcome) -> str | None:
         from hbase_migrate.replay.run import EXIT_GAPS, RunSummary
