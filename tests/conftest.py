@@ -15,6 +15,7 @@ from minihbase.zookeeper import ZooKeeperServer
 from realstack.kafka import KafkaBroker, KafkaSettings
 from tests.realstack.fixtures import (  # noqa: F401 - the real stack, session-wide
     real_hbase,
+    secured_stack,
     source_cluster,
 )
 

@@ -116,6 +116,26 @@ def kerberos_stack(folder: Path, options: RealHBaseOptions) -> Iterator[RealHBas
             stack.stop()
 
 
+SECURED_TICKET = 15  # seconds a client ticket of the shared secured stack lasts
+
+
+@pytest.fixture(scope="session")
+def secured_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealHBase]:
+    """One Kerberos-secured real stack for the session (realm ALPHA.TEST of its own KDC,
+    privacy QOP, client tickets of SECURED_TICKET s), started once for every module that
+    needs one; each borrows it (:func:`borrowed`) and stops nothing."""
+    yield from kerberos_stack(tmp_path_factory.mktemp("alpha"), RealHBaseOptions(
+        region_servers=1, heap="1g", kerberos=True, qop="auth-conf",
+        client_ticket_lifetime=f"{SECURED_TICKET}s", name="alpha"))
+
+
+def borrowed(stack: RealHBase) -> Iterator[RealHBase]:
+    """``stack`` for a module fixture, this process's Kerberos environment put back as it
+    was after the module."""
+    with kerberos_environment():
+        yield stack
+
+
 def keytab_keys(kdc: Kdc, keytab: Path) -> list[str]:
     """The keys ``keytab`` holds, as hex (what must never leak)."""
     listed = subprocess.run(["klist", "-k", "-K", str(keytab)], env=kdc.environment(),

@@ -1,7 +1,8 @@
-"""Kerberos end to end against a real KDC and a secured real HBase: one ``realstack start
---kerberos`` stack for the module (MIT KDC with a temporary realm; ZooKeeper with SASL, HDFS
+"""Kerberos end to end against a real KDC and a secured real HBase: the session's ``realstack
+start --kerberos`` stack (``secured_stack``, shared with the realms module; MIT KDC
+with a temporary realm; ZooKeeper with SASL, HDFS
 with SPNEGO WebHDFS, HBase and both Thrift gateways with SASL at QOP auth-conf), whose client
-principal's tickets last 20 s.
+principal's tickets last 15 s.
 
 * The servers refuse clients without credentials (raw clients: the proof the stack is
   secured), and the project's clients say so in one line.
@@ -47,21 +48,19 @@ from hbase_migrate.lifecycle import cutover_check, prepare, report, snapshot, va
 from hbase_migrate.validate.compare import compare_tables
 from minihbase.cli.minicluster import call_admin
 from minihbase.workload import Workload, WorkloadSpec
-from realstack.hbase import CLIENT_PRINCIPAL, RealHBase, RealHBaseOptions
-from tests.realstack.fixtures import kerberos_stack, leaks, stack_endpoints
+from realstack.hbase import CLIENT_PRINCIPAL, RealHBase
+from tests.realstack.fixtures import SECURED_TICKET, borrowed, leaks, stack_endpoints
 from tests.realstack.fixtures import keytab_keys as fixture_keytab_keys
 
 pytestmark = [pytest.mark.integration, pytest.mark.realstack]
 REPO = Path(__file__).resolve().parents[2]
 SOURCE, TARGET = "krb_orders", "krb_orders_copy"
-TICKET = 20  # seconds a client ticket lasts
+TICKET = SECURED_TICKET  # seconds a client ticket lasts
 
 
 @pytest.fixture(scope="module")
-def secured(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealHBase]:
-    yield from kerberos_stack(tmp_path_factory.mktemp("krbhbase"), RealHBaseOptions(
-        region_servers=1, heap="1g", kerberos=True, qop="auth-conf",
-        client_ticket_lifetime=f"{TICKET}s", name="secured"))
+def secured(secured_stack: RealHBase) -> Iterator[RealHBase]:
+    yield from borrowed(secured_stack)
 
 
 def keytab_keys(stack: RealHBase) -> list[str]:
@@ -186,7 +185,7 @@ def test_each_bad_credential_is_one_line_naming_cluster_endpoint_and_principal(
         assert proc.returncode == 2, (name, err)
         assert len(lines) == 1 and lines[0].startswith("hbase-migrate: error: "), (name, err)
         assert cases[name][1] in lines[0], (name, lines[0])
-        assert "cluster 'secured'" in lines[0], lines[0]
+        assert f"cluster '{secured.options.name}'" in lines[0], lines[0]
         if name not in ("unreadable_keytab",):  # an endpoint or principal in the line
             assert "127.0.0.1:" in lines[0] or "@" in lines[0], lines[0]
 

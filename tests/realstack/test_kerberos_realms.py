@@ -32,8 +32,9 @@ from minihbase.cli.minicluster import call_admin
 from minihbase.workload import Workload, WorkloadSpec
 from realstack.hbase import CLIENT_PRINCIPAL, RealHBase, RealHBaseOptions
 from tests.realstack.fixtures import (
+    SECURED_TICKET,
+    borrowed,
     kerberos_environment,
-    kerberos_stack,
     keytab_keys,
     leaks,
     stack_endpoints,
@@ -41,7 +42,7 @@ from tests.realstack.fixtures import (
 
 pytestmark = [pytest.mark.integration, pytest.mark.realstack]
 TABLE = "realm_orders"
-TICKET = 15  # seconds a client ticket lasts
+TICKET = SECURED_TICKET  # seconds a client ticket lasts (beta's and gamma's as alpha's)
 
 
 def options(name: str, kdc: Path | None = None) -> RealHBaseOptions:
@@ -51,8 +52,8 @@ def options(name: str, kdc: Path | None = None) -> RealHBaseOptions:
 
 
 @pytest.fixture(scope="module")
-def alpha(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealHBase]:
-    yield from kerberos_stack(tmp_path_factory.mktemp("alpha"), options("alpha"))
+def alpha(secured_stack: RealHBase) -> Iterator[RealHBase]:
+    yield from borrowed(secured_stack)  # realm ALPHA.TEST, privacy QOP
 
 
 def start(stack: RealHBase) -> Iterator[RealHBase]:

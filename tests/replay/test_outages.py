@@ -1,7 +1,8 @@
 """``replay --follow`` outlasts outages, as a user runs it: the command in a child process,
 embedded clusters in this one, a writer on the source the whole time.
 
-The target's Thrift2 gateway is closed for 5 s and then for 60 s, the source's WebHDFS for
+The target's Thrift2 gateway is closed for 5 s and then for 40 s (past the probes' capped
+backoff, 30 s), the source's WebHDFS for
 5 s: the follow says whom it waits for, resumes by itself, and the target ends equal to the
 source (read through Thrift2 on both sides) with no gap and no restart; while it waits,
 its Prometheus endpoint and ``status --json`` say for whom, and once drained both report
@@ -146,6 +147,9 @@ def outage(cluster: MiniHBase, service: str, seconds: float, out: Lines, err: Li
     wait_for(lambda: out.count(r"^result: ok") > runs, 60, f"a run after {service} came back")
 
 
+LONG = 40  # seconds of the long outage: past the probes' capped backoff (30 s)
+
+
 def started(config: Path, src: MiniHBase, dst: MiniHBase) -> None:
     copy_table_schema(src, dst, TABLE)
     set_watermark(config)
@@ -175,7 +179,7 @@ def test_follow_rides_out_gateway_and_webhdfs_outages_and_converges(tmp_path: Pa
                 wait_for(lambda: out.count(r"^result: ok") >= 2, 60, "two follow runs")
                 outage(dst, "thrift2", 5, out, err, r"waiting for the target gateway")
                 outage(src, "webhdfs", 5, out, err, r"waiting for the source WebHDFS")
-                outage(dst, "thrift2", 60, out, err, r"waiting for the target gateway",
+                outage(dst, "thrift2", LONG, out, err, r"waiting for the target gateway",
                        during=waiting_everywhere)
             written = writer.written
             wait_for(lambda: compare(src, dst, TABLE).equal, 90, "the target to converge")
@@ -191,7 +195,7 @@ def test_follow_rides_out_gateway_and_webhdfs_outages_and_converges(tmp_path: Pa
             assert {k[1][0][1]: v for k, v in metrics.items()
                     if k[0] == "hbase_migrate_wal_files"} == figures["wal_files"]
             assert metrics[("hbase_migrate_open_gaps", ())] == figures["open_gaps"] == 0
-            assert metrics[("hbase_migrate_outage_seconds_total", ())] >= 70
+            assert metrics[("hbase_migrate_outage_seconds_total", ())] >= 5 + 5 + LONG
             assert metrics[("hbase_migrate_runs_total", ())] >= 4
         finally:
             proc.send_signal(signal.SIGTERM)
@@ -207,7 +211,7 @@ def test_follow_rides_out_gateway_and_webhdfs_outages_and_converges(tmp_path: Pa
         assert len(lengths) == 3, summary
         # each as long as the service was closed, and at most one capped backoff (30 s) more
         assert 5 <= lengths[0] < 5 + 30 and 5 <= lengths[1] < 5 + 30, lengths
-        assert 60 <= lengths[2] < 60 + 31, lengths
+        assert LONG <= lengths[2] < LONG + 31, lengths
         assert summary.rstrip().endswith("result: ok"), summary
         spec = load_config(config)
         with Ledger.open(spec.ledger_url) as ledger:

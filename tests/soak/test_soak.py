@@ -1,4 +1,4 @@
-"""A 3-minute chaos soak with a fixed seed, end to end on the embedded stack: linked lists
+"""A 2-minute chaos soak with a fixed seed, end to end on the embedded stack: linked lists
 written under seeded faults, the migration through the command line (``replay --follow`` in a
 child process the monkey kills), and the verify. The in-suite soak runs ``--cli``: the live
 Airflow of tests/airflow is one per module with a database copied per run, and a soak through
@@ -23,7 +23,8 @@ from minihbase.soak import SoakSpec
 pytestmark = [pytest.mark.integration, pytest.mark.e2e, pytest.mark.timeout(900)]
 
 SEED = 1  # a schedule with every action of the command-line soak
-MINUTES = 3
+MINUTES = 2
+MEAN_GAP = 8  # seconds between chaos events: 14 in the two minutes, every action
 
 
 def _counts(text: str, side: str) -> tuple[int, int, int]:
@@ -33,12 +34,12 @@ def _counts(text: str, side: str) -> tuple[int, int, int]:
     return found[0], found[1], found[2]
 
 
-def test_a_three_minute_soak_under_chaos_loses_nothing(tmp_path: Path) -> None:
+def test_a_two_minute_soak_under_chaos_loses_nothing(tmp_path: Path) -> None:
     root = tmp_path / "soak"
     began = time.monotonic()
     done = subprocess.run(
         [sys.executable, "-m", "minihbase.cli.soak", "--minutes", str(MINUTES), "--seed",
-         str(SEED), "--cli", "--dir", str(root), "--mean-gap", "10"],
+         str(SEED), "--cli", "--dir", str(root), "--mean-gap", str(MEAN_GAP)],
         capture_output=True, text=True, timeout=840, check=False)
     assert done.returncode == 0, done.stderr[-4000:]
     assert f"OK: seed {SEED}" in done.stdout
@@ -47,7 +48,7 @@ def test_a_three_minute_soak_under_chaos_loses_nothing(tmp_path: Path) -> None:
     assert time.monotonic() - began < 6 * 60
 
     # the ledger: one chaos step per planned event, the schedule the seed gives
-    planned = SoakSpec(root, MINUTES, SEED, airflow=False, mean_gap=10).events()
+    planned = SoakSpec(root, MINUTES, SEED, airflow=False, mean_gap=MEAN_GAP).events()
     migration = load_config(root / "migration.toml")
     with Ledger.open(migration.ledger_url) as ledger:
         record = ledger.migration(migration.name)
