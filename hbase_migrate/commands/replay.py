@@ -13,6 +13,7 @@ import json
 import signal
 import threading
 from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
 from types import FrameType, TracebackType
 from typing import TYPE_CHECKING, Any, Self, TypeVar
@@ -107,13 +108,17 @@ def metrics_options(func: F) -> F:
                    "exit; nothing is recorded.")
 @click.option("--chain", "chains", multiple=True, metavar="ID",
               help="Replay only this WAL chain (a part printed by --parts; repeatable).")
+@click.option("--master", metavar="URL",
+              help="Replay a one-shot run's files on this Spark master, one task per file "
+                   "(\"auto\": only when they hold [spark] auto_cells cells or more); "
+                   "default: in this process.")
 @metrics_options
 @click.pass_context
 def replay(ctx: click.Context, config: Path, tables: Sequence[str], since_watermark: bool,
            start: str | None, end: str | None, follow: bool, interval: str, force: bool,
-           list_parts: bool, chains: Sequence[str], metrics_port: int | None,
-           metrics_host: str, dry_run: bool, as_json: bool, force_thrift1: bool,
-           lock_timeout: float) -> None:
+           list_parts: bool, chains: Sequence[str], master: str | None,
+           metrics_port: int | None, metrics_host: str, dry_run: bool, as_json: bool,
+           force_thrift1: bool, lock_timeout: float) -> None:
     """Replay source WAL edits into the target (catch-up, or --follow).
 
     Catch-up reads every source WAL file (live, splitting, archived) from the offset the
@@ -129,6 +134,9 @@ def replay(ctx: click.Context, config: Path, tables: Sequence[str], since_waterm
         raise click.UsageError("--end needs --start")
     if follow and (end or dry_run):
         raise click.UsageError("--follow runs catch-up: no --end, no --dry-run")
+    if master and (follow or dry_run or list_parts):
+        raise click.UsageError("--master is for a one-shot run: no --follow, --dry-run or "
+                               "--parts")
     metrics = metrics_address(follow, metrics_host, metrics_port)
     from hbase_migrate.timeutil import parse_duration
 
@@ -144,7 +152,7 @@ def replay(ctx: click.Context, config: Path, tables: Sequence[str], since_waterm
         ctx.exit(0)
     if follow:
         ctx.exit(_follow(job, pause, as_json, force, metrics=metrics))
-    ctx.exit(_run(job, as_json))
+    ctx.exit(_run(job, as_json, master))
 
 
 @click.command()
@@ -184,10 +192,15 @@ def _job(config: Path, tables: Sequence[str], start: str | None, end: str | None
         end=parse_time(end, name="--end") if end else None, **options)
 
 
-def _run(job: ReplayJob, as_json: bool) -> int:
+def _run(job: ReplayJob, as_json: bool, master: str | None = None) -> int:
     from hbase_migrate.lifecycle.replay import run
 
-    return run_once(job, as_json, run, render_summary)
+    if master is None:
+        return run_once(job, as_json, run, render_summary)
+    from hbase_migrate.replay.spark import SparkReplay
+
+    with SparkReplay(job.spec, master) as spark:
+        return run_once(job, as_json, partial(run, executor=spark), render_summary)
 
 
 def run_once(job: ReplayJob, as_json: bool, run: Callable[..., RunSummary],
@@ -387,6 +400,8 @@ def render_summary(s: RunSummary) -> str:
         f"approximated deletes: {data['approximated_deletes']}; markers: "
         f"{_counts(data['markers'])}",
     ]
+    if s.engine is not None:
+        lines.append(f"engine: {s.engine['engine']} ({s.engine['engine_reason']})")
     lines += [f"moved to the archive: {a} -> {b}" for a, b in s.moves]
     lines += [f"waited {human_duration(o['seconds'] * 1000)} for the {o['service']} "
               f"{o['endpoint']}: {o['error']}" for o in s.outages]

@@ -107,6 +107,22 @@ def test_exit_codes_for_gaps_and_failures(setup: Setup) -> None:
     assert run("status", "--config", config).exit_code == 3
 
 
+def test_master_auto_replays_a_small_run_here_and_says_so(setup: Setup) -> None:
+    """``--master auto`` sends a one-shot run to Spark only when its WAL bytes left come to
+    ``[spark] auto_cells`` cells (about 100 bytes each): this one replays in-process."""
+    wal = setup.root.write(RS1, T, setup.table, puts("m", 0, 6))
+    setup.source_writes(puts("m", 0, 6))
+    result = run("replay", "--config", str(setup.config), "--start", str(T - 60_000),
+                 "--master", "auto")
+    assert result.exit_code == 0, result.output
+    estimate = wal.stat().st_size // 100
+    assert (f"engine: in-process (auto: about {estimate} cells, under auto_cells = "
+            f"{setup.spec.engine.auto_cells}: in-process)") in result.output, result.output
+    assert setup.equal()
+    follow = run("replay", "--config", str(setup.config), "--follow", "--master", "auto")
+    assert follow.exit_code == 2 and "--master is for a one-shot run" in follow.output
+
+
 def test_usage_errors_exit_2(setup: Setup) -> None:
     both = run("replay", "--config", str(setup.config), "--since-watermark", "--start", "1")
     assert both.exit_code == 2 and "either --since-watermark or --start" in both.output
