@@ -212,12 +212,14 @@ class Connection:
 
 
 class Pool:
-    """One connection per server, made on first use and replaced once broken."""
+    """One connection per server (speaking ``service``), made on first use and replaced
+    once broken."""
 
     def __init__(self, *, user: str | None = None, call_timeout: float = DEFAULT_CALL_TIMEOUT,
                  connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
-                 codec: str = KEYVALUE_CODEC) -> None:
+                 codec: str = KEYVALUE_CODEC, service: str = CLIENT_SERVICE) -> None:
         self.user = user
+        self.service = service
         self.codec = codec
         self.call_timeout = call_timeout
         self.connect_timeout = connect_timeout
@@ -232,7 +234,8 @@ class Pool:
             conn = self._connections.get((host, port))
         if conn is not None and not conn.closed:
             return conn
-        made = Connection(host, port, user=self.user, call_timeout=self.call_timeout,
+        made = Connection(host, port, service=self.service, user=self.user,
+                          call_timeout=self.call_timeout,
                           connect_timeout=self.connect_timeout, codec=self.codec)
         with self._lock:
             conn = self._connections.get((host, port))
