@@ -104,10 +104,11 @@ class _Backoff:
         self.delay, self.cap = first, cap
 
     def sleep(self) -> bool:
-        """Sleep once; False (no sleep) when the time is spent."""
-        if time.monotonic() + self.delay > self.deadline:
+        """Sleep once (at most until the deadline); False when the time is spent."""
+        left = self.deadline - time.monotonic()
+        if left <= 0:
             return False
-        time.sleep(self.delay)
+        time.sleep(min(self.delay, left))
         self.delay = min(self.delay * 2, self.cap)
         return True
 
