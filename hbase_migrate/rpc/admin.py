@@ -1,8 +1,8 @@
 """``NativeAdmin``: a cluster's admin calls over HBase's own RPC, no gateway and no JVM:
 ``MasterService`` on the active master (namespaces, table descriptors, create with split
-keys, enable, disable, delete, snapshots, clone, restore, cluster status) and
-``AdminService`` on the region servers (flush, major compaction waited for, WAL roll,
-region info, online regions).
+keys, enable, disable, delete, snapshots, clone, restore, cluster status) and, through
+``server_admin.RegionServerAdmin``, ``AdminService`` on the region servers (flush, major
+compaction waited for, WAL roll, region info and load, online regions).
 
 The master is the one ZooKeeper names (``<znode_parent>/master``). A call that finds no
 master, a master gone (connection refused or broken), or one not ready
@@ -21,7 +21,6 @@ from __future__ import annotations
 import logging
 import secrets
 import threading
-import time
 from collections.abc import Callable, Sequence
 from types import TracebackType
 from typing import Self
@@ -32,7 +31,7 @@ from hbase_migrate.cluster.errors import ClusterError
 from hbase_migrate.cluster.zookeeper import HBaseZooKeeper
 from hbase_migrate.rpc.connection import DEFAULT_CALL_TIMEOUT, Connection, Pool
 from hbase_migrate.rpc.errors import Kind, RemoteError, RpcConnectionError, RpcError
-from hbase_migrate.rpc.locate import Locator, Region
+from hbase_migrate.rpc.locate import Locator
 from hbase_migrate.rpc.master_calls import (
     PROCEDURE_NOT_FOUND,
     Nonce,
@@ -47,17 +46,13 @@ from hbase_migrate.rpc.master_calls import (
     procedure_result_request,
     table_request,
 )
-from hbase_migrate.rpc.region_admin import (
-    RegionState,
-    compact_region_request,
-    decode_flush_response,
-    decode_online_regions,
-    decode_region_info_response,
-    decode_roll_response,
-    flush_region_request,
-    region_info_request,
-)
 from hbase_migrate.rpc.schema import Namespace
+from hbase_migrate.rpc.server_admin import (
+    AdminCallError,
+    Backoff,
+    RegionServerAdmin,
+    remote_reason,
+)
 from hbase_migrate.rpc.snapshots import (
     SNAPSHOT_FLUSH,
     SNAPSHOT_SKIPFLUSH,
@@ -76,44 +71,14 @@ from hbase_migrate.wal.names import ServerName
 log = logging.getLogger(__name__)
 
 MASTER_SERVICE = "MasterService"
-ADMIN_SERVICE = "AdminService"
 TABLE_NOT_FOUND = "org.apache.hadoop.hbase.TableNotFoundException"
-REGION_ATTEMPTS = 8  # region server calls: relocations before giving up
-
-
-class AdminCallError(RpcError):
-    """An admin call that failed for good: names the call, what it was about (table,
-    snapshot, namespace, region) and the server; ``class_name`` is HBase's exception class
-    when the server raised one."""
-
-    def __init__(self, call: str, what: str, server: str, reason: str,
-                 class_name: str = "") -> None:
-        self.call, self.what, self.server, self.class_name = call, what, server, class_name
-        super().__init__(f"{call} {what}, {server}: {reason}")
 
 
 class _NoMaster(RpcError):
     """ZooKeeper names no active master (yet)."""
 
 
-class _Backoff:
-    """Doubling sleeps up to ``cap`` until ``seconds`` have passed."""
-
-    def __init__(self, seconds: float, first: float = 0.05, cap: float = 1.0) -> None:
-        self.deadline = time.monotonic() + seconds
-        self.delay, self.cap = first, cap
-
-    def sleep(self) -> bool:
-        """Sleep once (at most until the deadline); False when the time is spent."""
-        left = self.deadline - time.monotonic()
-        if left <= 0:
-            return False
-        time.sleep(min(self.delay, left))
-        self.delay = min(self.delay * 2, self.cap)
-        return True
-
-
-class NativeAdmin:
+class NativeAdmin(RegionServerAdmin):
     """Admin calls on the cluster of ZooKeeper ``quorum`` / ``znode_parent``; thread-safe.
     ``locator``: a region locator to share (a ``NativeClient``'s), else one of its own."""
 
@@ -123,12 +88,12 @@ class NativeAdmin:
                  locator: Locator | None = None) -> None:
         self.quorum, self.znode_parent, self.zk_timeout = quorum, znode_parent, zk_timeout
         self.user, self.call_timeout = user, call_timeout
-        self.wait_timeout, self.master_wait = wait_timeout, master_wait
-        self.servers = Pool(user=user, call_timeout=call_timeout, service=ADMIN_SERVICE)
+        self.master_wait = master_wait
         self._own_locator = locator is None
-        self.locator = locator or Locator(quorum, znode_parent,
-                                          Pool(user=user, call_timeout=call_timeout),
-                                          zk_timeout)
+        super().__init__(locator or Locator(quorum, znode_parent,
+                                            Pool(user=user, call_timeout=call_timeout),
+                                            zk_timeout),
+                         user=user, call_timeout=call_timeout, wait_timeout=wait_timeout)
         self._lock = threading.Lock()
         self._master: Connection | None = None
         self.master_server: ServerName | None = None
@@ -172,14 +137,14 @@ class NativeAdmin:
 
     def master_call(self, method: str, request: bytes, what: str) -> bytes:
         """Call ``method`` on the active master, riding out a failover; the response."""
-        backoff = _Backoff(self.master_wait, 0.1, 2.0)
+        backoff = Backoff(self.master_wait, 0.1, 2.0)
         while True:
             try:
                 return self._master_connection().call(method, request).response or b""
             except RemoteError as exc:
                 if not exc.retryable:
                     raise AdminCallError(method, what, self._master_text(),
-                                         f"{exc.class_name}: {exc.detail}",
+                                         remote_reason(exc),
                                          exc.class_name) from exc
                 if exc.kind is not Kind.RETRY:  # a master going away: ask ZooKeeper again
                     self._forget_master()
@@ -205,7 +170,7 @@ class NativeAdmin:
 
     def wait_procedure(self, proc_id: int, call: str, what: str) -> None:
         """Wait until procedure ``proc_id`` finished; its failure raised as AdminCallError."""
-        backoff = _Backoff(self.wait_timeout)
+        backoff = Backoff(self.wait_timeout)
         while True:
             result = decode_procedure_result(self.master_call(
                 "getProcedureResult", procedure_result_request(proc_id), what))
@@ -298,7 +263,7 @@ class NativeAdmin:
         if started.proc_id is not None:
             self.wait_procedure(started.proc_id, "Snapshot", what)
             return
-        backoff = _Backoff(self.wait_timeout)
+        backoff = Backoff(self.wait_timeout)
         while not self.snapshot_done(name, table):
             if not backoff.sleep():
                 raise AdminCallError("Snapshot", what, self._master_text(),
@@ -340,94 +305,6 @@ class NativeAdmin:
         return decode_cluster_status(
             self.master_call("GetClusterStatus", cluster_status_request(), "cluster status"))
 
-    # --- region servers -----------------------------------------------------------------
-
-    def server_call(self, host: str, port: int, method: str, request: bytes, what: str
-                    ) -> bytes:
-        """One ``AdminService`` call on region server ``host:port``; the response."""
-        try:
-            return self.servers.get(host, port).call(method, request).response or b""
-        except RpcConnectionError:
-            self.servers.drop(host, port)
-            raise
-
-    def each_region(self, table: str, method: str, call: Callable[[Region], object]) -> None:
-        """Run ``call`` on every region of ``table``; regions that moved or split while
-        at it are located again and their successors called."""
-        pending = self.locator.regions(table)
-        for attempt in range(REGION_ATTEMPTS):
-            failed: list[Region] = []
-            for region in pending:
-                try:
-                    call(region)
-                except RemoteError as exc:
-                    if exc.kind is not Kind.RELOCATE and not (
-                            exc.retryable and attempt < REGION_ATTEMPTS - 1):
-                        raise AdminCallError(method, f"table {table} region {region.encoded}",
-                                             f"server {region.server}",
-                                             f"{exc.class_name}: {exc.detail}",
-                                             exc.class_name) from exc
-                    failed.append(region)
-                except RpcConnectionError:
-                    failed.append(region)
-            if not failed:
-                return
-            time.sleep(min(0.1 * 2 ** attempt, 2.0))
-            pending = [r for r in self.locator.regions(table)
-                       if any(_overlap(r, f) for f in failed)]
-        raise AdminCallError(method, f"table {table}", "its region servers",
-                             f"regions still moving after {REGION_ATTEMPTS} attempts")
-
-    def flush(self, table: str) -> None:
-        """Flush every region of ``table`` (its memstores to HFiles)."""
-        def flush_one(region: Region) -> object:
-            return decode_flush_response(self.server_call(
-                region.host, region.port, "FlushRegion", flush_region_request(region.name),
-                f"region {region.encoded}"))
-        self.each_region(table, "FlushRegion", flush_one)
-
-    def compact(self, table: str, *, major: bool = True, wait: bool = True) -> None:
-        """Compact every region of ``table`` (major: into one file per store); with
-        ``wait``, return once no region reports a compaction."""
-        def compact_one(region: Region) -> object:
-            return self.server_call(region.host, region.port, "CompactRegion",
-                                    compact_region_request(region.name, major),
-                                    f"region {region.encoded}")
-        self.each_region(table, "CompactRegion", compact_one)
-        if not wait:
-            return
-        backoff = _Backoff(self.wait_timeout, 0.1, 1.0)
-        busy = ["?"]
-        while busy:
-            busy.clear()
-            self.each_region(table, "GetRegionInfo", lambda r: busy.append(r.encoded)
-                             if self.region_state(r).compaction != "NONE" else None)
-            if busy and not backoff.sleep():
-                raise AdminCallError("CompactRegion", f"table {table}", "its region servers",
-                                     f"regions {', '.join(busy)} still compacting after "
-                                     f"{self.wait_timeout:g} s")
-
-    def region_state(self, region: Region) -> RegionState:
-        """A region as its server reports it, with its compaction state."""
-        return decode_region_info_response(
-            self.server_call(region.host, region.port, "GetRegionInfo",
-                             region_info_request(region.name), f"region {region.encoded}"),
-            region.host, region.port)
-
-    def online_regions(self, host: str, port: int) -> list[Region]:
-        """The regions region server ``host:port`` holds now."""
-        return decode_online_regions(
-            self.server_call(host, port, "GetOnlineRegion", b"", "online regions"), host, port)
-
-    def roll_wal(self, host: str, port: int) -> tuple[bytes, ...]:
-        """Roll region server ``host:port``'s WAL; the regions it asks to be flushed."""
-        try:
-            return decode_roll_response(
-                self.server_call(host, port, "RollWALWriter", b"", "WAL roll"))
-        except RemoteError as exc:
-            raise AdminCallError("RollWALWriter", "WAL roll", f"server {host}:{port}",
-                                 f"{exc.class_name}: {exc.detail}", exc.class_name) from exc
-
     def roll_wals(self) -> list[ServerName]:
         """Roll the WAL of every live region server; the servers rolled."""
         servers = [s.server for s in self.cluster_status().live_servers]
@@ -439,7 +316,7 @@ class NativeAdmin:
 
     def close(self) -> None:
         self._forget_master()
-        self.servers.close()
+        super().close()
         if self._own_locator:
             self.locator.pool.close()
 
@@ -451,5 +328,3 @@ class NativeAdmin:
         self.close()
 
 
-def _overlap(a: Region, b: Region) -> bool:
-    return (not a.end or b.start < a.end) and (not b.end or a.start < b.end)

@@ -9,6 +9,9 @@
     FlushRegionResponse     1 last_flush_time (required)  2 flushed  3 wrote_flush_wal_marker
     CompactRegionRequest    1 region  2 major  3 family          Response  (empty)
     RollWALWriterRequest    (empty)       Response  1 region_to_flush (repeated bytes)
+    GetRegionLoadRequest    1 table_name          Response  1 region_loads (repeated)
+    RegionLoad              1 region_specifier  2 stores  3 storefiles  6 mem_store_size_MB
+                            (``ClusterStatus.proto``; the server's live figures)
     RegionInfo              1 region_id  2 table_name  3 start_key  4 end_key  5 offline
                             6 split  7 replica_id
 
@@ -23,8 +26,8 @@ from typing import NamedTuple
 
 from hbase_migrate.cluster.descriptors import region_name
 from hbase_migrate.rpc.locate import META_REGION, Region
-from hbase_migrate.rpc.messages import region_specifier
-from hbase_migrate.rpc.schema import table_from_message
+from hbase_migrate.rpc.messages import decode_region_specifier, region_specifier
+from hbase_migrate.rpc.schema import table_from_message, table_name_message
 from hbase_migrate.wal.protobuf import Message, bytes_field, varint_field
 
 COMPACTION_STATES = ("NONE", "MINOR", "MAJOR", "MAJOR_AND_MINOR")
@@ -91,3 +94,27 @@ def compact_region_request(region: bytes, major: bool = True, family: bytes | No
 def decode_roll_response(data: bytes) -> tuple[bytes, ...]:
     """The encoded names of regions the server asks to be flushed (too many WALs)."""
     return Message(data, "RollWALWriterResponse").repeated(1)
+
+
+class RegionLoad(NamedTuple):
+    """A region's load as its server counts it now: stores, store files (those compacted
+    away not counted), memstore MB."""
+
+    region: bytes  # the full region name
+    stores: int
+    store_files: int
+    memstore_mb: int
+
+
+def region_load_request(table: str) -> bytes:
+    return bytes_field(1, table_name_message(table))
+
+
+def _region_load(data: bytes) -> RegionLoad:
+    m = Message(data, "RegionLoad")
+    return RegionLoad(decode_region_specifier(m.req_bytes(1, "region_specifier"))[1],
+                      m.opt_int(2) or 0, m.opt_int(3) or 0, m.opt_int(6) or 0)
+
+
+def decode_region_loads(data: bytes) -> list[RegionLoad]:
+    return list(Message(data, "GetRegionLoadResponse").msgs(1, _region_load))

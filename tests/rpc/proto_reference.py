@@ -61,7 +61,8 @@ SHAPES: dict[str, list[tuple[str, int, str, str]]] = {
     "ServerName": [("host_name", 1, "string", "!"), ("port", 2, "uint32", "?"),
                    ("start_code", 3, "uint64", "?")],
     "RegionSpecifier": [("type", 1, "enum", "!"), ("value", 2, "bytes", "!")],
-    "RegionLoad": [("region_specifier", 1, "RegionSpecifier", "!"), ("stores", 2, "uint32", "?")],
+    "RegionLoad": [("region_specifier", 1, "RegionSpecifier", "!"), ("stores", 2, "uint32", "?"),
+                   ("storefiles", 3, "uint32", "?"), ("mem_store_size_MB", 6, "uint32", "?")],
     "ServerLoad": [("number_of_requests", 1, "uint64", "?"),
                    ("total_number_of_requests", 2, "uint64", "?"),
                    ("used_heap_MB", 3, "uint32", "?"), ("max_heap_MB", 4, "uint32", "?"),
@@ -97,6 +98,8 @@ SHAPES: dict[str, list[tuple[str, int, str, str]]] = {
     "CompactRegionRequest": [("region", 1, "RegionSpecifier", "!"), ("major", 2, "bool", "?"),
                              ("family", 3, "bytes", "?")],
     "RollWALWriterResponse": [("region_to_flush", 1, "bytes", "*")],
+    "GetRegionLoadRequest": [("table_name", 1, "TableName", "?")],
+    "GetRegionLoadResponse": [("region_loads", 1, "RegionLoad", "*")],
 }
 
 _T = descriptor_pb2.FieldDescriptorProto

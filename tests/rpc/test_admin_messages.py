@@ -28,9 +28,11 @@ from hbase_migrate.rpc.region_admin import (
     decode_flush_response,
     decode_online_regions,
     decode_region_info_response,
+    decode_region_loads,
     decode_roll_response,
     flush_region_request,
     region_info_request,
+    region_load_request,
 )
 from hbase_migrate.rpc.schema import Namespace, decode_family, family_message, table_schema
 from hbase_migrate.rpc.snapshots import (
@@ -244,3 +246,13 @@ def test_region_server_messages() -> None:
                                        region_to_flush=[b"a", b"b"])) == (b"a", b"b")
     assert decode_roll_response(b"") == ()
     assert decode("FlushRegionRequest", flush_region_request(REGION)).region.value == REGION
+
+
+def test_region_loads() -> None:
+    assert region_load_request("ns:t") == encode(
+        "GetRegionLoadRequest", table_name={"namespace": b"ns", "qualifier": b"t"})
+    data = encode("GetRegionLoadResponse", region_loads=[
+        {"region_specifier": {"type": 1, "value": REGION}, "stores": 2, "storefiles": 3,
+         "mem_store_size_MB": 4},
+        {"region_specifier": {"type": 1, "value": b"other"}}])
+    assert decode_region_loads(data) == [(REGION, 2, 3, 4), (b"other", 0, 0, 0)]

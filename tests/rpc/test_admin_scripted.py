@@ -15,8 +15,9 @@ from kazoo.client import KazooClient
 
 from hbase_migrate.cluster.descriptors import FamilyDescriptor, TableDescriptor
 from hbase_migrate.cluster.zkpayload import Master, add_metadata, encode_master
-from hbase_migrate.rpc.admin import AdminCallError, NativeAdmin
+from hbase_migrate.rpc.admin import NativeAdmin
 from hbase_migrate.rpc.codec import Call, RemoteException, encode_reply
+from hbase_migrate.rpc.server_admin import AdminCallError
 from hbase_migrate.wal.names import ServerName
 from hbase_migrate.wal.protobuf import Message, bytes_field, string_field, varint_field
 from tests.rpc.scripted import ScriptedServer
