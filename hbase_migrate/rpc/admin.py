@@ -226,6 +226,13 @@ class NativeAdmin(RegionServerAdmin):
     def table_exists(self, table: str) -> bool:
         return self.table_state(table) is not None
 
+    def is_table_enabled(self, table: str) -> bool:
+        state = self.table_state(table)
+        if state is None:
+            raise AdminCallError("GetTableState", f"table {table}", self._master_text(),
+                                 "no such table", TABLE_NOT_FOUND)
+        return state == "ENABLED"
+
     def create_table(self, desc: TableDescriptor, split_keys: Sequence[bytes] = ()) -> None:
         """Create ``desc`` with its regions split at ``split_keys``; returns once every
         region is open."""

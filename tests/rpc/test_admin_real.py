@@ -2,7 +2,7 @@
 by HBase's own admin (the Thrift2 gateway's descriptors and regions, the project's Java
 helper's snapshot listing) and by the files in HDFS: one table's life from a namespace to
 its deletion, with flushes, a major compaction waited for, a snapshot, its clone and a WAL
-roll."""
+roll; the snapshot method's admin channel over it."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from hbase_migrate.cluster.descriptors import FamilyDescriptor, TableDescriptor
 from hbase_migrate.cluster.hdfs_files import HdfsRoot
 from hbase_migrate.cluster.thrift2 import Thrift2Client
 from hbase_migrate.rpc.admin import NativeAdmin
+from hbase_migrate.rpc.admin_channel import NativeAdminChannel
 from hbase_migrate.rpc.client import NativeClient
 from hbase_migrate.rpc.server_admin import AdminCallError
 from hbase_migrate.wal.model import Cell, CellType
@@ -135,3 +136,31 @@ def test_a_table_life_over_the_native_admin(described: dict[str, Any],
                        r"org\.apache\.hadoop\.hbase\.TableNotFoundException"):
         admin.disable_table(TABLE)
     assert time.monotonic() - began < 90
+
+
+def test_the_native_admin_channel(described: dict[str, Any], admin: NativeAdmin) -> None:
+    """The snapshot method's channel over the native admin: a flush and major compaction
+    that drops a delete marker (a put under it shows again, as after ``major_compact`` in
+    the hbase shell), then a snapshot listed by prefix, cloned, restored, dropped."""
+    table, clone, snap = "nadm_channel", "nadm_channel_clone", "nadm_channel_s"
+    channel = NativeAdminChannel("target", described["zookeeper"], described["znode_parent"])
+    admin.create_table(TableDescriptor(table, (FamilyDescriptor(b"f", max_versions=3),)))
+    put = Cell(b"r", b"f", b"q", 5, CellType.PUT, b"v")
+    with NativeClient(described["zookeeper"], described["znode_parent"]) as client:
+        client.write(table, [put, Cell(b"r", b"f", b"q", 10, CellType.DELETE_COLUMN)])
+        client.write(table, [put])
+        assert client.get(table, b"r") == []  # hidden by the marker
+        channel.flush_and_compact(table)
+        client.write(table, [put])
+        assert client.get(table, b"r") == [put]  # the marker is gone
+
+        channel.snapshot(table, snap, 600)
+        assert channel.snapshots("nadm_channel") == [snap]
+        channel.clone(snap, clone)
+        client.write(table, [put._replace(timestamp=6, value=b"after")])
+        channel.restore(snap, table)
+        assert client.get(table, b"r") == client.get(clone, b"r") == [put]
+    channel.delete(snap)
+    channel.drop(clone)
+    channel.drop(table)
+    assert channel.snapshots("nadm_channel") == [] and not admin.table_exists(table)
