@@ -125,12 +125,18 @@ class RegionServerAdmin:
         if not wait:
             return
         backoff = Backoff(self.wait_timeout, 0.1, 1.0)
-        busy = ["?"]
-        while busy:
+        busy: list[str] = []
+
+        def note_busy(region: Region) -> None:
+            if self.region_state(region).compaction != "NONE":
+                busy.append(region.encoded)
+
+        while True:
             busy.clear()
-            self.each_region(table, "GetRegionInfo", lambda r: busy.append(r.encoded)
-                             if self.region_state(r).compaction != "NONE" else None)
-            if busy and not backoff.sleep():
+            self.each_region(table, "GetRegionInfo", note_busy)
+            if not busy:
+                return
+            if not backoff.sleep():
                 raise AdminCallError("CompactRegion", f"table {table}", "its region servers",
                                      f"regions {', '.join(busy)} still compacting after "
                                      f"{self.wait_timeout:g} s")

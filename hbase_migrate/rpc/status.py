@@ -19,7 +19,7 @@ cluster's servers, regions and version::
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from hbase_migrate.wal.messages import decode_server_name
 from hbase_migrate.wal.names import ServerName
@@ -53,6 +53,18 @@ class ClusterStatus(NamedTuple):
     @property
     def regions(self) -> int:
         return sum(s.regions for s in self.live_servers)
+
+    def to_json(self) -> dict[str, Any]:
+        """What ``cluster info`` shows of it (server names as HBase prints them)."""
+        return {"version": self.version, "cluster_id": self.cluster_id,
+                "master": str(self.master) if self.master else None,
+                "backup_masters": sorted(str(m) for m in self.backup_masters),
+                "regions": self.regions, "regions_in_transition": self.regions_in_transition,
+                "live_servers": [{"server": str(s.server), "regions": s.regions,
+                                  "requests": s.requests, "used_heap_mb": s.used_heap_mb,
+                                  "max_heap_mb": s.max_heap_mb}
+                                 for s in sorted(self.live_servers, key=lambda s: s.server)],
+                "dead_servers": sorted(str(d) for d in self.dead_servers)}
 
 
 def cluster_status_request(options: tuple[int, ...] = STATUS_OPTIONS) -> bytes:

@@ -211,6 +211,10 @@ def test_cluster_status() -> None:
             for s in status.live_servers] == [("rs1", 2, 900, 1000), ("rs2", 0, 0, 0)]
     assert status.dead_servers == (ServerName("rs3", 16020, 7),)
     assert status.regions_in_transition == 1 and status.regions == 2
+    shown = status.to_json()
+    assert shown["master"] == "m,16000,3" and shown["backup_masters"] == ["m2,16000,4"]
+    assert [s["server"] for s in shown["live_servers"]] == ["rs1,16020,11", "rs2,16020,12"]
+    assert shown["dead_servers"] == ["rs3,16020,7"] and shown["regions"] == 2
 
 
 def test_region_server_messages() -> None:
