@@ -154,8 +154,8 @@ class NativeAdmin(RegionServerAdmin):
                 last = exc
             if not backoff.sleep():
                 raise AdminCallError(method, what, self._master_text(),
-                                     f"no master answered within {self.master_wait:g} s "
-                                     f"(last: {last})") from last
+                                     f"still failing after {self.master_wait:g} s of "
+                                     f"retries (last: {last})") from last
             log.debug("%s %s: %s; asking again", method, what, last)
 
     def _procedure(self, method: str, request_for: Callable[[Nonce], bytes], what: str,
@@ -271,16 +271,16 @@ class NativeAdmin(RegionServerAdmin):
             self.wait_procedure(started.proc_id, "Snapshot", what)
             return
         backoff = Backoff(self.wait_timeout)
-        while not self.snapshot_done(name, table):
+        while not self.snapshot_done(name, table, what):
             if not backoff.sleep():
                 raise AdminCallError("Snapshot", what, self._master_text(),
                                      f"not done after {self.wait_timeout:g} s")
 
-    def snapshot_done(self, name: str, table: str = "") -> bool:
+    def snapshot_done(self, name: str, table: str = "", what: str = "") -> bool:
         """Whether snapshot ``name`` is complete (the master raises its failure)."""
         return decode_is_snapshot_done(self.master_call(
             "IsSnapshotDone", described_request(snapshot_description(name, table)),
-            f"snapshot {name}"))
+            what or f"snapshot {name}"))
 
     def snapshots(self, prefix: str = "") -> list[SnapshotInfo]:
         """The completed snapshots whose names start with ``prefix``, by name."""

@@ -1,7 +1,8 @@
 """The admin path's faults without HBase: the session's real ZooKeeper names a scripted
 master (``<parent>/master``, metadata prefix and PBUF); the master dies in the middle of a
 call and ZooKeeper names another, a master answers ``PleaseHoldException`` while it starts,
-a procedure fails or runs past the wait, no master is named at all."""
+a procedure fails or runs past the wait, no master is named at all, a snapshot fails on the
+server; and a region that moved while its table is flushed."""
 
 from __future__ import annotations
 
@@ -17,6 +18,8 @@ from hbase_migrate.cluster.descriptors import FamilyDescriptor, TableDescriptor
 from hbase_migrate.cluster.zkpayload import Master, add_metadata, encode_master
 from hbase_migrate.rpc.admin import NativeAdmin
 from hbase_migrate.rpc.codec import Call, RemoteException, encode_reply
+from hbase_migrate.rpc.locate import Region
+from hbase_migrate.rpc.messages import decode_region_specifier
 from hbase_migrate.rpc.server_admin import AdminCallError
 from hbase_migrate.wal.names import ServerName
 from hbase_migrate.wal.protobuf import Message, bytes_field, string_field, varint_field
@@ -52,8 +55,12 @@ def name_master(zk: KazooClient, port: int) -> None:
 
 def reply(conn: socket.socket, call: Call, response: bytes = b"",
           error: str | None = None) -> None:
+    """A reply, or the exception ``error``: flagged do_not_retry unless it is one a
+    client waits out, as HBase flags its DoNotRetryIOExceptions."""
+    flag = error not in (PLEASE_HOLD, None)
     conn.sendall(encode_reply(call.call_id, None if error else response,
-                              exception=RemoteException(error) if error else None))
+                              exception=RemoteException(error, do_not_retry=flag)
+                              if error else None))
 
 
 def procedure_result(state: int, error: tuple[str, str] | None = None) -> bytes:
@@ -161,6 +168,63 @@ def test_no_master_is_named_within_the_bound(zookeeper: Any, zk: KazooClient) ->
     zk.ensure_path(PARENT)
     with admin(zookeeper, master_wait=0.5) as native, pytest.raises(
             AdminCallError, match=r"^ListNamespaceDescriptors \(all namespaces\), master "
-            r"\(none found\): no master answered within 0\.5 s \(last: ZooKeeper .* no "
+            r"\(none found\): still failing after 0\.5 s of retries \(last: ZooKeeper .* no "
             rf"{PARENT}/master\)"):
         native.namespaces()
+
+
+def test_a_snapshot_that_fails_on_the_server(zookeeper: Any, zk: KazooClient) -> None:
+    """A master that takes snapshots without a procedure (no proc_id): IsSnapshotDone is
+    polled, and the failure it reports ends the wait in one line naming the snapshot, its
+    table and the master; the call is not sent again."""
+    failure = "org.apache.hadoop.hbase.snapshot.HBaseSnapshotException"
+
+    def answer(call: Call) -> tuple[bytes, str | None]:
+        if call.method == "Snapshot":
+            return varint_field(1, 60000), None  # expected_timeout only
+        if sum(c.method == "IsSnapshotDone" for c in master.calls) < 3:
+            return b"", None  # done = false
+        return b"", failure
+
+    with scripted_master(zk, answer) as master, admin(zookeeper) as native:
+        with pytest.raises(AdminCallError, match=r"^IsSnapshotDone snapshot s1 of table ns:t, "
+                           r"master 127\.0\.0\.1,\d+,1: org\.apache\.hadoop\.hbase\.snapshot\."
+                           r"HBaseSnapshotException$"):
+            native.snapshot("ns:t", "s1", 60)
+        assert [c.method for c in master.calls] == ["Snapshot"] + ["IsSnapshotDone"] * 3
+
+
+class StaleLocator:
+    """Hands out a table's regions: first where they were, then where they are."""
+
+    def __init__(self, *listings: list[Region]) -> None:
+        self.listings = list(listings)
+        self.pool = None
+
+    def regions(self, table: str) -> list[Region]:
+        return self.listings.pop(0) if len(self.listings) > 1 else self.listings[0]
+
+
+def test_a_flush_follows_a_region_that_moved(zookeeper: Any) -> None:
+    """The region server listed first answers NotServingRegionException: the table's
+    regions are listed again and the region flushed where it went; the other is not
+    flushed twice."""
+    moved = RemoteException("org.apache.hadoop.hbase.NotServingRegionException",
+                            do_not_retry=True)  # a DoNotRetryIOException, yet relocated
+
+    def gone(call: Call, conn: socket.socket) -> None:
+        conn.sendall(encode_reply(call.call_id, exception=moved))
+
+    def serving(call: Call, conn: socket.socket) -> None:
+        reply(conn, call, varint_field(1, 123) + varint_field(2, 1))
+
+    with ScriptedServer(gone) as old, ScriptedServer(serving) as new:
+        a = Region("t", b"", b"m", 1, b"t,,1.a.", "127.0.0.1", new.port)
+        b = Region("t", b"m", b"", 1, b"t,m,1.b.", "127.0.0.1", old.port)
+        locator = StaleLocator([a, b], [a, b._replace(port=new.port)])
+        with NativeAdmin(zookeeper.address, PARENT, locator=locator,  # type: ignore[arg-type]
+                         call_timeout=5) as native:
+            native.flush("t")
+        assert [decode_region_specifier(Message(c.request, "F").req_bytes(1, "region"))[1]
+                for c in new.calls] == [b"t,,1.a.", b"t,m,1.b."]
+        assert len(old.calls) == 1 and old.headers[0] and b"AdminService" in old.headers[0]
