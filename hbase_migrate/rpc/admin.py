@@ -95,6 +95,7 @@ class NativeAdmin(RegionServerAdmin):
                                             zk_timeout),
                          user=user, call_timeout=call_timeout, wait_timeout=wait_timeout)
         self._lock = threading.Lock()
+        self._connecting = threading.Lock()
         self._master: Connection | None = None
         self.master_server: ServerName | None = None
         self.failovers = 0  # times a call went on to another master
@@ -111,20 +112,23 @@ class NativeAdmin(RegionServerAdmin):
         return master
 
     def _master_connection(self) -> Connection:
-        with self._lock:
-            if self._master is not None and not self._master.closed:
-                return self._master
-        master = self.active_master()
-        conn = Connection(master.host, master.port, service=MASTER_SERVICE, user=self.user,
-                          call_timeout=self.call_timeout)
-        with self._lock:
-            if self.master_server is not None and self.master_server != master:
-                self.failovers += 1
-                log.info("active master is now %s (was %s)", master, self.master_server)
-            old, self._master, self.master_server = self._master, conn, master
-        if old is not None:
-            old.close()
-        return conn
+        """The connection to the active master, made (one thread at a time) when there is
+        none or it broke."""
+        with self._connecting:
+            with self._lock:
+                if self._master is not None and not self._master.closed:
+                    return self._master
+            master = self.active_master()
+            conn = Connection(master.host, master.port, service=MASTER_SERVICE,
+                              user=self.user, call_timeout=self.call_timeout)
+            with self._lock:
+                if self.master_server is not None and self.master_server != master:
+                    self.failovers += 1
+                    log.info("active master is now %s (was %s)", master, self.master_server)
+                old, self._master, self.master_server = self._master, conn, master
+            if old is not None:
+                old.close()
+            return conn
 
     def _forget_master(self) -> None:
         with self._lock:
