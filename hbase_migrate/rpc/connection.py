@@ -212,14 +212,13 @@ class Connection:
 
 
 class Pool:
-    """One connection per server (speaking ``service``), made on first use and replaced
-    once broken."""
+    """One connection per server, made on first use and replaced once broken."""
 
     def __init__(self, *, user: str | None = None, call_timeout: float = DEFAULT_CALL_TIMEOUT,
                  connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
                  codec: str = KEYVALUE_CODEC, service: str = CLIENT_SERVICE) -> None:
         self.user = user
-        self.service = service
+        self.service = service  # what every connection of the pool speaks
         self.codec = codec
         self.call_timeout = call_timeout
         self.connect_timeout = connect_timeout
