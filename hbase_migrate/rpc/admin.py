@@ -317,7 +317,8 @@ class NativeAdmin(RegionServerAdmin):
             self.master_call("GetClusterStatus", cluster_status_request(), "cluster status"))
 
     def roll_wals(self) -> list[ServerName]:
-        """Roll the WAL of every live region server; the servers rolled."""
+        """Ask every live region server to roll its WALs (see ``roll_wal``); the servers
+        asked."""
         servers = [s.server for s in self.cluster_status().live_servers]
         for server in servers:
             self.roll_wal(server.host, server.port)

@@ -9,6 +9,7 @@
     FlushRegionResponse     1 last_flush_time (required)  2 flushed  3 wrote_flush_wal_marker
     CompactRegionRequest    1 region  2 major  3 family          Response  (empty)
     RollWALWriterRequest    (empty)       Response  1 region_to_flush (repeated bytes)
+                            (2.x: answered once the roll is requested, before it is done)
     GetRegionLoadRequest    1 table_name          Response  1 region_loads (repeated)
     RegionLoad              1 region_specifier  2 stores  3 storefiles  6 mem_store_size_MB
                             (``ClusterStatus.proto``; the server's live figures)

@@ -159,7 +159,10 @@ class RegionServerAdmin:
             host, port, "GetRegionLoad", region_load_request(table), f"table {table}"))
 
     def roll_wal(self, host: str, port: int) -> tuple[bytes, ...]:
-        """Roll region server ``host:port``'s WAL; the regions it asks to be flushed."""
+        """Ask region server ``host:port`` to roll its WALs; the regions it asks to be
+        flushed (HBase 1.x; 2.x names none). HBase 2.x rolls asynchronously: the call
+        returns once the roll is requested (as ``Admin.rollWALWriter``), the new WAL
+        appears shortly after."""
         try:
             return decode_roll_response(
                 self.server_call(host, port, "RollWALWriter", b"", "WAL roll"))

@@ -21,6 +21,7 @@ from hbase_migrate.rpc.admin_channel import NativeAdminChannel
 from hbase_migrate.rpc.client import NativeClient
 from hbase_migrate.rpc.server_admin import AdminCallError
 from hbase_migrate.wal.model import Cell, CellType
+from tests.replay.minicluster_util import wait_for
 
 pytestmark = [pytest.mark.integration, pytest.mark.realstack]
 
@@ -124,8 +125,8 @@ def test_a_table_life_over_the_native_admin(described: dict[str, Any],
     hdfs = HdfsRoot(described["webhdfs"], described["hbase_root"], "source")
     server = status.live_servers[0].server
     before = set(hdfs.listing(f"WALs/{server}"))
-    admin.roll_wal(server.host, server.port)
-    assert set(hdfs.listing(f"WALs/{server}")) - before  # a new WAL file
+    admin.roll_wal(server.host, server.port)  # HBase 2.x rolls after answering
+    wait_for(lambda: set(hdfs.listing(f"WALs/{server}")) - before, 30, "a new WAL file")
 
     for table in (CLONE, TABLE):
         admin.drop(table)
