@@ -8,14 +8,17 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
+from rich.console import Console
 
 from hbase_migrate.cluster.admin import JavaAdmin
 from hbase_migrate.cluster.descriptors import FamilyDescriptor, TableDescriptor
 from hbase_migrate.cluster.hdfs_files import HdfsRoot
 from hbase_migrate.cluster.thrift2 import Thrift2Client
+from hbase_migrate.commands.cluster import _render_status, status_info
 from hbase_migrate.rpc.admin import NativeAdmin
 from hbase_migrate.rpc.admin_channel import NativeAdminChannel
 from hbase_migrate.rpc.client import NativeClient
@@ -63,6 +66,23 @@ def store_files(admin: NativeAdmin, table: str) -> dict[bytes, int]:
         loads = {ld.region: ld for ld in admin.region_loads(region.host, region.port, table)}
         counts[region.start] = loads[region.name].store_files
     return counts
+
+
+def test_cluster_info_shows_the_masters_status(described: dict[str, Any],
+                                               admin: NativeAdmin) -> None:
+    """``cluster info``'s status part for a native cluster: the master's view of its
+    servers (the stack's own list), printed; none for a cluster of the gateways."""
+    native = SimpleNamespace(data_client="native", zookeeper=described["zookeeper"],
+                             znode_parent=described["znode_parent"])
+    shown = status_info(native)
+    assert shown is not None and shown["master"] == str(admin.active_master())
+    assert shown["version"] == described["hbase_version"]
+    assert [s["server"] for s in shown["live_servers"]] == sorted(described["region_servers"])
+    console = Console(record=True, width=200)
+    _render_status(console, shown)
+    printed = console.export_text()
+    assert all(s in printed for s in described["region_servers"]), printed
+    assert status_info(SimpleNamespace(data_client="thrift", zookeeper="x")) is None
 
 
 def test_a_table_life_over_the_native_admin(described: dict[str, Any],
