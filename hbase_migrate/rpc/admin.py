@@ -29,6 +29,7 @@ from hbase_migrate.cluster.admin import SnapshotInfo
 from hbase_migrate.cluster.descriptors import TableDescriptor
 from hbase_migrate.cluster.errors import ClusterError
 from hbase_migrate.cluster.zookeeper import HBaseZooKeeper
+from hbase_migrate.errors import HBaseMigrateError
 from hbase_migrate.rpc.connection import DEFAULT_CALL_TIMEOUT, Connection, Pool
 from hbase_migrate.rpc.errors import Kind, RemoteError, RpcConnectionError, RpcError
 from hbase_migrate.rpc.locate import Locator
@@ -72,6 +73,10 @@ log = logging.getLogger(__name__)
 
 MASTER_SERVICE = "MasterService"
 TABLE_NOT_FOUND = "org.apache.hadoop.hbase.TableNotFoundException"
+
+
+class SplitKeysError(HBaseMigrateError, ValueError):
+    """Split keys HBase would refuse (an empty one, one given twice): nothing is sent."""
 
 
 class _NoMaster(RpcError):
@@ -238,10 +243,14 @@ class NativeAdmin(RegionServerAdmin):
         return state == "ENABLED"
 
     def create_table(self, desc: TableDescriptor, split_keys: Sequence[bytes] = ()) -> None:
-        """Create ``desc`` with its regions split at ``split_keys``; returns once every
-        region is open."""
-        self._procedure("CreateTable",
-                        lambda n: create_table_request(desc, sorted(split_keys), n),
+        """Create ``desc`` with its regions split at ``split_keys`` (in any order; none
+        empty, none twice, as HBase's client checks); returns once every region is open."""
+        keys = sorted(split_keys)
+        if b"" in keys or len(set(keys)) != len(keys):
+            twice = sorted({k for k in keys if keys.count(k) > 1})
+            raise SplitKeysError(f"table {desc.name}: split keys must be non-empty and distinct "
+                             f"(empty: {b'' in keys}, given twice: {twice})")
+        self._procedure("CreateTable", lambda n: create_table_request(desc, keys, n),
                         f"table {desc.name}")
 
     def enable_table(self, table: str) -> None:

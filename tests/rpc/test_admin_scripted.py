@@ -16,7 +16,7 @@ from kazoo.client import KazooClient
 
 from hbase_migrate.cluster.descriptors import FamilyDescriptor, TableDescriptor
 from hbase_migrate.cluster.zkpayload import Master, add_metadata, encode_master
-from hbase_migrate.rpc.admin import NativeAdmin
+from hbase_migrate.rpc.admin import NativeAdmin, SplitKeysError
 from hbase_migrate.rpc.codec import Call, RemoteException, encode_reply
 from hbase_migrate.rpc.locate import Region
 from hbase_migrate.rpc.messages import decode_region_specifier
@@ -228,3 +228,12 @@ def test_a_flush_follows_a_region_that_moved(zookeeper: Any) -> None:
         assert [decode_region_specifier(Message(c.request, "F").req_bytes(1, "region"))[1]
                 for c in new.calls] == [b"t,,1.a.", b"t,m,1.b."]
         assert len(old.calls) == 1 and old.headers[0] and b"AdminService" in old.headers[0]
+
+
+@pytest.mark.parametrize("keys", [[b"a", b""], [b"b", b"a", b"b"]])
+def test_bad_split_keys_are_refused_before_any_call(zookeeper: Any, keys: list[bytes]) -> None:
+    with admin(zookeeper, master_wait=0.1) as native, \
+            pytest.raises(SplitKeysError, match=r"^table ns:t: split keys must be non-empty and "
+                          r"distinct"):
+        native.create_table(TABLE, keys)
+    assert native.master_server is None  # nothing was asked of any master
