@@ -70,9 +70,9 @@ class RegionServerAdmin:
         self.wait_timeout = wait_timeout
         self.servers = Pool(user=user, call_timeout=call_timeout, service=ADMIN_SERVICE)
 
-    def server_call(self, host: str, port: int, method: str, request: bytes, what: str
-                    ) -> bytes:
-        """One ``AdminService`` call on region server ``host:port``; the response."""
+    def server_call(self, host: str, port: int, method: str, request: bytes) -> bytes:
+        """One ``AdminService`` call on region server ``host:port``; the response (errors
+        name the server and the call)."""
         try:
             return self.servers.get(host, port).call(method, request).response or b""
         except RpcConnectionError:
@@ -83,6 +83,7 @@ class RegionServerAdmin:
         """Run ``call`` on every region of ``table``; regions that moved or split while
         at it are located again and their successors called."""
         pending = self.locator.regions(table)
+        last: Exception | None = None
         for attempt in range(REGION_ATTEMPTS):
             failed: list[Region] = []
             for region in pending:
@@ -96,22 +97,24 @@ class RegionServerAdmin:
                                              remote_reason(exc),
                                              exc.class_name) from exc
                     failed.append(region)
-                except RpcConnectionError:
+                    last = exc
+                except RpcConnectionError as exc:
                     failed.append(region)
+                    last = exc
             if not failed:
                 return
             time.sleep(min(0.1 * 2 ** attempt, 2.0))
             pending = [r for r in self.locator.regions(table)
                        if any(_overlap(r, f) for f in failed)]
         raise AdminCallError(method, f"table {table}", "its region servers",
-                             f"regions still moving after {REGION_ATTEMPTS} attempts")
+                             f"regions still moving or unreachable after {REGION_ATTEMPTS} "
+                             f"attempts (last: {last})")
 
     def flush(self, table: str) -> None:
         """Flush every region of ``table`` (its memstores to HFiles)."""
         def flush_one(region: Region) -> object:
             return decode_flush_response(self.server_call(
-                region.host, region.port, "FlushRegion", flush_region_request(region.name),
-                f"region {region.encoded}"))
+                region.host, region.port, "FlushRegion", flush_region_request(region.name)))
         self.each_region(table, "FlushRegion", flush_one)
 
     def compact(self, table: str, *, major: bool = True, wait: bool = True) -> None:
@@ -119,8 +122,7 @@ class RegionServerAdmin:
         ``wait``, return once no region reports a compaction."""
         def compact_one(region: Region) -> object:
             return self.server_call(region.host, region.port, "CompactRegion",
-                                    compact_region_request(region.name, major),
-                                    f"region {region.encoded}")
+                                    compact_region_request(region.name, major))
         self.each_region(table, "CompactRegion", compact_one)
         if not wait:
             return
@@ -145,18 +147,18 @@ class RegionServerAdmin:
         """A region as its server reports it, with its compaction state."""
         return decode_region_info_response(
             self.server_call(region.host, region.port, "GetRegionInfo",
-                             region_info_request(region.name), f"region {region.encoded}"),
+                             region_info_request(region.name)),
             region.host, region.port)
 
     def online_regions(self, host: str, port: int) -> list[Region]:
         """The regions region server ``host:port`` holds now."""
         return decode_online_regions(
-            self.server_call(host, port, "GetOnlineRegion", b"", "online regions"), host, port)
+            self.server_call(host, port, "GetOnlineRegion", b""), host, port)
 
     def region_loads(self, host: str, port: int, table: str) -> list[RegionLoad]:
         """The load of ``table``'s regions on region server ``host:port``, counted now."""
         return decode_region_loads(self.server_call(
-            host, port, "GetRegionLoad", region_load_request(table), f"table {table}"))
+            host, port, "GetRegionLoad", region_load_request(table)))
 
     def roll_wal(self, host: str, port: int) -> tuple[bytes, ...]:
         """Ask region server ``host:port`` to roll its WALs; the regions it asks to be
@@ -165,7 +167,7 @@ class RegionServerAdmin:
         appears shortly after."""
         try:
             return decode_roll_response(
-                self.server_call(host, port, "RollWALWriter", b"", "WAL roll"))
+                self.server_call(host, port, "RollWALWriter", b""))
         except RemoteError as exc:
             raise AdminCallError("RollWALWriter", "WAL roll", f"server {host}:{port}",
                                  remote_reason(exc), exc.class_name) from exc
