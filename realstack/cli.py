@@ -57,6 +57,8 @@ def _ms(value: str, name: str) -> int:
               help="Data folder: HDFS, ZooKeeper and the log (realstack.log).")
 @click.option("--name", default="realhbase", show_default=True, help="Cluster name.")
 @click.option("--region-servers", type=click.IntRange(1, 16), default=2, show_default=True)
+@click.option("--masters", type=click.IntRange(1, 4), default=1, show_default=True,
+              help="Masters: the first active, the others backups (kill-master fails over).")
 @click.option("--wal-compression", type=click.Choice(WAL_COMPRESSION), default="none",
               show_default=True, help="WAL dictionary compression, with tag compression.")
 @click.option("--value-compression", default="none", show_default=True,
@@ -83,7 +85,7 @@ def _ms(value: str, name: str) -> int:
               help="Both Thrift gateways in HTTP mode (SPNEGO with --kerberos).")
 @click.option("--ticket-lifetime", default="10h", show_default=True,
               help="With --kerberos: the client principal's ticket lifetime (MIT syntax).")
-def start(hbase_version: str, data_dir: Path, name: str, region_servers: int,
+def start(hbase_version: str, data_dir: Path, name: str, region_servers: int, masters: int,
           wal_compression: str, value_compression: str, roll_size: int, roll_period: str,
           archive_ttl: str, cleaner_interval: str, replication_peer: str | None,
           heap: str, kerberos: bool, kdc_dir: str | None, qop: str, thrift_http: bool,
@@ -100,7 +102,7 @@ def start(hbase_version: str, data_dir: Path, name: str, region_servers: int,
     realm of the stack running in OTHER (its KDC; a client principal of this stack's own). With
     ``--thrift-http`` both gateways speak Thrift over HTTP (``"transport": "http"``)."""
     options = RealHBaseOptions(
-        hbase_version=hbase_version, region_servers=region_servers,
+        hbase_version=hbase_version, region_servers=region_servers, masters=masters,
         wal_compression=wal_compression, value_compression=value_compression.lower(),
         roll_period_ms=_ms(roll_period, "--roll-period"), roll_size=roll_size,
         archive_ttl_ms=_ms(archive_ttl, "--archive-ttl"),

@@ -46,6 +46,7 @@ class RealHBaseOptions:
 
     hbase_version: str = DEFAULT_VERSION
     region_servers: int = 2
+    masters: int = 1                   # more: backup masters (`kill-master` fails over)
     wal_compression: str = "none"      # none | dict | dict+tags
     value_compression: str = "none"    # none | gz | snappy | lz4 | zstd | ...
     roll_period_ms: int = 3_600_000
@@ -73,6 +74,8 @@ class RealHBaseOptions:
                 "roll-period": str(self.roll_period_ms), "roll-size": str(self.roll_size),
                 "archive-ttl": str(self.archive_ttl_ms),
                 "cleaner-interval": str(self.cleaner_interval_ms)}
+        if self.masters != 1:
+            args["masters"] = str(self.masters)
         if self.replication_peer:
             args["replication-peer"] = self.replication_peer
         if self.thrift_http:

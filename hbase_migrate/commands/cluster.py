@@ -17,7 +17,10 @@ not read. JSON shape (times in ms since the epoch, ``null`` when a part is not c
                           "peer", "detail"} (source side: are archived WALs kept for replay?),
      "wal_store": null | {"location", "files", "bytes",
                           "servers": [{"server", "files": [{"name", "state", "size",
-                                       "mtime", "age", "path"}]}]}}
+                                       "mtime", "age", "path"}]}]},
+     "status": null | {"error"} | the master's cluster status, asked over HBase's own RPC
+               for a cluster whose client is native (``rpc.status.ClusterStatus.to_json``:
+               version, masters, live servers with their regions, dead servers)}
 """
 
 from __future__ import annotations
@@ -73,6 +76,7 @@ def info(config: Path, side: str, as_json: bool) -> None:
     if store is not None:
         location = endpoints.webhdfs or str(getattr(store, "hbase_root", ""))
         report["wal_store"] = wal_info(store, location, now)
+    report["status"] = status_info(endpoints)
     if as_json:
         click.echo(json.dumps(report, sort_keys=True, indent=2))
     else:
@@ -103,6 +107,24 @@ def zookeeper_info(endpoints: ClusterEndpoints) -> dict[str, Any] | None:
                 "live_servers": sorted(str(s) for s in zk.live_servers()),
                 "replication": {"peers": peers, "queues_location": location,
                                 "queues": queues}}
+
+
+def status_info(endpoints: ClusterEndpoints, wait: float = 10.0) -> dict[str, Any] | None:
+    """The master's cluster status for a cluster whose client is native (None for
+    others: the gateways' clusters keep what ZooKeeper says); ``{"error"}`` when no master
+    answered within ``wait`` seconds."""
+    # ClusterEndpoints.data_client comes with the client protocol (issue 45)
+    if getattr(endpoints, "data_client", None) != "native" or not endpoints.zookeeper:
+        return None
+    from hbase_migrate.rpc.admin import NativeAdmin
+    from hbase_migrate.rpc.errors import RpcError
+
+    try:
+        with NativeAdmin(endpoints.zookeeper, endpoints.znode_parent, call_timeout=wait,
+                         master_wait=wait) as admin:
+            return admin.cluster_status().to_json()
+    except RpcError as exc:
+        return {"error": str(exc)}
 
 
 def wal_info(store: WalStore, location: str, now: int) -> dict[str, Any]:
@@ -140,6 +162,29 @@ def render(report: dict[str, Any], console: Console | None = None) -> None:
             retention["kind"], "kept for the archive TTL only")
         console.print(f"archived WAL retention: {verdict}: {retention['detail']}",
                       highlight=False)
+    status = report.get("status")
+    if status is not None:
+        _render_status(console, status)
+
+
+def _render_status(console: Console, status: dict[str, Any]) -> None:
+    from hbase_migrate.commands.tables import table
+
+    if "error" in status:
+        console.print(f"cluster status: {status['error']}", highlight=False)
+        return
+    backups = ", ".join(status["backup_masters"]) or "none"
+    console.print(f"HBase {status['version']}, master {status['master'] or 'none'} (backup "
+                  f"masters: {backups}), {status['regions']} regions, "
+                  f"{status['regions_in_transition']} in transition", highlight=False)
+    servers = table("region server", "regions", "requests", "heap MB",
+                    title=f"{len(status['live_servers'])} live servers (master's view)")
+    for s in status["live_servers"]:
+        servers.add_row(s["server"], str(s["regions"]), str(s["requests"]),
+                        f"{s['used_heap_mb']}/{s['max_heap_mb']}")
+    console.print(servers)
+    if status["dead_servers"]:
+        console.print(f"dead servers: {', '.join(status['dead_servers'])}", highlight=False)
 
 
 def _render_zookeeper(console: Console, zk: dict[str, Any]) -> None:

@@ -5,7 +5,11 @@
 * ``messages`` (shared messages and Get), ``scan``, ``multi``: the ``Client.proto`` calls;
 * ``connection``: one TCP connection per server, many calls in flight matched by call id;
 * ``locate``: region locations from ZooKeeper and ``hbase:meta``, cached per table;
-* ``client``: ``NativeClient``: get, scan, write and regions, with the one retry loop.
+* ``client``: ``NativeClient``: get, scan, write and regions, with the one retry loop;
+* the admin side (issue 46): ``schema`` (table and namespace descriptors), ``master_calls``,
+  ``snapshots``, ``status`` (``MasterService``) and ``region_admin`` (``AdminService``) the
+  messages; ``server_admin`` the region server calls, ``admin``: ``NativeAdmin`` on the
+  active master ZooKeeper names.
 
 Imports run one way, in that order. Authentication is SIMPLE only (no SASL yet).
 """

@@ -216,8 +216,9 @@ class Pool:
 
     def __init__(self, *, user: str | None = None, call_timeout: float = DEFAULT_CALL_TIMEOUT,
                  connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
-                 codec: str = KEYVALUE_CODEC) -> None:
+                 codec: str = KEYVALUE_CODEC, service: str = CLIENT_SERVICE) -> None:
         self.user = user
+        self.service = service  # what every connection of the pool speaks
         self.codec = codec
         self.call_timeout = call_timeout
         self.connect_timeout = connect_timeout
@@ -232,7 +233,8 @@ class Pool:
             conn = self._connections.get((host, port))
         if conn is not None and not conn.closed:
             return conn
-        made = Connection(host, port, user=self.user, call_timeout=self.call_timeout,
+        made = Connection(host, port, service=self.service, user=self.user,
+                          call_timeout=self.call_timeout,
                           connect_timeout=self.connect_timeout, codec=self.codec)
         with self._lock:
             conn = self._connections.get((host, port))

@@ -30,6 +30,7 @@ from hbase_migrate.config import ClusterSpec, MigrationSpec, TableSpec
 from hbase_migrate.errors import ConfigError, HBaseMigrateError
 from hbase_migrate.limits import ThrottlePlan, step_limits
 from hbase_migrate.ranges.engine import Progress, bind, range_engine
+from hbase_migrate.rpc.admin_channel import NativeAdminChannel
 from hbase_migrate.snapshot.export import (
     ExportFile,
     ExportJob,
@@ -70,7 +71,8 @@ def hdfs_root(cluster: ClusterSpec) -> HdfsRoot:
 
 
 def admin_channel(cluster: ClusterSpec, hbase_version: str) -> AdminChannel:
-    """The cluster's ``admin_shell`` if it names one, else the Java helper."""
+    """The cluster's ``admin_shell`` if it names one; HBase's own RPC (no JVM) for a
+    cluster whose client is native; else the Java helper."""
     if cluster.admin_shell:
         return ShellAdmin(cluster.role, cluster.admin_shell)
     endpoints = cluster.endpoints()
@@ -83,6 +85,9 @@ def admin_channel(cluster: ClusterSpec, hbase_version: str) -> AdminChannel:
         raise ConfigError(f"{cluster.role} cluster {endpoints.name!r} names neither an "
                           "admin_shell nor a zookeeper quorum: the admin helper connects "
                           "through ZooKeeper")
+    # ClusterEndpoints.data_client comes with the client protocol (issue 45)
+    if getattr(endpoints, "data_client", None) == "native":
+        return NativeAdminChannel(cluster.role, endpoints.zookeeper, endpoints.znode_parent)
     return JavaAdmin(cluster.role, endpoints.zookeeper, endpoints.znode_parent, hbase_version)
 
 

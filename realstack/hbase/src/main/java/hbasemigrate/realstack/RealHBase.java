@@ -32,6 +32,7 @@ import org.apache.hadoop.hbase.client.Admin;
 import org.apache.hadoop.hbase.io.hfile.HFile;
 import org.apache.hadoop.hbase.io.hfile.HFileContextBuilder;
 import org.apache.hadoop.hbase.regionserver.HRegion;
+import org.apache.hadoop.hbase.master.HMaster;
 import org.apache.hadoop.hbase.regionserver.HRegionServer;
 import org.apache.hadoop.hbase.regionserver.Region;
 import org.apache.hadoop.hbase.replication.ReplicationPeerConfig;
@@ -218,8 +219,9 @@ public final class RealHBase {
     util = new HBaseTestingUtility();
     Configuration conf = configure();
     int servers = Integer.parseInt(opt("region-servers", "2"));
-    util.startMiniCluster(StartMiniClusterOption.builder().numRegionServers(servers)
-        .numDataNodes(1).build());
+    int masters = Integer.parseInt(opt("masters", "1")); // more: backup masters
+    util.startMiniCluster(StartMiniClusterOption.builder().numMasters(masters)
+        .numRegionServers(servers).numDataNodes(1).build());
     admin = util.getAdmin();
     peer = options.get("replication-peer");
     if (peer != null) {
@@ -419,6 +421,8 @@ public final class RealHBase {
         return split(str(args, "table"), str(args, "at"));
       case "kill":
         return kill(str(args, "server"));
+      case "kill-master":
+        return killMaster();
       case "restart":
         return restart();
       case "service":
@@ -689,6 +693,26 @@ public final class RealHBase {
     rs.abort("killed by the realstack admin endpoint");
     long deadline = System.currentTimeMillis() + 60_000;
     while (!rs.isStopped() && System.currentTimeMillis() < deadline) {
+      try {
+        Thread.sleep(100);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        break;
+      }
+    }
+    return name.toString();
+  }
+
+  /** The active master aborted (a backup master, if any, takes over); its name. */
+  private Object killMaster() {
+    HMaster master = cluster().getMaster();
+    if (master == null) {
+      throw new IllegalStateException("no active master to kill");
+    }
+    ServerName name = master.getServerName();
+    master.abort("killed by the realstack admin endpoint");
+    long deadline = System.currentTimeMillis() + 60_000;
+    while (!master.isStopped() && System.currentTimeMillis() < deadline) {
       try {
         Thread.sleep(100);
       } catch (InterruptedException e) {

@@ -1,0 +1,351 @@
+"""``NativeAdmin``: a cluster's admin calls over HBase's own RPC, no gateway and no JVM:
+``MasterService`` on the active master (namespaces, table descriptors, create with split
+keys, enable, disable, delete, snapshots, clone, restore, cluster status) and, through
+``server_admin.RegionServerAdmin``, ``AdminService`` on the region servers (flush, major
+compaction waited for, WAL roll, region info and load, online regions).
+
+The master is the one ZooKeeper names (``<znode_parent>/master``). A call that finds no
+master, a master gone (connection refused or broken), or one not ready
+(``MasterNotRunningException``, ``PleaseHoldException``, ``ServerNotRunningYetException``)
+is sent again, after backing off, to whichever master ZooKeeper names then, for at most
+``master_wait`` seconds. Calls that start a procedure carry a nonce (this client's group,
+one number per operation), so the same call sent again to a new master is the same
+procedure, as in HBase's client. Procedures, snapshots and compactions are waited for
+(``getProcedureResult``, ``IsSnapshotDone``, ``GetRegionInfo``'s compaction state) for at
+most ``wait_timeout`` seconds. Every failure is one ``AdminCallError`` line naming the call,
+its table or snapshot, and the server.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+import threading
+from collections.abc import Callable, Sequence
+from types import TracebackType
+from typing import Self
+
+from hbase_migrate.cluster.admin import SnapshotInfo
+from hbase_migrate.cluster.descriptors import TableDescriptor
+from hbase_migrate.cluster.errors import ClusterError
+from hbase_migrate.cluster.zookeeper import HBaseZooKeeper
+from hbase_migrate.errors import HBaseMigrateError
+from hbase_migrate.rpc.connection import DEFAULT_CALL_TIMEOUT, Connection, Pool
+from hbase_migrate.rpc.errors import Kind, RemoteError, RpcConnectionError, RpcError
+from hbase_migrate.rpc.locate import Locator
+from hbase_migrate.rpc.master_calls import (
+    PROCEDURE_NOT_FOUND,
+    Nonce,
+    create_namespace_request,
+    create_table_request,
+    decode_namespaces,
+    decode_proc_id,
+    decode_procedure_result,
+    decode_table_descriptors,
+    decode_table_state,
+    get_table_descriptors_request,
+    procedure_result_request,
+    table_request,
+)
+from hbase_migrate.rpc.schema import Namespace
+from hbase_migrate.rpc.server_admin import (
+    AdminCallError,
+    Backoff,
+    RegionServerAdmin,
+    remote_reason,
+)
+from hbase_migrate.rpc.snapshots import (
+    SNAPSHOT_FLUSH,
+    SNAPSHOT_SKIPFLUSH,
+    decode_completed_snapshots,
+    decode_is_snapshot_done,
+    decode_restore_snapshot_response,
+    decode_snapshot_response,
+    described_request,
+    restore_snapshot_request,
+    snapshot_description,
+    snapshot_request,
+)
+from hbase_migrate.rpc.status import ClusterStatus, cluster_status_request, decode_cluster_status
+from hbase_migrate.wal.names import ServerName
+
+log = logging.getLogger(__name__)
+
+MASTER_SERVICE = "MasterService"
+TABLE_NOT_FOUND = "org.apache.hadoop.hbase.TableNotFoundException"
+
+
+class SplitKeysError(HBaseMigrateError, ValueError):
+    """Split keys HBase would refuse (an empty one, one given twice): nothing is sent."""
+
+
+class _NoMaster(RpcError):
+    """ZooKeeper names no active master (yet)."""
+
+
+class NativeAdmin(RegionServerAdmin):
+    """Admin calls on the cluster of ZooKeeper ``quorum`` / ``znode_parent``; thread-safe.
+    ``locator``: a region locator to share (a ``NativeClient``'s), else one of its own."""
+
+    def __init__(self, quorum: str, znode_parent: str = "/hbase", *, user: str | None = None,
+                 call_timeout: float = DEFAULT_CALL_TIMEOUT, wait_timeout: float = 600.0,
+                 master_wait: float = 120.0, zk_timeout: float = 10.0,
+                 locator: Locator | None = None) -> None:
+        self.quorum, self.znode_parent, self.zk_timeout = quorum, znode_parent, zk_timeout
+        self.user, self.call_timeout = user, call_timeout
+        self.master_wait = master_wait
+        self._own_locator = locator is None
+        super().__init__(locator or Locator(quorum, znode_parent,
+                                            Pool(user=user, call_timeout=call_timeout),
+                                            zk_timeout),
+                         user=user, call_timeout=call_timeout, wait_timeout=wait_timeout)
+        self._lock = threading.Lock()
+        self._connecting = threading.Lock()
+        self._master: Connection | None = None
+        self.master_server: ServerName | None = None
+        self.failovers = 0  # times a call went on to another master
+        self._nonce_group = secrets.randbits(63)
+
+    # --- the master ---------------------------------------------------------------------
+
+    def active_master(self) -> ServerName:
+        """The active master ZooKeeper names now."""
+        with HBaseZooKeeper(self.quorum, self.znode_parent, self.zk_timeout) as zk:
+            master = zk.master()
+        if master is None:
+            raise _NoMaster(f"ZooKeeper {self.quorum}: no {self.znode_parent}/master")
+        return master
+
+    def _master_connection(self) -> Connection:
+        """The connection to the active master, made (one thread at a time) when there is
+        none or it broke."""
+        with self._connecting:
+            with self._lock:
+                if self._master is not None and not self._master.closed:
+                    return self._master
+            master = self.active_master()
+            conn = Connection(master.host, master.port, service=MASTER_SERVICE,
+                              user=self.user, call_timeout=self.call_timeout)
+            with self._lock:
+                if self.master_server is not None and self.master_server != master:
+                    self.failovers += 1
+                    log.info("active master is now %s (was %s)", master, self.master_server)
+                old, self._master, self.master_server = self._master, conn, master
+            if old is not None:
+                old.close()
+            return conn
+
+    def _forget_master(self) -> None:
+        with self._lock:
+            conn, self._master = self._master, None
+        if conn is not None:
+            conn.close()
+
+    def _master_text(self) -> str:
+        return f"master {self.master_server or '(none found)'}"
+
+    def master_call(self, method: str, request: bytes, what: str) -> bytes:
+        """Call ``method`` on the active master, riding out a failover; the response."""
+        backoff = Backoff(self.master_wait, 0.1, 2.0)
+        while True:
+            try:
+                return self._master_connection().call(method, request).response or b""
+            except RemoteError as exc:
+                if not exc.retryable:
+                    raise AdminCallError(method, what, self._master_text(),
+                                         remote_reason(exc),
+                                         exc.class_name) from exc
+                if exc.kind is not Kind.RETRY:  # a master going away: ask ZooKeeper again
+                    self._forget_master()
+                last: Exception = exc
+            except (RpcConnectionError, _NoMaster, ClusterError) as exc:
+                self._forget_master()
+                last = exc
+            if not backoff.sleep():
+                raise AdminCallError(method, what, self._master_text(),
+                                     f"still failing after {self.master_wait:g} s of "
+                                     f"retries (last: {last})") from last
+            log.debug("%s %s: %s; asking again", method, what, last)
+
+    def _procedure(self, method: str, request_for: Callable[[Nonce], bytes], what: str,
+                   wait: bool = True) -> int | None:
+        """Start a procedure (one nonce for every sending) and wait for its end."""
+        nonce = Nonce(self._nonce_group, secrets.randbits(63))
+        proc_id = decode_proc_id(self.master_call(method, request_for(nonce), what),
+                                 f"{method}Response")
+        if wait and proc_id is not None:
+            self.wait_procedure(proc_id, method, what)
+        return proc_id
+
+    def wait_procedure(self, proc_id: int, call: str, what: str) -> None:
+        """Wait until procedure ``proc_id`` finished; its failure raised as AdminCallError."""
+        backoff = Backoff(self.wait_timeout)
+        while True:
+            result = decode_procedure_result(self.master_call(
+                "getProcedureResult", procedure_result_request(proc_id), what))
+            if result.finished:
+                if result.error:
+                    raise AdminCallError(call, what, self._master_text(),
+                                         f"procedure {proc_id} failed: {result.error}",
+                                         result.error.partition(":")[0])
+                return
+            if result.state == PROCEDURE_NOT_FOUND:
+                raise AdminCallError(call, what, self._master_text(),
+                                     f"procedure {proc_id} is unknown to the master")
+            if not backoff.sleep():
+                raise AdminCallError(call, what, self._master_text(),
+                                     f"procedure {proc_id} still running after "
+                                     f"{self.wait_timeout:g} s")
+
+    # --- namespaces and tables ----------------------------------------------------------
+
+    def namespaces(self) -> list[str]:
+        return sorted(n.name for n in decode_namespaces(
+            self.master_call("ListNamespaceDescriptors", b"", "(all namespaces)")))
+
+    def create_namespace(self, name: str) -> None:
+        self._procedure("CreateNamespace",
+                        lambda n: create_namespace_request(Namespace(name), n),
+                        f"namespace {name}")
+
+    def table_descriptor(self, table: str) -> TableDescriptor:
+        found = decode_table_descriptors(self.master_call(
+            "GetTableDescriptors", get_table_descriptors_request([table]), f"table {table}"))
+        if not found:
+            raise AdminCallError("GetTableDescriptors", f"table {table}", self._master_text(),
+                                 "no such table", TABLE_NOT_FOUND)
+        return found[0]
+
+    def table_descriptors(self, namespace: str | None = None) -> list[TableDescriptor]:
+        """Every user table's descriptor (of one namespace)."""
+        return decode_table_descriptors(self.master_call(
+            "GetTableDescriptors", get_table_descriptors_request(namespace=namespace),
+            f"namespace {namespace or '(all)'}"))
+
+    def table_state(self, table: str) -> str | None:
+        """``ENABLED``, ``DISABLED``, ``DISABLING``, ``ENABLING``; None: no such table."""
+        try:
+            return decode_table_state(self.master_call(
+                "GetTableState", table_request(table), f"table {table}"))
+        except AdminCallError as exc:
+            if exc.class_name == TABLE_NOT_FOUND:
+                return None
+            raise
+
+    def table_exists(self, table: str) -> bool:
+        return self.table_state(table) is not None
+
+    def is_table_enabled(self, table: str) -> bool:
+        state = self.table_state(table)
+        if state is None:
+            raise AdminCallError("GetTableState", f"table {table}", self._master_text(),
+                                 "no such table", TABLE_NOT_FOUND)
+        return state == "ENABLED"
+
+    def create_table(self, desc: TableDescriptor, split_keys: Sequence[bytes] = ()) -> None:
+        """Create ``desc`` with its regions split at ``split_keys`` (in any order; none
+        empty, none twice, as HBase's client checks); returns once every region is open."""
+        keys = sorted(split_keys)
+        if b"" in keys or len(set(keys)) != len(keys):
+            twice = sorted({k for k in keys if keys.count(k) > 1})
+            raise SplitKeysError(f"table {desc.name}: split keys must be non-empty and distinct "
+                             f"(empty: {b'' in keys}, given twice: {twice})")
+        self._procedure("CreateTable", lambda n: create_table_request(desc, keys, n),
+                        f"table {desc.name}")
+
+    def enable_table(self, table: str) -> None:
+        self._procedure("EnableTable", lambda n: table_request(table, n), f"table {table}")
+
+    def disable_table(self, table: str) -> None:
+        self._procedure("DisableTable", lambda n: table_request(table, n), f"table {table}")
+
+    def delete_table(self, table: str) -> None:
+        self._procedure("DeleteTable", lambda n: table_request(table, n), f"table {table}")
+
+    def drop(self, table: str) -> None:
+        """Disable (unless disabled) and delete ``table``."""
+        if self.table_state(table) != "DISABLED":
+            self.disable_table(table)
+        self.delete_table(table)
+
+    # --- snapshots ----------------------------------------------------------------------
+
+    def snapshot(self, table: str, name: str, ttl_seconds: int = 0, *,
+                 flush: bool = True) -> None:
+        """Take snapshot ``name`` of ``table`` (flushed first unless ``flush`` is False)
+        expiring after ``ttl_seconds`` (0: never); returns once it is complete."""
+        what = f"snapshot {name} of table {table}"
+        desc = snapshot_description(name, table, ttl_seconds,
+                                    SNAPSHOT_FLUSH if flush else SNAPSHOT_SKIPFLUSH)
+        nonce = Nonce(self._nonce_group, secrets.randbits(63))
+        started = decode_snapshot_response(
+            self.master_call("Snapshot", snapshot_request(desc, nonce), what))
+        if started.proc_id is not None:
+            self.wait_procedure(started.proc_id, "Snapshot", what)
+            return
+        backoff = Backoff(self.wait_timeout)
+        while not self.snapshot_done(name, table, what):
+            if not backoff.sleep():
+                raise AdminCallError("Snapshot", what, self._master_text(),
+                                     f"not done after {self.wait_timeout:g} s")
+
+    def snapshot_done(self, name: str, table: str = "", what: str = "") -> bool:
+        """Whether snapshot ``name`` is complete (the master raises its failure)."""
+        return decode_is_snapshot_done(self.master_call(
+            "IsSnapshotDone", described_request(snapshot_description(name, table)),
+            what or f"snapshot {name}"))
+
+    def snapshots(self, prefix: str = "") -> list[SnapshotInfo]:
+        """The completed snapshots whose names start with ``prefix``, by name."""
+        every = decode_completed_snapshots(
+            self.master_call("GetCompletedSnapshots", b"", f"snapshots {prefix}*"))
+        return sorted((s for s in every if s.name.startswith(prefix)), key=lambda s: s.name)
+
+    def delete_snapshot(self, name: str) -> None:
+        self.master_call("DeleteSnapshot", described_request(snapshot_description(name)),
+                         f"snapshot {name}")
+
+    def clone_snapshot(self, name: str, table: str) -> None:
+        """Create ``table`` (which must not exist) from snapshot ``name``."""
+        self._restore(name, table, "clone of")
+
+    def restore_snapshot(self, name: str, table: str) -> None:
+        """Put ``table`` (disabled) back to snapshot ``name``."""
+        self._restore(name, table, "restore of")
+
+    def _restore(self, name: str, table: str, verb: str) -> None:
+        what = f"{verb} snapshot {name} into table {table}"
+        nonce = Nonce(self._nonce_group, secrets.randbits(63))
+        request = restore_snapshot_request(snapshot_description(name, table), nonce)
+        proc_id = decode_restore_snapshot_response(
+            self.master_call("RestoreSnapshot", request, what))
+        self.wait_procedure(proc_id, "RestoreSnapshot", what)
+
+    def cluster_status(self) -> ClusterStatus:
+        return decode_cluster_status(
+            self.master_call("GetClusterStatus", cluster_status_request(), "cluster status"))
+
+    def roll_wals(self) -> list[ServerName]:
+        """Ask every live region server to roll its WALs (see ``roll_wal``); the servers
+        asked."""
+        servers = [s.server for s in self.cluster_status().live_servers]
+        for server in servers:
+            self.roll_wal(server.host, server.port)
+        return servers
+
+    # --- life -----------------------------------------------------------------------------
+
+    def close(self) -> None:
+        self._forget_master()
+        super().close()
+        if self._own_locator:
+            self.locator.pool.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.close()
+
+

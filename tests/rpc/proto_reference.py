@@ -1,0 +1,160 @@
+"""Reference encodings for the admin messages' tests, made by Google's ``protobuf`` package
+(not by the project's encoder) from message shapes written here by hand from HBase
+branch-2.6's ``HBase.proto``, ``Master.proto``, ``Admin.proto``, ``Snapshot.proto``,
+``ClusterStatus.proto`` and ``ErrorHandling.proto`` (only the fields the tests use)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from google.protobuf import descriptor_pb2, descriptor_pool
+from google.protobuf.message_factory import GetMessageClass
+
+# message -> (field name, number, type, label): "?" optional, "!" required, "*" repeated;
+# a capitalised type is a message of this file, "enum" a non-negative int32.
+SHAPES: dict[str, list[tuple[str, int, str, str]]] = {
+    "TableName": [("namespace", 1, "bytes", "!"), ("qualifier", 2, "bytes", "!")],
+    "BytesBytesPair": [("first", 1, "bytes", "!"), ("second", 2, "bytes", "!")],
+    "NameStringPair": [("name", 1, "string", "!"), ("value", 2, "string", "!")],
+    "ColumnFamilySchema": [("name", 1, "bytes", "!"), ("attributes", 2, "BytesBytesPair", "*"),
+                           ("configuration", 3, "NameStringPair", "*")],
+    "TableSchema": [("table_name", 1, "TableName", "?"),
+                    ("attributes", 2, "BytesBytesPair", "*"),
+                    ("column_families", 3, "ColumnFamilySchema", "*"),
+                    ("configuration", 4, "NameStringPair", "*")],
+    "CreateTableRequest": [("table_schema", 1, "TableSchema", "!"),
+                           ("split_keys", 2, "bytes", "*"), ("nonce_group", 3, "uint64", "?"),
+                           ("nonce", 4, "uint64", "?")],
+    "CreateTableResponse": [("proc_id", 1, "uint64", "?")],
+    "NamespaceDescriptor": [("name", 1, "bytes", "!"),
+                            ("configuration", 2, "NameStringPair", "*")],
+    "CreateNamespaceRequest": [("namespaceDescriptor", 1, "NamespaceDescriptor", "!"),
+                               ("nonce_group", 2, "uint64", "?"), ("nonce", 3, "uint64", "?")],
+    "ListNamespaceDescriptorsResponse": [("namespaceDescriptor", 1, "NamespaceDescriptor",
+                                          "*")],
+    "GetTableDescriptorsRequest": [("table_names", 1, "TableName", "*"),
+                                   ("regex", 2, "string", "?"),
+                                   ("include_sys_tables", 3, "bool", "?"),
+                                   ("namespace", 4, "string", "?")],
+    "TableState": [("state", 1, "enum", "!")],
+    "GetTableStateResponse": [("table_state", 1, "TableState", "!")],
+    "GenericExceptionMessage": [("class_name", 1, "string", "?"), ("message", 2, "string", "?"),
+                                ("error_info", 3, "bytes", "?")],
+    "ForeignExceptionMessage": [("source", 1, "string", "?"),
+                                ("generic_exception", 2, "GenericExceptionMessage", "?")],
+    "GetProcedureResultResponse": [("state", 1, "enum", "!"),
+                                   ("submitted_time", 2, "uint64", "?"),
+                                   ("last_update", 3, "uint64", "?"),
+                                   ("result", 4, "bytes", "?"),
+                                   ("exception", 5, "ForeignExceptionMessage", "?")],
+    "SnapshotDescription": [("name", 1, "string", "!"), ("table", 2, "string", "?"),
+                            ("creation_time", 3, "int64", "?"), ("type", 4, "enum", "?"),
+                            ("version", 5, "int32", "?"), ("owner", 6, "string", "?"),
+                            ("ttl", 8, "int64", "?"), ("max_file_size", 9, "int64", "?")],
+    "SnapshotRequest": [("snapshot", 1, "SnapshotDescription", "!"),
+                        ("nonce_group", 2, "uint64", "?"), ("nonce", 3, "uint64", "?")],
+    "SnapshotResponse": [("expected_timeout", 1, "int64", "!"), ("proc_id", 2, "int64", "?")],
+    "GetCompletedSnapshotsResponse": [("snapshots", 1, "SnapshotDescription", "*")],
+    "RestoreSnapshotRequest": [("snapshot", 1, "SnapshotDescription", "!"),
+                               ("nonce_group", 2, "uint64", "?"), ("nonce", 3, "uint64", "?"),
+                               ("restoreACL", 4, "bool", "?")],
+    "ServerName": [("host_name", 1, "string", "!"), ("port", 2, "uint32", "?"),
+                   ("start_code", 3, "uint64", "?")],
+    "RegionSpecifier": [("type", 1, "enum", "!"), ("value", 2, "bytes", "!")],
+    "RegionLoad": [("region_specifier", 1, "RegionSpecifier", "!"), ("stores", 2, "uint32", "?"),
+                   ("storefiles", 3, "uint32", "?"), ("mem_store_size_MB", 6, "uint32", "?")],
+    "ServerLoad": [("number_of_requests", 1, "uint64", "?"),
+                   ("total_number_of_requests", 2, "uint64", "?"),
+                   ("used_heap_MB", 3, "uint32", "?"), ("max_heap_MB", 4, "uint32", "?"),
+                   ("region_loads", 5, "RegionLoad", "*")],
+    "LiveServerInfo": [("server", 1, "ServerName", "!"), ("server_load", 2, "ServerLoad", "!")],
+    "HBaseVersionFileContent": [("version", 1, "string", "!")],
+    "ClusterId": [("cluster_id", 1, "string", "!")],
+    "RegionState": [("state", 2, "enum", "?")],
+    "RegionInTransition": [("spec", 1, "RegionSpecifier", "!"),
+                           ("region_state", 2, "RegionState", "!")],
+    "ClusterStatus": [("hbase_version", 1, "HBaseVersionFileContent", "?"),
+                      ("live_servers", 2, "LiveServerInfo", "*"),
+                      ("dead_servers", 3, "ServerName", "*"),
+                      ("regions_in_transition", 4, "RegionInTransition", "*"),
+                      ("cluster_id", 5, "ClusterId", "?"), ("master", 7, "ServerName", "?"),
+                      ("backup_masters", 8, "ServerName", "*"),
+                      ("balancer_on", 9, "bool", "?")],
+    "GetClusterStatusRequest": [("options", 1, "enum", "*")],
+    "GetClusterStatusResponse": [("cluster_status", 1, "ClusterStatus", "!")],
+    "RegionInfo": [("region_id", 1, "uint64", "!"), ("table_name", 2, "TableName", "!"),
+                   ("start_key", 3, "bytes", "?"), ("end_key", 4, "bytes", "?"),
+                   ("offline", 5, "bool", "?"), ("split", 6, "bool", "?"),
+                   ("replica_id", 7, "int32", "?")],
+    "GetRegionInfoRequest": [("region", 1, "RegionSpecifier", "!"),
+                             ("compaction_state", 2, "bool", "?")],
+    "GetRegionInfoResponse": [("region_info", 1, "RegionInfo", "!"),
+                              ("compaction_state", 2, "enum", "?"),
+                              ("splittable", 4, "bool", "?")],
+    "GetOnlineRegionResponse": [("region_info", 1, "RegionInfo", "*")],
+    "FlushRegionRequest": [("region", 1, "RegionSpecifier", "!"),
+                           ("if_older_than_ts", 2, "uint64", "?")],
+    "FlushRegionResponse": [("last_flush_time", 1, "uint64", "!"), ("flushed", 2, "bool", "?")],
+    "CompactRegionRequest": [("region", 1, "RegionSpecifier", "!"), ("major", 2, "bool", "?"),
+                             ("family", 3, "bytes", "?")],
+    "RollWALWriterResponse": [("region_to_flush", 1, "bytes", "*")],
+    "GetRegionLoadRequest": [("table_name", 1, "TableName", "?")],
+    "GetRegionLoadResponse": [("region_loads", 1, "RegionLoad", "*")],
+}
+
+_T = descriptor_pb2.FieldDescriptorProto
+_TYPES = {"bytes": _T.TYPE_BYTES, "string": _T.TYPE_STRING, "uint64": _T.TYPE_UINT64,
+          "int64": _T.TYPE_INT64, "uint32": _T.TYPE_UINT32, "int32": _T.TYPE_INT32,
+          "bool": _T.TYPE_BOOL, "enum": _T.TYPE_INT32}
+_LABELS = {"?": _T.LABEL_OPTIONAL, "!": _T.LABEL_REQUIRED, "*": _T.LABEL_REPEATED}
+
+
+def _pool() -> descriptor_pool.DescriptorPool:
+    proto = descriptor_pb2.FileDescriptorProto(name="hbase_admin_reference.proto",
+                                               package="hbase.pb", syntax="proto2")
+    for name, fields in SHAPES.items():
+        message = proto.message_type.add(name=name)
+        for field, number, kind, label in fields:
+            f = message.field.add(name=field, number=number, label=_LABELS[label])
+            if kind in _TYPES:
+                f.type = _TYPES[kind]
+            else:
+                f.type, f.type_name = _T.TYPE_MESSAGE, f".hbase.pb.{kind}"
+    pool = descriptor_pool.DescriptorPool()
+    pool.Add(proto)
+    return pool
+
+
+_POOL = _pool()
+
+
+def message(kind: str, /, **fields: Any) -> Any:
+    """A message of the reference schema, its fields set (sub-messages as dicts)."""
+    cls = GetMessageClass(_POOL.FindMessageTypeByName(f"hbase.pb.{kind}"))
+    return _fill(cls(), fields)
+
+
+def _fill(msg: Any, fields: dict[str, Any]) -> Any:
+    for key, value in fields.items():
+        target = getattr(msg, key)
+        if isinstance(value, dict):
+            _fill(target, value)
+        elif isinstance(value, list):  # repeated: dicts are messages
+            for item in value:
+                if isinstance(item, dict):
+                    _fill(target.add(), item)
+                else:
+                    target.append(item)
+        else:
+            setattr(msg, key, value)
+    return msg
+
+
+def encode(kind: str, /, **fields: Any) -> bytes:
+    return bytes(message(kind, **fields).SerializeToString())
+
+
+def decode(kind: str, data: bytes) -> Any:
+    msg = message(kind)
+    msg.ParseFromString(data)
+    return msg
