@@ -16,6 +16,7 @@ remedies of ``scripts/error_remedies.py``).
 from __future__ import annotations
 
 import ast
+import html
 import io
 import re
 import sys
@@ -240,8 +241,26 @@ def config_keys() -> list[ConfigKey]:
     return keys
 
 
+def _text(text: str) -> str:
+    """``text`` with ``<`` and ``>`` outside code spans shown as themselves (not HTML)."""
+    parts = text.split("`")
+    for i in range(0, len(parts), 2):
+        parts[i] = parts[i].replace("<", "&lt;").replace(">", "&gt;")
+    return "`".join(parts)
+
+
 def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+    """``text`` in a table cell: one line, pipes outside code spans escaped."""
+    parts = _text(text.replace("\n", " ")).split("`")
+    for i in range(0, len(parts), 2):
+        parts[i] = parts[i].replace("|", "\\|")
+    return "`".join(parts)
+
+
+def _code(text: str) -> str:
+    """``text`` as code in a table cell (a pipe inside a code span would show its escape)."""
+    escaped = html.escape(text).replace("|", "&#124;").replace("\\", "&#92;")
+    return f"<code>{escaped}</code>"
 
 
 def config_page() -> str:
@@ -321,7 +340,7 @@ def cli_page() -> str:
         lines += [f"## `{name}`", ""]
         text = (command.help or command.short_help or "").split("\n  Examples:")[0]
         text = "\n".join(line.strip() for line in text.strip().split("\b")[0].splitlines())
-        lines += [text.replace("\n\n", "\n\n").strip(), ""]
+        lines += [_text(text.strip()), ""]
         if isinstance(command, click.Group):
             subs = command.list_commands(click.Context(command))
             lines += ["Commands: " + ", ".join(f"`{s}`" for s in subs), ""]
@@ -393,13 +412,12 @@ def params_page() -> str:
             kind = " or ".join(kind) if isinstance(kind, list) else kind
             title = schema.pop("title", "")
             description = param.get("description") or schema.pop("description", "") or ""
-            extra = "; ".join(f"{k} `{schema[k]}`" for k in
-                              ("enum", "pattern", "format", "minimum", "maximum") if k in schema)
+            extra = "".join(f"; {k} {_code(str(schema[k]))}" for k in
+                            ("enum", "pattern", "format", "minimum", "maximum") if k in schema)
             value = param.get("value")
-            shown = "" if value is None else f"`{value!r}`".replace("'", '"')
+            shown = "" if value is None else _code(repr(value).replace("'", '"'))
             what = ". ".join(filter(None, [title, description]))
-            lines.append(f"| `{name}` | {_cell(str(kind))}{'; ' + _cell(extra) if extra else ''}"
-                         f" | {_cell(shown)} | {_cell(what)} |")
+            lines.append(f"| `{name}` | {_cell(str(kind))}{extra} | {shown} | {_cell(what)} |")
         lines.append("")
     return "\n".join(lines) + "\n"
 
@@ -558,15 +576,45 @@ def error_classes() -> list[ErrorClass]:
     return [c for c in classes.values() if is_error(c.name)]
 
 
+def _message(node: ast.expr) -> str | None:
+    """A raise site's message as a template: f-string values shown as ``{expression}``."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.JoinedStr):
+        return "".join(str(v.value) if isinstance(v, ast.Constant) else
+                       "{" + ast.unparse(v.value) + "}"  # type: ignore[attr-defined]
+                       for v in node.values)
+    return None
+
+
+def raise_messages(names: set[str]) -> dict[str, list[str]]:
+    """Error class -> the messages its ``raise`` sites in the sources give it (the literal
+    ones and f-strings; messages built elsewhere are not seen)."""
+    found: dict[str, list[str]] = {}
+    for root in SOURCE_ROOTS:
+        for path in sorted((REPO / root).rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+                if not (isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call)
+                        and node.exc.args):
+                    continue
+                func = node.exc.func
+                name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
+                message = _message(node.exc.args[0]) if name in names else None
+                if message and message not in found.setdefault(name, []):
+                    found[name].append(message)
+    return found
+
+
 def _paragraph(text: str) -> str:
     text = re.sub(r":(?:meth|mod|func|class|data):`~?([^`]+)`", r"`\1`", text)
-    return " ".join(text.replace("``", "`").split())
+    return _text(" ".join(text.replace("``", "`").split()))
 
 
 def errors_page() -> str:
     from scripts.error_remedies import GROUPS, INTRO, REMEDIES
 
     found = {c.name: c for c in error_classes()}
+    messages = raise_messages(set(found))
     lines = ["# Troubleshooting", "", INTRO.strip(), ""]
     for title, about, names in GROUPS:
         lines += [f"## {title}", "", about, ""]
@@ -579,6 +627,11 @@ def errors_page() -> str:
                       f"*`{error.module}`, a kind of {bases}.*", "",
                       f"**Cause.** {_paragraph(error.doc) or 'See the message.'}", "",
                       f"**Remedy.** {REMEDIES.get(name, '')}", ""]
+            said = messages.get(name, [])
+            if said:
+                lines += [f'??? note "What it says ({len(said)} '
+                          f'{"message" if len(said) == 1 else "messages"} in the code)"', ""]
+                lines += [f"    * {_code(m)}" for m in said] + [""]
     return "\n".join(lines) + "\n"
 
 

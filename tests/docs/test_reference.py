@@ -218,3 +218,26 @@ def test_every_error_class_has_a_cause_and_a_remedy() -> None:
 def test_generated_pages_are_not_committed(page: str) -> None:
     """The reference is generated at each build; a committed copy would go stale."""
     assert not (REPO / "docs" / page).exists(), page
+
+
+def _matches(message: str, templates: list[str]) -> bool:
+    return any(re.fullmatch(".*".join(re.escape(part) for part in
+                                      re.split(r"\{[^{}]*\}", template)), message, re.S)
+               for template in templates)
+
+
+def test_the_troubleshooting_page_lists_what_errors_say(tmp_path: Path) -> None:
+    """Errors raised for real match a message the page lists for their class."""
+    from hbase_migrate.tablename import InvalidTableNameError, normalize_table_name
+
+    said = gen.raise_messages({"ConfigError", "InvalidTableNameError"})
+    data = gen._minimal_config()
+    data["replay"] = {"no_such_key": 1}
+    with pytest.raises(ConfigError) as config_error:
+        parse_config(data, tmp_path / "M.toml")
+    assert _matches(str(config_error.value), said["ConfigError"]), str(config_error.value)
+    with pytest.raises(InvalidTableNameError) as name_error:
+        normalize_table_name("a table")
+    assert _matches(str(name_error.value), said["InvalidTableNameError"]), str(name_error.value)
+    page = gen.errors_page()
+    assert page.count('??? note "What it says') >= 50
