@@ -357,10 +357,15 @@ def cli_page() -> str:
 def dag_params() -> dict[str, dict[str, Any]]:
     """dag_id -> its description, schedule and Params (name -> the Param's dump), read from
     the DAG objects Airflow's own DagBag parses (a throw-away Airflow home; no database)."""
+    import atexit
     import os
+    import shutil
     import tempfile
 
-    os.environ.setdefault("AIRFLOW_HOME", tempfile.mkdtemp(prefix="docs-airflow-home-"))
+    if "AIRFLOW_HOME" not in os.environ:
+        home = tempfile.mkdtemp(prefix="docs-airflow-home-")
+        atexit.register(shutil.rmtree, home, ignore_errors=True)
+        os.environ["AIRFLOW_HOME"] = home
     os.environ.setdefault("AIRFLOW__CORE__LOAD_EXAMPLES", "False")
     os.environ.setdefault("AIRFLOW__LOGGING__LOGGING_LEVEL", "WARNING")
     if str(REPO / "plugins") not in sys.path:
