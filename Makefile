@@ -5,6 +5,7 @@
 #   make bench   the benchmarks (figures, no pass/fail)
 #   make soak    a 15-minute chaos soak through Airflow on the embedded stack (ARGS=--seed S)
 #   make screenshots  docs/report.png and docs/dag-graph.png, in headless Chromium
+#   make docs    the docs site (MkDocs, strict: a broken link fails) into build/site
 
 SHELL        := /bin/bash
 PYTHON       ?= python3
@@ -78,6 +79,12 @@ screenshots: run
 
 bench: setup
 	$(BIN)/python bench/run_all.py
+
+# The docs site, its reference pages generated from the code at each build
+# (scripts/gen_reference.py); it reads offline: open build/site/index.html.
+.PHONY: docs
+docs: setup
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
 
 clean:
 	rm -rf $(VENV) $(TOOLS) .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -1,0 +1,243 @@
+"""What to do about each error the tool prints: the troubleshooting page's groups and remedies,
+keyed by error class (``scripts/gen_reference.py`` adds each class's own docstring as the
+cause). ``tests/docs/`` fails when an ``HBaseMigrateError`` subclass has no entry here."""
+
+from __future__ import annotations
+
+INTRO = """
+No command prints a traceback: an error escaping a command is **one line** (what, and where:
+file, byte offset, table, range, endpoint, principal) with exit code **2** for the project's
+own errors and **1** for anything unexpected, whose traceback goes to a file named in that
+line (`$HBASE_MIGRATE_LOG_DIR`, default the temp folder) or to the screen with `-v`.
+`replay` and `status` exit **3** when a WAL gap is open; `validate` exits **1** when ranges
+still differ; `cutover check` exits **1** on no-go. `kill -USR1 <pid>` prints the threads'
+stacks of any running `hbase-migrate` command.
+
+Each error below is a class of the code; the line it prints starts with what it is about.
+**Cause** is the class's own description, **Remedy** what to do. The list is generated from
+the sources: a new error class without a remedy fails the docs tests.
+
+Outages are not errors at first: a run that finds a gateway, WebHDFS, ZooKeeper, a PostgreSQL
+ledger or the Kafka brokers unreachable waits (1 s doubling to 30 s), records an `outage`
+step, and goes on by itself; only after `[replay] outage_tolerance` does it end with one of
+the *unreachable* errors below.
+"""
+
+GROUPS: list[tuple[str, str, list[str]]] = [
+    ("Configuration and input", "A file, a value or a name given to the tool is wrong; "
+     "nothing was written.",
+     ["HBaseMigrateError", "ConfigError", "InvalidTableNameError", "StepRefusedError",
+      "WorkFolderError", "SplitKeysError"]),
+    ("Tables and schema", "A table or a column family is missing or different on one side.",
+     ["MissingSchemaError", "MissingTableError", "MissingFamilyError", "MissingTargetError",
+      "SchemaMismatchError"]),
+    ("Reaching the clusters", "A gateway, WebHDFS, ZooKeeper or a region server did not "
+     "answer, or refused a call.",
+     ["ClusterError", "ServiceUnreachableError", "GatewayUnreachableError",
+      "WebHdfsUnreachableError", "ZooKeeperUnreachableError", "ZkPayloadError",
+      "Thrift1Error", "Thrift1UnreachableError", "Thrift2Error", "Thrift2UnreachableError",
+      "PutTimeoutError", "ScanFailedError", "RegionsInTransitionError", "TargetUnavailableError",
+      "OutageTooLongError", "NeverAnsweredError", "MigrationLockedError", "AdminShellError"]),
+    ("HBase's native RPC", "Errors of the client that speaks HBase's own protobuf RPC to the "
+     "master and region servers.",
+     ["RpcError", "RpcFrameError", "RemoteError", "RpcConnectionError", "RpcTimeoutError",
+      "RegionNotFoundError", "NativeCallError", "AdminCallError", "_NoMaster"]),
+    ("Kerberos", "Logins and handshakes of secured clusters.",
+     ["KerberosError", "Krb5ConfConflict"]),
+    ("WAL files", "A WAL file that cannot be read; the line names the file and the byte "
+     "offset.",
+     ["WalError", "WalSourceError", "WalUnsupportedError", "WalEmptyError", "WalCorruptError",
+      "CellCorruptError", "ValueDecodeError", "MissingEntryError", "MarkerError",
+      "ProtobufError"]),
+    ("Replay", "A WAL file that cannot be replayed as asked; nothing after its position was "
+     "recorded, and the next run starts there again.",
+     ["ReplayError", "UnknownCellTypeError", "MarkerReadError", "InexpressibleMutationError",
+      "ReplayWriteError"]),
+    ("Copy and validation", "The snapshot copy (scan or HBase snapshots) and the range work "
+     "of copy and checksums.",
+     ["RangeError", "SnapshotExportError", "SnapshotMethodError", "SnapshotManifestError",
+      "JvmError"]),
+    ("The ledger", "The audit ledger database and the facts it refuses to lose.",
+     ["LedgerError", "LedgerOpenError", "LedgerSchemaError", "LedgerMissingError",
+      "LedgerForeignError", "MigrationMismatchError", "MigrationStateError", "WalStateError"]),
+    ("The CDC stream", "Kafka brokers and topics; offsets already acknowledged are kept.",
+     ["KafkaUnavailableError", "KafkaTopicError", "KafkaRefusedError", "KafkaDeliveryError"]),
+    ("Local stacks (Airflow, embedded, real)", "What `airflow up`, `make run`, the embedded "
+     "cluster and `realstack` start on this machine.",
+     ["AirflowStackError", "PgServerError", "RedisError", "EmbeddedStackError",
+      "RealStackError"]),
+    ("Answers of the embedded cluster", "`minihbase` answers as HBase would; a client of the "
+     "project prints these as the gateway's refusal.",
+     ["MiniHBaseError", "ServerDownError", "TableNotFoundError", "TableExistsError",
+      "NamespaceNotFoundError", "NamespaceExistError", "TableStateError", "TableDisabledError",
+      "NoSuchFamilyError", "IllegalArgumentError"]),
+]
+
+_RETRY = "Rerun the step: it resumes where the ledger says and redoes nothing already done."
+_UNREACHABLE = ("Check that the service named in the line runs and is reachable from this host "
+                "(`hbase-migrate cluster info --config M.toml` probes every endpoint); the "
+                "run waits outages out up to `[replay] outage_tolerance`. " + _RETRY)
+
+REMEDIES: dict[str, str] = {
+    "HBaseMigrateError": "The base of all the project's errors; the line says what and where.",
+    "ConfigError": "Fix the file, key or option the line names (it says what was expected); "
+                   "see [Migration file keys](reference/config.md). Check a file with "
+                   "`hbase-migrate ledger info --config M.toml`.",
+    "InvalidTableNameError": "Use a name HBase accepts: `[namespace:]qualifier` of letters, "
+                             "digits, `_`, `-` and `.`, not starting with `.` or `-`.",
+    "StepRefusedError": "Run the earlier steps first (`prepare`, then `snapshot`); "
+                        "`hbase-migrate status --config M.toml` shows the migration's state.",
+    "WorkFolderError": "Give a new or empty folder, or stop the other run using it.",
+    "SplitKeysError": "Give distinct, non-empty split keys.",
+    "MissingSchemaError": "Create the table or family on the side named, or fix `[[tables]]`.",
+    "MissingTableError": "Create the table on the side named (on the target: `hbase-migrate "
+                         "prepare --config M.toml`), or fix the name in `[[tables]]`.",
+    "MissingFamilyError": "Add the family on that side (`alter` in the hbase shell), or remove "
+                          "it from `families`.",
+    "MissingTargetError": "Run `prepare` (it creates the target tables with every family), or "
+                          "fix the table mapping.",
+    "SchemaMismatchError": "Drop or rename the target table you made by hand (after checking "
+                           "it holds nothing you need) and run `prepare`, or alter its "
+                           "families to match the source's.",
+    "ClusterError": _UNREACHABLE,
+    "ServiceUnreachableError": _UNREACHABLE,
+    "GatewayUnreachableError": "Start the Thrift gateway named (`hbase thrift start`, "
+                               "`hbase thrift2 start`) or fix `thrift`/`thrift2`. " + _RETRY,
+    "WebHdfsUnreachableError": "Check the NameNode (safe mode, a standby answering: point "
+                               "`webhdfs` at the active one or an HttpFS gateway). " + _RETRY,
+    "ZooKeeperUnreachableError": "Check the quorum and `znode_parent`. Replay goes on without "
+                                 "ZooKeeper (retention then unknown); commands that need it "
+                                 "wait.",
+    "ZkPayloadError": "The znode named is not what HBase writes there: check `znode_parent` "
+                      "(another application's tree?).",
+    "Thrift1Error": "Read the gateway's reason in the line; fix what it names (table state, "
+                    "permissions), then rerun.",
+    "Thrift1UnreachableError": "Start the Thrift1 gateway (`hbase thrift start`) or fix "
+                               "`thrift`. " + _RETRY,
+    "Thrift2Error": "Read the gateway's reason in the line; fix what it names (table state, "
+                    "permissions, region server down), then rerun.",
+    "Thrift2UnreachableError": "Start the Thrift2 gateway (`hbase thrift2 start`) or fix "
+                               "`thrift2`. " + _RETRY,
+    "PutTimeoutError": "Raise `[gateway] call_timeout` or lower `[gateway] max_put_bytes`; "
+                       "check the target region server holding the row.",
+    "ScanFailedError": "Raise `[gateway] call_timeout` (or `timeout_retries`), or lower "
+                       "`[gateway] max_result_bytes`, as the line says; check the region "
+                       "server of the range.",
+    "RegionsInTransitionError": "Wait for the split, merge or move to finish (the master's UI "
+                                "lists regions in transition), or raise `[gateway] "
+                                "region_wait`; then rerun.",
+    "TargetUnavailableError": "Start the target's gateway or fix its endpoint. Every offset "
+                              "the target acknowledged is kept. " + _RETRY,
+    "OutageTooLongError": "Bring the service back, then rerun; raise `[replay] "
+                          "outage_tolerance` to wait longer.",
+    "NeverAnsweredError": "The endpoint never answered: check host and port in the config or "
+                          "`cluster.json`.",
+    "MigrationLockedError": "Another replay (or CDC run) of this migration holds its lock: "
+                            "let it finish, or stop it; `--lock-timeout` waits longer.",
+    "AdminShellError": "Run the `admin_shell` command by hand on that host to see why (HBase "
+                       "installed, a Kerberos ticket held), or remove it to use the Java "
+                       "helper.",
+    "RpcError": "Read the call and server in the line; check that server's log.",
+    "RpcFrameError": "Something other than an HBase server answers on that port, or the "
+                     "connection was cut mid-reply: check the endpoint. " + _RETRY,
+    "RemoteError": "HBase refused the call: the Java exception class in the line says why "
+                   "(a `TableNotFoundException`, an `AccessDeniedException`); fix that.",
+    "RpcConnectionError": "Check that the server named runs and its port is reachable. " + _RETRY,
+    "RpcTimeoutError": "The server is overloaded or stuck; check its log and rerun.",
+    "RegionNotFoundError": "The table has no region serving that row yet (a region in "
+                           "transition, or the table is disabled): wait and rerun, or enable "
+                           "the table.",
+    "NativeCallError": "Read the table, region and server in the line; check that region "
+                       "server's log; rerun once it serves the region.",
+    "AdminCallError": "Read HBase's exception in the line (a snapshot that exists, a "
+                      "namespace missing, permissions) and fix that.",
+    "_NoMaster": "Start the master, or wait for a backup master to take over.",
+    "KerberosError": "Do what the line says: `kinit` (no or expired ticket), fix `principal` "
+                     "or `keytab` (`klist -kt KEYTAB` lists its principals), sync the clock "
+                     "with the KDC, set `qop` to the gateways' `hbase.thrift.security.qop`; "
+                     "see [Secure clusters](guides/security.md).",
+    "Krb5ConfConflict": "Make the two `krb5_conf` files describe the realm the same way, or "
+                        "give both clusters one file.",
+    "WalError": "See the file and offset in the line.",
+    "WalSourceError": "The storage (NameNode, a DataNode) refused the read: the file is "
+                      "marked `failed` and read again on the next run; check HDFS if it "
+                      "repeats.",
+    "WalUnsupportedError": "The file is of a kind the reader refuses by name (a legacy "
+                           "HLog, an encrypted WAL, a custom codec, LZO): migrate these "
+                           "tables' edits another way, e.g. re-copy their ranges after the "
+                           "writes stop.",
+    "WalEmptyError": "Nothing to do: an empty WAL holds no edits and is skipped with this "
+                     "reason.",
+    "WalCorruptError": "Keep the file for analysis (`hbase-migrate wal dump FILE` shows the "
+                       "entries before the offset). The file fails; validation then finds the "
+                       "ranges that miss its edits and `validate --repair` re-copies them.",
+    "CellCorruptError": "As for a corrupt WAL: keep the file, repair the ranges through "
+                        "validation.",
+    "ValueDecodeError": "Check `hbase.regionserver.wal.value.compression.type`; a damaged "
+                        "file: as for a corrupt WAL.",
+    "MissingEntryError": "A dictionary-compressed file read from a wrong offset or damaged: "
+                         "as for a corrupt WAL.",
+    "MarkerError": "A damaged marker: as for a corrupt WAL.",
+    "ProtobufError": "A damaged file or znode: as for a corrupt WAL.",
+    "ReplayError": "Read the file and reason in the line; the next run starts at the same "
+                   "offset.",
+    "UnknownCellTypeError": "The WAL holds a cell type HBase's public types lack: keep the "
+                            "file and repair its ranges through validation.",
+    "MarkerReadError": "The region of a bulk load is unknown: run `validate --repair` on "
+                       "the table to re-copy what differs.",
+    "InexpressibleMutationError": "Give the target a Thrift2 gateway (exact deletes), or allow "
+                                  "the approximation with `[replay] allow_lossy_deletes = "
+                                  "true` (counted in the ledger).",
+    "ReplayWriteError": "Check the target (region servers, quotas); rerun: the file resumes "
+                        "at its last acknowledged offset.",
+    "RangeError": "Read the range in the line; rerun the step (done ranges are skipped).",
+    "SnapshotExportError": "Rerun `snapshot`: only the files the target lacks or holds "
+                           "different are copied again. If files vanished, raise the target's "
+                           "`hbase.master.hfilecleaner.ttl` (`[snapshot] target_hfile_ttl`).",
+    "SnapshotMethodError": "Do what the line says (give the cluster an `admin_shell`, start "
+                           "over after an expired snapshot), or use `--method scan`.",
+    "SnapshotManifestError": "The snapshot's manifest is damaged: delete that snapshot and "
+                             "rerun `snapshot`.",
+    "JvmError": "Install Java 17 and Maven (`scripts/system-deps.sh`), or check the Maven "
+                "log named in the line.",
+    "LedgerError": "Read the ledger URL or record named in the line.",
+    "LedgerOpenError": "Fix the URL (`[migration] ledger`, `ledger_env`, "
+                       "`$HBASE_MIGRATE_LEDGER`) or start the database.",
+    "LedgerSchemaError": "Upgrade hbase-migrate (the ledger is newer than this code), or "
+                         "restore the `sql/` files.",
+    "LedgerMissingError": "Point at the ledger the migration used, or create one with "
+                          "`hbase-migrate ledger upgrade --config M.toml`.",
+    "LedgerForeignError": "Give the ledger a database (or schema) of its own.",
+    "MigrationMismatchError": "Clusters or tables changed after the copy began: restore them, "
+                              "or start over under another `[migration] name`.",
+    "MigrationStateError": "The step would move the migration back: start a new migration "
+                           "for a new copy.",
+    "WalStateError": "Two runs disagree about a WAL file: make sure only one replay per "
+                     "migration runs (the lock), then rerun.",
+    "KafkaUnavailableError": "Start the brokers or fix `[cdc] bootstrap`; rerun: "
+                             "unacknowledged messages are sent again.",
+    "KafkaTopicError": "Create the topic named (or allow auto-creation), then rerun.",
+    "KafkaRefusedError": "Fix the TLS or SASL settings in `[cdc] producer` (see "
+                         "[The CDC stream](guides/cdc.md)).",
+    "KafkaDeliveryError": "Raise the topic's `max.message.bytes` (a large row) or grant the "
+                          "producer access, then rerun.",
+    "AirflowStackError": "Read the part named (api-server, scheduler, a port); its log is in "
+                         "`DIR/airflow/logs`. `hbase-migrate airflow down --dir DIR` stops "
+                         "what is left.",
+    "PgServerError": "Install Debian's `postgresql` (`scripts/system-deps.sh celery`).",
+    "RedisError": "Install `redis-server` (`scripts/system-deps.sh celery`).",
+    "EmbeddedStackError": "Read the part and its log named in the line; stop what is left "
+                          "and start again in a fresh `--dir`.",
+    "RealStackError": "Install a JDK 17 and Maven; check the Maven log named in the line.",
+    "MiniHBaseError": "The embedded cluster refused the request as HBase would: fix it.",
+    "ServerDownError": "A killed embedded region server: `hbase-migrate minicluster restart "
+                       "N --cluster C`, or wait for its regions to move.",
+    "TableNotFoundError": "Create the table, or fix its name.",
+    "TableExistsError": "Nothing to create; use the existing table or another name.",
+    "NamespaceNotFoundError": "Create the namespace first.",
+    "NamespaceExistError": "Nothing to create.",
+    "TableStateError": "Enable (or disable) the table as the call needs.",
+    "TableDisabledError": "Enable the table.",
+    "NoSuchFamilyError": "Add the family, or fix the request.",
+    "IllegalArgumentError": "Fix the request the line shows.",
+}
