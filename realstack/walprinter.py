@@ -9,6 +9,10 @@ in a short JVM. ``parse(output)`` turns what it printed for one file into entrie
 
 ``end`` is the reader position after the entry; strings are ``Bytes.toStringBinary``, as
 HBase prints them. This is HBase's view, for comparison with ``hbase-migrate wal dump``.
+
+HBase 1.x's printer (run on the ``hbase1`` module's class path) prints no cell type: its
+``PrettyPrintWals`` adds ``types``, each printed entry's cell types as HBase's own WAL reader
+reads them, which ``parse(output, types)`` puts into the cells.
 """
 
 from __future__ import annotations
@@ -42,25 +46,40 @@ def pretty_print(files: Sequence[str | Path], version: str = DEFAULT_VERSION
     return {p["file"]: p for p in printed}
 
 
-def parse(output: str) -> list[dict[str, Any]]:
-    """The entries of one file's ``-j -p`` output (header lines and position notes aside)."""
+def parse(output: str, types: list[list[str]] | None = None) -> list[dict[str, Any]]:
+    """The entries of one file's ``-j -p`` output (header lines and position notes aside);
+    ``types``, where the printer has none (HBase 1.x), each entry's cell types."""
     start = output.find("[")
     if start < 0:
         return []
     decoder = json.JSONDecoder()
-    entries: list[dict[str, Any]] = []
+    printed: list[tuple[dict[str, Any], int]] = []
     at = start + 1
     while True:
         while at < len(output) and output[at] in ",\n ":
             at += 1
         if at >= len(output) or output[at] == "]":
-            return entries
+            break
         raw, at = decoder.raw_decode(output, at)
         after = _AFTER_ENTRY.match(output, at)
         if after is None:
             raise ValueError(f"unexpected WALPrettyPrinter output at {at}: {output[at:at + 80]!r}")
         at = after.end()
-        entries.append(_entry(raw, int(after.group(1))))
+        printed.append((raw, int(after.group(1))))
+    if types is not None:
+        _add_types(printed, types)
+    return [_entry(raw, end) for raw, end in printed]
+
+
+def _add_types(printed: list[tuple[dict[str, Any], int]], types: list[list[str]]) -> None:
+    """Each printed cell's type from what HBase's reader read, entry by entry."""
+    counts = [len(raw["actions"]) for raw, _ in printed]
+    if counts != [len(kinds) for kinds in types]:
+        raise ValueError(f"cells per entry: the printer printed {counts}, HBase's reader "
+                         f"read {[len(kinds) for kinds in types]}")
+    for (raw, _), kinds in zip(printed, types, strict=True):
+        for action, kind in zip(raw["actions"], kinds, strict=True):
+            action.setdefault("type", kind)
 
 
 def _entry(raw: dict[str, Any], end: int) -> dict[str, Any]:

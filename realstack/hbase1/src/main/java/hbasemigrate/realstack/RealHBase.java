@@ -400,10 +400,16 @@ public final class RealHBase {
     return names;
   }
 
+  /** Every WAL of the servers rolled: 1.x's rollWALWriter rolls the region WAL only, so the
+   * meta WAL of a server holding hbase:meta is rolled here (as 2.x's call rolls both). */
   private Object roll(String server) throws IOException {
     List<String> rolled = new ArrayList<>();
     for (HRegionServer rs : servers(server)) {
       admin.rollWALWriter(rs.getServerName());
+      HRegionInfo meta = HRegionInfo.FIRST_META_REGIONINFO;
+      if (rs.getFromOnlineRegions(meta.getEncodedName()) != null) {
+        rs.getWAL(meta).rollWriter(true);
+      }
       rolled.add(rs.getServerName().toString());
     }
     return rolled;
