@@ -41,7 +41,6 @@ def generate(option_set: str, out: Path, version: str = DEFAULT_VERSION
     if option_set not in OPTION_SETS:
         raise ValueError(f"unknown WAL option set {option_set!r}; known: {list(OPTION_SETS)}")
     compression, codec = OPTION_SETS[option_set]
-    out.mkdir(parents=True, exist_ok=True)
     with TemporaryDirectory(prefix="realwal-") as tmp, RealHBase(tmp, RealHBaseOptions(
             hbase_version=version, region_servers=2, wal_compression=compression,
             value_compression=codec, heap="768m")) as stack:
@@ -53,6 +52,7 @@ def generate(option_set: str, out: Path, version: str = DEFAULT_VERSION
 def collect(stack: RealHBase, out: Path, skip: frozenset[str] = frozenset()) -> list[Path]:
     """Roll every WAL and copy each closed one with entries (and a name not in ``skip``)
     out through WebHDFS into ``out``; the copies."""
+    out.mkdir(parents=True, exist_ok=True)
     store = WebHdfsWalStore(stack.described["webhdfs"], stack.described["hbase_root"])
     before = {f.relpath: f.name for f in store.list_wal_files()}
     call_admin(stack.cluster_json, "roll", {})
@@ -69,9 +69,10 @@ def _copy(store: WebHdfsWalStore, name: str, target: Path) -> Path:
         path = next(f.path for f in store.list_wal_files() if f.name == name)
         try:
             with store.open(path) as source:
-                target.write_bytes(source.read())
+                data = source.read()
         except FileNotFoundError:
             continue
+        target.write_bytes(data)
         return target
     raise AssertionError(f"WAL file {name} kept moving while it was copied")
 

@@ -95,12 +95,18 @@ public final class RealHBase {
     return options.getOrDefault(name, otherwise);
   }
 
+  /** WAL dictionary compression none|dict|dict+tags in conf. */
+  private static void setCompression(Configuration conf, String mode) {
+    if (!List.of("none", "dict", "dict+tags").contains(mode)) {
+      throw new IllegalArgumentException("WAL compression none|dict|dict+tags, got " + mode);
+    }
+    conf.setBoolean("hbase.regionserver.wal.enablecompression", mode.startsWith("dict"));
+    conf.setBoolean("hbase.regionserver.wal.tags.enablecompression", mode.equals("dict+tags"));
+  }
+
   private Configuration configure() {
     Configuration conf = util.getConfiguration();
-    String compression = opt("wal-compression", "none");
-    conf.setBoolean("hbase.regionserver.wal.enablecompression", compression.startsWith("dict"));
-    conf.setBoolean("hbase.regionserver.wal.tags.enablecompression",
-        compression.equals("dict+tags"));
+    setCompression(conf, opt("wal-compression", "none"));
     conf.set("hbase.wal.provider", "filesystem");
     long rollSize = Long.parseLong(opt("roll-size", String.valueOf(64L << 20)));
     conf.setLong("hbase.regionserver.hlog.blocksize", rollSize * 2);
@@ -308,10 +314,12 @@ public final class RealHBase {
             args.getAsJsonArray("splits"));
       case "delete":
         return delete(args);
+      case "wal-compression":
+        return walCompression(str(args, "mode"));
       default:
         throw new UnsupportedOperationException("unknown operation /" + op
             + " (HBase 1.x stack: info, roll, flush, move, split, kill, finish-split, "
-            + "create-table, delete)");
+            + "create-table, delete, wal-compression)");
     }
   }
 
@@ -434,6 +442,20 @@ public final class RealHBase {
       }
     }
     return true;
+  }
+
+  /**
+   * WAL compression of the WALs the live region servers write next (after a roll): 1.x's
+   * writer reads it from its server's configuration each time it opens a file
+   * (ProtobufLogWriter.init), so one running stack writes plain and compressed WALs.
+   */
+  private Object walCompression(String mode) {
+    List<String> set = new ArrayList<>();
+    for (HRegionServer rs : servers(null)) {
+      setCompression(rs.getConfiguration(), mode);
+      set.add(rs.getServerName().toString());
+    }
+    return set;
   }
 
   /** A table with the families {"name", "max_versions"?} and split keys (toStringBinary). */
