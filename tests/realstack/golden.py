@@ -85,7 +85,7 @@ def printed_entries(files: list[Path], version: str) -> dict[str, list[dict[str,
         result = printed[path.name]
         if "error" in result:
             raise AssertionError(f"WALPrettyPrinter failed on {path.name}: {result['error']}")
-        entries[path.name] = parse(result["output"], result.get("types"))
+        entries[path.name] = parse(result["output"], result.get("reads"))
     return entries
 
 

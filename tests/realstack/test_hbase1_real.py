@@ -1,5 +1,6 @@
 """A real HBase 1.4.13 source (the ``hbase1`` realstack: Hadoop 2.7.4 mini HDFS, two region
-servers), one stack for the module.
+servers), one stack for the module; ``make sweep-1x`` runs it on the other 1.x lines
+(``HBASE_MIGRATE_REAL_HBASE1_VERSIONS``, one stack each).
 
 * Its WALs, plain and then dictionary-compressed with tags (the same running servers, after
   the launcher's ``wal-compression`` and a roll), read over its own WebHDFS by
@@ -14,6 +15,7 @@ servers), one stack for the module.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -38,16 +40,18 @@ from .wal_workload import run_on
 
 pytestmark = [pytest.mark.realstack, pytest.mark.integration]
 
-VERSION = "1.4.13"
+VERSIONS = os.environ.get("HBASE_MIGRATE_REAL_HBASE1_VERSIONS", "1.4.13").split(",")
 PLAIN = {"old_a": (b"\x40", b"\x80"), "old_b": ()}
 COMPRESSED = {"old_c": (b"\x40",), "old_d": ()}
 
 
-@pytest.fixture(scope="module")
-def hbase1(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealHBase]:
+@pytest.fixture(scope="module", params=VERSIONS)
+def hbase1(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+           ) -> Iterator[RealHBase]:
     skip_without_real_stack()
+    version = request.param
     yield from running(RealHBase(tmp_path_factory.mktemp("hbase1"), RealHBaseOptions(
-        hbase_version=VERSION, region_servers=2, heap="768m")), f"HBase {VERSION}")
+        hbase_version=version, region_servers=2, heap="768m")), f"HBase {version}")
 
 
 def dump_remote(store: WebHdfsWalStore, name: str) -> list[dict[str, Any]]:
@@ -69,7 +73,7 @@ def wals_agree(stack: RealHBase, out: Path, tables: dict[str, tuple[bytes, ...]]
     ``skip``) read over WebHDFS in agreement with 1.4.13's printer; the copies."""
     run_on(stack.cluster_json, stack.described, tables)
     files = collect(stack, out, skip)
-    printed = printed_entries(files, VERSION)
+    printed = printed_entries(files, stack.options.hbase_version)
     store = WebHdfsWalStore(stack.described["webhdfs"], stack.described["hbase_root"])
     written = set()
     for path in files:
@@ -96,7 +100,7 @@ def test_plain_and_compressed_wals_agree_with_walprettyprinter(hbase1: RealHBase
     assert headers and all(h.has_compression and h.has_tag_compression for h in headers)
     # the per-cell TTL of the workload is a tag (type 8) on the cells of both runs
     for files in (plain, compressed):
-        tags = {tag for entries in printed_entries(files, VERSION).values()
+        tags = {tag for entries in printed_entries(files, hbase1.options.hbase_version).values()
                 for entry in entries for cell in entry["cells"] for tag in cell["tags"]}
         assert any(tag.startswith("8:") for tag in tags)
 
@@ -132,7 +136,7 @@ def test_native_admin_on_a_1x_master(hbase1: RealHBase) -> None:
     """Table states come from ZooKeeper on a 1.x master: enabled, disabled, gone."""
     described = hbase1.described
     with NativeAdmin(described["zookeeper"], described["znode_parent"]) as admin:
-        assert admin.cluster_status().version == VERSION
+        assert admin.cluster_status().version == hbase1.options.hbase_version
         assert admin.table_state("admin1") is None
         admin.create_table(TableDescriptor("admin1", FAMILIES), [b"m"])
         assert admin.table_state("admin1") == "ENABLED"

@@ -22,9 +22,10 @@ import org.apache.hadoop.hbase.wal.WALPrettyPrinter;
 /**
  * HBase 1.x's own WALPrettyPrinter in JSON mode with values (-j -p) over each file given: one
  * line per file on stdout, {"error"?: what it threw, "file": name, "output": what it printed,
- * "types": each printed entry's cell types}. The 1.x printer does not print a cell's type
- * (2.x's does): "types" is read by HBase's own WAL reader (WALFactory), entry by entry, as the
- * printer reads them (entries without cells are not printed). Logs go to stderr.
+ * "reads": [{"types", "end"}, ...]}. The 1.x printer does not print a cell's type (2.x's
+ * does), and 1.2's not the position after an entry: "reads" has both for each printed entry,
+ * from HBase's own WAL reader (WALFactory), entry by entry as the printer reads them
+ * (entries without cells are not printed). Logs go to stderr.
  */
 public final class PrettyPrintWals {
   private PrettyPrintWals() {
@@ -39,11 +40,17 @@ public final class PrettyPrintWals {
       Path file = new Path(new File(name).toURI());
       ByteArrayOutputStream buffer = new ByteArrayOutputStream();
       PrintStream out = new PrintStream(buffer, true, StandardCharsets.UTF_8);
-      WALPrettyPrinter printer = new WALPrettyPrinter(true, true, -1, null, null, false, out);
+      // The no-argument constructor prints to System.out as it is then; its others differ
+      // between 1.x releases (1.7 has 2.x's).
+      System.setOut(out);
+      WALPrettyPrinter printer = new WALPrettyPrinter();
+      System.setOut(System.err);
+      printer.enableValues();
+      printer.enableJSON();
       Map<String, Object> line = new LinkedHashMap<>();
       try {
         printer.processFile(conf, file);
-        line.put("types", types(conf, file));
+        line.put("reads", reads(conf, file));
       } catch (Exception e) {
         line.put("error", e.toString());
       }
@@ -55,18 +62,22 @@ public final class PrettyPrintWals {
     stdout.flush();
   }
 
-  private static List<List<String>> types(Configuration conf, Path file) throws Exception {
-    List<List<String>> found = new ArrayList<>();
+  private static List<Map<String, Object>> reads(Configuration conf, Path file)
+      throws Exception {
+    List<Map<String, Object>> found = new ArrayList<>();
     FileSystem fs = file.getFileSystem(conf);
     WAL.Reader reader = WALFactory.createReader(fs, file, conf);
     try {
       for (WAL.Entry entry = reader.next(); entry != null; entry = reader.next()) {
-        List<String> cells = new ArrayList<>();
+        List<String> types = new ArrayList<>();
         for (Cell cell : entry.getEdit().getCells()) {
-          cells.add(KeyValue.Type.codeToType(cell.getTypeByte()).toString());
+          types.add(KeyValue.Type.codeToType(cell.getTypeByte()).toString());
         }
-        if (!cells.isEmpty()) {
-          found.add(cells);
+        if (!types.isEmpty()) {
+          Map<String, Object> read = new LinkedHashMap<>();
+          read.put("types", types);
+          read.put("end", reader.getPosition());
+          found.add(read);
         }
       }
     } finally {

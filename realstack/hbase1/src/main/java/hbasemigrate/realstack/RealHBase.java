@@ -534,7 +534,7 @@ public final class RealHBase {
   }
 
   /** As the 2.x stack answers: {"region", "from", "to"}. */
-  private Object move(String region, String server) throws IOException {
+  private Object move(String region, String server) throws Exception {
     String from = hosting(region);
     byte[] to = server == null ? null
         : Bytes.toBytes(servers(server).get(0).getServerName().getServerName());
