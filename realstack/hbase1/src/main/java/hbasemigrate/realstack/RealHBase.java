@@ -4,25 +4,19 @@ import com.google.gson.Gson;
 import com.google.gson.JsonArray;
 import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
-import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
-import java.net.ServerSocket;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CountDownLatch;
 import org.apache.hadoop.conf.Configuration;
-import org.apache.hadoop.fs.FileStatus;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.hbase.HBaseTestingUtility;
 import org.apache.hadoop.hbase.HColumnDescriptor;
@@ -49,7 +43,7 @@ import org.apache.hadoop.hbase.wal.DefaultWALProvider;
  * <p>Arguments: --dir D --region-servers K --masters M --wal-compression none|dict|dict+tags
  * --roll-period MS --roll-size BYTES --archive-ttl MS --cleaner-interval MS --name N.
  */
-public final class RealHBase {
+public final class RealHBase implements StackSupport.Stack {
   private static final String HOST = "127.0.0.1";
   private static final Gson GSON = new Gson();
 
@@ -57,38 +51,15 @@ public final class RealHBase {
   private HBaseTestingUtility util;
   private Admin admin;
   private HttpServer http;
-  private java.io.PrintStream ready;
+  private final java.io.PrintStream ready;
 
-  private RealHBase(Map<String, String> options) {
+  private RealHBase(Map<String, String> options, java.io.PrintStream ready) {
     this.options = options;
+    this.ready = ready;
   }
 
   public static void main(String[] args) throws Exception {
-    // Logs go to stderr; stdout carries only the ready line.
-    java.io.PrintStream ready = System.out;
-    System.setOut(System.err);
-    Map<String, String> options = new HashMap<>();
-    for (int i = 0; i + 1 < args.length; i += 2) {
-      if (!args[i].startsWith("--")) {
-        throw new IllegalArgumentException("expected --name value, got " + args[i]);
-      }
-      options.put(args[i].substring(2), args[i + 1]);
-    }
-    RealHBase stack = new RealHBase(options);
-    stack.ready = ready;
-    CountDownLatch stopped = new CountDownLatch(1);
-    Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-      stack.stop();
-      stopped.countDown();
-    }));
-    try {
-      stack.start();
-    } catch (Throwable e) {
-      e.printStackTrace();
-      System.err.println("realstack: HBase did not start: " + e);
-      Runtime.getRuntime().halt(1);
-    }
-    stopped.await();
+    StackSupport.launch(args, RealHBase::new);
   }
 
   private String opt(String name, String otherwise) {
@@ -118,23 +89,12 @@ public final class RealHBase {
         Integer.parseInt(opt("cleaner-interval", "10000")));
     // Tags (a per-cell TTL, say) are written to HFiles only in format 3, 1.x's default.
     conf.setInt("hfile.format.version", 3);
-    // Loopback only, no web UIs.
-    conf.set("hbase.master.ipc.address", HOST);
-    conf.set("hbase.regionserver.ipc.address", HOST);
-    conf.set("hbase.zookeeper.quorum", HOST);
-    conf.setInt("hbase.master.info.port", -1);
-    conf.setInt("hbase.regionserver.info.port", -1);
-    conf.setInt("hbase.thrift.info.port", -1);
-    conf.set("dfs.namenode.http-address", HOST + ":0");
-    conf.set("dfs.datanode.address", HOST + ":0");
-    conf.set("dfs.datanode.http.address", HOST + ":0");
-    conf.set("dfs.datanode.ipc.address", HOST + ":0");
-    conf.setBoolean("dfs.webhdfs.enabled", true);
-    conf.setBoolean("hbase.replication", true);
+    StackSupport.loopback(conf);
     return conf;
   }
 
-  private void start() throws Exception {
+  @Override
+  public void start() throws Exception {
     long began = System.nanoTime();
     Path dir = Paths.get(opt("dir", "state/realstack")).toAbsolutePath();
     Files.createDirectories(dir);
@@ -145,32 +105,20 @@ public final class RealHBase {
     int masters = Integer.parseInt(opt("masters", "1"));
     util.startMiniCluster(masters, servers, 1, null, null, null);
     admin = util.getHBaseAdmin();
-    int thrift = freePort();
-    int thrift2 = freePort();
+    int thrift = StackSupport.freePort();
+    int thrift2 = StackSupport.freePort();
     gateways(conf, dir, thrift, thrift2);
-    waitForPort(thrift);
-    waitForPort(thrift2);
+    StackSupport.waitForPort(thrift);
+    StackSupport.waitForPort(thrift2);
     http = HttpServer.create(new InetSocketAddress(HOST, 0), 0);
-    http.createContext("/", this::serve);
+    http.createContext("/",
+        exchange -> StackSupport.serve(exchange, this::run, GSON::toJson));
     http.setExecutor(java.util.concurrent.Executors.newCachedThreadPool());
     http.start();
 
-    InetSocketAddress nn = util.getDFSCluster().getNameNode().getHttpAddress();
-    Map<String, Object> described = new LinkedHashMap<>();
-    described.put("name", opt("name", "realhbase"));
-    described.put("thrift", HOST + ":" + thrift);
-    described.put("thrift2", HOST + ":" + thrift2);
-    described.put("transport", "buffered");
-    described.put("protocol", "binary");
-    described.put("webhdfs", "http://" + HOST + ":" + nn.getPort());
-    described.put("zookeeper", HOST + ":" + util.getZkCluster().getClientPort());
-    described.put("znode_parent", conf.get("zookeeper.znode.parent", "/hbase"));
-    described.put("hbase_root", FSUtils.getRootDir(conf).toUri().getPath());
-    described.put("admin", "http://" + HOST + ":" + http.getAddress().getPort());
-    described.put("region_servers", liveServers());
-    described.put("pid", ProcessHandle.current().pid());
-    described.put("dir", dir.toString());
-    described.put("hbase_version", org.apache.hadoop.hbase.util.VersionInfo.getVersion());
+    Map<String, Object> described = StackSupport.described(util, opt("name", "realhbase"),
+        thrift, thrift2, "buffered", FSUtils.getRootDir(conf).toUri().getPath(), http,
+        dir.toString());
     described.put("hadoop_version", org.apache.hadoop.util.VersionInfo.getVersion());
     described.put("started_in_ms", (System.nanoTime() - began) / 1_000_000);
     String line = GSON.toJson(described);
@@ -226,73 +174,20 @@ public final class RealHBase {
     thread.start();
   }
 
-  private static int freePort() throws IOException {
-    try (ServerSocket socket = new ServerSocket(0, 1, java.net.InetAddress.getByName(HOST))) {
-      return socket.getLocalPort();
-    }
-  }
-
-  private static void waitForPort(int port) throws Exception {
-    long deadline = System.currentTimeMillis() + 120_000;
-    while (System.currentTimeMillis() < deadline) {
-      try (java.net.Socket s = new java.net.Socket(HOST, port)) {
-        return;
-      } catch (IOException e) {
-        Thread.sleep(100);
-      }
-    }
-    throw new IOException("a Thrift gateway did not open port " + port);
-  }
-
-  private synchronized void stop() {
-    try {
-      if (http != null) {
-        http.stop(0);
-      }
-      if (util != null) {
-        util.shutdownMiniCluster();
-      }
-    } catch (Throwable e) {
-      System.err.println("realstack: shutdown: " + e);
-    }
+  @Override
+  public synchronized void stop() {
+    StackSupport.stop(http, util);
   }
 
   // --- admin endpoint ---------------------------------------------------------------------
-
-  private void serve(HttpExchange exchange) throws IOException {
-    String op = exchange.getRequestURI().getPath().replaceAll("^/+|/+$", "");
-    int code = 200;
-    Object body;
-    try {
-      JsonObject args = new JsonObject();
-      if ("POST".equals(exchange.getRequestMethod())) {
-        String text = new String(exchange.getRequestBody().readAllBytes(), StandardCharsets.UTF_8);
-        if (!text.isBlank()) {
-          args = GSON.fromJson(text, JsonObject.class);
-        }
-      }
-      body = Map.of("result", run(op, args));
-    } catch (UnsupportedOperationException e) {
-      code = 404;
-      body = Map.of("error", e.getMessage());
-    } catch (Exception e) {
-      code = 400;
-      body = Map.of("error", e.getClass().getSimpleName() + ": " + e.getMessage());
-    }
-    byte[] data = GSON.toJson(body).getBytes(StandardCharsets.UTF_8);
-    exchange.getResponseHeaders().set("Content-Type", "application/json");
-    exchange.sendResponseHeaders(code, data.length);
-    try (OutputStream out = exchange.getResponseBody()) {
-      out.write(data);
-    }
-  }
 
   private static String str(JsonObject args, String name) {
     JsonElement value = args.get(name);
     return value == null || value.isJsonNull() ? null : value.getAsString();
   }
 
-  private Object run(String op, JsonObject args) throws Exception {
+  private Object run(String op, String body) throws Exception {
+    JsonObject args = body.isBlank() ? new JsonObject() : GSON.fromJson(body, JsonObject.class);
     switch (op) {
       case "info":
         return info();
@@ -317,9 +212,7 @@ public final class RealHBase {
       case "wal-compression":
         return walCompression(str(args, "mode"));
       default:
-        throw new UnsupportedOperationException("unknown operation /" + op
-            + " (HBase 1.x stack: info, roll, flush, move, split, kill, finish-split, "
-            + "create-table, delete, wal-compression)");
+        throw new StackSupport.UnknownOperation(op);
     }
   }
 
@@ -328,33 +221,12 @@ public final class RealHBase {
   }
 
   private List<String> liveServers() {
-    List<String> names = new ArrayList<>();
-    for (var t : cluster().getLiveRegionServerThreads()) {
-      names.add(t.getRegionServer().getServerName().toString());
-    }
-    return names;
+    return StackSupport.liveServers(cluster());
   }
 
   /** A server by its name (host,port,startcode) or slot number; null = every live one. */
   private List<HRegionServer> servers(String which) {
-    List<HRegionServer> found = new ArrayList<>();
-    List<HRegionServer> all = new ArrayList<>();
-    for (var t : cluster().getRegionServerThreads()) {
-      all.add(t.getRegionServer());
-    }
-    for (int i = 0; i < all.size(); i++) {
-      HRegionServer rs = all.get(i);
-      boolean alive = !rs.isStopped() && !rs.isAborted();
-      if (which == null ? alive
-          : which.equals(String.valueOf(i)) || which.equals(rs.getServerName().toString())) {
-        found.add(rs);
-      }
-    }
-    if (which != null && found.isEmpty()) {
-      throw new IllegalArgumentException("no region server " + which + "; servers: "
-          + liveServers());
-    }
-    return found;
+    return StackSupport.servers(cluster(), which);
   }
 
   private Map<String, Object> info() throws IOException {
@@ -393,19 +265,8 @@ public final class RealHBase {
   }
 
   private List<String> splitting() throws IOException {
-    FileSystem fs = util.getDFSCluster().getFileSystem();
-    org.apache.hadoop.fs.Path wals = new org.apache.hadoop.fs.Path(
-        FSUtils.getRootDir(util.getConfiguration()), "WALs");
-    List<String> names = new ArrayList<>();
-    if (fs.exists(wals)) {
-      for (FileStatus st : fs.listStatus(wals)) {
-        if (st.getPath().getName().endsWith("-splitting")) {
-          names.add(st.getPath().getName());
-        }
-      }
-    }
-    names.sort(null);
-    return names;
+    return StackSupport.splitting(util.getDFSCluster().getFileSystem(),
+        FSUtils.getRootDir(util.getConfiguration()));
   }
 
   /** Every WAL of the servers rolled: 1.x's rollWALWriter rolls the region WAL only, so the
@@ -562,14 +423,7 @@ public final class RealHBase {
     return null;
   }
 
-  private Object kill(String server) throws InterruptedException {
-    HRegionServer rs = servers(server).get(0);
-    String name = rs.getServerName().toString();
-    rs.abort("killed by the realstack admin endpoint");
-    long deadline = System.currentTimeMillis() + 60_000;
-    while (!rs.isStopped() && System.currentTimeMillis() < deadline) {
-      Thread.sleep(100);
-    }
-    return name;
+  private Object kill(String server) {
+    return StackSupport.kill(servers(server).get(0));
   }
 }
