@@ -554,18 +554,7 @@ public final class RealHBase implements StackSupport.Stack {
     if (master == null) {
       throw new IllegalStateException("no active master to kill");
     }
-    ServerName name = master.getServerName();
-    master.abort("killed by the realstack admin endpoint");
-    long deadline = System.currentTimeMillis() + 60_000;
-    while (!master.isStopped() && System.currentTimeMillis() < deadline) {
-      try {
-        Thread.sleep(100);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        break;
-      }
-    }
-    return name.toString();
+    return StackSupport.kill(master);  // an HMaster is an HRegionServer
   }
 
   /** A new region server in the cluster, as a crashed one restarted (a new start code). */

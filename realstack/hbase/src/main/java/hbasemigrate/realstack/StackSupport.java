@@ -230,7 +230,7 @@ final class StackSupport {
     return names;
   }
 
-  /** The region server aborted, waited for (60 s at most) to stop; its name. */
+  /** The region server (or master) aborted, waited for (60 s at most) to stop; its name. */
   static String kill(HRegionServer rs) {
     String name = rs.getServerName().toString();
     rs.abort("killed by the realstack admin endpoint");
