@@ -4,6 +4,7 @@
 #   make lint    ruff, and mypy --strict on the core, the Airflow plugins and the DAGs
 #   make bench   the benchmarks (figures, no pass/fail)
 #   make soak    a 15-minute chaos soak through Airflow on the embedded stack (ARGS=--seed S)
+#   make sweep-1x  the HBase 1.x source tests on the other 1.x lines (one real stack each)
 #   make screenshots  docs/report.png and docs/dag-graph.png, in headless Chromium
 #   make docs    the docs site (MkDocs, strict: a broken link fails) into build/site
 
@@ -20,7 +21,7 @@ ARGS         ?=
 export UV_PROJECT_ENVIRONMENT := $(VENV)
 export SPARK_LOCAL_IP ?= 127.0.0.1
 
-.PHONY: setup system-deps docs-assets test lint run soak bench screenshots clean
+.PHONY: setup system-deps docs-assets test lint run soak bench screenshots clean sweep-1x
 
 setup: $(VENV)/.installed docs-assets speedups
 
@@ -56,6 +57,14 @@ TEST_WORKERS ?= 2
 test: setup
 	@scripts/system-deps.sh test
 	$(BIN)/pytest $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder) $(PYTEST_ARGS)
+
+# `make test` runs tests/realstack/test_hbase1_real.py on HBase 1.4.13; this runs it on the
+# other 1.x lines that start on Java 17 (SWEEP_1X=...), each on its own Hadoop.
+SWEEP_1X     ?= 1.2.6,1.7.2
+sweep-1x: setup
+	@scripts/system-deps.sh test
+	HBASE_MIGRATE_REAL_HBASE1_VERSIONS=$(SWEEP_1X) $(BIN)/pytest -p no:cacheprovider \
+		tests/realstack/test_hbase1_real.py $(PYTEST_ARGS)
 
 lint: setup
 	$(BIN)/ruff check .

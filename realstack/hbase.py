@@ -82,13 +82,45 @@ class RealHBaseOptions:
             args["thrift-http"] = "true"
         if self.qop not in QOPS:
             raise RealStackError(f"QOP must be one of {QOPS}, got {self.qop!r}")
+        if is_1x(self.hbase_version):
+            self._check_1x()
         return [part for key, value in args.items() for part in (f"--{key}", value)]
+
+    def _check_1x(self) -> None:
+        """What the HBase 1.x stack does not run, refused before any JVM starts."""
+        unsupported = {"--value-compression": self.value_compression != "none",
+                       "--replication-peer": self.replication_peer is not None,
+                       "--kerberos": self.kerberos, "--thrift-http": self.thrift_http}
+        named = [option for option, asked in unsupported.items() if asked]
+        if named:
+            raise RealStackError(f"HBase {self.hbase_version}: the 1.x stack does not run "
+                                 f"{', '.join(named)} (WAL value compression is HBase 2.5+; "
+                                 "the others are not built for 1.x)")
+
+
+def is_1x(version: str) -> bool:
+    """HBase 1.x, whose stack is the ``hbase1`` module (the 1.x API, on its own Hadoop)."""
+    return version.startswith("1.")
+
+
+# hbase-thrift is on Maven Central up to 1.4.13 only; later 1.x releases run its gateways.
+LAST_1X_THRIFT = "1.4.13"
+
+
+def _thrift_version(version: str) -> str:
+    release = version.partition("-")[0]
+    numbers = tuple(int(part) for part in release.split(".") if part.isdigit())
+    return LAST_1X_THRIFT if numbers > (1, 4, 13) else version
 
 
 def hbase_classpath(version: str = DEFAULT_VERSION) -> list[str]:
-    """The launcher's class path for an HBase version (resolved once, then cached). Where
-    the codec modules cannot be had (HBase 2.4 has none; some mirrors lack them), the stack
-    runs without them: SNAPPY, LZ4 and ZSTD then need Hadoop's native library, BROTLI fails."""
+    """The launcher's class path for an HBase version (resolved once, then cached). HBase
+    1.x is the ``hbase1`` module, with the Hadoop the release depends on. Where the codec
+    modules cannot be had (HBase 2.4 has none; some mirrors lack them), the stack runs
+    without them: SNAPPY, LZ4 and ZSTD then need Hadoop's native library, BROTLI fails."""
+    if is_1x(version):
+        return module_classpath("hbase1", {"hbase.version": version,
+                                           "hbase.thrift.version": _thrift_version(version)})
     try:
         return module_classpath("hbase", {"hbase.version": version})
     except RealStackError as exc:
@@ -140,6 +172,11 @@ class RealHBase:
             arguments += self._start_kdc()
             assert self.kdc is not None
             jvm_options.append(f"-Djava.security.krb5.conf={arguments[-1]}")
+        if is_1x(self.options.hbase_version):
+            # 1.x's Thrift gateways read the cluster's settings from the class path only:
+            # the launcher writes them to conf/hbase-site.xml.
+            (self.data_dir / "conf").mkdir(exist_ok=True)
+            classpath = [*classpath, str(self.data_dir / "conf")]
         command = java_command(classpath, MAIN_CLASS, arguments, heap=self.options.heap,
                                jvm_options=tuple(jvm_options))
         with self.log_path.open("ab") as log_file:

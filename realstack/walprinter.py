@@ -9,6 +9,11 @@ in a short JVM. ``parse(output)`` turns what it printed for one file into entrie
 
 ``end`` is the reader position after the entry; strings are ``Bytes.toStringBinary``, as
 HBase prints them. This is HBase's view, for comparison with ``hbase-migrate wal dump``.
+
+HBase 1.x's printer (run on the ``hbase1`` module's class path) prints no cell type, and
+1.2's no position after an entry: its ``PrettyPrintWals`` adds ``reads``, each printed
+entry's cell types and end as HBase's own WAL reader reads them, which ``parse(output,
+reads)`` puts into the entries (a printed position must equal the reader's).
 """
 
 from __future__ import annotations
@@ -42,25 +47,49 @@ def pretty_print(files: Sequence[str | Path], version: str = DEFAULT_VERSION
     return {p["file"]: p for p in printed}
 
 
-def parse(output: str) -> list[dict[str, Any]]:
-    """The entries of one file's ``-j -p`` output (header lines and position notes aside)."""
+def parse(output: str, reads: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+    """The entries of one file's ``-j -p`` output (header lines and position notes aside);
+    ``reads``, for a 1.x printer, each entry's cell ``types`` and ``end`` as HBase's reader
+    read them."""
     start = output.find("[")
     if start < 0:
         return []
     decoder = json.JSONDecoder()
-    entries: list[dict[str, Any]] = []
+    printed: list[tuple[dict[str, Any], int | None]] = []
     at = start + 1
     while True:
         while at < len(output) and output[at] in ",\n ":
             at += 1
         if at >= len(output) or output[at] == "]":
-            return entries
+            break
         raw, at = decoder.raw_decode(output, at)
         after = _AFTER_ENTRY.match(output, at)
-        if after is None:
+        if after is None and reads is None:
             raise ValueError(f"unexpected WALPrettyPrinter output at {at}: {output[at:at + 80]!r}")
-        at = after.end()
-        entries.append(_entry(raw, int(after.group(1))))
+        if after is not None:
+            at = after.end()
+        printed.append((raw, int(after.group(1)) if after else None))
+    if reads is not None:
+        return [_entry(raw, end) for raw, end in _with_reads(printed, reads)]
+    return [_entry(raw, end) for raw, end in printed if end is not None]
+
+
+def _with_reads(printed: list[tuple[dict[str, Any], int | None]], reads: list[dict[str, Any]]
+                ) -> list[tuple[dict[str, Any], int]]:
+    """Each printed cell's type and each entry's end from what HBase's reader read."""
+    counts = [len(raw["actions"]) for raw, _ in printed]
+    if counts != [len(read["types"]) for read in reads]:
+        raise ValueError(f"cells per entry: the printer printed {counts}, HBase's reader "
+                         f"read {[len(read['types']) for read in reads]}")
+    done = []
+    for index, ((raw, end), read) in enumerate(zip(printed, reads, strict=True)):
+        if end is not None and end != read["end"]:
+            raise ValueError(f"entry {index}: the printer ends it at {end}, HBase's reader "
+                             f"at {read['end']}")
+        for action, kind in zip(raw["actions"], read["types"], strict=True):
+            action.setdefault("type", kind)
+        done.append((raw, int(read["end"])))
+    return done
 
 
 def _entry(raw: dict[str, Any], end: int) -> dict[str, Any]:

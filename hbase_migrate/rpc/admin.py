@@ -25,6 +25,8 @@ from collections.abc import Callable, Sequence
 from types import TracebackType
 from typing import Self
 
+from kazoo.exceptions import NoNodeError
+
 from hbase_migrate.cluster.admin import SnapshotInfo
 from hbase_migrate.cluster.descriptors import TableDescriptor
 from hbase_migrate.cluster.errors import ClusterError
@@ -43,6 +45,7 @@ from hbase_migrate.rpc.master_calls import (
     decode_procedure_result,
     decode_table_descriptors,
     decode_table_state,
+    decode_zk_table_state,
     get_table_descriptors_request,
     procedure_result_request,
     table_request,
@@ -73,6 +76,16 @@ log = logging.getLogger(__name__)
 
 MASTER_SERVICE = "MasterService"
 TABLE_NOT_FOUND = "org.apache.hadoop.hbase.TableNotFoundException"
+DO_NOT_RETRY = "org.apache.hadoop.hbase.DoNotRetryIOException"
+
+
+def _unknown_method(exc: AdminCallError, method: str) -> bool:
+    """Whether the master lacks ``method`` (HBase 1.x: ``GetTableState``, a 2.0 call). Its
+    RPC server answers a method its service does not have with a DoNotRetryIOException that
+    says "unable to read call parameter ...; java.lang.UnsupportedOperationException:
+    <method>" (``RpcServer``), the one way it tells."""
+    return (exc.class_name == DO_NOT_RETRY
+            and f"UnsupportedOperationException: {method}" in str(exc))
 
 
 class SplitKeysError(HBaseMigrateError, ValueError):
@@ -105,6 +118,7 @@ class NativeAdmin(RegionServerAdmin):
         self.master_server: ServerName | None = None
         self.failovers = 0  # times a call went on to another master
         self._nonce_group = secrets.randbits(63)
+        self._zk_table_states = False  # the master has no GetTableState (HBase 1.x)
 
     # --- the master ---------------------------------------------------------------------
 
@@ -224,13 +238,31 @@ class NativeAdmin(RegionServerAdmin):
 
     def table_state(self, table: str) -> str | None:
         """``ENABLED``, ``DISABLED``, ``DISABLING``, ``ENABLING``; None: no such table."""
-        try:
-            return decode_table_state(self.master_call(
-                "GetTableState", table_request(table), f"table {table}"))
-        except AdminCallError as exc:
-            if exc.class_name == TABLE_NOT_FOUND:
-                return None
-            raise
+        if not self._zk_table_states:
+            try:
+                return decode_table_state(self.master_call(
+                    "GetTableState", table_request(table), f"table {table}"))
+            except AdminCallError as exc:
+                if exc.class_name == TABLE_NOT_FOUND:
+                    return None
+                if not _unknown_method(exc, "GetTableState"):
+                    raise
+                self._zk_table_states = True  # an HBase 1.x master
+        return self._zk_table_state(table)
+
+    def _zk_table_state(self, table: str) -> str | None:
+        """A 1.x master's table state: the table exists if the master has its descriptor;
+        its state is in ZooKeeper (``<znode_parent>/table/<table>``; none: enabled)."""
+        if not decode_table_descriptors(self.master_call(
+                "GetTableDescriptors", get_table_descriptors_request([table]),
+                f"table {table}")):
+            return None
+        with HBaseZooKeeper(self.quorum, self.znode_parent, self.zk_timeout) as zk:
+            try:
+                data, _ = zk.client.get(zk.path("table", table))
+            except NoNodeError:
+                data = b""
+        return decode_zk_table_state(data, table)
 
     def table_exists(self, table: str) -> bool:
         return self.table_state(table) is not None

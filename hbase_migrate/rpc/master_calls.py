@@ -29,6 +29,7 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 from hbase_migrate.cluster.descriptors import TableDescriptor
+from hbase_migrate.cluster.zkpayload import payload, reading, strip_metadata
 from hbase_migrate.rpc.schema import (
     TABLE_STATES,
     Namespace,
@@ -99,6 +100,18 @@ def decode_table_state(data: bytes) -> str:
     """``ENABLED``, ``DISABLED``, ``DISABLING`` or ``ENABLING`` of a GetTableStateResponse."""
     state = Message(Message(data, "GetTableStateResponse").req_bytes(1, "table_state"),
                     "TableState").req_int(1, "state")
+    return TABLE_STATES[state] if state < len(TABLE_STATES) else f"UNKNOWN({state})"
+
+
+def decode_zk_table_state(data: bytes, table: str) -> str:
+    """HBase 1.x's table state, its ``<parent>/table/<table>`` znode: the metadata prefix,
+    ``PBUF`` and ZooKeeper.proto's ``Table`` (1 state, of the same values as 2.x's
+    ``TableState``). No data is ``ENABLED``, as 1.x reads it."""
+    if not strip_metadata(data):
+        return "ENABLED"
+    what = f"table znode of {table}"
+    with reading(what, "Table"):
+        state = payload(data, what, "Table").opt_int(1, "state") or 0
     return TABLE_STATES[state] if state < len(TABLE_STATES) else f"UNKNOWN({state})"
 
 

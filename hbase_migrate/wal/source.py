@@ -26,7 +26,7 @@ import io
 import os
 from collections.abc import Callable
 from typing import IO, Any, BinaryIO
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 
 from hbase_migrate.errors import ConfigError, WalSourceError
 
@@ -161,9 +161,43 @@ class WebHdfsFile(io.RawIOBase):
         self._stream_pos = offset
 
     def _from_namenode(self, offset: int) -> Any:
-        response = self._client._open(self._path, offset=offset)
+        from hdfs.util import HdfsError
+
+        try:
+            response = self._client._open(self._path, offset=offset)
+        except HdfsError as exc:
+            if "%" not in self._path or not _is_missing(exc):
+                raise
+            response = self._from_older_datanode(offset, exc)
         if response.history and offset == 0:
             self._datanode = response.url  # redirected: where this file's bytes are served
+        return response
+
+    def _from_older_datanode(self, offset: int, missing: Exception) -> Any:
+        """The OPEN again for a DataNode that decodes the path of the NameNode's redirect
+        twice (Hadoop 2.7's, measured; 2.10's decodes once): every HBase WAL name holds
+        ``%2C``, which such a DataNode looks up as ``,`` and answers "does not exist". The
+        redirect is followed here with its ``%`` escaped once more; ``missing`` is raised
+        where that does not find the file either (or the NameNode did not redirect)."""
+        from hdfs.client import _to_error
+
+        client = self._client
+        url = f"{client.url.rstrip('/')}/webhdfs/v1{quote(self._path, '/= ')}"
+        asked = client._request(method="GET", url=url, params={"op": "OPEN", "offset": offset},
+                                allow_redirects=False)
+        location = asked.headers.get("Location") if asked.is_redirect else None
+        asked.close()
+        if not location:
+            raise missing
+        parts = urlsplit(location)
+        response = client._session.get(
+            urlunsplit(parts._replace(path=parts.path.replace("%", "%25"))), stream=True,
+            timeout=client._timeout)
+        if not response.ok:
+            error = _to_error(response)
+            response.close()
+            raise (missing if _is_missing(error) else error)
+        response.history = [asked]  # as a followed redirect: later reads go to its URL
         return response
 
     def _from_datanode(self, offset: int) -> Any:

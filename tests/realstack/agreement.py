@@ -16,11 +16,21 @@ from hbase_migrate.bytesutil import to_bytes_binary
 
 def dump(path: Path) -> list[dict[str, Any]]:
     """Our entries of one WAL file, in the printer's shape (``end`` = offset + size)."""
-    done = subprocess.run([sys.executable, "-m", "hbase_migrate", "wal", "dump", "--json",
-                           "--values", str(path)], capture_output=True, text=True,
-                          timeout=300, check=False)
+    done = run_dump(path)
     assert done.returncode == 0, f"wal dump {path.name}: {done.stderr}"
-    return [_ours(json.loads(line)) for line in done.stdout.splitlines() if line.strip()]
+    return entries(done.stdout)
+
+
+def run_dump(source: Path | str) -> subprocess.CompletedProcess[str]:
+    """``hbase-migrate wal dump --json --values`` of a WAL path or URL."""
+    return subprocess.run([sys.executable, "-m", "hbase_migrate", "wal", "dump", "--json",
+                           "--values", str(source)], capture_output=True, text=True,
+                          timeout=300, check=False)
+
+
+def entries(output: str) -> list[dict[str, Any]]:
+    """The entries of ``wal dump --json`` output, in the printer's shape."""
+    return [_ours(json.loads(line)) for line in output.splitlines() if line.strip()]
 
 
 def _ours(entry: dict[str, Any]) -> dict[str, Any]:

@@ -41,31 +41,51 @@ def generate(option_set: str, out: Path, version: str = DEFAULT_VERSION
     if option_set not in OPTION_SETS:
         raise ValueError(f"unknown WAL option set {option_set!r}; known: {list(OPTION_SETS)}")
     compression, codec = OPTION_SETS[option_set]
-    out.mkdir(parents=True, exist_ok=True)
     with TemporaryDirectory(prefix="realwal-") as tmp, RealHBase(tmp, RealHBaseOptions(
             hbase_version=version, region_servers=2, wal_compression=compression,
             value_compression=codec, heap="768m")) as stack:
-        cluster_json = stack.cluster_json
-        wal_workload.run(stack.described["thrift2"],
-                         flush=lambda table: call_admin(cluster_json, "flush", {"table": table}))
-        store = WebHdfsWalStore(stack.described["webhdfs"], stack.described["hbase_root"])
-        before = {f.relpath for f in store.list_wal_files()}
-        call_admin(cluster_json, "roll", {})
-        _wait_for_new_files(store, before)
-        written = []
-        for status in store.list_wal_files():
-            if status.relpath in before and status.size > HEADER_ONLY:
-                target = out / status.name
-                with store.open(status.path) as source:
-                    target.write_bytes(source.read())
-                written.append(target)
-    printed = pretty_print(written, version)
+        wal_workload.run_on(stack.cluster_json, stack.described)
+        written = collect(stack, out)
+    return printed_entries(written, version)
+
+
+def collect(stack: RealHBase, out: Path, skip: frozenset[str] = frozenset()) -> list[Path]:
+    """Roll every WAL and copy each closed one with entries (and a name not in ``skip``)
+    out through WebHDFS into ``out``; the copies."""
+    out.mkdir(parents=True, exist_ok=True)
+    store = WebHdfsWalStore(stack.described["webhdfs"], stack.described["hbase_root"])
+    before = {f.relpath: f.name for f in store.list_wal_files()}
+    call_admin(stack.cluster_json, "roll", {})
+    _wait_for_new_files(store, set(before))
+    names = set(before.values())
+    return [_copy(store, status.name, out / status.name) for status in store.list_wal_files()
+            if status.name in names and status.size > HEADER_ONLY and status.name not in skip]
+
+
+def _copy(store: WebHdfsWalStore, name: str, target: Path) -> Path:
+    """WAL file ``name`` copied to ``target`` from wherever it is now: HBase archives a
+    closed file once its regions flushed, maybe between the listing and the read."""
+    for _ in range(3):
+        path = next(f.path for f in store.list_wal_files() if f.name == name)
+        try:
+            with store.open(path) as source:
+                data = source.read()
+        except FileNotFoundError:
+            continue
+        target.write_bytes(data)
+        return target
+    raise AssertionError(f"WAL file {name} kept moving while it was copied")
+
+
+def printed_entries(files: list[Path], version: str) -> dict[str, list[dict[str, Any]]]:
+    """File name -> the entries ``version``'s own WALPrettyPrinter printed for it."""
+    printed = pretty_print(files, version)
     entries = {}
-    for path in written:
+    for path in files:
         result = printed[path.name]
         if "error" in result:
             raise AssertionError(f"WALPrettyPrinter failed on {path.name}: {result['error']}")
-        entries[path.name] = parse(result["output"])
+        entries[path.name] = parse(result["output"], result.get("reads"))
     return entries
 
 

@@ -11,6 +11,8 @@ import pytest
 
 from hbase_migrate.cluster.admin import SnapshotInfo
 from hbase_migrate.cluster.descriptors import FOREVER, FamilyDescriptor, TableDescriptor
+from hbase_migrate.cluster.errors import ZkPayloadError
+from hbase_migrate.rpc.admin import DO_NOT_RETRY, _unknown_method
 from hbase_migrate.rpc.master_calls import (
     Nonce,
     create_namespace_request,
@@ -20,6 +22,7 @@ from hbase_migrate.rpc.master_calls import (
     decode_procedure_result,
     decode_table_descriptors,
     decode_table_state,
+    decode_zk_table_state,
     get_table_descriptors_request,
     table_request,
 )
@@ -35,6 +38,7 @@ from hbase_migrate.rpc.region_admin import (
     region_load_request,
 )
 from hbase_migrate.rpc.schema import Namespace, decode_family, family_message, table_schema
+from hbase_migrate.rpc.server_admin import AdminCallError
 from hbase_migrate.rpc.snapshots import (
     SNAPSHOT_FLUSH,
     decode_completed_snapshots,
@@ -145,6 +149,31 @@ def test_namespaces_and_table_state() -> None:
                                                    {"namespace": b"ns", "qualifier": b"b"}])
     assert get_table_descriptors_request(namespace="ns") == encode(
         "GetTableDescriptorsRequest", namespace="ns")
+
+
+def test_hbase_1x_table_znode_by_hand() -> None:
+    """HBase 1.x keeps a table's state in ``<parent>/table/<table>``: the metadata prefix
+    (FF, id length, id + salt), PBUF and ZooKeeper.proto's Table { 1 state }."""
+    prefix = bytes.fromhex("ff" "0000000a") + b"master:1" + b"\x00\x01"
+    assert decode_zk_table_state(prefix + b"PBUF" + bytes.fromhex("0801"), "t") == "DISABLED"
+    assert decode_zk_table_state(prefix + b"PBUF" + bytes.fromhex("0802"), "t") == "DISABLING"
+    assert decode_zk_table_state(prefix + b"PBUF", "t") == "ENABLED"  # state's default
+    assert decode_zk_table_state(b"", "t") == "ENABLED"  # no data: enabled, as 1.x reads it
+    with pytest.raises(ZkPayloadError, match="table znode of ns:t"):
+        decode_zk_table_state(prefix + b"JUNK" + bytes.fromhex("0801"), "ns:t")
+
+
+def test_a_method_the_master_lacks_is_told_from_other_refusals() -> None:
+    """What a 1.x master's RPC server answers for GetTableState (a 2.0 call), and refusals
+    that are not that."""
+    lacks = AdminCallError("GetTableState", "table t", "master m", (
+        "/127.0.0.1:16000 is unable to read call parameter from client 127.0.0.1; "
+        "java.lang.UnsupportedOperationException: GetTableState"), DO_NOT_RETRY)
+    assert _unknown_method(lacks, "GetTableState")
+    assert not _unknown_method(lacks, "GetTableDescriptors")
+    other = AdminCallError("GetTableState", "table t", "master m", "no such table",
+                           "org.apache.hadoop.hbase.TableNotFoundException")
+    assert not _unknown_method(other, "GetTableState")
 
 
 def test_procedure_ids_and_results() -> None:

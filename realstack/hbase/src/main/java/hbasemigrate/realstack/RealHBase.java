@@ -1,24 +1,17 @@
 package hbasemigrate.realstack;
 
-import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
 import java.io.IOException;
-import java.io.OutputStream;
 import java.net.InetSocketAddress;
-import java.net.ServerSocket;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CountDownLatch;
 import org.apache.hadoop.conf.Configuration;
-import org.apache.hadoop.fs.FileStatus;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.hbase.Cell;
 import org.apache.hadoop.hbase.CellComparator;
@@ -56,7 +49,7 @@ import org.apache.hbase.thirdparty.com.google.gson.JsonObject;
  * [--keytab K --realm R --qop auth|auth-int|auth-conf]: Kerberos everywhere (see secure());
  * [--thrift-http true]: both gateways speak Thrift over HTTP (see httpGateways()).
  */
-public final class RealHBase {
+public final class RealHBase implements StackSupport.Stack {
   private static final String HOST = "127.0.0.1";
   private static final Gson GSON = new Gson();
   /** Codec settings HBase's Compression reads from its static configuration. */
@@ -67,7 +60,7 @@ public final class RealHBase {
   private Admin admin;
   private HttpServer http;
   private String peer;
-  private java.io.PrintStream ready;
+  private final java.io.PrintStream ready;
   private final List<Thread> gateways = new ArrayList<>();
   private Configuration thrift2Conf;
   private org.apache.hadoop.hbase.thrift2.ThriftServer thrift2Server;
@@ -76,37 +69,15 @@ public final class RealHBase {
   private static final String ABORT_TIMEOUT = "hbase.regionserver.abort.timeout";
   private static final long ABORT_TIMEOUT_MS = 30L * 24 * 3600 * 1000;
 
-  private RealHBase(Map<String, String> options) {
+  /** Made once stdout carries only the ready line: Hadoop's logging starts here. */
+  private RealHBase(Map<String, String> options, java.io.PrintStream ready) {
+    Configuration.addDefaultResource(SITE);
     this.options = options;
+    this.ready = ready;
   }
 
   public static void main(String[] args) throws Exception {
-    // Logs go to stderr; stdout carries only the ready line.
-    java.io.PrintStream ready = System.out;
-    System.setOut(System.err);
-    Configuration.addDefaultResource(SITE);
-    Map<String, String> options = new HashMap<>();
-    for (int i = 0; i + 1 < args.length; i += 2) {
-      if (!args[i].startsWith("--")) {
-        throw new IllegalArgumentException("expected --name value, got " + args[i]);
-      }
-      options.put(args[i].substring(2), args[i + 1]);
-    }
-    RealHBase stack = new RealHBase(options);
-    stack.ready = ready;
-    CountDownLatch stopped = new CountDownLatch(1);
-    Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-      stack.stop();
-      stopped.countDown();
-    }));
-    try {
-      stack.start();
-    } catch (Throwable e) {
-      e.printStackTrace();
-      System.err.println("realstack: HBase did not start: " + e);
-      Runtime.getRuntime().halt(1);
-    }
-    stopped.await();
+    StackSupport.launch(args, RealHBase::new);
   }
 
   private String opt(String name, String otherwise) {
@@ -133,25 +104,13 @@ public final class RealHBase {
     conf.setLong("hbase.master.logcleaner.ttl", Long.parseLong(opt("archive-ttl", "600000")));
     conf.setInt("hbase.master.cleaner.interval",
         Integer.parseInt(opt("cleaner-interval", "10000")));
-    // Loopback only, no web UIs.
-    conf.set("hbase.master.ipc.address", HOST);
-    conf.set("hbase.regionserver.ipc.address", HOST);
-    conf.set("hbase.zookeeper.quorum", HOST);
-    conf.setInt("hbase.master.info.port", -1);
-    conf.setInt("hbase.regionserver.info.port", -1);
-    conf.setInt("hbase.thrift.info.port", -1);
+    StackSupport.loopback(conf);
     // A region server that `kill` aborted halts its whole JVM after this timeout (HBASE-21325,
     // 20 minutes by default): here that JVM is the whole stack. Long enough for any run.
     conf.setLong(ABORT_TIMEOUT, ABORT_TIMEOUT_MS);
     // Files a compaction replaced are archived by a chore every 2 minutes by default, and a
     // split's daughter holds its references (and cannot split again) until then: 1 s here.
     conf.setInt("hbase.hfile.compaction.discharger.interval", 1000);
-    conf.set("dfs.namenode.http-address", HOST + ":0");
-    conf.set("dfs.datanode.address", HOST + ":0");
-    conf.set("dfs.datanode.http.address", HOST + ":0");
-    conf.set("dfs.datanode.ipc.address", HOST + ":0");
-    conf.setBoolean("dfs.webhdfs.enabled", true);
-    conf.setBoolean("hbase.replication", true);
     if (options.containsKey("keytab")) {
       secure(conf);
     }
@@ -211,7 +170,8 @@ public final class RealHBase {
     org.apache.hadoop.security.UserGroupInformation.loginUserFromKeytab(hbase, keytab);
   }
 
-  private void start() throws Exception {
+  @Override
+  public void start() throws Exception {
     long began = System.nanoTime();
     Path dir = Paths.get(opt("dir", "state/realstack")).toAbsolutePath();
     Files.createDirectories(dir);
@@ -230,8 +190,8 @@ public final class RealHBase {
           .setClusterKey(HOST + ":" + util.getZkCluster().getClientPort() + ":/hbase-peer")
           .build(), true);
     }
-    int thrift = freePort();
-    int thrift2 = freePort();
+    int thrift = StackSupport.freePort();
+    int thrift2 = StackSupport.freePort();
     // The gateways' client gives up after ~2 s instead of minutes (a write to a disabled
     // table, say), so such calls answer within a test's patience; errors are HBase's own.
     Configuration gatewayConf = new Configuration(conf);
@@ -247,31 +207,19 @@ public final class RealHBase {
     thrift2Server = new org.apache.hadoop.hbase.thrift2.ThriftServer(
         new Configuration(gatewayConf));
     gateway(thrift2Server, thrift2, "thrift2");
-    waitForPort(thrift);
-    waitForPort(thrift2);
+    StackSupport.waitForPort(thrift);
+    StackSupport.waitForPort(thrift2);
     http = HttpServer.create(new InetSocketAddress(HOST, 0), 0);
-    http.createContext("/", this::serve);
+    http.createContext("/",
+        exchange -> StackSupport.serve(exchange, this::run, GSON::toJson));
     // One thread per request: a long flush or roll must not hold up `info` or `kill`.
     http.setExecutor(java.util.concurrent.Executors.newCachedThreadPool());
     http.start();
 
-    InetSocketAddress nn = util.getDFSCluster().getNameNode().getHttpAddress();
     Path rootDir = Paths.get(CommonFSUtils.getRootDir(conf).toUri().getPath());
-    Map<String, Object> described = new LinkedHashMap<>();
-    described.put("name", opt("name", "realhbase"));
-    described.put("thrift", HOST + ":" + thrift);
-    described.put("thrift2", HOST + ":" + thrift2);
-    described.put("transport", thriftHttp ? "http" : "buffered");
-    described.put("protocol", "binary");
-    described.put("webhdfs", "http://" + HOST + ":" + nn.getPort());
-    described.put("zookeeper", HOST + ":" + util.getZkCluster().getClientPort());
-    described.put("znode_parent", conf.get("zookeeper.znode.parent", "/hbase"));
-    described.put("hbase_root", rootDir.toString());
-    described.put("admin", "http://" + HOST + ":" + http.getAddress().getPort());
-    described.put("region_servers", liveServers());
-    described.put("pid", ProcessHandle.current().pid());
-    described.put("dir", dir.toString());
-    described.put("hbase_version", org.apache.hadoop.hbase.util.VersionInfo.getVersion());
+    Map<String, Object> described = StackSupport.described(util, opt("name", "realhbase"),
+        thrift, thrift2, thriftHttp ? "http" : "buffered", rootDir.toString(), http,
+        dir.toString());
     if (options.containsKey("keytab")) {
       Map<String, Object> security = new LinkedHashMap<>();
       security.put("auth", "kerberos");
@@ -333,79 +281,20 @@ public final class RealHBase {
     gateways.add(thread);
   }
 
-  private static int freePort() throws IOException {
-    try (ServerSocket socket = new ServerSocket(0, 1, java.net.InetAddress.getByName(HOST))) {
-      return socket.getLocalPort();
-    }
-  }
-
-  private static void waitForPort(int port) throws Exception {
-    long deadline = System.currentTimeMillis() + 120_000;
-    while (System.currentTimeMillis() < deadline) {
-      try (java.net.Socket s = new java.net.Socket(HOST, port)) {
-        return;
-      } catch (IOException e) {
-        Thread.sleep(100);
-      }
-    }
-    throw new IOException("a Thrift gateway did not open port " + port);
-  }
-
-  private synchronized void stop() {
-    try {
-      if (http != null) {
-        http.stop(0);
-      }
-      if (util != null) {
-        util.shutdownMiniCluster();
-      }
-    } catch (Throwable e) {
-      System.err.println("realstack: shutdown: " + e);
-    }
+  @Override
+  public synchronized void stop() {
+    StackSupport.stop(http, util);
   }
 
   // --- admin endpoint ---------------------------------------------------------------------
-
-  private void serve(HttpExchange exchange) throws IOException {
-    String op = exchange.getRequestURI().getPath().replaceAll("^/+|/+$", "");
-    int code = 200;
-    Object body;
-    try {
-      JsonObject args = new JsonObject();
-      if ("POST".equals(exchange.getRequestMethod())) {
-        String text = new String(exchange.getRequestBody().readAllBytes(), StandardCharsets.UTF_8);
-        if (!text.isBlank()) {
-          args = GSON.fromJson(text, JsonObject.class);
-        }
-      }
-      body = Map.of("result", run(op, args));
-    } catch (UnknownOperation e) {
-      code = 404;
-      body = Map.of("error", e.getMessage());
-    } catch (Exception e) {
-      code = 400;
-      body = Map.of("error", e.getClass().getSimpleName() + ": " + e.getMessage());
-    }
-    byte[] data = GSON.toJson(body).getBytes(StandardCharsets.UTF_8);
-    exchange.getResponseHeaders().set("Content-Type", "application/json");
-    exchange.sendResponseHeaders(code, data.length);
-    try (OutputStream out = exchange.getResponseBody()) {
-      out.write(data);
-    }
-  }
-
-  private static final class UnknownOperation extends Exception {
-    UnknownOperation(String op) {
-      super("unknown operation /" + op);
-    }
-  }
 
   private static String str(JsonObject args, String name) {
     JsonElement value = args.get(name);
     return value == null || value.isJsonNull() ? null : value.getAsString();
   }
 
-  private Object run(String op, JsonObject args) throws Exception {
+  private Object run(String op, String body) throws Exception {
+    JsonObject args = body.isBlank() ? new JsonObject() : GSON.fromJson(body, JsonObject.class);
     switch (op) {
       case "info":
         return info();
@@ -437,7 +326,7 @@ public final class RealHBase {
       case "bulk-load":
         return bulkLoad(str(args, "table"), args.getAsJsonArray("cells"));
       default:
-        throw new UnknownOperation(op);
+        throw new StackSupport.UnknownOperation(op);
     }
   }
 
@@ -446,33 +335,12 @@ public final class RealHBase {
   }
 
   private List<String> liveServers() {
-    List<String> names = new ArrayList<>();
-    for (var t : cluster().getLiveRegionServerThreads()) {
-      names.add(t.getRegionServer().getServerName().toString());
-    }
-    return names;
+    return StackSupport.liveServers(cluster());
   }
 
   /** A server by its name (host,port,startcode) or slot number; null = every live one. */
   private List<HRegionServer> servers(String which) {
-    List<HRegionServer> found = new ArrayList<>();
-    List<HRegionServer> all = new ArrayList<>();
-    for (var t : cluster().getRegionServerThreads()) {
-      all.add(t.getRegionServer());
-    }
-    for (int i = 0; i < all.size(); i++) {
-      HRegionServer rs = all.get(i);
-      boolean alive = !rs.isStopped() && !rs.isAborted();
-      if (which == null ? alive
-          : which.equals(String.valueOf(i)) || which.equals(rs.getServerName().toString())) {
-        found.add(rs);
-      }
-    }
-    if (which != null && found.isEmpty()) {
-      throw new IllegalArgumentException("no region server " + which + "; servers: "
-          + liveServers());
-    }
-    return found;
+    return StackSupport.servers(cluster(), which);
   }
 
   private Map<String, Object> info() throws IOException {
@@ -527,19 +395,8 @@ public final class RealHBase {
   }
 
   private List<String> splitting() throws IOException {
-    FileSystem fs = util.getDFSCluster().getFileSystem();
-    org.apache.hadoop.fs.Path wals = new org.apache.hadoop.fs.Path(
-        CommonFSUtils.getRootDir(util.getConfiguration()), "WALs");
-    List<String> names = new ArrayList<>();
-    if (fs.exists(wals)) {
-      for (FileStatus st : fs.listStatus(wals)) {
-        if (st.getPath().getName().endsWith("-splitting")) {
-          names.add(st.getPath().getName());
-        }
-      }
-    }
-    names.sort(null);
-    return names;
+    return StackSupport.splitting(util.getDFSCluster().getFileSystem(),
+        CommonFSUtils.getRootDir(util.getConfiguration()));
   }
 
   private Object roll(String server) throws IOException {
@@ -688,19 +545,7 @@ public final class RealHBase {
   }
 
   private Object kill(String server) {
-    HRegionServer rs = servers(server).get(0);
-    ServerName name = rs.getServerName();
-    rs.abort("killed by the realstack admin endpoint");
-    long deadline = System.currentTimeMillis() + 60_000;
-    while (!rs.isStopped() && System.currentTimeMillis() < deadline) {
-      try {
-        Thread.sleep(100);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        break;
-      }
-    }
-    return name.toString();
+    return StackSupport.kill(servers(server).get(0));
   }
 
   /** The active master aborted (a backup master, if any, takes over); its name. */
@@ -709,18 +554,7 @@ public final class RealHBase {
     if (master == null) {
       throw new IllegalStateException("no active master to kill");
     }
-    ServerName name = master.getServerName();
-    master.abort("killed by the realstack admin endpoint");
-    long deadline = System.currentTimeMillis() + 60_000;
-    while (!master.isStopped() && System.currentTimeMillis() < deadline) {
-      try {
-        Thread.sleep(100);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        break;
-      }
-    }
-    return name.toString();
+    return StackSupport.kill(master);  // an HMaster is an HRegionServer
   }
 
   /** A new region server in the cluster, as a crashed one restarted (a new start code). */
@@ -740,7 +574,7 @@ public final class RealHBase {
       thrift2Server = new org.apache.hadoop.hbase.thrift2.ThriftServer(
           new Configuration(thrift2Conf));
       gateway(thrift2Server, thrift2Port, "thrift2");
-      waitForPort(thrift2Port);
+      StackSupport.waitForPort(thrift2Port);
     } else if (changed) {
       stoppedGateway = thrift2Server;
       thrift2Server.stop();
