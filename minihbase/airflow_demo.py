@@ -48,7 +48,7 @@ from hbase_migrate.airflow_stack import AirflowStack, start_airflow
 from hbase_migrate.audit.engine import redact
 from hbase_migrate.audit.records import GateVerdict
 from hbase_migrate.cluster.endpoints import ClusterEndpoints
-from hbase_migrate.config import ENDPOINT_KEYS, LEDGER_ENV
+from hbase_migrate.config import AUTO, ENDPOINT_KEYS, LEDGER_ENV
 from hbase_migrate.lifecycle.result import StepResult
 from hbase_migrate.workdir import claim_workdir
 from minihbase.cli.minicluster import call_admin
@@ -62,6 +62,7 @@ SOURCE_ARGS = ["--region-servers", "2", "--roll-period", "1h", "--wal-compressio
 DAGS = ("hbase_migrate_start", "hbase_migrate_wal_watch", "hbase_migrate_replay",
         "hbase_migrate_backfill", "hbase_migrate_cutover")
 ROUNDS = 2
+SPARK = "local[2]"  # the Spark master of --spark: every run of the DAGs on Spark
 ROUND_SECONDS = 4.0  # how long the workload writes into the WALs of a round before the roll
 LIVE_SCALE = 60.0  # the live workload writes half of --ops per this many seconds
 RUN_TIMEOUT = 600.0
@@ -254,8 +255,10 @@ def run_airflow_demo(spec: DemoSpec, report: Report, *, spark: bool = True,
                  f"PostgreSQL, redis-server, api-server, scheduler, triggerer, "
                  f"dag-processor, {workers} Celery worker(s)")
         with _step(result, f"start Airflow ({parts})", report) as facts:
+            # spark_default serves the runs Airflow starts itself (the Asset-triggered
+            # replays, the schedules): Spark, or Spark only for large work (auto)
             airflow = start_airflow(spec.root, parallelism=2, executor=executor,
-                                    workers=workers)
+                                    workers=workers, spark_master=SPARK if spark else AUTO)
             try:
                 airflow.wait_for_dags(DAGS, timeout=RUN_TIMEOUT)
                 # the Celery stack's shared ledger, every task's default

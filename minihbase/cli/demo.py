@@ -25,8 +25,8 @@ from minihbase.demo import DemoSpec, run_demo
               help="Drive the lifecycle through a local Airflow's DAGs, or call the steps "
                    "directly.")
 @click.option("--spark/--no-spark", default=False, show_default=True,
-              help="With Airflow: replay on Spark (local[2]), or in the task's process (the "
-                   "runs Airflow schedules itself use Spark either way).")
+              help="With Airflow: replay and validate on Spark (local[2]), or choose by the "
+                   "work (auto: Spark for large runs, the demo's small ones in their tasks).")
 @click.option("--keep-running", is_flag=True,
               help="With Airflow: keep Airflow and the stack running at the end (for the UI) "
                    "until Ctrl-C.")
