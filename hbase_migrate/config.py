@@ -112,7 +112,7 @@ from hbase_migrate.errors import ConfigError
 STATE_DIR_ENV = "HBASE_MIGRATE_STATE_DIR"
 LEDGER_ENV = "HBASE_MIGRATE_LEDGER"  # the ledger of migrations that name none (a stack's own)
 ENDPOINT_KEYS = ("name", "thrift", "thrift2", "transport", "protocol", "webhdfs", "zookeeper",
-                 "znode_parent", "hbase_root")
+                 "znode_parent", "hbase_root", "client")
 _SECTIONS = ("migration", "source", "target", "tables", "replay", "spark", "ranges", "cdc",
              "gateway", "limits", "snapshot")
 IN_PROCESS = "in-process"  # the Spark master value meaning: run range tasks without Spark
@@ -134,6 +134,15 @@ FIXED_PRODUCER_KEYS = ("acks", "enable.idempotence", "bootstrap.servers",
 TABLE_PLACEHOLDER = "{table}"
 SHIP_KEYTAB = ("auto", "always", "never")  # [spark] ship_keytab (ranges/credentials.py)
 ENVELOPES = ("native", "debezium")  # the CDC message formats (hbase_migrate/sinks/schemas/)
+
+
+def endpoints_identity(thrift: str | None, thrift2: str | None, zookeeper: str | None,
+                       znode_parent: str | None) -> str:
+    """``thrift:<thrift1>,<thrift2>``: the gateways a cluster names; a cluster naming none
+    (reached natively) ``zookeeper:<quorum><znode parent>``."""
+    if thrift or thrift2:
+        return f"thrift:{','.join(g for g in (thrift, thrift2) if g)}"
+    return f"zookeeper:{zookeeper or ''}{znode_parent or '/hbase'}"
 
 
 @dataclass(frozen=True)
@@ -183,8 +192,8 @@ class ClusterSpec:
         if self.cluster_json is not None:
             return f"cluster_json:{self.cluster_json}"
         assert self.explicit is not None
-        gateways = [self.explicit.thrift, self.explicit.thrift2 or ""]
-        return f"thrift:{','.join(g for g in gateways if g)}"
+        return endpoints_identity(self.explicit.thrift, self.explicit.thrift2,
+                                  self.explicit.zookeeper, self.explicit.znode_parent)
 
 
 @dataclass(frozen=True)

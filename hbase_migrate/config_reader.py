@@ -122,9 +122,10 @@ class Reader:
                     f"not both (found cluster_json and {', '.join(sorted(given))})")
             return ClusterSpec(role, cluster_json=self.folder / cluster_json, admin_shell=shell,
                                security=security)
-        if not given.get("thrift"):
+        if not given.get("thrift") and not given.get("zookeeper"):
             raise ConfigError(f"{self.path}: [{role}]: expected cluster_json or at least "
-                              "thrift = \"host:port\"")
+                              "thrift = \"host:port\" (or zookeeper = \"host:2181\" for "
+                              "client = \"native\")")
         given.setdefault("name", role)
         root = given.get("hbase_root")
         if root and not given.get("webhdfs") and not Path(root).is_absolute():
