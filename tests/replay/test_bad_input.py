@@ -10,6 +10,7 @@ import pytest
 
 from hbase_migrate.cluster.thrift2 import Thrift2Client
 from hbase_migrate.errors import WalCorruptError
+from hbase_migrate.replay.client_target import ClientTarget
 from hbase_migrate.replay.errors import (
     MissingTargetError,
     ReplayWriteError,
@@ -17,7 +18,6 @@ from hbase_migrate.replay.errors import (
 )
 from hbase_migrate.replay.file_replay import FileProgress, ReplaySpec, replay_file
 from hbase_migrate.replay.filters import ReplayFilter
-from hbase_migrate.replay.client_target import ClientTarget
 from hbase_migrate.wal.model import Cell, CellType
 from hbase_migrate.wal.protobuf import decode_varint32
 from hbase_migrate.wal.reader import WalReader

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from hbase_migrate.replay.client_target import ClientTarget
 from hbase_migrate.replay.file_replay import FileProgress, ReplaySpec, replay_file
 from hbase_migrate.replay.filters import ReplayFilter
-from hbase_migrate.replay.client_target import ClientTarget
 from hbase_migrate.validate.compare import compare_tables
 from hbase_migrate.wal.model import Cell, CellType
 from hbase_migrate.wal.reader import WalReader

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from hbase_migrate.replay.client_target import ClientTarget
 from hbase_migrate.replay.file_replay import ReplaySpec, replay_file
 from hbase_migrate.replay.filters import (
     SKIP_AFTER,
@@ -15,7 +16,6 @@ from hbase_migrate.replay.filters import (
     SKIP_UNMAPPED,
     ReplayFilter,
 )
-from hbase_migrate.replay.client_target import ClientTarget
 from hbase_migrate.wal import markers as M
 from hbase_migrate.wal.messages import TableName
 from hbase_migrate.wal.model import METAFAMILY, Cell, CellType, Tag, WalKey

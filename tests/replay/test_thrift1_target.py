@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from hbase_migrate.replay.client_target import ClientTarget
 from hbase_migrate.replay.errors import InexpressibleMutationError
 from hbase_migrate.replay.file_replay import ReplaySpec, replay_file
 from hbase_migrate.replay.filters import ReplayFilter
@@ -17,7 +18,6 @@ from hbase_migrate.replay.thrift1_target import (
     FAMILY_VERSION_LOSSY,
     Thrift1Target,
 )
-from hbase_migrate.replay.client_target import ClientTarget
 from hbase_migrate.validate.compare import compare_tables
 from hbase_migrate.wal.model import Cell, CellType
 from tests.replay.conftest import Clusters, T, entries_for, make_wal, scan_all
