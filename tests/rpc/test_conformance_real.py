@@ -12,19 +12,17 @@ from dataclasses import replace
 import pytest
 
 from hbase_migrate.cluster.client import Client, connect
-from hbase_migrate.cluster.descriptors import FamilyDescriptor, RegionDescriptor, TableDescriptor
+from hbase_migrate.cluster.descriptors import RegionDescriptor, TableDescriptor
 from hbase_migrate.cluster.endpoints import ClusterEndpoints, load_cluster_json
 from hbase_migrate.cluster.errors import ClusterError
 from hbase_migrate.cluster.thrift2 import Thrift2Client
 from hbase_migrate.rpc.cluster import NativeCluster
 from hbase_migrate.wal.model import Cell, CellType, cell_order
 from realstack.hbase import RealHBase
+from tests.rpc.test_native_real import FAMILIES, ROWS, SPLITS, every_kind
 
 pytestmark = [pytest.mark.integration, pytest.mark.realstack]
 
-SPLITS = [b"g", b"p"]
-ROWS = [b"a", b"g", b"h", b"p", b"q", b"z"]
-FAMILIES = (FamilyDescriptor(b"f", max_versions=10), FamilyDescriptor(b"g", max_versions=10))
 
 
 @pytest.fixture(scope="module")
@@ -38,19 +36,6 @@ def clients(real_hbase: RealHBase) -> Iterator[tuple[Client, Client]]:
         yield rpc, thrift
 
 
-def every_kind() -> list[Cell]:
-    """Puts of several versions in two families, then one delete of each type."""
-    put = CellType.PUT
-    cells = [Cell(r, b"f", q, ts, put, b"%s-%s-%d" % (r, q, ts))
-             for r in ROWS for q in (b"q1", b"q2") for ts in range(100, 105)]
-    cells += [Cell(r, b"g", b"x", ts, put, b"g%d" % ts) for r in ROWS for ts in (100, 101)]
-    cells += [Cell(ROWS[0], b"f", b"q1", 103, CellType.DELETE),
-              Cell(ROWS[1], b"f", b"q2", 102, CellType.DELETE_COLUMN),
-              Cell(ROWS[2], b"f", b"", 101, CellType.DELETE_FAMILY),
-              Cell(ROWS[3], b"g", b"", 100, CellType.DELETE_FAMILY_VERSION)]
-    return cells
-
-
 def flat(pieces: Iterator[list[Cell]]) -> list[Cell]:
     return [c for piece in pieces for c in piece]
 
@@ -61,7 +46,7 @@ def where(regions: list[RegionDescriptor]) -> list[tuple[bytes, bytes, str, int]
 
 def test_the_same_answers_over_both_transports(clients: tuple[Client, Client]) -> None:
     rpc, thrift = clients
-    written = every_kind()
+    written = every_kind(ROWS)
     for client, table in ((rpc, "conform_rpc"), (thrift, "conform_thrift")):
         client.create_table(TableDescriptor(table, FAMILIES), SPLITS)
         assert client.write_cells(table, written) >= 2  # puts, deletes, puts again...
