@@ -28,10 +28,10 @@ def open_client(cluster: ClusterSpec) -> Client:
     (:func:`~hbase_migrate.cluster.client.connect`): a Thrift2 gateway is looked up again
     before reconnecting (a gateway restarted on new ports is found); calls are sized and
     timed by the migration's ``[gateway]`` settings."""
+    endpoints = cluster.endpoints()
     try:
-        return connect(cluster.endpoints(), cluster.gateway,
-                       locate=lambda: cluster.endpoints().thrift2)
-    except ConfigError as exc:
+        return connect(endpoints, cluster.gateway, locate=lambda: cluster.endpoints().thrift2)
+    except ConfigError as exc:  # "source cluster 'a' names no ..."
         raise ConfigError(f"{cluster.role} {exc}") from None
 
 
