@@ -160,10 +160,17 @@ class ClusterSpec:
     admin_shell: str | None = None
     # Security keys of the section (auth, principal, keytab...), over cluster.json's own.
     security: tuple[tuple[str, str], ...] = ()
+    # The section's client ("native" or "thrift") over a cluster.json's own.
+    client: str | None = None
 
     def endpoints(self) -> ClusterEndpoints:
         """The cluster's endpoints; a ``cluster_json`` file is read now, on each call."""
         found = self.explicit or load_cluster_json(self.cluster_json or "")
+        if self.client is not None and self.client != found.client:
+            try:
+                found = replace(found, client=self.client)
+            except ConfigError as exc:
+                raise ConfigError(f"[{self.role}] with {self.cluster_json}: {exc}") from None
         if not self.security:
             return found
         base = found.security or ClusterSecurity()
@@ -177,7 +184,9 @@ class ClusterSpec:
         """The TOML section this spec reads back from (paths absolute)."""
         shell = {"admin_shell": self.admin_shell} if self.admin_shell else {}
         if self.cluster_json is not None:
-            return {"cluster_json": str(self.cluster_json), **shell, **dict(self.security)}
+            client = {"client": self.client} if self.client else {}
+            return {"cluster_json": str(self.cluster_json), **client, **shell,
+                    **dict(self.security)}
         assert self.explicit is not None
         found = {k: v for k, v in self.explicit.to_json().items()
                  if v is not None and k != "security"}

@@ -316,6 +316,29 @@ def test_a_cluster_reached_natively_names_only_zookeeper(tmp_path: Path) -> None
         assert isinstance(client, Thrift2Client)
 
 
+def test_a_sections_client_over_its_cluster_json(tmp_path: Path) -> None:
+    """``client`` beside ``cluster_json`` chooses the transport of the cluster the file
+    describes (the file's gateways stay, unused when native)."""
+    cluster = tmp_path / "c.json"
+    cluster.write_text(json.dumps({"name": "c", "thrift": "h:9090", "thrift2": "h:9091",
+                                   "zookeeper": "zk:2181"}), encoding="utf-8")
+    text = MINIMAL.replace('[target]\nthrift = "b:9090"',
+                           f'[target]\ncluster_json = "{cluster}"\nclient = "native"')
+    path = write(tmp_path, text)
+    spec = load_config(path)
+    assert spec.target.endpoints().native and spec.target.endpoints().thrift2 == "h:9091"
+    assert parse_config(json.loads(json.dumps(spec.to_dict())), path) == spec
+    plain = load_config(write(tmp_path, text.replace('client = "native"\n', ""), "p.toml"))
+    assert plain.target.endpoints().client == "thrift"
+    with pytest.raises(ConfigError, match=r"\[target\] client: expected one of native, "
+                                          r"thrift, got 'gateway'"):
+        load_config(write(tmp_path, text.replace('"native"', '"gateway"'), "w.toml"))
+    cluster.write_text(json.dumps({"name": "c", "thrift": "h:9090"}), encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"\[target\] with .*c.json: cluster 'c': client "
+                                          r"\"native\" finds the cluster through ZooKeeper"):
+        spec.target.endpoints()
+
+
 @pytest.mark.parametrize(("section", "message"), [
     ('max_result_bytes = "4 lots"', r"\[gateway\] max_result_bytes: expected a size"),
     ("max_put_bytes = 100", r"\[gateway\] max_put_bytes: expected a size .* got 100"),
