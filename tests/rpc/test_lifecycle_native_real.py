@@ -1,9 +1,9 @@
 """The lifecycle with ``client = "native"`` on both clusters, on real Apache HBase 2.6.1 (the
 session's ``real_hbase``): the migration's clusters name ZooKeeper, WebHDFS and the HBase root
 but no Thrift gateway, so every step (prepare's regions, descriptors and create with split
-keys; the ``scan`` copy; replay's writes; validate's scans) goes over HBase's own RPC. Source
-and target are two tables of the one real cluster (a second JVM stack is more than the
-suite should start). A live writer (the workload, through the cluster's gateways: it is not
+keys; the ``scan`` copy; replay's writes; validate's scans and repair's writes) goes over
+HBase's own RPC. Source and target are two tables of the one real cluster (a second JVM
+stack is more than the suite should start). A live writer (the workload, through the cluster's gateways: it is not
 part of the migration) writes puts and every delete kind during the copy. The Thrift2 gateway
 of the same cluster is the independent reader that checks the result cell for cell."""
 
@@ -93,6 +93,16 @@ def test_lifecycle_with_both_clusters_native(real_hbase: RealHBase, tmp_path: Pa
             caught_up["cells"]
         matched = validate(spec, recompare_wait=0).to_json()
         assert matched["verdict"] == "match", matched
+        # the target made to differ natively (a value changed, a cell of its own), then
+        # repaired: the repair's puts and deletes go over the RPC too
+        with connect(spec.target.endpoints()) as native:
+            first = next(iter(native.scan(TARGET)))[0]
+            native.write_cells(TARGET, [first._replace(value=b"changed"),
+                                        first._replace(qualifier=b"extra", value=b"x")])
+        differing = validate(spec, recompare_wait=0).to_json()
+        assert differing["verdict"] == "mismatch", differing
+        fixed = validate(spec, repair=True, recompare_wait=0).to_json()
+        assert fixed["verdict"] == "match", fixed
     finally:
         monkeypatch.undo()
     assert opened == [], opened
