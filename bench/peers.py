@@ -1,7 +1,7 @@
 """hbase-migrate beside HBase's own MapReduce tools: same data, same real HBase, one sitting.
 
 Usage: ``python bench/peers.py [--cells 200000] [--quick] [--repeat 3] [--source C.json
---target C.json] [--json bench/out/peers.json]``
+--target C.json] [--client thrift|native] [--json bench/out/peers.json]``
 
 Starts two real Apache HBase clusters from ``realstack``, a source and a target (or uses the
 running ones ``--source`` and ``--target`` name), writes ``--cells`` cells into a source table
@@ -18,11 +18,12 @@ and runs three pairs, alternated, ``--repeat`` times each (the median is kept):
 
 HBase's tools run in local mode (Hadoop's local job runner) from the class path of
 ``realstack/mapreduce`` (HBase 2.6.1 from Maven Central), each in its own JVM; the project's
-commands each in their own process, with the in-process range engine. Every run writes a
-fresh table of the source's schema on the target, and each copy is compared with the source
-cell for cell. Printed per run: wall seconds, cells/s and the peak RSS of the tool's process
-(``wait4``); per pair the ratio of the medians (project / peer, > 1 means faster) and of the
-peak RSS; all of it also as JSON. Asserts nothing.
+commands each in their own process, with the in-process range engine, reaching both
+clusters through their Thrift2 gateways or, with ``--client native``, over HBase's own RPC.
+Every run writes a fresh table of the source's schema on the target, and each copy is
+compared with the source cell for cell. Printed per run: wall seconds, cells/s and the peak
+RSS of the tool's process (``wait4``); per pair the ratio of the medians (project / peer,
+> 1 means faster) and of the peak RSS; all of it also as JSON. Asserts nothing.
 """
 
 from __future__ import annotations
@@ -147,6 +148,7 @@ class Peers:
         self.serial = 0
         self.visible = 0
         self.writers = 1
+        self.client_kind = "thrift"  # how the project's steps reach both clusters
 
     # --- data ------------------------------------------------------------------------------
 
@@ -189,8 +191,8 @@ class Peers:
         path = self.folder / f"{target}.toml"
         path.write_text(
             f'[migration]\nname = "{target}"\nledger = "sqlite:///{self.folder / target}.db"\n'
-            f'[source]\ncluster_json = "{self.source_json}"\n'
-            f'[target]\ncluster_json = "{self.target_json}"\n'
+            f'[source]\ncluster_json = "{self.source_json}"\nclient = "{self.client_kind}"\n'
+            f'[target]\ncluster_json = "{self.target_json}"\nclient = "{self.client_kind}"\n'
             f'[spark]\nmaster = "in-process"\n[replay]\nwriters = {self.writers}\n'
             f'[[tables]]\nsource = "{SOURCE}"\ntarget = "{target}"\n', encoding="utf-8")
         return path
@@ -297,6 +299,9 @@ def main() -> None:
     parser.add_argument("--hbase-version", default=DEFAULT_VERSION)
     parser.add_argument("--writers", type=int, default=1,
                         help="the project's [replay] writers (gateway connections)")
+    parser.add_argument("--client", choices=("thrift", "native"), default="thrift",
+                        help="how the project's steps reach both clusters: the Thrift2 "
+                        "gateways or HBase's own RPC")
     parser.add_argument("--json", type=Path, default=Path("bench/out/peers.json"))
     parser.add_argument("--keep", type=Path, help="work in this folder and keep it (logs, "
                         "ledgers, the stacks' data); default: a temporary one")
@@ -318,6 +323,7 @@ def main() -> None:
                     clusters[side] = stacks[-1].cluster_json
             peers = Peers(clusters["source"], clusters["target"], classpath, folder)
             peers.writers = args.writers
+            peers.client_kind = args.client
             peers.load(cells)
             pairs: list[tuple[Pair, Callable[[], Run], Callable[[], Run]]] = [
                 (Pair("replay"), peers.replay_project, peers.replay_peer),
@@ -343,7 +349,7 @@ def main() -> None:
               f"{s['speed_ratio'] or 0:>8.2f}{s['project_peak_rss_mb']:>12.0f}"
               f"{s['peer_peak_rss_mb']:>9.0f}{s['memory_ratio'] or 0:>8.2f}  {s['all_equal']}")
     args.json.parent.mkdir(parents=True, exist_ok=True)
-    args.json.write_text(json.dumps({"cells": cells, "repeat": repeat,
+    args.json.write_text(json.dumps({"cells": cells, "repeat": repeat, "client": args.client,
                                      "hbase_version": args.hbase_version,
                                      "pairs": summaries}, indent=2), encoding="utf-8")
     print(f"written {args.json}")

@@ -43,10 +43,10 @@ from wal_read import tenfold  # the sibling benchmark script
 from hbase_migrate.cluster.descriptors import FamilyDescriptor, TableDescriptor
 from hbase_migrate.cluster.thrift2 import Thrift2Client
 from hbase_migrate.replay.apply import AppliedCounts, count_cells
+from hbase_migrate.replay.client_target import ClientTarget
 from hbase_migrate.replay.file_replay import ReplaySpec, replay_file
 from hbase_migrate.replay.filters import ReplayFilter
 from hbase_migrate.replay.mutations import RowMutation
-from hbase_migrate.replay.thrift2_target import Thrift2Target
 from hbase_migrate.wal.model import Cell, CellType, WalKey
 from hbase_migrate.wal.reader import WalReader
 from hbase_migrate.wal.writer import WalOptions, WalWriter
@@ -136,10 +136,10 @@ def spark_task(args: tuple[str, str, list[str], int]) -> int:
     """Runs in a Spark task: replay the given files, in order, into ``table``."""
     endpoint, table, paths, batch = args
     from hbase_migrate.cluster.thrift2 import Thrift2Client as Client
+    from hbase_migrate.replay.client_target import ClientTarget as Target
     from hbase_migrate.replay.file_replay import ReplaySpec as Spec
     from hbase_migrate.replay.file_replay import replay_file as replay
     from hbase_migrate.replay.filters import ReplayFilter as Filter
-    from hbase_migrate.replay.thrift2_target import Thrift2Target as Target
 
     target = Target(Client(endpoint))
     spec = Spec(Filter.build([f"{SOURCE_TABLE}={table}"]), batch)
@@ -152,11 +152,11 @@ def spark_task(args: tuple[str, str, list[str], int]) -> int:
 RSS_CHILD = """
 import sys, time
 from hbase_migrate.cluster.thrift2 import Thrift2Client
-from hbase_migrate.replay.thrift2_target import Thrift2Target
+from hbase_migrate.replay.client_target import ClientTarget
 from hbase_migrate.replay.file_replay import ReplaySpec, replay_file
 from hbase_migrate.replay.filters import ReplayFilter
 path, endpoint, source, table, batch = sys.argv[1:5] + [int(sys.argv[5])]
-target = Thrift2Target(Thrift2Client(endpoint))
+target = ClientTarget(Thrift2Client(endpoint))
 t0 = time.perf_counter()
 result = replay_file(path, ReplaySpec(ReplayFilter.build([source + "=" + table]), batch), target)
 secs = time.perf_counter() - t0
@@ -324,7 +324,7 @@ def run(endpoint: str, server: int, folder: Path, size: int, repeat: int,
 
     def replay_into_thrift2(in_flight: int) -> Callable[[str], int]:
         def go(table: str) -> int:
-            target = Thrift2Target(Thrift2Client(endpoint))
+            target = ClientTarget(Thrift2Client(endpoint))
             try:
                 return replayed_cells(replay_file(wal, spec_into(table, batch, in_flight),
                                                   target))

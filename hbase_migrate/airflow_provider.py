@@ -24,6 +24,9 @@ def provider_info() -> dict[str, Any]:
             "hook-class-name": "hbase_migrate_airflow.hooks.hbase.HBaseHook",
             "hook-name": "HBase",
             "conn-fields": {
+                "client": _field("Client", "native (HBase's own RPC through ZooKeeper, no "
+                                           "gateway) or thrift (the gateways); empty: "
+                                           "thrift when a Thrift2 gateway is named"),
                 "thrift2": _field("Thrift2 gateway", "host:port of THBaseService"),
                 "webhdfs": _field("WebHDFS", "http://namenode:9870 (WAL files)"),
                 "hbase_root": _field("HBase root", "hbase.rootdir path (an HDFS path with "
@@ -50,7 +53,8 @@ def provider_info() -> dict[str, Any]:
             },
             "ui-field-behaviour": {
                 "hidden-fields": ["schema", "login", "password"],
-                "relabeling": {"host": "Thrift1 gateway host", "port": "Thrift1 gateway port"},
+                "relabeling": {"host": "Thrift1 gateway host (none: native)",
+                               "port": "Thrift1 gateway port"},
                 "placeholders": {"host": "hbase-thrift.example.com", "port": "9090"},
             },
         }],

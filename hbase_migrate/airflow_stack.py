@@ -79,8 +79,8 @@ BACKING = ("postgres", "redis")  # the Celery stack's servers: started first, st
 WORKER_ENV = "HBASE_MIGRATE_WORKER"  # a Celery worker's host name
 METADATA_DB = "airflow"
 LEDGER_DB = "ledger"  # the Celery stack's shared ledger, $HBASE_MIGRATE_LEDGER of its tasks
-HBASE_EXTRA_KEYS = ("thrift2", "webhdfs", "zookeeper", "znode_parent", "hbase_root",
-                    "transport", "protocol")
+HBASE_EXTRA_KEYS = ("client", "thrift2", "webhdfs", "zookeeper", "znode_parent",
+                    "hbase_root", "transport", "protocol")
 
 
 class AirflowStackError(HBaseMigrateError):
@@ -173,7 +173,8 @@ def hbase_connection(conn_id: str, endpoints: ClusterEndpoints) -> dict[str, Any
     extra = {k: str(data[k]) for k in HBASE_EXTRA_KEYS if data.get(k)}
     if endpoints.security is not None:  # file names and principals, never a secret
         extra.update({k: str(v) for k, v in endpoints.security.to_json().items() if v})
-    return {"connection_id": conn_id, "conn_type": "hbase", "host": host, "port": int(port),
+    gateway = {"host": host, "port": int(port)} if endpoints.thrift else {}  # none: native
+    return {"connection_id": conn_id, "conn_type": "hbase", **gateway,
             "extra": json.dumps(extra)}
 
 

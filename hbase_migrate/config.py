@@ -112,7 +112,7 @@ from hbase_migrate.errors import ConfigError
 STATE_DIR_ENV = "HBASE_MIGRATE_STATE_DIR"
 LEDGER_ENV = "HBASE_MIGRATE_LEDGER"  # the ledger of migrations that name none (a stack's own)
 ENDPOINT_KEYS = ("name", "thrift", "thrift2", "transport", "protocol", "webhdfs", "zookeeper",
-                 "znode_parent", "hbase_root")
+                 "znode_parent", "hbase_root", "client")
 _SECTIONS = ("migration", "source", "target", "tables", "replay", "spark", "ranges", "cdc",
              "gateway", "limits", "snapshot")
 IN_PROCESS = "in-process"  # the Spark master value meaning: run range tasks without Spark
@@ -136,6 +136,15 @@ SHIP_KEYTAB = ("auto", "always", "never")  # [spark] ship_keytab (ranges/credent
 ENVELOPES = ("native", "debezium")  # the CDC message formats (hbase_migrate/sinks/schemas/)
 
 
+def endpoints_identity(thrift: str | None, thrift2: str | None, zookeeper: str | None,
+                       znode_parent: str | None) -> str:
+    """``thrift:<thrift1>,<thrift2>``: the gateways a cluster names; a cluster naming none
+    (reached natively) ``zookeeper:<quorum><znode parent>``."""
+    if thrift or thrift2:
+        return f"thrift:{','.join(g for g in (thrift, thrift2) if g)}"
+    return f"zookeeper:{zookeeper or ''}{znode_parent or '/hbase'}"
+
+
 @dataclass(frozen=True)
 class ClusterSpec:
     """A cluster: either a ``cluster_json`` file or explicit ``endpoints``, never both;
@@ -151,10 +160,17 @@ class ClusterSpec:
     admin_shell: str | None = None
     # Security keys of the section (auth, principal, keytab...), over cluster.json's own.
     security: tuple[tuple[str, str], ...] = ()
+    # The section's client ("native" or "thrift") over a cluster.json's own.
+    client: str | None = None
 
     def endpoints(self) -> ClusterEndpoints:
         """The cluster's endpoints; a ``cluster_json`` file is read now, on each call."""
         found = self.explicit or load_cluster_json(self.cluster_json or "")
+        if self.client is not None and self.client != found.client:
+            try:
+                found = replace(found, client=self.client)
+            except ConfigError as exc:
+                raise ConfigError(f"[{self.role}] with {self.cluster_json}: {exc}") from None
         if not self.security:
             return found
         base = found.security or ClusterSecurity()
@@ -168,7 +184,9 @@ class ClusterSpec:
         """The TOML section this spec reads back from (paths absolute)."""
         shell = {"admin_shell": self.admin_shell} if self.admin_shell else {}
         if self.cluster_json is not None:
-            return {"cluster_json": str(self.cluster_json), **shell, **dict(self.security)}
+            client = {"client": self.client} if self.client else {}
+            return {"cluster_json": str(self.cluster_json), **client, **shell,
+                    **dict(self.security)}
         assert self.explicit is not None
         found = {k: v for k, v in self.explicit.to_json().items()
                  if v is not None and k != "security"}
@@ -183,8 +201,8 @@ class ClusterSpec:
         if self.cluster_json is not None:
             return f"cluster_json:{self.cluster_json}"
         assert self.explicit is not None
-        gateways = [self.explicit.thrift, self.explicit.thrift2 or ""]
-        return f"thrift:{','.join(g for g in gateways if g)}"
+        return endpoints_identity(self.explicit.thrift, self.explicit.thrift2,
+                                  self.explicit.zookeeper, self.explicit.znode_parent)
 
 
 @dataclass(frozen=True)

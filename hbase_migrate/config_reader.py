@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from hbase_migrate.cluster.admin import DEFAULT_HBASE_VERSION
-from hbase_migrate.cluster.endpoints import ClusterEndpoints
+from hbase_migrate.cluster.endpoints import CLIENTS, ClusterEndpoints
 from hbase_migrate.cluster.security import SECURITY_KEYS, ClusterSecurity, warn_if_exposed
 from hbase_migrate.cluster.sizing import GatewaySettings
 from hbase_migrate.config import (
@@ -116,15 +116,19 @@ class Reader:
         given: dict[str, Any] = {k: self.string(table, role, k) for k in ENDPOINT_KEYS
                                  if k in table}
         if cluster_json is not None:
+            client = given.pop("client", None)  # a setting, over the file's own
             if given:
                 raise ConfigError(
                     f"{self.path}: [{role}]: give either cluster_json or explicit endpoints, "
                     f"not both (found cluster_json and {', '.join(sorted(given))})")
+            if client is not None and client not in CLIENTS:
+                self.fail(role, "client", f"one of {', '.join(CLIENTS)}", client)
             return ClusterSpec(role, cluster_json=self.folder / cluster_json, admin_shell=shell,
-                               security=security)
-        if not given.get("thrift"):
+                               security=security, client=client)
+        if not given.get("thrift") and not given.get("zookeeper"):
             raise ConfigError(f"{self.path}: [{role}]: expected cluster_json or at least "
-                              "thrift = \"host:port\"")
+                              "thrift = \"host:port\" (or zookeeper = \"host:2181\" for "
+                              "client = \"native\")")
         given.setdefault("name", role)
         root = given.get("hbase_root")
         if root and not given.get("webhdfs") and not Path(root).is_absolute():

@@ -174,8 +174,12 @@ def edit(old: str, new: str, base: str = MINIMAL) -> str:
     (edit('thrift = "a:9090"', 'thrift = "a:9090"\ncluster_json = "c.json"'),
      r"\[source\]: give either cluster_json or explicit endpoints, not both \(found "
      r"cluster_json and hbase_root, thrift\)"),
-    (edit('thrift = "b:9090"', 'zookeeper = "zk:2181"'),
-     r"\[target\]: expected cluster_json or at least thrift"),
+    (edit('thrift = "b:9090"', 'znode_parent = "/hbase"'),
+     r"\[target\]: expected cluster_json or at least thrift .*or zookeeper"),
+    (edit('thrift = "b:9090"', 'zookeeper = "zk:2181"\nclient = "gateway"'),
+     r"\[target\]: .*client must be one of \('native', 'thrift'\), got 'gateway'"),
+    (edit('thrift = "b:9090"', 'thrift = "b:9090"\nclient = "native"'),
+     r"\[target\]: .*client \"native\" finds the cluster through ZooKeeper"),
     (edit('thrift = "b:9090"', 'thrift = "b"'), r"\[target\]: .*thrift: expected host:port"),
     (edit('thrift = "b:9090"', 'thrift = 9090'), r"\[target\] thrift: expected a string"),
     (edit('thrift = "b:9090"', 'thrift = "b:9090"\nwebhdfs = "nn:9870"'),
@@ -258,7 +262,8 @@ def test_the_ledger_url_can_come_from_the_environment(tmp_path: Path,
 
 def test_gateway_settings_reach_both_clusters_and_round_trip(tmp_path: Path) -> None:
     from hbase_migrate.cluster.sizing import GatewaySettings
-    from hbase_migrate.ranges.tasks import open_thrift1, open_thrift2
+    from hbase_migrate.cluster.thrift2 import Thrift2Client
+    from hbase_migrate.ranges.tasks import open_client, open_thrift1
 
     path = write(tmp_path, MINIMAL.replace('[target]\nthrift = "b:9090"',
                                            '[target]\nthrift = "b:9090"\nthrift2 = "b:9091"')
@@ -268,13 +273,70 @@ def test_gateway_settings_reach_both_clusters_and_round_trip(tmp_path: Path) -> 
     settings = GatewaySettings(512 * 1024, 3_000_000, 2.0, 2, region_wait=90.0)
     assert spec.gateway == spec.source.gateway == spec.target.gateway == settings
     assert parse_config(json.loads(json.dumps(spec.to_dict())), path) == spec
-    client = open_thrift2(spec.target)  # what every range task opens (no connection yet)
+    client = open_client(spec.target)  # what every range task opens (no connection yet)
+    assert isinstance(client, Thrift2Client)
     assert (client.max_result_bytes, client.max_put_bytes, client.timeout,
             client.timeout_retries, client.region_wait) == (512 * 1024, 3_000_000, 2.0, 2, 90)
     assert open_thrift1(spec.target, "regions").region_wait == 90  # the Thrift1 listing's too
     defaults = load_config(write(tmp_path, MINIMAL, "d.toml")).target.gateway
     assert defaults == GatewaySettings() and defaults.max_result_bytes == 4 * 1024 * 1024
     assert defaults.region_wait == 60
+
+
+def test_a_cluster_reached_natively_names_only_zookeeper(tmp_path: Path) -> None:
+    """``client``: native when a cluster names ZooKeeper and no Thrift2 gateway, the
+    gateways' when it names one, as given otherwise; the steps' client follows it and the
+    ledger tells such a cluster by its ZooKeeper."""
+    from hbase_migrate.cluster.thrift2 import Thrift2Client
+    from hbase_migrate.ranges.tasks import open_client
+    from hbase_migrate.rpc.cluster import NativeCluster
+
+    text = MINIMAL.replace('[target]\nthrift = "b:9090"',
+                           '[target]\nzookeeper = "zk:2181"\nznode_parent = "/hb"')
+    path = write(tmp_path, text + '[gateway]\nmax_put_bytes = "3MB"\n')
+    spec = load_config(path)
+    found = spec.target.endpoints()
+    assert (found.client, found.thrift, found.thrift2) == ("native", "", None)
+    assert spec.target.identity == "zookeeper:zk:2181/hb"
+    assert parse_config(json.loads(json.dumps(spec.to_dict())), path) == spec
+    with open_client(spec.target) as client:  # no connection is made before a call
+        assert isinstance(client, NativeCluster)
+        assert (client.endpoint, client.max_put_bytes) == ("ZooKeeper zk:2181/hb", 3_000_000)
+        assert client.data.max_multi_bytes == 3_000_000
+    assert spec.source.endpoints().client == "thrift"  # names a Thrift1 gateway, no ZooKeeper
+    both = text.replace('zookeeper = "zk:2181"', 'zookeeper = "zk:2181"\nthrift2 = "b:9091"')
+    assert load_config(write(tmp_path, both, "b.toml")).target.endpoints().client == "thrift"
+    told = both.replace('thrift2 = "b:9091"', 'thrift2 = "b:9091"\nclient = "native"')
+    spec = load_config(write(tmp_path, told, "t.toml"))
+    assert spec.target.endpoints().native
+    with open_client(spec.target) as client:
+        assert isinstance(client, NativeCluster)
+    gateways = told.replace('client = "native"', 'client = "thrift"')
+    with open_client(load_config(write(tmp_path, gateways, "g.toml")).target) as client:
+        assert isinstance(client, Thrift2Client)
+
+
+def test_a_sections_client_over_its_cluster_json(tmp_path: Path) -> None:
+    """``client`` beside ``cluster_json`` chooses the transport of the cluster the file
+    describes (the file's gateways stay, unused when native)."""
+    cluster = tmp_path / "c.json"
+    cluster.write_text(json.dumps({"name": "c", "thrift": "h:9090", "thrift2": "h:9091",
+                                   "zookeeper": "zk:2181"}), encoding="utf-8")
+    text = MINIMAL.replace('[target]\nthrift = "b:9090"',
+                           f'[target]\ncluster_json = "{cluster}"\nclient = "native"')
+    path = write(tmp_path, text)
+    spec = load_config(path)
+    assert spec.target.endpoints().native and spec.target.endpoints().thrift2 == "h:9091"
+    assert parse_config(json.loads(json.dumps(spec.to_dict())), path) == spec
+    plain = load_config(write(tmp_path, text.replace('client = "native"\n', ""), "p.toml"))
+    assert plain.target.endpoints().client == "thrift"
+    with pytest.raises(ConfigError, match=r"\[target\] client: expected one of native, "
+                                          r"thrift, got 'gateway'"):
+        load_config(write(tmp_path, text.replace('"native"', '"gateway"'), "w.toml"))
+    cluster.write_text(json.dumps({"name": "c", "thrift": "h:9090"}), encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"\[target\] with .*c.json: cluster 'c': client "
+                                          r"\"native\" finds the cluster through ZooKeeper"):
+        spec.target.endpoints()
 
 
 @pytest.mark.parametrize(("section", "message"), [

@@ -17,7 +17,7 @@ from dataclasses import fields
 from typing import Any
 
 from hbase_migrate.cluster.security import ClusterSecurity
-from hbase_migrate.config import ENDPOINT_KEYS, ClusterSpec, MigrationSpec
+from hbase_migrate.config import ENDPOINT_KEYS, ClusterSpec, MigrationSpec, endpoints_identity
 
 IDENTITY_KEYS = ("source", "target", "tables")
 # Keys of a definition that only label it (not compared), or are its identity's.
@@ -35,6 +35,8 @@ def cluster_section(cluster: ClusterSpec) -> dict[str, Any]:
     found = cluster.endpoints()
     data = found.to_json()
     section: dict[str, Any] = {k: data[k] for k in ENDPOINT_KEYS if data.get(k)}
+    if section.get("client") == "thrift":  # what every definition before the key meant
+        del section["client"]
     if not found.webhdfs and found.hbase_root_dir:  # the embedded cluster's local root
         section["hbase_root"] = found.hbase_root_dir
     if found.security is not None:
@@ -47,9 +49,10 @@ def cluster_section(cluster: ClusterSpec) -> dict[str, Any]:
 
 
 def cluster_identity(section: Mapping[str, Any]) -> str:
-    """``thrift:<thrift1>,<thrift2>``: the gateways a section names (as
+    """``thrift:<thrift1>,<thrift2>``: the gateways a section names, else its ZooKeeper (as
     :attr:`ClusterSpec.identity` says explicit endpoints)."""
-    return "thrift:" + ",".join(str(section[k]) for k in ("thrift", "thrift2") if section.get(k))
+    return endpoints_identity(*(section.get(k) for k in ("thrift", "thrift2", "zookeeper",
+                                                         "znode_parent")))
 
 
 def tables_json(tables: Iterable[Mapping[str, Any]]) -> str:

@@ -31,6 +31,7 @@ log = logging.getLogger(__name__)
 
 TRANSPORTS = ("buffered", "framed", "http")  # http: gateways in HTTP mode (binary only)
 PROTOCOLS = ("binary", "compact")
+CLIENTS = ("native", "thrift")  # HBase's own RPC, or the Thrift gateways
 
 
 def parse_host_port(value: str, what: str) -> tuple[str, int]:
@@ -121,11 +122,14 @@ def check_http_url(url: str, what: str) -> str:
 @dataclass(frozen=True)
 class ClusterEndpoints:
     """A cluster's addresses. ``thrift``/``thrift2`` are ``host:port`` of the Thrift1 and
-    Thrift2 gateways; both use the same ``transport`` and ``protocol`` (``"http"``: Thrift
-    over HTTP POST, with SPNEGO when the cluster is Kerberos-secured)."""
+    Thrift2 gateways (empty / None: none); both use the same ``transport`` and ``protocol``
+    (``"http"``: Thrift over HTTP POST, with SPNEGO when the cluster is Kerberos-secured).
+    ``client`` says how the steps read and write: ``"native"`` (HBase's own RPC, found
+    through ``zookeeper``) or ``"thrift"`` (the gateways); not given, a cluster naming a
+    Thrift2 gateway is read through it, one naming none but ZooKeeper natively."""
 
     name: str
-    thrift: str
+    thrift: str = ""
     thrift2: str | None = None
     transport: str = "buffered"
     protocol: str = "binary"
@@ -135,6 +139,12 @@ class ClusterEndpoints:
     hbase_root: str | None = None
     hbase_root_dir: str | None = None  # a local folder holding the HBase root, when there is one
     security: ClusterSecurity | None = None  # None: no authentication
+    client: str | None = None  # "native" or "thrift"; None: chosen as the docstring says
+
+    @property
+    def native(self) -> bool:
+        """Whether the steps reach this cluster over HBase's own RPC (no gateway)."""
+        return self.client == "native"
 
     @property
     def kerberos(self) -> bool:
@@ -146,7 +156,20 @@ class ClusterEndpoints:
         return {"security": self.security, "cluster": self.name}
 
     def __post_init__(self) -> None:
-        parse_host_port(self.thrift, f"cluster {self.name!r} thrift")
+        if self.thrift:
+            parse_host_port(self.thrift, f"cluster {self.name!r} thrift")
+        elif not self.zookeeper:
+            raise ConfigError(f"cluster {self.name!r}: expected a Thrift gateway (thrift = "
+                              "\"host:port\") or ZooKeeper (zookeeper = \"host:2181\")")
+        if self.client is None:
+            object.__setattr__(self, "client", "native" if not self.thrift2 and self.zookeeper
+                               else "thrift")
+        if self.client not in CLIENTS:
+            raise ConfigError(f"cluster {self.name!r}: client must be one of {CLIENTS}, "
+                              f"got {self.client!r}")
+        if self.client == "native" and not self.zookeeper:
+            raise ConfigError(f"cluster {self.name!r}: client \"native\" finds the cluster "
+                              "through ZooKeeper: zookeeper = \"host:2181\" is missing")
         if self.thrift2 is not None:
             parse_host_port(self.thrift2, f"cluster {self.name!r} thrift2")
         if self.transport not in TRANSPORTS:
@@ -169,9 +192,11 @@ class ClusterEndpoints:
     def from_json(cls, data: dict[str, Any], source: str = "cluster.json",
                   folder: Path | None = None) -> ClusterEndpoints:
         known = {k: data[k] for k in cls.__dataclass_fields__ if k in data}
-        for required in ("name", "thrift"):
-            if not isinstance(known.get(required), str):
-                raise ConfigError(f"{source}: missing or non-string key {required!r}")
+        if not isinstance(known.get("name"), str):
+            raise ConfigError(f"{source}: missing or non-string key 'name'")
+        for key in ("thrift", "zookeeper", "client"):
+            if key in known and not isinstance(known[key], str | None):
+                raise ConfigError(f"{source}: non-string key {key!r}")
         security = known.pop("security", None)
         if security is not None:
             if not isinstance(security, dict):

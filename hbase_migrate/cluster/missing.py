@@ -41,13 +41,20 @@ SchemaReader = Callable[[str], TableDescriptor | None]
 
 
 def where(side: str, endpoints: ClusterEndpoints) -> str:
-    """``the source cluster 'name' (thrift2 h:p, thrift h:p)``."""
-    gateways = [f"thrift2 {endpoints.thrift2}"] if endpoints.thrift2 else []
-    gateways.append(f"thrift {endpoints.thrift}")
-    return f"the {side} cluster {endpoints.name!r} ({', '.join(gateways)})"
+    """``the source cluster 'name' (thrift2 h:p, thrift h:p)``; for a cluster reached
+    natively ``(ZooKeeper h:p/hbase)``."""
+    if endpoints.native:
+        shown = [f"ZooKeeper {endpoints.zookeeper}{endpoints.znode_parent}"]
+    else:
+        shown = [f"thrift2 {endpoints.thrift2}"] if endpoints.thrift2 else []
+        shown += [f"thrift {endpoints.thrift}"] if endpoints.thrift else []
+    return f"the {side} cluster {endpoints.name!r} ({', '.join(shown)})"
 
 
 def gateway_list(endpoints: ClusterEndpoints) -> str:
+    """Where the cluster was asked: its gateways, or its ZooKeeper quorum when native."""
+    if endpoints.native:
+        return endpoints.zookeeper or ""
     return ",".join(e for e in (endpoints.thrift2, endpoints.thrift) if e)
 
 

@@ -8,12 +8,9 @@
     DeleteFamilyVersion (10)  TDelete DELETE_FAMILY_VERSION: the family's cells at exactly it
 
 each ``TColumn`` carrying its own timestamp (the server then ignores the TDelete's). Cells are
-grouped once, keeping each row's order: :func:`waves` cuts every row's cells into its runs of
-puts or of deletes, and the n-th runs of all rows make wave n, one call for its puts and one
-for its deletes (rows are independent of one another, so a delete never overtakes a put of
-its own row, or the reverse, and a batch whose rows each alternate a few times takes a few
-calls, not one per alternation in the batch). In a put call, one ``TPut`` per row; in a
-delete call, consecutive cells of one row and type share a ``TDelete``.
+grouped once, keeping each row's order (:func:`hbase_migrate.cluster.waves.waves`). In a put
+call, one ``TPut`` per row; in a delete call, consecutive cells of one row and type share a
+``TDelete``.
 ``Thrift2Client.write_cells`` sends them; replay and repair both write so.
 """
 
@@ -32,26 +29,6 @@ DELETE_TYPES: dict[int, int] = {  # cell type code -> TDeleteType
     CellType.DELETE_FAMILY_VERSION: hbase2.TDeleteType.DELETE_FAMILY_VERSION,
 }
 _FAMILY_WIDE = (CellType.DELETE_FAMILY, CellType.DELETE_FAMILY_VERSION)
-
-
-def waves(cells: Sequence[Cell]) -> list[list[Cell]]:
-    """``cells`` as calls to send one after the other, each all puts or all deletes: the
-    puts, then the deletes, of every row's first run, then of every row's second run, and so
-    on; each row's cells stay in their order, cells of different rows may change places."""
-    put = CellType.PUT
-    place: dict[bytes, tuple[int, bool]] = {}  # row -> (its wave, puts?)
-    calls: list[list[Cell]] = []  # wave n: calls[2n] its puts, calls[2n + 1] its deletes
-    for cell in cells:
-        is_put = cell.type == put
-        wave, was_put = place.get(cell.row, (0, is_put))
-        if was_put != is_put:
-            wave += 1
-        place[cell.row] = (wave, is_put)
-        index = 2 * wave + (not is_put)
-        while len(calls) <= index:
-            calls.append([])
-        calls[index].append(cell)
-    return [call for call in calls if call]
 
 
 def puts_from_cells(cells: Sequence[Cell], durability: int | None = None) -> list[Any]:

@@ -43,6 +43,7 @@ from thriftpy2.transport import (
 )
 
 from hbase_migrate.bytesutil import to_string_binary
+from hbase_migrate.cluster.client import ALL_VERSIONS, Columns
 from hbase_migrate.cluster.descriptors import (
     FOREVER,
     FamilyDescriptor,
@@ -60,7 +61,7 @@ from hbase_migrate.cluster.endpoints import (
     tried,
 )
 from hbase_migrate.cluster.errors import ClusterError, GatewayUnreachableError
-from hbase_migrate.cluster.mutations import deletes_from_cells, puts_from_cells, waves
+from hbase_migrate.cluster.mutations import deletes_from_cells, puts_from_cells
 from hbase_migrate.cluster.regions import settled_regions
 from hbase_migrate.cluster.sasl import (
     credentials_missing,
@@ -83,13 +84,13 @@ from hbase_migrate.cluster.sizing import (
 )
 from hbase_migrate.cluster.thrift2_idl import hbase2
 from hbase_migrate.cluster.thrift_http import http_transport
+from hbase_migrate.cluster.waves import waves
 from hbase_migrate.tablename import split_table_name
 from hbase_migrate.wal.model import Cell, CellType
 
 log = logging.getLogger(__name__)
 
-ALL_VERSIONS = FOREVER  # the server caps versions at each family's VERSIONS
-Columns = Sequence[tuple[bytes, bytes | None]]  # (family, qualifier or None = whole family)
+RAW_ATTRIBUTE = b"_raw_"  # Scan.RAW_ATTR, Bytes.toBytes(true) for a raw scan
 _T = TypeVar("_T")
 TRANSPORT_ERRORS = (TTransportException, OSError, EOFError, socket.timeout)
 _TRANSPORT_ERRORS = TRANSPORT_ERRORS
@@ -440,21 +441,24 @@ class Thrift2Client:
 
     def scan(self, table: str, start: bytes = b"", stop: bytes = b"",
              columns: Columns | None = None, time_range: tuple[int, int] | None = None,
-             max_versions: int = ALL_VERSIONS, rows_per_call: int = DEFAULT_MAX_ROWS
-             ) -> Iterator[list[Cell]]:
+             max_versions: int = ALL_VERSIONS, rows_per_call: int = DEFAULT_MAX_ROWS,
+             raw: bool = False) -> Iterator[list[Cell]]:
         """The cells of ``[start, stop)`` in HBase's order, as *pieces*: lists of cells of
         one row. A row is one piece unless it is wider than ``max_result_bytes``; then it
         comes as consecutive pieces (a caller counting rows counts changes of row key).
         Calls ask for about ``max_result_bytes`` (at most ``rows_per_call`` Results); a
         call that fails on the transport reopens the scanner where the last piece ended,
         asking for less, at most ``timeout_retries`` times in a row
-        (:class:`~hbase_migrate.cluster.scanning.ScanFailedError`)."""
+        (:class:`~hbase_migrate.cluster.scanning.ScanFailedError`). ``raw``: delete markers
+        and the cells they hide too (the scan attribute HBase's ``Scan.setRaw`` sets)."""
         trange = hbase2.TTimeRange(*time_range) if time_range else None
         tcolumns = _tcolumns(columns)
+        attributes = {RAW_ATTRIBUTE: b"\xff"} if raw else None
 
         def make_tscan(start_row: bytes, batch: int) -> Any:
             return hbase2.TScan(startRow=start_row, stopRow=stop or None, columns=tcolumns,
-                                maxVersions=max_versions, timeRange=trange, batchSize=batch)
+                                maxVersions=max_versions, timeRange=trange, batchSize=batch,
+                                attributes=attributes)
 
         scan = AdaptiveScan(self, table, start, stop, make_tscan, cells_from_result,
                             rows_per_call)

@@ -113,8 +113,7 @@ def status_info(endpoints: ClusterEndpoints, wait: float = 10.0) -> dict[str, An
     """The master's cluster status for a cluster whose client is native (None for
     others: the gateways' clusters keep what ZooKeeper says); ``{"error"}`` when no master
     answered within ``wait`` seconds."""
-    # ClusterEndpoints.data_client comes with the client protocol (issue 45)
-    if getattr(endpoints, "data_client", None) != "native" or not endpoints.zookeeper:
+    if not endpoints.native or not endpoints.zookeeper:
         return None
     from hbase_migrate.rpc.admin import NativeAdmin
     from hbase_migrate.rpc.errors import RpcError

@@ -12,7 +12,7 @@ migration's state is left alone.
 
 With ``[cdc] row_image = true`` each edit is also applied to the target cluster (exactly as
 replay applies it: idempotent, original timestamps) and the row read back right after it
-rides along in the message. The target must have a Thrift2 gateway for those reads.
+rides along in the message, read over the target's client (native, or its Thrift2 gateway).
 ``[cdc] envelope`` is the message format: ``native`` (:mod:`hbase_migrate.sinks.messages`)
 or ``debezium`` (:mod:`hbase_migrate.sinks.debezium`).
 """
@@ -24,9 +24,9 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from hbase_migrate.audit.records import Provenance
-from hbase_migrate.cluster.thrift2 import Thrift2Client
 from hbase_migrate.config import CdcSettings, MigrationSpec
 from hbase_migrate.errors import ConfigError
+from hbase_migrate.ranges.tasks import open_client
 from hbase_migrate.replay.job import DEFAULT_LOCK_TIMEOUT, ReplayJob
 from hbase_migrate.replay.run import (
     FollowSummary,
@@ -78,16 +78,17 @@ def open_sink(job: ReplayJob) -> KafkaSink:
     krb5_conf = source.security.krb5_conf if source.security is not None else None
     if not settings.row_image:
         return KafkaSink(settings, sources, cluster=cluster, krb5_conf=krb5_conf)
-    endpoints = job.target.endpoints()
-    if not endpoints.thrift2:
-        raise ConfigError(f"[cdc] row_image: target cluster {endpoints.name!r} names no Thrift2 "
-                          "gateway to read rows back from (thrift2 = \"host:9090\")")
-    target = open_job_target(job)
-    return KafkaSink(settings, sources, target,
-                     Thrift2Client.with_settings(endpoints.thrift2, job.target.gateway,
-                                                 endpoints.transport, endpoints.protocol,
-                                                 **endpoints.client_auth),
-                     cluster=cluster, krb5_conf=krb5_conf)
+    try:
+        reader = open_client(job.target)
+    except ConfigError as exc:
+        raise ConfigError(f"[cdc] row_image: rows are read back from the target: {exc}"
+                          ) from None
+    try:
+        target = open_job_target(job)
+    except BaseException:
+        reader.close()
+        raise
+    return KafkaSink(settings, sources, target, reader, cluster=cluster, krb5_conf=krb5_conf)
 
 
 def run(job: ReplayJob, *, observer: Observer | None = None) -> RunSummary:

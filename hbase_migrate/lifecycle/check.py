@@ -7,7 +7,7 @@ from __future__ import annotations
 from hbase_migrate.config import MigrationSpec
 from hbase_migrate.errors import ConfigError
 from hbase_migrate.lifecycle.result import StepResult
-from hbase_migrate.lifecycle.step import thrift2
+from hbase_migrate.ranges.tasks import open_client
 
 
 def check(spec: MigrationSpec) -> StepResult:
@@ -16,7 +16,7 @@ def check(spec: MigrationSpec) -> StepResult:
     each one (no retry can mend it)."""
     missing: list[str] = []
     tables = []
-    with thrift2(spec.source) as src, thrift2(spec.target):
+    with open_client(spec.source) as src, open_client(spec.target):
         for table in spec.tables:
             if not src.table_exists(table.source):
                 missing.append(f"table {table.source}")

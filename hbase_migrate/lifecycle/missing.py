@@ -1,6 +1,6 @@
 """After a step failed on an error the server answered: was a table or family missing?
 
-:func:`explain_missing` asks both clusters (over Thrift2 when the cluster names it, else
+:func:`explain_missing` asks both clusters (over their client, native or Thrift2, else
 Thrift1) whether every table of the migration and the families it needs are there, and
 returns the :class:`~hbase_migrate.cluster.missing.MissingSchemaError` that says which is
 not (the step then raises it instead of HBase's terse message), or None.
@@ -11,13 +11,13 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 
+from hbase_migrate.cluster.client import Client
 from hbase_migrate.cluster.descriptors import TableDescriptor
 from hbase_migrate.cluster.errors import ServiceUnreachableError
 from hbase_migrate.cluster.missing import MissingSchemaError, find_missing
-from hbase_migrate.cluster.thrift2 import Thrift2Client
 from hbase_migrate.config import ClusterSpec, MigrationSpec
 from hbase_migrate.errors import ConfigError, HBaseMigrateError
-from hbase_migrate.ranges.tasks import open_thrift1, open_thrift2
+from hbase_migrate.ranges.tasks import open_client, open_thrift1
 
 Describe = Callable[[str], TableDescriptor | None]
 SOURCE_FIX = ("check [[tables]] source in the migration config (a typo?), or create the "
@@ -30,8 +30,8 @@ def schema_reader(cluster: ClusterSpec) -> Iterator[Describe]:
     """A function giving a table's descriptor on ``cluster``, None when it does not exist."""
     endpoints = cluster.endpoints()
     with ExitStack() as stack:
-        if endpoints.thrift2:
-            t2 = stack.enter_context(open_thrift2(cluster))
+        if endpoints.native or endpoints.thrift2:
+            t2 = stack.enter_context(open_client(cluster))
 
             def describe2(table: str) -> TableDescriptor | None:
                 return t2.table_descriptor(table) if t2.table_exists(table) else None
@@ -46,7 +46,7 @@ def schema_reader(cluster: ClusterSpec) -> Iterator[Describe]:
             yield describe1
 
 
-def check_source(spec: MigrationSpec, client: Thrift2Client) -> None:
+def check_source(spec: MigrationSpec, client: Client) -> None:
     """Raise the error naming the first source table of ``spec`` missing, or lacking a
     family its ``[[tables]] families`` names (before anything is written)."""
     endpoints = spec.source.endpoints()

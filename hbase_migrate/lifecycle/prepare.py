@@ -6,7 +6,8 @@ from hbase_migrate.audit.records import MigrationState, Provenance
 from hbase_migrate.config import MigrationSpec
 from hbase_migrate.lifecycle.missing import check_source
 from hbase_migrate.lifecycle.result import StepResult
-from hbase_migrate.lifecycle.step import recorded_step, thrift2
+from hbase_migrate.lifecycle.step import recorded_step
+from hbase_migrate.ranges.tasks import open_client
 from hbase_migrate.snapshot.schema import copy_schema, split_points
 
 
@@ -16,7 +17,7 @@ def prepare(spec: MigrationSpec, *, provenance: Provenance | None = None) -> Ste
     or lacking a family ``[[tables]] families`` names, is refused before anything is
     written (:class:`~hbase_migrate.cluster.missing.MissingSchemaError`)."""
     with recorded_step(spec, "prepare", provenance) as step, \
-            thrift2(spec.source) as src, thrift2(spec.target) as dst:
+            open_client(spec.source) as src, open_client(spec.target) as dst:
         check_source(spec, src)
         tables = []
         for table in spec.tables:

@@ -51,7 +51,6 @@ from hbase_migrate.lifecycle.step import (
     StepRefusedError,
     recorded_step,
     require,
-    thrift2,
 )
 from hbase_migrate.limits import ThrottlePlan, step_limits
 from hbase_migrate.ranges.choice import EngineChoice, choose_engine
@@ -59,7 +58,13 @@ from hbase_migrate.ranges.engine import Progress, bind, range_engine
 from hbase_migrate.ranges.groups import part_count, range_group
 from hbase_migrate.ranges.keyrange import KeyRange
 from hbase_migrate.ranges.planned import plan_copying, planned_ranges
-from hbase_migrate.ranges.tasks import CopyJob, RangeCopy, copy_range_task, task_throttle
+from hbase_migrate.ranges.tasks import (
+    CopyJob,
+    RangeCopy,
+    copy_range_task,
+    open_client,
+    task_throttle,
+)
 from hbase_migrate.replay.watermark import record_watermark
 from hbase_migrate.snapshot.export import ExportJob
 from hbase_migrate.snapshot.hbase_method import (
@@ -246,7 +251,7 @@ def _hbase_copy(step: StepContext, spec: MigrationSpec, t0: int | None, master: 
                     step.step_id)
     summary = export_snapshots(spec, taken, source, target, job, choice.master, progress)
     step.metrics.update(summary.to_metrics())
-    with thrift2(spec.target) as client:
+    with open_client(spec.target) as client:
         def is_empty(table: str) -> bool | None:
             if not client.table_exists(table):
                 return None

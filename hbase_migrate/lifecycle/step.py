@@ -15,13 +15,11 @@ from hbase_migrate.audit.records import (
     MigrationState,
     Provenance,
 )
-from hbase_migrate.cluster.thrift2 import Thrift2Client
-from hbase_migrate.config import ClusterSpec, MigrationSpec
+from hbase_migrate.config import MigrationSpec
 from hbase_migrate.errors import ConfigError, HBaseMigrateError
 from hbase_migrate.lifecycle.missing import explained
 from hbase_migrate.lifecycle.readiness import refusal
 from hbase_migrate.lifecycle.result import StepResult
-from hbase_migrate.ranges.tasks import open_thrift2
 
 
 class StepRefusedError(ConfigError):
@@ -94,11 +92,6 @@ def recorded_step(spec: MigrationSpec, kind: str, provenance: Provenance | None,
             if not refused and MigrationState(record.state) is not MigrationState.CUT_OVER:
                 ledger.update_migration(record.id, state=MigrationState.FAILED)
             raise
-
-
-def thrift2(cluster: ClusterSpec) -> Thrift2Client:
-    """A Thrift2 client of a migration's cluster (ConfigError when it names none)."""
-    return open_thrift2(cluster)
 
 
 def require(context: StepContext, at_least: MigrationState, step: str, before: str) -> None:

@@ -24,13 +24,14 @@ from hbase_migrate.config import MigrationSpec, TableSpec
 from hbase_migrate.errors import ConfigError
 from hbase_migrate.lifecycle.missing import check_schema
 from hbase_migrate.lifecycle.result import StepResult
-from hbase_migrate.lifecycle.step import StepContext, recorded_step, require, thrift2
+from hbase_migrate.lifecycle.step import StepContext, recorded_step, require
 from hbase_migrate.limits import ThrottlePlan, step_limits
 from hbase_migrate.ranges.choice import choose_engine
 from hbase_migrate.ranges.engine import Progress, range_engine
 from hbase_migrate.ranges.groups import part_count, range_group
 from hbase_migrate.ranges.keyrange import KeyRange, RangeError
 from hbase_migrate.ranges.planned import planned_ranges
+from hbase_migrate.ranges.tasks import open_client
 from hbase_migrate.validate.compare import compare_tables
 from hbase_migrate.validate.gx_process import GxProcess
 from hbase_migrate.validate.run import EXPLAIN_LIMIT, Validation
@@ -143,6 +144,6 @@ def explain(spec: MigrationSpec, key_range: str, *, limit: int = EXPLAIN_LIMIT,
     if target is None:
         raise RangeError(f"range {r}: {r.table} is not a source table of migration "
                          f"{spec.name!r}")
-    with thrift2(spec.source) as src, thrift2(spec.target) as dst:
+    with open_client(spec.source) as src, open_client(spec.target) as dst:
         result = compare_tables(src, dst, r.table, target, r.start, r.stop, limit)
     return {"migration": spec.name, **r.to_json(), **result.to_json()}

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 
-from hbase_migrate.cluster.thrift2 import Thrift2Client
+from hbase_migrate.cluster.client import Client
 from hbase_migrate.limits import Throttle, metered
 from hbase_migrate.ranges.keyrange import KeyRange, RangeError
 from hbase_migrate.snapshot.copy import DEFAULT_BATCH_CELLS, copy_pieces
@@ -41,7 +41,7 @@ class CopyWhilePlanning:
     """Copy about the first ``cells`` cells of the table to ``target_table`` on ``target``
     in the pass that plans it (``throttle`` paces it as it paces a copy)."""
 
-    target: Thrift2Client
+    target: Client
     target_table: str
     cells: int
     batch_cells: int = DEFAULT_BATCH_CELLS
@@ -91,7 +91,7 @@ def _count(pieces: Iterable[list[Cell]], counts: RowCells, budget: int | None = 
             close()
 
 
-def plan_ranges(client: Thrift2Client, table: str, max_cells: int = DEFAULT_MAX_CELLS,
+def plan_ranges(client: Client, table: str, max_cells: int = DEFAULT_MAX_CELLS,
                 time_range: tuple[int, int] | None = None,
                 copy: CopyWhilePlanning | None = None) -> list[PlannedRange]:
     """The ranges of ``table`` on the source ``client``, in key order, covering every key;

@@ -12,7 +12,7 @@ from hbase_migrate.config import MigrationSpec
 from hbase_migrate.limits import Throttle
 from hbase_migrate.ranges.keyrange import KeyRange
 from hbase_migrate.ranges.plan import CopyWhilePlanning, plan_ranges
-from hbase_migrate.ranges.tasks import RangeCopy, open_thrift2
+from hbase_migrate.ranges.tasks import RangeCopy, open_client
 
 
 def planned_ranges(ledger: Ledger, migration_id: int, spec: MigrationSpec, table: str,
@@ -21,7 +21,7 @@ def planned_ranges(ledger: Ledger, migration_id: int, spec: MigrationSpec, table
     copied when it was copied (None when not yet)."""
     records = ledger.key_ranges(migration_id, table)
     if not records:
-        with open_thrift2(spec.source) as source:
+        with open_client(spec.source) as source:
             plan = plan_ranges(source, table, spec.engine.max_cells, time_range)
         records = ledger.plan_key_ranges(
             migration_id, table, [(p.range.start, p.range.stop, p.cells) for p in plan])
@@ -39,7 +39,7 @@ def plan_copying(ledger: Ledger, migration_id: int, step_id: int | None, spec: M
     if ledger.key_ranges(migration_id, table):
         return []
     began = time.monotonic()
-    with open_thrift2(spec.source) as source, open_thrift2(spec.target) as target:
+    with open_client(spec.source) as source, open_client(spec.target) as target:
         plan = plan_ranges(source, table, spec.engine.max_cells, time_range,
                            CopyWhilePlanning(target, target_table, cells, throttle=throttle))
     seconds = time.monotonic() - began

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from hbase_migrate.cluster.thrift2 import Thrift2Client
+from hbase_migrate.cluster.client import Client
 from hbase_migrate.limits import Throttle, metered
 from hbase_migrate.ranges.keyrange import KeyRange
 from hbase_migrate.wal.model import Cell, cell_order
@@ -66,7 +66,7 @@ def digest_rows(key_range: KeyRange, rows: Iterable[list[Cell]]) -> RangeStats:
     return RangeStats(key_range, n_rows, n_cells, digest.hexdigest())
 
 
-def range_stats(client: Thrift2Client, key_range: KeyRange, table: str | None = None,
+def range_stats(client: Client, key_range: KeyRange, table: str | None = None,
                 time_range: tuple[int, int] | None = None, *,
                 throttle: Throttle | None = None) -> RangeStats:
     """Scan ``key_range`` of ``table`` (default: the range's own table) and digest it,

@@ -1,5 +1,5 @@
 """The work of one key range, as a picklable job plus a function of the range: what a Spark
-task (or the in-process engine) runs. Each task opens its own Thrift2 clients (and, for the
+task (or the in-process engine) runs. Each task opens its own clients (and, for the
 copy, the ledger) and closes them before it returns; a job's ``throttle`` plan gives each
 task its share of the step's ``[limits]``.
 """
@@ -13,8 +13,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+from hbase_migrate.cluster.client import Client, connect
 from hbase_migrate.cluster.thrift1 import Thrift1Client
-from hbase_migrate.cluster.thrift2 import Thrift2Client
 from hbase_migrate.config import ClusterSpec
 from hbase_migrate.errors import ConfigError
 from hbase_migrate.limits import Throttle, ThrottlePlan, throttle_for
@@ -23,19 +23,16 @@ from hbase_migrate.ranges.stats import RangeStats, range_stats
 from hbase_migrate.snapshot.copy import copy_range
 
 
-def open_thrift2(cluster: ClusterSpec) -> Thrift2Client:
-    """A Thrift2 client of ``cluster``, looking its gateway up again before reconnecting
-    (a gateway restarted on new ports is found), its calls sized and timed by the
-    migration's ``[gateway]`` settings."""
+def open_client(cluster: ClusterSpec) -> Client:
+    """A client of ``cluster`` over what its ``client`` setting names
+    (:func:`~hbase_migrate.cluster.client.connect`): a Thrift2 gateway is looked up again
+    before reconnecting (a gateway restarted on new ports is found); calls are sized and
+    timed by the migration's ``[gateway]`` settings."""
     endpoints = cluster.endpoints()
-    if not endpoints.thrift2:
-        raise ConfigError(f"{cluster.role} cluster {endpoints.name!r} names no Thrift2 "
-                          "gateway (thrift2 = \"host:9090\"): the copy and the comparison "
-                          "need one")
-    return Thrift2Client.with_settings(endpoints.thrift2, cluster.gateway,
-                                       endpoints.transport, endpoints.protocol,
-                                       locate=lambda: cluster.endpoints().thrift2,
-                                       **endpoints.client_auth)
+    try:
+        return connect(endpoints, cluster.gateway, locate=lambda: cluster.endpoints().thrift2)
+    except ConfigError as exc:  # "source cluster 'a' names no ..."
+        raise ConfigError(f"{cluster.role} {exc}") from None
 
 
 def open_thrift1(cluster: ClusterSpec, why: str) -> Thrift1Client:
@@ -102,7 +99,7 @@ class CopyJob:
 def copy_range_task(job: CopyJob, key_range: KeyRange) -> RangeCopy:
     """Copy one range and record it in the ledger as done."""
     began = time.monotonic()
-    with open_thrift2(job.source) as source, open_thrift2(job.target) as target, \
+    with open_client(job.source) as source, open_client(job.target) as target, \
             task_throttle(job.throttle) as throttle:
         try:
             copied = copy_range(source, target, key_range.table, job.target_table(key_range),
@@ -154,14 +151,14 @@ def checksum_range_task(job: ChecksumJob, key_range: KeyRange) -> RangePair:
     (the source on a second thread: two clusters answer in parallel)."""
 
     def source_side(throttle: Throttle | None) -> RangeStats:
-        with open_thrift2(job.source) as source:
+        with open_client(job.source) as source:
             return range_stats(source, key_range, throttle=throttle)
 
     try:
         with task_throttle(job.throttle) as throttle, \
                 ThreadPoolExecutor(1, thread_name_prefix=f"scan {key_range.id}") as pool:
             left = pool.submit(source_side, throttle)
-            with open_thrift2(job.target) as target:
+            with open_client(job.target) as target:
                 right = range_stats(target, key_range, job.target_table(key_range),
                                     throttle=throttle)
             return RangePair(left.result(), right)

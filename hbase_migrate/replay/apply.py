@@ -1,7 +1,8 @@
 """Replay targets: where row mutations go, acknowledged before :meth:`apply` returns.
 
-:class:`ReplayTarget` is the protocol the file replay drives; :class:`Thrift2Target` is the
-exact one (per-cell timestamps, every delete type through ``THBaseService``), and
+:class:`ReplayTarget` is the protocol the file replay drives; :class:`ClientTarget` is the
+exact one (per-cell timestamps, every delete type, over the cluster's client: HBase's own
+RPC or the Thrift2 gateway), and
 :class:`hbase_migrate.replay.thrift1_target.Thrift1Target` the one with a fidelity policy.
 Transport failures are retried with backoff by the clients, which look the gateway's endpoint
 up again before reconnecting; a gateway that stays unreachable raises
@@ -20,7 +21,7 @@ from typing import Protocol
 
 from hbase_migrate.bytesutil import to_string_binary
 from hbase_migrate.cluster.descriptors import TableDescriptor
-from hbase_migrate.cluster.errors import GatewayUnreachableError
+from hbase_migrate.cluster.errors import GatewayUnreachableError, ServiceUnreachableError
 from hbase_migrate.replay.errors import MissingTargetError, ReplayWriteError
 from hbase_migrate.replay.mutations import RowMutation
 from hbase_migrate.wal.model import type_name
@@ -38,7 +39,7 @@ class TargetUnavailableError(GatewayUnreachableError):
     service = "target gateway"
 
 
-def unavailable(target: str, exc: GatewayUnreachableError, doing: str
+def unavailable(target: str, exc: ServiceUnreachableError, doing: str
                 ) -> TargetUnavailableError:
     """The error that stops a run: ``target`` (its cluster), the gateway's error, and what
     was being done."""
@@ -131,12 +132,12 @@ class GatewayTarget:
     def describe(self, table: str) -> TableDescriptor:
         try:
             return self._schema.describe(table)
-        except GatewayUnreachableError as exc:
+        except ServiceUnreachableError as exc:
             raise unavailable(self.cluster, exc, f"describing table {table}") from exc
 
 
 class GatewayClient(Protocol):
-    """What :class:`GatewayTarget` needs of a Thrift1 or Thrift2 client."""
+    """What :class:`GatewayTarget` needs of a client (Thrift1, or the cluster's client)."""
 
     endpoint: str
 

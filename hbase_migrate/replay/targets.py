@@ -1,5 +1,6 @@
-"""Choosing the replay target of a cluster: Thrift2 (exact) whenever the cluster offers it,
-Thrift1 with the delete-fidelity policy otherwise (DESIGN 4.1).
+"""Choosing the replay target of a cluster: exact over the cluster's client (HBase's own RPC
+for ``client = "native"``, else the Thrift2 gateway) whenever it has one, Thrift1 with the
+delete-fidelity policy otherwise (DESIGN 4.1).
 
 Given what the endpoints are read from (a :class:`~hbase_migrate.config.ClusterSpec`), the
 target reads them again before each reconnection, so a target restarted on new ports (its
@@ -12,14 +13,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Protocol
 
+from hbase_migrate.cluster.client import connect
 from hbase_migrate.cluster.endpoints import ClusterEndpoints
-from hbase_migrate.cluster.errors import GatewayUnreachableError
+from hbase_migrate.cluster.errors import ServiceUnreachableError
 from hbase_migrate.cluster.sizing import GatewaySettings
 from hbase_migrate.cluster.thrift1 import Thrift1Client
-from hbase_migrate.cluster.thrift2 import Thrift2Client
 from hbase_migrate.replay.apply import TargetUnavailableError
+from hbase_migrate.replay.client_target import ClientTarget
 from hbase_migrate.replay.thrift1_target import Thrift1Target
-from hbase_migrate.replay.thrift2_target import Thrift2Target
 
 
 class EndpointSource(Protocol):
@@ -40,23 +41,21 @@ def _locate(source: EndpointSource | None, gateway: str) -> Callable[[], str | N
 
 def open_target(cluster: ClusterEndpoints | EndpointSource, *,
                 allow_lossy_deletes: bool = False, force_thrift1: bool = False,
-                probe: bool = True) -> Thrift2Target | Thrift1Target:
-    """A target over the cluster's Thrift2 gateway, or its Thrift1 gateway when it has no
-    Thrift2 endpoint (or ``force_thrift1``). ``allow_lossy_deletes`` only matters for
+                probe: bool = True) -> ClientTarget | Thrift1Target:
+    """A target over the cluster's client (native, or its Thrift2 gateway), or its Thrift1
+    gateway when it has neither (or ``force_thrift1``). ``allow_lossy_deletes`` only matters for
     Thrift1. ``cluster`` is the endpoints, or what they are read from (then read again
     before each reconnection). With ``probe``, a gateway that does not answer raises
     :class:`TargetUnavailableError` naming it. The caller closes the target."""
     source = None if isinstance(cluster, ClusterEndpoints) else cluster
     endpoints = cluster if isinstance(cluster, ClusterEndpoints) else cluster.endpoints()
-    target: Thrift2Target | Thrift1Target
-    if endpoints.thrift2 and not force_thrift1:
+    target: ClientTarget | Thrift1Target
+    if (endpoints.native or endpoints.thrift2) and not force_thrift1:
         # a ClusterSpec carries the migration's [gateway] settings (put sizes, timeout)
         settings = getattr(source, "gateway", None)
-        target = Thrift2Target(Thrift2Client.with_settings(
-            endpoints.thrift2, settings if isinstance(settings, GatewaySettings)
-            else GatewaySettings(), endpoints.transport, endpoints.protocol,
-            locate=_locate(source, "thrift2"), **endpoints.client_auth),
-            cluster=endpoints.name)
+        target = ClientTarget(connect(
+            endpoints, settings if isinstance(settings, GatewaySettings) else None,
+            locate=_locate(source, "thrift2")), cluster=endpoints.name)
     else:
         target = Thrift1Target(Thrift1Client(endpoints.thrift, endpoints.transport,
                                              endpoints.protocol,
@@ -66,7 +65,7 @@ def open_target(cluster: ClusterEndpoints | EndpointSource, *,
     if probe:
         try:
             target.client.probe()
-        except GatewayUnreachableError as exc:
+        except ServiceUnreachableError as exc:
             target.close()
             origin = getattr(source, "cluster_json", None)
             read = f" (endpoints read from {origin})" if origin else ""

@@ -1,4 +1,4 @@
-"""HBase's own protobuf RPC, spoken from Python (issue 45), in the rooms gohbase keeps:
+"""HBase's own protobuf RPC, spoken from Python, in the rooms gohbase keeps:
 
 * ``errors``: the errors, and the one classification of HBase's remote exceptions;
 * ``codec``: the bytes of a connection, of each call and reply, of cell blocks (no I/O);
@@ -6,10 +6,12 @@
 * ``connection``: one TCP connection per server, many calls in flight matched by call id;
 * ``locate``: region locations from ZooKeeper and ``hbase:meta``, cached per table;
 * ``client``: ``NativeClient``: get, scan, write and regions, with the one retry loop;
-* the admin side (issue 46): ``schema`` (table and namespace descriptors), ``master_calls``,
+* the admin side: ``schema`` (table and namespace descriptors), ``master_calls``,
   ``snapshots``, ``status`` (``MasterService``) and ``region_admin`` (``AdminService``) the
   messages; ``server_admin`` the region server calls, ``admin``: ``NativeAdmin`` on the
-  active master ZooKeeper names.
+  active master ZooKeeper names; ``admin_channel`` the ``hbase`` copy method's admin;
+* ``cluster``: ``NativeCluster``, the project's client protocol
+  (``hbase_migrate.cluster.client``) over ``NativeClient`` and ``NativeAdmin``.
 
 Imports run one way, in that order. Authentication is SIMPLE only (no SASL yet).
 """

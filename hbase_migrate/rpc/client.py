@@ -27,8 +27,9 @@ from concurrent.futures import ThreadPoolExecutor
 from types import TracebackType
 from typing import Self, TypeVar
 
-from hbase_migrate.cluster.mutations import waves
+from hbase_migrate.cluster.errors import ServiceUnreachableError
 from hbase_migrate.cluster.sizing import chunks_by_bytes
+from hbase_migrate.cluster.waves import waves
 from hbase_migrate.rpc.codec import KEYVALUE_CODEC, KEYVALUE_CODEC_WITH_TAGS, encode_cell_block
 from hbase_migrate.rpc.connection import DEFAULT_CALL_TIMEOUT, Pool
 from hbase_migrate.rpc.errors import (
@@ -87,6 +88,13 @@ class NativeCallError(RpcError):
         super().__init__(f"table {table}, {where}, call {call}: {reason}")
 
 
+class NativeUnreachableError(NativeCallError, ServiceUnreachableError):
+    """A call whose every attempt failed to reach a server (refused, broken, timed out):
+    an outage, which a long run waits out."""
+
+    service = "region server"
+
+
 class _Retry:
     """The one retry loop's state: attempts left and the capped, doubling backoff."""
 
@@ -120,8 +128,10 @@ class _Retry:
         if kind is Kind.RELOCATE:
             client.locator.invalidate(self.table, region)
         if self.attempt >= client.attempts:
-            raise NativeCallError(self.table, region, self.call,
-                                  f"gave up after {self.attempt} attempts: {exc}") from exc
+            failed = (NativeUnreachableError if isinstance(exc, RpcConnectionError)
+                      else NativeCallError)
+            raise failed(self.table, region, self.call,
+                         f"gave up after {self.attempt} attempts: {exc}") from exc
         client.retried[kind] += 1
         log.info("table %s, call %s, attempt %d: %s (%s); again in %.2f s", self.table,
                  self.call, self.attempt, exc, kind.value, self.delay)
@@ -322,6 +332,10 @@ class NativeClient:
         return failed, failures
 
     # --- regions ------------------------------------------------------------------------
+
+    def locate(self, table: str, row: bytes) -> Region:
+        """The region holding ``row`` (a row equal to a split key: the region it starts)."""
+        return self._at_row(table, row, f"locate row {row!r}", lambda region: region)
 
     def regions(self, table: str) -> list[Region]:
         """The table's online regions by start key, with their servers (from hbase:meta)."""

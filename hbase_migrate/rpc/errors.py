@@ -20,8 +20,7 @@ from __future__ import annotations
 
 from enum import Enum
 
-from hbase_migrate.cluster.errors import ServiceUnreachableError
-from hbase_migrate.errors import HBaseMigrateError
+from hbase_migrate.cluster.errors import ClusterError, ServiceUnreachableError
 
 
 class Kind(Enum):
@@ -86,7 +85,7 @@ def classify(class_name: str) -> Kind:
     return _KINDS.get(class_name, Kind.UNKNOWN)
 
 
-class RpcError(HBaseMigrateError):
+class RpcError(ClusterError):
     """Anything that went wrong speaking HBase's RPC."""
 
 

@@ -155,15 +155,24 @@ def region_done(resp: ScanResponse) -> bool:
 
 def whole_rows(resp: ScanResponse, part: list[Cell]) -> tuple[list[list[Cell]], list[Cell]]:
     """The whole rows of a response, ``part`` (the cells of a row begun by earlier partial
-    Results) joined to the first; returns them and the cells of a row still unfinished."""
+    Results) joined to the first; returns them and the cells of a row still unfinished.
+    A Result flagged partial only *may* have more cells in its row (the server stopped at
+    a size or time limit between cells): a Result of another row ends it, as does the end
+    of the region (HBase's ``CompleteScanResultCache``)."""
     flags = resp.partial if len(resp.partial) == len(resp.results) else \
         (False,) * len(resp.results)
     rows = []
     for cells, partial in zip(resp.results, flags, strict=True):
+        if part and cells and cells[0].row != part[0].row:
+            rows.append(part)
+            part = []
         part = part + list(cells)
         if not partial and part:
             rows.append(part)
             part = []
+    if part and region_done(resp):
+        rows.append(part)
+        part = []
     return rows, part
 
 

@@ -44,8 +44,8 @@ from confluent_kafka import KafkaError, KafkaException, Message, Producer
 from confluent_kafka.admin import AdminClient
 from confluent_kafka.admin._config import ConfigResource
 
+from hbase_migrate.cluster.client import Client
 from hbase_migrate.cluster.descriptors import FamilyDescriptor, TableDescriptor
-from hbase_migrate.cluster.thrift2 import Thrift2Client
 from hbase_migrate.config import CdcSettings
 from hbase_migrate.replay.apply import (
     AppliedCounts,
@@ -140,7 +140,7 @@ class KafkaSink:
     settings: CdcSettings
     sources: Mapping[str, str] = field(default_factory=dict)
     image_target: ReplayTarget | None = None
-    image_reader: Thrift2Client | None = None
+    image_reader: Client | None = None
     cluster: str = ""
     krb5_conf: str | None = None
     sleep: Callable[[float], None] = time.sleep

@@ -20,9 +20,9 @@ from collections.abc import Callable, Iterable
 from contextlib import nullcontext
 from dataclasses import dataclass
 
+from hbase_migrate.cluster.client import Client
 from hbase_migrate.cluster.descriptors import RegionDescriptor
 from hbase_migrate.cluster.sizing import cell_bytes
-from hbase_migrate.cluster.thrift2 import Thrift2Client
 from hbase_migrate.limits import Throttle, metered
 from hbase_migrate.wal.model import Cell
 
@@ -76,7 +76,7 @@ def _read_batches(pieces: Iterable[list[Cell]], batch_cells: int, batch_bytes: i
         put(exc)
 
 
-def copy_range(source: Thrift2Client, target: Thrift2Client, table: str, target_table: str,
+def copy_range(source: Client, target: Client, table: str, target_table: str,
                start: bytes = b"", stop: bytes = b"", time_range: tuple[int, int] | None = None,
                batch_cells: int = DEFAULT_BATCH_CELLS, throttle: Throttle | None = None
                ) -> CopyStats:
@@ -86,7 +86,7 @@ def copy_range(source: Thrift2Client, target: Thrift2Client, table: str, target_
                                throttle), target, target_table, batch_cells, throttle)
 
 
-def copy_pieces(pieces: Iterable[list[Cell]], target: Thrift2Client, target_table: str,
+def copy_pieces(pieces: Iterable[list[Cell]], target: Client, target_table: str,
                 batch_cells: int = DEFAULT_BATCH_CELLS, throttle: Throttle | None = None
                 ) -> CopyStats:
     """Write ``pieces`` (a scan's: the cells of a row, or of part of a wide row, in key
@@ -111,7 +111,7 @@ def copy_pieces(pieces: Iterable[list[Cell]], target: Thrift2Client, target_tabl
     return CopyStats(counts[0], counts[1])
 
 
-def copy_table(source: Thrift2Client, target: Thrift2Client, table: str, target_table: str,
+def copy_table(source: Client, target: Client, table: str, target_table: str,
                time_range: tuple[int, int] | None = None,
                on_region: Callable[[RegionDescriptor, CopyStats], None] | None = None,
                ) -> CopyStats:

@@ -85,8 +85,7 @@ def admin_channel(cluster: ClusterSpec, hbase_version: str) -> AdminChannel:
         raise ConfigError(f"{cluster.role} cluster {endpoints.name!r} names neither an "
                           "admin_shell nor a zookeeper quorum: the admin helper connects "
                           "through ZooKeeper")
-    # ClusterEndpoints.data_client comes with the client protocol (issue 45)
-    if getattr(endpoints, "data_client", None) == "native":
+    if endpoints.native:
         return NativeAdminChannel(cluster.role, endpoints.zookeeper, endpoints.znode_parent)
     return JavaAdmin(cluster.role, endpoints.zookeeper, endpoints.znode_parent, hbase_version)
 

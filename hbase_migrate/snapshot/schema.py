@@ -9,8 +9,8 @@ from __future__ import annotations
 import logging
 from dataclasses import replace
 
+from hbase_migrate.cluster.client import Client
 from hbase_migrate.cluster.descriptors import TableDescriptor
-from hbase_migrate.cluster.thrift2 import Thrift2Client
 from hbase_migrate.errors import HBaseMigrateError
 from hbase_migrate.tablename import split_table_name
 
@@ -21,12 +21,12 @@ class SchemaMismatchError(HBaseMigrateError):
     """The target table exists with column families that cannot hold the source's data."""
 
 
-def split_points(client: Thrift2Client, table: str) -> list[bytes]:
+def split_points(client: Client, table: str) -> list[bytes]:
     """The start keys of every region but the first, in order."""
     return [r.start_key for r in client.regions(table) if r.start_key]
 
 
-def copy_schema(source: Thrift2Client, target: Thrift2Client, table: str,
+def copy_schema(source: Client, target: Client, table: str,
                 target_table: str | None = None) -> TableDescriptor:
     """Create ``target_table`` on the target like ``table`` on the source (families with
     VERSIONS, TTL, scope, compression, bloom; same split points). An existing target table

@@ -27,9 +27,9 @@ from dataclasses import dataclass, field
 from functools import partial
 
 from hbase_migrate.bytesutil import to_string_binary
+from hbase_migrate.cluster.client import Client
 from hbase_migrate.cluster.descriptors import FamilyDescriptor, TableDescriptor
 from hbase_migrate.cluster.errors import ClusterError
-from hbase_migrate.cluster.thrift2 import Thrift2Client
 from hbase_migrate.wal.model import Cell, CellType
 
 log = logging.getLogger(__name__)
@@ -73,9 +73,9 @@ class ListCounts:
 
 
 class LinkedListWriter:
-    """Writes linked lists to ``table`` through one Thrift2 client, from one thread."""
+    """Writes linked lists to ``table`` through one client, from one thread."""
 
-    def __init__(self, client: Thrift2Client, spec: ListSpec,
+    def __init__(self, client: Client, spec: ListSpec,
                  clock: Callable[[], int] = lambda: int(time.time() * 1000)) -> None:
         self.client, self.spec, self.clock = client, spec, clock
         self.rng = random.Random(spec.seed)
@@ -220,7 +220,7 @@ class VerifyCounts:
                 *(f"\t{e}" for e in self.examples)]
 
 
-def verify(client: Thrift2Client, table: str, examples: int = 5) -> VerifyCounts:
+def verify(client: Client, table: str, examples: int = 5) -> VerifyCounts:
     """Scan ``table`` through ``client`` and count its nodes (module docstring)."""
     defined: set[bytes] = set()
     referenced: dict[bytes, bytes] = {}  # a referenced key -> a node naming it

@@ -11,12 +11,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from hbase_migrate.bytesutil import to_string_binary
-from hbase_migrate.cluster.thrift2 import Thrift2Client
+from hbase_migrate.cluster.client import Client
 from hbase_migrate.limits import Throttle, metered
 from hbase_migrate.wal.model import Cell, cell_order
 
 
-def scan_cells(client: Thrift2Client, table: str, start: bytes, stop: bytes,
+def scan_cells(client: Client, table: str, start: bytes, stop: bytes,
                throttle: Throttle | None = None) -> Iterator[Cell]:
     """Every visible cell version of ``[start, stop)``, in HBase's cell order, paced by
     ``throttle``."""
@@ -69,7 +69,7 @@ class Comparison:
                 "different_values": self.different_values, "examples": self.examples}
 
 
-def compare_tables(source: Thrift2Client, target: Thrift2Client, table: str,
+def compare_tables(source: Client, target: Client, table: str,
                    target_table: str | None = None, start: bytes = b"", stop: bytes = b"",
                    example_limit: int = 20, throttle: Throttle | None = None) -> Comparison:
     """Compare ``[start, stop)`` of ``table`` on the source with ``target_table``; the scans

@@ -11,9 +11,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from hbase_migrate.bytesutil import to_string_binary
-from hbase_migrate.cluster.mutations import deletes_from_cells
+from hbase_migrate.cluster.client import Client
 from hbase_migrate.cluster.sizing import cell_bytes
-from hbase_migrate.cluster.thrift2 import Thrift2Client
 from hbase_migrate.ranges.keyrange import KeyRange
 from hbase_migrate.validate.compare import aligned, scan_cells
 from hbase_migrate.wal.model import Cell, CellType
@@ -45,7 +44,7 @@ class RangeRepair:
                 "tombstones": self.tombstones.to_json() if self.tombstones else None}
 
 
-def repair_range(source: Thrift2Client, target: Thrift2Client, key_range: KeyRange,
+def repair_range(source: Client, target: Client, key_range: KeyRange,
                  target_table: str, batch_cells: int = 1000, note_limit: int = 20,
                  ) -> RangeRepair:
     """Make ``key_range`` of ``target_table`` on the target equal to the source's."""
@@ -70,7 +69,7 @@ def repair_range(source: Thrift2Client, target: Thrift2Client, key_range: KeyRan
             result.puts += len(puts)
             puts, put_bytes = [], 0
         if deletes and (force or len(deletes) >= batch_cells):
-            target.delete_multiple(target_table, deletes_from_cells(deletes))
+            target.write_cells(target_table, deletes)
             result.deletes += len(deletes)
             deletes = []
 

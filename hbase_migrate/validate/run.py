@@ -50,8 +50,8 @@ from hbase_migrate.ranges.tasks import (
     ChecksumJob,
     RangePair,
     checksum_range_task,
+    open_client,
     open_thrift1,
-    open_thrift2,
     task_throttle,
 )
 from hbase_migrate.validate.compare import compare_tables
@@ -217,7 +217,7 @@ class Validation:
                         "comparison; compared again anyway"}
 
     def explain(self, key_range: KeyRange) -> list[str]:
-        with open_thrift2(self.spec.source) as src, open_thrift2(self.spec.target) as dst, \
+        with open_client(self.spec.source) as src, open_client(self.spec.target) as dst, \
                 task_throttle(ThrottlePlan.of(self.spec, "validate")) as throttle:
             result = compare_tables(src, dst, key_range.table, self.target_of(key_range),
                                     key_range.start, key_range.stop, EXPLAIN_LIMIT, throttle)
@@ -227,7 +227,7 @@ class Validation:
         """Rewrite ``ranges`` from the source; then get past the delete markers hiding cells
         the repair put (or, without ``compact``, only list them). Every range is repaired
         before any compaction is asked, so each range's hidden cells are known exactly."""
-        with open_thrift2(self.spec.source) as src, open_thrift2(self.spec.target) as dst:
+        with open_client(self.spec.source) as src, open_client(self.spec.target) as dst:
             done = {r: repair_range(src, dst, r, self.target_of(r)) for r in ranges}
             hidden = {r: cells for r in ranges if done[r].puts
                       if (cells := hidden_cells(src, dst, r, self.target_of(r)))}
@@ -281,7 +281,7 @@ class Validation:
         loads = [b for s in ledger.steps(self.migration_id) if s.kind in ("replay", "backfill")
                  for b in s.metrics.get("bulk_loads", []) if b.get("table") in names]
         out = []
-        with open_thrift2(self.spec.source) as src, open_thrift2(self.spec.target) as dst:
+        with open_client(self.spec.source) as src, open_client(self.spec.target) as dst:
             regions = {t: src.regions(t) for t in names}
             for load in loads:
                 key = (load["table"], load["region"], load.get("file"), load.get("offset"))

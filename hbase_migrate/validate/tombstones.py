@@ -31,8 +31,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hbase_migrate.cluster.admin import SHELL_TIMEOUT, run_shell
+from hbase_migrate.cluster.client import Client
 from hbase_migrate.cluster.thrift1 import Thrift1Client
-from hbase_migrate.cluster.thrift2 import Thrift2Client
 from hbase_migrate.ranges.keyrange import KeyRange
 from hbase_migrate.validate.compare import aligned, scan_cells
 from hbase_migrate.validate.repair import describe
@@ -55,7 +55,7 @@ def run_admin_shell(command: str, table: str, timeout: float = SHELL_TIMEOUT) ->
               shell_fix(table), timeout)
 
 
-def hidden_cells(source: Thrift2Client, target: Thrift2Client, key_range: KeyRange,
+def hidden_cells(source: Client, target: Client, key_range: KeyRange,
                  target_table: str) -> list[Cell]:
     """The source's cells of ``key_range`` the target does not show (after a repair put
     them: hidden by a newer delete marker)."""
@@ -65,7 +65,7 @@ def hidden_cells(source: Thrift2Client, target: Thrift2Client, key_range: KeyRan
         if a is not None and b is None]
 
 
-def still_hidden(target: Thrift2Client, table: str, cells: Sequence[Cell]) -> list[Cell]:
+def still_hidden(target: Client, table: str, cells: Sequence[Cell]) -> list[Cell]:
     """Those of ``cells`` the target does not show (each row read once)."""
     rows: dict[bytes, set[Cell]] = {}
     for cell in cells:
@@ -125,7 +125,7 @@ class TombstoneRepair:
                 "shell": self.shell, "command": self.command}
 
 
-def compact_and_put(target: Thrift2Client, admin: Thrift1Client, table: str,
+def compact_and_put(target: Client, admin: Thrift1Client, table: str,
                     hidden: Sequence[Cell], timeout: float = DEFAULT_COMPACT_WAIT,
                     poll: float = POLL, asked: set[bytes] | None = None,
                     shell: str | None = None) -> TombstoneRepair:

@@ -45,6 +45,26 @@ def test_an_hbase_connection_gives_the_clusters_endpoints(
         name="hbase_b", thrift="hbase-a:9090", thrift2="hbase-a:9091")
 
 
+def test_an_hbase_connection_of_a_cluster_reached_natively(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """No gateway: no host and port, the extras ``zookeeper`` (and ``client``)."""
+    from hbase_migrate_airflow.hooks import HBaseHook
+
+    native = ClusterEndpoints(name="hbase_n", zookeeper="zk1:2181", znode_parent="/hb")
+    body = hbase_connection("hbase_n", native)
+    assert "host" not in body and json.loads(body["extra"])["client"] == "native"
+    connection(monkeypatch, "hbase_n", body)
+    assert HBaseHook("hbase_n").endpoints() == native
+    told = {"conn_type": "hbase", "host": "gw", "port": 9090,
+            "extra": json.dumps({"thrift2": "gw:9091", "zookeeper": "zk1:2181",
+                                 "client": "native"})}
+    connection(monkeypatch, "hbase_t", told)
+    assert HBaseHook("hbase_t").endpoints().native
+    connection(monkeypatch, "hbase_x", {**told, "extra": json.dumps({"client": "native"})})
+    with pytest.raises(ConfigError, match=r"connection 'hbase_x': .*zookeeper"):
+        HBaseHook("hbase_x").endpoints()
+
+
 def test_an_hbase_connection_carries_the_clusters_security(
         monkeypatch: pytest.MonkeyPatch) -> None:
     from hbase_migrate_airflow.hooks import HBaseHook

@@ -10,6 +10,7 @@ import pytest
 
 from hbase_migrate.cluster.thrift2 import Thrift2Client
 from hbase_migrate.errors import WalCorruptError
+from hbase_migrate.replay.client_target import ClientTarget
 from hbase_migrate.replay.errors import (
     MissingTargetError,
     ReplayWriteError,
@@ -17,7 +18,6 @@ from hbase_migrate.replay.errors import (
 )
 from hbase_migrate.replay.file_replay import FileProgress, ReplaySpec, replay_file
 from hbase_migrate.replay.filters import ReplayFilter
-from hbase_migrate.replay.thrift2_target import Thrift2Target
 from hbase_migrate.wal.model import Cell, CellType
 from hbase_migrate.wal.protobuf import decode_varint32
 from hbase_migrate.wal.reader import WalReader
@@ -42,7 +42,7 @@ def test_a_corrupt_wal_fails_with_file_and_offset_after_applying_what_precedes(
     wal.write_bytes(bytes(data))
     reported: list[FileProgress] = []
     with pytest.raises(WalCorruptError) as info:
-        replay_file(wal, ReplaySpec(batch_cells=100), Thrift2Target(clusters.dst),
+        replay_file(wal, ReplaySpec(batch_cells=100), ClientTarget(clusters.dst),
                     on_progress=reported.append)
     assert str(wal) in str(info.value) and info.value.entry_index == 6
     assert bad.offset <= info.value.offset < bad.offset + bad.size
@@ -58,7 +58,7 @@ def test_a_mapping_to_a_missing_table_fails_before_any_write(
     flt = ReplayFilter.build([table, f"other={table}_missing"])
     with pytest.raises(MissingTargetError, match=f"target table '{table}_missing' does not "
                        f"exist on the target gateway {clusters.dst.endpoint}: run prepare"):
-        replay_file(wal, ReplaySpec(flt), Thrift2Target(clusters.dst))
+        replay_file(wal, ReplaySpec(flt), ClientTarget(clusters.dst))
     assert scan_all(clusters.dst, table) == []
 
 
@@ -68,13 +68,13 @@ def test_a_missing_family_fails_before_any_write(clusters: Clusters, table: str,
     wal = make_wal(tmp_path / "wal.f", entries_for(table, calls(3)))
     flt = ReplayFilter.build([table], {table: ["d", "nope"]})
     with pytest.raises(MissingTargetError, match="no column family nope"):
-        replay_file(wal, ReplaySpec(flt), Thrift2Target(clusters.dst))
+        replay_file(wal, ReplaySpec(flt), ClientTarget(clusters.dst))
     # a family met only in the WAL: checked before the batch holding it is written
     entries = entries_for(table, [[Cell(b"r", b"d", b"q", T, CellType.PUT, b"v"),
                                    Cell(b"r", b"zz", b"q", T, CellType.PUT, b"v")]])
     wal2 = make_wal(tmp_path / "wal.f2", entries)
     with pytest.raises(MissingTargetError, match=r"no column family zz \(written by .*wal\.f2"):
-        replay_file(wal2, ReplaySpec(), Thrift2Target(clusters.dst))
+        replay_file(wal2, ReplaySpec(), ClientTarget(clusters.dst))
     assert scan_all(clusters.dst, table) == []
 
 
@@ -85,7 +85,7 @@ def test_an_unknown_cell_type_fails_after_applying_earlier_entries(
     wal = make_wal(tmp_path / "wal.u", entries_for(table, [*calls(2), bad]))
     reported: list[FileProgress] = []
     with pytest.raises(UnknownCellTypeError, match=r"entry #2.*type code 6"):
-        replay_file(wal, ReplaySpec(), Thrift2Target(clusters.dst),
+        replay_file(wal, ReplaySpec(), ClientTarget(clusters.dst),
                     on_progress=reported.append)
     assert len(scan_all(clusters.dst, table)) == 2
     assert reported[-1].next_index == 2
@@ -95,7 +95,7 @@ def test_a_refused_write_names_table_row_and_position(clusters: Clusters, table:
                                                       tmp_path: Path) -> None:
     clusters.create(table, source=False)
     wal = make_wal(tmp_path / "wal.w", entries_for(table, calls(3)))
-    target = Thrift2Target(clusters.dst)
+    target = ClientTarget(clusters.dst)
     target.describe(table)
     clusters.dst.disable_table(table)
     reported: list[FileProgress] = []
@@ -117,7 +117,7 @@ def test_a_target_failing_mid_file_keeps_the_acknowledged_offset(
     with WalReader(wal) as reader:
         boundaries = {e.offset + e.size for e in reader}
     reported: list[FileProgress] = []
-    target = Thrift2Target(Thrift2Client(clusters.dst_endpoints.thrift2 or ""))
+    target = ClientTarget(Thrift2Client(clusters.dst_endpoints.thrift2 or ""))
 
     def progress(p: FileProgress) -> None:
         reported.append(p)

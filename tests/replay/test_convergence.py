@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from hbase_migrate.replay.client_target import ClientTarget
 from hbase_migrate.replay.file_replay import FileProgress, ReplaySpec, replay_file
 from hbase_migrate.replay.filters import ReplayFilter
-from hbase_migrate.replay.thrift2_target import Thrift2Target
 from hbase_migrate.validate.compare import compare_tables
 from hbase_migrate.wal.model import Cell, CellType
 from hbase_migrate.wal.reader import WalReader
@@ -80,7 +80,7 @@ def test_replay_converges_to_the_source(clusters: Clusters, table: str, tmp_path
     wal = make_wal(tmp_path / "wal.1", entries_for(table, CALLS), VARIANTS[variant])
     progress: list[FileProgress] = []
     result = replay_file(wal, ReplaySpec(ReplayFilter.build([table])),
-                         Thrift2Target(clusters.dst), on_progress=progress.append)
+                         ClientTarget(clusters.dst), on_progress=progress.append)
     assert result.complete and result.end_reason == "trailer"
     comparison = compare_tables(clusters.src, clusters.dst, table)
     assert comparison.equal, comparison.examples
@@ -107,7 +107,7 @@ def test_replaying_twice_gives_the_same_state(clusters: Clusters, table: str,
                                               tmp_path: Path) -> None:
     clusters.create(table, source=False)
     wal = make_wal(tmp_path / "wal.1", entries_for(table, CALLS))
-    target = Thrift2Target(clusters.dst)
+    target = ClientTarget(clusters.dst)
     replay_file(wal, ReplaySpec(), target)
     once = scan_all(clusters.dst, table)
     replay_file(wal, ReplaySpec(), target)
@@ -138,7 +138,7 @@ def test_a_cut_off_replay_resumes_to_the_same_state(clusters: Clusters, tmp_path
     with cut.open("r+b") as handle:
         handle.truncate(cut_entry.offset + cut_entry.size // 2)
 
-    target = Thrift2Target(clusters.dst)
+    target = ClientTarget(clusters.dst)
     spec = ReplaySpec(batch_cells=5)
     first: list[FileProgress] = []
     part = replay_file(cut, spec, target, on_progress=first.append)

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from hbase_migrate.replay.client_target import ClientTarget
 from hbase_migrate.replay.file_replay import ReplaySpec, replay_file
 from hbase_migrate.replay.filters import (
     SKIP_AFTER,
@@ -15,7 +16,6 @@ from hbase_migrate.replay.filters import (
     SKIP_UNMAPPED,
     ReplayFilter,
 )
-from hbase_migrate.replay.thrift2_target import Thrift2Target
 from hbase_migrate.wal import markers as M
 from hbase_migrate.wal.messages import TableName
 from hbase_migrate.wal.model import METAFAMILY, Cell, CellType, Tag, WalKey
@@ -54,7 +54,7 @@ def test_mapping_families_window_system_tables_and_markers(
     wal = make_wal(tmp_path / "wal.f", entries)
     flt = ReplayFilter.build([f"{src}={dst}"], {table: ["d"]}, start_time=T,
                              end_time=T + 100)
-    result = replay_file(wal, ReplaySpec(flt), Thrift2Target(clusters.dst))
+    result = replay_file(wal, ReplaySpec(flt), ClientTarget(clusters.dst))
     assert scan_all(clusters.dst, dst) == [(b"a", b"d", b"q", T + 1, b"v"),
                                            (b"b", b"d", b"q", T + 2, b"v")]
     p = result.progress

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from hbase_migrate.replay.client_target import ClientTarget
 from hbase_migrate.replay.errors import InexpressibleMutationError
 from hbase_migrate.replay.file_replay import ReplaySpec, replay_file
 from hbase_migrate.replay.filters import ReplayFilter
@@ -17,7 +18,6 @@ from hbase_migrate.replay.thrift1_target import (
     FAMILY_VERSION_LOSSY,
     Thrift1Target,
 )
-from hbase_migrate.replay.thrift2_target import Thrift2Target
 from hbase_migrate.validate.compare import compare_tables
 from hbase_migrate.wal.model import Cell, CellType
 from tests.replay.conftest import Clusters, T, entries_for, make_wal, scan_all
@@ -95,7 +95,7 @@ def test_thrift1_and_thrift2_targets_agree_on_exact_files(clusters: Clusters, ta
     wal = make_wal(tmp_path / "wal.x", entries_for(one, EXACT_CALLS))
     replay_file(wal, ReplaySpec(), Thrift1Target(clusters.dst1))
     replay_file(wal, ReplaySpec(ReplayFilter.build([f"{one}={two}"])),
-                Thrift2Target(clusters.dst))
+                ClientTarget(clusters.dst))
     assert scan_all(clusters.dst, one) == scan_all(clusters.dst, two)
 
 
@@ -103,7 +103,7 @@ def test_open_target_prefers_thrift2(clusters: Clusters, table: str, tmp_path: P
     clusters.create(table, source=False)
     endpoints = clusters.dst_endpoints
     exact = open_target(endpoints)
-    assert isinstance(exact, Thrift2Target)
+    assert isinstance(exact, ClientTarget)
     exact.close()
     without_thrift2 = replace(endpoints, thrift2=None)
     policy = open_target(without_thrift2, allow_lossy_deletes=True)

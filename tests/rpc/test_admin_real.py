@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -16,6 +15,7 @@ from rich.console import Console
 
 from hbase_migrate.cluster.admin import JavaAdmin
 from hbase_migrate.cluster.descriptors import FamilyDescriptor, TableDescriptor
+from hbase_migrate.cluster.endpoints import ClusterEndpoints
 from hbase_migrate.cluster.hdfs_files import HdfsRoot
 from hbase_migrate.cluster.thrift2 import Thrift2Client
 from hbase_migrate.commands.cluster import _render_status, status_info
@@ -72,8 +72,8 @@ def test_cluster_info_shows_the_masters_status(described: dict[str, Any],
                                                admin: NativeAdmin) -> None:
     """``cluster info``'s status part for a native cluster: the master's view of its
     servers (the stack's own list), printed; none for a cluster of the gateways."""
-    native = SimpleNamespace(data_client="native", zookeeper=described["zookeeper"],
-                             znode_parent=described["znode_parent"])
+    native = ClusterEndpoints("native", zookeeper=described["zookeeper"],
+                              znode_parent=described["znode_parent"])
     shown = status_info(native)
     assert shown is not None and shown["master"] == str(admin.active_master())
     assert shown["version"] == described["hbase_version"]
@@ -82,7 +82,8 @@ def test_cluster_info_shows_the_masters_status(described: dict[str, Any],
     _render_status(console, shown)
     printed = console.export_text()
     assert all(s in printed for s in described["region_servers"]), printed
-    assert status_info(SimpleNamespace(data_client="thrift", zookeeper="x")) is None
+    assert status_info(ClusterEndpoints("gateways", thrift="x:9090", zookeeper="x:2181",
+                                        client="thrift")) is None
 
 
 def test_a_table_life_over_the_native_admin(described: dict[str, Any],

@@ -9,7 +9,6 @@ from __future__ import annotations
 import socket
 import time
 from collections.abc import Callable, Iterator
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -17,6 +16,7 @@ from kazoo.client import KazooClient
 from rich.console import Console
 
 from hbase_migrate.cluster.descriptors import FamilyDescriptor, TableDescriptor
+from hbase_migrate.cluster.endpoints import ClusterEndpoints
 from hbase_migrate.cluster.zkpayload import Master, add_metadata, encode_master
 from hbase_migrate.commands.cluster import _render_status, status_info
 from hbase_migrate.rpc.admin import NativeAdmin, SplitKeysError
@@ -244,8 +244,7 @@ def test_bad_split_keys_are_refused_before_any_call(zookeeper: Any, keys: list[b
 
 def test_cluster_info_says_when_no_master_answers(zookeeper: Any, zk: KazooClient) -> None:
     zk.ensure_path(PARENT)
-    native = SimpleNamespace(data_client="native", zookeeper=zookeeper.address,
-                             znode_parent=PARENT)
+    native = ClusterEndpoints("native", zookeeper=zookeeper.address, znode_parent=PARENT)
     shown = status_info(native, wait=0.3)
     assert shown is not None and list(shown) == ["error"]
     assert shown["error"].startswith("GetClusterStatus cluster status, master (none found): "

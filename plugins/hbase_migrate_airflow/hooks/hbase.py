@@ -1,6 +1,8 @@
 """The ``hbase`` connection type: one HBase cluster's endpoints.
 
-A connection holds the Thrift1 gateway as host and port, and in its extras ``thrift2``
+A connection holds the Thrift1 gateway as host and port (none for a cluster reached
+natively), and in its extras ``client`` (``native``: HBase's own RPC through ZooKeeper, no
+gateway; ``thrift``: the gateways; by default Thrift2 when named, else native), ``thrift2``
 (``host:port``), ``webhdfs`` (``http://namenode:9870``), ``zookeeper`` (``host:port,...``),
 ``znode_parent`` (default ``/hbase``), ``hbase_root`` (the HBase root: an HDFS path when
 ``webhdfs`` is given, else a local folder), ``transport`` (``buffered``, ``framed`` or
@@ -20,8 +22,8 @@ from airflow.sdk import BaseHook
 if TYPE_CHECKING:
     from hbase_migrate.cluster.endpoints import ClusterEndpoints
 
-ENDPOINT_EXTRA_KEYS = ("thrift2", "webhdfs", "zookeeper", "znode_parent", "hbase_root",
-                       "transport", "protocol")
+ENDPOINT_EXTRA_KEYS = ("client", "thrift2", "webhdfs", "zookeeper", "znode_parent",
+                       "hbase_root", "transport", "protocol")
 SECURITY_EXTRA_KEYS = ("auth", "principal", "keytab", "krb5_conf", "hbase_principal",
                        "http_principal", "zookeeper_principal", "qop", "tls_ca_file")
 EXTRA_KEYS = ENDPOINT_EXTRA_KEYS + SECURITY_EXTRA_KEYS
@@ -46,11 +48,12 @@ class HBaseHook(BaseHook):
         from hbase_migrate.errors import ConfigError
 
         conn = self.get_connection(self.hbase_conn_id)
-        if not conn.host or not conn.port:
-            raise ConfigError(f"connection {self.hbase_conn_id!r}: host and port of the "
-                              "Thrift1 gateway are required")
         prefix = f"extra__{self.conn_type}__"  # how Airflow's form may store its fields
         extra = {k.removeprefix(prefix): v for k, v in conn.extra_dejson.items()}
+        if (not conn.host or not conn.port) and not extra.get("zookeeper"):
+            raise ConfigError(f"connection {self.hbase_conn_id!r}: host and port of the "
+                              "Thrift1 gateway are required (or the extra zookeeper, for "
+                              "client native)")
         unknown = sorted(set(extra) - set(EXTRA_KEYS))
         if unknown:
             raise ConfigError(f"connection {self.hbase_conn_id!r}: unknown extra key(s) "
@@ -62,8 +65,8 @@ class HBaseHook(BaseHook):
         try:
             if security:
                 given["security"] = ClusterSecurity.from_json(security, "extras")
-            return ClusterEndpoints(name=self.hbase_conn_id, thrift=f"{conn.host}:{conn.port}",
-                                    **given)
+            thrift = f"{conn.host}:{conn.port}" if conn.host and conn.port else ""
+            return ClusterEndpoints(name=self.hbase_conn_id, thrift=thrift, **given)
         except ConfigError as exc:
             raise ConfigError(f"connection {self.hbase_conn_id!r}: {exc}") from None
 

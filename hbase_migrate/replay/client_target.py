@@ -1,15 +1,15 @@
-"""Exact replay through a Thrift2 gateway: each batch of row mutations written with
-``Thrift2Client.write_cells`` (the cell -> TPut/TDelete mapping is
-:mod:`hbase_migrate.cluster.mutations`); a refused batch is re-sent mutation by mutation to
-name the one the target refuses. (``thrift1_target`` does the same for Thrift1, with its
-delete-fidelity policy.)"""
+"""Exact replay over a cluster's client (:mod:`hbase_migrate.cluster.client`: HBase's own
+RPC straight to the region servers that own the rows, or the Thrift2 gateway): each batch of
+row mutations written with ``write_cells``, every cell at its timestamp and every delete
+type; a refused batch is re-sent mutation by mutation to name the one the target refuses.
+(``thrift1_target`` does the same for Thrift1, with its delete-fidelity policy.)"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from hbase_migrate.cluster.errors import GatewayUnreachableError
-from hbase_migrate.cluster.thrift2 import Thrift2Client, Thrift2Error
+from hbase_migrate.cluster.client import Client
+from hbase_migrate.cluster.errors import ClusterError, ServiceUnreachableError
 from hbase_migrate.replay.apply import (
     AppliedCounts,
     GatewayTarget,
@@ -21,13 +21,13 @@ from hbase_migrate.replay.apply import (
 from hbase_migrate.replay.mutations import RowMutation
 
 
-class Thrift2Target(GatewayTarget):
-    """Exact replay through a Thrift2 gateway (one client, not shared across threads).
-    ``cluster`` names the target cluster in messages."""
+class ClientTarget(GatewayTarget):
+    """Exact replay over one client (not shared across threads). ``cluster`` names the
+    target cluster in messages."""
 
-    client: Thrift2Client
+    client: Client
 
-    def __init__(self, client: Thrift2Client, *, cluster: str | None = None) -> None:
+    def __init__(self, client: Client, *, cluster: str | None = None) -> None:
         super().__init__(client, client.table_exists, cluster)
 
     def apply(self, table: str, mutations: Sequence[RowMutation]) -> AppliedCounts:
@@ -35,22 +35,22 @@ class Thrift2Target(GatewayTarget):
         calls = 0
         try:
             calls = self.client.write_cells(table, cells)
-        except GatewayUnreachableError as exc:
+        except ServiceUnreachableError as exc:
             raise unavailable(self.cluster, exc, writing(table, mutations[0])) from exc
-        except Thrift2Error as exc:
+        except ClusterError as exc:
             calls = self._find_failure(table, mutations, exc)
         return AppliedCounts(count_cells(mutations), calls)
 
     def _find_failure(self, table: str, mutations: Sequence[RowMutation],
-                      exc: Thrift2Error) -> int:
+                      exc: ClusterError) -> int:
         """Re-send mutation by mutation (idempotent: original timestamps) to name the one
         the target refuses; returns the calls made if every one is then acknowledged."""
         calls = 0
         for m in mutations:
             try:
                 calls += self.client.write_cells(table, m.cells)
-            except GatewayUnreachableError as again:
+            except ServiceUnreachableError as again:
                 raise unavailable(self.cluster, again, writing(table, m)) from exc
-            except Thrift2Error as again:
+            except ClusterError as again:
                 raise write_error(self.name, table, m, again) from exc
         return calls

@@ -1,0 +1,118 @@
+"""The one client protocol of a cluster, whatever carries it, and :func:`connect`.
+
+Every step reads and writes a cluster through a :class:`Client`: the data calls (scans with
+a time range, every version or a raw scan with delete markers; gets; cells of every type
+written with their exact timestamps; the table's regions) and the table admin calls the
+steps use (exists, descriptor, create with split keys, namespaces, enable, disable, drop).
+
+Two transports implement it: HBase's own RPC straight to the master and the region servers
+(:class:`hbase_migrate.rpc.cluster.NativeCluster`), and the Thrift2 gateway
+(:class:`hbase_migrate.cluster.thrift2.Thrift2Client`). :func:`connect` chooses by the
+cluster's ``client`` setting (:class:`~hbase_migrate.cluster.endpoints.ClusterEndpoints`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from types import TracebackType
+from typing import Protocol, Self
+
+from hbase_migrate.cluster.descriptors import FOREVER, RegionDescriptor, TableDescriptor
+from hbase_migrate.cluster.endpoints import ClusterEndpoints, Locate
+from hbase_migrate.cluster.sizing import GatewaySettings
+from hbase_migrate.errors import ConfigError
+from hbase_migrate.wal.model import Cell
+
+ALL_VERSIONS = FOREVER  # the server caps versions at each family's VERSIONS
+Columns = Sequence[tuple[bytes, bytes | None]]  # (family, qualifier or None = whole family)
+TimeRange = tuple[int, int]  # [from, to) in ms
+
+
+class Client(Protocol):
+    """A client of one cluster. ``endpoint`` names where it talks in messages (a gateway's
+    ``host:port``, or the ZooKeeper quorum); ``max_put_bytes`` bounds one write call."""
+
+    endpoint: str
+    max_put_bytes: int
+
+    def __enter__(self) -> Self: ...
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None: ...
+
+    def close(self) -> None: ...
+
+    def probe(self, attempts: int = 1) -> None:
+        """One round trip: raises a ``ServiceUnreachableError`` when nothing answers."""
+
+    # --- data -------------------------------------------------------------------------
+
+    def get(self, table: str, row: bytes, columns: Columns | None = None,
+            time_range: TimeRange | None = None, max_versions: int = ALL_VERSIONS
+            ) -> list[Cell]:
+        """The row's visible cells, every retained version unless ``max_versions``."""
+
+    def scan(self, table: str, start: bytes = b"", stop: bytes = b"", *,
+             columns: Columns | None = None, time_range: TimeRange | None = None,
+             max_versions: int = ALL_VERSIONS, raw: bool = False) -> Iterator[list[Cell]]:
+        """The cells of ``[start, stop)`` in HBase's order, as pieces: lists of cells of
+        one row (a wide row may come as consecutive pieces). ``raw``: delete markers and
+        the cells they hide too."""
+
+    def put_cells(self, table: str, cells: Sequence[Cell]) -> None:
+        """Write Put cells with their own timestamps."""
+
+    def write_cells(self, table: str, cells: Sequence[Cell]) -> int:
+        """Write cells of every type exactly, each row's in order; the calls made."""
+
+    def regions(self, table: str) -> list[RegionDescriptor]:
+        """The table's regions by start key, with the server holding each."""
+
+    def region_for(self, table: str, row: bytes) -> RegionDescriptor:
+        """The region holding ``row`` (a row equal to a split key: the one it starts)."""
+
+    # --- table admin ------------------------------------------------------------------
+
+    def table_exists(self, table: str) -> bool: ...
+
+    def table_descriptor(self, table: str) -> TableDescriptor: ...
+
+    def create_table(self, desc: TableDescriptor, split_keys: Sequence[bytes] = ()) -> None:
+        """Create ``desc`` with regions starting at ``split_keys``; returns once created."""
+
+    def namespaces(self) -> list[str]: ...
+
+    def create_namespace(self, namespace: str) -> None: ...
+
+    def enable_table(self, table: str) -> None: ...
+
+    def disable_table(self, table: str) -> None: ...
+
+    def is_table_enabled(self, table: str) -> bool: ...
+
+    def delete_table(self, table: str) -> None: ...
+
+
+def connect(endpoints: ClusterEndpoints, settings: GatewaySettings | None = None, *,
+            locate: Locate | None = None) -> Client:
+    """A client of the cluster at ``endpoints`` over what its ``client`` setting names,
+    its calls sized and timed by ``settings`` (a migration's ``[gateway]``). ``locate``
+    says where a Thrift2 gateway answers now (asked before reconnecting)."""
+    settings = settings or GatewaySettings()
+    if endpoints.native:
+        if endpoints.kerberos:
+            raise ConfigError(f"cluster {endpoints.name!r}: client \"native\" does not speak "
+                              "SASL/Kerberos yet; set client = \"thrift\" for a secured "
+                              "cluster")
+        from hbase_migrate.rpc.cluster import NativeCluster  # the RPC, only when used
+
+        return NativeCluster.of(endpoints, settings)
+    if not endpoints.thrift2:
+        raise ConfigError(f"cluster {endpoints.name!r} names no Thrift2 gateway (thrift2 = "
+                          "\"host:9090\") and its client is \"thrift\": name one, or set "
+                          "client = \"native\" with zookeeper = \"host:2181\"")
+    from hbase_migrate.cluster.thrift2 import Thrift2Client
+
+    return Thrift2Client.with_settings(endpoints.thrift2, settings, endpoints.transport,
+                                       endpoints.protocol, locate=locate,
+                                       **endpoints.client_auth)
