@@ -323,6 +323,16 @@ def _store(security: ClusterSecurity) -> dict[bytes | str, bytes | str] | None:
             b"ccache": _ccache(security.principal).encode()}
 
 
+def credentials(security: ClusterSecurity) -> Any:
+    """The GSSAPI credentials of ``security``'s principal (after :func:`login`): its own
+    cache in the collection, filled from its keytab; the ticket cache's without a keytab."""
+    import gssapi
+
+    with _lock:
+        return gssapi.Credentials(name=_name(security), usage="initiate",
+                                  store=_store(security))
+
+
 def _check_ticket(security: ClusterSecurity, cluster: str, endpoint: str) -> None:
     import gssapi
     from gssapi.raw.misc import GSSError
