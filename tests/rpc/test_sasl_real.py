@@ -9,14 +9,22 @@ and privacy wrapping are tested against a scripted server in ``test_sasl``).
   cell type, a flush through AdminService), each cross-checked through the Thrift2 gateway.
 * Asking for a QOP the servers do not offer is one line naming both sides.
 * No key of the keytab appears in the log.
+* Integrity and privacy with real Kerberos tickets, against a GSSAPI acceptor of HBase's
+  framing holding the stack's HBase service key (the real servers run authentication only).
 """
 
 from __future__ import annotations
 
 import logging
+import socket
+import struct
+import threading
+import time
 from collections.abc import Iterator
 from dataclasses import replace
+from typing import Any
 
+import gssapi
 import pytest
 
 from hbase_migrate.cluster.descriptors import TableDescriptor
@@ -25,16 +33,19 @@ from hbase_migrate.cluster.sizing import GatewaySettings
 from hbase_migrate.cluster.thrift2 import Thrift2Client
 from hbase_migrate.cluster.zookeeper import HBaseZooKeeper
 from hbase_migrate.rpc.cluster import NativeCluster
+from hbase_migrate.rpc.codec import decode_call, encode_reply
 from hbase_migrate.rpc.connection import Connection
 from hbase_migrate.rpc.errors import RemoteError
+from hbase_migrate.rpc.messages import get_response
 from hbase_migrate.rpc.sasl import SaslError
-from hbase_migrate.wal.model import CellType, cell_order
+from hbase_migrate.wal.model import Cell, CellType, cell_order
 from realstack.hbase import RealHBase
 from tests.realstack.fixtures import borrowed, keytab_keys, leaks, stack_endpoints
 from tests.rpc.test_native_real import FAMILIES, ROWS, SPLITS, every_kind
 
 pytestmark = [pytest.mark.integration, pytest.mark.realstack]
 TABLE = "sasl_cells"
+CELL = Cell(b"r", b"f", b"q", 1, CellType.PUT, b"v")
 
 
 @pytest.fixture(scope="module")
@@ -112,3 +123,94 @@ def test_a_protection_the_servers_do_not_offer_is_one_line(
            "authentication" in message
     assert endpoints.security.principal and endpoints.security.principal in message
     assert "hbase/localhost@" in message
+
+
+# --- integrity and privacy with real Kerberos: a GSSAPI acceptor of HBase's framing ----------
+
+
+def read_exactly(conn: socket.socket, n: int) -> bytes:
+    data = b""
+    while len(data) < n:
+        chunk = conn.recv(n - len(data))
+        if not chunk:
+            raise EOFError
+        data += chunk
+    return data
+
+
+class Acceptor:
+    """The server side of HBase's SASL framing with python-gssapi as ``hbase/localhost``
+    from the stack's service keytab: it offers ``offer`` (QOP bits), then reads the wrapped
+    connection header and one call, and answers the call with a wrapped reply. Keeps the
+    raw bytes it received after negotiation."""
+
+    def __init__(self, keytab: str, offer: int) -> None:
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self.creds = gssapi.Credentials(usage="accept", store={b"keytab": keytab.encode()})
+        self.offer = offer
+        self.seen: dict[str, Any] = {}
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _token(self, conn: socket.socket) -> bytes:
+        (size,) = struct.unpack(">i", read_exactly(conn, 4))
+        return read_exactly(conn, size)
+
+    def _serve(self) -> None:
+        conn, _ = self.listener.accept()
+        with conn:
+            self.seen["preamble"] = read_exactly(conn, 6)
+            ctx = gssapi.SecurityContext(creds=self.creds, usage="accept")
+            while not ctx.complete:
+                out = ctx.step(self._token(conn)) or b""
+                conn.sendall(struct.pack(">ii", 0, len(out)) + out)
+            assert self._token(conn) == b""  # the client's empty token, context made
+            offer = ctx.wrap(struct.pack(">I", self.offer << 24 | 1 << 16), False).message
+            conn.sendall(struct.pack(">ii", 0, len(offer)) + offer)
+            (word,) = struct.unpack(">I", ctx.unwrap(self._token(conn)).message)
+            self.seen["qop"] = word >> 24
+            self.seen["client"] = str(ctx.initiator_name)
+            plain, raw, sealed = b"", b"", []
+            while True:  # the header and one call, each int32-length framed
+                size = struct.unpack_from(">i", plain)[0] if len(plain) >= 4 else -1
+                if size >= 0 and len(plain) >= 4 + size:
+                    if "header" not in self.seen:
+                        self.seen["header"], plain = plain[4 : 4 + size], plain[4 + size :]
+                        continue
+                    call = decode_call(plain[4 : 4 + size])
+                    break
+                token = self._token(conn)
+                raw += token
+                result = ctx.unwrap(token)
+                sealed.append(result.encrypted)
+                plain += result.message
+            self.seen["raw"], self.seen["sealed"] = raw, sealed
+            reply = encode_reply(call.call_id, *get_response([CELL]))
+            wrapped = ctx.wrap(reply, self.seen["qop"] == 4).message
+            conn.sendall(struct.pack(">i", len(wrapped)) + wrapped)
+            time.sleep(2)
+
+
+@pytest.mark.parametrize(("protection", "qop"), [("privacy", 4), ("integrity", 2)])
+def test_wrapping_with_real_kerberos(secured: RealHBase, endpoints: ClusterEndpoints,
+                                     protection: str, qop: int) -> None:
+    """The client's GSSAPI with the cluster's principal and keytab against an acceptor
+    holding the HBase service key: the QOP agreed, every frame sealed (privacy: nothing of
+    the header readable on the wire) or signed (integrity), the reply unwrapped."""
+    assert endpoints.security is not None
+    acceptor = Acceptor(str(secured.data_dir / "service.keytab"), 1 | 2 | 4)
+    security = replace(endpoints.security, rpc_protection=protection)
+    conn = Connection("127.0.0.1", acceptor.port, security=security, cluster=endpoints.name)
+    try:
+        reply = conn.call("Get", b"\x0a\x00")
+    finally:
+        conn.close()
+        acceptor.listener.close()
+    seen = acceptor.seen
+    assert seen["preamble"] == b"HBas\x00\x51" and seen["qop"] == qop
+    assert seen["client"] == security.principal
+    assert security.principal and security.principal.encode() in seen["header"]
+    assert all(seen["sealed"]) if qop == 4 else not any(seen["sealed"])
+    assert (b"ClientService" in seen["raw"]) is (qop == 2)
+    assert reply.call_id == 0 and reply.cell_block
