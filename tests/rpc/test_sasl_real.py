@@ -27,6 +27,7 @@ from typing import Any
 import gssapi
 import pytest
 
+from hbase_migrate.cluster.client import connect
 from hbase_migrate.cluster.descriptors import TableDescriptor
 from hbase_migrate.cluster.endpoints import ClusterEndpoints
 from hbase_migrate.cluster.sizing import GatewaySettings
@@ -84,8 +85,10 @@ def test_native_over_kerberos_cross_checked_through_thrift2(
         endpoints: ClusterEndpoints, secured: RealHBase,
         caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.DEBUG)
-    with NativeCluster.of(endpoints, GatewaySettings()) as native, \
+    native_endpoints = replace(endpoints, client="native")
+    with connect(native_endpoints, GatewaySettings()) as native, \
             Thrift2Client(endpoints.thrift2 or "", **endpoints.client_auth) as t2:
+        assert isinstance(native, NativeCluster)  # connect() gives the native client
         native.create_table(TableDescriptor(TABLE, FAMILIES), SPLITS)
         assert native.table_exists(TABLE) and t2.table_exists(TABLE)
         assert native.table_descriptor(TABLE) == t2.table_descriptor(TABLE)
