@@ -9,6 +9,7 @@ and privacy wrapping are tested against a scripted server in ``test_sasl``).
   cell type, a flush through AdminService), each cross-checked through the Thrift2 gateway.
 * Asking for a QOP the servers do not offer is one line naming both sides.
 * No key of the keytab appears in the log.
+* The lifecycle with both clusters native over Kerberos ends in a match.
 * Integrity and privacy with real Kerberos tickets, against a GSSAPI acceptor of HBase's
   framing holding the stack's HBase service key (the real servers run authentication only).
 """
@@ -22,6 +23,7 @@ import threading
 import time
 from collections.abc import Iterator
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import gssapi
@@ -33,6 +35,8 @@ from hbase_migrate.cluster.endpoints import ClusterEndpoints
 from hbase_migrate.cluster.sizing import GatewaySettings
 from hbase_migrate.cluster.thrift2 import Thrift2Client
 from hbase_migrate.cluster.zookeeper import HBaseZooKeeper
+from hbase_migrate.config import IN_PROCESS, load_config
+from hbase_migrate.lifecycle import prepare, replay, snapshot, validate
 from hbase_migrate.rpc.cluster import NativeCluster
 from hbase_migrate.rpc.codec import decode_call, encode_reply
 from hbase_migrate.rpc.connection import Connection
@@ -40,8 +44,11 @@ from hbase_migrate.rpc.errors import RemoteError
 from hbase_migrate.rpc.messages import get_response
 from hbase_migrate.rpc.sasl import SaslError
 from hbase_migrate.wal.model import Cell, CellType, cell_order
+from minihbase.cli.minicluster import call_admin
+from minihbase.workload import Workload, WorkloadSpec
 from realstack.hbase import RealHBase
 from tests.realstack.fixtures import borrowed, keytab_keys, leaks, stack_endpoints
+from tests.rpc.test_lifecycle_native_real import native_cluster_json
 from tests.rpc.test_native_real import FAMILIES, ROWS, SPLITS, every_kind
 
 pytestmark = [pytest.mark.integration, pytest.mark.realstack]
@@ -217,3 +224,49 @@ def test_wrapping_with_real_kerberos(secured: RealHBase, endpoints: ClusterEndpo
     assert all(seen["sealed"]) if qop == 4 else not any(seen["sealed"])
     assert (b"ClientService" in seen["raw"]) is (qop == 2)
     assert reply.call_id == 0 and reply.cell_block
+
+
+# --- the lifecycle, both clusters native over Kerberos ---------------------------------------
+
+
+def test_lifecycle_native_over_kerberos(secured: RealHBase, endpoints: ClusterEndpoints,
+                                        tmp_path: Path) -> None:
+    """prepare, the ``scan`` copy under a live writer, replay from the real WALs (read over
+    SPNEGO WebHDFS) and validate, with both clusters' client native (their cluster.json
+    names no gateway); Thrift2 with SASL checks the target cell for cell."""
+    source, target = "sasl_life", "sasl_life_copy"
+
+    def writes(seed: int, ops: int) -> None:
+        runner = Workload(endpoints, WorkloadSpec(source, seed, ops, rate=50))
+        try:
+            runner.ensure_table()
+            runner.run()
+        finally:
+            runner.close()
+
+    writes(61, 200)
+    cluster = native_cluster_json(secured, tmp_path)
+    cluster.chmod(0o600)  # it names a keytab
+    config = tmp_path / "migration.toml"
+    config.write_text(
+        f'[migration]\nname = "sasl"\nledger = "sqlite:///{tmp_path / "ledger.db"}"\n'
+        f'[source]\ncluster_json = "{cluster}"\n[target]\ncluster_json = "{cluster}"\n'
+        f'[[tables]]\nsource = "{source}"\ntarget = "{target}"\n'
+        f'[replay]\nroll_period = "1h"\nmargin = "1m"\n[spark]\nmaster = "{IN_PROCESS}"\n',
+        encoding="utf-8")
+    spec = load_config(config)
+    for side in (spec.source, spec.target):
+        found = side.endpoints()
+        assert (found.client, found.thrift2, found.kerberos) == ("native", None, True)
+    assert prepare(spec).passed
+    live = threading.Thread(target=writes, args=(62, 100))
+    live.start()
+    assert snapshot(spec).to_json()["cells"] > 0
+    live.join()
+    call_admin(secured.cluster_json, "roll")
+    assert replay(spec).to_json()["cells"].get("Put", 0) > 0
+    matched = validate(spec, recompare_wait=0).to_json()
+    assert matched["verdict"] == "match", matched
+    with Thrift2Client(endpoints.thrift2 or "", **endpoints.client_auth) as t2:
+        copied = sorted(c for piece in t2.scan(target) for c in piece)
+        assert copied and copied == sorted(c for piece in t2.scan(source) for c in piece)
