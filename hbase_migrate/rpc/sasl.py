@@ -183,15 +183,20 @@ def _read_string(sock: socket.socket, server: str) -> str:
     return _read(sock, size, "error", server).decode("utf-8", "replace")
 
 
+def refused(server: str, mechanism: Mechanism, cls: str, message: str) -> SaslError:
+    """The error of a negotiation the server refused with ``cls`` and ``message``."""
+    detail = " ".join(message.split())
+    return SaslError(f"server {server}: SASL GSSAPI as {mechanism.user} to "
+                     f"{mechanism.target} refused: {cls}" + (f": {detail}" if detail else ""),
+                     server=server)
+
+
 def _challenge(sock: socket.socket, mechanism: Mechanism, server: str) -> bytes | None:
     """The server's next token; None when it asks to fall back to SIMPLE auth."""
     (status,) = _INT32.unpack(_read(sock, 4, "status", server))
     if status == ERROR:
-        cls, message = _read_string(sock, server), _read_string(sock, server)
-        detail = " ".join(message.split())
-        raise SaslError(f"server {server}: SASL GSSAPI as {mechanism.user} to "
-                        f"{mechanism.target} refused: {cls}"
-                        + (f": {detail}" if detail else ""), server=server)
+        raise refused(server, mechanism, _read_string(sock, server),
+                      _read_string(sock, server))
     if status != SUCCESS:
         raise SaslError(f"server {server}: SASL negotiation: status {status} is neither "
                         "success (0) nor error (1)", server=server)
@@ -245,6 +250,10 @@ class SecurityLayer:
         self.server = server
         self._buf = bytearray()
         self._offset = 0  # stream offset of _buf[0]
+        # Until the first bytes are read: the server may still refuse the negotiation's
+        # last token (a status 1 where a reply or token starts: no reply frame or wrapped
+        # token is 1 byte long).
+        self._head: bytearray | None = bytearray() if mechanism is not None else None
 
     def seal(self, data: bytes) -> bytes:
         """``data`` as it goes on the wire (callers send in order: wrapping numbers the
@@ -260,6 +269,8 @@ class SecurityLayer:
 
     def open(self, data: bytes) -> bytes:
         """The plain bytes of the whole tokens received so far."""
+        if self._head is not None:
+            data = self._after_refusal(data)
         if not self.wrapping or self._mechanism is None:
             return data
         self._buf += data
@@ -280,6 +291,30 @@ class SecurityLayer:
             del self._buf[: 4 + size]
             self._offset += 4 + size
         return bytes(plain)
+
+    def _after_refusal(self, data: bytes) -> bytes:
+        """``data`` once the stream is known not to start with a SASL error; raises
+        SaslError when it does."""
+        assert self._head is not None and self._mechanism is not None
+        head = self._head
+        head += data
+        if len(head) < 4:
+            return b""
+        if _INT32.unpack_from(head)[0] != ERROR:
+            self._head = None
+            return bytes(head)
+        strings: list[str] = []
+        pos = 4
+        while len(strings) < 2 and len(head) >= pos + 4:
+            (size,) = _INT32.unpack_from(head, pos)
+            if len(head) < pos + 4 + max(size, 0):
+                return b""
+            strings.append(bytes(head[pos + 4 : pos + 4 + max(size, 0)]).decode("utf-8",
+                                                                              "replace"))
+            pos += 4 + max(size, 0)
+        if len(strings) < 2:
+            return b""
+        raise refused(self.server, self._mechanism, *strings)
 
     def cut_off(self) -> str:
         """What an ended stream leaves unread of a wrapped token ("" if nothing)."""

@@ -233,6 +233,32 @@ def test_a_refused_negotiation_is_one_line_naming_server_principals_and_class() 
                        "caused by: checksum failed")
 
 
+@pytest.mark.parametrize("protection", ["privacy", "authentication"])
+def test_a_refusal_of_the_last_token_fails_the_first_call(protection: str) -> None:
+    """The server refuses the client's answer to its offer (the client, done, has sent its
+    header and a call): the call fails naming the server's error, not as garbage."""
+    error = INT.pack(1) + java_string("org.apache.hadoop.security.AccessControlException") \
+        + java_string("Unauthorized connection for super-user")
+
+    def make(holder: list[SaslServer]) -> Script:
+        def script(conn: socket.socket, seen: dict[str, Any]) -> None:
+            negotiated(holder[0], conn, 1 | 4)
+            conn.sendall(error[:7])  # in two pieces
+            time.sleep(0.1)
+            conn.sendall(error[7:])
+        return script
+
+    server = started(make)
+    conn = server.connect(protection, call_timeout=20)
+    with pytest.raises(RpcConnectionError) as refused:
+        conn.call("Get", b"\x0a\x00")
+    conn.close()
+    server.close()
+    assert str(refused.value).endswith(
+        f"SASL GSSAPI as {USER} to {TARGET} refused: org.apache.hadoop.security."
+        "AccessControlException: Unauthorized connection for super-user")
+
+
 def test_a_server_without_security_asking_for_simple_auth() -> None:
     def make(holder: list[SaslServer]) -> Script:
         def script(conn: socket.socket, seen: dict[str, Any]) -> None:
