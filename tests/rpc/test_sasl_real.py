@@ -48,6 +48,7 @@ from minihbase.cli.minicluster import call_admin
 from minihbase.workload import Workload, WorkloadSpec
 from realstack.hbase import RealHBase
 from tests.realstack.fixtures import borrowed, keytab_keys, leaks, stack_endpoints
+from tests.rpc.scripted import read_exactly
 from tests.rpc.test_lifecycle_native_real import native_cluster_json
 from tests.rpc.test_native_real import FAMILIES, ROWS, SPLITS, every_kind
 
@@ -136,16 +137,6 @@ def test_a_protection_the_servers_do_not_offer_is_one_line(
 
 
 # --- integrity and privacy with real Kerberos: a GSSAPI acceptor of HBase's framing ----------
-
-
-def read_exactly(conn: socket.socket, n: int) -> bytes:
-    data = b""
-    while len(data) < n:
-        chunk = conn.recv(n - len(data))
-        if not chunk:
-            raise EOFError
-        data += chunk
-    return data
 
 
 class Acceptor:
