@@ -8,7 +8,8 @@ migration file).
     principal = "migrate@EXAMPLE.COM"      # who the client logs in as
     keytab = "/etc/security/migrate.keytab"  # log in from it; without: an existing ticket
     krb5_conf = "/etc/krb5.conf"           # the realm's configuration (KRB5_CONFIG)
-    hbase_principal = "hbase/_HOST@EXAMPLE.COM"    # the Thrift gateways' principal
+    hbase_principal = "hbase/_HOST@EXAMPLE.COM"    # HBase's servers' and Thrift gateways'
+    #                                                principal
     http_principal = "HTTP/_HOST@EXAMPLE.COM"      # WebHDFS's SPNEGO principal
     zookeeper_principal = "zookeeper/_HOST@EXAMPLE.COM"
     qop = "auth"                           # hbase.thrift.security.qop: auth, auth-int, auth-conf
