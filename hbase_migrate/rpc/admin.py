@@ -28,6 +28,7 @@ from typing import Self
 from hbase_migrate.cluster.admin import SnapshotInfo
 from hbase_migrate.cluster.descriptors import TableDescriptor
 from hbase_migrate.cluster.errors import ClusterError
+from hbase_migrate.cluster.kerberos import KerberosError
 from hbase_migrate.cluster.security import ClusterSecurity
 from hbase_migrate.cluster.zookeeper import HBaseZooKeeper
 from hbase_migrate.errors import HBaseMigrateError
@@ -167,6 +168,8 @@ class NativeAdmin(RegionServerAdmin):
                 if exc.kind is not Kind.RETRY:  # a master going away: ask ZooKeeper again
                     self._forget_master()
                 last: Exception = exc
+            except KerberosError:  # a login or SASL refused: asking again cannot help
+                raise
             except (RpcConnectionError, _NoMaster, ClusterError) as exc:
                 self._forget_master()
                 last = exc

@@ -49,7 +49,14 @@ from hbase_migrate.rpc.errors import (
     RpcError,
     RpcTimeoutError,
 )
-from hbase_migrate.rpc.sasl import PLAIN, Mechanism, SecurityLayer, gssapi_login, negotiate
+from hbase_migrate.rpc.sasl import (
+    PLAIN,
+    Mechanism,
+    SaslError,
+    SecurityLayer,
+    gssapi_login,
+    negotiate,
+)
 
 log = logging.getLogger(__name__)
 
@@ -215,8 +222,10 @@ class Connection:
             pending, self._pending = self._pending, {}
         self._close_socket()
         for call_id, p in sorted(pending.items()):
-            if isinstance(cause, RemoteError):
-                error: RpcError = RemoteError(cause.class_name, cause.stack_trace,
+            if isinstance(cause, SaslError):  # the server refused the negotiation
+                error: RpcError = cause
+            elif isinstance(cause, RemoteError):
+                error = RemoteError(cause.class_name, cause.stack_trace,
                                               do_not_retry=cause.do_not_retry,
                                               server=self.server,
                                               call=f"{p.method} (call id {call_id})")

@@ -25,9 +25,10 @@ import struct
 import threading
 from typing import Protocol
 
+from hbase_migrate.cluster.kerberos import KerberosError
 from hbase_migrate.cluster.security import ClusterSecurity, service_principal
 from hbase_migrate.rpc.codec import MAX_FRAME
-from hbase_migrate.rpc.errors import RpcConnectionError, RpcFrameError
+from hbase_migrate.rpc.errors import RpcConnectionError, RpcError, RpcFrameError
 
 SUCCESS, ERROR = 0, 1
 SWITCH_TO_SIMPLE_AUTH = -88
@@ -38,8 +39,10 @@ MAX_BUFFER = 1 << 16  # what this client offers to receive at most per wrapped t
 _INT32 = struct.Struct(">i")
 
 
-class SaslError(RpcConnectionError):
-    """A SASL negotiation failed (one line: server, principals, the server's error)."""
+class SaslError(KerberosError, RpcError):
+    """A SASL negotiation was refused or cannot succeed (one line: server, principals, the
+    server's error): not retried, and no outage (a negotiation cut off by the network is
+    an RpcConnectionError)."""
 
 
 class Mechanism(Protocol):
@@ -162,13 +165,13 @@ def _read(sock: socket.socket, n: int, what: str, server: str) -> bytes:
         try:
             data = sock.recv(n - len(out))
         except TimeoutError:
-            raise SaslError(f"server {server}: SASL negotiation: no {what} within "
-                            f"{sock.gettimeout():g} s ({len(out)} of {n} bytes came)",
-                            server=server) from None
+            raise RpcConnectionError(f"server {server}: SASL negotiation: no {what} "
+                                     f"within {sock.gettimeout():g} s ({len(out)} of {n} "
+                                     "bytes came)", server=server) from None
         if not data:
-            raise SaslError(f"server {server}: SASL negotiation: the server closed the "
-                            f"connection in its {what} ({len(out)} of {n} bytes came)",
-                            server=server)
+            raise RpcConnectionError(f"server {server}: SASL negotiation: the server closed "
+                                     f"the connection in its {what} ({len(out)} of {n} "
+                                     "bytes came)", server=server)
         out += data
     return bytes(out)
 
@@ -179,7 +182,7 @@ def _read_string(sock: socket.socket, server: str) -> str:
         return ""
     if size > MAX_TOKEN:
         raise SaslError(f"server {server}: SASL negotiation: an error string of {size} "
-                        "bytes", server=server)
+                        "bytes", endpoint=server)
     return _read(sock, size, "error", server).decode("utf-8", "replace")
 
 
@@ -188,7 +191,7 @@ def refused(server: str, mechanism: Mechanism, cls: str, message: str) -> SaslEr
     detail = " ".join(message.split())
     return SaslError(f"server {server}: SASL GSSAPI as {mechanism.user} to "
                      f"{mechanism.target} refused: {cls}" + (f": {detail}" if detail else ""),
-                     server=server)
+                     endpoint=server)
 
 
 def _challenge(sock: socket.socket, mechanism: Mechanism, server: str) -> bytes | None:
@@ -199,13 +202,13 @@ def _challenge(sock: socket.socket, mechanism: Mechanism, server: str) -> bytes 
                       _read_string(sock, server))
     if status != SUCCESS:
         raise SaslError(f"server {server}: SASL negotiation: status {status} is neither "
-                        "success (0) nor error (1)", server=server)
+                        "success (0) nor error (1)", endpoint=server)
     (size,) = _INT32.unpack(_read(sock, 4, "token length", server))
     if size == SWITCH_TO_SIMPLE_AUTH:
         return None
     if size < 0 or size > MAX_TOKEN:
         raise SaslError(f"server {server}: SASL negotiation: a token of {size} bytes (at "
-                        f"most {MAX_TOKEN})", server=server)
+                        f"most {MAX_TOKEN})", endpoint=server)
     return _read(sock, size, f"token of {size} bytes", server)
 
 
@@ -224,17 +227,17 @@ def negotiate(sock: socket.socket, mechanism: Mechanism, server: str) -> Securit
                 raise SaslError(f"server {server}: the server does not use Kerberos (it "
                                 "asked to fall back to SIMPLE auth) and this cluster's "
                                 "security says auth = \"kerberos\"; set auth = \"none\"",
-                                server=server)
+                                endpoint=server)
             token = mechanism.step(token)
     except OSError as exc:
-        raise SaslError(f"server {server}: SASL negotiation broke: {exc.strerror or exc}",
-                        server=server) from None
-    except SaslError:
+        raise RpcConnectionError(f"server {server}: SASL negotiation broke: "
+                                 f"{exc.strerror or exc}", server=server) from None
+    except RpcError:
         raise
     except Exception as exc:  # the mechanism's own: GSSError, a QOP mismatch
         text = " ".join(str(exc).split())
         raise SaslError(f"server {server}: SASL GSSAPI as {mechanism.user} to "
-                        f"{mechanism.target} failed: {text}", server=server) from None
+                        f"{mechanism.target} failed: {text}", endpoint=server) from None
 
 
 # --- the security layer --------------------------------------------------------------------

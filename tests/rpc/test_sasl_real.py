@@ -134,6 +134,15 @@ def test_a_protection_the_servers_do_not_offer_is_one_line(
            "authentication" in message
     assert endpoints.security.principal and endpoints.security.principal in message
     assert "hbase/localhost@" in message
+    # Through the client protocol: the master's and the region servers' calls fail at once
+    # with that line (a refusal is not retried, nor taken for an outage).
+    began = time.monotonic()
+    with connect(replace(endpoints, client="native", security=private)) as native:
+        with pytest.raises(SaslError, match="QOP mismatch"):
+            native.table_exists(TABLE)
+        with pytest.raises(SaslError, match="QOP mismatch"):
+            native.get(TABLE, b"a")
+    assert time.monotonic() - began < 20
 
 
 # --- integrity and privacy with real Kerberos: a GSSAPI acceptor of HBase's framing ----------
