@@ -25,7 +25,7 @@ import struct
 import threading
 from typing import Protocol
 
-from hbase_migrate.cluster.kerberos import KerberosError
+from hbase_migrate.cluster.kerberos import KerberosError, credentials, explain, login
 from hbase_migrate.cluster.security import ClusterSecurity, service_principal
 from hbase_migrate.rpc.codec import MAX_FRAME
 from hbase_migrate.rpc.errors import RpcConnectionError, RpcError, RpcFrameError
@@ -100,8 +100,6 @@ class GssapiMechanism:
     def __init__(self, security: ClusterSecurity, host: str) -> None:
         import gssapi
 
-        from hbase_migrate.cluster.kerberos import credentials
-
         creds = credentials(security)
         self.user = str(creds.name)
         service, server_host = service_principal(security.hbase_principal, host)
@@ -147,8 +145,6 @@ def gssapi_login(security: ClusterSecurity, cluster: str, endpoint: str, host: s
                  ) -> GssapiMechanism:
     """GSSAPI for the server at ``host`` after logging in as ``security``'s principal (a
     failed login: one line naming cluster, endpoint and principal)."""
-    from hbase_migrate.cluster.kerberos import explain, login
-
     login(security, cluster, endpoint)
     try:
         return GssapiMechanism(security, host)
@@ -215,8 +211,8 @@ def _challenge(sock: socket.socket, mechanism: Mechanism, server: str) -> bytes 
 def negotiate(sock: socket.socket, mechanism: Mechanism, server: str) -> SecurityLayer:
     """Run the SASL exchange on ``sock`` (the preamble sent; its timeout bounds each
     read); the security layer agreed, or SaslError naming the server and principals."""
-    token: bytes | None = mechanism.step(None)
     try:
+        token: bytes | None = mechanism.step(None)
         while True:
             assert token is not None
             sock.sendall(_INT32.pack(len(token)) + token)

@@ -134,6 +134,14 @@ def test_a_protection_the_servers_do_not_offer_is_one_line(
            "authentication" in message
     assert endpoints.security.principal and endpoints.security.principal in message
     assert "hbase/localhost@" in message
+    # A service principal the KDC does not know: the same line, naming it.
+    wrong = replace(endpoints.security, hbase_principal="hbase/nohost@" +
+                    endpoints.security.hbase_principal.partition("@")[2])
+    with pytest.raises(SaslError) as unknown:
+        Connection(*master(endpoints), service="MasterService", security=wrong,
+                   cluster=endpoints.name)
+    assert "\n" not in str(unknown.value) and " to hbase/nohost@" in str(unknown.value)
+    assert "not found in Kerberos database" in str(unknown.value)
     # Through the client protocol: the master's and the region servers' calls fail at once
     # with that line (a refusal is not retried, nor taken for an outage).
     began = time.monotonic()
