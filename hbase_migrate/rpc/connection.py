@@ -16,6 +16,9 @@ Failure rules (HBase's ``RpcConnection`` does the same):
 * a reply about the connection itself (call id -1: a refused header), a closed or reset
   socket, or bytes that are no reply fail **every** pending call, each with an error naming
   the server and that call, and the connection is closed for good.
+
+With Kerberos the preamble is followed by the SASL negotiation (``sasl``), and every byte
+after it passes through the security layer agreed (wrapped under integrity and privacy).
 """
 
 from __future__ import annotations
@@ -226,9 +229,8 @@ class Connection:
                 error: RpcError = cause
             elif isinstance(cause, RemoteError):
                 error = RemoteError(cause.class_name, cause.stack_trace,
-                                              do_not_retry=cause.do_not_retry,
-                                              server=self.server,
-                                              call=f"{p.method} (call id {call_id})")
+                                    do_not_retry=cause.do_not_retry, server=self.server,
+                                    call=f"{p.method} (call id {call_id})")
             else:
                 error = RpcConnectionError(f"server {self.server}: {p.method} (call id "
                                            f"{call_id}) failed: {reason}", server=self.server)
