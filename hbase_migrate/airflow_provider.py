@@ -43,12 +43,14 @@ def provider_info() -> dict[str, Any]:
                 "keytab": _field("Keytab file", "path of the principal's keytab on the "
                                                 "workers (mode 600); empty: a kinit ticket"),
                 "krb5_conf": _field("krb5.conf", "path of the realm's krb5.conf"),
-                "hbase_principal": _field("Thrift gateways' principal",
+                "hbase_principal": _field("HBase's principal (RPC and Thrift)",
                                           "hbase/_HOST@REALM (default hbase/_HOST)"),
                 "http_principal": _field("WebHDFS principal", "HTTP/_HOST@REALM (SPNEGO)"),
                 "zookeeper_principal": _field("ZooKeeper principal", "zookeeper/_HOST@REALM"),
                 "qop": _field("SASL QOP", "hbase.thrift.security.qop: auth, auth-int or "
                                           "auth-conf"),
+                "rpc_protection": _field("RPC protection", "hbase.rpc.protection: "
+                                         "authentication, integrity or privacy"),
                 "tls_ca_file": _field("TLS CA file", "CA bundle for an https:// WebHDFS"),
             },
             "ui-field-behaviour": {

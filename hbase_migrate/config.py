@@ -15,7 +15,8 @@
     # auth = "kerberos"  principal = "migrate@EXAMPLE.COM"  keytab = "migrate.keytab"
     # krb5_conf = "/etc/krb5.conf"  hbase_principal = "hbase/_HOST@EXAMPLE.COM"
     # http_principal = "HTTP/_HOST@EXAMPLE.COM"  zookeeper_principal = "zookeeper/_HOST@..."
-    # qop = "auth-conf"  tls_ca_file = "ca.pem"   (hbase_migrate.cluster.security; with
+    # qop = "auth-conf"  rpc_protection = "privacy"  tls_ca_file = "ca.pem"
+    #                       (hbase_migrate.cluster.security; with
     #                       cluster_json they override its "security" object)
     [target]
     cluster_json = "state/target/cluster.json"

@@ -100,10 +100,6 @@ def connect(endpoints: ClusterEndpoints, settings: GatewaySettings | None = None
     says where a Thrift2 gateway answers now (asked before reconnecting)."""
     settings = settings or GatewaySettings()
     if endpoints.native:
-        if endpoints.kerberos:
-            raise ConfigError(f"cluster {endpoints.name!r}: client \"native\" does not speak "
-                              "SASL/Kerberos yet; set client = \"thrift\" for a secured "
-                              "cluster")
         from hbase_migrate.rpc.cluster import NativeCluster  # the RPC, only when used
 
         return NativeCluster.of(endpoints, settings)

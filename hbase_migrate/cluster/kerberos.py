@@ -8,7 +8,8 @@ later login once its process is gone): :func:`login` gets the ticket from the ke
 the principal's cache (GSSAPI's credential store: the keytab's path goes to MIT Kerberos,
 never its contents), and again whenever half its life has passed; every client names its
 principal (Thrift SASL and ZooKeeper SASL through pure-sasl, WebHDFS and Thrift-over-HTTP
-SPNEGO through requests-kerberos, which also refreshes before each token: :func:`http_auth`),
+SPNEGO through requests-kerberos, which also refreshes before each token: :func:`http_auth`;
+HBase's RPC through python-gssapi with the principal's own :func:`credentials`),
 and MIT picks the cache of that principal from the collection, so no environment changes per
 call and threads need no care. Two clusters with different ``krb5_conf`` files are read
 through one merged file in the private folder (:mod:`hbase_migrate.cluster.krb5conf`).
@@ -321,6 +322,16 @@ def _store(security: ClusterSecurity) -> dict[bytes | str, bytes | str] | None:
         return None
     return {b"client_keytab": local_path(security.keytab).encode(),
             b"ccache": _ccache(security.principal).encode()}
+
+
+def credentials(security: ClusterSecurity) -> Any:
+    """The GSSAPI credentials of ``security``'s principal (after :func:`login`): its own
+    cache in the collection, filled from its keytab; the ticket cache's without a keytab."""
+    import gssapi
+
+    with _lock:
+        return gssapi.Credentials(name=_name(security), usage="initiate",
+                                  store=_store(security))
 
 
 def _check_ticket(security: ClusterSecurity, cluster: str, endpoint: str) -> None:

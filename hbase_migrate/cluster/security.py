@@ -8,10 +8,13 @@ migration file).
     principal = "migrate@EXAMPLE.COM"      # who the client logs in as
     keytab = "/etc/security/migrate.keytab"  # log in from it; without: an existing ticket
     krb5_conf = "/etc/krb5.conf"           # the realm's configuration (KRB5_CONFIG)
-    hbase_principal = "hbase/_HOST@EXAMPLE.COM"    # the Thrift gateways' principal
+    hbase_principal = "hbase/_HOST@EXAMPLE.COM"    # HBase's servers' and Thrift gateways'
+    #                                                principal
     http_principal = "HTTP/_HOST@EXAMPLE.COM"      # WebHDFS's SPNEGO principal
     zookeeper_principal = "zookeeper/_HOST@EXAMPLE.COM"
     qop = "auth"                           # hbase.thrift.security.qop: auth, auth-int, auth-conf
+    rpc_protection = "authentication"      # hbase.rpc.protection: authentication, integrity,
+    #                                        privacy, or a list of them, most wanted first
     tls_ca_file = "/etc/ssl/ca.pem"        # CA bundle for https:// WebHDFS
 
 ``_HOST`` stands for the host of the endpoint a client connects to, as in HBase's and
@@ -34,6 +37,7 @@ _warned: set[str] = set()
 
 AUTHS = ("none", "kerberos")
 QOPS = ("auth", "auth-int", "auth-conf")
+RPC_PROTECTIONS = ("authentication", "integrity", "privacy")
 HOST_PLACEHOLDER = "_HOST"
 PATH_KEYS = ("keytab", "krb5_conf", "tls_ca_file")
 
@@ -50,6 +54,7 @@ class ClusterSecurity:
     http_principal: str = "HTTP/_HOST"
     zookeeper_principal: str = "zookeeper/_HOST"
     qop: str = "auth"
+    rpc_protection: str = "authentication"
     tls_ca_file: str | None = None
 
     def __post_init__(self) -> None:
@@ -57,6 +62,10 @@ class ClusterSecurity:
             raise ConfigError(f"security: auth must be one of {AUTHS}, got {self.auth!r}")
         if self.qop not in QOPS:
             raise ConfigError(f"security: qop must be one of {QOPS}, got {self.qop!r}")
+        wanted = [p.strip() for p in self.rpc_protection.split(",")]
+        if not all(p in RPC_PROTECTIONS for p in wanted):
+            raise ConfigError(f"security: rpc_protection must be one or more of "
+                              f"{RPC_PROTECTIONS}, got {self.rpc_protection!r}")
         if self.keytab and not self.principal:
             raise ConfigError(f"security: keytab {self.keytab} given without principal; "
                               "name the principal to log in as")

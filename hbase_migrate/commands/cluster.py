@@ -120,7 +120,7 @@ def status_info(endpoints: ClusterEndpoints, wait: float = 10.0) -> dict[str, An
 
     try:
         with NativeAdmin(endpoints.zookeeper, endpoints.znode_parent, call_timeout=wait,
-                         master_wait=wait) as admin:
+                         master_wait=wait, **endpoints.client_auth) as admin:
             return admin.cluster_status().to_json()
     except RpcError as exc:
         return {"error": str(exc)}

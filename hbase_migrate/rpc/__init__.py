@@ -3,6 +3,8 @@
 * ``errors``: the errors, and the one classification of HBase's remote exceptions;
 * ``codec``: the bytes of a connection, of each call and reply, of cell blocks (no I/O);
 * ``messages`` (shared messages and Get), ``scan``, ``multi``: the ``Client.proto`` calls;
+* ``sasl``: Kerberos on a connection (SASL GSSAPI, HBase's framing, the security layer of
+  ``hbase.rpc.protection``), as the principal a cluster's security names;
 * ``connection``: one TCP connection per server, many calls in flight matched by call id;
 * ``locate``: region locations from ZooKeeper and ``hbase:meta``, cached per table;
 * ``client``: ``NativeClient``: get, scan, write and regions, with the one retry loop;
@@ -13,5 +15,6 @@
 * ``cluster``: ``NativeCluster``, the project's client protocol
   (``hbase_migrate.cluster.client``) over ``NativeClient`` and ``NativeAdmin``.
 
-Imports run one way, in that order. Authentication is SIMPLE only (no SASL yet).
+Imports run one way, in that order. Authentication is SIMPLE, or Kerberos where a cluster's
+security says so.
 """

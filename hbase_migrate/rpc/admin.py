@@ -30,6 +30,8 @@ from kazoo.exceptions import NoNodeError
 from hbase_migrate.cluster.admin import SnapshotInfo
 from hbase_migrate.cluster.descriptors import TableDescriptor
 from hbase_migrate.cluster.errors import ClusterError
+from hbase_migrate.cluster.kerberos import KerberosError
+from hbase_migrate.cluster.security import ClusterSecurity
 from hbase_migrate.cluster.zookeeper import HBaseZooKeeper
 from hbase_migrate.errors import HBaseMigrateError
 from hbase_migrate.rpc.connection import DEFAULT_CALL_TIMEOUT, Connection, Pool
@@ -103,15 +105,20 @@ class NativeAdmin(RegionServerAdmin):
     def __init__(self, quorum: str, znode_parent: str = "/hbase", *, user: str | None = None,
                  call_timeout: float = DEFAULT_CALL_TIMEOUT, wait_timeout: float = 600.0,
                  master_wait: float = 120.0, zk_timeout: float = 10.0,
-                 locator: Locator | None = None) -> None:
+                 locator: Locator | None = None, security: ClusterSecurity | None = None,
+                 cluster: str = "") -> None:
+        """``security`` (of the cluster named ``cluster``): SASL on ZooKeeper and the
+        master's and region servers' connections when Kerberos."""
         self.quorum, self.znode_parent, self.zk_timeout = quorum, znode_parent, zk_timeout
         self.user, self.call_timeout = user, call_timeout
         self.master_wait = master_wait
         self._own_locator = locator is None
         super().__init__(locator or Locator(quorum, znode_parent,
-                                            Pool(user=user, call_timeout=call_timeout),
+                                            Pool(user=user, call_timeout=call_timeout,
+                                                 security=security, cluster=cluster),
                                             zk_timeout),
-                         user=user, call_timeout=call_timeout, wait_timeout=wait_timeout)
+                         user=user, call_timeout=call_timeout, wait_timeout=wait_timeout,
+                         security=security, cluster=cluster)
         self._lock = threading.Lock()
         self._connecting = threading.Lock()
         self._master: Connection | None = None
@@ -124,7 +131,9 @@ class NativeAdmin(RegionServerAdmin):
 
     def active_master(self) -> ServerName:
         """The active master ZooKeeper names now."""
-        with HBaseZooKeeper(self.quorum, self.znode_parent, self.zk_timeout) as zk:
+        with HBaseZooKeeper(self.quorum, self.znode_parent, self.zk_timeout,
+                            security=self.servers.security,
+                            cluster=self.servers.cluster) as zk:
             master = zk.master()
         if master is None:
             raise _NoMaster(f"ZooKeeper {self.quorum}: no {self.znode_parent}/master")
@@ -139,7 +148,8 @@ class NativeAdmin(RegionServerAdmin):
                     return self._master
             master = self.active_master()
             conn = Connection(master.host, master.port, service=MASTER_SERVICE,
-                              user=self.user, call_timeout=self.call_timeout)
+                              user=self.user, call_timeout=self.call_timeout,
+                              security=self.servers.security, cluster=self.servers.cluster)
             with self._lock:
                 if self.master_server is not None and self.master_server != master:
                     self.failovers += 1
@@ -172,6 +182,8 @@ class NativeAdmin(RegionServerAdmin):
                 if exc.kind is not Kind.RETRY:  # a master going away: ask ZooKeeper again
                     self._forget_master()
                 last: Exception = exc
+            except KerberosError:  # a login or SASL refused: asking again cannot help
+                raise
             except (RpcConnectionError, _NoMaster, ClusterError) as exc:
                 self._forget_master()
                 last = exc

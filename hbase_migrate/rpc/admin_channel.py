@@ -6,6 +6,7 @@ connections (a ZooKeeper read and a master connection: milliseconds beside a sna
 from __future__ import annotations
 
 from hbase_migrate.cluster.admin import AdminChannel
+from hbase_migrate.cluster.security import ClusterSecurity
 from hbase_migrate.rpc.admin import NativeAdmin
 
 
@@ -13,12 +14,15 @@ class NativeAdminChannel(AdminChannel):
     """The admin channel of the cluster (``role``: source or target) of ZooKeeper
     ``quorum`` / ``znode_parent``."""
 
-    def __init__(self, role: str, quorum: str, znode_parent: str = "/hbase") -> None:
+    def __init__(self, role: str, quorum: str, znode_parent: str = "/hbase", *,
+                 security: ClusterSecurity | None = None, cluster: str = "") -> None:
         super().__init__(role)
         self.quorum, self.znode_parent = quorum, znode_parent
+        self.security, self.cluster = security, cluster
 
     def open(self) -> NativeAdmin:
-        return NativeAdmin(self.quorum, self.znode_parent)
+        return NativeAdmin(self.quorum, self.znode_parent, security=self.security,
+                           cluster=self.cluster)
 
     def snapshot(self, table: str, name: str, ttl_seconds: int) -> None:
         with self.open() as admin:

@@ -28,6 +28,7 @@ from types import TracebackType
 from typing import Self, TypeVar
 
 from hbase_migrate.cluster.errors import ServiceUnreachableError
+from hbase_migrate.cluster.security import ClusterSecurity
 from hbase_migrate.cluster.sizing import chunks_by_bytes
 from hbase_migrate.cluster.waves import waves
 from hbase_migrate.rpc.codec import KEYVALUE_CODEC, KEYVALUE_CODEC_WITH_TAGS, encode_cell_block
@@ -147,12 +148,16 @@ class NativeClient:
                  call_timeout: float = DEFAULT_CALL_TIMEOUT, attempts: int = 12,
                  max_backoff: float = 5.0, rows_per_call: int = ROWS_PER_CALL,
                  max_result_bytes: int = MAX_RESULT_BYTES,
-                 max_multi_bytes: int = MAX_MULTI_BYTES, tags: bool = False) -> None:
+                 max_multi_bytes: int = MAX_MULTI_BYTES, tags: bool = False,
+                 security: ClusterSecurity | None = None, cluster: str = "") -> None:
         """``tags``: cells travel with their tags both ways (KeyValueCodecWithTags);
-        without, HBase's default KeyValueCodec leaves them out."""
+        without, HBase's default KeyValueCodec leaves them out. ``security`` (of the
+        cluster named ``cluster``): SASL on ZooKeeper and every RPC connection when
+        Kerberos."""
         self.tags = tags
         self.pool = Pool(user=user, call_timeout=call_timeout,
-                         codec=KEYVALUE_CODEC_WITH_TAGS if tags else KEYVALUE_CODEC)
+                         codec=KEYVALUE_CODEC_WITH_TAGS if tags else KEYVALUE_CODEC,
+                         security=security, cluster=cluster)
         self.locator = Locator(quorum, znode_parent, self.pool)
         self.attempts = attempts
         self.max_backoff = max_backoff

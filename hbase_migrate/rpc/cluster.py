@@ -12,6 +12,7 @@ from typing import Self
 from hbase_migrate.cluster.client import ALL_VERSIONS, Columns, TimeRange
 from hbase_migrate.cluster.descriptors import RegionDescriptor, TableDescriptor
 from hbase_migrate.cluster.endpoints import ClusterEndpoints
+from hbase_migrate.cluster.security import ClusterSecurity
 from hbase_migrate.cluster.sizing import GatewaySettings
 from hbase_migrate.rpc.admin import NativeAdmin
 from hbase_migrate.rpc.client import NativeClient
@@ -42,7 +43,10 @@ class NativeCluster:
     """A client of the cluster ZooKeeper ``quorum`` / ``znode_parent`` lead to."""
 
     def __init__(self, quorum: str, znode_parent: str = "/hbase", *,
-                 settings: GatewaySettings | None = None) -> None:
+                 settings: GatewaySettings | None = None,
+                 security: ClusterSecurity | None = None, cluster: str = "") -> None:
+        """``security`` (of the cluster named ``cluster``): Kerberos on every connection
+        when it says so (``rpc.sasl``)."""
         settings = settings or GatewaySettings()
         self.endpoint = f"ZooKeeper {quorum}{znode_parent}"
         self.quorum, self.znode_parent = quorum, znode_parent
@@ -50,20 +54,24 @@ class NativeCluster:
         self.max_put_bytes = settings.max_put_bytes
         self.data = NativeClient(quorum, znode_parent, call_timeout=settings.call_timeout,
                                  max_result_bytes=settings.max_result_bytes,
-                                 max_multi_bytes=settings.max_put_bytes)
+                                 max_multi_bytes=settings.max_put_bytes,
+                                 security=security, cluster=cluster)
         self._admin: NativeAdmin | None = None
+        self.security, self.cluster = security, cluster
 
     @classmethod
     def of(cls, endpoints: ClusterEndpoints, settings: GatewaySettings) -> NativeCluster:
         assert endpoints.zookeeper is not None  # ClusterEndpoints checks it for native
-        return cls(endpoints.zookeeper, endpoints.znode_parent, settings=settings)
+        return cls(endpoints.zookeeper, endpoints.znode_parent, settings=settings,
+                   **endpoints.client_auth)
 
     @property
     def admin(self) -> NativeAdmin:
         if self._admin is None:
             self._admin = NativeAdmin(self.quorum, self.znode_parent,
                                       call_timeout=self.call_timeout,
-                                      locator=self.data.locator)
+                                      locator=self.data.locator, security=self.security,
+                                      cluster=self.cluster)
         return self._admin
 
     def __enter__(self) -> Self:

@@ -16,6 +16,9 @@ Failure rules (HBase's ``RpcConnection`` does the same):
 * a reply about the connection itself (call id -1: a refused header), a closed or reset
   socket, or bytes that are no reply fail **every** pending call, each with an error naming
   the server and that call, and the connection is closed for good.
+
+With Kerberos the preamble is followed by the SASL negotiation (``sasl``), and every byte
+after it passes through the security layer agreed (wrapped under integrity and privacy).
 """
 
 from __future__ import annotations
@@ -25,11 +28,15 @@ import getpass
 import logging
 import socket
 import threading
+from collections.abc import Callable
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
+from functools import partial
 from typing import NamedTuple
 
+from hbase_migrate.cluster.security import ClusterSecurity
 from hbase_migrate.rpc.codec import (
+    AUTH_KERBEROS,
     AUTH_SIMPLE,
     CONNECTION_CALL_ID,
     KEYVALUE_CODEC,
@@ -44,6 +51,14 @@ from hbase_migrate.rpc.errors import (
     RpcConnectionError,
     RpcError,
     RpcTimeoutError,
+)
+from hbase_migrate.rpc.sasl import (
+    PLAIN,
+    Mechanism,
+    SaslError,
+    SecurityLayer,
+    gssapi_login,
+    negotiate,
 )
 
 log = logging.getLogger(__name__)
@@ -67,12 +82,15 @@ class _Pending(NamedTuple):
 
 
 class Connection:
-    """A connection to ``host:port`` speaking ``service``; thread-safe."""
+    """A connection to ``host:port`` speaking ``service``; thread-safe. ``security``: SASL
+    GSSAPI (``rpc.sasl``) when it says Kerberos, as the principal it names, after logging
+    in for ``cluster``; ``mechanism``: another SASL mechanism (given the host) to use."""
 
     def __init__(self, host: str, port: int, *, service: str = CLIENT_SERVICE,
                  user: str | None = None, connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
-                 call_timeout: float = DEFAULT_CALL_TIMEOUT, codec: str = KEYVALUE_CODEC
-                 ) -> None:
+                 call_timeout: float = DEFAULT_CALL_TIMEOUT, codec: str = KEYVALUE_CODEC,
+                 security: ClusterSecurity | None = None, cluster: str = "",
+                 mechanism: Callable[[str], Mechanism] | None = None) -> None:
         self.server = f"{host}:{port}"
         self.service = service
         self.call_timeout = call_timeout
@@ -87,19 +105,37 @@ class Connection:
             raise RpcConnectionError(f"server {self.server}: cannot connect for {service}: "
                                      f"{exc.strerror or exc}", server=self.server) from None
         self._sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        self._sock.settimeout(None)
         try:
-            self._sock.sendall(preamble(AUTH_SIMPLE)
-                               + connection_header(service, user or default_user(),
-                                                   codec=codec))
+            if mechanism is None and security is not None and security.kerberos:
+                mechanism = partial(gssapi_login, security, cluster or self.server,
+                                    self.server)
+            self._layer, user = self._authenticate(host, mechanism, user)
+            self._sock.settimeout(None)
+            self._sock.sendall(self._layer.seal(connection_header(service, user,
+                                                                  codec=codec)))
         except OSError as exc:
             self._sock.close()
             raise RpcConnectionError(f"server {self.server}: connection header not sent: "
                                      f"{exc.strerror or exc}", server=self.server) from None
+        except BaseException:
+            self._sock.close()
+            raise
         self._decoder = ReplyDecoder(self.server)
         self._reader = threading.Thread(target=self._read_loop, daemon=True,
                                         name=f"hbase-rpc {self.server}")
         self._reader.start()
+
+    def _authenticate(self, host: str, mechanism: Callable[[str], Mechanism] | None,
+                      user: str | None) -> tuple[SecurityLayer, str]:
+        """Send the preamble; with a SASL mechanism, negotiate. The security layer agreed
+        and the user the connection header names (the principal, with Kerberos: HBase
+        takes another name for a user to impersonate)."""
+        if mechanism is None:
+            self._sock.sendall(preamble(AUTH_SIMPLE))
+            return PLAIN, user or default_user()
+        sasl = mechanism(host)
+        self._sock.sendall(preamble(AUTH_KERBEROS))
+        return negotiate(self._sock, sasl, self.server), sasl.user
 
     # --- calls --------------------------------------------------------------------------
 
@@ -145,7 +181,7 @@ class Connection:
         frame = encode_call(call_id, method, request, cell_block, int(timeout * 1000))
         try:
             with self._write_lock:
-                self._sock.sendall(frame)
+                self._sock.sendall(self._layer.seal(frame))
         except OSError as exc:
             self._fail_all(f"sending failed: {exc.strerror or exc}")
         return call_id, future
@@ -157,9 +193,10 @@ class Connection:
             while True:
                 data = self._sock.recv(1 << 16)
                 if not data:
-                    self._fail_all("the server closed the connection")
+                    self._fail_all("the server closed the connection"
+                                   + self._layer.cut_off())
                     return
-                for reply in self._decoder.feed(data):
+                for reply in self._decoder.feed(self._layer.open(data)):
                     self._deliver(reply)
                 self._decoder.check()
         except RpcError as exc:
@@ -188,11 +225,12 @@ class Connection:
             pending, self._pending = self._pending, {}
         self._close_socket()
         for call_id, p in sorted(pending.items()):
-            if isinstance(cause, RemoteError):
-                error: RpcError = RemoteError(cause.class_name, cause.stack_trace,
-                                              do_not_retry=cause.do_not_retry,
-                                              server=self.server,
-                                              call=f"{p.method} (call id {call_id})")
+            if isinstance(cause, SaslError):  # the server refused the negotiation
+                error: RpcError = cause
+            elif isinstance(cause, RemoteError):
+                error = RemoteError(cause.class_name, cause.stack_trace,
+                                    do_not_retry=cause.do_not_retry, server=self.server,
+                                    call=f"{p.method} (call id {call_id})")
             else:
                 error = RpcConnectionError(f"server {self.server}: {p.method} (call id "
                                            f"{call_id}) failed: {reason}", server=self.server)
@@ -216,8 +254,10 @@ class Pool:
 
     def __init__(self, *, user: str | None = None, call_timeout: float = DEFAULT_CALL_TIMEOUT,
                  connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
-                 codec: str = KEYVALUE_CODEC, service: str = CLIENT_SERVICE) -> None:
+                 codec: str = KEYVALUE_CODEC, service: str = CLIENT_SERVICE,
+                 security: ClusterSecurity | None = None, cluster: str = "") -> None:
         self.user = user
+        self.security, self.cluster = security, cluster
         self.service = service  # what every connection of the pool speaks
         self.codec = codec
         self.call_timeout = call_timeout
@@ -235,7 +275,8 @@ class Pool:
             return conn
         made = Connection(host, port, service=self.service, user=self.user,
                           call_timeout=self.call_timeout,
-                          connect_timeout=self.connect_timeout, codec=self.codec)
+                          connect_timeout=self.connect_timeout, codec=self.codec,
+                          security=self.security, cluster=self.cluster)
         with self._lock:
             conn = self._connections.get((host, port))
             if conn is None or conn.closed:

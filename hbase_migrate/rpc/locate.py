@@ -160,7 +160,8 @@ class Locator:
         with self._lock:
             if self._meta is not None:
                 return self._meta
-        with HBaseZooKeeper(self.quorum, self.znode_parent, self.zk_timeout) as zk:
+        with HBaseZooKeeper(self.quorum, self.znode_parent, self.zk_timeout,
+                            security=self.pool.security, cluster=self.pool.cluster) as zk:
             server = zk.meta_server()
         if server is None:
             raise RegionNotFoundError(f"ZooKeeper {self.quorum}: no "

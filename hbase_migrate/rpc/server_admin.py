@@ -10,6 +10,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
+from hbase_migrate.cluster.security import ClusterSecurity
 from hbase_migrate.rpc.connection import DEFAULT_CALL_TIMEOUT, Pool
 from hbase_migrate.rpc.errors import Kind, RemoteError, RpcConnectionError, RpcError
 from hbase_migrate.rpc.locate import Locator, Region
@@ -64,11 +65,12 @@ class RegionServerAdmin:
     waits (compactions) last at most ``wait_timeout`` seconds."""
 
     def __init__(self, locator: Locator, *, user: str | None = None,
-                 call_timeout: float = DEFAULT_CALL_TIMEOUT, wait_timeout: float = 600.0
-                 ) -> None:
+                 call_timeout: float = DEFAULT_CALL_TIMEOUT, wait_timeout: float = 600.0,
+                 security: ClusterSecurity | None = None, cluster: str = "") -> None:
         self.locator = locator
         self.wait_timeout = wait_timeout
-        self.servers = Pool(user=user, call_timeout=call_timeout, service=ADMIN_SERVICE)
+        self.servers = Pool(user=user, call_timeout=call_timeout, service=ADMIN_SERVICE,
+                            security=security, cluster=cluster)
 
     def server_call(self, host: str, port: int, method: str, request: bytes) -> bytes:
         """One ``AdminService`` call on region server ``host:port``; the response (errors

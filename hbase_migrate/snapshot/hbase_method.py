@@ -76,6 +76,9 @@ def admin_channel(cluster: ClusterSpec, hbase_version: str) -> AdminChannel:
     if cluster.admin_shell:
         return ShellAdmin(cluster.role, cluster.admin_shell)
     endpoints = cluster.endpoints()
+    if endpoints.native and endpoints.zookeeper:
+        return NativeAdminChannel(cluster.role, endpoints.zookeeper, endpoints.znode_parent,
+                                  **endpoints.client_auth)
     if endpoints.kerberos:
         raise ConfigError(f"{cluster.role} cluster {endpoints.name!r} is secured with "
                           "Kerberos and the Java admin helper does not log in: set "
@@ -85,8 +88,6 @@ def admin_channel(cluster: ClusterSpec, hbase_version: str) -> AdminChannel:
         raise ConfigError(f"{cluster.role} cluster {endpoints.name!r} names neither an "
                           "admin_shell nor a zookeeper quorum: the admin helper connects "
                           "through ZooKeeper")
-    if endpoints.native:
-        return NativeAdminChannel(cluster.role, endpoints.zookeeper, endpoints.znode_parent)
     return JavaAdmin(cluster.role, endpoints.zookeeper, endpoints.znode_parent, hbase_version)
 
 

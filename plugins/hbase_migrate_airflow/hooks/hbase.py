@@ -8,7 +8,8 @@ gateway; ``thrift``: the gateways; by default Thrift2 when named, else native), 
 ``webhdfs`` is given, else a local folder), ``transport`` (``buffered``, ``framed`` or
 ``http``) and ``protocol`` of the gateways,
 and the cluster's security (``auth``, ``principal``, ``keytab``, ``krb5_conf``,
-``hbase_principal``, ``http_principal``, ``zookeeper_principal``, ``qop``, ``tls_ca_file``:
+``hbase_principal``, ``http_principal``, ``zookeeper_principal``, ``qop``,
+``rpc_protection``, ``tls_ca_file``:
 ``hbase_migrate.cluster.security``; file names only, never a secret).
 :meth:`HBaseHook.endpoints` turns it into the core's ``ClusterEndpoints``.
 """
@@ -25,7 +26,8 @@ if TYPE_CHECKING:
 ENDPOINT_EXTRA_KEYS = ("client", "thrift2", "webhdfs", "zookeeper", "znode_parent",
                        "hbase_root", "transport", "protocol")
 SECURITY_EXTRA_KEYS = ("auth", "principal", "keytab", "krb5_conf", "hbase_principal",
-                       "http_principal", "zookeeper_principal", "qop", "tls_ca_file")
+                       "http_principal", "zookeeper_principal", "qop", "rpc_protection",
+                       "tls_ca_file")
 EXTRA_KEYS = ENDPOINT_EXTRA_KEYS + SECURITY_EXTRA_KEYS
 
 
