@@ -13,7 +13,14 @@ import click
 
 from hbase_migrate.errors import ConfigError
 from hbase_migrate.timeutil import parse_duration
-from realstack.hbase import DEFAULT_VERSION, QOPS, WAL_COMPRESSION, RealHBase, RealHBaseOptions
+from realstack.hbase import (
+    DEFAULT_VERSION,
+    QOPS,
+    WAL_COMPRESSION,
+    RealHBase,
+    RealHBaseOptions,
+    check_rpc_protection,
+)
 from realstack.kafka.cli import kafka
 from realstack.maven import RealStackError, module_classpath
 
@@ -26,6 +33,13 @@ def _properties(values: tuple[str, ...]) -> dict[str, str]:
             raise click.BadParameter(f"expected NAME=VALUE, got {value!r}", param_hint="-D")
         found[name] = setting
     return found
+
+
+def _protection(value: str) -> str:
+    try:
+        return check_rpc_protection(value)
+    except RealStackError as exc:
+        raise click.BadParameter(str(exc)) from None
 
 
 @click.group()
@@ -82,6 +96,7 @@ def _ms(value: str, name: str) -> int:
 @click.option("--qop", type=click.Choice(QOPS), default="auth", show_default=True,
               help="With --kerberos: the Thrift gateways' SASL QOP.")
 @click.option("--rpc-protection", default="authentication", show_default=True,
+              callback=lambda _ctx, _param, value: _protection(value),
               help="With --kerberos: hbase.rpc.protection of HBase's own RPC, a level or a "
               "list the servers offer (privacy,integrity,authentication).")
 @click.option("--thrift-http", is_flag=True,

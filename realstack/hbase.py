@@ -85,11 +85,17 @@ class RealHBaseOptions:
             args["thrift-http"] = "true"
         if self.qop not in QOPS:
             raise RealStackError(f"QOP must be one of {QOPS}, got {self.qop!r}")
-        levels = self.rpc_protection.split(",")
-        if not all(level in RPC_PROTECTIONS for level in levels):
-            raise RealStackError(f"RPC protection must be one or more of {RPC_PROTECTIONS} "
-                                 f"separated by commas, got {self.rpc_protection!r}")
+        check_rpc_protection(self.rpc_protection)
         return [part for key, value in args.items() for part in (f"--{key}", value)]
+
+
+def check_rpc_protection(value: str) -> str:
+    """``value`` if it is an ``hbase.rpc.protection`` HBase takes (levels separated by
+    commas, no spaces), else RealStackError naming it."""
+    if not all(level in RPC_PROTECTIONS for level in value.split(",")):
+        raise RealStackError(f"RPC protection must be one or more of "
+                             f"{', '.join(RPC_PROTECTIONS)} separated by commas, got {value!r}")
+    return value
 
 
 def hbase_classpath(version: str = DEFAULT_VERSION) -> list[str]:
