@@ -13,7 +13,14 @@ import click
 
 from hbase_migrate.errors import ConfigError
 from hbase_migrate.timeutil import parse_duration
-from realstack.hbase import DEFAULT_VERSION, QOPS, WAL_COMPRESSION, RealHBase, RealHBaseOptions
+from realstack.hbase import (
+    DEFAULT_VERSION,
+    QOPS,
+    WAL_COMPRESSION,
+    RealHBase,
+    RealHBaseOptions,
+    check_rpc_protection,
+)
 from realstack.kafka.cli import kafka
 from realstack.maven import RealStackError, module_classpath
 
@@ -26,6 +33,13 @@ def _properties(values: tuple[str, ...]) -> dict[str, str]:
             raise click.BadParameter(f"expected NAME=VALUE, got {value!r}", param_hint="-D")
         found[name] = setting
     return found
+
+
+def _protection(value: str) -> str:
+    try:
+        return check_rpc_protection(value)
+    except RealStackError as exc:
+        raise click.BadParameter(str(exc)) from None
 
 
 @click.group()
@@ -81,6 +95,10 @@ def _ms(value: str, name: str) -> int:
               "running in this folder instead of starting one.")
 @click.option("--qop", type=click.Choice(QOPS), default="auth", show_default=True,
               help="With --kerberos: the Thrift gateways' SASL QOP.")
+@click.option("--rpc-protection", default="authentication", show_default=True,
+              callback=lambda _ctx, _param, value: _protection(value),
+              help="With --kerberos: hbase.rpc.protection of HBase's own RPC, a level or a "
+              "list the servers offer (privacy,integrity,authentication).")
 @click.option("--thrift-http", is_flag=True,
               help="Both Thrift gateways in HTTP mode (SPNEGO with --kerberos).")
 @click.option("--ticket-lifetime", default="10h", show_default=True,
@@ -88,8 +106,8 @@ def _ms(value: str, name: str) -> int:
 def start(hbase_version: str, data_dir: Path, name: str, region_servers: int, masters: int,
           wal_compression: str, value_compression: str, roll_size: int, roll_period: str,
           archive_ttl: str, cleaner_interval: str, replication_peer: str | None,
-          heap: str, kerberos: bool, kdc_dir: str | None, qop: str, thrift_http: bool,
-          ticket_lifetime: str) -> None:
+          heap: str, kerberos: bool, kdc_dir: str | None, qop: str, rpc_protection: str,
+          thrift_http: bool, ticket_lifetime: str) -> None:
     """Start real HBase on 127.0.0.1 and run until SIGTERM or SIGINT.
 
     The first start resolves the HBase jars from Maven Central (cached; offline afterwards).
@@ -99,7 +117,8 @@ def start(hbase_version: str, data_dir: Path, name: str, region_servers: int, ma
     temporary realm named after the stack (``--name source`` -> ``SOURCE.TEST``) runs too
     (stopped with the stack); DIR then holds ``client.keytab`` and ``krb5.conf``, and
     cluster.json's ``security`` object names them. ``--kdc OTHER`` puts the stack in the
-    realm of the stack running in OTHER (its KDC; a client principal of this stack's own). With
+    realm of the stack running in OTHER (its KDC; a client principal of this stack's own).
+    ``--rpc-protection`` sets HBase's RPC protection (cluster.json's ``rpc_protection``). With
     ``--thrift-http`` both gateways speak Thrift over HTTP (``"transport": "http"``)."""
     options = RealHBaseOptions(
         hbase_version=hbase_version, region_servers=region_servers, masters=masters,
@@ -108,6 +127,7 @@ def start(hbase_version: str, data_dir: Path, name: str, region_servers: int, ma
         archive_ttl_ms=_ms(archive_ttl, "--archive-ttl"),
         cleaner_interval_ms=_ms(cleaner_interval, "--cleaner-interval"),
         replication_peer=replication_peer, name=name, heap=heap, kerberos=kerberos, qop=qop,
+        rpc_protection=rpc_protection,
         client_ticket_lifetime=ticket_lifetime, thrift_http=thrift_http,
         kdc=str(Path(kdc_dir).resolve()) if kdc_dir else None)
     stop = threading.Event()

@@ -8,9 +8,9 @@ embedded cluster's. The admin endpoint it names answers the embedded cluster's o
 
 With ``kerberos`` the stack is secured (:mod:`realstack.kdc`): a KDC with a temporary realm
 starts first in the stack folder, which then holds, beside ``cluster.json`` (and its
-``security`` object), the client's ``client.keytab`` and ``krb5.conf``. With ``thrift_http``
-both gateways speak Thrift over HTTP (``transport = "http"`` in ``cluster.json``), asking
-for SPNEGO when the stack is secured."""
+``security`` object, ``rpc_protection`` among its keys), the client's ``client.keytab`` and
+``krb5.conf``. With ``thrift_http`` both gateways speak Thrift over HTTP
+(``transport = "http"`` in ``cluster.json``), asking for SPNEGO when the stack is secured."""
 
 from __future__ import annotations
 
@@ -25,6 +25,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
 
+from hbase_migrate.cluster.security import RPC_PROTECTIONS
 from minihbase.process import die_with_parent, log_tail, stop_child
 from realstack.kdc import HOST, Kdc, realm_for
 from realstack.maven import RealStackError, java_command, module_classpath
@@ -58,6 +59,8 @@ class RealHBaseOptions:
     heap: str = "1g"
     kerberos: bool = False
     qop: str = "auth"                  # hbase.thrift.security.qop of both gateways
+    rpc_protection: str = "authentication"  # hbase.rpc.protection: a level, or a list of
+    #                                         them the servers offer (most wanted first)
     client_ticket_lifetime: str = "10h"  # the client principal's tickets (short: renewals)
     thrift_http: bool = False          # both gateways in HTTP mode (SPNEGO with kerberos)
     kdc: str | None = None             # with kerberos: another stack's folder, whose KDC
@@ -82,6 +85,7 @@ class RealHBaseOptions:
             args["thrift-http"] = "true"
         if self.qop not in QOPS:
             raise RealStackError(f"QOP must be one of {QOPS}, got {self.qop!r}")
+        check_rpc_protection(self.rpc_protection)
         if is_1x(self.hbase_version):
             self._check_1x()
         return [part for key, value in args.items() for part in (f"--{key}", value)]
@@ -111,6 +115,15 @@ def _thrift_version(version: str) -> str:
     release = version.partition("-")[0]
     numbers = tuple(int(part) for part in release.split(".") if part.isdigit())
     return LAST_1X_THRIFT if numbers > (1, 4, 13) else version
+
+
+def check_rpc_protection(value: str) -> str:
+    """``value`` if it is an ``hbase.rpc.protection`` HBase takes (levels separated by
+    commas, no spaces), else RealStackError naming it."""
+    if not all(level in RPC_PROTECTIONS for level in value.split(",")):
+        raise RealStackError(f"RPC protection must be one or more of "
+                             f"{', '.join(RPC_PROTECTIONS)} separated by commas, got {value!r}")
+    return value
 
 
 def hbase_classpath(version: str = DEFAULT_VERSION) -> list[str]:
@@ -210,6 +223,7 @@ class RealHBase:
         client = self.kdc.add_principals(self.data_dir / "client.keytab", client_name,
                                          max_life=self.options.client_ticket_lifetime)
         return ["--keytab", str(service), "--realm", self.kdc.realm, "--qop", self.options.qop,
+                "--rpc-protection", self.options.rpc_protection,
                 "--client-principal", self.kdc.principal(client_name),
                 "--client-keytab", str(client), "--krb5-conf", str(krb5_conf)]
 

@@ -117,16 +117,19 @@ def kerberos_stack(folder: Path, options: RealHBaseOptions) -> Iterator[RealHBas
 
 
 SECURED_TICKET = 15  # seconds a client ticket of the shared secured stack lasts
+SECURED_PROTECTION = "privacy,integrity,authentication"  # its hbase.rpc.protection
 
 
 @pytest.fixture(scope="session")
 def secured_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealHBase]:
     """One Kerberos-secured real stack for the session (realm ALPHA.TEST of its own KDC,
-    privacy QOP, client tickets of SECURED_TICKET s), started once for every module that
+    the gateways' privacy QOP, HBase's RPC offering every protection, its clients taking
+    privacy first; client tickets of SECURED_TICKET s), started once for every module that
     needs one; each borrows it (:func:`borrowed`) and stops nothing."""
     yield from kerberos_stack(tmp_path_factory.mktemp("alpha"), RealHBaseOptions(
         region_servers=1, heap="1g", kerberos=True, qop="auth-conf",
-        client_ticket_lifetime=f"{SECURED_TICKET}s", name="alpha"))
+        rpc_protection=SECURED_PROTECTION, client_ticket_lifetime=f"{SECURED_TICKET}s",
+        name="alpha"))
 
 
 def borrowed(stack: RealHBase) -> Iterator[RealHBase]:

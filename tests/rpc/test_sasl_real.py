@@ -1,21 +1,28 @@
 """HBase's own RPC with Kerberos against the session's secured real HBase 2.6.1
-(``secured_stack``: its own KDC and realm; ``hbase.rpc.protection`` is HBase's default,
-``authentication``: the stack sets no other, so that is the level tested here; integrity
-and privacy wrapping are tested against a scripted server in ``test_sasl``).
+(``secured_stack``: its own KDC and realm; ``hbase.rpc.protection`` =
+``privacy,integrity,authentication``, so its servers offer every level and
+``cluster.json``'s ``rpc_protection`` lists them, privacy first).
 
 * The RPC servers refuse a connection without SASL (the proof they are secured).
-* ``NativeCluster`` with the cluster's security: the master's calls (namespaces, a table
-  created with split keys, its descriptor), the region servers' (writes and scans of every
-  cell type, a flush through AdminService), each cross-checked through the Thrift2 gateway.
-* Asking for a QOP the servers do not offer is one line naming both sides.
+* The cluster's own setting agrees on privacy with the master; each single level is agreed
+  as asked.
+* ``connect()`` (the native client) at ``authentication``, ``integrity`` and ``privacy``:
+  the master's calls (a table created with split keys, its descriptor, namespaces), the
+  region servers' (writes and raw scans of every cell type, a flush through AdminService),
+  each cross-checked through the Thrift2 gateway (SASL, its own QOP).
+* A service principal the KDC does not know is one line naming it, raised at once through
+  the client protocol (a refusal is not retried).
 * No key of the keytab appears in the log.
-* The lifecycle with both clusters native over Kerberos ends in a match.
-* Integrity and privacy with real Kerberos tickets, against a GSSAPI acceptor of HBase's
-  framing holding the stack's HBase service key (the real servers run authentication only).
+* The lifecycle with both clusters native over Kerberos (at privacy) ends in a match.
+* What HBase cannot show, against a GSSAPI acceptor of HBase's framing holding the stack's
+  HBase service key: privacy tokens sealed on the wire (nothing of the header readable),
+  integrity tokens signed only, and a QOP the server does not offer refused in one line
+  naming both sides.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import socket
 import struct
@@ -42,11 +49,12 @@ from hbase_migrate.rpc.codec import decode_call, encode_reply
 from hbase_migrate.rpc.connection import Connection
 from hbase_migrate.rpc.errors import RemoteError
 from hbase_migrate.rpc.messages import get_response
-from hbase_migrate.rpc.sasl import SaslError
+from hbase_migrate.rpc.sasl import GssapiMechanism, SaslError, gssapi_login
 from hbase_migrate.wal.model import Cell, CellType, cell_order
 from minihbase.cli.minicluster import call_admin
 from minihbase.workload import Workload, WorkloadSpec
 from realstack.hbase import RealHBase
+from tests.realstack import fixtures
 from tests.realstack.fixtures import borrowed, keytab_keys, leaks, stack_endpoints
 from tests.rpc.scripted import read_exactly
 from tests.rpc.test_lifecycle_native_real import native_cluster_json
@@ -66,7 +74,7 @@ def secured(secured_stack: RealHBase) -> Iterator[RealHBase]:
 def endpoints(secured: RealHBase) -> ClusterEndpoints:
     found = stack_endpoints(secured)
     assert found.security is not None and found.security.kerberos
-    assert found.security.rpc_protection == "authentication"
+    assert found.security.rpc_protection == fixtures.SECURED_PROTECTION
     return found
 
 
@@ -89,78 +97,98 @@ def test_the_rpc_servers_refuse_simple_auth(endpoints: ClusterEndpoints) -> None
     assert "AccessDeniedException" in refused.value.class_name
 
 
+def agreed(endpoints: ClusterEndpoints, protection: str | None = None) -> int:
+    """The QOP bit the master agrees on with a client asking for ``protection`` (the
+    cluster's own setting when None), after one call through the security layer."""
+    assert endpoints.security is not None
+    security = replace(endpoints.security,
+                       rpc_protection=protection or endpoints.security.rpc_protection)
+    made: list[GssapiMechanism] = []
+
+    def mechanism(host: str) -> GssapiMechanism:
+        made.append(gssapi_login(security, endpoints.name, "master", host))
+        return made[0]
+
+    conn = Connection(*master(endpoints), service="MasterService", mechanism=mechanism)
+    try:
+        conn.call("IsMasterRunning", b"")
+    finally:
+        conn.close()
+    return made[0].qop
+
+
+def test_each_protection_is_agreed_with_the_master(endpoints: ClusterEndpoints) -> None:
+    assert agreed(endpoints) == 4  # the cluster's list, privacy first
+    assert [agreed(endpoints, level) for level in ("authentication", "integrity", "privacy")] \
+        == [1, 2, 4]
+
+
+@pytest.mark.parametrize("protection", ["authentication", "integrity", "privacy"])
 def test_native_over_kerberos_cross_checked_through_thrift2(
-        endpoints: ClusterEndpoints, secured: RealHBase,
+        endpoints: ClusterEndpoints, secured: RealHBase, protection: str,
         caplog: pytest.LogCaptureFixture) -> None:
+    assert endpoints.security is not None
     caplog.set_level(logging.DEBUG)
-    native_endpoints = replace(endpoints, client="native")
+    table = f"{TABLE}_{protection}"
+    native_endpoints = replace(endpoints, client="native", security=replace(
+        endpoints.security, rpc_protection=protection))
     with connect(native_endpoints, GatewaySettings()) as native, \
             Thrift2Client(endpoints.thrift2 or "", **endpoints.client_auth) as t2:
         assert isinstance(native, NativeCluster)  # connect() gives the native client
-        native.create_table(TableDescriptor(TABLE, FAMILIES), SPLITS)
-        assert native.table_exists(TABLE) and t2.table_exists(TABLE)
-        assert native.table_descriptor(TABLE) == t2.table_descriptor(TABLE)
+        native.create_table(TableDescriptor(table, FAMILIES), SPLITS)
+        assert native.table_exists(table) and t2.table_exists(table)
+        assert native.table_descriptor(table) == t2.table_descriptor(table)
         assert "default" in native.namespaces()
-        assert [r.start_key for r in native.regions(TABLE)] == [b"", *SPLITS]
+        assert [r.start_key for r in native.regions(table)] == [b"", *SPLITS]
         written = every_kind(ROWS)
-        native.write_cells(TABLE, written)
-        raw = [c for piece in native.scan(TABLE, raw=True) for c in piece]
+        native.write_cells(table, written)
+        raw = [c for piece in native.scan(table, raw=True) for c in piece]
         assert raw == sorted(written, key=cell_order)
-        visible = [c for piece in native.scan(TABLE) for c in piece]
-        assert visible == [c for piece in t2.scan(TABLE) for c in piece]
+        visible = [c for piece in native.scan(table) for c in piece]
+        assert visible == [c for piece in t2.scan(table) for c in piece]
         assert visible and all(c.type == CellType.PUT for c in visible)
         # The other way: what Thrift2 writes, the native client reads.
         extra = [c._replace(row=b"t2-" + c.row) for c in written if c.type == CellType.PUT]
-        t2.put_cells(TABLE, extra)
-        assert native.get(TABLE, b"t2-a") == sorted(
+        t2.put_cells(table, extra)
+        assert native.get(table, b"t2-a") == sorted(
             (c for c in extra if c.row == b"t2-a"), key=cell_order)
-        native.admin.flush(TABLE)  # AdminService on the region server, over SASL
-        assert [c for piece in native.scan(TABLE) for c in piece] == \
-            [c for piece in t2.scan(TABLE) for c in piece]
+        native.admin.flush(table)  # AdminService on the region server, over SASL
+        assert [c for piece in native.scan(table) for c in piece] == \
+            [c for piece in t2.scan(table) for c in piece]
     assert not leaks(caplog.text, keytab_keys(secured.kdc, secured.data_dir / "client.keytab")
                      if secured.kdc else [])
 
 
-def test_a_protection_the_servers_do_not_offer_is_one_line(
-        endpoints: ClusterEndpoints) -> None:
+def test_an_unknown_service_principal_is_one_line(endpoints: ClusterEndpoints) -> None:
     assert endpoints.security is not None
-    private = replace(endpoints.security, rpc_protection="privacy")
-    with pytest.raises(SaslError) as refused:
-        Connection(*master(endpoints), service="MasterService", security=private,
-                   cluster=endpoints.name)
-    message = str(refused.value)
-    assert "\n" not in message
-    assert "QOP mismatch: rpc_protection asks for privacy but the server offers " \
-           "authentication" in message
-    assert endpoints.security.principal and endpoints.security.principal in message
-    assert "hbase/localhost@" in message
-    # A service principal the KDC does not know: the same line, naming it.
     wrong = replace(endpoints.security, hbase_principal="hbase/nohost@" +
                     endpoints.security.hbase_principal.partition("@")[2])
     with pytest.raises(SaslError) as unknown:
         Connection(*master(endpoints), service="MasterService", security=wrong,
                    cluster=endpoints.name)
-    assert "\n" not in str(unknown.value) and " to hbase/nohost@" in str(unknown.value)
-    assert "not found in Kerberos database" in str(unknown.value)
+    message = str(unknown.value)
+    assert "\n" not in message and " to hbase/nohost@" in message
+    assert "not found in Kerberos database" in message
+    assert endpoints.security.principal and endpoints.security.principal in message
     # Through the client protocol: the master's and the region servers' calls fail at once
     # with that line (a refusal is not retried, nor taken for an outage).
     began = time.monotonic()
-    with connect(replace(endpoints, client="native", security=private)) as native:
-        with pytest.raises(SaslError, match="QOP mismatch"):
+    with connect(replace(endpoints, client="native", security=wrong)) as native:
+        with pytest.raises(SaslError, match="hbase/nohost@"):
             native.table_exists(TABLE)
-        with pytest.raises(SaslError, match="QOP mismatch"):
+        with pytest.raises(SaslError, match="hbase/nohost@"):
             native.get(TABLE, b"a")
     assert time.monotonic() - began < 20
 
 
-# --- integrity and privacy with real Kerberos: a GSSAPI acceptor of HBase's framing ----------
+# --- what HBase cannot show, with real Kerberos: a GSSAPI acceptor of HBase's framing --------
 
 
 class Acceptor:
     """The server side of HBase's SASL framing with python-gssapi as ``hbase/localhost``
     from the stack's service keytab: it offers ``offer`` (QOP bits), then reads the wrapped
     connection header and one call, and answers the call with a wrapped reply. Keeps the
-    raw bytes it received after negotiation."""
+    raw bytes it received after negotiation (a client that hangs up ends it early)."""
 
     def __init__(self, keytab: str, offer: int) -> None:
         self.listener = socket.create_server(("127.0.0.1", 0))
@@ -177,7 +205,7 @@ class Acceptor:
 
     def _serve(self) -> None:
         conn, _ = self.listener.accept()
-        with conn:
+        with conn, contextlib.suppress(EOFError, OSError):
             self.seen["preamble"] = read_exactly(conn, 6)
             ctx = gssapi.SecurityContext(creds=self.creds, usage="accept")
             while not ctx.complete:
@@ -234,6 +262,24 @@ def test_wrapping_with_real_kerberos(secured: RealHBase, endpoints: ClusterEndpo
     assert reply.call_id == 0 and reply.cell_block
 
 
+def test_a_protection_the_server_does_not_offer_is_one_line(
+        endpoints: ClusterEndpoints, secured: RealHBase) -> None:
+    assert endpoints.security is not None
+    acceptor = Acceptor(str(secured.data_dir / "service.keytab"), 1)  # authentication only
+    private = replace(endpoints.security, rpc_protection="privacy")
+    try:
+        with pytest.raises(SaslError) as refused:
+            Connection("127.0.0.1", acceptor.port, security=private, cluster=endpoints.name)
+    finally:
+        acceptor.listener.close()
+    message = str(refused.value)
+    assert "\n" not in message
+    assert "QOP mismatch: rpc_protection asks for privacy but the server offers " \
+           "authentication" in message
+    assert endpoints.security.principal and endpoints.security.principal in message
+    assert "hbase/localhost@" in message
+
+
 # --- the lifecycle, both clusters native over Kerberos ---------------------------------------
 
 
@@ -241,7 +287,8 @@ def test_lifecycle_native_over_kerberos(secured: RealHBase, endpoints: ClusterEn
                                         tmp_path: Path) -> None:
     """prepare, the ``scan`` copy under a live writer, replay from the real WALs (read over
     SPNEGO WebHDFS) and validate, with both clusters' client native (their cluster.json
-    names no gateway); Thrift2 with SASL checks the target cell for cell."""
+    names no gateway; its RPC protection list agrees on privacy); Thrift2 with SASL checks
+    the target cell for cell."""
     source, target = "sasl_life", "sasl_life_copy"
 
     def writes(seed: int, ops: int) -> None:

@@ -46,7 +46,8 @@ import org.apache.hbase.thirdparty.com.google.gson.JsonObject;
  * <p>Arguments: --dir D --region-servers K --wal-compression none|dict|dict+tags
  * --value-compression none|gz|snappy|lz4|zstd|... --roll-period MS --roll-size BYTES
  * --archive-ttl MS --cleaner-interval MS --replication-peer ID --name N
- * [--keytab K --realm R --qop auth|auth-int|auth-conf]: Kerberos everywhere (see secure());
+ * [--keytab K --realm R --qop auth|auth-int|auth-conf --rpc-protection P]: Kerberos everywhere
+ * (see secure());
  * [--thrift-http true]: both gateways speak Thrift over HTTP (see httpGateways()).
  */
 public final class RealHBase implements StackSupport.Stack {
@@ -127,7 +128,10 @@ public final class RealHBase implements StackSupport.Stack {
 
   /**
    * Kerberos for every server of the stack, from one keytab of service principals: HDFS
-   * (RPC, WebHDFS with SPNEGO), HBase, both Thrift gateways (SASL GSSAPI with the QOP) and
+   * (RPC, WebHDFS with SPNEGO), HBase (SASL GSSAPI at hbase.rpc.protection, by default
+   * authentication; a list such as privacy,integrity,authentication offers each level, the
+   * stack's own clients, master and region servers included, asking for the first), both
+   * Thrift gateways (SASL GSSAPI with the QOP, a setting of their own) and
    * ZooKeeper (SASL; a client that does not authenticate is refused). The DataNode runs on
    * unprivileged ports (ignore.secure.ports.for.testing, SASL data transfer). HBase's root and WAL folders are
    * readable by the client principal (hbase.rootdir.perms, hbase.wal.dir.perms = 755).
@@ -138,6 +142,7 @@ public final class RealHBase implements StackSupport.Stack {
     String http = principal("HTTP");
     conf.set("hadoop.security.authentication", "kerberos");
     conf.set("hbase.security.authentication", "kerberos");
+    conf.set("hbase.rpc.protection", opt("rpc-protection", "authentication"));
     for (String key : new String[] {"hbase.master", "hbase.regionserver", "dfs.namenode",
         "dfs.datanode"}) {
       conf.set(key + ".kerberos.principal", hbase);
@@ -227,6 +232,7 @@ public final class RealHBase implements StackSupport.Stack {
       security.put("http_principal", "HTTP/_HOST@" + options.get("realm"));
       security.put("zookeeper_principal", "zookeeper/_HOST@" + options.get("realm"));
       security.put("qop", opt("qop", "auth"));
+      security.put("rpc_protection", opt("rpc-protection", "authentication"));
       security.put("principal", options.get("client-principal"));
       security.put("keytab", options.get("client-keytab"));
       security.put("krb5_conf", options.get("krb5-conf"));
