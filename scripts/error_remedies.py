@@ -41,9 +41,10 @@ GROUPS: list[tuple[str, str, list[str]]] = [
     ("HBase's native RPC", "Errors of the client that speaks HBase's own protobuf RPC to the "
      "master and region servers.",
      ["RpcError", "RpcFrameError", "RemoteError", "RpcConnectionError", "RpcTimeoutError",
-      "RegionNotFoundError", "NativeCallError", "AdminCallError", "_NoMaster"]),
+      "RegionNotFoundError", "NativeCallError", "NativeUnreachableError", "AdminCallError",
+      "_NoMaster"]),
     ("Kerberos", "Logins and handshakes of secured clusters.",
-     ["KerberosError", "Krb5ConfConflict"]),
+     ["KerberosError", "Krb5ConfConflict", "SaslError"]),
     ("WAL files", "A WAL file that cannot be read; the line names the file and the byte "
      "offset.",
      ["WalError", "WalSourceError", "WalUnsupportedError", "WalEmptyError", "WalCorruptError",
@@ -143,6 +144,13 @@ REMEDIES: dict[str, str] = {
     "RemoteError": "HBase refused the call: the Java exception class in the line says why "
                    "(a `TableNotFoundException`, an `AccessDeniedException`); fix that.",
     "RpcConnectionError": "Check that the server named runs and its port is reachable. " + _RETRY,
+    "NativeUnreachableError": "Check that the region server or master named runs and that its "
+                              "RPC port (16020, 16000 by default) is reachable from here. "
+                              + _RETRY,
+    "SaslError": "Match the cluster's security to the servers': `hbase_principal` as HBase's "
+                 "`hbase.regionserver.kerberos.principal`, and `rpc_protection` to a level "
+                 "the servers' `hbase.rpc.protection` offers; a server that answers with "
+                 "SIMPLE is unsecured (`auth = \"none\"`).",
     "RpcTimeoutError": "The server is overloaded or stuck; check its log and rerun.",
     "RegionNotFoundError": "The table has no region serving that row yet (a region in "
                            "transition, or the table is disabled): wait and rerun, or enable "

@@ -52,7 +52,11 @@ KEY_DESCRIPTIONS = {
     "principal": "the principal the migration logs in as",
     "keytab": "the keytab of `principal` (omit to use your own `kinit` ticket)",
     "krb5_conf": "the realm's `krb5.conf` (optional)",
-    "hbase_principal": "the Thrift gateways' service principal (`_HOST`: the endpoint's host)",
+    "hbase_principal": "HBase's service principal, of the Thrift gateways and of the master "
+                       "and region servers' own RPC (`_HOST`: the server's host)",
+    "rpc_protection": "with `client = \"native\"`: the `hbase.rpc.protection` asked of HBase's "
+                      "own RPC: `authentication` (default), `integrity`, `privacy`, or a list "
+                      "of them, most wanted first",
     "http_principal": "WebHDFS's SPNEGO principal (and the gateways' in HTTP mode)",
     "zookeeper_principal": "ZooKeeper's service principal",
     "qop": "the gateways' `hbase.thrift.security.qop`: `auth`, `auth-int` or `auth-conf`",

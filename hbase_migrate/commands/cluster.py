@@ -5,7 +5,7 @@ tables in a terminal or stable JSON.
 On HBase 3.x the replication queues live in the table ``hbase:replication``: they are named,
 not read. JSON shape (times in ms since the epoch, ``null`` when a part is not configured)::
 
-    {"name", "side", "now",
+    {"name", "side", "now", "client": "native"|"thrift",
      "zookeeper": null | {"quorum", "znode_parent", "cluster_id", "master",
                           "live_servers": [str],
                           "replication": {"peers": [{"id", "cluster_key", "state",
@@ -64,6 +64,7 @@ def info(config: Path, side: str, as_json: bool) -> None:
     endpoints = spec.endpoints()
     now = now_ms()
     report: dict[str, Any] = {"name": endpoints.name, "side": side, "now": now,
+                              "client": endpoints.client,
                               "zookeeper": zookeeper_info(endpoints), "wal_store": None,
                               "retention": None}
     if side == "source":
@@ -144,7 +145,9 @@ def render(report: dict[str, Any], console: Console | None = None) -> None:
     from rich.console import Console
 
     console = console or Console()
-    console.print(f"[bold]{report['name']}[/bold] ({report['side']} cluster)")
+    over = ("HBase's own RPC" if report.get("client") == "native"
+            else "the Thrift gateways")
+    console.print(f"[bold]{report['name']}[/bold] ({report['side']} cluster, over {over})")
     zk = report["zookeeper"]
     if zk is None:
         console.print("no ZooKeeper quorum configured: servers and replication unknown")

@@ -33,7 +33,8 @@ strict validation after the last catch-up, as the cutover gate requires.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import replace
 from typing import Any
 
@@ -41,6 +42,7 @@ from hbase_migrate.audit.ledger import Ledger
 from hbase_migrate.audit.migrations_book import OpenStep
 from hbase_migrate.audit.records import StepStatus, Verdict
 from hbase_migrate.cluster.descriptors import RegionDescriptor
+from hbase_migrate.cluster.thrift1 import Thrift1Client
 from hbase_migrate.config import MigrationSpec, TableSpec
 from hbase_migrate.limits import ThrottlePlan
 from hbase_migrate.ranges.engine import Progress, RangeEngine, bind
@@ -54,6 +56,7 @@ from hbase_migrate.ranges.tasks import (
     open_thrift1,
     task_throttle,
 )
+from hbase_migrate.rpc.admin_channel import NativeAdminChannel
 from hbase_migrate.validate.compare import compare_tables
 from hbase_migrate.validate.gx_process import GxProcess
 from hbase_migrate.validate.repair import RangeRepair, repair_range
@@ -238,18 +241,29 @@ class Validation:
                     done[r].tombstones = TombstoneRepair(self.target_of(r), cells,
                                                          refused=True)
                 return done
-            why = (f"a repair asks it to major-compact the regions where delete markers hide "
-                   f"repaired cells (ranges {', '.join(map(str, hidden))}); HBase's Thrift2 "
-                   "has no compaction call")
             asked: set[bytes] = set()
             deadline = time.monotonic() + self.compact_wait
-            with open_thrift1(self.spec.target, why) as admin:
+            with self.compactor(hidden) as admin:
                 for r, cells in hidden.items():
                     done[r].tombstones = compact_and_put(
                         dst, admin, self.target_of(r), cells,
                         max(0.0, deadline - time.monotonic()), asked=asked,
                         shell=self.spec.target.admin_shell)
         return done
+
+    def compactor(self, hidden: Mapping[KeyRange, Any]
+                  ) -> AbstractContextManager[Thrift1Client | NativeAdminChannel]:
+        """What major-compacts the target: HBase's own RPC for a native target, else its
+        Thrift1 gateway (HBase's Thrift2 has no compaction call)."""
+        endpoints = self.spec.target.endpoints()
+        if endpoints.native and endpoints.zookeeper:
+            return nullcontext(NativeAdminChannel("target", endpoints.zookeeper,
+                                                  endpoints.znode_parent,
+                                                  **endpoints.client_auth))
+        why = (f"a repair asks it to major-compact the regions where delete markers hide "
+               f"repaired cells (ranges {', '.join(map(str, hidden))}); HBase's Thrift2 "
+               "has no compaction call")
+        return open_thrift1(self.spec.target, why)
 
     def record_tombstones(self, key_range: KeyRange, done: TombstoneRepair | None,
                           matched: bool) -> None:

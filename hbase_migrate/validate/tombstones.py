@@ -15,6 +15,11 @@ still does not show is *hidden*. Then:
 3. with the target's ``admin_shell`` configured (``hbase shell -n``), when the first round
    leaves cells hidden, the shell runs ``flush`` and ``major_compact`` of the table, and the
    polling goes on;
+
+   a target whose client is native skips 1 and 3: its table is flushed and major-compacted
+   over HBase's own RPC, waited until the compaction ended
+   (:meth:`~hbase_migrate.rpc.admin_channel.NativeAdminChannel.flush_and_compact`), before
+   the first put;
 4. what still hides at the end is listed with the command that drops the markers by hand.
 
 HBase's Thrift1 ``majorCompact`` reaches ``Admin.compact`` (2.x and 3.x): the store files
@@ -34,6 +39,7 @@ from hbase_migrate.cluster.admin import SHELL_TIMEOUT, run_shell
 from hbase_migrate.cluster.client import Client
 from hbase_migrate.cluster.thrift1 import Thrift1Client
 from hbase_migrate.ranges.keyrange import KeyRange
+from hbase_migrate.rpc.admin_channel import NativeAdminChannel
 from hbase_migrate.validate.compare import aligned, scan_cells
 from hbase_migrate.validate.repair import describe
 from hbase_migrate.wal.model import Cell
@@ -88,6 +94,7 @@ class TombstoneRepair:
     left: list[Cell] = field(default_factory=list)    # still hidden at the end
     refused: bool = False           # compaction not allowed (``--no-compact``)
     shell: str | None = None        # the admin shell that flushed and major-compacted
+    native: bool = False            # flushed and major-compacted over HBase's own RPC
 
     @property
     def command(self) -> str:
@@ -100,7 +107,10 @@ class TombstoneRepair:
         if self.refused:
             return [f"refused: {first} ({self.cells(self.hidden)}); --no-compact: run "
                     f"{self.command!r} in the hbase shell, then validate --repair again"]
-        out = [f"{first}: major compaction asked of {len(self.regions)} region(s)"]
+        if self.native:
+            out = [f"{first}: flushed and major-compacted over HBase's own RPC"]
+        else:
+            out = [f"{first}: major compaction asked of {len(self.regions)} region(s)"]
         if self.shell:
             out.append(f"{self.command!r} run through the admin shell {self.shell!r}")
         out.append(f"put {n} cell(s) again over {self.rounds} round(s) in {self.waited:.1f}s: "
@@ -122,10 +132,10 @@ class TombstoneRepair:
                 "rounds": self.rounds, "waited": round(self.waited, 2),
                 "still_hidden": [describe(c) for c in self.left[:NOTE_LIMIT]],
                 "still_hidden_cells": len(self.left), "refused": self.refused,
-                "shell": self.shell, "command": self.command}
+                "shell": self.shell, "native": self.native, "command": self.command}
 
 
-def compact_and_put(target: Client, admin: Thrift1Client, table: str,
+def compact_and_put(target: Client, admin: Thrift1Client | NativeAdminChannel, table: str,
                     hidden: Sequence[Cell], timeout: float = DEFAULT_COMPACT_WAIT,
                     poll: float = POLL, asked: set[bytes] | None = None,
                     shell: str | None = None) -> TombstoneRepair:
@@ -133,16 +143,23 @@ def compact_and_put(target: Client, admin: Thrift1Client, table: str,
     (those not in ``asked`` yet, which gains them), then put the cells again and read them
     back until they all show or ``timeout`` seconds passed (one round at least); with an
     admin ``shell``, flush and major-compact the table through it after a first round that
-    left cells hidden."""
+    left cells hidden. A native ``admin`` flushes and major-compacts the table (once, as
+    ``asked`` records) and waits for it before the first put."""
     done = TombstoneRepair(table, list(hidden))
     asked = set() if asked is None else asked
-    wanted = {r.region_name: r for r in admin.regions(table) for c in hidden
-              if r.contains(c.row)}
-    for name in wanted:
-        if name not in asked:
-            admin.major_compact(name)
-            asked.add(name)
-    done.regions = [r.encoded_name for r in wanted.values()]
+    if isinstance(admin, NativeAdminChannel):
+        done.native = True
+        regions = target.regions(table)
+        if (ran := f"native:{table}".encode()) not in asked:  # once per table
+            admin.flush_and_compact(table)
+            asked.add(ran)
+    else:
+        regions = admin.regions(table)
+        for region in regions:
+            if region.region_name not in asked and any(region.contains(c.row) for c in hidden):
+                admin.major_compact(region.region_name)
+                asked.add(region.region_name)
+    done.regions = [r.encoded_name for r in regions if any(r.contains(c.row) for c in hidden)]
     left, began = list(hidden), time.monotonic()
     while left:
         target.put_cells(table, left)

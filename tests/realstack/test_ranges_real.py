@@ -35,9 +35,11 @@ BUDGET = 150  # cells per range: several ranges a region
 
 
 def configure(folder: Path, source: Path, target: Path, table: str = TABLE,
-              target_table: str | None = None, admin_shell: str | None = None) -> Path:
+              target_table: str | None = None, admin_shell: str | None = None,
+              target_client: str | None = None) -> Path:
     path = folder / "migration.toml"
     shell = f'admin_shell = "{admin_shell}"\n' if admin_shell else ""
+    shell += f'client = "{target_client}"\n' if target_client else ""
     path.write_text(
         f'[migration]\nname = "mig"\nledger = "sqlite:///{folder / "ledger.db"}"\n'
         f'[source]\ncluster_json = "{source}"\n[target]\ncluster_json = "{target}"\n{shell}'
@@ -244,5 +246,24 @@ def test_repair_past_delete_markers_on_a_real_target(real_hbase: RealHBase,
     assert set(tombs["hidden"]) == hidden and tombs["shell"] == shell, tombs
     assert tombs["still_hidden"] == [], tombs
     assert any("run through the admin shell" in a for a in repaired["actions"])
+    with Thrift2Client(real.thrift2) as client:
+        assert compare_tables(client, client, source_table, target_table).equal
+
+    # A target whose client is native: no Thrift1, no shell; its table flushed and
+    # major-compacted over HBase's own RPC, waited for, before the first put.
+    with Thrift2Client(real.thrift2) as client:
+        client.write_cells(target_table, [
+            Cell(b"r03", b"d", b"b", 6000, CellType.DELETE_COLUMN, b""),
+            Cell(b"r06", b"d", b"", 6000, CellType.DELETE_FAMILY, b"")])
+    call_admin(real_hbase.cluster_json, "flush", {"table": target_table})
+    spec = load_config(configure(tmp_path, real_hbase.cluster_json, real_hbase.cluster_json,
+                                 source_table, target_table, target_client="native"))
+    fixed = validate(spec, repair=True, recompare_wait=0, compact_wait=30).to_json()
+    (repaired,) = fixed["tables"][0]["repaired"]
+    tombs = repaired["tombstones"]
+    assert set(tombs["hidden"]) == {"row=r03 column=d:b ts=1003", "row=r06 column=d:a ts=1006",
+                                    "row=r06 column=d:b ts=1006"}, tombs
+    assert tombs["native"] and tombs["shell"] is None and tombs["still_hidden"] == [], tombs
+    assert any("over HBase's own RPC" in a for a in repaired["actions"])
     with Thrift2Client(real.thrift2) as client:
         assert compare_tables(client, client, source_table, target_table).equal

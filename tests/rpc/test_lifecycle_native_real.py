@@ -3,9 +3,10 @@ session's ``real_hbase``): the migration's clusters name ZooKeeper, WebHDFS and 
 but no Thrift gateway, so every step (prepare's regions, descriptors and create with split
 keys; the ``scan`` copy; replay's writes; validate's scans and repair's writes) goes over
 HBase's own RPC. Source and target are two tables of the one real cluster (a second JVM
-stack is more than the suite should start). A live writer (the workload, through the cluster's gateways: it is not
-part of the migration) writes puts and every delete kind during the copy. The Thrift2 gateway
-of the same cluster is the independent reader that checks the result cell for cell."""
+stack is more than the suite should start). A live writer (the workload, through the
+cluster's gateways: it is not part of the migration) writes puts and every delete kind during
+the copy. The Thrift2 gateway of the same cluster is the independent reader that checks the
+result cell for cell."""
 
 from __future__ import annotations
 
