@@ -33,7 +33,7 @@ from minihbase.model import (
     TableStateError,
 )
 from minihbase.store import Batch, Store, TableInfo
-from minihbase.visibility import compacted_cells, visible_cells
+from minihbase.visibility import compacted_cells, raw_cells, visible_cells
 
 
 def now_ms() -> int:
@@ -272,8 +272,8 @@ class Cluster:
 
     def _visible_row(self, info: TableInfo, row: bytes, query: Query) -> list[Cell]:
         families = {f.name: f for f in info.descriptor.families}
-        return visible_cells(self.store.row_cells(info.name, row), query, families,
-                             self.clock())
+        read = raw_cells if query.raw else visible_cells
+        return read(self.store.row_cells(info.name, row), query, families, self.clock())
 
     def _check_query(self, info: TableInfo, query: Query) -> None:
         for family in query.columns.families:
@@ -300,9 +300,10 @@ class Cluster:
             prefix_stop = _prefix_stop(query.prefix)
             stop = min(stop, prefix_stop) if stop and prefix_stop else (stop or prefix_stop)
         inclusive, returned = True, 0
+        read = raw_cells if query.raw else visible_cells
         while rows := self.store.raw_rows(info.name, start, inclusive, stop):
             for _, cells in rows:
-                visible = visible_cells(cells, query, families, self.clock())
+                visible = read(cells, query, families, self.clock())
                 if not visible:
                     continue
                 step = query.batch or len(visible)

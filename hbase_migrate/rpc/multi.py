@@ -13,6 +13,8 @@
     ResultOrException   1 index  2 result  3 exception (NameBytesPair: class name, trace)
     RegionActionResult  1 resultOrException (repeated)  2 exception (NameBytesPair)
     MultiResponse       1 regionActionResult (repeated, one per RegionAction, in order)
+    MutateRequest       1 region  2 mutation  3 condition  4 nonce_group
+    MutateResponse      1 result  2 processed
 
 A mutation is sent as HBase's client sends it (``ProtobufUtil.toMutationNoData``): row, type
 and ``associated_cell_count``, its cells next in the call's cell block, each with its own
@@ -28,6 +30,7 @@ from typing import NamedTuple
 
 from hbase_migrate.rpc.codec import decode_cells
 from hbase_migrate.rpc.messages import (
+    LATEST_TIMESTAMP,
     Result,
     decode_name_bytes_pair,
     decode_region_specifier,
@@ -81,21 +84,36 @@ def inline_mutation(row: bytes, cells: Sequence[Cell]) -> bytes:
     return out
 
 
-def decode_mutation(data: bytes, block: bytes, pos: int) -> tuple[int, tuple[Cell, ...], int]:
-    """``(mutate_type, cells, position in block after them)`` of a MutationProto."""
+class MutationAction(NamedTuple):
+    """A decoded MutationProto (of the Action whose index is ``action``): ``timestamp`` is
+    the mutation's own (LATEST_TIMESTAMP unless set), what a Delete naming no cell deletes
+    the whole row at."""
+
+    action: int
+    kind: int
+    row: bytes
+    timestamp: int
+    cells: tuple[Cell, ...]
+
+
+def decode_mutation(data: bytes, block: bytes, pos: int, index: int = 0
+                    ) -> tuple[MutationAction, int]:
+    """A MutationProto and the position in ``block`` after its cells."""
     m = Message(data, "MutationProto")
     kind, row = m.req_int(2, "mutate_type"), m.opt_bytes(1) or b""
+    stamp = m.opt_int(4)
+    timestamp = LATEST_TIMESTAMP if stamp is None else to_int64(stamp)
     count = to_int64(m.opt_int(8) or 0)
     if count:
         cells, pos = decode_cells(block, pos, count)
-        return kind, cells, pos
+        return MutationAction(index, kind, row, timestamp, cells), pos
     out = []
     for cv in m.repeated(3):
         col = Message(cv, "ColumnValue")
         family = col.req_bytes(1, "family")
         for qv_data in col.repeated(2):
             qv = Message(qv_data, "QualifierValue")
-            ts = to_int64(qv.opt_int(3) or 0x7FFFFFFFFFFFFFFF)
+            ts = to_int64(qv.opt_int(3) or LATEST_TIMESTAMP)
             qualifier = qv.opt_bytes(1) or b""
             if kind == PUT:
                 out.append(Cell(row, family, qualifier, ts, CellType.PUT, qv.opt_bytes(2) or b""))
@@ -106,7 +124,22 @@ def decode_mutation(data: bytes, block: bytes, pos: int) -> tuple[int, tuple[Cel
                 out.append(Cell(row, family, qualifier, ts, CELL_TYPES[delete_type]))
             else:
                 raise ProtobufError(f"mutation type {kind} is neither PUT nor DELETE")
-    return kind, tuple(out), pos
+    return MutationAction(index, kind, row, timestamp, tuple(out)), pos
+
+
+def decode_mutate_request(data: bytes, block: bytes) -> tuple[bytes, MutationAction]:
+    """``(region name, mutation)`` of a MutateRequest (1 region  2 mutation
+    3 condition  4 nonce_group); a conditional mutation is refused (ProtobufError)."""
+    m = Message(data, "MutateRequest")
+    if 3 in m:
+        raise ProtobufError("conditional mutations (checkAndMutate) are not supported")
+    region = decode_region_specifier(m.req_bytes(1, "region"))[1]
+    return region, decode_mutation(m.req_bytes(2, "mutation"), block, 0)[0]
+
+
+def mutate_response() -> bytes:
+    """A MutateResponse (1 result  2 processed) for a put or delete done."""
+    return bytes_field(1, result_message(Result())) + varint_field(2, 1)
 
 
 # --- Multi --------------------------------------------------------------------------------
@@ -128,20 +161,36 @@ class RegionMutations(NamedTuple):
     mutations: tuple[tuple[int, int, tuple[Cell, ...]], ...]  # (index, type, cells)
 
 
-def decode_multi_request(data: bytes, block: bytes) -> tuple[RegionMutations, ...]:
-    """The mutations of a MultiRequest with their cells (a scripted server reads them)."""
+class RegionActions(NamedTuple):
+    region: bytes
+    actions: tuple[MutationAction, ...]
+
+
+def decode_region_actions(data: bytes, block: bytes) -> tuple[RegionActions, ...]:
+    """The RegionActions of a MultiRequest, their mutations with their cells. An Action
+    that is not a mutation (a Get) raises ProtobufError naming its index."""
     out = []
     pos = 0
     for ra_data in Message(data, "MultiRequest").repeated(1):
         ra = Message(ra_data, "RegionAction")
         region = decode_region_specifier(ra.req_bytes(1, "region"))[1]
-        mutations = []
+        actions = []
         for action_data in ra.repeated(3):
             action = Message(action_data, "Action")
-            kind, cells, pos = decode_mutation(action.req_bytes(2, "mutation"), block, pos)
-            mutations.append((action.opt_int(1) or 0, kind, cells))
-        out.append(RegionMutations(region, tuple(mutations)))
+            index = action.opt_int(1) or 0
+            data_mutation = action.opt_bytes(2)
+            if data_mutation is None:
+                raise ProtobufError(f"action {index} of region {region!r} is not a mutation")
+            decoded, pos = decode_mutation(data_mutation, block, pos, index)
+            actions.append(decoded)
+        out.append(RegionActions(region, tuple(actions)))
     return tuple(out)
+
+
+def decode_multi_request(data: bytes, block: bytes) -> tuple[RegionMutations, ...]:
+    """The mutations of a MultiRequest with their cells, as ``(index, type, cells)``."""
+    return tuple(RegionMutations(r.region, tuple((a.action, a.kind, a.cells) for a in r.actions))
+                 for r in decode_region_actions(data, block))
 
 
 class ActionResult(NamedTuple):
