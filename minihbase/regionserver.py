@@ -8,8 +8,9 @@ table's non-local families as scopes, the cells as stored. SKIP_WAL edits are no
 
 As in HBase:
 
-* server names are ``localhost,<16020 + slot>,<start time ms>``; a restart gets new start
-  codes. Regions are assigned round robin when created; the slot is persisted.
+* server names are ``localhost,<RPC port>,<start time ms>`` (the slot's RPC port, or
+  ``16020 + slot`` without one); a restart gets new start codes. Regions are assigned
+  round robin when created; the slot is persisted.
 * region open/close write ``HBASE::REGION_EVENT::REGION_OPEN``/``REGION_CLOSE`` markers;
   a close (move, disable, clean shutdown) first flushes a region holding unflushed edits.
 * a roll (by size, by period, or asked) closes the file with its trailer, opens the next,

@@ -165,7 +165,7 @@ class RpcListener(LoopbackServer):
         if header.service not in self.services:
             self._fatal(client, f"service {header.service!r} is not served on this port "
                                 f"({', '.join(sorted(self.services))})",
-                        H + "exceptions.UnknownServiceException")
+                        H + "ipc.UnknownServiceException")
             return None
         return header
 
@@ -174,6 +174,10 @@ class RpcListener(LoopbackServer):
         error = ServiceError(class_name, message, do_not_retry=True)
         with contextlib.suppress(OSError):
             client.sendall(encode_reply(CONNECTION_CALL_ID, exception=error.remote()))
+            client.shutdown(socket.SHUT_WR)
+            client.settimeout(2.0)  # what the client sent still unread would reset the
+            while client.recv(65536):  # connection before it reads the reply
+                pass
 
     def _answer(self, frame: bytes, header: ConnectionHeader) -> bytes:
         """The reply to one call frame."""

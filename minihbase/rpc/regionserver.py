@@ -9,7 +9,8 @@ cluster's data model (``minihbase.cluster``), as ``RSRpcServices`` answers them:
   size is sent in partial Results to a client that handles them), closes it when the region
   is done (``more_results_in_region`` false) or asked; an unknown or expired id gets
   ``UnknownScannerException``, a ``next_call_seq`` out of step
-  ``OutOfOrderScannerNextException``. Raw scans (attribute ``_raw_``), time ranges, columns
+  ``OutOfOrderScannerNextException``; a scanner whose region closed since (moved, split)
+  gets the region's exception. Raw scans (attribute ``_raw_``), time ranges, columns
   and max versions are the cluster's read rules;
 * ``Multi``: each RegionAction's mutations are applied together (one WAL edit per region);
   an action that cannot be (no such family, a row outside the region) fails alone, with its
@@ -205,6 +206,11 @@ class RegionServerRpc:
                                    "its lease expiring, the region moving or the server "
                                    f"restarting ({self.server})", do_not_retry=True)
             scanner, limit = found, 0
+            try:  # its region closed (moved, split, disabled): the scanner went with it
+                self._region(scanner.region)
+            except ServiceError:
+                self._close(scanner_id)
+                raise
             if req.next_call_seq is not None and req.next_call_seq != scanner.next_seq:
                 self._close(scanner_id)
                 raise ServiceError(H + "exceptions.OutOfOrderScannerNextException",

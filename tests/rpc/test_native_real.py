@@ -18,6 +18,7 @@ from hbase_migrate.rpc.client import NativeClient
 from hbase_migrate.rpc.errors import Kind, RemoteError
 from hbase_migrate.wal.model import Cell, CellType, Tag, cell_order
 from minihbase.cli.minicluster import call_admin
+from tests.rpc.cells import ROWS, every_kind, flat
 
 pytestmark = [pytest.mark.integration, pytest.mark.realstack]
 
@@ -40,26 +41,6 @@ def native(described: dict[str, Any]) -> Iterator[NativeClient]:
 def create(described: dict[str, Any], table: str, splits: list[bytes] = SPLITS) -> None:
     with Thrift2Client(described["thrift2"]) as t2:
         t2.create_table(TableDescriptor(table, FAMILIES), splits)
-
-
-def every_kind(rows: list[bytes]) -> list[Cell]:
-    """Puts of several versions in two families, then one delete of each type."""
-    put = CellType.PUT
-    cells = [Cell(r, b"f", q, ts, put, b"%s-%s-%d" % (r, q, ts))
-             for r in rows for q in (b"q1", b"q2") for ts in range(100, 105)]
-    cells += [Cell(r, b"g", b"x", ts, put, b"g%d" % ts) for r in rows for ts in (100, 101)]
-    cells += [Cell(rows[0], b"f", b"q1", 103, CellType.DELETE),
-              Cell(rows[1], b"f", b"q2", 102, CellType.DELETE_COLUMN),
-              Cell(rows[2], b"f", b"", 101, CellType.DELETE_FAMILY),
-              Cell(rows[3], b"g", b"", 100, CellType.DELETE_FAMILY_VERSION)]
-    return cells
-
-
-ROWS = [b"a", b"g", b"h", b"p", b"q", b"z"]
-
-
-def flat(pieces: Iterator[list[Cell]]) -> list[Cell]:
-    return [c for piece in pieces for c in piece]
 
 
 def thrift2_cells(described: dict[str, Any], table: str, **kw: Any) -> list[Cell]:
