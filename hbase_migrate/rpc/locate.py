@@ -21,8 +21,9 @@ A meta row's columns (family ``info``)::
     sn               the server's name, ``host,port,startcode``
     state            the region's state (``OPEN``)
 
-A table's own row (its name, no comma) holds ``table:state``: "PBUF" + TableState
-(1 state: ENABLED 0, DISABLED 1, DISABLING 2, ENABLING 3).
+A table's own row (its name, no comma) holds ``table:state``: a TableState (1 state:
+ENABLED 0, DISABLED 1, DISABLING 2, ENABLING 3), with no PBUF magic (``TableState.parseFrom``
+reads it from its first byte).
 """
 
 from __future__ import annotations
@@ -148,7 +149,7 @@ def meta_row(region: Region, timestamp: int, open_seq: int = 1) -> list[Cell]:
 
 def table_state_row(table: str, state: int, timestamp: int) -> list[Cell]:
     """A table's own ``hbase:meta`` row: ``table:state``."""
-    value = PB_MAGIC + varint_field(1, state)
+    value = varint_field(1, state)
     return [Cell(table.encode(), b"table", b"state", timestamp, CellType.PUT, value)]
 
 

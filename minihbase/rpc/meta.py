@@ -32,6 +32,7 @@ def meta_rows(cluster: Cluster, servers: RegionServers) -> list[tuple[bytes, lis
     """Every row of ``hbase:meta`` now, in ``MetaCellComparator`` order. A disabled table's
     regions have no server columns (closed); a live server's regions name it."""
     rows: list[tuple[bytes, list[Cell]]] = []
+    sequence_ids = servers.sequence_ids()
     for info in cluster.store.tables():
         stamp = min((r.region_id for r in info.regions), default=0)
         rows.append((info.name.encode(), table_state_row(
@@ -40,7 +41,8 @@ def meta_rows(cluster: Cluster, servers: RegionServers) -> list[tuple[bytes, lis
             host, port, code = servers.server_of(r) if info.enabled else ("", 0, 0)
             region = Region(info.name, r.start_key, r.end_key, r.region_id, r.region_name,
                             host, port, code)
-            rows.append((r.region_name, meta_row(region, r.region_id)))
+            rows.append((r.region_name, meta_row(region, r.region_id,
+                                                 sequence_ids.get(r.encoded_name, 0) + 1)))
     rows.sort(key=lambda row: meta_order(row[0]))
     return rows
 

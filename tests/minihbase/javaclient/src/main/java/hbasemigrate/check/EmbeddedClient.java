@@ -1,0 +1,112 @@
+package hbasemigrate.check;
+
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.hbase.Cell;
+import org.apache.hadoop.hbase.HBaseConfiguration;
+import org.apache.hadoop.hbase.TableName;
+import org.apache.hadoop.hbase.client.Admin;
+import org.apache.hadoop.hbase.client.ColumnFamilyDescriptorBuilder;
+import org.apache.hadoop.hbase.client.Connection;
+import org.apache.hadoop.hbase.client.ConnectionFactory;
+import org.apache.hadoop.hbase.client.Delete;
+import org.apache.hadoop.hbase.client.Get;
+import org.apache.hadoop.hbase.client.Put;
+import org.apache.hadoop.hbase.client.Result;
+import org.apache.hadoop.hbase.client.ResultScanner;
+import org.apache.hadoop.hbase.client.Scan;
+import org.apache.hadoop.hbase.client.Table;
+import org.apache.hadoop.hbase.client.TableDescriptorBuilder;
+import org.apache.hadoop.hbase.util.Bytes;
+
+/**
+ * HBase's client against a cluster found through ZooKeeper: {@code write} creates a table
+ * with split keys, writes puts one by one and in a batch, deletes a version, a column, a
+ * family and a whole row, then prints what a scan, a raw scan, a time-range scan and gets
+ * read ({@code CELL <what> row family qualifier timestamp type value}, bytes in hex);
+ * {@code drop} disables and deletes it, printing the table's state on the way.
+ * Arguments: quorum host:port, znode parent, table, write|drop.
+ */
+public final class EmbeddedClient {
+  private static final byte[] F = Bytes.toBytes("f");
+
+  private EmbeddedClient() {
+  }
+
+  public static void main(String[] args) throws Exception {
+    String[] quorum = args[0].split(":");
+    Configuration conf = HBaseConfiguration.create();
+    conf.set("hbase.zookeeper.quorum", quorum[0]);
+    conf.set("hbase.zookeeper.property.clientPort", quorum[1]);
+    conf.set("zookeeper.znode.parent", args[1]);
+    conf.setInt("hbase.client.retries.number", 6);
+    conf.setInt("hbase.client.pause", 100);
+    conf.setInt("hbase.rpc.timeout", 20000);
+    conf.setInt("hbase.client.operation.timeout", 60000);
+    TableName name = TableName.valueOf(args[2]);
+    try (Connection conn = ConnectionFactory.createConnection(conf);
+        Admin admin = conn.getAdmin()) {
+      if (args[3].equals("write")) {
+        write(conn, admin, name);
+      } else {
+        admin.disableTable(name);
+        System.out.println("STATE disabled " + admin.isTableDisabled(name));
+        admin.deleteTable(name);
+        System.out.println("STATE exists " + admin.tableExists(name));
+      }
+    }
+  }
+
+  private static byte[] b(String text) {
+    return Bytes.toBytes(text);
+  }
+
+  private static void write(Connection conn, Admin admin, TableName name) throws Exception {
+    admin.createTable(TableDescriptorBuilder.newBuilder(name)
+        .setColumnFamily(ColumnFamilyDescriptorBuilder.newBuilder(F).setMaxVersions(10).build())
+        .build(), new byte[][] {b("g"), b("p")});
+    System.out.println("STATE exists " + admin.tableExists(name));
+    System.out.println("STATE regions " + admin.getRegions(name).size());
+    try (Table table = conn.getTable(name)) {
+      table.put(new Put(b("a")).addColumn(F, b("q"), 100, b("one")));
+      List<Put> puts = new ArrayList<>();
+      for (String row : new String[] {"a", "h", "m", "q", "z"}) {
+        for (long ts = 101; ts <= 103; ts++) {
+          puts.add(new Put(b(row)).addColumn(F, b("q"), ts, b(row + ts))
+              .addColumn(F, b("r"), ts, b("r" + ts)));
+        }
+      }
+      table.put(puts);
+      table.delete(new Delete(b("h")).addColumn(F, b("q"), 102));
+      table.delete(new Delete(b("m")).addColumns(F, b("r"), 102));
+      table.delete(new Delete(b("q")).addFamily(F, 101));
+      table.delete(new Delete(b("z")));
+      print(table, "scan", new Scan().readAllVersions());
+      print(table, "raw", new Scan().setRaw(true).readAllVersions());
+      print(table, "range", new Scan().readAllVersions().setTimeRange(101, 103));
+      for (String row : new String[] {"a", "h", "m", "q", "z"}) {
+        show("get", table.get(new Get(b(row)).readAllVersions()));
+      }
+    }
+  }
+
+  private static void print(Table table, String what, Scan scan) throws Exception {
+    try (ResultScanner scanner = table.getScanner(scan.setCaching(2))) {
+      for (Result result : scanner) {
+        show(what, result);
+      }
+    }
+  }
+
+  private static void show(String what, Result result) {
+    for (Cell c : result.rawCells()) {
+      System.out.println(String.join(" ", "CELL", what,
+          Bytes.toHex(c.getRowArray(), c.getRowOffset(), c.getRowLength()),
+          Bytes.toHex(c.getFamilyArray(), c.getFamilyOffset(), c.getFamilyLength()),
+          "x" + Bytes.toHex(c.getQualifierArray(), c.getQualifierOffset(), c.getQualifierLength()),
+          Long.toString(c.getTimestamp()), Integer.toString(c.getTypeByte()),
+          "x" + Bytes.toHex(c.getValueArray(), c.getValueOffset(), c.getValueLength())));
+    }
+  }
+}
