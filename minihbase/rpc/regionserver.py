@@ -169,8 +169,9 @@ class RegionServerRpc:
         name, get = decode_get_request(ctx.call.request)
         table, start, end = self._region(name)
         if table == "hbase:meta":
-            rows = meta_scan(meta_rows(self.cluster, self.servers), get.row, get.row + b"\0",
-                             True, False, columns_of(get.columns))
+            rows = meta_scan([r for r in meta_rows(self.cluster, self.servers)
+                              if r[0] == get.row], b"", b"", True, False,
+                             columns_of(get.columns))
             cells = rows[0] if rows else []
         else:
             self._check_row(table, start, end, get.row, "Get")
