@@ -15,9 +15,11 @@ operation of :class:`minihbase.regionserver.RegionServers` and answers ``{"resul
     /bulk-load   {"table": T, "cells": [{"row", "family", "qualifier", "timestamp"?,
                   "value"}]}   byte strings in Bytes.toStringBinary form
 
-and the cluster's own operations (``extra``): ``/service {"name": "thrift"|"thrift2"|"webhdfs",
-"running": BOOL}`` closes or reopens a front door (an outage), ``/webhdfs-latency
-{"seconds": S}`` delays every WebHDFS request by S (a slow NameNode).
+and the cluster's own operations (``extra``): ``/service {"name": "thrift"|"thrift2"|"webhdfs"|
+"rpc", "running": BOOL}`` closes or reopens a front door (an outage; ``rpc``: the master's and
+every region server's RPC port), ``/webhdfs-latency {"seconds": S}`` delays every WebHDFS
+request by S (a slow NameNode), ``/rpc-latency {"seconds": S}`` every RPC call (a slow
+server), and ``/kill`` also drops the killed server's RPC connections.
 
 Errors answer 400 with ``{"error": message}``. The URL goes into ``cluster.json`` as ``admin``.
 """

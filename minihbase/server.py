@@ -137,6 +137,9 @@ class MiniHBase:
         self.master_rpc: RpcListener | None = None
         self.rpc: list[RpcListener] = []  # one per region server slot
         self.region_rpc: list[RegionServerRpc] = []
+        self.master_rpc_handler: MasterRpc | None = None
+        self.rpc_latency = 0.0  # seconds added to every RPC call (a fault)
+        self._rpc_closed: list[int] = []  # the RPC ports stop_service("rpc") closed
         self.meta_slot = 0
         self.master_name = ServerName("localhost", 0, 0)  # its port once bound
 
@@ -185,18 +188,21 @@ class MiniHBase:
         data, _ = self.master.client.get(path)
         return decode_replication_state(data, path) is ReplicationState.ENABLED
 
-    def _bind_rpc(self) -> None:
-        """Bind the RPC ports first: the server names carry them."""
-        count = self.wal_settings.region_servers
-        ports = list(self.rpc_ports[1:]) or [0] * count
-        if len(ports) != count:
+    def _bind_rpc(self, master_port: int, ports: Sequence[int]) -> None:
+        """Bind the RPC ports (before the servers are named: their names carry them); the
+        handlers, once made (:meth:`_start_rpc`), serve on them."""
+        if len(ports) != self.wal_settings.region_servers:
             raise EmbeddedStackError(f"minicluster {self.name}: {len(ports)} region server "
-                                     f"RPC ports for {count} region servers")
-        self.master_rpc = RpcListener(f"{self.name} master", {}, self.rpc_ports[0])
-        self.rpc = [RpcListener(f"{self.name} rs{slot}", {}, port,
-                                alive=functools.partial(self._alive, slot))
+                                     f"RPC ports for {self.wal_settings.region_servers} "
+                                     "region servers")
+        master = self.master_rpc_handler.services() if self.master_rpc_handler else {}
+        self.master_rpc = RpcListener(f"{self.name} master", master, master_port)
+        self.rpc = [RpcListener(f"{self.name} rs{slot}",
+                                self.region_rpc[slot].services() if self.region_rpc else {},
+                                port, alive=functools.partial(self._alive, slot))
                     for slot, port in enumerate(ports)]
-        self.master_name = ServerName("localhost", self.master_rpc.port, self.clock())
+        for listener in (self.master_rpc, *self.rpc):
+            listener.latency = self.rpc_latency
 
     def _alive(self, slot: int) -> bool:
         rs = self.region_servers
@@ -208,6 +214,7 @@ class MiniHBase:
     def _start_rpc(self, cluster: Cluster, servers: RegionServers) -> None:
         assert self.master_rpc is not None
         master = MasterRpc(cluster, servers, self.master_name, cluster_id(self.hbase_root_dir))
+        self.master_rpc_handler = master
         self.master_rpc.services = master.services()
         self.region_rpc = [RegionServerRpc(cluster, servers, slot,
                                            functools.partial(self._holds_meta, slot))
@@ -242,7 +249,10 @@ class MiniHBase:
     def start(self) -> Self:
         self.store = self._open_store()
         try:
-            self._bind_rpc()
+            count = self.wal_settings.region_servers
+            self._bind_rpc(self.rpc_ports[0], self.rpc_ports[1:] or [0] * count)
+            assert self.master_rpc is not None
+            self.master_name = ServerName("localhost", self.master_rpc.port, self.clock())
             self._register_master()
             self.region_servers = self._start_region_servers(self.store)
             self.meta_slot = self.region_servers.live_servers()[0].slot
@@ -261,6 +271,7 @@ class MiniHBase:
             self.admin = AdminServer(self.region_servers, self.admin_port, self.describe,
                                      {"service": self._service_op,
                                       "webhdfs-latency": self._latency_op,
+                                      "rpc-latency": lambda a: self._latency_op(a, "rpc"),
                                       "kill": lambda a: self.kill_server(a["server"])}).start()
             self.thrift1.start()
             self.thrift2.start()
@@ -286,9 +297,10 @@ class MiniHBase:
     def _service_op(self, args: dict[str, Any]) -> dict[str, Any]:
         """The admin endpoint's ``service``: stop or start one front door."""
         kind, running = str(args["name"]), bool(args["running"])
-        serving = {"thrift": self.thrift1, "thrift2": self.thrift2, "webhdfs": self.webhdfs}
+        serving = {"thrift": self.thrift1, "thrift2": self.thrift2, "webhdfs": self.webhdfs,
+                   "rpc": self.master_rpc}
         if kind not in serving:
-            raise MiniHBaseError(f"no service {kind!r}: thrift, thrift2 or webhdfs")
+            raise MiniHBaseError(f"no service {kind!r}: thrift, thrift2, webhdfs or rpc")
         if running == (serving[kind] is not None):
             return {"service": kind, "running": running, "changed": False}
         if running and self._paused[0] != kind:
@@ -301,21 +313,35 @@ class MiniHBase:
             self._paused = ("", 0)
         return {"service": kind, "running": running, "changed": True}
 
-    def _latency_op(self, args: dict[str, Any]) -> dict[str, Any]:
-        """The admin endpoint's ``webhdfs-latency``: delay every WebHDFS request."""
+    def _latency_op(self, args: dict[str, Any], kind: str = "webhdfs") -> dict[str, Any]:
+        """The admin endpoint's ``webhdfs-latency`` and ``rpc-latency``: delay every WebHDFS
+        request, or every RPC call of the master and the region servers (a slow server)."""
         seconds = float(args["seconds"])
         if not 0 <= seconds <= 60:
-            raise MiniHBaseError(f"webhdfs latency {seconds} s: expected 0 to 60 seconds")
+            raise MiniHBaseError(f"{kind} latency {seconds} s: expected 0 to 60 seconds")
+        if kind == "rpc":
+            self.rpc_latency = seconds
+            for listener in (self.master_rpc, *self.rpc):
+                if listener is not None:
+                    listener.latency = seconds
+            return {"rpc_latency": seconds}
         self.webhdfs_latency = seconds
         if self.webhdfs is not None:
             self.webhdfs.latency = seconds
         return {"webhdfs_latency": seconds}
 
     def stop_service(self, kind: str) -> None:
-        """Close one front door (``thrift``, ``thrift2`` or ``webhdfs``) while the cluster
-        keeps its data and its region servers keep writing: an outage of that service.
-        :meth:`start_service` opens it again on the same port."""
-        if kind == "webhdfs" and self.webhdfs is not None:
+        """Close one front door (``thrift``, ``thrift2``, ``webhdfs``, or ``rpc``: the master's
+        and every region server's RPC port) while the cluster keeps its data and its region
+        servers keep writing: an outage of that service. :meth:`start_service` opens it
+        again on the same port(s)."""
+        if kind == "rpc" and self.master_rpc is not None:
+            self._paused = ("rpc", 0)
+            self._rpc_closed = [self.master_rpc.port, *(r.port for r in self.rpc)]
+            for listener in (self.master_rpc, *self.rpc):
+                listener.stop()
+            self.master_rpc, self.rpc = None, []
+        elif kind == "webhdfs" and self.webhdfs is not None:
             self._paused = ("webhdfs", self.webhdfs.port)
             self.webhdfs.stop()
             self.webhdfs = None
@@ -335,6 +361,12 @@ class MiniHBase:
         """Open the front door :meth:`stop_service` closed, on its port."""
         paused, port = self._paused
         assert paused == kind, f"{kind} was not stopped ({paused} was)"
+        if kind == "rpc":
+            self._bind_rpc(self._rpc_closed[0], self._rpc_closed[1:])
+            for listener in (self.master_rpc, *self.rpc):
+                if listener is not None:
+                    listener.start()
+            return
         if kind == "webhdfs":
             self.webhdfs = self._webhdfs(port)
             return

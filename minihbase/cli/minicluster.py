@@ -264,10 +264,11 @@ def restart(cluster_json: Path, server: str) -> None:
 
 @minicluster.command()
 @CLUSTER
-@click.argument("name", type=click.Choice(["thrift", "thrift2", "webhdfs"]))
+@click.argument("name", type=click.Choice(["thrift", "thrift2", "webhdfs", "rpc"]))
 @click.argument("state", type=click.Choice(["stop", "start"]))
 def service(cluster_json: Path, name: str, state: str) -> None:
-    """Stop or start one front door (an outage; the data stays, on the same port)."""
+    """Stop or start one front door (an outage; the data stays, on the same port; rpc: the
+    master's and every region server's RPC port)."""
     _run(cluster_json, "service", {"name": name, "running": state == "start"})
 
 

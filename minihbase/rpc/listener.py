@@ -19,6 +19,7 @@ import contextlib
 import logging
 import socket
 import struct
+import time
 import traceback
 from collections.abc import Callable, Mapping
 from typing import NamedTuple
@@ -126,6 +127,7 @@ class RpcListener(LoopbackServer):
         super().__init__(f"{name} rpc", port, "RPC port")
         self.services = services
         self.alive = alive
+        self.latency = 0.0  # seconds each call waits before it is served (a slow server)
 
     def accepting(self) -> bool:
         return self.alive()
@@ -138,6 +140,8 @@ class RpcListener(LoopbackServer):
                 self._fatal(client, f"call length {size}: expected 1 to {MAX_CALL}")
                 return
             frame = _read_exactly(client, size)
+            if self.latency:
+                time.sleep(self.latency)
             if not self.alive():
                 return
             client.sendall(self._answer(frame, header))

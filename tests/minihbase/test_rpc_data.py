@@ -16,7 +16,7 @@ import pytest
 from hbase_migrate.cluster.descriptors import FamilyDescriptor
 from hbase_migrate.cluster.thrift2 import Thrift2Client
 from hbase_migrate.cluster.zookeeper import HBaseZooKeeper
-from hbase_migrate.rpc.client import NativeClient
+from hbase_migrate.rpc.client import NativeCallError, NativeClient
 from hbase_migrate.rpc.codec import (
     CONNECTION_CALL_ID,
     Reply,
@@ -43,6 +43,7 @@ from hbase_migrate.rpc.scan import (
     open_scan_request,
 )
 from hbase_migrate.wal.model import Cell, CellType, cell_order
+from minihbase.cli.minicluster import call_admin
 from minihbase.cluster import Cluster
 from minihbase.regionserver import RegionServers
 from minihbase.server import MiniHBase
@@ -324,3 +325,32 @@ def test_killed_servers(rpc_mini: MiniHBase, native: NativeClient,
     assert {r.port for r in native.regions("rpc_k")} == \
         {servers.servers[rpc_mini.meta_slot].name.port}
     servers.restart(meta_holder.slot)
+
+
+def test_rpc_outage_and_slow_server(rpc_mini: MiniHBase, thrift2: Thrift2Client) -> None:
+    """The admin endpoint closes every RPC port (the client fails with a line naming the
+    server; Thrift2 serves on) and opens them again on the same ports; a slow server makes
+    a call with a shorter timeout time out, and a call without one wait and succeed."""
+    create(rpc_mini, "rpc_out", [])
+    cluster_json = rpc_mini.write_cluster_json()
+    ports = rpc_mini.describe()["region_server_rpc"]
+    call_admin(cluster_json, "service", {"name": "rpc", "running": False})
+    try:
+        with NativeClient(rpc_mini.zookeeper or "", rpc_mini.znode_parent, attempts=2,
+                          max_backoff=0.1) as client, \
+                pytest.raises(NativeCallError, match=r"rpc_out.*cannot connect"):
+            client.write("rpc_out", [Cell(b"r", b"f", b"q", 1, CellType.PUT, b"v")])
+        thrift2.write_cells("rpc_out", [Cell(b"r", b"f", b"q", 1, CellType.PUT, b"v")])
+    finally:
+        call_admin(cluster_json, "service", {"name": "rpc", "running": True})
+    assert rpc_mini.describe()["region_server_rpc"] == ports
+    call_admin(cluster_json, "rpc-latency", {"seconds": 1.0})
+    try:
+        with NativeClient(rpc_mini.zookeeper or "", rpc_mini.znode_parent, attempts=1,
+                          call_timeout=0.2) as hurried, \
+                pytest.raises(NativeCallError, match="rpc_out"):
+            hurried.get("rpc_out", b"r")
+        with NativeClient(rpc_mini.zookeeper or "", rpc_mini.znode_parent) as patient:
+            assert patient.get("rpc_out", b"r") == thrift2.get("rpc_out", b"r")
+    finally:
+        call_admin(cluster_json, "rpc-latency", {"seconds": 0})
