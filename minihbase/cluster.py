@@ -10,6 +10,7 @@ belong to an optional :class:`RegionHost` (the region servers of :mod:`minihbase
 
 from __future__ import annotations
 
+import bisect
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -180,7 +181,7 @@ class Cluster:
                 if not cells:
                     continue
                 batch.write(info.name, cells)  # later mutations of the call see it
-                region = self.region_for(info.name, m.row)
+                region = _region_of(info, m.row)
                 key = (region.encoded_name, m.durability == Durability.SKIP_WAL)
                 edits.setdefault(key, (region, [], m.durability))[1].extend(cells)
             for region, cells, durability in edits.values():
@@ -320,3 +321,8 @@ def _normalize(name: str) -> str:
         return normalize_table_name(name)
     except InvalidTableNameError:
         return name  # looked up as given; unknown names fail as TableNotFound
+
+
+def _region_of(info: TableInfo, row: bytes) -> RegionDescriptor:
+    """The region of ``info`` holding ``row`` (regions are sorted by start key)."""
+    return info.regions[bisect.bisect_right([r.start_key for r in info.regions], row) - 1]

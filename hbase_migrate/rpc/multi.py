@@ -94,19 +94,23 @@ class MutationAction(NamedTuple):
     row: bytes
     timestamp: int
     cells: tuple[Cell, ...]
+    cell_count: int = 0  # how many of the call's cell block's cells are its own
 
 
-def decode_mutation(data: bytes, block: bytes, pos: int, index: int = 0
-                    ) -> tuple[MutationAction, int]:
-    """A MutationProto and the position in ``block`` after its cells."""
+def decode_mutation(data: bytes, block: bytes, pos: int, index: int = 0, *,
+                    in_block: bool = True) -> tuple[MutationAction, int]:
+    """A MutationProto and the position in ``block`` after its cells (``in_block`` False:
+    its ``cell_count`` cells in the block are left to the caller to decode)."""
     m = Message(data, "MutationProto")
     kind, row = m.req_int(2, "mutate_type"), m.opt_bytes(1) or b""
     stamp = m.opt_int(4)
     timestamp = LATEST_TIMESTAMP if stamp is None else to_int64(stamp)
     count = to_int64(m.opt_int(8) or 0)
     if count:
-        cells, pos = decode_cells(block, pos, count)
-        return MutationAction(index, kind, row, timestamp, cells), pos
+        cells: tuple[Cell, ...] = ()
+        if in_block:
+            cells, pos = decode_cells(block, pos, count)
+        return MutationAction(index, kind, row, timestamp, cells, count), pos
     out = []
     for cv in m.repeated(3):
         col = Message(cv, "ColumnValue")
@@ -168,9 +172,9 @@ class RegionActions(NamedTuple):
 
 def decode_region_actions(data: bytes, block: bytes) -> tuple[RegionActions, ...]:
     """The RegionActions of a MultiRequest, their mutations with their cells. An Action
-    that is not a mutation (a Get) raises ProtobufError naming its index."""
-    out = []
-    pos = 0
+    that is not a mutation (a Get) raises ProtobufError naming its index. The cell block is
+    decoded in one pass, then handed out to the mutations in order."""
+    parsed: list[tuple[bytes, list[tuple[int, bytes]]]] = []
     for ra_data in Message(data, "MultiRequest").repeated(1):
         ra = Message(ra_data, "RegionAction")
         region = decode_region_specifier(ra.req_bytes(1, "region"))[1]
@@ -181,9 +185,21 @@ def decode_region_actions(data: bytes, block: bytes) -> tuple[RegionActions, ...
             data_mutation = action.opt_bytes(2)
             if data_mutation is None:
                 raise ProtobufError(f"action {index} of region {region!r} is not a mutation")
-            decoded, pos = decode_mutation(data_mutation, block, pos, index)
-            actions.append(decoded)
-        out.append(RegionActions(region, tuple(actions)))
+            actions.append((index, data_mutation))
+        parsed.append((region, actions))
+    decoded = [(region, [decode_mutation(m, b"", 0, index, in_block=False)[0]
+                         for index, m in actions]) for region, actions in parsed]
+    counts = sum(a.cell_count for _, actions in decoded for a in actions)
+    cells, _ = decode_cells(block, 0, counts) if counts else ((), 0)
+    out = []
+    pos = 0
+    for region, actions in decoded:
+        filled = []
+        for a in actions:
+            filled.append(a._replace(cells=cells[pos:pos + a.cell_count]) if a.cell_count
+                          else a)
+            pos += a.cell_count
+        out.append(RegionActions(region, tuple(filled)))
     return tuple(out)
 
 

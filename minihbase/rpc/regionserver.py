@@ -325,12 +325,12 @@ class RegionServerRpc:
         """Apply a region's actions together; those that cannot be applied fail alone."""
         outcome: dict[int, ServiceError | None] = {}
         good: list[tuple[int, Mutation]] = []
-        info = self.cluster.table(table)
+        families = {f.name for f in self.cluster.table(table).descriptor.families}
         for action in actions:
             try:
                 self._check_row(table, start, end, action.row, "Multi")
                 for cell in action.cells:
-                    if info.descriptor.family(cell.family) is None:
+                    if cell.family not in families:
                         raise ServiceError(
                             H + "regionserver.NoSuchColumnFamilyException",
                             f"Column family {cell.family.decode('latin-1')} does not exist "
