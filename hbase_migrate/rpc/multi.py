@@ -188,14 +188,14 @@ def decode_region_actions(data: bytes, block: bytes) -> tuple[RegionActions, ...
             actions.append((index, data_mutation))
         parsed.append((region, actions))
     decoded = [(region, [decode_mutation(m, b"", 0, index, in_block=False)[0]
-                         for index, m in actions]) for region, actions in parsed]
-    counts = sum(a.cell_count for _, actions in decoded for a in actions)
+                         for index, m in raw]) for region, raw in parsed]
+    counts = sum(a.cell_count for _, mutations in decoded for a in mutations)
     cells, _ = decode_cells(block, 0, counts) if counts else ((), 0)
     out = []
     pos = 0
-    for region, actions in decoded:
+    for region, mutations in decoded:
         filled = []
-        for a in actions:
+        for a in mutations:
             filled.append(a._replace(cells=cells[pos:pos + a.cell_count]) if a.cell_count
                           else a)
             pos += a.cell_count
