@@ -1,11 +1,13 @@
 """HBase's own Java client (``hbase-client`` 2.6.1, ``tests/minihbase/javaclient``) against
 the embedded cluster, found through ZooKeeper as on HBase: it creates a table with split
 keys, puts one by one and in a batch, deletes a version, a column, a family and a row, scans
-(all versions, raw, a time range) and gets, then disables and deletes the table. What it
+(all versions, raw, a time range) and gets, rides a region move in the middle of a scan and
+writes to the moved region, then disables and deletes the table. What it
 reads is judged by the embedded cluster's Thrift2 gateway and its store."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 from pathlib import Path
 
@@ -25,11 +27,12 @@ TABLE = "java_made"
 ROWS = [b"a", b"h", b"m", b"q", b"z"]
 
 
-def run_java(mini: MiniHBase, phase: str) -> list[str]:
+def run_java(mini: MiniHBase, phase: str, *extra: str) -> list[str]:
     skip_without_real_stack()  # Java 17 and Maven
     classpath = module_classpath(MODULE, {"hbase.version": "2.6.1"})
     command = java_command(classpath, "hbasemigrate.check.EmbeddedClient",
-                           [mini.zookeeper or "", mini.znode_parent, TABLE, phase], heap="256m")
+                           [mini.zookeeper or "", mini.znode_parent, TABLE, phase, *extra],
+                           heap="256m")
     done = subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
     assert done.returncode == 0, f"HBase's Java client, {phase}: {done.stderr[-3000:]}"
     return done.stdout.splitlines()
@@ -61,11 +64,20 @@ def test_hbase_java_client(rpc_mini: MiniHBase) -> None:
     assert markers == {(b"h", b"q", CellType.DELETE), (b"m", b"r", CellType.DELETE_COLUMN),
                        (b"q", b"", CellType.DELETE_FAMILY), (b"z", b"", CellType.DELETE_FAMILY)}
     with Thrift2Client(rpc_mini.endpoints.thrift2 or "") as t2:
-        assert cells_of(lines, "scan") == flat(t2.scan(TABLE))
+        visible = flat(t2.scan(TABLE))
+        assert cells_of(lines, "scan") == visible
         assert cells_of(lines, "range") == flat(t2.scan(TABLE, time_range=(101, 103)))
         assert cells_of(lines, "get") == [c for row in ROWS for c in t2.get(TABLE, row)]
         assert t2.get(TABLE, b"a", columns=[(b"f", b"q")])[-1] == \
             Cell(b"a", b"f", b"q", 100, CellType.PUT, b"one")
+    first = cluster.regions(TABLE)[0]
+    lines = run_java(rpc_mini, "move", rpc_mini.describe()["admin"])
+    moved = next(json.loads(line[6:])["result"] for line in lines if line.startswith("MOVED "))
+    assert moved["region"] == first.encoded_name and moved["to"] != moved["from"]
+    assert cluster.regions(TABLE)[0].server_port != first.server_port  # it did move
+    assert [bytes.fromhex(line[4:]) for line in lines if line.startswith("ROW ")] == \
+        sorted({c.row for c in visible})  # each row once, z deleted whole
+    assert "AFTER after" in lines
     lines = run_java(rpc_mini, "drop")
     assert lines == ["STATE disabled true", "STATE exists false"]
     assert not cluster.store.has_table(TABLE)

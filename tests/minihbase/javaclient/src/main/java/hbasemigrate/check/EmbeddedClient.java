@@ -1,5 +1,9 @@
 package hbasemigrate.check;
 
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.hadoop.conf.Configuration;
@@ -25,8 +29,11 @@ import org.apache.hadoop.hbase.util.Bytes;
  * with split keys, writes puts one by one and in a batch, deletes a version, a column, a
  * family and a whole row, then prints what a scan, a raw scan, a time-range scan and gets
  * read ({@code CELL <what> row family qualifier timestamp type value}, bytes in hex);
+ * {@code move} scans it two rows a call and, after the first row, has the cluster's admin
+ * endpoint move the first region to another server, then puts and gets a row of that
+ * region ({@code ROW <row>}, {@code MOVED <reply>}, {@code AFTER <value>});
  * {@code drop} disables and deletes it, printing the table's state on the way.
- * Arguments: quorum host:port, znode parent, table, write|drop.
+ * Arguments: quorum host:port, znode parent, table, write|move|drop [admin URL].
  */
 public final class EmbeddedClient {
   private static final byte[] F = Bytes.toBytes("f");
@@ -49,6 +56,8 @@ public final class EmbeddedClient {
         Admin admin = conn.getAdmin()) {
       if (args[3].equals("write")) {
         write(conn, admin, name);
+      } else if (args[3].equals("move")) {
+        move(conn, admin, name, args[4]);
       } else {
         admin.disableTable(name);
         System.out.println("STATE disabled " + admin.isTableDisabled(name));
@@ -88,6 +97,29 @@ public final class EmbeddedClient {
       for (String row : new String[] {"a", "h", "m", "q", "z"}) {
         show("get", table.get(new Get(b(row)).readAllVersions()));
       }
+    }
+  }
+
+  private static void move(Connection conn, Admin admin, TableName name, String adminUrl)
+      throws Exception {
+    String region = admin.getRegions(name).get(0).getEncodedName();
+    try (Table table = conn.getTable(name);
+        ResultScanner scanner = table.getScanner(new Scan().setCaching(2))) {
+      boolean moved = false;
+      for (Result result : scanner) {
+        System.out.println("ROW " + Bytes.toHex(result.getRow()));
+        if (!moved) {
+          HttpResponse<String> reply = HttpClient.newHttpClient().send(
+              HttpRequest.newBuilder(URI.create(adminUrl + "/move"))
+                  .POST(HttpRequest.BodyPublishers.ofString("{\"region\": \"" + region + "\"}"))
+                  .build(), HttpResponse.BodyHandlers.ofString());
+          System.out.println("MOVED " + reply.body());
+          moved = true;
+        }
+      }
+      table.put(new Put(b("a")).addColumn(F, b("q"), 200, b("after")));
+      Result after = table.get(new Get(b("a")).addColumn(F, b("q")));
+      System.out.println("AFTER " + Bytes.toString(after.getValue(F, b("q"))));
     }
   }
 
