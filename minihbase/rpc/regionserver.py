@@ -104,6 +104,7 @@ class _Scanner:
     region: bytes
     rows: Iterator[list[Cell]]
     expires: float
+    limit: int  # bytes per call (the scan's max_result_size)
     next_seq: int = 0
     pending: list[Cell] = field(default_factory=list)
     done: bool = False
@@ -196,7 +197,6 @@ class RegionServerRpc:
                 raise ServiceError(DO_NOT_RETRY, "a ScanRequest needs a scanner id, or a "
                                    "region and a scan", do_not_retry=True)
             scanner_id, scanner = self._open(req.region, req.scan)
-            limit = req.scan.max_result_size
         else:
             scanner_id = req.scanner_id
             with self._lock:
@@ -206,7 +206,7 @@ class RegionServerRpc:
                                    f"Unknown scanner '{scanner_id}'. This can happen due to "
                                    "its lease expiring, the region moving or the server "
                                    f"restarting ({self.server})", do_not_retry=True)
-            scanner, limit = found, 0
+            scanner = found
             try:  # its region closed (moved, split, disabled): the scanner went with it
                 self._region(scanner.region)
             except ServiceError:
@@ -223,7 +223,7 @@ class RegionServerRpc:
         if req.renew:
             return scan_response(ScanResponse(scanner_id, more_results=True,
                                               more_results_in_region=True), ctx.in_block)
-        results, partial = self._next(scanner, req.rows, limit or DEFAULT_RESULT_BYTES,
+        results, partial = self._next(scanner, req.rows, scanner.limit,
                                       bool(Message(ctx.call.request, "ScanRequest")
                                            .opt_int(7)))
         done = scanner.done and not scanner.pending
@@ -255,7 +255,8 @@ class RegionServerRpc:
             query.stop = min(scan.stop, end) if scan.stop and end else (scan.stop or end)
             rows = self.cluster.scan(table, query)
         scanner_id = next(_ids)
-        scanner = _Scanner(name, rows, time.monotonic() + self.lease_seconds)
+        scanner = _Scanner(name, rows, time.monotonic() + self.lease_seconds,
+                           scan.max_result_size or DEFAULT_RESULT_BYTES)
         with self._lock:
             self._scanners[scanner_id] = scanner
         return scanner_id, scanner

@@ -222,7 +222,11 @@ def test_scanners_leases_order_and_partial_rows(rpc_mini: MiniHBase,
         region.name, Scan(max_result_size=2500), 1))))
     assert opened.partial and opened.partial[0] and 0 < len(opened.results[0]) < 10
     assert opened.scanner_id is not None
-    error = _call_error(conn, "Scan", next_scan_request(opened.scanner_id, 1, 5))
+    following = decode_scan_response(*_reply(conn.call("Scan", next_scan_request(
+        opened.scanner_id, 1, 0))))  # the scan's byte limit holds for every call
+    assert following.partial[0] and 0 < len(following.results[0]) < 10
+    assert following.results[0][0] == big[len(opened.results[0])]
+    error = _call_error(conn, "Scan", next_scan_request(opened.scanner_id, 1, 5))  # not 1
     assert error.class_name.endswith("OutOfOrderScannerNextException")
     assert error.kind is Kind.SCANNER
     server = rpc_mini.region_rpc[rpc_mini.region_servers.server(  # type: ignore[union-attr]
