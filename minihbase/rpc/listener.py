@@ -1,7 +1,8 @@
 """One RPC port of the embedded cluster, speaking HBase's own protocol (``RPC.proto``).
 
 A connection opens with the preamble (``HBas``, version 0, auth SIMPLE), then the
-ConnectionHeader naming the service; then calls, each answered in order with a
+ConnectionHeader naming the service; then calls, several in flight at once (served by a pool
+of threads, each answered when done, matched by its call id as on HBase) with a
 ResponseHeader, the response message and its cell block (``hbase_migrate.rpc.codec`` builds
 and reads every byte; this module only moves them). A failed call is answered with its
 Java exception class, as HBase's ``ServerCall`` does. A bad preamble, an auth other than
@@ -19,9 +20,11 @@ import contextlib
 import logging
 import socket
 import struct
+import threading
 import time
 import traceback
 from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from typing import NamedTuple
 
 from hbase_migrate.rpc.codec import (
@@ -44,6 +47,7 @@ from minihbase.tcpserve import LoopbackServer
 log = logging.getLogger(__name__)
 
 MAX_CALL = 256 << 20  # hbase.ipc.max.request.size
+HANDLERS = 16  # calls served at once per port (hbase.regionserver.handler.count: 30)
 H = "org.apache.hadoop.hbase."
 DO_NOT_RETRY = H + "DoNotRetryIOException"
 _INT32 = struct.Struct(">i")
@@ -128,23 +132,35 @@ class RpcListener(LoopbackServer):
         self.services = services
         self.alive = alive
         self.latency = 0.0  # seconds each call waits before it is served (a slow server)
+        self._handlers = ThreadPoolExecutor(HANDLERS, thread_name_prefix=f"{name} rpc call")
 
     def accepting(self) -> bool:
         return self.alive()
 
     def serve(self, client: socket.socket) -> None:
         header = self._handshake(client)
-        while header is not None and not self._closed.is_set() and self.alive():
-            (size,) = _INT32.unpack(_read_exactly(client, 4))
-            if not 0 < size <= MAX_CALL:
-                self._fatal(client, f"call length {size}: expected 1 to {MAX_CALL}")
-                return
-            frame = _read_exactly(client, size)
+        writing = threading.Lock()  # one reply at a time on the socket
+
+        def answer(frame: bytes, header: ConnectionHeader) -> None:
             if self.latency:
                 time.sleep(self.latency)
             if not self.alive():
                 return
-            client.sendall(self._answer(frame, header))
+            reply = self._answer(frame, header)
+            with writing, contextlib.suppress(OSError):  # a closed connection: no one waits
+                client.sendall(reply)
+
+        while header is not None and not self._closed.is_set() and self.alive():
+            (size,) = _INT32.unpack(_read_exactly(client, 4))
+            if not 0 < size <= MAX_CALL:
+                with writing:
+                    self._fatal(client, f"call length {size}: expected 1 to {MAX_CALL}")
+                return
+            self._handlers.submit(answer, _read_exactly(client, size), header)
+
+    def stop(self) -> None:
+        super().stop()
+        self._handlers.shutdown(wait=False, cancel_futures=True)
 
     def _handshake(self, client: socket.socket) -> ConnectionHeader | None:
         """Read the preamble and ConnectionHeader; None when the connection was refused."""

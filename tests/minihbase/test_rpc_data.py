@@ -10,6 +10,7 @@ from __future__ import annotations
 import socket
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -334,7 +335,8 @@ def test_killed_servers(rpc_mini: MiniHBase, native: NativeClient,
 def test_rpc_outage_and_slow_server(rpc_mini: MiniHBase, thrift2: Thrift2Client) -> None:
     """The admin endpoint closes every RPC port (the client fails with a line naming the
     server; Thrift2 serves on) and opens them again on the same ports; a slow server makes
-    a call with a shorter timeout time out, and a call without one wait and succeed."""
+    a call with a shorter timeout time out, and a call without one wait and succeed; calls
+    in flight together on one connection wait side by side."""
     create(rpc_mini, "rpc_out", [])
     cluster_json = rpc_mini.write_cluster_json()
     ports = rpc_mini.describe()["region_server_rpc"]
@@ -356,5 +358,14 @@ def test_rpc_outage_and_slow_server(rpc_mini: MiniHBase, thrift2: Thrift2Client)
             hurried.get("rpc_out", b"r")
         with NativeClient(rpc_mini.zookeeper or "", rpc_mini.znode_parent) as patient:
             assert patient.get("rpc_out", b"r") == thrift2.get("rpc_out", b"r")
+            # six calls in flight on one connection are served side by side: one after
+            # the other, the last would wait 6 s and time out at 4.5 s
+            region = patient.locator.locate("rpc_out", b"r")
+            conn = patient.pool.get(region.host, region.port)
+            request = get_request(region.name, Get(b"r"))
+            with ThreadPoolExecutor(6) as callers:
+                replies = list(callers.map(lambda _: conn.call("Get", request, timeout=4.5),
+                                           range(6)))
+            assert len({r.call_id for r in replies}) == 6
     finally:
         call_admin(cluster_json, "rpc-latency", {"seconds": 0})
