@@ -31,7 +31,9 @@ from typing import NamedTuple
 from hbase_migrate.rpc.codec import decode_cells
 from hbase_migrate.rpc.messages import (
     LATEST_TIMESTAMP,
+    Get,
     Result,
+    decode_get,
     decode_name_bytes_pair,
     decode_region_specifier,
     decode_result,
@@ -165,16 +167,22 @@ class RegionMutations(NamedTuple):
     mutations: tuple[tuple[int, int, tuple[Cell, ...]], ...]  # (index, type, cells)
 
 
+class GetAction(NamedTuple):
+    """A Get of a MultiRequest (``Table.get(List)`` of HBase's client batches them)."""
+
+    action: int
+    get: Get
+
+
 class RegionActions(NamedTuple):
     region: bytes
-    actions: tuple[MutationAction, ...]
+    actions: tuple[MutationAction | GetAction, ...]
 
 
 def decode_region_actions(data: bytes, block: bytes) -> tuple[RegionActions, ...]:
-    """The RegionActions of a MultiRequest, their mutations with their cells. An Action
-    that is not a mutation (a Get) raises ProtobufError naming its index. The cell block is
-    decoded in one pass, then handed out to the mutations in order."""
-    parsed: list[tuple[bytes, list[tuple[int, bytes]]]] = []
+    """The RegionActions of a MultiRequest: their mutations with their cells, and Gets. The
+    cell block is decoded in one pass, then handed out to the mutations in order."""
+    parsed: list[tuple[bytes, list[tuple[int, bytes | Get]]]] = []
     for ra_data in Message(data, "MultiRequest").repeated(1):
         ra = Message(ra_data, "RegionAction")
         region = decode_region_specifier(ra.req_bytes(1, "region"))[1]
@@ -182,38 +190,47 @@ def decode_region_actions(data: bytes, block: bytes) -> tuple[RegionActions, ...
         for action_data in ra.repeated(3):
             action = Message(action_data, "Action")
             index = action.opt_int(1) or 0
-            data_mutation = action.opt_bytes(2)
-            if data_mutation is None:
-                raise ProtobufError(f"action {index} of region {region!r} is not a mutation")
-            actions.append((index, data_mutation))
+            data_mutation, data_get = action.opt_bytes(2), action.opt_bytes(3)
+            if data_mutation is None and data_get is None:
+                raise ProtobufError(f"action {index} of region {region!r} is neither a "
+                                    "mutation nor a get")
+            actions.append((index, data_mutation if data_mutation is not None
+                            else decode_get(data_get or b"")))
         parsed.append((region, actions))
-    decoded = [(region, [decode_mutation(m, b"", 0, index, in_block=False)[0]
+    decoded = [(region, [GetAction(index, m) if isinstance(m, Get) else
+                         decode_mutation(m, b"", 0, index, in_block=False)[0]
                          for index, m in raw]) for region, raw in parsed]
-    counts = sum(a.cell_count for _, mutations in decoded for a in mutations)
+    counts = sum(a.cell_count for _, region_actions in decoded for a in region_actions
+                 if isinstance(a, MutationAction))
     cells, _ = decode_cells(block, 0, counts) if counts else ((), 0)
     out = []
     pos = 0
-    for region, mutations in decoded:
-        filled = []
-        for a in mutations:
-            filled.append(a._replace(cells=cells[pos:pos + a.cell_count]) if a.cell_count
-                          else a)
-            pos += a.cell_count
+    for region, region_actions in decoded:
+        filled: list[MutationAction | GetAction] = []
+        for a in region_actions:
+            if isinstance(a, MutationAction) and a.cell_count:
+                filled.append(a._replace(cells=cells[pos:pos + a.cell_count]))
+                pos += a.cell_count
+            else:
+                filled.append(a)
         out.append(RegionActions(region, tuple(filled)))
     return tuple(out)
 
 
 def decode_multi_request(data: bytes, block: bytes) -> tuple[RegionMutations, ...]:
     """The mutations of a MultiRequest with their cells, as ``(index, type, cells)``."""
-    return tuple(RegionMutations(r.region, tuple((a.action, a.kind, a.cells) for a in r.actions))
+    return tuple(RegionMutations(r.region, tuple((a.action, a.kind, a.cells) for a in r.actions
+                                                 if isinstance(a, MutationAction)))
                  for r in decode_region_actions(data, block))
 
 
 class ActionResult(NamedTuple):
-    """One action's outcome: ``exception`` is ``(Java class name, stack trace)`` or None."""
+    """One action's outcome: ``exception`` is ``(Java class name, stack trace)`` or None;
+    ``cells``: what a Get action read (sent in the cell block, in the order of the results)."""
 
     action: int  # the Action's index
     exception: tuple[str, str] | None = None
+    cells: tuple[Cell, ...] = ()
 
 
 class RegionResult(NamedTuple):
@@ -228,14 +245,15 @@ def _exception_pair(pair: tuple[str, str]) -> bytes:
 
 
 def multi_response(regions: Sequence[RegionResult]) -> bytes:
-    """A MultiResponse as a server sends it (for scripted servers and tests)."""
+    """A MultiResponse as a server sends it; the cells of Get actions' Results go in the
+    cell block (``encode_cell_block`` of every result's ``cells``, in order)."""
     out = b""
     for region in regions:
         body = b""
         for r in region.results:
             roe = varint_field(1, r.action)
             roe += (bytes_field(3, _exception_pair(r.exception)) if r.exception
-                    else bytes_field(2, result_message(Result())))
+                    else bytes_field(2, result_message(Result(cell_count=len(r.cells)))))
             body += bytes_field(1, roe)
         if region.exception:
             body += bytes_field(2, _exception_pair(region.exception))

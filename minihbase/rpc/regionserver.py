@@ -14,7 +14,8 @@ cluster's data model (``minihbase.cluster``), as ``RSRpcServices`` answers them:
   and max versions are the cluster's read rules;
 * ``Multi``: each RegionAction's mutations are applied together (one WAL edit per region);
   an action that cannot be (no such family, a row outside the region) fails alone, with its
-  exception in its ResultOrException; ``Mutate`` applies one put or delete;
+  exception in its ResultOrException; its Gets (a client's batch of gets) are read after;
+  ``Mutate`` applies one put or delete;
 * the server holding ``hbase:meta`` answers Get and Scan on it (``minihbase.rpc.meta``).
 """
 
@@ -38,6 +39,7 @@ from hbase_migrate.rpc.multi import (
     DELETE,
     PUT,
     ActionResult,
+    GetAction,
     MutationAction,
     RegionResult,
     decode_mutate_request,
@@ -168,17 +170,19 @@ class RegionServerRpc:
 
     def get(self, ctx: CallContext) -> tuple[bytes, bytes]:
         name, get = decode_get_request(ctx.call.request)
-        table, start, end = self._region(name)
+        cells = self._read(*self._region(name), get)
+        response, block = get_response(cells, ctx.in_block)
+        return response, (encode_cell_block(cells, True) if block and ctx.tags else block)
+
+    def _read(self, table: str, start: bytes, end: bytes, get: Get) -> list[Cell]:
+        """The cells a Get reads of a region this server holds."""
         if table == "hbase:meta":
             rows = meta_scan([r for r in meta_rows(self.cluster, self.servers)
                               if r[0] == get.row], b"", b"", True, False,
                              columns_of(get.columns))
-            cells = rows[0] if rows else []
-        else:
-            self._check_row(table, start, end, get.row, "Get")
-            cells = self.cluster.get(table, get.row, self._query(get))
-        response, block = get_response(cells, ctx.in_block)
-        return response, (encode_cell_block(cells, True) if block and ctx.tags else block)
+            return rows[0] if rows else []
+        self._check_row(table, start, end, get.row, "Get")
+        return self.cluster.get(table, get.row, self._query(get))
 
     @staticmethod
     def _query(read: Get | Scan) -> Query:
@@ -310,6 +314,8 @@ class RegionServerRpc:
     # --- writes ---------------------------------------------------------------------------
 
     def multi(self, ctx: CallContext) -> tuple[bytes, bytes]:
+        """Each RegionAction's mutations applied together, then its Gets read, each action
+        answered in the order sent (Gets' cells in the cell block)."""
         results = []
         for region_actions in decode_region_actions(ctx.call.request, ctx.call.cell_block):
             try:
@@ -317,13 +323,24 @@ class RegionServerRpc:
             except ServiceError as exc:
                 results.append(RegionResult(exception=(exc.class_name, exc.trace)))
                 continue
-            results.append(RegionResult(self._apply(table, start, end,
-                                                    region_actions.actions)))
-        return multi_response(results), b""
+            actions = region_actions.actions
+            done = {r.action: r for r in self._apply(
+                table, start, end, [a for a in actions if isinstance(a, MutationAction)])}
+            for action in actions:
+                if isinstance(action, GetAction):
+                    try:
+                        done[action.action] = ActionResult(action.action, cells=tuple(
+                            self._read(table, start, end, action.get)))
+                    except (ServiceError, MiniHBaseError) as exc:
+                        done[action.action] = ActionResult(action.action,
+                                                           _pair(service_error(exc)))
+            results.append(RegionResult(tuple(done[a.action] for a in actions)))
+        cells = [c for region in results for r in region.results for c in r.cells]
+        return multi_response(results), encode_cell_block(cells, ctx.tags) if cells else b""
 
     def _apply(self, table: str, start: bytes, end: bytes,
-               actions: tuple[MutationAction, ...]) -> tuple[ActionResult, ...]:
-        """Apply a region's actions together; those that cannot be applied fail alone."""
+               actions: list[MutationAction]) -> tuple[ActionResult, ...]:
+        """Apply a region's mutations together; those that cannot be applied fail alone."""
         outcome: dict[int, ServiceError | None] = {}
         good: list[tuple[int, Mutation]] = []
         families = {f.name for f in self.cluster.table(table).descriptor.families}

@@ -28,7 +28,8 @@ import org.apache.hadoop.hbase.util.Bytes;
  * HBase's client against a cluster found through ZooKeeper: {@code write} creates a table
  * with split keys, writes puts one by one and in a batch, deletes a version, a column, a
  * family and a whole row, then prints what a scan, a raw scan, a time-range scan and gets
- * read ({@code CELL <what> row family qualifier timestamp type value}, bytes in hex);
+ * read, gets one by one and in a batch ({@code CELL <what> row family qualifier timestamp
+ * type value}, bytes in hex);
  * {@code move} scans it two rows a call and, after the first row, has the cluster's admin
  * endpoint move the first region to another server, then puts and gets a row of that
  * region ({@code ROW <row>}, {@code MOVED <reply>}, {@code AFTER <value>});
@@ -94,8 +95,13 @@ public final class EmbeddedClient {
       print(table, "scan", new Scan().readAllVersions());
       print(table, "raw", new Scan().setRaw(true).readAllVersions());
       print(table, "range", new Scan().readAllVersions().setTimeRange(101, 103));
+      List<Get> gets = new ArrayList<>();
       for (String row : new String[] {"a", "h", "m", "q", "z"}) {
         show("get", table.get(new Get(b(row)).readAllVersions()));
+        gets.add(new Get(b(row)).readAllVersions());
+      }
+      for (Result result : table.get(gets)) {
+        show("batch", result);
       }
     }
   }
