@@ -202,35 +202,17 @@ class RegionServerRpc:
                                    "region and a scan", do_not_retry=True)
             scanner_id, scanner = self._open(req.region, req.scan)
         else:
-            scanner_id = req.scanner_id
-            with self._lock:
-                found = self._scanners.get(scanner_id)
-            if found is None:
-                raise ServiceError(H + "UnknownScannerException",
-                                   f"Unknown scanner '{scanner_id}'. This can happen due to "
-                                   "its lease expiring, the region moving or the server "
-                                   f"restarting ({self.server})", do_not_retry=True)
-            scanner = found
-            try:  # its region closed (moved, split, disabled): the scanner went with it
-                self._region(scanner.region)
-            except ServiceError:
-                self._close(scanner_id)
-                raise
-            if req.next_call_seq is not None and req.next_call_seq != scanner.next_seq:
-                self._close(scanner_id)
-                raise ServiceError(H + "exceptions.OutOfOrderScannerNextException",
-                                   f"Expected nextCallSeq: {scanner.next_seq} But the "
-                                   f"nextCallSeq got from client: {req.next_call_seq}",
-                                   do_not_retry=True)
-            scanner.next_seq += 1
-        scanner.expires = time.monotonic() + self.lease_seconds
-        if req.renew:
-            return scan_response(ScanResponse(scanner_id, more_results=True,
-                                              more_results_in_region=True), ctx.in_block)
-        results, partial = self._next(scanner, req.rows, scanner.limit,
-                                      bool(Message(ctx.call.request, "ScanRequest")
-                                           .opt_int(7)))
-        done = scanner.done and not scanner.pending
+            scanner_id, scanner = req.scanner_id, self._scanner(req.scanner_id)
+        with scanner.lock:  # one call at a time per scanner
+            if req.scanner_id is not None:
+                self._check_next(scanner_id, scanner, req.next_call_seq)
+            scanner.expires = time.monotonic() + self.lease_seconds
+            if req.renew:
+                return scan_response(ScanResponse(scanner_id, more_results=True,
+                                                  more_results_in_region=True), ctx.in_block)
+            partials = bool(Message(ctx.call.request, "ScanRequest").opt_int(7))
+            results, partial = self._next(scanner, req.rows, partials)
+            done = scanner.done and not scanner.pending
         if done or req.close:
             self._close(scanner_id)
         resp = ScanResponse(None if done or req.close else scanner_id,
@@ -242,6 +224,30 @@ class RegionServerRpc:
         if block and ctx.tags:
             block = encode_cell_block((c for r in results for c in r), True)
         return response, block
+
+    def _scanner(self, scanner_id: int) -> _Scanner:
+        with self._lock:
+            found = self._scanners.get(scanner_id)
+        if found is None:
+            raise ServiceError(H + "UnknownScannerException",
+                               f"Unknown scanner '{scanner_id}'. This can happen due to its "
+                               "lease expiring, the region moving or the server restarting "
+                               f"({self.server})", do_not_retry=True)
+        return found
+
+    def _check_next(self, scanner_id: int, scanner: _Scanner, seq: int | None) -> None:
+        """A next call goes on only in a region still here and in step with the client."""
+        try:  # its region closed (moved, split, disabled): the scanner went with it
+            self._region(scanner.region)
+        except ServiceError:
+            self._close(scanner_id)
+            raise
+        if seq is not None and seq != scanner.next_seq:
+            self._close(scanner_id)
+            raise ServiceError(H + "exceptions.OutOfOrderScannerNextException",
+                               f"Expected nextCallSeq: {scanner.next_seq} But the nextCallSeq "
+                               f"got from client: {seq}", do_not_retry=True)
+        scanner.next_seq += 1
 
     def _open(self, name: bytes, scan: Scan) -> tuple[int, _Scanner]:
         table, start, end = self._region(name)
@@ -266,33 +272,33 @@ class RegionServerRpc:
         return scanner_id, scanner
 
     @staticmethod
-    def _next(scanner: _Scanner, rows: int, limit: int, partials: bool
+    def _next(scanner: _Scanner, rows: int, partials: bool
               ) -> tuple[list[list[Cell]], list[bool]]:
-        """Up to ``rows`` rows and about ``limit`` bytes: whole rows, or with ``partials``
-        the part of a row that reaches the limit (the rest is kept for the next call)."""
+        """Up to ``rows`` rows and about the scanner's byte limit: whole rows, or with
+        ``partials`` the part of a row that reaches the limit (the rest kept for the next
+        call). The caller holds the scanner's lock."""
         results: list[list[Cell]] = []
         flags: list[bool] = []
         size = count = 0
-        with scanner.lock:
-            while count < rows and size < limit:
-                if scanner.pending:
-                    cells, scanner.pending = scanner.pending, []
-                else:
-                    cells = next(scanner.rows, [])
-                    if not cells:
-                        scanner.done = True
-                        break
-                taken = 0
-                for cell in cells:
-                    taken += 1
-                    size += _size(cell)
-                    if partials and size >= limit:
-                        break
-                results.append(cells[:taken])
-                scanner.pending = cells[taken:]
-                flags.append(bool(scanner.pending))
-                if not scanner.pending:
-                    count += 1
+        while count < rows and size < scanner.limit:
+            if scanner.pending:
+                cells, scanner.pending = scanner.pending, []
+            else:
+                cells = next(scanner.rows, [])
+                if not cells:
+                    scanner.done = True
+                    break
+            taken = 0
+            for cell in cells:
+                taken += 1
+                size += _size(cell)
+                if partials and size >= scanner.limit:
+                    break
+            results.append(cells[:taken])
+            scanner.pending = cells[taken:]
+            flags.append(bool(scanner.pending))
+            if not scanner.pending:
+                count += 1
         return results, flags
 
     def _close(self, scanner_id: int) -> None:
