@@ -159,8 +159,10 @@ class RpcListener(LoopbackServer):
             self._handlers.submit(answer, _read_exactly(client, size), header)
 
     def stop(self) -> None:
+        """Stop accepting, close every connection, and let the calls under way end (their
+        replies go nowhere) before the cluster behind them closes."""
         super().stop()
-        self._handlers.shutdown(wait=False, cancel_futures=True)
+        self._handlers.shutdown(wait=True, cancel_futures=True)
 
     def _handshake(self, client: socket.socket) -> ConnectionHeader | None:
         """Read the preamble and ConnectionHeader; None when the connection was refused."""
