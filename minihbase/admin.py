@@ -19,7 +19,7 @@ and the cluster's own operations (``extra``): ``/service {"name": "thrift"|"thri
 "rpc", "running": BOOL}`` closes or reopens a front door (an outage; ``rpc``: the master's and
 every region server's RPC port), ``/webhdfs-latency {"seconds": S}`` delays every WebHDFS
 request by S (a slow NameNode), ``/rpc-latency {"seconds": S}`` every RPC call (a slow
-server), and ``/kill`` also drops the killed server's RPC connections.
+server).
 
 Errors answer 400 with ``{"error": message}``. The URL goes into ``cluster.json`` as ``admin``.
 """

@@ -123,6 +123,7 @@ class RegionServers:
         self.servers: list[RegionServer] = []
         self._assignment: dict[str, int] = {}
         self._moved: dict[str, tuple[int, int]] = {}  # encoded -> (slot it left, slot now)
+        self.on_kill: list[Callable[[RegionServer], None]] = []  # told of each killed server
         self._seq: dict[str, int] = {}
         self._splitting: dict[Path, float] = {}  # -splitting dir -> archive deadline (ms)
         self._rr = 0
@@ -492,6 +493,8 @@ class RegionServers:
                 if r is not None:
                     moved[encoded] = str(self._host(r).name)
                     self._region_event(self._host(r), r, mk.REGION_OPEN)
+            for hook in self.on_kill:
+                hook(dead)
             return {"server": str(dead.name), "splitting": splitting.name, "reassigned": moved}
 
     def restart(self, server: str | int) -> dict[str, Any]:

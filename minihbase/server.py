@@ -41,7 +41,7 @@ from minihbase.cluster import Cluster, now_ms
 from minihbase.gateway import ThriftGateway
 from minihbase.model import Durability, MiniHBaseError
 from minihbase.process import EmbeddedStackError
-from minihbase.regionserver import RegionServers, WalSettings
+from minihbase.regionserver import RegionServer, RegionServers, WalSettings
 from minihbase.replication import ReplicationQueues
 from minihbase.rpc.listener import RpcListener
 from minihbase.rpc.master import MasterRpc
@@ -172,6 +172,7 @@ class MiniHBase:
         factory = self._registrar if self.zookeeper else None
         servers = RegionServers(store, self.hbase_root_dir, self.wal_settings, self.clock,
                                 factory, replication, [listener.port for listener in self.rpc])
+        servers.on_kill.append(self._server_killed)
         hooks: list[WriteHook] = [servers]
         if self.write_hook is not None:
             hooks.append(self.write_hook)
@@ -224,18 +225,15 @@ class MiniHBase:
         for listener in (self.master_rpc, *self.rpc):
             listener.start()
 
-    def kill_server(self, server: str | int) -> dict[str, Any]:
-        """Crash a region server (``RegionServers.kill``): its RPC connections drop, and
+    def _server_killed(self, dead: RegionServer) -> None:
+        """A region server crashed (``RegionServers.kill``): its RPC connections drop, and
         when it held ``hbase:meta``, a live server takes meta and ZooKeeper says so."""
-        assert self.region_servers is not None
-        result = self.region_servers.kill(server)
-        slot = self.region_servers.server(result["server"]).slot
-        self.rpc[slot].drop_connections()
-        if slot == self.meta_slot:
+        if dead.slot < len(self.rpc):
+            self.rpc[dead.slot].drop_connections()
+        if dead.slot == self.meta_slot and self.region_servers is not None:
             self.meta_slot = self.region_servers.live_servers()[0].slot
             if self.master is not None:
                 self.master.set_meta_server(self.region_servers.servers[self.meta_slot].name)
-        return result
 
     def _register_master(self) -> None:
         if self.zookeeper is None:
@@ -271,8 +269,8 @@ class MiniHBase:
             self.admin = AdminServer(self.region_servers, self.admin_port, self.describe,
                                      {"service": self._service_op,
                                       "webhdfs-latency": self._latency_op,
-                                      "rpc-latency": lambda a: self._latency_op(a, "rpc"),
-                                      "kill": lambda a: self.kill_server(a["server"])}).start()
+                                      "rpc-latency": lambda a: self._latency_op(a, "rpc")}
+                                     ).start()
             self.thrift1.start()
             self.thrift2.start()
         except BaseException:

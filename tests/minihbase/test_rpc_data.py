@@ -318,7 +318,7 @@ def test_killed_servers(rpc_mini: MiniHBase, native: NativeClient,
     before = flat(thrift2.scan("rpc_k"))
     _, servers = cluster_of(rpc_mini)
     meta_holder = servers.servers[rpc_mini.meta_slot]
-    rpc_mini.kill_server(meta_holder.slot)
+    servers.kill(meta_holder.slot)
     with HBaseZooKeeper(zookeeper.address, rpc_mini.znode_parent) as zk:
         assert zk.meta_server() == servers.servers[rpc_mini.meta_slot].name != meta_holder.name
     native.locator.forget_meta()  # a client learns it when its meta server is gone too
