@@ -312,7 +312,8 @@ def test_connection_refusals(rpc_mini: MiniHBase) -> None:
 def test_killed_servers(rpc_mini: MiniHBase, native: NativeClient,
                         thrift2: Thrift2Client, zookeeper: ZooKeeperServer) -> None:
     """A killed region server's regions reopen elsewhere and hbase:meta says where: reads
-    and writes relocate; when the server held meta, ZooKeeper names the new holder."""
+    and writes relocate; when the server held meta, ZooKeeper names the new holder; once
+    restarted, on its port, it serves a region moved to it."""
     create(rpc_mini, "rpc_k")
     native.write("rpc_k", every_kind(ROWS))
     before = flat(thrift2.scan("rpc_k"))
@@ -329,7 +330,11 @@ def test_killed_servers(rpc_mini: MiniHBase, native: NativeClient,
         [Cell(b"a", b"f", b"q9", 9, CellType.PUT, b"v")]
     assert {r.port for r in native.regions("rpc_k")} == \
         {servers.servers[rpc_mini.meta_slot].name.port}
-    servers.restart(meta_holder.slot)
+    back = servers.restart(meta_holder.slot)["server"]  # same port, a new start code
+    region = native.regions("rpc_k")[1]
+    servers.move(region.encoded, meta_holder.slot)
+    assert native.get("rpc_k", b"h") == thrift2.get("rpc_k", b"h")  # relocated to it
+    assert str(native.locator.locate("rpc_k", b"h").start_code) == back.rsplit(",", 1)[1]
 
 
 def test_rpc_outage_and_slow_server(rpc_mini: MiniHBase, thrift2: Thrift2Client) -> None:
