@@ -79,7 +79,7 @@ class Region(NamedTuple):
     @property
     def encoded(self) -> str:
         """The encoded name (``<table>,<start>,<id>.<encoded>.``)."""
-        return self.name.rstrip(b".").rsplit(b".", 1)[-1].decode()
+        return encoded_name(self.name)
 
     @property
     def server(self) -> str:
@@ -87,6 +87,11 @@ class Region(NamedTuple):
 
     def contains(self, row: bytes) -> bool:
         return self.start <= row and (not self.end or row < self.end)
+
+
+def encoded_name(region_name: bytes) -> str:
+    """The encoded name of a full region name (``<table>,<start>,<id>.<encoded>.``)."""
+    return region_name.rstrip(b".").rsplit(b".", 1)[-1].decode("latin-1")
 
 
 def table_string(namespace: bytes, qualifier: bytes) -> str:

@@ -28,6 +28,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from hbase_migrate.rpc.codec import encode_cell_block
+from hbase_migrate.rpc.locate import encoded_name
 from hbase_migrate.rpc.messages import (
     Column,
     Get,
@@ -149,8 +150,7 @@ class RegionServerRpc:
         region = self.servers.hosted(self.slot).get(name)
         if region is not None:
             return region.table, region.start_key, region.end_key
-        encoded = name.rstrip(b".").rsplit(b".", 1)[-1].decode("latin-1")
-        moved = self.servers.moved_from(self.slot, encoded)
+        moved = self.servers.moved_from(self.slot, encoded_name(name))
         if moved is not None:
             raise ServiceError(H + "exceptions.RegionMovedException",
                                f"Region moved to: hostname={moved.host} port={moved.port} "
@@ -401,8 +401,7 @@ class RegionServerRpc:
     def flush(self, ctx: CallContext) -> tuple[bytes, bytes]:
         name = decode_flush_request(ctx.call.request)
         table, _, _ = self._region(name)
-        encoded = name.rstrip(b".").rsplit(b".", 1)[-1].decode("latin-1")
-        self.servers.flush(table, encoded)
+        self.servers.flush(table, encoded_name(name))
         return flush_response(self.cluster.clock()), b""
 
     def compact(self, ctx: CallContext) -> tuple[bytes, bytes]:
