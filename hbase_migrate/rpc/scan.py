@@ -60,6 +60,7 @@ class Scan(NamedTuple):
     max_result_size: int = 0
     mvcc_read_point: int = 0
     include_start_row: bool = True
+    include_stop_row: bool = False
 
 
 def scan_message(scan: Scan) -> bytes:
@@ -83,6 +84,8 @@ def scan_message(scan: Scan) -> bytes:
         out += varint_field(20, scan.mvcc_read_point)
     if not scan.include_start_row:
         out += varint_field(21, 0)
+    if scan.include_stop_row:
+        out += varint_field(22, 1)
     return out
 
 
@@ -94,7 +97,7 @@ def decode_scan(data: bytes) -> Scan:
                 None if tr is None else decode_time_range(tr),
                 1 if versions is None else versions, raw, bool(m.opt_int(15)),
                 m.opt_int(17) or 0, m.opt_int(10) or 0, m.opt_int(20) or 0,
-                start_row is None or bool(start_row))
+                start_row is None or bool(start_row), bool(m.opt_int(22)))
 
 
 def open_scan_request(region_name: bytes, scan: Scan, rows: int, *,

@@ -52,10 +52,10 @@ def select(cells: Sequence[Cell], columns: ColumnSelection) -> list[Cell]:
 
 
 def meta_scan(rows: list[tuple[bytes, list[Cell]]], start: bytes, stop: bytes,
-              include_start: bool, reversed_: bool, columns: ColumnSelection
-              ) -> list[list[Cell]]:
+              include_start: bool, reversed_: bool, columns: ColumnSelection,
+              include_stop: bool = False) -> list[list[Cell]]:
     """The rows of a scan of ``hbase:meta`` (bounds compared as HBase compares meta rows;
-    reversed: from ``start`` down to above ``stop``)."""
+    reversed: from ``start`` down to ``stop``)."""
     def after_start(key: bytes) -> bool:
         if not start:
             return True
@@ -67,8 +67,10 @@ def meta_scan(rows: list[tuple[bytes, list[Cell]]], start: bytes, stop: bytes,
     def before_stop(key: bytes) -> bool:
         if not stop:
             return True
-        return meta_order(key) > meta_order(stop) if reversed_ else \
-            meta_order(key) < meta_order(stop)
+        here, bound = meta_order(key), meta_order(stop)
+        if include_stop and here == bound:
+            return True
+        return here > bound if reversed_ else here < bound
 
     ordered = reversed(rows) if reversed_ else iter(rows)
     out = []

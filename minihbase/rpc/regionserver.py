@@ -34,6 +34,7 @@ from hbase_migrate.rpc.messages import (
     Get,
     decode_get_request,
     decode_region_specifier,
+    exists_response,
     get_response,
 )
 from hbase_migrate.rpc.multi import (
@@ -171,6 +172,8 @@ class RegionServerRpc:
     def get(self, ctx: CallContext) -> tuple[bytes, bytes]:
         name, get = decode_get_request(ctx.call.request)
         cells = self._read(*self._region(name), get)
+        if get.existence_only:
+            return exists_response(bool(cells)), b""
         response, block = get_response(cells, ctx.in_block)
         return response, (encode_cell_block(cells, True) if block and ctx.tags else block)
 
@@ -254,15 +257,17 @@ class RegionServerRpc:
         if table == "hbase:meta":
             rows: Iterator[list[Cell]] = iter(meta_scan(
                 meta_rows(self.cluster, self.servers), scan.start, scan.stop,
-                scan.include_start_row, scan.reversed, columns_of(scan.columns)))
+                scan.include_start_row, scan.reversed, columns_of(scan.columns),
+                scan.include_stop_row))
         else:
             if scan.reversed:
                 raise ServiceError(DO_NOT_RETRY, "reversed scans of user tables are not "
                                    "served by the embedded cluster", do_not_retry=True)
             query = self._query(scan)
             first = scan.start if scan.include_start_row else scan.start + b"\0"
+            last = scan.stop + b"\0" if scan.stop and scan.include_stop_row else scan.stop
             query.start = max(first, start)
-            query.stop = min(scan.stop, end) if scan.stop and end else (scan.stop or end)
+            query.stop = min(last, end) if last and end else (last or end)
             rows = self.cluster.scan(table, query)
         scanner_id = next(_ids)
         scanner = _Scanner(name, rows, time.monotonic() + self.lease_seconds,

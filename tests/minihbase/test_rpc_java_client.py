@@ -1,9 +1,10 @@
 """HBase's own Java client (``hbase-client`` 2.6.1, ``tests/minihbase/javaclient``) against
 the embedded cluster, found through ZooKeeper as on HBase: it creates a table with split
 keys, puts one by one and in a batch, deletes a version, a column, a family and a row, scans
-(all versions, raw, a time range), gets one by one and in a batch, rides a region move in the
-middle of a scan and writes to the moved region, then disables and deletes the table. What
-it reads is judged by the embedded cluster's Thrift2 gateway and its store."""
+(all versions, raw, a time range, through a stop row), gets one by one, in a batch and for
+existence, rides a region move in the middle of a scan and writes to the moved region, then
+disables and deletes the table. What it reads is judged by the embedded cluster's Thrift2
+gateway and its store."""
 
 from __future__ import annotations
 
@@ -66,6 +67,8 @@ def test_hbase_java_client(rpc_mini: MiniHBase) -> None:
     with Thrift2Client(rpc_mini.endpoints.thrift2 or "") as t2:
         visible = flat(t2.scan(TABLE))
         assert cells_of(lines, "scan") == visible
+        assert cells_of(lines, "through") == flat(t2.scan(TABLE, stop=b"m\x00", max_versions=1))
+        assert "EXISTS true false" in lines
         assert cells_of(lines, "range") == flat(t2.scan(TABLE, time_range=(101, 103)))
         assert cells_of(lines, "get") == [c for row in ROWS for c in t2.get(TABLE, row)] == \
             cells_of(lines, "batch")  # a batch of gets is one Multi per server

@@ -28,8 +28,9 @@ import org.apache.hadoop.hbase.util.Bytes;
  * HBase's client against a cluster found through ZooKeeper: {@code write} creates a table
  * with split keys, writes puts one by one and in a batch, deletes a version, a column, a
  * family and a whole row, then prints what a scan, a raw scan, a time-range scan and gets
- * read, gets one by one and in a batch ({@code CELL <what> row family qualifier timestamp
- * type value}, bytes in hex);
+ * read, gets one by one and in a batch, a scan through a stop row and two existence checks
+ * ({@code CELL <what> row family qualifier timestamp type value}, bytes in hex;
+ * {@code EXISTS <h> <zz>});
  * {@code move} scans it two rows a call and, after the first row, has the cluster's admin
  * endpoint move the first region to another server, then puts and gets a row of that
  * region ({@code ROW <row>}, {@code MOVED <reply>}, {@code AFTER <value>});
@@ -103,6 +104,9 @@ public final class EmbeddedClient {
       for (Result result : table.get(gets)) {
         show("batch", result);
       }
+      print(table, "through", new Scan().withStopRow(b("m"), true));
+      System.out.println("EXISTS " + table.exists(new Get(b("h"))) + " "
+          + table.exists(new Get(b("zz"))));
     }
   }
 
