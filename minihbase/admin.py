@@ -6,6 +6,7 @@ operation of :class:`minihbase.regionserver.RegionServers` and answers ``{"resul
     /roll        {"server": NAME_OR_SLOT?}
     /flush       {"table": T?, "region": ENCODED?}
     /move        {"region": ENCODED, "server": NAME_OR_SLOT?}
+    /split       {"region": ENCODED, "key": KEY}   daughters open on the parent's server
     /kill        {"server": NAME_OR_SLOT}
     /restart     {"server": NAME_OR_SLOT}   a killed server back, under a new start code
     /finish-split {"server": NAME?}
@@ -14,9 +15,11 @@ operation of :class:`minihbase.regionserver.RegionServers` and answers ``{"resul
     /bulk-load   {"table": T, "cells": [{"row", "family", "qualifier", "timestamp"?,
                   "value"}]}   byte strings in Bytes.toStringBinary form
 
-and the cluster's own operations (``extra``): ``/service {"name": "thrift"|"thrift2"|"webhdfs",
-"running": BOOL}`` closes or reopens a front door (an outage), ``/webhdfs-latency
-{"seconds": S}`` delays every WebHDFS request by S (a slow NameNode).
+and the cluster's own operations (``extra``): ``/service {"name": "thrift"|"thrift2"|"webhdfs"|
+"rpc", "running": BOOL}`` closes or reopens a front door (an outage; ``rpc``: the master's and
+every region server's RPC port), ``/webhdfs-latency {"seconds": S}`` delays every WebHDFS
+request by S (a slow NameNode), ``/rpc-latency {"seconds": S}`` every RPC call (a slow
+server).
 
 Errors answer 400 with ``{"error": message}``. The URL goes into ``cluster.json`` as ``admin``.
 """
@@ -53,6 +56,7 @@ def _operations(rs: RegionServers) -> dict[str, Callable[[dict[str, Any]], Any]]
         "roll": lambda a: rs.roll(a.get("server")),
         "flush": lambda a: rs.flush(a.get("table"), a.get("region")),
         "move": lambda a: rs.move(a["region"], a.get("server")),
+        "split": lambda a: rs.split(a["region"], to_bytes_binary(str(a["key"]))),
         "kill": lambda a: rs.kill(a["server"]),
         "restart": lambda a: rs.restart(a["server"]),
         "finish-split": lambda a: rs.finish_split(a.get("server")),

@@ -10,6 +10,7 @@ belong to an optional :class:`RegionHost` (the region servers of :mod:`minihbase
 
 from __future__ import annotations
 
+import bisect
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -33,7 +34,7 @@ from minihbase.model import (
     TableStateError,
 )
 from minihbase.store import Batch, Store, TableInfo
-from minihbase.visibility import compacted_cells, visible_cells
+from minihbase.visibility import compacted_cells, raw_cells, visible_cells
 
 
 def now_ms() -> int:
@@ -180,7 +181,7 @@ class Cluster:
                 if not cells:
                     continue
                 batch.write(info.name, cells)  # later mutations of the call see it
-                region = self.region_for(info.name, m.row)
+                region = _region_of(info, m.row)
                 key = (region.encoded_name, m.durability == Durability.SKIP_WAL)
                 edits.setdefault(key, (region, [], m.durability))[1].extend(cells)
             for region, cells, durability in edits.values():
@@ -272,8 +273,8 @@ class Cluster:
 
     def _visible_row(self, info: TableInfo, row: bytes, query: Query) -> list[Cell]:
         families = {f.name: f for f in info.descriptor.families}
-        return visible_cells(self.store.row_cells(info.name, row), query, families,
-                             self.clock())
+        read = raw_cells if query.raw else visible_cells
+        return read(self.store.row_cells(info.name, row), query, families, self.clock())
 
     def _check_query(self, info: TableInfo, query: Query) -> None:
         for family in query.columns.families:
@@ -300,9 +301,10 @@ class Cluster:
             prefix_stop = _prefix_stop(query.prefix)
             stop = min(stop, prefix_stop) if stop and prefix_stop else (stop or prefix_stop)
         inclusive, returned = True, 0
+        read = raw_cells if query.raw else visible_cells
         while rows := self.store.raw_rows(info.name, start, inclusive, stop):
             for _, cells in rows:
-                visible = visible_cells(cells, query, families, self.clock())
+                visible = read(cells, query, families, self.clock())
                 if not visible:
                     continue
                 step = query.batch or len(visible)
@@ -319,3 +321,8 @@ def _normalize(name: str) -> str:
         return normalize_table_name(name)
     except InvalidTableNameError:
         return name  # looked up as given; unknown names fail as TableNotFound
+
+
+def _region_of(info: TableInfo, row: bytes) -> RegionDescriptor:
+    """The region of ``info`` holding ``row`` (regions are sorted by start key)."""
+    return info.regions[bisect.bisect_right([r.start_key for r in info.regions], row) - 1]

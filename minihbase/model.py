@@ -83,6 +83,12 @@ class IllegalArgumentError(MiniHBaseError):
     """A malformed request (Thrift1 IllegalArgument)."""
 
 
+class IllegalSplitError(IllegalArgumentError):
+    def __init__(self, table: str, start_key: bytes, split_key: bytes) -> None:
+        super().__init__(f"table {table}: no region starts at {start_key!r} holding split "
+                         f"key {split_key!r} strictly inside it")
+
+
 class Durability(IntEnum):
     """org.apache.hadoop.hbase.client.Durability; values match Thrift2's TDurability."""
 
@@ -164,7 +170,7 @@ class ColumnSelection:
 class Query:
     """A Get or Scan: row bounds ``[start, stop)`` (empty stop = to the end), an optional
     prefix, columns, time range ``[min_ts, max_ts)``, versions per column, cells per result
-    (``batch``, 0 = whole rows) and a row limit (0 = none)."""
+    (``batch``, 0 = whole rows), a row limit (0 = none) and whether it is raw."""
 
     start: bytes = b""
     stop: bytes = b""
@@ -176,6 +182,7 @@ class Query:
     batch: int = 0
     limit: int = 0
     reversed: bool = False
+    raw: bool = False  # delete markers and the cells they mask too (``Scan.setRaw``)
 
     @classmethod
     def get(cls, row: bytes) -> Query:

@@ -8,8 +8,9 @@ table's non-local families as scopes, the cells as stored. SKIP_WAL edits are no
 
 As in HBase:
 
-* server names are ``localhost,<16020 + slot>,<start time ms>``; a restart gets new start
-  codes. Regions are assigned round robin when created; the slot is persisted.
+* server names are ``localhost,<RPC port>,<start time ms>`` (the slot's RPC port, or
+  ``16020 + slot`` without one); a restart gets new start codes. Regions are assigned
+  round robin when created; the slot is persisted.
 * region open/close write ``HBASE::REGION_EVENT::REGION_OPEN``/``REGION_CLOSE`` markers;
   a close (move, disable, clean shutdown) first flushes a region holding unflushed edits.
 * a roll (by size, by period, or asked) closes the file with its trailer, opens the next,
@@ -106,8 +107,12 @@ class RegionServers:
     def __init__(self, store: Store, root: str | Path, settings: WalSettings = WalSettings(),
                  clock: Callable[[], int] = now_ms,
                  registrar_factory: Callable[[], ZkRegistrar] | None = None,
-                 replication: ReplicationQueues | None = None) -> None:
+                 replication: ReplicationQueues | None = None, ports: Sequence[int] = ()
+                 ) -> None:
+        """``ports``: each slot's RPC port (its server name's port); none given: the
+        settings' ``base_port + slot``."""
         self.store = store
+        self.ports = tuple(ports)
         self.root = Path(root)
         self.settings = settings
         self.clock = clock
@@ -117,6 +122,8 @@ class RegionServers:
         self.leases = Leases()  # what the WebHDFS endpoint's "NameNode" knows of open files
         self.servers: list[RegionServer] = []
         self._assignment: dict[str, int] = {}
+        self._moved: dict[str, tuple[int, int]] = {}  # encoded -> (slot it left, slot now)
+        self.on_kill: list[Callable[[RegionServer], None]] = []  # told of each killed server
         self._seq: dict[str, int] = {}
         self._splitting: dict[Path, float] = {}  # -splitting dir -> archive deadline (ms)
         self._rr = 0
@@ -135,8 +142,11 @@ class RegionServers:
             (self.root / OLD_WALS_DIR).mkdir(parents=True, exist_ok=True)
             start_code = self.clock()
             s = self.settings
-            self.servers = [RegionServer(i, ServerName(s.host, s.base_port + i, start_code))
-                            for i in range(s.region_servers)]
+            if self.ports and len(self.ports) != s.region_servers:
+                raise ValueError(f"{len(self.ports)} RPC ports for {s.region_servers} servers")
+            self.servers = [RegionServer(i, ServerName(
+                s.host, self.ports[i] if self.ports else s.base_port + i, start_code))
+                for i in range(s.region_servers)]
             self._adopt_dead_dirs()
             for server in self.servers:
                 self._start_server(server)
@@ -246,6 +256,26 @@ class RegionServers:
                 if region.encoded_name == encoded:
                     return region
         return None
+
+    def hosted(self, slot: int) -> dict[bytes, RegionDescriptor]:
+        """The open regions (of enabled tables) server ``slot`` serves, by full region
+        name; none while it is down."""
+        with self.lock:
+            server = self.servers[slot]
+            if not server.alive:
+                return {}
+            return {r.region_name: r for info in self.store.tables() if info.enabled
+                    for r in info.regions if self._host(r) is server}
+
+    def moved_from(self, slot: int, encoded: str) -> ServerName | None:
+        """Where a region that server ``slot`` gave away in a move is now (None: it did
+        not, or the region moved on since)."""
+        with self.lock:
+            moved = self._moved.get(encoded)
+            if moved is None or moved[0] != slot or self._assignment.get(encoded) != moved[1]:
+                return None
+            target = self.servers[moved[1]]
+            return target.name if target.alive else None
 
     def server_of(self, region: RegionDescriptor) -> tuple[str, int, int]:
         with self.lock:
@@ -416,9 +446,25 @@ class RegionServers:
                 raise MiniHBaseError(f"cannot move {region} from {source.name} to {dest.name}")
             self._close_region(source, r)
             self._assignment[r.encoded_name] = dest.slot
+            self._moved[r.encoded_name] = (source.slot, dest.slot)
             self.store.save_region_state(r.encoded_name, dest.slot, self._seq[r.encoded_name])
             self._region_event(dest, r, mk.REGION_OPEN)
             return {"region": r.encoded_name, "from": str(source.name), "to": str(dest.name)}
+
+    def split(self, region: str, key: bytes) -> dict[str, Any]:
+        """Split a region (encoded name) at ``key``: the parent closes (flushed first), its
+        two daughters (region id now) open on the parent's server."""
+        with self.lock:
+            (server, parent), = self._regions_matching(None, region)
+            region_id = max(self.clock(), parent.region_id + 1)
+            self._close_region(server, parent)
+            daughters = self.store.split_region(parent.table, parent.start_key, key, region_id)
+            for daughter in daughters:
+                self._assignment[daughter.encoded_name] = server.slot
+                self.store.save_region_state(daughter.encoded_name, server.slot, 0)
+                self._region_event(server, daughter, mk.REGION_OPEN)
+            return {"region": parent.encoded_name, "server": str(server.name),
+                    "daughters": [d.encoded_name for d in daughters]}
 
     def kill(self, server: str | int) -> dict[str, Any]:
         """Crash a server: its WAL stops without trailer, its znode goes, its directory
@@ -447,6 +493,8 @@ class RegionServers:
                 if r is not None:
                     moved[encoded] = str(self._host(r).name)
                     self._region_event(self._host(r), r, mk.REGION_OPEN)
+            for hook in self.on_kill:
+                hook(dead)
             return {"server": str(dead.name), "splitting": splitting.name, "reassigned": moved}
 
     def restart(self, server: str | int) -> dict[str, Any]:

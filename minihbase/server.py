@@ -1,17 +1,22 @@
-"""One embedded cluster: the durable store, region servers writing WALs, both Thrift
-gateways, a WebHDFS view of the HBase root, an admin endpoint and ZooKeeper registration.
+"""One embedded cluster: the durable store, region servers writing WALs, HBase's own RPC on
+the master and each region server, both Thrift gateways, a WebHDFS view of the HBase root,
+an admin endpoint and ZooKeeper registration.
 
 ``MiniHBase(dir).start()`` opens (or reopens) ``dir/store.sqlite``, starts the region servers
 (WALs under the HBase root ``dir/hbase``: ``WALs/``, ``oldWALs/``), serves Thrift1, Thrift2,
 WebHDFS (the root as ``/hbase``) and the admin endpoint on loopback ports, and, given a
 ZooKeeper quorum, registers as HBase does (``hbaseid``, ``master``, ``meta-region-server``,
 ``running``, one ephemeral ``rs/<server>`` per live server, replication peer and queues).
+The master and the region servers listen for HBase's RPC (``minihbase.rpc``) on the ports
+their server names carry (``master_rpc`` and ``region_server_rpc`` in ``cluster.json``); the
+first region server holds ``hbase:meta`` (another takes it when that one is killed).
 ``stop()`` shuts down cleanly (regions closed, WALs archived), then closes the store. The
 endpoints are written to ``dir/cluster.json`` atomically (temp file, fsync, rename).
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import os
@@ -36,8 +41,11 @@ from minihbase.cluster import Cluster, now_ms
 from minihbase.gateway import ThriftGateway
 from minihbase.model import Durability, MiniHBaseError
 from minihbase.process import EmbeddedStackError
-from minihbase.regionserver import RegionServers, WalSettings
+from minihbase.regionserver import RegionServer, RegionServers, WalSettings
 from minihbase.replication import ReplicationQueues
+from minihbase.rpc.listener import RpcListener
+from minihbase.rpc.master import MasterRpc
+from minihbase.rpc.regionserver import RegionServerRpc
 from minihbase.store import Store, WriteHook
 from minihbase.webhdfs import WebHdfsServer
 from minihbase.zkregistry import ZkRegistrar
@@ -48,7 +56,6 @@ STORE_FILE = "store.sqlite"
 CLUSTER_JSON = "cluster.json"
 HBASE_ROOT_DIR = "hbase"  # the HBase root (hbase.rootdir) inside the data folder
 HBASE_ROOT = "/hbase"  # where WebHDFS shows it
-MASTER_PORT = 16000
 
 
 class _Hooks:
@@ -97,7 +104,10 @@ class MiniHBase:
                  zookeeper: str | None = None, write_hook: WriteHook | None = None, *,
                  wal: WalSettings | None = None, replication_peer: str | None = None,
                  znode_parent: str = "/hbase", webhdfs_port: int = 0, admin_port: int = 0,
-                 clock: Callable[[], int] = now_ms) -> None:
+                 clock: Callable[[], int] = now_ms, master_rpc_port: int = 0,
+                 rpc_ports: Sequence[int] = ()) -> None:
+        """``master_rpc_port``, ``rpc_ports`` (one per region server): the RPC ports
+        (0 or none given: free ones)."""
         self.data_dir = Path(data_dir).resolve()
         self.name = name
         self.ports = (thrift_port, thrift2_port)
@@ -123,6 +133,15 @@ class MiniHBase:
         self.webhdfs_latency = 0.0  # seconds added to every WebHDFS request (a fault)
         self.admin: AdminServer | None = None
         self.master: ZkRegistrar | None = None
+        self.rpc_ports = (master_rpc_port, *rpc_ports)
+        self.master_rpc: RpcListener | None = None
+        self.rpc: list[RpcListener] = []  # one per region server slot
+        self.region_rpc: list[RegionServerRpc] = []
+        self.master_rpc_handler: MasterRpc | None = None
+        self.rpc_latency = 0.0  # seconds added to every RPC call (a fault)
+        self._rpc_closed: list[int] = []  # the RPC ports stop_service("rpc") closed
+        self.meta_slot = 0
+        self.master_name = ServerName("localhost", 0, 0)  # its port once bound
 
     def _open_store(self) -> Store:
         try:
@@ -152,7 +171,8 @@ class MiniHBase:
                                             enabled is not False)
         factory = self._registrar if self.zookeeper else None
         servers = RegionServers(store, self.hbase_root_dir, self.wal_settings, self.clock,
-                                factory, replication)
+                                factory, replication, [listener.port for listener in self.rpc])
+        servers.on_kill.append(self._server_killed)
         hooks: list[WriteHook] = [servers]
         if self.write_hook is not None:
             hooks.append(self.write_hook)
@@ -169,24 +189,76 @@ class MiniHBase:
         data, _ = self.master.client.get(path)
         return decode_replication_state(data, path) is ReplicationState.ENABLED
 
+    def _bind_rpc(self, master_port: int, ports: Sequence[int]) -> None:
+        """Bind the RPC ports (before the servers are named: their names carry them); the
+        handlers, once made (:meth:`_start_rpc`), serve on them."""
+        if len(ports) != self.wal_settings.region_servers:
+            raise EmbeddedStackError(f"minicluster {self.name}: {len(ports)} region server "
+                                     f"RPC ports for {self.wal_settings.region_servers} "
+                                     "region servers")
+        master = self.master_rpc_handler.services() if self.master_rpc_handler else {}
+        self.master_rpc = RpcListener(f"{self.name} master", master, master_port)
+        self.rpc = [RpcListener(f"{self.name} rs{slot}",
+                                self.region_rpc[slot].services() if self.region_rpc else {},
+                                port, alive=functools.partial(self._alive, slot))
+                    for slot, port in enumerate(ports)]
+        for listener in (self.master_rpc, *self.rpc):
+            listener.latency = self.rpc_latency
+
+    def _alive(self, slot: int) -> bool:
+        rs = self.region_servers
+        return rs is not None and rs.servers[slot].alive
+
+    def _holds_meta(self, slot: int) -> bool:
+        return slot == self.meta_slot
+
+    def _start_rpc(self, cluster: Cluster, servers: RegionServers) -> None:
+        assert self.master_rpc is not None
+        master = MasterRpc(cluster, servers, self.master_name, cluster_id(self.hbase_root_dir))
+        self.master_rpc_handler = master
+        self.master_rpc.services = master.services()
+        self.region_rpc = [RegionServerRpc(cluster, servers, slot,
+                                           functools.partial(self._holds_meta, slot))
+                           for slot in range(len(self.rpc))]
+        for listener, handler in zip(self.rpc, self.region_rpc, strict=True):
+            listener.services = handler.services()
+        for listener in (self.master_rpc, *self.rpc):
+            listener.start()
+
+    def _server_killed(self, dead: RegionServer) -> None:
+        """A region server crashed (``RegionServers.kill``): its RPC connections drop, and
+        when it held ``hbase:meta``, a live server takes meta and ZooKeeper says so."""
+        if dead.slot < len(self.rpc):
+            self.rpc[dead.slot].drop_connections()
+        if dead.slot == self.meta_slot and self.region_servers is not None:
+            self.meta_slot = self.region_servers.live_servers()[0].slot
+            if self.master is not None:
+                self.master.set_meta_server(self.region_servers.servers[self.meta_slot].name)
+
     def _register_master(self) -> None:
         if self.zookeeper is None:
             return
         self.master = self._registrar()
         # the master first: a parent another running cluster uses is refused untouched
-        self.master.set_master(ServerName("localhost", MASTER_PORT, self.clock()))
+        self.master.set_master(self.master_name)
         self.master.set_cluster_id(cluster_id(self.hbase_root_dir))
         self.master.set_running()
 
     def start(self) -> Self:
         self.store = self._open_store()
         try:
+            count = self.wal_settings.region_servers
+            self._bind_rpc(self.rpc_ports[0], self.rpc_ports[1:] or [0] * count)
+            assert self.master_rpc is not None
+            self.master_name = ServerName("localhost", self.master_rpc.port, self.clock())
             self._register_master()
             self.region_servers = self._start_region_servers(self.store)
+            self.meta_slot = self.region_servers.live_servers()[0].slot
             if self.master is not None:
-                meta = self.region_servers.live_servers()[0].name
+                meta = self.region_servers.servers[self.meta_slot].name
                 self.master.set_meta_server(meta)
             self.cluster = Cluster(self.store, self.clock, host=self.region_servers)
+            self._start_rpc(self.cluster, self.region_servers)
             served1, self.thrift1_handler = thrift1.make_handler(self.cluster)
             served2, self.thrift2_handler = thrift2.make_handler(self.cluster)
             self._served = {"thrift": (thrift1.SERVICE, served1),
@@ -196,7 +268,9 @@ class MiniHBase:
             self.webhdfs = self._webhdfs(self.webhdfs_port)
             self.admin = AdminServer(self.region_servers, self.admin_port, self.describe,
                                      {"service": self._service_op,
-                                      "webhdfs-latency": self._latency_op}).start()
+                                      "webhdfs-latency": self._latency_op,
+                                      "rpc-latency": lambda a: self._latency_op(a, "rpc")}
+                                     ).start()
             self.thrift1.start()
             self.thrift2.start()
         except BaseException:
@@ -221,9 +295,10 @@ class MiniHBase:
     def _service_op(self, args: dict[str, Any]) -> dict[str, Any]:
         """The admin endpoint's ``service``: stop or start one front door."""
         kind, running = str(args["name"]), bool(args["running"])
-        serving = {"thrift": self.thrift1, "thrift2": self.thrift2, "webhdfs": self.webhdfs}
+        serving = {"thrift": self.thrift1, "thrift2": self.thrift2, "webhdfs": self.webhdfs,
+                   "rpc": self.master_rpc}
         if kind not in serving:
-            raise MiniHBaseError(f"no service {kind!r}: thrift, thrift2 or webhdfs")
+            raise MiniHBaseError(f"no service {kind!r}: thrift, thrift2, webhdfs or rpc")
         if running == (serving[kind] is not None):
             return {"service": kind, "running": running, "changed": False}
         if running and self._paused[0] != kind:
@@ -236,21 +311,35 @@ class MiniHBase:
             self._paused = ("", 0)
         return {"service": kind, "running": running, "changed": True}
 
-    def _latency_op(self, args: dict[str, Any]) -> dict[str, Any]:
-        """The admin endpoint's ``webhdfs-latency``: delay every WebHDFS request."""
+    def _latency_op(self, args: dict[str, Any], kind: str = "webhdfs") -> dict[str, Any]:
+        """The admin endpoint's ``webhdfs-latency`` and ``rpc-latency``: delay every WebHDFS
+        request, or every RPC call of the master and the region servers (a slow server)."""
         seconds = float(args["seconds"])
         if not 0 <= seconds <= 60:
-            raise MiniHBaseError(f"webhdfs latency {seconds} s: expected 0 to 60 seconds")
+            raise MiniHBaseError(f"{kind} latency {seconds} s: expected 0 to 60 seconds")
+        if kind == "rpc":
+            self.rpc_latency = seconds
+            for listener in (self.master_rpc, *self.rpc):
+                if listener is not None:
+                    listener.latency = seconds
+            return {"rpc_latency": seconds}
         self.webhdfs_latency = seconds
         if self.webhdfs is not None:
             self.webhdfs.latency = seconds
         return {"webhdfs_latency": seconds}
 
     def stop_service(self, kind: str) -> None:
-        """Close one front door (``thrift``, ``thrift2`` or ``webhdfs``) while the cluster
-        keeps its data and its region servers keep writing: an outage of that service.
-        :meth:`start_service` opens it again on the same port."""
-        if kind == "webhdfs" and self.webhdfs is not None:
+        """Close one front door (``thrift``, ``thrift2``, ``webhdfs``, or ``rpc``: the master's
+        and every region server's RPC port) while the cluster keeps its data and its region
+        servers keep writing: an outage of that service. :meth:`start_service` opens it
+        again on the same port(s)."""
+        if kind == "rpc" and self.master_rpc is not None:
+            self._paused = ("rpc", 0)
+            self._rpc_closed = [self.master_rpc.port, *(r.port for r in self.rpc)]
+            for listener in (self.master_rpc, *self.rpc):
+                listener.stop()
+            self.master_rpc, self.rpc = None, []
+        elif kind == "webhdfs" and self.webhdfs is not None:
             self._paused = ("webhdfs", self.webhdfs.port)
             self.webhdfs.stop()
             self.webhdfs = None
@@ -270,6 +359,12 @@ class MiniHBase:
         """Open the front door :meth:`stop_service` closed, on its port."""
         paused, port = self._paused
         assert paused == kind, f"{kind} was not stopped ({paused} was)"
+        if kind == "rpc":
+            self._bind_rpc(self._rpc_closed[0], self._rpc_closed[1:])
+            for listener in (self.master_rpc, *self.rpc):
+                if listener is not None:
+                    listener.start()
+            return
         if kind == "webhdfs":
             self.webhdfs = self._webhdfs(port)
             return
@@ -291,6 +386,10 @@ class MiniHBase:
             if http is not None:
                 http.stop()
         self.admin = self.webhdfs = None
+        for listener in (self.master_rpc, *self.rpc):
+            if listener is not None:
+                listener.stop()
+        self.master_rpc, self.rpc = None, []
         if self.region_servers is not None:
             self.region_servers.stop()
             self.region_servers = None
@@ -321,7 +420,9 @@ class MiniHBase:
 
     def describe(self) -> dict[str, Any]:
         """The ready line / cluster.json: endpoints plus ``pid``, ``dir``, ``hbase_root_dir``,
-        ``admin`` and ``region_servers`` (live server names)."""
+        ``admin``, ``region_servers`` (live server names), ``master_rpc`` (the master's RPC
+        address) and ``region_server_rpc`` (each live region server's name -> its RPC
+        address)."""
         data = self.endpoints.to_json()
         if not self.zookeeper:
             data.pop("zookeeper")
@@ -329,9 +430,13 @@ class MiniHBase:
         return {**data, "pid": os.getpid(), "dir": str(self.data_dir),
                 "hbase_root_dir": str(self.hbase_root_dir),
                 "admin": self.admin.url if self.admin else None,
-                "region_servers": [str(s.name) for s in servers]}
+                "region_servers": [str(s.name) for s in servers],
+                "master_rpc": self.master_rpc.address if self.master_rpc else None,
+                "region_server_rpc": {str(s.name): self.rpc[s.slot].address
+                                      for s in servers if s.slot < len(self.rpc)}}
 
     def write_cluster_json(self) -> Path:
         path = self.data_dir / CLUSTER_JSON
         write_json_atomically(path, self.describe())
         return path
+

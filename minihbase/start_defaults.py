@@ -17,7 +17,8 @@ from minihbase.process import EmbeddedStackError
 
 DEFAULT_PARENT = "/hbase"
 PORT_KEYS = {"thrift": "thrift_port", "thrift2": "thrift2_port", "webhdfs": "webhdfs_port",
-             "admin": "admin_port"}  # cluster.json key -> start's option
+             "admin": "admin_port", "master_rpc": "master_rpc_port"}  # cluster.json key ->
+# start's option
 
 
 def remembered(data_dir: Path) -> dict[str, Any]:
@@ -47,6 +48,16 @@ def remembered_ports(before: dict[str, Any]) -> dict[str, int]:
         if match and _free(int(match[1])):
             ports[option] = int(match[1])
     return ports
+
+
+def remembered_rpc_ports(before: dict[str, Any], count: int) -> list[int]:
+    """The region servers' RPC ports as the earlier start had them (its servers in order),
+    when it had ``count`` live servers and every port is still free; else none."""
+    addresses = before.get("region_server_rpc")
+    if not isinstance(addresses, dict) or len(addresses) != count:
+        return []
+    ports = [int(m[1]) for a in addresses.values() if (m := re.search(r":(\d+)$", str(a)))]
+    return ports if len(ports) == count and all(_free(p) for p in ports) else []
 
 
 def _first_free_parent(zookeeper: str, candidates: list[str]) -> str | None:

@@ -35,6 +35,7 @@ from hbase_migrate.cluster.descriptors import FamilyDescriptor, RegionDescriptor
 from hbase_migrate.wal.model import Cell
 from minihbase.model import (
     Durability,
+    IllegalSplitError,
     NamespaceExistError,
     TableExistsError,
     TableNotFoundError,
@@ -207,6 +208,25 @@ class Store:
             self.db.execute("DELETE FROM tables WHERE id = ?", (tid,))
         with self.lock:
             self._load()
+
+    def split_region(self, name: str, start_key: bytes, split_key: bytes, region_id: int
+                     ) -> tuple[RegionDescriptor, RegionDescriptor]:
+        """Replace the region starting at ``start_key`` by its two daughters, divided at
+        ``split_key`` (strictly inside it), both with ``region_id``."""
+        with self.lock, self._transaction():
+            info = self.table(name)
+            parent = next((r for r in info.regions if r.start_key == start_key), None)
+            if parent is None or not parent.contains(split_key) or split_key == start_key:
+                raise IllegalSplitError(name, start_key, split_key)
+            self.db.execute("DELETE FROM regions WHERE table_id = ? AND start_key = ?",
+                            (info.id, start_key))
+            self.db.executemany("INSERT INTO regions VALUES (?, ?, ?, ?)", [
+                (info.id, start_key, split_key, region_id),
+                (info.id, split_key, parent.end_key, region_id)])
+        with self.lock:
+            self._load()
+        return (RegionDescriptor(name, start_key, split_key, region_id),
+                RegionDescriptor(name, split_key, parent.end_key, region_id))
 
     def set_enabled(self, name: str, enabled: bool) -> None:
         with self.lock, self._transaction():

@@ -99,6 +99,33 @@ def visible_cells(
     return out
 
 
+def raw_cells(
+    stored: Iterable[Cell], query: Query, families: Mapping[bytes, FamilyDescriptor],
+    now_ms: int,
+) -> list[Cell]:
+    """What a raw read returns of one row (``RawScanQueryMatcher``): every stored cell, delete
+    markers and the puts they mask alike, within the columns, the time range and the TTL;
+    the version limit is the one requested (not capped by VERSIONS) and counts puts only."""
+    out: list[Cell] = []
+    seen: dict[tuple[bytes, bytes], int] = {}
+    for cell in stored:
+        spec = families.get(cell.family)
+        if spec is None or not query.columns.wants(cell.family, cell.qualifier):
+            continue
+        if cell.timestamp < oldest_unexpired(spec.ttl, now_ms):
+            continue
+        if not query.min_ts <= cell.timestamp < query.max_ts:
+            continue
+        if cell.type == CellType.PUT:
+            key = (cell.family, cell.qualifier)
+            count = seen.get(key, 0)
+            if count >= query.max_versions:
+                continue
+            seen[key] = count + 1
+        out.append(cell)
+    return out
+
+
 def compacted_cells(stored: Iterable[Cell], families: Mapping[bytes, FamilyDescriptor],
                     now_ms: int) -> list[Cell]:
     """What a major compaction keeps of one row: the visible versions (up to each family's

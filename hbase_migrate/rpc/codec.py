@@ -39,7 +39,7 @@ import struct
 from collections.abc import Iterable
 from typing import NamedTuple
 
-from hbase_migrate.cluster.zkpayload import VersionInfo, version_info_message
+from hbase_migrate.cluster.zkpayload import VersionInfo, _version_info_from, version_info_message
 from hbase_migrate.rpc.errors import RpcFrameError
 from hbase_migrate.wal.cells import CellCorruptError, decode_plain_cells, encode_plain_cell
 from hbase_migrate.wal.model import Cell
@@ -86,6 +86,34 @@ def connection_header(service: str, user: str, *, codec: str = KEYVALUE_CODEC,
     if version is not None:
         header += bytes_field(5, version_info_message(version))
     return _INT32.pack(len(header)) + header
+
+
+class ConnectionHeader(NamedTuple):
+    """A ConnectionHeader as a server reads it; ``codec`` empty: no cell blocks (cells
+    travel inline in the messages)."""
+
+    service: str
+    user: str
+    codec: str
+    version: VersionInfo | None
+
+
+def read_preamble(data: bytes) -> int:
+    """The auth byte of a connection's first six bytes; ProtobufError when they are not
+    ``HBas`` + version 0 + an auth byte (what HBase's server answers with a fatal error)."""
+    if len(data) != 6 or data[:4] != MAGIC or data[4] != RPC_VERSION:
+        raise ProtobufError(f"connection preamble {data!r}: expected HBas, version "
+                            f"{RPC_VERSION} and an auth byte")
+    return data[5]
+
+
+def decode_connection_header(data: bytes) -> ConnectionHeader:
+    """The ConnectionHeader (its int32 length already read)."""
+    m = Message(data, "ConnectionHeader")
+    info, version = m.opt_bytes(1), m.opt_bytes(5)
+    user = (Message(info, "UserInformation").opt_str(1) or "") if info is not None else ""
+    return ConnectionHeader(m.opt_str(2) or "", user, m.opt_str(3) or "",
+                            None if version is None else _version_info_from(version))
 
 
 def encode_call(call_id: int, method: str, request: bytes, cell_block: bytes = b"",

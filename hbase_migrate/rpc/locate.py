@@ -17,6 +17,13 @@ A meta row's columns (family ``info``)::
                      5 offline  6 split  7 replica_id)
     server           "host:port" of the server holding it (absent while in transition)
     serverstartcode  int64-BE start code of that server
+    seqnumDuringOpen int64-BE sequence id the region opened at
+    sn               the server's name, ``host,port,startcode``
+    state            the region's state (``OPEN``)
+
+A table's own row (its name, no comma) holds ``table:state``: a TableState (1 state:
+ENABLED 0, DISABLED 1, DISABLING 2, ENABLING 3), with no PBUF magic (``TableState.parseFrom``
+reads it from its first byte).
 """
 
 from __future__ import annotations
@@ -41,9 +48,10 @@ from hbase_migrate.rpc.scan import (
     region_done,
     whole_rows,
 )
-from hbase_migrate.wal.messages import decode_table_name
-from hbase_migrate.wal.model import Cell
-from hbase_migrate.wal.protobuf import Message, ProtobufError
+from hbase_migrate.tablename import split_table_name
+from hbase_migrate.wal.messages import TableName, decode_table_name, encode_table_name
+from hbase_migrate.wal.model import Cell, CellType
+from hbase_migrate.wal.protobuf import Message, ProtobufError, bytes_field, varint_field
 
 log = logging.getLogger(__name__)
 
@@ -71,7 +79,7 @@ class Region(NamedTuple):
     @property
     def encoded(self) -> str:
         """The encoded name (``<table>,<start>,<id>.<encoded>.``)."""
-        return self.name.rstrip(b".").rsplit(b".", 1)[-1].decode()
+        return encoded_name(self.name)
 
     @property
     def server(self) -> str:
@@ -79,6 +87,11 @@ class Region(NamedTuple):
 
     def contains(self, row: bytes) -> bool:
         return self.start <= row and (not self.end or row < self.end)
+
+
+def encoded_name(region_name: bytes) -> str:
+    """The encoded name of a full region name (``<table>,<start>,<id>.<encoded>.``)."""
+    return region_name.rstrip(b".").rsplit(b".", 1)[-1].decode("latin-1")
 
 
 def table_string(namespace: bytes, qualifier: bytes) -> str:
@@ -107,6 +120,53 @@ def region_from_meta(row_key: bytes, cells: Sequence[Cell]) -> Region | None:
     return Region(table_string(*table), m.opt_bytes(3) or b"", m.opt_bytes(4) or b"",
                   m.req_int(1, "region_id"), row_key, host, port, code,
                   bool(m.opt_int(5)), bool(m.opt_int(6)))
+
+
+def region_info_message(table: str, start: bytes, end: bytes, region_id: int, *,
+                        offline: bool = False, split: bool = False) -> bytes:
+    """A ``RegionInfo`` message (no PBUF magic; ``info:regioninfo`` holds it with)."""
+    namespace, qualifier = split_table_name(table)
+    out = varint_field(1, region_id)
+    out += bytes_field(2, encode_table_name(TableName(namespace.encode(), qualifier.encode())))
+    out += bytes_field(3, start) + bytes_field(4, end)
+    if offline:
+        out += varint_field(5, 1)
+    if split:
+        out += varint_field(6, 1)
+    return out
+
+
+def meta_row(region: Region, timestamp: int, open_seq: int = 1) -> list[Cell]:
+    """The cells of a region's ``hbase:meta`` row, in HBase's order (family ``info``;
+    the location columns only when ``region.host`` names a server)."""
+    info = PB_MAGIC + region_info_message(region.table, region.start, region.end,
+                                          region.region_id, offline=region.offline,
+                                          split=region.split)
+    columns = [(b"regioninfo", info)]
+    if region.host:
+        columns += [(b"seqnumDuringOpen", struct.pack(">q", open_seq)),
+                    (b"server", f"{region.host}:{region.port}".encode()),
+                    (b"serverstartcode", struct.pack(">q", region.start_code)),
+                    (b"sn", f"{region.host},{region.port},{region.start_code}".encode()),
+                    (b"state", b"OPEN")]
+    return [Cell(region.name, INFO, q, timestamp, CellType.PUT, v) for q, v in columns]
+
+
+def table_state_row(table: str, state: int, timestamp: int) -> list[Cell]:
+    """A table's own ``hbase:meta`` row: ``table:state``."""
+    value = varint_field(1, state)
+    return [Cell(table.encode(), b"table", b"state", timestamp, CellType.PUT, value)]
+
+
+def meta_order(row: bytes) -> tuple[bytes, int, bytes, bytes]:
+    """The sort key of an ``hbase:meta`` row (``MetaCellComparator.compareRows``): the
+    table (up to the first comma; a row with no comma before every row with one), the
+    start key (up to the last comma), then the region id and encoded name."""
+    table, comma, rest = row.partition(b",")
+    if not comma:
+        return table, 0, b"", b""
+    start, comma, region_id = rest.rpartition(b",")
+    return (table, 1, start, region_id) if comma else (table, 1, rest, b"")
 
 
 class _TableCache:

@@ -36,6 +36,7 @@ from hbase_migrate.rpc.schema import (
     decode_namespace,
     decode_table_schema,
     namespace_message,
+    table_from_message,
     table_name_message,
     table_schema,
 )
@@ -147,3 +148,79 @@ def decode_procedure_result(data: bytes) -> ProcedureResult:
             error = ": ".join(p for p in (g.opt_str(1), g.opt_str(2)) if p)
         error = error or f"failed (source {f.opt_str(1) or 'unknown'})"
     return ProcedureResult(m.req_int(1, "state"), error, m.opt_int(2) or 0, m.opt_int(3) or 0)
+
+
+# --- the server's side (the embedded cluster's master answers with these) -----------------
+
+
+def _nonce(m: Message, first: int) -> Nonce | None:
+    group, nonce = m.opt_int(first), m.opt_int(first + 1)
+    return None if group is None or nonce is None else Nonce(group, nonce)
+
+
+def decode_create_table_request(data: bytes
+                                ) -> tuple[TableDescriptor, tuple[bytes, ...], Nonce | None]:
+    m = Message(data, "CreateTableRequest")
+    return decode_table_schema(m.req_bytes(1, "table_schema")), m.repeated(2), _nonce(m, 3)
+
+
+def decode_table_request(data: bytes) -> tuple[str, Nonce | None]:
+    """The table (and nonce) of DeleteTable, EnableTable, DisableTable, GetTableState."""
+    m = Message(data, "TableRequest")
+    return table_from_message(m.req_bytes(1, "table_name")), _nonce(m, 2)
+
+
+def decode_create_namespace_request(data: bytes) -> tuple[Namespace, Nonce | None]:
+    m = Message(data, "CreateNamespaceRequest")
+    return decode_namespace(m.req_bytes(1, "namespaceDescriptor")), _nonce(m, 2)
+
+
+def proc_id_response(proc_id: int) -> bytes:
+    return varint_field(1, proc_id)
+
+
+def namespaces_response(namespaces: Sequence[Namespace]) -> bytes:
+    return b"".join(bytes_field(1, namespace_message(n)) for n in namespaces)
+
+
+class TableDescriptorsRequest(NamedTuple):
+    tables: tuple[str, ...]
+    regex: str | None
+    include_system: bool
+    namespace: str | None
+
+
+def decode_get_table_descriptors_request(data: bytes) -> TableDescriptorsRequest:
+    m = Message(data, "GetTableDescriptorsRequest")
+    return TableDescriptorsRequest(m.msgs(1, table_from_message), m.opt_str(2),
+                                   bool(m.opt_int(3)), m.opt_str(4))
+
+
+def table_descriptors_response(descs: Sequence[TableDescriptor]) -> bytes:
+    return b"".join(bytes_field(1, table_schema(d)) for d in descs)
+
+
+def table_state_response(state: str) -> bytes:
+    """A GetTableStateResponse for ``ENABLED``, ``DISABLED``, ..."""
+    return bytes_field(1, varint_field(1, TABLE_STATES.index(state)))
+
+
+def decode_procedure_result_request(data: bytes) -> int:
+    return Message(data, "GetProcedureResultRequest").req_int(1, "proc_id")
+
+
+def procedure_result_response(result: ProcedureResult) -> bytes:
+    """A GetProcedureResultResponse; ``result.error`` as ``class: message``."""
+    out = varint_field(1, result.state)
+    if result.state != PROCEDURE_NOT_FOUND:
+        out += varint_field(2, result.submitted) + varint_field(3, result.last_update)
+    if result.error:
+        class_name, _, message = result.error.partition(": ")
+        generic = string_field(1, class_name) + string_field(2, message)
+        out += bytes_field(5, string_field(1, "master") + bytes_field(2, generic))
+    return out
+
+
+def master_running_response() -> bytes:
+    """An IsMasterRunningResponse (1 is_master_running) of a running master."""
+    return varint_field(1, 1)

@@ -169,6 +169,7 @@ class Get(NamedTuple):
     time_range: TimeRange | None = None
     max_versions: int = 1
     closest_row_before: bool = False
+    existence_only: bool = False  # the Result says whether the row has cells, holds none
 
 
 def get_message(get: Get) -> bytes:
@@ -177,6 +178,8 @@ def get_message(get: Get) -> bytes:
     if get.time_range is not None:
         out += bytes_field(5, time_range_message(get.time_range))
     out += varint_field(6, get.max_versions)
+    if get.existence_only:
+        out += varint_field(10, 1)
     if get.closest_row_before:
         out += varint_field(11, 1)
     return out
@@ -188,7 +191,7 @@ def decode_get(data: bytes) -> Get:
     versions = m.opt_int(6)
     return Get(m.req_bytes(1, "row"), m.msgs(2, decode_column),
                None if tr is None else decode_time_range(tr),
-               1 if versions is None else versions, bool(m.opt_int(11)))
+               1 if versions is None else versions, bool(m.opt_int(11)), bool(m.opt_int(10)))
 
 
 def get_request(region_name: bytes, get: Get) -> bytes:
@@ -210,6 +213,11 @@ def get_response(cells: Sequence[Cell] | None, in_block: bool = True) -> tuple[b
         return bytes_field(1, result_message(Result(cell_count=len(cells)))), \
             encode_cell_block(cells)
     return bytes_field(1, result_message(Result(tuple(cells)))), b""
+
+
+def exists_response(found: bool) -> bytes:
+    """The GetResponse to a Get with ``existence_only``: a Result of ``exists`` alone."""
+    return bytes_field(1, result_message(Result(exists=found)))
 
 
 def decode_get_response(data: bytes, block: bytes) -> tuple[Cell, ...]:

@@ -13,6 +13,8 @@
     ResultOrException   1 index  2 result  3 exception (NameBytesPair: class name, trace)
     RegionActionResult  1 resultOrException (repeated)  2 exception (NameBytesPair)
     MultiResponse       1 regionActionResult (repeated, one per RegionAction, in order)
+    MutateRequest       1 region  2 mutation  3 condition  4 nonce_group
+    MutateResponse      1 result  2 processed
 
 A mutation is sent as HBase's client sends it (``ProtobufUtil.toMutationNoData``): row, type
 and ``associated_cell_count``, its cells next in the call's cell block, each with its own
@@ -28,7 +30,10 @@ from typing import NamedTuple
 
 from hbase_migrate.rpc.codec import decode_cells
 from hbase_migrate.rpc.messages import (
+    LATEST_TIMESTAMP,
+    Get,
     Result,
+    decode_get,
     decode_name_bytes_pair,
     decode_region_specifier,
     decode_result,
@@ -81,21 +86,40 @@ def inline_mutation(row: bytes, cells: Sequence[Cell]) -> bytes:
     return out
 
 
-def decode_mutation(data: bytes, block: bytes, pos: int) -> tuple[int, tuple[Cell, ...], int]:
-    """``(mutate_type, cells, position in block after them)`` of a MutationProto."""
+class MutationAction(NamedTuple):
+    """A decoded MutationProto (of the Action whose index is ``action``): ``timestamp`` is
+    the mutation's own (LATEST_TIMESTAMP unless set), what a Delete naming no cell deletes
+    the whole row at."""
+
+    action: int
+    kind: int
+    row: bytes
+    timestamp: int
+    cells: tuple[Cell, ...]
+    cell_count: int = 0  # how many of the call's cell block's cells are its own
+
+
+def decode_mutation(data: bytes, block: bytes, pos: int, index: int = 0, *,
+                    in_block: bool = True) -> tuple[MutationAction, int]:
+    """A MutationProto and the position in ``block`` after its cells (``in_block`` False:
+    its ``cell_count`` cells in the block are left to the caller to decode)."""
     m = Message(data, "MutationProto")
     kind, row = m.req_int(2, "mutate_type"), m.opt_bytes(1) or b""
+    stamp = m.opt_int(4)
+    timestamp = LATEST_TIMESTAMP if stamp is None else to_int64(stamp)
     count = to_int64(m.opt_int(8) or 0)
     if count:
-        cells, pos = decode_cells(block, pos, count)
-        return kind, cells, pos
+        cells: tuple[Cell, ...] = ()
+        if in_block:
+            cells, pos = decode_cells(block, pos, count)
+        return MutationAction(index, kind, row, timestamp, cells, count), pos
     out = []
     for cv in m.repeated(3):
         col = Message(cv, "ColumnValue")
         family = col.req_bytes(1, "family")
         for qv_data in col.repeated(2):
             qv = Message(qv_data, "QualifierValue")
-            ts = to_int64(qv.opt_int(3) or 0x7FFFFFFFFFFFFFFF)
+            ts = to_int64(qv.opt_int(3) or LATEST_TIMESTAMP)
             qualifier = qv.opt_bytes(1) or b""
             if kind == PUT:
                 out.append(Cell(row, family, qualifier, ts, CellType.PUT, qv.opt_bytes(2) or b""))
@@ -106,7 +130,22 @@ def decode_mutation(data: bytes, block: bytes, pos: int) -> tuple[int, tuple[Cel
                 out.append(Cell(row, family, qualifier, ts, CELL_TYPES[delete_type]))
             else:
                 raise ProtobufError(f"mutation type {kind} is neither PUT nor DELETE")
-    return kind, tuple(out), pos
+    return MutationAction(index, kind, row, timestamp, tuple(out)), pos
+
+
+def decode_mutate_request(data: bytes, block: bytes) -> tuple[bytes, MutationAction]:
+    """``(region name, mutation)`` of a MutateRequest (1 region  2 mutation
+    3 condition  4 nonce_group); a conditional mutation is refused (ProtobufError)."""
+    m = Message(data, "MutateRequest")
+    if 3 in m:
+        raise ProtobufError("conditional mutations (checkAndMutate) are not supported")
+    region = decode_region_specifier(m.req_bytes(1, "region"))[1]
+    return region, decode_mutation(m.req_bytes(2, "mutation"), block, 0)[0]
+
+
+def mutate_response() -> bytes:
+    """A MutateResponse (1 result  2 processed) for a put or delete done."""
+    return bytes_field(1, result_message(Result())) + varint_field(2, 1)
 
 
 # --- Multi --------------------------------------------------------------------------------
@@ -128,27 +167,70 @@ class RegionMutations(NamedTuple):
     mutations: tuple[tuple[int, int, tuple[Cell, ...]], ...]  # (index, type, cells)
 
 
-def decode_multi_request(data: bytes, block: bytes) -> tuple[RegionMutations, ...]:
-    """The mutations of a MultiRequest with their cells (a scripted server reads them)."""
-    out = []
-    pos = 0
+class GetAction(NamedTuple):
+    """A Get of a MultiRequest (``Table.get(List)`` of HBase's client batches them)."""
+
+    action: int
+    get: Get
+
+
+class RegionActions(NamedTuple):
+    region: bytes
+    actions: tuple[MutationAction | GetAction, ...]
+
+
+def decode_region_actions(data: bytes, block: bytes) -> tuple[RegionActions, ...]:
+    """The RegionActions of a MultiRequest: their mutations with their cells, and Gets. The
+    cell block is decoded in one pass, then handed out to the mutations in order."""
+    parsed: list[tuple[bytes, list[tuple[int, bytes | Get]]]] = []
     for ra_data in Message(data, "MultiRequest").repeated(1):
         ra = Message(ra_data, "RegionAction")
         region = decode_region_specifier(ra.req_bytes(1, "region"))[1]
-        mutations = []
+        actions = []
         for action_data in ra.repeated(3):
             action = Message(action_data, "Action")
-            kind, cells, pos = decode_mutation(action.req_bytes(2, "mutation"), block, pos)
-            mutations.append((action.opt_int(1) or 0, kind, cells))
-        out.append(RegionMutations(region, tuple(mutations)))
+            index = action.opt_int(1) or 0
+            data_mutation, data_get = action.opt_bytes(2), action.opt_bytes(3)
+            if data_mutation is None and data_get is None:
+                raise ProtobufError(f"action {index} of region {region!r} is neither a "
+                                    "mutation nor a get")
+            actions.append((index, data_mutation if data_mutation is not None
+                            else decode_get(data_get or b"")))
+        parsed.append((region, actions))
+    decoded = [(region, [GetAction(index, m) if isinstance(m, Get) else
+                         decode_mutation(m, b"", 0, index, in_block=False)[0]
+                         for index, m in raw]) for region, raw in parsed]
+    counts = sum(a.cell_count for _, region_actions in decoded for a in region_actions
+                 if isinstance(a, MutationAction))
+    cells, _ = decode_cells(block, 0, counts) if counts else ((), 0)
+    out = []
+    pos = 0
+    for region, region_actions in decoded:
+        filled: list[MutationAction | GetAction] = []
+        for a in region_actions:
+            if isinstance(a, MutationAction) and a.cell_count:
+                filled.append(a._replace(cells=cells[pos:pos + a.cell_count]))
+                pos += a.cell_count
+            else:
+                filled.append(a)
+        out.append(RegionActions(region, tuple(filled)))
     return tuple(out)
 
 
+def decode_multi_request(data: bytes, block: bytes) -> tuple[RegionMutations, ...]:
+    """The mutations of a MultiRequest with their cells, as ``(index, type, cells)``."""
+    return tuple(RegionMutations(r.region, tuple((a.action, a.kind, a.cells) for a in r.actions
+                                                 if isinstance(a, MutationAction)))
+                 for r in decode_region_actions(data, block))
+
+
 class ActionResult(NamedTuple):
-    """One action's outcome: ``exception`` is ``(Java class name, stack trace)`` or None."""
+    """One action's outcome: ``exception`` is ``(Java class name, stack trace)`` or None;
+    ``cells``: what a Get action read (sent in the cell block, in the order of the results)."""
 
     action: int  # the Action's index
     exception: tuple[str, str] | None = None
+    cells: tuple[Cell, ...] = ()
 
 
 class RegionResult(NamedTuple):
@@ -163,14 +245,15 @@ def _exception_pair(pair: tuple[str, str]) -> bytes:
 
 
 def multi_response(regions: Sequence[RegionResult]) -> bytes:
-    """A MultiResponse as a server sends it (for scripted servers and tests)."""
+    """A MultiResponse as a server sends it; the cells of Get actions' Results go in the
+    cell block (``encode_cell_block`` of every result's ``cells``, in order)."""
     out = b""
     for region in regions:
         body = b""
         for r in region.results:
             roe = varint_field(1, r.action)
             roe += (bytes_field(3, _exception_pair(r.exception)) if r.exception
-                    else bytes_field(2, result_message(Result())))
+                    else bytes_field(2, result_message(Result(cell_count=len(r.cells)))))
             body += bytes_field(1, roe)
         if region.exception:
             body += bytes_field(2, _exception_pair(region.exception))

@@ -26,7 +26,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from hbase_migrate.cluster.descriptors import region_name
-from hbase_migrate.rpc.locate import META_REGION, Region
+from hbase_migrate.rpc.locate import META_REGION, Region, region_info_message
 from hbase_migrate.rpc.messages import decode_region_specifier, region_specifier
 from hbase_migrate.rpc.schema import table_from_message, table_name_message
 from hbase_migrate.wal.protobuf import Message, bytes_field, varint_field
@@ -119,3 +119,46 @@ def _region_load(data: bytes) -> RegionLoad:
 
 def decode_region_loads(data: bytes) -> list[RegionLoad]:
     return list(Message(data, "GetRegionLoadResponse").msgs(1, _region_load))
+
+
+# --- the server's side (the embedded cluster answers with these) --------------------------
+
+
+def _region_of(data: bytes, what: str) -> bytes:
+    return decode_region_specifier(Message(data, what).req_bytes(1, "region"))[1]
+
+
+def decode_flush_request(data: bytes) -> bytes:
+    """The region name of a FlushRegionRequest."""
+    return _region_of(data, "FlushRegionRequest")
+
+
+def decode_compact_request(data: bytes) -> bytes:
+    """The region name of a CompactRegionRequest."""
+    return _region_of(data, "CompactRegionRequest")
+
+
+RegionSpan = tuple[str, bytes, bytes, int]  # table, start key, end key, region id
+
+
+def _region_info(span: RegionSpan) -> bytes:
+    table, start, end, region_id = span
+    return region_info_message(table, start, end, region_id)
+
+
+def region_info_response(table: str, start: bytes, end: bytes, region_id: int,
+                         compaction: int = 0) -> bytes:
+    return (bytes_field(1, _region_info((table, start, end, region_id)))
+            + varint_field(2, compaction))
+
+
+def online_regions_response(regions: list[RegionSpan]) -> bytes:
+    return b"".join(bytes_field(1, _region_info(r)) for r in regions)
+
+
+def flush_response(last_flush_time: int, flushed: bool = True) -> bytes:
+    return varint_field(1, last_flush_time) + varint_field(2, flushed)
+
+
+def roll_response(regions_to_flush: tuple[bytes, ...] = ()) -> bytes:
+    return b"".join(bytes_field(1, r) for r in regions_to_flush)

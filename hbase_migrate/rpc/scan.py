@@ -25,6 +25,7 @@ from typing import NamedTuple
 from hbase_migrate.rpc.codec import decode_cells, encode_cell_block
 from hbase_migrate.rpc.messages import (
     Column,
+    Result,
     TimeRange,
     column_message,
     decode_column,
@@ -36,6 +37,7 @@ from hbase_migrate.rpc.messages import (
     region_specifier,
     repeated_varints,
     result_cells,
+    result_message,
     time_range_message,
 )
 from hbase_migrate.wal.model import Cell
@@ -58,6 +60,7 @@ class Scan(NamedTuple):
     max_result_size: int = 0
     mvcc_read_point: int = 0
     include_start_row: bool = True
+    include_stop_row: bool = False
 
 
 def scan_message(scan: Scan) -> bytes:
@@ -81,6 +84,8 @@ def scan_message(scan: Scan) -> bytes:
         out += varint_field(20, scan.mvcc_read_point)
     if not scan.include_start_row:
         out += varint_field(21, 0)
+    if scan.include_stop_row:
+        out += varint_field(22, 1)
     return out
 
 
@@ -92,7 +97,7 @@ def decode_scan(data: bytes) -> Scan:
                 None if tr is None else decode_time_range(tr),
                 1 if versions is None else versions, raw, bool(m.opt_int(15)),
                 m.opt_int(17) or 0, m.opt_int(10) or 0, m.opt_int(20) or 0,
-                start_row is None or bool(start_row))
+                start_row is None or bool(start_row), bool(m.opt_int(22)))
 
 
 def open_scan_request(region_name: bytes, scan: Scan, rows: int, *,
@@ -159,8 +164,7 @@ def whole_rows(resp: ScanResponse, part: list[Cell]) -> tuple[list[list[Cell]], 
     A Result flagged partial only *may* have more cells in its row (the server stopped at
     a size or time limit between cells): a Result of another row ends it, as does the end
     of the region (HBase's ``CompleteScanResultCache``)."""
-    flags = resp.partial if len(resp.partial) == len(resp.results) else \
-        (False,) * len(resp.results)
+    flags = _flags(resp)
     rows = []
     for cells, partial in zip(resp.results, flags, strict=True):
         if part and cells and cells[0].row != part[0].row:
@@ -176,23 +180,36 @@ def whole_rows(resp: ScanResponse, part: list[Cell]) -> tuple[list[list[Cell]], 
     return rows, part
 
 
-def scan_response(resp: ScanResponse) -> tuple[bytes, bytes]:
-    """``(ScanResponse, cell block)`` as a server with a cell block codec sends them."""
-    out = b"".join(varint_field(1, len(r)) for r in resp.results)
+def scan_response(resp: ScanResponse, in_block: bool = True) -> tuple[bytes, bytes]:
+    """``(ScanResponse, cell block)`` as a server sends them: the cells in the cell block
+    (a client that named a codec), or inline Results (``in_block`` False)."""
+    if in_block:
+        out = b"".join(varint_field(1, len(r)) for r in resp.results)
+    else:
+        out = b"".join(bytes_field(5, result_message(Result(r, partial=p)))
+                       for r, p in zip(resp.results, _flags(resp), strict=True))
     if resp.scanner_id is not None:
         out += varint_field(2, resp.scanner_id)
     if resp.more_results is not None:
         out += varint_field(3, resp.more_results)
     if resp.ttl is not None:
         out += varint_field(4, resp.ttl)
-    out += b"".join(varint_field(7, p) for p in resp.partial)
+    if in_block:
+        out += b"".join(varint_field(7, p) for p in resp.partial)
     if resp.more_results_in_region is not None:
         out += varint_field(8, resp.more_results_in_region)
     if resp.heartbeat:
         out += varint_field(9, 1)
     if resp.mvcc_read_point:
         out += varint_field(11, resp.mvcc_read_point)
+    if not in_block:
+        return out, b""
     return out, encode_cell_block(c for r in resp.results for c in r)
+
+
+def _flags(resp: ScanResponse) -> tuple[bool, ...]:
+    return resp.partial if len(resp.partial) == len(resp.results) else \
+        (False,) * len(resp.results)
 
 
 def decode_scan_response(data: bytes, block: bytes) -> ScanResponse:

@@ -21,9 +21,10 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from hbase_migrate.wal.messages import decode_server_name
+from hbase_migrate.rpc.messages import region_specifier
+from hbase_migrate.wal.messages import decode_server_name, encode_server_name
 from hbase_migrate.wal.names import ServerName
-from hbase_migrate.wal.protobuf import Message, varint_field
+from hbase_migrate.wal.protobuf import Message, bytes_field, string_field, varint_field
 
 OPT_HBASE_VERSION, OPT_CLUSTER_ID, OPT_LIVE_SERVERS, OPT_DEAD_SERVERS = 0, 1, 2, 3
 OPT_MASTER, OPT_BACKUP_MASTERS, OPT_REGIONS_IN_TRANSITION = 4, 5, 7
@@ -93,3 +94,24 @@ def decode_cluster_status(data: bytes) -> ClusterStatus:
         None if master is None else decode_server_name(master),
         m.msgs(8, decode_server_name), m.msgs(2, _server_status),
         m.msgs(3, decode_server_name), len(m.repeated(4)))
+
+
+def cluster_status_response(status: ClusterStatus,
+                            regions: dict[ServerName, tuple[bytes, ...]]) -> bytes:
+    """A GetClusterStatusResponse as a master sends it; ``regions``: the full names of each
+    live server's regions (its RegionLoads)."""
+    out = bytes_field(1, string_field(1, status.version))
+    for live in status.live_servers:
+        loads = b"".join(bytes_field(5, bytes_field(1, region_specifier(name)))
+                         for name in regions.get(live.server, ()))
+        load = (varint_field(1, 0) + varint_field(2, live.requests)
+                + varint_field(3, live.used_heap_mb) + varint_field(4, live.max_heap_mb)
+                + loads)
+        out += bytes_field(2, bytes_field(1, encode_server_name(live.server))
+                           + bytes_field(2, load))
+    out += b"".join(bytes_field(3, encode_server_name(d)) for d in status.dead_servers)
+    out += bytes_field(5, string_field(1, status.cluster_id))
+    if status.master is not None:
+        out += bytes_field(7, encode_server_name(status.master))
+    out += b"".join(bytes_field(8, encode_server_name(b)) for b in status.backup_masters)
+    return bytes_field(1, out)

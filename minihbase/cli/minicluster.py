@@ -91,17 +91,26 @@ def minicluster() -> None:
 @click.option("--admin-port", type=click.IntRange(0, 65535), default=None,
               help="Admin endpoint port on 127.0.0.1; 0 picks a free one. Default: the one in "
                    "DIR/cluster.json on a restart (when still free), else a free one.")
+@click.option("--master-rpc-port", type=click.IntRange(0, 65535), default=None,
+              help="The master's RPC port (HBase's own protocol) on 127.0.0.1; 0 picks a free "
+                   "one. Default: the one in DIR/cluster.json on a restart (when still free), "
+                   "else a free one.")
+@click.option("--rpc-ports", metavar="PORT,PORT,...", default=None,
+              help="The region servers' RPC ports, one per region server. Default: those in "
+                   "DIR/cluster.json on a restart (when all still free), else free ones.")
 def start(name: str, data_dir: Path, thrift_port: int | None, thrift2_port: int | None,
           transport: str, protocol: str, zookeeper: str | None, znode_parent: str | None,
           region_servers: int, roll_size: int, roll_period: str, archive_ttl: str,
           cleaner_interval: str, split_delay: str, wal_compression: str,
           replication_peer: str | None, webhdfs_port: int | None,
-          admin_port: int | None) -> None:
+          admin_port: int | None, master_rpc_port: int | None,
+          rpc_ports: str | None) -> None:
     """Start the cluster and run until SIGTERM or SIGINT.
 
     When ready, prints one JSON line and writes the same to DIR/cluster.json:
     {"name", "thrift", "thrift2", "transport", "protocol", "webhdfs", "zookeeper",
-    "znode_parent", "hbase_root", "hbase_root_dir", "admin", "region_servers", "pid", "dir"}
+    "znode_parent", "hbase_root", "hbase_root_dir", "admin", "region_servers", "pid", "dir",
+    "master_rpc", "region_server_rpc"}
     """
     wal = WalSettings(
         region_servers=region_servers, roll_size=roll_size,
@@ -112,7 +121,10 @@ def start(name: str, data_dir: Path, thrift_port: int | None, thrift2_port: int 
         options=WAL_COMPRESSION[wal_compression])
     before = start_defaults.remembered(data_dir)
     given = {"thrift_port": thrift_port, "thrift2_port": thrift2_port,
-             "webhdfs_port": webhdfs_port, "admin_port": admin_port}
+             "webhdfs_port": webhdfs_port, "admin_port": admin_port,
+             "master_rpc_port": master_rpc_port}
+    servers_rpc = _rpc_ports(rpc_ports, region_servers) if rpc_ports else \
+        start_defaults.remembered_rpc_ports(before, region_servers)
     ports = {**start_defaults.remembered_ports(before),
              **{k: v for k, v in given.items() if v is not None}}
     parent = znode_parent or start_defaults.znode_parent(zookeeper, name, before)
@@ -122,11 +134,26 @@ def start(name: str, data_dir: Path, thrift_port: int | None, thrift2_port: int 
     with MiniHBase(data_dir, name, ports.get("thrift_port", 0), ports.get("thrift2_port", 0),
                    transport, protocol, zookeeper, wal=wal, replication_peer=replication_peer,
                    znode_parent=parent, webhdfs_port=ports.get("webhdfs_port", 0),
-                   admin_port=ports.get("admin_port", 0)) as cluster:
+                   admin_port=ports.get("admin_port", 0),
+                   master_rpc_port=ports.get("master_rpc_port", 0),
+                   rpc_ports=servers_rpc) as cluster:
         cluster.write_cluster_json()
         click.echo(json.dumps(cluster.describe()))
         while not stop.wait(0.5):
             pass
+
+
+def _rpc_ports(text: str, count: int) -> list[int]:
+    """``--rpc-ports``: one port (0: a free one) per region server."""
+    try:
+        ports = [int(p) for p in text.split(",")]
+    except ValueError:
+        raise click.BadParameter(f"{text!r}: expected port numbers separated by commas",
+                                 param_hint="--rpc-ports") from None
+    if len(ports) != count or not all(0 <= p <= 65535 for p in ports):
+        raise click.BadParameter(f"{text!r}: expected {count} ports (one per region server) "
+                                 "from 0 to 65535", param_hint="--rpc-ports")
+    return ports
 
 
 # --- operations on a running cluster ------------------------------------------------------
@@ -237,10 +264,11 @@ def restart(cluster_json: Path, server: str) -> None:
 
 @minicluster.command()
 @CLUSTER
-@click.argument("name", type=click.Choice(["thrift", "thrift2", "webhdfs"]))
+@click.argument("name", type=click.Choice(["thrift", "thrift2", "webhdfs", "rpc"]))
 @click.argument("state", type=click.Choice(["stop", "start"]))
 def service(cluster_json: Path, name: str, state: str) -> None:
-    """Stop or start one front door (an outage; the data stays, on the same port)."""
+    """Stop or start one front door (an outage; the data stays, on the same port; rpc: the
+    master's and every region server's RPC port)."""
     _run(cluster_json, "service", {"name": name, "running": state == "start"})
 
 

@@ -23,6 +23,7 @@ from hbase_migrate.cluster.descriptors import RegionDescriptor
 from hbase_migrate.cluster.thrift2 import Thrift2Client
 from hbase_migrate.wal.model import Cell
 from minihbase.model import Durability
+from minihbase.regionserver import WalSettings
 from minihbase.server import MiniHBase
 
 COMBOS = [("buffered", "binary"), ("buffered", "compact"), ("framed", "binary"),
@@ -140,3 +141,15 @@ def cli_cluster_factory() -> Iterator[Any]:
         if cluster.proc.poll() is None:
             cluster.proc.kill()
             cluster.proc.wait(20)
+
+
+@pytest.fixture(scope="module")
+def rpc_mini(tmp_path_factory: pytest.TempPathFactory, zookeeper: Any) -> Iterator[MiniHBase]:
+    """A cluster of two region servers registered in the session's ZooKeeper under a parent
+    of its own, for the clients of HBase's RPC (found, as on HBase, through ZooKeeper)."""
+    parent = f"/hbase-rpc-{uuid.uuid4().hex[:8]}"
+    with MiniHBase(tmp_path_factory.mktemp("rpc"), zookeeper=zookeeper.address,
+                   znode_parent=parent,
+                   wal=WalSettings(region_servers=2, roll_period=3600, split_delay=3600)
+                   ) as cluster:
+        yield cluster

@@ -69,14 +69,17 @@ def test_restart_finds_every_acknowledged_write(tmp_path: Path, cli_cluster_fact
 def test_options_and_cluster_json(tmp_path: Path, cli_cluster_factory, zookeeper):
     """Chosen transport/protocol/ports are used and reported; --zookeeper is recorded."""
     ports = []
-    for _ in range(2):
+    for _ in range(5):
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             ports.append(s.getsockname()[1])
     cluster = cli_cluster_factory(
         tmp_path, "--thrift-port", str(ports[0]), "--thrift2-port", str(ports[1]),
-        "--transport", "framed", "--protocol", "compact", "--zookeeper", zookeeper.address)
+        "--transport", "framed", "--protocol", "compact", "--zookeeper", zookeeper.address,
+        "--master-rpc-port", str(ports[2]), "--rpc-ports", f"{ports[3]},{ports[4]}")
     assert cluster.info["thrift"] == f"127.0.0.1:{ports[0]}"
+    assert cluster.info["master_rpc"] == f"127.0.0.1:{ports[2]}"
+    assert [int(n.split(",")[1]) for n in cluster.info["region_servers"]] == ports[3:]
     endpoints = load_cluster_json(tmp_path / "cluster.json")
     assert (endpoints.transport, endpoints.protocol, endpoints.zookeeper) == (
         "framed", "compact", zookeeper.address)

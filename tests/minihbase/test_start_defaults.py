@@ -28,7 +28,9 @@ def _held(zookeeper: str, parent: str) -> bool:
 
 
 def _ports(info: dict[str, Any]) -> list[str]:
-    return [re.sub(r".*:", "", str(info[k])) for k in ("thrift", "thrift2", "webhdfs", "admin")]
+    keys = ("thrift", "thrift2", "webhdfs", "admin", "master_rpc")
+    return [re.sub(r".*:", "", str(info[k])) for k in keys] + \
+        [re.sub(r".*:", "", a) for a in info["region_server_rpc"].values()]
 
 
 def test_second_cluster_and_restart(tmp_path: Path, zookeeper: ZooKeeperServer,

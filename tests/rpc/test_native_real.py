@@ -1,12 +1,14 @@
-"""The native RPC client against real Apache HBase 2.6.1 (the session's ``real_hbase``), with
-the Thrift2 gateway as the independent reader and writer: every cell type and several
-versions written one way and read back the other, raw scans with their delete markers,
-time ranges, a row equal to a split key, region listings, and a region move ridden out by
-a scan and by writes."""
+"""The native RPC client against real Apache HBase 2.6.1 (the session's ``real_hbase``) and
+against the embedded cluster alike (real HBase is the judge: where they differ, the embedded
+cluster is wrong), with the Thrift2 gateway as the independent reader and writer: every cell
+type and several versions written one way and read back the other, raw scans with their
+delete markers, time ranges, a row equal to a split key, region listings, and a region move
+ridden out by a scan and by writes."""
 
 from __future__ import annotations
 
 import time
+import uuid
 from collections.abc import Iterator
 from typing import Any
 
@@ -18,16 +20,32 @@ from hbase_migrate.rpc.client import NativeClient
 from hbase_migrate.rpc.errors import Kind, RemoteError
 from hbase_migrate.wal.model import Cell, CellType, Tag, cell_order
 from minihbase.cli.minicluster import call_admin
+from minihbase.regionserver import WalSettings
+from minihbase.server import MiniHBase
+from tests.rpc.cells import ROWS, every_kind, flat
 
-pytestmark = [pytest.mark.integration, pytest.mark.realstack]
+pytestmark = pytest.mark.integration
 
 SPLITS = [b"g", b"p"]
 FAMILIES = (FamilyDescriptor(b"f", max_versions=10), FamilyDescriptor(b"g", max_versions=10))
 
 
-@pytest.fixture(scope="module")
-def described(real_hbase: Any) -> dict[str, Any]:
-    return {**real_hbase.described, "cluster_json": real_hbase.cluster_json}
+@pytest.fixture(scope="module",
+                params=["minihbase", pytest.param("real", marks=pytest.mark.realstack)])
+def described(request: pytest.FixtureRequest,
+              tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    """Real HBase (the session's), or an embedded cluster of two region servers in the
+    session's ZooKeeper: the same calls, the same expectations."""
+    if request.param == "real":
+        real = request.getfixturevalue("real_hbase")
+        yield {**real.described, "cluster_json": real.cluster_json, "stack": "real"}
+        return
+    zookeeper = request.getfixturevalue("zookeeper")
+    with MiniHBase(tmp_path_factory.mktemp("native"), zookeeper=zookeeper.address,
+                   znode_parent=f"/hbase-native-{uuid.uuid4().hex[:8]}",
+                   wal=WalSettings(region_servers=2, roll_period=3600)) as mini:
+        yield {**mini.describe(), "cluster_json": mini.write_cluster_json(),
+               "stack": "minihbase"}
 
 
 @pytest.fixture(scope="module")
@@ -40,26 +58,6 @@ def native(described: dict[str, Any]) -> Iterator[NativeClient]:
 def create(described: dict[str, Any], table: str, splits: list[bytes] = SPLITS) -> None:
     with Thrift2Client(described["thrift2"]) as t2:
         t2.create_table(TableDescriptor(table, FAMILIES), splits)
-
-
-def every_kind(rows: list[bytes]) -> list[Cell]:
-    """Puts of several versions in two families, then one delete of each type."""
-    put = CellType.PUT
-    cells = [Cell(r, b"f", q, ts, put, b"%s-%s-%d" % (r, q, ts))
-             for r in rows for q in (b"q1", b"q2") for ts in range(100, 105)]
-    cells += [Cell(r, b"g", b"x", ts, put, b"g%d" % ts) for r in rows for ts in (100, 101)]
-    cells += [Cell(rows[0], b"f", b"q1", 103, CellType.DELETE),
-              Cell(rows[1], b"f", b"q2", 102, CellType.DELETE_COLUMN),
-              Cell(rows[2], b"f", b"", 101, CellType.DELETE_FAMILY),
-              Cell(rows[3], b"g", b"", 100, CellType.DELETE_FAMILY_VERSION)]
-    return cells
-
-
-ROWS = [b"a", b"g", b"h", b"p", b"q", b"z"]
-
-
-def flat(pieces: Iterator[list[Cell]]) -> list[Cell]:
-    return [c for piece in pieces for c in piece]
 
 
 def thrift2_cells(described: dict[str, Any], table: str, **kw: Any) -> list[Cell]:
@@ -118,6 +116,8 @@ def test_thrift2_writes_read_natively(described: dict[str, Any], native: NativeC
 def test_tags_travel_with_keyvalue_codec_with_tags(described: dict[str, Any]) -> None:
     """Cells written with tags by a client of KeyValueCodecWithTags come back with them to
     such a client, and without them to one of the default KeyValueCodec."""
+    if described["stack"] == "minihbase":
+        pytest.skip("the embedded cluster's store keeps no tags")
     create(described, "native_tags", [])
     tagged = Cell(b"r", b"f", b"q", 3, CellType.PUT, b"v", (Tag(66, b"mark"),))
     with NativeClient(described["zookeeper"], described["znode_parent"], tags=True) as client:

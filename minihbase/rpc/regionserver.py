@@ -1,0 +1,437 @@
+"""``ClientService`` and ``AdminService`` of one embedded region server, over the
+cluster's data model (``minihbase.cluster``), as ``RSRpcServices`` answers them:
+
+* every call names a region by its full name; a region this server does not hold gets
+  ``NotServingRegionException`` (``RegionMovedException`` naming the new server when it
+  moved from here), a row outside the region ``WrongRegionException``;
+* ``Scan`` opens a scanner (an id, a lease of ``lease_seconds``), returns up to
+  ``number_of_rows`` rows and about ``max_result_size`` bytes per call (a row cut at that
+  size is sent in partial Results to a client that handles them), closes it when the region
+  is done (``more_results_in_region`` false) or asked; an unknown or expired id gets
+  ``UnknownScannerException``, a ``next_call_seq`` out of step
+  ``OutOfOrderScannerNextException``; a scanner whose region closed since (moved, split)
+  gets the region's exception. Raw scans (attribute ``_raw_``), time ranges, columns
+  and max versions are the cluster's read rules;
+* ``Multi``: each RegionAction's mutations are applied together (one WAL edit per region);
+  an action that cannot be (no such family, a row outside the region) fails alone, with its
+  exception in its ResultOrException; its Gets (a client's batch of gets) are read after;
+  ``Mutate`` applies one put or delete;
+* the server holding ``hbase:meta`` answers Get and Scan on it (``minihbase.rpc.meta``).
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+
+from hbase_migrate.rpc.codec import encode_cell_block
+from hbase_migrate.rpc.locate import encoded_name
+from hbase_migrate.rpc.messages import (
+    Column,
+    Get,
+    decode_get_request,
+    decode_region_specifier,
+    exists_response,
+    get_response,
+)
+from hbase_migrate.rpc.multi import (
+    DELETE,
+    PUT,
+    ActionResult,
+    GetAction,
+    MutationAction,
+    RegionResult,
+    decode_mutate_request,
+    decode_region_actions,
+    multi_response,
+    mutate_response,
+)
+from hbase_migrate.rpc.region_admin import (
+    decode_compact_request,
+    decode_flush_request,
+    flush_response,
+    online_regions_response,
+    region_info_response,
+    roll_response,
+)
+from hbase_migrate.rpc.scan import Scan, ScanResponse, decode_scan_request, scan_response
+from hbase_migrate.wal.model import Cell
+from hbase_migrate.wal.protobuf import Message
+from minihbase.cluster import Cluster
+from minihbase.model import (
+    LATEST_TIMESTAMP,
+    ClientCell,
+    ColumnSelection,
+    MiniHBaseError,
+    Mutation,
+    Query,
+)
+from minihbase.regionserver import RegionServers
+from minihbase.rpc.listener import (
+    DO_NOT_RETRY,
+    CallContext,
+    H,
+    Handler,
+    ServiceError,
+    service_error,
+)
+from minihbase.rpc.meta import is_meta, meta_rows, meta_scan
+
+DEFAULT_RESULT_BYTES = 2 << 20  # hbase.client.scanner.max.result.size
+LEASE_SECONDS = 60.0  # hbase.client.scanner.timeout.period
+_ids = itertools.count(1)
+
+
+def _size(cell: Cell) -> int:
+    """A cell's size as a scan's byte limit counts it (its KeyValue's length)."""
+    return len(cell.row) + len(cell.family) + len(cell.qualifier) + len(cell.value) + 20
+
+
+def columns_of(columns: tuple[Column, ...]) -> ColumnSelection:
+    selection = ColumnSelection()
+    for column in columns:
+        if column.qualifiers:
+            for qualifier in column.qualifiers:
+                selection.add_column(column.family, qualifier)
+        else:
+            selection.add_family(column.family)
+    return selection
+
+
+@dataclass
+class _Scanner:
+    """An open scanner: its rows still to send, the cells of a row cut by the byte limit."""
+
+    region: bytes
+    rows: Iterator[list[Cell]]
+    expires: float
+    limit: int  # bytes per call (the scan's max_result_size)
+    next_seq: int = 0
+    pending: list[Cell] = field(default_factory=list)
+    done: bool = False
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+class RegionServerRpc:
+    """The calls of region server ``slot`` of ``servers``; ``holds_meta()`` says whether it
+    serves ``hbase:meta`` now."""
+
+    def __init__(self, cluster: Cluster, servers: RegionServers, slot: int,
+                 holds_meta: Callable[[], bool], lease_seconds: float = LEASE_SECONDS) -> None:
+        self.cluster = cluster
+        self.servers = servers
+        self.slot = slot
+        self.holds_meta = holds_meta
+        self.lease_seconds = lease_seconds
+        self._scanners: dict[int, _Scanner] = {}
+        self._lock = threading.Lock()
+
+    def services(self) -> dict[str, dict[str, Handler]]:
+        return {"ClientService": {"Get": self.get, "Scan": self.scan, "Multi": self.multi,
+                                  "Mutate": self.mutate},
+                "AdminService": {"GetRegionInfo": self.region_info,
+                                 "GetOnlineRegion": self.online_regions,
+                                 "FlushRegion": self.flush, "CompactRegion": self.compact,
+                                 "RollWALWriter": self.roll}}
+
+    @property
+    def server(self) -> str:
+        return str(self.servers.servers[self.slot].name)
+
+    # --- regions ------------------------------------------------------------------------
+
+    def _region(self, name: bytes) -> tuple[str, bytes, bytes]:
+        """``(table, start, end)`` of a region this server holds, or the exception HBase
+        raises for one it does not."""
+        if is_meta(name) and self.holds_meta():
+            return "hbase:meta", b"", b""
+        region = self.servers.hosted(self.slot).get(name)
+        if region is not None:
+            return region.table, region.start_key, region.end_key
+        moved = self.servers.moved_from(self.slot, encoded_name(name))
+        if moved is not None:
+            raise ServiceError(H + "exceptions.RegionMovedException",
+                               f"Region moved to: hostname={moved.host} port={moved.port} "
+                               f"startCode={moved.start_code}. As of locationSeqNum=0.",
+                               hostname=moved.host, port=moved.port)
+        raise ServiceError(H + "NotServingRegionException",
+                           f"{name.decode('latin-1')} is not online on {self.server}")
+
+    @staticmethod
+    def _check_row(table: str, start: bytes, end: bytes, row: bytes, what: str) -> None:
+        if row < start or (end and row >= end):
+            raise ServiceError(H + "regionserver.WrongRegionException",
+                               f"Requested row out of range for {what} on HRegion {table},"
+                               f"{start!r}: row={row!r}", do_not_retry=True)
+
+    # --- Get ------------------------------------------------------------------------------
+
+    def get(self, ctx: CallContext) -> tuple[bytes, bytes]:
+        name, get = decode_get_request(ctx.call.request)
+        cells = self._read(*self._region(name), get)
+        if get.existence_only:
+            return exists_response(bool(cells)), b""
+        response, block = get_response(cells, ctx.in_block)
+        return response, (encode_cell_block(cells, True) if block and ctx.tags else block)
+
+    def _read(self, table: str, start: bytes, end: bytes, get: Get) -> list[Cell]:
+        """The cells a Get reads of a region this server holds."""
+        if table == "hbase:meta":
+            rows = meta_scan([r for r in meta_rows(self.cluster, self.servers)
+                              if r[0] == get.row], b"", b"", True, False,
+                             columns_of(get.columns))
+            return rows[0] if rows else []
+        self._check_row(table, start, end, get.row, "Get")
+        return self.cluster.get(table, get.row, self._query(get))
+
+    @staticmethod
+    def _query(read: Get | Scan) -> Query:
+        low, high = read.time_range or (0, LATEST_TIMESTAMP)
+        return Query(columns=columns_of(read.columns), min_ts=low, max_ts=high,
+                     max_versions=read.max_versions,
+                     raw=isinstance(read, Scan) and read.raw)
+
+    # --- Scan -----------------------------------------------------------------------------
+
+    def scan(self, ctx: CallContext) -> tuple[bytes, bytes]:
+        req = decode_scan_request(ctx.call.request)
+        self._expire()
+        if req.scanner_id is None:
+            if req.region is None or req.scan is None:
+                raise ServiceError(DO_NOT_RETRY, "a ScanRequest needs a scanner id, or a "
+                                   "region and a scan", do_not_retry=True)
+            scanner_id, scanner = self._open(req.region, req.scan)
+        else:
+            scanner_id, scanner = req.scanner_id, self._scanner(req.scanner_id)
+        with scanner.lock:  # one call at a time per scanner
+            if req.scanner_id is not None:
+                self._check_next(scanner_id, scanner, req.next_call_seq)
+            scanner.expires = time.monotonic() + self.lease_seconds
+            if req.renew:
+                return scan_response(ScanResponse(scanner_id, more_results=True,
+                                                  more_results_in_region=True), ctx.in_block)
+            partials = bool(Message(ctx.call.request, "ScanRequest").opt_int(7))
+            results, partial = self._next(scanner, req.rows, partials)
+            done = scanner.done and not scanner.pending
+        if done or req.close:
+            self._close(scanner_id)
+        resp = ScanResponse(None if done or req.close else scanner_id,
+                            tuple(tuple(r) for r in results),
+                            tuple(partial), more_results=not req.close,
+                            more_results_in_region=not (done or req.close),
+                            ttl=int(self.lease_seconds * 1000))
+        response, block = scan_response(resp, ctx.in_block)
+        if block and ctx.tags:
+            block = encode_cell_block((c for r in results for c in r), True)
+        return response, block
+
+    def _scanner(self, scanner_id: int) -> _Scanner:
+        with self._lock:
+            found = self._scanners.get(scanner_id)
+        if found is None:
+            raise ServiceError(H + "UnknownScannerException",
+                               f"Unknown scanner '{scanner_id}'. This can happen due to its "
+                               "lease expiring, the region moving or the server restarting "
+                               f"({self.server})", do_not_retry=True)
+        return found
+
+    def _check_next(self, scanner_id: int, scanner: _Scanner, seq: int | None) -> None:
+        """A next call goes on only in a region still here and in step with the client."""
+        try:  # its region closed (moved, split, disabled): the scanner went with it
+            self._region(scanner.region)
+        except ServiceError:
+            self._close(scanner_id)
+            raise
+        if seq is not None and seq != scanner.next_seq:
+            self._close(scanner_id)
+            raise ServiceError(H + "exceptions.OutOfOrderScannerNextException",
+                               f"Expected nextCallSeq: {scanner.next_seq} But the nextCallSeq "
+                               f"got from client: {seq}", do_not_retry=True)
+        scanner.next_seq += 1
+
+    def _open(self, name: bytes, scan: Scan) -> tuple[int, _Scanner]:
+        table, start, end = self._region(name)
+        if table == "hbase:meta":
+            rows: Iterator[list[Cell]] = iter(meta_scan(
+                meta_rows(self.cluster, self.servers), scan.start, scan.stop,
+                scan.include_start_row, scan.reversed, columns_of(scan.columns),
+                scan.include_stop_row))
+        else:
+            if scan.reversed:
+                raise ServiceError(DO_NOT_RETRY, "reversed scans of user tables are not "
+                                   "served by the embedded cluster", do_not_retry=True)
+            query = self._query(scan)
+            first = scan.start if scan.include_start_row else scan.start + b"\0"
+            last = scan.stop + b"\0" if scan.stop and scan.include_stop_row else scan.stop
+            query.start = max(first, start)
+            query.stop = min(last, end) if last and end else (last or end)
+            rows = self.cluster.scan(table, query)
+        scanner_id = next(_ids)
+        scanner = _Scanner(name, rows, time.monotonic() + self.lease_seconds,
+                           scan.max_result_size or DEFAULT_RESULT_BYTES)
+        with self._lock:
+            self._scanners[scanner_id] = scanner
+        return scanner_id, scanner
+
+    @staticmethod
+    def _next(scanner: _Scanner, rows: int, partials: bool
+              ) -> tuple[list[list[Cell]], list[bool]]:
+        """Up to ``rows`` rows and about the scanner's byte limit: whole rows, or with
+        ``partials`` the part of a row that reaches the limit (the rest kept for the next
+        call). The caller holds the scanner's lock."""
+        results: list[list[Cell]] = []
+        flags: list[bool] = []
+        size = count = 0
+        while count < rows and size < scanner.limit:
+            if scanner.pending:
+                cells, scanner.pending = scanner.pending, []
+            else:
+                cells = next(scanner.rows, [])
+                if not cells:
+                    scanner.done = True
+                    break
+            taken = 0
+            for cell in cells:
+                taken += 1
+                size += _size(cell)
+                if partials and size >= scanner.limit:
+                    break
+            results.append(cells[:taken])
+            scanner.pending = cells[taken:]
+            flags.append(bool(scanner.pending))
+            if not scanner.pending:
+                count += 1
+        return results, flags
+
+    def _close(self, scanner_id: int) -> None:
+        with self._lock:
+            self._scanners.pop(scanner_id, None)
+
+    def _expire(self) -> None:
+        """Drop the scanners whose lease ran out (HBase's lease monitor)."""
+        now = time.monotonic()
+        with self._lock:
+            for scanner_id in [i for i, s in self._scanners.items() if s.expires < now]:
+                del self._scanners[scanner_id]
+
+    @property
+    def open_scanners(self) -> int:
+        with self._lock:
+            return len(self._scanners)
+
+    # --- writes ---------------------------------------------------------------------------
+
+    def multi(self, ctx: CallContext) -> tuple[bytes, bytes]:
+        """Each RegionAction's mutations applied together, then its Gets read, each action
+        answered in the order sent (Gets' cells in the cell block)."""
+        results = []
+        for region_actions in decode_region_actions(ctx.call.request, ctx.call.cell_block):
+            try:
+                table, start, end = self._region(region_actions.region)
+            except ServiceError as exc:
+                results.append(RegionResult(exception=(exc.class_name, exc.trace)))
+                continue
+            actions = region_actions.actions
+            done = {r.action: r for r in self._apply(
+                table, start, end, [a for a in actions if isinstance(a, MutationAction)])}
+            for action in actions:
+                if isinstance(action, GetAction):
+                    try:
+                        done[action.action] = ActionResult(action.action, cells=tuple(
+                            self._read(table, start, end, action.get)))
+                    except (ServiceError, MiniHBaseError) as exc:
+                        done[action.action] = ActionResult(action.action,
+                                                           _pair(service_error(exc)))
+            results.append(RegionResult(tuple(done[a.action] for a in actions)))
+        cells = [c for region in results for r in region.results for c in r.cells]
+        return multi_response(results), encode_cell_block(cells, ctx.tags) if cells else b""
+
+    def _apply(self, table: str, start: bytes, end: bytes,
+               actions: list[MutationAction]) -> tuple[ActionResult, ...]:
+        """Apply a region's mutations together; those that cannot be applied fail alone."""
+        outcome: dict[int, ServiceError | None] = {}
+        good: list[tuple[int, Mutation]] = []
+        families = {f.name for f in self.cluster.table(table).descriptor.families}
+        for action in actions:
+            try:
+                self._check_row(table, start, end, action.row, "Multi")
+                for cell in action.cells:
+                    if cell.family not in families:
+                        raise ServiceError(
+                            H + "regionserver.NoSuchColumnFamilyException",
+                            f"Column family {cell.family.decode('latin-1')} does not exist "
+                            f"in region of table {table}", do_not_retry=True)
+                good.append((action.action, _mutation(action)))
+            except (ServiceError, MiniHBaseError) as exc:
+                outcome[action.action] = service_error(exc)
+        try:
+            self.cluster.mutate(table, [m for _, m in good])
+        except MiniHBaseError:  # one of them is refused: each alone, to say which
+            for index, one in good:
+                try:
+                    self.cluster.mutate(table, [one])
+                except MiniHBaseError as exc:
+                    outcome[index] = service_error(exc)
+        return tuple(ActionResult(a.action, None if outcome.get(a.action) is None else
+                                  _pair(outcome[a.action])) for a in actions)
+
+    def mutate(self, ctx: CallContext) -> tuple[bytes, bytes]:
+        name, action = decode_mutate_request(ctx.call.request, ctx.call.cell_block)
+        table, start, end = self._region(name)
+        self._check_row(table, start, end, action.row, "Mutate")
+        self.cluster.mutate(table, [_mutation(action)])
+        return mutate_response(), b""
+
+    # --- AdminService -----------------------------------------------------------------
+
+    def _named(self, request: bytes, what: str) -> tuple[str, bytes, bytes, bytes]:
+        region = Message(request, what).req_bytes(1, "region")
+        name = decode_region_specifier(region)[1]
+        return (*self._region(name), name)
+
+    def region_info(self, ctx: CallContext) -> tuple[bytes, bytes]:
+        table, start, end, name = self._named(ctx.call.request, "GetRegionInfoRequest")
+        region_id = int(name.split(b",")[-1].split(b".")[0]) if table != "hbase:meta" else 1
+        return region_info_response(table, start, end, region_id), b""
+
+    def online_regions(self, ctx: CallContext) -> tuple[bytes, bytes]:
+        regions = sorted(self.servers.hosted(self.slot).values(),
+                         key=lambda r: (r.table, r.start_key))
+        return online_regions_response(
+            [(r.table, r.start_key, r.end_key, r.region_id) for r in regions]), b""
+
+    def flush(self, ctx: CallContext) -> tuple[bytes, bytes]:
+        name = decode_flush_request(ctx.call.request)
+        table, _, _ = self._region(name)
+        self.servers.flush(table, encoded_name(name))
+        return flush_response(self.cluster.clock()), b""
+
+    def compact(self, ctx: CallContext) -> tuple[bytes, bytes]:
+        """A major compaction (of the region's whole table: the store keeps no files per
+        region), done before the reply, so the region's state reads NONE after it."""
+        table, _, _ = self._region(decode_compact_request(ctx.call.request))
+        self.cluster.major_compact(table)
+        return b"", b""
+
+    def roll(self, ctx: CallContext) -> tuple[bytes, bytes]:
+        self.servers.roll(self.slot)
+        return roll_response(), b""
+
+
+def _mutation(action: MutationAction) -> Mutation:
+    """A client mutation of the cluster's model from a MutationProto."""
+    if action.kind not in (PUT, DELETE):
+        raise ServiceError(DO_NOT_RETRY, f"mutation type {action.kind} (append, increment) "
+                           "is not served by the embedded cluster", do_not_retry=True)
+    if action.kind == DELETE and not action.cells:
+        return Mutation(action.row, whole_row=True, row_timestamp=action.timestamp)
+    return Mutation(action.row, tuple(ClientCell(c.family, c.qualifier, c.timestamp, c.type,
+                                                 c.value) for c in action.cells))
+
+
+def _pair(error: ServiceError | None) -> tuple[str, str]:
+    assert error is not None
+    return error.class_name, error.trace

@@ -1,0 +1,87 @@
+"""HBase's own Java client (``hbase-client`` 2.6.1, ``tests/minihbase/javaclient``) against
+the embedded cluster, found through ZooKeeper as on HBase: it creates a table with split
+keys, puts one by one and in a batch, deletes a version, a column, a family and a row, scans
+(all versions, raw, a time range, through a stop row), gets one by one, in a batch and for
+existence, rides a region move in the middle of a scan and writes to the moved region, then
+disables and deletes the table. What it reads is judged by the embedded cluster's Thrift2
+gateway and its store."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from hbase_migrate.cluster.thrift2 import Thrift2Client
+from hbase_migrate.jvm.maven import java_command, module_classpath
+from hbase_migrate.wal.model import Cell, CellType
+from minihbase.server import MiniHBase
+from tests.realstack.fixtures import skip_without_real_stack
+from tests.rpc.cells import flat
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.realstack]
+
+MODULE = Path(__file__).with_name("javaclient")
+TABLE = "java_made"
+ROWS = [b"a", b"h", b"m", b"q", b"z"]
+
+
+def run_java(mini: MiniHBase, phase: str, *extra: str) -> list[str]:
+    skip_without_real_stack()  # Java 17 and Maven
+    classpath = module_classpath(MODULE, {"hbase.version": "2.6.1"})
+    command = java_command(classpath, "hbasemigrate.check.EmbeddedClient",
+                           [mini.zookeeper or "", mini.znode_parent, TABLE, phase, *extra],
+                           heap="256m")
+    done = subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, f"HBase's Java client, {phase}: {done.stderr[-3000:]}"
+    return done.stdout.splitlines()
+
+
+def cells_of(lines: list[str], what: str) -> list[Cell]:
+    """The ``CELL <what> row family qualifier ts type value`` lines (hex bytes)."""
+    out = []
+    for line in lines:
+        parts = line.split(" ")
+        if parts[:2] == ["CELL", what]:
+            row, family, qualifier, ts, kind, value = parts[2:]
+            out.append(Cell(bytes.fromhex(row), bytes.fromhex(family),
+                            bytes.fromhex(qualifier[1:]), int(ts), int(kind),
+                            bytes.fromhex(value[1:])))
+    return out
+
+
+def test_hbase_java_client(rpc_mini: MiniHBase) -> None:
+    lines = run_java(rpc_mini, "write")
+    assert "STATE exists true" in lines and "STATE regions 3" in lines
+    cluster = rpc_mini.cluster
+    assert cluster is not None
+    assert [(r.start_key, r.end_key) for r in cluster.regions(TABLE)] == \
+        [(b"", b"g"), (b"g", b"p"), (b"p", b"")]
+    stored = [c for _, cells in cluster.store.raw_rows(TABLE, b"", True, b"") for c in cells]
+    assert cells_of(lines, "raw") == stored
+    markers = {(c.row, c.qualifier, c.type) for c in stored if c.type != CellType.PUT}
+    assert markers == {(b"h", b"q", CellType.DELETE), (b"m", b"r", CellType.DELETE_COLUMN),
+                       (b"q", b"", CellType.DELETE_FAMILY), (b"z", b"", CellType.DELETE_FAMILY)}
+    with Thrift2Client(rpc_mini.endpoints.thrift2 or "") as t2:
+        visible = flat(t2.scan(TABLE))
+        assert cells_of(lines, "scan") == visible
+        assert cells_of(lines, "through") == flat(t2.scan(TABLE, stop=b"m\x00", max_versions=1))
+        assert "EXISTS true false" in lines
+        assert cells_of(lines, "range") == flat(t2.scan(TABLE, time_range=(101, 103)))
+        assert cells_of(lines, "get") == [c for row in ROWS for c in t2.get(TABLE, row)] == \
+            cells_of(lines, "batch")  # a batch of gets is one Multi per server
+        assert t2.get(TABLE, b"a", columns=[(b"f", b"q")])[-1] == \
+            Cell(b"a", b"f", b"q", 100, CellType.PUT, b"one")
+    first = cluster.regions(TABLE)[0]
+    lines = run_java(rpc_mini, "move", rpc_mini.describe()["admin"])
+    moved = next(json.loads(line[6:])["result"] for line in lines if line.startswith("MOVED "))
+    assert moved["region"] == first.encoded_name and moved["to"] != moved["from"]
+    assert cluster.regions(TABLE)[0].server_port != first.server_port  # it did move
+    assert [bytes.fromhex(line[4:]) for line in lines if line.startswith("ROW ")] == \
+        sorted({c.row for c in visible})  # each row once, z deleted whole
+    assert "AFTER after" in lines
+    lines = run_java(rpc_mini, "drop")
+    assert lines == ["STATE disabled true", "STATE exists false"]
+    assert not cluster.store.has_table(TABLE)
