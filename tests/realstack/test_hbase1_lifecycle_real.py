@@ -21,6 +21,7 @@ from hbase_migrate.cluster.descriptors import FamilyDescriptor, TableDescriptor
 from hbase_migrate.config import IN_PROCESS, load_config
 from hbase_migrate.errors import ConfigError
 from hbase_migrate.lifecycle import prepare, replay, snapshot, validate
+from hbase_migrate.lifecycle.check import check
 from hbase_migrate.rpc.admin import NativeAdmin
 from hbase_migrate.rpc.client import NativeClient
 from hbase_migrate.wal.model import Cell, CellType
@@ -115,6 +116,7 @@ def test_lifecycle_from_1x_to_26_under_a_live_writer(hbase1: RealHBase, real_hba
         old = int(time.time() * 1000) - 60_000
         source.write(TABLE, history(range(300), old))
         spec = load_config(configure(tmp_path, hbase1.cluster_json, real_hbase.cluster_json))
+        assert check(spec).to_json()["tables"] == [TABLE]
         prepared = prepare(spec).to_json()
         assert prepared["tables"][0]["split_points"] == len(SPLITS), prepared
 
