@@ -119,6 +119,11 @@ def test_lifecycle_from_1x_to_26_under_a_live_writer(hbase1: RealHBase, real_hba
         assert check(spec).to_json()["tables"] == [TABLE]
         prepared = prepare(spec).to_json()
         assert prepared["tables"][0]["split_points"] == len(SPLITS), prepared
+        with NativeAdmin(dst["zookeeper"], dst["znode_parent"]) as admin:
+            made = next(d for d in admin.table_descriptors() if d.name == TABLE)
+        assert [(f.name, f.max_versions) for f in made.families] == [
+            (f.name, f.max_versions) for f in FAMILIES]
+        assert [r.start for r in target.regions(TABLE)] == [b"", *SPLITS]
 
         stop = threading.Event()
         rounds: list[int] = []
