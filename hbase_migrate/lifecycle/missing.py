@@ -24,10 +24,10 @@ from hbase_migrate.config import ClusterSpec, MigrationSpec
 from hbase_migrate.errors import ConfigError, HBaseMigrateError
 from hbase_migrate.ranges.tasks import open_thrift1, open_thrift2
 
+log = logging.getLogger(__name__)
 Describe = Callable[[str], TableDescriptor | None]
 SOURCE_FIX = ("check [[tables]] source in the migration config (a typo?), or create the "
               "table there")
-log = logging.getLogger(__name__)
 TARGET_FIX = "run prepare to create it like the source table (or check [[tables]] target)"
 
 
@@ -88,17 +88,17 @@ def schema_reader(cluster: ClusterSpec) -> Iterator[Describe]:
         yield describe
 
 
-def check_source(spec: MigrationSpec) -> None:
+def check_source(spec: MigrationSpec, describe: Describe) -> None:
     """Raise the error naming the first source table of ``spec`` missing, or lacking a
-    family its ``[[tables]] families`` names (before anything is written)."""
+    family its ``[[tables]] families`` names (before anything is written); ``describe``
+    reads the source (:func:`schema_reader`)."""
     endpoints = spec.source.endpoints()
-    with schema_reader(spec.source) as describe:
-        for t in spec.tables:
-            found = find_missing(describe, "source", endpoints, t.source,
-                                 {f.encode() for f in t.families},
-                                 why="named in [[tables]] families", fix=SOURCE_FIX)
-            if found is not None:
-                raise found
+    for t in spec.tables:
+        found = find_missing(describe, "source", endpoints, t.source,
+                             {f.encode() for f in t.families},
+                             why="named in [[tables]] families", fix=SOURCE_FIX)
+        if found is not None:
+            raise found
 
 
 def explain_missing(spec: MigrationSpec, *, target_made: bool = True

@@ -20,7 +20,7 @@ def prepare(spec: MigrationSpec, *, provenance: Provenance | None = None) -> Ste
     with recorded_step(spec, "prepare", provenance) as step, \
             thrift2(spec.source) as src, thrift2(spec.target) as dst, \
             schema_reader(spec.source) as describe:
-        check_source(spec)
+        check_source(spec, describe)
         tables = []
         for table in spec.tables:
             existed = target_has(spec, dst, table.target)
