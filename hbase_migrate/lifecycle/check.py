@@ -6,23 +6,25 @@ from __future__ import annotations
 
 from hbase_migrate.config import MigrationSpec
 from hbase_migrate.errors import ConfigError
+from hbase_migrate.lifecycle.missing import schema_reader
 from hbase_migrate.lifecycle.result import StepResult
 from hbase_migrate.ranges.tasks import open_client
 
 
 def check(spec: MigrationSpec) -> StepResult:
     """Open both clusters' gateways (an outage raises as it does anywhere: a retry can mend
-    it) and look up every source table; a missing table or family is a ConfigError naming
+    it) and look up every source table (over Thrift1 when the source's Thrift2 gateway has
+    no admin calls, as HBase 1.x's); a missing table or family is a ConfigError naming
     each one (no retry can mend it)."""
     missing: list[str] = []
     tables = []
-    with open_client(spec.source) as src, open_client(spec.target):
+    with schema_reader(spec.source) as describe, open_client(spec.target):
         for table in spec.tables:
-            if not src.table_exists(table.source):
+            desc = describe(table.source)
+            if desc is None:
                 missing.append(f"table {table.source}")
                 continue
-            have = {f.name.decode("utf-8", "replace")
-                    for f in src.table_descriptor(table.source).families}
+            have = {f.name.decode("utf-8", "replace") for f in desc.families}
             missing += [f"family {table.source}:{f}" for f in table.families if f not in have]
             tables.append(table.source)
     if missing:

@@ -1,60 +1,104 @@
 """After a step failed on an error the server answered: was a table or family missing?
 
-:func:`explain_missing` asks both clusters (over their client, native or Thrift2, else
-Thrift1) whether every table of the migration and the families it needs are there, and
-returns the :class:`~hbase_migrate.cluster.missing.MissingSchemaError` that says which is
-not (the step then raises it instead of HBase's terse message), or None.
+:func:`explain_missing` asks both clusters (over their client, native or Thrift2; over
+Thrift1 when the cluster names no Thrift2 gateway, or when that gateway has no admin calls
+as HBase 1.x's) whether every table of the migration and the families it needs are there,
+and returns the :class:`~hbase_migrate.cluster.missing.MissingSchemaError` that says which
+is not (the step then raises it instead of HBase's terse message), or None.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
+
+from thriftpy2.thrift import TApplicationException
 
 from hbase_migrate.cluster.client import Client
 from hbase_migrate.cluster.descriptors import TableDescriptor
 from hbase_migrate.cluster.errors import ServiceUnreachableError
 from hbase_migrate.cluster.missing import MissingSchemaError, find_missing
+from hbase_migrate.cluster.thrift1 import Thrift1Client
+from hbase_migrate.cluster.thrift2 import Thrift2Error
 from hbase_migrate.config import ClusterSpec, MigrationSpec
 from hbase_migrate.errors import ConfigError, HBaseMigrateError
 from hbase_migrate.ranges.tasks import open_client, open_thrift1
 
+log = logging.getLogger(__name__)
 Describe = Callable[[str], TableDescriptor | None]
 SOURCE_FIX = ("check [[tables]] source in the migration config (a typo?), or create the "
               "table there")
 TARGET_FIX = "run prepare to create it like the source table (or check [[tables]] target)"
 
 
+def no_such_call(exc: Thrift2Error) -> bool:
+    """Whether the Thrift2 gateway answered that it has no such call: HBase 1.x's has no
+    admin calls (``tableExists``, ``getTableDescriptor``: ``Invalid method name``)."""
+    cause = exc.__cause__
+    return isinstance(cause, TApplicationException) and \
+        cause.type == TApplicationException.UNKNOWN_METHOD
+
+
+def target_has(spec: MigrationSpec, client: Client, table: str) -> bool:
+    """Whether ``table`` exists on the target; a target whose Thrift2 gateway has no admin
+    calls (HBase 1.x) is refused: a 1.x gateway stores a family-version delete as a
+    whole-family delete, with no error."""
+    try:
+        return client.table_exists(table)
+    except Thrift2Error as exc:
+        if no_such_call(exc):
+            raise ConfigError(
+                f"target cluster {spec.target.endpoints().name!r}: an HBase 1.x target is not "
+                f"supported (its Thrift2 gateway {client.endpoint} has no admin calls and "
+                "writes a family-version delete as a whole-family delete)") from exc
+        raise
+
+
 @contextmanager
 def schema_reader(cluster: ClusterSpec) -> Iterator[Describe]:
-    """A function giving a table's descriptor on ``cluster``, None when it does not exist."""
+    """A function giving a table's descriptor on ``cluster``, None when it does not exist:
+    over Thrift2 when the cluster names it, else (or when its gateway has no admin calls,
+    as HBase 1.x's) over Thrift1."""
     endpoints = cluster.endpoints()
     with ExitStack() as stack:
-        if endpoints.native or endpoints.thrift2:
-            t2 = stack.enter_context(open_client(cluster))
+        t2: Client | None = stack.enter_context(open_client(cluster)) \
+            if endpoints.native or endpoints.thrift2 else None
+        opened: list[Thrift1Client] = []
 
-            def describe2(table: str) -> TableDescriptor | None:
-                return t2.table_descriptor(table) if t2.table_exists(table) else None
-            yield describe2
-        else:
-            t1 = stack.enter_context(open_thrift1(cluster, "to look a table up"))
+        def describe1(table: str) -> TableDescriptor | None:
+            if not opened:
+                opened.append(stack.enter_context(open_thrift1(
+                    cluster, "to look a table up (HBase 1.x's Thrift2 gateway has no admin "
+                    "calls)")))
+            t1 = opened[0]
+            names = set(t1.tables())
+            found = table in names or table.removeprefix("default:") in names
+            return t1.table_descriptor(table) if found else None
 
-            def describe1(table: str) -> TableDescriptor | None:
-                names = set(t1.tables())
-                found = table in names or table.removeprefix("default:") in names
-                return t1.table_descriptor(table) if found else None
-            yield describe1
+        def describe(table: str) -> TableDescriptor | None:
+            nonlocal t2
+            if t2 is not None:
+                try:
+                    return t2.table_descriptor(table) if t2.table_exists(table) else None
+                except Thrift2Error as exc:
+                    if not no_such_call(exc):
+                        raise
+                    log.info("%s: %s; reading table descriptors over Thrift1", t2.endpoint, exc)
+                    t2 = None
+            return describe1(table)
+        yield describe
 
 
-def check_source(spec: MigrationSpec, client: Client) -> None:
+def check_source(spec: MigrationSpec, describe: Describe) -> None:
     """Raise the error naming the first source table of ``spec`` missing, or lacking a
-    family its ``[[tables]] families`` names (before anything is written)."""
+    family its ``[[tables]] families`` names (before anything is written); ``describe``
+    reads the source (:func:`schema_reader`)."""
     endpoints = spec.source.endpoints()
     for t in spec.tables:
-        found = find_missing(
-            lambda name: client.table_descriptor(name) if client.table_exists(name) else None,
-            "source", endpoints, t.source, {f.encode() for f in t.families},
-            why="named in [[tables]] families", fix=SOURCE_FIX)
+        found = find_missing(describe, "source", endpoints, t.source,
+                             {f.encode() for f in t.families},
+                             why="named in [[tables]] families", fix=SOURCE_FIX)
         if found is not None:
             raise found
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from hbase_migrate.audit.records import MigrationState, Provenance
 from hbase_migrate.config import MigrationSpec
-from hbase_migrate.lifecycle.missing import check_source
+from hbase_migrate.lifecycle.missing import check_source, schema_reader, target_has
 from hbase_migrate.lifecycle.result import StepResult
 from hbase_migrate.lifecycle.step import recorded_step
 from hbase_migrate.ranges.tasks import open_client
@@ -15,14 +15,18 @@ def prepare(spec: MigrationSpec, *, provenance: Provenance | None = None) -> Ste
     """Create every target table like its source table; an existing compatible one is
     kept (and reported as skipped), an incompatible one refused. A source table missing,
     or lacking a family ``[[tables]] families`` names, is refused before anything is
-    written (:class:`~hbase_migrate.cluster.missing.MissingSchemaError`)."""
+    written (:class:`~hbase_migrate.cluster.missing.MissingSchemaError`), as is an HBase 1.x
+    target (:func:`~hbase_migrate.lifecycle.missing.target_has`). An HBase 1.x source's
+    descriptors are read over Thrift1 (its Thrift2 gateway has no admin calls)."""
     with recorded_step(spec, "prepare", provenance) as step, \
-            open_client(spec.source) as src, open_client(spec.target) as dst:
-        check_source(spec, src)
+            open_client(spec.source) as src, open_client(spec.target) as dst, \
+            schema_reader(spec.source) as describe:
+        check_source(spec, describe)
         tables = []
         for table in spec.tables:
-            existed = dst.table_exists(table.target)
-            desc = copy_schema(src, dst, table.source, table.target)
+            existed = target_has(spec, dst, table.target)
+            desc = copy_schema(src, dst, table.source, table.target,
+                               described=describe(table.source))
             tables.append({"source": table.source, "target": table.target,
                            "created": not existed,
                            "families": sorted(f.name.decode("utf-8", "replace")

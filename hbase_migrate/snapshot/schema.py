@@ -27,13 +27,16 @@ def split_points(client: Client, table: str) -> list[bytes]:
 
 
 def copy_schema(source: Client, target: Client, table: str,
-                target_table: str | None = None) -> TableDescriptor:
+                target_table: str | None = None, *,
+                described: TableDescriptor | None = None) -> TableDescriptor:
     """Create ``target_table`` on the target like ``table`` on the source (families with
     VERSIONS, TTL, scope, compression, bloom; same split points). An existing target table
     is accepted when it has every source family with at least as many versions and a TTL no
-    shorter; otherwise :class:`SchemaMismatchError` names the family and setting."""
+    shorter; otherwise :class:`SchemaMismatchError` names the family and setting.
+    ``described``: the source table's descriptor, when read otherwise (HBase 1.x's Thrift2
+    gateway has no ``getTableDescriptor``)."""
     target_table = target_table or table
-    desc = source.table_descriptor(table)
+    desc = described or source.table_descriptor(table)
     if target.table_exists(target_table):
         existing = target.table_descriptor(target_table)
         _check_compatible(desc, existing, target.endpoint)
