@@ -39,12 +39,13 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from hbase_migrate.airflow_stack import AirflowStack, start_airflow
+from hbase_migrate.airflow_stack import AirflowStack, hbase_connection, start_airflow
 from hbase_migrate.audit.engine import redact
 from hbase_migrate.audit.records import GateVerdict
 from hbase_migrate.cluster.endpoints import ClusterEndpoints
@@ -248,7 +249,7 @@ def run_airflow_demo(spec: DemoSpec, report: Report, *, spark: bool = True,
             facts["zookeeper"] = stack.start_zookeeper()
             source = stack.start_cluster("source", SOURCE_ARGS)
             target = stack.start_cluster("target")
-            facts.update(source=source.thrift2, target=target.thrift2)
+            facts.update(source=source.thrift2, target=target.thrift2, client=spec.client)
         with _step(result, "first workload on the source", report) as facts:
             facts.update(_workload(source, WorkloadSpec(MIGRATION, spec.seed, spec.ops // 2)))
         parts = ("api-server, scheduler, triggerer, dag-processor" if executor == "local" else
@@ -257,13 +258,18 @@ def run_airflow_demo(spec: DemoSpec, report: Report, *, spark: bool = True,
         with _step(result, f"start Airflow ({parts})", report) as facts:
             # spark_default serves the runs Airflow starts itself (the Asset-triggered
             # replays, the schedules): Spark, or Spark only for large work (auto)
+            # the migration's view of both clusters: over spec.client (the workload keeps
+            # writing through the source's Thrift2 gateway)
+            migrated = {c.name: replace(c, client=spec.client) for c in (source, target)}
             airflow = start_airflow(spec.root, parallelism=2, executor=executor,
-                                    workers=workers, spark_master=SPARK if spark else AUTO)
+                                    workers=workers, spark_master=SPARK if spark else AUTO,
+                                    connections=[hbase_connection(f"hbase_{name}", c)
+                                                 for name, c in migrated.items()])
             try:
                 airflow.wait_for_dags(DAGS, timeout=RUN_TIMEOUT)
                 # the Celery stack's shared ledger, every task's default
                 ledger = airflow.env.get(LEDGER_ENV) or None
-                write_config(spec.root, source, target, ledger)
+                write_config(spec.root, migrated["source"], migrated["target"], ledger)
             except BaseException:
                 airflow.stop()
                 raise

@@ -46,6 +46,8 @@ class DemoSpec:
     ops: int = 3000
     seed: int = 7
     live_seconds: float = 8.0  # how long the workload writes while the migration runs
+    client: str = "native"     # how the migration reaches both clusters: HBase's RPC, or
+    #                            "thrift" (the gateways); the workload writes through Thrift2
 
 
 @dataclass
@@ -83,13 +85,13 @@ def _step(result: DemoResult, name: str, report: Report) -> Iterator[dict[str, A
     report(name, facts)
 
 
-def write_config(root: Path, table: str) -> Path:
+def write_config(root: Path, table: str, client: str = "native") -> Path:
     """The migration config the demo runs under, as a user would write it."""
     path = root / "migration.toml"
     path.write_text(
         '[migration]\nname = "demo"\nledger = "sqlite:///ledger.db"\n'
-        '[source]\ncluster_json = "source/cluster.json"\n'
-        '[target]\ncluster_json = "target/cluster.json"\n'
+        f'[source]\ncluster_json = "source/cluster.json"\nclient = "{client}"\n'
+        f'[target]\ncluster_json = "target/cluster.json"\nclient = "{client}"\n'
         f'[[tables]]\nsource = "{table}"\n'
         '[replay]\nroll_period = "3s"\nmargin = "1m"\n', encoding="utf-8")
     return path
@@ -113,10 +115,11 @@ def run_demo(spec: DemoSpec, report: Report) -> DemoResult:
         with _step(result, "start source and target miniclusters", report) as facts:
             source = stack.start_cluster("source", SOURCE_ARGS)
             target = stack.start_cluster("target")
-            facts.update(source=source.thrift2, target=target.thrift2, webhdfs=source.webhdfs)
+            facts.update(source=source.thrift2, target=target.thrift2, webhdfs=source.webhdfs,
+                         client=spec.client)
         with _step(result, "first workload on the source", report) as facts:
             facts.update(_workload(source, WorkloadSpec(spec.table, spec.seed, spec.ops // 2)))
-        migration = load_config(write_config(spec.root, spec.table))
+        migration = load_config(write_config(spec.root, spec.table, spec.client))
         _migrate(spec, migration, source, result, report)
     return result
 

@@ -71,7 +71,7 @@ GROUPS: list[tuple[str, str, list[str]]] = [
      "project prints these as the gateway's refusal.",
      ["MiniHBaseError", "ServerDownError", "TableNotFoundError", "TableExistsError",
       "NamespaceNotFoundError", "NamespaceExistError", "TableStateError", "TableDisabledError",
-      "NoSuchFamilyError", "IllegalArgumentError"]),
+      "NoSuchFamilyError", "IllegalArgumentError", "IllegalSplitError"]),
 ]
 
 _RETRY = "Rerun the step: it resumes where the ledger says and redoes nothing already done."
@@ -248,4 +248,6 @@ REMEDIES: dict[str, str] = {
     "TableDisabledError": "Enable the table.",
     "NoSuchFamilyError": "Add the family, or fix the request.",
     "IllegalArgumentError": "Fix the request the line shows.",
+    "IllegalSplitError": "Split at a key strictly inside a region of the table (not its start "
+                         "key, not outside it).",
 }

@@ -27,6 +27,10 @@ from minihbase.demo import DemoSpec, run_demo
 @click.option("--spark/--no-spark", default=False, show_default=True,
               help="With Airflow: replay and validate on Spark (local[2]), or choose by the "
                    "work (auto: Spark for large runs, the demo's small ones in their tasks).")
+@click.option("--client", type=click.Choice(["native", "thrift"]), default="native",
+              show_default=True,
+              help="How the migration reaches both clusters: HBase's own RPC, or the Thrift "
+                   "gateways (the workload writes through Thrift2 either way).")
 @click.option("--keep-running", is_flag=True,
               help="With Airflow: keep Airflow and the stack running at the end (for the UI) "
                    "until Ctrl-C.")
@@ -42,8 +46,8 @@ from minihbase.demo import DemoSpec, run_demo
               help="Workload operations written to the source.")
 @click.option("--seed", type=int, default=7, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per step on stdout.")
-def demo(root: Path, airflow: bool, spark: bool, keep_running: bool, executor: str,
-         workers: int, table: str, ops: int, seed: int, as_json: bool) -> None:
+def demo(root: Path, airflow: bool, spark: bool, client: str, keep_running: bool,
+         executor: str, workers: int, table: str, ops: int, seed: int, as_json: bool) -> None:
     """Run the main job on the embedded stack and write the audit report; exit 1 unless the
     cutover gate says go.
 
@@ -63,7 +67,7 @@ def demo(root: Path, airflow: bool, spark: bool, keep_running: bool, executor: s
     # was started with SIGINT ignored (as background jobs of non-interactive shells are).
     signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGTERM, signal.default_int_handler)
-    spec = DemoSpec(root=root, table=table, ops=ops, seed=seed)
+    spec = DemoSpec(root=root, table=table, ops=ops, seed=seed, client=client)
     if airflow:
         _airflow(spec, report, spark, keep_running, executor, workers)
         return

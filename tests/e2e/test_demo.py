@@ -50,6 +50,10 @@ def test_demo_migrates_a_live_table_and_proves_equality(tmp_path: Path) -> None:
     steps = [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
     by_name = {s["step"]: s for s in steps}
     assert by_name["first workload on the source"]["total_ops"] == 400
+    # the migration reaches both embedded clusters over HBase's own RPC (the default)
+    assert by_name["start source and target miniclusters"]["client"] == "native"
+    spec = load_config(root / "migration.toml")
+    assert spec.source.endpoints().native and spec.target.endpoints().native
     follow = by_name["replay WALs in --follow mode while the workload writes"]
     assert follow["live_workload_ops"] > 0
     assert follow["follow_runs"] >= 1
