@@ -1,0 +1,292 @@
+"""Client writes and scans: the project's client over HBase's own RPC, over Thrift2, and
+hbase-driver, on one real HBase in one sitting.
+
+Usage: ``python bench/clients.py [--cells 100000] [--quick] [--batch 2000] [--cluster C.json]
+[--json bench/out/clients.json]``
+
+Starts one real Apache HBase from ``realstack`` (two region servers, its Thrift2 gateway) or
+uses the running one ``--cluster`` names. Each client gets a fresh table of one family
+pre-split into four regions, writes ``--cells`` cells of 100-byte values (four columns a
+row, the rows in one shuffled order so that every batch spans every region) in batches of
+``--batch`` cells, then scans the whole table back. The clients:
+
+* native: the project's client (``connect`` with ``client = "native"``), ``put_cells``;
+* thrift2: the same client protocol through the Thrift2 gateway;
+* hbase-driver (PyPI, the ``bench`` dependency group) through its documented API:
+  ``Table.put`` of one ``Put`` per row (what its ``batch_put`` does), ``Table.scan(Scan())``;
+  skipped, with a line saying so, when it is not installed.
+
+Each client runs in its own process: its peak RSS (``wait4``) covers its write and its scan.
+The cells read back are compared with those written: their count and a SHA-256 over the
+sorted (row, family, qualifier, value); what a client returns is reported as it is. Printed:
+cells/s per step and the ratios native/thrift2 and native/hbase-driver; also as JSON.
+Asserts nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+from collections.abc import Iterable
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from hbase_migrate.cluster.client import connect
+from hbase_migrate.cluster.descriptors import FamilyDescriptor, TableDescriptor
+from hbase_migrate.cluster.endpoints import ClusterEndpoints, load_cluster_json
+from hbase_migrate.wal.model import Cell, CellType
+from realstack.hbase import DEFAULT_VERSION, RealHBase, RealHBaseOptions
+
+FAMILY = b"f"
+COLUMNS = 4
+VALUE_BYTES = 100
+TIMESTAMP = 1_700_000_000_000
+CLIENTS = ("native", "thrift2", "hbase-driver")
+
+Triple = tuple[bytes, bytes, bytes, bytes]  # row, family, qualifier, value
+
+
+def row_key(i: int) -> bytes:
+    return b"row%08d" % i
+
+
+def split_keys(cells: int) -> list[bytes]:
+    """Three keys cutting the rows into four regions of equal size."""
+    rows = cells // COLUMNS
+    return [row_key(rows * k // 4) for k in (1, 2, 3)]
+
+
+def make_cells(cells: int, seed: int = 7) -> list[Cell]:
+    """``cells`` Put cells (rounded down to whole rows), rows in a shuffled order."""
+    rng = random.Random(seed)
+    rows = list(range(cells // COLUMNS))
+    rng.shuffle(rows)
+    return [Cell(row_key(i), FAMILY, b"c%d" % c, TIMESTAMP, CellType.PUT,
+                 rng.randbytes(VALUE_BYTES))
+            for i in rows for c in range(COLUMNS)]
+
+
+def digest(triples: Iterable[Triple]) -> tuple[int, str]:
+    """(count, SHA-256 of the sorted triples, each field length-prefixed)."""
+    h = hashlib.sha256()
+    count = 0
+    for triple in sorted(triples):
+        count += 1
+        for part in triple:
+            h.update(len(part).to_bytes(4, "big"))
+            h.update(part)
+    return count, h.hexdigest()
+
+
+# --- one client, in its own process ------------------------------------------------------
+
+
+def run_project(endpoints: ClusterEndpoints, table: str, data: list[Cell],
+                batch: int) -> dict[str, Any]:
+    with connect(endpoints) as client:
+        t0 = time.perf_counter()
+        for i in range(0, len(data), batch):
+            client.put_cells(table, data[i:i + batch])
+        write_s = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        read: list[Cell] = []
+        for piece in client.scan(table, max_versions=1):
+            read.extend(piece)
+        scan_s = time.perf_counter() - t0
+    count, sha = digest((c.row, c.family, c.qualifier, c.value) for c in read)
+    return {"write_s": write_s, "scan_s": scan_s, "read_cells": count, "read_digest": sha,
+            "failed_puts": 0}
+
+
+def run_driver(endpoints: ClusterEndpoints, table: str, data: list[Cell],
+               batch: int) -> dict[str, Any]:
+    from hbasedriver.client.client import Client
+    from hbasedriver.hbase_constants import HConstants
+    from hbasedriver.operations.put import Put
+    from hbasedriver.operations.scan import Scan
+
+    config = {HConstants.ZOOKEEPER_QUORUM: endpoints.zookeeper,
+              HConstants.ZOOKEEPER_ZNODE_PARENT: endpoints.znode_parent}
+    namespace, _, name = table.rpartition(":")
+    failed, first_error = 0, ""
+    with Client(config) as client, client.get_table(
+            (namespace or "default").encode(), name.encode()) as htable:
+        t0 = time.perf_counter()
+        for i in range(0, len(data), batch):
+            puts: dict[bytes, Any] = {}
+            for c in data[i:i + batch]:
+                put = puts.get(c.row)
+                if put is None:
+                    put = puts[c.row] = Put(c.row)
+                put.add_column(c.family, c.qualifier, c.value, c.timestamp)
+            # Table.batch_put is a loop of Table.put that stops at the first error; each
+            # put is sent alone here, so that one failed row does not hide the rest
+            for put in puts.values():
+                try:
+                    failed += not htable.put(put)
+                except Exception as exc:
+                    failed += 1
+                    first_error = first_error or " ".join(f"{type(exc).__name__}: {exc}".split())
+        write_s = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        rows = []
+        with htable.scan(Scan()) as scanner:
+            for row in scanner:
+                rows.append(row)
+        scan_s = time.perf_counter() - t0
+    count, sha = digest((row.rowkey, family, qualifier, value) for row in rows
+                        for family, columns in row.kv.items()
+                        for qualifier, value in columns.items())
+    return {"write_s": write_s, "scan_s": scan_s, "read_cells": count, "read_digest": sha,
+            "failed_puts": failed, "first_error": first_error[:400]}
+
+
+def one(args: argparse.Namespace) -> None:
+    """The child: one client writes and scans its table; one JSON line on stdout."""
+    endpoints = load_cluster_json(args.cluster)
+    data = make_cells(args.cells)
+    try:
+        if args.one == "hbase-driver":
+            result = run_driver(endpoints, args.table, data, args.batch)
+        else:
+            kind = "native" if args.one == "native" else "thrift"
+            result = run_project(replace(endpoints, client=kind), args.table, data,
+                                 args.batch)
+    except Exception as exc:  # reported by the parent, as it came
+        traceback.print_exc()
+        result = {"error": f"{type(exc).__name__}: {exc}"[:300]}
+    print(json.dumps(result), flush=True)
+
+
+# --- the parent ---------------------------------------------------------------------------
+
+
+def driver_installed() -> bool:
+    try:
+        import hbasedriver  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def measure(name: str, cluster: Path, table: str, cells: int, batch: int,
+            log: Path) -> dict[str, Any]:
+    """Run client ``name`` in a child process: its figures and peak RSS."""
+    command = [sys.executable, __file__, "--one", name, "--cluster", str(cluster),
+               "--table", table, "--cells", str(cells), "--batch", str(batch)]
+    with log.open("ab") as err:
+        child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=err,
+                                 env=os.environ | {"PYTHONPATH": str(Path.cwd())})
+        assert child.stdout is not None
+        out = child.stdout.read()
+        _, status, usage = os.wait4(child.pid, 0)
+    lines = out.decode().strip().splitlines()
+    result: dict[str, Any] = (json.loads(lines[-1]) if lines else
+                              {"error": f"exit {os.waitstatus_to_exitcode(status)} (see {log})"})
+    result["peak_rss_mb"] = usage.ru_maxrss / 1024
+    return result
+
+
+def fresh_table(endpoints: ClusterEndpoints, table: str, cells: int) -> None:
+    with connect(replace(endpoints, client="native")) as client:
+        if client.table_exists(table):
+            client.disable_table(table)
+            client.delete_table(table)
+        client.create_table(TableDescriptor(table, (FamilyDescriptor(FAMILY),)),
+                            split_keys(cells))
+
+
+def report(results: dict[str, dict[str, Any]], cells: int, expected: tuple[int, str]) -> None:
+    print(f"\n{'client':<14}{'write cells/s':>14}{'scan cells/s':>14}{'peak MB':>9}"
+          f"{'read back':>11}  check")
+    for name, r in results.items():
+        if "error" in r or "skipped" in r:
+            print(f"{name:<14}{r.get('skipped') or 'FAILED: ' + r['error']}")
+            continue
+        r["write_cells_per_s"] = cells / r["write_s"]
+        r["scan_cells_per_s"] = r["read_cells"] / r["scan_s"]
+        r["equal"] = (r["read_cells"], r["read_digest"]) == expected
+        verdict = "equal" if r["equal"] else (
+            f"DIFFERS ({r['read_cells']:,} cells read of {expected[0]:,} written; "
+            f"{r['failed_puts']:,} row puts failed)")
+        print(f"{name:<14}{r['write_cells_per_s']:>14,.0f}{r['scan_cells_per_s']:>14,.0f}"
+              f"{r['peak_rss_mb']:>9.0f}{r['read_cells']:>11,}  {verdict}")
+        if r.get("first_error"):
+            print(f"{'':<14}first failed put: {r['first_error'][:300]}")
+    native = results.get("native", {})
+    for peer in CLIENTS[1:]:
+        other = results.get(peer, {})
+        if "write_cells_per_s" in native and "write_cells_per_s" in other:
+            writes = native["write_cells_per_s"] / other["write_cells_per_s"]
+            scans = native["scan_cells_per_s"] / other["scan_cells_per_s"]
+            r = results["native"].setdefault("ratios", {})
+            r[peer] = {"writes": writes, "scans": scans}
+            print(f"native / {peer}: writes {writes:.2f}x, scans {scans:.2f}x")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cells", type=int, default=100_000)
+    parser.add_argument("--quick", action="store_true", help="20,000 cells")
+    parser.add_argument("--batch", type=int, default=2000, help="cells per write call")
+    parser.add_argument("--cluster", type=Path, help="a running realstack's cluster.json")
+    parser.add_argument("--hbase-version", default=DEFAULT_VERSION)
+    parser.add_argument("--json", type=Path, default=Path("bench/out/clients.json"))
+    parser.add_argument("--one", choices=CLIENTS, help=argparse.SUPPRESS)
+    parser.add_argument("--table", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.quick:
+        args.cells = 20_000
+    if args.one:
+        one(args)
+        return
+    cells = args.cells // COLUMNS * COLUMNS
+    expected = digest((c.row, c.family, c.qualifier, c.value) for c in make_cells(cells))
+    results: dict[str, dict[str, Any]] = {}
+    with tempfile.TemporaryDirectory(prefix="clients-") as tmp:
+        stack = None
+        if args.cluster is None:
+            stack = RealHBase(Path(tmp) / "hbase", RealHBaseOptions(
+                hbase_version=args.hbase_version, region_servers=2, heap="1g"))
+            stack.start()
+            args.cluster = stack.cluster_json
+        try:
+            endpoints = load_cluster_json(args.cluster)
+            log = Path(tmp) / "clients.log"
+            print(f"HBase {args.hbase_version}, {cells:,} cells of {VALUE_BYTES} B, "
+                  f"{COLUMNS} a row, 4 regions, batches of {args.batch} cells", flush=True)
+            for name in CLIENTS:
+                if name == "hbase-driver" and not driver_installed():
+                    results[name] = {"skipped": "skipped: hbase-driver is not installed "
+                                     "(uv sync --group bench)"}
+                    continue
+                table = f"bench_clients_{name.replace('-', '_')}"
+                fresh_table(endpoints, table, cells)
+                t0 = time.perf_counter()
+                results[name] = measure(name, args.cluster, table, cells, args.batch, log)
+                print(f"  {name}: done in {time.perf_counter() - t0:.0f} s", flush=True)
+            if any("error" in r for r in results.values()):
+                print(log.read_text(errors="replace")[-3000:])
+        finally:
+            if stack is not None:
+                stack.stop()
+    report(results, cells, expected)
+    args.json.parent.mkdir(parents=True, exist_ok=True)
+    args.json.write_text(json.dumps({"cells": cells, "batch": args.batch,
+                                     "hbase_version": args.hbase_version,
+                                     "expected_digest": expected[1], "clients": results},
+                                    indent=2), encoding="utf-8")
+    print(f"written {args.json}")
+
+
+if __name__ == "__main__":
+    main()
