@@ -18,8 +18,10 @@ row, the rows in one shuffled order so that every batch spans every region) in b
 
 Each client runs in its own process: its peak RSS (``wait4``) covers its write and its scan.
 The cells read back are compared with those written: their count and a SHA-256 over the
-sorted (row, family, qualifier, value); what a client returns is reported as it is. Printed:
-cells/s per step and the ratios native/thrift2 and native/hbase-driver; also as JSON.
+sorted (row, family, qualifier, value); what a client returns is reported as it is, next to
+what its table holds (read by the native client), which tells lost writes from lost reads.
+Printed: cells/s per step and the ratios native/thrift2 and native/hbase-driver; also as
+JSON.
 Asserts nothing.
 """
 
@@ -205,6 +207,13 @@ def fresh_table(endpoints: ClusterEndpoints, table: str, cells: int) -> None:
                             split_keys(cells))
 
 
+def stored(endpoints: ClusterEndpoints, table: str) -> tuple[int, str]:
+    """What ``table`` holds, read by the native client: tells lost writes from lost reads."""
+    with connect(replace(endpoints, client="native")) as client:
+        return digest((c.row, c.family, c.qualifier, c.value)
+                      for piece in client.scan(table, max_versions=1) for c in piece)
+
+
 def report(results: dict[str, dict[str, Any]], cells: int, expected: tuple[int, str]) -> None:
     print(f"\n{'client':<14}{'write cells/s':>14}{'scan cells/s':>14}{'peak MB':>9}"
           f"{'read back':>11}  check")
@@ -215,9 +224,11 @@ def report(results: dict[str, dict[str, Any]], cells: int, expected: tuple[int, 
         r["write_cells_per_s"] = cells / r["write_s"]
         r["scan_cells_per_s"] = r["read_cells"] / r["scan_s"]
         r["equal"] = (r["read_cells"], r["read_digest"]) == expected
+        r["stored_equal"] = (r["stored_cells"], r["stored_digest"]) == expected
         verdict = "equal" if r["equal"] else (
             f"DIFFERS ({r['read_cells']:,} cells read of {expected[0]:,} written; "
-            f"{r['failed_puts']:,} row puts failed)")
+            f"{r['failed_puts']:,} row puts failed; the table holds {r['stored_cells']:,} "
+            f"cells, {'all' if r['stored_equal'] else 'not all'} of those written)")
         print(f"{name:<14}{r['write_cells_per_s']:>14,.0f}{r['scan_cells_per_s']:>14,.0f}"
               f"{r['peak_rss_mb']:>9.0f}{r['read_cells']:>11,}  {verdict}")
         if r.get("first_error"):
@@ -273,6 +284,8 @@ def main() -> None:
                 fresh_table(endpoints, table, cells)
                 t0 = time.perf_counter()
                 results[name] = measure(name, args.cluster, table, cells, args.batch, log)
+                results[name]["stored_cells"], results[name]["stored_digest"] = stored(
+                    endpoints, table)
                 print(f"  {name}: done in {time.perf_counter() - t0:.0f} s", flush=True)
             if any("error" in r for r in results.values()):
                 print(log.read_text(errors="replace")[-3000:])
