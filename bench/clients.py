@@ -1,8 +1,8 @@
 """Client writes and scans: the project's client over HBase's own RPC, over Thrift2, and
 hbase-driver, on one real HBase in one sitting.
 
-Usage: ``python bench/clients.py [--cells 100000] [--quick] [--batch 2000] [--cluster C.json]
-[--json bench/out/clients.json]``
+Usage: ``python bench/clients.py [--cells 100000] [--repeat 3] [--quick] [--batch 2000]
+[--cluster C.json] [--json bench/out/clients.json]``
 
 Starts one real Apache HBase from ``realstack`` (two region servers, its Thrift2 gateway) or
 uses the running one ``--cluster`` names. Each client gets a fresh table of one family
@@ -20,8 +20,9 @@ Each client runs in its own process: its peak RSS (``wait4``) covers its write a
 The cells read back are compared with those written: their count and a SHA-256 over the
 sorted (row, family, qualifier, value); what a client returns is reported as it is, next to
 what its table holds (read by the native client), which tells lost writes from lost reads.
-Printed: cells/s per step and the ratios native/thrift2 and native/hbase-driver; also as
-JSON.
+``--repeat`` rounds (each started by another client, a fresh table per run); printed per
+run and, as medians, per client: cells/s per step, the ratios native/thrift2 and
+native/hbase-driver; also as JSON.
 Asserts nothing.
 """
 
@@ -32,6 +33,7 @@ import hashlib
 import json
 import os
 import random
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -214,40 +216,66 @@ def stored(endpoints: ClusterEndpoints, table: str) -> tuple[int, str]:
                       for piece in client.scan(table, max_versions=1) for c in piece)
 
 
-def report(results: dict[str, dict[str, Any]], cells: int, expected: tuple[int, str]) -> None:
-    print(f"\n{'client':<14}{'write cells/s':>14}{'scan cells/s':>14}{'peak MB':>9}"
-          f"{'read back':>11}  check")
+def checked(run: dict[str, Any], cells: int, expected: tuple[int, str]) -> dict[str, Any]:
+    """One run with its rates and its verdicts against what was written."""
+    if "error" in run:
+        return run
+    run["write_cells_per_s"] = cells / run["write_s"]
+    run["scan_cells_per_s"] = run["read_cells"] / run["scan_s"]
+    run["equal"] = (run["read_cells"], run["read_digest"]) == expected
+    run["stored_equal"] = (run["stored_cells"], run["stored_digest"]) == expected
+    return run
+
+
+def show(name: str, run: dict[str, Any], written: int) -> None:
+    if "error" in run:
+        print(f"  {name:<14}FAILED: {run['error']}", flush=True)
+        return
+    verdict = "equal" if run["equal"] else (
+        f"DIFFERS ({run['read_cells']:,} cells read of {written:,} written; "
+        f"{run['failed_puts']:,} row puts failed; the table holds {run['stored_cells']:,} "
+        f"cells, {'all' if run['stored_equal'] else 'not all'} of those written)")
+    print(f"  {name:<14}{run['write_cells_per_s']:>12,.0f} w/s{run['scan_cells_per_s']:>12,.0f} "
+          f"s/s{run['peak_rss_mb']:>6.0f} MB  {verdict}", flush=True)
+    if run.get("first_error"):
+        print(f"  {'':<14}first failed put: {run['first_error'][:300]}", flush=True)
+
+
+def summary(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """Medians of a client's rounds (failed rounds left out), its largest peak RSS."""
+    good = [r for r in runs if "error" not in r]
+    if not good:
+        return {"runs": runs}
+    return {"runs": runs,
+            "write_cells_per_s": statistics.median(r["write_cells_per_s"] for r in good),
+            "scan_cells_per_s": statistics.median(r["scan_cells_per_s"] for r in good),
+            "peak_rss_mb": max(r["peak_rss_mb"] for r in good),
+            "all_equal": len(good) == len(runs) and all(r["equal"] for r in good)}
+
+
+def report(results: dict[str, dict[str, Any]]) -> None:
+    print(f"\n{'client':<14}{'write cells/s':>14}{'scan cells/s':>14}{'peak MB':>9}  all equal")
     for name, r in results.items():
-        if "error" in r or "skipped" in r:
-            print(f"{name:<14}{r.get('skipped') or 'FAILED: ' + r['error']}")
+        if "write_cells_per_s" not in r:
+            print(f"{name:<14}{r.get('skipped') or 'FAILED in every round'}")
             continue
-        r["write_cells_per_s"] = cells / r["write_s"]
-        r["scan_cells_per_s"] = r["read_cells"] / r["scan_s"]
-        r["equal"] = (r["read_cells"], r["read_digest"]) == expected
-        r["stored_equal"] = (r["stored_cells"], r["stored_digest"]) == expected
-        verdict = "equal" if r["equal"] else (
-            f"DIFFERS ({r['read_cells']:,} cells read of {expected[0]:,} written; "
-            f"{r['failed_puts']:,} row puts failed; the table holds {r['stored_cells']:,} "
-            f"cells, {'all' if r['stored_equal'] else 'not all'} of those written)")
         print(f"{name:<14}{r['write_cells_per_s']:>14,.0f}{r['scan_cells_per_s']:>14,.0f}"
-              f"{r['peak_rss_mb']:>9.0f}{r['read_cells']:>11,}  {verdict}")
-        if r.get("first_error"):
-            print(f"{'':<14}first failed put: {r['first_error'][:300]}")
+              f"{r['peak_rss_mb']:>9.0f}  {r['all_equal']}")
     native = results.get("native", {})
     for peer in CLIENTS[1:]:
         other = results.get(peer, {})
         if "write_cells_per_s" in native and "write_cells_per_s" in other:
             writes = native["write_cells_per_s"] / other["write_cells_per_s"]
             scans = native["scan_cells_per_s"] / other["scan_cells_per_s"]
-            r = results["native"].setdefault("ratios", {})
-            r[peer] = {"writes": writes, "scans": scans}
-            print(f"native / {peer}: writes {writes:.2f}x, scans {scans:.2f}x")
+            native.setdefault("ratios", {})[peer] = {"writes": writes, "scans": scans}
+            print(f"native / {peer}: writes {writes:.2f}x, scans {scans:.2f}x (medians)")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cells", type=int, default=100_000)
-    parser.add_argument("--quick", action="store_true", help="20,000 cells")
+    parser.add_argument("--quick", action="store_true", help="20,000 cells, one round")
+    parser.add_argument("--repeat", type=int, default=3, help="rounds; the medians are kept")
     parser.add_argument("--batch", type=int, default=2000, help="cells per write call")
     parser.add_argument("--cluster", type=Path, help="a running realstack's cluster.json")
     parser.add_argument("--hbase-version", default=DEFAULT_VERSION)
@@ -256,7 +284,7 @@ def main() -> None:
     parser.add_argument("--table", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.quick:
-        args.cells = 20_000
+        args.cells, args.repeat = 20_000, 1
     if args.one:
         one(args)
         return
@@ -275,26 +303,30 @@ def main() -> None:
             log = Path(tmp) / "clients.log"
             print(f"HBase {args.hbase_version}, {cells:,} cells of {VALUE_BYTES} B, "
                   f"{COLUMNS} a row, 4 regions, batches of {args.batch} cells", flush=True)
-            for name in CLIENTS:
-                if name == "hbase-driver" and not driver_installed():
-                    results[name] = {"skipped": "skipped: hbase-driver is not installed "
-                                     "(uv sync --group bench)"}
-                    continue
-                table = f"bench_clients_{name.replace('-', '_')}"
-                fresh_table(endpoints, table, cells)
-                t0 = time.perf_counter()
-                results[name] = measure(name, args.cluster, table, cells, args.batch, log)
-                results[name]["stored_cells"], results[name]["stored_digest"] = stored(
-                    endpoints, table)
-                print(f"  {name}: done in {time.perf_counter() - t0:.0f} s", flush=True)
-            if any("error" in r for r in results.values()):
+            clients = [c for c in CLIENTS if c != "hbase-driver" or driver_installed()]
+            if "hbase-driver" not in clients:
+                print("hbase-driver: skipped, not installed (uv sync --group bench)")
+            runs: dict[str, list[dict[str, Any]]] = {name: [] for name in clients}
+            for round_ in range(args.repeat):
+                print(f"round {round_ + 1} of {args.repeat}", flush=True)
+                # each round starts with another client, so a slow spell hits each in turn
+                for name in clients[round_ % len(clients):] + clients[:round_ % len(clients)]:
+                    table = f"bench_clients_{name.replace('-', '_')}"
+                    fresh_table(endpoints, table, cells)
+                    run = measure(name, args.cluster, table, cells, args.batch, log)
+                    run["stored_cells"], run["stored_digest"] = stored(endpoints, table)
+                    runs[name].append(checked(run, cells, expected))
+                    show(name, runs[name][-1], cells)
+            results = {name: summary(runs.get(name, [])) if name in runs else
+                       {"skipped": "skipped: hbase-driver is not installed"} for name in CLIENTS}
+            if any("error" in r for rs in runs.values() for r in rs):
                 print(log.read_text(errors="replace")[-3000:])
         finally:
             if stack is not None:
                 stack.stop()
-    report(results, cells, expected)
+    report(results)
     args.json.parent.mkdir(parents=True, exist_ok=True)
-    args.json.write_text(json.dumps({"cells": cells, "batch": args.batch,
+    args.json.write_text(json.dumps({"cells": cells, "batch": args.batch, "repeat": args.repeat,
                                      "hbase_version": args.hbase_version,
                                      "expected_digest": expected[1], "clients": results},
                                     indent=2), encoding="utf-8")
