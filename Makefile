@@ -86,7 +86,10 @@ screenshots: run
 	HBASE_MIGRATE_SCREENSHOTS=docs $(BIN)/pytest -q -p no:cacheprovider \
 		tests/airflow/test_live_stack.py -k test_the_graph_view_shows_every_task
 
+# The peers measured beside the project (the `bench` dependency group) join the venv here
+# only, kept there (--inexact); `make setup` and the tests never need them.
 bench: setup
+	@$(UV) sync --quiet --frozen --inexact --group bench --python $(PYTHON)
 	$(BIN)/python bench/run_all.py
 
 # The docs site, its reference pages generated from the code at each build

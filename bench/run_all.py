@@ -30,6 +30,7 @@ BENCHMARKS: dict[str, list[str]] = {
     "open_wal_poll.py": ["--quick"],
     "ledger_growth.py": ["--quick"],
     "peers.py": ["--quick"],
+    "clients.py": ["--quick"],  # one real HBase; hbase-driver from the `bench` group
     "sustained.py": ["--quick"],  # real HBase and its MapReduce tools: Java 17 and Maven
     "snapshot_export.py": ["--quick"],  # two real HBase and ExportSnapshot: Java 17, Maven
 }
