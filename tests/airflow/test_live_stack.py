@@ -437,8 +437,9 @@ def create_backfill(live: Live, first: datetime,
     """``airflow backfill create`` over ``hours`` hours from ``first``, as the README gives
     it. On SQLite a write that meets the scheduler's can fail at once ("database is
     locked": no busy wait helps a deferred transaction's upgrade), and Airflow commits a
-    backfill in steps: then the partial backfill is cancelled and the create repeated (it
-    makes no second run of an hour that has one)."""
+    backfill in steps: then the partial backfill is cancelled, the runs it made (a cancel
+    fails the queued ones) deleted, and the create repeated (it makes no second run of an
+    hour that has one)."""
     for _ in range(3):
         created = live.stack.airflow(
             "backfill", "create", "--dag-id", "hbase_migrate_backfill",
@@ -451,6 +452,10 @@ def create_backfill(live: Live, first: datetime,
         for partial in listed["backfills"]:
             if partial.get("completed_at") is None:
                 live.stack.api("PUT", f"/backfills/{partial['id']}/cancel")
+        for run in backfilled():
+            status, answer = live.stack.api("DELETE", run_path("hbase_migrate_backfill",
+                                                              run["dag_run_id"]))
+            assert status == 204, (status, answer)
     raise AssertionError(f"backfill create failed 3 times: {created.stderr[-2000:]}")
 
 
