@@ -20,7 +20,6 @@ inside are the plain RPC stream, cut anywhere.
 
 from __future__ import annotations
 
-import socket
 import struct
 import threading
 from typing import Protocol
@@ -29,6 +28,7 @@ from hbase_migrate.cluster.kerberos import KerberosError, credentials, explain, 
 from hbase_migrate.cluster.security import ClusterSecurity, service_principal
 from hbase_migrate.rpc.codec import MAX_FRAME
 from hbase_migrate.rpc.errors import RpcConnectionError, RpcError, RpcFrameError
+from hbase_migrate.rpc.tls import Stream
 
 SUCCESS, ERROR = 0, 1
 SWITCH_TO_SIMPLE_AUTH = -88
@@ -155,7 +155,7 @@ def gssapi_login(security: ClusterSecurity, cluster: str, endpoint: str, host: s
 # --- negotiation ---------------------------------------------------------------------------
 
 
-def _read(sock: socket.socket, n: int, what: str, server: str) -> bytes:
+def _read(sock: Stream, n: int, what: str, server: str) -> bytes:
     out = bytearray()
     while len(out) < n:
         try:
@@ -172,7 +172,7 @@ def _read(sock: socket.socket, n: int, what: str, server: str) -> bytes:
     return bytes(out)
 
 
-def _read_string(sock: socket.socket, server: str) -> str:
+def _read_string(sock: Stream, server: str) -> str:
     (size,) = _INT32.unpack(_read(sock, 4, "error", server))
     if size < 0:
         return ""
@@ -190,7 +190,7 @@ def refused(server: str, mechanism: Mechanism, cls: str, message: str) -> SaslEr
                      endpoint=server)
 
 
-def _challenge(sock: socket.socket, mechanism: Mechanism, server: str) -> bytes | None:
+def _challenge(sock: Stream, mechanism: Mechanism, server: str) -> bytes | None:
     """The server's next token; None when it asks to fall back to SIMPLE auth."""
     (status,) = _INT32.unpack(_read(sock, 4, "status", server))
     if status == ERROR:
@@ -208,7 +208,7 @@ def _challenge(sock: socket.socket, mechanism: Mechanism, server: str) -> bytes 
     return _read(sock, size, f"token of {size} bytes", server)
 
 
-def negotiate(sock: socket.socket, mechanism: Mechanism, server: str) -> SecurityLayer:
+def negotiate(sock: Stream, mechanism: Mechanism, server: str) -> SecurityLayer:
     """Run the SASL exchange on ``sock`` (the preamble sent; its timeout bounds each
     read); the security layer agreed, or SaslError naming the server and principals."""
     try:
