@@ -9,6 +9,8 @@ module (its own KDC and CA).
   itself over TLS); the region servers' AdminService flushes.
 * A plain client is refused in one line naming the server and that it wants TLS; a client
   trusting another CA, or showing no certificate, is refused in one line naming the server.
+* The lifecycle (prepare, the copy under a live writer, replay, validate) with the
+  cluster's client native, over TLS and SASL, ends in a match.
 * The keystore's password appears in no log, no ``cluster.json`` and no process's
   arguments, and ``cluster.json`` names the client's key file, never its content.
 """
@@ -37,7 +39,7 @@ from realstack.tls import make_tls
 from tests.realstack.fixtures import kerberos_stack, keytab_keys, leaks, stack_endpoints
 from tests.rpc.cells import ROWS, every_kind
 from tests.rpc.test_native_real import FAMILIES, SPLITS
-from tests.rpc.test_sasl_real import master
+from tests.rpc.test_sasl_real import lifecycle_native, master
 
 pytestmark = [pytest.mark.integration, pytest.mark.realstack]
 TABLE = "tls_cells"
@@ -109,6 +111,11 @@ def test_another_ca_or_no_client_certificate_is_refused(
         Connection(host, port, service="MasterService", cluster=endpoints.name,
                    security=replace(endpoints.security, tls_cert_file=str(other.client_cert),
                                     tls_key_file=str(other.client_key)))
+
+
+def test_lifecycle_native_over_tls(stack: RealHBase, endpoints: ClusterEndpoints,
+                                   tmp_path: Path) -> None:
+    lifecycle_native(stack, endpoints, tmp_path, "tls_life")
 
 
 def test_no_secret_in_logs_files_or_arguments(stack: RealHBase) -> None:
