@@ -126,7 +126,8 @@ class Connection:
         except OSError as exc:
             self._sock.close()
             raise RpcConnectionError(f"server {self.server}: connection header not sent: "
-                                     f"{exc.strerror or exc}", server=self.server) from None
+                                     f"{exc.strerror or exc}{self._ended()}",
+                                     server=self.server) from None
         except BaseException:
             self._sock.close()
             raise
@@ -145,7 +146,7 @@ class Connection:
             return PLAIN, user or default_user()
         sasl = mechanism(host)
         self._stream.sendall(preamble(AUTH_KERBEROS))
-        return negotiate(self._stream, sasl, self.server), sasl.user
+        return negotiate(self._stream, sasl, self.server, self._ended()), sasl.user
 
     # --- calls --------------------------------------------------------------------------
 
@@ -193,7 +194,7 @@ class Connection:
             with self._write_lock:
                 self._stream.sendall(self._layer.seal(frame))
         except OSError as exc:
-            self._fail_all(f"sending failed: {exc.strerror or exc}")
+            self._fail_all(f"sending failed: {exc.strerror or exc}{self._ended()}")
         return call_id, future
 
     # --- reading ------------------------------------------------------------------------
@@ -225,8 +226,8 @@ class Connection:
         if self._received or self._tls:
             return ""
         return (" before any reply (a server with hbase.server.netty.tls.enabled and no "
-                "hbase.server.netty.tls.supportplaintext closes plain connections so; this "
-                "cluster's rpc_tls is \"off\")")
+                "hbase.server.netty.tls.supportplaintext hangs up on plain connections so; "
+                "this cluster's rpc_tls is \"off\")")
 
     def _deliver(self, reply: Reply) -> None:
         if reply.call_id == CONNECTION_CALL_ID and reply.exception is not None:

@@ -89,6 +89,14 @@ def test_a_plain_client_is_refused(endpoints: ClusterEndpoints) -> None:
     assert "\n" not in message
     assert message.startswith(f"server {host}:{port}: IsMasterRunning (call id 0) failed: ")
     assert "hbase.server.netty.tls.enabled" in message and 'rpc_tls is "off"' in message
+    # With Kerberos: the SASL negotiation meets the hang-up.
+    assert endpoints.security is not None
+    with pytest.raises(RpcConnectionError) as hung_up:
+        Connection(host, port, service="MasterService", cluster=endpoints.name,
+                   security=replace(endpoints.security, rpc_tls="off"))
+    message = str(hung_up.value)
+    assert "\n" not in message and message.startswith(f"server {host}:{port}: SASL negotiation")
+    assert "hbase.server.netty.tls.enabled" in message and 'rpc_tls is "off"' in message
 
 
 def test_another_ca_or_no_client_certificate_is_refused(
