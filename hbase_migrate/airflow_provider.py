@@ -51,7 +51,16 @@ def provider_info() -> dict[str, Any]:
                                           "auth-conf"),
                 "rpc_protection": _field("RPC protection", "hbase.rpc.protection: "
                                          "authentication, integrity or privacy"),
-                "tls_ca_file": _field("TLS CA file", "CA bundle for an https:// WebHDFS"),
+                "tls_ca_file": _field("TLS CA file", "CA bundle for an https:// WebHDFS "
+                                                     "and HBase's RPC over TLS"),
+                "rpc_tls": _field("RPC TLS", "on: HBase's own RPC over TLS (HBase 2.6 "
+                                             "hbase.client.netty.tls.enabled); off (default)"),
+                "rpc_tls_verify_hostname": _field("RPC TLS host check",
+                                                  "true (default) or false"),
+                "tls_cert_file": _field("TLS client certificate", "PEM file on the workers, "
+                                                                  "for servers that want one"),
+                "tls_key_file": _field("TLS client key", "its PEM key file on the workers "
+                                                         "(mode 600)"),
             },
             "ui-field-behaviour": {
                 "hidden-fields": ["schema", "login", "password"],

@@ -16,6 +16,7 @@
     # krb5_conf = "/etc/krb5.conf"  hbase_principal = "hbase/_HOST@EXAMPLE.COM"
     # http_principal = "HTTP/_HOST@EXAMPLE.COM"  zookeeper_principal = "zookeeper/_HOST@..."
     # qop = "auth-conf"  rpc_protection = "privacy"  tls_ca_file = "ca.pem"
+    # rpc_tls = "on"  tls_cert_file = "migrate.pem"  tls_key_file = "migrate.key"
     #                       (hbase_migrate.cluster.security; with
     #                       cluster_json they override its "security" object)
     [target]

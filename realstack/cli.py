@@ -103,11 +103,16 @@ def _ms(value: str, name: str) -> int:
               help="Both Thrift gateways in HTTP mode (SPNEGO with --kerberos).")
 @click.option("--ticket-lifetime", default="10h", show_default=True,
               help="With --kerberos: the client principal's ticket lifetime (MIT syntax).")
+@click.option("--rpc-tls", is_flag=True,
+              help="TLS on HBase's RPC (HBase 2.6+), certificates made in DIR/tls.")
+@click.option("--rpc-tls-plaintext", is_flag=True,
+              help="With --rpc-tls: plain RPC accepted too (supportplaintext).")
 def start(hbase_version: str, data_dir: Path, name: str, region_servers: int, masters: int,
           wal_compression: str, value_compression: str, roll_size: int, roll_period: str,
           archive_ttl: str, cleaner_interval: str, replication_peer: str | None,
           heap: str, kerberos: bool, kdc_dir: str | None, qop: str, rpc_protection: str,
-          thrift_http: bool, ticket_lifetime: str) -> None:
+          thrift_http: bool, ticket_lifetime: str, rpc_tls: bool,
+          rpc_tls_plaintext: bool) -> None:
     """Start real HBase on 127.0.0.1 and run until SIGTERM or SIGINT.
 
     The first start resolves the HBase jars from Maven Central (cached; offline afterwards).
@@ -119,7 +124,10 @@ def start(hbase_version: str, data_dir: Path, name: str, region_servers: int, ma
     cluster.json's ``security`` object names them. ``--kdc OTHER`` puts the stack in the
     realm of the stack running in OTHER (its KDC; a client principal of this stack's own).
     ``--rpc-protection`` sets HBase's RPC protection (cluster.json's ``rpc_protection``). With
-    ``--thrift-http`` both gateways speak Thrift over HTTP (``"transport": "http"``)."""
+    ``--thrift-http`` both gateways speak Thrift over HTTP (``"transport": "http"``). With
+    ``--rpc-tls`` the master and region servers speak TLS only (``--rpc-tls-plaintext``: plain
+    RPC too); DIR/tls holds the stack's CA and the client's certificate and key, which
+    cluster.json's ``security`` names (``rpc_tls = "on"``)."""
     options = RealHBaseOptions(
         hbase_version=hbase_version, region_servers=region_servers, masters=masters,
         wal_compression=wal_compression, value_compression=value_compression.lower(),
@@ -129,12 +137,16 @@ def start(hbase_version: str, data_dir: Path, name: str, region_servers: int, ma
         replication_peer=replication_peer, name=name, heap=heap, kerberos=kerberos, qop=qop,
         rpc_protection=rpc_protection,
         client_ticket_lifetime=ticket_lifetime, thrift_http=thrift_http,
-        kdc=str(Path(kdc_dir).resolve()) if kdc_dir else None)
+        kdc=str(Path(kdc_dir).resolve()) if kdc_dir else None, rpc_tls=rpc_tls,
+        rpc_tls_plaintext=rpc_tls_plaintext)
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())
     if kdc_dir and not kerberos:
         raise click.BadParameter("--kdc needs --kerberos", param_hint="--kdc")
+    if rpc_tls_plaintext and not rpc_tls:
+        raise click.BadParameter("--rpc-tls-plaintext needs --rpc-tls",
+                                 param_hint="--rpc-tls-plaintext")
     with RealHBase(data_dir, options) as stack:
         click.echo(json.dumps(stack.described))
         while not stop.wait(0.5):

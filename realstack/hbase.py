@@ -10,7 +10,10 @@ With ``kerberos`` the stack is secured (:mod:`realstack.kdc`): a KDC with a temp
 starts first in the stack folder, which then holds, beside ``cluster.json`` (and its
 ``security`` object, ``rpc_protection`` among its keys), the client's ``client.keytab`` and
 ``krb5.conf``. With ``thrift_http`` both gateways speak Thrift over HTTP
-(``transport = "http"`` in ``cluster.json``), asking for SPNEGO when the stack is secured."""
+(``transport = "http"`` in ``cluster.json``), asking for SPNEGO when the stack is secured.
+With ``rpc_tls`` (HBase 2.6+) the master and region servers speak their RPC over TLS only
+(or beside plain RPC with ``rpc_tls_plaintext``), from certificates made at start in
+``tls/`` (:mod:`realstack.tls`); ``cluster.json``'s ``security`` names the client's."""
 
 from __future__ import annotations
 
@@ -29,6 +32,7 @@ from hbase_migrate.cluster.security import RPC_PROTECTIONS
 from minihbase.process import die_with_parent, log_tail, stop_child
 from realstack.kdc import HOST, Kdc, realm_for
 from realstack.maven import RealStackError, java_command, module_classpath
+from realstack.tls import make_tls
 
 log = logging.getLogger(__name__)
 
@@ -65,6 +69,8 @@ class RealHBaseOptions:
     thrift_http: bool = False          # both gateways in HTTP mode (SPNEGO with kerberos)
     kdc: str | None = None             # with kerberos: another stack's folder, whose KDC
     #                                    (and realm) this one uses instead of its own
+    rpc_tls: bool = False              # TLS on HBase's RPC (hbase.server.netty.tls.enabled)
+    rpc_tls_plaintext: bool = False    # with rpc_tls: plain RPC accepted too (supportplaintext)
 
     def arguments(self, data_dir: Path) -> list[str]:
         if self.wal_compression not in WAL_COMPRESSION:
@@ -86,6 +92,9 @@ class RealHBaseOptions:
         if self.qop not in QOPS:
             raise RealStackError(f"QOP must be one of {QOPS}, got {self.qop!r}")
         check_rpc_protection(self.rpc_protection)
+        if self.rpc_tls and not has_rpc_tls(self.hbase_version):
+            raise RealStackError(f"HBase {self.hbase_version}: TLS on HBase's RPC (--rpc-tls) "
+                                 "came with HBase 2.6")
         if is_1x(self.hbase_version):
             self._check_1x()
         return [part for key, value in args.items() for part in (f"--{key}", value)]
@@ -105,6 +114,13 @@ class RealHBaseOptions:
 def is_1x(version: str) -> bool:
     """HBase 1.x, whose stack is the ``hbase1`` module (the 1.x API, on its own Hadoop)."""
     return version.startswith("1.")
+
+
+def has_rpc_tls(version: str) -> bool:
+    """Whether HBase ``version`` serves its RPC over TLS (``X509Util``: 2.6 and later)."""
+    numbers = [int(part) for part in version.partition("-")[0].split(".")[:2]
+               if part.isdigit()]
+    return numbers >= [2, 6]
 
 
 # hbase-thrift is on Maven Central up to 1.4.13 only; later 1.x releases run its gateways.
@@ -185,6 +201,10 @@ class RealHBase:
             arguments += self._start_kdc()
             assert self.kdc is not None
             jvm_options.append(f"-Djava.security.krb5.conf={arguments[-1]}")
+        if self.options.rpc_tls:
+            tls = make_tls(self.data_dir / "tls", self.options.name)
+            arguments += ["--rpc-tls", str(tls.folder), "--rpc-tls-plaintext",
+                          str(self.options.rpc_tls_plaintext).lower()]
         if is_1x(self.options.hbase_version):
             # 1.x's Thrift gateways read the cluster's settings from the class path only:
             # the launcher writes them to conf/hbase-site.xml.

@@ -44,7 +44,7 @@ GROUPS: list[tuple[str, str, list[str]]] = [
       "RegionNotFoundError", "NativeCallError", "NativeUnreachableError", "AdminCallError",
       "_NoMaster"]),
     ("Kerberos", "Logins and handshakes of secured clusters.",
-     ["KerberosError", "Krb5ConfConflict", "SaslError"]),
+     ["KerberosError", "Krb5ConfConflict", "SaslError", "RpcTlsError"]),
     ("WAL files", "A WAL file that cannot be read; the line names the file and the byte "
      "offset.",
      ["WalError", "WalSourceError", "WalUnsupportedError", "WalEmptyError", "WalCorruptError",
@@ -151,6 +151,11 @@ REMEDIES: dict[str, str] = {
                  "`hbase.regionserver.kerberos.principal`, and `rpc_protection` to a level "
                  "the servers' `hbase.rpc.protection` offers; a server that answers with "
                  "SIMPLE is unsecured (`auth = \"none\"`).",
+    "RpcTlsError": "Match the cluster's TLS settings to the servers': `rpc_tls` as their "
+                   "`hbase.server.netty.tls.enabled`, `tls_ca_file` the CA that signed their "
+                   "keystore's certificate, `tls_cert_file`/`tls_key_file` a certificate "
+                   "their truststore's CA signed; a name mismatch: reach the servers by a "
+                   "name their certificates carry.",
     "RpcTimeoutError": "The server is overloaded or stuck; check its log and rerun.",
     "RegionNotFoundError": "The table has no region serving that row yet (a region in "
                            "transition, or the table is disabled): wait and rerun, or enable "

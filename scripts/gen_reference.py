@@ -60,7 +60,16 @@ KEY_DESCRIPTIONS = {
     "http_principal": "WebHDFS's SPNEGO principal (and the gateways' in HTTP mode)",
     "zookeeper_principal": "ZooKeeper's service principal",
     "qop": "the gateways' `hbase.thrift.security.qop`: `auth`, `auth-int` or `auth-conf`",
-    "tls_ca_file": "the CA file for an `https://` WebHDFS or gateway",
+    "tls_ca_file": "the CA file for an `https://` WebHDFS or gateway, and for HBase's RPC "
+                   "over TLS",
+    "rpc_tls": "with `client = \"native\"`: `\"on\"` for HBase 2.6's TLS on its RPC "
+               "(`hbase.client.netty.tls.enabled`; default `\"off\"`)",
+    "rpc_tls_verify_hostname": "with `rpc_tls`: `\"false\"` skips the servers' host name "
+                               "check (`hbase.client.netty.tls.verify.server.hostname`; "
+                               "default `\"true\"`)",
+    "tls_cert_file": "with `rpc_tls`: the client's certificate (PEM), for servers that want "
+                     "one (`hbase.server.netty.tls.client.auth.mode`)",
+    "tls_key_file": "with `tls_cert_file`: its private key (PEM, unencrypted; mode 600)",
     "admin_shell": "a command that runs hbase shell statements read on stdin against this "
                    "cluster (`\"hbase shell -n\"`): a repair's flush and major_compact past "
                    "delete markers, and the `hbase` copy method's snapshot calls",

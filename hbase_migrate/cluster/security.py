@@ -15,7 +15,12 @@ migration file).
     qop = "auth"                           # hbase.thrift.security.qop: auth, auth-int, auth-conf
     rpc_protection = "authentication"      # hbase.rpc.protection: authentication, integrity,
     #                                        privacy, or a list of them, most wanted first
-    tls_ca_file = "/etc/ssl/ca.pem"        # CA bundle for https:// WebHDFS
+    tls_ca_file = "/etc/ssl/ca.pem"        # CA bundle for https:// WebHDFS and HBase's RPC TLS
+    rpc_tls = "on"                         # TLS on HBase's own RPC (HBase 2.6+:
+    #                                        hbase.client.netty.tls.enabled); "off" the default
+    rpc_tls_verify_hostname = "true"       # hbase.client.netty.tls.verify.server.hostname
+    tls_cert_file = "/etc/ssl/migrate.pem" # the client's certificate (PEM) and its key, for
+    tls_key_file = "/etc/ssl/migrate.key"  # servers that want one (HBase's default, NEED)
 
 ``_HOST`` stands for the host of the endpoint a client connects to, as in HBase's and
 Hadoop's own settings. The value names files, never holds a secret.
@@ -39,7 +44,8 @@ AUTHS = ("none", "kerberos")
 QOPS = ("auth", "auth-int", "auth-conf")
 RPC_PROTECTIONS = ("authentication", "integrity", "privacy")
 HOST_PLACEHOLDER = "_HOST"
-PATH_KEYS = ("keytab", "krb5_conf", "tls_ca_file")
+PATH_KEYS = ("keytab", "krb5_conf", "tls_ca_file", "tls_cert_file", "tls_key_file")
+SWITCHES = {"rpc_tls": ("off", "on"), "rpc_tls_verify_hostname": ("true", "false")}
 
 
 @dataclass(frozen=True)
@@ -56,6 +62,10 @@ class ClusterSecurity:
     qop: str = "auth"
     rpc_protection: str = "authentication"
     tls_ca_file: str | None = None
+    rpc_tls: str = "off"
+    rpc_tls_verify_hostname: str = "true"
+    tls_cert_file: str | None = None
+    tls_key_file: str | None = None
 
     def __post_init__(self) -> None:
         if self.auth not in AUTHS:
@@ -66,6 +76,13 @@ class ClusterSecurity:
         if not all(p in RPC_PROTECTIONS for p in wanted):
             raise ConfigError(f"security: rpc_protection must be one or more of "
                               f"{RPC_PROTECTIONS}, got {self.rpc_protection!r}")
+        for key, allowed in SWITCHES.items():
+            if getattr(self, key) not in allowed:
+                raise ConfigError(f"security: {key} must be one of {allowed}, got "
+                                  f"{getattr(self, key)!r}")
+        if bool(self.tls_cert_file) != bool(self.tls_key_file):
+            raise ConfigError("security: tls_cert_file and tls_key_file go together (the "
+                              "client's certificate and its key); one is missing")
         if self.keytab and not self.principal:
             raise ConfigError(f"security: keytab {self.keytab} given without principal; "
                               "name the principal to log in as")
@@ -78,6 +95,11 @@ class ClusterSecurity:
     @property
     def kerberos(self) -> bool:
         return self.auth == "kerberos"
+
+    @property
+    def tls(self) -> bool:
+        """Whether HBase's own RPC goes over TLS."""
+        return self.rpc_tls == "on"
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -111,9 +133,10 @@ class ClusterSecurity:
             for key in PATH_KEYS:
                 if key in values and not Path(values[key]).is_absolute():
                     values[key] = str(folder / values[key])
-        alone = {k: v for k, v in values.items() if k not in ("keytab", "principal")}
+        alone = {k: v for k, v in values.items()
+                 if k not in ("keytab", "principal", "tls_cert_file", "tls_key_file")}
         try:
-            cls(**alone)  # each value on its own (a keytab needs a principal: when merged)
+            cls(**alone)  # each value on its own (pairs of keys are checked when merged)
         except ConfigError as exc:
             raise ConfigError(f"{source}: {exc}") from None
         return values

@@ -19,6 +19,7 @@ Failure rules (HBase's ``RpcConnection`` does the same):
 
 With Kerberos the preamble is followed by the SASL negotiation (``sasl``), and every byte
 after it passes through the security layer agreed (wrapped under integrity and privacy).
+With TLS (``tls``) the handshake comes before the preamble, and everything goes inside it.
 """
 
 from __future__ import annotations
@@ -60,6 +61,7 @@ from hbase_migrate.rpc.sasl import (
     gssapi_login,
     negotiate,
 )
+from hbase_migrate.rpc.tls import RpcTlsError, Stream, TlsChannel
 
 log = logging.getLogger(__name__)
 
@@ -67,6 +69,9 @@ CLIENT_SERVICE = "ClientService"
 DEFAULT_CALL_TIMEOUT = 60.0
 DEFAULT_CONNECT_TIMEOUT = 10.0
 _MAX_CALL_ID = 0x7FFFFFFF  # call ids are Java ints; they wrap before turning negative
+# The first bytes of a TLS alert or handshake record (TLS 1.x), never of an RPC reply frame
+# (a length of more than 350 MB).
+TLS_RECORDS = (b"\x15\x03", b"\x16\x03")
 
 
 def default_user() -> str:
@@ -105,18 +110,24 @@ class Connection:
             raise RpcConnectionError(f"server {self.server}: cannot connect for {service}: "
                                      f"{exc.strerror or exc}", server=self.server) from None
         self._sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self._stream: Stream = self._sock
+        self._tls = security is not None and security.tls
+        self._received = 0  # bytes read after the connection header (none: see _ended)
         try:
+            if security is not None and security.tls:
+                self._stream = TlsChannel(self._sock, host, self.server, security)
             if mechanism is None and security is not None and security.kerberos:
                 mechanism = partial(gssapi_login, security, cluster or self.server,
                                     self.server)
             self._layer, user = self._authenticate(host, mechanism, user)
-            self._sock.settimeout(None)
-            self._sock.sendall(self._layer.seal(connection_header(service, user,
-                                                                  codec=codec)))
+            self._stream.settimeout(None)
+            self._stream.sendall(self._layer.seal(connection_header(service, user,
+                                                                    codec=codec)))
         except OSError as exc:
             self._sock.close()
             raise RpcConnectionError(f"server {self.server}: connection header not sent: "
-                                     f"{exc.strerror or exc}", server=self.server) from None
+                                     f"{exc.strerror or exc}{self._ended()}",
+                                     server=self.server) from None
         except BaseException:
             self._sock.close()
             raise
@@ -131,11 +142,11 @@ class Connection:
         and the user the connection header names (the principal, with Kerberos: HBase
         takes another name for a user to impersonate)."""
         if mechanism is None:
-            self._sock.sendall(preamble(AUTH_SIMPLE))
+            self._stream.sendall(preamble(AUTH_SIMPLE))
             return PLAIN, user or default_user()
         sasl = mechanism(host)
-        self._sock.sendall(preamble(AUTH_KERBEROS))
-        return negotiate(self._sock, sasl, self.server), sasl.user
+        self._stream.sendall(preamble(AUTH_KERBEROS))
+        return negotiate(self._stream, sasl, self.server, self._ended()), sasl.user
 
     # --- calls --------------------------------------------------------------------------
 
@@ -181,9 +192,9 @@ class Connection:
         frame = encode_call(call_id, method, request, cell_block, int(timeout * 1000))
         try:
             with self._write_lock:
-                self._sock.sendall(self._layer.seal(frame))
+                self._stream.sendall(self._layer.seal(frame))
         except OSError as exc:
-            self._fail_all(f"sending failed: {exc.strerror or exc}")
+            self._fail_all(f"sending failed: {exc.strerror or exc}{self._ended()}")
         return call_id, future
 
     # --- reading ------------------------------------------------------------------------
@@ -191,18 +202,32 @@ class Connection:
     def _read_loop(self) -> None:
         try:
             while True:
-                data = self._sock.recv(1 << 16)
+                data = self._stream.recv(1 << 16)
                 if not data:
                     self._fail_all("the server closed the connection"
-                                   + self._layer.cut_off())
+                                   + self._layer.cut_off() + self._ended())
                     return
+                if not self._received and not self._tls and data[:2] in TLS_RECORDS:
+                    raise RpcTlsError(f"server {self.server}: answers in TLS (a TLS record "
+                                      f"of type {data[0]}): expected plain HBase RPC, as "
+                                      "the cluster's rpc_tls = \"off\" says; the server has "
+                                      "hbase.server.netty.tls.enabled: set rpc_tls = \"on\"")
+                self._received += len(data)
                 for reply in self._decoder.feed(self._layer.open(data)):
                     self._deliver(reply)
                 self._decoder.check()
         except RpcError as exc:
             self._fail_all(str(exc), exc)
         except OSError as exc:
-            self._fail_all(f"the connection broke: {exc.strerror or exc}")
+            self._fail_all(f"the connection broke: {exc.strerror or exc}{self._ended()}")
+
+    def _ended(self) -> str:
+        """What a connection closed before any reply may mean."""
+        if self._received or self._tls:
+            return ""
+        return (" before any reply (a server with hbase.server.netty.tls.enabled and no "
+                "hbase.server.netty.tls.supportplaintext hangs up on plain connections so; "
+                "this cluster's rpc_tls is \"off\")")
 
     def _deliver(self, reply: Reply) -> None:
         if reply.call_id == CONNECTION_CALL_ID and reply.exception is not None:
@@ -225,7 +250,7 @@ class Connection:
             pending, self._pending = self._pending, {}
         self._close_socket()
         for call_id, p in sorted(pending.items()):
-            if isinstance(cause, SaslError):  # the server refused the negotiation
+            if isinstance(cause, SaslError | RpcTlsError):  # refused: the same for all
                 error: RpcError = cause
             elif isinstance(cause, RemoteError):
                 error = RemoteError(cause.class_name, cause.stack_trace,
@@ -239,8 +264,8 @@ class Connection:
 
     def _close_socket(self) -> None:
         with contextlib.suppress(OSError):
-            self._sock.shutdown(socket.SHUT_RDWR)
-        self._sock.close()
+            self._stream.shutdown(socket.SHUT_RDWR)
+        self._stream.close()
 
     def close(self) -> None:
         """Close; calls still in flight fail naming the server and the call."""

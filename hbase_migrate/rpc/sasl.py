@@ -20,7 +20,6 @@ inside are the plain RPC stream, cut anywhere.
 
 from __future__ import annotations
 
-import socket
 import struct
 import threading
 from typing import Protocol
@@ -29,6 +28,7 @@ from hbase_migrate.cluster.kerberos import KerberosError, credentials, explain, 
 from hbase_migrate.cluster.security import ClusterSecurity, service_principal
 from hbase_migrate.rpc.codec import MAX_FRAME
 from hbase_migrate.rpc.errors import RpcConnectionError, RpcError, RpcFrameError
+from hbase_migrate.rpc.tls import Stream
 
 SUCCESS, ERROR = 0, 1
 SWITCH_TO_SIMPLE_AUTH = -88
@@ -155,7 +155,8 @@ def gssapi_login(security: ClusterSecurity, cluster: str, endpoint: str, host: s
 # --- negotiation ---------------------------------------------------------------------------
 
 
-def _read(sock: socket.socket, n: int, what: str, server: str) -> bytes:
+def _read(sock: Stream, n: int, what: str, server: str, hung_up: str = "") -> bytes:
+    """``n`` bytes; ``hung_up`` is added to the error of a server that closes before any."""
     out = bytearray()
     while len(out) < n:
         try:
@@ -167,12 +168,12 @@ def _read(sock: socket.socket, n: int, what: str, server: str) -> bytes:
         if not data:
             raise RpcConnectionError(f"server {server}: SASL negotiation: the server closed "
                                      f"the connection in its {what} ({len(out)} of {n} "
-                                     "bytes came)", server=server)
+                                     f"bytes came){'' if out else hung_up}", server=server)
         out += data
     return bytes(out)
 
 
-def _read_string(sock: socket.socket, server: str) -> str:
+def _read_string(sock: Stream, server: str) -> str:
     (size,) = _INT32.unpack(_read(sock, 4, "error", server))
     if size < 0:
         return ""
@@ -190,9 +191,10 @@ def refused(server: str, mechanism: Mechanism, cls: str, message: str) -> SaslEr
                      endpoint=server)
 
 
-def _challenge(sock: socket.socket, mechanism: Mechanism, server: str) -> bytes | None:
+def _challenge(sock: Stream, mechanism: Mechanism, server: str, hung_up: str = ""
+               ) -> bytes | None:
     """The server's next token; None when it asks to fall back to SIMPLE auth."""
-    (status,) = _INT32.unpack(_read(sock, 4, "status", server))
+    (status,) = _INT32.unpack(_read(sock, 4, "status", server, hung_up))
     if status == ERROR:
         raise refused(server, mechanism, _read_string(sock, server),
                       _read_string(sock, server))
@@ -208,9 +210,12 @@ def _challenge(sock: socket.socket, mechanism: Mechanism, server: str) -> bytes 
     return _read(sock, size, f"token of {size} bytes", server)
 
 
-def negotiate(sock: socket.socket, mechanism: Mechanism, server: str) -> SecurityLayer:
+def negotiate(sock: Stream, mechanism: Mechanism, server: str, hung_up: str = ""
+              ) -> SecurityLayer:
     """Run the SASL exchange on ``sock`` (the preamble sent; its timeout bounds each
-    read); the security layer agreed, or SaslError naming the server and principals."""
+    read); the security layer agreed, or SaslError naming the server and principals.
+    ``hung_up``: what the error of a server that hangs up before its first byte adds."""
+    first = hung_up
     try:
         token: bytes | None = mechanism.step(None)
         while True:
@@ -218,7 +223,8 @@ def negotiate(sock: socket.socket, mechanism: Mechanism, server: str) -> Securit
             sock.sendall(_INT32.pack(len(token)) + token)
             if mechanism.complete:
                 return SecurityLayer(mechanism, server)
-            token = _challenge(sock, mechanism, server)
+            token = _challenge(sock, mechanism, server, first)
+            first = ""
             if token is None:
                 raise SaslError(f"server {server}: the server does not use Kerberos (it "
                                 "asked to fall back to SIMPLE auth) and this cluster's "
@@ -227,7 +233,7 @@ def negotiate(sock: socket.socket, mechanism: Mechanism, server: str) -> Securit
             token = mechanism.step(token)
     except OSError as exc:
         raise RpcConnectionError(f"server {server}: SASL negotiation broke: "
-                                 f"{exc.strerror or exc}", server=server) from None
+                                 f"{exc.strerror or exc}{first}", server=server) from None
     except RpcError:
         raise
     except Exception as exc:  # the mechanism's own: GSSError, a QOP mismatch

@@ -76,6 +76,11 @@ def test_an_hbase_connection_carries_the_clusters_security(
         hbase_principal="hbase/_HOST@EXAMPLE.COM", qop="auth-conf"))
     connection(monkeypatch, "hbase_k", hbase_connection("hbase_k", secured))
     assert HBaseHook("hbase_k").endpoints() == replace(secured, name="hbase_k")
+    tls = replace(ENDPOINTS, client="native", security=ClusterSecurity(
+        rpc_tls="on", tls_ca_file="/etc/ssl/hbase-ca.pem", tls_cert_file="/etc/ssl/m.pem",
+        tls_key_file="/etc/ssl/m.key", rpc_tls_verify_hostname="false"))
+    connection(monkeypatch, "hbase_s", hbase_connection("hbase_s", tls))
+    assert HBaseHook("hbase_s").endpoints() == replace(tls, name="hbase_s")
 
 
 @pytest.mark.parametrize(("body", "message"), [

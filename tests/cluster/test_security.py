@@ -52,6 +52,10 @@ def test_cluster_json_carries_security_with_paths_beside_it(tmp_path: Path) -> N
     ({"auth": "kerberos", "hbase_principal": "@REALM"}, "hbase_principal must look like"),
     ({"auth": "kerberos", "password": "x"}, "unknown key 'password'"),
     ({"auth": "kerberos", "qop": 1}, "qop: expected a string, got 1"),
+    ({"rpc_tls": "yes"}, r"rpc_tls must be one of \('off', 'on'\), got 'yes'"),
+    ({"rpc_tls": "on", "rpc_tls_verify_hostname": "no"}, "rpc_tls_verify_hostname must be"),
+    ({"rpc_tls": "on", "tls_cert_file": "c.pem"}, "tls_cert_file and tls_key_file go "
+                                                  "together"),
 ])
 def test_bad_security_is_refused_naming_the_file_and_key(tmp_path: Path,
                                                           security: dict[str, object],

@@ -4,6 +4,7 @@ Central."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -22,6 +23,16 @@ def test_options_the_1x_stack_does_not_run_are_refused_by_name(tmp_path: Path) -
     assert args[args.index("--wal-compression") + 1] == "dict+tags"
     # the same options on 2.x are passed on
     assert "--thrift-http" in RealHBaseOptions(thrift_http=True).arguments(tmp_path)
+
+
+def test_rpc_tls_is_refused_before_hbase_2_6(tmp_path: Path) -> None:
+    for version in ("1.4.13", "2.4.18", "2.5.10"):
+        with pytest.raises(RealStackError, match=rf"HBase {re.escape(version)}: TLS on "
+                                                 r"HBase's RPC \(--rpc-tls\) came with HBase "
+                                                 r"2\.6"):
+            RealHBaseOptions(hbase_version=version, rpc_tls=True).arguments(tmp_path)
+    RealHBaseOptions(hbase_version="2.6.1", rpc_tls=True).arguments(tmp_path)
+    RealHBaseOptions(hbase_version="3.0.0-beta-1", rpc_tls=True).arguments(tmp_path)
 
 
 def test_1x_lines_and_their_thrift_gateways() -> None:

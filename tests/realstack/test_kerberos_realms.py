@@ -5,7 +5,11 @@
   principal, keytab and ``krb5.conf``. prepare, the copy, a replay of the writes made after
   it (WebHDFS SPNEGO on alpha, Thrift SASL on beta) and the validation run in this process
   and end in a match, the target equal to the source cell for cell; the client tickets last
-  15 s, and the steps after they expired log in again in both realms (the KDCs' logs).
+  15 s, and the steps after they expired log in again in both realms (the KDCs' logs). Then
+  the same between the same two stacks over HBase's own RPC (``client = "native"``, no
+  gateway in the migration's view of either: SASL GSSAPI on the master and region servers of
+  each, each as its own realm's principal): a read of alpha and a write to beta, and
+  prepare, the copy, a replay and the validation of another table, ending in a match.
 * One realm: ``gamma`` started in alpha's realm (``--kdc``: alpha's KDC, a client principal
   of its own), the same steps from alpha to gamma in one process.
 * No key of either keytab appears in the ledger or the logs.
@@ -19,14 +23,17 @@ import logging
 import re
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from hbase_migrate.cluster import kerberos
+from hbase_migrate.cluster.sizing import GatewaySettings
 from hbase_migrate.cluster.thrift2 import Thrift2Client
 from hbase_migrate.config import IN_PROCESS, load_config
 from hbase_migrate.lifecycle import prepare, replay, snapshot, validate
+from hbase_migrate.rpc.cluster import NativeCluster
 from hbase_migrate.validate.compare import compare_tables
 from minihbase.cli.minicluster import call_admin
 from minihbase.workload import Workload, WorkloadSpec
@@ -39,6 +46,7 @@ from tests.realstack.fixtures import (
     leaks,
     stack_endpoints,
 )
+from tests.rpc.test_lifecycle_native_real import native_cluster_json
 
 pytestmark = [pytest.mark.integration, pytest.mark.realstack]
 TABLE = "realm_orders"
@@ -84,30 +92,42 @@ def logins(stack: RealHBase, principal: str) -> int:
     return len(re.findall(rf"AS_REQ .*ISSUE: .* {re.escape(principal)} for krbtgt", text))
 
 
-def migrate(source: RealHBase, target: RealHBase, folder: Path, seed: int) -> None:
+def migrate(source: RealHBase, target: RealHBase, folder: Path, seed: int, *,
+            table: str = TABLE, native: bool = False) -> None:
     """prepare, copy, replay and validate from ``source`` to ``target`` in this process,
-    through the expiry of the first tickets; the target ends equal to the source."""
+    through the expiry of the first tickets (over HBase's own RPC when ``native``, through
+    ``cluster.json`` files naming no gateway); the target ends equal to the source."""
     found = stack_endpoints(source)
-    runner = Workload(found, WorkloadSpec(TABLE, seed, 150, rate=50))
+    runner = Workload(found, WorkloadSpec(table, seed, 150, rate=50))
     try:
         runner.ensure_table()
         runner.run()
     finally:
         runner.close()
+    clusters = [source.cluster_json, target.cluster_json]
+    if native:
+        for stack in (source, target):
+            (folder / stack.options.name).mkdir()
+        clusters = [native_cluster_json(stack, folder / stack.options.name)
+                    for stack in (source, target)]
+        for path in clusters:
+            path.chmod(0o600)  # it names a keytab
     config = folder / "migration.toml"
     config.write_text(
         f'[migration]\nname = "realms"\nledger = "sqlite:///{folder / "ledger.db"}"\n'
-        f'[source]\ncluster_json = "{source.cluster_json}"\n'
-        f'[target]\ncluster_json = "{target.cluster_json}"\n'
-        f'[[tables]]\nsource = "{TABLE}"\n'
+        f'[source]\ncluster_json = "{clusters[0]}"\n'
+        f'[target]\ncluster_json = "{clusters[1]}"\n'
+        f'[[tables]]\nsource = "{table}"\n'
         f'[replay]\nroll_period = "1h"\nmargin = "1m"\n[spark]\nmaster = "{IN_PROCESS}"\n',
         encoding="utf-8")
     spec = load_config(config)
+    for side in (spec.source, spec.target):
+        assert side.endpoints().native is native and side.endpoints().kerberos
     began = time.monotonic()
     assert prepare(spec).passed
     copied = snapshot(spec).to_json()
     assert copied["cells"] > 0, copied
-    runner = Workload(found, WorkloadSpec(TABLE, seed + 1, 80, rate=50))  # after T0
+    runner = Workload(found, WorkloadSpec(table, seed + 1, 80, rate=50))  # after T0
     try:
         runner.run()
     finally:
@@ -122,7 +142,7 @@ def migrate(source: RealHBase, target: RealHBase, folder: Path, seed: int) -> No
     target_found = stack_endpoints(target)
     with Thrift2Client(found.thrift2 or "", **found.client_auth) as src, \
             Thrift2Client(target_found.thrift2 or "", **target_found.client_auth) as dst:
-        compared = compare_tables(src, dst, TABLE, TABLE)
+        compared = compare_tables(src, dst, table, table)
     assert compared.equal and compared.source_cells > copied["cells"], compared
 
 
@@ -148,6 +168,21 @@ def test_two_realms_without_trust_in_one_process(
     keys = keytab_keys(alpha.kdc, alpha.data_dir / "client.keytab") + \
         keytab_keys(beta.kdc, beta.data_dir / "client.keytab")
     assert not leaks((tmp_path / "ledger.db").read_bytes(), keys), "a keytab key in the ledger"
+    assert not leaks(caplog.text, keys), "a keytab key in the logs"
+    # Over HBase's own RPC, each cluster as its own realm's principal.
+    source_found, target_found = stack_endpoints(alpha), stack_endpoints(beta)
+    with NativeCluster.of(source_found, GatewaySettings()) as src, \
+            NativeCluster.of(target_found, GatewaySettings()) as dst, \
+            Thrift2Client(target_found.thrift2 or "", **target_found.client_auth) as check:
+        read = [c for piece in src.scan(TABLE) for c in piece]
+        assert read
+        dst.create_table(replace(src.table_descriptor(TABLE), name="realm_read"))
+        dst.write_cells("realm_read", read)
+        assert [c for piece in check.scan("realm_read") for c in piece] == read
+    native = tmp_path / "native"
+    native.mkdir()
+    migrate(alpha, beta, native, seed=43, table="realm_native", native=True)
+    assert not leaks((native / "ledger.db").read_bytes(), keys), "a keytab key in the ledger"
     assert not leaks(caplog.text, keys), "a keytab key in the logs"
 
 

@@ -6,6 +6,7 @@ on demand."""
 from __future__ import annotations
 
 import socket
+import ssl
 import struct
 import threading
 from collections.abc import Callable
@@ -28,10 +29,13 @@ def read_exactly(conn: socket.socket, n: int) -> bytes:
 
 
 class ScriptedServer:
-    """Listens on a loopback port; each connection is served by ``script`` in a thread."""
+    """Listens on a loopback port; each connection is served by ``script`` in a thread
+    (inside TLS when given a server ``tls`` context, as a server with
+    ``hbase.server.netty.tls.enabled``)."""
 
-    def __init__(self, script: Script) -> None:
+    def __init__(self, script: Script, tls: ssl.SSLContext | None = None) -> None:
         self.script = script
+        self.tls = tls
         self.listener = socket.create_server(("127.0.0.1", 0))
         self.port = self.listener.getsockname()[1]
         self.preambles: list[bytes] = []
@@ -52,6 +56,8 @@ class ScriptedServer:
 
     def _serve(self, conn: socket.socket) -> None:
         try:
+            if self.tls is not None:
+                conn = self.tls.wrap_socket(conn, server_side=True)
             self.preambles.append(read_exactly(conn, 6))
             (size,) = struct.unpack(">i", read_exactly(conn, 4))
             self.headers.append(read_exactly(conn, size))

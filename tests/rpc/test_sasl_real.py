@@ -56,9 +56,10 @@ from minihbase.workload import Workload, WorkloadSpec
 from realstack.hbase import RealHBase
 from tests.realstack import fixtures
 from tests.realstack.fixtures import borrowed, keytab_keys, leaks, stack_endpoints
+from tests.rpc.cells import ROWS, every_kind
 from tests.rpc.scripted import read_exactly
 from tests.rpc.test_lifecycle_native_real import native_cluster_json
-from tests.rpc.test_native_real import FAMILIES, ROWS, SPLITS, every_kind
+from tests.rpc.test_native_real import FAMILIES, SPLITS
 
 pytestmark = [pytest.mark.integration, pytest.mark.realstack]
 TABLE = "sasl_cells"
@@ -289,7 +290,13 @@ def test_lifecycle_native_over_kerberos(secured: RealHBase, endpoints: ClusterEn
     SPNEGO WebHDFS) and validate, with both clusters' client native (their cluster.json
     names no gateway; its RPC protection list agrees on privacy); Thrift2 with SASL checks
     the target cell for cell."""
-    source, target = "sasl_life", "sasl_life_copy"
+    lifecycle_native(secured, endpoints, tmp_path, "sasl_life")
+
+
+def lifecycle_native(stack: RealHBase, endpoints: ClusterEndpoints, tmp_path: Path,
+                     source: str) -> None:
+    """The lifecycle above on ``stack`` (secured), from ``source`` to a copy beside it."""
+    target = f"{source}_copy"
 
     def writes(seed: int, ops: int) -> None:
         runner = Workload(endpoints, WorkloadSpec(source, seed, ops, rate=50))
@@ -300,7 +307,7 @@ def test_lifecycle_native_over_kerberos(secured: RealHBase, endpoints: ClusterEn
             runner.close()
 
     writes(61, 200)
-    cluster = native_cluster_json(secured, tmp_path)
+    cluster = native_cluster_json(stack, tmp_path)
     cluster.chmod(0o600)  # it names a keytab
     config = tmp_path / "migration.toml"
     config.write_text(
@@ -318,7 +325,7 @@ def test_lifecycle_native_over_kerberos(secured: RealHBase, endpoints: ClusterEn
     live.start()
     assert snapshot(spec).to_json()["cells"] > 0
     live.join()
-    call_admin(secured.cluster_json, "roll")
+    call_admin(stack.cluster_json, "roll")
     assert replay(spec).to_json()["cells"].get("Put", 0) > 0
     matched = validate(spec, recompare_wait=0).to_json()
     assert matched["verdict"] == "match", matched

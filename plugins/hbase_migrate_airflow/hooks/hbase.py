@@ -9,7 +9,8 @@ gateway; ``thrift``: the gateways; by default Thrift2 when named, else native), 
 ``http``) and ``protocol`` of the gateways,
 and the cluster's security (``auth``, ``principal``, ``keytab``, ``krb5_conf``,
 ``hbase_principal``, ``http_principal``, ``zookeeper_principal``, ``qop``,
-``rpc_protection``, ``tls_ca_file``:
+``rpc_protection``, ``tls_ca_file``, ``rpc_tls``, ``rpc_tls_verify_hostname``,
+``tls_cert_file``, ``tls_key_file``:
 ``hbase_migrate.cluster.security``; file names only, never a secret).
 :meth:`HBaseHook.endpoints` turns it into the core's ``ClusterEndpoints``.
 """
@@ -27,7 +28,8 @@ ENDPOINT_EXTRA_KEYS = ("client", "thrift2", "webhdfs", "zookeeper", "znode_paren
                        "hbase_root", "transport", "protocol")
 SECURITY_EXTRA_KEYS = ("auth", "principal", "keytab", "krb5_conf", "hbase_principal",
                        "http_principal", "zookeeper_principal", "qop", "rpc_protection",
-                       "tls_ca_file")
+                       "tls_ca_file", "rpc_tls", "rpc_tls_verify_hostname", "tls_cert_file",
+                       "tls_key_file")
 EXTRA_KEYS = ENDPOINT_EXTRA_KEYS + SECURITY_EXTRA_KEYS
 
 

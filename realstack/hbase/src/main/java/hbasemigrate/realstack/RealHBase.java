@@ -48,7 +48,9 @@ import org.apache.hbase.thirdparty.com.google.gson.JsonObject;
  * --archive-ttl MS --cleaner-interval MS --replication-peer ID --name N
  * [--keytab K --realm R --qop auth|auth-int|auth-conf --rpc-protection P]: Kerberos everywhere
  * (see secure());
- * [--thrift-http true]: both gateways speak Thrift over HTTP (see httpGateways()).
+ * [--thrift-http true]: both gateways speak Thrift over HTTP (see httpGateways());
+ * [--rpc-tls D --rpc-tls-plaintext true|false]: TLS on HBase's RPC, certificates in D (see
+ * tls()).
  */
 public final class RealHBase implements StackSupport.Stack {
   private static final String HOST = "127.0.0.1";
@@ -115,7 +117,31 @@ public final class RealHBase implements StackSupport.Stack {
     if (options.containsKey("keytab")) {
       secure(conf);
     }
+    if (options.containsKey("rpc-tls")) {
+      tls(conf);
+    }
     return conf;
+  }
+
+  /**
+   * TLS on the RPC of the master and region servers (HBase 2.6's X509Util settings), for
+   * their own clients too (master, region servers and gateways talk to each other through
+   * it). The keystore's password is read from a file of the folder realstack made, never
+   * passed as an argument. Client certificates are wanted (HBase's default, NEED); a
+   * plain connection is refused unless --rpc-tls-plaintext true.
+   */
+  private void tls(Configuration conf) throws IOException {
+    Path dir = Paths.get(options.get("rpc-tls")).toAbsolutePath();
+    conf.setBoolean("hbase.server.netty.tls.enabled", true);
+    conf.setBoolean("hbase.server.netty.tls.supportplaintext",
+        Boolean.parseBoolean(opt("rpc-tls-plaintext", "false")));
+    conf.setBoolean("hbase.client.netty.tls.enabled", true);
+    conf.set("hbase.rpc.tls.keystore.location", dir.resolve("server.p12").toString());
+    conf.set("hbase.rpc.tls.keystore.type", "PKCS12");
+    conf.set("hbase.rpc.tls.keystore.password",
+        Files.readString(dir.resolve("keystore.password")).trim());
+    conf.set("hbase.rpc.tls.truststore.location", dir.resolve("ca.pem").toString());
+    conf.set("hbase.rpc.tls.truststore.type", "PEM");
   }
 
   /** Service principals: hbase/localhost for HBase, HDFS and both gateways (one, as HBase's
@@ -238,12 +264,22 @@ public final class RealHBase implements StackSupport.Stack {
       security.put("krb5_conf", options.get("krb5-conf"));
       described.put("security", security);
     }
+    if (options.containsKey("rpc-tls")) {
+      Path tls = Paths.get(options.get("rpc-tls")).toAbsolutePath();
+      @SuppressWarnings("unchecked")
+      Map<String, Object> security = (Map<String, Object>) described.computeIfAbsent(
+          "security", key -> new LinkedHashMap<String, Object>());
+      security.put("rpc_tls", "on");
+      security.put("tls_ca_file", tls.resolve("ca.pem").toString());
+      security.put("tls_cert_file", tls.resolve("client.pem").toString());
+      security.put("tls_key_file", tls.resolve("client.key").toString());
+    }
     described.put("started_in_ms", (System.nanoTime() - began) / 1_000_000);
     String line = GSON.toJson(described);
     Path json = dir.resolve("cluster.json");
     Path tmp = dir.resolve("cluster.json.tmp");
     Files.writeString(tmp, line);
-    if (options.containsKey("keytab")) {  // it names the client's keytab: the owner's only
+    if (described.containsKey("security")) {  // it names the client's keys: the owner's only
       Files.setPosixFilePermissions(tmp,
           java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
     }
