@@ -17,15 +17,17 @@ from collections.abc import Iterator, Sequence
 from types import TracebackType
 from typing import Protocol, Self
 
-from hbase_migrate.cluster.descriptors import FOREVER, RegionDescriptor, TableDescriptor
+from hbase_migrate.cluster.descriptors import (
+    ALL_VERSIONS,
+    Columns,
+    RegionDescriptor,
+    TableDescriptor,
+    TimeRange,
+)
 from hbase_migrate.cluster.endpoints import ClusterEndpoints, Locate
 from hbase_migrate.cluster.sizing import GatewaySettings
 from hbase_migrate.errors import ConfigError
 from hbase_migrate.wal.model import Cell
-
-ALL_VERSIONS = FOREVER  # the server caps versions at each family's VERSIONS
-Columns = Sequence[tuple[bytes, bytes | None]]  # (family, qualifier or None = whole family)
-TimeRange = tuple[int, int]  # [from, to) in ms
 
 
 class Client(Protocol):

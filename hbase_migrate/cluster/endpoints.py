@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import logging
-import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
@@ -49,6 +48,11 @@ def reason(exc: BaseException) -> str:
 
 
 
+def unreachable(gateway: str, endpoint: str, what: str, tried: str, exc: BaseException) -> str:
+    """The message of a gateway call whose every attempt failed on the transport."""
+    return f"{gateway} gateway {endpoint}: {what}: unreachable{tried}: {reason(exc)}"
+
+
 def _protocol_errors() -> tuple[type[Exception], ...]:
     try:  # the fast binary protocol raises its own error (no TException)
         from thriftpy2.protocol import cybin
@@ -74,13 +78,6 @@ def mismatch(gateway: str, endpoint: str, what: str, transport: str, protocol: s
 # Gateway calls retried after a transport error in this process, by gateway kind
 # ("thrift", "thrift2"): a figure of the live metrics.
 RETRIES: Counter[str] = Counter()
-
-
-def tried(attempts: int, began: float) -> str:
-    """`` after 6 attempts over 6.2s`` (empty for one attempt), for messages."""
-    if attempts < 2:
-        return ""
-    return f" after {attempts} attempts over {time.monotonic() - began:.1f}s"
 
 
 Locate = Callable[[], "str | None"]  # where a gateway answers now ("host:port"), or None
