@@ -3,7 +3,7 @@
 ``cluster.json`` (written by the embedded cluster, or by hand for a real one) holds the same
 keys as :class:`ClusterEndpoints`; unknown keys (``pid``, ``dir``...) are ignored on load.
 Its ``security`` object, when present, says how clients authenticate
-(:class:`~hbase_migrate.cluster.security.ClusterSecurity`; relative file names in it are
+(:class:`~hbase_migrate.cluster.auth.security.ClusterSecurity`; relative file names in it are
 relative to the ``cluster.json``).
 Where a cluster's gateways answer can change while a process runs (a restart on new ports
 rewrites ``cluster.json``): clients take a :data:`Locate` function to look their endpoint up
@@ -23,7 +23,7 @@ from urllib.parse import urlsplit
 
 from thriftpy2.protocol.exc import TProtocolException
 
-from hbase_migrate.cluster.security import ClusterSecurity, warn_if_exposed
+from hbase_migrate.cluster.auth.security import ClusterSecurity, warn_if_exposed
 from hbase_migrate.errors import ConfigError, HBaseMigrateError
 
 log = logging.getLogger(__name__)

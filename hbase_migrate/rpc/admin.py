@@ -29,12 +29,12 @@ from typing import Self
 from kazoo.exceptions import NoNodeError
 
 from hbase_migrate.cluster.admin import SnapshotInfo
+from hbase_migrate.cluster.auth.kerberos import KerberosError
+from hbase_migrate.cluster.auth.security import ClusterSecurity
 from hbase_migrate.cluster.descriptors import TableDescriptor
 from hbase_migrate.cluster.errors import ClusterError
-from hbase_migrate.cluster.kerberos import KerberosError
 from hbase_migrate.cluster.retry import Backoff, Kind, Retry
-from hbase_migrate.cluster.security import ClusterSecurity
-from hbase_migrate.cluster.zookeeper import HBaseZooKeeper
+from hbase_migrate.cluster.zk.zookeeper import HBaseZooKeeper
 from hbase_migrate.errors import HBaseMigrateError
 from hbase_migrate.rpc.connection import DEFAULT_CALL_TIMEOUT, Connection, Pool
 from hbase_migrate.rpc.errors import RemoteError, RpcConnectionError, RpcError

@@ -24,10 +24,10 @@ from concurrent.futures import ThreadPoolExecutor
 from types import TracebackType
 from typing import Self, TypeVar
 
+from hbase_migrate.cluster.auth.security import ClusterSecurity
 from hbase_migrate.cluster.errors import ServiceUnreachableError
 from hbase_migrate.cluster.retry import Kind, Retry, classify
 from hbase_migrate.cluster.scanning import resumed
-from hbase_migrate.cluster.security import ClusterSecurity
 from hbase_migrate.cluster.sizing import chunks_by_bytes
 from hbase_migrate.cluster.waves import waves
 from hbase_migrate.rpc.codec import KEYVALUE_CODEC, KEYVALUE_CODEC_WITH_TAGS, encode_cell_block

@@ -39,7 +39,7 @@ import struct
 from collections.abc import Iterable
 from typing import NamedTuple
 
-from hbase_migrate.cluster.zkpayload import VersionInfo, version_info_from, version_info_message
+from hbase_migrate.cluster.zk.zkpayload import VersionInfo, version_info_from, version_info_message
 from hbase_migrate.rpc.errors import RpcFrameError
 from hbase_migrate.wal.cells import CellCorruptError, decode_plain_cells, encode_plain_cell
 from hbase_migrate.wal.model import Cell

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from hbase_migrate.cluster.auth.security import ClusterSecurity
 from hbase_migrate.cluster.retry import Backoff, Kind, Retry
-from hbase_migrate.cluster.security import ClusterSecurity
 from hbase_migrate.rpc.connection import DEFAULT_CALL_TIMEOUT, Pool
 from hbase_migrate.rpc.errors import RemoteError, RpcConnectionError, RpcError
 from hbase_migrate.rpc.locate import Locator, Region

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from hbase_migrate.cluster.descriptors import FamilyDescriptor, TableDescriptor
-from hbase_migrate.cluster.thrift2 import Thrift2Client, Thrift2Error
-from hbase_migrate.cluster.thrift2_idl import hbase2
+from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client, Thrift2Error
+from hbase_migrate.cluster.thrift.thrift2_idl import hbase2
 from hbase_migrate.services import free_port
 from hbase_migrate.wal.model import Cell, CellType
 

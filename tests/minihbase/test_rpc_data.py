@@ -16,8 +16,8 @@ import pytest
 
 from hbase_migrate.cluster.descriptors import FamilyDescriptor
 from hbase_migrate.cluster.retry import Kind
-from hbase_migrate.cluster.thrift2 import Thrift2Client
-from hbase_migrate.cluster.zookeeper import HBaseZooKeeper
+from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
+from hbase_migrate.cluster.zk.zookeeper import HBaseZooKeeper
 from hbase_migrate.rpc.client import NativeCallError, NativeClient
 from hbase_migrate.rpc.codec import (
     CONNECTION_CALL_ID,

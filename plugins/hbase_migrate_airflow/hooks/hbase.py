@@ -10,7 +10,7 @@ gateway; ``thrift``: the gateways; by default Thrift2 when named, else native), 
 and the cluster's security (``auth``, ``principal``, ``keytab``, ``krb5_conf``,
 ``hbase_principal``, ``http_principal``, ``zookeeper_principal``, ``qop``,
 ``rpc_protection``, ``tls_ca_file``:
-``hbase_migrate.cluster.security``; file names only, never a secret).
+``hbase_migrate.cluster.auth.security``; file names only, never a secret).
 :meth:`HBaseHook.endpoints` turns it into the core's ``ClusterEndpoints``.
 """
 
@@ -45,8 +45,8 @@ class HBaseHook(BaseHook):
 
     def endpoints(self) -> ClusterEndpoints:
         """The cluster's endpoints; a ConfigError names the connection when one is wrong."""
+        from hbase_migrate.cluster.auth.security import ClusterSecurity
         from hbase_migrate.cluster.endpoints import ClusterEndpoints
-        from hbase_migrate.cluster.security import ClusterSecurity
         from hbase_migrate.errors import ConfigError
 
         conn = self.get_connection(self.hbase_conn_id)

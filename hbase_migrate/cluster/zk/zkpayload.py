@@ -1,5 +1,5 @@
 """Codecs for the payloads HBase keeps in ZooKeeper (replication's are in
-:mod:`hbase_migrate.cluster.replication_payload`).
+:mod:`hbase_migrate.cluster.zk.replication_payload`).
 
 Every znode HBase writes carries two prefixes before the protobuf message::
 

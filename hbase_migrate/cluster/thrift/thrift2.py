@@ -1,7 +1,7 @@
 """A typed client of HBase's Thrift2 gateway (THBaseService), the exact write path.
 
 Thrift2 carries a timestamp per cell and every delete type, so WAL cells map one to one
-(:mod:`hbase_migrate.cluster.mutations`, written by :meth:`Thrift2Client.write_cells`).
+(:mod:`hbase_migrate.cluster.thrift.mutations`, written by :meth:`Thrift2Client.write_cells`).
 Calls that fail on the transport are retried with exponential backoff on a new
 connection, the gateway's endpoint looked up again first (``locate``: a gateway restarted on
 new ports is found on the next attempt). An error answered by the server is retried the
@@ -14,13 +14,13 @@ succeeds (a gateway known to be down is not waited for call after call).
 
 Calls are sized by bytes (:mod:`hbase_migrate.cluster.sizing`): a scan asks for about
 ``max_result_bytes`` per call and splits rows wider than that into pieces
-(:mod:`hbase_migrate.cluster.thrift2_scan`); ``put_cells`` sends at most ``max_put_bytes`` per
-``putMultiple``. A call that times out is retried smaller, at most ``timeout_retries`` times
-in a row, then fails with one line saying what to change. A server error's message is cut
-to its first line (HBase sends Java stack traces). A secured cluster's connection speaks
-SASL/GSSAPI (:mod:`hbase_migrate.cluster.sasl`), as the Thrift1 client's do; with transport
-``"http"`` calls are HTTP POSTs (:mod:`hbase_migrate.cluster.thrift_http`, SPNEGO when
-secured).
+(:mod:`hbase_migrate.cluster.thrift.thrift2_scan`); ``put_cells`` sends at most
+``max_put_bytes`` per ``putMultiple``. A call that times out is retried smaller, at most
+``timeout_retries`` times in a row, then fails with one line saying what to change. A
+server error's message is cut to its first line (HBase sends Java stack traces). A secured
+cluster's connection speaks SASL/GSSAPI (:mod:`hbase_migrate.cluster.thrift.sasl`), as the
+Thrift1 client's do; with transport ``"http"`` calls are HTTP POSTs
+(:mod:`hbase_migrate.cluster.thrift.thrift_http`, SPNEGO when secured).
 """
 
 from __future__ import annotations
@@ -43,6 +43,7 @@ from thriftpy2.transport import (
 )
 
 from hbase_migrate.bytesutil import to_string_binary
+from hbase_migrate.cluster.auth.security import ClusterSecurity
 from hbase_migrate.cluster.descriptors import (
     ALL_VERSIONS,
     FOREVER,
@@ -62,17 +63,9 @@ from hbase_migrate.cluster.endpoints import (
     unreachable,
 )
 from hbase_migrate.cluster.errors import ClusterError, GatewayUnreachableError
-from hbase_migrate.cluster.mutations import deletes_from_cells, puts_from_cells
 from hbase_migrate.cluster.regions import settled_regions
 from hbase_migrate.cluster.retry import Kind, Retry, classify_thrift, first_line
-from hbase_migrate.cluster.sasl import (
-    credentials_missing,
-    open_secured,
-    sasl_required,
-    sasl_transport,
-)
 from hbase_migrate.cluster.scanning import range_text, resumed
-from hbase_migrate.cluster.security import ClusterSecurity
 from hbase_migrate.cluster.sizing import (
     DEFAULT_MAX_PUT_BYTES,
     DEFAULT_MAX_RESULT_BYTES,
@@ -84,9 +77,16 @@ from hbase_migrate.cluster.sizing import (
     chunks_by_bytes,
     format_bytes,
 )
-from hbase_migrate.cluster.thrift2_idl import hbase2
-from hbase_migrate.cluster.thrift2_scan import Thrift2Scanner
-from hbase_migrate.cluster.thrift_http import http_transport
+from hbase_migrate.cluster.thrift.mutations import deletes_from_cells, puts_from_cells
+from hbase_migrate.cluster.thrift.sasl import (
+    credentials_missing,
+    open_secured,
+    sasl_required,
+    sasl_transport,
+)
+from hbase_migrate.cluster.thrift.thrift2_idl import hbase2
+from hbase_migrate.cluster.thrift.thrift2_scan import Thrift2Scanner
+from hbase_migrate.cluster.thrift.thrift_http import http_transport
 from hbase_migrate.cluster.waves import waves
 from hbase_migrate.tablename import split_table_name
 from hbase_migrate.wal.model import Cell, CellType
@@ -422,7 +422,7 @@ class Thrift2Client:
 
     def write_cells(self, table: str, cells: Sequence[Cell]) -> int:
         """Write cells exactly, each row's in their order
-        (:mod:`hbase_migrate.cluster.mutations`): puts and deletes in calls of their own,
+        (:mod:`hbase_migrate.cluster.thrift.mutations`): puts and deletes in calls of their own,
         as few as that order allows. Returns how many groups of calls were made."""
         calls = waves(cells)
         for call in calls:
@@ -454,8 +454,8 @@ class Thrift2Client:
         Calls ask for about ``max_result_bytes`` (at most ``rows_per_call`` Results); a
         call that fails on the transport reopens the scanner where the last piece ended,
         asking for less, at most ``timeout_retries`` times in a row
-        (:class:`~hbase_migrate.cluster.thrift2_scan.ScanFailedError`). ``raw``: delete markers
-        and the cells they hide too (the scan attribute HBase's ``Scan.setRaw`` sets)."""
+        (:class:`~hbase_migrate.cluster.thrift.thrift2_scan.ScanFailedError`). ``raw``: delete
+        markers and the cells they hide too (the scan attribute HBase's ``Scan.setRaw`` sets)."""
         trange = hbase2.TTimeRange(*time_range) if time_range else None
         tcolumns = _tcolumns(columns)
         attributes = {RAW_ATTRIBUTE: b"\xff"} if raw else None
