@@ -10,7 +10,7 @@ Scans: a :class:`NativeScanner` region after region, resumed after the last row 
 when a region moves, splits or loses its scanner, as every transport's scan is
 (:func:`hbase_migrate.cluster.scanning.resumed`): never a cell twice, never one missed.
 
-Writes: each row's cells stay in order (``cluster.mutations.waves``: runs of puts and of
+Writes: each row's cells stay in order (``cluster.waves.waves``: runs of puts and of
 deletes); a run's rows become one MutationProto each, grouped by region into one Multi per
 region server, the servers called in parallel; the actions that fail are retried alone.
 """
