@@ -65,7 +65,7 @@ from hbase_migrate.cluster.endpoints import (
 from hbase_migrate.cluster.errors import ClusterError, GatewayUnreachableError
 from hbase_migrate.cluster.regions import settled_regions
 from hbase_migrate.cluster.retry import Kind, Retry, classify_thrift, first_line
-from hbase_migrate.cluster.scanning import range_text, resumed
+from hbase_migrate.cluster.scanning import kind_of, range_text, resumed
 from hbase_migrate.cluster.sizing import (
     DEFAULT_MAX_PUT_BYTES,
     DEFAULT_MAX_RESULT_BYTES,
@@ -184,6 +184,14 @@ def server_kind(exc: Any) -> Kind:
     """The kind of an error the gateway answered (it carries no exception class:
     :func:`~hbase_migrate.cluster.retry.classify_thrift`)."""
     return classify_thrift(exc.message, bool(getattr(exc, "canRetry", False)))
+
+
+def _scan_kind(exc: Exception) -> Kind | None:
+    """What a scan does about a failure: a gateway that stayed unreachable through the
+    call's own retries (opening a scanner) ends it at once, as any call's would."""
+    if isinstance(exc, Thrift2UnreachableError):
+        return None
+    return kind_of(exc)
 
 
 def scanner_kind(exc: Any) -> Kind:
@@ -471,7 +479,7 @@ class Thrift2Client:
         retry = Retry(f"{self.endpoint}: scan {table} {range_text(start, stop)}",
                       scanner.give_up, attempts=self.timeout_retries + 1,
                       max_backoff=1.0, level=logging.WARNING)
-        return resumed(scanner, start, retry)
+        return resumed(scanner, start, retry, _scan_kind)
 
     def open_scanner(self, table: str, tscan: Any) -> int:
         """Open a scanner on the gateway (retried as any idempotent call): its id."""
