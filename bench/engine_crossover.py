@@ -24,7 +24,7 @@ from typing import Any
 
 from bench.range_engine import FAMILY, cluster, cuts, fill, two_clusters
 from hbase_migrate.cluster.descriptors import FamilyDescriptor, TableDescriptor
-from hbase_migrate.cluster.thrift2 import Thrift2Client
+from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
 from hbase_migrate.config import IN_PROCESS, LOCAL_SPARK_MASTER
 from hbase_migrate.ranges.engine import bind, range_engine
 from hbase_migrate.ranges.tasks import (

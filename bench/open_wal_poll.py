@@ -21,7 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from hbase_migrate.cluster.walstore import WebHdfsWalStore
+from hbase_migrate.cluster.storage.walstore import WebHdfsWalStore
 from hbase_migrate.wal.model import Cell, CellType, WalKey
 from hbase_migrate.wal.names import ServerName, server_dir_name, wal_file_name
 from hbase_migrate.wal.reader import WalReader

@@ -41,7 +41,7 @@ from typing import Any
 from wal_read import tenfold  # the sibling benchmark script
 
 from hbase_migrate.cluster.descriptors import FamilyDescriptor, TableDescriptor
-from hbase_migrate.cluster.thrift2 import Thrift2Client
+from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
 from hbase_migrate.replay.apply import AppliedCounts, count_cells
 from hbase_migrate.replay.client_target import ClientTarget
 from hbase_migrate.replay.file_replay import ReplaySpec, replay_file
@@ -135,7 +135,7 @@ def raw_write(client: Thrift2Client, table: str, cells: Sequence[Cell], batch: i
 def spark_task(args: tuple[str, str, list[str], int]) -> int:
     """Runs in a Spark task: replay the given files, in order, into ``table``."""
     endpoint, table, paths, batch = args
-    from hbase_migrate.cluster.thrift2 import Thrift2Client as Client
+    from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client as Client
     from hbase_migrate.replay.client_target import ClientTarget as Target
     from hbase_migrate.replay.file_replay import ReplaySpec as Spec
     from hbase_migrate.replay.file_replay import replay_file as replay
@@ -151,7 +151,7 @@ def spark_task(args: tuple[str, str, list[str], int]) -> int:
 
 RSS_CHILD = """
 import sys, time
-from hbase_migrate.cluster.thrift2 import Thrift2Client
+from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
 from hbase_migrate.replay.client_target import ClientTarget
 from hbase_migrate.replay.file_replay import ReplaySpec, replay_file
 from hbase_migrate.replay.filters import ReplayFilter
@@ -229,7 +229,7 @@ def row(label: str, cells: int, secs: float, here: float | None, there: float) -
 
 def warm_worker(_: int) -> int:
     """Import the replay modules in a Spark Python worker (start-up, not replay)."""
-    import hbase_migrate.cluster.thrift2
+    import hbase_migrate.cluster.thrift.thrift2
     import hbase_migrate.replay.file_replay  # noqa: F401
 
     return os.getpid()

@@ -33,7 +33,7 @@ from urllib.parse import urlsplit
 
 from hbase_migrate.cluster.descriptors import TableDescriptor
 from hbase_migrate.cluster.endpoints import ClusterEndpoints
-from hbase_migrate.cluster.thrift2 import Thrift2Client
+from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
 from hbase_migrate.config import load_config
 from hbase_migrate.jvm.maven import java_command
 from hbase_migrate.snapshot.hbase_method import (

@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 from hbase_migrate.cluster.descriptors import FamilyDescriptor, TableDescriptor
-from hbase_migrate.cluster.thrift2 import Thrift2Client
+from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
 from hbase_migrate.config import LimitSettings
 from hbase_migrate.limits import Throttle, ThrottlePlan, metered
 from hbase_migrate.snapshot.copy import copy_range

@@ -17,7 +17,7 @@
     # http_principal = "HTTP/_HOST@EXAMPLE.COM"  zookeeper_principal = "zookeeper/_HOST@..."
     # qop = "auth-conf"  rpc_protection = "privacy"  tls_ca_file = "ca.pem"
     # rpc_tls = "on"  tls_cert_file = "migrate.pem"  tls_key_file = "migrate.key"
-    #                       (hbase_migrate.cluster.security; with
+    #                       (hbase_migrate.cluster.auth.security; with
     #                       cluster_json they override its "security" object)
     [target]
     cluster_json = "state/target/cluster.json"
@@ -106,8 +106,8 @@ from pathlib import Path
 from typing import Any
 
 from hbase_migrate.cluster.admin import DEFAULT_HBASE_VERSION
+from hbase_migrate.cluster.auth.security import ClusterSecurity
 from hbase_migrate.cluster.endpoints import ClusterEndpoints, load_cluster_json
-from hbase_migrate.cluster.security import ClusterSecurity
 from hbase_migrate.cluster.sizing import GatewaySettings
 from hbase_migrate.errors import ConfigError
 

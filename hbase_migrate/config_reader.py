@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from hbase_migrate.cluster.admin import DEFAULT_HBASE_VERSION
+from hbase_migrate.cluster.auth.security import SECURITY_KEYS, ClusterSecurity, warn_if_exposed
 from hbase_migrate.cluster.endpoints import CLIENTS, ClusterEndpoints
-from hbase_migrate.cluster.security import SECURITY_KEYS, ClusterSecurity, warn_if_exposed
 from hbase_migrate.cluster.sizing import GatewaySettings
 from hbase_migrate.config import (
     AUTO,

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from hbase_migrate.cluster.replication_payload import claimed_queue_id
+from hbase_migrate.cluster.zk.replication_payload import claimed_queue_id
 from hbase_migrate.wal.names import ServerName
 from minihbase.zkregistry import ZkRegistrar
 

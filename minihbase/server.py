@@ -31,8 +31,8 @@ from typing import Any, Self
 from hbase_migrate.cluster.descriptors import RegionDescriptor
 from hbase_migrate.cluster.endpoints import ClusterEndpoints
 from hbase_migrate.cluster.errors import ZkPayloadError
-from hbase_migrate.cluster.replication_payload import ReplicationState, decode_replication_state
-from hbase_migrate.cluster.zkpayload import ClusterId, decode_cluster_id, encode_cluster_id
+from hbase_migrate.cluster.zk.replication_payload import ReplicationState, decode_replication_state
+from hbase_migrate.cluster.zk.zkpayload import ClusterId, decode_cluster_id, encode_cluster_id
 from hbase_migrate.wal.model import Cell
 from hbase_migrate.wal.names import ServerName
 from minihbase import thrift1, thrift2

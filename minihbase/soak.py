@@ -36,7 +36,7 @@ from hbase_migrate import lifecycle
 from hbase_migrate.audit.ledger import Ledger, now_ms
 from hbase_migrate.audit.status import compute_status
 from hbase_migrate.cluster.endpoints import ClusterEndpoints, load_cluster_json
-from hbase_migrate.cluster.thrift2 import Thrift2Client
+from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
 from hbase_migrate.config import ENDPOINT_KEYS, MigrationSpec, load_config
 from hbase_migrate.lifecycle.result import StepResult
 from hbase_migrate.soak.chaos import ACTIONS, ChaosEvent, ChaosMonkey, schedule

@@ -1,7 +1,7 @@
 """Write HBase's ZooKeeper layout for the embedded cluster, byte for byte as HBase does.
 
 Every payload carries RecoverableZooKeeper's metadata prefix and the ``PBUF`` magic (see
-``hbase_migrate.cluster.zkpayload``), so real HBase tools and the product's reader read it
+``hbase_migrate.cluster.zk.zkpayload``), so real HBase tools and the product's reader read it
 alike. Ephemeral znodes (master, region servers) live as long as the registrar's session:
 closing it is how a "killed" server disappears.
 """
@@ -19,7 +19,7 @@ from kazoo.client import KazooClient
 from kazoo.exceptions import NodeExistsError, NoNodeError, SessionExpiredError
 from kazoo.handlers.threading import KazooTimeoutError
 
-from hbase_migrate.cluster.replication_payload import (
+from hbase_migrate.cluster.zk.replication_payload import (
     ReplicationPeer,
     ReplicationState,
     claimed_queue_id,
@@ -27,7 +27,7 @@ from hbase_migrate.cluster.replication_payload import (
     encode_replication_state,
     encode_wal_position,
 )
-from hbase_migrate.cluster.zkpayload import (
+from hbase_migrate.cluster.zk.zkpayload import (
     ClusterId,
     Master,
     MetaRegionServer,

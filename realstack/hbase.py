@@ -28,7 +28,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
 
-from hbase_migrate.cluster.security import RPC_PROTECTIONS
+from hbase_migrate.cluster.auth.security import RPC_PROTECTIONS
 from minihbase.process import die_with_parent, log_tail, stop_child
 from realstack.kdc import HOST, Kdc, realm_for
 from realstack.maven import RealStackError, java_command, module_classpath

@@ -139,8 +139,8 @@ def _expected(section: str, key: str) -> str:
 
 
 def _defaults() -> dict[str, dict[str, Any]]:
+    from hbase_migrate.cluster.auth.security import ClusterSecurity
     from hbase_migrate.cluster.endpoints import ClusterEndpoints
-    from hbase_migrate.cluster.security import ClusterSecurity
     from hbase_migrate.config import parse_config
 
     spec = parse_config(_minimal_config(), Path("M.toml")).to_dict()
@@ -226,8 +226,8 @@ class ConfigKey:
 
 def config_keys() -> list[ConfigKey]:
     """Every key of the migration file, in the reader's order."""
+    from hbase_migrate.cluster.auth.security import ClusterSecurity
     from hbase_migrate.cluster.endpoints import ClusterEndpoints
-    from hbase_migrate.cluster.security import ClusterSecurity
     from hbase_migrate.cluster.sizing import GatewaySettings
     from hbase_migrate.config import (
         CdcSettings,

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import fields
 from typing import Any
 
-from hbase_migrate.cluster.security import ClusterSecurity
+from hbase_migrate.cluster.auth.security import ClusterSecurity
 from hbase_migrate.config import ENDPOINT_KEYS, ClusterSpec, MigrationSpec, endpoints_identity
 
 IDENTITY_KEYS = ("source", "target", "tables")

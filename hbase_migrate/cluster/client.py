@@ -7,7 +7,7 @@ steps use (exists, descriptor, create with split keys, namespaces, enable, disab
 
 Two transports implement it: HBase's own RPC straight to the master and the region servers
 (:class:`hbase_migrate.rpc.cluster.NativeCluster`), and the Thrift2 gateway
-(:class:`hbase_migrate.cluster.thrift2.Thrift2Client`). :func:`connect` chooses by the
+(:class:`hbase_migrate.cluster.thrift.thrift2.Thrift2Client`). :func:`connect` chooses by the
 cluster's ``client`` setting (:class:`~hbase_migrate.cluster.endpoints.ClusterEndpoints`).
 """
 
@@ -17,15 +17,17 @@ from collections.abc import Iterator, Sequence
 from types import TracebackType
 from typing import Protocol, Self
 
-from hbase_migrate.cluster.descriptors import FOREVER, RegionDescriptor, TableDescriptor
+from hbase_migrate.cluster.descriptors import (
+    ALL_VERSIONS,
+    Columns,
+    RegionDescriptor,
+    TableDescriptor,
+    TimeRange,
+)
 from hbase_migrate.cluster.endpoints import ClusterEndpoints, Locate
 from hbase_migrate.cluster.sizing import GatewaySettings
 from hbase_migrate.errors import ConfigError
 from hbase_migrate.wal.model import Cell
-
-ALL_VERSIONS = FOREVER  # the server caps versions at each family's VERSIONS
-Columns = Sequence[tuple[bytes, bytes | None]]  # (family, qualifier or None = whole family)
-TimeRange = tuple[int, int]  # [from, to) in ms
 
 
 class Client(Protocol):
@@ -107,7 +109,7 @@ def connect(endpoints: ClusterEndpoints, settings: GatewaySettings | None = None
         raise ConfigError(f"cluster {endpoints.name!r} names no Thrift2 gateway (thrift2 = "
                           "\"host:9090\") and its client is \"thrift\": name one, or set "
                           "client = \"native\" with zookeeper = \"host:2181\"")
-    from hbase_migrate.cluster.thrift2 import Thrift2Client
+    from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
 
     return Thrift2Client.with_settings(endpoints.thrift2, settings, endpoints.transport,
                                        endpoints.protocol, locate=locate,

@@ -9,10 +9,14 @@ the encoded name ``<md5>`` is the MD5 hex digest of ``<table>,<startKey>,<region
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 FOREVER = 2147483647  # HConstants.FOREVER: a family TTL meaning "never expires"
+ALL_VERSIONS = FOREVER  # what a read asks for: the server caps versions at each family's VERSIONS
+Columns = Sequence[tuple[bytes, bytes | None]]  # (family, qualifier or None = whole family)
+TimeRange = tuple[int, int]  # [from, to) in ms
 LATEST_TIMESTAMP = 0x7FFFFFFFFFFFFFFF  # HConstants.LATEST_TIMESTAMP
 
 

@@ -3,7 +3,7 @@
 ``cluster.json`` (written by the embedded cluster, or by hand for a real one) holds the same
 keys as :class:`ClusterEndpoints`; unknown keys (``pid``, ``dir``...) are ignored on load.
 Its ``security`` object, when present, says how clients authenticate
-(:class:`~hbase_migrate.cluster.security.ClusterSecurity`; relative file names in it are
+(:class:`~hbase_migrate.cluster.auth.security.ClusterSecurity`; relative file names in it are
 relative to the ``cluster.json``).
 Where a cluster's gateways answer can change while a process runs (a restart on new ports
 rewrites ``cluster.json``): clients take a :data:`Locate` function to look their endpoint up
@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import logging
-import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
@@ -24,7 +23,7 @@ from urllib.parse import urlsplit
 
 from thriftpy2.protocol.exc import TProtocolException
 
-from hbase_migrate.cluster.security import ClusterSecurity, warn_if_exposed
+from hbase_migrate.cluster.auth.security import ClusterSecurity, warn_if_exposed
 from hbase_migrate.errors import ConfigError, HBaseMigrateError
 
 log = logging.getLogger(__name__)
@@ -47,6 +46,11 @@ def reason(exc: BaseException) -> str:
     return str(getattr(exc, "message", None) or exc) or type(exc).__name__
 
 
+
+
+def unreachable(gateway: str, endpoint: str, what: str, tried: str, exc: BaseException) -> str:
+    """The message of a gateway call whose every attempt failed on the transport."""
+    return f"{gateway} gateway {endpoint}: {what}: unreachable{tried}: {reason(exc)}"
 
 
 def _protocol_errors() -> tuple[type[Exception], ...]:
@@ -74,13 +78,6 @@ def mismatch(gateway: str, endpoint: str, what: str, transport: str, protocol: s
 # Gateway calls retried after a transport error in this process, by gateway kind
 # ("thrift", "thrift2"): a figure of the live metrics.
 RETRIES: Counter[str] = Counter()
-
-
-def tried(attempts: int, began: float) -> str:
-    """`` after 6 attempts over 6.2s`` (empty for one attempt), for messages."""
-    if attempts < 2:
-        return ""
-    return f" after {attempts} attempts over {time.monotonic() - began:.1f}s"
 
 
 Locate = Callable[[], "str | None"]  # where a gateway answers now ("host:port"), or None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from hbase_migrate.cluster.retry import Kind
 from hbase_migrate.errors import HBaseMigrateError
 
 
@@ -23,6 +24,7 @@ class ServiceUnreachableError(ClusterError):
     target gateway"); a long run waits for it to come back (:mod:`hbase_migrate.outage`)."""
 
     service = "service"
+    kind = Kind.OUTAGE
     transient = True  # False: a subclass that stops a run the same way but is no outage
 
 

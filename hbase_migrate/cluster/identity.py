@@ -34,7 +34,7 @@ _KNOWN: dict[tuple[str, str], str] = {}
 
 
 def _zookeeper_id(quorum: str, parent: str) -> str | None:
-    from hbase_migrate.cluster.zookeeper import HBaseZooKeeper
+    from hbase_migrate.cluster.zk.zookeeper import HBaseZooKeeper
 
     try:
         with HBaseZooKeeper(quorum, parent, timeout=5.0) as zk:

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from hbase_migrate.cluster.endpoints import ClusterEndpoints
-from hbase_migrate.cluster.walstore import WalStore
+from hbase_migrate.cluster.storage.walstore import WalStore
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -88,7 +88,7 @@ def zookeeper_info(endpoints: ClusterEndpoints) -> dict[str, Any] | None:
     """The ZooKeeper part, None when the cluster names no quorum."""
     if not endpoints.zookeeper:
         return None
-    from hbase_migrate.cluster.zookeeper import QUEUES_IN_ZOOKEEPER, HBaseZooKeeper
+    from hbase_migrate.cluster.zk.zookeeper import QUEUES_IN_ZOOKEEPER, HBaseZooKeeper
 
     with HBaseZooKeeper(endpoints.zookeeper, endpoints.znode_parent,
                         **endpoints.client_auth) as zk:

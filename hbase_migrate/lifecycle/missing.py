@@ -19,8 +19,8 @@ from hbase_migrate.cluster.client import Client
 from hbase_migrate.cluster.descriptors import TableDescriptor
 from hbase_migrate.cluster.errors import ServiceUnreachableError
 from hbase_migrate.cluster.missing import MissingSchemaError, find_missing
-from hbase_migrate.cluster.thrift1 import Thrift1Client
-from hbase_migrate.cluster.thrift2 import Thrift2Error
+from hbase_migrate.cluster.thrift.thrift1 import Thrift1Client
+from hbase_migrate.cluster.thrift.thrift2 import Thrift2Error
 from hbase_migrate.config import ClusterSpec, MigrationSpec
 from hbase_migrate.errors import ConfigError, HBaseMigrateError
 from hbase_migrate.ranges.tasks import open_client, open_thrift1

@@ -2,7 +2,7 @@
 before it opens a client.
 
 In ``local[*]`` a task's Python worker is a child of the driver and shares its credential
-cache (:mod:`hbase_migrate.cluster.kerberos`). On a cluster master (``spark://``, ``yarn``,
+cache (:mod:`hbase_migrate.cluster.auth.kerberos`). On a cluster master (``spark://``, ``yarn``,
 ``k8s://``) executors start from the worker's environment, often on another host: the
 driver's cache, and perhaps the keytab and ``krb5.conf`` at their configured paths, are not
 there. So, as ``[spark] ship_keytab`` says (``"auto"``: to cluster masters; ``"always"``;
@@ -28,8 +28,8 @@ from pathlib import PurePosixPath
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
-from hbase_migrate.cluster.kerberos import KerberosError, local_path, login, use_local_copies
-from hbase_migrate.cluster.security import ClusterSecurity
+from hbase_migrate.cluster.auth.kerberos import KerberosError, local_path, login, use_local_copies
+from hbase_migrate.cluster.auth.security import ClusterSecurity
 from hbase_migrate.config import MigrationSpec
 from hbase_migrate.errors import ConfigError
 

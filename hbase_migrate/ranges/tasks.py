@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hbase_migrate.cluster.client import Client, connect
-from hbase_migrate.cluster.thrift1 import Thrift1Client
+from hbase_migrate.cluster.thrift.thrift1 import Thrift1Client
 from hbase_migrate.config import ClusterSpec
 from hbase_migrate.errors import ConfigError
 from hbase_migrate.limits import Throttle, ThrottlePlan, throttle_for

@@ -36,7 +36,7 @@ from typing import NamedTuple
 
 from hbase_migrate.audit.ledger import DEFAULT_GAP_REMEDY, Ledger, now_ms
 from hbase_migrate.audit.records import AnchorRecord, WalFileRecord
-from hbase_migrate.cluster.walstore import WalFileStatus, WalStore
+from hbase_migrate.cluster.storage.walstore import WalFileStatus, WalStore
 from hbase_migrate.replay.retention import ReplicationView
 from hbase_migrate.timeutil import format_duration, format_time
 from hbase_migrate.wal.names import ServerName, name_timestamp, parse_wal_path

@@ -21,7 +21,12 @@ from pathlib import Path
 from hbase_migrate.audit.errors import LedgerMissingError
 from hbase_migrate.audit.ledger import DEFAULT_GAP_REMEDY, Ledger
 from hbase_migrate.audit.records import PENDING, WalFileRecord, WalStatus
-from hbase_migrate.cluster.walstore import LocalWalStore, WalFileStatus, WalStore, WebHdfsWalStore
+from hbase_migrate.cluster.storage.walstore import (
+    LocalWalStore,
+    WalFileStatus,
+    WalStore,
+    WebHdfsWalStore,
+)
 from hbase_migrate.config import ClusterSpec
 from hbase_migrate.errors import ConfigError
 from hbase_migrate.replay.coverage import WRITE_TIME_SKEW_MS, Gap, chain_key

@@ -23,7 +23,7 @@ from kazoo.protocol.states import KazooState
 
 from hbase_migrate.audit.ledger import Ledger
 from hbase_migrate.cluster.errors import MigrationLockedError
-from hbase_migrate.cluster.zookeeper import HBaseZooKeeper, holder_is_dead
+from hbase_migrate.cluster.zk.zookeeper import HBaseZooKeeper, holder_is_dead
 from hbase_migrate.replay.job import ReplayJob
 from hbase_migrate.timeutil import format_time
 

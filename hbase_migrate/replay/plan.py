@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from hbase_migrate.audit.records import WalFileRecord, WalStatus
-from hbase_migrate.cluster.walstore import WalFileStatus
+from hbase_migrate.cluster.storage.walstore import WalFileStatus
 from hbase_migrate.errors import WalEmptyError
 from hbase_migrate.replay.discovery import UNKNOWN_SERVER
 from hbase_migrate.replay.job import FileTask, ReplayJob, Totals

@@ -23,7 +23,7 @@ from hbase_migrate.cluster.endpoints import ClusterEndpoints
 from hbase_migrate.timeutil import format_duration
 
 if TYPE_CHECKING:
-    from hbase_migrate.cluster.zookeeper import HBaseZooKeeper
+    from hbase_migrate.cluster.zk.zookeeper import HBaseZooKeeper
 
 log = logging.getLogger(__name__)
 PINNED, TTL, AT_RISK = "pinned", "ttl", "at-risk"
@@ -61,7 +61,7 @@ def read_replication(endpoints: ClusterEndpoints) -> ReplicationView | None:
     if not endpoints.zookeeper:
         return None
     from hbase_migrate.cluster.errors import ClusterError
-    from hbase_migrate.cluster.zookeeper import HBaseZooKeeper
+    from hbase_migrate.cluster.zk.zookeeper import HBaseZooKeeper
 
     try:
         return _read(HBaseZooKeeper(endpoints.zookeeper, endpoints.znode_parent,

@@ -22,7 +22,7 @@ from typing import Any
 from hbase_migrate.audit.ledger import Ledger, now_ms
 from hbase_migrate.audit.records import WalFileRecord, WalStatus
 from hbase_migrate.audit.status import replay_lag
-from hbase_migrate.cluster.walstore import WalStore
+from hbase_migrate.cluster.storage.walstore import WalStore
 from hbase_migrate.errors import ConfigError
 from hbase_migrate.limits import ThrottlePlan, step_limits, throttle_for
 from hbase_migrate.ranges.choice import EngineChoice

@@ -17,7 +17,7 @@ from hbase_migrate.cluster.client import connect
 from hbase_migrate.cluster.endpoints import ClusterEndpoints
 from hbase_migrate.cluster.errors import ServiceUnreachableError
 from hbase_migrate.cluster.sizing import GatewaySettings
-from hbase_migrate.cluster.thrift1 import Thrift1Client
+from hbase_migrate.cluster.thrift.thrift1 import Thrift1Client
 from hbase_migrate.replay.apply import TargetUnavailableError
 from hbase_migrate.replay.client_target import ClientTarget
 from hbase_migrate.replay.thrift1_target import Thrift1Target

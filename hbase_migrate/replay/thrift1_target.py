@@ -27,7 +27,7 @@ from typing import NamedTuple
 from hbase_migrate.bytesutil import to_string_binary
 from hbase_migrate.cluster.descriptors import TableDescriptor
 from hbase_migrate.cluster.errors import GatewayUnreachableError
-from hbase_migrate.cluster.thrift1 import Thrift1Client, Thrift1Error
+from hbase_migrate.cluster.thrift.thrift1 import Thrift1Client, Thrift1Error
 from hbase_migrate.replay.apply import (
     AppliedCounts,
     GatewayTarget,

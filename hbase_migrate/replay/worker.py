@@ -20,7 +20,7 @@ from dataclasses import replace
 from typing import Any
 
 from hbase_migrate.cluster.errors import ServiceUnreachableError
-from hbase_migrate.cluster.walstore import WalStore
+from hbase_migrate.cluster.storage.walstore import WalStore
 from hbase_migrate.errors import HBaseMigrateError, WalCorruptError, WalEmptyError, WalSourceError
 from hbase_migrate.replay.apply import ReplayTarget
 from hbase_migrate.replay.file_replay import FileProgress, ReplaySpec, replay_file

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import logging
 import secrets
+import sys
 import threading
 from collections.abc import Callable, Sequence
 from types import TracebackType
@@ -28,14 +29,15 @@ from typing import Self
 from kazoo.exceptions import NoNodeError
 
 from hbase_migrate.cluster.admin import SnapshotInfo
+from hbase_migrate.cluster.auth.kerberos import KerberosError
+from hbase_migrate.cluster.auth.security import ClusterSecurity
 from hbase_migrate.cluster.descriptors import TableDescriptor
 from hbase_migrate.cluster.errors import ClusterError
-from hbase_migrate.cluster.kerberos import KerberosError
-from hbase_migrate.cluster.security import ClusterSecurity
-from hbase_migrate.cluster.zookeeper import HBaseZooKeeper
+from hbase_migrate.cluster.retry import Backoff, Kind, Retry
+from hbase_migrate.cluster.zk.zookeeper import HBaseZooKeeper
 from hbase_migrate.errors import HBaseMigrateError
 from hbase_migrate.rpc.connection import DEFAULT_CALL_TIMEOUT, Connection, Pool
-from hbase_migrate.rpc.errors import Kind, RemoteError, RpcConnectionError, RpcError
+from hbase_migrate.rpc.errors import RemoteError, RpcConnectionError, RpcError
 from hbase_migrate.rpc.locate import Locator
 from hbase_migrate.rpc.master_calls import (
     PROCEDURE_NOT_FOUND,
@@ -55,7 +57,6 @@ from hbase_migrate.rpc.master_calls import (
 from hbase_migrate.rpc.schema import Namespace
 from hbase_migrate.rpc.server_admin import (
     AdminCallError,
-    Backoff,
     RegionServerAdmin,
     remote_reason,
 )
@@ -170,28 +171,28 @@ class NativeAdmin(RegionServerAdmin):
 
     def master_call(self, method: str, request: bytes, what: str) -> bytes:
         """Call ``method`` on the active master, riding out a failover; the response."""
-        backoff = Backoff(self.master_wait, 0.1, 2.0)
+        def give_up(exc: Exception, kind: Kind, tried: str) -> Exception:
+            if kind is Kind.NEVER and isinstance(exc, RemoteError):
+                return AdminCallError(method, what, self._master_text(), remote_reason(exc),
+                                      exc.class_name)
+            return AdminCallError(method, what, self._master_text(),
+                                  f"still failing after {self.master_wait:g} s of retries "
+                                  f"(last: {exc})")
+
+        retry = Retry(f"{method} {what}", give_up, attempts=sys.maxsize, backoff=0.1,
+                      max_backoff=2.0, deadline=self.master_wait)
         while True:
             try:
                 return self._master_connection().call(method, request).response or b""
             except RemoteError as exc:
-                if not exc.retryable:
-                    raise AdminCallError(method, what, self._master_text(),
-                                         remote_reason(exc),
-                                         exc.class_name) from exc
-                if exc.kind is not Kind.RETRY:  # a master going away: ask ZooKeeper again
-                    self._forget_master()
-                last: Exception = exc
+                if exc.retryable and exc.kind is not Kind.RETRY:
+                    self._forget_master()  # a master going away: ask ZooKeeper again
+                retry.failed(exc, exc.kind if exc.retryable else Kind.NEVER)
             except KerberosError:  # a login or SASL refused: asking again cannot help
                 raise
             except (RpcConnectionError, _NoMaster, ClusterError) as exc:
                 self._forget_master()
-                last = exc
-            if not backoff.sleep():
-                raise AdminCallError(method, what, self._master_text(),
-                                     f"still failing after {self.master_wait:g} s of "
-                                     f"retries (last: {last})") from last
-            log.debug("%s %s: %s; asking again", method, what, last)
+                retry.failed(exc, Kind.OUTAGE)
 
     def _procedure(self, method: str, request_for: Callable[[Nonce], bytes], what: str,
                    wait: bool = True) -> int | None:

@@ -6,7 +6,7 @@ connections (a ZooKeeper read and a master connection: milliseconds beside a sna
 from __future__ import annotations
 
 from hbase_migrate.cluster.admin import AdminChannel
-from hbase_migrate.cluster.security import ClusterSecurity
+from hbase_migrate.cluster.auth.security import ClusterSecurity
 from hbase_migrate.rpc.admin import NativeAdmin
 
 

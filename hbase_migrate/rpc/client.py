@@ -1,18 +1,16 @@
 """``NativeClient``: get, scan, write and regions over HBase's own RPC, no gateway.
 
-One decision about failures (``_Retry.judge``), by the remote exception's class
-(``errors.classify``): relocate and retry, back off and retry (capped, doubling), reopen a
-scanner after its last row, or fail at once. A call that keeps failing ends in one
-``NativeCallError`` line naming table, region, server and call.
+Failures are judged and retried by the one loop of every transport
+(:mod:`hbase_migrate.cluster.retry`), by the remote exception's class: relocate and retry,
+back off and retry (capped, doubling), reopen a scanner after its last row, or fail at
+once. A call that keeps failing ends in one ``NativeCallError`` line naming table, region,
+server and call.
 
-Scans (``AsyncClientScanner`` / ``ClientScanner`` of HBase's client): open a scanner in the
-region holding the next row, call ``next`` until the region is done, then go on at its end
-key. Rows are handed out whole (the parts of a row the server sends as partial Results are
-joined first), so after a region moves, splits or loses its scanner, the scan reopens right
-after the last row handed out: never a cell twice, never one missed. The region's
-``mvcc_read_point`` is kept when its scanner is reopened, reset for the next region.
+Scans: a :class:`NativeScanner` region after region, resumed after the last row handed out
+when a region moves, splits or loses its scanner, as every transport's scan is
+(:func:`hbase_migrate.cluster.scanning.resumed`): never a cell twice, never one missed.
 
-Writes: each row's cells stay in order (``cluster.mutations.waves``: runs of puts and of
+Writes: each row's cells stay in order (``cluster.waves.waves``: runs of puts and of
 deletes); a run's rows become one MutationProto each, grouped by region into one Multi per
 region server, the servers called in parallel; the actions that fail are retried alone.
 """
@@ -20,27 +18,26 @@ region server, the servers called in parallel; the actions that fail are retried
 from __future__ import annotations
 
 import logging
-import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from types import TracebackType
 from typing import Self, TypeVar
 
+from hbase_migrate.cluster.auth.security import ClusterSecurity
 from hbase_migrate.cluster.errors import ServiceUnreachableError
-from hbase_migrate.cluster.security import ClusterSecurity
+from hbase_migrate.cluster.retry import Kind, Retry, classify
+from hbase_migrate.cluster.scanning import resumed
 from hbase_migrate.cluster.sizing import chunks_by_bytes
 from hbase_migrate.cluster.waves import waves
 from hbase_migrate.rpc.codec import KEYVALUE_CODEC, KEYVALUE_CODEC_WITH_TAGS, encode_cell_block
 from hbase_migrate.rpc.connection import DEFAULT_CALL_TIMEOUT, Pool
 from hbase_migrate.rpc.errors import (
-    Kind,
     RegionNotFoundError,
     RemoteError,
     RpcConnectionError,
     RpcError,
     RpcTimeoutError,
-    classify,
 )
 from hbase_migrate.rpc.locate import Locator, Region
 from hbase_migrate.rpc.messages import (
@@ -97,47 +94,50 @@ class NativeUnreachableError(NativeCallError, ServiceUnreachableError):
 
 
 class _Retry:
-    """The one retry loop's state: attempts left and the capped, doubling backoff."""
+    """A native call's :class:`~hbase_migrate.cluster.retry.Retry`, forgetting first what
+    a failure proved stale (a cached region, a broken connection)."""
 
     def __init__(self, client: NativeClient, table: str, call: str) -> None:
         self.client = client
         self.table = table
         self.call = call
-        self.attempt = 0
-        self.delay = 0.05
+        self.region: Region | None = None
+        self.loop = Retry(f"table {table}, call {call}", self._give_up,
+                          attempts=client.attempts, max_backoff=client.max_backoff,
+                          counter=client.retried)
 
     def judge(self, exc: Exception, region: Region | None) -> None:
         """After a failed attempt: forget what it proved stale, then back off; raise
         NativeCallError when retrying cannot help or the attempts are spent."""
-        client = self.client
-        self.attempt += 1
+        self.loop.failed(exc, self.kind(exc, region))
+
+    def kind(self, exc: Exception, region: Region | None) -> Kind:
+        """The kind of a failure in ``region`` (None: not located), what it proved stale
+        forgotten."""
+        self.region = region
         if isinstance(exc, _MALFORMED):  # a reply not understood: never retried
-            raise NativeCallError(self.table, region, self.call,
-                                  f"malformed reply: {exc}") from exc
-        if isinstance(exc, RemoteError):
-            kind = exc.kind
-            if not exc.retryable and kind is not Kind.SCANNER:
-                raise NativeCallError(self.table, region, self.call, str(exc)) from exc
-        elif isinstance(exc, RegionNotFoundError):
-            if not exc.retryable:
-                raise NativeCallError(self.table, region, self.call, str(exc)) from exc
-            kind = Kind.RELOCATE
-        else:  # RpcConnectionError: the server may be gone; a timeout leaves the
-            kind = Kind.RELOCATE  # connection to the calls still in flight on it
+            return Kind.NEVER
+        if isinstance(exc, RpcConnectionError):  # the server may be gone; a timeout
+            kind = Kind.RELOCATE  # leaves the connection to the calls still in flight on it
             if region is not None and region.host and not isinstance(exc, RpcTimeoutError):
-                client.pool.drop(region.host, region.port)
+                self.client.pool.drop(region.host, region.port)
+        else:
+            kind = exc.kind if isinstance(exc, RemoteError | RegionNotFoundError) \
+                else Kind.NEVER
         if kind is Kind.RELOCATE:
-            client.locator.invalidate(self.table, region)
-        if self.attempt >= client.attempts:
-            failed = (NativeUnreachableError if isinstance(exc, RpcConnectionError)
-                      else NativeCallError)
-            raise failed(self.table, region, self.call,
-                         f"gave up after {self.attempt} attempts: {exc}") from exc
-        client.retried[kind] += 1
-        log.info("table %s, call %s, attempt %d: %s (%s); again in %.2f s", self.table,
-                 self.call, self.attempt, exc, kind.value, self.delay)
-        time.sleep(self.delay)
-        self.delay = min(self.delay * 2, client.max_backoff)
+            self.client.locator.invalidate(self.table, self.region)
+        return kind
+
+    def _give_up(self, exc: Exception, kind: Kind, tried: str) -> Exception:
+        if isinstance(exc, _MALFORMED):
+            reason = f"malformed reply: {exc}"
+        elif kind is Kind.NEVER:
+            reason = str(exc)
+        else:
+            reason = f"gave up after {self.loop.attempt} attempts: {exc}"
+        failed = (NativeUnreachableError if isinstance(exc, RpcConnectionError)
+                  else NativeCallError)
+        return failed(self.table, self.region, self.call, reason)
 
 
 class NativeClient:
@@ -209,39 +209,16 @@ class NativeClient:
              time_range: TimeRange | None = None, max_versions: int = ALL_VERSIONS,
              raw: bool = False, columns: Sequence[Column] = ()) -> Iterator[list[Cell]]:
         """The rows of ``[start, stop)`` in order, each a list of its cells (``raw``: delete
-        markers and deleted cells too). A consumer that stops early closes the generator
-        (or lets it go): the open scanner is closed on the server."""
+        markers and deleted cells too), resumed after the last row handed out when a
+        region moves, splits or loses its scanner. A consumer that stops early closes the
+        generator (or lets it go): the open scanner is closed on the server."""
         spec = Scan(start, stop, tuple(columns), time_range, max_versions, raw,
                     caching=self.rows_per_call, max_result_size=self.max_result_bytes)
-        row_from, inclusive, mvcc = start, True, 0
         retry = _Retry(self, table, "Scan")
-        while True:
-            region, first = self._open(table, spec._replace(
-                start=row_from, include_start_row=inclusive, mvcc_read_point=mvcc), retry)
-            mvcc = first.mvcc_read_point or mvcc
-            scanner = _RegionScanner(self, region, first, retry)
-            try:
-                for cells in scanner.rows():
-                    yield cells
-                    row_from, inclusive = cells[0].row, False
-            except _FAILURES as exc:
-                retry.judge(exc, region)  # then reopen after the last row handed out
-                continue
-            if scanner.scan_done or not region.end or (stop and region.end >= stop):
-                return
-            row_from, inclusive, mvcc = region.end, True, 0
-
-    def _open(self, table: str, scan: Scan, retry: _Retry) -> tuple[Region, ScanResponse]:
-        """Open a scanner in the region holding ``scan.start``: the region, first reply."""
-        while True:
-            region = None
-            try:
-                region = self.locator.locate(table, scan.start)
-                reply = self.pool.get(region.host, region.port).call(
-                    "Scan", open_scan_request(region.name, scan, self.rows_per_call))
-                return region, decode_scan_response(reply.response or b"", reply.cell_block)
-            except _FAILURES as exc:
-                retry.judge(exc, region)
+        scanner = NativeScanner(self, table, spec)
+        return resumed(scanner, start, retry.loop,
+                       lambda exc: retry.kind(exc, scanner.region)
+                       if isinstance(exc, _FAILURES) else None)
 
     # --- writes -------------------------------------------------------------------------
 
@@ -359,47 +336,105 @@ def _remote(pair: tuple[str, str], region: Region) -> RemoteError:
 
 
 
-class _RegionScanner:
-    """One region's scanner from its first reply on: ``rows()`` gives whole rows (partial
-    Results joined), calls ``next`` until the region is done, and closes the scanner when
-    the consumer stops early. ``scan_done``: the server said the whole scan is over."""
+class NativeScanner:
+    """A scan's :class:`~hbase_migrate.cluster.scanning.Scanner` over HBase's RPC
+    (``AsyncClientScanner`` / ``ClientScanner`` of HBase's client): a scanner in the region
+    holding the next row, ``next`` called until the region is done, then on at its end key.
+    Rows are handed out whole (the parts of a row the server sends as partial Results are
+    joined first), so a scan reopens right after the last row handed out; the region's
+    ``mvcc_read_point`` is kept when its scanner is reopened, reset for the next region."""
 
-    def __init__(self, client: NativeClient, region: Region, first: ScanResponse,
-                 retry: _Retry) -> None:
+    def __init__(self, client: NativeClient, table: str, spec: Scan) -> None:
+        self.client = client
+        self.table = table
+        self.spec = spec
+        self.mvcc = 0
+        self.region: Region | None = None
+        self.current: _RegionScanner | None = None
+
+    def open(self, start: bytes, after: Cell | None) -> None:
+        self._open_at(start, after is None)
+
+    def _open_at(self, row: bytes, inclusive: bool) -> None:
+        self.region = None
+        self.region = region = self.client.locator.locate(self.table, row)
+        scan = self.spec._replace(start=row, include_start_row=inclusive,
+                                  mvcc_read_point=self.mvcc)
+        reply = self.client.pool.get(region.host, region.port).call(
+            "Scan", open_scan_request(region.name, scan, self.client.rows_per_call))
+        first = decode_scan_response(reply.response or b"", reply.cell_block)
+        self.mvcc = first.mvcc_read_point or self.mvcc
+        self.current = _RegionScanner(self.client, region, first)
+
+    def next(self) -> list[list[Cell]] | None:
+        while self.current is not None:
+            rows = self.current.next()
+            if rows is not None:
+                return rows
+            region, done = self.current.region, self.current.scan_done
+            self.current = None
+            stop = self.spec.stop
+            if done or not region.end or (stop and region.end >= stop):
+                return None
+            self.mvcc = 0
+            self._open_at(region.end, True)
+        return None
+
+    def close(self) -> None:
+        if self.current is not None:
+            self.current.close()
+            self.current = None
+
+
+class _RegionScanner:
+    """One region's scanner from its first reply on: ``next()`` gives the whole rows of a
+    reply (partial Results joined), None once the region is done. ``scan_done``: the
+    server said the whole scan is over."""
+
+    def __init__(self, client: NativeClient, region: Region, first: ScanResponse) -> None:
         self.client = client
         self.region = region
-        self.resp = first
-        self.retry = retry
+        self.resp: ScanResponse | None = first
+        self.conn = client.pool.get(region.host, region.port)
+        self.scanner = first.scanner_id
+        self.live = self.scanner is not None
+        self.seq = 0
+        self.part: list[Cell] = []
+        self.finished = False
         self.scan_done = False
 
-    def rows(self) -> Iterator[list[Cell]]:
-        region, resp = self.region, self.resp
-        conn = self.client.pool.get(region.host, region.port)
-        scanner, seq, part = resp.scanner_id, 0, list[Cell]()
-        live = scanner is not None
+    def next(self) -> list[list[Cell]] | None:
+        if self.resp is None:
+            if self.finished:
+                return None
+            self.resp = self._next_reply()
+        resp, self.resp = self.resp, None
+        rows, self.part = whole_rows(resp, self.part)
+        if region_done(resp):
+            self.live, self.finished = False, True
+            self.scan_done = resp.more_results is False
+        return rows
+
+    def _next_reply(self) -> ScanResponse:
+        region = self.region
+        if self.scanner is None:
+            raise RemoteError("java.io.IOException", "a ScanResponse without scanner_id",
+                              server=region.server, call="Scan")
         try:
-            while True:
-                rows, part = whole_rows(resp, part)
-                yield from rows
-                if region_done(resp):
-                    live = False
-                    self.scan_done = resp.more_results is False
-                    return
-                if scanner is None:
-                    raise RemoteError("java.io.IOException", "a ScanResponse without scanner_id",
-                                      server=region.server, call="Scan")
-                try:
-                    reply = conn.call("Scan", next_scan_request(
-                        scanner, self.client.rows_per_call, seq))
-                except RpcError:
-                    live = False  # a failed next leaves nothing to close (or it is gone)
-                    raise
-                seq += 1
-                resp = decode_scan_response(reply.response or b"", reply.cell_block)
-                self.retry.attempt = 0
-        finally:
-            if live and scanner is not None and not conn.closed:
-                try:
-                    conn.call("Scan", next_scan_request(scanner, 0, seq, close=True))
-                except RpcError as exc:
-                    log.debug("closing scanner %d on %s: %s", scanner, region.server, exc)
+            reply = self.conn.call("Scan", next_scan_request(
+                self.scanner, self.client.rows_per_call, self.seq))
+        except RpcError:
+            self.live = False  # a failed next leaves nothing to close (or it is gone)
+            raise
+        self.seq += 1
+        return decode_scan_response(reply.response or b"", reply.cell_block)
+
+    def close(self) -> None:
+        if self.live and self.scanner is not None and not self.conn.closed:
+            self.live = False
+            try:
+                self.conn.call("Scan", next_scan_request(self.scanner, 0, self.seq,
+                                                         close=True))
+            except RpcError as exc:
+                log.debug("closing scanner %d on %s: %s", self.scanner, self.region.server,
+                          exc)

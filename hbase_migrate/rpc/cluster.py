@@ -9,10 +9,15 @@ from collections.abc import Iterator, Sequence
 from types import TracebackType
 from typing import Self
 
-from hbase_migrate.cluster.client import ALL_VERSIONS, Columns, TimeRange
-from hbase_migrate.cluster.descriptors import RegionDescriptor, TableDescriptor
+from hbase_migrate.cluster.auth.security import ClusterSecurity
+from hbase_migrate.cluster.descriptors import (
+    ALL_VERSIONS,
+    Columns,
+    RegionDescriptor,
+    TableDescriptor,
+    TimeRange,
+)
 from hbase_migrate.cluster.endpoints import ClusterEndpoints
-from hbase_migrate.cluster.security import ClusterSecurity
 from hbase_migrate.cluster.sizing import GatewaySettings
 from hbase_migrate.rpc.admin import NativeAdmin
 from hbase_migrate.rpc.client import NativeClient

@@ -39,7 +39,7 @@ import struct
 from collections.abc import Iterable
 from typing import NamedTuple
 
-from hbase_migrate.cluster.zkpayload import VersionInfo, _version_info_from, version_info_message
+from hbase_migrate.cluster.zk.zkpayload import VersionInfo, version_info_from, version_info_message
 from hbase_migrate.rpc.errors import RpcFrameError
 from hbase_migrate.wal.cells import CellCorruptError, decode_plain_cells, encode_plain_cell
 from hbase_migrate.wal.model import Cell
@@ -113,7 +113,7 @@ def decode_connection_header(data: bytes) -> ConnectionHeader:
     info, version = m.opt_bytes(1), m.opt_bytes(5)
     user = (Message(info, "UserInformation").opt_str(1) or "") if info is not None else ""
     return ConnectionHeader(m.opt_str(2) or "", user, m.opt_str(3) or "",
-                            None if version is None else _version_info_from(version))
+                            None if version is None else version_info_from(version))
 
 
 def encode_call(call_id: int, method: str, request: bytes, cell_block: bytes = b"",

@@ -35,7 +35,7 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from functools import partial
 from typing import NamedTuple
 
-from hbase_migrate.cluster.security import ClusterSecurity
+from hbase_migrate.cluster.auth.security import ClusterSecurity
 from hbase_migrate.rpc.codec import (
     AUTH_KERBEROS,
     AUTH_SIMPLE,

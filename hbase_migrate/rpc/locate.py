@@ -35,8 +35,8 @@ import threading
 from collections.abc import Sequence
 from typing import NamedTuple
 
-from hbase_migrate.cluster.zkpayload import PB_MAGIC
-from hbase_migrate.cluster.zookeeper import HBaseZooKeeper
+from hbase_migrate.cluster.zk.zkpayload import PB_MAGIC
+from hbase_migrate.cluster.zk.zookeeper import HBaseZooKeeper
 from hbase_migrate.rpc.connection import Connection, Pool
 from hbase_migrate.rpc.errors import RegionNotFoundError, RpcError
 from hbase_migrate.rpc.messages import Column

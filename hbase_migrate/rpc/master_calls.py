@@ -29,7 +29,7 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 from hbase_migrate.cluster.descriptors import TableDescriptor
-from hbase_migrate.cluster.zkpayload import payload, reading, strip_metadata
+from hbase_migrate.cluster.zk.zkpayload import payload, reading, strip_metadata
 from hbase_migrate.rpc.schema import (
     TABLE_STATES,
     Namespace,

@@ -24,8 +24,8 @@ import struct
 import threading
 from typing import Protocol
 
-from hbase_migrate.cluster.kerberos import KerberosError, credentials, explain, login
-from hbase_migrate.cluster.security import ClusterSecurity, service_principal
+from hbase_migrate.cluster.auth.kerberos import KerberosError, credentials, explain, login
+from hbase_migrate.cluster.auth.security import ClusterSecurity, service_principal
 from hbase_migrate.rpc.codec import MAX_FRAME
 from hbase_migrate.rpc.errors import RpcConnectionError, RpcError, RpcFrameError
 from hbase_migrate.rpc.tls import Stream
@@ -95,7 +95,7 @@ def choose_qop(offer: bytes, wanted: list[int]) -> tuple[int, int, bytes]:
 class GssapiMechanism:
     """SASL GSSAPI through python-gssapi with the credentials of ``security``'s principal
     (its own credential cache, filled from its keytab: see
-    :mod:`hbase_migrate.cluster.kerberos`) for the HBase server at ``host``."""
+    :mod:`hbase_migrate.cluster.auth.kerberos`) for the HBase server at ``host``."""
 
     def __init__(self, security: ClusterSecurity, host: str) -> None:
         import gssapi

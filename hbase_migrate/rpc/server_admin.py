@@ -2,17 +2,18 @@
 master: flush, major compaction waited for, WAL roll, region info and load, online regions
 (messages in ``region_admin.py``). A table's regions come from ``hbase:meta`` (``Locator``);
 a region that moved or split while being called is located again and its successors called.
-Also the admin path's one error, ``AdminCallError``, and its one wait, ``Backoff``.
+Also the admin path's one error, ``AdminCallError``; its waits are the one retry loop's
+``Backoff`` (:mod:`hbase_migrate.cluster.retry`).
 """
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 
-from hbase_migrate.cluster.security import ClusterSecurity
+from hbase_migrate.cluster.auth.security import ClusterSecurity
+from hbase_migrate.cluster.retry import Backoff, Kind, Retry
 from hbase_migrate.rpc.connection import DEFAULT_CALL_TIMEOUT, Pool
-from hbase_migrate.rpc.errors import Kind, RemoteError, RpcConnectionError, RpcError
+from hbase_migrate.rpc.errors import RemoteError, RpcConnectionError, RpcError
 from hbase_migrate.rpc.locate import Locator, Region
 from hbase_migrate.rpc.region_admin import (
     RegionLoad,
@@ -43,23 +44,6 @@ class AdminCallError(RpcError):
         super().__init__(f"{call} {what}, {server}: {reason}")
 
 
-class Backoff:
-    """Doubling sleeps up to ``cap`` until ``seconds`` have passed."""
-
-    def __init__(self, seconds: float, first: float = 0.05, cap: float = 1.0) -> None:
-        self.deadline = time.monotonic() + seconds
-        self.delay, self.cap = first, cap
-
-    def sleep(self) -> bool:
-        """Sleep once (at most until the deadline); False when the time is spent."""
-        left = self.deadline - time.monotonic()
-        if left <= 0:
-            return False
-        time.sleep(min(self.delay, left))
-        self.delay = min(self.delay * 2, self.cap)
-        return True
-
-
 class RegionServerAdmin:
     """``AdminService`` calls on the region servers of the cluster ``locator`` reads;
     waits (compactions) last at most ``wait_timeout`` seconds."""
@@ -85,15 +69,22 @@ class RegionServerAdmin:
         """Run ``call`` on every region of ``table``; regions that moved or split while
         at it are located again and their successors called."""
         pending = self.locator.regions(table)
-        last: Exception | None = None
-        for attempt in range(REGION_ATTEMPTS):
+
+        def give_up(exc: Exception, kind: Kind, tried: str) -> Exception:
+            return AdminCallError(method, f"table {table}", "its region servers",
+                                  f"regions still moving or unreachable after "
+                                  f"{REGION_ATTEMPTS} attempts (last: {exc})")
+
+        retry = Retry(f"{method} table {table}", give_up, attempts=REGION_ATTEMPTS,
+                      backoff=0.1, max_backoff=2.0)
+        while True:
             failed: list[Region] = []
+            last: Exception | None = None
             for region in pending:
                 try:
                     call(region)
                 except RemoteError as exc:
-                    if exc.kind is not Kind.RELOCATE and not (
-                            exc.retryable and attempt < REGION_ATTEMPTS - 1):
+                    if exc.kind is not Kind.RELOCATE and not exc.retryable:
                         raise AdminCallError(method, f"table {table} region {region.encoded}",
                                              f"server {region.server}",
                                              remote_reason(exc),
@@ -103,14 +94,11 @@ class RegionServerAdmin:
                 except RpcConnectionError as exc:
                     failed.append(region)
                     last = exc
-            if not failed:
+            if last is None:
                 return
-            time.sleep(min(0.1 * 2 ** attempt, 2.0))
+            retry.failed(last, Kind.RELOCATE)
             pending = [r for r in self.locator.regions(table)
                        if any(_overlap(r, f) for f in failed)]
-        raise AdminCallError(method, f"table {table}", "its region servers",
-                             f"regions still moving or unreachable after {REGION_ATTEMPTS} "
-                             f"attempts (last: {last})")
 
     def flush(self, table: str) -> None:
         """Flush every region of ``table`` (its memstores to HFiles)."""

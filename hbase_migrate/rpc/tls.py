@@ -27,7 +27,7 @@ import ssl
 import threading
 from typing import Any, Protocol
 
-from hbase_migrate.cluster.security import ClusterSecurity, warn_if_exposed
+from hbase_migrate.cluster.auth.security import ClusterSecurity, warn_if_exposed
 from hbase_migrate.errors import ConfigError
 from hbase_migrate.rpc.errors import RpcConnectionError, RpcError
 

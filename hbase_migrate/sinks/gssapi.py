@@ -12,7 +12,7 @@ same number in both clients).
 
 librdkafka's settings are translated to kafka-python's (:data:`NAMES`); one without an
 equivalent is refused, naming it. The login is the project's one Kerberos login
-(:func:`hbase_migrate.cluster.kerberos.login`): ``sasl.kerberos.principal`` and
+(:func:`hbase_migrate.cluster.auth.kerberos.login`): ``sasl.kerberos.principal`` and
 ``sasl.kerberos.keytab`` (a ticket cache from ``kinit`` without a keytab), renewed by MIT
 Kerberos; a failed login is a one-line error naming broker and principal.
 """
@@ -27,8 +27,8 @@ from typing import Any
 
 from confluent_kafka import KafkaError, KafkaException
 
-from hbase_migrate.cluster import kerberos
-from hbase_migrate.cluster.security import ClusterSecurity
+from hbase_migrate.cluster.auth import kerberos
+from hbase_migrate.cluster.auth.security import ClusterSecurity
 from hbase_migrate.errors import ConfigError
 from hbase_migrate.sinks.refusals import KAFKA_PYTHON, ConnectionFailures, refused
 

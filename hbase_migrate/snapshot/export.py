@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from hbase_migrate.cluster.hdfs_files import HdfsRoot
+from hbase_migrate.cluster.storage.hdfs_files import HdfsRoot
 from hbase_migrate.config import ClusterSpec
 from hbase_migrate.errors import ConfigError, HBaseMigrateError
 from hbase_migrate.limits import Throttle, ThrottlePlan

@@ -25,7 +25,7 @@ from typing import Any
 
 from hbase_migrate.audit.ledger import Ledger, now_ms
 from hbase_migrate.cluster.admin import AdminChannel, JavaAdmin, ShellAdmin, snapshot_name
-from hbase_migrate.cluster.hdfs_files import HdfsRoot
+from hbase_migrate.cluster.storage.hdfs_files import HdfsRoot
 from hbase_migrate.config import ClusterSpec, MigrationSpec, TableSpec
 from hbase_migrate.errors import ConfigError, HBaseMigrateError
 from hbase_migrate.limits import ThrottlePlan, step_limits

@@ -42,7 +42,7 @@ from hbase_migrate.audit.ledger import Ledger
 from hbase_migrate.audit.migrations_book import OpenStep
 from hbase_migrate.audit.records import StepStatus, Verdict
 from hbase_migrate.cluster.descriptors import RegionDescriptor
-from hbase_migrate.cluster.thrift1 import Thrift1Client
+from hbase_migrate.cluster.thrift.thrift1 import Thrift1Client
 from hbase_migrate.config import MigrationSpec, TableSpec
 from hbase_migrate.limits import ThrottlePlan
 from hbase_migrate.ranges.engine import Progress, RangeEngine, bind

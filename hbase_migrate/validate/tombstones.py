@@ -37,7 +37,7 @@ from typing import Any
 
 from hbase_migrate.cluster.admin import SHELL_TIMEOUT, run_shell
 from hbase_migrate.cluster.client import Client
-from hbase_migrate.cluster.thrift1 import Thrift1Client
+from hbase_migrate.cluster.thrift.thrift1 import Thrift1Client
 from hbase_migrate.ranges.keyrange import KeyRange
 from hbase_migrate.rpc.admin_channel import NativeAdminChannel
 from hbase_migrate.validate.compare import aligned, scan_cells

@@ -69,7 +69,7 @@ def test_an_hbase_connection_carries_the_clusters_security(
         monkeypatch: pytest.MonkeyPatch) -> None:
     from hbase_migrate_airflow.hooks import HBaseHook
 
-    from hbase_migrate.cluster.security import ClusterSecurity
+    from hbase_migrate.cluster.auth.security import ClusterSecurity
 
     secured = replace(ENDPOINTS, security=ClusterSecurity(
         auth="kerberos", principal="migrate@EXAMPLE.COM", keytab="/etc/migrate.keytab",

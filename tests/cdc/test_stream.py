@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from hbase_migrate.cluster.thrift2 import Thrift2Client
+from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
 from hbase_migrate.config import load_config
 from hbase_migrate.lifecycle.cdc import cdc
 from realstack.kafka import KafkaBroker

@@ -19,10 +19,10 @@ from pathlib import Path
 
 import pytest
 
-from hbase_migrate.cluster import kerberos
-from hbase_migrate.cluster.kerberos import KerberosError, login
-from hbase_migrate.cluster.krb5conf import Krb5ConfConflict, merge, parse
-from hbase_migrate.cluster.security import ClusterSecurity
+from hbase_migrate.cluster.auth import kerberos
+from hbase_migrate.cluster.auth.kerberos import KerberosError, login
+from hbase_migrate.cluster.auth.krb5conf import Krb5ConfConflict, merge, parse
+from hbase_migrate.cluster.auth.security import ClusterSecurity
 from realstack.kdc import Kdc
 from tests.realstack.fixtures import kerberos_environment, skip_without_kdc
 

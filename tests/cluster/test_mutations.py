@@ -10,8 +10,8 @@ from itertools import pairwise
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hbase_migrate.cluster.mutations import puts_from_cells
-from hbase_migrate.cluster.thrift2_idl import hbase2
+from hbase_migrate.cluster.thrift.mutations import puts_from_cells
+from hbase_migrate.cluster.thrift.thrift2_idl import hbase2
 from hbase_migrate.cluster.waves import waves
 from hbase_migrate.wal.model import Cell, CellType
 

@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from hbase_migrate.cluster import kerberos
-from hbase_migrate.cluster import security as security_module
+from hbase_migrate.cluster.auth import kerberos
+from hbase_migrate.cluster.auth import security as security_module
+from hbase_migrate.cluster.auth.kerberos import KerberosError, login
+from hbase_migrate.cluster.auth.security import ClusterSecurity, service_principal
 from hbase_migrate.cluster.endpoints import ClusterEndpoints, load_cluster_json
-from hbase_migrate.cluster.kerberos import KerberosError, login
-from hbase_migrate.cluster.security import ClusterSecurity, service_principal
 from hbase_migrate.config import load_config, parse_config
 from hbase_migrate.errors import ConfigError
 

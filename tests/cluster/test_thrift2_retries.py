@@ -14,8 +14,13 @@ from typing import Any
 import pytest
 
 from hbase_migrate.cluster.descriptors import FamilyDescriptor, TableDescriptor
-from hbase_migrate.cluster.thrift2 import Thrift2Client, Thrift2Error
-from hbase_migrate.cluster.thrift2_idl import hbase2
+from hbase_migrate.cluster.endpoints import RETRIES
+from hbase_migrate.cluster.thrift.thrift2 import (
+    Thrift2Client,
+    Thrift2Error,
+    Thrift2UnreachableError,
+)
+from hbase_migrate.cluster.thrift.thrift2_idl import hbase2
 from hbase_migrate.services import free_port
 from hbase_migrate.wal.model import Cell, CellType
 
@@ -112,3 +117,13 @@ def test_errors_not_marked_retryable_and_calls_not_idempotent_fail_at_once(
     with client(endpoint) as c, pytest.raises(Thrift2Error, match="createTable t: "):
         c.create_table(TableDescriptor("t", (FamilyDescriptor(b"d"),)))
     assert handler.calls == ["get", "putMultiple", "createTable"]
+
+
+def test_a_scan_of_an_unreachable_gateway_fails_after_its_calls_own_retries() -> None:
+    """Opening the scanner is retried by the call's loop; the scan does not retry that
+    again (the attempts would multiply)."""
+    before = RETRIES["thrift2"]
+    with client(f"127.0.0.1:{free_port()}") as c, pytest.raises(
+            Thrift2UnreachableError, match=r"openScanner t: unreachable after 4 attempts"):
+        list(c.scan("t"))
+    assert RETRIES["thrift2"] - before == 3

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from hbase_migrate.cluster.walstore import LocalWalStore, WalStore, WebHdfsWalStore
+from hbase_migrate.cluster.storage.walstore import LocalWalStore, WalStore, WebHdfsWalStore
 from minihbase.webhdfs import WebHdfsServer
 from tests.cluster.walroot import LIVE, RS1_ENC, TREE, content
 

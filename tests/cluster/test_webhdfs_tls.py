@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
+from hbase_migrate.cluster.auth.security import ClusterSecurity
 from hbase_migrate.cluster.errors import WebHdfsUnreachableError
-from hbase_migrate.cluster.security import ClusterSecurity
-from hbase_migrate.cluster.walstore import WebHdfsWalStore
+from hbase_migrate.cluster.storage.walstore import WebHdfsWalStore
 
 SYSTEM_BUNDLE = "/etc/ssl/certs/ca-certificates.crt"
 

@@ -9,7 +9,7 @@ import socket
 import pytest
 
 from hbase_migrate.cluster.errors import ZkPayloadError
-from hbase_migrate.cluster.replication_payload import (
+from hbase_migrate.cluster.zk.replication_payload import (
     ReplicationPeer,
     ReplicationState,
     TableCF,
@@ -23,7 +23,7 @@ from hbase_migrate.cluster.replication_payload import (
     parse_legacy_table_cfs,
     parse_queue_id,
 )
-from hbase_migrate.cluster.zkpayload import (
+from hbase_migrate.cluster.zk.zkpayload import (
     ClusterId,
     Master,
     MetaRegionServer,

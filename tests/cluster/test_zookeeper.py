@@ -12,14 +12,14 @@ import pytest
 from kazoo.client import KazooClient
 
 from hbase_migrate.cluster.errors import ClusterError, MigrationLockedError
-from hbase_migrate.cluster.replication_payload import (
+from hbase_migrate.cluster.zk.replication_payload import (
     ReplicationPeer,
     ReplicationState,
     TableCF,
     encode_replication_peer,
 )
-from hbase_migrate.cluster.zkpayload import add_metadata
-from hbase_migrate.cluster.zookeeper import (
+from hbase_migrate.cluster.zk.zkpayload import add_metadata
+from hbase_migrate.cluster.zk.zookeeper import (
     QUEUES_IN_TABLE,
     QUEUES_IN_ZOOKEEPER,
     HBaseZooKeeper,

@@ -7,7 +7,7 @@ import threading
 import uuid
 from collections import Counter
 
-from hbase_migrate.cluster.thrift2 import Thrift2Client
+from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
 from hbase_migrate.soak.linked_lists import (
     FAMILY,
     LIST,

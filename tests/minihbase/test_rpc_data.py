@@ -15,8 +15,9 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from hbase_migrate.cluster.descriptors import FamilyDescriptor
-from hbase_migrate.cluster.thrift2 import Thrift2Client
-from hbase_migrate.cluster.zookeeper import HBaseZooKeeper
+from hbase_migrate.cluster.retry import Kind
+from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
+from hbase_migrate.cluster.zk.zookeeper import HBaseZooKeeper
 from hbase_migrate.rpc.client import NativeCallError, NativeClient
 from hbase_migrate.rpc.codec import (
     CONNECTION_CALL_ID,
@@ -27,7 +28,7 @@ from hbase_migrate.rpc.codec import (
     preamble,
 )
 from hbase_migrate.rpc.connection import Connection
-from hbase_migrate.rpc.errors import Kind, RemoteError
+from hbase_migrate.rpc.errors import RemoteError
 from hbase_migrate.rpc.locate import META_REGION, region_from_meta
 from hbase_migrate.rpc.messages import Column, Get, get_request
 from hbase_migrate.rpc.multi import (

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from hbase_migrate.cluster.thrift2 import Thrift2Client
+from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
 from hbase_migrate.jvm.maven import java_command, module_classpath
 from hbase_migrate.wal.model import Cell, CellType
 from minihbase.server import MiniHBase

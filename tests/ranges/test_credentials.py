@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from hbase_migrate.cluster.kerberos import KerberosError
-from hbase_migrate.cluster.security import ClusterSecurity
+from hbase_migrate.cluster.auth.kerberos import KerberosError
+from hbase_migrate.cluster.auth.security import ClusterSecurity
 from hbase_migrate.ranges.credentials import TaskCredentials, authenticated, ships_to
 
 

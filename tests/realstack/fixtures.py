@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from hbase_migrate.cluster import kerberos
+from hbase_migrate.cluster.auth import kerberos
 from hbase_migrate.cluster.endpoints import ClusterEndpoints, load_cluster_json
 from minihbase.regionserver import WalSettings
 from minihbase.server import MiniHBase

@@ -14,7 +14,7 @@ from pathlib import Path
 from tempfile import TemporaryDirectory
 from typing import Any
 
-from hbase_migrate.cluster.walstore import WebHdfsWalStore
+from hbase_migrate.cluster.storage.walstore import WebHdfsWalStore
 from minihbase.cli.minicluster import call_admin
 from realstack.hbase import DEFAULT_VERSION, RealHBase, RealHBaseOptions
 from realstack.walprinter import parse, pretty_print

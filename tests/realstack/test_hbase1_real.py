@@ -23,8 +23,8 @@ from typing import Any
 import pytest
 
 from hbase_migrate.cluster.descriptors import FamilyDescriptor, TableDescriptor
-from hbase_migrate.cluster.thrift2 import Thrift2Client
-from hbase_migrate.cluster.walstore import WebHdfsWalStore
+from hbase_migrate.cluster.storage.walstore import WebHdfsWalStore
+from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
 from hbase_migrate.rpc.admin import NativeAdmin
 from hbase_migrate.rpc.client import NativeClient
 from hbase_migrate.wal.model import cell_order

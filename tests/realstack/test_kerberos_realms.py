@@ -28,9 +28,9 @@ from pathlib import Path
 
 import pytest
 
-from hbase_migrate.cluster import kerberos
+from hbase_migrate.cluster.auth import kerberos
 from hbase_migrate.cluster.sizing import GatewaySettings
-from hbase_migrate.cluster.thrift2 import Thrift2Client
+from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
 from hbase_migrate.config import IN_PROCESS, load_config
 from hbase_migrate.lifecycle import prepare, replay, snapshot, validate
 from hbase_migrate.rpc.cluster import NativeCluster

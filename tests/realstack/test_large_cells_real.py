@@ -22,7 +22,7 @@ import pytest
 
 from hbase_migrate.cluster.descriptors import FamilyDescriptor, TableDescriptor
 from hbase_migrate.cluster.endpoints import ClusterEndpoints
-from hbase_migrate.cluster.thrift2 import Thrift2Client
+from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
 from hbase_migrate.config import IN_PROCESS, load_config
 from hbase_migrate.lifecycle import prepare, replay, snapshot, validate
 from hbase_migrate.replay.discovery import open_wal_store
@@ -86,7 +86,7 @@ def wait_for(check: Any, what: str, timeout: float = 120) -> None:
 
 COPY_ALONE = """
 import json, sys, time, tracemalloc
-from hbase_migrate.cluster.thrift2 import Thrift2Client
+from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
 from hbase_migrate.snapshot.copy import copy_range
 
 def high_water_kib():  # VmHWM: this process's peak RSS (ru_maxrss counts the parent's)

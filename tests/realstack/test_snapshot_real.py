@@ -25,8 +25,8 @@ import pytest
 from hbase_migrate.audit.ledger import Ledger
 from hbase_migrate.cluster.admin import JavaAdmin
 from hbase_migrate.cluster.endpoints import ClusterEndpoints
-from hbase_migrate.cluster.hdfs_files import HdfsRoot
-from hbase_migrate.cluster.thrift2 import Thrift2Client
+from hbase_migrate.cluster.storage.hdfs_files import HdfsRoot
+from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
 from hbase_migrate.config import IN_PROCESS, MigrationSpec, load_config
 from hbase_migrate.lifecycle import cutover_check, prepare, replay, snapshot, validate
 from hbase_migrate.snapshot.export import ExportJob

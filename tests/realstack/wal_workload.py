@@ -14,8 +14,8 @@ from thriftpy2.rpc import make_client
 
 from hbase_migrate.bytesutil import to_string_binary
 from hbase_migrate.cluster.descriptors import FamilyDescriptor, TableDescriptor
-from hbase_migrate.cluster.thrift2 import Thrift2Client
-from hbase_migrate.cluster.thrift2_idl import hbase2
+from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
+from hbase_migrate.cluster.thrift.thrift2_idl import hbase2
 from minihbase.cli.minicluster import call_admin
 from realstack.hbase import is_1x
 

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from hbase_migrate.cluster.descriptors import FamilyDescriptor, TableDescriptor
-from hbase_migrate.cluster.thrift1 import Thrift1Client
-from hbase_migrate.cluster.thrift2 import Thrift2Client
+from hbase_migrate.cluster.thrift.thrift1 import Thrift1Client
+from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
 from hbase_migrate.wal.model import Cell, WalKey
 from hbase_migrate.wal.writer import WalOptions, write_wal
 from minihbase.server import MiniHBase

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from hbase_migrate.cluster.thrift2 import Thrift2Client
+from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
 from hbase_migrate.config import MigrationSpec, load_config
 from hbase_migrate.replay.watermark import fix_watermark
 from hbase_migrate.snapshot.schema import copy_schema

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from hbase_migrate.cluster.thrift2 import Thrift2Client
+from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
 from hbase_migrate.errors import WalCorruptError
 from hbase_migrate.replay.client_target import ClientTarget
 from hbase_migrate.replay.errors import (

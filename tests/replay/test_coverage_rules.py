@@ -4,7 +4,7 @@ stretches a set of known files leaves unproven, worked out by hand for each case
 from __future__ import annotations
 
 from hbase_migrate.audit.records import AnchorRecord
-from hbase_migrate.cluster.walstore import WalFileStatus
+from hbase_migrate.cluster.storage.walstore import WalFileStatus
 from hbase_migrate.replay.coverage import (
     WRITE_TIME_SKEW_MS,
     MissingSpan,

@@ -131,7 +131,7 @@ def test_a_replay_killed_mid_file_resumes_from_its_offset_and_converges(
 
 def test_the_target_restarted_mid_replay_is_ridden_out_or_fails_loudly_then_converges(
         tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
-    caplog.set_level(logging.WARNING, logger="hbase_migrate.cluster.thrift2")
+    caplog.set_level(logging.WARNING, logger="hbase_migrate.cluster.thrift.thrift2")
     with MiniHBase(tmp_path / "src", "source", wal=ONE_BIG_FILE) as src:
         dst = MiniHBase(tmp_path / "dst", "target").start()
         try:

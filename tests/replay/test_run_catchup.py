@@ -13,7 +13,7 @@ import pytest
 from hbase_migrate.audit.ledger import Ledger, now_ms
 from hbase_migrate.audit.records import WalStatus
 from hbase_migrate.audit.status import compute_status
-from hbase_migrate.cluster.walstore import LocalWalStore, WalFileStatus
+from hbase_migrate.cluster.storage.walstore import LocalWalStore, WalFileStatus
 from hbase_migrate.config import load_config
 from hbase_migrate.replay.discovery import SOURCE, reconcile
 from hbase_migrate.replay.job import FileTask, ReplayJob

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from hbase_migrate.cluster.endpoints import ClusterEndpoints
-from hbase_migrate.cluster.walstore import LocalWalStore
+from hbase_migrate.cluster.storage.walstore import LocalWalStore
 from hbase_migrate.wal.model import Cell, CellType, WalKey
 from hbase_migrate.wal.names import ServerName, server_dir_name, wal_file_name
 from hbase_migrate.wal.reader import WalReader

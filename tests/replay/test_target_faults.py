@@ -20,7 +20,7 @@ import pytest
 from hbase_migrate.audit.ledger import Ledger
 from hbase_migrate.audit.records import StepStatus, WalFileRecord, WalStatus
 from hbase_migrate.cluster.descriptors import FamilyDescriptor, TableDescriptor
-from hbase_migrate.cluster.thrift2 import Thrift2Client
+from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
 from hbase_migrate.config import ClusterSpec, MigrationSpec, load_config
 from hbase_migrate.errors import HBaseMigrateError
 from hbase_migrate.replay.discovery import SOURCE

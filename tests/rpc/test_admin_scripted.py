@@ -17,7 +17,7 @@ from rich.console import Console
 
 from hbase_migrate.cluster.descriptors import FamilyDescriptor, TableDescriptor
 from hbase_migrate.cluster.endpoints import ClusterEndpoints
-from hbase_migrate.cluster.zkpayload import Master, add_metadata, encode_master
+from hbase_migrate.cluster.zk.zkpayload import Master, add_metadata, encode_master
 from hbase_migrate.commands.cluster import _render_status, status_info
 from hbase_migrate.rpc.admin import NativeAdmin, SplitKeysError
 from hbase_migrate.rpc.codec import Call, RemoteException, encode_reply

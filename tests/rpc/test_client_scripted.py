@@ -8,9 +8,9 @@ from __future__ import annotations
 import socket
 from typing import Any
 
+from hbase_migrate.cluster.retry import Kind
 from hbase_migrate.rpc.client import NativeClient
 from hbase_migrate.rpc.codec import Call, RemoteException, encode_reply
-from hbase_migrate.rpc.errors import Kind
 from hbase_migrate.rpc.locate import Region
 from hbase_migrate.rpc.multi import (
     ActionResult,

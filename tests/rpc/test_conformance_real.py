@@ -15,7 +15,7 @@ from hbase_migrate.cluster.client import Client, connect
 from hbase_migrate.cluster.descriptors import RegionDescriptor, TableDescriptor
 from hbase_migrate.cluster.endpoints import ClusterEndpoints, load_cluster_json
 from hbase_migrate.cluster.errors import ClusterError
-from hbase_migrate.cluster.thrift2 import Thrift2Client
+from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
 from hbase_migrate.rpc.cluster import NativeCluster
 from hbase_migrate.wal.model import Cell, CellType, cell_order
 from realstack.hbase import RealHBase

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from hbase_migrate.cluster.retry import Kind, classify, known
 from hbase_migrate.rpc.client import NativeCallError, NativeClient
 from hbase_migrate.rpc.codec import (
     CONNECTION_CALL_ID,
@@ -19,13 +20,7 @@ from hbase_migrate.rpc.codec import (
     encode_reply,
 )
 from hbase_migrate.rpc.connection import Connection
-from hbase_migrate.rpc.errors import (
-    Kind,
-    RemoteError,
-    RpcConnectionError,
-    RpcTimeoutError,
-    classify,
-)
+from hbase_migrate.rpc.errors import RemoteError, RpcConnectionError, RpcTimeoutError
 from hbase_migrate.rpc.locate import Region
 from hbase_migrate.rpc.messages import decode_get_request, get_response
 from hbase_migrate.wal.model import Cell, CellType
@@ -158,7 +153,7 @@ def test_an_exception_class_never_seen_before() -> None:
             conn.call("Get", b"")
         conn.close()
     exc = info.value
-    assert exc.class_name == odd and exc.kind is Kind.UNKNOWN and exc.retryable
+    assert exc.class_name == odd and exc.kind is Kind.RETRY and not exc.known and exc.retryable
     assert str(exc) == (f"server 127.0.0.1:{server.port}, Get (call id 0): {odd} (an "
                         f"exception class unknown to this client): {odd}: something new")
 
@@ -203,7 +198,8 @@ def test_classification_table() -> None:
     assert classify("org.apache.hadoop.hbase.RegionTooBusyException") is Kind.RETRY
     assert classify("org.apache.hadoop.hbase.TableNotFoundException") is Kind.NEVER
     assert classify("org.apache.hadoop.hbase.UnknownScannerException") is Kind.SCANNER
-    assert classify("java.io.IOException") is Kind.UNKNOWN
+    assert classify("java.io.IOException") is Kind.RETRY and not known("java.io.IOException")
+    assert classify("java.io.IOException", do_not_retry=True) is Kind.NEVER
     assert not RemoteError("java.io.IOException", do_not_retry=True).retryable
 
 

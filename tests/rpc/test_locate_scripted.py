@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from kazoo.client import KazooClient
 
-from hbase_migrate.cluster.zkpayload import (
+from hbase_migrate.cluster.zk.zkpayload import (
     MetaRegionServer,
     add_metadata,
     encode_meta_region_server,

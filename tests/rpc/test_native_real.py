@@ -15,9 +15,10 @@ from typing import Any
 import pytest
 
 from hbase_migrate.cluster.descriptors import FamilyDescriptor, TableDescriptor
-from hbase_migrate.cluster.thrift2 import Thrift2Client
+from hbase_migrate.cluster.retry import Kind
+from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
 from hbase_migrate.rpc.client import NativeClient
-from hbase_migrate.rpc.errors import Kind, RemoteError
+from hbase_migrate.rpc.errors import RemoteError
 from hbase_migrate.wal.model import Cell, CellType, Tag, cell_order
 from minihbase.cli.minicluster import call_admin
 from minihbase.regionserver import WalSettings

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from hbase_migrate.cluster.security import ClusterSecurity
+from hbase_migrate.cluster.auth.security import ClusterSecurity
 from hbase_migrate.errors import ConfigError
 from hbase_migrate.rpc.codec import decode_call, encode_reply
 from hbase_migrate.rpc.connection import Connection

@@ -27,7 +27,7 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.serialization import pkcs12
 
-from hbase_migrate.cluster.security import ClusterSecurity
+from hbase_migrate.cluster.auth.security import ClusterSecurity
 from hbase_migrate.rpc.codec import CONNECTION_CALL_ID, Call, RemoteException, encode_reply
 from hbase_migrate.rpc.connection import Connection
 from hbase_migrate.rpc.errors import RpcConnectionError

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from hbase_migrate.cluster.descriptors import FamilyDescriptor, TableDescriptor
-from hbase_migrate.cluster.thrift2 import Thrift2Client
+from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
 from hbase_migrate.snapshot.copy import copy_table
 from hbase_migrate.snapshot.schema import SchemaMismatchError, copy_schema, split_points
 from hbase_migrate.validate.compare import compare_tables

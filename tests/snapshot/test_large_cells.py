@@ -18,8 +18,8 @@ import pytest
 
 from hbase_migrate.cli import main
 from hbase_migrate.cluster.descriptors import FamilyDescriptor, TableDescriptor
-from hbase_migrate.cluster.scanning import ScanFailedError
-from hbase_migrate.cluster.thrift2 import PutTimeoutError, Thrift2Client
+from hbase_migrate.cluster.thrift.thrift2 import PutTimeoutError, Thrift2Client
+from hbase_migrate.cluster.thrift.thrift2_scan import ScanFailedError
 from hbase_migrate.ranges.keyrange import KeyRange
 from hbase_migrate.ranges.plan import plan_ranges
 from hbase_migrate.ranges.stats import feed, range_stats

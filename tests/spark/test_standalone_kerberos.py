@@ -34,7 +34,7 @@ from typing import Any
 import pytest
 
 from hbase_migrate.cluster.endpoints import ClusterEndpoints
-from hbase_migrate.cluster.thrift2 import Thrift2Client
+from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
 from hbase_migrate.config import load_config
 from hbase_migrate.lifecycle import prepare, replay, snapshot, validate
 from hbase_migrate.ranges.credentials import ship_credentials
@@ -147,7 +147,7 @@ def credentials_in_use(configured: str, _: int) -> dict[str, Any]:
     """Run in a task: where this task's login came from, as the executor sees it."""
     import gssapi
 
-    from hbase_migrate.cluster.kerberos import logins
+    from hbase_migrate.cluster.auth.kerberos import logins
 
     held = logins()[0]
     keytab, cache = held["keytab"] or "", held["ccache"] or ""

@@ -11,7 +11,7 @@ and the cluster's security (``auth``, ``principal``, ``keytab``, ``krb5_conf``,
 ``hbase_principal``, ``http_principal``, ``zookeeper_principal``, ``qop``,
 ``rpc_protection``, ``tls_ca_file``, ``rpc_tls``, ``rpc_tls_verify_hostname``,
 ``tls_cert_file``, ``tls_key_file``:
-``hbase_migrate.cluster.security``; file names only, never a secret).
+``hbase_migrate.cluster.auth.security``; file names only, never a secret).
 :meth:`HBaseHook.endpoints` turns it into the core's ``ClusterEndpoints``.
 """
 
@@ -47,8 +47,8 @@ class HBaseHook(BaseHook):
 
     def endpoints(self) -> ClusterEndpoints:
         """The cluster's endpoints; a ConfigError names the connection when one is wrong."""
+        from hbase_migrate.cluster.auth.security import ClusterSecurity
         from hbase_migrate.cluster.endpoints import ClusterEndpoints
-        from hbase_migrate.cluster.security import ClusterSecurity
         from hbase_migrate.errors import ConfigError
 
         conn = self.get_connection(self.hbase_conn_id)

@@ -1,5 +1,5 @@
 """Codecs for the payloads HBase keeps in ZooKeeper (replication's are in
-:mod:`hbase_migrate.cluster.replication_payload`).
+:mod:`hbase_migrate.cluster.zk.replication_payload`).
 
 Every znode HBase writes carries two prefixes before the protobuf message::
 
@@ -245,7 +245,9 @@ def version_info_message(info: VersionInfo) -> bytes:
     return out
 
 
-def _version_info_from(message: bytes) -> VersionInfo:
+def version_info_from(message: bytes) -> VersionInfo:
+    """A ``VersionInfo`` message (``HBase.proto``), as a ConnectionHeader or a master znode
+    carries it."""
     m = Message(message, "VersionInfo")
     version, url, revision, user, date, checksum = (m.opt_str(n) or "" for n in range(1, 7))
     return VersionInfo(version, url, revision, user, date, checksum, m.opt_int(7), m.opt_int(8))
@@ -266,5 +268,5 @@ def decode_region_server_info(data: bytes, what: str = "rs znode") -> RegionServ
         port, version = m.opt_int(1), m.opt_bytes(2)
         return RegionServerInfo(
             None if port is None else to_int64(port),
-            None if version is None else _version_info_from(version),
+            None if version is None else version_info_from(version),
         )

@@ -1,7 +1,7 @@
 """One ``krb5.conf`` for clusters in several realms: MIT Kerberos reads one configuration
 per process (``KRB5_CONFIG``), so a process that logs in to clusters whose ``krb5_conf``
 files differ reads a file merged from them (:func:`merge`), written by
-:mod:`hbase_migrate.cluster.kerberos` into its private folder; the given files are only read.
+:mod:`hbase_migrate.cluster.auth.kerberos` into its private folder; the given files are only read.
 
 The merge keeps every realm of every file (a realm two files describe differently is
 refused: two KDCs of one realm name cannot both be right), the first file's value of each

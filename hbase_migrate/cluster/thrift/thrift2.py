@@ -1,34 +1,34 @@
 """A typed client of HBase's Thrift2 gateway (THBaseService), the exact write path.
 
 Thrift2 carries a timestamp per cell and every delete type, so WAL cells map one to one
-(:mod:`hbase_migrate.cluster.mutations`, written by :meth:`Thrift2Client.write_cells`).
+(:mod:`hbase_migrate.cluster.thrift.mutations`, written by :meth:`Thrift2Client.write_cells`).
 Calls that fail on the transport are retried with exponential backoff on a new
 connection, the gateway's endpoint looked up again first (``locate``: a gateway restarted on
 new ports is found on the next attempt). An error answered by the server is retried the
-same way only when HBase marks it retryable (TIOError ``canRetry``: not a
-DoNotRetryIOException, e.g. a region in transition after a region server died) and the call
-is idempotent (reads; puts and deletes carry their timestamps); others (TIllegalArgument, a
-missing table, a create) are not. What stays unreachable raises
+same way only when the one classification (:func:`~hbase_migrate.cluster.retry.classify_thrift`:
+HBase's ``canRetry``, not a DoNotRetryIOException, and no cause that never succeeds) says
+so and the call is idempotent (reads; puts and deletes carry their timestamps); others
+(TIllegalArgument, a missing table, a create) are not. What stays unreachable raises
 :class:`Thrift2UnreachableError`, and the next call then makes a single attempt until one
 succeeds (a gateway known to be down is not waited for call after call).
 
 Calls are sized by bytes (:mod:`hbase_migrate.cluster.sizing`): a scan asks for about
 ``max_result_bytes`` per call and splits rows wider than that into pieces
-(:mod:`hbase_migrate.cluster.scanning`); ``put_cells`` sends at most ``max_put_bytes`` per
-``putMultiple``. A call that times out is retried smaller, at most ``timeout_retries`` times
-in a row, then fails with one line saying what to change. A server error's message is cut
-to its first line (HBase sends Java stack traces). A secured cluster's connection speaks
-SASL/GSSAPI (:mod:`hbase_migrate.cluster.sasl`), as the Thrift1 client's do; with transport
-``"http"`` calls are HTTP POSTs (:mod:`hbase_migrate.cluster.thrift_http`, SPNEGO when
-secured).
+(:mod:`hbase_migrate.cluster.thrift.thrift2_scan`); ``put_cells`` sends at most
+``max_put_bytes`` per ``putMultiple``. A call that times out is retried smaller, at most
+``timeout_retries`` times in a row, then fails with one line saying what to change. A
+server error's message is cut to its first line (HBase sends Java stack traces). A secured
+cluster's connection speaks SASL/GSSAPI (:mod:`hbase_migrate.cluster.thrift.sasl`), as the
+Thrift1 client's do; with transport ``"http"`` calls are HTTP POSTs
+(:mod:`hbase_migrate.cluster.thrift.thrift_http`, SPNEGO when secured).
 """
 
 from __future__ import annotations
 
 import logging
 import socket
-import time
 from collections.abc import Callable, Iterator, Sequence
+from functools import partial
 from types import TracebackType
 from typing import Any, Self, TypeVar
 
@@ -43,9 +43,11 @@ from thriftpy2.transport import (
 )
 
 from hbase_migrate.bytesutil import to_string_binary
-from hbase_migrate.cluster.client import ALL_VERSIONS, Columns
+from hbase_migrate.cluster.auth.security import ClusterSecurity
 from hbase_migrate.cluster.descriptors import (
+    ALL_VERSIONS,
     FOREVER,
+    Columns,
     FamilyDescriptor,
     RegionDescriptor,
     TableDescriptor,
@@ -58,19 +60,12 @@ from hbase_migrate.cluster.endpoints import (
     parse_host_port,
     reason,
     relocated,
-    tried,
+    unreachable,
 )
 from hbase_migrate.cluster.errors import ClusterError, GatewayUnreachableError
-from hbase_migrate.cluster.mutations import deletes_from_cells, puts_from_cells
 from hbase_migrate.cluster.regions import settled_regions
-from hbase_migrate.cluster.sasl import (
-    credentials_missing,
-    open_secured,
-    sasl_required,
-    sasl_transport,
-)
-from hbase_migrate.cluster.scanning import AdaptiveScan
-from hbase_migrate.cluster.security import ClusterSecurity
+from hbase_migrate.cluster.retry import Kind, Retry, classify_thrift, first_line
+from hbase_migrate.cluster.scanning import kind_of, range_text, resumed
 from hbase_migrate.cluster.sizing import (
     DEFAULT_MAX_PUT_BYTES,
     DEFAULT_MAX_RESULT_BYTES,
@@ -82,8 +77,16 @@ from hbase_migrate.cluster.sizing import (
     chunks_by_bytes,
     format_bytes,
 )
-from hbase_migrate.cluster.thrift2_idl import hbase2
-from hbase_migrate.cluster.thrift_http import http_transport
+from hbase_migrate.cluster.thrift.mutations import deletes_from_cells, puts_from_cells
+from hbase_migrate.cluster.thrift.sasl import (
+    credentials_missing,
+    open_secured,
+    sasl_required,
+    sasl_transport,
+)
+from hbase_migrate.cluster.thrift.thrift2_idl import hbase2
+from hbase_migrate.cluster.thrift.thrift2_scan import Thrift2Scanner
+from hbase_migrate.cluster.thrift.thrift_http import http_transport
 from hbase_migrate.cluster.waves import waves
 from hbase_migrate.tablename import split_table_name
 from hbase_migrate.wal.model import Cell, CellType
@@ -99,22 +102,25 @@ _UNREADABLE: tuple[type[Exception], ...] = (TApplicationException, *PROTOCOL_ERR
 
 
 class Thrift2Error(ClusterError):
-    """The gateway refused a call, or stayed unreachable after every retry."""
+    """The gateway refused a call, or stayed unreachable after every retry; ``kind`` says
+    what was decided about it (:mod:`hbase_migrate.cluster.retry`)."""
+
+    def __init__(self, message: str, *, endpoint: str | None = None,
+                 kind: Kind = Kind.NEVER) -> None:
+        super().__init__(message, endpoint=endpoint)
+        self.kind = kind
 
 
 class Thrift2UnreachableError(Thrift2Error, GatewayUnreachableError):
     """Every attempt of a call failed on the transport (refused, reset, timed out)."""
 
+    def __init__(self, message: str, *, endpoint: str | None = None) -> None:
+        super().__init__(message, endpoint=endpoint, kind=Kind.OUTAGE)
+
 
 class PutTimeoutError(Thrift2Error):
     """A put kept timing out, even split down to one cell: the message names the table,
     the row and cell size reached and what to change."""
-
-
-def first_line(message: object) -> str:
-    """The first line of a server's message (HBase appends Java stack traces)."""
-    text = str(message or "").strip()
-    return text.splitlines()[0] if text else "(no message)"
 
 
 _PUT = int(CellType.PUT)
@@ -174,18 +180,28 @@ def _put_multiple(table: str, puts: list[Any]) -> Callable[[Any], None]:
     return lambda client: client.putMultiple(table.encode(), puts)
 
 
-# HBase's DoNotRetryIOExceptions that its client hands back wrapped in a retryable one
-# (a batch's RetriesExhaustedWithDetailsException), where canRetry says yes.
-DO_NOT_RETRY = ("DoNotRetryIOException", "TableNotFoundException", "TableNotEnabledException",
-                "NoSuchColumnFamilyException", "NamespaceNotFoundException",
-                "AccessDeniedException", "FailedSanityCheckException")
+def server_kind(exc: Any) -> Kind:
+    """The kind of an error the gateway answered (it carries no exception class:
+    :func:`~hbase_migrate.cluster.retry.classify_thrift`)."""
+    return classify_thrift(exc.message, bool(getattr(exc, "canRetry", False)))
 
 
-def retryable(exc: Any) -> bool:
-    """Whether a server error may be sent again: HBase's ``canRetry``, unless its message
-    names a cause that never succeeds on retry."""
-    message = exc.message or ""
-    return bool(getattr(exc, "canRetry", False)) and not any(n in message for n in DO_NOT_RETRY)
+def _scan_kind(exc: Exception) -> Kind | None:
+    """What a scan does about a failure: a gateway that stayed unreachable through the
+    call's own retries (opening a scanner) ends it at once, as any call's would."""
+    if isinstance(exc, Thrift2UnreachableError):
+        return None
+    return kind_of(exc)
+
+
+def scanner_kind(exc: Any) -> Kind:
+    """The kind of an error of ``getScannerRows``: as :func:`server_kind`, and the
+    gateway's own refusal of a scanner id it no longer holds (a ``TIllegalArgument`` with
+    this message, HBase's ``ThriftHBaseServiceHandler``, no exception behind it) is a lost
+    scanner."""
+    if isinstance(exc, hbase2.TIllegalArgument) and exc.message == "Invalid scanner Id":
+        return Kind.SCANNER
+    return server_kind(exc)
 
 
 class Thrift2Client:
@@ -226,7 +242,7 @@ class Thrift2Client:
         self.cluster = cluster or endpoint
         self.region_wait = region_wait
         self.put_limit = max_put_bytes  # lowered when a put call times out
-        self.last_scan: AdaptiveScan | None = None  # the figures of the latest scan
+        self.last_scan: Thrift2Scanner | None = None  # the figures of the latest scan
         self.unreachable = False  # the last call used up its retries on the transport
         self._client: Any = None
 
@@ -309,10 +325,12 @@ class Thrift2Client:
         except Thrift2Error:
             pass
 
-    def server_error(self, what: str, exc: Any, tries: str = "") -> Thrift2Error:
+    def server_error(self, what: str, exc: Any, tries: str = "",
+                     kind: Kind = Kind.NEVER) -> Thrift2Error:
         """The error of a call the server answered with TIOError/TIllegalArgument
-        (``tries``: how often it was tried, when more than once)."""
-        return Thrift2Error(f"{self.endpoint}: {what}: {first_line(exc.message)}{tries}")
+        (``tries``: how often it was tried, when more than once), carrying ``kind``."""
+        return Thrift2Error(f"{self.endpoint}: {what}: {first_line(exc.message)}{tries}",
+                            kind=kind)
 
     def _unreadable(self, what: str, exc: Exception) -> Thrift2Error:
         """The error of a call answered with a TApplicationException, or with a reply that
@@ -325,53 +343,48 @@ class Thrift2Client:
 
     def _call(self, what: str, func: Callable[[Any], _T], attempts: int | None = None,
               raise_timeouts: bool = False, idempotent: bool = False) -> _T:
-        """Run ``func(client)``, reconnecting (to where ``locate`` says) and retrying on
-        transport errors: ``retries`` times, or not at all while the gateway is known to be
-        unreachable; an ``idempotent`` call also on a server error HBase says may be
-        retried. With ``raise_timeouts``, a call that timed out raises TimeoutError at
-        once (the caller retries it smaller)."""
+        """Run ``func(client)`` in the one retry loop (:mod:`hbase_migrate.cluster.retry`),
+        reconnecting (to where ``locate`` says) after a transport error: ``retries`` times,
+        or not at all while the gateway is known to be unreachable; an ``idempotent`` call
+        also after a server error classified as worth retrying. With ``raise_timeouts``, a
+        call that timed out raises TimeoutError at once (the caller retries it smaller)."""
         if attempts is None:
             attempts = 1 if self.unreachable else self.retries + 1
-        delay, began, attempt = self.backoff, time.monotonic(), 0
+        retry = Retry(f"{self.endpoint}: {what}", partial(self._give_up, what),
+                      attempts=max(attempts, self.retries + 1), backoff=self.backoff,
+                      max_backoff=10.0, counter=RETRIES, count_as="thrift2",
+                      level=logging.WARNING)
         while True:
-            if attempt or self.unreachable:
+            if retry.attempt or self.unreachable:
                 self.relocate()
-            attempt += 1
             try:
                 result = func(self._connect())
             except (hbase2.TIOError, hbase2.TIllegalArgument) as exc:
                 self.unreachable = False
-                again = idempotent and retryable(exc)
-                if not again or attempt >= max(attempts, self.retries + 1):
-                    raise self.server_error(what, exc, tried(attempt, began)) from exc
-                log.warning("%s: %s failed on the server, which says it may be retried (%s); "
-                            "retrying in %.1fs", self.endpoint, what,
-                            first_line(exc.message), delay)
+                retry.failed(exc, server_kind(exc) if idempotent else Kind.NEVER)
             except _UNREADABLE as exc:
                 self.unreachable = False
                 raise self._unreadable(what, exc) from exc
             except _TRANSPORT_ERRORS as exc:
                 self.close()
-                if attempt == 1 and self.security is None and self.transport != "http" \
+                if not retry.attempt and self.security is None and self.transport != "http" \
                         and sasl_required(self.host, self.port):
                     raise credentials_missing(self.cluster, "thrift2", self.endpoint) from exc
                 if raise_timeouts and isinstance(exc, TimeoutError):
                     self.unreachable = False
                     raise
-                if attempt >= attempts:
-                    self.unreachable = True
-                    raise Thrift2UnreachableError(
-                        f"thrift2 gateway {self.endpoint}: {what}: unreachable"
-                        f"{tried(attempt, began)}: {reason(exc)}",
-                        endpoint=str(self.endpoint)) from exc
-                log.warning("%s: %s failed (%s); retrying in %.1fs", self.endpoint, what, exc,
-                            delay)
+                retry.failed(exc, Kind.OUTAGE, attempts)
             else:
                 self.unreachable = False
                 return result
-            RETRIES["thrift2"] += 1
-            time.sleep(delay)
-            delay = min(delay * 2, 10.0)
+
+    def _give_up(self, what: str, exc: Exception, kind: Kind, tried: str) -> Thrift2Error:
+        """The final error of a call: unreachable (an outage), or what the server said."""
+        if kind is Kind.OUTAGE:
+            self.unreachable = True
+            return Thrift2UnreachableError(unreachable("thrift2", self.endpoint, what, tried, exc),
+                                           endpoint=str(self.endpoint))
+        return self.server_error(what, exc, tried, kind)
 
     # --- writes -------------------------------------------------------------------------
 
@@ -417,7 +430,7 @@ class Thrift2Client:
 
     def write_cells(self, table: str, cells: Sequence[Cell]) -> int:
         """Write cells exactly, each row's in their order
-        (:mod:`hbase_migrate.cluster.mutations`): puts and deletes in calls of their own,
+        (:mod:`hbase_migrate.cluster.thrift.mutations`): puts and deletes in calls of their own,
         as few as that order allows. Returns how many groups of calls were made."""
         calls = waves(cells)
         for call in calls:
@@ -449,8 +462,8 @@ class Thrift2Client:
         Calls ask for about ``max_result_bytes`` (at most ``rows_per_call`` Results); a
         call that fails on the transport reopens the scanner where the last piece ended,
         asking for less, at most ``timeout_retries`` times in a row
-        (:class:`~hbase_migrate.cluster.scanning.ScanFailedError`). ``raw``: delete markers
-        and the cells they hide too (the scan attribute HBase's ``Scan.setRaw`` sets)."""
+        (:class:`~hbase_migrate.cluster.thrift.thrift2_scan.ScanFailedError`). ``raw``: delete
+        markers and the cells they hide too (the scan attribute HBase's ``Scan.setRaw`` sets)."""
         trange = hbase2.TTimeRange(*time_range) if time_range else None
         tcolumns = _tcolumns(columns)
         attributes = {RAW_ATTRIBUTE: b"\xff"} if raw else None
@@ -460,12 +473,36 @@ class Thrift2Client:
                                 maxVersions=max_versions, timeRange=trange, batchSize=batch,
                                 attributes=attributes)
 
-        scan = AdaptiveScan(self, table, start, stop, make_tscan, cells_from_result,
-                            rows_per_call)
-        self.last_scan = scan
-        return scan.pieces()
+        scanner = Thrift2Scanner(self, table, start, stop, make_tscan, cells_from_result,
+                                 rows_per_call)
+        self.last_scan = scanner
+        retry = Retry(f"{self.endpoint}: scan {table} {range_text(start, stop)}",
+                      scanner.give_up, attempts=self.timeout_retries + 1,
+                      max_backoff=1.0, level=logging.WARNING)
+        return resumed(scanner, start, retry, _scan_kind)
 
-    def _close_scanner(self, scanner_id: int) -> None:
+    def open_scanner(self, table: str, tscan: Any) -> int:
+        """Open a scanner on the gateway (retried as any idempotent call): its id."""
+        return int(self._call(f"openScanner {table}",
+                              lambda c: c.openScanner(table.encode(), tscan), idempotent=True))
+
+    def scanner_rows(self, table: str, scanner_id: int, rows: int) -> list[Any]:
+        """One ``getScannerRows`` call, not retried: a failure raises a
+        :class:`Thrift2Error` carrying its kind (the gateway lost the scanner: SCANNER; the
+        transport failed: OUTAGE, the connection closed, the cause a TimeoutError when the
+        call timed out)."""
+        try:
+            results: list[Any] = self._connect().getScannerRows(scanner_id, rows)
+        except (hbase2.TIOError, hbase2.TIllegalArgument) as exc:
+            raise self.server_error(f"scan {table}", exc, kind=scanner_kind(exc)) from exc
+        except _TRANSPORT_ERRORS as exc:
+            self.close()
+            raise Thrift2Error(f"{self.endpoint}: scan {table}: {reason(exc)}",
+                               kind=Kind.OUTAGE) from exc
+        return results
+
+    def close_scanner(self, scanner_id: int) -> None:
+        """Close a scanner on the gateway; a failure closes the connection instead."""
         if self._client is None:
             return
         try:

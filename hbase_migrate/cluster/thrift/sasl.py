@@ -4,7 +4,7 @@ thriftpy2's ``TSaslClientTransport`` speaks Thrift's SASL framing (a START and O
 challenges until COMPLETE, then length-prefixed frames, wrapped when the QOP is auth-int or
 auth-conf); it drives a client with the classic ``sasl`` module's interface. :class:`GssapiSasl`
 is that interface over ``pure-sasl``'s GSSAPI mechanism, which asks MIT Kerberos for the
-ticket (see :mod:`hbase_migrate.cluster.kerberos`). The QOP asked for is the cluster's
+ticket (see :mod:`hbase_migrate.cluster.auth.kerberos`). The QOP asked for is the cluster's
 ``qop`` only: a gateway offering another is refused by the mechanism, and the error says so.
 """
 
@@ -15,7 +15,7 @@ from typing import Any
 
 from thriftpy2.transport import TSaslClientTransport, TTransportBase
 
-from hbase_migrate.cluster.security import ClusterSecurity, service_principal
+from hbase_migrate.cluster.auth.security import ClusterSecurity, service_principal
 
 MECHANISM = "GSSAPI"
 
@@ -64,13 +64,13 @@ def open_secured(transport: TTransportBase, socket: TTransportBase, security: Cl
                  cluster: str, endpoint: str) -> None:
     """Connect ``socket`` (its errors are the caller's: an unreachable gateway), then run
     the SASL handshake of ``transport``: a handshake that fails raises a one-line
-    :class:`~hbase_migrate.cluster.kerberos.KerberosError` (no ticket, a wrong principal,
+    :class:`~hbase_migrate.cluster.auth.kerberos.KerberosError` (no ticket, a wrong principal,
     a QOP the gateway does not offer...)."""
     import kerberos as pykerberos
     from puresasl import SASLError, SASLProtocolException
     from thriftpy2.transport import TTransportException
 
-    from hbase_migrate.cluster.kerberos import explain, login
+    from hbase_migrate.cluster.auth.kerberos import explain, login
 
     login(security, cluster, endpoint)
     socket.open()
@@ -91,7 +91,7 @@ def open_secured(transport: TTransportBase, socket: TTransportBase, security: Cl
 
 def explain_qop(exc: Exception, security: ClusterSecurity, cluster: str, endpoint: str
                 ) -> Exception:
-    from hbase_migrate.cluster.kerberos import KerberosError
+    from hbase_migrate.cluster.auth.kerberos import KerberosError
 
     offered = str(exc).rpartition("offering")[2].partition(")")[0].strip(" (")
     return KerberosError(
@@ -121,7 +121,7 @@ def sasl_required(host: str, port: int, timeout: float = 2.0) -> bool:
 
 def credentials_missing(cluster: str, gateway: str, endpoint: str) -> Exception:
     """The error of a client without credentials that reached a SASL gateway."""
-    from hbase_migrate.cluster.kerberos import KerberosError
+    from hbase_migrate.cluster.auth.kerberos import KerberosError
 
     return KerberosError(
         f"cluster {cluster!r}, {gateway} gateway {endpoint}: the gateway requires SASL "

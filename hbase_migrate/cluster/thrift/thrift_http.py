@@ -20,7 +20,7 @@ from typing import Any
 
 from thriftpy2.transport import TBufferedTransport, TTransportBase, TTransportException
 
-from hbase_migrate.cluster.security import ClusterSecurity
+from hbase_migrate.cluster.auth.security import ClusterSecurity
 
 log = logging.getLogger(__name__)
 
@@ -61,7 +61,7 @@ class HttpTransport(TTransportBase):
             return
         from requests import Session
 
-        from hbase_migrate.cluster.kerberos import login
+        from hbase_migrate.cluster.auth.kerberos import login
 
         if self.kerberos:
             login(self.security, self.cluster, self.endpoint)
@@ -97,7 +97,7 @@ class HttpTransport(TTransportBase):
 
         auth = None
         if self.kerberos:
-            from hbase_migrate.cluster.kerberos import http_auth
+            from hbase_migrate.cluster.auth.kerberos import http_auth
 
             assert self.security is not None
             auth = http_auth(self.security, self.host, preemptive=True)
@@ -126,7 +126,7 @@ class HttpTransport(TTransportBase):
 
     def _refused(self, why: str) -> Exception:
         """The one-line error of a 401 or of a SPNEGO exchange that failed."""
-        from hbase_migrate.cluster.kerberos import KerberosError, explain
+        from hbase_migrate.cluster.auth.kerberos import KerberosError, explain
 
         endpoint = f"{self.gateway} gateway {self.url}"
         if not self.kerberos:

@@ -17,10 +17,10 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from hbase_migrate.cluster.auth.security import ClusterSecurity
 from hbase_migrate.cluster.endpoints import check_http_url
 from hbase_migrate.cluster.errors import ClusterError, WebHdfsUnreachableError
-from hbase_migrate.cluster.security import ClusterSecurity
-from hbase_migrate.cluster.walstore import WebHdfsWalStore
+from hbase_migrate.cluster.storage.walstore import WebHdfsWalStore
 
 CHUNK = 1 << 20  # bytes per read from a stream
 

@@ -31,10 +31,10 @@ from pathlib import Path
 from typing import Any, BinaryIO, NamedTuple
 from urllib.parse import urlsplit
 
+from hbase_migrate.cluster.auth.kerberos import KerberosError, explain, http_auth, login
+from hbase_migrate.cluster.auth.security import ClusterSecurity
 from hbase_migrate.cluster.endpoints import check_http_url
 from hbase_migrate.cluster.errors import ClusterError, WebHdfsUnreachableError
-from hbase_migrate.cluster.kerberos import KerberosError, explain, http_auth, login
-from hbase_migrate.cluster.security import ClusterSecurity
 from hbase_migrate.errors import WalError
 from hbase_migrate.wal.names import parse_wal_path
 from hbase_migrate.wal.source import open_source, register_client, source_size

@@ -7,7 +7,7 @@ turns the gateway's IOError / IllegalArgument into :class:`Thrift1Error`, and on
 unreachable into :class:`Thrift1UnreachableError`, after which the next call makes a single
 attempt until one succeeds. Thrift1 reads see only the newest version of each column in
 scans; use the Thrift2 client for every version. A secured cluster's connections speak
-SASL/GSSAPI (:mod:`hbase_migrate.cluster.sasl`); a client without credentials that reaches
+SASL/GSSAPI (:mod:`hbase_migrate.cluster.thrift.sasl`); a client without credentials that reaches
 a SASL gateway is told so in one line instead of waiting it out as an outage.
 """
 
@@ -17,9 +17,9 @@ import logging
 import queue
 import socket
 import threading
-import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from functools import partial
 from types import TracebackType
 from typing import Any, Self, TypeVar
 
@@ -29,6 +29,7 @@ from thriftpy2.thrift import TApplicationException, TClient, TException
 from thriftpy2.transport import TSocket, TTransportException
 
 from hbase_migrate.bytesutil import to_string_binary
+from hbase_migrate.cluster.auth.security import ClusterSecurity
 from hbase_migrate.cluster.descriptors import (
     FOREVER,
     FamilyDescriptor,
@@ -41,21 +42,20 @@ from hbase_migrate.cluster.endpoints import (
     Locate,
     mismatch,
     parse_host_port,
-    reason,
     relocated,
-    tried,
+    unreachable,
 )
 from hbase_migrate.cluster.errors import ClusterError, GatewayUnreachableError
 from hbase_migrate.cluster.regions import settled_regions
-from hbase_migrate.cluster.sasl import (
+from hbase_migrate.cluster.retry import Kind, Retry
+from hbase_migrate.cluster.sizing import DEFAULT_REGION_WAIT
+from hbase_migrate.cluster.thrift.sasl import (
     credentials_missing,
     open_secured,
     sasl_required,
     sasl_transport,
 )
-from hbase_migrate.cluster.security import ClusterSecurity
-from hbase_migrate.cluster.sizing import DEFAULT_REGION_WAIT
-from hbase_migrate.cluster.thrift_http import http_transport
+from hbase_migrate.cluster.thrift.thrift_http import http_transport
 from hbase_migrate.wal.model import Cell, CellType
 
 log = logging.getLogger(__name__)
@@ -66,11 +66,16 @@ Row = dict[bytes, tuple[bytes, int]]  # b"family:qualifier" -> (value, timestamp
 
 
 class Thrift1Error(ClusterError):
-    """The gateway refused a call, or stayed unreachable after every retry."""
+    """The gateway refused a call, or stayed unreachable after every retry; ``kind`` says
+    what was decided about it (:mod:`hbase_migrate.cluster.retry`)."""
+
+    kind = Kind.NEVER
 
 
 class Thrift1UnreachableError(Thrift1Error, GatewayUnreachableError):
     """Every attempt of a call failed on the transport (refused, reset, timed out)."""
+
+    kind = Kind.OUTAGE
 
 
 def _text(value: Any) -> str:
@@ -243,45 +248,46 @@ class Thrift1Client:
         return Thrift1Error(f"{self.endpoint}: {what}: {_text(message)}")
 
     def _call(self, what: str, func: Callable[[Any], _T], attempts: int | None = None) -> _T:
-        """Run ``func(connection)``; retry transport errors on a fresh connection (where
-        ``locate`` says the gateway is): ``retries`` times, or not at all while the gateway
-        is known to be unreachable."""
+        """Run ``func(connection)`` in the one retry loop (:mod:`hbase_migrate.cluster.retry`):
+        a transport error is retried on a fresh connection (where ``locate`` says the gateway
+        is), ``retries`` times, or not at all while the gateway is known to be unreachable;
+        an error the server answers is not (happybase's IOError carries no ``canRetry``)."""
         if attempts is None:
             attempts = 1 if self.unreachable else self.retries + 1
-        delay, began = self.backoff, time.monotonic()
-        for attempt in range(attempts):
-            if attempt or self.unreachable:
+        retry = Retry(f"{self.endpoint}: {what}", partial(self._give_up, what),
+                      attempts=attempts, backoff=self.backoff, max_backoff=10.0,
+                      counter=RETRIES, count_as="thrift", level=logging.WARNING)
+        while True:
+            if retry.attempt or self.unreachable:
                 self.relocate()
             try:
                 with self.pool.connection() as conn:
                     result = func(conn)
             except _TRANSPORT_ERRORS as exc:
-                if attempt == 0 and self._pool_options["security"] is None and \
+                if not retry.attempt and self._pool_options["security"] is None and \
                         self._pool_options["transport"] != "http" and sasl_required(
                         *parse_host_port(self.endpoint, "thrift endpoint")):
                     raise credentials_missing(self._pool_options["cluster"], "thrift",
                                               self.endpoint) from exc
-                if attempt + 1 >= attempts:
-                    self.unreachable = True
-                    raise Thrift1UnreachableError(
-                        f"thrift gateway {self.endpoint}: {what}: unreachable"
-                        f"{tried(attempt + 1, began)}: {reason(exc)}",
-                        endpoint=str(self.endpoint)) from exc
-                log.warning("%s: %s failed (%s); retrying", self.endpoint, what, exc)
-                RETRIES["thrift"] += 1
-                time.sleep(delay)
-                delay = min(delay * 2, 10.0)
+                retry.failed(exc, Kind.OUTAGE)
             except PROTOCOL_ERRORS as exc:
                 raise Thrift1Error(mismatch(
                     "thrift", self.endpoint, what, self._pool_options["transport"],
                     self._pool_options["protocol"], exc)) from exc
             except (TApplicationException, TException) as exc:
                 self.unreachable = False
-                raise self._error(what, exc) from exc
+                retry.failed(exc, Kind.NEVER)
             else:
                 self.unreachable = False
                 return result
-        raise AssertionError("unreachable")
+
+    def _give_up(self, what: str, exc: Exception, kind: Kind, tried: str) -> Thrift1Error:
+        """The final error of a call: unreachable (an outage), or what the server said."""
+        if kind is Kind.OUTAGE:
+            self.unreachable = True
+            return Thrift1UnreachableError(unreachable("thrift", self.endpoint, what, tried, exc),
+                                           endpoint=str(self.endpoint))
+        return self._error(what, exc)
 
     # --- schema and regions -------------------------------------------------------------
 

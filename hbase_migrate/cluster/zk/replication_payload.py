@@ -1,6 +1,6 @@
 """Codecs for the replication payloads HBase 1.x/2.x keeps in ZooKeeper (peer state, peers
 with their table CFs in both peer schemas, queue WAL positions) and the names of replication
-queues. The prefixes and the message conventions are :mod:`hbase_migrate.cluster.zkpayload`'s.
+queues. The prefixes and the message conventions are :mod:`hbase_migrate.cluster.zk.zkpayload`'s.
 
     ReplicationState  1 state (ENABLED = 0, DISABLED = 1)
     ReplicationHLogPosition  1 position (int64)
@@ -19,7 +19,7 @@ from enum import IntEnum
 from typing import Literal, NamedTuple
 
 from hbase_migrate.cluster.errors import ZkPayloadError
-from hbase_migrate.cluster.zkpayload import (
+from hbase_migrate.cluster.zk.zkpayload import (
     PB_MAGIC,
     is_server_name,
     payload,

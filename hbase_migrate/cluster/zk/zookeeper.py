@@ -41,13 +41,14 @@ from kazoo.exceptions import (
 )
 from kazoo.recipe.lock import Lock
 
+from hbase_migrate.cluster.auth.kerberos import KerberosError, explain, kazoo_sasl_options, login
+from hbase_migrate.cluster.auth.security import ClusterSecurity
 from hbase_migrate.cluster.errors import (
     ClusterError,
     MigrationLockedError,
     ZooKeeperUnreachableError,
 )
-from hbase_migrate.cluster.kerberos import KerberosError, explain, kazoo_sasl_options, login
-from hbase_migrate.cluster.replication_payload import (
+from hbase_migrate.cluster.zk.replication_payload import (
     PeerSchema,
     ReplicationPeer,
     ReplicationState,
@@ -59,8 +60,7 @@ from hbase_migrate.cluster.replication_payload import (
     parse_legacy_table_cfs,
     parse_queue_id,
 )
-from hbase_migrate.cluster.security import ClusterSecurity
-from hbase_migrate.cluster.zkpayload import (
+from hbase_migrate.cluster.zk.zkpayload import (
     decode_cluster_id,
     decode_master,
     decode_meta_region_server,

@@ -1,6 +1,6 @@
 """Kerberos credentials of this process, and the one-line errors a failed login gives.
 
-A cluster with ``auth = "kerberos"`` (:class:`~hbase_migrate.cluster.security.ClusterSecurity`)
+A cluster with ``auth = "kerberos"`` (:class:`~hbase_migrate.cluster.auth.security.ClusterSecurity`)
 is reached with a ticket of its ``principal``; one process may log in as several (a source
 and a target in two realms without a trust). Each keytab identity has its own credential
 cache in one collection (``KRB5CCNAME=DIR:`` a folder of mode 0700, removed at exit or by a
@@ -12,7 +12,7 @@ SPNEGO through requests-kerberos, which also refreshes before each token: :func:
 HBase's RPC through python-gssapi with the principal's own :func:`credentials`),
 and MIT picks the cache of that principal from the collection, so no environment changes per
 call and threads need no care. Two clusters with different ``krb5_conf`` files are read
-through one merged file in the private folder (:mod:`hbase_migrate.cluster.krb5conf`).
+through one merged file in the private folder (:mod:`hbase_migrate.cluster.auth.krb5conf`).
 Child processes (Spark's Python workers) share the collection of the process that made it.
 A Spark task on a worker that has none of this (:mod:`hbase_migrate.ranges.credentials`)
 first names, with :func:`use_local_copies`, the shipped copies of a keytab and
@@ -37,9 +37,9 @@ import tempfile
 import threading
 from typing import Any
 
+from hbase_migrate.cluster.auth.krb5conf import Krb5ConfConflict, merge
+from hbase_migrate.cluster.auth.security import ClusterSecurity, service_principal, warn_if_exposed
 from hbase_migrate.cluster.errors import ClusterError
-from hbase_migrate.cluster.krb5conf import Krb5ConfConflict, merge
-from hbase_migrate.cluster.security import ClusterSecurity, service_principal, warn_if_exposed
 
 log = logging.getLogger(__name__)
 

@@ -1,0 +1,1 @@
+"""How clients authenticate to a cluster: its security settings and Kerberos credentials."""
