@@ -19,20 +19,21 @@ region server, the servers called in parallel; the actions that fail are retried
 
 from __future__ import annotations
 
+import itertools
 import logging
+import threading
 import time
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from types import TracebackType
-from typing import Self, TypeVar
+from typing import NamedTuple, Self, TypeVar
 
 from hbase_migrate.cluster.errors import ServiceUnreachableError
 from hbase_migrate.cluster.security import ClusterSecurity
-from hbase_migrate.cluster.sizing import chunks_by_bytes
+from hbase_migrate.cluster.sizing import cell_bytes
 from hbase_migrate.cluster.waves import waves
 from hbase_migrate.rpc.codec import KEYVALUE_CODEC, KEYVALUE_CODEC_WITH_TAGS, encode_cell_block
-from hbase_migrate.rpc.connection import DEFAULT_CALL_TIMEOUT, Pool
+from hbase_migrate.rpc.connection import DEFAULT_CALL_TIMEOUT, PendingCall, Pool
 from hbase_migrate.rpc.errors import (
     Kind,
     RegionNotFoundError,
@@ -68,10 +69,14 @@ from hbase_migrate.wal.protobuf import ProtobufError
 log = logging.getLogger(__name__)
 
 _T = TypeVar("_T")
-ROWS_PER_CALL = 1000
+ROWS_PER_CALL = 0x7FFFFFFF  # as HBase's client: a scan call is bounded by bytes alone
 MAX_RESULT_BYTES = 4 << 20
 MAX_MULTI_BYTES = 4 << 20
+MULTIS_PER_SERVER = 2  # HBase's hbase.client.max.perserver.tasks
+MIN_PART_ROWS = 64  # a server's share of a round is cut into Multis of at least this
 _Row = tuple[bytes, list[Cell]]  # a row and its cells: one MutationProto
+_Server = tuple[str, int]
+_Batch = dict[bytes, tuple[Region, list[_Row]]]  # one Multi: region name -> its rows
 _Failure = tuple[Exception, "Region | None"]
 # what an attempt may end in: judged by _Retry.judge (the last two: a malformed reply)
 _MALFORMED = (ProtobufError, CellCorruptError)
@@ -148,7 +153,8 @@ class NativeClient:
                  call_timeout: float = DEFAULT_CALL_TIMEOUT, attempts: int = 12,
                  max_backoff: float = 5.0, rows_per_call: int = ROWS_PER_CALL,
                  max_result_bytes: int = MAX_RESULT_BYTES,
-                 max_multi_bytes: int = MAX_MULTI_BYTES, tags: bool = False,
+                 max_multi_bytes: int = MAX_MULTI_BYTES,
+                 multis_per_server: int = MULTIS_PER_SERVER, tags: bool = False,
                  security: ClusterSecurity | None = None, cluster: str = "") -> None:
         """``tags``: cells travel with their tags both ways (KeyValueCodecWithTags);
         without, HBase's default KeyValueCodec leaves them out. ``security`` (of the
@@ -164,12 +170,11 @@ class NativeClient:
         self.rows_per_call = rows_per_call
         self.max_result_bytes = max_result_bytes
         self.max_multi_bytes = max_multi_bytes
-        self._executor: ThreadPoolExecutor | None = None
+        self.multis_per_server = multis_per_server
+        self._slots = _Slots(multis_per_server)
         self.retried: Counter[Kind] = Counter()  # attempts retried, by what was done
 
     def close(self) -> None:
-        if self._executor is not None:
-            self._executor.shutdown()
         self.pool.close()
 
     def __enter__(self) -> Self:
@@ -250,21 +255,18 @@ class NativeClient:
         row's in order; returns the number of Multi rounds sent."""
         rounds = 0
         for wave in waves(cells):
-            for chunk in chunks_by_bytes(wave, self.max_multi_bytes):
-                rounds += self._multi(table, chunk)
+            for stage in _stages(wave, self.max_multi_bytes):
+                rounds += self._multi(table, stage)
         return rounds
 
-    def _multi(self, table: str, cells: Sequence[Cell]) -> int:
-        """Send one run of puts or of deletes: one MutationProto per row, one Multi per
-        server per round; the rows that failed go again after ``_Retry.judge``."""
-        by_row: dict[bytes, list[Cell]] = {}
-        for cell in cells:
-            by_row.setdefault(cell.row, []).append(cell)
-        pending: list[_Row] = list(by_row.items())
+    def _multi(self, table: str, pending: list[_Row]) -> int:
+        """Send one stage (a row once each, all puts or all deletes): one MutationProto per
+        row, Multis to every server (several to each) per round; the rows that failed go
+        again after ``_Retry.judge``."""
         retry = _Retry(self, table, "Multi")
         rounds = 0
         while pending:
-            batches: dict[tuple[str, int], dict[bytes, tuple[Region, list[_Row]]]] = {}
+            batches: dict[_Server, _Batch] = {}
             failed: list[_Row] = []
             failures: list[_Failure] = []
             for item in pending:
@@ -277,9 +279,9 @@ class NativeClient:
                 batch = batches.setdefault((region.host, region.port), {})
                 batch.setdefault(region.name, (region, []))[1].append(item)
             rounds += 1
-            for rows, errs in self._send_all(batches):
-                failed += rows
-                failures += errs
+            rows, errs = self._send_round(batches)
+            failed += rows
+            failures += errs
             if failures:
                 for error, where in failures[1:]:
                     if isinstance(error, RemoteError) and error.kind is Kind.RELOCATE:
@@ -290,39 +292,77 @@ class NativeClient:
             pending = failed
         return rounds
 
-    def _send_all(self, batches: dict[tuple[str, int], dict[bytes, tuple[Region, list[_Row]]]]
-                  ) -> list[tuple[list[_Row], list[_Failure]]]:
-        """One Multi per server, the servers in parallel."""
-        if len(batches) <= 1:
-            return [self._send_server(server, batch) for server, batch in batches.items()]
-        if self._executor is None:
-            self._executor = ThreadPoolExecutor(8, thread_name_prefix="hbase-rpc-multi")
-        futures = [self._executor.submit(self._send_server, server, batch)
-                   for server, batch in batches.items()]
-        return [f.result() for f in futures]
+    def _send_round(self, batches: dict[_Server, _Batch]
+                    ) -> tuple[list[_Row], list[_Failure]]:
+        """Every server's rows as Multis, taking turns between the servers, at most
+        ``multis_per_server`` in flight to one server (across the client's threads): the
+        rows to send again, and why."""
+        failed: list[_Row] = []
+        failures: list[_Failure] = []
+        in_flight: dict[_Server, deque[_Sent]] = {}
 
-    def _send_server(self, server: tuple[str, int],
-                     batch: dict[bytes, tuple[Region, list[_Row]]]
-                     ) -> tuple[list[_Row], list[_Failure]]:
-        """One Multi to one server: the rows to send again, and why."""
+        def settle(sent: _Sent) -> None:
+            try:
+                rows, errs = self._outcome(sent)
+            finally:
+                self._slots.release(sent.server)
+            failed.extend(rows)
+            failures.extend(errs)
+
+        def settle_all() -> None:
+            for queue in in_flight.values():
+                while queue:
+                    settle(queue.popleft())
+
+        try:
+            for server, part in _parts(batches, self.multis_per_server):
+                mine = in_flight.setdefault(server, deque())
+                while not self._slots.take(server, wait=False):
+                    if mine:
+                        settle(mine.popleft())
+                    else:  # every slot is another thread's: wait holding none
+                        settle_all()
+                        self._slots.take(server, wait=True)
+                        break
+                mine.append(self._start(server, part))
+            settle_all()
+        finally:  # an unexpected error: the calls still in flight give their slots back
+            for queue in in_flight.values():
+                for sent in queue:
+                    self._slots.release(sent.server)
+        return failed, failures
+
+    def _start(self, server: _Server, batch: _Batch) -> _Sent:
+        """Encode and send one Multi, not waiting for its reply."""
         actions = []
         block: list[Cell] = []
-        by_index: dict[int, _Row] = {}
+        by_index: list[_Row] = []
         for name, (_, rows) in batch.items():
             region_actions = []
             for item in rows:
-                index = len(by_index)
-                by_index[index] = item
-                region_actions.append((index, mutation(item[0], mutate_type(item[1]),
-                                                       len(item[1]))))
+                region_actions.append((len(by_index), mutation(item[0], mutate_type(item[1]),
+                                                               len(item[1]))))
+                by_index.append(item)
                 block += item[1]
             actions.append((name, region_actions))
         try:
-            reply = self.pool.get(*server).call("Multi", multi_request(actions),
+            call = self.pool.get(*server).start("Multi", multi_request(actions),
                                                 encode_cell_block(block, self.tags))
+        except _FAILURES as exc:
+            return _Sent(server, batch, by_index, None, exc)
+        return _Sent(server, batch, by_index, call, None)
+
+    def _outcome(self, sent: _Sent) -> tuple[list[_Row], list[_Failure]]:
+        """A Multi's reply: the rows to send again, and why."""
+        batch, by_index = sent.batch, sent.by_index
+        try:
+            if sent.call is None:
+                assert sent.error is not None
+                raise sent.error
+            reply = sent.call.result()
             results = decode_multi_response(reply.response or b"")
         except _FAILURES as exc:
-            return list(by_index.values()), [(exc, next(iter(batch.values()))[0])]
+            return list(by_index), [(exc, next(iter(batch.values()))[0])]
         failed: list[_Row] = []
         failures: list[_Failure] = []
         for (region, rows), result in zip(batch.values(), results, strict=True):
@@ -352,6 +392,80 @@ class NativeClient:
                 retry.judge(exc, None)
 
 
+class _Sent(NamedTuple):
+    """A Multi sent (``call``) or that could not be (``error``), with what it carries."""
+
+    server: _Server
+    batch: _Batch
+    by_index: list[_Row]  # the rows by action index
+    call: PendingCall | None
+    error: Exception | None
+
+
+class _Slots:
+    """The Multis in flight to each server, from every thread of one client: at most
+    ``limit`` (HBase's ``hbase.client.max.perserver.tasks``)."""
+
+    def __init__(self, limit: int) -> None:
+        if limit < 1:
+            raise ValueError(f"Multis in flight per server must be >= 1, got {limit}")
+        self.limit = limit
+        self._lock = threading.Lock()
+        self._servers: dict[_Server, threading.BoundedSemaphore] = {}
+
+    def _of(self, server: _Server) -> threading.BoundedSemaphore:
+        with self._lock:
+            slots = self._servers.get(server)
+            if slots is None:
+                slots = self._servers[server] = threading.BoundedSemaphore(self.limit)
+            return slots
+
+    def take(self, server: _Server, *, wait: bool) -> bool:
+        return self._of(server).acquire(blocking=wait)
+
+    def release(self, server: _Server) -> None:
+        self._of(server).release()
+
+
+def _stages(cells: Sequence[Cell], max_bytes: int) -> Iterator[list[_Row]]:
+    """A run's rows (each row's cells in their order: one MutationProto) in stages of
+    about ``max_bytes``; a row a stage's end cuts goes on in the next stage (a cell larger
+    than that alone in its stage)."""
+    rows: dict[bytes, list[Cell]] = {}
+    size = 0
+    for cell in cells:
+        weight = cell_bytes(cell)
+        if rows and size + weight > max_bytes:
+            yield list(rows.items())
+            rows, size = {}, 0
+        size += weight
+        have = rows.get(cell.row)
+        if have is None:
+            rows[cell.row] = [cell]
+        else:
+            have.append(cell)
+    if rows:
+        yield list(rows.items())
+
+
+def _parts(batches: dict[_Server, _Batch], per_server: int) -> list[tuple[_Server, _Batch]]:
+    """Each server's rows of a round cut into up to ``per_server`` Multis of at least
+    ``MIN_PART_ROWS`` rows, in the order to send them: every server's first, then every
+    server's second..."""
+    cut = []
+    for server, batch in batches.items():
+        items = [(region, item) for region, rows in batch.values() for item in rows]
+        n = max(1, min(per_server, len(items) // MIN_PART_ROWS))
+        pieces = []
+        for k in range(n):
+            piece: _Batch = {}
+            for region, item in items[len(items) * k // n : len(items) * (k + 1) // n]:
+                piece.setdefault(region.name, (region, []))[1].append(item)
+            pieces.append((server, piece))
+        cut.append(pieces)
+    return [p for turn in itertools.zip_longest(*cut) for p in turn if p is not None]
+
+
 def _remote(pair: tuple[str, str], region: Region) -> RemoteError:
     """An action's exception (a NameBytesPair carries no do_not_retry flag)."""
     return RemoteError(pair[0], pair[1], do_not_retry=classify(pair[0]) is Kind.NEVER,
@@ -373,24 +487,35 @@ class _RegionScanner:
         self.scan_done = False
 
     def rows(self) -> Iterator[list[Cell]]:
+        """The next call goes out before a reply's rows are handed out: the server reads
+        the next batch while the consumer takes this one (HBase's async client's scan
+        prefetch). Memory: the batch handed out and the one in flight, each at most
+        about ``max_result_bytes``."""
         region, resp = self.region, self.resp
         conn = self.client.pool.get(region.host, region.port)
         scanner, seq, part = resp.scanner_id, 0, list[Cell]()
         live = scanner is not None
+        ahead: PendingCall | None = None  # the next call, in flight
         try:
             while True:
+                done = region_done(resp)
+                if not done:
+                    if scanner is None:
+                        raise RemoteError("java.io.IOException",
+                                          "a ScanResponse without scanner_id",
+                                          server=region.server, call="Scan")
+                    ahead = conn.start("Scan", next_scan_request(
+                        scanner, self.client.rows_per_call, seq))
                 rows, part = whole_rows(resp, part)
                 yield from rows
-                if region_done(resp):
+                if done:
                     live = False
                     self.scan_done = resp.more_results is False
                     return
-                if scanner is None:
-                    raise RemoteError("java.io.IOException", "a ScanResponse without scanner_id",
-                                      server=region.server, call="Scan")
+                assert ahead is not None
+                call, ahead = ahead, None
                 try:
-                    reply = conn.call("Scan", next_scan_request(
-                        scanner, self.client.rows_per_call, seq))
+                    reply = call.result()
                 except RpcError:
                     live = False  # a failed next leaves nothing to close (or it is gone)
                     raise
@@ -398,6 +523,12 @@ class _RegionScanner:
                 resp = decode_scan_response(reply.response or b"", reply.cell_block)
                 self.retry.attempt = 0
         finally:
+            if ahead is not None:  # the consumer stopped with a call in flight
+                try:
+                    ahead.result()
+                    seq += 1
+                except RpcError:
+                    live = False
             if live and scanner is not None and not conn.closed:
                 try:
                     conn.call("Scan", next_scan_request(scanner, 0, seq, close=True))

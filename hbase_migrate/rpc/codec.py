@@ -41,7 +41,8 @@ from typing import NamedTuple
 
 from hbase_migrate.cluster.zkpayload import VersionInfo, _version_info_from, version_info_message
 from hbase_migrate.rpc.errors import RpcFrameError
-from hbase_migrate.wal.cells import CellCorruptError, decode_plain_cells, encode_plain_cell
+from hbase_migrate.wal.cells import CellCorruptError, encode_plain_cell
+from hbase_migrate.wal.hotloops import plain_decoder
 from hbase_migrate.wal.model import Cell
 from hbase_migrate.wal.protobuf import (
     Message,
@@ -149,7 +150,7 @@ def decode_cells(block: bytes, pos: int, count: int) -> tuple[tuple[Cell, ...], 
     """``count`` cells of a cell block at ``pos``; the position after them. A block that
     ends early or holds a malformed cell raises CellCorruptError naming the offset."""
     try:
-        cells, _, end = decode_plain_cells(block, pos, count, _no_more)
+        cells, _, end = plain_decoder()(block, pos, count, _no_more)
     except (IndexError, struct.error) as exc:
         raise CellCorruptError(f"cell block of {len(block)} bytes holds fewer than {count} "
                                f"cells from offset {pos}") from exc

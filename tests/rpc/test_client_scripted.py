@@ -113,6 +113,8 @@ def test_a_partial_flag_ends_at_the_next_row_and_at_the_regions_end() -> None:
 
 
 def test_an_early_stop_closes_the_scanner() -> None:
+    """The next call was sent before the first rows were handed out (prefetch): its reply
+    is awaited, then the scanner closed with the call sequence after it."""
     def script(call: Call, conn: socket.socket) -> None:
         resp = ScanResponse(7, ((cell(b"a"),), (cell(b"b"),)), (False, False), True, True)
         conn.sendall(encode_reply(call.call_id, *scan_response(resp)))
@@ -125,7 +127,10 @@ def test_an_early_stop_closes_the_scanner() -> None:
         client.close()
     first, last = (decode_scan_request(c.request) for c in (server.calls[0], server.calls[-1]))
     assert first.scan is not None and first.scan.raw and first.scan.time_range == (5, 6)
-    assert (last.scanner_id, last.close, last.next_call_seq) == (7, True, 0)
+    ahead = decode_scan_request(server.calls[1].request)
+    assert (ahead.scanner_id, ahead.close, ahead.next_call_seq) == (7, False, 0)
+    assert len(server.calls) == 3
+    assert (last.scanner_id, last.close, last.next_call_seq) == (7, True, 1)
 
 
 def test_writes_group_per_server_and_retry_only_what_failed() -> None:
