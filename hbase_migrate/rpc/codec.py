@@ -41,8 +41,8 @@ from typing import NamedTuple
 
 from hbase_migrate.cluster.zkpayload import VersionInfo, _version_info_from, version_info_message
 from hbase_migrate.rpc.errors import RpcFrameError
-from hbase_migrate.wal.cells import CellCorruptError, encode_plain_cell
-from hbase_migrate.wal.hotloops import plain_decoder
+from hbase_migrate.wal.cells import CellCorruptError
+from hbase_migrate.wal.hotloops import plain_decoder, plain_encoder
 from hbase_migrate.wal.model import Cell
 from hbase_migrate.wal.protobuf import (
     Message,
@@ -136,10 +136,7 @@ def encode_call(call_id: int, method: str, request: bytes, cell_block: bytes = b
 def encode_cell_block(cells: Iterable[Cell], tags: bool = False) -> bytes:
     """Cells in the KeyValueCodec layout; ``tags``: KeyValueCodecWithTags, each cell's
     tags after its value (KeyValueCodec drops them, as HBase's encoder does)."""
-    out = bytearray()
-    for cell in cells:
-        encode_plain_cell(out, cell._replace(tags=()) if cell.tags and not tags else cell)
-    return bytes(out)
+    return plain_encoder()(cells, tags)
 
 
 def _no_more(n: int) -> bytes:
