@@ -12,9 +12,22 @@ joined first), so after a region moves, splits or loses its scanner, the scan re
 after the last row handed out: never a cell twice, never one missed. The region's
 ``mvcc_read_point`` is kept when its scanner is reopened, reset for the next region.
 
-Writes: each row's cells stay in order (``cluster.mutations.waves``: runs of puts and of
-deletes); a run's rows become one MutationProto each, grouped by region into one Multi per
-region server, the servers called in parallel; the actions that fail are retried alone.
+Writes: each row's cells stay in order (``cluster.waves``: runs of puts and of deletes); a
+run is cut into stages of about ``max_multi_bytes``, a stage's rows become one MutationProto
+each, grouped per region server and region. Several Multis are in flight to each server at
+once (``multis_per_server``, HBase's ``hbase.client.max.perserver.tasks``, 2, across the
+client's threads): a server's share of a stage is cut into that many Multis, every server's
+first sent before any second, so servers work while the next Multi is encoded. The actions
+that fail are retried alone, within the stage, until ``_Retry.judge`` gives up loudly.
+
+The ordering rule, which keeps two mutations of one row, column and timestamp (puts, or a put
+and a delete, at equal timestamps) in the order given, whatever order replies come back in:
+**a row is in at most one Multi in flight**. Within a stage each row is one MutationProto in
+exactly one Multi (its retry is sent only after that Multi was answered), and a stage is sent
+only once every action of the stage before it was acknowledged; a row's later cells (its
+next run, or the rest of a run a stage's end cut) are therefore sent after its earlier ones
+were applied. (HBase's AsyncProcess is stricter: one task in flight per region,
+``hbase.client.max.perregion.tasks``.)
 """
 
 from __future__ import annotations
@@ -412,6 +425,8 @@ class _Slots:
         self.limit = limit
         self._lock = threading.Lock()
         self._servers: dict[_Server, threading.BoundedSemaphore] = {}
+        self._taken: Counter[_Server] = Counter()
+        self.peak = 0  # the most Multis seen in flight to one server at once
 
     def _of(self, server: _Server) -> threading.BoundedSemaphore:
         with self._lock:
@@ -421,9 +436,16 @@ class _Slots:
             return slots
 
     def take(self, server: _Server, *, wait: bool) -> bool:
-        return self._of(server).acquire(blocking=wait)
+        if not self._of(server).acquire(blocking=wait):
+            return False
+        with self._lock:
+            self._taken[server] += 1
+            self.peak = max(self.peak, self._taken[server])
+        return True
 
     def release(self, server: _Server) -> None:
+        with self._lock:
+            self._taken[server] -= 1
         self._of(server).release()
 
 
