@@ -43,7 +43,7 @@ from typing import NamedTuple, Self, TypeVar
 
 from hbase_migrate.cluster.errors import ServiceUnreachableError
 from hbase_migrate.cluster.security import ClusterSecurity
-from hbase_migrate.cluster.sizing import cell_bytes
+from hbase_migrate.cluster.sizing import DEFAULT_MULTIS_PER_SERVER, cell_bytes
 from hbase_migrate.cluster.waves import waves
 from hbase_migrate.rpc.codec import KEYVALUE_CODEC, KEYVALUE_CODEC_WITH_TAGS, encode_cell_block
 from hbase_migrate.rpc.connection import DEFAULT_CALL_TIMEOUT, PendingCall, Pool
@@ -85,7 +85,6 @@ _T = TypeVar("_T")
 ROWS_PER_CALL = 0x7FFFFFFF  # as HBase's client: a scan call is bounded by bytes alone
 MAX_RESULT_BYTES = 4 << 20
 MAX_MULTI_BYTES = 4 << 20
-MULTIS_PER_SERVER = 2  # HBase's hbase.client.max.perserver.tasks
 MIN_PART_ROWS = 64  # a server's share of a round is cut into Multis of at least this
 _Row = tuple[bytes, list[Cell]]  # a row and its cells: one MutationProto
 _Server = tuple[str, int]
@@ -167,7 +166,7 @@ class NativeClient:
                  max_backoff: float = 5.0, rows_per_call: int = ROWS_PER_CALL,
                  max_result_bytes: int = MAX_RESULT_BYTES,
                  max_multi_bytes: int = MAX_MULTI_BYTES,
-                 multis_per_server: int = MULTIS_PER_SERVER, tags: bool = False,
+                 multis_per_server: int = DEFAULT_MULTIS_PER_SERVER, tags: bool = False,
                  security: ClusterSecurity | None = None, cluster: str = "") -> None:
         """``tags``: cells travel with their tags both ways (KeyValueCodecWithTags);
         without, HBase's default KeyValueCodec leaves them out. ``security`` (of the
