@@ -292,7 +292,8 @@ class ReplyDecoder:
                                         call_id=None, server=self.server)
                 if len(buf) - pos - 4 < size:
                     break
-                frame = bytes(buf[pos + 4 : pos + 4 + size])
+                with memoryview(buf) as view:  # one copy of the frame, not two
+                    frame = bytes(view[pos + 4 : pos + 4 + size])
                 replies.append(decode_reply(frame, self._base + pos, self.server))
                 pos += 4 + size
         except RpcFrameError as exc:
