@@ -43,7 +43,7 @@ from typing import NamedTuple, Self, TypeVar
 
 from hbase_migrate.cluster.errors import ServiceUnreachableError
 from hbase_migrate.cluster.security import ClusterSecurity
-from hbase_migrate.cluster.sizing import DEFAULT_MULTIS_PER_SERVER, cell_bytes
+from hbase_migrate.cluster.sizing import CELL_OVERHEAD, DEFAULT_MULTIS_PER_SERVER
 from hbase_migrate.cluster.waves import waves
 from hbase_migrate.rpc.codec import KEYVALUE_CODEC, KEYVALUE_CODEC_WITH_TAGS, encode_cell_block
 from hbase_migrate.rpc.connection import DEFAULT_CALL_TIMEOUT, PendingCall, Pool
@@ -349,11 +349,11 @@ class NativeClient:
         actions = []
         block: list[Cell] = []
         by_index: list[_Row] = []
+        kind = mutate_type(next(iter(batch.values()))[1][0][1])  # a stage's: all the same
         for name, (_, rows) in batch.items():
             region_actions = []
             for item in rows:
-                region_actions.append((len(by_index), mutation(item[0], mutate_type(item[1]),
-                                                               len(item[1]))))
+                region_actions.append((len(by_index), mutation(item[0], kind, len(item[1]))))
                 by_index.append(item)
                 block += item[1]
             actions.append((name, region_actions))
@@ -455,7 +455,8 @@ def _stages(cells: Sequence[Cell], max_bytes: int) -> Iterator[list[_Row]]:
     rows: dict[bytes, list[Cell]] = {}
     size = 0
     for cell in cells:
-        weight = cell_bytes(cell)
+        weight = (len(cell.row) + len(cell.family) + len(cell.qualifier) + len(cell.value)
+                  + CELL_OVERHEAD)  # cell_bytes, inline: once per cell written
         if rows and size + weight > max_bytes:
             yield list(rows.items())
             rows, size = {}, 0

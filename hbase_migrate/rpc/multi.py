@@ -163,14 +163,17 @@ def mutate_response() -> bytes:
 
 
 def multi_request(actions: Sequence[tuple[bytes, Sequence[tuple[int, bytes]]]]) -> bytes:
-    """A MultiRequest of one RegionAction per ``(region name, [(index, MutationProto)])``."""
-    out = b""
+    """A MultiRequest of one RegionAction per ``(region name, [(index, MutationProto)])``
+    (an Action's fields 1 and 2 with their keys written out: one per row)."""
+    out = []
     for region, region_actions in actions:
-        body = bytes_field(1, region_specifier(region))
+        parts = [bytes_field(1, region_specifier(region))]
         for index, mutation_data in region_actions:
-            body += bytes_field(3, varint_field(1, index) + bytes_field(2, mutation_data))
-        out += bytes_field(1, body)
-    return out
+            action = b"\x08" + encode_varint(index) + b"\x12" + encode_varint(
+                len(mutation_data)) + mutation_data
+            parts.append(b"\x1a" + encode_varint(len(action)) + action)
+        out.append(bytes_field(1, b"".join(parts)))
+    return b"".join(out)
 
 
 class RegionMutations(NamedTuple):
