@@ -10,14 +10,18 @@ region holding the next row, call ``next`` until the region is done, then go on 
 key. Rows are handed out whole (the parts of a row the server sends as partial Results are
 joined first), so after a region moves, splits or loses its scanner, the scan reopens right
 after the last row handed out: never a cell twice, never one missed. The region's
-``mvcc_read_point`` is kept when its scanner is reopened, reset for the next region.
+``mvcc_read_point`` is kept when its scanner is reopened, reset for the next region. A call
+is bounded by bytes alone (``max_result_bytes``, any number of rows, as HBase's client sizes
+it), and the next call goes out before the rows of the last are handed out (the scan
+prefetch of HBase's async client): at most two replies are held at once.
 
 Writes: each row's cells stay in order (``cluster.waves``: runs of puts and of deletes); a
 run is cut into stages of about ``max_multi_bytes``, a stage's rows become one MutationProto
 each, grouped per region server and region. Several Multis are in flight to each server at
 once (``multis_per_server``, HBase's ``hbase.client.max.perserver.tasks``, 2, across the
-client's threads): a server's share of a stage is cut into that many Multis, every server's
-first sent before any second, so servers work while the next Multi is encoded. The actions
+client's threads): a server's share of a stage is cut into that many Multis (of at least
+``MIN_PART_ROWS`` rows), every server's first sent before any second, so servers work while
+the next Multi is encoded. The actions
 that fail are retried alone, within the stage, until ``_Retry.judge`` gives up loudly.
 
 The ordering rule, which keeps two mutations of one row, column and timestamp (puts, or a put
