@@ -58,6 +58,8 @@
     timeout_retries = 4         # such retries in a row, then the step fails saying where
     region_wait = "60s"         # a table's regions in transition (a split, merge or move
                                 # under way) are read again for up to this long
+    multis_per_server = 2       # HBase's own RPC: Multi calls in flight to one region server
+                                # (as hbase.client.max.perserver.tasks)
     [snapshot]                  # how the copy at T0 is made
     method = "scan"             # "scan": range tasks over Thrift2 (any cluster, the embedded
                                 # one too); "hbase": an HBase snapshot, its files exported

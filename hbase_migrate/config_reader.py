@@ -43,7 +43,7 @@ from hbase_migrate.tablename import InvalidTableNameError, normalize_table_name
 from hbase_migrate.timeutil import parse_duration
 
 _GATEWAY_KEYS = ("max_result_bytes", "max_put_bytes", "call_timeout", "timeout_retries",
-                 "region_wait")
+                 "region_wait", "multis_per_server")
 _GATEWAY_DEFAULTS = {"call_timeout": round(GatewaySettings.call_timeout * 1000),
                      "region_wait": round(GatewaySettings.region_wait * 1000)}
 _SIZE_UNITS = {"": 1, "b": 1, "kb": 1000, "mb": 1000**2, "gb": 1000**3, "kib": 1024,
@@ -272,11 +272,14 @@ class Reader:
         if timeout < 100:
             self.fail("gateway", "call_timeout", "a duration of at least 100 ms", timeout)
         region_wait = self.duration(table, "region_wait", "gateway")
+        multis = table.get("multis_per_server", d.multis_per_server)
+        if isinstance(multis, bool) or not isinstance(multis, int) or not 1 <= multis <= 64:
+            self.fail("gateway", "multis_per_server", "an integer from 1 to 64", multis)
         return GatewaySettings(
             max_result_bytes=self.size(table, "gateway", "max_result_bytes", d.max_result_bytes),
             max_put_bytes=self.size(table, "gateway", "max_put_bytes", d.max_put_bytes),
             call_timeout=timeout / 1000, timeout_retries=retries,
-            region_wait=region_wait / 1000)
+            region_wait=region_wait / 1000, multis_per_server=multis)
 
     def replay(self, data: dict[str, Any]) -> ReplaySettings:
         table = self.section(data, "replay")

@@ -264,13 +264,16 @@ def test_gateway_settings_reach_both_clusters_and_round_trip(tmp_path: Path) -> 
     from hbase_migrate.cluster.sizing import GatewaySettings
     from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
     from hbase_migrate.ranges.tasks import open_client, open_thrift1
+    from hbase_migrate.rpc.cluster import NativeCluster
 
     path = write(tmp_path, MINIMAL.replace('[target]\nthrift = "b:9090"',
                                            '[target]\nthrift = "b:9090"\nthrift2 = "b:9091"')
                  + '[gateway]\nmax_result_bytes = "512KiB"\nmax_put_bytes = "3MB"\n'
-                   'call_timeout = "2s"\ntimeout_retries = 2\nregion_wait = "90s"\n')
+                   'call_timeout = "2s"\ntimeout_retries = 2\nregion_wait = "90s"\n'
+                   'multis_per_server = 3\n')
     spec = load_config(path)
-    settings = GatewaySettings(512 * 1024, 3_000_000, 2.0, 2, region_wait=90.0)
+    settings = GatewaySettings(512 * 1024, 3_000_000, 2.0, 2, region_wait=90.0,
+                               multis_per_server=3)
     assert spec.gateway == spec.source.gateway == spec.target.gateway == settings
     assert parse_config(json.loads(json.dumps(spec.to_dict())), path) == spec
     client = open_client(spec.target)  # what every range task opens (no connection yet)
@@ -278,9 +281,11 @@ def test_gateway_settings_reach_both_clusters_and_round_trip(tmp_path: Path) -> 
     assert (client.max_result_bytes, client.max_put_bytes, client.timeout,
             client.timeout_retries, client.region_wait) == (512 * 1024, 3_000_000, 2.0, 2, 90)
     assert open_thrift1(spec.target, "regions").region_wait == 90  # the Thrift1 listing's too
+    with NativeCluster("127.0.0.1:1", settings=spec.target.gateway) as native:
+        assert native.data.multis_per_server == 3  # over HBase's own RPC
     defaults = load_config(write(tmp_path, MINIMAL, "d.toml")).target.gateway
     assert defaults == GatewaySettings() and defaults.max_result_bytes == 4 * 1024 * 1024
-    assert defaults.region_wait == 60
+    assert defaults.region_wait == 60 and defaults.multis_per_server == 2
 
 
 def test_a_cluster_reached_natively_names_only_zookeeper(tmp_path: Path) -> None:
@@ -344,6 +349,7 @@ def test_a_sections_client_over_its_cluster_json(tmp_path: Path) -> None:
     ("max_put_bytes = 100", r"\[gateway\] max_put_bytes: expected a size .* got 100"),
     ('call_timeout = "50ms"', r"\[gateway\] call_timeout: "),
     ("timeout_retries = -1", r"\[gateway\] timeout_retries: expected an integer from 0"),
+    ("multis_per_server = 0", r"\[gateway\] multis_per_server: expected an integer from 1"),
     ("max_rows = 5", r"\[gateway\] unknown key 'max_rows'"),
 ])
 def test_gateway_errors(tmp_path: Path, section: str, message: str) -> None:

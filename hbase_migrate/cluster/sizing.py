@@ -31,6 +31,7 @@ DEFAULT_MAX_PUT_BYTES = 4 * MiB
 DEFAULT_CALL_TIMEOUT = 30.0  # seconds
 DEFAULT_TIMEOUT_RETRIES = 4
 DEFAULT_REGION_WAIT = 60.0  # seconds a region listing in transition is read again
+DEFAULT_MULTIS_PER_SERVER = 2  # HBase's hbase.client.max.perserver.tasks
 DEFAULT_MAX_ROWS = 1000  # Results per scan call, at most
 MAX_BATCH = 10_000  # cells per Result, at most
 CELL_OVERHEAD = 24  # timestamp, type and the Thrift struct's field headers, roughly
@@ -64,13 +65,15 @@ class GatewaySettings:
     call_timeout: float = DEFAULT_CALL_TIMEOUT  # seconds, per gateway call
     timeout_retries: int = DEFAULT_TIMEOUT_RETRIES  # smaller retries of a timed-out call
     region_wait: float = DEFAULT_REGION_WAIT  # seconds, a region list in transition
+    multis_per_server: int = DEFAULT_MULTIS_PER_SERVER  # native RPC: Multis in flight
 
     def to_dict(self) -> dict[str, int]:
         return {"max_result_bytes": self.max_result_bytes,
                 "max_put_bytes": self.max_put_bytes,
                 "call_timeout": round(self.call_timeout * 1000),
                 "timeout_retries": self.timeout_retries,
-                "region_wait": round(self.region_wait * 1000)}
+                "region_wait": round(self.region_wait * 1000),
+                "multis_per_server": self.multis_per_server}
 
 
 def chunks_by_bytes(cells: Sequence[Cell], max_bytes: int) -> Iterator[Sequence[Cell]]:

@@ -17,6 +17,8 @@ def waves(cells: Sequence[Cell]) -> list[list[Cell]]:
     puts, then the deletes, of every row's first run, then of every row's second run, and so
     on; each row's cells stay in their order, cells of different rows may change places."""
     put = CellType.PUT
+    if all(cell.type == put for cell in cells):  # the usual batch: one call
+        return [list(cells)] if cells else []
     place: dict[bytes, tuple[int, bool]] = {}  # row -> (its wave, puts?)
     calls: list[list[Cell]] = []  # wave n: calls[2n] its puts, calls[2n + 1] its deletes
     for cell in cells:

@@ -8,30 +8,48 @@ server and call.
 
 Scans: a :class:`NativeScanner` region after region, resumed after the last row handed out
 when a region moves, splits or loses its scanner, as every transport's scan is
-(:func:`hbase_migrate.cluster.scanning.resumed`): never a cell twice, never one missed.
+(:func:`hbase_migrate.cluster.scanning.resumed`): never a cell twice, never one missed. A
+call is bounded by bytes alone (``max_result_bytes``, any number of rows, as HBase's client
+sizes it), and the next call goes out before the rows of the last are handed out (the scan
+prefetch of HBase's async client): at most two replies are held at once.
 
-Writes: each row's cells stay in order (``cluster.waves.waves``: runs of puts and of
-deletes); a run's rows become one MutationProto each, grouped by region into one Multi per
-region server, the servers called in parallel; the actions that fail are retried alone.
+Writes: each row's cells stay in order (``cluster.waves``: runs of puts and of deletes); a
+run is cut into stages of about ``max_multi_bytes``, a stage's rows become one MutationProto
+each, grouped per region server and region. Several Multis are in flight to each server at
+once (``multis_per_server``, HBase's ``hbase.client.max.perserver.tasks``, 2, across the
+client's threads): a server's share of a stage is cut into that many Multis (of at least
+``MIN_PART_ROWS`` rows), every server's first sent before any second, so servers work while
+the next Multi is encoded. The actions
+that fail are retried alone, within the stage, until ``_Retry.judge`` gives up loudly.
+
+The ordering rule, which keeps two mutations of one row, column and timestamp (puts, or a put
+and a delete, at equal timestamps) in the order given, whatever order replies come back in:
+**a row is in at most one Multi in flight**. Within a stage each row is one MutationProto in
+exactly one Multi (its retry is sent only after that Multi was answered), and a stage is sent
+only once every action of the stage before it was acknowledged; a row's later cells (its
+next run, or the rest of a run a stage's end cut) are therefore sent after its earlier ones
+were applied. (HBase's AsyncProcess is stricter: one task in flight per region,
+``hbase.client.max.perregion.tasks``.)
 """
 
 from __future__ import annotations
 
+import itertools
 import logging
-from collections import Counter
+import threading
+from collections import Counter, deque
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from types import TracebackType
-from typing import Self, TypeVar
+from typing import NamedTuple, Self, TypeVar
 
 from hbase_migrate.cluster.auth.security import ClusterSecurity
 from hbase_migrate.cluster.errors import ServiceUnreachableError
 from hbase_migrate.cluster.retry import Kind, Retry, classify
 from hbase_migrate.cluster.scanning import resumed
-from hbase_migrate.cluster.sizing import chunks_by_bytes
+from hbase_migrate.cluster.sizing import CELL_OVERHEAD, DEFAULT_MULTIS_PER_SERVER
 from hbase_migrate.cluster.waves import waves
 from hbase_migrate.rpc.codec import KEYVALUE_CODEC, KEYVALUE_CODEC_WITH_TAGS, encode_cell_block
-from hbase_migrate.rpc.connection import DEFAULT_CALL_TIMEOUT, Pool
+from hbase_migrate.rpc.connection import DEFAULT_CALL_TIMEOUT, PendingCall, Pool
 from hbase_migrate.rpc.errors import (
     RegionNotFoundError,
     RemoteError,
@@ -65,10 +83,13 @@ from hbase_migrate.wal.protobuf import ProtobufError
 log = logging.getLogger(__name__)
 
 _T = TypeVar("_T")
-ROWS_PER_CALL = 1000
+ROWS_PER_CALL = 0x7FFFFFFF  # as HBase's client: a scan call is bounded by bytes alone
 MAX_RESULT_BYTES = 4 << 20
 MAX_MULTI_BYTES = 4 << 20
+MIN_PART_ROWS = 64  # a server's share of a round is cut into Multis of at least this
 _Row = tuple[bytes, list[Cell]]  # a row and its cells: one MutationProto
+_Server = tuple[str, int]
+_Batch = dict[bytes, tuple[Region, list[_Row]]]  # one Multi: region name -> its rows
 _Failure = tuple[Exception, "Region | None"]
 # what an attempt may end in: judged by _Retry.judge (the last two: a malformed reply)
 _MALFORMED = (ProtobufError, CellCorruptError)
@@ -148,7 +169,8 @@ class NativeClient:
                  call_timeout: float = DEFAULT_CALL_TIMEOUT, attempts: int = 12,
                  max_backoff: float = 5.0, rows_per_call: int = ROWS_PER_CALL,
                  max_result_bytes: int = MAX_RESULT_BYTES,
-                 max_multi_bytes: int = MAX_MULTI_BYTES, tags: bool = False,
+                 max_multi_bytes: int = MAX_MULTI_BYTES,
+                 multis_per_server: int = DEFAULT_MULTIS_PER_SERVER, tags: bool = False,
                  security: ClusterSecurity | None = None, cluster: str = "") -> None:
         """``tags``: cells travel with their tags both ways (KeyValueCodecWithTags);
         without, HBase's default KeyValueCodec leaves them out. ``security`` (of the
@@ -164,12 +186,11 @@ class NativeClient:
         self.rows_per_call = rows_per_call
         self.max_result_bytes = max_result_bytes
         self.max_multi_bytes = max_multi_bytes
-        self._executor: ThreadPoolExecutor | None = None
+        self.multis_per_server = multis_per_server
+        self._slots = _Slots(multis_per_server)
         self.retried: Counter[Kind] = Counter()  # attempts retried, by what was done
 
     def close(self) -> None:
-        if self._executor is not None:
-            self._executor.shutdown()
         self.pool.close()
 
     def __enter__(self) -> Self:
@@ -227,21 +248,18 @@ class NativeClient:
         row's in order; returns the number of Multi rounds sent."""
         rounds = 0
         for wave in waves(cells):
-            for chunk in chunks_by_bytes(wave, self.max_multi_bytes):
-                rounds += self._multi(table, chunk)
+            for stage in _stages(wave, self.max_multi_bytes):
+                rounds += self._multi(table, stage)
         return rounds
 
-    def _multi(self, table: str, cells: Sequence[Cell]) -> int:
-        """Send one run of puts or of deletes: one MutationProto per row, one Multi per
-        server per round; the rows that failed go again after ``_Retry.judge``."""
-        by_row: dict[bytes, list[Cell]] = {}
-        for cell in cells:
-            by_row.setdefault(cell.row, []).append(cell)
-        pending: list[_Row] = list(by_row.items())
+    def _multi(self, table: str, pending: list[_Row]) -> int:
+        """Send one stage (a row once each, all puts or all deletes): one MutationProto per
+        row, Multis to every server (several to each) per round; the rows that failed go
+        again after ``_Retry.judge``."""
         retry = _Retry(self, table, "Multi")
         rounds = 0
         while pending:
-            batches: dict[tuple[str, int], dict[bytes, tuple[Region, list[_Row]]]] = {}
+            batches: dict[_Server, _Batch] = {}
             failed: list[_Row] = []
             failures: list[_Failure] = []
             for item in pending:
@@ -254,9 +272,9 @@ class NativeClient:
                 batch = batches.setdefault((region.host, region.port), {})
                 batch.setdefault(region.name, (region, []))[1].append(item)
             rounds += 1
-            for rows, errs in self._send_all(batches):
-                failed += rows
-                failures += errs
+            rows, errs = self._send_round(batches)
+            failed += rows
+            failures += errs
             if failures:
                 for error, where in failures[1:]:
                     if isinstance(error, RemoteError) and error.kind is Kind.RELOCATE:
@@ -267,39 +285,77 @@ class NativeClient:
             pending = failed
         return rounds
 
-    def _send_all(self, batches: dict[tuple[str, int], dict[bytes, tuple[Region, list[_Row]]]]
-                  ) -> list[tuple[list[_Row], list[_Failure]]]:
-        """One Multi per server, the servers in parallel."""
-        if len(batches) <= 1:
-            return [self._send_server(server, batch) for server, batch in batches.items()]
-        if self._executor is None:
-            self._executor = ThreadPoolExecutor(8, thread_name_prefix="hbase-rpc-multi")
-        futures = [self._executor.submit(self._send_server, server, batch)
-                   for server, batch in batches.items()]
-        return [f.result() for f in futures]
+    def _send_round(self, batches: dict[_Server, _Batch]
+                    ) -> tuple[list[_Row], list[_Failure]]:
+        """Every server's rows as Multis, taking turns between the servers, at most
+        ``multis_per_server`` in flight to one server (across the client's threads): the
+        rows to send again, and why."""
+        failed: list[_Row] = []
+        failures: list[_Failure] = []
+        in_flight: dict[_Server, deque[_Sent]] = {}
 
-    def _send_server(self, server: tuple[str, int],
-                     batch: dict[bytes, tuple[Region, list[_Row]]]
-                     ) -> tuple[list[_Row], list[_Failure]]:
-        """One Multi to one server: the rows to send again, and why."""
+        def settle(sent: _Sent) -> None:
+            try:
+                rows, errs = self._outcome(sent)
+            finally:
+                self._slots.release(sent.server)
+            failed.extend(rows)
+            failures.extend(errs)
+
+        def settle_all() -> None:
+            for queue in in_flight.values():
+                while queue:
+                    settle(queue.popleft())
+
+        try:
+            for server, part in _parts(batches, self.multis_per_server):
+                mine = in_flight.setdefault(server, deque())
+                while not self._slots.take(server, wait=False):
+                    if mine:
+                        settle(mine.popleft())
+                    else:  # every slot is another thread's: wait holding none
+                        settle_all()
+                        self._slots.take(server, wait=True)
+                        break
+                mine.append(self._start(server, part))
+            settle_all()
+        finally:  # an unexpected error: the calls still in flight give their slots back
+            for queue in in_flight.values():
+                for sent in queue:
+                    self._slots.release(sent.server)
+        return failed, failures
+
+    def _start(self, server: _Server, batch: _Batch) -> _Sent:
+        """Encode and send one Multi, not waiting for its reply."""
         actions = []
         block: list[Cell] = []
-        by_index: dict[int, _Row] = {}
+        by_index: list[_Row] = []
+        kind = mutate_type(next(iter(batch.values()))[1][0][1])  # a stage's: all the same
         for name, (_, rows) in batch.items():
             region_actions = []
             for item in rows:
-                index = len(by_index)
-                by_index[index] = item
-                region_actions.append((index, mutation(item[0], mutate_type(item[1]),
-                                                       len(item[1]))))
+                region_actions.append((len(by_index), mutation(item[0], kind, len(item[1]))))
+                by_index.append(item)
                 block += item[1]
             actions.append((name, region_actions))
         try:
-            reply = self.pool.get(*server).call("Multi", multi_request(actions),
+            call = self.pool.get(*server).start("Multi", multi_request(actions),
                                                 encode_cell_block(block, self.tags))
+        except _FAILURES as exc:
+            return _Sent(server, batch, by_index, None, exc)
+        return _Sent(server, batch, by_index, call, None)
+
+    def _outcome(self, sent: _Sent) -> tuple[list[_Row], list[_Failure]]:
+        """A Multi's reply: the rows to send again, and why."""
+        batch, by_index = sent.batch, sent.by_index
+        try:
+            if sent.call is None:
+                assert sent.error is not None
+                raise sent.error
+            reply = sent.call.result()
             results = decode_multi_response(reply.response or b"")
         except _FAILURES as exc:
-            return list(by_index.values()), [(exc, next(iter(batch.values()))[0])]
+            return list(by_index), [(exc, next(iter(batch.values()))[0])]
         failed: list[_Row] = []
         failures: list[_Failure] = []
         for (region, rows), result in zip(batch.values(), results, strict=True):
@@ -327,6 +383,90 @@ class NativeClient:
                 return self.locator.regions(table)
             except _FAILURES as exc:
                 retry.judge(exc, None)
+
+
+class _Sent(NamedTuple):
+    """A Multi sent (``call``) or that could not be (``error``), with what it carries."""
+
+    server: _Server
+    batch: _Batch
+    by_index: list[_Row]  # the rows by action index
+    call: PendingCall | None
+    error: Exception | None
+
+
+class _Slots:
+    """The Multis in flight to each server, from every thread of one client: at most
+    ``limit`` (HBase's ``hbase.client.max.perserver.tasks``)."""
+
+    def __init__(self, limit: int) -> None:
+        if limit < 1:
+            raise ValueError(f"Multis in flight per server must be >= 1, got {limit}")
+        self.limit = limit
+        self._lock = threading.Lock()
+        self._servers: dict[_Server, threading.BoundedSemaphore] = {}
+        self._taken: Counter[_Server] = Counter()
+        self.peak = 0  # the most Multis seen in flight to one server at once
+
+    def _of(self, server: _Server) -> threading.BoundedSemaphore:
+        with self._lock:
+            slots = self._servers.get(server)
+            if slots is None:
+                slots = self._servers[server] = threading.BoundedSemaphore(self.limit)
+            return slots
+
+    def take(self, server: _Server, *, wait: bool) -> bool:
+        if not self._of(server).acquire(blocking=wait):
+            return False
+        with self._lock:
+            self._taken[server] += 1
+            self.peak = max(self.peak, self._taken[server])
+        return True
+
+    def release(self, server: _Server) -> None:
+        with self._lock:
+            self._taken[server] -= 1
+        self._of(server).release()
+
+
+def _stages(cells: Sequence[Cell], max_bytes: int) -> Iterator[list[_Row]]:
+    """A run's rows (each row's cells in their order: one MutationProto) in stages of
+    about ``max_bytes``; a row a stage's end cuts goes on in the next stage (a cell larger
+    than that alone in its stage)."""
+    rows: dict[bytes, list[Cell]] = {}
+    size = 0
+    for cell in cells:
+        weight = (len(cell.row) + len(cell.family) + len(cell.qualifier) + len(cell.value)
+                  + CELL_OVERHEAD)  # cell_bytes, inline: once per cell written
+        if rows and size + weight > max_bytes:
+            yield list(rows.items())
+            rows, size = {}, 0
+        size += weight
+        have = rows.get(cell.row)
+        if have is None:
+            rows[cell.row] = [cell]
+        else:
+            have.append(cell)
+    if rows:
+        yield list(rows.items())
+
+
+def _parts(batches: dict[_Server, _Batch], per_server: int) -> list[tuple[_Server, _Batch]]:
+    """Each server's rows of a round cut into up to ``per_server`` Multis of at least
+    ``MIN_PART_ROWS`` rows, in the order to send them: every server's first, then every
+    server's second..."""
+    cut = []
+    for server, batch in batches.items():
+        items = [(region, item) for region, rows in batch.values() for item in rows]
+        n = max(1, min(per_server, len(items) // MIN_PART_ROWS))
+        pieces = []
+        for k in range(n):
+            piece: _Batch = {}
+            for region, item in items[len(items) * k // n : len(items) * (k + 1) // n]:
+                piece.setdefault(region.name, (region, []))[1].append(item)
+            pieces.append((server, piece))
+        cut.append(pieces)
+    return [p for turn in itertools.zip_longest(*cut) for p in turn if p is not None]
 
 
 def _remote(pair: tuple[str, str], region: Region) -> RemoteError:
@@ -402,6 +542,7 @@ class _RegionScanner:
         self.part: list[Cell] = []
         self.finished = False
         self.scan_done = False
+        self.ahead: PendingCall | None = None
 
     def next(self) -> list[list[Cell]] | None:
         if self.resp is None:
@@ -409,20 +550,26 @@ class _RegionScanner:
                 return None
             self.resp = self._next_reply()
         resp, self.resp = self.resp, None
-        rows, self.part = whole_rows(resp, self.part)
         if region_done(resp):
             self.live, self.finished = False, True
             self.scan_done = resp.more_results is False
+        else:
+            self._send_next()  # before this reply's rows are handed out: the prefetch
+        rows, self.part = whole_rows(resp, self.part)
         return rows
 
-    def _next_reply(self) -> ScanResponse:
-        region = self.region
+    def _send_next(self) -> None:
         if self.scanner is None:
             raise RemoteError("java.io.IOException", "a ScanResponse without scanner_id",
-                              server=region.server, call="Scan")
+                              server=self.region.server, call="Scan")
+        self.ahead = self.conn.start("Scan", next_scan_request(
+            self.scanner, self.client.rows_per_call, self.seq))
+
+    def _next_reply(self) -> ScanResponse:
+        call, self.ahead = self.ahead, None
+        assert call is not None, "a region scanner's next reply was never asked for"
         try:
-            reply = self.conn.call("Scan", next_scan_request(
-                self.scanner, self.client.rows_per_call, self.seq))
+            reply = call.result()
         except RpcError:
             self.live = False  # a failed next leaves nothing to close (or it is gone)
             raise
@@ -430,6 +577,13 @@ class _RegionScanner:
         return decode_scan_response(reply.response or b"", reply.cell_block)
 
     def close(self) -> None:
+        if self.ahead is not None:  # the consumer stopped with a call in flight
+            call, self.ahead = self.ahead, None
+            try:
+                call.result()
+                self.seq += 1
+            except RpcError:
+                self.live = False
         if self.live and self.scanner is not None and not self.conn.closed:
             self.live = False
             try:

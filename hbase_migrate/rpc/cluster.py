@@ -60,6 +60,7 @@ class NativeCluster:
         self.data = NativeClient(quorum, znode_parent, call_timeout=settings.call_timeout,
                                  max_result_bytes=settings.max_result_bytes,
                                  max_multi_bytes=settings.max_put_bytes,
+                                 multis_per_server=settings.multis_per_server,
                                  security=security, cluster=cluster)
         self._admin: NativeAdmin | None = None
         self.security, self.cluster = security, cluster

@@ -41,7 +41,8 @@ from typing import NamedTuple
 
 from hbase_migrate.cluster.zk.zkpayload import VersionInfo, version_info_from, version_info_message
 from hbase_migrate.rpc.errors import RpcFrameError
-from hbase_migrate.wal.cells import CellCorruptError, decode_plain_cells, encode_plain_cell
+from hbase_migrate.wal.cells import CellCorruptError
+from hbase_migrate.wal.hotloops import plain_decoder, plain_encoder
 from hbase_migrate.wal.model import Cell
 from hbase_migrate.wal.protobuf import (
     Message,
@@ -135,10 +136,7 @@ def encode_call(call_id: int, method: str, request: bytes, cell_block: bytes = b
 def encode_cell_block(cells: Iterable[Cell], tags: bool = False) -> bytes:
     """Cells in the KeyValueCodec layout; ``tags``: KeyValueCodecWithTags, each cell's
     tags after its value (KeyValueCodec drops them, as HBase's encoder does)."""
-    out = bytearray()
-    for cell in cells:
-        encode_plain_cell(out, cell._replace(tags=()) if cell.tags and not tags else cell)
-    return bytes(out)
+    return plain_encoder()(cells, tags)
 
 
 def _no_more(n: int) -> bytes:
@@ -149,7 +147,7 @@ def decode_cells(block: bytes, pos: int, count: int) -> tuple[tuple[Cell, ...], 
     """``count`` cells of a cell block at ``pos``; the position after them. A block that
     ends early or holds a malformed cell raises CellCorruptError naming the offset."""
     try:
-        cells, _, end = decode_plain_cells(block, pos, count, _no_more)
+        cells, _, end = plain_decoder()(block, pos, count, _no_more)
     except (IndexError, struct.error) as exc:
         raise CellCorruptError(f"cell block of {len(block)} bytes holds fewer than {count} "
                                f"cells from offset {pos}") from exc
@@ -294,7 +292,8 @@ class ReplyDecoder:
                                         call_id=None, server=self.server)
                 if len(buf) - pos - 4 < size:
                     break
-                frame = bytes(buf[pos + 4 : pos + 4 + size])
+                with memoryview(buf) as view:  # one copy of the frame, not two
+                    frame = bytes(view[pos + 4 : pos + 4 + size])
                 replies.append(decode_reply(frame, self._base + pos, self.server))
                 pos += 4 + size
         except RpcFrameError as exc:

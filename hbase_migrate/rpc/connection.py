@@ -29,6 +29,7 @@ import getpass
 import logging
 import socket
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
@@ -162,21 +163,15 @@ class Connection:
              timeout: float | None = None) -> Reply:
         """Send a call and wait for its reply (``timeout`` seconds, default the
         connection's): the reply, or RemoteError, RpcTimeoutError, RpcConnectionError."""
+        return self.start(method, request, cell_block, timeout).result()
+
+    def start(self, method: str, request: bytes, cell_block: bytes = b"",
+              timeout: float | None = None) -> PendingCall:
+        """Send a call and return at once: its reply is ``result()`` of what it returns
+        (several calls can so be in flight from one thread)."""
         timeout = self.call_timeout if timeout is None else timeout
         call_id, future = self._send(method, request, cell_block, timeout)
-        try:
-            reply = future.result(timeout)
-        except FutureTimeout:
-            with self._state_lock:
-                self._pending.pop(call_id, None)
-            raise RpcTimeoutError(f"server {self.server}: {method} (call id {call_id}) got no "
-                                  f"reply within {timeout:g} s", server=self.server) from None
-        if reply.exception is not None:
-            e = reply.exception
-            raise RemoteError(e.class_name, e.stack_trace, do_not_retry=e.do_not_retry,
-                              server=self.server, call=f"{method} (call id {call_id})",
-                              hostname=e.hostname, port=e.port)
-        return reply
+        return PendingCall(self, method, call_id, future, time.monotonic() + timeout, timeout)
 
     def _send(self, method: str, request: bytes, cell_block: bytes,
               timeout: float) -> tuple[int, Future[Reply]]:
@@ -196,6 +191,11 @@ class Connection:
         except OSError as exc:
             self._fail_all(f"sending failed: {exc.strerror or exc}{self._ended()}")
         return call_id, future
+
+    def forget(self, call_id: int) -> None:
+        """Stop waiting for a call (timed out): its late reply is skipped."""
+        with self._state_lock:
+            self._pending.pop(call_id, None)
 
     # --- reading ------------------------------------------------------------------------
 
@@ -272,6 +272,36 @@ class Connection:
         self._fail_all("closed by the client")
         if self._reader is not threading.current_thread():
             self._reader.join(5)
+
+
+class PendingCall:
+    """A call sent and not yet answered; ``result()`` waits for its reply until the call's
+    deadline (its timeout from when it was sent)."""
+
+    def __init__(self, conn: Connection, method: str, call_id: int, future: Future[Reply],
+                 deadline: float, timeout: float) -> None:
+        self.conn, self.method, self.call_id = conn, method, call_id
+        self.future, self.deadline, self.timeout = future, deadline, timeout
+
+    def done(self) -> bool:
+        return self.future.done()
+
+    def result(self) -> Reply:
+        """The reply, or RemoteError, RpcTimeoutError, RpcConnectionError."""
+        conn = self.conn
+        try:
+            reply = self.future.result(max(0.0, self.deadline - time.monotonic()))
+        except FutureTimeout:
+            conn.forget(self.call_id)
+            raise RpcTimeoutError(f"server {conn.server}: {self.method} (call id "
+                                  f"{self.call_id}) got no reply within {self.timeout:g} s",
+                                  server=conn.server) from None
+        if reply.exception is not None:
+            e = reply.exception
+            raise RemoteError(e.class_name, e.stack_trace, do_not_retry=e.do_not_retry,
+                              server=conn.server, call=f"{self.method} (call id {self.call_id})",
+                              hostname=e.hostname, port=e.port)
+        return reply
 
 
 class Pool:

@@ -31,6 +31,8 @@ from hbase_migrate.wal.protobuf import (
     ProtobufError,
     bytes_field,
     decode_varint,
+    decode_varint32,
+    skip_field,
     string_field,
     to_int64,
     varint_field,
@@ -89,22 +91,36 @@ def decode_name_bytes_pair(data: bytes) -> tuple[str, bytes]:
     return m.req_str(1, "name"), m.opt_bytes(2) or b""
 
 
-def repeated_varints(m: Message, number: int) -> tuple[int, ...]:
-    """Every value of a repeated varint field, packed or not (a proto2 reader takes both)."""
-    out: list[int] = []
-    for wire_type, value in m.fields.get(number, ()):
-        if wire_type == VARINT:
-            assert isinstance(value, int)
+def split_varints(data: bytes, what: str, numbers: tuple[int, ...]
+                  ) -> tuple[dict[int, list[int]], Message]:
+    """A message whose repeated varint fields ``numbers`` are many (a ScanResponse of small
+    rows holds thousands): their values, read in one pass (packed or not), and the other
+    fields as a ``Message``."""
+    values: dict[int, list[int]] = {n: [] for n in numbers}
+    rest = bytearray()
+    pos, end = 0, len(data)
+    while pos < end:
+        start = pos
+        key, pos = decode_varint(data, pos, end)
+        number, wire_type = key >> 3, key & 7
+        out = values.get(number)
+        if out is not None and wire_type == VARINT:
+            value, pos = decode_varint(data, pos, end)
             out.append(value)
-        elif wire_type == LENGTH_DELIMITED:
-            assert isinstance(value, bytes)
-            pos = 0
-            while pos < len(value):
-                item, pos = decode_varint(value, pos)
-                out.append(item)
+        elif out is not None and wire_type == LENGTH_DELIMITED:
+            size, pos = decode_varint32(data, pos, end)
+            stop = pos + size
+            if stop > end:
+                raise ProtobufError(f"{what} field {number} at {pos} runs past the end")
+            while pos < stop:
+                value, pos = decode_varint(data, pos, stop)
+                out.append(value)
+        elif number == 0:
+            raise ProtobufError(f"{what}: field number 0 at {start}")
         else:
-            raise ProtobufError(f"{m.what} field {number} has wire type {wire_type}")
-    return tuple(out)
+            pos = skip_field(data, pos, end, wire_type)
+            rest += data[start:pos]
+    return values, Message(bytes(rest), what)
 
 
 # --- Cell and Result --------------------------------------------------------------------

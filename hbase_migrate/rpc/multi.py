@@ -42,7 +42,16 @@ from hbase_migrate.rpc.messages import (
     result_message,
 )
 from hbase_migrate.wal.model import Cell, CellType
-from hbase_migrate.wal.protobuf import Message, ProtobufError, bytes_field, to_int64, varint_field
+from hbase_migrate.wal.protobuf import (
+    Message,
+    ProtobufError,
+    bytes_field,
+    decode_varint,
+    encode_varint,
+    iter_fields,
+    to_int64,
+    varint_field,
+)
 
 PUT = 2
 DELETE = 3
@@ -64,8 +73,10 @@ def mutate_type(cells: Sequence[Cell]) -> int:
 
 
 def mutation(row: bytes, kind: int, cell_count: int) -> bytes:
-    """A MutationProto whose ``cell_count`` cells follow in the cell block."""
-    return bytes_field(1, row) + varint_field(2, kind) + varint_field(8, cell_count)
+    """A MutationProto whose ``cell_count`` cells follow in the cell block (fields 1, 2
+    and 8, their keys written out: one per row of a Multi)."""
+    return (b"\x0a" + encode_varint(len(row)) + row + b"\x10" + encode_varint(kind) + b"\x40"
+            + encode_varint(cell_count))
 
 
 def inline_mutation(row: bytes, cells: Sequence[Cell]) -> bytes:
@@ -152,14 +163,17 @@ def mutate_response() -> bytes:
 
 
 def multi_request(actions: Sequence[tuple[bytes, Sequence[tuple[int, bytes]]]]) -> bytes:
-    """A MultiRequest of one RegionAction per ``(region name, [(index, MutationProto)])``."""
-    out = b""
+    """A MultiRequest of one RegionAction per ``(region name, [(index, MutationProto)])``
+    (an Action's fields 1 and 2 with their keys written out: one per row)."""
+    out = []
     for region, region_actions in actions:
-        body = bytes_field(1, region_specifier(region))
+        parts = [bytes_field(1, region_specifier(region))]
         for index, mutation_data in region_actions:
-            body += bytes_field(3, varint_field(1, index) + bytes_field(2, mutation_data))
-        out += bytes_field(1, body)
-    return out
+            action = b"\x08" + encode_varint(index) + b"\x12" + encode_varint(
+                len(mutation_data)) + mutation_data
+            parts.append(b"\x1a" + encode_varint(len(action)) + action)
+        out.append(bytes_field(1, b"".join(parts)))
+    return b"".join(out)
 
 
 class RegionMutations(NamedTuple):
@@ -267,17 +281,46 @@ def _pair(data: bytes) -> tuple[str, str]:
 
 
 def decode_multi_response(data: bytes) -> tuple[RegionResult, ...]:
+    """A MultiResponse, read field by field (a reply to a Multi of small rows holds
+    thousands of ResultOrExceptions)."""
     out = []
     for rar_data in Message(data, "MultiResponse").repeated(1):
-        rar = Message(rar_data, "RegionActionResult")
         results = []
-        for roe_data in rar.repeated(1):
-            roe = Message(roe_data, "ResultOrException")
-            exc = roe.opt_bytes(3)
-            result = roe.opt_bytes(2)
-            if result is not None and decode_result(result).cell_count:
-                raise ProtobufError("a mutation's result holds cells")
-            results.append(ActionResult(roe.opt_int(1) or 0, None if exc is None else _pair(exc)))
-        exc = rar.opt_bytes(2)
-        out.append(RegionResult(tuple(results), None if exc is None else _pair(exc)))
+        region_exc = None
+        for number, _, value in iter_fields(rar_data):
+            if number == 1:
+                results.append(_action_result(_delimited(value, "RegionActionResult", 1)))
+            elif number == 2:
+                region_exc = _pair(_delimited(value, "RegionActionResult", 2))
+        out.append(RegionResult(tuple(results), region_exc))
     return tuple(out)
+
+
+_EMPTY_RESULT = b"\x12\x00"  # field 2, an empty Result
+
+
+def _delimited(value: int | bytes, what: str, number: int) -> bytes:
+    if not isinstance(value, bytes):
+        raise ProtobufError(f"{what} field {number} is not length-delimited")
+    return value
+
+
+def _action_result(data: bytes) -> ActionResult:
+    """A ResultOrException (1 index  2 result  3 exception) of a mutation."""
+    if data[:1] == b"\x08" and data[-2:] == _EMPTY_RESULT:  # the usual: done, nothing read
+        index, pos = decode_varint(data, 1)
+        if pos == len(data) - 2:
+            return ActionResult(index)
+    index, exc = 0, None
+    for number, _, value in iter_fields(data):
+        if number == 1:
+            if not isinstance(value, int):
+                raise ProtobufError("ResultOrException field 1 is not a varint")
+            index = value
+        elif number == 2:
+            result = _delimited(value, "ResultOrException", 2)
+            if result and decode_result(result).cell_count:
+                raise ProtobufError("a mutation's result holds cells")
+        elif number == 3:
+            exc = _pair(_delimited(value, "ResultOrException", 3))
+    return ActionResult(index, exc)

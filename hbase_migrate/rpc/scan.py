@@ -35,9 +35,9 @@ from hbase_migrate.rpc.messages import (
     decode_time_range,
     name_bytes_pair,
     region_specifier,
-    repeated_varints,
     result_cells,
     result_message,
+    split_varints,
     time_range_message,
 )
 from hbase_migrate.wal.model import Cell
@@ -167,6 +167,10 @@ def whole_rows(resp: ScanResponse, part: list[Cell]) -> tuple[list[list[Cell]], 
     flags = _flags(resp)
     rows = []
     for cells, partial in zip(resp.results, flags, strict=True):
+        if not part and not partial:  # the usual Result: a whole row
+            if cells:
+                rows.append(list(cells))
+            continue
         if part and cells and cells[0].row != part[0].row:
             rows.append(part)
             part = []
@@ -213,13 +217,19 @@ def _flags(resp: ScanResponse) -> tuple[bool, ...]:
 
 
 def decode_scan_response(data: bytes, block: bytes) -> ScanResponse:
-    m = Message(data, "ScanResponse")
+    """The cells of the cell block are decoded in one pass, then handed out to the Results
+    by their counts."""
+    varints, m = split_varints(data, "ScanResponse", (1, 7))
+    counts = varints[1]
     results: list[tuple[Cell, ...]] = []
     pos = 0
-    for count in repeated_varints(m, 1):
-        cells, pos = decode_cells(block, pos, count)
-        results.append(cells)
-    partial = [bool(p) for p in repeated_varints(m, 7)]
+    if counts:
+        cells, pos = decode_cells(block, 0, sum(counts))
+        at = 0
+        for count in counts:
+            results.append(cells[at:at + count])
+            at += count
+    partial = [bool(p) for p in varints[7]]
     for data_result in m.repeated(5):
         result = decode_result(data_result)
         cells, pos = result_cells(result, block, pos)

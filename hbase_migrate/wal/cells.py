@@ -24,7 +24,7 @@ The KeyValue type byte is kept as it is: HBase's WAL decoders do not check it ei
 from __future__ import annotations
 
 import struct
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import NamedTuple
 
 from hbase_migrate.errors import HBaseMigrateError
@@ -122,6 +122,16 @@ def encode_plain_cell(out: bytearray, cell: Cell) -> None:
     if tags:
         out += UINT16.pack(len(tags))
         out += tags
+
+
+def encode_plain_block(cells: Iterable[Cell], tags: bool = False) -> bytes:
+    """Cells as uncompressed KeyValues, one after the other (an RPC cell block):
+    ``tags`` False leaves every cell's tags out (KeyValueCodec), True keeps them
+    (KeyValueCodecWithTags)."""
+    out = bytearray()
+    for cell in cells:
+        encode_plain_cell(out, cell._replace(tags=()) if cell.tags and not tags else cell)
+    return bytes(out)
 
 
 # --- plain cell decoding -----------------------------------------------------------------

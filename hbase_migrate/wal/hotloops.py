@@ -6,12 +6,12 @@ format suites through both)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 from hbase_migrate.compiled import Choice
 from hbase_migrate.wal import cells, walkey
 from hbase_migrate.wal.cells import CellsDecoder, CompressionState
-from hbase_migrate.wal.model import Entry, WalKey
+from hbase_migrate.wal.model import Cell, Entry, WalKey
 
 KeyDecoder = Callable[[bytes, int, int, "walkey.KeyDictionaries | None"], tuple[WalKey, int]]
 
@@ -40,6 +40,14 @@ def plain_decoder() -> CellsDecoder:
     if compiled is None:
         return cells.decode_plain_cells
     return compiled.decode_plain_cells  # type: ignore[no-any-return]
+
+
+def plain_encoder() -> Callable[[Iterable[Cell], bool], bytes]:
+    """``encode_plain_block``: cells as an RPC cell block."""
+    compiled = _choice.compiled()
+    if compiled is None:
+        return cells.encode_plain_block
+    return compiled.encode_plain_block  # type: ignore[no-any-return]
 
 
 def block_decoder() -> CellsDecoder:

@@ -37,12 +37,15 @@ class ProtobufError(HBaseMigrateError, ValueError):
     """Bytes that are not a valid protobuf encoding (or end too early)."""
 
 
+_ONE_BYTE = tuple(bytes((i,)) for i in range(0x80))
+
+
 def encode_varint(value: int) -> bytes:
     """Encode a non-negative integer (or a negative int64, as 10 bytes) as a varint."""
+    if 0 <= value < 0x80:
+        return _ONE_BYTE[value]
     if value < 0:
         value &= UINT64_MASK
-    if value < 0x80:
-        return bytes((value,))
     out = bytearray()
     while value >= 0x80:
         out.append((value & 0x7F) | 0x80)

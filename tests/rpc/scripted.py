@@ -5,6 +5,7 @@ on demand."""
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import ssl
 import struct
@@ -80,3 +81,45 @@ class ScriptedServer:
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
         self.close()
+
+
+class OutOfOrder:
+    """A script that holds each call until ``hold`` calls wait (or none came for ``linger``
+    seconds) and then answers the held calls last first, as busy handlers of a region server
+    may finish. ``answer`` turns a call into its reply frame when it is answered (so what the
+    server applies happens in the order of the answers); ``most_held`` is the most calls
+    that waited at once, ``rounds`` the calls of each answered group."""
+
+    def __init__(self, answer: Callable[[Call], bytes], hold: int = 2,
+                 linger: float = 0.2) -> None:
+        self.answer, self.hold, self.linger = answer, hold, linger
+        self.most_held = 0
+        self.rounds: list[list[Call]] = []
+        self._held: list[tuple[Call, socket.socket]] = []
+        self._lock = threading.Lock()
+        self._timer: threading.Timer | None = None
+
+    def __call__(self, call: Call, conn: socket.socket) -> None:
+        with self._lock:
+            self._held.append((call, conn))
+            self.most_held = max(self.most_held, len(self._held))
+            if self._timer is not None:
+                self._timer.cancel()
+            if len(self._held) >= self.hold:
+                self._answer_held()
+                return
+            self._timer = threading.Timer(self.linger, self._linger)
+            self._timer.daemon = True
+            self._timer.start()
+
+    def _linger(self) -> None:
+        with self._lock:
+            self._answer_held()
+
+    def _answer_held(self) -> None:
+        held, self._held = self._held, []
+        if held:
+            self.rounds.append([call for call, _ in held])
+        for call, conn in reversed(held):
+            with contextlib.suppress(OSError):
+                conn.sendall(self.answer(call))

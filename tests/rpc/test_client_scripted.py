@@ -1,7 +1,7 @@
 """NativeClient's scan and write against scripted servers: partial Results joined into
 rows, a heartbeat, a region that moves mid-scan (reopened after the last row with its
 mvcc read point), Multi grouped per server with per-action and per-region failures retried
-alone."""
+alone, and several Multis in flight answered last first keeping every cell's order."""
 
 from __future__ import annotations
 
@@ -14,13 +14,15 @@ from hbase_migrate.rpc.codec import Call, RemoteException, encode_reply
 from hbase_migrate.rpc.locate import Region
 from hbase_migrate.rpc.multi import (
     ActionResult,
+    MutationAction,
     RegionResult,
     decode_multi_request,
+    decode_region_actions,
     multi_response,
 )
 from hbase_migrate.rpc.scan import ScanResponse, decode_scan_request, scan_response
 from hbase_migrate.wal.model import Cell, CellType
-from tests.rpc.scripted import ScriptedServer
+from tests.rpc.scripted import OutOfOrder, ScriptedServer
 
 NSRE = "org.apache.hadoop.hbase.NotServingRegionException"
 BUSY = "org.apache.hadoop.hbase.RegionTooBusyException"
@@ -113,6 +115,8 @@ def test_a_partial_flag_ends_at_the_next_row_and_at_the_regions_end() -> None:
 
 
 def test_an_early_stop_closes_the_scanner() -> None:
+    """The next call was sent before the first rows were handed out (prefetch): its reply
+    is awaited, then the scanner closed with the call sequence after it."""
     def script(call: Call, conn: socket.socket) -> None:
         resp = ScanResponse(7, ((cell(b"a"),), (cell(b"b"),)), (False, False), True, True)
         conn.sendall(encode_reply(call.call_id, *scan_response(resp)))
@@ -125,7 +129,10 @@ def test_an_early_stop_closes_the_scanner() -> None:
         client.close()
     first, last = (decode_scan_request(c.request) for c in (server.calls[0], server.calls[-1]))
     assert first.scan is not None and first.scan.raw and first.scan.time_range == (5, 6)
-    assert (last.scanner_id, last.close, last.next_call_seq) == (7, True, 0)
+    ahead = decode_scan_request(server.calls[1].request)
+    assert (ahead.scanner_id, ahead.close, ahead.next_call_seq) == (7, False, 0)
+    assert len(server.calls) == 3
+    assert (last.scanner_id, last.close, last.next_call_seq) == (7, True, 1)
 
 
 def test_writes_group_per_server_and_retry_only_what_failed() -> None:
@@ -162,3 +169,48 @@ def test_writes_group_per_server_and_retry_only_what_failed() -> None:
         [(3, tuple(deletes))], [(3, tuple(deletes))]]
     assert rounds == 4  # puts: 2 rounds (server 1 only); deletes: 2 rounds (server 2)
     assert client.retried[Kind.RETRY] == 1 and client.retried[Kind.RELOCATE] == 1
+
+
+def test_multis_in_flight_answered_out_of_order_keep_each_cells_order() -> None:
+    """Rows whose cells share one column and timestamp, puts and deletes alternating, some
+    rows cut by a stage's end: the server holds two Multis and answers the second first,
+    applying each when it answers. Every cell key reaches its store in the order written
+    (what a writer sending one cell at a time would leave), with two Multis in flight to
+    the server and never a row in both."""
+    store: dict[tuple[bytes, bytes, bytes, int], list[tuple[int, bytes]]] = {}
+
+    def answer(call: Call) -> bytes:
+        regions = decode_multi_request(call.request, call.cell_block)
+        for r in regions:
+            for _, _, cells in r.mutations:
+                for c in cells:
+                    store.setdefault((c.row, c.family, c.qualifier, c.timestamp), []).append(
+                        (c.type, c.value))
+        return encode_reply(call.call_id, multi_response(
+            [RegionResult(tuple(ActionResult(m[0]) for m in r.mutations)) for r in regions]))
+
+    kinds = (CellType.PUT, CellType.PUT, CellType.DELETE, CellType.PUT, CellType.DELETE_COLUMN,
+             CellType.PUT, CellType.PUT)
+    written = [cell(b"r%04d" % i, b"q", 7, kind)._replace(value=b"v%d" % k if kind == 4 else b"")
+               for i in range(600) for k, kind in enumerate(kinds)]
+    script = OutOfOrder(answer, hold=2, linger=0.05)
+    with ScriptedServer(script) as server:
+        client = scripted_client(Regions(region(b"", b"r0300", server.port),
+                                         region(b"r0300", b"", server.port)),
+                                 max_multi_bytes=12_000)
+        client.write("t", written)
+        client.close()
+    expected: dict[tuple[bytes, bytes, bytes, int], list[tuple[int, bytes]]] = {}
+    for c in written:
+        expected.setdefault((c.row, c.family, c.qualifier, c.timestamp), []).append(
+            (c.type, c.value))
+    assert store == expected
+    assert script.most_held == 2 and client._slots.peak == 2
+    for group in script.rounds:
+        rows = [{m.row for r in decode_region_actions(c.request, c.cell_block)
+                 for m in r.actions if isinstance(m, MutationAction)} for c in group]
+        assert sum(map(len, rows)) == len(set().union(*rows))  # no row in two at once
+    sent = [m for c in server.calls for r in decode_multi_request(c.request, c.cell_block)
+            for m in r.mutations]
+    assert any(len(cells) == 1 and cells[0].value in (b"v0", b"v1", b"v5", b"v6")
+               for _, _, cells in sent)  # a run of two puts cut by a stage's end

@@ -104,6 +104,40 @@ def test_a_large_cell_both_ways(described: dict[str, Any], native: NativeClient)
     assert [len(c[0].value) for c in native.scan("native_big")] == [len(big)] * 2
 
 
+def test_equal_timestamps_in_flight_end_as_written_one_at_a_time(
+        described: dict[str, Any]) -> None:
+    """Puts and deletes of one cell at one timestamp, 600 rows over three regions, written in
+    one call by a client with two Multis in flight per server and stages cut mid-row: the
+    table ends cell for cell (raw and visible) as the same cells written one at a time,
+    each call after the one before was answered, leave another table; and where only puts
+    of one cell were written, the last one is what is read."""
+    create(described, "native_eq_batched")
+    create(described, "native_eq_single")
+    put, f, q, q2 = CellType.PUT, b"f", b"q", b"q2"
+    patterns = [[(put, q, b"v0"), (put, q, b"v1"), (put, q, b"v2")],
+                [(put, q, b"v0"), (CellType.DELETE, q, b""), (put, q, b"v1")],
+                [(put, q, b"v0"), (put, q2, b"v1"), (CellType.DELETE_COLUMN, q, b""),
+                 (put, q, b"v2")],
+                [(put, q, b"v0"), (CellType.DELETE_FAMILY_VERSION, b"", b""), (put, q, b"v1"),
+                 (put, q, b"v2")]]
+    rows = [b"%s%04d" % (prefix, i) for prefix in (b"a", b"h", b"q") for i in range(200)]
+    written = [Cell(row, f, qualifier, 1_700_000_000_000, kind, value)
+               for i, row in enumerate(rows) for kind, qualifier, value in patterns[i % 4]]
+    with NativeClient(described["zookeeper"], described["znode_parent"],
+                      max_multi_bytes=24_000) as batched:
+        batched.write("native_eq_batched", written)
+        assert batched._slots.peak == 2
+    with NativeClient(described["zookeeper"], described["znode_parent"]) as single:
+        for c in written:
+            single.write("native_eq_single", [c])
+        for raw in (True, False):
+            assert flat(single.scan("native_eq_batched", raw=raw)) == \
+                flat(single.scan("native_eq_single", raw=raw))
+        last_puts = {c.row: c.value for c in flat(single.scan("native_eq_batched"))
+                     if c.row in rows[::4]}
+    assert last_puts == dict.fromkeys(rows[::4], b"v2")
+
+
 def test_thrift2_writes_read_natively(described: dict[str, Any], native: NativeClient) -> None:
     """The same cells written through the Thrift2 gateway read back natively, raw and not."""
     create(described, "native_r")

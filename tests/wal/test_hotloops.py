@@ -17,6 +17,7 @@ from test_fuzz import damaged
 from hbase_migrate.compiled import Implementation
 from hbase_migrate.errors import WalError
 from hbase_migrate.wal import hotloops
+from hbase_migrate.wal.cells import encode_plain_block
 from hbase_migrate.wal.model import METAFAMILY, Cell, CellType, Tag, WalKey
 from hbase_migrate.wal.reader import WalReader
 
@@ -235,3 +236,27 @@ def test_the_usual_entry_comes_as_one_block(reference_after: None) -> None:
     assert blocks > 12
     with WalReader(io.BytesIO(wal_bytes(pairs, ALL_OPTIONS[1])), cell_blocks=True) as reader:
         assert all(type(entry.cells) is tuple for entry in reader)
+
+
+cells_to_encode = st.lists(st.builds(
+    Cell, st.binary(max_size=40), st.binary(max_size=6), st.binary(max_size=20),
+    st.integers(-(1 << 63), (1 << 63) - 1), st.sampled_from([0, 4, 8, 10, 12, 14, 255]),
+    st.binary(max_size=300),
+    st.lists(st.builds(Tag, st.integers(0, 255), st.binary(min_size=0, max_size=8)),
+             max_size=2).map(tuple)), max_size=20)
+
+
+@settings(max_examples=150, deadline=None)
+@given(cells_to_encode, st.booleans())
+def test_cell_blocks_encode_the_same(cells: list[Cell], tags: bool) -> None:
+    """The compiled cell block encoder writes the reference's bytes (tags kept or left
+    out), and what the reference refuses, it refuses."""
+    compiled = hotloops.COMPILED
+    if compiled is None:
+        pytest.skip("the compiled loops are not built")
+    assert compiled.encode_plain_block(cells, tags) == encode_plain_block(cells, tags)
+    assert compiled.encode_plain_block(iter(cells), tags) == encode_plain_block(cells, tags)
+    for bad in (Cell(b"r" * 32768, b"f", b"q", 1, 4), Cell(b"r", b"f" * 128, b"q", 1, 4),
+                Cell(b"r", b"f", b"q", 1, 256)):
+        with pytest.raises(ValueError):
+            compiled.encode_plain_block([*cells, bad])
