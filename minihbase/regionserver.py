@@ -124,6 +124,7 @@ class RegionServers:
         self._assignment: dict[str, int] = {}
         self._moved: dict[str, tuple[int, int]] = {}  # encoded -> (slot it left, slot now)
         self.on_kill: list[Callable[[RegionServer], None]] = []  # told of each killed server
+        self.on_restart: list[Callable[[RegionServer], None]] = []  # and of each restarted
         self._seq: dict[str, int] = {}
         self._splitting: dict[Path, float] = {}  # -splitting dir -> archive deadline (ms)
         self._rr = 0
@@ -508,6 +509,8 @@ class RegionServers:
             back.name = ServerName(old.host, old.port, max(self.clock(), old.start_code + 1))
             back.alive = True
             self._start_server(back)
+            for hook in self.on_restart:
+                hook(back)
             return {"server": str(back.name), "was": str(old)}
 
     def finish_split(self, server: str | None = None) -> list[str]:

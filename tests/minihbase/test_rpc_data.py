@@ -311,17 +311,23 @@ def test_connection_refusals(rpc_mini: MiniHBase) -> None:
 
 def test_killed_servers(rpc_mini: MiniHBase, native: NativeClient,
                         thrift2: Thrift2Client, zookeeper: ZooKeeperServer) -> None:
-    """A killed region server's regions reopen elsewhere and hbase:meta says where: reads
-    and writes relocate; when the server held meta, ZooKeeper names the new holder; once
-    restarted, on its port, it serves a region moved to it."""
+    """A killed region server's port refuses connections, as a dead process's; its regions
+    reopen elsewhere and hbase:meta says where: reads and writes relocate; when the server
+    held meta, ZooKeeper names the new holder; once restarted, on its port under a new start
+    code, it serves a region moved to it."""
     create(rpc_mini, "rpc_k")
     native.write("rpc_k", every_kind(ROWS))
     before = flat(thrift2.scan("rpc_k"))
     _, servers = cluster_of(rpc_mini)
     meta_holder = servers.servers[rpc_mini.meta_slot]
+    old = meta_holder.name  # the holder is given a new one by its restart
+    address = ("127.0.0.1", old.port)
+    socket.create_connection(address, timeout=5).close()  # listening while it lives
     servers.kill(meta_holder.slot)
+    with pytest.raises(ConnectionRefusedError):
+        socket.create_connection(address, timeout=5)
     with HBaseZooKeeper(zookeeper.address, rpc_mini.znode_parent) as zk:
-        assert zk.meta_server() == servers.servers[rpc_mini.meta_slot].name != meta_holder.name
+        assert zk.meta_server() == servers.servers[rpc_mini.meta_slot].name != old
     native.locator.forget_meta()  # a client learns it when its meta server is gone too
     assert flat(native.scan("rpc_k")) == before
     native.write("rpc_k", [Cell(b"a", b"f", b"q9", 9, CellType.PUT, b"v")])
@@ -331,6 +337,9 @@ def test_killed_servers(rpc_mini: MiniHBase, native: NativeClient,
     assert {r.port for r in native.regions("rpc_k")} == \
         {servers.servers[rpc_mini.meta_slot].name.port}
     back = servers.restart(meta_holder.slot)["server"]  # same port, a new start code
+    assert back.rsplit(",", 1)[0] == str(old).rsplit(",", 1)[0] and \
+        int(back.rsplit(",", 1)[1]) > old.start_code
+    socket.create_connection(address, timeout=5).close()
     region = native.regions("rpc_k")[1]
     servers.move(region.encoded, meta_holder.slot)
     assert native.get("rpc_k", b"h") == thrift2.get("rpc_k", b"h")  # relocated to it
