@@ -328,7 +328,7 @@ def test_killed_servers(rpc_mini: MiniHBase, native: NativeClient,
         socket.create_connection(address, timeout=5)
     with HBaseZooKeeper(zookeeper.address, rpc_mini.znode_parent) as zk:
         assert zk.meta_server() == servers.servers[rpc_mini.meta_slot].name != old
-    native.locator.forget_meta()  # a client learns it when its meta server is gone too
+    # the client learns it on its own: its meta server refuses, ZooKeeper is asked again
     assert flat(native.scan("rpc_k")) == before
     native.write("rpc_k", [Cell(b"a", b"f", b"q9", 9, CellType.PUT, b"v")])
     assert thrift2.get("rpc_k", b"a", columns=[(b"f", b"q9")]) == \
