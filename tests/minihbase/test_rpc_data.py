@@ -28,7 +28,7 @@ from hbase_migrate.rpc.codec import (
 )
 from hbase_migrate.rpc.connection import Connection
 from hbase_migrate.rpc.errors import Kind, RemoteError
-from hbase_migrate.rpc.locate import META_REGION, region_from_meta
+from hbase_migrate.rpc.locate import META_REGION, encoded_name, region_from_meta
 from hbase_migrate.rpc.messages import Column, Get, get_request
 from hbase_migrate.rpc.multi import (
     DELETE,
@@ -195,6 +195,44 @@ def test_meta_as_hbase_lays_it_out(rpc_mini: MiniHBase, native: NativeClient,
             ":")[2]
     assert [(r.start, r.end) for r in native.regions("rpc_m")] == \
         [(b"", b"g"), (b"g", b"p"), (b"p", b"")]
+
+
+def test_a_split_parent_stays_in_meta_until_the_janitor(rpc_mini: MiniHBase,
+                                                        native: NativeClient) -> None:
+    """After a split, hbase:meta keeps the parent's row as HBase does: its regioninfo
+    marked offline and split, splitA and splitB naming the daughters, state SPLIT; clients
+    skip it (regions and lookups give the daughters). The catalog janitor removes it."""
+    create(rpc_mini, "rpc_sp", [])
+    _, servers = cluster_of(rpc_mini)
+    parent, = native.regions("rpc_sp")
+    daughters = servers.split(parent.encoded, b"m")["daughters"]
+
+    def meta_of_table() -> dict[str, dict[bytes, bytes]]:
+        meta = native.locator.meta_server()
+        scan = Scan(start=b"rpc_sp,,", stop=b"rpc_sp ,,")
+        resp = decode_scan_response(*_reply(native.pool.get(*meta).call(
+            "Scan", open_scan_request(META_REGION, scan, 100, close=True))))
+        return {encoded_name(cells[0].row): {c.qualifier: c.value for c in cells}
+                for cells in resp.results}
+
+    rows = meta_of_table()
+    assert set(rows) == {parent.encoded, *daughters}
+    kept = rows[parent.encoded]
+    assert list(kept) == [b"regioninfo", b"splitA", b"splitB", b"state"]
+    assert kept[b"state"] == b"SPLIT"
+    found = region_from_meta(parent.name, [Cell(parent.name, b"info", q, 1, CellType.PUT, v)
+                                           for q, v in kept.items()])
+    assert found is not None and found.offline and found.split
+    assert (found.start, found.end, found.region_id) == (b"", b"", parent.region_id)
+    named = [region_from_meta(parent.name, [Cell(parent.name, b"info", b"regioninfo", 1,
+                                                 CellType.PUT, kept[q])])
+             for q in (b"splitA", b"splitB")]
+    assert [(d.start, d.end, d.region_id) for d in named if d] == \
+        [(r.start, r.end, r.region_id) for r in native.regions("rpc_sp")]
+    assert [(r.start, r.end) for r in native.regions("rpc_sp")] == [(b"", b"m"), (b"m", b"")]
+    assert native.locator.locate("rpc_sp", b"a", cached=False).end == b"m"
+    assert call_admin(rpc_mini.write_cluster_json(), "janitor") == [parent.encoded]
+    assert set(meta_of_table()) == set(daughters)
 
 
 def _reply(reply: Reply) -> tuple[bytes, bytes]:
