@@ -209,6 +209,49 @@ def as_str(field: int, wire_type: int, value: int | bytes) -> str:
 _T = TypeVar("_T")
 
 
+def _fields_of(buf: bytes) -> dict[int, list[tuple[int, int | bytes]]]:
+    """``iter_fields`` gathered by field number, in one loop: messages are decoded by the
+    thousand (a Multi's actions), and one-byte keys, varints and lengths are read inline."""
+    fields: dict[int, list[tuple[int, int | bytes]]] = {}
+    pos, end = 0, len(buf)
+    while pos < end:
+        key = buf[pos]
+        if key < 0x80:
+            pos += 1
+        else:
+            key, pos = decode_varint(buf, pos, end)
+        number, wire_type = key >> 3, key & 7
+        if number == 0:
+            raise ProtobufError(f"field number 0 at {pos}")
+        value: int | bytes
+        if wire_type == LENGTH_DELIMITED:
+            if pos < end and buf[pos] < 0x80:
+                length = buf[pos]
+                pos += 1
+            else:
+                length, pos = decode_varint32(buf, pos, end)
+            if pos + length > end:
+                raise ProtobufError(f"field {number} at {pos} runs past the end of its message")
+            value = bytes(buf[pos : pos + length])
+            pos += length
+        elif wire_type == VARINT:
+            if pos < end and buf[pos] < 0x80:
+                value = buf[pos]
+                pos += 1
+            else:
+                value, pos = decode_varint(buf, pos, end)
+        else:
+            start = pos
+            pos = skip_field(buf, pos, end, wire_type)
+            value = int.from_bytes(buf[start:pos], "little")
+        found = fields.get(number)
+        if found is None:
+            fields[number] = [(wire_type, value)]
+        else:
+            found.append((wire_type, value))
+    return fields
+
+
 class Message:
     """The fields of one message, read by number: the last value of a field counts, as in
     proto2, and ``repeated`` gives every value. Each accessor checks the wire types of the
@@ -219,9 +262,7 @@ class Message:
 
     def __init__(self, data: bytes, what: str) -> None:
         self.what = what
-        self.fields: dict[int, list[tuple[int, int | bytes]]] = {}
-        for number, wire_type, value in iter_fields(data):
-            self.fields.setdefault(number, []).append((wire_type, value))
+        self.fields = _fields_of(data)
 
     def __contains__(self, number: int) -> bool:
         return number in self.fields
