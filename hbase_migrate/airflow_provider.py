@@ -10,8 +10,13 @@ from __future__ import annotations
 from typing import Any
 
 
-def _field(label: str, description: str) -> dict[str, Any]:
-    return {"label": label, "description": description, "schema": {"type": ["string", "null"]}}
+def _field(label: str, description: str, choices: dict[str, str] | None = None
+           ) -> dict[str, Any]:
+    """A text field, or with ``choices`` (value -> what the form shows) a drop-down."""
+    schema: dict[str, Any] = {"type": ["string", "null"]}
+    if choices:
+        schema.update(enum=list(choices), values_display=choices)
+    return {"label": label, "description": description, "schema": schema}
 
 
 def provider_info() -> dict[str, Any]:
@@ -26,7 +31,9 @@ def provider_info() -> dict[str, Any]:
             "conn-fields": {
                 "client": _field("Client", "native (HBase's own RPC through ZooKeeper, no "
                                            "gateway) or thrift (the gateways); empty: "
-                                           "thrift when a Thrift2 gateway is named"),
+                                           "thrift when a Thrift2 gateway is named",
+                                 {"native": "native: HBase's own RPC",
+                                  "thrift": "thrift: the Thrift gateways"}),
                 "thrift2": _field("Thrift2 gateway", "host:port of THBaseService"),
                 "webhdfs": _field("WebHDFS", "http://namenode:9870 (WAL files)"),
                 "hbase_root": _field("HBase root", "hbase.rootdir path (an HDFS path with "

@@ -11,6 +11,7 @@ operation of :class:`minihbase.regionserver.RegionServers` and answers ``{"resul
     /restart     {"server": NAME_OR_SLOT}   a killed server back, under a new start code
     /finish-split {"server": NAME?}
     /clean       {}
+    /janitor     {}   the catalog janitor: split parents leave hbase:meta (else every 5 min)
     /replication {"enabled": BOOL}
     /bulk-load   {"table": T, "cells": [{"row", "family", "qualifier", "timestamp"?,
                   "value"}]}   byte strings in Bytes.toStringBinary form
@@ -58,6 +59,7 @@ def _operations(rs: RegionServers) -> dict[str, Callable[[dict[str, Any]], Any]]
         "move": lambda a: rs.move(a["region"], a.get("server")),
         "split": lambda a: rs.split(a["region"], to_bytes_binary(str(a["key"]))),
         "kill": lambda a: rs.kill(a["server"]),
+        "janitor": lambda a: rs.catalog_janitor(),
         "restart": lambda a: rs.restart(a["server"]),
         "finish-split": lambda a: rs.finish_split(a.get("server")),
         "clean": lambda a: rs.clean(),

@@ -57,6 +57,7 @@ from minihbase.zkregistry import ZkRegistrar
 log = logging.getLogger(__name__)
 
 MiB = 1024 * 1024
+JANITOR_INTERVAL = 300.0  # seconds between catalog janitor runs (hbase.catalogjanitor.interval)
 
 
 @dataclass(frozen=True)
@@ -123,7 +124,12 @@ class RegionServers:
         self.servers: list[RegionServer] = []
         self._assignment: dict[str, int] = {}
         self._moved: dict[str, tuple[int, int]] = {}  # encoded -> (slot it left, slot now)
+        # split parents hbase:meta keeps (offline, split) until the catalog janitor:
+        # encoded name -> (parent, its daughters)
+        self.split_parents: dict[str, tuple[RegionDescriptor, tuple[RegionDescriptor, ...]]] = {}
+        self._next_janitor = 0.0
         self.on_kill: list[Callable[[RegionServer], None]] = []  # told of each killed server
+        self.on_restart: list[Callable[[RegionServer], None]] = []  # and of each restarted
         self._seq: dict[str, int] = {}
         self._splitting: dict[Path, float] = {}  # -splitting dir -> archive deadline (ms)
         self._rr = 0
@@ -459,6 +465,7 @@ class RegionServers:
             region_id = max(self.clock(), parent.region_id + 1)
             self._close_region(server, parent)
             daughters = self.store.split_region(parent.table, parent.start_key, key, region_id)
+            self.split_parents[parent.encoded_name] = (parent, tuple(daughters))
             for daughter in daughters:
                 self._assignment[daughter.encoded_name] = server.slot
                 self.store.save_region_state(daughter.encoded_name, server.slot, 0)
@@ -508,6 +515,8 @@ class RegionServers:
             back.name = ServerName(old.host, old.port, max(self.clock(), old.start_code + 1))
             back.alive = True
             self._start_server(back)
+            for hook in self.on_restart:
+                hook(back)
             return {"server": str(back.name), "was": str(old)}
 
     def finish_split(self, server: str | None = None) -> list[str]:
@@ -579,6 +588,14 @@ class RegionServers:
             was, self._cleaner_on = self._cleaner_on, on
             return was
 
+    def catalog_janitor(self) -> list[str]:
+        """HBase's CatalogJanitor: the split parents leave ``hbase:meta`` (the store keeps no
+        reference files, so no daughter still needs its parent); their encoded names."""
+        with self.lock:
+            done = sorted(self.split_parents)
+            self.split_parents.clear()
+            return done
+
     def clean(self) -> list[str]:
         """The log cleaner: delete archived WALs older than the TTL and not pinned."""
         with self.lock:
@@ -604,6 +621,10 @@ class RegionServers:
         due = [p for p, deadline in self._splitting.items() if deadline <= now]
         for path in due:
             self.finish_split(path.name)
+        if now >= self._next_janitor:
+            if self._next_janitor:
+                self.catalog_janitor()
+            self._next_janitor = now + JANITOR_INTERVAL * 1000
         if now >= self._next_clean and self._cleaner_on:
             self.clean()
             self._next_clean = now + s.cleaner_interval * 1000

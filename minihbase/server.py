@@ -173,6 +173,7 @@ class MiniHBase:
         servers = RegionServers(store, self.hbase_root_dir, self.wal_settings, self.clock,
                                 factory, replication, [listener.port for listener in self.rpc])
         servers.on_kill.append(self._server_killed)
+        servers.on_restart.append(self._server_restarted)
         hooks: list[WriteHook] = [servers]
         if self.write_hook is not None:
             hooks.append(self.write_hook)
@@ -198,12 +199,15 @@ class MiniHBase:
                                      "region servers")
         master = self.master_rpc_handler.services() if self.master_rpc_handler else {}
         self.master_rpc = RpcListener(f"{self.name} master", master, master_port)
-        self.rpc = [RpcListener(f"{self.name} rs{slot}",
-                                self.region_rpc[slot].services() if self.region_rpc else {},
-                                port, alive=functools.partial(self._alive, slot))
-                    for slot, port in enumerate(ports)]
-        for listener in (self.master_rpc, *self.rpc):
-            listener.latency = self.rpc_latency
+        self.rpc = [self._rs_listener(slot, port) for slot, port in enumerate(ports)]
+        self.master_rpc.latency = self.rpc_latency
+
+    def _rs_listener(self, slot: int, port: int) -> RpcListener:
+        listener = RpcListener(f"{self.name} rs{slot}",
+                               self.region_rpc[slot].services() if self.region_rpc else {},
+                               port, alive=functools.partial(self._alive, slot))
+        listener.latency = self.rpc_latency
+        return listener
 
     def _alive(self, slot: int) -> bool:
         rs = self.region_servers
@@ -226,14 +230,22 @@ class MiniHBase:
             listener.start()
 
     def _server_killed(self, dead: RegionServer) -> None:
-        """A region server crashed (``RegionServers.kill``): its RPC connections drop, and
-        when it held ``hbase:meta``, a live server takes meta and ZooKeeper says so."""
+        """A region server crashed (``RegionServers.kill``): its RPC port closes (connections
+        dropped, new ones refused, as a dead process's), and when it held ``hbase:meta``, a
+        live server takes meta and ZooKeeper says so."""
         if dead.slot < len(self.rpc):
-            self.rpc[dead.slot].drop_connections()
+            self.rpc[dead.slot].stop(wait=False)  # calls under way wait for the kill's lock
         if dead.slot == self.meta_slot and self.region_servers is not None:
             self.meta_slot = self.region_servers.live_servers()[0].slot
             if self.master is not None:
                 self.master.set_meta_server(self.region_servers.servers[self.meta_slot].name)
+
+    def _server_restarted(self, back: RegionServer) -> None:
+        """A killed region server started again (``RegionServers.restart``): it listens on
+        its port again, under its new name (unless every RPC port is closed as an outage:
+        :meth:`start_service` opens it then)."""
+        if back.slot < len(self.rpc):
+            self.rpc[back.slot] = self._rs_listener(back.slot, self.rpc[back.slot].port).start()
 
     def _register_master(self) -> None:
         if self.zookeeper is None:
@@ -361,9 +373,13 @@ class MiniHBase:
         assert paused == kind, f"{kind} was not stopped ({paused} was)"
         if kind == "rpc":
             self._bind_rpc(self._rpc_closed[0], self._rpc_closed[1:])
-            for listener in (self.master_rpc, *self.rpc):
-                if listener is not None:
+            assert self.master_rpc is not None
+            self.master_rpc.start()
+            for slot, listener in enumerate(self.rpc):  # a killed server's port stays shut
+                if self._alive(slot):
                     listener.start()
+                else:
+                    listener.stop()
             return
         if kind == "webhdfs":
             self.webhdfs = self._webhdfs(port)
@@ -409,6 +425,8 @@ class MiniHBase:
 
     @property
     def endpoints(self) -> ClusterEndpoints:
+        """Where the cluster answers; its clients reach it over HBase's own RPC when it is
+        registered in ZooKeeper (which the RPC client finds it through), else over Thrift2."""
         if self.thrift1 is None or self.thrift2 is None:
             raise EmbeddedStackError(f"minicluster {self.name} is not running")
         return ClusterEndpoints(name=self.name, thrift=self.thrift1.address,
@@ -416,7 +434,8 @@ class MiniHBase:
                                 protocol=self.protocol,
                                 webhdfs=self.webhdfs.url if self.webhdfs else None,
                                 zookeeper=self.zookeeper, znode_parent=self.znode_parent,
-                                hbase_root=HBASE_ROOT)
+                                hbase_root=HBASE_ROOT,
+                                client="native" if self.zookeeper else "thrift")
 
     def describe(self) -> dict[str, Any]:
         """The ready line / cluster.json: endpoints plus ``pid``, ``dir``, ``hbase_root_dir``,

@@ -28,15 +28,15 @@ import threading
 import time
 from collections.abc import Callable
 from contextlib import ExitStack
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from hbase_migrate import lifecycle
 from hbase_migrate.audit.ledger import Ledger, now_ms
 from hbase_migrate.audit.status import compute_status
+from hbase_migrate.cluster.client import connect
 from hbase_migrate.cluster.endpoints import ClusterEndpoints, load_cluster_json
-from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
 from hbase_migrate.config import ENDPOINT_KEYS, MigrationSpec, load_config
 from hbase_migrate.lifecycle.result import StepResult
 from hbase_migrate.soak.chaos import ACTIONS, ChaosEvent, ChaosMonkey, schedule
@@ -67,6 +67,8 @@ class SoakSpec:
     rate: float = 40.0  # linked-list writes per second
     mean_gap: float = 15.0  # seconds between chaos actions, on average
     stack: str = "embedded"  # or "real": real HBase on both sides (realstack)
+    client: str = "native"  # how the writer, the checkers and the migration reach both
+    #                         clusters: HBase's own RPC, or "thrift" (the Thrift2 gateways)
 
     @property
     def chaos_seconds(self) -> float:
@@ -74,7 +76,10 @@ class SoakSpec:
 
     def events(self) -> list[ChaosEvent]:
         left_out = {*(() if self.airflow else ("restart-scheduler",)),
-                    *(REAL_CANNOT if self.stack == "real" else ())}
+                    *(REAL_CANNOT if self.stack == "real" else ()),
+                    # realstack's admin endpoint stops its Thrift2 gateway, not its RPC
+                    *(("target-outage",) if self.stack == "real" and self.client == "native"
+                      else ())}
         actions = {k: v for k, v in ACTIONS.items() if k not in left_out}
         return schedule(self.seed, self.chaos_seconds, actions, mean_gap=self.mean_gap)
 
@@ -117,11 +122,11 @@ def ledger_url(root: Path) -> str:
 
 
 class ListWriter:
-    """The linked-list writer in a thread until :meth:`stop`."""
+    """The linked-list writer in a thread until :meth:`stop`, over the source's client (its
+    ``client`` setting: HBase's RPC or the Thrift2 gateway), as the migration reads it."""
 
     def __init__(self, source: ClusterEndpoints, spec: ListSpec) -> None:
-        assert source.thrift2 is not None
-        self.client = Thrift2Client(source.thrift2, retries=8)
+        self.client = connect(source)
         self.writer = LinkedListWriter(self.client, spec)
         self.writer.ensure_table()
         self.halt = threading.Event()
@@ -219,10 +224,12 @@ def run_soak(spec: SoakSpec, say: Say) -> SoakResult:
             f"{'Airflow' if spec.airflow else 'the command line'}")
         source, target = (_real_clusters if spec.stack == "real" else _embedded_clusters)(
             spec.root, stack)
+        source, target = replace(source, client=spec.client), replace(target,
+                                                                      client=spec.client)
         config = write_config(spec.root, source, target)
         migration = load_config(config)
         clusters = spec.root / "source" / "cluster.json", spec.root / "target" / "cluster.json"
-        say(f"stack up: source {source.thrift2}, target {target.thrift2}; config {config}")
+        say(f"stack up: source {reached(source)}, target {reached(target)}; config {config}")
         writer = ListWriter(source, ListSpec(TABLE, seed=spec.seed, rate=spec.rate))
         try:
             if spec.airflow:
@@ -235,6 +242,13 @@ def run_soak(spec: SoakSpec, say: Say) -> SoakResult:
                 writer.halt.set()
         _judge(migration, result, say)
     return result
+
+
+def reached(cluster: ClusterEndpoints) -> str:
+    """How the writer, the checkers and the migration reach ``cluster``, for the output."""
+    if cluster.native:
+        return f"over HBase's native RPC (ZooKeeper {cluster.zookeeper})"
+    return f"over Thrift2 ({cluster.thrift2})"
 
 
 def _embedded_clusters(root: Path, stack: ExitStack) -> tuple[ClusterEndpoints,
@@ -267,7 +281,8 @@ def _drive_cli(spec: SoakSpec, migration: MigrationSpec, config: Path,
     say(f"snapshot at T0: {copied.metrics['rows']} rows, {copied.metrics['cells']} cells")
     follow = Follow(config)
     follow.start()
-    acts = {**cluster_acts(*clusters), "kill-replay": process_act(follow.kill, follow.start)}
+    acts = {**cluster_acts(*clusters, target_native=migration.target.endpoints().native),
+            "kill-replay": process_act(follow.kill, follow.start)}
     run_chaos(spec, migration, acts, writer, result, say)
     result.written = writer.stop()
     call_admin(clusters[0], "roll")

@@ -19,8 +19,11 @@ def _live(cluster_json: Path) -> list[dict[str, Any]]:
     return [s for s in call_admin(cluster_json, "info")["servers"] if s["alive"]]
 
 
-def cluster_acts(source: Path, target: Path) -> dict[str, Act]:
-    """Faults of the source's region servers and WebHDFS and of the target's gateway."""
+def cluster_acts(source: Path, target: Path, *, target_native: bool = False) -> dict[str, Act]:
+    """Faults of the source's region servers and WebHDFS and of the target's front door:
+    its RPC ports when the migration reaches it natively (``target_native``), else its
+    Thrift2 gateway."""
+    door = "rpc" if target_native else "thrift2"
 
     def roll(event: ChaosEvent, rng: random.Random) -> dict[str, Any]:
         server = rng.choice([None, *(s["slot"] for s in _live(source))])
@@ -45,12 +48,12 @@ def cluster_acts(source: Path, target: Path) -> dict[str, Act]:
                 "restarted": back["server"]}
 
     def outage(event: ChaosEvent, rng: random.Random) -> dict[str, Any]:
-        call_admin(target, "service", {"name": "thrift2", "running": False})
+        call_admin(target, "service", {"name": door, "running": False})
         try:
             time.sleep(event.seconds)
         finally:
-            call_admin(target, "service", {"name": "thrift2", "running": True})
-        return {"service": "target thrift2", "down_seconds": event.seconds}
+            call_admin(target, "service", {"name": door, "running": True})
+        return {"service": f"target {door}", "down_seconds": event.seconds}
 
     def slow(event: ChaosEvent, rng: random.Random) -> dict[str, Any]:
         latency = round(rng.uniform(0.2, 1.0), 2)

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from hbase_migrate.airflow_stack import start_airflow
+from hbase_migrate.airflow_stack import hbase_connection, start_airflow
 from hbase_migrate.audit.ledger import Ledger
 from hbase_migrate.audit.status import drained
 from hbase_migrate.config import MigrationSpec
@@ -117,9 +117,14 @@ def kill_replay_task(dags: Dags, wait: float = 60.0) -> dict[str, Any]:
 
 def drive_airflow(spec: SoakSpec, migration: MigrationSpec, clusters: tuple[Path, Path],
                   writer: ListWriter, result: SoakResult, say: Say) -> None:
-    with start_airflow(spec.root, parallelism=2) as airflow:
+    # the DAGs' hbase connections name the clusters as the migration file does (their
+    # client: HBase's RPC or the Thrift2 gateway)
+    connections = [hbase_connection(f"hbase_{side.role}", side.endpoints())
+                   for side in (migration.source, migration.target)]
+    with start_airflow(spec.root, parallelism=2, connections=connections) as airflow:
         airflow.wait_for_dags(DAGS, timeout=RUN_TIMEOUT)
-        say(f"airflow up: {airflow.url}")
+        say(f"airflow up: {airflow.url}; hbase_source and hbase_target over "
+            f"{migration.source.endpoints().client}")
         dags = Dags(airflow, {"migration": MIGRATION, "source_conn_id": "hbase_source",
                               "target_conn_id": "hbase_target", "tables": [TABLE],
                               "roll_period": ROLL_PERIOD, "margin": "1m",
@@ -132,7 +137,7 @@ def drive_airflow(spec: SoakSpec, migration: MigrationSpec, clusters: tuple[Path
         say(f"hbase_migrate_start {started}: schema, T0, copy, validation done")
         rounds = Rounds(dags, clusters[0], say)
         rounds.thread.start()
-        acts = {**cluster_acts(*clusters),
+        acts = {**cluster_acts(*clusters, target_native=migration.target.endpoints().native),
                 "kill-replay": process_act(lambda: kill_replay_task(dags), lambda: None),
                 "restart-scheduler": lambda event, rng: {
                     "scheduler_pid": airflow.restart("scheduler")}}

@@ -3,10 +3,11 @@
 
 from __future__ import annotations
 
+import json
 import signal
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -62,11 +63,20 @@ def up(folder: Path, port: int | None, parallelism: int, spark_master: str, exec
             click.echo(f"celery {name}: {stack.services[name].cwd}")
         _echo_ledger(stack)
         listed = stack.api("GET", "/connections")[1]["connections"]
-        for conn_id, conn_type in sorted({(c["connection_id"], c["conn_type"]) for c in listed}):
-            click.echo(f"connection {conn_id} ({conn_type})")
+        for conn in sorted(listed, key=lambda c: str(c["connection_id"])):
+            click.echo(f"connection {conn['connection_id']} ({_kind(conn)})")
         while not stop.wait(1.0):
             stack.check_alive()
         click.echo("stopping Airflow ...")
+
+
+def _kind(conn: dict[str, Any]) -> str:
+    """``hbase, client native``: a connection's type, and an ``hbase`` one's transport."""
+    try:
+        client = json.loads(conn.get("extra") or "{}").get("client")
+    except (ValueError, AttributeError):
+        client = None
+    return f"{conn['conn_type']}, client {client}" if client else str(conn["conn_type"])
 
 
 def _echo_ledger(stack: AirflowStack) -> None:

@@ -239,9 +239,11 @@ class Locator:
         return self.pool.get(*self.meta_server())
 
     def _meta_scan(self, scan: Scan, rows: int, first_only: bool) -> list[Region]:
-        """The regions of the meta rows a scan returns (all of them, or the first call's)."""
-        conn = self._meta_connection()
+        """The regions of the meta rows a scan returns (all of them, or the first call's).
+        Any failure, a meta server refusing the connection too (dead), forgets where meta
+        is: the next lookup asks ZooKeeper again."""
         try:
+            conn = self._meta_connection()
             reply = conn.call("Scan", open_scan_request(META_REGION, scan, rows,
                                                         close=first_only))
             resp = decode_scan_response(reply.response or b"", reply.cell_block)

@@ -261,18 +261,22 @@ def _exception_pair(pair: tuple[str, str]) -> bytes:
 def multi_response(regions: Sequence[RegionResult]) -> bytes:
     """A MultiResponse as a server sends it; the cells of Get actions' Results go in the
     cell block (``encode_cell_block`` of every result's ``cells``, in order)."""
-    out = b""
+    empty = bytes_field(2, result_message(Result()))  # most actions' (a mutation done)
+    out = []
     for region in regions:
-        body = b""
+        body = []
         for r in region.results:
             roe = varint_field(1, r.action)
-            roe += (bytes_field(3, _exception_pair(r.exception)) if r.exception
-                    else bytes_field(2, result_message(Result(cell_count=len(r.cells)))))
-            body += bytes_field(1, roe)
+            if r.exception:
+                roe += bytes_field(3, _exception_pair(r.exception))
+            else:
+                roe += (bytes_field(2, result_message(Result(cell_count=len(r.cells))))
+                        if r.cells else empty)
+            body.append(bytes_field(1, roe))
         if region.exception:
-            body += bytes_field(2, _exception_pair(region.exception))
-        out += bytes_field(1, body)
-    return out
+            body.append(bytes_field(2, _exception_pair(region.exception)))
+        out.append(bytes_field(1, b"".join(body)))
+    return b"".join(out)
 
 
 def _pair(data: bytes) -> tuple[str, str]:

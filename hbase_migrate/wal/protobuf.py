@@ -138,24 +138,38 @@ def iter_fields(
     if end is None:
         end = len(buf)
     while pos < end:
+        number, wire_type, value, pos = _field_at(buf, pos, end)
+        yield number, wire_type, value
+
+
+def _field_at(buf: bytes, pos: int, end: int) -> tuple[int, int, int | bytes, int]:
+    """The field at ``pos`` and the position after it (one-byte keys, varints and lengths
+    read inline: messages are decoded by the thousand, a Multi's actions)."""
+    key = buf[pos]
+    if key < 0x80:
+        pos += 1
+    else:
         key, pos = decode_varint(buf, pos, end)
-        field, wire_type = key >> 3, key & 7
-        if field == 0:
-            raise ProtobufError(f"field number 0 at {pos}")
-        value: int | bytes
-        if wire_type == VARINT:
-            value, pos = decode_varint(buf, pos, end)
-        elif wire_type == LENGTH_DELIMITED:
-            length, pos = decode_varint32(buf, pos, end)
-            if pos + length > end:
-                raise ProtobufError(f"field {field} at {pos} runs past the end of its message")
-            value = bytes(buf[pos : pos + length])
-            pos += length
+    number, wire_type = key >> 3, key & 7
+    if number == 0:
+        raise ProtobufError(f"field number 0 at {pos}")
+    value: int | bytes
+    if wire_type == LENGTH_DELIMITED:
+        if pos < end and buf[pos] < 0x80:
+            length, pos = buf[pos], pos + 1
         else:
-            start = pos
-            pos = skip_field(buf, pos, end, wire_type)
-            value = int.from_bytes(buf[start:pos], "little")
-        yield field, wire_type, value
+            length, pos = decode_varint32(buf, pos, end)
+        if pos + length > end:
+            raise ProtobufError(f"field {number} at {pos} runs past the end of its message")
+        return number, wire_type, bytes(buf[pos : pos + length]), pos + length
+    if wire_type == VARINT:
+        if pos < end and buf[pos] < 0x80:
+            return number, wire_type, buf[pos], pos + 1
+        value, pos = decode_varint(buf, pos, end)
+        return number, wire_type, value, pos
+    start = pos
+    pos = skip_field(buf, pos, end, wire_type)
+    return number, wire_type, int.from_bytes(buf[start:pos], "little"), pos
 
 
 def field_key(field: int, wire_type: int) -> bytes:
@@ -212,6 +226,20 @@ def as_str(field: int, wire_type: int, value: int | bytes) -> str:
 _T = TypeVar("_T")
 
 
+def _fields_of(buf: bytes) -> dict[int, list[tuple[int, int | bytes]]]:
+    """``iter_fields`` gathered by field number, in one loop."""
+    fields: dict[int, list[tuple[int, int | bytes]]] = {}
+    pos, end = 0, len(buf)
+    while pos < end:
+        number, wire_type, value, pos = _field_at(buf, pos, end)
+        found = fields.get(number)
+        if found is None:
+            fields[number] = [(wire_type, value)]
+        else:
+            found.append((wire_type, value))
+    return fields
+
+
 class Message:
     """The fields of one message, read by number: the last value of a field counts, as in
     proto2, and ``repeated`` gives every value. Each accessor checks the wire types of the
@@ -222,9 +250,7 @@ class Message:
 
     def __init__(self, data: bytes, what: str) -> None:
         self.what = what
-        self.fields: dict[int, list[tuple[int, int | bytes]]] = {}
-        for number, wire_type, value in iter_fields(data):
-            self.fields.setdefault(number, []).append((wire_type, value))
+        self.fields = _fields_of(data)
 
     def __contains__(self, number: int) -> bool:
         return number in self.fields

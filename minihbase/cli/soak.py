@@ -32,16 +32,21 @@ from minihbase.soak import SoakResult, SoakSpec, run_soak
                    "earlier soak made (cleared first); any other is refused.")
 @click.option("--rate", type=click.FloatRange(min=1), default=40, show_default=True,
               help="Linked-list writes per second.")
+@click.option("--client", type=click.Choice(["native", "thrift"]), default="native",
+              show_default=True,
+              help="How the writer, the checkers and the migration reach both clusters: "
+                   "HBase's own RPC, or the Thrift2 gateways.")
 @click.option("--mean-gap", type=click.FloatRange(min=1), default=15, show_default=True,
               help="Seconds between chaos actions, on average.")
 def soak(minutes: float, stack: str, seed: int | None, airflow: bool, root: Path,
-         rate: float, mean_gap: float) -> None:
+         rate: float, client: str, mean_gap: float) -> None:
     """Run a chaos soak and verify it as HBase's IntegrationTestBigLinkedList does.
 
     A writer keeps linked lists on the source (nodes over every region, each naming its
     predecessor; whole lists deleted and written again), the migration runs (through the
     Airflow DAGs, or the CLI's replay --follow), and a chaos monkey kills and restarts
-    region servers, moves regions, rolls WALs, kills the replay, stops the target's gateway,
+    region servers, moves regions, rolls WALs, kills the replay, stops the target's front door
+    (its RPC ports over --client native, its Thrift2 gateway over thrift),
     restarts Airflow's scheduler and slows WebHDFS, on a seeded schedule. At the end the
     writer stops, replay drains, the cutover gate judges and the verify step counts the
     lists on both sides: exit 0 only when the gate says go, the target's REFERENCED equals
@@ -51,7 +56,7 @@ def soak(minutes: float, stack: str, seed: int | None, airflow: bool, root: Path
     signal.signal(signal.SIGTERM, signal.default_int_handler)
     if seed is None:
         seed = int.from_bytes(os.urandom(3), "big")
-    spec = SoakSpec(root, minutes, seed, airflow, rate, mean_gap, stack)
+    spec = SoakSpec(root, minutes, seed, airflow, rate, mean_gap, stack, client)
 
     def say(line: str) -> None:
         click.echo(line, err=True)
@@ -86,7 +91,7 @@ def _replay_hint(spec: SoakSpec, result: SoakResult | None, say: Callable[[str],
         say(f"  {event.line()}" + (f"  [{outcome['error']}]" if "error" in outcome else ""))
     mode = "--airflow" if spec.airflow else "--cli"
     say(f"repeat: hbase-migrate soak --minutes {spec.minutes:g} --seed {spec.seed} {mode} "
-        f"--stack {spec.stack}")
+        f"--stack {spec.stack} --client {spec.client}")
 
 
 if __name__ == "__main__":

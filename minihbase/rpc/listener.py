@@ -158,11 +158,13 @@ class RpcListener(LoopbackServer):
                 return
             self._handlers.submit(answer, _read_exactly(client, size), header)
 
-    def stop(self) -> None:
-        """Stop accepting, close every connection, and let the calls under way end (their
-        replies go nowhere) before the cluster behind them closes."""
+    def stop(self, wait: bool = True) -> None:
+        """Stop accepting (the port refuses connections), close every connection, and let
+        the calls under way end (their replies go nowhere): before the cluster behind them
+        closes when ``wait``, else in their own time (a server killed under the store's
+        lock, which they may be waiting for)."""
         super().stop()
-        self._handlers.shutdown(wait=True, cancel_futures=True)
+        self._handlers.shutdown(wait=wait, cancel_futures=True)
 
     def _handshake(self, client: socket.socket) -> ConnectionHeader | None:
         """Read the preamble and ConnectionHeader; None when the connection was refused."""

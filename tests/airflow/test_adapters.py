@@ -11,10 +11,13 @@ from typing import Any
 
 import pytest
 
-from hbase_migrate.airflow_stack import hbase_connection
-from hbase_migrate.cluster.endpoints import ClusterEndpoints
+from hbase_migrate.airflow_stack import cluster_connections, hbase_connection
+from hbase_migrate.cluster.client import connect
+from hbase_migrate.cluster.endpoints import CLIENTS, ClusterEndpoints
 from hbase_migrate.config import CdcSettings, MigrationSpec
 from hbase_migrate.errors import ConfigError
+from minihbase.server import MiniHBase
+from minihbase.zookeeper import ZooKeeperServer
 from tests.airflow_home import configure
 
 configure()
@@ -110,6 +113,10 @@ def test_the_hbase_connection_type_is_registered_with_its_form() -> None:
     from hbase_migrate_airflow.hooks.hbase import EXTRA_KEYS
 
     assert widgets == set(EXTRA_KEYS)
+    # the client is chosen from a drop-down of the transports the core knows
+    client = manager.connection_form_widgets["extra__hbase__client"].field
+    assert client["schema"]["enum"] == list(CLIENTS)
+    assert set(client["schema"]["values_display"]) == set(CLIENTS)
 
 
 @pytest.mark.parametrize(("host", "port", "master"), [
@@ -190,3 +197,28 @@ def test_a_wrong_kafka_connection_is_refused_naming_it(
     with pytest.raises(ConfigError, match="connection 'bad_kafka'") as raised:
         cdc_settings("bad_kafka", None)
     assert message in str(raised.value)
+
+
+def test_the_embedded_clusters_connections_reach_them_natively(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path, zookeeper: ZooKeeperServer) -> None:
+    """``airflow up`` over the embedded stack's folder: the ``hbase`` connection of a cluster
+    registered in ZooKeeper says client native and reaches it over HBase's RPC; one without
+    ZooKeeper is read through its Thrift2 gateway."""
+    from hbase_migrate_airflow.hooks import HBaseHook
+
+    with MiniHBase(tmp_path / "source", "source", zookeeper=zookeeper.address,
+                   znode_parent="/hbase-conn") as on_zk, \
+            MiniHBase(tmp_path / "plain", "plain") as plain:
+        on_zk.write_cluster_json()
+        plain.write_cluster_json()
+        bodies = {b["connection_id"]: b for b in cluster_connections(tmp_path)}
+        assert json.loads(bodies["hbase_source"]["extra"])["client"] == "native"
+        assert json.loads(bodies["hbase_plain"]["extra"])["client"] == "thrift"
+        for conn_id, body in bodies.items():
+            connection(monkeypatch, conn_id, body)
+        found = HBaseHook("hbase_source").endpoints()
+        assert found.native and found.zookeeper == zookeeper.address
+        assert not HBaseHook("hbase_plain").endpoints().native
+        with connect(found) as client:
+            client.create_namespace("over_rpc")
+        assert "over_rpc" in on_zk.cluster.namespaces()  # type: ignore[union-attr]

@@ -43,8 +43,10 @@ from hbase_migrate.replay.watermark import fix_watermark
 from hbase_migrate.wal.names import ServerName
 from minihbase.regionserver import WalSettings
 from minihbase.server import MiniHBase
+from minihbase.zookeeper import ZooKeeperServer
 from tests.browser import Browser, colours, find_chromium, png_size
 from tests.replay.minicluster_util import (
+    clusters_over_rpc,
     compare,
     edits_after_t0,
     run_workload,
@@ -69,12 +71,13 @@ class Live:
 
 
 @pytest.fixture(scope="module")
-def live(tmp_path_factory: pytest.TempPathFactory, airflow_template: Path) -> Iterator[Live]:
+def live(tmp_path_factory: pytest.TempPathFactory, airflow_template: Path,
+         zookeeper: ZooKeeperServer) -> Iterator[Live]:
+    """The embedded clusters (reached over HBase's own RPC) and a live Airflow."""
     folder = tmp_path_factory.mktemp("live")
     (folder / "airflow").mkdir()
     shutil.copyfile(airflow_template, folder / "airflow" / "airflow.db")
-    with MiniHBase(folder / "src", "source", wal=WalSettings(region_servers=2)) as src, \
-            MiniHBase(folder / "dst", "target") as dst, \
+    with clusters_over_rpc(folder, zookeeper, WalSettings(region_servers=2)) as (src, dst), \
             start_airflow(folder, parallelism=2, connections=[], spark_master="auto",
                           extra_env={"AIRFLOW__CORE__LOAD_EXAMPLES": "False"}) as stack:
         stack.wait_for_dags(DAGS)

@@ -16,7 +16,8 @@ import pytest
 from hbase_migrate.airflow_stack import hbase_connection
 from hbase_migrate.audit.ledger import Ledger
 from minihbase.server import MiniHBase
-from tests.replay.minicluster_util import compare, run_workload, t2
+from minihbase.zookeeper import ZooKeeperServer
+from tests.replay.minicluster_util import clusters_over_rpc, compare, run_workload, t2
 
 pytestmark = pytest.mark.integration
 TABLE = "orders"
@@ -29,21 +30,22 @@ def env_connection(monkeypatch: pytest.MonkeyPatch, conn_id: str, cluster: MiniH
 
 
 @contextmanager
-def connected(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+def connected(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, zookeeper: ZooKeeperServer
               ) -> Iterator[tuple[MiniHBase, MiniHBase]]:
-    """Embedded source and target, named by the connections test_source and test_target."""
-    with MiniHBase(tmp_path / "src", "source") as src, \
-            MiniHBase(tmp_path / "dst", "target") as dst:
+    """Embedded source and target, named by the connections test_source and test_target
+    (which reach them over HBase's own RPC)."""
+    with clusters_over_rpc(tmp_path, zookeeper) as (src, dst):
         env_connection(monkeypatch, "test_source", src)
         env_connection(monkeypatch, "test_target", dst)
         yield src, dst
 
 
 def test_start_copies_and_validates_with_this_runs_ids(
-        dag_bag: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        dag_bag: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        zookeeper: ZooKeeperServer) -> None:
     dag = dag_bag.get_dag("hbase_migrate_start")  # type: ignore[attr-defined]
     ledger = f"sqlite:///{tmp_path / 'ledger.db'}"
-    with connected(tmp_path, monkeypatch) as (src, dst):
+    with connected(tmp_path, monkeypatch, zookeeper) as (src, dst):
         written = run_workload(src, TABLE, seed=5, ops=200)
         conf = {"migration": "start_test", "source_conn_id": "test_source",
                 "target_conn_id": "test_target", "tables": [TABLE], "ledger": ledger,
@@ -103,10 +105,11 @@ def test_start_copies_and_validates_with_this_runs_ids(
 
 
 def test_the_hbase_method_param_has_no_parts_and_is_refused_on_the_embedded_cluster(
-        dag_bag: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        dag_bag: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        zookeeper: ZooKeeperServer) -> None:
     dag = dag_bag.get_dag("hbase_migrate_start")  # type: ignore[attr-defined]
     ledger = f"sqlite:///{tmp_path / 'ledger.db'}"
-    with connected(tmp_path, monkeypatch) as (src, _):
+    with connected(tmp_path, monkeypatch, zookeeper) as (src, _):
         run_workload(src, TABLE, seed=6, ops=20)
         run = dag.test(run_conf={
             "migration": "start_hbase", "source_conn_id": "test_source",

@@ -22,15 +22,26 @@ from hbase_migrate.lifecycle.step import StepRefusedError
 from hbase_migrate.timeutil import format_time
 from minihbase.regionserver import WalSettings
 from minihbase.server import MiniHBase
+from minihbase.zookeeper import ZooKeeperServer
 from tests.cli_util import fails
-from tests.replay.minicluster_util import edits_after_t0, run_workload, t2, write_migration
+from tests.replay.minicluster_util import (
+    clusters_over_rpc,
+    edits_after_t0,
+    run_workload,
+    t2,
+    write_migration,
+)
 
 pytestmark = pytest.mark.integration
 TABLE = "orders"
 
 
 def names(endpoints: ClusterEndpoints) -> list[str]:
-    """What a message about a cluster must hold: its name and both gateways."""
+    """What a message about a cluster must hold: its name and where it was reached (both
+    gateways, or the ZooKeeper quorum of a cluster reached over HBase's RPC)."""
+    if endpoints.native:
+        assert endpoints.zookeeper
+        return [f"cluster {endpoints.name!r}", endpoints.zookeeper]
     assert endpoints.thrift2
     return [f"cluster {endpoints.name!r}", endpoints.thrift2, endpoints.thrift]
 
@@ -43,9 +54,9 @@ def steps_of(spec: MigrationSpec) -> list[tuple[str, StepStatus, int | None, str
 
 
 def test_steps_after_a_failed_prepare_are_refused_saying_which_when_and_what_to_run(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    with MiniHBase(tmp_path / "src", "source") as src, \
-            MiniHBase(tmp_path / "dst", "target") as dst:
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        zookeeper: ZooKeeperServer) -> None:
+    with clusters_over_rpc(tmp_path, zookeeper) as (src, dst):
         run_workload(src, TABLE, seed=3, ops=30)
         config = write_migration(tmp_path, src, dst, "ordres")  # a typo
         spec = load_config(config)
@@ -85,11 +96,11 @@ def test_steps_after_a_failed_prepare_are_refused_saying_which_when_and_what_to_
             line.endswith("run prepare again"), line
 
 
-def test_a_failed_copy_is_retried_but_a_failed_prepare_is_not_gone_past(tmp_path: Path) -> None:
+def test_a_failed_copy_is_retried_but_a_failed_prepare_is_not_gone_past(
+        tmp_path: Path, zookeeper: ZooKeeperServer) -> None:
     """A migration failed by a later step moves on when its earlier steps hold: a retried
     snapshot runs (the refusal looks at the steps, not at the state alone)."""
-    with MiniHBase(tmp_path / "src", "source") as src, \
-            MiniHBase(tmp_path / "dst", "target") as dst:
+    with clusters_over_rpc(tmp_path, zookeeper) as (src, dst):
         run_workload(src, TABLE, seed=4, ops=30)
         spec = load_config(write_migration(tmp_path, src, dst, TABLE))
         prepare(spec)
@@ -109,9 +120,9 @@ def test_a_failed_copy_is_retried_but_a_failed_prepare_is_not_gone_past(tmp_path
         assert snapshot(spec).to_json()["state"] == "copied"
 
 
-def test_a_missing_family_is_named_on_either_side(tmp_path: Path) -> None:
-    with MiniHBase(tmp_path / "src", "source") as src, \
-            MiniHBase(tmp_path / "dst", "target") as dst:
+def test_a_missing_family_is_named_on_either_side(
+        tmp_path: Path, zookeeper: ZooKeeperServer) -> None:
+    with clusters_over_rpc(tmp_path, zookeeper) as (src, dst):
         run_workload(src, TABLE, seed=5, ops=30)
         config = write_migration(tmp_path, src, dst, TABLE)
         text = config.read_text().replace('source = "orders"\n',

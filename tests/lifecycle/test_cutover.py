@@ -18,7 +18,8 @@ from hbase_migrate.replay.apply import TargetUnavailableError
 from hbase_migrate.wal.model import Cell
 from minihbase.regionserver import WalSettings
 from minihbase.server import MiniHBase
-from tests.replay.minicluster_util import run_workload, t2, write_migration
+from minihbase.zookeeper import ZooKeeperServer
+from tests.replay.minicluster_util import clusters_over_rpc, run_workload, t2, write_migration
 
 pytestmark = pytest.mark.integration
 TABLE = "orders"
@@ -44,10 +45,10 @@ def migrated(tmp_path: Path, src: MiniHBase, dst: MiniHBase) -> MigrationSpec:
     return spec
 
 
-def test_go_then_no_go_for_lag_and_for_a_mismatching_range(tmp_path: Path) -> None:
+def test_go_then_no_go_for_lag_and_for_a_mismatching_range(
+        tmp_path: Path, zookeeper: ZooKeeperServer) -> None:
     settings = WalSettings(region_servers=2, roll_period=3600)
-    with MiniHBase(tmp_path / "src", "source", wal=settings) as src, \
-            MiniHBase(tmp_path / "dst", "target") as dst:
+    with clusters_over_rpc(tmp_path, zookeeper, wal=settings) as (src, dst):
         started = time.time()
         spec = migrated(tmp_path, src, dst)
         gate = cutover_check(spec, max_lag=MINUTE).to_json()
@@ -101,10 +102,9 @@ def test_go_then_no_go_for_lag_and_for_a_mismatching_range(tmp_path: Path) -> No
         assert different in page
 
 
-def test_no_go_for_an_open_gap(tmp_path: Path) -> None:
+def test_no_go_for_an_open_gap(tmp_path: Path, zookeeper: ZooKeeperServer) -> None:
     settings = WalSettings(region_servers=2, roll_period=3600)
-    with MiniHBase(tmp_path / "src", "source", wal=settings) as src, \
-            MiniHBase(tmp_path / "dst", "target") as dst:
+    with clusters_over_rpc(tmp_path, zookeeper, wal=settings) as (src, dst):
         spec = migrated(tmp_path, src, dst)
         assert cutover_check(spec, max_lag=MINUTE).verdict == "go"
         # Edits go to the live files replay has listed; then the files are archived and

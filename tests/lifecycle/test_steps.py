@@ -21,7 +21,14 @@ from hbase_migrate.lifecycle import prepare, snapshot, validate
 from hbase_migrate.lifecycle.step import StepRefusedError
 from minihbase.regionserver import WalSettings
 from minihbase.server import MiniHBase
-from tests.replay.minicluster_util import cell_count, compare, run_workload, write_migration
+from minihbase.zookeeper import ZooKeeperServer
+from tests.replay.minicluster_util import (
+    cell_count,
+    clusters_over_rpc,
+    compare,
+    run_workload,
+    write_migration,
+)
 
 pytestmark = pytest.mark.integration
 TABLE = "orders"
@@ -40,10 +47,10 @@ def ledger_view(config: Path) -> tuple[str, list[tuple[str, StepStatus]]]:
         return record.state, [(s.kind, s.status) for s in ledger.steps(record.id)]
 
 
-def test_the_steps_migrate_a_live_table_and_reruns_change_nothing(tmp_path: Path) -> None:
+def test_the_steps_migrate_a_live_table_and_reruns_change_nothing(
+        tmp_path: Path, zookeeper: ZooKeeperServer) -> None:
     settings = WalSettings(region_servers=2, roll_period=1.0)
-    with MiniHBase(tmp_path / "src", "source", wal=settings) as src, \
-            MiniHBase(tmp_path / "dst", "target") as dst:
+    with clusters_over_rpc(tmp_path, zookeeper, wal=settings) as (src, dst):
         run_workload(src, TABLE, seed=21, ops=300)
         config = str(write_migration(tmp_path, src, dst, TABLE))
 
@@ -103,6 +110,7 @@ def test_the_steps_migrate_a_live_table_and_reruns_change_nothing(tmp_path: Path
 
 
 def test_steps_out_of_order_are_refused_and_failures_can_be_retried(tmp_path: Path) -> None:
+    # through the gateways: the failed copy is the Thrift2 gateway's of a stopped target
     with MiniHBase(tmp_path / "src", "source") as src, \
             MiniHBase(tmp_path / "dst", "target") as dst:
         run_workload(src, TABLE, seed=23, ops=50)

@@ -29,7 +29,7 @@ from hbase_migrate.rpc.codec import (
 )
 from hbase_migrate.rpc.connection import Connection
 from hbase_migrate.rpc.errors import RemoteError
-from hbase_migrate.rpc.locate import META_REGION, region_from_meta
+from hbase_migrate.rpc.locate import META_REGION, encoded_name, region_from_meta
 from hbase_migrate.rpc.messages import Column, Get, get_request
 from hbase_migrate.rpc.multi import (
     DELETE,
@@ -198,6 +198,44 @@ def test_meta_as_hbase_lays_it_out(rpc_mini: MiniHBase, native: NativeClient,
         [(b"", b"g"), (b"g", b"p"), (b"p", b"")]
 
 
+def test_a_split_parent_stays_in_meta_until_the_janitor(rpc_mini: MiniHBase,
+                                                        native: NativeClient) -> None:
+    """After a split, hbase:meta keeps the parent's row as HBase does: its regioninfo
+    marked offline and split, splitA and splitB naming the daughters, state SPLIT; clients
+    skip it (regions and lookups give the daughters). The catalog janitor removes it."""
+    create(rpc_mini, "rpc_sp", [])
+    _, servers = cluster_of(rpc_mini)
+    parent, = native.regions("rpc_sp")
+    daughters = servers.split(parent.encoded, b"m")["daughters"]
+
+    def meta_of_table() -> dict[str, dict[bytes, bytes]]:
+        meta = native.locator.meta_server()
+        scan = Scan(start=b"rpc_sp,,", stop=b"rpc_sp ,,")
+        resp = decode_scan_response(*_reply(native.pool.get(*meta).call(
+            "Scan", open_scan_request(META_REGION, scan, 100, close=True))))
+        return {encoded_name(cells[0].row): {c.qualifier: c.value for c in cells}
+                for cells in resp.results}
+
+    rows = meta_of_table()
+    assert set(rows) == {parent.encoded, *daughters}
+    kept = rows[parent.encoded]
+    assert list(kept) == [b"regioninfo", b"splitA", b"splitB", b"state"]
+    assert kept[b"state"] == b"SPLIT"
+    found = region_from_meta(parent.name, [Cell(parent.name, b"info", q, 1, CellType.PUT, v)
+                                           for q, v in kept.items()])
+    assert found is not None and found.offline and found.split
+    assert (found.start, found.end, found.region_id) == (b"", b"", parent.region_id)
+    named = [region_from_meta(parent.name, [Cell(parent.name, b"info", b"regioninfo", 1,
+                                                 CellType.PUT, kept[q])])
+             for q in (b"splitA", b"splitB")]
+    assert [(d.start, d.end, d.region_id) for d in named if d] == \
+        [(r.start, r.end, r.region_id) for r in native.regions("rpc_sp")]
+    assert [(r.start, r.end) for r in native.regions("rpc_sp")] == [(b"", b"m"), (b"m", b"")]
+    assert native.locator.locate("rpc_sp", b"a", cached=False).end == b"m"
+    assert call_admin(rpc_mini.write_cluster_json(), "janitor") == [parent.encoded]
+    assert set(meta_of_table()) == set(daughters)
+
+
 def _reply(reply: Reply) -> tuple[bytes, bytes]:
     return reply.response or b"", reply.cell_block
 
@@ -312,18 +350,24 @@ def test_connection_refusals(rpc_mini: MiniHBase) -> None:
 
 def test_killed_servers(rpc_mini: MiniHBase, native: NativeClient,
                         thrift2: Thrift2Client, zookeeper: ZooKeeperServer) -> None:
-    """A killed region server's regions reopen elsewhere and hbase:meta says where: reads
-    and writes relocate; when the server held meta, ZooKeeper names the new holder; once
-    restarted, on its port, it serves a region moved to it."""
+    """A killed region server's port refuses connections, as a dead process's; its regions
+    reopen elsewhere and hbase:meta says where: reads and writes relocate; when the server
+    held meta, ZooKeeper names the new holder; once restarted, on its port under a new start
+    code, it serves a region moved to it."""
     create(rpc_mini, "rpc_k")
     native.write("rpc_k", every_kind(ROWS))
     before = flat(thrift2.scan("rpc_k"))
     _, servers = cluster_of(rpc_mini)
     meta_holder = servers.servers[rpc_mini.meta_slot]
+    old = meta_holder.name  # the holder is given a new one by its restart
+    address = ("127.0.0.1", old.port)
+    socket.create_connection(address, timeout=5).close()  # listening while it lives
     servers.kill(meta_holder.slot)
+    with pytest.raises(ConnectionRefusedError):
+        socket.create_connection(address, timeout=5)
     with HBaseZooKeeper(zookeeper.address, rpc_mini.znode_parent) as zk:
-        assert zk.meta_server() == servers.servers[rpc_mini.meta_slot].name != meta_holder.name
-    native.locator.forget_meta()  # a client learns it when its meta server is gone too
+        assert zk.meta_server() == servers.servers[rpc_mini.meta_slot].name != old
+    # the client learns it on its own: its meta server refuses, ZooKeeper is asked again
     assert flat(native.scan("rpc_k")) == before
     native.write("rpc_k", [Cell(b"a", b"f", b"q9", 9, CellType.PUT, b"v")])
     assert thrift2.get("rpc_k", b"a", columns=[(b"f", b"q9")]) == \
@@ -332,6 +376,9 @@ def test_killed_servers(rpc_mini: MiniHBase, native: NativeClient,
     assert {r.port for r in native.regions("rpc_k")} == \
         {servers.servers[rpc_mini.meta_slot].name.port}
     back = servers.restart(meta_holder.slot)["server"]  # same port, a new start code
+    assert back.rsplit(",", 1)[0] == str(old).rsplit(",", 1)[0] and \
+        int(back.rsplit(",", 1)[1]) > old.start_code
+    socket.create_connection(address, timeout=5).close()
     region = native.regions("rpc_k")[1]
     servers.move(region.encoded, meta_holder.slot)
     assert native.get("rpc_k", b"h") == thrift2.get("rpc_k", b"h")  # relocated to it

@@ -29,7 +29,8 @@ from hbase_migrate.ranges.keyrange import KeyRange
 from hbase_migrate.wal.model import Cell, CellType
 from minihbase.regionserver import WalSettings
 from minihbase.server import MiniHBase
-from tests.replay.minicluster_util import compare, run_workload, t2, wait_for
+from minihbase.zookeeper import ZooKeeperServer
+from tests.replay.minicluster_util import clusters_over_rpc, compare, run_workload, t2, wait_for
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 TABLE = "orders"
@@ -84,9 +85,9 @@ def failing(result: dict[str, Any]) -> set[str]:
             for m in t["mismatched"]}
 
 
-def test_copy_then_validate_a_live_table(spark: Any, tmp_path: Path) -> None:
-    with MiniHBase(tmp_path / "src", "source") as src, \
-            MiniHBase(tmp_path / "dst", "target") as dst:
+def test_copy_then_validate_a_live_table(
+        spark: Any, tmp_path: Path, zookeeper: ZooKeeperServer) -> None:
+    with clusters_over_rpc(tmp_path, zookeeper) as (src, dst):
         run_workload(src, TABLE, seed=31, ops=400)
         config = configure(tmp_path, src, dst)
         spec = load_config(config)
@@ -124,6 +125,7 @@ def test_copy_then_validate_a_live_table(spark: Any, tmp_path: Path) -> None:
 
 
 def test_a_copy_killed_mid_job_reruns_only_the_missing_ranges(tmp_path: Path) -> None:
+    # through the gateways: the target's Thrift2 gateway stalls the puts the job is killed in
     with MiniHBase(tmp_path / "src", "source") as src, \
             MiniHBase(tmp_path / "dst", "target") as dst:
         run_workload(src, TABLE, seed=33, ops=500)
@@ -165,9 +167,9 @@ def test_a_copy_killed_mid_job_reruns_only_the_missing_ranges(tmp_path: Path) ->
             assert sorted(c for row in target.scan(TABLE) for c in row) == expect
 
 
-def test_divergences_are_named_by_range_and_repaired(spark: Any, tmp_path: Path) -> None:
-    with MiniHBase(tmp_path / "src", "source") as src, \
-            MiniHBase(tmp_path / "dst", "target") as dst:
+def test_divergences_are_named_by_range_and_repaired(
+        spark: Any, tmp_path: Path, zookeeper: ZooKeeperServer) -> None:
+    with clusters_over_rpc(tmp_path, zookeeper) as (src, dst):
         run_workload(src, TABLE, seed=34, ops=400)
         config = configure(tmp_path, src, dst)
         spec = load_config(config)
@@ -219,13 +221,12 @@ def test_divergences_are_named_by_range_and_repaired(spark: Any, tmp_path: Path)
         assert sum(r.deletes for r in recorded) == 3  # extra version, extra row, shifted
 
 
-def test_writes_during_validation_are_cleared_by_the_recompare(spark: Any,
-                                                              tmp_path: Path) -> None:
+def test_writes_during_validation_are_cleared_by_the_recompare(
+        spark: Any, tmp_path: Path, zookeeper: ZooKeeperServer) -> None:
     """One write after the last replay (the first pass must see it), one while the first
     pass runs; replay catches up after the first pass, and the recompare reports neither."""
     wal = WalSettings(region_servers=1, roll_period=1.0)
-    with MiniHBase(tmp_path / "src", "source", wal=wal) as src, \
-            MiniHBase(tmp_path / "dst", "target") as dst:
+    with clusters_over_rpc(tmp_path, zookeeper, wal=wal) as (src, dst):
         run_workload(src, TABLE, seed=35, ops=200)
         config = configure(tmp_path, src, dst)
         spec = load_config(config)
@@ -263,11 +264,10 @@ def test_writes_during_validation_are_cleared_by_the_recompare(spark: Any,
         assert all(v.final_verdict is Verdict.MATCH for v in rows)
 
 
-def test_bulk_loads_and_skip_wal_writes_are_caught_and_repaired(spark: Any,
-                                                               tmp_path: Path) -> None:
+def test_bulk_loads_and_skip_wal_writes_are_caught_and_repaired(
+        spark: Any, tmp_path: Path, zookeeper: ZooKeeperServer) -> None:
     wal = WalSettings(region_servers=1, roll_period=1.0)
-    with MiniHBase(tmp_path / "src", "source", wal=wal) as src, \
-            MiniHBase(tmp_path / "dst", "target") as dst:
+    with clusters_over_rpc(tmp_path, zookeeper, wal=wal) as (src, dst):
         run_workload(src, TABLE, seed=36, ops=200)
         config = configure(tmp_path, src, dst)
         spec = load_config(config)

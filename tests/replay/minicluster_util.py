@@ -5,7 +5,9 @@ state of the source and target tables read back through Thrift2."""
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -14,8 +16,25 @@ from hbase_migrate.config import MigrationSpec, load_config
 from hbase_migrate.replay.watermark import fix_watermark
 from hbase_migrate.snapshot.schema import copy_schema
 from hbase_migrate.validate.compare import Comparison, compare_tables
+from minihbase.regionserver import WalSettings
 from minihbase.server import MiniHBase
 from minihbase.workload import Workload, WorkloadReport, WorkloadSpec
+from minihbase.zookeeper import ZooKeeperServer
+
+
+@contextmanager
+def clusters_over_rpc(folder: Path, zookeeper: ZooKeeperServer, wal: WalSettings | None = None
+                      ) -> Iterator[tuple[MiniHBase, MiniHBase]]:
+    """A source (its region servers as ``wal`` says) and a target embedded cluster in
+    ``folder``, registered in ``zookeeper`` under znode parents of their own: a migration over
+    their ``cluster.json`` reaches both over HBase's own RPC (the tests' workloads and
+    judges keep to Thrift2, an independent path)."""
+    parent = f"/hbase-{uuid.uuid4().hex[:10]}"
+    with MiniHBase(folder / "src", "source", wal=wal, zookeeper=zookeeper.address,
+                   znode_parent=f"{parent}-src") as src, \
+            MiniHBase(folder / "dst", "target", zookeeper=zookeeper.address,
+                      znode_parent=f"{parent}-dst") as dst:
+        yield src, dst
 
 
 def write_migration(folder: Path, source: MiniHBase, target: MiniHBase, table: str, *,

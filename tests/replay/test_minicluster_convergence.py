@@ -19,8 +19,9 @@ from hbase_migrate.replay.job import ReplayJob
 from hbase_migrate.replay.run import RunSummary, follow_replay, run_replay
 from hbase_migrate.wal.writer import WalOptions
 from minihbase.regionserver import WalSettings
-from minihbase.server import MiniHBase
+from minihbase.zookeeper import ZooKeeperServer
 from tests.replay.minicluster_util import (
+    clusters_over_rpc,
     compare,
     copy_table_schema,
     run_workload,
@@ -41,11 +42,10 @@ def _states(summary: RunSummary) -> set[str | None]:
 
 
 def test_replay_of_every_operation_across_move_roll_and_crash_converges(
-        tmp_path: Path) -> None:
+        tmp_path: Path, zookeeper: ZooKeeperServer) -> None:
     settings = WalSettings(region_servers=3, roll_period=3600, split_delay=3600,
                            options=COMPRESSED)
-    with MiniHBase(tmp_path / "src", "source", wal=settings) as src, \
-            MiniHBase(tmp_path / "dst", "target") as dst:
+    with clusters_over_rpc(tmp_path, zookeeper, wal=settings) as (src, dst):
         config = write_migration(tmp_path, src, dst, TABLE)
         set_watermark(config)  # before the first write
         assert src.region_servers is not None
@@ -86,10 +86,10 @@ def test_replay_of_every_operation_across_move_roll_and_crash_converges(
         assert compare(src, dst, TABLE).equal
 
 
-def test_follow_while_the_workload_writes_then_a_final_run_converges(tmp_path: Path) -> None:
+def test_follow_while_the_workload_writes_then_a_final_run_converges(
+        tmp_path: Path, zookeeper: ZooKeeperServer) -> None:
     settings = WalSettings(region_servers=2, roll_period=0.5, options=COMPRESSED)
-    with MiniHBase(tmp_path / "src", "source", wal=settings) as src, \
-            MiniHBase(tmp_path / "dst", "target") as dst:
+    with clusters_over_rpc(tmp_path, zookeeper, wal=settings) as (src, dst):
         config = write_migration(tmp_path, src, dst, TABLE, roll_period="500ms")
         set_watermark(config)
         run_workload(src, TABLE, seed=21, ops=100)

@@ -15,15 +15,15 @@ from hbase_migrate.replay.job import ReplayJob
 from hbase_migrate.replay.run import run_replay
 from hbase_migrate.validate.compare import compare_tables
 from hbase_migrate.wal.model import Cell, CellType
-from minihbase.server import MiniHBase
+from minihbase.zookeeper import ZooKeeperServer
+from tests.replay.minicluster_util import clusters_over_rpc
 
 pytestmark = pytest.mark.integration
 
 
-def test_catch_up_from_a_live_minicluster(tmp_path: Path) -> None:
+def test_catch_up_from_a_live_minicluster(tmp_path: Path, zookeeper: ZooKeeperServer) -> None:
     start = now_ms() - 60_000
-    with MiniHBase(tmp_path / "src", "source") as src, \
-            MiniHBase(tmp_path / "dst", "target") as dst:
+    with clusters_over_rpc(tmp_path, zookeeper) as (src, dst):
         assert src.endpoints.thrift2 and dst.endpoints.thrift2
         source, target = Thrift2Client(src.endpoints.thrift2), Thrift2Client(dst.endpoints.thrift2)
         desc = TableDescriptor("events", (FamilyDescriptor(b"d", max_versions=3),))

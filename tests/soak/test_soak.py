@@ -1,9 +1,10 @@
-"""A 2-minute chaos soak with a fixed seed, end to end on the embedded stack: linked lists
-written under seeded faults, the migration through the command line (``replay --follow`` in a
-child process the monkey kills), and the verify. The in-suite soak runs ``--cli``: the live
-Airflow of tests/airflow is one per module with a database copied per run, and a soak through
-it would add its own scheduler restarts and several minutes of DAG rounds to the suite's
-budget; ``make soak`` runs the same soak through Airflow."""
+"""A 2-minute chaos soak with a fixed seed, end to end on the embedded stack over HBase's own
+RPC (the default client): linked lists written under seeded faults, the migration through the
+command line (``replay --follow`` in a child process the monkey kills), and the verify. The
+in-suite soak runs ``--cli``: the live Airflow of tests/airflow is one per module with a
+database copied per run, and a soak through it would add its own scheduler restarts and
+several minutes of DAG rounds to the suite's budget; ``make soak`` runs the same soak
+through Airflow."""
 
 from __future__ import annotations
 
@@ -43,6 +44,8 @@ def test_a_two_minute_soak_under_chaos_loses_nothing(tmp_path: Path) -> None:
         capture_output=True, text=True, timeout=840, check=False)
     assert done.returncode == 0, done.stderr[-4000:]
     assert f"OK: seed {SEED}" in done.stdout
+    # the writer, the verify and the migration reach both clusters over HBase's RPC
+    assert "stack up: source over HBase's native RPC" in done.stderr
     source, target = _counts(done.stderr, "source"), _counts(done.stderr, "target")
     assert source == target and source[0] > 1000 and source[1:] == (0, 0)
     assert time.monotonic() - began < 6 * 60
@@ -50,6 +53,7 @@ def test_a_two_minute_soak_under_chaos_loses_nothing(tmp_path: Path) -> None:
     # the ledger: one chaos step per planned event, the schedule the seed gives
     planned = SoakSpec(root, MINUTES, SEED, airflow=False, mean_gap=MEAN_GAP).events()
     migration = load_config(root / "migration.toml")
+    assert migration.source.endpoints().native and migration.target.endpoints().native
     with Ledger.open(migration.ledger_url) as ledger:
         record = ledger.migration(migration.name)
         assert record is not None
@@ -61,6 +65,9 @@ def test_a_two_minute_soak_under_chaos_loses_nothing(tmp_path: Path) -> None:
     assert {e.action for e in planned} == {"roll-wals", "move-regions", "kill-server",
                                            "kill-replay", "target-outage", "slow-webhdfs"}
     assert all(s.status is StepStatus.SUCCEEDED for s in chaos), [s.error for s in chaos]
+    # the target's outage closed the door the migration uses: its RPC ports
+    assert {s.metrics["did"]["service"] for s in chaos
+            if s.metrics["action"] == "target-outage"} == {"target rpc"}
     assert verified.metrics["tables"][0]["target_counts"]["REFERENCED"] == target[0]
     # after each kill the follow came back: a replay run started within 30 s of its return
     drain = max(s.started_at for s in replays)

@@ -31,4 +31,5 @@ def test_a_failed_soak_prints_its_seed_and_schedule(tmp_path: Path,
         assert any(line.strip().startswith(event.line()) for line in lines), event
     assert any(event.line() in line and "[OSError: gone]" in line for line in lines
                for event in planned if event.index == 2)
-    assert lines[-1] == "repeat: hbase-migrate soak --minutes 2 --seed 41 --cli --stack embedded"
+    assert lines[-1] == ("repeat: hbase-migrate soak --minutes 2 --seed 41 --cli --stack "
+                         "embedded --client native")
