@@ -63,6 +63,7 @@ class RealHBaseOptions:
     #                                         them the servers offer (most wanted first)
     client_ticket_lifetime: str = "10h"  # the client principal's tickets (short: renewals)
     thrift_http: bool = False          # both gateways in HTTP mode (SPNEGO with kerberos)
+    gateways: bool = True              # False: no Thrift gateway (cluster.json: client native)
     kdc: str | None = None             # with kerberos: another stack's folder, whose KDC
     #                                    (and realm) this one uses instead of its own
 
@@ -83,6 +84,8 @@ class RealHBaseOptions:
             args["replication-peer"] = self.replication_peer
         if self.thrift_http:
             args["thrift-http"] = "true"
+        if not self.gateways:
+            args["gateways"] = "false"
         if self.qop not in QOPS:
             raise RealStackError(f"QOP must be one of {QOPS}, got {self.qop!r}")
         check_rpc_protection(self.rpc_protection)
@@ -94,7 +97,8 @@ class RealHBaseOptions:
         """What the HBase 1.x stack does not run, refused before any JVM starts."""
         unsupported = {"--value-compression": self.value_compression != "none",
                        "--replication-peer": self.replication_peer is not None,
-                       "--kerberos": self.kerberos, "--thrift-http": self.thrift_http}
+                       "--kerberos": self.kerberos, "--thrift-http": self.thrift_http,
+                       "--gateways false": not self.gateways}
         named = [option for option, asked in unsupported.items() if asked]
         if named:
             raise RealStackError(f"HBase {self.hbase_version}: the 1.x stack does not run "

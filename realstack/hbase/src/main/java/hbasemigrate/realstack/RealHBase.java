@@ -48,7 +48,8 @@ import org.apache.hbase.thirdparty.com.google.gson.JsonObject;
  * --archive-ttl MS --cleaner-interval MS --replication-peer ID --name N
  * [--keytab K --realm R --qop auth|auth-int|auth-conf --rpc-protection P]: Kerberos everywhere
  * (see secure());
- * [--thrift-http true]: both gateways speak Thrift over HTTP (see httpGateways()).
+ * [--thrift-http true]: both gateways speak Thrift over HTTP (see httpGateways());
+ * [--gateways false]: no Thrift gateway at all (cluster.json then says client native).
  */
 public final class RealHBase implements StackSupport.Stack {
   private static final String HOST = "127.0.0.1";
@@ -195,25 +196,32 @@ public final class RealHBase implements StackSupport.Stack {
           .setClusterKey(HOST + ":" + util.getZkCluster().getClientPort() + ":/hbase-peer")
           .build(), true);
     }
-    int thrift = StackSupport.freePort();
-    int thrift2 = StackSupport.freePort();
-    // The gateways' client gives up after ~2 s instead of minutes (a write to a disabled
-    // table, say), so such calls answer within a test's patience; errors are HBase's own.
-    Configuration gatewayConf = new Configuration(conf);
-    gatewayConf.setInt("hbase.client.retries.number", 5);
+    // Without gateways (--gateways false) the stack serves HBase's own RPC only, as a
+    // cluster without Thrift does; cluster.json then names no gateway.
+    boolean gateways = Boolean.parseBoolean(opt("gateways", "true"));
     boolean thriftHttp = Boolean.parseBoolean(opt("thrift-http", "false"));
-    if (thriftHttp) {
-      httpGateways(gatewayConf);
+    int thrift = 0;
+    int thrift2 = 0;
+    if (gateways) {
+      thrift = StackSupport.freePort();
+      thrift2 = StackSupport.freePort();
+      // The gateways' client gives up after ~2 s instead of minutes (a write to a disabled
+      // table, say), so such calls answer within a test's patience; errors are HBase's own.
+      Configuration gatewayConf = new Configuration(conf);
+      gatewayConf.setInt("hbase.client.retries.number", 5);
+      if (thriftHttp) {
+        httpGateways(gatewayConf);
+      }
+      gateway(new org.apache.hadoop.hbase.thrift.ThriftServer(new Configuration(gatewayConf)),
+          thrift, "thrift1");
+      thrift2Conf = gatewayConf;
+      thrift2Port = thrift2;
+      thrift2Server = new org.apache.hadoop.hbase.thrift2.ThriftServer(
+          new Configuration(gatewayConf));
+      gateway(thrift2Server, thrift2, "thrift2");
+      StackSupport.waitForPort(thrift);
+      StackSupport.waitForPort(thrift2);
     }
-    gateway(new org.apache.hadoop.hbase.thrift.ThriftServer(new Configuration(gatewayConf)),
-        thrift, "thrift1");
-    thrift2Conf = gatewayConf;
-    thrift2Port = thrift2;
-    thrift2Server = new org.apache.hadoop.hbase.thrift2.ThriftServer(
-        new Configuration(gatewayConf));
-    gateway(thrift2Server, thrift2, "thrift2");
-    StackSupport.waitForPort(thrift);
-    StackSupport.waitForPort(thrift2);
     http = HttpServer.create(new InetSocketAddress(HOST, 0), 0);
     http.createContext("/",
         exchange -> StackSupport.serve(exchange, this::run, GSON::toJson));
@@ -225,6 +233,13 @@ public final class RealHBase implements StackSupport.Stack {
     Map<String, Object> described = StackSupport.described(util, opt("name", "realhbase"),
         thrift, thrift2, thriftHttp ? "http" : "buffered", rootDir.toString(), http,
         dir.toString());
+    if (!gateways) {
+      described.remove("thrift");
+      described.remove("thrift2");
+      described.remove("transport");
+      described.remove("protocol");
+      described.put("client", "native");
+    }
     if (options.containsKey("keytab")) {
       Map<String, Object> security = new LinkedHashMap<>();
       security.put("auth", "kerberos");
@@ -572,7 +587,7 @@ public final class RealHBase implements StackSupport.Stack {
 
   /** The Thrift2 gateway stopped (an outage) or started again on its port. */
   private synchronized Object service(String name, boolean running) throws Exception {
-    if (!"thrift2".equals(name)) {
+    if (!"thrift2".equals(name) || thrift2Conf == null) {
       throw new IllegalArgumentException("service " + name + ": only thrift2 stops here");
     }
     boolean changed = running == (thrift2Server == null);
