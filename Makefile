@@ -5,6 +5,7 @@
 #   make bench   the benchmarks (figures, no pass/fail)
 #   make soak    a 15-minute chaos soak through Airflow on the embedded stack (ARGS=--seed S)
 #   make sweep-1x  the HBase 1.x source tests on the other 1.x lines (one real stack each)
+#   make sweep-2x  the no-gateway lifecycle and the conformance suite on HBase 2.4 and 2.5
 #   make screenshots  docs/report.png and docs/dag-graph.png, in headless Chromium
 #   make docs    the docs site (MkDocs, strict: a broken link fails) into build/site
 
@@ -21,7 +22,7 @@ ARGS         ?=
 export UV_PROJECT_ENVIRONMENT := $(VENV)
 export SPARK_LOCAL_IP ?= 127.0.0.1
 
-.PHONY: setup system-deps docs-assets test lint run soak bench screenshots clean sweep-1x
+.PHONY: setup system-deps docs-assets test lint run soak bench screenshots clean sweep-1x sweep-2x
 
 setup: $(VENV)/.installed docs-assets speedups
 
@@ -65,6 +66,18 @@ sweep-1x: setup
 	@scripts/system-deps.sh test
 	HBASE_MIGRATE_REAL_HBASE1_VERSIONS=$(SWEEP_1X) $(BIN)/pytest -p no:cacheprovider \
 		tests/realstack/test_hbase1_real.py $(PYTEST_ARGS)
+
+# `make test` runs the native lifecycle with no gateway and the conformance suite on HBase
+# 2.6.1; this runs them on the 2.5 and 2.4 lines (SWEEP_2X=...), a version at a time and a
+# module per pytest, so one session stack runs at a time.
+SWEEP_2X     ?= 2.5.8,2.4.17
+SWEEP_2X_TESTS = tests/rpc/test_lifecycle_native_real.py tests/rpc/test_conformance_real.py
+sweep-2x: setup
+	@scripts/system-deps.sh test
+	@for version in $$(echo $(SWEEP_2X) | tr , ' '); do for module in $(SWEEP_2X_TESTS); do \
+		echo "== HBase $$version: $$module"; \
+		HBASE_MIGRATE_REAL_HBASE_VERSION=$$version $(BIN)/pytest -p no:cacheprovider \
+			$$module $(PYTEST_ARGS) || exit 1; done; done
 
 lint: setup
 	$(BIN)/ruff check .

@@ -130,23 +130,34 @@ def check_rpc_protection(value: str) -> str:
     return value
 
 
+# The hbase module's optional artifacts (a property naming each), replaced by hbase-common
+# where the mirror has none of the version: HBase 2.4 has no codec modules, and hbase-thrift
+# is there for a few releases only (a stack of such a version runs with no gateway).
+OPTIONAL_ARTIFACTS = {"hbase.codecs.artifact": "hbase-compression-",
+                      "hbase.brotli.artifact": "hbase-compression-",
+                      "hbase.thrift.artifact": "hbase-thrift"}
+
+
 def hbase_classpath(version: str = DEFAULT_VERSION) -> list[str]:
     """The launcher's class path for an HBase version (resolved once, then cached). HBase
     1.x is the ``hbase1`` module, with the Hadoop the release depends on. Where the codec
-    modules cannot be had (HBase 2.4 has none; some mirrors lack them), the stack runs
-    without them: SNAPPY, LZ4 and ZSTD then need Hadoop's native library, BROTLI fails."""
+    modules cannot be had, the stack runs without them (SNAPPY, LZ4 and ZSTD then need
+    Hadoop's native library, BROTLI fails); without hbase-thrift, with no gateway."""
     if is_1x(version):
         return module_classpath("hbase1", {"hbase.version": version,
                                            "hbase.thrift.version": _thrift_version(version)})
-    try:
-        return module_classpath("hbase", {"hbase.version": version})
-    except RealStackError as exc:
-        if "hbase-compression-" not in str(exc):
-            raise
-        log.warning("HBase %s: no codec modules (%s); without them", version, exc)
-    return module_classpath("hbase", {"hbase.version": version,
-                                      "hbase.codecs.artifact": "hbase-common",
-                                      "hbase.brotli.artifact": "hbase-common"})
+    properties = {"hbase.version": version}
+    while True:
+        try:
+            return module_classpath("hbase", properties)
+        except RealStackError as exc:
+            missing = {key for key, artifact in OPTIONAL_ARTIFACTS.items()
+                       if artifact in str(exc) and key not in properties}
+            if not missing:
+                raise
+            log.warning("HBase %s: without %s (%s)", version, ", ".join(sorted(
+                OPTIONAL_ARTIFACTS[key] for key in missing)), exc)
+            properties.update(dict.fromkeys(missing, "hbase-common"))
 
 
 class RealHBase:

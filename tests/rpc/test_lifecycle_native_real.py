@@ -9,13 +9,12 @@ made and repaired), the cutover check and the report; then the copy by HBase sna
 (taken at the new master) of a second table, replayed and validated. HBase's own Java client
 of the stacks' version (``tests/realstack/java_cells.py``) checks both targets cell for cell.
 
-The stacks run ``HBASE_MIGRATE_REAL_HBASE2_VERSION`` (default 2.6.1; ``make sweep-2x`` runs
+The stacks run ``HBASE_MIGRATE_REAL_HBASE_VERSION`` (default 2.6.1; ``make sweep-2x`` runs
 2.4.x and 2.5.x): one source (2 region servers, a backup master) and one target (2 region
 servers) for the module."""
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 from collections.abc import Iterator
@@ -33,7 +32,8 @@ from hbase_migrate.rpc.admin import NativeAdmin
 from hbase_migrate.rpc.client import NativeClient
 from hbase_migrate.wal.model import CellType
 from minihbase.cli.minicluster import call_admin
-from realstack.hbase import DEFAULT_VERSION, RealHBase, RealHBaseOptions
+from realstack.hbase import RealHBase, RealHBaseOptions
+from tests.realstack.fixtures import REAL_HBASE_VERSION as VERSION
 from tests.realstack.fixtures import running, skip_without_real_stack
 from tests.realstack.java_cells import differences, java_dump
 from tests.realstack.test_hbase1_lifecycle_real import (
@@ -45,7 +45,6 @@ from tests.realstack.test_hbase1_lifecycle_real import (
 )
 
 pytestmark = [pytest.mark.integration, pytest.mark.realstack]
-VERSION = os.environ.get("HBASE_MIGRATE_REAL_HBASE2_VERSION", DEFAULT_VERSION)
 TABLE, SNAPPED = "native_life", "native_snap"
 SOURCE_SPLIT, TARGET_SPLIT = b"row-0250", b"row-0150"  # the copy's and the replay's splits
 

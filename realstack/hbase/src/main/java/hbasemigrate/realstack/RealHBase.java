@@ -32,7 +32,9 @@ import org.apache.hadoop.hbase.replication.ReplicationPeerConfig;
 import org.apache.hadoop.hbase.tool.BulkLoadHFiles;
 import org.apache.hadoop.hbase.util.Bytes;
 import org.apache.hadoop.hbase.util.CommonFSUtils;
+import org.apache.hadoop.hbase.util.VersionInfo;
 import org.apache.hadoop.hbase.wal.AbstractFSWALProvider;
+import org.apache.hadoop.util.Tool;
 import org.apache.hbase.thirdparty.com.google.gson.Gson;
 import org.apache.hbase.thirdparty.com.google.gson.JsonElement;
 import org.apache.hbase.thirdparty.com.google.gson.JsonObject;
@@ -65,7 +67,7 @@ public final class RealHBase implements StackSupport.Stack {
   private final java.io.PrintStream ready;
   private final List<Thread> gateways = new ArrayList<>();
   private Configuration thrift2Conf;
-  private org.apache.hadoop.hbase.thrift2.ThriftServer thrift2Server;
+  private Tool thrift2Server;
   private int thrift2Port;
   private volatile Object stoppedGateway;
   private static final String ABORT_TIMEOUT = "hbase.regionserver.abort.timeout";
@@ -212,12 +214,10 @@ public final class RealHBase implements StackSupport.Stack {
       if (thriftHttp) {
         httpGateways(gatewayConf);
       }
-      gateway(new org.apache.hadoop.hbase.thrift.ThriftServer(new Configuration(gatewayConf)),
-          thrift, "thrift1");
+      gateway(thriftServer("thrift", gatewayConf), thrift, "thrift1");
       thrift2Conf = gatewayConf;
       thrift2Port = thrift2;
-      thrift2Server = new org.apache.hadoop.hbase.thrift2.ThriftServer(
-          new Configuration(gatewayConf));
+      thrift2Server = thriftServer("thrift2", gatewayConf);
       gateway(thrift2Server, thrift2, "thrift2");
       StackSupport.waitForPort(thrift);
       StackSupport.waitForPort(thrift2);
@@ -281,8 +281,24 @@ public final class RealHBase implements StackSupport.Stack {
     }
   }
 
-  private void gateway(org.apache.hadoop.hbase.thrift.ThriftServer server, int port,
-      String name) {
+  /**
+   * HBase's Thrift1 ({@code thrift}) or Thrift2 ({@code thrift2}) server on a copy of
+   * {@code conf}, loaded by name: hbase-thrift is on the class path only where Maven Central
+   * has it for this version (a stack without gateways runs without it).
+   */
+  private static Tool thriftServer(String kind, Configuration conf) throws Exception {
+    Class<?> server;
+    try {
+      server = Class.forName("org.apache.hadoop.hbase." + kind + ".ThriftServer");
+    } catch (ClassNotFoundException e) {
+      throw new IllegalStateException("no hbase-thrift " + VersionInfo.getVersion()
+          + " on the class path (not on the Maven mirror): run with --gateways false", e);
+    }
+    return (Tool) server.getConstructor(Configuration.class)
+        .newInstance(new Configuration(conf));
+  }
+
+  private void gateway(Tool server, int port, String name) {
     Thread thread = new Thread(() -> {
       try {
         // The gateway's worker threads start before it enters its own doAs: run it all as
@@ -592,13 +608,12 @@ public final class RealHBase implements StackSupport.Stack {
     }
     boolean changed = running == (thrift2Server == null);
     if (changed && running) {
-      thrift2Server = new org.apache.hadoop.hbase.thrift2.ThriftServer(
-          new Configuration(thrift2Conf));
+      thrift2Server = thriftServer("thrift2", thrift2Conf);
       gateway(thrift2Server, thrift2Port, "thrift2");
       StackSupport.waitForPort(thrift2Port);
     } else if (changed) {
       stoppedGateway = thrift2Server;
-      thrift2Server.stop();
+      thrift2Server.getClass().getMethod("stop").invoke(thrift2Server);
       thrift2Server = null;
     }
     return Map.of("service", name, "running", running, "changed", changed);
