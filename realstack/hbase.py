@@ -137,27 +137,40 @@ OPTIONAL_ARTIFACTS = {"hbase.codecs.artifact": "hbase-compression-",
                       "hbase.brotli.artifact": "hbase-compression-",
                       "hbase.thrift.artifact": "hbase-thrift"}
 
+# The DataNode's WebHDFS answers OPEN with Netty 4's HTTP codec: where the resolved tree has
+# none (HBase 2.4 on Hadoop 2.10.0: every OPEN's connection closed, NoClassDefFoundError
+# HttpRequestDecoder in the log), the netty-all Hadoop 2.10.2 brings to HBase 2.5 and 2.6.
+NETTY_HTTP = ("/netty-all/", "/netty-codec-http/")
+NETTY_ALL = {"webhdfs.netty.group": "io.netty", "webhdfs.netty.artifact": "netty-all",
+             "webhdfs.netty.version": "4.1.50.Final"}
+
 
 def hbase_classpath(version: str = DEFAULT_VERSION) -> list[str]:
     """The launcher's class path for an HBase version (resolved once, then cached). HBase
     1.x is the ``hbase1`` module, with the Hadoop the release depends on. Where the codec
     modules cannot be had, the stack runs without them (SNAPPY, LZ4 and ZSTD then need
-    Hadoop's native library, BROTLI fails); without hbase-thrift, with no gateway."""
+    Hadoop's native library, BROTLI fails); without hbase-thrift, with no gateway; without
+    Netty's HTTP codec, with :data:`NETTY_ALL`."""
     if is_1x(version):
         return module_classpath("hbase1", {"hbase.version": version,
                                            "hbase.thrift.version": _thrift_version(version)})
     properties = {"hbase.version": version}
     while True:
         try:
-            return module_classpath("hbase", properties)
+            entries = module_classpath("hbase", properties)
         except RealStackError as exc:
             missing = {key for key, artifact in OPTIONAL_ARTIFACTS.items()
                        if artifact in str(exc) and key not in properties}
             if not missing:
                 raise
             log.warning("HBase %s: without %s (%s)", version, ", ".join(sorted(
-                OPTIONAL_ARTIFACTS[key] for key in missing)), exc)
+                {OPTIONAL_ARTIFACTS[key] for key in missing})), exc)
             properties.update(dict.fromkeys(missing, "hbase-common"))
+            continue
+        if any(jar in entry for entry in entries for jar in NETTY_HTTP) \
+                or "webhdfs.netty.artifact" in properties:
+            return entries
+        properties.update(NETTY_ALL)
 
 
 class RealHBase:
