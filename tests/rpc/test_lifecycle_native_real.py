@@ -217,7 +217,9 @@ def test_lifecycle_under_faults_with_no_gateway(source: RealHBase, target: RealH
     assert reported["verdict"] == "go" and (tmp_path / "report.html").stat().st_size > 0
 
     assert agree_in_java(source, target, TABLE, until=stopped) == cells
-    print(f"\nHBase {VERSION}: {writer.rounds} live rounds; copy {copied['cells']} cells; "
+    print(f"\nHBase {VERSION} (started in {source.described['started_in_ms']} and "
+          f"{target.described['started_in_ms']} ms): {writer.rounds} live rounds; "
+          f"copy {copied['cells']} cells; "
           f"replay {sum(first_replay['cells'].values())} + "
           f"{sum(caught_up['cells'].values())} cells; faults {faults}; {cells} cells "
           f"checked in Java; test {time.monotonic() - began:.0f} s")
