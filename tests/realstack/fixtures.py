@@ -1,6 +1,7 @@
-"""The real HBase stack as a pytest fixture: one JVM for the whole session (HBase 2.6.1,
-two region servers, plain WALs), shared by every suite that runs on both stacks. Tests skip
-with the reason when Java 17 or Maven is missing, or when the stack cannot be built."""
+"""The real HBase stack as a pytest fixture: one JVM for the whole session (HBase 2.6.1, or
+``HBASE_MIGRATE_REAL_HBASE_VERSION``; two region servers, plain WALs), shared by every
+suite that runs on both stacks. Tests skip with the reason when Java 17 or Maven is
+missing, or when the stack cannot be built."""
 
 from __future__ import annotations
 
