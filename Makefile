@@ -6,6 +6,7 @@
 #   make bench   the benchmarks (figures, no pass/fail)
 #   make soak    a 15-minute chaos soak through Airflow on the embedded stack (ARGS=--seed S)
 #   make sweep-1x  the HBase 1.x source tests on the other 1.x lines (one real stack each)
+#   make sweep-2x  the no-gateway lifecycle (and the conformance suite) on other 2.x releases
 #   make screenshots  docs/report.png and docs/dag-graph.png, in headless Chromium
 #   make docs    the docs site (MkDocs, strict: a broken link fails) into build/site
 
@@ -22,7 +23,7 @@ ARGS         ?=
 export UV_PROJECT_ENVIRONMENT := $(VENV)
 export SPARK_LOCAL_IP ?= 127.0.0.1
 
-.PHONY: setup system-deps docs-assets test lint run soak bench screenshots clean sweep-1x
+.PHONY: setup system-deps docs-assets test lint run soak bench screenshots clean sweep-1x sweep-2x
 
 setup: $(VENV)/.installed docs-assets speedups
 
@@ -66,6 +67,24 @@ sweep-1x: setup
 	@scripts/system-deps.sh test
 	HBASE_MIGRATE_REAL_HBASE1_VERSIONS=$(SWEEP_1X) $(BIN)/pytest -p no:cacheprovider \
 		tests/realstack/test_hbase1_real.py $(PYTEST_ARGS)
+
+# `make test` runs the native lifecycle with no gateway and the conformance suite on HBase
+# 2.6.1; this runs both on the 2.5 and 2.4 releases whose hbase-thrift the mirror holds
+# (SWEEP_2X=...), and the lifecycle alone on newer ones it has no hbase-thrift for
+# (SWEEP_2X_NATIVE=...): a version at a time and a module per pytest, one session stack at
+# a time.
+SWEEP_2X        ?= 2.5.8,2.4.17
+SWEEP_2X_NATIVE ?= 2.6.4,2.4.18
+LIFECYCLE_2X    = tests/rpc/test_lifecycle_native_real.py
+CONFORMANCE_2X  = tests/rpc/test_conformance_real.py
+sweep-2x: setup
+	@scripts/system-deps.sh test
+	@for run in $$(for v in $$(echo $(SWEEP_2X) | tr , ' '); do \
+			echo $$v:$(LIFECYCLE_2X) $$v:$(CONFORMANCE_2X); done) \
+		$$(for v in $$(echo $(SWEEP_2X_NATIVE) | tr , ' '); do echo $$v:$(LIFECYCLE_2X); done); do \
+		echo "== HBase $${run%%:*}: $${run#*:}"; \
+		HBASE_MIGRATE_REAL_HBASE_VERSION=$${run%%:*} $(BIN)/pytest -p no:cacheprovider \
+			$${run#*:} $(PYTEST_ARGS) || exit 1; done
 
 lint: setup
 	$(BIN)/ruff check .

@@ -67,6 +67,7 @@ class RealHBaseOptions:
     #                                         them the servers offer (most wanted first)
     client_ticket_lifetime: str = "10h"  # the client principal's tickets (short: renewals)
     thrift_http: bool = False          # both gateways in HTTP mode (SPNEGO with kerberos)
+    gateways: bool = True              # False: no Thrift gateway (cluster.json: client native)
     kdc: str | None = None             # with kerberos: another stack's folder, whose KDC
     #                                    (and realm) this one uses instead of its own
     rpc_tls: bool = False              # TLS on HBase's RPC (hbase.server.netty.tls.enabled)
@@ -89,6 +90,8 @@ class RealHBaseOptions:
             args["replication-peer"] = self.replication_peer
         if self.thrift_http:
             args["thrift-http"] = "true"
+        if not self.gateways:
+            args["gateways"] = "false"
         if self.qop not in QOPS:
             raise RealStackError(f"QOP must be one of {QOPS}, got {self.qop!r}")
         check_rpc_protection(self.rpc_protection)
@@ -103,7 +106,8 @@ class RealHBaseOptions:
         """What the HBase 1.x stack does not run, refused before any JVM starts."""
         unsupported = {"--value-compression": self.value_compression != "none",
                        "--replication-peer": self.replication_peer is not None,
-                       "--kerberos": self.kerberos, "--thrift-http": self.thrift_http}
+                       "--kerberos": self.kerberos, "--thrift-http": self.thrift_http,
+                       "--gateways false": not self.gateways}
         named = [option for option, asked in unsupported.items() if asked]
         if named:
             raise RealStackError(f"HBase {self.hbase_version}: the 1.x stack does not run "
@@ -142,23 +146,47 @@ def check_rpc_protection(value: str) -> str:
     return value
 
 
+# The hbase module's optional artifacts (a property naming each), replaced by hbase-common
+# where the mirror has none of the version: HBase 2.4 has no codec modules, and hbase-thrift
+# is there for a few releases only (a stack of such a version runs with no gateway).
+OPTIONAL_ARTIFACTS = {"hbase.codecs.artifact": "hbase-compression-",
+                      "hbase.brotli.artifact": "hbase-compression-",
+                      "hbase.thrift.artifact": "hbase-thrift"}
+
+# The DataNode's WebHDFS answers OPEN with Netty 4's HTTP codec: where the resolved tree has
+# none (HBase 2.4 on Hadoop 2.10.0: every OPEN's connection closed, NoClassDefFoundError
+# HttpRequestDecoder in the log), the netty-all Hadoop 2.10.2 brings to HBase 2.5 and 2.6.
+NETTY_HTTP = ("/netty-all/", "/netty-codec-http/")
+NETTY_ALL = {"webhdfs.netty.group": "io.netty", "webhdfs.netty.artifact": "netty-all",
+             "webhdfs.netty.version": "4.1.50.Final"}
+
+
 def hbase_classpath(version: str = DEFAULT_VERSION) -> list[str]:
     """The launcher's class path for an HBase version (resolved once, then cached). HBase
     1.x is the ``hbase1`` module, with the Hadoop the release depends on. Where the codec
-    modules cannot be had (HBase 2.4 has none; some mirrors lack them), the stack runs
-    without them: SNAPPY, LZ4 and ZSTD then need Hadoop's native library, BROTLI fails."""
+    modules cannot be had, the stack runs without them (SNAPPY, LZ4 and ZSTD then need
+    Hadoop's native library, BROTLI fails); without hbase-thrift, with no gateway; without
+    Netty's HTTP codec, with :data:`NETTY_ALL`."""
     if is_1x(version):
         return module_classpath("hbase1", {"hbase.version": version,
                                            "hbase.thrift.version": _thrift_version(version)})
-    try:
-        return module_classpath("hbase", {"hbase.version": version})
-    except RealStackError as exc:
-        if "hbase-compression-" not in str(exc):
-            raise
-        log.warning("HBase %s: no codec modules (%s); without them", version, exc)
-    return module_classpath("hbase", {"hbase.version": version,
-                                      "hbase.codecs.artifact": "hbase-common",
-                                      "hbase.brotli.artifact": "hbase-common"})
+    properties = {"hbase.version": version}
+    while True:
+        try:
+            entries = module_classpath("hbase", properties)
+        except RealStackError as exc:
+            missing = {key for key, artifact in OPTIONAL_ARTIFACTS.items()
+                       if artifact in str(exc) and key not in properties}
+            if not missing:
+                raise
+            log.warning("HBase %s: without %s (%s)", version, ", ".join(sorted(
+                {OPTIONAL_ARTIFACTS[key] for key in missing})), exc)
+            properties.update(dict.fromkeys(missing, "hbase-common"))
+            continue
+        if any(jar in entry for entry in entries for jar in NETTY_HTTP) \
+                or "webhdfs.netty.artifact" in properties:
+            return entries
+        properties.update(NETTY_ALL)
 
 
 class RealHBase:

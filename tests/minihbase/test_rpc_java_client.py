@@ -19,6 +19,7 @@ from hbase_migrate.jvm.maven import java_command, module_classpath
 from hbase_migrate.wal.model import Cell, CellType
 from minihbase.server import MiniHBase
 from tests.realstack.fixtures import skip_without_real_stack
+from tests.realstack.java_cells import cells_of
 from tests.rpc.cells import flat
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.realstack]
@@ -37,19 +38,6 @@ def run_java(mini: MiniHBase, phase: str, *extra: str) -> list[str]:
     done = subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
     assert done.returncode == 0, f"HBase's Java client, {phase}: {done.stderr[-3000:]}"
     return done.stdout.splitlines()
-
-
-def cells_of(lines: list[str], what: str) -> list[Cell]:
-    """The ``CELL <what> row family qualifier ts type value`` lines (hex bytes)."""
-    out = []
-    for line in lines:
-        parts = line.split(" ")
-        if parts[:2] == ["CELL", what]:
-            row, family, qualifier, ts, kind, value = parts[2:]
-            out.append(Cell(bytes.fromhex(row), bytes.fromhex(family),
-                            bytes.fromhex(qualifier[1:]), int(ts), int(kind),
-                            bytes.fromhex(value[1:])))
-    return out
 
 
 def test_hbase_java_client(rpc_mini: MiniHBase) -> None:

@@ -4,7 +4,8 @@ Thrift2 gateway has no admin calls), the scan copy at T0 while a live writer put
 (every type) and a source region splits between two ranges' copies, a region server of the
 source killed (its unclosed WAL split and archived by the master), a WAL roll, the replay of
 the 1.x WALs read over Hadoop 2.7.4's WebHDFS, validate ending in a match; then both clusters
-read cell for cell through the native RPC client (not the gateways the lifecycle uses).
+read cell for cell through the native RPC client (not the gateways the lifecycle uses) and
+through HBase's own Java client of each side's version.
 A 1.x target is refused."""
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -29,6 +31,7 @@ from minihbase.cli.minicluster import call_admin
 from realstack.hbase import RealHBase, RealHBaseOptions
 
 from .fixtures import running, skip_without_real_stack
+from .java_cells import differences, java_dump
 
 pytestmark = [pytest.mark.realstack, pytest.mark.integration]
 
@@ -83,17 +86,17 @@ def configure(folder: Path, source: Path, target: Path, table: str = TABLE) -> P
     return path
 
 
-def kill_a_table_server(stack: RealHBase, client: NativeClient) -> str:
-    """Kill a region server holding part of the table (not ``hbase:meta``): the master
+def kill_a_table_server(stack: RealHBase, client: NativeClient, table: str = TABLE) -> str:
+    """Kill a region server holding part of ``table`` (not ``hbase:meta``): the master
     splits its WALs and archives them, unclosed; its name once its regions are elsewhere."""
     info = call_admin(stack.cluster_json, "info", {})
-    held = {r.encoded for r in client.regions(TABLE)}
+    held = {r.encoded for r in client.regions(table)}
     victim: str = next(s["name"] for s in info["servers"] if s["alive"] and
                        META not in s["regions"] and held & set(s["regions"]))
     call_admin(stack.cluster_json, "kill", {"server": victim})
     call_admin(stack.cluster_json, "finish-split", {})
     deadline = time.monotonic() + 90
-    while any(f"{r.host},{r.port},{r.start_code}" == victim for r in client.regions(TABLE)):
+    while any(f"{r.host},{r.port},{r.start_code}" == victim for r in client.regions(table)):
         assert time.monotonic() < deadline, f"{victim}'s regions not reassigned"
         time.sleep(0.5)
     return victim
@@ -102,6 +105,18 @@ def kill_a_table_server(stack: RealHBase, client: NativeClient) -> str:
 def cells(client: NativeClient, raw: bool = False, since: int = 0) -> list[Cell]:
     return [c for piece in client.scan(TABLE, raw=raw, time_range=(since, 2 ** 63 - 1))
             for c in piece]
+
+
+def agree_in_java(src: dict[str, Any], dst: dict[str, Any], expected: list[Cell],
+                  t0: int) -> None:
+    """The check of the native client's, through HBase's own Java clients of each side's
+    version (1.4.13's and 2.6.1's); the native reading of the source (``expected``) is the
+    Java one's."""
+    old_side, new_side = java_dump(src, TABLE), java_dump(dst, TABLE)
+    assert differences(old_side.visible, new_side.visible) == ""
+    assert old_side.visible == expected
+    since_t0 = [c for c in old_side.raw if c.timestamp >= t0]
+    assert not set(since_t0) - set(new_side.raw), differences(since_t0, new_side.raw)
 
 
 def test_lifecycle_from_1x_to_26_under_a_live_writer(hbase1: RealHBase, real_hbase: RealHBase,
@@ -177,6 +192,7 @@ def test_lifecycle_from_1x_to_26_under_a_live_writer(hbase1: RealHBase, real_hba
         assert set(cells(source, raw=True, since=t0)) <= set(raw)
         assert {c.type for c in raw} == {CellType.PUT, CellType.DELETE_COLUMN,
                                          CellType.DELETE_FAMILY}
+        agree_in_java(src, dst, expected, t0)
     print(f"\n1.4.13 started in {src['started_in_ms']} ms; copy {copied['cells']} cells in "
           f"{copy_seconds:.1f} s ({copied['cells'] / copy_seconds:.0f} cells/s); replay "
           f"{sum(replayed['cells'].values())} cells in {replay_seconds:.1f} s "

@@ -1,139 +1,250 @@
-"""The lifecycle with ``client = "native"`` on both clusters, on real Apache HBase 2.6.1 (the
-session's ``real_hbase``): the migration's clusters name ZooKeeper, WebHDFS and the HBase root
-but no Thrift gateway, so every step (prepare's regions, descriptors and create with split
-keys; the ``scan`` copy; replay's writes; validate's scans and repair's writes) goes over
-HBase's own RPC. Source and target are two tables of the one real cluster (a second JVM
-stack is more than the suite should start). A live writer (the workload, through the
-cluster's gateways: it is not part of the migration) writes puts and every delete kind during
-the copy. The Thrift2 gateway of the same cluster is the independent reader that checks the
-result cell for cell."""
+"""The lifecycle with ``client = "native"`` between two real Apache HBase stacks that run no
+Thrift gateway (``RealHBaseOptions(gateways=False)``: their ``cluster.json`` names ZooKeeper,
+WebHDFS and the HBase root only), so every step goes over HBase's own RPC: check, prepare
+(descriptors, create with split keys), the copy by scan while a live writer puts and deletes
+(every type) and a source region splits between two ranges' copies, the source's active
+master killed (its backup takes over), replay from the real WALs while the writer goes on, a
+target region split and a target region server killed during it, validate (a difference
+made and repaired), the cutover check and the report; then the copy by HBase snapshot
+(taken at the new master) of a second table, replayed and validated. HBase's own Java client
+of the stacks' version (``tests/realstack/java_cells.py``) checks both targets cell for cell.
+
+The stacks run ``HBASE_MIGRATE_REAL_HBASE_VERSION`` (default 2.6.1; ``make sweep-2x`` runs
+2.4.x and 2.5.x): one source (2 region servers, a backup master) and one target (2 region
+servers) for the module."""
 
 from __future__ import annotations
 
-import json
 import threading
+import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from hbase_migrate.cluster.client import connect
-from hbase_migrate.cluster.endpoints import ClusterEndpoints, load_cluster_json
-from hbase_migrate.cluster.thrift.thrift1 import Thrift1Client
-from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
-from hbase_migrate.config import IN_PROCESS, load_config
-from hbase_migrate.lifecycle import prepare, replay, snapshot, validate
-from hbase_migrate.rpc.cluster import NativeCluster
-from hbase_migrate.wal.model import Cell
+from hbase_migrate.cluster.descriptors import TableDescriptor
+from hbase_migrate.config import IN_PROCESS, MigrationSpec, load_config
+from hbase_migrate.lifecycle import cutover_check, prepare, replay, report, snapshot, validate
+from hbase_migrate.lifecycle.check import check
+from hbase_migrate.rpc.admin import NativeAdmin
+from hbase_migrate.rpc.client import NativeClient
+from hbase_migrate.wal.model import CellType
 from minihbase.cli.minicluster import call_admin
-from minihbase.workload import SPLITS, Workload, WorkloadSpec
-from realstack.hbase import RealHBase
+from realstack.hbase import RealHBase, RealHBaseOptions
+from tests.realstack.fixtures import REAL_HBASE_VERSION as VERSION
+from tests.realstack.fixtures import running, skip_without_real_stack
+from tests.realstack.java_cells import differences, java_dump
+from tests.realstack.test_hbase1_lifecycle_real import (
+    FAMILIES,
+    SPLITS,
+    history,
+    kill_a_table_server,
+    live_round,
+)
 
 pytestmark = [pytest.mark.integration, pytest.mark.realstack]
-SOURCE, TARGET = "native_life", "native_life_copy"
+TABLE, SNAPPED = "native_life", "native_snap"
+SOURCE_SPLIT, TARGET_SPLIT = b"row-0250", b"row-0150"  # the copy's and the replay's splits
 
 
-def native_cluster_json(real: RealHBase, folder: Path) -> Path:
-    """The real cluster's ``cluster.json`` with its gateways left out."""
-    data = json.loads(real.cluster_json.read_text(encoding="utf-8"))
-    for gateway in ("thrift", "thrift2", "client"):
-        data.pop(gateway, None)
-    path = folder / "native.cluster.json"
-    path.write_text(json.dumps(data), encoding="utf-8")
-    return path
+def stack(factory: pytest.TempPathFactory, name: str, masters: int) -> Iterator[RealHBase]:
+    skip_without_real_stack()
+    yield from running(RealHBase(factory.mktemp(name), RealHBaseOptions(
+        hbase_version=VERSION, region_servers=2, masters=masters, heap="768m", name=name,
+        gateways=False)), f"HBase {VERSION} ({name}, no gateway)")
 
 
-def configure(folder: Path, cluster: Path) -> Path:
+@pytest.fixture(scope="module")
+def source(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealHBase]:
+    yield from stack(tmp_path_factory, "native-source", masters=2)
+
+
+@pytest.fixture(scope="module")
+def target(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealHBase]:
+    yield from stack(tmp_path_factory, "native-target", masters=1)
+
+
+def configure(folder: Path, source: RealHBase, target: RealHBase, table: str,
+              more: str = "") -> MigrationSpec:
     path = folder / "migration.toml"
     path.write_text(
-        f'[migration]\nname = "native"\nledger = "sqlite:///{folder / "ledger.db"}"\n'
-        f'[source]\ncluster_json = "{cluster}"\n[target]\ncluster_json = "{cluster}"\n'
-        f'[[tables]]\nsource = "{SOURCE}"\ntarget = "{TARGET}"\n'
+        f'[migration]\nname = "native-{table}"\nledger = "sqlite:///{folder / "ledger.db"}"\n'
+        f'[source]\ncluster_json = "{source.cluster_json}"\n'
+        f'[target]\ncluster_json = "{target.cluster_json}"\n'
+        f'[[tables]]\nsource = "{table}"\ntarget = "{table}"\n'
         f'[replay]\nroll_period = "1h"\nmargin = "1m"\n'
-        f'[spark]\nmaster = "{IN_PROCESS}"\n[ranges]\nmax_cells = 200\n', encoding="utf-8")
-    return path
-
-
-def workload(real: ClusterEndpoints, seed: int, ops: int, rate: float | None = None) -> None:
-    runner = Workload(real, WorkloadSpec(SOURCE, seed, ops, rate=rate))
-    try:
-        runner.ensure_table()
-        runner.run()
-    finally:
-        runner.close()
-
-
-def every_version(thrift2: str, table: str) -> list[Cell]:
-    with Thrift2Client(thrift2) as client:
-        return sorted(c for piece in client.scan(table) for c in piece)
-
-
-def test_lifecycle_with_both_clusters_native(real_hbase: RealHBase, tmp_path: Path,
-                                             monkeypatch: pytest.MonkeyPatch) -> None:
-    real = load_cluster_json(real_hbase.cluster_json)
-    assert real.thrift2 is not None
-    workload(real, seed=51, ops=300)  # the source table, pre-split, every cell kind
-    spec = load_config(configure(tmp_path, native_cluster_json(real_hbase, tmp_path)))
+        f'[spark]\nmaster = "{IN_PROCESS}"\nauto_cells = 1\n'  # ranges copied one by one
+        f'[ranges]\nmax_cells = 400\n{more}', encoding="utf-8")
+    spec = load_config(path)
     for cluster in (spec.source, spec.target):
         found = cluster.endpoints()
         assert (found.client, found.thrift, found.thrift2) == ("native", "", None)
+    return spec
 
-    opened: list[str] = []  # a Thrift client the steps make fails the test
-    for gateway in (Thrift1Client, Thrift2Client):
-        monkeypatch.setattr(gateway, "__init__", _noted(gateway.__init__, opened))
+
+class LiveWriter:
+    """Rounds of puts and every delete kind (``live_round``) on the source's ``table`` in a
+    thread, through a native client of its own, from ``start()`` until ``stop()`` (20
+    rounds at least)."""
+
+    def __init__(self, source: RealHBase, table: str, old: int) -> None:
+        d = source.described
+        self.client = NativeClient(d["zookeeper"], d["znode_parent"], max_backoff=1.0)
+        self.table, self.old, self.rounds = table, old, 0
+        self.stopping = threading.Event()
+        self.thread = threading.Thread(target=self._run)
+        self.stopped_at = 0
+
+    def _run(self) -> None:
+        while not self.stopping.is_set() or self.rounds < 20:
+            self.client.write(self.table, live_round(
+                self.rounds, int(time.time() * 1000), self.old))
+            self.rounds += 1
+            time.sleep(0.05)
+
+    def start(self) -> None:
+        self.thread.start()
+
+    def stop(self) -> int:
+        """Stopped and joined; the time (ms) after its last write."""
+        self.stopping.set()
+        self.thread.join()
+        self.client.close()
+        self.stopped_at = int(time.time() * 1000) + 1
+        return self.stopped_at
+
+
+def load(source: RealHBase, table: str, rows: int) -> int:
+    """``table`` made on the source (split at ``SPLITS``) holding ``history``; its time."""
+    d = source.described
+    with NativeAdmin(d["zookeeper"], d["znode_parent"]) as admin:
+        admin.create_table(TableDescriptor(table, FAMILIES), SPLITS)
+    old = int(time.time() * 1000) - 60_000
+    with NativeClient(d["zookeeper"], d["znode_parent"]) as client:
+        client.write(table, history(range(rows), old))
+    return old
+
+
+def agree_in_java(source: RealHBase, target: RealHBase, table: str, until: int,
+                  since: int | None = None) -> int:
+    """HBase's Java client reads both: every version of the source's cells written before
+    ``until`` is the target's, and with ``since`` the target holds every delete marker the
+    source does from then on (flushes on either side drop what markers hide, not the
+    markers); the number of cells."""
+    expected = java_dump(source.described, table, before=until)
+    found = java_dump(target.described, table)
+    assert differences(expected.visible, found.visible) == ""
+    if since is not None:
+        markers = [c for c in expected.raw if c.timestamp >= since and c.type != CellType.PUT]
+        assert {c.type for c in markers} >= {CellType.DELETE_COLUMN, CellType.DELETE_FAMILY}
+        assert not set(markers) - set(found.raw), differences(markers, found.raw)
+    return len(expected.visible)
+
+
+def test_lifecycle_under_faults_with_no_gateway(source: RealHBase, target: RealHBase,
+                                                tmp_path: Path) -> None:
+    began = time.monotonic()
+    old = load(source, TABLE, 300)
+    spec = configure(tmp_path, source, target, TABLE,
+                     '[limits]\nreplay_cells_per_second = 400\n')  # faults land mid-replay
+    assert check(spec).to_json()["tables"] == [TABLE]
+    assert prepare(spec).passed
+    dst = target.described
+    target_client = NativeClient(dst["zookeeper"], dst["znode_parent"], max_backoff=1.0)
+    with target_client, NativeAdmin(source.described["zookeeper"],
+                                    source.described["znode_parent"]) as admin:
+        assert [r.start for r in target_client.regions(TABLE)] == [b"", *SPLITS]
+        writer = LiveWriter(source, TABLE, old)
+        writer.start()
+        split: list[int] = []
+
+        def progress(done: int, total: int) -> None:  # a source region splits mid-copy
+            if not split and done < total:
+                split.append(call_admin(source.cluster_json, "split", {
+                    "table": TABLE, "at": SOURCE_SPLIT.decode()})["regions"])
+
+        try:
+            copied = snapshot(spec, progress=progress).to_json()
+            assert split == [len(SPLITS) + 2] and copied["cells"] > 0
+            first = admin.master_server or admin.active_master()
+            assert call_admin(source.cluster_json, "kill-master") == str(first)
+            call_admin(source.cluster_json, "roll")
+            # Replay under the live writer; meanwhile a target region splits and a target
+            # region server holding part of the table dies.
+            faults: dict[str, Any] = {}
+
+            def strike() -> None:
+                time.sleep(0.5)
+                faults["split"] = call_admin(target.cluster_json, "split", {
+                    "table": TABLE, "at": TARGET_SPLIT.decode()})["regions"]
+                faults["killed"] = kill_a_table_server(target, target_client, TABLE)
+                faults["at"] = time.monotonic()
+
+            striker = threading.Thread(target=strike)
+            striker.start()
+            first_replay = replay(spec).to_json()
+            replay_ended = time.monotonic()
+            striker.join()
+        finally:
+            stopped = writer.stop()
+        assert first_replay["exit_code"] == 0, first_replay
+        assert faults["split"] == len(SPLITS) + 2 and faults["at"] < replay_ended, faults
+        assert [r.start for r in target_client.regions(TABLE)] == sorted(
+            [b"", *SPLITS, TARGET_SPLIT])
+        assert admin.active_master() != first  # the backup master took over
+
+    call_admin(source.cluster_json, "roll")
+    caught_up = replay(spec).to_json()  # the writer's last rounds
+    assert caught_up["exit_code"] == 0, caught_up
+    kinds = set(first_replay["cells"]) | set(caught_up["cells"])
+    assert {"Put", "Delete", "DeleteColumn", "DeleteFamily",
+            "DeleteFamilyVersion"} <= kinds, kinds
+    assert validate(spec, recompare_wait=0).to_json()["verdict"] == "match"
+    cells = agree_in_java(source, target, TABLE, until=stopped, since=copied["watermark"])
+    assert cells > 1000
+    with connect(spec.target.endpoints()) as native:  # made to differ, then repaired
+        cell = next(iter(native.scan(TABLE)))[0]
+        native.write_cells(TABLE, [cell._replace(value=b"changed"),
+                                   cell._replace(qualifier=b"extra", value=b"x")])
+    assert validate(spec, recompare_wait=0).to_json()["verdict"] == "mismatch"
+    fixed = validate(spec, repair=True, recompare_wait=0).to_json()
+    assert fixed["verdict"] == "match", fixed
+    gate = cutover_check(spec, max_lag=3_600_000).to_json()
+    assert gate["verdict"] == "go", gate["reasons"]
+    reported = report(spec, out=tmp_path / "report.html").to_json()
+    assert reported["verdict"] == "go" and (tmp_path / "report.html").stat().st_size > 0
+
+    assert agree_in_java(source, target, TABLE, until=stopped) == cells
+    print(f"\nHBase {VERSION} (started in {source.described['started_in_ms']} and "
+          f"{target.described['started_in_ms']} ms): {writer.rounds} live rounds; "
+          f"copy {copied['cells']} cells; "
+          f"replay {sum(first_replay['cells'].values())} + "
+          f"{sum(caught_up['cells'].values())} cells; faults {faults}; {cells} cells "
+          f"checked in Java; test {time.monotonic() - began:.0f} s")
+
+
+def test_copy_by_hbase_snapshot_with_no_gateway(source: RealHBase, target: RealHBase,
+                                                tmp_path: Path) -> None:
+    """The ``hbase`` method: the snapshot taken by the source's new master (the first test
+    killed the old one), its files exported over WebHDFS, cloned on the target, then the
+    writes since replayed; the source's snapshot deleted by the passing gate."""
+    old = load(source, SNAPPED, 120)
+    spec = configure(tmp_path, source, target, SNAPPED,
+                     '[snapshot]\nmethod = "hbase"\nttl = "1h"\n')
+    assert prepare(spec).passed
+    writer = LiveWriter(source, SNAPPED, old)
+    writer.start()
     try:
-        assert prepare(spec).passed
-        live = threading.Thread(target=_unpatched, args=(workload, real, 52, 150, 300.0))
-        live.start()  # puts and every delete kind while the copy runs, after T0
         copied = snapshot(spec).to_json()
-        live.join()
-        assert copied["cells"] > 0
-        call_admin(real_hbase.cluster_json, "roll")
-        caught_up = replay(spec).to_json()  # what came after T0, from the real WALs
-        assert caught_up["cells"].get("Put", 0) > 0 and len(caught_up["cells"]) > 1, \
-            caught_up["cells"]
-        matched = validate(spec, recompare_wait=0).to_json()
-        assert matched["verdict"] == "match", matched
-        # the target made to differ natively (a value changed, a cell of its own), then
-        # repaired: the repair's puts and deletes go over the RPC too
-        with connect(spec.target.endpoints()) as native:
-            first = next(iter(native.scan(TARGET)))[0]
-            native.write_cells(TARGET, [first._replace(value=b"changed"),
-                                        first._replace(qualifier=b"extra", value=b"x")])
-        differing = validate(spec, recompare_wait=0).to_json()
-        assert differing["verdict"] == "mismatch", differing
-        fixed = validate(spec, repair=True, recompare_wait=0).to_json()
-        assert fixed["verdict"] == "match", fixed
     finally:
-        monkeypatch.undo()
-    assert opened == [], opened
-
-    # The independent reader: the cluster's Thrift2 gateway, every version of both tables,
-    # and the target's regions where the source's split points are.
-    source = every_version(real.thrift2, SOURCE)
-    assert source == every_version(real.thrift2, TARGET)
-    assert len({(c.row, c.family, c.qualifier) for c in source}) < len(source)  # versions
-    with Thrift2Client(real.thrift2) as t2:
-        assert [r.start_key for r in t2.regions(TARGET)] == [b"", *SPLITS]
-        assert t2.table_descriptor(TARGET).families == t2.table_descriptor(SOURCE).families
-    with connect(spec.target.endpoints()) as native:
-        assert isinstance(native, NativeCluster)
-        assert [r.start_key for r in native.regions(TARGET)] == [b"", *SPLITS]
-
-
-_WORKLOAD = threading.local()  # set on the live writer's thread: its gateways are allowed
-
-
-def _noted(init: Any, opened: list[str]) -> Any:
-    """``init`` of a Thrift client, noting the endpoint when called off the writer's
-    thread."""
-    def noted(self: Any, endpoint: str, *args: Any, **kwargs: Any) -> None:
-        if not getattr(_WORKLOAD, "allowed", False):
-            opened.append(f"{type(self).__name__} {endpoint}")
-        init(self, endpoint, *args, **kwargs)
-    return noted
-
-
-def _unpatched(run: Any, *args: Any) -> None:
-    _WORKLOAD.allowed = True
-    run(*args)
+        stopped = writer.stop()
+    assert copied["method"] == "hbase" and copied["state"] == "copied", copied
+    name, = copied["snapshots"]
+    call_admin(source.cluster_json, "roll")
+    assert replay(spec).to_json()["exit_code"] == 0
+    assert validate(spec, recompare_wait=0).to_json()["verdict"] == "match"
+    gate = cutover_check(spec, max_lag=3_600_000).to_json()
+    assert gate["verdict"] == "go" and gate["snapshots_deleted"] == [name], gate
+    agree_in_java(source, target, SNAPPED, until=stopped, since=copied["watermark"])

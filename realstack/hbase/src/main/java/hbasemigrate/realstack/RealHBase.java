@@ -32,7 +32,9 @@ import org.apache.hadoop.hbase.replication.ReplicationPeerConfig;
 import org.apache.hadoop.hbase.tool.BulkLoadHFiles;
 import org.apache.hadoop.hbase.util.Bytes;
 import org.apache.hadoop.hbase.util.CommonFSUtils;
+import org.apache.hadoop.hbase.util.VersionInfo;
 import org.apache.hadoop.hbase.wal.AbstractFSWALProvider;
+import org.apache.hadoop.util.Tool;
 import org.apache.hbase.thirdparty.com.google.gson.Gson;
 import org.apache.hbase.thirdparty.com.google.gson.JsonElement;
 import org.apache.hbase.thirdparty.com.google.gson.JsonObject;
@@ -51,6 +53,7 @@ import org.apache.hbase.thirdparty.com.google.gson.JsonObject;
  * [--thrift-http true]: both gateways speak Thrift over HTTP (see httpGateways());
  * [--rpc-tls D --rpc-tls-plaintext true|false]: TLS on HBase's RPC, certificates in D (see
  * tls()).
+ * [--gateways false]: no Thrift gateway at all (cluster.json then says client native).
  */
 public final class RealHBase implements StackSupport.Stack {
   private static final String HOST = "127.0.0.1";
@@ -66,7 +69,7 @@ public final class RealHBase implements StackSupport.Stack {
   private final java.io.PrintStream ready;
   private final List<Thread> gateways = new ArrayList<>();
   private Configuration thrift2Conf;
-  private org.apache.hadoop.hbase.thrift2.ThriftServer thrift2Server;
+  private Tool thrift2Server;
   private int thrift2Port;
   private volatile Object stoppedGateway;
   private static final String ABORT_TIMEOUT = "hbase.regionserver.abort.timeout";
@@ -221,25 +224,30 @@ public final class RealHBase implements StackSupport.Stack {
           .setClusterKey(HOST + ":" + util.getZkCluster().getClientPort() + ":/hbase-peer")
           .build(), true);
     }
-    int thrift = StackSupport.freePort();
-    int thrift2 = StackSupport.freePort();
-    // The gateways' client gives up after ~2 s instead of minutes (a write to a disabled
-    // table, say), so such calls answer within a test's patience; errors are HBase's own.
-    Configuration gatewayConf = new Configuration(conf);
-    gatewayConf.setInt("hbase.client.retries.number", 5);
+    // Without gateways (--gateways false) the stack serves HBase's own RPC only, as a
+    // cluster without Thrift does; cluster.json then names no gateway.
+    boolean gateways = Boolean.parseBoolean(opt("gateways", "true"));
     boolean thriftHttp = Boolean.parseBoolean(opt("thrift-http", "false"));
-    if (thriftHttp) {
-      httpGateways(gatewayConf);
+    int thrift = 0;
+    int thrift2 = 0;
+    if (gateways) {
+      thrift = StackSupport.freePort();
+      thrift2 = StackSupport.freePort();
+      // The gateways' client gives up after ~2 s instead of minutes (a write to a disabled
+      // table, say), so such calls answer within a test's patience; errors are HBase's own.
+      Configuration gatewayConf = new Configuration(conf);
+      gatewayConf.setInt("hbase.client.retries.number", 5);
+      if (thriftHttp) {
+        httpGateways(gatewayConf);
+      }
+      gateway(thriftServer("thrift", gatewayConf), thrift, "thrift1");
+      thrift2Conf = gatewayConf;
+      thrift2Port = thrift2;
+      thrift2Server = thriftServer("thrift2", gatewayConf);
+      gateway(thrift2Server, thrift2, "thrift2");
+      StackSupport.waitForPort(thrift);
+      StackSupport.waitForPort(thrift2);
     }
-    gateway(new org.apache.hadoop.hbase.thrift.ThriftServer(new Configuration(gatewayConf)),
-        thrift, "thrift1");
-    thrift2Conf = gatewayConf;
-    thrift2Port = thrift2;
-    thrift2Server = new org.apache.hadoop.hbase.thrift2.ThriftServer(
-        new Configuration(gatewayConf));
-    gateway(thrift2Server, thrift2, "thrift2");
-    StackSupport.waitForPort(thrift);
-    StackSupport.waitForPort(thrift2);
     http = HttpServer.create(new InetSocketAddress(HOST, 0), 0);
     http.createContext("/",
         exchange -> StackSupport.serve(exchange, this::run, GSON::toJson));
@@ -251,6 +259,13 @@ public final class RealHBase implements StackSupport.Stack {
     Map<String, Object> described = StackSupport.described(util, opt("name", "realhbase"),
         thrift, thrift2, thriftHttp ? "http" : "buffered", rootDir.toString(), http,
         dir.toString());
+    if (!gateways) {
+      described.remove("thrift");
+      described.remove("thrift2");
+      described.remove("transport");
+      described.remove("protocol");
+      described.put("client", "native");
+    }
     if (options.containsKey("keytab")) {
       Map<String, Object> security = new LinkedHashMap<>();
       security.put("auth", "kerberos");
@@ -302,8 +317,24 @@ public final class RealHBase implements StackSupport.Stack {
     }
   }
 
-  private void gateway(org.apache.hadoop.hbase.thrift.ThriftServer server, int port,
-      String name) {
+  /**
+   * HBase's Thrift1 ({@code thrift}) or Thrift2 ({@code thrift2}) server on a copy of
+   * {@code conf}, loaded by name: hbase-thrift is on the class path only where Maven Central
+   * has it for this version (a stack without gateways runs without it).
+   */
+  private static Tool thriftServer(String kind, Configuration conf) throws Exception {
+    Class<?> server;
+    try {
+      server = Class.forName("org.apache.hadoop.hbase." + kind + ".ThriftServer");
+    } catch (ClassNotFoundException e) {
+      throw new IllegalStateException("no hbase-thrift " + VersionInfo.getVersion()
+          + " on the class path (not on the Maven mirror): run with --gateways false", e);
+    }
+    return (Tool) server.getConstructor(Configuration.class)
+        .newInstance(new Configuration(conf));
+  }
+
+  private void gateway(Tool server, int port, String name) {
     Thread thread = new Thread(() -> {
       try {
         // The gateway's worker threads start before it enters its own doAs: run it all as
@@ -608,18 +639,17 @@ public final class RealHBase implements StackSupport.Stack {
 
   /** The Thrift2 gateway stopped (an outage) or started again on its port. */
   private synchronized Object service(String name, boolean running) throws Exception {
-    if (!"thrift2".equals(name)) {
+    if (!"thrift2".equals(name) || thrift2Conf == null) {
       throw new IllegalArgumentException("service " + name + ": only thrift2 stops here");
     }
     boolean changed = running == (thrift2Server == null);
     if (changed && running) {
-      thrift2Server = new org.apache.hadoop.hbase.thrift2.ThriftServer(
-          new Configuration(thrift2Conf));
+      thrift2Server = thriftServer("thrift2", thrift2Conf);
       gateway(thrift2Server, thrift2Port, "thrift2");
       StackSupport.waitForPort(thrift2Port);
     } else if (changed) {
       stoppedGateway = thrift2Server;
-      thrift2Server.stop();
+      thrift2Server.getClass().getMethod("stop").invoke(thrift2Server);
       thrift2Server = null;
     }
     return Map.of("service", name, "running", running, "changed", changed);

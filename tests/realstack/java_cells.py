@@ -1,0 +1,67 @@
+"""HBase's own Java client as the tests' independent reader of a real cluster: the
+``tabledump`` Maven module (built for the cluster's HBase version, 1.x or 2.x) dumps a table
+cell for cell, every version as reads see it and raw (delete markers and the cells they
+hide); :func:`cells_of` parses the lines it and ``tests/minihbase/javaclient`` print, and
+:func:`differences` says how two dumps differ."""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from hbase_migrate.jvm.maven import java_command, module_classpath
+from hbase_migrate.wal.model import Cell, cell_order
+
+MODULE = Path(__file__).with_name("tabledump")
+
+
+def cells_of(lines: Iterable[str], what: str) -> list[Cell]:
+    """The cells of the ``CELL <what> row family xqualifier ts type xvalue`` lines (hex)."""
+    out = []
+    for line in lines:
+        parts = line.split(" ")
+        if parts[:2] == ["CELL", what]:
+            row, family, qualifier, ts, kind, value = parts[2:]
+            out.append(Cell(bytes.fromhex(row), bytes.fromhex(family),
+                            bytes.fromhex(qualifier[1:]), int(ts), int(kind),
+                            bytes.fromhex(value[1:])))
+    return out
+
+
+class Dump(NamedTuple):
+    """A table as HBase's Java client read it, in HBase's order."""
+
+    visible: list[Cell]  # every version a read sees
+    raw: list[Cell]      # every cell a raw scan sees: delete markers and what they hide too
+
+
+def java_dump(described: Mapping[str, Any], table: str, before: int | None = None) -> Dump:
+    """``table`` on the cluster ``described`` (its ``cluster.json``) as HBase's Java client
+    of the cluster's own version scans it, only timestamps below ``before`` when given."""
+    version = str(described.get("hbase_version") or "2.6.1")
+    classpath = module_classpath(MODULE, {"hbase.version": version})
+    args = [described["zookeeper"], described["znode_parent"], table]
+    if before is not None:
+        args.append(str(before))
+    command = java_command(classpath, "hbasemigrate.check.TableDump", args, heap="256m")
+    done = subprocess.run(command, capture_output=True, text=True, timeout=600, check=False)
+    lines = done.stdout.splitlines()
+    if done.returncode != 0 or not lines or not lines[-1].startswith("END "):
+        raise AssertionError(f"HBase {version}'s Java client could not dump {table}: "
+                             f"{done.stderr[-3000:]}")
+    dump = Dump(cells_of(lines, "visible"), cells_of(lines, "raw"))
+    assert lines[-1] == f"END {len(dump.visible)} {len(dump.raw)}", lines[-1]
+    return dump
+
+
+def differences(expected: list[Cell], found: list[Cell], limit: int = 5) -> str:
+    """"" when ``found`` holds exactly the cells of ``expected``, else what is missing and
+    what is extra (the first ``limit`` of each, in HBase's order)."""
+    missing = sorted(set(expected) - set(found), key=cell_order)
+    extra = sorted(set(found) - set(expected), key=cell_order)
+    if not missing and not extra and len(expected) == len(found):
+        return ""
+    return (f"{len(expected)} cells expected, {len(found)} found; {len(missing)} missing "
+            f"{missing[:limit]}; {len(extra)} extra {extra[:limit]}")

@@ -1,0 +1,84 @@
+package hbasemigrate.check;
+
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.hbase.Cell;
+import org.apache.hadoop.hbase.HBaseConfiguration;
+import org.apache.hadoop.hbase.TableName;
+import org.apache.hadoop.hbase.client.Connection;
+import org.apache.hadoop.hbase.client.ConnectionFactory;
+import org.apache.hadoop.hbase.client.Result;
+import org.apache.hadoop.hbase.client.ResultScanner;
+import org.apache.hadoop.hbase.client.Scan;
+import org.apache.hadoop.hbase.client.Table;
+
+/**
+ * Every cell of a table as HBase's own client reads it, from a cluster found through
+ * ZooKeeper, optionally only those written before a timestamp: first every version a read
+ * sees ({@code visible}), then every cell a raw scan sees ({@code raw}: the delete markers
+ * and the cells they hide too). One line per cell,
+ * {@code CELL <visible|raw> row family xqualifier timestamp type xvalue} (bytes in hex, the
+ * type byte as KeyValue has it), then {@code END <visible cells> <raw cells>}. Only calls
+ * HBase 1.x and 2.x both have. Arguments: quorum host:port, znode parent, table
+ * [before timestamp].
+ */
+public final class TableDump {
+  private static final char[] HEX = "0123456789abcdef".toCharArray();
+
+  private TableDump() {
+  }
+
+  public static void main(String[] args) throws Exception {
+    String[] quorum = args[0].split(":");
+    Configuration conf = HBaseConfiguration.create();
+    conf.set("hbase.zookeeper.quorum", quorum[0]);
+    conf.set("hbase.zookeeper.property.clientPort", quorum[1]);
+    conf.set("zookeeper.znode.parent", args[1]);
+    conf.setInt("hbase.client.retries.number", 10);
+    conf.setInt("hbase.rpc.timeout", 30000);
+    TableName name = TableName.valueOf(args[2]);
+    Long before = args.length > 3 ? Long.valueOf(args[3]) : null;
+    try (Connection conn = ConnectionFactory.createConnection(conf);
+        Table table = conn.getTable(name)) {
+      long visible = dump(table, "visible", before);
+      long raw = dump(table, "raw", before);
+      System.out.println("END " + visible + " " + raw);
+    }
+  }
+
+  @SuppressWarnings("deprecation")  // setMaxVersions and getTypeByte: 1.x has no others
+  private static long dump(Table table, String what, Long before) throws Exception {
+    Scan scan = new Scan();
+    scan.setMaxVersions();
+    scan.setRaw("raw".equals(what));
+    scan.setCaching(500);
+    if (before != null) {
+      scan.setTimeRange(0, before);
+    }
+    long cells = 0;
+    StringBuilder line = new StringBuilder();
+    try (ResultScanner scanner = table.getScanner(scan)) {
+      for (Result result : scanner) {
+        for (Cell c : result.rawCells()) {
+          line.setLength(0);
+          line.append("CELL ").append(what).append(' ');
+          hex(line, c.getRowArray(), c.getRowOffset(), c.getRowLength()).append(' ');
+          hex(line, c.getFamilyArray(), c.getFamilyOffset(), c.getFamilyLength()).append(" x");
+          hex(line, c.getQualifierArray(), c.getQualifierOffset(), c.getQualifierLength());
+          line.append(' ').append(c.getTimestamp()).append(' ').append(c.getTypeByte())
+              .append(" x");
+          hex(line, c.getValueArray(), c.getValueOffset(), c.getValueLength());
+          System.out.println(line);
+          cells++;
+        }
+      }
+    }
+    return cells;
+  }
+
+  private static StringBuilder hex(StringBuilder out, byte[] bytes, int offset, int length) {
+    for (int i = offset; i < offset + length; i++) {
+      out.append(HEX[(bytes[i] >> 4) & 0xf]).append(HEX[bytes[i] & 0xf]);
+    }
+    return out;
+  }
+}
