@@ -167,3 +167,13 @@ def leaks(text: bytes | str, secrets: list[str]) -> list[str]:
 def stack_endpoints(stack: RealHBase) -> ClusterEndpoints:
     """What a stack's ``cluster.json`` says."""
     return load_cluster_json(stack.cluster_json)
+
+
+def native_cluster_json(real: RealHBase, folder: Path) -> Path:
+    """The real cluster's ``cluster.json`` with its gateways left out."""
+    data = json.loads(real.cluster_json.read_text(encoding="utf-8"))
+    for gateway in ("thrift", "thrift2", "client"):
+        data.pop(gateway, None)
+    path = folder / "native.cluster.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return path

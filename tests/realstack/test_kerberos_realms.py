@@ -44,9 +44,9 @@ from tests.realstack.fixtures import (
     kerberos_environment,
     keytab_keys,
     leaks,
+    native_cluster_json,
     stack_endpoints,
 )
-from tests.rpc.test_lifecycle_native_real import native_cluster_json
 
 pytestmark = [pytest.mark.integration, pytest.mark.realstack]
 TABLE = "realm_orders"

@@ -55,10 +55,15 @@ from minihbase.cli.minicluster import call_admin
 from minihbase.workload import Workload, WorkloadSpec
 from realstack.hbase import RealHBase
 from tests.realstack import fixtures
-from tests.realstack.fixtures import borrowed, keytab_keys, leaks, stack_endpoints
+from tests.realstack.fixtures import (
+    borrowed,
+    keytab_keys,
+    leaks,
+    native_cluster_json,
+    stack_endpoints,
+)
 from tests.rpc.cells import ROWS, every_kind
 from tests.rpc.scripted import read_exactly
-from tests.rpc.test_lifecycle_native_real import native_cluster_json
 from tests.rpc.test_native_real import FAMILIES, SPLITS
 
 pytestmark = [pytest.mark.integration, pytest.mark.realstack]
