@@ -14,7 +14,11 @@ and runs three pairs, alternated, ``--repeat`` times each (the median is kept):
   every file;
 * copy: ``hbase-migrate snapshot`` (the scan copy at T0) against CopyTable with every version;
 * validation: ``hbase-migrate validate`` of that copy against HashTable of the source
-  (hashes in a local folder) then SyncTable ``--dryrun`` of the CopyTable copy.
+  (hashes in a local folder) then SyncTable ``--dryrun`` of the CopyTable copy;
+* snapshot: ``hbase-migrate snapshot`` with ``method = "hbase"`` (an HBase snapshot of the
+  source, its files exported over WebHDFS, cloned on the target) against the same by hand
+  with HBase's tool: the snapshot taken and cloned over the native admin, its files copied
+  by ExportSnapshot into the target's HBase root (one mapper, over ``webhdfs://``).
 
 HBase's tools run in local mode (Hadoop's local job runner) from the class path of
 ``realstack/mapreduce`` (HBase 2.6.1 from Maven Central), each in its own JVM; the project's
@@ -44,6 +48,7 @@ from typing import Any
 
 from hbase_migrate.cluster.descriptors import FamilyDescriptor, TableDescriptor
 from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
+from hbase_migrate.rpc.admin import NativeAdmin
 from hbase_migrate.validate.compare import compare_tables
 from hbase_migrate.wal.model import Cell, CellType
 from minihbase.cli.minicluster import call_admin
@@ -54,6 +59,7 @@ SOURCE = "peers_src"
 FAMILIES = (b"d", b"e")
 SPLITS = (b"r2", b"r5", b"r7")
 MR = "org.apache.hadoop.hbase.mapreduce."
+EXPORT_SNAPSHOT = "org.apache.hadoop.hbase.snapshot.ExportSnapshot"
 
 
 @dataclass
@@ -187,23 +193,23 @@ class Peers:
 
     # --- the project -----------------------------------------------------------------------
 
-    def config(self, target: str) -> Path:
+    def config(self, target: str, more: str = "") -> Path:
         path = self.folder / f"{target}.toml"
         path.write_text(
             f'[migration]\nname = "{target}"\nledger = "sqlite:///{self.folder / target}.db"\n'
             f'[source]\ncluster_json = "{self.source_json}"\nclient = "{self.client_kind}"\n'
             f'[target]\ncluster_json = "{self.target_json}"\nclient = "{self.client_kind}"\n'
             f'[spark]\nmaster = "in-process"\n[replay]\nwriters = {self.writers}\n'
-            f'[[tables]]\nsource = "{SOURCE}"\ntarget = "{target}"\n', encoding="utf-8")
+            f'[[tables]]\nsource = "{SOURCE}"\ntarget = "{target}"\n{more}', encoding="utf-8")
         return path
 
     def project(self, *args: str) -> tuple[float, float, int]:
         command = [sys.executable, "-m", "hbase_migrate", "-v", *args]
         return timed(command, env=os.environ | {"PYTHONPATH": str(Path.cwd())}, log=self.log)
 
-    def prepared(self, kind: str) -> tuple[str, Path]:
+    def prepared(self, kind: str, more: str = "") -> tuple[str, Path]:
         target = self.fresh(kind)
-        config = self.config(target)
+        config = self.config(target, more)
         _, _, status = self.project("prepare", "--config", str(config))
         if status:
             raise RuntimeError(f"prepare of {target} failed (see {self.log})")
@@ -213,7 +219,8 @@ class Peers:
 
     def hbase_tool(self, tool: str, *args: str, on: dict[str, Any] | None = None
                    ) -> tuple[float, float, int]:
-        """Run ``tool`` configured for cluster ``on`` (default: the target)."""
+        """Run ``tool`` (a class of HBase's, under ``org.apache.hadoop.hbase.mapreduce``
+        unless named in full) configured for cluster ``on`` (default: the target)."""
         cluster = on or self.target
         zk_host, zk_port = cluster["zookeeper"].rsplit(":", 1)
         conf = [f"-Dhbase.zookeeper.quorum={zk_host}",
@@ -221,12 +228,15 @@ class Peers:
                 f"-Dzookeeper.znode.parent={cluster['znode_parent']}",
                 "-Dmapreduce.framework.name=local",
                 f"-Dhadoop.tmp.dir={self.folder / 'hadoop-tmp'}"]
-        command = java_command(self.classpath, MR + tool, [*conf, *args], heap="1g")
+        name = tool if "." in tool else MR + tool
+        command = java_command(self.classpath, name, [*conf, *args], heap="1g")
         return timed(command, log=self.log)
 
-    def webhdfs(self, path: str) -> str:
-        """A path of the source's HDFS, as Hadoop's WebHDFS client names it."""
-        return f"webhdfs://{self.source['webhdfs'].removeprefix('http://')}{path}"
+    def webhdfs(self, path: str, cluster: dict[str, Any] | None = None) -> str:
+        """A path of the source's (or ``cluster``'s) HDFS, as Hadoop's WebHDFS client names
+        it."""
+        on = cluster or self.source
+        return f"webhdfs://{on['webhdfs'].removeprefix('http://')}{path}"
 
     # --- the pairs -------------------------------------------------------------------------
 
@@ -274,6 +284,37 @@ class Peers:
         ok = st1 == 0 and st2 == 0
         return Run("HashTable + SyncTable --dryrun", s1 + s2, self.visible, max(r1, r2), ok,
                    "" if ok else f"exits {st1}, {st2}")
+
+    def snapshot_project(self) -> Run:
+        target, config = self.prepared("hbasecopy", '[snapshot]\nmethod = "hbase"\n')
+        seconds, rss, status = self.project("snapshot", "--config", str(config))
+        return self.checked("hbase-migrate snapshot (hbase)", target, seconds, rss, status)
+
+    def snapshot_peer(self) -> Run:
+        """Snapshot, ExportSnapshot, clone: the admin calls' time counted with the tool's."""
+        target = self.fresh("exportsnapshot")
+        name = f"{target}_snap"
+        source = NativeAdmin(self.source["zookeeper"], self.source["znode_parent"])
+        dest = NativeAdmin(self.target["zookeeper"], self.target["znode_parent"])
+        try:
+            began = time.monotonic()
+            source.snapshot(SOURCE, name)
+            taken = time.monotonic() - began
+            seconds, rss, status = self.hbase_tool(
+                EXPORT_SNAPSHOT, "-snapshot", name,
+                "-copy-from", self.webhdfs(self.source["hbase_root"]),
+                "-copy-to", self.webhdfs(self.target["hbase_root"], self.target),
+                "-mappers", "1")
+            began = time.monotonic()
+            if status == 0:
+                dest.clone_snapshot(name, target)
+            cloned = time.monotonic() - began
+            source.delete_snapshot(name)  # the bench's own snapshot (the target keeps its copy)
+        finally:
+            source.close()
+            dest.close()
+        return self.checked("snapshot + ExportSnapshot + clone", target,
+                            taken + seconds + cloned, rss, status)
 
     def checked(self, tool: str, target: str, seconds: float, rss: float,
                 status: int) -> Run:
@@ -329,6 +370,7 @@ def main() -> None:
                 (Pair("replay"), peers.replay_project, peers.replay_peer),
                 (Pair("copy"), peers.copy_project, peers.copy_peer),
                 (Pair("validate"), peers.validate_project, peers.validate_peer),
+                (Pair("snapshot"), peers.snapshot_project, peers.snapshot_peer),
             ]
             for round_ in range(repeat):
                 print(f"round {round_ + 1} of {repeat}", flush=True)
