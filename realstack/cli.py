@@ -103,11 +103,14 @@ def _ms(value: str, name: str) -> int:
               help="Both Thrift gateways in HTTP mode (SPNEGO with --kerberos).")
 @click.option("--ticket-lifetime", default="10h", show_default=True,
               help="With --kerberos: the client principal's ticket lifetime (MIT syntax).")
+@click.option("--phoenix", metavar="VERSION", default=None,
+              help="HBase 1.x: Apache Phoenix (a phoenix-core release, e.g. 4.14.3-HBase-1.4) "
+              "in the stack, its IndexedWALEditCodec as the WAL codec.")
 def start(hbase_version: str, data_dir: Path, name: str, region_servers: int, masters: int,
           wal_compression: str, value_compression: str, roll_size: int, roll_period: str,
           archive_ttl: str, cleaner_interval: str, replication_peer: str | None,
           heap: str, kerberos: bool, kdc_dir: str | None, qop: str, rpc_protection: str,
-          thrift_http: bool, ticket_lifetime: str) -> None:
+          thrift_http: bool, ticket_lifetime: str, phoenix: str | None) -> None:
     """Start real HBase on 127.0.0.1 and run until SIGTERM or SIGINT.
 
     The first start resolves the HBase jars from Maven Central (cached; offline afterwards).
@@ -119,7 +122,9 @@ def start(hbase_version: str, data_dir: Path, name: str, region_servers: int, ma
     cluster.json's ``security`` object names them. ``--kdc OTHER`` puts the stack in the
     realm of the stack running in OTHER (its KDC; a client principal of this stack's own).
     ``--rpc-protection`` sets HBase's RPC protection (cluster.json's ``rpc_protection``). With
-    ``--thrift-http`` both gateways speak Thrift over HTTP (``"transport": "http"``)."""
+    ``--thrift-http`` both gateways speak Thrift over HTTP (``"transport": "http"``). With
+    ``--phoenix`` the admin endpoint's ``sql`` operation (``{"statements": [...],
+    "properties": {...}}``) runs SQL through Phoenix's JDBC driver."""
     options = RealHBaseOptions(
         hbase_version=hbase_version, region_servers=region_servers, masters=masters,
         wal_compression=wal_compression, value_compression=value_compression.lower(),
@@ -129,7 +134,7 @@ def start(hbase_version: str, data_dir: Path, name: str, region_servers: int, ma
         replication_peer=replication_peer, name=name, heap=heap, kerberos=kerberos, qop=qop,
         rpc_protection=rpc_protection,
         client_ticket_lifetime=ticket_lifetime, thrift_http=thrift_http,
-        kdc=str(Path(kdc_dir).resolve()) if kdc_dir else None)
+        kdc=str(Path(kdc_dir).resolve()) if kdc_dir else None, phoenix=phoenix)
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())

@@ -39,6 +39,7 @@ QOPS = ("auth", "auth-int", "auth-conf")
 CLIENT_PRINCIPAL = "hbase-migrate"
 # The stack's service principals (RealHBase.java: principal()).
 SERVICES = ("hbase/localhost", f"HTTP/{HOST}", f"zookeeper/{HOST}")
+PHOENIX_WAL_CODEC = "org.apache.hadoop.hbase.regionserver.wal.IndexedWALEditCodec"
 
 
 @dataclass(frozen=True)
@@ -65,6 +66,8 @@ class RealHBaseOptions:
     thrift_http: bool = False          # both gateways in HTTP mode (SPNEGO with kerberos)
     kdc: str | None = None             # with kerberos: another stack's folder, whose KDC
     #                                    (and realm) this one uses instead of its own
+    phoenix: str | None = None         # a phoenix-core version: Apache Phoenix in the stack
+    #                                    (1.x only), its WAL codec, the admin's "sql"
 
     def arguments(self, data_dir: Path) -> list[str]:
         if self.wal_compression not in WAL_COMPRESSION:
@@ -83,11 +86,16 @@ class RealHBaseOptions:
             args["replication-peer"] = self.replication_peer
         if self.thrift_http:
             args["thrift-http"] = "true"
+        if self.phoenix:
+            args["wal-codec"] = PHOENIX_WAL_CODEC
         if self.qop not in QOPS:
             raise RealStackError(f"QOP must be one of {QOPS}, got {self.qop!r}")
         check_rpc_protection(self.rpc_protection)
         if is_1x(self.hbase_version):
             self._check_1x()
+        elif self.phoenix:
+            raise RealStackError(f"HBase {self.hbase_version}: Phoenix runs in the 1.x stack "
+                                 "only")
         return [part for key, value in args.items() for part in (f"--{key}", value)]
 
     def _check_1x(self) -> None:
@@ -126,14 +134,19 @@ def check_rpc_protection(value: str) -> str:
     return value
 
 
-def hbase_classpath(version: str = DEFAULT_VERSION) -> list[str]:
+def hbase_classpath(version: str = DEFAULT_VERSION, phoenix: str | None = None) -> list[str]:
     """The launcher's class path for an HBase version (resolved once, then cached). HBase
-    1.x is the ``hbase1`` module, with the Hadoop the release depends on. Where the codec
+    1.x is the ``hbase1`` module, with the Hadoop the release depends on, and ``phoenix``
+    (a phoenix-core version) adds Apache Phoenix to it. Where the codec
     modules cannot be had (HBase 2.4 has none; some mirrors lack them), the stack runs
     without them: SNAPPY, LZ4 and ZSTD then need Hadoop's native library, BROTLI fails."""
     if is_1x(version):
-        return module_classpath("hbase1", {"hbase.version": version,
-                                           "hbase.thrift.version": _thrift_version(version)})
+        properties = {"hbase.version": version, "hbase.thrift.version": _thrift_version(version)}
+        if phoenix:
+            properties["phoenix.version"] = phoenix
+        return module_classpath("hbase1", properties)
+    if phoenix:
+        raise RealStackError(f"HBase {version}: Phoenix runs in the 1.x stack only")
     try:
         return module_classpath("hbase", {"hbase.version": version})
     except RealStackError as exc:
@@ -174,7 +187,7 @@ class RealHBase:
 
     def start(self, timeout: float = 600.0) -> Self:
         """Build the class path if needed, launch the JVM and wait for its ready line."""
-        classpath = hbase_classpath(self.options.hbase_version)
+        classpath = hbase_classpath(self.options.hbase_version, self.options.phoenix)
         self.data_dir.mkdir(parents=True, exist_ok=True)
         arguments = self.options.arguments(self.data_dir)
         # The GC log tells a slow cluster from a starved heap; an exhausted heap ends the

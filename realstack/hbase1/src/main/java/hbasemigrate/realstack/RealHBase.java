@@ -41,7 +41,11 @@ import org.apache.hadoop.hbase.wal.DefaultWALProvider;
  * and prints it as one line when ready; serves admin operations as JSON over HTTP.
  *
  * <p>Arguments: --dir D --region-servers K --masters M --wal-compression none|dict|dict+tags
- * --roll-period MS --roll-size BYTES --archive-ttl MS --cleaner-interval MS --name N.
+ * --roll-period MS --roll-size BYTES --archive-ttl MS --cleaner-interval MS --name N
+ * --wal-codec CLASS (hbase.regionserver.wal.codec, e.g. Phoenix's IndexedWALEditCodec).
+ *
+ * <p>With Apache Phoenix on the class path (the module's phoenix profile) the operation "sql"
+ * runs statements through Phoenix's JDBC driver against this cluster.
  */
 public final class RealHBase implements StackSupport.Stack {
   private static final String HOST = "127.0.0.1";
@@ -78,6 +82,9 @@ public final class RealHBase implements StackSupport.Stack {
   private Configuration configure() {
     Configuration conf = util.getConfiguration();
     setCompression(conf, opt("wal-compression", "none"));
+    if (options.containsKey("wal-codec")) {
+      conf.set("hbase.regionserver.wal.codec", opt("wal-codec", ""));
+    }
     conf.set("hbase.wal.provider", "filesystem");
     long rollSize = Long.parseLong(opt("roll-size", String.valueOf(64L << 20)));
     conf.setLong("hbase.regionserver.hlog.blocksize", rollSize * 2);
@@ -211,9 +218,52 @@ public final class RealHBase implements StackSupport.Stack {
         return delete(args);
       case "wal-compression":
         return walCompression(str(args, "mode"));
+      case "sql":
+        return sql(args.getAsJsonArray("statements"), args.getAsJsonObject("properties"));
       default:
         throw new StackSupport.UnknownOperation(op);
     }
+  }
+
+  /**
+   * Each statement through Phoenix's JDBC driver, committed, on a connection with the given
+   * properties (null: none); a query gives its rows (each a list of column values as
+   * strings), any other statement its update count.
+   */
+  private List<Object> sql(JsonArray statements, JsonObject properties)
+      throws java.sql.SQLException {
+    String url = "jdbc:phoenix:" + HOST + ":" + util.getZkCluster().getClientPort() + ":"
+        + util.getConfiguration().get("zookeeper.znode.parent", "/hbase");
+    java.util.Properties info = new java.util.Properties();
+    if (properties != null) {
+      for (Map.Entry<String, JsonElement> property : properties.entrySet()) {
+        info.setProperty(property.getKey(), property.getValue().getAsString());
+      }
+    }
+    List<Object> results = new ArrayList<>();
+    try (java.sql.Connection connection = java.sql.DriverManager.getConnection(url, info)) {
+      for (JsonElement element : statements) {
+        try (java.sql.Statement statement = connection.createStatement()) {
+          if (statement.execute(element.getAsString())) {
+            List<List<String>> rows = new ArrayList<>();
+            java.sql.ResultSet found = statement.getResultSet();
+            int columns = found.getMetaData().getColumnCount();
+            while (found.next()) {
+              List<String> row = new ArrayList<>();
+              for (int i = 1; i <= columns; i++) {
+                row.add(found.getString(i));
+              }
+              rows.add(row);
+            }
+            results.add(rows);
+          } else {
+            results.add(statement.getUpdateCount());
+          }
+        }
+        connection.commit();
+      }
+    }
+    return results;
   }
 
   private MiniHBaseCluster cluster() {
