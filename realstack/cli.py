@@ -104,7 +104,8 @@ def _ms(value: str, name: str) -> int:
 @click.option("--ticket-lifetime", default="10h", show_default=True,
               help="With --kerberos: the client principal's ticket lifetime (MIT syntax).")
 @click.option("--phoenix", metavar="VERSION", default=None,
-              help="HBase 1.x: Apache Phoenix (a phoenix-core release, e.g. 4.14.3-HBase-1.4) "
+              help="Apache Phoenix in the stack (phoenix-core 4.x on 1.x, e.g. 4.14.3-HBase-1.4; "
+              "Phoenix 5.x on 2.x, e.g. 5.2.1) "
               "in the stack, its IndexedWALEditCodec as the WAL codec.")
 def start(hbase_version: str, data_dir: Path, name: str, region_servers: int, masters: int,
           wal_compression: str, value_compression: str, roll_size: int, roll_period: str,

@@ -66,8 +66,8 @@ class RealHBaseOptions:
     thrift_http: bool = False          # both gateways in HTTP mode (SPNEGO with kerberos)
     kdc: str | None = None             # with kerberos: another stack's folder, whose KDC
     #                                    (and realm) this one uses instead of its own
-    phoenix: str | None = None         # a phoenix-core version: Apache Phoenix in the stack
-    #                                    (1.x only), its WAL codec, the admin's "sql"
+    phoenix: str | None = None         # a Phoenix release (phoenix-core 4.x for 1.x, 5.x for
+    #                                    2.x): Phoenix in the stack, its WAL codec, "sql"
 
     def arguments(self, data_dir: Path) -> list[str]:
         if self.wal_compression not in WAL_COMPRESSION:
@@ -93,15 +93,11 @@ class RealHBaseOptions:
         check_rpc_protection(self.rpc_protection)
         if is_1x(self.hbase_version):
             self._check_1x()
-        elif self.phoenix:
-            raise RealStackError(f"HBase {self.hbase_version}: Phoenix runs in the 1.x stack "
-                                 "only")
         return [part for key, value in args.items() for part in (f"--{key}", value)]
 
     def _check_1x(self) -> None:
         """What the HBase 1.x stack does not run, refused before any JVM starts."""
         unsupported = {"--value-compression": self.value_compression != "none",
-                       "--replication-peer": self.replication_peer is not None,
                        "--kerberos": self.kerberos, "--thrift-http": self.thrift_http}
         named = [option for option, asked in unsupported.items() if asked]
         if named:
@@ -136,25 +132,21 @@ def check_rpc_protection(value: str) -> str:
 
 def hbase_classpath(version: str = DEFAULT_VERSION, phoenix: str | None = None) -> list[str]:
     """The launcher's class path for an HBase version (resolved once, then cached). HBase
-    1.x is the ``hbase1`` module, with the Hadoop the release depends on, and ``phoenix``
-    (a phoenix-core version) adds Apache Phoenix to it. Where the codec
-    modules cannot be had (HBase 2.4 has none; some mirrors lack them), the stack runs
+    1.x is the ``hbase1`` module, with the Hadoop the release depends on. ``phoenix`` (a
+    phoenix-core 4.x release for 1.x, a Phoenix 5.x for 2.x) adds Apache Phoenix. Where the
+    codec modules cannot be had (HBase 2.4 has none; some mirrors lack them), the stack runs
     without them: SNAPPY, LZ4 and ZSTD then need Hadoop's native library, BROTLI fails."""
+    base = {"hbase.version": version, **({"phoenix.version": phoenix} if phoenix else {})}
     if is_1x(version):
-        properties = {"hbase.version": version, "hbase.thrift.version": _thrift_version(version)}
-        if phoenix:
-            properties["phoenix.version"] = phoenix
-        return module_classpath("hbase1", properties)
-    if phoenix:
-        raise RealStackError(f"HBase {version}: Phoenix runs in the 1.x stack only")
+        return module_classpath("hbase1", {**base,
+                                           "hbase.thrift.version": _thrift_version(version)})
     try:
-        return module_classpath("hbase", {"hbase.version": version})
+        return module_classpath("hbase", base)
     except RealStackError as exc:
         if "hbase-compression-" not in str(exc):
             raise
         log.warning("HBase %s: no codec modules (%s); without them", version, exc)
-    return module_classpath("hbase", {"hbase.version": version,
-                                      "hbase.codecs.artifact": "hbase-common",
+    return module_classpath("hbase", {**base, "hbase.codecs.artifact": "hbase-common",
                                       "hbase.brotli.artifact": "hbase-common"})
 
 
