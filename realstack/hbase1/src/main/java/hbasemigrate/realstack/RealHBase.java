@@ -27,6 +27,8 @@ import org.apache.hadoop.hbase.TableName;
 import org.apache.hadoop.hbase.client.Admin;
 import org.apache.hadoop.hbase.client.Delete;
 import org.apache.hadoop.hbase.client.Table;
+import org.apache.hadoop.hbase.client.replication.ReplicationAdmin;
+import org.apache.hadoop.hbase.replication.ReplicationPeerConfig;
 import org.apache.hadoop.hbase.regionserver.HRegionServer;
 import org.apache.hadoop.hbase.regionserver.Region;
 import org.apache.hadoop.hbase.util.Bytes;
@@ -42,7 +44,8 @@ import org.apache.hadoop.hbase.wal.DefaultWALProvider;
  *
  * <p>Arguments: --dir D --region-servers K --masters M --wal-compression none|dict|dict+tags
  * --roll-period MS --roll-size BYTES --archive-ttl MS --cleaner-interval MS --name N
- * --wal-codec CLASS (hbase.regionserver.wal.codec, e.g. Phoenix's IndexedWALEditCodec).
+ * --wal-codec CLASS (hbase.regionserver.wal.codec, e.g. Phoenix's IndexedWALEditCodec)
+ * --replication-peer ID (a peer nobody answers for: its queues hold the WALs).
  *
  * <p>With Apache Phoenix on the class path (the module's phoenix profile) the operation "sql"
  * runs statements through Phoenix's JDBC driver against this cluster.
@@ -55,6 +58,7 @@ public final class RealHBase implements StackSupport.Stack {
   private HBaseTestingUtility util;
   private Admin admin;
   private HttpServer http;
+  private String peer;
   private final java.io.PrintStream ready;
 
   private RealHBase(Map<String, String> options, java.io.PrintStream ready) {
@@ -117,6 +121,17 @@ public final class RealHBase implements StackSupport.Stack {
     gateways(conf, dir, thrift, thrift2);
     StackSupport.waitForPort(thrift);
     StackSupport.waitForPort(thrift2);
+    peer = options.get("replication-peer");
+    if (peer != null) {
+      // A peer nobody answers for: its queues keep the WALs, as a stalled peer does. Added
+      // once conf/hbase-site.xml is written: each server reads its class path's while it
+      // adds the peer (a half-written file fails the peer there).
+      ReplicationPeerConfig config = new ReplicationPeerConfig();
+      config.setClusterKey(HOST + ":" + util.getZkCluster().getClientPort() + ":/hbase-peer");
+      try (ReplicationAdmin replication = new ReplicationAdmin(conf)) {
+        replication.addPeer(peer, config, null);
+      }
+    }
     http = HttpServer.create(new InetSocketAddress(HOST, 0), 0);
     http.createContext("/",
         exchange -> StackSupport.serve(exchange, this::run, GSON::toJson));
@@ -218,52 +233,20 @@ public final class RealHBase implements StackSupport.Stack {
         return delete(args);
       case "wal-compression":
         return walCompression(str(args, "mode"));
+      case "replication":
+        return replication(args.get("enabled").getAsBoolean());
       case "sql":
-        return sql(args.getAsJsonArray("statements"), args.getAsJsonObject("properties"));
+        return sql(args);
       default:
         throw new StackSupport.UnknownOperation(op);
     }
   }
 
-  /**
-   * Each statement through Phoenix's JDBC driver, committed, on a connection with the given
-   * properties (null: none); a query gives its rows (each a list of column values as
-   * strings), any other statement its update count.
-   */
-  private List<Object> sql(JsonArray statements, JsonObject properties)
-      throws java.sql.SQLException {
-    String url = "jdbc:phoenix:" + HOST + ":" + util.getZkCluster().getClientPort() + ":"
-        + util.getConfiguration().get("zookeeper.znode.parent", "/hbase");
-    java.util.Properties info = new java.util.Properties();
-    if (properties != null) {
-      for (Map.Entry<String, JsonElement> property : properties.entrySet()) {
-        info.setProperty(property.getKey(), property.getValue().getAsString());
-      }
-    }
-    List<Object> results = new ArrayList<>();
-    try (java.sql.Connection connection = java.sql.DriverManager.getConnection(url, info)) {
-      for (JsonElement element : statements) {
-        try (java.sql.Statement statement = connection.createStatement()) {
-          if (statement.execute(element.getAsString())) {
-            List<List<String>> rows = new ArrayList<>();
-            java.sql.ResultSet found = statement.getResultSet();
-            int columns = found.getMetaData().getColumnCount();
-            while (found.next()) {
-              List<String> row = new ArrayList<>();
-              for (int i = 1; i <= columns; i++) {
-                row.add(found.getString(i));
-              }
-              rows.add(row);
-            }
-            results.add(rows);
-          } else {
-            results.add(statement.getUpdateCount());
-          }
-        }
-        connection.commit();
-      }
-    }
-    return results;
+  /** The "sql" operation: {"statements": [...], "properties"?: {...}} (StackSupport.sql). */
+  @SuppressWarnings("unchecked")
+  private List<Object> sql(JsonObject args) throws java.sql.SQLException {
+    return StackSupport.sql(util, GSON.fromJson(args.get("statements"), List.class),
+        args.has("properties") ? GSON.fromJson(args.get("properties"), Map.class) : Map.of());
   }
 
   private MiniHBaseCluster cluster() {
@@ -279,7 +262,7 @@ public final class RealHBase implements StackSupport.Stack {
     return StackSupport.servers(cluster(), which);
   }
 
-  private Map<String, Object> info() throws IOException {
+  private Map<String, Object> info() throws Exception {
     List<Map<String, Object>> servers = new ArrayList<>();
     int slot = 0;
     FileSystem fs = util.getDFSCluster().getFileSystem();
@@ -311,7 +294,27 @@ public final class RealHBase implements StackSupport.Stack {
         FSUtils.getRootDir(util.getConfiguration()), "oldWALs");
     out.put("old_wals", fs.exists(old) ? fs.listStatus(old).length : 0);
     out.put("region_servers", liveServers());
+    if (peer != null) {
+      try (ReplicationAdmin replication = new ReplicationAdmin(util.getConfiguration())) {
+        out.put("replication", Map.of("peer", peer, "enabled",
+            replication.getPeerState(peer)));
+      }
+    }
     return out;
+  }
+
+  private Object replication(boolean enabled) throws Exception {
+    if (peer == null) {
+      throw new IllegalStateException("this cluster has no replication peer (--replication-peer)");
+    }
+    try (ReplicationAdmin replication = new ReplicationAdmin(util.getConfiguration())) {
+      if (enabled) {
+        replication.enablePeer(peer);
+      } else {
+        replication.disablePeer(peer);
+      }
+    }
+    return Map.of("peer", peer, "enabled", enabled);
   }
 
   private List<String> splitting() throws IOException {
