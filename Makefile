@@ -5,7 +5,7 @@
 #                import-linter's contracts (pyproject.toml: imports run one way)
 #   make bench   the benchmarks (figures, no pass/fail)
 #   make soak    a 15-minute chaos soak through Airflow on the embedded stack (ARGS=--seed S)
-#   make sweep-1x  the HBase 1.x source tests on the other 1.x lines (one real stack each)
+#   make sweep-1x  the HBase 1.x source tests and lifecycle on the other 1.x lines (a stack each)
 #   make sweep-2x  the no-gateway lifecycle (and the conformance suite) on other 2.x releases
 #   make screenshots  docs/report.png and docs/dag-graph.png, in headless Chromium
 #   make docs    the docs site (MkDocs, strict: a broken link fails) into build/site
@@ -66,7 +66,8 @@ SWEEP_1X     ?= 1.2.6,1.7.2
 sweep-1x: setup
 	@scripts/system-deps.sh test
 	HBASE_MIGRATE_REAL_HBASE1_VERSIONS=$(SWEEP_1X) $(BIN)/pytest -p no:cacheprovider \
-		tests/realstack/test_hbase1_real.py $(PYTEST_ARGS)
+		tests/realstack/test_hbase1_real.py tests/realstack/test_hbase1_lifecycle_real.py \
+		$(PYTEST_ARGS)
 
 # `make test` runs the native lifecycle with no gateway and the conformance suite on HBase
 # 2.6.1; this runs both on the 2.5 and 2.4 releases whose hbase-thrift the mirror holds

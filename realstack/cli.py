@@ -107,12 +107,16 @@ def _ms(value: str, name: str) -> int:
               help="TLS on HBase's RPC (HBase 2.6+), certificates made in DIR/tls.")
 @click.option("--rpc-tls-plaintext", is_flag=True,
               help="With --rpc-tls: plain RPC accepted too (supportplaintext).")
+@click.option("--phoenix", metavar="VERSION", default=None,
+              help="Apache Phoenix in the stack (phoenix-core 4.x on 1.x, e.g. 4.14.3-HBase-1.4; "
+              "Phoenix 5.x on 2.x, e.g. 5.2.1) "
+              "in the stack, its IndexedWALEditCodec as the WAL codec.")
 def start(hbase_version: str, data_dir: Path, name: str, region_servers: int, masters: int,
           wal_compression: str, value_compression: str, roll_size: int, roll_period: str,
           archive_ttl: str, cleaner_interval: str, replication_peer: str | None,
           heap: str, kerberos: bool, kdc_dir: str | None, qop: str, rpc_protection: str,
           thrift_http: bool, ticket_lifetime: str, rpc_tls: bool,
-          rpc_tls_plaintext: bool) -> None:
+          rpc_tls_plaintext: bool, phoenix: str | None) -> None:
     """Start real HBase on 127.0.0.1 and run until SIGTERM or SIGINT.
 
     The first start resolves the HBase jars from Maven Central (cached; offline afterwards).
@@ -127,7 +131,9 @@ def start(hbase_version: str, data_dir: Path, name: str, region_servers: int, ma
     ``--thrift-http`` both gateways speak Thrift over HTTP (``"transport": "http"``). With
     ``--rpc-tls`` the master and region servers speak TLS only (``--rpc-tls-plaintext``: plain
     RPC too); DIR/tls holds the stack's CA and the client's certificate and key, which
-    cluster.json's ``security`` names (``rpc_tls = "on"``)."""
+    cluster.json's ``security`` names (``rpc_tls = "on"``). With
+    ``--phoenix`` the admin endpoint's ``sql`` operation (``{"statements": [...],
+    "properties": {...}}``) runs SQL through Phoenix's JDBC driver."""
     options = RealHBaseOptions(
         hbase_version=hbase_version, region_servers=region_servers, masters=masters,
         wal_compression=wal_compression, value_compression=value_compression.lower(),
@@ -138,7 +144,7 @@ def start(hbase_version: str, data_dir: Path, name: str, region_servers: int, ma
         rpc_protection=rpc_protection,
         client_ticket_lifetime=ticket_lifetime, thrift_http=thrift_http,
         kdc=str(Path(kdc_dir).resolve()) if kdc_dir else None, rpc_tls=rpc_tls,
-        rpc_tls_plaintext=rpc_tls_plaintext)
+        rpc_tls_plaintext=rpc_tls_plaintext, phoenix=phoenix)
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())

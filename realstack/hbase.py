@@ -43,6 +43,7 @@ QOPS = ("auth", "auth-int", "auth-conf")
 CLIENT_PRINCIPAL = "hbase-migrate"
 # The stack's service principals (RealHBase.java: principal()).
 SERVICES = ("hbase/localhost", f"HTTP/{HOST}", f"zookeeper/{HOST}")
+PHOENIX_WAL_CODEC = "org.apache.hadoop.hbase.regionserver.wal.IndexedWALEditCodec"
 
 
 @dataclass(frozen=True)
@@ -72,6 +73,8 @@ class RealHBaseOptions:
     #                                    (and realm) this one uses instead of its own
     rpc_tls: bool = False              # TLS on HBase's RPC (hbase.server.netty.tls.enabled)
     rpc_tls_plaintext: bool = False    # with rpc_tls: plain RPC accepted too (supportplaintext)
+    phoenix: str | None = None         # a Phoenix release (phoenix-core 4.x for 1.x, 5.x for
+    #                                    2.x): Phoenix in the stack, its WAL codec, "sql"
 
     def arguments(self, data_dir: Path) -> list[str]:
         if self.wal_compression not in WAL_COMPRESSION:
@@ -92,6 +95,8 @@ class RealHBaseOptions:
             args["thrift-http"] = "true"
         if not self.gateways:
             args["gateways"] = "false"
+        if self.phoenix:
+            args["wal-codec"] = PHOENIX_WAL_CODEC
         if self.qop not in QOPS:
             raise RealStackError(f"QOP must be one of {QOPS}, got {self.qop!r}")
         check_rpc_protection(self.rpc_protection)
@@ -105,7 +110,6 @@ class RealHBaseOptions:
     def _check_1x(self) -> None:
         """What the HBase 1.x stack does not run, refused before any JVM starts."""
         unsupported = {"--value-compression": self.value_compression != "none",
-                       "--replication-peer": self.replication_peer is not None,
                        "--kerberos": self.kerberos, "--thrift-http": self.thrift_http,
                        "--gateways false": not self.gateways}
         named = [option for option, asked in unsupported.items() if asked]
@@ -161,16 +165,18 @@ NETTY_ALL = {"webhdfs.netty.group": "io.netty", "webhdfs.netty.artifact": "netty
              "webhdfs.netty.version": "4.1.50.Final"}
 
 
-def hbase_classpath(version: str = DEFAULT_VERSION) -> list[str]:
+def hbase_classpath(version: str = DEFAULT_VERSION, phoenix: str | None = None) -> list[str]:
     """The launcher's class path for an HBase version (resolved once, then cached). HBase
-    1.x is the ``hbase1`` module, with the Hadoop the release depends on. Where the codec
-    modules cannot be had, the stack runs without them (SNAPPY, LZ4 and ZSTD then need
+    1.x is the ``hbase1`` module, with the Hadoop the release depends on. ``phoenix`` (a
+    phoenix-core 4.x release for 1.x, a Phoenix 5.x for 2.x) adds Apache Phoenix. Where the
+    codec modules cannot be had, the stack runs without them (SNAPPY, LZ4 and ZSTD then need
     Hadoop's native library, BROTLI fails); without hbase-thrift, with no gateway; without
     Netty's HTTP codec, with :data:`NETTY_ALL`."""
+    base = {"hbase.version": version, **({"phoenix.version": phoenix} if phoenix else {})}
     if is_1x(version):
-        return module_classpath("hbase1", {"hbase.version": version,
+        return module_classpath("hbase1", {**base,
                                            "hbase.thrift.version": _thrift_version(version)})
-    properties = {"hbase.version": version}
+    properties = dict(base)
     while True:
         try:
             entries = module_classpath("hbase", properties)
@@ -218,7 +224,7 @@ class RealHBase:
 
     def start(self, timeout: float = 600.0) -> Self:
         """Build the class path if needed, launch the JVM and wait for its ready line."""
-        classpath = hbase_classpath(self.options.hbase_version)
+        classpath = hbase_classpath(self.options.hbase_version, self.options.phoenix)
         self.data_dir.mkdir(parents=True, exist_ok=True)
         arguments = self.options.arguments(self.data_dir)
         # The GC log tells a slow cluster from a starved heap; an exhausted heap ends the

@@ -32,12 +32,15 @@ MAIN_CLASS = "hbasemigrate.realstack.PrettyPrintWals"
 _AFTER_ENTRY = re.compile(r"edit heap size: \d+\nposition: (\d+)\n")
 
 
-def pretty_print(files: Sequence[str | Path], version: str = DEFAULT_VERSION
-                 ) -> dict[str, dict[str, Any]]:
-    """File name -> ``{"output": printed text, "error"?: what the printer threw}``."""
+def pretty_print(files: Sequence[str | Path], version: str = DEFAULT_VERSION,
+                 phoenix: str | None = None) -> dict[str, dict[str, Any]]:
+    """File name -> ``{"output": printed text, "error"?: what the printer threw}``; with
+    ``phoenix`` (a phoenix-core version) on the printer's class path."""
     if not files:
         return {}
-    command = java_command(hbase_classpath(version), MAIN_CLASS, [str(f) for f in files],
+    cells = ["--cells"] if phoenix else []
+    command = java_command(hbase_classpath(version, phoenix), MAIN_CLASS,
+                           [*cells, *(str(f) for f in files)],
                            heap="256m")
     done = subprocess.run(command, capture_output=True, text=True, timeout=600, check=False)
     if done.returncode != 0:

@@ -19,6 +19,7 @@ from hbase_migrate.replay.mutations import WalPosition
 from hbase_migrate.wal import markers as M
 from hbase_migrate.wal.messages import TableName
 from hbase_migrate.wal.model import Cell
+from hbase_migrate.wal.phoenix import IndexUpdate
 
 UNREADABLE = "unreadable"
 
@@ -50,18 +51,19 @@ def _table(name: TableName) -> str:
     return qualifier if ns in ("", "default") else f"{ns}:{qualifier}"
 
 
+_KINDS: dict[type, str] = {
+    M.FlushDescriptor: "FLUSH",
+    M.CompactionDescriptor: "COMPACTION",
+    M.BulkLoadDescriptor: "BULK_LOAD",
+    M.ReplicationMarkerDescriptor: "REPLICATION_MARKER",
+    IndexUpdate: "PHOENIX_INDEX_UPDATE",  # the index table's own entries hold its rows
+}
+
+
 def _kind(marker: M.Marker) -> str:
-    if isinstance(marker, M.FlushDescriptor):
-        return "FLUSH"
-    if isinstance(marker, M.CompactionDescriptor):
-        return "COMPACTION"
     if isinstance(marker, M.RegionEventDescriptor):
         return M.EVENT_NAMES.get(marker.event_type, "REGION_EVENT")
-    if isinstance(marker, M.BulkLoadDescriptor):
-        return "BULK_LOAD"
-    if isinstance(marker, M.ReplicationMarkerDescriptor):
-        return "REPLICATION_MARKER"
-    return "UNKNOWN"
+    return _KINDS.get(type(marker), "UNKNOWN")
 
 
 @dataclass

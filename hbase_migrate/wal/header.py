@@ -22,7 +22,12 @@ import struct
 
 from hbase_migrate.errors import WalCorruptError, WalEmptyError, WalUnsupportedError
 from hbase_migrate.wal.codecs import ALGO_LZO, CODECS, LZO_REFUSAL, algorithm_label
-from hbase_migrate.wal.model import DEFAULT_CELL_CODEC, SECURE_CELL_CODEC, WalHeader
+from hbase_migrate.wal.model import (
+    DEFAULT_CELL_CODEC,
+    PHOENIX_CELL_CODEC,
+    SECURE_CELL_CODEC,
+    WalHeader,
+)
 from hbase_migrate.wal.protobuf import (
     Message,
     ProtobufError,
@@ -39,6 +44,7 @@ MAGIC = b"PWAL"
 TRAILER_MAGIC = b"LAWP"
 LEGACY_MAGIC = b"SEQ"
 EMPTY_TRAILER = b"\x00\x00\x00\x00" + TRAILER_MAGIC  # WALTrailer{} + int32 0 + "LAWP"
+READABLE_CELL_CODECS = (DEFAULT_CELL_CODEC, PHOENIX_CELL_CODEC)
 WRITER_CLS_NAMES = frozenset(
     {
         "ProtobufLogWriter",
@@ -147,9 +153,10 @@ def check_header(header: WalHeader, name: str) -> None:
             f"encrypted WAL (encryption key in the header, cell codec {codec}), "
             "unsupported: decryption needs the cluster's key provider",
         )
-    if codec is not None and codec != DEFAULT_CELL_CODEC:
+    if codec is not None and codec not in READABLE_CELL_CODECS:
         raise WalUnsupportedError(
-            name, f"custom cell codec {codec}, unsupported (only {DEFAULT_CELL_CODEC})"
+            name, f"custom cell codec {codec}, unsupported (only "
+            f"{' and '.join(READABLE_CELL_CODECS)})"
         )
     writer = header.writer_cls_name
     if writer is not None and writer not in WRITER_CLS_NAMES:

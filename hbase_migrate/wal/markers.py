@@ -31,6 +31,7 @@ from collections.abc import Callable
 from typing import NamedTuple
 
 from hbase_migrate.errors import HBaseMigrateError
+from hbase_migrate.wal.cells import CellCorruptError
 from hbase_migrate.wal.messages import (
     TableName,
     decode_server_name,
@@ -40,6 +41,7 @@ from hbase_migrate.wal.messages import (
 )
 from hbase_migrate.wal.model import METAFAMILY, Cell, CellType
 from hbase_migrate.wal.names import ServerName
+from hbase_migrate.wal.phoenix import INDEX_QUALIFIER, IndexUpdate, decode_index_update
 from hbase_migrate.wal.protobuf import (
     Message,
     ProtobufError,
@@ -137,6 +139,7 @@ Marker = (
     | RegionEventDescriptor
     | BulkLoadDescriptor
     | ReplicationMarkerDescriptor
+    | IndexUpdate
     | UnknownMarker
 )
 
@@ -220,12 +223,21 @@ def decode_replication(data: bytes) -> ReplicationMarkerDescriptor:
     )
 
 
+def _index_update(data: bytes) -> IndexUpdate:
+    """Apache Phoenix's index update (``phoenix.py``): the index table and its mutation."""
+    try:
+        return decode_index_update(data)
+    except (CellCorruptError, IndexError) as exc:
+        raise ProtobufError(str(exc)) from exc
+
+
 _DECODERS: dict[bytes, Callable[[bytes], Marker]] = {
     FLUSH: decode_flush,
     COMPACTION: decode_compaction,
     REGION_EVENT: decode_region_event,
     BULK_LOAD: decode_bulk_load,
     REPLICATION_MARKER: decode_replication,
+    INDEX_QUALIFIER: _index_update,
 }
 
 

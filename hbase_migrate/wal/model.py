@@ -12,6 +12,8 @@ from typing import NamedTuple
 
 DEFAULT_CELL_CODEC = "org.apache.hadoop.hbase.regionserver.wal.WALCellCodec"
 SECURE_CELL_CODEC = "org.apache.hadoop.hbase.regionserver.wal.SecureWALCellCodec"
+# Apache Phoenix's (``phoenix.py``): KeyValues and Phoenix's index updates
+PHOENIX_CELL_CODEC = "org.apache.hadoop.hbase.regionserver.wal.IndexedWALEditCodec"
 METAFAMILY = b"METAFAMILY"
 
 

@@ -1,8 +1,8 @@
 """Streaming reader of protobuf WAL files (HBase 1.x-3.x), entry by entry, with offsets.
 
 Framing, header and trailer are in ``header.py``, the WALKey in ``walkey.py``, cells in
-``cells.py``. The reader holds a window of the file (``window.py``: read in 1 MiB chunks),
-never the whole file.
+``cells.py`` (``phoenix.py`` for Apache Phoenix's codec). The reader holds a window of the
+file (``window.py``: read in 1 MiB chunks), never the whole file.
 
 End of data (section 1.3/1.4 of the format notes): with a trailer (``... 00000000 LAWP``)
 the edits end where the trailer starts; without one, a clean end at an entry boundary
@@ -35,7 +35,8 @@ from hbase_migrate.wal.header import (
     value_algorithm,
 )
 from hbase_migrate.wal.keyprefix import key_prefix_problem
-from hbase_migrate.wal.model import Entry, WalHeader, WalKey
+from hbase_migrate.wal.model import PHOENIX_CELL_CODEC, Entry, WalHeader, WalKey
+from hbase_migrate.wal.phoenix import phoenix_cells_decoder
 from hbase_migrate.wal.protobuf import ProtobufError, decode_varint32, varint_cut_off
 from hbase_migrate.wal.walkey import KeyDictionaries, kv_count_only
 from hbase_migrate.wal.window import CHUNK, Source, Window, open_wal, size_of
@@ -119,6 +120,12 @@ class WalReader:
             )
             self._cells = self._cells._replace(family=self._key_dicts.family)
             self._decode_cells = hotloops.compressed_decoder(self._cells)
+        # Phoenix's codec: its own framing around the same cells; its files are decoded from
+        # the start to resume (its cell lengths are not all plain KeyValue lengths)
+        self._phoenix = self.header.cell_codec_cls_name == PHOENIX_CELL_CODEC
+        if self._phoenix:
+            self._decode_cells = phoenix_cells_decoder(
+                self._decode_cells if self._cells is not None else None)
         if start_offset < 0:
             raise ValueError(f"start_offset must be >= 0, got {start_offset}")
         self._start_offset = max(start_offset, self._edits_start)
@@ -165,7 +172,7 @@ class WalReader:
         """Relative position and index of the first entry to decode."""
         window, target = self._window, self._start_offset
         pos = self._edits_start
-        if target == pos or self._cells is not None:
+        if target == pos or self._cells is not None or self._phoenix:
             return pos, 0
         if self._start_index is None:
             return self._walk_to(target)
@@ -185,7 +192,7 @@ class WalReader:
 
     def _entries(self) -> Iterator[Entry]:
         loop = hotloops.entries_loop()
-        if loop is not None and self._key_dicts is None:  # uncompressed: the compiled loop
+        if loop is not None and self._key_dicts is None and not self._phoenix:  # uncompressed
             return loop(self, _End)
         return self._python_entries()
 

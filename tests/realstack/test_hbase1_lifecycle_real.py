@@ -1,15 +1,16 @@
 """The lifecycle from a real HBase 1.4.13 source (the ``hbase1`` realstack, one stack for the
-module) to the session's real HBase 2.6.1: prepare (the descriptor over 1.x's Thrift1, its
-Thrift2 gateway has no admin calls), the scan copy at T0 while a live writer puts and deletes
-(every type) and a source region splits between two ranges' copies, a region server of the
-source killed (its unclosed WAL split and archived by the master), a WAL roll, the replay of
-the 1.x WALs read over Hadoop 2.7.4's WebHDFS, validate ending in a match; then both clusters
-read cell for cell through the native RPC client (not the gateways the lifecycle uses) and
-through HBase's own Java client of each side's version.
-A 1.x target is refused."""
+module; ``make sweep-1x`` runs it from 1.2.6 and 1.7.2) to the session's real HBase 2.6.1:
+prepare (the descriptor over 1.x's Thrift1, its Thrift2 gateway has no admin calls), the scan
+copy at T0 while a live writer puts and deletes (every type) and a source region splits
+between two ranges' copies, a region server of the source killed (its unclosed WAL split and
+archived by the master), a WAL roll, the replay of the 1.x WALs read over that line's own
+WebHDFS (Hadoop 2.7.4 for 1.4.13), validate ending in a match; then both clusters read cell
+for cell through the native RPC client (not the gateways the lifecycle uses) and through
+HBase's own Java client of each side's version. A 1.x target is refused."""
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections.abc import Iterator
@@ -35,6 +36,9 @@ from .java_cells import differences, java_dump
 
 pytestmark = [pytest.mark.realstack, pytest.mark.integration]
 
+# ``make sweep-1x`` runs it on the other 1.x lines (one source stack each)
+VERSIONS = os.environ.get("HBASE_MIGRATE_REAL_HBASE1_VERSIONS", "1.4.13").split(",")
+
 TABLE = "old_orders"
 SPLITS = [b"row-0100", b"row-0200"]
 SPLIT_AT = b"row-0250"  # split on the source while the copy runs
@@ -42,11 +46,13 @@ META = "1588230740"  # hbase:meta's encoded region name
 FAMILIES = (FamilyDescriptor(b"f", max_versions=5), FamilyDescriptor(b"g", max_versions=3))
 
 
-@pytest.fixture(scope="module")
-def hbase1(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealHBase]:
+@pytest.fixture(scope="module", params=VERSIONS)
+def hbase1(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+           ) -> Iterator[RealHBase]:
     skip_without_real_stack()
+    version = request.param
     yield from running(RealHBase(tmp_path_factory.mktemp("hbase1"), RealHBaseOptions(
-        hbase_version="1.4.13", region_servers=2, heap="768m")), "HBase 1.4.13")
+        hbase_version=version, region_servers=2, heap="768m")), f"HBase {version}")
 
 
 def row(i: int) -> bytes:
@@ -193,8 +199,9 @@ def test_lifecycle_from_1x_to_26_under_a_live_writer(hbase1: RealHBase, real_hba
         assert {c.type for c in raw} == {CellType.PUT, CellType.DELETE_COLUMN,
                                          CellType.DELETE_FAMILY}
         agree_in_java(src, dst, expected, t0)
-    print(f"\n1.4.13 started in {src['started_in_ms']} ms; copy {copied['cells']} cells in "
-          f"{copy_seconds:.1f} s ({copied['cells'] / copy_seconds:.0f} cells/s); replay "
+    print(f"\n{hbase1.options.hbase_version} started in {src['started_in_ms']} ms; copy "
+          f"{copied['cells']} cells in {copy_seconds:.1f} s "
+          f"({copied['cells'] / copy_seconds:.0f} cells/s); replay "
           f"{sum(replayed['cells'].values())} cells in {replay_seconds:.1f} s "
           f"({sum(replayed['cells'].values()) / replay_seconds:.0f} cells/s); {len(rounds)} "
           f"live rounds; test {time.monotonic() - began:.0f} s; killed server's WALs "

@@ -11,11 +11,15 @@ servers), one stack for the module; ``make sweep-1x`` runs it on the other 1.x l
 * The native RPC client against the 1.x region servers: cells of every type written one
   way and read back the other (Thrift2), regions as the master placed them.
 * The native admin against the 1.x master, whose table state is in ZooKeeper (1.x has no
-  ``GetTableState``)."""
+  ``GetTableState``).
+* The 1.x replication znodes (a peer in 1.x's ReplicationPeer schema, its state, each
+  server's queue with its current WAL) as the project reads them from ZooKeeper, and a
+  killed server's WALs through ``-splitting`` to ``oldWALs`` (last: it kills a server)."""
 
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -25,6 +29,7 @@ import pytest
 from hbase_migrate.cluster.descriptors import FamilyDescriptor, TableDescriptor
 from hbase_migrate.cluster.storage.walstore import WebHdfsWalStore
 from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
+from hbase_migrate.cluster.zk.zookeeper import HBaseZooKeeper
 from hbase_migrate.rpc.admin import NativeAdmin
 from hbase_migrate.rpc.client import NativeClient
 from hbase_migrate.wal.model import cell_order
@@ -51,7 +56,8 @@ def hbase1(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
     skip_without_real_stack()
     version = request.param
     yield from running(RealHBase(tmp_path_factory.mktemp("hbase1"), RealHBaseOptions(
-        hbase_version=version, region_servers=2, heap="768m")), f"HBase {version}")
+        hbase_version=version, region_servers=2, heap="768m", replication_peer="1")),
+        f"HBase {version}")
 
 
 def dump_remote(store: WebHdfsWalStore, name: str) -> list[dict[str, Any]]:
@@ -147,3 +153,51 @@ def test_native_admin_on_a_1x_master(hbase1: RealHBase) -> None:
         admin.drop("admin1")
         assert admin.table_state("admin1") is None
         assert "admin1" not in [d.name for d in admin.table_descriptors()]
+
+
+def test_replication_znodes_and_a_killed_servers_splitting(hbase1: RealHBase) -> None:
+    """The peer and its state as 1.x writes them; each live server queues its current WAL.
+    A killed server's WAL files stay listed at every moment of the master's split (in
+    ``WALs/<server>-splitting/``, then ``oldWALs/``), its queue is claimed by a live server
+    as a recovered queue naming them, and the split ends with no ``-splitting`` folder."""
+    described = hbase1.described
+    store = WebHdfsWalStore(described["webhdfs"], described["hbase_root"])
+    with HBaseZooKeeper(described["zookeeper"], described["znode_parent"]) as zk:
+        assert [(p.peer_id, p.enabled) for p in zk.replication_peers()] == [("1", True)]
+        assert zk.replication_peers()[0].cluster_key.endswith(":/hbase-peer")
+        for enabled in (False, True):
+            call_admin(hbase1.cluster_json, "replication", {"enabled": enabled})
+            assert [(p.peer_id, p.enabled) for p in zk.replication_peers()] == [("1", enabled)]
+        # each server adds the peer's queue when ZooKeeper tells it of the peer: soon after
+        deadline = time.monotonic() + 60
+        while True:
+            live = [s for s in call_admin(hbase1.cluster_json, "info", {})["servers"]
+                    if s["alive"]]
+            queues = {str(q.server): q for q in zk.replication_queues() if not q.recovered}
+            queued = [s["name"] in queues and s["wal"] in queues[s["name"]].wals for s in live]
+            if (len(live) == 2 and all(queued)) or time.monotonic() > deadline:
+                break
+            time.sleep(0.5)
+        assert len(live) == 2 and all(queued), (live, queues)
+        victim = next(s["name"] for s in live if s["name"] != str(zk.meta_server()))
+        files = {f.name for f in store.list_wal_files() if f.server == victim}
+        assert files
+        call_admin(hbase1.cluster_json, "kill", {"server": victim})
+        states: set[str] = set()
+        deadline = time.monotonic() + 180
+        while True:
+            listed = {f.name: f.state for f in store.list_wal_files() if f.name in files}
+            assert set(listed) == files  # none missing while it moves
+            states |= set(listed.values())
+            recovered = [q for q in zk.replication_queues()
+                         if q.recovered and str(q.server) != victim]
+            if set(listed.values()) == {"archived"} and recovered:
+                break
+            assert time.monotonic() < deadline, f"split of {victim}: {listed}, {recovered}"
+            time.sleep(0.2)
+        assert call_admin(hbase1.cluster_json, "finish-split", {}) == []
+    claimed = {name for q in recovered for name in q.wals}
+    assert claimed and claimed <= files
+    assert states <= {"live", "splitting", "archived"}
+    print(f"{victim}: states seen {sorted(states)}; recovered queues "
+          f"{[q.queue_id for q in recovered]}")

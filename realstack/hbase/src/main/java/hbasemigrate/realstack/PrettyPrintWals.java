@@ -26,7 +26,10 @@ public final class PrettyPrintWals {
     Configuration.addDefaultResource(RealHBase.SITE);
     Configuration conf = HBaseConfiguration.create();
     Gson gson = new Gson();
-    for (String file : args) {
+    // --cells (the 1.x wrapper's reader view) is not needed here: 2.x's printer prints every
+    // cell, Phoenix 5's index updates too
+    boolean cells = args.length > 0 && args[0].equals("--cells");
+    for (String file : java.util.Arrays.copyOfRange(args, cells ? 1 : 0, args.length)) {
       ByteArrayOutputStream buffer = new ByteArrayOutputStream();
       PrintStream out = new PrintStream(buffer, true, StandardCharsets.UTF_8);
       WALPrettyPrinter printer = new WALPrettyPrinter(true, true, -1, new java.util.HashSet<>(), null, null, null,

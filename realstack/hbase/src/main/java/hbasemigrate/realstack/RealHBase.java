@@ -101,6 +101,9 @@ public final class RealHBase implements StackSupport.Stack {
     if (!codec.equals("none")) {
       conf.set("hbase.regionserver.wal.value.compression.type", codec);
     }
+    if (options.containsKey("wal-codec")) {
+      conf.set("hbase.regionserver.wal.codec", opt("wal-codec", ""));
+    }
     conf.set("hbase.wal.provider", opt("wal-provider", "filesystem"));
     long rollSize = Long.parseLong(opt("roll-size", String.valueOf(64L << 20)));
     conf.setLong("hbase.regionserver.hlog.blocksize", rollSize * 2);
@@ -398,9 +401,18 @@ public final class RealHBase implements StackSupport.Stack {
         return replication(args.get("enabled").getAsBoolean());
       case "bulk-load":
         return bulkLoad(str(args, "table"), args.getAsJsonArray("cells"));
+      case "sql":
+        return sql(args);
       default:
         throw new StackSupport.UnknownOperation(op);
     }
+  }
+
+  /** The "sql" operation: {"statements": [...], "properties"?: {...}} (StackSupport.sql). */
+  @SuppressWarnings("unchecked")
+  private List<Object> sql(JsonObject args) throws java.sql.SQLException {
+    return StackSupport.sql(util, GSON.fromJson(args.get("statements"), List.class),
+        args.has("properties") ? GSON.fromJson(args.get("properties"), Map.class) : Map.of());
   }
 
   private MiniHBaseCluster cluster() {

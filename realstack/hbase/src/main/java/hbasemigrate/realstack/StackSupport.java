@@ -167,6 +167,44 @@ final class StackSupport {
     }
   }
 
+  /**
+   * Each statement through Phoenix's JDBC driver (on the class path with the module's phoenix
+   * profile) against the cluster of util, committed, on a connection with the given
+   * properties; a query gives its rows (each a list of column values as strings), any other
+   * statement its update count.
+   */
+  static List<Object> sql(HBaseTestingUtility util, List<String> statements,
+      Map<String, String> properties) throws java.sql.SQLException {
+    String url = "jdbc:phoenix:" + HOST + ":" + util.getZkCluster().getClientPort() + ":"
+        + util.getConfiguration().get("zookeeper.znode.parent", "/hbase");
+    java.util.Properties info = new java.util.Properties();
+    info.putAll(properties);
+    List<Object> results = new ArrayList<>();
+    try (java.sql.Connection connection = java.sql.DriverManager.getConnection(url, info)) {
+      for (String text : statements) {
+        try (java.sql.Statement statement = connection.createStatement()) {
+          if (statement.execute(text)) {
+            List<List<String>> rows = new ArrayList<>();
+            java.sql.ResultSet found = statement.getResultSet();
+            int columns = found.getMetaData().getColumnCount();
+            while (found.next()) {
+              List<String> row = new ArrayList<>();
+              for (int i = 1; i <= columns; i++) {
+                row.add(found.getString(i));
+              }
+              rows.add(row);
+            }
+            results.add(rows);
+          } else {
+            results.add(statement.getUpdateCount());
+          }
+        }
+        connection.commit();
+      }
+    }
+    return results;
+  }
+
   static int freePort() throws IOException {
     try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getByName(HOST))) {
       return socket.getLocalPort();

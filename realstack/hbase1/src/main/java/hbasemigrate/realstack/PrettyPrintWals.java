@@ -13,8 +13,12 @@ import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.hbase.Cell;
+import org.apache.hadoop.hbase.CellUtil;
 import org.apache.hadoop.hbase.HBaseConfiguration;
 import org.apache.hadoop.hbase.KeyValue;
+import org.apache.hadoop.hbase.Tag;
+import org.apache.hadoop.hbase.client.Mutation;
+import org.apache.hadoop.hbase.util.Bytes;
 import org.apache.hadoop.hbase.wal.WAL;
 import org.apache.hadoop.hbase.wal.WALFactory;
 import org.apache.hadoop.hbase.wal.WALPrettyPrinter;
@@ -26,6 +30,11 @@ import org.apache.hadoop.hbase.wal.WALPrettyPrinter;
  * does), and 1.2's not the position after an entry: "reads" has both for each printed entry,
  * from HBase's own WAL reader (WALFactory), entry by entry as the printer reads them
  * (entries without cells are not printed). Logs go to stderr.
+ *
+ * <p>With --cells first, each read also holds the entry's key and cells as HBase's reader (and
+ * the file's cell codec) gives them: Apache Phoenix's IndexedKeyValue, which 1.x's printer
+ * cannot print (its timestamp and type lie outside its bytes), as its index table and the
+ * cells of its mutation, read through Phoenix's own accessors.
  */
 public final class PrettyPrintWals {
   private PrettyPrintWals() {
@@ -36,7 +45,8 @@ public final class PrettyPrintWals {
     System.setOut(System.err);
     Configuration conf = HBaseConfiguration.create();
     Gson gson = new Gson();
-    for (String name : args) {
+    boolean cells = args.length > 0 && args[0].equals("--cells");
+    for (String name : java.util.Arrays.copyOfRange(args, cells ? 1 : 0, args.length)) {
       Path file = new Path(new File(name).toURI());
       ByteArrayOutputStream buffer = new ByteArrayOutputStream();
       PrintStream out = new PrintStream(buffer, true, StandardCharsets.UTF_8);
@@ -50,9 +60,17 @@ public final class PrettyPrintWals {
       Map<String, Object> line = new LinkedHashMap<>();
       try {
         printer.processFile(conf, file);
-        line.put("reads", reads(conf, file));
+        line.put("reads", reads(conf, file, cells));
       } catch (Exception e) {
         line.put("error", e.toString());
+      }
+      if (cells && !line.containsKey("reads")) {
+        // what the printer could not print (a Phoenix IndexedKeyValue, say), still read
+        try {
+          line.put("reads", reads(conf, file, true));
+        } catch (Exception e) {
+          line.put("reads_error", e.toString());
+        }
       }
       out.flush();
       line.put("file", new File(name).getName());
@@ -62,7 +80,7 @@ public final class PrettyPrintWals {
     stdout.flush();
   }
 
-  private static List<Map<String, Object>> reads(Configuration conf, Path file)
+  private static List<Map<String, Object>> reads(Configuration conf, Path file, boolean cells)
       throws Exception {
     List<Map<String, Object>> found = new ArrayList<>();
     FileSystem fs = file.getFileSystem(conf);
@@ -70,13 +88,25 @@ public final class PrettyPrintWals {
     try {
       for (WAL.Entry entry = reader.next(); entry != null; entry = reader.next()) {
         List<String> types = new ArrayList<>();
+        List<Object> described = new ArrayList<>();
         for (Cell cell : entry.getEdit().getCells()) {
-          types.add(KeyValue.Type.codeToType(cell.getTypeByte()).toString());
+          boolean indexed = cell.getClass().getName().endsWith(".IndexedKeyValue");
+          types.add(indexed ? "IndexedKeyValue"
+              : KeyValue.Type.codeToType(cell.getTypeByte()).toString());
+          if (cells) {
+            described.add(indexed ? indexed(cell) : cell(cell));
+          }
         }
         if (!types.isEmpty()) {
           Map<String, Object> read = new LinkedHashMap<>();
           read.put("types", types);
           read.put("end", reader.getPosition());
+          if (cells) {
+            read.put("sequence", entry.getKey().getLogSeqNum());
+            read.put("region", Bytes.toString(entry.getKey().getEncodedRegionName()));
+            read.put("table", entry.getKey().getTablename().getNameAsString());
+            read.put("cells", described);
+          }
           found.add(read);
         }
       }
@@ -84,5 +114,39 @@ public final class PrettyPrintWals {
       reader.close();
     }
     return found;
+  }
+
+  private static Map<String, Object> cell(Cell cell) {
+    Map<String, Object> out = new LinkedHashMap<>();
+    out.put("row", Bytes.toStringBinary(CellUtil.cloneRow(cell)));
+    out.put("family", Bytes.toStringBinary(CellUtil.cloneFamily(cell)));
+    out.put("qualifier", Bytes.toStringBinary(CellUtil.cloneQualifier(cell)));
+    out.put("timestamp", cell.getTimestamp());
+    out.put("type", KeyValue.Type.codeToType(cell.getTypeByte()).toString());
+    out.put("value", Bytes.toStringBinary(CellUtil.cloneValue(cell)));
+    List<String> tags = new ArrayList<>();
+    for (Tag tag : Tag.asList(cell.getTagsArray(), cell.getTagsOffset(), cell.getTagsLength())) {
+      tags.add(tag.getType() + ":" + Bytes.toStringBinary(tag.getValue()));
+    }
+    out.put("tags", tags);
+    return out;
+  }
+
+  /** Phoenix's IndexedKeyValue: getIndexTable() and getMutation(), by reflection. */
+  private static Map<String, Object> indexed(Cell cell) throws Exception {
+    byte[] table = (byte[]) cell.getClass().getMethod("getIndexTable").invoke(cell);
+    Mutation mutation = (Mutation) cell.getClass().getMethod("getMutation").invoke(cell);
+    List<Object> cells = new ArrayList<>();
+    for (List<Cell> family : mutation.getFamilyCellMap().values()) {
+      for (Cell inner : family) {
+        cells.add(cell(inner));
+      }
+    }
+    Map<String, Object> out = new LinkedHashMap<>();
+    out.put("index_table", Bytes.toStringBinary(table));
+    out.put("row", Bytes.toStringBinary(mutation.getRow()));
+    out.put("mutation", mutation.getClass().getSimpleName());
+    out.put("cells", cells);
+    return out;
   }
 }

@@ -27,6 +27,8 @@ import org.apache.hadoop.hbase.TableName;
 import org.apache.hadoop.hbase.client.Admin;
 import org.apache.hadoop.hbase.client.Delete;
 import org.apache.hadoop.hbase.client.Table;
+import org.apache.hadoop.hbase.client.replication.ReplicationAdmin;
+import org.apache.hadoop.hbase.replication.ReplicationPeerConfig;
 import org.apache.hadoop.hbase.regionserver.HRegionServer;
 import org.apache.hadoop.hbase.regionserver.Region;
 import org.apache.hadoop.hbase.util.Bytes;
@@ -41,7 +43,12 @@ import org.apache.hadoop.hbase.wal.DefaultWALProvider;
  * and prints it as one line when ready; serves admin operations as JSON over HTTP.
  *
  * <p>Arguments: --dir D --region-servers K --masters M --wal-compression none|dict|dict+tags
- * --roll-period MS --roll-size BYTES --archive-ttl MS --cleaner-interval MS --name N.
+ * --roll-period MS --roll-size BYTES --archive-ttl MS --cleaner-interval MS --name N
+ * --wal-codec CLASS (hbase.regionserver.wal.codec, e.g. Phoenix's IndexedWALEditCodec)
+ * --replication-peer ID (a peer nobody answers for: its queues hold the WALs).
+ *
+ * <p>With Apache Phoenix on the class path (the module's phoenix profile) the operation "sql"
+ * runs statements through Phoenix's JDBC driver against this cluster.
  */
 public final class RealHBase implements StackSupport.Stack {
   private static final String HOST = "127.0.0.1";
@@ -51,6 +58,7 @@ public final class RealHBase implements StackSupport.Stack {
   private HBaseTestingUtility util;
   private Admin admin;
   private HttpServer http;
+  private String peer;
   private final java.io.PrintStream ready;
 
   private RealHBase(Map<String, String> options, java.io.PrintStream ready) {
@@ -78,6 +86,9 @@ public final class RealHBase implements StackSupport.Stack {
   private Configuration configure() {
     Configuration conf = util.getConfiguration();
     setCompression(conf, opt("wal-compression", "none"));
+    if (options.containsKey("wal-codec")) {
+      conf.set("hbase.regionserver.wal.codec", opt("wal-codec", ""));
+    }
     conf.set("hbase.wal.provider", "filesystem");
     long rollSize = Long.parseLong(opt("roll-size", String.valueOf(64L << 20)));
     conf.setLong("hbase.regionserver.hlog.blocksize", rollSize * 2);
@@ -110,6 +121,17 @@ public final class RealHBase implements StackSupport.Stack {
     gateways(conf, dir, thrift, thrift2);
     StackSupport.waitForPort(thrift);
     StackSupport.waitForPort(thrift2);
+    peer = options.get("replication-peer");
+    if (peer != null) {
+      // A peer nobody answers for: its queues keep the WALs, as a stalled peer does. Added
+      // once conf/hbase-site.xml is written: each server reads its class path's while it
+      // adds the peer (a half-written file fails the peer there).
+      ReplicationPeerConfig config = new ReplicationPeerConfig();
+      config.setClusterKey(HOST + ":" + util.getZkCluster().getClientPort() + ":/hbase-peer");
+      try (ReplicationAdmin replication = new ReplicationAdmin(conf)) {
+        replication.addPeer(peer, config, null);
+      }
+    }
     http = HttpServer.create(new InetSocketAddress(HOST, 0), 0);
     http.createContext("/",
         exchange -> StackSupport.serve(exchange, this::run, GSON::toJson));
@@ -211,9 +233,20 @@ public final class RealHBase implements StackSupport.Stack {
         return delete(args);
       case "wal-compression":
         return walCompression(str(args, "mode"));
+      case "replication":
+        return replication(args.get("enabled").getAsBoolean());
+      case "sql":
+        return sql(args);
       default:
         throw new StackSupport.UnknownOperation(op);
     }
+  }
+
+  /** The "sql" operation: {"statements": [...], "properties"?: {...}} (StackSupport.sql). */
+  @SuppressWarnings("unchecked")
+  private List<Object> sql(JsonObject args) throws java.sql.SQLException {
+    return StackSupport.sql(util, GSON.fromJson(args.get("statements"), List.class),
+        args.has("properties") ? GSON.fromJson(args.get("properties"), Map.class) : Map.of());
   }
 
   private MiniHBaseCluster cluster() {
@@ -229,7 +262,7 @@ public final class RealHBase implements StackSupport.Stack {
     return StackSupport.servers(cluster(), which);
   }
 
-  private Map<String, Object> info() throws IOException {
+  private Map<String, Object> info() throws Exception {
     List<Map<String, Object>> servers = new ArrayList<>();
     int slot = 0;
     FileSystem fs = util.getDFSCluster().getFileSystem();
@@ -261,7 +294,27 @@ public final class RealHBase implements StackSupport.Stack {
         FSUtils.getRootDir(util.getConfiguration()), "oldWALs");
     out.put("old_wals", fs.exists(old) ? fs.listStatus(old).length : 0);
     out.put("region_servers", liveServers());
+    if (peer != null) {
+      try (ReplicationAdmin replication = new ReplicationAdmin(util.getConfiguration())) {
+        out.put("replication", Map.of("peer", peer, "enabled",
+            replication.getPeerState(peer)));
+      }
+    }
     return out;
+  }
+
+  private Object replication(boolean enabled) throws Exception {
+    if (peer == null) {
+      throw new IllegalStateException("this cluster has no replication peer (--replication-peer)");
+    }
+    try (ReplicationAdmin replication = new ReplicationAdmin(util.getConfiguration())) {
+      if (enabled) {
+        replication.enablePeer(peer);
+      } else {
+        replication.disablePeer(peer);
+      }
+    }
+    return Map.of("peer", peer, "enabled", enabled);
   }
 
   private List<String> splitting() throws IOException {
