@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from hbase_migrate.audit.ledger import Ledger
+from minihbase.zookeeper import ZooKeeperServer
 from tests.airflow.test_start_dag import TABLE, connected
 from tests.replay.minicluster_util import run_workload, t2
 
@@ -33,11 +34,11 @@ def test_an_unknown_connection_fails_the_backfill_at_once(
 
 def test_the_start_checks_its_tables_before_its_first_write(
         dag_bag: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-        capfd: pytest.CaptureFixture[str]) -> None:
+        capfd: pytest.CaptureFixture[str], zookeeper: ZooKeeperServer) -> None:
     """A table the source does not have fails ``check`` at its first try; nothing is
     written: no target table, no ledger."""
     ledger = tmp_path / "ledger.db"
-    with connected(tmp_path, monkeypatch) as (src, dst):
+    with connected(tmp_path, monkeypatch, zookeeper) as (src, dst):
         run_workload(src, TABLE, seed=3, ops=20)
         run = dag_bag.get_dag("hbase_migrate_start").test(run_conf={
             "migration": "missing", "source_conn_id": "test_source",

@@ -131,7 +131,7 @@ def test_a_replay_killed_mid_file_resumes_from_its_offset_and_converges(
 
 def test_the_target_restarted_mid_replay_is_ridden_out_or_fails_loudly_then_converges(
         tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
-    caplog.set_level(logging.WARNING, logger="hbase_migrate.cluster.thrift.thrift2")
+    caplog.set_level(logging.WARNING, logger="hbase_migrate.cluster.retry")
     with MiniHBase(tmp_path / "src", "source", wal=ONE_BIG_FILE) as src:
         dst = MiniHBase(tmp_path / "dst", "target").start()
         try:
@@ -164,7 +164,8 @@ def test_the_target_restarted_mid_replay_is_ridden_out_or_fails_loudly_then_conv
             if first.exit_code == 0:
                 ridden_out = True  # the client's retries carried the run through
                 assert not first.failures
-                retried = [r.getMessage() for r in caplog.records if "retrying" in r.message]
+                retried = [r.getMessage() for r in caplog.records
+                               if r.name == "hbase_migrate.cluster.retry"]
                 assert retried, "the run passed without ever meeting the stopped target"
             else:
                 ridden_out = False
