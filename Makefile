@@ -1,8 +1,8 @@
 # hbase-migrate: every target does its own set-up on a fresh machine.
 #   make run     the main job on the embedded stack (ZooKeeper + minicluster + WALs)
 #   make test    the whole test suite (unit, golden, fuzz, integration with real parts)
-#   make lint    ruff, mypy --strict on the core, the Airflow plugins and the DAGs, and
-#                import-linter's contracts (pyproject.toml: imports run one way)
+#   make lint    ruff, mypy --strict on the core, the plugins, the DAGs, minihbase and
+#                realstack, and import-linter's contracts (imports run one way)
 #   make bench   the benchmarks (figures, no pass/fail)
 #   make soak    a 15-minute chaos soak through Airflow on the embedded stack (ARGS=--seed S)
 #   make sweep-1x  the HBase 1.x source tests and lifecycle on the other 1.x lines (a stack each)

@@ -42,11 +42,14 @@ BLOOMS = {"NONE", "ROW", "ROWCOL", "ROWPREFIX_FIXED_LENGTH"}
 
 
 def translate(exc: MiniHBaseError, declared: tuple[type, ...]) -> Exception:
+    error: Exception
     if isinstance(exc, TableExistsError) and H.AlreadyExists in declared:
-        return H.AlreadyExists(message="table name already in use")
-    if isinstance(exc, IllegalArgumentError) and H.IllegalArgument in declared:
-        return H.IllegalArgument(message=str(exc))
-    return H.IOError(message=str(exc))
+        error = H.AlreadyExists(message="table name already in use")
+    elif isinstance(exc, IllegalArgumentError) and H.IllegalArgument in declared:
+        error = H.IllegalArgument(message=str(exc))
+    else:
+        error = H.IOError(message=str(exc))
+    return error
 
 
 def _name(table: bytes) -> str:

@@ -52,12 +52,15 @@ _DELETE_TYPES = {kind: cell_type for cell_type, kind in DELETE_TYPES.items()}  #
 
 
 def translate(exc: MiniHBaseError, declared: tuple[type, ...]) -> Exception:
+    error: Exception
     if isinstance(exc, IllegalArgumentError) and T.TIllegalArgument in declared:
-        return T.TIllegalArgument(message=str(exc))
-    # HBase's Thrift2 handler sends the exception's getMessage(), not its class name, and
-    # canRetry unless it is a DoNotRetryIOException.
-    return T.TIOError(message=getattr(exc, "thrift2_message", None) or str(exc),
-                      canRetry=exc.retryable)
+        error = T.TIllegalArgument(message=str(exc))
+    else:
+        # HBase's Thrift2 handler sends the exception's getMessage(), not its class name,
+        # and canRetry unless it is a DoNotRetryIOException.
+        error = T.TIOError(message=getattr(exc, "thrift2_message", None) or str(exc),
+                           canRetry=exc.retryable)
+    return error
 
 
 def _name(table: bytes) -> str:

@@ -94,7 +94,7 @@ def scram_password(folder: Path) -> str:
 def add_scram_user(bootstrap: str, password: str) -> None:
     """Set :data:`SCRAM_USER`'s credentials through the broker at ``bootstrap``."""
     from confluent_kafka import KafkaException
-    from confluent_kafka.admin import (
+    from confluent_kafka.admin import (  # type: ignore[attr-defined]
         AdminClient,
         ScramCredentialInfo,
         ScramMechanism,

@@ -106,7 +106,7 @@ def test_a_wrong_hbase_connection_is_refused_naming_it(
 def test_the_hbase_connection_type_is_registered_with_its_form() -> None:
     from airflow.providers_manager import ProvidersManager
 
-    manager = ProvidersManager()
+    manager = ProvidersManager()  # type: ignore[no-untyped-call]
     assert "hbase-migrate" in manager.providers
     widgets = {k.removeprefix("extra__hbase__") for k in manager.connection_form_widgets
                if k.startswith("extra__hbase__")}
@@ -164,7 +164,8 @@ def test_params_name_the_migration_by_connection_ids(monkeypatch: pytest.MonkeyP
 def test_the_kafka_connection_type_is_the_kafka_providers() -> None:
     from airflow.sdk.providers_manager_runtime import ProvidersManagerTaskRuntime
 
-    hook = ProvidersManagerTaskRuntime().hooks["kafka"]
+    runtime = ProvidersManagerTaskRuntime()  # type: ignore[no-untyped-call]
+    hook = runtime.hooks["kafka"]
     assert hook is not None and hook.package_name == "apache-airflow-providers-apache-kafka"
 
 

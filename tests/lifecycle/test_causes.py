@@ -167,6 +167,7 @@ def test_replay_names_the_missing_target_table_and_family(tmp_path: Path, gatewa
         done = replay(spec, force_thrift1=thrift1)
         assert done.exit_code == 1 and done.failures
         for failure in done.failures:
+            assert failure.error is not None
             assert (f"target table 'orders' does not exist on the target cluster 'target' "
                     f"(gateway {used}): run prepare") in failure.error, failure
         with t2(dst) as target:
@@ -174,5 +175,6 @@ def test_replay_names_the_missing_target_table_and_family(tmp_path: Path, gatewa
         done = replay(spec, force_thrift1=thrift1)
         assert done.exit_code == 1 and done.failures
         for failure in done.failures:
+            assert failure.error is not None
             assert (f"target table 'orders' on the target cluster 'target' (gateway {used}) "
                     "has no column family m") in failure.error, failure

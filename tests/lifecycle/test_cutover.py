@@ -72,7 +72,8 @@ def test_go_then_no_go_for_lag_and_for_a_mismatching_range(
 
         # back where it was, as a production gateway comes back (gateways that moved after
         # the copy are another definition, refused: test_definitions)
-        dst.ports = tuple(int(str(g).rsplit(":", 1)[1]) for g in gateways)
+        thrift, thrift2 = (int(str(g).rsplit(":", 1)[1]) for g in gateways)
+        dst.ports = thrift, thrift2
         dst.start()
         assert (dst.endpoints.thrift, dst.endpoints.thrift2) == gateways
         spec = load_config(spec.path or "")

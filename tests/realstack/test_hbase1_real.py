@@ -36,7 +36,7 @@ from hbase_migrate.wal.model import cell_order
 from hbase_migrate.wal.reader import WalReader
 from minihbase.cli.minicluster import call_admin
 from realstack.hbase import RealHBase, RealHBaseOptions
-from tests.rpc.test_native_real import ROWS, every_kind, flat
+from tests.rpc.cells import ROWS, every_kind, flat
 
 from .agreement import disagreements, entries, run_dump
 from .fixtures import running, skip_without_real_stack

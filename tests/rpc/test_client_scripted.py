@@ -6,7 +6,8 @@ alone, and several Multis in flight answered last first keeping every cell's ord
 from __future__ import annotations
 
 import socket
-from typing import Any
+from collections.abc import Generator
+from typing import Any, cast
 
 from hbase_migrate.cluster.retry import Kind
 from hbase_migrate.rpc.client import NativeClient
@@ -123,7 +124,8 @@ def test_an_early_stop_closes_the_scanner() -> None:
 
     with ScriptedServer(script) as server:
         client = scripted_client(Regions(region(b"", b"", server.port)))
-        scan = client.scan("t", raw=True, time_range=(5, 6))
+        scan = cast(Generator[list[Cell], None, None],
+                    client.scan("t", raw=True, time_range=(5, 6)))
         assert next(scan) == [cell(b"a")]
         scan.close()
         client.close()
