@@ -212,10 +212,9 @@ class DigestMechanism:
         self.token = token
         self.user = token.owner
         self.target = f"cluster {token.cluster!r} ({token.describe()})"
-        self.hint = (f"; the delegation token of cluster {token.cluster!r} was refused (it "
-                     "expired, or the cluster no longer has its key): run the job again so "
-                     "it obtains a new one, or check the cluster's TokenProvider and "
-                     "hbase.auth.token.max.lifetime")
+        self.hint = ("; the token expired or the cluster no longer holds its key: run the "
+                     "job again so it obtains a new one (tokens live "
+                     "hbase.auth.token.max.lifetime, 7 days by default)")
         self._wanted = protection_bits(protection)
         self._cnonce = cnonce or base64.b64encode(secrets.token_bytes(30)).decode()
         self._ciphers = ciphers  # for privacy, most wanted first (of CIPHERS)

@@ -78,7 +78,9 @@ def test_directives_as_java_writes_them() -> None:
 
 
 def test_the_identifier_as_hbase_writes_it() -> None:
-    assert parse_identifier(identifier()) == ("migrate@ALPHA.TEST", 7, 1_800_000_000_000)
+    assert parse_identifier(identifier()) == ("migrate@ALPHA.TEST", 7,
+                                              1_800_000_000_000 - 3_600_000,
+                                              1_800_000_000_000)
     assert TOKEN.owner == "migrate@ALPHA.TEST" and TOKEN.key_id == 7
     assert bytes(range(20)).hex() not in repr(TOKEN) + TOKEN.describe()
     with pytest.raises(ValueError, match="says 99 bytes"):

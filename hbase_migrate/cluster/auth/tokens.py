@@ -35,13 +35,14 @@ class Token:
     service: str = ""
     owner: str = ""
     key_id: int = 0
+    issued_ms: int = 0
     expires_ms: int = 0
 
     @classmethod
     def of(cls, cluster: str, identifier: bytes, password: bytes, service: str = "") -> Token:
         """A token from the bytes HBase sent; ValueError when the identifier is not one."""
-        owner, key_id, expires = parse_identifier(identifier)
-        return cls(cluster, identifier, password, service, owner, key_id, expires)
+        owner, key_id, issued, expires = parse_identifier(identifier)
+        return cls(cluster, identifier, password, service, owner, key_id, issued, expires)
 
     def describe(self) -> str:
         """What messages say of it (never the password)."""
@@ -49,8 +50,9 @@ class Token:
         return f"token of {self.owner} (key {self.key_id}{expiry})"
 
 
-def parse_identifier(identifier: bytes) -> tuple[str, int, int]:
-    """``(owner, key id, expiration ms)`` of a serialized AuthenticationTokenIdentifier."""
+def parse_identifier(identifier: bytes) -> tuple[str, int, int, int]:
+    """``(owner, key id, issue ms, expiration ms)`` of a serialized
+    AuthenticationTokenIdentifier."""
     if len(identifier) < 4:
         raise ValueError(f"a token identifier of {len(identifier)} bytes (expected an int32 "
                          "length and a TokenIdentifier message)")
@@ -63,12 +65,12 @@ def parse_identifier(identifier: bytes) -> tuple[str, int, int]:
         kind = m.req_int(1, "kind")
         owner = m.req_bytes(2, "username").decode("utf-8", "replace")
         key_id = m.req_int(3, "key_id")
-        expires = m.opt_int(5) or 0
+        issued, expires = m.opt_int(4) or 0, m.opt_int(5) or 0
     except ProtobufError as exc:
         raise ValueError(f"a token identifier that is no TokenIdentifier: {exc}") from None
     if kind != 0:
         raise ValueError(f"a token identifier of kind {kind}, expected {HBASE_AUTH_TOKEN} (0)")
-    return owner, key_id, expires
+    return owner, key_id, issued, expires
 
 
 _lock = threading.Lock()
