@@ -40,7 +40,7 @@ from urllib.parse import urlsplit
 
 from hbase_migrate.cluster.auth.kerberos import KerberosError, local_path, login, use_local_copies
 from hbase_migrate.cluster.auth.security import ClusterSecurity
-from hbase_migrate.cluster.auth.tokens import Token, use_token
+from hbase_migrate.cluster.auth.tokens import Token, forget_tokens, use_token
 from hbase_migrate.cluster.endpoints import ClusterEndpoints
 from hbase_migrate.cluster.sizing import GatewaySettings
 from hbase_migrate.config import MigrationSpec
@@ -178,5 +178,7 @@ def login_in_task(credentials: TaskCredentials) -> None:
             raise KerberosError(f"{exc} (in a Spark task: the keytab and krb5_conf are sent "
                                 f"with the job as {_SHIP} says; without a keytab each "
                                 f"worker needs its own ticket)", endpoint=where) from None
+    # Exactly this job's tokens: a reused worker may hold an earlier job's.
+    forget_tokens(*(cluster for cluster, _ in credentials.clusters))
     for token in credentials.tokens:
         use_token(token)

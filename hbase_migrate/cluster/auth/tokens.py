@@ -89,7 +89,8 @@ def token_for(cluster: str) -> Token | None:
         return _tokens.get(cluster)
 
 
-def forget_tokens() -> None:
-    """Back to Kerberos for every cluster."""
+def forget_tokens(*clusters: str) -> None:
+    """Back to Kerberos for ``clusters`` (none named: every cluster)."""
     with _lock:
-        _tokens.clear()
+        for cluster in clusters or list(_tokens):
+            _tokens.pop(cluster, None)
