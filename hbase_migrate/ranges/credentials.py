@@ -115,13 +115,12 @@ def job_tokens(clusters: tuple[ClusterEndpoints, ...]) -> tuple[Token, ...]:
         if not (endpoints.kerberos and endpoints.native):
             continue
         name = endpoints.name
-        if name in _issued and (_issued[name] is None or _fresh(_issued[name])):
-            token = _issued[name]
-        else:
+        token = _issued.get(name)
+        if name not in _issued or (token is not None and not _fresh(token)):
             try:
                 with NativeCluster.of(endpoints, GatewaySettings()) as cluster:
                     token = obtain_token(cluster, name)
-            except RpcError as exc:  # not cached: the next job asks again
+            except RpcError as exc:  # not kept: the next job asks again
                 log.warning("cluster %r: no delegation token (%s); Spark tasks log in from "
                             "the keytab", name, " ".join(str(exc).split()))
                 continue
@@ -131,8 +130,8 @@ def job_tokens(clusters: tuple[ClusterEndpoints, ...]) -> tuple[Token, ...]:
     return tuple(tokens)
 
 
-def _fresh(token: Token | None) -> bool:
-    assert token is not None
+def _fresh(token: Token) -> bool:
+    """Whether less than half of ``token``'s lifetime has passed."""
     half = (token.expires_ms - token.issued_ms) // 2
     return not token.expires_ms or time.time() * 1000 < token.issued_ms + half
 
