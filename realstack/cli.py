@@ -99,6 +99,10 @@ def _ms(value: str, name: str) -> int:
               callback=lambda _ctx, _param, value: _protection(value),
               help="With --kerberos: hbase.rpc.protection of HBase's own RPC, a level or a "
               "list the servers offer (privacy,integrity,authentication).")
+@click.option("--token-provider/--no-token-provider", default=True, show_default=True,
+              help="With --kerberos: HBase's TokenProvider coprocessor on every region, so "
+              "HBase issues delegation tokens (DIGEST-MD5); --no-token-provider: a secured "
+              "cluster that issues none.")
 @click.option("--thrift-http", is_flag=True,
               help="Both Thrift gateways in HTTP mode (SPNEGO with --kerberos).")
 @click.option("--ticket-lifetime", default="10h", show_default=True,
@@ -115,7 +119,7 @@ def start(hbase_version: str, data_dir: Path, name: str, region_servers: int, ma
           wal_compression: str, value_compression: str, roll_size: int, roll_period: str,
           archive_ttl: str, cleaner_interval: str, replication_peer: str | None,
           heap: str, kerberos: bool, kdc_dir: str | None, qop: str, rpc_protection: str,
-          thrift_http: bool, ticket_lifetime: str, rpc_tls: bool,
+          token_provider: bool, thrift_http: bool, ticket_lifetime: str, rpc_tls: bool,
           rpc_tls_plaintext: bool, phoenix: str | None) -> None:
     """Start real HBase on 127.0.0.1 and run until SIGTERM or SIGINT.
 
@@ -127,7 +131,9 @@ def start(hbase_version: str, data_dir: Path, name: str, region_servers: int, ma
     (stopped with the stack); DIR then holds ``client.keytab`` and ``krb5.conf``, and
     cluster.json's ``security`` object names them. ``--kdc OTHER`` puts the stack in the
     realm of the stack running in OTHER (its KDC; a client principal of this stack's own).
-    ``--rpc-protection`` sets HBase's RPC protection (cluster.json's ``rpc_protection``). With
+    ``--rpc-protection`` sets HBase's RPC protection (cluster.json's ``rpc_protection``); a
+    secured stack loads HBase's ``TokenProvider``, so it issues delegation tokens
+    (``--no-token-provider``: none). With
     ``--thrift-http`` both gateways speak Thrift over HTTP (``"transport": "http"``). With
     ``--rpc-tls`` the master and region servers speak TLS only (``--rpc-tls-plaintext``: plain
     RPC too); DIR/tls holds the stack's CA and the client's certificate and key, which
@@ -141,7 +147,7 @@ def start(hbase_version: str, data_dir: Path, name: str, region_servers: int, ma
         archive_ttl_ms=_ms(archive_ttl, "--archive-ttl"),
         cleaner_interval_ms=_ms(cleaner_interval, "--cleaner-interval"),
         replication_peer=replication_peer, name=name, heap=heap, kerberos=kerberos, qop=qop,
-        rpc_protection=rpc_protection,
+        rpc_protection=rpc_protection, token_provider=token_provider,
         client_ticket_lifetime=ticket_lifetime, thrift_http=thrift_http,
         kdc=str(Path(kdc_dir).resolve()) if kdc_dir else None, rpc_tls=rpc_tls,
         rpc_tls_plaintext=rpc_tls_plaintext, phoenix=phoenix)

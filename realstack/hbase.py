@@ -9,7 +9,8 @@ embedded cluster's. The admin endpoint it names answers the embedded cluster's o
 With ``kerberos`` the stack is secured (:mod:`realstack.kdc`): a KDC with a temporary realm
 starts first in the stack folder, which then holds, beside ``cluster.json`` (and its
 ``security`` object, ``rpc_protection`` among its keys), the client's ``client.keytab`` and
-``krb5.conf``. With ``thrift_http`` both gateways speak Thrift over HTTP
+``krb5.conf``; its regions load HBase's ``TokenProvider``, so it issues delegation tokens
+(unless ``token_provider`` is False). With ``thrift_http`` both gateways speak Thrift over HTTP
 (``transport = "http"`` in ``cluster.json``), asking for SPNEGO when the stack is secured.
 With ``rpc_tls`` (HBase 2.6+) the master and region servers speak their RPC over TLS only
 (or beside plain RPC with ``rpc_tls_plaintext``), from certificates made at start in
@@ -69,6 +70,8 @@ class RealHBaseOptions:
     client_ticket_lifetime: str = "10h"  # the client principal's tickets (short: renewals)
     thrift_http: bool = False          # both gateways in HTTP mode (SPNEGO with kerberos)
     gateways: bool = True              # False: no Thrift gateway (cluster.json: client native)
+    token_provider: bool = True        # with kerberos: HBase's TokenProvider on every region
+    #                                    (HBase issues delegation tokens); False: none
     kdc: str | None = None             # with kerberos: another stack's folder, whose KDC
     #                                    (and realm) this one uses instead of its own
     rpc_tls: bool = False              # TLS on HBase's RPC (hbase.server.netty.tls.enabled)
@@ -278,6 +281,7 @@ class RealHBase:
                                          max_life=self.options.client_ticket_lifetime)
         return ["--keytab", str(service), "--realm", self.kdc.realm, "--qop", self.options.qop,
                 "--rpc-protection", self.options.rpc_protection,
+                "--token-provider", str(self.options.token_provider).lower(),
                 "--client-principal", self.kdc.principal(client_name),
                 "--client-keytab", str(client), "--krb5-conf", str(krb5_conf)]
 

@@ -14,6 +14,15 @@ where it exists on its host, else from the shipped copy (``SparkFiles.get``), wi
 tickets in memory. A task that cannot log in fails with one line naming the executor host,
 cluster and principal and what to do. Task arguments carry file names and principals, never
 contents or tickets.
+
+Where a secured cluster is reached over HBase's own RPC (``client = "native"``) and issues
+delegation tokens (its regions load HBase's ``TokenProvider``), the driver obtains one token
+per cluster, by Kerberos, and each task's HBase connections to that cluster authenticate
+with it (DIGEST-MD5, :mod:`hbase_migrate.rpc.digest`) instead of the keytab; the token is
+kept for later jobs of the process until half its lifetime has passed. ZooKeeper and WebHDFS
+still take the Kerberos login. A cluster that issues none (one info line says so) is reached
+with the keytab as before. The token travels inside the task (never in arguments, logs or
+the ledger; its ``repr`` hides the password).
 """
 
 from __future__ import annotations
@@ -21,6 +30,7 @@ from __future__ import annotations
 import logging
 import os
 import socket
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
@@ -30,8 +40,14 @@ from urllib.parse import urlsplit
 
 from hbase_migrate.cluster.auth.kerberos import KerberosError, local_path, login, use_local_copies
 from hbase_migrate.cluster.auth.security import ClusterSecurity
+from hbase_migrate.cluster.auth.tokens import Token, forget_tokens, use_token
+from hbase_migrate.cluster.endpoints import ClusterEndpoints
+from hbase_migrate.cluster.sizing import GatewaySettings
 from hbase_migrate.config import MigrationSpec
 from hbase_migrate.errors import ConfigError
+from hbase_migrate.rpc.cluster import NativeCluster
+from hbase_migrate.rpc.errors import RpcError
+from hbase_migrate.rpc.tokens import obtain_token
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -46,6 +62,7 @@ class TaskCredentials:
 
     clusters: tuple[tuple[str, ClusterSecurity], ...]
     shipped: tuple[tuple[str, str], ...] = ()
+    tokens: tuple[Token, ...] = ()  # the delegation tokens of the job's clusters
 
 
 def ships_to(master: str, ship_keytab: str) -> bool:
@@ -62,10 +79,11 @@ def ship_credentials(spark: Any, spec: MigrationSpec) -> TaskCredentials | None:
                if e.security is not None and e.security.kerberos]
     if not secured:
         return None
+    tokens = job_tokens((spec.source.endpoints(), spec.target.endpoints()))
     context = spark.sparkContext
     master = str(context.master)
     if not ships_to(master, spec.engine.ship_keytab):
-        return TaskCredentials(tuple(secured))
+        return TaskCredentials(tuple(secured), tokens=tokens)
     paths = sorted({p for _, s in secured for p in (s.keytab, s.krb5_conf) if p})
     names = {os.path.basename(p): p for p in paths}
     if len(names) < len(paths):
@@ -82,7 +100,40 @@ def ship_credentials(spark: Any, spec: MigrationSpec) -> TaskCredentials | None:
                     "spark.authenticate is off: anyone who reaches the driver can fetch it; "
                     "turn on spark.authenticate and spark.network.crypto.enabled", spec.name,
                     master)
-    return TaskCredentials(tuple(secured), tuple((p, os.path.basename(p)) for p in paths))
+    return TaskCredentials(tuple(secured), tuple((p, os.path.basename(p)) for p in paths),
+                           tokens)
+
+
+_issued: dict[str, Token | None] = {}  # per cluster: this process's token (None: issues none)
+
+
+def job_tokens(clusters: tuple[ClusterEndpoints, ...]) -> tuple[Token, ...]:
+    """A delegation token of each Kerberos-secured cluster reached natively that issues
+    them: kept from an earlier job until half its lifetime has passed, else obtained now."""
+    tokens = []
+    for endpoints in clusters:
+        if not (endpoints.kerberos and endpoints.native):
+            continue
+        name = endpoints.name
+        token = _issued.get(name)
+        if name not in _issued or (token is not None and not _fresh(token)):
+            try:
+                with NativeCluster.of(endpoints, GatewaySettings()) as cluster:
+                    token = obtain_token(cluster, name)
+            except RpcError as exc:  # not kept: the next job asks again
+                log.warning("cluster %r: no delegation token (%s); Spark tasks log in from "
+                            "the keytab", name, " ".join(str(exc).split()))
+                continue
+            _issued[name] = token
+        if token is not None:
+            tokens.append(token)
+    return tuple(tokens)
+
+
+def _fresh(token: Token) -> bool:
+    """Whether less than half of ``token``'s lifetime has passed."""
+    half = (token.expires_ms - token.issued_ms) // 2
+    return not token.expires_ms or time.time() * 1000 < token.issued_ms + half
 
 
 def authenticated(task: Callable[[T], R], credentials: TaskCredentials | None
@@ -126,3 +177,7 @@ def login_in_task(credentials: TaskCredentials) -> None:
             raise KerberosError(f"{exc} (in a Spark task: the keytab and krb5_conf are sent "
                                 f"with the job as {_SHIP} says; without a keytab each "
                                 f"worker needs its own ticket)", endpoint=where) from None
+    # Exactly this job's tokens: a reused worker may hold an earlier job's.
+    forget_tokens(*(cluster for cluster, _ in credentials.clusters))
+    for token in credentials.tokens:
+        use_token(token)

@@ -4,7 +4,8 @@
 * ``codec``: the bytes of a connection, of each call and reply, of cell blocks (no I/O);
 * ``messages`` (shared messages and Get), ``scan``, ``multi``: the ``Client.proto`` calls;
 * ``sasl``: Kerberos on a connection (SASL GSSAPI, HBase's framing, the security layer of
-  ``hbase.rpc.protection``), as the principal a cluster's security names;
+  ``hbase.rpc.protection``), as the principal a cluster's security names; ``digest``: SASL
+  DIGEST-MD5 with a delegation token instead, at the same protection;
 * ``connection``: one TCP connection per server, many calls in flight matched by call id;
 * ``locate``: region locations from ZooKeeper and ``hbase:meta``, cached per table;
 * ``client``: ``NativeClient``: get, scan, write and regions, with the one retry loop;
@@ -13,8 +14,9 @@
   messages; ``server_admin`` the region server calls, ``admin``: ``NativeAdmin`` on the
   active master ZooKeeper names; ``admin_channel`` the ``hbase`` copy method's admin;
 * ``cluster``: ``NativeCluster``, the project's client protocol
-  (``hbase_migrate.cluster.client``) over ``NativeClient`` and ``NativeAdmin``.
+  (``hbase_migrate.cluster.client``) over ``NativeClient`` and ``NativeAdmin``;
+* ``tokens``: a delegation token from HBase's ``TokenProvider`` endpoint.
 
 Imports run one way, in that order. Authentication is SIMPLE, or Kerberos where a cluster's
-security says so.
+security says so, or a delegation token where this process holds one of the cluster.
 """

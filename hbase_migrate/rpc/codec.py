@@ -60,6 +60,7 @@ MAGIC = b"HBas"
 RPC_VERSION = 0
 AUTH_SIMPLE = 80
 AUTH_KERBEROS = 81
+AUTH_DIGEST = 82  # a delegation token (SASL DIGEST-MD5)
 KEYVALUE_CODEC = "org.apache.hadoop.hbase.codec.KeyValueCodec"
 KEYVALUE_CODEC_WITH_TAGS = "org.apache.hadoop.hbase.codec.KeyValueCodecWithTags"
 CONNECTION_CALL_ID = 0xFFFFFFFF  # call id -1: a reply about the connection itself
@@ -78,11 +79,13 @@ def preamble(auth: int = AUTH_SIMPLE) -> bytes:
     return MAGIC + bytes((RPC_VERSION, auth))
 
 
-def connection_header(service: str, user: str, *, codec: str = KEYVALUE_CODEC,
+def connection_header(service: str, user: str | None, *, codec: str = KEYVALUE_CODEC,
                       version: VersionInfo | None = CLIENT_VERSION) -> bytes:
     """The ConnectionHeader, prefixed by its int32 length, for ``service``
-    (``ClientService``, ``MasterService``, ``AdminService``)."""
-    header = bytes_field(1, string_field(1, user)) + string_field(2, service)
+    (``ClientService``, ``MasterService``, ``AdminService``); ``user`` None: no user info
+    (a token names its user)."""
+    header = b"" if user is None else bytes_field(1, string_field(1, user))
+    header += string_field(2, service)
     header += string_field(3, codec)
     if version is not None:
         header += bytes_field(5, version_info_message(version))

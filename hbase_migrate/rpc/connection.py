@@ -37,8 +37,8 @@ from functools import partial
 from typing import NamedTuple
 
 from hbase_migrate.cluster.auth.security import ClusterSecurity
+from hbase_migrate.cluster.auth.tokens import token_for
 from hbase_migrate.rpc.codec import (
-    AUTH_KERBEROS,
     AUTH_SIMPLE,
     CONNECTION_CALL_ID,
     KEYVALUE_CODEC,
@@ -48,6 +48,7 @@ from hbase_migrate.rpc.codec import (
     encode_call,
     preamble,
 )
+from hbase_migrate.rpc.digest import token_login
 from hbase_migrate.rpc.errors import (
     RemoteError,
     RpcConnectionError,
@@ -90,7 +91,9 @@ class _Pending(NamedTuple):
 class Connection:
     """A connection to ``host:port`` speaking ``service``; thread-safe. ``security``: SASL
     GSSAPI (``rpc.sasl``) when it says Kerberos, as the principal it names, after logging
-    in for ``cluster``; ``mechanism``: another SASL mechanism (given the host) to use."""
+    in for ``cluster``, or DIGEST-MD5 (``rpc.digest``) when this process holds a delegation
+    token of ``cluster`` (``cluster.auth.tokens``); ``mechanism``: another SASL mechanism
+    (given the host) to use."""
 
     def __init__(self, host: str, port: int, *, service: str = CLIENT_SERVICE,
                  user: str | None = None, connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
@@ -118,8 +121,11 @@ class Connection:
             if security is not None and security.tls:
                 self._stream = TlsChannel(self._sock, host, self.server, security)
             if mechanism is None and security is not None and security.kerberos:
-                mechanism = partial(gssapi_login, security, cluster or self.server,
-                                    self.server)
+                token = token_for(cluster) if cluster else None
+                mechanism = (partial(token_login, token, security.rpc_protection)
+                             if token is not None else
+                             partial(gssapi_login, security, cluster or self.server,
+                                     self.server))
             self._layer, user = self._authenticate(host, mechanism, user)
             self._stream.settimeout(None)
             self._stream.sendall(self._layer.seal(connection_header(service, user,
@@ -138,16 +144,18 @@ class Connection:
         self._reader.start()
 
     def _authenticate(self, host: str, mechanism: Callable[[str], Mechanism] | None,
-                      user: str | None) -> tuple[SecurityLayer, str]:
+                      user: str | None) -> tuple[SecurityLayer, str | None]:
         """Send the preamble; with a SASL mechanism, negotiate. The security layer agreed
         and the user the connection header names (the principal, with Kerberos: HBase
-        takes another name for a user to impersonate)."""
+        takes another name for a user to impersonate; none with a token, which names its
+        own)."""
         if mechanism is None:
             self._stream.sendall(preamble(AUTH_SIMPLE))
             return PLAIN, user or default_user()
         sasl = mechanism(host)
-        self._stream.sendall(preamble(AUTH_KERBEROS))
-        return negotiate(self._stream, sasl, self.server, self._ended()), sasl.user
+        self._stream.sendall(preamble(sasl.auth))
+        layer = negotiate(self._stream, sasl, self.server, self._ended())
+        return layer, (sasl.user if sasl.user_info else None)
 
     # --- calls --------------------------------------------------------------------------
 

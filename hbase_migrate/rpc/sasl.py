@@ -26,7 +26,7 @@ from typing import Protocol
 
 from hbase_migrate.cluster.auth.kerberos import KerberosError, credentials, explain, login
 from hbase_migrate.cluster.auth.security import ClusterSecurity, service_principal
-from hbase_migrate.rpc.codec import MAX_FRAME
+from hbase_migrate.rpc.codec import AUTH_KERBEROS, MAX_FRAME
 from hbase_migrate.rpc.errors import RpcConnectionError, RpcError, RpcFrameError
 from hbase_migrate.rpc.tls import Stream
 
@@ -48,13 +48,19 @@ class SaslError(KerberosError, RpcError):
 class Mechanism(Protocol):
     """A SASL client mechanism after ``step`` has been called until ``complete``."""
 
+    name: str         # the SASL mechanism's name, for messages
+    auth: int         # the preamble's auth byte
+    user_info: bool   # whether the connection header names the user
+    hint: str         # what a refusal's message adds ("" or "; what to do")
     user: str         # who the server will know this client as
     target: str       # the service principal asked for
     complete: bool
     qop: int          # the QOP bit chosen (1: no wrapping)
     max_send: int     # the server's largest token, unwrapped
 
-    def step(self, challenge: bytes | None) -> bytes: ...
+    def step(self, challenge: bytes | None) -> bytes | None:
+        """The next token to send (None: nothing more to send)."""
+        ...
 
     def wrap(self, data: bytes) -> bytes: ...
 
@@ -96,6 +102,11 @@ class GssapiMechanism:
     """SASL GSSAPI through python-gssapi with the credentials of ``security``'s principal
     (its own credential cache, filled from its keytab: see
     :mod:`hbase_migrate.cluster.auth.kerberos`) for the HBase server at ``host``."""
+
+    name = "GSSAPI"
+    auth = AUTH_KERBEROS
+    user_info = True
+    hint = ""
 
     def __init__(self, security: ClusterSecurity, host: str) -> None:
         import gssapi
@@ -186,9 +197,9 @@ def _read_string(sock: Stream, server: str) -> str:
 def refused(server: str, mechanism: Mechanism, cls: str, message: str) -> SaslError:
     """The error of a negotiation the server refused with ``cls`` and ``message``."""
     detail = " ".join(message.split())
-    return SaslError(f"server {server}: SASL GSSAPI as {mechanism.user} to "
-                     f"{mechanism.target} refused: {cls}" + (f": {detail}" if detail else ""),
-                     endpoint=server)
+    return SaslError(f"server {server}: SASL {mechanism.name} as {mechanism.user} to "
+                     f"{mechanism.target} refused: {cls}" + (f": {detail}" if detail else "")
+                     + mechanism.hint, endpoint=server)
 
 
 def _challenge(sock: Stream, mechanism: Mechanism, server: str, hung_up: str = ""
@@ -219,8 +230,8 @@ def negotiate(sock: Stream, mechanism: Mechanism, server: str, hung_up: str = ""
     try:
         token: bytes | None = mechanism.step(None)
         while True:
-            assert token is not None
-            sock.sendall(_INT32.pack(len(token)) + token)
+            if token is not None:
+                sock.sendall(_INT32.pack(len(token)) + token)
             if mechanism.complete:
                 return SecurityLayer(mechanism, server)
             token = _challenge(sock, mechanism, server, first)
@@ -238,7 +249,7 @@ def negotiate(sock: Stream, mechanism: Mechanism, server: str, hung_up: str = ""
         raise
     except Exception as exc:  # the mechanism's own: GSSError, a QOP mismatch
         text = " ".join(str(exc).split())
-        raise SaslError(f"server {server}: SASL GSSAPI as {mechanism.user} to "
+        raise SaslError(f"server {server}: SASL {mechanism.name} as {mechanism.user} to "
                         f"{mechanism.target} failed: {text}", endpoint=server) from None
 
 

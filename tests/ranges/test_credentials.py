@@ -10,7 +10,9 @@ import pytest
 
 from hbase_migrate.cluster.auth.kerberos import KerberosError
 from hbase_migrate.cluster.auth.security import ClusterSecurity
-from hbase_migrate.ranges.credentials import TaskCredentials, authenticated, ships_to
+from hbase_migrate.cluster.auth.tokens import Token, forget_tokens, token_for, use_token
+from hbase_migrate.cluster.endpoints import ClusterEndpoints
+from hbase_migrate.ranges.credentials import TaskCredentials, authenticated, job_tokens, ships_to
 
 
 def test_auto_ships_to_cluster_masters_only() -> None:
@@ -34,3 +36,19 @@ def test_a_task_without_the_files_fails_in_one_line_before_its_work(tmp_path: Pa
         f"the job; set [spark] ship_keytab = \"auto\" (or \"always\") to send it, or deploy "
         f"it at {missing} on every worker")
     assert authenticated(ran.append, None)(2) is None and ran == [2]  # unsecured: as is
+
+
+def test_tokens_only_for_secured_native_clusters_and_one_per_cluster() -> None:
+    secured = ClusterSecurity(auth="kerberos", principal="migrate@EXAMPLE.COM")
+    over_thrift = ClusterEndpoints("a", thrift="h:9090", thrift2="h:9091", zookeeper="h:2181",
+                                   security=secured)
+    unsecured = ClusterEndpoints("b", zookeeper="h:2181", client="native")
+    assert job_tokens((over_thrift, unsecured)) == ()  # nothing asked of either
+    first = Token("a", b"id-a", b"pw-a", owner="migrate@EXAMPLE.COM")
+    other = Token("b", b"id-b", b"pw-b", owner="migrate@EXAMPLE.COM")
+    use_token(first)
+    use_token(other)
+    forget_tokens("a")  # a job of cluster a without a token: back to Kerberos there only
+    assert token_for("a") is None and token_for("b") == other
+    forget_tokens()
+    assert token_for("b") is None

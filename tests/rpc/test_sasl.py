@@ -17,7 +17,7 @@ import pytest
 
 from hbase_migrate.cluster.auth.security import ClusterSecurity
 from hbase_migrate.errors import ConfigError
-from hbase_migrate.rpc.codec import decode_call, encode_reply
+from hbase_migrate.rpc.codec import AUTH_KERBEROS, decode_call, encode_reply
 from hbase_migrate.rpc.connection import Connection
 from hbase_migrate.rpc.errors import RpcConnectionError, RpcTimeoutError
 from hbase_migrate.rpc.messages import get_response
@@ -49,6 +49,7 @@ class Toy:
     then the answer to the server's wrapped security layer offer."""
 
     user, target = USER, TARGET
+    name, auth, user_info, hint = "GSSAPI", AUTH_KERBEROS, True, ""
 
     def __init__(self, protection: str) -> None:
         self.wanted = protection_bits(protection)

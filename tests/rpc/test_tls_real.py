@@ -11,12 +11,15 @@ module (its own KDC and CA).
   trusting another CA, or showing no certificate, is refused in one line naming the server.
 * The lifecycle (prepare, the copy under a live writer, replay, validate) with the
   cluster's client native, over TLS and SASL, ends in a match.
+* The cluster loads no ``TokenProvider``: a Spark job's driver finds it issues no
+  delegation tokens (one info line) and its tasks keep the keytab.
 * The keystore's password appears in no log, no ``cluster.json`` and no process's
   arguments, and ``cluster.json`` names the client's key file, never its content.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Iterator
 from dataclasses import replace
@@ -29,6 +32,7 @@ from hbase_migrate.cluster.descriptors import TableDescriptor
 from hbase_migrate.cluster.endpoints import ClusterEndpoints
 from hbase_migrate.cluster.sizing import GatewaySettings
 from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
+from hbase_migrate.ranges.credentials import job_tokens
 from hbase_migrate.rpc.cluster import NativeCluster
 from hbase_migrate.rpc.connection import Connection
 from hbase_migrate.rpc.errors import RpcConnectionError
@@ -49,7 +53,7 @@ TABLE = "tls_cells"
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealHBase]:
     yield from kerberos_stack(tmp_path_factory.mktemp("tls"), RealHBaseOptions(
         region_servers=1, heap="1g", kerberos=True, rpc_protection="privacy",
-        rpc_tls=True, name="tls"))
+        rpc_tls=True, token_provider=False, name="tls"))
 
 
 @pytest.fixture(scope="module")
@@ -75,6 +79,22 @@ def test_reads_and_writes_over_tls_and_sasl_privacy(endpoints: ClusterEndpoints)
         assert visible == [c for piece in t2.scan(TABLE) for c in piece]
         native.admin.flush(TABLE)
         assert [c for piece in native.scan(TABLE) for c in piece] == visible
+
+
+def test_a_cluster_without_token_provider_keeps_the_keytab(
+        endpoints: ClusterEndpoints, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO, logger="hbase_migrate.rpc.tokens")
+    assert job_tokens((endpoints,)) == ()
+    said = [r.getMessage() for r in caplog.records if r.name == "hbase_migrate.rpc.tokens"]
+    assert len(said) == 1 and "\n" not in said[0], said
+    assert said[0].startswith(f"cluster {endpoints.name!r} issues no delegation tokens "
+                              "(server ")
+    assert "no TokenProvider coprocessor, UnknownProtocolException" in said[0]
+    assert "log in from the keytab" in said[0]
+    assert job_tokens((endpoints,)) == ()  # known for the process: no second line
+    assert len([r for r in caplog.records if r.name == "hbase_migrate.rpc.tokens"]) == 1
+    with connect(endpoints, GatewaySettings()) as native:  # Kerberos, as before
+        assert "default" in native.namespaces()
 
 
 def test_a_plain_client_is_refused(endpoints: ClusterEndpoints) -> None:

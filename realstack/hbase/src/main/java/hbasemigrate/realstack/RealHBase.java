@@ -48,8 +48,9 @@ import org.apache.hbase.thirdparty.com.google.gson.JsonObject;
  * <p>Arguments: --dir D --region-servers K --wal-compression none|dict|dict+tags
  * --value-compression none|gz|snappy|lz4|zstd|... --roll-period MS --roll-size BYTES
  * --archive-ttl MS --cleaner-interval MS --replication-peer ID --name N
- * [--keytab K --realm R --qop auth|auth-int|auth-conf --rpc-protection P]: Kerberos everywhere
- * (see secure());
+ * [--keytab K --realm R --qop auth|auth-int|auth-conf --rpc-protection P
+ * --token-provider true|false]: Kerberos everywhere, HBase issuing delegation tokens unless
+ * told not to (see secure());
  * [--thrift-http true]: both gateways speak Thrift over HTTP (see httpGateways());
  * [--rpc-tls D --rpc-tls-plaintext true|false]: TLS on HBase's RPC, certificates in D (see
  * tls()).
@@ -175,6 +176,12 @@ public final class RealHBase implements StackSupport.Stack {
     conf.set("hadoop.security.authentication", "kerberos");
     conf.set("hbase.security.authentication", "kerberos");
     conf.set("hbase.rpc.protection", opt("rpc-protection", "authentication"));
+    if (!"false".equals(opt("token-provider", "true"))) {
+      // Delegation tokens: HBase's own TokenProvider endpoint on every region (the clients
+      // ask hbase:meta's); any secured RPC server accepts the tokens (DIGEST-MD5).
+      conf.set("hbase.coprocessor.region.classes",
+          "org.apache.hadoop.hbase.security.token.TokenProvider");
+    }
     for (String key : new String[] {"hbase.master", "hbase.regionserver", "dfs.namenode",
         "dfs.datanode"}) {
       conf.set(key + ".kerberos.principal", hbase);
