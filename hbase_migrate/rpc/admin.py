@@ -24,7 +24,7 @@ import sys
 import threading
 from collections.abc import Callable, Sequence
 from types import TracebackType
-from typing import Self
+from typing import Any, Self
 
 from kazoo.exceptions import NoNodeError
 
@@ -369,6 +369,12 @@ class NativeAdmin(RegionServerAdmin):
     def cluster_status(self) -> ClusterStatus:
         return decode_cluster_status(
             self.master_call("GetClusterStatus", cluster_status_request(), "cluster status"))
+
+    def master_security(self) -> dict[str, Any]:
+        """The security of the connection to the active master, as negotiated
+        (``Connection.observed``), and the master's name."""
+        conn = self._master_connection()
+        return {"server": str(self.master_server), **conn.observed}
 
     def roll_wals(self) -> list[ServerName]:
         """Ask every live region server to roll its WALs (see ``roll_wal``); the servers
