@@ -20,7 +20,13 @@ not read. JSON shape (times in ms since the epoch, ``null`` when a part is not c
                                        "mtime", "age", "path"}]}]},
      "status": null | {"error"} | the master's cluster status, asked over HBase's own RPC
                for a cluster whose client is native (``rpc.status.ClusterStatus.to_json``:
-               version, masters, live servers with their regions, dead servers)}
+               version, masters, live servers with their regions, dead servers),
+     "connection": {"transport": "native"|"thrift", "observed": bool, "server",
+                    "tls": null | {"version", "cipher", "hostname_verified"},
+                    "sasl": "SIMPLE"|"GSSAPI"|..., "protection": null | "authentication"|
+                    "integrity"|"privacy"} (native: as negotiated on the connection to the
+                    active master, null when none answered; thrift: the gateway's settings,
+                    "observed": false)}
 """
 
 from __future__ import annotations
@@ -37,6 +43,10 @@ from hbase_migrate.cluster.storage.walstore import WalStore
 
 if TYPE_CHECKING:
     from rich.console import Console
+
+
+# The gateways' SASL QOP (hbase.thrift.security.qop) by hbase.rpc.protection's names.
+THRIFT_QOPS = {"auth": "authentication", "auth-int": "integrity", "auth-conf": "privacy"}
 
 
 @click.group()
@@ -78,6 +88,7 @@ def info(config: Path, side: str, as_json: bool) -> None:
         location = endpoints.webhdfs or str(getattr(store, "hbase_root", ""))
         report["wal_store"] = wal_info(store, location, now)
     report["status"] = status_info(endpoints)
+    report["connection"] = connection_info(endpoints, report["status"])
     if as_json:
         click.echo(json.dumps(report, sort_keys=True, indent=2))
     else:
@@ -122,9 +133,29 @@ def status_info(endpoints: ClusterEndpoints, wait: float = 10.0) -> dict[str, An
     try:
         with NativeAdmin(endpoints.zookeeper, endpoints.znode_parent, call_timeout=wait,
                          master_wait=wait, **endpoints.client_auth) as admin:
-            return admin.cluster_status().to_json()
+            status = admin.cluster_status().to_json()
+            status["connection"] = admin.master_security()
+            return status
     except RpcError as exc:
         return {"error": str(exc)}
+
+
+def connection_info(endpoints: ClusterEndpoints, status: dict[str, Any] | None
+                    ) -> dict[str, Any] | None:
+    """How the steps reach the cluster: over native RPC, the security negotiated with its
+    active master (taken from ``status``; None when no master answered); over the gateways,
+    their settings (not observed: ``cluster info`` opens no gateway connection)."""
+    if endpoints.native:
+        if status is None or "connection" not in status:
+            return None
+        return {"transport": "native", "observed": True, **status.pop("connection")}
+    security = endpoints.security
+    kerberos = security is not None and security.kerberos
+    return {"transport": "thrift", "observed": False,
+            "server": endpoints.thrift2 or endpoints.thrift,
+            "tls": None, "sasl": "GSSAPI" if kerberos else "SIMPLE",
+            "protection": THRIFT_QOPS[security.qop] if security is not None and kerberos
+            else None}
 
 
 def wal_info(store: WalStore, location: str, now: int) -> dict[str, Any]:
@@ -164,9 +195,29 @@ def render(report: dict[str, Any], console: Console | None = None) -> None:
             retention["kind"], "kept for the archive TTL only")
         console.print(f"archived WAL retention: {verdict}: {retention['detail']}",
                       highlight=False)
+    connection = report.get("connection")
+    if connection is not None:
+        console.print(describe_connection(connection), highlight=False)
     status = report.get("status")
     if status is not None:
         _render_status(console, status)
+
+
+def describe_connection(connection: dict[str, Any]) -> str:
+    """One line: the transport, TLS and SASL of a cluster's connection."""
+    tls = connection["tls"]
+    if tls is None:
+        tls_text = "TLS off"
+    else:
+        checked = "server name verified" if tls["hostname_verified"] else \
+            "server name NOT verified"
+        tls_text = f"TLS on ({tls['version']}, {tls['cipher']}, {checked})"
+    sasl = f"SASL {connection['sasl']}"
+    if connection["protection"]:
+        sasl += f" at {connection['protection']}"
+    how = "negotiated with" if connection["observed"] else "configured for"
+    return (f"connection: {connection['transport']}, {tls_text}, {sasl} ({how} "
+            f"{connection['server']})")
 
 
 def _render_status(console: Console, status: dict[str, Any]) -> None:

@@ -24,7 +24,7 @@ import sys
 import threading
 from collections.abc import Callable, Sequence
 from types import TracebackType
-from typing import Self
+from typing import Any, Self
 
 from kazoo.exceptions import NoNodeError
 
@@ -78,6 +78,9 @@ from hbase_migrate.wal.names import ServerName
 log = logging.getLogger(__name__)
 
 MASTER_SERVICE = "MasterService"
+# Polls of a procedure or snapshot: doubling from 50 ms to at most this, so that a wait
+# ends within a quarter of a second of its end (HBase's own client pauses 100 ms, then more).
+POLL_CAP = 0.25
 TABLE_NOT_FOUND = "org.apache.hadoop.hbase.TableNotFoundException"
 DO_NOT_RETRY = "org.apache.hadoop.hbase.DoNotRetryIOException"
 
@@ -206,7 +209,7 @@ class NativeAdmin(RegionServerAdmin):
 
     def wait_procedure(self, proc_id: int, call: str, what: str) -> None:
         """Wait until procedure ``proc_id`` finished; its failure raised as AdminCallError."""
-        backoff = Backoff(self.wait_timeout)
+        backoff = Backoff(self.wait_timeout, cap=POLL_CAP)
         while True:
             result = decode_procedure_result(self.master_call(
                 "getProcedureResult", procedure_result_request(proc_id), what))
@@ -328,7 +331,7 @@ class NativeAdmin(RegionServerAdmin):
         if started.proc_id is not None:
             self.wait_procedure(started.proc_id, "Snapshot", what)
             return
-        backoff = Backoff(self.wait_timeout)
+        backoff = Backoff(self.wait_timeout, cap=POLL_CAP)
         while not self.snapshot_done(name, table, what):
             if not backoff.sleep():
                 raise AdminCallError("Snapshot", what, self._master_text(),
@@ -369,6 +372,12 @@ class NativeAdmin(RegionServerAdmin):
     def cluster_status(self) -> ClusterStatus:
         return decode_cluster_status(
             self.master_call("GetClusterStatus", cluster_status_request(), "cluster status"))
+
+    def master_security(self) -> dict[str, Any]:
+        """The security of the connection to the active master, as negotiated
+        (``Connection.observed``), and the master's name."""
+        conn = self._master_connection()
+        return {"server": str(self.master_server), **conn.observed}
 
     def roll_wals(self) -> list[ServerName]:
         """Ask every live region server to roll its WALs (see ``roll_wal``); the servers

@@ -34,7 +34,7 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from functools import partial
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from hbase_migrate.cluster.auth.security import ClusterSecurity
 from hbase_migrate.cluster.auth.tokens import token_for
@@ -57,6 +57,7 @@ from hbase_migrate.rpc.errors import (
 )
 from hbase_migrate.rpc.sasl import (
     PLAIN,
+    PROTECTIONS,
     Mechanism,
     SaslError,
     SecurityLayer,
@@ -149,10 +150,11 @@ class Connection:
         and the user the connection header names (the principal, with Kerberos: HBase
         takes another name for a user to impersonate; none with a token, which names its
         own)."""
+        self._sasl: Mechanism | None = None
         if mechanism is None:
             self._stream.sendall(preamble(AUTH_SIMPLE))
             return PLAIN, user or default_user()
-        sasl = mechanism(host)
+        sasl = self._sasl = mechanism(host)
         self._stream.sendall(preamble(sasl.auth))
         layer = negotiate(self._stream, sasl, self.server, self._ended())
         return layer, (sasl.user if sasl.user_info else None)
@@ -162,6 +164,21 @@ class Connection:
     @property
     def closed(self) -> bool:
         return self._broken is not None
+
+    @property
+    def observed(self) -> dict[str, Any]:
+        """The security this connection runs under, as negotiated with its server: TLS
+        (version, cipher, whether the server's name was checked) or none, the SASL
+        mechanism (SIMPLE: none) and the ``hbase.rpc.protection`` agreed (none under
+        SIMPLE)."""
+        tls = self._stream if isinstance(self._stream, TlsChannel) else None
+        sasl = self._sasl
+        name = "SIMPLE" if sasl is None else sasl.name
+        return {"tls": None if tls is None else {"version": tls.version, "cipher": tls.cipher,
+                                                 "hostname_verified": tls.hostname_verified},
+                "sasl": name,
+                "protection": None if sasl is None else next(
+                    (n for n, bit in PROTECTIONS.items() if bit == sasl.qop), None)}
 
     @property
     def in_flight(self) -> int:

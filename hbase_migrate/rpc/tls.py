@@ -20,6 +20,7 @@ a writer blocked by a full socket never keeps the reader from draining replies.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import ipaddress
 import socket
@@ -32,6 +33,10 @@ from hbase_migrate.errors import ConfigError
 from hbase_migrate.rpc.errors import RpcConnectionError, RpcError
 
 _READ = 1 << 16
+# How long a TLS 1.3 client waits after its handshake for the server's first records: its
+# session tickets (the client's certificate accepted) or an alert (refused). A server that
+# sends neither costs this once per connection; its alert is then recognised on first use.
+SETTLE = 1.0
 # Alerts of a server that refused the client's certificate, or found none (TLS 1.2, 1.3).
 _CERT_ALERTS = ("CERTIFICATE_REQUIRED", "BAD_CERTIFICATE", "CERTIFICATE_UNKNOWN",
                 "UNKNOWN_CA", "CERTIFICATE_EXPIRED")
@@ -193,14 +198,31 @@ class TlsChannel:
             server_hostname=None if _is_address(host) else host)  # SNI as HBase sends it
         self._state = threading.Lock()  # the TLS state
         self._send = threading.Lock()   # the socket's write side, in order
+        self._security = security
+        self._early = b""  # application bytes read while settling, for the first recv
+        self._used = False  # application bytes received since the handshake
+        self._reading = False  # a reader has called recv (it alone reads the socket)
         try:
             self._handshake()
+            if self._tls.version() == "TLSv1.3":
+                self._settle()
         except OSError as exc:
             raise _handshake_error(exc, server, security) from None
-        if security.rpc_tls_verify_hostname == "true":
+        self.hostname_verified = security.rpc_tls_verify_hostname == "true"
+        if self.hostname_verified:
             cert = self._tls.getpeercert()
             assert cert is not None  # CERT_REQUIRED: a verified certificate
             verify_host(cert, host, sock.getpeername()[0], server)
+
+    @property
+    def version(self) -> str:
+        """The TLS version negotiated (``TLSv1.2``, ``TLSv1.3``)."""
+        return self._tls.version() or ""
+
+    @property
+    def cipher(self) -> str:
+        cipher = self._tls.cipher()
+        return cipher[0] if cipher else ""
 
     def _handshake(self) -> None:
         while True:
@@ -214,6 +236,61 @@ class TlsChannel:
                 continue
             self._flush()
             return
+
+    def _settle(self) -> None:
+        """Under TLS 1.3 a server judges the client's certificate after the client's side of
+        the handshake ended, and answers with its session tickets or an alert. Wait for that
+        answer (at most ``SETTLE`` seconds) so that a refusal is the handshake's error, as
+        under TLS 1.2, whatever the timing."""
+        timeout = self._sock.gettimeout()
+        self._sock.settimeout(SETTLE if timeout is None else min(SETTLE, timeout))
+        try:
+            while True:
+                try:
+                    ended = not self._fill()
+                except TimeoutError:
+                    return  # a server that sends no tickets: its alert, if any, comes later
+                try:
+                    self._early = self._tls.read(_READ)
+                    return
+                except ssl.SSLWantReadError:
+                    if not ended:
+                        return  # tickets read: the certificate was taken
+                except ssl.SSLZeroReturnError:
+                    raise ssl.SSLEOFError("the server closed the connection right after "
+                                          "the handshake") from None
+                if ended:
+                    raise ssl.SSLEOFError("the server closed the connection right after the "
+                                          "handshake")
+        finally:
+            self._sock.settimeout(timeout)
+
+    def _refusal(self, exc: OSError) -> RpcError | None:
+        """The server's alert behind ``exc``, a read or write failing before any reply came
+        (a TLS 1.3 server refusing the client's certificate after the client's side of the
+        handshake ended): the alert itself, or one still waiting to be read after the
+        server's reset. None when there is none."""
+        if isinstance(exc, ssl.SSLError):
+            alert = "ALERT" in (getattr(exc, "reason", None) or str(exc)).upper()
+            return _handshake_error(exc, self.server, self._security) if alert else None
+        timeout = self._sock.gettimeout()
+        try:
+            self._sock.setblocking(False)
+            while self._fill():
+                with self._state:
+                    try:
+                        self._tls.read(_READ)
+                    except ssl.SSLWantReadError:
+                        continue
+                    except ssl.SSLError as alert:
+                        return self._refusal(alert)
+                    return None
+        except OSError:
+            pass
+        finally:
+            with contextlib.suppress(OSError):
+                self._sock.settimeout(timeout)
+        return None
 
     def _fill(self) -> bool:
         """Read the socket into the TLS state; False at its end."""
@@ -235,6 +312,22 @@ class TlsChannel:
     # --- the stream ---------------------------------------------------------------------
 
     def recv(self, size: int, /) -> bytes:
+        self._reading = True
+        if self._early:
+            data, self._early = self._early[:size], self._early[size:]
+            return data
+        try:
+            data = self._recv(size)
+        except OSError as exc:
+            refusal = None if self._used or isinstance(exc, TimeoutError) \
+                else self._refusal(exc)
+            if refusal is None:
+                raise
+            raise refusal from None
+        self._used = self._used or bool(data)
+        return data
+
+    def _recv(self, size: int) -> bytes:
         while True:
             with self._state:
                 try:
@@ -258,7 +351,14 @@ class TlsChannel:
                 while view:
                     view = view[self._tls.write(view):]
                 out = self._outgoing.read()
-            self._sock.sendall(out)
+            try:
+                self._sock.sendall(out)
+            except OSError as exc:
+                refusal = None if self._used or self._reading or isinstance(
+                    exc, TimeoutError) else self._refusal(exc)
+                if refusal is None:
+                    raise
+                raise refusal from None
 
     def settimeout(self, value: float | None, /) -> None:
         self._sock.settimeout(value)

@@ -4,7 +4,8 @@ the target's HDFS (:mod:`hbase_migrate.snapshot.export`), cloned into the target
 1. :func:`take_snapshots`: a flushed, online snapshot of each table with a TTL, named
    ``hbase_migrate_<migration>_<table>_<time asked>``; one taken by an earlier attempt is
    used again. T0 is the earliest creation time HBase recorded in them.
-2. :func:`export_snapshots`: every file, one task each on the range engine; then every
+2. :func:`export_snapshots`: every file, one task each on the range engine (in this process:
+   ``EXPORT_THREADS`` at once, each file being mostly WebHDFS round trips); then every
    exported HFile is looked for again, since the target's HFile cleaner deletes files under
    ``archive/`` older than ``hbase.master.hfilecleaner.ttl`` that no snapshot references
    (HBASE-23202): those are copied again, and the output says the export outlived the TTL.
@@ -19,14 +20,15 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from hbase_migrate.audit.ledger import Ledger, now_ms
 from hbase_migrate.cluster.admin import AdminChannel, JavaAdmin, ShellAdmin, snapshot_name
 from hbase_migrate.cluster.storage.hdfs_files import HdfsRoot
-from hbase_migrate.config import ClusterSpec, MigrationSpec, TableSpec
+from hbase_migrate.config import IN_PROCESS, ClusterSpec, MigrationSpec, TableSpec
 from hbase_migrate.errors import ConfigError, HBaseMigrateError
 from hbase_migrate.limits import ThrottlePlan, step_limits
 from hbase_migrate.ranges.engine import Progress, bind, range_engine
@@ -50,6 +52,7 @@ from hbase_migrate.snapshot.manifest import (
     parse_manifest,
 )
 
+EXPORT_THREADS = 4  # file tasks at once when the export runs in this process
 LAYOUT_FILE = "hbase.version"  # in every real HBase root (HBase's file layout version)
 CLONED = "cloned"
 
@@ -185,17 +188,24 @@ def export_snapshots(spec: MigrationSpec, snapshots: list[TableSnapshot], source
         files += folder
     if hfiles:
         with range_engine(master, f"hbase-migrate export {spec.name}", spec) as engine:
-            plan = ThrottlePlan.of(spec, "copy", min(len(hfiles), engine.slots))
+            threads = EXPORT_THREADS if engine.name == IN_PROCESS else 0
+            plan = ThrottlePlan.of(spec, "copy", min(len(hfiles), threads or engine.slots))
             task = bind(export_file_task, replace(job, throttle=plan))
+
+            def run(files: list[ExportFile], what: str,
+                    progress: Progress | None = None) -> list[FileExport]:
+                if threads:
+                    return in_threads(threads, task, files, progress)
+                return engine.map(task, files, progress=progress, what=what)
+
             with step_limits(plan):
-                summary.add(engine.map(task, hfiles, progress=progress,
-                                       what=f"export {len(hfiles)} files of migration "
-                                            f"{spec.name}"))
+                summary.add(run(hfiles, f"export {len(hfiles)} files of migration {spec.name}",
+                                progress))
                 gone = [f for f in hfiles if target.status(f.target) is None]
                 if gone:  # deleted by the target's HFile cleaner meanwhile: once more
                     summary.recopied_after_cleaner = [f.target for f in gone]
                     summary.notes.append(_cleaner_note(spec, len(gone), time.monotonic() - began))
-                    engine.map(task, gone, what=f"export {len(gone)} files again")
+                    run(gone, f"export {len(gone)} files again")
     lost = [f.target for f in hfiles if target.status(f.target) is None]
     if lost:
         raise SnapshotExportError(
@@ -206,6 +216,24 @@ def export_snapshots(spec: MigrationSpec, snapshots: list[TableSnapshot], source
             target.rename(f"{WORKING_DIR}/{snap.name}", f"{SNAPSHOT_DIR}/{snap.name}")
     summary.seconds = time.monotonic() - began
     return summary
+
+
+def in_threads(threads: int, task: Callable[[ExportFile], FileExport],
+               files: Sequence[ExportFile], progress: Progress | None = None
+               ) -> list[FileExport]:
+    """``task`` on every file, ``threads`` at once, the results in the files' order; the
+    first failure raised once the tasks running have ended."""
+    results: list[FileExport | None] = [None] * len(files)
+    pool = ThreadPoolExecutor(threads, thread_name_prefix="export")
+    try:
+        futures = {pool.submit(task, f): i for i, f in enumerate(files)}
+        for done, future in enumerate(as_completed(futures), 1):
+            results[futures[future]] = future.result()
+            if progress is not None:
+                progress(done, len(files))
+    finally:
+        pool.shutdown(cancel_futures=True)  # after a failure: none started anew
+    return [r for r in results if r is not None]
 
 
 def _cleaner_note(spec: MigrationSpec, files: int, seconds: float) -> str:

@@ -23,15 +23,46 @@ from __future__ import annotations
 
 import getpass
 import io
+import logging
 import os
+import time
 from collections.abc import Callable
 from typing import IO, Any, BinaryIO
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 
 from hbase_migrate.errors import ConfigError, WalSourceError
 
+log = logging.getLogger(__name__)
+
 WEBHDFS_SCHEME = "webhdfs"
 _SKIP_CHUNK = 1 << 20
+# An OPEN whose connection is closed with no answer is sent this many times, the waits
+# between doubling from OPEN_BACKOFF seconds, before the file fails (when the NameNode
+# still answers: a server that takes connections and drops them is no outage to wait out).
+OPEN_ATTEMPTS = 4
+OPEN_BACKOFF = 0.25
+
+
+class _HungUp(Exception):
+    """An OPEN's connection closed with no HTTP answer; ``host``: the server that did it."""
+
+    def __init__(self, host: str, reason: str) -> None:
+        super().__init__(reason)
+        self.host = host
+
+
+def _hung_up(exc: Exception) -> _HungUp | None:
+    """``exc`` as a server that took the connection and closed it unanswered (not one
+    refused, timed out or unresolvable)."""
+    from requests import ConnectionError as RequestsConnectionError
+    from urllib3.exceptions import ProtocolError
+
+    if not isinstance(exc, RequestsConnectionError) or not exc.args \
+            or not isinstance(exc.args[0], ProtocolError):
+        return None
+    request = getattr(exc, "request", None)
+    url = getattr(request, "url", None) or ""
+    return _HungUp(urlsplit(url).netloc or "(unknown)", str(exc.args[0]))
 
 
 def _split(url: str) -> tuple[str, str]:
@@ -138,7 +169,31 @@ class WebHdfsFile(io.RawIOBase):
     # --- streams ------------------------------------------------------------------------
 
     def _open_stream(self, offset: int) -> None:
-        """A stream of the file's bytes from ``offset``."""
+        """A stream of the file's bytes from ``offset``; a server that closes the OPEN's
+        connection unanswered is asked ``OPEN_ATTEMPTS`` times, then, if the NameNode
+        still answers, the file fails in one line naming that server."""
+        wait = OPEN_BACKOFF
+        for attempt in range(1, OPEN_ATTEMPTS + 1):
+            try:
+                self._open_once(offset)
+                return
+            except _HungUp as hung:
+                if attempt < OPEN_ATTEMPTS:
+                    log.info("%s: WebHDFS OPEN at byte offset %d: %s closed the connection "
+                             "unanswered (%s); asking again", self.name, offset, hung.host,
+                             hung)
+                    time.sleep(wait)
+                    wait *= 2
+                    continue
+                self._status()  # the NameNode not answering either: an outage, said so
+                raise self._failed(
+                    "OPEN", offset, f"{hung.host} closed the connection without an answer "
+                    f"{OPEN_ATTEMPTS} times in a row ({hung}) while the NameNode at "
+                    f"{urlsplit(self._base).netloc} answers; expected an HTTP answer with "
+                    "the file's bytes (a DataNode whose web server cannot serve reads: see "
+                    "its log)") from None
+
+    def _open_once(self, offset: int) -> None:
         from hdfs.util import HdfsError
         from requests import RequestException
 
@@ -156,6 +211,9 @@ class WebHdfsFile(io.RawIOBase):
                 return
             raise self._failed("OPEN", offset, _remote(exc)[1]) from exc
         except RequestException as exc:
+            hung = _hung_up(exc)
+            if hung is not None:
+                raise hung from exc
             raise self._failed("OPEN", offset, str(exc), unreachable=True) from exc
         self._stream = self._response.raw
         self._stream_pos = offset

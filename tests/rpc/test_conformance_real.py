@@ -2,7 +2,11 @@
 ``real_hbase``): the clients ``connect`` gives for ``client = "native"`` and for ``client =
 "thrift"`` answer the same calls with the same cells (every version, time ranges, columns,
 raw scans with their delete markers), the same regions and descriptors, and fail alike on a
-missing table; cells written over one transport read back the same over the other."""
+missing table; cells written over one transport read back the same over the other. The
+admin calls too: a namespace made over one seen over both, a descriptor with every family
+attribute the project carries (and a table attribute) created over each and read back the
+same over both, disable and enable seen alike, a table created twice or deleted when missing
+refused alike (one line naming the table), a deleted table gone for both."""
 
 from __future__ import annotations
 
@@ -12,14 +16,15 @@ from dataclasses import replace
 import pytest
 
 from hbase_migrate.cluster.client import Client, connect
-from hbase_migrate.cluster.descriptors import RegionDescriptor, TableDescriptor
+from hbase_migrate.cluster.descriptors import FamilyDescriptor, RegionDescriptor, TableDescriptor
 from hbase_migrate.cluster.endpoints import ClusterEndpoints, load_cluster_json
 from hbase_migrate.cluster.errors import ClusterError
 from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
 from hbase_migrate.rpc.cluster import NativeCluster
 from hbase_migrate.wal.model import Cell, CellType, cell_order
 from realstack.hbase import RealHBase
-from tests.rpc.test_native_real import FAMILIES, ROWS, SPLITS, every_kind
+from tests.rpc.cells import ROWS, every_kind
+from tests.rpc.test_native_real import FAMILIES, SPLITS
 
 pytestmark = [pytest.mark.integration, pytest.mark.realstack]
 
@@ -85,3 +90,37 @@ def test_a_missing_table_fails_alike(clients: tuple[Client, Client]) -> None:
             flat(client.scan("conform_missing"))
         with pytest.raises(ClusterError, match="conform_missing"):
             client.table_descriptor("conform_missing")
+
+
+RICH = (FamilyDescriptor(b"a", max_versions=5, min_versions=1, ttl=86_400, scope=1,
+                         compression="GZ", bloom_filter="ROWCOL", in_memory=True,
+                         block_cache=False, block_size=32_768, data_block_encoding="FAST_DIFF",
+                         keep_deleted_cells="TRUE"),
+        FamilyDescriptor(b"b"))
+
+
+def test_admin_calls_alike_over_both_transports(clients: tuple[Client, Client]) -> None:
+    rpc, thrift = clients
+    for client, namespace in ((rpc, "conform_ns_rpc"), (thrift, "conform_ns_thrift")):
+        client.create_namespace(namespace)
+    assert {"conform_ns_rpc", "conform_ns_thrift"} <= set(rpc.namespaces())
+    assert sorted(rpc.namespaces()) == sorted(thrift.namespaces())
+    for client, name in ((rpc, "conform_ns_rpc:rich"), (thrift, "conform_ns_thrift:rich")):
+        asked = TableDescriptor(name, RICH, ((b"OWNER", b"conformance"),))
+        client.create_table(asked, [b"m"])
+        read = rpc.table_descriptor(name)
+        assert read == thrift.table_descriptor(name)
+        assert read.families == RICH and (b"OWNER", b"conformance") in read.attributes
+        for other in (rpc, thrift):  # created twice: refused alike, naming the table
+            with pytest.raises(ClusterError, match=name):
+                other.create_table(asked)
+        client.disable_table(name)
+        assert not rpc.is_table_enabled(name) and not thrift.is_table_enabled(name)
+        client.enable_table(name)
+        assert rpc.is_table_enabled(name) and thrift.is_table_enabled(name)
+        client.disable_table(name)
+        client.delete_table(name)
+        assert not rpc.table_exists(name) and not thrift.table_exists(name)
+        for other in (rpc, thrift):
+            with pytest.raises(ClusterError, match=name):
+                other.delete_table(name)

@@ -181,11 +181,15 @@ def test_wrapped_connection_header_and_calls(protection: str, offer: int,
     conn = server.connect(protection)
     try:
         replies = [conn.call("Get", b"\x0a\x00"), conn.call("Get", b"\x0a\x00")]
+        observed = conn.observed
     finally:
         conn.close()
         server.close()
     assert server.seen["preamble"] == b"HBas\x00\x51"  # auth byte KERBEROS (81)
     assert server.seen["qop"] == chosen
+    # What the connection says it runs under: the QOP the server was answered with.
+    assert observed == {"tls": None, "sasl": "Toy", "protection": {
+        1: "authentication", 2: "integrity", 4: "privacy"}[server.seen["qop"]]}
     header = server.seen["header"]
     user_info = b"\x0a" + bytes([len(USER)]) + USER.encode()  # effective_user: the principal
     assert b"\x0a" + bytes([len(user_info)]) + user_info in header

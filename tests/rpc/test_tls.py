@@ -9,6 +9,11 @@
   naming both, accepted with ``rpc_tls_verify_hostname = "false"``; the identity rules of
   ``HBaseHostnameVerifier`` (addresses against IP entries, names against DNS entries with a
   one-label wildcard, the common name only without alternative names);
+* under TLS 1.3, where the server judges the client's certificate after the client's side of
+  the handshake ended, a missing or untrusted client certificate is still refused by the
+  connection's making, in the same one line, every time;
+* what the connection observed (TLS version, cipher, whether the name was checked) is what
+  the server's side of it saw;
 * a TLS client meeting a plain server, answering its ClientHello as HBase answers a bad
   preamble, and a plain client meeting a TLS server: one line each naming the server and
   what was expected.
@@ -44,9 +49,10 @@ from realstack.tls import TlsFiles, make_tls
 from tests.rpc.scripted import ScriptedServer
 
 
-def server_context(files: TlsFiles, *, want_client: bool = True) -> ssl.SSLContext:
-    """A server's TLS 1.2 context from the stack's keystore; client certificates of the
-    CA wanted (NEED) unless ``want_client`` is False."""
+def server_context(files: TlsFiles, *, want_client: bool = True,
+                   version: ssl.TLSVersion = ssl.TLSVersion.TLSv1_2) -> ssl.SSLContext:
+    """A server's TLS context (TLS ``version`` only) from the stack's keystore; client
+    certificates of the CA wanted (NEED) unless ``want_client`` is False."""
     password = files.password.read_bytes()
     key, cert, _ = pkcs12.load_key_and_certificates(files.keystore.read_bytes(), password)
     assert key is not None and cert is not None
@@ -55,7 +61,7 @@ def server_context(files: TlsFiles, *, want_client: bool = True) -> ssl.SSLConte
         serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
         serialization.NoEncryption()))
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    context.maximum_version = ssl.TLSVersion.TLSv1_2
+    context.minimum_version = context.maximum_version = version
     context.load_cert_chain(pem)
     if want_client:
         context.verify_mode = ssl.CERT_REQUIRED
@@ -189,3 +195,63 @@ def test_a_plain_client_meeting_a_tls_server(files: TlsFiles) -> None:
     text = str(refused.value)
     assert text.startswith(f"server 127.0.0.1:{server.port}")
     assert "rpc_tls" in text and "hbase.server.netty.tls.enabled" in text
+
+
+@pytest.mark.parametrize("version", [ssl.TLSVersion.TLSv1_2, ssl.TLSVersion.TLSv1_3])
+def test_a_refused_client_certificate_is_one_line_at_connecting(
+        files: TlsFiles, tmp_path: Path, version: ssl.TLSVersion) -> None:
+    """No certificate, or one of a CA the server does not trust: under TLS 1.3 the client's
+    handshake ends before the server's alert comes; the error must not depend on which the
+    client meets first (its preamble's write, a reset, the alert)."""
+    other = make_tls(tmp_path, "other")
+    cases = {"none was given": client_security(files, tls_cert_file=None,
+                                               tls_key_file=None),
+             f"refused tls_cert_file {other.client_cert}": client_security(
+                 files, tls_cert_file=str(other.client_cert),
+                 tls_key_file=str(other.client_key))}
+    with ScriptedServer(echo, tls=server_context(files, version=version)) as server:
+        for expected, security in cases.items():
+            for _ in range(6):
+                with pytest.raises(RpcTlsError) as refused:
+                    conn = Connection("127.0.0.1", server.port, security=security,
+                                      call_timeout=10)
+                    try:  # a refusal that came late must fail the first call alike
+                        get_row(conn, b"r")
+                    finally:
+                        conn.close()
+                text = str(refused.value)
+                assert "\n" not in text
+                assert text.startswith(f"server 127.0.0.1:{server.port}: TLS: the server "
+                                       "refused this client's certificate"), text
+                assert expected in text
+        assert not server.calls  # no call ever reached the server
+
+
+@pytest.mark.parametrize("version", [ssl.TLSVersion.TLSv1_2, ssl.TLSVersion.TLSv1_3])
+def test_the_connection_says_what_it_negotiated(files: TlsFiles, tmp_path: Path,
+                                                version: ssl.TLSVersion) -> None:
+    seen: list[tuple[str | None, str]] = []
+
+    def recording(call: Call, conn: socket.socket) -> None:
+        assert isinstance(conn, ssl.SSLSocket)
+        cipher = conn.cipher()
+        assert cipher is not None
+        seen.append((conn.version(), cipher[0]))
+        echo(call, conn)
+
+    elsewhere = make_tls(tmp_path, "elsewhere", hosts=("db.example",))
+    for tls_files, security in ((files, client_security(files)), (elsewhere, client_security(
+            elsewhere, rpc_tls_verify_hostname="false"))):
+        with ScriptedServer(recording, tls=server_context(tls_files, version=version)) \
+                as server:
+            conn = Connection("127.0.0.1", server.port, security=security)
+            try:
+                assert get_row(conn, b"r") == b"r" * 4000
+                observed = conn.observed
+            finally:
+                conn.close()
+        server_version, server_cipher = seen.pop()
+        assert observed == {"tls": {"version": server_version, "cipher": server_cipher,
+                                    "hostname_verified": tls_files is files},
+                            "sasl": "SIMPLE", "protection": None}
+        assert server_version == version.name.replace("_", ".")

@@ -13,6 +13,9 @@ module (its own KDC and CA).
   cluster's client native, over TLS and SASL, ends in a match.
 * The cluster loads no ``TokenProvider``: a Spark job's driver finds it issues no
   delegation tokens (one info line) and its tasks keep the keytab.
+* ``cluster info`` says what the connection to the master negotiated: the TLS version and
+  cipher a separate TLS socket gets from that master, the server's name verified, SASL
+  GSSAPI at privacy.
 * The keystore's password appears in no log, no ``cluster.json`` and no process's
   arguments, and ``cluster.json`` names the client's key file, never its content.
 """
@@ -21,6 +24,7 @@ from __future__ import annotations
 
 import logging
 import os
+import socket
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -32,11 +36,12 @@ from hbase_migrate.cluster.descriptors import TableDescriptor
 from hbase_migrate.cluster.endpoints import ClusterEndpoints
 from hbase_migrate.cluster.sizing import GatewaySettings
 from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
+from hbase_migrate.commands.cluster import status_info
 from hbase_migrate.ranges.credentials import job_tokens
 from hbase_migrate.rpc.cluster import NativeCluster
 from hbase_migrate.rpc.connection import Connection
 from hbase_migrate.rpc.errors import RpcConnectionError
-from hbase_migrate.rpc.tls import RpcTlsError
+from hbase_migrate.rpc.tls import RpcTlsError, client_context
 from hbase_migrate.wal.model import CellType, cell_order
 from realstack.hbase import RealHBase, RealHBaseOptions
 from realstack.tls import make_tls
@@ -139,6 +144,21 @@ def test_another_ca_or_no_client_certificate_is_refused(
         Connection(host, port, service="MasterService", cluster=endpoints.name,
                    security=replace(endpoints.security, tls_cert_file=str(other.client_cert),
                                     tls_key_file=str(other.client_key)))
+
+
+def test_cluster_info_shows_what_the_connection_negotiated(
+        endpoints: ClusterEndpoints) -> None:
+    assert endpoints.security is not None
+    shown = status_info(endpoints, wait=60)
+    assert shown is not None and "connection" in shown, shown
+    host, port = master(endpoints)
+    with socket.create_connection((host, port), 20) as raw, \
+            client_context(endpoints.security).wrap_socket(raw) as alone:
+        version, cipher = alone.version(), alone.cipher()
+    assert cipher is not None
+    assert shown["connection"] == {
+        "server": shown["master"], "sasl": "GSSAPI", "protection": "privacy",
+        "tls": {"version": version, "cipher": cipher[0], "hostname_verified": True}}
 
 
 def test_lifecycle_native_over_tls(stack: RealHBase, endpoints: ClusterEndpoints,

@@ -12,11 +12,13 @@ from pathlib import Path
 from urllib.parse import parse_qs, quote, unquote, urlsplit
 
 import pytest
+import requests
 from conftest import pairs_of, simple_pairs, wal_bytes
 
 from hbase_migrate.errors import WalSourceError
+from hbase_migrate.replay.outage import outage_of
 from hbase_migrate.wal.reader import WalReader
-from hbase_migrate.wal.source import open_source, source_size
+from hbase_migrate.wal.source import OPEN_ATTEMPTS, open_source, source_size
 from hbase_migrate.wal.writer import WalOptions
 from minihbase.wal_files import Leases
 from minihbase.webhdfs import WebHdfsServer
@@ -27,7 +29,9 @@ REQUESTS: list[str] = []
 
 class _WebHdfs(BaseHTTPRequestHandler):
     """NameNode answers GETFILESTATUS/LISTSTATUS and redirects OPEN (307) to a 'DataNode'
-    path on the same server, as a real NameNode does."""
+    path on the same server (or at ``datanode``), as a real NameNode does."""
+
+    datanode = ""
 
     def log_message(self, *args: object) -> None:
         pass
@@ -85,7 +89,7 @@ class _WebHdfs(BaseHTTPRequestHandler):
             )
         elif op == "OPEN":
             self.send_response(307)
-            self.send_header("Location", f"/datanode{quote(path)}?{url.query}")
+            self.send_header("Location", f"{self.datanode}/datanode{quote(path)}?{url.query}")
             self.send_header("Content-Length", "0")
             self.end_headers()
         else:
@@ -214,6 +218,54 @@ def test_an_unreachable_namenode_is_a_one_line_error(unused_port: int) -> None:
                        "offset 0 failed: .*(refused|Connection)") as err:
         WalReader(url)
     assert "\n" not in str(err.value)
+
+
+def test_a_datanode_that_closes_every_open_fails_the_file_in_one_line(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The NameNode lists the file and redirects its OPEN to a DataNode that takes each
+    connection and closes it unanswered (a DataNode web server missing its HTTP codec): a
+    bounded number of OPENs, then one line naming the file, the DataNode and what was
+    expected, and no outage to wait out."""
+    monkeypatch.setattr("hbase_migrate.wal.source.OPEN_BACKOFF", 0.01)
+    FILES["/hbase/closed.wal"] = wal_bytes(simple_pairs(5))
+    datanode = socket.create_server(("127.0.0.1", 0))
+    dn_port = datanode.getsockname()[1]
+    accepted: list[int] = []
+
+    def hang_up() -> None:
+        while True:
+            try:
+                conn, _ = datanode.accept()
+            except OSError:
+                return
+            conn.recv(65536)  # the request, then no answer
+            accepted.append(1)
+            conn.close()
+
+    threading.Thread(target=hang_up, daemon=True).start()
+    handler = type("_Closing", (_WebHdfs,), {"datanode": f"http://127.0.0.1:{dn_port}"})
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    base = f"webhdfs://127.0.0.1:{server.server_address[1]}"
+    try:
+        listed = requests.get(f"http://127.0.0.1:{server.server_address[1]}/webhdfs/v1/hbase"
+                              "?op=LISTSTATUS", timeout=10).json()["FileStatuses"]["FileStatus"]
+        assert "closed.wal" in [f["pathSuffix"] for f in listed]  # the NameNode lists it
+        with pytest.raises(WalSourceError) as err:
+            WalReader(f"{base}/hbase/closed.wal")
+    finally:
+        server.shutdown()
+        server.server_close()
+        datanode.close()
+    text = str(err.value)
+    assert "\n" not in text
+    assert text.startswith(f"{base}/hbase/closed.wal: WebHDFS OPEN at byte offset 0 failed: "
+                           f"127.0.0.1:{dn_port} closed the connection without an answer "
+                           f"{OPEN_ATTEMPTS} times in a row"), text
+    assert f"while the NameNode at 127.0.0.1:{server.server_address[1]} answers; expected " \
+        "an HTTP answer with the file's bytes" in text
+    assert not err.value.unreachable and outage_of(err.value) is None
+    assert len(accepted) == OPEN_ATTEMPTS
 
 
 class _Gateway(BaseHTTPRequestHandler):

@@ -526,7 +526,8 @@ class Thrift2Client:
 
     def create_table(self, desc: TableDescriptor, split_keys: Sequence[bytes] = ()) -> None:
         tdesc = hbase2.TTableDescriptor(
-            tableName=_ttable(desc.name), columns=[family_to_thrift(f) for f in desc.families])
+            tableName=_ttable(desc.name), columns=[family_to_thrift(f) for f in desc.families],
+            attributes=dict(desc.attributes) or None)  # the table's own, as over native
         self._call(f"createTable {desc.name}",
                    lambda c: c.createTable(tdesc, list(split_keys) or None))
 
