@@ -11,15 +11,19 @@ when a region moves, splits or loses its scanner, as every transport's scan is
 (:func:`hbase_migrate.cluster.scanning.resumed`): never a cell twice, never one missed. A
 call is bounded by bytes alone (``max_result_bytes``, any number of rows, as HBase's client
 sizes it), and the next call goes out before the rows of the last are handed out (the scan
-prefetch of HBase's async client): at most two replies are held at once.
+prefetch of HBase's async client): at most two replies are held at once. Across regions
+too: once a region's last reply came, the next region's scanner is opened before its rows
+are handed out (an open that cannot be sent then is sent when its rows are wanted, and a
+scan stopped early closes the scanner it made).
 
 Writes: each row's cells stay in order (``cluster.waves``: runs of puts and of deletes); a
 run is cut into stages of about ``max_multi_bytes``, a stage's rows become one MutationProto
 each, grouped per region server and region. Several Multis are in flight to each server at
 once (``multis_per_server``, HBase's ``hbase.client.max.perserver.tasks``, 2, across the
-client's threads): a server's share of a stage is cut into that many Multis (of at least
-``MIN_PART_ROWS`` rows), every server's first sent before any second, so servers work while
-the next Multi is encoded. The actions
+client's threads): a server's share of a stage is cut into that many Multis along its
+regions (a server applies a Multi's regions one after the other, each with a WAL sync of its
+own, and Multis side by side; see ``_parts``), every server's first sent before any second,
+so servers work while the next Multi is encoded. The actions
 that fail are retried alone, within the stage, until ``_Retry.judge`` gives up loudly.
 
 The ordering rule, which keeps two mutations of one row, column and timestamp (puts, or a put
@@ -452,20 +456,29 @@ def _stages(cells: Sequence[Cell], max_bytes: int) -> Iterator[list[_Row]]:
 
 
 def _parts(batches: dict[_Server, _Batch], per_server: int) -> list[tuple[_Server, _Batch]]:
-    """Each server's rows of a round cut into up to ``per_server`` Multis of at least
-    ``MIN_PART_ROWS`` rows, in the order to send them: every server's first, then every
-    server's second..."""
+    """Each server's rows of a round as up to ``per_server`` Multis, in the order to send
+    them: every server's first, then every server's second... A Multi holds whole regions
+    where it can: a server applies a Multi's regions one after the other, each with its own
+    WAL sync, while Multis in flight run side by side (and their syncs are shared). With
+    fewer regions than Multis, the largest region's rows are halved (parts of at least
+    ``MIN_PART_ROWS`` rows); with more, regions go to the lightest Multi, largest first."""
     cut = []
     for server, batch in batches.items():
-        items = [(region, item) for region, rows in batch.values() for item in rows]
-        n = max(1, min(per_server, len(items) // MIN_PART_ROWS))
-        pieces = []
-        for k in range(n):
-            piece: _Batch = {}
-            for region, item in items[len(items) * k // n : len(items) * (k + 1) // n]:
-                piece.setdefault(region.name, (region, []))[1].append(item)
-            pieces.append((server, piece))
-        cut.append(pieces)
+        pieces = [(region, rows) for region, rows in batch.values()]
+        while len(pieces) < per_server:
+            largest = max(range(len(pieces)), key=lambda i: len(pieces[i][1]))
+            region, rows = pieces[largest]
+            if len(rows) < 2 * MIN_PART_ROWS:
+                break
+            half = len(rows) // 2
+            pieces[largest:largest + 1] = [(region, rows[:half]), (region, rows[half:])]
+        bins: list[tuple[int, _Batch]] = [(0, {}) for _ in range(min(per_server, len(pieces)))]
+        for region, rows in sorted(pieces, key=lambda p: -len(p[1])):
+            k = min(range(len(bins)), key=lambda i: bins[i][0])
+            size, piece = bins[k]
+            piece.setdefault(region.name, (region, []))[1].extend(rows)
+            bins[k] = (size + len(rows), piece)
+        cut.append([(server, piece) for _, piece in bins])
     return [p for turn in itertools.zip_longest(*cut) for p in turn if p is not None]
 
 
@@ -491,39 +504,98 @@ class NativeScanner:
         self.mvcc = 0
         self.region: Region | None = None
         self.current: _RegionScanner | None = None
+        self.following: _Opening | None = None  # the next region's open, sent early
 
     def open(self, start: bytes, after: Cell | None) -> None:
         self._open_at(start, after is None)
 
     def _open_at(self, row: bytes, inclusive: bool) -> None:
         self.region = None
-        self.region = region = self.client.locator.locate(self.table, row)
-        scan = self.spec._replace(start=row, include_start_row=inclusive,
-                                  mvcc_read_point=self.mvcc)
-        reply = self.client.pool.get(region.host, region.port).call(
-            "Scan", open_scan_request(region.name, scan, self.client.rows_per_call))
+        opening, self.following = self.following, None
+        if opening is not None and (opening.row, inclusive) != (row, True):
+            self._drop(opening)  # a reopen after a failure: not the open sent early
+            opening = None
+        if opening is None:
+            opening = self._send_open(row, inclusive)
+        self.region = opening.region
+        reply = opening.call.result()
         first = decode_scan_response(reply.response or b"", reply.cell_block)
         self.mvcc = first.mvcc_read_point or self.mvcc
-        self.current = _RegionScanner(self.client, region, first)
+        self.current = _RegionScanner(self.client, opening.region, first)
+
+    def _send_open(self, row: bytes, inclusive: bool) -> _Opening:
+        region = self.client.locator.locate(self.table, row)
+        self.region = region
+        scan = self.spec._replace(start=row, include_start_row=inclusive,
+                                  mvcc_read_point=self.mvcc)
+        call = self.client.pool.get(region.host, region.port).start(
+            "Scan", open_scan_request(region.name, scan, self.client.rows_per_call))
+        return _Opening(row, region, call)
+
+    def _after(self, current: _RegionScanner) -> bytes | None:
+        """Where the scan goes on once ``current`` is done (None: it ends there)."""
+        region, stop = current.region, self.spec.stop
+        if current.scan_done or not region.end or (stop and region.end >= stop):
+            return None
+        return region.end
 
     def next(self) -> list[list[Cell]] | None:
         while self.current is not None:
             rows = self.current.next()
             if rows is not None:
+                if self.current.finished and self.following is None:
+                    self._open_early(self.current)
                 return rows
-            region, done = self.current.region, self.current.scan_done
+            after = self._after(self.current)
             self.current = None
-            stop = self.spec.stop
-            if done or not region.end or (stop and region.end >= stop):
+            if after is None:
                 return None
             self.mvcc = 0
-            self._open_at(region.end, True)
+            self._open_at(after, True)
         return None
 
+    def _open_early(self, current: _RegionScanner) -> None:
+        """Send the next region's open before the last rows of ``current`` are handed out
+        (the prefetch, across regions). One that cannot be sent now is left to be sent
+        when its rows are wanted, where a failure is judged as any open's."""
+        after = self._after(current)
+        if after is None:
+            return
+        mvcc, self.mvcc = self.mvcc, 0
+        try:
+            self.following = self._send_open(after, True)
+        except _FAILURES as exc:
+            log.debug("table %s: the open at %r not sent early: %s", self.table, after, exc)
+            self.mvcc = mvcc
+        finally:
+            self.region = current.region
+
+    def _drop(self, opening: _Opening) -> None:
+        """Close the scanner an open sent early made (its rows never wanted)."""
+        try:
+            reply = opening.call.result()
+            first = decode_scan_response(reply.response or b"", reply.cell_block)
+        except (*_FAILURES, RpcError) as exc:
+            log.debug("table %s: the open at %r sent early: %s", self.table, opening.row, exc)
+            return
+        if not region_done(first):  # else the server closed it already
+            _RegionScanner(self.client, opening.region, first).close()
+
     def close(self) -> None:
+        if self.following is not None:
+            opening, self.following = self.following, None
+            self._drop(opening)
         if self.current is not None:
             self.current.close()
             self.current = None
+
+
+class _Opening(NamedTuple):
+    """A region's scanner open, sent: the row it starts at, the region, the call."""
+
+    row: bytes
+    region: Region
+    call: PendingCall
 
 
 class _RegionScanner:

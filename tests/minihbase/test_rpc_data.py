@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import socket
 import time
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from typing import cast
 
 import pytest
 
@@ -422,3 +423,29 @@ def test_rpc_outage_and_slow_server(rpc_mini: MiniHBase, thrift2: Thrift2Client)
             assert len({r.call_id for r in replies}) == 6
     finally:
         call_admin(cluster_json, "rpc-latency", {"seconds": 0})
+
+
+def test_a_scan_stopped_at_a_regions_end_leaves_no_scanner_open(
+        rpc_mini: MiniHBase, native: NativeClient, thrift2: Thrift2Client) -> None:
+    """The next region's scanner opens while the last rows of a region are handed out: a
+    consumer that stops at the region's last row finds it opened, unasked, in region [g, p),
+    and stopping leaves no scanner of the table open on any server; a scan that goes on
+    reads what Thrift2 reads."""
+    create(rpc_mini, "rpc_ahead")
+    native.write("rpc_ahead", [Cell(b"%s%02d" % (prefix, i), b"f", b"q", 1, CellType.PUT,
+                                    b"v%d" % i) for prefix in (b"a", b"h", b"q")
+                               for i in range(20)])
+
+    def open_scanners() -> list[bytes]:
+        return [s.region for rpc in rpc_mini.region_rpc for s in list(rpc._scanners.values())
+                if s.region.startswith(b"rpc_ahead,")]
+
+    scan = cast(Generator[list[Cell], None, None], native.scan("rpc_ahead"))
+    assert next(row for row in scan if row[0].row == b"a19")  # the first region's last row
+    deadline = time.monotonic() + 10
+    while not open_scanners() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert [name.split(b",")[1] for name in open_scanners()] == [b"g"]
+    scan.close()
+    assert open_scanners() == []
+    assert flat(native.scan("rpc_ahead")) == flat(thrift2.scan("rpc_ahead"))

@@ -6,11 +6,12 @@ alone, and several Multis in flight answered last first keeping every cell's ord
 from __future__ import annotations
 
 import socket
+import time
 from collections.abc import Generator
 from typing import Any, cast
 
 from hbase_migrate.cluster.retry import Kind
-from hbase_migrate.rpc.client import NativeClient
+from hbase_migrate.rpc.client import NativeClient, _parts
 from hbase_migrate.rpc.codec import Call, RemoteException, encode_reply
 from hbase_migrate.rpc.locate import Region
 from hbase_migrate.rpc.multi import (
@@ -27,6 +28,7 @@ from tests.rpc.scripted import OutOfOrder, ScriptedServer
 
 NSRE = "org.apache.hadoop.hbase.NotServingRegionException"
 BUSY = "org.apache.hadoop.hbase.RegionTooBusyException"
+Scanning = Generator[list[Cell], None, None]  # what NativeClient.scan returns
 
 
 def cell(row: bytes, q: bytes = b"q", ts: int = 1, kind: int = CellType.PUT) -> Cell:
@@ -124,8 +126,7 @@ def test_an_early_stop_closes_the_scanner() -> None:
 
     with ScriptedServer(script) as server:
         client = scripted_client(Regions(region(b"", b"", server.port)))
-        scan = cast(Generator[list[Cell], None, None],
-                    client.scan("t", raw=True, time_range=(5, 6)))
+        scan = cast(Scanning, client.scan("t", raw=True, time_range=(5, 6)))
         assert next(scan) == [cell(b"a")]
         scan.close()
         client.close()
@@ -216,3 +217,71 @@ def test_multis_in_flight_answered_out_of_order_keep_each_cells_order() -> None:
             for m in r.mutations]
     assert any(len(cells) == 1 and cells[0].value in (b"v0", b"v1", b"v5", b"v6")
                for _, _, cells in sent)  # a run of two puts cut by a stage's end
+
+
+def test_the_next_regions_scanner_opens_before_the_last_rows_are_handed_out() -> None:
+    """Region [, m) answers its open with its only rows and says it is done: the open of
+    [m, ) reaches the server before the consumer asks for more (the prefetch across
+    regions). A consumer that stops there closes the scanner that open made; one that goes
+    on gets every row once, each region opened once."""
+    def script(call: Call, conn: socket.socket) -> None:
+        request = decode_scan_request(call.request)
+        if request.close:
+            conn.sendall(encode_reply(call.call_id, *scan_response(ScanResponse(None))))
+            return
+        if request.scan is None:  # the next call of [m, ): its end
+            resp = ScanResponse(2, (), (), False, False)
+        elif request.scan.start == b"":
+            resp = ScanResponse(1, ((cell(b"a"),),), (False,), True, False)
+        else:
+            resp = ScanResponse(2, ((cell(b"n"),),), (False,), True, True)
+        conn.sendall(encode_reply(call.call_id, *scan_response(resp)))
+
+    def opens(server: ScriptedServer) -> list[tuple[bytes, bool]]:
+        return [(r.scan.start, r.scan.include_start_row) for r in
+                (decode_scan_request(c.request) for c in list(server.calls)) if r.scan]
+
+    with ScriptedServer(script) as server:
+        client = scripted_client(Regions(region(b"", b"m", server.port),
+                                         region(b"m", b"", server.port)))
+        scan = cast(Scanning, client.scan("t"))
+        assert next(scan) == [cell(b"a")]
+        deadline = time.monotonic() + 5
+        while len(opens(server)) < 2 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert opens(server) == [(b"", True), (b"m", True)]
+        scan.close()
+        closes = [(r.scanner_id, r.next_call_seq) for r in
+                  (decode_scan_request(c.request) for c in server.calls) if r.close]
+        assert closes == [(2, 0)]
+        assert list(client.scan("t")) == [[cell(b"a")], [cell(b"n")]]
+        client.close()
+    assert opens(server)[2:] == [(b"", True), (b"m", True)]
+
+
+def test_a_servers_rows_go_in_multis_of_whole_regions() -> None:
+    """A server applies a Multi's regions one after the other: its share of a round is cut
+    along regions (the largest halved while Multis are fewer than allowed, the regions
+    shared out largest first when more), every row once, each region's rows in order, and
+    every server's first Multi sent before any second."""
+    s1, s2 = ("127.0.0.1", 1), ("127.0.0.1", 2)
+    a, b, c = region(b"", b"g", 1), region(b"g", b"p", 1), region(b"p", b"t", 1)
+    d = region(b"t", b"", 2)
+
+    def rows(prefix: bytes, n: int) -> list[tuple[bytes, list[Cell]]]:
+        return [(b"%s%04d" % (prefix, i), [cell(b"%s%04d" % (prefix, i))]) for i in range(n)]
+
+    ra, rb, rc, rd = rows(b"a", 300), rows(b"h", 100), rows(b"q", 90), rows(b"u", 200)
+    batches = {s1: {a.name: (a, ra), b.name: (b, rb), c.name: (c, rc)}, s2: {d.name: (d, rd)}}
+    parts = _parts(batches, 2)
+    assert [(server, {r.start: len(items) for r, items in part.values()})
+            for server, part in parts] == [
+        (s1, {b"": 300}), (s2, {b"t": 100}), (s1, {b"g": 100, b"p": 90}), (s2, {b"t": 100})]
+    assert [item for _, part in parts[1::2] for _, items in part.values() for item in items] == rd
+    assert [(server, {r.start: len(items) for r, items in part.values()})
+            for server, part in _parts(batches, 4)] == [
+        (s1, {b"": 150}), (s2, {b"t": 100}), (s1, {b"": 150}), (s2, {b"t": 100}),
+        (s1, {b"g": 100}), (s1, {b"p": 90})]
+    small = {s2: {d.name: (d, rd[:100])}}  # under 2 * MIN_PART_ROWS rows: one Multi
+    assert [len(items) for _, part in _parts(small, 2)
+            for _, items in part.values()] == [100]
