@@ -188,7 +188,7 @@ def test_wrapped_connection_header_and_calls(protection: str, offer: int,
     assert server.seen["preamble"] == b"HBas\x00\x51"  # auth byte KERBEROS (81)
     assert server.seen["qop"] == chosen
     # What the connection says it runs under: the QOP the server was answered with.
-    assert observed == {"tls": None, "sasl": "Toy", "protection": {
+    assert observed == {"tls": None, "sasl": "GSSAPI", "protection": {
         1: "authentication", 2: "integrity", 4: "privacy"}[server.seen["qop"]]}
     header = server.seen["header"]
     user_info = b"\x0a" + bytes([len(USER)]) + USER.encode()  # effective_user: the principal
