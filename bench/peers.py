@@ -1,7 +1,8 @@
 """hbase-migrate beside HBase's own MapReduce tools: same data, same real HBase, one sitting.
 
 Usage: ``python bench/peers.py [--cells 200000] [--quick] [--repeat 3] [--source C.json
---target C.json] [--client thrift|native] [--json bench/out/peers.json]``
+--target C.json] [--client thrift|native] [--pairs replay,copy,validate,snapshot]
+[--before CHECKOUT] [--json bench/out/peers.json]``
 
 Starts two real Apache HBase clusters from ``realstack``, a source and a target (or uses the
 running ones ``--source`` and ``--target`` name), writes ``--cells`` cells into a source table
@@ -27,7 +28,9 @@ clusters through their Thrift2 gateways or, with ``--client native``, over HBase
 Every run writes a fresh table of the source's schema on the target, and each copy is
 compared with the source cell for cell. Printed per run: wall seconds, cells/s and the peak
 RSS of the tool's process (``wait4``); per pair the ratio of the medians (project / peer,
-> 1 means faster) and of the peak RSS; all of it also as JSON. Asserts nothing.
+> 1 means faster) and of the peak RSS; all of it also as JSON. With ``--before`` the project's
+steps also run from another checkout (an earlier commit), alternated with this one's, for a
+before and after in one sitting. Asserts nothing.
 """
 
 from __future__ import annotations
@@ -43,6 +46,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -83,6 +87,7 @@ class Pair:
     name: str
     project: list[Run] = field(default_factory=list)
     peer: list[Run] = field(default_factory=list)
+    before: list[Run] = field(default_factory=list)  # the project from ``--before``
 
     def summary(self) -> dict[str, Any]:
         def median(runs: list[Run], attr: str) -> float:
@@ -98,7 +103,12 @@ class Pair:
                 "speed_ratio": ours / theirs if theirs else None,
                 "project_peak_rss_mb": rss_ours, "peer_peak_rss_mb": rss_theirs,
                 "memory_ratio": rss_ours / rss_theirs if rss_theirs else None,
-                "all_equal": all(r.equal is not False for r in self.project + self.peer)}
+                "before": [asdict(r) | {"cells_per_s": r.rate} for r in self.before],
+                "before_cells_per_s": median(self.before, "rate"),
+                "before_speed_ratio": (median(self.before, "rate") / theirs
+                                       if theirs and self.before else None),
+                "all_equal": all(r.equal is not False
+                                 for r in self.project + self.peer + self.before)}
 
 
 def timed(command: list[str], env: dict[str, str] | None = None,
@@ -155,6 +165,7 @@ class Peers:
         self.visible = 0
         self.writers = 1
         self.client_kind = "thrift"  # how the project's steps reach both clusters
+        self.checkout = Path.cwd()  # whose code the project's steps run
 
     # --- data ------------------------------------------------------------------------------
 
@@ -205,7 +216,7 @@ class Peers:
 
     def project(self, *args: str) -> tuple[float, float, int]:
         command = [sys.executable, "-m", "hbase_migrate", "-v", *args]
-        return timed(command, env=os.environ | {"PYTHONPATH": str(Path.cwd())}, log=self.log)
+        return timed(command, env=os.environ | {"PYTHONPATH": str(self.checkout)}, log=self.log)
 
     def prepared(self, kind: str, more: str = "") -> tuple[str, Path]:
         target = self.fresh(kind)
@@ -316,6 +327,16 @@ class Peers:
         return self.checked("snapshot + ExportSnapshot + clone", target,
                             taken + seconds + cloned, rss, status)
 
+    def from_checkout(self, checkout: Path, step: Callable[[], Run]) -> Run:
+        """``step`` (one of the project's) run with the code of ``checkout``."""
+        self.checkout = checkout.resolve()
+        try:
+            run = step()
+        finally:
+            self.checkout = Path.cwd()
+        run.tool += " (before)"
+        return run
+
     def checked(self, tool: str, target: str, seconds: float, rss: float,
                 status: int) -> Run:
         if status:
@@ -343,6 +364,11 @@ def main() -> None:
     parser.add_argument("--client", choices=("thrift", "native"), default="thrift",
                         help="how the project's steps reach both clusters: the Thrift2 "
                         "gateways or HBase's own RPC")
+    parser.add_argument("--before", type=Path, help="another checkout of the project (an "
+                        "earlier commit): its steps run too, alternated, for a before and "
+                        "after in one sitting")
+    parser.add_argument("--pairs", default="replay,copy,validate,snapshot",
+                        help="the pairs to run, comma-separated (validate needs copy)")
     parser.add_argument("--json", type=Path, default=Path("bench/out/peers.json"))
     parser.add_argument("--keep", type=Path, help="work in this folder and keep it (logs, "
                         "ledgers, the stacks' data); default: a temporary one")
@@ -372,11 +398,16 @@ def main() -> None:
                 (Pair("validate"), peers.validate_project, peers.validate_peer),
                 (Pair("snapshot"), peers.snapshot_project, peers.snapshot_peer),
             ]
+            chosen = args.pairs.split(",")
+            pairs = [p for p in pairs if p[0].name in chosen]
             for round_ in range(repeat):
                 print(f"round {round_ + 1} of {repeat}", flush=True)
                 for pair, ours, theirs in pairs:
                     # alternate who goes first, so a slow spell does not always hit one side
                     order = [(pair.project, ours), (pair.peer, theirs)]
+                    if args.before is not None:
+                        order.insert(1, (pair.before, partial(peers.from_checkout,
+                                                              args.before, ours)))
                     for runs, fn in order if round_ % 2 == 0 else order[::-1]:
                         runs.append(fn())
                         show(runs[-1])
@@ -385,11 +416,13 @@ def main() -> None:
             for stack in stacks:
                 stack.stop()
     print(f"\n{'pair':<10}{'project cells/s':>17}{'peer cells/s':>14}{'speed':>8}"
-          f"{'project MB':>12}{'peer MB':>9}{'memory':>8}  all equal")
+          f"{'project MB':>12}{'peer MB':>9}{'memory':>8}  all equal  before")
     for s in summaries:
         print(f"{s['pair']:<10}{s['project_cells_per_s']:>17,.0f}{s['peer_cells_per_s']:>14,.0f}"
               f"{s['speed_ratio'] or 0:>8.2f}{s['project_peak_rss_mb']:>12.0f}"
-              f"{s['peer_peak_rss_mb']:>9.0f}{s['memory_ratio'] or 0:>8.2f}  {s['all_equal']}")
+              f"{s['peer_peak_rss_mb']:>9.0f}{s['memory_ratio'] or 0:>8.2f}  {s['all_equal']!s:<9}"
+              + (f"  {s['before_cells_per_s']:,.0f} ({s['before_speed_ratio']:.2f}x)"
+                 if s["before"] else ""))
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(json.dumps({"cells": cells, "repeat": repeat, "client": args.client,
                                      "hbase_version": args.hbase_version,

@@ -11,8 +11,9 @@ from hbase_migrate.audit.ledger import Ledger
 from hbase_migrate.config import MigrationSpec
 from hbase_migrate.limits import Throttle
 from hbase_migrate.ranges.keyrange import KeyRange
+from hbase_migrate.ranges.lent import lent_client
 from hbase_migrate.ranges.plan import CopyWhilePlanning, plan_ranges
-from hbase_migrate.ranges.tasks import RangeCopy, open_client
+from hbase_migrate.ranges.tasks import RangeCopy
 
 
 def planned_ranges(ledger: Ledger, migration_id: int, spec: MigrationSpec, table: str,
@@ -21,7 +22,7 @@ def planned_ranges(ledger: Ledger, migration_id: int, spec: MigrationSpec, table
     copied when it was copied (None when not yet)."""
     records = ledger.key_ranges(migration_id, table)
     if not records:
-        with open_client(spec.source) as source:
+        with lent_client(spec.source) as source:
             plan = plan_ranges(source, table, spec.engine.max_cells, time_range)
         records = ledger.plan_key_ranges(
             migration_id, table, [(p.range.start, p.range.stop, p.cells) for p in plan])
@@ -39,7 +40,7 @@ def plan_copying(ledger: Ledger, migration_id: int, step_id: int | None, spec: M
     if ledger.key_ranges(migration_id, table):
         return []
     began = time.monotonic()
-    with open_client(spec.source) as source, open_client(spec.target) as target:
+    with lent_client(spec.source) as source, lent_client(spec.target) as target:
         plan = plan_ranges(source, table, spec.engine.max_cells, time_range,
                            CopyWhilePlanning(target, target_table, cells, throttle=throttle))
     seconds = time.monotonic() - began

@@ -1,7 +1,8 @@
 """The work of one key range, as a picklable job plus a function of the range: what a Spark
-task (or the in-process engine) runs. Each task opens its own clients (and, for the
-copy, the ledger) and closes them before it returns; a job's ``throttle`` plan gives each
-task its share of the step's ``[limits]``.
+task (or the in-process engine) runs. Each task borrows its clients from those its process
+keeps (:mod:`hbase_migrate.ranges.lent`: connected once per process, not once per range)
+and opens the ledger for the copy; a job's ``throttle`` plan gives each task its share of
+the step's ``[limits]``.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from hbase_migrate.config import ClusterSpec
 from hbase_migrate.errors import ConfigError
 from hbase_migrate.limits import Throttle, ThrottlePlan, throttle_for
 from hbase_migrate.ranges.keyrange import KeyRange, RangeError
+from hbase_migrate.ranges.lent import lent_client
 from hbase_migrate.ranges.stats import RangeStats, range_stats
 from hbase_migrate.snapshot.copy import copy_range
 
@@ -99,7 +101,7 @@ class CopyJob:
 def copy_range_task(job: CopyJob, key_range: KeyRange) -> RangeCopy:
     """Copy one range and record it in the ledger as done."""
     began = time.monotonic()
-    with open_client(job.source) as source, open_client(job.target) as target, \
+    with lent_client(job.source) as source, lent_client(job.target) as target, \
             task_throttle(job.throttle) as throttle:
         try:
             copied = copy_range(source, target, key_range.table, job.target_table(key_range),
@@ -151,14 +153,14 @@ def checksum_range_task(job: ChecksumJob, key_range: KeyRange) -> RangePair:
     (the source on a second thread: two clusters answer in parallel)."""
 
     def source_side(throttle: Throttle | None) -> RangeStats:
-        with open_client(job.source) as source:
+        with lent_client(job.source) as source:
             return range_stats(source, key_range, throttle=throttle)
 
     try:
         with task_throttle(job.throttle) as throttle, \
                 ThreadPoolExecutor(1, thread_name_prefix=f"scan {key_range.id}") as pool:
             left = pool.submit(source_side, throttle)
-            with open_client(job.target) as target:
+            with lent_client(job.target) as target:
                 right = range_stats(target, key_range, job.target_table(key_range),
                                     throttle=throttle)
             return RangePair(left.result(), right)

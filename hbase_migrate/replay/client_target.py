@@ -23,12 +23,19 @@ from hbase_migrate.replay.mutations import RowMutation
 
 class ClientTarget(GatewayTarget):
     """Exact replay over one client (not shared across threads). ``cluster`` names the
-    target cluster in messages."""
+    target cluster in messages. ``owned``: closing the target closes the client (else the
+    client is lent, and its lender takes it back)."""
 
     client: Client
 
-    def __init__(self, client: Client, *, cluster: str | None = None) -> None:
+    def __init__(self, client: Client, *, cluster: str | None = None,
+                 owned: bool = True) -> None:
         super().__init__(client, client.table_exists, cluster)
+        self.owned = owned
+
+    def close(self) -> None:
+        if self.owned:
+            self.client.close()
 
     def apply(self, table: str, mutations: Sequence[RowMutation]) -> AppliedCounts:
         cells = [c for m in mutations for c in m.cells]

@@ -15,7 +15,8 @@ from __future__ import annotations
 import logging
 import threading
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,7 +27,9 @@ from hbase_migrate.cluster.storage.walstore import WalStore
 from hbase_migrate.errors import ConfigError
 from hbase_migrate.limits import ThrottlePlan, step_limits, throttle_for
 from hbase_migrate.ranges.choice import EngineChoice
+from hbase_migrate.ranges.lent import lent_client
 from hbase_migrate.replay.apply import ReplayTarget
+from hbase_migrate.replay.client_target import ClientTarget
 from hbase_migrate.replay.coverage import Gap, check_coverage
 from hbase_migrate.replay.discovery import open_wal_store, reconcile, record_vanished
 from hbase_migrate.replay.file_replay import FileProgress
@@ -498,8 +501,38 @@ def open_job_target(job: ReplayJob, tasks: int = 1) -> ReplayTarget:
         for opened in targets:
             opened.close()
         raise
+    return _paced(job, targets, tasks)
+
+
+def _paced(job: ReplayJob, targets: list[ReplayTarget], tasks: int) -> ReplayTarget:
     target = targets[0] if len(targets) == 1 else RowPartitionedTarget(targets)
     return ThrottledTarget(target, throttle_for(ThrottlePlan.of(job.spec, "replay", tasks)))
+
+
+@contextmanager
+def lent_job_target(job: ReplayJob, tasks: int = 1) -> Iterator[ReplayTarget]:
+    """:func:`open_job_target` over clients lent by this process
+    (:mod:`hbase_migrate.ranges.lent`), for a task of a process that runs many (a Spark
+    worker): connected once per process, not once per WAL file. A Thrift1 target (no client
+    to lend) is opened and closed as before."""
+    if job.force_thrift1 or not (job.target.endpoints().native
+                                 or job.target.endpoints().thrift2):
+        target = open_job_target(job, tasks)
+        try:
+            yield target
+        finally:
+            target.close()
+        return
+    with ExitStack() as clients:
+        name = job.target.endpoints().name
+        targets: list[ReplayTarget] = [
+            ClientTarget(clients.enter_context(lent_client(job.target)), cluster=name,
+                         owned=False) for _ in range(job.spec.replay.writers)]
+        target = _paced(job, targets, tasks)
+        try:
+            yield target
+        finally:
+            target.close()  # the throttle and the writers' threads; the clients go back
 
 
 def _replay_here(job: ReplayJob, store: WalStore, tasks: Sequence[FileTask], books: _Books,

@@ -1,8 +1,9 @@
 """Replaying WAL files with Spark: one task per file, as WALPlayer does.
 
 The driver plans the run (:func:`hbase_migrate.replay.run.run_replay` with
-:func:`spark_executor`); each task opens the target itself, replays its file from the
-planned offset and returns the file's :class:`FileOutcome`; the driver records the outcomes
+:func:`spark_executor`); each task borrows the target's clients from those its Python
+worker keeps (connected by the worker's first task, not once per file), replays its file
+from the planned offset and returns the file's :class:`FileOutcome`; the driver records the outcomes
 in the ledger. Each task first logs in to the secured clusters
 (:mod:`hbase_migrate.ranges.credentials`). pyspark is imported by the caller, never here at
 import time.
@@ -42,18 +43,15 @@ def replay_in_task(job: ReplayJob, start: int, task: FileTask, *, tasks: int = 1
     """Runs inside a Spark task: replay one file into a target opened here, this task one
     of ``tasks`` sharing the replay limit."""
     from hbase_migrate.replay.discovery import open_wal_store
-    from hbase_migrate.replay.run import open_job_target
+    from hbase_migrate.replay.run import lent_job_target
     from hbase_migrate.replay.worker import replay_task
 
     try:
         store = open_wal_store(job.source)
     except ConfigError:
         store = None  # moves to oldWALs/ cannot be followed; the file fails and is retried
-    target = open_job_target(job, tasks)
-    try:
+    with lent_job_target(job, tasks) as target:  # connected once per Python worker
         return replay_task(task, job.replay_spec(start), target, store=store)
-    finally:
-        target.close()
 
 
 def replay_files_with_spark(spark: Any, job: ReplayJob, start: int,
