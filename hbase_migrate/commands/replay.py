@@ -29,6 +29,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
+from hbase_migrate.config import IN_PROCESS
 from hbase_migrate.replay.job import FileOutcome, FileTask
 from hbase_migrate.replay.outage import RiddenOutage
 from hbase_migrate.replay.run import FollowSummary, Observer, RunSummary
@@ -110,8 +111,8 @@ def metrics_options(func: F) -> F:
               help="Replay only this WAL chain (a part printed by --parts; repeatable).")
 @click.option("--master", metavar="URL",
               help="Replay a one-shot run's files on this Spark master, one task per file "
-                   "(\"auto\": only when they hold [spark] auto_cells cells or more); "
-                   "default: in this process.")
+                   "(\"auto\": only when they hold [spark] auto_cells cells or more; "
+                   "\"in-process\": here); default: the migration's [spark] master.")
 @metrics_options
 @click.pass_context
 def replay(ctx: click.Context, config: Path, tables: Sequence[str], since_watermark: bool,
@@ -195,7 +196,8 @@ def _job(config: Path, tables: Sequence[str], start: str | None, end: str | None
 def _run(job: ReplayJob, as_json: bool, master: str | None = None) -> int:
     from hbase_migrate.lifecycle.replay import run
 
-    if master is None:
+    master = job.spec.engine.spark_master if master is None else master
+    if master == IN_PROCESS or job.dry_run:
         return run_once(job, as_json, run, render_summary)
     from hbase_migrate.replay.spark import SparkReplay
 

@@ -19,7 +19,7 @@ from typing import Any
 
 from hbase_migrate.audit.ledger import Ledger
 from hbase_migrate.audit.records import MigrationState, Provenance
-from hbase_migrate.config import MigrationSpec
+from hbase_migrate.config import IN_PROCESS, MigrationSpec
 from hbase_migrate.replay.job import CATCH_UP, DEFAULT_LOCK_TIMEOUT, FileTask, ReplayJob
 from hbase_migrate.replay.parts import split_parts
 from hbase_migrate.replay.run import (
@@ -95,11 +95,13 @@ def replay(spec: MigrationSpec, *, tables: Sequence[str] = (), start: int | None
            observer: Observer | None = None, executor: Executor | None = None,
            master: str | None = None, **options: Any) -> RunSummary:
     """Replay once and return the run's summary (``exit_code``: 0 ok, 1 a file failed, 3 a
-    gap). The files are replayed in this process, by ``executor``, or on the Spark
-    ``master`` (``auto``: Spark only for a run of ``[spark] auto_cells`` cells or more)."""
+    gap). The files are replayed by ``executor``, or where the Spark ``master`` says
+    (default the migration's ``[spark] master``; ``auto``: on Spark only for a run of
+    ``[spark] auto_cells`` cells or more, else in this process)."""
     job = replay_job(spec, tables=tables, start=start, end=end, provenance=provenance,
                      **options)
-    if master is None or executor is not None:
+    master = spec.engine.spark_master if master is None else master
+    if master == IN_PROCESS or executor is not None or job.dry_run:
         return run(job, observer=observer, executor=executor)
     from hbase_migrate.replay.spark import SparkReplay
 

@@ -112,7 +112,8 @@ def test_auto_replays_a_small_run_here_and_a_large_one_on_spark(spark: Any,
                                                                  tmp_path: Path) -> None:
     """``master="auto"`` (what an Airflow ``spark`` connection may name) estimates a run's
     cells from the WAL bytes it has left to read: under ``[spark] auto_cells`` the files are
-    replayed in this process, from there on Spark; the step records which and why."""
+    replayed in this process, from there on Spark; the step records which and why. With no
+    master given, the migration's ``[spark] master`` decides, as for the copy."""
     from dataclasses import replace
 
     from hbase_migrate.lifecycle.replay import replay
@@ -139,9 +140,9 @@ def test_auto_replays_a_small_run_here_and_a_large_one_on_spark(spark: Any,
         assert len(tracker.getJobIdsForGroup(JOB_GROUP)) == jobs_before
 
         second = root.write(RS2, T + 100, table, puts("b", 100, 40))
-        large = replace(spec, engine=replace(spec.engine, auto_cells=1,
+        large = replace(spec, engine=replace(spec.engine, spark_master="auto", auto_cells=1,
                                              large_master="local[2]"))
-        summary = replay(large, start=T - 60_000, master="auto")
+        summary = replay(large, start=T - 60_000)
         assert summary.exit_code == 0 and summary.engine is not None
         assert (summary.engine["engine"], summary.engine["estimated_cells"]) == (
             "local[2]", second.stat().st_size // WAL_BYTES_PER_CELL)
