@@ -6,7 +6,8 @@
 #   make bench   the benchmarks (figures, no pass/fail)
 #   make soak    a 15-minute chaos soak through Airflow on the embedded stack (ARGS=--seed S)
 #   make sweep-1x  the HBase 1.x source tests and lifecycle on the other 1.x lines (a stack each)
-#   make sweep-2x  the no-gateway lifecycle (and the conformance suite) on other 2.x releases
+#   make sweep-2x  the no-gateway lifecycle and the conformance suite on other 2.x releases
+#   make sweep-3x  the same on HBase 3
 #   make screenshots  docs/report.png and docs/dag-graph.png, in headless Chromium
 #   make docs    the docs site (MkDocs, strict: a broken link fails) into build/site
 
@@ -23,7 +24,7 @@ ARGS         ?=
 export UV_PROJECT_ENVIRONMENT := $(VENV)
 export SPARK_LOCAL_IP ?= 127.0.0.1
 
-.PHONY: setup system-deps docs-assets test lint run soak bench screenshots clean sweep-1x sweep-2x
+.PHONY: setup system-deps docs-assets test lint run soak bench screenshots clean sweep-1x sweep-2x sweep-3x
 
 setup: $(VENV)/.installed docs-assets speedups
 
@@ -70,22 +71,27 @@ sweep-1x: setup
 		$(PYTEST_ARGS)
 
 # `make test` runs the native lifecycle with no gateway and the conformance suite on HBase
-# 2.6.1; this runs both on the 2.5 and 2.4 releases whose hbase-thrift the mirror holds
-# (SWEEP_2X=...), and the lifecycle alone on newer ones it has no hbase-thrift for
-# (SWEEP_2X_NATIVE=...): a version at a time and a module per pytest, one session stack at
-# a time.
-SWEEP_2X        ?= 2.5.8,2.4.17
-SWEEP_2X_NATIVE ?= 2.6.4,2.4.18
-LIFECYCLE_2X    = tests/rpc/test_lifecycle_native_real.py
-CONFORMANCE_2X  = tests/rpc/test_conformance_real.py
+# 2.6.1; this runs both on the other 2.x releases whose server jars the mirror holds
+# (SWEEP_2X=...): the conformance suite over both transports where it holds hbase-thrift of
+# the version too (2.5.8, 2.4.17), else the native transport judged by HBase's Java client
+# alone. A version at a time and a module per pytest, one session stack at a time.
+SWEEP_2X        ?= 2.5.8,2.4.17,2.6.4,2.4.18,2.5.13-hadoop3
+# HBase 3: the one release whose whole server tree the mirror holds (realstack/README.md)
+SWEEP_3X        ?= 3.0.0-alpha-4
+SWEEP_MODULES   = tests/rpc/test_lifecycle_native_real.py tests/rpc/test_conformance_real.py
+define sweep
+	@for v in $$(echo $(1) | tr , ' '); do for module in $(SWEEP_MODULES); do \
+		echo "== HBase $$v: $$module"; \
+		HBASE_MIGRATE_REAL_HBASE_VERSION=$$v $(BIN)/pytest -p no:cacheprovider \
+			$$module $(PYTEST_ARGS) || exit 1; done; done
+endef
 sweep-2x: setup
 	@scripts/system-deps.sh test
-	@for run in $$(for v in $$(echo $(SWEEP_2X) | tr , ' '); do \
-			echo $$v:$(LIFECYCLE_2X) $$v:$(CONFORMANCE_2X); done) \
-		$$(for v in $$(echo $(SWEEP_2X_NATIVE) | tr , ' '); do echo $$v:$(LIFECYCLE_2X); done); do \
-		echo "== HBase $${run%%:*}: $${run#*:}"; \
-		HBASE_MIGRATE_REAL_HBASE_VERSION=$${run%%:*} $(BIN)/pytest -p no:cacheprovider \
-			$${run#*:} $(PYTEST_ARGS) || exit 1; done
+	$(call sweep,$(SWEEP_2X))
+
+sweep-3x: setup
+	@scripts/system-deps.sh test
+	$(call sweep,$(SWEEP_3X))
 
 lint: setup
 	$(BIN)/ruff check .

@@ -166,6 +166,12 @@ OPTIONAL_ARTIFACTS = {"hbase.codecs.artifact": "hbase-compression-",
 NETTY_HTTP = ("/netty-all/", "/netty-codec-http/")
 NETTY_ALL = {"webhdfs.netty.group": "io.netty", "webhdfs.netty.artifact": "netty-all",
              "webhdfs.netty.version": "4.1.50.Final"}
+# The NameNode's WebHDFS (Jersey 1) needs JAX-RS 1.1's API: where the tree has JAX-RS 2's
+# only (HBase 3.0 on Hadoop 3.2: every WebHDFS call answered 500, AbstractMethodError in
+# UriBuilder), the jsr311-api Hadoop itself depends on, first.
+JAXRS_1 = "/jsr311-api/"
+JSR311_API = {"webhdfs.jaxrs.group": "javax.ws.rs", "webhdfs.jaxrs.artifact": "jsr311-api",
+              "webhdfs.jaxrs.version": "1.1.1"}
 
 
 def hbase_classpath(version: str = DEFAULT_VERSION, phoenix: str | None = None) -> list[str]:
@@ -174,7 +180,7 @@ def hbase_classpath(version: str = DEFAULT_VERSION, phoenix: str | None = None) 
     phoenix-core 4.x release for 1.x, a Phoenix 5.x for 2.x) adds Apache Phoenix. Where the
     codec modules cannot be had, the stack runs without them (SNAPPY, LZ4 and ZSTD then need
     Hadoop's native library, BROTLI fails); without hbase-thrift, with no gateway; without
-    Netty's HTTP codec, with :data:`NETTY_ALL`."""
+    Netty's HTTP codec, with :data:`NETTY_ALL`; without JAX-RS 1.1, with :data:`JSR311_API`."""
     base = {"hbase.version": version, **({"phoenix.version": phoenix} if phoenix else {})}
     if is_1x(version):
         return module_classpath("hbase1", {**base,
@@ -192,10 +198,20 @@ def hbase_classpath(version: str = DEFAULT_VERSION, phoenix: str | None = None) 
                 {OPTIONAL_ARTIFACTS[key] for key in missing})), exc)
             properties.update(dict.fromkeys(missing, "hbase-common"))
             continue
-        if any(jar in entry for entry in entries for jar in NETTY_HTTP) \
-                or "webhdfs.netty.artifact" in properties:
+        gaps = {}
+        if not any(jar in entry for entry in entries for jar in NETTY_HTTP):
+            gaps.update(NETTY_ALL)
+        if not any(JAXRS_1 in entry for entry in entries):
+            gaps.update(JSR311_API)
+        if not gaps or gaps.keys() <= properties.keys():
             return entries
-        properties.update(NETTY_ALL)
+        properties.update(gaps)
+
+
+def has_gateways(version: str = DEFAULT_VERSION) -> bool:
+    """Whether a stack of HBase ``version`` can run the Thrift gateways: hbase-thrift of the
+    version (of 1.4.13 for later 1.x) is on its class path, not left out for want of it."""
+    return is_1x(version) or any("/hbase-thrift-" in entry for entry in hbase_classpath(version))
 
 
 class RealHBase:

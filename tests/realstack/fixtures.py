@@ -21,7 +21,7 @@ from hbase_migrate.cluster.auth import kerberos
 from hbase_migrate.cluster.endpoints import ClusterEndpoints, load_cluster_json
 from minihbase.regionserver import WalSettings
 from minihbase.server import MiniHBase
-from realstack.hbase import DEFAULT_VERSION, RealHBase, RealHBaseOptions
+from realstack.hbase import DEFAULT_VERSION, RealHBase, RealHBaseOptions, has_gateways
 from realstack.kdc import Kdc
 from realstack.maven import RealStackError
 
@@ -52,14 +52,19 @@ def skip_without_real_stack() -> None:
 @pytest.fixture(scope="session")
 def real_hbase(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealHBase]:
     """Real Apache HBase on loopback ports for the session (stopped at its end), with a
-    replication peer ``1`` that nobody answers for (its queues hold the WALs). The heap
-    holds the memstores and flushes of multi-MB cells (``test_large_cells_real``: 768 MB
-    ran out flushing them while 10 MB puts and scans were served; 1536 MB stalled once under
-    the whole suite)."""
+    replication peer ``1`` that nobody answers for (its queues hold the WALs), and its
+    Thrift gateways where hbase-thrift of the version can be had (else none: ``client =
+    native``). The heap holds the memstores and flushes of multi-MB cells
+    (``test_large_cells_real``: 768 MB ran out flushing them while 10 MB puts and scans were
+    served; 1536 MB stalled once under the whole suite)."""
     skip_without_real_stack()
+    try:
+        gateways = has_gateways(REAL_HBASE_VERSION)
+    except RealStackError as exc:
+        pytest.fail(f"real HBase {REAL_HBASE_VERSION} cannot be built: {exc}")
     yield from running(RealHBase(tmp_path_factory.mktemp("realhbase"), RealHBaseOptions(
-        hbase_version=REAL_HBASE_VERSION, region_servers=2, heap="2g", replication_peer="1")),
-        f"real HBase {REAL_HBASE_VERSION}")
+        hbase_version=REAL_HBASE_VERSION, region_servers=2, heap="2g", replication_peer="1",
+        gateways=gateways)), f"real HBase {REAL_HBASE_VERSION}")
 
 
 def running(stack: RealHBase, what: str) -> Iterator[RealHBase]:

@@ -1,8 +1,8 @@
 """HBase's own Java client as the tests' independent reader of a real cluster: the
-``tabledump`` Maven module (built for the cluster's HBase version, 1.x or 2.x) dumps a table
-cell for cell, every version as reads see it and raw (delete markers and the cells they
-hide); :func:`cells_of` parses the lines it and ``tests/minihbase/javaclient`` print, and
-:func:`differences` says how two dumps differ."""
+``tabledump`` Maven module (built for the cluster's HBase version, 1.x, 2.x or 3.x) dumps a
+table cell for cell, every version as reads see it and raw (delete markers and the cells they
+hide), and lists its regions; :func:`cells_of` parses the lines it and
+``tests/minihbase/javaclient`` print, and :func:`differences` says how two dumps differ."""
 
 from __future__ import annotations
 
@@ -30,11 +30,26 @@ def cells_of(lines: Iterable[str], what: str) -> list[Cell]:
     return out
 
 
+Region = tuple[bytes, bytes, str, int]  # start key, end key, host, port
+
+
+def regions_of(lines: Iterable[str]) -> list[Region]:
+    """The regions of the ``REGION xstart xend host port`` lines (keys in hex)."""
+    out = []
+    for line in lines:
+        parts = line.split(" ")
+        if parts[0] == "REGION":
+            start, end, host, port = parts[1:]
+            out.append((bytes.fromhex(start[1:]), bytes.fromhex(end[1:]), host, int(port)))
+    return out
+
+
 class Dump(NamedTuple):
     """A table as HBase's Java client read it, in HBase's order."""
 
     visible: list[Cell]  # every version a read sees
     raw: list[Cell]      # every cell a raw scan sees: delete markers and what they hide too
+    regions: list[Region]  # its region locator's regions by start key, with their servers
 
 
 def java_dump(described: Mapping[str, Any], table: str, before: int | None = None) -> Dump:
@@ -49,9 +64,11 @@ def java_dump(described: Mapping[str, Any], table: str, before: int | None = Non
     done = subprocess.run(command, capture_output=True, text=True, timeout=600, check=False)
     lines = done.stdout.splitlines()
     if done.returncode != 0 or not lines or not lines[-1].startswith("END "):
+        said = "\n".join(line for line in done.stderr.splitlines()  # no stack frames
+                         if not line.startswith(("\tat ", "\t...")))
         raise AssertionError(f"HBase {version}'s Java client could not dump {table}: "
-                             f"{done.stderr[-3000:]}")
-    dump = Dump(cells_of(lines, "visible"), cells_of(lines, "raw"))
+                             f"{said[-3000:]}")
+    dump = Dump(cells_of(lines, "visible"), cells_of(lines, "raw"), regions_of(lines))
     assert lines[-1] == f"END {len(dump.visible)} {len(dump.raw)}", lines[-1]
     return dump
 

@@ -1,11 +1,11 @@
 """The Java dump's reader and comparison (no JVM): the lines HBase's Java client prints
-become cells, and two dumps that differ by a value, a version, a marker or a repeated cell
-are told apart, naming what is missing and what is extra."""
+become cells and regions, and two dumps that differ by a value, a version, a marker or a
+repeated cell are told apart, naming what is missing and what is extra."""
 
 from __future__ import annotations
 
 from hbase_migrate.wal.model import Cell, CellType
-from tests.realstack.java_cells import cells_of, differences
+from tests.realstack.java_cells import cells_of, differences, regions_of
 
 PUT = Cell(b"r1", b"f", b"q", 101, CellType.PUT, b"v")
 MARKER = Cell(b"r1", b"f", b"", 100, CellType.DELETE_FAMILY, b"")
@@ -16,6 +16,13 @@ def test_the_lines_become_cells() -> None:
              "CELL visible 7231 66 x71 101 4 x76", "END 1 2"]
     assert cells_of(lines, "raw") == [PUT, MARKER]
     assert cells_of(lines, "visible") == [PUT]
+
+
+def test_the_region_lines_become_regions() -> None:
+    lines = ["CELL raw 7231 66 x71 101 4 x76", "REGION x x67 localhost 16020",
+             "REGION x67 x localhost 16021", "END 1 1"]
+    assert regions_of(lines) == [(b"", b"g", "localhost", 16020), (b"g", b"", "localhost", 16021)]
+    assert cells_of(lines, "raw") == [PUT]  # region lines are no cells
 
 
 def test_dumps_that_differ_are_told_apart() -> None:

@@ -10,8 +10,8 @@ made and repaired), the cutover check and the report; then the copy by HBase sna
 of the stacks' version (``tests/realstack/java_cells.py``) checks both targets cell for cell.
 
 The stacks run ``HBASE_MIGRATE_REAL_HBASE_VERSION`` (default 2.6.1; ``make sweep-2x`` runs
-2.4.x and 2.5.x): one source (2 region servers, a backup master) and one target (2 region
-servers) for the module."""
+the other 2.x, ``make sweep-3x`` 3.0.0-alpha-4): one source (2 region servers, a backup
+master) and one target (2 region servers) for the module."""
 
 from __future__ import annotations
 

@@ -32,8 +32,13 @@ public final class PrettyPrintWals {
     for (String file : java.util.Arrays.copyOfRange(args, cells ? 1 : 0, args.length)) {
       ByteArrayOutputStream buffer = new ByteArrayOutputStream();
       PrintStream out = new PrintStream(buffer, true, StandardCharsets.UTF_8);
-      WALPrettyPrinter printer = new WALPrettyPrinter(true, true, -1, new java.util.HashSet<>(), null, null, null,
-          false, false, out);
+      // The printer writes to the System.out of its making (3.x has no constructor taking a
+      // stream, 2.x has both): values and JSON, every sequence id, table, region and row.
+      System.setOut(out);
+      WALPrettyPrinter printer = new WALPrettyPrinter();
+      System.setOut(System.err);
+      printer.enableValues();
+      printer.enableJSON();
       Map<String, Object> line = new LinkedHashMap<>();
       try {
         printer.processFile(conf, new Path(new java.io.File(file).toURI()));

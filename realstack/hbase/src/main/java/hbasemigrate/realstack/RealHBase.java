@@ -646,7 +646,7 @@ public final class RealHBase implements StackSupport.Stack {
     if (master == null) {
       throw new IllegalStateException("no active master to kill");
     }
-    return StackSupport.kill(master);  // an HMaster is an HRegionServer
+    return StackSupport.kill(master);
   }
 
   /** A new region server in the cluster, as a crashed one restarted (a new start code). */

@@ -23,6 +23,7 @@ import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.hbase.HBaseTestingUtility;
 import org.apache.hadoop.hbase.MiniHBaseCluster;
+import org.apache.hadoop.hbase.Server;
 import org.apache.hadoop.hbase.regionserver.HRegionServer;
 
 /**
@@ -269,9 +270,9 @@ final class StackSupport {
   }
 
   /** The region server (or master) aborted, waited for (60 s at most) to stop; its name. */
-  static String kill(HRegionServer rs) {
+  static String kill(Server rs) {
     String name = rs.getServerName().toString();
-    rs.abort("killed by the realstack admin endpoint");
+    rs.abort("killed by the realstack admin endpoint", null);  // 1.x has only this one
     long deadline = System.currentTimeMillis() + 60_000;
     while (!rs.isStopped() && System.currentTimeMillis() < deadline) {
       try {

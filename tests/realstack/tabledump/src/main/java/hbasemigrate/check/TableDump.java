@@ -1,11 +1,14 @@
 package hbasemigrate.check;
 
+import java.lang.reflect.Method;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.hbase.Cell;
 import org.apache.hadoop.hbase.HBaseConfiguration;
+import org.apache.hadoop.hbase.HRegionLocation;
 import org.apache.hadoop.hbase.TableName;
 import org.apache.hadoop.hbase.client.Connection;
 import org.apache.hadoop.hbase.client.ConnectionFactory;
+import org.apache.hadoop.hbase.client.RegionLocator;
 import org.apache.hadoop.hbase.client.Result;
 import org.apache.hadoop.hbase.client.ResultScanner;
 import org.apache.hadoop.hbase.client.Scan;
@@ -17,9 +20,9 @@ import org.apache.hadoop.hbase.client.Table;
  * sees ({@code visible}), then every cell a raw scan sees ({@code raw}: the delete markers
  * and the cells they hide too). One line per cell,
  * {@code CELL <visible|raw> row family xqualifier timestamp type xvalue} (bytes in hex, the
- * type byte as KeyValue has it), then {@code END <visible cells> <raw cells>}. Only calls
- * HBase 1.x and 2.x both have. Arguments: quorum host:port, znode parent, table
- * [before timestamp].
+ * type byte as KeyValue has it), then its regions ({@code REGION} lines), then {@code END <visible cells> <raw cells>}. Only calls
+ * HBase 1.x, 2.x and 3.x all have (the one that differs is found by name). Arguments: quorum
+ * host:port, znode parent, table [before timestamp].
  */
 public final class TableDump {
   private static final char[] HEX = "0123456789abcdef".toCharArray();
@@ -33,6 +36,15 @@ public final class TableDump {
     conf.set("hbase.zookeeper.quorum", quorum[0]);
     conf.set("hbase.zookeeper.property.clientPort", quorum[1]);
     conf.set("zookeeper.znode.parent", args[1]);
+    // HBase 3's client finds a cluster through its masters by default (RpcConnectionRegistry);
+    // this one goes through ZooKeeper, as 2.x's does by default. 1.x has no such class.
+    String zooKeeperRegistry = "org.apache.hadoop.hbase.client.ZKConnectionRegistry";
+    try {
+      Class.forName(zooKeeperRegistry);
+      conf.set("hbase.client.registry.impl", zooKeeperRegistry);
+    } catch (ClassNotFoundException e) {
+      // 1.x: ZooKeeper is its only registry
+    }
     conf.setInt("hbase.client.retries.number", 10);
     conf.setInt("hbase.rpc.timeout", 30000);
     TableName name = TableName.valueOf(args[2]);
@@ -41,14 +53,55 @@ public final class TableDump {
         Table table = conn.getTable(name)) {
       long visible = dump(table, "visible", before);
       long raw = dump(table, "raw", before);
+      regions(conn, name);
       System.out.println("END " + visible + " " + raw);
     }
   }
 
-  @SuppressWarnings("deprecation")  // setMaxVersions and getTypeByte: 1.x has no others
+  /** Every version: readAllVersions (2.0+; 3.x has no other), else setMaxVersions (1.x). */
+  private static void allVersions(Scan scan) throws Exception {
+    try {
+      Scan.class.getMethod("readAllVersions").invoke(scan);
+    } catch (NoSuchMethodException e) {
+      Scan.class.getMethod("setMaxVersions").invoke(scan);
+    }
+  }
+
+  /**
+   * The table's regions as its region locator lists them, one line each:
+   * {@code REGION xstartkey xendkey host port}. The region of a location is getRegion (2.0+;
+   * 3.x has no other) or getRegionInfo (1.x), read through the type the method declares.
+   */
+  private static void regions(Connection conn, TableName name) throws Exception {
+    Method region;
+    try {
+      region = HRegionLocation.class.getMethod("getRegion");
+    } catch (NoSuchMethodException e) {
+      region = HRegionLocation.class.getMethod("getRegionInfo");
+    }
+    Method start = region.getReturnType().getMethod("getStartKey");
+    Method end = region.getReturnType().getMethod("getEndKey");
+    StringBuilder line = new StringBuilder();
+    try (RegionLocator locator = conn.getRegionLocator(name)) {
+      for (HRegionLocation location : locator.getAllRegionLocations()) {
+        Object info = region.invoke(location);
+        byte[] startKey = (byte[]) start.invoke(info);
+        byte[] endKey = (byte[]) end.invoke(info);
+        line.setLength(0);
+        line.append("REGION x");
+        hex(line, startKey, 0, startKey.length).append(" x");
+        hex(line, endKey, 0, endKey.length).append(' ')
+            .append(location.getServerName().getHostname()).append(' ')
+            .append(location.getServerName().getPort());
+        System.out.println(line);
+      }
+    }
+  }
+
+  @SuppressWarnings("deprecation")  // getTypeByte: 1.x has no other
   private static long dump(Table table, String what, Long before) throws Exception {
     Scan scan = new Scan();
-    scan.setMaxVersions();
+    allVersions(scan);
     scan.setRaw("raw".equals(what));
     scan.setCaching(500);
     if (before != null) {
