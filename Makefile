@@ -7,6 +7,8 @@
 #   make soak    a 15-minute chaos soak through Airflow on the embedded stack (ARGS=--seed S)
 #   make sweep-1x  the HBase 1.x source tests and lifecycle on the other 1.x lines (a stack each)
 #   make sweep-2x  the no-gateway lifecycle (and the conformance suite) on other 2.x releases
+#   make sweep-secure  the no-gateway lifecycle between Kerberos-secured stacks: at privacy
+#                with one KDC, then in two realms without a trust (two secured stacks each)
 #   make screenshots  docs/report.png and docs/dag-graph.png, in headless Chromium
 #   make docs    the docs site (MkDocs, strict: a broken link fails) into build/site
 
@@ -23,7 +25,7 @@ ARGS         ?=
 export UV_PROJECT_ENVIRONMENT := $(VENV)
 export SPARK_LOCAL_IP ?= 127.0.0.1
 
-.PHONY: setup system-deps docs-assets test lint run soak bench screenshots clean sweep-1x sweep-2x
+.PHONY: setup system-deps docs-assets test lint run soak bench screenshots clean sweep-1x sweep-2x sweep-secure
 
 setup: $(VENV)/.installed docs-assets speedups
 
@@ -86,6 +88,18 @@ sweep-2x: setup
 		echo "== HBase $${run%%:*}: $${run#*:}"; \
 		HBASE_MIGRATE_REAL_HBASE_VERSION=$${run%%:*} $(BIN)/pytest -p no:cacheprovider \
 			$${run#*:} $(PYTEST_ARGS) || exit 1; done
+
+# `make test` runs the no-gateway lifecycle between two plain stacks; this runs the same test
+# between two Kerberos-secured ones (SWEEP_SECURE=...): `privacy` (hbase.rpc.protection
+# privacy, one KDC, a client principal each) and `realms` (a KDC and realm each, no trust),
+# one pair of secured stacks at a time.
+SWEEP_SECURE ?= privacy,realms
+sweep-secure: setup
+	@scripts/system-deps.sh test
+	@for security in $$(echo $(SWEEP_SECURE) | tr , ' '); do \
+		echo "== $$security: $(LIFECYCLE_2X)"; \
+		HBASE_MIGRATE_LIFECYCLE_SECURITY=$$security $(BIN)/pytest -p no:cacheprovider \
+			$(LIFECYCLE_2X) $(PYTEST_ARGS) || exit 1; done
 
 lint: setup
 	$(BIN)/ruff check .

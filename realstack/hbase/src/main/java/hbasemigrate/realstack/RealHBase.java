@@ -167,7 +167,8 @@ public final class RealHBase implements StackSupport.Stack {
    * Thrift gateways (SASL GSSAPI with the QOP, a setting of their own) and
    * ZooKeeper (SASL; a client that does not authenticate is refused). The DataNode runs on
    * unprivileged ports (ignore.secure.ports.for.testing, SASL data transfer). HBase's root and WAL folders are
-   * readable by the client principal (hbase.rootdir.perms, hbase.wal.dir.perms = 755).
+   * readable by the client principal (hbase.rootdir.perms, hbase.wal.dir.perms = 755), and the
+   * client principal is an HDFS superuser (it writes exported snapshots' files).
    */
   private void secure(Configuration conf) throws IOException {
     String keytab = options.get("keytab");
@@ -199,6 +200,14 @@ public final class RealHBase implements StackSupport.Stack {
     conf.set("dfs.data.transfer.protection", "authentication");
     conf.set("hbase.rootdir.perms", "755");
     conf.set("hbase.wal.dir.perms", "755");
+    // The client principal is in HDFS's superuser group, as the user of ExportSnapshot is
+    // (the copy by HBase snapshot writes the target's archive/ and .hbase-snapshot/).
+    String client = options.getOrDefault("client-principal", "").split("[/@]")[0];
+    if (!client.isEmpty()) {
+      conf.set("hadoop.user.group.static.mapping.overrides",
+          "dr.who=;" + client + "=" + conf.get("dfs.permissions.superusergroup", "supergroup")
+          + ";");
+    }
     Path jaas = Paths.get(opt("dir", "state/realstack")).toAbsolutePath().resolve("jaas.conf");
     String entry = "com.sun.security.auth.module.Krb5LoginModule required useKeyTab=true "
         + "storeKey=true useTicketCache=false keyTab=\"" + keytab + "\" principal=\"%s\";";
