@@ -81,7 +81,7 @@ def stack(factory: pytest.TempPathFactory, name: str, masters: int,
                            f"HBase {VERSION} ({name}, no gateway)")
         return
     yield from kerberos_stack(factory.mktemp(name), replace(
-        options, kerberos=True, rpc_protection="privacy",
+        options, kerberos=True, rpc_protection="privacy", client_superuser=True,
         kdc=str(kdc.data_dir) if kdc else None))
 
 
