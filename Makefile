@@ -8,6 +8,8 @@
 #   make sweep-1x  the HBase 1.x source tests and lifecycle on the other 1.x lines (a stack each)
 #   make sweep-2x  the no-gateway lifecycle and the conformance suite on other 2.x releases
 #   make sweep-3x  the same on HBase 3
+#   make sweep-secure  the no-gateway lifecycle between Kerberos-secured stacks: at privacy
+#                with one KDC, then in two realms without a trust (two secured stacks each)
 #   make screenshots  docs/report.png and docs/dag-graph.png, in headless Chromium
 #   make docs    the docs site (MkDocs, strict: a broken link fails) into build/site
 
@@ -24,7 +26,8 @@ ARGS         ?=
 export UV_PROJECT_ENVIRONMENT := $(VENV)
 export SPARK_LOCAL_IP ?= 127.0.0.1
 
-.PHONY: setup system-deps docs-assets test lint run soak bench screenshots clean sweep-1x sweep-2x sweep-3x
+.PHONY: setup system-deps docs-assets test lint run soak bench screenshots clean sweep-1x sweep-2x \
+	sweep-3x sweep-secure
 
 setup: $(VENV)/.installed docs-assets speedups
 
@@ -78,7 +81,8 @@ sweep-1x: setup
 SWEEP_2X        ?= 2.5.8,2.4.17,2.6.4,2.4.18,2.5.13-hadoop3
 # HBase 3: the one release whose whole server tree the mirror holds (realstack/README.md)
 SWEEP_3X        ?= 3.0.0-alpha-4
-SWEEP_MODULES   = tests/rpc/test_lifecycle_native_real.py tests/rpc/test_conformance_real.py
+LIFECYCLE       = tests/rpc/test_lifecycle_native_real.py
+SWEEP_MODULES   = $(LIFECYCLE) tests/rpc/test_conformance_real.py
 define sweep
 	@for v in $$(echo $(1) | tr , ' '); do for module in $(SWEEP_MODULES); do \
 		echo "== HBase $$v: $$module"; \
@@ -92,6 +96,18 @@ sweep-2x: setup
 sweep-3x: setup
 	@scripts/system-deps.sh test
 	$(call sweep,$(SWEEP_3X))
+
+# `make test` runs the no-gateway lifecycle between two plain stacks; this runs the same test
+# between two Kerberos-secured ones (SWEEP_SECURE=...): `privacy` (hbase.rpc.protection
+# privacy, one KDC, a client principal each) and `realms` (a KDC and realm each, no trust),
+# one pair of secured stacks at a time.
+SWEEP_SECURE ?= privacy,realms
+sweep-secure: setup
+	@scripts/system-deps.sh test
+	@for security in $$(echo $(SWEEP_SECURE) | tr , ' '); do \
+		echo "== $$security: $(LIFECYCLE)"; \
+		HBASE_MIGRATE_LIFECYCLE_SECURITY=$$security $(BIN)/pytest -p no:cacheprovider \
+			$(LIFECYCLE) $(PYTEST_ARGS) || exit 1; done
 
 lint: setup
 	$(BIN)/ruff check .

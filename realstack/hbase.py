@@ -72,6 +72,9 @@ class RealHBaseOptions:
     gateways: bool = True              # False: no Thrift gateway (cluster.json: client native)
     token_provider: bool = True        # with kerberos: HBase's TokenProvider on every region
     #                                    (HBase issues delegation tokens); False: none
+    client_superuser: bool = False     # with kerberos: the client principal in HDFS's
+    #                                    superuser group, as ExportSnapshot's user (the copy
+    #                                    by HBase snapshot writes the target's HBase root)
     kdc: str | None = None             # with kerberos: another stack's folder, whose KDC
     #                                    (and realm) this one uses instead of its own
     rpc_tls: bool = False              # TLS on HBase's RPC (hbase.server.netty.tls.enabled)
@@ -298,6 +301,7 @@ class RealHBase:
         return ["--keytab", str(service), "--realm", self.kdc.realm, "--qop", self.options.qop,
                 "--rpc-protection", self.options.rpc_protection,
                 "--token-provider", str(self.options.token_provider).lower(),
+                "--client-superuser", str(self.options.client_superuser).lower(),
                 "--client-principal", self.kdc.principal(client_name),
                 "--client-keytab", str(client), "--krb5-conf", str(krb5_conf)]
 

@@ -174,11 +174,18 @@ def stack_endpoints(stack: RealHBase) -> ClusterEndpoints:
     return load_cluster_json(stack.cluster_json)
 
 
+# What a real stack's cluster.json names that a migration over HBase's RPC is not given.
+NOT_FOR_STEPS = ("thrift", "thrift2", "admin")
+
+
 def native_cluster_json(real: RealHBase, folder: Path) -> Path:
-    """The real cluster's ``cluster.json`` with its gateways left out."""
+    """The real cluster's ``cluster.json`` with its gateways and its admin endpoint (the
+    tests' own, to stage faults) left out: what a migration over HBase's RPC is given.
+    Readable by its owner only (it may name a keytab)."""
     data = json.loads(real.cluster_json.read_text(encoding="utf-8"))
-    for gateway in ("thrift", "thrift2", "client"):
-        data.pop(gateway, None)
+    for key in (*NOT_FOR_STEPS, "client"):
+        data.pop(key, None)
     path = folder / "native.cluster.json"
     path.write_text(json.dumps(data), encoding="utf-8")
+    path.chmod(0o600)
     return path

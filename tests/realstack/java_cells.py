@@ -2,7 +2,9 @@
 ``tabledump`` Maven module (built for the cluster's HBase version, 1.x, 2.x or 3.x) dumps a
 table cell for cell, every version as reads see it and raw (delete markers and the cells they
 hide), and lists its regions; :func:`cells_of` parses the lines it and
-``tests/minihbase/javaclient`` print, and :func:`differences` says how two dumps differ."""
+``tests/minihbase/javaclient`` print, and :func:`differences` says how two dumps differ. A
+Kerberos-secured cluster is read as its ``cluster.json``'s client principal, logged in from
+its keytab (:func:`login_properties`)."""
 
 from __future__ import annotations
 
@@ -52,15 +54,35 @@ class Dump(NamedTuple):
     regions: list[Region]  # its region locator's regions by start key, with their servers
 
 
+def login_properties(described: Mapping[str, Any]) -> dict[str, str]:
+    """The ``tabledump`` module's Kerberos login for the cluster ``described`` (its
+    ``security``: principal, keytab, the servers' principals, the RPC protection and the
+    realm's ``krb5.conf``) as system properties; none for a cluster without Kerberos. A
+    keytab's path, never a secret."""
+    security = described.get("security") or {}
+    if security.get("auth") != "kerberos":
+        return {}
+    host = str(described["zookeeper"]).rpartition(":")[0]
+    return {"java.security.krb5.conf": security["krb5_conf"],
+            "tabledump.principal": security["principal"],
+            "tabledump.keytab": security["keytab"],
+            "tabledump.hbase.principal": security["hbase_principal"],
+            "tabledump.zookeeper.principal": security["zookeeper_principal"].replace(
+                "_HOST", host),
+            "tabledump.rpc.protection": security["rpc_protection"]}
+
+
 def java_dump(described: Mapping[str, Any], table: str, before: int | None = None) -> Dump:
     """``table`` on the cluster ``described`` (its ``cluster.json``) as HBase's Java client
-    of the cluster's own version scans it, only timestamps below ``before`` when given."""
+    of the cluster's own version scans it (logged in as its client principal when secured),
+    only timestamps below ``before`` when given."""
     version = str(described.get("hbase_version") or "2.6.1")
     classpath = module_classpath(MODULE, {"hbase.version": version})
     args = [described["zookeeper"], described["znode_parent"], table]
     if before is not None:
         args.append(str(before))
-    command = java_command(classpath, "hbasemigrate.check.TableDump", args, heap="256m")
+    command = java_command(classpath, "hbasemigrate.check.TableDump", args, heap="256m",
+                           system_properties=login_properties(described))
     done = subprocess.run(command, capture_output=True, text=True, timeout=600, check=False)
     lines = done.stdout.splitlines()
     if done.returncode != 0 or not lines or not lines[-1].startswith("END "):

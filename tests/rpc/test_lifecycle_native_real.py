@@ -11,13 +11,22 @@ of the stacks' version (``tests/realstack/java_cells.py``) checks both targets c
 
 The stacks run ``HBASE_MIGRATE_REAL_HBASE_VERSION`` (default 2.6.1; ``make sweep-2x`` runs
 the other 2.x, ``make sweep-3x`` 3.0.0-alpha-4): one source (2 region servers, a backup
-master) and one target (2 region servers) for the module."""
+master) and one target (2 region servers) for the module. ``HBASE_MIGRATE_LIFECYCLE_SECURITY``
+secures them (``make sweep-secure`` runs both): ``privacy``, both Kerberos at
+``hbase.rpc.protection`` privacy with one KDC (the source's realm, each cluster its own
+client principal and keytab); ``realms``, each its own KDC and realm with no trust between
+them. The migration is given each cluster's ``cluster.json`` naming neither gateway nor
+admin endpoint (the admin endpoint only stages the faults) and logs in as each cluster's own
+principal; the Java client logs in from each one's keytab."""
 
 from __future__ import annotations
 
+import json
+import os
 import threading
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -33,8 +42,15 @@ from hbase_migrate.rpc.client import NativeClient
 from hbase_migrate.wal.model import CellType
 from minihbase.cli.minicluster import call_admin
 from realstack.hbase import RealHBase, RealHBaseOptions
+from tests.realstack.fixtures import (
+    NOT_FOR_STEPS,
+    kerberos_stack,
+    native_cluster_json,
+    running,
+    skip_without_real_stack,
+    stack_endpoints,
+)
 from tests.realstack.fixtures import REAL_HBASE_VERSION as VERSION
-from tests.realstack.fixtures import running, skip_without_real_stack
 from tests.realstack.java_cells import differences, java_dump
 from tests.realstack.test_hbase1_lifecycle_real import (
     FAMILIES,
@@ -47,13 +63,26 @@ from tests.realstack.test_hbase1_lifecycle_real import (
 pytestmark = [pytest.mark.integration, pytest.mark.realstack]
 TABLE, SNAPPED = "native_life", "native_snap"
 SOURCE_SPLIT, TARGET_SPLIT = b"row-0250", b"row-0150"  # the copy's and the replay's splits
+SECURITIES = ("plain", "privacy", "realms")  # the stacks' security (see the docstring)
+SECURITY = os.environ.get("HBASE_MIGRATE_LIFECYCLE_SECURITY", "plain")
+if SECURITY not in SECURITIES:
+    raise ValueError(f"HBASE_MIGRATE_LIFECYCLE_SECURITY must be one of {SECURITIES}, "
+                     f"got {SECURITY!r}")
 
 
-def stack(factory: pytest.TempPathFactory, name: str, masters: int) -> Iterator[RealHBase]:
-    skip_without_real_stack()
-    yield from running(RealHBase(factory.mktemp(name), RealHBaseOptions(
-        hbase_version=VERSION, region_servers=2, masters=masters, heap="768m", name=name,
-        gateways=False)), f"HBase {VERSION} ({name}, no gateway)")
+def stack(factory: pytest.TempPathFactory, name: str, masters: int,
+          kdc: RealHBase | None = None) -> Iterator[RealHBase]:
+    """A stack of ``SECURITY`` (Kerberos at privacy; with ``kdc``, in that stack's realm)."""
+    options = RealHBaseOptions(hbase_version=VERSION, region_servers=2, masters=masters,
+                               heap="768m", name=name, gateways=False)
+    if SECURITY == "plain":
+        skip_without_real_stack()
+        yield from running(RealHBase(factory.mktemp(name), options),
+                           f"HBase {VERSION} ({name}, no gateway)")
+        return
+    yield from kerberos_stack(factory.mktemp(name), replace(
+        options, kerberos=True, rpc_protection="privacy", client_superuser=True,
+        kdc=str(kdc.data_dir) if kdc else None))
 
 
 @pytest.fixture(scope="module")
@@ -62,25 +91,48 @@ def source(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealHBase]:
 
 
 @pytest.fixture(scope="module")
-def target(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealHBase]:
-    yield from stack(tmp_path_factory, "native-target", masters=1)
+def target(tmp_path_factory: pytest.TempPathFactory, source: RealHBase) -> Iterator[RealHBase]:
+    yield from stack(tmp_path_factory, "native-target", masters=1,
+                     kdc=source if SECURITY == "privacy" else None)
+
+
+def identity(stack: RealHBase) -> dict[str, Any]:
+    """What the tests' own clients of ``stack`` are given: its security, its name."""
+    return stack_endpoints(stack).client_auth
 
 
 def configure(folder: Path, source: RealHBase, target: RealHBase, table: str,
               more: str = "") -> MigrationSpec:
+    """The migration of ``table``, each cluster named by a ``cluster.json`` with no gateway
+    and no admin endpoint (and, secured, its own principal and keytab)."""
+    clusters = []
+    for side, real in (("source", source), ("target", target)):
+        (folder / side).mkdir()
+        clusters.append(native_cluster_json(real, folder / side))
     path = folder / "migration.toml"
     path.write_text(
         f'[migration]\nname = "native-{table}"\nledger = "sqlite:///{folder / "ledger.db"}"\n'
-        f'[source]\ncluster_json = "{source.cluster_json}"\n'
-        f'[target]\ncluster_json = "{target.cluster_json}"\n'
+        f'[source]\ncluster_json = "{clusters[0]}"\n'
+        f'[target]\ncluster_json = "{clusters[1]}"\n'
         f'[[tables]]\nsource = "{table}"\ntarget = "{table}"\n'
         f'[replay]\nroll_period = "1h"\nmargin = "1m"\n'
         f'[spark]\nmaster = "{IN_PROCESS}"\nauto_cells = 1\n'  # ranges copied one by one
         f'[ranges]\nmax_cells = 400\n{more}', encoding="utf-8")
     spec = load_config(path)
+    principals = []
     for cluster in (spec.source, spec.target):
+        assert cluster.cluster_json and cluster.admin_shell is None
+        named = json.loads(cluster.cluster_json.read_text(encoding="utf-8"))
+        assert not set(NOT_FOR_STEPS) & set(named), named
         found = cluster.endpoints()
         assert (found.client, found.thrift, found.thrift2) == ("native", "", None)
+        assert found.kerberos is (SECURITY != "plain")
+        if found.security is not None:
+            assert found.security.rpc_protection == "privacy"
+            principals.append(found.security.principal or "")
+    if principals:  # each cluster its own principal; one realm, or two
+        realms = {p.partition("@")[2] for p in principals}
+        assert len(set(principals)) == 2 and len(realms) == (2 if SECURITY == "realms" else 1)
     return spec
 
 
@@ -91,7 +143,8 @@ class LiveWriter:
 
     def __init__(self, source: RealHBase, table: str, old: int) -> None:
         d = source.described
-        self.client = NativeClient(d["zookeeper"], d["znode_parent"], max_backoff=1.0)
+        self.client = NativeClient(d["zookeeper"], d["znode_parent"], max_backoff=1.0,
+                                   **identity(source))
         self.table, self.old, self.rounds = table, old, 0
         self.stopping = threading.Event()
         self.thread = threading.Thread(target=self._run)
@@ -119,10 +172,10 @@ class LiveWriter:
 def load(source: RealHBase, table: str, rows: int) -> int:
     """``table`` made on the source (split at ``SPLITS``) holding ``history``; its time."""
     d = source.described
-    with NativeAdmin(d["zookeeper"], d["znode_parent"]) as admin:
+    with NativeAdmin(d["zookeeper"], d["znode_parent"], **identity(source)) as admin:
         admin.create_table(TableDescriptor(table, FAMILIES), SPLITS)
     old = int(time.time() * 1000) - 60_000
-    with NativeClient(d["zookeeper"], d["znode_parent"]) as client:
+    with NativeClient(d["zookeeper"], d["znode_parent"], **identity(source)) as client:
         client.write(table, history(range(rows), old))
     return old
 
@@ -152,9 +205,11 @@ def test_lifecycle_under_faults_with_no_gateway(source: RealHBase, target: RealH
     assert check(spec).to_json()["tables"] == [TABLE]
     assert prepare(spec).passed
     dst = target.described
-    target_client = NativeClient(dst["zookeeper"], dst["znode_parent"], max_backoff=1.0)
+    target_client = NativeClient(dst["zookeeper"], dst["znode_parent"], max_backoff=1.0,
+                                 **identity(target))
     with target_client, NativeAdmin(source.described["zookeeper"],
-                                    source.described["znode_parent"]) as admin:
+                                    source.described["znode_parent"],
+                                    **identity(source)) as admin:
         assert [r.start for r in target_client.regions(TABLE)] == [b"", *SPLITS]
         writer = LiveWriter(source, TABLE, old)
         writer.start()
@@ -217,7 +272,7 @@ def test_lifecycle_under_faults_with_no_gateway(source: RealHBase, target: RealH
     assert reported["verdict"] == "go" and (tmp_path / "report.html").stat().st_size > 0
 
     assert agree_in_java(source, target, TABLE, until=stopped) == cells
-    print(f"\nHBase {VERSION} (started in {source.described['started_in_ms']} and "
+    print(f"\nHBase {VERSION}, {SECURITY} (started in {source.described['started_in_ms']} and "
           f"{target.described['started_in_ms']} ms): {writer.rounds} live rounds; "
           f"copy {copied['cells']} cells; "
           f"replay {sum(first_replay['cells'].values())} + "

@@ -49,8 +49,9 @@ import org.apache.hbase.thirdparty.com.google.gson.JsonObject;
  * --value-compression none|gz|snappy|lz4|zstd|... --roll-period MS --roll-size BYTES
  * --archive-ttl MS --cleaner-interval MS --replication-peer ID --name N
  * [--keytab K --realm R --qop auth|auth-int|auth-conf --rpc-protection P
- * --token-provider true|false]: Kerberos everywhere, HBase issuing delegation tokens unless
- * told not to (see secure());
+ * --token-provider true|false --client-superuser true|false]: Kerberos everywhere, HBase
+ * issuing delegation tokens unless told not to, the client principal an HDFS superuser when
+ * told to (see secure());
  * [--thrift-http true]: both gateways speak Thrift over HTTP (see httpGateways());
  * [--rpc-tls D --rpc-tls-plaintext true|false]: TLS on HBase's RPC, certificates in D (see
  * tls()).
@@ -167,7 +168,8 @@ public final class RealHBase implements StackSupport.Stack {
    * Thrift gateways (SASL GSSAPI with the QOP, a setting of their own) and
    * ZooKeeper (SASL; a client that does not authenticate is refused). The DataNode runs on
    * unprivileged ports (ignore.secure.ports.for.testing, SASL data transfer). HBase's root and WAL folders are
-   * readable by the client principal (hbase.rootdir.perms, hbase.wal.dir.perms = 755).
+   * readable by the client principal (hbase.rootdir.perms, hbase.wal.dir.perms = 755); with
+   * --client-superuser true it is an HDFS superuser (it writes exported snapshots' files).
    */
   private void secure(Configuration conf) throws IOException {
     String keytab = options.get("keytab");
@@ -199,6 +201,15 @@ public final class RealHBase implements StackSupport.Stack {
     conf.set("dfs.data.transfer.protection", "authentication");
     conf.set("hbase.rootdir.perms", "755");
     conf.set("hbase.wal.dir.perms", "755");
+    // --client-superuser true: the client principal in HDFS's superuser group, as the user
+    // of ExportSnapshot is (the copy by HBase snapshot writes the target's archive/ and
+    // .hbase-snapshot/); else it only reads.
+    String client = options.getOrDefault("client-principal", "").split("[/@]")[0];
+    if ("true".equals(opt("client-superuser", "false")) && !client.isEmpty()) {
+      conf.set("hadoop.user.group.static.mapping.overrides",
+          "dr.who=;" + client + "=" + conf.get("dfs.permissions.superusergroup", "supergroup")
+          + ";");
+    }
     Path jaas = Paths.get(opt("dir", "state/realstack")).toAbsolutePath().resolve("jaas.conf");
     String entry = "com.sun.security.auth.module.Krb5LoginModule required useKeyTab=true "
         + "storeKey=true useTicketCache=false keyTab=\"" + keytab + "\" principal=\"%s\";";

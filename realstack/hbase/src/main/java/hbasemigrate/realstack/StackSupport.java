@@ -25,6 +25,7 @@ import org.apache.hadoop.hbase.HBaseTestingUtility;
 import org.apache.hadoop.hbase.MiniHBaseCluster;
 import org.apache.hadoop.hbase.Server;
 import org.apache.hadoop.hbase.regionserver.HRegionServer;
+import org.apache.hadoop.hbase.security.User;
 
 /**
  * What the HBase 2.x launcher (this module) and the 1.x one (../hbase1, whose sources link
@@ -269,9 +270,34 @@ final class StackSupport {
     return names;
   }
 
+  /**
+   * A secured mini cluster runs every server as the one Kerberos user, so they share one
+   * cached FileSystem; the test utility's hook that closes a stopped region server's
+   * FileSystem (MiniHBaseClusterRegionServer's shutdownThread) would close it under the
+   * master and the other servers (their calls then fail with "Filesystem closed"). A killed
+   * process leaves the others' clients open: the hook is unset before a kill.
+   */
+  private static void keepSharedFileSystem(HRegionServer rs) {
+    if (!(rs instanceof MiniHBaseCluster.MiniHBaseClusterRegionServer)
+        || !User.isHBaseSecurityEnabled(rs.getConfiguration())) {
+      return;
+    }
+    try {
+      java.lang.reflect.Field hook =
+          MiniHBaseCluster.MiniHBaseClusterRegionServer.class.getDeclaredField("shutdownThread");
+      hook.setAccessible(true);
+      hook.set(rs, null);
+    } catch (ReflectiveOperationException e) {
+      throw new IllegalStateException("cannot keep the shared FileSystem open: " + e, e);
+    }
+  }
+
   /** The region server (or master) aborted, waited for (60 s at most) to stop; its name. */
   static String kill(Server rs) {
     String name = rs.getServerName().toString();
+    if (rs instanceof HRegionServer) {
+      keepSharedFileSystem((HRegionServer) rs);
+    }
     rs.abort("killed by the realstack admin endpoint", null);  // 1.x has only this one
     long deadline = System.currentTimeMillis() + 60_000;
     while (!rs.isStopped() && System.currentTimeMillis() < deadline) {

@@ -1,6 +1,10 @@
 package hbasemigrate.check;
 
 import java.lang.reflect.Method;
+import java.util.HashMap;
+import java.util.Map;
+import javax.security.auth.login.AppConfigurationEntry;
+import javax.security.auth.login.AppConfigurationEntry.LoginModuleControlFlag;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.hbase.Cell;
 import org.apache.hadoop.hbase.HBaseConfiguration;
@@ -13,6 +17,7 @@ import org.apache.hadoop.hbase.client.Result;
 import org.apache.hadoop.hbase.client.ResultScanner;
 import org.apache.hadoop.hbase.client.Scan;
 import org.apache.hadoop.hbase.client.Table;
+import org.apache.hadoop.security.UserGroupInformation;
 
 /**
  * Every cell of a table as HBase's own client reads it, from a cluster found through
@@ -23,6 +28,12 @@ import org.apache.hadoop.hbase.client.Table;
  * type byte as KeyValue has it), then its regions ({@code REGION} lines), then {@code END <visible cells> <raw cells>}. Only calls
  * HBase 1.x, 2.x and 3.x all have (the one that differs is found by name). Arguments: quorum
  * host:port, znode parent, table [before timestamp].
+ *
+ * <p>A Kerberos-secured cluster is read as the principal of the system property
+ * {@code tabledump.principal}, logged in from the keytab {@code tabledump.keytab} (JAAS's
+ * Krb5LoginModule, for HBase's RPC and for ZooKeeper's SASL; no password), the servers'
+ * principals {@code tabledump.hbase.principal} and {@code tabledump.zookeeper.principal}, at
+ * {@code tabledump.rpc.protection}; {@code java.security.krb5.conf} names the realm's settings.
  */
 public final class TableDump {
   private static final char[] HEX = "0123456789abcdef".toCharArray();
@@ -47,6 +58,10 @@ public final class TableDump {
     }
     conf.setInt("hbase.client.retries.number", 10);
     conf.setInt("hbase.rpc.timeout", 30000);
+    String principal = System.getProperty("tabledump.principal");
+    if (principal != null) {
+      login(conf, principal, System.getProperty("tabledump.keytab"));
+    }
     TableName name = TableName.valueOf(args[2]);
     Long before = args.length > 3 ? Long.valueOf(args[3]) : null;
     try (Connection conn = ConnectionFactory.createConnection(conf);
@@ -96,6 +111,40 @@ public final class TableDump {
         System.out.println(line);
       }
     }
+  }
+
+  /** Kerberos on HBase's RPC and ZooKeeper, logged in as {@code principal} from {@code keytab}. */
+  private static void login(Configuration conf, String principal, String keytab)
+      throws Exception {
+    conf.set("hadoop.security.authentication", "kerberos");
+    conf.set("hbase.security.authentication", "kerberos");
+    conf.set("hbase.master.kerberos.principal", System.getProperty("tabledump.hbase.principal"));
+    conf.set("hbase.regionserver.kerberos.principal",
+        System.getProperty("tabledump.hbase.principal"));
+    conf.set("hbase.rpc.protection", System.getProperty("tabledump.rpc.protection"));
+    System.setProperty("zookeeper.server.principal",
+        System.getProperty("tabledump.zookeeper.principal"));
+    Map<String, String> options = new HashMap<>();
+    options.put("useKeyTab", "true");
+    options.put("keyTab", keytab);
+    options.put("principal", principal);
+    options.put("storeKey", "true");
+    options.put("useTicketCache", "false");
+    options.put("doNotPrompt", "true");
+    AppConfigurationEntry[] client = {new AppConfigurationEntry(
+        "com.sun.security.auth.module.Krb5LoginModule", LoginModuleControlFlag.REQUIRED,
+        options)};
+    // ZooKeeper's client logs in through the JAAS section "Client"; HBase's RPC through
+    // Hadoop's own login of the same keytab.
+    javax.security.auth.login.Configuration.setConfiguration(
+        new javax.security.auth.login.Configuration() {
+          @Override
+          public AppConfigurationEntry[] getAppConfigurationEntry(String section) {
+            return "Client".equals(section) ? client : null;
+          }
+        });
+    UserGroupInformation.setConfiguration(conf);
+    UserGroupInformation.loginUserFromKeytab(principal, keytab);
   }
 
   @SuppressWarnings("deprecation")  // getTypeByte: 1.x has no other
