@@ -112,12 +112,13 @@ class Pair:
 
 
 def timed(command: list[str], env: dict[str, str] | None = None,
-          log: Path | None = None) -> tuple[float, float, int]:
-    """Run ``command``: (wall seconds, peak RSS in MB of its process, exit status)."""
+          log: Path | None = None, cwd: Path | None = None) -> tuple[float, float, int]:
+    """Run ``command`` (in ``cwd``): (wall seconds, peak RSS in MB of its process, exit
+    status)."""
     out = log.open("ab") if log else subprocess.DEVNULL
     try:
         t0 = time.perf_counter()
-        child = subprocess.Popen(command, env=env, stdout=out, stderr=out)
+        child = subprocess.Popen(command, env=env, stdout=out, stderr=out, cwd=cwd)
         _, status, usage = os.wait4(child.pid, 0)
         seconds = time.perf_counter() - t0
         child.returncode = os.waitstatus_to_exitcode(status)
@@ -216,7 +217,9 @@ class Peers:
 
     def project(self, *args: str) -> tuple[float, float, int]:
         command = [sys.executable, "-m", "hbase_migrate", "-v", *args]
-        return timed(command, env=os.environ | {"PYTHONPATH": str(self.checkout)}, log=self.log)
+        # run in the checkout: ``-m`` puts the working folder before PYTHONPATH
+        return timed(command, env=os.environ | {"PYTHONPATH": str(self.checkout)}, log=self.log,
+                     cwd=self.checkout)
 
     def prepared(self, kind: str, more: str = "") -> tuple[str, Path]:
         target = self.fresh(kind)

@@ -50,6 +50,9 @@
     max_cells = 200000          # the most cells a key range of the copy and the checksums holds
     parts = 4                   # Airflow: the mapped tasks (groups of ranges) a copy or a
                                 # validation is split into; never more than the ranges
+    threads = 4                 # in-process: the key ranges a copy or a validation runs at
+                                # once, on threads (each with its own clients; they share
+                                # the step's [limits])
     [gateway]                   # calls to both clusters' Thrift2 gateways (copy, checksums,
                                 # repair, replay's writes)
     max_result_bytes = "4MiB"   # per scan call, as hbase.client.scanner.max.result.size
@@ -126,6 +129,7 @@ DEFAULT_SPARK_MASTER = AUTO
 DEFAULT_AUTO_CELLS = 1_000_000  # the crossover measured with bench/engine_crossover.py
 DEFAULT_MAX_CELLS = 200_000
 DEFAULT_PARTS = 4
+DEFAULT_RANGE_THREADS = 4  # [ranges] threads: the tasks mostly wait on the clusters' replies
 REPLAY_DEFAULTS = {"roll_period": 3_600_000, "margin": 300_000, "archive_ttl": 600_000,
                    "outage_tolerance": 3_600_000}
 CDC_DEFAULTS = {"delivery_timeout": 30_000}
@@ -242,6 +246,7 @@ class EngineSettings:
     large_master: str = LOCAL_SPARK_MASTER
     auto_cells: int = DEFAULT_AUTO_CELLS
     parts: int = DEFAULT_PARTS  # groups of ranges a copy or validation is split into (Airflow)
+    threads: int = DEFAULT_RANGE_THREADS  # range tasks at once in-process
     ship_keytab: str = SHIP_KEYTAB[0]  # Kerberos files sent with Spark jobs: SHIP_KEYTAB
 
 
@@ -379,7 +384,8 @@ class MigrationSpec:
                       "large_master": self.engine.large_master,
                       "auto_cells": self.engine.auto_cells,
                       "ship_keytab": self.engine.ship_keytab},
-            "ranges": {"max_cells": self.engine.max_cells, "parts": self.engine.parts},
+            "ranges": {"max_cells": self.engine.max_cells, "parts": self.engine.parts,
+                       "threads": self.engine.threads},
             "gateway": self.gateway.to_dict(),
             "limits": self.limits.to_dict(),
             "snapshot": asdict(self.snapshot),

@@ -17,6 +17,7 @@ from hbase_migrate.config import (
     DEFAULT_AUTO_CELLS,
     DEFAULT_MAX_CELLS,
     DEFAULT_PARTS,
+    DEFAULT_RANGE_THREADS,
     DEFAULT_SPARK_MASTER,
     ENDPOINT_KEYS,
     ENVELOPES,
@@ -199,7 +200,7 @@ class Reader:
     def engine(self, data: dict[str, Any]) -> EngineSettings:
         spark, ranges = self.section(data, "spark"), self.section(data, "ranges")
         self.keys(spark, "spark", ("master", "large_master", "auto_cells", "ship_keytab"))
-        self.keys(ranges, "ranges", ("max_cells", "parts"))
+        self.keys(ranges, "ranges", ("max_cells", "parts", "threads"))
         master = self.string(spark, "spark", "master") or DEFAULT_SPARK_MASTER
         if not master.strip():
             self.fail("spark", "master", f"{AUTO!r}, {IN_PROCESS!r} or a Spark master URL",
@@ -216,6 +217,8 @@ class Reader:
                               auto_cells=self.count(spark, "spark", "auto_cells",
                                                     DEFAULT_AUTO_CELLS),
                               parts=self.count(ranges, "ranges", "parts", DEFAULT_PARTS),
+                              threads=self.count(ranges, "ranges", "threads",
+                                                 DEFAULT_RANGE_THREADS),
                               ship_keytab=ship)
 
     def count(self, table: dict[str, Any], section: str, key: str, default: int) -> int:

@@ -298,7 +298,7 @@ def copy_ranges(step: StepContext, spec: MigrationSpec, t0: int, master: str | N
     if todo:
         with range_engine(choice.master, f"hbase-migrate snapshot {spec.name}",
                           spec) as engine:
-            plan = ThrottlePlan.of(spec, "copy", min(len(todo), engine.slots))
+            plan = ThrottlePlan.of(spec, "copy", engine.shares(len(todo)))
             with step_limits(plan) as limits:
                 copies = engine.map(bind(copy_range_task, replace(job, throttle=plan)), todo,
                                     progress=progress,

@@ -88,8 +88,8 @@ def validate(spec: MigrationSpec, *, provenance: Provenance | None = None,
         if repair:
             step.metrics["compact"] = compact
         with range_engine(choice.master, f"hbase-migrate validate {spec.name}",
-                          spec) as engine, \
-                step_limits(ThrottlePlan.of(spec, "validate", engine.slots)) as limits:
+                          spec) as engine, step_limits(ThrottlePlan.of(
+                              spec, "validate", engine.shares(engine.slots))) as limits:
             Validation(step.ledger, step.migration.id, step.step, spec, chosen, engine, gx,
                        progress, compact, compact_wait, run).run(
                 repair, None if live else recompare_wait,

@@ -1,6 +1,6 @@
-"""Where range tasks run: in this process one after the other, or on Spark with one task
-(partition) per range. pyspark is imported only when a Spark engine is made, never at
-import time.
+"""Where range tasks run: in this process (``[ranges] threads`` at once, on threads: a task
+mostly waits on the clusters' replies), or on Spark with one task (partition) per range.
+pyspark is imported only when a Spark engine is made, never at import time.
 
 A session already running in this process is used as it is (``spark-submit``, a test's
 session); otherwise one is started on the configured master and stopped when the work is
@@ -16,11 +16,12 @@ import re
 import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from contextlib import contextmanager
 from functools import partial
 from typing import Any, Protocol, TypeVar
 
-from hbase_migrate.config import IN_PROCESS, MigrationSpec
+from hbase_migrate.config import DEFAULT_RANGE_THREADS, IN_PROCESS, MigrationSpec
 from hbase_migrate.ranges.credentials import TaskCredentials, authenticated, ship_credentials
 from hbase_migrate.ranges.keyrange import RangeError
 
@@ -34,26 +35,58 @@ class RangeEngine(Protocol):
     """Runs ``task`` on every item and returns the results in the items' order."""
 
     name: str
-    slots: int  # tasks that run at once (each takes its share of the step's limits)
+    slots: int  # tasks that run at once
+
+    def shares(self, tasks: int) -> int:
+        """Into how many shares the step's limits are divided for ``tasks`` tasks: one per
+        process running them at once (the tasks of one process share its throttle,
+        :func:`hbase_migrate.limits.registry.throttle_for`)."""
+        ...
 
     def map(self, task: Callable[[T], R], items: Sequence[T], *, what: str,
             progress: Progress | None = None) -> list[R]: ...
 
 
 class InProcessEngine:
-    """Every task in this process, one after the other."""
+    """Every task in this process, ``slots`` at once on threads (one: one after the other
+    in the calling thread). They share the process's throttle: the limits are not divided."""
 
     name = IN_PROCESS
-    slots = 1
+
+    def __init__(self, slots: int = 1) -> None:
+        self.slots = max(1, slots)
+
+    def shares(self, tasks: int) -> int:
+        return 1
 
     def map(self, task: Callable[[T], R], items: Sequence[T], *, what: str,
             progress: Progress | None = None) -> list[R]:
+        if self.slots > 1 and len(items) > 1:
+            return in_threads(min(self.slots, len(items)), task, items, progress, what)
         results = []
         for item in items:
             results.append(task(item))
             if progress is not None:
                 progress(len(results), len(items))
         return results
+
+
+def in_threads(threads: int, task: Callable[[T], R], items: Sequence[T],
+               progress: Progress | None = None, what: str = "task") -> list[R]:
+    """``task`` on every item, ``threads`` at once, the results in the items' order and
+    progress reported from the calling thread. The first failure is raised as it is once
+    the tasks running have ended; the tasks not yet started never start."""
+    results: dict[int, R] = {}
+    pool = ThreadPoolExecutor(threads, thread_name_prefix=what.split(" ", 1)[0])
+    try:
+        futures = {pool.submit(task, item): i for i, item in enumerate(items)}
+        for future in as_completed(futures):
+            results[futures[future]] = future.result()
+            if progress is not None:
+                progress(len(results), len(items))
+    finally:
+        pool.shutdown(cancel_futures=True)  # after a failure: none started anew
+    return [results[i] for i in range(len(items))]
 
 
 def task_error(exc: BaseException) -> str:
@@ -74,6 +107,9 @@ class SparkEngine:
         self.credentials = credentials
         self.name = str(spark.sparkContext.master)
         self.slots = max(1, int(spark.sparkContext.defaultParallelism))
+
+    def shares(self, tasks: int) -> int:
+        return max(1, min(tasks, self.slots))  # a Python worker process per task at once
 
     def map(self, task: Callable[[T], R], items: Sequence[T], *, what: str,
             progress: Progress | None = None) -> list[R]:
@@ -165,10 +201,11 @@ def spark_session(master: str, app_name: str = "hbase-migrate") -> Iterator[Any]
 @contextmanager
 def range_engine(master: str, app_name: str = "hbase-migrate",
                  spec: MigrationSpec | None = None) -> Iterator[RangeEngine]:
-    """The engine for ``master``: in-process for ``"in-process"``, else Spark
-    (:func:`spark_session`), its tasks logged in to ``spec``'s secured clusters."""
+    """The engine for ``master``: in-process for ``"in-process"`` (``spec``'s ``[ranges]
+    threads`` tasks at once), else Spark (:func:`spark_session`), its tasks logged in to
+    ``spec``'s secured clusters."""
     if master == IN_PROCESS:
-        yield InProcessEngine()
+        yield InProcessEngine(DEFAULT_RANGE_THREADS if spec is None else spec.engine.threads)
         return
     with spark_session(master, app_name) as spark:
         yield SparkEngine(spark, None if spec is None else ship_credentials(spark, spec))

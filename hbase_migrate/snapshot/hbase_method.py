@@ -20,8 +20,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -31,7 +30,7 @@ from hbase_migrate.cluster.storage.hdfs_files import HdfsRoot
 from hbase_migrate.config import IN_PROCESS, ClusterSpec, MigrationSpec, TableSpec
 from hbase_migrate.errors import ConfigError, HBaseMigrateError
 from hbase_migrate.limits import ThrottlePlan, step_limits
-from hbase_migrate.ranges.engine import Progress, bind, range_engine
+from hbase_migrate.ranges.engine import Progress, bind, in_threads, range_engine
 from hbase_migrate.rpc.admin_channel import NativeAdminChannel
 from hbase_migrate.snapshot.export import (
     ExportFile,
@@ -189,13 +188,13 @@ def export_snapshots(spec: MigrationSpec, snapshots: list[TableSnapshot], source
     if hfiles:
         with range_engine(master, f"hbase-migrate export {spec.name}", spec) as engine:
             threads = EXPORT_THREADS if engine.name == IN_PROCESS else 0
-            plan = ThrottlePlan.of(spec, "copy", min(len(hfiles), threads or engine.slots))
+            plan = ThrottlePlan.of(spec, "copy", engine.shares(len(hfiles)))
             task = bind(export_file_task, replace(job, throttle=plan))
 
             def run(files: list[ExportFile], what: str,
                     progress: Progress | None = None) -> list[FileExport]:
                 if threads:
-                    return in_threads(threads, task, files, progress)
+                    return in_threads(threads, task, files, progress, what)
                 return engine.map(task, files, progress=progress, what=what)
 
             with step_limits(plan):
@@ -216,24 +215,6 @@ def export_snapshots(spec: MigrationSpec, snapshots: list[TableSnapshot], source
             target.rename(f"{WORKING_DIR}/{snap.name}", f"{SNAPSHOT_DIR}/{snap.name}")
     summary.seconds = time.monotonic() - began
     return summary
-
-
-def in_threads(threads: int, task: Callable[[ExportFile], FileExport],
-               files: Sequence[ExportFile], progress: Progress | None = None
-               ) -> list[FileExport]:
-    """``task`` on every file, ``threads`` at once, the results in the files' order; the
-    first failure raised once the tasks running have ended."""
-    results: list[FileExport | None] = [None] * len(files)
-    pool = ThreadPoolExecutor(threads, thread_name_prefix="export")
-    try:
-        futures = {pool.submit(task, f): i for i, f in enumerate(files)}
-        for done, future in enumerate(as_completed(futures), 1):
-            results[futures[future]] = future.result()
-            if progress is not None:
-                progress(done, len(files))
-    finally:
-        pool.shutdown(cancel_futures=True)  # after a failure: none started anew
-    return [r for r in results if r is not None]
 
 
 def _cleaner_note(spec: MigrationSpec, files: int, seconds: float) -> str:

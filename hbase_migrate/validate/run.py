@@ -93,7 +93,7 @@ class Validation:
 
     def checksums(self, ranges: Sequence[KeyRange], label: str) -> tuple[list[RangePair],
                                                                          GxVerdict]:
-        plan = ThrottlePlan.of(self.spec, "validate", min(len(ranges), self.engine.slots))
+        plan = ThrottlePlan.of(self.spec, "validate", self.engine.shares(len(ranges)))
         job = replace(self.job, throttle=plan)
         pairs = self.engine.map(bind(checksum_range_task, job), list(ranges),
                                 progress=self.progress,
