@@ -67,6 +67,7 @@ SPARK = "local[2]"  # the Spark master of --spark: every run of the DAGs on Spar
 ROUND_SECONDS = 4.0  # how long the workload writes into the WALs of a round before the roll
 LIVE_SCALE = 60.0  # the live workload writes half of --ops per this many seconds
 RUN_TIMEOUT = 600.0
+BACKFILL_ATTEMPTS = 3  # `airflow backfill create` runs refused by a locked SQLite database
 
 
 def ledger_url(root: Path) -> str:
@@ -418,15 +419,32 @@ def _backfill(dags: Dags) -> dict[str, Any]:
     dags.unpause("hbase_migrate_backfill")  # its last full hour is scheduled at once
     end = datetime.now(UTC).replace(minute=0, second=0, microsecond=0) - timedelta(hours=1)
     start = end - timedelta(hours=1)
-    created = dags.stack.airflow(
-        "backfill", "create", "--dag-id", "hbase_migrate_backfill",
-        "--from-date", start.isoformat(), "--to-date", start.isoformat())
-    if created.returncode:
-        raise EmbeddedStackError(f"airflow backfill create failed: "
-                                 f"{created.stderr.strip()[-500:]}")
+    for attempt in range(1, BACKFILL_ATTEMPTS + 1):
+        created = dags.stack.airflow(
+            "backfill", "create", "--dag-id", "hbase_migrate_backfill",
+            "--from-date", start.isoformat(), "--to-date", start.isoformat())
+        if not created.returncode:
+            break
+        if "database is locked" not in created.stderr or attempt == BACKFILL_ATTEMPTS:
+            raise EmbeddedStackError(f"airflow backfill create failed: "
+                                     f"{created.stderr.strip()[-500:]}")
+        # SQLite refused a write the command makes after recording the backfill: cancel
+        # what it left (a backfill with no runs), then ask again
+        _cancel_backfills(dags, "hbase_migrate_backfill")
     backfilled = dags.wait("hbase_migrate_backfill", lambda r: r["run_type"] == "backfill")
     dags.require(backfilled, "the backfill")
     return {"window": [start.isoformat(), end.isoformat()], "run": backfilled["dag_run_id"]}
+
+
+def _cancel_backfills(dags: Dags, dag_id: str) -> None:
+    """Cancel the backfills of ``dag_id`` still open (a half-made one holds the DAG)."""
+    status, answer = dags.stack.api("GET", f"/backfills?dag_id={dag_id}")
+    if status >= 300:
+        raise EmbeddedStackError(f"airflow: backfills of {dag_id} not listed ({status}): "
+                                 f"{answer}")
+    for backfill in answer["backfills"]:
+        if backfill.get("completed_at") is None:
+            dags.stack.api("PUT", f"/backfills/{backfill['id']}/cancel")
 
 
 def runs_by_state(dags: Dags, result: DemoResult) -> dict[str, Any]:
