@@ -114,6 +114,8 @@ def cli(verbose: int) -> None:
     _run["verbose"] = verbose
     level = {0: logging.WARNING, 1: logging.INFO}.get(verbose, logging.DEBUG)
     logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    # The WebHDFS library logs every request at info: that is -vv's detail, not -v's.
+    logging.getLogger("hdfs").setLevel(logging.DEBUG if verbose > 1 else logging.WARNING)
 
 
 _run = {"verbose": 0}  # this process's -v count, for the error handler of main()

@@ -3,6 +3,7 @@ Apache Kafka broker and the reference samples."""
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 from collections.abc import Iterator
@@ -25,6 +26,10 @@ SHARED_REFERENCE = REPO.parent / "shared" / "reference"
 # The suite's JVMs (real HBase, Kafka, HBase's tools) live for seconds to minutes: C1 alone
 # compiles enough and spends a fifth less CPU on two cores (bench/ keeps the full JIT).
 os.environ.setdefault("HBASE_MIGRATE_JVM_OPTIONS", "-XX:TieredStopAtLevel=1")
+
+# The WebHDFS library logs each request at info: a failing test's captured log would be
+# those lines, not what failed.
+logging.getLogger("hdfs").setLevel(logging.WARNING)
 
 
 @pytest.fixture(scope="session")
