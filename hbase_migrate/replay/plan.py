@@ -67,7 +67,7 @@ class OnePassScan:
         found: ContentScan | None = None
         events = RegionEventsReader()
         try:
-            with WalReader(path) as reader:
+            with WalReader(path, cell_blocks=True) as reader:
                 for entry in reader:
                     events.add(entry)
                     if found is not None:
