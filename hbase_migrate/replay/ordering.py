@@ -48,9 +48,8 @@ Scanner = Callable[[FileTask], RegionEvents | None]
 
 
 class RegionEventsReader:
-    """Collects the :class:`RegionEvents` of a file's entries, one entry at a time. Its
-    readers are opened with ``cell_blocks``: the usual entry's cells then stay bytes, not a
-    ``Cell`` each, which this reader never needs."""
+    """Collects the :class:`RegionEvents` of a file's entries, one entry at a time. It
+    needs an entry's key and markers alone: its readers are opened ``markers_only``."""
 
     def __init__(self) -> None:
         self.first: dict[bytes, int] = {}
@@ -61,10 +60,7 @@ class RegionEventsReader:
         first = self.first
         if seq < first.get(region, seq + 1):
             first[region] = seq
-        cells = entry.cells
-        if not isinstance(cells, tuple):
-            return  # a reader's CellBlock: one row's data cells, never a marker
-        for cell in cells:
+        for cell in entry.cells:
             if cell.family != METAFAMILY or not cell.qualifier.startswith(M.REGION_EVENT):
                 continue
             marker = M.decode_marker(cell)
@@ -98,7 +94,7 @@ def read_region_events(task: FileTask) -> RegionEvents | None:
     events = RegionEventsReader()
     try:
         with WalReader(task.path, start_offset=task.start_offset,
-                       start_index=task.start_index, cell_blocks=True) as reader:
+                       start_index=task.start_index, markers_only=True) as reader:
             for entry in reader:
                 events.add(entry)
     except READ_ERRORS as exc:
