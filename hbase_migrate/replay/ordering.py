@@ -48,7 +48,8 @@ Scanner = Callable[[FileTask], RegionEvents | None]
 
 
 class RegionEventsReader:
-    """Collects the :class:`RegionEvents` of a file's entries, one entry at a time."""
+    """Collects the :class:`RegionEvents` of a file's entries, one entry at a time. It
+    needs an entry's key and markers alone: its readers are opened ``markers_only``."""
 
     def __init__(self) -> None:
         self.first: dict[bytes, int] = {}
@@ -93,7 +94,7 @@ def read_region_events(task: FileTask) -> RegionEvents | None:
     events = RegionEventsReader()
     try:
         with WalReader(task.path, start_offset=task.start_offset,
-                       start_index=task.start_index) as reader:
+                       start_index=task.start_index, markers_only=True) as reader:
             for entry in reader:
                 events.add(entry)
     except READ_ERRORS as exc:

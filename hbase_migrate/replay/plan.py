@@ -50,7 +50,8 @@ def first_edit_scan(path: str, start: int, end: int, stop_at: int) -> ContentSca
 class OnePassScan:
     """Catch-up planning asks two things of each fresh file: does it hold an edit in the
     window (:func:`first_edit_scan`'s answer, from :meth:`scan`), and which regions does it
-    hold and open (:func:`read_region_events`, for the ordering). One read answers both: a
+    hold and open (:func:`read_region_events`, for the ordering). One read of the keys and
+    markers alone (``markers_only``: a data entry's cells are walked, not made) answers both: a
     file with an edit in the window is chosen, and read on to its end for the ordering, as
     is a file read to its end anyway; the ordering then takes the events from here
     (:meth:`region_events`) instead of reading the file again."""
@@ -67,7 +68,7 @@ class OnePassScan:
         found: ContentScan | None = None
         events = RegionEventsReader()
         try:
-            with WalReader(path) as reader:
+            with WalReader(path, markers_only=True) as reader:
                 for entry in reader:
                     events.add(entry)
                     if found is not None:

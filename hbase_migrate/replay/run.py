@@ -14,10 +14,12 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from hbase_migrate.audit.ledger import Ledger, now_ms
@@ -422,7 +424,24 @@ def _replay_run(job: ReplayJob, ledger: Ledger, migration_id: int, store: WalSto
                 start: int, *, watermark: int | None, interval: float | None,
                 sink: SinkFactory | None, stop: threading.Event | None = None) -> None:
     """Reconcile, plan, replay and record into ``summary`` (what the step holds); once
-    ``stop`` is set, no further file is begun (the next run goes on from there)."""
+    ``stop`` is set, no further file is begun (the next run goes on from there). A single
+    run replaying here opens its target while it reconciles and plans."""
+    opening = _Opening(partial(sink or open_job_target, job)) if (
+        executor is None and interval is None) else None
+    try:
+        _plan_and_replay(job, ledger, migration_id, store, observer, executor, summary, start,
+                         watermark=watermark, interval=interval, sink=sink, stop=stop,
+                         opening=opening)
+    finally:
+        if opening is not None:
+            opening.abandon()
+
+
+def _plan_and_replay(job: ReplayJob, ledger: Ledger, migration_id: int, store: WalStore,
+                     observer: Observer, executor: Executor | None, summary: RunSummary,
+                     start: int, *, watermark: int | None, interval: float | None,
+                     sink: SinkFactory | None, stop: threading.Event | None,
+                     opening: _Opening | None) -> None:
     view = read_replication(job.source.endpoints())
     summary.retention = assess(view, job.spec.replay.archive_ttl,
                                None if interval is None else int(interval * 1000))
@@ -448,7 +467,9 @@ def _replay_run(job: ReplayJob, ledger: Ledger, migration_id: int, store: WalSto
             if isinstance(choice, EngineChoice):
                 summary.engine = choice.to_metrics()
             if elsewhere is None:
-                summary.outcomes = _replay_here(job, store, tasks, books, start, sink, stop)
+                opened = (opening.take if opening is not None
+                          else partial(sink or open_job_target, job))
+                summary.outcomes = _replay_here(job, store, tasks, books, start, opened, stop)
             else:
                 summary.outcomes = books.record_all(tasks, elsewhere)
             summary.limits = limits.report()
@@ -535,13 +556,59 @@ def lent_job_target(job: ReplayJob, tasks: int = 1) -> Iterator[ReplayTarget]:
             target.close()  # the throttle and the writers' threads; the clients go back
 
 
+class _Opening:
+    """A run's target, opened on a thread of its own from the start of the run, so that
+    the target's ZooKeeper and ``hbase:meta`` answer while the source's WALs are listed
+    and read for planning. Taken by the replay, or abandoned (closed as soon as it is
+    open; a failure to open is then nobody's business: no file needed the target)."""
+
+    def __init__(self, opener: Callable[[], ReplayTarget]) -> None:
+        self._lock = threading.Lock()
+        self._target: ReplayTarget | None = None
+        self._error: BaseException | None = None
+        self._abandoned = False
+        self._thread = threading.Thread(target=self._open, args=(opener,),
+                                        name="replay target", daemon=True)
+        self._thread.start()
+
+    def _open(self, opener: Callable[[], ReplayTarget]) -> None:
+        try:
+            target = opener()
+        except BaseException as exc:  # raised by take()
+            self._error = exc
+            return
+        with self._lock:
+            self._target = target
+            if not self._abandoned:
+                return
+        target.close()
+
+    def take(self) -> ReplayTarget:
+        """The target (waits for it to open), or what opening it raised."""
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        with self._lock:
+            target, self._target = self._target, None
+        assert target is not None, "a run's target is taken once"
+        return target
+
+    def abandon(self) -> None:
+        """Not needed (or needed no longer): closed once open, without waiting for it."""
+        with self._lock:
+            self._abandoned = True
+            target, self._target = self._target, None
+        if target is not None:
+            target.close()
+
+
 def _replay_here(job: ReplayJob, store: WalStore, tasks: Sequence[FileTask], books: _Books,
-                 start: int, sink: SinkFactory | None,
+                 start: int, opened: Callable[[], ReplayTarget],
                  stop: threading.Event | None = None) -> list[FileOutcome]:
     if not tasks:
         return []
     spec = job.replay_spec(start)
-    target = (sink or open_job_target)(job)
+    target = opened()
     outcomes = []
     try:
         for task in tasks:
@@ -550,15 +617,32 @@ def _replay_here(job: ReplayJob, store: WalStore, tasks: Sequence[FileTask], boo
             if books.handled(task):
                 continue
             books.begin(task)
-            outcome = replay_task(task, spec, target, store=store,
-                                  on_progress=books.progress_hook(task))
+            try:
+                outcome = replay_task(task, spec, target, store=store,
+                                      on_progress=books.progress_hook(task))
+            except BaseException:
+                _settle_quietly(books)  # the run stops: what the target acknowledged stays
+                raise
             outcomes.append(books.finish(task, outcome))
     finally:
         target.close()
     return outcomes
 
 
+def _settle_quietly(books: _Books) -> None:
+    """:meth:`_Books.settle` while an error is raised (the ledger may be the outage):
+    what cannot be recorded now is replayed again by the next run."""
+    try:
+        books.settle()
+    except Exception as exc:
+        log.warning("acknowledged progress not recorded (the next run replays it again): "
+                    "%s", str(exc).splitlines()[0] if str(exc) else repr(exc))
+
+
 _FINISHED = (WalStatus.REPLAYED, WalStatus.SKIPPED, WalStatus.GAP)
+# How often a file's acknowledged progress is recorded in the ledger while it is replayed
+# (besides as it ends): a crash replays at most this much again, idempotently.
+PROGRESS_EVERY_MS = 1000
 
 
 class _Books:
@@ -570,6 +654,9 @@ class _Books:
         self.stream = stream
         self.since = since
         self.where: dict[str, str] = {}  # task path -> where the ledger row is now
+        # acknowledged progress not recorded yet: (path, offset, totals)
+        self.unrecorded: tuple[str, int, Totals] | None = None
+        self.record_at = 0.0  # time.monotonic() from which progress is recorded again
         self.gaps: list[Gap] = []  # files that vanished before this run could read them
 
     def handled(self, task: FileTask) -> bool:
@@ -594,11 +681,23 @@ class _Books:
             self.where[task.path] = path
 
     def progress_hook(self, task: FileTask) -> Callable[[str, FileProgress, Totals], None]:
+        """Acknowledged progress of ``task``: recorded at most every
+        :data:`PROGRESS_EVERY_MS` (the first at once); :meth:`settle` records the rest."""
         def hook(path: str, progress: FileProgress, totals: Totals) -> None:
             self._follow(task, path)
-            self._record(path, progress.offset, totals, closed=False)
+            self.unrecorded = (path, progress.offset, totals)
+            if time.monotonic() >= self.record_at:
+                self.settle()
             self.observer.file_advanced(task, progress.offset)
         return hook
+
+    def settle(self) -> None:
+        """Record the acknowledged progress not recorded yet (the newest only)."""
+        if self.unrecorded is not None:
+            path, offset, totals = self.unrecorded
+            self.unrecorded = None
+            self._record(path, offset, totals, closed=False)
+            self.record_at = time.monotonic() + PROGRESS_EVERY_MS / 1000
 
     def _record(self, path: str, offset: int, totals: Totals, *, closed: bool) -> None:
         if self.tracked:
@@ -610,6 +709,10 @@ class _Books:
 
     def finish(self, task: FileTask, outcome: FileOutcome) -> FileOutcome:
         self._follow(task, outcome.path)
+        if outcome.complete and outcome.error is None:
+            self.unrecorded = None  # the final record below covers it
+        else:
+            self.settle()  # a failed or unfinished file keeps what was acknowledged
         if outcome.vanished:
             row = self.ledger.wal_file(self.mid, self.stream, outcome.path)
             gap = None if row is None else record_vanished(

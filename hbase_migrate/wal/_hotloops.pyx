@@ -488,6 +488,42 @@ cdef CellBlock _block(bytes buf, Py_ssize_t p, Py_ssize_t count, object ensure,
     return block
 
 
+def decode_marker_cells(bytes buf, Py_ssize_t p, Py_ssize_t count, ensure):
+    """A ``CellsDecoder`` for a reader that looks only for markers: an entry's cells are
+    ``decode_plain_cells``'s when one of them is a METAFAMILY cell or has tags, else left
+    out (an empty tuple) once they were checked as ``decode_plain_cells`` checks them.
+    Cells that fail a check go to ``decode_plain_cells`` too, which raises its errors: a
+    read raises where a full read would."""
+    cdef const uint8_t* d = <const uint8_t*>PyBytes_AS_STRING(buf)
+    cdef Py_ssize_t blen = PyBytes_GET_SIZE(buf)
+    cdef Py_ssize_t i, q = p, end, tpos, kv_end, fpos, qpos
+    cdef int32_t total, klen, vlen
+    cdef int rlen, flen
+    for i in range(count):
+        if q + 14 > blen:
+            buf = ensure(q + 14)
+            d, blen = <const uint8_t*>PyBytes_AS_STRING(buf), PyBytes_GET_SIZE(buf)
+            if q + 14 > blen:
+                return decode_plain_cells(buf, p, count, ensure)
+        total, klen, vlen = _int32(d, q), _int32(d, q + 4), _int32(d, q + 8)
+        rlen = (d[q + 12] << 8) | d[q + 13]
+        end = q + 4 + <Py_ssize_t>total
+        if end > blen:
+            buf = ensure(end)
+            d, blen = <const uint8_t*>PyBytes_AS_STRING(buf), PyBytes_GET_SIZE(buf)
+        tpos = q + 3 + <Py_ssize_t>klen
+        kv_end = tpos + 9 + <Py_ssize_t>vlen
+        if end > blen or klen < 12 or vlen < 0 or kv_end != end or rlen > klen - 12:
+            return decode_plain_cells(buf, p, count, ensure)  # its errors, or tags
+        fpos = q + 14 + rlen
+        flen = d[fpos]
+        qpos = fpos + 1 + flen
+        if flen > 127 or qpos > tpos or _holds(_META, d, fpos + 1, qpos):
+            return decode_plain_cells(buf, p, count, ensure)  # its error, or a marker
+        q = end
+    return (), buf, q
+
+
 cdef inline tuple _cells(list cells):
     """The cells made here (:func:`plain_tuple`), as one untracked tuple."""
     cdef tuple out = tuple(cells)

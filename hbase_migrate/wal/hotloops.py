@@ -59,6 +59,16 @@ def block_decoder() -> CellsDecoder:
     return compiled.decode_plain_block  # type: ignore[no-any-return]
 
 
+def marker_decoder() -> CellsDecoder:
+    """The loop for uncompressed KeyValues of a reader that looks only for markers: an
+    entry's cells may be left out (an empty tuple) when none is a METAFAMILY marker
+    (compiled only: the reference's are always all there)."""
+    compiled = _choice.compiled()
+    if compiled is None:
+        return cells.decode_plain_cells
+    return compiled.decode_marker_cells  # type: ignore[no-any-return]
+
+
 def compressed_decoder(state: CompressionState) -> CellsDecoder:
     """The loop for one file's dictionary-compressed cells."""
     compiled = _choice.compiled()

@@ -69,7 +69,9 @@ class WalReader:
     entries, or, when ``start_index`` (the index of the entry at ``start_offset``) is
     given, entered by a direct seek. ``recovered_edits=None`` decides from the name.
     With ``cell_blocks``, an uncompressed entry's cells may come as one compiled
-    ``CellBlock`` (a sequence of the same Cells, read in place by the CDC stream).
+    ``CellBlock`` (a sequence of the same Cells, read in place by the CDC stream). With
+    ``markers_only``, an uncompressed entry's cells may be left out (an empty tuple) when
+    none of them is a METAFAMILY marker (for a reader of the keys and markers alone).
     """
 
     def __init__(
@@ -81,17 +83,21 @@ class WalReader:
         recovered_edits: bool | None = None,
         start_index: int | None = None,
         cell_blocks: bool = False,
+        markers_only: bool = False,
     ) -> None:
         self._fileobj, self._owned, default_name = open_wal(source)
         self.name = name if name is not None else default_name
         try:
-            self._setup(start_offset, recovered_edits, start_index, cell_blocks)
+            self._setup(start_offset, recovered_edits, start_index,
+                        hotloops.marker_decoder() if markers_only
+                        else hotloops.block_decoder() if cell_blocks
+                        else hotloops.plain_decoder())
         except BaseException:
             self.close()
             raise
 
     def _setup(self, start_offset: int, recovered: bool | None, start_index: int | None,
-               cell_blocks: bool) -> None:
+               plain_cells: C.CellsDecoder) -> None:
         self.file_size: int | None = size_of(self._fileobj)
         self._window = Window(self._fileobj, 0, None)
         header, self._edits_start = read_header(self._window, self.name)
@@ -105,8 +111,7 @@ class WalReader:
         self._key_dicts: KeyDictionaries | None = None
         self._cells: C.CompressionState | None = None
         self._decode_key = hotloops.key_decoder()
-        self._decode_cells: C.CellsDecoder = (hotloops.block_decoder() if cell_blocks
-                                              else hotloops.plain_decoder())
+        self._decode_cells = plain_cells  # an uncompressed file's
         if self.header.has_compression:
             self._key_dicts = KeyDictionaries(
                 LruDictionary(capacity),

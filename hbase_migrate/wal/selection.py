@@ -27,6 +27,7 @@ import json
 import logging
 import time
 from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, NamedTuple
 
 from hbase_migrate.errors import ConfigError, HBaseMigrateError, WalEmptyError
@@ -36,6 +37,7 @@ from hbase_migrate.wal.names import WalFileInfo, parse_wal_path
 log = logging.getLogger(__name__)
 
 MANIFEST_VERSION = 1
+SCAN_THREADS = 4  # files whose contents are read at once (each through a window of its own)
 NOT_REGION_WALS = frozenset({"procedure", "master_store"})
 _NOT_ROLLED_STATES = ("live", "splitting")
 
@@ -172,7 +174,7 @@ def scan_wal_contents(
     last: int | None = None
     entries = in_window = 0
     try:
-        with WalReader(path) as reader:
+        with WalReader(path, markers_only=True) as reader:  # the keys are enough
             for entry in reader:
                 write_time = entry.key.write_time
                 entries += 1
@@ -246,7 +248,8 @@ def select_files(
 
     ``roll_period`` is the source's ``hbase.regionserver.logroll.period``, ``margin`` a safety
     allowance for clock skew and roll delays (both ms). ``scanner`` reads a file's contents
-    (default: ``scan_wal_contents``); ``now`` (ms) decides whether the window is still open.
+    (default: ``scan_wal_contents``), :data:`SCAN_THREADS` files at a time (a remote file's
+    reads wait on the network); ``now`` (ms) decides whether the window is still open.
     """
     check_window(start, end)
     if roll_period < 0 or margin < 0:
@@ -254,7 +257,10 @@ def select_files(
     scan = scanner or scan_wal_contents
     clock = int(time.time() * 1000) if now is None else now
     manifest = Manifest(start, end, roll_period, margin, ())
-    items = [_judge(FileRef(f) if isinstance(f, str) else f, manifest, scan, clock) for f in files]
+    refs = [FileRef(f) if isinstance(f, str) else f for f in files]
+    with ThreadPoolExecutor(max(1, min(SCAN_THREADS, len(refs))),
+                            thread_name_prefix="wal selection") as pool:
+        items = list(pool.map(lambda ref: _judge(ref, manifest, scan, clock), refs))
     items.sort(key=lambda item: item.path)
     return manifest._replace(items=tuple(items))
 

@@ -5,7 +5,9 @@ move to the archive, gaps, corrupt files and bulk loads."""
 from __future__ import annotations
 
 import shutil
+import sqlite3
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -15,6 +17,9 @@ from hbase_migrate.audit.records import WalStatus
 from hbase_migrate.audit.status import compute_status
 from hbase_migrate.cluster.storage.walstore import LocalWalStore, WalFileStatus
 from hbase_migrate.config import load_config
+from hbase_migrate.errors import ConfigError
+from hbase_migrate.replay import run as replay_run
+from hbase_migrate.replay.apply import ReplayTarget
 from hbase_migrate.replay.discovery import SOURCE, reconcile
 from hbase_migrate.replay.job import FileTask, ReplayJob
 from hbase_migrate.replay.run import Observer, RunSummary, run_replay
@@ -153,6 +158,83 @@ def test_a_live_file_grows_then_moves_to_the_archive(setup: Setup) -> None:
     assert (outcome.path, outcome.start_offset, outcome.complete) == (str(archived), size9, True)
     assert s.rows() == {archived.name: (WalStatus.REPLAYED, data_end(archived), 12)}
     assert s.equal()
+
+
+class KilledAt(Observer):
+    """Kills the run when the target has acknowledged ``acks`` batches of a file: the
+    ledger as the kill leaves it is copied aside (a killed process records nothing more),
+    and the run is stopped by an exception no code path handles."""
+
+    def __init__(self, ledger_db: Path, acks: int) -> None:
+        self.ledger_db, self.left, self.acknowledged = ledger_db, acks, 0
+
+    def file_advanced(self, task: FileTask, offset: int) -> None:
+        self.left -= 1
+        if self.left == 0:
+            self.acknowledged = offset
+            with (sqlite3.connect(self.ledger_db) as live,
+                  sqlite3.connect(self.ledger_db.with_suffix(".killed")) as copy):
+                live.backup(copy)
+            raise Killed
+
+
+class Killed(BaseException):
+    pass
+
+
+def test_a_run_killed_between_progress_records_replays_the_unrecorded_tail_exactly(
+        setup: Setup, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Progress is recorded at most every PROGRESS_EVERY_MS: what the ledger holds after a
+    kill was acknowledged, and the next run replays the rest again, to exact counters."""
+    monkeypatch.setattr(replay_run, "PROGRESS_EVERY_MS", 3_600_000)  # the first ack only
+    s, root = setup, setup.root
+    calls = puts("k", 0, 8)
+    archived = root.write(RS1, T, s.table, calls)
+    s.source_writes(calls)
+    ledger_db = Path(s.spec.ledger_url.removeprefix("sqlite:///"))
+    job = replace(s.job, batch_cells=1)  # one entry per acknowledged batch
+    ends = [offset + size for offset, size in entry_offsets(archived)]
+
+    killer = KilledAt(ledger_db, acks=3)
+    with pytest.raises(Killed):
+        run_replay(job, killer)
+    assert killer.acknowledged == ends[2]
+    for journal in ("-wal", "-shm"):  # the ledger as the kill left it
+        Path(f"{ledger_db}{journal}").unlink(missing_ok=True)
+    ledger_db.with_suffix(".killed").replace(ledger_db)
+    with Ledger.open(s.spec.ledger_url) as ledger:  # the lock's lease, freed as a dead
+        lease = f"migration/{s.spec.name}"          # holder's is taken over
+        holder, _ = ledger.take_lease(lease, "a look", 1)
+        ledger.release_lease(lease, holder)
+    assert s.rows() == {archived.name: (WalStatus.REPLAYING, ends[0], 1)}
+
+    rerun = run_replay(job)
+    assert rerun.exit_code == 0, rerun.to_json()
+    (outcome,) = rerun.outcomes
+    assert (outcome.start_offset, outcome.complete) == (ends[0], True)
+    assert rerun.cells() == {"Put": 7}  # the two unrecorded batches again, then the rest
+    assert s.rows() == {archived.name: (WalStatus.REPLAYED, data_end(archived), 8)}
+    assert s.equal()
+
+
+def test_a_run_with_nothing_left_to_replay_does_not_need_its_target(setup: Setup) -> None:
+    """A run opens its target while it plans; with no file to replay it leaves it alone:
+    a target that cannot be opened fails nothing, until a file needs it."""
+    s, root = setup, setup.root
+    calls = puts("n", 0, 3)
+    archived = root.write(RS1, T, s.table, calls)
+    s.source_writes(calls)
+    assert run_replay(s.job).exit_code == 0
+
+    def unreachable(job: ReplayJob) -> ReplayTarget:
+        raise ConfigError("the target cannot be opened")
+
+    again = run_replay(s.job, sink=unreachable)
+    assert (again.exit_code, again.outcomes, again.failures) == (0, [], [])
+    assert s.rows() == {archived.name: (WalStatus.REPLAYED, data_end(archived), 3)}
+    root.write(RS1, T + 1000, s.table, puts("n", 3, 1))  # one more file: it is needed now
+    with pytest.raises(ConfigError, match="the target cannot be opened"):
+        run_replay(s.job, sink=unreachable)
 
 
 class ArchiveOnPlan(Observer):

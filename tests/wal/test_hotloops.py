@@ -18,7 +18,7 @@ from hbase_migrate.compiled import Implementation
 from hbase_migrate.errors import WalError
 from hbase_migrate.wal import hotloops
 from hbase_migrate.wal.cells import encode_plain_block
-from hbase_migrate.wal.model import METAFAMILY, Cell, CellType, Tag, WalKey
+from hbase_migrate.wal.model import METAFAMILY, Cell, CellType, Entry, Tag, WalKey
 from hbase_migrate.wal.reader import WalReader
 
 
@@ -236,6 +236,61 @@ def test_the_usual_entry_comes_as_one_block(reference_after: None) -> None:
     assert blocks > 12
     with WalReader(io.BytesIO(wal_bytes(pairs, ALL_OPTIONS[1])), cell_blocks=True) as reader:
         assert all(type(entry.cells) is tuple for entry in reader)
+
+
+def _markers_only(data: bytes) -> tuple[Any, ...]:
+    """What a compiled ``markers_only`` read of ``data`` gives."""
+    hotloops.use("compiled")
+    entries: list[Entry] = []
+    try:
+        reader = WalReader(io.BytesIO(data), name="same.wal", markers_only=True)
+        entries.extend(reader)
+    except (WalError, ValueError) as exc:
+        return tuple(entries), type(exc).__name__, str(exc)
+    return tuple(entries), reader.end_offset, reader.end_reason
+
+
+def _left_out(data: bytes) -> tuple[Any, ...]:
+    """The reference's full read of ``data``, with the cells a ``markers_only`` read may
+    leave out left out: an uncompressed entry's with neither a marker nor tags."""
+    entries, *end = _outcome(data, "python")
+    if not entries:
+        return entries, *end
+    plain = not WalReader(io.BytesIO(data)).header.has_compression
+    return tuple(e._replace(cells=()) if plain and not any(
+        c.family == METAFAMILY or c.tags for c in e.cells) else e for e in entries), *end
+
+
+def test_a_markers_only_read_keeps_every_key_and_marker(reference_after: None) -> None:
+    """The entries of a ``markers_only`` read: every key, offset and size; the cells of an
+    entry with a marker or tags, and of every entry of a compressed file."""
+    pairs = block_pairs(40)
+    for options in ALL_OPTIONS[:2]:
+        data = wal_bytes(pairs, options)
+        entries, end, reason = _markers_only(data)
+        assert (entries, end, reason) == _left_out(data)
+        assert len(entries) == len(pairs) and reason == "trailer"
+        with_cells = [i for i, e in enumerate(entries) if e.cells]
+        if options.compression:
+            assert len(with_cells) == sum(1 for _, cells in pairs if cells)
+        else:
+            assert with_cells == [i for i, (_, cells) in enumerate(pairs)
+                                  if any(c.family == METAFAMILY or c.tags for c in cells)]
+            assert 0 < len(with_cells) < len(pairs) // 2
+
+
+@settings(max_examples=300, deadline=4000,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(st.one_of(damaged_blocks(), damaged().map(lambda case: case[0])))
+def test_a_damaged_file_fails_a_markers_only_read_as_a_full_one(reference_after: None,
+                                                                 data: bytes) -> None:
+    assert _markers_only(data) == _left_out(data)
+
+
+def test_every_cut_of_a_markers_only_read_ends_as_a_full_one(reference_after: None) -> None:
+    data = wal_bytes(block_pairs(12), trailer=False)
+    for end in range(0, len(data), max(1, len(data) // 150)):
+        assert _markers_only(data[:end]) == _left_out(data[:end]), end
 
 
 cells_to_encode = st.lists(st.builds(
