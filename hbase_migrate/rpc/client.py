@@ -14,8 +14,9 @@ sizes it), and the next call goes out before the rows of the last are handed out
 prefetch of HBase's async client): at most two replies of a region are held at once.
 Across regions too: once a region's first rows are handed out, the next region's scanner is
 opened, and its second call is sent as soon as the open is answered, so that its server
-reads while this region is read (an open that cannot be sent then is sent when its rows
-are wanted, and a scan stopped early closes the scanners it made).
+reads while this region is read; not in a region read for longer than half the scanner
+lease (an open that cannot be sent then is sent when its rows are wanted, and a scan
+stopped early closes the scanners it made).
 
 Writes: each row's cells stay in order (``cluster.waves``: runs of puts and of deletes); a
 run is cut into stages of about ``max_multi_bytes``, a stage's rows become one MutationProto
@@ -42,6 +43,7 @@ from __future__ import annotations
 import itertools
 import logging
 import threading
+import time
 from collections import Counter, deque
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, wait
@@ -92,6 +94,7 @@ _T = TypeVar("_T")
 ROWS_PER_CALL = 0x7FFFFFFF  # as HBase's client: a scan call is bounded by bytes alone
 MAX_RESULT_BYTES = 4 << 20
 MAX_MULTI_BYTES = 4 << 20
+DEFAULT_LEASE_MS = 60_000  # hbase.client.scanner.timeout.period, when a reply has no ttl
 MIN_PART_ROWS = 64  # a server's share of a round is cut into Multis of at least this
 _Row = tuple[bytes, list[Cell]]  # a row and its cells: one MutationProto
 _Server = tuple[str, int]
@@ -503,8 +506,9 @@ class NativeScanner:
     out, and its second call is sent as soon as the open is answered (looked at while the
     current region's reply is awaited): the next region's server reads ahead while this one
     is read and its rows consumed, two regions' scanners and at most four replies at once.
-    (A consumer slower than the server's scanner lease gets the lease's usual failure on
-    the next region's first call after its held rows: its scanner is reopened there.)"""
+    Only while the current region is younger than half its scanner lease: a next region's
+    scanner held longer is closed (before its lease ends), and opened again when its rows
+    are wanted."""
 
     def __init__(self, client: NativeClient, table: str, spec: Scan) -> None:
         self.client = client
@@ -562,9 +566,7 @@ class NativeScanner:
             self._ask_ahead(self.current.awaited())
             rows = self.current.next()
             if rows is not None:
-                if self.following is None:
-                    self._open_early(self.current)
-                self._ask_ahead(None)
+                self._read_ahead(self.current)
                 return rows
             after = self._after(self.current)
             self.current = None
@@ -573,6 +575,18 @@ class NativeScanner:
             self.mvcc = 0
             self._open_at(after, True)
         return None
+
+    def _read_ahead(self, current: _RegionScanner) -> None:
+        """Open the next region early while ``current`` is young; drop a next region's
+        scanner held beyond half its lease (a long region: its rows are read when wanted,
+        as they were before, not after a lost scanner)."""
+        following = self.following
+        if isinstance(following, _RegionScanner) and following.held():
+            self.following = None
+            self._drop(following)
+        elif following is None and not current.held():
+            self._open_early(current)
+        self._ask_ahead(None)
 
     def _open_early(self, current: _RegionScanner) -> None:
         """Send the next region's open (the prefetch, across regions). One that cannot be
@@ -640,7 +654,7 @@ class _RegionScanner:
     """One region's scanner from its first reply on: ``next()`` gives the whole rows of a
     reply (partial Results joined), None once the region is done. ``scan_done``: the
     server said the whole scan is over. ``row``: where it was opened; ``mvcc``: the read
-    point of its first reply."""
+    point of its first reply; ``held()``: whether it is older than half its lease."""
 
     def __init__(self, client: NativeClient, row: bytes, region: Region,
                  first: ScanResponse) -> None:
@@ -651,6 +665,8 @@ class _RegionScanner:
         self.conn = client.pool.get(region.host, region.port)
         self.scanner = first.scanner_id
         self.mvcc = first.mvcc_read_point
+        self.since = time.monotonic()
+        self.hold = (first.ttl or DEFAULT_LEASE_MS) / 2000  # seconds
         self.live = not region_done(first)  # else the server closed it already
         self.seq = 0
         self.part: list[Cell] = []
@@ -671,6 +687,9 @@ class _RegionScanner:
             self.ask_ahead()  # before this reply's rows are handed out: the prefetch
         rows, self.part = whole_rows(resp, self.part)
         return rows
+
+    def held(self) -> bool:
+        return time.monotonic() - self.since > self.hold
 
     def awaited(self) -> PendingCall | None:
         """The call whose reply ``next()`` would wait for, if any."""

@@ -152,6 +152,47 @@ def test_the_next_regions_server_reads_while_this_region_is_read() -> None:
     assert len(a.calls) == len(b.calls) == 2  # open and next each, no close: both ran out
 
 
+def test_a_next_region_held_beyond_half_its_lease_is_closed_and_opened_again() -> None:
+    """A slow consumer of a region (a lease of 0.4 s, 0.4 s a row): the next region's
+    scanner, opened early, is closed once held 0.2 s, and that region is opened again when
+    its rows are wanted; no more reading ahead during that region."""
+    opened_b: list[int] = []
+
+    def server_a(call: Call, conn: socket.socket) -> None:
+        r = decode_scan_request(call.request)
+        if r.scan is not None:
+            resp = ScanResponse(1, ((cell(b"a0"),),), (False,), True, True, ttl=400)
+        else:
+            seq = r.next_call_seq or 0
+            resp = ScanResponse(1, ((cell(b"a%d" % (seq + 1)),),), (False,), True, seq < 3)
+        conn.sendall(encode_reply(call.call_id, *scan_response(resp)))
+
+    def server_b(call: Call, conn: socket.socket) -> None:
+        r = decode_scan_request(call.request)
+        if r.scan is not None:
+            opened_b.append(10 + len(opened_b))
+            resp = ScanResponse(opened_b[-1], ((cell(b"m"),),), (False,), True, True, ttl=400)
+        elif r.close:
+            resp = ScanResponse(None)
+        else:
+            resp = ScanResponse(r.scanner_id, ((cell(b"n"),),), (False,), True, False)
+        conn.sendall(encode_reply(call.call_id, *scan_response(resp)))
+
+    with ScriptedServer(server_a) as a, ScriptedServer(server_b) as b:
+        client = scripted_client(Regions(region(b"", b"m", a.port), region(b"m", b"", b.port)))
+        rows = []
+        for row in client.scan("t"):
+            rows.append(row)
+            if row[0].row.startswith(b"a"):
+                time.sleep(0.4)
+        client.close()
+    assert rows == [[cell(b"a%d" % i)] for i in range(5)] + [[cell(b"m")], [cell(b"n")]]
+    assert opened_b == [10, 11]
+    b_calls = [decode_scan_request(c.request) for c in b.calls]
+    assert [(r.scanner_id, r.close) for r in b_calls if not r.scan] == [
+        (10, False), (10, True), (11, False)]  # read ahead, closed; then read when wanted
+
+
 def test_a_partial_flag_ends_at_the_next_row_and_at_the_regions_end() -> None:
     """A Result flagged partial that turns out whole (the next Result is another row, or
     the region ends): each row handed out alone, none lost (real HBase 2.6.1 flags rows of
