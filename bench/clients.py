@@ -2,7 +2,7 @@
 hbase-driver, on one real HBase in one sitting.
 
 Usage: ``python bench/clients.py [--cells 100000] [--repeat 3] [--quick] [--batch 2000]
-[--cluster C.json] [--json bench/out/clients.json]``
+[--cluster C.json] [--before CHECKOUT] [--json bench/out/clients.json]``
 
 Starts one real Apache HBase from ``realstack`` (two region servers, its Thrift2 gateway) or
 uses the running one ``--cluster`` names. Each client gets a fresh table of one family
@@ -14,7 +14,10 @@ row, the rows in one shuffled order so that every batch spans every region) in b
 * thrift2: the same client protocol through the Thrift2 gateway;
 * hbase-driver (PyPI, the ``bench`` dependency group) through its documented API:
   ``Table.put`` of one ``Put`` per row (what its ``batch_put`` does), ``Table.scan(Scan())``;
-  skipped, with a line saying so, when it is not installed.
+  skipped, with a line saying so, when it is not installed;
+* with ``--before CHECKOUT`` (another checkout of the project, an earlier commit, its
+  compiled loops built): native-before, that checkout's native client, in the same rounds,
+  for a before and after in one sitting.
 
 Each client runs in its own process: its peak RSS (``wait4``) covers its write and its scan.
 The cells read back are compared with those written: their count and a SHA-256 over the
@@ -182,14 +185,17 @@ def driver_installed() -> bool:
     return True
 
 
-def measure(name: str, cluster: Path, table: str, cells: int, batch: int,
-            log: Path) -> dict[str, Any]:
-    """Run client ``name`` in a child process: its figures and peak RSS."""
-    command = [sys.executable, __file__, "--one", name, "--cluster", str(cluster),
+def measure(name: str, cluster: Path, table: str, cells: int, batch: int, log: Path,
+            checkout: Path | None = None) -> dict[str, Any]:
+    """Run client ``name`` in a child process (native-before: the native client of the
+    project in ``checkout``): its figures and peak RSS."""
+    home = Path.cwd() if name != "native-before" or checkout is None else checkout.resolve()
+    command = [sys.executable, str(home / "bench" / "clients.py"), "--one",
+               "native" if name == "native-before" else name, "--cluster", str(cluster),
                "--table", table, "--cells", str(cells), "--batch", str(batch)]
     with log.open("ab") as err:
-        child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=err,
-                                 env=os.environ | {"PYTHONPATH": str(Path.cwd())})
+        child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=err, cwd=home,
+                                 env=os.environ | {"PYTHONPATH": str(home)})
         assert child.stdout is not None
         out = child.stdout.read()
         _, status, usage = os.wait4(child.pid, 0)
@@ -269,6 +275,11 @@ def report(results: dict[str, dict[str, Any]]) -> None:
             scans = native["scan_cells_per_s"] / other["scan_cells_per_s"]
             native.setdefault("ratios", {})[peer] = {"writes": writes, "scans": scans}
             print(f"native / {peer}: writes {writes:.2f}x, scans {scans:.2f}x (medians)")
+    before, thrift2 = results.get("native-before", {}), results.get("thrift2", {})
+    if "write_cells_per_s" in before and "write_cells_per_s" in thrift2:
+        print(f"native-before / thrift2: writes "
+              f"{before['write_cells_per_s'] / thrift2['write_cells_per_s']:.2f}x, scans "
+              f"{before['scan_cells_per_s'] / thrift2['scan_cells_per_s']:.2f}x (medians)")
 
 
 def main() -> None:
@@ -278,6 +289,8 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3, help="rounds; the medians are kept")
     parser.add_argument("--batch", type=int, default=2000, help="cells per write call")
     parser.add_argument("--cluster", type=Path, help="a running realstack's cluster.json")
+    parser.add_argument("--before", type=Path, help="another checkout of the project (an "
+                        "earlier commit): its native client runs too, in the same rounds")
     parser.add_argument("--hbase-version", default=DEFAULT_VERSION)
     parser.add_argument("--json", type=Path, default=Path("bench/out/clients.json"))
     parser.add_argument("--one", choices=CLIENTS, help=argparse.SUPPRESS)
@@ -304,6 +317,8 @@ def main() -> None:
             print(f"HBase {args.hbase_version}, {cells:,} cells of {VALUE_BYTES} B, "
                   f"{COLUMNS} a row, 4 regions, batches of {args.batch} cells", flush=True)
             clients = [c for c in CLIENTS if c != "hbase-driver" or driver_installed()]
+            if args.before is not None:
+                clients.insert(1, "native-before")
             if "hbase-driver" not in clients:
                 print("hbase-driver: skipped, not installed (uv sync --group bench)")
             runs: dict[str, list[dict[str, Any]]] = {name: [] for name in clients}
@@ -313,12 +328,15 @@ def main() -> None:
                 for name in clients[round_ % len(clients):] + clients[:round_ % len(clients)]:
                     table = f"bench_clients_{name.replace('-', '_')}"
                     fresh_table(endpoints, table, cells)
-                    run = measure(name, args.cluster, table, cells, args.batch, log)
+                    run = measure(name, args.cluster, table, cells, args.batch, log,
+                                  args.before)
                     run["stored_cells"], run["stored_digest"] = stored(endpoints, table)
                     runs[name].append(checked(run, cells, expected))
                     show(name, runs[name][-1], cells)
             results = {name: summary(runs.get(name, [])) if name in runs else
-                       {"skipped": "skipped: hbase-driver is not installed"} for name in CLIENTS}
+                       {"skipped": "skipped: hbase-driver is not installed"}
+                       for name in ("native", "native-before", *CLIENTS[1:])
+                       if name != "native-before" or args.before}
             if any("error" in r for rs in runs.values() for r in rs):
                 print(log.read_text(errors="replace")[-3000:])
         finally:

@@ -11,10 +11,12 @@ when a region moves, splits or loses its scanner, as every transport's scan is
 (:func:`hbase_migrate.cluster.scanning.resumed`): never a cell twice, never one missed. A
 call is bounded by bytes alone (``max_result_bytes``, any number of rows, as HBase's client
 sizes it), and the next call goes out before the rows of the last are handed out (the scan
-prefetch of HBase's async client): at most two replies are held at once. Across regions
-too: once a region's last reply came, the next region's scanner is opened before its rows
-are handed out (an open that cannot be sent then is sent when its rows are wanted, and a
-scan stopped early closes the scanner it made).
+prefetch of HBase's async client): at most two replies of a region are held at once.
+Across regions too: once a region's first rows are handed out, the next region's scanner is
+opened, and its second call is sent as soon as the open is answered, so that its server
+reads while this region is read; not in a region read for longer than half the scanner
+lease (an open that cannot be sent then is sent when its rows are wanted, and a scan
+stopped early closes the scanners it made).
 
 Writes: each row's cells stay in order (``cluster.waves``: runs of puts and of deletes); a
 run is cut into stages of about ``max_multi_bytes``, a stage's rows become one MutationProto
@@ -41,8 +43,10 @@ from __future__ import annotations
 import itertools
 import logging
 import threading
+import time
 from collections import Counter, deque
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import FIRST_COMPLETED, wait
 from types import TracebackType
 from typing import NamedTuple, Self, TypeVar
 
@@ -90,6 +94,7 @@ _T = TypeVar("_T")
 ROWS_PER_CALL = 0x7FFFFFFF  # as HBase's client: a scan call is bounded by bytes alone
 MAX_RESULT_BYTES = 4 << 20
 MAX_MULTI_BYTES = 4 << 20
+DEFAULT_LEASE_MS = 60_000  # hbase.client.scanner.timeout.period, when a reply has no ttl
 MIN_PART_ROWS = 64  # a server's share of a round is cut into Multis of at least this
 _Row = tuple[bytes, list[Cell]]  # a row and its cells: one MutationProto
 _Server = tuple[str, int]
@@ -495,7 +500,15 @@ class NativeScanner:
     holding the next row, ``next`` called until the region is done, then on at its end key.
     Rows are handed out whole (the parts of a row the server sends as partial Results are
     joined first), so a scan reopens right after the last row handed out; the region's
-    ``mvcc_read_point`` is kept when its scanner is reopened, reset for the next region."""
+    ``mvcc_read_point`` is kept when its scanner is reopened, reset for the next region.
+
+    The next region's scanner is opened once the current region's first rows are handed
+    out, and its second call is sent as soon as the open is answered (looked at while the
+    current region's reply is awaited): the next region's server reads ahead while this one
+    is read and its rows consumed, two regions' scanners and at most four replies at once.
+    Only while the current region is younger than half its scanner lease: a next region's
+    scanner held longer is closed (before its lease ends), and opened again when its rows
+    are wanted."""
 
     def __init__(self, client: NativeClient, table: str, spec: Scan) -> None:
         self.client = client
@@ -504,24 +517,33 @@ class NativeScanner:
         self.mvcc = 0
         self.region: Region | None = None
         self.current: _RegionScanner | None = None
-        self.following: _Opening | None = None  # the next region's open, sent early
+        # the next region's open, sent early; once answered, its scanner
+        self.following: _Opening | _RegionScanner | None = None
 
     def open(self, start: bytes, after: Cell | None) -> None:
         self._open_at(start, after is None)
 
     def _open_at(self, row: bytes, inclusive: bool) -> None:
         self.region = None
-        opening, self.following = self.following, None
-        if opening is not None and (opening.row, inclusive) != (row, True):
-            self._drop(opening)  # a reopen after a failure: not the open sent early
-            opening = None
-        if opening is None:
-            opening = self._send_open(row, inclusive)
+        following, self.following = self.following, None
+        if following is not None and (following.row, inclusive) != (row, True):
+            self._drop(following)  # a reopen after a failure: not the open sent early
+            following = None
+        if isinstance(following, _RegionScanner):
+            self.region = following.region
+            self.mvcc = following.mvcc or self.mvcc
+            self.current = following
+            return
+        opening = following or self._send_open(row, inclusive)
         self.region = opening.region
+        self.current = self._opened(opening)
+        self.mvcc = self.current.mvcc or self.mvcc
+
+    def _opened(self, opening: _Opening) -> _RegionScanner:
+        """The scanner of an open sent (waits for its answer)."""
         reply = opening.call.result()
-        first = decode_scan_response(reply.response or b"", reply.cell_block)
-        self.mvcc = first.mvcc_read_point or self.mvcc
-        self.current = _RegionScanner(self.client, opening.region, first)
+        return _RegionScanner(self.client, opening.row, opening.region,
+                              decode_scan_response(reply.response or b"", reply.cell_block))
 
     def _send_open(self, row: bytes, inclusive: bool) -> _Opening:
         region = self.client.locator.locate(self.table, row)
@@ -541,10 +563,10 @@ class NativeScanner:
 
     def next(self) -> list[list[Cell]] | None:
         while self.current is not None:
+            self._ask_ahead(self.current.awaited())
             rows = self.current.next()
             if rows is not None:
-                if self.current.finished and self.following is None:
-                    self._open_early(self.current)
+                self._read_ahead(self.current)
                 return rows
             after = self._after(self.current)
             self.current = None
@@ -554,10 +576,22 @@ class NativeScanner:
             self._open_at(after, True)
         return None
 
+    def _read_ahead(self, current: _RegionScanner) -> None:
+        """Open the next region early while ``current`` is young; drop a next region's
+        scanner held beyond half its lease (a long region: its rows are read when wanted,
+        as they were before, not after a lost scanner)."""
+        following = self.following
+        if isinstance(following, _RegionScanner) and following.held():
+            self.following = None
+            self._drop(following)
+        elif following is None and not current.held():
+            self._open_early(current)
+        self._ask_ahead(None)
+
     def _open_early(self, current: _RegionScanner) -> None:
-        """Send the next region's open before the last rows of ``current`` are handed out
-        (the prefetch, across regions). One that cannot be sent now is left to be sent
-        when its rows are wanted, where a failure is judged as any open's."""
+        """Send the next region's open (the prefetch, across regions). One that cannot be
+        sent now is left to be sent when its rows are wanted, where a failure is judged as
+        any open's."""
         after = self._after(current)
         if after is None:
             return
@@ -566,25 +600,43 @@ class NativeScanner:
             self.following = self._send_open(after, True)
         except _FAILURES as exc:
             log.debug("table %s: the open at %r not sent early: %s", self.table, after, exc)
-            self.mvcc = mvcc
         finally:
+            self.mvcc = mvcc
             self.region = current.region
 
-    def _drop(self, opening: _Opening) -> None:
-        """Close the scanner an open sent early made (its rows never wanted)."""
+    def _ask_ahead(self, awaited: PendingCall | None) -> None:
+        """When the open sent early has been answered, send its scanner's next call; with
+        the current region's call ``awaited``, wait for whichever answer comes first. A
+        failed open is left to fail again, and be judged, when its rows are wanted."""
+        opening = self.following
+        if not isinstance(opening, _Opening):
+            return
+        if awaited is not None and not opening.call.done():
+            wait((awaited.future, opening.call.future), awaited.remaining(),
+                 FIRST_COMPLETED)
+        if not opening.call.done():
+            return
         try:
-            reply = opening.call.result()
-            first = decode_scan_response(reply.response or b"", reply.cell_block)
+            self.following = following = self._opened(opening)
+            following.ask_ahead()
         except (*_FAILURES, RpcError) as exc:
             log.debug("table %s: the open at %r sent early: %s", self.table, opening.row, exc)
-            return
-        if not region_done(first):  # else the server closed it already
-            _RegionScanner(self.client, opening.region, first).close()
+
+    def _drop(self, following: _Opening | _RegionScanner) -> None:
+        """Close the scanner an open sent early made (its rows never wanted)."""
+        if isinstance(following, _Opening):
+            try:
+                following = self._opened(following)
+            except (*_FAILURES, RpcError) as exc:
+                log.debug("table %s: the open at %r sent early: %s", self.table,
+                          following.row, exc)
+                return
+        following.close()
 
     def close(self) -> None:
         if self.following is not None:
-            opening, self.following = self.following, None
-            self._drop(opening)
+            following, self.following = self.following, None
+            self._drop(following)
         if self.current is not None:
             self.current.close()
             self.current = None
@@ -601,15 +653,21 @@ class _Opening(NamedTuple):
 class _RegionScanner:
     """One region's scanner from its first reply on: ``next()`` gives the whole rows of a
     reply (partial Results joined), None once the region is done. ``scan_done``: the
-    server said the whole scan is over."""
+    server said the whole scan is over. ``row``: where it was opened; ``mvcc``: the read
+    point of its first reply; ``held()``: whether it is older than half its lease."""
 
-    def __init__(self, client: NativeClient, region: Region, first: ScanResponse) -> None:
+    def __init__(self, client: NativeClient, row: bytes, region: Region,
+                 first: ScanResponse) -> None:
         self.client = client
+        self.row = row
         self.region = region
         self.resp: ScanResponse | None = first
         self.conn = client.pool.get(region.host, region.port)
         self.scanner = first.scanner_id
-        self.live = self.scanner is not None
+        self.mvcc = first.mvcc_read_point
+        self.since = time.monotonic()
+        self.hold = (first.ttl or DEFAULT_LEASE_MS) / 2000  # seconds
+        self.live = not region_done(first)  # else the server closed it already
         self.seq = 0
         self.part: list[Cell] = []
         self.finished = False
@@ -626,11 +684,22 @@ class _RegionScanner:
             self.live, self.finished = False, True
             self.scan_done = resp.more_results is False
         else:
-            self._send_next()  # before this reply's rows are handed out: the prefetch
+            self.ask_ahead()  # before this reply's rows are handed out: the prefetch
         rows, self.part = whole_rows(resp, self.part)
         return rows
 
-    def _send_next(self) -> None:
+    def held(self) -> bool:
+        return time.monotonic() - self.since > self.hold
+
+    def awaited(self) -> PendingCall | None:
+        """The call whose reply ``next()`` would wait for, if any."""
+        return self.ahead if self.resp is None else None
+
+    def ask_ahead(self) -> None:
+        """Send the next call, unless one is in flight or the region is done."""
+        if self.ahead is not None or self.finished or (
+                self.resp is not None and region_done(self.resp)):
+            return
         if self.scanner is None:
             raise RemoteError("java.io.IOException", "a ScanResponse without scanner_id",
                               server=self.region.server, call="Scan")

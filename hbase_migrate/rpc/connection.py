@@ -311,11 +311,15 @@ class PendingCall:
     def done(self) -> bool:
         return self.future.done()
 
+    def remaining(self) -> float:
+        """Seconds left until the call's deadline."""
+        return max(0.0, self.deadline - time.monotonic())
+
     def result(self) -> Reply:
         """The reply, or RemoteError, RpcTimeoutError, RpcConnectionError."""
         conn = self.conn
         try:
-            reply = self.future.result(max(0.0, self.deadline - time.monotonic()))
+            reply = self.future.result(self.remaining())
         except FutureTimeout:
             conn.forget(self.call_id)
             raise RpcTimeoutError(f"server {conn.server}: {self.method} (call id "

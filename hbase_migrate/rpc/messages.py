@@ -19,6 +19,7 @@ next ``associated_cell_count`` cells of the reply's cell block (``codec.decode_c
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import NamedTuple
 
@@ -105,6 +106,9 @@ def split_varints(data: bytes, what: str, numbers: tuple[int, ...]
         number, wire_type = key >> 3, key & 7
         out = values.get(number)
         if out is not None and wire_type == VARINT:
+            if key < 0x80 and (run_end := _varint_run(data, start, key, out)) > start:
+                pos = run_end
+                continue
             value, pos = decode_varint(data, pos, end)
             out.append(value)
         elif out is not None and wire_type == LENGTH_DELIMITED:
@@ -121,6 +125,22 @@ def split_varints(data: bytes, what: str, numbers: tuple[int, ...]
             pos = skip_field(data, pos, end, wire_type)
             rest += data[start:pos]
     return values, Message(bytes(rest), what)
+
+
+def _varint_run(data: bytes, pos: int, key: int, out: list[int]) -> int:
+    """Append the values of the run of fields at ``pos`` that are ``key`` (one byte) and a
+    value of one byte (how a server writes thousands of counts and flags: unpacked, each
+    under 128) to ``out``, read by slicing instead of field by field; returns the position
+    after the run. It stops before a value of more bytes, which the caller then reads."""
+    keys = data[pos::2]
+    run = data[pos + 1:pos + 2 * (len(keys) - len(keys.lstrip(bytes((key,))))):2]
+    long = _LONG_BYTE.search(run)
+    n = len(run) if long is None else long.start()
+    out.extend(run[:n])
+    return pos + 2 * n
+
+
+_LONG_BYTE = re.compile(rb"[\x80-\xff]")
 
 
 # --- Cell and Result --------------------------------------------------------------------

@@ -6,6 +6,7 @@ alone, and several Multis in flight answered last first keeping every cell's ord
 from __future__ import annotations
 
 import socket
+import threading
 import time
 from collections.abc import Generator
 from typing import Any, cast
@@ -61,43 +62,135 @@ def scripted_client(regions: Regions, **kw: Any) -> NativeClient:
 
 
 def test_scan_joins_partials_rides_a_heartbeat_and_a_move() -> None:
-    a1, a2 = cell(b"a", b"1"), cell(b"a", b"2")
-    replies: list[bytes | RemoteException] = [
-        scan_response(ScanResponse(1, ((a1,),), (True,), True, True, mvcc_read_point=42))[0],
-        scan_response(ScanResponse(1, ((a2,), (cell(b"b"),)), (False, False), True, True))[0],
-        RemoteException(NSRE, "moved"),
-        scan_response(ScanResponse(2, ((cell(b"c"),),), (False,), True, False))[0],
-        scan_response(ScanResponse(3, (), (), True, True, heartbeat=True))[0],
-        scan_response(ScanResponse(3, ((cell(b"n"),),), (False,), True, False))[0],
-    ]
-    blocks = [scan_response(ScanResponse(0, ((a1,),)))[1],
-              scan_response(ScanResponse(0, ((a2,), (cell(b"b"),))))[1], b"",
-              scan_response(ScanResponse(0, ((cell(b"c"),),)))[1], b"",
-              scan_response(ScanResponse(0, ((cell(b"n"),),)))[1]]
+    """Region [-, m) sends a row in two partial Results, then moves; the scan reopens after
+    the last whole row with the region's read point. Region [m, -) answers its open with a
+    heartbeat. The next region's open goes out early, after the first rows (the first of
+    them is dropped with the move: its scanner is closed). The server answers each call by
+    what it asks, so replies may come in any order."""
+    a1, a2, c, n = cell(b"a", b"1"), cell(b"a", b"2"), cell(b"c"), cell(b"n")
+    opened_m: list[int] = []
+
+    def answer(call: Call) -> ScanResponse | RemoteException:
+        r = decode_scan_request(call.request)
+        if r.scan is not None and r.scan.start == b"":
+            return ScanResponse(1, ((a1,),), (True,), True, True, mvcc_read_point=42)
+        if r.scan is not None and r.scan.start == b"b":
+            return ScanResponse(2, ((c,),), (False,), True, False)
+        if r.scan is not None:  # at m: scanners 3, 4, ...
+            opened_m.append(3 + len(opened_m))
+            return ScanResponse(opened_m[-1], (), (), True, True, heartbeat=True)
+        if r.close:
+            return ScanResponse(None)
+        if r.scanner_id == 1:
+            return (ScanResponse(1, ((a2,), (cell(b"b"),)), (False, False), True, True)
+                    if r.next_call_seq == 0 else RemoteException(NSRE, "moved"))
+        return ScanResponse(r.scanner_id, ((n,),), (False,), True, False)
 
     def script(call: Call, conn: socket.socket) -> None:
-        reply, block = replies.pop(0), blocks.pop(0)
+        reply = answer(call)
         if isinstance(reply, RemoteException):
             conn.sendall(encode_reply(call.call_id, exception=reply))
         else:
-            conn.sendall(encode_reply(call.call_id, reply, block))
+            conn.sendall(encode_reply(call.call_id, *scan_response(reply)))
 
     with ScriptedServer(script) as server:
         regions = Regions(region(b"", b"m", server.port), region(b"m", b"", server.port))
         client = scripted_client(regions)
         rows = list(client.scan("t"))
         client.close()
-    assert rows == [[a1, a2], [cell(b"b")], [cell(b"c")], [cell(b"n")]]
+    assert rows == [[a1, a2], [cell(b"b")], [c], [n]]
     requests = [decode_scan_request(c.request) for c in server.calls]
-    assert [(r.scan.start, r.scan.include_start_row, r.scan.mvcc_read_point) if r.scan
-            else ("next", r.scanner_id, r.next_call_seq) for r in requests] == [
-        (b"", True, 0), ("next", 1, 0), ("next", 1, 1),
+    assert [(r.scan.start, r.scan.include_start_row, r.scan.mvcc_read_point)
+            for r in requests if r.scan] == [
+        (b"", True, 0), (b"m", True, 0),
         (b"b", False, 42),  # reopened after the last whole row, same read point
-        (b"m", True, 0), ("next", 3, 0)]
+        (b"m", True, 0)]
     assert all(r.scan.raw is False and r.scan.max_versions == 0x7FFFFFFF
                for r in requests if r.scan)
+    calls = {(r.scanner_id, r.next_call_seq, r.close) for r in requests if not r.scan}
+    assert {(1, 0, False), (1, 1, False), (4, 0, False)} <= calls
+    assert any(call[0] == 3 and call[2] for call in calls)  # the early open's, closed
+    assert not any(call[0] == 4 and call[2] for call in calls)  # 4 ended with its region
     assert regions.invalidated == [regions.regions[0]]
     assert client.retried[Kind.RELOCATE] == 1
+
+
+def test_the_next_regions_server_reads_while_this_region_is_read() -> None:
+    """Two regions on two servers: the second region's open goes out after the first
+    region's first rows, and its next call as soon as the open is answered, while the
+    first region's next reply is still awaited (server A holds it until server B has that
+    call, at most 5 s)."""
+    b_asked = threading.Event()
+    seen: list[bool] = []
+
+    def server_a(call: Call, conn: socket.socket) -> None:
+        r = decode_scan_request(call.request)
+        if r.scan is not None:
+            resp = ScanResponse(1, ((cell(b"a"),),), (False,), True, True)
+        elif r.close:
+            resp = ScanResponse(None)
+        else:
+            seen.append(b_asked.wait(5))
+            resp = ScanResponse(1, ((cell(b"b"),),), (False,), True, False)
+        conn.sendall(encode_reply(call.call_id, *scan_response(resp)))
+
+    def server_b(call: Call, conn: socket.socket) -> None:
+        r = decode_scan_request(call.request)
+        if r.scan is not None:
+            resp = ScanResponse(2, ((cell(b"m"),),), (False,), True, True)
+        else:
+            b_asked.set()
+            resp = ScanResponse(2, ((cell(b"n"),),), (False,), True, False)
+        conn.sendall(encode_reply(call.call_id, *scan_response(resp)))
+
+    with ScriptedServer(server_a) as a, ScriptedServer(server_b) as b:
+        client = scripted_client(Regions(region(b"", b"m", a.port), region(b"m", b"", b.port)))
+        rows = list(client.scan("t"))
+        client.close()
+    assert rows == [[cell(b"a")], [cell(b"b")], [cell(b"m")], [cell(b"n")]]
+    assert seen == [True]
+    assert len(a.calls) == len(b.calls) == 2  # open and next each, no close: both ran out
+
+
+def test_a_next_region_held_beyond_half_its_lease_is_closed_and_opened_again() -> None:
+    """A slow consumer of a region (a lease of 0.4 s, 0.4 s a row): the next region's
+    scanner, opened early, is closed once held 0.2 s, and that region is opened again when
+    its rows are wanted; no more reading ahead during that region."""
+    opened_b: list[int] = []
+
+    def server_a(call: Call, conn: socket.socket) -> None:
+        r = decode_scan_request(call.request)
+        if r.scan is not None:
+            resp = ScanResponse(1, ((cell(b"a0"),),), (False,), True, True, ttl=400)
+        else:
+            seq = r.next_call_seq or 0
+            resp = ScanResponse(1, ((cell(b"a%d" % (seq + 1)),),), (False,), True, seq < 3)
+        conn.sendall(encode_reply(call.call_id, *scan_response(resp)))
+
+    def server_b(call: Call, conn: socket.socket) -> None:
+        r = decode_scan_request(call.request)
+        if r.scan is not None:
+            opened_b.append(10 + len(opened_b))
+            resp = ScanResponse(opened_b[-1], ((cell(b"m"),),), (False,), True, True, ttl=400)
+        elif r.close:
+            resp = ScanResponse(None)
+        else:
+            resp = ScanResponse(r.scanner_id, ((cell(b"n"),),), (False,), True, False)
+        conn.sendall(encode_reply(call.call_id, *scan_response(resp)))
+
+    with ScriptedServer(server_a) as a, ScriptedServer(server_b) as b:
+        client = scripted_client(Regions(region(b"", b"m", a.port), region(b"m", b"", b.port)))
+        rows = []
+        for row in client.scan("t"):
+            rows.append(row)
+            if row[0].row.startswith(b"a"):
+                time.sleep(0.4)
+        client.close()
+    assert rows == [[cell(b"a%d" % i)] for i in range(5)] + [[cell(b"m")], [cell(b"n")]]
+    assert opened_b == [10, 11]
+    b_calls = [decode_scan_request(c.request) for c in b.calls]
+    assert [(r.scanner_id, r.close) for r in b_calls if not r.scan] == [
+        (10, False), (10, True), (11, False)]  # read ahead, closed; then read when wanted
 
 
 def test_a_partial_flag_ends_at_the_next_row_and_at_the_regions_end() -> None:

@@ -14,6 +14,7 @@ from hbase_migrate.rpc.messages import (
     decode_get_response,
     get_request,
     get_response,
+    split_varints,
 )
 from hbase_migrate.rpc.multi import (
     ActionResult,
@@ -36,7 +37,7 @@ from hbase_migrate.rpc.scan import (
     scan_response,
 )
 from hbase_migrate.wal.model import Cell, CellType
-from hbase_migrate.wal.protobuf import ProtobufError
+from hbase_migrate.wal.protobuf import ProtobufError, varint_field
 
 CELLS = [Cell(b"a", b"f", b"q", 5, CellType.PUT, b"v1"),
          Cell(b"a", b"f", b"q", 4, CellType.PUT, b"v0"),
@@ -97,6 +98,19 @@ def test_scan_response_packed_counts_and_inline_results() -> None:
     inline = bytes_field(5, result_message(Result(tuple(CELLS[:2]), partial=True)))
     resp = decode_scan_response(inline, b"")
     assert resp.results == (tuple(CELLS[:2]),) and resp.partial == (True,)
+
+
+def test_many_counts_and_flags_with_a_long_one_among_them() -> None:
+    """Thousands of one-byte counts and flags are read as runs; a count of two bytes in a
+    run, a field between runs and a message ending in a run are read as they are."""
+    counts = [1] * 500 + [300] + [2] * 7 + [127, 128, 0]
+    flags = [0, 1] * 255 + [1]
+    data = b"".join(varint_field(1, n) for n in counts) + varint_field(2, 9)
+    data += b"".join(varint_field(7, f) for f in flags)
+    values, rest = split_varints(data, "ScanResponse", (1, 7))
+    assert values == {1: counts, 7: flags} and rest.opt_int(2) == 9
+    with pytest.raises(ProtobufError):
+        split_varints(data + b"\x08", "ScanResponse", (1, 7))  # a key with no value
 
 
 def test_heartbeat_without_results() -> None:
