@@ -66,6 +66,7 @@ from hbase_migrate.ranges.tasks import (
     task_throttle,
 )
 from hbase_migrate.replay.watermark import record_watermark
+from hbase_migrate.snapshot.copy import fewer_collections
 from hbase_migrate.snapshot.export import ExportJob
 from hbase_migrate.snapshot.hbase_method import (
     SnapshotMethodError,
@@ -112,7 +113,8 @@ def snapshot(spec: MigrationSpec, *, watermark: int | None = None,
             step.metrics["anchors"] = record_watermark(step.ledger, step.migration, spec, t0)
         step.advance(MigrationState.COPYING)
         step.metrics["watermark"] = t0
-        copy_ranges(step, spec, t0, master, progress)
+        with fewer_collections():
+            copy_ranges(step, spec, t0, master, progress)
         step.metrics.update(copy_totals(step, spec))
         step.advance(MigrationState.COPIED)
         return step.result()
@@ -178,7 +180,8 @@ def _snapshot_part(spec: MigrationSpec, part: tuple[int, int], provenance: Prove
         step.metrics.update(watermark=t0, watermark_age_ms=age, notes=[
             f"copies at the recorded watermark T0 {t0} ({age // 1000} s ago); replay starts "
             "from it less the margin"])
-        copy_ranges(step, spec, t0, master, progress, group)
+        with fewer_collections():
+            copy_ranges(step, spec, t0, master, progress, group)
         return step.result()
 
 
