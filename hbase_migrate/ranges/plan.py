@@ -61,12 +61,13 @@ class CopyBudget:
         self._lock = threading.Lock()
 
     def spent(self) -> bool:
-        with self._lock:
-            return self._left <= 0
+        return self._left <= 0
 
-    def spend(self, cells: int) -> None:
+    def spend(self, cells: int) -> bool:
+        """Spend ``cells``; whether some are left."""
         with self._lock:
             self._left -= cells
+            return self._left > 0
 
 
 def split_region(table: str, start: bytes, stop: bytes, row_cells: RowCells,
@@ -89,25 +90,29 @@ def split_region(table: str, start: bytes, stop: bytes, row_cells: RowCells,
 
 def _count(pieces: Iterable[list[Cell]], counts: RowCells, budget: CopyBudget | None = None,
            stopped: list[bytes] | None = None) -> Iterator[list[Cell]]:
-    """``pieces`` as they pass, counted into ``counts``. With a ``budget``: the pieces passed
-    are spent from it, and the first row to start once it is spent is not passed on but put
-    in ``stopped``."""
+    """``pieces`` as they pass, counted into ``counts``. With a ``budget``: the cells passed
+    are spent from it (a row's when the next row starts, and when the pass ends), and the
+    first row to start once it is spent is not passed on but put in ``stopped``."""
     scan = iter(pieces)
+    unspent = 0  # the cells of the row passing, not yet spent
     try:
         for piece in scan:
             row = piece[0].row
             if counts and counts[-1][0] == row:  # a wide row's next piece
                 counts[-1] = (row, counts[-1][1] + len(piece))
-            elif budget is not None and budget.spent():
-                assert stopped is not None
-                stopped.append(row)
-                return
             else:
+                if budget is not None:
+                    left, unspent = budget.spend(unspent), 0
+                    if not left:
+                        assert stopped is not None
+                        stopped.append(row)
+                        return
                 counts.append((row, len(piece)))
-            if budget is not None:
-                budget.spend(len(piece))
+            unspent += len(piece)
             yield piece
     finally:
+        if budget is not None:
+            budget.spend(unspent)
         close = getattr(scan, "close", None)
         if close is not None:  # the scanner is closed when the pass stops early
             close()

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 from hbase_migrate.cluster.client import Client
 from hbase_migrate.cluster.descriptors import RegionDescriptor
-from hbase_migrate.cluster.sizing import cell_bytes
+from hbase_migrate.cluster.sizing import CELL_OVERHEAD
 from hbase_migrate.limits import Throttle, metered
 from hbase_migrate.wal.model import Cell
 
@@ -85,7 +85,8 @@ def _read_batches(pieces: Iterable[list[Cell]], batch_cells: int, batch_bytes: i
                 last_row = piece[0].row
             counts[1] += len(piece)
             for cell in piece:
-                weight = cell_bytes(cell)
+                weight = (len(cell.row) + len(cell.family) + len(cell.qualifier)
+                          + len(cell.value) + CELL_OVERHEAD)  # cell_bytes, inline: per cell
                 if pending and (len(pending) >= batch_cells or size + weight > batch_bytes):
                     if not put(pending):
                         return
