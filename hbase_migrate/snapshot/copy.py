@@ -44,21 +44,37 @@ class CopyStats:
         self.cells += other.cells
 
 
+class _Collector:
+    """The copies running under :func:`fewer_collections`; the thresholds before them."""
+
+    lock = threading.Lock()
+    copies = 0
+    thresholds: tuple[int, ...] = ()
+
+
 @contextmanager
 def fewer_collections() -> Iterator[None]:
     """The block with what exists now (imports, clients, the ledger) left out of the cyclic
     collector's walks (``gc.freeze``), and its youngest generation collected every
     :data:`YOUNG_OBJECTS` new objects instead of 700. A copy creates and frees a few
     objects per cell, none in a cycle (reference counting frees them): each full
-    collection walked the whole heap again, a quarter of a copy's CPU at 200,000 cells."""
-    thresholds = gc.get_threshold()
-    gc.freeze()
-    gc.set_threshold(YOUNG_OBJECTS, *thresholds[1:])
+    collection walked the whole heap again, a quarter of a copy's CPU at 200,000 cells.
+    Copies running at once in one process share it: the last to end restores the
+    collector."""
+    with _Collector.lock:
+        if _Collector.copies == 0:
+            _Collector.thresholds = gc.get_threshold()
+            gc.freeze()
+            gc.set_threshold(YOUNG_OBJECTS, *_Collector.thresholds[1:])
+        _Collector.copies += 1
     try:
         yield
     finally:
-        gc.set_threshold(*thresholds)
-        gc.unfreeze()
+        with _Collector.lock:
+            _Collector.copies -= 1
+            if _Collector.copies == 0:
+                gc.set_threshold(*_Collector.thresholds)
+                gc.unfreeze()
 
 
 def _read_batches(pieces: Iterable[list[Cell]], batch_cells: int, batch_bytes: int,
