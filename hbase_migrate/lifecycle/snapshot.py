@@ -3,8 +3,9 @@
 The copy runs on the range engine (:mod:`hbase_migrate.ranges`): each table's key ranges are
 planned once (region boundaries split to the cell budget) and kept in the ledger; one task
 per range reads ``[0, T0)`` with timestamps and writes the target, and records the range as
-copied when it is done. The pass that plans a table copies its first ``auto_cells`` cells on
-the way (:func:`~hbase_migrate.ranges.planned.plan_copying`): a small table is read once.
+copied when it is done. The pass that plans a table copies about ``auto_cells`` cells on the
+way, ``[ranges] threads`` regions at once (:func:`~hbase_migrate.ranges.planned.plan_copying`):
+a small table is read once.
 A rerun after a failure keeps the T0 (and the WAL anchors) and the ranges the first attempt
 fixed, and copies only the ranges not yet done. A migration whose copy finished is skipped.
 
