@@ -308,7 +308,9 @@ def copy_ranges(step: StepContext, spec: MigrationSpec, t0: int, master: str | N
                                     progress=progress,
                                     what=f"copy {len(todo)} key ranges of migration {spec.name}")
                 step.metrics["limits"] = limits.report()
-    step.metrics["copied"] = [c.to_json() for c in [*first, *copies]]
+    order = {r: i for i, (r, _) in enumerate(mine)}  # in key order, table by table
+    step.metrics["copied"] = [c.to_json() for c in sorted(
+        [*first, *copies], key=lambda c: order.get(c.range, len(order)))]
 
 
 def planning_copy_cells(spec: MigrationSpec, master: str | None) -> int:

@@ -58,7 +58,7 @@ def fewer_collections() -> Iterator[None]:
     collector's walks (``gc.freeze``), and its youngest generation collected every
     :data:`YOUNG_OBJECTS` new objects instead of 700. A copy creates and frees a few
     objects per cell, none in a cycle (reference counting frees them): each full
-    collection walked the whole heap again, a quarter of a copy's CPU at 200,000 cells.
+    collection walked the whole heap again: two fifths of a copy's CPU at 200,000 cells.
     Copies running at once in one process share it: the last to end restores the
     collector."""
     with _Collector.lock:

@@ -111,7 +111,7 @@ def test_a_failed_pass_records_no_plan_and_the_next_plans_and_copies_again(
             c for p in source.scan(TABLE) for c in p)
 
 
-def test_the_step_plans_regions_at_once_and_copies_every_cell_once(
+def test_regions_planned_at_once_share_the_budget_and_the_step_copies_the_rest_once(
         clusters: tuple[MiniHBase, MiniHBase], tmp_path: Path) -> None:
     src, dst = clusters
     with t2(src) as source, t2(dst) as target:
@@ -120,21 +120,25 @@ def test_the_step_plans_regions_at_once_and_copies_every_cell_once(
         if target.table_exists(TABLE):
             target.disable_table(TABLE)
             target.delete_table(TABLE)
-    # the regions' passes share a budget of half the table: the rest is copied by range
-    spec = load_config(configure(tmp_path, src, dst, master="in-process",
-                                 auto_cells=total // 2))
+    spec = load_config(configure(tmp_path, src, dst, master="in-process"))
     assert regions > 1 and spec.engine.threads > 1
     prepare(spec)
-    result = snapshot(spec).to_json()
-    assert 0 < result["copied_while_planning"] < result["ranges_copied"] == result["ranges"]
     with Ledger.open(spec.ledger_url) as ledger:
-        records = ledger.key_ranges(ledger.ensure_spec(spec).id, TABLE)
-    with_planning = result["copied"][:result["copied_while_planning"]]
-    assert total // 2 <= sum(c["cells"] for c in with_planning) < total
+        mid = ledger.ensure_spec(spec).id
+        step = ledger.steps(mid, "prepare")[0].id
+        # the regions' passes share a budget of half the table
+        first = plan_copying(ledger, mid, step, spec, TABLE, TABLE, (0, 2**62), total // 2,
+                             None)
+    assert total // 2 <= sum(c.cells for c in first) < total
+    result = snapshot(spec).to_json()  # the ranges the pass left, one task each
+    assert result["ranges_skipped"] == len(first)
+    assert result["ranges_copied"] == result["ranges"] - len(first) > 0
+    assert [c["start"] for c in result["copied"]] == sorted(c["start"] for c in result["copied"])
+    with Ledger.open(spec.ledger_url) as ledger:
+        records = ledger.key_ranges(mid, TABLE)
     assert all(r.copied_cells == r.planned_cells for r in records)
     with t2(src) as source, t2(dst) as target:
-        expected = sorted(c for p in source.scan(TABLE, time_range=(0, result["watermark"]))
-                          for c in p)
+        expected = sorted(c for p in source.scan(TABLE) for c in p)
         assert sorted(c for p in target.scan(TABLE) for c in p) == expected
     # each cell counted once: by the pass, or by the range task of a range it left
-    assert sum(r.copied_cells or 0 for r in records) == result["cells"] == len(expected)
+    assert sum(r.copied_cells or 0 for r in records) == len(expected) == total
