@@ -52,7 +52,8 @@
                                 # validation is split into; never more than the ranges
     threads = 4                 # in-process: the key ranges a copy or a validation runs at
                                 # once, on threads (each with its own clients; they share
-                                # the step's limits)
+                                # the step's limits), and the regions the copy's planning
+                                # pass copies at once
     [gateway]                   # calls to both clusters' Thrift2 gateways (copy, checksums,
                                 # repair, replay's writes)
     max_result_bytes = "4MiB"   # per scan call, as hbase.client.scanner.max.result.size

@@ -69,10 +69,15 @@ def prepare(config: Path, as_json: bool) -> None:
 
 
 def _progress_bar(as_json: bool, unit: str = "key ranges") -> Any:
+    """A bar on the terminal, erased when done; none with ``--json`` or off a terminal
+    (where it showed nothing, yet was drawn ten times a second)."""
+    from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
+    console = Console()
     return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                    TextColumn(unit), transient=True, disable=as_json)
+                    TextColumn(unit), transient=True, console=console,
+                    disable=as_json or not console.is_terminal)
 
 
 def _ranges(bar: Any, what: str, migration: str) -> Callable[[int, int], None]:

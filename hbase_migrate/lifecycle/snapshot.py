@@ -3,8 +3,9 @@
 The copy runs on the range engine (:mod:`hbase_migrate.ranges`): each table's key ranges are
 planned once (region boundaries split to the cell budget) and kept in the ledger; one task
 per range reads ``[0, T0)`` with timestamps and writes the target, and records the range as
-copied when it is done. The pass that plans a table copies its first ``auto_cells`` cells on
-the way (:func:`~hbase_migrate.ranges.planned.plan_copying`): a small table is read once.
+copied when it is done. The pass that plans a table copies about ``auto_cells`` cells on the
+way, ``[ranges] threads`` regions at once (:func:`~hbase_migrate.ranges.planned.plan_copying`):
+a small table is read once.
 A rerun after a failure keeps the T0 (and the WAL anchors) and the ranges the first attempt
 fixed, and copies only the ranges not yet done. A migration whose copy finished is skipped.
 
@@ -66,6 +67,7 @@ from hbase_migrate.ranges.tasks import (
     task_throttle,
 )
 from hbase_migrate.replay.watermark import record_watermark
+from hbase_migrate.snapshot.copy import fewer_collections
 from hbase_migrate.snapshot.export import ExportJob
 from hbase_migrate.snapshot.hbase_method import (
     SnapshotMethodError,
@@ -112,7 +114,8 @@ def snapshot(spec: MigrationSpec, *, watermark: int | None = None,
             step.metrics["anchors"] = record_watermark(step.ledger, step.migration, spec, t0)
         step.advance(MigrationState.COPYING)
         step.metrics["watermark"] = t0
-        copy_ranges(step, spec, t0, master, progress)
+        with fewer_collections():
+            copy_ranges(step, spec, t0, master, progress)
         step.metrics.update(copy_totals(step, spec))
         step.advance(MigrationState.COPIED)
         return step.result()
@@ -178,7 +181,8 @@ def _snapshot_part(spec: MigrationSpec, part: tuple[int, int], provenance: Prove
         step.metrics.update(watermark=t0, watermark_age_ms=age, notes=[
             f"copies at the recorded watermark T0 {t0} ({age // 1000} s ago); replay starts "
             "from it less the margin"])
-        copy_ranges(step, spec, t0, master, progress, group)
+        with fewer_collections():
+            copy_ranges(step, spec, t0, master, progress, group)
         return step.result()
 
 
@@ -304,7 +308,9 @@ def copy_ranges(step: StepContext, spec: MigrationSpec, t0: int, master: str | N
                                     progress=progress,
                                     what=f"copy {len(todo)} key ranges of migration {spec.name}")
                 step.metrics["limits"] = limits.report()
-    step.metrics["copied"] = [c.to_json() for c in [*first, *copies]]
+    order = {r: i for i, (r, _) in enumerate(mine)}  # in key order, table by table
+    step.metrics["copied"] = [c.to_json() for c in sorted(
+        [*first, *copies], key=lambda c: order.get(c.range, len(order)))]
 
 
 def planning_copy_cells(spec: MigrationSpec, master: str | None) -> int:

@@ -8,16 +8,20 @@ same split points (``prepare`` copies them), so the ranges fit both sides.
 
 The pass can copy what it counts (:class:`CopyWhilePlanning`): the snapshot copy of a small
 table, or the start of a large one, then costs one scan of the source instead of two. It
-copies up to a number of cells, then ends the range it is in at the next row and only counts
-from there; the ranges it copied are marked ``copied``.
+copies up to a number of cells (a :class:`CopyBudget`, which regions copied at once share),
+then ends the range it is in at the next row and only counts from there; the ranges it copied
+are marked ``copied``. Each region is planned on its own (:func:`plan_region`), so the regions
+of a table can be planned, and copied, side by side.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 
 from hbase_migrate.cluster.client import Client
+from hbase_migrate.cluster.descriptors import RegionDescriptor
 from hbase_migrate.limits import Throttle, metered
 from hbase_migrate.ranges.keyrange import KeyRange, RangeError
 from hbase_migrate.snapshot.copy import DEFAULT_BATCH_CELLS, copy_pieces
@@ -48,6 +52,24 @@ class CopyWhilePlanning:
     throttle: Throttle | None = None
 
 
+class CopyBudget:
+    """The cells a planning pass may still copy, spent by every region it copies (from any
+    thread): a row starts being copied only while some are left."""
+
+    def __init__(self, cells: int) -> None:
+        self._left = cells
+        self._lock = threading.Lock()
+
+    def spent(self) -> bool:
+        return self._left <= 0
+
+    def spend(self, cells: int) -> bool:
+        """Spend ``cells``; whether some are left."""
+        with self._lock:
+            self._left -= cells
+            return self._left > 0
+
+
 def split_region(table: str, start: bytes, stop: bytes, row_cells: RowCells,
                  max_cells: int) -> list[PlannedRange]:
     """Cut ``[start, stop)`` holding ``row_cells`` (row, cell count; in key order)."""
@@ -66,57 +88,72 @@ def split_region(table: str, start: bytes, stop: bytes, row_cells: RowCells,
     return planned
 
 
-def _count(pieces: Iterable[list[Cell]], counts: RowCells, budget: int | None = None,
+def _count(pieces: Iterable[list[Cell]], counts: RowCells, budget: CopyBudget | None = None,
            stopped: list[bytes] | None = None) -> Iterator[list[Cell]]:
-    """``pieces`` as they pass, counted into ``counts``. With a ``budget``: the first row to
-    start once that many cells passed is not passed on but put in ``stopped``."""
-    passed = 0
+    """``pieces`` as they pass, counted into ``counts``. With a ``budget``: the cells passed
+    are spent from it (a row's when the next row starts, and when the pass ends), and the
+    first row to start once it is spent is not passed on but put in ``stopped``."""
     scan = iter(pieces)
+    unspent = 0  # the cells of the row passing, not yet spent
     try:
         for piece in scan:
             row = piece[0].row
             if counts and counts[-1][0] == row:  # a wide row's next piece
                 counts[-1] = (row, counts[-1][1] + len(piece))
-            elif budget is not None and passed >= budget:
-                assert stopped is not None
-                stopped.append(row)
-                return
             else:
+                if budget is not None:
+                    left, unspent = budget.spend(unspent), 0
+                    if not left:
+                        assert stopped is not None
+                        stopped.append(row)
+                        return
                 counts.append((row, len(piece)))
-            passed += len(piece)
+            unspent += len(piece)
             yield piece
     finally:
+        if budget is not None:
+            budget.spend(unspent)
         close = getattr(scan, "close", None)
         if close is not None:  # the scanner is closed when the pass stops early
             close()
+
+
+def plan_region(client: Client, table: str, region: RegionDescriptor,
+                max_cells: int = DEFAULT_MAX_CELLS, time_range: tuple[int, int] | None = None,
+                copy: CopyWhilePlanning | None = None, budget: CopyBudget | None = None
+                ) -> list[PlannedRange]:
+    """The ranges of one ``region`` of ``table``, in key order; with ``copy``, its first rows
+    are copied while ``budget`` (default: ``copy.cells``) lasts, and those ranges are
+    ``copied``."""
+    planned: list[PlannedRange] = []
+    start = region.start_key
+    budget = CopyBudget(copy.cells) if copy is not None and budget is None else budget
+    if copy is not None and budget is not None and not budget.spent():
+        counts: RowCells = []
+        stopped: list[bytes] = []
+        pieces = _count(client.scan(table, start, region.end_key, time_range=time_range),
+                        counts, budget, stopped)
+        copy_pieces(metered(pieces, copy.throttle), copy.target, copy.target_table,
+                    copy.batch_cells, copy.throttle)
+        end = stopped[0] if stopped else region.end_key
+        planned += [replace(p, copied=True)
+                    for p in split_region(table, start, end, counts, max_cells)]
+        if not stopped:
+            return planned
+        start = end
+    counts = []
+    for _ in _count(client.scan(table, start, region.end_key, time_range=time_range),
+                    counts):
+        pass
+    return planned + split_region(table, start, region.end_key, counts, max_cells)
 
 
 def plan_ranges(client: Client, table: str, max_cells: int = DEFAULT_MAX_CELLS,
                 time_range: tuple[int, int] | None = None,
                 copy: CopyWhilePlanning | None = None) -> list[PlannedRange]:
     """The ranges of ``table`` on the source ``client``, in key order, covering every key;
-    with ``copy``, those the pass copied are ``copied``."""
-    planned: list[PlannedRange] = []
-    budget = copy.cells if copy is not None else 0
-    for region in client.regions(table):
-        start = region.start_key
-        if copy is not None and budget > 0:
-            counts: RowCells = []
-            stopped: list[bytes] = []
-            pieces = _count(client.scan(table, start, region.end_key, time_range=time_range),
-                            counts, budget, stopped)
-            done = copy_pieces(metered(pieces, copy.throttle), copy.target,
-                               copy.target_table, copy.batch_cells, copy.throttle)
-            budget -= done.cells
-            end = stopped[0] if stopped else region.end_key
-            planned += [replace(p, copied=True)
-                        for p in split_region(table, start, end, counts, max_cells)]
-            if not stopped:
-                continue
-            start = end
-        counts = []
-        for _ in _count(client.scan(table, start, region.end_key, time_range=time_range),
-                        counts):
-            pass
-        planned += split_region(table, start, region.end_key, counts, max_cells)
-    return planned
+    with ``copy``, those the pass copied are ``copied`` (region after region: a prefix of
+    the table)."""
+    budget = CopyBudget(copy.cells) if copy is not None else None
+    return [p for region in client.regions(table)
+            for p in plan_region(client, table, region, max_cells, time_range, copy, budget)]

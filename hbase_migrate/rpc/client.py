@@ -74,7 +74,7 @@ from hbase_migrate.rpc.messages import (
     decode_get_response,
     get_request,
 )
-from hbase_migrate.rpc.multi import decode_multi_response, multi_request, mutate_type, mutation
+from hbase_migrate.rpc.multi import all_done, decode_multi_response, mutate_type, row_multi
 from hbase_migrate.rpc.scan import (
     Scan,
     ScanResponse,
@@ -271,10 +271,13 @@ class NativeClient:
             batches: dict[_Server, _Batch] = {}
             failed: list[_Row] = []
             failures: list[_Failure] = []
+            region: Region | None = None
             for item in pending:
-                try:
-                    region = self.locator.locate(table, item[0])
+                try:  # rows come in key order: most are in the region of the row before
+                    if region is None or not region.contains(item[0]):
+                        region = self.locator.locate(table, item[0])
                 except (RemoteError, RpcConnectionError, RegionNotFoundError) as exc:
+                    region = None
                     failed.append(item)
                     failures.append((exc, None))
                     continue
@@ -336,19 +339,12 @@ class NativeClient:
 
     def _start(self, server: _Server, batch: _Batch) -> _Sent:
         """Encode and send one Multi, not waiting for its reply."""
-        actions = []
-        block: list[Cell] = []
-        by_index: list[_Row] = []
-        kind = mutate_type(next(iter(batch.values()))[1][0][1])  # a stage's: all the same
-        for name, (_, rows) in batch.items():
-            region_actions = []
-            for item in rows:
-                region_actions.append((len(by_index), mutation(item[0], kind, len(item[1]))))
-                by_index.append(item)
-                block += item[1]
-            actions.append((name, region_actions))
+        regions = [(name, rows) for name, (_, rows) in batch.items()]
+        by_index = [item for _, rows in regions for item in rows]
+        block = [cell for _, cells in by_index for cell in cells]
+        kind = mutate_type(by_index[0][1])  # a stage's: all the same
         try:
-            call = self.pool.get(*server).start("Multi", multi_request(actions),
+            call = self.pool.get(*server).start("Multi", row_multi(regions, kind),
                                                 encode_cell_block(block, self.tags))
         except _FAILURES as exc:
             return _Sent(server, batch, by_index, None, exc)
@@ -362,6 +358,8 @@ class NativeClient:
                 assert sent.error is not None
                 raise sent.error
             reply = sent.call.result()
+            if all_done(reply.response or b"", [len(rows) for _, rows in batch.values()]):
+                return [], []  # the usual reply: every action done
             results = decode_multi_response(reply.response or b"")
         except _FAILURES as exc:
             return list(by_index), [(exc, next(iter(batch.values()))[0])]

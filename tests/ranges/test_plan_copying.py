@@ -1,6 +1,7 @@
 """The pass that plans a table's ranges and copies its first cells on the way: the same
 ranges as a counting pass when it copies everything, a prefix of whole ranges copied when it
-stops at its budget, and nothing recorded when it fails."""
+stops at its budget, and nothing recorded when it fails. The copy step runs it on
+``[ranges] threads`` regions at once, sharing the budget: every cell is copied once."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ import pytest
 
 from hbase_migrate.audit.ledger import Ledger
 from hbase_migrate.config import load_config
-from hbase_migrate.lifecycle import prepare
+from hbase_migrate.lifecycle import prepare, snapshot
+from hbase_migrate.ranges.keyrange import RangeError
 from hbase_migrate.ranges.plan import CopyWhilePlanning, PlannedRange, plan_ranges
 from hbase_migrate.ranges.planned import plan_copying
 from minihbase.server import MiniHBase
@@ -91,8 +93,10 @@ def test_a_failed_pass_records_no_plan_and_the_next_plans_and_copies_again(
             target.delete_table(TABLE)
     with Ledger.open(spec.ledger_url) as ledger:
         mid = ledger.ensure_spec(spec).id
-        with pytest.raises(Exception, match=TABLE):  # no target table: the first put fails
+        assert spec.engine.threads > 1  # every region's pass fails: the first is raised
+        with pytest.raises(RangeError, match=f"copy of range {TABLE} .* failed") as failed:
             plan_copying(ledger, mid, None, spec, TABLE, TABLE, (0, 2**62), 10**9, None)
+        assert "\n" not in str(failed.value)
         assert ledger.key_ranges(mid, TABLE) == []
     prepare(spec)  # the target table now exists
     with Ledger.open(spec.ledger_url) as ledger:
@@ -105,3 +109,36 @@ def test_a_failed_pass_records_no_plan_and_the_next_plans_and_copies_again(
     with t2(src) as source, t2(dst) as target:
         assert sorted(c for p in target.scan(TABLE) for c in p) == sorted(
             c for p in source.scan(TABLE) for c in p)
+
+
+def test_regions_planned_at_once_share_the_budget_and_the_step_copies_the_rest_once(
+        clusters: tuple[MiniHBase, MiniHBase], tmp_path: Path) -> None:
+    src, dst = clusters
+    with t2(src) as source, t2(dst) as target:
+        total = sum(len(piece) for piece in source.scan(TABLE))
+        regions = len(source.regions(TABLE))
+        if target.table_exists(TABLE):
+            target.disable_table(TABLE)
+            target.delete_table(TABLE)
+    spec = load_config(configure(tmp_path, src, dst, master="in-process"))
+    assert regions > 1 and spec.engine.threads > 1
+    prepare(spec)
+    with Ledger.open(spec.ledger_url) as ledger:
+        mid = ledger.ensure_spec(spec).id
+        step = ledger.steps(mid, "prepare")[0].id
+        # the regions' passes share a budget of half the table
+        first = plan_copying(ledger, mid, step, spec, TABLE, TABLE, (0, 2**62), total // 2,
+                             None)
+    assert total // 2 <= sum(c.cells for c in first) < total
+    result = snapshot(spec).to_json()  # the ranges the pass left, one task each
+    assert result["ranges_skipped"] == len(first)
+    assert result["ranges_copied"] == result["ranges"] - len(first) > 0
+    assert [c["start"] for c in result["copied"]] == sorted(c["start"] for c in result["copied"])
+    with Ledger.open(spec.ledger_url) as ledger:
+        records = ledger.key_ranges(mid, TABLE)
+    assert all(r.copied_cells == r.planned_cells for r in records)
+    with t2(src) as source, t2(dst) as target:
+        expected = sorted(c for p in source.scan(TABLE) for c in p)
+        assert sorted(c for p in target.scan(TABLE) for c in p) == expected
+    # each cell counted once: by the pass, or by the range task of a range it left
+    assert sum(r.copied_cells or 0 for r in records) == len(expected) == total

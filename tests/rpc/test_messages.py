@@ -19,12 +19,14 @@ from hbase_migrate.rpc.messages import (
 from hbase_migrate.rpc.multi import (
     ActionResult,
     RegionResult,
+    all_done,
     decode_multi_request,
     decode_multi_response,
     inline_mutation,
     multi_request,
     multi_response,
     mutation,
+    row_multi,
 )
 from hbase_migrate.rpc.scan import (
     Scan,
@@ -162,6 +164,40 @@ def test_multi_request_round_trip_with_both_forms() -> None:
     assert [(r.region, r.mutations) for r in decoded] == [
         (b"r1", ((0, 2, tuple(puts)), (1, 3, tuple(DELETES)))),
         (b"r2", ((2, 3, (CELLS[2],)),))]
+
+
+def test_a_multi_of_rows_is_the_multi_of_their_mutations_numbered_in_order() -> None:
+    wide = [Cell(b"w" * 200, b"f", b"q%d" % i, i, CellType.PUT, b"v") for i in range(130)]
+    regions = [(b"r1", [(b"a", CELLS[:2]), (b"w" * 200, wide)]),
+               (b"r2", [(b"b%05d" % i, CELLS[2:3]) for i in range(17_000)])]  # long varints
+    rows = [row for _, region_rows in regions for row in region_rows]
+    index = iter(range(len(rows)))
+    assert row_multi(regions, 2) == multi_request(
+        [(name, [(next(index), mutation(row, 2, len(cells))) for row, cells in region_rows])
+         for name, region_rows in regions])
+    decoded = decode_multi_request(row_multi(regions, 3),
+                                   encode_cell_block([c for _, cells in rows for c in cells]))
+    assert [(i, kind, row[0]) for r in decoded for i, kind, row in r.mutations] == [
+        (i, 3, cells[0]) for i, (_, cells) in enumerate(rows)]
+
+
+def test_a_reply_of_every_action_done_is_known_without_decoding_it() -> None:
+    def reply(*regions: RegionResult) -> bytes:  # as the embedded cluster's server sends it
+        return multi_response(regions)
+
+    done = reply(RegionResult(tuple(ActionResult(i) for i in range(3))),
+                 RegionResult(tuple(ActionResult(i) for i in range(3, 300))))
+    assert all_done(done, [3, 297])
+    assert all_done(done + b"\x1a\x00", [3, 297])  # HBase's: empty region statistics
+    assert not all_done(done, [4, 296]) and not all_done(done, [300])
+    failed = reply(RegionResult((ActionResult(0), ActionResult(1, ("x.Y", "boom")),
+                                 ActionResult(2))))
+    assert not all_done(failed, [3])
+    assert not all_done(reply(RegionResult((), ("x.Y", "boom"))), [3])
+    out_of_order = reply(RegionResult((ActionResult(1), ActionResult(0))))
+    assert not all_done(out_of_order, [2])  # decoded the long way, as any other reply
+    assert not all_done(reply(RegionResult(tuple(ActionResult(i) for i in range(20_000)))),
+                        [20_000])
 
 
 def test_multi_request_with_too_few_cells_is_an_error() -> None:

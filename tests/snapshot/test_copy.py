@@ -3,6 +3,8 @@ over the real Thrift2 protocol."""
 
 from __future__ import annotations
 
+import gc
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -11,7 +13,7 @@ import pytest
 
 from hbase_migrate.cluster.descriptors import FamilyDescriptor, TableDescriptor
 from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
-from hbase_migrate.snapshot.copy import copy_table
+from hbase_migrate.snapshot.copy import YOUNG_OBJECTS, copy_table, fewer_collections
 from hbase_migrate.snapshot.schema import SchemaMismatchError, copy_schema, split_points
 from hbase_migrate.validate.compare import compare_tables
 from hbase_migrate.wal.model import Cell, CellType
@@ -97,3 +99,26 @@ def test_existing_target_with_fewer_versions_is_refused(
                                                 FAMILIES[1])))
     with pytest.raises(SchemaMismatchError, match="orders:d keeps 1 versions, the source keeps 3"):
         copy_schema(src, dst, "orders")
+
+
+def test_copies_at_once_ease_the_collector_until_the_last_ends() -> None:
+    before = gc.get_threshold()
+    first_in, second_out = threading.Event(), threading.Event()
+    seen = []
+
+    def second() -> None:
+        first_in.wait(10)
+        with fewer_collections():
+            seen.append((gc.get_threshold()[0], gc.get_freeze_count() > 0))
+        second_out.set()
+
+    helper = threading.Thread(target=second)
+    helper.start()
+    with fewer_collections():
+        first_in.set()
+        assert second_out.wait(10)
+        # the copy that started second ended first: the collector stays eased
+        assert gc.get_threshold() == (YOUNG_OBJECTS, *before[1:]) and gc.get_freeze_count()
+    helper.join()
+    assert seen == [(YOUNG_OBJECTS, True)]
+    assert gc.get_threshold() == before and gc.get_freeze_count() == 0
