@@ -36,13 +36,12 @@ import time
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hbase_migrate.audit.ledger import Ledger
 from hbase_migrate.audit.migrations_book import OpenStep
 from hbase_migrate.audit.records import StepStatus, Verdict
 from hbase_migrate.cluster.descriptors import RegionDescriptor
-from hbase_migrate.cluster.thrift.thrift1 import Thrift1Client
 from hbase_migrate.config import MigrationSpec, TableSpec
 from hbase_migrate.limits import ThrottlePlan
 from hbase_migrate.ranges.engine import Progress, RangeEngine, bind
@@ -67,6 +66,9 @@ from hbase_migrate.validate.tombstones import (
     hidden_cells,
 )
 from hbase_migrate.validate.verdict import GxVerdict
+
+if TYPE_CHECKING:  # happybase is imported only where a Thrift1 gateway is used
+    from hbase_migrate.cluster.thrift.thrift1 import Thrift1Client
 
 EXPLAIN_LIMIT = 10
 
