@@ -215,6 +215,7 @@ def validate(ctx: click.Context, config: Path, as_json: bool, tables: tuple[str,
     parts: `--part 1/4 --run K` ... `--part 4/4 --run K` (any order, anywhere), then
     `--judge --run K`."""
     from hbase_migrate.config import load_config
+    from hbase_migrate.heavy_imports import settle
     from hbase_migrate.lifecycle import judge_validation
     from hbase_migrate.lifecycle import validate as step
     from hbase_migrate.lifecycle.validate import explain as explain_range
@@ -222,6 +223,7 @@ def validate(ctx: click.Context, config: Path, as_json: bool, tables: tuple[str,
     from hbase_migrate.timeutil import parse_duration
 
     spec = load_config(config)
+    settle()  # the checksums' cells are collected without walking every module again
     if explain:
         found = explain_range(spec, explain)
         _show(found, as_json, [f"{found['table']} {found['bounds']}: "
