@@ -6,7 +6,8 @@ recompare what differs once replay caught up; optionally repair.
    per range; the ranges are the migration's planned ones, planned now if none are).
 3. GX validates the comparison table (every range present, rows, cells and digests equal);
    its result JSON and Data Docs go under the migration's artifact folder. GX runs in a
-   process of its own started with the step, loading while the checksums run.
+   process of its own started with the step (by the command, before its own imports),
+   loading while the checksums run.
 4. Recompare: ranges that differ are compared again once a replay run that started after
    the first comparison has finished (waiting at most ``recompare_wait`` seconds; at once when
    the migration is not being replayed). Only ranges that still differ fail; their first
