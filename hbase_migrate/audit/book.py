@@ -6,7 +6,7 @@ import time
 from typing import Any
 
 from sqlalchemy import Engine
-from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.dialects import sqlite
 
 from hbase_migrate.audit.engine import redact
 
@@ -29,5 +29,8 @@ class LedgerBook:
         return redact(self._engine.url)
 
     def _insert(self, table: Any) -> Any:
-        dialect = postgresql if self._engine.dialect.name == "postgresql" else sqlite
-        return dialect.insert(table)
+        if self._engine.dialect.name == "postgresql":
+            from sqlalchemy.dialects import postgresql  # imported by a PostgreSQL ledger only
+
+            return postgresql.insert(table)
+        return sqlite.insert(table)

@@ -219,6 +219,10 @@ def validate(ctx: click.Context, config: Path, as_json: bool, tables: tuple[str,
     matches (or with --live), 1 when some still differ (listed), 2 on errors. A run in
     parts: `--part 1/4 --run K` ... `--part 4/4 --run K` (any order, anywhere), then
     `--judge --run K`."""
+    from hbase_migrate.validate.gx_process import GxProcess
+
+    # GX loads in a process of its own from now on, while this one imports what it needs
+    judging = None if explain or judge else ctx.with_resource(GxProcess())
     from hbase_migrate.config import load_config
     from hbase_migrate.lifecycle import judge_validation
     from hbase_migrate.lifecycle import validate as step
@@ -243,7 +247,8 @@ def validate(ctx: click.Context, config: Path, as_json: bool, tables: tuple[str,
                           compact_wait=parse_duration(compact_wait,
                                                       name="--compact-wait") / 1000,
                           progress=_ranges(bar, "checksums", spec.name),
-                          part=parse_part(part) if part else None, run=run_key)
+                          part=parse_part(part) if part else None, run=run_key,
+                          gx=judging)
     m = result.metrics
     lines = [*_engine(result), *(f"bulk load re-copied: {b['table']} {b['bounds']}: "
                                  f"{b['puts']} puts" for b in m.get("bulk_loads_recopied", []))]

@@ -28,16 +28,9 @@ from hbase_migrate.config import CdcSettings, MigrationSpec
 from hbase_migrate.errors import ConfigError
 from hbase_migrate.ranges.tasks import open_client
 from hbase_migrate.replay.job import DEFAULT_LOCK_TIMEOUT, ReplayJob
-from hbase_migrate.replay.run import (
-    FollowSummary,
-    Observer,
-    RunSummary,
-    follow_replay,
-    open_job_target,
-    run_replay,
-)
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the replay engine is imported when the stream runs, not with the package
+    from hbase_migrate.replay.run import FollowSummary, Observer, RunSummary
     from hbase_migrate.sinks.kafka import KafkaSink
 
 CDC_STREAM = "cdc"
@@ -84,6 +77,8 @@ def open_sink(job: ReplayJob) -> KafkaSink:
         raise ConfigError(f"[cdc] row_image: rows are read back from the target: {exc}"
                           ) from None
     try:
+        from hbase_migrate.replay.run import open_job_target
+
         target = open_job_target(job)
     except BaseException:
         reader.close()
@@ -93,6 +88,8 @@ def open_sink(job: ReplayJob) -> KafkaSink:
 
 def run(job: ReplayJob, *, observer: Observer | None = None) -> RunSummary:
     """One CDC run of ``job``."""
+    from hbase_migrate.replay.run import run_replay
+
     return run_replay(job, observer, sink=open_sink)
 
 
@@ -101,6 +98,8 @@ def follow(job: ReplayJob, interval: float, stop: threading.Event, *,
            on_run: Callable[[RunSummary], None] | None = None, force: bool = False
            ) -> FollowSummary:
     """CDC runs every ``interval`` seconds until ``stop`` is set; what they did."""
+    from hbase_migrate.replay.run import follow_replay
+
     return follow_replay(job, interval, stop, observer, on_run, force=force, sink=open_sink)
 
 

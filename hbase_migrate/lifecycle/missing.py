@@ -12,18 +12,20 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
+from typing import TYPE_CHECKING
 
 from thriftpy2.thrift import TApplicationException
 
 from hbase_migrate.cluster.client import Client
 from hbase_migrate.cluster.descriptors import TableDescriptor
-from hbase_migrate.cluster.errors import ServiceUnreachableError
+from hbase_migrate.cluster.errors import ClusterError, ServiceUnreachableError
 from hbase_migrate.cluster.missing import MissingSchemaError, find_missing
-from hbase_migrate.cluster.thrift.thrift1 import Thrift1Client
-from hbase_migrate.cluster.thrift.thrift2 import Thrift2Error
 from hbase_migrate.config import ClusterSpec, MigrationSpec
 from hbase_migrate.errors import ConfigError, HBaseMigrateError
 from hbase_migrate.ranges.tasks import open_client, open_thrift1
+
+if TYPE_CHECKING:  # the Thrift clients are imported where a gateway is used
+    from hbase_migrate.cluster.thrift.thrift1 import Thrift1Client
 
 log = logging.getLogger(__name__)
 Describe = Callable[[str], TableDescriptor | None]
@@ -32,9 +34,10 @@ SOURCE_FIX = ("check [[tables]] source in the migration config (a typo?), or cre
 TARGET_FIX = "run prepare to create it like the source table (or check [[tables]] target)"
 
 
-def no_such_call(exc: Thrift2Error) -> bool:
-    """Whether the Thrift2 gateway answered that it has no such call: HBase 1.x's has no
-    admin calls (``tableExists``, ``getTableDescriptor``: ``Invalid method name``)."""
+def no_such_call(exc: ClusterError) -> bool:
+    """Whether a Thrift2 gateway answered that it has no such call: HBase 1.x's has no
+    admin calls (``tableExists``, ``getTableDescriptor``: ``Invalid method name``, the
+    cause of the client's error)."""
     cause = exc.__cause__
     return isinstance(cause, TApplicationException) and \
         cause.type == TApplicationException.UNKNOWN_METHOD
@@ -46,7 +49,7 @@ def target_has(spec: MigrationSpec, client: Client, table: str) -> bool:
     whole-family delete, with no error."""
     try:
         return client.table_exists(table)
-    except Thrift2Error as exc:
+    except ClusterError as exc:
         if no_such_call(exc):
             raise ConfigError(
                 f"target cluster {spec.target.endpoints().name!r}: an HBase 1.x target is not "
@@ -81,7 +84,7 @@ def schema_reader(cluster: ClusterSpec) -> Iterator[Describe]:
             if t2 is not None:
                 try:
                     return t2.table_descriptor(table) if t2.table_exists(table) else None
-                except Thrift2Error as exc:
+                except ClusterError as exc:
                     if not no_such_call(exc):
                         raise
                     log.info("%s: %s; reading table descriptors over Thrift1", t2.endpoint, exc)

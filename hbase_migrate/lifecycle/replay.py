@@ -15,22 +15,17 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hbase_migrate.audit.ledger import Ledger
 from hbase_migrate.audit.records import MigrationState, Provenance
 from hbase_migrate.config import IN_PROCESS, MigrationSpec
 from hbase_migrate.replay.job import CATCH_UP, DEFAULT_LOCK_TIMEOUT, FileTask, ReplayJob
 from hbase_migrate.replay.parts import split_parts
-from hbase_migrate.replay.run import (
-    Executor,
-    FollowSummary,
-    Observer,
-    RunSummary,
-    follow_replay,
-    run_replay,
-)
-from hbase_migrate.wal.selection import Manifest
+
+if TYPE_CHECKING:  # the replay engine is imported when a replay runs, not with the package
+    from hbase_migrate.replay.run import Executor, FollowSummary, Observer, RunSummary
+    from hbase_migrate.wal.selection import Manifest
 
 
 def replay_job(spec: MigrationSpec, *, tables: Sequence[str] = (), start: int | None = None,
@@ -50,6 +45,8 @@ def replay_job(spec: MigrationSpec, *, tables: Sequence[str] = (), start: int | 
 def run(job: ReplayJob, *, observer: Observer | None = None,
         executor: Executor | None = None) -> RunSummary:
     """One run of ``job``; a catch-up that replayed moves the migration to ``replaying``."""
+    from hbase_migrate.replay.run import run_replay
+
     summary = run_replay(job, observer, executor=executor)
     if job.mode == CATCH_UP and not job.dry_run:
         _mark_replaying(job)
@@ -73,6 +70,8 @@ def follow(job: ReplayJob, interval: float, stop: threading.Event, *,
     migration moves to ``replaying``. Returns what the follow did (``exit_code``: the worst
     of its runs)."""
     _mark_replaying(job)
+    from hbase_migrate.replay.run import follow_replay
+
     return follow_replay(job, interval, stop, observer, on_run, force=force)
 
 
@@ -80,6 +79,8 @@ def replay_parts(spec: MigrationSpec, *, tables: Sequence[str] = (), start: int 
                  end: int | None = None) -> list[list[str]]:
     """The parts of the run ``replay`` would make now (nothing is recorded): lists of chain
     ids, each for ``replay(spec, chains=part)``; empty when no file waits."""
+    from hbase_migrate.replay.run import Observer, run_replay
+
     planned: list[FileTask] = []
 
     class Planner(Observer):

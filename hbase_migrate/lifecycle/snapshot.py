@@ -45,6 +45,7 @@ from hbase_migrate.audit.records import (
 from hbase_migrate.audit.status import SNAPSHOT_PART_STEP, SNAPSHOT_PLAN_STEP
 from hbase_migrate.config import AUTO, IN_PROCESS, SNAPSHOT_METHODS, MigrationSpec
 from hbase_migrate.errors import ConfigError
+from hbase_migrate.heavy_imports import fewer_collections
 from hbase_migrate.lifecycle.missing import check_schema
 from hbase_migrate.lifecycle.result import StepResult
 from hbase_migrate.lifecycle.step import (
@@ -67,7 +68,6 @@ from hbase_migrate.ranges.tasks import (
     task_throttle,
 )
 from hbase_migrate.replay.watermark import record_watermark
-from hbase_migrate.snapshot.copy import fewer_collections
 from hbase_migrate.snapshot.export import ExportJob
 from hbase_migrate.snapshot.hbase_method import (
     SnapshotMethodError,

@@ -16,12 +16,14 @@ recompares and repairs its own ranges, recording them under the validation run `
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 from hbase_migrate.audit.ledger import Ledger
 from hbase_migrate.audit.records import MigrationState, Provenance, Verdict
 from hbase_migrate.config import MigrationSpec, TableSpec
 from hbase_migrate.errors import ConfigError
+from hbase_migrate.heavy_imports import fewer_collections
 from hbase_migrate.lifecycle.missing import check_schema
 from hbase_migrate.lifecycle.result import StepResult
 from hbase_migrate.lifecycle.step import StepContext, recorded_step, require
@@ -46,7 +48,7 @@ def validate(spec: MigrationSpec, *, provenance: Provenance | None = None,
              recompare_wait: float = DEFAULT_RECOMPARE_WAIT, live: bool = False,
              compact: bool = True, compact_wait: float = DEFAULT_COMPACT_WAIT,
              progress: Progress | None = None, part: tuple[int, int] | None = None,
-             run: str | None = None) -> StepResult:
+             run: str | None = None, gx: GxProcess | None = None) -> StepResult:
     """Validate (and with ``repair`` fix) every table of the migration, or those named in
     ``tables``; ``verdict`` is ``match`` only when every range matches in the end. With
     ``live`` the source is still written: no recompare, and a mismatch is listed in
@@ -57,7 +59,11 @@ def validate(spec: MigrationSpec, *, provenance: Provenance | None = None,
 
     ``part`` ``(i, n)``: only the i-th of n groups of the planned ranges, recorded under
     the validation run ``run`` (default: the Airflow DAG run's); its verdict fails nothing,
-    the run's judge decides (see the module's doc)."""
+    the run's judge decides (see the module's doc).
+
+    ``gx``: the Great Expectations process to judge with, started by the caller (a command
+    starts it before its own imports, so GX loads meanwhile) and closed by it; default: one
+    started here."""
     chosen = spec.select_tables(tables)
     if part is not None:
         run = run or default_run(provenance)
@@ -68,7 +74,8 @@ def validate(spec: MigrationSpec, *, provenance: Provenance | None = None,
         raise ConfigError(f"validate of migration {spec.name!r}: repair needs a strict "
                           "validation (the source still being written, its ranges differ "
                           "until replay catches up); drop live or repair")
-    with GxProcess() as gx, \
+    judging: AbstractContextManager[GxProcess] = GxProcess() if gx is None else nullcontext(gx)
+    with judging as judge, \
             recorded_step(spec, "validate" if part is None else PART_STEP, provenance) as step:
         # (GX loads in its own process meanwhile: about 2 s of the machine's other core)
         require(step, MigrationState.COPIED, "validation", "snapshot")
@@ -87,10 +94,11 @@ def validate(spec: MigrationSpec, *, provenance: Provenance | None = None,
                             mode="live" if live else "strict")
         if repair:
             step.metrics["compact"] = compact
-        with range_engine(choice.master, f"hbase-migrate validate {spec.name}",
-                          spec) as engine, step_limits(ThrottlePlan.of(
-                              spec, "validate", engine.shares(engine.slots))) as limits:
-            Validation(step.ledger, step.migration.id, step.step, spec, chosen, engine, gx,
+        with fewer_collections(), \
+                range_engine(choice.master, f"hbase-migrate validate {spec.name}",
+                             spec) as engine, step_limits(ThrottlePlan.of(
+                                 spec, "validate", engine.shares(engine.slots))) as limits:
+            Validation(step.ledger, step.migration.id, step.step, spec, chosen, engine, judge,
                        progress, compact, compact_wait, run).run(
                 repair, None if live else recompare_wait,
                 None if group is None else [r for r, _ in group])

@@ -12,10 +12,9 @@ from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hbase_migrate.cluster.client import Client, connect
-from hbase_migrate.cluster.thrift.thrift1 import Thrift1Client
 from hbase_migrate.config import ClusterSpec
 from hbase_migrate.errors import ConfigError
 from hbase_migrate.limits import Throttle, ThrottlePlan, throttle_for
@@ -23,6 +22,9 @@ from hbase_migrate.ranges.keyrange import KeyRange, RangeError
 from hbase_migrate.ranges.lent import lent_client
 from hbase_migrate.ranges.stats import RangeStats, range_stats
 from hbase_migrate.snapshot.copy import copy_range
+
+if TYPE_CHECKING:  # happybase is imported only where a Thrift1 gateway is used
+    from hbase_migrate.cluster.thrift.thrift1 import Thrift1Client
 
 
 def open_client(cluster: ClusterSpec) -> Client:
@@ -40,6 +42,8 @@ def open_client(cluster: ClusterSpec) -> Client:
 def open_thrift1(cluster: ClusterSpec, why: str) -> Thrift1Client:
     """A Thrift1 client of ``cluster`` (for the calls only Thrift1 has: ``why`` says which
     and is the error's reason when the cluster names no Thrift1 gateway)."""
+    from hbase_migrate.cluster.thrift.thrift1 import Thrift1Client
+
     endpoints = cluster.endpoints()
     if not endpoints.thrift:
         raise ConfigError(f"{cluster.role} cluster {endpoints.name!r} names no Thrift1 "

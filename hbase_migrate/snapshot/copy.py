@@ -11,17 +11,16 @@ are handed to the writer in batches of at most ``batch_cells`` cells and the tar
 A :class:`~hbase_migrate.limits.Throttle` (the ``[limits]`` of the copy) paces the reading
 half, row by row, in cells and bytes; its adaptive mode times the scan and put calls.
 
-A copy in this process runs under :func:`fewer_collections`: the cells it reads and writes
-form no reference cycles, so the cyclic garbage collector need not walk the heap as often.
+A copy in this process runs under :func:`~hbase_migrate.heavy_imports.fewer_collections`
+(the step's core function sets it): its cells form no reference cycles.
 """
 
 from __future__ import annotations
 
-import gc
 import queue
 import threading
-from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager, nullcontext
+from collections.abc import Callable, Iterable
+from contextlib import nullcontext
 from dataclasses import dataclass
 
 from hbase_migrate.cluster.client import Client
@@ -31,7 +30,6 @@ from hbase_migrate.limits import Throttle, metered
 from hbase_migrate.wal.model import Cell
 
 DEFAULT_BATCH_CELLS = 2000
-YOUNG_OBJECTS = 50_000  # the cyclic collector's first threshold while a copy runs (700)
 
 
 @dataclass
@@ -42,39 +40,6 @@ class CopyStats:
     def add(self, other: CopyStats) -> None:
         self.rows += other.rows
         self.cells += other.cells
-
-
-class _Collector:
-    """The copies running under :func:`fewer_collections`; the thresholds before them."""
-
-    lock = threading.Lock()
-    copies = 0
-    thresholds: tuple[int, ...] = ()
-
-
-@contextmanager
-def fewer_collections() -> Iterator[None]:
-    """The block with what exists now (imports, clients, the ledger) left out of the cyclic
-    collector's walks (``gc.freeze``), and its youngest generation collected every
-    :data:`YOUNG_OBJECTS` new objects instead of 700. A copy creates and frees a few
-    objects per cell, none in a cycle (reference counting frees them): each full
-    collection walked the whole heap again: two fifths of a copy's CPU at 200,000 cells.
-    Copies running at once in one process share it: the last to end restores the
-    collector."""
-    with _Collector.lock:
-        if _Collector.copies == 0:
-            _Collector.thresholds = gc.get_threshold()
-            gc.freeze()
-            gc.set_threshold(YOUNG_OBJECTS, *_Collector.thresholds[1:])
-        _Collector.copies += 1
-    try:
-        yield
-    finally:
-        with _Collector.lock:
-            _Collector.copies -= 1
-            if _Collector.copies == 0:
-                gc.set_threshold(*_Collector.thresholds)
-                gc.unfreeze()
 
 
 def _read_batches(pieces: Iterable[list[Cell]], batch_cells: int, batch_bytes: int,

@@ -5,7 +5,8 @@ checksums are in. Started first, this process spends those seconds on the machin
 core while the checksums run; the step's own process never imports GX. Each comparison
 goes over as a pickle on its stdin, each verdict comes back on its stdout (what GX prints
 goes to stderr); :func:`~hbase_migrate.validate.verdict.judge` does the judging, as it
-would in-process.
+would in-process. This module imports nothing of the project at first, so that a command
+can start the process before its own imports.
 """
 
 from __future__ import annotations
@@ -21,11 +22,12 @@ import traceback
 from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
-from hbase_migrate.ranges.keyrange import KeyRange
-from hbase_migrate.ranges.tasks import RangePair
-from hbase_migrate.validate.verdict import GxVerdict
+if TYPE_CHECKING:
+    from hbase_migrate.ranges.keyrange import KeyRange
+    from hbase_migrate.ranges.tasks import RangePair
+    from hbase_migrate.validate.verdict import GxVerdict
 
 log = logging.getLogger(__name__)
 PACKAGE_ROOT = Path(__file__).resolve().parents[2]  # the folder holding hbase_migrate

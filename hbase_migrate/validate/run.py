@@ -6,7 +6,8 @@ recompare what differs once replay caught up; optionally repair.
    per range; the ranges are the migration's planned ones, planned now if none are).
 3. GX validates the comparison table (every range present, rows, cells and digests equal);
    its result JSON and Data Docs go under the migration's artifact folder. GX runs in a
-   process of its own started with the step, loading while the checksums run.
+   process of its own started with the step (by the command, before its own imports),
+   loading while the checksums run.
 4. Recompare: ranges that differ are compared again once a replay run that started after
    the first comparison has finished (waiting at most ``recompare_wait`` seconds; at once when
    the migration is not being replayed). Only ranges that still differ fail; their first
@@ -36,13 +37,12 @@ import time
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hbase_migrate.audit.ledger import Ledger
 from hbase_migrate.audit.migrations_book import OpenStep
 from hbase_migrate.audit.records import StepStatus, Verdict
 from hbase_migrate.cluster.descriptors import RegionDescriptor
-from hbase_migrate.cluster.thrift.thrift1 import Thrift1Client
 from hbase_migrate.config import MigrationSpec, TableSpec
 from hbase_migrate.limits import ThrottlePlan
 from hbase_migrate.ranges.engine import Progress, RangeEngine, bind
@@ -67,6 +67,9 @@ from hbase_migrate.validate.tombstones import (
     hidden_cells,
 )
 from hbase_migrate.validate.verdict import GxVerdict
+
+if TYPE_CHECKING:  # happybase is imported only where a Thrift1 gateway is used
+    from hbase_migrate.cluster.thrift.thrift1 import Thrift1Client
 
 EXPLAIN_LIMIT = 10
 

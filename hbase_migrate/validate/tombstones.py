@@ -33,16 +33,18 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hbase_migrate.cluster.admin import SHELL_TIMEOUT, run_shell
 from hbase_migrate.cluster.client import Client
-from hbase_migrate.cluster.thrift.thrift1 import Thrift1Client
 from hbase_migrate.ranges.keyrange import KeyRange
 from hbase_migrate.rpc.admin_channel import NativeAdminChannel
 from hbase_migrate.validate.compare import aligned, scan_cells
 from hbase_migrate.validate.repair import describe
 from hbase_migrate.wal.model import Cell
+
+if TYPE_CHECKING:  # happybase is imported only where a Thrift1 gateway is used
+    from hbase_migrate.cluster.thrift.thrift1 import Thrift1Client
 
 DEFAULT_COMPACT_WAIT = 120.0  # seconds
 POLL = 1.0
