@@ -1,14 +1,15 @@
 """hbase-migrate beside HBase's own MapReduce tools: same data, same real HBase, one sitting.
 
-Usage: ``python bench/peers.py [--cells 200000] [--quick] [--repeat 3] [--source C.json
---target C.json] [--client thrift|native] [--pairs replay,copy,validate,snapshot]
-[--before CHECKOUT] [--json bench/out/peers.json]``
+Usage: ``python bench/peers.py [--cells 200000] [--quick] [--repeat 3] [--warmup 1]
+[--source C.json --target C.json] [--client thrift|native]
+[--pairs replay,copy,validate,snapshot] [--before CHECKOUT] [--json bench/out/peers.json]``
 
 Starts two real Apache HBase clusters from ``realstack``, a source and a target (or uses the
 running ones ``--source`` and ``--target`` name), writes ``--cells`` cells into a source table
 of four regions and two families (values of 60-140 bytes, one cell in 25 a column delete of
 the version before it), flushes and rolls so that every WAL file is archived and stays put,
-and runs three pairs, alternated, ``--repeat`` times each (the median is kept):
+and runs the pairs, alternated, ``--repeat`` times each (the median is kept) after
+``--warmup`` untimed rounds:
 
 * replay: ``hbase-migrate replay --start 0`` (every WAL, after ``prepare``) against
   WALPlayer over the same ``WALs/`` and ``oldWALs/`` folders with no time window, so it sees
@@ -359,6 +360,9 @@ def main() -> None:
     parser.add_argument("--cells", type=int, default=200_000)
     parser.add_argument("--quick", action="store_true", help="20,000 cells, one round")
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--warmup", type=int, default=1,
+                        help="untimed rounds first: the first step after the load finds the "
+                        "source cold (its first WebHDFS calls, the first scans of new files)")
     parser.add_argument("--source", type=Path, help="a running realstack's cluster.json")
     parser.add_argument("--target", type=Path, help="another running realstack's cluster.json")
     parser.add_argument("--hbase-version", default=DEFAULT_VERSION)
@@ -403,8 +407,11 @@ def main() -> None:
             ]
             chosen = args.pairs.split(",")
             pairs = [p for p in pairs if p[0].name in chosen]
-            for round_ in range(repeat):
-                print(f"round {round_ + 1} of {repeat}", flush=True)
+            warmup = 0 if args.quick else args.warmup
+            for round_ in range(warmup + repeat):
+                timed_round = round_ >= warmup
+                print(f"round {round_ - warmup + 1} of {repeat}" if timed_round else
+                      f"warm-up round {round_ + 1} of {warmup} (not kept)", flush=True)
                 for pair, ours, theirs in pairs:
                     # alternate who goes first, so a slow spell does not always hit one side
                     order = [(pair.project, ours), (pair.peer, theirs)]
@@ -412,8 +419,10 @@ def main() -> None:
                         order.insert(1, (pair.before, partial(peers.from_checkout,
                                                               args.before, ours)))
                     for runs, fn in order if round_ % 2 == 0 else order[::-1]:
-                        runs.append(fn())
-                        show(runs[-1])
+                        run = fn()
+                        show(run)
+                        if timed_round:
+                            runs.append(run)
             summaries = [pair.summary() for pair, _, _ in pairs]
         finally:
             for stack in stacks:
