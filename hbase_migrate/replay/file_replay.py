@@ -101,7 +101,7 @@ class FileProgress:
     bulk_loads: tuple[BulkLoadRecord, ...]
     region_events: tuple[RegionEvent, ...]
     approximations: Mapping[str, int]  # by kind (Thrift1 policy)
-    tags_dropped: int  # tags of written cells (the gateways cannot carry them)
+    tags_dropped: int  # tags of written cells (written without them)
     calls: int  # write calls to the target
     last_write_time: int | None  # write_time of the last entry taken
 

@@ -11,8 +11,10 @@ Within one entry the cells keep their order, their timestamps and their exact ty
 Consecutive cells of one row and one kind (put or delete) form one mutation, as WALPlayer
 groups them; a change of row or kind starts the next one and nothing is ever emitted twice
 (WALPlayer re-emits an earlier Put at each later boundary). A type code outside the five
-above fails with :class:`UnknownCellTypeError` naming the file, offset and entry. Tags
-cannot travel through either Thrift gateway: :func:`count_tags` counts what is left behind.
+above fails with :class:`UnknownCellTypeError` naming the file, offset and entry. Tags are
+not written (neither Thrift gateway carries them, and the native client writes in HBase's
+default codec, as HBase's Java client does): :func:`count_tags` counts what is left behind,
+and a run says it per file.
 """
 
 from __future__ import annotations

@@ -726,6 +726,10 @@ class _Books:
             log.error("%s", outcome.error)
         elif outcome.complete:
             self._record(outcome.path, outcome.offset, outcome.totals, closed=True)
+        if outcome.tags_dropped:
+            log.warning("%s: %d cell tags not written to the target (replay writes cells "
+                        "without their tags: per-cell TTLs, ACLs and visibility labels are "
+                        "not replayed)", outcome.path, outcome.tags_dropped)
         self.observer.file_finished(task, outcome)
         return outcome
 

@@ -1,5 +1,6 @@
 """How a batch of cells becomes gateway calls: every call all puts or all deletes, each row's
-cells in their order, as few calls as that order allows."""
+cells in their order, as few calls as that order allows; tags are not sent (HBase's gateway
+would drop them) and are kept when a result carries them."""
 
 from __future__ import annotations
 
@@ -11,9 +12,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from hbase_migrate.cluster.thrift.mutations import puts_from_cells
+from hbase_migrate.cluster.thrift.thrift2 import cells_from_result
 from hbase_migrate.cluster.thrift.thrift2_idl import hbase2
 from hbase_migrate.cluster.waves import waves
-from hbase_migrate.wal.model import Cell, CellType
+from hbase_migrate.wal.cells import tags_bytes
+from hbase_migrate.wal.model import Cell, CellType, Tag
 
 KINDS = (CellType.PUT, CellType.DELETE, CellType.DELETE_COLUMN, CellType.DELETE_FAMILY)
 
@@ -75,3 +78,14 @@ def test_puts_carry_every_field_where_the_idl_names_it() -> None:
              for v in p.columnValues] for p in puts] == [
         [(b"d", b"q1", b"x", 7, None, None), (b"d", b"q3", b"z", 8, None, None)],
         [(b"e", b"q2", b"y", 9, None, None)]]
+
+
+def test_tags_read_from_a_result_and_not_sent() -> None:
+    tags = (Tag(8, (3_600_000).to_bytes(8, "big")), Tag(200, b"dc1"))
+    tagged, plain = cell(1, CellType.PUT, 7)._replace(tags=tags), cell(1, CellType.PUT, 6)
+    result = hbase2.TResult(row=b"r1", columnValues=[
+        hbase2.TColumnValue(b"d", b"q", b"v", 7, tags_bytes(tags), int(CellType.PUT)),
+        hbase2.TColumnValue(b"d", b"q", b"v", 6, None, int(CellType.PUT))])
+    assert cells_from_result(result) == [tagged, plain]
+    (put,) = puts_from_cells([tagged, plain])
+    assert [v.tags for v in put.columnValues] == [None, None]

@@ -4,7 +4,8 @@ table cell for cell, every version as reads see it and raw (delete markers and t
 hide), and lists its regions; :func:`cells_of` parses the lines it and
 ``tests/minihbase/javaclient`` print, and :func:`differences` says how two dumps differ. A
 Kerberos-secured cluster is read as its ``cluster.json``'s client principal, logged in from
-its keytab (:func:`login_properties`)."""
+its keytab (:func:`login_properties`). Asked for a cell block ``codec`` (HBase's
+``KeyValueCodecWithTags``), it reads the cells as that codec carries them: their tags too."""
 
 from __future__ import annotations
 
@@ -14,21 +15,24 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from hbase_migrate.jvm.maven import java_command, module_classpath
+from hbase_migrate.wal.cells import parse_tags
 from hbase_migrate.wal.model import Cell, cell_order
 
 MODULE = Path(__file__).with_name("tabledump")
 
 
 def cells_of(lines: Iterable[str], what: str) -> list[Cell]:
-    """The cells of the ``CELL <what> row family xqualifier ts type xvalue`` lines (hex)."""
+    """The cells of the ``CELL <what> row family xqualifier ts type xvalue [xtags]`` lines
+    (hex; ``tags``, when there, the cell's tags area as KeyValue holds it)."""
     out = []
     for line in lines:
         parts = line.split(" ")
         if parts[:2] == ["CELL", what]:
-            row, family, qualifier, ts, kind, value = parts[2:]
+            row, family, qualifier, ts, kind, value, *tags = parts[2:]
+            area = bytes.fromhex(tags[0][1:]) if tags else b""
             out.append(Cell(bytes.fromhex(row), bytes.fromhex(family),
                             bytes.fromhex(qualifier[1:]), int(ts), int(kind),
-                            bytes.fromhex(value[1:])))
+                            bytes.fromhex(value[1:]), parse_tags(area, 0, len(area))))
     return out
 
 
@@ -72,17 +76,23 @@ def login_properties(described: Mapping[str, Any]) -> dict[str, str]:
             "tabledump.rpc.protection": security["rpc_protection"]}
 
 
-def java_dump(described: Mapping[str, Any], table: str, before: int | None = None) -> Dump:
+def java_dump(described: Mapping[str, Any], table: str, before: int | None = None,
+              codec: str | None = None) -> Dump:
     """``table`` on the cluster ``described`` (its ``cluster.json``) as HBase's Java client
     of the cluster's own version scans it (logged in as its client principal when secured),
-    only timestamps below ``before`` when given."""
+    only timestamps below ``before`` when given; its cell blocks in ``codec``
+    (``hbase.client.rpc.codec``) when given, the cells with their tags, else in HBase's
+    default (``KeyValueCodec``: no tags)."""
     version = str(described.get("hbase_version") or "2.6.1")
     classpath = module_classpath(MODULE, {"hbase.version": version})
     args = [described["zookeeper"], described["znode_parent"], table]
     if before is not None:
         args.append(str(before))
+    properties = login_properties(described)
+    if codec is not None:
+        properties["tabledump.codec"] = codec
     command = java_command(classpath, "hbasemigrate.check.TableDump", args, heap="256m",
-                           system_properties=login_properties(described))
+                           system_properties=properties)
     done = subprocess.run(command, capture_output=True, text=True, timeout=600, check=False)
     lines = done.stdout.splitlines()
     if done.returncode != 0 or not lines or not lines[-1].startswith("END "):

@@ -4,7 +4,7 @@ repeated cell are told apart, naming what is missing and what is extra."""
 
 from __future__ import annotations
 
-from hbase_migrate.wal.model import Cell, CellType
+from hbase_migrate.wal.model import Cell, CellType, Tag
 from tests.realstack.java_cells import cells_of, differences, regions_of
 
 PUT = Cell(b"r1", b"f", b"q", 101, CellType.PUT, b"v")
@@ -16,6 +16,15 @@ def test_the_lines_become_cells() -> None:
              "CELL visible 7231 66 x71 101 4 x76", "END 1 2"]
     assert cells_of(lines, "raw") == [PUT, MARKER]
     assert cells_of(lines, "visible") == [PUT]
+
+
+def test_a_tags_field_becomes_the_cells_tags() -> None:
+    """With a codec asked for, each line ends with the tags area: per tag an int16 length
+    (type and value), the type byte, the value; ``x`` alone: none."""
+    lines = ["CELL raw 7231 66 x71 101 4 x76 x0003c86463000108",
+             "CELL raw 7231 66 x 100 14 x x"]
+    assert cells_of(lines, "raw") == [PUT._replace(tags=(Tag(200, b"dc"), Tag(8, b""))),
+                                      MARKER]
 
 
 def test_the_region_lines_become_regions() -> None:

@@ -4,6 +4,7 @@ move to the archive, gaps, corrupt files and bulk loads."""
 
 from __future__ import annotations
 
+import logging
 import shutil
 import sqlite3
 from collections.abc import Iterator, Sequence
@@ -26,7 +27,7 @@ from hbase_migrate.replay.run import Observer, RunSummary, run_replay
 from hbase_migrate.validate.compare import compare_tables
 from hbase_migrate.wal import markers as M
 from hbase_migrate.wal.messages import TableName
-from hbase_migrate.wal.model import Cell
+from hbase_migrate.wal.model import Cell, Tag
 from hbase_migrate.wal.names import ServerName
 from hbase_migrate.wal.selection import Manifest
 from hbase_migrate.wal.writer import WalOptions
@@ -235,6 +236,22 @@ def test_a_run_with_nothing_left_to_replay_does_not_need_its_target(setup: Setup
     root.write(RS1, T + 1000, s.table, puts("n", 3, 1))  # one more file: it is needed now
     with pytest.raises(ConfigError, match="the target cannot be opened"):
         run_replay(s.job, sink=unreachable)
+
+
+def test_tags_left_behind_are_said_per_file(setup: Setup,
+                                            caplog: pytest.LogCaptureFixture) -> None:
+    s, root = setup, setup.root
+    calls = puts("t", 0, 3)
+    calls[1] = [calls[1][0]._replace(tags=(Tag(8, bytes(8)), Tag(200, b"dc1")))]
+    tagged = root.write(RS1, T, s.table, calls)
+    s.source_writes([[c._replace(tags=()) for c in cells] for cells in calls])
+    with caplog.at_level(logging.WARNING, logger="hbase_migrate.replay.run"):
+        assert run_replay(s.job).exit_code == 0
+    assert s.equal()
+    said = [r.getMessage() for r in caplog.records if "cell tags" in r.getMessage()]
+    assert said == [f"{tagged}: 2 cell tags not written to the target (replay writes "
+                    "cells without their tags: per-cell TTLs, ACLs and visibility labels "
+                    "are not replayed)"]
 
 
 class ArchiveOnPlan(Observer):

@@ -1,7 +1,9 @@
 """A typed client of HBase's Thrift2 gateway (THBaseService), the exact write path.
 
 Thrift2 carries a timestamp per cell and every delete type, so WAL cells map one to one
-(:mod:`hbase_migrate.cluster.thrift.mutations`, written by :meth:`Thrift2Client.write_cells`).
+(:mod:`hbase_migrate.cluster.thrift.mutations`, written by :meth:`Thrift2Client.write_cells`),
+tags aside: HBase's gateway builds a put's cells without a TColumnValue's tags
+(``ThriftUtilities.putFromThrift``), so none are sent; a read keeps those it gets.
 Calls that fail on the transport are retried with exponential backoff on a new
 connection, the gateway's endpoint looked up again first (``locate``: a gateway restarted on
 new ports is found on the next attempt). An error answered by the server is retried the
@@ -89,6 +91,7 @@ from hbase_migrate.cluster.thrift.thrift2_scan import Thrift2Scanner
 from hbase_migrate.cluster.thrift.thrift_http import http_transport
 from hbase_migrate.cluster.waves import waves
 from hbase_migrate.tablename import split_table_name
+from hbase_migrate.wal.cells import parse_tags
 from hbase_migrate.wal.model import Cell, CellType
 
 log = logging.getLogger(__name__)
@@ -127,9 +130,13 @@ _PUT = int(CellType.PUT)
 
 
 def cells_from_result(result: Any) -> list[Cell]:
+    """A TResult's cells, with the tags a TColumnValue carries (HBase's gateway sets them
+    only for cells its own connection received with tags: none with HBase's default
+    ``hbase.client.rpc.codec``, KeyValueCodec)."""
     row, make = result.row, Cell._make
     return [make((row, cv.family, cv.qualifier, cv.timestamp,
-                  _PUT if cv.type is None else cv.type, cv.value, ()))
+                  _PUT if cv.type is None else cv.type, cv.value,
+                  () if cv.tags is None else parse_tags(cv.tags, 0, len(cv.tags))))
             for cv in result.columnValues or ()]
 
 

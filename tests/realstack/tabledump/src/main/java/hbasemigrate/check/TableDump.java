@@ -29,6 +29,11 @@ import org.apache.hadoop.security.UserGroupInformation;
  * HBase 1.x, 2.x and 3.x all have (the one that differs is found by name). Arguments: quorum
  * host:port, znode parent, table [before timestamp].
  *
+ * <p>With the system property {@code tabledump.codec} (say
+ * {@code org.apache.hadoop.hbase.codec.KeyValueCodecWithTags}) the client asks the servers for
+ * cell blocks in that codec ({@code hbase.client.rpc.codec}), and each {@code CELL} line ends
+ * with {@code xtags}: the cell's tags area in hex as KeyValue holds it (empty: none).
+ *
  * <p>A Kerberos-secured cluster is read as the principal of the system property
  * {@code tabledump.principal}, logged in from the keytab {@code tabledump.keytab} (JAAS's
  * Krb5LoginModule, for HBase's RPC and for ZooKeeper's SASL; no password), the servers'
@@ -58,6 +63,10 @@ public final class TableDump {
     }
     conf.setInt("hbase.client.retries.number", 10);
     conf.setInt("hbase.rpc.timeout", 30000);
+    String codec = System.getProperty("tabledump.codec");
+    if (codec != null) {
+      conf.set("hbase.client.rpc.codec", codec);
+    }
     String principal = System.getProperty("tabledump.principal");
     if (principal != null) {
       login(conf, principal, System.getProperty("tabledump.keytab"));
@@ -66,8 +75,8 @@ public final class TableDump {
     Long before = args.length > 3 ? Long.valueOf(args[3]) : null;
     try (Connection conn = ConnectionFactory.createConnection(conf);
         Table table = conn.getTable(name)) {
-      long visible = dump(table, "visible", before);
-      long raw = dump(table, "raw", before);
+      long visible = dump(table, "visible", before, codec != null);
+      long raw = dump(table, "raw", before, codec != null);
       regions(conn, name);
       System.out.println("END " + visible + " " + raw);
     }
@@ -148,7 +157,8 @@ public final class TableDump {
   }
 
   @SuppressWarnings("deprecation")  // getTypeByte: 1.x has no other
-  private static long dump(Table table, String what, Long before) throws Exception {
+  private static long dump(Table table, String what, Long before, boolean tags)
+      throws Exception {
     Scan scan = new Scan();
     allVersions(scan);
     scan.setRaw("raw".equals(what));
@@ -169,12 +179,29 @@ public final class TableDump {
           line.append(' ').append(c.getTimestamp()).append(' ').append(c.getTypeByte())
               .append(" x");
           hex(line, c.getValueArray(), c.getValueOffset(), c.getValueLength());
+          if (tags) {
+            tags(line.append(" x"), c);
+          }
           System.out.println(line);
           cells++;
         }
       }
     }
     return cells;
+  }
+
+  /**
+   * The cell's tags area in hex. 3.x's Cell has no tag methods (its ExtendedCell has), 1.x and
+   * 2.x's have: they are found by name on the cell's own class.
+   */
+  private static void tags(StringBuilder line, Cell c) throws Exception {
+    Class<?> kind = c.getClass();
+    int length = (Integer) kind.getMethod("getTagsLength").invoke(c);
+    if (length > 0) {
+      byte[] bytes = (byte[]) kind.getMethod("getTagsArray").invoke(c);
+      int offset = (Integer) kind.getMethod("getTagsOffset").invoke(c);
+      hex(line, bytes, offset, length);
+    }
   }
 
   private static StringBuilder hex(StringBuilder out, byte[] bytes, int offset, int length) {
