@@ -56,7 +56,7 @@ def run_on(cluster_json: Path, described: Mapping[str, object],
     """The workload on a realstack cluster, through what its version offers; a flush of the
     first table half-way through the admin endpoint."""
     if "thrift2" not in described:
-        run_native(str(described["zookeeper"]), str(described.get("znode_parent", "/hbase")),
+        run_native(str(described["zookeeper"]), str(described["znode_parent"]),
                    lambda table: call_admin(cluster_json, "flush", {"table": table}),
                    tables=tables)
         return
