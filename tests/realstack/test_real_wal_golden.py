@@ -23,10 +23,11 @@ pytestmark = pytest.mark.usefixtures("both_hot_loops")  # the reference and the 
 GOLDEN = Path(__file__).resolve().parents[1] / "data" / "real-wal"
 # A folder per option set: the default version's at the top, another version's under hbase-V/
 FILES = sorted(p.with_name(p.name.split(PRINTOUT)[0]) for p in GOLDEN.rglob(f"*{PRINTOUT}*"))
-# The option sets each version's files cover (HBase 2.5.8 here: no codec module beyond GZ;
-# 1.x: no WAL value compression)
+# The option sets each version's files cover (HBase 2.5.8 and 3.0.0-alpha-4 here: no codec
+# module beyond GZ; 1.x: no WAL value compression)
 COVERED = {DEFAULT_VERSION: set(OPTION_SETS),
            "2.5.8": {"plain", "dict", "dict+tags", "dict+tags+gz"},
+           "3.0.0-alpha-4": {"plain", "dict", "dict+tags", "dict+tags+gz"},
            "1.4.13": {"plain", "dict", "dict+tags"}}
 
 
