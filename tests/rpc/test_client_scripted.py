@@ -344,9 +344,12 @@ def test_the_next_regions_scanner_opens_before_the_last_rows_are_handed_out() ->
             time.sleep(0.01)
         assert opens(server) == [(b"", True), (b"m", True)]
         scan.close()
-        closes = [(r.scanner_id, r.next_call_seq) for r in
-                  (decode_scan_request(c.request) for c in server.calls) if r.close]
-        assert closes == [(2, 0)]
+        requests = [decode_scan_request(c.request) for c in server.calls]
+        closes = [(r.scanner_id, r.next_call_seq) for r in requests if r.close]
+        # the open's answer may already have sent [m, )'s next call (read ahead): the close
+        # then follows it, one call later
+        nexts = sum(1 for r in requests if r.scan is None and not r.close)
+        assert nexts <= 1 and closes == [(2, nexts)]
         assert list(client.scan("t")) == [[cell(b"a")], [cell(b"n")]]
         client.close()
     assert opens(server)[2:] == [(b"", True), (b"m", True)]
