@@ -136,11 +136,12 @@ def plan_region(client: Client, table: str, region: RegionDescriptor,
         copy_pieces(metered(pieces, copy.throttle), copy.target, copy.target_table,
                     copy.batch_cells, copy.throttle)
         end = stopped[0] if stopped else region.end_key
-        planned += [replace(p, copied=True)
-                    for p in split_region(table, start, end, counts, max_cells)]
+        if counts or not stopped:  # else the budget went (to other regions) before any row
+            planned += [replace(p, copied=True)
+                        for p in split_region(table, start, end, counts, max_cells)]
+            start = end
         if not stopped:
             return planned
-        start = end
     counts = []
     for _ in _count(client.scan(table, start, region.end_key, time_range=time_range),
                     counts):

@@ -14,7 +14,13 @@ from hbase_migrate.audit.ledger import Ledger
 from hbase_migrate.config import load_config
 from hbase_migrate.lifecycle import prepare, snapshot
 from hbase_migrate.ranges.keyrange import RangeError
-from hbase_migrate.ranges.plan import CopyWhilePlanning, PlannedRange, plan_ranges
+from hbase_migrate.ranges.plan import (
+    CopyBudget,
+    CopyWhilePlanning,
+    PlannedRange,
+    plan_ranges,
+    plan_region,
+)
 from hbase_migrate.ranges.planned import plan_copying
 from minihbase.server import MiniHBase
 from tests.ranges.test_live import BUDGET, configure
@@ -142,3 +148,27 @@ def test_regions_planned_at_once_share_the_budget_and_the_step_copies_the_rest_o
         assert sorted(c for p in target.scan(TABLE) for c in p) == expected
     # each cell counted once: by the pass, or by the range task of a range it left
     assert sum(r.copied_cells or 0 for r in records) == len(expected) == total
+
+
+class SpentMeanwhile(CopyBudget):
+    """One cell left when a region's pass looks, taken by another region before this one's
+    first row comes in."""
+
+    def spent(self) -> bool:
+        spent = super().spent()
+        self.spend(1)
+        return spent
+
+
+def test_a_region_whose_budget_went_before_its_first_row_is_only_counted(
+        clusters: tuple[MiniHBase, MiniHBase]) -> None:
+    src, dst = clusters
+    copy_table_schema(src, dst, TABLE)
+    with t2(src) as source, t2(dst) as target:
+        region = source.regions(TABLE)[0]
+        counted = plan_region(source, TABLE, region, BUDGET)
+        planned = plan_region(source, TABLE, region, BUDGET,
+                              copy=CopyWhilePlanning(target, TABLE, cells=1),
+                              budget=SpentMeanwhile(1))
+    assert [(p.range, p.cells, p.copied) for p in planned] == [
+        (p.range, p.cells, False) for p in counted]
