@@ -9,7 +9,7 @@ import pytest
 
 from hbase_migrate.cluster.storage.walstore import LocalWalStore, WalStore, WebHdfsWalStore
 from minihbase.webhdfs import WebHdfsServer
-from tests.cluster.walroot import LIVE, RS1_ENC, TREE, content
+from tests.cluster.walroot import LIVE, RS1, RS1_ENC, TREE, content
 
 pytestmark = pytest.mark.integration
 
@@ -80,3 +80,23 @@ def test_a_file_listed_mid_archive_appears_once_as_archived(hbase_root: Path) ->
     (hbase_root / "oldWALs" / name).write_bytes((hbase_root / LIVE.relpath).read_bytes())
     listed = [s for s in LocalWalStore(hbase_root).list_wal_files() if s.name == name]
     assert [(s.state, s.relpath) for s in listed] == [("archived", f"oldWALs/{name}")]
+
+
+def test_a_server_folder_renamed_to_splitting_while_listed_keeps_its_files(
+        store: WalStore, hbase_root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A server dies between the listing of ``WALs/`` and that of its folder: its files are
+    listed from the ``-splitting`` folder HBase renamed it to, none missed."""
+    listing = store._list
+
+    def renamed_after_wals(relpath: str) -> object:
+        entries = listing(relpath)
+        if relpath == "WALs" and (hbase_root / "WALs" / RS1).exists():
+            (hbase_root / "WALs" / RS1).rename(hbase_root / "WALs" / f"{RS1}-splitting")
+        return entries
+
+    monkeypatch.setattr(store, "_list", renamed_after_wals)
+    listed = {s.relpath: s.state for s in store.list_wal_files()}
+    moved = {f.relpath.replace(RS1, f"{RS1}-splitting", 1): "splitting"
+             for f in TREE if f.relpath.startswith(f"WALs/{RS1}/")}
+    assert moved and all(listed.get(path) == state for path, state in moved.items())
+    assert len(listed) == len(_expected())

@@ -107,19 +107,28 @@ class WalStore(ABC):
         result: list[WalFileStatus] = []
         for entry in self._list(LIVE_DIR) or []:
             if entry.is_dir:
-                result.extend(self._files_in(f"{LIVE_DIR}/{entry.name}"))
-        result.extend(self._files_in(ARCHIVE_DIR))
+                folder = f"{LIVE_DIR}/{entry.name}"
+                found = self._files_in(folder)
+                if found is None and not entry.name.endswith(SPLITTING_SUFFIX):
+                    # renamed since WALs/ was listed: its server died and its split began
+                    found = self._files_in(folder + SPLITTING_SUFFIX)
+                result.extend(found or [])
+        result.extend(self._files_in(ARCHIVE_DIR) or [])
         for entry in self._list(ARCHIVE_DIR) or []:
             if entry.is_dir:
-                result.extend(self._files_in(f"{ARCHIVE_DIR}/{entry.name}"))
+                result.extend(self._files_in(f"{ARCHIVE_DIR}/{entry.name}") or [])
         # A file archived between listing WALs/ and oldWALs/ shows up twice: keep the archive.
         archived = {f.name for f in result if f.state == "archived"}
         result = [f for f in result if f.state == "archived" or f.name not in archived]
         return sorted(result, key=lambda s: s.relpath)
 
-    def _files_in(self, folder: str) -> list[WalFileStatus]:
+    def _files_in(self, folder: str) -> list[WalFileStatus] | None:
+        """The WAL files in ``folder``; None when there is no such folder."""
+        entries = self._list(folder)
+        if entries is None:
+            return None
         found = []
-        for entry in self._list(folder) or []:
+        for entry in entries:
             if not entry.is_dir:
                 status = self._status_of(f"{folder}/{entry.name}", entry)
                 if status is not None:
@@ -309,9 +318,9 @@ class WebHdfsWalStore(WalStore):
         return _Entry(name, status["type"] == "DIRECTORY", int(status["length"]),
                       int(status["modificationTime"]))
 
-    def _files_in(self, folder: str) -> list[WalFileStatus]:
+    def _files_in(self, folder: str) -> list[WalFileStatus] | None:
         found = super()._files_in(folder)
-        if not folder.startswith(f"{LIVE_DIR}/"):
+        if found is None or not folder.startswith(f"{LIVE_DIR}/"):
             return found  # archived files are closed: the NameNode knows their length
         newest: dict[str, WalFileStatus] = {}
         for f in found:  # one WAL group: the same name but for the file number
