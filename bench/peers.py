@@ -27,11 +27,13 @@ HBase's tools run in local mode (Hadoop's local job runner) from the class path 
 commands each in their own process, with the in-process range engine, reaching both
 clusters through their Thrift2 gateways or, with ``--client native``, over HBase's own RPC.
 Every run writes a fresh table of the source's schema on the target, and each copy is
-compared with the source cell for cell. Printed per run: wall seconds, cells/s and the peak
-RSS of the tool's process (``wait4``); per pair the ratio of the medians (project / peer,
-> 1 means faster) and of the peak RSS; all of it also as JSON. With ``--before`` the project's
-steps also run from another checkout (an earlier commit), alternated with this one's, for a
-before and after in one sitting. Asserts nothing.
+compared with the source cell for cell; each round starts by dropping the tables of the
+rounds before (they would fill the target's memstores, and whichever run then met HBase's
+"Blocking updates" limit waited for flushes: seconds, at random). Printed per run: wall
+seconds, cells/s and the peak RSS of the tool's process (``wait4``); per pair the ratio of
+the medians (project / peer, > 1 means faster) and of the peak RSS; all of it also as JSON.
+With ``--before`` the project's steps also run from another checkout (an earlier commit),
+alternated with this one's, for a before and after in one sitting. Asserts nothing.
 """
 
 from __future__ import annotations
@@ -164,6 +166,7 @@ class Peers:
         self.client = Thrift2Client(self.source["thrift2"])
         self.target_client = Thrift2Client(self.target["thrift2"])
         self.serial = 0
+        self.made: list[str] = []  # the target's tables the runs wrote
         self.visible = 0
         self.writers = 1
         self.client_kind = "thrift"  # how the project's steps reach both clusters
@@ -193,6 +196,15 @@ class Peers:
     def fresh(self, kind: str) -> str:
         self.serial += 1
         return f"peers_{kind}_{self.serial}"
+
+    def drop_made(self) -> None:
+        """Drop the target tables the runs so far wrote, then let the target settle."""
+        for table in self.made:
+            if self.target_client.table_exists(table):
+                self.target_client.disable_table(table)
+                self.target_client.delete_table(table)
+        self.made.clear()
+        time.sleep(3)
 
     def same(self, table: str) -> tuple[bool, str]:
         c = compare_tables(self.client, self.target_client, SOURCE, table)
@@ -343,6 +355,7 @@ class Peers:
 
     def checked(self, tool: str, target: str, seconds: float, rss: float,
                 status: int) -> Run:
+        self.made.append(target)
         if status:
             return Run(tool, seconds, self.visible, rss, False, f"exit {status} (see {self.log})")
         equal, note = self.same(target)
@@ -410,6 +423,7 @@ def main() -> None:
             warmup = 0 if args.quick else args.warmup
             for round_ in range(warmup + repeat):
                 timed_round = round_ >= warmup
+                peers.drop_made()
                 print(f"round {round_ - warmup + 1} of {repeat}" if timed_round else
                       f"warm-up round {round_ + 1} of {warmup} (not kept)", flush=True)
                 for pair, ours, theirs in pairs:

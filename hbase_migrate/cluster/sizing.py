@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
+from hbase_migrate.wal.hotloops import compiled_module
 from hbase_migrate.wal.model import Cell
 
 MiB = 1024 * 1024
@@ -44,6 +45,12 @@ def cell_bytes(cell: Cell) -> int:
 
 
 def cells_bytes(cells: Sequence[Cell]) -> int:
+    """What ``cells`` weigh together (:func:`cell_bytes` each)."""
+    loops = compiled_module()
+    if loops is not None:
+        weight: int | None = loops.cells_weight(cells, CELL_OVERHEAD)
+        if weight is not None:
+            return weight
     return sum(cell_bytes(c) for c in cells)
 
 

@@ -85,6 +85,7 @@ from hbase_migrate.rpc.scan import (
     whole_rows,
 )
 from hbase_migrate.wal.cells import CellCorruptError
+from hbase_migrate.wal.hotloops import compiled_module
 from hbase_migrate.wal.model import Cell
 from hbase_migrate.wal.protobuf import ProtobufError
 
@@ -440,6 +441,13 @@ def _stages(cells: Sequence[Cell], max_bytes: int) -> Iterator[list[_Row]]:
     """A run's rows (each row's cells in their order: one MutationProto) in stages of
     about ``max_bytes``; a row a stage's end cuts goes on in the next stage (a cell larger
     than that alone in its stage)."""
+    loops = compiled_module()
+    if loops is not None:
+        made: list[list[_Row]] | None = loops.row_stages(
+            cells if type(cells) is list else list(cells), max_bytes, CELL_OVERHEAD)
+        if made is not None:
+            yield from made
+            return
     rows: dict[bytes, list[Cell]] = {}
     size = 0
     for cell in cells:

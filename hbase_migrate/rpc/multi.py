@@ -25,6 +25,7 @@ delete type travels as its type byte). The inline form (``column_value``, with
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from functools import cache
 from typing import NamedTuple
@@ -42,6 +43,7 @@ from hbase_migrate.rpc.messages import (
     region_specifier,
     result_message,
 )
+from hbase_migrate.wal.hotloops import compiled_module
 from hbase_migrate.wal.model import Cell, CellType
 from hbase_migrate.wal.protobuf import (
     Message,
@@ -190,6 +192,12 @@ def row_multi(regions: Sequence[tuple[bytes, Sequence[tuple[bytes, Sequence[Cell
     """What :func:`multi_request` makes of one :func:`mutation` of type ``kind`` per row, the
     actions numbered from 0 in order: ``(region name, [(row, its cells)])`` to a
     MultiRequest, built in one pass (a Multi of small rows holds thousands)."""
+    loops = compiled_module()
+    if loops is not None:
+        made: bytes | None = loops.encode_row_actions(
+            [(region_specifier(region), list(rows)) for region, rows in regions], kind)
+        if made is not None:
+            return made
     small = _varints()
 
     def varint(n: int) -> bytes:
@@ -209,11 +217,18 @@ def row_multi(regions: Sequence[tuple[bytes, Sequence[tuple[bytes, Sequence[Cell
     return b"".join(out)
 
 
-@cache
-def _done_actions() -> tuple[bytes, ...]:
-    """Each action index's ResultOrException when it is done and read nothing, as a
-    RegionActionResult's field 1."""
-    return tuple(bytes_field(1, varint_field(1, i) + _EMPTY_RESULT) for i in range(_VARINTS))
+_done: list[bytes] = []  # action i's ResultOrException when it is done and read nothing
+_done_lock = threading.Lock()
+
+
+def _done_actions(count: int) -> list[bytes]:
+    """The first ``count`` of :data:`_done` (each a RegionActionResult's field 1), made
+    once each: the first Multis of a client's threads ask at once."""
+    if len(_done) < count:
+        with _done_lock:
+            _done.extend(bytes_field(1, varint_field(1, i) + _EMPTY_RESULT)
+                         for i in range(len(_done), count))
+    return _done
 
 
 _NO_STATISTICS = b"\x1a\x00"  # MultiResponse field 3 (regionStatistics), empty
@@ -224,9 +239,10 @@ def all_done(response: bytes, counts: Sequence[int]) -> bool:
     :func:`row_multi` of ``counts`` rows per region, read nothing and failed nothing (HBase's
     servers add empty region statistics): such a reply, the usual one, needs no decoding.
     False for any other reply, and for a Multi too large to say."""
-    if sum(counts) > _VARINTS:
+    total = sum(counts)
+    if total > _VARINTS:
         return False
-    done, out, first = _done_actions(), [], 0
+    done, out, first = _done_actions(total), [], 0
     for count in counts:
         out.append(bytes_field(1, b"".join(done[first:first + count])))
         first += count

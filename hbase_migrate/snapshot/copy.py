@@ -19,13 +19,13 @@ from __future__ import annotations
 
 import queue
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import nullcontext
 from dataclasses import dataclass
 
 from hbase_migrate.cluster.client import Client
 from hbase_migrate.cluster.descriptors import RegionDescriptor
-from hbase_migrate.cluster.sizing import CELL_OVERHEAD
+from hbase_migrate.cluster.sizing import cell_bytes, cells_bytes
 from hbase_migrate.limits import Throttle, metered
 from hbase_migrate.wal.model import Cell
 
@@ -42,12 +42,37 @@ class CopyStats:
         self.cells += other.cells
 
 
+def _batches(pieces: Iterable[list[Cell]], batch_cells: int, batch_bytes: int,
+             counts: list[int]) -> Iterator[list[Cell]]:
+    """``pieces`` in batches of at most ``batch_cells`` cells and, but for a single larger
+    cell, ``batch_bytes`` (the last one maybe empty); ``counts``: rows, cells."""
+    pending: list[Cell] = []
+    size, last_row = 0, None
+    for piece in pieces:
+        if piece[0].row != last_row:  # a wide row comes in several pieces
+            counts[0] += 1
+            last_row = piece[0].row
+        counts[1] += len(piece)
+        if len(pending) + len(piece) <= batch_cells:  # the usual piece: it fits whole
+            weight = cells_bytes(piece)
+            if size + weight <= batch_bytes:
+                pending += piece
+                size += weight
+                continue
+        for cell in piece:
+            weight = cell_bytes(cell)
+            if pending and (len(pending) >= batch_cells or size + weight > batch_bytes):
+                yield pending
+                pending, size = [], 0
+            pending.append(cell)
+            size += weight
+    yield pending
+
+
 def _read_batches(pieces: Iterable[list[Cell]], batch_cells: int, batch_bytes: int,
                   out: queue.Queue[list[Cell] | BaseException | None],
                   halt: threading.Event, counts: list[int]) -> None:
-    """The reading half of a copy: ``pieces`` in batches of cells (at most ``batch_cells``
-    and, but for a single larger cell, ``batch_bytes``) into ``out``, then None.
-    ``counts``: rows, cells."""
+    """The reading half of a copy: :func:`_batches` into ``out``, then None."""
     def put(item: list[Cell] | BaseException | None) -> bool:
         while not halt.is_set():
             try:
@@ -58,24 +83,10 @@ def _read_batches(pieces: Iterable[list[Cell]], batch_cells: int, batch_bytes: i
         return False
 
     try:
-        pending: list[Cell] = []
-        size, last_row = 0, None
-        for piece in pieces:
-            if piece[0].row != last_row:  # a wide row comes in several pieces
-                counts[0] += 1
-                last_row = piece[0].row
-            counts[1] += len(piece)
-            for cell in piece:
-                weight = (len(cell.row) + len(cell.family) + len(cell.qualifier)
-                          + len(cell.value) + CELL_OVERHEAD)  # cell_bytes, inline: per cell
-                if pending and (len(pending) >= batch_cells or size + weight > batch_bytes):
-                    if not put(pending):
-                        return
-                    pending, size = [], 0
-                pending.append(cell)
-                size += weight
-        if put(pending):
-            put(None)
+        for batch in _batches(pieces, batch_cells, batch_bytes, counts):
+            if not put(batch):
+                return
+        put(None)
     except BaseException as exc:
         put(exc)
 

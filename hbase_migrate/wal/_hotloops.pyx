@@ -763,3 +763,130 @@ def entries(reader, End):
         if pos > chunk:
             window.drop(pos)
             pos = 0
+
+
+cdef inline Py_ssize_t _varint_size(uint64_t n) noexcept:
+    cdef Py_ssize_t size = 1
+    while n >= 0x80:
+        n >>= 7
+        size += 1
+    return size
+
+
+cdef inline Py_ssize_t _put_varint(char* d, Py_ssize_t p, uint64_t n) noexcept:
+    while n >= 0x80:
+        d[p] = <char>((n & 0x7f) | 0x80)
+        n >>= 7
+        p += 1
+    d[p] = <char>n
+    return p + 1
+
+
+def encode_row_actions(list regions, uint64_t kind):
+    """``multi.row_multi``'s MultiRequest, compiled: ``regions`` as ``(encoded region
+    specifier, [(row, its cells)])``, rows of bytes and cells any sized sequence; None for
+    anything else (the reference encodes it)."""
+    cdef Py_ssize_t size = 0, index = 0, p = 0, region_size, data_size, action_size, n
+    cdef Py_ssize_t kind_size = _varint_size(kind)
+    cdef list sizes = []  # per region: its RegionAction's size, then each row's data size
+    cdef list region_sizes
+    for item in regions:
+        specifier, rows = item
+        if type(specifier) is not bytes or type(rows) is not list:
+            return None
+        n = PyBytes_GET_SIZE(specifier)
+        region_size = 1 + _varint_size(n) + n
+        region_sizes = []
+        for pair in <list>rows:
+            row, cells = pair
+            if type(row) is not bytes:
+                return None
+            n = PyBytes_GET_SIZE(row)
+            data_size = 1 + _varint_size(n) + n + 2 + kind_size + _varint_size(len(cells))
+            action_size = 1 + _varint_size(index) + 1 + _varint_size(data_size) + data_size
+            region_size += 1 + _varint_size(action_size) + action_size
+            region_sizes.append(data_size)
+            index += 1
+        sizes.append((region_size, region_sizes))
+        size += 1 + _varint_size(region_size) + region_size
+    out = PyBytes_FromStringAndSize(NULL, size)
+    cdef char* d = PyBytes_AS_STRING(out)
+    index = 0
+    for item, (region_size, region_sizes) in zip(regions, sizes):
+        specifier, rows = item
+        d[p] = 0x0a  # MultiRequest.regionAction
+        p = _put_varint(d, p + 1, region_size)
+        d[p] = 0x0a  # RegionAction.region
+        p = _put_varint(d, p + 1, PyBytes_GET_SIZE(specifier))
+        p = _put(d, p, <bytes>specifier)
+        for pair, data_size in zip(<list>rows, <list>region_sizes):
+            row, cells = pair
+            action_size = 1 + _varint_size(index) + 1 + _varint_size(data_size) + data_size
+            d[p] = 0x1a  # RegionAction.action
+            p = _put_varint(d, p + 1, action_size)
+            d[p] = 0x08  # Action.index
+            p = _put_varint(d, p + 1, index)
+            d[p] = 0x12  # Action.mutation
+            p = _put_varint(d, p + 1, data_size)
+            d[p] = 0x0a  # MutationProto.row
+            p = _put_varint(d, p + 1, PyBytes_GET_SIZE(row))
+            p = _put(d, p, <bytes>row)
+            d[p] = 0x10  # MutationProto.mutate_type
+            p = _put_varint(d, p + 1, kind)
+            d[p] = 0x40  # MutationProto.associated_cell_count
+            p = _put_varint(d, p + 1, len(cells))
+            index += 1
+    assert p == size
+    return out
+
+
+cdef inline Py_ssize_t _plain_weight(object c, Py_ssize_t overhead):
+    """A cell's ``sizing.cell_bytes``; -1 for a cell not of plain bytes fields."""
+    if not isinstance(c, tuple) or len(<tuple>c) != 7:
+        return -1
+    cdef tuple cell = <tuple>c
+    row, family, qualifier, value = cell[0], cell[1], cell[2], cell[5]
+    if (type(row) is not bytes or type(family) is not bytes or type(qualifier) is not bytes
+            or type(value) is not bytes):
+        return -1
+    return (PyBytes_GET_SIZE(row) + PyBytes_GET_SIZE(family) + PyBytes_GET_SIZE(qualifier)
+            + PyBytes_GET_SIZE(value) + overhead)
+
+
+def cells_weight(cells, Py_ssize_t overhead):
+    """``sizing.cells_bytes``, compiled, for cells of plain bytes fields; None for any
+    other (the reference weighs them)."""
+    cdef Py_ssize_t total = 0, weight
+    for c in cells:
+        weight = _plain_weight(c, overhead)
+        if weight < 0:
+            return None
+        total += weight
+    return total
+
+
+def row_stages(list cells, Py_ssize_t max_bytes, Py_ssize_t overhead):
+    """The RPC client's ``_stages``, compiled, as a list: each stage its rows' cells by row
+    (first seen first), a stage cut before the cell that would take it past ``max_bytes``;
+    None when a cell is not of plain bytes fields (the reference groups them)."""
+    cdef list stages = []
+    cdef dict rows = {}
+    cdef Py_ssize_t size = 0, weight
+    for c in cells:
+        weight = _plain_weight(c, overhead)
+        if weight < 0:
+            return None
+        if rows and size + weight > max_bytes:
+            stages.append(list(rows.items()))
+            rows = {}
+            size = 0
+        size += weight
+        row = (<tuple>c)[0]
+        have = rows.get(row)
+        if have is None:
+            rows[row] = [c]
+        else:
+            (<list>have).append(c)
+    if rows:
+        stages.append(list(rows.items()))
+    return stages

@@ -7,6 +7,7 @@ format suites through both)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
+from types import ModuleType
 
 from hbase_migrate.compiled import Choice
 from hbase_migrate.wal import cells, walkey
@@ -48,6 +49,13 @@ def plain_encoder() -> Callable[[Iterable[Cell], bool], bytes]:
     if compiled is None:
         return cells.encode_plain_block
     return compiled.encode_plain_block  # type: ignore[no-any-return]
+
+
+def compiled_module() -> ModuleType | None:
+    """The compiled module when it runs, else None: the RPC client's loops call its
+    ``encode_row_actions``, ``row_stages`` and ``cells_weight`` directly (each answers None
+    for input only their reference handles)."""
+    return _choice.compiled()
 
 
 def block_decoder() -> CellsDecoder:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -41,6 +42,29 @@ def test_the_process_judges_as_the_function_does(tmp_path: Path) -> None:
                 for r in json.loads(path.read_text())["results"]]
     assert outcomes(remote.result_path) == outcomes(local.result_path)
     assert again.success and again.missing == [] and again.result_path.exists()
+
+
+def test_cached_templates_render_the_pages_the_templates_do(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The process gives GX's Data Docs a Jinja bytecode cache: written by the first
+    process, read by the next; the pages are those of GX's own templates (made here, in
+    this process, without the cache), but for the run's time and random element ids."""
+    monkeypatch.setenv("HBASE_MIGRATE_CACHE", str(tmp_path / "cache"))
+    pairs = [pair(A, (2, 5, "x"), (2, 5, "x")), pair(B, (2, 5, "x"), (2, 5, "y"))]
+    local = judge(pairs, [A, B], tmp_path / "here", "run-1")
+    with GxProcess() as gx:
+        first = gx.judge(pairs, [A, B], tmp_path / "first", "run-1")
+    cached = sorted((tmp_path / "cache" / "jinja").rglob("*.cache"))
+    written = [p.stat().st_mtime_ns for p in cached]
+    with GxProcess() as gx:
+        second = gx.judge(pairs, [A, B], tmp_path / "second", "run-1")
+    assert cached and [p.stat().st_mtime_ns for p in cached] == written
+
+    def page(path: Path | None) -> str:
+        assert path is not None
+        text = re.sub(r"[0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12}", "ID", path.read_text())
+        return re.sub(r"\d{8}T\d{6}\.\d{6}Z|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", "TIME", text)
+    assert page(first.docs_path) == page(second.docs_path) == page(local.docs_path)
 
 
 def test_a_failure_inside_gx_is_one_error_naming_the_comparison(

@@ -166,7 +166,8 @@ def test_multi_request_round_trip_with_both_forms() -> None:
         (b"r2", ((2, 3, (CELLS[2],)),))]
 
 
-def test_a_multi_of_rows_is_the_multi_of_their_mutations_numbered_in_order() -> None:
+def test_a_multi_of_rows_is_the_multi_of_their_mutations_numbered_in_order(
+        both_hot_loops: str) -> None:
     wide = [Cell(b"w" * 200, b"f", b"q%d" % i, i, CellType.PUT, b"v") for i in range(130)]
     regions = [(b"r1", [(b"a", CELLS[:2]), (b"w" * 200, wide)]),
                (b"r2", [(b"b%05d" % i, CELLS[2:3]) for i in range(17_000)])]  # long varints
