@@ -1,7 +1,8 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 """Compiled copies of the reader's hot loops: the WALKey in its usual layout
 (``walkey.decode_key``) and the two cell loops (``cells.decode_plain_cells`` and the loop
-``cells.compressed_cells_decoder`` returns), built by ``make setup``
+``cells.compressed_cells_decoder`` returns); and of the RPC client's write loops (a cell
+block, a Multi's actions, a batch's stages by row, the cells' weights), built by ``make setup``
 (``scripts/build-speedups.py``); ``hotloops`` chooses between them and the reference.
 
 The common case runs here on C integers; everything else goes to the pure-Python code, so

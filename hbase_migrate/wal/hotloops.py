@@ -1,6 +1,8 @@
 """The reader's hot loops (the WALKey, the cells): the compiled copies (``_hotloops``, built
 by ``make setup``) when they are there, else the pure-Python reference in ``walkey.py`` and
-``cells.py``; both give the same entries and raise the same errors.
+``cells.py``; both give the same entries and raise the same errors. The same module holds
+the RPC client's write loops (cell blocks, a Multi's actions, its stages by row, the cells'
+weights; their references are in ``rpc/`` and ``cluster/sizing.py``).
 ``HBASE_MIGRATE_PURE_PYTHON=1`` runs the reference; ``use`` switches (the tests run the
 format suites through both)."""
 
