@@ -188,7 +188,7 @@ def export_snapshots(spec: MigrationSpec, snapshots: list[TableSnapshot], source
     if hfiles:
         with range_engine(master, f"hbase-migrate export {spec.name}", spec) as engine:
             threads = EXPORT_THREADS if engine.name == IN_PROCESS else 0
-            plan = ThrottlePlan.of(spec, "copy", engine.shares(len(hfiles)))
+            plan = ThrottlePlan.of(engine.shipped(spec), "copy", engine.shares(len(hfiles)))
             task = bind(export_file_task, replace(job, throttle=plan))
 
             def run(files: list[ExportFile], what: str,

@@ -1,10 +1,24 @@
-"""The Spark master URL from a ``spark`` connection, as the Spark provider stores it: the
-host is the master (``local[2]``, ``spark://host``, ``yarn``, ``k8s://https://host``), the
-port is appended when given."""
+"""The Spark master of a run, from a ``spark`` connection, and which master a run uses.
+
+A connection keeps the master in its host as the Spark provider stores it (``local[2]``,
+``spark://host``, ``yarn``, ``k8s://https://host``; the port is appended when given). A
+connection made from a URI (``spark://host:7077``) keeps the scheme as its type and the
+bare host: such a host is a standalone master, ``spark://host:port``.
+
+Which master a run uses: the connection it names, over the migration's ``[spark] master``;
+but the stock ``spark_default`` (the Params' default, ``local[2]`` in a fresh Airflow) never
+overrides a master the migration names itself, only its ``auto``. The operators log the
+choice (:func:`run_master`).
+"""
 
 from __future__ import annotations
 
 from airflow.sdk import BaseHook
+
+from hbase_migrate.config import AUTO, MigrationSpec
+
+STOCK = "spark_default"
+_AS_IS = ("local", "yarn", AUTO, "in-process")
 
 
 def spark_master(conn_id: str) -> str:
@@ -16,4 +30,21 @@ def spark_master(conn_id: str) -> str:
     if not host:
         raise ConfigError(f"connection {conn_id!r}: no Spark master in its host (expected "
                           "local[*], spark://host, yarn or k8s://...)")
-    return f"{host}:{conn.port}" if conn.port else host
+    master = f"{host}:{conn.port}" if conn.port else host
+    if "://" in host or host.split("[", 1)[0] in _AS_IS:
+        return master
+    return f"spark://{master}"  # a URI's bare host: a standalone master
+
+
+def run_master(conn_id: str | None, spec: MigrationSpec) -> tuple[str | None, str]:
+    """The master a step of ``spec`` runs on for a run naming the connection ``conn_id``
+    (None: the migration's ``[spark] master``) and the sentence that says why."""
+    own = spec.engine.spark_master
+    if not conn_id:
+        return None, f"Spark master: {own}, the migration's [spark] master (no connection)"
+    master = spark_master(conn_id)
+    if conn_id == STOCK and own != AUTO:
+        return None, (f"Spark master: {own}, the migration's [spark] master (the stock "
+                      f"connection {STOCK}, {master}, overrides only a migration's auto)")
+    return master, (f"Spark master: {master}, from connection {conn_id!r} (over the "
+                    f"migration's [spark] master {own})")

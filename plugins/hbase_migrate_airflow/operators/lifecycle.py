@@ -132,14 +132,15 @@ class LifecycleOperator(BaseOperator):
              context: Context) -> Outcome:
         raise NotImplementedError
 
-    @staticmethod
-    def spark_master(params: dict[str, Any]) -> str | None:
-        """The master URL of the run's ``spark_conn_id`` (None: the migration's own
-        ``[spark] master``, ``auto`` by default)."""
-        from hbase_migrate_airflow.hooks.spark import spark_master
+    def spark_master(self, params: dict[str, Any], spec: MigrationSpec) -> str | None:
+        """The master of the run's ``spark_conn_id`` (None: the migration's own ``[spark]
+        master``), the choice stated in the task log
+        (:func:`~hbase_migrate_airflow.hooks.spark.run_master`)."""
+        from hbase_migrate_airflow.hooks.spark import run_master
 
-        conn_id = params.get("spark_conn_id")
-        return spark_master(conn_id) if conn_id else None
+        master, why = run_master(params.get("spark_conn_id"), spec)
+        self.log.info("%s", why)
+        return master
 
     def execute(self, context: Context) -> dict[str, Any]:
         from airflow.sdk.exceptions import (
@@ -235,7 +236,7 @@ class SnapshotOperator(LifecycleOperator):
 
         options: dict[str, Any] = {"method": params.get("snapshot_method")}
         if accepts(snapshot, "master"):
-            options["master"] = self.spark_master(params)
+            options["master"] = self.spark_master(params, spec)
         if self.finish:
             return finish_snapshot(spec, provenance=provenance, **options)
         if self.part is not None:
@@ -276,7 +277,7 @@ class ReplayOperator(LifecycleOperator):
         if self.chains is not None:
             options["chains"] = list(self.chains)
         return replay(spec, start=start, end=end, provenance=provenance,
-                      master=self.spark_master(params), **options)
+                      master=self.spark_master(params, spec), **options)
 
     def failure(self, result: Outcome) -> str | None:
         from hbase_migrate.replay.run import EXIT_GAPS, RunSummary
@@ -342,7 +343,7 @@ class ValidateOperator(LifecycleOperator):
             first, count = self.part
             options["part"] = (int(first), int(count))
         if accepts(validate, "master"):
-            options["master"] = self.spark_master(params)
+            options["master"] = self.spark_master(params, spec)
         if not self.live:
             options["repair"] = bool(params.get("repair", False))
             options["compact"] = bool(params.get("compact", True))
