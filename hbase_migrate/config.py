@@ -48,7 +48,7 @@
                                 # "never": they are deployed at the same paths on every worker)
     # python = "/opt/hbm/bin/python"  # cluster masters: the executors' Python, with
                                 # hbase-migrate[executor] installed (an image's); unset: the
-                                # project is shipped as an archive (docs: spark-cluster.md)
+                                # project is shipped as an archive (docs/guides/spark-cluster.md)
     conf = { "spark.executor.memory" = "2g" }   # any Spark setting (CLI: --conf k=v)
     [ranges]
     max_cells = 200000          # the most cells a key range of the copy and the checksums holds
