@@ -16,7 +16,7 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Generator, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -52,7 +52,7 @@ def spark_environment(folder: Path) -> dict[str, str]:
 
 def start_cluster(folder: Path, *, workers: int = 1, cores: int = 2,
                   worker_env: Mapping[str, str] | None = None,
-                  worker_prefix: Sequence[str] = ()) -> Iterator[str]:
+                  worker_prefix: Sequence[str] = ()) -> Generator[str, None, None]:
     """Start a master and ``workers`` workers in ``folder`` (logs in ``master.log`` and
     ``worker-N.log``, each worker's work dir ``work-N/``, its web UI's port in
     ``worker-N.port``) and yield the master's URL; stop them afterwards. The workers run
@@ -144,7 +144,7 @@ def bare_python(folder: Path) -> Path:
     version alone (installed by uv from its cache, offline), or a skip without uv."""
     import pyspark
 
-    uv = shutil.which("uv") or str(Path.cwd() / ".tools" / "bin" / "uv")
+    uv = shutil.which("uv") or str(Path(__file__).parents[2] / ".tools" / "bin" / "uv")
     if not Path(uv).exists():
         pytest.skip("no uv to make the workers' plain Python")
     base = Path(sys.base_prefix) / "bin" / f"python{sys.version_info[0]}.{sys.version_info[1]}"
