@@ -407,6 +407,8 @@ def render_summary(s: RunSummary) -> str:
     ]
     if s.engine is not None:
         lines.append(f"engine: {s.engine['engine']} ({s.engine['engine_reason']})")
+        if s.engine.get("executors"):
+            lines.append(f"executors: {s.engine['executors']}")
     lines += [f"moved to the archive: {a} -> {b}" for a, b in s.moves]
     lines += [f"waited {human_duration(o['seconds'] * 1000)} for the {o['service']} "
               f"{o['endpoint']}: {o['error']}" for o in s.outages]

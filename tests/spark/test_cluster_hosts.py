@@ -121,7 +121,7 @@ def test_copy_replay_and_validation_run_on_workers_that_see_nothing_of_the_drive
         if done.returncode:
             pytest.fail(f"{step}: {done.stderr.strip().splitlines()[-1]}")
         steps[step] = done.stdout
-    for step in ("snapshot", "validate"):
+    for step in ("snapshot", "replay", "validate"):
         assert f"engine: {cluster.url}" in steps[step], steps[step]
         assert "executors run their own python3 with hbase-migrate" in steps[step]
         assert "shipped as spark.archives hbase-migrate-executors-" in steps[step]
