@@ -3,8 +3,13 @@ mostly waits on the clusters' replies), or on Spark with one task (partition) pe
 pyspark is imported only when a Spark engine is made, never at import time.
 
 A session already running in this process is used as it is (``spark-submit``, a test's
-session); otherwise one is started on the configured master and stopped when the work is
-done. Progress is reported as ranges finish (on Spark: as its tasks complete). On Spark,
+session); otherwise one is started on the configured master (``[spark] conf``, and on a
+cluster master the executors' Python or the project's archive:
+:mod:`hbase_migrate.spark.executors`) and stopped when the work is done. On a cluster
+master the pre-flight job checks the executors before the first task
+(:mod:`hbase_migrate.spark.preflight`), and tasks get the migration with its endpoints
+resolved and no ledger (:meth:`RangeEngine.shipped`): the caller records what they return.
+Progress is reported as ranges finish (on Spark: as its tasks complete). On Spark,
 each task first logs in to the migration's Kerberos-secured clusters
 (:mod:`hbase_migrate.ranges.credentials`).
 """
