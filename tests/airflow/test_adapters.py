@@ -165,6 +165,27 @@ def test_the_stock_spark_default_never_overrides_a_migrations_own_master(
                                             "migration's [spark] master (no connection)")
 
 
+
+def test_a_spark_connections_extra_conf_goes_over_the_migrations(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from hbase_migrate_airflow.hooks.spark import with_connection_conf
+
+    connection(monkeypatch, "spark_big", {"conn_type": "spark", "host": "yarn", "extra": {
+        "conf": {"spark.executor.memory": "4g", "spark.yarn.queue": "etl"}}})
+    connection(monkeypatch, "spark_bad", {"conn_type": "spark", "host": "yarn",
+                                          "extra": {"conf": {"memory": "4g"}}})
+    spec = MigrationSpec.from_dict({
+        "migration": {"name": "m", "ledger": "sqlite:///l.db"}, "source": {"thrift": "a:1"},
+        "target": {"thrift": "b:1"}, "tables": [{"source": "t"}],
+        "spark": {"conf": {"spark.executor.memory": "1g", "spark.executor.cores": 2}}})
+    assert dict(with_connection_conf("spark_big", spec).engine.conf) == {
+        "spark.executor.memory": "4g", "spark.yarn.queue": "etl", "spark.executor.cores": "2"}
+    assert with_connection_conf(None, spec) is spec
+    with pytest.raises(ConfigError, match=r"connection 'spark_bad': extra conf: expected an "
+                                          r"object of Spark settings"):
+        with_connection_conf("spark_bad", spec)
+
+
 def test_params_name_the_migration_by_connection_ids(monkeypatch: pytest.MonkeyPatch,
                                                      tmp_path: Path) -> None:
     from hbase_migrate_airflow.migration import migration_spec

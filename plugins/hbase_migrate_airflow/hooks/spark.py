@@ -8,10 +8,14 @@ bare host: such a host is a standalone master, ``spark://host:port``.
 Which master a run uses: the connection it names, over the migration's ``[spark] master``;
 but the stock ``spark_default`` (the Params' default, ``local[2]`` in a fresh Airflow) never
 overrides a master the migration names itself, only its ``auto``. The operators log the
-choice (:func:`run_master`).
+choice (:func:`run_master`). A connection's extra may hold Spark settings, ``{"conf":
+{"spark.executor.memory": "4g"}}``: they go over the migration's ``[spark] conf`` when the
+run uses the connection's master.
 """
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 from airflow.sdk import BaseHook
 
@@ -34,6 +38,28 @@ def spark_master(conn_id: str) -> str:
     if "://" in host or host.split("[", 1)[0] in _AS_IS:
         return master
     return f"spark://{master}"  # a URI's bare host: a standalone master
+
+
+def connection_conf(conn_id: str) -> tuple[tuple[str, str], ...]:
+    """The Spark settings in the connection's extra (``conf``), checked."""
+    from hbase_migrate.errors import ConfigError
+
+    conf = BaseHook.get_connection(conn_id).extra_dejson.get("conf", {})
+    if not isinstance(conf, dict) or not all(
+            isinstance(k, str) and k.startswith("spark.") and
+            isinstance(v, (str, int, float, bool)) for k, v in conf.items()):
+        raise ConfigError(f"connection {conn_id!r}: extra conf: expected an object of Spark "
+                          f"settings ({{\"spark.executor.memory\": \"4g\"}}), got {conf!r}")
+    return tuple((k, str(v).lower() if isinstance(v, bool) else str(v))
+                 for k, v in sorted(conf.items()))
+
+
+def with_connection_conf(conn_id: str | None, spec: MigrationSpec) -> MigrationSpec:
+    """``spec`` with the connection's Spark settings when the run uses its master."""
+    if not conn_id or run_master(conn_id, spec)[0] is None:
+        return spec
+    conf = connection_conf(conn_id)
+    return replace(spec, engine=spec.engine.with_conf(conf)) if conf else spec
 
 
 def run_master(conn_id: str | None, spec: MigrationSpec) -> tuple[str | None, str]:

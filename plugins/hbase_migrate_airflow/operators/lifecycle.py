@@ -81,6 +81,7 @@ class LifecycleOperator(BaseOperator):
     """Calls one step of :mod:`hbase_migrate.lifecycle` for the DAG run's migration."""
 
     step: ClassVar[str]
+    spark: ClassVar[bool] = False  # the step may run on the run's Spark connection
     ui_color = "#e3f0e8"
     done: tuple[MigrationSpec, Outcome] | None = None  # the step's spec and result, once run
 
@@ -150,9 +151,12 @@ class LifecycleOperator(BaseOperator):
         )
 
         from hbase_migrate.errors import ConfigError
+        from hbase_migrate_airflow.hooks.spark import with_connection_conf
 
         params, spec = self.run_spec(context)
         try:
+            if self.spark:  # the connection's Spark settings, when its master is used
+                spec = with_connection_conf(params.get("spark_conn_id"), spec)
             result = self.call(spec, task_provenance(self, context), params, context)
         except (ConfigError, AirflowNotFoundException) as exc:  # a retry cannot help
             raise AirflowFailException(f"{self.step}: {exc}") from exc
@@ -223,6 +227,7 @@ class SnapshotOperator(LifecycleOperator):
     with the ``hbase`` method the whole copy (it has no parts)."""
 
     step = "snapshot"
+    spark = True
 
     def __init__(self, *, part: list[int] | None = None, finish: bool = False,
                  **kwargs: Any) -> None:
@@ -256,6 +261,7 @@ class ReplayOperator(LifecycleOperator):
     (:class:`~hbase_migrate_airflow.operators.parts.ReplayPartsOperator`, mapped)."""
 
     step = "replay"
+    spark = True
 
     def __init__(self, *, window: str = "catch-up", chains: list[str] | None = None,
                  **kwargs: Any) -> None:
@@ -326,6 +332,7 @@ class ValidateOperator(LifecycleOperator):
     the DAG run's parts (refused unless they cover every planned range)."""
 
     step = "validate"
+    spark = True
 
     def __init__(self, *, live: bool = False, part: list[int] | None = None,
                  judge: bool = False, **kwargs: Any) -> None:
