@@ -13,13 +13,15 @@ runs CopyTable, WALPlayer and HashTable + SyncTable ``--dryrun`` once, and the p
 each copy compared with the source cell for cell. Printed per run: seconds, seconds per
 million cells, and the peak RSS of the command's process (``wait4``) and, on the
 standalone cluster, the largest executor JVM and Python worker seen (sampled every 0.5 s
-from ``/proc``). Asserts nothing; at 20,000,000 cells a sitting takes hours.
+from ``/proc``, among this process's descendants). Asserts nothing; at 20,000,000 cells a
+sitting takes hours.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import tempfile
 import threading
 from collections.abc import Callable, Iterator
@@ -37,13 +39,24 @@ EXECUTOR_MARKS = {"executor JVM": "CoarseGrainedExecutorBackend",
                   "Python worker": "pyspark.daemon"}
 
 
-def _rss_mb(pid: str) -> float:
+def _status(pid: str, key: str) -> int:
+    """A number of ``/proc/PID/status`` (``VmRSS`` in kB, ``PPid``); 0 when gone."""
     try:
         status = Path(f"/proc/{pid}/status").read_text()
     except OSError:
-        return 0.0
-    line = next((x for x in status.splitlines() if x.startswith("VmRSS:")), "VmRSS: 0 kB")
-    return int(line.split()[1]) / 1024
+        return 0
+    line = next((x for x in status.splitlines() if x.startswith(f"{key}:")), f"{key}: 0")
+    return int(line.split()[1])
+
+
+def _ours(pid: str) -> bool:
+    """Whether ``pid`` descends from this process (not another user's Spark)."""
+    me, current = os.getpid(), int(pid)
+    while current > 1:
+        if current == me:
+            return True
+        current = _status(str(current), "PPid")
+    return False
 
 
 @contextmanager
@@ -60,8 +73,8 @@ def executor_peaks() -> Iterator[dict[str, float]]:
                 except OSError:
                     continue
                 for what, mark in EXECUTOR_MARKS.items():
-                    if mark in command:
-                        peaks[what] = max(peaks[what], _rss_mb(proc.name))
+                    if mark in command and _ours(proc.name):
+                        peaks[what] = max(peaks[what], _status(proc.name, "VmRSS") / 1024)
 
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()
