@@ -17,6 +17,7 @@ import sys
 import time
 import urllib.request
 from collections.abc import Generator, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -178,3 +179,60 @@ def other_host(folder: Path, python: Path, hidden: Sequence[Path]) -> tuple[dict
            "SPARK_LOG_DIR": str(folder / "logs"), "LANG": "C.UTF-8"}
     env.update({k: v for k, v in os.environ.items() if k in ("JAVA_HOME", "TMPDIR")})
     return env, [*prefix, "sh", "-c", HIDE, "-", *folders, "--"]
+
+
+@dataclass(frozen=True)
+class Cluster:
+    """A standalone cluster of two workers as good as other hosts."""
+
+    url: str
+    folder: Path  # the workers' side: logs, work dirs, their Python
+    driver: Path  # what the workers cannot see (the driver's files go here)
+
+
+def other_hosts(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    """A master and two workers of one core each as good as other hosts (:func:`other_host`:
+    the project, this environment and the ``driver`` folder hidden from them)."""
+    import hbase_migrate
+
+    folder, driver = tmp_path_factory.mktemp("spark"), tmp_path_factory.mktemp("driver")
+    python = bare_python(folder / "python")
+    project = Path(hbase_migrate.__file__).parents[1]
+    hidden = [project, driver, *([Path(sys.prefix)] if not Path(sys.prefix).is_relative_to(
+        project) else [])]
+    env, prefix = other_host(folder, python, hidden)
+    for url in start_cluster(folder, workers=2, cores=1, worker_env=env,
+                             worker_prefix=prefix):
+        yield Cluster(url, folder, driver)
+
+
+def answer(port_file: Path) -> dict[str, Any]:
+    """The JSON answer of the web UI whose port ``port_file`` holds."""
+    with urllib.request.urlopen(f"http://127.0.0.1:{port_file.read_text()}/json/",
+                                timeout=10) as reply:
+        found: dict[str, Any] = json.loads(reply.read())
+        return found
+
+
+def apps(cluster: Cluster) -> list[tuple[str, str]]:
+    """(name, id) of the applications the master saw end."""
+    return [(a["name"], a["id"]) for a in answer(cluster.folder / "master.port")[
+        "completedapps"]]
+
+
+def executors_of(cluster: Cluster, app: str) -> list[tuple[int, Path, int]]:
+    """(worker, executor folder, memory in MiB) of every executor application ``app`` had."""
+    found = []
+    for n in (0, 1):
+        worker = answer(cluster.folder / f"worker-{n}.port")
+        for ex in [*worker["executors"], *worker["finishedexecutors"]]:
+            if ex["appid"] == app:
+                found.append((n, cluster.folder / f"work-{n}" / app / str(ex["id"]),
+                              int(ex["memory"])))
+    return found
+
+
+def finished_tasks(folder: Path) -> int:
+    """The tasks an executor's log says it finished."""
+    log = folder / "stderr"
+    return log.read_text(errors="replace").count("Finished task") if log.exists() else 0

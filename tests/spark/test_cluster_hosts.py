@@ -15,46 +15,27 @@ pre-flight job, in one line, before any range is copied.
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
-import urllib.request
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-import hbase_migrate
 from hbase_migrate.audit.ledger import Ledger
 from hbase_migrate.config import load_config
 from minihbase.server import MiniHBase
 from tests.replay.minicluster_util import compare, run_workload, write_migration
-from tests.spark.standalone import bare_python, other_host, start_cluster
+from tests.spark.standalone import Cluster, apps, executors_of, finished_tasks, other_hosts
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 TABLE = "orders"
 
 
-@dataclass(frozen=True)
-class Cluster:
-    url: str
-    folder: Path  # the workers' side: logs and work dirs
-    driver: Path  # what the workers cannot see
-
-
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
-    folder, driver = tmp_path_factory.mktemp("spark"), tmp_path_factory.mktemp("driver")
-    python = bare_python(folder / "python")
-    project = Path(hbase_migrate.__file__).parents[1]
-    hidden = [project, driver, *([Path(sys.prefix)] if not Path(sys.prefix).is_relative_to(
-        project) else [])]
-    env, prefix = other_host(folder, python, hidden)
-    for url in start_cluster(folder, workers=2, cores=1, worker_env=env,
-                             worker_prefix=prefix):
-        yield Cluster(url, folder, driver)
+    yield from other_hosts(tmp_path_factory)
 
 
 @pytest.fixture(scope="module")
@@ -80,30 +61,6 @@ def cli(cluster: Cluster, *args: str) -> subprocess.CompletedProcess[str]:
            "HBASE_MIGRATE_CACHE_DIR": str(cluster.driver / "cache")}
     return subprocess.run([str(Path(sys.executable).parent / "hbase-migrate"), *args],
                           env=env, capture_output=True, text=True, timeout=600, check=False)
-
-
-def answer(port_file: Path) -> dict[str, object]:
-    with urllib.request.urlopen(f"http://127.0.0.1:{port_file.read_text()}/json/",
-                                timeout=10) as reply:
-        found: dict[str, object] = json.loads(reply.read())
-        return found
-
-
-def executors_of(cluster: Cluster, app: str) -> list[tuple[int, Path, int]]:
-    """(worker, executor folder, memory in MiB) of every executor application ``app`` had."""
-    found = []
-    for n in (0, 1):
-        worker = answer(cluster.folder / f"worker-{n}.port")
-        for ex in [*worker["executors"], *worker["finishedexecutors"]]:  # type: ignore[misc]
-            if ex["appid"] == app:
-                found.append((n, cluster.folder / f"work-{n}" / app / str(ex["id"]),
-                              int(ex["memory"])))
-    return found
-
-
-def finished_tasks(folder: Path) -> int:
-    log = folder / "stderr"
-    return log.read_text(errors="replace").count("Finished task") if log.exists() else 0
 
 
 def test_copy_replay_and_validation_run_on_workers_that_see_nothing_of_the_driver(
@@ -140,16 +97,15 @@ def test_copy_replay_and_validation_run_on_workers_that_see_nothing_of_the_drive
         assert "pre-flight passed" in replayed.metrics["engine"]["executors"]
         assert replayed.metrics["files_read"] > 0, replayed.metrics
 
-    apps = {a["name"]: a["id"] for a in answer(cluster.folder / "master.port")[
-        "completedapps"]}  # type: ignore[union-attr]
+    ended = dict(apps(cluster))  # (a name per step here)
     for step in ("snapshot", "replay", "validate"):
-        app = apps[f"hbase-migrate {step} {spec.name}"]
+        app = ended[f"hbase-migrate {step} {spec.name}"]
         executors = executors_of(cluster, app)
         assert {n for n, _, _ in executors} == {0, 1}, (step, executors)
         assert sum(finished_tasks(f) for _, f, _ in executors) > 0, (step, executors)
         # [spark] conf, and --conf over it on the command line
         assert {m for _, _, m in executors} == {600 if step == "validate" else 512}
-    copied = apps[f"hbase-migrate snapshot {spec.name}"]
+    copied = ended[f"hbase-migrate snapshot {spec.name}"]
     tasks = sum(finished_tasks(f) for _, f, _ in executors_of(cluster, copied))
     assert tasks >= len(ranges) + 4  # every range's task and the pre-flight's, on workers
 
