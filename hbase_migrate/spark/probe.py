@@ -33,7 +33,7 @@ def probe(wanted: dict[str, Any], _partition: Any = None) -> dict[str, Any]:
     for module in wanted.get("modules", ()):
         try:
             importlib.import_module(module)
-        except Exception as exc:
+        except Exception as exc:  # any failure to import: reported in one line
             problems.append(f"cannot import {module} ({type(exc).__name__}: {exc}) with "
                             f"{sys.executable}")
             break

@@ -5,10 +5,13 @@ tasks do not re-read them from the ledger)."""
 
 from __future__ import annotations
 
+import logging
 from dataclasses import replace
 
-from hbase_migrate.config import ClusterSpec, MigrationSpec
+from hbase_migrate.config import ClusterSpec, LimitSettings, MigrationSpec
 from hbase_migrate.limits.watch import overlay, read_overrides
+
+log = logging.getLogger(__name__)
 
 
 def resolved(cluster: ClusterSpec) -> ClusterSpec:
@@ -17,10 +20,20 @@ def resolved(cluster: ClusterSpec) -> ClusterSpec:
                    client=None)
 
 
+def limits_now(spec: MigrationSpec) -> LimitSettings:
+    """``spec``'s limits with those ``limits set`` keeps in the ledger (the configured ones,
+    with a warning, when the ledger cannot be read: as running tasks keep theirs)."""
+    try:
+        return overlay(spec.limits, read_overrides(spec.ledger_url, spec.name))
+    except Exception as exc:  # the step goes on with the configured limits
+        log.warning("limits of migration %s: the ledger could not be read (%s); Spark tasks "
+                    "get the configured limits", spec.name, exc)
+        return spec.limits
+
+
 def executor_spec(spec: MigrationSpec) -> MigrationSpec:
     """What a Spark task of ``spec`` may see: no ledger URL, no file of the driver's."""
     if not spec.ledger_url:
         return spec  # already shipped
     return replace(spec, source=resolved(spec.source), target=resolved(spec.target),
-                   ledger_url="", path=None,
-                   limits=overlay(spec.limits, read_overrides(spec.ledger_url, spec.name)))
+                   ledger_url="", path=None, limits=limits_now(spec))
