@@ -210,6 +210,40 @@ class WalBook(LedgerBook):
                                 .order_by(a.c.server, a.c.wal_group)).all()
         return [AnchorRecord.from_row(r._mapping) for r in rows]
 
+    # -- what the listings watched ----------------------------------------------------------
+
+    def record_listing(self, migration_id: int, stream: str, started: int, ended: int,
+                       archive_ttl: int) -> None:
+        """A listing of the source's WAL folders ran from ``started`` to ``ended``: every
+        file created in ``[ended - archive_ttl, started]`` was still there, so it was seen.
+        The stretch joins the newest one it meets (listings closer than the TTL)."""
+        seen_from, seen_to = ended - archive_ttl, started
+        if seen_from > seen_to:
+            return  # a listing slower than the TTL proves nothing
+        w = t.wal_watch
+        where = and_(w.c.migration_id == migration_id, w.c.stream == stream)
+        with self._engine.begin() as conn:
+            last = conn.execute(select(w.c.id, w.c.seen_from, w.c.seen_to).where(where)
+                                .order_by(w.c.seen_to.desc()).limit(1)).first()
+            if last is not None and last.seen_to >= seen_from and last.seen_from <= seen_to:
+                conn.execute(update(w).where(w.c.id == last.id).values(
+                    seen_from=min(last.seen_from, seen_from),
+                    seen_to=max(last.seen_to, seen_to)))
+            else:
+                conn.execute(self._insert(w).values(
+                    migration_id=migration_id, stream=stream, seen_from=seen_from,
+                    seen_to=seen_to))
+
+    def watched(self, migration_id: int, stream: str) -> list[tuple[int, int]]:
+        """The stretches ``(seen_from, seen_to)`` in which every WAL file created was
+        listed (:meth:`record_listing`), oldest first."""
+        w = t.wal_watch
+        with self._engine.begin() as conn:
+            rows = conn.execute(select(w.c.seen_from, w.c.seen_to).where(and_(
+                w.c.migration_id == migration_id, w.c.stream == stream))
+                .order_by(w.c.seen_from)).all()
+        return [(int(r.seen_from), int(r.seen_to)) for r in rows]
+
     def wal_file(self, migration_id: int, cluster: str, path: str) -> WalFileRecord | None:
         with self._engine.begin() as conn:
             return self._find(conn, migration_id, cluster, path)

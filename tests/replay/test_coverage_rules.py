@@ -1,5 +1,6 @@
 """The WAL chain rules of :mod:`hbase_migrate.replay.coverage` on hand-built chains: which
-stretches a set of known files leaves unproven, worked out by hand for each case."""
+stretches a set of known files (and the listings that watched them) leaves missing or
+unproven, worked out by hand for each case."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ from hbase_migrate.audit.records import AnchorRecord
 from hbase_migrate.cluster.storage.walstore import WalFileStatus
 from hbase_migrate.replay.coverage import (
     WRITE_TIME_SKEW_MS,
+    ChainKey,
+    Evidence,
     MissingSpan,
     anchors_of,
     find_missing,
@@ -33,9 +36,15 @@ def anchor(server: ServerName, created: int, group: str = "") -> AnchorRecord:
                         T0, T0)
 
 
+# listings from before the watermark until long after: every file created was listed
+ALWAYS = ((T0 - 86_400_000, T0 + 86_400_000),)
+
+
 def missing(files: list[tuple[str, int, int | None]], anchors: list[AnchorRecord], *,
-            now: int = T0 + 10 * ROLL) -> list[MissingSpan]:
-    return find_missing(files, anchors, since=T0, until=None, roll_period=ROLL, now=now)
+            now: int = T0 + 10 * ROLL, watched: tuple[tuple[int, int], ...] = ALWAYS,
+            queued_from: dict[ChainKey, int] | None = None) -> list[MissingSpan]:
+    return find_missing(files, anchors, since=T0, until=None, roll_period=ROLL, now=now,
+                        evidence=Evidence(ROLL, watched, queued_from, 600_000))
 
 
 def test_a_chain_from_its_anchor_rolling_every_period_is_covered() -> None:
@@ -43,12 +52,52 @@ def test_a_chain_from_its_anchor_rolling_every_period_is_covered() -> None:
     assert missing(chain, [anchor(OLD, T0 - 20_000)]) == []
 
 
+def test_files_a_period_apart_that_no_listing_watched_are_unproven_not_whole() -> None:
+    # HBase archives any WAL whose regions are flushed: a file rolled by size between two
+    # known files, then deleted, leaves no trace in their names
+    chain = [f(OLD, T0 - 20_000 + i * ROLL) for i in range(3)]
+    spans = missing(chain, [anchor(OLD, T0 - 20_000)], watched=())
+    assert [(s.first_time, s.last_time, s.proven) for s in spans] == [
+        (T0, T0 - 20_000 + ROLL + WRITE_TIME_SKEW_MS, False),
+        (T0 - 20_000 + ROLL - WRITE_TIME_SKEW_MS, T0 - 20_000 + 2 * ROLL + WRITE_TIME_SKEW_MS,
+         False)]
+    assert all("more often than the archive TTL (10m" in s.detail for s in spans)
+
+
+def test_watched_stretches_prove_links_they_cover_and_only_those() -> None:
+    a, b, c = T0 - 20_000, T0 + 30_000, T0 + 50_000  # closer than the roll period
+    chain = [f(OLD, a), f(OLD, b), f(OLD, c)]
+    # two listings' stretches joined end to end cover (a, b) but not (b, c)
+    watched = ((a - 5_000, T0), (T0 + 1, b + 2_000))
+    span, = missing(chain, [anchor(OLD, a)], watched=watched)
+    assert (span.first_time, span.proven) == (b - WRITE_TIME_SKEW_MS, False)
+    # a hole between two stretches leaves (a, b) unproven
+    span, = missing(chain[:2], [anchor(OLD, a)], watched=((a - 5_000, T0), (T0 + 5_000, c)))
+    assert span.last_time == b + WRITE_TIME_SKEW_MS
+
+
+def test_a_jump_over_the_roll_period_in_a_watched_stretch_is_a_late_roll_not_a_gap() -> None:
+    # a roller that ran late on a loaded machine: every file created was listed meanwhile
+    chain = [f(OLD, T0 - 10_000), f(OLD, T0 - 10_000 + 3 * ROLL)]
+    assert missing(chain, [anchor(OLD, T0 - 10_000)]) == []
+    span, = missing(chain, [anchor(OLD, T0 - 10_000)], watched=())
+    assert span.proven and span.detail.startswith("rule roll period")
+
+
+def test_a_replication_queue_from_before_a_link_proves_it() -> None:
+    a, b = T0 - 20_000, T0 + 20_000
+    chain = [f(OLD, a), f(OLD, b)]
+    key = ChainKey(str(OLD), "")
+    assert missing(chain, [anchor(OLD, a)], watched=(), queued_from={key: a}) == []
+    assert missing(chain, [anchor(OLD, a)], watched=(), queued_from={key: a + 1})
+
+
 def test_an_anchor_never_listed_is_missing_from_the_watermark_to_the_next_known_file() -> None:
     chain = [f(OLD, T0 - 20_000 + i * ROLL) for i in range(3, 8)]
     span, = missing(chain, [anchor(OLD, T0 - 20_000)])
     assert (span.server, span.first_time) == (str(OLD), T0)
     assert span.last_time == T0 - 20_000 + 3 * ROLL + WRITE_TIME_SKEW_MS
-    assert "was never listed" in span.detail
+    assert "was never listed" in span.detail and span.proven
 
 
 def test_an_anchored_server_with_no_file_known_misses_everything_since_the_watermark() -> None:
@@ -60,12 +109,14 @@ def test_an_anchored_server_with_no_file_known_misses_everything_since_the_water
 def test_a_jump_of_two_periods_is_missing_and_one_period_plus_slack_is_not() -> None:
     a, b = T0 - 10_000, T0 - 10_000 + ROLL + roll_slack(ROLL)  # late roll: fine
     c = b + 2 * ROLL  # one file in between was never seen
-    spans = missing([f(OLD, a), f(OLD, b, replayed_to=b + 50_000), f(OLD, c)],
-                    [anchor(OLD, a)])
-    span, = spans
+    chain = [f(OLD, a), f(OLD, b, replayed_to=b + 50_000), f(OLD, c)]
+    spans = missing(chain, [anchor(OLD, a)], watched=())
+    assert [s.proven for s in spans] == [False, True]  # (a, b) unwatched: only unproven
+    # listings watched (a, b) only; the jump (b, c) is judged by the roll period
+    span, = missing(chain, [anchor(OLD, a)], watched=((a - ROLL, b + WRITE_TIME_SKEW_MS),))
     assert span.first_time == b + 50_000 - WRITE_TIME_SKEW_MS  # after what was replayed
     assert span.last_time == c + WRITE_TIME_SKEW_MS
-    assert "between" in span.detail
+    assert "between" in span.detail and span.detail.startswith("rule roll period")
 
 
 def test_jumps_before_the_watermark_do_not_count() -> None:
@@ -81,7 +132,21 @@ def test_without_anchors_an_old_server_needs_a_file_created_by_the_watermark() -
 
 
 def test_a_server_started_after_the_watermark_starts_its_own_chain() -> None:
+    started = NEW.start_code
+    assert missing([f(NEW, started + i * ROLL) for i in range(3)], [], watched=(
+        (started - 5_000, started + 3 * ROLL),)) == []  # its first file made as it started
     assert missing([f(NEW, T0 + 40_000 + i * ROLL) for i in range(3)], []) == []
+
+
+def test_a_late_server_whose_first_file_is_unknown_and_unwatched_is_unproven() -> None:
+    # the source started after the window's start; files written before the first listing
+    # were rolled, archived and deleted (the issue's reproduction)
+    started, first = NEW.start_code, NEW.start_code + 12_000
+    chain = [f(NEW, first + i * 1_000) for i in range(3)]
+    span, = missing(chain, [], watched=((first - 2_000, first + 5_000),))
+    assert (span.first_time, span.last_time, span.proven) == (
+        started, first + WRITE_TIME_SKEW_MS, False)
+    assert "the server started at" in span.detail
     assert missing([f(NEW, T0 + 40_000 + i * ROLL) for i in range(3)],
                    [anchor(OLD, T0 - 1)], now=T0 + 2 * ROLL)[0].server == str(OLD)
 
@@ -93,8 +158,9 @@ def test_chains_are_per_wal_group_and_meta_is_not_checked() -> None:
     meta = ("/hbase/oldWALs/" + wal_file_name(OLD, T0 + 5 * ROLL, meta=True), T0 + 5 * ROLL,
             None)
     spans = missing([*g0, *g1, meta], [anchor(OLD, T0 - 1_000, "regiongroup-0"),
-                                        anchor(OLD, T0 - 2_000, "regiongroup-1")])
-    assert [(s.group, s.last_time) for s in spans] == [
+                                        anchor(OLD, T0 - 2_000, "regiongroup-1")], watched=())
+    assert {s.group for s in spans if not s.proven} == {"regiongroup-0"}  # none watched
+    assert [(s.group, s.last_time) for s in spans if s.proven] == [
         ("regiongroup-1", T0 - 2_000 + 3 * ROLL + WRITE_TIME_SKEW_MS)]
 
 
