@@ -155,8 +155,14 @@ class Evidence:
 
     def watched_over(self, first: int, last: int) -> bool:
         """Whether every file created strictly between ``first`` and ``last`` was listed
-        (the server's clock may differ from ours by up to :data:`WRITE_TIME_SKEW_MS`)."""
-        lo, hi = first + 1 - WRITE_TIME_SKEW_MS, last - 1 + WRITE_TIME_SKEW_MS
+        (the server's clock may differ from ours by up to :data:`WRITE_TIME_SKEW_MS`). A
+        file created after the newest listing began is younger than the TTL: the next
+        listing still finds it, so the stretch need not reach past that listing."""
+        if not self.watched:
+            return False
+        newest = max(seen_to for _, seen_to in self.watched)
+        lo = first + 1 - WRITE_TIME_SKEW_MS
+        hi = min(last - 1 + WRITE_TIME_SKEW_MS, newest)
         for seen_from, seen_to in sorted(self.watched):
             if seen_from > lo:
                 return False

@@ -39,13 +39,15 @@ def clusters_over_rpc(folder: Path, zookeeper: ZooKeeperServer, wal: WalSettings
 
 def write_migration(folder: Path, source: MiniHBase, target: MiniHBase, table: str, *,
                     name: str = "mig", roll_period: str | None = None,
-                    outage_tolerance: str | None = None) -> Path:
+                    outage_tolerance: str | None = None, archive_ttl: str | None = None
+                    ) -> Path:
     """A migration config as a user writes it: both clusters by their ``cluster.json``, the
     source's roll period and archive TTL as its region servers have them (and ``[replay]
     outage_tolerance`` when given)."""
     if roll_period is None:
         roll_period = f"{int(source.wal_settings.roll_period * 1000)}ms"
-    archive_ttl = f"{int(source.wal_settings.archive_ttl * 1000)}ms"
+    if archive_ttl is None:
+        archive_ttl = f"{int(source.wal_settings.archive_ttl * 1000)}ms"
     path = folder / "migration.toml"
     path.write_text(
         f'[migration]\nname = "{name}"\nledger = "sqlite:///{folder / "ledger.db"}"\n'

@@ -305,7 +305,6 @@ def test_idle_rolls_and_empty_files_are_no_gap_and_lag_is_zero_when_drained(
         run_workload(src, TABLE, seed=13, ops=50)
         copy_table_schema(src, dst, TABLE)
         spec = set_watermark(config)
-        run_workload(src, TABLE, seed=14, ops=50)
         job = ReplayJob.from_spec(spec)
         stop = threading.Event()
         runs: list[int] = []
@@ -322,6 +321,8 @@ def test_idle_rolls_and_empty_files_are_no_gap_and_lag_is_zero_when_drained(
         follower = threading.Thread(target=lambda: runs.append(
             follow_replay(job, 0.1, stop).exit_code), daemon=True)
         follower.start()
+        # written while the follow lists the source more often than the archive TTL
+        run_workload(src, TABLE, seed=14, ops=50)
         time.sleep(4.0)  # idle source: rolls of empty files, archived and deleted
         stop.set()
         follower.join()
@@ -346,9 +347,7 @@ def test_follow_refuses_an_interval_the_cleaner_outruns_unless_pinned(
     with MiniHBase(tmp_path / "src", "source", wal=settings, zookeeper=zookeeper.address,
                    znode_parent=parent, replication_peer="1") as src, \
             MiniHBase(tmp_path / "dst", "target") as dst:
-        config = write_migration(tmp_path, src, dst, TABLE)
-        with config.open("a", encoding="utf-8") as out:
-            out.write('archive_ttl = "10s"\n')
+        config = write_migration(tmp_path, src, dst, TABLE, archive_ttl="10s")
         spec = set_watermark(config)
         job = ReplayJob.from_spec(spec)
         stop = threading.Event()

@@ -67,8 +67,9 @@ def test_files_a_period_apart_that_no_listing_watched_are_unproven_not_whole() -
 def test_watched_stretches_prove_links_they_cover_and_only_those() -> None:
     a, b, c = T0 - 20_000, T0 + 30_000, T0 + 50_000  # closer than the roll period
     chain = [f(OLD, a), f(OLD, b), f(OLD, c)]
-    # two listings' stretches joined end to end cover (a, b) but not (b, c)
-    watched = ((a - 5_000, T0), (T0 + 1, b + 2_000))
+    # two listings' stretches joined end to end cover (a, b) but not (b, c); a later
+    # listing began after c was created
+    watched = ((a - 5_000, T0), (T0 + 1, b + 2_000), (c + 10_000, c + 20_000))
     span, = missing(chain, [anchor(OLD, a)], watched=watched)
     assert (span.first_time, span.proven) == (b - WRITE_TIME_SKEW_MS, False)
     # a hole between two stretches leaves (a, b) unproven
@@ -113,7 +114,8 @@ def test_a_jump_of_two_periods_is_missing_and_one_period_plus_slack_is_not() -> 
     spans = missing(chain, [anchor(OLD, a)], watched=())
     assert [s.proven for s in spans] == [False, True]  # (a, b) unwatched: only unproven
     # listings watched (a, b) only; the jump (b, c) is judged by the roll period
-    span, = missing(chain, [anchor(OLD, a)], watched=((a - ROLL, b + WRITE_TIME_SKEW_MS),))
+    span, = missing(chain, [anchor(OLD, a)], watched=((a - ROLL, b + WRITE_TIME_SKEW_MS),
+                                                      (c + ROLL, c + 2 * ROLL)))
     assert span.first_time == b + 50_000 - WRITE_TIME_SKEW_MS  # after what was replayed
     assert span.last_time == c + WRITE_TIME_SKEW_MS
     assert "between" in span.detail and span.detail.startswith("rule roll period")
