@@ -250,31 +250,40 @@ def _head(key: ChainKey, links: list[_Link], anchor: AnchorRecord | None, have_a
         what = (f"rule anchor: the WAL file {anchor_name} it was writing at the watermark "
                 f"({format_time(anchor.watermark)}) was never listed")
         return known, [MissingSpan(key.server, key.group, since, upto, what)]
-    if anchor is not None or have_anchors or not links:
-        return links, []  # no file at the watermark, or a chain started after it
+    if anchor is not None or not links:
+        return links, []  # the server wrote no file at the watermark
     try:
         started = ServerName.parse(key.server).start_code
     except ValueError:
         started = 0
-    first = links[0]
-    if started >= since:  # its chain begins with the file created as it started
-        if (first.name_time - started <= WRITE_TIME_SKEW_MS
-                or proof.watched_over(started, first.name_time)):
-            return links, []
-        return links, [MissingSpan(
-            key.server, key.group, started, first.name_time + WRITE_TIME_SKEW_MS,
-            f"{UNPROVEN}: the server started at {format_time(started)}, after "
-            f"{format_time(since)}, and the oldest known file of its chain, {first.name}, "
-            f"was created {format_duration(first.name_time - started)} later; no listing "
-            f"watched that stretch, so earlier files may have been deleted unseen; "
-            f"{proof.advice()}")]
+    if started >= since:  # a chain started after the watermark (a new server, a restart)
+        return links, _late_head(key, links[0], started, since, proof)
+    if have_anchors:
+        return links, []  # alive at the watermark with no WAL yet: created on a region open
     before = [link for link in links if link.name_time <= since]
     if before:
         return links[len(before) - 1:], []
+    first = links[0]
     what = (f"rule head: no WAL file created at or before {format_time(since)} was listed; "
             f"the oldest known is {first.name} ({format_time(first.name_time)})")
     return links, [MissingSpan(key.server, key.group, since,
                                first.name_time + WRITE_TIME_SKEW_MS, what)]
+
+
+def _late_head(key: ChainKey, first: _Link, started: int, since: int, proof: Evidence
+               ) -> list[MissingSpan]:
+    """A server started after ``since``: its chain begins with the file it created as it
+    started, unless the listings watched every file it may have created before ``first``."""
+    if (first.name_time - started <= WRITE_TIME_SKEW_MS
+            or proof.watched_over(started, first.name_time)):
+        return []
+    return [MissingSpan(
+        key.server, key.group, started, first.name_time + WRITE_TIME_SKEW_MS,
+        f"{UNPROVEN}: the server started at {format_time(started)}, after "
+        f"{format_time(since)}, and the oldest known file of its chain, {first.name}, "
+        f"was created {format_duration(first.name_time - started)} later; no listing "
+        f"watched that stretch, so earlier files may have been deleted unseen; "
+        f"{proof.advice()}")]
 
 
 def queued_missing(queues: Mapping[str, Iterable[str]], known_names: set[str], *,

@@ -198,3 +198,15 @@ def test_the_anchor_is_the_file_current_at_the_watermark_even_if_archived_since(
     only_archived = [WalFileStatus(f"/r/oldWALs/{name}", f"oldWALs/{name}", name, 1, 1,
                                    "archived", str(dead), T0 - 50)]
     assert anchors_of(only_archived, T0) == {}  # no live file: the server was not writing
+
+
+def test_a_server_restarted_after_the_watermark_needs_its_first_file_known() -> None:
+    # anchors exist (a snapshot fixed T0); NEW has none: it started after T0
+    started = NEW.start_code
+    own = [f(NEW, started + 5_000 + i * ROLL) for i in range(2)]
+    old = [f(OLD, T0 - 1)]
+    span, = missing([*old, *own], [anchor(OLD, T0 - 1)], now=T0 + 3 * ROLL,
+                    watched=((started + 2_000, T0 + 10 * ROLL),))
+    assert (span.server, span.first_time, span.proven) == (str(NEW), started, False)
+    assert missing([*old, f(NEW, started), *own], [anchor(OLD, T0 - 1)], now=T0 + 3 * ROLL,
+                   watched=((T0 - 5_000, T0 + 10 * ROLL),)) == []
