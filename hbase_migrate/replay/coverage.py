@@ -241,15 +241,7 @@ def _head(key: ChainKey, links: list[_Link], anchor: AnchorRecord | None, have_a
           since: int, end: int, proof: Evidence) -> tuple[list[_Link], list[MissingSpan]]:
     """The chain from where coverage must start, and a span when its start is missing."""
     if anchor is not None and anchor.path:
-        anchor_name = posixpath.basename(anchor.path)
-        start = anchor.name_time if anchor.name_time is not None else name_timestamp(anchor_name)
-        known = [link for link in links if start is None or link.name_time >= start]
-        if known and known[0].name == anchor_name:
-            return known, []
-        upto = known[0].name_time + WRITE_TIME_SKEW_MS if known else end
-        what = (f"rule anchor: the WAL file {anchor_name} it was writing at the watermark "
-                f"({format_time(anchor.watermark)}) was never listed")
-        return known, [MissingSpan(key.server, key.group, since, upto, what)]
+        return _anchored_head(key, links, anchor, since, end)
     if anchor is not None or not links:
         return links, []  # the server wrote no file at the watermark
     try:
@@ -268,6 +260,20 @@ def _head(key: ChainKey, links: list[_Link], anchor: AnchorRecord | None, have_a
             f"the oldest known is {first.name} ({format_time(first.name_time)})")
     return links, [MissingSpan(key.server, key.group, since,
                                first.name_time + WRITE_TIME_SKEW_MS, what)]
+
+
+def _anchored_head(key: ChainKey, links: list[_Link], anchor: AnchorRecord, since: int,
+                   end: int) -> tuple[list[_Link], list[MissingSpan]]:
+    """The chain from its anchor, and a span when the anchor was never listed."""
+    anchor_name = posixpath.basename(anchor.path)
+    start = anchor.name_time if anchor.name_time is not None else name_timestamp(anchor_name)
+    known = [link for link in links if start is None or link.name_time >= start]
+    if known and known[0].name == anchor_name:
+        return known, []
+    upto = known[0].name_time + WRITE_TIME_SKEW_MS if known else end
+    what = (f"rule anchor: the WAL file {anchor_name} it was writing at the watermark "
+            f"({format_time(anchor.watermark)}) was never listed")
+    return known, [MissingSpan(key.server, key.group, since, upto, what)]
 
 
 def _late_head(key: ChainKey, first: _Link, started: int, since: int, proof: Evidence
