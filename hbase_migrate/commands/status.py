@@ -162,9 +162,11 @@ def _render_tables(console: Console, m: MigrationStatus, fmt_time: Callable[[int
         console.print(servers)
     if m.gaps:
         gaps = table("server", "WAL file", "edits from", "edits to", "detected",
-                     title="[red]GAPS: edits lost for the target[/red]")
+                     title="[red]GAPS: edits lost (or not proven kept) for the target[/red]")
         for g in m.gaps:
-            gaps.add_row(g.server, g.path or f"(missing: {g.detail})", when(g.first_time),
+            unproven = (g.detail or "").startswith("unproven")
+            what = g.path or (f"({g.detail})" if unproven else f"(missing: {g.detail})")
+            gaps.add_row(g.server, what, when(g.first_time),
                          when(g.last_time),
                          when(g.detected_at))
         console.print(gaps)
