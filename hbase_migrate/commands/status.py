@@ -163,8 +163,10 @@ def _render_tables(console: Console, m: MigrationStatus, fmt_time: Callable[[int
     if m.gaps:
         gaps = table("server", "WAL file", "edits from", "edits to", "detected",
                      title="[red]GAPS: edits lost (or not proven kept) for the target[/red]")
+        from hbase_migrate.replay.coverage import UNPROVEN
+
         for g in m.gaps:
-            unproven = (g.detail or "").startswith("unproven")
+            unproven = (g.detail or "").startswith(UNPROVEN)
             what = g.path or (f"({g.detail})" if unproven else f"(missing: {g.detail})")
             gaps.add_row(g.server, what, when(g.first_time),
                          when(g.last_time),
