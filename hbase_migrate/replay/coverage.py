@@ -12,7 +12,8 @@ first rule that decides it:
 * **watched**: every file created in the stretch was listed. A file lives at least the
   archive TTL after its creation (it is archived once closed, then kept for the TTL), so a
   listing that ran from ``started`` to ``ended`` saw every file created in
-  ``[ended - ttl, started]`` (:meth:`Ledger.record_listing`): the chain is whole there;
+  ``[ended - ttl, started]``, and no file of a chain was created between its newest live
+  file and ``started`` (:meth:`Ledger.record_listing`): the chain is whole there;
 * **replication queue**: a source peer's queue holds every file of the server from its
   oldest queued one on; the stretch is whole when that is at or before it (and every queued
   name is known: :func:`queued_missing`);
@@ -28,8 +29,10 @@ The chain's head: it starts at its *anchor*, the file the server was writing whe
 watermark was fixed (:func:`fix_watermark` records one per live chain). A chain with no
 anchor started after the watermark, or the migration predates anchors (or a window replay):
 a server started before ``since`` must have a known file created at or before ``since``; a
-server started after it must have its first file known (created with the server), unless
-the listings watched its start.
+server started after it must have its first file known (made within seconds of its start:
+:data:`FIRST_WAL_DELAY_MS`), unless the listings watched its start. A listing also proves that
+no file of a live chain was created after its newest file in ``WALs/`` (HBase never archives
+the file it is writing).
 
 What cannot be proven is a :class:`MissingSpan` (server, group, time span, rule), recorded as
 a ``missing`` gap. The hbase:meta WAL is not checked (it carries no user table edits), nor are
@@ -62,6 +65,10 @@ WAKE_FREQUENCY_MS = 10_000  # hbase.server.thread.wakefrequency: how late a peri
 # the edit is appended), so a lost file's edits may predate its name by a little.
 WRITE_TIME_SKEW_MS = 1_000
 _REGION_GROUP = re.compile(r"[0-9a-f]{32}")
+# A region server makes its first WAL at its first region open or its first report to the
+# master (hbase.regionserver.msginterval, 3 s), whichever is first: 5.6 s after the start
+# code on HBase 2.6.1, 7.5 s on 1.4.13. A file this close to the start is taken as the first.
+FIRST_WAL_DELAY_MS = 10_000
 
 
 def roll_slack(roll_period: int) -> int:
@@ -142,28 +149,35 @@ class _Link(NamedTuple):
     last_write_time: int | None
 
 
+ALL_CHAINS = ChainKey("", "")  # the key of the stretches every chain shares
+
+
 @dataclass(frozen=True)
 class Evidence:
     """What proves a chain whole besides its files: the stretches in which every created
-    file was listed (``watched``, :meth:`Ledger.watched`), the creation time of the oldest
-    file a replication peer queues per chain (``queued_from``), and the roll period."""
+    file was listed, per chain (:data:`ALL_CHAINS` for every chain; :meth:`Ledger.watched`),
+    the creation time of the oldest file a replication peer queues per chain
+    (``queued_from``), and the roll period."""
 
     roll_period: int
-    watched: Sequence[tuple[int, int]] = ()
+    watched: Mapping[ChainKey, Sequence[tuple[int, int]]] | None = None
     queued_from: Mapping[ChainKey, int] | None = None
     archive_ttl: int | None = None  # for the advice in an unproven span
 
-    def watched_over(self, first: int, last: int) -> bool:
-        """Whether every file created strictly between ``first`` and ``last`` was listed
-        (the server's clock may differ from ours by up to :data:`WRITE_TIME_SKEW_MS`). A
-        file created after the newest listing began is younger than the TTL: the next
-        listing still finds it, so the stretch need not reach past that listing."""
-        if not self.watched:
+    def watched_over(self, key: ChainKey, first: int, last: int) -> bool:
+        """Whether every file of chain ``key`` created strictly between ``first`` and
+        ``last`` was listed (the server's clock may differ from ours by up to
+        :data:`WRITE_TIME_SKEW_MS`). A file created after the newest listing began is
+        younger than the TTL: the next listing still finds it, so the stretch need not
+        reach past that listing."""
+        watched = self.watched or {}
+        stretches = sorted([*watched.get(ALL_CHAINS, ()), *watched.get(key, ())])
+        if not stretches:
             return False
-        newest = max(seen_to for _, seen_to in self.watched)
+        newest = max(seen_to for _, seen_to in stretches)
         lo = first + 1 - WRITE_TIME_SKEW_MS
         hi = min(last - 1 + WRITE_TIME_SKEW_MS, newest)
-        for seen_from, seen_to in sorted(self.watched):
+        for seen_from, seen_to in stretches:
             if seen_from > lo:
                 return False
             if seen_to >= lo:
@@ -218,7 +232,7 @@ def find_missing(files: Iterable[tuple[str, int | None, int | None]],
 def _link(key: ChainKey, a: _Link, b: _Link, since: int, proof: Evidence
           ) -> MissingSpan | None:
     """The stretch between two consecutive known files, when no rule proves it whole."""
-    if proof.watched_over(a.name_time, b.name_time) or proof.queued(key, a.name_time):
+    if proof.watched_over(key, a.name_time, b.name_time) or proof.queued(key, a.name_time):
         return None
     apart = b.name_time - a.name_time
     first = max(since, (a.last_write_time or a.name_time) - WRITE_TIME_SKEW_MS)
@@ -278,18 +292,23 @@ def _anchored_head(key: ChainKey, links: list[_Link], anchor: AnchorRecord, sinc
 
 def _late_head(key: ChainKey, first: _Link, started: int, since: int, proof: Evidence
                ) -> list[MissingSpan]:
-    """A server started after ``since``: its chain begins with the file it created as it
-    started, unless the listings watched every file it may have created before ``first``."""
-    if (first.name_time - started <= WRITE_TIME_SKEW_MS
-            or proof.watched_over(started, first.name_time)):
+    """A server started after ``since``: its chain begins with the file it made soon after
+    it started (:data:`FIRST_WAL_DELAY_MS`), unless the listings watched its start; from
+    there it rolled at least once per roll period."""
+    after = first.name_time - started
+    if after <= FIRST_WAL_DELAY_MS or proof.watched_over(key, started, first.name_time):
         return []
-    return [MissingSpan(
-        key.server, key.group, started, first.name_time + WRITE_TIME_SKEW_MS,
-        f"{UNPROVEN}: the server started at {format_time(started)}, after "
-        f"{format_time(since)}, and the oldest known file of its chain, {first.name}, "
-        f"was created {format_duration(first.name_time - started)} later; no listing "
-        f"watched that stretch, so earlier files may have been deleted unseen; "
-        f"{proof.advice()}")]
+    said = (f"the server started at {format_time(started)}, after {format_time(since)}, "
+            f"and the oldest known file of its chain, {first.name}, was created "
+            f"{format_duration(after)} later")
+    last = first.name_time + WRITE_TIME_SKEW_MS
+    if after > FIRST_WAL_DELAY_MS + proof.roll_period + roll_slack(proof.roll_period):
+        return [MissingSpan(key.server, key.group, started, last,
+                            f"rule roll period: {said}: its first files were rolled and "
+                            f"deleted unseen (roll period {format_duration(proof.roll_period)})")]
+    return [MissingSpan(key.server, key.group, started, last,
+                        f"{UNPROVEN}: {said}; no listing watched that stretch, so earlier "
+                        f"files may have been deleted unseen; {proof.advice()}")]
 
 
 def queued_missing(queues: Mapping[str, Iterable[str]], known_names: set[str], *,
@@ -323,13 +342,26 @@ def anchors_of(listed: Iterable[WalFileStatus], at: int) -> dict[ChainKey, WalFi
     return found
 
 
+def live_heads(listed: Iterable[WalFileStatus]) -> dict[tuple[str, str], int]:
+    """Per live chain (server, group), the creation time of its newest file in ``WALs/``,
+    less the clock skew: HBase never archives the file it writes, so no file of the chain
+    was created after it until the listing (:meth:`Ledger.record_listing`)."""
+    heads: dict[tuple[str, str], int] = {}
+    for f in listed:
+        key = chain_key(f.relpath)
+        if key is not None and f.state == "live" and f.timestamp is not None:
+            heads[key] = max(f.timestamp - WRITE_TIME_SKEW_MS, heads.get(key, 0))
+    return heads
+
+
 def record_anchors(ledger: Ledger, migration_id: int, store: WalStore, watermark: int,
                    archive_ttl: int) -> int:
     """Record the file each live chain was writing at ``watermark`` (and the listing as
     watched); returns how many."""
     started = now_ms()
     listed = store.list_wal_files()
-    ledger.record_listing(migration_id, SOURCE, started, now_ms(), archive_ttl)
+    ledger.record_listing(migration_id, SOURCE, started, now_ms(), archive_ttl,
+                          live_heads(listed))
     found = anchors_of(listed, watermark)
     for key, f in found.items():
         ledger.record_anchor(migration_id, key.server, key.group, f.path, f.timestamp,
@@ -362,7 +394,9 @@ def check_coverage(ledger: Ledger, migration_id: int, since: int, until: int | N
     to the ledger."""
     now = now_ms()
     rows = ledger.wal_files(migration_id, stream)
-    evidence = Evidence(roll_period, ledger.watched(migration_id, stream),
+    watched = {ChainKey(*chain): stretches
+               for chain, stretches in ledger.watched(migration_id, stream).items()}
+    evidence = Evidence(roll_period, watched,
                         None if view is None else queued_from(view), archive_ttl)
     spans = find_missing(known_files(rows), ledger.anchors(migration_id), since=since,
                          until=until, roll_period=roll_period, now=now, evidence=evidence)

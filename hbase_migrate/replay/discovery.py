@@ -29,7 +29,7 @@ from hbase_migrate.cluster.storage.walstore import (
 )
 from hbase_migrate.config import ClusterSpec
 from hbase_migrate.errors import ConfigError
-from hbase_migrate.replay.coverage import WRITE_TIME_SKEW_MS, Gap, chain_key
+from hbase_migrate.replay.coverage import WRITE_TIME_SKEW_MS, Gap, chain_key, live_heads
 from hbase_migrate.timeutil import format_time
 from hbase_migrate.wal.names import parse_wal_path
 
@@ -74,7 +74,8 @@ def reconcile(ledger: Ledger, migration_id: int, store: WalStore, *,
     if not record:
         return result
     if archive_ttl is not None:
-        ledger.record_listing(migration_id, stream, started, now_ms(), archive_ttl)
+        ledger.record_listing(migration_id, stream, started, now_ms(), archive_ttl,
+                              live_heads(result.listed))
     here = {f.path for f in result.listed}
     _follow_listed(ledger, migration_id, result, here, stream)
     for f in result.listed:

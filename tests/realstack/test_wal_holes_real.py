@@ -12,7 +12,8 @@ rolled until the files holding its edits are archived and deleted.
   chain look whole.
 * Listed more often than the cleaner's TTL (``--follow`` runs) while the same happens, the
   chain is whole: exit 0, the target equal to the source; also when the file the chain was
-  writing at the start is older than the TTL (a known defect: xfail).
+  writing at the start is older than the TTL (the first listing saw it as the newest file of
+  its chain: no file came between).
 
 The truth is a test-side watcher listing the HBase root over WebHDFS every few tens of ms
 (every file that ever existed), and what the clusters hold."""
@@ -349,11 +350,6 @@ def test_a_chain_listed_more_often_than_the_ttl_is_whole(source: Source) -> None
     whole(source, config, start, "busy_whole")
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
-    "product defect: the stretch from the chain's file at the start to the first listing "
-    "counts as unwatched when that file is older than the archive TTL, although it was the "
-    "newest live file of its chain then (no file can have been created in between): an "
-    "'unproven' gap, exit 3"))
 def test_a_whole_chain_whose_file_at_the_start_is_older_than_the_ttl(source: Source) -> None:
     config, start = follow_while_busy(source, "quiet_old", "busy_old",
                                          TTL_MS / 1000 + 2)

@@ -23,6 +23,7 @@ from hbase_migrate.audit.records import GapKind, WalStatus
 from hbase_migrate.cli import cli, main
 from hbase_migrate.config import MigrationSpec
 from hbase_migrate.errors import ConfigError
+from hbase_migrate.replay.coverage import FIRST_WAL_DELAY_MS
 from hbase_migrate.replay.discovery import SOURCE
 from hbase_migrate.replay.job import FileTask, ReplayJob
 from hbase_migrate.replay.run import Observer, follow_replay, run_replay
@@ -408,6 +409,10 @@ def test_a_replay_from_before_the_servers_started_reports_files_deleted_unseen(
         wait_for(lambda: not any(p.name.endswith(f".{t}") for t in first_files.values()
                                  for p in src.hbase_root_dir.rglob("*") if p.is_file()), 15,
                  "the cleaner to delete every server's first WAL file")
+        # as in the field, the replay comes later: every file of a server's first
+        # FIRST_WAL_DELAY_MS (a server's first WAL may be made that late) is gone
+        began = max(int(s.rsplit(",", 1)[1]) for s in servers) / 1000
+        time.sleep(max(0.0, began + FIRST_WAL_DELAY_MS / 1000 + 4.0 - time.time()))
 
         result = CliRunner().invoke(cli, ["replay", "--config", str(config), "--start",
                                           str(start)], catch_exceptions=False)

@@ -7,6 +7,8 @@ from __future__ import annotations
 from hbase_migrate.audit.records import AnchorRecord
 from hbase_migrate.cluster.storage.walstore import WalFileStatus
 from hbase_migrate.replay.coverage import (
+    ALL_CHAINS,
+    FIRST_WAL_DELAY_MS,
     WRITE_TIME_SKEW_MS,
     ChainKey,
     Evidence,
@@ -42,9 +44,12 @@ ALWAYS = ((T0 - 86_400_000, T0 + 86_400_000),)
 
 def missing(files: list[tuple[str, int, int | None]], anchors: list[AnchorRecord], *,
             now: int = T0 + 10 * ROLL, watched: tuple[tuple[int, int], ...] = ALWAYS,
-            queued_from: dict[ChainKey, int] | None = None) -> list[MissingSpan]:
+            queued_from: dict[ChainKey, int] | None = None,
+            chain_watched: dict[ChainKey, list[tuple[int, int]]] | None = None
+            ) -> list[MissingSpan]:
+    stretches = {ALL_CHAINS: list(watched), **(chain_watched or {})}
     return find_missing(files, anchors, since=T0, until=None, roll_period=ROLL, now=now,
-                        evidence=Evidence(ROLL, watched, queued_from, 600_000))
+                        evidence=Evidence(ROLL, stretches, queued_from, 600_000))
 
 
 def test_a_chain_from_its_anchor_rolling_every_period_is_covered() -> None:
@@ -203,10 +208,35 @@ def test_the_anchor_is_the_file_current_at_the_watermark_even_if_archived_since(
 def test_a_server_restarted_after_the_watermark_needs_its_first_file_known() -> None:
     # anchors exist (a snapshot fixed T0); NEW has none: it started after T0
     started = NEW.start_code
-    own = [f(NEW, started + 5_000 + i * ROLL) for i in range(2)]
+    own = [f(NEW, started + FIRST_WAL_DELAY_MS + 5_000 + i * ROLL) for i in range(2)]
     old = [f(OLD, T0 - 1)]
     span, = missing([*old, *own], [anchor(OLD, T0 - 1)], now=T0 + 3 * ROLL,
                     watched=((started + 2_000, T0 + 10 * ROLL),))
     assert (span.server, span.first_time, span.proven) == (str(NEW), started, False)
     assert missing([*old, f(NEW, started), *own], [anchor(OLD, T0 - 1)], now=T0 + 3 * ROLL,
                    watched=((T0 - 5_000, T0 + 10 * ROLL),)) == []
+    # HBase makes a server's first WAL seconds after its start (its first report or open)
+    assert missing([*old, f(NEW, started + FIRST_WAL_DELAY_MS)], [anchor(OLD, T0 - 1)],
+                   now=T0 + 3 * ROLL, watched=((T0 - 5_000, T0 + 10 * ROLL),)) == []
+    # and rolls it at least once per period from there: far later, files were lost
+    late = started + FIRST_WAL_DELAY_MS + ROLL + roll_slack(ROLL) + 1
+    span, = missing([*old, f(NEW, late)], [anchor(OLD, T0 - 1)], now=late + ROLL,
+                    watched=((late - 1_000, late + ROLL),))
+    assert span.proven and span.detail.startswith("rule roll period")
+
+
+def test_a_listing_that_saw_a_chains_newest_live_file_proves_nothing_came_after_it() -> None:
+    # the file the chain was writing at T0 is older than the TTL when the first listing
+    # runs: the TTL alone cannot prove (a, b), but a listing that saw a as the chain's
+    # newest live file proves no file came between a and that listing
+    a, b = T0 - 40_000, T0 + 15_000  # closer than the roll period
+    chain = [f(OLD, a), f(OLD, b)]
+    key = ChainKey(str(OLD), "")
+    ttl_only = ((T0 - 30_000, T0), (T0 - 1, b + 10_000))  # a 30 s TTL, listings at T0, b
+    span, = missing(chain, [anchor(OLD, a)], watched=ttl_only)
+    assert not span.proven
+    assert missing(chain, [anchor(OLD, a)], watched=ttl_only,
+                   chain_watched={key: [(a - WRITE_TIME_SKEW_MS, T0)]}) == []
+    other = ChainKey(str(NEW), "")  # another chain's head proves nothing of this one
+    assert missing(chain, [anchor(OLD, a)], watched=ttl_only,
+                   chain_watched={other: [(a - WRITE_TIME_SKEW_MS, T0)]})
