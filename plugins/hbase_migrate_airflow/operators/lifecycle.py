@@ -190,15 +190,22 @@ class LifecycleOperator(BaseOperator):
 
 class CheckOperator(LifecycleOperator):
     """Before the first write: the connections, the clusters and the source tables
-    (:func:`hbase_migrate.lifecycle.check.check`; records nothing)."""
+    (:func:`hbase_migrate.lifecycle.check.check`; records nothing). A ``ledger`` Param is
+    then remembered for the schedules (:mod:`hbase_migrate_airflow.ledgers`)."""
 
     step = "check"
 
     def call(self, spec: MigrationSpec, provenance: Provenance, params: dict[str, Any],
              context: Context) -> Outcome:
         from hbase_migrate.lifecycle.check import check
+        from hbase_migrate_airflow.ledgers import remember
 
-        return check(spec)
+        checked = check(spec)
+        if params.get("ledger"):
+            remember(spec.ledger_url)
+            self.log.info("ledger %s: the scheduled runs look in it until this migration "
+                          "is cut over", params["ledger"])
+        return checked
 
 
 class PrepareOperator(LifecycleOperator):
