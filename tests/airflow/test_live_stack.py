@@ -481,12 +481,39 @@ def test_the_replay_maps_a_task_per_chain_and_retries_a_failed_one_alone(live: L
     assert compare(src, dst, "parts").equal
 
 
+def test_a_backfill_of_the_hour_in_progress_is_refused_and_cancelled_as_the_docs_say(
+        live: Live) -> None:
+    """``airflow backfill create`` over the hour in progress alone (no hour of it has
+    ended) creates no run and says so, and Airflow keeps that empty backfill open, which
+    would refuse the next one; cancelled over REST as the docs give it, the next create is
+    taken."""
+    now = datetime.now(UTC)
+    if now.minute == 59:  # the hour must not end between here and the create
+        time.sleep(61 - now.second)
+    hour = datetime.now(UTC).replace(minute=0, second=0, microsecond=0)
+    made = shell(live, "airflow backfill create --dag-id hbase_migrate_backfill "
+                 f"--from-date {hour.isoformat()} --to-date {hour.isoformat()}")
+    assert made.returncode != 0 and "No runs to create" in made.stdout + made.stderr, made
+    status, listed = live.stack.api("GET", "/backfills?dag_id=hbase_migrate_backfill")
+    assert status == 200, listed
+    left = [b for b in listed["backfills"] if b["completed_at"] is None]
+    assert len(left) == 1, listed  # Airflow's, not ours: the docs say how to end it
+    again = shell(live, "airflow backfill create --dag-id hbase_migrate_backfill "
+                  f"--from-date {hour.isoformat()} --to-date {hour.isoformat()}")
+    assert "AlreadyRunningBackfill" in again.stdout + again.stderr, again
+    status, answer = live.stack.api("PUT", f"/backfills/{left[0]['id']}/cancel")
+    assert status == 200 and answer["completed_at"], answer
+    status, listed = live.stack.api("GET", "/backfills?dag_id=hbase_migrate_backfill")
+    assert [b for b in listed["backfills"] if b["completed_at"] is None] == [], listed
+
+
 def test_a_backfill_replays_exactly_each_hours_files(live: Live) -> None:
     """``airflow backfill create`` as the README gives it (no ``--dag-run-conf``) while the
     DAG is paused: its runs wait, queued, and start once it is unpaused; each replays its
     hour for every migration in progress, ``backfill_test`` among them (its ledger where
     the tasks look by default), exactly the WAL files with edits of that hour; the fourth
-    hour holds none and its task ends skipped, saying so."""
+    hour holds none and its task ends skipped, saying so; the fifth holds edits of another
+    table only, and its task, which wrote nothing, ends skipped too, saying why."""
     name = "backfill_test"
     folder = live.folder / "backfill"
     root = HBaseRoot(folder / "hbase")
@@ -509,6 +536,11 @@ def test_a_backfill_replays_exactly_each_hours_files(live: Live) -> None:
             path = root.write(server, h0 + minutes * minute, table,
                               puts(f"{server.host}-{i}", i * 10, 3), write_time=written)
             files[path.name] = range(written, written + 3)
+    # the fifth hour: edits of a table the migration leaves out, in rs1's next file (rolled
+    # within the roll period after its last, so its chain has no hole)
+    noise = h0 + 245 * minute
+    path = root.write(rs1, h0 + 210 * minute, "noise", puts("noise", 0, 3), write_time=noise)
+    files[path.name] = range(noise, noise + 3)
     with t2(live.target) as target:
         target.create_table(TableDescriptor(table, (FamilyDescriptor(b"d", max_versions=3),)))
     # in progress in the ledger the tasks find by themselves: <state dir>/<name>/ledger.db
@@ -523,8 +555,8 @@ def test_a_backfill_replays_exactly_each_hours_files(live: Live) -> None:
         return [r for r in runs(live.stack, "hbase_migrate_backfill")
                 if r["run_type"] == "backfill"]
 
-    create_backfill(live, first, backfilled, hours=4)  # the DAG is paused
-    assert [r["state"] for r in backfilled()] == ["queued"] * 4
+    create_backfill(live, first, backfilled, hours=5)  # the DAG is paused
+    assert [r["state"] for r in backfilled()] == ["queued"] * 5
     unpaused = unpaused_now(live.stack, "hbase_migrate_backfill")
     deadline = time.monotonic() + 600
     while not all(r["state"] in DONE for r in backfilled()):
@@ -540,11 +572,16 @@ def test_a_backfill_replays_exactly_each_hours_files(live: Live) -> None:
         tasks[start] = next(t for t in tasks_of(live.stack, "hbase_migrate_backfill",
                                                 run["dag_run_id"])
                             if t["rendered_map_index"] == name)
-    assert sorted(windows.values()) == [(h0 + k * HOUR, h0 + (k + 1) * HOUR) for k in range(4)]
-    assert [tasks[h0 + k * HOUR]["state"] for k in range(4)] == ["success"] * 3 + ["skipped"]
-    empty = tasks[h0 + 3 * HOUR]
+    assert sorted(windows.values()) == [(h0 + k * HOUR, h0 + (k + 1) * HOUR) for k in range(5)]
+    assert [tasks[h0 + k * HOUR]["state"] for k in range(5)] == ["success"] * 3 + [
+        "skipped"] * 2
+    empty, other = tasks[h0 + 3 * HOUR], tasks[h0 + 4 * HOUR]
     said = task_log(live.stack, "hbase_migrate_backfill", empty["dag_run_id"], empty)
     assert f"no WAL edits of migration '{name}' in the window" in said, said
+    said = task_log(live.stack, "hbase_migrate_backfill", other["dag_run_id"], other)
+    assert (f"no WAL edits of migration '{name}' in the window" in said
+            and "1 WAL file(s) hold edits of the window, none of its table(s) events" in said
+            ), said
 
     with Ledger.open(ledger_url) as ledger:
         record = ledger.migration(name)

@@ -306,16 +306,20 @@ class ReplayOperator(LifecycleOperator):
         return isinstance(result, RunSummary) and result.exit_code == EXIT_GAPS
 
     def idle(self, spec: MigrationSpec, result: Outcome) -> str | None:
-        """A window (a backfill's run) whose WAL files hold no edit of it."""
+        """A window (a backfill's run) that wrote nothing: its WAL files hold no edit of it,
+        or only edits of tables the migration leaves out."""
         from hbase_migrate.replay.run import RunSummary
         from hbase_migrate.timeutil import format_time
 
         if (self.window != "data_interval" or not isinstance(result, RunSummary)
-                or result.manifest is None or result.manifest.included):
+                or result.manifest is None or any(result.cells().values())):
             return None
         window = f"[{format_time(result.start)}, {format_time(result.end or result.start)})"
-        return (f"no WAL edits of migration {spec.name!r} in the window {window}: "
-                f"{len(result.manifest.items)} WAL file(s) looked at, none holds one; "
+        held = len(result.manifest.included)
+        why = (f"{held} WAL file(s) hold edits of the window, none of its table(s) "
+               f"{', '.join(t.source for t in spec.tables)}" if held else
+               f"{len(result.manifest.items)} WAL file(s) looked at, none holds one")
+        return (f"no WAL edits of migration {spec.name!r} in the window {window}: {why}; "
                 "nothing replayed (the manifest is in the ledger's backfill step)")
 
 
