@@ -659,7 +659,8 @@ def test_the_trigger_form_shows_the_params_in_a_real_browser(live: Live) -> None
     status, details = live.stack.api("GET", "/dags/hbase_migrate_start/details")
     assert status == 200, details
     titles = [p["schema"]["title"] for p in details["params"].values()]
-    assert {"Watermark T0", "Parts"} <= set(titles) and len(titles) == 11
+    assert {"Watermark T0", "Parts", "Change the migration's settings"} <= set(titles)
+    assert len(titles) == 12
     with browser() as page:
         page.open(f"{live.stack.url}/dags/hbase_migrate_start")
         page.wait_until("!!document.querySelector('button[aria-label=\"Trigger Dag\"]')")
