@@ -43,6 +43,19 @@ def recorded_definition(spec: MigrationSpec) -> dict[str, Any] | None:
         return definition_in(ledger, spec.name)
 
 
+def pending_changes(spec: MigrationSpec) -> list[str]:
+    """The settings a step of ``spec`` would change in its ledger's record (the
+    ``setting_changes`` lines, the clusters' left out); empty for a new migration."""
+    recorded = recorded_definition(spec)
+    if recorded is None:
+        return []
+    return _settings_only(setting_changes(recorded, definition_of(spec)))
+
+
+def _settings_only(changes: list[str]) -> list[str]:
+    return [c for c in changes if not c.startswith(_CLUSTERS)]
+
+
 def settled_spec(spec: MigrationSpec, given: Mapping[str, Any], *, change: bool,
                  how_to_change: str) -> Settled:
     """``spec`` (the migration as the caller names it: its clusters and tables) with the
@@ -58,8 +71,7 @@ def settled_spec(spec: MigrationSpec, given: Mapping[str, Any], *, change: bool,
         section, _, key = dotted.partition(".")
         tree[section] = {**tree.get(section, {}), key: value}
     settled = spec_of(spec.name, tree, spec.ledger_url)
-    changes = [c for c in setting_changes(recorded, definition_of(settled))
-               if not c.startswith(_CLUSTERS)]
+    changes = _settings_only(setting_changes(recorded, definition_of(settled)))
     if changes and not change:
         raise ConfigError(
             f"migration {spec.name!r} keeps its recorded settings, and this run gives other "

@@ -217,20 +217,14 @@ def _recorded(name: str, ledger: str | None) -> MigrationSpec:
 
 def _settled(spec: MigrationSpec, params: Mapping[str, Any]) -> MigrationSpec:
     """``spec`` with its migration's recorded settings; a setting Param given that differs
-    changes them only with ``change_settings`` (said in the task's log), else is refused."""
-    import logging
-
+    changes them only with ``change_settings`` (the step's task says so), else is
+    refused."""
     from hbase_migrate.lifecycle.settings import settled_spec
 
     given = {dotted: params[key] for key, dotted in SETTINGS.items() if params.get(key)}
-    settled = settled_spec(spec, given, change=bool(params.get("change_settings")),
-                           how_to_change="turn on change_settings (\"Change the migration's "
-                                         "settings\") to change them")
-    if settled.changes:
-        logging.getLogger(__name__).warning(
-            "migration %r: this run changes its settings (change_settings is on): %s",
-            spec.name, "; ".join(settled.changes))
-    return settled.spec
+    return settled_spec(spec, given, change=bool(params.get("change_settings")),
+                        how_to_change="turn on change_settings (\"Change the migration's "
+                                      "settings\") to change them").spec
 
 
 def _section(endpoints: ClusterEndpoints) -> dict[str, Any]:

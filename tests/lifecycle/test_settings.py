@@ -60,3 +60,17 @@ def test_a_new_migration_takes_the_callers_spec(tmp_path: Path) -> None:
     spec = named(airflow_spec("fresh", f"sqlite:///{tmp_path / 'ledger.db'}"), margin=7000)
     settled = settled_spec(spec, {"replay.margin": "7s"}, change=False, how_to_change=HOW)
     assert settled == (spec, [])
+
+
+def test_pending_changes_are_what_a_step_would_record(tmp_path: Path) -> None:
+    from hbase_migrate.lifecycle.settings import pending_changes
+
+    spec = recorded(tmp_path)
+    assert pending_changes(spec) == []
+    changed = settled_spec(named(spec), {"replay.margin": "2s"}, change=True,
+                           how_to_change=HOW).spec
+    assert pending_changes(changed) == ["replay.margin 1000 -> 2000"]
+    with Ledger.open(spec.ledger_url) as ledger:
+        ledger.ensure_spec(changed)
+    assert pending_changes(changed) == []
+    assert pending_changes(airflow_spec("fresh", f"sqlite:///{tmp_path / 'new.db'}")) == []

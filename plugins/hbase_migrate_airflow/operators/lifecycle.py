@@ -151,6 +151,7 @@ class LifecycleOperator(BaseOperator):
         from hbase_migrate.errors import ConfigError
 
         params, spec = self.run_spec(context)
+        changes = self.settings_changed(spec)
         try:
             result = self.call(spec, task_provenance(self, context), params, context)
         except (ConfigError, AirflowNotFoundException) as exc:  # a retry cannot help
@@ -163,7 +164,18 @@ class LifecycleOperator(BaseOperator):
         idle = self.idle(spec, result)
         if idle:
             self.skip(idle)
-        return small(result)
+        return {**small(result), **({"settings_changed": changes} if changes else {})}
+
+    def settings_changed(self, spec: MigrationSpec) -> list[str]:
+        """The migration's settings this run changes (its step records them), said in the
+        task's log; they are also in its XCom."""
+        from hbase_migrate.lifecycle.settings import pending_changes
+
+        changes = pending_changes(spec)
+        if changes:
+            self.log.warning("migration %r: this run changes its settings: %s", spec.name,
+                             "; ".join(changes))
+        return changes
 
     def skip(self, reason: str) -> NoReturn:
         skip(self, reason)
