@@ -116,6 +116,8 @@ def cli(verbose: int) -> None:
     logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     # The WebHDFS library logs every request at info: that is -vv's detail, not -v's.
     logging.getLogger("hdfs").setLevel(logging.DEBUG if verbose > 1 else logging.WARNING)
+    # kazoo warns of every dropped connection; the command's own line says what failed
+    logging.getLogger("kazoo").setLevel(level if verbose else logging.ERROR)
 
 
 _run = {"verbose": 0}  # this process's -v count, for the error handler of main()

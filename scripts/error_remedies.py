@@ -34,7 +34,8 @@ GROUPS: list[tuple[str, str, list[str]]] = [
     ("Reaching the clusters", "A gateway, WebHDFS, ZooKeeper or a region server did not "
      "answer, or refused a call.",
      ["ClusterError", "ServiceUnreachableError", "GatewayUnreachableError",
-      "WebHdfsUnreachableError", "ZooKeeperUnreachableError", "ZkPayloadError",
+      "WebHdfsUnreachableError", "ZooKeeperUnreachableError", "ZooKeeperNeverAnsweredError",
+      "ZkPayloadError",
       "Thrift1Error", "Thrift1UnreachableError", "Thrift2Error", "Thrift2UnreachableError",
       "PutTimeoutError", "ScanFailedError", "RegionsInTransitionError", "TargetUnavailableError",
       "OutageTooLongError", "NeverAnsweredError", "MigrationLockedError", "AdminShellError"]),
@@ -109,6 +110,9 @@ REMEDIES: dict[str, str] = {
     "ZooKeeperUnreachableError": "Check the quorum and `znode_parent`. Replay goes on without "
                                  "ZooKeeper (retention then unknown); commands that need it "
                                  "wait.",
+    "ZooKeeperNeverAnsweredError": "Fix `zookeeper` (host and port) of the cluster named, in the "
+                                   "config or its `cluster.json`, or start the quorum; nothing "
+                                   "was retried, so the command failed at once.",
     "ZkPayloadError": "The znode named is not what HBase writes there: check `znode_parent` "
                       "(another application's tree?).",
     "Thrift1Error": "Read the gateway's reason in the line; fix what it names (table state, "
