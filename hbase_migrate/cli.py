@@ -26,7 +26,7 @@ from pathlib import Path
 import click
 
 from hbase_migrate.cli_examples import add_examples, epilog
-from hbase_migrate.errors import HBaseMigrateError
+from hbase_migrate.errors import HBaseMigrateError, StepInterrupted
 
 # name -> ("module:attribute", one-line help shown without importing the module)
 CORE_COMMANDS: dict[str, tuple[str, str]] = {
@@ -178,6 +178,9 @@ def _main(argv: list[str] | None) -> None:
         sys.exit(exc.exit_code)
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
+    except StepInterrupted as exc:  # Ctrl-C: what was done and kept
+        click.echo(f"hbase-migrate: stopped: {exc}", err=True)
+        sys.exit(130)
     except HBaseMigrateError as exc:
         click.echo(f"hbase-migrate: error: {exc}", err=True)
         sys.exit(2)
