@@ -84,11 +84,7 @@ def recorded_step(spec: MigrationSpec, kind: str, provenance: Provenance | None,
                     yield context
                 except KeyboardInterrupt:
                     runstate.request_stop()
-                    state = ledger.migration(record.name)
-                    raise runstate.StepInterrupted(
-                        f"{kind} of migration {record.name!r} stopped before it finished; "
-                        f"the migration stays {state.state if state else record.state}: run "
-                        "the same command again") from None
+                    raise _interrupted(ledger, record, kind) from None
                 except HBaseMigrateError as exc:  # HBase's terse "scan big: big" explained
                     better = explained(spec, exc, target_made=kind != "prepare")
                     if better is None:
@@ -103,6 +99,19 @@ def recorded_step(spec: MigrationSpec, kind: str, provenance: Provenance | None,
             if not refused and MigrationState(record.state) is not MigrationState.CUT_OVER:
                 ledger.update_migration(record.id, state=MigrationState.FAILED)
             raise
+
+
+def _interrupted(ledger: Ledger, record: MigrationRecord, kind: str
+                 ) -> runstate.StepInterrupted:
+    """What a step the user stopped had done (its key ranges, as far as it counted them)
+    and that a rerun goes on."""
+    meter = runstate.meter
+    done = (f" after {meter.ranges_done} of {meter.ranges_total} key range(s)"
+            if meter.ranges_total else "")
+    state = ledger.migration(record.name)
+    return runstate.StepInterrupted(
+        f"{kind} of migration {record.name!r} stopped{done} before it finished; the "
+        f"migration stays {(state or record).state}: run the same command again")
 
 
 def require(context: StepContext, at_least: MigrationState, step: str, before: str) -> None:

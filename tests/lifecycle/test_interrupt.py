@@ -14,13 +14,14 @@ import pytest
 
 from hbase_migrate.audit.ledger import Ledger
 from hbase_migrate.config import load_config
-from hbase_migrate.lifecycle import prepare
+from hbase_migrate.lifecycle import prepare, snapshot
 from minihbase.zookeeper import ZooKeeperServer
 from tests.replay.minicluster_util import (
     cell_count,
     clusters_over_rpc,
     compare,
     run_workload,
+    wait_for,
     write_migration,
 )
 
@@ -80,3 +81,35 @@ def test_ctrl_c_keeps_what_was_copied_and_a_rerun_copies_the_rest(
                     for x in lines if x.startswith(f"{TABLE} [") and "cells copied" in x)
         assert again == total - kept
         assert compare(src, dst, TABLE).equal
+
+
+def test_ctrl_c_during_validate_leaves_the_migration_as_it_was(
+        tmp_path: Path, zookeeper: ZooKeeperServer) -> None:
+    with clusters_over_rpc(tmp_path, zookeeper) as (src, dst):
+        run_workload(src, TABLE, seed=58, ops=300)
+        config = write_migration(tmp_path, src, dst, TABLE)
+        with config.open("a", encoding="utf-8") as out:
+            out.write(f"[limits]\nvalidate_cells_per_second = {CELLS_PER_SECOND // 4}\n"
+                      '[ranges]\nmax_cells = 100\n[spark]\nmaster = "in-process"\n')
+        spec = load_config(config)
+        prepare(spec)
+        snapshot(spec)
+        proc = subprocess.Popen([sys.executable, "-m", "hbase_migrate", "validate", "--config",
+                                 str(config)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True)
+        with Ledger.open(spec.ledger_url) as ledger:
+            mid = ledger.migration(spec.name).id  # type: ignore[union-attr]
+            wait_for(lambda: any(s.status == "running" for s in ledger.steps(mid, "validate")),
+                     60, "the validate step")
+        time.sleep(1.5)  # checksums under way
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+        assert proc.returncode == 130, err
+        with Ledger.open(spec.ledger_url) as ledger:
+            migration = ledger.migration(spec.name)
+            ranges = len(ledger.key_ranges(mid))
+        assert migration is not None and migration.state == "copied"
+        done = err.split(" stopped after ")[1].split(" of ")[0] if " after " in err else None
+        assert err == (f"hbase-migrate: stopped: validate of migration 'mig' stopped after "
+                       f"{done} of {ranges} key range(s) before it finished; the migration "
+                       "stays copied: run the same command again\n")
