@@ -20,6 +20,7 @@ from tests.replay.minicluster_util import (
     cell_count,
     clusters_over_rpc,
     compare,
+    edits_after_t0,
     run_workload,
     wait_for,
     write_migration,
@@ -113,3 +114,34 @@ def test_ctrl_c_during_validate_leaves_the_migration_as_it_was(
         assert err == (f"hbase-migrate: stopped: validate of migration 'mig' stopped after "
                        f"{done} of {ranges} key range(s) before it finished; the migration "
                        "stays copied: run the same command again\n")
+
+
+def test_ctrl_c_during_replay_says_where_the_files_stand_and_a_rerun_goes_on(
+        tmp_path: Path, zookeeper: ZooKeeperServer) -> None:
+    with clusters_over_rpc(tmp_path, zookeeper) as (src, dst):
+        spec = edits_after_t0(tmp_path, src, dst, TABLE)
+        config = tmp_path / "migration.toml"
+        with config.open("a", encoding="utf-8") as out:
+            out.write(f"[limits]\nreplay_cells_per_second = {CELLS_PER_SECOND // 4}\n")
+        command = [sys.executable, "-m", "hbase_migrate", "replay", "--config", str(config),
+                   "--master", "in-process"]
+        proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True)
+        with Ledger.open(spec.ledger_url) as ledger:
+            mid = ledger.migration(spec.name).id  # type: ignore[union-attr]
+            wait_for(lambda: any(s.status == "running" for s in ledger.steps(mid, "replay")),
+                     60, "the replay step")
+        time.sleep(1.5)  # edits under way
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+        assert proc.returncode == 130, err
+        with Ledger.open(spec.ledger_url) as ledger:
+            counts = ledger.counts(mid)
+        files = ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
+        assert err == (f"hbase-migrate: stopped: replay of migration 'mig' stopped: every "
+                       f"edit the target acknowledged is recorded (WAL files: {files}); run "
+                       "the same command again to go on from there\n")
+        done = subprocess.run(command, capture_output=True, text=True, timeout=300,
+                              check=False)
+        assert done.returncode == 0, done.stderr
+        assert compare(src, dst, TABLE).equal
