@@ -91,6 +91,11 @@ def open_engine(url: str, *, create: bool = True) -> Engine:
     return engine
 
 
+def sqlite_file(url: str) -> Path | None:
+    """The file of a SQLite ledger URL (None: another database, in memory or a URI)."""
+    return _sqlite_file(parse_url(url))
+
+
 def _sqlite_file(parsed: URL) -> Path | None:
     """The file of a SQLite URL (None: in memory or a URI)."""
     if parsed.get_backend_name() != "sqlite":
