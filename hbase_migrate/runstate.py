@@ -80,6 +80,8 @@ class Meter:
     def eta(self) -> float | None:
         """Seconds left at the rate so far; None when unknown."""
         goal, rate = self.goal(), self.rate()
+        if goal is not None and self.cells >= goal:
+            return 0.0
         if goal is None or rate <= 0:
             return None
         return max(0.0, (goal - self.cells) / rate)
