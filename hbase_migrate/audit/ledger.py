@@ -52,8 +52,8 @@ class Ledger(MigrationBook, WalBook, RangeBook, LeaseBook, LimitBook, SnapshotBo
         schema newer than this code knows raises before anything is written.
 
         A SQLite file this call creates is removed again when the block using the ledger
-        fails before the ledger holds anything of use (a refused step, a typo in the URL):
-        a failed command leaves no empty ledger behind."""
+        fails before the ledger holds anything of use (a step refused or none recorded, as
+        at a mistyped URL): a failed command leaves no empty ledger behind."""
         path = sqlite_file(url) if upgrade_schema else None
         fresh = path if path is not None and not path.exists() else None
         engine = open_engine(url, create=upgrade_schema)
@@ -92,11 +92,13 @@ class Ledger(MigrationBook, WalBook, RangeBook, LeaseBook, LimitBook, SnapshotBo
             _remove(self._fresh_file)
 
     def _holds_nothing(self) -> bool:
-        """No step succeeded and nothing was recorded of WAL files, ranges or limits."""
+        """No step but refused ones (a step that failed keeps its cause: later refusals
+        name it), and nothing recorded of WAL files, ranges or limits."""
         try:
             with self._engine.begin() as conn:
                 return not any(conn.execute(text(query)).first() for query in (
-                    "SELECT 1 FROM steps WHERE status = 'succeeded'",
+                    "SELECT 1 FROM steps WHERE error IS NULL OR error NOT LIKE "
+                    "'StepRefusedError:%'",
                     "SELECT 1 FROM wal_files", "SELECT 1 FROM key_ranges",
                     "SELECT 1 FROM limit_changes"))
         except Exception:  # the ledger is the trouble: leave it as it is

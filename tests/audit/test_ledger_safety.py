@@ -145,7 +145,7 @@ def test_a_file_that_is_no_database_is_one_line_everywhere(
     assert snapshot_of(tmp_path) == before
 
 
-@pytest.mark.parametrize("command", [["snapshot"], ["replay", "--dry-run"], ["prepare"]],
+@pytest.mark.parametrize("command", [["snapshot"], ["validate"], ["replay", "--dry-run"]],
                          ids=" ".join)
 def test_a_failed_command_leaves_no_ledger_it_created(
         tmp_path: Path, capsys: pytest.CaptureFixture[str], command: list[str]) -> None:
