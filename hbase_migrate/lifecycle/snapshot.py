@@ -349,11 +349,14 @@ def copy_ranges(step: StepContext, spec: MigrationSpec, t0: int, master: str | N
     meter.ranges_done, meter.ranges_total = before, len(mine)
     meter.cells_goal = meter.cells + sum(planned[r] for r in todo)
 
+    caller = progress
+
     def ranges_done(done: int, total: int) -> None:
         meter.ranges_done = before + done
-        if progress is not None:
-            progress(before + done, len(mine))
+        if caller is not None:
+            caller(before + done, len(mine))
     ranges_done(0, len(todo))
+    progress = ranges_done  # the tasks' progress, after the ranges copied before
     copies = []
     if todo:
         with range_engine(choice.master, f"hbase-migrate snapshot {spec.name}",
@@ -361,7 +364,7 @@ def copy_ranges(step: StepContext, spec: MigrationSpec, t0: int, master: str | N
             plan = ThrottlePlan.of(spec, "copy", engine.shares(len(todo)))
             with step_limits(plan) as limits:
                 copies = engine.map(bind(copy_range_task, replace(job, throttle=plan)), todo,
-                                    progress=ranges_done,
+                                    progress=progress,
                                     what=f"copy {len(todo)} key ranges of migration {spec.name}")
                 step.metrics["limits"] = limits.report()
     order = {r: i for i, (r, _) in enumerate(mine)}  # in key order, table by table

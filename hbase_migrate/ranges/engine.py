@@ -24,7 +24,6 @@ from typing import Any, Protocol, TypeVar
 from hbase_migrate.config import DEFAULT_RANGE_THREADS, IN_PROCESS, MigrationSpec
 from hbase_migrate.ranges.credentials import TaskCredentials, authenticated, ship_credentials
 from hbase_migrate.ranges.keyrange import RangeError
-from hbase_migrate.runstate import request_stop
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -88,6 +87,8 @@ def in_threads(threads: int, task: Callable[[T], R], items: Sequence[T],
                 progress(len(results), len(items))
     except BaseException as exc:
         if not isinstance(exc, Exception):  # Ctrl-C: the tasks end at their next piece
+            from hbase_migrate.runstate import request_stop
+
             request_stop()
         raise
     finally:
