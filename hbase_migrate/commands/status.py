@@ -76,6 +76,9 @@ def render(report: StatusReport, console: Console | None = None) -> None:
         console.print("no migration recorded in this ledger yet")
     for m in report.migrations:
         lag = "unknown" if m.lag is None else human_duration(m.lag)
+        if m.lag == 0 and m.listed_at is not None:  # edits written since are not listed yet
+            lag = (f"under {human_duration(max(0, report.now - m.listed_at))} (every edit "
+                   f"of the last WAL listing, {format_time(m.listed_at)}, replayed)")
         console.print(f"\n[bold]{m.name}[/bold]: state {m.state}, replay lag {lag}, "
                       f"last validation {_validation(m)}", highlight=False)
         if m.copy and m.copy["ranges_copied"] < m.copy["ranges"]:
