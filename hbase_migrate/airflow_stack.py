@@ -8,7 +8,9 @@ would listen on 0.0.0.0). It uses the project's ``airflow.cfg``, ``dags/`` and `
 Airflow's state (database, logs, process list) stays in ``<folder>/airflow``;
 ``$HBASE_MIGRATE_STATE_DIR`` is ``<folder>``, so default ledgers land there too.
 Connections are created through the REST API: one ``hbase`` connection ``hbase_<name>`` per
-``<folder>/*/cluster.json`` of the embedded stack, and ``spark_default`` (``local[2]``).
+``<folder>/*/cluster.json`` of the embedded stack, and ``spark_default``: the master the
+caller names, else ``auto`` (Spark only for work too large for one process; an existing
+``spark_default`` is then kept as it is).
 
 Executors: ``local`` (the default), the LocalExecutor on a SQLite metadata database; or
 ``celery``: a PostgreSQL server of its own for the metadata database, the shared ledger
@@ -54,8 +56,9 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
 
+from hbase_migrate.airflow_shell import write_shell_env
 from hbase_migrate.cluster.endpoints import ClusterEndpoints, load_cluster_json
-from hbase_migrate.config import LEDGER_ENV
+from hbase_migrate.config import AUTO, LEDGER_ENV
 from hbase_migrate.errors import HBaseMigrateError
 from hbase_migrate.pgserver import PostgresServer
 from hbase_migrate.redisserver import start_redis
@@ -66,6 +69,7 @@ log = logging.getLogger(__name__)
 PROJECT = Path(__file__).resolve().parents[1]  # the folder holding dags/, plugins/, airflow.cfg
 STACK_FILE = "stack.json"
 LEDGER_FILE = "ledger.url"  # the shared ledger's URL, for the command line (mode 0600)
+SHELL_FILE = "shell.env"  # what a shell needs for Airflow's own CLI (mode 0600)
 EXECUTORS = ("local", "celery")
 # In this order: the dag-processor (it needs only the database) beside the api-server, whose
 # health is awaited before the scheduler and the triggerer start.
@@ -326,8 +330,8 @@ class AirflowStack:
             finally:
                 self.processes.clear()
                 self._stop_backing(timeout)
-                (self.home / STACK_FILE).unlink(missing_ok=True)
-                (self.home / LEDGER_FILE).unlink(missing_ok=True)
+                for name in (STACK_FILE, LEDGER_FILE, SHELL_FILE):
+                    (self.home / name).unlink(missing_ok=True)
 
     def _stop_backing(self, timeout: float) -> None:
         try:
@@ -372,7 +376,7 @@ class AirflowStack:
 
 def start_airflow(folder: Path, *, port: int | None = None, parallelism: int = 4,
                   connections: Iterable[Mapping[str, Any]] | None = None,
-                  spark_master: str = "local[2]", project: Path = PROJECT,
+                  spark_master: str | None = None, project: Path = PROJECT,
                   extra_env: Mapping[str, str] | None = None, timeout: float = 180.0,
                   executor: str = "local", workers: int = 2, databases: Iterable[str] = (),
                   shared_ledger: bool = True) -> AirflowStack:
@@ -381,7 +385,8 @@ def start_airflow(folder: Path, *, port: int | None = None, parallelism: int = 4
     None). ``executor="celery"`` adds PostgreSQL (with ``databases`` created on it besides
     Airflow's), redis-server and ``workers`` Celery workers sharing ``parallelism`` task
     slots; with ``shared_ledger`` also the ledger every task uses by default
-    (:attr:`AirflowStack.ledger_url`). On any failure, what was started is stopped again."""
+    (:attr:`AirflowStack.ledger_url`). ``spark_default`` is ``spark_master`` when given, else
+    ``auto`` unless it exists already. On any failure, what was started is stopped again."""
     if executor not in EXECUTORS:
         raise AirflowStackError(f"airflow: executor must be one of {', '.join(EXECUTORS)}, "
                                 f"not {executor!r}")
@@ -412,13 +417,28 @@ def start_airflow(folder: Path, *, port: int | None = None, parallelism: int = 4
             if name == "api-server":
                 stack.wait_healthy(timeout)
         stack.write_pids()
-        wanted = (cluster_connections(folder) if connections is None else list(connections))
-        for body in [*wanted, spark_connection(spark_master)]:
-            stack.put_connection(body)
+        write_shell_env(stack)
+        _connect(stack, cluster_connections(folder) if connections is None
+                 else list(connections), spark_master)
     except BaseException:
         stack.stop()
         raise
     return stack
+
+
+def _connect(stack: AirflowStack, connections: Iterable[Mapping[str, Any]],
+             spark_master: str | None) -> None:
+    """Create ``connections`` and ``spark_default``: ``spark_master`` when given, else
+    ``auto`` (in the task, Spark only for large work) unless the user set one before."""
+    for body in connections:
+        stack.put_connection(body)
+    if spark_master is not None:
+        stack.put_connection(spark_connection(spark_master))
+        return
+    status, answer = stack.api("POST", "/connections", spark_connection(AUTO))
+    if status >= 300 and status != 409:
+        raise AirflowStackError(f"airflow: connection 'spark_default' refused ({status}): "
+                                f"{answer}")
 
 
 def _start_celery_parts(stack: AirflowStack, workers: int, parallelism: int,
@@ -481,7 +501,8 @@ def stop_airflow(folder: Path, timeout: float = 30.0) -> list[str]:
     for path in described.get("remove", []):
         shutil.rmtree(path, ignore_errors=True)
     running.unlink(missing_ok=True)
-    (running.parent / LEDGER_FILE).unlink(missing_ok=True)
+    for name in (LEDGER_FILE, SHELL_FILE):
+        (running.parent / name).unlink(missing_ok=True)
     return stopped
 
 

@@ -26,7 +26,7 @@ from pathlib import Path
 import click
 
 from hbase_migrate.cli_examples import add_examples, epilog
-from hbase_migrate.errors import HBaseMigrateError
+from hbase_migrate.errors import HBaseMigrateError, StepInterrupted
 
 # name -> ("module:attribute", one-line help shown without importing the module)
 CORE_COMMANDS: dict[str, tuple[str, str]] = {
@@ -116,6 +116,8 @@ def cli(verbose: int) -> None:
     logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     # The WebHDFS library logs every request at info: that is -vv's detail, not -v's.
     logging.getLogger("hdfs").setLevel(logging.DEBUG if verbose > 1 else logging.WARNING)
+    # kazoo warns of every dropped connection; the command's own line says what failed
+    logging.getLogger("kazoo").setLevel(level if verbose else logging.ERROR)
 
 
 _run = {"verbose": 0}  # this process's -v count, for the error handler of main()
@@ -176,6 +178,9 @@ def _main(argv: list[str] | None) -> None:
         sys.exit(exc.exit_code)
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
+    except StepInterrupted as exc:  # Ctrl-C: what was done and kept
+        click.echo(f"hbase-migrate: stopped: {exc}", err=True)
+        sys.exit(130)
     except HBaseMigrateError as exc:
         click.echo(f"hbase-migrate: error: {exc}", err=True)
         sys.exit(2)

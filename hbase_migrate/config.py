@@ -183,7 +183,11 @@ class ClusterSpec:
             try:
                 found = replace(found, client=self.client)
             except ConfigError as exc:
-                raise ConfigError(f"[{self.role}] with {self.cluster_json}: {exc}") from None
+                hint = ("; that cluster registers in no ZooKeeper: start it with --zookeeper "
+                        "HOST:PORT, or leave client out to use its Thrift gateways"
+                        if self.client == "native" and not found.zookeeper else "")
+                raise ConfigError(f"[{self.role}] with {self.cluster_json}: {exc}{hint}"
+                                  ) from None
         if not self.security:
             return found
         base = found.security or ClusterSecurity()

@@ -11,6 +11,11 @@ class HBaseMigrateError(Exception):
     """Base class of every error this package raises on purpose."""
 
 
+class StepInterrupted(HBaseMigrateError):
+    """A step was stopped by the user (Ctrl-C); the message says what was done and kept,
+    and that running the same command again goes on from there."""
+
+
 class ConfigError(HBaseMigrateError):
     """A migration config, a cluster.json or a command-line value is wrong."""
 

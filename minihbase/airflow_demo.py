@@ -15,8 +15,10 @@
    (one triggered with an empty form, or the scheduled one under way), the watch announces
    the new files as one Asset event, and the replay applies them and validates in live mode
    (verdicts recorded, ranges still differing listed, the run not failed for them);
-   ``airflow backfill create`` replays a past hour again, as the README gives it; then the
-   workload stops, a last round drains replay, and ``hbase_migrate_cutover`` gives the
+   ``airflow backfill create`` replays a past hour again, as the README gives it, and a
+   ``hbase_migrate_backfill`` run triggered with the first seconds after T0 as its data
+   interval replays them again (it must replay cells: a window before T0 proves nothing);
+   then the workload stops, a last round drains replay, and ``hbase_migrate_cutover`` gives the
    verdict (judged on the validation after that last catch-up) and writes the audit report.
 4. List every DAG run the demo caused: each is green or skipped (an hour with no WAL edit
    of the migration is skipped, saying so; the CDC stream skips while no Kafka connection
@@ -68,6 +70,7 @@ ROUND_SECONDS = 4.0  # how long the workload writes into the WALs of a round bef
 LIVE_SCALE = 60.0  # the live workload writes half of --ops per this many seconds
 RUN_TIMEOUT = 600.0
 BACKFILL_ATTEMPTS = 3  # `airflow backfill create` runs refused by a locked SQLite database
+AFTER_T0 = timedelta(seconds=30)  # the window after T0 the demo replays again
 
 
 def ledger_url(root: Path) -> str:
@@ -133,6 +136,14 @@ class Dags:
         spark = {k: self.conf[k] for k in ("spark_conn_id",) if k in self.conf}
         run = self.call("POST", f"/dags/{dag_id}/dagRuns",
                         {"logical_date": None, "conf": {**spark, **conf}})
+        return str(run["dag_run_id"])
+
+    def trigger_window(self, dag_id: str, start: datetime, end: datetime) -> str:
+        """A run of ``dag_id`` for the migration ``self.conf`` names whose data interval is
+        ``[start, end)`` (what a backfill of that window replays)."""
+        run = self.call("POST", f"/dags/{dag_id}/dagRuns", {
+            "logical_date": start.isoformat(), "data_interval_start": start.isoformat(),
+            "data_interval_end": end.isoformat(), "conf": self.conf})
         return str(run["dag_run_id"])
 
     def active(self, dag_id: str) -> list[str]:
@@ -376,6 +387,10 @@ def _drive(spec: DemoSpec, dags: Dags, source: ClusterEndpoints, result: DemoRes
                    report) as facts:
             facts.update(_backfill(dags))
             workload.check()
+        with _step(result, "hbase_migrate_backfill: replay the first seconds after T0 "
+                   "again", report) as facts:
+            facts.update(_replay_after_t0(dags, spec.root))
+            workload.check()
         with _step(result, "the workload stops; the last WALs are announced and replay "
                    "drains", report) as facts:
             written = workload.stop()
@@ -434,6 +449,28 @@ def _backfill(dags: Dags) -> dict[str, Any]:
     backfilled = dags.wait("hbase_migrate_backfill", lambda r: r["run_type"] == "backfill")
     dags.require(backfilled, "the backfill")
     return {"window": [start.isoformat(), end.isoformat()], "run": backfilled["dag_run_id"]}
+
+
+def _replay_after_t0(dags: Dags, root: Path) -> dict[str, Any]:
+    """A backfill run whose data interval is the first seconds after T0: edits the copy
+    did not hold, replayed again (a window with none would prove nothing: it fails)."""
+    from hbase_migrate.audit.ledger import Ledger
+
+    with Ledger.open(ledger_url(root), upgrade_schema=False) as ledger:
+        record = ledger.migration(MIGRATION)
+    if record is None or record.watermark is None:
+        raise EmbeddedStackError(f"migration {MIGRATION!r} has no watermark T0 recorded")
+    start = datetime.fromtimestamp(record.watermark / 1000, UTC)
+    end = min(start + AFTER_T0, datetime.now(UTC))
+    run_id = dags.trigger_window("hbase_migrate_backfill", start, end)
+    dags.require(dags.wait_run("hbase_migrate_backfill", run_id), "the backfill after T0")
+    replayed = dags.xcom("hbase_migrate_backfill", run_id, "replay_window")
+    cells = sum((replayed.get("cells") or {}).values())
+    if not cells:
+        raise EmbeddedStackError(f"the backfill of [{start.isoformat()}, {end.isoformat()}) "
+                                 "replayed no cell: the window after T0 held no WAL edit")
+    return {"window": [start.isoformat(), end.isoformat()], "run": run_id,
+            "files_selected": replayed.get("files_selected"), "cells_replayed": cells}
 
 
 def _cancel_backfills(dags: Dags, dag_id: str) -> None:

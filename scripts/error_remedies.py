@@ -13,9 +13,10 @@ line (`$HBASE_MIGRATE_LOG_DIR`, default the temp folder) or to the screen with `
 still differ; `cutover check` exits **1** on no-go. `kill -USR1 <pid>` prints the threads'
 stacks of any running `hbase-migrate` command.
 
-Each error below is a class of the code; the line it prints starts with what it is about.
-**Cause** is the class's own description, **Remedy** what to do. The list is generated from
-the sources: a new error class without a remedy fails the docs tests.
+Find the line you got under *Find your message* (or search the page for its words): every
+message the code gives is there, leading to its entry. Each entry shows what it says,
+**Cause** (the error's own description) and **Remedy** (what to do). The page is generated
+from the sources: a new error class without a remedy fails the docs tests.
 
 Outages are not errors at first: a run that finds a gateway, WebHDFS, ZooKeeper, a PostgreSQL
 ledger or the Kafka brokers unreachable waits (1 s doubling to 30 s), records an `outage`
@@ -27,14 +28,15 @@ GROUPS: list[tuple[str, str, list[str]]] = [
     ("Configuration and input", "A file, a value or a name given to the tool is wrong; "
      "nothing was written.",
      ["HBaseMigrateError", "ConfigError", "InvalidTableNameError", "StepRefusedError",
-      "WorkFolderError", "SplitKeysError"]),
+      "WorkFolderError", "SplitKeysError", "StepInterrupted", "Stopped"]),
     ("Tables and schema", "A table or a column family is missing or different on one side.",
      ["MissingSchemaError", "MissingTableError", "MissingFamilyError", "MissingTargetError",
       "SchemaMismatchError"]),
     ("Reaching the clusters", "A gateway, WebHDFS, ZooKeeper or a region server did not "
      "answer, or refused a call.",
      ["ClusterError", "ServiceUnreachableError", "GatewayUnreachableError",
-      "WebHdfsUnreachableError", "ZooKeeperUnreachableError", "ZkPayloadError",
+      "WebHdfsUnreachableError", "ZooKeeperUnreachableError", "ZooKeeperNeverAnsweredError",
+      "ZkPayloadError",
       "Thrift1Error", "Thrift1UnreachableError", "Thrift2Error", "Thrift2UnreachableError",
       "PutTimeoutError", "ScanFailedError", "RegionsInTransitionError", "TargetUnavailableError",
       "OutageTooLongError", "NeverAnsweredError", "MigrationLockedError", "AdminShellError"]),
@@ -90,6 +92,10 @@ REMEDIES: dict[str, str] = {
                         "`hbase-migrate status --config M.toml` shows the migration's state.",
     "WorkFolderError": "Give a new or empty folder, or stop the other run using it.",
     "SplitKeysError": "Give distinct, non-empty split keys.",
+    "StepInterrupted": "Nothing to repair: run the same command again; it goes on from what "
+                       "the ledger holds (exit code 130).",
+    "Stopped": "A piece of work ended because the step was stopped; the step's own line says "
+               "what was kept. Run the same command again.",
     "MissingSchemaError": "Create the table or family on the side named, or fix `[[tables]]`.",
     "MissingTableError": "Create the table on the side named (on the target: `hbase-migrate "
                          "prepare --config M.toml`), or fix the name in `[[tables]]`.",
@@ -109,6 +115,9 @@ REMEDIES: dict[str, str] = {
     "ZooKeeperUnreachableError": "Check the quorum and `znode_parent`. Replay goes on without "
                                  "ZooKeeper (retention then unknown); commands that need it "
                                  "wait.",
+    "ZooKeeperNeverAnsweredError": "Fix `zookeeper` (host and port) of the cluster named, in the "
+                                   "config or its `cluster.json`, or start the quorum; nothing "
+                                   "was retried, so the command failed at once.",
     "ZkPayloadError": "The znode named is not what HBase writes there: check `znode_parent` "
                       "(another application's tree?).",
     "Thrift1Error": "Read the gateway's reason in the line; fix what it names (table state, "

@@ -628,12 +628,36 @@ def _paragraph(text: str) -> str:
     return _text(" ".join(text.replace("``", "`").split()))
 
 
+def as_seen(template: str) -> str:
+    """A message template as an operator reads the line: each ``{value}`` as ``…``."""
+    return re.sub(r"\{[^{}]*\}", "…", template)
+
+
+def _anchor(name: str) -> str:
+    return "error-" + name.strip("_").lower()
+
+
+def _message_index(messages: dict[str, list[str]], names: list[str]) -> list[str]:
+    """Every message the code gives, as seen, in alphabetical order, each linked to the
+    entry of its error."""
+    rows = sorted({(as_seen(m), name) for name in names for m in messages.get(name, [])
+                   if len(re.findall(r"[A-Za-z]{2,}", as_seen(m))) >= 2},  # words to find
+                  key=lambda row: (row[0].lstrip("…:[( -").lower(), row[1]))
+    return ["## Find your message", "",
+            "Search this page for words of the line the tool printed (after "
+            "`hbase-migrate: error:`); `…` stands for what differs from run to run (a "
+            "file, a table, an endpoint). Each message leads to its cause and remedy.", "",
+            *(f"* {_code(seen)} → [cause and remedy](#{_anchor(name)})"
+              for seen, name in rows), ""]
+
+
 def errors_page() -> str:
     from scripts.error_remedies import GROUPS, INTRO, REMEDIES
 
     found = {c.name: c for c in error_classes()}
     messages = raise_messages(set(found))
-    lines = ["# Troubleshooting", "", INTRO.strip(), ""]
+    listed = [n for _, _, names in GROUPS for n in names if n in found]
+    lines = ["# Troubleshooting", "", INTRO.strip(), "", *_message_index(messages, listed)]
     for title, about, names in GROUPS:
         lines += [f"## {title}", "", about, ""]
         for name in names:
@@ -641,15 +665,13 @@ def errors_page() -> str:
             if error is None:
                 continue
             bases = ", ".join(f"`{b}`" for b in error.bases)
-            lines += [f"### `{name}`", "",
-                      f"*`{error.module}`, a kind of {bases}.*", "",
-                      f"**Cause.** {_paragraph(error.doc) or 'See the message.'}", "",
-                      f"**Remedy.** {REMEDIES.get(name, '')}", ""]
             said = messages.get(name, [])
-            if said:
-                lines += [f'??? note "What it says ({len(said)} '
-                          f'{"message" if len(said) == 1 else "messages"} in the code)"', ""]
-                lines += [f"    * {_code(m)}" for m in said] + [""]
+            lines += [f"### `{name}` {{ #{_anchor(name)} }}", "",
+                      *([f"**What it says.** {'; '.join(_code(as_seen(m)) for m in said)}",
+                         ""] if said else []),
+                      f"**Cause.** {_paragraph(error.doc) or 'See the message.'}", "",
+                      f"**Remedy.** {REMEDIES.get(name, '')}", "",
+                      f"*`{error.module}`, a kind of {bases}.*", ""]
     return "\n".join(lines) + "\n"
 
 

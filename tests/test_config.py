@@ -355,3 +355,18 @@ def test_a_sections_client_over_its_cluster_json(tmp_path: Path) -> None:
 def test_gateway_errors(tmp_path: Path, section: str, message: str) -> None:
     with pytest.raises(ConfigError, match=message):
         load_config(write(tmp_path, MINIMAL + f"[gateway]\n{section}\n"))
+
+
+def test_client_native_beside_a_cluster_json_without_zookeeper_says_what_to_do(
+        tmp_path: Path) -> None:
+    path = write(tmp_path, MINIMAL.replace('thrift = "b:9090"',
+                                           'cluster_json = "dst.json"\nclient = "native"'))
+    (path.parent / "dst.json").write_text(json.dumps(
+        {"name": "target", "thrift": "127.0.0.1:9090", "thrift2": "127.0.0.1:9091"}))
+    with pytest.raises(ConfigError) as info:
+        load_config(path).target.endpoints()
+    assert str(info.value) == (
+        f"[target] with {path.parent / 'dst.json'}: cluster 'target': client \"native\" finds "
+        "the cluster through ZooKeeper: zookeeper = \"host:2181\" is missing; that cluster "
+        "registers in no ZooKeeper: start it with --zookeeper HOST:PORT, or leave client out "
+        "to use its Thrift gateways")

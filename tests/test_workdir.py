@@ -104,3 +104,20 @@ def test_a_second_run_on_a_held_folder_is_refused(tmp_path: Path,
         assert (root / "ledger.db").read_bytes() == b"in use"
     with claim_workdir(root, "demo"):  # released at the end of the first
         assert not (root / "ledger.db").exists()
+
+
+def test_what_a_user_added_to_a_demos_folder_is_kept(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    root = tmp_path / "demo"
+    with claim_workdir(root, "demo"):  # what a demo writes
+        (root / "orders" / "wal").mkdir(parents=True)
+        (root / "orders" / "ledger.db").write_bytes(b"old run")
+        (root / "orders" / "wal" / "wal.1").write_bytes(b"PWAL")
+        (root / "report.html").write_text("<html>")
+    (root / "my-notes.txt").write_text("mine\n")  # what the user adds afterwards
+    (root / "orders" / "mine").mkdir()
+    (root / "orders" / "mine" / "k.txt").write_text("keep me\n")
+    with claim_workdir(root, "demo"):
+        assert _contents(root).keys() - {MARKER} == {"my-notes.txt", "orders/mine/k.txt"}
+        assert (root / "orders" / "mine" / "k.txt").read_text() == "keep me\n"
+    assert "kept in" in caplog.text and "my-notes.txt, orders/mine/k.txt" in caplog.text

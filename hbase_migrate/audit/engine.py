@@ -78,8 +78,9 @@ def open_engine(url: str, *, create: bool = True) -> Engine:
             event.listen(engine, "begin", _sqlite_on_begin if create else _sqlite_on_begin_read)
         else:
             engine = create_engine(parsed, pool_pre_ping=True)
-        with engine.connect():
-            pass
+        with engine.connect() as conn:
+            if sqlite:  # SQLite reads the file's header only now: "file is not a database"
+                conn.exec_driver_sql("SELECT count(*) FROM sqlite_master")
     except (SQLAlchemyError, sqlite3.Error) as exc:
         reason = str(getattr(exc, "orig", None) or exc).strip().splitlines()[0]
         if parsed.password:
@@ -88,6 +89,11 @@ def open_engine(url: str, *, create: bool = True) -> Engine:
     if path is not None:
         _guard_identity(engine, path, shown)
     return engine
+
+
+def sqlite_file(url: str) -> Path | None:
+    """The file of a SQLite ledger URL (None: another database, in memory or a URI)."""
+    return _sqlite_file(parse_url(url))
 
 
 def _sqlite_file(parsed: URL) -> Path | None:

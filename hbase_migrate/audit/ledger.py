@@ -20,11 +20,15 @@ while steps run (``limit_book``), exported snapshot files (``snapshot_book``).
 
 from __future__ import annotations
 
+import contextlib
+from pathlib import Path
 from types import TracebackType
 from typing import Self
 
+from sqlalchemy import text
+
 from hbase_migrate.audit.book import now_ms
-from hbase_migrate.audit.engine import open_engine, redact
+from hbase_migrate.audit.engine import open_engine, redact, sqlite_file
 from hbase_migrate.audit.errors import LedgerMissingError
 from hbase_migrate.audit.lease_book import LeaseBook
 from hbase_migrate.audit.limit_book import LimitBook
@@ -45,7 +49,13 @@ class Ledger(MigrationBook, WalBook, RangeBook, LeaseBook, LimitBook, SnapshotBo
         """Connect to ``url`` and bring its schema up to date: what writing commands do (an
         empty database becomes a ledger). ``upgrade_schema=False`` is for reading commands:
         nothing is created or changed, and a missing, empty or foreign database raises. A
-        schema newer than this code knows raises before anything is written."""
+        schema newer than this code knows raises before anything is written.
+
+        A SQLite file this call creates is removed again when the block using the ledger
+        fails before the ledger holds anything of use (a step refused or none recorded, as
+        at a mistyped URL): a failed command leaves no empty ledger behind."""
+        path = sqlite_file(url) if upgrade_schema else None
+        fresh = path if path is not None and not path.exists() else None
         engine = open_engine(url, create=upgrade_schema)
         try:
             if upgrade_schema:
@@ -59,8 +69,13 @@ class Ledger(MigrationBook, WalBook, RangeBook, LeaseBook, LimitBook, SnapshotBo
                 check_not_newer(version, engine)
         except BaseException:
             engine.dispose()
+            _remove(fresh)
             raise
-        return cls(engine, version)
+        ledger = cls(engine, version)
+        ledger._fresh_file = fresh
+        return ledger
+
+    _fresh_file: Path | None = None  # the SQLite file this process created
 
     def close(self) -> None:
         self._engine.dispose()
@@ -71,4 +86,30 @@ class Ledger(MigrationBook, WalBook, RangeBook, LeaseBook, LimitBook, SnapshotBo
     def __exit__(
         self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
+        useless = exc is not None and self._fresh_file is not None and self._holds_nothing()
         self.close()
+        if useless:
+            _remove(self._fresh_file)
+
+    def _holds_nothing(self) -> bool:
+        """No step but refused ones (a step that failed keeps its cause: later refusals
+        name it), and nothing recorded of WAL files, ranges or limits."""
+        try:
+            with self._engine.begin() as conn:
+                return not any(conn.execute(text(query)).first() for query in (
+                    "SELECT 1 FROM steps WHERE error IS NULL OR error NOT LIKE "
+                    "'StepRefusedError:%'",
+                    "SELECT 1 FROM wal_files", "SELECT 1 FROM key_ranges",
+                    "SELECT 1 FROM limit_changes"))
+        except Exception:  # the ledger is the trouble: leave it as it is
+            return False
+
+
+def _remove(path: Path | None) -> None:
+    """A SQLite file and its journal files."""
+    if path is None:
+        return
+    for leftover in (path, path.with_name(path.name + "-wal"),
+                     path.with_name(path.name + "-shm")):
+        with contextlib.suppress(FileNotFoundError):
+            leftover.unlink()

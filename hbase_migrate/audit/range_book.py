@@ -114,20 +114,24 @@ class RangeBook(LedgerBook):
     def plan_key_ranges(self, migration_id: int, table_name: str,
                         ranges: Sequence[tuple[bytes, bytes, int]], *,
                         now: int | None = None) -> list[KeyRangeRecord]:
-        """Record the planned ranges ``(start, stop, cells)`` of a table unless a plan is
-        recorded already (the first plan stays: reruns meet the same ranges); returns the
-        table's ranges."""
+        """Record the planned ranges ``(start, stop, cells)`` of a table that overlap no
+        range recorded already (the first plan stays: reruns meet the same ranges; a plan
+        left with holes by a stopped copy gets them filled); returns the table's ranges."""
         now = now_ms() if now is None else now
+        k = t.key_ranges
         with self._engine.begin() as conn:
-            exists = conn.execute(select(t.key_ranges.c.id).where(and_(
-                t.key_ranges.c.migration_id == migration_id,
-                t.key_ranges.c.table_name == table_name)).limit(1)).first()
-            if exists is None and ranges:
-                conn.execute(self._insert(t.key_ranges).values([
+            recorded = [(bytes.fromhex(r.range_start), bytes.fromhex(r.range_end))
+                        for r in conn.execute(select(k.c.range_start, k.c.range_end).where(
+                            and_(k.c.migration_id == migration_id,
+                                 k.c.table_name == table_name)))]
+            new = [(start, stop, cells) for start, stop, cells in ranges
+                   if not any(_overlap((start, stop), r) for r in recorded)]
+            if new:
+                conn.execute(self._insert(k).values([
                     {"migration_id": migration_id, "table_name": table_name,
                      "range_start": start.hex(), "range_end": stop.hex(),
                      "planned_cells": cells, "planned_at": now}
-                    for start, stop, cells in ranges]).on_conflict_do_nothing())
+                    for start, stop, cells in new]).on_conflict_do_nothing())
         return self.key_ranges(migration_id, table_name)
 
     def key_ranges(self, migration_id: int, table_name: str | None = None
@@ -178,6 +182,11 @@ class RangeBook(LedgerBook):
             rows = conn.execute(select(r).where(r.c.migration_id == migration_id)
                                 .order_by(r.c.id)).all()
         return [RepairRecord.from_row(x._mapping) for x in rows]
+
+
+def _overlap(a: tuple[bytes, bytes], b: tuple[bytes, bytes]) -> bool:
+    """Whether two key ranges ``[start, stop)`` (``b""`` open) share a key."""
+    return (not a[1] or b[0] < a[1]) and (not b[1] or a[0] < b[1])
 
 
 def _newest_per_range(rows: Iterable[ValidationRecord]) -> list[ValidationRecord]:

@@ -135,6 +135,8 @@ gaps = _cols("gaps", "id", "migration_id", "kind", "wal_file_id", "server", "wal
              "first_time", "last_time", "detail", "detected_at", "remedy", "resolved_at")
 wal_anchors = _cols("wal_anchors", "id", "migration_id", "server", "wal_group", "path",
                     "name_time", "watermark", "recorded_at")
+wal_watch = _cols("wal_watch", "id", "migration_id", "stream", "server", "wal_group",
+                  "seen_from", "seen_to")
 leases = _cols("leases", "name", "holder", "acquired_at", "expires_at")
 migration_definitions = _cols("migration_definitions", "id", "migration_id", "seq",
                                 "definition", "change", "recorded_at")

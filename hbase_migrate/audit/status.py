@@ -168,6 +168,8 @@ class MigrationStatus:
     streams: dict[str, StreamFigures]
     copy: dict[str, Any] | None
     limits: dict[str, Any]
+    # the newest WAL listing the lag is as of: a drained lag is 0 only up to that listing
+    listed_at: int | None = None
 
 
 @dataclass(frozen=True)
@@ -225,6 +227,7 @@ def _migration_status(ledger: Ledger, migration: MigrationRecord, now: int,
                  for stream in _streams(ledger, migration.id)},
         copy=copy_progress(ledger, migration.id),
         limits=_limits(ledger, migration.id, configured),
+        listed_at=max((f.last_seen for f in files), default=None),
     )
 
 

@@ -210,6 +210,55 @@ class WalBook(LedgerBook):
                                 .order_by(a.c.server, a.c.wal_group)).all()
         return [AnchorRecord.from_row(r._mapping) for r in rows]
 
+    # -- what the listings watched ----------------------------------------------------------
+
+    def record_listing(self, migration_id: int, stream: str, started: int, ended: int,
+                       archive_ttl: int, live_heads: Mapping[tuple[str, str], int] | None = None
+                       ) -> None:
+        """A listing of the source's WAL folders ran from ``started`` to ``ended``: every
+        file created in ``[ended - archive_ttl, started]`` was still there, so it was seen;
+        and no file of a live chain (server, group) was created between its newest file's
+        creation (``live_heads``) and ``started``. Each stretch joins the newest one of its
+        chain it meets (listings closer than the TTL)."""
+        stretches = {("", ""): (ended - archive_ttl, started)}
+        stretches.update({chain: (created, started)
+                          for chain, created in (live_heads or {}).items()})
+        with self._engine.begin() as conn:
+            for (server, group), (seen_from, seen_to) in stretches.items():
+                if seen_from <= seen_to:  # a listing slower than the TTL proves nothing
+                    self._watch(conn, migration_id, stream, server, group, seen_from, seen_to)
+
+    def _watch(self, conn: Connection, migration_id: int, stream: str, server: str,
+               group: str, seen_from: int, seen_to: int) -> None:
+        w = t.wal_watch
+        last = conn.execute(select(w.c.id, w.c.seen_from, w.c.seen_to).where(and_(
+            w.c.migration_id == migration_id, w.c.stream == stream, w.c.server == server,
+            w.c.wal_group == group)).order_by(w.c.seen_to.desc()).limit(1)).first()
+        if last is not None and last.seen_to >= seen_from and last.seen_from <= seen_to:
+            conn.execute(update(w).where(w.c.id == last.id).values(
+                seen_from=min(last.seen_from, seen_from), seen_to=max(last.seen_to, seen_to)))
+        else:
+            conn.execute(self._insert(w).values(
+                migration_id=migration_id, stream=stream, server=server, wal_group=group,
+                seen_from=seen_from, seen_to=seen_to))
+
+    def watched(self, migration_id: int, stream: str
+                ) -> dict[tuple[str, str], list[tuple[int, int]]]:
+        """Per chain (server, group; ``("", "")`` for every chain), the stretches
+        ``(seen_from, seen_to)`` in which every WAL file created was listed
+        (:meth:`record_listing`), oldest first."""
+        w = t.wal_watch
+        with self._engine.begin() as conn:
+            rows = conn.execute(select(w.c.server, w.c.wal_group, w.c.seen_from, w.c.seen_to)
+                                .where(and_(w.c.migration_id == migration_id,
+                                            w.c.stream == stream))
+                                .order_by(w.c.seen_from)).all()
+        found: dict[tuple[str, str], list[tuple[int, int]]] = {}
+        for r in rows:
+            found.setdefault((str(r.server), str(r.wal_group)), []).append(
+                (int(r.seen_from), int(r.seen_to)))
+        return found
+
     def wal_file(self, migration_id: int, cluster: str, path: str) -> WalFileRecord | None:
         with self._engine.begin() as conn:
             return self._find(conn, migration_id, cluster, path)

@@ -49,6 +49,11 @@ class ZooKeeperUnreachableError(ServiceUnreachableError):
     service = "ZooKeeper"
 
 
+class ZooKeeperNeverAnsweredError(ZooKeeperUnreachableError):
+    """No server of the quorum has given a session since this process started: a wrong
+    host or port looks like that, so callers fail at once instead of waiting it out."""
+
+
 class ZkPayloadError(ClusterError):
     """A znode payload is not the HBase encoding it should be (metadata prefix, ``PBUF``,
     protobuf message)."""

@@ -31,8 +31,10 @@ def airflow() -> None:
               "(default: a free one).")
 @click.option("--parallelism", type=click.IntRange(1, 64), default=4, show_default=True,
               help="Task slots of the scheduler (each a process).")
-@click.option("--spark-master", default="local[2]", show_default=True,
-              help="The master URL of the spark_default connection.")
+@click.option("--spark-master", default=None,
+              help="The master URL of the spark_default connection (local[N], spark://..., "
+                   "yarn, k8s://...). Default: auto (in the task, Spark only for large "
+                   "work), and a spark_default you set before is kept.")
 @click.option("--executor", type=click.Choice(["local", "celery"]), default="local",
               show_default=True, help="local: the LocalExecutor on SQLite; celery: PostgreSQL, "
               "redis-server and Celery workers, each in its own folder.")
@@ -43,8 +45,8 @@ def airflow() -> None:
                    "PostgreSQL, the default ledger of every task (HBASE_MIGRATE_LEDGER); "
                    "--no-ledger if you keep one of your own (set HBASE_MIGRATE_LEDGER "
                    "before).")
-def up(folder: Path, port: int | None, parallelism: int, spark_master: str, executor: str,
-       workers: int, ledger_db: bool | None) -> None:
+def up(folder: Path, port: int | None, parallelism: int, spark_master: str | None,
+       executor: str, workers: int, ledger_db: bool | None) -> None:
     """Start api-server, scheduler, triggerer and dag-processor (and with celery the database,
     the broker and the workers); print the UI address; stop them all on Ctrl-C or SIGTERM."""
     from hbase_migrate.airflow_stack import start_airflow
@@ -62,6 +64,7 @@ def up(folder: Path, port: int | None, parallelism: int, spark_master: str, exec
         for name in stack.workers:
             click.echo(f"celery {name}: {stack.services[name].cwd}")
         _echo_ledger(stack)
+        _echo_shell(stack, folder)
         listed = stack.api("GET", "/connections")[1]["connections"]
         for conn in sorted(listed, key=lambda c: str(c["connection_id"])):
             click.echo(f"connection {conn['connection_id']} ({_kind(conn)})")
@@ -96,6 +99,39 @@ def _echo_ledger(stack: AirflowStack) -> None:
         click.echo(f"  on the command line: export {LEDGER_ENV}=\"$(cat "
                    f"{stack.home / LEDGER_FILE})\"  (or [migration] ledger_env = "
                    f"\"{LEDGER_ENV}\" in a config file)")
+
+
+def _echo_shell(stack: AirflowStack, folder: Path) -> None:
+    """What a shell needs for Airflow's own command line on this stack."""
+    import shlex
+
+    from hbase_migrate.airflow_shell import exports
+    from hbase_migrate.airflow_stack import SHELL_FILE
+
+    click.echo("Airflow's own CLI (airflow dags list, airflow backfill create ...) on this "
+               "stack, in another shell:")
+    click.echo(f"  eval \"$(hbase-migrate airflow env --dir {shlex.quote(str(folder))})\"")
+    if stack.executor == "local":  # no password in any of them
+        click.echo("  which sets:")
+        for line in exports(stack.home / SHELL_FILE):
+            click.echo(f"    {line}")
+
+
+@airflow.command()
+@_DIR
+def env(folder: Path) -> None:
+    """Print the environment Airflow's own command line needs on the stack `airflow up
+    --dir DIR` runs, as export lines: eval "$(hbase-migrate airflow env --dir DIR)", then
+    airflow dags list, airflow backfill create ... act on that stack."""
+    from hbase_migrate.airflow_shell import exports
+    from hbase_migrate.airflow_stack import SHELL_FILE, STACK_FILE, AirflowStackError
+
+    home = folder.absolute() / "airflow"
+    if not (home / STACK_FILE).exists() or not (home / SHELL_FILE).exists():
+        raise AirflowStackError(f"airflow env: no Airflow runs for {folder} (start one: "
+                                f"hbase-migrate airflow up --dir {folder})")
+    for line in exports(home / SHELL_FILE):
+        click.echo(line)
 
 
 @airflow.command()

@@ -72,13 +72,16 @@ def prepare(config: Path, as_json: bool) -> None:
 
 def _progress_bar(as_json: bool, unit: str = "key ranges") -> Any:
     """A bar on the terminal, erased when done; none with ``--json`` or off a terminal
-    (where it showed nothing, yet was drawn ten times a second)."""
+    (where it showed nothing, yet was drawn ten times a second). Beside the key ranges it
+    shows the cells moved, their rate and the time left (:mod:`hbase_migrate.runstate`)."""
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
+    from hbase_migrate.commands.meter_column import MeterColumn
+
     console = Console()
     return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                    TextColumn(unit), transient=True, console=console,
+                    TextColumn(unit), MeterColumn(), transient=True, console=console,
                     disable=as_json or not console.is_terminal)
 
 
@@ -156,6 +159,13 @@ def snapshot(ctx: click.Context, config: Path, as_json: bool, watermark: str | N
             *_skipped(result), _state(result)])
         ctx.exit(0)
     files = (method or spec.snapshot.method) == "hbase"
+    announced: list[str] = []
+
+    def announce(line: str) -> None:  # the watermark, as soon as it is fixed
+        announced.append(line)
+        if not as_json:
+            bar.console.print(line, markup=False, highlight=False, soft_wrap=True)
+
     with _progress_bar(as_json, "files" if files else "key ranges") as bar:
         progress = _ranges(bar, "export" if files else "copy", spec.name)
         if finish:
@@ -164,10 +174,11 @@ def snapshot(ctx: click.Context, config: Path, as_json: bool, watermark: str | N
         else:
             result = step(spec, watermark=t0, master=master, method=method,
                           keep_snapshot=keep_snapshot, progress=progress,
-                          part=parse_part(part) if part else None)
+                          part=parse_part(part) if part else None, announce=announce)
     m = result.metrics
     _show(result, as_json, [
-        *([f"watermark T0 = {format_time(m['watermark'])}"] if "watermark" in m else []),
+        *([f"watermark T0 = {format_time(m['watermark'])}"]
+          if "watermark" in m and not announced else []),
         *_engine(result),
         *([f"snapshots {', '.join(m['snapshots'])}: {m['files']} files, "
            f"{m['files_copied']} copied ({m['bytes_copied']} bytes in "

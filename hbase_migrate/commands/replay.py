@@ -423,5 +423,8 @@ def render_summary(s: RunSummary) -> str:
     if s.open_gaps > len(s.gaps):
         lines.append(f"{s.open_gaps} open gap(s) in the ledger: see `hbase-migrate status`")
     lines += [f"FAILED {o.path}: {o.error}" for o in s.failures]
+    if s.lag is not None:  # a catch-up's: what a follow watches fall, run after run
+        lines.append(f"replay lag: {human_duration(s.lag)}" + (
+            " (every edit of this run's WAL listing replayed)" if s.lag == 0 else ""))
     lines.append(f"result: {_VERDICTS[s.exit_code]}")
     return "\n".join(lines) + "\n"

@@ -76,6 +76,9 @@ def render(report: StatusReport, console: Console | None = None) -> None:
         console.print("no migration recorded in this ledger yet")
     for m in report.migrations:
         lag = "unknown" if m.lag is None else human_duration(m.lag)
+        if m.lag == 0 and m.listed_at is not None:  # edits written since are not listed yet
+            lag = (f"under {human_duration(max(0, report.now - m.listed_at))} (every edit "
+                   f"of the last WAL listing, {format_time(m.listed_at)}, replayed)")
         console.print(f"\n[bold]{m.name}[/bold]: state {m.state}, replay lag {lag}, "
                       f"last validation {_validation(m)}", highlight=False)
         if m.copy and m.copy["ranges_copied"] < m.copy["ranges"]:
@@ -162,9 +165,13 @@ def _render_tables(console: Console, m: MigrationStatus, fmt_time: Callable[[int
         console.print(servers)
     if m.gaps:
         gaps = table("server", "WAL file", "edits from", "edits to", "detected",
-                     title="[red]GAPS: edits lost for the target[/red]")
+                     title="[red]GAPS: edits lost (or not proven kept) for the target[/red]")
+        from hbase_migrate.replay.coverage import UNPROVEN
+
         for g in m.gaps:
-            gaps.add_row(g.server, g.path or f"(missing: {g.detail})", when(g.first_time),
+            unproven = (g.detail or "").startswith(UNPROVEN)
+            what = g.path or (f"({g.detail})" if unproven else f"(missing: {g.detail})")
+            gaps.add_row(g.server, what, when(g.first_time),
                          when(g.last_time),
                          when(g.detected_at))
         console.print(gaps)

@@ -44,7 +44,7 @@ def recorded_spec(name: str, ledger_url: str | None = None) -> MigrationSpec:
         raise ConfigError(f"migration {name!r}: {exc}; give the ledger it was started with "
                           "(--ledger URL, or $HBASE_MIGRATE_LEDGER)") from None
     with ledger:
-        definition = _definition(ledger, name)
+        definition = definition_in(ledger, name)
         if definition is None:
             raise ConfigError(_unrecorded(ledger, name))
         return spec_of(name, definition, url)
@@ -87,13 +87,26 @@ def in_progress(ledger_urls: Sequence[str] = ()) -> list[MigrationSpec]:
             for record in ledger.migrations():
                 if record.watermark is None or record.state == MigrationState.CUT_OVER:
                     continue
-                definition = _definition(ledger, record.name)
+                definition = definition_in(ledger, record.name)
                 if definition is None:
                     log.warning("%s; left out of the migrations in progress",
                                 _unrecorded(ledger, record.name))
                     continue
                 found.append(spec_of(record.name, definition, url))
     return sorted(found, key=lambda spec: (spec.name, spec.ledger_url))
+
+
+def holding(name: str, ledger_urls: Sequence[str]) -> str | None:
+    """The first of ``ledger_urls`` that exists and holds migration ``name``."""
+    for url in dict.fromkeys(ledger_urls):
+        try:
+            ledger = Ledger.open(url, upgrade_schema=False)
+        except LedgerError:
+            continue
+        with ledger:
+            if ledger.migration(name) is not None:
+                return url
+    return None
 
 
 def default_ledgers() -> list[str]:
@@ -104,7 +117,7 @@ def default_ledgers() -> list[str]:
     return [f"sqlite:///{path}" for path in sorted(state_dir().glob("*/ledger.db"))]
 
 
-def _definition(ledger: Ledger, name: str) -> dict[str, Any] | None:
+def definition_in(ledger: Ledger, name: str) -> dict[str, Any] | None:
     if ledger.schema_version < DEFINITIONS_SCHEMA:
         return None
     return ledger.definition(name)

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from hbase_migrate.audit.ledger import Ledger
 from hbase_migrate.audit.records import MigrationState, Provenance
 from hbase_migrate.config import IN_PROCESS, MigrationSpec
+from hbase_migrate.errors import StepInterrupted
 from hbase_migrate.replay.job import CATCH_UP, DEFAULT_LOCK_TIMEOUT, FileTask, ReplayJob
 from hbase_migrate.replay.parts import split_parts
 
@@ -44,13 +45,29 @@ def replay_job(spec: MigrationSpec, *, tables: Sequence[str] = (), start: int | 
 
 def run(job: ReplayJob, *, observer: Observer | None = None,
         executor: Executor | None = None) -> RunSummary:
-    """One run of ``job``; a catch-up that replayed moves the migration to ``replaying``."""
+    """One run of ``job``; a catch-up that replayed moves the migration to ``replaying``.
+    Ctrl-C ends it as :class:`~hbase_migrate.errors.StepInterrupted` once what the target
+    acknowledged is recorded, saying where the WAL files stand."""
     from hbase_migrate.replay.run import run_replay
 
-    summary = run_replay(job, observer, executor=executor)
+    try:
+        summary = run_replay(job, observer, executor=executor)
+    except KeyboardInterrupt:
+        raise _interrupted(job) from None
     if job.mode == CATCH_UP and not job.dry_run:
         _mark_replaying(job)
     return summary
+
+
+def _interrupted(job: ReplayJob) -> StepInterrupted:
+    with Ledger.open(job.ledger_url) as ledger:
+        record = ledger.migration(job.name)
+        counts = ledger.counts(record.id) if record is not None else {}
+    files = ", ".join(f"{n} {status}" for status, n in sorted(counts.items())) or "none yet"
+    return StepInterrupted(
+        f"{job.step_kind} of migration {job.name!r} stopped: every edit the target "
+        f"acknowledged is recorded (WAL files: {files}); run the same command again to go on "
+        "from there")
 
 
 def _mark_replaying(job: ReplayJob) -> None:

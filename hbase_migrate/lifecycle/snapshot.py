@@ -30,10 +30,13 @@ until replay has read them (gaps are reported as always).
 
 from __future__ import annotations
 
-from collections.abc import Collection
+import logging
+from collections.abc import Callable, Collection, Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from typing import Any
 
+from hbase_migrate import runstate
 from hbase_migrate.audit.ledger import now_ms
 from hbase_migrate.audit.records import (
     KeyRangeRecord,
@@ -59,7 +62,7 @@ from hbase_migrate.ranges.choice import EngineChoice, choose_engine
 from hbase_migrate.ranges.engine import Progress, bind, range_engine
 from hbase_migrate.ranges.groups import part_count, range_group
 from hbase_migrate.ranges.keyrange import KeyRange
-from hbase_migrate.ranges.planned import plan_copying, planned_ranges
+from hbase_migrate.ranges.planned import plan_copying, plan_holes, planned_ranges
 from hbase_migrate.ranges.tasks import (
     CopyJob,
     RangeCopy,
@@ -77,13 +80,17 @@ from hbase_migrate.snapshot.hbase_method import (
     hdfs_root,
     take_snapshots,
 )
+from hbase_migrate.timeutil import format_time
+
+log = logging.getLogger(__name__)
+Announce = Callable[[str], None]  # a line for the user as soon as it is known
 
 
 def snapshot(spec: MigrationSpec, *, watermark: int | None = None,
              provenance: Provenance | None = None, master: str | None = None,
              progress: Progress | None = None, method: str | None = None,
-             keep_snapshot: bool | None = None, part: tuple[int, int] | None = None
-             ) -> StepResult:
+             keep_snapshot: bool | None = None, part: tuple[int, int] | None = None,
+             announce: Announce | None = None) -> StepResult:
     """Fix T0 (``watermark``, default now) and copy ``[0, T0)`` of every table, one task per
     key range on ``master`` (default: the spec's Spark master; ``auto`` chooses by the
     planned cells, :mod:`hbase_migrate.ranges.choice`); ``progress(done, total)`` as
@@ -93,10 +100,16 @@ def snapshot(spec: MigrationSpec, *, watermark: int | None = None,
 
     ``part`` ``(i, n)`` (``scan`` only): only the i-th of n groups of the planned ranges, at
     the T0 :func:`snapshot_parts` recorded; the migration stays ``copying`` (see the
-    module's doc)."""
+    module's doc). ``announce`` gets the watermark line as soon as T0 is fixed.
+
+    Ctrl-C stops the copy at the next piece each task reads: the ranges copied are
+    recorded, the migration stays ``copying`` and
+    :class:`~hbase_migrate.runstate.StepInterrupted` says what was done; a rerun copies
+    the rest at the same T0."""
     method = copy_method(spec, method, watermark)
     if part is not None:
-        return _snapshot_part(spec, part, provenance, master, progress, method, watermark)
+        return _snapshot_part(spec, part, provenance, master, progress, method, watermark,
+                              announce)
     keep = spec.snapshot.keep if keep_snapshot is None else keep_snapshot
     with recorded_step(spec, "snapshot", provenance) as step:
         require(step, MigrationState.SCHEMA_READY, "the snapshot copy", "prepare")
@@ -109,12 +122,14 @@ def snapshot(spec: MigrationSpec, *, watermark: int | None = None,
             _hbase_copy(step, spec, t0, master, progress, keep)
             step.advance(MigrationState.COPIED)
             return step.result()
+        fixed = t0 is None
         if t0 is None:
             t0 = now_ms() if watermark is None else watermark
             step.metrics["anchors"] = record_watermark(step.ledger, step.migration, spec, t0)
+        _announce_watermark(announce, t0, fixed)
         step.advance(MigrationState.COPYING)
         step.metrics["watermark"] = t0
-        with fewer_collections():
+        with fewer_collections(), stoppable_copy(step, spec, t0):
             copy_ranges(step, spec, t0, master, progress)
         step.metrics.update(copy_totals(step, spec))
         step.advance(MigrationState.COPIED)
@@ -158,9 +173,39 @@ def snapshot_parts(spec: MigrationSpec, *, parts: int | None = None,
         return step.result()
 
 
+def _announce_watermark(announce: Announce | None, t0: int, fixed: bool) -> None:
+    line = f"watermark T0 = {format_time(t0)}" + ("" if fixed else " (recorded before: kept)")
+    log.info("%s", line)
+    if announce is not None:
+        announce(line)
+
+
+@contextmanager
+def stoppable_copy(step: StepContext, spec: MigrationSpec, t0: int) -> Iterator[None]:
+    """A copy the user stops (Ctrl-C) ends as :class:`StepInterrupted` saying what the
+    ledger now holds as copied and what a rerun does."""
+    try:
+        yield
+    except (KeyboardInterrupt, runstate.Stopped):
+        runstate.request_stop()
+        records = [r for t in spec.tables
+                   for r in step.ledger.key_ranges(step.migration.id, t.source)]
+        done = [r for r in records if r.copied_at is not None]
+        holes = sum(len(plan_holes(step.ledger.key_ranges(step.migration.id, t.source)))
+                    for t in spec.tables)
+        left = f"{len(records) - len(done)} planned range(s)" + (
+            f" and {holes} unplanned stretch(es) of keys" if holes else "")
+        raise runstate.StepInterrupted(
+            f"snapshot of migration {spec.name!r} stopped: {len(done)} key range(s) "
+            f"copied and recorded ({sum(r.copied_cells or 0 for r in done)} cells) at "
+            f"watermark T0 = {format_time(t0)}; {left} not yet copied. The migration stays "
+            "copying: run the same command again to copy only what is left, at the same T0"
+        ) from None
+
+
 def _snapshot_part(spec: MigrationSpec, part: tuple[int, int], provenance: Provenance | None,
                    master: str | None, progress: Progress | None, method: str,
-                   watermark: int | None) -> StepResult:
+                   watermark: int | None, announce: Announce | None) -> StepResult:
     """One part of a copy made in parts (a ``snapshot-part`` step)."""
     name = f"snapshot part {part[0]}/{part[1]} of migration {spec.name!r}"
     if method == "hbase":
@@ -181,7 +226,8 @@ def _snapshot_part(spec: MigrationSpec, part: tuple[int, int], provenance: Prove
         step.metrics.update(watermark=t0, watermark_age_ms=age, notes=[
             f"copies at the recorded watermark T0 {t0} ({age // 1000} s ago); replay starts "
             "from it less the margin"])
-        with fewer_collections():
+        _announce_watermark(announce, t0, False)
+        with fewer_collections(), stoppable_copy(step, spec, t0):
             copy_ranges(step, spec, t0, master, progress, group)
         return step.result()
 
@@ -224,7 +270,7 @@ def planned_copy(step: StepContext, spec: MigrationSpec, what: str
     for t in spec.tables:
         records = step.ledger.key_ranges(step.migration.id, t.source)
         found += records
-        if not records:
+        if plan_holes(records):  # none planned, or a plan a stopped copy left unfinished
             t0 = None
     if t0 is None:
         raise StepRefusedError(f"{what}: no watermark T0 and range plan recorded yet; plan "
@@ -298,6 +344,19 @@ def copy_ranges(step: StepContext, spec: MigrationSpec, t0: int, master: str | N
     step.metrics.update(ranges=len(mine), ranges_copied=len(first) + len(todo),
                         ranges_skipped=len(mine) - len(first) - len(todo),
                         copied_while_planning=len(first))
+    before = len(mine) - len(todo)
+    meter = runstate.meter
+    meter.ranges_done, meter.ranges_total = before, len(mine)
+    meter.cells_goal = meter.cells + sum(planned[r] for r in todo)
+
+    caller = progress
+
+    def ranges_done(done: int, total: int) -> None:
+        meter.ranges_done = before + done
+        if caller is not None:
+            caller(before + done, len(mine))
+    ranges_done(0, len(todo))
+    progress = ranges_done  # the tasks' progress, after the ranges copied before
     copies = []
     if todo:
         with range_engine(choice.master, f"hbase-migrate snapshot {spec.name}",

@@ -7,6 +7,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+from hbase_migrate import runstate
 from hbase_migrate.audit.ledger import Ledger
 from hbase_migrate.audit.migrations_book import OpenStep
 from hbase_migrate.audit.records import (
@@ -70,7 +71,10 @@ def recorded_step(spec: MigrationSpec, kind: str, provenance: Provenance | None,
     """Run a block as the ledger step ``kind``; an exception fails the step and the
     migration (``failed``), and propagates (one hiding a missing table or family as the
     :class:`~hbase_migrate.cluster.missing.MissingSchemaError` that names it); a negative
-    verdict or a non-zero exit code in the metrics fails the step."""
+    verdict or a non-zero exit code in the metrics fails the step. A step the user stops
+    (Ctrl-C) fails as :class:`~hbase_migrate.runstate.StepInterrupted` and leaves the
+    migration's state as it was: a rerun goes on from what the ledger holds."""
+    runstate.reset()
     with Ledger.open(spec.ledger_url) as ledger:
         record = ledger.ensure_spec(spec)
         try:
@@ -78,6 +82,9 @@ def recorded_step(spec: MigrationSpec, kind: str, provenance: Provenance | None,
                 context = StepContext(ledger, record, step)
                 try:
                     yield context
+                except KeyboardInterrupt:
+                    runstate.request_stop()
+                    raise _interrupted(ledger, record, kind) from None
                 except HBaseMigrateError as exc:  # HBase's terse "scan big: big" explained
                     better = explained(spec, exc, target_made=kind != "prepare")
                     if better is None:
@@ -88,10 +95,23 @@ def recorded_step(spec: MigrationSpec, kind: str, provenance: Provenance | None,
                         ) or context.metrics.get("exit_code", 0) != 0:
                     step.fail()
         except BaseException as exc:
-            refused = isinstance(exc, StepRefusedError)
+            refused = isinstance(exc, (StepRefusedError, runstate.StepInterrupted))
             if not refused and MigrationState(record.state) is not MigrationState.CUT_OVER:
                 ledger.update_migration(record.id, state=MigrationState.FAILED)
             raise
+
+
+def _interrupted(ledger: Ledger, record: MigrationRecord, kind: str
+                 ) -> runstate.StepInterrupted:
+    """What a step the user stopped had done (its key ranges, as far as it counted them)
+    and that a rerun goes on."""
+    meter = runstate.meter
+    done = (f" after {meter.ranges_done} of {meter.ranges_total} key range(s)"
+            if meter.ranges_total else "")
+    state = ledger.migration(record.name)
+    return runstate.StepInterrupted(
+        f"{kind} of migration {record.name!r} stopped{done} before it finished; the "
+        f"migration stays {(state or record).state}: run the same command again")
 
 
 def require(context: StepContext, at_least: MigrationState, step: str, before: str) -> None:

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
+from hbase_migrate import runstate
 from hbase_migrate.audit.ledger import Ledger
 from hbase_migrate.audit.records import MigrationState, Provenance, Verdict
 from hbase_migrate.config import MigrationSpec, TableSpec
@@ -94,6 +95,13 @@ def validate(spec: MigrationSpec, *, provenance: Provenance | None = None,
                             mode="live" if live else "strict")
         if repair:
             step.metrics["compact"] = compact
+        meter = runstate.meter
+        meter.cells_goal = 2 * cells  # each side's cells are read
+
+        def counted(done: int, total: int) -> None:
+            meter.ranges_done, meter.ranges_total = done, total
+            if progress is not None:
+                progress(done, total)
         with fewer_collections(), \
                 range_engine(choice.master, f"hbase-migrate validate {spec.name}",
                              spec) as engine, step_limits(ThrottlePlan.of(
@@ -101,7 +109,7 @@ def validate(spec: MigrationSpec, *, provenance: Provenance | None = None,
             if engine.executors:
                 step.metrics["executors"] = engine.executors
             Validation(step.ledger, step.migration.id, step.step, spec, chosen, engine, judge,
-                       progress, compact, compact_wait, run).run(
+                       counted, compact, compact_wait, run).run(
                 repair, None if live else recompare_wait,
                 None if group is None else [r for r, _ in group])
             step.metrics["limits"] = limits.report()

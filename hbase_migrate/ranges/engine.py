@@ -98,7 +98,8 @@ def in_threads(threads: int, task: Callable[[T], R], items: Sequence[T],
                progress: Progress | None = None, what: str = "task") -> list[R]:
     """``task`` on every item, ``threads`` at once, the results in the items' order and
     progress reported from the calling thread. The first failure is raised as it is once
-    the tasks running have ended; the tasks not yet started never start."""
+    the tasks running have ended; the tasks not yet started never start. Ctrl-C in the
+    calling thread asks the running tasks to stop (:mod:`hbase_migrate.runstate`)."""
     results: dict[int, R] = {}
     pool = ThreadPoolExecutor(threads, thread_name_prefix=what.split(" ", 1)[0])
     try:
@@ -107,6 +108,12 @@ def in_threads(threads: int, task: Callable[[T], R], items: Sequence[T],
             results[futures[future]] = future.result()
             if progress is not None:
                 progress(len(results), len(items))
+    except BaseException as exc:
+        if not isinstance(exc, Exception):  # Ctrl-C: the tasks end at their next piece
+            from hbase_migrate.runstate import request_stop
+
+            request_stop()
+        raise
     finally:
         pool.shutdown(cancel_futures=True)  # after a failure: none started anew
     return [results[i] for i in range(len(items))]

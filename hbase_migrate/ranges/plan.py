@@ -20,6 +20,7 @@ import threading
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 
+from hbase_migrate import runstate
 from hbase_migrate.cluster.client import Client
 from hbase_migrate.cluster.descriptors import RegionDescriptor
 from hbase_migrate.limits import Throttle, metered
@@ -92,7 +93,8 @@ def _count(pieces: Iterable[list[Cell]], counts: RowCells, budget: CopyBudget | 
            stopped: list[bytes] | None = None) -> Iterator[list[Cell]]:
     """``pieces`` as they pass, counted into ``counts``. With a ``budget``: the cells passed
     are spent from it (a row's when the next row starts, and when the pass ends), and the
-    first row to start once it is spent is not passed on but put in ``stopped``."""
+    first row to start once it is spent is not passed on but put in ``stopped``; the same
+    when a stop is asked (:mod:`hbase_migrate.runstate`), with or without a budget."""
     scan = iter(pieces)
     unspent = 0  # the cells of the row passing, not yet spent
     try:
@@ -101,6 +103,10 @@ def _count(pieces: Iterable[list[Cell]], counts: RowCells, budget: CopyBudget | 
             if counts and counts[-1][0] == row:  # a wide row's next piece
                 counts[-1] = (row, counts[-1][1] + len(piece))
             else:
+                if runstate.stop_requested():
+                    if stopped is not None:
+                        stopped.append(row)
+                    return
                 if budget is not None:
                     left, unspent = budget.spend(unspent), 0
                     if not left:
@@ -109,6 +115,8 @@ def _count(pieces: Iterable[list[Cell]], counts: RowCells, budget: CopyBudget | 
                         return
                 counts.append((row, len(piece)))
             unspent += len(piece)
+            if budget is not None:  # cells copied
+                runstate.meter.add_cells(len(piece))
             yield piece
     finally:
         if budget is not None:
@@ -124,7 +132,8 @@ def plan_region(client: Client, table: str, region: RegionDescriptor,
                 ) -> list[PlannedRange]:
     """The ranges of one ``region`` of ``table``, in key order; with ``copy``, its first rows
     are copied while ``budget`` (default: ``copy.cells``) lasts, and those ranges are
-    ``copied``."""
+    ``copied``. A stop asked (:mod:`hbase_migrate.runstate`) ends the pass at the next row:
+    only the ranges copied are returned, and the rest of the region is left unplanned."""
     planned: list[PlannedRange] = []
     start = region.start_key
     budget = CopyBudget(copy.cells) if copy is not None and budget is None else budget
@@ -140,12 +149,14 @@ def plan_region(client: Client, table: str, region: RegionDescriptor,
             planned += [replace(p, copied=True)
                         for p in split_region(table, start, end, counts, max_cells)]
             start = end
-        if not stopped:
+        if not stopped or runstate.stop_requested():
             return planned
     counts = []
     for _ in _count(client.scan(table, start, region.end_key, time_range=time_range),
                     counts):
         pass
+    if runstate.stop_requested():
+        return planned
     return planned + split_region(table, start, region.end_key, counts, max_cells)
 
 

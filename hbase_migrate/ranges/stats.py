@@ -17,6 +17,7 @@ from typing import Any
 from hbase_migrate.cluster.client import Client
 from hbase_migrate.limits import Throttle, metered
 from hbase_migrate.ranges.keyrange import KeyRange
+from hbase_migrate.runstate import watched
 from hbase_migrate.wal.model import Cell, cell_order
 
 _LEN = struct.Struct(">I")
@@ -88,6 +89,6 @@ def range_stats(client: Client, key_range: KeyRange, table: str | None = None,
                 throttle: Throttle | None = None) -> RangeStats:
     """Scan ``key_range`` of ``table`` (default: the range's own table) and digest it,
     paced by ``throttle``."""
-    rows = client.scan(table or key_range.table, key_range.start, key_range.stop,
-                       time_range=time_range)
+    rows = watched(client.scan(table or key_range.table, key_range.start, key_range.stop,
+                               time_range=time_range), f"checksums of {key_range}")
     return digest_rows(key_range, metered(rows, throttle))

@@ -2,24 +2,40 @@
 
 A region server writes one chain of WAL files per WAL group (the default group, or each
 multiwal group): a file is named after its creation time and holds the edits written until
-the next file of the chain was created. HBase rolls every chain at least once per roll
-period (``hbase.regionserver.logroll.period``), even when it is idle, checked every
-``hbase.server.thread.wakefrequency`` (10 s). So the files the ledger has ever seen (listed
-now or earlier, replayed, skipped or vanished) prove coverage of a chain when:
+the next file of the chain was created. Between two consecutive files the ledger knows
+(listed now or earlier, replayed, skipped or vanished), a file may have been created and
+deleted unseen: HBase archives any WAL whose regions are all flushed, not only the oldest
+(``AbstractFSWAL.cleanOldLogs``), so a quiet region's unflushed edit can keep an old file
+while the files after it are archived and cleaned. Each stretch of a chain is judged by the
+first rule that decides it:
 
-* **head**: the chain starts at its *anchor*, the file the server was writing when the
-  watermark was fixed (:func:`fix_watermark` records one per live chain). A chain with no
-  anchor started after the watermark, or the migration predates anchors: then, for a
-  server started before ``since``, the oldest known file must have been created at or
-  before ``since``;
-* **links**: two consecutive known files are at most one roll period plus a slack apart
-  (``min(10 s, 0.9 roll period)``); a longer jump means files were created and deleted
-  between two listings;
-* **replication queues**: every WAL a source replication peer still queues is a file that
-  must exist; one neither listed nor known is missing (``queued_missing``).
+* **watched**: every file created in the stretch was listed. A file lives at least the
+  archive TTL after its creation (it is archived once closed, then kept for the TTL), so a
+  listing that ran from ``started`` to ``ended`` saw every file created in
+  ``[ended - ttl, started]``, and no file of a chain was created between its newest live
+  file and ``started`` (:meth:`Ledger.record_listing`): the chain is whole there;
+* **replication queue**: a source peer's queue holds every file of the server from its
+  oldest queued one on; the stretch is whole when that is at or before it (and every queued
+  name is known: :func:`queued_missing`);
+* **roll period**: HBase rolls every chain at least once per
+  ``hbase.regionserver.logroll.period``, even when it is idle (``AbstractWALRoller``), checked
+  every ``hbase.server.thread.wakefrequency`` (10 s); two known files further apart than one
+  period plus a slack (``min(10 s, 0.9 period)``) prove a missing file;
+* otherwise the stretch is **unproven**: files closer than a roll period may still have been
+  created (a roll by size or by request) and deleted unseen. It is reported as a gap too,
+  saying what would prove it (listings closer than the archive TTL, a replication peer).
 
-What cannot be proven is a :class:`MissingSpan` (server, group, time span), recorded as a
-``missing`` gap. The hbase:meta WAL is not checked (it carries no user table edits), nor are
+The chain's head: it starts at its *anchor*, the file the server was writing when the
+watermark was fixed (:func:`fix_watermark` records one per live chain). A chain with no
+anchor started after the watermark, or the migration predates anchors (or a window replay):
+a server started before ``since`` must have a known file created at or before ``since``; a
+server started after it must have its first file known (made within seconds of its start:
+:data:`FIRST_WAL_DELAY_MS`), unless the listings watched its start. A listing also proves that
+no file of a live chain was created after its newest file in ``WALs/`` (HBase never archives
+the file it is writing).
+
+What cannot be proven is a :class:`MissingSpan` (server, group, time span, rule), recorded as
+a ``missing`` gap. The hbase:meta WAL is not checked (it carries no user table edits), nor are
 identity-strategy multiwal groups (one chain per region: it stops when the region moves).
 """
 
@@ -49,6 +65,10 @@ WAKE_FREQUENCY_MS = 10_000  # hbase.server.thread.wakefrequency: how late a peri
 # the edit is appended), so a lost file's edits may predate its name by a little.
 WRITE_TIME_SKEW_MS = 1_000
 _REGION_GROUP = re.compile(r"[0-9a-f]{32}")
+# A region server makes its first WAL at its first region open or its first report to the
+# master (hbase.regionserver.msginterval, 3 s), whichever is first: 5.6 s after the start
+# code on HBase 2.6.1, 7.5 s on 1.4.13. A file this close to the start is taken as the first.
+FIRST_WAL_DELAY_MS = 10_000
 
 
 def roll_slack(roll_period: int) -> int:
@@ -76,15 +96,24 @@ def chain_key(path: str) -> ChainKey | None:
     return ChainKey(str(info.server), group)
 
 
+UNPROVEN = "unproven"  # the first word of a span's detail when no rule decides it
+
+
 @dataclass(frozen=True)
 class MissingSpan:
-    """Edits of one chain from ``first_time`` to ``last_time`` that no known file holds."""
+    """Edits of one chain from ``first_time`` to ``last_time`` that no known file holds
+    (``detail`` says which rule found it, or that no rule proves the chain whole there)."""
 
     server: str
     group: str
     first_time: int
     last_time: int
     detail: str
+
+    @property
+    def proven(self) -> bool:
+        """Whether a file is known to be missing (else coverage is only unproven)."""
+        return not self.detail.startswith(UNPROVEN)
 
 
 @dataclass(frozen=True)
@@ -101,16 +130,17 @@ class Gap:
     detail: str | None = None
 
     def describe(self) -> str:
-        from hbase_migrate.timeutil import format_time
-
         def when(ms: int | None) -> str:
             return "unknown" if ms is None else format_time(ms)
 
+        unproven = (self.detail or "").startswith(UNPROVEN)
         what = (f"WAL file {self.path} of server {self.server} vanished before it was "
                 f"replayed" if self.path else
-                f"WAL files of server {self.server} are missing ({self.detail})")
+                f"WAL files of server {self.server} "
+                f"{'may be' if unproven else 'are'} missing ({self.detail})")
+        lost = "may be lost" if unproven else "are lost"
         return (f"gap: {what}; edits from {when(self.first_time)} to {when(self.last_time)} "
-                f"are lost for the target; remedy: {self.remedy}")
+                f"{lost} for the target; remedy: {self.remedy}")
 
 
 class _Link(NamedTuple):
@@ -119,13 +149,64 @@ class _Link(NamedTuple):
     last_write_time: int | None
 
 
+ALL_CHAINS = ChainKey("", "")  # the key of the stretches every chain shares
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """What proves a chain whole besides its files: the stretches in which every created
+    file was listed, per chain (:data:`ALL_CHAINS` for every chain; :meth:`Ledger.watched`),
+    the creation time of the oldest file a replication peer queues per chain
+    (``queued_from``), and the roll period."""
+
+    roll_period: int
+    watched: Mapping[ChainKey, Sequence[tuple[int, int]]] | None = None
+    queued_from: Mapping[ChainKey, int] | None = None
+    archive_ttl: int | None = None  # for the advice in an unproven span
+
+    def watched_over(self, key: ChainKey, first: int, last: int) -> bool:
+        """Whether every file of chain ``key`` created strictly between ``first`` and
+        ``last`` was listed (the server's clock may differ from ours by up to
+        :data:`WRITE_TIME_SKEW_MS`). A file created after the newest listing began is
+        younger than the TTL: the next listing still finds it, so the stretch need not
+        reach past that listing."""
+        watched = self.watched or {}
+        stretches = sorted([*watched.get(ALL_CHAINS, ()), *watched.get(key, ())])
+        if not stretches:
+            return False
+        newest = max(seen_to for _, seen_to in stretches)
+        lo = first + 1 - WRITE_TIME_SKEW_MS
+        hi = min(last - 1 + WRITE_TIME_SKEW_MS, newest)
+        for seen_from, seen_to in stretches:
+            if seen_from > lo:
+                return False
+            if seen_to >= lo:
+                lo = seen_to + 1
+            if lo > hi:
+                return True
+        return lo > hi
+
+    def queued(self, key: ChainKey, at: int) -> bool:
+        oldest = (self.queued_from or {}).get(key)
+        return oldest is not None and oldest <= at
+
+    def advice(self) -> str:
+        ttl = "" if self.archive_ttl is None else f" ({format_duration(self.archive_ttl)})"
+        return (f"list the source's WALs more often than the archive TTL{ttl} while the "
+                "migration runs (replay --follow or the WAL watch, from the snapshot on), "
+                "or keep them with a disabled replication peer")
+
+
 def find_missing(files: Iterable[tuple[str, int | None, int | None]],
                  anchors: Sequence[AnchorRecord], *, since: int, until: int | None,
-                 roll_period: int, now: int) -> list[MissingSpan]:
-    """The stretches of ``[since, until or now)`` no known file covers.
+                 roll_period: int, now: int, evidence: Evidence | None = None
+                 ) -> list[MissingSpan]:
+    """The stretches of ``[since, until or now)`` no known file covers, or that no rule
+    proves whole.
 
     ``files`` are (path, name time, newest replayed write time) of every file ever seen.
     """
+    proof = evidence or Evidence(roll_period)
     chains: dict[ChainKey, dict[str, _Link]] = defaultdict(dict)
     for path, name_time, last_write_time in files:
         key = chain_key(path)
@@ -134,55 +215,100 @@ def find_missing(files: Iterable[tuple[str, int | None, int | None]],
             chains[key][name] = _Link(name, name_time, last_write_time)
     anchored = {ChainKey(a.server, a.wal_group): a for a in anchors}
     end = now if until is None else min(until, now)
-    slack = roll_slack(roll_period)
     spans: list[MissingSpan] = []
     for key in sorted(set(chains) | set(anchored)):
         links = sorted(chains.get(key, {}).values(), key=lambda link: link.name_time)
-        links, head = _head(key, links, anchored.get(key), bool(anchors), since, end)
+        links, head = _head(key, links, anchored.get(key), bool(anchors), since, end, proof)
         spans.extend(head)
         for a, b in pairwise(links):
             if b.name_time <= since or a.name_time >= end:
                 continue
-            if b.name_time - a.name_time > roll_period + slack:
-                first = max(since, (a.last_write_time or a.name_time) - WRITE_TIME_SKEW_MS)
-                spans.append(MissingSpan(
-                    key.server, key.group, first, b.name_time + WRITE_TIME_SKEW_MS,
-                    f"no WAL file between {a.name} and {b.name}, created "
-                    f"{format_duration(b.name_time - a.name_time)} apart (roll period "
-                    f"{format_duration(roll_period)}): files rolled and deleted between two "
-                    "listings"))
+            span = _link(key, a, b, since, proof)
+            if span is not None:
+                spans.append(span)
     return spans
 
 
+def _link(key: ChainKey, a: _Link, b: _Link, since: int, proof: Evidence
+          ) -> MissingSpan | None:
+    """The stretch between two consecutive known files, when no rule proves it whole."""
+    if proof.watched_over(key, a.name_time, b.name_time) or proof.queued(key, a.name_time):
+        return None
+    apart = b.name_time - a.name_time
+    first = max(since, (a.last_write_time or a.name_time) - WRITE_TIME_SKEW_MS)
+    last = b.name_time + WRITE_TIME_SKEW_MS
+    if apart > proof.roll_period + roll_slack(proof.roll_period):
+        return MissingSpan(
+            key.server, key.group, first, last,
+            f"rule roll period: no WAL file between {a.name} and {b.name}, created "
+            f"{format_duration(apart)} apart (roll period "
+            f"{format_duration(proof.roll_period)}): files rolled and deleted between two "
+            "listings")
+    return MissingSpan(
+        key.server, key.group, first, last,
+        f"{UNPROVEN}: no listing watched the stretch between {a.name} and {b.name} "
+        f"(created {format_duration(apart)} apart), so a file rolled and deleted in "
+        f"between cannot be ruled out; {proof.advice()}")
+
+
 def _head(key: ChainKey, links: list[_Link], anchor: AnchorRecord | None, have_anchors: bool,
-          since: int, end: int) -> tuple[list[_Link], list[MissingSpan]]:
+          since: int, end: int, proof: Evidence) -> tuple[list[_Link], list[MissingSpan]]:
     """The chain from where coverage must start, and a span when its start is missing."""
     if anchor is not None and anchor.path:
-        anchor_name = posixpath.basename(anchor.path)
-        start = anchor.name_time if anchor.name_time is not None else name_timestamp(anchor_name)
-        known = [link for link in links if start is None or link.name_time >= start]
-        if known and known[0].name == anchor_name:
-            return known, []
-        upto = known[0].name_time + WRITE_TIME_SKEW_MS if known else end
-        what = (f"the WAL file {anchor_name} it was writing at the watermark "
-                f"({format_time(anchor.watermark)}) was never listed")
-        return known, [MissingSpan(key.server, key.group, since, upto, what)]
-    if anchor is not None or have_anchors or not links:
-        return links, []  # no file at the watermark, or a chain started after it
+        return _anchored_head(key, links, anchor, since, end)
+    if anchor is not None or not links:
+        return links, []  # the server wrote no file at the watermark
     try:
         started = ServerName.parse(key.server).start_code
     except ValueError:
         started = 0
-    if started >= since:
-        return links, []
+    if started >= since:  # a chain started after the watermark (a new server, a restart)
+        return links, _late_head(key, links[0], started, since, proof)
+    if have_anchors:
+        return links, []  # alive at the watermark with no WAL yet: created on a region open
     before = [link for link in links if link.name_time <= since]
     if before:
         return links[len(before) - 1:], []
     first = links[0]
-    what = (f"no WAL file created at or before {format_time(since)} was listed; the oldest "
-            f"known is {first.name} ({format_time(first.name_time)})")
+    what = (f"rule head: no WAL file created at or before {format_time(since)} was listed; "
+            f"the oldest known is {first.name} ({format_time(first.name_time)})")
     return links, [MissingSpan(key.server, key.group, since,
                                first.name_time + WRITE_TIME_SKEW_MS, what)]
+
+
+def _anchored_head(key: ChainKey, links: list[_Link], anchor: AnchorRecord, since: int,
+                   end: int) -> tuple[list[_Link], list[MissingSpan]]:
+    """The chain from its anchor, and a span when the anchor was never listed."""
+    anchor_name = posixpath.basename(anchor.path)
+    start = anchor.name_time if anchor.name_time is not None else name_timestamp(anchor_name)
+    known = [link for link in links if start is None or link.name_time >= start]
+    if known and known[0].name == anchor_name:
+        return known, []
+    upto = known[0].name_time + WRITE_TIME_SKEW_MS if known else end
+    what = (f"rule anchor: the WAL file {anchor_name} it was writing at the watermark "
+            f"({format_time(anchor.watermark)}) was never listed")
+    return known, [MissingSpan(key.server, key.group, since, upto, what)]
+
+
+def _late_head(key: ChainKey, first: _Link, started: int, since: int, proof: Evidence
+               ) -> list[MissingSpan]:
+    """A server started after ``since``: its chain begins with the file it made soon after
+    it started (:data:`FIRST_WAL_DELAY_MS`), unless the listings watched its start; from
+    there it rolled at least once per roll period."""
+    after = first.name_time - started
+    if after <= FIRST_WAL_DELAY_MS or proof.watched_over(key, started, first.name_time):
+        return []
+    said = (f"the server started at {format_time(started)}, after {format_time(since)}, "
+            f"and the oldest known file of its chain, {first.name}, was created "
+            f"{format_duration(after)} later")
+    last = first.name_time + WRITE_TIME_SKEW_MS
+    if after > FIRST_WAL_DELAY_MS + proof.roll_period + roll_slack(proof.roll_period):
+        return [MissingSpan(key.server, key.group, started, last,
+                            f"rule roll period: {said}: its first files were rolled and "
+                            f"deleted unseen (roll period {format_duration(proof.roll_period)})")]
+    return [MissingSpan(key.server, key.group, started, last,
+                        f"{UNPROVEN}: {said}; no listing watched that stretch, so earlier "
+                        f"files may have been deleted unseen; {proof.advice()}")]
 
 
 def queued_missing(queues: Mapping[str, Iterable[str]], known_names: set[str], *,
@@ -216,9 +342,27 @@ def anchors_of(listed: Iterable[WalFileStatus], at: int) -> dict[ChainKey, WalFi
     return found
 
 
-def record_anchors(ledger: Ledger, migration_id: int, store: WalStore, watermark: int) -> int:
-    """Record the file each live chain was writing at ``watermark``; returns how many."""
-    found = anchors_of(store.list_wal_files(), watermark)
+def live_heads(listed: Iterable[WalFileStatus]) -> dict[tuple[str, str], int]:
+    """Per live chain (server, group), the creation time of its newest file in ``WALs/``,
+    less the clock skew: HBase never archives the file it writes, so no file of the chain
+    was created after it until the listing (:meth:`Ledger.record_listing`)."""
+    heads: dict[tuple[str, str], int] = {}
+    for f in listed:
+        key = chain_key(f.relpath)
+        if key is not None and f.state == "live" and f.timestamp is not None:
+            heads[key] = max(f.timestamp - WRITE_TIME_SKEW_MS, heads.get(key, 0))
+    return heads
+
+
+def record_anchors(ledger: Ledger, migration_id: int, store: WalStore, watermark: int,
+                   archive_ttl: int) -> int:
+    """Record the file each live chain was writing at ``watermark`` (and the listing as
+    watched); returns how many."""
+    started = now_ms()
+    listed = store.list_wal_files()
+    ledger.record_listing(migration_id, SOURCE, started, now_ms(), archive_ttl,
+                          live_heads(listed))
+    found = anchors_of(listed, watermark)
     for key, f in found.items():
         ledger.record_anchor(migration_id, key.server, key.group, f.path, f.timestamp,
                              watermark)
@@ -229,15 +373,33 @@ def known_files(rows: Iterable[WalFileRecord]) -> list[tuple[str, int | None, in
     return [(r.path, r.name_time, r.last_write_time) for r in rows]
 
 
+def queued_from(view: ReplicationView) -> dict[ChainKey, int]:
+    """Per chain, the creation time of the oldest file any replication peer queues: the
+    queue holds every file of the chain from there on (a roll adds the new file to every
+    queue before it is written)."""
+    oldest: dict[ChainKey, int] = {}
+    for wals in view.queued.values():
+        for name in wals:
+            key, created = chain_key(name), name_timestamp(name)
+            if key is not None and created is not None:
+                oldest[key] = min(created, oldest.get(key, created))
+    return oldest
+
+
 def check_coverage(ledger: Ledger, migration_id: int, since: int, until: int | None,
                    roll_period: int, view: ReplicationView | None,
-                   stream: str = SOURCE) -> list[Gap]:
+                   stream: str = SOURCE, archive_ttl: int | None = None) -> list[Gap]:
     """Record every stretch since ``since`` the source's known files (those of ``stream``)
-    do not cover as a ``missing`` gap; returns the gaps new to the ledger."""
+    do not cover, or that no rule proves whole, as a ``missing`` gap; returns the gaps new
+    to the ledger."""
     now = now_ms()
     rows = ledger.wal_files(migration_id, stream)
+    watched = {ChainKey(*chain): stretches
+               for chain, stretches in ledger.watched(migration_id, stream).items()}
+    evidence = Evidence(roll_period, watched,
+                        None if view is None else queued_from(view), archive_ttl)
     spans = find_missing(known_files(rows), ledger.anchors(migration_id), since=since,
-                         until=until, roll_period=roll_period, now=now)
+                         until=until, roll_period=roll_period, now=now, evidence=evidence)
     if view is not None:
         known = {posixpath.basename(r.path) for r in rows}
         spans += queued_missing(view.queued_names(), known, since=since)

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from hbase_migrate.audit.errors import LedgerMissingError
-from hbase_migrate.audit.ledger import DEFAULT_GAP_REMEDY, Ledger
+from hbase_migrate.audit.ledger import DEFAULT_GAP_REMEDY, Ledger, now_ms
 from hbase_migrate.audit.records import PENDING, WalFileRecord, WalStatus
 from hbase_migrate.cluster.storage.walstore import (
     LocalWalStore,
@@ -29,7 +29,7 @@ from hbase_migrate.cluster.storage.walstore import (
 )
 from hbase_migrate.config import ClusterSpec
 from hbase_migrate.errors import ConfigError
-from hbase_migrate.replay.coverage import WRITE_TIME_SKEW_MS, Gap, chain_key
+from hbase_migrate.replay.coverage import WRITE_TIME_SKEW_MS, Gap, chain_key, live_heads
 from hbase_migrate.timeutil import format_time
 from hbase_migrate.wal.names import parse_wal_path
 
@@ -64,13 +64,18 @@ class Reconciliation:
 
 def reconcile(ledger: Ledger, migration_id: int, store: WalStore, *,
               record: bool = True, since: int | None = None,
-              stream: str = SOURCE) -> Reconciliation:
+              stream: str = SOURCE, archive_ttl: int | None = None) -> Reconciliation:
     """List the store, record every listed file as seen, follow moves, detect gaps (a file
     whose edits all predate ``since`` is no gap). ``record=False`` (dry run) only lists.
-    ``stream`` is the ledger's key of the files' progress (replay's ``source`` by default)."""
+    ``stream`` is the ledger's key of the files' progress (replay's ``source`` by default);
+    with ``archive_ttl``, the listing is recorded as watched (:mod:`coverage`)."""
+    started = now_ms()
     result = Reconciliation(listed=store.list_wal_files())
     if not record:
         return result
+    if archive_ttl is not None:
+        ledger.record_listing(migration_id, stream, started, now_ms(), archive_ttl,
+                              live_heads(result.listed))
     here = {f.path for f in result.listed}
     _follow_listed(ledger, migration_id, result, here, stream)
     for f in result.listed:

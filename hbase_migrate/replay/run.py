@@ -447,10 +447,12 @@ def _plan_and_replay(job: ReplayJob, ledger: Ledger, migration_id: int, store: W
                                None if interval is None else int(interval * 1000))
     since = watermark if job.mode == CATCH_UP and job.start is None else start
     assert since is not None
-    found = reconcile(ledger, migration_id, store, since=since, stream=job.stream)
+    ttl = job.spec.replay.archive_ttl
+    found = reconcile(ledger, migration_id, store, since=since, stream=job.stream,
+                      archive_ttl=ttl)
     summary.listed, summary.moves, summary.gaps = len(found.listed), found.moves, found.gaps
     summary.gaps += check_coverage(ledger, migration_id, since, job.end,
-                                   job.spec.replay.roll_period, view, job.stream)
+                                   job.spec.replay.roll_period, view, job.stream, ttl)
     manifest, tasks = plan(job, found.listed, _rows(ledger, migration_id, job.stream), start,
                            now_ms())
     if job.chains is not None:  # a part: its chains' files only (and gaps, below)

@@ -18,7 +18,8 @@ def record_watermark(ledger: Ledger, migration: MigrationRecord, spec: Migration
     """Record T0 and the anchor of every live WAL chain of the source; returns the number
     of anchors."""
     ledger.update_migration(migration.id, watermark=t0)
-    return record_anchors(ledger, migration.id, open_wal_store(spec.source), t0)
+    return record_anchors(ledger, migration.id, open_wal_store(spec.source), t0,
+                          spec.replay.archive_ttl)
 
 
 def fix_watermark(spec: MigrationSpec, watermark: int | None = None) -> int:

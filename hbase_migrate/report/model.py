@@ -71,6 +71,19 @@ class ReportData:
     anchors: list[AnchorRecord]
     repairs: list[RepairLike]
     cdc: StreamFigures | None = None  # the CDC stream's figures, when it ran
+    # source and target as reached (native: their ZooKeeper; thrift: their gateways), from
+    # the newest definition; None for a migration recorded before definitions were kept
+    sides: tuple[str, str] | None = None
+
+
+def reached_as(section: dict[str, Any]) -> str:
+    """How a definition's cluster section is reached: ``native: ZooKeeper zk:2181/hbase``
+    or ``thrift: gw:9090,gw:9091``."""
+    if section.get("client") == "native":
+        return f"native: ZooKeeper {section.get('zookeeper')}" \
+               f"{section.get('znode_parent') or '/hbase'}"
+    gateways = ",".join(str(section[k]) for k in ("thrift", "thrift2") if section.get(k))
+    return f"thrift: {gateways}"
 
 
 def _cdc(ledger: Ledger, migration_id: int, now: int) -> StreamFigures | None:
@@ -93,7 +106,14 @@ def load(ledger: Ledger, name: str, now: int) -> ReportData:
         gaps=ledger.gaps(record.id, include_resolved=True),
         validations=ledger.validations(record.id),
         validation_runs=_validation_runs(ledger, record.id), anchors=ledger.anchors(record.id),
-        repairs=_repairs(ledger, record.id), cdc=_cdc(ledger, record.id, now))
+        repairs=_repairs(ledger, record.id), cdc=_cdc(ledger, record.id, now),
+        sides=_sides(ledger.definition(name)))
+
+
+def _sides(definition: dict[str, Any] | None) -> tuple[str, str] | None:
+    if definition is None:
+        return None
+    return reached_as(definition["source"]), reached_as(definition["target"])
 
 
 def _validation_runs(ledger: Ledger, migration_id: int) -> list[list[ValidationRecord]]:

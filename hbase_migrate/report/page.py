@@ -87,6 +87,7 @@ def render(data: ReportData, report_dir: Path | None = None) -> str:
     """The whole page; ``report_dir`` (where it will be written) makes artifact links
     relative."""
     m = data.migration
+    source, target = data.sides or (m.source, m.target)
     cards = "".join(f'<div class="card {tone}"><div class="label">{esc(label)}</div>'
                     f'<div class="value">{esc(value)}</div></div>'
                     for label, value, tone in sections.facts_of(data))
@@ -102,7 +103,7 @@ def render(data: ReportData, report_dir: Path | None = None) -> str:
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>Migration {esc(m.name)}: audit report</title><style>{CSS}</style></head>"
         f'<body><header><div class="inner"><h1>Migration <b>{esc(m.name)}</b></h1>'
-        f'<div class="sub">{_cluster(m.source)} → {_cluster(m.target)} · tables {esc(tables)} · '
+        f'<div class="sub">{_cluster(source)} → {_cluster(target)} · tables {esc(tables)} · '
         f"watermark T0 {esc(html.when(m.watermark))}</div><nav>{nav}</nav></div></header>"
         f'<main><div class="cards">{cards}</div>{body}</main>'
         f"<footer>Generated {esc(html.when(data.now))} from the audit ledger "

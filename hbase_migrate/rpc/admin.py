@@ -32,7 +32,7 @@ from hbase_migrate.cluster.admin import SnapshotInfo
 from hbase_migrate.cluster.auth.kerberos import KerberosError
 from hbase_migrate.cluster.auth.security import ClusterSecurity
 from hbase_migrate.cluster.descriptors import TableDescriptor
-from hbase_migrate.cluster.errors import ClusterError
+from hbase_migrate.cluster.errors import ClusterError, ZooKeeperNeverAnsweredError
 from hbase_migrate.cluster.retry import Backoff, Kind, Retry
 from hbase_migrate.cluster.zk.zookeeper import HBaseZooKeeper
 from hbase_migrate.errors import HBaseMigrateError
@@ -191,7 +191,7 @@ class NativeAdmin(RegionServerAdmin):
                 if exc.retryable and exc.kind is not Kind.RETRY:
                     self._forget_master()  # a master going away: ask ZooKeeper again
                 retry.failed(exc, exc.kind if exc.retryable else Kind.NEVER)
-            except KerberosError:  # a login or SASL refused: asking again cannot help
+            except (KerberosError, ZooKeeperNeverAnsweredError):  # asking again cannot help
                 raise
             except (RpcConnectionError, _NoMaster, ClusterError) as exc:
                 self._forget_master()

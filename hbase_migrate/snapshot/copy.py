@@ -27,6 +27,7 @@ from hbase_migrate.cluster.client import Client
 from hbase_migrate.cluster.descriptors import RegionDescriptor
 from hbase_migrate.cluster.sizing import cell_bytes, cells_bytes
 from hbase_migrate.limits import Throttle, metered
+from hbase_migrate.runstate import watched
 from hbase_migrate.wal.model import Cell
 
 DEFAULT_BATCH_CELLS = 2000
@@ -97,8 +98,8 @@ def copy_range(source: Client, target: Client, table: str, target_table: str,
                ) -> CopyStats:
     """Copy the cells of ``[start, stop)`` (every version the source returns), paced by
     ``throttle`` (see :func:`copy_pieces`)."""
-    return copy_pieces(metered(source.scan(table, start, stop, time_range=time_range),
-                               throttle), target, target_table, batch_cells, throttle)
+    pieces = watched(source.scan(table, start, stop, time_range=time_range), f"copy of {table}")
+    return copy_pieces(metered(pieces, throttle), target, target_table, batch_cells, throttle)
 
 
 def copy_pieces(pieces: Iterable[list[Cell]], target: Client, target_table: str,

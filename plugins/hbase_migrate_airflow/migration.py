@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 
 # The Params that say which migration a run works on (what a WAL event carries).
 MIGRATION_KEYS = ("migration", "source_conn_id", "target_conn_id", "tables", "roll_period",
-                  "margin", "ledger", "config", "spark_conn_id")
+                  "margin", "change_settings", "ledger", "config", "spark_conn_id")
 # The ones a ref replaces as a whole (a ref by name must not mix with the run's own).
 NAMING_KEYS = (*IDENTITY, "config", "ledger")
 
@@ -115,9 +115,10 @@ def run_migrations(context: Mapping[str, Any], dag_id: str) -> list[dict[str, An
     if named(params):
         return [ref_of(params)]
     from hbase_migrate.lifecycle.migrations import in_progress
+    from hbase_migrate_airflow.ledgers import remembered
 
     ledger = params.get("ledger")
-    found = in_progress([ledger] if ledger else [])
+    found = in_progress([*remembered(), *([ledger] if ledger else [])])
     if not found:
         from hbase_migrate.audit.engine import redact
 
@@ -160,7 +161,7 @@ def migration_spec(params: Mapping[str, Any], dag_id: str = "this DAG") -> Migra
     from hbase_migrate.config import MigrationSpec, load_config
     from hbase_migrate.errors import ConfigError
 
-    if params.get("config"):
+    if params.get("config"):  # a file the user wrote: its settings are the ones wanted
         return load_config(params["config"])
     if "***" in (params.get("ledger") or ""):
         raise ConfigError(f"{dag_id}: the ledger {params['ledger']} is named without its "
@@ -171,13 +172,21 @@ def migration_spec(params: Mapping[str, Any], dag_id: str = "this DAG") -> Migra
     if len(missing) == len(IDENTITY):
         raise NoMigration(dag_id)
     if missing == [k for k in IDENTITY if k != "migration"]:
-        from hbase_migrate.lifecycle.migrations import recorded_spec
-
-        return recorded_spec(params["migration"], params.get("ledger") or None)
-    if missing:
+        spec = _recorded(params["migration"], params.get("ledger") or None)
+    elif missing:
         raise ConfigError(f"{dag_id}: Params {', '.join(missing)} are empty; a migration needs "
                           f"all of {', '.join(IDENTITY)}, the name alone of one in its "
                           "ledger, or a config file")
+    else:
+        spec = MigrationSpec.from_dict(_tree(params))
+    return _settled(spec, params)
+
+
+SETTINGS = {"roll_period": "replay.roll_period", "margin": "replay.margin"}
+
+
+def _tree(params: Mapping[str, Any]) -> dict[str, Any]:
+    """The config tree of a migration every identifying Param names."""
     migration: dict[str, Any] = {"name": params["migration"]}
     if params.get("ledger"):
         migration["ledger"] = params["ledger"]
@@ -185,13 +194,37 @@ def migration_spec(params: Mapping[str, Any], dag_id: str = "this DAG") -> Migra
     for name in params["tables"]:
         source, _, target = str(name).partition("=")
         tables.append({"source": source, "target": target or source})
-    return MigrationSpec.from_dict({
+    return {
         "migration": migration,
         "source": _section(HBaseHook(params["source_conn_id"]).endpoints()),
         "target": _section(HBaseHook(params["target_conn_id"]).endpoints()),
         "tables": tables,
-        "replay": {"roll_period": params["roll_period"], "margin": params["margin"]},
-    })
+        "replay": {k: params[k] for k in SETTINGS if params.get(k)},
+    }
+
+
+def _recorded(name: str, ledger: str | None) -> MigrationSpec:
+    """Migration ``name`` as its ledger recorded it: ``ledger``, else the default one, else
+    a ledger a start run remembered (:mod:`hbase_migrate_airflow.ledgers`)."""
+    from hbase_migrate.config import default_ledger_url
+    from hbase_migrate.lifecycle.migrations import holding, recorded_spec
+    from hbase_migrate_airflow.ledgers import remembered
+
+    if ledger is None and holding(name, [default_ledger_url(name)]) is None:
+        ledger = holding(name, remembered())
+    return recorded_spec(name, ledger)
+
+
+def _settled(spec: MigrationSpec, params: Mapping[str, Any]) -> MigrationSpec:
+    """``spec`` with its migration's recorded settings; a setting Param given that differs
+    changes them only with ``change_settings`` (the step's task says so), else is
+    refused."""
+    from hbase_migrate.lifecycle.settings import settled_spec
+
+    given = {dotted: params[key] for key, dotted in SETTINGS.items() if params.get(key)}
+    return settled_spec(spec, given, change=bool(params.get("change_settings")),
+                        how_to_change="turn on change_settings (\"Change the migration's "
+                                      "settings\") to change them").spec
 
 
 def _section(endpoints: ClusterEndpoints) -> dict[str, Any]:

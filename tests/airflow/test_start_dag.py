@@ -64,12 +64,15 @@ def test_start_copies_and_validates_with_this_runs_ids(
             assert target.table_exists(TABLE)
         assert sum(written.ops.values()) > 0 and compare(src, dst, TABLE).equal
 
-        # No replay yet: the gate says no-go, and the report is written all the same.
+        # No replay yet: the gate says no-go, the report is written all the same, and the
+        # run ends failed: its state is the verdict.
         out = tmp_path / "gate" / "report.html"
         gate = dag_bag.get_dag("hbase_migrate_cutover").test(  # type: ignore[attr-defined]
             run_conf={**conf, "report_path": str(out)})
         tis = {ti.task_id: ti for ti in gate.get_task_instances()}
-        assert (tis["cutover_check"].state, tis["report"].state) == ("failed", "success")
+        assert (gate.state, tis["cutover_check"].state, tis["report"].state) == (
+            "failed", "failed", "success")
+        assert tis["verdict"].state == "upstream_failed"
         assert tis["report"].xcom_pull(task_ids="report")["path"] == str(out)
         page = out.read_text("utf-8")
         assert "replay has not run" in page and "NO-GO" in page
@@ -143,7 +146,7 @@ BAD = [
     ("hbase_migrate_start", {**NAMED, "watermark": "yesterday"}, "watermark"),
     ("hbase_migrate_start", {**NAMED, "snapshot_method": "distcp"}, "snapshot_method"),
     *[("hbase_migrate_start", *case) for case in BAD],
-    *[("hbase_migrate_cutover", *case) for case in BAD]])
+    *[("hbase_migrate_cutover", *case) for case in BAD if case[1] == "migration"]])
 def test_bad_params_are_refused_before_the_run(dag_bag: object, dag_id: str,
                                                conf: dict[str, object], named: str) -> None:
     from airflow.sdk.definitions.param import ParamValidationError
@@ -154,8 +157,9 @@ def test_bad_params_are_refused_before_the_run(dag_bag: object, dag_id: str,
 
 
 def test_the_forms_identifying_fields_have_no_default(dag_bag: object) -> None:
-    """The DAGs a person triggers require them; those Airflow also starts by itself leave
-    them empty (a run naming no migration skips, see test_cdc_dag)."""
+    """The start DAG requires them; the cutover DAG only the migration's name (it knows its
+    clusters and tables); those Airflow also starts by itself leave them empty (a run naming
+    no migration skips, see test_cdc_dag)."""
     from airflow.sdk.definitions._internal.types import is_arg_set
     from hbase_migrate_airflow.params import IDENTITY
 
@@ -163,5 +167,6 @@ def test_the_forms_identifying_fields_have_no_default(dag_bag: object) -> None:
         params = dag_bag.get_dag(dag_id).params  # type: ignore[attr-defined]
         for key in IDENTITY:
             value = params.get_param(key).value
-            manual = dag_id in ("hbase_migrate_start", "hbase_migrate_cutover")
-            assert not is_arg_set(value) if manual else value is None, (dag_id, key, value)
+            asked = dag_id == "hbase_migrate_start" or (
+                dag_id == "hbase_migrate_cutover" and key == "migration")
+            assert not is_arg_set(value) if asked else value is None, (dag_id, key, value)

@@ -114,3 +114,56 @@ def test_a_corrupt_json_column_names_its_row(tmp_path: Path,
         ledger.steps(mid)
     code, err = run(["status", "--url", url], capsys)
     assert code == 2 and f"row id {step}, column metrics" in err and err.count("\n") == 1
+
+
+NOT_A_LEDGER_COMMANDS = [
+    ["status", "--url", "{url}"], ["ledger", "info", "--url", "{url}"],
+    ["ledger", "upgrade", "--url", "{url}"], ["config", "show", "m", "--ledger", "{url}"],
+    ["limits", "show", "--config", "{config}"], ["report", "--config", "{config}"],
+    ["cutover", "check", "--config", "{config}"], ["prepare", "--config", "{config}"],
+    ["replay", "--config", "{config}"], ["snapshot", "--config", "{config}"],
+]
+
+
+@pytest.mark.parametrize("command", NOT_A_LEDGER_COMMANDS, ids=" ".join)
+def test_a_file_that_is_no_database_is_one_line_everywhere(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], command: list[str]) -> None:
+    path = tmp_path / "ledger.db"
+    path.write_bytes(bytes(range(256)) * 16)  # no SQLite header: random bytes to SQLite
+    before = snapshot_of(tmp_path)
+    config = tmp_path / "m.toml"
+    config.write_text(
+        f'[migration]\nname = "m"\nledger = "sqlite:///{path}"\n'
+        '[source]\nthrift = "127.0.0.1:1"\nthrift2 = "127.0.0.1:1"\n'
+        f'hbase_root = "{tmp_path}"\n[target]\nthrift = "127.0.0.1:1"\nthrift2 = "127.0.0.1:1"\n'
+        '[[tables]]\nsource = "t"\n', encoding="utf-8")
+    before["m.toml"] = config.read_bytes()
+    argv = [a.format(url=f"sqlite:///{path}", config=config) for a in command]
+    code, err = run(argv, capsys)
+    assert (code, err) == (2, f"hbase-migrate: error: cannot open ledger sqlite:///{path}: "
+                              "file is not a database\n")
+    assert snapshot_of(tmp_path) == before
+
+
+@pytest.mark.parametrize("command", [["snapshot"], ["validate"], ["replay", "--dry-run"]],
+                         ids=" ".join)
+def test_a_failed_command_leaves_no_ledger_it_created(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], command: list[str]) -> None:
+    path = tmp_path / "typo.db"
+    config = tmp_path / "m.toml"
+    config.write_text(
+        f'[migration]\nname = "m"\nledger = "sqlite:///{path}"\n'
+        f'[source]\nclient = "native"\nzookeeper = "127.0.0.1:1"\nhbase_root = "{tmp_path}"\n'
+        '[target]\nclient = "native"\nzookeeper = "127.0.0.1:1"\n'
+        '[[tables]]\nsource = "t"\n', encoding="utf-8")
+    code, err = run([*command, "--config", str(config)], capsys)
+    assert code == 2 and err.count("\n") == 1, err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.toml"]
+    # a ledger that was there before stays; so does a new one that holds a limit
+    run(["ledger", "upgrade", "--config", str(config)], capsys)
+    code, _ = run([*command, "--config", str(config)], capsys)
+    assert code == 2 and path.is_file()
+    path.unlink()
+    code, _ = run(["limits", "set", "--config", str(config), "copy_cells_per_second=5"],
+                  capsys)
+    assert code == 0 and path.is_file()

@@ -10,11 +10,12 @@ from typing import Any
 
 import pytest
 
-from hbase_migrate.audit.ledger import DEFAULT_GAP_REMEDY, Ledger
+from hbase_migrate.audit.ledger import DEFAULT_GAP_REMEDY, Ledger, now_ms
 from hbase_migrate.audit.records import TableMapping
 from hbase_migrate.audit.schema import latest_version
 from hbase_migrate.audit.status import compute_status
 from hbase_migrate.cli import main
+from hbase_migrate.timeutil import format_time, human_duration
 
 T = 1_700_000_000_000
 NOW = T + 600_000
@@ -145,11 +146,13 @@ def expected(ledger: Ledger) -> dict[str, Any]:
                         {"server": "rs3", "file": "f6", "offset": 10, "status": "gap"}],
                     "messages": None}},
                 "copy": None, "limits": NO_LIMITS,
+                "listed_at": NOW - 100_000,  # f4's listing, the newest
             },
             {"name": "users", "state": "created", "source": "src", "target": "dst",
              "watermark": None, "lag": None, "servers": [], "gaps": [],
              "retention_warnings": [], "retention": None, "last_validation": None,
-             "steps": [], "streams": {}, "copy": None, "limits": NO_LIMITS},
+             "steps": [], "streams": {}, "copy": None, "limits": NO_LIMITS,
+             "listed_at": None},
         ],
     }
 
@@ -243,3 +246,24 @@ def test_ledger_source_is_required_once(capsys: pytest.CaptureFixture[str]) -> N
     assert code == 2 and "exactly one of --config" in err
     code, _, err = run(["status", "--url", "mysql://x/y"], capsys)
     assert code == 2 and "hbase-migrate: error: ledger URL 'mysql://x/y'" in err
+
+
+def test_a_drained_lag_is_bounded_by_the_last_listing_not_zero(
+        ledger: Ledger, ledger_url: str, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every listed edit replayed while a writer goes on: the lag is no more than the time
+    since the listing (edits written since are pending), not 0 ms."""
+    monkeypatch.setenv("COLUMNS", "300")
+    mid = ledger.ensure_migration("orders", "src", "dst", [TableMapping("orders", "orders")],
+                                  now=T).id
+    listed = now_ms() - 100_000
+    seen(ledger, mid, "rs1", LIVE + "rs1/f1", listed)  # 1000 bytes as listed
+    replay(ledger, mid, LIVE + "rs1/f1", 1000, listed - 10_000, closed=False)
+    before = now_ms()
+    code, out, _ = run(["status", "--url", ledger_url], capsys)
+    after = now_ms()
+    assert code == 0
+    line = next(x for x in out.splitlines() if x.startswith("orders: "))
+    shown = line.split("replay lag under ")[1].split(" (")[0]
+    assert shown in {human_duration(t - listed) for t in range(before, after + 1)}, line
+    assert f"(every edit of the last WAL listing, {format_time(listed)}, replayed)" in line

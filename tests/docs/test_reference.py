@@ -209,7 +209,7 @@ def test_every_error_class_has_a_cause_and_a_remedy() -> None:
                                     "scripts/error_remedies.py", names ^ set(REMEDIES))
     page = gen.errors_page()
     for name in names:
-        start = page.index(f"### `{name}`")
+        start = page.index(f"### `{name}` {{ #error-{name.strip('_').lower()} }}")
         entry = page[start:page.find("\n### ", start + 1)]
         assert "**Cause.** " in entry and REMEDIES[name] in entry, name
 
@@ -240,4 +240,10 @@ def test_the_troubleshooting_page_lists_what_errors_say(tmp_path: Path) -> None:
         normalize_table_name("a table")
     assert _matches(str(name_error.value), said["InvalidTableNameError"]), str(name_error.value)
     page = gen.errors_page()
-    assert page.count('??? note "What it says') >= 50
+    assert page.count("**What it says.** ") >= 50
+    # the index of messages as an operator sees them, each leading to its entry
+    index = page[page.index("## Find your message"):page.index("\n## ", page.index(
+        "## Find your message") + 1)]
+    seen = gen.as_seen(next(m for m in said["InvalidTableNameError"]))
+    assert f"* {gen._code(seen)} → [cause and remedy](#error-invalidtablenameerror)" in index
+    assert "`_NoMaster`" not in index

@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import time
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -182,6 +183,12 @@ def test_the_main_job_through_airflow_ends_with_go_and_names_the_dag_runs(
         assert sum(sum(p.metrics["cells"].values()) for p in parts) > 0, turn
     assert ("hbase_migrate_backfill", fact("airflow backfill")["run"], "backfill",
             "replay_window") in by_run
+    # a backfill run over the first seconds after T0 replays edits again: it proves replay
+    after = fact("hbase_migrate_backfill: replay the first seconds after T0")
+    assert ("hbase_migrate_backfill", after["run"], "backfill", "replay_window") in by_run
+    began = datetime.fromisoformat(after["window"][0])
+    assert round(began.timestamp() * 1000) == record.watermark
+    assert after["cells_replayed"] > 0
     gate = recorded[-1]
     assert (gate.kind, gate.dag_id, gate.run_id) == (
         "cutover-check", "hbase_migrate_cutover", fact("hbase_migrate_cutover")["run"])

@@ -116,6 +116,7 @@ def test_steps_out_of_order_are_refused_and_failures_can_be_retried(tmp_path: Pa
         run_workload(src, TABLE, seed=23, ops=50)
         config = write_migration(tmp_path, src, dst, TABLE)
         spec = load_config(config)
+        Ledger.open(spec.ledger_url).close()  # made first: a refusal leaves no new one
         with pytest.raises(StepRefusedError, match="is created: the snapshot copy needs it "
                                                    "schema_ready or later; run prepare first"):
             snapshot(spec)

@@ -39,12 +39,15 @@ def clusters_over_rpc(folder: Path, zookeeper: ZooKeeperServer, wal: WalSettings
 
 def write_migration(folder: Path, source: MiniHBase, target: MiniHBase, table: str, *,
                     name: str = "mig", roll_period: str | None = None,
-                    outage_tolerance: str | None = None) -> Path:
+                    outage_tolerance: str | None = None, archive_ttl: str | None = None
+                    ) -> Path:
     """A migration config as a user writes it: both clusters by their ``cluster.json``, the
-    source's roll period as its region servers have it (and ``[replay] outage_tolerance``
-    when given)."""
+    source's roll period and archive TTL as its region servers have them (and ``[replay]
+    outage_tolerance`` when given)."""
     if roll_period is None:
         roll_period = f"{int(source.wal_settings.roll_period * 1000)}ms"
+    if archive_ttl is None:
+        archive_ttl = f"{int(source.wal_settings.archive_ttl * 1000)}ms"
     path = folder / "migration.toml"
     path.write_text(
         f'[migration]\nname = "{name}"\nledger = "sqlite:///{folder / "ledger.db"}"\n'
@@ -52,6 +55,7 @@ def write_migration(folder: Path, source: MiniHBase, target: MiniHBase, table: s
         f'[target]\ncluster_json = "{target.write_cluster_json()}"\n'
         f'[[tables]]\nsource = "{table}"\n'
         f'[replay]\nroll_period = "{roll_period}"\nmargin = "1m"\n'
+        f'archive_ttl = "{archive_ttl}"\n'
         + (f'outage_tolerance = "{outage_tolerance}"\n' if outage_tolerance else ""),
         encoding="utf-8")
     return path

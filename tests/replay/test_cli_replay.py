@@ -63,6 +63,9 @@ def test_replay_since_the_watermark_prints_a_summary_and_json(setup: Setup) -> N
     result = run("replay", "--config", config, "--since-watermark")
     assert result.exit_code == 0, result.output
     assert "cells written: Put 4" in result.output and "result: ok" in result.output
+    # every listed edit replayed: the lag a follow prints after each run
+    assert "\nreplay lag: 0 ms (every edit of this run's WAL listing replayed)\nresult: ok" \
+        in result.output
     assert setup.equal()
     again = json.loads(run("replay", "--config", config, "--json").output)
     assert (again["exit_code"], again["files_listed"], again["files_read"]) == (0, 1, 0)

@@ -23,6 +23,7 @@ from hbase_migrate.audit.records import GapKind, WalStatus
 from hbase_migrate.cli import cli, main
 from hbase_migrate.config import MigrationSpec
 from hbase_migrate.errors import ConfigError
+from hbase_migrate.replay.coverage import FIRST_WAL_DELAY_MS
 from hbase_migrate.replay.discovery import SOURCE
 from hbase_migrate.replay.job import FileTask, ReplayJob
 from hbase_migrate.replay.run import Observer, follow_replay, run_replay
@@ -305,7 +306,6 @@ def test_idle_rolls_and_empty_files_are_no_gap_and_lag_is_zero_when_drained(
         run_workload(src, TABLE, seed=13, ops=50)
         copy_table_schema(src, dst, TABLE)
         spec = set_watermark(config)
-        run_workload(src, TABLE, seed=14, ops=50)
         job = ReplayJob.from_spec(spec)
         stop = threading.Event()
         runs: list[int] = []
@@ -322,6 +322,8 @@ def test_idle_rolls_and_empty_files_are_no_gap_and_lag_is_zero_when_drained(
         follower = threading.Thread(target=lambda: runs.append(
             follow_replay(job, 0.1, stop).exit_code), daemon=True)
         follower.start()
+        # written while the follow lists the source more often than the archive TTL
+        run_workload(src, TABLE, seed=14, ops=50)
         time.sleep(4.0)  # idle source: rolls of empty files, archived and deleted
         stop.set()
         follower.join()
@@ -346,9 +348,7 @@ def test_follow_refuses_an_interval_the_cleaner_outruns_unless_pinned(
     with MiniHBase(tmp_path / "src", "source", wal=settings, zookeeper=zookeeper.address,
                    znode_parent=parent, replication_peer="1") as src, \
             MiniHBase(tmp_path / "dst", "target") as dst:
-        config = write_migration(tmp_path, src, dst, TABLE)
-        with config.open("a", encoding="utf-8") as out:
-            out.write('archive_ttl = "10s"\n')
+        config = write_migration(tmp_path, src, dst, TABLE, archive_ttl="10s")
         spec = set_watermark(config)
         job = ReplayJob.from_spec(spec)
         stop = threading.Event()
@@ -388,3 +388,44 @@ def test_follow_refuses_an_interval_the_cleaner_outruns_unless_pinned(
         assert gap.path is None and gap.detail is not None
         assert second in gap.detail and "replication queue" in gap.detail
 
+
+
+def test_a_replay_from_before_the_servers_started_reports_files_deleted_unseen(
+        tmp_path: Path) -> None:
+    """A window starting before the source's servers did: the files holding the puts rolled,
+    were archived and deleted before the first listing. The archived files still listed are
+    a roll period apart, so only the head of each chain (the server's first file) shows the
+    hole; it is a gap naming the server, and the replay exits 3."""
+    start = int(time.time() * 1000) - 1_000
+    time.sleep(0.05)
+    with fast_cleaner_source(tmp_path, roll=1.0, ttl=2.0) as (src, dst), \
+            Watcher(src.hbase_root_dir) as watcher:
+        config = write_migration(tmp_path, src, dst, TABLE)
+        assert src.region_servers is not None
+        servers = {str(s.name) for s in src.region_servers.servers}
+        run_workload(src, TABLE, seed=11, ops=1_500, rate=1_500)
+        copy_table_schema(src, dst, TABLE)
+        first_files = {server: min(watcher.times(server)) for server in servers}
+        wait_for(lambda: not any(p.name.endswith(f".{t}") for t in first_files.values()
+                                 for p in src.hbase_root_dir.rglob("*") if p.is_file()), 15,
+                 "the cleaner to delete every server's first WAL file")
+        # as in the field, the replay comes later: every file of a server's first
+        # FIRST_WAL_DELAY_MS (a server's first WAL may be made that late) is gone
+        began = max(int(s.rsplit(",", 1)[1]) for s in servers) / 1000
+        time.sleep(max(0.0, began + FIRST_WAL_DELAY_MS / 1000 + 4.0 - time.time()))
+
+        result = CliRunner().invoke(cli, ["replay", "--config", str(config), "--start",
+                                          str(start)], catch_exceptions=False)
+        assert result.exit_code == 3, result.output
+        assert "result: GAPS" in result.output
+        assert not compare(src, dst, TABLE).equal  # the puts really are lost
+
+        gaps = gaps_of(config)
+        for server, first in first_files.items():
+            span, = [g for g in gaps if g["server"] == server
+                     and "the server started at" in str(g["detail"])]
+            assert span["kind"] == GapKind.MISSING.value
+            # the hole reaches from the server's start over its first file, deleted unseen
+            started = int(server.rsplit(",", 1)[1])
+            assert span["first_time"] <= started <= first <= span["last_time"]  # type: ignore[operator]
+            assert server in result.output

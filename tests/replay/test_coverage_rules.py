@@ -1,12 +1,17 @@
 """The WAL chain rules of :mod:`hbase_migrate.replay.coverage` on hand-built chains: which
-stretches a set of known files leaves unproven, worked out by hand for each case."""
+stretches a set of known files (and the listings that watched them) leaves missing or
+unproven, worked out by hand for each case."""
 
 from __future__ import annotations
 
 from hbase_migrate.audit.records import AnchorRecord
 from hbase_migrate.cluster.storage.walstore import WalFileStatus
 from hbase_migrate.replay.coverage import (
+    ALL_CHAINS,
+    FIRST_WAL_DELAY_MS,
     WRITE_TIME_SKEW_MS,
+    ChainKey,
+    Evidence,
     MissingSpan,
     anchors_of,
     find_missing,
@@ -33,9 +38,18 @@ def anchor(server: ServerName, created: int, group: str = "") -> AnchorRecord:
                         T0, T0)
 
 
+# listings from before the watermark until long after: every file created was listed
+ALWAYS = ((T0 - 86_400_000, T0 + 86_400_000),)
+
+
 def missing(files: list[tuple[str, int, int | None]], anchors: list[AnchorRecord], *,
-            now: int = T0 + 10 * ROLL) -> list[MissingSpan]:
-    return find_missing(files, anchors, since=T0, until=None, roll_period=ROLL, now=now)
+            now: int = T0 + 10 * ROLL, watched: tuple[tuple[int, int], ...] = ALWAYS,
+            queued_from: dict[ChainKey, int] | None = None,
+            chain_watched: dict[ChainKey, list[tuple[int, int]]] | None = None
+            ) -> list[MissingSpan]:
+    stretches = {ALL_CHAINS: list(watched), **(chain_watched or {})}
+    return find_missing(files, anchors, since=T0, until=None, roll_period=ROLL, now=now,
+                        evidence=Evidence(ROLL, stretches, queued_from, 600_000))
 
 
 def test_a_chain_from_its_anchor_rolling_every_period_is_covered() -> None:
@@ -43,12 +57,53 @@ def test_a_chain_from_its_anchor_rolling_every_period_is_covered() -> None:
     assert missing(chain, [anchor(OLD, T0 - 20_000)]) == []
 
 
+def test_files_a_period_apart_that_no_listing_watched_are_unproven_not_whole() -> None:
+    # HBase archives any WAL whose regions are flushed: a file rolled by size between two
+    # known files, then deleted, leaves no trace in their names
+    chain = [f(OLD, T0 - 20_000 + i * ROLL) for i in range(3)]
+    spans = missing(chain, [anchor(OLD, T0 - 20_000)], watched=())
+    assert [(s.first_time, s.last_time, s.proven) for s in spans] == [
+        (T0, T0 - 20_000 + ROLL + WRITE_TIME_SKEW_MS, False),
+        (T0 - 20_000 + ROLL - WRITE_TIME_SKEW_MS, T0 - 20_000 + 2 * ROLL + WRITE_TIME_SKEW_MS,
+         False)]
+    assert all("more often than the archive TTL (10m" in s.detail for s in spans)
+
+
+def test_watched_stretches_prove_links_they_cover_and_only_those() -> None:
+    a, b, c = T0 - 20_000, T0 + 30_000, T0 + 50_000  # closer than the roll period
+    chain = [f(OLD, a), f(OLD, b), f(OLD, c)]
+    # two listings' stretches joined end to end cover (a, b) but not (b, c); a later
+    # listing began after c was created
+    watched = ((a - 5_000, T0), (T0 + 1, b + 2_000), (c + 10_000, c + 20_000))
+    span, = missing(chain, [anchor(OLD, a)], watched=watched)
+    assert (span.first_time, span.proven) == (b - WRITE_TIME_SKEW_MS, False)
+    # a hole between two stretches leaves (a, b) unproven
+    span, = missing(chain[:2], [anchor(OLD, a)], watched=((a - 5_000, T0), (T0 + 5_000, c)))
+    assert span.last_time == b + WRITE_TIME_SKEW_MS
+
+
+def test_a_jump_over_the_roll_period_in_a_watched_stretch_is_a_late_roll_not_a_gap() -> None:
+    # a roller that ran late on a loaded machine: every file created was listed meanwhile
+    chain = [f(OLD, T0 - 10_000), f(OLD, T0 - 10_000 + 3 * ROLL)]
+    assert missing(chain, [anchor(OLD, T0 - 10_000)]) == []
+    span, = missing(chain, [anchor(OLD, T0 - 10_000)], watched=())
+    assert span.proven and span.detail.startswith("rule roll period")
+
+
+def test_a_replication_queue_from_before_a_link_proves_it() -> None:
+    a, b = T0 - 20_000, T0 + 20_000
+    chain = [f(OLD, a), f(OLD, b)]
+    key = ChainKey(str(OLD), "")
+    assert missing(chain, [anchor(OLD, a)], watched=(), queued_from={key: a}) == []
+    assert missing(chain, [anchor(OLD, a)], watched=(), queued_from={key: a + 1})
+
+
 def test_an_anchor_never_listed_is_missing_from_the_watermark_to_the_next_known_file() -> None:
     chain = [f(OLD, T0 - 20_000 + i * ROLL) for i in range(3, 8)]
     span, = missing(chain, [anchor(OLD, T0 - 20_000)])
     assert (span.server, span.first_time) == (str(OLD), T0)
     assert span.last_time == T0 - 20_000 + 3 * ROLL + WRITE_TIME_SKEW_MS
-    assert "was never listed" in span.detail
+    assert "was never listed" in span.detail and span.proven
 
 
 def test_an_anchored_server_with_no_file_known_misses_everything_since_the_watermark() -> None:
@@ -60,12 +115,15 @@ def test_an_anchored_server_with_no_file_known_misses_everything_since_the_water
 def test_a_jump_of_two_periods_is_missing_and_one_period_plus_slack_is_not() -> None:
     a, b = T0 - 10_000, T0 - 10_000 + ROLL + roll_slack(ROLL)  # late roll: fine
     c = b + 2 * ROLL  # one file in between was never seen
-    spans = missing([f(OLD, a), f(OLD, b, replayed_to=b + 50_000), f(OLD, c)],
-                    [anchor(OLD, a)])
-    span, = spans
+    chain = [f(OLD, a), f(OLD, b, replayed_to=b + 50_000), f(OLD, c)]
+    spans = missing(chain, [anchor(OLD, a)], watched=())
+    assert [s.proven for s in spans] == [False, True]  # (a, b) unwatched: only unproven
+    # listings watched (a, b) only; the jump (b, c) is judged by the roll period
+    span, = missing(chain, [anchor(OLD, a)], watched=((a - ROLL, b + WRITE_TIME_SKEW_MS),
+                                                      (c + ROLL, c + 2 * ROLL)))
     assert span.first_time == b + 50_000 - WRITE_TIME_SKEW_MS  # after what was replayed
     assert span.last_time == c + WRITE_TIME_SKEW_MS
-    assert "between" in span.detail
+    assert "between" in span.detail and span.detail.startswith("rule roll period")
 
 
 def test_jumps_before_the_watermark_do_not_count() -> None:
@@ -81,7 +139,21 @@ def test_without_anchors_an_old_server_needs_a_file_created_by_the_watermark() -
 
 
 def test_a_server_started_after_the_watermark_starts_its_own_chain() -> None:
+    started = NEW.start_code
+    assert missing([f(NEW, started + i * ROLL) for i in range(3)], [], watched=(
+        (started - 5_000, started + 3 * ROLL),)) == []  # its first file made as it started
     assert missing([f(NEW, T0 + 40_000 + i * ROLL) for i in range(3)], []) == []
+
+
+def test_a_late_server_whose_first_file_is_unknown_and_unwatched_is_unproven() -> None:
+    # the source started after the window's start; files written before the first listing
+    # were rolled, archived and deleted (the issue's reproduction)
+    started, first = NEW.start_code, NEW.start_code + 12_000
+    chain = [f(NEW, first + i * 1_000) for i in range(3)]
+    span, = missing(chain, [], watched=((first - 2_000, first + 5_000),))
+    assert (span.first_time, span.last_time, span.proven) == (
+        started, first + WRITE_TIME_SKEW_MS, False)
+    assert "the server started at" in span.detail
     assert missing([f(NEW, T0 + 40_000 + i * ROLL) for i in range(3)],
                    [anchor(OLD, T0 - 1)], now=T0 + 2 * ROLL)[0].server == str(OLD)
 
@@ -93,8 +165,9 @@ def test_chains_are_per_wal_group_and_meta_is_not_checked() -> None:
     meta = ("/hbase/oldWALs/" + wal_file_name(OLD, T0 + 5 * ROLL, meta=True), T0 + 5 * ROLL,
             None)
     spans = missing([*g0, *g1, meta], [anchor(OLD, T0 - 1_000, "regiongroup-0"),
-                                        anchor(OLD, T0 - 2_000, "regiongroup-1")])
-    assert [(s.group, s.last_time) for s in spans] == [
+                                        anchor(OLD, T0 - 2_000, "regiongroup-1")], watched=())
+    assert {s.group for s in spans if not s.proven} == {"regiongroup-0"}  # none watched
+    assert [(s.group, s.last_time) for s in spans if s.proven] == [
         ("regiongroup-1", T0 - 2_000 + 3 * ROLL + WRITE_TIME_SKEW_MS)]
 
 
@@ -130,3 +203,40 @@ def test_the_anchor_is_the_file_current_at_the_watermark_even_if_archived_since(
     only_archived = [WalFileStatus(f"/r/oldWALs/{name}", f"oldWALs/{name}", name, 1, 1,
                                    "archived", str(dead), T0 - 50)]
     assert anchors_of(only_archived, T0) == {}  # no live file: the server was not writing
+
+
+def test_a_server_restarted_after_the_watermark_needs_its_first_file_known() -> None:
+    # anchors exist (a snapshot fixed T0); NEW has none: it started after T0
+    started = NEW.start_code
+    own = [f(NEW, started + FIRST_WAL_DELAY_MS + 5_000 + i * ROLL) for i in range(2)]
+    old = [f(OLD, T0 - 1)]
+    span, = missing([*old, *own], [anchor(OLD, T0 - 1)], now=T0 + 3 * ROLL,
+                    watched=((started + 2_000, T0 + 10 * ROLL),))
+    assert (span.server, span.first_time, span.proven) == (str(NEW), started, False)
+    assert missing([*old, f(NEW, started), *own], [anchor(OLD, T0 - 1)], now=T0 + 3 * ROLL,
+                   watched=((T0 - 5_000, T0 + 10 * ROLL),)) == []
+    # HBase makes a server's first WAL seconds after its start (its first report or open)
+    assert missing([*old, f(NEW, started + FIRST_WAL_DELAY_MS)], [anchor(OLD, T0 - 1)],
+                   now=T0 + 3 * ROLL, watched=((T0 - 5_000, T0 + 10 * ROLL),)) == []
+    # and rolls it at least once per period from there: far later, files were lost
+    late = started + FIRST_WAL_DELAY_MS + ROLL + roll_slack(ROLL) + 1
+    span, = missing([*old, f(NEW, late)], [anchor(OLD, T0 - 1)], now=late + ROLL,
+                    watched=((late - 1_000, late + ROLL),))
+    assert span.proven and span.detail.startswith("rule roll period")
+
+
+def test_a_listing_that_saw_a_chains_newest_live_file_proves_nothing_came_after_it() -> None:
+    # the file the chain was writing at T0 is older than the TTL when the first listing
+    # runs: the TTL alone cannot prove (a, b), but a listing that saw a as the chain's
+    # newest live file proves no file came between a and that listing
+    a, b = T0 - 40_000, T0 + 15_000  # closer than the roll period
+    chain = [f(OLD, a), f(OLD, b)]
+    key = ChainKey(str(OLD), "")
+    ttl_only = ((T0 - 30_000, T0), (T0 - 1, b + 10_000))  # a 30 s TTL, listings at T0, b
+    span, = missing(chain, [anchor(OLD, a)], watched=ttl_only)
+    assert not span.proven
+    assert missing(chain, [anchor(OLD, a)], watched=ttl_only,
+                   chain_watched={key: [(a - WRITE_TIME_SKEW_MS, T0)]}) == []
+    other = ChainKey(str(NEW), "")  # another chain's head proves nothing of this one
+    assert missing(chain, [anchor(OLD, a)], watched=ttl_only,
+                   chain_watched={other: [(a - WRITE_TIME_SKEW_MS, T0)]})

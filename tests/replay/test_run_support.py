@@ -90,7 +90,8 @@ def write_config(folder: Path, *, source: ClusterEndpoints, target: ClusterEndpo
     text = (f'[migration]\nname = "{name}"\nledger = "sqlite:///{folder / "ledger.db"}"\n'
             + section("source", source) + section("target", target)
             + "".join(f'[[tables]]\nsource = "{t}"\n' for t in tables)
-            + '[replay]\nroll_period = "1h"\nmargin = "5m"\n' + extra)
+            # nothing deletes these hand-written WALs: the archive keeps them for days
+            + '[replay]\nroll_period = "1h"\nmargin = "5m"\narchive_ttl = "2d"\n' + extra)
     path = folder / "migration.toml"
     path.write_text(text, encoding="utf-8")
     return path

@@ -46,6 +46,7 @@ from hbase_migrate.cluster.auth.security import ClusterSecurity
 from hbase_migrate.cluster.errors import (
     ClusterError,
     MigrationLockedError,
+    ZooKeeperNeverAnsweredError,
     ZooKeeperUnreachableError,
 )
 from hbase_migrate.cluster.zk.replication_payload import (
@@ -78,6 +79,8 @@ QUEUES_IN_TABLE = "table hbase:replication"
 DEFAULT_LOCK_ROOT = "/hbase-migrate/locks"
 DEFAULT_LOCK_TIMEOUT = 30.0
 _RS_LOCK_ZNODE = "lock"  # 1.x failover lock beside the queues of a server
+FIRST_CONTACT_TIMEOUT = 3.0  # seconds a quorum never reached gets to accept a connection
+_answered: set[str] = set()  # quorums that gave this process a session
 
 
 class PeerInfo(NamedTuple):
@@ -193,6 +196,22 @@ def zk_lock_detail(holder: str | None, created: int | None, session: int | None,
     return f"held{since} by a live process{owner}"
 
 
+def quorum_addresses(hosts: str) -> list[tuple[str, int]]:
+    """``(host, port)`` of each server of a kazoo hosts string (``h1:2181,[::1]:2182/chroot``;
+    port 2181 when none is given)."""
+    found = []
+    for server in hosts.partition("/")[0].split(","):
+        item = server.strip()
+        if item.startswith("["):
+            host, _, rest = item[1:].partition("]")
+            port = rest.removeprefix(":")
+        else:
+            host, _, port = item.partition(":")
+        if host:
+            found.append((host, int(port) if port.isdigit() else 2181))
+    return found
+
+
 class HBaseZooKeeper:
     """A read-only kazoo session on one cluster's ZooKeeper; use as a context manager."""
 
@@ -218,6 +237,9 @@ class HBaseZooKeeper:
             login(self.security, self.cluster, self.hosts)
             first = self.hosts.split(",")[0].rpartition(":")[0]
             options["sasl_options"] = kazoo_sasl_options(self.security, first)
+        first_contact = self.hosts not in _answered
+        if first_contact:
+            self._refuse_unreachable()
         client = KazooClient(hosts=self.hosts, timeout=self.timeout, **options)
         try:
             client.start(timeout=self.timeout)
@@ -227,12 +249,35 @@ class HBaseZooKeeper:
             if self.security is not None and isinstance(exc, (AuthFailedError, SASLException)):
                 raise explain(exc.__cause__ or exc, self.security, self.cluster,
                               f"ZooKeeper {self.hosts}", "zookeeper") from None
+            if first_contact:
+                raise self._never_answered(f"no session within {self.timeout:g} s") from exc
             raise ZooKeeperUnreachableError(
                 f"ZooKeeper quorum {self.hosts}: no session within {self.timeout:g} s ({exc}); "
                 "is the quorum address right and ZooKeeper running?", endpoint=self.hosts
             ) from exc
+        _answered.add(self.hosts)
         self._client = client
         return self
+
+    def _refuse_unreachable(self) -> None:
+        """Fail at once when no server of a quorum never reached accepts a connection
+        (refused, unknown host, silent for :data:`FIRST_CONTACT_TIMEOUT`), rather than
+        after kazoo's retries and their warnings."""
+        tried = []
+        for host, port in quorum_addresses(self.hosts):
+            try:
+                socket.create_connection(
+                    (host, port), timeout=min(self.timeout, FIRST_CONTACT_TIMEOUT)).close()
+                return
+            except OSError as exc:
+                tried.append(f"{host}:{port}: {exc.strerror or exc}")
+        raise self._never_answered("; ".join(tried))
+
+    def _never_answered(self, why: str) -> ZooKeeperNeverAnsweredError:
+        where = f" (cluster {self.cluster!r})" if self.cluster != self.hosts else ""
+        return ZooKeeperNeverAnsweredError(
+            f"ZooKeeper quorum {self.hosts}{where} has never answered ({why}); is the "
+            "quorum address right (host, port) and ZooKeeper running?", endpoint=self.hosts)
 
     def close(self) -> None:
         """End the session (ephemeral lock nodes go with it)."""

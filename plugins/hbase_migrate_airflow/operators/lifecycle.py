@@ -154,6 +154,7 @@ class LifecycleOperator(BaseOperator):
         from hbase_migrate_airflow.hooks.spark import with_connection_conf
 
         params, spec = self.run_spec(context)
+        changes = self.settings_changed(spec)
         try:
             if self.spark:  # the connection's Spark settings, when its master is used
                 spec = with_connection_conf(params.get("spark_conn_id"), spec)
@@ -168,7 +169,18 @@ class LifecycleOperator(BaseOperator):
         idle = self.idle(spec, result)
         if idle:
             self.skip(idle)
-        return small(result)
+        return {**small(result), **({"settings_changed": changes} if changes else {})}
+
+    def settings_changed(self, spec: MigrationSpec) -> list[str]:
+        """The migration's settings this run changes (its step records them), said in the
+        task's log; they are also in its XCom."""
+        from hbase_migrate.lifecycle.settings import pending_changes
+
+        changes = pending_changes(spec)
+        if changes:
+            self.log.warning("migration %r: this run changes its settings: %s", spec.name,
+                             "; ".join(changes))
+        return changes
 
     def skip(self, reason: str) -> NoReturn:
         skip(self, reason)
@@ -195,15 +207,22 @@ class LifecycleOperator(BaseOperator):
 
 class CheckOperator(LifecycleOperator):
     """Before the first write: the connections, the clusters and the source tables
-    (:func:`hbase_migrate.lifecycle.check.check`; records nothing)."""
+    (:func:`hbase_migrate.lifecycle.check.check`; records nothing). A ``ledger`` Param is
+    then remembered for the schedules (:mod:`hbase_migrate_airflow.ledgers`)."""
 
     step = "check"
 
     def call(self, spec: MigrationSpec, provenance: Provenance, params: dict[str, Any],
              context: Context) -> Outcome:
         from hbase_migrate.lifecycle.check import check
+        from hbase_migrate_airflow.ledgers import remember
 
-        return check(spec)
+        checked = check(spec)
+        if params.get("ledger"):
+            remember(spec.ledger_url)
+            self.log.info("ledger %s: the scheduled runs look in it until this migration "
+                          "is cut over", params["ledger"])
+        return checked
 
 
 class PrepareOperator(LifecycleOperator):
@@ -306,16 +325,20 @@ class ReplayOperator(LifecycleOperator):
         return isinstance(result, RunSummary) and result.exit_code == EXIT_GAPS
 
     def idle(self, spec: MigrationSpec, result: Outcome) -> str | None:
-        """A window (a backfill's run) whose WAL files hold no edit of it."""
+        """A window (a backfill's run) that wrote nothing: its WAL files hold no edit of it,
+        or only edits of tables the migration leaves out."""
         from hbase_migrate.replay.run import RunSummary
         from hbase_migrate.timeutil import format_time
 
         if (self.window != "data_interval" or not isinstance(result, RunSummary)
-                or result.manifest is None or result.manifest.included):
+                or result.manifest is None or any(result.cells().values())):
             return None
         window = f"[{format_time(result.start)}, {format_time(result.end or result.start)})"
-        return (f"no WAL edits of migration {spec.name!r} in the window {window}: "
-                f"{len(result.manifest.items)} WAL file(s) looked at, none holds one; "
+        held = len(result.manifest.included)
+        why = (f"{held} WAL file(s) hold edits of the window, none of its table(s) "
+               f"{', '.join(t.source for t in spec.tables)}" if held else
+               f"{len(result.manifest.items)} WAL file(s) looked at, none holds one")
+        return (f"no WAL edits of migration {spec.name!r} in the window {window}: {why}; "
                 "nothing replayed (the manifest is in the ledger's backfill step)")
 
 
