@@ -170,6 +170,7 @@ class Peers:
         self.visible = 0
         self.writers = 1
         self.client_kind = "thrift"  # how the project's steps reach both clusters
+        self.master = "in-process"  # where the project's steps run their tasks ([spark] master)
         self.checkout = Path.cwd()  # whose code the project's steps run
 
     # --- data ------------------------------------------------------------------------------
@@ -224,7 +225,7 @@ class Peers:
             f'[migration]\nname = "{target}"\nledger = "sqlite:///{self.folder / target}.db"\n'
             f'[source]\ncluster_json = "{self.source_json}"\nclient = "{self.client_kind}"\n'
             f'[target]\ncluster_json = "{self.target_json}"\nclient = "{self.client_kind}"\n'
-            f'[spark]\nmaster = "in-process"\n[replay]\nwriters = {self.writers}\n'
+            f'[spark]\nmaster = "{self.master}"\n[replay]\nwriters = {self.writers}\n'
             f'[[tables]]\nsource = "{SOURCE}"\ntarget = "{target}"\n{more}', encoding="utf-8")
         return path
 

@@ -46,6 +46,10 @@
     ship_keytab = "auto"        # Kerberos: send the keytab and krb5_conf with each Spark job
                                 # ("auto": to cluster masters, not local[*]; "always";
                                 # "never": they are deployed at the same paths on every worker)
+    # python = "/opt/hbm/bin/python"  # cluster masters: the executors' Python, with
+                                # hbase-migrate[executor] installed (an image's); unset: the
+                                # project is shipped as an archive (docs/guides/spark-cluster.md)
+    conf = { "spark.executor.memory" = "2g" }   # any Spark setting (CLI: --conf k=v)
     [ranges]
     max_cells = 200000          # the most cells a key range of the copy and the checksums holds
     parts = 4                   # Airflow: the mapped tasks (groups of ranges) a copy or a
@@ -253,6 +257,12 @@ class EngineSettings:
     parts: int = DEFAULT_PARTS  # groups of ranges a copy or validation is split into (Airflow)
     threads: int = DEFAULT_RANGE_THREADS  # range tasks at once in-process
     ship_keytab: str = SHIP_KEYTAB[0]  # Kerberos files sent with Spark jobs: SHIP_KEYTAB
+    python: str | None = None  # the executors' Python on a cluster master (None: shipped)
+    conf: tuple[tuple[str, str], ...] = ()  # more Spark settings ([spark] conf, --conf)
+
+    def with_conf(self, settings: Sequence[tuple[str, str]]) -> EngineSettings:
+        """These settings with ``settings`` (Spark key, value) over ``[spark] conf``."""
+        return replace(self, conf=tuple(sorted({**dict(self.conf), **dict(settings)}.items())))
 
 
 @dataclass(frozen=True)
@@ -388,7 +398,9 @@ class MigrationSpec:
             "spark": {"master": self.engine.spark_master,
                       "large_master": self.engine.large_master,
                       "auto_cells": self.engine.auto_cells,
-                      "ship_keytab": self.engine.ship_keytab},
+                      "ship_keytab": self.engine.ship_keytab,
+                      **({"python": self.engine.python} if self.engine.python else {}),
+                      "conf": dict(self.engine.conf)},
             "ranges": {"max_cells": self.engine.max_cells, "parts": self.engine.parts,
                        "threads": self.engine.threads},
             "gateway": self.gateway.to_dict(),

@@ -199,7 +199,8 @@ class Reader:
 
     def engine(self, data: dict[str, Any]) -> EngineSettings:
         spark, ranges = self.section(data, "spark"), self.section(data, "ranges")
-        self.keys(spark, "spark", ("master", "large_master", "auto_cells", "ship_keytab"))
+        self.keys(spark, "spark", ("master", "large_master", "auto_cells", "ship_keytab",
+                                   "python", "conf"))
         self.keys(ranges, "ranges", ("max_cells", "parts", "threads"))
         master = self.string(spark, "spark", "master") or DEFAULT_SPARK_MASTER
         if not master.strip():
@@ -219,7 +220,26 @@ class Reader:
                               parts=self.count(ranges, "ranges", "parts", DEFAULT_PARTS),
                               threads=self.count(ranges, "ranges", "threads",
                                                  DEFAULT_RANGE_THREADS),
-                              ship_keytab=ship)
+                              ship_keytab=ship, python=self.executor_python(spark),
+                              conf=self.spark_conf(spark))
+
+    def executor_python(self, spark: dict[str, Any]) -> str | None:
+        """``[spark] python``: the executors' interpreter (a path or a command on their
+        PATH), None for the shipped archive's."""
+        python = spark.get("python")
+        if python is not None and (not isinstance(python, str) or not python.strip()):
+            self.fail("spark", "python", "the executors' Python (a path or a command)", python)
+        return python
+
+    def spark_conf(self, spark: dict[str, Any]) -> tuple[tuple[str, str], ...]:
+        """``[spark] conf``: Spark settings (``"spark.executor.memory" = "2g"``)."""
+        conf = spark.get("conf", {})
+        if not isinstance(conf, dict) or not all(
+                isinstance(k, str) and k.startswith("spark.") and
+                isinstance(v, (str, int, float, bool)) for k, v in conf.items()):
+            self.fail("spark", "conf", 'a table of Spark settings ("spark.executor.memory" = '
+                      '"2g")', conf)
+        return tuple(sorted((k, _setting(v)) for k, v in conf.items()))
 
     def count(self, table: dict[str, Any], section: str, key: str, default: int) -> int:
         """A positive number of cells."""

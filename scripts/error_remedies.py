@@ -59,7 +59,7 @@ GROUPS: list[tuple[str, str, list[str]]] = [
     ("Copy and validation", "The snapshot copy (scan or HBase snapshots) and the range work "
      "of copy and checksums.",
      ["RangeError", "SnapshotExportError", "SnapshotMethodError", "SnapshotManifestError",
-      "JvmError"]),
+      "JvmError", "ExecutorError"]),
     ("The ledger", "The audit ledger database and the facts it refuses to lose.",
      ["LedgerError", "LedgerOpenError", "LedgerSchemaError", "LedgerMissingError",
       "LedgerForeignError", "MigrationMismatchError", "MigrationStateError", "WalStateError"]),
@@ -213,6 +213,11 @@ REMEDIES: dict[str, str] = {
     "ReplayWriteError": "Check the target (region servers, quotas); rerun: the file resumes "
                         "at its last acknowledged offset.",
     "RangeError": "Read the range in the line; rerun the step (done ranges are skipped).",
+    "ExecutorError": "The line names the executor and what it lacks: a Python of the "
+                     "driver's minor version (`[spark] python`, or `\"spark.pyspark.python\"` "
+                     "in `[spark] conf`), pyspark of the driver's version, the project "
+                     "(leave `[spark] python` unset to ship it), or a route to the clusters; "
+                     "see Running on a Spark cluster.",
     "SnapshotExportError": "Rerun `snapshot`: only the files the target lacks or holds "
                            "different are copied again. If files vanished, raise the target's "
                            "`hbase.master.hfilecleaner.ttl` (`[snapshot] target_hfile_ttl`).",

@@ -21,19 +21,27 @@ Step = Callable[[MigrationSpec, Any], tuple[dict[str, Any], int]]
 
 @contextmanager
 def session(master: str | None, spec: MigrationSpec, what: str) -> Iterator[Any]:
-    """Start the session (a ``pyspark.sql.SparkSession``) and stop it afterwards."""
+    """Start the session (a ``pyspark.sql.SparkSession``) and stop it afterwards: spark-submit's
+    as it launched us, else one on ``master`` set up as the steps' own sessions are (the
+    migration's ``[spark] conf``, the executors' Python or the project's archive)."""
     from pyspark.sql import SparkSession
 
-    from hbase_migrate.ranges.engine import prepare_spark_environment
+    from hbase_migrate.ranges.engine import executor_python, prepare_spark_environment
+    from hbase_migrate.spark.executors import executor_setup
 
     prepare_spark_environment()
     builder = SparkSession.builder.appName(f"hbase-migrate {what} {spec.name}")
     if master or "PYSPARK_GATEWAY_PORT" not in os.environ:
         configured = spec.engine.spark_master
-        builder = builder.master(master or (spec.engine.large_master
-                                            if configured in (AUTO, IN_PROCESS)
-                                            else configured))
-    spark = builder.getOrCreate()
+        url = master or (spec.engine.large_master if configured in (AUTO, IN_PROCESS)
+                         else configured)
+        setup = executor_setup(url, spec.engine)
+        for key, value in setup.conf:
+            builder = builder.config(key, value)
+        with executor_python(setup.python):
+            spark = builder.master(url).getOrCreate()
+    else:
+        spark = builder.getOrCreate()
     try:
         yield spark
     finally:

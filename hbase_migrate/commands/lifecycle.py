@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
+from hbase_migrate.commands.spark_conf import conf_option, with_conf
 from hbase_migrate.timeutil import TIME_HELP
 
 if TYPE_CHECKING:
@@ -46,7 +47,8 @@ def _skipped(result: StepResult) -> list[str]:
 def _engine(result: StepResult) -> list[str]:
     """Which engine ran the step's ranges, and why (``[spark] master``, auto's estimate)."""
     m = result.metrics
-    return [f"engine: {m['engine']} ({m['engine_reason']})"] if "engine_reason" in m else []
+    lines = [f"engine: {m['engine']} ({m['engine_reason']})"] if "engine_reason" in m else []
+    return lines + ([f"executors: {m['executors']}"] if m.get("executors") else [])
 
 
 def _state(result: StepResult) -> str:
@@ -125,10 +127,12 @@ _master = click.option("--master", metavar="URL",
 @click.option("--finish", is_flag=True,
               help="Finish a copy made in parts: copied once every planned range is "
                    "(refused, naming the missing parts, otherwise).")
+@conf_option
 @click.pass_context
 def snapshot(ctx: click.Context, config: Path, as_json: bool, watermark: str | None,
              master: str | None, method: str | None, keep_snapshot: bool | None, plan: bool,
-             parts: int | None, part: str | None, finish: bool) -> None:
+             parts: int | None, part: str | None, finish: bool,
+             spark_conf: tuple[tuple[str, str], ...]) -> None:
     """Fix the watermark T0 and copy every cell version written before it, one task per key
     range (or, with the hbase method, per snapshot file); a rerun copies only what is not
     yet copied. A copy in parts: `--plan`, then `--part 1/4` ... `--part 4/4` (any order,
@@ -144,7 +148,7 @@ def snapshot(ctx: click.Context, config: Path, as_json: bool, watermark: str | N
             finish and watermark):
         raise click.UsageError("give one of --plan [--parts N] [--watermark T], "
                                "--part I/N, --finish")
-    spec = load_config(config)
+    spec = with_conf(load_config(config), spark_conf)
     t0 = parse_time(watermark, name="--watermark") if watermark else None
     if plan:
         result = snapshot_parts(spec, parts=parts, watermark=t0, method=method)
@@ -220,11 +224,13 @@ def snapshot(ctx: click.Context, config: Path, as_json: bool, watermark: str | N
               help="Judge the validation run --run from its parts' rows (refused unless "
                    "they cover every planned range).")
 @_master
+@conf_option
 @click.pass_context
 def validate(ctx: click.Context, config: Path, as_json: bool, tables: tuple[str, ...],
              repair: bool, compact: bool, compact_wait: str, explain: str | None,
              recompare_wait: str, live: bool, part: str | None, run_key: str | None,
-             judge: bool, master: str | None) -> None:
+             judge: bool, master: str | None, spark_conf: tuple[tuple[str, str], ...]
+             ) -> None:
     """Compare source and target range by range (rows, cells, digests; judged by Great
     Expectations), recompare what differs after replay caught up; exit 0 when every range
     matches (or with --live), 1 when some still differ (listed), 2 on errors. A run in
@@ -241,7 +247,7 @@ def validate(ctx: click.Context, config: Path, as_json: bool, tables: tuple[str,
     from hbase_migrate.ranges.groups import parse_part
     from hbase_migrate.timeutil import parse_duration
 
-    spec = load_config(config)
+    spec = with_conf(load_config(config), spark_conf)
     if explain:
         found = explain_range(spec, explain)
         _show(found, as_json, [f"{found['table']} {found['bounds']}: "

@@ -29,6 +29,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
+from hbase_migrate.commands.spark_conf import conf_option, with_conf
 from hbase_migrate.config import IN_PROCESS
 from hbase_migrate.replay.job import FileOutcome, FileTask
 from hbase_migrate.replay.outage import RiddenOutage
@@ -113,11 +114,13 @@ def metrics_options(func: F) -> F:
               help="Replay a one-shot run's files on this Spark master, one task per file "
                    "(\"auto\": only when they hold [spark] auto_cells cells or more; "
                    "\"in-process\": here); default: the migration's [spark] master.")
+@conf_option
 @metrics_options
 @click.pass_context
 def replay(ctx: click.Context, config: Path, tables: Sequence[str], since_watermark: bool,
            start: str | None, end: str | None, follow: bool, interval: str, force: bool,
            list_parts: bool, chains: Sequence[str], master: str | None,
+           spark_conf: tuple[tuple[str, str], ...],
            metrics_port: int | None, metrics_host: str, dry_run: bool, as_json: bool,
            force_thrift1: bool, lock_timeout: float) -> None:
     """Replay source WAL edits into the target (catch-up, or --follow).
@@ -144,7 +147,7 @@ def replay(ctx: click.Context, config: Path, tables: Sequence[str], since_waterm
     pause = parse_duration(interval, name="--interval") / 1000
     job = _job(config, tables, start, end, dry_run=dry_run, force_thrift1=force_thrift1,
                lock_timeout=lock_timeout, step_kind="replay",
-               chains=tuple(sorted(chains)) if chains else None)
+               chains=tuple(sorted(chains)) if chains else None, spark_conf=spark_conf)
     if list_parts:
         from hbase_migrate.lifecycle.replay import replay_parts
 
@@ -182,12 +185,12 @@ def backfill(ctx: click.Context, config: Path, tables: Sequence[str], start: str
 
 
 def _job(config: Path, tables: Sequence[str], start: str | None, end: str | None,
-         **options: Any) -> ReplayJob:
+         spark_conf: Sequence[tuple[str, str]] = (), **options: Any) -> ReplayJob:
     from hbase_migrate.config import load_config
     from hbase_migrate.replay.job import ReplayJob
     from hbase_migrate.timeutil import parse_time
 
-    spec = load_config(config)
+    spec = with_conf(load_config(config), spark_conf)
     return ReplayJob.from_spec(
         spec, tables=tables, start=parse_time(start, name="--start") if start else None,
         end=parse_time(end, name="--end") if end else None, **options)
@@ -404,6 +407,8 @@ def render_summary(s: RunSummary) -> str:
     ]
     if s.engine is not None:
         lines.append(f"engine: {s.engine['engine']} ({s.engine['engine_reason']})")
+        if s.engine.get("executors"):
+            lines.append(f"executors: {s.engine['executors']}")
     lines += [f"moved to the archive: {a} -> {b}" for a, b in s.moves]
     lines += [f"waited {human_duration(o['seconds'] * 1000)} for the {o['service']} "
               f"{o['endpoint']}: {o['error']}" for o in s.outages]

@@ -361,12 +361,21 @@ def copy_ranges(step: StepContext, spec: MigrationSpec, t0: int, master: str | N
     if todo:
         with range_engine(choice.master, f"hbase-migrate snapshot {spec.name}",
                           spec) as engine:
-            plan = ThrottlePlan.of(spec, "copy", engine.shares(len(todo)))
+            shipped = engine.shipped(spec)  # Spark: endpoints resolved here, no ledger
+            plan = ThrottlePlan.of(shipped, "copy", engine.shares(len(todo)))
+            if engine.executors:
+                step.metrics["executors"] = engine.executors
             with step_limits(plan) as limits:
-                copies = engine.map(bind(copy_range_task, replace(job, throttle=plan)), todo,
-                                    progress=progress,
-                                    what=f"copy {len(todo)} key ranges of migration {spec.name}")
+                copies = engine.map(bind(copy_range_task, replace(
+                    job, source=shipped.source, target=shipped.target,
+                    ledger_url=shipped.ledger_url or None, throttle=plan)), todo,
+                    progress=progress, what=f"copy {len(todo)} key ranges of migration "
+                                            f"{spec.name}")
                 step.metrics["limits"] = limits.report()
+            if not shipped.ledger_url:  # the tasks returned what they copied
+                for c in copies:
+                    step.ledger.record_range_copied(mid, c.range.table, c.range.start,
+                                                    step.step_id, c.rows, c.cells)
     order = {r: i for i, (r, _) in enumerate(mine)}  # in key order, table by table
     step.metrics["copied"] = [c.to_json() for c in sorted(
         [*first, *copies], key=lambda c: order.get(c.range, len(order)))]

@@ -106,6 +106,8 @@ def validate(spec: MigrationSpec, *, provenance: Provenance | None = None,
                 range_engine(choice.master, f"hbase-migrate validate {spec.name}",
                              spec) as engine, step_limits(ThrottlePlan.of(
                                  spec, "validate", engine.shares(engine.slots))) as limits:
+            if engine.executors:
+                step.metrics["executors"] = engine.executors
             Validation(step.ledger, step.migration.id, step.step, spec, chosen, engine, judge,
                        counted, compact, compact_wait, run).run(
                 repair, None if live else recompare_wait,

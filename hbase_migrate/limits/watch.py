@@ -45,7 +45,7 @@ class ThrottlePlan:
 
     @classmethod
     def of(cls, spec: MigrationSpec, kind: str, tasks: int = 1) -> ThrottlePlan:
-        return cls(kind, spec.name, spec.ledger_url, spec.limits, max(1, tasks))
+        return cls(kind, spec.name, spec.ledger_url or None, spec.limits, max(1, tasks))
 
     def limit_keys(self) -> tuple[str, ...]:
         return tuple(key for _, key in KINDS[self.kind])

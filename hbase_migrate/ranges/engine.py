@@ -3,14 +3,20 @@ mostly waits on the clusters' replies), or on Spark with one task (partition) pe
 pyspark is imported only when a Spark engine is made, never at import time.
 
 A session already running in this process is used as it is (``spark-submit``, a test's
-session); otherwise one is started on the configured master and stopped when the work is
-done. Progress is reported as ranges finish (on Spark: as its tasks complete). On Spark,
+session); otherwise one is started on the configured master (``[spark] conf``, and on a
+cluster master the executors' Python or the project's archive:
+:mod:`hbase_migrate.spark.executors`) and stopped when the work is done. On a cluster
+master the pre-flight job checks the executors before the first task
+(:mod:`hbase_migrate.spark.preflight`), and tasks get the migration with its endpoints
+resolved and no ledger (:meth:`RangeEngine.shipped`): the caller records what they return.
+Progress is reported as ranges finish (on Spark: as its tasks complete). On Spark,
 each task first logs in to the migration's Kerberos-secured clusters
 (:mod:`hbase_migrate.ranges.credentials`).
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import sys
@@ -18,17 +24,24 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from contextlib import contextmanager
+from dataclasses import dataclass
 from functools import partial
 from typing import Any, Protocol, TypeVar
 
-from hbase_migrate.config import DEFAULT_RANGE_THREADS, IN_PROCESS, MigrationSpec
+from hbase_migrate.config import DEFAULT_RANGE_THREADS, IN_PROCESS, EngineSettings, MigrationSpec
+from hbase_migrate.errors import HBaseMigrateError
+from hbase_migrate.ranges.choice import is_local_master
 from hbase_migrate.ranges.credentials import TaskCredentials, authenticated, ship_credentials
 from hbase_migrate.ranges.keyrange import RangeError
+from hbase_migrate.spark.executors import ExecutorSetup, executor_setup
+from hbase_migrate.spark.preflight import preflight, summary
+from hbase_migrate.spark.shipped import executor_spec
 
 T = TypeVar("T")
 R = TypeVar("R")
 Progress = Callable[[int, int], None]  # (ranges done, ranges in all)
 JOB_GROUP = "hbase-migrate-ranges"
+log = logging.getLogger(__name__)
 
 
 class RangeEngine(Protocol):
@@ -36,6 +49,12 @@ class RangeEngine(Protocol):
 
     name: str
     slots: int  # tasks that run at once
+    executors: str  # what runs the tasks ("" in-process)
+
+    def shipped(self, spec: MigrationSpec) -> MigrationSpec:
+        """``spec`` as this engine's tasks get it (:func:`executor_spec` on Spark: they
+        record nothing in the ledger; the caller records what they return)."""
+        ...
 
     def shares(self, tasks: int) -> int:
         """Into how many shares the step's limits are divided for ``tasks`` tasks: one per
@@ -52,12 +71,16 @@ class InProcessEngine:
     in the calling thread). They share the process's throttle: the limits are not divided."""
 
     name = IN_PROCESS
+    executors = ""
 
     def __init__(self, slots: int = 1) -> None:
         self.slots = max(1, slots)
 
     def shares(self, tasks: int) -> int:
         return 1
+
+    def shipped(self, spec: MigrationSpec) -> MigrationSpec:
+        return spec  # tasks run here: the ledger and the driver's files are theirs
 
     def map(self, task: Callable[[T], R], items: Sequence[T], *, what: str,
             progress: Progress | None = None) -> list[R]:
@@ -97,9 +120,15 @@ def in_threads(threads: int, task: Callable[[T], R], items: Sequence[T],
 
 
 def task_error(exc: BaseException) -> str:
-    """The Python error a failed Spark task raised (its last traceback line, without the
-    module path of one of the project's errors), or the exception itself."""
+    """The cause of a failed Spark task: the Python error it raised (its last traceback
+    line, without the module path of one of the project's errors), or, where no Python ran
+    (``Cannot run program "<path>"``), the executor's own cause and where; else the
+    exception itself."""
     text = str(exc)
+    lost = re.search(r"Lost task [^\n]*?\(([^()\n]*?) executor ([^()\n]+)\): ([^\n]+)", text)
+    if lost and "Traceback" not in text:
+        host, executor, cause = lost.groups()
+        return f"executor {executor} on host {host}: {cause.strip()}"
     lines = [line for line in text.splitlines() if "Error:" in line or "Exception:" in line]
     python = [line for line in lines if "hbase_migrate" in line or "RangeError" in line]
     return re.sub(r"^hbase_migrate(\.\w+)+\.(?=\w+: )", "",
@@ -109,11 +138,16 @@ def task_error(exc: BaseException) -> str:
 class SparkEngine:
     """One Spark job per call, one task per item, each logged in with ``credentials``."""
 
-    def __init__(self, spark: Any, credentials: TaskCredentials | None = None) -> None:
+    def __init__(self, spark: Any, credentials: TaskCredentials | None = None,
+                 executors: str = "") -> None:
         self.spark = spark
         self.credentials = credentials
         self.name = str(spark.sparkContext.master)
         self.slots = max(1, int(spark.sparkContext.defaultParallelism))
+        self.executors = executors  # what they run, how they got it, the pre-flight's word
+
+    def shipped(self, spec: MigrationSpec) -> MigrationSpec:
+        return executor_spec(spec)
 
     def shares(self, tasks: int) -> int:
         return max(1, min(tasks, self.slots))  # a Python worker process per task at once
@@ -166,9 +200,24 @@ class SparkEngine:
 
 def prepare_spark_environment() -> None:
     """What a Spark session started from this process needs: loopback, and this Python on
-    the executors."""
+    a local master's Python workers (a cluster master's get :func:`executor_python`)."""
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+
+
+@contextmanager
+def executor_python(python: str) -> Iterator[None]:
+    """``PYSPARK_PYTHON`` (what a new SparkContext hands every executor) set to ``python``
+    while a session starts, then as it was."""
+    before = os.environ.get("PYSPARK_PYTHON")
+    os.environ["PYSPARK_PYTHON"] = python
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop("PYSPARK_PYTHON", None)
+        else:
+            os.environ["PYSPARK_PYTHON"] = before
 
 
 def quiet_failed_attempts(spark: Any) -> None:
@@ -179,27 +228,63 @@ def quiet_failed_attempts(spark: Any) -> None:
         "org.apache.spark.scheduler.TaskSetManager", jvm.org.apache.logging.log4j.Level.ERROR)
 
 
+@dataclass
+class Session:
+    """A Spark session and what its executors run (:class:`ExecutorSetup`), checked by the
+    pre-flight job on a cluster master (``executors``: the line a step's output shows)."""
+
+    spark: Any
+    setup: ExecutorSetup
+    executors: str
+
+
+_checked: set[tuple[str, str, bool]] = set()  # (application, migration, wal) pre-flown
+
+
 @contextmanager
-def spark_session(master: str, app_name: str = "hbase-migrate") -> Iterator[Any]:
+def spark_session(master: str, app_name: str = "hbase-migrate",
+                  spec: MigrationSpec | None = None, *, wal: bool = False
+                  ) -> Iterator[Session]:
     """A Spark session on ``master``: one already running in this process is used as is;
-    one started here (loopback driver, no UI) is stopped after."""
+    one started here (loopback driver, no UI, ``spec``'s ``[spark] conf`` and executors'
+    Python or archive) is stopped after. On a cluster master the pre-flight job checks the
+    executors for ``spec``'s tasks (``wal``: the replay's) once per application."""
     from pyspark import SparkContext
     from pyspark.sql import SparkSession
 
     prepare_spark_environment()
     running = SparkContext._active_spark_context is not None
+    engine = spec.engine if spec is not None else EngineSettings()
     try:
-        spark = (SparkSession.builder.getOrCreate() if running else
-                 SparkSession.builder.master(master).appName(app_name)
-                 .config("spark.ui.enabled", "false")
-                 .config("spark.ui.showConsoleProgress", "false").getOrCreate())
+        if running:
+            spark = SparkSession.builder.getOrCreate()
+            setup = ExecutorSetup((), "", "executors: those of the running Spark "
+                                  "application (spark-submit's settings)")
+        else:
+            setup = executor_setup(master, engine)
+            builder = (SparkSession.builder.master(master).appName(app_name)
+                       .config("spark.ui.enabled", "false")
+                       .config("spark.ui.showConsoleProgress", "false"))
+            for key, value in setup.conf:
+                builder = builder.config(key, value)
+            with executor_python(setup.python):
+                spark = builder.getOrCreate()
+    except HBaseMigrateError:
+        raise
     except Exception as exc:
         raise RangeError(f"cannot start Spark on master {master!r}: {task_error(exc)}"
                          ) from exc
     if not running:
         quiet_failed_attempts(spark)
     try:
-        yield spark
+        executors = setup.description
+        name = str(spark.sparkContext.master)
+        flown = (str(spark.sparkContext.applicationId), spec.name if spec else "", wal)
+        if spec is not None and not is_local_master(name) and flown not in _checked:
+            executors += "; " + summary(preflight(spark, spec, setup, wal=wal))
+            _checked.add(flown)
+        log.info("Spark on %s: %s", name, executors)
+        yield Session(spark, setup, executors)
     finally:
         if not running:
             spark.stop()
@@ -214,8 +299,10 @@ def range_engine(master: str, app_name: str = "hbase-migrate",
     if master == IN_PROCESS:
         yield InProcessEngine(DEFAULT_RANGE_THREADS if spec is None else spec.engine.threads)
         return
-    with spark_session(master, app_name) as spark:
-        yield SparkEngine(spark, None if spec is None else ship_credentials(spark, spec))
+    with spark_session(master, app_name, spec) as session:
+        spark = session.spark
+        yield SparkEngine(spark, None if spec is None else ship_credentials(spark, spec),
+                          session.executors)
 
 
 def bind(task: Callable[..., R], job: Any) -> Callable[[Any], R]:

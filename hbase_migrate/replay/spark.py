@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from contextlib import ExitStack
+from dataclasses import replace
 from functools import partial
 from typing import Any
 
@@ -34,6 +35,7 @@ from hbase_migrate.ranges.engine import spark_session, task_error
 from hbase_migrate.replay.errors import ReplayError
 from hbase_migrate.replay.job import FileOutcome, FileTask, ReplayJob
 from hbase_migrate.replay.run import Executor
+from hbase_migrate.spark.shipped import executor_spec
 
 JOB_GROUP = "hbase-migrate-replay"
 
@@ -61,6 +63,7 @@ def replay_files_with_spark(spark: Any, job: ReplayJob, start: int,
         return []
     context = spark.sparkContext
     context.setJobGroup(JOB_GROUP, f"replay {len(tasks)} WAL files of migration {job.name}")
+    job = replace(job, spec=executor_spec(job.spec))  # endpoints resolved here, no ledger
     rdd = context.parallelize(list(tasks), len(tasks))
     at_once = min(len(tasks), max(1, int(context.defaultParallelism)))
     task = authenticated(partial(replay_in_task, job, start, tasks=at_once),
@@ -93,6 +96,7 @@ class SparkReplay:
         self.spec, self.master = spec, master
         self.choice: EngineChoice | None = None
         self._spark: Any = None
+        self.executors = ""  # what the session's executors run (the step's output says)
         self._stack = ExitStack()
 
     def __call__(self, job: ReplayJob, start: int, tasks: Sequence[FileTask]
@@ -102,8 +106,10 @@ class SparkReplay:
         if self.choice.master == IN_PROCESS or not tasks:
             return None
         if self._spark is None:
-            self._spark = self._stack.enter_context(
-                spark_session(self.choice.master, f"hbase-migrate replay {job.name}"))
+            session = self._stack.enter_context(spark_session(
+                self.choice.master, f"hbase-migrate replay {job.name}", self.spec, wal=True))
+            self._spark, self.executors = session.spark, session.executors
+        self.choice = replace(self.choice, executors=self.executors)
         return replay_files_with_spark(self._spark, job, start, tasks)
 
     def close(self) -> None:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -114,15 +114,23 @@ def export_file_task(job: ExportJob, file: ExportFile) -> FileExport:
     source, target = job.roots()
     with task_throttle(job.throttle) as throttle:
         done = export_file(source, target, file, throttle)
-    if job.ledger_url is not None and job.migration_id is not None:
-        from hbase_migrate.audit.ledger import Ledger
+    if job.ledger_url is not None:
+        record_exports(job, job.ledger_url, [done])
+    return done
 
-        with Ledger.open(job.ledger_url) as ledger:
-            ledger.record_snapshot_file(job.migration_id, file.snapshot, done.path,
+
+def record_exports(job: ExportJob, ledger_url: str, exports: Sequence[FileExport]) -> None:
+    """Record files exported by ``job``'s tasks in the ledger."""
+    from hbase_migrate.audit.ledger import Ledger
+
+    if job.migration_id is None or not exports:
+        return
+    with Ledger.open(ledger_url) as ledger:
+        for done in exports:
+            ledger.record_snapshot_file(job.migration_id, done.snapshot, done.path,
                                         source_path=done.source_path, size=done.size,
                                         status="copied" if done.copied else "kept",
                                         checksum=done.checksum, step_id=job.step_id)
-    return done
 
 
 def locate(source: HdfsRoot, file: ExportFile) -> tuple[str, dict[str, Any]]:

@@ -39,6 +39,7 @@ from hbase_migrate.snapshot.export import (
     SnapshotExportError,
     export_file_task,
     open_root,
+    record_exports,
     snapshot_folder_files,
 )
 from hbase_migrate.snapshot.manifest import (
@@ -188,14 +189,20 @@ def export_snapshots(spec: MigrationSpec, snapshots: list[TableSnapshot], source
     if hfiles:
         with range_engine(master, f"hbase-migrate export {spec.name}", spec) as engine:
             threads = EXPORT_THREADS if engine.name == IN_PROCESS else 0
-            plan = ThrottlePlan.of(spec, "copy", engine.shares(len(hfiles)))
-            task = bind(export_file_task, replace(job, throttle=plan))
+            shipped = engine.shipped(spec)  # Spark: endpoints resolved here, no ledger
+            plan = ThrottlePlan.of(shipped, "copy", engine.shares(len(hfiles)))
+            task = bind(export_file_task, replace(
+                job, source=shipped.source, target=shipped.target, throttle=plan,
+                ledger_url=job.ledger_url if shipped.ledger_url else None))
 
             def run(files: list[ExportFile], what: str,
                     progress: Progress | None = None) -> list[FileExport]:
                 if threads:
                     return in_threads(threads, task, files, progress, what)
-                return engine.map(task, files, progress=progress, what=what)
+                done = engine.map(task, files, progress=progress, what=what)
+                if job.ledger_url and not shipped.ledger_url:  # what the tasks exported
+                    record_exports(job, job.ledger_url, done)
+                return done
 
             with step_limits(plan):
                 summary.add(run(hfiles, f"export {len(hfiles)} files of migration {spec.name}",

@@ -91,12 +91,15 @@ class Validation:
         self.compact, self.compact_wait = compact, compact_wait
         self.spec, self.tables, self.engine, self.progress = spec, tables, engine, progress
         self.gx = gx
-        self.job = ChecksumJob(spec.source, spec.target, tuple(spec.table_mapping().items()))
+        shipped = engine.shipped(spec)  # Spark: endpoints resolved here, no ledger
+        self.job = ChecksumJob(shipped.source, shipped.target,
+                               tuple(spec.table_mapping().items()))
         self.label = f"{spec.name}-step-{step.id}"
 
     def checksums(self, ranges: Sequence[KeyRange], label: str) -> tuple[list[RangePair],
                                                                          GxVerdict]:
-        plan = ThrottlePlan.of(self.spec, "validate", self.engine.shares(len(ranges)))
+        plan = ThrottlePlan.of(self.engine.shipped(self.spec), "validate",
+                               self.engine.shares(len(ranges)))
         job = replace(self.job, throttle=plan)
         pairs = self.engine.map(bind(checksum_range_task, job), list(ranges),
                                 progress=self.progress,

@@ -130,6 +130,62 @@ def test_the_spark_master_comes_from_the_spark_connection(
     assert spark_master("spark_x") == master
 
 
+@pytest.mark.parametrize(("uri", "master"), [
+    ("spark://127.0.0.1:7077", "spark://127.0.0.1:7077"), ("spark://spark-m", "spark://spark-m"),
+    ("spark://yarn", "yarn"), ("spark://local%5B2%5D", "local[2]"),
+    ("spark://k8s%3A%2F%2Fhttps%3A%2F%2Fapi.k8s:6443", "k8s://https://api.k8s:6443")])
+def test_a_spark_connection_made_from_a_uri_gives_its_master(
+        monkeypatch: pytest.MonkeyPatch, uri: str, master: str) -> None:
+    from hbase_migrate_airflow.hooks import spark_master
+
+    monkeypatch.setenv("AIRFLOW_CONN_SPARK_URI", uri)  # Airflow's URI form of a connection
+    assert spark_master("spark_uri") == master
+
+
+def test_the_stock_spark_default_never_overrides_a_migrations_own_master(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from hbase_migrate_airflow.hooks.spark import run_master
+
+    connection(monkeypatch, "spark_default", {"conn_type": "spark", "host": "local[2]"})
+    connection(monkeypatch, "spark_big", {"conn_type": "spark", "host": "spark://m",
+                                          "port": 7077})
+    spec = MigrationSpec.from_dict({
+        "migration": {"name": "m", "ledger": "sqlite:///l.db"}, "source": {"thrift": "a:1"},
+        "target": {"thrift": "b:1"}, "tables": [{"source": "t"}],
+        "spark": {"master": "spark://own:7077"}})
+    auto = replace(spec, engine=replace(spec.engine, spark_master="auto"))
+    assert run_master("spark_default", spec) == (None, (
+        "Spark master: spark://own:7077, the migration's [spark] master (the stock "
+        "connection spark_default, local[2], overrides only a migration's auto)"))
+    assert run_master("spark_default", auto) == ("local[2]", (
+        "Spark master: local[2], from connection 'spark_default' (over the migration's "
+        "[spark] master auto)"))
+    assert run_master("spark_big", spec)[0] == "spark://m:7077"  # named: the run's choice
+    assert run_master(None, spec) == (None, "Spark master: spark://own:7077, the "
+                                            "migration's [spark] master (no connection)")
+
+
+
+def test_a_spark_connections_extra_conf_goes_over_the_migrations(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from hbase_migrate_airflow.hooks.spark import with_connection_conf
+
+    connection(monkeypatch, "spark_big", {"conn_type": "spark", "host": "yarn", "extra": {
+        "conf": {"spark.executor.memory": "4g", "spark.yarn.queue": "etl"}}})
+    connection(monkeypatch, "spark_bad", {"conn_type": "spark", "host": "yarn",
+                                          "extra": {"conf": {"memory": "4g"}}})
+    spec = MigrationSpec.from_dict({
+        "migration": {"name": "m", "ledger": "sqlite:///l.db"}, "source": {"thrift": "a:1"},
+        "target": {"thrift": "b:1"}, "tables": [{"source": "t"}],
+        "spark": {"conf": {"spark.executor.memory": "1g", "spark.executor.cores": 2}}})
+    assert dict(with_connection_conf("spark_big", spec).engine.conf) == {
+        "spark.executor.memory": "4g", "spark.yarn.queue": "etl", "spark.executor.cores": "2"}
+    assert with_connection_conf(None, spec) is spec
+    with pytest.raises(ConfigError, match=r"connection 'spark_bad': extra conf: expected an "
+                                          r"object of Spark settings"):
+        with_connection_conf("spark_bad", spec)
+
+
 def test_params_name_the_migration_by_connection_ids(monkeypatch: pytest.MonkeyPatch,
                                                      tmp_path: Path) -> None:
     from hbase_migrate_airflow.migration import migration_spec

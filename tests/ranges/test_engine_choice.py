@@ -32,6 +32,11 @@ def test_auto_chooses_by_the_estimate_and_a_named_master_wins() -> None:
     assert "500 cells" in large.reason and "Spark on spark://m:7077" in large.reason
     named = choose_engine("local[2]", settings, 10**9)
     assert (named.master, named.reason) == ("local[2]", "asked for by the caller: local[2]")
+    local = EngineSettings(spark_master=AUTO, large_master="local[*]", auto_cells=500)
+    stays = choose_engine(None, local, 10**7)  # same cores: Spark would only add start-up
+    assert stays.master == IN_PROCESS
+    assert stays.reason == ("auto: about 10000000 cells, but large_master = local[*] is this "
+                            "machine, where Spark only adds start-up: in-process")
     fixed = EngineSettings(spark_master="yarn")
     assert choose_engine(None, fixed, 1).reason == "[spark] master: yarn"
     assert choose_engine(AUTO, fixed, 1).master == IN_PROCESS  # the caller asks for auto
@@ -52,7 +57,7 @@ def test_the_spark_section_reads_auto_large_master_and_auto_cells(tmp_path: Path
                                                "auto_cells = 1000\n"))
     assert (spec.engine.large_master, spec.engine.auto_cells) == ("spark://m:7077", 1000)
     assert spec.to_dict()["spark"] == {"master": AUTO, "large_master": "spark://m:7077",
-                                       "auto_cells": 1000, "ship_keytab": "auto"}
+                                       "auto_cells": 1000, "ship_keytab": "auto", "conf": {}}
     with pytest.raises(ConfigError, match="large_master"):
         load_config(spark_section(tmp_path, '[spark]\nlarge_master = "auto"\n'))
     with pytest.raises(ConfigError, match="auto_cells"):
@@ -93,13 +98,13 @@ def test_auto_runs_a_small_table_in_process_and_a_large_estimate_on_spark(
         assert f"engine: in-process (auto: about {copy.metrics['estimated_cells']} cells" in out
         assert "skipped" in planned
 
-        # the same table with the crossover under it: a large estimate, Spark
+        # the crossover under it, large_master this machine: still in-process
         large = replace(spec, engine=replace(spec.engine, auto_cells=1))
         checked = validate(large, recompare_wait=0)
         assert checked.metrics["verdict"] == "match"
-        assert checked.metrics["engine"] == "local[1]", checked.metrics["engine_reason"]
+        assert checked.metrics["engine"] == IN_PROCESS, checked.metrics["engine_reason"]
         assert checked.metrics["estimated_cells"] == copy.metrics["estimated_cells"]
-        assert "Spark on local[1]" in checked.metrics["engine_reason"]
+        assert "large_master = local[1] is this machine" in checked.metrics["engine_reason"]
         with Ledger.open(spec.ledger_url) as ledger:
             recorded = ledger.steps(1, "validate")[-1].metrics
         assert json.dumps(recorded["engine_reason"]) == json.dumps(

@@ -1,17 +1,23 @@
-"""A real Spark standalone cluster for a test module: a master and one worker started from
-pyspark's own jars on loopback, and a session of this process on it (the driver), all
-stopped afterwards. ``worker_env`` and ``worker_prefix`` shape the worker's processes (and so
-its executors'): its environment, and a command it runs under (a private mount namespace)."""
+"""A real Spark standalone cluster for a test module: a master and workers started from
+pyspark's own jars on loopback (:func:`start_cluster`), and for :func:`standalone_cluster` a
+session of this process on it (the driver), all stopped afterwards. ``worker_env`` and
+``worker_prefix`` shape the workers' processes (and so their executors'): their environment,
+and a command they run under (a private mount namespace). :func:`other_host` makes the
+environment of a worker that is as good as another host: a plain Python with pyspark alone,
+the project's folder and this environment hidden."""
 
 from __future__ import annotations
 
+import json
 import logging
 import os
+import shutil
 import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Generator, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -45,34 +51,77 @@ def spark_environment(folder: Path) -> dict[str, str]:
             "SPARK_LOG_DIR": str(folder / "logs")}
 
 
-def standalone_cluster(folder: Path, *, worker_env: Mapping[str, str] | None = None,
-                       worker_prefix: Sequence[str] = (),
-                       conf: Mapping[str, str] | None = None) -> Iterator[Any]:
-    """Start the cluster in ``folder`` (logs in ``master.log``/``worker.log``, the worker's
-    work dir ``work/``) and yield a ``SparkSession`` on it; stop everything afterwards."""
+def start_cluster(folder: Path, *, workers: int = 1, cores: int = 2,
+                  worker_env: Mapping[str, str] | None = None,
+                  worker_prefix: Sequence[str] = ()) -> Generator[str, None, None]:
+    """Start a master and ``workers`` workers in ``folder`` (logs in ``master.log`` and
+    ``worker-N.log``, each worker's work dir ``work-N/``, its web UI's port in
+    ``worker-N.port``) and yield the master's URL; stop them afterwards. The workers run
+    ``worker_env``'s ``SPARK_HOME`` (default: this environment's)."""
     pytest.importorskip("pyspark")
-    from pyspark.sql import SparkSession
-
-    prepare_spark_environment()
     env = spark_environment(folder)
+    wenv = dict(worker_env) if worker_env is not None else env
     spark_class = str(Path(env["SPARK_HOME"]) / "bin" / "spark-class")
-    port, ui, worker_ui = free_port(), free_port(), free_port()
+    worker_class = str(Path(wenv["SPARK_HOME"]) / "bin" / "spark-class")
+    port, ui = free_port(), free_port()
     url = f"spark://127.0.0.1:{port}"
-    (folder / "work").mkdir(parents=True, exist_ok=True)
+    (folder / "master.port").write_text(str(ui))
     procs = [subprocess.Popen(
         [spark_class, "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
          "--port", str(port), "--webui-port", str(ui)], env=env,
         stdout=(folder / "master.log").open("wb"), stderr=subprocess.STDOUT)]
-    session = None
     try:
         _wait_http(f"http://127.0.0.1:{ui}/json/", '"status" : "ALIVE"', 90)
-        procs.append(subprocess.Popen(
-            [*worker_prefix, spark_class, "org.apache.spark.deploy.worker.Worker", url,
-             "--host", "127.0.0.1", "--cores", "2", "--memory", "1g", "--webui-port",
-             str(worker_ui), "--work-dir", str(folder / "work")],
-            env=dict(worker_env) if worker_env is not None else env,
-            stdout=(folder / "worker.log").open("wb"), stderr=subprocess.STDOUT))
-        _wait_http(f"http://127.0.0.1:{ui}/json/", '"state" : "ALIVE"', 90)
+        for n in range(workers):
+            (folder / f"work-{n}").mkdir(parents=True, exist_ok=True)
+            worker_ui = free_port()
+            (folder / f"worker-{n}.port").write_text(str(worker_ui))
+            procs.append(subprocess.Popen(
+                [*worker_prefix, worker_class, "org.apache.spark.deploy.worker.Worker", url,
+                 "--host", "127.0.0.1", "--cores", str(cores), "--memory", "1g",
+                 "--webui-port", str(worker_ui), "--work-dir", str(folder / f"work-{n}")],
+                env=wenv, stdout=(folder / f"worker-{n}.log").open("wb"),
+                stderr=subprocess.STDOUT))
+        _wait_workers(f"http://127.0.0.1:{ui}/json/", workers, 90)
+        yield url
+    finally:
+        for proc in reversed(procs):
+            proc.terminate()
+        for proc in procs:
+            try:
+                proc.wait(30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(10)
+
+
+def _wait_workers(url: str, workers: int, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(url, timeout=2) as answer:
+                alive = json.loads(answer.read())["aliveworkers"]
+            if alive >= workers:
+                return
+        except OSError:
+            pass
+        time.sleep(0.5)
+    raise AssertionError(f"timed out after {timeout:.0f}s waiting for {workers} workers")
+
+
+def standalone_cluster(folder: Path, *, worker_env: Mapping[str, str] | None = None,
+                       worker_prefix: Sequence[str] = (),
+                       conf: Mapping[str, str] | None = None) -> Iterator[Any]:
+    """Start the cluster in ``folder`` (one worker of 2 cores, :func:`start_cluster`) and
+    yield a ``SparkSession`` on it; stop everything afterwards."""
+    pytest.importorskip("pyspark")
+    from pyspark.sql import SparkSession
+
+    prepare_spark_environment()
+    session = None
+    cluster = start_cluster(folder, worker_env=worker_env, worker_prefix=worker_prefix)
+    try:
+        url = next(cluster)
         builder = (SparkSession.builder.master(url).appName("hbase-migrate-test-standalone")
                    .config("spark.ui.enabled", "false")
                    .config("spark.executor.memory", "512m"))
@@ -83,12 +132,107 @@ def standalone_cluster(folder: Path, *, worker_env: Mapping[str, str] | None = N
     finally:
         if session is not None:
             session.stop()
-        for proc in reversed(procs):
-            proc.terminate()
-        for proc in procs:
-            try:
-                proc.wait(30)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(10)
+        cluster.close()
         logging.getLogger("py4j").setLevel(logging.WARNING)
+
+
+HIDE = 'for d; do [ "$d" = -- ] && break; mount -t tmpfs -o mode=0700 hidden "$d"; done; ' \
+       'while [ "$1" != -- ]; do shift; done; shift; exec "$@"'
+
+
+def bare_python(folder: Path) -> Path:
+    """A virtualenv in ``folder`` of this Python's base interpreter with pyspark of this
+    version alone (installed by uv from its cache, offline), or a skip without uv."""
+    import pyspark
+
+    uv = shutil.which("uv") or str(Path(__file__).parents[2] / ".tools" / "bin" / "uv")
+    if not Path(uv).exists():
+        pytest.skip("no uv to make the workers' plain Python")
+    base = Path(sys.base_prefix) / "bin" / f"python{sys.version_info[0]}.{sys.version_info[1]}"
+    subprocess.run([uv, "venv", "--quiet", "--python", str(base), str(folder)], check=True)
+    subprocess.run([uv, "pip", "install", "--quiet", "--offline", "--python",
+                    str(folder / "bin" / "python"), f"pyspark=={pyspark.__version__}"],
+                   check=True)
+    return folder
+
+
+def other_host(folder: Path, python: Path, hidden: Sequence[Path]) -> tuple[dict[str, str],
+                                                                             list[str]]:
+    """The environment and command prefix of a worker as good as another host: ``python``'s
+    pyspark as its SPARK_HOME and its ``python3`` first on PATH, nothing of this environment
+    (no PYTHONPATH, PYSPARK_PYTHON or VIRTUAL_ENV), and ``hidden`` folders empty (a private
+    mount namespace), or a skip where this machine allows none."""
+    unshare = shutil.which("unshare")
+    if unshare is None:
+        pytest.skip("no unshare (util-linux) to hide the project from the Spark workers")
+    prefix = [unshare, "--mount"] if os.geteuid() == 0 else \
+        [unshare, "--map-root-user", "--mount"]
+    folders = [str(f) for f in hidden]
+    tried = subprocess.run([*prefix, "sh", "-c", HIDE, "-", *folders, "--", "test", "!", "-e",
+                            str(Path(__file__))], capture_output=True, check=False)
+    if tried.returncode:
+        pytest.skip(f"cannot hide the project from the Spark workers (unshare --mount: "
+                    f"{tried.stderr.decode().strip() or tried.returncode})")
+    site = next((python / "lib").glob("python3*/site-packages"))
+    env = {"PATH": f"{python / 'bin'}:/usr/bin:/bin", "HOME": str(folder),
+           "SPARK_HOME": str(site / "pyspark"), "SPARK_LOCAL_IP": "127.0.0.1",
+           "SPARK_LOG_DIR": str(folder / "logs"), "LANG": "C.UTF-8"}
+    env.update({k: v for k, v in os.environ.items() if k in ("JAVA_HOME", "TMPDIR")})
+    return env, [*prefix, "sh", "-c", HIDE, "-", *folders, "--"]
+
+
+@dataclass(frozen=True)
+class Cluster:
+    """A standalone cluster of two workers as good as other hosts."""
+
+    url: str
+    folder: Path  # the workers' side: logs, work dirs, their Python
+    driver: Path  # what the workers cannot see (the driver's files go here)
+
+
+def other_hosts(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    """A master and two workers of one core each as good as other hosts (:func:`other_host`:
+    the project, this environment and the ``driver`` folder hidden from them)."""
+    import hbase_migrate
+
+    folder, driver = tmp_path_factory.mktemp("spark"), tmp_path_factory.mktemp("driver")
+    python = bare_python(folder / "python")
+    project = Path(hbase_migrate.__file__).parents[1]
+    hidden = [project, driver, *([Path(sys.prefix)] if not Path(sys.prefix).is_relative_to(
+        project) else [])]
+    env, prefix = other_host(folder, python, hidden)
+    for url in start_cluster(folder, workers=2, cores=1, worker_env=env,
+                             worker_prefix=prefix):
+        yield Cluster(url, folder, driver)
+
+
+def answer(port_file: Path) -> dict[str, Any]:
+    """The JSON answer of the web UI whose port ``port_file`` holds."""
+    with urllib.request.urlopen(f"http://127.0.0.1:{port_file.read_text()}/json/",
+                                timeout=10) as reply:
+        found: dict[str, Any] = json.loads(reply.read())
+        return found
+
+
+def apps(cluster: Cluster) -> list[tuple[str, str]]:
+    """(name, id) of the applications the master saw end."""
+    return [(a["name"], a["id"]) for a in answer(cluster.folder / "master.port")[
+        "completedapps"]]
+
+
+def executors_of(cluster: Cluster, app: str) -> list[tuple[int, Path, int]]:
+    """(worker, executor folder, memory in MiB) of every executor application ``app`` had."""
+    found = []
+    for n in (0, 1):
+        worker = answer(cluster.folder / f"worker-{n}.port")
+        for ex in [*worker["executors"], *worker["finishedexecutors"]]:
+            if ex["appid"] == app:
+                found.append((n, cluster.folder / f"work-{n}" / app / str(ex["id"]),
+                              int(ex["memory"])))
+    return found
+
+
+def finished_tasks(folder: Path) -> int:
+    """The tasks an executor's log says it finished."""
+    log = folder / "stderr"
+    return log.read_text(errors="replace").count("Finished task") if log.exists() else 0

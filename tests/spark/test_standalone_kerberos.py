@@ -221,7 +221,7 @@ def test_shipped_keytab_copy_replay_and_validate_on_a_standalone_cluster(
     principal = spec.source.endpoints().security.principal  # type: ignore[union-attr]
     for task in seen:  # the worker's copy, in its work dir
         assert task["configured_visible"] is False, task
-        assert task["keytab"].startswith(f"{spark_folder / 'work'}/"), task
+        assert task["keytab"].startswith(f"{spark_folder / 'work-0'}/"), task
         assert task["keytab"].endswith("/client.keytab"), task
         assert task["keytab_mode"] == 0o600, task
         assert task["cache"].startswith("KEYRING:process:hbase-migrate-"), task  # no file

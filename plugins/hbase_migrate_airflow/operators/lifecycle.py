@@ -81,6 +81,7 @@ class LifecycleOperator(BaseOperator):
     """Calls one step of :mod:`hbase_migrate.lifecycle` for the DAG run's migration."""
 
     step: ClassVar[str]
+    spark: ClassVar[bool] = False  # the step may run on the run's Spark connection
     ui_color = "#e3f0e8"
     done: tuple[MigrationSpec, Outcome] | None = None  # the step's spec and result, once run
 
@@ -132,14 +133,15 @@ class LifecycleOperator(BaseOperator):
              context: Context) -> Outcome:
         raise NotImplementedError
 
-    @staticmethod
-    def spark_master(params: dict[str, Any]) -> str | None:
-        """The master URL of the run's ``spark_conn_id`` (None: the migration's own
-        ``[spark] master``, ``auto`` by default)."""
-        from hbase_migrate_airflow.hooks.spark import spark_master
+    def spark_master(self, params: dict[str, Any], spec: MigrationSpec) -> str | None:
+        """The master of the run's ``spark_conn_id`` (None: the migration's own ``[spark]
+        master``), the choice stated in the task log
+        (:func:`~hbase_migrate_airflow.hooks.spark.run_master`)."""
+        from hbase_migrate_airflow.hooks.spark import run_master
 
-        conn_id = params.get("spark_conn_id")
-        return spark_master(conn_id) if conn_id else None
+        master, why = run_master(params.get("spark_conn_id"), spec)
+        self.log.info("%s", why)
+        return master
 
     def execute(self, context: Context) -> dict[str, Any]:
         from airflow.sdk.exceptions import (
@@ -149,10 +151,13 @@ class LifecycleOperator(BaseOperator):
         )
 
         from hbase_migrate.errors import ConfigError
+        from hbase_migrate_airflow.hooks.spark import with_connection_conf
 
         params, spec = self.run_spec(context)
         changes = self.settings_changed(spec)
         try:
+            if self.spark:  # the connection's Spark settings, when its master is used
+                spec = with_connection_conf(params.get("spark_conn_id"), spec)
             result = self.call(spec, task_provenance(self, context), params, context)
         except (ConfigError, AirflowNotFoundException) as exc:  # a retry cannot help
             raise AirflowFailException(f"{self.step}: {exc}") from exc
@@ -241,6 +246,7 @@ class SnapshotOperator(LifecycleOperator):
     with the ``hbase`` method the whole copy (it has no parts)."""
 
     step = "snapshot"
+    spark = True
 
     def __init__(self, *, part: list[int] | None = None, finish: bool = False,
                  **kwargs: Any) -> None:
@@ -254,7 +260,7 @@ class SnapshotOperator(LifecycleOperator):
 
         options: dict[str, Any] = {"method": params.get("snapshot_method")}
         if accepts(snapshot, "master"):
-            options["master"] = self.spark_master(params)
+            options["master"] = self.spark_master(params, spec)
         if self.finish:
             return finish_snapshot(spec, provenance=provenance, **options)
         if self.part is not None:
@@ -274,6 +280,7 @@ class ReplayOperator(LifecycleOperator):
     (:class:`~hbase_migrate_airflow.operators.parts.ReplayPartsOperator`, mapped)."""
 
     step = "replay"
+    spark = True
 
     def __init__(self, *, window: str = "catch-up", chains: list[str] | None = None,
                  **kwargs: Any) -> None:
@@ -295,7 +302,7 @@ class ReplayOperator(LifecycleOperator):
         if self.chains is not None:
             options["chains"] = list(self.chains)
         return replay(spec, start=start, end=end, provenance=provenance,
-                      master=self.spark_master(params), **options)
+                      master=self.spark_master(params, spec), **options)
 
     def failure(self, result: Outcome) -> str | None:
         from hbase_migrate.replay.run import EXIT_GAPS, RunSummary
@@ -348,6 +355,7 @@ class ValidateOperator(LifecycleOperator):
     the DAG run's parts (refused unless they cover every planned range)."""
 
     step = "validate"
+    spark = True
 
     def __init__(self, *, live: bool = False, part: list[int] | None = None,
                  judge: bool = False, **kwargs: Any) -> None:
@@ -365,7 +373,7 @@ class ValidateOperator(LifecycleOperator):
             first, count = self.part
             options["part"] = (int(first), int(count))
         if accepts(validate, "master"):
-            options["master"] = self.spark_master(params)
+            options["master"] = self.spark_master(params, spec)
         if not self.live:
             options["repair"] = bool(params.get("repair", False))
             options["compact"] = bool(params.get("compact", True))

@@ -1,0 +1,153 @@
+"""The cost curve: the project's copy, replay and validation on each engine at growing sizes,
+beside HBase's tools on the same data, in one sitting.
+
+Usage: ``python bench/scale.py [--cells 2000000,20000000] [--engines in-process,local[2],standalone]
+[--json bench/out/scale.json]``
+
+Starts two real Apache HBase clusters (``realstack``, as ``bench/peers.py``) and, for the
+``standalone`` engine, a Spark standalone master with two workers of one core each (from
+pyspark's own jars, ``tests/spark/standalone.py``; their executors get the project as the
+archive the driver ships). For each size it loads the source once (``peers.Peers.load``),
+runs CopyTable, WALPlayer and HashTable + SyncTable ``--dryrun`` once, and the project's
+``snapshot``, ``replay --start 0`` and ``validate`` once per engine (``[spark] master``),
+each copy compared with the source cell for cell. Printed per run: seconds, seconds per
+million cells, and the peak RSS of the command's process (``wait4``) and, on the
+standalone cluster, the largest executor JVM and Python worker seen (sampled every 0.5 s
+from ``/proc``, among this process's descendants). Asserts nothing; at 20,000,000 cells a
+sitting takes hours.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import tempfile
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import asdict
+from pathlib import Path
+
+from bench.peers import Peers, Run
+from realstack.hbase import DEFAULT_VERSION, RealHBase, RealHBaseOptions
+from realstack.maven import module_classpath
+from tests.spark.standalone import start_cluster
+
+STEPS = ("copy", "replay", "validate")
+EXECUTOR_MARKS = {"executor JVM": "CoarseGrainedExecutorBackend",
+                  "Python worker": "pyspark.daemon"}
+
+
+def _status(pid: str, key: str) -> int:
+    """A number of ``/proc/PID/status`` (``VmRSS`` in kB, ``PPid``); 0 when gone."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return 0
+    line = next((x for x in status.splitlines() if x.startswith(f"{key}:")), f"{key}: 0")
+    return int(line.split()[1])
+
+
+def _ours(pid: str) -> bool:
+    """Whether ``pid`` descends from this process (not another user's Spark)."""
+    me, current = os.getpid(), int(pid)
+    while current > 1:
+        if current == me:
+            return True
+        current = _status(str(current), "PPid")
+    return False
+
+
+@contextmanager
+def executor_peaks() -> Iterator[dict[str, float]]:
+    """The largest RSS (MB) of any Spark executor JVM and Python worker while inside."""
+    peaks = dict.fromkeys(EXECUTOR_MARKS, 0.0)
+    done = threading.Event()
+
+    def sample() -> None:
+        while not done.wait(0.5):
+            for proc in Path("/proc").glob("[0-9]*"):
+                try:
+                    command = (proc / "cmdline").read_bytes().decode(errors="replace")
+                except OSError:
+                    continue
+                for what, mark in EXECUTOR_MARKS.items():
+                    if mark in command and _ours(proc.name):
+                        peaks[what] = max(peaks[what], _status(proc.name, "VmRSS") / 1024)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    try:
+        yield peaks
+    finally:
+        done.set()
+        sampler.join()
+
+
+def row(size: int, step: str, engine: str, run: Run, peaks: dict[str, float]) -> dict[str, object]:
+    found = {"cells": size, "step": step, "engine": engine, **asdict(run),
+             "seconds_per_million_cells": run.seconds / max(1, run.cells) * 1e6, **peaks}
+    print(f"{size:>10,} {step:<9}{engine:<32}{run.seconds:>9.1f} s"
+          f"{found['seconds_per_million_cells']:>9.1f} s/M{run.peak_rss_mb:>8.0f} MB"
+          + "".join(f"  {k} {v:.0f} MB" for k, v in peaks.items() if v)
+          + f"  {'equal' if run.equal else 'DIFFERS' if run.equal is False else '-'}",
+          flush=True)
+    return found
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cells", default="2000000,20000000")
+    parser.add_argument("--engines", default="in-process,local[2],standalone")
+    parser.add_argument("--hbase-version", default=DEFAULT_VERSION)
+    parser.add_argument("--json", type=Path, default=Path("bench/out/scale.json"))
+    args = parser.parse_args()
+    sizes = [int(c) for c in args.cells.split(",")]
+    engines = args.engines.split(",")
+    classpath = module_classpath("mapreduce", {"hbase.version": args.hbase_version})
+    rows: list[dict[str, object]] = []
+    with tempfile.TemporaryDirectory(prefix="scale-") as tmp, ExitStack() as stack:
+        folder = Path(tmp)
+        clusters = {}
+        for side in ("source", "target"):
+            hbase = RealHBase(folder / side, RealHBaseOptions(
+                hbase_version=args.hbase_version, region_servers=1, heap="1g", name=side))
+            hbase.start()
+            stack.callback(hbase.stop)
+            clusters[side] = hbase.cluster_json
+        masters = {e: e for e in engines}
+        if "standalone" in engines:
+            (folder / "spark").mkdir()
+            spark = start_cluster(folder / "spark", workers=2, cores=1)
+            masters["standalone"] = next(spark)
+            stack.callback(spark.close)
+        peers = Peers(clusters["source"], clusters["target"], classpath, folder)
+        tools: dict[str, Callable[[], Run]] = {"copy": peers.copy_peer,
+                                               "replay": peers.replay_peer,
+                                               "validate": peers.validate_peer}
+        ours: dict[str, Callable[[], Run]] = {"copy": peers.copy_project,
+                                              "replay": peers.replay_project,
+                                              "validate": peers.validate_project}
+        for size in sizes:
+            peers.load(size)
+            peers.drop_made()
+            for step in STEPS:  # SyncTable checks CopyTable's copy
+                run = tools[step]()
+                rows.append(row(size, step, run.tool, run, {}))
+            peers.drop_made()
+            for engine, master in masters.items():
+                peers.master = master
+                for step in STEPS:  # validate checks this engine's copy
+                    with executor_peaks() as peaks:
+                        run = ours[step]()
+                    rows.append(row(size, step, engine, run, dict(peaks)))
+                peers.drop_made()
+    args.json.parent.mkdir(parents=True, exist_ok=True)
+    args.json.write_text(json.dumps({"hbase_version": args.hbase_version, "runs": rows},
+                                    indent=2), encoding="utf-8")
+    print(f"written {args.json}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,137 @@
+"""A Spark standalone cluster whose two workers are as good as other hosts: each runs a plain
+Python with pyspark alone (its ``python3``), and cannot see the project's folder, this
+environment, nor the driver's folder (the migration's config, ``cluster.json`` files, SQLite
+ledger and the executors' archive in its cache): each worker runs in a private mount
+namespace where those folders are empty.
+
+From the CLI (a process of its own, with ``PYSPARK_PYTHON`` set to this interpreter as a
+careless shell has it), the copy, a replay of later writes and the validation run there:
+the project travels as the archive the driver builds, endpoints are resolved on the driver,
+the tasks never open the ledger. Every application's executors ran on both workers (the
+workers' JSON answers say so), every task ran in their executors (their logs), the target
+ends equal to the source cell for cell and the ledger is complete. Bad set-ups fail in the
+pre-flight job, in one line, before any range is copied.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from hbase_migrate.audit.ledger import Ledger
+from hbase_migrate.config import load_config
+from minihbase.server import MiniHBase
+from tests.replay.minicluster_util import compare, run_workload, write_migration
+from tests.spark.standalone import Cluster, apps, executors_of, finished_tasks, other_hosts
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
+TABLE = "orders"
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    yield from other_hosts(tmp_path_factory)
+
+
+@pytest.fixture(scope="module")
+def clusters(cluster: Cluster) -> Iterator[tuple[MiniHBase, MiniHBase]]:
+    with MiniHBase(cluster.driver / "src", "source") as src, \
+            MiniHBase(cluster.driver / "dst", "target") as dst:
+        yield src, dst
+
+
+def write_config(folder: Path, src: MiniHBase, dst: MiniHBase, spark: str) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    path = write_migration(folder, src, dst, TABLE, name=folder.name, roll_period="1s")
+    with path.open("a", encoding="utf-8") as out:
+        out.write(f'[spark]\n{spark}\n[spark.conf]\n"spark.executor.memory" = "512m"\n'
+                  "[ranges]\nmax_cells = 150\n")
+    return path
+
+
+def cli(cluster: Cluster, *args: str) -> subprocess.CompletedProcess[str]:
+    """``hbase-migrate ARGS`` as a user runs it; ``PYSPARK_PYTHON`` names this (the
+    driver's) interpreter, which no worker has."""
+    env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "SPARK_LOCAL_IP": "127.0.0.1",
+           "HBASE_MIGRATE_CACHE_DIR": str(cluster.driver / "cache")}
+    return subprocess.run([str(Path(sys.executable).parent / "hbase-migrate"), *args],
+                          env=env, capture_output=True, text=True, timeout=600, check=False)
+
+
+def test_copy_replay_and_validation_run_on_workers_that_see_nothing_of_the_driver(
+        cluster: Cluster, clusters: tuple[MiniHBase, MiniHBase]) -> None:
+    src, dst = clusters
+    run_workload(src, TABLE, seed=56, ops=600)
+    config = write_config(cluster.driver / "hosts", src, dst, f'master = "{cluster.url}"')
+    spec = load_config(config)
+    steps = {}
+    for step in ("prepare", "snapshot", "replay", "validate"):
+        if step == "replay":  # writes after the copy: the replay's work
+            run_workload(src, TABLE, seed=57, ops=300)
+        conf = ["--conf", "spark.executor.memory=600m"] if step == "validate" else []
+        done = cli(cluster, step, "--config", str(config), *conf)
+        if done.returncode:
+            pytest.fail(f"{step}: {done.stderr.strip().splitlines()[-1]}")
+        steps[step] = done.stdout
+    for step in ("snapshot", "replay", "validate"):
+        assert f"engine: {cluster.url}" in steps[step], steps[step]
+        assert "executors run their own python3 with hbase-migrate" in steps[step]
+        assert "shipped as spark.archives hbase-migrate-executors-" in steps[step]
+        assert "pre-flight passed on executor " in steps[step]
+    assert "(built now)" in steps["snapshot"] and "(from the cache)" in steps["validate"]
+    assert compare(src, dst, TABLE).equal
+
+    with Ledger.open(spec.ledger_url) as ledger:
+        migration = ledger.migration(spec.name)
+        assert migration is not None and migration.state == "validated"
+        ranges = ledger.key_ranges(migration.id, TABLE)
+        assert len(ranges) > 2 and all(r.copied_cells is not None for r in ranges)
+        assert sum(r.copied_cells or 0 for r in ranges) > 0
+        (replayed,) = ledger.steps(migration.id, "replay")
+        assert replayed.metrics["engine"]["engine"] == cluster.url, replayed.metrics
+        assert "pre-flight passed" in replayed.metrics["engine"]["executors"]
+        assert replayed.metrics["files_read"] > 0, replayed.metrics
+
+    ended = dict(apps(cluster))  # (a name per step here)
+    for step in ("snapshot", "replay", "validate"):
+        app = ended[f"hbase-migrate {step} {spec.name}"]
+        executors = executors_of(cluster, app)
+        assert {n for n, _, _ in executors} == {0, 1}, (step, executors)
+        assert sum(finished_tasks(f) for _, f, _ in executors) > 0, (step, executors)
+        # [spark] conf, and --conf over it on the command line
+        assert {m for _, _, m in executors} == {600 if step == "validate" else 512}
+    copied = ended[f"hbase-migrate snapshot {spec.name}"]
+    tasks = sum(finished_tasks(f) for _, f, _ in executors_of(cluster, copied))
+    assert tasks >= len(ranges) + 4  # every range's task and the pre-flight's, on workers
+
+
+@pytest.mark.parametrize(("spark", "says"), [
+    ('python = "/opt/none/bin/python3"',
+     'on host 127.0.0.1: java.io.IOException: Cannot run program "/opt/none/bin/python3"'),
+    ('python = "python3"',
+     "cannot import hbase_migrate.ranges.tasks (ModuleNotFoundError: No module named "
+     "'hbase_migrate')"),
+], ids=["no-such-python", "python-without-the-project"])
+def test_a_bad_setup_fails_in_one_line_before_any_task(
+        cluster: Cluster, clusters: tuple[MiniHBase, MiniHBase], spark: str, says: str) -> None:
+    src, dst = clusters
+    run_workload(src, TABLE, seed=58, ops=100)
+    config = write_config(cluster.driver / spark.split('"')[1].replace("/", "_"), src, dst,
+                          f'master = "{cluster.url}"\n{spark}')
+    assert cli(cluster, "prepare", "--config", str(config)).returncode == 0
+    done = cli(cluster, "snapshot", "--config", str(config))
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    last = done.stderr.strip().splitlines()[-1]  # (above it: Spark's own start-up warnings)
+    assert last.startswith(f"hbase-migrate: error: Spark pre-flight on {cluster.url}: "), last
+    assert says in last and "executors run" in last, last
+    assert "Traceback" not in done.stderr and "at org.apache" not in done.stderr
+    spec = load_config(config)
+    with Ledger.open(spec.ledger_url) as ledger:
+        migration = ledger.migration(spec.name)
+        assert migration is not None
+        assert all(r.copied_cells is None for r in ledger.key_ranges(migration.id, TABLE))
