@@ -14,8 +14,12 @@ cluster's data model (``minihbase.cluster``), as ``RSRpcServices`` answers them:
   and max versions are the cluster's read rules;
 * ``Multi``: each RegionAction's mutations are applied together (one WAL edit per region);
   an action that cannot be (no such family, a row outside the region) fails alone, with its
-  exception in its ResultOrException; its Gets (a client's batch of gets) are read after;
-  ``Mutate`` applies one put or delete;
+  exception in its ResultOrException; its Gets (a client's batch of gets) are read after,
+  and its increments and appends applied one by one (``minihbase.rpc.deltas``), each
+  answered with its cells; ``Mutate`` applies one put, delete, increment or append;
+  mutations come with their cells in the cell block or inline (``column_value``), read as
+  HBase's ``ProtobufUtil`` reads them (``hbase_migrate.rpc.multi``);
+* a client that named no codec gets the cells of its results inline;
 * the server holding ``hbase:meta`` answers Get and Scan on it (``minihbase.rpc.meta``).
 """
 
@@ -32,13 +36,16 @@ from hbase_migrate.rpc.locate import encoded_name
 from hbase_migrate.rpc.messages import (
     Column,
     Get,
+    Result,
     decode_get_request,
     decode_region_specifier,
     exists_response,
     get_response,
 )
 from hbase_migrate.rpc.multi import (
+    APPEND,
     DELETE,
+    INCREMENT,
     PUT,
     ActionResult,
     GetAction,
@@ -70,6 +77,7 @@ from minihbase.model import (
     Query,
 )
 from minihbase.regionserver import RegionServers
+from minihbase.rpc.deltas import apply_delta
 from minihbase.rpc.listener import (
     DO_NOT_RETRY,
     CallContext,
@@ -336,18 +344,22 @@ class RegionServerRpc:
                 continue
             actions = region_actions.actions
             done = {r.action: r for r in self._apply(
-                table, start, end, [a for a in actions if isinstance(a, MutationAction)])}
+                table, start, end, [a for a in actions if isinstance(a, MutationAction)
+                                    and a.kind not in (INCREMENT, APPEND)])}
             for action in actions:
-                if isinstance(action, GetAction):
-                    try:
-                        done[action.action] = ActionResult(action.action, cells=tuple(
-                            self._read(table, start, end, action.get)))
-                    except (ServiceError, MiniHBaseError) as exc:
-                        done[action.action] = ActionResult(action.action,
-                                                           _pair(service_error(exc)))
+                if action.action in done:
+                    continue
+                try:
+                    done[action.action] = ActionResult(action.action, cells=tuple(
+                        self._read(table, start, end, action.get)
+                        if isinstance(action, GetAction)
+                        else self._delta(table, start, end, action)))
+                except (ServiceError, MiniHBaseError) as exc:
+                    done[action.action] = ActionResult(action.action, _pair(service_error(exc)))
             results.append(RegionResult(tuple(done[a.action] for a in actions)))
         cells = [c for region in results for r in region.results for c in r.cells]
-        return multi_response(results), encode_cell_block(cells, ctx.tags) if cells else b""
+        block = encode_cell_block(cells, ctx.tags) if cells and ctx.in_block else b""
+        return multi_response(results, ctx.in_block), block
 
     def _apply(self, table: str, start: bytes, end: bytes,
                actions: list[MutationAction]) -> tuple[ActionResult, ...]:
@@ -378,10 +390,25 @@ class RegionServerRpc:
         return tuple(ActionResult(a.action, None if outcome.get(a.action) is None else
                                   _pair(outcome[a.action])) for a in actions)
 
+    def _delta(self, table: str, start: bytes, end: bytes, action: MutationAction
+               ) -> list[Cell]:
+        """Apply an increment or append: its new cells, when it returns them."""
+        self._check_row(table, start, end, action.row, "Multi")
+        cells = apply_delta(self.cluster, table, action)
+        return cells if action.return_results else []
+
     def mutate(self, ctx: CallContext) -> tuple[bytes, bytes]:
+        """A put or delete (processed), or an increment or append answered with its new
+        cells (in the cell block when the client named a codec), as ``RSRpcServices``."""
         name, action = decode_mutate_request(ctx.call.request, ctx.call.cell_block)
         table, start, end = self._region(name)
         self._check_row(table, start, end, action.row, "Mutate")
+        if action.kind in (INCREMENT, APPEND):
+            cells = self._delta(table, start, end, action)
+            if ctx.in_block:
+                return (mutate_response(Result(cell_count=len(cells)), None),
+                        encode_cell_block(cells, ctx.tags) if cells else b"")
+            return mutate_response(Result(tuple(cells)), None), b""
         self.cluster.mutate(table, [_mutation(action)])
         return mutate_response(), b""
 
@@ -424,8 +451,8 @@ class RegionServerRpc:
 def _mutation(action: MutationAction) -> Mutation:
     """A client mutation of the cluster's model from a MutationProto."""
     if action.kind not in (PUT, DELETE):
-        raise ServiceError(DO_NOT_RETRY, f"mutation type {action.kind} (append, increment) "
-                           "is not served by the embedded cluster", do_not_retry=True)
+        raise ServiceError(DO_NOT_RETRY, f"Unsupported mutate type: {action.kind}",
+                           do_not_retry=True)
     if action.kind == DELETE and not action.cells:
         return Mutation(action.row, whole_row=True, row_timestamp=action.timestamp)
     return Mutation(action.row, tuple(ClientCell(c.family, c.qualifier, c.timestamp, c.type,

@@ -1,7 +1,9 @@
-"""Reference encodings for the admin messages' tests, made by Google's ``protobuf`` package
+"""Reference encodings for the RPC messages' tests, made by Google's ``protobuf`` package
 (not by the project's encoder) from message shapes written here by hand from HBase
-branch-2.6's ``HBase.proto``, ``Master.proto``, ``Admin.proto``, ``Snapshot.proto``,
-``ClusterStatus.proto`` and ``ErrorHandling.proto`` (only the fields the tests use)."""
+branch-2.6's ``HBase.proto``, ``Client.proto``, ``Cell.proto``, ``Master.proto``,
+``Admin.proto``, ``Snapshot.proto``, ``ClusterStatus.proto`` and ``ErrorHandling.proto``
+(only the fields the tests use; nested messages of ``Client.proto`` under their own
+names)."""
 
 from __future__ import annotations
 
@@ -36,6 +38,39 @@ SHAPES: dict[str, list[tuple[str, int, str, str]]] = {
                                    ("regex", 2, "string", "?"),
                                    ("include_sys_tables", 3, "bool", "?"),
                                    ("namespace", 4, "string", "?")],
+    "NameBytesPair": [("name", 1, "string", "!"), ("value", 2, "bytes", "?")],
+    "TimeRange": [("from_", 1, "uint64", "?"), ("to", 2, "uint64", "?")],
+    "QualifierValue": [("qualifier", 1, "bytes", "?"), ("value", 2, "bytes", "?"),
+                       ("timestamp", 3, "uint64", "?"), ("delete_type", 4, "enum", "?")],
+    "ColumnValue": [("family", 1, "bytes", "!"), ("qualifier_value", 2, "QualifierValue", "*")],
+    "MutationProto": [("row", 1, "bytes", "?"), ("mutate_type", 2, "enum", "?"),
+                      ("column_value", 3, "ColumnValue", "*"), ("timestamp", 4, "uint64", "?"),
+                      ("attribute", 5, "NameBytesPair", "*"),
+                      ("time_range", 7, "TimeRange", "?"),
+                      ("associated_cell_count", 8, "int32", "?")],
+    "MutateRequest": [("region", 1, "RegionSpecifier", "!"),
+                      ("mutation", 2, "MutationProto", "!")],
+    "Cell": [("row", 1, "bytes", "?"), ("family", 2, "bytes", "?"),
+             ("qualifier", 3, "bytes", "?"), ("timestamp", 4, "uint64", "?"),
+             ("cell_type", 5, "enum", "?"), ("value", 6, "bytes", "?")],
+    "Result": [("cell", 1, "Cell", "*"), ("associated_cell_count", 2, "int32", "?"),
+               ("exists", 3, "bool", "?"), ("stale", 4, "bool", "?")],
+    "MutateResponse": [("result", 1, "Result", "?"), ("processed", 2, "bool", "?")],
+    "Column": [("family", 1, "bytes", "!"), ("qualifier", 2, "bytes", "*")],
+    "Get": [("row", 1, "bytes", "!"), ("column", 2, "Column", "*"),
+            ("max_versions", 6, "uint32", "?"), ("existence_only", 10, "bool", "?")],
+    "GetRequest": [("region", 1, "RegionSpecifier", "!"), ("get", 2, "Get", "!")],
+    "GetResponse": [("result", 1, "Result", "?")],
+    "Action": [("index", 1, "uint32", "?"), ("mutation", 2, "MutationProto", "?"),
+               ("get", 3, "Get", "?")],
+    "RegionAction": [("region", 1, "RegionSpecifier", "!"), ("atomic", 2, "bool", "?"),
+                     ("action", 3, "Action", "*")],
+    "MultiRequest": [("regionAction", 1, "RegionAction", "*")],
+    "ResultOrException": [("index", 1, "uint32", "?"), ("result", 2, "Result", "?"),
+                          ("exception", 3, "NameBytesPair", "?")],
+    "RegionActionResult": [("resultOrException", 1, "ResultOrException", "*"),
+                           ("exception", 2, "NameBytesPair", "?")],
+    "MultiResponse": [("regionActionResult", 1, "RegionActionResult", "*")],
     "TableState": [("state", 1, "enum", "!")],
     "GetTableStateResponse": [("table_state", 1, "TableState", "!")],
     "GenericExceptionMessage": [("class_name", 1, "string", "?"), ("message", 2, "string", "?"),
