@@ -38,7 +38,7 @@ SERVED = {
                       "GetTableDescriptors", "GetTableState", "CreateTable", "EnableTable",
                       "DisableTable", "DeleteTable", "getProcedureResult",
                       "GetClusterStatus", "ExecProcedure", "IsProcedureDone",
-                      "GetTableNames"},
+                      "GetTableNames", "FlushTable"},
 }
 
 
