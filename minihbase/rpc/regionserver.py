@@ -20,7 +20,9 @@ cluster's data model (``minihbase.cluster``), as ``RSRpcServices`` answers them:
   mutations come with their cells in the cell block or inline (``column_value``), read as
   HBase's ``ProtobufUtil`` reads them (``hbase_migrate.rpc.multi``);
 * a client that named no codec gets the cells of its results inline;
-* the server holding ``hbase:meta`` answers Get and Scan on it (``minihbase.rpc.meta``).
+* the server holding ``hbase:meta`` answers Get and Scan on it (``minihbase.rpc.meta``);
+* what would change HBase's answer but is not served (filters, conditions...) is refused
+  (``minihbase.rpc.refused``), never ignored.
 """
 
 from __future__ import annotations
@@ -87,6 +89,7 @@ from minihbase.rpc.listener import (
     service_error,
 )
 from minihbase.rpc.meta import is_meta, meta_rows, meta_scan
+from minihbase.rpc.refused import check_get, check_multi, check_scan
 
 DEFAULT_RESULT_BYTES = 2 << 20  # hbase.client.scanner.max.result.size
 LEASE_SECONDS = 60.0  # hbase.client.scanner.timeout.period
@@ -179,7 +182,10 @@ class RegionServerRpc:
 
     def get(self, ctx: CallContext) -> tuple[bytes, bytes]:
         name, get = decode_get_request(ctx.call.request)
-        cells = self._read(*self._region(name), get)
+        region = self._region(name)
+        if region[0] != "hbase:meta":
+            check_get(ctx.call.request)
+        cells = self._read(*region, get)
         if get.existence_only:
             return exists_response(bool(cells)), b""
         response, block = get_response(cells, ctx.in_block)
@@ -211,7 +217,7 @@ class RegionServerRpc:
             if req.region is None or req.scan is None:
                 raise ServiceError(DO_NOT_RETRY, "a ScanRequest needs a scanner id, or a "
                                    "region and a scan", do_not_retry=True)
-            scanner_id, scanner = self._open(req.region, req.scan)
+            scanner_id, scanner = self._open(req.region, req.scan, ctx.call.request)
         else:
             scanner_id, scanner = req.scanner_id, self._scanner(req.scanner_id)
         with scanner.lock:  # one call at a time per scanner
@@ -260,8 +266,10 @@ class RegionServerRpc:
                                f"got from client: {seq}", do_not_retry=True)
         scanner.next_seq += 1
 
-    def _open(self, name: bytes, scan: Scan) -> tuple[int, _Scanner]:
+    def _open(self, name: bytes, scan: Scan, request: bytes) -> tuple[int, _Scanner]:
         table, start, end = self._region(name)
+        if table != "hbase:meta":
+            check_scan(request)
         if table == "hbase:meta":
             rows: Iterator[list[Cell]] = iter(meta_scan(
                 meta_rows(self.cluster, self.servers), scan.start, scan.stop,
@@ -335,6 +343,7 @@ class RegionServerRpc:
     def multi(self, ctx: CallContext) -> tuple[bytes, bytes]:
         """Each RegionAction's mutations applied together, then its Gets read, each action
         answered in the order sent (Gets' cells in the cell block)."""
+        check_multi(ctx.call.request)
         results = []
         for region_actions in decode_region_actions(ctx.call.request, ctx.call.cell_block):
             try:

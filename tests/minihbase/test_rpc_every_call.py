@@ -13,6 +13,8 @@ from collections.abc import Iterator
 
 import pytest
 
+from hbase_migrate.cluster.descriptors import FamilyDescriptor
+from hbase_migrate.rpc.client import NativeClient
 from hbase_migrate.rpc.codec import (
     CONNECTION_CALL_ID,
     Reply,
@@ -23,7 +25,9 @@ from hbase_migrate.rpc.codec import (
 from hbase_migrate.rpc.connection import Connection
 from hbase_migrate.rpc.errors import RemoteError
 from minihbase.server import MiniHBase
+from tests.minihbase.test_rpc_data import cluster_of
 from tests.rpc.hbase_services import METHODS
+from tests.rpc.proto_reference import encode
 
 pytestmark = pytest.mark.integration
 
@@ -155,3 +159,38 @@ def test_calls_that_cannot_be_read_are_answered_by_id(rpc_mini: MiniHBase) -> No
         assert last.call_id == CONNECTION_CALL_ID and last.exception is not None
         assert last.exception.class_name.endswith("FatalConnectionException")
         assert sock.recv(1) == b""  # closed after it
+
+
+def test_what_would_change_the_answer_is_refused_not_ignored(rpc_mini: MiniHBase) -> None:
+    """A Get or Scan with a filter (or a Scan with a batch size, a row limit), a Multi with
+    a condition: DoNotRetryIOException naming it, where ignoring it would give rows HBase
+    would not. A plain Get still reads."""
+    cluster, _ = cluster_of(rpc_mini)
+    cluster.create_table("refusals", (FamilyDescriptor(b"f"),), [])
+    with NativeClient(rpc_mini.zookeeper or "", rpc_mini.znode_parent) as native:
+        region, = native.regions("refusals")
+    spec = {"type": 1, "value": region.name}
+    a_filter = {"name": "org.apache.hadoop.hbase.filter.KeyOnlyFilter"}
+    conn = Connection(region.host, region.port, call_timeout=30)
+    try:
+        for method, request, named in (
+                ("Get", encode("GetRequest", region=spec, get={"row": b"r", "filter": a_filter}),
+                 "a filter in a Get"),
+                ("Scan", encode("ScanRequest", region=spec, scan={"filter": a_filter},
+                                number_of_rows=10), "a filter in a Scan"),
+                ("Scan", encode("ScanRequest", region=spec, scan={"batch_size": 2},
+                                number_of_rows=10), "a batch size in a Scan"),
+                ("Scan", encode("ScanRequest", region=spec, scan={"start_row": b""},
+                                number_of_rows=10, limit_of_rows=1), "a row limit in a Scan"),
+                ("Multi", encode("MultiRequest", regionAction=[{
+                    "region": spec, "condition": {"row": b"r", "family": b"f"},
+                    "action": [{"index": 0, "get": {"row": b"r"}}]}]),
+                 "a condition (checkAndMutate) in a Multi's RegionAction")):
+            with pytest.raises(RemoteError) as caught:
+                conn.call(method, request)
+            assert caught.value.class_name == DO_NOT_RETRY, named
+            assert f"{named} is not served" in caught.value.detail
+        reply = conn.call("Get", encode("GetRequest", region=spec, get={"row": b"r"}))
+        assert reply.exception is None
+    finally:
+        conn.close()
