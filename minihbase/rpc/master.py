@@ -46,8 +46,16 @@ from hbase_migrate.rpc.schema import Namespace
 from hbase_migrate.rpc.status import ClusterStatus, ServerStatus, cluster_status_response
 from hbase_migrate.wal.names import ServerName
 from minihbase.cluster import Cluster
+from minihbase.model import MiniHBaseError
 from minihbase.regionserver import RegionServers
-from minihbase.rpc.listener import DO_NOT_RETRY, CallContext, H, Handler, ServiceError
+from minihbase.rpc.listener import (
+    DO_NOT_RETRY,
+    CallContext,
+    H,
+    Handler,
+    ServiceError,
+    service_error,
+)
 from minihbase.store import TableInfo
 from minihbase.zkregistry import VERSION_INFO
 
@@ -91,15 +99,24 @@ class MasterRpc:
             "IsProcedureDone": self.procedure_done,
         }}
 
-    def _procedure(self, nonce: Nonce | None, run: Callable[[], object]) -> tuple[bytes, bytes]:
-        """Run a procedure once per nonce; reply with its id."""
+    def _procedure(self, nonce: Nonce | None, run: Callable[[], object], *,
+                   fails_as_result: bool = False) -> tuple[bytes, bytes]:
+        """Run a procedure once per nonce; reply with its id. ``fails_as_result``: a
+        failure is the procedure's (its result's exception), not the call's."""
         with self._lock:
             if nonce is not None and nonce in self._nonces:
                 return proc_id_response(self._nonces[nonce]), b""
             submitted = self.cluster.clock()
-            run()
+            error = ""
+            try:
+                run()
+            except (ServiceError, MiniHBaseError) as exc:
+                if not fails_as_result:
+                    raise
+                failure = service_error(exc)
+                error = f"{failure.class_name}: {failure.message}"
             proc_id = next(self._ids)
-            self._procedures[proc_id] = ProcedureResult(PROCEDURE_FINISHED, "", submitted,
+            self._procedures[proc_id] = ProcedureResult(PROCEDURE_FINISHED, error, submitted,
                                                         self.cluster.clock())
             if nonce is not None:
                 self._nonces[nonce] = proc_id
@@ -160,10 +177,11 @@ class MasterRpc:
         self.servers.flush(table)
 
     def flush_table(self, ctx: CallContext) -> tuple[bytes, bytes]:
-        """``Admin.flush(table)`` of a 2.6 client: a procedure, done before the reply."""
+        """``Admin.flush(table)`` of a 2.6 client: a procedure, done before the reply; a
+        missing or disabled table fails the procedure, as on HBase, not the call."""
         table, families, nonce = decode_flush_table_request(ctx.call.request)
-        self._flush(table, families)
-        return self._procedure(nonce, lambda: None)
+        return self._procedure(nonce, lambda: self._flush(table, families),
+                               fails_as_result=True)
 
     def exec_procedure(self, ctx: CallContext) -> tuple[bytes, bytes]:
         """``flush-table-proc`` (the table its instance, ``families`` a comma-separated

@@ -168,12 +168,21 @@ def test_a_put_framed_as_hbase_driver_frames_it(rpc_mini: MiniHBase,
     create(rpc_mini, "inl_driver", [])
     region, = native.regions("inl_driver")
     value = b"v" * 200
-    request = encode("MutateRequest", region=specifier(region.name), mutation=mutation(
+    reply = driver_put(region.host, region.port, region.name, value)
+    assert reply.call_id == 66 and reply.exception is None
+    assert decode("MutateResponse", reply.response or b"").processed
+    assert stored(rpc_mini, "inl_driver") == [Cell(b"row", b"f", b"q", 7, P, value)]
+
+
+def driver_put(host: str, port: int, region: bytes, value: bytes) -> Reply:
+    """Put ``f:q`` of ``row`` at 7 as hbase-driver does (call id 66), on a new connection
+    whose header names no codec; the one reply."""
+    request = encode("MutateRequest", region=specifier(region), mutation=mutation(
         PUT, b"row", {b"f": [qv(b"q", value, 7)]}))
     assert len(request) >= 128
     user = b"\x0a\x11pythonHbaseDriver"  # UserInformation { 1 effective_user }
     header = b"\x0a" + bytes([len(user)]) + user + b"\x12\x0dClientService"
-    with socket.create_connection((region.host, region.port), timeout=30) as sock:
+    with socket.create_connection((host, port), timeout=60) as sock:
         sock.sendall(preamble() + struct.pack(">I", len(header)) + header
                      + driver_frame(66, b"Mutate", request))
         decoder, replies = ReplyDecoder(), list[Reply]()
@@ -182,6 +191,4 @@ def test_a_put_framed_as_hbase_driver_frames_it(rpc_mini: MiniHBase,
             assert chunk, "connection closed without a reply"
             replies += decoder.feed(chunk)
     reply, = replies
-    assert reply.call_id == 66 and reply.exception is None
-    assert decode("MutateResponse", reply.response or b"").processed
-    assert stored(rpc_mini, "inl_driver") == [Cell(b"row", b"f", b"q", 7, P, value)]
+    return reply

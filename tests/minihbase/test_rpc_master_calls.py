@@ -64,8 +64,8 @@ def dirty_table(mini: MiniHBase, table: str) -> int:
 
 def test_flush_table_procedure(rpc_mini: MiniHBase, master: Connection) -> None:
     """FlushTable: a procedure id whose result reads FINISHED, a flush marker per region in
-    the WALs; a missing table, a disabled one and a family the table lacks are refused
-    with HBase's classes."""
+    the WALs; a missing table, a disabled one and a family the table lacks fail the
+    procedure (not the call, as on HBase) with HBase's classes."""
     _, servers = cluster_of(rpc_mini)
     entries = dirty_table(rpc_mini, "mflush")
     done = answer(master, "FlushTable", "FlushTableRequest", "FlushTableResponse",
@@ -75,17 +75,28 @@ def test_flush_table_procedure(rpc_mini: MiniHBase, master: Connection) -> None:
                     "GetProcedureResultResponse", proc_id=done.proc_id)
     assert result.state == 2  # FINISHED
     assert servers.counters["entries"] >= entries + 2
-    assert refused(master, "FlushTable", "FlushTableRequest",
-                   table_name=table_name("nope")).class_name == H + "TableNotFoundException"
-    assert refused(master, "FlushTable", "FlushTableRequest", table_name=table_name("mflush"),
-                   column_family=[b"x"]).class_name.endswith("NoSuchColumnFamilyException")
+    assert failed_flush(master, table_name=table_name("nope")) == \
+        (H + "TableNotFoundException", "nope")
+    assert failed_flush(master, table_name=table_name("mflush"), column_family=[b"x"])[0] \
+        .endswith("NoSuchColumnFamilyException")
     cluster, _ = cluster_of(rpc_mini)
     cluster.disable_table("mflush")
     try:
-        assert refused(master, "FlushTable", "FlushTableRequest", table_name=table_name(
-            "mflush")).class_name == H + "TableNotEnabledException"
+        assert failed_flush(master, table_name=table_name("mflush"))[0] == \
+            H + "TableNotEnabledException"
     finally:
         cluster.enable_table("mflush")
+
+
+def failed_flush(master: Connection, **fields: Any) -> tuple[str, str]:
+    """A FlushTable that fails as HBase's procedure fails: a procedure id, its result
+    FINISHED with the exception's class and message."""
+    done = answer(master, "FlushTable", "FlushTableRequest", "FlushTableResponse", **fields)
+    result = answer(master, "getProcedureResult", "GetProcedureResultRequest",
+                    "GetProcedureResultResponse", proc_id=done.proc_id)
+    assert result.state == 2
+    failure = result.exception.generic_exception
+    return failure.class_name, failure.message
 
 
 def test_flush_table_proc_of_exec_procedure(rpc_mini: MiniHBase, master: Connection) -> None:
