@@ -310,14 +310,17 @@ class GetAction(NamedTuple):
 class RegionActions(NamedTuple):
     region: bytes
     actions: tuple[MutationAction | GetAction, ...]
+    atomic: bool = False  # RowMutations, mutateRow: all or nothing
 
 
 def decode_region_actions(data: bytes, block: bytes) -> tuple[RegionActions, ...]:
     """The RegionActions of a MultiRequest: their mutations with their cells, and Gets. The
     cell block is decoded in one pass, then handed out to the mutations in order."""
     parsed: list[tuple[bytes, list[tuple[int, bytes | Get]]]] = []
+    atomic: list[bool] = []
     for ra_data in Message(data, "MultiRequest").repeated(1):
         ra = Message(ra_data, "RegionAction")
+        atomic.append(bool(ra.opt_int(2)))
         region = decode_region_specifier(ra.req_bytes(1, "region"))[1]
         actions = []
         for action_data in ra.repeated(3):
@@ -338,7 +341,7 @@ def decode_region_actions(data: bytes, block: bytes) -> tuple[RegionActions, ...
     cells, _ = decode_cells(block, 0, counts) if counts else ((), 0)
     out = []
     pos = 0
-    for region, region_actions in decoded:
+    for all_or_none, (region, region_actions) in zip(atomic, decoded, strict=True):
         filled: list[MutationAction | GetAction] = []
         for a in region_actions:
             if isinstance(a, MutationAction) and a.cell_count:
@@ -346,7 +349,7 @@ def decode_region_actions(data: bytes, block: bytes) -> tuple[RegionActions, ...
                 pos += a.cell_count
             else:
                 filled.append(a)
-        out.append(RegionActions(region, tuple(filled)))
+        out.append(RegionActions(region, tuple(filled), all_or_none))
     return tuple(out)
 
 
@@ -367,10 +370,12 @@ class ActionResult(NamedTuple):
 
 
 class RegionResult(NamedTuple):
-    """One RegionAction's outcome; ``exception``: the whole region action failed."""
+    """One RegionAction's outcome; ``exception``: the whole region action failed;
+    ``processed``: an atomic one was applied (RegionActionResult field 3)."""
 
     results: tuple[ActionResult, ...] = ()
     exception: tuple[str, str] | None = None
+    processed: bool = False
 
 
 def _exception_pair(pair: tuple[str, str]) -> bytes:
@@ -395,7 +400,11 @@ def multi_response(regions: Sequence[RegionResult], in_block: bool = True) -> by
             body.append(bytes_field(1, roe))
         if region.exception:
             body.append(bytes_field(2, _exception_pair(region.exception)))
+        if region.processed:
+            body.append(varint_field(3, 1))
         out.append(bytes_field(1, b"".join(body)))
+    if any(region.processed for region in regions):  # MultiResponse.processed, for old clients
+        out.append(varint_field(2, 1))
     return b"".join(out)
 
 

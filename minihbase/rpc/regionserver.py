@@ -13,6 +13,7 @@ cluster's data model (``minihbase.cluster``), as ``RSRpcServices`` answers them:
   gets the region's exception. Raw scans (attribute ``_raw_``), time ranges, columns
   and max versions are the cluster's read rules;
 * ``Multi``: each RegionAction's mutations are applied together (one WAL edit per region);
+  an atomic one (RowMutations) all or none, a failure being the whole region action's;
   an action that cannot be (no such family, a row outside the region) fails alone, with its
   exception in its ResultOrException; its Gets (a client's batch of gets) are read after,
   and its increments and appends applied one by one (``minihbase.rpc.deltas``), each
@@ -352,6 +353,9 @@ class RegionServerRpc:
                 results.append(RegionResult(exception=(exc.class_name, exc.trace)))
                 continue
             actions = region_actions.actions
+            if region_actions.atomic:
+                results.append(self._atomic(table, start, end, actions))
+                continue
             done = {r.action: r for r in self._apply(
                 table, start, end, [a for a in actions if isinstance(a, MutationAction)
                                     and a.kind not in (INCREMENT, APPEND)])}
@@ -378,13 +382,7 @@ class RegionServerRpc:
         families = {f.name for f in self.cluster.table(table).descriptor.families}
         for action in actions:
             try:
-                self._check_row(table, start, end, action.row, "Multi")
-                for cell in action.cells:
-                    if cell.family not in families:
-                        raise ServiceError(
-                            H + "regionserver.NoSuchColumnFamilyException",
-                            f"Column family {cell.family.decode('latin-1')} does not exist "
-                            f"in region of table {table}", do_not_retry=True)
+                self._check_action(table, start, end, families, action)
                 good.append((action.action, _mutation(action)))
             except (ServiceError, MiniHBaseError) as exc:
                 outcome[action.action] = service_error(exc)
@@ -398,6 +396,41 @@ class RegionServerRpc:
                     outcome[index] = service_error(exc)
         return tuple(ActionResult(a.action, None if outcome.get(a.action) is None else
                                   _pair(outcome[a.action])) for a in actions)
+
+    def _check_action(self, table: str, start: bytes, end: bytes, families: set[bytes],
+                      action: MutationAction) -> None:
+        """A mutation's row is in the region and its families in the table."""
+        self._check_row(table, start, end, action.row, "Multi")
+        for cell in action.cells:
+            if cell.family not in families:
+                raise ServiceError(H + "regionserver.NoSuchColumnFamilyException",
+                                   f"Column family {cell.family.decode('latin-1')} does not "
+                                   f"exist in region of table {table}", do_not_retry=True)
+
+    def _atomic(self, table: str, start: bytes, end: bytes,
+                actions: tuple[MutationAction | GetAction, ...]) -> RegionResult:
+        """An atomic RegionAction (RowMutations, mutateRow): every mutation or none, as
+        HBase's atomic batch; a failure is the region action's; the cells increments and
+        appends return are merged into the first result, the others empty."""
+        try:
+            for action in actions:
+                if isinstance(action, GetAction):
+                    raise ServiceError(DO_NOT_RETRY, "Atomic put and/or delete only, not a "
+                                       f"Get={action.get.row!r}", do_not_retry=True)
+            mutations = [a for a in actions if isinstance(a, MutationAction)]
+            families = {f.name for f in self.cluster.table(table).descriptor.families}
+            for action in mutations:
+                self._check_action(table, start, end, families, action)
+            plain = [_mutation(a) for a in mutations if a.kind not in (INCREMENT, APPEND)]
+            if plain:
+                self.cluster.mutate(table, plain)
+            cells = tuple(c for a in mutations if a.kind in (INCREMENT, APPEND)
+                          for c in self._delta(table, start, end, a))
+        except (ServiceError, MiniHBaseError) as exc:
+            error = service_error(exc)
+            return RegionResult(exception=(error.class_name, error.trace))
+        return RegionResult(tuple(ActionResult(i, cells=cells if i == 0 else ())
+                                  for i in range(len(actions))), processed=True)
 
     def _delta(self, table: str, start: bytes, end: bytes, action: MutationAction
                ) -> list[Cell]:

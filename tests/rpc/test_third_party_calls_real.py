@@ -26,6 +26,7 @@ from minihbase.regionserver import WalSettings
 from minihbase.server import MiniHBase
 from tests.minihbase.test_rpc_deltas import APPEND, INCREMENT, long_bytes
 from tests.minihbase.test_rpc_inline_mutations import (
+    DELETE,
     KEPT,
     PUT,
     WRITES,
@@ -155,6 +156,46 @@ def test_increments_appends_and_existence(described: dict[str, Any],
     newest = {(c.row, c.qualifier): c.value for c in reversed(flat(native.scan(
         "third_deltas")))}
     assert newest[(b"r", b"n")] == long_bytes(8) and newest[(b"a", b"s")] == b"abcd"
+
+
+def test_atomic_region_actions(described: dict[str, Any], native: NativeClient) -> None:
+    """RowMutations (an atomic RegionAction): a put, a delete and an increment applied
+    together, processed, the increment's cells in the first result and the others empty;
+    one family the table lacks fails the whole region action and applies nothing; a Get in
+    it is refused."""
+    name, host, port = region_of(described, native, "third_atomic")
+    conn = Connection(host, port, codec="")
+
+    def atomic(*mutations: dict[str, Any]) -> Any:
+        reply = conn.call("Multi", encode("MultiRequest", regionAction=[{
+            "region": specifier(name), "atomic": True,
+            "action": [{"index": i, "mutation": m} for i, m in enumerate(mutations)]}]))
+        result, = decode("MultiResponse", reply.response or b"").regionActionResult
+        return result
+
+    try:
+        mutate(conn, name, mutation(PUT, b"k", {b"f": [qv(b"b", b"old", 5)]}))
+        done = atomic(mutation(PUT, b"k", {b"f": [qv(b"a", b"new", 5)]}),
+                      mutation(DELETE, b"k", {b"f": [qv(b"b", ts=5, delete_type=1)]}),
+                      mutation(INCREMENT, b"k", {b"f": [qv(b"n", long_bytes(3))]}))
+        assert done.processed and not done.HasField("exception")
+        first, *rest = done.resultOrException
+        assert [(c.qualifier, c.value) for c in first.result.cell] == [(b"n", long_bytes(3))]
+        assert [(r.index, len(r.result.cell), r.HasField("exception")) for r in rest] == \
+            [(1, 0, False), (2, 0, False)]
+        failed = atomic(mutation(PUT, b"k2", {b"f": [qv(b"a", b"x", 5)]}),
+                        mutation(PUT, b"k2", {b"nope": [qv(b"a", b"x", 5)]}))
+        assert not failed.processed and not failed.resultOrException
+        assert failed.exception.name.endswith("NoSuchColumnFamilyException")
+        reply = conn.call("Multi", encode("MultiRequest", regionAction=[{
+            "region": specifier(name), "atomic": True,
+            "action": [{"index": 0, "get": {"row": b"k"}}]}]))
+        refused, = decode("MultiResponse", reply.response or b"").regionActionResult
+        assert refused.exception.name == DO_NOT_RETRY
+    finally:
+        conn.close()
+    kept = [(c.row, c.qualifier, c.value) for c in flat(native.scan("third_atomic"))]
+    assert kept == [(b"k", b"a", b"new"), (b"k", b"n", long_bytes(3))]
 
 
 def finished(master: Connection, proc_id: int) -> Any:
