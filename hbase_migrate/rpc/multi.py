@@ -190,11 +190,13 @@ def _inline_cells(m: Message, kind: int, row: bytes, timestamp: int) -> Iterator
                 raise ProtobufError(f"unknown mutation type {kind}")
 
 
-def decode_mutate_request(data: bytes, block: bytes) -> tuple[bytes, MutationAction]:
+def decode_mutate_request(data: bytes, block: bytes, *, conditional: bool = False
+                          ) -> tuple[bytes, MutationAction]:
     """``(region name, mutation)`` of a MutateRequest (1 region  2 mutation
-    3 condition  4 nonce_group); a conditional mutation is refused (ProtobufError)."""
+    3 condition  4 nonce_group); a conditional mutation is refused (ProtobufError) unless
+    ``conditional`` (its condition read by ``conditions.decode_mutate_condition``)."""
     m = Message(data, "MutateRequest")
-    if 3 in m:
+    if 3 in m and not conditional:
         raise ProtobufError("conditional mutations (checkAndMutate) are not supported")
     region = decode_region_specifier(m.req_bytes(1, "region"))[1]
     return region, decode_mutation(m.req_bytes(2, "mutation"), block, 0)[0]

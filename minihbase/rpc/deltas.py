@@ -9,6 +9,7 @@ then qualifier. Two deltas of one column in one mutation both start from the val
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 
 from hbase_migrate.rpc.messages import LATEST_TIMESTAMP
 from hbase_migrate.rpc.multi import INCREMENT, MutationAction
@@ -17,7 +18,8 @@ from minihbase.cluster import Cluster
 from minihbase.model import ClientCell, ColumnSelection, Mutation, Query
 from minihbase.rpc.listener import DO_NOT_RETRY, H, ServiceError
 
-_LOCK = threading.Lock()  # a delta reads, then writes: one at a time (HBase locks the row)
+LOCK = threading.Lock()  # a delta reads, then writes: one at a time (HBase locks the row)
+Apply = Callable[[MutationAction], None]  # applies a put or delete
 _LONG = 8
 
 
@@ -44,6 +46,12 @@ def _reckon(kind: int, delta: Cell, current: Cell | None, now: int) -> Cell:
 
 def apply_delta(cluster: Cluster, table: str, action: MutationAction) -> list[Cell]:
     """Apply an increment or append to ``table``; the cells it wrote."""
+    with LOCK:
+        return apply_locked(cluster, table, action)
+
+
+def apply_locked(cluster: Cluster, table: str, action: MutationAction) -> list[Cell]:
+    """:func:`apply_delta` for a caller holding ``LOCK``."""
     families = {f.name for f in cluster.table(table).descriptor.families}
     by_family: dict[bytes, list[Cell]] = {}
     for cell in action.cells:
@@ -54,20 +62,18 @@ def apply_delta(cluster: Cluster, table: str, action: MutationAction) -> list[Ce
         by_family.setdefault(cell.family, []).append(cell._replace(row=action.row))
     low, high = action.time_range or (0, LATEST_TIMESTAMP)
     written: list[Cell] = []
-    with _LOCK:
-        now = cluster.clock()
-        for family in sorted(by_family):
-            deltas = sorted(by_family[family], key=lambda c: c.qualifier)
-            columns = ColumnSelection()
-            for delta in deltas:
-                columns.add_column(family, delta.qualifier)
-            current = {c.qualifier: c for c in cluster.get(
-                table, action.row, Query(columns=columns, min_ts=low, max_ts=high,
-                                         max_versions=1))}
-            written += [_reckon(action.kind, d, current.get(d.qualifier), now)
-                        for d in deltas]
-        if written:
-            cluster.mutate(table, [Mutation(action.row, tuple(
-                ClientCell(c.family, c.qualifier, c.timestamp, c.type, c.value)
-                for c in written))])
+    now = cluster.clock()
+    for family in sorted(by_family):
+        deltas = sorted(by_family[family], key=lambda c: c.qualifier)
+        columns = ColumnSelection()
+        for delta in deltas:
+            columns.add_column(family, delta.qualifier)
+        current = {c.qualifier: c for c in cluster.get(
+            table, action.row, Query(columns=columns, min_ts=low, max_ts=high,
+                                     max_versions=1))}
+        written += [_reckon(action.kind, d, current.get(d.qualifier), now) for d in deltas]
+    if written:
+        cluster.mutate(table, [Mutation(action.row, tuple(
+            ClientCell(c.family, c.qualifier, c.timestamp, c.type, c.value)
+            for c in written))])
     return written

@@ -35,6 +35,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from hbase_migrate.rpc.codec import encode_cell_block
+from hbase_migrate.rpc.conditions import decode_mutate_condition
 from hbase_migrate.rpc.locate import encoded_name
 from hbase_migrate.rpc.messages import (
     Column,
@@ -80,6 +81,7 @@ from minihbase.model import (
     Query,
 )
 from minihbase.regionserver import RegionServers
+from minihbase.rpc.checkandmutate import check_and_mutate
 from minihbase.rpc.deltas import apply_delta
 from minihbase.rpc.listener import (
     DO_NOT_RETRY,
@@ -442,9 +444,19 @@ class RegionServerRpc:
     def mutate(self, ctx: CallContext) -> tuple[bytes, bytes]:
         """A put or delete (processed), or an increment or append answered with its new
         cells (in the cell block when the client named a codec), as ``RSRpcServices``."""
-        name, action = decode_mutate_request(ctx.call.request, ctx.call.cell_block)
+        name, action = decode_mutate_request(ctx.call.request, ctx.call.cell_block,
+                                             conditional=True)
         table, start, end = self._region(name)
         self._check_row(table, start, end, action.row, "Mutate")
+        condition = decode_mutate_condition(ctx.call.request)
+        if condition is not None:  # checkAndMutate: processed is whether it held
+            held, cells = check_and_mutate(
+                self.cluster, table, condition, action,
+                lambda one: self.cluster.mutate(table, [_mutation(one)]))
+            result = (None if action.kind not in (INCREMENT, APPEND) or not held
+                      else Result(cell_count=len(cells)) if ctx.in_block else Result(tuple(cells)))
+            return (mutate_response(result, held),
+                    encode_cell_block(cells, ctx.tags) if cells and ctx.in_block else b"")
         if action.kind in (INCREMENT, APPEND):
             cells = self._delta(table, start, end, action)
             if ctx.in_block:

@@ -198,6 +198,56 @@ def test_atomic_region_actions(described: dict[str, Any], native: NativeClient) 
     assert kept == [(b"k", b"a", b"new"), (b"k", b"n", long_bytes(3))]
 
 
+LESS, EQUAL, NOT_EQUAL, GREATER = 0, 2, 3, 5  # CompareType
+
+
+def test_check_and_mutate(described: dict[str, Any], native: NativeClient) -> None:
+    """checkAndPut, checkAndDelete and a conditional increment: processed says whether the
+    condition held (the given value compared with the cell's, no value for a column that
+    is missing or empty), and only then is the mutation applied; the condition's row must
+    be the mutation's."""
+    name, host, port = region_of(described, native, "third_cam")
+    conn = Connection(host, port, codec="")
+
+    def cam(op: int, value: bytes | None, sent: dict[str, Any], qualifier: bytes = b"q",
+            row: bytes = b"c") -> Any:
+        comparable = {"value": b"" if value is None else value}  # b"": no value
+        condition = {"row": row, "family": b"f", "qualifier": qualifier, "compare_type": op,
+                     "comparator": {"name": "org.apache.hadoop.hbase.filter.BinaryComparator",
+                                    "serialized_comparator": encode(
+                                        "BinaryComparator", comparable=comparable)}}
+        reply = conn.call("Mutate", encode("MutateRequest", region=specifier(name),
+                                           mutation=sent, condition=condition))
+        return decode("MutateResponse", reply.response or b"")
+
+    def put(qualifier: bytes, value: bytes, ts: int) -> dict[str, Any]:
+        return mutation(PUT, b"c", {b"f": [qv(qualifier, value, ts)]})
+
+    try:
+        mutate(conn, name, put(b"q", b"5", 10))
+        outcomes = [
+            cam(EQUAL, b"5", put(b"r", b"eq", 20)).processed,
+            cam(EQUAL, b"6", put(b"r", b"no", 21)).processed,
+            cam(LESS, b"3", put(b"s", b"less", 22)).processed,
+            cam(GREATER, b"3", put(b"s", b"greater", 23)).processed,
+            cam(EQUAL, None, put(b"t", b"new", 24), qualifier=b"missing").processed,
+            cam(EQUAL, None, put(b"t", b"exists", 25)).processed,
+            cam(NOT_EQUAL, None, mutation(DELETE, b"c", {b"f": [qv(b"r", ts=20)]})).processed]
+        assert outcomes == [True, False, True, False, True, False, True]
+        counted = cam(EQUAL, b"5", mutation(INCREMENT, b"c", {b"f": [qv(b"n", long_bytes(1))]}))
+        assert counted.processed
+        assert [(c.qualifier, c.value) for c in counted.result.cell] == [(b"n", long_bytes(1))]
+        with pytest.raises(RemoteError) as caught:
+            cam(EQUAL, b"5", put(b"u", b"x", 26), row=b"other")
+        assert caught.value.class_name == DO_NOT_RETRY
+        assert "The row of the action <c> doesn't match the original one <other>" in \
+            caught.value.stack_trace
+    finally:
+        conn.close()
+    kept = [(c.qualifier, c.value) for c in flat(native.scan("third_cam"))]
+    assert kept == [(b"n", long_bytes(1)), (b"q", b"5"), (b"s", b"less"), (b"t", b"new")]
+
+
 def finished(master: Connection, proc_id: int) -> Any:
     """The procedure's result once it is no longer RUNNING (at most a minute)."""
     deadline = time.monotonic() + 60

@@ -40,8 +40,8 @@ import org.apache.hadoop.hbase.util.Bytes;
  * {@code drop} disables and deletes it, printing the table's state on the way;
  * {@code everyday} creates the table, counts ({@code COUNTER <value>}), increments two
  * columns and appends twice ({@code CELL increment|append ...}), puts a row, flushes the
- * table ({@code FLUSHED}), lists the tables ({@code TABLE <name>}), tries a checkAndPut
- * ({@code CHECKED}, or {@code REFUSED <class>}), then disables and deletes it.
+ * table ({@code FLUSHED}), lists the tables ({@code TABLE <name>}), puts if a value is
+ * there ({@code CHECKED}, or {@code REFUSED <class>}), then disables and deletes it.
  * Arguments: quorum host:port, znode parent, table, write|move|drop|everyday [admin URL].
  */
 public final class EmbeddedClient {
