@@ -313,16 +313,17 @@ class RegionActions(NamedTuple):
     region: bytes
     actions: tuple[MutationAction | GetAction, ...]
     atomic: bool = False  # RowMutations, mutateRow: all or nothing
+    condition: bytes | None = None  # a checkAndMutate's Condition (conditions.py reads it)
 
 
 def decode_region_actions(data: bytes, block: bytes) -> tuple[RegionActions, ...]:
     """The RegionActions of a MultiRequest: their mutations with their cells, and Gets. The
     cell block is decoded in one pass, then handed out to the mutations in order."""
     parsed: list[tuple[bytes, list[tuple[int, bytes | Get]]]] = []
-    atomic: list[bool] = []
+    atomic: list[tuple[bool, bytes | None]] = []
     for ra_data in Message(data, "MultiRequest").repeated(1):
         ra = Message(ra_data, "RegionAction")
-        atomic.append(bool(ra.opt_int(2)))
+        atomic.append((bool(ra.opt_int(2)), ra.opt_bytes(4)))
         region = decode_region_specifier(ra.req_bytes(1, "region"))[1]
         actions = []
         for action_data in ra.repeated(3):
@@ -343,7 +344,8 @@ def decode_region_actions(data: bytes, block: bytes) -> tuple[RegionActions, ...
     cells, _ = decode_cells(block, 0, counts) if counts else ((), 0)
     out = []
     pos = 0
-    for all_or_none, (region, region_actions) in zip(atomic, decoded, strict=True):
+    for (all_or_none, condition), (region, region_actions) in zip(atomic, decoded,
+                                                                  strict=True):
         filled: list[MutationAction | GetAction] = []
         for a in region_actions:
             if isinstance(a, MutationAction) and a.cell_count:
@@ -351,7 +353,7 @@ def decode_region_actions(data: bytes, block: bytes) -> tuple[RegionActions, ...
                 pos += a.cell_count
             else:
                 filled.append(a)
-        out.append(RegionActions(region, tuple(filled), all_or_none))
+        out.append(RegionActions(region, tuple(filled), all_or_none, condition))
     return tuple(out)
 
 
@@ -369,6 +371,7 @@ class ActionResult(NamedTuple):
     action: int  # the Action's index
     exception: tuple[str, str] | None = None
     cells: tuple[Cell, ...] = ()
+    bare: bool = False  # its index alone, no result (a conditional RegionAction's)
 
 
 class RegionResult(NamedTuple):
@@ -378,6 +381,7 @@ class RegionResult(NamedTuple):
     results: tuple[ActionResult, ...] = ()
     exception: tuple[str, str] | None = None
     processed: bool = False
+    cells_inline: bool = False  # its results' cells in the Results, never the cell block
 
 
 def _exception_pair(pair: tuple[str, str]) -> bytes:
@@ -386,8 +390,9 @@ def _exception_pair(pair: tuple[str, str]) -> bytes:
 
 def multi_response(regions: Sequence[RegionResult], in_block: bool = True) -> bytes:
     """A MultiResponse as a server sends it; the cells of Get actions' Results go in the
-    cell block (``encode_cell_block`` of every result's ``cells``, in order), or inline in
-    each Result to a client that named no codec (``in_block`` False)."""
+    cell block (``encode_cell_block`` of every result's ``cells``, in order, but for
+    regions whose ``cells_inline``), or inline in each Result to a client that named no
+    codec (``in_block`` False)."""
     empty = bytes_field(2, result_message(Result()))  # most actions' (a mutation done)
     out = []
     for region in regions:
@@ -396,9 +401,10 @@ def multi_response(regions: Sequence[RegionResult], in_block: bool = True) -> by
             roe = varint_field(1, r.action)
             if r.exception:
                 roe += bytes_field(3, _exception_pair(r.exception))
-            else:
+            elif not r.bare:
+                inline = region.cells_inline or not in_block
                 roe += (empty if not r.cells else bytes_field(2, result_message(
-                    Result(cell_count=len(r.cells)) if in_block else Result(r.cells))))
+                    Result(r.cells) if inline else Result(cell_count=len(r.cells)))))
             body.append(bytes_field(1, roe))
         if region.exception:
             body.append(bytes_field(2, _exception_pair(region.exception)))

@@ -9,7 +9,7 @@ A filter condition is refused, not ignored."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from hbase_migrate.rpc.conditions import (
     EQUAL,
@@ -53,17 +53,18 @@ def _matches(condition: Condition, current: Cell | None) -> bool:
 
 
 def check_and_mutate(cluster: Cluster, table: str, condition: Condition,
-                     action: MutationAction,
-                     apply: deltas.Apply) -> tuple[bool, list[Cell]]:
-    """Whether the condition held, and the cells an increment or append returned; ``apply``
-    applies a put or delete."""
+                     actions: Sequence[MutationAction],
+                     apply: Callable[[list[MutationAction]], None]) -> tuple[bool, list[Cell]]:
+    """Whether the condition held, and the cells the increments and appends returned;
+    ``apply`` applies puts and deletes together (several actions: a RowMutations)."""
     if condition.filter:
         raise ServiceError(DO_NOT_RETRY, "a filter in a checkAndMutate condition is not "
                            "served by the embedded cluster", do_not_retry=True)
-    if condition.row != action.row:  # CheckAndMutate.Builder's words
-        raise ServiceError(DO_NOT_RETRY, f"The row of the action <{_text(action.row)}> "
-                           f"doesn't match the original one <{_text(condition.row)}>",
-                           do_not_retry=True)
+    for action in actions:
+        if condition.row != action.row:  # CheckAndMutate.Builder's words
+            raise ServiceError(DO_NOT_RETRY, f"The row of the action <{_text(action.row)}> "
+                               f"doesn't match the original one <{_text(condition.row)}>",
+                               do_not_retry=True)
     if condition.family not in {f.name for f in cluster.table(table).descriptor.families}:
         raise ServiceError(H + "regionserver.NoSuchColumnFamilyException",
                            f"Column family {condition.family.decode('latin-1')} does not "
@@ -77,12 +78,12 @@ def check_and_mutate(cluster: Cluster, table: str, condition: Condition,
         current = found[0] if found else None
         if not _matches(condition, current):
             return False, []
-        if action.kind in (INCREMENT, APPEND):
-            return True, deltas.apply_locked(cluster, table, action)
-        if action.kind == PUT and current is not None:
-            stamp = max(cluster.clock(), current.timestamp)
-            action = action._replace(cells=tuple(
-                c._replace(timestamp=stamp) if c.timestamp == LATEST_TIMESTAMP else c
-                for c in action.cells))
-        apply(action)
-    return True, []
+        stamp = max(cluster.clock(), current.timestamp if current is not None else 0)
+        plain = [a._replace(cells=tuple(
+            c._replace(timestamp=stamp) if c.timestamp == LATEST_TIMESTAMP else c
+            for c in a.cells)) if a.kind == PUT else a
+            for a in actions if a.kind not in (INCREMENT, APPEND)]
+        if plain:
+            apply(plain)
+        return True, [c for a in actions if a.kind in (INCREMENT, APPEND)
+                      for c in deltas.apply_locked(cluster, table, a)]

@@ -1,8 +1,7 @@
 """What the embedded region servers refuse rather than ignore: parts of a Get, a Scan or a
 Multi (``Client.proto``, branch-2.6) that would change what HBase reads or writes but that
 the embedded cluster does not serve. Each is answered with DoNotRetryIOException naming
-it, so a client never gets rows HBase would not have given (a filter dropped, a condition
-skipped)."""
+it, so a client never gets rows HBase would not have given (a filter dropped)."""
 
 from __future__ import annotations
 
@@ -18,7 +17,7 @@ SCAN_PARTS: Parts = {5: ("a filter", True), 9: ("a batch size", False),
                      11: ("a store limit", False), 12: ("a store offset", False),
                      19: ("a column family time range", True)}
 SCAN_REQUEST_PARTS: Parts = {11: ("a row limit", False)}  # limit_of_rows
-CONDITION = "a condition (checkAndMutate)"
+CONDITION = "a condition of the whole request"
 
 
 def _refuse(what: str, where: str) -> None:
@@ -49,15 +48,13 @@ def check_scan(request: bytes) -> None:
 
 
 def check_multi(request: bytes) -> None:
-    """A MultiRequest carries no condition (its own, deprecated, or a RegionAction's) and
-    its Gets nothing the embedded cluster would ignore."""
+    """A MultiRequest carries no condition of its own (deprecated: RegionActions carry
+    theirs) and its Gets nothing the embedded cluster would ignore."""
     m = Message(request, "MultiRequest")
     if 3 in m:
         _refuse(CONDITION, "a Multi")
     for data in m.repeated(1):
         region_action = Message(data, "RegionAction")
-        if 4 in region_action:
-            _refuse(CONDITION, "a Multi's RegionAction")
         for action in region_action.repeated(3):
             get = Message(action, "Action").opt_bytes(3)
             if get is not None:

@@ -13,7 +13,8 @@ cluster's data model (``minihbase.cluster``), as ``RSRpcServices`` answers them:
   gets the region's exception. Raw scans (attribute ``_raw_``), time ranges, columns
   and max versions are the cluster's read rules;
 * ``Multi``: each RegionAction's mutations are applied together (one WAL edit per region);
-  an atomic one (RowMutations) all or none, a failure being the whole region action's;
+  an atomic one (RowMutations) all or none, a failure being the whole region action's,
+  a conditional one (checkAndMutate) only if its condition holds;
   an action that cannot be (no such family, a row outside the region) fails alone, with its
   exception in its ResultOrException; its Gets (a client's batch of gets) are read after,
   and its increments and appends applied one by one (``minihbase.rpc.deltas``), each
@@ -35,7 +36,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from hbase_migrate.rpc.codec import encode_cell_block
-from hbase_migrate.rpc.conditions import decode_mutate_condition
+from hbase_migrate.rpc.conditions import decode_condition, decode_mutate_condition
 from hbase_migrate.rpc.locate import encoded_name
 from hbase_migrate.rpc.messages import (
     Column,
@@ -54,6 +55,7 @@ from hbase_migrate.rpc.multi import (
     ActionResult,
     GetAction,
     MutationAction,
+    RegionActions,
     RegionResult,
     decode_mutate_request,
     decode_region_actions,
@@ -355,6 +357,9 @@ class RegionServerRpc:
                 results.append(RegionResult(exception=(exc.class_name, exc.trace)))
                 continue
             actions = region_actions.actions
+            if region_actions.condition is not None:
+                results.append(self._conditional(table, start, end, region_actions))
+                continue
             if region_actions.atomic:
                 results.append(self._atomic(table, start, end, actions))
                 continue
@@ -372,7 +377,8 @@ class RegionServerRpc:
                 except (ServiceError, MiniHBaseError) as exc:
                     done[action.action] = ActionResult(action.action, _pair(service_error(exc)))
             results.append(RegionResult(tuple(done[a.action] for a in actions)))
-        cells = [c for region in results for r in region.results for c in r.cells]
+        cells = [c for region in results if not region.cells_inline
+                 for r in region.results for c in r.cells]
         block = encode_cell_block(cells, ctx.tags) if cells and ctx.in_block else b""
         return multi_response(results, ctx.in_block), block
 
@@ -434,6 +440,33 @@ class RegionServerRpc:
         return RegionResult(tuple(ActionResult(i, cells=cells if i == 0 else ())
                                   for i in range(len(actions))), processed=True)
 
+    def _conditional(self, table: str, start: bytes, end: bytes,
+                     region_actions: RegionActions) -> RegionResult:
+        """A conditional RegionAction (checkAndMutate of a Multi, a RowMutations' too):
+        processed says whether the condition held; every action answered by its position,
+        the first with the cells increments and appends returned; a failure is the region
+        action's."""
+        assert region_actions.condition is not None
+        actions = region_actions.actions
+        try:
+            mutations = []
+            for action in actions:
+                if isinstance(action, GetAction):
+                    raise ServiceError(DO_NOT_RETRY, "Atomic put and/or delete only, not a "
+                                       f"Get={action.get.row!r}", do_not_retry=True)
+                self._check_row(table, start, end, action.row, "Multi")
+                mutations.append(action)
+            held, cells = check_and_mutate(
+                self.cluster, table, decode_condition(region_actions.condition), mutations,
+                lambda plain: self.cluster.mutate(table, [_mutation(a) for a in plain]))
+        except (ServiceError, MiniHBaseError) as exc:
+            error = service_error(exc)
+            return RegionResult(exception=(error.class_name, error.trace))
+        return RegionResult(tuple(ActionResult(i, cells=tuple(cells) if i == 0 else (),
+                                               bare=not (i == 0 and cells))
+                                  for i in range(len(actions))), processed=held,
+                            cells_inline=True)
+
     def _delta(self, table: str, start: bytes, end: bytes, action: MutationAction
                ) -> list[Cell]:
         """Apply an increment or append: its new cells, when it returns them."""
@@ -451,8 +484,8 @@ class RegionServerRpc:
         condition = decode_mutate_condition(ctx.call.request)
         if condition is not None:  # checkAndMutate: processed is whether it held
             held, cells = check_and_mutate(
-                self.cluster, table, condition, action,
-                lambda one: self.cluster.mutate(table, [_mutation(one)]))
+                self.cluster, table, condition, [action],
+                lambda plain: self.cluster.mutate(table, [_mutation(a) for a in plain]))
             result = (None if action.kind not in (INCREMENT, APPEND) or not held
                       else Result(cell_count=len(cells)) if ctx.in_block else Result(tuple(cells)))
             return (mutate_response(result, held),

@@ -163,8 +163,8 @@ def test_calls_that_cannot_be_read_are_answered_by_id(rpc_mini: MiniHBase) -> No
 
 def test_what_would_change_the_answer_is_refused_not_ignored(rpc_mini: MiniHBase) -> None:
     """A Get or Scan with a filter (or a Scan with a batch size, a row limit), a Multi with
-    a condition: DoNotRetryIOException naming it, where ignoring it would give rows HBase
-    would not. A plain Get still reads."""
+    a condition of its own (deprecated): DoNotRetryIOException naming it, where ignoring
+    it would give rows HBase would not. A plain Get still reads."""
     cluster, _ = cluster_of(rpc_mini)
     cluster.create_table("refusals", (FamilyDescriptor(b"f"),), [])
     with NativeClient(rpc_mini.zookeeper or "", rpc_mini.znode_parent) as native:
@@ -182,10 +182,10 @@ def test_what_would_change_the_answer_is_refused_not_ignored(rpc_mini: MiniHBase
                                 number_of_rows=10), "a batch size in a Scan"),
                 ("Scan", encode("ScanRequest", region=spec, scan={"start_row": b""},
                                 number_of_rows=10, limit_of_rows=1), "a row limit in a Scan"),
-                ("Multi", encode("MultiRequest", regionAction=[{
-                    "region": spec, "condition": {"row": b"r", "family": b"f"},
-                    "action": [{"index": 0, "get": {"row": b"r"}}]}]),
-                 "a condition (checkAndMutate) in a Multi's RegionAction")):
+                ("Multi", encode("MultiRequest", condition={"row": b"r", "family": b"f"},
+                                 regionAction=[{"region": spec, "action": [
+                                     {"index": 0, "get": {"row": b"r"}}]}]),
+                 "a condition of the whole request in a Multi")):
             with pytest.raises(RemoteError) as caught:
                 conn.call(method, request)
             assert caught.value.class_name == DO_NOT_RETRY, named

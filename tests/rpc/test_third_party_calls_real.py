@@ -248,6 +248,46 @@ def test_check_and_mutate(described: dict[str, Any], native: NativeClient) -> No
     assert kept == [(b"n", long_bytes(1)), (b"q", b"5"), (b"s", b"less"), (b"t", b"new")]
 
 
+def test_conditional_region_actions(described: dict[str, Any], native: NativeClient) -> None:
+    """checkAndMutate in a Multi: one action, or a RowMutations of a put and an increment;
+    processed says whether the condition held; each action answered by its position, the
+    first with the increment's cells, the others by index alone; nothing done when the
+    condition fails."""
+    name, host, port = region_of(described, native, "third_cmulti")
+    conn = Connection(host, port, codec="")
+
+    def conditional(value: bytes, *mutations: dict[str, Any]) -> Any:
+        condition = {"row": b"c", "family": b"f", "qualifier": b"q", "compare_type": EQUAL,
+                     "comparator": {"name": "org.apache.hadoop.hbase.filter.BinaryComparator",
+                                    "serialized_comparator": encode(
+                                        "BinaryComparator", comparable={"value": value})}}
+        reply = conn.call("Multi", encode("MultiRequest", regionAction=[{
+            "region": specifier(name), "atomic": True, "condition": condition,
+            "action": [{"index": i, "mutation": m} for i, m in enumerate(mutations)]}]))
+        result, = decode("MultiResponse", reply.response or b"").regionActionResult
+        return result
+
+    def shape(result: Any) -> list[tuple[int, bool, list[bytes]]]:
+        return [(r.index, r.HasField("result"), [c.value for c in r.result.cell])
+                for r in result.resultOrException]
+
+    try:
+        mutate(conn, name, mutation(PUT, b"c", {b"f": [qv(b"q", b"5", 10)]}))
+        one = conditional(b"5", mutation(PUT, b"c", {b"f": [qv(b"a", b"one", 11)]}))
+        assert one.processed and shape(one) == [(0, False, [])]
+        both = conditional(b"5", mutation(PUT, b"c", {b"f": [qv(b"b", b"two", 12)]}),
+                           mutation(INCREMENT, b"c", {b"f": [qv(b"n", long_bytes(2))]}))
+        assert both.processed and shape(both) == [(0, True, [long_bytes(2)]),
+                                                  (1, False, [])]
+        missed = conditional(b"6", mutation(PUT, b"c", {b"f": [qv(b"x", b"no", 13)]}),
+                             mutation(INCREMENT, b"c", {b"f": [qv(b"n", long_bytes(5))]}))
+        assert not missed.processed and shape(missed) == [(0, False, []), (1, False, [])]
+    finally:
+        conn.close()
+    kept = [(c.qualifier, c.value) for c in flat(native.scan("third_cmulti"))]
+    assert kept == [(b"a", b"one"), (b"b", b"two"), (b"n", long_bytes(2)), (b"q", b"5")]
+
+
 def finished(master: Connection, proc_id: int) -> Any:
     """The procedure's result once it is no longer RUNNING (at most a minute)."""
     deadline = time.monotonic() + 60
