@@ -19,6 +19,8 @@
     GenericExceptionMessage    1 class_name  2 message  3 error_info  4 trace
     FlushTableRequest          1 table_name  2 column_family (repeated)  3 nonce_group
                                4 nonce                    Response  1 proc_id
+    TruncateTableRequest       1 tableName  2 preserveSplits  3 nonce_group  4 nonce
+                               Response  1 proc_id
     GetTableNamesRequest       1 regex  2 include_sys_tables  3 namespace
                                Response  1 table_names (repeated TableName)
     ExecProcedureRequest       1 procedure                Response  1 expected_timeout
@@ -241,6 +243,13 @@ def decode_flush_table_request(data: bytes
     m = Message(data, "FlushTableRequest")
     families = tuple(f for f in m.repeated(2) if f)
     return table_from_message(m.req_bytes(1, "table_name")), families, _nonce(m, 3)
+
+
+def decode_truncate_table_request(data: bytes) -> tuple[str, bool, Nonce | None]:
+    """The table, whether its split points are kept, and the nonce of a truncate."""
+    m = Message(data, "TruncateTableRequest")
+    return (table_from_message(m.req_bytes(1, "tableName")), bool(m.opt_int(2)),
+            _nonce(m, 3))
 
 
 def decode_get_table_names_request(data: bytes) -> TableDescriptorsRequest:

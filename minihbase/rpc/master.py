@@ -1,7 +1,7 @@
 """``MasterService`` of the embedded master: namespaces, table descriptors and names,
-create (with split keys), enable, disable, delete and flush (``FlushTable``, and the
-``flush-table-proc`` distributed procedure of ``ExecProcedure``/``IsProcedureDone`` that
-clients before 2.6 use and 2.6 falls back to), table state, procedure results and the
+create (with split keys), enable, disable, delete, truncate and flush (``FlushTable``, and
+the ``flush-table-proc`` distributed procedure of ``ExecProcedure``/``IsProcedureDone``
+that clients before 2.6 use and 2.6 falls back to), table state, procedure results and the
 cluster status, as ``MasterRpcServices`` answers them.
 
 A DDL call runs to its end before the reply, and a failure HBase detects before it starts
@@ -32,6 +32,7 @@ from hbase_migrate.rpc.master_calls import (
     decode_procedure_request,
     decode_procedure_result_request,
     decode_table_request,
+    decode_truncate_table_request,
     exec_procedure_response,
     master_running_response,
     namespaces_response,
@@ -95,6 +96,7 @@ class MasterRpc:
             "GetClusterStatus": self.cluster_status,
             "GetTableNames": self.table_names,
             "FlushTable": self.flush_table,
+            "truncateTable": self.truncate_table,
             "ExecProcedure": self.exec_procedure,
             "IsProcedureDone": self.procedure_done,
         }}
@@ -182,6 +184,20 @@ class MasterRpc:
         table, families, nonce = decode_flush_table_request(ctx.call.request)
         return self._procedure(nonce, lambda: self._flush(table, families),
                                fails_as_result=True)
+
+    def truncate_table(self, ctx: CallContext) -> tuple[bytes, bytes]:
+        """``Admin.truncateTable``: a disabled table emptied, with one region or its split
+        points kept, and enabled again, as HBase's TruncateTableProcedure leaves it."""
+        table, preserve, nonce = decode_truncate_table_request(ctx.call.request)
+        return self._procedure(nonce, lambda: self._truncate(table, preserve))
+
+    def _truncate(self, table: str, preserve: bool) -> None:
+        info = self.cluster.table(table)  # TableNotFoundException when missing
+        if info.enabled:
+            raise ServiceError(H + "TableNotDisabledException", table, do_not_retry=True)
+        keys = sorted({r.start_key for r in self.cluster.regions(table) if r.start_key})
+        self.cluster.delete_table(table)
+        self.cluster.create_table(table, info.descriptor.families, keys if preserve else [])
 
     def exec_procedure(self, ctx: CallContext) -> tuple[bytes, bytes]:
         """``flush-table-proc`` (the table its instance, ``families`` a comma-separated

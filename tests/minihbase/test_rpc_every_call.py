@@ -42,7 +42,7 @@ SERVED = {
                       "GetTableDescriptors", "GetTableState", "CreateTable", "EnableTable",
                       "DisableTable", "DeleteTable", "getProcedureResult",
                       "GetClusterStatus", "ExecProcedure", "IsProcedureDone",
-                      "GetTableNames", "FlushTable"},
+                      "GetTableNames", "FlushTable", "truncateTable"},
 }
 
 

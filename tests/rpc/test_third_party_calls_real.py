@@ -288,6 +288,35 @@ def test_conditional_region_actions(described: dict[str, Any], native: NativeCli
     assert kept == [(b"a", b"one"), (b"b", b"two"), (b"n", long_bytes(2)), (b"q", b"5")]
 
 
+def test_truncate_table(described: dict[str, Any], native: NativeClient) -> None:
+    """truncateTable: an enabled table is refused in the call; a disabled one is emptied,
+    its split points kept or not, and enabled again once the procedure is FINISHED."""
+    with Thrift2Client(described["thrift2"]) as t2:
+        t2.create_table(TableDescriptor("third_trunc", FAMILIES), [b"g", b"p"])
+    native.write("third_trunc", [Cell(r, b"f", b"q", 1, CellType.PUT, r) for r in (b"a", b"z")])
+    table = {"namespace": b"default", "qualifier": b"third_trunc"}
+    with NativeAdmin(described["zookeeper"], described["znode_parent"]) as admin:
+        active = admin.active_master()
+        master = Connection(active.host, active.port, service="MasterService",
+                            call_timeout=120)
+        try:
+            with pytest.raises(RemoteError) as caught:
+                master.call("truncateTable", encode("TruncateTableRequest", tableName=table))
+            assert caught.value.class_name == "org.apache.hadoop.hbase.TableNotDisabledException"
+            for preserve, bounds in ((True, [(b"", b"g"), (b"g", b"p"), (b"p", b"")]),
+                                     (False, [(b"", b"")])):
+                admin.disable_table("third_trunc")
+                done = decode("TruncateTableResponse", master.call("truncateTable", encode(
+                    "TruncateTableRequest", tableName=table,
+                    preserveSplits=preserve)).response or b"")
+                assert not finished(master, done.proc_id).HasField("exception")
+                assert admin.table_state("third_trunc") == "ENABLED"
+                assert [(r.start, r.end) for r in native.regions("third_trunc")] == bounds
+                assert flat(native.scan("third_trunc")) == []
+        finally:
+            master.close()
+
+
 def finished(master: Connection, proc_id: int) -> Any:
     """The procedure's result once it is no longer RUNNING (at most a minute)."""
     deadline = time.monotonic() + 60
