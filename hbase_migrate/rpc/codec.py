@@ -325,17 +325,40 @@ class Call(NamedTuple):
     timeout_ms: int
 
 
+class BadCall(ProtobufError):
+    """A call whose RequestHeader was read but not the rest: a server answers it by its id
+    (HBase's ``ServerRpcConnection``: "unable to read call parameter")."""
+
+    def __init__(self, message: str, call_id: int, method: str) -> None:
+        super().__init__(message)
+        self.call_id = call_id
+        self.method = method
+
+
 def decode_call(frame: bytes) -> Call:
-    """One whole call frame (without its int32 length)."""
+    """One whole call frame (without its int32 length). A header that cannot be read raises
+    ProtobufError; a request or cell block that cannot be, BadCall. As HBase's server reads
+    it, the request ends at its length or at the frame's end (a length running past the
+    frame is cut there), the cell block follows it, and bytes after the cell block are
+    ignored."""
     size, pos = decode_varint32(frame, 0)
+    if pos + size > len(frame):
+        raise ProtobufError(f"RequestHeader of {size} bytes runs past the {len(frame)}-byte "
+                            "call")
     m = Message(frame[pos : pos + size], "RequestHeader")
+    call_id, method = m.req_int(1, "call_id"), m.req_str(3, "method_name")
     pos += size
-    meta = m.opt_bytes(5)
-    block = (Message(meta, "CellBlockMeta").opt_int(1) or 0) if meta is not None else 0
-    size, pos = decode_varint32(frame, pos)
-    request = frame[pos : pos + size]
-    pos += size
-    if len(frame) - pos != block:
-        raise ProtobufError(f"{len(frame) - pos} bytes left for a cell block of {block}")
-    return Call(m.req_int(1, "call_id"), m.req_str(3, "method_name"), request, frame[pos:],
+    try:
+        if not m.opt_int(4):
+            raise ProtobufError("RequestHeader has no request_param")
+        meta = m.opt_bytes(5)
+        block = (Message(meta, "CellBlockMeta").opt_int(1) or 0) if meta is not None else 0
+        size, pos = decode_varint32(frame, pos)
+        end = pos + size
+        if end + block > len(frame) and block:
+            raise ProtobufError(f"a cell block of {block} bytes after a request of {size} "
+                                f"runs past the {len(frame)}-byte call")
+    except ProtobufError as exc:
+        raise BadCall(f"call {call_id} ({method}): {exc}", call_id, method) from None
+    return Call(call_id, method, frame[pos : min(end, len(frame))], frame[end : end + block],
                 m.opt_int(7) or 0)

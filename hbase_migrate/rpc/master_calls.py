@@ -17,6 +17,17 @@
                                5 exception (ForeignExceptionMessage)
     ForeignExceptionMessage    1 source  2 generic_exception
     GenericExceptionMessage    1 class_name  2 message  3 error_info  4 trace
+    FlushTableRequest          1 table_name  2 column_family (repeated)  3 nonce_group
+                               4 nonce                    Response  1 proc_id
+    TruncateTableRequest       1 tableName  2 preserveSplits  3 nonce_group  4 nonce
+                               Response  1 proc_id
+    GetTableNamesRequest       1 regex  2 include_sys_tables  3 namespace
+                               Response  1 table_names (repeated TableName)
+    ExecProcedureRequest       1 procedure                Response  1 expected_timeout
+                               2 return_data
+    IsProcedureDoneRequest     1 procedure                Response  1 done  2 snapshot
+    ProcedureDescription       1 signature  2 instance  3 creation_time
+                               4 configuration (repeated NameStringPair: 1 name  2 value)
 
 The service's method for the last is spelled ``getProcedureResult`` (lower case ``g``), as
 in ``Master.proto``. Nonces (``nonce_group``, ``nonce``) make a call sent again after a
@@ -224,3 +235,57 @@ def procedure_result_response(result: ProcedureResult) -> bytes:
 def master_running_response() -> bytes:
     """An IsMasterRunningResponse (1 is_master_running) of a running master."""
     return varint_field(1, 1)
+
+
+def decode_flush_table_request(data: bytes
+                               ) -> tuple[str, tuple[bytes, ...], Nonce | None]:
+    """The table, column families (none: all) and nonce of a FlushTableRequest."""
+    m = Message(data, "FlushTableRequest")
+    families = tuple(f for f in m.repeated(2) if f)
+    return table_from_message(m.req_bytes(1, "table_name")), families, _nonce(m, 3)
+
+
+def decode_truncate_table_request(data: bytes) -> tuple[str, bool, Nonce | None]:
+    """The table, whether its split points are kept, and the nonce of a truncate."""
+    m = Message(data, "TruncateTableRequest")
+    return (table_from_message(m.req_bytes(1, "tableName")), bool(m.opt_int(2)),
+            _nonce(m, 3))
+
+
+def decode_get_table_names_request(data: bytes) -> TableDescriptorsRequest:
+    """A GetTableNamesRequest as the GetTableDescriptorsRequest it filters like."""
+    m = Message(data, "GetTableNamesRequest")
+    return TableDescriptorsRequest((), m.opt_str(1), bool(m.opt_int(2)), m.opt_str(3))
+
+
+def table_names_response(tables: Sequence[str]) -> bytes:
+    return b"".join(bytes_field(1, table_name_message(t)) for t in tables)
+
+
+class ProcedureDescription(NamedTuple):
+    """A distributed procedure a client asks the master to run (``flush-table-proc`` with
+    the table as ``instance``, ``online-snapshot``...)."""
+
+    signature: str
+    instance: str = ""
+    configuration: tuple[tuple[str, str], ...] = ()
+
+
+def _procedure_description(data: bytes) -> ProcedureDescription:
+    m = Message(data, "ProcedureDescription")
+    pairs = tuple((p.req_str(1, "name"), p.req_str(2, "value"))
+                  for p in (Message(d, "NameStringPair") for d in m.repeated(4)))
+    return ProcedureDescription(m.req_str(1, "signature"), m.opt_str(2) or "", pairs)
+
+
+def decode_procedure_request(data: bytes, what: str) -> ProcedureDescription:
+    """The ProcedureDescription of an ExecProcedureRequest or IsProcedureDoneRequest."""
+    return _procedure_description(Message(data, what).req_bytes(1, "procedure"))
+
+
+def exec_procedure_response(expected_timeout: int) -> bytes:
+    return varint_field(1, expected_timeout)
+
+
+def procedure_done_response(done: bool) -> bytes:
+    return varint_field(1, done)

@@ -252,8 +252,9 @@ def get_response(cells: Sequence[Cell] | None, in_block: bool = True) -> tuple[b
 
 
 def exists_response(found: bool) -> bytes:
-    """The GetResponse to a Get with ``existence_only``: a Result of ``exists`` alone."""
-    return bytes_field(1, result_message(Result(exists=found)))
+    """The GetResponse to a Get with ``existence_only``: a Result of no cells and ``exists``
+    (HBase's ``ProtobufUtil.toResult(existence, stale)``: associated_cell_count 0 set)."""
+    return bytes_field(1, varint_field(2, 0) + varint_field(3, found))
 
 
 def decode_get_response(data: bytes, block: bytes) -> tuple[Cell, ...]:

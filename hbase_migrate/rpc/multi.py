@@ -26,19 +26,21 @@ delete type travels as its type byte). The inline form (``column_value``, with
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from functools import cache
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from hbase_migrate.rpc.codec import decode_cells
 from hbase_migrate.rpc.messages import (
     LATEST_TIMESTAMP,
     Get,
     Result,
+    TimeRange,
     decode_get,
     decode_name_bytes_pair,
     decode_region_specifier,
     decode_result,
+    decode_time_range,
     name_bytes_pair,
     region_specifier,
     result_message,
@@ -56,6 +58,8 @@ from hbase_migrate.wal.protobuf import (
     varint_field,
 )
 
+APPEND = 0
+INCREMENT = 1
 PUT = 2
 DELETE = 3
 DELETE_TYPES = {  # KeyValue type -> MutationProto.DeleteType
@@ -111,6 +115,24 @@ class MutationAction(NamedTuple):
     timestamp: int
     cells: tuple[Cell, ...]
     cell_count: int = 0  # how many of the call's cell block's cells are its own
+    time_range: TimeRange | None = None  # an increment's or append's (what it reads)
+    return_results: bool = True  # an increment or append answers its new cells
+
+
+RETURN_RESULTS = "_rr_"  # Mutation.setReturnResults: the attribute, one boolean byte
+
+
+def _delta_options(m: Message) -> dict[str, Any]:
+    """An increment's or append's time range and whether it returns its cells."""
+    found: dict[str, Any] = {}
+    time_range = m.opt_bytes(7)
+    if time_range is not None:
+        found["time_range"] = decode_time_range(time_range)
+    for attribute in m.repeated(5):
+        name, value = decode_name_bytes_pair(attribute)
+        if name == RETURN_RESULTS:
+            found["return_results"] = any(value[:1])
+    return found
 
 
 def decode_mutation(data: bytes, block: bytes, pos: int, index: int = 0, *,
@@ -126,40 +148,66 @@ def decode_mutation(data: bytes, block: bytes, pos: int, index: int = 0, *,
         cells: tuple[Cell, ...] = ()
         if in_block:
             cells, pos = decode_cells(block, pos, count)
-        return MutationAction(index, kind, row, timestamp, cells, count), pos
-    out = []
+        if kind in (INCREMENT, APPEND) and not row:
+            row = cells[0].row if cells else b""
+        options = _delta_options(m) if kind in (INCREMENT, APPEND) else {}
+        return MutationAction(index, kind, row, timestamp, cells, count, **options), pos
+    if not row:
+        raise ProtobufError("MutationProto: row cannot be null")
+    cells = tuple(_inline_cells(m, kind, row, timestamp))
+    options = _delta_options(m) if kind in (INCREMENT, APPEND) else {}
+    return MutationAction(index, kind, row, timestamp, cells, **options), pos
+
+
+def _inline_cells(m: Message, kind: int, row: bytes, timestamp: int) -> Iterator[Cell]:
+    """The cells a MutationProto holds itself (``column_value``), as HBase's
+    ``ProtobufUtil.toPut``/``toDelete``/``toIncrement``/``toAppend`` read them: a put's cell
+    takes its own timestamp, else the mutation's; a delete's or an increment's or append's
+    its own, else the latest; a delete's type is DELETE_ONE_VERSION unless set, and a family
+    delete names no qualifier; a put, increment or append needs a value."""
     for cv in m.repeated(3):
         col = Message(cv, "ColumnValue")
         family = col.req_bytes(1, "family")
         for qv_data in col.repeated(2):
             qv = Message(qv_data, "QualifierValue")
-            ts = to_int64(qv.opt_int(3) or LATEST_TIMESTAMP)
+            stamp, value = qv.opt_int(3), qv.opt_bytes(2)
+            ts = to_int64(stamp) if stamp is not None else (
+                timestamp if kind == PUT else LATEST_TIMESTAMP)
             qualifier = qv.opt_bytes(1) or b""
-            if kind == PUT:
-                out.append(Cell(row, family, qualifier, ts, CellType.PUT, qv.opt_bytes(2) or b""))
-            elif kind == DELETE:
-                delete_type = qv.opt_int(4) or 0
-                if delete_type not in CELL_TYPES:
+            delete_type = qv.opt_int(4)
+            if kind == DELETE or (kind == PUT and delete_type is not None):
+                cell_type = CELL_TYPES.get(delete_type or 0)
+                if cell_type is None:
                     raise ProtobufError(f"unknown delete type {delete_type}")
-                out.append(Cell(row, family, qualifier, ts, CELL_TYPES[delete_type]))
+                if cell_type in (CellType.DELETE_FAMILY, CellType.DELETE_FAMILY_VERSION):
+                    qualifier = b""
+                yield Cell(row, family, qualifier, ts, cell_type)
+            elif kind in (PUT, INCREMENT, APPEND):
+                if value is None:
+                    raise ProtobufError("Missing required field: qualifier value")
+                yield Cell(row, family, qualifier, ts, CellType.PUT, value)
             else:
-                raise ProtobufError(f"mutation type {kind} is neither PUT nor DELETE")
-    return MutationAction(index, kind, row, timestamp, tuple(out)), pos
+                raise ProtobufError(f"unknown mutation type {kind}")
 
 
-def decode_mutate_request(data: bytes, block: bytes) -> tuple[bytes, MutationAction]:
+def decode_mutate_request(data: bytes, block: bytes, *, conditional: bool = False
+                          ) -> tuple[bytes, MutationAction]:
     """``(region name, mutation)`` of a MutateRequest (1 region  2 mutation
-    3 condition  4 nonce_group); a conditional mutation is refused (ProtobufError)."""
+    3 condition  4 nonce_group); a conditional mutation is refused (ProtobufError) unless
+    ``conditional`` (its condition read by ``conditions.decode_mutate_condition``)."""
     m = Message(data, "MutateRequest")
-    if 3 in m:
+    if 3 in m and not conditional:
         raise ProtobufError("conditional mutations (checkAndMutate) are not supported")
     region = decode_region_specifier(m.req_bytes(1, "region"))[1]
     return region, decode_mutation(m.req_bytes(2, "mutation"), block, 0)[0]
 
 
-def mutate_response() -> bytes:
-    """A MutateResponse (1 result  2 processed) for a put or delete done."""
-    return bytes_field(1, result_message(Result())) + varint_field(2, 1)
+def mutate_response(result: Result | None = None, processed: bool | None = True) -> bytes:
+    """A MutateResponse (1 result  2 processed) as ``RSRpcServices.mutate`` builds it: a
+    put or delete done is ``processed`` with no result; an increment or append carries its
+    Result (its new cells inline, or counted and sent in the cell block)."""
+    out = b"" if result is None else bytes_field(1, result_message(result))
+    return out + (b"" if processed is None else varint_field(2, processed))
 
 
 # --- Multi --------------------------------------------------------------------------------
@@ -264,14 +312,18 @@ class GetAction(NamedTuple):
 class RegionActions(NamedTuple):
     region: bytes
     actions: tuple[MutationAction | GetAction, ...]
+    atomic: bool = False  # RowMutations, mutateRow: all or nothing
+    condition: bytes | None = None  # a checkAndMutate's Condition (conditions.py reads it)
 
 
 def decode_region_actions(data: bytes, block: bytes) -> tuple[RegionActions, ...]:
     """The RegionActions of a MultiRequest: their mutations with their cells, and Gets. The
     cell block is decoded in one pass, then handed out to the mutations in order."""
     parsed: list[tuple[bytes, list[tuple[int, bytes | Get]]]] = []
+    atomic: list[tuple[bool, bytes | None]] = []
     for ra_data in Message(data, "MultiRequest").repeated(1):
         ra = Message(ra_data, "RegionAction")
+        atomic.append((bool(ra.opt_int(2)), ra.opt_bytes(4)))
         region = decode_region_specifier(ra.req_bytes(1, "region"))[1]
         actions = []
         for action_data in ra.repeated(3):
@@ -292,7 +344,8 @@ def decode_region_actions(data: bytes, block: bytes) -> tuple[RegionActions, ...
     cells, _ = decode_cells(block, 0, counts) if counts else ((), 0)
     out = []
     pos = 0
-    for region, region_actions in decoded:
+    for (all_or_none, condition), (region, region_actions) in zip(atomic, decoded,
+                                                                  strict=True):
         filled: list[MutationAction | GetAction] = []
         for a in region_actions:
             if isinstance(a, MutationAction) and a.cell_count:
@@ -300,7 +353,7 @@ def decode_region_actions(data: bytes, block: bytes) -> tuple[RegionActions, ...
                 pos += a.cell_count
             else:
                 filled.append(a)
-        out.append(RegionActions(region, tuple(filled)))
+        out.append(RegionActions(region, tuple(filled), all_or_none, condition))
     return tuple(out)
 
 
@@ -318,22 +371,28 @@ class ActionResult(NamedTuple):
     action: int  # the Action's index
     exception: tuple[str, str] | None = None
     cells: tuple[Cell, ...] = ()
+    bare: bool = False  # its index alone, no result (a conditional RegionAction's)
 
 
 class RegionResult(NamedTuple):
-    """One RegionAction's outcome; ``exception``: the whole region action failed."""
+    """One RegionAction's outcome; ``exception``: the whole region action failed;
+    ``processed``: an atomic one was applied (RegionActionResult field 3)."""
 
     results: tuple[ActionResult, ...] = ()
     exception: tuple[str, str] | None = None
+    processed: bool = False
+    cells_inline: bool = False  # its results' cells in the Results, never the cell block
 
 
 def _exception_pair(pair: tuple[str, str]) -> bytes:
     return name_bytes_pair(pair[0], pair[1].encode())
 
 
-def multi_response(regions: Sequence[RegionResult]) -> bytes:
+def multi_response(regions: Sequence[RegionResult], in_block: bool = True) -> bytes:
     """A MultiResponse as a server sends it; the cells of Get actions' Results go in the
-    cell block (``encode_cell_block`` of every result's ``cells``, in order)."""
+    cell block (``encode_cell_block`` of every result's ``cells``, in order, but for
+    regions whose ``cells_inline``), or inline in each Result to a client that named no
+    codec (``in_block`` False)."""
     empty = bytes_field(2, result_message(Result()))  # most actions' (a mutation done)
     out = []
     for region in regions:
@@ -342,13 +401,18 @@ def multi_response(regions: Sequence[RegionResult]) -> bytes:
             roe = varint_field(1, r.action)
             if r.exception:
                 roe += bytes_field(3, _exception_pair(r.exception))
-            else:
-                roe += (bytes_field(2, result_message(Result(cell_count=len(r.cells))))
-                        if r.cells else empty)
+            elif not r.bare:
+                inline = region.cells_inline or not in_block
+                roe += (empty if not r.cells else bytes_field(2, result_message(
+                    Result(r.cells) if inline else Result(cell_count=len(r.cells)))))
             body.append(bytes_field(1, roe))
         if region.exception:
             body.append(bytes_field(2, _exception_pair(region.exception)))
+        if region.processed:
+            body.append(varint_field(3, 1))
         out.append(bytes_field(1, b"".join(body)))
+    if any(region.processed for region in regions):  # MultiResponse.processed, for old clients
+        out.append(varint_field(2, 1))
     return b"".join(out)
 
 

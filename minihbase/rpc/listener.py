@@ -4,10 +4,12 @@ A connection opens with the preamble (``HBas``, version 0, auth SIMPLE), then th
 ConnectionHeader naming the service; then calls, several in flight at once (served by a pool
 of threads, each answered when done, matched by its call id as on HBase) with a
 ResponseHeader, the response message and its cell block (``hbase_migrate.rpc.codec`` builds
-and reads every byte; this module only moves them). A failed call is answered with its
-Java exception class, as HBase's ``ServerCall`` does. A bad preamble, an auth other than
-SIMPLE or a service this port does not serve gets a connection-level reply (call id -1) and
-the connection is closed.
+and reads every byte; this module only moves them). Every call is answered: a failed call
+with its Java exception class, as HBase's ``ServerCall`` does; a method not served or a
+request that cannot be read with DoNotRetryIOException naming the service and method, the
+connection serving on. A bad preamble, an auth other than SIMPLE, a service this port does
+not serve or a call header that cannot be read gets a connection-level reply (call id -1)
+and the connection is closed.
 
 While ``alive()`` is false (a killed region server) the port takes no calls: a new
 connection is closed at once and a connection in use is closed at its next call, as a
@@ -31,6 +33,7 @@ from hbase_migrate.rpc.codec import (
     AUTH_SIMPLE,
     CONNECTION_CALL_ID,
     KEYVALUE_CODEC_WITH_TAGS,
+    BadCall,
     Call,
     ConnectionHeader,
     RemoteException,
@@ -141,12 +144,12 @@ class RpcListener(LoopbackServer):
         header = self._handshake(client)
         writing = threading.Lock()  # one reply at a time on the socket
 
-        def answer(frame: bytes, header: ConnectionHeader) -> None:
+        def answer(call: Call | BadCall, header: ConnectionHeader) -> None:
             if self.latency:
                 time.sleep(self.latency)
             if not self.alive():
                 return
-            reply = self._answer(frame, header)
+            reply = self._answer(call, header)
             with writing, contextlib.suppress(OSError):  # a closed connection: no one waits
                 client.sendall(reply)
 
@@ -156,7 +159,15 @@ class RpcListener(LoopbackServer):
                 with writing:
                     self._fatal(client, f"call length {size}: expected 1 to {MAX_CALL}")
                 return
-            self._handlers.submit(answer, _read_exactly(client, size), header)
+            try:
+                call: Call | BadCall = decode_call(_read_exactly(client, size))
+            except BadCall as exc:  # its id is known: answered, the connection serves on
+                call = exc
+            except ProtobufError as exc:  # no call id to answer: about the connection
+                with writing:
+                    self._fatal(client, f"malformed call header: {exc}")
+                return
+            self._handlers.submit(answer, call, header)
 
     def stop(self, wait: bool = True) -> None:
         """Stop accepting (the port refuses connections), close every connection, and let
@@ -203,22 +214,23 @@ class RpcListener(LoopbackServer):
             while client.recv(65536):  # connection before it reads the reply
                 pass
 
-    def _answer(self, frame: bytes, header: ConnectionHeader) -> bytes:
-        """The reply to one call frame."""
+    def _answer(self, call: Call | BadCall, header: ConnectionHeader) -> bytes:
+        """The reply to one call: its response, or the exception it raised."""
+        where = f"{header.service}.{call.method}"
         try:
-            call = decode_call(frame)
-        except ProtobufError as exc:
-            raise EOFError(f"malformed call: {exc}") from exc
-        handler = self.services[header.service].get(call.method)
-        try:
-            if handler is None:
-                raise ServiceError(DO_NOT_RETRY, f"{header.service}.{call.method} is not "
-                                   "served by the embedded cluster", do_not_retry=True)
+            if isinstance(call, BadCall):
+                raise ServiceError(DO_NOT_RETRY, f"{where}: unable to read call parameter: "
+                                   f"{call}", do_not_retry=True)
+            handler = self.services[header.service].get(call.method)
+            if handler is None:  # HBase: UnsupportedOperationException, not to be retried
+                raise ServiceError(DO_NOT_RETRY, "java.lang.UnsupportedOperationException: "
+                                   f"{where} is not served by the embedded cluster",
+                                   do_not_retry=True)
             response, block = handler(CallContext(call, header))
             return encode_reply(call.call_id, response, block)
         except Exception as exc:  # every failure is answered, as HBase does
             error = service_error(exc)
             if error is not exc and error.class_name == "java.io.IOException":
-                log.warning("%s: %s.%s failed: %s", self.name, header.service, call.method,
+                log.warning("%s: %s failed: %s", self.name, where,
                             "".join(traceback.format_exception(exc)).strip())
             return encode_reply(call.call_id, exception=error.remote())

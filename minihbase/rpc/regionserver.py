@@ -13,10 +13,18 @@ cluster's data model (``minihbase.cluster``), as ``RSRpcServices`` answers them:
   gets the region's exception. Raw scans (attribute ``_raw_``), time ranges, columns
   and max versions are the cluster's read rules;
 * ``Multi``: each RegionAction's mutations are applied together (one WAL edit per region);
+  an atomic one (RowMutations) all or none, a failure being the whole region action's,
+  a conditional one (checkAndMutate) only if its condition holds;
   an action that cannot be (no such family, a row outside the region) fails alone, with its
-  exception in its ResultOrException; its Gets (a client's batch of gets) are read after;
-  ``Mutate`` applies one put or delete;
-* the server holding ``hbase:meta`` answers Get and Scan on it (``minihbase.rpc.meta``).
+  exception in its ResultOrException; its Gets (a client's batch of gets) are read after,
+  and its increments and appends applied one by one (``minihbase.rpc.deltas``), each
+  answered with its cells; ``Mutate`` applies one put, delete, increment or append;
+  mutations come with their cells in the cell block or inline (``column_value``), read as
+  HBase's ``ProtobufUtil`` reads them (``hbase_migrate.rpc.multi``);
+* a client that named no codec gets the cells of its results inline;
+* the server holding ``hbase:meta`` answers Get and Scan on it (``minihbase.rpc.meta``);
+* what would change HBase's answer but is not served (filters, conditions...) is refused
+  (``minihbase.rpc.refused``), never ignored.
 """
 
 from __future__ import annotations
@@ -28,21 +36,26 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from hbase_migrate.rpc.codec import encode_cell_block
+from hbase_migrate.rpc.conditions import decode_condition, decode_mutate_condition
 from hbase_migrate.rpc.locate import encoded_name
 from hbase_migrate.rpc.messages import (
     Column,
     Get,
+    Result,
     decode_get_request,
     decode_region_specifier,
     exists_response,
     get_response,
 )
 from hbase_migrate.rpc.multi import (
+    APPEND,
     DELETE,
+    INCREMENT,
     PUT,
     ActionResult,
     GetAction,
     MutationAction,
+    RegionActions,
     RegionResult,
     decode_mutate_request,
     decode_region_actions,
@@ -70,6 +83,8 @@ from minihbase.model import (
     Query,
 )
 from minihbase.regionserver import RegionServers
+from minihbase.rpc.checkandmutate import check_and_mutate
+from minihbase.rpc.deltas import apply_delta
 from minihbase.rpc.listener import (
     DO_NOT_RETRY,
     CallContext,
@@ -79,6 +94,7 @@ from minihbase.rpc.listener import (
     service_error,
 )
 from minihbase.rpc.meta import is_meta, meta_rows, meta_scan
+from minihbase.rpc.refused import check_get, check_multi, check_scan
 
 DEFAULT_RESULT_BYTES = 2 << 20  # hbase.client.scanner.max.result.size
 LEASE_SECONDS = 60.0  # hbase.client.scanner.timeout.period
@@ -171,7 +187,10 @@ class RegionServerRpc:
 
     def get(self, ctx: CallContext) -> tuple[bytes, bytes]:
         name, get = decode_get_request(ctx.call.request)
-        cells = self._read(*self._region(name), get)
+        region = self._region(name)
+        if region[0] != "hbase:meta":
+            check_get(ctx.call.request)
+        cells = self._read(*region, get)
         if get.existence_only:
             return exists_response(bool(cells)), b""
         response, block = get_response(cells, ctx.in_block)
@@ -203,7 +222,7 @@ class RegionServerRpc:
             if req.region is None or req.scan is None:
                 raise ServiceError(DO_NOT_RETRY, "a ScanRequest needs a scanner id, or a "
                                    "region and a scan", do_not_retry=True)
-            scanner_id, scanner = self._open(req.region, req.scan)
+            scanner_id, scanner = self._open(req.region, req.scan, ctx.call.request)
         else:
             scanner_id, scanner = req.scanner_id, self._scanner(req.scanner_id)
         with scanner.lock:  # one call at a time per scanner
@@ -252,8 +271,10 @@ class RegionServerRpc:
                                f"got from client: {seq}", do_not_retry=True)
         scanner.next_seq += 1
 
-    def _open(self, name: bytes, scan: Scan) -> tuple[int, _Scanner]:
+    def _open(self, name: bytes, scan: Scan, request: bytes) -> tuple[int, _Scanner]:
         table, start, end = self._region(name)
+        if table != "hbase:meta":
+            check_scan(request)
         if table == "hbase:meta":
             rows: Iterator[list[Cell]] = iter(meta_scan(
                 meta_rows(self.cluster, self.servers), scan.start, scan.stop,
@@ -327,6 +348,7 @@ class RegionServerRpc:
     def multi(self, ctx: CallContext) -> tuple[bytes, bytes]:
         """Each RegionAction's mutations applied together, then its Gets read, each action
         answered in the order sent (Gets' cells in the cell block)."""
+        check_multi(ctx.call.request)
         results = []
         for region_actions in decode_region_actions(ctx.call.request, ctx.call.cell_block):
             try:
@@ -335,19 +357,30 @@ class RegionServerRpc:
                 results.append(RegionResult(exception=(exc.class_name, exc.trace)))
                 continue
             actions = region_actions.actions
+            if region_actions.condition is not None:
+                results.append(self._conditional(table, start, end, region_actions))
+                continue
+            if region_actions.atomic:
+                results.append(self._atomic(table, start, end, actions))
+                continue
             done = {r.action: r for r in self._apply(
-                table, start, end, [a for a in actions if isinstance(a, MutationAction)])}
+                table, start, end, [a for a in actions if isinstance(a, MutationAction)
+                                    and a.kind not in (INCREMENT, APPEND)])}
             for action in actions:
-                if isinstance(action, GetAction):
-                    try:
-                        done[action.action] = ActionResult(action.action, cells=tuple(
-                            self._read(table, start, end, action.get)))
-                    except (ServiceError, MiniHBaseError) as exc:
-                        done[action.action] = ActionResult(action.action,
-                                                           _pair(service_error(exc)))
+                if action.action in done:
+                    continue
+                try:
+                    done[action.action] = ActionResult(action.action, cells=tuple(
+                        self._read(table, start, end, action.get)
+                        if isinstance(action, GetAction)
+                        else self._delta(table, start, end, action)))
+                except (ServiceError, MiniHBaseError) as exc:
+                    done[action.action] = ActionResult(action.action, _pair(service_error(exc)))
             results.append(RegionResult(tuple(done[a.action] for a in actions)))
-        cells = [c for region in results for r in region.results for c in r.cells]
-        return multi_response(results), encode_cell_block(cells, ctx.tags) if cells else b""
+        cells = [c for region in results if not region.cells_inline
+                 for r in region.results for c in r.cells]
+        block = encode_cell_block(cells, ctx.tags) if cells and ctx.in_block else b""
+        return multi_response(results, ctx.in_block), block
 
     def _apply(self, table: str, start: bytes, end: bytes,
                actions: list[MutationAction]) -> tuple[ActionResult, ...]:
@@ -357,13 +390,7 @@ class RegionServerRpc:
         families = {f.name for f in self.cluster.table(table).descriptor.families}
         for action in actions:
             try:
-                self._check_row(table, start, end, action.row, "Multi")
-                for cell in action.cells:
-                    if cell.family not in families:
-                        raise ServiceError(
-                            H + "regionserver.NoSuchColumnFamilyException",
-                            f"Column family {cell.family.decode('latin-1')} does not exist "
-                            f"in region of table {table}", do_not_retry=True)
+                self._check_action(table, start, end, families, action)
                 good.append((action.action, _mutation(action)))
             except (ServiceError, MiniHBaseError) as exc:
                 outcome[action.action] = service_error(exc)
@@ -378,10 +405,97 @@ class RegionServerRpc:
         return tuple(ActionResult(a.action, None if outcome.get(a.action) is None else
                                   _pair(outcome[a.action])) for a in actions)
 
+    def _check_action(self, table: str, start: bytes, end: bytes, families: set[bytes],
+                      action: MutationAction) -> None:
+        """A mutation's row is in the region and its families in the table."""
+        self._check_row(table, start, end, action.row, "Multi")
+        for cell in action.cells:
+            if cell.family not in families:
+                raise ServiceError(H + "regionserver.NoSuchColumnFamilyException",
+                                   f"Column family {cell.family.decode('latin-1')} does not "
+                                   f"exist in region of table {table}", do_not_retry=True)
+
+    def _atomic(self, table: str, start: bytes, end: bytes,
+                actions: tuple[MutationAction | GetAction, ...]) -> RegionResult:
+        """An atomic RegionAction (RowMutations, mutateRow): every mutation or none, as
+        HBase's atomic batch; a failure is the region action's; the cells increments and
+        appends return are merged into the first result, the others empty."""
+        try:
+            for action in actions:
+                if isinstance(action, GetAction):
+                    raise ServiceError(DO_NOT_RETRY, "Atomic put and/or delete only, not a "
+                                       f"Get={action.get.row!r}", do_not_retry=True)
+            mutations = [a for a in actions if isinstance(a, MutationAction)]
+            families = {f.name for f in self.cluster.table(table).descriptor.families}
+            for action in mutations:
+                self._check_action(table, start, end, families, action)
+            plain = [_mutation(a) for a in mutations if a.kind not in (INCREMENT, APPEND)]
+            if plain:
+                self.cluster.mutate(table, plain)
+            cells = tuple(c for a in mutations if a.kind in (INCREMENT, APPEND)
+                          for c in self._delta(table, start, end, a))
+        except (ServiceError, MiniHBaseError) as exc:
+            error = service_error(exc)
+            return RegionResult(exception=(error.class_name, error.trace))
+        return RegionResult(tuple(ActionResult(i, cells=cells if i == 0 else ())
+                                  for i in range(len(actions))), processed=True)
+
+    def _conditional(self, table: str, start: bytes, end: bytes,
+                     region_actions: RegionActions) -> RegionResult:
+        """A conditional RegionAction (checkAndMutate of a Multi, a RowMutations' too):
+        processed says whether the condition held; every action answered by its position,
+        the first with the cells increments and appends returned; a failure is the region
+        action's."""
+        assert region_actions.condition is not None
+        actions = region_actions.actions
+        try:
+            mutations = []
+            for action in actions:
+                if isinstance(action, GetAction):
+                    raise ServiceError(DO_NOT_RETRY, "Atomic put and/or delete only, not a "
+                                       f"Get={action.get.row!r}", do_not_retry=True)
+                self._check_row(table, start, end, action.row, "Multi")
+                mutations.append(action)
+            held, cells = check_and_mutate(
+                self.cluster, table, decode_condition(region_actions.condition), mutations,
+                lambda plain: self.cluster.mutate(table, [_mutation(a) for a in plain]))
+        except (ServiceError, MiniHBaseError) as exc:
+            error = service_error(exc)
+            return RegionResult(exception=(error.class_name, error.trace))
+        return RegionResult(tuple(ActionResult(i, cells=tuple(cells) if i == 0 else (),
+                                               bare=not (i == 0 and cells))
+                                  for i in range(len(actions))), processed=held,
+                            cells_inline=True)
+
+    def _delta(self, table: str, start: bytes, end: bytes, action: MutationAction
+               ) -> list[Cell]:
+        """Apply an increment or append: its new cells, when it returns them."""
+        self._check_row(table, start, end, action.row, "Multi")
+        cells = apply_delta(self.cluster, table, action)
+        return cells if action.return_results else []
+
     def mutate(self, ctx: CallContext) -> tuple[bytes, bytes]:
-        name, action = decode_mutate_request(ctx.call.request, ctx.call.cell_block)
+        """A put or delete (processed), or an increment or append answered with its new
+        cells (in the cell block when the client named a codec), as ``RSRpcServices``."""
+        name, action = decode_mutate_request(ctx.call.request, ctx.call.cell_block,
+                                             conditional=True)
         table, start, end = self._region(name)
         self._check_row(table, start, end, action.row, "Mutate")
+        condition = decode_mutate_condition(ctx.call.request)
+        if condition is not None:  # checkAndMutate: processed is whether it held
+            held, cells = check_and_mutate(
+                self.cluster, table, condition, [action],
+                lambda plain: self.cluster.mutate(table, [_mutation(a) for a in plain]))
+            result = (None if action.kind not in (INCREMENT, APPEND) or not held
+                      else Result(cell_count=len(cells)) if ctx.in_block else Result(tuple(cells)))
+            return (mutate_response(result, held),
+                    encode_cell_block(cells, ctx.tags) if cells and ctx.in_block else b"")
+        if action.kind in (INCREMENT, APPEND):
+            cells = self._delta(table, start, end, action)
+            if ctx.in_block:
+                return (mutate_response(Result(cell_count=len(cells)), None),
+                        encode_cell_block(cells, ctx.tags) if cells else b"")
+            return mutate_response(Result(tuple(cells)), None), b""
         self.cluster.mutate(table, [_mutation(action)])
         return mutate_response(), b""
 
@@ -424,8 +538,8 @@ class RegionServerRpc:
 def _mutation(action: MutationAction) -> Mutation:
     """A client mutation of the cluster's model from a MutationProto."""
     if action.kind not in (PUT, DELETE):
-        raise ServiceError(DO_NOT_RETRY, f"mutation type {action.kind} (append, increment) "
-                           "is not served by the embedded cluster", do_not_retry=True)
+        raise ServiceError(DO_NOT_RETRY, f"Unsupported mutate type: {action.kind}",
+                           do_not_retry=True)
     if action.kind == DELETE and not action.cells:
         return Mutation(action.row, whole_row=True, row_timestamp=action.timestamp)
     return Mutation(action.row, tuple(ClientCell(c.family, c.qualifier, c.timestamp, c.type,

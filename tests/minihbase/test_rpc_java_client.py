@@ -3,8 +3,9 @@ the embedded cluster, found through ZooKeeper as on HBase: it creates a table wi
 keys, puts one by one and in a batch, deletes a version, a column, a family and a row, scans
 (all versions, raw, a time range, through a stop row), gets one by one, in a batch and for
 existence, rides a region move in the middle of a scan and writes to the moved region, then
-disables and deletes the table. What it reads is judged by the embedded cluster's Thrift2
-gateway and its store."""
+disables and deletes the table; and a typical application's other calls: counters,
+increments, appends, a table flush, the table list, a checkAndPut. What it reads is judged by the
+embedded cluster's Thrift2 gateway and its store."""
 
 from __future__ import annotations
 
@@ -29,11 +30,11 @@ TABLE = "java_made"
 ROWS = [b"a", b"h", b"m", b"q", b"z"]
 
 
-def run_java(mini: MiniHBase, phase: str, *extra: str) -> list[str]:
+def run_java(mini: MiniHBase, phase: str, *extra: str, table: str = TABLE) -> list[str]:
     skip_without_real_stack()  # Java 17 and Maven
     classpath = module_classpath(MODULE, {"hbase.version": "2.6.1"})
     command = java_command(classpath, "hbasemigrate.check.EmbeddedClient",
-                           [mini.zookeeper or "", mini.znode_parent, TABLE, phase, *extra],
+                           [mini.zookeeper or "", mini.znode_parent, table, phase, *extra],
                            heap="256m")
     done = subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
     assert done.returncode == 0, f"HBase's Java client, {phase}: {done.stderr[-3000:]}"
@@ -73,3 +74,24 @@ def test_hbase_java_client(rpc_mini: MiniHBase) -> None:
     lines = run_java(rpc_mini, "drop")
     assert lines == ["STATE disabled true", "STATE exists false"]
     assert not cluster.store.has_table(TABLE)
+
+
+def test_hbase_java_client_everyday_calls(rpc_mini: MiniHBase) -> None:
+    """Counters, increments and appends return what HBase's semantics give (8-byte longs,
+    the new cells, by qualifier); ``Admin.flush(table)`` (the 2.6 client's FlushTable)
+    writes a flush marker per region; ``listTableNames`` lists the table; a checkAndPut
+    whose condition holds is done."""
+    cluster, servers = rpc_mini.cluster, rpc_mini.region_servers
+    assert cluster is not None and servers is not None
+    entries = servers.counters["entries"]
+    lines = run_java(rpc_mini, "everyday", table="java_everyday")
+    assert [line for line in lines if line.startswith("COUNTER ")] == \
+        ["COUNTER 5", "COUNTER -2"]
+    increment = cells_of(lines, "increment")
+    assert [(c.row, c.qualifier, c.value) for c in increment] == [
+        (b"x", b"a", (1).to_bytes(8, "big")), (b"x", b"b", (2).to_bytes(8, "big"))]
+    assert [c.value for c in cells_of(lines, "append")] == [b"ab", b"abcd"]
+    assert "FLUSHED" in lines and servers.counters["entries"] >= entries + 2
+    assert "TABLE java_everyday" in lines
+    assert "CHECKED" in lines
+    assert not cluster.store.has_table("java_everyday")

@@ -1,5 +1,6 @@
 package hbasemigrate.check;
 
+import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -11,11 +12,13 @@ import org.apache.hadoop.hbase.Cell;
 import org.apache.hadoop.hbase.HBaseConfiguration;
 import org.apache.hadoop.hbase.TableName;
 import org.apache.hadoop.hbase.client.Admin;
+import org.apache.hadoop.hbase.client.Append;
 import org.apache.hadoop.hbase.client.ColumnFamilyDescriptorBuilder;
 import org.apache.hadoop.hbase.client.Connection;
 import org.apache.hadoop.hbase.client.ConnectionFactory;
 import org.apache.hadoop.hbase.client.Delete;
 import org.apache.hadoop.hbase.client.Get;
+import org.apache.hadoop.hbase.client.Increment;
 import org.apache.hadoop.hbase.client.Put;
 import org.apache.hadoop.hbase.client.Result;
 import org.apache.hadoop.hbase.client.ResultScanner;
@@ -34,8 +37,12 @@ import org.apache.hadoop.hbase.util.Bytes;
  * {@code move} scans it two rows a call and, after the first row, has the cluster's admin
  * endpoint move the first region to another server, then puts and gets a row of that
  * region ({@code ROW <row>}, {@code MOVED <reply>}, {@code AFTER <value>});
- * {@code drop} disables and deletes it, printing the table's state on the way.
- * Arguments: quorum host:port, znode parent, table, write|move|drop [admin URL].
+ * {@code drop} disables and deletes it, printing the table's state on the way;
+ * {@code everyday} creates the table, counts ({@code COUNTER <value>}), increments two
+ * columns and appends twice ({@code CELL increment|append ...}), puts a row, flushes the
+ * table ({@code FLUSHED}), lists the tables ({@code TABLE <name>}), puts if a value is
+ * there ({@code CHECKED}, or {@code REFUSED <class>}), then disables and deletes it.
+ * Arguments: quorum host:port, znode parent, table, write|move|drop|everyday [admin URL].
  */
 public final class EmbeddedClient {
   private static final byte[] F = Bytes.toBytes("f");
@@ -60,6 +67,8 @@ public final class EmbeddedClient {
         write(conn, admin, name);
       } else if (args[3].equals("move")) {
         move(conn, admin, name, args[4]);
+      } else if (args[3].equals("everyday")) {
+        everyday(conn, admin, name);
       } else {
         admin.disableTable(name);
         System.out.println("STATE disabled " + admin.isTableDisabled(name));
@@ -139,6 +148,34 @@ public final class EmbeddedClient {
         show(what, result);
       }
     }
+  }
+
+  private static void everyday(Connection conn, Admin admin, TableName name) throws Exception {
+    admin.createTable(TableDescriptorBuilder.newBuilder(name)
+        .setColumnFamily(ColumnFamilyDescriptorBuilder.of(F)).build(), new byte[][] {b("m")});
+    try (Table table = conn.getTable(name)) {
+      System.out.println("COUNTER " + table.incrementColumnValue(b("c"), F, b("n"), 5));
+      System.out.println("COUNTER " + table.incrementColumnValue(b("c"), F, b("n"), -7));
+      show("increment", table.increment(
+          new Increment(b("x")).addColumn(F, b("b"), 2).addColumn(F, b("a"), 1)));
+      show("append", table.append(new Append(b("c")).addColumn(F, b("s"), b("ab"))));
+      show("append", table.append(new Append(b("c")).addColumn(F, b("s"), b("cd"))));
+      table.put(new Put(b("y")).addColumn(F, b("q"), 1, b("v")));
+      admin.flush(name);
+      System.out.println("FLUSHED");
+      for (TableName listed : admin.listTableNames()) {
+        System.out.println("TABLE " + listed.getNameAsString());
+      }
+      try {
+        table.checkAndMutate(b("y"), F).qualifier(b("q")).ifEquals(b("v"))
+            .thenPut(new Put(b("y")).addColumn(F, b("q"), 2, b("w")));
+        System.out.println("CHECKED");
+      } catch (IOException e) {
+        System.out.println("REFUSED " + e.getClass().getName());
+      }
+    }
+    admin.disableTable(name);
+    admin.deleteTable(name);
   }
 
   private static void show(String what, Result result) {
