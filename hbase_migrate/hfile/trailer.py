@@ -77,9 +77,24 @@ def read_trailer(name: str, tail: bytes, file_size: int) -> Trailer:
         trailer = _trailer(msg, major, minor, start)
     except ProtobufError as exc:
         raise HFileCorruptError(name, start, f"trailer: {exc}") from exc
+    problem = _offsets_problem(trailer)
+    if problem:
+        raise HFileCorruptError(name, start, f"trailer: {problem}")
     if trailer.encrypted:
         raise HFileUnsupportedError(name, start, "an encrypted HFile (its trailer holds a key)")
     return trailer
+
+
+def _offsets_problem(t: Trailer) -> str:
+    """What is wrong with the trailer's offsets (sections in file order), or ''."""
+    if not 0 <= t.load_on_open_offset <= t.file_info_offset < t.offset:
+        return (f"load-on-open offset {t.load_on_open_offset} and file info offset "
+                f"{t.file_info_offset} are not in order before the trailer at {t.offset}")
+    if t.entry_count and not (
+            0 <= t.first_data_block_offset <= t.last_data_block_offset < t.load_on_open_offset):
+        return (f"data blocks from {t.first_data_block_offset} to {t.last_data_block_offset} "
+                f"are not before the load-on-open section at {t.load_on_open_offset}")
+    return ""
 
 
 def _trailer(msg: Message, major: int, minor: int, start: int) -> Trailer:
