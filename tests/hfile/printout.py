@@ -12,11 +12,11 @@ _TAG = re.compile(r" T\[(\d+)\]: \[Tag type : (\d+), value : (.*?)\](?= T\[\d+\]
 _CELL = re.compile(r"^K: (?P<key>.*)/vlen=(?P<vlen>\d+)/seqid=(?P<seqid>\d+) V: (?P<rest>.*)$")
 
 
-def printed_cells(name: str) -> list[dict[str, Any]]:
+def printed_cells(name: str, folder: Path = GOLDEN) -> list[dict[str, Any]]:
     """One dict per ``K:`` line, fields as HBase printed them (``Bytes.toStringBinary``).
     The golden rows and qualifiers hold no ``/`` and families no ``:``."""
     cells = []
-    for line in (GOLDEN / f"{name}.hbase.txt").read_text(encoding="utf-8").splitlines():
+    for line in (folder / f"{name}.hbase.txt").read_text(encoding="utf-8").splitlines():
         match = _CELL.match(line)
         if match is None:
             continue
@@ -32,9 +32,9 @@ def printed_cells(name: str) -> list[dict[str, Any]]:
     return cells
 
 
-def printed_section(name: str, section: str) -> dict[str, str]:
+def printed_section(name: str, section: str, folder: Path = GOLDEN) -> dict[str, str]:
     """``key=value`` (Trailer) or ``key = value`` (Fileinfo) lines of one printed section."""
-    lines = (GOLDEN / f"{name}.hbase.txt").read_text(encoding="utf-8").splitlines()
+    lines = (folder / f"{name}.hbase.txt").read_text(encoding="utf-8").splitlines()
     start = lines.index(f"{section}:") + 1
     fields = {}
     for line in lines[start:]:

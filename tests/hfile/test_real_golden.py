@@ -3,6 +3,7 @@ compared with what HBase's own HFilePrettyPrinter printed for them."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,8 +20,9 @@ from tests.hfile.printout import GOLDEN, printed_cells, printed_section
 READABLE = ["small", "multiblock", "multiblock-gz"]
 
 
-def read_cells(name: str) -> list[dict[str, Any]]:
-    with HFileReader(GOLDEN / name) as reader:
+def read_cells(name: str, folder: Path = GOLDEN) -> list[dict[str, Any]]:
+    """The reader's cells of a file, rendered as the printout's fields."""
+    with HFileReader(folder / name) as reader:
         return [{
             "row": to_string_binary(s.cell.row), "family": to_string_binary(s.cell.family),
             "qualifier": to_string_binary(s.cell.qualifier), "timestamp": s.cell.timestamp,
