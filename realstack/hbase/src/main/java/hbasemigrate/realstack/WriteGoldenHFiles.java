@@ -48,6 +48,9 @@ public final class WriteGoldenHFiles {
     FileSystem fs = FileSystem.getLocal(conf).getRawFileSystem();
     write(conf, fs, out, "small", small(), 65536, Compression.Algorithm.NONE,
       DataBlockEncoding.NONE, BloomType.NONE);
+    // CRC32 in chunks of 512 bytes: several checksums per block
+    write(conf, fs, out, "multiblock-crc32", many(), 4096, Compression.Algorithm.GZ,
+      DataBlockEncoding.NONE, BloomType.NONE, ChecksumType.CRC32, 512);
     write(conf, fs, out, "multiblock", many(), 512, Compression.Algorithm.NONE,
       DataBlockEncoding.NONE, BloomType.ROW);
     write(conf, fs, out, "multiblock-gz", many(), 512, Compression.Algorithm.GZ,
@@ -108,11 +111,19 @@ public final class WriteGoldenHFiles {
   private static void write(Configuration conf, FileSystem fs, java.nio.file.Path out,
     String name, List<KeyValue> cells, int blockSize, Compression.Algorithm compression,
     DataBlockEncoding encoding, BloomType bloom) throws Exception {
+    write(conf, fs, out, name, cells, blockSize, compression, encoding, bloom,
+      ChecksumType.CRC32C, 16384);
+  }
+
+  private static void write(Configuration conf, FileSystem fs, java.nio.file.Path out,
+    String name, List<KeyValue> cells, int blockSize, Compression.Algorithm compression,
+    DataBlockEncoding encoding, BloomType bloom, ChecksumType checksum, int bytesPerChecksum)
+    throws Exception {
     Path path = new Path(out.resolve(name).toUri());
     HFileContext context = new HFileContextBuilder().withBlockSize(blockSize)
       .withIncludesMvcc(true).withIncludesTags(true).withCompression(compression)
-      .withDataBlockEncoding(encoding).withChecksumType(ChecksumType.CRC32C)
-      .withBytesPerCheckSum(16384).withCreateTime(T0).withColumnFamily(F)
+      .withDataBlockEncoding(encoding).withChecksumType(checksum)
+      .withBytesPerCheckSum(bytesPerChecksum).withCreateTime(T0).withColumnFamily(F)
       .withTableName(Bytes.toBytes("golden")).build();
     StoreFileWriter writer = new StoreFileWriter.Builder(conf, new CacheConfig(conf), fs)
       .withFilePath(path).withFileContext(context).withBloomType(bloom)
