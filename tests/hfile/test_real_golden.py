@@ -17,7 +17,7 @@ from hbase_migrate.wal.codecs import algorithm_label
 from hbase_migrate.wal.model import type_name
 from tests.hfile.printout import GOLDEN, printed_cells, printed_section
 
-READABLE = ["small", "multiblock", "multiblock-gz", "multiblock-crc32"]
+READABLE = ["small", "multiblock", "multiblock-gz", "multiblock-crc32", "multiblock-3level"]
 
 
 def read_cells(name: str, folder: Path = GOLDEN) -> list[dict[str, Any]]:
@@ -44,6 +44,7 @@ def test_golden_files_cover_deletes_tags_and_blocks() -> None:
     assert kinds == {"Put", "Delete", "DeleteColumn", "DeleteFamily", "DeleteFamilyVersion"}
     assert any(len(c["tags"]) == 2 for c in printed_cells("small"))
     assert printed_section("multiblock", "Trailer")["numDataIndexLevels"] == "2"
+    assert printed_section("multiblock-3level", "Trailer")["numDataIndexLevels"] == "3"
 
 
 @pytest.mark.parametrize("name", READABLE)

@@ -55,6 +55,11 @@ public final class WriteGoldenHFiles {
       DataBlockEncoding.NONE, BloomType.ROW);
     write(conf, fs, out, "multiblock-gz", many(), 512, Compression.Algorithm.GZ,
       DataBlockEncoding.NONE, BloomType.ROW);
+    Configuration deep = new Configuration(conf);
+    deep.setInt("hfile.index.block.max.size", 128); // index chunks of ~3 entries: 3 levels
+    deep.setInt("hfile.index.block.min.entries", 2);
+    write(deep, fs, out, "multiblock-3level", many(), 512, Compression.Algorithm.NONE,
+      DataBlockEncoding.NONE, BloomType.NONE);
     write(conf, fs, out, "small-fastdiff", small(), 65536, Compression.Algorithm.NONE,
       DataBlockEncoding.FAST_DIFF, BloomType.NONE);
     stdout.println("done");
