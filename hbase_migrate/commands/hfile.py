@@ -3,7 +3,8 @@
 ``hfile dump FILE`` prints one line per cell in file order, as text in the spirit of HBase's
 ``HFilePrettyPrinter -p`` or with ``--json`` as one JSON object per cell: the fields of
 ``wal dump --json``'s cells (byte strings rendered as HBase's ``Bytes.toStringBinary``, the
-same renderer) and the cell's ``mvcc``. A file the reader cannot read ends with one error line
+same renderer) and the cell's ``mvcc``. ``hfile info FILE`` prints the trailer and file info
+(``hfile/summary.py``). A file the reader cannot read ends with one error line
 naming it and the byte offset, exit code 2.
 """
 
@@ -11,7 +12,7 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 
@@ -21,7 +22,7 @@ from hbase_migrate.wal.dump import cell_json
 
 @click.group()
 def hfile() -> None:
-    """Read HFiles (HBase store files): dump their cells."""
+    """Read HFiles (HBase store files): dump their cells, show their trailer and file info."""
 
 
 @hfile.command()
@@ -44,9 +45,34 @@ def dump(as_json: bool, file: str) -> None:
                 else:
                     out.write(_text(data) + "\n")
     except (HBaseMigrateError, OSError) as exc:
-        message = str(exc) if isinstance(exc, HBaseMigrateError) else f"{file}: {exc}"
-        click.echo(f"hbase-migrate: error: {message}", err=True)
-        sys.exit(2)
+        _fail(file, exc)
+
+
+@hfile.command()
+@click.option("--json", "as_json", is_flag=True, help="One JSON object.")
+@click.argument("file", type=click.Path(dir_okay=False))
+def info(as_json: bool, file: str) -> None:
+    """Print an HFile's trailer and file info: version, entries, compression, encoding,
+    comparator, tags and mvcc, max sequence id, time range, index levels and offsets."""
+    from hbase_migrate.hfile.reader import HFileReader
+    from hbase_migrate.hfile.summary import file_summary
+
+    try:
+        with HFileReader(file) as reader:
+            summary = file_summary(reader)
+    except (HBaseMigrateError, OSError) as exc:
+        _fail(file, exc)
+    if as_json:
+        click.echo(json.dumps(summary))
+    else:
+        for key, value in summary.items():
+            click.echo(f"{key}: {value}")
+
+
+def _fail(file: str, exc: BaseException) -> NoReturn:
+    message = str(exc) if isinstance(exc, HBaseMigrateError) else f"{file}: {exc}"
+    click.echo(f"hbase-migrate: error: {message}", err=True)
+    sys.exit(2)
 
 
 def _text(data: dict[str, Any]) -> str:

@@ -76,12 +76,7 @@ class HFileReader:
             self.root_index: list[IndexEntry] = parse_root_index(root.data, t.data_index_count)
         except (ProtobufError, CellCorruptError) as exc:
             raise HFileCorruptError(self.name, info.offset, f"load-on-open section: {exc}") from exc
-        encoding = self.file_info.get(b"DATA_BLOCK_ENCODING", b"NONE")
-        if encoding != b"NONE":
-            raise HFileUnsupportedError(self.name, info.offset,
-                                        f"data block encoding {encoding.decode(errors='replace')}")
-        if self.file_info.get(b"hfile.TAGS_COMPRESSED", b"\x00") != b"\x00":
-            raise HFileUnsupportedError(self.name, info.offset, "compressed tags")
+        self._info_offset = info.offset
         self.tags = b"hfile.MAX_TAGS_LEN" in self.file_info
         version = self.file_info.get(b"KEY_VALUE_VERSION")
         self.mvcc = version is not None and int.from_bytes(version, "big") == 1
@@ -103,6 +98,7 @@ class HFileReader:
 
     def cells(self) -> Iterator[StoreCell]:
         """Every cell of the file in file order, with its mvcc (0 when the file keeps none)."""
+        self._check_readable()
         t = self.trailer
         count = 0
         if t.entry_count:
@@ -127,6 +123,16 @@ class HFileReader:
         if count != t.entry_count:
             raise HFileCorruptError(self.name, t.offset,
                                     f"{count} cells read, the trailer counts {t.entry_count}")
+
+    def _check_readable(self) -> None:
+        """Refuse, before any cell, cells stored in a form not read here (the trailer and
+        file info of such a file are still read)."""
+        encoding = self.file_info.get(b"DATA_BLOCK_ENCODING", b"NONE")
+        if encoding != b"NONE":
+            raise HFileUnsupportedError(self.name, self._info_offset,
+                                        f"data block encoding {encoding.decode(errors='replace')}")
+        if self.file_info.get(b"hfile.TAGS_COMPRESSED", b"\x00") != b"\x00":
+            raise HFileUnsupportedError(self.name, self._info_offset, "compressed tags")
 
     def _block_cells(self, block: Block) -> Generator[StoreCell, None, int]:
         count = 0
