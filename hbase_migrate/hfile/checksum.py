@@ -7,13 +7,16 @@ the block's header and on-disk data (``onDiskDataSizeWithHeader`` bytes) in chun
 big-endian int, stored one after the other after the data (``numChunks`` = ceil(size /
 bytesPerChecksum)), as Hadoop's ``DataChecksum`` writes them.
 
-CRC32C (Castagnoli, reflected polynomial 0x82F63B78) is computed here in pure Python.
+CRC32C (Castagnoli, reflected polynomial 0x82F63B78): the compiled copy (``_crc32c.pyx``,
+built by ``make setup``) or the pure-Python reference here (``CRC32C.use`` switches).
 """
 
 from __future__ import annotations
 
 import struct
 import zlib
+
+from hbase_migrate.compiled import Choice
 
 CHECKSUM_NULL = 0
 CHECKSUM_CRC32 = 1
@@ -35,8 +38,20 @@ def _table() -> tuple[int, ...]:
 _CRC32C_TABLE = _table()
 
 
+CRC32C = Choice("hbase_migrate.hfile._crc32c", "the compiled CRC32C is")
+
+
 def crc32c(data: bytes | memoryview) -> int:
     """CRC32C of ``data`` (initial value and final xor 0xFFFFFFFF)."""
+    compiled = CRC32C.compiled()
+    if compiled is not None:
+        result: int = compiled.crc32c(data)
+        return result
+    return crc32c_python(data)
+
+
+def crc32c_python(data: bytes | memoryview) -> int:
+    """The pure-Python reference of ``crc32c``."""
     crc = 0xFFFFFFFF
     table = _CRC32C_TABLE
     for byte in bytes(data):
