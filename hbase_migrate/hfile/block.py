@@ -14,10 +14,13 @@ Header (``HFileBlock.Header``), big-endian, 33 bytes from minor version 1
     29 int32    onDiskDataSizeWithHeader (header and on-disk data, no checksums)
 
 The data after the header is compressed with the file's algorithm (the header is not;
-``prepareDecoding``): NONE as is, GZ as what ``ReusableStreamGzipCodec``'s stream writes for a
-block (one gzip member, no Hadoop block framing: ``Compression.createPlainCompressionStream``
-is the codec's own ``createOutputStream``). An encrypted block starts with an IV length byte:
-encryption is refused at the trailer. Checksums: ``checksum.py``.
+``prepareDecoding``) by the codec's own stream (``Compression.createPlainCompressionStream``
+is ``codec.createOutputStream``), finished once per block (``FinishOnFlushCompressionStream``):
+the same unit as one value of WAL value compression, so ``wal/codecs.py`` decodes it. GZ is
+one gzip member (``ReusableStreamGzipCodec``, no Hadoop block framing); SNAPPY, LZ4, ZSTD and
+BROTLI (HBase's aircompressor and brotli codecs) Hadoop's ``BlockCompressorStream`` framing.
+An encrypted block starts with an IV length byte: encryption is refused at the trailer.
+Checksums: ``checksum.py``.
 """
 
 from __future__ import annotations
@@ -34,11 +37,11 @@ from hbase_migrate.hfile.checksum import (
     num_chunks,
 )
 from hbase_migrate.wal.codecs import (
-    ALGO_GZ,
     ALGO_NONE,
-    ValueDecodeError,
+    BY_NAME,
+    CODECS,
+    DecompressionErrors,
     algorithm_label,
-    gunzip_value,
 )
 
 HEADER_SIZE = 33
@@ -57,7 +60,9 @@ BLOCK_MAGICS = frozenset({
     DATA, ENCODED_DATA, LEAF_INDEX, INTERMEDIATE_INDEX, ROOT_INDEX, FILE_INFO, b"METABLKc",
     b"BLMFMET2", b"DFBLMET2", b"BLMFBLK2",
 })
-READABLE_COMPRESSION = (ALGO_NONE, ALGO_GZ)
+# read with the WAL's value codecs; each checked on files real HBase 2.6.1 wrote
+READABLE_COMPRESSION = frozenset(BY_NAME[name].ordinal
+                                 for name in ("GZ", "SNAPPY", "LZ4", "ZSTD", "BROTLI"))
 
 
 class Block(NamedTuple):
@@ -136,13 +141,13 @@ class BlockReader:
             if len(data) != raw_size:
                 raise self._corrupt(offset, f"{len(data)} data bytes, header says {raw_size}")
             return data
-        if self.compression != ALGO_GZ:
+        if self.compression not in READABLE_COMPRESSION:
             raise HFileUnsupportedError(
                 self.name, offset, f"{algorithm_label(self.compression)} compression "
-                f"({magic.decode()} block); reads NONE and GZ")
+                f"({magic.decode()} block); reads NONE, GZ, SNAPPY, LZ4, ZSTD and BROTLI")
         try:
-            out = gunzip_value(data, raw_size)
-        except ValueDecodeError as exc:
+            out = CODECS[self.compression].decompress(data, raw_size)
+        except DecompressionErrors as exc:
             raise self._corrupt(offset, f"{magic.decode()} block: {exc}") from exc
         if len(out) != raw_size:
             raise self._corrupt(offset, f"{len(out)} bytes decompressed, header says {raw_size}")

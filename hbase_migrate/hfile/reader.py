@@ -11,9 +11,10 @@ with more, each leaf index block must list the data blocks walked since the one 
 cell count must equal the trailer's ``entry_count``. Memory holds one block at a time (and
 the root index, as HBase does).
 
-Read: encoding NONE, compression NONE and GZ, checksums NULL, CRC32 and CRC32C, tags, mvcc.
+Read: encoding NONE; compression NONE, GZ, SNAPPY, LZ4, ZSTD and BROTLI; checksums NULL,
+CRC32 and CRC32C; tags, mvcc.
 Refused in one line naming the file, the block offset and what was found
-(``HFileUnsupportedError``): other data block encodings, compressed tags, other compressions,
+(``HFileUnsupportedError``): other data block encodings, compressed tags, LZO, BZIP2, LZMA,
 encryption, HFile v1 and v2 before minor 2. Bad bytes raise ``HFileCorruptError``.
 """
 

@@ -29,14 +29,14 @@ def edited(tmp_path: Path, length_delta: int, old: bytes, new: bytes) -> Path:
     return path
 
 
-def test_snappy_compression_is_refused_at_the_first_block(tmp_path: Path) -> None:
-    path = edited(tmp_path, 0, b"\x60\x02", b"\x60\x03")  # NONE (2) -> SNAPPY (3)
+def test_lzo_compression_is_refused_at_the_first_block(tmp_path: Path) -> None:
+    path = edited(tmp_path, 0, b"\x60\x02", b"\x60\x00")  # NONE (2) -> LZO (0)
     with pytest.raises(HFileUnsupportedError) as caught:
         HFileReader(path)
     load_on_open = int(printed_section("small", "Trailer")["loadOnOpenDataOffset"])
     assert caught.value.offset == load_on_open
     assert str(caught.value).startswith(f"{path}: not readable here at byte offset {load_on_open}")
-    assert "SNAPPY compression" in str(caught.value) and "\n" not in str(caught.value)
+    assert "LZO compression" in str(caught.value) and "\n" not in str(caught.value)
 
 
 def test_encrypted_file_is_refused_at_the_trailer(tmp_path: Path) -> None:

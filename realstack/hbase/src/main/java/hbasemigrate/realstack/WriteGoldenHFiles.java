@@ -43,6 +43,8 @@ public final class WriteGoldenHFiles {
     System.setOut(System.err);
     java.nio.file.Path out = java.nio.file.Paths.get(args[0]).toAbsolutePath();
     Files.createDirectories(out);
+    // the stack's codec classes: HBase's pure-Java SNAPPY, LZ4 and ZSTD (aircompressor)
+    Configuration.addDefaultResource(RealHBase.SITE);
     Configuration conf = HBaseConfiguration.create();
     conf.setInt("hfile.index.block.max.size", 256); // leaf index blocks: a multi-level index
     FileSystem fs = FileSystem.getLocal(conf).getRawFileSystem();
@@ -60,6 +62,11 @@ public final class WriteGoldenHFiles {
     deep.setInt("hfile.index.block.min.entries", 2);
     write(deep, fs, out, "multiblock-3level", many(), 512, Compression.Algorithm.NONE,
       DataBlockEncoding.NONE, BloomType.NONE);
+    for (Compression.Algorithm codec : new Compression.Algorithm[] { Compression.Algorithm.SNAPPY,
+      Compression.Algorithm.LZ4, Compression.Algorithm.ZSTD, Compression.Algorithm.BROTLI }) {
+      write(conf, fs, out, "multiblock-" + codec.getName(), many(), 2048, codec,
+        DataBlockEncoding.NONE, BloomType.NONE);
+    }
     write(conf, fs, out, "small-fastdiff", small(), 65536, Compression.Algorithm.NONE,
       DataBlockEncoding.FAST_DIFF, BloomType.NONE);
     stdout.println("done");
