@@ -11,8 +11,8 @@ with more, each leaf index block must list the data blocks walked since the one 
 cell count must equal the trailer's ``entry_count``. Memory holds one block at a time (and
 the root index, as HBase does).
 
-Read: encoding NONE; compression NONE, GZ, SNAPPY, LZ4, ZSTD and BROTLI; checksums NULL,
-CRC32 and CRC32C; tags, mvcc.
+Read: encodings NONE and ROW_INDEX_V1 (``rowindex.py``); compression NONE, GZ, SNAPPY, LZ4,
+ZSTD and BROTLI; checksums NULL, CRC32 and CRC32C; tags, mvcc.
 Refused in one line naming the file, the block offset and what was found
 (``HFileUnsupportedError``): other data block encodings, compressed tags, LZO, BZIP2, LZMA,
 encryption, HFile v1 and v2 before minor 2. Bad bytes raise ``HFileCorruptError``.
@@ -42,6 +42,7 @@ from hbase_migrate.hfile.fileinfo import (
     parse_root_index,
 )
 from hbase_migrate.hfile.keyvalue import StoreCell, block_cells
+from hbase_migrate.hfile.rowindex import ROW_INDEX_V1, row_index_cells
 from hbase_migrate.hfile.trailer import Trailer, read_trailer
 from hbase_migrate.wal.cells import CellCorruptError
 from hbase_migrate.wal.protobuf import ProtobufError
@@ -49,6 +50,7 @@ from hbase_migrate.wal.protobuf import ProtobufError
 # after the data blocks, before load-on-open: the last leaf, the upper index levels, meta
 INLINE_BLOCKS = frozenset({b"BLMFBLK2", b"IDXINTE2", b"METABLKc"})
 # DataBlockEncoding ids (``DataBlockEncoding``), as an encoded block's first two bytes
+READABLE_ENCODINGS = frozenset({b"NONE", b"ROW_INDEX_V1"})
 ENCODINGS = {0: "NONE", 2: "PREFIX", 3: "DIFF", 4: "FAST_DIFF", 6: "PREFIX_TREE", 7: "ROW_INDEX_V1"}
 
 
@@ -112,10 +114,13 @@ class HFileReader:
                     count += yield from self._block_cells(block)
                 elif block.magic == LEAF_INDEX:
                     checker.leaf_block(block)
-                elif block.magic == ENCODED_DATA:
+                elif block.magic == ENCODED_DATA and offset <= t.last_data_block_offset:
                     code = int.from_bytes(block.data[:2], "big")
-                    raise HFileUnsupportedError(
-                        self.name, offset, f"data block encoding {ENCODINGS.get(code, f'#{code}')}")
+                    if code != ROW_INDEX_V1:
+                        raise HFileUnsupportedError(self.name, offset, "data block encoding "
+                                                    f"{ENCODINGS.get(code, f'#{code}')}")
+                    checker.data_block(offset)
+                    count += yield from self._block_cells(block)
                 elif block.magic not in INLINE_BLOCKS:
                     raise HFileCorruptError(
                         self.name, offset, f"{block.magic!r} block among the data blocks")
@@ -129,7 +134,7 @@ class HFileReader:
         """Refuse, before any cell, cells stored in a form not read here (the trailer and
         file info of such a file are still read)."""
         encoding = self.file_info.get(b"DATA_BLOCK_ENCODING", b"NONE")
-        if encoding != b"NONE":
+        if encoding not in READABLE_ENCODINGS:
             raise HFileUnsupportedError(self.name, self._info_offset,
                                         f"data block encoding {encoding.decode(errors='replace')}")
         if self.file_info.get(b"hfile.TAGS_COMPRESSED", b"\x00") != b"\x00":
@@ -138,7 +143,12 @@ class HFileReader:
     def _block_cells(self, block: Block) -> Generator[StoreCell, None, int]:
         count = 0
         try:
-            for _pos, cell in block_cells(block.data, tags=self.tags, mvcc=self.mvcc):
+            cells: Iterator[StoreCell]
+            if block.magic == DATA:
+                cells = (c for _pos, c in block_cells(block.data, tags=self.tags, mvcc=self.mvcc))
+            else:
+                cells = row_index_cells(block.data[2:], tags=self.tags, mvcc=self.mvcc)
+            for cell in cells:
                 count += 1
                 yield cell
         except CellCorruptError as exc:

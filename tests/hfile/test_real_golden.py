@@ -18,7 +18,8 @@ from hbase_migrate.wal.model import type_name
 from tests.hfile.printout import GOLDEN, printed_cells, printed_section
 
 READABLE = ["small", "multiblock", "multiblock-gz", "multiblock-crc32", "multiblock-3level",
-            "multiblock-snappy", "multiblock-lz4", "multiblock-zstd", "multiblock-brotli"]
+            "multiblock-snappy", "multiblock-lz4", "multiblock-zstd", "multiblock-brotli",
+            "small-rowindex", "multiblock-rowindex"]
 
 
 def read_cells(name: str, folder: Path = GOLDEN) -> list[dict[str, Any]]:

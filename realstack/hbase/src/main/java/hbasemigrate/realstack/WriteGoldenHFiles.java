@@ -67,6 +67,10 @@ public final class WriteGoldenHFiles {
       write(conf, fs, out, "multiblock-" + codec.getName(), many(), 2048, codec,
         DataBlockEncoding.NONE, BloomType.NONE);
     }
+    write(conf, fs, out, "multiblock-rowindex", many(), 512, Compression.Algorithm.NONE,
+      DataBlockEncoding.ROW_INDEX_V1, BloomType.NONE);
+    write(conf, fs, out, "small-rowindex", small(), 65536, Compression.Algorithm.NONE,
+      DataBlockEncoding.ROW_INDEX_V1, BloomType.NONE);
     write(conf, fs, out, "small-fastdiff", small(), 65536, Compression.Algorithm.NONE,
       DataBlockEncoding.FAST_DIFF, BloomType.NONE);
     stdout.println("done");
