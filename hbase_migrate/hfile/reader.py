@@ -11,8 +11,8 @@ with more, each leaf index block must list the data blocks walked since the one 
 cell count must equal the trailer's ``entry_count``. Memory holds one block at a time (and
 the root index, as HBase does).
 
-Read: encodings NONE and ROW_INDEX_V1 (``rowindex.py``); compression NONE, GZ, SNAPPY, LZ4,
-ZSTD and BROTLI; checksums NULL, CRC32 and CRC32C; tags, mvcc.
+Read: encodings NONE, PREFIX (``prefix.py``) and ROW_INDEX_V1 (``rowindex.py``); compression
+NONE, GZ, SNAPPY, LZ4, ZSTD and BROTLI; checksums NULL, CRC32 and CRC32C; tags, mvcc.
 Refused in one line naming the file, the block offset and what was found
 (``HFileUnsupportedError``): other data block encodings, compressed tags, LZO, BZIP2, LZMA,
 encryption, HFile v1 and v2 before minor 2. Bad bytes raise ``HFileCorruptError``.
@@ -42,6 +42,7 @@ from hbase_migrate.hfile.fileinfo import (
     parse_root_index,
 )
 from hbase_migrate.hfile.keyvalue import StoreCell, block_cells
+from hbase_migrate.hfile.prefix import PREFIX, prefix_cells
 from hbase_migrate.hfile.rowindex import ROW_INDEX_V1, row_index_cells
 from hbase_migrate.hfile.trailer import Trailer, read_trailer
 from hbase_migrate.wal.cells import CellCorruptError
@@ -50,7 +51,8 @@ from hbase_migrate.wal.protobuf import ProtobufError
 # after the data blocks, before load-on-open: the last leaf, the upper index levels, meta
 INLINE_BLOCKS = frozenset({b"BLMFBLK2", b"IDXINTE2", b"METABLKc"})
 # DataBlockEncoding ids (``DataBlockEncoding``), as an encoded block's first two bytes
-READABLE_ENCODINGS = frozenset({b"NONE", b"ROW_INDEX_V1"})
+READABLE_ENCODINGS = frozenset({b"NONE", b"ROW_INDEX_V1", b"PREFIX"})
+ENCODED_READERS = {ROW_INDEX_V1: row_index_cells, PREFIX: prefix_cells}
 ENCODINGS = {0: "NONE", 2: "PREFIX", 3: "DIFF", 4: "FAST_DIFF", 6: "PREFIX_TREE", 7: "ROW_INDEX_V1"}
 
 
@@ -116,7 +118,7 @@ class HFileReader:
                     checker.leaf_block(block)
                 elif block.magic == ENCODED_DATA and offset <= t.last_data_block_offset:
                     code = int.from_bytes(block.data[:2], "big")
-                    if code != ROW_INDEX_V1:
+                    if code not in ENCODED_READERS:
                         raise HFileUnsupportedError(self.name, offset, "data block encoding "
                                                     f"{ENCODINGS.get(code, f'#{code}')}")
                     checker.data_block(offset)
@@ -147,7 +149,8 @@ class HFileReader:
             if block.magic == DATA:
                 cells = (c for _pos, c in block_cells(block.data, tags=self.tags, mvcc=self.mvcc))
             else:
-                cells = row_index_cells(block.data[2:], tags=self.tags, mvcc=self.mvcc)
+                decode = ENCODED_READERS[int.from_bytes(block.data[:2], "big")]
+                cells = decode(block.data[2:], tags=self.tags, mvcc=self.mvcc)
             for cell in cells:
                 count += 1
                 yield cell

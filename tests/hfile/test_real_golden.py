@@ -19,7 +19,7 @@ from tests.hfile.printout import GOLDEN, printed_cells, printed_section
 
 READABLE = ["small", "multiblock", "multiblock-gz", "multiblock-crc32", "multiblock-3level",
             "multiblock-snappy", "multiblock-lz4", "multiblock-zstd", "multiblock-brotli",
-            "small-rowindex", "multiblock-rowindex"]
+            "small-rowindex", "multiblock-rowindex", "small-prefix", "multiblock-prefix"]
 
 
 def read_cells(name: str, folder: Path = GOLDEN) -> list[dict[str, Any]]:

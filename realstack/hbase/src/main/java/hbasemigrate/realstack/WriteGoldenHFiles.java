@@ -71,6 +71,10 @@ public final class WriteGoldenHFiles {
       DataBlockEncoding.ROW_INDEX_V1, BloomType.NONE);
     write(conf, fs, out, "small-rowindex", small(), 65536, Compression.Algorithm.NONE,
       DataBlockEncoding.ROW_INDEX_V1, BloomType.NONE);
+    write(conf, fs, out, "multiblock-prefix", many(), 512, Compression.Algorithm.NONE,
+      DataBlockEncoding.PREFIX, BloomType.NONE);
+    write(conf, fs, out, "small-prefix", small(), 65536, Compression.Algorithm.NONE,
+      DataBlockEncoding.PREFIX, BloomType.NONE);
     write(conf, fs, out, "small-fastdiff", small(), 65536, Compression.Algorithm.NONE,
       DataBlockEncoding.FAST_DIFF, BloomType.NONE);
     stdout.println("done");
