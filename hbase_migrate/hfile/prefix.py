@@ -29,6 +29,29 @@ from hbase_migrate.wal.protobuf import ProtobufError, decode_varint32
 PREFIX = 2
 
 
+def encoded_tail(data: bytes, pos: int, *, tags: bool, mvcc: bool
+                 ) -> tuple[tuple[Tag, ...], int, int, int]:
+    """A cell's end in the encodings of ``BufferedDataBlockEncoder`` (``afterEncodingKeyValue``):
+    its tags, mvcc, the bytes the encoder counts for them (the tags length as 2 bytes) and
+    the position after them."""
+    end = len(data)
+    cell_tags: tuple[Tag, ...] = ()
+    counted = 0
+    if tags:
+        tags_len, pos = decode_varint32(data, pos, end)
+        if pos + tags_len > end:
+            raise CellCorruptError(f"tags at block byte {pos + 2} run past the block")
+        cell_tags = parse_tags(data, pos, pos + tags_len)
+        pos += tags_len
+        counted = 2 + tags_len
+    version = 0
+    if mvcc:
+        version, after = read_vlong(data, pos, end)
+        counted += after - pos
+        pos = after
+    return cell_tags, version, counted, pos
+
+
 def prefix_cells(data: bytes, *, tags: bool, mvcc: bool) -> Iterator[StoreCell]:
     """The cells of a PREFIX block's data after the encoding id."""
     if len(data) < 4:
@@ -48,20 +71,10 @@ def prefix_cells(data: bytes, *, tags: bool, mvcc: bool) -> Iterator[StoreCell]:
             pos += suffix
             value = data[pos : pos + value_len]
             pos += value_len
-            cell_tags: tuple[Tag, ...] = ()
-            tags_len = 0
-            if tags:
-                tags_len, pos = decode_varint32(data, pos, end)
-                if pos + tags_len > end:
-                    raise CellCorruptError(f"tags of the cell at block byte {start + 2} run past")
-                cell_tags = parse_tags(data, pos, pos + tags_len)
-                pos += tags_len
-            version, mvcc_at = 0, pos
-            if mvcc:
-                version, pos = read_vlong(data, pos, end)
+            cell_tags, version, counted, pos = encoded_tail(data, pos, tags=tags, mvcc=mvcc)
             row, family, qualifier, timestamp, kind = parse_key(key)
             # what the encoder counts (``internalEncode``): lengths, key, value, tags, mvcc
-            total += 8 + len(key) + value_len + (2 + tags_len if tags else 0) + pos - mvcc_at
+            total += 8 + len(key) + value_len + counted
             cell = Cell(row, family, qualifier, timestamp, kind, value, cell_tags)
             yield StoreCell(cell, version)
     except ProtobufError as exc:

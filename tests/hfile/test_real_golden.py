@@ -19,7 +19,8 @@ from tests.hfile.printout import GOLDEN, printed_cells, printed_section
 
 READABLE = ["small", "multiblock", "multiblock-gz", "multiblock-crc32", "multiblock-3level",
             "multiblock-snappy", "multiblock-lz4", "multiblock-zstd", "multiblock-brotli",
-            "small-rowindex", "multiblock-rowindex", "small-prefix", "multiblock-prefix"]
+            "small-rowindex", "multiblock-rowindex", "small-prefix", "multiblock-prefix",
+            "small-fastdiff", "multiblock-fastdiff"]
 
 
 def read_cells(name: str, folder: Path = GOLDEN) -> list[dict[str, Any]]:
@@ -76,10 +77,11 @@ def test_trailer_and_file_info_as_hbase_prints_them(name: str) -> None:
         assert len(reader.root_index) == t.data_index_count
 
 
-def test_fast_diff_is_refused_with_the_offset() -> None:
-    printed = printed_section("small-fastdiff", "Trailer")
-    with HFileReader(GOLDEN / "small-fastdiff") as reader, \
+def test_diff_is_refused_with_the_offset() -> None:
+    printed = printed_section("small-diff", "Trailer")
+    with HFileReader(GOLDEN / "small-diff") as reader, \
             pytest.raises(HFileUnsupportedError) as caught:
         next(reader.cells())
     assert caught.value.offset == int(printed["fileinfoOffset"])
-    assert "FAST_DIFF" in str(caught.value) and "small-fastdiff" in str(caught.value)
+    assert str(caught.value).endswith("data block encoding DIFF")
+    assert "small-diff" in str(caught.value)

@@ -75,6 +75,10 @@ public final class WriteGoldenHFiles {
       DataBlockEncoding.PREFIX, BloomType.NONE);
     write(conf, fs, out, "small-prefix", small(), 65536, Compression.Algorithm.NONE,
       DataBlockEncoding.PREFIX, BloomType.NONE);
+    write(conf, fs, out, "multiblock-fastdiff", many(), 512, Compression.Algorithm.GZ,
+      DataBlockEncoding.FAST_DIFF, BloomType.NONE);
+    write(conf, fs, out, "small-diff", small(), 65536, Compression.Algorithm.NONE,
+      DataBlockEncoding.DIFF, BloomType.NONE);
     write(conf, fs, out, "small-fastdiff", small(), 65536, Compression.Algorithm.NONE,
       DataBlockEncoding.FAST_DIFF, BloomType.NONE);
     stdout.println("done");
