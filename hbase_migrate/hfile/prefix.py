@@ -38,7 +38,10 @@ def encoded_tail(data: bytes, pos: int, *, tags: bool, mvcc: bool
     cell_tags: tuple[Tag, ...] = ()
     counted = 0
     if tags:
-        tags_len, pos = decode_varint32(data, pos, end)
+        try:
+            tags_len, pos = decode_varint32(data, pos, end)
+        except ProtobufError as exc:
+            raise CellCorruptError(f"tags length at block byte {pos + 2}: {exc}") from exc
         if pos + tags_len > end:
             raise CellCorruptError(f"tags at block byte {pos + 2} run past the block")
         cell_tags = parse_tags(data, pos, pos + tags_len)

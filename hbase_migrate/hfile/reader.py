@@ -11,12 +11,13 @@ with more, each leaf index block must list the data blocks walked since the one 
 cell count must equal the trailer's ``entry_count``. Memory holds one block at a time (and
 the root index, as HBase does).
 
-Read: encodings NONE, PREFIX (``prefix.py``), FAST_DIFF (``fastdiff.py``) and ROW_INDEX_V1
-(``rowindex.py``); compression NONE, GZ, SNAPPY, LZ4, ZSTD and BROTLI; checksums NULL, CRC32
-and CRC32C; tags, mvcc.
+Read: encodings NONE, PREFIX (``prefix.py``), DIFF (``diff.py``), FAST_DIFF (``fastdiff.py``)
+and ROW_INDEX_V1 (``rowindex.py``); compression NONE, GZ, SNAPPY, LZ4, ZSTD and BROTLI;
+checksums NULL, CRC32 and CRC32C; tags, mvcc.
 Refused in one line naming the file, the block offset and what was found
-(``HFileUnsupportedError``): other data block encodings, compressed tags, LZO, BZIP2, LZMA,
-encryption, HFile v1 and v2 before minor 2. Bad bytes raise ``HFileCorruptError``.
+(``HFileUnsupportedError``): other data block encodings, compressed tags
+(``TAGS_COMPRESSED``), LZO, BZIP2, LZMA, encryption, HFile v1 and v2 before minor 2. Bad
+bytes raise ``HFileCorruptError``.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from hbase_migrate.hfile.block import (
     Block,
     BlockReader,
 )
+from hbase_migrate.hfile.diff import DIFF, diff_cells
 from hbase_migrate.hfile.fastdiff import FAST_DIFF, fast_diff_cells
 from hbase_migrate.hfile.fileinfo import (
     IndexEntry,
@@ -53,8 +55,8 @@ from hbase_migrate.wal.protobuf import ProtobufError
 # after the data blocks, before load-on-open: the last leaf, the upper index levels, meta
 INLINE_BLOCKS = frozenset({b"BLMFBLK2", b"IDXINTE2", b"METABLKc"})
 # DataBlockEncoding ids (``DataBlockEncoding``), as an encoded block's first two bytes
-READABLE_ENCODINGS = frozenset({b"NONE", b"ROW_INDEX_V1", b"PREFIX", b"FAST_DIFF"})
-ENCODED_READERS = {ROW_INDEX_V1: row_index_cells, PREFIX: prefix_cells,
+READABLE_ENCODINGS = frozenset({b"NONE", b"ROW_INDEX_V1", b"PREFIX", b"DIFF", b"FAST_DIFF"})
+ENCODED_READERS = {ROW_INDEX_V1: row_index_cells, PREFIX: prefix_cells, DIFF: diff_cells,
                    FAST_DIFF: fast_diff_cells}
 ENCODINGS = {0: "NONE", 2: "PREFIX", 3: "DIFF", 4: "FAST_DIFF", 6: "PREFIX_TREE", 7: "ROW_INDEX_V1"}
 

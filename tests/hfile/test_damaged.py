@@ -51,7 +51,8 @@ def test_truncated_file_fails_with_an_offset(name: str, tmp_path: Path) -> None:
                           ("multiblock-snappy", 37), ("multiblock-zstd", 37),
                           ("small-rowindex", 3), ("multiblock-rowindex", 37),
                           ("small-prefix", 3), ("multiblock-prefix", 37),
-                          ("small-fastdiff", 3), ("multiblock-fastdiff", 37)])
+                          ("small-fastdiff", 3), ("multiblock-fastdiff", 37),
+                          ("small-diff", 3), ("multiblock-diff", 37)])
 def test_flipped_byte_fails_or_changes_nothing(name: str, step: int, tmp_path: Path) -> None:
     data = bytearray((GOLDEN / name).read_bytes())
     good = read(GOLDEN / name)

@@ -31,12 +31,12 @@ def test_text_dump_prints_tags_as_hbase() -> None:
 
 
 def test_refused_file_is_one_error_line() -> None:
-    done = CliRunner().invoke(hfile, ["dump", str(GOLDEN / "small-diff")])
+    done = CliRunner().invoke(hfile, ["dump", str(GOLDEN / "small-tagcompression")])
     assert done.exit_code == 2
-    assert done.output.count("\n") == 1 and "data block encoding DIFF\n" in done.output
+    assert done.output.count("\n") == 1 and "compressed tags\n" in done.output
 
 
-@pytest.mark.parametrize("name", [*READABLE, "small-diff"])
+@pytest.mark.parametrize("name", [*READABLE, "small-tagcompression"])
 def test_info_is_what_hbase_prints(name: str) -> None:
     done = CliRunner().invoke(hfile, ["info", "--json", str(GOLDEN / name)])
     assert done.exit_code == 0, done.output

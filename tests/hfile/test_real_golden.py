@@ -20,7 +20,7 @@ from tests.hfile.printout import GOLDEN, printed_cells, printed_section
 READABLE = ["small", "multiblock", "multiblock-gz", "multiblock-crc32", "multiblock-3level",
             "multiblock-snappy", "multiblock-lz4", "multiblock-zstd", "multiblock-brotli",
             "small-rowindex", "multiblock-rowindex", "small-prefix", "multiblock-prefix",
-            "small-fastdiff", "multiblock-fastdiff"]
+            "small-fastdiff", "multiblock-fastdiff", "small-diff", "multiblock-diff"]
 
 
 def read_cells(name: str, folder: Path = GOLDEN) -> list[dict[str, Any]]:
@@ -77,11 +77,12 @@ def test_trailer_and_file_info_as_hbase_prints_them(name: str) -> None:
         assert len(reader.root_index) == t.data_index_count
 
 
-def test_diff_is_refused_with_the_offset() -> None:
-    printed = printed_section("small-diff", "Trailer")
-    with HFileReader(GOLDEN / "small-diff") as reader, \
+def test_compressed_tags_are_refused_with_the_offset() -> None:
+    printed = printed_section("small-tagcompression", "Trailer")
+    assert printed_section("small-tagcompression", "Fileinfo")["hfile.TAGS_COMPRESSED"] == "true"
+    with HFileReader(GOLDEN / "small-tagcompression") as reader, \
             pytest.raises(HFileUnsupportedError) as caught:
         next(reader.cells())
     assert caught.value.offset == int(printed["fileinfoOffset"])
-    assert str(caught.value).endswith("data block encoding DIFF")
-    assert "small-diff" in str(caught.value)
+    assert str(caught.value).endswith("compressed tags")
+    assert "small-tagcompression" in str(caught.value)

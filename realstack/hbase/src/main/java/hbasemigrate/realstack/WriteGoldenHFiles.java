@@ -52,7 +52,7 @@ public final class WriteGoldenHFiles {
       DataBlockEncoding.NONE, BloomType.NONE);
     // CRC32 in chunks of 512 bytes: several checksums per block
     write(conf, fs, out, "multiblock-crc32", many(), 4096, Compression.Algorithm.GZ,
-      DataBlockEncoding.NONE, BloomType.NONE, ChecksumType.CRC32, 512);
+      DataBlockEncoding.NONE, BloomType.NONE, ChecksumType.CRC32, 512, false);
     write(conf, fs, out, "multiblock", many(), 512, Compression.Algorithm.NONE,
       DataBlockEncoding.NONE, BloomType.ROW);
     write(conf, fs, out, "multiblock-gz", many(), 512, Compression.Algorithm.GZ,
@@ -79,6 +79,10 @@ public final class WriteGoldenHFiles {
       DataBlockEncoding.FAST_DIFF, BloomType.NONE);
     write(conf, fs, out, "small-diff", small(), 65536, Compression.Algorithm.NONE,
       DataBlockEncoding.DIFF, BloomType.NONE);
+    write(conf, fs, out, "multiblock-diff", many(), 512, Compression.Algorithm.NONE,
+      DataBlockEncoding.DIFF, BloomType.NONE);
+    write(conf, fs, out, "small-tagcompression", small(), 65536, Compression.Algorithm.NONE,
+      DataBlockEncoding.FAST_DIFF, BloomType.NONE, ChecksumType.CRC32C, 16384, true);
     write(conf, fs, out, "small-fastdiff", small(), 65536, Compression.Algorithm.NONE,
       DataBlockEncoding.FAST_DIFF, BloomType.NONE);
     stdout.println("done");
@@ -136,16 +140,17 @@ public final class WriteGoldenHFiles {
     String name, List<KeyValue> cells, int blockSize, Compression.Algorithm compression,
     DataBlockEncoding encoding, BloomType bloom) throws Exception {
     write(conf, fs, out, name, cells, blockSize, compression, encoding, bloom,
-      ChecksumType.CRC32C, 16384);
+      ChecksumType.CRC32C, 16384, false);
   }
 
   private static void write(Configuration conf, FileSystem fs, java.nio.file.Path out,
     String name, List<KeyValue> cells, int blockSize, Compression.Algorithm compression,
-    DataBlockEncoding encoding, BloomType bloom, ChecksumType checksum, int bytesPerChecksum)
-    throws Exception {
+    DataBlockEncoding encoding, BloomType bloom, ChecksumType checksum, int bytesPerChecksum,
+    boolean compressTags) throws Exception {
     Path path = new Path(out.resolve(name).toUri());
     HFileContext context = new HFileContextBuilder().withBlockSize(blockSize)
-      .withIncludesMvcc(true).withIncludesTags(true).withCompression(compression)
+      .withIncludesMvcc(true).withIncludesTags(true).withCompressTags(compressTags)
+      .withCompression(compression)
       .withDataBlockEncoding(encoding).withChecksumType(checksum)
       .withBytesPerCheckSum(bytesPerChecksum).withCreateTime(T0).withColumnFamily(F)
       .withTableName(Bytes.toBytes("golden")).build();
