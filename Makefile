@@ -11,6 +11,7 @@
 #   make sweep-secure  the no-gateway lifecycle between Kerberos-secured stacks: at privacy
 #                with one KDC, then in two realms without a trust (two secured stacks each)
 #   make screenshots  docs/report.png and docs/dag-graph.png, in headless Chromium
+#   make golden-hfiles  the golden HFiles of tests/data/real-hfile, written by real HBase 2.6.1
 #   make docs    the docs site (MkDocs, strict: a broken link fails) into build/site
 
 SHELL        := /bin/bash
@@ -113,6 +114,10 @@ lint: setup
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 	PYTHONPATH=plugins $(BIN)/lint-imports --no-cache
+
+.PHONY: golden-hfiles
+golden-hfiles: setup
+	$(BIN)/python -m tests.realstack.hfile_golden tests/data/real-hfile
 
 run: setup
 	@case "$(ARGS)" in *celery*) scripts/system-deps.sh celery;; esac

@@ -31,6 +31,8 @@ from hbase_migrate.errors import HBaseMigrateError, StepInterrupted
 # name -> ("module:attribute", one-line help shown without importing the module)
 CORE_COMMANDS: dict[str, tuple[str, str]] = {
     "wal": ("hbase_migrate.commands.wal:wal", "Read WAL files: dump entries, count statistics."),
+    "hfile": ("hbase_migrate.commands.hfile:hfile",
+              "Read HFiles (store files): dump cells, show file info."),
     "ledger": ("hbase_migrate.commands.ledger:ledger", "Manage the audit ledger database."),
     "status": ("hbase_migrate.commands.status:status", "Show migration progress, lag and gaps."),
     "replay": ("hbase_migrate.commands.replay:replay",

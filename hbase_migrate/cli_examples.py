@@ -84,6 +84,10 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
                "sqlite:///ledger.db --json"),
     "validate": (f"hbase-migrate validate {CFG}", f"hbase-migrate validate {CFG} --repair",
                  f"hbase-migrate validate {CFG} --part 1/4 --run nightly"),
+    "hfile": ("hbase-migrate hfile dump --json data/default/orders/REGION/f/STOREFILE",),
+    "hfile dump": ("hbase-migrate hfile dump --json data/default/orders/REGION/f/STOREFILE",
+                   "hbase-migrate hfile dump ./exported/f/STOREFILE | head"),
+    "hfile info": ("hbase-migrate hfile info --json data/default/orders/REGION/f/STOREFILE",),
     "wal": ("hbase-migrate wal dump --json hbase/oldWALs/host%2C16020%2C1.1714564800000",),
     "wal dump": ("hbase-migrate wal dump --json --values hbase/oldWALs/FILE",
                  "hbase-migrate wal dump --table orders --start 2024-05-01 webhdfs://nn:9870"

@@ -64,3 +64,31 @@ class WalCorruptError(WalError):
         super().__init__(
             file, f"corrupt WAL at byte offset {offset} (entry #{entry_index}): {reason}"
         )
+
+
+class HFileError(HBaseMigrateError):
+    """An HFile cannot be read. ``file`` is the path as the caller gave it."""
+
+    def __init__(self, file: str, message: str) -> None:
+        self.file = file
+        super().__init__(f"{file}: {message}")
+
+
+class HFileCorruptError(HFileError):
+    """Bytes of an HFile that do not parse or fail their checksum; ``offset`` is the byte
+    offset of the block (or trailer) concerned."""
+
+    def __init__(self, file: str, offset: int, reason: str) -> None:
+        self.offset = offset
+        self.reason = reason
+        super().__init__(file, f"corrupt HFile at byte offset {offset}: {reason}")
+
+
+class HFileUnsupportedError(HFileError):
+    """A valid HFile of a kind this reader refuses (an encoding, a compression, encryption,
+    a format version); ``offset`` is where it was found."""
+
+    def __init__(self, file: str, offset: int, found: str) -> None:
+        self.offset = offset
+        self.found = found
+        super().__init__(file, f"not readable here at byte offset {offset}: {found}")

@@ -1,0 +1,200 @@
+"""Streaming reader of HFiles (v3, and v2 from minor 2), cell by cell, one block at a time.
+
+How HBase opens a file (``HFileReaderImpl``, ``HFileInfo.initMetaAndIndex`` in branch-2.6):
+the trailer (``trailer.py``), then the load-on-open section (root data index, meta index,
+file info: ``fileinfo.py``). Cells are read by walking the blocks from the trailer's first
+data block offset to the load-on-open section: data blocks with the leaf index and bloom
+chunks written inline between them; after the last one, the last leaf, the upper index
+levels and meta blocks. Each block is checked against its checksums (``block.py``), and the
+walk against the index: with one index level every data block must be the next root entry;
+with more, each leaf index block must list the data blocks walked since the one before. The
+cell count must equal the trailer's ``entry_count``. Memory holds one block at a time (and
+the root index, as HBase does).
+
+Read: encodings NONE, PREFIX (``prefix.py``), DIFF (``diff.py``), FAST_DIFF (``fastdiff.py``)
+and ROW_INDEX_V1 (``rowindex.py``); compression NONE, GZ, SNAPPY, LZ4, ZSTD and BROTLI;
+checksums NULL, CRC32 and CRC32C; tags, mvcc.
+Refused in one line naming the file, the block offset and what was found
+(``HFileUnsupportedError``): other data block encodings, compressed tags
+(``TAGS_COMPRESSED``), LZO, BZIP2, LZMA, encryption, HFile v1 and v2 before minor 2. Bad
+bytes raise ``HFileCorruptError``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import deque
+from collections.abc import Generator, Iterator
+from typing import BinaryIO
+
+from hbase_migrate.errors import HFileCorruptError, HFileUnsupportedError
+from hbase_migrate.hfile.block import (
+    DATA,
+    ENCODED_DATA,
+    FILE_INFO,
+    LEAF_INDEX,
+    ROOT_INDEX,
+    Block,
+    BlockReader,
+)
+from hbase_migrate.hfile.diff import DIFF, diff_cells
+from hbase_migrate.hfile.fastdiff import FAST_DIFF, fast_diff_cells
+from hbase_migrate.hfile.fileinfo import (
+    IndexEntry,
+    parse_file_info,
+    parse_non_root_index,
+    parse_root_index,
+)
+from hbase_migrate.hfile.keyvalue import StoreCell, block_cells
+from hbase_migrate.hfile.prefix import PREFIX, prefix_cells
+from hbase_migrate.hfile.rowindex import ROW_INDEX_V1, row_index_cells
+from hbase_migrate.hfile.trailer import Trailer, read_trailer
+from hbase_migrate.wal.cells import CellCorruptError
+from hbase_migrate.wal.protobuf import ProtobufError
+
+# after the data blocks, before load-on-open: the last leaf, the upper index levels, meta
+INLINE_BLOCKS = frozenset({b"BLMFBLK2", b"IDXINTE2", b"METABLKc"})
+# DataBlockEncoding ids (``DataBlockEncoding``), as an encoded block's first two bytes
+READABLE_ENCODINGS = frozenset({b"NONE", b"ROW_INDEX_V1", b"PREFIX", b"DIFF", b"FAST_DIFF"})
+ENCODED_READERS = {ROW_INDEX_V1: row_index_cells, PREFIX: prefix_cells, DIFF: diff_cells,
+                   FAST_DIFF: fast_diff_cells}
+ENCODINGS = {0: "NONE", 2: "PREFIX", 3: "DIFF", 4: "FAST_DIFF", 6: "PREFIX_TREE", 7: "ROW_INDEX_V1"}
+
+
+class HFileReader:
+    """One HFile opened for reading: ``trailer``, ``file_info``, ``root_index``, ``cells()``."""
+
+    def __init__(self, path: str | os.PathLike[str], name: str | None = None) -> None:
+        self.name = name if name is not None else os.fspath(path)
+        self._file: BinaryIO = open(path, "rb")  # noqa: SIM115  # closed by close()
+        try:
+            self._open()
+        except BaseException:
+            self._file.close()
+            raise
+
+    def _open(self) -> None:
+        size = self._file.seek(0, os.SEEK_END)
+        self._file.seek(max(0, size - 4096))
+        self.trailer: Trailer = read_trailer(self.name, self._file.read(), size)
+        t = self.trailer
+        self.blocks = BlockReader(self.name, self._file, t.minor_version, t.compression, size)
+        root = self._load_block(t.load_on_open_offset, ROOT_INDEX)
+        info = self._load_block(t.file_info_offset, FILE_INFO)
+        try:
+            self.file_info: dict[bytes, bytes] = parse_file_info(info.data)
+            self.root_index: list[IndexEntry] = parse_root_index(root.data, t.data_index_count)
+        except (ProtobufError, CellCorruptError) as exc:
+            raise HFileCorruptError(self.name, info.offset, f"load-on-open section: {exc}") from exc
+        self._info_offset = info.offset
+        self.tags = b"hfile.MAX_TAGS_LEN" in self.file_info
+        version = self.file_info.get(b"KEY_VALUE_VERSION")
+        self.mvcc = version is not None and int.from_bytes(version, "big") == 1
+
+    def _load_block(self, offset: int, magic: bytes) -> Block:
+        block = self.blocks.read(offset, self.trailer.offset)
+        if block.magic != magic:
+            raise HFileCorruptError(self.name, offset, f"{block.magic!r} block, expected {magic!r}")
+        return block
+
+    def __enter__(self) -> HFileReader:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._file.close()
+
+    def cells(self) -> Iterator[StoreCell]:
+        """Every cell of the file in file order, with its mvcc (0 when the file keeps none)."""
+        self._check_readable()
+        t = self.trailer
+        count = 0
+        if t.entry_count:
+            checker = _IndexCheck(self.name, t.data_index_levels, self.root_index)
+            offset = t.first_data_block_offset
+            while offset < t.load_on_open_offset:
+                block = self.blocks.read(offset, t.load_on_open_offset)
+                if block.magic == DATA and offset <= t.last_data_block_offset:
+                    checker.data_block(offset)
+                    count += yield from self._block_cells(block)
+                elif block.magic == LEAF_INDEX:
+                    checker.leaf_block(block)
+                elif block.magic == ENCODED_DATA and offset <= t.last_data_block_offset:
+                    code = int.from_bytes(block.data[:2], "big")
+                    if code not in ENCODED_READERS:
+                        raise HFileUnsupportedError(self.name, offset, "data block encoding "
+                                                    f"{ENCODINGS.get(code, f'#{code}')}")
+                    checker.data_block(offset)
+                    count += yield from self._block_cells(block)
+                elif block.magic not in INLINE_BLOCKS:
+                    raise HFileCorruptError(
+                        self.name, offset, f"{block.magic!r} block among the data blocks")
+                offset += block.on_disk_size
+            checker.finish(t.offset)
+        if count != t.entry_count:
+            raise HFileCorruptError(self.name, t.offset,
+                                    f"{count} cells read, the trailer counts {t.entry_count}")
+
+    def _check_readable(self) -> None:
+        """Refuse, before any cell, cells stored in a form not read here (the trailer and
+        file info of such a file are still read)."""
+        encoding = self.file_info.get(b"DATA_BLOCK_ENCODING", b"NONE")
+        if encoding not in READABLE_ENCODINGS:
+            raise HFileUnsupportedError(self.name, self._info_offset,
+                                        f"data block encoding {encoding.decode(errors='replace')}")
+        if self.file_info.get(b"hfile.TAGS_COMPRESSED", b"\x00") != b"\x00":
+            raise HFileUnsupportedError(self.name, self._info_offset, "compressed tags")
+
+    def _block_cells(self, block: Block) -> Generator[StoreCell, None, int]:
+        count = 0
+        try:
+            cells: Iterator[StoreCell]
+            if block.magic == DATA:
+                cells = (c for _pos, c in block_cells(block.data, tags=self.tags, mvcc=self.mvcc))
+            else:
+                decode = ENCODED_READERS[int.from_bytes(block.data[:2], "big")]
+                cells = decode(block.data[2:], tags=self.tags, mvcc=self.mvcc)
+            for cell in cells:
+                count += 1
+                yield cell
+        except CellCorruptError as exc:
+            raise HFileCorruptError(self.name, block.offset, f"data block: {exc}") from exc
+        return count
+
+
+class _IndexCheck:
+    """The data blocks walked, matched with the index as the walk goes."""
+
+    def __init__(self, name: str, levels: int, root: list[IndexEntry]) -> None:
+        self.name, self.levels = name, levels
+        self.expected = iter(root) if levels == 1 else None
+        self.pending: deque[int] = deque()
+
+    def data_block(self, offset: int) -> None:
+        if self.expected is None:
+            self.pending.append(offset)
+            return
+        entry = next(self.expected, None)
+        if entry is None or entry.offset != offset:
+            raise HFileCorruptError(self.name, offset, f"data block not in the root index (next "
+                                    f"entry: {None if entry is None else entry.offset})")
+
+    def leaf_block(self, block: Block) -> None:
+        try:
+            entries = parse_non_root_index(block.data)
+        except CellCorruptError as exc:
+            raise HFileCorruptError(self.name, block.offset, f"leaf index: {exc}") from exc
+        for entry in entries:
+            walked = self.pending.popleft() if self.pending else None
+            if walked != entry.offset:
+                raise HFileCorruptError(self.name, block.offset,
+                                        f"leaf index lists block {entry.offset}, walked {walked}")
+
+    def finish(self, trailer_offset: int) -> None:
+        if self.expected is not None and next(self.expected, None) is not None:
+            raise HFileCorruptError(self.name, trailer_offset, "root index lists more data blocks")
+        if self.pending:
+            raise HFileCorruptError(self.name, self.pending[0],
+                                    "data block in no leaf index block before the trailer")
