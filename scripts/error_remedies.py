@@ -51,7 +51,10 @@ GROUPS: list[tuple[str, str, list[str]]] = [
      "offset.",
      ["WalError", "WalSourceError", "WalUnsupportedError", "WalEmptyError", "WalCorruptError",
       "CellCorruptError", "ValueDecodeError", "MissingEntryError", "MarkerError",
-      "ProtobufError"]),
+      "ProtobufError", "BadCall"]),
+    ("HFiles", "An HFile (a store file of a table or a snapshot) that cannot be read; the "
+     "line names the file and the block's byte offset.",
+     ["HFileError", "HFileCorruptError", "HFileUnsupportedError"]),
     ("Replay", "A WAL file that cannot be replayed as asked; nothing after its position was "
      "recorded, and the next run starts there again.",
      ["ReplayError", "UnknownCellTypeError", "MarkerReadError", "InexpressibleMutationError",
@@ -201,6 +204,15 @@ REMEDIES: dict[str, str] = {
                          "as for a corrupt WAL.",
     "MarkerError": "A damaged marker: as for a corrupt WAL.",
     "ProtobufError": "A damaged file or znode: as for a corrupt WAL.",
+    "BadCall": "Served by the embedded cluster to a client whose call it could not read: the "
+               "client gets HBase's remote exception for it; check the client's framing.",
+    "HFileError": "See the file and offset in the line.",
+    "HFileCorruptError": "Keep the file for analysis (`hbase-migrate hfile info FILE` reads "
+                         "its trailer); read the table from a new snapshot, or validate it "
+                         "by a live scan.",
+    "HFileUnsupportedError": "The file is of a kind the reader refuses by name (an "
+                             "encoding, a compression, encryption, an old format): validate "
+                             "that table by a live scan.",
     "ReplayError": "Read the file and reason in the line; the next run starts at the same "
                    "offset.",
     "UnknownCellTypeError": "The WAL holds a cell type HBase's public types lack: keep the "
