@@ -20,6 +20,9 @@ from realstack.hbase import (
     RealHBase,
     RealHBaseOptions,
     check_rpc_protection,
+    choose_gateways,
+    has_gateways,
+    is_1x,
 )
 from realstack.kafka.cli import kafka
 from realstack.maven import RealStackError, module_classpath
@@ -103,6 +106,9 @@ def _ms(value: str, name: str) -> int:
               help="With --kerberos: HBase's TokenProvider coprocessor on every region, so "
               "HBase issues delegation tokens (DIGEST-MD5); --no-token-provider: a secured "
               "cluster that issues none.")
+@click.option("--gateways/--no-gateways", default=None,
+              help="HBase's Thrift1 and Thrift2 gateways (default: where Maven Central has "
+              "hbase-thrift of the version; --no-gateways: HBase's own RPC only).")
 @click.option("--thrift-http", is_flag=True,
               help="Both Thrift gateways in HTTP mode (SPNEGO with --kerberos).")
 @click.option("--ticket-lifetime", default="10h", show_default=True,
@@ -119,7 +125,8 @@ def start(hbase_version: str, data_dir: Path, name: str, region_servers: int, ma
           wal_compression: str, value_compression: str, roll_size: int, roll_period: str,
           archive_ttl: str, cleaner_interval: str, replication_peer: str | None,
           heap: str, kerberos: bool, kdc_dir: str | None, qop: str, rpc_protection: str,
-          token_provider: bool, thrift_http: bool, ticket_lifetime: str, rpc_tls: bool,
+          token_provider: bool, gateways: bool | None, thrift_http: bool,
+          ticket_lifetime: str, rpc_tls: bool,
           rpc_tls_plaintext: bool, phoenix: str | None) -> None:
     """Start real HBase on 127.0.0.1 and run until SIGTERM or SIGINT.
 
@@ -139,7 +146,15 @@ def start(hbase_version: str, data_dir: Path, name: str, region_servers: int, ma
     RPC too); DIR/tls holds the stack's CA and the client's certificate and key, which
     cluster.json's ``security`` names (``rpc_tls = "on"``). With
     ``--phoenix`` the admin endpoint's ``sql`` operation (``{"statements": [...],
-    "properties": {...}}``) runs SQL through Phoenix's JDBC driver."""
+    "properties": {...}}``) runs SQL through Phoenix's JDBC driver. A version of which
+    Maven Central has no hbase-thrift (3.0.0-alpha-4, 2.6.4...) starts without gateways,
+    saying so; ``--no-gateways`` asks for none on any 2.x or 3.x version."""
+    if thrift_http and gateways is False:
+        raise click.BadParameter("--thrift-http needs the gateways", param_hint="--no-gateways")
+    available = gateways is not False and (is_1x(hbase_version) or has_gateways(hbase_version))
+    run_gateways, note = choose_gateways(hbase_version, gateways, available)
+    if note:
+        click.echo(note, err=True)
     options = RealHBaseOptions(
         hbase_version=hbase_version, region_servers=region_servers, masters=masters,
         wal_compression=wal_compression, value_compression=value_compression.lower(),
@@ -148,7 +163,7 @@ def start(hbase_version: str, data_dir: Path, name: str, region_servers: int, ma
         cleaner_interval_ms=_ms(cleaner_interval, "--cleaner-interval"),
         replication_peer=replication_peer, name=name, heap=heap, kerberos=kerberos, qop=qop,
         rpc_protection=rpc_protection, token_provider=token_provider,
-        client_ticket_lifetime=ticket_lifetime, thrift_http=thrift_http,
+        client_ticket_lifetime=ticket_lifetime, thrift_http=thrift_http, gateways=run_gateways,
         kdc=str(Path(kdc_dir).resolve()) if kdc_dir else None, rpc_tls=rpc_tls,
         rpc_tls_plaintext=rpc_tls_plaintext, phoenix=phoenix)
     stop = threading.Event()

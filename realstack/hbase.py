@@ -217,6 +217,24 @@ def has_gateways(version: str = DEFAULT_VERSION) -> bool:
     return is_1x(version) or any("/hbase-thrift-" in entry for entry in hbase_classpath(version))
 
 
+def choose_gateways(version: str, asked: bool | None, available: bool) -> tuple[bool, str]:
+    """Whether a stack of HBase ``version`` runs the Thrift gateways, and a one-line note
+    when it runs without them for want of hbase-thrift (empty otherwise). ``asked``: the
+    user's ``--gateways`` (True) or ``--no-gateways`` (False), None for "where possible";
+    ``available``: :func:`has_gateways`. Gateways asked for where there are none: an error
+    saying what to run instead."""
+    if asked is False:
+        return False, ""
+    if available:
+        return True, ""
+    if asked:
+        raise RealStackError(f"HBase {version}: Maven Central has no hbase-thrift {version}, "
+                             "so no Thrift gateway can run: start it with --no-gateways "
+                             "(HBase's own RPC only)")
+    return False, (f"HBase {version}: no hbase-thrift {version} on Maven Central; starting "
+                   "without Thrift gateways (HBase's own RPC only, cluster.json client native)")
+
+
 class RealHBase:
     """One real HBase stack in a child JVM; ``with RealHBase(dir, options) as stack:``."""
 
