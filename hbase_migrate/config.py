@@ -12,6 +12,8 @@
     cluster_json = "state/source/cluster.json"    # or explicit endpoints:
     # thrift = "hbase-a:9090"  thrift2 = "hbase-a:9091"  webhdfs = "http://nn-a:9870"
     # hbase_root = "/hbase"  zookeeper = "zk-a:2181"  znode_parent = "/hbase"
+    # uri = "hbase+rpc://hmaster-a:16000,rs-a:16020"   (HBase 2.5+: no ZooKeeper at all)
+    #   or "hbase+zk://zk-a:2181/hbase"                (hbase_migrate.cluster.uri)
     # auth = "kerberos"  principal = "migrate@EXAMPLE.COM"  keytab = "migrate.keytab"
     # krb5_conf = "/etc/krb5.conf"  hbase_principal = "hbase/_HOST@EXAMPLE.COM"
     # http_principal = "HTTP/_HOST@EXAMPLE.COM"  zookeeper_principal = "zookeeper/_HOST@..."
@@ -124,7 +126,7 @@ from hbase_migrate.errors import ConfigError
 STATE_DIR_ENV = "HBASE_MIGRATE_STATE_DIR"
 LEDGER_ENV = "HBASE_MIGRATE_LEDGER"  # the ledger of migrations that name none (a stack's own)
 ENDPOINT_KEYS = ("name", "thrift", "thrift2", "transport", "protocol", "webhdfs", "zookeeper",
-                 "znode_parent", "hbase_root", "client")
+                 "znode_parent", "hbase_root", "client", "uri")
 _SECTIONS = ("migration", "source", "target", "tables", "replay", "spark", "ranges", "cdc",
              "gateway", "limits", "snapshot")
 IN_PROCESS = "in-process"  # the Spark master value meaning: run range tasks without Spark
@@ -150,11 +152,13 @@ ENVELOPES = ("native", "debezium")  # the CDC message formats (hbase_migrate/sin
 
 
 def endpoints_identity(thrift: str | None, thrift2: str | None, zookeeper: str | None,
-                       znode_parent: str | None) -> str:
+                       znode_parent: str | None, uri: str | None = None) -> str:
     """``thrift:<thrift1>,<thrift2>``: the gateways a cluster names; a cluster naming none
-    (reached natively) ``zookeeper:<quorum><znode parent>``."""
+    (reached natively) ``zookeeper:<quorum><znode parent>``, or its ``hbase+rpc://`` URI."""
     if thrift or thrift2:
         return f"thrift:{','.join(g for g in (thrift, thrift2) if g)}"
+    if not zookeeper and uri:
+        return uri
     return f"zookeeper:{zookeeper or ''}{znode_parent or '/hbase'}"
 
 
@@ -219,7 +223,8 @@ class ClusterSpec:
             return f"cluster_json:{self.cluster_json}"
         assert self.explicit is not None
         return endpoints_identity(self.explicit.thrift, self.explicit.thrift2,
-                                  self.explicit.zookeeper, self.explicit.znode_parent)
+                                  self.explicit.zookeeper, self.explicit.znode_parent,
+                                  self.explicit.uri)
 
 
 @dataclass(frozen=True)

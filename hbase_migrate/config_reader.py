@@ -126,10 +126,10 @@ class Reader:
                 self.fail(role, "client", f"one of {', '.join(CLIENTS)}", client)
             return ClusterSpec(role, cluster_json=self.folder / cluster_json, admin_shell=shell,
                                security=security, client=client)
-        if not given.get("thrift") and not given.get("zookeeper"):
+        if not given.get("thrift") and not given.get("zookeeper") and not given.get("uri"):
             raise ConfigError(f"{self.path}: [{role}]: expected cluster_json or at least "
-                              "thrift = \"host:port\" (or zookeeper = \"host:2181\" for "
-                              "client = \"native\")")
+                              "thrift = \"host:port\" (or zookeeper = \"host:2181\" or uri = "
+                              "\"hbase+rpc://host:16020\" for client = \"native\")")
         given.setdefault("name", role)
         root = given.get("hbase_root")
         if root and not given.get("webhdfs") and not Path(root).is_absolute():

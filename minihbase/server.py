@@ -43,9 +43,10 @@ from minihbase.model import Durability, MiniHBaseError
 from minihbase.process import EmbeddedStackError
 from minihbase.regionserver import RegionServer, RegionServers, WalSettings
 from minihbase.replication import ReplicationQueues
-from minihbase.rpc.listener import RpcListener
+from minihbase.rpc.listener import Handler, RpcListener
 from minihbase.rpc.master import MasterRpc
 from minihbase.rpc.regionserver import RegionServerRpc
+from minihbase.rpc.registry import RegistryRpc
 from minihbase.store import Store, WriteHook
 from minihbase.webhdfs import WebHdfsServer
 from minihbase.zkregistry import ZkRegistrar
@@ -138,6 +139,7 @@ class MiniHBase:
         self.rpc: list[RpcListener] = []  # one per region server slot
         self.region_rpc: list[RegionServerRpc] = []
         self.master_rpc_handler: MasterRpc | None = None
+        self.registry_rpc: RegistryRpc | None = None
         self.rpc_latency = 0.0  # seconds added to every RPC call (a fault)
         self._rpc_closed: list[int] = []  # the RPC ports stop_service("rpc") closed
         self.meta_slot = 0
@@ -202,9 +204,13 @@ class MiniHBase:
         self.rpc = [self._rs_listener(slot, port) for slot, port in enumerate(ports)]
         self.master_rpc.latency = self.rpc_latency
 
+    def _rs_services(self, slot: int) -> dict[str, dict[str, Handler]]:
+        """A region server's services: its own calls and the RPC registry's."""
+        registry = self.registry_rpc.services() if self.registry_rpc else {}
+        return {**(self.region_rpc[slot].services() if self.region_rpc else {}), **registry}
+
     def _rs_listener(self, slot: int, port: int) -> RpcListener:
-        listener = RpcListener(f"{self.name} rs{slot}",
-                               self.region_rpc[slot].services() if self.region_rpc else {},
+        listener = RpcListener(f"{self.name} rs{slot}", self._rs_services(slot),
                                port, alive=functools.partial(self._alive, slot))
         listener.latency = self.rpc_latency
         return listener
@@ -220,12 +226,16 @@ class MiniHBase:
         assert self.master_rpc is not None
         master = MasterRpc(cluster, servers, self.master_name, cluster_id(self.hbase_root_dir))
         self.master_rpc_handler = master
-        self.master_rpc.services = master.services()
+        self.registry_rpc = RegistryRpc(
+            master.cluster_id, lambda: self.master_name,
+            lambda: servers.servers[self.meta_slot].name,
+            lambda: [s.name for s in servers.live_servers()])
+        self.master_rpc.services = {**master.services(), **self.registry_rpc.services()}
         self.region_rpc = [RegionServerRpc(cluster, servers, slot,
                                            functools.partial(self._holds_meta, slot))
                            for slot in range(len(self.rpc))]
-        for listener, handler in zip(self.rpc, self.region_rpc, strict=True):
-            listener.services = handler.services()
+        for slot, listener in enumerate(self.rpc):
+            listener.services = self._rs_services(slot)
         for listener in (self.master_rpc, *self.rpc):
             listener.start()
 

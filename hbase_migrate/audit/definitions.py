@@ -52,7 +52,7 @@ def cluster_identity(section: Mapping[str, Any]) -> str:
     """``thrift:<thrift1>,<thrift2>``: the gateways a section names, else its ZooKeeper (as
     :attr:`ClusterSpec.identity` says explicit endpoints)."""
     return endpoints_identity(*(section.get(k) for k in ("thrift", "thrift2", "zookeeper",
-                                                         "znode_parent")))
+                                                         "znode_parent", "uri")))
 
 
 def tables_json(tables: Iterable[Mapping[str, Any]]) -> str:

@@ -24,6 +24,7 @@ from urllib.parse import urlsplit
 from thriftpy2.protocol.exc import TProtocolException
 
 from hbase_migrate.cluster.auth.security import ClusterSecurity, warn_if_exposed
+from hbase_migrate.cluster.uri import ClusterUri, parse_cluster_uri
 from hbase_migrate.errors import ConfigError, HBaseMigrateError
 
 log = logging.getLogger(__name__)
@@ -123,7 +124,10 @@ class ClusterEndpoints:
     (``"http"``: Thrift over HTTP POST, with SPNEGO when the cluster is Kerberos-secured).
     ``client`` says how the steps read and write: ``"native"`` (HBase's own RPC, found
     through ``zookeeper``) or ``"thrift"`` (the gateways); not given, a cluster naming a
-    Thrift2 gateway is read through it, one naming none but ZooKeeper natively."""
+    Thrift2 gateway is read through it, one naming none but ZooKeeper natively. ``uri``:
+    HBase's connection URI (:mod:`hbase_migrate.cluster.uri`): ``hbase+zk://`` sets
+    ``zookeeper`` and ``znode_parent``; ``hbase+rpc://`` reaches the cluster natively through
+    the RPC registry of the servers it names, with no ZooKeeper."""
 
     name: str
     thrift: str = ""
@@ -137,6 +141,22 @@ class ClusterEndpoints:
     hbase_root_dir: str | None = None  # a local folder holding the HBase root, when there is one
     security: ClusterSecurity | None = None  # None: no authentication
     client: str | None = None  # "native" or "thrift"; None: chosen as the docstring says
+    uri: str | None = None  # hbase+rpc://host:port,... or hbase+zk://quorum/znode
+
+    @property
+    def parsed_uri(self) -> ClusterUri | None:
+        return parse_cluster_uri(self.uri) if self.uri else None
+
+    @property
+    def bootstrap(self) -> tuple[tuple[str, int], ...]:
+        """The servers of an ``hbase+rpc://`` URI (the RPC registry's), else none."""
+        parsed = self.parsed_uri
+        return parsed.servers if parsed is not None else ()
+
+    @property
+    def registry(self) -> str:
+        """Who tells where meta and the master are: ``"rpc"`` or ``"zookeeper"``."""
+        return "rpc" if self.bootstrap else "zookeeper"
 
     @property
     def native(self) -> bool:
@@ -152,19 +172,38 @@ class ClusterEndpoints:
         """What every client of this cluster is given: its security and its name."""
         return {"security": self.security, "cluster": self.name}
 
+    def _take_uri(self) -> None:
+        """A ``hbase+zk`` URI's quorum and parent as ``zookeeper``/``znode_parent`` (given
+        twice, they must agree)."""
+        try:
+            parsed = self.parsed_uri
+        except ConfigError as exc:
+            raise ConfigError(f"cluster {self.name!r}: {exc}") from None
+        if parsed is None or parsed.rpc:
+            return
+        if self.zookeeper and (self.zookeeper, self.znode_parent) != (parsed.quorum,
+                                                                      parsed.znode_parent):
+            raise ConfigError(f"cluster {self.name!r}: uri {self.uri!r} and zookeeper = "
+                              f"\"{self.zookeeper}{self.znode_parent}\" disagree: give one")
+        object.__setattr__(self, "zookeeper", parsed.quorum)
+        object.__setattr__(self, "znode_parent", parsed.znode_parent)
+
     def __post_init__(self) -> None:
+        self._take_uri()
         if self.thrift:
             parse_host_port(self.thrift, f"cluster {self.name!r} thrift")
-        elif not self.zookeeper:
+        elif not self.zookeeper and not self.bootstrap:
             raise ConfigError(f"cluster {self.name!r}: expected a Thrift gateway (thrift = "
-                              "\"host:port\") or ZooKeeper (zookeeper = \"host:2181\")")
+                              "\"host:port\"), ZooKeeper (zookeeper = \"host:2181\") or "
+                              "uri = \"hbase+rpc://host:16020,...\"")
         if self.client is None:
-            object.__setattr__(self, "client", "native" if not self.thrift2 and self.zookeeper
+            reached = self.zookeeper or self.bootstrap
+            object.__setattr__(self, "client", "native" if not self.thrift2 and reached
                                else "thrift")
         if self.client not in CLIENTS:
             raise ConfigError(f"cluster {self.name!r}: client must be one of {CLIENTS}, "
                               f"got {self.client!r}")
-        if self.client == "native" and not self.zookeeper:
+        if self.client == "native" and not self.zookeeper and not self.bootstrap:
             raise ConfigError(f"cluster {self.name!r}: client \"native\" finds the cluster "
                               "through ZooKeeper: zookeeper = \"host:2181\" is missing")
         if self.thrift2 is not None:
@@ -191,7 +230,7 @@ class ClusterEndpoints:
         known = {k: data[k] for k in cls.__dataclass_fields__ if k in data}
         if not isinstance(known.get("name"), str):
             raise ConfigError(f"{source}: missing or non-string key 'name'")
-        for key in ("thrift", "zookeeper", "client"):
+        for key in ("thrift", "zookeeper", "client", "uri"):
             if key in known and not isinstance(known[key], str | None):
                 raise ConfigError(f"{source}: non-string key {key!r}")
         security = known.pop("security", None)

@@ -13,6 +13,9 @@ not read. JSON shape (times in ms since the epoch, ``null`` when a part is not c
                                           "queues_location", "queues": [{"server",
                                           "queue_id", "peer_id", "recovered",
                                           "dead_servers", "wals": {name: offset}}]}},
+     "registry": null | {"kind": "rpc"|"zookeeper", "answered_by", "cluster_id", "master",
+                         "meta_server", "error"} (native clusters: who told where meta and
+                         the master are; the rpc one is asked now),
      "retention": null | {"kind": "pinned"|"ttl"|"at-risk", "archive_ttl", "interval",
                           "peer", "detail"} (source side: are archived WALs kept for replay?),
      "wal_store": null | {"location", "files", "bytes",
@@ -44,6 +47,11 @@ from hbase_migrate.cluster.storage.walstore import WalStore
 if TYPE_CHECKING:
     from rich.console import Console
 
+
+# What a cluster given by hbase+rpc:// alone cannot show (HBase 2.x keeps it in ZooKeeper).
+NEEDS_ZOOKEEPER = ("live servers, replication peers and queues are read from ZooKeeper on "
+                   "HBase 2.x: add zookeeper = \"host:2181\" beside the hbase+rpc:// uri to "
+                   "see them")
 
 # The gateways' SASL QOP (hbase.thrift.security.qop) by hbase.rpc.protection's names.
 THRIFT_QOPS = {"auth": "authentication", "auth-int": "integrity", "auth-conf": "privacy"}
@@ -87,6 +95,7 @@ def info(config: Path, side: str, as_json: bool) -> None:
     if store is not None:
         location = endpoints.webhdfs or str(getattr(store, "hbase_root", ""))
         report["wal_store"] = wal_info(store, location, now)
+    report["registry"] = registry_info(endpoints)
     report["status"] = status_info(endpoints)
     report["connection"] = connection_info(endpoints, report["status"])
     if as_json:
@@ -125,19 +134,44 @@ def status_info(endpoints: ClusterEndpoints, wait: float = 10.0) -> dict[str, An
     """The master's cluster status for a cluster whose client is native (None for
     others: the gateways' clusters keep what ZooKeeper says); ``{"error"}`` when no master
     answered within ``wait`` seconds."""
-    if not endpoints.native or not endpoints.zookeeper:
+    if not endpoints.native or not (endpoints.zookeeper or endpoints.bootstrap):
         return None
     from hbase_migrate.rpc.admin import NativeAdmin
     from hbase_migrate.rpc.errors import RpcError
 
     try:
-        with NativeAdmin(endpoints.zookeeper, endpoints.znode_parent, call_timeout=wait,
-                         master_wait=wait, **endpoints.client_auth) as admin:
+        with NativeAdmin(endpoints.zookeeper or "", endpoints.znode_parent, call_timeout=wait,
+                         master_wait=wait, bootstrap=endpoints.bootstrap,
+                         **endpoints.client_auth) as admin:
             status = admin.cluster_status().to_json()
             status["connection"] = admin.master_security()
             return status
     except RpcError as exc:
         return {"error": str(exc)}
+
+
+def registry_info(endpoints: ClusterEndpoints, wait: float = 10.0) -> dict[str, Any] | None:
+    """Which registry tells where meta and the active master are, for a native cluster:
+    HBase's RPC registry (``hbase+rpc://``: asked now, naming the server that answered) or
+    ZooKeeper; None for a cluster reached through its gateways."""
+    if not endpoints.native:
+        return None
+    if not endpoints.bootstrap:
+        return {"kind": "zookeeper",
+                "answered_by": f"{endpoints.zookeeper}{endpoints.znode_parent}"}
+    from hbase_migrate.rpc.errors import RpcError
+    from hbase_migrate.rpc.registry import RpcRegistry
+
+    registry = RpcRegistry(endpoints.bootstrap, call_timeout=wait, **endpoints.client_auth)
+    try:
+        found = {"cluster_id": registry.cluster_id(),
+                 "master": str(registry.active_master()),
+                 "meta_server": str(registry.meta_server())}
+        return {"kind": "rpc", "answered_by": registry.answered_by, **found}
+    except RpcError as exc:
+        return {"kind": "rpc", "answered_by": None, "error": str(exc)}
+    finally:
+        registry.close()
 
 
 def connection_info(endpoints: ClusterEndpoints, status: dict[str, Any] | None
@@ -179,8 +213,13 @@ def render(report: dict[str, Any], console: Console | None = None) -> None:
     over = ("HBase's own RPC" if report.get("client") == "native"
             else "the Thrift gateways")
     console.print(f"[bold]{report['name']}[/bold] ({report['side']} cluster, over {over})")
+    registry = report.get("registry")
+    if registry is not None:
+        console.print(describe_registry(registry), highlight=False)
     zk = report["zookeeper"]
-    if zk is None:
+    if zk is None and registry is not None and registry["kind"] == "rpc":
+        console.print(f"no ZooKeeper: {NEEDS_ZOOKEEPER}", highlight=False)
+    elif zk is None:
         console.print("no ZooKeeper quorum configured: servers and replication unknown")
     else:
         _render_zookeeper(console, zk)
@@ -201,6 +240,17 @@ def render(report: dict[str, Any], console: Console | None = None) -> None:
     status = report.get("status")
     if status is not None:
         _render_status(console, status)
+
+
+def describe_registry(registry: dict[str, Any]) -> str:
+    """One line: which registry answered, and what it said."""
+    if registry["kind"] == "zookeeper":
+        return f"registry: ZooKeeper {registry['answered_by']}"
+    if registry.get("error"):
+        return f"registry: HBase's RPC registry did not answer: {registry['error']}"
+    return (f"registry: HBase's RPC registry (ClientMetaService), answered by "
+            f"{registry['answered_by']}: cluster id {registry['cluster_id']}, master "
+            f"{registry['master']}, hbase:meta on {registry['meta_server']}")
 
 
 def describe_connection(connection: dict[str, Any]) -> str:

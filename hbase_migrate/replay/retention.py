@@ -57,8 +57,14 @@ class ReplicationView:
 
 
 def read_replication(endpoints: ClusterEndpoints) -> ReplicationView | None:
-    """The replication view of a cluster, None when it names no ZooKeeper."""
+    """The replication view of a cluster, None when it names no ZooKeeper (one given by
+    ``hbase+rpc://`` alone says so: HBase 2.x keeps the replication queues there)."""
     if not endpoints.zookeeper:
+        if endpoints.bootstrap:
+            log.warning("replication state of %s unknown (retention assumed unpinned): HBase "
+                        "2.x keeps replication queues in ZooKeeper and the cluster is given by "
+                        "an hbase+rpc:// uri only; add zookeeper = \"host:2181\" to read them",
+                        endpoints.name)
         return None
     from hbase_migrate.cluster.errors import ClusterError
     from hbase_migrate.cluster.zk.zookeeper import HBaseZooKeeper

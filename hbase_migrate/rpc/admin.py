@@ -54,6 +54,7 @@ from hbase_migrate.rpc.master_calls import (
     procedure_result_request,
     table_request,
 )
+from hbase_migrate.rpc.registry import RegistryError, RpcRegistry
 from hbase_migrate.rpc.schema import Namespace
 from hbase_migrate.rpc.server_admin import (
     AdminCallError,
@@ -110,9 +111,17 @@ class NativeAdmin(RegionServerAdmin):
                  call_timeout: float = DEFAULT_CALL_TIMEOUT, wait_timeout: float = 600.0,
                  master_wait: float = 120.0, zk_timeout: float = 10.0,
                  locator: Locator | None = None, security: ClusterSecurity | None = None,
-                 cluster: str = "") -> None:
+                 cluster: str = "", registry: RpcRegistry | None = None,
+                 bootstrap: Sequence[tuple[str, int]] = ()) -> None:
         """``security`` (of the cluster named ``cluster``): SASL on ZooKeeper and the
-        master's and region servers' connections when Kerberos."""
+        master's and region servers' connections when Kerberos. ``registry`` (or the
+        ``locator``'s, or one of its own asking the ``bootstrap`` servers): the active
+        master and meta from HBase's RPC registry, not ZooKeeper."""
+        self._own_registry = registry is None and locator is None and bool(bootstrap)
+        if self._own_registry:
+            registry = RpcRegistry(bootstrap, user=user, call_timeout=call_timeout,
+                                   security=security, cluster=cluster)
+        self.registry = registry or (locator.registry if locator is not None else None)
         self.quorum, self.znode_parent, self.zk_timeout = quorum, znode_parent, zk_timeout
         self.user, self.call_timeout = user, call_timeout
         self.master_wait = master_wait
@@ -120,7 +129,7 @@ class NativeAdmin(RegionServerAdmin):
         super().__init__(locator or Locator(quorum, znode_parent,
                                             Pool(user=user, call_timeout=call_timeout,
                                                  security=security, cluster=cluster),
-                                            zk_timeout),
+                                            zk_timeout, self.registry),
                          user=user, call_timeout=call_timeout, wait_timeout=wait_timeout,
                          security=security, cluster=cluster)
         self._lock = threading.Lock()
@@ -134,7 +143,12 @@ class NativeAdmin(RegionServerAdmin):
     # --- the master ---------------------------------------------------------------------
 
     def active_master(self) -> ServerName:
-        """The active master ZooKeeper names now."""
+        """The active master ZooKeeper (or the registry) names now."""
+        if self.registry is not None:
+            try:
+                return self.registry.active_master()
+            except RegistryError as exc:
+                raise _NoMaster(str(exc)) from None
         with HBaseZooKeeper(self.quorum, self.znode_parent, self.zk_timeout,
                             security=self.servers.security,
                             cluster=self.servers.cluster) as zk:
@@ -394,6 +408,8 @@ class NativeAdmin(RegionServerAdmin):
         super().close()
         if self._own_locator:
             self.locator.pool.close()
+        if self._own_registry and self.registry is not None:
+            self.registry.close()
 
     def __enter__(self) -> Self:
         return self

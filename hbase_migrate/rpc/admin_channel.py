@@ -5,24 +5,34 @@ connections (a ZooKeeper read and a master connection: milliseconds beside a sna
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from hbase_migrate.cluster.admin import AdminChannel
 from hbase_migrate.cluster.auth.security import ClusterSecurity
+from hbase_migrate.cluster.endpoints import ClusterEndpoints
 from hbase_migrate.rpc.admin import NativeAdmin
 
 
 class NativeAdminChannel(AdminChannel):
     """The admin channel of the cluster (``role``: source or target) of ZooKeeper
-    ``quorum`` / ``znode_parent``."""
+    ``quorum`` / ``znode_parent``, or of the ``bootstrap`` servers (the RPC registry)."""
 
     def __init__(self, role: str, quorum: str, znode_parent: str = "/hbase", *,
-                 security: ClusterSecurity | None = None, cluster: str = "") -> None:
+                 security: ClusterSecurity | None = None, cluster: str = "",
+                 bootstrap: Sequence[tuple[str, int]] = ()) -> None:
         super().__init__(role)
         self.quorum, self.znode_parent = quorum, znode_parent
         self.security, self.cluster = security, cluster
+        self.bootstrap = tuple(bootstrap)
+
+    @classmethod
+    def of(cls, role: str, endpoints: ClusterEndpoints) -> NativeAdminChannel:
+        return cls(role, endpoints.zookeeper or "", endpoints.znode_parent,
+                   bootstrap=endpoints.bootstrap, **endpoints.client_auth)
 
     def open(self) -> NativeAdmin:
         return NativeAdmin(self.quorum, self.znode_parent, security=self.security,
-                           cluster=self.cluster)
+                           cluster=self.cluster, bootstrap=self.bootstrap)
 
     def snapshot(self, table: str, name: str, ttl_seconds: int) -> None:
         with self.open() as admin:

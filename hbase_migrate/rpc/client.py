@@ -75,6 +75,7 @@ from hbase_migrate.rpc.messages import (
     get_request,
 )
 from hbase_migrate.rpc.multi import all_done, decode_multi_response, mutate_type, row_multi
+from hbase_migrate.rpc.registry import RpcRegistry
 from hbase_migrate.rpc.scan import (
     Scan,
     ScanResponse,
@@ -181,8 +182,10 @@ class NativeClient:
                  max_result_bytes: int = MAX_RESULT_BYTES,
                  max_multi_bytes: int = MAX_MULTI_BYTES,
                  multis_per_server: int = DEFAULT_MULTIS_PER_SERVER, tags: bool = False,
-                 security: ClusterSecurity | None = None, cluster: str = "") -> None:
-        """``tags``: cells travel with their tags both ways (KeyValueCodecWithTags);
+                 security: ClusterSecurity | None = None, cluster: str = "",
+                 registry: RpcRegistry | None = None) -> None:
+        """``registry``: meta found through HBase's RPC registry, not ZooKeeper.
+        ``tags``: cells travel with their tags both ways (KeyValueCodecWithTags);
         without, HBase's default KeyValueCodec leaves them out. ``security`` (of the
         cluster named ``cluster``): SASL on ZooKeeper and every RPC connection when
         Kerberos."""
@@ -190,7 +193,7 @@ class NativeClient:
         self.pool = Pool(user=user, call_timeout=call_timeout,
                          codec=KEYVALUE_CODEC_WITH_TAGS if tags else KEYVALUE_CODEC,
                          security=security, cluster=cluster)
-        self.locator = Locator(quorum, znode_parent, self.pool)
+        self.locator = Locator(quorum, znode_parent, self.pool, registry=registry)
         self.attempts = attempts
         self.max_backoff = max_backoff
         self.rows_per_call = rows_per_call

@@ -23,6 +23,7 @@ from hbase_migrate.rpc.admin import NativeAdmin
 from hbase_migrate.rpc.client import NativeClient
 from hbase_migrate.rpc.locate import Region
 from hbase_migrate.rpc.messages import Column
+from hbase_migrate.rpc.registry import RpcRegistry
 from hbase_migrate.wal.model import Cell
 
 
@@ -45,15 +46,20 @@ def region_descriptor(region: Region) -> RegionDescriptor:
 
 
 class NativeCluster:
-    """A client of the cluster ZooKeeper ``quorum`` / ``znode_parent`` lead to."""
+    """A client of the cluster ZooKeeper ``quorum`` / ``znode_parent`` lead to, or the
+    servers ``bootstrap`` names (HBase's RPC registry: no ZooKeeper)."""
 
     def __init__(self, quorum: str, znode_parent: str = "/hbase", *,
                  settings: GatewaySettings | None = None,
-                 security: ClusterSecurity | None = None, cluster: str = "") -> None:
+                 security: ClusterSecurity | None = None, cluster: str = "",
+                 bootstrap: Sequence[tuple[str, int]] = ()) -> None:
         """``security`` (of the cluster named ``cluster``): Kerberos on every connection
         when it says so (``rpc.sasl``)."""
         settings = settings or GatewaySettings()
-        self.endpoint = f"ZooKeeper {quorum}{znode_parent}"
+        self.registry = RpcRegistry(bootstrap, call_timeout=settings.call_timeout,
+                                    security=security, cluster=cluster) if bootstrap else None
+        self.endpoint = (self.registry.description if self.registry is not None
+                         else f"ZooKeeper {quorum}{znode_parent}")
         self.quorum, self.znode_parent = quorum, znode_parent
         self.call_timeout = settings.call_timeout
         self.max_put_bytes = settings.max_put_bytes
@@ -61,15 +67,16 @@ class NativeCluster:
                                  max_result_bytes=settings.max_result_bytes,
                                  max_multi_bytes=settings.max_put_bytes,
                                  multis_per_server=settings.multis_per_server,
-                                 security=security, cluster=cluster)
+                                 security=security, cluster=cluster,
+                                 registry=self.registry)
         self._admin: NativeAdmin | None = None
         self.security, self.cluster = security, cluster
 
     @classmethod
     def of(cls, endpoints: ClusterEndpoints, settings: GatewaySettings) -> NativeCluster:
-        assert endpoints.zookeeper is not None  # ClusterEndpoints checks it for native
-        return cls(endpoints.zookeeper, endpoints.znode_parent, settings=settings,
-                   **endpoints.client_auth)
+        # ClusterEndpoints checks a native cluster names ZooKeeper or hbase+rpc servers
+        return cls(endpoints.zookeeper or "", endpoints.znode_parent, settings=settings,
+                   bootstrap=endpoints.bootstrap, **endpoints.client_auth)
 
     @property
     def admin(self) -> NativeAdmin:
@@ -93,9 +100,12 @@ class NativeCluster:
                 self._admin.close()
         finally:
             self.data.close()
+            if self.registry is not None:
+                self.registry.close()
 
     def probe(self, attempts: int = 1) -> None:
-        """ZooKeeper read, and a connection to the server holding ``hbase:meta``."""
+        """ZooKeeper read (or the registry asked), and a connection to the server holding
+        ``hbase:meta``."""
         self.data.pool.get(*self.data.locator.meta_server())
 
     # --- data -------------------------------------------------------------------------

@@ -1,5 +1,6 @@
-"""Where a table's regions are: ZooKeeper names the server of ``hbase:meta``; ``hbase:meta``
-names every other region's server. Cached per table, as HBase's client does.
+"""Where a table's regions are: ZooKeeper (or the RPC registry, ``rpc.registry``) names the
+server of ``hbase:meta``; ``hbase:meta`` names every other region's server. Cached per
+table, as HBase's client does.
 
 The lookup of a row follows HBase 2.x's ``AsyncNonMetaRegionLocator.locateInMeta``: a
 reversed scan of ``hbase:meta`` from ``<table>,<row>,99999999999999`` (``HConstants.NINES``).
@@ -40,6 +41,7 @@ from hbase_migrate.cluster.zk.zookeeper import HBaseZooKeeper
 from hbase_migrate.rpc.connection import Connection, Pool
 from hbase_migrate.rpc.errors import RegionNotFoundError, RpcError
 from hbase_migrate.rpc.messages import Column
+from hbase_migrate.rpc.registry import RpcRegistry
 from hbase_migrate.rpc.scan import (
     Scan,
     decode_scan_response,
@@ -204,7 +206,9 @@ class Locator:
     """Region locations of a cluster, cached per table; thread-safe."""
 
     def __init__(self, quorum: str, znode_parent: str, pool: Pool,
-                 zk_timeout: float = 10.0) -> None:
+                 zk_timeout: float = 10.0, registry: RpcRegistry | None = None) -> None:
+        """``registry``: meta found through HBase's RPC registry, no ZooKeeper."""
+        self.registry = registry
         self.quorum = quorum
         self.znode_parent = znode_parent
         self.pool = pool
@@ -216,9 +220,15 @@ class Locator:
     # --- meta ---------------------------------------------------------------------------
 
     def meta_server(self) -> tuple[str, int]:
-        """``(host, port)`` of the server holding ``hbase:meta``, from ZooKeeper."""
+        """``(host, port)`` of the server holding ``hbase:meta``, from ZooKeeper (or the
+        registry)."""
         with self._lock:
             if self._meta is not None:
+                return self._meta
+        if self.registry is not None:
+            found = self.registry.meta_server()
+            with self._lock:
+                self._meta = (found.host, found.port)
                 return self._meta
         with HBaseZooKeeper(self.quorum, self.znode_parent, self.zk_timeout,
                             security=self.pool.security, cluster=self.pool.cluster) as zk:

@@ -79,9 +79,8 @@ def admin_channel(cluster: ClusterSpec, hbase_version: str) -> AdminChannel:
     if cluster.admin_shell:
         return ShellAdmin(cluster.role, cluster.admin_shell)
     endpoints = cluster.endpoints()
-    if endpoints.native and endpoints.zookeeper:
-        return NativeAdminChannel(cluster.role, endpoints.zookeeper, endpoints.znode_parent,
-                                  **endpoints.client_auth)
+    if endpoints.native and (endpoints.zookeeper or endpoints.bootstrap):
+        return NativeAdminChannel.of(cluster.role, endpoints)
     if endpoints.kerberos:
         raise ConfigError(f"{cluster.role} cluster {endpoints.name!r} is secured with "
                           "Kerberos and the Java admin helper does not log in: set "

@@ -262,10 +262,8 @@ class Validation:
         """What major-compacts the target: HBase's own RPC for a native target, else its
         Thrift1 gateway (HBase's Thrift2 has no compaction call)."""
         endpoints = self.spec.target.endpoints()
-        if endpoints.native and endpoints.zookeeper:
-            return nullcontext(NativeAdminChannel("target", endpoints.zookeeper,
-                                                  endpoints.znode_parent,
-                                                  **endpoints.client_auth))
+        if endpoints.native and (endpoints.zookeeper or endpoints.bootstrap):
+            return nullcontext(NativeAdminChannel.of("target", endpoints))
         why = (f"a repair asks it to major-compact the regions where delete markers hide "
                f"repaired cells (ranges {', '.join(map(str, hidden))}); HBase's Thrift2 "
                "has no compaction call")

@@ -4,7 +4,9 @@ A connection holds the Thrift1 gateway as host and port (none for a cluster reac
 natively), and in its extras ``client`` (``native``: HBase's own RPC through ZooKeeper, no
 gateway; ``thrift``: the gateways; by default Thrift2 when named, else native), ``thrift2``
 (``host:port``), ``webhdfs`` (``http://namenode:9870``), ``zookeeper`` (``host:port,...``),
-``znode_parent`` (default ``/hbase``), ``hbase_root`` (the HBase root: an HDFS path when
+``znode_parent`` (default ``/hbase``), ``uri`` (HBase's connection URI:
+``hbase+rpc://host:port,...`` reaches the cluster through its RPC registry with no
+ZooKeeper; ``hbase+zk://quorum/znode``), ``hbase_root`` (the HBase root: an HDFS path when
 ``webhdfs`` is given, else a local folder), ``transport`` (``buffered``, ``framed`` or
 ``http``) and ``protocol`` of the gateways,
 and the cluster's security (``auth``, ``principal``, ``keytab``, ``krb5_conf``,
@@ -25,7 +27,7 @@ if TYPE_CHECKING:
     from hbase_migrate.cluster.endpoints import ClusterEndpoints
 
 ENDPOINT_EXTRA_KEYS = ("client", "thrift2", "webhdfs", "zookeeper", "znode_parent",
-                       "hbase_root", "transport", "protocol")
+                       "hbase_root", "transport", "protocol", "uri")
 SECURITY_EXTRA_KEYS = ("auth", "principal", "keytab", "krb5_conf", "hbase_principal",
                        "http_principal", "zookeeper_principal", "qop", "rpc_protection",
                        "tls_ca_file", "rpc_tls", "rpc_tls_verify_hostname", "tls_cert_file",
@@ -54,10 +56,11 @@ class HBaseHook(BaseHook):
         conn = self.get_connection(self.hbase_conn_id)
         prefix = f"extra__{self.conn_type}__"  # how Airflow's form may store its fields
         extra = {k.removeprefix(prefix): v for k, v in conn.extra_dejson.items()}
-        if (not conn.host or not conn.port) and not extra.get("zookeeper"):
+        if (not conn.host or not conn.port) and not extra.get("zookeeper") \
+                and not extra.get("uri"):
             raise ConfigError(f"connection {self.hbase_conn_id!r}: host and port of the "
-                              "Thrift1 gateway are required (or the extra zookeeper, for "
-                              "client native)")
+                              "Thrift1 gateway are required (or the extra zookeeper or uri, "
+                              "for client native)")
         unknown = sorted(set(extra) - set(EXTRA_KEYS))
         if unknown:
             raise ConfigError(f"connection {self.hbase_conn_id!r}: unknown extra key(s) "

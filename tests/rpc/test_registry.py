@@ -1,0 +1,179 @@
+"""Clusters given by HBase's connection URIs: ``hbase+rpc://`` reaches meta and the active
+master through the RPC connection registry (``ClientMetaService``), with no ZooKeeper
+session at all; ``hbase+zk://`` is ZooKeeper's quorum and parent. The embedded cluster serves
+the registry on its master and region servers, as HBase 2.6 does; its answers are checked
+against what the same cluster registered in ZooKeeper, and a copy, replay and validation
+between two embedded clusters given by ``hbase+rpc://`` alone opens no connection to the
+ZooKeeper both are registered in."""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from hbase_migrate.cli import cli
+from hbase_migrate.cluster.descriptors import FamilyDescriptor, TableDescriptor
+from hbase_migrate.cluster.endpoints import ClusterEndpoints
+from hbase_migrate.cluster.uri import parse_cluster_uri
+from hbase_migrate.cluster.zk.zookeeper import HBaseZooKeeper
+from hbase_migrate.config import IN_PROCESS, load_config
+from hbase_migrate.errors import ConfigError
+from hbase_migrate.lifecycle import prepare, replay, snapshot, validate
+from hbase_migrate.rpc.cluster import NativeCluster
+from hbase_migrate.rpc.registry import RegistryError, RpcRegistry
+from hbase_migrate.wal.model import Cell, CellType
+from minihbase.regionserver import WalSettings
+from minihbase.server import MiniHBase
+from minihbase.zookeeper import ZooKeeperServer
+from tests.socket_watch import connections, ports
+
+TABLE = "orders"
+
+
+def rpc_uri(mini: MiniHBase) -> str:
+    """``hbase+rpc://`` naming the cluster's region servers (not its master)."""
+    described = mini.describe()
+    return "hbase+rpc://" + ",".join(described["region_server_rpc"].values())
+
+
+@pytest.fixture
+def registered(tmp_path: Path, zookeeper: ZooKeeperServer) -> Iterator[MiniHBase]:
+    with MiniHBase(tmp_path / "c", "registered", zookeeper=zookeeper.address,
+                   znode_parent=f"/hbase-registry-{uuid.uuid4().hex[:8]}",
+                   wal=WalSettings(region_servers=2, roll_period=3600)) as mini:
+        yield mini
+
+
+def test_uris_parse_as_hbase_reads_them_and_bad_ones_are_one_clear_line() -> None:
+    rpc = parse_cluster_uri("hbase+rpc://rs-1:16020,hmaster:16000")
+    assert rpc.rpc and rpc.servers == (("rs-1", 16020), ("hmaster", 16000))
+    zk = parse_cluster_uri("hbase+zk://zk-1:2181,zk-2:2181/hbase-prod")
+    assert (zk.quorum, zk.znode_parent) == ("zk-1:2181,zk-2:2181", "/hbase-prod")
+    for bad, said in (("hbase+rpc://", "no bootstrap servers"),
+                      ("hbase+rpc://rs-1", "not host:port"),
+                      ("hbase+zk://zk-1:2181", "no znode parent"),
+                      ("hbase://zk-1:2181/hbase", "expected hbase+rpc://"),
+                      ("hbase+rpc://rs-1:16020/x", "no path")):
+        with pytest.raises(ConfigError) as caught:
+            parse_cluster_uri(bad)
+        assert said in str(caught.value) and bad in str(caught.value)
+        assert len(str(caught.value).splitlines()) == 1
+
+
+def test_endpoints_from_uris() -> None:
+    rpc = ClusterEndpoints("src", uri="hbase+rpc://rs-1:16020")
+    assert (rpc.client, rpc.zookeeper, rpc.bootstrap, rpc.registry) == (
+        "native", None, (("rs-1", 16020),), "rpc")
+    zk = ClusterEndpoints("src", uri="hbase+zk://zk-1:2181/hbase-a")
+    assert (zk.client, zk.zookeeper, zk.znode_parent, zk.registry) == (
+        "native", "zk-1:2181", "/hbase-a", "zookeeper")
+    with pytest.raises(ConfigError, match=r"cluster 'src': uri .* and zookeeper .* disagree"):
+        ClusterEndpoints("src", uri="hbase+zk://zk-1:2181/hbase-a", zookeeper="zk-2:2181")
+    with pytest.raises(ConfigError, match=r"cluster 'src': uri 'hbase\+rpc://': no bootstrap"):
+        ClusterEndpoints("src", uri="hbase+rpc://")
+
+
+def test_the_registry_answers_what_zookeeper_says(registered: MiniHBase) -> None:
+    endpoints = registered.endpoints
+    with HBaseZooKeeper(endpoints.zookeeper or "", endpoints.znode_parent) as zk:
+        expected = (zk.cluster_id(), zk.master(), zk.meta_server())
+        live = set(zk.live_servers())
+    servers = parse_cluster_uri(rpc_uri(registered)).servers
+    registry = RpcRegistry(servers)
+    try:
+        assert (registry.cluster_id(), registry.active_master(),
+                registry.meta_server()) == expected
+        assert set(registry.refresh()) == live
+        # a region server killed: the one holding meta, so meta moves; both say so
+        meta = registry.meta_server()
+        registry.close()
+        registered.region_servers.kill(str(meta))  # type: ignore[union-attr]
+        with HBaseZooKeeper(endpoints.zookeeper or "", endpoints.znode_parent) as zk:
+            moved = zk.meta_server()
+        assert moved is not None and moved != meta
+        assert registry.meta_server() == moved  # asked of the live server
+    finally:
+        registry.close()
+
+
+def test_no_server_answering_is_one_error_naming_each(tmp_path: Path) -> None:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    registry = RpcRegistry([("127.0.0.1", port)], call_timeout=2.0)
+    with pytest.raises(RegistryError) as caught:
+        registry.meta_server()
+    message = str(caught.value)
+    assert f"127.0.0.1:{port}" in message and "where hbase:meta is" in message
+    assert len(message.splitlines()) == 1
+
+
+def write_migration(folder: Path, source: MiniHBase, target: MiniHBase) -> Path:
+    path = folder / "migration.toml"
+    sides = []
+    for role, mini in (("source", source), ("target", target)):
+        sides.append(f'[{role}]\nname = "{role}"\nuri = "{rpc_uri(mini)}"\n'
+                     f'hbase_root = "{mini.hbase_root_dir}"\n')
+    path.write_text(
+        f'[migration]\nname = "by-uri"\nledger = "sqlite:///{folder / "ledger.db"}"\n'
+        + "".join(sides)
+        + f'[[tables]]\nsource = "{TABLE}"\n'
+        f'[replay]\nroll_period = "1h"\nmargin = "1m"\n'
+        f'[spark]\nmaster = "{IN_PROCESS}"\n', encoding="utf-8")
+    return path
+
+
+def cells(rows: range, ts: int, value: bytes) -> list[Cell]:
+    return [Cell(f"row-{i:04d}".encode(), b"d", b"q", ts, CellType.PUT, value + b"%d" % i)
+            for i in rows]
+
+
+def test_a_migration_between_clusters_given_by_hbase_rpc_opens_no_zookeeper_session(
+        tmp_path: Path, zookeeper: ZooKeeperServer) -> None:
+    parent = f"/hbase-uri-{uuid.uuid4().hex[:8]}"
+    with MiniHBase(tmp_path / "s", "source", zookeeper=zookeeper.address,
+                   znode_parent=parent + "-s", wal=WalSettings(region_servers=2)) as src, \
+            MiniHBase(tmp_path / "t", "target", zookeeper=zookeeper.address,
+                      znode_parent=parent + "-t") as dst:
+        spec = load_config(write_migration(tmp_path, src, dst))
+        assert spec.source.endpoints().zookeeper is None
+        now = int(time.time() * 1000)
+        with connections() as seen:
+            with NativeCluster.of(spec.source.endpoints(), spec.gateway) as source:
+                source.create_table(TableDescriptor(TABLE, (FamilyDescriptor(b"d", 3),)), [b"row-0050"])
+                source.write_cells(TABLE, cells(range(100), now - 60_000, b"old"))
+            assert prepare(spec).passed
+            copied = snapshot(spec).to_json()
+            with NativeCluster.of(spec.source.endpoints(), spec.gateway) as source:
+                source.write_cells(TABLE, cells(range(80, 120), now, b"new"))
+            replayed = replay(spec).to_json()
+            verdict = validate(spec, recompare_wait=0).to_json()["verdict"]
+            runner = CliRunner()
+            shown = runner.invoke(cli, ["cluster", "info", "--config", str(spec.path),
+                                        "--json"])
+        assert copied["cells"] == 100 and replayed["exit_code"] == 0, replayed
+        assert verdict == "match"
+        assert zookeeper.port not in ports(seen), sorted(set(seen))
+        rpc_ports = {p for _, p in parse_cluster_uri(rpc_uri(src)).servers}
+        assert rpc_ports <= ports(seen)  # the watch saw the registry's connections
+        assert shown.exit_code == 0, shown.output
+        info: dict[str, Any] = json.loads(shown.output)
+        registry = info["registry"]
+        assert registry["kind"] == "rpc" and registry["answered_by"] in rpc_uri(src)
+        assert registry["master"] == str(src.master_name)
+        assert info["zookeeper"] is None
+        with NativeCluster.of(spec.target.endpoints(), spec.gateway) as target:
+            found = {row[0].row: max(row, key=lambda c: c.timestamp).value
+                     for row in target.scan(TABLE)}
+        expected = {c.row: c.value for c in cells(range(100), 0, b"old")}
+        expected.update({c.row: c.value for c in cells(range(80, 120), 0, b"new")})
+        assert found == expected
