@@ -1,0 +1,115 @@
+"""A migration between two real HBase 2.6.1 clusters given only as ``hbase+rpc://`` URIs (their
+region servers' RPC ports) and WebHDFS for the WALs: the schema, the copy by scan, the replay
+of writes made since and the validation reach both through HBase's RPC connection registry
+(``ClientMetaService``, which 2.6's region servers serve), and no connection of this process
+goes to either cluster's ZooKeeper while they run (every ``socket.connect`` is watched; the
+servers keep their own sessions). HBase's Java client of 2.6.1 judges the result cell for
+cell. The source is the session's real stack; the target a stack of its own, with no gateway."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from hbase_migrate.cli import cli
+from hbase_migrate.cluster.descriptors import FamilyDescriptor, TableDescriptor
+from hbase_migrate.config import IN_PROCESS, MigrationSpec, load_config
+from hbase_migrate.lifecycle import prepare, replay, snapshot, validate
+from hbase_migrate.lifecycle.check import check
+from hbase_migrate.rpc.cluster import NativeCluster
+from hbase_migrate.wal.model import Cell, CellType
+from minihbase.cli.minicluster import call_admin
+from realstack.hbase import RealHBase, RealHBaseOptions
+from tests.realstack.fixtures import running, skip_without_real_stack
+from tests.realstack.java_cells import differences, java_dump
+from tests.socket_watch import connections, ports
+
+pytestmark = [pytest.mark.integration, pytest.mark.realstack]
+TABLE = "by_rpc_uri"
+VERSION = "2.6.1"  # the first release line with connection URIs (HBASE-28436)
+
+
+@pytest.fixture(scope="module")
+def target(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealHBase]:
+    skip_without_real_stack()
+    yield from running(RealHBase(tmp_path_factory.mktemp("uri-target"), RealHBaseOptions(
+        hbase_version=VERSION, region_servers=1, heap="768m", name="uri-target",
+        gateways=False)), f"HBase {VERSION} (uri target, no gateway)")
+
+
+def rpc_uri(stack: RealHBase) -> str:
+    """``hbase+rpc://`` naming the stack's live region servers (``host,port,startcode``)."""
+    servers = [name.rsplit(",", 1)[0].replace(",", ":")
+               for name in call_admin(stack.cluster_json, "info")["region_servers"]]
+    return "hbase+rpc://" + ",".join(servers)
+
+
+def zookeeper_port(stack: RealHBase) -> int:
+    return int(str(stack.described["zookeeper"]).rpartition(":")[2])
+
+
+def configure(folder: Path, source: RealHBase, target: RealHBase) -> MigrationSpec:
+    sides = "".join(
+        f'[{role}]\nname = "{role}"\nuri = "{rpc_uri(stack)}"\n'
+        f'webhdfs = "{stack.described["webhdfs"]}"\n'
+        f'hbase_root = "{stack.described["hbase_root"]}"\n'
+        for role, stack in (("source", source), ("target", target)))
+    path = folder / "migration.toml"
+    path.write_text(
+        f'[migration]\nname = "by-rpc-uri"\nledger = "sqlite:///{folder / "ledger.db"}"\n'
+        f'{sides}[[tables]]\nsource = "{TABLE}"\n'
+        f'[replay]\nroll_period = "1h"\nmargin = "1m"\n'
+        f'[spark]\nmaster = "{IN_PROCESS}"\n', encoding="utf-8")
+    return load_config(path)
+
+
+def puts(rows: range, ts: int, value: bytes) -> list[Cell]:
+    return [Cell(b"row-%04d" % i, b"d", b"q", ts, CellType.PUT, value + b"%d" % i)
+            for i in rows]
+
+
+def test_a_migration_by_hbase_rpc_uris_opens_no_zookeeper_connection(
+        real_hbase: RealHBase, target: RealHBase, tmp_path: Path) -> None:
+    began = time.monotonic()
+    spec = configure(tmp_path, real_hbase, target)
+    for cluster in (spec.source, spec.target):
+        assert cluster.endpoints().zookeeper is None and cluster.endpoints().native
+    old = int(time.time() * 1000) - 60_000
+    with connections() as seen:
+        with NativeCluster.of(spec.source.endpoints(), spec.gateway) as source:
+            source.create_table(TableDescriptor(TABLE, (FamilyDescriptor(b"d", 3),)),
+                                [b"row-0100"])
+            source.write_cells(TABLE, puts(range(200), old, b"old"))
+        assert check(spec).to_json()["tables"] == [TABLE]
+        assert prepare(spec).passed
+        copied = snapshot(spec).to_json()
+        with NativeCluster.of(spec.source.endpoints(), spec.gateway) as source:
+            source.write_cells(TABLE, puts(range(150, 260), old + 30_000, b"new"))
+            source.write_cells(TABLE, [Cell(b"row-0003", b"d", b"q", old + 30_000,
+                                            CellType.DELETE_COLUMN, b"")])
+        call_admin(real_hbase.cluster_json, "roll")
+        replayed = replay(spec).to_json()
+        verdict = validate(spec, recompare_wait=0).to_json()["verdict"]
+        shown = CliRunner().invoke(cli, ["cluster", "info", "--config", str(spec.path),
+                                         "--side", "target", "--json"])
+    assert copied["cells"] == 200 and replayed["exit_code"] == 0, replayed
+    assert verdict == "match"
+    zookeepers = {zookeeper_port(real_hbase), zookeeper_port(target)}
+    assert not zookeepers & ports(seen), sorted(set(seen))
+    servers = {int(s.rpartition(":")[2]) for s in rpc_uri(target)[12:].split(",")}
+    assert servers <= ports(seen)  # the watch saw the registry's own connections
+    info = json.loads(shown.output)
+    assert info["registry"]["kind"] == "rpc" and "error" not in info["registry"], info
+    assert info["registry"]["master"] == info["status"]["master"], info
+    expected = java_dump(real_hbase.described, TABLE)
+    found = java_dump(target.described, TABLE)
+    assert differences(expected.visible, found.visible) == ""
+    assert len(found.visible) == 200 + 110 - 1  # old, new, row 3's old one deleted
+    print(f"\nhbase+rpc:// migration on HBase {VERSION}: {copied['cells']} copied, "
+          f"{sum(replayed['cells'].values())} replayed, {len(set(seen))} connections, none "
+          f"to ZooKeeper; test {time.monotonic() - began:.0f} s")
