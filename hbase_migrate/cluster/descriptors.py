@@ -20,6 +20,9 @@ TimeRange = tuple[int, int]  # [from, to) in ms
 LATEST_TIMESTAMP = 0x7FFFFFFFFFFFFFFF  # HConstants.LATEST_TIMESTAMP
 
 
+DEFAULT_MOB_THRESHOLD = 100 * 1024  # ColumnFamilyDescriptorBuilder.DEFAULT_MOB_THRESHOLD
+
+
 @dataclass(frozen=True)
 class FamilyDescriptor:
     """One column family with the settings a copy must carry over.
@@ -40,6 +43,8 @@ class FamilyDescriptor:
     block_size: int = 65536
     data_block_encoding: str = "NONE"
     keep_deleted_cells: str = "FALSE"
+    mob: bool = False  # IS_MOB: values above mob_threshold bytes kept in MOB files
+    mob_threshold: int = DEFAULT_MOB_THRESHOLD  # MOB_THRESHOLD
 
     def to_json(self) -> dict[str, Any]:
         data = {k: v for k, v in self.__dict__.items() if k != "name"}

@@ -79,6 +79,9 @@ def family_attributes(family: FamilyDescriptor) -> dict[str, str]:
         "REPLICATION_SCOPE": str(family.scope),
         "TTL": str(family.ttl),
         "VERSIONS": str(family.max_versions),
+        # HBase writes the MOB keys only when set (they have no entry in DEFAULT_VALUES)
+        **({"IS_MOB": "true", "MOB_THRESHOLD": str(family.mob_threshold)} if family.mob
+           else {}),
     }
 
 
@@ -110,6 +113,8 @@ _READ: dict[str, tuple[str, Callable[[str], object]]] = {
     "BLOCKSIZE": ("block_size", int),
     "DATA_BLOCK_ENCODING": ("data_block_encoding", str),
     "KEEP_DELETED_CELLS": ("keep_deleted_cells", str.upper),
+    "IS_MOB": ("mob", _bool),
+    "MOB_THRESHOLD": ("mob_threshold", int),
 }
 
 

@@ -149,7 +149,8 @@ def test_a_migration_between_clusters_given_by_hbase_rpc_opens_no_zookeeper_sess
         now = int(time.time() * 1000)
         with connections() as seen:
             with NativeCluster.of(spec.source.endpoints(), spec.gateway) as source:
-                source.create_table(TableDescriptor(TABLE, (FamilyDescriptor(b"d", 3),)), [b"row-0050"])
+                source.create_table(TableDescriptor(TABLE, (FamilyDescriptor(b"d", 3),)),
+                                    [b"row-0050"])
                 source.write_cells(TABLE, cells(range(100), now - 60_000, b"old"))
             assert prepare(spec).passed
             copied = snapshot(spec).to_json()

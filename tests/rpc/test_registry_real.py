@@ -4,7 +4,13 @@ of writes made since and the validation reach both through HBase's RPC connectio
 (``ClientMetaService``, which 2.6's region servers serve), and no connection of this process
 goes to either cluster's ZooKeeper while they run (every ``socket.connect`` is watched; the
 servers keep their own sessions). HBase's Java client of 2.6.1 judges the result cell for
-cell. The source is the session's real stack; the target a stack of its own, with no gateway."""
+cell. The source is the session's real stack; the target a stack of its own, with no gateway.
+
+A MOB table (``IS_MOB``, ``MOB_THRESHOLD``) migrates the same way, exactly: values on both
+sides of the threshold, flushed on the source (so the large ones are read back from its MOB
+files), copied by scan, replayed from the WALs (which hold whole values) and validated; the
+target's family is MOB with the same threshold and, flushed, keeps its large values in MOB
+files of its own (``mobdir``, listed over WebHDFS)."""
 
 from __future__ import annotations
 
@@ -53,7 +59,8 @@ def zookeeper_port(stack: RealHBase) -> int:
     return int(str(stack.described["zookeeper"]).rpartition(":")[2])
 
 
-def configure(folder: Path, source: RealHBase, target: RealHBase) -> MigrationSpec:
+def configure(folder: Path, source: RealHBase, target: RealHBase,
+              table: str = TABLE) -> MigrationSpec:
     sides = "".join(
         f'[{role}]\nname = "{role}"\nuri = "{rpc_uri(stack)}"\n'
         f'webhdfs = "{stack.described["webhdfs"]}"\n'
@@ -61,8 +68,8 @@ def configure(folder: Path, source: RealHBase, target: RealHBase) -> MigrationSp
         for role, stack in (("source", source), ("target", target)))
     path = folder / "migration.toml"
     path.write_text(
-        f'[migration]\nname = "by-rpc-uri"\nledger = "sqlite:///{folder / "ledger.db"}"\n'
-        f'{sides}[[tables]]\nsource = "{TABLE}"\n'
+        f'[migration]\nname = "{table}"\nledger = "sqlite:///{folder / "ledger.db"}"\n'
+        f'{sides}[[tables]]\nsource = "{table}"\n'
         f'[replay]\nroll_period = "1h"\nmargin = "1m"\n'
         f'[spark]\nmaster = "{IN_PROCESS}"\n', encoding="utf-8")
     return load_config(path)
@@ -113,3 +120,53 @@ def test_a_migration_by_hbase_rpc_uris_opens_no_zookeeper_connection(
     print(f"\nhbase+rpc:// migration on HBase {VERSION}: {copied['cells']} copied, "
           f"{sum(replayed['cells'].values())} replayed, {len(set(seen))} connections, none "
           f"to ZooKeeper; test {time.monotonic() - began:.0f} s")
+
+
+MOB_TABLE, THRESHOLD = "mob_values", 100
+
+
+def mob_values(rows: range, ts: int, tag: bytes) -> list[Cell]:
+    """Even rows 40-byte values (kept in the store files), odd rows 400-byte ones (MOB)."""
+    return [Cell(b"mob-%04d" % i, b"m", b"v", ts, CellType.PUT,
+                 (tag + b"-%04d-" % i) * (4 if i % 2 == 0 else 40)) for i in rows]
+
+
+def mob_files(stack: RealHBase, table: str) -> int:
+    """The files under the table's MOB folder (``<root>/mobdir/data/default/<table>``)."""
+    from hdfs import InsecureClient
+
+    client = InsecureClient(str(stack.described["webhdfs"]))
+    folder = f"{stack.described['hbase_root']}/mobdir/data/default/{table}"
+    if client.status(folder, strict=False) is None:
+        return 0
+    return sum(len(files) for _, _, files in client.walk(folder))
+
+
+def test_a_mob_table_migrates_exactly(real_hbase: RealHBase, target: RealHBase,
+                                      tmp_path: Path) -> None:
+    spec = configure(tmp_path, real_hbase, target, MOB_TABLE)
+    family = FamilyDescriptor(b"m", max_versions=3, mob=True, mob_threshold=THRESHOLD)
+    old = int(time.time() * 1000) - 60_000
+    with NativeCluster.of(spec.source.endpoints(), spec.gateway) as source:
+        source.create_table(TableDescriptor(MOB_TABLE, (family,)), [b"mob-0030"])
+        source.write_cells(MOB_TABLE, mob_values(range(60), old, b"first"))
+    call_admin(real_hbase.cluster_json, "flush", {"table": MOB_TABLE})
+    assert mob_files(real_hbase, MOB_TABLE) > 0  # the large values went to MOB files
+    assert prepare(spec).passed
+    copied = snapshot(spec).to_json()
+    with NativeCluster.of(spec.source.endpoints(), spec.gateway) as source:
+        source.write_cells(MOB_TABLE, mob_values(range(40, 80), old + 30_000, b"second"))
+    call_admin(real_hbase.cluster_json, "roll")
+    replayed = replay(spec).to_json()
+    assert copied["cells"] == 60 and replayed["exit_code"] == 0, replayed
+    assert validate(spec, recompare_wait=0).to_json()["verdict"] == "match"
+    with NativeCluster.of(spec.target.endpoints(), spec.gateway) as dst:
+        have = dst.table_descriptor(MOB_TABLE).family(b"m")
+    assert have is not None and (have.mob, have.mob_threshold) == (True, THRESHOLD)
+    call_admin(target.cluster_json, "flush", {"table": MOB_TABLE})
+    assert mob_files(target, MOB_TABLE) > 0
+    expected = java_dump(real_hbase.described, MOB_TABLE)
+    found = java_dump(target.described, MOB_TABLE)
+    assert differences(expected.visible, found.visible) == ""
+    sizes = {len(c.value) for c in found.visible}
+    assert min(sizes) < THRESHOLD < max(sizes) and len(found.visible) == 60 + 40

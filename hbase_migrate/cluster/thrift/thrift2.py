@@ -169,11 +169,25 @@ def family_from_thrift(col: Any) -> FamilyDescriptor:
         block_size=col.blockSize or d.block_size,
         data_block_encoding=_enum_name(hbase2.TDataBlockEncoding, col.dataBlockEncoding,
                                        "NONE"),
-        keep_deleted_cells=_enum_name(hbase2.TKeepDeletedCells, col.keepDeletedCells, "FALSE"))
+        keep_deleted_cells=_enum_name(hbase2.TKeepDeletedCells, col.keepDeletedCells, "FALSE"),
+        **_mob_from(col.attributes or {}))
+
+
+def _mob_from(attributes: dict[bytes, bytes]) -> dict[str, Any]:
+    """The MOB settings among a family's attributes (Thrift2 has no fields of them)."""
+    found: dict[str, Any] = {}
+    if attributes.get(b"IS_MOB", b"").lower() == b"true":
+        found["mob"] = True
+    threshold = attributes.get(b"MOB_THRESHOLD", b"")
+    if threshold.isdigit():
+        found["mob_threshold"] = int(threshold)
+    return found
 
 
 def family_to_thrift(f: FamilyDescriptor) -> Any:
-    return hbase2.TColumnFamilyDescriptor(
+    mob = {b"IS_MOB": b"true", b"MOB_THRESHOLD": str(f.mob_threshold).encode()} if f.mob \
+        else None
+    return hbase2.TColumnFamilyDescriptor(attributes=mob,
         name=f.name, maxVersions=f.max_versions, minVersions=f.min_versions,
         timeToLive=f.ttl, scope=f.scope, inMemory=f.in_memory,
         blockCacheEnabled=f.block_cache, blockSize=f.block_size,
