@@ -41,6 +41,9 @@ def provider_info() -> dict[str, Any]:
                 "zookeeper": _field("ZooKeeper quorum", "host:port[,host:port...]"),
                 "znode_parent": _field("ZooKeeper parent znode", "zookeeper.znode.parent "
                                                                  "(default /hbase)"),
+                "uri": _field("Connection URI", "hbase+rpc://host:16020,... (HBase 2.5+: "
+                                                "found through its RPC registry, no "
+                                                "ZooKeeper) or hbase+zk://quorum/znode"),
                 "transport": _field("Thrift transport", "buffered (default), framed, or http "
                                                          "(gateways in HTTP mode; binary)"),
                 "protocol": _field("Thrift protocol", "binary (default) or compact"),

@@ -86,7 +86,7 @@ WORKER_ENV = "HBASE_MIGRATE_WORKER"  # a Celery worker's host name
 METADATA_DB = "airflow"
 LEDGER_DB = "ledger"  # the Celery stack's shared ledger, $HBASE_MIGRATE_LEDGER of its tasks
 HBASE_EXTRA_KEYS = ("client", "thrift2", "webhdfs", "zookeeper", "znode_parent",
-                    "hbase_root", "transport", "protocol")
+                    "hbase_root", "transport", "protocol", "uri")
 
 
 class AirflowStackError(HBaseMigrateError):

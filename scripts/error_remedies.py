@@ -44,7 +44,7 @@ GROUPS: list[tuple[str, str, list[str]]] = [
      "master and region servers.",
      ["RpcError", "RpcFrameError", "RemoteError", "RpcConnectionError", "RpcTimeoutError",
       "RegionNotFoundError", "NativeCallError", "NativeUnreachableError", "AdminCallError",
-      "_NoMaster"]),
+      "_NoMaster", "RegistryError"]),
     ("Kerberos", "Logins and handshakes of secured clusters.",
      ["KerberosError", "Krb5ConfConflict", "SaslError", "RpcTlsError"]),
     ("WAL files", "A WAL file that cannot be read; the line names the file and the byte "
@@ -156,6 +156,10 @@ REMEDIES: dict[str, str] = {
     "RemoteError": "HBase refused the call: the Java exception class in the line says why "
                    "(a `TableNotFoundException`, an `AccessDeniedException`); fix that.",
     "RpcConnectionError": "Check that the server named runs and its port is reachable. " + _RETRY,
+    "RegistryError": "Name, in the cluster's `uri = \"hbase+rpc://...\"`, region servers or "
+                     "masters of an HBase 2.5+ cluster with their RPC ports (16020, 16000 by "
+                     "default), reachable from here; an older cluster has no RPC registry: "
+                     "give it by `zookeeper` instead. " + _RETRY,
     "NativeUnreachableError": "Check that the region server or master named runs and that its "
                               "RPC port (16020, 16000 by default) is reachable from here. "
                               + _RETRY,

@@ -121,7 +121,7 @@ class NativeAdmin(RegionServerAdmin):
         if self._own_registry:
             registry = RpcRegistry(bootstrap, user=user, call_timeout=call_timeout,
                                    security=security, cluster=cluster)
-        self.registry = registry or (locator.registry if locator is not None else None)
+        self.registry = registry or getattr(locator, "registry", None)
         self.quorum, self.znode_parent, self.zk_timeout = quorum, znode_parent, zk_timeout
         self.user, self.call_timeout = user, call_timeout
         self.master_wait = master_wait

@@ -68,6 +68,24 @@ def test_an_hbase_connection_of_a_cluster_reached_natively(
         HBaseHook("hbase_x").endpoints()
 
 
+def test_an_hbase_connection_given_by_an_hbase_rpc_uri(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No gateway, no ZooKeeper: the extra ``uri`` names the servers of the RPC registry."""
+    from hbase_migrate_airflow.hooks import HBaseHook
+
+    by_uri = ClusterEndpoints(name="hbase_u", uri="hbase+rpc://rs1:16020,rs2:16020",
+                              webhdfs="http://nn:9870")
+    body = hbase_connection("hbase_u", by_uri)
+    assert "host" not in body and json.loads(body["extra"])["uri"] == by_uri.uri
+    connection(monkeypatch, "hbase_u", body)
+    found = HBaseHook("hbase_u").endpoints()
+    assert found == by_uri and found.native and found.zookeeper is None
+    assert found.bootstrap == (("rs1", 16020), ("rs2", 16020))
+    bad = {"conn_type": "hbase", "extra": json.dumps({"uri": "hbase+rpc://rs1"})}
+    connection(monkeypatch, "hbase_v", bad)
+    with pytest.raises(ConfigError, match=r"connection 'hbase_v': .*'hbase\+rpc://rs1'.*port"):
+        HBaseHook("hbase_v").endpoints()
+
+
 def test_an_hbase_connection_carries_the_clusters_security(
         monkeypatch: pytest.MonkeyPatch) -> None:
     from hbase_migrate_airflow.hooks import HBaseHook
