@@ -2,15 +2,17 @@
 replication peers and queues (ZooKeeper) and WAL files per server (its WAL store), as
 tables in a terminal or stable JSON.
 
-On HBase 3.x the replication queues live in the table ``hbase:replication``: they are named,
-not read. JSON shape (times in ms since the epoch, ``null`` when a part is not configured)::
+On HBase 3.x the replication queues live in the table ``hbase:replication``: they are read
+there (each WAL group's current file and offset: the table keeps no list of files). JSON
+shape (times in ms since the epoch, ``null`` when a part is not configured)::
 
     {"name", "side", "now", "client": "native"|"thrift",
      "zookeeper": null | {"quorum", "znode_parent", "cluster_id", "master",
                           "live_servers": [str],
                           "replication": {"peers": [{"id", "cluster_key", "state",
                                                      "tables"}],
-                                          "queues_location", "queues": [{"server",
+                                          "queues_location", "queues_error": null|str,
+                                          "queues": [{"server",
                                           "queue_id", "peer_id", "recovered",
                                           "dead_servers", "wals": {name: offset}}]}},
      "registry": null | {"kind": "rpc"|"zookeeper", "answered_by", "cluster_id", "master",
@@ -108,7 +110,12 @@ def zookeeper_info(endpoints: ClusterEndpoints) -> dict[str, Any] | None:
     """The ZooKeeper part, None when the cluster names no quorum."""
     if not endpoints.zookeeper:
         return None
-    from hbase_migrate.cluster.zk.zookeeper import QUEUES_IN_ZOOKEEPER, HBaseZooKeeper
+    from hbase_migrate.cluster.zk.zookeeper import (
+        QUEUES_IN_TABLE,
+        QUEUES_IN_ZOOKEEPER,
+        HBaseZooKeeper,
+    )
+    from hbase_migrate.errors import HBaseMigrateError
 
     with HBaseZooKeeper(endpoints.zookeeper, endpoints.znode_parent,
                         **endpoints.client_auth) as zk:
@@ -122,12 +129,36 @@ def zookeeper_info(endpoints: ClusterEndpoints) -> dict[str, Any] | None:
         queues = [{"server": str(q.server), "queue_id": q.queue_id, "peer_id": q.peer_id,
                    "recovered": q.recovered, "dead_servers": [str(d) for d in q.dead_servers],
                    "wals": dict(sorted(q.wals.items()))}
-                  for q in zk.replication_queues()] if location == QUEUES_IN_ZOOKEEPER else []
+                  for q in zk.replication_queues()] if location == QUEUES_IN_ZOOKEEPER \
+            else []
+        unread = None
+        if location != QUEUES_IN_ZOOKEEPER and zk.meta_server() is None:
+            unread = f"{QUEUES_IN_TABLE} unread: ZooKeeper names no server of hbase:meta"
+        elif location != QUEUES_IN_ZOOKEEPER:
+            try:
+                queues = table_queues_info(endpoints)
+            except (HBaseMigrateError, ValueError) as exc:
+                unread = f"{QUEUES_IN_TABLE} unread: {exc}"
         return {"quorum": endpoints.zookeeper, "znode_parent": zk.znode_parent,
                 "cluster_id": zk.cluster_id(), "master": str(master) if master else None,
                 "live_servers": sorted(str(s) for s in zk.live_servers()),
                 "replication": {"peers": peers, "queues_location": location,
-                                "queues": queues}}
+                                "queues": queues, "queues_error": unread}}
+
+
+def table_queues_info(endpoints: ClusterEndpoints) -> list[dict[str, Any]]:
+    """HBase 3.0's queues from ``hbase:replication``, in the shape of the ZooKeeper ones:
+    ``wals`` holds each WAL group's current file and offset (the table keeps no more)."""
+    from hbase_migrate.cluster.client import connect
+    from hbase_migrate.replay.table_queues import QUEUE_FAMILY, QUEUE_TABLE, queues_from_rows
+
+    with connect(endpoints) as client:
+        queues = queues_from_rows(client.scan(QUEUE_TABLE, columns=[(QUEUE_FAMILY, None)]))
+    return [{"server": q.server, "queue_id": f"{q.peer_id}-{q.server}"
+             + (f"/{q.source_server}" if q.recovered else ""), "peer_id": q.peer_id,
+             "recovered": q.recovered, "dead_servers": [q.source_server] if q.recovered else [],
+             "wals": dict(sorted((o.wal, o.offset) for o in q.offsets.values()))}
+            for q in queues]
 
 
 def status_info(endpoints: ClusterEndpoints, wait: float = 10.0) -> dict[str, Any] | None:
@@ -307,12 +338,14 @@ def _render_zookeeper(console: Console, zk: dict[str, Any]) -> None:
                            for t, f in sorted(p["tables"].items())) or "all"
         peers.add_row(p["id"], p["cluster_key"], p["state"] or "-", tables)
     console.print(peers)
-    if replication["queues_location"] != "zookeeper":
-        console.print(f"replication queues live in the {replication['queues_location']} "
-                      "(HBase 3.x); not read from ZooKeeper", highlight=False)
+    where = replication["queues_location"]
+    if replication.get("queues_error"):
+        console.print(f"replication queues: {replication['queues_error']}", highlight=False)
         return
     queues = table("server", "queue", "peer", "WAL", "shipped offset",
-                   title="replication queues")
+                   title="replication queues" + ("" if where == "zookeeper" else
+                                                 f" (the {where}, HBase 3.x: each WAL "
+                                                 "group's current file)"))
     for q in replication["queues"]:
         for wal, offset in q["wals"].items() or [("-", None)]:
             queues.add_row(q["server"], q["queue_id"], q["peer_id"], wal,

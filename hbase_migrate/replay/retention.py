@@ -5,7 +5,8 @@ HBase's log cleaner deletes an archived WAL ``hbase.master.logcleaner.ttl`` afte
 
 * ``pinned`` (guaranteed): a disabled replication peer queues the WALs of every live
   server: nothing since the peer was added can be deleted before replay reads it (1.x/2.x
-  keep the queues in ZooKeeper; 3.x in a table, which this view does not read);
+  keep the queues in ZooKeeper; 3.x in the table ``hbase:replication``, read here too:
+  ``replay.table_queues``);
 * ``at-risk``: no pin, and replay lists the source less often than every half TTL: a file
   can be archived and deleted between two listings (``--follow`` refuses such an interval
   unless forced);
@@ -37,7 +38,8 @@ class ReplicationView:
     disabled_peers: tuple[str, ...]
     queues_location: str
     queued: Mapping[tuple[str, str], tuple[str, ...]] = field(default_factory=dict)
-    """(server, peer id) -> WAL names the peer still queues (ZooKeeper layout only)."""
+    """(server, peer id) -> WAL names the peer still queues (in the table layout, the first
+    file of each WAL group still needed: the later ones are too)."""
 
     def queued_names(self) -> dict[str, set[str]]:
         """Server -> the WAL names disabled peers queue for it: files the log cleaner must
@@ -71,20 +73,47 @@ def read_replication(endpoints: ClusterEndpoints) -> ReplicationView | None:
 
     try:
         return _read(HBaseZooKeeper(endpoints.zookeeper, endpoints.znode_parent,
-                                    **endpoints.client_auth))
+                                    **endpoints.client_auth), endpoints)
     except ClusterError as exc:
         log.warning("replication state of %s unknown (retention assumed unpinned): %s",
                     endpoints.name, exc)
         return None
 
 
-def _read(client: HBaseZooKeeper) -> ReplicationView:
+def _read(client: HBaseZooKeeper, endpoints: ClusterEndpoints) -> ReplicationView:
+    from hbase_migrate.cluster.zk.zookeeper import QUEUES_IN_TABLE, QUEUES_IN_ZOOKEEPER
+
     with client as zk:
         live = tuple(sorted(str(s) for s in zk.live_servers()))
         disabled = tuple(p.peer_id for p in zk.replication_peers() if not p.enabled)
-        queued = {(str(q.server), q.peer_id): tuple(sorted(q.wals))
-                  for q in zk.replication_queues() if not q.recovered}
-        return ReplicationView(live, disabled, zk.queues_location(), queued)
+        location = zk.queues_location()
+        if location == QUEUES_IN_ZOOKEEPER:
+            queued = {(str(q.server), q.peer_id): tuple(sorted(q.wals))
+                      for q in zk.replication_queues() if not q.recovered}
+        elif zk.meta_server() is None:  # no hbase:meta to find the table's regions in
+            log.warning("replication queues of %s unread: ZooKeeper names no server of "
+                        "hbase:meta, where %s is found", endpoints.name, QUEUES_IN_TABLE)
+            queued = {}
+        else:
+            queued = table_queued(endpoints)
+        return ReplicationView(live, disabled, location, queued)
+
+
+def table_queued(endpoints: ClusterEndpoints) -> dict[tuple[str, str], tuple[str, ...]]:
+    """(server, peer) -> the first file each WAL group still needs, from ``hbase:replication``
+    (HBase 3.0's queues, :mod:`~hbase_migrate.replay.table_queues`): every later file of the
+    group is needed too, as the ZooKeeper layout's oldest queued file says."""
+    from hbase_migrate.cluster.client import connect
+    from hbase_migrate.replay.table_queues import QUEUE_FAMILY, QUEUE_TABLE, queues_from_rows
+
+    with connect(endpoints) as cluster:
+        rows = cluster.scan(QUEUE_TABLE, columns=[(QUEUE_FAMILY, None)])
+        try:
+            queues = queues_from_rows(rows)
+        except ValueError as exc:
+            log.warning("replication queues of %s unread: %s", endpoints.name, exc)
+            return {}
+    return {(q.server, q.peer_id): q.oldest_needed() for q in queues if not q.recovered}
 
 
 @dataclass(frozen=True)
