@@ -161,6 +161,8 @@ def test_a_migration_between_clusters_given_by_hbase_rpc_opens_no_zookeeper_sess
             runner = CliRunner()
             shown = runner.invoke(cli, ["cluster", "info", "--config", str(spec.path),
                                         "--json"])
+            text = runner.invoke(cli, ["cluster", "info", "--config", str(spec.path)],
+                                 env={"COLUMNS": "300"}).output
         assert copied["cells"] == 100 and replayed["exit_code"] == 0, replayed
         assert verdict == "match"
         assert zookeeper.port not in ports(seen), sorted(set(seen))
@@ -172,6 +174,10 @@ def test_a_migration_between_clusters_given_by_hbase_rpc_opens_no_zookeeper_sess
         assert registry["kind"] == "rpc" and registry["answered_by"] in rpc_uri(src)
         assert registry["master"] == str(src.master_name)
         assert info["zookeeper"] is None
+        assert f"registry: HBase's RPC registry (ClientMetaService), answered by " \
+            f"{registry['answered_by']}" in text
+        assert "no ZooKeeper: live servers, replication peers and queues are read from " \
+            "ZooKeeper on HBase 2.x" in text
         with NativeCluster.of(spec.target.endpoints(), spec.gateway) as target:
             found = {row[0].row: max(row, key=lambda c: c.timestamp).value
                      for row in target.scan(TABLE)}
