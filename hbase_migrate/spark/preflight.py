@@ -38,6 +38,7 @@ def addresses(role: str, endpoints: ClusterEndpoints) -> list[tuple[str, str, in
         if server.strip():
             found.append(("ZooKeeper", *parse_host_port(server.strip().split("/")[0],
                                                         "zookeeper")))
+    found += [("RPC registry server", host, port) for host, port in endpoints.bootstrap]
     if endpoints.webhdfs:
         url = urlsplit(endpoints.webhdfs)
         found.append(("WebHDFS", url.hostname or "", url.port or 9870))

@@ -184,3 +184,14 @@ def test_a_migration_between_clusters_given_by_hbase_rpc_opens_no_zookeeper_sess
         expected = {c.row: c.value for c in cells(range(100), 0, b"old")}
         expected.update({c.row: c.value for c in cells(range(80, 120), 0, b"new")})
         assert found == expected
+
+
+def test_spark_executors_are_checked_to_reach_the_registry_servers() -> None:
+    from hbase_migrate.spark.preflight import addresses
+
+    by_uri = ClusterEndpoints("src", uri="hbase+rpc://rs-1:16020,rs-2:16020",
+                              webhdfs="http://nn:9870")
+    assert addresses("source", by_uri) == [
+        ("source cluster 'src' RPC registry server", "rs-1", 16020),
+        ("source cluster 'src' RPC registry server", "rs-2", 16020),
+        ("source cluster 'src' WebHDFS", "nn", 9870)]
