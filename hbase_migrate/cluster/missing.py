@@ -43,7 +43,9 @@ SchemaReader = Callable[[str], TableDescriptor | None]
 def where(side: str, endpoints: ClusterEndpoints) -> str:
     """``the source cluster 'name' (thrift2 h:p, thrift h:p)``; for a cluster reached
     natively ``(ZooKeeper h:p/hbase)``."""
-    if endpoints.native:
+    if endpoints.native and endpoints.bootstrap:
+        shown = [f"uri {endpoints.uri}"]
+    elif endpoints.native:
         shown = [f"ZooKeeper {endpoints.zookeeper}{endpoints.znode_parent}"]
     else:
         shown = [f"thrift2 {endpoints.thrift2}"] if endpoints.thrift2 else []
@@ -54,7 +56,7 @@ def where(side: str, endpoints: ClusterEndpoints) -> str:
 def gateway_list(endpoints: ClusterEndpoints) -> str:
     """Where the cluster was asked: its gateways, or its ZooKeeper quorum when native."""
     if endpoints.native:
-        return endpoints.zookeeper or ""
+        return endpoints.zookeeper or endpoints.uri or ""
     return ",".join(e for e in (endpoints.thrift2, endpoints.thrift) if e)
 
 

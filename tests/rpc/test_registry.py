@@ -21,6 +21,7 @@ from click.testing import CliRunner
 from hbase_migrate.cli import cli
 from hbase_migrate.cluster.descriptors import FamilyDescriptor, TableDescriptor
 from hbase_migrate.cluster.endpoints import ClusterEndpoints
+from hbase_migrate.cluster.missing import where
 from hbase_migrate.cluster.uri import parse_cluster_uri
 from hbase_migrate.cluster.zk.zookeeper import HBaseZooKeeper
 from hbase_migrate.config import IN_PROCESS, load_config
@@ -71,6 +72,7 @@ def test_endpoints_from_uris() -> None:
     rpc = ClusterEndpoints("src", uri="hbase+rpc://rs-1:16020")
     assert (rpc.client, rpc.zookeeper, rpc.bootstrap, rpc.registry) == (
         "native", None, (("rs-1", 16020),), "rpc")
+    assert where("source", rpc) == "the source cluster 'src' (uri hbase+rpc://rs-1:16020)"
     zk = ClusterEndpoints("src", uri="hbase+zk://zk-1:2181/hbase-a")
     assert (zk.client, zk.zookeeper, zk.znode_parent, zk.registry) == (
         "native", "zk-1:2181", "/hbase-a", "zookeeper")
