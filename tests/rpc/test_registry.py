@@ -25,6 +25,7 @@ from hbase_migrate.cluster.missing import where
 from hbase_migrate.cluster.uri import parse_cluster_uri
 from hbase_migrate.cluster.zk.zookeeper import HBaseZooKeeper
 from hbase_migrate.config import IN_PROCESS, load_config
+from hbase_migrate.config_toml import to_toml
 from hbase_migrate.errors import ConfigError
 from hbase_migrate.lifecycle import prepare, replay, snapshot, validate
 from hbase_migrate.rpc.cluster import NativeCluster
@@ -197,3 +198,27 @@ def test_spark_executors_are_checked_to_reach_the_registry_servers() -> None:
         ("source cluster 'src' RPC registry server", "rs-1", 16020),
         ("source cluster 'src' RPC registry server", "rs-2", 16020),
         ("source cluster 'src' WebHDFS", "nn", 9870)]
+
+
+def test_a_migration_file_names_clusters_by_uri_and_reads_back_its_own_output(
+        tmp_path: Path) -> None:
+    path = tmp_path / "m.toml"
+    path.write_text('[migration]\nname = "u"\n'
+                    '[source]\nuri = "hbase+rpc://rs-1:16020,rs-2:16020"\n'
+                    'webhdfs = "http://nn:9870"\n'
+                    '[target]\nuri = "hbase+zk://zk-1:2181/hbase-t"\n'
+                    '[[tables]]\nsource = "t"\n', encoding="utf-8")
+    spec = load_config(path)
+    source, target = spec.source.endpoints(), spec.target.endpoints()
+    assert source.bootstrap == (("rs-1", 16020), ("rs-2", 16020)) and source.native
+    assert (target.zookeeper, target.znode_parent) == ("zk-1:2181", "/hbase-t")
+    assert spec.source.identity == "hbase+rpc://rs-1:16020,rs-2:16020"
+    again = tmp_path / "again.toml"
+    again.write_text(to_toml(spec.to_dict()), encoding="utf-8")
+    assert load_config(again).source.endpoints() == source
+    assert load_config(again).target.endpoints() == target
+    bad = path.read_text().replace("rs-2:16020", "rs-2")
+    path.write_text(bad, encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"\[source\]: cluster 'source': uri .*'rs-2' is not "
+                                          r"host:port"):
+        load_config(path)
