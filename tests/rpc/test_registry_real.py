@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -24,14 +25,22 @@ from click.testing import CliRunner
 
 from hbase_migrate.cli import cli
 from hbase_migrate.cluster.descriptors import FamilyDescriptor, TableDescriptor
+from hbase_migrate.cluster.sizing import GatewaySettings
+from hbase_migrate.cluster.zk.zookeeper import HBaseZooKeeper
 from hbase_migrate.config import IN_PROCESS, MigrationSpec, load_config
 from hbase_migrate.lifecycle import prepare, replay, snapshot, validate
 from hbase_migrate.lifecycle.check import check
 from hbase_migrate.rpc.cluster import NativeCluster
+from hbase_migrate.rpc.registry import RpcRegistry
 from hbase_migrate.wal.model import Cell, CellType
 from minihbase.cli.minicluster import call_admin
 from realstack.hbase import RealHBase, RealHBaseOptions
-from tests.realstack.fixtures import running, skip_without_real_stack
+from tests.realstack.fixtures import (
+    kerberos_environment,
+    running,
+    skip_without_real_stack,
+    stack_endpoints,
+)
 from tests.realstack.java_cells import differences, java_dump
 from tests.socket_watch import connections, ports
 
@@ -170,3 +179,31 @@ def test_a_mob_table_migrates_exactly(real_hbase: RealHBase, target: RealHBase,
     assert differences(expected.visible, found.visible) == ""
     sizes = {len(c.value) for c in found.visible}
     assert min(sizes) < THRESHOLD < max(sizes) and len(found.visible) == 60 + 40
+
+
+def test_the_registry_answers_over_kerberos(secured_stack: RealHBase) -> None:
+    """The session's Kerberos-secured 2.6.1 (SASL GSSAPI on every RPC connection, privacy
+    first): the registry's calls go through the same SASL as the data's; its answers are
+    what the secured ZooKeeper says, and a client given the ``hbase+rpc://`` URI alone
+    writes and reads a table."""
+    with kerberos_environment():
+        endpoints = stack_endpoints(secured_stack)
+        assert endpoints.kerberos and endpoints.zookeeper
+        with HBaseZooKeeper(endpoints.zookeeper, endpoints.znode_parent,
+                            **endpoints.client_auth) as zk:
+            expected = (zk.cluster_id(), zk.master(), zk.meta_server())
+        by_uri = replace(endpoints, zookeeper=None, uri=rpc_uri(secured_stack), thrift="",
+                         thrift2=None, client="native")
+        registry = RpcRegistry(by_uri.bootstrap, **by_uri.client_auth)
+        try:
+            assert (registry.cluster_id(), registry.active_master(),
+                    registry.meta_server()) == expected
+        finally:
+            registry.close()
+        table = "registry_sasl"
+        cell = Cell(b"r", b"f", b"q", 1, CellType.PUT, b"v")
+        with NativeCluster.of(by_uri, GatewaySettings()) as client, connections() as seen:
+            client.create_table(TableDescriptor(table, (FamilyDescriptor(b"f"),)))
+            client.write_cells(table, [cell])
+            assert [c for row in client.scan(table) for c in row] == [cell]
+        assert int(endpoints.zookeeper.rpartition(":")[2]) not in ports(seen)
