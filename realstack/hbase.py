@@ -117,7 +117,7 @@ class RealHBaseOptions:
         """What the HBase 1.x stack does not run, refused before any JVM starts."""
         unsupported = {"--value-compression": self.value_compression != "none",
                        "--kerberos": self.kerberos, "--thrift-http": self.thrift_http,
-                       "--gateways false": not self.gateways}
+                       "--no-gateways": not self.gateways}
         named = [option for option, asked in unsupported.items() if asked]
         if named:
             raise RealStackError(f"HBase {self.hbase_version}: the 1.x stack does not run "

@@ -4,10 +4,12 @@ none on any version; gateways asked for where there are none is one clear error.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from hbase_migrate.cli import main
-from realstack.hbase import choose_gateways, has_gateways
+from realstack.hbase import RealHBaseOptions, choose_gateways, has_gateways
 from realstack.maven import RealStackError
 from tests.cli_util import fails
 
@@ -52,3 +54,9 @@ def test_the_default_version_has_hbase_thrift() -> None:
     """The session stack's 2.6.1 tree holds hbase-thrift (the class path Maven resolved)."""
     skip_without_real_stack()
     assert has_gateways("2.6.1")
+
+
+def test_no_gateways_on_1x_is_refused_naming_the_option() -> None:
+    """The 1.x stack is built with its gateways only: refused before any JVM starts."""
+    with pytest.raises(RealStackError, match=r"HBase 1\.4\.13: .*does not run --no-gateways"):
+        RealHBaseOptions(hbase_version="1.4.13", gateways=False).arguments(Path("unused"))
