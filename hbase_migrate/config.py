@@ -442,6 +442,9 @@ def parse_config(data: dict[str, Any], path: Path) -> MigrationSpec:
 
     reader = Reader(path)
     reader.keys(data, "", _SECTIONS)
+    if reader.section(data, "target").get("kind") == "bigtable":  # hbase_migrate/bigtable
+        raise ConfigError(f"{path}: [target] kind = \"bigtable\": this migration runs with "
+                          "hbase-migrate bigtable prepare|snapshot|replay|validate")
     migration = reader.section(data, "migration", required=True)
     reader.keys(migration, "migration", ("name", "ledger", "ledger_env"))
     name = reader.string(migration, "migration", "name", required=True) or ""
