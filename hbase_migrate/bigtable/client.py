@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import time
+import warnings
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from types import TracebackType
@@ -58,9 +59,12 @@ class BigtableClient:
         self.memory = MarkerMemory()
         self.accepted = frozenset(settings.accept)
         self.losses: Counter[str] = Counter()  # accepted findings met, by name
-        self._admin = bigtable.Client(project=settings.project, admin=True)
-        self._instance = self._admin.instance(settings.instance)
-        self._data = BigtableDataClient(project=settings.project)
+        with warnings.catch_warnings():  # "Connecting to Bigtable emulator at ...": wanted
+            warnings.filterwarnings("ignore", "Connecting to Bigtable emulator",
+                                    RuntimeWarning)
+            self._admin = bigtable.Client(project=settings.project, admin=True)
+            self._instance = self._admin.instance(settings.instance)
+            self._data = BigtableDataClient(project=settings.project)
         self._tables: dict[str, Any] = {}
         self._retention: dict[str, dict[bytes, Retention]] = {}
 

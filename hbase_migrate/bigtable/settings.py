@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from hbase_migrate.config import ClusterSpec, TableSpec
+from hbase_migrate.config import ClusterSpec, TableSpec, default_ledger_url
 from hbase_migrate.config_reader import Reader
 from hbase_migrate.errors import ConfigError
 
@@ -40,6 +40,11 @@ class BigtableSettings:
     app_profile: str | None = None
     emulator_host: str | None = None
     accept: tuple[str, ...] = ()
+
+    @property
+    def identity(self) -> str:
+        """How the ledger names the target."""
+        return f"bigtable:projects/{self.project}/instances/{self.instance}"
 
     @property
     def where(self) -> str:
@@ -79,6 +84,7 @@ class BigtableMigration:
     source: ClusterSpec
     target: BigtableSettings
     tables: tuple[TableSpec, ...]
+    ledger_url: str
 
     def table_mapping(self) -> dict[str, str]:
         """Source table -> target table (an HBase name; :func:`.schema.table_id` makes
@@ -105,7 +111,11 @@ def load_bigtable_migration(path: str | Path) -> BigtableMigration:
                           "Bigtable), got {!r}".format(reader.section(data, "target")
                                                       .get("kind")))
     migration = reader.section(data, "migration", required=True)
-    name = reader.string(migration, "migration", "name", required=True)
-    return BigtableMigration(str(name), path, reader.cluster(data, "source"),
+    reader.keys(migration, "migration", ("name", "ledger"))
+    name = str(reader.string(migration, "migration", "name", required=True))
+    ledger = reader.string(migration, "migration", "ledger")
+    if ledger and ledger.startswith("sqlite:///") and not ledger[10:].startswith("/"):
+        ledger = f"sqlite:///{(reader.folder / ledger[10:]).absolute()}"
+    return BigtableMigration(name, path, reader.cluster(data, "source"),
                              BigtableSettings.from_section(data["target"], path),
-                             reader.tables(data))
+                             reader.tables(data), ledger or default_ledger_url(name))

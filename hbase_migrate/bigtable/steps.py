@@ -16,6 +16,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from hbase_migrate.audit.ledger import Ledger
+from hbase_migrate.audit.migrations_book import OpenStep
 from hbase_migrate.bigtable.client import BigtableClient
 from hbase_migrate.bigtable.preflight import Report, check_rows, check_wal_cells
 from hbase_migrate.bigtable.schema import table_id
@@ -34,6 +36,18 @@ from hbase_migrate.wal.model import METAFAMILY
 from hbase_migrate.wal.reader import WalReader
 
 SAMPLE_ROWS = 1000  # rows read from the start of each source region by the check
+
+
+@contextmanager
+def recorded(migration: BigtableMigration, kind: str) -> Iterator[OpenStep]:
+    """Run a block as the ledger step ``bigtable <kind>`` of the migration (created when
+    new): the block's result goes into the step's metrics; an exception fails the step
+    with its text and propagates."""
+    with Ledger.open(migration.ledger_url) as ledger:
+        record = ledger.ensure_migration(migration.name, migration.source.identity,
+                                         migration.target.identity, migration.tables)
+        with ledger.step(record.id, f"bigtable {kind}") as step:
+            yield step
 
 
 @contextmanager
@@ -85,8 +99,9 @@ def prepare(migration: BigtableMigration, sample_rows: int = SAMPLE_ROWS) -> dic
     """The pre-flight check, refusing (:class:`~.errors.BigtablePreflightError`) before any
     write unless every finding is accepted; then a Bigtable table per source table, with
     its families' GC rules and the source's split points."""
-    with clients(migration) as (source, target):
+    with recorded(migration, "prepare") as step, clients(migration) as (source, target):
         report = preflight(migration, source, sample_rows)
+        step.metrics["preflight"] = report.to_json()
         report.raise_refused()
         tables = []
         for table in migration.tables:
@@ -96,8 +111,9 @@ def prepare(migration: BigtableMigration, sample_rows: int = SAMPLE_ROWS) -> dic
                            "created": not existed,
                            "families": sorted(f.name.decode() for f in desc.families),
                            "split_points": len(split_points(source, table.source))})
-    return {"tables": tables, "preflight": report.to_json(),
-            "known_losses": sorted(n for n in report.found if n in report.accepted)}
+        step.metrics.update(tables=tables, known_losses=sorted(
+            n for n in report.found if n in report.accepted))
+        return step.metrics
 
 
 def snapshot(migration: BigtableMigration, t0: int | None = None) -> dict[str, Any]:
@@ -105,15 +121,15 @@ def snapshot(migration: BigtableMigration, t0: int | None = None) -> dict[str, A
     by region range, with its timestamp."""
     t0 = int(time.time() * 1000) if t0 is None else t0
     cells = 0
-    with clients(migration) as (source, target):
+    with recorded(migration, "snapshot") as step, clients(migration) as (source, target):
         for table in migration.tables:
             for region in source.regions(table.source):
                 for piece in source.scan(table.source, region.start_key, region.end_key,
                                          time_range=(0, t0)):
                     target.write_cells(table.target, piece)
                     cells += len(piece)
-        losses = dict(target.losses)
-    return {"t0": t0, "cells": cells, "known_losses": losses}
+        step.metrics.update(t0=t0, cells=cells, known_losses=dict(target.losses))
+        return step.metrics
 
 
 def replay(migration: BigtableMigration, since: int) -> dict[str, Any]:
@@ -124,22 +140,23 @@ def replay(migration: BigtableMigration, since: int) -> dict[str, Any]:
     spec = ReplaySpec(ReplayFilter.build(mapping, start_time=since), in_flight=0)
     cells: dict[str, int] = {}
     files = 0
-    with clients(migration) as (_, target):
+    with recorded(migration, "replay") as step, clients(migration) as (_, target):
         applier = ClientTarget(target, cluster=migration.target.where, owned=False)
         for path in _wal_paths(migration):
             result = replay_file(path, spec, applier)
             files += 1
             for kind, n in result.progress.cells.items():
                 cells[kind] = cells.get(kind, 0) + n
-        masked, losses = sum(target.memory.masked.values()), dict(target.losses)
-    return {"files": files, "cells": cells, "masked_puts": masked, "known_losses": losses}
+        step.metrics.update(files=files, cells=cells, known_losses=dict(target.losses),
+                            masked_puts=sum(target.memory.masked.values()))
+        return step.metrics
 
 
 def validate(migration: BigtableMigration) -> dict[str, Any]:
     """Rows, cells and the digest of every source region's range on both sides; Bigtable
     read as HBase would read it (its families' versions and age applied)."""
     ranges = []
-    with clients(migration) as (source, target):
+    with recorded(migration, "validate") as step, clients(migration) as (source, target):
         for table in migration.tables:
             for region in source.regions(table.source):
                 key_range = KeyRange(table.source, region.start_key, region.end_key)
@@ -149,6 +166,9 @@ def validate(migration: BigtableMigration) -> dict[str, Any]:
                                "source": left.to_json(), "target": right.to_json(),
                                "match": (left.rows, left.cells, left.digest)
                                == (right.rows, right.cells, right.digest)})
-    differing = [f"{r['table']} {r['bounds']}" for r in ranges if not r["match"]]
-    return {"verdict": "mismatch" if differing else "match", "ranges": len(ranges),
-            "differing": differing, "details": ranges}
+        differing = [f"{r['table']} {r['bounds']}" for r in ranges if not r["match"]]
+        step.metrics.update(verdict="mismatch" if differing else "match", ranges=len(ranges),
+                            differing=differing, details=ranges)
+        if differing:
+            step.fail(f"{len(differing)} ranges differ: {', '.join(differing[:5])}")
+        return step.metrics

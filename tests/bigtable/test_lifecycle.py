@@ -15,6 +15,8 @@ from typing import Any
 
 import pytest
 
+from hbase_migrate.audit.ledger import Ledger
+from hbase_migrate.audit.records import StepRecord, StepStatus
 from hbase_migrate.bigtable import steps
 from hbase_migrate.bigtable.emulator import Emulator
 from hbase_migrate.bigtable.errors import BigtablePreflightError
@@ -25,7 +27,8 @@ from hbase_migrate.wal.model import Cell, CellType
 from minihbase.regionserver import WalSettings
 from minihbase.server import MiniHBase
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration,
+              pytest.mark.filterwarnings("ignore:Connecting to Bigtable emulator")]
 HOUR = 3_600_000
 TABLE = "shop:orders"
 # (VERSIONS, TTL in ms or None, MIN_VERSIONS) by family, as the test states HBase keeps them
@@ -54,11 +57,12 @@ def source(tmp_path: Path) -> Iterator[tuple[MiniHBase, Thrift2Client]]:
 
 def write_config(folder: Path, cluster: MiniHBase, emulator: Emulator, table: str,
                  accept: list[str] | None = None) -> Path:
-    instance = f"i-{uuid.uuid4().hex[:8]}"
+    instance = f"i-{uuid.uuid5(uuid.NAMESPACE_URL, str(folder)).hex[:8]}"  # one per test
     path = folder / "migration.toml"
     path.write_text(
-        f'[migration]\nname = "to-bigtable"\n\n[source]\ncluster_json = '
-        f'"{cluster.write_cluster_json()}"\n\n[[tables]]\nsource = "{table}"\n\n'
+        f'[migration]\nname = "to-bigtable"\nledger = "sqlite:///ledger.db"\n\n'
+        f'[source]\ncluster_json = "{cluster.write_cluster_json()}"\n\n'
+        f'[[tables]]\nsource = "{table}"\n\n'
         f'[target]\nkind = "bigtable"\nproject = "proj"\ninstance = "{instance}"\n'
         f'emulator_host = "{emulator.host}"\naccept = {accept or []!r}\n'.replace("'", '"'),
         encoding="utf-8")
@@ -171,6 +175,8 @@ def test_a_live_table_with_every_delete_type_ends_equal_on_bigtable(
     verdict = steps.validate(migration)
     assert (verdict["verdict"], verdict["differing"]) == ("match", [])
     assert verdict["ranges"] == 2
+    assert [s.kind for s in ledger_steps(config)] == [
+        f"bigtable {k}" for k in ("prepare", "snapshot", "replay", "validate")]
     judged = as_hbase_reads(google_table(config, "shop.orders"), int(time.time() * 1000))
     assert judged == expected
     assert replayed["files"] >= 1 and replayed["masked_puts"] == 3
@@ -191,6 +197,9 @@ def test_a_key_over_the_limit_is_refused_before_any_write_unless_accepted(
     message = str(refused.value)
     assert "table big" in message and "4097 bytes" in message and "\n" not in message
     assert not google_table(config, "big").exists()  # nothing written, not even the table
+    (refusal,) = ledger_steps(config)
+    assert refusal.status == StepStatus.FAILED and "4097 bytes" in (refusal.error or "")
+    assert refusal.metrics["preflight"]["refused"] == [f"key_too_large big {'k' * 64}"]
 
     name = f"key_too_large big {'k' * 64}"
     assert f'accept = ["{name}"]' in message
@@ -201,3 +210,14 @@ def test_a_key_over_the_limit_is_refused_before_any_write_unless_accepted(
     copied = steps.snapshot(migration)
     assert copied["known_losses"] == {name: 1}
     assert [r.row_key for r in google_table(config, "big").read_rows()] == [b"a"]
+    recorded = {s.kind: s.metrics for s in ledger_steps(config)}
+    assert recorded["bigtable prepare"]["known_losses"] == [name]
+    assert recorded["bigtable snapshot"]["known_losses"] == {name: 1}
+
+
+def ledger_steps(config: Path) -> list[StepRecord]:
+    migration = load_bigtable_migration(config)
+    with Ledger.open(migration.ledger_url) as ledger:
+        record = ledger.migration(migration.name)
+        assert record is not None
+        return ledger.steps(record.id)
