@@ -26,12 +26,13 @@ from hbase_migrate.bigtable.writer import MAX_MUTATIONS
 from hbase_migrate.cluster.client import Client
 from hbase_migrate.ranges.keyrange import KeyRange
 from hbase_migrate.ranges.stats import range_stats
-from hbase_migrate.ranges.tasks import open_client
+from hbase_migrate.ranges.tasks import RangePair, open_client
 from hbase_migrate.replay.client_target import ClientTarget
 from hbase_migrate.replay.discovery import open_wal_store
 from hbase_migrate.replay.file_replay import ReplaySpec, replay_file
 from hbase_migrate.replay.filters import ReplayFilter
 from hbase_migrate.snapshot.schema import copy_schema, split_points
+from hbase_migrate.validate.gx_process import GxProcess
 from hbase_migrate.wal.model import METAFAMILY
 from hbase_migrate.wal.reader import WalReader
 
@@ -153,22 +154,27 @@ def replay(migration: BigtableMigration, since: int) -> dict[str, Any]:
 
 
 def validate(migration: BigtableMigration) -> dict[str, Any]:
-    """Rows, cells and the digest of every source region's range on both sides; Bigtable
-    read as HBase would read it (its families' versions and age applied)."""
-    ranges = []
-    with recorded(migration, "validate") as step, clients(migration) as (source, target):
+    """Rows, cells and the digest of every source region's range on both sides, Bigtable
+    read as HBase would read it (its families' versions and age applied); Great
+    Expectations judges the comparison table (:mod:`hbase_migrate.validate.verdict`), its
+    result and Data Docs kept in the migration's artifacts."""
+    pairs, planned = [], []
+    with GxProcess() as gx, recorded(migration, "validate") as step, \
+            clients(migration) as (source, target):
         for table in migration.tables:
             for region in source.regions(table.source):
                 key_range = KeyRange(table.source, region.start_key, region.end_key)
-                left = range_stats(source, key_range)
-                right = range_stats(target, key_range, table.target)
-                ranges.append({"table": table.source, "bounds": key_range.bounds,
-                               "source": left.to_json(), "target": right.to_json(),
-                               "match": (left.rows, left.cells, left.digest)
-                               == (right.rows, right.cells, right.digest)})
-        differing = [f"{r['table']} {r['bounds']}" for r in ranges if not r["match"]]
-        step.metrics.update(verdict="mismatch" if differing else "match", ranges=len(ranges),
-                            differing=differing, details=ranges)
-        if differing:
+                planned.append(key_range)
+                pairs.append(RangePair(range_stats(source, key_range),
+                                       range_stats(target, key_range, table.target)))
+        label = f"bigtable-{int(time.time() * 1000)}"
+        verdict = gx.judge(pairs, planned, migration.artifact_dir, label)
+        differing = [str(p.range) for p in pairs if p.range.id in verdict.mismatched]
+        differing += verdict.missing
+        step.metrics.update(verdict="match" if verdict.success else "mismatch",
+                            ranges=len(pairs), differing=differing, gx=verdict.to_json(),
+                            details=[{"source": p.source.to_json(),
+                                      "target": p.target.to_json()} for p in pairs])
+        if not verdict.success:
             step.fail(f"{len(differing)} ranges differ: {', '.join(differing[:5])}")
         return step.metrics
