@@ -157,6 +157,18 @@ def test_a_live_table_with_every_delete_type_ends_equal_on_bigtable(
         mark(CellType.DELETE_COLUMN, rows[2], b"d", b"a", now - 3500),
         mark(CellType.DELETE_FAMILY, rows[3], b"d", b"", now - 3500),
         mark(CellType.DELETE_FAMILY_VERSION, rows[4], b"d", b"", now - 4000),
+        put(rows[30], b"d", b"a", later),
+    ])
+    # faults: a split, then a region server killed (its WAL left in -splitting)
+    servers = cluster.region_servers
+    assert servers is not None
+    parent = next(r for slot in (0, 1) for r in servers.hosted(slot).values()
+                  if r.table == TABLE and r.start_key == b"r2")
+    servers.split(parent.encoded_name, b"r30")
+    killed = servers.kill(0)
+    assert (cluster.hbase_root_dir / "WALs" / killed["splitting"]).is_dir()
+    client.write_cells(TABLE, [
+        mark(CellType.DELETE_COLUMN, rows[30], b"d", b"a", later),  # after the move
         # a delete, then an older put it masks (the same row's column, family, version)
         mark(CellType.DELETE_COLUMN, rows[5], b"d", b"a", later),
         put(rows[5], b"d", b"a", later - 100),
@@ -174,7 +186,7 @@ def test_a_live_table_with_every_delete_type_ends_equal_on_bigtable(
     replayed = steps.replay(migration, t0 - 60_000)
     verdict = steps.validate(migration)
     assert (verdict["verdict"], verdict["differing"]) == ("match", [])
-    assert verdict["ranges"] == 2 and Path(verdict["gx"]["result"]).is_file()  # GX judged
+    assert verdict["ranges"] == 3 and Path(verdict["gx"]["result"]).is_file()  # GX judged
     assert [s.kind for s in ledger_steps(config)] == [
         f"bigtable {k}" for k in ("prepare", "snapshot", "replay", "validate")]
     judged = as_hbase_reads(google_table(config, "shop.orders"), int(time.time() * 1000))
