@@ -25,7 +25,7 @@ from hbase_migrate.bigtable.errors import (
     BigtableUnreachableError,
 )
 from hbase_migrate.bigtable.masking import MarkerMemory
-from hbase_migrate.bigtable.preflight import cell_findings
+from hbase_migrate.bigtable.preflight import TAG_DETAILS, cell_findings
 from hbase_migrate.bigtable.schema import Retention, family_id, table_id
 from hbase_migrate.bigtable.settings import BigtableSettings
 from hbase_migrate.bigtable.writer import MS, MutationBatcher
@@ -161,7 +161,7 @@ class BigtableClient:
                     f"cannot take it; accept the loss with [target] accept = "
                     f"[\"{finding.name}\"], or change the source")
             self.losses[finding.name] += 1
-            write = write and finding.kind == "tags"
+            write = write and finding.kind in TAG_DETAILS
         return write
 
     def _send(self, table: str, entries: list[tuple[bytes, list[Any]]]) -> None:

@@ -9,8 +9,9 @@ drop is counted.
 Bigtable's limits: a cell value of at most 100 MiB, a row of at most 256 MiB, a row key of
 at most 4 KiB, a column qualifier of at most 16 KiB, timestamps from 0 to the largest
 microsecond count in 64 bits. HBase tags (ACLs, visibility labels, cell TTLs) have no place
-in Bigtable: cells are written without them, accepted per table. Requests of more than
-100,000 mutations are split (:mod:`.writer`), not refused.
+in Bigtable: cells are written without them, accepted per table and kind (per-cell ACLs
+and visibility labels each by name: without them the cells are readable by all). Requests
+of more than 100,000 mutations are split (:mod:`.writer`), not refused.
 """
 
 from __future__ import annotations
@@ -31,6 +32,15 @@ MAX_KEY = 4 * 1024
 MAX_QUALIFIER = 16 * 1024
 MAX_TIMESTAMP_MS = ((1 << 63) - 1) // 1000  # microseconds in a signed 64-bit count
 LISTED = 20  # findings listed per kind
+# HBase's TagType: ACL 1, visibility labels 2 (and their serialization format 4)
+TAG_KINDS = {1: "cell_acls", 2: "visibility_labels", 4: "visibility_labels"}
+TAG_DETAILS = {
+    "cell_acls": "cells with per-cell ACLs: Bigtable has none, the cells are written "
+                 "readable by whoever may read the table",
+    "visibility_labels": "cells with visibility labels: Bigtable has none, the cells are "
+                         "written readable by whoever may read the table",
+    "tags": "cells with HBase tags (a cell TTL, MOB references...): written without them",
+}
 
 
 def _column(cell: Cell) -> str:
@@ -49,7 +59,7 @@ class Finding:
 
     @property
     def name(self) -> str:
-        return f"{self.kind} {self.table} {self.where}"
+        return f"{self.kind} {self.table} {self.where}".rstrip()
 
 
 def cell_findings(table: str, cell: Cell) -> list[Finding]:
@@ -69,9 +79,8 @@ def cell_findings(table: str, cell: Cell) -> list[Finding]:
     if cell.type != CellType.DELETE_FAMILY and not 0 <= cell.timestamp <= MAX_TIMESTAMP_MS:
         found.append(Finding("bad_timestamp", table, f"{row} {_column(cell)}",
                              f"timestamp {cell.timestamp} ms is outside 0..{MAX_TIMESTAMP_MS}"))
-    if cell.tags:
-        found.append(Finding("tags", table, "", "cells with HBase tags (ACL, visibility, "
-                             "TTL): written without them"))
+    for kind in sorted({TAG_KINDS.get(t.type, "tags") for t in cell.tags}):
+        found.append(Finding(kind, table, "", TAG_DETAILS[kind]))
     return found
 
 

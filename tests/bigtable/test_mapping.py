@@ -68,7 +68,9 @@ def test_the_limits_are_bigtables_to_the_byte() -> None:
     assert [f.kind for f in cell_findings("t", cell(row=b"k" * 4097))] == ["key_too_large"]
     assert [f.kind for f in cell_findings("t", cell(ts=-1))] == ["bad_timestamp"]
     assert [f.kind for f in cell_findings("t", cell(ts=(1 << 63) // 1000 + 1))] == ["bad_timestamp"]
-    assert [f.name for f in cell_findings("t", cell(tags=(Tag(8, b"x"),)))] == ["tags t "]
+    assert [f.name for f in cell_findings("t", cell(tags=(Tag(8, b"x"),)))] == ["tags t"]
+    assert [f.name for f in cell_findings("t", cell(tags=(Tag(2, b"x"), Tag(1, b"y"))))] == [
+        "cell_acls t", "visibility_labels t"]
 
 
 def test_a_refusal_is_one_line_naming_what_to_accept_and_accepting_passes() -> None:
@@ -121,8 +123,8 @@ def test_the_target_section_is_checked(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"\[target\] instance: missing"):
         load_bigtable_migration(path)
     path.write_text(head + '[target]\nkind = "bigtable"\nproject = "p1"\ninstance = "i1"\n'
-                    'emulator_host = "localhost:8086"\naccept = ["tags t "]\n', encoding="utf-8")
+                    'emulator_host = "localhost:8086"\naccept = ["tags t"]\n', encoding="utf-8")
     migration = load_bigtable_migration(path)
-    assert (migration.target.project, migration.target.accept) == ("p1", ("tags t ",))
+    assert (migration.target.project, migration.target.accept) == ("p1", ("tags t",))
     with pytest.raises(ConfigError, match="hbase-migrate bigtable prepare"):
         load_config(path)
