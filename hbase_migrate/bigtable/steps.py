@@ -64,6 +64,15 @@ def _wal_paths(migration: BigtableMigration) -> list[str]:
     return [store.to_path(f.relpath) for f in files]
 
 
+def _moved(migration: BigtableMigration, path: str) -> str | None:
+    """Where the WAL file at ``path`` is now (HBase moved it to ``-splitting`` or
+    ``oldWALs/``: its name stays), or None when it is gone."""
+    store = open_wal_store(migration.source)
+    name = path.rstrip("/").rsplit("/", 1)[-1]
+    found = [f for f in store.list_wal_files() if f.name == name]
+    return store.to_path(found[0].relpath) if found else None
+
+
 def preflight(migration: BigtableMigration, source: Client,
               sample_rows: int = SAMPLE_ROWS) -> Report:
     """Check a sample of each table's rows (the first ``sample_rows`` of each region) and
@@ -143,13 +152,25 @@ def replay(migration: BigtableMigration, since: int) -> dict[str, Any]:
     files = 0
     with recorded(migration, "replay") as step, clients(migration) as (_, target):
         applier = ClientTarget(target, cluster=migration.target.where, owned=False)
-        for path in _wal_paths(migration):
-            result = replay_file(path, spec, applier)
+        vanished = []
+        for listed in _wal_paths(migration):
+            try:
+                result = replay_file(listed, spec, applier)
+            except FileNotFoundError:  # moved since the listing: read it where it is now
+                moved = _moved(migration, listed)
+                if moved is None or moved == listed:
+                    vanished.append(listed)
+                    continue
+                result = replay_file(moved, spec, applier)
             files += 1
             for kind, n in result.progress.cells.items():
                 cells[kind] = cells.get(kind, 0) + n
         step.metrics.update(files=files, cells=cells, known_losses=dict(target.losses),
-                            masked_puts=sum(target.memory.masked.values()))
+                            masked_puts=sum(target.memory.masked.values()),
+                            vanished=vanished)
+        if vanished:  # edits the target may lack: re-copy, as for any WAL gap
+            step.fail(f"{len(vanished)} WAL files vanished before they were read (first: "
+                      f"{vanished[0]}): run snapshot again for the tables they held")
         return step.metrics
 
 

@@ -1,8 +1,8 @@
 """``hbase-migrate bigtable``: a migration to Google Cloud Bigtable
 (:mod:`hbase_migrate.bigtable`), and the local Bigtable emulator.
 
-Exit codes: 0 done; 1 a mismatch (validate); 2 usage, config, pre-flight or cluster errors
-(one line).
+Exit codes: 0 done; 1 a mismatch (validate) or WAL files gone before replay read them;
+2 usage, config, pre-flight or cluster errors (one line).
 """
 
 from __future__ import annotations
@@ -94,7 +94,10 @@ def replay(config: Path, since: str) -> None:
     from hbase_migrate.bigtable.settings import load_bigtable_migration
     from hbase_migrate.timeutil import parse_time
 
-    _print(steps.replay(load_bigtable_migration(config), parse_time(since)))
+    result = steps.replay(load_bigtable_migration(config), parse_time(since))
+    _print(result)
+    if result["vanished"]:
+        sys.exit(1)
 
 
 @bigtable.command()
