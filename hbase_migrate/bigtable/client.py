@@ -185,7 +185,7 @@ class BigtableClient:
 
         found = self._call(f"table {table}: reading row {to_string_binary(row)}",
                            self._table(table).read_row, row,
-                           row_filter=rf.FamilyNameRegexFilter(family_id(table, family)))
+                           row_filter=rf.FamilyNameRegexFilter(_literal(family_id(table, family))))
         stamps: dict[bytes, list[int]] = {}
         for cell in found.cells if found is not None else ():
             stamps.setdefault(cell.qualifier, []).append(cell.timestamp_micros // MS)
@@ -256,6 +256,11 @@ def visible(row: Any, retention: dict[bytes, Retention], now: int,
             cells.append(Cell(row.row_key, family, qualifier, ts, CellType.PUT, value))
     cells.sort(key=cell_order)
     return cells
+
+
+def _literal(name: str) -> str:
+    """A family id as an RE2 pattern matching only itself (``.`` and ``-`` escaped)."""
+    return "".join(c if c.isalnum() or c == "_" else "\\" + c for c in name)
 
 
 def _wanted(cell: Cell, columns: Columns) -> bool:
