@@ -234,19 +234,3 @@ def ledger_steps(config: Path) -> list[StepRecord]:
         assert record is not None
         return ledger.steps(record.id)
 
-
-def test_a_family_delete_touches_that_family_alone(bigtable_emulator: Emulator) -> None:
-    # "a.b" read as a pattern would match "axb" too
-    from hbase_migrate.bigtable.client import BigtableClient
-    from hbase_migrate.bigtable.settings import BigtableSettings
-
-    settings = BigtableSettings("proj", "family-delete", emulator_host=bigtable_emulator.host)
-    with BigtableClient(settings) as client:
-        client.create_table(TableDescriptor("fams", (FamilyDescriptor(b"a.b", max_versions=9),
-                                                     FamilyDescriptor(b"axb", max_versions=9))))
-        client.write_cells("fams", [put(b"r", b"a.b", b"q", 5), put(b"r", b"axb", b"q", 5),
-                                    mark(CellType.DELETE_FAMILY, b"r", b"a.b", b"", 9)])
-    from google.cloud import bigtable
-
-    table = bigtable.Client(project="proj", admin=True).instance("family-delete").table("fams")
-    assert {f: list(q) for f, q in table.read_row(b"r").cells.items()} == {"axb": [b"q"]}
