@@ -5,8 +5,8 @@ takes whole milliseconds only). A ``Put`` is a ``SetCell``; ``Delete`` (one vers
 delete of the column's range ``[ts, ts + 1 ms)``; ``DeleteColumn`` of ``[0, ts + 1 ms)``.
 Bigtable has no family delete bounded by time, so ``DeleteFamily`` and
 ``DeleteFamilyVersion`` are carried out by reading the row's family first and deleting
-the range of each column it holds. A put that an earlier marker masks is dropped
-(:mod:`.masking`).
+the range of each column it holds, or that a put queued before the delete writes. A put
+that an earlier marker masks is dropped (:mod:`.masking`).
 
 Requests: one ``MutateRows`` holds at most one entry per row (so a row's mutations keep
 their order) and at most :data:`MAX_MUTATIONS` mutations (Bigtable's limit); a row with
@@ -60,10 +60,14 @@ class MutationBatcher:
             elif cell.type == CellType.DELETE_COLUMN:
                 self._queue(cell.row, m.DeleteRangeFromColumn(family, cell.qualifier,
                                                               None, ts + MS))
-            else:  # the family deletes: what the row holds now, after what came before
-                self.flush()
+            else:  # the family deletes: what the row holds, and what is on its way to it
                 exact = cell.type == CellType.DELETE_FAMILY_VERSION
-                for qualifier, stamps in self.read_family(cell.row, cell.family).items():
+                held = self.read_family(cell.row, cell.family)
+                for pending in self.entries.get(cell.row, ()):
+                    if isinstance(pending, m.SetCell) and pending.family == family:
+                        held.setdefault(pending.qualifier, []).append(
+                            pending.timestamp_micros // MS)
+                for qualifier, stamps in held.items():
                     if exact and cell.timestamp in stamps:
                         self._queue(cell.row, m.DeleteRangeFromColumn(family, qualifier,
                                                                       ts, ts + MS))

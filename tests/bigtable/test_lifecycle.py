@@ -158,6 +158,8 @@ def test_a_live_table_with_every_delete_type_ends_equal_on_bigtable(
         mark(CellType.DELETE_FAMILY, rows[3], b"d", b"", now - 3500),
         mark(CellType.DELETE_FAMILY_VERSION, rows[4], b"d", b"", now - 4000),
         put(rows[30], b"d", b"a", later),
+        put(rows[11], b"d", b"new", now - 100),  # a column Bigtable has not got yet,
+        mark(CellType.DELETE_FAMILY, rows[11], b"d", b"", now),  # then its family deleted
     ])
     # faults: a split, then a region server killed (its WAL left in -splitting)
     servers = cluster.region_servers
@@ -191,7 +193,9 @@ def test_a_live_table_with_every_delete_type_ends_equal_on_bigtable(
         f"bigtable {k}" for k in ("prepare", "snapshot", "replay", "validate")]
     judged = as_hbase_reads(google_table(config, "shop.orders"), int(time.time() * 1000))
     assert judged == expected
-    assert replayed["files"] >= 1 and replayed["masked_puts"] == 3
+    # the three puts written after their markers; more when a moved region's older file is
+    # read after the file holding a later delete (the same end state either way)
+    assert replayed["files"] >= 1 and replayed["masked_puts"] >= 3
     assert replayed["cells"].get("DeleteFamilyVersion") == 1
 
 
