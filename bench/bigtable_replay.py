@@ -51,16 +51,17 @@ def fresh_table(client: BigtableClient) -> str:
 def replay_rate(client: BigtableClient, path: Path, batch: int) -> tuple[int, float]:
     table = fresh_table(client)
     spec = ReplaySpec(ReplayFilter.build([f"{SOURCE_TABLE}={table}"]), batch, 0)
-    target = ClientTarget(client, owned=False)  # type: ignore[arg-type]
+    target = ClientTarget(client, owned=False)
     start = time.perf_counter()
     result = replay_file(str(path), spec, target)
     return sum(result.progress.cells.values()), time.perf_counter() - start
 
 
 def raw_rate(client: BigtableClient, puts: list[Cell], batch: int) -> tuple[int, float]:
-    from google.cloud.bigtable.data import RowMutationEntry, SetCell
+    from google.cloud.bigtable.data import BigtableDataClient, RowMutationEntry, SetCell
 
-    table = client._data.get_table(client.settings.instance, fresh_table(client))
+    data = BigtableDataClient(project=client.settings.project)  # the emulator's, from env
+    table = data.get_table(client.settings.instance, fresh_table(client))
     requests = []
     for i in range(0, len(puts), batch):
         rows: dict[bytes, list[SetCell]] = {}
@@ -71,7 +72,9 @@ def raw_rate(client: BigtableClient, puts: list[Cell], batch: int) -> tuple[int,
     start = time.perf_counter()
     for entries in requests:
         table.bulk_mutate_rows(entries)
-    return len(puts), time.perf_counter() - start
+    secs = time.perf_counter() - start
+    data.close()
+    return len(puts), secs
 
 
 def main() -> None:
