@@ -39,7 +39,9 @@ from hbase_migrate.cluster.descriptors import (
 )
 from hbase_migrate.wal.model import Cell, CellType, cell_order
 
-SCAN_ROWS = 1000  # rows handed on per piece of a scan
+# Google's clients warn on each connection to an emulator (made lazily, call by call):
+# emulator_host says so already.
+warnings.filterwarnings("ignore", "Connecting to Bigtable emulator", RuntimeWarning)
 
 
 class BigtableClient:
@@ -59,12 +61,9 @@ class BigtableClient:
         self.memory = MarkerMemory()
         self.accepted = frozenset(settings.accept)
         self.losses: Counter[str] = Counter()  # accepted findings met, by name
-        with warnings.catch_warnings():  # "Connecting to Bigtable emulator at ...": wanted
-            warnings.filterwarnings("ignore", "Connecting to Bigtable emulator",
-                                    RuntimeWarning)
-            self._admin = bigtable.Client(project=settings.project, admin=True)
-            self._instance = self._admin.instance(settings.instance)
-            self._data = BigtableDataClient(project=settings.project)
+        self._admin = bigtable.Client(project=settings.project, admin=True)
+        self._instance = self._admin.instance(settings.instance)
+        self._data = BigtableDataClient(project=settings.project)
         self._tables: dict[str, Any] = {}
         self._retention: dict[str, dict[bytes, Retention]] = {}
 
