@@ -351,13 +351,8 @@ class MigrationSpec:
 
     @property
     def artifact_dir(self) -> Path:
-        """Where the migration's artifacts (validation results, Data Docs) are kept: beside
-        a SQLite ledger file, else ``<state dir>/<name>``; an ``artifacts`` folder."""
-        prefix = "sqlite:///"
-        database = self.ledger_url[len(prefix):] if self.ledger_url.startswith(prefix) else ""
-        if database.startswith("/"):
-            return Path(database).parent / "artifacts"
-        return state_dir() / self.name / "artifacts"
+        """Where the migration's artifacts (validation results, Data Docs) are kept."""
+        return artifacts_beside(self.ledger_url, self.name)
 
     def table_mapping(self) -> dict[str, str]:
         """Source table -> target table."""
@@ -413,6 +408,16 @@ class MigrationSpec:
 def state_dir() -> Path:
     """``$HBASE_MIGRATE_STATE_DIR``, else ``./state``, as an absolute path."""
     return Path(os.environ.get(STATE_DIR_ENV) or "state").absolute()
+
+
+def artifacts_beside(ledger_url: str, name: str) -> Path:
+    """The ``artifacts`` folder of migration ``name``: beside a SQLite ledger file, else in
+    ``<state dir>/<name>``."""
+    prefix = "sqlite:///"
+    database = ledger_url[len(prefix):] if ledger_url.startswith(prefix) else ""
+    if database.startswith("/"):
+        return Path(database).parent / "artifacts"
+    return state_dir() / name / "artifacts"
 
 
 def default_ledger_url(name: str) -> str:

@@ -16,8 +16,8 @@ import time
 import warnings
 from collections import Counter
 from collections.abc import Iterator, Sequence
-from types import TracebackType
-from typing import Any, Self
+from contextlib import AbstractContextManager
+from typing import Any
 
 from hbase_migrate.bigtable.errors import (
     BigtableError,
@@ -44,7 +44,7 @@ from hbase_migrate.wal.model import Cell, CellType, cell_order
 warnings.filterwarnings("ignore", "Connecting to Bigtable emulator", RuntimeWarning)
 
 
-class BigtableClient:
+class BigtableClient(AbstractContextManager["BigtableClient"]):
     """A client of one Bigtable instance (not shared across threads). ``memory`` holds
     the delete markers its writes met (:mod:`.masking`)."""
 
@@ -67,11 +67,7 @@ class BigtableClient:
         self._tables: dict[str, Any] = {}
         self._retention: dict[str, dict[bytes, Retention]] = {}
 
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         self.close()
 
     def close(self) -> None:

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from hbase_migrate.config import ClusterSpec, TableSpec, default_ledger_url, state_dir
+from hbase_migrate.config import ClusterSpec, TableSpec, artifacts_beside, default_ledger_url
 from hbase_migrate.config_reader import Reader
 from hbase_migrate.errors import ConfigError
 
@@ -88,13 +88,8 @@ class BigtableMigration:
 
     @property
     def artifact_dir(self) -> Path:
-        """Where validation results and Data Docs go: beside a SQLite ledger file, else
-        ``<state dir>/<name>/artifacts``."""
-        prefix = "sqlite:///"
-        database = self.ledger_url[len(prefix):] if self.ledger_url.startswith(prefix) else ""
-        if database.startswith("/"):
-            return Path(database).parent / "artifacts"
-        return state_dir() / self.name / "artifacts"
+        """Where validation results and Data Docs go (as for an HBase target)."""
+        return artifacts_beside(self.ledger_url, self.name)
 
     def table_mapping(self) -> dict[str, str]:
         """Source table -> target table (an HBase name; :func:`.schema.table_id` makes

@@ -18,19 +18,10 @@ from hbase_migrate.bigtable.settings import load_bigtable_migration
 from hbase_migrate.cluster.endpoints import ClusterEndpoints
 from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
 from minihbase.cli.minicluster import call_admin
-from minihbase.workload import Workload, WorkloadSpec
+from tests.realstack.test_replay_both import workload
 
 pytestmark = [pytest.mark.integration,
               pytest.mark.filterwarnings("ignore:Connecting to Bigtable emulator")]
-
-
-def workload(endpoints: ClusterEndpoints, table: str, seed: int, ops: int = 200) -> None:
-    runner = Workload(endpoints, WorkloadSpec(table, seed, ops))
-    try:
-        runner.ensure_table()
-        runner.run()
-    finally:
-        runner.close()
 
 
 def bigtable_as_hbase_reads(config: Path, table_id: str, versions: dict[bytes, int]
