@@ -33,10 +33,11 @@ from hbase_migrate.replay.file_replay import ReplaySpec, replay_file
 from hbase_migrate.replay.filters import ReplayFilter
 from hbase_migrate.snapshot.schema import copy_schema, split_points
 from hbase_migrate.validate.gx_process import GxProcess
-from hbase_migrate.wal.model import METAFAMILY
+from hbase_migrate.wal.model import METAFAMILY, Cell
 from hbase_migrate.wal.reader import WalReader
 
 SAMPLE_ROWS = 1000  # rows read from the start of each source region by the check
+COPY_BATCH = 5000  # cells of the copy per MutateRows request
 
 
 @contextmanager
@@ -134,10 +135,15 @@ def snapshot(migration: BigtableMigration, t0: int | None = None) -> dict[str, A
     with recorded(migration, "snapshot") as step, clients(migration) as (source, target):
         for table in migration.tables:
             for region in source.regions(table.source):
+                batch: list[Cell] = []
                 for piece in source.scan(table.source, region.start_key, region.end_key,
                                          time_range=(0, t0)):
-                    target.write_cells(table.target, piece)
-                    cells += len(piece)
+                    batch.extend(piece)
+                    if len(batch) >= COPY_BATCH:
+                        target.write_cells(table.target, batch)
+                        cells, batch = cells + len(batch), []
+                target.write_cells(table.target, batch)
+                cells += len(batch)
         step.metrics.update(t0=t0, cells=cells, known_losses=dict(target.losses))
         return step.metrics
 

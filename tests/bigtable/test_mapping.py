@@ -128,3 +128,7 @@ def test_the_target_section_is_checked(tmp_path: Path) -> None:
     assert (migration.target.project, migration.target.accept) == ("p1", ("tags t",))
     with pytest.raises(ConfigError, match="hbase-migrate bigtable prepare"):
         load_config(path)
+    path.write_text(path.read_text().replace('source = "t"', 'source = "t"\nfamilies = ["d"]'),
+                    encoding="utf-8")
+    with pytest.raises(ConfigError, match="t: families: .* every family"):
+        load_bigtable_migration(path)
