@@ -130,5 +130,5 @@ def test_the_target_section_is_checked(tmp_path: Path) -> None:
         load_config(path)
     path.write_text(path.read_text().replace('source = "t"', 'source = "t"\nfamilies = ["d"]'),
                     encoding="utf-8")
-    with pytest.raises(ConfigError, match="t: families: .* every family"):
+    with pytest.raises(ConfigError, match=r"t: families: .* every family"):
         load_bigtable_migration(path)
