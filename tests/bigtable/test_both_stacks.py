@@ -50,7 +50,7 @@ def test_a_workload_on_either_stack_lands_on_bigtable_as_the_source_reads(
     endpoints = ClusterEndpoints.from_json(source_cluster)
     assert endpoints.thrift2
     since = int(time.time() * 1000) - 60_000
-    workload(endpoints, table, 1)
+    workload(endpoints, table, 1, ops=150)
     config = tmp_path / "m.toml"
     config.write_text(
         f'[migration]\nname = "both"\nledger = "sqlite:///{tmp_path / "l.db"}"\n'
@@ -65,7 +65,7 @@ def test_a_workload_on_either_stack_lands_on_bigtable_as_the_source_reads(
     holder = next(s for s in info["servers"] if s["alive"] and s["regions"])
     call_admin(source_cluster["cluster_json"], "roll", {})
     call_admin(source_cluster["cluster_json"], "move", {"region": holder["regions"][-1]})
-    workload(endpoints, table, 2)
+    workload(endpoints, table, 2, ops=150)
     steps.replay(migration, since)
 
     verdict = steps.validate(migration)
