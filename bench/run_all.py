@@ -26,6 +26,7 @@ BENCHMARKS: dict[str, list[str]] = {
     "range_engine.py": ["--quick"],
     "report_build.py": ["--quick"],
     "cdc_throughput.py": ["--quick"],
+    "bigtable_replay.py": ["--quick"],  # the Bigtable emulator (cbtemulator)
     "catchup_listing.py": ["--quick"],
     "open_wal_poll.py": ["--quick"],
     "ledger_growth.py": ["--quick"],

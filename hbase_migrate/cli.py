@@ -59,6 +59,8 @@ CORE_COMMANDS: dict[str, tuple[str, str]] = {
                "Show or change a migration's throttles while its steps run."),
     "report": ("hbase_migrate.commands.report:report",
                "Write the audit report (one HTML file, from the ledger alone)."),
+    "bigtable": ("hbase_migrate.commands.bigtable:bigtable",
+                 "Migrate to Google Cloud Bigtable; run the Bigtable emulator."),
 }
 
 ENTRY_POINT_GROUP = "hbase_migrate.commands"

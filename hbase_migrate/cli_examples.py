@@ -22,6 +22,15 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
                  "--end 2024-05-01T13:00:00Z",
                  f"hbase-migrate backfill {CFG} --table orders --start 1714564800000 "
                  "--end 1714568400000 --dry-run"),
+    "bigtable": (f"hbase-migrate bigtable prepare {CFG}",),
+    "bigtable emulator": ("hbase-migrate bigtable emulator start --dir state/bigtable",),
+    "bigtable emulator start": ("hbase-migrate bigtable emulator start --dir state/bigtable "
+                                "--port 8086",),
+    "bigtable emulator stop": ("hbase-migrate bigtable emulator stop --dir state/bigtable",),
+    "bigtable prepare": (f"hbase-migrate bigtable prepare {CFG} --sample-rows 5000",),
+    "bigtable snapshot": (f"hbase-migrate bigtable snapshot {CFG} --t0 2024-05-01T12:00:00Z",),
+    "bigtable replay": (f"hbase-migrate bigtable replay {CFG} --since 2024-05-01T11:55:00Z",),
+    "bigtable validate": (f"hbase-migrate bigtable validate {CFG}",),
     "cdc": (f"hbase-migrate cdc {CFG} --follow",
             f"hbase-migrate cdc {CFG} --start 2024-05-01T12:00:00Z --end "
             "2024-05-01T13:00:00Z --dry-run"),
@@ -33,7 +42,8 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "cutover": (f"hbase-migrate cutover check {CFG}",),
     "cutover check": (f"hbase-migrate cutover check {CFG} --max-lag 30s",),
     "demo": ("hbase-migrate demo --dir state/demo",
-             "hbase-migrate demo --no-airflow --dir /tmp/demo --ops 1000"),
+             "hbase-migrate demo --no-airflow --dir /tmp/demo --ops 1000",
+             "hbase-migrate demo --target bigtable --dir state/demo-bigtable"),
     "ledger": (f"hbase-migrate ledger info {CFG}",),
     "ledger info": (f"hbase-migrate ledger info {CFG}",
                     "hbase-migrate ledger info --url sqlite:///ledger.db --json"),

@@ -356,13 +356,8 @@ class MigrationSpec:
 
     @property
     def artifact_dir(self) -> Path:
-        """Where the migration's artifacts (validation results, Data Docs) are kept: beside
-        a SQLite ledger file, else ``<state dir>/<name>``; an ``artifacts`` folder."""
-        prefix = "sqlite:///"
-        database = self.ledger_url[len(prefix):] if self.ledger_url.startswith(prefix) else ""
-        if database.startswith("/"):
-            return Path(database).parent / "artifacts"
-        return state_dir() / self.name / "artifacts"
+        """Where the migration's artifacts (validation results, Data Docs) are kept."""
+        return artifacts_beside(self.ledger_url, self.name)
 
     def table_mapping(self) -> dict[str, str]:
         """Source table -> target table."""
@@ -420,6 +415,16 @@ def state_dir() -> Path:
     return Path(os.environ.get(STATE_DIR_ENV) or "state").absolute()
 
 
+def artifacts_beside(ledger_url: str, name: str) -> Path:
+    """The ``artifacts`` folder of migration ``name``: beside a SQLite ledger file, else in
+    ``<state dir>/<name>``."""
+    prefix = "sqlite:///"
+    database = ledger_url[len(prefix):] if ledger_url.startswith(prefix) else ""
+    if database.startswith("/"):
+        return Path(database).parent / "artifacts"
+    return state_dir() / name / "artifacts"
+
+
 def default_ledger_url(name: str) -> str:
     """The ledger of a migration that names none: ``$HBASE_MIGRATE_LEDGER`` (the shared
     ledger a stack sets for the tasks it runs), else ``<state dir>/<name>/ledger.db``."""
@@ -447,6 +452,9 @@ def parse_config(data: dict[str, Any], path: Path) -> MigrationSpec:
 
     reader = Reader(path)
     reader.keys(data, "", _SECTIONS)
+    if reader.section(data, "target").get("kind") == "bigtable":  # hbase_migrate/bigtable
+        raise ConfigError(f"{path}: [target] kind = \"bigtable\": this migration runs with "
+                          "hbase-migrate bigtable prepare|snapshot|replay|validate")
     migration = reader.section(data, "migration", required=True)
     reader.keys(migration, "migration", ("name", "ledger", "ledger_env"))
     name = reader.string(migration, "migration", "name", required=True) or ""

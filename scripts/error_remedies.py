@@ -72,6 +72,10 @@ GROUPS: list[tuple[str, str, list[str]]] = [
      "cluster and `realstack` start on this machine.",
      ["AirflowStackError", "PgServerError", "RedisError", "EmbeddedStackError",
       "RealStackError"]),
+    ("Bigtable as a target", "A migration to Google Cloud Bigtable (`hbase-migrate bigtable`) "
+     "and its local emulator.",
+     ["BigtableError", "BigtableUnreachableError", "BigtablePreflightError",
+      "BigtableEmulatorError"]),
     ("Answers of the embedded cluster", "`minihbase` answers as HBase would; a client of the "
      "project prints these as the gateway's refusal.",
      ["MiniHBaseError", "ServerDownError", "TableNotFoundError", "TableExistsError",
@@ -269,6 +273,17 @@ REMEDIES: dict[str, str] = {
                          "what is left.",
     "PgServerError": "Install Debian's `postgresql` (`scripts/system-deps.sh celery`).",
     "RedisError": "Install `redis-server` (`scripts/system-deps.sh celery`).",
+    "BigtableError": "Bigtable refused the call named in the line (table, row): check the "
+                     "instance, the table (`hbase-migrate bigtable prepare` creates it) and "
+                     "the app profile's permissions.",
+    "BigtableUnreachableError": "Bigtable (or the emulator named in the line) did not answer: "
+                                "check emulator_host or the network; run the step again.",
+    "BigtablePreflightError": "Bigtable cannot take the cell, row or key named in the line: "
+                              "change it at the source, or accept its loss by the name the "
+                              "line gives in `[target] accept` (recorded as a known loss).",
+    "BigtableEmulatorError": "Install Debian's `google-cloud-cli-bigtable-emulator` "
+                             "(`scripts/system-deps.sh bigtable`), or read the emulator's "
+                             "log named in the line.",
     "EmbeddedStackError": "Read the part and its log named in the line; stop what is left "
                           "and start again in a fresh `--dir`.",
     "RealStackError": "Install a JDK 17 and Maven; check the Maven log named in the line.",

@@ -6,7 +6,9 @@
 #   scripts/system-deps.sh celery  the same plus the servers of a Celery Airflow stack
 #                                  (airflow up --executor celery): PostgreSQL, redis-server
 #   scripts/system-deps.sh test    the same plus what the tests start or drive: Maven and a JDK
-#                                  (the real HBase/Kafka stack), Chromium, Kerberos, faketime
+#                                  (the real HBase/Kafka stack), Chromium, Kerberos, faketime,
+#                                  and the Bigtable emulator when apt can find it
+#   scripts/system-deps.sh bigtable  the Bigtable emulator alone (Google's apt repository)
 set -euo pipefail
 group="${1:-build}"
 need=()
@@ -39,6 +41,24 @@ if [ "$group" = test ]; then
   command -v kinit >/dev/null 2>&1 || need+=(krb5-user)
   command -v faketime >/dev/null 2>&1 || need+=(faketime)  # a client with a skewed clock
   command -v openssl >/dev/null 2>&1 || need+=(openssl)  # the TLS Kafka listener's CA
+fi
+
+# The Bigtable emulator (cbtemulator) comes from Google's apt repository
+# (packages.cloud.google.com, cloud-sdk-<codename> main), which a Debian machine does not have
+# configured: installed when apt offers it, else named (its tests skip; `bigtable` fails).
+if [ "$group" = test ] || [ "$group" = bigtable ]; then
+  emulator=google-cloud-cli-bigtable-emulator
+  if ! command -v cbtemulator >/dev/null 2>&1 &&
+     [ ! -x /usr/lib/google-cloud-sdk/platform/bigtable-emulator/cbtemulator ]; then
+    if apt-cache policy "$emulator" 2>/dev/null | grep -q 'Candidate: [0-9]'; then
+      need+=("$emulator")
+    else
+      echo "the Bigtable emulator ($emulator) is not installed and apt offers no such" \
+        "package: add Google's apt repository (https://cloud.google.com/sdk/docs/install#deb)" \
+        "and run this again; the Bigtable emulator tests skip until then" >&2
+      [ "$group" = bigtable ] && exit 1
+    fi
+  fi
 fi
 
 [ ${#need[@]} -eq 0 ] && exit 0

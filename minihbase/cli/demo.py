@@ -46,8 +46,13 @@ from minihbase.demo import DemoSpec, run_demo
               help="Workload operations written to the source.")
 @click.option("--seed", type=int, default=7, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per step on stdout.")
+@click.option("--target", type=click.Choice(["hbase", "bigtable"]), default="hbase",
+              show_default=True,
+              help="The target: an embedded cluster, or the Bigtable emulator (the steps "
+                   "called directly, no Airflow: docs/guides/bigtable.md).")
 def demo(root: Path, airflow: bool, spark: bool, client: str, keep_running: bool,
-         executor: str, workers: int, table: str, ops: int, seed: int, as_json: bool) -> None:
+         executor: str, workers: int, table: str, ops: int, seed: int, as_json: bool,
+         target: str) -> None:
     """Run the main job on the embedded stack and write the audit report; exit 1 unless the
     cutover gate says go.
 
@@ -57,16 +62,14 @@ def demo(root: Path, airflow: bool, spark: bool, client: str, keep_running: bool
     verdict and writes the report. Without: the steps are called directly (snapshot while the
     workload writes, replay --follow, catch-up, backfill, cell-for-cell validation, gate)."""
 
-    def report(step: str, facts: dict[str, Any]) -> None:
-        if as_json:
-            click.echo(json.dumps({"step": step, **facts}, sort_keys=True))
-            return
-        click.echo(step_line(step, facts))
-
+    report = _reporter(as_json)
     # Ctrl-C and SIGTERM both unwind through the stack's clean-up, even when this process
     # was started with SIGINT ignored (as background jobs of non-interactive shells are).
     signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGTERM, signal.default_int_handler)
+    if target == "bigtable":
+        _bigtable(root, table, ops, seed, report)
+        return
     spec = DemoSpec(root=root, table=table, ops=ops, seed=seed, client=client)
     if airflow:
         _airflow(spec, report, spark, keep_running, executor, workers)
@@ -98,6 +101,16 @@ def demo(root: Path, airflow: bool, spark: bool, client: str, keep_running: bool
     sys.exit(1)
 
 
+def _reporter(as_json: bool) -> Callable[[str, dict[str, Any]], None]:
+    def report(step: str, facts: dict[str, Any]) -> None:
+        if as_json:
+            click.echo(json.dumps({"step": step, **facts}, sort_keys=True))
+            return
+        click.echo(step_line(step, facts))
+
+    return report
+
+
 def step_line(step: str, facts: dict[str, Any]) -> str:
     """``[  12.34s] step (took 2.1 s): facts``: the run's clock as the step ended, then how
     long the step took."""
@@ -124,3 +137,15 @@ def _airflow(spec: DemoSpec, report: Callable[[str, dict[str, Any]], None], spar
         sys.exit(1)
     click.echo("OK: the gate says go: every WAL file replayed, no gap, lag below 1m, every "
                "range matching")
+
+
+def _bigtable(root: Path, table: str, ops: int, seed: int,
+              report: Callable[[str, dict[str, Any]], None]) -> None:
+    from minihbase.bigtable_demo import run_bigtable_demo
+
+    validation = run_bigtable_demo(root, table, ops, seed, report)
+    if validation["verdict"] == "match":
+        click.echo(f"OK: Bigtable equals the source, {validation['ranges']} ranges compared")
+        return
+    click.echo(f"FAILED: ranges differ: {', '.join(validation['differing'])}", err=True)
+    sys.exit(1)

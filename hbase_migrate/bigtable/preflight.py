@@ -1,0 +1,164 @@
+"""What Bigtable cannot take, found before any write.
+
+Each finding has a name, ``<kind> <table> <where>`` (row and column rendered as HBase
+prints bytes), that ``[target] accept`` lists to accept its loss; anything not accepted
+stops the migration before its first write. The same checks guard every write
+(:class:`Limits`), so a cell that appears later is refused or dropped the same way, and every
+drop is counted.
+
+Bigtable's limits: a cell value of at most 100 MiB, a row of at most 256 MiB, a row key of
+at most 4 KiB, a column qualifier of at most 16 KiB, timestamps from 0 to the largest
+microsecond count in 64 bits. HBase tags (ACLs, visibility labels, cell TTLs) have no place
+in Bigtable: cells are written without them, accepted per table and kind (per-cell ACLs
+and visibility labels each by name: without them the cells are readable by all). Requests
+of more than 100,000 mutations are split (:mod:`.writer`), not refused.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from hbase_migrate.bigtable.errors import BigtablePreflightError
+from hbase_migrate.bytesutil import to_string_binary
+from hbase_migrate.wal.model import Cell, CellType
+
+MiB = 1 << 20
+MAX_VALUE = 100 * MiB
+MAX_ROW = 256 * MiB
+MAX_KEY = 4 * 1024
+MAX_QUALIFIER = 16 * 1024
+MAX_TIMESTAMP_MS = ((1 << 63) - 1) // 1000  # microseconds in a signed 64-bit count
+LISTED = 20  # findings listed per kind
+# HBase's TagType: ACL 1, visibility labels 2 (and their serialization format 4)
+TAG_KINDS = {1: "cell_acls", 2: "visibility_labels", 4: "visibility_labels"}
+TAG_DETAILS = {
+    "cell_acls": "cells with per-cell ACLs: Bigtable has none, the cells are written "
+                 "readable by whoever may read the table",
+    "visibility_labels": "cells with visibility labels: Bigtable has none, the cells are "
+                         "written readable by whoever may read the table",
+    "tags": "cells with HBase tags (a cell TTL, MOB references...): written without them",
+}
+
+
+def _column(cell: Cell) -> str:
+    return (f"{to_string_binary(cell.family)}:{to_string_binary(cell.qualifier)}"
+            f"@{cell.timestamp}")
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One thing Bigtable cannot take: ``name`` is what ``accept`` lists."""
+
+    kind: str
+    table: str
+    where: str
+    detail: str
+
+    @property
+    def name(self) -> str:
+        return f"{self.kind} {self.table} {self.where}".rstrip()
+
+
+def cell_findings(table: str, cell: Cell) -> list[Finding]:
+    """The limits one cell breaks."""
+    row = to_string_binary(cell.row)
+    found = []
+    if len(cell.row) > MAX_KEY:
+        found.append(Finding("key_too_large", table, row[:64],
+                             f"a row key of {len(cell.row)} bytes (at most {MAX_KEY})"))
+    if len(cell.qualifier) > MAX_QUALIFIER:
+        found.append(Finding("qualifier_too_large", table, f"{row} {_column(cell)}"[:200],
+                             f"a qualifier of {len(cell.qualifier)} bytes "
+                             f"(at most {MAX_QUALIFIER})"))
+    if len(cell.value) > MAX_VALUE:
+        found.append(Finding("cell_too_large", table, f"{row} {_column(cell)}",
+                             f"a value of {len(cell.value) / MiB:.1f} MiB (at most 100 MiB)"))
+    if cell.type != CellType.DELETE_FAMILY and not 0 <= cell.timestamp <= MAX_TIMESTAMP_MS:
+        found.append(Finding("bad_timestamp", table, f"{row} {_column(cell)}",
+                             f"timestamp {cell.timestamp} ms is outside 0..{MAX_TIMESTAMP_MS}"))
+    for kind in sorted({TAG_KINDS.get(t.type, "tags") for t in cell.tags}):
+        found.append(Finding(kind, table, "", TAG_DETAILS[kind]))
+    return found
+
+
+@dataclass
+class Report:
+    """The findings of a check, by name (each once) with how often each was met."""
+
+    accepted: frozenset[str] = frozenset()
+    found: dict[str, Finding] = field(default_factory=dict)
+    seen: Counter[str] = field(default_factory=Counter)
+    rows_sampled: int = 0
+    wal_cells: int = 0
+    split_requests: int = 0  # WAL entries of one row with more mutations than one request
+
+    def add(self, finding: Finding) -> None:
+        self.found.setdefault(finding.name, finding)
+        self.seen[finding.name] += 1
+
+    def check_row(self, table: str, cells: Sequence[Cell]) -> None:
+        size = 0
+        for cell in cells:
+            size += len(cell.row) + len(cell.family) + len(cell.qualifier) + len(cell.value)
+            for finding in cell_findings(table, cell):
+                self.add(finding)
+        if size > MAX_ROW:
+            self.add(Finding("row_too_large", table, to_string_binary(cells[0].row)[:64],
+                             f"a row of {size / MiB:.1f} MiB (at most 256 MiB)"))
+
+    @property
+    def refused(self) -> list[Finding]:
+        return [f for name, f in self.found.items() if name not in self.accepted]
+
+    def raise_refused(self) -> None:
+        """Stop (one line naming the first refused finding) unless all are accepted."""
+        refused = self.refused
+        if refused:
+            first = refused[0]
+            more = f" (and {len(refused) - 1} more: see the report)" if len(refused) > 1 else ""
+            raise BigtablePreflightError(
+                f"table {first.table}: {first.where or 'its cells'}: {first.detail}: Bigtable "
+                f"cannot take it; nothing was written{more}. Accept the loss with [target] "
+                f"accept = [\"{first.name}\"], or change the source")
+
+    def to_json(self) -> dict[str, Any]:
+        kinds: Counter[str] = Counter()
+        for name, finding in self.found.items():
+            kinds[finding.kind] += self.seen[name]
+        listed: list[dict[str, Any]] = []
+        for name, finding in self.found.items():
+            if sum(1 for x in listed if x["kind"] == finding.kind) < LISTED:
+                listed.append({"name": name, "kind": finding.kind, "table": finding.table,
+                               "detail": finding.detail, "count": self.seen[name],
+                               "accepted": name in self.accepted})
+        return {"rows_sampled": self.rows_sampled, "wal_cells": self.wal_cells,
+                "counts": dict(kinds), "findings": listed,
+                "refused": [f.name for f in self.refused],
+                "split_requests": self.split_requests}
+
+
+def check_rows(report: Report, table: str, rows: Iterable[list[Cell]]) -> None:
+    """Check sampled rows (pieces of one row in a row are joined)."""
+    current: list[Cell] = []
+    for piece in rows:
+        if current and piece and piece[0].row != current[0].row:
+            report.check_row(table, current)
+            report.rows_sampled += 1
+            current = []
+        current.extend(piece)
+    if current:
+        report.check_row(table, current)
+        report.rows_sampled += 1
+
+
+def check_wal_cells(report: Report, table: str, cells: Sequence[Cell], limit: int) -> None:
+    """Check the cells of one WAL entry (one row's edit)."""
+    report.wal_cells += len(cells)
+    for cell in cells:
+        for finding in cell_findings(table, cell):
+            report.add(finding)
+    if len(cells) > limit:
+        report.split_requests += 1

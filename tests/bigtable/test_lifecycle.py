@@ -1,0 +1,240 @@
+"""A migration from the embedded cluster to the Bigtable emulator: prepare, the scan copy
+while a writer keeps writing, the replay of every delete type and of puts an earlier delete
+masks, versions and TTLs, and the validation; judged by reading Bigtable with Google's own
+client (its classic API, not the project's reads), with HBase's retention rules applied by
+the test, against what the source returns."""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hbase_migrate.audit.ledger import Ledger
+from hbase_migrate.audit.records import StepRecord, StepStatus
+from hbase_migrate.bigtable import steps
+from hbase_migrate.bigtable.emulator import Emulator
+from hbase_migrate.bigtable.errors import BigtablePreflightError
+from hbase_migrate.bigtable.settings import load_bigtable_migration
+from hbase_migrate.cluster.descriptors import FamilyDescriptor, TableDescriptor
+from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
+from hbase_migrate.wal.model import Cell, CellType
+from minihbase.regionserver import WalSettings
+from minihbase.server import MiniHBase
+
+pytestmark = [pytest.mark.integration,
+              pytest.mark.filterwarnings("ignore:Connecting to Bigtable emulator")]
+HOUR = 3_600_000
+TABLE = "shop:orders"
+# (VERSIONS, TTL in ms or None, MIN_VERSIONS) by family, as the test states HBase keeps them
+RULES = {b"d": (2, None, 0), b"t": (1, HOUR, 0), b"m": (3, HOUR, 1)}
+FAMILIES = (FamilyDescriptor(b"d", max_versions=2),
+            FamilyDescriptor(b"t", max_versions=1, ttl=3600),
+            FamilyDescriptor(b"m", max_versions=3, ttl=3600, min_versions=1))
+
+
+def put(row: bytes, family: bytes, qualifier: bytes, ts: int) -> Cell:
+    return Cell(row, family, qualifier, ts, CellType.PUT, b"%s/%s@%d" % (row, qualifier, ts))
+
+
+def mark(kind: CellType, row: bytes, family: bytes, qualifier: bytes, ts: int) -> Cell:
+    return Cell(row, family, qualifier, ts, kind)
+
+
+@pytest.fixture
+def source(tmp_path: Path) -> Iterator[tuple[MiniHBase, Thrift2Client]]:
+    with MiniHBase(tmp_path / "src", "source", wal=WalSettings(region_servers=2)) as cluster:
+        thrift2 = cluster.endpoints.thrift2
+        assert thrift2 is not None
+        with Thrift2Client(thrift2) as client:
+            yield cluster, client
+
+
+def write_config(folder: Path, cluster: MiniHBase, emulator: Emulator, table: str,
+                 accept: list[str] | None = None) -> Path:
+    instance = f"i-{uuid.uuid5(uuid.NAMESPACE_URL, str(folder)).hex[:8]}"  # one per test
+    path = folder / "migration.toml"
+    path.write_text(
+        f'[migration]\nname = "to-bigtable"\nledger = "sqlite:///ledger.db"\n\n'
+        f'[source]\ncluster_json = "{cluster.write_cluster_json()}"\n\n'
+        f'[[tables]]\nsource = "{table}"\n\n'
+        f'[target]\nkind = "bigtable"\nproject = "proj"\ninstance = "{instance}"\n'
+        f'emulator_host = "{emulator.host}"\naccept = {accept or []!r}\n'.replace("'", '"'),
+        encoding="utf-8")
+    return path
+
+
+def google_table(config: Path, table_id: str) -> Any:
+    """The table through Google's classic client (admin and reads)."""
+    from google.cloud import bigtable
+
+    settings = load_bigtable_migration(config).target
+    return bigtable.Client(project=settings.project, admin=True).instance(
+        settings.instance).table(table_id)
+
+
+def as_hbase_reads(table: Any, now: int) -> set[tuple[bytes, bytes, bytes, int, bytes]]:
+    """Every cell Bigtable holds, read with Google's client, kept as HBase would return it
+    by :data:`RULES` (newest first per column: at most VERSIONS, and those older than the
+    TTL only among the newest MIN_VERSIONS)."""
+    columns: dict[tuple[bytes, bytes, bytes], list[tuple[int, bytes]]] = {}
+    for row in table.read_rows():
+        for family, qualifiers in row.cells.items():
+            for qualifier, cells in qualifiers.items():
+                columns[(row.row_key, family.encode(), qualifier)] = [
+                    (int(c.timestamp.timestamp() * 1000 + 0.5), c.value) for c in cells]
+    kept = set()
+    for (row, family, qualifier), cells in columns.items():
+        versions, ttl, least = RULES[family]
+        for i, (ts, value) in enumerate(sorted(cells, reverse=True)[:versions]):
+            if ttl is None or i < least or ts >= now - ttl:
+                kept.add((row, family, qualifier, ts, value))
+    return kept
+
+
+def source_reads(client: Thrift2Client, table: str) -> set[tuple[bytes, bytes, bytes, int, bytes]]:
+    return {(c.row, c.family, c.qualifier, c.timestamp, c.value)
+            for piece in client.scan(table) for c in piece}
+
+
+def test_a_live_table_with_every_delete_type_ends_equal_on_bigtable(
+        tmp_path: Path, bigtable_emulator: Emulator,
+        source: tuple[MiniHBase, Thrift2Client]) -> None:
+    cluster, client = source
+    client.create_namespace("shop")
+    client.create_table(TableDescriptor(TABLE, FAMILIES), [b"r2"])
+    now = int(time.time() * 1000)
+    rows = [b"r%02d" % i for i in range(40)]
+    client.write_cells(TABLE, [put(r, b"d", q, now - 5000 + k * 1000) for r in rows
+                               for q in (b"a", b"b") for k in range(3)])
+    client.write_cells(TABLE, [put(r, b"t", b"q", now - 1000) for r in rows[:10]] +
+                       # the newest within the TTL (the embedded cluster ignores MIN_VERSIONS)
+                       [put(r, b"m", b"q", now - age) for r in rows[:10]
+                        for age in (2 * HOUR, HOUR // 6)])
+    client.write_cells(TABLE, [put(rows[10], b"t", b"q", now - 2 * HOUR)])  # expired
+    config = write_config(tmp_path, cluster, bigtable_emulator, TABLE)
+    migration = load_bigtable_migration(config)
+
+    prepared = steps.prepare(migration)
+    assert prepared["tables"] == [{"source": TABLE, "target": "shop.orders", "created": True,
+                                   "families": ["d", "m", "t"], "split_points": 1}]
+    assert prepared["preflight"]["refused"] == [] and prepared["preflight"]["rows_sampled"]
+    from google.cloud.bigtable import column_family as cf
+
+    families = google_table(config, "shop.orders").list_column_families()
+    assert families["d"].gc_rule == cf.MaxVersionsGCRule(2)
+    age = cf.MaxAgeGCRule(__import__("datetime").timedelta(hours=1))
+    assert families["t"].gc_rule == cf.GCRuleUnion([cf.MaxVersionsGCRule(1), age])
+    assert families["m"].gc_rule == cf.GCRuleUnion(
+        [cf.MaxVersionsGCRule(3), cf.GCRuleIntersection([age, cf.MaxVersionsGCRule(1)])])
+
+    stop = threading.Event()
+
+    def live_writer() -> None:  # puts at the server's clock, during the copy
+        with Thrift2Client(cluster.endpoints.thrift2 or "") as writer:
+            n = 0
+            while not stop.is_set() or n < 50:
+                ts = int(time.time() * 1000)
+                writer.write_cells(TABLE, [put(b"w%03d" % (n % 60), b"d", b"live", ts)])
+                n += 1
+
+    live = threading.Thread(target=live_writer)
+    live.start()
+    t0 = int(time.time() * 1000)
+    copied = steps.snapshot(migration, t0)
+    stop.set()
+    live.join()
+    assert copied["cells"] > 0
+
+    later = now + 10
+    client.write_cells(TABLE, [
+        mark(CellType.DELETE, rows[1], b"d", b"a", now - 4000),  # one version
+        mark(CellType.DELETE_COLUMN, rows[2], b"d", b"a", now - 3500),
+        mark(CellType.DELETE_FAMILY, rows[3], b"d", b"", now - 3500),
+        mark(CellType.DELETE_FAMILY_VERSION, rows[4], b"d", b"", now - 4000),
+        put(rows[30], b"d", b"a", later),
+        put(rows[11], b"d", b"new", now - 100),  # a column Bigtable has not got yet,
+        mark(CellType.DELETE_FAMILY, rows[11], b"d", b"", now),  # then its family deleted
+    ])
+    # faults: a split, then a region server killed (its WAL left in -splitting)
+    servers = cluster.region_servers
+    assert servers is not None
+    parent = next(r for slot in (0, 1) for r in servers.hosted(slot).values()
+                  if r.table == TABLE and r.start_key == b"r2")
+    servers.split(parent.encoded_name, b"r30")
+    killed = servers.kill(0)
+    assert (cluster.hbase_root_dir / "WALs" / killed["splitting"]).is_dir()
+    client.write_cells(TABLE, [
+        mark(CellType.DELETE_COLUMN, rows[30], b"d", b"a", later),  # after the move
+        # a delete, then an older put it masks (the same row's column, family, version)
+        mark(CellType.DELETE_COLUMN, rows[5], b"d", b"a", later),
+        put(rows[5], b"d", b"a", later - 100),
+        mark(CellType.DELETE_FAMILY, rows[6], b"d", b"", later),
+        put(rows[6], b"d", b"z", later - 50),
+        mark(CellType.DELETE, rows[7], b"d", b"a", now - 3000),
+        put(rows[7], b"d", b"a", now - 3000),
+        # newer versions than VERSIONS keeps, and a put past the TTL
+        *[put(rows[8], b"d", b"a", later + k) for k in range(3)],
+        put(rows[9], b"t", b"q", now - 3 * HOUR),
+    ])
+    expected = source_reads(client, TABLE)
+    assert not any(c[0] == rows[5] and c[2] == b"a" for c in expected)  # HBase hides them
+
+    replayed = steps.replay(migration, t0 - 60_000)
+    verdict = steps.validate(migration)
+    assert (verdict["verdict"], verdict["differing"]) == ("match", [])
+    assert verdict["ranges"] == 3 and Path(verdict["gx"]["result"]).is_file()  # GX judged
+    assert [s.kind for s in ledger_steps(config)] == [
+        f"bigtable {k}" for k in ("prepare", "snapshot", "replay", "validate")]
+    judged = as_hbase_reads(google_table(config, "shop.orders"), int(time.time() * 1000))
+    assert judged == expected
+    # the three puts written after their markers; more when a moved region's older file is
+    # read after the file holding a later delete (the same end state either way)
+    assert replayed["files"] >= 1 and replayed["masked_puts"] >= 3
+    assert replayed["cells"].get("DeleteFamilyVersion") == 1
+
+
+def test_a_key_over_the_limit_is_refused_before_any_write_unless_accepted(
+        tmp_path: Path, bigtable_emulator: Emulator,
+        source: tuple[MiniHBase, Thrift2Client]) -> None:
+    cluster, client = source
+    client.create_table(TableDescriptor("big", (FamilyDescriptor(b"f"),)))
+    long_key = b"k" * 4097  # Bigtable's row keys end at 4 KiB
+    client.write_cells("big", [put(b"a", b"f", b"q", 1000), put(long_key, b"f", b"q", 1000)])
+    config = write_config(tmp_path, cluster, bigtable_emulator, "big")
+
+    with pytest.raises(BigtablePreflightError) as refused:
+        steps.prepare(load_bigtable_migration(config))
+    message = str(refused.value)
+    assert "table big" in message and "4097 bytes" in message and "\n" not in message
+    assert not google_table(config, "big").exists()  # nothing written, not even the table
+    (refusal,) = ledger_steps(config)
+    assert refusal.status == StepStatus.FAILED and "4097 bytes" in (refusal.error or "")
+    assert refusal.metrics["preflight"]["refused"] == [f"key_too_large big {'k' * 64}"]
+
+    name = f"key_too_large big {'k' * 64}"
+    assert f'accept = ["{name}"]' in message
+    config = write_config(tmp_path, cluster, bigtable_emulator, "big", accept=[name])
+    migration = load_bigtable_migration(config)
+    prepared = steps.prepare(migration)
+    assert prepared["known_losses"] == [name]
+    copied = steps.snapshot(migration)
+    assert copied["known_losses"] == {name: 1}
+    assert [r.row_key for r in google_table(config, "big").read_rows()] == [b"a"]
+    recorded = {s.kind: s.metrics for s in ledger_steps(config)}
+    assert recorded["bigtable prepare"]["known_losses"] == [name]
+    assert recorded["bigtable snapshot"]["known_losses"] == {name: 1}
+
+
+def ledger_steps(config: Path) -> list[StepRecord]:
+    migration = load_bigtable_migration(config)
+    with Ledger.open(migration.ledger_url) as ledger:
+        record = ledger.migration(migration.name)
+        assert record is not None
+        return ledger.steps(record.id)
+
