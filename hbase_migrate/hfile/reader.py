@@ -87,6 +87,7 @@ class HFileReader:
         except (ProtobufError, CellCorruptError) as exc:
             raise HFileCorruptError(self.name, info.offset, f"load-on-open section: {exc}") from exc
         self._info_offset = info.offset
+        self.block_offset = t.first_data_block_offset  # of the block cells() reads now
         self.tags = b"hfile.MAX_TAGS_LEN" in self.file_info
         version = self.file_info.get(b"KEY_VALUE_VERSION")
         self.mvcc = version is not None and int.from_bytes(version, "big") == 1
@@ -116,6 +117,7 @@ class HFileReader:
             offset = t.first_data_block_offset
             while offset < t.load_on_open_offset:
                 block = self.blocks.read(offset, t.load_on_open_offset)
+                self.block_offset = offset
                 if block.magic == DATA and offset <= t.last_data_block_offset:
                     checker.data_block(offset)
                     count += yield from self._block_cells(block)
