@@ -26,6 +26,7 @@ from typing import NamedTuple
 from hbase_migrate.errors import HFileCorruptError
 from hbase_migrate.hfile.keyvalue import StoreCell
 from hbase_migrate.hfile.reader import HFileReader
+from hbase_migrate.hfile.reference import Half
 
 MAX_SEQ_ID_KEY = b"MAX_SEQ_ID_KEY"
 BULKLOAD_TIME_KEY = b"BULKLOAD_TIMESTAMP"
@@ -37,10 +38,16 @@ SortKey = tuple[bytes, bytes, bytes, int, int, int, int]
 
 
 class StoreFile(NamedTuple):
-    """An opened store file and the column family whose store directory holds it."""
+    """An opened store file and the column family whose store directory holds it; ``half``
+    when a reference file of a split daughter reads half of it (``reference.py``)."""
 
     family: bytes
     reader: HFileReader
+    half: Half | None = None
+
+    def sequence_id(self) -> int:
+        """HBase's sequence id of the store file (a top half's is one more)."""
+        return sequence_id(self.reader) + (1 if self.half is not None and self.half.top else 0)
 
 
 def sequence_id(reader: HFileReader) -> int:
@@ -62,7 +69,7 @@ def merged_cells(files: Sequence[StoreFile]) -> Iterator[StoreCell]:
     """The cells of ``files`` (one region's, any families) in HBase's scan order, with the
     sequence id HBase gives each. A file whose cells are out of order, or of a family other
     than its store's, raises ``HFileCorruptError`` naming it and the block."""
-    ranked = sorted(files, key=lambda f: (sequence_id(f.reader), f.reader.name))
+    ranked = sorted(files, key=lambda f: (f.sequence_id(), f.reader.name))
     streams = [_keyed(f, order) for order, f in enumerate(ranked)]
     for _key, cell in heapq.merge(*streams):
         yield cell
@@ -70,11 +77,16 @@ def merged_cells(files: Sequence[StoreFile]) -> Iterator[StoreCell]:
 
 def _keyed(file: StoreFile, order: int) -> Iterator[tuple[SortKey, StoreCell]]:
     reader = file.reader
-    reset = (sequence_id(reader) if bulk_loaded(reader)
+    reset = (file.sequence_id() if bulk_loaded(reader)
              and reader.file_info.get(SKIP_RESET_SEQ_ID, b"\x00") == b"\x00" else None)
     previous: SortKey | None = None
+    half = file.half
     for stored in reader.cells():
         cell = stored.cell
+        if half is not None and not half.holds(cell.row):
+            if half.top:
+                continue
+            break  # a bottom half ends at the split row
         if cell.family != file.family:
             raise HFileCorruptError(reader.name, reader.block_offset,
                                     f"cell of family {cell.family!r} in the store of family "
