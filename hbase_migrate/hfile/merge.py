@@ -13,7 +13,8 @@ A bulk-loaded file's cells all take the file's sequence id (``StoreFileScanner
 when its name holds ``SeqId_<n>_`` (that ``n`` is its sequence id) or its file info has
 ``BULKLOAD_TIMESTAMP`` (``HStoreFile.isBulkLoadResult``, ``open``).
 
-Each file holds one block in memory at a time; the merge holds one cell per file.
+Each file holds one block in memory at a time; the merge holds one cell per file. A MOB
+reference cell (a tag of type 5: its value is in a MOB file) is refused, naming the file.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import re
 from collections.abc import Iterator, Sequence
 from typing import NamedTuple
 
-from hbase_migrate.errors import HFileCorruptError
+from hbase_migrate.errors import HFileCorruptError, HFileUnsupportedError
 from hbase_migrate.hfile.keyvalue import StoreCell
 from hbase_migrate.hfile.reader import HFileReader
 from hbase_migrate.hfile.reference import Half
@@ -31,6 +32,7 @@ from hbase_migrate.hfile.reference import Half
 MAX_SEQ_ID_KEY = b"MAX_SEQ_ID_KEY"
 BULKLOAD_TIME_KEY = b"BULKLOAD_TIMESTAMP"
 SKIP_RESET_SEQ_ID = b"SKIP_RESET_SEQ_ID"
+MOB_REFERENCE_TAG = 5  # TagType.MOB_REFERENCE_TAG_TYPE: the value names a MOB file
 _BULK_SEQ_ID = re.compile(r"SeqId_(\d+)_")
 
 # row, family, qualifier, -timestamp, -type, -mvcc, -file order
@@ -91,6 +93,10 @@ def _keyed(file: StoreFile, order: int) -> Iterator[tuple[SortKey, StoreCell]]:
             raise HFileCorruptError(reader.name, reader.block_offset,
                                     f"cell of family {cell.family!r} in the store of family "
                                     f"{file.family!r}")
+        if cell.tags and any(tag.type == MOB_REFERENCE_TAG for tag in cell.tags):
+            raise HFileUnsupportedError(reader.name, reader.block_offset,
+                                        f"MOB reference cell {cell.row!r}/{cell.family!r}:"
+                                        f"{cell.qualifier!r} (MOB files are not read)")
         mvcc = stored.mvcc if reset is None else reset
         key = (cell.row, cell.family, cell.qualifier, -cell.timestamp, -cell.type, -mvcc,
                -order)

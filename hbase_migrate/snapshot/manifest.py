@@ -147,6 +147,14 @@ class SnapshotRegion:
         return (not stop or self.start < stop) and (not self.stop or start < self.stop)
 
 
+def parse_table_schema(data: bytes, where: str) -> bytes:
+    """The ``TableSchema`` message a ``data.manifest`` holds (field 1)."""
+    try:
+        return Message(data, f"{where} (SnapshotDataManifest)").req_bytes(1, "table_schema")
+    except ProtobufError as exc:
+        raise SnapshotManifestError(f"{where}: not a snapshot data manifest: {exc}") from None
+
+
 def parse_regions(data: bytes, where: str) -> list[SnapshotRegion]:
     """The regions a scan of the snapshot reads, by start row: split parents (offline, their
     daughters' references read their files) and read replicas left out."""
