@@ -64,6 +64,13 @@ public final class WriteGoldenHFiles {
       DataBlockEncoding.NONE, BloomType.NONE);
     for (Compression.Algorithm codec : new Compression.Algorithm[] { Compression.Algorithm.SNAPPY,
       Compression.Algorithm.LZ4, Compression.Algorithm.ZSTD, Compression.Algorithm.BROTLI }) {
+      try {
+        codec.returnCompressor(codec.getCompressor());
+      } catch (RuntimeException e) {
+        // a release with no codec module on Maven Central (3.0.0-alpha-4): no such file
+        System.err.println("skipped multiblock-" + codec.getName() + ": " + e);
+        continue;
+      }
       write(conf, fs, out, "multiblock-" + codec.getName(), many(), 2048, codec,
         DataBlockEncoding.NONE, BloomType.NONE);
     }
