@@ -4,7 +4,8 @@ over its RPC: two regions, two flushed files per store, deletes of each type hid
 the older file, a cell written again at its timestamp, more versions than a family keeps, a
 family TTL with MIN_VERSIONS, and KEEP_DELETED_CELLS under a time range. After a split and
 a snapshot, the range digests computed from the snapshot's files (``validate --from
-snapshot``'s source side) equal the live scans'. About a minute on the session's stack."""
+snapshot``'s source side) equal the live scans', and the table's regions count no read
+request meanwhile. About a minute on the session's stack."""
 
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ from hbase_migrate.hfile.visible import ScanSpec
 from hbase_migrate.ranges.keyrange import KeyRange
 from hbase_migrate.ranges.stats import range_stats
 from hbase_migrate.rpc.admin_channel import NativeAdminChannel
+from hbase_migrate.snapshot.manifest import SnapshotRegion
 from hbase_migrate.snapshot.read import snapshot_range_stats, snapshot_regions
 from hbase_migrate.wal.model import Cell, CellType
 from minihbase.cli.minicluster import call_admin
@@ -133,13 +135,22 @@ def loaded(real_hbase: RealHBase, tmp_path_factory: pytest.TempPathFactory) -> I
             client.delete_table(TABLE)
 
 
+def reads(real: RealHBase, regions: list[SnapshotRegion]) -> int:
+    """The read requests the table's regions have served (the region servers' counters)."""
+    names = {r.encoded for r in regions}
+    return sum(count for server in call_admin(real.cluster_json, "info")["servers"]
+               for region, count in server["read_requests"].items() if region in names)
+
+
 def test_store_files_read_as_hbase_scans_them(loaded: Loaded) -> None:
     assert len(loaded.regions) == 2
     assert all(len(stores[b"f"]) == 2 for stores in loaded.regions)  # both flushes, no compaction
 
     def ours(**scan: int) -> list[Row]:
         spec = ScanSpec(now_ms=loaded.now, **scan)
-        return rows(c for stores in loaded.regions for c in region_cells(stores, FAMILIES, spec))
+        each = [rows(region_cells(stores, FAMILIES, spec)) for stores in loaded.regions]
+        # the folders come by encoded name: the regions in row order
+        return [r for region in sorted(filter(None, each)) for r in region]
 
     def hbase(**scan: int) -> list[Row]:
         time_range = (scan["min_ts"], scan["max_ts"]) if "max_ts" in scan else None
@@ -181,9 +192,12 @@ def test_snapshot_digests_equal_the_live_scans(loaded: Loaded, tmp_path: Path) -
         assert {h.top for h in halves if h is not None} == {True, False}
         ranges = [KeyRange(TABLE), KeyRange(TABLE, b"a1", b"p2"), KeyRange(TABLE, b"p", b"")]
         now = int(time.time() * 1000)
+        before = reads(loaded.real, regions)
         ours = [snapshot_range_stats(root, name, r, now, scratch=tmp_path)
                 for r in ranges]
+        assert reads(loaded.real, regions) == before  # no read reached the region servers
         assert ours == [range_stats(client, r) for r in ranges]
+        assert reads(loaded.real, regions) > before  # as a live scan's do
         assert ours[0].rows == 4 and ours[0].cells > 20
         client.write_cells(TABLE, [Cell(b"p2", b"f", b"q9", T0, PUT, b"after")])
         assert [a == range_stats(client, r) for a, r in zip(ours, ranges, strict=True)] == [
