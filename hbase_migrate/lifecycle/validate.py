@@ -84,6 +84,8 @@ def validate(spec: MigrationSpec, *, provenance: Provenance | None = None,
         raise ConfigError(f"validate of migration {spec.name!r}: repair rewrites ranges from "
                           "the live source; validate from the snapshot first, then repair "
                           "without --from snapshot")
+    if from_snapshot:
+        check_snapshot_source(spec)
     if live and repair:
         raise ConfigError(f"validate of migration {spec.name!r}: repair needs a strict "
                           "validation (the source still being written, its ranges differ "
@@ -134,6 +136,26 @@ def validate(spec: MigrationSpec, *, provenance: Provenance | None = None,
         return step.result()
 
 
+def check_snapshot_source(spec: MigrationSpec) -> None:
+    """Refuse ``--from snapshot`` before the step when the source has no real HBase root
+    over WebHDFS to read snapshot files from."""
+    from hbase_migrate.snapshot.export import open_root
+    from hbase_migrate.snapshot.hbase_method import LAYOUT_FILE
+
+    endpoints = spec.source.endpoints()
+    where = f"validate --from snapshot of migration {spec.name!r}"
+    if not endpoints.webhdfs or not endpoints.hbase_root:
+        raise ConfigError(f"{where}: source cluster {endpoints.name!r} names no webhdfs URL and "
+                          "hbase_root to read the snapshot's files from: name them, or "
+                          "validate from the live source (no --from snapshot)")
+    root = open_root(spec.source)
+    if root.status(LAYOUT_FILE) is None:
+        raise ConfigError(f"{where}: no {LAYOUT_FILE} under the source's HBase root "
+                          f"({root.where('')}), so no HBase that writes HFiles (the embedded "
+                          "cluster writes none): validate from the live source (no --from "
+                          "snapshot)")
+
+
 @contextmanager
 def source_snapshots(spec: MigrationSpec, tables: Sequence[TableSpec], wanted: bool,
                      metrics: dict[str, Any]) -> Iterator[dict[str, str]]:
@@ -144,9 +166,10 @@ def source_snapshots(spec: MigrationSpec, tables: Sequence[TableSpec], wanted: b
         metrics["source_read"] = "live scan"
         yield {}
         return
-    from hbase_migrate.snapshot.hbase_method import admin_channel, hdfs_root
+    from hbase_migrate.snapshot.export import open_root
+    from hbase_migrate.snapshot.hbase_method import admin_channel
 
-    root = hdfs_root(spec.source)  # refused when no real HBase root is reachable
+    root = open_root(spec.source)
     admin = admin_channel(spec.source, spec.snapshot.hbase_version)
     taken: dict[str, str] = {}
     try:
