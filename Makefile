@@ -11,7 +11,8 @@
 #   make sweep-secure  the no-gateway lifecycle between Kerberos-secured stacks: at privacy
 #                with one KDC, then in two realms without a trust (two secured stacks each)
 #   make screenshots  docs/report.png and docs/dag-graph.png, in headless Chromium
-#   make golden-hfiles  the golden HFiles of tests/data/real-hfile, written by real HBase 2.6.1
+#   make golden-hfiles  the golden HFiles of tests/data/real-hfile*, written by real HBase 2.6.1,
+#                3.0.0-alpha-4 and 1.4.13
 #   make docs    the docs site (MkDocs, strict: a broken link fails) into build/site
 
 SHELL        := /bin/bash
@@ -118,6 +119,8 @@ lint: setup
 .PHONY: golden-hfiles
 golden-hfiles: setup
 	$(BIN)/python -m tests.realstack.hfile_golden tests/data/real-hfile
+	$(BIN)/python -m tests.realstack.hfile_golden tests/data/real-hfile-3.0 --hbase-version 3.0.0-alpha-4
+	$(BIN)/python -m tests.realstack.hfile_golden tests/data/real-hfile-1.4 --hbase-version 1.4.13
 
 run: setup
 	@case "$(ARGS)" in *celery*) scripts/system-deps.sh celery;; esac

@@ -223,14 +223,18 @@ def snapshot(ctx: click.Context, config: Path, as_json: bool, watermark: str | N
 @click.option("--judge", is_flag=True,
               help="Judge the validation run --run from its parts' rows (refused unless "
                    "they cover every planned range).")
+@click.option("--from", "read_from", type=click.Choice(["live", "snapshot"]), default="live",
+              show_default=True,
+              help="How the source is read: a live scan of its region servers, or the files "
+                   "of an HBase snapshot taken now, over WebHDFS (no recompare, no repair).")
 @_master
 @conf_option
 @click.pass_context
 def validate(ctx: click.Context, config: Path, as_json: bool, tables: tuple[str, ...],
              repair: bool, compact: bool, compact_wait: str, explain: str | None,
              recompare_wait: str, live: bool, part: str | None, run_key: str | None,
-             judge: bool, master: str | None, spark_conf: tuple[tuple[str, str], ...]
-             ) -> None:
+             judge: bool, read_from: str, master: str | None,
+             spark_conf: tuple[tuple[str, str], ...]) -> None:
     """Compare source and target range by range (rows, cells, digests; judged by Great
     Expectations), recompare what differs after replay caught up; exit 0 when every range
     matches (or with --live), 1 when some still differ (listed), 2 on errors. A run in
@@ -265,9 +269,11 @@ def validate(ctx: click.Context, config: Path, as_json: bool, tables: tuple[str,
                                                       name="--compact-wait") / 1000,
                           progress=_ranges(bar, "checksums", spec.name),
                           part=parse_part(part) if part else None, run=run_key,
-                          gx=judging)
+                          gx=judging, from_snapshot=read_from == "snapshot")
     m = result.metrics
-    lines = [*_engine(result), *(f"bulk load re-copied: {b['table']} {b['bounds']}: "
+    lines = [*_engine(result), *([f"source read: {m['source_read']}"]
+                                 if "source_read" in m else []),
+             *(f"bulk load re-copied: {b['table']} {b['bounds']}: "
                                  f"{b['puts']} puts" for b in m.get("bulk_loads_recopied", []))]
     for t in m["tables"]:
         lines.append(f"{t['source']} -> {t['target']}: {t['verdict']} "

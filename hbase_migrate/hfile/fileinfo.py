@@ -69,8 +69,8 @@ def time_range(info: dict[bytes, bytes]) -> tuple[int, int] | None:
     if raw[:4] == PB_MAGIC:
         msg = Message(raw[4:], "TimeRangeTracker")
         return msg.opt_int(1) or 0, msg.opt_int(2) or 0
-    if len(raw) == 16:
-        low, high = struct.unpack(">qq", raw)
+    if len(raw) >= 16:  # two longs (``TimeRangeTracker.parseFrom`` reads those only: 1.x
+        low, high = struct.unpack_from(">qq", raw)  # wrote 32 bytes, the last 16 zero)
         return low, high
     raise ProtobufError(f"TIMERANGE of {len(raw)} bytes")
 

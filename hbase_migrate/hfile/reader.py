@@ -1,4 +1,5 @@
-"""Streaming reader of HFiles (v3, and v2 from minor 2), cell by cell, one block at a time.
+"""Streaming reader of HFiles (v3, and v2 from minor 2), cell by cell, one block at a time;
+v3 as HBase 1.x (minor 0), 2.x and 3.x write it.
 
 How HBase opens a file (``HFileReaderImpl``, ``HFileInfo.initMetaAndIndex`` in branch-2.6):
 the trailer (``trailer.py``), then the load-on-open section (root data index, meta index,
@@ -33,6 +34,7 @@ from hbase_migrate.hfile.block import (
     ENCODED_DATA,
     FILE_INFO,
     LEAF_INDEX,
+    MINOR_VERSION_WITH_CHECKSUM,
     ROOT_INDEX,
     Block,
     BlockReader,
@@ -78,7 +80,11 @@ class HFileReader:
         self._file.seek(max(0, size - 4096))
         self.trailer: Trailer = read_trailer(self.name, self._file.read(), size)
         t = self.trailer
-        self.blocks = BlockReader(self.name, self._file, t.minor_version, t.compression, size)
+        # v3 blocks always carry checksums, whatever the minor version (HBase 1.x writes
+        # v3 minor 0; ``HFileReaderV3``/``HFileInfo`` build their context withHBaseCheckSum)
+        minor = t.minor_version if t.major_version < 3 else max(t.minor_version,
+                                                                MINOR_VERSION_WITH_CHECKSUM)
+        self.blocks = BlockReader(self.name, self._file, minor, t.compression, size)
         root = self._load_block(t.load_on_open_offset, ROOT_INDEX)
         info = self._load_block(t.file_info_offset, FILE_INFO)
         try:
@@ -87,6 +93,7 @@ class HFileReader:
         except (ProtobufError, CellCorruptError) as exc:
             raise HFileCorruptError(self.name, info.offset, f"load-on-open section: {exc}") from exc
         self._info_offset = info.offset
+        self.block_offset = t.first_data_block_offset  # of the block cells() reads now
         self.tags = b"hfile.MAX_TAGS_LEN" in self.file_info
         version = self.file_info.get(b"KEY_VALUE_VERSION")
         self.mvcc = version is not None and int.from_bytes(version, "big") == 1
@@ -116,6 +123,7 @@ class HFileReader:
             offset = t.first_data_block_offset
             while offset < t.load_on_open_offset:
                 block = self.blocks.read(offset, t.load_on_open_offset)
+                self.block_offset = offset
                 if block.magic == DATA and offset <= t.last_data_block_offset:
                     checker.data_block(offset)
                     count += yield from self._block_cells(block)

@@ -15,13 +15,14 @@ recompares and repairs its own ranges, recording them under the validation run `
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
-from contextlib import AbstractContextManager, nullcontext
+from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import Any
 
 from hbase_migrate import runstate
-from hbase_migrate.audit.ledger import Ledger
+from hbase_migrate.audit.ledger import Ledger, now_ms
 from hbase_migrate.audit.records import MigrationState, Provenance, Verdict
+from hbase_migrate.cluster.admin import snapshot_name
 from hbase_migrate.config import MigrationSpec, TableSpec
 from hbase_migrate.errors import ConfigError
 from hbase_migrate.heavy_imports import fewer_collections
@@ -49,7 +50,8 @@ def validate(spec: MigrationSpec, *, provenance: Provenance | None = None,
              recompare_wait: float = DEFAULT_RECOMPARE_WAIT, live: bool = False,
              compact: bool = True, compact_wait: float = DEFAULT_COMPACT_WAIT,
              progress: Progress | None = None, part: tuple[int, int] | None = None,
-             run: str | None = None, gx: GxProcess | None = None) -> StepResult:
+             run: str | None = None, gx: GxProcess | None = None,
+             from_snapshot: bool = False) -> StepResult:
     """Validate (and with ``repair`` fix) every table of the migration, or those named in
     ``tables``; ``verdict`` is ``match`` only when every range matches in the end. With
     ``live`` the source is still written: no recompare, and a mismatch is listed in
@@ -62,6 +64,13 @@ def validate(spec: MigrationSpec, *, provenance: Provenance | None = None,
     the validation run ``run`` (default: the Airflow DAG run's); its verdict fails nothing,
     the run's judge decides (see the module's doc).
 
+    ``from_snapshot``: the source side is read from an HBase snapshot of each table taken
+    now, its files over WebHDFS (:mod:`hbase_migrate.snapshot.read`), with the same digests
+    as a live scan; no scan reaches the source's region servers, so nothing recompares,
+    repairs or lists differing cells from the source (``--explain`` does, live). The
+    snapshots are deleted when the step ends. ``source_read``/``target_read`` in the
+    metrics say which side was read how.
+
     ``gx``: the Great Expectations process to judge with, started by the caller (a command
     starts it before its own imports, so GX loads meanwhile) and closed by it; default: one
     started here."""
@@ -71,6 +80,12 @@ def validate(spec: MigrationSpec, *, provenance: Provenance | None = None,
         if not run:
             raise ConfigError(f"validate of migration {spec.name!r}: part {part[0]}/"
                               f"{part[1]} needs the key of its validation run (--run)")
+    if from_snapshot and repair:
+        raise ConfigError(f"validate of migration {spec.name!r}: repair rewrites ranges from "
+                          "the live source; validate from the snapshot first, then repair "
+                          "without --from snapshot")
+    if from_snapshot:
+        check_snapshot_source(spec)
     if live and repair:
         raise ConfigError(f"validate of migration {spec.name!r}: repair needs a strict "
                           "validation (the source still being written, its ranges differ "
@@ -108,15 +123,68 @@ def validate(spec: MigrationSpec, *, provenance: Provenance | None = None,
                                  spec, "validate", engine.shares(engine.slots))) as limits:
             if engine.executors:
                 step.metrics["executors"] = engine.executors
-            Validation(step.ledger, step.migration.id, step.step, spec, chosen, engine, judge,
-                       counted, compact, compact_wait, run).run(
-                repair, None if live else recompare_wait,
-                None if group is None else [r for r, _ in group])
+            with source_snapshots(spec, chosen, from_snapshot, step.metrics) as snapshots:
+                Validation(step.ledger, step.migration.id, step.step, spec, chosen, engine,
+                           judge, counted, compact, compact_wait, run, snapshots,
+                           now_ms()).run(
+                    repair, None if live or snapshots else recompare_wait,
+                    None if group is None else [r for r, _ in group])
             step.metrics["limits"] = limits.report()
         if step.metrics["verdict"] == Verdict.MATCH and len(chosen) == len(spec.tables) \
                 and part is None:
             step.advance(MigrationState.VALIDATED)
         return step.result()
+
+
+def check_snapshot_source(spec: MigrationSpec) -> None:
+    """Refuse ``--from snapshot`` before the step when the source has no real HBase root
+    over WebHDFS to read snapshot files from."""
+    from hbase_migrate.snapshot.export import open_root
+    from hbase_migrate.snapshot.hbase_method import LAYOUT_FILE
+
+    endpoints = spec.source.endpoints()
+    where = f"validate --from snapshot of migration {spec.name!r}"
+    if not endpoints.webhdfs or not endpoints.hbase_root:
+        raise ConfigError(f"{where}: source cluster {endpoints.name!r} names no webhdfs URL and "
+                          "hbase_root to read the snapshot's files from: name them, or "
+                          "validate from the live source (no --from snapshot)")
+    root = open_root(spec.source)
+    if root.status(LAYOUT_FILE) is None:
+        raise ConfigError(f"{where}: no {LAYOUT_FILE} under the source's HBase root "
+                          f"({root.where('')}), so no HBase that writes HFiles (the embedded "
+                          "cluster writes none): validate from the live source (no --from "
+                          "snapshot)")
+
+
+@contextmanager
+def source_snapshots(spec: MigrationSpec, tables: Sequence[TableSpec], wanted: bool,
+                     metrics: dict[str, Any]) -> Iterator[dict[str, str]]:
+    """With ``wanted``: a snapshot of each source table (``<migration>_validate``'s), by
+    table, deleted on the way out; else none. ``metrics`` get which side is read how."""
+    metrics["target_read"] = "live scan"
+    if not wanted:
+        metrics["source_read"] = "live scan"
+        yield {}
+        return
+    from hbase_migrate.snapshot.export import open_root
+    from hbase_migrate.snapshot.hbase_method import admin_channel
+
+    root = open_root(spec.source)
+    admin = admin_channel(spec.source, spec.snapshot.hbase_version)
+    taken: dict[str, str] = {}
+    try:
+        asked = now_ms()
+        for table in tables:
+            name = snapshot_name(f"{spec.name}_validate", table.source, asked)
+            admin.snapshot(table.source, name, spec.snapshot.ttl // 1000)
+            taken[table.source] = name
+        metrics["source_read"] = (f"snapshot files over WebHDFS ({root.where('')}): "
+                                  + ", ".join(f"{t} from {n}" for t, n in taken.items()))
+        metrics["source_snapshots"] = dict(taken)
+        yield taken
+    finally:
+        for name in taken.values():
+            admin.delete(name)
 
 
 def planned_cells(step: StepContext, spec: MigrationSpec, tables: Sequence[TableSpec]) -> int:

@@ -147,9 +147,16 @@ class ChecksumJob:
     target: ClusterSpec
     tables: tuple[tuple[str, str], ...]
     throttle: ThrottlePlan | None = None
+    # ``validate --from snapshot``: (source table, snapshot) whose files the source side
+    # reads instead of scanning the region servers, the TTLs counted at ``now_ms``
+    source_snapshots: tuple[tuple[str, str], ...] = ()
+    now_ms: int = 0
 
     def target_table(self, key_range: KeyRange) -> str:
         return target_table(self.tables, key_range)
+
+    def source_snapshot(self, key_range: KeyRange) -> str | None:
+        return dict(self.source_snapshots).get(key_range.table)
 
 
 def checksum_range_task(job: ChecksumJob, key_range: KeyRange) -> RangePair:
@@ -157,6 +164,13 @@ def checksum_range_task(job: ChecksumJob, key_range: KeyRange) -> RangePair:
     (the source on a second thread: two clusters answer in parallel)."""
 
     def source_side(throttle: Throttle | None) -> RangeStats:
+        snapshot = job.source_snapshot(key_range)
+        if snapshot is not None:
+            from hbase_migrate.snapshot.export import open_root  # WebHDFS, only when used
+            from hbase_migrate.snapshot.read import snapshot_range_stats
+
+            return snapshot_range_stats(open_root(job.source), snapshot, key_range,
+                                        job.now_ms, throttle=throttle)
         with lent_client(job.source) as source:
             return range_stats(source, key_range, throttle=throttle)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from hbase_migrate.audit.records import (
+    StepRecord,
     ValidationRecord,
     Verdict,
 )
@@ -51,6 +52,14 @@ def _sides(a: int | None, b: int | None) -> str:
     return f"{'-' if a is None else a} / {'-' if b is None else b}"
 
 
+def _source_read(step: StepRecord | None) -> str:
+    """How a validation read the source: its snapshots' files, or a live scan."""
+    snapshots = step.metrics.get("source_snapshots") if step else None
+    if isinstance(snapshots, dict) and snapshots:
+        return "snapshot files: " + ", ".join(str(n) for n in snapshots.values())
+    return "live scan"
+
+
 def validation(data: ReportData, report_dir: Path | None) -> str:
     steps = {s.id: s for s in data.steps}
     history = []
@@ -64,7 +73,7 @@ def validation(data: ReportData, report_dir: Path | None) -> str:
                                                                       for r in rows}))),
                         esc(str(len(rows))), esc(str(sum(r.recompare_verdict is not None
                                                          for r in rows))),
-                        esc(str(differing)),
+                        esc(str(differing)), esc(_source_read(step)),
                         badge("mismatch" if differing else "match",
                               "failed" if differing else "succeeded")])
     artifacts = model.artifacts(data)
@@ -110,7 +119,8 @@ def validation(data: ReportData, report_dir: Path | None) -> str:
     return section("validation", "Validation", lead, grid, bad_html,
                    "<h3>Validation runs</h3>",
                    table(["steps", "when (UTC)", "who", "tables", "ranges", "recompared",
-                          "mismatched", "verdict"], history[-MAX_ROWS:], total=len(history)),
+                          "mismatched", "source read", "verdict"], history[-MAX_ROWS:],
+                         total=len(history)),
                    artifacts_html)
 
 

@@ -29,6 +29,7 @@ import re
 from dataclasses import dataclass
 
 from hbase_migrate.cluster.descriptors import encoded_region_name
+from hbase_migrate.hfile.reference import Half, parse_reference_message
 from hbase_migrate.tablename import DEFAULT_NAMESPACE, normalize_table_name, split_table_name
 from hbase_migrate.wal.protobuf import Message, ProtobufError
 
@@ -119,6 +120,78 @@ def parse_manifest(data: bytes, where: str) -> list[SnapshotFile]:
     except (ProtobufError, ValueError, UnicodeDecodeError) as exc:
         raise SnapshotManifestError(f"{where}: not a snapshot data manifest: {exc}") from None
     return sorted(found, key=lambda f: (f.table, f.region, f.family, f.hfile))
+
+
+@dataclass(frozen=True)
+class RegionFile:
+    """A store file of a snapshot's region: where it is stored, and for a reference file
+    of a split daughter, the half of that file it reads."""
+
+    file: SnapshotFile
+    half: Half | None = None
+
+
+@dataclass(frozen=True)
+class SnapshotRegion:
+    """One region of a snapshot, as its scan reads it: ``start``/``stop`` rows (``b""``
+    open), its store files by family (bytes)."""
+
+    table: str
+    encoded: str
+    start: bytes
+    stop: bytes
+    stores: tuple[tuple[bytes, tuple[RegionFile, ...]], ...]
+
+    def overlaps(self, start: bytes, stop: bytes) -> bool:
+        """Whether rows ``[start, stop)`` (``b""`` open) meet the region's."""
+        return (not stop or self.start < stop) and (not self.stop or start < self.stop)
+
+
+def parse_table_schema(data: bytes, where: str) -> bytes:
+    """The ``TableSchema`` message a ``data.manifest`` holds (field 1)."""
+    try:
+        return Message(data, f"{where} (SnapshotDataManifest)").req_bytes(1, "table_schema")
+    except ProtobufError as exc:
+        raise SnapshotManifestError(f"{where}: not a snapshot data manifest: {exc}") from None
+
+
+def parse_regions(data: bytes, where: str) -> list[SnapshotRegion]:
+    """The regions a scan of the snapshot reads, by start row: split parents (offline, their
+    daughters' references read their files) and read replicas left out."""
+    regions = []
+    try:
+        manifest = Message(data, f"{where} (SnapshotDataManifest)")
+        for raw in manifest.repeated(2):
+            region = Message(raw, f"{where} region manifest")
+            info = Message(region.req_bytes(2, "region_info"), f"{where} RegionInfo")
+            if info.opt_int(5) or info.opt_int(6) or info.opt_int(7):  # offline, split, replica
+                continue
+            name = Message(info.req_bytes(2, "table_name"), f"{where} TableName")
+            namespace = name.req_bytes(1, "namespace").decode()
+            qualifier = name.req_bytes(2, "qualifier").decode()
+            table = qualifier if namespace == DEFAULT_NAMESPACE else f"{namespace}:{qualifier}"
+            start = info.opt_bytes(3) or b""
+            encoded = encoded_region_name(table, start, info.req_int(1, "region_id"))
+            stores = []
+            for family_raw in region.repeated(3):
+                family = Message(family_raw, f"{where} family files")
+                family_name = family.req_bytes(1, "family_name")
+                files = []
+                for store_raw in family.repeated(2):
+                    store = Message(store_raw, f"{where} store file")
+                    file_name = store.req_str(1, "name")
+                    reference = store.opt_bytes(2)
+                    located = _located(table, encoded, family_name.decode(), file_name,
+                                       reference is not None, store.opt_int(3))
+                    half = None if reference is None else parse_reference_message(
+                        reference, f"{where} region {encoded} store file {file_name}")
+                    files.append(RegionFile(located, half))
+                stores.append((family_name, tuple(sorted(files, key=lambda f: f.file.hfile))))
+            regions.append(SnapshotRegion(table, encoded, start, info.opt_bytes(4) or b"",
+                                          tuple(stores)))
+    except (ProtobufError, ValueError, UnicodeDecodeError) as exc:
+        raise SnapshotManifestError(f"{where}: not a snapshot data manifest: {exc}") from None
+    return sorted(regions, key=lambda r: r.start)
 
 
 def _located(table: str, region: str, family: str, name: str, reference: bool,

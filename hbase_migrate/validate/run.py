@@ -72,6 +72,8 @@ if TYPE_CHECKING:  # happybase is imported only where a Thrift1 gateway is used
     from hbase_migrate.cluster.thrift.thrift1 import Thrift1Client
 
 EXPLAIN_LIMIT = 10
+SNAPSHOT_EXPLAIN = ("source read from a snapshot: --explain lists the differing cells (it "
+                    "scans the live source)")
 
 
 class Validation:
@@ -83,7 +85,8 @@ class Validation:
     def __init__(self, ledger: Ledger, migration_id: int, step: OpenStep, spec: MigrationSpec,
                  tables: Sequence[TableSpec], engine: RangeEngine, gx: GxProcess,
                  progress: Progress | None, compact: bool = True,
-                 compact_wait: float = DEFAULT_COMPACT_WAIT, run_key: str | None = None
+                 compact_wait: float = DEFAULT_COMPACT_WAIT, run_key: str | None = None,
+                 source_snapshots: Mapping[str, str] | None = None, now_ms: int = 0
                  ) -> None:
         self.ledger, self.migration_id, self.step = ledger, migration_id, step
         self.run_key = run_key  # the run the ranges belong to (None: the step's own)
@@ -92,8 +95,12 @@ class Validation:
         self.spec, self.tables, self.engine, self.progress = spec, tables, engine, progress
         self.gx = gx
         shipped = engine.shipped(spec)  # Spark: endpoints resolved here, no ledger
+        # from snapshots: the source side read from their files, never scanned
+        self.from_snapshots = dict(source_snapshots or {})
         self.job = ChecksumJob(shipped.source, shipped.target,
-                               tuple(spec.table_mapping().items()))
+                               tuple(spec.table_mapping().items()),
+                               source_snapshots=tuple(sorted(self.from_snapshots.items())),
+                               now_ms=now_ms)
         self.label = f"{spec.name}-step-{step.id}"
 
     def checksums(self, ranges: Sequence[KeyRange], label: str) -> tuple[list[RangePair],
@@ -131,7 +138,8 @@ class Validation:
             recompared = set(failing)
             failing = [r for r in failing if r.id in verdict2.mismatched
                        or r.id in verdict2.missing]
-        differences = {r: self.explain(r) for r in failing}
+        differences = {r: [SNAPSHOT_EXPLAIN] if self.from_snapshots else self.explain(r)
+                       for r in failing}
         repairs: dict[KeyRange, RangeRepair] = {}
         if repair and failing:
             repairs = self.repair(failing)

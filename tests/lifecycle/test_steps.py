@@ -83,6 +83,11 @@ def test_the_steps_migrate_a_live_table_and_reruns_change_nothing(
             inflight["differing"])
         with pytest.raises(HBaseMigrateError, match="repair needs a strict validation"):
             validate(load_config(config), live=True, repair=True)
+        # the embedded cluster writes no HFiles: no validation from a snapshot's files
+        with pytest.raises(HBaseMigrateError, match=r"^validate --from snapshot of migration "
+                           r".*no hbase\.version under the source's HBase root") as refused:
+            validate(load_config(config), from_snapshot=True)
+        assert "the embedded cluster writes none" in str(refused.value)
 
         code, replayed = step("replay", "--config", config)
         assert code == 0, replayed

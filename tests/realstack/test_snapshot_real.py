@@ -24,6 +24,7 @@ import pytest
 
 from hbase_migrate.audit.ledger import Ledger
 from hbase_migrate.cluster.admin import JavaAdmin
+from hbase_migrate.cluster.client import connect
 from hbase_migrate.cluster.endpoints import ClusterEndpoints
 from hbase_migrate.cluster.storage.hdfs_files import HdfsRoot
 from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
@@ -179,9 +180,21 @@ def test_snapshot_export_clone_and_replay_equal_the_source(
     comparison = equal(real_hbase, target_hbase, table)
     assert comparison.equal and comparison.source_cells > 0, comparison
     assert validate(spec, recompare_wait=0).to_json()["verdict"] == "match"
+    # the source side from a fresh snapshot's files: the same digests as the live scan
+    from_files = validate(spec, recompare_wait=0, from_snapshot=True).to_json()
+    assert from_files["verdict"] == "match", from_files
+    assert from_files["source_read"].startswith("snapshot files over WebHDFS")
+    assert from_files["tables"][0]["source_cells"] == comparison.source_cells
     gate = cutover_check(spec, max_lag=3_600_000).to_json()
     assert gate["verdict"] == "go", gate["reasons"]
     assert gate["snapshots_deleted"] == [name] and admin.snapshots(name) == []
+    # one target cell changed: the validation from a snapshot finds its range
+    with connect(endpoints(target_hbase)) as dst:
+        first = next(c for piece in dst.scan(table) for c in piece)
+        dst.put_cells(table, [first._replace(value=first.value + b"-tampered")])
+    tampered = validate(spec, recompare_wait=0, from_snapshot=True).to_json()
+    assert tampered["verdict"] == "mismatch" and len(tampered["differing"]) == 1, tampered
+    assert admin.snapshots(f"hbase_migrate_{spec.name}_validate") == []  # deleted after
 
 
 def test_a_killed_export_resumes_and_a_corrupted_file_is_copied_again(

@@ -468,13 +468,17 @@ public final class RealHBase implements StackSupport.Stack {
       s.put("wal", wal);
       s.put("wal_size", size);
       List<String> regions = new ArrayList<>();
+      // each region's read requests (gets and scan calls, counted as they come)
+      Map<String, Long> reads = new java.util.TreeMap<>();
       if (alive) {
         for (Region r : rs.getRegions()) {
           regions.add(r.getRegionInfo().getEncodedName());
+          reads.put(r.getRegionInfo().getEncodedName(), r.getReadRequestsCount());
         }
       }
       regions.sort(null);
       s.put("regions", regions);
+      s.put("read_requests", reads);
       servers.add(s);
     }
     Map<String, Object> out = new LinkedHashMap<>();

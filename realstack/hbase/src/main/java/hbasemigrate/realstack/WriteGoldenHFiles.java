@@ -1,11 +1,5 @@
 package hbasemigrate.realstack;
 
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FileSystem;
@@ -14,164 +8,36 @@ import org.apache.hadoop.hbase.ArrayBackedTag;
 import org.apache.hadoop.hbase.CellComparatorImpl;
 import org.apache.hadoop.hbase.HBaseConfiguration;
 import org.apache.hadoop.hbase.KeyValue;
-import org.apache.hadoop.hbase.Tag;
-import org.apache.hadoop.hbase.io.compress.Compression;
-import org.apache.hadoop.hbase.io.encoding.DataBlockEncoding;
 import org.apache.hadoop.hbase.io.hfile.CacheConfig;
 import org.apache.hadoop.hbase.io.hfile.HFileContext;
-import org.apache.hadoop.hbase.io.hfile.HFileContextBuilder;
-import org.apache.hadoop.hbase.io.hfile.HFilePrettyPrinter;
-import org.apache.hadoop.hbase.regionserver.BloomType;
 import org.apache.hadoop.hbase.regionserver.StoreFileWriter;
 import org.apache.hadoop.hbase.util.Bytes;
-import org.apache.hadoop.hbase.util.ChecksumType;
 
 /**
  * Golden HFiles written by HBase's own StoreFileWriter (the writer a flush uses), then printed
- * by HBase's HFilePrettyPrinter (-p -v -m). Args: OUT_DIR. For each file X it writes X and
- * X.hbase.txt (what the printer printed).
+ * by HBase's HFilePrettyPrinter (-p -v -m): the files of {@link GoldenCells}. Args: OUT_DIR.
+ * For each file X it writes X and X.hbase.txt (what the printer printed).
  */
 public final class WriteGoldenHFiles {
-  private static final byte[] F = Bytes.toBytes("f");
-  private static final long T0 = 1700000000000L;
-
   private WriteGoldenHFiles() {
   }
 
   public static void main(String[] args) throws Exception {
-    PrintStream stdout = System.out;
-    System.setOut(System.err);
-    java.nio.file.Path out = java.nio.file.Paths.get(args[0]).toAbsolutePath();
-    Files.createDirectories(out);
     // the stack's codec classes: HBase's pure-Java SNAPPY, LZ4 and ZSTD (aircompressor)
     Configuration.addDefaultResource(RealHBase.SITE);
-    Configuration conf = HBaseConfiguration.create();
-    conf.setInt("hfile.index.block.max.size", 256); // leaf index blocks: a multi-level index
-    FileSystem fs = FileSystem.getLocal(conf).getRawFileSystem();
-    write(conf, fs, out, "small", small(), 65536, Compression.Algorithm.NONE,
-      DataBlockEncoding.NONE, BloomType.NONE);
-    // CRC32 in chunks of 512 bytes: several checksums per block
-    write(conf, fs, out, "multiblock-crc32", many(), 4096, Compression.Algorithm.GZ,
-      DataBlockEncoding.NONE, BloomType.NONE, ChecksumType.CRC32, 512, false);
-    write(conf, fs, out, "multiblock", many(), 512, Compression.Algorithm.NONE,
-      DataBlockEncoding.NONE, BloomType.ROW);
-    write(conf, fs, out, "multiblock-gz", many(), 512, Compression.Algorithm.GZ,
-      DataBlockEncoding.NONE, BloomType.ROW);
-    Configuration deep = new Configuration(conf);
-    deep.setInt("hfile.index.block.max.size", 128); // index chunks of ~3 entries: 3 levels
-    deep.setInt("hfile.index.block.min.entries", 2);
-    write(deep, fs, out, "multiblock-3level", many(), 512, Compression.Algorithm.NONE,
-      DataBlockEncoding.NONE, BloomType.NONE);
-    for (Compression.Algorithm codec : new Compression.Algorithm[] { Compression.Algorithm.SNAPPY,
-      Compression.Algorithm.LZ4, Compression.Algorithm.ZSTD, Compression.Algorithm.BROTLI }) {
-      write(conf, fs, out, "multiblock-" + codec.getName(), many(), 2048, codec,
-        DataBlockEncoding.NONE, BloomType.NONE);
-    }
-    write(conf, fs, out, "multiblock-rowindex", many(), 512, Compression.Algorithm.NONE,
-      DataBlockEncoding.ROW_INDEX_V1, BloomType.NONE);
-    write(conf, fs, out, "small-rowindex", small(), 65536, Compression.Algorithm.NONE,
-      DataBlockEncoding.ROW_INDEX_V1, BloomType.NONE);
-    write(conf, fs, out, "multiblock-prefix", many(), 512, Compression.Algorithm.NONE,
-      DataBlockEncoding.PREFIX, BloomType.NONE);
-    write(conf, fs, out, "small-prefix", small(), 65536, Compression.Algorithm.NONE,
-      DataBlockEncoding.PREFIX, BloomType.NONE);
-    write(conf, fs, out, "multiblock-fastdiff", many(), 512, Compression.Algorithm.GZ,
-      DataBlockEncoding.FAST_DIFF, BloomType.NONE);
-    write(conf, fs, out, "small-diff", small(), 65536, Compression.Algorithm.NONE,
-      DataBlockEncoding.DIFF, BloomType.NONE);
-    write(conf, fs, out, "multiblock-diff", many(), 512, Compression.Algorithm.NONE,
-      DataBlockEncoding.DIFF, BloomType.NONE);
-    write(conf, fs, out, "small-tagcompression", small(), 65536, Compression.Algorithm.NONE,
-      DataBlockEncoding.FAST_DIFF, BloomType.NONE, ChecksumType.CRC32C, 16384, true);
-    write(conf, fs, out, "small-fastdiff", small(), 65536, Compression.Algorithm.NONE,
-      DataBlockEncoding.FAST_DIFF, BloomType.NONE);
-    stdout.println("done");
+    GoldenCells.run(args, HBaseConfiguration.create(), WriteGoldenHFiles::write);
   }
 
-  private static KeyValue kv(String row, String qualifier, long ts, KeyValue.Type type,
-    String value, long seqId, Tag... tags) {
-    KeyValue cell = new KeyValue(Bytes.toBytes(row), F, Bytes.toBytes(qualifier), ts, type,
-      Bytes.toBytes(value), Arrays.asList(tags));
-    cell.setSequenceId(seqId);
-    return cell;
-  }
-
-  /** Puts with binary bytes, an empty qualifier and value, tags, and every delete type. */
-  private static List<KeyValue> small() {
-    List<KeyValue> cells = new ArrayList<>();
-    cells.add(kv("row1", "a", T0 + 2, KeyValue.Type.Put, "v2", 12));
-    cells.add(kv("row1", "a", T0 + 1, KeyValue.Type.Put, "v1", 11));
-    cells.add(kv("row1", "", T0, KeyValue.Type.Put, "", 10));
-    cells.add(kv("row1", "ttl", T0, KeyValue.Type.Put, "x", 13,
-      new ArrayBackedTag((byte) 8, Bytes.toBytes(60000L))));
-    cells.add(kv("row1", "two-tags", T0, KeyValue.Type.Put, "y", 14,
-      new ArrayBackedTag((byte) 7, Bytes.toBytes("vis")),
-      new ArrayBackedTag((byte) 64, new byte[] { 0, (byte) 0xff })));
-    cells.add(kv("row2", "", T0 + 5, KeyValue.Type.DeleteFamily, "", 20));
-    cells.add(kv("row2", "", T0 + 4, KeyValue.Type.DeleteFamilyVersion, "", 21));
-    cells.add(kv("row2", "b", T0 + 3, KeyValue.Type.DeleteColumn, "", 22));
-    cells.add(kv("row2", "c", T0 + 2, KeyValue.Type.Delete, "", 23));
-    cells.add(kv("row2", "c", T0 + 1, KeyValue.Type.Put, "old", 0));
-    KeyValue binary = new KeyValue(new byte[] { 0, (byte) 0x80, (byte) 0xff }, F,
-      new byte[] { 1, 2 }, T0, KeyValue.Type.Put, new byte[] { (byte) 0xfe, 0, 10 });
-    binary.setSequenceId(300);
-    cells.add(binary);
-    cells.sort(CellComparatorImpl.COMPARATOR);
-    return cells;
-  }
-
-  /** Enough cells for many 512-byte blocks, some with a tag. */
-  private static List<KeyValue> many() {
-    List<KeyValue> cells = new ArrayList<>();
-    for (int i = 0; i < 300; i++) {
-      String row = String.format("r%05d", i);
-      Tag[] tags = i % 7 == 0 ? new Tag[] { new ArrayBackedTag((byte) 8, Bytes.toBytes(1000L + i)) }
-        : new Tag[0];
-      cells.add(kv(row, "q", T0 + i, KeyValue.Type.Put, "value-" + i, 1000 + i, tags));
-      if (i % 50 == 0) {
-        cells.add(kv(row, "q", T0 + i - 1, KeyValue.Type.Delete, "", 5000 + i));
-      }
-    }
-    cells.sort(CellComparatorImpl.COMPARATOR);
-    return cells;
-  }
-
-  private static void write(Configuration conf, FileSystem fs, java.nio.file.Path out,
-    String name, List<KeyValue> cells, int blockSize, Compression.Algorithm compression,
-    DataBlockEncoding encoding, BloomType bloom) throws Exception {
-    write(conf, fs, out, name, cells, blockSize, compression, encoding, bloom,
-      ChecksumType.CRC32C, 16384, false);
-  }
-
-  private static void write(Configuration conf, FileSystem fs, java.nio.file.Path out,
-    String name, List<KeyValue> cells, int blockSize, Compression.Algorithm compression,
-    DataBlockEncoding encoding, BloomType bloom, ChecksumType checksum, int bytesPerChecksum,
-    boolean compressTags) throws Exception {
-    Path path = new Path(out.resolve(name).toUri());
-    HFileContext context = new HFileContextBuilder().withBlockSize(blockSize)
-      .withIncludesMvcc(true).withIncludesTags(true).withCompressTags(compressTags)
-      .withCompression(compression)
-      .withDataBlockEncoding(encoding).withChecksumType(checksum)
-      .withBytesPerCheckSum(bytesPerChecksum).withCreateTime(T0).withColumnFamily(F)
+  private static void write(Configuration conf, Path path, GoldenCells.Spec spec)
+    throws Exception {
+    HFileContext context = GoldenCells.context(spec).withColumnFamily(GoldenCells.F)
       .withTableName(Bytes.toBytes("golden")).build();
-    StoreFileWriter writer = new StoreFileWriter.Builder(conf, new CacheConfig(conf), fs)
-      .withFilePath(path).withFileContext(context).withBloomType(bloom)
-      .withMaxKeyCount(cells.size()).build();
-    long maxSeqId = 0;
-    for (KeyValue cell : cells) {
-      writer.append(cell);
-      maxSeqId = Math.max(maxSeqId, cell.getSequenceId());
-    }
-    writer.appendMetadata(maxSeqId, false);
+    List<KeyValue> cells =
+      GoldenCells.keyValues(spec.cells, ArrayBackedTag::new, CellComparatorImpl.COMPARATOR);
+    StoreFileWriter writer = new StoreFileWriter.Builder(conf, new CacheConfig(conf),
+      FileSystem.getLocal(conf).getRawFileSystem()).withFilePath(path).withFileContext(context)
+      .withBloomType(spec.bloom).withMaxKeyCount(cells.size()).build();
+    writer.appendMetadata(GoldenCells.appendAll(cells, writer::append), false);
     writer.close();
-    ByteArrayOutputStream buffer = new ByteArrayOutputStream();
-    PrintStream printed = new PrintStream(buffer, true, StandardCharsets.UTF_8);
-    HFilePrettyPrinter printer = new HFilePrettyPrinter(conf);
-    printer.setPrintStreams(printed, printed);
-    int code = printer.run(new String[] { "-p", "-v", "-m", "-f", path.toString() });
-    if (code != 0) {
-      throw new IllegalStateException("HFilePrettyPrinter failed on " + name + ": " + buffer);
-    }
-    Files.write(out.resolve(name + ".hbase.txt"), buffer.toByteArray());
   }
 }

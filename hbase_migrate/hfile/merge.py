@@ -1,0 +1,108 @@
+"""The store files of a region merged, streaming, into the order HBase's scanners read them.
+
+Order (``CellComparatorImpl.compare`` in branch-2.6): row, family, qualifier ascending as
+unsigned bytes; timestamp descending; type code descending as an unsigned byte (so a delete
+marker comes before the Put of its timestamp); then sequence id (mvcc) descending. Cells
+equal in all of these come from the newest file first: ``KeyValueHeap.KVScannerComparator``
+breaks ties by the scanner order, which ``StoreFileScanner.getScannersForStoreFiles``
+assigns after sorting the files by ``StoreFileComparators.SEQ_ID`` (max sequence id, here
+``MAX_SEQ_ID_KEY`` of the file info, then the file name).
+
+A bulk-loaded file's cells all take the file's sequence id (``StoreFileScanner
+.setCurrentCell``) unless its file info says ``SKIP_RESET_SEQ_ID``; the file is bulk-loaded
+when its name holds ``SeqId_<n>_`` (that ``n`` is its sequence id) or its file info has
+``BULKLOAD_TIMESTAMP`` (``HStoreFile.isBulkLoadResult``, ``open``).
+
+Each file holds one block in memory at a time; the merge holds one cell per file. A MOB
+reference cell (a tag of type 5: its value is in a MOB file) is refused, naming the file.
+"""
+
+from __future__ import annotations
+
+import heapq
+import re
+from collections.abc import Iterator, Sequence
+from typing import NamedTuple
+
+from hbase_migrate.errors import HFileCorruptError, HFileUnsupportedError
+from hbase_migrate.hfile.keyvalue import StoreCell
+from hbase_migrate.hfile.reader import HFileReader
+from hbase_migrate.hfile.reference import Half
+
+MAX_SEQ_ID_KEY = b"MAX_SEQ_ID_KEY"
+BULKLOAD_TIME_KEY = b"BULKLOAD_TIMESTAMP"
+SKIP_RESET_SEQ_ID = b"SKIP_RESET_SEQ_ID"
+MOB_REFERENCE_TAG = 5  # TagType.MOB_REFERENCE_TAG_TYPE: the value names a MOB file
+_BULK_SEQ_ID = re.compile(r"SeqId_(\d+)_")
+
+# row, family, qualifier, -timestamp, -type, -mvcc, -file order
+SortKey = tuple[bytes, bytes, bytes, int, int, int, int]
+
+
+class StoreFile(NamedTuple):
+    """An opened store file and the column family whose store directory holds it; ``half``
+    when a reference file of a split daughter reads half of it (``reference.py``)."""
+
+    family: bytes
+    reader: HFileReader
+    half: Half | None = None
+
+    def sequence_id(self) -> int:
+        """HBase's sequence id of the store file (a top half's is one more)."""
+        return sequence_id(self.reader) + (1 if self.half is not None and self.half.top else 0)
+
+
+def sequence_id(reader: HFileReader) -> int:
+    """The file's sequence id as HBase orders files by it (``HStoreFile.open``)."""
+    name = reader.name.rsplit("/", 1)[-1]
+    found = _BULK_SEQ_ID.search(name) if "SeqId_" in name else None
+    if found is not None:
+        return int(found.group(1))
+    raw = reader.file_info.get(MAX_SEQ_ID_KEY)
+    return int.from_bytes(raw, "big", signed=True) if raw else 0
+
+
+def bulk_loaded(reader: HFileReader) -> bool:
+    name = reader.name.rsplit("/", 1)[-1]
+    return "SeqId_" in name or BULKLOAD_TIME_KEY in reader.file_info
+
+
+def merged_cells(files: Sequence[StoreFile]) -> Iterator[StoreCell]:
+    """The cells of ``files`` (one region's, any families) in HBase's scan order, with the
+    sequence id HBase gives each. A file whose cells are out of order, or of a family other
+    than its store's, raises ``HFileCorruptError`` naming it and the block."""
+    ranked = sorted(files, key=lambda f: (f.sequence_id(), f.reader.name))
+    streams = [_keyed(f, order) for order, f in enumerate(ranked)]
+    for _key, cell in heapq.merge(*streams):
+        yield cell
+
+
+def _keyed(file: StoreFile, order: int) -> Iterator[tuple[SortKey, StoreCell]]:
+    reader = file.reader
+    reset = (file.sequence_id() if bulk_loaded(reader)
+             and reader.file_info.get(SKIP_RESET_SEQ_ID, b"\x00") == b"\x00" else None)
+    previous: SortKey | None = None
+    half = file.half
+    for stored in reader.cells():
+        cell = stored.cell
+        if half is not None and not half.holds(cell.row):
+            if half.top:
+                continue
+            break  # a bottom half ends at the split row
+        if cell.family != file.family:
+            raise HFileCorruptError(reader.name, reader.block_offset,
+                                    f"cell of family {cell.family!r} in the store of family "
+                                    f"{file.family!r}")
+        if cell.tags and any(tag.type == MOB_REFERENCE_TAG for tag in cell.tags):
+            raise HFileUnsupportedError(reader.name, reader.block_offset,
+                                        f"MOB reference cell {cell.row!r}/{cell.family!r}:"
+                                        f"{cell.qualifier!r} (MOB files are not read)")
+        mvcc = stored.mvcc if reset is None else reset
+        key = (cell.row, cell.family, cell.qualifier, -cell.timestamp, -cell.type, -mvcc,
+               -order)
+        if previous is not None and key[:5] < previous[:5]:
+            raise HFileCorruptError(reader.name, reader.block_offset,
+                                    f"cell {cell.row!r}/{cell.family!r}:{cell.qualifier!r}/"
+                                    f"{cell.timestamp} sorts before the cell preceding it")
+        previous = key
+        yield key, (stored if reset is None else StoreCell(cell, mvcc))

@@ -1,0 +1,55 @@
+"""A region's cells as a normal scan returns them, read from its store files alone.
+
+``region_cells`` opens every store file of the region (one store folder per family, as
+``<region>/<family>/<hfile>`` under a table's folder or a snapshot's restored layout),
+merges them (``merge.py``) and applies the families' rules (``visible.py``). Memory: one
+block per file and one row and family's delete markers.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import ExitStack
+from typing import NamedTuple
+
+from hbase_migrate.cluster.descriptors import FOREVER, FamilyDescriptor
+from hbase_migrate.errors import HFileError
+from hbase_migrate.hfile.merge import StoreFile, merged_cells
+from hbase_migrate.hfile.reader import HFileReader
+from hbase_migrate.hfile.reference import Half
+from hbase_migrate.hfile.visible import FamilyRules, ScanSpec, visible_cells
+from hbase_migrate.wal.model import Cell
+
+
+def family_rules(family: FamilyDescriptor) -> FamilyRules:
+    """What a family's descriptor says about reads (its TTL is in seconds)."""
+    return FamilyRules(max_versions=family.max_versions, min_versions=family.min_versions,
+                       ttl_ms=None if family.ttl >= FOREVER else family.ttl * 1000,
+                       keep_deleted_cells=family.keep_deleted_cells.upper())
+
+
+class Source(NamedTuple):
+    """A store file to read: its path, and the half a reference file reads of it."""
+
+    path: str | os.PathLike[str]
+    half: Half | None = None
+
+
+def region_cells(stores: Mapping[bytes, Sequence[Source | str | os.PathLike[str]]],
+                 families: Sequence[FamilyDescriptor], scan: ScanSpec) -> Iterator[Cell]:
+    """The cells a normal scan of the region returns: ``stores`` maps each family to its
+    store files (a path: the whole file). A store of a family ``families`` lacks is refused,
+    naming its first file."""
+    rules = {f.name: family_rules(f) for f in families}
+    sources = {family: [s if isinstance(s, Source) else Source(s) for s in given]
+               for family, given in stores.items()}
+    for family, found in sources.items():
+        if family not in rules and found:
+            raise HFileError(os.fspath(found[0].path), f"store file of family {family!r}, "
+                             "which the table's descriptor does not have: give the descriptor "
+                             "of the table the region belongs to")
+    with ExitStack() as opened:
+        files = [StoreFile(family, opened.enter_context(HFileReader(s.path)), s.half)
+                 for family, found in sources.items() for s in found]
+        yield from visible_cells(merged_cells(files), rules, scan)

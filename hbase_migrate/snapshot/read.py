@@ -1,0 +1,106 @@
+"""A table's key range read from an HBase snapshot's files, with no request to its region
+servers: the range statistics of ``validate --from snapshot``'s source side.
+
+The snapshot's ``data.manifest`` gives its regions and their store files
+(``manifest.parse_regions``: HFileLinks and split references resolved to the file they
+name, found live or under ``archive/``, as the export finds them) and the table schema
+HBase recorded in it. For each region meeting
+the range, one at a time, its store files are copied over WebHDFS into a scratch folder
+(deleted after the region; throttled as the export's copies are), then read as a normal scan
+of every version returns them (``hfile/region.py``): the family rules are the table
+schema's, the TTLs counted at ``now_ms``. The cells are digested by
+``ranges.stats.digest_rows``, exactly as a live scan's, so the two digests are comparable.
+Memory: one block per store file and one row.
+"""
+
+from __future__ import annotations
+
+import itertools
+import tempfile
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+from hbase_migrate.cluster.descriptors import ALL_VERSIONS, FamilyDescriptor, TableDescriptor
+from hbase_migrate.cluster.storage.hdfs_files import HdfsRoot
+from hbase_migrate.hfile.region import Source, region_cells
+from hbase_migrate.hfile.visible import ScanSpec
+from hbase_migrate.limits import Throttle
+from hbase_migrate.ranges.keyrange import KeyRange
+from hbase_migrate.ranges.stats import RangeStats, digest_rows
+from hbase_migrate.rpc.schema import decode_table_schema
+from hbase_migrate.snapshot.export import ExportFile, locate
+from hbase_migrate.snapshot.manifest import (
+    MANIFEST_FILE,
+    SNAPSHOT_DIR,
+    SnapshotFile,
+    SnapshotManifestError,
+    SnapshotRegion,
+    parse_regions,
+    parse_table_schema,
+)
+from hbase_migrate.wal.model import Cell
+from hbase_migrate.wal.protobuf import ProtobufError
+
+
+def snapshot_regions(root: HdfsRoot, snapshot: str) -> list[SnapshotRegion]:
+    """The regions of a completed snapshot under ``root``, by start row."""
+    return read_snapshot(root, snapshot)[0]
+
+
+def read_snapshot(root: HdfsRoot, snapshot: str
+                  ) -> tuple[list[SnapshotRegion], TableDescriptor]:
+    """The regions (by start row) and the table's descriptor of a completed snapshot."""
+    path = f"{SNAPSHOT_DIR}/{snapshot}/{MANIFEST_FILE}"
+    with root.read(path) as chunks:
+        data = b"".join(chunks)
+    where = root.where(path)
+    schema = parse_table_schema(data, where)
+    try:
+        descriptor = decode_table_schema(schema)
+    except ProtobufError as exc:
+        raise SnapshotManifestError(f"{where}: its table schema does not parse: {exc}") from None
+    return parse_regions(data, where), descriptor
+
+
+def range_rows(root: HdfsRoot, snapshot: str, regions: Sequence[SnapshotRegion],
+               families: Sequence[FamilyDescriptor], key_range: KeyRange, now_ms: int, *,
+               scratch: Path | None = None, throttle: Throttle | None = None
+               ) -> Iterator[list[Cell]]:
+    """The visible cells of ``key_range``, every version, a row per list, in scan order."""
+    scan = ScanSpec(now_ms=now_ms, max_versions=ALL_VERSIONS)
+    for region in regions:
+        if not region.overlaps(key_range.start, key_range.stop):
+            continue
+        with tempfile.TemporaryDirectory(prefix="snapshot-region-", dir=scratch) as folder:
+            stores = {family: [Source(_fetch(root, snapshot, f.file, Path(folder), throttle),
+                                      f.half) for f in files]
+                      for family, files in region.stores}
+            cells = (c for c in region_cells(stores, families, scan)
+                     if key_range.contains(c.row))
+            for _row, row_cells in itertools.groupby(cells, key=lambda c: c.row):
+                yield list(row_cells)
+
+
+def snapshot_range_stats(root: HdfsRoot, snapshot: str, key_range: KeyRange, now_ms: int, *,
+                         scratch: Path | None = None, throttle: Throttle | None = None
+                         ) -> RangeStats:
+    """Rows, cells and digest of ``key_range`` in the snapshot (its families' rules from
+    the table schema it recorded), as ``range_stats`` gives them for a live scan."""
+    regions, descriptor = read_snapshot(root, snapshot)
+    return digest_rows(key_range, range_rows(root, snapshot, regions, descriptor.families,
+                                             key_range, now_ms, scratch=scratch,
+                                             throttle=throttle))
+
+
+def _fetch(root: HdfsRoot, snapshot: str, file: SnapshotFile, folder: Path,
+           throttle: Throttle | None) -> Path:
+    """The store file copied into ``folder`` (named after its region and name: a parent's
+    file read by both daughters' references is copied for each region anew)."""
+    path, _status = locate(root, ExportFile.of(snapshot, file))
+    local = folder / f"{file.family}-{file.region}-{file.hfile}"
+    with root.read(path) as chunks, local.open("wb") as out:
+        for chunk in chunks:
+            if throttle is not None:
+                throttle.take(0, len(chunk))
+            out.write(chunk)
+    return local

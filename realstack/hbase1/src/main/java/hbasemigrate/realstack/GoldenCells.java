@@ -1,0 +1,1 @@
+../../../../../../hbase/src/main/java/hbasemigrate/realstack/GoldenCells.java

@@ -1,0 +1,68 @@
+"""A snapshot manifest's regions as a scan reads them: a split parent left out, its
+daughters reading halves of its files through references, a link followed to its table."""
+
+from __future__ import annotations
+
+import hashlib
+
+import pytest
+
+from hbase_migrate.hfile.reference import Half
+from hbase_migrate.snapshot.manifest import (
+    RegionFile,
+    SnapshotFile,
+    SnapshotManifestError,
+    parse_regions,
+    parse_table_schema,
+)
+from hbase_migrate.wal.protobuf import bytes_field, varint_field
+
+
+def region_info(region_id: int, start: bytes, stop: bytes, *, split: bool = False) -> bytes:
+    name = bytes_field(1, b"default") + bytes_field(2, b"t")
+    return (varint_field(1, region_id) + bytes_field(2, name) + bytes_field(3, start)
+            + bytes_field(4, stop) + (varint_field(5, 1) + varint_field(6, 1) if split else b""))
+
+
+def store_file(name: str, reference: bytes | None = None) -> bytes:
+    return bytes_field(1, name.encode()) + (b"" if reference is None
+                                            else bytes_field(2, reference))
+
+
+def region(info: bytes, *files: bytes) -> bytes:
+    family = bytes_field(1, b"f") + b"".join(bytes_field(2, f) for f in files)
+    return bytes_field(2, info) + bytes_field(3, family)
+
+
+def reference(row: bytes, top: bool) -> bytes:
+    key = len(row).to_bytes(2, "big") + row + b"\x00" + b"\x7f" + b"\xff" * 8
+    return bytes_field(1, key) + varint_field(2, 0 if top else 1)
+
+
+def encoded(start: bytes, region_id: int) -> str:
+    return hashlib.md5(b"t," + start + b",%d" % region_id).hexdigest()
+
+
+def test_daughters_read_halves_of_the_parent_and_links_their_table() -> None:
+    parent = encoded(b"", 1)
+    manifest = bytes_field(1, b"schema") + b"".join(bytes_field(2, r) for r in (
+        region(region_info(3, b"m", b""), store_file(f"abc.{parent}", reference(b"m", True))),
+        region(region_info(1, b"", b"", split=True), store_file("abc")),
+        region(region_info(2, b"", b"m"), store_file(f"abc.{parent}", reference(b"m", False)),
+               store_file("other=0123abcd-def"))))
+    got = parse_regions(manifest, "data.manifest")
+    assert [(r.start, r.stop, r.encoded) for r in got] == [
+        (b"", b"m", encoded(b"", 2)), (b"m", b"", encoded(b"m", 3))]
+    assert got[0].stores == ((b"f", (
+        RegionFile(SnapshotFile("t", parent, "f", "abc"), Half(b"m", top=False)),
+        RegionFile(SnapshotFile("other", "0123abcd", "f", "def")))),)
+    assert got[1].stores == ((b"f", (
+        RegionFile(SnapshotFile("t", parent, "f", "abc"), Half(b"m", top=True)),)),)
+    assert got[0].overlaps(b"a", b"b") and not got[0].overlaps(b"m", b"")
+    assert got[1].overlaps(b"", b"") and not got[1].overlaps(b"a", b"m")
+    assert parse_table_schema(manifest, "data.manifest") == b"schema"
+
+
+def test_a_manifest_that_does_not_parse_is_named() -> None:
+    with pytest.raises(SnapshotManifestError, match=r"^snap/data\.manifest: not a snapshot data"):
+        parse_regions(bytes_field(2, b"\x12\x01"), "snap/data.manifest")
