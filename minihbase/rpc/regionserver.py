@@ -10,8 +10,9 @@ cluster's data model (``minihbase.cluster``), as ``RSRpcServices`` answers them:
   is done (``more_results_in_region`` false) or asked; an unknown or expired id gets
   ``UnknownScannerException``, a ``next_call_seq`` out of step
   ``OutOfOrderScannerNextException``; a scanner whose region closed since (moved, split)
-  gets the region's exception. Raw scans (attribute ``_raw_``), time ranges, columns
-  and max versions are the cluster's read rules;
+  gets the region's exception. A user table's rows are read as HBase's region scanner
+  reads them (``minihbase.rpc.reads``: filters, versions, raw, time ranges, store limits),
+  in Results of ``batch`` cells, reversed or not, up to the scan's row limit;
 * ``Multi``: each RegionAction's mutations are applied together (one WAL edit per region);
   an atomic one (RowMutations) all or none, a failure being the whole region action's,
   a conditional one (checkAndMutate) only if its condition holds;
@@ -23,8 +24,8 @@ cluster's data model (``minihbase.cluster``), as ``RSRpcServices`` answers them:
   HBase's ``ProtobufUtil`` reads them (``hbase_migrate.rpc.multi``);
 * a client that named no codec gets the cells of its results inline;
 * the server holding ``hbase:meta`` answers Get and Scan on it (``minihbase.rpc.meta``);
-* what would change HBase's answer but is not served (filters, conditions...) is refused
-  (``minihbase.rpc.refused``), never ignored.
+* what would change HBase's answer but is not served (a filter or comparator not served,
+  a MultiRequest's own condition) is refused by name, never ignored.
 """
 
 from __future__ import annotations
