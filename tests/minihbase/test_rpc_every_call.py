@@ -42,7 +42,10 @@ SERVED = {
                       "GetTableDescriptors", "GetTableState", "CreateTable", "EnableTable",
                       "DisableTable", "DeleteTable", "getProcedureResult",
                       "GetClusterStatus", "ExecProcedure", "IsProcedureDone",
-                      "GetTableNames", "FlushTable", "truncateTable"},
+                      "GetTableNames", "FlushTable", "truncateTable", "AddColumn",
+                      "ModifyColumn", "DeleteColumn", "ModifyTable", "MoveRegion",
+                      "SplitRegion", "SetBalancerRunning", "IsBalancerEnabled",
+                      "Balance", "GetSchemaAlterStatus"},
 }
 
 

@@ -19,6 +19,7 @@ import pytest
 from hbase_migrate.jvm.maven import java_command, module_classpath
 from tests.minihbase.test_rpc_java_client import MODULE
 from tests.realstack.fixtures import skip_without_real_stack
+from tests.rpc.java_failure import failure
 from tests.rpc.test_third_party_calls_real import described
 
 __all__ = ["described"]  # the module's stacks: the embedded cluster and real HBase
@@ -96,7 +97,7 @@ def filter_reads(described: dict[str, Any]) -> dict[str, list[str]]:
                            [described["zookeeper"], described["znode_parent"], table],
                            heap="256m")
     done = subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
-    assert done.returncode == 0, f"FilterReads on {described['stack']}: {done.stderr[-3000:]}"
+    assert done.returncode == 0, f"FilterReads on {described['stack']}: {failure(done.stderr)}"
     out: dict[str, list[str]] = {}
     for line in done.stdout.splitlines():
         what, _, result = line.partition(": ")

@@ -1,0 +1,56 @@
+"""The Admin calls of everyday operations (issue 58), by HBase 2.6.1's own Java client
+(``AdminCalls`` of ``tests/minihbase/javaclient``), against real Apache HBase 2.6.1 (the
+session's ``real_hbase``) and the embedded cluster, held to the same expectations written
+here by hand: the balancer's switch (on at start) and a balance while it is off, a region
+moved to the server holding it, a split at a row (three regions, every row still read), a
+family added, written, modified and deleted (its cells gone with it; adding it twice,
+deleting it twice and deleting the last family refused), a table attribute set with
+ModifyTable, a disable and an enable."""
+
+from __future__ import annotations
+
+import subprocess
+import uuid
+from typing import Any
+
+import pytest
+
+from hbase_migrate.jvm.maven import java_command, module_classpath
+from tests.minihbase.test_rpc_java_client import MODULE
+from tests.realstack.fixtures import skip_without_real_stack
+from tests.rpc.java_failure import failure
+from tests.rpc.test_third_party_calls_real import described
+
+__all__ = ["described"]  # the module's stacks: the embedded cluster and real HBase
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.realstack]
+
+INVALID_FAMILY = "refused InvalidFamilyOperationException"
+EXPECTED = [
+    "balancer_was true", "balancer_enabled false", "balance_off false", "balancer_was false",
+    "moved_in_place true",
+    "regions ,m,t",
+    # HBase's blocking Admin refuses a split at a region's start key before sending it
+    "split_at_start refused IOException",
+    "rows a,n,t",
+    "with_h 2", f"add_again {INVALID_FAMILY}", "f_versions 5", "families f", "without_h 1",
+    f"delete_again {INVALID_FAMILY}", f"delete_last {INVALID_FAMILY}",
+    "note kept",
+    "disabled true", "enabled true",
+]
+
+
+def test_admin_calls_as_hbase_answers_them(described: dict[str, Any]) -> None:
+    skip_without_real_stack()  # Java 17 and Maven
+    classpath = module_classpath(MODULE, {"hbase.version": "2.6.1"})
+    table = f"admin_calls_{uuid.uuid4().hex[:8]}"
+    command = java_command(classpath, "hbasemigrate.check.AdminCalls",
+                           [described["zookeeper"], described["znode_parent"], table],
+                           heap="256m")
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
+    except subprocess.TimeoutExpired as exc:
+        raise AssertionError(f"AdminCalls on {described['stack']} hangs after "
+                             f"{exc.stdout!r}") from None
+    assert done.returncode == 0, f"AdminCalls on {described['stack']}: {failure(done.stderr)}"
+    assert done.stdout.splitlines() == EXPECTED, described["stack"]
