@@ -12,13 +12,15 @@ from __future__ import annotations
 
 import re
 import struct
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import TypeVar
 
 from hbase_migrate.wal.protobuf import Message
 from minihbase.rpc.listener import DO_NOT_RETRY, ServiceError
 
 PACKAGE = "org.apache.hadoop.hbase.filter."
 Comparator = Callable[[bytes], int]
+T = TypeVar("T")
 # java.util.regex.Pattern flags -> Python's
 _FLAGS = {2: re.IGNORECASE, 8: re.MULTILINE, 32: re.DOTALL}
 
@@ -93,12 +95,18 @@ _COMPARATORS: dict[str, Callable[[bytes], Comparator]] = {
 }
 
 
-def decode_comparator(data: bytes) -> Comparator:
-    """A ``Comparator`` message (its class name, its serialized form) as a function."""
-    m = Message(data, "Comparator")
+def by_name(data: bytes, kind: str, served: Mapping[str, Callable[[bytes], T]]) -> T:
+    """A ``Filter`` or ``Comparator`` message (a class name of HBase's filter package, its
+    serialized form) made by what ``served`` has for it; any other refused by name."""
+    m = Message(data, kind)
     name = m.req_str(1, "name")
     short = name.removeprefix(PACKAGE)
-    make = _COMPARATORS.get(short) if short != name else None
+    make = served.get(short) if short != name else None
     if make is None:
-        raise refuse(f"the comparator {name}")
+        raise refuse(f"the {kind.lower()} {name}")
     return make(m.opt_bytes(2) or b"")
+
+
+def decode_comparator(data: bytes) -> Comparator:
+    """A ``Comparator`` message as a function."""
+    return by_name(data, "Comparator", _COMPARATORS)

@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 from hbase_migrate.wal.model import Cell
 from hbase_migrate.wal.protobuf import Message, decode_varint, to_int64
-from minihbase.rpc.comparators import PACKAGE, Comparator, decode_comparator, refuse
+from minihbase.rpc.comparators import Comparator, by_name, decode_comparator, refuse
 from minihbase.rpc.filterbase import (
     Code,
     Filter,
@@ -391,10 +391,4 @@ _FILTERS: dict[str, Callable[[bytes], Filter]] = {
 
 def decode_filter(data: bytes) -> Filter:
     """A ``Filter`` message as the filter it names; any other is refused by name."""
-    m = Message(data, "Filter")
-    name = m.req_str(1, "name")
-    short = name.removeprefix(PACKAGE)
-    make = _FILTERS.get(short) if short != name else None
-    if make is None:
-        raise refuse(f"the filter {name}")
-    return make(m.opt_bytes(2) or b"")
+    return by_name(data, "Filter", _FILTERS)

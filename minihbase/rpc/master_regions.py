@@ -6,9 +6,10 @@ answer them, over the moves and splits the project's fault injection already mak
   or to another live one; a region unknown gets ``UnknownRegionException``, a move to the
   server already holding it does nothing, a cluster with no other server
   ``HBaseIOException``; done before the reply;
-* ``SplitRegion`` (a ``SplitTableRegionRequest``, ``Admin.split``): a procedure run before the reply; a split row
-  equal to the region's start key or outside it is refused in the call with HBase's
-  messages, a split without a row (HBase's own choice of midpoint) is not served;
+* ``SplitRegion`` (a ``SplitTableRegionRequest``, ``Admin.split``): a procedure run
+  before the reply; a split row equal to the region's start key or outside it is refused
+  in the call with HBase's messages, a split without a row (HBase's own choice of
+  midpoint) is not served;
 * ``SetBalancerRunning``, ``IsBalancerEnabled`` and ``Balance``: the switch (on at start,
   as HBase's), and a balancer that moves user regions from the busiest live server to the
   idlest until they differ by one at most (``dry_run``: counted, not moved).

@@ -9,16 +9,11 @@ ModifyTable, a disable and an enable."""
 
 from __future__ import annotations
 
-import subprocess
-import uuid
 from typing import Any
 
 import pytest
 
-from hbase_migrate.jvm.maven import java_command, module_classpath
-from tests.minihbase.test_rpc_java_client import MODULE
-from tests.realstack.fixtures import skip_without_real_stack
-from tests.rpc.java_failure import failure
+from tests.rpc.java_programs import run_program
 from tests.rpc.test_third_party_calls_real import described
 
 __all__ = ["described"]  # the module's stacks: the embedded cluster and real HBase
@@ -41,16 +36,4 @@ EXPECTED = [
 
 
 def test_admin_calls_as_hbase_answers_them(described: dict[str, Any]) -> None:
-    skip_without_real_stack()  # Java 17 and Maven
-    classpath = module_classpath(MODULE, {"hbase.version": "2.6.1"})
-    table = f"admin_calls_{uuid.uuid4().hex[:8]}"
-    command = java_command(classpath, "hbasemigrate.check.AdminCalls",
-                           [described["zookeeper"], described["znode_parent"], table],
-                           heap="256m")
-    try:
-        done = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
-    except subprocess.TimeoutExpired as exc:
-        raise AssertionError(f"AdminCalls on {described['stack']} hangs after "
-                             f"{exc.stdout!r}") from None
-    assert done.returncode == 0, f"AdminCalls on {described['stack']}: {failure(done.stderr)}"
-    assert done.stdout.splitlines() == EXPECTED, described["stack"]
+    assert run_program(described, "AdminCalls") == EXPECTED, described["stack"]

@@ -10,16 +10,11 @@ and ``latestVersionOnly``, reversed scans across regions, batches, limits, parti
 
 from __future__ import annotations
 
-import subprocess
-import uuid
 from typing import Any
 
 import pytest
 
-from hbase_migrate.jvm.maven import java_command, module_classpath
-from tests.minihbase.test_rpc_java_client import MODULE
-from tests.realstack.fixtures import skip_without_real_stack
-from tests.rpc.java_failure import failure
+from tests.rpc.java_programs import run_program
 from tests.rpc.test_third_party_calls_real import described
 
 __all__ = ["described"]  # the module's stacks: the embedded cluster and real HBase
@@ -90,16 +85,8 @@ EXPECTED: dict[str, list[str]] = {
 
 def filter_reads(described: dict[str, Any]) -> dict[str, list[str]]:
     """What FilterReads printed, by read."""
-    skip_without_real_stack()  # Java 17 and Maven
-    classpath = module_classpath(MODULE, {"hbase.version": "2.6.1"})
-    table = f"filter_reads_{uuid.uuid4().hex[:8]}"
-    command = java_command(classpath, "hbasemigrate.check.FilterReads",
-                           [described["zookeeper"], described["znode_parent"], table],
-                           heap="256m")
-    done = subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
-    assert done.returncode == 0, f"FilterReads on {described['stack']}: {failure(done.stderr)}"
     out: dict[str, list[str]] = {}
-    for line in done.stdout.splitlines():
+    for line in run_program(described, "FilterReads"):
         what, _, result = line.partition(": ")
         out.setdefault(what, []).append(result)
     return out

@@ -3,16 +3,13 @@ package hbasemigrate.check;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
-import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.hbase.Cell;
 import org.apache.hadoop.hbase.CellUtil;
 import org.apache.hadoop.hbase.CompareOperator;
-import org.apache.hadoop.hbase.HBaseConfiguration;
 import org.apache.hadoop.hbase.TableName;
 import org.apache.hadoop.hbase.client.Admin;
 import org.apache.hadoop.hbase.client.ColumnFamilyDescriptorBuilder;
 import org.apache.hadoop.hbase.client.Connection;
-import org.apache.hadoop.hbase.client.ConnectionFactory;
 import org.apache.hadoop.hbase.client.Get;
 import org.apache.hadoop.hbase.client.Put;
 import org.apache.hadoop.hbase.client.Result;
@@ -58,17 +55,8 @@ public final class FilterReads {
   }
 
   public static void main(String[] args) throws Exception {
-    String[] quorum = args[0].split(":");
-    Configuration conf = HBaseConfiguration.create();
-    conf.set("hbase.zookeeper.quorum", quorum[0]);
-    conf.set("hbase.zookeeper.property.clientPort", quorum[1]);
-    conf.set("zookeeper.znode.parent", args[1]);
-    conf.setInt("hbase.client.retries.number", 6);
-    conf.setInt("hbase.client.pause", 100);
-    conf.setInt("hbase.rpc.timeout", 20000);
-    conf.setInt("hbase.client.operation.timeout", 60000);
     TableName name = TableName.valueOf(args[2]);
-    try (Connection conn = ConnectionFactory.createConnection(conf);
+    try (Connection conn = Clients.connect(args[0], args[1]);
         Admin admin = conn.getAdmin()) {
       admin.createTable(TableDescriptorBuilder.newBuilder(name)
           .setColumnFamily(ColumnFamilyDescriptorBuilder.newBuilder(F).setMaxVersions(3).build())

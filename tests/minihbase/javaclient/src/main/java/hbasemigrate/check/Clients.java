@@ -1,0 +1,27 @@
+package hbasemigrate.check;
+
+import java.io.IOException;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.hbase.HBaseConfiguration;
+import org.apache.hadoop.hbase.client.Connection;
+import org.apache.hadoop.hbase.client.ConnectionFactory;
+
+/** A connection of HBase's client to a cluster found through ZooKeeper, retrying briefly. */
+final class Clients {
+  private Clients() {
+  }
+
+  /** Connects through {@code quorum} (host:port) under znode {@code parent}. */
+  static Connection connect(String quorum, String parent) throws IOException {
+    String[] where = quorum.split(":");
+    Configuration conf = HBaseConfiguration.create();
+    conf.set("hbase.zookeeper.quorum", where[0]);
+    conf.set("hbase.zookeeper.property.clientPort", where[1]);
+    conf.set("zookeeper.znode.parent", parent);
+    conf.setInt("hbase.client.retries.number", 6);
+    conf.setInt("hbase.client.pause", 100);
+    conf.setInt("hbase.rpc.timeout", 20000);
+    conf.setInt("hbase.client.operation.timeout", 60000);
+    return ConnectionFactory.createConnection(conf);
+  }
+}
