@@ -13,6 +13,11 @@ final class Clients {
 
   /** Connects through {@code quorum} (host:port) under znode {@code parent}. */
   static Connection connect(String quorum, String parent) throws IOException {
+    return ConnectionFactory.createConnection(configuration(quorum, parent));
+  }
+
+  /** The client's settings for {@code quorum} (host:port) and znode {@code parent}. */
+  static Configuration configuration(String quorum, String parent) {
     String[] where = quorum.split(":");
     Configuration conf = HBaseConfiguration.create();
     conf.set("hbase.zookeeper.quorum", where[0]);
@@ -22,6 +27,6 @@ final class Clients {
     conf.setInt("hbase.client.pause", 100);
     conf.setInt("hbase.rpc.timeout", 20000);
     conf.setInt("hbase.client.operation.timeout", 60000);
-    return ConnectionFactory.createConnection(conf);
+    return conf;
   }
 }
