@@ -3,10 +3,11 @@
 deletes, increments, appends and checks-and-puts against real Apache HBase 2.6.1 (the
 session's ``real_hbase``) and the embedded cluster, held to the same expectations written
 here by hand from the data and HBase's semantics (a ValueFilter may return an older
-version). The table has one region and every scan starts at a row: on real HBase 2.6.1,
-hbase-driver 1.1.1 scans a pre-split table from the wrong region, and finds no region for a
-scan without a start row (its forward lookup in hbase:meta reads no row there, where the
-embedded cluster reads the table's region: a difference not explained yet)."""
+version). The table has one region and the scans start at a row: hbase-driver 1.1.1 looks
+up a scan without a start row in hbase:meta from ``<table>,``, a bound HBase's meta
+comparator puts after the table's first region, so it finds no region (and scans a
+pre-split table from its second region), on real HBase as on the embedded cluster
+(``tests/rpc/test_locate_scripted.py``: the comparator)."""
 
 from __future__ import annotations
 
