@@ -45,6 +45,7 @@ public final class AdminCalls {
         balancer(admin);
         regions(conn, admin, name, table);
         families(admin, name, table);
+        System.out.println("balance_on " + admin.balance());
       }
       admin.disableTable(name);
       System.out.println("disabled " + admin.isTableDisabled(name));
