@@ -25,6 +25,8 @@ EXPECTED = [
     "deleted r5 f:a/2=v2",  # the family's cells at timestamp 1
     "increment 5", "increment 8", "append abcd",
     "check_equal true", "check_other false", "check_missing true",
+    # a filter's condition holds when the row read through it has a cell
+    "check_filter true", "check_filter_other false", "marked f:fm/8=y",
     "batch true f:a/2=v2",  # a put's result is empty; the get reads r5
     "async_get f:a/4=async", "async_scan r1,r2,r5",
     "flushed 1",

@@ -24,7 +24,11 @@ import org.apache.hadoop.hbase.client.Row;
 import org.apache.hadoop.hbase.client.Scan;
 import org.apache.hadoop.hbase.client.Table;
 import org.apache.hadoop.hbase.client.TableDescriptorBuilder;
+import org.apache.hadoop.hbase.CompareOperator;
+import org.apache.hadoop.hbase.filter.BinaryComparator;
 import org.apache.hadoop.hbase.filter.PrefixFilter;
+import org.apache.hadoop.hbase.filter.SingleColumnValueFilter;
+import org.apache.hadoop.hbase.filter.ValueFilter;
 import org.apache.hadoop.hbase.util.Bytes;
 
 /**
@@ -113,6 +117,14 @@ public final class Everyday {
         .ifEquals(F, b("s"), b("zz")).build(ok)).isSuccess());
     System.out.println("check_missing " + table.checkAndMutate(CheckAndMutate.newBuilder(b("c"))
         .ifNotExists(F, b("none")).build(new Delete(b("c")).addColumns(F, b("ok")))).isSuccess());
+    Put marked = new Put(b("c")).addColumn(F, b("fm"), 8, b("y"));
+    System.out.println("check_filter " + table.checkAndMutate(CheckAndMutate.newBuilder(b("c"))
+        .ifMatches(new SingleColumnValueFilter(F, b("s"), CompareOperator.EQUAL, b("abcd")))
+        .build(marked)).isSuccess());
+    System.out.println("check_filter_other " + table.checkAndMutate(CheckAndMutate
+        .newBuilder(b("c")).ifMatches(new ValueFilter(CompareOperator.EQUAL,
+        new BinaryComparator(b("nope")))).build(marked)).isSuccess());
+    System.out.println("marked " + cells(table.get(new Get(b("c")).addColumn(F, b("fm")))));
     List<Row> batch = Arrays.asList(new Put(b("d1")).addColumn(F, b("a"), 3, b("d")),
         new Get(b("r5")));
     Object[] results = new Object[batch.size()];
