@@ -36,8 +36,7 @@ public final class AdminCalls {
     TableName name = TableName.valueOf(args[2]);
     try (Connection conn = Clients.connect(args[0], args[1]);
         Admin admin = conn.getAdmin()) {
-      admin.createTable(TableDescriptorBuilder.newBuilder(name)
-          .setColumnFamily(ColumnFamilyDescriptorBuilder.of(F)).build(), new byte[][] {b("m")});
+      Clients.create(admin, name, b("m"), ColumnFamilyDescriptorBuilder.of(F));
       try (Table table = conn.getTable(name)) {
         for (String row : new String[] {"a", "n", "t"}) {
           table.put(new Put(b(row)).addColumn(F, b("q"), b(row)));

@@ -3,8 +3,12 @@ package hbasemigrate.check;
 import java.io.IOException;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.hbase.HBaseConfiguration;
+import org.apache.hadoop.hbase.TableName;
+import org.apache.hadoop.hbase.client.Admin;
+import org.apache.hadoop.hbase.client.ColumnFamilyDescriptor;
 import org.apache.hadoop.hbase.client.Connection;
 import org.apache.hadoop.hbase.client.ConnectionFactory;
+import org.apache.hadoop.hbase.client.TableDescriptorBuilder;
 
 /** A connection of HBase's client to a cluster found through ZooKeeper, retrying briefly. */
 final class Clients {
@@ -28,5 +32,15 @@ final class Clients {
     conf.setInt("hbase.rpc.timeout", 20000);
     conf.setInt("hbase.client.operation.timeout", 60000);
     return conf;
+  }
+
+  /** Creates table {@code name} of {@code families}, split at {@code split}. */
+  static void create(Admin admin, TableName name, byte[] split,
+      ColumnFamilyDescriptor... families) throws IOException {
+    TableDescriptorBuilder table = TableDescriptorBuilder.newBuilder(name);
+    for (ColumnFamilyDescriptor family : families) {
+      table.setColumnFamily(family);
+    }
+    admin.createTable(table.build(), new byte[][] {split});
   }
 }

@@ -23,7 +23,6 @@ import org.apache.hadoop.hbase.client.Result;
 import org.apache.hadoop.hbase.client.Row;
 import org.apache.hadoop.hbase.client.Scan;
 import org.apache.hadoop.hbase.client.Table;
-import org.apache.hadoop.hbase.client.TableDescriptorBuilder;
 import org.apache.hadoop.hbase.CompareOperator;
 import org.apache.hadoop.hbase.filter.BinaryComparator;
 import org.apache.hadoop.hbase.filter.PrefixFilter;
@@ -49,9 +48,8 @@ public final class Everyday {
     TableName name = TableName.valueOf(args[2]);
     try (Connection conn = Clients.connect(args[0], args[1]);
         Admin admin = conn.getAdmin()) {
-      admin.createTable(TableDescriptorBuilder.newBuilder(name)
-          .setColumnFamily(ColumnFamilyDescriptorBuilder.newBuilder(F).setMaxVersions(3).build())
-          .build(), new byte[][] {b("m")});
+      Clients.create(admin, name, b("m"),
+          ColumnFamilyDescriptorBuilder.newBuilder(F).setMaxVersions(3).build());
       try (Table table = conn.getTable(name)) {
         deletes(conn, name, table);
         deltas(table);

@@ -16,7 +16,6 @@ import org.apache.hadoop.hbase.client.Result;
 import org.apache.hadoop.hbase.client.ResultScanner;
 import org.apache.hadoop.hbase.client.Scan;
 import org.apache.hadoop.hbase.client.Table;
-import org.apache.hadoop.hbase.client.TableDescriptorBuilder;
 import org.apache.hadoop.hbase.filter.BinaryComparator;
 import org.apache.hadoop.hbase.filter.BinaryPrefixComparator;
 import org.apache.hadoop.hbase.filter.ColumnCountGetFilter;
@@ -58,10 +57,9 @@ public final class FilterReads {
     TableName name = TableName.valueOf(args[2]);
     try (Connection conn = Clients.connect(args[0], args[1]);
         Admin admin = conn.getAdmin()) {
-      admin.createTable(TableDescriptorBuilder.newBuilder(name)
-          .setColumnFamily(ColumnFamilyDescriptorBuilder.newBuilder(F).setMaxVersions(3).build())
-          .setColumnFamily(ColumnFamilyDescriptorBuilder.of(G))
-          .build(), new byte[][] {b("m")});
+      Clients.create(admin, name, b("m"),
+          ColumnFamilyDescriptorBuilder.newBuilder(F).setMaxVersions(3).build(),
+          ColumnFamilyDescriptorBuilder.of(G));
       try (Table table = conn.getTable(name)) {
         write(table);
         reads(table);
