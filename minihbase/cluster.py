@@ -13,7 +13,7 @@ from __future__ import annotations
 import bisect
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Protocol
 
 from hbase_migrate.cluster.descriptors import FamilyDescriptor, RegionDescriptor, TableDescriptor
@@ -281,6 +281,14 @@ class Cluster:
             self._check_family(info, family)
         if query.reversed:
             raise IllegalArgumentError("reversed scans are not supported by this cluster")
+
+    def readable(self, name: str, families: Iterable[bytes]) -> tuple[TableInfo, int]:
+        """An enabled table having ``families``, and the time now, for a read made outside
+        (the RPC servers' filtered reads); raises as a Get or Scan would."""
+        info = self._enabled(name)
+        for family in families:
+            self._check_family(info, family)
+        return info, self.clock()
 
     def get(self, name: str, row: bytes, query: Query | None = None) -> list[Cell]:
         """The visible cells of one row (``query`` gives columns, time range, versions)."""

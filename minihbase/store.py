@@ -228,6 +228,21 @@ class Store:
         return (RegionDescriptor(name, start_key, split_key, region_id),
                 RegionDescriptor(name, split_key, parent.end_key, region_id))
 
+    def set_descriptor(self, desc: TableDescriptor) -> None:
+        """Replace a table's descriptor; the cells of a family it no longer has go, as
+        HBase removes a deleted family's store files."""
+        with self.lock, self._transaction():
+            info = self.table(desc.name)
+            kept = {f.name for f in desc.families}
+            for family in info.descriptor.families:
+                if family.name not in kept:
+                    self.db.execute("DELETE FROM cells WHERE table_id = ? AND family = ?",
+                                    (info.id, family.name))
+            self.db.execute("UPDATE tables SET descriptor = ? WHERE id = ?",
+                            (_descriptor_json(desc), info.id))
+        with self.lock:
+            self._load()
+
     def set_enabled(self, name: str, enabled: bool) -> None:
         with self.lock, self._transaction():
             self.db.execute("UPDATE tables SET enabled = ? WHERE id = ?",

@@ -25,7 +25,8 @@ LESS, LESS_OR_EQUAL, EQUAL, NOT_EQUAL, GREATER_OR_EQUAL, GREATER, NO_OP = range(
 
 class Condition(NamedTuple):
     """What a checkAndMutate checks: ``value`` None or empty checks that the column has no
-    value (``ifNotExists``); ``filter`` is True when the condition is a filter's."""
+    value (``ifNotExists``); ``filter`` is the ``Filter`` message of a filter's condition
+    (``ifMatches(filter)``), None otherwise."""
 
     row: bytes
     family: bytes
@@ -33,7 +34,7 @@ class Condition(NamedTuple):
     op: int
     value: bytes | None
     time_range: TimeRange | None = None
-    filter: bool = False
+    filter: bytes | None = None
 
 
 def decode_condition(data: bytes) -> Condition:
@@ -47,7 +48,8 @@ def decode_condition(data: bytes) -> Condition:
     time_range = m.opt_bytes(6)
     return Condition(m.req_bytes(1, "row"), m.opt_bytes(2) or b"", m.opt_bytes(3) or b"",
                      m.opt_int(4) or 0, value,
-                     None if time_range is None else decode_time_range(time_range), 7 in m)
+                     None if time_range is None else decode_time_range(time_range),
+                     m.opt_bytes(7))
 
 
 def decode_mutate_condition(data: bytes) -> Condition | None:

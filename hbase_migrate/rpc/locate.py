@@ -163,12 +163,14 @@ def table_state_row(table: str, state: int, timestamp: int) -> list[Cell]:
 def meta_order(row: bytes) -> tuple[bytes, int, bytes, bytes]:
     """The sort key of an ``hbase:meta`` row (``MetaCellComparator.compareRows``): the
     table (up to the first comma; a row with no comma before every row with one), the
-    start key (up to the last comma), then the region id and encoded name."""
+    start key (up to the last comma), then the region id and encoded name. A row with one
+    comma (``t,``) ends with the whole row, as HBase compares its missing region id from
+    the row's first byte: ``t,`` sorts after ``t,,<id>.`` (a table's first region)."""
     table, comma, rest = row.partition(b",")
     if not comma:
         return table, 0, b"", b""
     start, comma, region_id = rest.rpartition(b",")
-    return (table, 1, start, region_id) if comma else (table, 1, rest, b"")
+    return (table, 1, start, region_id) if comma else (table, 1, rest, row)
 
 
 class _TableCache:

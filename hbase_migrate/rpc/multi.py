@@ -307,6 +307,7 @@ class GetAction(NamedTuple):
 
     action: int
     get: Get
+    message: bytes = b""  # the Get as sent (a server reads its filter and limits from it)
 
 
 class RegionActions(NamedTuple):
@@ -319,7 +320,7 @@ class RegionActions(NamedTuple):
 def decode_region_actions(data: bytes, block: bytes) -> tuple[RegionActions, ...]:
     """The RegionActions of a MultiRequest: their mutations with their cells, and Gets. The
     cell block is decoded in one pass, then handed out to the mutations in order."""
-    parsed: list[tuple[bytes, list[tuple[int, bytes | Get]]]] = []
+    parsed: list[tuple[bytes, list[tuple[int, bytes | GetAction]]]] = []
     atomic: list[tuple[bool, bytes | None]] = []
     for ra_data in Message(data, "MultiRequest").repeated(1):
         ra = Message(ra_data, "RegionAction")
@@ -334,9 +335,10 @@ def decode_region_actions(data: bytes, block: bytes) -> tuple[RegionActions, ...
                 raise ProtobufError(f"action {index} of region {region!r} is neither a "
                                     "mutation nor a get")
             actions.append((index, data_mutation if data_mutation is not None
-                            else decode_get(data_get or b"")))
+                            else GetAction(index, decode_get(data_get or b""),
+                                           data_get or b"")))
         parsed.append((region, actions))
-    decoded = [(region, [GetAction(index, m) if isinstance(m, Get) else
+    decoded = [(region, [m if isinstance(m, GetAction) else
                          decode_mutation(m, b"", 0, index, in_block=False)[0]
                          for index, m in raw]) for region, raw in parsed]
     counts = sum(a.cell_count for _, region_actions in decoded for a in region_actions

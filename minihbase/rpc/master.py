@@ -1,5 +1,7 @@
 """``MasterService`` of the embedded master: namespaces, table descriptors and names,
-create (with split keys), enable, disable, delete, truncate and flush (``FlushTable``, and
+create (with split keys), enable, disable, delete, truncate, schema changes
+(``minihbase.rpc.master_schema``), moves, splits and the balancer
+(``minihbase.rpc.master_regions``) and flush (``FlushTable``, and
 the ``flush-table-proc`` distributed procedure of ``ExecProcedure``/``IsProcedureDone``
 that clients before 2.6 use and 2.6 falls back to), table state, procedure results and the
 cluster status, as ``MasterRpcServices`` answers them.
@@ -57,6 +59,8 @@ from minihbase.rpc.listener import (
     ServiceError,
     service_error,
 )
+from minihbase.rpc.master_regions import MasterRegions
+from minihbase.rpc.master_schema import MasterSchema
 from minihbase.store import TableInfo
 from minihbase.zkregistry import VERSION_INFO
 
@@ -80,6 +84,7 @@ class MasterRpc:
         self._nonces: dict[Nonce, int] = {}
         self._flushed: set[str] = set()  # tables flush-table-proc ran for
         self._lock = threading.Lock()
+        self.regions = MasterRegions(cluster, servers, self._procedure)
 
     def services(self) -> dict[str, dict[str, Handler]]:
         return {"MasterService": {
@@ -99,6 +104,8 @@ class MasterRpc:
             "truncateTable": self.truncate_table,
             "ExecProcedure": self.exec_procedure,
             "IsProcedureDone": self.procedure_done,
+            **MasterSchema(self.cluster, self._procedure).handlers(),
+            **self.regions.handlers(),
         }}
 
     def _procedure(self, nonce: Nonce | None, run: Callable[[], object], *,

@@ -10,8 +10,9 @@ cluster's data model (``minihbase.cluster``), as ``RSRpcServices`` answers them:
   is done (``more_results_in_region`` false) or asked; an unknown or expired id gets
   ``UnknownScannerException``, a ``next_call_seq`` out of step
   ``OutOfOrderScannerNextException``; a scanner whose region closed since (moved, split)
-  gets the region's exception. Raw scans (attribute ``_raw_``), time ranges, columns
-  and max versions are the cluster's read rules;
+  gets the region's exception. A user table's rows are read as HBase's region scanner
+  reads them (``minihbase.rpc.reads``: filters, versions, raw, time ranges, store limits),
+  in Results of ``batch`` cells, reversed or not, up to the scan's row limit;
 * ``Multi``: each RegionAction's mutations are applied together (one WAL edit per region);
   an atomic one (RowMutations) all or none, a failure being the whole region action's,
   a conditional one (checkAndMutate) only if its condition holds;
@@ -23,8 +24,8 @@ cluster's data model (``minihbase.cluster``), as ``RSRpcServices`` answers them:
   HBase's ``ProtobufUtil`` reads them (``hbase_migrate.rpc.multi``);
 * a client that named no codec gets the cells of its results inline;
 * the server holding ``hbase:meta`` answers Get and Scan on it (``minihbase.rpc.meta``);
-* what would change HBase's answer but is not served (filters, conditions...) is refused
-  (``minihbase.rpc.refused``), never ignored.
+* what would change HBase's answer but is not served (a filter or comparator not served,
+  a MultiRequest's own condition) is refused by name, never ignored.
 """
 
 from __future__ import annotations
@@ -75,12 +76,10 @@ from hbase_migrate.wal.model import Cell
 from hbase_migrate.wal.protobuf import Message
 from minihbase.cluster import Cluster
 from minihbase.model import (
-    LATEST_TIMESTAMP,
     ClientCell,
     ColumnSelection,
     MiniHBaseError,
     Mutation,
-    Query,
 )
 from minihbase.regionserver import RegionServers
 from minihbase.rpc.checkandmutate import check_and_mutate
@@ -94,7 +93,8 @@ from minihbase.rpc.listener import (
     service_error,
 )
 from minihbase.rpc.meta import is_meta, meta_rows, meta_scan
-from minihbase.rpc.refused import check_get, check_multi, check_scan
+from minihbase.rpc.reads import FilterDone, ReadSpec, RowReader, chunks, read_spec, stored_rows
+from minihbase.rpc.refused import check_multi
 
 DEFAULT_RESULT_BYTES = 2 << 20  # hbase.client.scanner.max.result.size
 LEASE_SECONDS = 60.0  # hbase.client.scanner.timeout.period
@@ -122,12 +122,17 @@ class _Scanner:
     """An open scanner: its rows still to send, the cells of a row cut by the byte limit."""
 
     region: bytes
-    rows: Iterator[list[Cell]]
+    rows: Iterator[tuple[list[Cell], bool]]  # Results, and whether more of their row follow
     expires: float
     limit: int  # bytes per call (the scan's max_result_size)
+    row_limit: int = 0  # rows of the whole scan still wanted (limit_of_rows), 0: no limit
+    whole_rows: bool = False  # a filter of whole rows: no partial rows at the byte limit
     next_seq: int = 0
     pending: list[Cell] = field(default_factory=list)
+    pending_more: bool = False
+    complete: int = 0  # whole rows sent
     done: bool = False
+    limit_reached: bool = False
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
@@ -188,30 +193,41 @@ class RegionServerRpc:
     def get(self, ctx: CallContext) -> tuple[bytes, bytes]:
         name, get = decode_get_request(ctx.call.request)
         region = self._region(name)
-        if region[0] != "hbase:meta":
-            check_get(ctx.call.request)
-        cells = self._read(*region, get)
+        cells = self._read(*region, get,
+                           Message(ctx.call.request, "GetRequest").req_bytes(2, "get"))
         if get.existence_only:
             return exists_response(bool(cells)), b""
         response, block = get_response(cells, ctx.in_block)
         return response, (encode_cell_block(cells, True) if block and ctx.tags else block)
 
-    def _read(self, table: str, start: bytes, end: bytes, get: Get) -> list[Cell]:
-        """The cells a Get reads of a region this server holds."""
+    def _read(self, table: str, start: bytes, end: bytes, get: Get, message: bytes
+              ) -> list[Cell]:
+        """The cells a Get (``message`` as sent) reads of a region this server holds."""
         if table == "hbase:meta":
             rows = meta_scan([r for r in meta_rows(self.cluster, self.servers)
                               if r[0] == get.row], b"", b"", True, False,
                              columns_of(get.columns))
             return rows[0] if rows else []
         self._check_row(table, start, end, get.row, "Get")
-        return self.cluster.get(table, get.row, self._query(get))
+        rows = list(self._user_rows(table, read_spec(message, "Get"), get.row,
+                                    get.row + b"\0", False))
+        return rows[0] if rows else []
 
-    @staticmethod
-    def _query(read: Get | Scan) -> Query:
-        low, high = read.time_range or (0, LATEST_TIMESTAMP)
-        return Query(columns=columns_of(read.columns), min_ts=low, max_ts=high,
-                     max_versions=read.max_versions,
-                     raw=isinstance(read, Scan) and read.raw)
+    def _user_rows(self, table: str, spec: ReadSpec, start: bytes, stop: bytes,
+                   reversed_: bool) -> Iterator[list[Cell]]:
+        """The rows of ``[start, stop)`` of a user table a Get or Scan returns, as HBase's
+        region scanner reads them (``minihbase.rpc.reads``)."""
+        info, now = self.cluster.readable(table, spec.columns.families)
+        reader = RowReader(spec, {f.name: f for f in info.descriptor.families}, now)
+        for stored in stored_rows(self.cluster.store, info.name, start, stop, reversed_):
+            try:
+                cells = reader.read(stored)
+            except FilterDone:
+                return
+            if cells:
+                yield cells
+            if reader.done():
+                return
 
     # --- Scan -----------------------------------------------------------------------------
 
@@ -239,7 +255,8 @@ class RegionServerRpc:
             self._close(scanner_id)
         resp = ScanResponse(None if done or req.close else scanner_id,
                             tuple(tuple(r) for r in results),
-                            tuple(partial), more_results=not req.close,
+                            tuple(partial),
+                            more_results=not (req.close or scanner.limit_reached),
                             more_results_in_region=not (done or req.close),
                             ttl=int(self.lease_seconds * 1000))
         response, block = scan_response(resp, ctx.in_block)
@@ -273,26 +290,29 @@ class RegionServerRpc:
 
     def _open(self, name: bytes, scan: Scan, request: bytes) -> tuple[int, _Scanner]:
         table, start, end = self._region(name)
-        if table != "hbase:meta":
-            check_scan(request)
+        whole_rows = False
         if table == "hbase:meta":
-            rows: Iterator[list[Cell]] = iter(meta_scan(
+            rows: Iterator[tuple[list[Cell], bool]] = ((r, False) for r in meta_scan(
                 meta_rows(self.cluster, self.servers), scan.start, scan.stop,
                 scan.include_start_row, scan.reversed, columns_of(scan.columns),
                 scan.include_stop_row))
         else:
-            if scan.reversed:
-                raise ServiceError(DO_NOT_RETRY, "reversed scans of user tables are not "
-                                   "served by the embedded cluster", do_not_retry=True)
-            query = self._query(scan)
-            first = scan.start if scan.include_start_row else scan.start + b"\0"
-            last = scan.stop + b"\0" if scan.stop and scan.include_stop_row else scan.stop
-            query.start = max(first, start)
-            query.stop = min(last, end) if last and end else (last or end)
-            rows = self.cluster.scan(table, query)
+            m = Message(request, "ScanRequest")
+            spec = read_spec(m.req_bytes(2, "scan"), "Scan", scan.raw, scan.reversed)
+            whole_rows = spec.filter is not None and spec.filter.has_filter_row()
+            if whole_rows and spec.batch:
+                raise ServiceError(H + "filter.IncompatibleFilterException", "Filter whose "
+                                   "hasFilterRow() returns true is incompatible with scans "
+                                   "that must stop mid-row because of a limit",
+                                   do_not_retry=True)
+            low, high = _bounds(scan)
+            low = max(low, start)
+            high = min(high, end) if high and end else (high or end)
+            rows = chunks(self._user_rows(table, spec, low, high, scan.reversed), spec.batch)
         scanner_id = next(_ids)
         scanner = _Scanner(name, rows, time.monotonic() + self.lease_seconds,
-                           scan.max_result_size or DEFAULT_RESULT_BYTES)
+                           scan.max_result_size or DEFAULT_RESULT_BYTES,
+                           Message(request, "ScanRequest").opt_int(11) or 0, whole_rows)
         with self._lock:
             self._scanners[scanner_id] = scanner
         return scanner_id, scanner
@@ -306,14 +326,17 @@ class RegionServerRpc:
         results: list[list[Cell]] = []
         flags: list[bool] = []
         size = count = 0
-        while count < rows and size < scanner.limit:
+        partials = partials and not scanner.whole_rows
+        while count < rows and size < scanner.limit and not scanner.done:
             if scanner.pending:
                 cells, scanner.pending = scanner.pending, []
+                more = scanner.pending_more
             else:
-                cells = next(scanner.rows, [])
-                if not cells:
+                item = next(scanner.rows, None)
+                if item is None:
                     scanner.done = True
                     break
+                cells, more = item
             taken = 0
             for cell in cells:
                 taken += 1
@@ -321,10 +344,14 @@ class RegionServerRpc:
                 if partials and size >= scanner.limit:
                     break
             results.append(cells[:taken])
-            scanner.pending = cells[taken:]
-            flags.append(bool(scanner.pending))
+            scanner.pending, scanner.pending_more = cells[taken:], more
+            flags.append(bool(scanner.pending) or more)
             if not scanner.pending:
                 count += 1
+                if not more:
+                    scanner.complete += 1
+                    if scanner.row_limit and scanner.complete >= scanner.row_limit:
+                        scanner.done = scanner.limit_reached = True
         return results, flags
 
     def _close(self, scanner_id: int) -> None:
@@ -371,7 +398,7 @@ class RegionServerRpc:
                     continue
                 try:
                     done[action.action] = ActionResult(action.action, cells=tuple(
-                        self._read(table, start, end, action.get)
+                        self._read(table, start, end, action.get, action.message)
                         if isinstance(action, GetAction)
                         else self._delta(table, start, end, action)))
                 except (ServiceError, MiniHBaseError) as exc:
@@ -533,6 +560,18 @@ class RegionServerRpc:
     def roll(self, ctx: CallContext) -> tuple[bytes, bytes]:
         self.servers.roll(self.slot)
         return roll_response(), b""
+
+
+def _bounds(scan: Scan) -> tuple[bytes, bytes]:
+    """The rows ``[low, high)`` a scan reads (empty high: to the end), its start and stop
+    rows inclusive or not; a reversed scan starts at its high end."""
+    if scan.reversed:
+        high = scan.start + b"\0" if scan.start and scan.include_start_row else scan.start
+        low = scan.stop + b"\0" if scan.stop and not scan.include_stop_row else scan.stop
+        return low, high
+    low = scan.start if scan.include_start_row else scan.start + b"\0"
+    high = scan.stop + b"\0" if scan.stop and scan.include_stop_row else scan.stop
+    return low, high
 
 
 def _mutation(action: MutationAction) -> Mutation:

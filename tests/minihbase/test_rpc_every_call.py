@@ -42,7 +42,10 @@ SERVED = {
                       "GetTableDescriptors", "GetTableState", "CreateTable", "EnableTable",
                       "DisableTable", "DeleteTable", "getProcedureResult",
                       "GetClusterStatus", "ExecProcedure", "IsProcedureDone",
-                      "GetTableNames", "FlushTable", "truncateTable"},
+                      "GetTableNames", "FlushTable", "truncateTable", "AddColumn",
+                      "ModifyColumn", "DeleteColumn", "ModifyTable", "MoveRegion",
+                      "SplitRegion", "SetBalancerRunning", "IsBalancerEnabled",
+                      "Balance", "GetSchemaAlterStatus"},
 }
 
 
@@ -162,26 +165,29 @@ def test_calls_that_cannot_be_read_are_answered_by_id(rpc_mini: MiniHBase) -> No
 
 
 def test_what_would_change_the_answer_is_refused_not_ignored(rpc_mini: MiniHBase) -> None:
-    """A Get or Scan with a filter (or a Scan with a batch size, a row limit), a Multi with
-    a condition of its own (deprecated): DoNotRetryIOException naming it, where ignoring
-    it would give rows HBase would not. A plain Get still reads."""
+    """A Get or Scan with a filter or a comparator the embedded cluster does not serve, a
+    Multi with a condition of its own (deprecated): DoNotRetryIOException naming it, where
+    ignoring it would give rows HBase would not. A plain Get still reads."""
     cluster, _ = cluster_of(rpc_mini)
     cluster.create_table("refusals", (FamilyDescriptor(b"f"),), [])
     with NativeClient(rpc_mini.zookeeper or "", rpc_mini.znode_parent) as native:
         region, = native.regions("refusals")
     spec = {"type": 1, "value": region.name}
-    a_filter = {"name": "org.apache.hadoop.hbase.filter.KeyOnlyFilter"}
+    fuzzy = "org.apache.hadoop.hbase.filter.FuzzyRowFilter"
+    bits = "org.apache.hadoop.hbase.filter.BitComparator"
+    by_bits = {"name": "org.apache.hadoop.hbase.filter.ValueFilter",
+               "serialized_filter": encode("ValueFilter", compare_filter={
+                   "compare_op": 2, "comparator": {"name": bits}})}
     conn = Connection(region.host, region.port, call_timeout=30)
     try:
         for method, request, named in (
-                ("Get", encode("GetRequest", region=spec, get={"row": b"r", "filter": a_filter}),
-                 "a filter in a Get"),
-                ("Scan", encode("ScanRequest", region=spec, scan={"filter": a_filter},
-                                number_of_rows=10), "a filter in a Scan"),
-                ("Scan", encode("ScanRequest", region=spec, scan={"batch_size": 2},
-                                number_of_rows=10), "a batch size in a Scan"),
-                ("Scan", encode("ScanRequest", region=spec, scan={"start_row": b""},
-                                number_of_rows=10, limit_of_rows=1), "a row limit in a Scan"),
+                ("Get", encode("GetRequest", region=spec,
+                               get={"row": b"r", "filter": {"name": fuzzy}}),
+                 f"the filter {fuzzy}"),
+                ("Scan", encode("ScanRequest", region=spec, scan={"filter": {"name": fuzzy}},
+                                number_of_rows=10), f"the filter {fuzzy}"),
+                ("Scan", encode("ScanRequest", region=spec, scan={"filter": by_bits},
+                                number_of_rows=10), f"the comparator {bits}"),
                 ("Multi", encode("MultiRequest", condition={"row": b"r", "family": b"f"},
                                  regionAction=[{"region": spec, "action": [
                                      {"index": 0, "get": {"row": b"r"}}]}]),

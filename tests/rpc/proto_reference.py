@@ -98,6 +98,8 @@ SHAPES: dict[str, list[tuple[str, int, str, str]]] = {
     "Filter": [("name", 1, "string", "!"), ("serialized_filter", 2, "bytes", "?")],
     "ByteArrayComparable": [("value", 1, "bytes", "?")],
     "BinaryComparator": [("comparable", 1, "ByteArrayComparable", "!")],
+    "CompareFilter": [("compare_op", 1, "enum", "!"), ("comparator", 2, "Comparator", "?")],
+    "ValueFilter": [("compare_filter", 1, "CompareFilter", "!")],
     "Comparator": [("name", 1, "string", "!"), ("serialized_comparator", 2, "bytes", "?")],
     "Condition": [("row", 1, "bytes", "!"), ("family", 2, "bytes", "?"),
                   ("qualifier", 3, "bytes", "?"), ("compare_type", 4, "enum", "?"),

@@ -20,7 +20,7 @@ from hbase_migrate.cluster.zk.zkpayload import (
 from hbase_migrate.rpc.codec import Call, encode_reply
 from hbase_migrate.rpc.connection import Pool
 from hbase_migrate.rpc.errors import RegionNotFoundError
-from hbase_migrate.rpc.locate import META_REGION, Locator
+from hbase_migrate.rpc.locate import META_REGION, Locator, meta_order
 from hbase_migrate.rpc.scan import ScanResponse, decode_scan_request, scan_response
 from hbase_migrate.wal.model import Cell, CellType
 from hbase_migrate.wal.names import ServerName
@@ -92,3 +92,16 @@ def test_locate_reads_meta_as_hbase_does(zookeeper: Any, meta: Any) -> None:
         locator.locate("u", b"a")
     assert not info.value.retryable
     locator.pool.close()
+
+
+def test_meta_rows_compare_as_hbase_compares_them() -> None:
+    """``hbase:meta`` rows in HBase's ``MetaCellComparator`` order (branch-2.6): the table,
+    then the start key, then the region id; a bound with one comma (``tb,``) compares its
+    whole self where the region id would be, so it sorts after the table's first region
+    (whose empty start key ties) and before its second ('' < 'm')."""
+    first = b"tb,,1700000000000.0123456789abcdef0123456789abcdef."
+    second = b"tb,m,1700000000001.fedcba9876543210fedcba9876543210."
+    assert meta_order(b"tb") < meta_order(first)  # no comma: before every row with one
+    assert meta_order(b"ta,zzz,1.x.") < meta_order(first)
+    assert meta_order(first) < meta_order(b"tb,") < meta_order(second)
+    assert meta_order(second) < meta_order(b"tb,\xff")

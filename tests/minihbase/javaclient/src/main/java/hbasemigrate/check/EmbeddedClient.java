@@ -7,15 +7,12 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.util.ArrayList;
 import java.util.List;
-import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.hbase.Cell;
-import org.apache.hadoop.hbase.HBaseConfiguration;
 import org.apache.hadoop.hbase.TableName;
 import org.apache.hadoop.hbase.client.Admin;
 import org.apache.hadoop.hbase.client.Append;
 import org.apache.hadoop.hbase.client.ColumnFamilyDescriptorBuilder;
 import org.apache.hadoop.hbase.client.Connection;
-import org.apache.hadoop.hbase.client.ConnectionFactory;
 import org.apache.hadoop.hbase.client.Delete;
 import org.apache.hadoop.hbase.client.Get;
 import org.apache.hadoop.hbase.client.Increment;
@@ -51,17 +48,8 @@ public final class EmbeddedClient {
   }
 
   public static void main(String[] args) throws Exception {
-    String[] quorum = args[0].split(":");
-    Configuration conf = HBaseConfiguration.create();
-    conf.set("hbase.zookeeper.quorum", quorum[0]);
-    conf.set("hbase.zookeeper.property.clientPort", quorum[1]);
-    conf.set("zookeeper.znode.parent", args[1]);
-    conf.setInt("hbase.client.retries.number", 6);
-    conf.setInt("hbase.client.pause", 100);
-    conf.setInt("hbase.rpc.timeout", 20000);
-    conf.setInt("hbase.client.operation.timeout", 60000);
     TableName name = TableName.valueOf(args[2]);
-    try (Connection conn = ConnectionFactory.createConnection(conf);
+    try (Connection conn = Clients.connect(args[0], args[1]);
         Admin admin = conn.getAdmin()) {
       if (args[3].equals("write")) {
         write(conn, admin, name);
