@@ -35,9 +35,9 @@ from typing import Any
 from hbase_migrate import lifecycle
 from hbase_migrate.audit.ledger import Ledger, now_ms
 from hbase_migrate.audit.status import compute_status
-from hbase_migrate.cluster.client import connect
 from hbase_migrate.cluster.endpoints import ClusterEndpoints, load_cluster_json
 from hbase_migrate.config import ENDPOINT_KEYS, MigrationSpec, load_config
+from hbase_migrate.hbase.connect import connect
 from hbase_migrate.lifecycle.result import StepResult
 from hbase_migrate.soak.chaos import ACTIONS, ChaosEvent, ChaosMonkey, schedule
 from hbase_migrate.soak.linked_lists import LinkedListWriter, ListCounts, ListSpec

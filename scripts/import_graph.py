@@ -42,10 +42,9 @@ def two_module_cycles(graph: grimp.ImportGraph) -> list[tuple[str, str]]:
 
 def package_cycles(graph: grimp.ImportGraph) -> dict[str, set[tuple[str, str]]]:
     found = {}
-    for package in sorted(m for m in graph.modules if graph.find_children(m)):
-        if len(graph.find_children(package)) >= 2:
-            if breakers := graph.nominate_cycle_breakers(package):
-                found[package] = breakers
+    for package in sorted(m for m in graph.modules if len(graph.find_children(m)) >= 2):
+        if breakers := graph.nominate_cycle_breakers(package):
+            found[package] = breakers
     return found
 
 

@@ -127,17 +127,9 @@ def status_info(endpoints: ClusterEndpoints, wait: float = 10.0) -> dict[str, An
     answered within ``wait`` seconds."""
     if not endpoints.native or not endpoints.zookeeper:
         return None
-    from hbase_migrate.rpc.admin import NativeAdmin
-    from hbase_migrate.rpc.errors import RpcError
+    from hbase_migrate.hbase.admin import cluster_status
 
-    try:
-        with NativeAdmin(endpoints.zookeeper, endpoints.znode_parent, call_timeout=wait,
-                         master_wait=wait, **endpoints.client_auth) as admin:
-            status = admin.cluster_status().to_json()
-            status["connection"] = admin.master_security()
-            return status
-    except RpcError as exc:
-        return {"error": str(exc)}
+    return cluster_status(endpoints, wait)
 
 
 def connection_info(endpoints: ClusterEndpoints, status: dict[str, Any] | None

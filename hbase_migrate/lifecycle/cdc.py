@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from hbase_migrate.audit.records import Provenance
 from hbase_migrate.config import CdcSettings, MigrationSpec
 from hbase_migrate.errors import ConfigError
-from hbase_migrate.ranges.tasks import open_client
+from hbase_migrate.hbase.connect import open_client
 from hbase_migrate.replay.job import DEFAULT_LOCK_TIMEOUT, ReplayJob
 
 if TYPE_CHECKING:  # the replay engine is imported when the stream runs, not with the package

@@ -24,6 +24,7 @@ from hbase_migrate.audit.ledger import Ledger
 from hbase_migrate.audit.records import MigrationState, Provenance, Verdict
 from hbase_migrate.config import MigrationSpec, TableSpec
 from hbase_migrate.errors import ConfigError
+from hbase_migrate.hbase.connect import open_client
 from hbase_migrate.heavy_imports import fewer_collections
 from hbase_migrate.lifecycle.missing import check_schema
 from hbase_migrate.lifecycle.result import StepResult
@@ -34,7 +35,6 @@ from hbase_migrate.ranges.engine import Progress, range_engine
 from hbase_migrate.ranges.groups import part_count, range_group
 from hbase_migrate.ranges.keyrange import KeyRange, RangeError
 from hbase_migrate.ranges.planned import planned_ranges
-from hbase_migrate.ranges.tasks import open_client
 from hbase_migrate.validate.compare import compare_tables
 from hbase_migrate.validate.gx_process import GxProcess
 from hbase_migrate.validate.run import EXPLAIN_LIMIT, Validation

@@ -12,46 +12,16 @@ from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from hbase_migrate.cluster.client import Client, connect
 from hbase_migrate.config import ClusterSpec
-from hbase_migrate.errors import ConfigError
 from hbase_migrate.limits import Throttle, ThrottlePlan, throttle_for
 from hbase_migrate.ranges.keyrange import KeyRange, RangeError
 from hbase_migrate.ranges.lent import lent_client
 from hbase_migrate.ranges.stats import RangeStats, range_stats
 from hbase_migrate.snapshot.copy import copy_range
 
-if TYPE_CHECKING:  # happybase is imported only where a Thrift1 gateway is used
-    from hbase_migrate.cluster.thrift.thrift1 import Thrift1Client
 
-
-def open_client(cluster: ClusterSpec) -> Client:
-    """A client of ``cluster`` over what its ``client`` setting names
-    (:func:`~hbase_migrate.cluster.client.connect`): a Thrift2 gateway is looked up again
-    before reconnecting (a gateway restarted on new ports is found); calls are sized and
-    timed by the migration's ``[gateway]`` settings."""
-    endpoints = cluster.endpoints()
-    try:
-        return connect(endpoints, cluster.gateway, locate=lambda: cluster.endpoints().thrift2)
-    except ConfigError as exc:  # "source cluster 'a' names no ..."
-        raise ConfigError(f"{cluster.role} {exc}") from None
-
-
-def open_thrift1(cluster: ClusterSpec, why: str) -> Thrift1Client:
-    """A Thrift1 client of ``cluster`` (for the calls only Thrift1 has: ``why`` says which
-    and is the error's reason when the cluster names no Thrift1 gateway)."""
-    from hbase_migrate.cluster.thrift.thrift1 import Thrift1Client
-
-    endpoints = cluster.endpoints()
-    if not endpoints.thrift:
-        raise ConfigError(f"{cluster.role} cluster {endpoints.name!r} names no Thrift1 "
-                          f"gateway (thrift = \"host:9090\"): {why}")
-    return Thrift1Client(endpoints.thrift, endpoints.transport, endpoints.protocol,
-                         timeout=cluster.gateway.call_timeout,
-                         locate=lambda: cluster.endpoints().thrift,
-                         region_wait=cluster.gateway.region_wait, **endpoints.client_auth)
 @contextmanager
 def task_throttle(plan: ThrottlePlan | None) -> Iterator[Throttle | None]:
     """The throttle of a task of the step ``plan`` describes (None: no plan, no limits)."""

@@ -36,13 +36,13 @@ from typing import Any
 import gssapi
 import pytest
 
-from hbase_migrate.cluster.client import connect
 from hbase_migrate.cluster.descriptors import TableDescriptor
 from hbase_migrate.cluster.endpoints import ClusterEndpoints
 from hbase_migrate.cluster.sizing import GatewaySettings
 from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
 from hbase_migrate.cluster.zk.zookeeper import HBaseZooKeeper
 from hbase_migrate.config import IN_PROCESS, load_config
+from hbase_migrate.hbase.connect import connect
 from hbase_migrate.lifecycle import prepare, replay, snapshot, validate
 from hbase_migrate.rpc.cluster import NativeCluster
 from hbase_migrate.rpc.codec import decode_call, encode_reply
