@@ -42,7 +42,7 @@ from hbase_migrate.snapshot.hbase_method import (
     take_snapshots,
 )
 from hbase_migrate.wal.model import Cell, CellType
-from minihbase.cli.minicluster import call_admin
+from minihbase.admin_client import call_admin
 from minihbase.workload import FAMILIES, SPLITS
 from realstack.hbase import RealHBase, RealHBaseOptions
 from realstack.maven import module_classpath as realstack_classpath

@@ -16,10 +16,10 @@ from typing import Any
 
 from hbase_migrate.config import ClusterSpec
 from hbase_migrate.limits import Throttle, ThrottlePlan, throttle_for
+from hbase_migrate.ranges.copy import copy_range
 from hbase_migrate.ranges.keyrange import KeyRange, RangeError
 from hbase_migrate.ranges.lent import lent_client
 from hbase_migrate.ranges.stats import RangeStats, range_stats
-from hbase_migrate.snapshot.copy import copy_range
 
 
 @contextmanager

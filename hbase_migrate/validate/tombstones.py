@@ -35,16 +35,22 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from hbase_migrate.bytesutil import to_string_binary
 from hbase_migrate.cluster.admin import SHELL_TIMEOUT, Compactor, run_shell
 from hbase_migrate.cluster.client import Client
 from hbase_migrate.ranges.keyrange import KeyRange
 from hbase_migrate.validate.compare import aligned, scan_cells
-from hbase_migrate.validate.repair import describe
 from hbase_migrate.wal.model import Cell
 
 DEFAULT_COMPACT_WAIT = 120.0  # seconds
 POLL = 1.0
 NOTE_LIMIT = 20
+
+
+def describe(cell: Cell) -> str:
+    """A cell as the messages show it (keys as HBase prints them)."""
+    return (f"row={to_string_binary(cell.row)} column={to_string_binary(cell.family)}:"
+            f"{to_string_binary(cell.qualifier)} ts={cell.timestamp}")
 
 
 def shell_fix(table: str) -> str:

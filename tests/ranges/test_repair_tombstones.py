@@ -18,6 +18,7 @@ from hbase_migrate.config import load_config
 from hbase_migrate.validate.tombstones import run_admin_shell
 from hbase_migrate.wal.model import Cell, CellType
 from minihbase.server import MiniHBase
+from minihbase.zookeeper import ZooKeeperServer
 from tests.ranges.test_cli import run
 from tests.ranges.test_live import TABLE, configure
 from tests.replay.minicluster_util import compare, run_workload, t2
@@ -85,6 +86,27 @@ def test_repair_compacts_past_newer_tombstones(tmp_path: Path,
         code, out = run(["validate", "--config", config, "--repair", "--recompare-wait",
                          "0s"], capsys)  # as lines, now with nothing left to repair
         assert code == 0 and "verdict: match" in out
+
+
+def test_a_native_target_is_flushed_and_compacted_over_its_rpc(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], zookeeper: ZooKeeperServer) -> None:
+    """A target whose client is native (registered in ZooKeeper) is compacted through the
+    front door's compactor over HBase's RPC, with no Thrift1 call, and waited for."""
+    with MiniHBase(tmp_path / "src", "source") as src, \
+            MiniHBase(tmp_path / "dst", "target", zookeeper=zookeeper.address,
+                      znode_parent=f"/tombstones-{tmp_path.name}") as dst:
+        assert dst.endpoints.native
+        config = migrated(tmp_path, src, dst, capsys)
+        hidden = damage(src, dst)
+        code, out = run(["validate", "--config", config, "--repair", "--recompare-wait",
+                         "0s", "--compact-wait", "20s", "--json"], capsys)
+        result = json.loads(out)
+        assert code == 0 and result["verdict"] == "match", out
+        assert compare(src, dst, TABLE).equal
+        found = [t for r in result["tables"][0]["repaired"] if (t := r["tombstones"])]
+        assert sum(t["hidden_cells"] for t in found) == len(hidden)
+        assert found and all(t["native"] and t["regions"] and not t["still_hidden"]
+                             for t in found), found
 
 
 def test_no_compact_refuses_naming_the_cells_and_the_command(

@@ -40,7 +40,7 @@ from hbase_migrate.snapshot.hbase_method import (
 )
 from hbase_migrate.snapshot.manifest import SNAPSHOT_DIR, parse_manifest
 from hbase_migrate.validate.compare import compare_tables
-from minihbase.cli.minicluster import call_admin
+from minihbase.admin_client import call_admin
 from minihbase.workload import Workload, WorkloadSpec
 from realstack.hbase import RealHBase, RealHBaseOptions
 from tests.replay.minicluster_util import wait_for

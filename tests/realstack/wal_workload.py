@@ -31,7 +31,7 @@ from hbase_migrate.rpc.multi import (
 )
 from hbase_migrate.wal.model import Cell, CellType
 from hbase_migrate.wal.protobuf import bytes_field, varint_field
-from minihbase.cli.minicluster import call_admin
+from minihbase.admin_client import call_admin
 from realstack.hbase import is_1x
 
 TABLES = {"golden_a": (b"\x40", b"\x80"), "golden_b": ()}

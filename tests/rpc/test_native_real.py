@@ -20,7 +20,7 @@ from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
 from hbase_migrate.rpc.client import NativeClient
 from hbase_migrate.rpc.errors import RemoteError
 from hbase_migrate.wal.model import Cell, CellType, Tag, cell_order
-from minihbase.cli.minicluster import call_admin
+from minihbase.admin_client import call_admin
 from minihbase.regionserver import WalSettings
 from minihbase.server import MiniHBase
 from tests.rpc.cells import ROWS, every_kind, flat

@@ -51,7 +51,7 @@ from hbase_migrate.rpc.errors import RemoteError
 from hbase_migrate.rpc.messages import get_response
 from hbase_migrate.rpc.sasl import GssapiMechanism, SaslError, gssapi_login
 from hbase_migrate.wal.model import Cell, CellType, cell_order
-from minihbase.cli.minicluster import call_admin
+from minihbase.admin_client import call_admin
 from minihbase.workload import Workload, WorkloadSpec
 from realstack.hbase import RealHBase
 from tests.realstack import fixtures
