@@ -33,7 +33,7 @@ import logging
 import struct
 import threading
 from collections.abc import Sequence
-from typing import NamedTuple
+from typing import NamedTuple, Protocol
 
 from hbase_migrate.cluster.zk.zkpayload import PB_MAGIC
 from hbase_migrate.cluster.zk.zookeeper import HBaseZooKeeper
@@ -198,6 +198,21 @@ class _TableCache:
 
 def _overlap(a: Region, b: Region) -> bool:
     return (not a.end or b.start < a.end) and (not b.end or a.start < b.end)
+
+
+class RegionLocator(Protocol):
+    """What a client asks of its region locator (:class:`Locator`; a test passes its own
+    to ``NativeClient(locator=...)``)."""
+
+    def locate(self, table: str, row: bytes, *, cached: bool = True) -> Region: ...
+
+    def regions(self, table: str) -> list[Region]: ...
+
+    def invalidate(self, table: str, region: Region | None = None) -> None: ...
+
+    def meta_server(self) -> tuple[str, int]: ...
+
+    def forget_meta(self) -> None: ...
 
 
 class Locator:

@@ -56,9 +56,8 @@ class Regions:
 
 
 def scripted_client(regions: Regions, **kw: Any) -> NativeClient:
-    client = NativeClient("127.0.0.1:1", max_backoff=0.01, call_timeout=5, **kw)
-    client.locator = regions  # type: ignore[assignment]
-    return client
+    return NativeClient("127.0.0.1:1", max_backoff=0.01, call_timeout=5, locator=regions,
+                        **kw)
 
 
 def test_scan_joins_partials_rides_a_heartbeat_and_a_move() -> None:
