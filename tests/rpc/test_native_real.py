@@ -126,7 +126,7 @@ def test_equal_timestamps_in_flight_end_as_written_one_at_a_time(
     with NativeClient(described["zookeeper"], described["znode_parent"],
                       max_multi_bytes=24_000) as batched:
         batched.write("native_eq_batched", written)
-        assert batched._slots.peak == 2
+        assert batched.writes.slots.peak == 2
     with NativeClient(described["zookeeper"], described["znode_parent"]) as single:
         for c in written:
             single.write("native_eq_single", [c])
