@@ -60,10 +60,20 @@ def described(cells: list[Cell]) -> list[str]:
             f"{to_string_binary(c.qualifier)} ts={c.timestamp}" for c in cells]
 
 
-def test_repair_compacts_past_newer_tombstones(tmp_path: Path,
-                                               capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize("client", ["thrift", "native"])
+def test_repair_compacts_past_newer_tombstones(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                               request: pytest.FixtureRequest,
+                                               client: str) -> None:
+    """Through the target's Thrift1 gateway (regions asked to compact, polled), or for a
+    target whose client is native (registered in ZooKeeper) over HBase's RPC (the table
+    flushed and compacted, waited for), both through the front door's compactor."""
+    native: dict[str, str] = {}
+    if client == "native":
+        zookeeper: ZooKeeperServer = request.getfixturevalue("zookeeper")
+        native = {"zookeeper": zookeeper.address, "znode_parent": f"/tomb-{tmp_path.name}"}
     with MiniHBase(tmp_path / "src", "source") as src, \
-            MiniHBase(tmp_path / "dst", "target") as dst:
+            MiniHBase(tmp_path / "dst", "target", **native) as dst:
+        assert dst.endpoints.native == bool(native)
         config = migrated(tmp_path, src, dst, capsys)
         hidden = damage(src, dst)
         code, out = run(["validate", "--config", config, "--repair", "--recompare-wait",
@@ -75,6 +85,7 @@ def test_repair_compacts_past_newer_tombstones(tmp_path: Path,
         assert sum(t["hidden_cells"] for t in found) == len(hidden)
         assert sorted(d for t in found for d in t["hidden"]) == sorted(described(hidden))
         assert all(t["regions"] and not t["still_hidden"] for t in found), found
+        assert all(t["native"] is bool(native) for t in found), found
         with Ledger.open(load_config(config).ledger_url) as ledger:
             actions = [r.detail.get("action", "repair") for r in ledger.repairs(1)]
             after = [r for r in ledger.repairs(1)
@@ -86,27 +97,6 @@ def test_repair_compacts_past_newer_tombstones(tmp_path: Path,
         code, out = run(["validate", "--config", config, "--repair", "--recompare-wait",
                          "0s"], capsys)  # as lines, now with nothing left to repair
         assert code == 0 and "verdict: match" in out
-
-
-def test_a_native_target_is_flushed_and_compacted_over_its_rpc(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str], zookeeper: ZooKeeperServer) -> None:
-    """A target whose client is native (registered in ZooKeeper) is compacted through the
-    front door's compactor over HBase's RPC, with no Thrift1 call, and waited for."""
-    with MiniHBase(tmp_path / "src", "source") as src, \
-            MiniHBase(tmp_path / "dst", "target", zookeeper=zookeeper.address,
-                      znode_parent=f"/tombstones-{tmp_path.name}") as dst:
-        assert dst.endpoints.native
-        config = migrated(tmp_path, src, dst, capsys)
-        hidden = damage(src, dst)
-        code, out = run(["validate", "--config", config, "--repair", "--recompare-wait",
-                         "0s", "--compact-wait", "20s", "--json"], capsys)
-        result = json.loads(out)
-        assert code == 0 and result["verdict"] == "match", out
-        assert compare(src, dst, TABLE).equal
-        found = [t for r in result["tables"][0]["repaired"] if (t := r["tombstones"])]
-        assert sum(t["hidden_cells"] for t in found) == len(hidden)
-        assert found and all(t["native"] and t["regions"] and not t["still_hidden"]
-                             for t in found), found
 
 
 def test_no_compact_refuses_naming_the_cells_and_the_command(
