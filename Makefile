@@ -127,6 +127,7 @@ lint: setup
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 	PYTHONPATH=plugins $(BIN)/lint-imports --no-cache
+	$(BIN)/python scripts/import_graph.py --check
 
 .PHONY: golden-hfiles
 golden-hfiles: setup

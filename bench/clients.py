@@ -47,9 +47,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from hbase_migrate.cluster.client import connect
 from hbase_migrate.cluster.descriptors import FamilyDescriptor, TableDescriptor
 from hbase_migrate.cluster.endpoints import ClusterEndpoints, load_cluster_json
+from hbase_migrate.hbase.connect import connect
 from hbase_migrate.wal.model import Cell, CellType
 from realstack.hbase import DEFAULT_VERSION, RealHBase, RealHBaseOptions
 

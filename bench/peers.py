@@ -58,7 +58,7 @@ from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
 from hbase_migrate.rpc.admin import NativeAdmin
 from hbase_migrate.validate.compare import compare_tables
 from hbase_migrate.wal.model import Cell, CellType
-from minihbase.cli.minicluster import call_admin
+from minihbase.admin_client import call_admin
 from realstack.hbase import DEFAULT_VERSION, RealHBase, RealHBaseOptions
 from realstack.maven import java_command, module_classpath
 

@@ -35,14 +35,14 @@ from hbase_migrate.cluster.descriptors import TableDescriptor
 from hbase_migrate.cluster.endpoints import ClusterEndpoints
 from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
 from hbase_migrate.config import load_config
+from hbase_migrate.hbase.admin import connect_admin
 from hbase_migrate.jvm.maven import java_command
 from hbase_migrate.snapshot.hbase_method import (
-    admin_channel,
     hdfs_root,
     take_snapshots,
 )
 from hbase_migrate.wal.model import Cell, CellType
-from minihbase.cli.minicluster import call_admin
+from minihbase.admin_client import call_admin
 from minihbase.workload import FAMILIES, SPLITS
 from realstack.hbase import RealHBase, RealHBaseOptions
 from realstack.maven import module_classpath as realstack_classpath
@@ -135,7 +135,7 @@ def main() -> None:
             spec = load_config(config)
             source_root = hdfs_root(spec.source)
             snap, = take_snapshots(spec, source_root,
-                                   admin_channel(spec.source, spec.snapshot.hbase_version))
+                                   connect_admin(spec.source, spec.snapshot.hbase_version))
             env = {**os.environ, "PYTHONPATH": str(REPO)}
             ours_s, ours_rss, said = measured([sys.executable, "-c", OURS, str(config),
                                                snap.name], env)

@@ -16,10 +16,10 @@ import time
 from dataclasses import replace
 
 from hbase_migrate.cluster.auth.tokens import Token, forget_tokens, use_token
-from hbase_migrate.cluster.client import connect
 from hbase_migrate.cluster.descriptors import FamilyDescriptor, TableDescriptor
 from hbase_migrate.cluster.endpoints import ClusterEndpoints, load_cluster_json
 from hbase_migrate.cluster.sizing import GatewaySettings
+from hbase_migrate.hbase.connect import connect
 from hbase_migrate.rpc.cluster import NativeCluster
 from hbase_migrate.rpc.connection import Connection
 from hbase_migrate.rpc.tokens import obtain_token, who_am_i

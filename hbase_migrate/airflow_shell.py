@@ -16,11 +16,9 @@ import os
 import shlex
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-if TYPE_CHECKING:
-    from hbase_migrate.airflow_stack import AirflowStack
-
+SHELL_FILE = "shell.env"  # what a shell needs for Airflow's own CLI (mode 0600)
 SECRETS = ("AIRFLOW__API_AUTH__JWT_SECRET", "AIRFLOW__API__SECRET_KEY")
 PREFIXES = ("AIRFLOW", "HBASE_MIGRATE_")
 
@@ -30,10 +28,18 @@ def shell_variables(env: Mapping[str, str]) -> dict[str, str]:
     return {k: env[k] for k in sorted(env) if k.startswith(PREFIXES) and k not in SECRETS}
 
 
-def write_shell_env(stack: AirflowStack) -> Path:
-    """Write the stack's shell variables and its ``bin`` folder to its ``shell.env``."""
-    from hbase_migrate.airflow_stack import SHELL_FILE
+class Stack(Protocol):
+    """What :func:`write_shell_env` reads of a stack (an ``airflow_stack.AirflowStack``)."""
 
+    @property
+    def home(self) -> Path: ...
+
+    @property
+    def env(self) -> dict[str, str]: ...
+
+
+def write_shell_env(stack: Stack) -> Path:
+    """Write the stack's shell variables and its ``bin`` folder to its ``shell.env``."""
     path = stack.home / SHELL_FILE
     path.unlink(missing_ok=True)
     bindir = stack.env["PATH"].split(os.pathsep, 1)[0]

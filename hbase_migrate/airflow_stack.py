@@ -58,7 +58,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
 
-from hbase_migrate.airflow_shell import write_shell_env
+from hbase_migrate.airflow_shell import SHELL_FILE, write_shell_env
 from hbase_migrate.cluster.endpoints import ClusterEndpoints, load_cluster_json
 from hbase_migrate.config import AUTO, LEDGER_ENV
 from hbase_migrate.errors import HBaseMigrateError
@@ -71,7 +71,6 @@ log = logging.getLogger(__name__)
 PROJECT = Path(__file__).resolve().parents[1]  # the folder holding dags/, plugins/, airflow.cfg
 STACK_FILE = "stack.json"
 LEDGER_FILE = "ledger.url"  # the shared ledger's URL, for the command line (mode 0600)
-SHELL_FILE = "shell.env"  # what a shell needs for Airflow's own CLI (mode 0600)
 EXECUTORS = ("local", "celery")
 # In this order: the dag-processor (it needs only the database) beside the api-server, whose
 # health is awaited before the scheduler and the triggerer start.

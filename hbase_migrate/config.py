@@ -117,224 +117,80 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from hbase_migrate.cluster.admin import DEFAULT_HBASE_VERSION
-from hbase_migrate.cluster.auth.security import ClusterSecurity
-from hbase_migrate.cluster.endpoints import ClusterEndpoints, load_cluster_json
 from hbase_migrate.cluster.sizing import GatewaySettings
+from hbase_migrate.config_parts import (
+    AUTO,
+    CDC_DEFAULTS,
+    DEFAULT_AUTO_CELLS,
+    DEFAULT_MAX_CELLS,
+    DEFAULT_PARTS,
+    DEFAULT_RANGE_THREADS,
+    DEFAULT_SPARK_MASTER,
+    ENDPOINT_KEYS,
+    ENVELOPES,
+    FIXED_PRODUCER_KEYS,
+    IN_PROCESS,
+    LIMIT_KEYS,
+    LOCAL_SPARK_MASTER,
+    MAX_LIMITS_REFRESH,
+    RATE_KEYS,
+    REPLAY_DEFAULTS,
+    SHIP_KEYTAB,
+    SNAPSHOT_DEFAULTS,
+    SNAPSHOT_METHODS,
+    TABLE_PLACEHOLDER,
+    CdcSettings,
+    ClusterSpec,
+    EngineSettings,
+    LimitSettings,
+    ReplaySettings,
+    SnapshotSettings,
+    TableSpec,
+    endpoints_identity,
+)
 from hbase_migrate.errors import ConfigError
 
+__all__ = [
+    "AUTO",
+    "CDC_DEFAULTS",
+    "DEFAULT_AUTO_CELLS",
+    "DEFAULT_MAX_CELLS",
+    "DEFAULT_PARTS",
+    "DEFAULT_RANGE_THREADS",
+    "DEFAULT_SPARK_MASTER",
+    "ENDPOINT_KEYS",
+    "ENVELOPES",
+    "FIXED_PRODUCER_KEYS",
+    "IN_PROCESS",
+    "LEDGER_ENV",
+    "LIMIT_KEYS",
+    "LOCAL_SPARK_MASTER",
+    "MAX_LIMITS_REFRESH",
+    "RATE_KEYS",
+    "REPLAY_DEFAULTS",
+    "SHIP_KEYTAB",
+    "SNAPSHOT_DEFAULTS",
+    "SNAPSHOT_METHODS",
+    "STATE_DIR_ENV",
+    "TABLE_PLACEHOLDER",
+    "CdcSettings",
+    "ClusterSpec",
+    "EngineSettings",
+    "LimitSettings",
+    "MigrationSpec",
+    "ReplaySettings",
+    "SnapshotSettings",
+    "TableSpec",
+    "default_ledger_url",
+    "endpoints_identity",
+    "load_config",
+    "parse_config",
+    "state_dir",
+]
 STATE_DIR_ENV = "HBASE_MIGRATE_STATE_DIR"
 LEDGER_ENV = "HBASE_MIGRATE_LEDGER"  # the ledger of migrations that name none (a stack's own)
-ENDPOINT_KEYS = ("name", "thrift", "thrift2", "transport", "protocol", "webhdfs", "zookeeper",
-                 "znode_parent", "hbase_root", "client", "uri")
 _SECTIONS = ("migration", "source", "target", "tables", "replay", "spark", "ranges", "cdc",
              "gateway", "limits", "snapshot")
-IN_PROCESS = "in-process"  # the Spark master value meaning: run range tasks without Spark
-AUTO = "auto"  # the Spark master value meaning: choose by the step's estimated work
-LOCAL_SPARK_MASTER = "local[*]"
-DEFAULT_SPARK_MASTER = AUTO
-DEFAULT_AUTO_CELLS = 1_000_000  # the crossover measured with bench/engine_crossover.py
-DEFAULT_MAX_CELLS = 200_000
-DEFAULT_PARTS = 4
-DEFAULT_RANGE_THREADS = 4  # [ranges] threads: the tasks mostly wait on the clusters' replies
-REPLAY_DEFAULTS = {"roll_period": 3_600_000, "margin": 300_000, "archive_ttl": 600_000,
-                   "outage_tolerance": 3_600_000}
-CDC_DEFAULTS = {"delivery_timeout": 30_000}
-SNAPSHOT_METHODS = ("scan", "hbase")
-SNAPSHOT_DEFAULTS = {"ttl": 86_400_000, "target_hfile_ttl": 300_000}
-# What the CDC stream's guarantees rest on: not for a config to change.
-FIXED_PRODUCER_KEYS = ("acks", "enable.idempotence", "bootstrap.servers",
-                       "max.in.flight.requests.per.connection", "retries",
-                       "delivery.report.only.error")
-TABLE_PLACEHOLDER = "{table}"
-SHIP_KEYTAB = ("auto", "always", "never")  # [spark] ship_keytab (ranges/credentials.py)
-ENVELOPES = ("native", "debezium")  # the CDC message formats (hbase_migrate/sinks/schemas/)
-
-
-def endpoints_identity(thrift: str | None, thrift2: str | None, zookeeper: str | None,
-                       znode_parent: str | None, uri: str | None = None) -> str:
-    """``thrift:<thrift1>,<thrift2>``: the gateways a cluster names; a cluster naming none
-    (reached natively) ``zookeeper:<quorum><znode parent>``, or its ``hbase+rpc://`` URI."""
-    if thrift or thrift2:
-        return f"thrift:{','.join(g for g in (thrift, thrift2) if g)}"
-    if not zookeeper and uri:
-        return uri
-    return f"zookeeper:{zookeeper or ''}{znode_parent or '/hbase'}"
-
-
-@dataclass(frozen=True)
-class ClusterSpec:
-    """A cluster: either a ``cluster_json`` file or explicit ``endpoints``, never both;
-    ``gateway`` is how its Thrift2 clients size and time their calls (the migration's
-    ``[gateway]`` section)."""
-
-    role: str  # "source" or "target"
-    cluster_json: Path | None = None
-    explicit: ClusterEndpoints | None = None
-    gateway: GatewaySettings = field(default_factory=GatewaySettings)
-    # A command that runs hbase shell statements read on stdin against this cluster
-    # ("hbase shell -n"): what a repair past delete markers uses to flush and major-compact.
-    admin_shell: str | None = None
-    # Security keys of the section (auth, principal, keytab...), over cluster.json's own.
-    security: tuple[tuple[str, str], ...] = ()
-    # The section's client ("native" or "thrift") over a cluster.json's own.
-    client: str | None = None
-
-    def endpoints(self) -> ClusterEndpoints:
-        """The cluster's endpoints; a ``cluster_json`` file is read now, on each call."""
-        found = self.explicit or load_cluster_json(self.cluster_json or "")
-        if self.client is not None and self.client != found.client:
-            try:
-                found = replace(found, client=self.client)
-            except ConfigError as exc:
-                hint = ("; that cluster registers in no ZooKeeper: start it with --zookeeper "
-                        "HOST:PORT, or leave client out to use its Thrift gateways"
-                        if self.client == "native" and not found.zookeeper else "")
-                raise ConfigError(f"[{self.role}] with {self.cluster_json}: {exc}{hint}"
-                                  ) from None
-        if not self.security:
-            return found
-        base = found.security or ClusterSecurity()
-        try:
-            return replace(found, security=base.merged(dict(self.security)))
-        except ConfigError as exc:
-            raise ConfigError(f"[{self.role}] with {self.cluster_json or 'its endpoints'}: "
-                              f"{exc}") from None
-
-    def to_dict(self) -> dict[str, Any]:
-        """The TOML section this spec reads back from (paths absolute)."""
-        shell = {"admin_shell": self.admin_shell} if self.admin_shell else {}
-        if self.cluster_json is not None:
-            client = {"client": self.client} if self.client else {}
-            return {"cluster_json": str(self.cluster_json), **client, **shell,
-                    **dict(self.security)}
-        assert self.explicit is not None
-        found = {k: v for k, v in self.explicit.to_json().items()
-                 if v is not None and k != "security"}
-        return {**found, **shell, **dict(self.security)}
-
-    @property
-    def identity(self) -> str:
-        """A stable text naming the cluster without I/O: the ``cluster.json`` path, or the
-        explicit Thrift endpoints. The ledger recognises a migration by the gateways a
-        cluster resolves to (:mod:`hbase_migrate.audit.definitions`); this path form is
-        what it holds of migrations recorded before schema 8."""
-        if self.cluster_json is not None:
-            return f"cluster_json:{self.cluster_json}"
-        assert self.explicit is not None
-        return endpoints_identity(self.explicit.thrift, self.explicit.thrift2,
-                                  self.explicit.zookeeper, self.explicit.znode_parent,
-                                  self.explicit.uri)
-
-
-@dataclass(frozen=True)
-class TableSpec:
-    """A table to migrate; ``target`` defaults to ``source``; empty ``families`` = all."""
-
-    source: str
-    target: str
-    families: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class ReplaySettings:
-    """Replay settings; durations in milliseconds."""
-
-    roll_period: int = REPLAY_DEFAULTS["roll_period"]
-    margin: int = REPLAY_DEFAULTS["margin"]
-    archive_ttl: int = REPLAY_DEFAULTS["archive_ttl"]
-    allow_lossy_deletes: bool = False
-    batches_in_flight: int = 2
-    writers: int = 1
-    outage_tolerance: int = REPLAY_DEFAULTS["outage_tolerance"]
-
-
-@dataclass(frozen=True)
-class EngineSettings:
-    """Where range tasks (copy, checksums) run, and how big a range may grow. With
-    ``spark_master`` AUTO a step whose estimated cells reach ``auto_cells`` runs on
-    ``large_master``, a smaller one in-process (:mod:`hbase_migrate.ranges.choice`)."""
-
-    spark_master: str = DEFAULT_SPARK_MASTER  # AUTO, IN_PROCESS or a Spark master URL
-    max_cells: int = DEFAULT_MAX_CELLS
-    large_master: str = LOCAL_SPARK_MASTER
-    auto_cells: int = DEFAULT_AUTO_CELLS
-    parts: int = DEFAULT_PARTS  # groups of ranges a copy or validation is split into (Airflow)
-    threads: int = DEFAULT_RANGE_THREADS  # range tasks at once in-process
-    ship_keytab: str = SHIP_KEYTAB[0]  # Kerberos files sent with Spark jobs: SHIP_KEYTAB
-    python: str | None = None  # the executors' Python on a cluster master (None: shipped)
-    conf: tuple[tuple[str, str], ...] = ()  # more Spark settings ([spark] conf, --conf)
-
-    def with_conf(self, settings: Sequence[tuple[str, str]]) -> EngineSettings:
-        """These settings with ``settings`` (Spark key, value) over ``[spark] conf``."""
-        return replace(self, conf=tuple(sorted({**dict(self.conf), **dict(settings)}.items())))
-
-
-@dataclass(frozen=True)
-class CdcSettings:
-    """The CDC stream (``[cdc]``): where messages go and how deliveries are retried.
-
-    ``topic`` is one topic, or a template with ``{table}`` (the source table's name, a
-    namespace's ``:`` written ``.``) for one topic per table."""
-
-    bootstrap: str
-    topic: str = f"hbase-cdc.{TABLE_PLACEHOLDER}"
-    row_image: bool = False
-    delivery_timeout: int = CDC_DEFAULTS["delivery_timeout"]  # ms
-    retries: int = 3
-    producer: tuple[tuple[str, str], ...] = ()  # more librdkafka settings
-    envelope: str = ENVELOPES[0]
-
-    def topic_of(self, table: str) -> str:
-        """The topic of a source table's messages."""
-        return self.topic.replace(TABLE_PLACEHOLDER, table.replace(":", "."))
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"bootstrap": self.bootstrap, "topic": self.topic, "row_image": self.row_image,
-                "delivery_timeout": self.delivery_timeout, "retries": self.retries,
-                "producer": dict(self.producer), "envelope": self.envelope}
-
-
-@dataclass(frozen=True)
-class SnapshotSettings:
-    """How the copy at T0 is made (``[snapshot]``): ``method`` ``scan`` (range tasks over
-    Thrift2) or ``hbase`` (an HBase snapshot exported file by file and cloned); durations
-    in ms."""
-
-    method: str = "scan"
-    ttl: int = SNAPSHOT_DEFAULTS["ttl"]
-    keep: bool = False
-    hbase_version: str = DEFAULT_HBASE_VERSION
-    target_hfile_ttl: int = SNAPSHOT_DEFAULTS["target_hfile_ttl"]
-
-
-RATE_KEYS = ("copy_cells_per_second", "copy_bytes_per_second", "validate_cells_per_second",
-             "replay_cells_per_second")
-LIMIT_KEYS = (*RATE_KEYS, "adaptive", "latency_target_ms", "refresh")
-MAX_LIMITS_REFRESH = 10_000  # ms: a limit set while a step runs applies within this
-
-
-@dataclass(frozen=True)
-class LimitSettings:
-    """The throttles (``[limits]``): rates per second for the whole step, 0 = unlimited;
-    ``adaptive`` lowers them (AIMD) while the gateways answer slower than
-    ``latency_target_ms`` or fail; ``refresh`` (ms) is how often running tasks re-read the
-    limits ``hbase-migrate limits set`` keeps in the ledger."""
-
-    copy_cells_per_second: int = 0
-    copy_bytes_per_second: int = 0
-    validate_cells_per_second: int = 0
-    replay_cells_per_second: int = 0
-    adaptive: bool = False
-    latency_target_ms: int = 500
-    refresh: int = 5000
-
-    def replace(self, values: dict[str, Any]) -> LimitSettings:
-        """These settings with ``values`` (checked values of :data:`LIMIT_KEYS`) in place."""
-        return replace(self, **values)
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from hbase_migrate.cluster.admin import DEFAULT_HBASE_VERSION
 from hbase_migrate.cluster.auth.security import SECURITY_KEYS, ClusterSecurity, warn_if_exposed
 from hbase_migrate.cluster.endpoints import CLIENTS, ClusterEndpoints
 from hbase_migrate.cluster.sizing import GatewaySettings
-from hbase_migrate.config import (
+from hbase_migrate.config_parts import (
     AUTO,
     CDC_DEFAULTS,
     DEFAULT_AUTO_CELLS,

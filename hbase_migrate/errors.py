@@ -6,6 +6,19 @@ what was expected, so that an operator can act on the message alone.
 
 from __future__ import annotations
 
+from enum import Enum
+
+
+class Kind(Enum):
+    """What is decided about an error, the one thing callers read of it: retried after a
+    backoff, relocated, a scanner reopened, an outage waited out, or never retried (the
+    table of HBase's exception classes: :mod:`hbase_migrate.cluster.retry`)."""
+
+    RETRY = "retry after backoff"
+    RELOCATE = "relocate and retry"
+    SCANNER = "reopen the scanner after its last row"
+    OUTAGE = "outage: retry, then wait for the service"
+    NEVER = "never retry"
 
 class HBaseMigrateError(Exception):
     """Base class of every error this package raises on purpose."""
@@ -31,13 +44,13 @@ class WalError(HBaseMigrateError):
 class WalSourceError(WalError):
     """The storage holding a WAL refused or dropped a read (WebHDFS: the NameNode, a
     DataNode, the network): the file may be fine, and a later read may succeed.
-    ``unreachable`` when the storage did not answer at all (``endpoint``: where): an outage
-    a long run waits out, not a fault of the file."""
+    ``unreachable`` when the storage did not answer at all (``endpoint``: where): its
+    ``kind`` is then an outage a long run waits out, not a fault of the file."""
 
     def __init__(self, file: str, message: str, *, unreachable: bool = False,
                  endpoint: str = "") -> None:
         super().__init__(file, message)
-        self.unreachable = unreachable
+        self.kind = Kind.OUTAGE if unreachable else Kind.RETRY
         self.endpoint = endpoint
 
 

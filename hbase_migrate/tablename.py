@@ -50,3 +50,9 @@ def table_name(raw: bytes | str) -> str:
         return normalize_table_name(text)
     except InvalidTableNameError:
         return text
+
+
+def table_string(namespace: bytes, qualifier: bytes) -> str:
+    """``ns:t``, the default namespace left out (``TableName.getNameAsString``)."""
+    name = qualifier if namespace in (b"", b"default") else namespace + b":" + qualifier
+    return name.decode("utf-8", "surrogateescape")

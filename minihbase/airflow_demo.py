@@ -54,7 +54,7 @@ from hbase_migrate.cluster.endpoints import ClusterEndpoints
 from hbase_migrate.config import AUTO, ENDPOINT_KEYS, LEDGER_ENV
 from hbase_migrate.lifecycle.result import StepResult
 from hbase_migrate.workdir import claim_workdir
-from minihbase.cli.minicluster import call_admin
+from minihbase.admin_client import call_admin
 from minihbase.demo import DemoResult, DemoSpec, Report, _step, _workload
 from minihbase.process import EmbeddedStackError
 from minihbase.stack import EmbeddedStack

@@ -32,7 +32,7 @@ from hbase_migrate.lifecycle.replay import follow, replay_job, run
 from hbase_migrate.lifecycle.result import StepResult
 from hbase_migrate.replay.run import RunSummary
 from hbase_migrate.workdir import claim_workdir
-from minihbase.cli.minicluster import call_admin
+from minihbase.admin_client import call_admin
 from minihbase.stack import EmbeddedStack
 from minihbase.workload import Workload, WorkloadSpec
 

@@ -35,15 +35,15 @@ from typing import Any
 from hbase_migrate import lifecycle
 from hbase_migrate.audit.ledger import Ledger, now_ms
 from hbase_migrate.audit.status import compute_status
-from hbase_migrate.cluster.client import connect
 from hbase_migrate.cluster.endpoints import ClusterEndpoints, load_cluster_json
 from hbase_migrate.config import ENDPOINT_KEYS, MigrationSpec, load_config
+from hbase_migrate.hbase.connect import connect
 from hbase_migrate.lifecycle.result import StepResult
 from hbase_migrate.soak.chaos import ACTIONS, ChaosEvent, ChaosMonkey, schedule
 from hbase_migrate.soak.linked_lists import LinkedListWriter, ListCounts, ListSpec
 from hbase_migrate.timeutil import human_duration, parse_duration
 from hbase_migrate.workdir import claim_workdir
-from minihbase.cli.minicluster import call_admin
+from minihbase.admin_client import call_admin
 from minihbase.process import log_tail, spawn_child, stop_child
 from minihbase.soak_acts import cluster_acts, process_act
 from minihbase.stack import EmbeddedStack
@@ -214,8 +214,17 @@ class Follow:
         return None if proc is None else proc.returncode
 
 
-def run_soak(spec: SoakSpec, say: Say) -> SoakResult:
-    """Run the soak; ``say`` prints progress lines (stderr)."""
+Drive = Callable[[SoakSpec, MigrationSpec, tuple[Path, Path], ListWriter, SoakResult, Say],
+                 None]
+
+
+def run_soak(spec: SoakSpec, say: Say, airflow: Drive | None = None) -> SoakResult:
+    """Run the soak; ``say`` prints progress lines (stderr). ``airflow`` drives the
+    migration when ``spec.airflow`` (``minihbase.soak_airflow.drive_airflow``, which the
+    caller imports only then)."""
+    if spec.airflow and airflow is None:
+        raise ValueError("soak through Airflow: run_soak was given no Airflow driver "
+                         "(pass minihbase.soak_airflow.drive_airflow)")
     result = SoakResult(spec.events())
     with ExitStack() as stack:
         stack.enter_context(claim_workdir(spec.root, "soak"))
@@ -232,9 +241,8 @@ def run_soak(spec: SoakSpec, say: Say) -> SoakResult:
         say(f"stack up: source {reached(source)}, target {reached(target)}; config {config}")
         writer = ListWriter(source, ListSpec(TABLE, seed=spec.seed, rate=spec.rate))
         try:
-            if spec.airflow:
-                from minihbase.soak_airflow import drive_airflow
-                drive_airflow(spec, migration, clusters, writer, result, say)
+            if airflow is not None and spec.airflow:
+                airflow(spec, migration, clusters, writer, result, say)
             else:
                 _drive_cli(spec, migration, config, clusters, writer, result, say)
         finally:

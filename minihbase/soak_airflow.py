@@ -22,8 +22,8 @@ from hbase_migrate.audit.status import drained
 from hbase_migrate.config import MigrationSpec
 from hbase_migrate.lifecycle.result import StepResult
 from hbase_migrate.replay.discovery import SOURCE
+from minihbase.admin_client import call_admin
 from minihbase.airflow_demo import DAGS, RUN_TIMEOUT, Dags
-from minihbase.cli.minicluster import call_admin
 from minihbase.process import EmbeddedStackError
 from minihbase.soak import (
     MIGRATION,

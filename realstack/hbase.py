@@ -3,7 +3,7 @@
 Thrift1 and Thrift2 servers) and waits for its ready line, the same ``cluster.json`` as the
 embedded cluster's. The admin endpoint it names answers the embedded cluster's operations
 (``roll``, ``flush``, ``move``, ``kill``, ``clean``, ``finish-split``, ``replication``,
-``bulk-load``, ``info``), so ``minihbase.cli.minicluster.call_admin`` works on both; ``split``
+``bulk-load``, ``info``), so ``minihbase.admin_client.call_admin`` works on both; ``split``
 (``{"table", "at"}``) is its own.
 
 With ``kerberos`` the stack is secured (:mod:`realstack.kdc`): a KDC with a temporary realm

@@ -24,9 +24,10 @@ from hbase_migrate.bigtable.schema import table_id
 from hbase_migrate.bigtable.settings import BigtableMigration
 from hbase_migrate.bigtable.writer import MAX_MUTATIONS
 from hbase_migrate.cluster.client import Client
+from hbase_migrate.hbase.connect import open_client
 from hbase_migrate.ranges.keyrange import KeyRange
 from hbase_migrate.ranges.stats import range_stats
-from hbase_migrate.ranges.tasks import RangePair, open_client
+from hbase_migrate.ranges.tasks import RangePair
 from hbase_migrate.replay.client_target import ClientTarget
 from hbase_migrate.replay.discovery import open_wal_store
 from hbase_migrate.replay.file_replay import ReplaySpec, replay_file

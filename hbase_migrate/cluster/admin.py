@@ -16,11 +16,12 @@ import json
 import re
 import shlex
 import subprocess
-from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
+from hbase_migrate.cluster.descriptors import RegionDescriptor
 from hbase_migrate.cluster.errors import ClusterError
 
 SHELL_TIMEOUT = 600.0  # seconds an admin operation may take (a flush, a compaction, a clone)
@@ -71,36 +72,55 @@ class SnapshotInfo:
     ttl: int
 
 
-class AdminChannel(ABC):
-    """Snapshot operations on one cluster (``role``: source or target)."""
+class Admin(Protocol):
+    """The admin calls of one cluster (``role``: source or target) that neither Thrift
+    gateway offers: snapshots and dropping a table. The steps hold an ``Admin`` from
+    :func:`hbase_migrate.hbase.admin.connect_admin`, never a transport's class."""
 
-    def __init__(self, role: str) -> None:
-        self.role = role
+    role: str
 
-    @abstractmethod
     def snapshot(self, table: str, name: str, ttl_seconds: int) -> None:
         """Take a flushed, online snapshot ``name`` of ``table`` that expires after
         ``ttl_seconds``."""
 
-    @abstractmethod
     def clone(self, name: str, table: str) -> None:
         """Create ``table`` from snapshot ``name``."""
 
-    @abstractmethod
     def restore(self, name: str, table: str) -> None:
         """Replace the content of ``table`` (disabled meanwhile) with snapshot ``name``."""
 
-    @abstractmethod
     def delete(self, name: str) -> None:
         """Delete snapshot ``name`` (its files stay as long as a table links to them)."""
 
-    @abstractmethod
     def snapshots(self, prefix: str) -> list[str]:
         """The names of the snapshots starting with ``prefix``."""
 
-    @abstractmethod
     def drop(self, table: str) -> None:
         """Disable and delete ``table``."""
+
+
+class Compactor(Protocol):
+    """What major-compacts a table so its delete markers drop. ``waits``: the table is
+    flushed and major-compacted as a whole and :meth:`compact` returns once that ended
+    (HBase's own RPC); else only the regions named are asked to compact (a Thrift1
+    gateway), and the caller polls."""
+
+    waits: bool
+
+    def regions(self, table: str) -> list[RegionDescriptor]:
+        """The table's regions by start key."""
+
+    def compact(self, table: str, regions: Sequence[RegionDescriptor], asked: set[bytes]
+                ) -> None:
+        """Compact ``table`` where ``regions`` are, skipping what ``asked`` holds (each
+        compaction asked is added to it: once per table, or once per region)."""
+
+
+class AdminChannel(Admin):
+    """The base of the admin channels below: holds the cluster's ``role``."""
+
+    def __init__(self, role: str) -> None:
+        self.role = role
 
 
 class ShellAdmin(AdminChannel):

@@ -6,14 +6,17 @@ written with their exact timestamps; the table's regions) and the table admin ca
 steps use (exists, descriptor, create with split keys, namespaces, enable, disable, drop).
 
 Two transports implement it: HBase's own RPC straight to the master and the region servers
-(:class:`hbase_migrate.rpc.cluster.NativeCluster`), and the Thrift2 gateway
-(:class:`hbase_migrate.cluster.thrift.thrift2.Thrift2Client`). :func:`connect` chooses by the
-cluster's ``client`` setting (:class:`~hbase_migrate.cluster.endpoints.ClusterEndpoints`).
+(``hbase_migrate.rpc.cluster.NativeCluster``), and the Thrift2 gateway
+(``hbase_migrate.cluster.thrift.thrift2.Thrift2Client``).
+:func:`hbase_migrate.hbase.connect.connect`, the front door, chooses by the cluster's
+``client`` setting (:class:`~hbase_migrate.cluster.endpoints.ClusterEndpoints`); this module
+imports neither transport. :class:`Thrift1Gateway` is what the steps use of a Thrift1
+gateway.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from types import TracebackType
 from typing import Protocol, Self
 
@@ -24,9 +27,6 @@ from hbase_migrate.cluster.descriptors import (
     TableDescriptor,
     TimeRange,
 )
-from hbase_migrate.cluster.endpoints import ClusterEndpoints, Locate
-from hbase_migrate.cluster.sizing import GatewaySettings
-from hbase_migrate.errors import ConfigError
 from hbase_migrate.wal.model import Cell
 
 
@@ -95,22 +95,35 @@ class Client(Protocol):
     def delete_table(self, table: str) -> None: ...
 
 
-def connect(endpoints: ClusterEndpoints, settings: GatewaySettings | None = None, *,
-            locate: Locate | None = None) -> Client:
-    """A client of the cluster at ``endpoints`` over what its ``client`` setting names,
-    its calls sized and timed by ``settings`` (a migration's ``[gateway]``). ``locate``
-    says where a Thrift2 gateway answers now (asked before reconnecting)."""
-    settings = settings or GatewaySettings()
-    if endpoints.native:
-        from hbase_migrate.rpc.cluster import NativeCluster  # the RPC, only when used
+class Thrift1Gateway(Protocol):
+    """A client of a cluster's Thrift1 gateway (happybase's IDL), for the calls only it
+    has: one timestamp per write call, region listings and major compactions by region
+    (so it is a ``Compactor``: ``cluster.admin``)."""
 
-        return NativeCluster.of(endpoints, settings)
-    if not endpoints.thrift2:
-        raise ConfigError(f"cluster {endpoints.name!r} names no Thrift2 gateway (thrift2 = "
-                          "\"host:9090\") and its client is \"thrift\": name one, or set "
-                          "client = \"native\" with zookeeper = \"host:2181\"")
-    from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
+    endpoint: str
+    waits: bool
 
-    return Thrift2Client.with_settings(endpoints.thrift2, settings, endpoints.transport,
-                                       endpoints.protocol, locate=locate,
-                                       **endpoints.client_auth)
+    def __enter__(self) -> Self: ...
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None: ...
+
+    def close(self) -> None: ...
+
+    def probe(self, attempts: int = 1) -> None: ...
+
+    def mutate_rows(self, table: str, timestamp: int,
+                    rows: Mapping[bytes, Sequence[tuple[bytes, bytes | None]]], *,
+                    delete: bool = False) -> None:
+        """One call at ``timestamp``: put the (column, value) pairs of each row, or with
+        ``delete`` delete those columns (DeleteColumn up to the timestamp)."""
+
+    def tables(self) -> list[str]:
+        """Every table name, ``ns:t`` with the default namespace omitted."""
+
+    def table_descriptor(self, table: str) -> TableDescriptor: ...
+
+    def regions(self, table: str) -> list[RegionDescriptor]: ...
+
+    def compact(self, table: str, regions: Sequence[RegionDescriptor], asked: set[bytes]
+                ) -> None: ...

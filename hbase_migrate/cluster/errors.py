@@ -24,8 +24,7 @@ class ServiceUnreachableError(ClusterError):
     target gateway"); a long run waits for it to come back (:mod:`hbase_migrate.outage`)."""
 
     service = "service"
-    kind = Kind.OUTAGE
-    transient = True  # False: a subclass that stops a run the same way but is no outage
+    kind = Kind.OUTAGE  # NEVER: a subclass that stops a run the same way but is no outage
 
 
 class GatewayUnreachableError(ServiceUnreachableError):

@@ -29,18 +29,11 @@ import re
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable
-from enum import Enum
 from typing import Any
 
+from hbase_migrate.errors import Kind as Kind  # noqa: PLC0414  # re-exported: kinds live with errors
+
 log = logging.getLogger(__name__)
-
-
-class Kind(Enum):
-    RETRY = "retry after backoff"
-    RELOCATE = "relocate and retry"
-    SCANNER = "reopen the scanner after its last row"
-    OUTAGE = "outage: retry, then wait for the service"
-    NEVER = "never retry"
 
 
 _H = "org.apache.hadoop.hbase."

@@ -105,8 +105,7 @@ def _echo_shell(stack: AirflowStack, folder: Path) -> None:
     """What a shell needs for Airflow's own command line on this stack."""
     import shlex
 
-    from hbase_migrate.airflow_shell import exports
-    from hbase_migrate.airflow_stack import SHELL_FILE
+    from hbase_migrate.airflow_shell import SHELL_FILE, exports
 
     click.echo("Airflow's own CLI (airflow dags list, airflow backfill create ...) on this "
                "stack, in another shell:")
@@ -123,8 +122,8 @@ def env(folder: Path) -> None:
     """Print the environment Airflow's own command line needs on the stack `airflow up
     --dir DIR` runs, as export lines: eval "$(hbase-migrate airflow env --dir DIR)", then
     airflow dags list, airflow backfill create ... act on that stack."""
-    from hbase_migrate.airflow_shell import exports
-    from hbase_migrate.airflow_stack import SHELL_FILE, STACK_FILE, AirflowStackError
+    from hbase_migrate.airflow_shell import SHELL_FILE, exports
+    from hbase_migrate.airflow_stack import STACK_FILE, AirflowStackError
 
     home = folder.absolute() / "airflow"
     if not (home / STACK_FILE).exists() or not (home / SHELL_FILE).exists():

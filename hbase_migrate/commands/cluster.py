@@ -149,7 +149,7 @@ def zookeeper_info(endpoints: ClusterEndpoints) -> dict[str, Any] | None:
 def table_queues_info(endpoints: ClusterEndpoints) -> list[dict[str, Any]]:
     """HBase 3.0's queues from ``hbase:replication``, in the shape of the ZooKeeper ones:
     ``wals`` holds each WAL group's current file and offset (the table keeps no more)."""
-    from hbase_migrate.cluster.client import connect
+    from hbase_migrate.hbase.connect import connect
     from hbase_migrate.replay.table_queues import QUEUE_FAMILY, QUEUE_TABLE, queues_from_rows
 
     with connect(endpoints) as client:
@@ -167,18 +167,9 @@ def status_info(endpoints: ClusterEndpoints, wait: float = 10.0) -> dict[str, An
     answered within ``wait`` seconds."""
     if not endpoints.native or not (endpoints.zookeeper or endpoints.bootstrap):
         return None
-    from hbase_migrate.rpc.admin import NativeAdmin
-    from hbase_migrate.rpc.errors import RpcError
+    from hbase_migrate.hbase.admin import cluster_status
 
-    try:
-        with NativeAdmin(endpoints.zookeeper or "", endpoints.znode_parent, call_timeout=wait,
-                         master_wait=wait, bootstrap=endpoints.bootstrap,
-                         **endpoints.client_auth) as admin:
-            status = admin.cluster_status().to_json()
-            status["connection"] = admin.master_security()
-            return status
-    except RpcError as exc:
-        return {"error": str(exc)}
+    return cluster_status(endpoints, wait)
 
 
 def registry_info(endpoints: ClusterEndpoints, wait: float = 10.0) -> dict[str, Any] | None:
@@ -190,19 +181,9 @@ def registry_info(endpoints: ClusterEndpoints, wait: float = 10.0) -> dict[str, 
     if not endpoints.bootstrap:
         return {"kind": "zookeeper",
                 "answered_by": f"{endpoints.zookeeper}{endpoints.znode_parent}"}
-    from hbase_migrate.rpc.errors import RpcError
-    from hbase_migrate.rpc.registry import RpcRegistry
+    from hbase_migrate.hbase.admin import registry_status
 
-    registry = RpcRegistry(endpoints.bootstrap, call_timeout=wait, **endpoints.client_auth)
-    try:
-        found = {"cluster_id": registry.cluster_id(),
-                 "master": str(registry.active_master()),
-                 "meta_server": str(registry.meta_server())}
-        return {"kind": "rpc", "answered_by": registry.answered_by, **found}
-    except RpcError as exc:
-        return {"kind": "rpc", "answered_by": None, "error": str(exc)}
-    finally:
-        registry.close()
+    return registry_status(endpoints, wait)
 
 
 def connection_info(endpoints: ClusterEndpoints, status: dict[str, Any] | None

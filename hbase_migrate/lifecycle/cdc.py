@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from hbase_migrate.audit.records import Provenance
 from hbase_migrate.config import CdcSettings, MigrationSpec
 from hbase_migrate.errors import ConfigError
-from hbase_migrate.ranges.tasks import open_client
+from hbase_migrate.hbase.connect import open_client
 from hbase_migrate.replay.job import DEFAULT_LOCK_TIMEOUT, ReplayJob
 
 if TYPE_CHECKING:  # the replay engine is imported when the stream runs, not with the package
@@ -60,7 +60,7 @@ def cdc_job(spec: MigrationSpec, *, tables: Sequence[str] = (), start: int | Non
 
 def open_sink(job: ReplayJob) -> KafkaSink:
     """The Kafka sink of ``job`` (with the target cluster when row images are asked)."""
-    from hbase_migrate.cluster.identity import cluster_id
+    from hbase_migrate.hbase.identity import cluster_id
     from hbase_migrate.sinks.kafka import KafkaSink  # the Kafka client, only when streaming
 
     settings = cdc_settings(job.spec)

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from hbase_migrate.config import MigrationSpec
 from hbase_migrate.errors import ConfigError
+from hbase_migrate.hbase.connect import open_client
 from hbase_migrate.lifecycle.missing import schema_reader
 from hbase_migrate.lifecycle.result import StepResult
-from hbase_migrate.ranges.tasks import open_client
 
 
 def check(spec: MigrationSpec) -> StepResult:

@@ -11,11 +11,12 @@ from hbase_migrate.audit.ledger import now_ms
 from hbase_migrate.audit.records import GateVerdict, Provenance, StepStatus, Verdict
 from hbase_migrate.audit.status import compute_status, drained
 from hbase_migrate.config import MigrationSpec
+from hbase_migrate.hbase.admin import connect_admin
 from hbase_migrate.lifecycle.judge import uncovered
 from hbase_migrate.lifecycle.result import StepResult
 from hbase_migrate.lifecycle.step import recorded_step
 from hbase_migrate.replay.discovery import SOURCE
-from hbase_migrate.snapshot.hbase_method import admin_channel, delete_snapshots
+from hbase_migrate.snapshot.hbase_method import delete_snapshots
 from hbase_migrate.timeutil import format_duration, format_time, human_duration
 
 DEFAULT_MAX_LAG_MS = 60_000
@@ -68,6 +69,6 @@ def cutover_check(spec: MigrationSpec, *, max_lag: int = DEFAULT_MAX_LAG_MS,
         copies = [s for s in ledger.steps(mid, "snapshot") if s.status is StepStatus.SUCCEEDED]
         if not reasons and copies and copies[-1].metrics.get("method") == "hbase" \
                 and not copies[-1].metrics.get("keep_snapshot"):
-            admin = admin_channel(spec.source, spec.snapshot.hbase_version)
+            admin = connect_admin(spec.source, spec.snapshot.hbase_version)
             step.metrics["snapshots_deleted"] = delete_snapshots(spec, admin)
         return step.result()

@@ -6,7 +6,7 @@ namespace always written, ``default:`` too); a WAL file is ``hbase://<cluster-id
 ``WALs/<file name>`` (its name, which HBase keeps when it moves the file to ``oldWALs/`` or
 a ``-splitting`` folder); a Kafka topic of the CDC stream is ``kafka://<first broker>`` /
 ``<topic>``, as OpenLineage names them. The cluster id is the one ZooKeeper holds
-(:func:`hbase_migrate.cluster.identity.cluster_id`).
+(:func:`hbase_migrate.hbase.identity.cluster_id`).
 
 | step | inputs | outputs |
 |---|---|---|
@@ -23,8 +23,8 @@ from __future__ import annotations
 import posixpath
 from dataclasses import dataclass, field
 
-from hbase_migrate.cluster.identity import cluster_id
 from hbase_migrate.config import MigrationSpec
+from hbase_migrate.hbase.identity import cluster_id
 from hbase_migrate.lifecycle.result import StepResult
 from hbase_migrate.replay.run import RunSummary
 from hbase_migrate.tablename import split_table_name

@@ -12,20 +12,16 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
-from typing import TYPE_CHECKING
 
 from thriftpy2.thrift import TApplicationException
 
-from hbase_migrate.cluster.client import Client
+from hbase_migrate.cluster.client import Client, Thrift1Gateway
 from hbase_migrate.cluster.descriptors import TableDescriptor
 from hbase_migrate.cluster.errors import ClusterError, ServiceUnreachableError
 from hbase_migrate.cluster.missing import MissingSchemaError, find_missing
 from hbase_migrate.config import ClusterSpec, MigrationSpec
 from hbase_migrate.errors import ConfigError, HBaseMigrateError
-from hbase_migrate.ranges.tasks import open_client, open_thrift1
-
-if TYPE_CHECKING:  # the Thrift clients are imported where a gateway is used
-    from hbase_migrate.cluster.thrift.thrift1 import Thrift1Client
+from hbase_migrate.hbase.connect import open_client, open_thrift1
 
 log = logging.getLogger(__name__)
 Describe = Callable[[str], TableDescriptor | None]
@@ -67,7 +63,7 @@ def schema_reader(cluster: ClusterSpec) -> Iterator[Describe]:
     with ExitStack() as stack:
         t2: Client | None = stack.enter_context(open_client(cluster)) \
             if endpoints.native or endpoints.thrift2 else None
-        opened: list[Thrift1Client] = []
+        opened: list[Thrift1Gateway] = []
 
         def describe1(table: str) -> TableDescriptor | None:
             if not opened:

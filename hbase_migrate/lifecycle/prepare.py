@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from hbase_migrate.audit.records import MigrationState, Provenance
 from hbase_migrate.config import MigrationSpec
+from hbase_migrate.hbase.connect import open_client
 from hbase_migrate.lifecycle.missing import check_source, schema_reader, target_has
 from hbase_migrate.lifecycle.result import StepResult
 from hbase_migrate.lifecycle.step import recorded_step
-from hbase_migrate.ranges.tasks import open_client
 from hbase_migrate.snapshot.schema import copy_schema, split_points
 
 

@@ -48,6 +48,8 @@ from hbase_migrate.audit.records import (
 from hbase_migrate.audit.status import SNAPSHOT_PART_STEP, SNAPSHOT_PLAN_STEP
 from hbase_migrate.config import AUTO, IN_PROCESS, SNAPSHOT_METHODS, MigrationSpec
 from hbase_migrate.errors import ConfigError
+from hbase_migrate.hbase.admin import connect_admin
+from hbase_migrate.hbase.connect import open_client
 from hbase_migrate.heavy_imports import fewer_collections
 from hbase_migrate.lifecycle.missing import check_schema
 from hbase_migrate.lifecycle.result import StepResult
@@ -63,18 +65,11 @@ from hbase_migrate.ranges.engine import Progress, bind, range_engine
 from hbase_migrate.ranges.groups import part_count, range_group
 from hbase_migrate.ranges.keyrange import KeyRange
 from hbase_migrate.ranges.planned import plan_copying, plan_holes, planned_ranges
-from hbase_migrate.ranges.tasks import (
-    CopyJob,
-    RangeCopy,
-    copy_range_task,
-    open_client,
-    task_throttle,
-)
+from hbase_migrate.ranges.tasks import CopyJob, RangeCopy, copy_range_task, task_throttle
 from hbase_migrate.replay.watermark import record_watermark
 from hbase_migrate.snapshot.export import ExportJob
 from hbase_migrate.snapshot.hbase_method import (
     SnapshotMethodError,
-    admin_channel,
     clone_snapshots,
     export_snapshots,
     hdfs_root,
@@ -286,7 +281,7 @@ def _hbase_copy(step: StepContext, spec: MigrationSpec, t0: int | None, master: 
     except SnapshotMethodError as exc:  # no real HBase there: nothing done, state kept
         raise StepRefusedError(str(exc)) from None
     version = spec.snapshot.hbase_version
-    taken = take_snapshots(spec, source, admin_channel(spec.source, version))
+    taken = take_snapshots(spec, source, connect_admin(spec.source, version))
     if t0 is None:
         t0 = min(s.description.creation_time for s in taken)
         step.metrics["anchors"] = record_watermark(step.ledger, step.migration, spec, t0)
@@ -308,7 +303,7 @@ def _hbase_copy(step: StepContext, spec: MigrationSpec, t0: int | None, master: 
             return next(iter(client.scan(table)), None) is None
 
         step.metrics["cloned"] = clone_snapshots(
-            spec, taken, admin_channel(spec.target, version), step.ledger,
+            spec, taken, connect_admin(spec.target, version), step.ledger,
             step.migration.id, step.step_id, keep, is_empty)
 
 

@@ -25,6 +25,7 @@ from hbase_migrate.audit.records import MigrationState, Provenance, Verdict
 from hbase_migrate.cluster.admin import snapshot_name
 from hbase_migrate.config import MigrationSpec, TableSpec
 from hbase_migrate.errors import ConfigError
+from hbase_migrate.hbase.connect import open_client
 from hbase_migrate.heavy_imports import fewer_collections
 from hbase_migrate.lifecycle.missing import check_schema
 from hbase_migrate.lifecycle.result import StepResult
@@ -35,7 +36,6 @@ from hbase_migrate.ranges.engine import Progress, range_engine
 from hbase_migrate.ranges.groups import part_count, range_group
 from hbase_migrate.ranges.keyrange import KeyRange, RangeError
 from hbase_migrate.ranges.planned import planned_ranges
-from hbase_migrate.ranges.tasks import open_client
 from hbase_migrate.validate.compare import compare_tables
 from hbase_migrate.validate.gx_process import GxProcess
 from hbase_migrate.validate.run import EXPLAIN_LIMIT, Validation
@@ -166,11 +166,11 @@ def source_snapshots(spec: MigrationSpec, tables: Sequence[TableSpec], wanted: b
         metrics["source_read"] = "live scan"
         yield {}
         return
+    from hbase_migrate.hbase.admin import connect_admin
     from hbase_migrate.snapshot.export import open_root
-    from hbase_migrate.snapshot.hbase_method import admin_channel
 
     root = open_root(spec.source)
-    admin = admin_channel(spec.source, spec.snapshot.hbase_version)
+    admin = connect_admin(spec.source, spec.snapshot.hbase_version)
     taken: dict[str, str] = {}
     try:
         asked = now_ms()

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from hbase_migrate.audit.records import Provenance, Verdict
 from hbase_migrate.config import MigrationSpec
+from hbase_migrate.hbase.connect import open_client
 from hbase_migrate.lifecycle.result import StepResult
 from hbase_migrate.lifecycle.step import recorded_step
-from hbase_migrate.ranges.tasks import open_client
 from hbase_migrate.soak.linked_lists import verify
 
 

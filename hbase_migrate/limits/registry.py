@@ -8,15 +8,14 @@ start a new bucket.
 
 from __future__ import annotations
 
-import threading
 from collections import OrderedDict
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from hbase_migrate.limits.throttle import USERS_LOCK as _lock
 from hbase_migrate.limits.throttle import Throttle
 from hbase_migrate.limits.watch import LimitWatch, ThrottlePlan
 
-_lock = threading.Lock()
 _throttles: OrderedDict[ThrottlePlan, Throttle] = OrderedDict()
 _steps: dict[int, LimitWatch] = {}
 KEPT = 8  # throttles of past steps kept for reuse
@@ -35,16 +34,6 @@ def throttle_for(plan: ThrottlePlan) -> Throttle:
                 del _throttles[oldest]
         _throttles.move_to_end(plan)
         return found
-
-
-def register(throttle: Throttle) -> None:
-    with _lock:
-        throttle.users += 1
-
-
-def unregister(throttle: Throttle) -> None:
-    with _lock:
-        throttle.users = max(0, throttle.users - 1)
 
 
 @contextmanager

@@ -24,6 +24,7 @@ from hbase_migrate.limits.watch import KINDS, LimitWatch, ThrottlePlan
 from hbase_migrate.wal.model import Cell
 
 MAX_NAP = 0.25  # seconds slept at once, so that a raised limit applies at once
+USERS_LOCK = threading.Lock()  # guards Throttle.users, and the registry's tables with it
 
 
 class Throttle:
@@ -153,16 +154,14 @@ class Throttle:
     # --- in use -------------------------------------------------------------------------
 
     def __enter__(self) -> Self:
-        from hbase_migrate.limits.registry import register
-
-        register(self)
+        with USERS_LOCK:
+            self.users += 1
         return self
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
-        from hbase_migrate.limits.registry import unregister
-
-        unregister(self)
+        with USERS_LOCK:
+            self.users = max(0, self.users - 1)
 
 
 def metered(pieces: Iterable[list[Cell]], throttle: Throttle | None) -> Iterator[list[Cell]]:

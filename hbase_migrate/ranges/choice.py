@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hbase_migrate.config import AUTO, IN_PROCESS, EngineSettings
+from hbase_migrate.spark.errors import is_local_master
 
 
 @dataclass(frozen=True)
@@ -39,11 +40,6 @@ class EngineChoice:
         found = {"engine": self.master, "engine_reason": self.reason,
                  "estimated_cells": self.estimated_cells}
         return {**found, "executors": self.executors} if self.executors else found
-
-
-def is_local_master(master: str) -> bool:
-    """Whether ``master`` runs Spark's tasks on this machine (``local``, ``local[N]``...)."""
-    return master == "local" or master.startswith("local[")
 
 
 def choose_engine(asked: str | None, settings: EngineSettings,

@@ -42,12 +42,10 @@ from hbase_migrate.cluster.auth.kerberos import KerberosError, local_path, login
 from hbase_migrate.cluster.auth.security import ClusterSecurity
 from hbase_migrate.cluster.auth.tokens import Token, forget_tokens, use_token
 from hbase_migrate.cluster.endpoints import ClusterEndpoints
-from hbase_migrate.cluster.sizing import GatewaySettings
+from hbase_migrate.cluster.errors import ClusterError
 from hbase_migrate.config import MigrationSpec
 from hbase_migrate.errors import ConfigError
-from hbase_migrate.rpc.cluster import NativeCluster
-from hbase_migrate.rpc.errors import RpcError
-from hbase_migrate.rpc.tokens import obtain_token
+from hbase_migrate.hbase.admin import delegation_token
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -118,9 +116,8 @@ def job_tokens(clusters: tuple[ClusterEndpoints, ...]) -> tuple[Token, ...]:
         token = _issued.get(name)
         if name not in _issued or (token is not None and not _fresh(token)):
             try:
-                with NativeCluster.of(endpoints, GatewaySettings()) as cluster:
-                    token = obtain_token(cluster, name)
-            except RpcError as exc:  # not kept: the next job asks again
+                token = delegation_token(endpoints)
+            except ClusterError as exc:  # not kept: the next job asks again
                 log.warning("cluster %r: no delegation token (%s); Spark tasks log in from "
                             "the keytab", name, " ".join(str(exc).split()))
                 continue

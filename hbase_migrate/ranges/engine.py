@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import logging
 import os
-import re
 import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
@@ -30,9 +29,9 @@ from typing import Any, Protocol, TypeVar
 
 from hbase_migrate.config import DEFAULT_RANGE_THREADS, IN_PROCESS, EngineSettings, MigrationSpec
 from hbase_migrate.errors import HBaseMigrateError
-from hbase_migrate.ranges.choice import is_local_master
 from hbase_migrate.ranges.credentials import TaskCredentials, authenticated, ship_credentials
 from hbase_migrate.ranges.keyrange import RangeError
+from hbase_migrate.spark.errors import is_local_master, task_error
 from hbase_migrate.spark.executors import ExecutorSetup, executor_setup
 from hbase_migrate.spark.preflight import preflight, summary
 from hbase_migrate.spark.shipped import executor_spec
@@ -117,22 +116,6 @@ def in_threads(threads: int, task: Callable[[T], R], items: Sequence[T],
     finally:
         pool.shutdown(cancel_futures=True)  # after a failure: none started anew
     return [results[i] for i in range(len(items))]
-
-
-def task_error(exc: BaseException) -> str:
-    """The cause of a failed Spark task: the Python error it raised (its last traceback
-    line, without the module path of one of the project's errors), or, where no Python ran
-    (``Cannot run program "<path>"``), the executor's own cause and where; else the
-    exception itself."""
-    text = str(exc)
-    lost = re.search(r"Lost task [^\n]*?\(([^()\n]*?) executor ([^()\n]+)\): ([^\n]+)", text)
-    if lost and "Traceback" not in text:
-        host, executor, cause = lost.groups()
-        return f"executor {executor} on host {host}: {cause.strip()}"
-    lines = [line for line in text.splitlines() if "Error:" in line or "Exception:" in line]
-    python = [line for line in lines if "hbase_migrate" in line or "RangeError" in line]
-    return re.sub(r"^hbase_migrate(\.\w+)+\.(?=\w+: )", "",
-                  (python or lines or [text])[-1].strip())
 
 
 class SparkEngine:

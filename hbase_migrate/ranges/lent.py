@@ -24,6 +24,7 @@ from contextlib import contextmanager, suppress
 
 from hbase_migrate.cluster.client import Client
 from hbase_migrate.config import ClusterSpec
+from hbase_migrate.hbase.connect import open_client
 
 MAX_IDLE = 4  # clients kept per cluster (tasks of one process that run at once)
 
@@ -39,10 +40,8 @@ def _key(cluster: ClusterSpec) -> str:
 @contextmanager
 def lent_client(cluster: ClusterSpec) -> Iterator[Client]:
     """A client of ``cluster`` for the length of the block: one given back by an earlier
-    task of this process, else a new one (:func:`hbase_migrate.ranges.tasks.open_client`).
+    task of this process, else a new one (:func:`hbase_migrate.hbase.connect.open_client`).
     It is given back when the block ends, closed when it ends with an error."""
-    from hbase_migrate.ranges.tasks import open_client
-
     key = _key(cluster)
     with _lock:
         kept = _idle.get(key)

@@ -24,8 +24,8 @@ from hbase_migrate import runstate
 from hbase_migrate.cluster.client import Client
 from hbase_migrate.cluster.descriptors import RegionDescriptor
 from hbase_migrate.limits import Throttle, metered
+from hbase_migrate.ranges.copy import DEFAULT_BATCH_CELLS, copy_pieces
 from hbase_migrate.ranges.keyrange import KeyRange, RangeError
-from hbase_migrate.snapshot.copy import DEFAULT_BATCH_CELLS, copy_pieces
 from hbase_migrate.wal.model import Cell
 
 DEFAULT_MAX_CELLS = 200_000

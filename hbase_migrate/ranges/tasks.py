@@ -8,50 +8,20 @@ the step's ``[limits]``.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from hbase_migrate.cluster.client import Client, connect
 from hbase_migrate.config import ClusterSpec
-from hbase_migrate.errors import ConfigError
 from hbase_migrate.limits import Throttle, ThrottlePlan, throttle_for
+from hbase_migrate.ranges.copy import copy_range
 from hbase_migrate.ranges.keyrange import KeyRange, RangeError
 from hbase_migrate.ranges.lent import lent_client
 from hbase_migrate.ranges.stats import RangeStats, range_stats
-from hbase_migrate.snapshot.copy import copy_range
-
-if TYPE_CHECKING:  # happybase is imported only where a Thrift1 gateway is used
-    from hbase_migrate.cluster.thrift.thrift1 import Thrift1Client
 
 
-def open_client(cluster: ClusterSpec) -> Client:
-    """A client of ``cluster`` over what its ``client`` setting names
-    (:func:`~hbase_migrate.cluster.client.connect`): a Thrift2 gateway is looked up again
-    before reconnecting (a gateway restarted on new ports is found); calls are sized and
-    timed by the migration's ``[gateway]`` settings."""
-    endpoints = cluster.endpoints()
-    try:
-        return connect(endpoints, cluster.gateway, locate=lambda: cluster.endpoints().thrift2)
-    except ConfigError as exc:  # "source cluster 'a' names no ..."
-        raise ConfigError(f"{cluster.role} {exc}") from None
-
-
-def open_thrift1(cluster: ClusterSpec, why: str) -> Thrift1Client:
-    """A Thrift1 client of ``cluster`` (for the calls only Thrift1 has: ``why`` says which
-    and is the error's reason when the cluster names no Thrift1 gateway)."""
-    from hbase_migrate.cluster.thrift.thrift1 import Thrift1Client
-
-    endpoints = cluster.endpoints()
-    if not endpoints.thrift:
-        raise ConfigError(f"{cluster.role} cluster {endpoints.name!r} names no Thrift1 "
-                          f"gateway (thrift = \"host:9090\"): {why}")
-    return Thrift1Client(endpoints.thrift, endpoints.transport, endpoints.protocol,
-                         timeout=cluster.gateway.call_timeout,
-                         locate=lambda: cluster.endpoints().thrift,
-                         region_wait=cluster.gateway.region_wait, **endpoints.client_auth)
 @contextmanager
 def task_throttle(plan: ThrottlePlan | None) -> Iterator[Throttle | None]:
     """The throttle of a task of the step ``plan`` describes (None: no plan, no limits)."""
@@ -139,6 +109,11 @@ class RangePair:
         return (s.rows, s.cells, s.digest) == (t.rows, t.cells, t.digest)
 
 
+# (source cluster, snapshot, range, now in ms, throttle) -> the range's statistics read
+# from the snapshot's files: ``snapshot.read.snapshot_source_stats``
+SnapshotReader = Callable[[ClusterSpec, str, KeyRange, int, Throttle | None], RangeStats]
+
+
 @dataclass(frozen=True)
 class ChecksumJob:
     """What every checksum task of one validation shares."""
@@ -148,9 +123,11 @@ class ChecksumJob:
     tables: tuple[tuple[str, str], ...]
     throttle: ThrottlePlan | None = None
     # ``validate --from snapshot``: (source table, snapshot) whose files the source side
-    # reads instead of scanning the region servers, the TTLs counted at ``now_ms``
+    # reads (with ``snapshot_reader``) instead of scanning the region servers, the TTLs
+    # counted at ``now_ms``
     source_snapshots: tuple[tuple[str, str], ...] = ()
     now_ms: int = 0
+    snapshot_reader: SnapshotReader | None = None
 
     def target_table(self, key_range: KeyRange) -> str:
         return target_table(self.tables, key_range)
@@ -165,12 +142,8 @@ def checksum_range_task(job: ChecksumJob, key_range: KeyRange) -> RangePair:
 
     def source_side(throttle: Throttle | None) -> RangeStats:
         snapshot = job.source_snapshot(key_range)
-        if snapshot is not None:
-            from hbase_migrate.snapshot.export import open_root  # WebHDFS, only when used
-            from hbase_migrate.snapshot.read import snapshot_range_stats
-
-            return snapshot_range_stats(open_root(job.source), snapshot, key_range,
-                                        job.now_ms, throttle=throttle)
+        if snapshot is not None and job.snapshot_reader is not None:
+            return job.snapshot_reader(job.source, snapshot, key_range, job.now_ms, throttle)
         with lent_client(job.source) as source:
             return range_stats(source, key_range, throttle=throttle)
 

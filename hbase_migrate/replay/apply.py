@@ -31,8 +31,9 @@ _TYPE = attrgetter("type")
 
 
 class TargetUnavailableError(GatewayUnreachableError):
-    """The target's gateway stayed unreachable through a call's retries (its endpoint looked
-    up again before each), or did not answer when the target was opened. Not a fault of the
+    """The target (its gateway, its servers over HBase's RPC, a Kafka broker) stayed
+    unreachable through a call's retries (its endpoint looked up again before each), or did
+    not answer when the target was opened. Not a fault of the
     file being replayed: the run stops with this one error; every offset the target
     acknowledged is kept, so a rerun continues from there."""
 
@@ -41,11 +42,11 @@ class TargetUnavailableError(GatewayUnreachableError):
 
 def unavailable(target: str, exc: ServiceUnreachableError, doing: str
                 ) -> TargetUnavailableError:
-    """The error that stops a run: ``target`` (its cluster), the gateway's error, and what
+    """The error that stops a run: ``target`` (its cluster), its client's error, and what
     was being done."""
     return TargetUnavailableError(
         f"target {target}: {exc} ({doing}); stopping the run: every offset the target "
-        "acknowledged is kept, rerun once the gateway answers", endpoint=exc.endpoint)
+        "acknowledged is kept, rerun once the target answers", endpoint=exc.endpoint)
 
 
 @dataclass

@@ -25,7 +25,7 @@ from hbase_migrate.audit.ledger import Ledger, now_ms
 from hbase_migrate.audit.records import StepStatus
 from hbase_migrate.audit.status import OUTAGE_STEP
 from hbase_migrate.cluster.errors import ServiceUnreachableError
-from hbase_migrate.errors import HBaseMigrateError, WalSourceError
+from hbase_migrate.errors import HBaseMigrateError, Kind, WalSourceError
 from hbase_migrate.timeutil import format_duration, format_time
 
 log = logging.getLogger(__name__)
@@ -97,14 +97,14 @@ def outage_of(exc: BaseException, *, ledger_url: str = "",
     source's storage and quorum ("source WebHDFS")."""
     for error in _chain(exc):
         if isinstance(error, ServiceUnreachableError):
-            if not error.transient:
+            if error.kind is not Kind.OUTAGE:
                 return None
             service = error.service
             if service in ("WebHDFS", "ZooKeeper"):
                 service = f"{source} {service}"
             return Outage(service, error.endpoint or "", _first_line(exc))
         if isinstance(error, WalSourceError):
-            if error.unreachable:
+            if error.kind is Kind.OUTAGE:
                 return Outage(f"{source} WebHDFS", error.endpoint, _first_line(exc))
             return None
         if isinstance(error, DBAPIError) and _lost_database(error):

@@ -103,7 +103,7 @@ def table_queued(endpoints: ClusterEndpoints) -> dict[tuple[str, str], tuple[str
     """(server, peer) -> the first file each WAL group still needs, from ``hbase:replication``
     (HBase 3.0's queues, :mod:`~hbase_migrate.replay.table_queues`): every later file of the
     group is needed too, as the ZooKeeper layout's oldest queued file says."""
-    from hbase_migrate.cluster.client import connect
+    from hbase_migrate.hbase.connect import connect
     from hbase_migrate.replay.table_queues import QUEUE_FAMILY, QUEUE_TABLE, queues_from_rows
 
     with connect(endpoints) as cluster:

@@ -31,10 +31,11 @@ from hbase_migrate.config import IN_PROCESS, MigrationSpec
 from hbase_migrate.errors import ConfigError
 from hbase_migrate.ranges.choice import EngineChoice, choose_engine
 from hbase_migrate.ranges.credentials import authenticated, ship_credentials
-from hbase_migrate.ranges.engine import spark_session, task_error
+from hbase_migrate.ranges.engine import spark_session
 from hbase_migrate.replay.errors import ReplayError
 from hbase_migrate.replay.job import FileOutcome, FileTask, ReplayJob
 from hbase_migrate.replay.run import Executor
+from hbase_migrate.spark.errors import task_error
 from hbase_migrate.spark.shipped import executor_spec
 
 JOB_GROUP = "hbase-migrate-replay"

@@ -13,11 +13,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Protocol
 
-from hbase_migrate.cluster.client import connect
 from hbase_migrate.cluster.endpoints import ClusterEndpoints
 from hbase_migrate.cluster.errors import ServiceUnreachableError
 from hbase_migrate.cluster.sizing import GatewaySettings
-from hbase_migrate.cluster.thrift.thrift1 import Thrift1Client
+from hbase_migrate.hbase.connect import connect, connect_thrift1
 from hbase_migrate.replay.apply import TargetUnavailableError
 from hbase_migrate.replay.client_target import ClientTarget
 from hbase_migrate.replay.thrift1_target import Thrift1Target
@@ -57,10 +56,7 @@ def open_target(cluster: ClusterEndpoints | EndpointSource, *,
             endpoints, settings if isinstance(settings, GatewaySettings) else None,
             locate=_locate(source, "thrift2")), cluster=endpoints.name)
     else:
-        target = Thrift1Target(Thrift1Client(endpoints.thrift, endpoints.transport,
-                                             endpoints.protocol,
-                                             locate=_locate(source, "thrift"),
-                                             **endpoints.client_auth),
+        target = Thrift1Target(connect_thrift1(endpoints, locate=_locate(source, "thrift")),
                                allow_lossy_deletes=allow_lossy_deletes, cluster=endpoints.name)
     if probe:
         try:

@@ -25,9 +25,9 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 from hbase_migrate.bytesutil import to_string_binary
+from hbase_migrate.cluster.client import Thrift1Gateway
 from hbase_migrate.cluster.descriptors import TableDescriptor
-from hbase_migrate.cluster.errors import GatewayUnreachableError
-from hbase_migrate.cluster.thrift.thrift1 import Thrift1Client, Thrift1Error
+from hbase_migrate.cluster.errors import ClusterError, GatewayUnreachableError
 from hbase_migrate.replay.apply import (
     AppliedCounts,
     GatewayTarget,
@@ -111,9 +111,9 @@ class Thrift1Target(GatewayTarget):
     """Replay through a Thrift1 gateway under the delete-fidelity policy. ``cluster``
     names the target cluster in messages."""
 
-    client: Thrift1Client
+    client: Thrift1Gateway
 
-    def __init__(self, client: Thrift1Client, *, allow_lossy_deletes: bool = False,
+    def __init__(self, client: Thrift1Gateway, *, allow_lossy_deletes: bool = False,
                  cluster: str | None = None) -> None:
         super().__init__(client, lambda t: t in client.tables(), cluster)
         self.allow_lossy_deletes = allow_lossy_deletes
@@ -127,6 +127,6 @@ class Thrift1Target(GatewayTarget):
                                         delete=call.kind is Kind.DELETE)
             except GatewayUnreachableError as exc:
                 raise unavailable(self.cluster, exc, writing(table, call.first)) from exc
-            except Thrift1Error as exc:
+            except ClusterError as exc:  # the gateway refused the call
                 raise write_error(self.name, table, call.first, exc) from exc
         return AppliedCounts(count_cells(mutations), len(calls), planner.approximations)

@@ -21,7 +21,13 @@ from typing import Any
 
 from hbase_migrate.cluster.errors import ServiceUnreachableError
 from hbase_migrate.cluster.storage.walstore import WalStore
-from hbase_migrate.errors import HBaseMigrateError, WalCorruptError, WalEmptyError, WalSourceError
+from hbase_migrate.errors import (
+    HBaseMigrateError,
+    Kind,
+    WalCorruptError,
+    WalEmptyError,
+    WalSourceError,
+)
 from hbase_migrate.replay.apply import ReplayTarget
 from hbase_migrate.replay.file_replay import FileProgress, ReplaySpec, replay_file
 from hbase_migrate.replay.job import BulkLoad, FileOutcome, FileTask, Totals
@@ -107,7 +113,7 @@ def replay_task(task: FileTask, spec: ReplaySpec, target: ReplayTarget, *,
         except ServiceUnreachableError:
             raise  # a service is down, not this file: the run stops, acknowledged offsets kept
         except (HBaseMigrateError, OSError) as exc:
-            if isinstance(exc, WalSourceError) and exc.unreachable:
+            if isinstance(exc, WalSourceError) and exc.kind is Kind.OUTAGE:
                 raise  # the source's storage did not answer: the same
             where = acked[-1].offset if acked else task.start_offset
             return outcome(error=f"{path}: replay stopped at byte offset {where}: {exc}")

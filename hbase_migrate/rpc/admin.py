@@ -34,11 +34,12 @@ from hbase_migrate.cluster.auth.security import ClusterSecurity
 from hbase_migrate.cluster.descriptors import TableDescriptor
 from hbase_migrate.cluster.errors import ClusterError, ZooKeeperNeverAnsweredError
 from hbase_migrate.cluster.retry import Backoff, Kind, Retry
+from hbase_migrate.cluster.schema import Namespace
 from hbase_migrate.cluster.zk.zookeeper import HBaseZooKeeper
 from hbase_migrate.errors import HBaseMigrateError
 from hbase_migrate.rpc.connection import DEFAULT_CALL_TIMEOUT, Connection, Pool
 from hbase_migrate.rpc.errors import RemoteError, RpcConnectionError, RpcError
-from hbase_migrate.rpc.locate import Locator
+from hbase_migrate.rpc.locate import Locator, RegionLocator
 from hbase_migrate.rpc.master_calls import (
     PROCEDURE_NOT_FOUND,
     Nonce,
@@ -55,7 +56,6 @@ from hbase_migrate.rpc.master_calls import (
     table_request,
 )
 from hbase_migrate.rpc.registry import RegistryError, RpcRegistry
-from hbase_migrate.rpc.schema import Namespace
 from hbase_migrate.rpc.server_admin import (
     AdminCallError,
     RegionServerAdmin,
@@ -110,7 +110,7 @@ class NativeAdmin(RegionServerAdmin):
     def __init__(self, quorum: str, znode_parent: str = "/hbase", *, user: str | None = None,
                  call_timeout: float = DEFAULT_CALL_TIMEOUT, wait_timeout: float = 600.0,
                  master_wait: float = 120.0, zk_timeout: float = 10.0,
-                 locator: Locator | None = None, security: ClusterSecurity | None = None,
+                 locator: RegionLocator | None = None, security: ClusterSecurity | None = None,
                  cluster: str = "", registry: RpcRegistry | None = None,
                  bootstrap: Sequence[tuple[str, int]] = ()) -> None:
         """``security`` (of the cluster named ``cluster``): SASL on ZooKeeper and the
@@ -125,12 +125,12 @@ class NativeAdmin(RegionServerAdmin):
         self.quorum, self.znode_parent, self.zk_timeout = quorum, znode_parent, zk_timeout
         self.user, self.call_timeout = user, call_timeout
         self.master_wait = master_wait
-        self._own_locator = locator is None
-        super().__init__(locator or Locator(quorum, znode_parent,
-                                            Pool(user=user, call_timeout=call_timeout,
-                                                 security=security, cluster=cluster),
-                                            zk_timeout, self.registry),
-                         user=user, call_timeout=call_timeout, wait_timeout=wait_timeout,
+        self._own_pool: Pool | None = None  # the pool of a locator of its own, closed with it
+        if locator is None:
+            self._own_pool = Pool(user=user, call_timeout=call_timeout, security=security,
+                                  cluster=cluster)
+            locator = Locator(quorum, znode_parent, self._own_pool, zk_timeout, self.registry)
+        super().__init__(locator, user=user, call_timeout=call_timeout, wait_timeout=wait_timeout,
                          security=security, cluster=cluster)
         self._lock = threading.Lock()
         self._connecting = threading.Lock()
@@ -406,8 +406,8 @@ class NativeAdmin(RegionServerAdmin):
     def close(self) -> None:
         self._forget_master()
         super().close()
-        if self._own_locator:
-            self.locator.pool.close()
+        if self._own_pool is not None:
+            self._own_pool.close()
         if self._own_registry and self.registry is not None:
             self.registry.close()
 

@@ -5,10 +5,11 @@ connections (a ZooKeeper read and a master connection: milliseconds beside a sna
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from hbase_migrate.cluster.admin import AdminChannel
 from hbase_migrate.cluster.auth.security import ClusterSecurity
+from hbase_migrate.cluster.descriptors import RegionDescriptor
 from hbase_migrate.cluster.endpoints import ClusterEndpoints
 from hbase_migrate.rpc.admin import NativeAdmin
 
@@ -68,3 +69,24 @@ class NativeAdminChannel(AdminChannel):
         with self.open() as admin:
             admin.flush(table)
             admin.compact(table, major=True, wait=True)
+
+
+class NativeCompactor:
+    """A ``Compactor`` (``cluster.admin``) over HBase's own RPC: flushes and major-compacts
+    the whole table through ``channel``, once per table, waiting until it ended; the
+    regions are listed by ``regions`` (the cluster's client)."""
+
+    waits = True
+
+    def __init__(self, channel: NativeAdminChannel,
+                 regions: Callable[[str], list[RegionDescriptor]]) -> None:
+        self.channel, self._regions = channel, regions
+
+    def regions(self, table: str) -> list[RegionDescriptor]:
+        return self._regions(table)
+
+    def compact(self, table: str, regions: Sequence[RegionDescriptor], asked: set[bytes]
+                ) -> None:
+        if (ran := f"native:{table}".encode()) not in asked:
+            self.channel.flush_and_compact(table)
+            asked.add(ran)

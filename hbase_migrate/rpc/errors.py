@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from hbase_migrate.cluster.errors import ClusterError, ServiceUnreachableError
 from hbase_migrate.cluster.retry import Kind, classify, known
+from hbase_migrate.wal.cells import CellCorruptError
+from hbase_migrate.wal.protobuf import ProtobufError
 
 
 class RpcError(ClusterError):
@@ -82,3 +84,9 @@ class RegionNotFoundError(RpcError):
         super().__init__(message)
         self.retryable = retryable
         self.kind = Kind.RELOCATE if retryable else Kind.NEVER
+
+
+# What a call's retry loop judges (anything else propagates): a reply that does not decode
+# (never retried), the server's exceptions, a lost connection, a region not found.
+MALFORMED = (ProtobufError, CellCorruptError)
+CALL_FAILURES = (RemoteError, RpcConnectionError, RegionNotFoundError, *MALFORMED)

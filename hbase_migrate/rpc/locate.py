@@ -34,7 +34,7 @@ import logging
 import struct
 import threading
 from collections.abc import Sequence
-from typing import NamedTuple
+from typing import NamedTuple, Protocol
 
 from hbase_migrate.cluster.zk.zkpayload import PB_MAGIC
 from hbase_migrate.cluster.zk.zookeeper import HBaseZooKeeper
@@ -50,7 +50,7 @@ from hbase_migrate.rpc.scan import (
     region_done,
     whole_rows,
 )
-from hbase_migrate.tablename import split_table_name
+from hbase_migrate.tablename import split_table_name, table_string
 from hbase_migrate.wal.messages import TableName, decode_table_name, encode_table_name
 from hbase_migrate.wal.model import Cell, CellType
 from hbase_migrate.wal.protobuf import Message, ProtobufError, bytes_field, varint_field
@@ -94,12 +94,6 @@ class Region(NamedTuple):
 def encoded_name(region_name: bytes) -> str:
     """The encoded name of a full region name (``<table>,<start>,<id>.<encoded>.``)."""
     return region_name.rstrip(b".").rsplit(b".", 1)[-1].decode("latin-1")
-
-
-def table_string(namespace: bytes, qualifier: bytes) -> str:
-    """``ns:t``, the default namespace left out (``TableName.getNameAsString``)."""
-    name = qualifier if namespace in (b"", b"default") else namespace + b":" + qualifier
-    return name.decode("utf-8", "surrogateescape")
 
 
 def region_from_meta(row_key: bytes, cells: Sequence[Cell]) -> Region | None:
@@ -202,6 +196,21 @@ class _TableCache:
 
 def _overlap(a: Region, b: Region) -> bool:
     return (not a.end or b.start < a.end) and (not b.end or a.start < b.end)
+
+
+class RegionLocator(Protocol):
+    """What a client asks of its region locator (:class:`Locator`; a test passes its own
+    to ``NativeClient(locator=...)``)."""
+
+    def locate(self, table: str, row: bytes, *, cached: bool = True) -> Region: ...
+
+    def regions(self, table: str) -> list[Region]: ...
+
+    def invalidate(self, table: str, region: Region | None = None) -> None: ...
+
+    def meta_server(self) -> tuple[str, int]: ...
+
+    def forget_meta(self) -> None: ...
 
 
 class Locator:

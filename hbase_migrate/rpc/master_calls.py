@@ -40,8 +40,7 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 from hbase_migrate.cluster.descriptors import TableDescriptor
-from hbase_migrate.cluster.zk.zkpayload import payload, reading, strip_metadata
-from hbase_migrate.rpc.schema import (
+from hbase_migrate.cluster.schema import (
     TABLE_STATES,
     Namespace,
     decode_namespace,
@@ -51,6 +50,7 @@ from hbase_migrate.rpc.schema import (
     table_name_message,
     table_schema,
 )
+from hbase_migrate.cluster.zk.zkpayload import payload, reading, strip_metadata
 from hbase_migrate.wal.protobuf import Message, bytes_field, string_field, varint_field
 
 PROCEDURE_NOT_FOUND, PROCEDURE_RUNNING, PROCEDURE_FINISHED = 0, 1, 2

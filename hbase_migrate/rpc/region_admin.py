@@ -26,9 +26,9 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from hbase_migrate.cluster.descriptors import region_name
+from hbase_migrate.cluster.schema import table_from_message, table_name_message
 from hbase_migrate.rpc.locate import META_REGION, Region, region_info_message
 from hbase_migrate.rpc.messages import decode_region_specifier, region_specifier
-from hbase_migrate.rpc.schema import table_from_message, table_name_message
 from hbase_migrate.wal.protobuf import Message, bytes_field, varint_field
 
 COMPACTION_STATES = ("NONE", "MINOR", "MAJOR", "MAJOR_AND_MINOR")

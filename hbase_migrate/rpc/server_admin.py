@@ -14,7 +14,7 @@ from hbase_migrate.cluster.auth.security import ClusterSecurity
 from hbase_migrate.cluster.retry import Backoff, Kind, Retry
 from hbase_migrate.rpc.connection import DEFAULT_CALL_TIMEOUT, Pool
 from hbase_migrate.rpc.errors import RemoteError, RpcConnectionError, RpcError
-from hbase_migrate.rpc.locate import Locator, Region
+from hbase_migrate.rpc.locate import Region, RegionLocator
 from hbase_migrate.rpc.region_admin import (
     RegionLoad,
     RegionState,
@@ -48,7 +48,7 @@ class RegionServerAdmin:
     """``AdminService`` calls on the region servers of the cluster ``locator`` reads;
     waits (compactions) last at most ``wait_timeout`` seconds."""
 
-    def __init__(self, locator: Locator, *, user: str | None = None,
+    def __init__(self, locator: RegionLocator, *, user: str | None = None,
                  call_timeout: float = DEFAULT_CALL_TIMEOUT, wait_timeout: float = 600.0,
                  security: ClusterSecurity | None = None, cluster: str = "") -> None:
         self.locator = locator

@@ -21,7 +21,7 @@ images, ``c`` when the row did not exist before, ``d`` when it does not exist af
 (HBase's delete of a whole row), else ``u`` (an HBase put cannot tell a new row from a
 changed one). ``cells`` are the edit's exact cells as in the native message, so nothing of
 the WAL is lost. ``source.cluster`` is the source cluster's id
-(:func:`hbase_migrate.cluster.identity.cluster_id`); ``ts_ms`` is when the message was made.
+(:func:`hbase_migrate.hbase.identity.cluster_id`); ``ts_ms`` is when the message was made.
 Byte strings are HBase's ``Bytes.toStringBinary`` form, as in the native message. JSON
 Schemas of both formats are in ``schemas/``.
 """

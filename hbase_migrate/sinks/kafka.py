@@ -47,6 +47,7 @@ from confluent_kafka.admin._config import ConfigResource
 from hbase_migrate.cluster.client import Client
 from hbase_migrate.cluster.descriptors import FamilyDescriptor, TableDescriptor
 from hbase_migrate.config import CdcSettings
+from hbase_migrate.errors import Kind
 from hbase_migrate.replay.apply import (
     AppliedCounts,
     ReplayTarget,
@@ -100,14 +101,14 @@ class KafkaTopicError(TargetUnavailableError):
     """The topic a table's messages go to does not exist: the run stops, offsets kept. Not
     an outage: waiting does not create the topic."""
 
-    transient = False
+    kind = Kind.NEVER
 
 
 class KafkaRefusedError(KafkaUnavailableError):
     """The broker refused this client (TLS or SASL): the run stops, offsets kept. Not an
     outage: waiting does not mend credentials."""
 
-    transient = False
+    kind = Kind.NEVER
 
 
 class KafkaDeliveryError(ReplayWriteError):

@@ -25,13 +25,12 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from hbase_migrate.audit.ledger import Ledger, now_ms
-from hbase_migrate.cluster.admin import AdminChannel, JavaAdmin, ShellAdmin, snapshot_name
+from hbase_migrate.cluster.admin import Admin, snapshot_name
 from hbase_migrate.cluster.storage.hdfs_files import HdfsRoot
 from hbase_migrate.config import IN_PROCESS, ClusterSpec, MigrationSpec, TableSpec
-from hbase_migrate.errors import ConfigError, HBaseMigrateError
+from hbase_migrate.errors import HBaseMigrateError
 from hbase_migrate.limits import ThrottlePlan, step_limits
 from hbase_migrate.ranges.engine import Progress, bind, in_threads, range_engine
-from hbase_migrate.rpc.admin_channel import NativeAdminChannel
 from hbase_migrate.snapshot.export import (
     ExportFile,
     ExportJob,
@@ -73,26 +72,6 @@ def hdfs_root(cluster: ClusterSpec) -> HdfsRoot:
     return root
 
 
-def admin_channel(cluster: ClusterSpec, hbase_version: str) -> AdminChannel:
-    """The cluster's ``admin_shell`` if it names one; HBase's own RPC (no JVM) for a
-    cluster whose client is native; else the Java helper."""
-    if cluster.admin_shell:
-        return ShellAdmin(cluster.role, cluster.admin_shell)
-    endpoints = cluster.endpoints()
-    if endpoints.native and (endpoints.zookeeper or endpoints.bootstrap):
-        return NativeAdminChannel.of(cluster.role, endpoints)
-    if endpoints.kerberos:
-        raise ConfigError(f"{cluster.role} cluster {endpoints.name!r} is secured with "
-                          "Kerberos and the Java admin helper does not log in: set "
-                          "admin_shell = \"hbase shell -n\" in its section (run where a "
-                          "ticket for the migration's principal is held)")
-    if not endpoints.zookeeper:
-        raise ConfigError(f"{cluster.role} cluster {endpoints.name!r} names neither an "
-                          "admin_shell nor a zookeeper quorum: the admin helper connects "
-                          "through ZooKeeper")
-    return JavaAdmin(cluster.role, endpoints.zookeeper, endpoints.znode_parent, hbase_version)
-
-
 @dataclass(frozen=True)
 class TableSnapshot:
     """The snapshot of one table of the migration."""
@@ -112,7 +91,7 @@ def read_description(root: HdfsRoot, folder: str) -> SnapshotDescription:
         return parse_description(b"".join(chunks), root.where(path))
 
 
-def take_snapshots(spec: MigrationSpec, source: HdfsRoot, admin: AdminChannel
+def take_snapshots(spec: MigrationSpec, source: HdfsRoot, admin: Admin
                    ) -> list[TableSnapshot]:
     """A snapshot of every table (an earlier attempt's, when there is one), checked not to
     have expired."""
@@ -233,7 +212,7 @@ def _cleaner_note(spec: MigrationSpec, files: int, seconds: float) -> str:
             "above the export's duration")
 
 
-def clone_snapshots(spec: MigrationSpec, snapshots: list[TableSnapshot], admin: AdminChannel,
+def clone_snapshots(spec: MigrationSpec, snapshots: list[TableSnapshot], admin: Admin,
                     ledger: Ledger, migration_id: int, step_id: int | None, keep: bool,
                     is_empty: Callable[[str], bool | None]) -> list[str]:
     """Clone each snapshot into its target table (restore it into an existing empty table
@@ -273,7 +252,7 @@ def clone_snapshots(spec: MigrationSpec, snapshots: list[TableSnapshot], admin: 
     return lines
 
 
-def delete_snapshots(spec: MigrationSpec, admin: AdminChannel) -> list[str]:
+def delete_snapshots(spec: MigrationSpec, admin: Admin) -> list[str]:
     """Delete the migration's snapshots on ``admin``'s cluster; the names deleted."""
     gone = []
     for table in spec.tables:

@@ -21,14 +21,15 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from hbase_migrate.cluster.descriptors import ALL_VERSIONS, FamilyDescriptor, TableDescriptor
+from hbase_migrate.cluster.schema import decode_table_schema
 from hbase_migrate.cluster.storage.hdfs_files import HdfsRoot
+from hbase_migrate.config import ClusterSpec
 from hbase_migrate.hfile.region import Source, region_cells
 from hbase_migrate.hfile.visible import ScanSpec
 from hbase_migrate.limits import Throttle
 from hbase_migrate.ranges.keyrange import KeyRange
 from hbase_migrate.ranges.stats import RangeStats, digest_rows
-from hbase_migrate.rpc.schema import decode_table_schema
-from hbase_migrate.snapshot.export import ExportFile, locate
+from hbase_migrate.snapshot.export import ExportFile, locate, open_root
 from hbase_migrate.snapshot.manifest import (
     MANIFEST_FILE,
     SNAPSHOT_DIR,
@@ -79,6 +80,14 @@ def range_rows(root: HdfsRoot, snapshot: str, regions: Sequence[SnapshotRegion],
                      if key_range.contains(c.row))
             for _row, row_cells in itertools.groupby(cells, key=lambda c: c.row):
                 yield list(row_cells)
+
+
+def snapshot_source_stats(source: ClusterSpec, snapshot: str, key_range: KeyRange,
+                          now_ms: int, throttle: Throttle | None) -> RangeStats:
+    """The source side of ``validate --from snapshot`` (``ranges.tasks.SnapshotReader``):
+    ``key_range`` read from ``snapshot``'s files over the source's WebHDFS."""
+    return snapshot_range_stats(open_root(source), snapshot, key_range, now_ms,
+                                throttle=throttle)
 
 
 def snapshot_range_stats(root: HdfsRoot, snapshot: str, key_range: KeyRange, now_ms: int, *,

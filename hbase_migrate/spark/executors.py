@@ -16,8 +16,8 @@ import sys
 from dataclasses import dataclass
 
 from hbase_migrate.config import EngineSettings
-from hbase_migrate.ranges.choice import is_local_master
 from hbase_migrate.spark.archive import UNPACKED, ExecutorArchive, executor_archive
+from hbase_migrate.spark.errors import is_local_master
 
 PYTHON_KEY = "spark.pyspark.python"
 

@@ -15,6 +15,7 @@ from urllib.parse import urlsplit
 from hbase_migrate.cluster.endpoints import ClusterEndpoints, parse_host_port
 from hbase_migrate.config import MigrationSpec
 from hbase_migrate.errors import HBaseMigrateError
+from hbase_migrate.spark.errors import task_error
 from hbase_migrate.spark.executors import ExecutorSetup
 
 # the modules whose functions Spark tasks run
@@ -71,7 +72,6 @@ def preflight(spark: Any, spec: MigrationSpec, setup: ExecutorSetup, *,
     least 4); the answers, or an :class:`ExecutorError` for the first lack."""
     from pyspark import cloudpickle
 
-    from hbase_migrate.ranges.engine import task_error
     from hbase_migrate.spark import probe
 
     context = spark.sparkContext

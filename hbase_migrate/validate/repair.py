@@ -8,23 +8,14 @@ writes go in batches of at most ``batch_cells`` cells and, for puts, the target'
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from hbase_migrate.bytesutil import to_string_binary
 from hbase_migrate.cluster.client import Client
 from hbase_migrate.cluster.sizing import cell_bytes
 from hbase_migrate.ranges.keyrange import KeyRange
 from hbase_migrate.validate.compare import aligned, scan_cells
+from hbase_migrate.validate.tombstones import TombstoneRepair, describe
 from hbase_migrate.wal.model import Cell, CellType
-
-if TYPE_CHECKING:
-    from hbase_migrate.validate.tombstones import TombstoneRepair
-
-
-def describe(cell: Cell) -> str:
-    """A cell as the messages show it (keys as HBase prints them)."""
-    return (f"row={to_string_binary(cell.row)} column={to_string_binary(cell.family)}:"
-            f"{to_string_binary(cell.qualifier)} ts={cell.timestamp}")
 
 
 @dataclass

@@ -35,28 +35,25 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
-from contextlib import AbstractContextManager, nullcontext
+from contextlib import AbstractContextManager
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from hbase_migrate.audit.ledger import Ledger
 from hbase_migrate.audit.migrations_book import OpenStep
 from hbase_migrate.audit.records import StepStatus, Verdict
+from hbase_migrate.cluster.admin import Compactor
+from hbase_migrate.cluster.client import Client
 from hbase_migrate.cluster.descriptors import RegionDescriptor
 from hbase_migrate.config import MigrationSpec, TableSpec
+from hbase_migrate.hbase.admin import open_compactor
+from hbase_migrate.hbase.connect import open_client
 from hbase_migrate.limits import ThrottlePlan
 from hbase_migrate.ranges.engine import Progress, RangeEngine, bind
 from hbase_migrate.ranges.keyrange import KeyRange, RangeError
 from hbase_migrate.ranges.planned import planned_ranges
-from hbase_migrate.ranges.tasks import (
-    ChecksumJob,
-    RangePair,
-    checksum_range_task,
-    open_client,
-    open_thrift1,
-    task_throttle,
-)
-from hbase_migrate.rpc.admin_channel import NativeAdminChannel
+from hbase_migrate.ranges.tasks import ChecksumJob, RangePair, checksum_range_task, task_throttle
+from hbase_migrate.snapshot.read import snapshot_source_stats
 from hbase_migrate.validate.compare import compare_tables
 from hbase_migrate.validate.gx_process import GxProcess
 from hbase_migrate.validate.repair import RangeRepair, repair_range
@@ -69,7 +66,7 @@ from hbase_migrate.validate.tombstones import (
 from hbase_migrate.validate.verdict import GxVerdict
 
 if TYPE_CHECKING:  # happybase is imported only where a Thrift1 gateway is used
-    from hbase_migrate.cluster.thrift.thrift1 import Thrift1Client
+    pass
 
 EXPLAIN_LIMIT = 10
 SNAPSHOT_EXPLAIN = ("source read from a snapshot: --explain lists the differing cells (it "
@@ -100,7 +97,8 @@ class Validation:
         self.job = ChecksumJob(shipped.source, shipped.target,
                                tuple(spec.table_mapping().items()),
                                source_snapshots=tuple(sorted(self.from_snapshots.items())),
-                               now_ms=now_ms)
+                               now_ms=now_ms, snapshot_reader=snapshot_source_stats
+                               if self.from_snapshots else None)
         self.label = f"{spec.name}-step-{step.id}"
 
     def checksums(self, ranges: Sequence[KeyRange], label: str) -> tuple[list[RangePair],
@@ -257,7 +255,7 @@ class Validation:
                 return done
             asked: set[bytes] = set()
             deadline = time.monotonic() + self.compact_wait
-            with self.compactor(hidden) as admin:
+            with self.compactor(dst, hidden) as admin:
                 for r, cells in hidden.items():
                     done[r].tombstones = compact_and_put(
                         dst, admin, self.target_of(r), cells,
@@ -265,17 +263,15 @@ class Validation:
                         shell=self.spec.target.admin_shell)
         return done
 
-    def compactor(self, hidden: Mapping[KeyRange, Any]
-                  ) -> AbstractContextManager[Thrift1Client | NativeAdminChannel]:
-        """What major-compacts the target: HBase's own RPC for a native target, else its
-        Thrift1 gateway (HBase's Thrift2 has no compaction call)."""
-        endpoints = self.spec.target.endpoints()
-        if endpoints.native and (endpoints.zookeeper or endpoints.bootstrap):
-            return nullcontext(NativeAdminChannel.of("target", endpoints))
+    def compactor(self, dst: Client, hidden: Mapping[KeyRange, Any]
+                  ) -> AbstractContextManager[Compactor]:
+        """What major-compacts the target (``dst`` lists its regions): HBase's own RPC for
+        a native target, else its Thrift1 gateway (HBase's Thrift2 has no compaction
+        call)."""
         why = (f"a repair asks it to major-compact the regions where delete markers hide "
                f"repaired cells (ranges {', '.join(map(str, hidden))}); HBase's Thrift2 "
                "has no compaction call")
-        return open_thrift1(self.spec.target, why)
+        return open_compactor(self.spec.target, dst, why)
 
     def record_tombstones(self, key_range: KeyRange, done: TombstoneRepair | None,
                           matched: bool) -> None:

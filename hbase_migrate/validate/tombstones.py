@@ -18,8 +18,8 @@ still does not show is *hidden*. Then:
 
    a target whose client is native skips 1 and 3: its table is flushed and major-compacted
    over HBase's own RPC, waited until the compaction ended
-   (:meth:`~hbase_migrate.rpc.admin_channel.NativeAdminChannel.flush_and_compact`), before
-   the first put;
+   (a :class:`~hbase_migrate.cluster.admin.Compactor` that ``waits``), before the first
+   put;
 4. what still hides at the end is listed with the command that drops the markers by hand.
 
 HBase's Thrift1 ``majorCompact`` reaches ``Admin.compact`` (2.x and 3.x): the store files
@@ -33,22 +33,24 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from hbase_migrate.cluster.admin import SHELL_TIMEOUT, run_shell
+from hbase_migrate.bytesutil import to_string_binary
+from hbase_migrate.cluster.admin import SHELL_TIMEOUT, Compactor, run_shell
 from hbase_migrate.cluster.client import Client
 from hbase_migrate.ranges.keyrange import KeyRange
-from hbase_migrate.rpc.admin_channel import NativeAdminChannel
 from hbase_migrate.validate.compare import aligned, scan_cells
-from hbase_migrate.validate.repair import describe
 from hbase_migrate.wal.model import Cell
-
-if TYPE_CHECKING:  # happybase is imported only where a Thrift1 gateway is used
-    from hbase_migrate.cluster.thrift.thrift1 import Thrift1Client
 
 DEFAULT_COMPACT_WAIT = 120.0  # seconds
 POLL = 1.0
 NOTE_LIMIT = 20
+
+
+def describe(cell: Cell) -> str:
+    """A cell as the messages show it (keys as HBase prints them)."""
+    return (f"row={to_string_binary(cell.row)} column={to_string_binary(cell.family)}:"
+            f"{to_string_binary(cell.qualifier)} ts={cell.timestamp}")
 
 
 def shell_fix(table: str) -> str:
@@ -137,7 +139,7 @@ class TombstoneRepair:
                 "shell": self.shell, "native": self.native, "command": self.command}
 
 
-def compact_and_put(target: Client, admin: Thrift1Client | NativeAdminChannel, table: str,
+def compact_and_put(target: Client, admin: Compactor, table: str,
                     hidden: Sequence[Cell], timeout: float = DEFAULT_COMPACT_WAIT,
                     poll: float = POLL, asked: set[bytes] | None = None,
                     shell: str | None = None) -> TombstoneRepair:
@@ -145,23 +147,14 @@ def compact_and_put(target: Client, admin: Thrift1Client | NativeAdminChannel, t
     (those not in ``asked`` yet, which gains them), then put the cells again and read them
     back until they all show or ``timeout`` seconds passed (one round at least); with an
     admin ``shell``, flush and major-compact the table through it after a first round that
-    left cells hidden. A native ``admin`` flushes and major-compacts the table (once, as
-    ``asked`` records) and waits for it before the first put."""
+    left cells hidden. An ``admin`` that ``waits`` flushes and major-compacts the table
+    (once, as ``asked`` records) and returns once that ended, before the first put."""
     done = TombstoneRepair(table, list(hidden))
     asked = set() if asked is None else asked
-    if isinstance(admin, NativeAdminChannel):
-        done.native = True
-        regions = target.regions(table)
-        if (ran := f"native:{table}".encode()) not in asked:  # once per table
-            admin.flush_and_compact(table)
-            asked.add(ran)
-    else:
-        regions = admin.regions(table)
-        for region in regions:
-            if region.region_name not in asked and any(region.contains(c.row) for c in hidden):
-                admin.major_compact(region.region_name)
-                asked.add(region.region_name)
-    done.regions = [r.encoded_name for r in regions if any(r.contains(c.row) for c in hidden)]
+    done.native = admin.waits
+    holding = [r for r in admin.regions(table) if any(r.contains(c.row) for c in hidden)]
+    admin.compact(table, holding, asked)
+    done.regions = [r.encoded_name for r in holding]
     left, began = list(hidden), time.monotonic()
     while left:
         target.put_cells(table, left)

@@ -8,8 +8,6 @@ import json
 import random
 import signal
 import threading
-import urllib.error
-import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +18,7 @@ from hbase_migrate.errors import ConfigError
 from hbase_migrate.timeutil import parse_duration
 from hbase_migrate.wal.writer import VALUE_COMPRESSIONS, WalOptions
 from minihbase import start_defaults
-from minihbase.process import EmbeddedStackError
+from minihbase.admin_client import call_admin
 from minihbase.regionserver import WalSettings
 from minihbase.server import MiniHBase
 
@@ -166,49 +164,6 @@ CLUSTER = click.option("--cluster", "cluster_json", required=True,
 
 # Seconds to wait for an admin call: a flush of a few hundred MB of memstore or a roll on a
 # busy disk can take minutes; `info` answers at once.
-_ADMIN_TIMEOUT = {"info": 60}
-
-
-def call_admin(cluster_json: Path, op: str, args: dict[str, Any] | None = None) -> Any:
-    """POST ``args`` to ``op`` (GET for ``info``) on the cluster's admin endpoint; errors are
-    one line naming the cluster (EmbeddedStackError)."""
-    try:
-        described = json.loads(cluster_json.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise EmbeddedStackError(f"minicluster {op}: cannot read {cluster_json}: "
-                                 f"{exc.strerror or exc}") from None
-    except ValueError as exc:
-        raise EmbeddedStackError(f"minicluster {op}: {cluster_json} is not a cluster.json "
-                                 f"(not JSON: {exc})") from None
-    url = described.get("admin") if isinstance(described, dict) else None
-    if not url or not isinstance(url, str):
-        raise EmbeddedStackError(f"minicluster {op}: {cluster_json} names no admin endpoint")
-    data = None if op == "info" else json.dumps(args or {}).encode()
-    request = urllib.request.Request(f"{url}/{op}", data=data,
-                                     headers={"Content-Type": "application/json"})
-    try:
-        with urllib.request.urlopen(request, timeout=_ADMIN_TIMEOUT.get(op, 300)) as answer:
-            return json.loads(answer.read())["result"]
-    except urllib.error.HTTPError as exc:
-        try:
-            reason = json.loads(exc.read() or b"{}").get("error") or str(exc)
-        except (ValueError, AttributeError):
-            reason = str(exc)
-        raise EmbeddedStackError(f"minicluster {op} ({cluster_json}): {_one_line(reason)}") \
-            from None
-    except OSError as exc:
-        reason = getattr(exc, "reason", exc)
-        raise EmbeddedStackError(f"minicluster {op}: the cluster of {cluster_json} does not "
-                                 f"answer at {url} ({reason}): is the cluster running?") from None
-    except (ValueError, KeyError, TypeError):
-        raise EmbeddedStackError(f"minicluster {op}: {url} (from {cluster_json}) is not a "
-                                 "minicluster admin endpoint") from None
-
-
-def _one_line(text: str) -> str:
-    return "; ".join(line.strip() for line in str(text).splitlines() if line.strip())
-
-
 def _run(cluster_json: Path, op: str, args: dict[str, Any] | None = None) -> None:
     click.echo(json.dumps(call_admin(cluster_json, op, args)))
 

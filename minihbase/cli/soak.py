@@ -12,7 +12,7 @@ from pathlib import Path
 import click
 
 from hbase_migrate.workdir import WorkFolderError
-from minihbase.soak import SoakResult, SoakSpec, run_soak
+from minihbase.soak import Drive, SoakResult, SoakSpec, run_soak
 
 
 @click.command()
@@ -62,7 +62,7 @@ def soak(minutes: float, stack: str, seed: int | None, airflow: bool, root: Path
         click.echo(line, err=True)
 
     try:
-        result = run_soak(spec, say)
+        result = run_soak(spec, say, _airflow_driver() if airflow else None)
     except WorkFolderError:
         raise  # one line: the soak did not start
     except BaseException:
@@ -96,3 +96,9 @@ def _replay_hint(spec: SoakSpec, result: SoakResult | None, say: Callable[[str],
 
 if __name__ == "__main__":
     soak()
+
+
+def _airflow_driver() -> Drive:
+    from minihbase.soak_airflow import drive_airflow  # Airflow's side, only when asked
+
+    return drive_airflow

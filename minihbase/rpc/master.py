@@ -20,6 +20,7 @@ import re
 import threading
 from collections.abc import Callable, Iterable
 
+from hbase_migrate.cluster.schema import Namespace
 from hbase_migrate.rpc.master_calls import (
     PROCEDURE_FINISHED,
     PROCEDURE_NOT_FOUND,
@@ -45,7 +46,6 @@ from hbase_migrate.rpc.master_calls import (
     table_names_response,
     table_state_response,
 )
-from hbase_migrate.rpc.schema import Namespace
 from hbase_migrate.rpc.status import ClusterStatus, ServerStatus, cluster_status_response
 from hbase_migrate.wal.names import ServerName
 from minihbase.cluster import Cluster

@@ -20,10 +20,10 @@ from __future__ import annotations
 import threading
 
 from hbase_migrate.cluster.descriptors import RegionDescriptor
+from hbase_migrate.cluster.schema import table_from_message
 from hbase_migrate.rpc.locate import encoded_name
 from hbase_migrate.rpc.master_calls import Nonce
 from hbase_migrate.rpc.messages import decode_region_specifier
-from hbase_migrate.rpc.schema import table_from_message
 from hbase_migrate.wal.protobuf import Message, varint_field
 from minihbase.cluster import Cluster
 from minihbase.regionserver import RegionServer, RegionServers

@@ -12,8 +12,8 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from hbase_migrate.cluster.descriptors import FamilyDescriptor, TableDescriptor
+from hbase_migrate.cluster.schema import decode_family, decode_table_schema, table_from_message
 from hbase_migrate.rpc.master_calls import Nonce
-from hbase_migrate.rpc.schema import decode_family, decode_table_schema, table_from_message
 from hbase_migrate.wal.protobuf import Message, varint_field
 from minihbase.cluster import Cluster
 from minihbase.rpc.listener import DO_NOT_RETRY, CallContext, H, Handler, ServiceError

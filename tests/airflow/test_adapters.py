@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 
 from hbase_migrate.airflow_stack import cluster_connections, hbase_connection
-from hbase_migrate.cluster.client import connect
 from hbase_migrate.cluster.endpoints import CLIENTS, ClusterEndpoints
 from hbase_migrate.config import CdcSettings, MigrationSpec
 from hbase_migrate.errors import ConfigError
+from hbase_migrate.hbase.connect import connect
 from minihbase.server import MiniHBase
 from minihbase.zookeeper import ZooKeeperServer
 from tests.airflow_home import configure

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from hbase_migrate.airflow_shell import exports, write_shell_env
-from hbase_migrate.airflow_stack import SHELL_FILE, STACK_FILE, AirflowStack, airflow_env
+from hbase_migrate.airflow_shell import SHELL_FILE, exports, write_shell_env
+from hbase_migrate.airflow_stack import STACK_FILE, AirflowStack, airflow_env
 from hbase_migrate.cli import cli
 
 

@@ -46,7 +46,7 @@ from hbase_migrate.rpc.scan import (
     open_scan_request,
 )
 from hbase_migrate.wal.model import Cell, CellType, cell_order
-from minihbase.cli.minicluster import call_admin
+from minihbase.admin_client import call_admin
 from minihbase.cluster import Cluster
 from minihbase.regionserver import RegionServers
 from minihbase.server import MiniHBase

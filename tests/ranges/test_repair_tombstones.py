@@ -18,6 +18,7 @@ from hbase_migrate.config import load_config
 from hbase_migrate.validate.tombstones import run_admin_shell
 from hbase_migrate.wal.model import Cell, CellType
 from minihbase.server import MiniHBase
+from minihbase.zookeeper import ZooKeeperServer
 from tests.ranges.test_cli import run
 from tests.ranges.test_live import TABLE, configure
 from tests.replay.minicluster_util import compare, run_workload, t2
@@ -59,10 +60,20 @@ def described(cells: list[Cell]) -> list[str]:
             f"{to_string_binary(c.qualifier)} ts={c.timestamp}" for c in cells]
 
 
-def test_repair_compacts_past_newer_tombstones(tmp_path: Path,
-                                               capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize("client", ["thrift", "native"])
+def test_repair_compacts_past_newer_tombstones(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                               request: pytest.FixtureRequest,
+                                               client: str) -> None:
+    """Through the target's Thrift1 gateway (regions asked to compact, polled), or for a
+    target whose client is native (registered in ZooKeeper) over HBase's RPC (the table
+    flushed and compacted, waited for), both through the front door's compactor."""
+    native: dict[str, str] = {}
+    if client == "native":
+        zookeeper: ZooKeeperServer = request.getfixturevalue("zookeeper")
+        native = {"zookeeper": zookeeper.address, "znode_parent": f"/tomb-{tmp_path.name}"}
     with MiniHBase(tmp_path / "src", "source") as src, \
-            MiniHBase(tmp_path / "dst", "target") as dst:
+            MiniHBase(tmp_path / "dst", "target", **native) as dst:
+        assert dst.endpoints.native == bool(native)
         config = migrated(tmp_path, src, dst, capsys)
         hidden = damage(src, dst)
         code, out = run(["validate", "--config", config, "--repair", "--recompare-wait",
@@ -74,6 +85,7 @@ def test_repair_compacts_past_newer_tombstones(tmp_path: Path,
         assert sum(t["hidden_cells"] for t in found) == len(hidden)
         assert sorted(d for t in found for d in t["hidden"]) == sorted(described(hidden))
         assert all(t["regions"] and not t["still_hidden"] for t in found), found
+        assert all(t["native"] is bool(native) for t in found), found
         with Ledger.open(load_config(config).ledger_url) as ledger:
             actions = [r.detail.get("action", "repair") for r in ledger.repairs(1)]
             after = [r for r in ledger.repairs(1)

@@ -15,7 +15,7 @@ from tempfile import TemporaryDirectory
 from typing import Any
 
 from hbase_migrate.cluster.storage.walstore import WebHdfsWalStore
-from minihbase.cli.minicluster import call_admin
+from minihbase.admin_client import call_admin
 from realstack.hbase import DEFAULT_VERSION, RealHBase, RealHBaseOptions, has_gateways
 from realstack.walprinter import parse, pretty_print
 from tests.realstack import wal_workload

@@ -18,7 +18,7 @@ from pathlib import Path
 from tempfile import TemporaryDirectory
 from typing import Any
 
-from minihbase.cli.minicluster import call_admin
+from minihbase.admin_client import call_admin
 from realstack.hbase import RealHBase, RealHBaseOptions, is_1x
 from realstack.walprinter import parse, pretty_print
 from tests.realstack.golden import PRINTOUT, collect

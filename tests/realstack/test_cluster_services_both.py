@@ -20,7 +20,7 @@ from hbase_migrate.cluster.zk.zkpayload import decode_region_server_info
 from hbase_migrate.cluster.zk.zookeeper import HBaseZooKeeper
 from hbase_migrate.wal.model import Cell, CellType
 from hbase_migrate.wal.reader import read_entries
-from minihbase.cli.minicluster import call_admin
+from minihbase.admin_client import call_admin
 from minihbase.regionserver import WalSettings
 from minihbase.server import MiniHBase
 

@@ -28,7 +28,7 @@ from hbase_migrate.lifecycle.check import check
 from hbase_migrate.rpc.admin import NativeAdmin
 from hbase_migrate.rpc.client import NativeClient
 from hbase_migrate.wal.model import Cell, CellType
-from minihbase.cli.minicluster import call_admin
+from minihbase.admin_client import call_admin
 from realstack.hbase import RealHBase, RealHBaseOptions
 
 from .fixtures import running, skip_without_real_stack

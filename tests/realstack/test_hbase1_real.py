@@ -34,7 +34,7 @@ from hbase_migrate.rpc.admin import NativeAdmin
 from hbase_migrate.rpc.client import NativeClient
 from hbase_migrate.wal.model import cell_order
 from hbase_migrate.wal.reader import WalReader
-from minihbase.cli.minicluster import call_admin
+from minihbase.admin_client import call_admin
 from realstack.hbase import RealHBase, RealHBaseOptions
 from tests.rpc.cells import ROWS, every_kind, flat
 

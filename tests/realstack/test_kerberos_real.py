@@ -46,7 +46,7 @@ from hbase_migrate.cluster.zk.zookeeper import HBaseZooKeeper
 from hbase_migrate.config import IN_PROCESS, load_config
 from hbase_migrate.lifecycle import cutover_check, prepare, report, snapshot, validate
 from hbase_migrate.validate.compare import compare_tables
-from minihbase.cli.minicluster import call_admin
+from minihbase.admin_client import call_admin
 from minihbase.workload import Workload, WorkloadSpec
 from realstack.hbase import CLIENT_PRINCIPAL, RealHBase
 from tests.realstack.fixtures import SECURED_TICKET, borrowed, leaks, stack_endpoints

@@ -35,7 +35,7 @@ from hbase_migrate.config import IN_PROCESS, load_config
 from hbase_migrate.lifecycle import prepare, replay, snapshot, validate
 from hbase_migrate.rpc.cluster import NativeCluster
 from hbase_migrate.validate.compare import compare_tables
-from minihbase.cli.minicluster import call_admin
+from minihbase.admin_client import call_admin
 from minihbase.workload import Workload, WorkloadSpec
 from realstack.hbase import CLIENT_PRINCIPAL, RealHBase, RealHBaseOptions
 from tests.realstack.fixtures import (

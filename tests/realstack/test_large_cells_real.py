@@ -28,7 +28,7 @@ from hbase_migrate.lifecycle import prepare, replay, snapshot, validate
 from hbase_migrate.replay.discovery import open_wal_store
 from hbase_migrate.validate.compare import compare_tables
 from hbase_migrate.wal.model import Cell, CellType
-from minihbase.cli.minicluster import call_admin
+from minihbase.admin_client import call_admin
 from minihbase.server import MiniHBase
 from realstack.hbase import RealHBase
 
@@ -87,7 +87,7 @@ def wait_for(check: Any, what: str, timeout: float = 120) -> None:
 COPY_ALONE = """
 import json, sys, time, tracemalloc
 from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
-from hbase_migrate.snapshot.copy import copy_range
+from hbase_migrate.ranges.copy import copy_range
 
 def high_water_kib():  # VmHWM: this process's peak RSS (ru_maxrss counts the parent's)
     with open("/proc/self/status") as status:

@@ -24,7 +24,7 @@ from hbase_migrate.lifecycle import prepare, replay, snapshot, validate
 from hbase_migrate.ranges.keyrange import KeyRange
 from hbase_migrate.validate.compare import compare_tables
 from hbase_migrate.wal.model import Cell, CellType
-from minihbase.cli.minicluster import call_admin
+from minihbase.admin_client import call_admin
 from minihbase.server import MiniHBase
 from minihbase.workload import SPLITS, Workload, WorkloadSpec
 from realstack.hbase import RealHBase

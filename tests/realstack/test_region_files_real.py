@@ -16,10 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from hbase_migrate.cluster.client import Client, connect
+from hbase_migrate.cluster.client import Client
 from hbase_migrate.cluster.descriptors import ALL_VERSIONS, FamilyDescriptor, TableDescriptor
 from hbase_migrate.cluster.endpoints import ClusterEndpoints, load_cluster_json
 from hbase_migrate.cluster.storage.hdfs_files import HdfsRoot
+from hbase_migrate.hbase.connect import connect
 from hbase_migrate.hfile.region import region_cells
 from hbase_migrate.hfile.visible import ScanSpec
 from hbase_migrate.ranges.keyrange import KeyRange

@@ -18,7 +18,7 @@ from hbase_migrate.replay.job import ReplayJob
 from hbase_migrate.replay.run import run_replay
 from hbase_migrate.snapshot.schema import copy_schema
 from hbase_migrate.validate.compare import compare_tables
-from minihbase.cli.minicluster import call_admin
+from minihbase.admin_client import call_admin
 from minihbase.server import MiniHBase
 from minihbase.workload import Workload, WorkloadSpec
 

@@ -24,16 +24,16 @@ import pytest
 
 from hbase_migrate.audit.ledger import Ledger
 from hbase_migrate.cluster.admin import JavaAdmin
-from hbase_migrate.cluster.client import connect
 from hbase_migrate.cluster.endpoints import ClusterEndpoints
 from hbase_migrate.cluster.storage.hdfs_files import HdfsRoot
 from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
 from hbase_migrate.config import IN_PROCESS, MigrationSpec, load_config
+from hbase_migrate.hbase.admin import connect_admin
+from hbase_migrate.hbase.connect import connect
 from hbase_migrate.lifecycle import cutover_check, prepare, replay, snapshot, validate
 from hbase_migrate.snapshot.export import ExportJob
 from hbase_migrate.snapshot.hbase_method import (
     SnapshotMethodError,
-    admin_channel,
     clone_snapshots,
     export_snapshots,
     hdfs_root,
@@ -41,7 +41,7 @@ from hbase_migrate.snapshot.hbase_method import (
 )
 from hbase_migrate.snapshot.manifest import SNAPSHOT_DIR, parse_manifest
 from hbase_migrate.validate.compare import compare_tables
-from minihbase.cli.minicluster import call_admin
+from minihbase.admin_client import call_admin
 from minihbase.workload import Workload, WorkloadSpec
 from realstack.hbase import RealHBase, RealHBaseOptions
 from tests.replay.minicluster_util import wait_for
@@ -257,7 +257,7 @@ def test_files_archived_meanwhile_are_found_and_an_expired_snapshot_is_refused(
     spec = load_config(configure(tmp_path, real_hbase, target_hbase, table))
     prepare(spec)
     src_root, dst_root = hdfs_root(spec.source), hdfs_root(spec.target)
-    admin = admin_channel(spec.source, spec.snapshot.hbase_version)
+    admin = connect_admin(spec.source, spec.snapshot.hbase_version)
     taken = take_snapshots(spec, src_root, admin)
     with Thrift2Client(source.thrift2 or "") as client:
         cells = sorted(c for row in client.scan(table) for c in row)
@@ -275,7 +275,7 @@ def test_files_archived_meanwhile_are_found_and_an_expired_snapshot_is_refused(
             def is_empty(name: str) -> bool | None:
                 return next(iter(client.scan(name)), None) is None
 
-            target_admin = admin_channel(spec.target, spec.snapshot.hbase_version)
+            target_admin = connect_admin(spec.target, spec.snapshot.hbase_version)
             clone_snapshots(spec, taken, target_admin, ledger, record.id, None, False, is_empty)
             assert sorted(c for row in client.scan(table) for c in row) == cells
 

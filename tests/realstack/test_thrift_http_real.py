@@ -30,7 +30,7 @@ from hbase_migrate.config import IN_PROCESS, load_config
 from hbase_migrate.lifecycle import prepare, replay, snapshot, validate
 from hbase_migrate.validate.compare import compare_tables
 from hbase_migrate.wal.model import Cell, CellType
-from minihbase.cli.minicluster import call_admin
+from minihbase.admin_client import call_admin
 from realstack.hbase import RealHBase, RealHBaseOptions
 from tests.realstack.fixtures import kerberos_stack, stack_endpoints
 from tests.realstack.test_replay_both import workload

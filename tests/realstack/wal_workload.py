@@ -15,11 +15,11 @@ from pathlib import Path
 from thriftpy2.rpc import make_client
 
 from hbase_migrate.bytesutil import to_string_binary
-from hbase_migrate.cluster.client import connect
 from hbase_migrate.cluster.descriptors import FamilyDescriptor, TableDescriptor
 from hbase_migrate.cluster.endpoints import ClusterEndpoints
 from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
 from hbase_migrate.cluster.thrift.thrift2_idl import hbase2
+from hbase_migrate.hbase.connect import connect
 from hbase_migrate.rpc.cluster import NativeCluster
 from hbase_migrate.rpc.errors import RemoteError
 from hbase_migrate.rpc.messages import LATEST_TIMESTAMP, name_bytes_pair, region_specifier
@@ -31,7 +31,7 @@ from hbase_migrate.rpc.multi import (
 )
 from hbase_migrate.wal.model import Cell, CellType
 from hbase_migrate.wal.protobuf import bytes_field, varint_field
-from minihbase.cli.minicluster import call_admin
+from minihbase.admin_client import call_admin
 from realstack.hbase import is_1x
 
 TABLES = {"golden_a": (b"\x40", b"\x80"), "golden_b": ()}

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from hbase_migrate.cluster.client import connect
 from hbase_migrate.cluster.descriptors import FamilyDescriptor, TableDescriptor
 from hbase_migrate.cluster.zk.zookeeper import QUEUES_IN_TABLE
+from hbase_migrate.hbase.connect import connect
 from hbase_migrate.replay.retention import PINNED, TTL, assess, read_replication
 from hbase_migrate.replay.table_queues import (
     QUEUE_TABLE,

@@ -8,8 +8,8 @@ from typing import Any
 from hbase_migrate.cluster.admin import JavaAdmin, ShellAdmin
 from hbase_migrate.cluster.endpoints import ClusterEndpoints
 from hbase_migrate.config import ClusterSpec
+from hbase_migrate.hbase.admin import connect_admin
 from hbase_migrate.rpc.admin_channel import NativeAdminChannel
-from hbase_migrate.snapshot.hbase_method import admin_channel
 
 
 def cluster(admin_shell: str | None = None, **endpoints: Any) -> ClusterSpec:
@@ -19,17 +19,17 @@ def cluster(admin_shell: str | None = None, **endpoints: Any) -> ClusterSpec:
 
 
 def test_a_native_cluster_needs_no_jvm() -> None:
-    channel = admin_channel(cluster(client="native"), "2.6.1")
+    channel = connect_admin(cluster(client="native"), "2.6.1")
     assert isinstance(channel, NativeAdminChannel)
     assert (channel.role, channel.quorum, channel.znode_parent) == ("target", "zk:2181", "/hb")
     # a cluster naming no Thrift2 gateway is native without saying so
-    assert isinstance(admin_channel(cluster(thrift="t:9090"), "2.6.1"), NativeAdminChannel)
+    assert isinstance(connect_admin(cluster(thrift="t:9090"), "2.6.1"), NativeAdminChannel)
 
 
 def test_the_shell_when_named_and_the_java_helper_otherwise() -> None:
-    assert isinstance(admin_channel(cluster("hbase shell -n", client="native"), "2.6.1"),
+    assert isinstance(connect_admin(cluster("hbase shell -n", client="native"), "2.6.1"),
                       ShellAdmin)
-    assert isinstance(admin_channel(cluster(thrift="t:9090", client="thrift"), "2.6.1"),
+    assert isinstance(connect_admin(cluster(thrift="t:9090", client="thrift"), "2.6.1"),
                       JavaAdmin)
-    assert isinstance(admin_channel(cluster(thrift="t:9090", thrift2="t:9091"), "2.6.1"),
+    assert isinstance(connect_admin(cluster(thrift="t:9090", thrift2="t:9091"), "2.6.1"),
                       JavaAdmin)

@@ -12,6 +12,7 @@ import pytest
 from hbase_migrate.cluster.admin import SnapshotInfo
 from hbase_migrate.cluster.descriptors import FOREVER, FamilyDescriptor, TableDescriptor
 from hbase_migrate.cluster.errors import ZkPayloadError
+from hbase_migrate.cluster.schema import Namespace, decode_family, family_message, table_schema
 from hbase_migrate.rpc.admin import DO_NOT_RETRY, _unknown_method
 from hbase_migrate.rpc.master_calls import (
     Nonce,
@@ -37,7 +38,6 @@ from hbase_migrate.rpc.region_admin import (
     region_info_request,
     region_load_request,
 )
-from hbase_migrate.rpc.schema import Namespace, decode_family, family_message, table_schema
 from hbase_migrate.rpc.server_admin import AdminCallError
 from hbase_migrate.rpc.snapshots import (
     SNAPSHOT_FLUSH,

@@ -12,7 +12,7 @@ from collections.abc import Generator
 from typing import Any, cast
 
 from hbase_migrate.cluster.retry import Kind
-from hbase_migrate.rpc.client import NativeClient, _parts
+from hbase_migrate.rpc.client import NativeClient
 from hbase_migrate.rpc.codec import Call, RemoteException, encode_reply
 from hbase_migrate.rpc.locate import Region
 from hbase_migrate.rpc.multi import (
@@ -24,6 +24,7 @@ from hbase_migrate.rpc.multi import (
     multi_response,
 )
 from hbase_migrate.rpc.scan import ScanResponse, decode_scan_request, scan_response
+from hbase_migrate.rpc.writes import _parts
 from hbase_migrate.wal.model import Cell, CellType
 from tests.rpc.scripted import OutOfOrder, ScriptedServer
 
@@ -56,9 +57,8 @@ class Regions:
 
 
 def scripted_client(regions: Regions, **kw: Any) -> NativeClient:
-    client = NativeClient("127.0.0.1:1", max_backoff=0.01, call_timeout=5, **kw)
-    client.locator = regions  # type: ignore[assignment]
-    return client
+    return NativeClient("127.0.0.1:1", max_backoff=0.01, call_timeout=5, locator=regions,
+                        **kw)
 
 
 def test_scan_joins_partials_rides_a_heartbeat_and_a_move() -> None:
@@ -301,7 +301,7 @@ def test_multis_in_flight_answered_out_of_order_keep_each_cells_order() -> None:
         expected.setdefault((c.row, c.family, c.qualifier, c.timestamp), []).append(
             (c.type, c.value))
     assert store == expected
-    assert script.most_held == 2 and client._slots.peak == 2
+    assert script.most_held == 2 and client.writes.slots.peak == 2
     for group in script.rounds:
         rows = [{m.row for r in decode_region_actions(c.request, c.cell_block)
                  for m in r.actions if isinstance(m, MutationAction)} for c in group]

@@ -220,10 +220,8 @@ class OneRegion:
 
 def client_on(server: ScriptedServer, **kw: Any) -> tuple[NativeClient, OneRegion]:
     kw.setdefault("call_timeout", 5)
-    client = NativeClient("127.0.0.1:1", max_backoff=0.01, **kw)
     locator = OneRegion(server.port)
-    client.locator = locator  # type: ignore[assignment]
-    return client, locator
+    return NativeClient("127.0.0.1:1", max_backoff=0.01, locator=locator, **kw), locator
 
 
 def test_the_client_relocates_then_succeeds() -> None:

@@ -32,15 +32,15 @@ from typing import Any
 
 import pytest
 
-from hbase_migrate.cluster.client import connect
 from hbase_migrate.cluster.descriptors import TableDescriptor
 from hbase_migrate.config import IN_PROCESS, MigrationSpec, load_config
+from hbase_migrate.hbase.connect import connect
 from hbase_migrate.lifecycle import cutover_check, prepare, replay, report, snapshot, validate
 from hbase_migrate.lifecycle.check import check
 from hbase_migrate.rpc.admin import NativeAdmin
 from hbase_migrate.rpc.client import NativeClient
 from hbase_migrate.wal.model import CellType
-from minihbase.cli.minicluster import call_admin
+from minihbase.admin_client import call_admin
 from realstack.hbase import RealHBase, RealHBaseOptions
 from tests.realstack.fixtures import (
     NOT_FOR_STEPS,

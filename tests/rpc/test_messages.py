@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from hbase_migrate.rpc.codec import encode_cell_block
-from hbase_migrate.rpc.locate import region_from_meta, table_string
+from hbase_migrate.rpc.locate import region_from_meta
 from hbase_migrate.rpc.messages import (
     Column,
     Get,
@@ -38,6 +38,7 @@ from hbase_migrate.rpc.scan import (
     scan_message,
     scan_response,
 )
+from hbase_migrate.tablename import table_string
 from hbase_migrate.wal.model import Cell, CellType
 from hbase_migrate.wal.protobuf import ProtobufError, varint_field
 

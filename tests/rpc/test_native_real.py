@@ -20,7 +20,7 @@ from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
 from hbase_migrate.rpc.client import NativeClient
 from hbase_migrate.rpc.errors import RemoteError
 from hbase_migrate.wal.model import Cell, CellType, Tag, cell_order
-from minihbase.cli.minicluster import call_admin
+from minihbase.admin_client import call_admin
 from minihbase.regionserver import WalSettings
 from minihbase.server import MiniHBase
 from tests.rpc.cells import ROWS, every_kind, flat
@@ -126,7 +126,7 @@ def test_equal_timestamps_in_flight_end_as_written_one_at_a_time(
     with NativeClient(described["zookeeper"], described["znode_parent"],
                       max_multi_bytes=24_000) as batched:
         batched.write("native_eq_batched", written)
-        assert batched._slots.peak == 2
+        assert batched.writes.slots.peak == 2
     with NativeClient(described["zookeeper"], described["znode_parent"]) as single:
         for c in written:
             single.write("native_eq_single", [c])

@@ -36,13 +36,13 @@ from typing import Any
 import gssapi
 import pytest
 
-from hbase_migrate.cluster.client import connect
 from hbase_migrate.cluster.descriptors import TableDescriptor
 from hbase_migrate.cluster.endpoints import ClusterEndpoints
 from hbase_migrate.cluster.sizing import GatewaySettings
 from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
 from hbase_migrate.cluster.zk.zookeeper import HBaseZooKeeper
 from hbase_migrate.config import IN_PROCESS, load_config
+from hbase_migrate.hbase.connect import connect
 from hbase_migrate.lifecycle import prepare, replay, snapshot, validate
 from hbase_migrate.rpc.cluster import NativeCluster
 from hbase_migrate.rpc.codec import decode_call, encode_reply
@@ -51,7 +51,7 @@ from hbase_migrate.rpc.errors import RemoteError
 from hbase_migrate.rpc.messages import get_response
 from hbase_migrate.rpc.sasl import GssapiMechanism, SaslError, gssapi_login
 from hbase_migrate.wal.model import Cell, CellType, cell_order
-from minihbase.cli.minicluster import call_admin
+from minihbase.admin_client import call_admin
 from minihbase.workload import Workload, WorkloadSpec
 from realstack.hbase import RealHBase
 from tests.realstack import fixtures

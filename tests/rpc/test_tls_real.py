@@ -31,12 +31,12 @@ from pathlib import Path
 
 import pytest
 
-from hbase_migrate.cluster.client import connect
 from hbase_migrate.cluster.descriptors import TableDescriptor
 from hbase_migrate.cluster.endpoints import ClusterEndpoints
 from hbase_migrate.cluster.sizing import GatewaySettings
 from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
 from hbase_migrate.commands.cluster import status_info
+from hbase_migrate.hbase.connect import connect
 from hbase_migrate.ranges.credentials import job_tokens
 from hbase_migrate.rpc.cluster import NativeCluster
 from hbase_migrate.rpc.connection import Connection

@@ -28,11 +28,11 @@ from pathlib import Path
 import pytest
 
 from hbase_migrate.cluster.auth.tokens import Token, forget_tokens, use_token
-from hbase_migrate.cluster.client import connect
 from hbase_migrate.cluster.descriptors import TableDescriptor
 from hbase_migrate.cluster.endpoints import ClusterEndpoints
 from hbase_migrate.cluster.sizing import GatewaySettings
 from hbase_migrate.config import load_config
+from hbase_migrate.hbase.connect import connect
 from hbase_migrate.lifecycle import prepare, snapshot
 from hbase_migrate.ranges.credentials import job_tokens
 from hbase_migrate.rpc.cluster import NativeCluster

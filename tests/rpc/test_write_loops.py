@@ -8,8 +8,8 @@ import random
 import pytest
 
 from hbase_migrate.cluster.sizing import CELL_OVERHEAD, cell_bytes, cells_bytes
-from hbase_migrate.rpc.client import _stages
-from hbase_migrate.snapshot.copy import _batches
+from hbase_migrate.ranges.copy import _batches
+from hbase_migrate.rpc.writes import _stages
 from hbase_migrate.wal.model import Cell, CellType
 
 

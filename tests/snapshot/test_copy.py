@@ -14,7 +14,7 @@ import pytest
 from hbase_migrate.cluster.descriptors import FamilyDescriptor, TableDescriptor
 from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
 from hbase_migrate.heavy_imports import YOUNG_OBJECTS, fewer_collections
-from hbase_migrate.snapshot.copy import copy_table
+from hbase_migrate.ranges.copy import copy_table
 from hbase_migrate.snapshot.schema import SchemaMismatchError, copy_schema, split_points
 from hbase_migrate.validate.compare import compare_tables
 from hbase_migrate.wal.model import Cell, CellType

@@ -14,7 +14,7 @@ from minihbase.soak import SoakResult, SoakSpec
 
 def test_a_failed_soak_prints_its_seed_and_schedule(tmp_path: Path,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    def failing(spec: SoakSpec, say: object) -> SoakResult:
+    def failing(spec: SoakSpec, say: object, airflow: object) -> SoakResult:
         events = spec.events()
         return SoakResult(events, actions=[{"index": 2, "error": "OSError: gone"}],
                           problems=["verify: the target holds REFERENCED=9 (the source 10)"])

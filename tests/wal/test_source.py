@@ -15,7 +15,7 @@ import pytest
 import requests
 from conftest import pairs_of, simple_pairs, wal_bytes
 
-from hbase_migrate.errors import WalSourceError
+from hbase_migrate.errors import Kind, WalSourceError
 from hbase_migrate.replay.outage import outage_of
 from hbase_migrate.wal.reader import WalReader
 from hbase_migrate.wal.source import OPEN_ATTEMPTS, open_source, source_size
@@ -264,7 +264,7 @@ def test_a_datanode_that_closes_every_open_fails_the_file_in_one_line(
                            f"{OPEN_ATTEMPTS} times in a row"), text
     assert f"while the NameNode at 127.0.0.1:{server.server_address[1]} answers; expected " \
         "an HTTP answer with the file's bytes" in text
-    assert not err.value.unreachable and outage_of(err.value) is None
+    assert err.value.kind is not Kind.OUTAGE and outage_of(err.value) is None
     assert len(accepted) == OPEN_ATTEMPTS
 
 

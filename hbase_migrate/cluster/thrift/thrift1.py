@@ -351,6 +351,17 @@ class Thrift1Client:
         self._call(f"majorCompact {to_string_binary(table_or_region)}",
                    lambda c: c.client.majorCompact(table_or_region))
 
+    waits = False  # a Compactor (cluster.admin) that only asks, region by region
+
+    def compact(self, table: str, regions: Sequence[RegionDescriptor], asked: set[bytes]
+                ) -> None:
+        """Ask for a major compaction of each of ``regions`` not in ``asked`` (which gains
+        their names)."""
+        for region in regions:
+            if region.region_name not in asked:
+                self.major_compact(region.region_name)
+                asked.add(region.region_name)
+
     # --- reads --------------------------------------------------------------------------
 
     def row(self, table: str, row: bytes, columns: Sequence[bytes] | None = None) -> Row:

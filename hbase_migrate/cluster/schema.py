@@ -25,8 +25,7 @@ from collections.abc import Callable
 from typing import NamedTuple
 
 from hbase_migrate.cluster.descriptors import FOREVER, FamilyDescriptor, TableDescriptor
-from hbase_migrate.rpc.locate import table_string
-from hbase_migrate.tablename import split_table_name
+from hbase_migrate.tablename import split_table_name, table_string
 from hbase_migrate.wal.messages import TableName, decode_table_name, encode_table_name
 from hbase_migrate.wal.protobuf import Message, ProtobufError, bytes_field, string_field
 
