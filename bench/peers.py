@@ -190,6 +190,8 @@ class Peers:
         self.client_kind = "thrift"  # how the project's steps reach both clusters
         self.master = "in-process"  # where the project's steps run their tasks ([spark] master)
         self.checkout = Path.cwd()  # whose code the project's steps run
+        self.archive_ttl = "10m"  # the source's hbase.master.logcleaner.ttl (the replay's
+        #                           coverage proof trusts files younger than that)
 
     # --- data ------------------------------------------------------------------------------
 
@@ -244,6 +246,7 @@ class Peers:
             f'[source]\ncluster_json = "{self.source_json}"\nclient = "{self.client_kind}"\n'
             f'[target]\ncluster_json = "{self.target_json}"\nclient = "{self.client_kind}"\n'
             f'[spark]\nmaster = "{self.master}"\n[replay]\nwriters = {self.writers}\n'
+            f'archive_ttl = "{self.archive_ttl}"\n'
             f'[[tables]]\nsource = "{SOURCE}"\ntarget = "{target}"\n{more}', encoding="utf-8")
         return path
 

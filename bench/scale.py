@@ -144,6 +144,7 @@ def main() -> None:
             stack.callback(spark.close)
         peers = Peers(clusters["source"], clusters["target"], classpath, folder)
         peers.client_kind = args.client
+        peers.archive_ttl = "1d"  # as the stacks keep them (ARCHIVE_TTL_MS)
         tools: dict[str, Callable[[], Run]] = {"copy": peers.copy_peer,
                                                "replay": peers.replay_peer,
                                                "validate": peers.validate_peer}
