@@ -1,11 +1,13 @@
 """The cost curve as a plot: seconds per million cells against the size, one panel per step
 (copy, replay, validation), one line per tool and engine, from ``bench/scale.py``'s JSON.
 
-Usage: ``python bench/scale_plot.py [bench/out/scale.json] [--out docs/scale-curve.svg]``
+Usage: ``python bench/scale_plot.py [bench/out/scale.json] [--out docs/scale-curve.svg]
+[--with-before]``
 
 Writes a plain SVG (no plotting library needed): the size on a log axis, seconds per million
 cells from 0; a line that falls with size amortises a fixed start-up, a flat one costs the
-same per cell at every size.
+same per cell at every size. The runs of ``--before`` (another checkout) are left out unless
+``--with-before``.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from typing import Any
 
 STEPS = ("copy", "replay", "validate")
 COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#7f7f7f")
-WIDTH, HEIGHT, PANEL, TOP, LEFT, BOTTOM = 330, 300, 330, 40, 50, 190
+WIDTH, HEIGHT, PANEL, TOP, LEFT, BOTTOM = 330, 300, 330, 40, 50, 130
 
 
 def series(runs: list[dict[str, Any]], step: str) -> dict[str, list[tuple[int, float]]]:
@@ -67,7 +69,7 @@ def panel(x0: int, step: str, lines: dict[str, list[tuple[int, float]]],
                    'stroke-width="2"/>')
         out += [f'<circle cx="{x(c):.1f}" cy="{y(s):.1f}" r="3" fill="{colour}"/>'
                 for c, s in points]
-        legend_y = TOP + HEIGHT + 40 + 16 * i
+        legend_y = TOP + HEIGHT + 58 + 16 * i
         out.append(f'<rect x="{x0 + LEFT}" y="{legend_y - 9}" width="12" height="4" '
                    f'fill="{colour}"/><text x="{x0 + LEFT + 18}" y="{legend_y}">'
                    f'{escape(label)}</text>')
@@ -87,7 +89,7 @@ def draw(data: dict[str, Any]) -> str:
     for i, step in enumerate(steps):
         body += panel(10 + i * PANEL, step, series(runs, step), sizes)
     body.append(f'<text x="{width / 2}" y="{TOP + HEIGHT + 30}" text-anchor="middle">'
-                f'cells (log scale); HBase {escape(str(data.get("hbase_version", "")))}</text>')
+                f'cells compared (log scale); real HBase {escape(str(data.get("hbase_version", "")))}</text>')
     return "\n".join([*body, "</svg>", ""])
 
 
@@ -95,9 +97,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("json", type=Path, nargs="?", default=Path("bench/out/scale.json"))
     parser.add_argument("--out", type=Path, default=Path("docs/scale-curve.svg"))
+    parser.add_argument("--with-before", action="store_true")
     args = parser.parse_args()
-    args.out.write_text(draw(json.loads(args.json.read_text(encoding="utf-8"))),
-                        encoding="utf-8")
+    data = json.loads(args.json.read_text(encoding="utf-8"))
+    if not args.with_before:
+        data["runs"] = [r for r in data["runs"] if not str(r["engine"]).endswith("(before)")]
+    args.out.write_text(draw(data), encoding="utf-8")
     print(f"written {args.out}")
 
 
