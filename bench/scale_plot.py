@@ -88,8 +88,9 @@ def draw(data: dict[str, Any]) -> str:
             f'{TOP + HEIGHT / 2})" text-anchor="middle">seconds per million cells</text>']
     for i, step in enumerate(steps):
         body += panel(10 + i * PANEL, step, series(runs, step), sizes)
+    version = escape(str(data.get("hbase_version", "")))
     body.append(f'<text x="{width / 2}" y="{TOP + HEIGHT + 30}" text-anchor="middle">'
-                f'cells compared (log scale); real HBase {escape(str(data.get("hbase_version", "")))}</text>')
+                f"cells compared (log scale); real HBase {version}</text>")
     return "\n".join([*body, "</svg>", ""])
 
 
