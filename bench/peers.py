@@ -114,21 +114,39 @@ class Pair:
                                  for r in self.project + self.peer + self.before)}
 
 
+# Run by timed() in a small process of its own: runs the command (argv[2:]) and writes its
+# wall seconds and peak RSS in kB (wait4) to the file argv[1]. A child forked straight from
+# this bench, once it has built millions of cells, would start with the bench's pages counted
+# in its peak (Linux keeps the forker's high-water mark across exec).
+MEASURED = """
+import os, subprocess, sys, time
+began = time.perf_counter()
+child = subprocess.Popen(sys.argv[2:])
+_, status, usage = os.wait4(child.pid, 0)
+seconds = time.perf_counter() - began
+with open(sys.argv[1], "w") as out:
+    out.write(f"{seconds} {usage.ru_maxrss}")
+sys.exit(os.waitstatus_to_exitcode(status) & 0xFF)
+"""
+
+
 def timed(command: list[str], env: dict[str, str] | None = None,
           log: Path | None = None, cwd: Path | None = None) -> tuple[float, float, int]:
     """Run ``command`` (in ``cwd``): (wall seconds, peak RSS in MB of its process, exit
-    status)."""
+    status), measured by a small process of its own (:data:`MEASURED`)."""
     out = log.open("ab") if log else subprocess.DEVNULL
-    try:
-        t0 = time.perf_counter()
-        child = subprocess.Popen(command, env=env, stdout=out, stderr=out, cwd=cwd)
-        _, status, usage = os.wait4(child.pid, 0)
-        seconds = time.perf_counter() - t0
-        child.returncode = os.waitstatus_to_exitcode(status)
-    finally:
-        if log:
-            out.close()  # type: ignore[union-attr]
-    return seconds, usage.ru_maxrss / 1024, child.returncode
+    with tempfile.NamedTemporaryFile("r", suffix=".measured") as measured:
+        try:
+            status = subprocess.run([sys.executable, "-c", MEASURED, measured.name, *command],
+                                    env=env, stdout=out, stderr=out, cwd=cwd,
+                                    check=False).returncode
+        finally:
+            if log:
+                out.close()  # type: ignore[union-attr]
+        found = measured.read().split()
+    if len(found) != 2:
+        raise RuntimeError(f"{command[0]} could not be started (exit {status}, see {log})")
+    return float(found[0]), int(found[1]) / 1024, status
 
 
 def make_cells(count: int, seed: int = 5) -> list[Cell]:
@@ -172,6 +190,8 @@ class Peers:
         self.client_kind = "thrift"  # how the project's steps reach both clusters
         self.master = "in-process"  # where the project's steps run their tasks ([spark] master)
         self.checkout = Path.cwd()  # whose code the project's steps run
+        self.archive_ttl = "10m"  # the source's hbase.master.logcleaner.ttl (the replay's
+        #                           coverage proof trusts files younger than that)
 
     # --- data ------------------------------------------------------------------------------
 
@@ -226,6 +246,7 @@ class Peers:
             f'[source]\ncluster_json = "{self.source_json}"\nclient = "{self.client_kind}"\n'
             f'[target]\ncluster_json = "{self.target_json}"\nclient = "{self.client_kind}"\n'
             f'[spark]\nmaster = "{self.master}"\n[replay]\nwriters = {self.writers}\n'
+            f'archive_ttl = "{self.archive_ttl}"\n'
             f'[[tables]]\nsource = "{SOURCE}"\ntarget = "{target}"\n{more}', encoding="utf-8")
         return path
 

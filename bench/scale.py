@@ -2,6 +2,7 @@
 beside HBase's tools on the same data, in one sitting.
 
 Usage: ``python bench/scale.py [--cells 2000000,20000000] [--engines in-process,local[2],standalone]
+[--steps copy,replay,validate] [--before CHECKOUT] [--client native|thrift]
 [--json bench/out/scale.json]``
 
 Starts two real Apache HBase clusters (``realstack``, as ``bench/peers.py``) and, for the
@@ -14,7 +15,11 @@ each copy compared with the source cell for cell. Printed per run: seconds, seco
 million cells, and the peak RSS of the command's process (``wait4``) and, on the
 standalone cluster, the largest executor JVM and Python worker seen (sampled every 0.5 s
 from ``/proc``, among this process's descendants). Asserts nothing; at 20,000,000 cells a
-sitting takes hours.
+sitting takes hours. The source keeps its archived WALs for a day (HBase's cleaner would delete
+them 10 minutes after the roll, mid-sitting at 2 million cells, and the replay would find gaps).
+With ``--before`` each of the project's steps also runs from another checkout (an earlier
+commit) just before this one's, on the same engine, for a before and after in one sitting.
+The project reaches both clusters over HBase's RPC (``--client native``) unless told.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import asdict
+from functools import partial
 from pathlib import Path
 
 from bench.peers import Peers, Run
@@ -35,6 +41,7 @@ from realstack.maven import module_classpath
 from tests.spark.standalone import start_cluster
 
 STEPS = ("copy", "replay", "validate")
+ARCHIVE_TTL_MS = 24 * 3600 * 1000  # archived WALs outlive the sitting
 EXECUTOR_MARKS = {"executor JVM": "CoarseGrainedExecutorBackend",
                   "Python worker": "pyspark.daemon"}
 
@@ -85,8 +92,13 @@ def executor_peaks() -> Iterator[dict[str, float]]:
         sampler.join()
 
 
+def load() -> str:
+    """The machine's load averages (1, 5 and 15 minutes), as ``uptime`` gives them."""
+    return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+
+
 def row(size: int, step: str, engine: str, run: Run, peaks: dict[str, float]) -> dict[str, object]:
-    found = {"cells": size, "step": step, "engine": engine, **asdict(run),
+    found = {"cells": size, "step": step, "engine": engine, **asdict(run), "load": load(),
              "seconds_per_million_cells": run.seconds / max(1, run.cells) * 1e6, **peaks}
     print(f"{size:>10,} {step:<9}{engine:<32}{run.seconds:>9.1f} s"
           f"{found['seconds_per_million_cells']:>9.1f} s/M{run.peak_rss_mb:>8.0f} MB"
@@ -101,10 +113,17 @@ def main() -> None:
     parser.add_argument("--cells", default="2000000,20000000")
     parser.add_argument("--engines", default="in-process,local[2],standalone")
     parser.add_argument("--hbase-version", default=DEFAULT_VERSION)
+    parser.add_argument("--steps", default=",".join(STEPS),
+                        help="the steps to run, comma-separated (validate needs copy)")
+    parser.add_argument("--before", type=Path, help="another checkout of the project: its "
+                        "steps run too, each just before this one's")
+    parser.add_argument("--client", choices=("native", "thrift"), default="native",
+                        help="how the project's steps reach both clusters")
     parser.add_argument("--json", type=Path, default=Path("bench/out/scale.json"))
     args = parser.parse_args()
     sizes = [int(c) for c in args.cells.split(",")]
     engines = args.engines.split(",")
+    steps = [s for s in STEPS if s in args.steps.split(",")]
     classpath = module_classpath("mapreduce", {"hbase.version": args.hbase_version})
     rows: list[dict[str, object]] = []
     with tempfile.TemporaryDirectory(prefix="scale-") as tmp, ExitStack() as stack:
@@ -112,7 +131,8 @@ def main() -> None:
         clusters = {}
         for side in ("source", "target"):
             hbase = RealHBase(folder / side, RealHBaseOptions(
-                hbase_version=args.hbase_version, region_servers=1, heap="1g", name=side))
+                hbase_version=args.hbase_version, region_servers=1, heap="1g", name=side,
+                archive_ttl_ms=ARCHIVE_TTL_MS))
             hbase.start()
             stack.callback(hbase.stop)
             clusters[side] = hbase.cluster_json
@@ -123,6 +143,8 @@ def main() -> None:
             masters["standalone"] = next(spark)
             stack.callback(spark.close)
         peers = Peers(clusters["source"], clusters["target"], classpath, folder)
+        peers.client_kind = args.client
+        peers.archive_ttl = "1d"  # as the stacks keep them (ARCHIVE_TTL_MS)
         tools: dict[str, Callable[[], Run]] = {"copy": peers.copy_peer,
                                                "replay": peers.replay_peer,
                                                "validate": peers.validate_peer}
@@ -132,16 +154,23 @@ def main() -> None:
         for size in sizes:
             peers.load(size)
             peers.drop_made()
-            for step in STEPS:  # SyncTable checks CopyTable's copy
+            for step in steps:  # SyncTable checks CopyTable's copy
                 run = tools[step]()
                 rows.append(row(size, step, run.tool, run, {}))
+                print(f"  (load {load()})", flush=True)
             peers.drop_made()
             for engine, master in masters.items():
                 peers.master = master
-                for step in STEPS:  # validate checks this engine's copy
-                    with executor_peaks() as peaks:
-                        run = ours[step]()
-                    rows.append(row(size, step, engine, run, dict(peaks)))
+                for step in steps:  # validate checks this engine's (last) copy
+                    runs = [(engine, ours[step])]
+                    if args.before is not None:  # first: a fuller target slows the second
+                        runs.insert(0, (f"{engine} (before)",
+                                        partial(peers.from_checkout, args.before, ours[step])))
+                    for label, fn in runs:
+                        with executor_peaks() as peaks:
+                            run = fn()
+                        rows.append(row(size, step, label, run, dict(peaks)))
+                        print(f"  (load {load()})", flush=True)
                 peers.drop_made()
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(json.dumps({"hbase_version": args.hbase_version, "runs": rows},

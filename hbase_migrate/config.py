@@ -43,8 +43,10 @@
     master = "auto"             # in-process for small work, large_master for large work;
                                 # or always one: "in-process", local[*], spark://host:7077,
                                 # yarn, k8s://...
-    large_master = "local[*]"   # where "auto" sends large work (spark://..., yarn, ...)
-    auto_cells = 1000000        # "auto": work of this many cells or more goes to Spark
+    large_master = "local[*]"   # where "auto" sends large work, if a cluster (spark://...,
+                                # yarn, k8s://...); a local Spark is never chosen by "auto"
+    auto_cells = 1000000        # "auto": work of this many cells or more goes to a cluster
+                                # large_master (docs/figures.md, "Spark or in-process")
     ship_keytab = "auto"        # Kerberos: send the keytab and krb5_conf with each Spark job
                                 # ("auto": to cluster masters, not local[*]; "always";
                                 # "never": they are deployed at the same paths on every worker)

@@ -61,6 +61,10 @@ from hbase_migrate.wal.reader import WalReader
 
 Source = str | os.PathLike[str]
 COMPLETE = "trailer"
+# Cells per acknowledged batch. At 2,000,000 cells on real HBase 2.6.1 a replay of 20,000-cell
+# batches took 28 s where 5,000-cell ones took 38 to 52 s: a batch's Multis each cost the
+# target a WAL sync per region (docs/figures.md, "The cost curve").
+DEFAULT_BATCH_CELLS = 20_000
 
 
 @dataclass(frozen=True)
@@ -69,7 +73,7 @@ class ReplaySpec:
     batches may be in flight (handed to the target, not yet acknowledged) per file."""
 
     filter: ReplayFilter = field(default_factory=ReplayFilter)
-    batch_cells: int = 5000
+    batch_cells: int = DEFAULT_BATCH_CELLS
     in_flight: int = 2
     batch_bytes: int = 16 * 1024 * 1024
 

@@ -25,7 +25,7 @@ from typing import Any
 from hbase_migrate.audit.records import Provenance
 from hbase_migrate.config import ClusterSpec, MigrationSpec, TableSpec
 from hbase_migrate.errors import ConfigError
-from hbase_migrate.replay.file_replay import ReplaySpec
+from hbase_migrate.replay.file_replay import DEFAULT_BATCH_CELLS, ReplaySpec
 from hbase_migrate.replay.filters import ReplayFilter
 from hbase_migrate.timeutil import check_seconds, check_window, format_time
 
@@ -48,7 +48,7 @@ class ReplayJob:
     end: int | None = None  # None: catch-up (open-ended)
     force_thrift1: bool = False
     dry_run: bool = False
-    batch_cells: int = 5000
+    batch_cells: int = DEFAULT_BATCH_CELLS
     lock_timeout: float = DEFAULT_LOCK_TIMEOUT
     step_kind: str = "replay"
     provenance: Provenance = field(default_factory=Provenance)

@@ -25,6 +25,7 @@ import itertools
 import threading
 from collections import Counter, deque
 from collections.abc import Callable, Iterator, Sequence
+from operator import itemgetter
 from typing import NamedTuple, Protocol
 
 from hbase_migrate.cluster.retry import Kind, classify
@@ -46,6 +47,7 @@ from hbase_migrate.wal.model import Cell
 
 MIN_PART_ROWS = 64  # a server's share of a round is cut into Multis of at least this
 _Row = tuple[bytes, list[Cell]]  # a row and its cells: one MutationProto
+_ROW_KEY = itemgetter(0)  # a _Row's row
 _Server = tuple[str, int]
 _Batch = dict[bytes, tuple[Region, list[_Row]]]  # one Multi: region name -> its rows
 _Failure = tuple[Exception, "Region | None"]
@@ -156,7 +158,12 @@ class MultiWriter:
         return failed, failures
 
     def _start(self, server: _Server, batch: _Batch) -> _Sent:
-        """Encode and send one Multi, not waiting for its reply."""
+        """Encode and send one Multi, not waiting for its reply. Each region's rows go in
+        key order (each row is there once): HBase's server applies a region's puts or
+        deletes sorted by row and answers them in that order (HBASE-17924), so only a Multi
+        sent sorted gets the reply :func:`all_done` reads without decoding it."""
+        for _, rows in batch.values():
+            rows.sort(key=_ROW_KEY)  # in place: the batch's lists, retried as sent
         regions = [(name, rows) for name, (_, rows) in batch.items()]
         by_index = [item for _, rows in regions for item in rows]
         block = [cell for _, cells in by_index for cell in cells]

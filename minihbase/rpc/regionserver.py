@@ -19,7 +19,8 @@ cluster's data model (``minihbase.cluster``), as ``RSRpcServices`` answers them:
   an action that cannot be (no such family, a row outside the region) fails alone, with its
   exception in its ResultOrException; its Gets (a client's batch of gets) are read after,
   and its increments and appends applied one by one (``minihbase.rpc.deltas``), each
-  answered with its cells; ``Mutate`` applies one put, delete, increment or append;
+  answered with its cells; the answers come in HBase's order (a run of puts and deletes
+  sorted by row); ``Mutate`` applies one put, delete, increment or append;
   mutations come with their cells in the cell block or inline (``column_value``), read as
   HBase's ``ProtobufUtil`` reads them (``hbase_migrate.rpc.multi``);
 * a client that named no codec gets the cells of its results inline;
@@ -33,8 +34,9 @@ from __future__ import annotations
 import itertools
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from operator import attrgetter
 
 from hbase_migrate.rpc.codec import encode_cell_block
 from hbase_migrate.rpc.conditions import decode_condition, decode_mutate_condition
@@ -374,7 +376,7 @@ class RegionServerRpc:
 
     def multi(self, ctx: CallContext) -> tuple[bytes, bytes]:
         """Each RegionAction's mutations applied together, then its Gets read, each action
-        answered in the order sent (Gets' cells in the cell block)."""
+        answered in HBase's order (:func:`answer_order`; Gets' cells in the cell block)."""
         check_multi(ctx.call.request)
         results = []
         for region_actions in decode_region_actions(ctx.call.request, ctx.call.cell_block):
@@ -403,7 +405,8 @@ class RegionServerRpc:
                         else self._delta(table, start, end, action)))
                 except (ServiceError, MiniHBaseError) as exc:
                     done[action.action] = ActionResult(action.action, _pair(service_error(exc)))
-            results.append(RegionResult(tuple(done[a.action] for a in actions)))
+            results.append(RegionResult(tuple(done[a.action]
+                                              for a in answer_order(actions))))
         cells = [c for region in results if not region.cells_inline
                  for r in region.results for c in r.cells]
         block = encode_cell_block(cells, ctx.tags) if cells and ctx.in_block else b""
@@ -588,3 +591,24 @@ def _mutation(action: MutationAction) -> Mutation:
 def _pair(error: ServiceError | None) -> tuple[str, str]:
     assert error is not None
     return error.class_name, error.trace
+
+
+def answer_order(actions: Sequence[MutationAction | GetAction]
+                 ) -> list[MutationAction | GetAction]:
+    """The order HBase's server answers a non-atomic RegionAction in: Gets, increments and
+    appends as met, each run of puts and deletes (ended by an increment, an append or the
+    end) sorted by row, as its batch is applied (HBASE-17924); equal rows keep their order."""
+    order: list[MutationAction | GetAction] = []
+    run: list[MutationAction] = []
+    for action in actions:
+        if isinstance(action, MutationAction) and action.kind in (PUT, DELETE):
+            run.append(action)
+            continue
+        if isinstance(action, MutationAction):  # an increment or append ends the run
+            order += sorted(run, key=_MUTATION_ROW)
+            run = []
+        order.append(action)
+    return order + sorted(run, key=_MUTATION_ROW)
+
+
+_MUTATION_ROW = attrgetter("row")

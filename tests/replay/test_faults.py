@@ -61,7 +61,7 @@ def _big_file_source(tmp_path: Path, src: MiniHBase, dst: MiniHBase) -> tuple[Pa
     config = write_migration(tmp_path, src, dst, TABLE)
     set_watermark(config)
     run_workload(src, TABLE, seed=31, ops=200)
-    _write_bulk(src, calls=60, cells_per_call=500)  # 30 000 cells: six 5 000-cell batches
+    _write_bulk(src, calls=60, cells_per_call=2000)  # 120 000 cells: six 20 000-cell batches
     copy_table_schema(src, dst, TABLE)
     assert src.region_servers is not None
     archived, = src.region_servers.roll()

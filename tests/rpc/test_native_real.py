@@ -7,6 +7,7 @@ ridden out by a scan and by writes."""
 
 from __future__ import annotations
 
+import random
 import time
 import uuid
 from collections.abc import Iterator
@@ -17,8 +18,11 @@ import pytest
 from hbase_migrate.cluster.descriptors import FamilyDescriptor, TableDescriptor
 from hbase_migrate.cluster.retry import Kind
 from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
+from hbase_migrate.rpc import client as client_module
 from hbase_migrate.rpc.client import NativeClient
+from hbase_migrate.rpc.codec import encode_cell_block
 from hbase_migrate.rpc.errors import RemoteError
+from hbase_migrate.rpc.multi import PUT, decode_multi_response, row_multi
 from hbase_migrate.wal.model import Cell, CellType, Tag, cell_order
 from minihbase.admin_client import call_admin
 from minihbase.regionserver import WalSettings
@@ -160,6 +164,36 @@ def test_tags_travel_with_keyvalue_codec_with_tags(described: dict[str, Any]) ->
         assert client.get("native_tags", b"r") == [tagged]
     with NativeClient(described["zookeeper"], described["znode_parent"]) as client:
         assert client.get("native_tags", b"r") == [tagged._replace(tags=())]
+
+
+def test_a_region_s_puts_are_answered_in_row_order_and_sent_so(
+        described: dict[str, Any], native: NativeClient, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The server answers a Multi's puts of one region sorted by row, whatever order they
+    were sent in (HBASE-17924); the client sends each region's rows sorted, so a write of
+    rows out of key order (a WAL's) gets replies read without decoding them, and lands."""
+    create(described, "native_order")
+    region = native.locate("native_order", b"a")
+    sent = [b"a3", b"a1", b"a2"]  # action i writes row sent[i]
+    multi = row_multi([(region.name, [(row, [Cell(row, b"f", b"q", 1, CellType.PUT, b"v")])
+                                      for row in sent])], PUT)
+    block = encode_cell_block([Cell(row, b"f", b"q", 1, CellType.PUT, b"v") for row in sent])
+    reply = native.pool.get(region.host, region.port).start("Multi", multi, block).result()
+    [answered] = decode_multi_response(reply.response or b"")
+    assert [sent[r.action] for r in answered.results] == sorted(sent)
+
+    decoded: list[int] = []
+
+    def counted(data: bytes) -> Any:
+        decoded.append(len(data))
+        return decode_multi_response(data)
+
+    monkeypatch.setattr(client_module, "decode_multi_response", counted)
+    rows = [b"%s%03d" % (p, i) for p in (b"b", b"h", b"q") for i in range(100)]
+    random.Random(7).shuffle(rows)
+    cells = [Cell(row, b"g", b"q", 5, CellType.PUT, row[::-1]) for row in rows]
+    native.write("native_order", cells)
+    assert decoded == []
+    assert flat(native.scan("native_order", b"b")) == sorted(cells, key=cell_order)
 
 
 def test_split_key_rows_and_region_listing(described: dict[str, Any],
