@@ -18,7 +18,7 @@ import pytest
 from hbase_migrate.cluster.descriptors import FamilyDescriptor, TableDescriptor
 from hbase_migrate.cluster.retry import Kind
 from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
-from hbase_migrate.rpc import client as client_module
+from hbase_migrate.rpc import writes as writes_module
 from hbase_migrate.rpc.client import NativeClient
 from hbase_migrate.rpc.codec import encode_cell_block
 from hbase_migrate.rpc.errors import RemoteError
@@ -187,7 +187,7 @@ def test_a_region_s_puts_are_answered_in_row_order_and_sent_so(
         decoded.append(len(data))
         return decode_multi_response(data)
 
-    monkeypatch.setattr(client_module, "decode_multi_response", counted)
+    monkeypatch.setattr(writes_module, "decode_multi_response", counted)
     rows = [b"%s%03d" % (p, i) for p in (b"b", b"h", b"q") for i in range(100)]
     random.Random(7).shuffle(rows)
     cells = [Cell(row, b"g", b"q", 5, CellType.PUT, row[::-1]) for row in rows]
