@@ -7,7 +7,7 @@
 #   make soak    a 15-minute chaos soak through Airflow on the embedded stack (ARGS=--seed S)
 #   make sweep-1x  the HBase 1.x source tests and lifecycle on the other 1.x lines (a stack each)
 #   make sweep-2x  the no-gateway lifecycle and the conformance suite on other 2.x releases
-#   make sweep-3x  the same on HBase 3
+#   make sweep-3x  the lifecycle from 2.6.1 and from 3.x onto HBase 3, the conformance suite on it
 #   make conformance-clients  clients no one here wrote (HBase's Java client, hbase-driver)
 #                on real HBase 2.6.1 alone, the judge of the embedded cluster
 #   make sweep-secure  the no-gateway lifecycle between Kerberos-secured stacks: at privacy
@@ -84,8 +84,11 @@ sweep-1x: setup
 # the version too (2.5.8, 2.4.17), else the native transport judged by HBase's Java client
 # alone. A version at a time and a module per pytest, one session stack at a time.
 SWEEP_2X        ?= 2.5.8,2.4.17,2.6.4,2.4.18,2.5.13-hadoop3
-# HBase 3: the one release whose whole server tree the mirror holds (realstack/README.md)
+# HBase 3: the one release whose whole server tree the mirror holds (realstack/README.md);
+# the lifecycle moves onto it from each of SWEEP_3X_FROM (2.6 -> 3.x, 3.x -> 3.x), then the
+# conformance suite runs on it
 SWEEP_3X        ?= 3.0.0-alpha-4
+SWEEP_3X_FROM   ?= 2.6.1,3.0.0-alpha-4
 LIFECYCLE       = tests/rpc/test_lifecycle_native_real.py
 SWEEP_MODULES   = $(LIFECYCLE) tests/rpc/test_conformance_real.py
 define sweep
@@ -100,7 +103,13 @@ sweep-2x: setup
 
 sweep-3x: setup
 	@scripts/system-deps.sh test
-	$(call sweep,$(SWEEP_3X))
+	@for v in $$(echo $(SWEEP_3X) | tr , ' '); do for from in $$(echo $(SWEEP_3X_FROM) | tr , ' '); do \
+		echo "== HBase $$from -> $$v: $(LIFECYCLE)"; \
+		HBASE_MIGRATE_REAL_HBASE_SOURCE_VERSION=$$from HBASE_MIGRATE_REAL_HBASE_VERSION=$$v \
+			$(BIN)/pytest -p no:cacheprovider -s $(LIFECYCLE) $(PYTEST_ARGS) || exit 1; done; \
+		echo "== HBase $$v: tests/rpc/test_conformance_real.py"; \
+		HBASE_MIGRATE_REAL_HBASE_VERSION=$$v $(BIN)/pytest -p no:cacheprovider \
+			tests/rpc/test_conformance_real.py $(PYTEST_ARGS) || exit 1; done
 
 # `make test` runs each of these on the embedded cluster and on real HBase 2.6.1 against the
 # same hand-written expectations; this runs the real side alone (the judge), e.g. after

@@ -55,6 +55,9 @@ def provider_info() -> dict[str, Any]:
                 "krb5_conf": _field("krb5.conf", "path of the realm's krb5.conf"),
                 "hbase_principal": _field("HBase's principal (RPC and Thrift)",
                                           "hbase/_HOST@REALM (default hbase/_HOST)"),
+                "hbase_master_principal": _field("HBase masters' principal",
+                                                 "where it differs from the region "
+                                                 "servers' (hbase.master.kerberos.principal)"),
                 "http_principal": _field("WebHDFS principal", "HTTP/_HOST@REALM (SPNEGO)"),
                 "zookeeper_principal": _field("ZooKeeper principal", "zookeeper/_HOST@REALM"),
                 "qop": _field("SASL QOP", "hbase.thrift.security.qop: auth, auth-int or "

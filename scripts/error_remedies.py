@@ -168,7 +168,9 @@ REMEDIES: dict[str, str] = {
                               "RPC port (16020, 16000 by default) is reachable from here. "
                               + _RETRY,
     "SaslError": "Match the cluster's security to the servers': `hbase_principal` as HBase's "
-                 "`hbase.regionserver.kerberos.principal`, and `rpc_protection` to a level "
+                 "`hbase.regionserver.kerberos.principal` (`hbase_master_principal` as "
+                 "`hbase.master.kerberos.principal` where it differs), and `rpc_protection` "
+                 "to a level "
                  "the servers' `hbase.rpc.protection` offers; a server that answers with "
                  "SIMPLE is unsecured (`auth = \"none\"`).",
     "RpcTlsError": "Match the cluster's TLS settings to the servers': `rpc_tls` as their "

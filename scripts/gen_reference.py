@@ -54,6 +54,10 @@ KEY_DESCRIPTIONS = {
     "krb5_conf": "the realm's `krb5.conf` (optional)",
     "hbase_principal": "HBase's service principal, of the Thrift gateways and of the master "
                        "and region servers' own RPC (`_HOST`: the server's host)",
+    "hbase_master_principal": "the masters' principal where it is not `hbase_principal` "
+                              "(HBase's `hbase.master.kerberos.principal`): then a server "
+                              "both may answer for is asked which it runs as (HBase 2.6's "
+                              "security preamble)",
     "rpc_protection": "with `client = \"native\"`: the `hbase.rpc.protection` asked of HBase's "
                       "own RPC: `authentication` (default), `integrity`, `privacy`, or a list "
                       "of them, most wanted first",

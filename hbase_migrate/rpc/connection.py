@@ -33,11 +33,13 @@ import time
 from collections.abc import Callable
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
+from dataclasses import replace
 from functools import partial
 from typing import Any, NamedTuple
 
 from hbase_migrate.cluster.auth.security import ClusterSecurity
 from hbase_migrate.cluster.auth.tokens import token_for
+from hbase_migrate.rpc import principal
 from hbase_migrate.rpc.codec import (
     AUTH_SIMPLE,
     CONNECTION_CALL_ID,
@@ -109,25 +111,26 @@ class Connection:
         self._pending: dict[int, _Pending] = {}
         self._next_id = 0
         self._broken: str | None = None
-        try:
-            self._sock = socket.create_connection((host, port), timeout=connect_timeout)
-        except OSError as exc:
-            raise RpcConnectionError(f"server {self.server}: cannot connect for {service}: "
-                                     f"{exc.strerror or exc}", server=self.server) from None
-        self._sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        self._stream: Stream = self._sock
         self._tls = security is not None and security.tls
         self._received = 0  # bytes read after the connection header (none: see _ended)
+        self._open(host, port, connect_timeout, security)
+        named: tuple[str, ...] = ()  # the principals the server may run as
         try:
-            if security is not None and security.tls:
-                self._stream = TlsChannel(self._sock, host, self.server, security)
             if mechanism is None and security is not None and security.kerberos:
                 token = token_for(cluster) if cluster else None
-                mechanism = (partial(token_login, token, security.rpc_protection)
-                             if token is not None else
-                             partial(gssapi_login, security, cluster or self.server,
-                                     self.server))
-            self._layer, user = self._authenticate(host, mechanism, user)
+                if token is None:
+                    named = principal.candidates(security, service, host)
+                    chosen = self._principal(host, port, connect_timeout, security, named)
+                    mechanism = partial(gssapi_login, replace(security,
+                                                              hbase_principal=chosen),
+                                        cluster or self.server, self.server)
+                else:
+                    mechanism = partial(token_login, token, security.rpc_protection)
+            try:
+                self._layer, user = self._authenticate(host, mechanism, user)
+            except SaslError:
+                principal.remember(self.server, named, None)
+                raise
             self._stream.settimeout(None)
             self._stream.sendall(self._layer.seal(connection_header(service, user,
                                                                     codec=codec)))
@@ -143,6 +146,44 @@ class Connection:
         self._reader = threading.Thread(target=self._read_loop, daemon=True,
                                         name=f"hbase-rpc {self.server}")
         self._reader.start()
+
+    def _open(self, host: str, port: int, connect_timeout: float,
+              security: ClusterSecurity | None) -> None:
+        """The socket (and TLS channel) to the server, with ``connect_timeout``."""
+        try:
+            self._sock = socket.create_connection((host, port), timeout=connect_timeout)
+        except OSError as exc:
+            raise RpcConnectionError(f"server {self.server}: cannot connect for "
+                                     f"{self.service}: {exc.strerror or exc}",
+                                     server=self.server) from None
+        self._sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self._stream: Stream = self._sock
+        try:
+            if security is not None and security.tls:
+                self._stream = TlsChannel(self._sock, host, self.server, security)
+        except BaseException:
+            self._sock.close()
+            raise
+
+    def _principal(self, host: str, port: int, connect_timeout: float,
+                   security: ClusterSecurity, named: tuple[str, ...]) -> str:
+        """The server's principal among ``named``: asked with the security preamble when
+        there are several (``rpc.principal``), on a new connection when it is too old."""
+        if len(named) == 1:
+            return named[0]
+        known = principal.learned(self.server, named)
+        if known is not None:
+            return known
+        try:
+            told = principal.ask_principal(self._stream, self.server, named)
+        except principal.OldServer:
+            self._sock.close()
+            log.info("%s: knows no security preamble (HBase before 2.6): GSSAPI to %s",
+                     self.server, named[0])
+            self._open(host, port, connect_timeout, security)
+            return named[0]
+        principal.remember(self.server, named, told)
+        return told
 
     def _authenticate(self, host: str, mechanism: Callable[[str], Mechanism] | None,
                       user: str | None) -> tuple[SecurityLayer, str | None]:

@@ -7,9 +7,10 @@ ResponseHeader, the response message and its cell block (``hbase_migrate.rpc.cod
 and reads every byte; this module only moves them). Every call is answered: a failed call
 with its Java exception class, as HBase's ``ServerCall`` does; a method not served or a
 request that cannot be read with DoNotRetryIOException naming the service and method, the
-connection serving on. A bad preamble, an auth other than SIMPLE, a service this port does
-not serve or a call header that cannot be read gets a connection-level reply (call id -1)
-and the connection is closed.
+connection serving on. The security preamble (``Securi``) gets SecurityNotEnabledException,
+as from an HBase server without security, and the connection goes on. A bad preamble, an
+auth other than SIMPLE, a service this port does not serve or a call header that cannot be
+read gets a connection-level reply (call id -1) and the connection is closed.
 
 While ``alive()`` is false (a killed region server) the port takes no calls: a new
 connection is closed at once and a connection in use is closed at its next call, as a
@@ -42,6 +43,7 @@ from hbase_migrate.rpc.codec import (
     encode_reply,
     read_preamble,
 )
+from hbase_migrate.rpc.principal import SECURITY_NOT_ENABLED, SECURITY_PREAMBLE
 from hbase_migrate.wal.cells import CellCorruptError
 from hbase_migrate.wal.protobuf import ProtobufError
 from minihbase.model import IllegalArgumentError, MiniHBaseError
@@ -178,9 +180,17 @@ class RpcListener(LoopbackServer):
         self._handlers.shutdown(wait=wait, cancel_futures=True)
 
     def _handshake(self, client: socket.socket) -> ConnectionHeader | None:
-        """Read the preamble and ConnectionHeader; None when the connection was refused."""
+        """Read the preamble and ConnectionHeader; None when the connection was refused.
+        The security preamble (a client asking the server's principal, HBASE-28321) is
+        answered as an HBase server without security does, SecurityNotEnabledException with
+        call id -1, and the preamble read again (``ServerRpcConnection.processPreamble``)."""
+        first = _read_exactly(client, 6)
+        if first == SECURITY_PREAMBLE:
+            error = ServiceError(SECURITY_NOT_ENABLED, "security is not enabled")
+            client.sendall(encode_reply(CONNECTION_CALL_ID, exception=error.remote()))
+            first = _read_exactly(client, 6)
         try:
-            auth = read_preamble(_read_exactly(client, 6))
+            auth = read_preamble(first)
         except ProtobufError as exc:
             self._fatal(client, str(exc))
             return None

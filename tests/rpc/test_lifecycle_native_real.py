@@ -7,11 +7,16 @@ master killed (its backup takes over), replay from the real WALs while the write
 target region split and a target region server killed during it, validate (a difference
 made and repaired), the cutover check and the report; then the copy by HBase snapshot
 (taken at the new master) of a second table, replayed and validated. HBase's own Java client
-of the stacks' version (``tests/realstack/java_cells.py``) checks both targets cell for cell.
+of each stack's version (``tests/realstack/java_cells.py``) checks both targets cell for
+cell. The first table has a MOB family (``IS_MOB``, a 100-byte ``MOB_THRESHOLD``) with values
+on both sides of the threshold, flushed into MOB files on the source before the copy and on
+the target after it.
 
-The stacks run ``HBASE_MIGRATE_REAL_HBASE_VERSION`` (default 2.6.1; ``make sweep-2x`` runs
-the other 2.x, ``make sweep-3x`` 3.0.0-alpha-4): one source (2 region servers, a backup
-master) and one target (2 region servers) for the module. ``HBASE_MIGRATE_LIFECYCLE_SECURITY``
+The target runs ``HBASE_MIGRATE_REAL_HBASE_VERSION`` (default 2.6.1; ``make sweep-2x`` runs
+the other 2.x, ``make sweep-3x`` 3.0.0-alpha-4), the source
+``HBASE_MIGRATE_REAL_HBASE_SOURCE_VERSION`` (default the target's; ``make sweep-3x`` moves
+from 2.6.1 to 3.x and from 3.x to 3.x): one source (2 region servers, a backup master) and
+one target (2 region servers) for the module. ``HBASE_MIGRATE_LIFECYCLE_SECURITY``
 secures them (``make sweep-secure`` runs both): ``privacy``, both Kerberos at
 ``hbase.rpc.protection`` privacy with one KDC (the source's realm, each cluster its own
 client principal and keytab); ``realms``, each its own KDC and realm with no trust between
@@ -32,14 +37,14 @@ from typing import Any
 
 import pytest
 
-from hbase_migrate.cluster.descriptors import TableDescriptor
+from hbase_migrate.cluster.descriptors import FamilyDescriptor, TableDescriptor
 from hbase_migrate.config import IN_PROCESS, MigrationSpec, load_config
 from hbase_migrate.hbase.connect import connect
 from hbase_migrate.lifecycle import cutover_check, prepare, replay, report, snapshot, validate
 from hbase_migrate.lifecycle.check import check
 from hbase_migrate.rpc.admin import NativeAdmin
 from hbase_migrate.rpc.client import NativeClient
-from hbase_migrate.wal.model import CellType
+from hbase_migrate.wal.model import Cell, CellType
 from minihbase.admin_client import call_admin
 from realstack.hbase import RealHBase, RealHBaseOptions
 from tests.realstack.fixtures import (
@@ -58,11 +63,16 @@ from tests.realstack.test_hbase1_lifecycle_real import (
     history,
     kill_a_table_server,
     live_round,
+    row,
 )
+from tests.rpc.test_registry_real import mob_files
 
 pytestmark = [pytest.mark.integration, pytest.mark.realstack]
 TABLE, SNAPPED = "native_life", "native_snap"
 SOURCE_SPLIT, TARGET_SPLIT = b"row-0250", b"row-0150"  # the copy's and the replay's splits
+SOURCE_VERSION = os.environ.get("HBASE_MIGRATE_REAL_HBASE_SOURCE_VERSION", VERSION)
+MOB_THRESHOLD = 100
+MOB = FamilyDescriptor(b"m", max_versions=3, mob=True, mob_threshold=MOB_THRESHOLD)
 SECURITIES = ("plain", "privacy", "realms")  # the stacks' security (see the docstring)
 SECURITY = os.environ.get("HBASE_MIGRATE_LIFECYCLE_SECURITY", "plain")
 if SECURITY not in SECURITIES:
@@ -70,15 +80,16 @@ if SECURITY not in SECURITIES:
                      f"got {SECURITY!r}")
 
 
-def stack(factory: pytest.TempPathFactory, name: str, masters: int,
+def stack(factory: pytest.TempPathFactory, name: str, version: str, masters: int,
           kdc: RealHBase | None = None) -> Iterator[RealHBase]:
-    """A stack of ``SECURITY`` (Kerberos at privacy; with ``kdc``, in that stack's realm)."""
-    options = RealHBaseOptions(hbase_version=VERSION, region_servers=2, masters=masters,
+    """A stack of ``version`` and ``SECURITY`` (Kerberos at privacy; with ``kdc``, in that
+    stack's realm)."""
+    options = RealHBaseOptions(hbase_version=version, region_servers=2, masters=masters,
                                heap="768m", name=name, gateways=False)
     if SECURITY == "plain":
         skip_without_real_stack()
         yield from running(RealHBase(factory.mktemp(name), options),
-                           f"HBase {VERSION} ({name}, no gateway)")
+                           f"HBase {version} ({name}, no gateway)")
         return
     yield from kerberos_stack(factory.mktemp(name), replace(
         options, kerberos=True, rpc_protection="privacy", client_superuser=True,
@@ -87,12 +98,12 @@ def stack(factory: pytest.TempPathFactory, name: str, masters: int,
 
 @pytest.fixture(scope="module")
 def source(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealHBase]:
-    yield from stack(tmp_path_factory, "native-source", masters=2)
+    yield from stack(tmp_path_factory, "native-source", SOURCE_VERSION, masters=2)
 
 
 @pytest.fixture(scope="module")
 def target(tmp_path_factory: pytest.TempPathFactory, source: RealHBase) -> Iterator[RealHBase]:
-    yield from stack(tmp_path_factory, "native-target", masters=1,
+    yield from stack(tmp_path_factory, "native-target", VERSION, masters=1,
                      kdc=source if SECURITY == "privacy" else None)
 
 
@@ -145,15 +156,17 @@ class LiveWriter:
         d = source.described
         self.client = NativeClient(d["zookeeper"], d["znode_parent"], max_backoff=1.0,
                                    **identity(source))
-        self.table, self.old, self.rounds = table, old, 0
+        self.table, self.old, self.rounds, self.mob = table, old, 0, table == TABLE
         self.stopping = threading.Event()
         self.thread = threading.Thread(target=self._run)
         self.stopped_at = 0
 
     def _run(self) -> None:
         while not self.stopping.is_set() or self.rounds < 20:
-            self.client.write(self.table, live_round(
-                self.rounds, int(time.time() * 1000), self.old))
+            now = int(time.time() * 1000)
+            self.client.write(self.table, live_round(self.rounds, now, self.old) + (
+                mob_cells(range(self.rounds % 290, self.rounds % 290 + 2), now, b"live")
+                if self.mob else []))
             self.rounds += 1
             time.sleep(0.05)
 
@@ -169,14 +182,27 @@ class LiveWriter:
         return self.stopped_at
 
 
-def load(source: RealHBase, table: str, rows: int) -> int:
-    """``table`` made on the source (split at ``SPLITS``) holding ``history``; its time."""
+def mob_cells(rows: range, ts: int, tag: bytes) -> list[Cell]:
+    """Values of the MOB family: 40 bytes on even rows (kept in the store files), 400 on odd
+    ones (in MOB files once flushed)."""
+    return [Cell(row(i), MOB.name, b"v", ts, CellType.PUT,
+                 (tag + b"-%04d-" % i) * (4 if i % 2 == 0 else 40)) for i in rows]
+
+
+def load(source: RealHBase, table: str, rows: int, mob: bool = False) -> int:
+    """``table`` made on the source (split at ``SPLITS``) holding ``history`` (and, with
+    ``mob``, a MOB family's values, flushed); its time."""
     d = source.described
+    families = (*FAMILIES, MOB) if mob else FAMILIES
     with NativeAdmin(d["zookeeper"], d["znode_parent"], **identity(source)) as admin:
-        admin.create_table(TableDescriptor(table, FAMILIES), SPLITS)
+        admin.create_table(TableDescriptor(table, families), SPLITS)
     old = int(time.time() * 1000) - 60_000
     with NativeClient(d["zookeeper"], d["znode_parent"], **identity(source)) as client:
-        client.write(table, history(range(rows), old))
+        client.write(table, history(range(rows), old) + (
+            mob_cells(range(rows), old, b"old") if mob else []))
+    if mob:
+        call_admin(source.cluster_json, "flush", {"table": table})
+        assert mob_files(source, table) > 0, "the large values went to no MOB file"
     return old
 
 
@@ -196,10 +222,20 @@ def agree_in_java(source: RealHBase, target: RealHBase, table: str, until: int,
     return len(expected.visible)
 
 
+def mob_on_target(spec: MigrationSpec, target: RealHBase) -> None:
+    """The target's family is MOB with the source's threshold and, flushed, keeps its large
+    values in MOB files of its own."""
+    with connect(spec.target.endpoints()) as native:
+        family = native.table_descriptor(TABLE).family(MOB.name)
+    assert family is not None and (family.mob, family.mob_threshold) == (True, MOB_THRESHOLD)
+    call_admin(target.cluster_json, "flush", {"table": TABLE})
+    assert mob_files(target, TABLE) > 0
+
+
 def test_lifecycle_under_faults_with_no_gateway(source: RealHBase, target: RealHBase,
                                                 tmp_path: Path) -> None:
     began = time.monotonic()
-    old = load(source, TABLE, 300)
+    old = load(source, TABLE, 300, mob=True)
     spec = configure(tmp_path, source, target, TABLE,
                      '[limits]\nreplay_cells_per_second = 400\n')  # faults land mid-replay
     assert check(spec).to_json()["tables"] == [TABLE]
@@ -259,6 +295,7 @@ def test_lifecycle_under_faults_with_no_gateway(source: RealHBase, target: RealH
     assert validate(spec, recompare_wait=0).to_json()["verdict"] == "match"
     cells = agree_in_java(source, target, TABLE, until=stopped, since=copied["watermark"])
     assert cells > 1000
+    mob_on_target(spec, target)
     with connect(spec.target.endpoints()) as native:  # made to differ, then repaired
         cell = next(iter(native.scan(TABLE)))[0]
         native.write_cells(TABLE, [cell._replace(value=b"changed"),
@@ -272,7 +309,8 @@ def test_lifecycle_under_faults_with_no_gateway(source: RealHBase, target: RealH
     assert reported["verdict"] == "go" and (tmp_path / "report.html").stat().st_size > 0
 
     assert agree_in_java(source, target, TABLE, until=stopped) == cells
-    print(f"\nHBase {VERSION}, {SECURITY} (started in {source.described['started_in_ms']} and "
+    print(f"\nHBase {SOURCE_VERSION} -> {VERSION}, {SECURITY} (started in "
+          f"{source.described['started_in_ms']} and "
           f"{target.described['started_in_ms']} ms): {writer.rounds} live rounds; "
           f"copy {copied['cells']} cells; "
           f"replay {sum(first_replay['cells'].values())} + "

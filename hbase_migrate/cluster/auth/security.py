@@ -10,6 +10,8 @@ migration file).
     krb5_conf = "/etc/krb5.conf"           # the realm's configuration (KRB5_CONFIG)
     hbase_principal = "hbase/_HOST@EXAMPLE.COM"    # HBase's servers' and Thrift gateways'
     #                                                principal
+    hbase_master_principal = "hbase-master/_HOST@EXAMPLE.COM"  # the masters', where it is
+    #                                       not hbase_principal (hbase.master.kerberos.principal)
     http_principal = "HTTP/_HOST@EXAMPLE.COM"      # WebHDFS's SPNEGO principal
     zookeeper_principal = "zookeeper/_HOST@EXAMPLE.COM"
     qop = "auth"                           # hbase.thrift.security.qop: auth, auth-int, auth-conf
@@ -57,6 +59,7 @@ class ClusterSecurity:
     keytab: str | None = None
     krb5_conf: str | None = None
     hbase_principal: str = "hbase/_HOST"
+    hbase_master_principal: str | None = None  # None: hbase_principal
     http_principal: str = "HTTP/_HOST"
     zookeeper_principal: str = "zookeeper/_HOST"
     qop: str = "auth"
@@ -86,7 +89,10 @@ class ClusterSecurity:
         if self.keytab and not self.principal:
             raise ConfigError(f"security: keytab {self.keytab} given without principal; "
                               "name the principal to log in as")
-        for key in ("hbase_principal", "http_principal", "zookeeper_principal"):
+        for key in ("hbase_principal", "hbase_master_principal", "http_principal",
+                    "zookeeper_principal"):
+            if getattr(self, key) is None:
+                continue
             service, _, _ = str(getattr(self, key)).partition("/")
             if not service or "@" in service:
                 raise ConfigError(f"security: {key} must look like service/_HOST@REALM, got "

@@ -29,9 +29,9 @@ if TYPE_CHECKING:
 ENDPOINT_EXTRA_KEYS = ("client", "thrift2", "webhdfs", "zookeeper", "znode_parent",
                        "hbase_root", "transport", "protocol", "uri")
 SECURITY_EXTRA_KEYS = ("auth", "principal", "keytab", "krb5_conf", "hbase_principal",
-                       "http_principal", "zookeeper_principal", "qop", "rpc_protection",
-                       "tls_ca_file", "rpc_tls", "rpc_tls_verify_hostname", "tls_cert_file",
-                       "tls_key_file")
+                       "hbase_master_principal", "http_principal", "zookeeper_principal",
+                       "qop", "rpc_protection", "tls_ca_file", "rpc_tls",
+                       "rpc_tls_verify_hostname", "tls_cert_file", "tls_key_file")
 EXTRA_KEYS = ENDPOINT_EXTRA_KEYS + SECURITY_EXTRA_KEYS
 
 
