@@ -17,7 +17,7 @@ from hbase_migrate.airflow_stack import hbase_connection
 from hbase_migrate.audit.ledger import Ledger
 from minihbase.server import MiniHBase
 from minihbase.zookeeper import ZooKeeperServer
-from tests.replay.minicluster_util import clusters_over_rpc, compare, run_workload, t2
+from tests.support.minicluster import clusters_over_rpc, compare, run_workload, t2
 
 pytestmark = pytest.mark.integration
 TABLE = "orders"

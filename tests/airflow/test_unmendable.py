@@ -12,7 +12,7 @@ import pytest
 from hbase_migrate.audit.ledger import Ledger
 from minihbase.zookeeper import ZooKeeperServer
 from tests.airflow.test_start_dag import TABLE, connected
-from tests.replay.minicluster_util import run_workload, t2
+from tests.support.minicluster import run_workload, t2
 
 pytestmark = pytest.mark.integration
 

@@ -23,7 +23,7 @@ from hbase_migrate.audit.ledger import now_ms
 from hbase_migrate.config import MigrationSpec
 from minihbase.regionserver import WalSettings
 from minihbase.server import MiniHBase
-from tests.replay.minicluster_util import copy_table_schema, run_workload
+from tests.support.minicluster import copy_table_schema, run_workload
 
 TABLE = "orders"
 METAFAMILY = "METAFAMILY"

@@ -13,8 +13,8 @@ from hbase_migrate.cli import main
 from hbase_migrate.wal.model import Cell, CellType
 from minihbase.server import MiniHBase
 from tests.cli_util import fails
-from tests.ranges.test_live import TABLE, configure, holding, planned
-from tests.replay.minicluster_util import compare, run_workload, t2
+from tests.support.minicluster import compare, run_workload, t2
+from tests.support.ranges import TABLE, configure, holding, planned
 
 pytestmark = pytest.mark.integration
 

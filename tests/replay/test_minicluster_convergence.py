@@ -20,15 +20,15 @@ from hbase_migrate.replay.run import RunSummary, follow_replay, run_replay
 from hbase_migrate.wal.writer import WalOptions
 from minihbase.regionserver import WalSettings
 from minihbase.zookeeper import ZooKeeperServer
-from tests.replay.minicluster_util import (
+from tests.support.minicluster import (
     clusters_over_rpc,
     compare,
     copy_table_schema,
     run_workload,
     set_watermark,
-    wait_for,
     write_migration,
 )
+from tests.support.wait import wait_for
 
 pytestmark = pytest.mark.integration
 

@@ -32,11 +32,13 @@ from hbase_migrate.wal.names import ServerName
 from hbase_migrate.wal.selection import Manifest
 from hbase_migrate.wal.writer import WalOptions
 from minihbase.webhdfs import WebHdfsServer
-from tests.replay.conftest import REGION, Clusters, T
-from tests.replay.test_run_support import (
+from tests.support.replay import (
+    REGION,
     RS1,
     RS2,
+    Clusters,
     HBaseRoot,
+    T,
     corrupt_entry,
     entry_offsets,
     puts,

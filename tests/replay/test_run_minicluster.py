@@ -16,7 +16,7 @@ from hbase_migrate.replay.run import run_replay
 from hbase_migrate.validate.compare import compare_tables
 from hbase_migrate.wal.model import Cell, CellType
 from minihbase.zookeeper import ZooKeeperServer
-from tests.replay.minicluster_util import clusters_over_rpc
+from tests.support.minicluster import clusters_over_rpc
 
 pytestmark = pytest.mark.integration
 
