@@ -25,7 +25,7 @@ from minihbase.regionserver import WalSettings
 from minihbase.server import MiniHBase, cluster_id
 from minihbase.zookeeper import ZooKeeperServer
 from realstack.kafka import KafkaBroker
-from tests.cdc.conftest import (
+from tests.support.cdc import (
     TABLE,
     Message,
     Source,

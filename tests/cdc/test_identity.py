@@ -16,7 +16,7 @@ from hbase_migrate.lifecycle.cdc import cdc
 from minihbase.regionserver import WalSettings
 from minihbase.server import MiniHBase
 from realstack.kafka import KafkaBroker
-from tests.cdc.conftest import TABLE, Source, consume, create_topic, identity, plain
+from tests.support.cdc import TABLE, Source, consume, create_topic, identity, plain
 from tests.support.minicluster import copy_table_schema, run_workload
 
 pytestmark = pytest.mark.integration

@@ -25,8 +25,7 @@ from hbase_migrate.ranges.keyrange import KeyRange, RangeError
 from hbase_migrate.ranges.tasks import CopyJob, RangeCopy
 from hbase_migrate.wal.model import Cell, CellType
 from minihbase.server import MiniHBase
-from tests.cli_util import fails
-from tests.ranges.test_cli import run
+from tests.cli_util import fails, run
 from tests.support.minicluster import run_workload, t2
 from tests.support.ranges import TABLE, configure
 

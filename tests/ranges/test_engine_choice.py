@@ -17,7 +17,7 @@ from hbase_migrate.errors import ConfigError
 from hbase_migrate.lifecycle import prepare, snapshot, validate
 from hbase_migrate.ranges.choice import choose_engine
 from minihbase.server import MiniHBase
-from tests.ranges.test_cli import run
+from tests.cli_util import run
 from tests.support.minicluster import cell_count, run_workload
 from tests.support.ranges import configure
 

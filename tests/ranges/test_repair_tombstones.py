@@ -19,7 +19,7 @@ from hbase_migrate.validate.tombstones import run_admin_shell
 from hbase_migrate.wal.model import Cell, CellType
 from minihbase.server import MiniHBase
 from minihbase.zookeeper import ZooKeeperServer
-from tests.ranges.test_cli import run
+from tests.cli_util import run
 from tests.support.minicluster import compare, run_workload, t2
 from tests.support.ranges import TABLE, configure
 

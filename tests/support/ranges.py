@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from hbase_migrate.audit.ledger import Ledger
-from hbase_migrate.config import load_config
+from hbase_migrate.config import MigrationSpec, load_config
 from hbase_migrate.ranges.keyrange import KeyRange
 from minihbase.server import MiniHBase
 
@@ -29,8 +29,9 @@ def configure(folder: Path, src: MiniHBase, dst: MiniHBase, master: str = "local
     return path
 
 
-def planned(config: Path) -> list[KeyRange]:
-    spec = load_config(config)
+def planned(config: Path | MigrationSpec) -> list[KeyRange]:
+    """The ranges the ledger planned for the migration of ``config`` (a file or a spec)."""
+    spec = config if isinstance(config, MigrationSpec) else load_config(config)
     with Ledger.open(spec.ledger_url) as ledger:
         record = ledger.migration(spec.name)
         assert record is not None

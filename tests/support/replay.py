@@ -9,15 +9,21 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from hbase_migrate.audit.ledger import Ledger
+from hbase_migrate.audit.records import WalStatus
 from hbase_migrate.cluster.descriptors import FamilyDescriptor, TableDescriptor
 from hbase_migrate.cluster.endpoints import ClusterEndpoints
 from hbase_migrate.cluster.thrift.thrift1 import Thrift1Client
 from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
+from hbase_migrate.config import load_config
+from hbase_migrate.replay.discovery import SOURCE
+from hbase_migrate.replay.job import ReplayJob
 from hbase_migrate.wal.model import Cell, CellType, WalKey
 from hbase_migrate.wal.names import ServerName, server_dir_name, wal_file_name
 from hbase_migrate.wal.reader import WalReader
 from hbase_migrate.wal.writer import WalOptions, write_wal
 from minihbase.server import MiniHBase
+from tests.support.oracle import compare_stored
 
 T = int(time.time() * 1000) - 3_600_000  # an hour ago: timestamps well inside any TTL
 FAMILIES = (FamilyDescriptor(b"d", max_versions=3), FamilyDescriptor(b"m", max_versions=1))
@@ -25,7 +31,7 @@ REGION = b"0123456789abcdef0123456789abcdef"
 
 
 class Clusters:
-    """Thrift clients of a source and a target cluster."""
+    """Thrift clients of a source and a target cluster (and the clusters)."""
 
     def __init__(self, src: MiniHBase, dst: MiniHBase) -> None:
         assert src.endpoints.thrift2 and dst.endpoints.thrift2
@@ -33,6 +39,7 @@ class Clusters:
         self.dst = Thrift2Client(dst.endpoints.thrift2)
         self.dst1 = Thrift1Client(dst.endpoints.thrift)
         self.dst_endpoints = dst.endpoints
+        self.source, self.target = src, dst  # for the judge, which reads their stores
 
     def close(self) -> None:
         self.src.close()
@@ -150,3 +157,37 @@ def source_endpoints(thrift: str, *, root: Path | None = None, webhdfs: str | No
     return ClusterEndpoints(name="source", thrift=thrift, webhdfs=webhdfs,
                             zookeeper=zookeeper,
                             hbase_root="/hbase" if webhdfs else str(root) if root else None)
+
+
+START = T - 60_000  # the catch-up start (watermark less margin)
+
+
+class Setup:
+    """A table on both clusters, an HBase root, a config and a job over them."""
+
+    def __init__(self, clusters: Clusters, table: str, folder: Path,
+                 webhdfs: str | None = None) -> None:
+        self.clusters, self.table = clusters, table
+        clusters.create(table)
+        self.root = HBaseRoot(folder / "hbase")
+        source = source_endpoints("localhost:9090", root=self.root.root, webhdfs=webhdfs)
+        self.config = write_config(folder, source=source, target=clusters.dst_endpoints,
+                                   tables=[table])
+        self.spec = load_config(self.config)
+        self.job = ReplayJob.from_spec(self.spec, start=START)
+
+    def source_writes(self, calls: Sequence[Sequence[Cell]]) -> None:
+        for cells in calls:
+            self.clusters.src.write_cells(self.table, cells)
+
+    def equal(self) -> bool:
+        """Whether the target holds what the source does, read from their stores."""
+        return compare_stored(self.clusters.source, self.clusters.target, self.table).equal
+
+    def rows(self) -> dict[str, tuple[WalStatus, int, int]]:
+        """Ledger rows by file name: (status, offset reached, entries)."""
+        with Ledger.open(self.spec.ledger_url) as ledger:
+            migration = ledger.migration(self.spec.name)
+            assert migration is not None
+            return {r.path.rsplit("/", 1)[-1]: (r.status, r.offset_reached, r.entries)
+                    for r in ledger.wal_files(migration.id, SOURCE)}
