@@ -4,7 +4,7 @@ cluster's own store through its server-side read path, or a plain scan through h
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 
 import happybase
 
@@ -53,10 +53,7 @@ class Contents:
         return not (self.only_in_source or self.only_in_target or self.different_values)
 
     def to_json(self) -> dict[str, object]:
-        return {"equal": self.equal, "source_cells": self.source_cells,
-                "target_cells": self.target_cells, "only_in_source": self.only_in_source,
-                "only_in_target": self.only_in_target,
-                "different_values": self.different_values, "examples": self.examples}
+        return {"equal": self.equal, **asdict(self)}
 
 
 def contents(source: list[CellTuple], target: list[CellTuple]) -> Contents:
