@@ -2,7 +2,8 @@
 #   make run     the main job on the embedded stack (ZooKeeper + minicluster + WALs)
 #   make test    the whole test suite (unit, golden, fuzz, integration with real parts)
 #   make lint    ruff, mypy --strict on the core, the plugins, the DAGs, minihbase and
-#                realstack, and import-linter's contracts (imports run one way)
+#                realstack, import-linter's contracts (imports run one way) and no test
+#                injecting a part into a client by assignment (scripts/check_injection.py)
 #   make bench   the benchmarks (figures, no pass/fail)
 #   make soak    a 15-minute chaos soak through Airflow on the embedded stack (ARGS=--seed S)
 #   make sweep-1x  the HBase 1.x source tests and lifecycle on the other 1.x lines (a stack each)
@@ -137,6 +138,7 @@ lint: setup
 	$(BIN)/mypy
 	PYTHONPATH=plugins $(BIN)/lint-imports --no-cache
 	$(BIN)/python scripts/import_graph.py --check
+	$(BIN)/python scripts/check_injection.py
 
 .PHONY: golden-hfiles
 golden-hfiles: setup

@@ -18,7 +18,7 @@ from dataclasses import replace
 from hbase_migrate.cluster.auth.tokens import Token, forget_tokens, use_token
 from hbase_migrate.cluster.descriptors import FamilyDescriptor, TableDescriptor
 from hbase_migrate.cluster.endpoints import ClusterEndpoints, load_cluster_json
-from hbase_migrate.cluster.sizing import GatewaySettings
+from hbase_migrate.cluster.sizing import ClientSettings
 from hbase_migrate.hbase.connect import connect
 from hbase_migrate.rpc.cluster import NativeCluster
 from hbase_migrate.rpc.connection import Connection
@@ -33,7 +33,7 @@ def cells(count: int) -> list[Cell]:
 
 def connect_time(endpoints: ClusterEndpoints, rounds: int) -> float:
     """Median seconds to open and authenticate one connection to meta's server."""
-    with connect(endpoints, GatewaySettings()) as native:
+    with connect(endpoints, ClientSettings()) as native:
         assert isinstance(native, NativeCluster)
         host, port = native.data.locator.meta_server()
     times = []
@@ -47,7 +47,7 @@ def connect_time(endpoints: ClusterEndpoints, rounds: int) -> float:
 def data_path(endpoints: ClusterEndpoints, table: str, data: list[Cell]
               ) -> tuple[float, float, str]:
     """Seconds to write and to scan ``data``, and how the server says it authenticated us."""
-    with connect(endpoints, GatewaySettings()) as native:
+    with connect(endpoints, ClientSettings()) as native:
         assert isinstance(native, NativeCluster)
         native.create_table(TableDescriptor(table, (FamilyDescriptor(b"f"),)))
         began = time.perf_counter()
@@ -72,7 +72,7 @@ def main() -> None:
             region_servers=1, heap="1g", kerberos=True, rpc_protection=args.protection,
             name="bench")) as stack:
         endpoints = replace(load_cluster_json(stack.cluster_json), client="native")
-        with connect(endpoints, GatewaySettings()) as native:
+        with connect(endpoints, ClientSettings()) as native:
             assert isinstance(native, NativeCluster)
             token: Token | None = obtain_token(native, endpoints.name)
         assert token is not None

@@ -119,7 +119,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from hbase_migrate.cluster.sizing import GatewaySettings
+from hbase_migrate.cluster.sizing import ClientSettings
 from hbase_migrate.config_parts import (
     AUTO,
     CDC_DEFAULTS,
@@ -208,7 +208,7 @@ class MigrationSpec:
     path: Path | None = None  # the config file it came from
     engine: EngineSettings = field(default_factory=EngineSettings)
     cdc: CdcSettings | None = None
-    gateway: GatewaySettings = field(default_factory=GatewaySettings)
+    gateway: ClientSettings = field(default_factory=ClientSettings)
     limits: LimitSettings = field(default_factory=LimitSettings)
     snapshot: SnapshotSettings = field(default_factory=SnapshotSettings)
 

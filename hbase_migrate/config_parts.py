@@ -13,7 +13,7 @@ from typing import Any
 from hbase_migrate.cluster.admin import DEFAULT_HBASE_VERSION
 from hbase_migrate.cluster.auth.security import ClusterSecurity
 from hbase_migrate.cluster.endpoints import ClusterEndpoints, load_cluster_json
-from hbase_migrate.cluster.sizing import GatewaySettings
+from hbase_migrate.cluster.sizing import ClientSettings
 from hbase_migrate.errors import ConfigError
 
 ENDPOINT_KEYS = ("name", "thrift", "thrift2", "transport", "protocol", "webhdfs", "zookeeper",
@@ -54,13 +54,13 @@ def endpoints_identity(thrift: str | None, thrift2: str | None, zookeeper: str |
 @dataclass(frozen=True)
 class ClusterSpec:
     """A cluster: either a ``cluster_json`` file or explicit ``endpoints``, never both;
-    ``gateway`` is how its Thrift2 clients size and time their calls (the migration's
-    ``[gateway]`` section)."""
+    ``gateway`` is how its clients (Thrift2 or native) size and time their calls (the
+    migration's ``[gateway]`` section)."""
 
     role: str  # "source" or "target"
     cluster_json: Path | None = None
     explicit: ClusterEndpoints | None = None
-    gateway: GatewaySettings = field(default_factory=GatewaySettings)
+    gateway: ClientSettings = field(default_factory=ClientSettings)
     # A command that runs hbase shell statements read on stdin against this cluster
     # ("hbase shell -n"): what a repair past delete markers uses to flush and major-compact.
     admin_shell: str | None = None

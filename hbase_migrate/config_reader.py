@@ -10,7 +10,7 @@ from typing import Any, NoReturn
 from hbase_migrate.cluster.admin import DEFAULT_HBASE_VERSION
 from hbase_migrate.cluster.auth.security import SECURITY_KEYS, ClusterSecurity, warn_if_exposed
 from hbase_migrate.cluster.endpoints import CLIENTS, ClusterEndpoints
-from hbase_migrate.cluster.sizing import GatewaySettings
+from hbase_migrate.cluster.sizing import ClientSettings
 from hbase_migrate.config_parts import (
     AUTO,
     CDC_DEFAULTS,
@@ -45,8 +45,8 @@ from hbase_migrate.timeutil import parse_duration
 
 _GATEWAY_KEYS = ("max_result_bytes", "max_put_bytes", "call_timeout", "timeout_retries",
                  "region_wait", "multis_per_server")
-_GATEWAY_DEFAULTS = {"call_timeout": round(GatewaySettings.call_timeout * 1000),
-                     "region_wait": round(GatewaySettings.region_wait * 1000)}
+_GATEWAY_DEFAULTS = {"call_timeout": round(ClientSettings.call_timeout * 1000),
+                     "region_wait": round(ClientSettings.region_wait * 1000)}
 _SIZE_UNITS = {"": 1, "b": 1, "kb": 1000, "mb": 1000**2, "gb": 1000**3, "kib": 1024,
                "mib": 1024**2, "gib": 1024**3}
 _LIMITS_DEFAULTS = {"refresh": LimitSettings.refresh}
@@ -284,10 +284,10 @@ class Reader:
         return LimitSettings(**rates, adaptive=adaptive, latency_target_ms=target,
                              refresh=refresh)
 
-    def gateway(self, data: dict[str, Any]) -> GatewaySettings:
+    def gateway(self, data: dict[str, Any]) -> ClientSettings:
         table = self.section(data, "gateway")
         self.keys(table, "gateway", _GATEWAY_KEYS)
-        d = GatewaySettings()
+        d = ClientSettings()
         retries = table.get("timeout_retries", d.timeout_retries)
         if isinstance(retries, bool) or not isinstance(retries, int) or not 0 <= retries <= 100:
             self.fail("gateway", "timeout_retries", "an integer from 0 to 100", retries)
@@ -298,7 +298,7 @@ class Reader:
         multis = table.get("multis_per_server", d.multis_per_server)
         if isinstance(multis, bool) or not isinstance(multis, int) or not 1 <= multis <= 64:
             self.fail("gateway", "multis_per_server", "an integer from 1 to 64", multis)
-        return GatewaySettings(
+        return ClientSettings(
             max_result_bytes=self.size(table, "gateway", "max_result_bytes", d.max_result_bytes),
             max_put_bytes=self.size(table, "gateway", "max_put_bytes", d.max_put_bytes),
             call_timeout=timeout / 1000, timeout_retries=retries,

@@ -143,8 +143,10 @@ REMEDIES: dict[str, str] = {
     "RegionsInTransitionError": "Wait for the split, merge or move to finish (the master's UI "
                                 "lists regions in transition), or raise `[gateway] "
                                 "region_wait`; then rerun.",
-    "TargetUnavailableError": "Start the target's gateway or fix its endpoint. Every offset "
-                              "the target acknowledged is kept. " + _RETRY,
+    "TargetUnavailableError": "Bring back what the line names (the target's Thrift gateway, "
+                              "its region servers or ZooKeeper, the Kafka brokers) or fix "
+                              "its endpoint. Every offset the target acknowledged is kept. "
+                              + _RETRY,
     "OutageTooLongError": "Bring the service back, then rerun; raise `[replay] "
                           "outage_tolerance` to wait longer.",
     "NeverAnsweredError": "The endpoint never answered: check host and port in the config or "

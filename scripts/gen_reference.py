@@ -232,7 +232,7 @@ def config_keys() -> list[ConfigKey]:
     """Every key of the migration file, in the reader's order."""
     from hbase_migrate.cluster.auth.security import ClusterSecurity
     from hbase_migrate.cluster.endpoints import ClusterEndpoints
-    from hbase_migrate.cluster.sizing import GatewaySettings
+    from hbase_migrate.cluster.sizing import ClientSettings
     from hbase_migrate.config import (
         CdcSettings,
         EngineSettings,
@@ -242,7 +242,7 @@ def config_keys() -> list[ConfigKey]:
     )
 
     comments = _comments_of_example()
-    fields = _field_comments(ClusterEndpoints, ClusterSecurity, GatewaySettings, ReplaySettings,
+    fields = _field_comments(ClusterEndpoints, ClusterSecurity, ClientSettings, ReplaySettings,
                              EngineSettings, CdcSettings, LimitSettings, SnapshotSettings)
     defaults = _defaults()
     keys = []

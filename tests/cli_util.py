@@ -17,3 +17,11 @@ def fails(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
     lines = err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("hbase-migrate: error: "), err
     return lines[0].removeprefix("hbase-migrate: error: ")
+
+
+def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    """Run the command line to its exit: its exit code and what it wrote on stdout."""
+    with pytest.raises(SystemExit) as exit_info:
+        main(argv)
+    out, _ = capsys.readouterr()
+    return int(exit_info.value.code or 0), out

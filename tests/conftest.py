@@ -1,5 +1,6 @@
-"""Fixtures shared by every test area: the embedded ZooKeeper, the real HBase stack, an
-Apache Kafka broker and the reference samples."""
+"""Fixtures shared by every test area: those of :mod:`tests.support.fixtures` (ZooKeeper,
+the transports, embedded clusters and clients), the real HBase stack, an Apache Kafka
+broker and the reference samples."""
 
 from __future__ import annotations
 
@@ -12,13 +13,15 @@ from pathlib import Path
 import pytest
 
 from hbase_migrate.wal import hotloops
-from minihbase.zookeeper import ZooKeeperServer
 from realstack.kafka import KafkaBroker, KafkaSettings
 from tests.realstack.fixtures import (  # noqa: F401 - the real stack, session-wide
     real_hbase,
     secured_stack,
     source_cluster,
 )
+
+# The shared fixtures: ZooKeeper, the transports, embedded clusters and clients of them.
+pytest_plugins = ("tests.support.fixtures",)
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_REFERENCE = REPO.parent / "shared" / "reference"
@@ -30,13 +33,6 @@ os.environ.setdefault("HBASE_MIGRATE_JVM_OPTIONS", "-XX:TieredStopAtLevel=1")
 # The WebHDFS library logs each request at info: a failing test's captured log would be
 # those lines, not what failed.
 logging.getLogger("hdfs").setLevel(logging.WARNING)
-
-
-@pytest.fixture(scope="session")
-def zookeeper(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ZooKeeperServer]:
-    """A real ZooKeeper server on a free loopback port, for the whole test session."""
-    with ZooKeeperServer(tmp_path_factory.mktemp("zookeeper")) as server:
-        yield server
 
 
 @pytest.fixture(scope="session")

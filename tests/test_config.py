@@ -261,7 +261,7 @@ def test_the_ledger_url_can_come_from_the_environment(tmp_path: Path,
 
 
 def test_gateway_settings_reach_both_clusters_and_round_trip(tmp_path: Path) -> None:
-    from hbase_migrate.cluster.sizing import GatewaySettings
+    from hbase_migrate.cluster.sizing import ClientSettings
     from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
     from hbase_migrate.hbase.connect import open_client, open_thrift1
     from hbase_migrate.rpc.cluster import NativeCluster
@@ -272,7 +272,7 @@ def test_gateway_settings_reach_both_clusters_and_round_trip(tmp_path: Path) -> 
                    'call_timeout = "2s"\ntimeout_retries = 2\nregion_wait = "90s"\n'
                    'multis_per_server = 3\n')
     spec = load_config(path)
-    settings = GatewaySettings(512 * 1024, 3_000_000, 2.0, 2, region_wait=90.0,
+    settings = ClientSettings(512 * 1024, 3_000_000, 2.0, 2, region_wait=90.0,
                                multis_per_server=3)
     assert spec.gateway == spec.source.gateway == spec.target.gateway == settings
     assert parse_config(json.loads(json.dumps(spec.to_dict())), path) == spec
@@ -284,7 +284,7 @@ def test_gateway_settings_reach_both_clusters_and_round_trip(tmp_path: Path) -> 
     with NativeCluster("127.0.0.1:1", settings=spec.target.gateway) as native:
         assert native.data.multis_per_server == 3  # over HBase's own RPC
     defaults = load_config(write(tmp_path, MINIMAL, "d.toml")).target.gateway
-    assert defaults == GatewaySettings() and defaults.max_result_bytes == 4 * 1024 * 1024
+    assert defaults == ClientSettings() and defaults.max_result_bytes == 4 * 1024 * 1024
     assert defaults.region_wait == 60 and defaults.multis_per_server == 2
 
 

@@ -63,9 +63,11 @@ def format_bytes(n: float) -> str:
 
 
 @dataclass(frozen=True)
-class GatewaySettings:
-    """The ``[gateway]`` section of a migration: applies to every Thrift2 client of the
-    migration's range tasks (copy, plan, checksums, repair) and of the replay target."""
+class ClientSettings:
+    """How every client of a migration sizes and times its calls, over Thrift2 or HBase's
+    own RPC alike: the range tasks' (copy, plan, checksums, repair) and the replay
+    target's. Read from the ``[gateway]`` section, which keeps its name (configs and
+    ledger definitions written before hold it) though it sizes native calls too."""
 
     max_result_bytes: int = DEFAULT_MAX_RESULT_BYTES  # per scan call
     max_put_bytes: int = DEFAULT_MAX_PUT_BYTES  # per putMultiple call

@@ -12,7 +12,7 @@ from hbase_migrate.cluster.admin import Admin, Compactor, JavaAdmin, ShellAdmin
 from hbase_migrate.cluster.auth.tokens import Token
 from hbase_migrate.cluster.client import Client
 from hbase_migrate.cluster.endpoints import ClusterEndpoints
-from hbase_migrate.cluster.sizing import GatewaySettings
+from hbase_migrate.cluster.sizing import ClientSettings
 from hbase_migrate.config import ClusterSpec
 from hbase_migrate.errors import ConfigError
 from hbase_migrate.hbase.connect import open_thrift1
@@ -99,5 +99,5 @@ def delegation_token(endpoints: ClusterEndpoints) -> Token | None:
     from hbase_migrate.rpc.cluster import NativeCluster
     from hbase_migrate.rpc.tokens import obtain_token
 
-    with NativeCluster.of(endpoints, GatewaySettings()) as cluster:
+    with NativeCluster.of(endpoints, ClientSettings()) as cluster:
         return obtain_token(cluster, endpoints.name)

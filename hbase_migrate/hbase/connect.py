@@ -6,17 +6,17 @@ from __future__ import annotations
 
 from hbase_migrate.cluster.client import Client, Thrift1Gateway
 from hbase_migrate.cluster.endpoints import ClusterEndpoints, Locate
-from hbase_migrate.cluster.sizing import DEFAULT_REGION_WAIT, GatewaySettings
+from hbase_migrate.cluster.sizing import DEFAULT_REGION_WAIT, ClientSettings
 from hbase_migrate.config import ClusterSpec
 from hbase_migrate.errors import ConfigError
 
 
-def connect(endpoints: ClusterEndpoints, settings: GatewaySettings | None = None, *,
+def connect(endpoints: ClusterEndpoints, settings: ClientSettings | None = None, *,
             locate: Locate | None = None) -> Client:
     """A client of the cluster at ``endpoints`` over what its ``client`` setting names,
     its calls sized and timed by ``settings`` (a migration's ``[gateway]``). ``locate``
     says where a Thrift2 gateway answers now (asked before reconnecting)."""
-    settings = settings or GatewaySettings()
+    settings = settings or ClientSettings()
     if endpoints.native:
         from hbase_migrate.rpc.cluster import NativeCluster  # the RPC, only when used
 

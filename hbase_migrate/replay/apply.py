@@ -39,6 +39,14 @@ class TargetUnavailableError(GatewayUnreachableError):
 
     service = "target gateway"
 
+    def __init__(self, message: str, *, endpoint: str | None = None,
+                 service: str | None = None) -> None:
+        """``service``: what did not answer ("gateway", "region server", ...), named
+        "target <service>" in the waits and messages; None keeps the class's."""
+        super().__init__(message, endpoint=endpoint)
+        if service is not None:
+            self.service = f"target {service}"
+
 
 def unavailable(target: str, exc: ServiceUnreachableError, doing: str
                 ) -> TargetUnavailableError:
@@ -46,7 +54,8 @@ def unavailable(target: str, exc: ServiceUnreachableError, doing: str
     was being done."""
     return TargetUnavailableError(
         f"target {target}: {exc} ({doing}); stopping the run: every offset the target "
-        "acknowledged is kept, rerun once the target answers", endpoint=exc.endpoint)
+        "acknowledged is kept, rerun once the target answers", endpoint=exc.endpoint,
+        service=exc.service)
 
 
 @dataclass

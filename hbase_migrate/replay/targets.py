@@ -15,7 +15,7 @@ from typing import Protocol
 
 from hbase_migrate.cluster.endpoints import ClusterEndpoints
 from hbase_migrate.cluster.errors import ServiceUnreachableError
-from hbase_migrate.cluster.sizing import GatewaySettings
+from hbase_migrate.cluster.sizing import ClientSettings
 from hbase_migrate.hbase.connect import connect, connect_thrift1
 from hbase_migrate.replay.apply import TargetUnavailableError
 from hbase_migrate.replay.client_target import ClientTarget
@@ -53,7 +53,7 @@ def open_target(cluster: ClusterEndpoints | EndpointSource, *,
         # a ClusterSpec carries the migration's [gateway] settings (put sizes, timeout)
         settings = getattr(source, "gateway", None)
         target = ClientTarget(connect(
-            endpoints, settings if isinstance(settings, GatewaySettings) else None,
+            endpoints, settings if isinstance(settings, ClientSettings) else None,
             locate=_locate(source, "thrift2")), cluster=endpoints.name)
     else:
         target = Thrift1Target(connect_thrift1(endpoints, locate=_locate(source, "thrift")),
@@ -67,5 +67,5 @@ def open_target(cluster: ClusterEndpoints | EndpointSource, *,
             read = f" (endpoints read from {origin})" if origin else ""
             raise TargetUnavailableError(
                 f"target cluster {endpoints.name!r}: {exc}{read}; no WAL file was read",
-                endpoint=exc.endpoint) from exc
+                endpoint=exc.endpoint, service=exc.service) from exc
     return target

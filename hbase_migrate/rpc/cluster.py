@@ -18,7 +18,7 @@ from hbase_migrate.cluster.descriptors import (
     TimeRange,
 )
 from hbase_migrate.cluster.endpoints import ClusterEndpoints
-from hbase_migrate.cluster.sizing import GatewaySettings
+from hbase_migrate.cluster.sizing import ClientSettings
 from hbase_migrate.rpc.admin import NativeAdmin
 from hbase_migrate.rpc.client import NativeClient
 from hbase_migrate.rpc.locate import Region
@@ -50,12 +50,12 @@ class NativeCluster:
     servers ``bootstrap`` names (HBase's RPC registry: no ZooKeeper)."""
 
     def __init__(self, quorum: str, znode_parent: str = "/hbase", *,
-                 settings: GatewaySettings | None = None,
+                 settings: ClientSettings | None = None,
                  security: ClusterSecurity | None = None, cluster: str = "",
                  bootstrap: Sequence[tuple[str, int]] = ()) -> None:
         """``security`` (of the cluster named ``cluster``): Kerberos on every connection
         when it says so (``rpc.sasl``)."""
-        settings = settings or GatewaySettings()
+        settings = settings or ClientSettings()
         self.registry = RpcRegistry(bootstrap, call_timeout=settings.call_timeout,
                                     security=security, cluster=cluster) if bootstrap else None
         self.endpoint = (self.registry.description if self.registry is not None
@@ -73,7 +73,7 @@ class NativeCluster:
         self.security, self.cluster = security, cluster
 
     @classmethod
-    def of(cls, endpoints: ClusterEndpoints, settings: GatewaySettings) -> NativeCluster:
+    def of(cls, endpoints: ClusterEndpoints, settings: ClientSettings) -> NativeCluster:
         # ClusterEndpoints checks a native cluster names ZooKeeper or hbase+rpc servers
         return cls(endpoints.zookeeper or "", endpoints.znode_parent, settings=settings,
                    bootstrap=endpoints.bootstrap, **endpoints.client_auth)

@@ -136,7 +136,9 @@ class KafkaSink:
     the messages and topics). ``image_target`` and ``image_reader`` (both or neither)
     apply each batch to the target cluster and read the rows back. ``cluster`` is the
     source cluster's id, which Debezium envelopes name. ``krb5_conf`` is the Kerberos
-    realm's configuration for a GSSAPI broker (None: ``KRB5_CONFIG`` or the system's)."""
+    realm's configuration for a GSSAPI broker (None: ``KRB5_CONFIG`` or the system's).
+    ``make_producer`` makes the producer from its configuration (None: confluent-kafka's,
+    or the GSSAPI one the settings ask for)."""
 
     settings: CdcSettings
     sources: Mapping[str, str] = field(default_factory=dict)
@@ -145,6 +147,7 @@ class KafkaSink:
     cluster: str = ""
     krb5_conf: str | None = None
     sleep: Callable[[float], None] = time.sleep
+    make_producer: Callable[[dict[str, Any]], Producer | GssapiProducer] | None = None
     _producer: Producer | GssapiProducer | None = field(default=None, init=False)
     _topics: dict[str, _Topic] = field(default_factory=dict, init=False)
     _batch_limit: int | None = field(default=None, init=False)
@@ -188,6 +191,8 @@ class KafkaSink:
         return wants_gssapi(dict(self.settings.producer))
 
     def producer(self) -> Producer | GssapiProducer:
+        if self._producer is None and self.make_producer is not None:
+            self._producer = self.make_producer(self._config())
         if self._producer is None:
             self._producer = (GssapiProducer(self._config(), self.krb5_conf,
                                              self._metadata_timeout)

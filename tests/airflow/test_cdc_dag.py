@@ -14,9 +14,9 @@ from hbase_migrate.audit.ledger import Ledger, now_ms
 from hbase_migrate.lifecycle.cdc import CDC_STREAM
 from minihbase.server import MiniHBase
 from realstack.kafka import KafkaBroker
-from tests.airflow.test_start_dag import env_connection
-from tests.cdc.conftest import consume, create_topic, expected_messages, identity, plain
-from tests.replay.minicluster_util import run_workload
+from tests.support.airflow import env_connection
+from tests.support.cdc import consume, create_topic, expected_messages, identity, plain
+from tests.support.minicluster import run_workload
 
 pytestmark = pytest.mark.integration
 TABLE = "orders"

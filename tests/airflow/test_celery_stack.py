@@ -26,7 +26,7 @@ from hbase_migrate.pgserver import find_pg_bin
 from hbase_migrate.services import group_alive
 from minihbase.airflow_demo import Dags
 from minihbase.server import MiniHBase
-from tests.replay.minicluster_util import compare, run_workload
+from tests.support.minicluster import compare, run_workload
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 

@@ -15,9 +15,9 @@ from hbase_migrate.audit.ledger import Ledger
 from minihbase.regionserver import WalSettings
 from minihbase.server import MiniHBase, cluster_id
 from minihbase.zookeeper import ZooKeeperServer
-from tests.airflow.test_start_dag import env_connection
 from tests.airflow_home import lineage_events
-from tests.replay.minicluster_util import run_workload
+from tests.support.airflow import env_connection
+from tests.support.minicluster import run_workload
 
 pytestmark = pytest.mark.integration
 TABLE = "orders"

@@ -47,7 +47,7 @@ from minihbase.regionserver import WalSettings
 from minihbase.server import MiniHBase
 from minihbase.zookeeper import ZooKeeperServer
 from tests.browser import Browser, colours, find_chromium, png_size
-from tests.replay.minicluster_util import (
+from tests.support.minicluster import (
     clusters_over_rpc,
     compare,
     edits_after_t0,
@@ -55,7 +55,7 @@ from tests.replay.minicluster_util import (
     t2,
     write_migration,
 )
-from tests.replay.test_run_support import HBaseRoot, puts, source_endpoints, write_config
+from tests.support.replay import HBaseRoot, puts, source_endpoints, write_config
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 DAGS = ("hbase_migrate_start", "hbase_migrate_wal_watch", "hbase_migrate_replay",

@@ -17,9 +17,9 @@ import pytest
 from hbase_migrate.audit.ledger import Ledger
 from hbase_migrate.spark.archive import CACHE_ENV
 from minihbase.zookeeper import ZooKeeperServer
-from tests.airflow.test_start_dag import connected
-from tests.replay.minicluster_util import compare, run_workload
 from tests.spark.standalone import Cluster, apps, executors_of, finished_tasks, other_hosts
+from tests.support.airflow import connected
+from tests.support.minicluster import compare, run_workload
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 TABLE = "orders"

@@ -18,7 +18,7 @@ from hbase_migrate.config import load_config
 from hbase_migrate.replay.discovery import open_wal_store, reconcile
 from minihbase.regionserver import WalSettings
 from minihbase.server import MiniHBase
-from tests.replay.minicluster_util import run_workload, write_migration
+from tests.support.minicluster import run_workload, write_migration
 
 pytestmark = pytest.mark.integration
 TABLE = "orders"

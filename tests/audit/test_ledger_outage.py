@@ -19,14 +19,14 @@ from hbase_migrate.replay.run import FollowSummary, Observer, follow_replay
 from minihbase.regionserver import WalSettings
 from minihbase.server import MiniHBase
 from tests.audit.conftest import new_postgres_server
-from tests.replay.minicluster_util import (
+from tests.support.minicluster import (
     compare,
     copy_table_schema,
     run_workload,
     set_watermark,
-    wait_for,
     write_migration,
 )
+from tests.support.wait import wait_for
 
 pytestmark = pytest.mark.integration
 TABLE = "orders"

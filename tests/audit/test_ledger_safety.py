@@ -82,7 +82,7 @@ def test_a_replay_whose_ledger_vanishes_fails_loudly(tmp_path: Path) -> None:
     from hbase_migrate.replay.job import ReplayJob
     from hbase_migrate.replay.run import Observer, run_replay
     from minihbase.server import MiniHBase
-    from tests.replay.minicluster_util import run_workload, set_watermark, write_migration
+    from tests.support.minicluster import run_workload, set_watermark, write_migration
 
     class DeleteLedger(Observer):
         def planned(self, manifest: object, tasks: object) -> None:  # type: ignore[override]

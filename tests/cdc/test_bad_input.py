@@ -15,12 +15,12 @@ from hbase_migrate.lifecycle.cdc import CDC_STREAM
 from hbase_migrate.wal.model import Cell, CellType
 from minihbase.process import free_port
 from realstack.kafka import KafkaBroker
-from tests.cdc.conftest import create_topic
 from tests.cli_util import fails
-from tests.replay.conftest import T
-from tests.replay.test_run_support import (
+from tests.support.cdc import create_topic
+from tests.support.replay import (
     RS1,
     HBaseRoot,
+    T,
     entry_offsets,
     source_endpoints,
     write_config,

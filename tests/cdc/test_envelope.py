@@ -25,7 +25,7 @@ from minihbase.regionserver import WalSettings
 from minihbase.server import MiniHBase, cluster_id
 from minihbase.zookeeper import ZooKeeperServer
 from realstack.kafka import KafkaBroker
-from tests.cdc.conftest import (
+from tests.support.cdc import (
     TABLE,
     Message,
     Source,
@@ -35,7 +35,7 @@ from tests.cdc.conftest import (
     identity,
     plain,
 )
-from tests.replay.minicluster_util import copy_table_schema, run_workload
+from tests.support.minicluster import copy_table_schema, run_workload
 
 pytestmark = pytest.mark.integration
 SCHEMAS = Path(__file__).resolve().parents[2] / "hbase_migrate" / "sinks" / "schemas"

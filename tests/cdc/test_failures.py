@@ -89,12 +89,12 @@ class ScriptedProducer:
 
 
 def test_a_full_queue_waits_and_a_refused_produce_is_kept_in_order() -> None:
-    sink = KafkaSink(CdcSettings("127.0.0.1:9", "t"))
     values = [b"%d" % i for i in range(8)]
     refused = KafkaException(TOO_LARGE)
     producer = ScriptedProducer({b"2": BufferError("queue full"), b"5": refused,
                                  b"6": BufferError("queue full")})
-    sink._producer = producer  # type: ignore[assignment]
+    sink = KafkaSink(CdcSettings("127.0.0.1:9", "t"),
+                     make_producer=lambda config: producer)  # type: ignore[arg-type,return-value]
     failed = sink._produce("t", values, values, 1)  # sent again from index 1
     assert producer.sent == [v for v in values[1:] if v != b"5"]  # each once, in order
     assert producer.polls == 2

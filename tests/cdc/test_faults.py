@@ -24,7 +24,7 @@ from hbase_migrate.audit.ledger import Ledger
 from hbase_migrate.config import MigrationSpec, load_config
 from hbase_migrate.lifecycle.cdc import CDC_STREAM, cdc
 from realstack.kafka import KafkaBroker
-from tests.cdc.conftest import Source, all_expected, consume, create_topic, identity
+from tests.support.cdc import Source, all_expected, consume, create_topic, identity
 
 pytestmark = pytest.mark.integration
 THROTTLED = "cdc-throttled"  # the client.id the broker holds to BYTES_PER_SECOND

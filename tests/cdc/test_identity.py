@@ -16,8 +16,8 @@ from hbase_migrate.lifecycle.cdc import cdc
 from minihbase.regionserver import WalSettings
 from minihbase.server import MiniHBase
 from realstack.kafka import KafkaBroker
-from tests.cdc.conftest import TABLE, Source, consume, create_topic, identity, plain
-from tests.replay.minicluster_util import copy_table_schema, run_workload
+from tests.support.cdc import TABLE, Source, consume, create_topic, identity, plain
+from tests.support.minicluster import copy_table_schema, run_workload
 
 pytestmark = pytest.mark.integration
 

@@ -28,7 +28,14 @@ from hbase_migrate.config import load_config
 from hbase_migrate.lifecycle.cdc import cdc
 from realstack.kafka import KafkaBroker, KafkaSettings
 from realstack.kafka.security import certificates
-from tests.cdc.conftest import (
+from tests.realstack.fixtures import (
+    kerberos_environment,
+    keytab_keys,
+    leaks,
+    skip_without_kdc,
+    skip_without_real_stack,
+)
+from tests.support.cdc import (
     TABLE,
     Source,
     consume,
@@ -36,13 +43,6 @@ from tests.cdc.conftest import (
     expected_messages,
     identity,
     plain,
-)
-from tests.realstack.fixtures import (
-    kerberos_environment,
-    keytab_keys,
-    leaks,
-    skip_without_kdc,
-    skip_without_real_stack,
 )
 
 pytestmark = [pytest.mark.integration, pytest.mark.realstack]

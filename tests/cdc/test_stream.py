@@ -13,7 +13,7 @@ from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
 from hbase_migrate.config import load_config
 from hbase_migrate.lifecycle.cdc import cdc
 from realstack.kafka import KafkaBroker
-from tests.cdc.conftest import (
+from tests.support.cdc import (
     TABLE,
     Source,
     all_expected,

@@ -22,7 +22,7 @@ from hbase_migrate.cluster.thrift.thrift1 import Thrift1Client, Thrift1Error
 from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client, Thrift2Error
 from minihbase.server import MiniHBase
 from minihbase.workload import SPLITS
-from tests.replay.minicluster_util import run_workload
+from tests.support.minicluster import run_workload
 
 TABLE = "orders"
 

@@ -24,7 +24,7 @@ from minihbase.regionserver import WalSettings
 from minihbase.server import MiniHBase
 from minihbase.zookeeper import ZooKeeperServer
 from tests.cli_util import fails
-from tests.replay.minicluster_util import (
+from tests.support.minicluster import (
     clusters_over_rpc,
     edits_after_t0,
     run_workload,

@@ -15,12 +15,7 @@ from hbase_migrate.config import load_config
 from hbase_migrate.lifecycle import prepare, snapshot
 from hbase_migrate.timeutil import format_time
 from minihbase.zookeeper import ZooKeeperServer
-from tests.replay.minicluster_util import (
-    cell_count,
-    clusters_over_rpc,
-    run_workload,
-    write_migration,
-)
+from tests.support.minicluster import cell_count, clusters_over_rpc, run_workload, write_migration
 
 pytestmark = pytest.mark.integration
 

@@ -19,7 +19,7 @@ from hbase_migrate.wal.model import Cell
 from minihbase.regionserver import WalSettings
 from minihbase.server import MiniHBase
 from minihbase.zookeeper import ZooKeeperServer
-from tests.replay.minicluster_util import clusters_over_rpc, run_workload, t2, write_migration
+from tests.support.minicluster import clusters_over_rpc, run_workload, t2, write_migration
 
 pytestmark = pytest.mark.integration
 TABLE = "orders"

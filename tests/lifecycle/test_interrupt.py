@@ -16,15 +16,15 @@ from hbase_migrate.audit.ledger import Ledger
 from hbase_migrate.config import load_config
 from hbase_migrate.lifecycle import prepare, snapshot
 from minihbase.zookeeper import ZooKeeperServer
-from tests.replay.minicluster_util import (
+from tests.support.minicluster import (
     cell_count,
     clusters_over_rpc,
     compare,
     edits_after_t0,
     run_workload,
-    wait_for,
     write_migration,
 )
+from tests.support.wait import wait_for
 
 pytestmark = pytest.mark.integration
 

@@ -22,7 +22,7 @@ from hbase_migrate.lifecycle.step import StepRefusedError
 from minihbase.regionserver import WalSettings
 from minihbase.server import MiniHBase
 from minihbase.zookeeper import ZooKeeperServer
-from tests.replay.minicluster_util import (
+from tests.support.minicluster import (
     cell_count,
     clusters_over_rpc,
     compare,

@@ -9,21 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from hbase_migrate.cli import main
 from hbase_migrate.wal.model import Cell, CellType
 from minihbase.server import MiniHBase
-from tests.cli_util import fails
-from tests.ranges.test_live import TABLE, configure, holding, planned
-from tests.replay.minicluster_util import compare, run_workload, t2
+from tests.cli_util import fails, run
+from tests.support.minicluster import compare, run_workload, t2
+from tests.support.ranges import TABLE, configure, holding, planned
 
 pytestmark = pytest.mark.integration
-
-
-def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
-    with pytest.raises(SystemExit) as exit_info:
-        main(argv)
-    out, _ = capsys.readouterr()
-    return int(exit_info.value.code or 0), out
 
 
 def test_exit_codes_listing_explain_and_repair(tmp_path: Path,

@@ -25,10 +25,9 @@ from hbase_migrate.ranges.keyrange import KeyRange, RangeError
 from hbase_migrate.ranges.tasks import CopyJob, RangeCopy
 from hbase_migrate.wal.model import Cell, CellType
 from minihbase.server import MiniHBase
-from tests.cli_util import fails
-from tests.ranges.test_cli import run
-from tests.ranges.test_live import TABLE, configure
-from tests.replay.minicluster_util import run_workload, t2
+from tests.cli_util import fails, run
+from tests.support.minicluster import run_workload, t2
+from tests.support.ranges import TABLE, configure
 
 pytestmark = pytest.mark.integration
 snapshot_step = importlib.import_module("hbase_migrate.lifecycle.snapshot")  # not the function

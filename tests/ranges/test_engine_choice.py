@@ -17,9 +17,9 @@ from hbase_migrate.errors import ConfigError
 from hbase_migrate.lifecycle import prepare, snapshot, validate
 from hbase_migrate.ranges.choice import choose_engine
 from minihbase.server import MiniHBase
-from tests.ranges.test_cli import run
-from tests.ranges.test_live import configure
-from tests.replay.minicluster_util import cell_count, run_workload
+from tests.cli_util import run
+from tests.support.minicluster import cell_count, run_workload
+from tests.support.ranges import configure
 
 TABLE = "orders"
 

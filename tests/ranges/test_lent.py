@@ -23,7 +23,7 @@ from hbase_migrate.wal.model import Cell, CellType
 from minihbase.admin_client import call_admin
 from minihbase.server import MiniHBase
 from minihbase.zookeeper import ZooKeeperServer
-from tests.replay.minicluster_util import (
+from tests.support.minicluster import (
     clusters_over_rpc,
     compare,
     copy_table_schema,

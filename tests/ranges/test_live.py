@@ -30,27 +30,11 @@ from hbase_migrate.wal.model import Cell, CellType
 from minihbase.regionserver import WalSettings
 from minihbase.server import MiniHBase
 from minihbase.zookeeper import ZooKeeperServer
-from tests.replay.minicluster_util import clusters_over_rpc, compare, run_workload, t2, wait_for
+from tests.support.minicluster import clusters_over_rpc, compare, run_workload, t2
+from tests.support.ranges import BUDGET, TABLE, configure, failing, holding, planned
+from tests.support.wait import wait_for
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
-TABLE = "orders"
-BUDGET = 150  # cells per range: the workload's tables split into several ranges a region
-
-
-def configure(folder: Path, src: MiniHBase, dst: MiniHBase, master: str = "local[2]",
-              auto_cells: int | None = None) -> Path:
-    path = folder / "migration.toml"
-    path.write_text(
-        f'[migration]\nname = "mig"\nledger = "sqlite:///{folder / "ledger.db"}"\n'
-        f'[source]\ncluster_json = "{src.write_cluster_json()}"\n'
-        f'[target]\ncluster_json = "{dst.write_cluster_json()}"\n'
-        f'[[tables]]\nsource = "{TABLE}"\n[replay]\nroll_period = "1s"\nmargin = "1m"\n'
-        f'[spark]\nmaster = "{master}"\n'
-        + (f"auto_cells = {auto_cells}\n" if auto_cells else "")
-        + f'[ranges]\nmax_cells = {BUDGET}\n', encoding="utf-8")
-    return path
-
-
 class StallWhenCopied:
     """Stands in for the target gateway's ``call_sizes`` log: once the ledger shows
     ``ranges`` copied ranges, every later put stalls (never answers), so a job killed then
@@ -65,24 +49,6 @@ class StallWhenCopied:
                                          or self.copied() >= self.ranges):
             self.stalled.set()
             self.gateway.stall_calls += 1  # the gateway stalls the call it just logged
-
-
-def planned(config: Path) -> list[KeyRange]:
-    spec = load_config(config)
-    with Ledger.open(spec.ledger_url) as ledger:
-        record = ledger.migration(spec.name)
-        assert record is not None
-        return [KeyRange(r.table_name, r.range_start, r.range_end)
-                for r in ledger.key_ranges(record.id)]
-
-
-def holding(ranges: list[KeyRange], *rows: bytes) -> set[str]:
-    return {next(r.id for r in ranges if r.contains(row)) for row in rows}
-
-
-def failing(result: dict[str, Any]) -> set[str]:
-    return {f"{m['table']}:{m['start']}-{m['stop']}" for t in result["tables"]
-            for m in t["mismatched"]}
 
 
 def test_copy_then_validate_a_live_table(

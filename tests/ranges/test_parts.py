@@ -19,8 +19,8 @@ from hbase_migrate.lifecycle.validate import PART_STEP, validation_parts
 from hbase_migrate.ranges.groups import in_part_order, parse_part, range_group, split_weights
 from hbase_migrate.wal.model import Cell, CellType
 from minihbase.server import MiniHBase
-from tests.ranges.test_live import TABLE, configure, holding, planned
-from tests.replay.minicluster_util import run_workload, t2
+from tests.support.minicluster import run_workload, t2
+from tests.support.ranges import TABLE, configure, holding, planned
 
 
 def record(i: int, table: str, cells: int) -> KeyRangeRecord:

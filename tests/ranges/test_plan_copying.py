@@ -23,8 +23,8 @@ from hbase_migrate.ranges.plan import (
 )
 from hbase_migrate.ranges.planned import plan_copying
 from minihbase.server import MiniHBase
-from tests.ranges.test_live import BUDGET, configure
-from tests.replay.minicluster_util import copy_table_schema, run_workload, t2
+from tests.support.minicluster import copy_table_schema, run_workload, t2
+from tests.support.ranges import BUDGET, configure
 
 pytestmark = pytest.mark.integration
 TABLE = "orders"

@@ -19,9 +19,9 @@ from hbase_migrate.validate.tombstones import run_admin_shell
 from hbase_migrate.wal.model import Cell, CellType
 from minihbase.server import MiniHBase
 from minihbase.zookeeper import ZooKeeperServer
-from tests.ranges.test_cli import run
-from tests.ranges.test_live import TABLE, configure
-from tests.replay.minicluster_util import compare, run_workload, t2
+from tests.cli_util import run
+from tests.support.minicluster import compare, run_workload, t2
+from tests.support.ranges import TABLE, configure
 
 pytestmark = pytest.mark.integration
 

@@ -16,8 +16,8 @@ from hbase_migrate.lifecycle import prepare, snapshot, validate
 from hbase_migrate.ranges.engine import InProcessEngine
 from hbase_migrate.ranges.keyrange import RangeError
 from minihbase.zookeeper import ZooKeeperServer
-from tests.ranges.test_live import BUDGET, TABLE, configure, failing, planned
-from tests.replay.minicluster_util import clusters_over_rpc, run_workload, t2
+from tests.support.minicluster import clusters_over_rpc, run_workload, t2
+from tests.support.ranges import BUDGET, TABLE, configure, failing, planned
 
 ITEMS = list(range(9))
 

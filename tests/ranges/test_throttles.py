@@ -19,7 +19,7 @@ from hbase_migrate.lifecycle import prepare, replay, snapshot, validate
 from hbase_migrate.limits.changes import set_limits
 from hbase_migrate.wal.model import Cell, CellType
 from minihbase.server import MiniHBase
-from tests.replay.minicluster_util import compare, t2
+from tests.support.minicluster import compare, t2
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 TABLE = "orders"

@@ -5,7 +5,6 @@ endpoint both stacks offer, so each test is written once."""
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -23,6 +22,7 @@ from hbase_migrate.wal.reader import read_entries
 from minihbase.admin_client import call_admin
 from minihbase.regionserver import WalSettings
 from minihbase.server import MiniHBase
+from tests.support.wait import wait_for
 
 pytestmark = pytest.mark.integration
 STACKS = ["minihbase", pytest.param("real", marks=pytest.mark.realstack)]
@@ -42,16 +42,6 @@ def described(request: pytest.FixtureRequest,
                    replication_peer="1") as mini:
         path = mini.write_cluster_json()
         yield {**json.loads(path.read_text()), "cluster_json": path}
-
-
-def wait_for(check: Any, what: str, timeout: float = 60) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        found = check()
-        if found:
-            return found
-        time.sleep(0.3)
-    raise AssertionError(f"{what} within {timeout:g} s")
 
 
 def write(described: dict[str, Any], table: str, rows: list[bytes]) -> None:
@@ -112,8 +102,8 @@ def test_webhdfs_lists_stats_reads_and_archives(described: dict[str, Any]) -> No
     call_admin(described["cluster_json"], "roll", {"server": name})
     call_admin(described["cluster_json"], "flush", {})
     call_admin(described["cluster_json"], "roll", {"server": name})
-    wait_for(lambda: server["wal"] in client.list(f"{root}/oldWALs"),
-             f"{server['wal']} archived to oldWALs/")
+    wait_for(lambda: server["wal"] in client.list(f"{root}/oldWALs"), 60,
+             f"{server['wal']} archived to oldWALs/", every=0.3)
     assert server["wal"] not in client.list(f"{root}/WALs/{name}")
 
 
@@ -138,7 +128,8 @@ def test_move_bulk_load_and_replication_switch(described: dict[str, Any]) -> Non
     encoded = wait_for(lambda: next((
         e.key.encoded_region_name.decode() for f in store.list_wal_files() if f.server == holder
         for e in read_entries(store.open(f.path)) if e.key.table_name == table.encode()
-        and any(c.row == b"a" for c in e.cells)), None), "the put of row a in a WAL")
+        and any(c.row == b"a" for c in e.cells)), None), 60, "the put of row a in a WAL",
+        every=0.3)
     before = region_server(described, encoded)
     assert before == holder
     moved = call_admin(described["cluster_json"], "move", {"region": encoded})
@@ -153,7 +144,8 @@ def test_move_bulk_load_and_replication_switch(described: dict[str, Any]) -> Non
         e for f in store.list_wal_files() if f.server == moved["to"]
         for e in read_entries(store.open(f.path)) if e.key.table_name == table.encode()
         and any(c.family == b"METAFAMILY" and c.qualifier == b"HBASE::BULK_LOAD"
-                for c in e.cells)], "a BULK_LOAD marker in the moved region's WAL")
+                for c in e.cells)], 60, "a BULK_LOAD marker in the moved region's WAL",
+        every=0.3)
     assert markers[0].key.encoded_region_name == encoded.encode()
     for enabled in (False, True):
         assert call_admin(described["cluster_json"], "replication",

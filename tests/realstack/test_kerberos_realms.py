@@ -29,7 +29,7 @@ from pathlib import Path
 import pytest
 
 from hbase_migrate.cluster.auth import kerberos
-from hbase_migrate.cluster.sizing import GatewaySettings
+from hbase_migrate.cluster.sizing import ClientSettings
 from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
 from hbase_migrate.config import IN_PROCESS, load_config
 from hbase_migrate.lifecycle import prepare, replay, snapshot, validate
@@ -171,8 +171,8 @@ def test_two_realms_without_trust_in_one_process(
     assert not leaks(caplog.text, keys), "a keytab key in the logs"
     # Over HBase's own RPC, each cluster as its own realm's principal.
     source_found, target_found = stack_endpoints(alpha), stack_endpoints(beta)
-    with NativeCluster.of(source_found, GatewaySettings()) as src, \
-            NativeCluster.of(target_found, GatewaySettings()) as dst, \
+    with NativeCluster.of(source_found, ClientSettings()) as src, \
+            NativeCluster.of(target_found, ClientSettings()) as dst, \
             Thrift2Client(target_found.thrift2 or "", **target_found.client_auth) as check:
         read = [c for piece in src.scan(TABLE) for c in piece]
         assert read

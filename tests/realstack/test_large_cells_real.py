@@ -31,6 +31,7 @@ from hbase_migrate.wal.model import Cell, CellType
 from minihbase.admin_client import call_admin
 from minihbase.server import MiniHBase
 from realstack.hbase import RealHBase
+from tests.support.wait import wait_for
 
 pytestmark = [pytest.mark.integration, pytest.mark.realstack]
 SOURCE, TARGET, SCRATCH = "bigcells", "bigcells_copy", "bigcells_mem"
@@ -75,13 +76,6 @@ def rolled_and_archived(spec: Any, since: int) -> bool:
     servers = {f.server for f in live}
     return bool(live) and len(live) == len(servers) and all(
         (f.timestamp or 0) >= since for f in live)
-
-
-def wait_for(check: Any, what: str, timeout: float = 120) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.2)
 
 
 COPY_ALONE = """
@@ -152,7 +146,8 @@ def test_multi_mb_cells_and_a_50_mb_row_are_copied_replayed_and_validated(
         call_admin(real_hbase.cluster_json, "flush")  # rolled WALs can then be archived
         rolled_at = int(time.time() * 1000)
         call_admin(real_hbase.cluster_json, "roll")
-        wait_for(lambda: rolled_and_archived(spec, rolled_at), "the WAL roll and archiving")
+        wait_for(lambda: rolled_and_archived(spec, rolled_at), 120, "the WAL roll and archiving",
+                 every=0.2)
         t = time.monotonic()
         caught_up = replay(spec).to_json()
         figures["replay_s"] = time.monotonic() - t

@@ -28,6 +28,7 @@ from minihbase.admin_client import call_admin
 from minihbase.server import MiniHBase
 from minihbase.workload import SPLITS, Workload, WorkloadSpec
 from realstack.hbase import RealHBase
+from tests.support.ranges import failing, holding, planned
 
 pytestmark = [pytest.mark.integration, pytest.mark.realstack]
 TABLE = "ranges_real"
@@ -58,23 +59,6 @@ def run_workload(cluster: ClusterEndpoints, seed: int, ops: int,
         runner.run()
     finally:
         runner.close()
-
-
-def planned(spec: Any) -> list[KeyRange]:
-    with Ledger.open(spec.ledger_url) as ledger:
-        record = ledger.migration(spec.name)
-        assert record is not None
-        return [KeyRange(r.table_name, r.range_start, r.range_end)
-                for r in ledger.key_ranges(record.id)]
-
-
-def holding(ranges: list[KeyRange], *rows: bytes) -> set[str]:
-    return {next(r.id for r in ranges if r.contains(row)) for row in rows}
-
-
-def failing(result: dict[str, Any]) -> set[str]:
-    return {f"{m['table']}:{m['start']}-{m['stop']}" for t in result["tables"]
-            for m in t["mismatched"]}
 
 
 def every_version(address: str) -> list[Any]:

@@ -44,7 +44,7 @@ from hbase_migrate.validate.compare import compare_tables
 from minihbase.admin_client import call_admin
 from minihbase.workload import Workload, WorkloadSpec
 from realstack.hbase import RealHBase, RealHBaseOptions
-from tests.replay.minicluster_util import wait_for
+from tests.support.wait import wait_for
 
 from .fixtures import running, skip_without_real_stack
 

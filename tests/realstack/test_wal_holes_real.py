@@ -26,7 +26,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -46,6 +46,7 @@ from hbase_migrate.rpc.client import NativeClient
 from hbase_migrate.wal.model import Cell, CellType
 from minihbase.server import MiniHBase
 from realstack.hbase import RealHBase, RealHBaseOptions, is_1x
+from tests.support.wait import wait_for
 
 from .fixtures import running, skip_without_real_stack
 
@@ -73,13 +74,6 @@ def stack(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFacto
 
 def now_ms() -> int:
     return time.time_ns() // 1_000_000
-
-
-def wait_for(check: Callable[[], bool], timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.05)
 
 
 @dataclass

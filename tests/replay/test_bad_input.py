@@ -21,7 +21,7 @@ from hbase_migrate.replay.filters import ReplayFilter
 from hbase_migrate.wal.model import Cell, CellType
 from hbase_migrate.wal.protobuf import decode_varint32
 from hbase_migrate.wal.reader import WalReader
-from tests.replay.conftest import Clusters, T, entries_for, make_wal, scan_all
+from tests.support.replay import Clusters, T, entries_for, make_wal, scan_all
 
 pytestmark = pytest.mark.integration
 

@@ -25,12 +25,13 @@ from hbase_migrate.wal.names import ServerName as ZkServer
 from minihbase.zkregistry import ZkRegistrar
 from minihbase.zookeeper import ZooKeeperServer
 from tests.cli_util import fails
-from tests.replay.conftest import Clusters, T
-from tests.replay.test_run_catchup import Setup
-from tests.replay.test_run_support import (
+from tests.support.replay import (
     RS1,
     RS2,
+    Clusters,
     HBaseRoot,
+    Setup,
+    T,
     corrupt_entry,
     puts,
     source_endpoints,

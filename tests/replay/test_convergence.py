@@ -16,7 +16,7 @@ from hbase_migrate.validate.compare import compare_tables
 from hbase_migrate.wal.model import Cell, CellType
 from hbase_migrate.wal.reader import WalReader
 from hbase_migrate.wal.writer import WalOptions
-from tests.replay.conftest import Clusters, T, entries_for, make_wal, scan_all
+from tests.support.replay import Clusters, T, entries_for, make_wal, scan_all
 
 pytestmark = pytest.mark.integration
 

@@ -23,7 +23,7 @@ from hbase_migrate.wal import markers as M
 from hbase_migrate.wal.messages import TableName
 from hbase_migrate.wal.model import Cell, CellType, Tag, WalKey
 from hbase_migrate.wal.writer import WalOptions
-from tests.replay.conftest import REGION, T, make_wal
+from tests.support.replay import REGION, T, make_wal
 
 TABLES = (b"t1", b"t2", b"ns:t3", b"unmapped", b"hbase:meta")
 TYPES = (CellType.PUT, CellType.PUT, CellType.PUT, CellType.DELETE, CellType.DELETE_COLUMN,

@@ -32,14 +32,14 @@ from hbase_migrate.wal.reader import WalReader
 from hbase_migrate.wal.selection import Manifest
 from minihbase.regionserver import WalSettings
 from minihbase.server import MiniHBase
-from tests.replay.minicluster_util import (
+from tests.support.minicluster import (
     compare,
     copy_table_schema,
     run_workload,
     set_watermark,
-    wait_for,
     write_migration,
 )
+from tests.support.wait import wait_for
 
 pytestmark = pytest.mark.integration
 

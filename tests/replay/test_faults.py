@@ -29,15 +29,15 @@ from hbase_migrate.replay.run import RunSummary, run_replay
 from hbase_migrate.wal.model import Cell, CellType
 from minihbase.regionserver import WalSettings
 from minihbase.server import MiniHBase
-from tests.replay.minicluster_util import (
+from tests.support.minicluster import (
     compare,
     copy_table_schema,
     run_workload,
     set_watermark,
     t2,
-    wait_for,
     write_migration,
 )
+from tests.support.wait import wait_for
 
 pytestmark = pytest.mark.integration
 

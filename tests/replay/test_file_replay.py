@@ -18,7 +18,7 @@ from hbase_migrate.replay.filters import ReplayFilter
 from hbase_migrate.replay.mutations import RowMutation
 from hbase_migrate.wal.model import Cell, CellType
 from hbase_migrate.wal.reader import WalReader
-from tests.replay.conftest import T, entries_for, make_wal
+from tests.support.replay import T, entries_for, make_wal
 
 
 class Recorder:

@@ -19,7 +19,7 @@ from hbase_migrate.replay.filters import (
 from hbase_migrate.wal import markers as M
 from hbase_migrate.wal.messages import TableName
 from hbase_migrate.wal.model import METAFAMILY, Cell, CellType, Tag, WalKey
-from tests.replay.conftest import REGION, Clusters, T, make_wal, scan_all
+from tests.support.replay import REGION, Clusters, T, make_wal, scan_all
 
 pytestmark = pytest.mark.integration
 

@@ -22,8 +22,7 @@ from hbase_migrate.replay.job import ReplayJob
 from hbase_migrate.replay.lock import migration_lock
 from hbase_migrate.replay.run import run_replay
 from minihbase.zookeeper import ZooKeeperServer
-from tests.replay.conftest import Clusters, T
-from tests.replay.test_run_support import RS1, HBaseRoot, puts, source_endpoints, write_config
+from tests.support.replay import RS1, Clusters, HBaseRoot, T, puts, source_endpoints, write_config
 
 pytestmark = pytest.mark.integration
 REPO = Path(__file__).resolve().parents[2]

@@ -3,8 +3,8 @@
 The source has three region servers writing dictionary- and tag-compressed WAL files; a
 seeded workload (every put and delete kind, whole-row deletes, increments) writes in phases
 separated by a region move, explicit rolls (archived files) and a server crash (its
-directory becomes ``-splitting``). The truth is the source's own contents read through
-Thrift2; the target must equal it with every version, and a second run reads nothing."""
+directory becomes ``-splitting``). The truth is the source's own store; the target must
+equal it with every version, and a second run reads nothing."""
 
 from __future__ import annotations
 
@@ -20,15 +20,16 @@ from hbase_migrate.replay.run import RunSummary, follow_replay, run_replay
 from hbase_migrate.wal.writer import WalOptions
 from minihbase.regionserver import WalSettings
 from minihbase.zookeeper import ZooKeeperServer
-from tests.replay.minicluster_util import (
+from tests.support.minicluster import (
+    cluster_pair,
     clusters_over_rpc,
     compare,
     copy_table_schema,
     run_workload,
     set_watermark,
-    wait_for,
     write_migration,
 )
+from tests.support.wait import wait_for
 
 pytestmark = pytest.mark.integration
 
@@ -42,10 +43,11 @@ def _states(summary: RunSummary) -> set[str | None]:
 
 
 def test_replay_of_every_operation_across_move_roll_and_crash_converges(
-        tmp_path: Path, zookeeper: ZooKeeperServer) -> None:
+        tmp_path: Path, zookeeper: ZooKeeperServer, transport: str) -> None:
+    # once over each transport: the target written through Thrift2 or over HBase's RPC
     settings = WalSettings(region_servers=3, roll_period=3600, split_delay=3600,
                            options=COMPRESSED)
-    with clusters_over_rpc(tmp_path, zookeeper, wal=settings) as (src, dst):
+    with cluster_pair(tmp_path, transport, zookeeper, wal=settings) as (src, dst):
         config = write_migration(tmp_path, src, dst, TABLE)
         set_watermark(config)  # before the first write
         assert src.region_servers is not None

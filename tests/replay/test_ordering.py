@@ -19,10 +19,13 @@ from hbase_migrate.wal import markers as M
 from hbase_migrate.wal.model import Cell, CellType, WalKey
 from hbase_migrate.wal.names import ServerName, wal_file_name
 from hbase_migrate.wal.writer import WalOptions, write_wal
-from tests.replay.conftest import REGION, Clusters, T, scan_all
-from tests.replay.test_run_support import (
+from tests.support.replay import (
+    REGION,
+    Clusters,
     HBaseRoot,
+    T,
     entry_offsets,
+    scan_all,
     source_endpoints,
     write_config,
 )

@@ -4,11 +4,15 @@ storage that did not answer says ``Kind.OUTAGE``, and no other flag is read."""
 
 from __future__ import annotations
 
+from hbase_migrate.cluster.errors import GatewayUnreachableError
 from hbase_migrate.errors import Kind, WalSourceError
+from hbase_migrate.replay.apply import unavailable
 from hbase_migrate.replay.outage import Outage, outage_of
+from hbase_migrate.rpc.errors import RpcConnectionError
 from hbase_migrate.sinks.kafka import KafkaRefusedError, KafkaTopicError, KafkaUnavailableError
 
 BROKER = "b1:9092"
+RS = "rs1:16020"
 
 
 def test_the_kafka_errors_waiting_does_not_mend_are_no_outage() -> None:
@@ -43,3 +47,14 @@ def test_a_wal_storage_that_did_not_answer_is_an_outage_one_that_refused_is_not(
     assert outage_of(lost, source="source") == Outage(
         "source WebHDFS", "http://nn1:9870", "/hbase/WALs/rs1/w.1: OPEN: connection refused")
     assert outage_of(refused) is None
+
+
+def test_a_target_that_stopped_answering_is_named_by_what_did_not_answer() -> None:
+    native = unavailable("cluster 'dst'", RpcConnectionError("rs1:16020 refused", server=RS),
+                         "writing to orders")
+    thrift = unavailable("cluster 'dst'", GatewayUnreachableError("thrift2 dst:9090 refused",
+                                                                  endpoint="dst:9090"),
+                         "writing to orders")
+    assert outage_of(native) == Outage("target region server", RS, str(native))
+    assert outage_of(thrift) == Outage("target gateway", "dst:9090", str(thrift))
+    assert "gateway" not in str(native)

@@ -42,15 +42,15 @@ from minihbase.process import free_port
 from minihbase.regionserver import WalSettings
 from minihbase.server import MiniHBase
 from minihbase.zookeeper import ZooKeeperServer
-from tests.replay.minicluster_util import (
+from tests.support.minicluster import (
     compare,
     copy_table_schema,
     run_workload,
     set_watermark,
     t2,
-    wait_for,
     write_migration,
 )
+from tests.support.wait import wait_for
 
 pytestmark = pytest.mark.integration
 

@@ -19,7 +19,7 @@ from hbase_migrate.replay.ordering import RegionEvents
 from hbase_migrate.replay.parts import chain_id, split_parts
 from minihbase.regionserver import WalSettings
 from minihbase.server import MiniHBase
-from tests.replay.minicluster_util import compare, edits_after_t0
+from tests.support.minicluster import compare, edits_after_t0
 
 RS1 = "/hbase/WALs/rs1.example.com,16020,1/rs1.example.com%2C16020%2C1.1700000000000"
 RS1_NEXT = "/hbase/WALs/rs1.example.com,16020,1/rs1.example.com%2C16020%2C1.1700000600000"

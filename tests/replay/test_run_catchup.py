@@ -17,31 +17,31 @@ from hbase_migrate.audit.ledger import Ledger, now_ms
 from hbase_migrate.audit.records import WalStatus
 from hbase_migrate.audit.status import compute_status
 from hbase_migrate.cluster.storage.walstore import LocalWalStore, WalFileStatus
-from hbase_migrate.config import load_config
 from hbase_migrate.errors import ConfigError
 from hbase_migrate.replay import run as replay_run
 from hbase_migrate.replay.apply import ReplayTarget
 from hbase_migrate.replay.discovery import SOURCE, reconcile
 from hbase_migrate.replay.job import FileTask, ReplayJob
 from hbase_migrate.replay.run import Observer, RunSummary, run_replay
-from hbase_migrate.validate.compare import compare_tables
 from hbase_migrate.wal import markers as M
 from hbase_migrate.wal.messages import TableName
-from hbase_migrate.wal.model import Cell, Tag
+from hbase_migrate.wal.model import Tag
 from hbase_migrate.wal.names import ServerName
 from hbase_migrate.wal.selection import Manifest
 from hbase_migrate.wal.writer import WalOptions
 from minihbase.webhdfs import WebHdfsServer
-from tests.replay.conftest import REGION, Clusters, T
-from tests.replay.test_run_support import (
+from tests.support.replay import (
+    REGION,
     RS1,
     RS2,
+    START,
+    Clusters,
     HBaseRoot,
+    Setup,
+    T,
     corrupt_entry,
     entry_offsets,
     puts,
-    source_endpoints,
-    write_config,
 )
 
 pytestmark = pytest.mark.integration
@@ -52,37 +52,6 @@ def data_end(path: Path) -> int:
     offset, size = entry_offsets(path)[-1]
     return offset + size
 RS_OLD = ServerName("rs-old.example.com", 16020, T - 14_400_000)
-START = T - 60_000  # the catch-up start (watermark less margin)
-
-
-class Setup:
-    """A table on both clusters, an HBase root, a config and a job over them."""
-
-    def __init__(self, clusters: Clusters, table: str, folder: Path,
-                 webhdfs: str | None = None) -> None:
-        self.clusters, self.table = clusters, table
-        clusters.create(table)
-        self.root = HBaseRoot(folder / "hbase")
-        source = source_endpoints("localhost:9090", root=self.root.root, webhdfs=webhdfs)
-        self.config = write_config(folder, source=source, target=clusters.dst_endpoints,
-                                   tables=[table])
-        self.spec = load_config(self.config)
-        self.job = ReplayJob.from_spec(self.spec, start=START)
-
-    def source_writes(self, calls: Sequence[Sequence[Cell]]) -> None:
-        for cells in calls:
-            self.clusters.src.write_cells(self.table, cells)
-
-    def equal(self) -> bool:
-        return compare_tables(self.clusters.src, self.clusters.dst, self.table).equal
-
-    def rows(self) -> dict[str, tuple[WalStatus, int, int]]:
-        """Ledger rows by file name: (status, offset reached, entries)."""
-        with Ledger.open(self.spec.ledger_url) as ledger:
-            migration = ledger.migration(self.spec.name)
-            assert migration is not None
-            return {r.path.rsplit("/", 1)[-1]: (r.status, r.offset_reached, r.entries)
-                    for r in ledger.wal_files(migration.id, SOURCE)}
 
 
 @pytest.fixture

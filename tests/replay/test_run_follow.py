@@ -12,9 +12,7 @@ from hbase_migrate.audit.records import WalStatus
 from hbase_migrate.errors import ConfigError
 from hbase_migrate.replay.job import FileTask, ReplayJob
 from hbase_migrate.replay.run import Observer, RunSummary, follow_replay, run_replay
-from tests.replay.conftest import Clusters, T
-from tests.replay.test_run_catchup import Setup
-from tests.replay.test_run_support import RS1, RS2, puts
+from tests.support.replay import RS1, RS2, Clusters, Setup, T, puts
 
 pytestmark = pytest.mark.integration
 

@@ -15,9 +15,7 @@ from hbase_migrate.replay.job import ReplayJob
 from hbase_migrate.replay.run import run_replay
 from hbase_migrate.validate.compare import compare_tables
 from hbase_migrate.wal.names import ServerName
-from tests.replay.conftest import Clusters, T
-from tests.replay.test_run_catchup import Setup
-from tests.replay.test_run_support import RS1, RS2, puts
+from tests.support.replay import RS1, RS2, Clusters, Setup, T, puts
 
 pytestmark = pytest.mark.integration
 HOUR = 3_600_000

@@ -31,16 +31,16 @@ from hbase_migrate.replay.targets import open_target
 from hbase_migrate.wal.model import Cell, CellType
 from minihbase.regionserver import WalSettings
 from minihbase.server import MiniHBase
-from tests.replay.minicluster_util import (
+from tests.support.minicluster import (
     cell_count,
     compare,
     copy_table_schema,
     run_workload,
     set_watermark,
     t2,
-    wait_for,
     write_migration,
 )
+from tests.support.wait import wait_for
 
 pytestmark = pytest.mark.integration
 

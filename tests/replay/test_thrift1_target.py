@@ -20,7 +20,7 @@ from hbase_migrate.replay.thrift1_target import (
 )
 from hbase_migrate.validate.compare import compare_tables
 from hbase_migrate.wal.model import Cell, CellType
-from tests.replay.conftest import Clusters, T, entries_for, make_wal, scan_all
+from tests.support.replay import Clusters, T, entries_for, make_wal, scan_all
 
 pytestmark = pytest.mark.integration
 

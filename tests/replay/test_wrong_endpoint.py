@@ -18,8 +18,8 @@ import pytest
 from hbase_migrate.replay.run import FIRST_ANSWER_MS
 from minihbase.regionserver import WalSettings
 from minihbase.server import MiniHBase
-from tests.replay.minicluster_util import run_workload, set_watermark, write_migration
 from tests.replay.test_outages import REPO, follow
+from tests.support.minicluster import run_workload, set_watermark, write_migration
 
 pytestmark = pytest.mark.integration
 TABLE = "orders"

@@ -18,8 +18,8 @@ from hbase_migrate.report import model, sections
 from hbase_migrate.report.validation_sections import validation
 from hbase_migrate.wal.model import Cell, CellType
 from minihbase.server import MiniHBase
-from tests.ranges.test_live import TABLE, configure, planned
-from tests.replay.minicluster_util import run_workload, t2
+from tests.support.minicluster import run_workload, t2
+from tests.support.ranges import TABLE, configure, planned
 
 
 @pytest.mark.integration

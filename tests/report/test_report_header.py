@@ -13,7 +13,7 @@ from hbase_migrate.config import load_config
 from hbase_migrate.lifecycle import prepare, report
 from minihbase.server import MiniHBase
 from minihbase.zookeeper import ZooKeeperServer
-from tests.replay.minicluster_util import clusters_over_rpc, run_workload, write_migration
+from tests.support.minicluster import clusters_over_rpc, run_workload, write_migration
 
 pytestmark = pytest.mark.integration
 

@@ -24,7 +24,7 @@ from hbase_migrate.rpc.admin_channel import NativeAdminChannel
 from hbase_migrate.rpc.client import NativeClient
 from hbase_migrate.rpc.server_admin import AdminCallError
 from hbase_migrate.wal.model import Cell, CellType
-from tests.replay.minicluster_util import wait_for
+from tests.support.wait import wait_for
 
 pytestmark = [pytest.mark.integration, pytest.mark.realstack]
 

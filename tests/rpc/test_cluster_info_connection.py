@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from hbase_migrate.cli import cli
 from minihbase.zookeeper import ZooKeeperServer
-from tests.replay.minicluster_util import clusters_over_rpc, write_migration
+from tests.support.minicluster import clusters_over_rpc, write_migration
 
 
 def test_cluster_info_shows_the_connections_security(

@@ -25,7 +25,7 @@ from click.testing import CliRunner
 
 from hbase_migrate.cli import cli
 from hbase_migrate.cluster.descriptors import FamilyDescriptor, TableDescriptor
-from hbase_migrate.cluster.sizing import GatewaySettings
+from hbase_migrate.cluster.sizing import ClientSettings
 from hbase_migrate.cluster.zk.zookeeper import HBaseZooKeeper
 from hbase_migrate.config import IN_PROCESS, MigrationSpec, load_config
 from hbase_migrate.lifecycle import prepare, replay, snapshot, validate
@@ -202,7 +202,7 @@ def test_the_registry_answers_over_kerberos(secured_stack: RealHBase) -> None:
             registry.close()
         table = "registry_sasl"
         cell = Cell(b"r", b"f", b"q", 1, CellType.PUT, b"v")
-        with NativeCluster.of(by_uri, GatewaySettings()) as client, connections() as seen:
+        with NativeCluster.of(by_uri, ClientSettings()) as client, connections() as seen:
             client.create_table(TableDescriptor(table, (FamilyDescriptor(b"f"),)))
             client.write_cells(table, [cell])
             assert [c for row in client.scan(table) for c in row] == [cell]

@@ -38,7 +38,7 @@ import pytest
 
 from hbase_migrate.cluster.descriptors import TableDescriptor
 from hbase_migrate.cluster.endpoints import ClusterEndpoints
-from hbase_migrate.cluster.sizing import GatewaySettings
+from hbase_migrate.cluster.sizing import ClientSettings
 from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
 from hbase_migrate.cluster.zk.zookeeper import HBaseZooKeeper
 from hbase_migrate.config import IN_PROCESS, load_config
@@ -138,7 +138,7 @@ def test_native_over_kerberos_cross_checked_through_thrift2(
     table = f"{TABLE}_{protection}"
     native_endpoints = replace(endpoints, client="native", security=replace(
         endpoints.security, rpc_protection=protection))
-    with connect(native_endpoints, GatewaySettings()) as native, \
+    with connect(native_endpoints, ClientSettings()) as native, \
             Thrift2Client(endpoints.thrift2 or "", **endpoints.client_auth) as t2:
         assert isinstance(native, NativeCluster)  # connect() gives the native client
         native.create_table(TableDescriptor(table, FAMILIES), SPLITS)

@@ -11,7 +11,7 @@ from dataclasses import replace
 import pytest
 
 from hbase_migrate.cluster.descriptors import TableDescriptor
-from hbase_migrate.cluster.sizing import GatewaySettings
+from hbase_migrate.cluster.sizing import ClientSettings
 from hbase_migrate.rpc.cluster import NativeCluster
 from hbase_migrate.wal.model import Cell, CellType
 from realstack.hbase import RealHBase, RealHBaseOptions
@@ -38,8 +38,8 @@ def test_tls_and_plain_clients_side_by_side(stack: RealHBase) -> None:
     found = replace(stack_endpoints(stack), client="native")
     assert found.security is not None and found.security.tls
     plain = replace(found, security=replace(found.security, rpc_tls="off"))
-    with NativeCluster.of(found, GatewaySettings()) as tls, \
-            NativeCluster.of(plain, GatewaySettings()) as clear:
+    with NativeCluster.of(found, ClientSettings()) as tls, \
+            NativeCluster.of(plain, ClientSettings()) as clear:
         tls.create_table(TableDescriptor(TABLE, FAMILIES))
         assert clear.table_exists(TABLE)
         tls.write_cells(TABLE, cells(b"tls"))

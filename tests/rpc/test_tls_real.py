@@ -33,7 +33,7 @@ import pytest
 
 from hbase_migrate.cluster.descriptors import TableDescriptor
 from hbase_migrate.cluster.endpoints import ClusterEndpoints
-from hbase_migrate.cluster.sizing import GatewaySettings
+from hbase_migrate.cluster.sizing import ClientSettings
 from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
 from hbase_migrate.commands.cluster import status_info
 from hbase_migrate.hbase.connect import connect
@@ -69,7 +69,7 @@ def endpoints(stack: RealHBase) -> ClusterEndpoints:
 
 
 def test_reads_and_writes_over_tls_and_sasl_privacy(endpoints: ClusterEndpoints) -> None:
-    with connect(endpoints, GatewaySettings()) as native, \
+    with connect(endpoints, ClientSettings()) as native, \
             Thrift2Client(endpoints.thrift2 or "", **endpoints.client_auth) as t2:
         assert isinstance(native, NativeCluster)
         native.create_table(TableDescriptor(TABLE, FAMILIES), SPLITS)
@@ -98,7 +98,7 @@ def test_a_cluster_without_token_provider_keeps_the_keytab(
     assert "log in from the keytab" in said[0]
     assert job_tokens((endpoints,)) == ()  # known for the process: no second line
     assert len([r for r in caplog.records if r.name == "hbase_migrate.rpc.tokens"]) == 1
-    with connect(endpoints, GatewaySettings()) as native:  # Kerberos, as before
+    with connect(endpoints, ClientSettings()) as native:  # Kerberos, as before
         assert "default" in native.namespaces()
 
 

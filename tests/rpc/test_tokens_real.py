@@ -30,7 +30,7 @@ import pytest
 from hbase_migrate.cluster.auth.tokens import Token, forget_tokens, use_token
 from hbase_migrate.cluster.descriptors import TableDescriptor
 from hbase_migrate.cluster.endpoints import ClusterEndpoints
-from hbase_migrate.cluster.sizing import GatewaySettings
+from hbase_migrate.cluster.sizing import ClientSettings
 from hbase_migrate.config import load_config
 from hbase_migrate.hbase.connect import connect
 from hbase_migrate.lifecycle import prepare, snapshot
@@ -70,7 +70,7 @@ def endpoints(secured_stack: RealHBase) -> Iterator[ClusterEndpoints]:
 def token(endpoints: ClusterEndpoints) -> Token:
     """A token obtained over Kerberos (no token in use yet: GSSAPI)."""
     forget_tokens()
-    with connect(endpoints, GatewaySettings()) as kerberos:
+    with connect(endpoints, ClientSettings()) as kerberos:
         assert isinstance(kerberos, NativeCluster)
         assert who_am_i(kerberos)[1] == "KERBEROS"
         got = obtain_token(kerberos, endpoints.name)
@@ -108,7 +108,7 @@ def test_reads_and_writes_authenticated_by_token(
     with_token = replace(endpoints, security=replace(endpoints.security,
                                                      rpc_protection=protection))
     use_token(token)
-    with connect(with_token, GatewaySettings()) as native:
+    with connect(with_token, ClientSettings()) as native:
         assert isinstance(native, NativeCluster)
         user, method = who_am_i(native)  # the server's own view (a short user name)
         assert method == "TOKEN" and token.owner.startswith(f"{user}@")
@@ -122,7 +122,7 @@ def test_reads_and_writes_authenticated_by_token(
         assert layer._mechanism.qop == {"privacy": 4, "integrity": 2}[protection]
     assert raw == sorted(written, key=cell_order)
     forget_tokens()
-    with connect(endpoints, GatewaySettings()) as kerberos:  # read back by Kerberos
+    with connect(endpoints, ClientSettings()) as kerberos:  # read back by Kerberos
         assert isinstance(kerberos, NativeCluster)
         assert who_am_i(kerberos)[1] == "KERBEROS"
         assert [c for piece in kerberos.scan(table, raw=True) for c in piece] == raw
@@ -145,7 +145,7 @@ def test_a_bad_token_is_refused_in_one_line(
                 + varint_field(5, m.opt_int(5) or 0) + varint_field(6, m.opt_int(6) or 0))
         bad = Token.of(token.cluster, len(body).to_bytes(4, "big") + body, token.password)
     use_token(bad)
-    with connect(endpoints, GatewaySettings()) as native:
+    with connect(endpoints, ClientSettings()) as native:
         assert isinstance(native, NativeCluster)
         with pytest.raises(SaslError) as refused:
             native.get("hbase:meta", b"")
@@ -190,7 +190,7 @@ def test_a_spark_copy_authenticates_by_token(
     assert token_connections(secured_stack) > before  # the tasks' connections, by token
     (token,) = job_tokens((endpoints,))  # the driver's, kept for the process
     assert token.owner == (endpoints.security.principal if endpoints.security else None)
-    with connect(endpoints, GatewaySettings()) as kerberos:
+    with connect(endpoints, ClientSettings()) as kerberos:
         copied = [c for piece in kerberos.scan(target) for c in piece]
         assert copied and copied == [c for piece in kerberos.scan(source) for c in piece]
     for where in (caplog.text, ledger.read_bytes()):

@@ -1,24 +1,24 @@
 """Schema copy, table copy and cell-for-cell comparison between two embedded clusters,
-over the real Thrift2 protocol."""
+over each transport (Thrift2 and HBase's own RPC), judged by reading the clusters' stores
+(:mod:`tests.support.oracle`)."""
 
 from __future__ import annotations
 
 import gc
 import threading
 import time
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
+from hbase_migrate.cluster.client import Client
 from hbase_migrate.cluster.descriptors import FamilyDescriptor, TableDescriptor
-from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
 from hbase_migrate.heavy_imports import YOUNG_OBJECTS, fewer_collections
 from hbase_migrate.ranges.copy import copy_table
 from hbase_migrate.snapshot.schema import SchemaMismatchError, copy_schema, split_points
 from hbase_migrate.validate.compare import compare_tables
 from hbase_migrate.wal.model import Cell, CellType
 from minihbase.server import MiniHBase
+from tests.support.oracle import compare_stored, stored_cells
 
 pytestmark = pytest.mark.integration
 
@@ -29,14 +29,12 @@ FAMILIES = (FamilyDescriptor(b"d", max_versions=3), FamilyDescriptor(b"m", max_v
 
 
 @pytest.fixture
-def clusters(tmp_path: Path) -> Iterator[tuple[Thrift2Client, Thrift2Client]]:
-    with MiniHBase(tmp_path / "src", "source") as src, MiniHBase(tmp_path / "dst", "target") as dst:
-        assert src.endpoints.thrift2 and dst.endpoints.thrift2
-        with Thrift2Client(src.endpoints.thrift2) as a, Thrift2Client(dst.endpoints.thrift2) as b:
-            yield a, b
+def clusters(client_pair: tuple[Client, Client]) -> tuple[Client, Client]:
+    """The product's clients of a source and a target, over each transport in turn."""
+    return client_pair
 
 
-def _fill(client: Thrift2Client) -> set[tuple[bytes, bytes, bytes, int, bytes]]:
+def _fill(client: Client) -> set[tuple[bytes, bytes, bytes, int, bytes]]:
     """Write cells and return what a full-version read must show afterwards."""
     client.create_table(TableDescriptor("orders", FAMILIES), SPLITS)
     visible: set[tuple[bytes, bytes, bytes, int, bytes]] = set()
@@ -52,31 +50,27 @@ def _fill(client: Thrift2Client) -> set[tuple[bytes, bytes, bytes, int, bytes]]:
     return visible
 
 
-def _read_all(client: Thrift2Client, table: str) -> set[tuple[bytes, bytes, bytes, int, bytes]]:
-    return {(c.row, c.family, c.qualifier, c.timestamp, c.value)
-            for row in client.scan(table) for c in row}
-
-
 def test_copy_gives_the_target_every_visible_version(
-        clusters: tuple[Thrift2Client, Thrift2Client]) -> None:
+        clusters: tuple[Client, Client], embedded_pair: tuple[MiniHBase, MiniHBase]) -> None:
     src, dst = clusters
+    target = embedded_pair[1]
     expected = _fill(src)
     copy_schema(src, dst, "orders", "orders_copy")
     assert split_points(dst, "orders_copy") == SPLITS
     assert dst.table_descriptor("orders_copy").families == FAMILIES
     stats = copy_table(src, dst, "orders", "orders_copy")
     assert stats.cells == len(expected)
-    assert _read_all(dst, "orders_copy") == expected
+    assert set(stored_cells(target, "orders_copy")) == expected
     result = compare_tables(src, dst, "orders", "orders_copy")
     assert result.equal, result.examples
     assert result.source_cells == result.target_cells == len(expected)
     # A second copy changes nothing: original timestamps make it idempotent.
     copy_table(src, dst, "orders", "orders_copy")
-    assert _read_all(dst, "orders_copy") == expected
+    assert set(stored_cells(target, "orders_copy")) == expected
 
 
 def test_comparison_names_each_kind_of_difference(
-        clusters: tuple[Thrift2Client, Thrift2Client]) -> None:
+        clusters: tuple[Client, Client], embedded_pair: tuple[MiniHBase, MiniHBase]) -> None:
     src, dst = clusters
     _fill(src)
     copy_schema(src, dst, "orders")
@@ -86,6 +80,8 @@ def test_comparison_names_each_kind_of_difference(
                              Cell(b"f", b"m", b"", T + 50, CellType.PUT, b"changed")])
     result = compare_tables(src, dst, "orders")
     assert (result.only_in_source, result.only_in_target, result.different_values) == (1, 1, 1)
+    read = compare_stored(*embedded_pair, "orders")  # the stores agree on what differs
+    assert (read.only_in_source, read.only_in_target, read.different_values) == (1, 1, 1)
     assert not result.equal
     assert f"only in source: row=a column=d:q ts={T + 2}" in result.examples
     assert "only in target: row=zz column=d:extra ts=7" in result.examples
@@ -93,7 +89,7 @@ def test_comparison_names_each_kind_of_difference(
 
 
 def test_existing_target_with_fewer_versions_is_refused(
-        clusters: tuple[Thrift2Client, Thrift2Client]) -> None:
+        clusters: tuple[Client, Client]) -> None:
     src, dst = clusters
     _fill(src)
     dst.create_table(TableDescriptor("orders", (FamilyDescriptor(b"d", max_versions=1),

@@ -25,7 +25,7 @@ from hbase_migrate.snapshot.manifest import (
 )
 from minihbase.server import MiniHBase
 from tests.cli_util import fails
-from tests.replay.minicluster_util import run_workload, write_migration
+from tests.support.minicluster import run_workload, write_migration
 
 
 def varint(n: int) -> bytes:

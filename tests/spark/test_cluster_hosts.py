@@ -26,8 +26,8 @@ import pytest
 from hbase_migrate.audit.ledger import Ledger
 from hbase_migrate.config import load_config
 from minihbase.server import MiniHBase
-from tests.replay.minicluster_util import compare, run_workload, write_migration
 from tests.spark.standalone import Cluster, apps, executors_of, finished_tasks, other_hosts
+from tests.support.minicluster import compare, run_workload, write_migration
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 TABLE = "orders"

@@ -25,11 +25,11 @@ from hbase_migrate.replay.spark import JOB_GROUP, spark_executor
 from hbase_migrate.validate.compare import compare_tables
 from minihbase.server import MiniHBase
 from spark_apps.replay_wal import parse_args
-from tests.replay.conftest import T
-from tests.replay.test_run_support import (
+from tests.support.replay import (
     RS1,
     RS2,
     HBaseRoot,
+    T,
     corrupt_entry,
     entry_offsets,
     puts,

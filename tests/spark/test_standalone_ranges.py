@@ -14,9 +14,9 @@ from hbase_migrate.audit.ledger import Ledger
 from hbase_migrate.config import load_config
 from hbase_migrate.lifecycle import prepare, snapshot, validate
 from minihbase.server import MiniHBase
-from tests.ranges.test_live import configure
-from tests.replay.minicluster_util import compare, run_workload
 from tests.spark.standalone import standalone_cluster
+from tests.support.minicluster import compare, run_workload
+from tests.support.ranges import configure
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 TABLE = "orders"

@@ -74,7 +74,7 @@ from hbase_migrate.cluster.sizing import (
     DEFAULT_MAX_ROWS,
     DEFAULT_REGION_WAIT,
     DEFAULT_TIMEOUT_RETRIES,
-    GatewaySettings,
+    ClientSettings,
     cells_bytes,
     chunks_by_bytes,
     format_bytes,
@@ -268,7 +268,7 @@ class Thrift2Client:
         self._client: Any = None
 
     @classmethod
-    def with_settings(cls, endpoint: str, settings: GatewaySettings, transport: str = "buffered",
+    def with_settings(cls, endpoint: str, settings: ClientSettings, transport: str = "buffered",
                       protocol: str = "binary", *, locate: Locate | None = None,
                       security: ClusterSecurity | None = None, cluster: str = ""
                       ) -> Thrift2Client:

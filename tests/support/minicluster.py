@@ -1,40 +1,55 @@
-"""Helpers of the replay tests against embedded clusters: a migration config over the
-clusters' ``cluster.json`` files, the watermark, a seeded workload, bounded waits, and the
-state of the source and target tables read back through Thrift2."""
+"""Embedded clusters as the copy, replay and validate tests use them: a source and a
+target over either transport, a migration config over their ``cluster.json`` files, the
+watermark, a seeded workload, and the tables' contents read back without the product
+(:mod:`tests.support.oracle`)."""
 
 from __future__ import annotations
 
-import time
+import contextlib
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
 from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
 from hbase_migrate.config import MigrationSpec, load_config
 from hbase_migrate.replay.watermark import fix_watermark
 from hbase_migrate.snapshot.schema import copy_schema
-from hbase_migrate.validate.compare import Comparison, compare_tables
 from minihbase.regionserver import WalSettings
 from minihbase.server import MiniHBase
 from minihbase.workload import Workload, WorkloadReport, WorkloadSpec
 from minihbase.zookeeper import ZooKeeperServer
+from tests.support.oracle import Contents, compare_stored, stored_cells
+
+TRANSPORTS = ("thrift2", "native")  # how the product reaches an embedded cluster
 
 
 @contextmanager
-def clusters_over_rpc(folder: Path, zookeeper: ZooKeeperServer, wal: WalSettings | None = None
-                      ) -> Iterator[tuple[MiniHBase, MiniHBase]]:
+def cluster_pair(folder: Path, transport: str, zookeeper: ZooKeeperServer | None = None,
+                 wal: WalSettings | None = None) -> Iterator[tuple[MiniHBase, MiniHBase]]:
     """A source (its region servers as ``wal`` says) and a target embedded cluster in
-    ``folder``, registered in ``zookeeper`` under znode parents of their own: a migration over
-    their ``cluster.json`` reaches both over HBase's own RPC (the tests' workloads and
-    judges keep to Thrift2, an independent path)."""
+    ``folder`` that a migration over their ``cluster.json`` reaches over ``transport``:
+    ``"native"`` registers both in ``zookeeper`` (znode parents of their own), so the
+    product speaks HBase's own RPC; ``"thrift2"`` leaves them unregistered, so it goes
+    through their Thrift2 gateways. Workloads and judges keep to their own paths."""
+    if transport not in TRANSPORTS:
+        raise ValueError(f"transport {transport!r}: expected one of {TRANSPORTS}")
+    registry = None
+    if transport == "native":
+        assert zookeeper is not None, "the native transport finds clusters through ZooKeeper"
+        registry = zookeeper.address
     parent = f"/hbase-{uuid.uuid4().hex[:10]}"
-    with MiniHBase(folder / "src", "source", wal=wal, zookeeper=zookeeper.address,
+    with MiniHBase(folder / "src", "source", wal=wal, zookeeper=registry,
                    znode_parent=f"{parent}-src") as src, \
-            MiniHBase(folder / "dst", "target", zookeeper=zookeeper.address,
+            MiniHBase(folder / "dst", "target", zookeeper=registry,
                       znode_parent=f"{parent}-dst") as dst:
         yield src, dst
+
+
+def clusters_over_rpc(folder: Path, zookeeper: ZooKeeperServer, wal: WalSettings | None = None
+                      ) -> contextlib.AbstractContextManager[tuple[MiniHBase, MiniHBase]]:
+    """:func:`cluster_pair` over HBase's own RPC."""
+    return cluster_pair(folder, "native", zookeeper, wal)
 
 
 def write_migration(folder: Path, source: MiniHBase, target: MiniHBase, table: str, *,
@@ -106,25 +121,12 @@ def copy_table_schema(source: MiniHBase, target: MiniHBase, table: str) -> None:
         copy_schema(src, dst, table)
 
 
-def compare(source: MiniHBase, target: MiniHBase, table: str) -> Comparison:
-    """Every version of every cell of ``table``, source against target."""
-    with t2(source) as src, t2(target) as dst:
-        return compare_tables(src, dst, table)
+def compare(source: MiniHBase, target: MiniHBase, table: str) -> Contents:
+    """Every visible version of every cell of ``table``, source against target, read from
+    the clusters' stores (not through the product)."""
+    return compare_stored(source, target, table)
 
 
 def cell_count(cluster: MiniHBase, table: str) -> int:
-    with t2(cluster) as client:
-        return sum(len(row) for row in client.scan(table))
-
-
-def wait_for(check: Callable[[], Any], timeout: float, what: str, every: float = 0.02) -> Any:
-    """Poll ``check`` until it returns something truthy; fail naming ``what`` after
-    ``timeout`` seconds."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = check()
-        if value:
-            return value
-        if time.monotonic() >= deadline:
-            raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what}")
-        time.sleep(every)
+    """The visible versions of ``table``, counted in the cluster's store."""
+    return len(stored_cells(cluster, table))

@@ -1,0 +1,64 @@
+"""The suite's shared fixtures, each built from the one before: a ZooKeeper server for the
+session; the transport a test runs over (``thrift2`` and ``native``: tests asking for it
+run once per transport); an embedded cluster and a source-target pair the product reaches
+over that transport; and the product's clients of them (:func:`hbase_migrate.hbase.connect`,
+as the steps open them). Registered for every test area by ``tests/conftest.py``."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from hbase_migrate.cluster.client import Client
+from hbase_migrate.hbase.connect import connect
+from minihbase.server import MiniHBase
+from minihbase.zookeeper import ZooKeeperServer
+from tests.support.minicluster import TRANSPORTS, cluster_pair
+
+
+@pytest.fixture(scope="session")
+def zookeeper(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ZooKeeperServer]:
+    """A real ZooKeeper server on a free loopback port, for the whole test session."""
+    with ZooKeeperServer(tmp_path_factory.mktemp("zookeeper")) as server:
+        yield server
+
+
+@pytest.fixture(params=TRANSPORTS)
+def transport(request: pytest.FixtureRequest) -> str:
+    """How the product reaches the embedded clusters: ``"thrift2"`` or ``"native"``."""
+    return str(request.param)
+
+
+def _registry(request: pytest.FixtureRequest, transport: str) -> ZooKeeperServer | None:
+    """The session's ZooKeeper when the clusters must be found through it."""
+    return request.getfixturevalue("zookeeper") if transport == "native" else None
+
+
+@pytest.fixture
+def embedded_pair(request: pytest.FixtureRequest, transport: str,
+                  tmp_path: Path) -> Iterator[tuple[MiniHBase, MiniHBase]]:
+    """A source and a target embedded cluster the product reaches over ``transport``."""
+    with cluster_pair(tmp_path, transport, _registry(request, transport)) as pair:
+        yield pair
+
+
+@pytest.fixture
+def embedded(embedded_pair: tuple[MiniHBase, MiniHBase]) -> MiniHBase:
+    """One embedded cluster (the pair's source) the product reaches over ``transport``."""
+    return embedded_pair[0]
+
+
+@pytest.fixture
+def client_pair(embedded_pair: tuple[MiniHBase, MiniHBase]) -> Iterator[tuple[Client, Client]]:
+    """The product's clients of the source and the target, over ``transport``."""
+    src, dst = embedded_pair
+    with connect(src.endpoints) as source, connect(dst.endpoints) as target:
+        yield source, target
+
+
+@pytest.fixture
+def client(client_pair: tuple[Client, Client]) -> Client:
+    """The product's client of :func:`embedded`, over ``transport``."""
+    return client_pair[0]
