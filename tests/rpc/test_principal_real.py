@@ -21,7 +21,7 @@ import pytest
 from hbase_migrate.cluster.auth.security import ClusterSecurity
 from hbase_migrate.cluster.descriptors import FamilyDescriptor, TableDescriptor
 from hbase_migrate.cluster.endpoints import ClusterEndpoints
-from hbase_migrate.cluster.sizing import GatewaySettings
+from hbase_migrate.cluster.sizing import ClientSettings
 from hbase_migrate.cluster.zk.zookeeper import HBaseZooKeeper
 from hbase_migrate.rpc import principal
 from hbase_migrate.rpc.cluster import NativeCluster
@@ -80,10 +80,10 @@ def test_the_registry_learns_each_servers_principal(secured: RealHBase) -> None:
     finally:
         registry.close()
 
-    with NativeCluster.of(replace(endpoints, client="native"), GatewaySettings()) as admin:
+    with NativeCluster.of(replace(endpoints, client="native"), ClientSettings()) as admin:
         admin.create_table(TableDescriptor(TABLE, (FamilyDescriptor(b"f"),)))
     cell = Cell(b"r", b"f", b"q", 1, CellType.PUT, b"v")
-    with NativeCluster.of(by_uri, GatewaySettings()) as client:
+    with NativeCluster.of(by_uri, ClientSettings()) as client:
         client.write_cells(TABLE, [cell])
         assert [c for row in client.scan(TABLE) for c in row] == [cell]
 
