@@ -9,10 +9,11 @@ Starts two real Apache HBase clusters (``realstack``, as ``bench/peers.py``) and
 ``standalone`` engine, a Spark standalone master with two workers of one core each (from
 pyspark's own jars, ``tests/spark/standalone.py``; their executors get the project as the
 archive the driver ships). For each size it loads the source once (``peers.Peers.load``),
-runs CopyTable, WALPlayer and HashTable + SyncTable ``--dryrun`` once, and the project's
-``snapshot``, ``replay --start 0`` and ``validate`` once per engine (``[spark] master``),
-each copy compared with the source cell for cell. Printed per run: seconds, seconds per
-million cells, and the peak RSS of the command's process (``wait4``) and, on the
+runs each step as HBase's tool and then as the project's on each engine (``[spark]
+master``), once, step after step: WALPlayer and ``replay --start 0``, CopyTable and
+``snapshot``, HashTable + SyncTable ``--dryrun`` and ``validate`` (each checking its own
+side's copy); each copy compared with the source cell for cell. Printed per run: seconds,
+seconds per million cells, and the peak RSS of the command's process (``wait4``) and, on the
 standalone cluster, the largest executor JVM and Python worker seen (sampled every 0.5 s
 from ``/proc``, among this process's descendants). Asserts nothing; at 20,000,000 cells a
 sitting takes hours. The source keeps its archived WALs for a day (HBase's cleaner would delete
@@ -40,7 +41,7 @@ from realstack.hbase import DEFAULT_VERSION, RealHBase, RealHBaseOptions
 from realstack.maven import module_classpath
 from tests.spark.standalone import start_cluster
 
-STEPS = ("copy", "replay", "validate")
+STEPS = ("replay", "copy", "validate")  # the copies stay until both validations ran
 ARCHIVE_TTL_MS = 24 * 3600 * 1000  # archived WALs outlive the sitting
 EXECUTOR_MARKS = {"executor JVM": "CoarseGrainedExecutorBackend",
                   "Python worker": "pyspark.daemon"}
@@ -143,7 +144,7 @@ def main() -> None:
             masters["standalone"] = next(spark)
             stack.callback(spark.close)
         peers = Peers(clusters["source"], clusters["target"], classpath, folder)
-        peers.client_kind = args.client
+        peers.use_client(args.client)
         peers.archive_ttl = "1d"  # as the stacks keep them (ARCHIVE_TTL_MS)
         tools: dict[str, Callable[[], Run]] = {"copy": peers.copy_peer,
                                                "replay": peers.replay_peer,
@@ -154,14 +155,15 @@ def main() -> None:
         for size in sizes:
             peers.load(size)
             peers.drop_made()
-            for step in steps:  # SyncTable checks CopyTable's copy
-                run = tools[step]()
+            copies: dict[str, Path] = {}  # each engine's copy, which its validation checks
+            for step in steps:  # each step: HBase's tool, then the project on each engine
+                run = tools[step]()  # SyncTable checks CopyTable's copy
                 rows.append(row(size, step, run.tool, run, {}))
                 print(f"  (load {load()})", flush=True)
-            peers.drop_made()
-            for engine, master in masters.items():
-                peers.master = master
-                for step in steps:  # validate checks this engine's (last) copy
+                for engine, master in masters.items():
+                    peers.master = master
+                    if step == "validate":
+                        peers.copied = copies[engine]
                     runs = [(engine, ours[step])]
                     if args.before is not None:  # first: a fuller target slows the second
                         runs.insert(0, (f"{engine} (before)",
@@ -171,12 +173,20 @@ def main() -> None:
                             run = fn()
                         rows.append(row(size, step, label, run, dict(peaks)))
                         print(f"  (load {load()})", flush=True)
-                peers.drop_made()
-    args.json.parent.mkdir(parents=True, exist_ok=True)
-    args.json.write_text(json.dumps({"hbase_version": args.hbase_version, "runs": rows},
-                                    indent=2), encoding="utf-8")
+                        write(args.json, args.hbase_version, rows)  # a long sitting may stop
+                    if step == "copy":
+                        copies[engine] = peers.copied
+                if step != "copy":  # the copies stay for the validations
+                    peers.drop_made()
+            peers.drop_made()
+    write(args.json, args.hbase_version, rows)
     print(f"written {args.json}")
 
+
+def write(path: Path, version: str, rows: list[dict[str, object]]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"hbase_version": version, "runs": rows}, indent=2),
+                    encoding="utf-8")
 
 if __name__ == "__main__":
     main()

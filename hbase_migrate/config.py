@@ -62,6 +62,10 @@
                                 # once, on threads (each with its own clients; they share
                                 # the step's limits), and the regions the copy's planning
                                 # pass copies at once
+    # plan_copy_cells = 1000000  # the cells the pass planning a table copies on its way;
+                                # unset: all of them when the copy runs in-process (named,
+                                # or auto with a large_master on this machine), else
+                                # [spark] auto_cells (the rest may go to the cluster)
     [gateway]                   # calls to both clusters' Thrift2 gateways (copy, checksums,
                                 # repair, replay's writes)
     max_result_bytes = "4MiB"   # per scan call, as hbase.client.scanner.max.result.size
@@ -260,7 +264,9 @@ class MigrationSpec:
                       **({"python": self.engine.python} if self.engine.python else {}),
                       "conf": dict(self.engine.conf)},
             "ranges": {"max_cells": self.engine.max_cells, "parts": self.engine.parts,
-                       "threads": self.engine.threads},
+                       "threads": self.engine.threads,
+                       **({"plan_copy_cells": self.engine.plan_copy_cells}
+                          if self.engine.plan_copy_cells is not None else {})},
             "gateway": self.gateway.to_dict(),
             "limits": self.limits.to_dict(),
             "snapshot": asdict(self.snapshot),

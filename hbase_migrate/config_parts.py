@@ -150,6 +150,8 @@ class EngineSettings:
     auto_cells: int = DEFAULT_AUTO_CELLS
     parts: int = DEFAULT_PARTS  # groups of ranges a copy or validation is split into (Airflow)
     threads: int = DEFAULT_RANGE_THREADS  # range tasks at once in-process
+    plan_copy_cells: int | None = None  # [ranges]: cells the pass planning a table copies
+    #                                     (None: lifecycle.snapshot.planning_copy_cells)
     ship_keytab: str = SHIP_KEYTAB[0]  # Kerberos files sent with Spark jobs: SHIP_KEYTAB
     python: str | None = None  # the executors' Python on a cluster master (None: shipped)
     conf: tuple[tuple[str, str], ...] = ()  # more Spark settings ([spark] conf, --conf)

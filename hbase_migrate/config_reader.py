@@ -201,7 +201,7 @@ class Reader:
         spark, ranges = self.section(data, "spark"), self.section(data, "ranges")
         self.keys(spark, "spark", ("master", "large_master", "auto_cells", "ship_keytab",
                                    "python", "conf"))
-        self.keys(ranges, "ranges", ("max_cells", "parts", "threads"))
+        self.keys(ranges, "ranges", ("max_cells", "parts", "threads", "plan_copy_cells"))
         master = self.string(spark, "spark", "master") or DEFAULT_SPARK_MASTER
         if not master.strip():
             self.fail("spark", "master", f"{AUTO!r}, {IN_PROCESS!r} or a Spark master URL",
@@ -220,6 +220,8 @@ class Reader:
                               parts=self.count(ranges, "ranges", "parts", DEFAULT_PARTS),
                               threads=self.count(ranges, "ranges", "threads",
                                                  DEFAULT_RANGE_THREADS),
+                              plan_copy_cells=(self.count(ranges, "ranges", "plan_copy_cells", 1)
+                                               if "plan_copy_cells" in ranges else None),
                               ship_keytab=ship, python=self.executor_python(spark),
                               conf=self.spark_conf(spark))
 

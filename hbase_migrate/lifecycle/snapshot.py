@@ -3,9 +3,10 @@
 The copy runs on the range engine (:mod:`hbase_migrate.ranges`): each table's key ranges are
 planned once (region boundaries split to the cell budget) and kept in the ledger; one task
 per range reads ``[0, T0)`` with timestamps and writes the target, and records the range as
-copied when it is done. The pass that plans a table copies about ``auto_cells`` cells on the
-way, ``[ranges] threads`` regions at once (:func:`~hbase_migrate.ranges.planned.plan_copying`):
-a small table is read once.
+copied when it is done. The pass that plans a table copies it on the way, ``[ranges]
+threads`` regions at once (:func:`~hbase_migrate.ranges.planned.plan_copying`), all of it
+when the copy runs in-process (the table is read once), about ``auto_cells`` cells when the
+rest may go to a Spark cluster (:func:`planning_copy_cells`).
 A rerun after a failure keeps the T0 (and the WAL anchors) and the ranges the first attempt
 fixed, and copies only the ranges not yet done. A migration whose copy finished is skipped.
 
@@ -31,6 +32,7 @@ until replay has read them (gaps are reported as always).
 from __future__ import annotations
 
 import logging
+import sys
 from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
@@ -60,7 +62,7 @@ from hbase_migrate.lifecycle.step import (
     require,
 )
 from hbase_migrate.limits import ThrottlePlan, step_limits
-from hbase_migrate.ranges.choice import EngineChoice, choose_engine
+from hbase_migrate.ranges.choice import EngineChoice, choose_engine, only_in_process
 from hbase_migrate.ranges.engine import Progress, bind, range_engine
 from hbase_migrate.ranges.groups import part_count, range_group
 from hbase_migrate.ranges.keyrange import KeyRange
@@ -78,6 +80,7 @@ from hbase_migrate.snapshot.hbase_method import (
 from hbase_migrate.timeutil import format_time
 
 log = logging.getLogger(__name__)
+EVERY_CELL = sys.maxsize  # a planning pass's budget that never runs out
 Announce = Callable[[str], None]  # a line for the user as soon as it is known
 
 
@@ -377,11 +380,17 @@ def copy_ranges(step: StepContext, spec: MigrationSpec, t0: int, master: str | N
 
 
 def planning_copy_cells(spec: MigrationSpec, master: str | None) -> int:
-    """How many cells the pass planning a table copies in-process: as many as ``auto``
-    would copy in-process (``auto_cells``) when the copy runs in-process or ``auto``; none
-    when a Spark master is named (its tasks copy every range)."""
-    return spec.engine.auto_cells if (master or spec.engine.spark_master) in (
-        AUTO, IN_PROCESS) else 0
+    """How many cells the pass planning a table copies in-process: ``[ranges]
+    plan_copy_cells`` when set; else all of them when the rest would be copied in-process
+    too (:func:`~hbase_migrate.ranges.choice.only_in_process`: the table is read once,
+    not counted and then read again), and as many as ``auto`` would copy in-process
+    (``auto_cells``) when the rest may go to a cluster; none when a Spark master is named
+    (its tasks copy every range)."""
+    if (master or spec.engine.spark_master) not in (AUTO, IN_PROCESS):
+        return 0
+    if spec.engine.plan_copy_cells is not None:
+        return spec.engine.plan_copy_cells
+    return EVERY_CELL if only_in_process(master, spec.engine) else spec.engine.auto_cells
 
 
 def copy_totals(step: StepContext, spec: MigrationSpec) -> dict[str, Any]:

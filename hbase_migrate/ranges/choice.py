@@ -42,6 +42,13 @@ class EngineChoice:
         return {**found, "executors": self.executors} if self.executors else found
 
 
+def only_in_process(asked: str | None, settings: EngineSettings) -> bool:
+    """Whether work under ``asked`` (None: the configured master) runs in-process whatever
+    its size: named so, or ``auto`` with a ``large_master`` on this machine."""
+    master = asked or settings.spark_master
+    return master == IN_PROCESS or (master == AUTO and is_local_master(settings.large_master))
+
+
 def choose_engine(asked: str | None, settings: EngineSettings,
                   estimated_cells: int) -> EngineChoice:
     """The engine for work of ``estimated_cells`` cells: ``asked`` (the caller's master,

@@ -7,6 +7,7 @@ plan's holes (:func:`plan_holes`), planned by the next pass."""
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Sequence
 from dataclasses import replace
@@ -83,10 +84,10 @@ def plan_copying(ledger: Ledger, migration_id: int, step_id: int | None, spec: M
     """Plan ``table`` (the keys no recorded range covers: all of them at first) in a pass
     that copies about ``cells`` cells of ``time_range`` to ``target_table``, ``[ranges]
     threads`` regions at once (each copies its first rows while the budget they share
-    lasts): the plan is recorded once the pass is over, then the ranges it copied, as the
-    copy step ``step_id`` does. Returns those ranges. A pass that fails records nothing
-    (what it wrote is written again); one stopped by the user records what it copied, then
-    raises :class:`~hbase_migrate.runstate.Stopped`."""
+    lasts): each region's plan is recorded as its pass ends, then the ranges it copied, as
+    the copy step ``step_id`` does. Returns those ranges. A region whose pass fails records
+    nothing (what it wrote is written again; the regions done stay done); a pass stopped by
+    the user records what it copied, then raises :class:`~hbase_migrate.runstate.Stopped`."""
     holes = plan_holes(ledger.key_ranges(migration_id, table))
     if not holes:
         return []
@@ -96,7 +97,20 @@ def plan_copying(ledger: Ledger, migration_id: int, step_id: int | None, spec: M
     budget = CopyBudget(cells)
     meter = runstate.meter
     meter.regions_total = (meter.regions_total or 0) + len(regions)
-    passes: list[list[PlannedRange]] = []  # as they end, kept when the user stops the pass
+    copied: list[PlannedRange] = []  # recorded as each region's pass ends
+    recording = threading.Lock()  # the region passes end on their own threads
+
+    def record(plan: list[PlannedRange]) -> None:
+        with recording:
+            records = ledger.plan_key_ranges(migration_id, table,
+                                             [(p.range.start, p.range.stop, p.cells)
+                                              for p in plan])
+            recorded = {(r.range_start, r.range_end) for r in records}
+            for p in plan:  # (a plan recorded meanwhile by another process has other ranges)
+                if p.copied and (p.range.start, p.range.stop) in recorded:
+                    ledger.record_range_copied(migration_id, table, p.range.start, step_id,
+                                               p.rows, p.cells)
+                    copied.append(p)
 
     def region_pass(region: RegionDescriptor) -> list[PlannedRange]:
         with lent_client(spec.source) as source, lent_client(spec.target) as target:
@@ -108,7 +122,7 @@ def plan_copying(ledger: Ledger, migration_id: int, step_id: int | None, spec: M
                 where = KeyRange(table, region.start_key, region.end_key)
                 raise RangeError(f"copy of range {where} (planning it) failed: {exc}"
                                  ) from exc
-        passes.append(ranges)
+        record(ranges)
         meter.regions_done += 1
         return ranges
 
@@ -120,15 +134,8 @@ def plan_copying(ledger: Ledger, migration_id: int, step_id: int | None, spec: M
     except BaseException:
         if not runstate.stop_requested():
             raise
-    plan = sorted((p for ranges in passes for p in ranges), key=lambda p: p.range.start)
     seconds = time.monotonic() - began
-    records = ledger.plan_key_ranges(migration_id, table,
-                                     [(p.range.start, p.range.stop, p.cells) for p in plan])
-    recorded = {(r.range_start, r.range_end) for r in records}
-    copied = [p for p in plan if p.copied and (p.range.start, p.range.stop) in recorded]
-    total = sum(p.cells for p in plan if p.copied) or 1
-    for p in copied:  # (a plan recorded meanwhile by another process has other ranges)
-        ledger.record_range_copied(migration_id, table, p.range.start, step_id, p.rows,
-                                   p.cells)
+    copied.sort(key=lambda p: p.range.start)
+    total = sum(p.cells for p in copied) or 1
     runstate.check_stop(f"planning table {table}")
     return [RangeCopy(p.range, p.rows, p.cells, seconds * p.cells / total) for p in copied]

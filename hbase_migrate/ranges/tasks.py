@@ -16,7 +16,7 @@ from typing import Any
 
 from hbase_migrate.config import ClusterSpec
 from hbase_migrate.limits import Throttle, ThrottlePlan, throttle_for
-from hbase_migrate.ranges.copy import copy_range
+from hbase_migrate.ranges.copy import DEFAULT_BATCH_CELLS, copy_range
 from hbase_migrate.ranges.keyrange import KeyRange, RangeError
 from hbase_migrate.ranges.lent import lent_client
 from hbase_migrate.ranges.stats import RangeStats, range_stats
@@ -65,7 +65,7 @@ class CopyJob:
     ledger_url: str | None = None
     migration_id: int | None = None
     step_id: int | None = None
-    batch_cells: int = 2000
+    batch_cells: int = DEFAULT_BATCH_CELLS
     throttle: ThrottlePlan | None = None
 
     def target_table(self, key_range: KeyRange) -> str:

@@ -4,7 +4,8 @@ a plain Python with pyspark alone, the project, this environment and the driver'
 hidden): the run names a ``spark`` connection made from the URI ``spark://127.0.0.1:PORT``,
 whose extra carries a Spark setting. Every copy and validation part ran on both workers
 (their JSON answers say so), the target equals the source cell for cell, the ledger is
-complete and each step's metrics say what the executors ran."""
+complete, each step's metrics say what the executors ran and its XCom which master it
+used and why."""
 
 from __future__ import annotations
 
@@ -47,6 +48,12 @@ def test_the_start_dag_copies_and_validates_on_a_cluster_named_by_a_uri_connecti
         states = {(ti.task_id, ti.map_index): ti.state for ti in run.get_task_instances()}
         assert set(states.values()) == {"success"}, states
         assert compare(src, dst, TABLE).equal
+        said = [ti.xcom_pull(task_ids=ti.task_id, map_indexes=ti.map_index)
+                for ti in run.get_task_instances()]
+    # which master the run used, and why, is in each Spark step's XCom (the UI shows it)
+    masters = [x["spark_master"] for x in said if isinstance(x, dict) and "spark_master" in x]
+    assert len(masters) >= 4, said  # the copy's and the validation's parts at least
+    assert all(cluster.url in m and "'spark_cluster'" in m for m in masters), masters
 
     with Ledger.open(ledger) as opened:
         record = opened.migration("on_cluster")

@@ -96,7 +96,7 @@ def test_a_copy_killed_mid_job_reruns_only_the_missing_ranges(tmp_path: Path) ->
             MiniHBase(tmp_path / "dst", "target") as dst:
         run_workload(src, TABLE, seed=33, ops=500)
         # the pass that plans copies the first two ranges or so, then a range at a time
-        config = configure(tmp_path, src, dst, master="in-process", auto_cells=2 * BUDGET)
+        config = configure(tmp_path, src, dst, master="in-process", plan_copy_cells=2 * BUDGET)
         spec = load_config(config)
         prepare(spec)
         cli = [sys.executable, "-m", "hbase_migrate", "snapshot", "--config", str(config),

@@ -127,8 +127,9 @@ def configure(folder: Path, source: RealHBase, target: RealHBase, table: str,
         f'[target]\ncluster_json = "{clusters[1]}"\n'
         f'[[tables]]\nsource = "{table}"\ntarget = "{table}"\n'
         f'[replay]\nroll_period = "1h"\nmargin = "1m"\n'
-        f'[spark]\nmaster = "{IN_PROCESS}"\nauto_cells = 1\n'  # ranges copied one by one
-        f'[ranges]\nmax_cells = 400\n{more}', encoding="utf-8")
+        f'[spark]\nmaster = "{IN_PROCESS}"\n'
+        f'[ranges]\nmax_cells = 400\nplan_copy_cells = 1\n'  # ranges copied one by one
+        f'{more}', encoding="utf-8")
     spec = load_config(path)
     principals = []
     for cluster in (spec.source, spec.target):

@@ -16,16 +16,16 @@ BUDGET = 150  # cells per range: the workload's tables split into several ranges
 
 
 def configure(folder: Path, src: MiniHBase, dst: MiniHBase, master: str = "local[2]",
-              auto_cells: int | None = None) -> Path:
+              plan_copy_cells: int | None = None) -> Path:
     path = folder / "migration.toml"
     path.write_text(
         f'[migration]\nname = "mig"\nledger = "sqlite:///{folder / "ledger.db"}"\n'
         f'[source]\ncluster_json = "{src.write_cluster_json()}"\n'
         f'[target]\ncluster_json = "{dst.write_cluster_json()}"\n'
         f'[[tables]]\nsource = "{TABLE}"\n[replay]\nroll_period = "1s"\nmargin = "1m"\n'
-        f'[spark]\nmaster = "{master}"\n'
-        + (f"auto_cells = {auto_cells}\n" if auto_cells else "")
-        + f'[ranges]\nmax_cells = {BUDGET}\n', encoding="utf-8")
+        f'[spark]\nmaster = "{master}"\n[ranges]\nmax_cells = {BUDGET}\n'
+        + (f"plan_copy_cells = {plan_copy_cells}\n" if plan_copy_cells else ""),
+        encoding="utf-8")
     return path
 
 

@@ -84,6 +84,7 @@ class LifecycleOperator(BaseOperator):
     spark: ClassVar[bool] = False  # the step may run on the run's Spark connection
     ui_color = "#e3f0e8"
     done: tuple[MigrationSpec, Outcome] | None = None  # the step's spec and result, once run
+    master_choice = ""  # which Spark master the run uses and why, once asked
 
     def __init__(self, *, migration: dict[str, Any] | None = None,
                  unplanned: str | None = None, **kwargs: Any) -> None:
@@ -135,12 +136,14 @@ class LifecycleOperator(BaseOperator):
 
     def spark_master(self, params: dict[str, Any], spec: MigrationSpec) -> str | None:
         """The master of the run's ``spark_conn_id`` (None: the migration's own ``[spark]
-        master``), the choice stated in the task log
+        master``), the choice stated in the task log and its XCom (``spark_master``; the
+        engine the step then chose is its ``engine``)
         (:func:`~hbase_migrate_airflow.hooks.spark.run_master`)."""
         from hbase_migrate_airflow.hooks.spark import run_master
 
         master, why = run_master(params.get("spark_conn_id"), spec)
         self.log.info("%s", why)
+        self.master_choice = why
         return master
 
     def execute(self, context: Context) -> dict[str, Any]:
@@ -169,7 +172,8 @@ class LifecycleOperator(BaseOperator):
         idle = self.idle(spec, result)
         if idle:
             self.skip(idle)
-        return {**small(result), **({"settings_changed": changes} if changes else {})}
+        said = {"spark_master": self.master_choice} if self.master_choice else {}
+        return {**small(result), **said, **({"settings_changed": changes} if changes else {})}
 
     def settings_changed(self, spec: MigrationSpec) -> list[str]:
         """The migration's settings this run changes (its step records them), said in the
