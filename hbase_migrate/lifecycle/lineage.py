@@ -23,6 +23,7 @@ from __future__ import annotations
 import posixpath
 from dataclasses import dataclass, field
 
+from hbase_migrate.bigtable.schema import table_id
 from hbase_migrate.config import MigrationSpec
 from hbase_migrate.hbase.identity import cluster_id
 from hbase_migrate.lifecycle.result import StepResult
@@ -54,9 +55,13 @@ def wal_dataset(cluster: str, path: str) -> DatasetRef:
 def step_lineage(step: str, spec: MigrationSpec, result: StepResult | RunSummary
                  ) -> Lineage:
     """The datasets the step ``step`` (its ledger kind) read and wrote in ``result``."""
-    source, target = cluster_id(spec.source.endpoints()), cluster_id(spec.target.endpoints())
+    source = cluster_id(spec.source.endpoints())
     sources = [table_dataset(source, t.source) for t in spec.tables]
-    targets = [table_dataset(target, t.target) for t in spec.tables]
+    bigtable = spec.target.bigtable
+    targets = ([DatasetRef(f"bigtable://{bigtable.project}/{bigtable.instance}",
+                           table_id(t.target)) for t in spec.tables] if bigtable else
+               [table_dataset(cluster_id(spec.target.endpoints()), t.target)
+                for t in spec.tables])
     if step in ("prepare", "snapshot"):
         return Lineage(sources, targets)
     if isinstance(result, RunSummary):  # replay, backfill, cdc

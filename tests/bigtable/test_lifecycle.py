@@ -15,14 +15,14 @@ from typing import Any
 
 import pytest
 
+from hbase_migrate import lifecycle
 from hbase_migrate.audit.ledger import Ledger
 from hbase_migrate.audit.records import StepRecord, StepStatus
-from hbase_migrate.bigtable import steps
 from hbase_migrate.bigtable.emulator import Emulator
 from hbase_migrate.bigtable.errors import BigtablePreflightError
-from hbase_migrate.bigtable.settings import load_bigtable_migration
 from hbase_migrate.cluster.descriptors import FamilyDescriptor, TableDescriptor
 from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
+from hbase_migrate.config import load_config
 from hbase_migrate.wal.model import Cell, CellType
 from minihbase.regionserver import WalSettings
 from minihbase.server import MiniHBase
@@ -73,7 +73,8 @@ def google_table(config: Path, table_id: str) -> Any:
     """The table through Google's classic client (admin and reads)."""
     from google.cloud import bigtable
 
-    settings = load_bigtable_migration(config).target
+    settings = load_config(config).target.bigtable
+    assert settings is not None
     return bigtable.Client(project=settings.project, admin=True).instance(
         settings.instance).table(table_id)
 
@@ -118,10 +119,10 @@ def test_a_live_table_with_every_delete_type_ends_equal_on_bigtable(
                         for age in (2 * HOUR, HOUR // 6)])
     client.write_cells(TABLE, [put(rows[10], b"t", b"q", now - 2 * HOUR)])  # expired
     config = write_config(tmp_path, cluster, bigtable_emulator, TABLE)
-    migration = load_bigtable_migration(config)
+    migration = load_config(config)
 
-    prepared = steps.prepare(migration)
-    assert prepared["tables"] == [{"source": TABLE, "target": "shop.orders", "created": True,
+    prepared = lifecycle.prepare(migration).metrics
+    assert prepared["tables"] == [{"source": TABLE, "target": TABLE, "created": True,
                                    "families": ["d", "m", "t"], "split_points": 1}]
     assert prepared["preflight"]["refused"] == [] and prepared["preflight"]["rows_sampled"]
     from google.cloud.bigtable import column_family as cf
@@ -146,7 +147,7 @@ def test_a_live_table_with_every_delete_type_ends_equal_on_bigtable(
     live = threading.Thread(target=live_writer)
     live.start()
     t0 = int(time.time() * 1000)
-    copied = steps.snapshot(migration, t0)
+    copied = lifecycle.snapshot(migration, watermark=t0).metrics
     stop.set()
     live.join()
     assert copied["cells"] > 0
@@ -185,18 +186,23 @@ def test_a_live_table_with_every_delete_type_ends_equal_on_bigtable(
     expected = source_reads(client, TABLE)
     assert not any(c[0] == rows[5] and c[2] == b"a" for c in expected)  # HBase hides them
 
-    replayed = steps.replay(migration, t0 - 60_000)
-    verdict = steps.validate(migration)
+    replayed = lifecycle.replay(migration).to_json()
+    verdict = lifecycle.validate(migration).metrics
     assert (verdict["verdict"], verdict["differing"]) == ("match", [])
-    assert verdict["ranges"] == 3 and Path(verdict["gx"]["result"]).is_file()  # GX judged
-    assert [s.kind for s in ledger_steps(config)] == [
-        f"bigtable {k}" for k in ("prepare", "snapshot", "replay", "validate")]
+    assert Path(verdict["gx"]["result"]).is_file()  # Great Expectations judged
+    (table,) = verdict["tables"]
+    assert table["target_cells"] == len(expected) and table["ranges_matching"] == table["ranges"]
+    assert lifecycle.cutover_check(migration).metrics["verdict"] == "go"
+    steps = {s.kind: s for s in ledger_steps(config)}
+    assert list(steps) == ["prepare", "snapshot", "replay", "validate", "cutover-check"]
     judged = as_hbase_reads(google_table(config, "shop.orders"), int(time.time() * 1000))
     assert judged == expected
     # the three puts written after their markers; more when a moved region's older file is
     # read after the file holding a later delete (the same end state either way)
-    assert replayed["files"] >= 1 and replayed["masked_puts"] >= 3
-    assert replayed["cells"].get("DeleteFamilyVersion") == 1
+    assert replayed["files_read"] >= 1 and replayed["cells"].get("DeleteFamilyVersion") == 1
+    assert steps["replay"].metrics["bigtable"]["masked_puts"] >= 3
+    report = lifecycle.report(migration, out=tmp_path / "report.html").metrics
+    assert Path(report["path"]).is_file()
 
 
 def test_a_key_over_the_limit_is_refused_before_any_write_unless_accepted(
@@ -209,7 +215,7 @@ def test_a_key_over_the_limit_is_refused_before_any_write_unless_accepted(
     config = write_config(tmp_path, cluster, bigtable_emulator, "big")
 
     with pytest.raises(BigtablePreflightError) as refused:
-        steps.prepare(load_bigtable_migration(config))
+        lifecycle.prepare(load_config(config))
     message = str(refused.value)
     assert "table big" in message and "4097 bytes" in message and "\n" not in message
     assert not google_table(config, "big").exists()  # nothing written, not even the table
@@ -220,19 +226,19 @@ def test_a_key_over_the_limit_is_refused_before_any_write_unless_accepted(
     name = f"key_too_large big {'k' * 64}"
     assert f'accept = ["{name}"]' in message
     config = write_config(tmp_path, cluster, bigtable_emulator, "big", accept=[name])
-    migration = load_bigtable_migration(config)
-    prepared = steps.prepare(migration)
+    migration = load_config(config)
+    prepared = lifecycle.prepare(migration).metrics
     assert prepared["known_losses"] == [name]
-    copied = steps.snapshot(migration)
-    assert copied["known_losses"] == {name: 1}
+    copied = lifecycle.snapshot(migration).metrics
+    assert copied["bigtable"]["known_losses"] == {name: 1}
     assert [r.row_key for r in google_table(config, "big").read_rows()] == [b"a"]
     recorded = {s.kind: s.metrics for s in ledger_steps(config)}
-    assert recorded["bigtable prepare"]["known_losses"] == [name]
-    assert recorded["bigtable snapshot"]["known_losses"] == {name: 1}
+    assert recorded["prepare"]["known_losses"] == [name]
+    assert recorded["snapshot"]["bigtable"]["known_losses"] == {name: 1}
 
 
 def ledger_steps(config: Path) -> list[StepRecord]:
-    migration = load_bigtable_migration(config)
+    migration = load_config(config)
     with Ledger.open(migration.ledger_url) as ledger:
         record = ledger.migration(migration.name)
         assert record is not None
