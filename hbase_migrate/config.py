@@ -360,6 +360,13 @@ def _check_bigtable(spec: MigrationSpec, path: Path) -> None:
     if spec.cdc is not None:
         raise ConfigError(f"{path}: [cdc]: the CDC stream reads an HBase target back; with a "
                           "Bigtable target leave [cdc] out")
+    engine = spec.engine
+    spark = next((m for m in (engine.spark_master, engine.large_master)
+                  if m not in (AUTO, IN_PROCESS, LOCAL_SPARK_MASTER)), None)
+    if spark is not None or engine.spark_master == LOCAL_SPARK_MASTER:
+        raise ConfigError(f"{path}: [spark]: a Bigtable target is written in-process, not on "
+                          f"Spark (got {spark or engine.spark_master!r}): leave [spark] master "
+                          "and large_master out")
 
 
 def _resolve_sqlite(url: str, folder: Path) -> str:

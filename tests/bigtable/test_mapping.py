@@ -138,7 +138,10 @@ def test_the_target_section_is_checked(tmp_path: Path) -> None:
             (path.read_text() + '[snapshot]\nmethod = "hbase"\n', r"\[snapshot\] method: a "
              "Bigtable target is copied by the scan copy only"),
             (path.read_text() + '[cdc]\nbootstrap = "k:9092"\ntopic = "c"\n',
-             r"\[cdc\]: the CDC stream reads an HBase target back")):
+             r"\[cdc\]: the CDC stream reads an HBase target back"),
+            (path.read_text() + '[spark]\nlarge_master = "spark://m:7077"\n',
+             r"\[spark\]: a Bigtable target is written in-process, not on Spark "
+             r"\(got 'spark://m:7077'\)")):
         other.write_text(text, encoding="utf-8")
         with pytest.raises(ConfigError, match=error):
             load_config(other)
