@@ -39,7 +39,8 @@ def _replayed(summary: dict[str, Any]) -> dict[str, Any]:
 
 def run_bigtable_demo(root: Path, table: str, ops: int, seed: int,
                       report: Callable[[str, dict[str, Any]], None]) -> dict[str, Any]:
-    """Prepare, copy while the workload writes, replay and validate; the validation.
+    """Prepare, copy while the workload writes, replay, validate, the cutover gate and the
+    report (``root/report.html``); the validation.
     ``report`` gets each step's facts with ``at`` (the run's clock) and ``seconds``."""
     began = time.monotonic()
 
@@ -75,6 +76,11 @@ def run_bigtable_demo(root: Path, table: str, ops: int, seed: int,
             timed("snapshot", lambda: dict(lifecycle.snapshot(migration).metrics))
             live.join()
             timed("replay", lambda: _replayed(lifecycle.replay(migration).to_json()))
-            return timed("validate", lambda: dict(lifecycle.validate(migration).metrics))
+            validated = timed("validate", lambda: dict(lifecycle.validate(migration).metrics))
+            timed("cutover check", lambda: {"verdict": lifecycle.cutover_check(
+                migration).metrics.get("verdict")})
+            timed("report", lambda: dict(lifecycle.report(
+                migration, out=root / "report.html").metrics))
+            return validated
     finally:
         stop_emulator(root / "emulator")

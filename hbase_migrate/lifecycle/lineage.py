@@ -5,7 +5,8 @@ An HBase table is the dataset ``hbase://<cluster-id>`` / ``<namespace>:<table>``
 namespace always written, ``default:`` too); a WAL file is ``hbase://<cluster-id>`` /
 ``WALs/<file name>`` (its name, which HBase keeps when it moves the file to ``oldWALs/`` or
 a ``-splitting`` folder); a Kafka topic of the CDC stream is ``kafka://<first broker>`` /
-``<topic>``, as OpenLineage names them. The cluster id is the one ZooKeeper holds
+``<topic>``, as OpenLineage names them; a Bigtable target's table is
+``bigtable://<project>/<instance>`` / ``<table id>``. The cluster id is the one ZooKeeper holds
 (:func:`hbase_migrate.hbase.identity.cluster_id`).
 
 | step | inputs | outputs |
