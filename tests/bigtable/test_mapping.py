@@ -4,10 +4,12 @@ limits, the delete markers a replay remembers, requests within Bigtable's limit,
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
+from hbase_migrate.audit.ledger import Ledger
 from hbase_migrate.bigtable.errors import BigtablePreflightError
 from hbase_migrate.bigtable.masking import MarkerMemory
 from hbase_migrate.bigtable.preflight import MiB, Report, cell_findings
@@ -16,6 +18,7 @@ from hbase_migrate.bigtable.writer import MutationBatcher
 from hbase_migrate.cluster.descriptors import FOREVER, FamilyDescriptor
 from hbase_migrate.config import load_config
 from hbase_migrate.errors import ConfigError
+from hbase_migrate.lifecycle.migrations import recorded_spec
 from hbase_migrate.wal.model import Cell, CellType, Tag
 
 pytest.importorskip("google.cloud.bigtable")
@@ -128,6 +131,11 @@ def test_the_target_section_is_checked(tmp_path: Path) -> None:
     assert (spec.target.bigtable.project, spec.target.bigtable.accept) == ("p1", ("tags t",))
     assert spec.target.identity == "bigtable:projects/p1/instances/i1"
     assert type(spec).from_dict(spec.to_dict(), base_dir=tmp_path).target == spec.target
+    spec = replace(spec, ledger_url=f"sqlite:///{tmp_path / 'ledger.db'}")
+    with Ledger.open(spec.ledger_url) as ledger:
+        ledger.ensure_spec(spec)
+    # what a DAG run naming the migration alone gets back from the ledger
+    assert recorded_spec("m", spec.ledger_url).target == spec.target
     with pytest.raises(ConfigError, match=r"\[target\] is Bigtable projects/p1/instances/i1 "
                        "on the emulator localhost:8086: it has no HBase endpoints"):
         spec.target.endpoints()
