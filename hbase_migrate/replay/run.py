@@ -48,6 +48,7 @@ from hbase_migrate.replay.outage import (
 from hbase_migrate.replay.partitioned import RowPartitionedTarget
 from hbase_migrate.replay.parts import chain_id, chain_server
 from hbase_migrate.replay.plan import plan
+from hbase_migrate.replay.recall import recall_markers
 from hbase_migrate.replay.retention import AT_RISK, Retention, assess, read_replication
 from hbase_migrate.replay.targets import open_target
 from hbase_migrate.replay.throttled import ThrottledTarget
@@ -462,6 +463,10 @@ def _plan_and_replay(job: ReplayJob, ledger: Ledger, migration_id: int, store: W
     summary.manifest = manifest
     if job.mode == CATCH_UP:
         _skip_excluded(ledger, migration_id, manifest, job.stream)
+    recalled = recall_markers(job, found.listed, tasks)  # a Bigtable target's only
+    if recalled:
+        log.info("migration %s: %d delete markers met again before the replay", job.name,
+                 recalled)
     observer.planned(manifest, tasks)
     books = _Books(ledger, migration_id, job.mode == CATCH_UP, observer, since, job.stream)
     try:

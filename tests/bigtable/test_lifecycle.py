@@ -7,6 +7,8 @@ the test, against what the source returns."""
 from __future__ import annotations
 
 import datetime
+import subprocess
+import sys
 import threading
 import time
 import uuid
@@ -275,3 +277,33 @@ def ledger_steps(config: Path) -> list[StepRecord]:
         assert record is not None
         return ledger.steps(record.id)
 
+
+
+def test_a_put_an_earlier_runs_delete_masks_stays_hidden_in_a_new_process(
+        tmp_path: Path, bigtable_emulator: Emulator,
+        source: tuple[MiniHBase, Thrift2Client]) -> None:
+    """Two replay runs, each its own ``hbase-migrate replay`` process: the second meets a put
+    that a delete the first applied masks (an older timestamp, written after the delete)."""
+    cluster, client = source
+    client.create_table(TableDescriptor("t", (FamilyDescriptor(b"f", max_versions=3),)))
+    client.write_cells("t", [put(b"a", b"f", b"q", 1000), put(b"b", b"f", b"q", 1000)])
+    config = write_config(tmp_path, cluster, bigtable_emulator, "t")
+    migration = load_config(config)
+    lifecycle.prepare(migration)
+    lifecycle.snapshot(migration)
+
+    def replay_in_a_new_process() -> None:
+        done = subprocess.run([sys.executable, "-m", "hbase_migrate", "replay", "--config",
+                               str(config)], capture_output=True, text=True, check=False)
+        assert done.returncode == 0, done.stderr[-2000:]
+
+    client.write_cells("t", [mark(CellType.DELETE_COLUMN, b"a", b"f", b"q", 5000)])
+    replay_in_a_new_process()
+    client.write_cells("t", [put(b"a", b"f", b"q", 3000),  # masked by the delete at 5000
+                             put(b"b", b"f", b"q", 2000)])
+    replay_in_a_new_process()
+    expected = source_reads(client, "t")
+    assert {(c[0], c[3]) for c in expected} == {(b"b", 1000), (b"b", 2000)}
+    table = google_table(config, "t")
+    assert {(r.row_key, c.timestamp.timestamp() * 1000, c.value) for r in table.read_rows()
+            for c in r.cells["f"][b"q"]} == {(c[0], c[3], c[4]) for c in expected}
