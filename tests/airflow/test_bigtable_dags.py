@@ -15,11 +15,12 @@ import pytest
 from hbase_migrate.airflow_stack import hbase_connection
 from hbase_migrate.audit.ledger import Ledger
 from hbase_migrate.bigtable.emulator import Emulator
+from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
 from minihbase.regionserver import WalSettings
 from minihbase.server import MiniHBase
+from minihbase.workload import Workload, WorkloadSpec
 from tests.bigtable.conftest import bigtable_emulator
 from tests.bigtable.test_both_stacks import bigtable_as_hbase_reads
-from tests.replay.minicluster_util import run_workload, t2
 
 __all__ = ["bigtable_emulator"]  # the fixture, for the tests here
 pytestmark = [pytest.mark.integration,
@@ -42,12 +43,17 @@ def test_the_start_dag_migrates_to_bigtable(
         body = hbase_connection("bt_source", src.endpoints)
         del body["connection_id"]
         monkeypatch.setenv("AIRFLOW_CONN_BT_SOURCE", json.dumps(body))
-        run_workload(src, TABLE, seed=7, ops=120)
+        workload = Workload(src.endpoints, WorkloadSpec(TABLE, 7, 120))
+        try:
+            workload.ensure_table()
+            workload.run()
+        finally:
+            workload.close()
         start = dag_bag.get_dag("hbase_migrate_start").test(  # type: ignore[attr-defined]
             run_conf={**conf, "snapshot_method": "scan"})
         states = {ti.task_id: ti.state for ti in start.get_task_instances()}
         assert set(states.values()) == {"success"}, states
-        with t2(src) as source:
+        with Thrift2Client(src.endpoints.thrift2 or "") as source:
             versions = {f.name: f.max_versions for f in source.table_descriptor(TABLE).families}
             expected = {(c.row, c.family, c.qualifier, c.timestamp, c.value)
                         for piece in source.scan(TABLE) for c in piece}
