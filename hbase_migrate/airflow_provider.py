@@ -1,8 +1,9 @@
 """Airflow provider metadata of this package (a plain dict; nothing here imports Airflow).
 
 Airflow reads it through the ``apache_airflow_provider`` entry point to offer the ``hbase``
-connection type, with a form for each cluster endpoint, in its UI. The hook itself lives in
-``plugins/hbase_migrate_airflow/hooks/hbase.py`` and is imported by Airflow's processes only.
+connection type, with a form for each cluster endpoint, and the ``bigtable`` one (a Bigtable
+instance as the target), in its UI. The hooks live in ``plugins/hbase_migrate_airflow/hooks/``
+and are imported by Airflow's processes only.
 """
 
 from __future__ import annotations
@@ -23,7 +24,8 @@ def provider_info() -> dict[str, Any]:
     return {
         "package-name": "hbase-migrate",
         "name": "hbase-migrate",
-        "description": "HBase clusters as Airflow connections, for live table migrations.",
+        "description": "HBase clusters (and Bigtable targets) as Airflow connections, for live "
+                       "table migrations.",
         "connection-types": [{
             "connection-type": "hbase",
             "hook-class-name": "hbase_migrate_airflow.hooks.hbase.HBaseHook",
@@ -80,6 +82,22 @@ def provider_info() -> dict[str, Any]:
                 "relabeling": {"host": "Thrift1 gateway host (none: native)",
                                "port": "Thrift1 gateway port"},
                 "placeholders": {"host": "hbase-thrift.example.com", "port": "9090"},
+            },
+        }, {
+            "connection-type": "bigtable",
+            "hook-class-name": "hbase_migrate_airflow.hooks.bigtable.BigtableHook",
+            "hook-name": "Bigtable (hbase-migrate target)",
+            "conn-fields": {
+                "project": _field("Project", "the Google Cloud project id"),
+                "instance": _field("Instance", "the Bigtable instance id"),
+                "app_profile": _field("App profile", "empty: the instance's default"),
+                "emulator_host": _field("Emulator", "host:port of a Bigtable emulator; "
+                                                    "empty: Google Cloud"),
+                "accept": _field("Accepted losses", "pre-flight findings accepted by name, "
+                                                    "one per line"),
+            },
+            "ui-field-behaviour": {
+                "hidden-fields": ["schema", "login", "password", "host", "port"],
             },
         }],
     }

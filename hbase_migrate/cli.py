@@ -60,7 +60,7 @@ CORE_COMMANDS: dict[str, tuple[str, str]] = {
     "report": ("hbase_migrate.commands.report:report",
                "Write the audit report (one HTML file, from the ledger alone)."),
     "bigtable": ("hbase_migrate.commands.bigtable:bigtable",
-                 "Migrate to Google Cloud Bigtable; run the Bigtable emulator."),
+                 "The Bigtable emulator, for a migration to Bigtable."),
 }
 
 ENTRY_POINT_GROUP = "hbase_migrate.commands"

@@ -22,15 +22,11 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
                  "--end 2024-05-01T13:00:00Z",
                  f"hbase-migrate backfill {CFG} --table orders --start 1714564800000 "
                  "--end 1714568400000 --dry-run"),
-    "bigtable": (f"hbase-migrate bigtable prepare {CFG}",),
+    "bigtable": ("hbase-migrate bigtable emulator start --dir state/bigtable",),
     "bigtable emulator": ("hbase-migrate bigtable emulator start --dir state/bigtable",),
     "bigtable emulator start": ("hbase-migrate bigtable emulator start --dir state/bigtable "
                                 "--port 8086",),
     "bigtable emulator stop": ("hbase-migrate bigtable emulator stop --dir state/bigtable",),
-    "bigtable prepare": (f"hbase-migrate bigtable prepare {CFG} --sample-rows 5000",),
-    "bigtable snapshot": (f"hbase-migrate bigtable snapshot {CFG} --t0 2024-05-01T12:00:00Z",),
-    "bigtable replay": (f"hbase-migrate bigtable replay {CFG} --since 2024-05-01T11:55:00Z",),
-    "bigtable validate": (f"hbase-migrate bigtable validate {CFG}",),
     "cdc": (f"hbase-migrate cdc {CFG} --follow",
             f"hbase-migrate cdc {CFG} --start 2024-05-01T12:00:00Z --end "
             "2024-05-01T13:00:00Z --dry-run"),

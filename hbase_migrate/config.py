@@ -316,9 +316,6 @@ def parse_config(data: dict[str, Any], path: Path) -> MigrationSpec:
 
     reader = Reader(path)
     reader.keys(data, "", _SECTIONS)
-    if reader.section(data, "target").get("kind") == "bigtable":  # hbase_migrate/bigtable
-        raise ConfigError(f"{path}: [target] kind = \"bigtable\": this migration runs with "
-                          "hbase-migrate bigtable prepare|snapshot|replay|validate")
     migration = reader.section(data, "migration", required=True)
     reader.keys(migration, "migration", ("name", "ledger", "ledger_env"))
     name = reader.string(migration, "migration", "name", required=True) or ""
@@ -337,7 +334,7 @@ def parse_config(data: dict[str, Any], path: Path) -> MigrationSpec:
     ledger_url = (_resolve_sqlite(ledger, path.parent) if ledger
                   else default_ledger_url(name))
     gateway = reader.gateway(data)
-    return MigrationSpec(
+    spec = MigrationSpec(
         name=name,
         ledger_url=ledger_url,
         source=replace(reader.cluster(data, "source"), gateway=gateway),
@@ -351,6 +348,31 @@ def parse_config(data: dict[str, Any], path: Path) -> MigrationSpec:
         limits=reader.limits(reader.section(data, "limits")),
         snapshot=reader.snapshot(data),
     )
+    if spec.target.bigtable is not None:
+        _check_bigtable(spec, path)
+    return spec
+
+
+def _check_bigtable(spec: MigrationSpec, path: Path) -> None:
+    """Refuse what a migration to Bigtable does not support yet, naming the key."""
+    subset = next((t for t in spec.tables if t.families), None)
+    if subset is not None:
+        raise ConfigError(f"{path}: [[tables]] {subset.source}: families: a migration to "
+                          "Bigtable takes every family of a table (a subset is not "
+                          "supported yet): leave families out")
+    if spec.snapshot.method != "scan":
+        raise ConfigError(f"{path}: [snapshot] method: a Bigtable target is copied by the scan "
+                          f"copy only, got {spec.snapshot.method!r}: set method = \"scan\"")
+    if spec.cdc is not None:
+        raise ConfigError(f"{path}: [cdc]: the CDC stream reads an HBase target back; with a "
+                          "Bigtable target leave [cdc] out")
+    engine = spec.engine
+    spark = next((m for m in (engine.spark_master, engine.large_master)
+                  if m not in (AUTO, IN_PROCESS, LOCAL_SPARK_MASTER)), None)
+    if spark is not None or engine.spark_master == LOCAL_SPARK_MASTER:
+        raise ConfigError(f"{path}: [spark]: a Bigtable target is written in-process, not on "
+                          f"Spark (got {spark or engine.spark_master!r}): leave [spark] master "
+                          "and large_master out")
 
 
 def _resolve_sqlite(url: str, folder: Path) -> str:

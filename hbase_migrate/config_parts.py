@@ -10,6 +10,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from hbase_migrate.bigtable.settings import BigtableSettings
 from hbase_migrate.cluster.admin import DEFAULT_HBASE_VERSION
 from hbase_migrate.cluster.auth.security import ClusterSecurity
 from hbase_migrate.cluster.endpoints import ClusterEndpoints, load_cluster_json
@@ -68,9 +69,15 @@ class ClusterSpec:
     security: tuple[tuple[str, str], ...] = ()
     # The section's client ("native" or "thrift") over a cluster.json's own.
     client: str | None = None
+    # A Google Cloud Bigtable instance instead of an HBase cluster ([target] kind).
+    bigtable: BigtableSettings | None = None
 
     def endpoints(self) -> ClusterEndpoints:
-        """The cluster's endpoints; a ``cluster_json`` file is read now, on each call."""
+        """The cluster's endpoints; a ``cluster_json`` file is read now, on each call.
+        A Bigtable target has none (:class:`~hbase_migrate.errors.ConfigError`)."""
+        if self.bigtable is not None:
+            raise ConfigError(f"[{self.role}] is {self.bigtable.where}: it has no HBase "
+                              "endpoints (gateways, WAL folder): this needs an HBase cluster")
         found = self.explicit or load_cluster_json(self.cluster_json or "")
         if self.client is not None and self.client != found.client:
             try:
@@ -92,6 +99,8 @@ class ClusterSpec:
 
     def to_dict(self) -> dict[str, Any]:
         """The TOML section this spec reads back from (paths absolute)."""
+        if self.bigtable is not None:
+            return self.bigtable.to_dict()
         shell = {"admin_shell": self.admin_shell} if self.admin_shell else {}
         if self.cluster_json is not None:
             client = {"client": self.client} if self.client else {}
@@ -108,6 +117,8 @@ class ClusterSpec:
         explicit Thrift endpoints. The ledger recognises a migration by the gateways a
         cluster resolves to (:mod:`hbase_migrate.audit.definitions`); this path form is
         what it holds of migrations recorded before schema 8."""
+        if self.bigtable is not None:
+            return self.bigtable.identity
         if self.cluster_json is not None:
             return f"cluster_json:{self.cluster_json}"
         assert self.explicit is not None

@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, NoReturn
 
+from hbase_migrate.bigtable.settings import BigtableSettings
 from hbase_migrate.cluster.admin import DEFAULT_HBASE_VERSION
 from hbase_migrate.cluster.auth.security import SECURITY_KEYS, ClusterSecurity, warn_if_exposed
 from hbase_migrate.cluster.endpoints import CLIENTS, ClusterEndpoints
@@ -109,6 +110,12 @@ class Reader:
 
     def cluster(self, data: dict[str, Any], role: str) -> ClusterSpec:
         table = self.section(data, role, required=True)
+        if role == "target" and table.get("kind") == "bigtable":
+            return ClusterSpec(role, bigtable=BigtableSettings.from_section(table, self))
+        if "kind" in table:
+            self.fail(role, "kind", "\"bigtable\" (a Google Cloud Bigtable target), or no kind "
+                      "(an HBase cluster)" if role == "target" else "no kind (an HBase cluster)",
+                      table["kind"])
         self.keys(table, role, ("cluster_json", "admin_shell", *ENDPOINT_KEYS,
                                 *SECURITY_KEYS))
         cluster_json = self.string(table, role, "cluster_json")

@@ -1,6 +1,7 @@
 """The main job with Bigtable as the target (``hbase-migrate demo --target bigtable``): the
-embedded cluster as the source, the Bigtable emulator as the target, the steps called
-directly (:mod:`hbase_migrate.bigtable.steps`) while the workload writes."""
+embedded cluster as the source, the Bigtable emulator as the target, the lifecycle's
+steps called directly (:mod:`hbase_migrate.lifecycle`, as for an HBase target) while the
+workload writes."""
 
 from __future__ import annotations
 
@@ -11,9 +12,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from hbase_migrate.bigtable import steps
+from hbase_migrate import lifecycle
 from hbase_migrate.bigtable.emulator import start_emulator, stop_emulator
-from hbase_migrate.bigtable.settings import load_bigtable_migration
+from hbase_migrate.config import load_config
 from hbase_migrate.errors import ConfigError
 from minihbase.regionserver import WalSettings
 from minihbase.server import MiniHBase
@@ -31,9 +32,15 @@ def _workload(cluster: MiniHBase, table: str, seed: int, ops: int) -> None:
         runner.close()
 
 
+def _replayed(summary: dict[str, Any]) -> dict[str, Any]:
+    """What the demo shows of a replay run."""
+    return {k: summary[k] for k in ("files_read", "entries", "cells", "lag")}
+
+
 def run_bigtable_demo(root: Path, table: str, ops: int, seed: int,
                       report: Callable[[str, dict[str, Any]], None]) -> dict[str, Any]:
-    """Prepare, copy while the workload writes, replay and validate; the validation.
+    """Prepare, copy while the workload writes, replay, validate, the cutover gate and the
+    report (``root/report.html``); the validation.
     ``report`` gets each step's facts with ``at`` (the run's clock) and ``seconds``."""
     began = time.monotonic()
 
@@ -54,7 +61,6 @@ def run_bigtable_demo(root: Path, table: str, ops: int, seed: int,
     emulator = start_emulator(root / "emulator")
     try:
         with MiniHBase(root / "source", "source", wal=WalSettings(region_servers=2)) as source:
-            since = int(time.time() * 1000) - 60_000
             _workload(source, table, seed, ops // 2)
             config = root / "migration.toml"
             config.write_text(
@@ -63,13 +69,18 @@ def run_bigtable_demo(root: Path, table: str, ops: int, seed: int,
                 f'[[tables]]\nsource = "{table}"\n[target]\nkind = "bigtable"\n'
                 f'project = "demo"\ninstance = "demo"\nemulator_host = "{emulator.host}"\n',
                 encoding="utf-8")
-            migration = load_bigtable_migration(config)
-            timed("prepare", lambda: steps.prepare(migration))
+            migration = load_config(config)
+            timed("prepare", lambda: dict(lifecycle.prepare(migration).metrics))
             live = threading.Thread(target=_workload, args=(source, table, seed + 1, ops // 2))
             live.start()  # the source stays live during the copy
-            timed("snapshot", lambda: steps.snapshot(migration))
+            timed("snapshot", lambda: dict(lifecycle.snapshot(migration).metrics))
             live.join()
-            timed("replay", lambda: steps.replay(migration, since))
-            return timed("validate", lambda: steps.validate(migration))
+            timed("replay", lambda: _replayed(lifecycle.replay(migration).to_json()))
+            validated = timed("validate", lambda: dict(lifecycle.validate(migration).metrics))
+            timed("cutover check", lambda: {"verdict": lifecycle.cutover_check(
+                migration).metrics.get("verdict")})
+            timed("report", lambda: dict(lifecycle.report(
+                migration, out=root / "report.html").metrics))
+            return validated
     finally:
         stop_emulator(root / "emulator")

@@ -278,7 +278,7 @@ REMEDIES: dict[str, str] = {
     "PgServerError": "Install Debian's `postgresql` (`scripts/system-deps.sh celery`).",
     "RedisError": "Install `redis-server` (`scripts/system-deps.sh celery`).",
     "BigtableError": "Bigtable refused the call named in the line (table, row): check the "
-                     "instance, the table (`hbase-migrate bigtable prepare` creates it) and "
+                     "instance, the table (`hbase-migrate prepare` creates it) and "
                      "the app profile's permissions.",
     "BigtableUnreachableError": "Bigtable (or the emulator named in the line) did not answer: "
                                 "check emulator_host or the network; run the step again.",

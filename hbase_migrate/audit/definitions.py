@@ -31,7 +31,9 @@ _SECRET_MARKERS = ("password", "secret", "token", "jaas", "oauthbearer.config", 
 def cluster_section(cluster: ClusterSpec) -> dict[str, Any]:
     """The ``[source]``/``[target]`` section of ``cluster`` with its endpoints resolved
     (a ``cluster_json`` file is read now): endpoint keys, security keys that differ from
-    the defaults, ``admin_shell``."""
+    the defaults, ``admin_shell``; a Bigtable target's own section."""
+    if cluster.bigtable is not None:
+        return cluster.bigtable.to_dict()
     found = cluster.endpoints()
     data = found.to_json()
     section: dict[str, Any] = {k: data[k] for k in ENDPOINT_KEYS if data.get(k)}
@@ -50,7 +52,9 @@ def cluster_section(cluster: ClusterSpec) -> dict[str, Any]:
 
 def cluster_identity(section: Mapping[str, Any]) -> str:
     """``thrift:<thrift1>,<thrift2>``: the gateways a section names, else its ZooKeeper (as
-    :attr:`ClusterSpec.identity` says explicit endpoints)."""
+    :attr:`ClusterSpec.identity` says explicit endpoints); a Bigtable instance's name."""
+    if section.get("kind") == "bigtable":
+        return f"bigtable:projects/{section['project']}/instances/{section['instance']}"
     return endpoints_identity(*(section.get(k) for k in ("thrift", "thrift2", "zookeeper",
                                                          "znode_parent", "uri")))
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 import os
 import time
 import warnings
-from collections import Counter
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
 from typing import Any
@@ -24,7 +23,7 @@ from hbase_migrate.bigtable.errors import (
     BigtablePreflightError,
     BigtableUnreachableError,
 )
-from hbase_migrate.bigtable.masking import MarkerMemory
+from hbase_migrate.bigtable.losses import shared
 from hbase_migrate.bigtable.preflight import TAG_DETAILS, cell_findings
 from hbase_migrate.bigtable.schema import Retention, family_id, table_id
 from hbase_migrate.bigtable.settings import BigtableSettings
@@ -46,7 +45,8 @@ warnings.filterwarnings("ignore", "Connecting to Bigtable emulator", RuntimeWarn
 
 class BigtableClient(AbstractContextManager["BigtableClient"]):
     """A client of one Bigtable instance (not shared across threads). ``memory`` holds
-    the delete markers its writes met (:mod:`.masking`)."""
+    the delete markers the writes of this process met (:mod:`.masking`), ``losses`` the
+    accepted findings they met, by name; both shared by the instance's clients (:mod:`.losses`)."""
 
     max_put_bytes = 64 << 20
 
@@ -58,9 +58,8 @@ class BigtableClient(AbstractContextManager["BigtableClient"]):
             os.environ["BIGTABLE_EMULATOR_HOST"] = settings.emulator_host
         self.settings = settings
         self.endpoint = settings.where
-        self.memory = MarkerMemory()
+        self.memory, self.losses = shared(settings)
         self.accepted = frozenset(settings.accept)
-        self.losses: Counter[str] = Counter()  # accepted findings met, by name
         self._admin = bigtable.Client(project=settings.project, admin=True)
         self._instance = self._admin.instance(settings.instance)
         self._data = BigtableDataClient(project=settings.project)

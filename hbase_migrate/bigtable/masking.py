@@ -12,8 +12,10 @@ markers of the edits it applied, in WAL order, and drops a put one of them cover
 * ``DeleteFamilyVersion`` at ``ts``: the family's puts at exactly ``ts``.
 
 Puts that came before the marker are removed on Bigtable by the delete itself
-(:mod:`.writer`). The memory lives as long as the writer (one replay run): markers are kept
-per row, the newest ``<=`` bound per column and family and the exact versions.
+(:mod:`.writer`). The memory lives as long as the process, shared by the instance's clients
+(:mod:`.losses`); a replay run first meets again the markers earlier runs applied
+(:mod:`hbase_migrate.replay.recall`). Markers are kept per row: the newest ``<=`` bound per
+column and family, and the exact versions.
 """
 
 from __future__ import annotations

@@ -49,7 +49,12 @@ def open_client(cluster: ClusterSpec) -> Client:
     """A client of ``cluster`` over what its ``client`` setting names (:func:`connect`): a
     Thrift2 gateway is looked up again before reconnecting (a gateway restarted on new
     ports is found); calls are sized and timed by the migration's ``[gateway]``
-    settings."""
+    settings. A Bigtable target gets a :class:`~hbase_migrate.bigtable.client.BigtableClient`,
+    which speaks the same protocol."""
+    if cluster.bigtable is not None:  # the one place a step meets a Bigtable target
+        from hbase_migrate.bigtable.client import BigtableClient
+
+        return BigtableClient(cluster.bigtable)
     endpoints = cluster.endpoints()
     try:
         return connect(endpoints, cluster.gateway, locate=lambda: cluster.endpoints().thrift2)

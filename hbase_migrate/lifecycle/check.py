@@ -14,11 +14,13 @@ from hbase_migrate.lifecycle.result import StepResult
 def check(spec: MigrationSpec) -> StepResult:
     """Open both clusters' gateways (an outage raises as it does anywhere: a retry can mend
     it) and look up every source table (over Thrift1 when the source's Thrift2 gateway has
-    no admin calls, as HBase 1.x's); a missing table or family is a ConfigError naming
-    each one (no retry can mend it)."""
+    no admin calls, as HBase 1.x's; a Bigtable target is asked for its tables); a missing
+    table or family is a ConfigError naming each one (no retry can mend it)."""
     missing: list[str] = []
     tables = []
-    with schema_reader(spec.source) as describe, open_client(spec.target):
+    with schema_reader(spec.source) as describe, open_client(spec.target) as target:
+        if spec.target.bigtable is not None:  # its client connects on its first call
+            target.probe()
         for table in spec.tables:
             desc = describe(table.source)
             if desc is None:

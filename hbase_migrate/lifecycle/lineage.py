@@ -5,7 +5,8 @@ An HBase table is the dataset ``hbase://<cluster-id>`` / ``<namespace>:<table>``
 namespace always written, ``default:`` too); a WAL file is ``hbase://<cluster-id>`` /
 ``WALs/<file name>`` (its name, which HBase keeps when it moves the file to ``oldWALs/`` or
 a ``-splitting`` folder); a Kafka topic of the CDC stream is ``kafka://<first broker>`` /
-``<topic>``, as OpenLineage names them. The cluster id is the one ZooKeeper holds
+``<topic>``, as OpenLineage names them; a Bigtable target's table is
+``bigtable://<project>/<instance>`` / ``<table id>``. The cluster id is the one ZooKeeper holds
 (:func:`hbase_migrate.hbase.identity.cluster_id`).
 
 | step | inputs | outputs |
@@ -23,6 +24,7 @@ from __future__ import annotations
 import posixpath
 from dataclasses import dataclass, field
 
+from hbase_migrate.bigtable.schema import table_id
 from hbase_migrate.config import MigrationSpec
 from hbase_migrate.hbase.identity import cluster_id
 from hbase_migrate.lifecycle.result import StepResult
@@ -54,9 +56,13 @@ def wal_dataset(cluster: str, path: str) -> DatasetRef:
 def step_lineage(step: str, spec: MigrationSpec, result: StepResult | RunSummary
                  ) -> Lineage:
     """The datasets the step ``step`` (its ledger kind) read and wrote in ``result``."""
-    source, target = cluster_id(spec.source.endpoints()), cluster_id(spec.target.endpoints())
+    source = cluster_id(spec.source.endpoints())
     sources = [table_dataset(source, t.source) for t in spec.tables]
-    targets = [table_dataset(target, t.target) for t in spec.tables]
+    bigtable = spec.target.bigtable
+    targets = ([DatasetRef(f"bigtable://{bigtable.project}/{bigtable.instance}",
+                           table_id(t.target)) for t in spec.tables] if bigtable else
+               [table_dataset(cluster_id(spec.target.endpoints()), t.target)
+                for t in spec.tables])
     if step in ("prepare", "snapshot"):
         return Lineage(sources, targets)
     if isinstance(result, RunSummary):  # replay, backfill, cdc

@@ -58,7 +58,12 @@ def target_has(spec: MigrationSpec, client: Client, table: str) -> bool:
 def schema_reader(cluster: ClusterSpec) -> Iterator[Describe]:
     """A function giving a table's descriptor on ``cluster``, None when it does not exist:
     over Thrift2 when the cluster names it, else (or when its gateway has no admin calls,
-    as HBase 1.x's) over Thrift1."""
+    as HBase 1.x's) over Thrift1; a Bigtable target over its client."""
+    if cluster.bigtable is not None:
+        with open_client(cluster) as client:
+            yield lambda table: (client.table_descriptor(table)
+                                 if client.table_exists(table) else None)
+        return
     endpoints = cluster.endpoints()
     with ExitStack() as stack:
         t2: Client | None = stack.enter_context(open_client(cluster)) \
@@ -121,7 +126,7 @@ def explain_missing(spec: MigrationSpec, *, target_made: bool = True
                                  why="named in [[tables]] families", fix=SOURCE_FIX)
             if found is not None:
                 return found
-    if not target_made:
+    if not target_made or spec.target.bigtable is not None:  # Bigtable's errors name it
         return None
     with schema_reader(spec.target) as target:
         dst = spec.target.endpoints()

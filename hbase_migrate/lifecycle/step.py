@@ -16,6 +16,7 @@ from hbase_migrate.audit.records import (
     MigrationState,
     Provenance,
 )
+from hbase_migrate.bigtable.losses import recorded_losses
 from hbase_migrate.config import MigrationSpec
 from hbase_migrate.errors import ConfigError, HBaseMigrateError
 from hbase_migrate.lifecycle.missing import explained
@@ -81,7 +82,8 @@ def recorded_step(spec: MigrationSpec, kind: str, provenance: Provenance | None,
             with ledger.step(record.id, kind, provenance) as step:
                 context = StepContext(ledger, record, step)
                 try:
-                    yield context
+                    with recorded_losses(spec.target.bigtable, step.metrics):
+                        yield context
                 except KeyboardInterrupt:
                     runstate.request_stop()
                     raise _interrupted(ledger, record, kind) from None

@@ -34,6 +34,8 @@ _idle: dict[str, list[Client]] = {}
 
 def _key(cluster: ClusterSpec) -> str:
     """What a kept client must match: the endpoints as read now, and the call settings."""
+    if cluster.bigtable is not None:
+        return repr(cluster.bigtable)
     return repr((cluster.endpoints(), cluster.gateway))
 
 

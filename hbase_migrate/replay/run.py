@@ -25,6 +25,7 @@ from typing import Any
 from hbase_migrate.audit.ledger import Ledger, now_ms
 from hbase_migrate.audit.records import WalFileRecord, WalStatus
 from hbase_migrate.audit.status import replay_lag
+from hbase_migrate.bigtable.losses import recorded_losses
 from hbase_migrate.cluster.storage.walstore import WalStore
 from hbase_migrate.errors import ConfigError
 from hbase_migrate.limits import ThrottlePlan, step_limits, throttle_for
@@ -47,6 +48,7 @@ from hbase_migrate.replay.outage import (
 from hbase_migrate.replay.partitioned import RowPartitionedTarget
 from hbase_migrate.replay.parts import chain_id, chain_server
 from hbase_migrate.replay.plan import plan
+from hbase_migrate.replay.recall import recall_markers
 from hbase_migrate.replay.retention import AT_RISK, Retention, assess, read_replication
 from hbase_migrate.replay.targets import open_target
 from hbase_migrate.replay.throttled import ThrottledTarget
@@ -407,7 +409,8 @@ def _run_once(job: ReplayJob, ledger: Ledger, store: WalStore, observer: Observe
     migration = ledger.ensure_spec(job.spec)
     start = _start_of(job, migration.watermark)
     summary = RunSummary(job.name, job.mode, start, job.end, False)
-    with ledger.step(migration.id, job.step_kind, job.provenance) as step:
+    with ledger.step(migration.id, job.step_kind, job.provenance) as step, \
+            recorded_losses(job.target.bigtable, step.metrics):
         try:
             _replay_run(job, ledger, migration.id, store, observer, executor, summary,
                         start, watermark=migration.watermark, interval=interval, sink=sink,
@@ -460,6 +463,10 @@ def _plan_and_replay(job: ReplayJob, ledger: Ledger, migration_id: int, store: W
     summary.manifest = manifest
     if job.mode == CATCH_UP:
         _skip_excluded(ledger, migration_id, manifest, job.stream)
+    recalled = recall_markers(job, found.listed, tasks)  # a Bigtable target's only
+    if recalled:
+        log.info("migration %s: %d delete markers met again before the replay", job.name,
+                 recalled)
     observer.planned(manifest, tasks)
     books = _Books(ledger, migration_id, job.mode == CATCH_UP, observer, since, job.stream)
     try:
@@ -538,8 +545,9 @@ def lent_job_target(job: ReplayJob, tasks: int = 1) -> Iterator[ReplayTarget]:
     (:mod:`hbase_migrate.ranges.lent`), for a task of a process that runs many (a Spark
     worker): connected once per process, not once per WAL file. A Thrift1 target (no client
     to lend) is opened and closed as before."""
-    if job.force_thrift1 or not (job.target.endpoints().native
-                                 or job.target.endpoints().thrift2):
+    bigtable = job.target.bigtable
+    if bigtable is None and (job.force_thrift1 or not (job.target.endpoints().native
+                                                       or job.target.endpoints().thrift2)):
         target = open_job_target(job, tasks)
         try:
             yield target
@@ -547,7 +555,7 @@ def lent_job_target(job: ReplayJob, tasks: int = 1) -> Iterator[ReplayTarget]:
             target.close()
         return
     with ExitStack() as clients:
-        name = job.target.endpoints().name
+        name = bigtable.where if bigtable else job.target.endpoints().name
         targets: list[ReplayTarget] = [
             ClientTarget(clients.enter_context(lent_client(job.target)), cluster=name,
                          owned=False) for _ in range(job.spec.replay.writers)]

@@ -16,7 +16,8 @@ from typing import Protocol
 from hbase_migrate.cluster.endpoints import ClusterEndpoints
 from hbase_migrate.cluster.errors import ServiceUnreachableError
 from hbase_migrate.cluster.sizing import ClientSettings
-from hbase_migrate.hbase.connect import connect, connect_thrift1
+from hbase_migrate.config import ClusterSpec
+from hbase_migrate.hbase.connect import connect, connect_thrift1, open_client
 from hbase_migrate.replay.apply import TargetUnavailableError
 from hbase_migrate.replay.client_target import ClientTarget
 from hbase_migrate.replay.thrift1_target import Thrift1Target
@@ -45,7 +46,11 @@ def open_target(cluster: ClusterEndpoints | EndpointSource, *,
     gateway when it has neither (or ``force_thrift1``). ``allow_lossy_deletes`` only matters for
     Thrift1. ``cluster`` is the endpoints, or what they are read from (then read again
     before each reconnection). With ``probe``, a gateway that does not answer raises
-    :class:`TargetUnavailableError` naming it. The caller closes the target."""
+    :class:`TargetUnavailableError` naming it. A Bigtable target is written over its
+    client (:func:`~hbase_migrate.hbase.connect.open_client`). The caller closes the target."""
+    if isinstance(cluster, ClusterSpec) and cluster.bigtable is not None:
+        return _probed(ClientTarget(open_client(cluster), cluster=cluster.bigtable.where),
+                       cluster.bigtable.where, "", probe)
     source = None if isinstance(cluster, ClusterEndpoints) else cluster
     endpoints = cluster if isinstance(cluster, ClusterEndpoints) else cluster.endpoints()
     target: ClientTarget | Thrift1Target
@@ -58,14 +63,20 @@ def open_target(cluster: ClusterEndpoints | EndpointSource, *,
     else:
         target = Thrift1Target(connect_thrift1(endpoints, locate=_locate(source, "thrift")),
                                allow_lossy_deletes=allow_lossy_deletes, cluster=endpoints.name)
+    origin = getattr(source, "cluster_json", None)
+    return _probed(target, f"target cluster {endpoints.name!r}",
+                   f" (endpoints read from {origin})" if origin else "", probe)
+
+
+def _probed(target: ClientTarget | Thrift1Target, name: str, read: str, probe: bool
+            ) -> ClientTarget | Thrift1Target:
+    """``target``, its gateway probed first with ``probe``: one that does not answer
+    raises :class:`TargetUnavailableError` naming it."""
     if probe:
         try:
             target.client.probe()
         except ServiceUnreachableError as exc:
             target.close()
-            origin = getattr(source, "cluster_json", None)
-            read = f" (endpoints read from {origin})" if origin else ""
-            raise TargetUnavailableError(
-                f"target cluster {endpoints.name!r}: {exc}{read}; no WAL file was read",
-                endpoint=exc.endpoint, service=exc.service) from exc
+            raise TargetUnavailableError(f"{name}: {exc}{read}; no WAL file was read",
+                                         endpoint=exc.endpoint, service=exc.service) from exc
     return target

@@ -145,7 +145,8 @@ def _bigtable(root: Path, table: str, ops: int, seed: int,
 
     validation = run_bigtable_demo(root, table, ops, seed, report)
     if validation["verdict"] == "match":
-        click.echo(f"OK: Bigtable equals the source, {validation['ranges']} ranges compared")
+        ranges = sum(t["ranges"] for t in validation["tables"])
+        click.echo(f"OK: Bigtable equals the source, {ranges} ranges compared")
         return
     click.echo(f"FAILED: ranges differ: {', '.join(validation['differing'])}", err=True)
     sys.exit(1)

@@ -3,7 +3,8 @@
 A reference (*ref*) is a dict of the Params that name one migration:
 
 * a run whose Params name a migration (``config``, or ``migration`` with its clusters by
-  ``hbase`` connection ids and its tables) acts on that one: its ref is those Params;
+  connection ids, ``hbase``, or ``bigtable`` for a Bigtable target, and its tables) acts on
+  that one: its ref is those Params;
 * a run the WAL Asset's events triggered acts on the migrations the events carry;
 * any other run (a scheduled run, a backfill, a Trigger with an empty form) acts on every
   migration in progress (copy started, not cut over) in the ledgers
@@ -27,6 +28,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from airflow.sdk import BaseHook
+
+from hbase_migrate_airflow.hooks.bigtable import BigtableHook
 from hbase_migrate_airflow.hooks.hbase import HBaseHook
 from hbase_migrate_airflow.ledger_guard import shared_ledger_only
 from hbase_migrate_airflow.params import IDENTITY
@@ -197,7 +201,7 @@ def _tree(params: Mapping[str, Any]) -> dict[str, Any]:
     return {
         "migration": migration,
         "source": _section(HBaseHook(params["source_conn_id"]).endpoints()),
-        "target": _section(HBaseHook(params["target_conn_id"]).endpoints()),
+        "target": _target(params["target_conn_id"]),
         "tables": tables,
         "replay": {k: params[k] for k in SETTINGS if params.get(k)},
     }
@@ -225,6 +229,14 @@ def _settled(spec: MigrationSpec, params: Mapping[str, Any]) -> MigrationSpec:
     return settled_spec(spec, given, change=bool(params.get("change_settings")),
                         how_to_change="turn on change_settings (\"Change the migration's "
                                       "settings\") to change them").spec
+
+
+def _target(conn_id: str) -> dict[str, Any]:
+    """The ``[target]`` section of connection ``conn_id``: an HBase cluster (``hbase``) or
+    a Bigtable instance (``bigtable``)."""
+    if BaseHook.get_connection(conn_id).conn_type == BigtableHook.conn_type:
+        return BigtableHook(conn_id).section()
+    return _section(HBaseHook(conn_id).endpoints())
 
 
 def _section(endpoints: ClusterEndpoints) -> dict[str, Any]:

@@ -235,6 +235,39 @@ def test_params_name_the_migration_by_connection_ids(monkeypatch: pytest.MonkeyP
     assert again.to_dict() == spec.to_dict()
 
 
+def test_a_bigtable_connection_names_a_bigtable_target(monkeypatch: pytest.MonkeyPatch,
+                                                        tmp_path: Path) -> None:
+    from airflow.providers_manager import ProvidersManager
+    from hbase_migrate_airflow.hooks.bigtable import EXTRA_KEYS
+    from hbase_migrate_airflow.migration import migration_spec
+
+    manager = ProvidersManager()  # type: ignore[no-untyped-call]
+    assert {k.removeprefix("extra__bigtable__") for k in manager.connection_form_widgets
+            if k.startswith("extra__bigtable__")} == set(EXTRA_KEYS)
+    connection(monkeypatch, "hbase_a", hbase_connection("hbase_a", ENDPOINTS))
+    connection(monkeypatch, "bt", {"conn_type": "bigtable", "extra": json.dumps(
+        {"extra__bigtable__project": "proj-1", "instance": "copy-1",
+         "emulator_host": "127.0.0.1:8086", "app_profile": "",
+         "accept": "tags orders\ncell_acls orders\n"})})
+    monkeypatch.setenv("HBASE_MIGRATE_STATE_DIR", str(tmp_path))
+    params = {"migration": "orders", "source_conn_id": "hbase_a", "target_conn_id": "bt",
+              "tables": ["orders"], "ledger": None, "config": None}
+    spec = migration_spec(params)
+    assert spec.source.endpoints() == ENDPOINTS and spec.target.bigtable is not None
+    assert spec.target.bigtable.to_dict() == {
+        "kind": "bigtable", "project": "proj-1", "instance": "copy-1",
+        "emulator_host": "127.0.0.1:8086", "accept": ["tags orders", "cell_acls orders"]}
+    assert MigrationSpec.from_dict(spec.to_dict()).target == spec.target  # as XCom carries it
+    connection(monkeypatch, "bt", {"conn_type": "bigtable", "extra": json.dumps(
+        {"project": "proj-1", "zone": "x"})})
+    with pytest.raises(ConfigError, match=r"connection 'bt': unknown extra key\(s\) zone"):
+        migration_spec(params)
+    connection(monkeypatch, "bt", {"conn_type": "bigtable", "extra": json.dumps(
+        {"project": "proj-1"})})
+    with pytest.raises(ConfigError, match=r"\[target\] instance: missing"):
+        migration_spec(params)
+
+
 def test_the_kafka_connection_type_is_the_kafka_providers() -> None:
     from airflow.sdk.providers_manager_runtime import ProvidersManagerTaskRuntime
 

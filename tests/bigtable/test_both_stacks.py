@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 
-from hbase_migrate.bigtable import steps
+from hbase_migrate import lifecycle
 from hbase_migrate.bigtable.emulator import Emulator
-from hbase_migrate.bigtable.settings import load_bigtable_migration
 from hbase_migrate.cluster.endpoints import ClusterEndpoints
 from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
+from hbase_migrate.config import load_config
 from minihbase.cli.minicluster import call_admin
 from tests.realstack.test_replay_both import workload
 
@@ -30,7 +30,8 @@ def bigtable_as_hbase_reads(config: Path, table_id: str, versions: dict[bytes, i
     of each column kept (the workload's families have no TTL)."""
     from google.cloud import bigtable
 
-    settings = load_bigtable_migration(config).target
+    settings = load_config(config).target.bigtable
+    assert settings is not None
     table = bigtable.Client(project=settings.project, admin=True).instance(
         settings.instance).table(table_id)
     kept = set()
@@ -58,17 +59,17 @@ def test_a_workload_on_either_stack_lands_on_bigtable_as_the_source_reads(
         f'[[tables]]\nsource = "{table}"\n'
         f'[target]\nkind = "bigtable"\nproject = "proj"\ninstance = "{table.replace("_", "-")}"\n'
         f'emulator_host = "{bigtable_emulator.host}"\n', encoding="utf-8")
-    migration = load_bigtable_migration(config)
-    steps.prepare(migration)
-    steps.snapshot(migration)
+    migration = load_config(config)
+    lifecycle.prepare(migration)
+    lifecycle.snapshot(migration)
     info = call_admin(source_cluster["cluster_json"], "info")
     holder = next(s for s in info["servers"] if s["alive"] and s["regions"])
     call_admin(source_cluster["cluster_json"], "roll", {})
     call_admin(source_cluster["cluster_json"], "move", {"region": holder["regions"][-1]})
     workload(endpoints, table, 2, ops=150)
-    steps.replay(migration, since)
+    assert lifecycle.replay(migration, start=since).exit_code == 0
 
-    verdict = steps.validate(migration)
+    verdict = lifecycle.validate(migration).metrics
     assert (verdict["verdict"], verdict["differing"]) == ("match", [])
     with Thrift2Client(endpoints.thrift2) as source:
         versions = {f.name: f.max_versions for f in source.table_descriptor(table).families}

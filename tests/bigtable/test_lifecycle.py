@@ -6,6 +6,9 @@ the test, against what the source returns."""
 
 from __future__ import annotations
 
+import datetime
+import subprocess
+import sys
 import threading
 import time
 import uuid
@@ -15,14 +18,14 @@ from typing import Any
 
 import pytest
 
+from hbase_migrate import lifecycle
 from hbase_migrate.audit.ledger import Ledger
 from hbase_migrate.audit.records import StepRecord, StepStatus
-from hbase_migrate.bigtable import steps
 from hbase_migrate.bigtable.emulator import Emulator
 from hbase_migrate.bigtable.errors import BigtablePreflightError
-from hbase_migrate.bigtable.settings import load_bigtable_migration
 from hbase_migrate.cluster.descriptors import FamilyDescriptor, TableDescriptor
 from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
+from hbase_migrate.config import load_config
 from hbase_migrate.wal.model import Cell, CellType
 from minihbase.regionserver import WalSettings
 from minihbase.server import MiniHBase
@@ -73,7 +76,8 @@ def google_table(config: Path, table_id: str) -> Any:
     """The table through Google's classic client (admin and reads)."""
     from google.cloud import bigtable
 
-    settings = load_bigtable_migration(config).target
+    settings = load_config(config).target.bigtable
+    assert settings is not None
     return bigtable.Client(project=settings.project, admin=True).instance(
         settings.instance).table(table_id)
 
@@ -118,20 +122,13 @@ def test_a_live_table_with_every_delete_type_ends_equal_on_bigtable(
                         for age in (2 * HOUR, HOUR // 6)])
     client.write_cells(TABLE, [put(rows[10], b"t", b"q", now - 2 * HOUR)])  # expired
     config = write_config(tmp_path, cluster, bigtable_emulator, TABLE)
-    migration = load_bigtable_migration(config)
+    migration = load_config(config)
 
-    prepared = steps.prepare(migration)
-    assert prepared["tables"] == [{"source": TABLE, "target": "shop.orders", "created": True,
+    prepared = lifecycle.prepare(migration).metrics
+    assert prepared["tables"] == [{"source": TABLE, "target": TABLE, "created": True,
                                    "families": ["d", "m", "t"], "split_points": 1}]
     assert prepared["preflight"]["refused"] == [] and prepared["preflight"]["rows_sampled"]
-    from google.cloud.bigtable import column_family as cf
-
-    families = google_table(config, "shop.orders").list_column_families()
-    assert families["d"].gc_rule == cf.MaxVersionsGCRule(2)
-    age = cf.MaxAgeGCRule(__import__("datetime").timedelta(hours=1))
-    assert families["t"].gc_rule == cf.GCRuleUnion([cf.MaxVersionsGCRule(1), age])
-    assert families["m"].gc_rule == cf.GCRuleUnion(
-        [cf.MaxVersionsGCRule(3), cf.GCRuleIntersection([age, cf.MaxVersionsGCRule(1)])])
+    assert_gc_rules(config)
 
     stop = threading.Event()
 
@@ -146,7 +143,7 @@ def test_a_live_table_with_every_delete_type_ends_equal_on_bigtable(
     live = threading.Thread(target=live_writer)
     live.start()
     t0 = int(time.time() * 1000)
-    copied = steps.snapshot(migration, t0)
+    copied = lifecycle.snapshot(migration, watermark=t0).metrics
     stop.set()
     live.join()
     assert copied["cells"] > 0
@@ -185,18 +182,60 @@ def test_a_live_table_with_every_delete_type_ends_equal_on_bigtable(
     expected = source_reads(client, TABLE)
     assert not any(c[0] == rows[5] and c[2] == b"a" for c in expected)  # HBase hides them
 
-    replayed = steps.replay(migration, t0 - 60_000)
-    verdict = steps.validate(migration)
+    replayed = lifecycle.replay(migration).to_json()
+    verdict = lifecycle.validate(migration).metrics
     assert (verdict["verdict"], verdict["differing"]) == ("match", [])
-    assert verdict["ranges"] == 3 and Path(verdict["gx"]["result"]).is_file()  # GX judged
-    assert [s.kind for s in ledger_steps(config)] == [
-        f"bigtable {k}" for k in ("prepare", "snapshot", "replay", "validate")]
+    assert Path(verdict["gx"]["result"]).is_file()  # Great Expectations judged
+    (table,) = verdict["tables"]
+    assert table["target_cells"] == len(expected) and table["ranges_matching"] == table["ranges"]
+    assert lifecycle.cutover_check(migration).metrics["verdict"] == "go"
+    steps = {s.kind: s for s in ledger_steps(config)}
+    assert list(steps) == ["prepare", "snapshot", "replay", "validate", "cutover-check"]
     judged = as_hbase_reads(google_table(config, "shop.orders"), int(time.time() * 1000))
     assert judged == expected
     # the three puts written after their markers; more when a moved region's older file is
     # read after the file holding a later delete (the same end state either way)
-    assert replayed["files"] >= 1 and replayed["masked_puts"] >= 3
-    assert replayed["cells"].get("DeleteFamilyVersion") == 1
+    assert replayed["files_read"] >= 1 and replayed["cells"].get("DeleteFamilyVersion") == 1
+    assert steps["replay"].metrics["bigtable"]["masked_puts"] >= 3
+    report = lifecycle.report(migration, out=tmp_path / "report.html").metrics
+    assert Path(report["path"]).is_file()
+
+    mended_after_changes_behind_its_back(config, expected, rows[20], now)
+
+
+def assert_gc_rules(config: Path) -> None:
+    """The families' GC rules as Google's client reads them: :data:`RULES` in Bigtable's
+    terms."""
+    from google.cloud.bigtable import column_family as cf
+
+    families = google_table(config, "shop.orders").list_column_families()
+    assert families["d"].gc_rule == cf.MaxVersionsGCRule(2)
+    age = cf.MaxAgeGCRule(datetime.timedelta(hours=1))
+    assert families["t"].gc_rule == cf.GCRuleUnion([cf.MaxVersionsGCRule(1), age])
+    assert families["m"].gc_rule == cf.GCRuleUnion(
+        [cf.MaxVersionsGCRule(3), cf.GCRuleIntersection([age, cf.MaxVersionsGCRule(1)])])
+
+
+def mended_after_changes_behind_its_back(config: Path, expected: set[Any], row: bytes,
+                                         now: int) -> None:
+    """A validation with repair mends Bigtable changed with Google's client (a stray cell
+    added, a column deleted), as Google's client reads it back."""
+    migration = load_config(config)
+    bigtable = google_table(config, "shop.orders")
+    stray = bigtable.direct_row(b"r15")
+    stray.set_cell("d", b"stray", b"x", timestamp=datetime.datetime.fromtimestamp(
+        now / 1000, datetime.UTC))
+    stray.commit()
+    lost = bigtable.direct_row(row)
+    lost.delete_cells("d", [b"b"])
+    lost.commit()
+    assert as_hbase_reads(bigtable, int(time.time() * 1000)) != expected
+    repaired = lifecycle.validate(migration, repair=True, recompare_wait=0).metrics
+    assert repaired["verdict"] == "match"
+    done = repaired["tables"][0]["repaired"]
+    # the stray cell deleted; both versions (family d keeps 2) of the deleted column put
+    assert (sum(r["deletes"] for r in done), sum(r["puts"] for r in done)) == (1, 2)
+    assert as_hbase_reads(bigtable, int(time.time() * 1000)) == expected
 
 
 def test_a_key_over_the_limit_is_refused_before_any_write_unless_accepted(
@@ -209,7 +248,7 @@ def test_a_key_over_the_limit_is_refused_before_any_write_unless_accepted(
     config = write_config(tmp_path, cluster, bigtable_emulator, "big")
 
     with pytest.raises(BigtablePreflightError) as refused:
-        steps.prepare(load_bigtable_migration(config))
+        lifecycle.prepare(load_config(config))
     message = str(refused.value)
     assert "table big" in message and "4097 bytes" in message and "\n" not in message
     assert not google_table(config, "big").exists()  # nothing written, not even the table
@@ -220,21 +259,51 @@ def test_a_key_over_the_limit_is_refused_before_any_write_unless_accepted(
     name = f"key_too_large big {'k' * 64}"
     assert f'accept = ["{name}"]' in message
     config = write_config(tmp_path, cluster, bigtable_emulator, "big", accept=[name])
-    migration = load_bigtable_migration(config)
-    prepared = steps.prepare(migration)
+    migration = load_config(config)
+    prepared = lifecycle.prepare(migration).metrics
     assert prepared["known_losses"] == [name]
-    copied = steps.snapshot(migration)
-    assert copied["known_losses"] == {name: 1}
+    copied = lifecycle.snapshot(migration).metrics
+    assert copied["bigtable"]["known_losses"] == {name: 1}
     assert [r.row_key for r in google_table(config, "big").read_rows()] == [b"a"]
     recorded = {s.kind: s.metrics for s in ledger_steps(config)}
-    assert recorded["bigtable prepare"]["known_losses"] == [name]
-    assert recorded["bigtable snapshot"]["known_losses"] == {name: 1}
+    assert recorded["prepare"]["known_losses"] == [name]
+    assert recorded["snapshot"]["bigtable"]["known_losses"] == {name: 1}
 
 
 def ledger_steps(config: Path) -> list[StepRecord]:
-    migration = load_bigtable_migration(config)
+    migration = load_config(config)
     with Ledger.open(migration.ledger_url) as ledger:
         record = ledger.migration(migration.name)
         assert record is not None
         return ledger.steps(record.id)
 
+
+
+def test_a_put_an_earlier_runs_delete_masks_stays_hidden_in_a_new_process(
+        tmp_path: Path, bigtable_emulator: Emulator,
+        source: tuple[MiniHBase, Thrift2Client]) -> None:
+    """Two replay runs, each its own ``hbase-migrate replay`` process: the second meets a put
+    that a delete the first applied masks (an older timestamp, written after the delete)."""
+    cluster, client = source
+    client.create_table(TableDescriptor("t", (FamilyDescriptor(b"f", max_versions=3),)))
+    client.write_cells("t", [put(b"a", b"f", b"q", 1000), put(b"b", b"f", b"q", 1000)])
+    config = write_config(tmp_path, cluster, bigtable_emulator, "t")
+    migration = load_config(config)
+    lifecycle.prepare(migration)
+    lifecycle.snapshot(migration)
+
+    def replay_in_a_new_process() -> None:
+        done = subprocess.run([sys.executable, "-m", "hbase_migrate", "replay", "--config",
+                               str(config)], capture_output=True, text=True, check=False)
+        assert done.returncode == 0, done.stderr[-2000:]
+
+    client.write_cells("t", [mark(CellType.DELETE_COLUMN, b"a", b"f", b"q", 5000)])
+    replay_in_a_new_process()
+    client.write_cells("t", [put(b"a", b"f", b"q", 3000),  # masked by the delete at 5000
+                             put(b"b", b"f", b"q", 2000)])
+    replay_in_a_new_process()
+    expected = source_reads(client, "t")
+    assert {(c[0], c[3]) for c in expected} == {(b"b", 1000), (b"b", 2000)}
+    table = google_table(config, "t")
+    assert {(r.row_key, c.timestamp.timestamp() * 1000, c.value) for r in table.read_rows()
+            for c in r.cells["f"][b"q"]} == {(c[0], c[3], c[4]) for c in expected}

@@ -4,19 +4,21 @@ limits, the delete markers a replay remembers, requests within Bigtable's limit,
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
+from hbase_migrate.audit.ledger import Ledger
 from hbase_migrate.bigtable.errors import BigtablePreflightError
 from hbase_migrate.bigtable.masking import MarkerMemory
 from hbase_migrate.bigtable.preflight import MiB, Report, cell_findings
 from hbase_migrate.bigtable.schema import Retention, table_id
-from hbase_migrate.bigtable.settings import load_bigtable_migration
 from hbase_migrate.bigtable.writer import MutationBatcher
 from hbase_migrate.cluster.descriptors import FOREVER, FamilyDescriptor
 from hbase_migrate.config import load_config
 from hbase_migrate.errors import ConfigError
+from hbase_migrate.lifecycle.migrations import recorded_spec
 from hbase_migrate.wal.model import Cell, CellType, Tag
 
 pytest.importorskip("google.cloud.bigtable")
@@ -121,14 +123,37 @@ def test_the_target_section_is_checked(tmp_path: Path) -> None:
     head = '[migration]\nname = "m"\n[source]\nthrift = "h:9090"\n[[tables]]\nsource = "t"\n'
     path.write_text(head + '[target]\nkind = "bigtable"\nproject = "p1"\n', encoding="utf-8")
     with pytest.raises(ConfigError, match=r"\[target\] instance: missing"):
-        load_bigtable_migration(path)
+        load_config(path)
     path.write_text(head + '[target]\nkind = "bigtable"\nproject = "p1"\ninstance = "i1"\n'
                     'emulator_host = "localhost:8086"\naccept = ["tags t"]\n', encoding="utf-8")
-    migration = load_bigtable_migration(path)
-    assert (migration.target.project, migration.target.accept) == ("p1", ("tags t",))
-    with pytest.raises(ConfigError, match="hbase-migrate bigtable prepare"):
-        load_config(path)
+    spec = load_config(path)
+    assert spec.target.bigtable is not None
+    assert (spec.target.bigtable.project, spec.target.bigtable.accept) == ("p1", ("tags t",))
+    assert spec.target.identity == "bigtable:projects/p1/instances/i1"
+    assert type(spec).from_dict(spec.to_dict(), base_dir=tmp_path).target == spec.target
+    spec = replace(spec, ledger_url=f"sqlite:///{tmp_path / 'ledger.db'}")
+    with Ledger.open(spec.ledger_url) as ledger:
+        ledger.ensure_spec(spec)
+    # what a DAG run naming the migration alone gets back from the ledger
+    assert recorded_spec("m", spec.ledger_url).target == spec.target
+    with pytest.raises(ConfigError, match=r"\[target\] is Bigtable projects/p1/instances/i1 "
+                       "on the emulator localhost:8086: it has no HBase endpoints"):
+        spec.target.endpoints()
+    other = tmp_path / "other.toml"
+    for text, error in (
+            (path.read_text().replace('thrift = "h:9090"', 'kind = "bigtable"'),
+             r"\[source\] kind: expected no kind"),
+            (path.read_text() + '[snapshot]\nmethod = "hbase"\n', r"\[snapshot\] method: a "
+             "Bigtable target is copied by the scan copy only"),
+            (path.read_text() + '[cdc]\nbootstrap = "k:9092"\ntopic = "c"\n',
+             r"\[cdc\]: the CDC stream reads an HBase target back"),
+            (path.read_text() + '[spark]\nlarge_master = "spark://m:7077"\n',
+             r"\[spark\]: a Bigtable target is written in-process, not on Spark "
+             r"\(got 'spark://m:7077'\)")):
+        other.write_text(text, encoding="utf-8")
+        with pytest.raises(ConfigError, match=error):
+            load_config(other)
     path.write_text(path.read_text().replace('source = "t"', 'source = "t"\nfamilies = ["d"]'),
                     encoding="utf-8")
     with pytest.raises(ConfigError, match=r"t: families: .* every family"):
-        load_bigtable_migration(path)
+        load_config(path)

@@ -1,8 +1,10 @@
-"""Hooks: the only code that reads an Airflow Connection (``hbase``: this project's type;
+"""Hooks: the only code that reads an Airflow Connection (``hbase`` and ``bigtable``: this
+project's types;
 ``kafka``: the Apache Kafka provider's; ``spark``: the Spark provider's)."""
 
+from hbase_migrate_airflow.hooks.bigtable import BigtableHook
 from hbase_migrate_airflow.hooks.hbase import HBaseHook
 from hbase_migrate_airflow.hooks.kafka import cdc_settings
 from hbase_migrate_airflow.hooks.spark import spark_master
 
-__all__ = ["HBaseHook", "cdc_settings", "spark_master"]
+__all__ = ["BigtableHook", "HBaseHook", "cdc_settings", "spark_master"]
