@@ -29,6 +29,7 @@ import re
 from dataclasses import dataclass
 
 from hbase_migrate.cluster.descriptors import encoded_region_name
+from hbase_migrate.hfile.mob import is_mob_region
 from hbase_migrate.hfile.reference import Half, parse_reference_message
 from hbase_migrate.tablename import DEFAULT_NAMESPACE, normalize_table_name, split_table_name
 from hbase_migrate.wal.protobuf import Message, ProtobufError
@@ -157,7 +158,9 @@ def parse_table_schema(data: bytes, where: str) -> bytes:
 
 def parse_regions(data: bytes, where: str) -> list[SnapshotRegion]:
     """The regions a scan of the snapshot reads, by start row: split parents (offline, their
-    daughters' references read their files) and read replicas left out."""
+    daughters' references read their files), read replicas and the MOB region (the table's
+    MOB files, ``SnapshotManifest.addMobRegion``: read through the reference cells that
+    name them, ``hfile/mob.py``) left out."""
     regions = []
     try:
         manifest = Message(data, f"{where} (SnapshotDataManifest)")
@@ -171,6 +174,8 @@ def parse_regions(data: bytes, where: str) -> list[SnapshotRegion]:
             qualifier = name.req_bytes(2, "qualifier").decode()
             table = qualifier if namespace == DEFAULT_NAMESPACE else f"{namespace}:{qualifier}"
             start = info.opt_bytes(3) or b""
+            if is_mob_region(start, info.req_int(1, "region_id")):
+                continue
             encoded = encoded_region_name(table, start, info.req_int(1, "region_id"))
             stores = []
             for family_raw in region.repeated(3):
