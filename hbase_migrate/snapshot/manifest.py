@@ -29,7 +29,7 @@ import re
 from dataclasses import dataclass
 
 from hbase_migrate.cluster.descriptors import encoded_region_name
-from hbase_migrate.hfile.mob import is_mob_region
+from hbase_migrate.hfile.mob import MOB_DIR, is_mob_region, mob_region
 from hbase_migrate.hfile.reference import Half, parse_reference_message
 from hbase_migrate.tablename import DEFAULT_NAMESPACE, normalize_table_name, split_table_name
 from hbase_migrate.wal.protobuf import Message, ProtobufError
@@ -77,9 +77,12 @@ class SnapshotFile:
         return f"data/{namespace}/{qualifier}/{self.region}/{self.family}"
 
     def source_paths(self) -> tuple[str, str]:
-        """Where the file may be under the source root: live, then archived."""
+        """Where the file may be under the source root: live, then archived. A file of the
+        table's MOB region lives under ``mobdir/`` (``HFileLink``'s ``mobPath``,
+        ``MobUtils.getMobRegionPath``)."""
         live = posixpath.join(self.folder(), self.hfile)
-        return live, f"archive/{live}"
+        return (f"{MOB_DIR}/{live}" if self.region == mob_region(self.table) else live,
+                f"archive/{live}")
 
     def target_path(self) -> str:
         """Where ExportSnapshot puts it under the target root (a clone links there)."""

@@ -22,6 +22,7 @@ from hbase_migrate.hfile.region import region_cells
 from hbase_migrate.hfile.visible import ScanSpec
 from hbase_migrate.ranges.keyrange import KeyRange
 from hbase_migrate.ranges.stats import digest_rows
+from hbase_migrate.snapshot.manifest import parse_manifest
 from hbase_migrate.snapshot.read import read_snapshot, snapshot_range_stats
 from hbase_migrate.wal.model import Cell
 from minihbase.webhdfs import WebHdfsServer
@@ -114,3 +115,14 @@ def test_an_archived_mob_file_is_read_from_the_archive(tmp_path: Path) -> None:
     for root in served(copy):
         got = snapshot_range_stats(root, SNAPSHOT, key_range, NOW, scratch=tmp_path)
     assert got == digest_rows(key_range, rows_of(expected_cells(), key_range))
+
+
+def test_every_file_the_manifest_names_is_where_the_export_looks_first() -> None:
+    """The export copies a snapshot's files (the MOB ones too) from the first place there
+    is: for the MOB region's files that is ``mobdir/``, as HBase's ``HFileLink`` has it."""
+    manifest = GOLDEN / "root/.hbase-snapshot" / SNAPSHOT / "data.manifest"
+    files = parse_manifest(manifest.read_bytes(), str(manifest))
+    mob = [f for f in files if f.region == mob_region(TABLE)]
+    assert len(mob) == 4 and len(files) == 10
+    for file in files:
+        assert (GOLDEN / "root" / file.source_paths()[0]).is_file(), file
