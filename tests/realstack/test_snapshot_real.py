@@ -31,6 +31,7 @@ from hbase_migrate.config import IN_PROCESS, MigrationSpec, load_config
 from hbase_migrate.hbase.admin import connect_admin
 from hbase_migrate.hbase.connect import connect
 from hbase_migrate.lifecycle import cutover_check, prepare, replay, snapshot, validate
+from hbase_migrate.rpc.admin import NativeAdmin
 from hbase_migrate.snapshot.export import ExportJob
 from hbase_migrate.snapshot.hbase_method import (
     SnapshotMethodError,
@@ -91,6 +92,17 @@ def root(stack: RealHBase, role: str) -> HdfsRoot:
     e = endpoints(stack)
     assert e.webhdfs and e.hbase_root
     return HdfsRoot(e.webhdfs, e.hbase_root, role)
+
+
+def read_requests(stack: RealHBase, table: str) -> int:
+    """The read requests ``table``'s regions served, as their region servers count them
+    (``GetRegionLoad``: each region's ``readRequestCount`` metric)."""
+    described = stack.described
+    with NativeAdmin(described["zookeeper"], described["znode_parent"]) as admin:
+        regions = admin.locator.regions(table)
+        names = {r.name for r in regions}
+        return sum(load.read_requests for host, port in {(r.host, r.port) for r in regions}
+                   for load in admin.region_loads(host, port, table) if load.region in names)
 
 
 def equal(source: RealHBase, target: RealHBase, table: str) -> Any:
@@ -179,9 +191,14 @@ def test_snapshot_export_clone_and_replay_equal_the_source(
     assert caught_up["exit_code"] == 0, caught_up
     comparison = equal(real_hbase, target_hbase, table)
     assert comparison.equal and comparison.source_cells > 0, comparison
+    before = read_requests(real_hbase, table)
     assert validate(spec, recompare_wait=0).to_json()["verdict"] == "match"
-    # the source side from a fresh snapshot's files: the same digests as the live scan
+    scanned = read_requests(real_hbase, table)
+    assert scanned > before  # the regions' own counters count a live validation's scans
+    # the source side from a fresh snapshot's files: the same digests as the live scan,
+    # and not one read request reaches the source's regions
     from_files = validate(spec, recompare_wait=0, from_snapshot=True).to_json()
+    assert read_requests(real_hbase, table) == scanned
     assert from_files["verdict"] == "match", from_files
     assert from_files["source_read"].startswith("snapshot files over WebHDFS")
     assert from_files["tables"][0]["source_cells"] == comparison.source_cells
