@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from hbase_migrate.audit.ledger import Ledger
+from hbase_migrate.cli import main
 from hbase_migrate.config import MigrationSpec, load_config
 from hbase_migrate.errors import HBaseMigrateError
 from hbase_migrate.lifecycle import prepare, snapshot, validate
@@ -62,14 +63,22 @@ def scanned(ranges: list[KeyRange], log: collections.deque[tuple[str, bytes, byt
             if table == r.table and r.contains(start)}
 
 
-def digests(spec: MigrationSpec, step_id: int) -> dict[tuple[bytes, bytes], tuple[str, ...]]:
+def digests(spec: MigrationSpec, step_id: int | None) -> dict[tuple[bytes, bytes], tuple[str, ...]]:
     with Ledger.open(spec.ledger_url) as ledger:
         return {(v.range_start, v.range_end): (v.verdict.value, str(v.source_digest),
                                                str(v.target_digest), str(v.source_cells))
                 for v in ledger.validations(1, step_id)}
 
 
-def test_a_stopped_validation_continues_where_it_stopped(tmp_path: Path) -> None:
+def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    with pytest.raises(SystemExit) as exit_info:
+        main(argv)
+    out, _ = capsys.readouterr()
+    return int(exit_info.value.code or 0), out
+
+
+def test_a_stopped_validation_continues_where_it_stopped(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     with MiniHBase(tmp_path / "src", "source") as src, \
             MiniHBase(tmp_path / "dst", "target") as dst, GxProcess() as gx:
         run_workload(src, TABLE, seed=61, ops=600)
@@ -100,14 +109,19 @@ def test_a_stopped_validation_continues_where_it_stopped(tmp_path: Path) -> None
                         for r in ledger.checksums(1, stopped)}
         assert STOP_AFTER <= len(recorded) < len(ranges)
 
-        resumed = validate(spec, recompare_wait=0, gx=gx)
-        info = resumed.metrics["resumed"]
-        assert (info["ranges"], info["from_step"]) == (len(recorded), stopped)
-        assert f"resumed {len(recorded)} of {len(ranges)} key ranges" in info["note"]
+        # the command line continues it, saying so
+        code, out = run(["validate", "--config", str(config)], capsys)
+        assert code == 0
+        assert (f"validation resumed {len(recorded)} of {len(ranges)} key ranges from "
+                f"validation step {stopped} (it failed; ranges recorded from ") in out
         assert scanned(ranges, gateway.scans_opened) == every - recorded
         with Ledger.open(spec.ledger_url) as ledger:
-            rows = ledger.checksums(1, resumed.step_id)
-            assert ledger.checksum_steps(1)[resumed.step_id][1]  # it recorded its verdict
+            resumed = ledger.steps(1, "validate")[-1]
+        info = resumed.metrics["resumed"]
+        assert (info["ranges"], info["from_step"]) == (len(recorded), stopped)
+        with Ledger.open(spec.ledger_url) as ledger:
+            rows = ledger.checksums(1, resumed.id)
+            assert ledger.checksum_steps(1)[resumed.id][1]  # it recorded its verdict
         assert {r.resumed_from for r in rows} == {stopped, None}
         assert sum(r.resumed_from == stopped for r in rows) == len(recorded)
 
@@ -117,8 +131,8 @@ def test_a_stopped_validation_continues_where_it_stopped(tmp_path: Path) -> None
         assert fresh.metrics["resumed"] == {"from_step": None, "ranges": 0, "since": None,
                                             "note": ""}
         assert scanned(ranges, gateway.scans_opened) == every
-        assert resumed.verdict == fresh.verdict == "match"
-        assert digests(spec, resumed.step_id) == digests(spec, fresh.step_id)
+        assert resumed.metrics["verdict"] == fresh.verdict == "match"
+        assert digests(spec, resumed.id) == digests(spec, fresh.step_id)
         assert len(digests(spec, fresh.step_id)) == len(ranges)
 
         # another plan (here the mode) starts afresh, saying why
