@@ -445,11 +445,10 @@ class ChecksumRecord:
 
     @classmethod
     def from_row(cls, row: RowMapping) -> ChecksumRecord:
-        values = dict(row)
-        values["plan"] = _load_json(values["plan"], "range_checksums", row, "plan")
-        values["range_start"] = bytes.fromhex(values["range_start"])
-        values["range_end"] = bytes.fromhex(values["range_end"])
-        return cls(**values)
+        return cls(**{**dict(row), "plan": _load_json(row["plan"], "range_checksums", row,
+                                                      "plan"),
+                      "range_start": bytes.fromhex(row["range_start"]),
+                      "range_end": bytes.fromhex(row["range_end"])})
 
 
 @dataclass(frozen=True)

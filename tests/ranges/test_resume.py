@@ -56,6 +56,15 @@ class RefuseScansOnceRecorded(collections.deque[tuple[str, bytes, bytes]]):
         super().append(scan)
 
 
+def copied(folder: Path, src: MiniHBase, dst: MiniHBase) -> tuple[Path, MigrationSpec]:
+    """The migration from ``src`` to ``dst``, prepared and copied."""
+    config = configured(folder, src, dst)
+    spec = load_config(config)
+    prepare(spec)
+    snapshot(spec)
+    return config, spec
+
+
 def scanned(ranges: list[KeyRange], log: collections.deque[tuple[str, bytes, bytes]]
             ) -> set[str]:
     """The ranges at least one scanner of ``log`` started in."""
@@ -82,10 +91,7 @@ def test_a_stopped_validation_continues_where_it_stopped(
     with MiniHBase(tmp_path / "src", "source") as src, \
             MiniHBase(tmp_path / "dst", "target") as dst, GxProcess() as gx:
         run_workload(src, TABLE, seed=61, ops=600)
-        config = configured(tmp_path, src, dst)
-        spec = load_config(config)
-        prepare(spec)
-        snapshot(spec)
+        config, spec = copied(tmp_path, src, dst)
         ranges = planned(config)
         every = {r.id for r in ranges}
         assert len(ranges) > STOP_AFTER + 2
