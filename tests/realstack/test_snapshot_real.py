@@ -31,7 +31,6 @@ from hbase_migrate.config import IN_PROCESS, MigrationSpec, load_config
 from hbase_migrate.hbase.admin import connect_admin
 from hbase_migrate.hbase.connect import connect
 from hbase_migrate.lifecycle import cutover_check, prepare, replay, snapshot, validate
-from hbase_migrate.rpc.admin import NativeAdmin
 from hbase_migrate.snapshot.export import ExportJob
 from hbase_migrate.snapshot.hbase_method import (
     SnapshotMethodError,
@@ -47,7 +46,7 @@ from minihbase.workload import Workload, WorkloadSpec
 from realstack.hbase import RealHBase, RealHBaseOptions
 from tests.replay.minicluster_util import wait_for
 
-from .fixtures import running, skip_without_real_stack
+from .fixtures import read_requests, running, skip_without_real_stack
 
 pytestmark = [pytest.mark.integration, pytest.mark.realstack]
 REPO = Path(__file__).resolve().parents[2]
@@ -92,17 +91,6 @@ def root(stack: RealHBase, role: str) -> HdfsRoot:
     e = endpoints(stack)
     assert e.webhdfs and e.hbase_root
     return HdfsRoot(e.webhdfs, e.hbase_root, role)
-
-
-def read_requests(stack: RealHBase, table: str) -> int:
-    """The read requests ``table``'s regions served, as their region servers count them
-    (``GetRegionLoad``: each region's ``readRequestCount`` metric)."""
-    described = stack.described
-    with NativeAdmin(described["zookeeper"], described["znode_parent"]) as admin:
-        regions = admin.locator.regions(table)
-        names = {r.name for r in regions}
-        return sum(load.read_requests for host, port in {(r.host, r.port) for r in regions}
-                   for load in admin.region_loads(host, port, table) if load.region in names)
 
 
 def equal(source: RealHBase, target: RealHBase, table: str) -> Any:
