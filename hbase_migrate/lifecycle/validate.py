@@ -211,9 +211,10 @@ def source_snapshots(spec: MigrationSpec, tables: Sequence[TableSpec], wanted: b
             name = snapshot_name(f"{spec.name}_validate", table.source, asked)
             try:
                 admin.snapshot(table.source, name, spec.snapshot.ttl // 1000)
-            except BaseException:
+            except BaseException:  # those taken here go; those kept stay for the next
                 for other in taken.values():
-                    admin.delete(other)
+                    if other not in kept.values():
+                        admin.delete(other)
                 raise
         taken[table.source] = name
     metrics["source_read"] = (f"snapshot files over WebHDFS ({root.where('')}): "
