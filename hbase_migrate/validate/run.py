@@ -33,8 +33,9 @@ strict validation after the last catch-up, as the cutover gate requires.
 
 from __future__ import annotations
 
+import functools
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
@@ -119,8 +120,7 @@ class Validation:
         todo = [r for r in ranges if r.id not in carried]
         plan = ThrottlePlan.of(self.engine.shipped(self.spec), "validate",
                                self.engine.shares(len(todo)))
-        job = replace(self.job, throttle=plan,
-                      recorder=recorder if self.tasks_record else None)
+        job = replace(self.job, throttle=plan, recorder=self.task_recorder(recorder))
         read = self.engine.map(bind(checksum_range_task, job), todo,
                                progress=self.progress,
                                what=f"checksums of {len(todo)} key ranges ({label})")
@@ -130,6 +130,17 @@ class Validation:
         found = {**carried, **{p.range.id: p for p in read}}
         pairs = [found[r.id] for r in ranges]
         return pairs, self.gx.judge(pairs, ranges, self.spec.artifact_dir, label)
+
+    def task_recorder(self, recorder: ChecksumRecorder | None
+                      ) -> Callable[[RangePair], None] | None:
+        """What a range task records its range with: on a ledger of its own (opened per
+        range) where the tasks are shipped elsewhere, on this step's where they run here
+        (about 14 ms a range less on SQLite); None where they cannot reach the ledger."""
+        if recorder is None or not self.tasks_record:
+            return None
+        if self.engine.shipped(self.spec) is self.spec:  # tasks in this process
+            return functools.partial(recorder.record, ledger=self.ledger)
+        return recorder
 
     def carry_over(self) -> dict[str, RangePair]:
         """The ranges the stopped validation recorded, recorded again under this step."""
