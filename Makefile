@@ -16,6 +16,7 @@
 #   make screenshots  docs/report.png and docs/dag-graph.png, in headless Chromium
 #   make golden-hfiles  the golden HFiles of tests/data/real-hfile*, written by real HBase 2.6.1,
 #                3.0.0-alpha-4 and 1.4.13
+#   make golden-mob  the golden MOB snapshot of tests/data/real-mob, written by real HBase 2.6.1
 #   make docs    the docs site (MkDocs, strict: a broken link fails) into build/site
 
 SHELL        := /bin/bash
@@ -145,6 +146,10 @@ golden-hfiles: setup
 	$(BIN)/python -m tests.realstack.hfile_golden tests/data/real-hfile
 	$(BIN)/python -m tests.realstack.hfile_golden tests/data/real-hfile-3.0 --hbase-version 3.0.0-alpha-4
 	$(BIN)/python -m tests.realstack.hfile_golden tests/data/real-hfile-1.4 --hbase-version 1.4.13
+
+.PHONY: golden-mob
+golden-mob: setup
+	$(BIN)/python -m tests.realstack.mob_golden tests/data/real-mob
 
 run: setup
 	@case "$(ARGS)" in *celery*) scripts/system-deps.sh celery;; esac

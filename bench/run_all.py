@@ -34,6 +34,7 @@ BENCHMARKS: dict[str, list[str]] = {
     "clients.py": ["--quick"],  # one real HBase; hbase-driver from the `bench` group
     "sustained.py": ["--quick"],  # real HBase and its MapReduce tools: Java 17 and Maven
     "snapshot_export.py": ["--quick"],  # two real HBase and ExportSnapshot: Java 17, Maven
+    "validate_resume.py": ["--quick"],
 }
 
 

@@ -10,9 +10,9 @@ into Results of at most that many cells, consecutive Results of the same row, as
 
 For tests of a gateway that cannot carry large calls: the handler records the size of each
 ``getScannerRows`` answer and ``putMultiple`` request (``call_sizes``: the call, its keys
-and values in bytes, its cells), and with ``stall_over_bytes`` set, a call larger than that
-never answers (until the gateway stops; nothing is written): the client's call times out,
-deterministically.
+and values in bytes, its cells) and the bounds of each scanner opened (``scans_opened``),
+and with ``stall_over_bytes`` set, a call larger than that never answers (until the gateway
+stops; nothing is written): the client's call times out, deterministically.
 ``stall_calls`` stalls that many of the next such calls whatever their size, and each
 message put in ``scan_errors`` fails one ``getScannerRows`` call with it (a TIOError, after
 the scanner moved on: what a gateway that lost its scanner sends). ``listings_in_transition``
@@ -169,6 +169,10 @@ class Thrift2Handler:
         self.call_sizes: collections.deque[tuple[str, int, int]] = collections.deque(
             maxlen=100_000)
         self.stall_calls = 0
+        # every scanner opened, as (table, start row, stop row): what a region server's
+        # scan request count shows, by range (tests count the reads of a key range)
+        self.scans_opened: collections.deque[tuple[str, bytes, bytes]] = collections.deque(
+            maxlen=100_000)
         self.scan_errors: list[str] = []
         self.listings_in_transition = 0
         self.staged_listings: collections.deque[list[RegionDescriptor]] = collections.deque()
@@ -245,6 +249,7 @@ class Thrift2Handler:
     # --- scanners -----------------------------------------------------------------------
     def openScanner(self, table: bytes, tscan: Any) -> int:
         query = query_from_tscan(tscan)
+        self.scans_opened.append((_name(table), query.start, query.stop))
         results = self.cluster.scan(_name(table), query)
         first = next(results, None)  # unknown table/family fails here, not on first read
         self.call_sizes.append(("openScanner", 0, 0))

@@ -15,7 +15,8 @@ past them. Times are milliseconds since the epoch; every writer takes ``now`` fo
 The ledger is one class joined from one part per concern, each in its own module:
 migrations and steps (``migrations_book``), WAL files, anchors and gaps (``wal_book``),
 validations, key ranges and repairs (``range_book``), leases (``lease_book``), limits set
-while steps run (``limit_book``), exported snapshot files (``snapshot_book``).
+while steps run (``limit_book``), exported snapshot files (``snapshot_book``), range
+checksums recorded as a validation's ranges finish (``checksum_book``).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from typing import Self
 from sqlalchemy import text
 
 from hbase_migrate.audit.book import now_ms
+from hbase_migrate.audit.checksum_book import ChecksumBook
 from hbase_migrate.audit.engine import open_engine, redact, sqlite_file
 from hbase_migrate.audit.errors import LedgerMissingError
 from hbase_migrate.audit.lease_book import LeaseBook
@@ -41,7 +43,8 @@ from hbase_migrate.audit.wal_book import DEFAULT_GAP_REMEDY, WalBook
 __all__ = ["DEFAULT_GAP_REMEDY", "Ledger", "now_ms"]
 
 
-class Ledger(MigrationBook, WalBook, RangeBook, LeaseBook, LimitBook, SnapshotBook):
+class Ledger(MigrationBook, WalBook, RangeBook, LeaseBook, LimitBook, SnapshotBook,
+             ChecksumBook):
     """An open ledger. Build it with :meth:`open`; close it (or use ``with``) when done."""
 
     @classmethod

@@ -143,6 +143,10 @@ migration_definitions = _cols("migration_definitions", "id", "migration_id", "se
 limit_changes = _cols("limit_changes", "id", "migration_id", "name", "value", "set_at")
 snapshot_files = _cols("snapshot_files", "id", "migration_id", "snapshot", "path", "source_path",
                        "size", "status", "checksum", "copies", "step_id", "recorded_at")
+range_checksums = _cols("range_checksums", "id", "migration_id", "step_id", "plan_key", "plan",
+                        "table_name", "range_start", "range_end", "source_rows", "target_rows",
+                        "source_cells", "target_cells", "source_digest", "target_digest",
+                        "source_read", "target_read", "resumed_from", "recorded_at")
 
 
 def dump_json(value: Any) -> str:
@@ -413,6 +417,38 @@ class SnapshotFileRecord:
         values = dict(row)
         values["checksum"] = _load_json(values["checksum"], "snapshot_files", row, "checksum")
         return cls(**values)
+
+
+@dataclass(frozen=True)
+class ChecksumRecord:
+    """One range's checksums on both sides, recorded by validation step ``step_id`` as the
+    range finished (``resumed_from``: carried over from that stopped step's row)."""
+
+    id: int
+    migration_id: int
+    step_id: int
+    plan_key: str
+    plan: dict[str, Any]
+    table_name: str
+    range_start: bytes
+    range_end: bytes
+    source_rows: int
+    target_rows: int
+    source_cells: int
+    target_cells: int
+    source_digest: str
+    target_digest: str
+    source_read: str
+    target_read: str
+    resumed_from: int | None
+    recorded_at: int
+
+    @classmethod
+    def from_row(cls, row: RowMapping) -> ChecksumRecord:
+        return cls(**{**dict(row), "plan": _load_json(row["plan"], "range_checksums", row,
+                                                      "plan"),
+                      "range_start": bytes.fromhex(row["range_start"]),
+                      "range_end": bytes.fromhex(row["range_end"])})
 
 
 @dataclass(frozen=True)

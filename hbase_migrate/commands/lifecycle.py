@@ -227,13 +227,17 @@ def snapshot(ctx: click.Context, config: Path, as_json: bool, watermark: str | N
               show_default=True,
               help="How the source is read: a live scan of its region servers, or the files "
                    "of an HBase snapshot taken now, over WebHDFS (no recompare, no repair).")
+@click.option("--restart", is_flag=True,
+              help="Read every range again, even when a validation with the same plan "
+                   "stopped part way (by default it continues: its recorded ranges are not "
+                   "read again).")
 @_master
 @conf_option
 @click.pass_context
 def validate(ctx: click.Context, config: Path, as_json: bool, tables: tuple[str, ...],
              repair: bool, compact: bool, compact_wait: str, explain: str | None,
              recompare_wait: str, live: bool, part: str | None, run_key: str | None,
-             judge: bool, read_from: str, master: str | None,
+             judge: bool, read_from: str, restart: bool, master: str | None,
              spark_conf: tuple[tuple[str, str], ...]) -> None:
     """Compare source and target range by range (rows, cells, digests; judged by Great
     Expectations), recompare what differs after replay caught up; exit 0 when every range
@@ -269,10 +273,13 @@ def validate(ctx: click.Context, config: Path, as_json: bool, tables: tuple[str,
                                                       name="--compact-wait") / 1000,
                           progress=_ranges(bar, "checksums", spec.name),
                           part=parse_part(part) if part else None, run=run_key,
-                          gx=judging, from_snapshot=read_from == "snapshot")
+                          gx=judging, from_snapshot=read_from == "snapshot",
+                          restart=restart)
     m = result.metrics
     lines = [*_engine(result), *([f"source read: {m['source_read']}"]
                                  if "source_read" in m else []),
+             *([f"validation {m['resumed']['note']}"] if m.get("resumed", {}).get("note")
+               else []),
              *(f"bulk load re-copied: {b['table']} {b['bounds']}: "
                                  f"{b['puts']} puts" for b in m.get("bulk_loads_recopied", []))]
     for t in m["tables"]:

@@ -14,7 +14,8 @@ when its name holds ``SeqId_<n>_`` (that ``n`` is its sequence id) or its file i
 ``BULKLOAD_TIMESTAMP`` (``HStoreFile.isBulkLoadResult``, ``open``).
 
 Each file holds one block in memory at a time; the merge holds one cell per file. A MOB
-reference cell (a tag of type 5: its value is in a MOB file) is refused, naming the file.
+reference cell (a tag of type 5: its value is in a MOB file) is refused, naming the file,
+unless the caller resolves them after the family rules (``mob_references``, ``mob.py``).
 """
 
 from __future__ import annotations
@@ -67,17 +68,20 @@ def bulk_loaded(reader: HFileReader) -> bool:
     return "SeqId_" in name or BULKLOAD_TIME_KEY in reader.file_info
 
 
-def merged_cells(files: Sequence[StoreFile]) -> Iterator[StoreCell]:
+def merged_cells(files: Sequence[StoreFile], mob_references: bool = False
+                 ) -> Iterator[StoreCell]:
     """The cells of ``files`` (one region's, any families) in HBase's scan order, with the
     sequence id HBase gives each. A file whose cells are out of order, or of a family other
-    than its store's, raises ``HFileCorruptError`` naming it and the block."""
+    than its store's, raises ``HFileCorruptError`` naming it and the block; a MOB reference
+    cell is refused unless ``mob_references`` (the caller resolves them)."""
     ranked = sorted(files, key=lambda f: (f.sequence_id(), f.reader.name))
-    streams = [_keyed(f, order) for order, f in enumerate(ranked)]
+    streams = [_keyed(f, order, mob_references) for order, f in enumerate(ranked)]
     for _key, cell in heapq.merge(*streams):
         yield cell
 
 
-def _keyed(file: StoreFile, order: int) -> Iterator[tuple[SortKey, StoreCell]]:
+def _keyed(file: StoreFile, order: int, mob_references: bool
+           ) -> Iterator[tuple[SortKey, StoreCell]]:
     reader = file.reader
     reset = (file.sequence_id() if bulk_loaded(reader)
              and reader.file_info.get(SKIP_RESET_SEQ_ID, b"\x00") == b"\x00" else None)
@@ -93,10 +97,12 @@ def _keyed(file: StoreFile, order: int) -> Iterator[tuple[SortKey, StoreCell]]:
             raise HFileCorruptError(reader.name, reader.block_offset,
                                     f"cell of family {cell.family!r} in the store of family "
                                     f"{file.family!r}")
-        if cell.tags and any(tag.type == MOB_REFERENCE_TAG for tag in cell.tags):
+        if cell.tags and not mob_references and any(tag.type == MOB_REFERENCE_TAG
+                                                     for tag in cell.tags):
             raise HFileUnsupportedError(reader.name, reader.block_offset,
                                         f"MOB reference cell {cell.row!r}/{cell.family!r}:"
-                                        f"{cell.qualifier!r} (MOB files are not read)")
+                                        f"{cell.qualifier!r} (MOB files are not read "
+                                        "here)")
         mvcc = stored.mvcc if reset is None else reset
         key = (cell.row, cell.family, cell.qualifier, -cell.timestamp, -cell.type, -mvcc,
                -order)

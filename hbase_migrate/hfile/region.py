@@ -2,8 +2,9 @@
 
 ``region_cells`` opens every store file of the region (one store folder per family, as
 ``<region>/<family>/<hfile>`` under a table's folder or a snapshot's restored layout),
-merges them (``merge.py``) and applies the families' rules (``visible.py``). Memory: one
-block per file and one row and family's delete markers.
+merges them (``merge.py``), applies the families' rules (``visible.py``) and resolves MOB
+reference cells to their MOB files' cells (``mob.py``). Memory: one block per file and one
+row and family's delete markers.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import NamedTuple
 from hbase_migrate.cluster.descriptors import FOREVER, FamilyDescriptor
 from hbase_migrate.errors import HFileError
 from hbase_migrate.hfile.merge import StoreFile, merged_cells
+from hbase_migrate.hfile.mob import MobResolver
 from hbase_migrate.hfile.reader import HFileReader
 from hbase_migrate.hfile.reference import Half
 from hbase_migrate.hfile.visible import FamilyRules, ScanSpec, visible_cells
@@ -37,10 +39,12 @@ class Source(NamedTuple):
 
 
 def region_cells(stores: Mapping[bytes, Sequence[Source | str | os.PathLike[str]]],
-                 families: Sequence[FamilyDescriptor], scan: ScanSpec) -> Iterator[Cell]:
+                 families: Sequence[FamilyDescriptor], scan: ScanSpec,
+                 mob: MobResolver | None = None) -> Iterator[Cell]:
     """The cells a normal scan of the region returns: ``stores`` maps each family to its
     store files (a path: the whole file). A store of a family ``families`` lacks is refused,
-    naming its first file."""
+    naming its first file. MOB reference cells are resolved by ``mob`` after the family
+    rules, as HBase's ``MobStoreScanner`` does (without it they are refused)."""
     rules = {f.name: family_rules(f) for f in families}
     sources = {family: [s if isinstance(s, Source) else Source(s) for s in given]
                for family, given in stores.items()}
@@ -52,4 +56,13 @@ def region_cells(stores: Mapping[bytes, Sequence[Source | str | os.PathLike[str]
     with ExitStack() as opened:
         files = [StoreFile(family, opened.enter_context(HFileReader(s.path)), s.half)
                  for family, found in sources.items() for s in found]
-        yield from visible_cells(merged_cells(files), rules, scan)
+        cells = visible_cells(merged_cells(files, mob is not None), rules, scan)
+        if mob is None:
+            yield from cells
+            return
+        where = {family: os.fspath(found[0].path) + (f" (or one of the {len(found) - 1} other "
+                                                     "store files of its family)"
+                                                     if len(found) > 1 else "")
+                 for family, found in sources.items() if found}
+        for cell in cells:
+            yield mob.resolve(cell, where[cell.family]) if cell.tags else cell

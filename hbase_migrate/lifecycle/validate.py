@@ -21,7 +21,7 @@ from typing import Any
 
 from hbase_migrate import runstate
 from hbase_migrate.audit.ledger import Ledger, now_ms
-from hbase_migrate.audit.records import MigrationState, Provenance, Verdict
+from hbase_migrate.audit.records import MigrationState, Provenance, StepStatus, Verdict
 from hbase_migrate.cluster.admin import snapshot_name
 from hbase_migrate.config import MigrationSpec, TableSpec
 from hbase_migrate.errors import ConfigError
@@ -38,6 +38,7 @@ from hbase_migrate.ranges.keyrange import KeyRange, RangeError
 from hbase_migrate.ranges.planned import planned_ranges
 from hbase_migrate.validate.compare import compare_tables
 from hbase_migrate.validate.gx_process import GxProcess
+from hbase_migrate.validate.resume import Plan, Resume, resume_point
 from hbase_migrate.validate.run import EXPLAIN_LIMIT, Validation
 from hbase_migrate.validate.tombstones import DEFAULT_COMPACT_WAIT
 
@@ -51,7 +52,7 @@ def validate(spec: MigrationSpec, *, provenance: Provenance | None = None,
              compact: bool = True, compact_wait: float = DEFAULT_COMPACT_WAIT,
              progress: Progress | None = None, part: tuple[int, int] | None = None,
              run: str | None = None, gx: GxProcess | None = None,
-             from_snapshot: bool = False) -> StepResult:
+             from_snapshot: bool = False, restart: bool = False) -> StepResult:
     """Validate (and with ``repair`` fix) every table of the migration, or those named in
     ``tables``; ``verdict`` is ``match`` only when every range matches in the end. With
     ``live`` the source is still written: no recompare, and a mismatch is listed in
@@ -73,7 +74,12 @@ def validate(spec: MigrationSpec, *, provenance: Provenance | None = None,
 
     ``gx``: the Great Expectations process to judge with, started by the caller (a command
     starts it before its own imports, so GX loads meanwhile) and closed by it; default: one
-    started here."""
+    started here.
+
+    Each range's checksums are recorded as it finishes: a validation stopped before its
+    verdict continues where it stopped on the next one with the same plan, ``restart``
+    starts afresh (:mod:`hbase_migrate.validate.resume`); ``resumed`` in the metrics says
+    how many ranges were carried over, from which step and since when."""
     chosen = spec.select_tables(tables)
     if part is not None:
         run = run or default_run(provenance)
@@ -123,12 +129,22 @@ def validate(spec: MigrationSpec, *, provenance: Provenance | None = None,
                                  spec, "validate", engine.shares(engine.slots))) as limits:
             if engine.executors:
                 step.metrics["executors"] = engine.executors
-            with source_snapshots(spec, chosen, from_snapshot, step.metrics) as snapshots:
+            ranges = [r for r, _ in group] if group is not None else [
+                r for t in chosen for r, _ in planned_ranges(
+                    step.ledger, step.migration.id, spec, t.source, None)]
+            resume = resume_point(step.ledger, step.migration.id, Plan.of(
+                "validate" if part is None else PART_STEP,
+                None if part is None else f"{part[0]}/{part[1]}", run, ranges,
+                step.migration.watermark, from_snapshot, live,
+                newest_replay(step.ledger, step.migration.id)), ranges, restart)
+            with source_snapshots(spec, chosen, from_snapshot, step.metrics,
+                                  resume) as snapshots:
+                step.metrics["resumed"] = resume.to_json()
                 Validation(step.ledger, step.migration.id, step.step, spec, chosen, engine,
                            judge, counted, compact, compact_wait, run, snapshots,
-                           now_ms()).run(
+                           now_ms(), resume).run(
                     repair, None if live or snapshots else recompare_wait,
-                    None if group is None else [r for r, _ in group])
+                    None if group is None else ranges)
             step.metrics["limits"] = limits.report()
         if step.metrics["verdict"] == Verdict.MATCH and len(chosen) == len(spec.tables) \
                 and part is None:
@@ -156,11 +172,22 @@ def check_snapshot_source(spec: MigrationSpec) -> None:
                           "snapshot)")
 
 
+def newest_replay(ledger: Ledger, migration_id: int) -> int | None:
+    """The step id of the newest replay run that finished (None: none did)."""
+    return max((s.id for s in ledger.steps(migration_id, "replay")
+                if s.status is StepStatus.SUCCEEDED), default=None)
+
+
 @contextmanager
 def source_snapshots(spec: MigrationSpec, tables: Sequence[TableSpec], wanted: bool,
-                     metrics: dict[str, Any]) -> Iterator[dict[str, str]]:
+                     metrics: dict[str, Any], resume: Resume | None = None
+                     ) -> Iterator[dict[str, str]]:
     """With ``wanted``: a snapshot of each source table (``<migration>_validate``'s), by
-    table, deleted on the way out; else none. ``metrics`` get which side is read how."""
+    table; else none. ``metrics`` get which side is read how. A validation continued
+    (``resume``) reads the snapshots the stopped one read, while they exist (else its
+    ranges of that table are read again from a new one). They are deleted when the block
+    ends without an error; a stopped validation leaves them for the next (their TTL,
+    ``[snapshot] ttl``, removes them if none comes)."""
     metrics["target_read"] = "live scan"
     if not wanted:
         metrics["source_read"] = "live scan"
@@ -172,19 +199,30 @@ def source_snapshots(spec: MigrationSpec, tables: Sequence[TableSpec], wanted: b
     root = open_root(spec.source)
     admin = connect_admin(spec.source, spec.snapshot.hbase_version)
     taken: dict[str, str] = {}
-    try:
-        asked = now_ms()
-        for table in tables:
+    kept = resume.snapshots if resume is not None else {}
+    asked = now_ms()
+    for table in tables:
+        name = kept.get(table.source)
+        if name is not None and name not in admin.snapshots(name):
+            assert resume is not None
+            resume.drop(table.source, f"their snapshot {name} is gone")
+            name = None
+        if name is None:
             name = snapshot_name(f"{spec.name}_validate", table.source, asked)
-            admin.snapshot(table.source, name, spec.snapshot.ttl // 1000)
-            taken[table.source] = name
-        metrics["source_read"] = (f"snapshot files over WebHDFS ({root.where('')}): "
-                                  + ", ".join(f"{t} from {n}" for t, n in taken.items()))
-        metrics["source_snapshots"] = dict(taken)
-        yield taken
-    finally:
-        for name in taken.values():
-            admin.delete(name)
+            try:
+                admin.snapshot(table.source, name, spec.snapshot.ttl // 1000)
+            except BaseException:  # those taken here go; those kept stay for the next
+                for other in taken.values():
+                    if other not in kept.values():
+                        admin.delete(other)
+                raise
+        taken[table.source] = name
+    metrics["source_read"] = (f"snapshot files over WebHDFS ({root.where('')}): "
+                              + ", ".join(f"{t} from {n}" for t, n in taken.items()))
+    metrics["source_snapshots"] = dict(taken)
+    yield taken
+    for name in taken.values():
+        admin.delete(name)
 
 
 def planned_cells(step: StepContext, spec: MigrationSpec, tables: Sequence[TableSpec]) -> int:

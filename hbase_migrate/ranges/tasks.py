@@ -128,6 +128,9 @@ class ChecksumJob:
     source_snapshots: tuple[tuple[str, str], ...] = ()
     now_ms: int = 0
     snapshot_reader: SnapshotReader | None = None
+    # records each range's pair in the ledger as it finishes (a resumable validation,
+    # ``validate.resume.ChecksumRecorder``); None: the caller records what the tasks return
+    recorder: Callable[[RangePair], None] | None = None
 
     def target_table(self, key_range: KeyRange) -> str:
         return target_table(self.tables, key_range)
@@ -154,7 +157,10 @@ def checksum_range_task(job: ChecksumJob, key_range: KeyRange) -> RangePair:
             with lent_client(job.target) as target:
                 right = range_stats(target, key_range, job.target_table(key_range),
                                     throttle=throttle)
-            return RangePair(left.result(), right)
+            pair = RangePair(left.result(), right)
+        if job.recorder is not None:
+            job.recorder(pair)
+        return pair
     except RangeError:
         raise
     except Exception as exc:

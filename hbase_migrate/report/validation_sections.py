@@ -53,11 +53,17 @@ def _sides(a: int | None, b: int | None) -> str:
 
 
 def _source_read(step: StepRecord | None) -> str:
-    """How a validation read the source: its snapshots' files, or a live scan."""
+    """How a validation read the source: its snapshots' files, or a live scan; and the
+    ranges it carried over from a stopped validation (read then, not again)."""
     snapshots = step.metrics.get("source_snapshots") if step else None
+    how = "live scan"
     if isinstance(snapshots, dict) and snapshots:
-        return "snapshot files: " + ", ".join(str(n) for n in snapshots.values())
-    return "live scan"
+        how = "snapshot files: " + ", ".join(str(n) for n in snapshots.values())
+    resumed = step.metrics.get("resumed") if step else None
+    if isinstance(resumed, dict) and resumed.get("ranges"):
+        how += (f"; {resumed['ranges']} ranges resumed from step #{resumed['from_step']} "
+                f"(read from {clock(int(resumed['since']))})")
+    return how
 
 
 def validation(data: ReportData, report_dir: Path | None) -> str:

@@ -12,7 +12,8 @@
                             (2.x: answered once the roll is requested, before it is done)
     GetRegionLoadRequest    1 table_name          Response  1 region_loads (repeated)
     RegionLoad              1 region_specifier  2 stores  3 storefiles  6 mem_store_size_MB
-                            (``ClusterStatus.proto``; the server's live figures)
+                            8 read_requests_count (``ClusterStatus.proto``; the server's
+                            live figures)
     RegionInfo              1 region_id  2 table_name  3 start_key  4 end_key  5 offline
                             6 split  7 replica_id
 
@@ -99,12 +100,14 @@ def decode_roll_response(data: bytes) -> tuple[bytes, ...]:
 
 class RegionLoad(NamedTuple):
     """A region's load as its server counts it now: stores, store files (those compacted
-    away not counted), memstore MB."""
+    away not counted), memstore MB, and the read requests it served since it opened (each
+    Get and each Scan call: the region's ``readRequestCount`` metric)."""
 
     region: bytes  # the full region name
     stores: int
     store_files: int
     memstore_mb: int
+    read_requests: int = 0
 
 
 def region_load_request(table: str) -> bytes:
@@ -114,7 +117,8 @@ def region_load_request(table: str) -> bytes:
 def _region_load(data: bytes) -> RegionLoad:
     m = Message(data, "RegionLoad")
     return RegionLoad(decode_region_specifier(m.req_bytes(1, "region_specifier"))[1],
-                      m.opt_int(2) or 0, m.opt_int(3) or 0, m.opt_int(6) or 0)
+                      m.opt_int(2) or 0, m.opt_int(3) or 0, m.opt_int(6) or 0,
+                      m.opt_int(8) or 0)
 
 
 def decode_region_loads(data: bytes) -> list[RegionLoad]:

@@ -29,6 +29,7 @@ import re
 from dataclasses import dataclass
 
 from hbase_migrate.cluster.descriptors import encoded_region_name
+from hbase_migrate.hfile.mob import MOB_DIR, is_mob_region, mob_region
 from hbase_migrate.hfile.reference import Half, parse_reference_message
 from hbase_migrate.tablename import DEFAULT_NAMESPACE, normalize_table_name, split_table_name
 from hbase_migrate.wal.protobuf import Message, ProtobufError
@@ -76,9 +77,12 @@ class SnapshotFile:
         return f"data/{namespace}/{qualifier}/{self.region}/{self.family}"
 
     def source_paths(self) -> tuple[str, str]:
-        """Where the file may be under the source root: live, then archived."""
+        """Where the file may be under the source root: live, then archived. A file of the
+        table's MOB region lives under ``mobdir/`` (``HFileLink``'s ``mobPath``,
+        ``MobUtils.getMobRegionPath``)."""
         live = posixpath.join(self.folder(), self.hfile)
-        return live, f"archive/{live}"
+        return (f"{MOB_DIR}/{live}" if self.region == mob_region(self.table) else live,
+                f"archive/{live}")
 
     def target_path(self) -> str:
         """Where ExportSnapshot puts it under the target root (a clone links there)."""
@@ -157,7 +161,9 @@ def parse_table_schema(data: bytes, where: str) -> bytes:
 
 def parse_regions(data: bytes, where: str) -> list[SnapshotRegion]:
     """The regions a scan of the snapshot reads, by start row: split parents (offline, their
-    daughters' references read their files) and read replicas left out."""
+    daughters' references read their files), read replicas and the MOB region (the table's
+    MOB files, ``SnapshotManifest.addMobRegion``: read through the reference cells that
+    name them, ``hfile/mob.py``) left out."""
     regions = []
     try:
         manifest = Message(data, f"{where} (SnapshotDataManifest)")
@@ -171,6 +177,8 @@ def parse_regions(data: bytes, where: str) -> list[SnapshotRegion]:
             qualifier = name.req_bytes(2, "qualifier").decode()
             table = qualifier if namespace == DEFAULT_NAMESPACE else f"{namespace}:{qualifier}"
             start = info.opt_bytes(3) or b""
+            if is_mob_region(start, info.req_int(1, "region_id")):
+                continue
             encoded = encoded_region_name(table, start, info.req_int(1, "region_id"))
             stores = []
             for family_raw in region.repeated(3):

@@ -8,13 +8,16 @@ HBase recorded in it. For each region meeting
 the range, one at a time, its store files are copied over WebHDFS into a scratch folder
 (deleted after the region; throttled as the export's copies are), then read as a normal scan
 of every version returns them (``hfile/region.py``): the family rules are the table
-schema's, the TTLs counted at ``now_ms``. The cells are digested by
+schema's, the TTLs counted at ``now_ms``; MOB reference cells are resolved to their MOB
+files' cells (``hfile/mob.py``), each MOB file copied once per range, live from ``mobdir/``
+or archived. The cells are digested by
 ``ranges.stats.digest_rows``, exactly as a live scan's, so the two digests are comparable.
 Memory: one block per store file and one row.
 """
 
 from __future__ import annotations
 
+import functools
 import itertools
 import tempfile
 from collections.abc import Iterator, Sequence
@@ -24,6 +27,7 @@ from hbase_migrate.cluster.descriptors import ALL_VERSIONS, FamilyDescriptor, Ta
 from hbase_migrate.cluster.schema import decode_table_schema
 from hbase_migrate.cluster.storage.hdfs_files import HdfsRoot
 from hbase_migrate.config import ClusterSpec
+from hbase_migrate.hfile.mob import MobResolver
 from hbase_migrate.hfile.region import Source, region_cells
 from hbase_migrate.hfile.visible import ScanSpec
 from hbase_migrate.limits import Throttle
@@ -69,17 +73,20 @@ def range_rows(root: HdfsRoot, snapshot: str, regions: Sequence[SnapshotRegion],
                ) -> Iterator[list[Cell]]:
     """The visible cells of ``key_range``, every version, a row per list, in scan order."""
     scan = ScanSpec(now_ms=now_ms, max_versions=ALL_VERSIONS)
-    for region in regions:
-        if not region.overlaps(key_range.start, key_range.stop):
-            continue
-        with tempfile.TemporaryDirectory(prefix="snapshot-region-", dir=scratch) as folder:
-            stores = {family: [Source(_fetch(root, snapshot, f.file, Path(folder), throttle),
-                                      f.half) for f in files]
-                      for family, files in region.stores}
-            cells = (c for c in region_cells(stores, families, scan)
-                     if key_range.contains(c.row))
-            for _row, row_cells in itertools.groupby(cells, key=lambda c: c.row):
-                yield list(row_cells)
+    with tempfile.TemporaryDirectory(prefix="snapshot-mob-", dir=scratch) as mob_folder, \
+            MobResolver(key_range.table, functools.partial(
+                _fetch_mob, root, Path(mob_folder), throttle)) as mob:
+        for region in regions:
+            if not region.overlaps(key_range.start, key_range.stop):
+                continue
+            with tempfile.TemporaryDirectory(prefix="snapshot-region-", dir=scratch) as folder:
+                stores = {family: [Source(_fetch(root, snapshot, f.file, Path(folder),
+                                                 throttle), f.half) for f in files]
+                          for family, files in region.stores}
+                cells = (c for c in region_cells(stores, families, scan, mob)
+                         if key_range.contains(c.row))
+                for _row, row_cells in itertools.groupby(cells, key=lambda c: c.row):
+                    yield list(row_cells)
 
 
 def snapshot_source_stats(source: ClusterSpec, snapshot: str, key_range: KeyRange,
@@ -106,7 +113,22 @@ def _fetch(root: HdfsRoot, snapshot: str, file: SnapshotFile, folder: Path,
     """The store file copied into ``folder`` (named after its region and name: a parent's
     file read by both daughters' references is copied for each region anew)."""
     path, _status = locate(root, ExportFile.of(snapshot, file))
-    local = folder / f"{file.family}-{file.region}-{file.hfile}"
+    return _copy(root, path, folder / f"{file.family}-{file.region}-{file.hfile}", throttle)
+
+
+def _fetch_mob(root: HdfsRoot, folder: Path, throttle: Throttle | None,
+               paths: Sequence[str]) -> Path | None:
+    """The MOB file at the first of ``paths`` there is, copied into ``folder`` (kept for the
+    range: the references of several regions may name it); None when at none."""
+    for path in paths:
+        if root.status(path) is not None:
+            return _copy(root, path, folder / path.replace("/", "-"), throttle)
+    return None
+
+
+def _copy(root: HdfsRoot, path: str, local: Path, throttle: Throttle | None) -> Path:
+    if local.exists():
+        return local
     with root.read(path) as chunks, local.open("wb") as out:
         for chunk in chunks:
             if throttle is not None:

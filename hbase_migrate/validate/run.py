@@ -33,8 +33,9 @@ strict validation after the last catch-up, as the cutover gate requires.
 
 from __future__ import annotations
 
+import functools
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
@@ -57,6 +58,7 @@ from hbase_migrate.snapshot.read import snapshot_source_stats
 from hbase_migrate.validate.compare import compare_tables
 from hbase_migrate.validate.gx_process import GxProcess
 from hbase_migrate.validate.repair import RangeRepair, repair_range
+from hbase_migrate.validate.resume import ChecksumRecorder, Resume, side_read
 from hbase_migrate.validate.tombstones import (
     DEFAULT_COMPACT_WAIT,
     TombstoneRepair,
@@ -83,8 +85,8 @@ class Validation:
                  tables: Sequence[TableSpec], engine: RangeEngine, gx: GxProcess,
                  progress: Progress | None, compact: bool = True,
                  compact_wait: float = DEFAULT_COMPACT_WAIT, run_key: str | None = None,
-                 source_snapshots: Mapping[str, str] | None = None, now_ms: int = 0
-                 ) -> None:
+                 source_snapshots: Mapping[str, str] | None = None, now_ms: int = 0,
+                 resume: Resume | None = None) -> None:
         self.ledger, self.migration_id, self.step = ledger, migration_id, step
         self.run_key = run_key  # the run the ranges belong to (None: the step's own)
         self.partial = False
@@ -100,16 +102,53 @@ class Validation:
                                now_ms=now_ms, snapshot_reader=snapshot_source_stats
                                if self.from_snapshots else None)
         self.label = f"{spec.name}-step-{step.id}"
+        self.resume = resume
+        self.recorder = None if resume is None else ChecksumRecorder(
+            ledger.url, migration_id, step.id, resume.plan.key,
+            tuple(sorted(resume.plan.to_json().items())),
+            tuple((t, side_read(n)) for t, n in sorted(self.from_snapshots.items())))
+        # tasks that reach the ledger record their ranges as they finish (else the caller)
+        self.tasks_record = bool(shipped.ledger_url)
 
-    def checksums(self, ranges: Sequence[KeyRange], label: str) -> tuple[list[RangePair],
-                                                                         GxVerdict]:
+    def checksums(self, ranges: Sequence[KeyRange], label: str, first: bool = False
+                  ) -> tuple[list[RangePair], GxVerdict]:
+        """Both sides' statistics of ``ranges``, judged by GX. The ``first`` pass records
+        each range as it finishes and reads only the ranges a stopped validation has not
+        recorded (:mod:`hbase_migrate.validate.resume`)."""
+        recorder = self.recorder if first else None
+        carried = self.carry_over() if recorder is not None else {}
+        todo = [r for r in ranges if r.id not in carried]
         plan = ThrottlePlan.of(self.engine.shipped(self.spec), "validate",
-                               self.engine.shares(len(ranges)))
-        job = replace(self.job, throttle=plan)
-        pairs = self.engine.map(bind(checksum_range_task, job), list(ranges),
-                                progress=self.progress,
-                                what=f"checksums of {len(ranges)} key ranges ({label})")
+                               self.engine.shares(len(todo)))
+        job = replace(self.job, throttle=plan, recorder=self.task_recorder(recorder))
+        read = self.engine.map(bind(checksum_range_task, job), todo,
+                               progress=self.progress,
+                               what=f"checksums of {len(todo)} key ranges ({label})")
+        if recorder is not None and not self.tasks_record:
+            for pair in read:
+                recorder.record(pair, self.ledger)
+        found = {**carried, **{p.range.id: p for p in read}}
+        pairs = [found[r.id] for r in ranges]
         return pairs, self.gx.judge(pairs, ranges, self.spec.artifact_dir, label)
+
+    def task_recorder(self, recorder: ChecksumRecorder | None
+                      ) -> Callable[[RangePair], None] | None:
+        """What a range task records its range with: on a ledger of its own (opened per
+        range) where the tasks are shipped elsewhere, on this step's where they run here
+        (about 14 ms a range less on SQLite); None where they cannot reach the ledger."""
+        if recorder is None or not self.tasks_record:
+            return None
+        if self.engine.shipped(self.spec) is self.spec:  # tasks in this process
+            return functools.partial(recorder.record, ledger=self.ledger)
+        return recorder
+
+    def carry_over(self) -> dict[str, RangePair]:
+        """The ranges the stopped validation recorded, recorded again under this step."""
+        assert self.resume is not None and self.recorder is not None
+        pairs = self.resume.pairs()
+        for rid, row in self.resume.carried.items():
+            self.recorder.record(pairs[rid], self.ledger, resumed=row)
+        return pairs
 
     def run(self, repair: bool, recompare_wait: float | None,
             part: Sequence[KeyRange] | None = None) -> None:
@@ -123,7 +162,7 @@ class Validation:
         if repair:
             step.metrics["bulk_loads_recopied"] = self.repair_bulk_loads(part)
         began = int(time.time() * 1000)
-        pairs, verdict = self.checksums(ranges, self.label)
+        pairs, verdict = self.checksums(ranges, self.label, first=True)
         last = {p.range: p for p in pairs}
         failing = [r for r in ranges if r.id in verdict.mismatched or r.id in verdict.missing]
         artifacts = {r: verdict for r in ranges}

@@ -19,6 +19,7 @@ import pytest
 
 from hbase_migrate.cluster.auth import kerberos
 from hbase_migrate.cluster.endpoints import ClusterEndpoints, load_cluster_json
+from hbase_migrate.rpc.admin import NativeAdmin
 from minihbase.regionserver import WalSettings
 from minihbase.server import MiniHBase
 from realstack.hbase import DEFAULT_VERSION, RealHBase, RealHBaseOptions, has_gateways
@@ -189,3 +190,14 @@ def native_cluster_json(real: RealHBase, folder: Path) -> Path:
     path.write_text(json.dumps(data), encoding="utf-8")
     path.chmod(0o600)
     return path
+
+
+def read_requests(stack: RealHBase, table: str) -> int:
+    """The read requests ``table``'s regions served, as their region servers count them
+    (``GetRegionLoad``: each region's ``readRequestCount`` metric)."""
+    described = stack.described
+    with NativeAdmin(described["zookeeper"], described["znode_parent"]) as admin:
+        regions = admin.locator.regions(table)
+        names = {r.name for r in regions}
+        return sum(load.read_requests for host, port in {(r.host, r.port) for r in regions}
+                   for load in admin.region_loads(host, port, table) if load.region in names)

@@ -46,7 +46,7 @@ from minihbase.workload import Workload, WorkloadSpec
 from realstack.hbase import RealHBase, RealHBaseOptions
 from tests.support.wait import wait_for
 
-from .fixtures import running, skip_without_real_stack
+from .fixtures import read_requests, running, skip_without_real_stack
 
 pytestmark = [pytest.mark.integration, pytest.mark.realstack]
 REPO = Path(__file__).resolve().parents[2]
@@ -179,9 +179,14 @@ def test_snapshot_export_clone_and_replay_equal_the_source(
     assert caught_up["exit_code"] == 0, caught_up
     comparison = equal(real_hbase, target_hbase, table)
     assert comparison.equal and comparison.source_cells > 0, comparison
+    before = read_requests(real_hbase, table)
     assert validate(spec, recompare_wait=0).to_json()["verdict"] == "match"
-    # the source side from a fresh snapshot's files: the same digests as the live scan
+    scanned = read_requests(real_hbase, table)
+    assert scanned > before  # the regions' own counters count a live validation's scans
+    # the source side from a fresh snapshot's files: the same digests as the live scan,
+    # and not one read request reaches the source's regions
     from_files = validate(spec, recompare_wait=0, from_snapshot=True).to_json()
+    assert read_requests(real_hbase, table) == scanned
     assert from_files["verdict"] == "match", from_files
     assert from_files["source_read"].startswith("snapshot files over WebHDFS")
     assert from_files["tables"][0]["source_cells"] == comparison.source_cells

@@ -126,7 +126,10 @@ def build(folder: Path, *, servers: int = 2, files_per_server: int = 12,
                                      now=end - 11_000)
         last_step = step("validate", end - 5_000, end - 1_000,
                          {"verdict": "mismatch", "gx": {"result": str(gx_result),
-                                                        "data_docs": str(docs)}},
+                                                        "data_docs": str(docs)},
+                          # it continued the first, stopped after 2 of its ranges
+                          "resumed": {"from_step": first, "ranges": 2, "since": end - 11_000,
+                                      "note": "resumed 2 of 4 key ranges"}},
                          dag=("hbase_migrate_validate", "manual__b", "validate"),
                          status="failed")
         for a, b in pairwise(bounds):

@@ -286,6 +286,6 @@ def test_region_loads() -> None:
         "GetRegionLoadRequest", table_name={"namespace": b"ns", "qualifier": b"t"})
     data = encode("GetRegionLoadResponse", region_loads=[
         {"region_specifier": {"type": 1, "value": REGION}, "stores": 2, "storefiles": 3,
-         "mem_store_size_MB": 4},
+         "mem_store_size_MB": 4, "read_requests_count": 5},
         {"region_specifier": {"type": 1, "value": b"other"}}])
-    assert decode_region_loads(data) == [(REGION, 2, 3, 4), (b"other", 0, 0, 0)]
+    assert decode_region_loads(data) == [(REGION, 2, 3, 4, 5), (b"other", 0, 0, 0, 0)]

@@ -37,6 +37,7 @@ from minihbase.admin_client import call_admin
 from realstack.hbase import RealHBase, RealHBaseOptions
 from tests.realstack.fixtures import (
     kerberos_environment,
+    read_requests,
     running,
     skip_without_real_stack,
     stack_endpoints,
@@ -169,6 +170,14 @@ def test_a_mob_table_migrates_exactly(real_hbase: RealHBase, target: RealHBase,
     replayed = replay(spec).to_json()
     assert copied["cells"] == 60 and replayed["exit_code"] == 0, replayed
     assert validate(spec, recompare_wait=0).to_json()["verdict"] == "match"
+    # the source side from a snapshot's files: its MOB values read from its MOB files,
+    # and not one read request reaches the source's regions
+    before = read_requests(real_hbase, MOB_TABLE)
+    from_files = validate(spec, recompare_wait=0, from_snapshot=True).to_json()
+    assert read_requests(real_hbase, MOB_TABLE) == before
+    assert from_files["verdict"] == "match", from_files
+    assert from_files["source_read"].startswith("snapshot files over WebHDFS")
+    assert from_files["tables"][0]["source_cells"] == 100
     with NativeCluster.of(spec.target.endpoints(), spec.gateway) as dst:
         have = dst.table_descriptor(MOB_TABLE).family(b"m")
     assert have is not None and (have.mob, have.mob_threshold) == (True, THRESHOLD)

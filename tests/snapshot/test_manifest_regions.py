@@ -63,6 +63,21 @@ def test_daughters_read_halves_of_the_parent_and_links_their_table() -> None:
     assert parse_table_schema(manifest, "data.manifest") == b"schema"
 
 
+def test_the_mob_region_is_no_region_a_scan_reads() -> None:
+    """A MOB table's snapshot lists its MOB files as the dummy region ``.mob`` with region
+    id 0 (HBase's ``MobUtils.getMobRegionInfo``): it holds no rows of its own."""
+    manifest = bytes_field(1, b"schema") + b"".join(bytes_field(2, r) for r in (
+        region(region_info(5, b"", b""), store_file("abc")),
+        region(region_info(0, b".mob", b""), store_file("d41d8cd98f00b204e9800998ecf8427e"
+                                                        "20261126" + "0" * 32 + "_x"))))
+    assert [(r.start, r.encoded) for r in parse_regions(manifest, "m")] == [
+        (b"", encoded(b"", 5))]
+    # a region of real rows from '.mob' (its region id a time, never 0) stays
+    manifest = bytes_field(1, b"schema") + bytes_field(2, region(region_info(7, b".mob", b""),
+                                                                 store_file("abc")))
+    assert [r.start for r in parse_regions(manifest, "m")] == [b".mob"]
+
+
 def test_a_manifest_that_does_not_parse_is_named() -> None:
     with pytest.raises(SnapshotManifestError, match=r"^snap/data\.manifest: not a snapshot data"):
         parse_regions(bytes_field(2, b"\x12\x01"), "snap/data.manifest")
