@@ -20,6 +20,13 @@ Each lives under ``data/<ns>/<table>/<region>/<family>/`` until HBase archives i
 a dropped table, a split's parent cleaned) to the same path under ``archive/``: a reader looks
 in both, as HBase's HFileLink does. ExportSnapshot writes every file to the target root's
 ``archive/data/<ns>/<table>/<region>/<family>/<hfile>``, where a clone links to it.
+
+A table with MOB families has one more region in the manifest, HBase's dummy MOB region
+(``MobUtils.getMobRegionInfo``: start key ``.mob``, region id 0), whose files are the MOB
+files: under ``mobdir/data/<ns>/<table>/<mob region>/<family>/`` until archived to the same
+``archive/`` path as any HFile. ExportSnapshot writes them to ``archive/`` like the others;
+the clone links its own MOB folder to them and its region servers read a MOB value from the
+``archive/`` folder of the table its reference cell names.
 """
 
 from __future__ import annotations
@@ -37,6 +44,8 @@ SNAPSHOT_DIR = ".hbase-snapshot"
 WORKING_DIR = f"{SNAPSHOT_DIR}/.tmp"
 INFO_FILE = ".snapshotinfo"
 MANIFEST_FILE = "data.manifest"
+MOB_DIR = "mobdir"  # MobConstants.MOB_DIR_NAME
+MOB_REGION_START = b".mob"  # MobConstants.MOB_REGION_NAME: the dummy MOB region's start key
 _LINK = re.compile(r"^(?:([A-Za-z0-9_]+)=)?([A-Za-z0-9_][A-Za-z0-9_.-]*)=([0-9a-f]+)-(.+)$")
 _REFERENCE = re.compile(r"^(.+)\.([0-9a-f]+)$")
 
@@ -75,14 +84,25 @@ class SnapshotFile:
         namespace, qualifier = split_table_name(self.table)
         return f"data/{namespace}/{qualifier}/{self.region}/{self.family}"
 
+    @property
+    def mob(self) -> bool:
+        """Whether it is a MOB file (of the table's dummy MOB region)."""
+        return self.region == mob_region(self.table)
+
     def source_paths(self) -> tuple[str, str]:
-        """Where the file may be under the source root: live, then archived."""
+        """Where the file may be under the source root: live (a MOB file under ``mobdir/``),
+        then archived."""
         live = posixpath.join(self.folder(), self.hfile)
-        return live, f"archive/{live}"
+        return f"{MOB_DIR}/{live}" if self.mob else live, f"archive/{live}"
 
     def target_path(self) -> str:
         """Where ExportSnapshot puts it under the target root (a clone links there)."""
         return f"archive/{posixpath.join(self.folder(), self.hfile)}"
+
+
+def mob_region(table: str) -> str:
+    """The encoded name of ``table``'s dummy MOB region (``MobUtils.getMobRegionInfo``)."""
+    return encoded_region_name(table, MOB_REGION_START, 0)
 
 
 def parse_description(data: bytes, where: str) -> SnapshotDescription:
