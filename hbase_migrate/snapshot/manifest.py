@@ -177,7 +177,8 @@ def parse_table_schema(data: bytes, where: str) -> bytes:
 
 def parse_regions(data: bytes, where: str) -> list[SnapshotRegion]:
     """The regions a scan of the snapshot reads, by start row: split parents (offline, their
-    daughters' references read their files) and read replicas left out."""
+    daughters' references read their files), read replicas and the dummy MOB region left
+    out."""
     regions = []
     try:
         manifest = Message(data, f"{where} (SnapshotDataManifest)")
@@ -192,6 +193,8 @@ def parse_regions(data: bytes, where: str) -> list[SnapshotRegion]:
             table = qualifier if namespace == DEFAULT_NAMESPACE else f"{namespace}:{qualifier}"
             start = info.opt_bytes(3) or b""
             encoded = encoded_region_name(table, start, info.req_int(1, "region_id"))
+            if encoded == mob_region(table):
+                continue
             stores = []
             for family_raw in region.repeated(3):
                 family = Message(family_raw, f"{where} family files")

@@ -30,6 +30,7 @@ from hbase_migrate.cluster.endpoints import ClusterEndpoints
 from hbase_migrate.cluster.storage.hdfs_files import HdfsRoot
 from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
 from hbase_migrate.config import IN_PROCESS, MigrationSpec, load_config
+from hbase_migrate.errors import ConfigError
 from hbase_migrate.hbase.admin import connect_admin
 from hbase_migrate.hbase.connect import connect
 from hbase_migrate.lifecycle import cutover_check, prepare, replay, snapshot, validate
@@ -335,3 +336,10 @@ def test_a_mob_tables_files_are_exported_and_its_clone_serves_every_value(
     assert len(names) == mobs
     assert all(dst_root.status(f"archive/data/default/{table}/{region}/m/{n}") is not None
                for n in names)
+    # The snapshot reader of validate --from snapshot follows no MOB reference: refused.
+    with pytest.raises(ConfigError, match=r"table snap_mob has MOB family m, .* validate it "
+                                          r"from the live source \(no --from snapshot\)$"):
+        validate(spec, recompare_wait=0, from_snapshot=True)
+    admin = JavaAdmin("source", spec.source.endpoints().zookeeper or "",
+                      spec.source.endpoints().znode_parent)
+    assert admin.snapshots(f"hbase_migrate_{spec.name}_validate") == []  # deleted after
