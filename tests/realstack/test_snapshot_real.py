@@ -34,6 +34,7 @@ from hbase_migrate.errors import ConfigError
 from hbase_migrate.hbase.admin import connect_admin
 from hbase_migrate.hbase.connect import connect
 from hbase_migrate.lifecycle import cutover_check, prepare, replay, snapshot, validate
+from hbase_migrate.rpc.cluster import NativeCluster
 from hbase_migrate.snapshot.export import ExportJob
 from hbase_migrate.snapshot.hbase_method import (
     SnapshotMethodError,
@@ -42,7 +43,6 @@ from hbase_migrate.snapshot.hbase_method import (
     hdfs_root,
     take_snapshots,
 )
-from hbase_migrate.rpc.cluster import NativeCluster
 from hbase_migrate.snapshot.manifest import SNAPSHOT_DIR, parse_manifest
 from hbase_migrate.validate.compare import compare_tables
 from minihbase.admin_client import call_admin
