@@ -20,6 +20,13 @@ Each lives under ``data/<ns>/<table>/<region>/<family>/`` until HBase archives i
 a dropped table, a split's parent cleaned) to the same path under ``archive/``: a reader looks
 in both, as HBase's HFileLink does. ExportSnapshot writes every file to the target root's
 ``archive/data/<ns>/<table>/<region>/<family>/<hfile>``, where a clone links to it.
+
+A table with MOB families has one more region in the manifest, HBase's dummy MOB region
+(``MobUtils.getMobRegionInfo``: start key ``.mob``, region id 0), whose files are the MOB
+files: under ``mobdir/data/<ns>/<table>/<mob region>/<family>/`` until archived to the same
+``archive/`` path as any HFile. ExportSnapshot writes them to ``archive/`` like the others;
+the clone links its own MOB folder to them and its region servers read a MOB value from the
+``archive/`` folder of the table its reference cell names.
 """
 
 from __future__ import annotations
@@ -76,13 +83,17 @@ class SnapshotFile:
         namespace, qualifier = split_table_name(self.table)
         return f"data/{namespace}/{qualifier}/{self.region}/{self.family}"
 
+    @property
+    def mob(self) -> bool:
+        """Whether it is a MOB file (of the table's dummy MOB region)."""
+        return self.region == mob_region(self.table)
+
     def source_paths(self) -> tuple[str, str]:
         """Where the file may be under the source root: live, then archived. A file of the
         table's MOB region lives under ``mobdir/`` (``HFileLink``'s ``mobPath``,
         ``MobUtils.getMobRegionPath``)."""
         live = posixpath.join(self.folder(), self.hfile)
-        return (f"{MOB_DIR}/{live}" if self.region == mob_region(self.table) else live,
-                f"archive/{live}")
+        return f"{MOB_DIR}/{live}" if self.mob else live, f"archive/{live}"
 
     def target_path(self) -> str:
         """Where ExportSnapshot puts it under the target root (a clone links there)."""

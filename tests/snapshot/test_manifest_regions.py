@@ -1,5 +1,7 @@
 """A snapshot manifest's regions as a scan reads them: a split parent left out, its
-daughters reading halves of its files through references, a link followed to its table."""
+daughters reading halves of its files through references, a link followed to its table;
+HBase's dummy MOB region (start key ``.mob``, region id 0) no region a scan reads, its files
+MOB files read from ``mobdir/`` and exported to ``archive/``."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ from hbase_migrate.snapshot.manifest import (
     RegionFile,
     SnapshotFile,
     SnapshotManifestError,
+    parse_manifest,
     parse_regions,
     parse_table_schema,
 )
@@ -81,3 +84,17 @@ def test_the_mob_region_is_no_region_a_scan_reads() -> None:
 def test_a_manifest_that_does_not_parse_is_named() -> None:
     with pytest.raises(SnapshotManifestError, match=r"^snap/data\.manifest: not a snapshot data"):
         parse_regions(bytes_field(2, b"\x12\x01"), "snap/data.manifest")
+
+
+def test_the_mob_region_is_no_scan_region_and_its_files_are_read_from_mobdir() -> None:
+    mob = encoded(b".mob", 0)  # MobUtils.getMobRegionInfo: MD5 of "t,.mob,0"
+    manifest = bytes_field(1, b"schema") + b"".join(bytes_field(2, r) for r in (
+        region(region_info(5, b"", b""), store_file("ref")),
+        region(region_info(0, b".mob", b""), store_file("mobfile"))))
+    assert [r.encoded for r in parse_regions(manifest, "data.manifest")] == [encoded(b"", 5)]
+    files = {f.hfile: f for f in parse_manifest(manifest, "data.manifest")}
+    assert not files["ref"].mob and files["mobfile"].mob
+    assert files["mobfile"].source_paths() == (
+        f"mobdir/data/default/t/{mob}/f/mobfile", f"archive/data/default/t/{mob}/f/mobfile")
+    assert files["mobfile"].target_path() == f"archive/data/default/t/{mob}/f/mobfile"
+    assert files["ref"].source_paths()[0] == f"data/default/t/{encoded(b'', 5)}/f/ref"
