@@ -5,7 +5,8 @@
 #                realstack, import-linter's contracts (imports run one way) and no test
 #                injecting a part into a client by assignment (scripts/check_injection.py)
 #   make bench   the benchmarks (figures, no pass/fail)
-#   make soak    a 15-minute chaos soak through Airflow on the embedded stack (ARGS=--seed S)
+#   make soak    a 2-minute chaos soak through the command line (a fixed seed), then a
+#                15-minute one through Airflow on the embedded stack (ARGS=--seed S)
 #   make sweep-1x  the HBase 1.x source tests and lifecycle on the other 1.x lines (a stack each)
 #   make sweep-2x  the no-gateway lifecycle and the conformance suite on other 2.x releases
 #   make sweep-3x  the lifecycle from 2.6.1 and from 3.x onto HBase 3, the conformance suite on it
@@ -155,7 +156,11 @@ run: setup
 	@case "$(ARGS)" in *celery*) scripts/system-deps.sh celery;; esac
 	$(BIN)/hbase-migrate demo --dir state/demo $(ARGS)
 
+# First the 2-minute soak through the command line with its fixed seed (tests/soak: the
+# suite runs a short one), then the long one through Airflow.
 soak: setup
+	HBASE_MIGRATE_LONG_SOAK=1 $(BIN)/pytest -q -p no:cacheprovider tests/soak/test_soak.py \
+		-k two_minute
 	$(BIN)/hbase-migrate soak --minutes 15 --dir state/soak $(ARGS)
 
 # The README's pictures: the main job's report, and the start DAG's graph in the Airflow UI

@@ -79,9 +79,10 @@ def both_hot_loops(request: pytest.FixtureRequest) -> Iterator[str]:
 REAL_HBASE_GROUP = "real-hbase"
 KAFKA_GROUP = "kafka"
 FIRST_GROUPS = (REAL_HBASE_GROUP, "tests/airflow/test_live_stack.py",
-                "tests/e2e/test_demo.py", "tests/soak/test_soak.py",
-                "tests/airflow/test_celery_stack.py", "tests/replay/test_outages.py", KAFKA_GROUP,
-                "tests/airflow/test_lineage.py")
+                "tests/e2e/test_demo.py", "tests/airflow/test_celery_stack.py",
+                "tests/replay/test_outages.py", KAFKA_GROUP, "tests/airflow/test_spark_cluster.py",
+                "tests/spark/test_cluster_hosts.py", "tests/airflow/test_lineage.py",
+                "tests/soak/test_soak.py", "tests/ranges/test_parts.py")
 
 
 def worker_group(item: pytest.Item) -> str:

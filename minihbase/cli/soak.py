@@ -16,8 +16,9 @@ from minihbase.soak import Drive, SoakResult, SoakSpec, run_soak
 
 
 @click.command()
-@click.option("--minutes", type=click.FloatRange(min=1), default=15, show_default=True,
-              help="How long the workload writes and the monkey acts, before the drain.")
+@click.option("--minutes", type=click.FloatRange(min=0.5), default=15, show_default=True,
+              help="How long the workload writes and the monkey acts, before the drain "
+                   "(its last 20 s without a new fault).")
 @click.option("--stack", type=click.Choice(["embedded", "real"]), default="embedded",
               show_default=True, help="The clusters both sides run on: the embedded cluster, "
                    "or real Apache HBase from realstack (Java 17, Maven; no WebHDFS delay).")
