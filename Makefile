@@ -9,7 +9,8 @@
 #                15-minute one through Airflow on the embedded stack (ARGS=--seed S)
 #   make sweep-1x  the HBase 1.x source tests and lifecycle on the other 1.x lines (a stack each)
 #   make sweep-2x  the no-gateway lifecycle and the conformance suite on other 2.x releases
-#   make sweep-3x  the lifecycle from 2.6.1 and from 3.x onto HBase 3, the conformance suite on it
+#   make sweep-3x  the lifecycle from 2.6.1 and from 3.x onto HBase 3 (and from 2.6.1 with
+#                Kerberos at privacy), the conformance suite on it
 #   make conformance-clients  clients no one here wrote (HBase's Java client, hbase-driver)
 #                on real HBase 2.6.1 alone, the judge of the embedded cluster
 #   make sweep-secure  the no-gateway lifecycle between Kerberos-secured stacks: at privacy
@@ -92,6 +93,10 @@ SWEEP_2X        ?= 2.5.8,2.4.17,2.6.4,2.4.18,2.5.13-hadoop3
 # conformance suite runs on it
 SWEEP_3X        ?= 3.0.0-alpha-4
 SWEEP_3X_FROM   ?= 2.6.1,3.0.0-alpha-4
+# and once Kerberos-secured (HBASE_MIGRATE_LIFECYCLE_SECURITY, as `make sweep-secure`): from
+# each of SWEEP_3X_SECURE_FROM at that security (empty: no secured leg)
+SWEEP_3X_SECURITY    ?= privacy
+SWEEP_3X_SECURE_FROM ?= 2.6.1
 LIFECYCLE       = tests/rpc/test_lifecycle_native_real.py
 SWEEP_MODULES   = $(LIFECYCLE) tests/rpc/test_conformance_real.py
 define sweep
@@ -108,6 +113,11 @@ sweep-3x: setup
 	@scripts/system-deps.sh test
 	@for v in $$(echo $(SWEEP_3X) | tr , ' '); do for from in $$(echo $(SWEEP_3X_FROM) | tr , ' '); do \
 		echo "== HBase $$from -> $$v: $(LIFECYCLE)"; \
+		HBASE_MIGRATE_REAL_HBASE_SOURCE_VERSION=$$from HBASE_MIGRATE_REAL_HBASE_VERSION=$$v \
+			$(BIN)/pytest -p no:cacheprovider -s $(LIFECYCLE) $(PYTEST_ARGS) || exit 1; done; \
+		for from in $$(echo $(SWEEP_3X_SECURE_FROM) | tr , ' '); do \
+		echo "== HBase $$from -> $$v, Kerberos ($(SWEEP_3X_SECURITY)): $(LIFECYCLE)"; \
+		HBASE_MIGRATE_LIFECYCLE_SECURITY=$(SWEEP_3X_SECURITY) \
 		HBASE_MIGRATE_REAL_HBASE_SOURCE_VERSION=$$from HBASE_MIGRATE_REAL_HBASE_VERSION=$$v \
 			$(BIN)/pytest -p no:cacheprovider -s $(LIFECYCLE) $(PYTEST_ARGS) || exit 1; done; \
 		echo "== HBase $$v: tests/rpc/test_conformance_real.py"; \

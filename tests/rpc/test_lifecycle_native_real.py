@@ -17,7 +17,8 @@ the other 2.x, ``make sweep-3x`` 3.0.0-alpha-4), the source
 ``HBASE_MIGRATE_REAL_HBASE_SOURCE_VERSION`` (default the target's; ``make sweep-3x`` moves
 from 2.6.1 to 3.x and from 3.x to 3.x): one source (2 region servers, a backup master) and
 one target (2 region servers) for the module. ``HBASE_MIGRATE_LIFECYCLE_SECURITY``
-secures them (``make sweep-secure`` runs both): ``privacy``, both Kerberos at
+secures them (``make sweep-secure`` runs both on 2.6.1, ``make sweep-3x`` ``privacy`` from
+2.6.1 onto 3.0.0-alpha-4): ``privacy``, both Kerberos at
 ``hbase.rpc.protection`` privacy with one KDC (the source's realm, each cluster its own
 client principal and keytab); ``realms``, each its own KDC and realm with no trust between
 them. The migration is given each cluster's ``cluster.json`` naming neither gateway nor

@@ -26,6 +26,7 @@ from click.testing import CliRunner
 from hbase_migrate.cli import cli
 from hbase_migrate.cluster.descriptors import FamilyDescriptor, TableDescriptor
 from hbase_migrate.cluster.sizing import ClientSettings
+from hbase_migrate.cluster.storage.walstore import WebHdfsWalStore
 from hbase_migrate.cluster.zk.zookeeper import HBaseZooKeeper
 from hbase_migrate.config import IN_PROCESS, MigrationSpec, load_config
 from hbase_migrate.lifecycle import prepare, replay, snapshot, validate
@@ -142,10 +143,11 @@ def mob_values(rows: range, ts: int, tag: bytes) -> list[Cell]:
 
 
 def mob_files(stack: RealHBase, table: str) -> int:
-    """The files under the table's MOB folder (``<root>/mobdir/data/default/<table>``)."""
-    from hdfs import InsecureClient
-
-    client = InsecureClient(str(stack.described["webhdfs"]))
+    """The files under the table's MOB folder (``<root>/mobdir/data/default/<table>``), read
+    over WebHDFS as the stack's client (with SPNEGO on a Kerberos-secured stack)."""
+    found = stack_endpoints(stack)
+    client = WebHdfsWalStore(str(found.webhdfs), found.hbase_root or "/hbase",
+                             **found.client_auth).client
     folder = f"{stack.described['hbase_root']}/mobdir/data/default/{table}"
     if client.status(folder, strict=False) is None:
         return 0
