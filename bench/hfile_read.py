@@ -227,7 +227,8 @@ def main() -> None:
         props = {"hbase.rootdir": local.as_uri(), "fs.defaultFS": "file:///"}
         for family, paths in files.items():
             size = sum(p.stat().st_size for p in paths)
-            subset, subset_size = [], 0
+            subset: list[Path] = []
+            subset_size = 0
             for p in paths:
                 if subset and subset_size >= args.python_mb * 1_000_000:
                     break
