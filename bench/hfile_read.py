@@ -270,11 +270,11 @@ def report(results: dict[str, Any]) -> None:
     for family, found in results["families"].items():
         print(f"\nfamily {family}: {found['encoding']}, {found['compression']}, "
               f"{found['files']} files, {found['bytes'] / 1e6:.1f} MB")
-        print(f"{'':26}{'MB':>8}{'cells':>10}{'CPU s':>8}{'loop s':>8}{'wall s':>8}"
+        print(f"{'':32}{'MB':>8}{'cells':>10}{'CPU s':>8}{'loop s':>8}{'wall s':>8}"
               f"{'MB/CPU s':>10}{'cells/CPU s':>13}")
         for name, run_ in found["runs"].items():
             cells = run_.get("cells")
-            print(f"{name:26}{run_['bytes'] / 1e6:8.1f}{cells if cells is not None else '-':>10}"
+            print(f"{name:32}{run_['bytes'] / 1e6:8.1f}{cells if cells is not None else '-':>10}"
                   f"{run_['cpu']:8.1f}{run_.get('loop_cpu', float('nan')):8.1f}"
                   f"{run_['wall']:8.1f}{run_['mb_per_cpu_s']:10.1f}"
                   + (f"{cells / run_['cpu']:13.0f}" if cells else f"{'-':>13}"))
