@@ -35,6 +35,7 @@ BENCHMARKS: dict[str, list[str]] = {
     "sustained.py": ["--quick"],  # real HBase and its MapReduce tools: Java 17 and Maven
     "snapshot_export.py": ["--quick"],  # two real HBase and ExportSnapshot: Java 17, Maven
     "validate_resume.py": ["--quick"],
+    "hfile_read.py": ["--quick"],  # real HBase, HFilePrettyPrinter, javac: Java 17, Maven
 }
 
 
