@@ -2,7 +2,7 @@
 beside HBase's tools on the same data, in one sitting.
 
 Usage: ``python bench/scale.py [--cells 2000000,20000000] [--engines in-process,local[2],standalone]
-[--steps copy,replay,validate] [--before CHECKOUT] [--client native|thrift]
+[--steps copy,replay,validate] [--before CHECKOUT] [--client native|thrift] [--heap 1g]
 [--json bench/out/scale.json]``
 
 Starts two real Apache HBase clusters (``realstack``, as ``bench/peers.py``) and, for the
@@ -114,6 +114,9 @@ def main() -> None:
     parser.add_argument("--cells", default="2000000,20000000")
     parser.add_argument("--engines", default="in-process,local[2],standalone")
     parser.add_argument("--hbase-version", default=DEFAULT_VERSION)
+    parser.add_argument("--heap", default="1g",
+                        help="each cluster's JVM heap: at 20,000,000 cells a 1g target spends "
+                        "its time in full collections (its memstores and block cache fill it)")
     parser.add_argument("--steps", default=",".join(STEPS),
                         help="the steps to run, comma-separated (validate needs copy)")
     parser.add_argument("--before", type=Path, help="another checkout of the project: its "
@@ -132,7 +135,7 @@ def main() -> None:
         clusters = {}
         for side in ("source", "target"):
             hbase = RealHBase(folder / side, RealHBaseOptions(
-                hbase_version=args.hbase_version, region_servers=1, heap="1g", name=side,
+                hbase_version=args.hbase_version, region_servers=1, heap=args.heap, name=side,
                 archive_ttl_ms=ARCHIVE_TTL_MS))
             hbase.start()
             stack.callback(hbase.stop)
