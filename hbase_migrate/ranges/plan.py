@@ -3,8 +3,9 @@ range holds more than a budget of cells.
 
 The split keys come from one counting pass over the source (rows and their cell counts,
 in key order, within the copy's time range): a range is cut at the first row that would take
-it past the budget, so a range exceeds it only when a single row does. The target has the
-same split points (``prepare`` copies them), so the ranges fit both sides.
+it past the budget, so a range exceeds it only when a single row does. The cuts are made as
+the rows pass (:class:`RangeCutter`): a region of millions of rows is planned in flat memory.
+The target has the same split points (``prepare`` copies them), so the ranges fit both sides.
 
 The pass can copy what it counts (:class:`CopyWhilePlanning`): the snapshot copy of a small
 table, or the start of a large one, then costs one scan of the source instead of two. It
@@ -71,38 +72,77 @@ class CopyBudget:
             return self._left > 0
 
 
+class RangeCutter:
+    """Cuts ``[start, ...)`` of ``table`` into ranges of at most ``max_cells`` cells as its
+    rows pass (:meth:`add`, in key order; a wide row may come in pieces): a range is cut at
+    the first row that would take it past the budget, so it exceeds it only when a single
+    row does. Only the ranges cut so far and the row passing are kept, so memory does not
+    grow with a region's rows."""
+
+    def __init__(self, table: str, start: bytes, max_cells: int) -> None:
+        if max_cells < 1:
+            raise RangeError(f"table {table}: the cell budget of a range must be at least 1, "
+                             f"got {max_cells}")
+        self.table, self.max_cells = table, max_cells
+        self.planned: list[PlannedRange] = []
+        self.begin, self.cells, self.rows = start, 0, 0  # the range being filled
+        self.row: bytes | None = None  # the row passing, and its cells so far
+        self.count = 0
+
+    def add(self, row: bytes, cells: int) -> None:
+        if row == self.row:  # a wide row's next piece
+            self.count += cells
+            return
+        self._settle()
+        self.row, self.count = row, cells
+
+    def _settle(self) -> None:
+        """The row passing joins the range being filled, or starts the next one."""
+        if self.row is None:
+            return
+        if self.cells and self.cells + self.count > self.max_cells and self.row > self.begin:
+            self.planned.append(PlannedRange(KeyRange(self.table, self.begin, self.row),
+                                             self.cells, self.rows))
+            self.begin, self.cells, self.rows = self.row, 0, 0
+        self.cells += self.count
+        self.rows += 1
+        self.row = None
+
+    @property
+    def seen(self) -> bool:
+        """Whether any row passed."""
+        return self.row is not None or self.rows > 0 or bool(self.planned)
+
+    def end(self, stop: bytes) -> list[PlannedRange]:
+        """The ranges, the last one ending at ``stop``."""
+        self._settle()
+        return [*self.planned,
+                PlannedRange(KeyRange(self.table, self.begin, stop), self.cells, self.rows)]
+
+
 def split_region(table: str, start: bytes, stop: bytes, row_cells: RowCells,
                  max_cells: int) -> list[PlannedRange]:
     """Cut ``[start, stop)`` holding ``row_cells`` (row, cell count; in key order)."""
-    if max_cells < 1:
-        raise RangeError(f"table {table}: the cell budget of a range must be at least 1, got "
-                         f"{max_cells}")
-    planned: list[PlannedRange] = []
-    begin, cells, rows = start, 0, 0
+    cutter = RangeCutter(table, start, max_cells)
     for row, count in row_cells:
-        if cells and cells + count > max_cells and row > begin:
-            planned.append(PlannedRange(KeyRange(table, begin, row), cells, rows))
-            begin, cells, rows = row, 0, 0
-        cells += count
-        rows += 1
-    planned.append(PlannedRange(KeyRange(table, begin, stop), cells, rows))
-    return planned
+        cutter.add(row, count)
+    return cutter.end(stop)
 
 
-def _count(pieces: Iterable[list[Cell]], counts: RowCells, budget: CopyBudget | None = None,
-           stopped: list[bytes] | None = None) -> Iterator[list[Cell]]:
-    """``pieces`` as they pass, counted into ``counts``. With a ``budget``: the cells passed
-    are spent from it (a row's when the next row starts, and when the pass ends), and the
-    first row to start once it is spent is not passed on but put in ``stopped``; the same
-    when a stop is asked (:mod:`hbase_migrate.runstate`), with or without a budget."""
+def _count(pieces: Iterable[list[Cell]], cutter: RangeCutter,
+           budget: CopyBudget | None = None, stopped: list[bytes] | None = None
+           ) -> Iterator[list[Cell]]:
+    """``pieces`` as they pass, their rows given to ``cutter``. With a ``budget``: the cells
+    passed are spent from it (a row's when the next row starts, and when the pass ends), and
+    the first row to start once it is spent is not passed on but put in ``stopped``; the
+    same when a stop is asked (:mod:`hbase_migrate.runstate`), with or without a budget."""
     scan = iter(pieces)
     unspent = 0  # the cells of the row passing, not yet spent
+    last: bytes | None = None
     try:
         for piece in scan:
             row = piece[0].row
-            if counts and counts[-1][0] == row:  # a wide row's next piece
-                counts[-1] = (row, counts[-1][1] + len(piece))
-            else:
+            if row != last:  # a row starts (else a wide row's next piece)
                 if runstate.stop_requested():
                     if stopped is not None:
                         stopped.append(row)
@@ -113,7 +153,8 @@ def _count(pieces: Iterable[list[Cell]], counts: RowCells, budget: CopyBudget | 
                         assert stopped is not None
                         stopped.append(row)
                         return
-                counts.append((row, len(piece)))
+                last = row
+            cutter.add(row, len(piece))
             unspent += len(piece)
             if budget is not None:  # cells copied
                 runstate.meter.add_cells(len(piece))
@@ -138,26 +179,24 @@ def plan_region(client: Client, table: str, region: RegionDescriptor,
     start = region.start_key
     budget = CopyBudget(copy.cells) if copy is not None and budget is None else budget
     if copy is not None and budget is not None and not budget.spent():
-        counts: RowCells = []
+        cutter = RangeCutter(table, start, max_cells)
         stopped: list[bytes] = []
         pieces = _count(client.scan(table, start, region.end_key, time_range=time_range),
-                        counts, budget, stopped)
+                        cutter, budget, stopped)
         copy_pieces(metered(pieces, copy.throttle), copy.target, copy.target_table,
                     copy.batch_cells, copy.throttle)
         end = stopped[0] if stopped else region.end_key
-        if counts or not stopped:  # else the budget went (to other regions) before any row
-            planned += [replace(p, copied=True)
-                        for p in split_region(table, start, end, counts, max_cells)]
+        if cutter.seen or not stopped:  # else the budget went (to other regions) before any row
+            planned += [replace(p, copied=True) for p in cutter.end(end)]
             start = end
         if not stopped or runstate.stop_requested():
             return planned
-    counts = []
-    for _ in _count(client.scan(table, start, region.end_key, time_range=time_range),
-                    counts):
+    cutter = RangeCutter(table, start, max_cells)
+    for _ in _count(client.scan(table, start, region.end_key, time_range=time_range), cutter):
         pass
     if runstate.stop_requested():
         return planned
-    return planned + split_region(table, start, region.end_key, counts, max_cells)
+    return planned + cutter.end(region.end_key)
 
 
 def plan_ranges(client: Client, table: str, max_cells: int = DEFAULT_MAX_CELLS,

@@ -174,9 +174,8 @@ class Connection:
         known = principal.learned(self.server, named)
         if known is not None:
             return known
-        try:
-            told = principal.ask_principal(self._stream, self.server, named)
-        except principal.OldServer:
+        told = principal.ask_principal(self._stream, self.server, named)
+        if told is None:  # a server before HBase 2.6
             self._sock.close()
             log.info("%s: knows no security preamble (HBase before 2.6): GSSAPI to %s",
                      self.server, named[0])

@@ -51,11 +51,6 @@ _learned: dict[tuple[str, tuple[str, ...]], str] = {}
 _lock = threading.Lock()
 
 
-class OldServer(Exception):
-    """The server does not know the security preamble (HBase before 2.6.0): it closed the
-    connection."""
-
-
 def principal_name(pattern: str, host: str) -> str:
     """``pattern`` with ``_HOST`` replaced by ``host`` (lower case, as HBase does)."""
     service, server_host = service_principal(pattern, host.lower())
@@ -93,9 +88,10 @@ def _matches(told: str, candidate: str) -> bool:
     return told == candidate or ("@" not in candidate and told.partition("@")[0] == candidate)
 
 
-def ask_principal(stream: Stream, server: str, names: tuple[str, ...]) -> str:
+def ask_principal(stream: Stream, server: str, names: tuple[str, ...]) -> str | None:
     """Send the security preamble on ``stream`` (nothing sent before; its timeout bounds
-    the wait) and return the principal the server names, one of ``names``."""
+    the wait) and return the principal the server names, one of ``names``; None when the
+    server does not know the preamble (HBase before 2.6.0: it closed the connection)."""
     decoder = ReplyDecoder(server)
     try:
         stream.sendall(SECURITY_PREAMBLE)
@@ -103,7 +99,7 @@ def ask_principal(stream: Stream, server: str, names: tuple[str, ...]) -> str:
         while not replies:
             data = stream.recv(1 << 16)
             if not data:
-                raise OldServer()
+                return None
             replies = decoder.feed(data)
     except TimeoutError:
         raise RpcConnectionError(f"server {server}: no answer to the security preamble "
@@ -117,7 +113,7 @@ def ask_principal(stream: Stream, server: str, names: tuple[str, ...]) -> str:
     if reply.exception is not None:
         name, trace = reply.exception.class_name, reply.exception.stack_trace
         if name == FATAL_CONNECTION and "Expected HEADER=" in trace:
-            raise OldServer()
+            return None
         if name == SECURITY_NOT_ENABLED:
             raise SaslError(f"server {server}: runs without security (it answered the "
                             "security preamble with SecurityNotEnabledException) and this "

@@ -43,8 +43,8 @@ def test_the_copy_feeds_the_bar(tmp_path: Path, zookeeper: ZooKeeperServer,
         total = cell_count(src, "t")
         config = write_migration(tmp_path, src, dst, "t")
         with config.open("a", encoding="utf-8") as out:
-            out.write(f'[ranges]\nmax_cells = 50\n[spark]\nmaster = "in-process"\n'
-                      f"auto_cells = {planning_cells}\n")
+            out.write(f"[ranges]\nmax_cells = 50\nplan_copy_cells = {planning_cells}\n"
+                      f'[spark]\nmaster = "in-process"\n')
         spec = load_config(config)
         prepare(spec)
         said: list[tuple[str, int]] = []

@@ -48,7 +48,8 @@ def test_ctrl_c_keeps_what_was_copied_and_a_rerun_copies_the_rest(
         with config.open("a", encoding="utf-8") as out:
             out.write(f"[limits]\ncopy_cells_per_second = {CELLS_PER_SECOND}\n"
                       f"[ranges]\nmax_cells = 100\nthreads = 2\n"
-                      f'[spark]\nmaster = "in-process"\nauto_cells = {planning_cells}\n')
+                      f"plan_copy_cells = {planning_cells}\n"
+                      f'[spark]\nmaster = "in-process"\n')
         spec = load_config(config)
         prepare(spec)
 

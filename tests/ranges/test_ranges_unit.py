@@ -9,7 +9,7 @@ import pytest
 
 from hbase_migrate.cluster.descriptors import RegionDescriptor
 from hbase_migrate.ranges.keyrange import KeyRange, RangeError
-from hbase_migrate.ranges.plan import split_region
+from hbase_migrate.ranges.plan import RangeCutter, split_region
 from hbase_migrate.ranges.stats import digest_rows
 from hbase_migrate.validate.run import bulk_loaded_region
 from hbase_migrate.wal.model import Cell, CellType
@@ -35,6 +35,18 @@ def test_regions_are_cut_at_rows_so_no_range_exceeds_the_budget() -> None:
     assert bounds == [(b"", b"r2", 6), (b"r2", b"r3", 3), (b"r3", b"r5", 6),
                       (b"r5", b"r6", 9), (b"r6", b"z", 2)]
     assert split_region("t", b"a", b"b", [], 5)[0].range == KeyRange("t", b"a", b"b")
+
+
+def test_a_wide_row_in_pieces_is_cut_as_the_whole_row() -> None:
+    cutter = RangeCutter("t", b"", 4)
+    assert not cutter.seen
+    for row, cells in [(b"a", 1), (b"b", 2), (b"b", 2), (b"c", 1)]:  # b: 4 cells, 2 pieces
+        cutter.add(row, cells)
+    assert cutter.seen
+    # a's 1 | b's 4 (the budget, whole) | c's 1: b is judged whole, not by its first piece
+    # (which would fit beside a's cell)
+    assert [(p.range.start, p.range.stop, p.cells, p.rows) for p in cutter.end(b"z")] == [
+        (b"", b"b", 1, 1), (b"b", b"c", 4, 1), (b"c", b"z", 1, 1)]
 
 
 def _expected_digest(cells: list[Cell]) -> str:

@@ -31,7 +31,7 @@ from minihbase.model import MiniHBaseError
 from minihbase.server import MiniHBase
 from minihbase.thrift2 import Thrift2Handler
 from tests.ranges.test_live import TABLE, configure, planned
-from tests.replay.minicluster_util import run_workload
+from tests.support.minicluster import run_workload
 
 pytestmark = pytest.mark.integration
 STOP_AFTER = 2  # ranges recorded before the fault

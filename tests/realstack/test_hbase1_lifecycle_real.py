@@ -87,8 +87,9 @@ def configure(folder: Path, source: Path, target: Path, table: str = TABLE) -> P
         f'[source]\ncluster_json = "{source}"\n[target]\ncluster_json = "{target}"\n'
         f'[[tables]]\nsource = "{table}"\ntarget = "{table}"\n'
         f'[replay]\nroll_period = "1h"\nmargin = "1m"\n'
-        f'[spark]\nmaster = "{IN_PROCESS}"\nauto_cells = 1\n'  # ranges copied one by one
-        f'[ranges]\nmax_cells = 400\n', encoding="utf-8")
+        f'[spark]\nmaster = "{IN_PROCESS}"\n'
+        f'[ranges]\nmax_cells = 400\nplan_copy_cells = 1\n'  # ranges copied one by one
+        , encoding="utf-8")
     return path
 
 

@@ -127,16 +127,14 @@ def test_a_server_before_hbase_2_6_is_told_apart(pair: tuple[socket.socket,
                             ": Expected HEADER=HBas but received HEADER=Secu from x",
                             do_not_retry=True)
     answering(server, encode_reply(CONNECTION_CALL_ID, exception=error), close=True)
-    with pytest.raises(principal.OldServer):
-        principal.ask_principal(client, "db-1:16020", BOTH)
+    assert principal.ask_principal(client, "db-1:16020", BOTH) is None
 
 
 def test_a_server_closing_at_once_is_told_apart(pair: tuple[socket.socket,
                                                           socket.socket]) -> None:
     client, server = pair
     answering(server, b"", close=True)
-    with pytest.raises(principal.OldServer):
-        principal.ask_principal(client, "db-1:16020", BOTH)
+    assert principal.ask_principal(client, "db-1:16020", BOTH) is None
 
 
 def test_no_answer_is_an_error_within_the_timeout(pair: tuple[socket.socket,
