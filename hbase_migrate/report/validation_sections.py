@@ -59,6 +59,9 @@ def _source_read(step: StepRecord | None) -> str:
     how = "live scan"
     if isinstance(snapshots, dict) and snapshots:
         how = "snapshot files: " + ", ".join(str(n) for n in snapshots.values())
+    sent = step.metrics.get("source_requests") if step else None
+    if isinstance(sent, int):
+        how += f"; {sent} requests to its region servers"
     resumed = step.metrics.get("resumed") if step else None
     if isinstance(resumed, dict) and resumed.get("ranges"):
         how += (f"; {resumed['ranges']} ranges resumed from step #{resumed['from_step']} "
