@@ -34,6 +34,7 @@ from hbase_migrate.hbase.admin import connect_admin
 from hbase_migrate.hbase.connect import connect
 from hbase_migrate.lifecycle import cutover_check, prepare, replay, snapshot, validate
 from hbase_migrate.rpc.cluster import NativeCluster
+from hbase_migrate.runstate import StepInterrupted
 from hbase_migrate.snapshot.export import ExportJob
 from hbase_migrate.snapshot.hbase_method import (
     SnapshotMethodError,
@@ -44,6 +45,7 @@ from hbase_migrate.snapshot.hbase_method import (
 )
 from hbase_migrate.snapshot.manifest import SNAPSHOT_DIR, parse_manifest
 from hbase_migrate.validate.compare import compare_tables
+from hbase_migrate.wal.model import CellType
 from minihbase.admin_client import call_admin
 from minihbase.workload import Workload, WorkloadSpec
 from realstack.hbase import RealHBase, RealHBaseOptions
@@ -51,6 +53,7 @@ from tests.realstack.java_cells import differences, java_dump
 from tests.rpc.test_registry_real import THRESHOLD, mob_files, mob_values
 from tests.support.wait import wait_for
 
+from . import every_case
 from .fixtures import read_requests, running, skip_without_real_stack
 
 pytestmark = [pytest.mark.integration, pytest.mark.realstack]
@@ -346,3 +349,90 @@ def test_a_mob_tables_files_are_exported_and_its_clone_serves_every_value(
     admin = JavaAdmin("source", spec.source.endpoints().zookeeper or "",
                       spec.source.endpoints().znode_parent)
     assert admin.snapshots(f"hbase_migrate_{spec.name}_validate") == []  # deleted after
+
+
+def by_range(spec: MigrationSpec, step_id: int | None
+             ) -> dict[tuple[bytes, bytes], tuple[Any, ...]]:
+    """A validation step's ranges: rows, cells and digest of each side, and the verdict."""
+    with Ledger.open(spec.ledger_url) as ledger:
+        return {(v.range_start, v.range_end): (
+            v.source_rows, v.source_cells, v.source_digest, v.target_rows, v.target_cells,
+            v.target_digest, v.verdict.value) for v in ledger.validations(1, step_id)}
+
+
+def stop_after_first_range(done: int, total: int) -> None:
+    """A progress callback that stops the validation (as Ctrl-C does) once a range is
+    done."""
+    if done and done < total:
+        raise KeyboardInterrupt
+
+
+def test_a_validation_from_snapshot_of_every_case_agrees_with_the_live_one(
+        real_hbase: RealHBase, target_hbase: RealHBase, tmp_path: Path) -> None:
+    """Splits (with reference files), two flushes, each delete type, a TTL that expires
+    cells between write and validation, and a MOB family, in one table: the validation from
+    a snapshot's files has the live validation's verdict and range digests, finds a target
+    cell changed behind the migration's back, continues after a stop with its kept
+    snapshot, and the source's regions serve no read request meanwhile."""
+    table = "snap_every_case"
+    source = endpoints(real_hbase)
+    written = every_case.build(real_hbase, source, table)
+    spec = load_config(configure(tmp_path, real_hbase, target_hbase, table,
+                                 "[ranges]\nthreads = 1\n"))  # a range at a time
+    prepare(spec)
+    assert snapshot(spec).to_json()["state"] == "copied"
+    time.sleep(max(0.0, written.expires_at / 1000 - time.time() + 1))
+    # HBase's Java client, the oracle: what the source holds now (expired cells gone)
+    seen = java_dump(real_hbase.described, table)
+    assert len(seen.regions) == 3 and {c.type for c in seen.raw} > {
+        CellType.DELETE, CellType.DELETE_COLUMN, CellType.DELETE_FAMILY,
+        CellType.DELETE_FAMILY_VERSION}
+    assert not set(written.expiring) & set(seen.visible)
+    assert any(c.family == b"m" and len(c.value) > every_case.MOB_THRESHOLD
+               for c in seen.visible)
+    regions = root(real_hbase, "source").listing(f"data/default/{table}")
+    assert any("." in name for region in regions if not region.startswith(".")
+               for name in root(real_hbase, "source").listing(
+                   f"data/default/{table}/{region}/d")), "the split's reference files"
+
+    live = validate(spec, recompare_wait=0)
+    assert live.verdict == "match" and live.metrics["source_requests"] > 0
+    before = read_requests(real_hbase, table)
+    from_files = validate(spec, recompare_wait=0, from_snapshot=True)
+    assert read_requests(real_hbase, table) == before  # not one read on the source
+    assert from_files.verdict == "match", from_files.to_json()
+    assert from_files.metrics["source_requests"] == 0
+    assert from_files.metrics["source_read"].startswith("snapshot files over WebHDFS")
+    assert by_range(spec, from_files.step_id) == by_range(spec, live.step_id)
+    assert from_files.metrics["tables"][0]["source_cells"] == len(seen.visible)
+
+    # one target cell changed by a plain put: found, in its range alone
+    victim = next(c for c in seen.visible if c.row == every_case.row(44) and c.family == b"d")
+    with connect(endpoints(target_hbase)) as dst:
+        dst.put_cells(table, [victim._replace(value=b"tampered")])
+    tampered = validate(spec, recompare_wait=0, from_snapshot=True)
+    assert read_requests(real_hbase, table) == before
+    assert tampered.verdict == "mismatch" and len(tampered.metrics["differing"]) == 1
+    bad, = [r for r, v in by_range(spec, tampered.step_id).items() if v[-1] == "mismatch"]
+    assert bad[0] <= victim.row and (not bad[1] or victim.row < bad[1])
+    with connect(endpoints(target_hbase)) as dst:
+        dst.put_cells(table, [victim])  # the same timestamp again: the cell as it was
+
+    # stopped after its first range, it continues with the snapshot it kept
+    with pytest.raises(StepInterrupted):
+        validate(spec, recompare_wait=0, from_snapshot=True, progress=stop_after_first_range)
+    with Ledger.open(spec.ledger_url) as ledger:
+        stopped, (_, judged) = next(iter(ledger.checksum_steps(1).items()))
+        kept = {r.source_read for r in ledger.checksums(1, stopped)}
+        recorded = len(ledger.checksums(1, stopped))
+    name, = (k.removeprefix("snapshot ") for k in kept)
+    admin = JavaAdmin("source", source.zookeeper or "", source.znode_parent)
+    assert not judged and admin.snapshots(name) != []
+    resumed = validate(spec, recompare_wait=0, from_snapshot=True)
+    assert read_requests(real_hbase, table) == before
+    assert resumed.verdict == "match" and resumed.metrics["source_requests"] == 0
+    assert resumed.metrics["source_snapshots"] == {table: name}
+    assert (resumed.metrics["resumed"]["from_step"],
+            resumed.metrics["resumed"]["ranges"]) == (stopped, recorded)
+    assert by_range(spec, resumed.step_id) == by_range(spec, live.step_id)
+    assert admin.snapshots(name) == []  # deleted once the validation ended
