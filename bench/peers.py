@@ -199,6 +199,7 @@ class Peers:
         self.source_admin = NativeAdmin(self.source["zookeeper"], self.source["znode_parent"])
         self.target_client = Thrift2Client(self.target["thrift2"])
         self.serial = 0
+        self.reads_before = 0  # the source's read requests when the current run began
         self.made: list[str] = []  # the target's tables the runs wrote
         self.visible = 0
         self.writers = 1
@@ -254,10 +255,12 @@ class Peers:
         return self.source_admin.read_requests(SOURCE)
 
     def measured(self, step: Callable[[], Run]) -> Run:
-        """``step`` run, with the read requests the source's regions served meanwhile."""
-        before = self.source_reads()
+        """``step`` run, with the read requests the source's regions served meanwhile (a
+        copy's counted before its comparison with the source: :meth:`checked`)."""
+        self.reads_before = self.source_reads()
         run = step()
-        run.source_reads = self.source_reads() - before
+        if run.source_reads is None:
+            run.source_reads = self.source_reads() - self.reads_before
         return run
 
     def fresh(self, kind: str) -> str:
@@ -430,10 +433,12 @@ class Peers:
     def checked(self, tool: str, target: str, seconds: float, rss: float,
                 status: int) -> Run:
         self.made.append(target)
+        reads = self.source_reads() - self.reads_before  # not the comparison's own scan
         if status:
-            return Run(tool, seconds, self.visible, rss, False, f"exit {status} (see {self.log})")
+            return Run(tool, seconds, self.visible, rss, False, f"exit {status} (see {self.log})",
+                       reads)
         equal, note = self.same(target)
-        return Run(tool, seconds, self.visible, rss, equal, note)
+        return Run(tool, seconds, self.visible, rss, equal, note, reads)
 
 
 def show(run: Run) -> None:
