@@ -6,7 +6,11 @@ killed with SIGKILL resumes with the files it lacks, a file corrupted on the tar
 found by its checksum and copied again, files the source archived meanwhile are read from
 ``archive/``, an expired snapshot is refused, and a passing gate deletes the source's
 snapshot. A MOB table's MOB files (``mobdir``) are exported too, where the clone reads
-them, and the clone serves every value as HBase's Java client reads both sides."""
+them, and the clone serves every value as HBase's Java client reads both sides. On one
+table with every case (``every_case``: a split's reference files, two flushes, each delete
+type, an expiring TTL, a MOB family), ``validate --from snapshot`` has the live validation's
+verdict and range digests, continues after a stop with its kept snapshot, finds a tampered
+target cell, and sends the source's regions no read request."""
 
 from __future__ import annotations
 
@@ -45,6 +49,7 @@ from hbase_migrate.snapshot.hbase_method import (
 )
 from hbase_migrate.snapshot.manifest import SNAPSHOT_DIR, parse_manifest
 from hbase_migrate.validate.compare import compare_tables
+from hbase_migrate.validate.gx_process import GxProcess
 from hbase_migrate.wal.model import CellType
 from minihbase.admin_client import call_admin
 from minihbase.workload import Workload, WorkloadSpec
@@ -69,7 +74,7 @@ def target_hbase(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealHBase
 
 
 def configure(folder: Path, source: RealHBase, target: RealHBase, table: str,
-              limits: str = "") -> Path:
+              limits: str = "", method: str = "hbase") -> Path:
     path = folder / "migration.toml"
     path.write_text(
         f'[migration]\nname = "snap"\nledger = "sqlite:///{folder / "ledger.db"}"\n'
@@ -77,7 +82,7 @@ def configure(folder: Path, source: RealHBase, target: RealHBase, table: str,
         f'[target]\ncluster_json = "{target.cluster_json}"\n'
         f'[[tables]]\nsource = "{table}"\n'
         f'[replay]\nroll_period = "1h"\nmargin = "1m"\n[spark]\nmaster = "{IN_PROCESS}"\n'
-        f'[snapshot]\nmethod = "hbase"\nttl = "1h"\n{limits}', encoding="utf-8")
+        f'[snapshot]\nmethod = "{method}"\nttl = "1h"\n{limits}', encoding="utf-8")
     return path
 
 
@@ -371,68 +376,72 @@ def test_a_validation_from_snapshot_of_every_case_agrees_with_the_live_one(
         real_hbase: RealHBase, target_hbase: RealHBase, tmp_path: Path) -> None:
     """Splits (with reference files), two flushes, each delete type, a TTL that expires
     cells between write and validation, and a MOB family, in one table: the validation from
-    a snapshot's files has the live validation's verdict and range digests, finds a target
-    cell changed behind the migration's back, continues after a stop with its kept
-    snapshot, and the source's regions serve no read request meanwhile."""
+    a snapshot's files has the live validation's verdict and range digests; stopped after
+    its first range, it continues with the snapshot it kept and finds a target cell changed
+    behind the migration's back, in its range alone; the source's regions serve no read
+    request meanwhile."""
     table = "snap_every_case"
     source = endpoints(real_hbase)
     written = every_case.build(real_hbase, source, table)
+    # copied by scan (quicker than the hbase method here); a range validated at a time
     spec = load_config(configure(tmp_path, real_hbase, target_hbase, table,
-                                 "[ranges]\nthreads = 1\n"))  # a range at a time
+                                 "[ranges]\nthreads = 1\n", method="scan"))
     prepare(spec)
     assert snapshot(spec).to_json()["state"] == "copied"
     time.sleep(max(0.0, written.expires_at / 1000 - time.time() + 1))
-    # HBase's Java client, the oracle: what the source holds now (expired cells gone)
-    seen = java_dump(real_hbase.described, table)
-    assert len(seen.regions) == 3 and {c.type for c in seen.raw} > {
-        CellType.DELETE, CellType.DELETE_COLUMN, CellType.DELETE_FAMILY,
-        CellType.DELETE_FAMILY_VERSION}
-    assert not set(written.expiring) & set(seen.visible)
-    assert any(c.family == b"m" and len(c.value) > every_case.MOB_THRESHOLD
-               for c in seen.visible)
-    regions = root(real_hbase, "source").listing(f"data/default/{table}")
-    assert any("." in name for region in regions if not region.startswith(".")
-               for name in root(real_hbase, "source").listing(
-                   f"data/default/{table}/{region}/d")), "the split's reference files"
+    # what the source's region servers return now (HBase's own rules): the oracle
+    with connect(source) as client:
+        seen = [c for piece in client.scan(table) for c in piece]
+        raw = [c for piece in client.scan(table, raw=True) for c in piece]
+    assert {c.type for c in raw} > {CellType.DELETE, CellType.DELETE_COLUMN,
+                                    CellType.DELETE_FAMILY, CellType.DELETE_FAMILY_VERSION}
+    assert not set(written.expiring) & set(seen)  # expired since they were written
+    assert any(c.family == b"m" and len(c.value) > every_case.MOB_THRESHOLD for c in seen)
+    files = root(real_hbase, "source")
+    regions = [r for r in files.listing(f"data/default/{table}") if not r.startswith(".")]
+    assert any("." in name for region in regions
+               for name in files.listing(f"data/default/{table}/{region}/d")), \
+        "the split's reference files"
 
-    live = validate(spec, recompare_wait=0)
-    assert live.verdict == "match" and live.metrics["source_requests"] > 0
-    before = read_requests(real_hbase, table)
-    from_files = validate(spec, recompare_wait=0, from_snapshot=True)
-    assert read_requests(real_hbase, table) == before  # not one read on the source
-    assert from_files.verdict == "match", from_files.to_json()
-    assert from_files.metrics["source_requests"] == 0
-    assert from_files.metrics["source_read"].startswith("snapshot files over WebHDFS")
-    assert by_range(spec, from_files.step_id) == by_range(spec, live.step_id)
-    assert from_files.metrics["tables"][0]["source_cells"] == len(seen.visible)
+    with GxProcess() as gx:
+        live = validate(spec, recompare_wait=0, gx=gx)
+        assert live.verdict == "match" and live.metrics["source_requests"] > 0
+        expected = by_range(spec, live.step_id)
+        assert len(expected) >= 3  # the regions: two daughters and the other
+        before = read_requests(real_hbase, table)
+        from_files = validate(spec, recompare_wait=0, from_snapshot=True, gx=gx)
+        assert read_requests(real_hbase, table) == before  # not one read on the source
+        assert from_files.verdict == "match", from_files.to_json()
+        assert from_files.metrics["source_requests"] == 0
+        assert from_files.metrics["source_read"].startswith("snapshot files over WebHDFS")
+        assert by_range(spec, from_files.step_id) == expected
+        assert from_files.metrics["tables"][0]["source_cells"] == len(seen)
 
-    # one target cell changed by a plain put: found, in its range alone
-    victim = next(c for c in seen.visible if c.row == every_case.row(44) and c.family == b"d")
-    with connect(endpoints(target_hbase)) as dst:
-        dst.put_cells(table, [victim._replace(value=b"tampered")])
-    tampered = validate(spec, recompare_wait=0, from_snapshot=True)
+        # a target cell changed by a plain put; the next validation, stopped after its
+        # first range, continues with the snapshot it kept and finds that cell's range
+        victim = next(c for c in seen if c.row == every_case.row(44) and c.family == b"d")
+        with connect(endpoints(target_hbase)) as dst:
+            dst.put_cells(table, [victim._replace(value=b"tampered")])
+        with pytest.raises(StepInterrupted):
+            validate(spec, recompare_wait=0, from_snapshot=True, gx=gx,
+                     progress=stop_after_first_range)
+        with Ledger.open(spec.ledger_url) as ledger:
+            stopped, (_, judged) = next(iter(ledger.checksum_steps(1).items()))
+            read = ledger.checksums(1, stopped)
+        name, = {r.source_read.removeprefix("snapshot ") for r in read}
+        admin = JavaAdmin("source", source.zookeeper or "", source.znode_parent)
+        assert not judged and admin.snapshots(name) != []
+        resumed = validate(spec, recompare_wait=0, from_snapshot=True, gx=gx)
     assert read_requests(real_hbase, table) == before
-    assert tampered.verdict == "mismatch" and len(tampered.metrics["differing"]) == 1
-    bad, = [r for r, v in by_range(spec, tampered.step_id).items() if v[-1] == "mismatch"]
-    assert bad[0] <= victim.row and (not bad[1] or victim.row < bad[1])
-    with connect(endpoints(target_hbase)) as dst:
-        dst.put_cells(table, [victim])  # the same timestamp again: the cell as it was
-
-    # stopped after its first range, it continues with the snapshot it kept
-    with pytest.raises(StepInterrupted):
-        validate(spec, recompare_wait=0, from_snapshot=True, progress=stop_after_first_range)
-    with Ledger.open(spec.ledger_url) as ledger:
-        stopped, (_, judged) = next(iter(ledger.checksum_steps(1).items()))
-        kept = {r.source_read for r in ledger.checksums(1, stopped)}
-        recorded = len(ledger.checksums(1, stopped))
-    name, = (k.removeprefix("snapshot ") for k in kept)
-    admin = JavaAdmin("source", source.zookeeper or "", source.znode_parent)
-    assert not judged and admin.snapshots(name) != []
-    resumed = validate(spec, recompare_wait=0, from_snapshot=True)
-    assert read_requests(real_hbase, table) == before
-    assert resumed.verdict == "match" and resumed.metrics["source_requests"] == 0
+    assert resumed.metrics["source_requests"] == 0
     assert resumed.metrics["source_snapshots"] == {table: name}
     assert (resumed.metrics["resumed"]["from_step"],
-            resumed.metrics["resumed"]["ranges"]) == (stopped, recorded)
-    assert by_range(spec, resumed.step_id) == by_range(spec, live.step_id)
+            resumed.metrics["resumed"]["ranges"]) == (stopped, len(read))
+    found = by_range(spec, resumed.step_id)
+    bad, = [r for r, v in found.items() if v[-1] == "mismatch"]
+    assert bad[0] <= victim.row and (not bad[1] or victim.row < bad[1])
+    assert resumed.verdict == "mismatch" and len(resumed.metrics["differing"]) == 1
+    assert {r: v for r, v in found.items() if r != bad} == {
+        r: v for r, v in expected.items() if r != bad}
+    assert found[bad][:3] == expected[bad][:3]  # the source side: unchanged
     assert admin.snapshots(name) == []  # deleted once the validation ended
