@@ -197,7 +197,4 @@ def read_requests(stack: RealHBase, table: str) -> int:
     (``GetRegionLoad``: each region's ``readRequestCount`` metric)."""
     described = stack.described
     with NativeAdmin(described["zookeeper"], described["znode_parent"]) as admin:
-        regions = admin.locator.regions(table)
-        names = {r.name for r in regions}
-        return sum(load.read_requests for host, port in {(r.host, r.port) for r in regions}
-                   for load in admin.region_loads(host, port, table) if load.region in names)
+        return admin.read_requests(table)
