@@ -3,8 +3,9 @@ cluster named by an ``hbase`` connection, the target the Bigtable emulator named
 ``bigtable`` connection; ``hbase_migrate_start`` checks (the pre-flight report in its XCom,
 a finding not accepted failing it before any write, listed in its log), prepares (the
 report again, in its ledger step), copies and validates; Bigtable read with Google's client
-holds what the source returns. (The replay, validate and cutover DAGs' operators call the same core steps
-with the same spec: tests/bigtable runs those steps on a Bigtable target.)"""
+holds what the source returns. (The replay, validate and cutover DAGs' operators call the
+same core steps with the same spec: tests/bigtable runs those steps on a Bigtable
+target.)"""
 
 from __future__ import annotations
 
@@ -18,9 +19,9 @@ from hbase_migrate.audit.ledger import Ledger
 from hbase_migrate.bigtable.emulator import Emulator
 from hbase_migrate.cluster.descriptors import FamilyDescriptor, TableDescriptor
 from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
+from hbase_migrate.wal.model import Cell, CellType
 from minihbase.regionserver import WalSettings
 from minihbase.server import MiniHBase
-from hbase_migrate.wal.model import Cell, CellType
 from minihbase.workload import Workload, WorkloadSpec
 from tests.bigtable.conftest import bigtable_emulator
 from tests.bigtable.test_both_stacks import bigtable_as_hbase_reads

@@ -27,8 +27,12 @@ from hbase_migrate.wal.model import Cell, CellType
 from minihbase.admin_client import call_admin
 from realstack.hbase import RealHBase, RealHBaseOptions
 from tests.bigtable.test_lifecycle import google_table
-from tests.realstack.fixtures import REAL_HBASE_VERSION, native_cluster_json, running
-from tests.realstack.fixtures import skip_without_real_stack
+from tests.realstack.fixtures import (
+    REAL_HBASE_VERSION,
+    native_cluster_json,
+    running,
+    skip_without_real_stack,
+)
 from tests.realstack.java_cells import java_dump
 from tests.realstack.test_hbase1_lifecycle_real import (
     FAMILIES,
