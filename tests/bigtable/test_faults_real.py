@@ -80,7 +80,7 @@ def load(source: RealHBase) -> int:
 def as_hbase_reads(config: Path, now: int) -> set[tuple[bytes, bytes, bytes, int, bytes]]:
     """Every cell Bigtable holds, read with Google's client, kept as HBase would return it
     by :data:`RULES` (newest first per column: at most VERSIONS, none older than the TTL)."""
-    kept = set()
+    kept: set[tuple[bytes, bytes, bytes, int, bytes]] = set()
     for found in google_table(config, TABLE).read_rows():
         for family, qualifiers in found.cells.items():
             versions, ttl = RULES[family.encode()]
