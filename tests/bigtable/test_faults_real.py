@@ -25,14 +25,9 @@ from hbase_migrate.rpc.admin import NativeAdmin
 from hbase_migrate.rpc.client import NativeClient
 from hbase_migrate.wal.model import Cell, CellType
 from minihbase.admin_client import call_admin
-from realstack.hbase import RealHBase, RealHBaseOptions
+from realstack.hbase import RealHBase
 from tests.bigtable.test_lifecycle import google_table
-from tests.realstack.fixtures import (
-    REAL_HBASE_VERSION,
-    native_cluster_json,
-    running,
-    skip_without_real_stack,
-)
+from tests.realstack.fixtures import REAL_HBASE_VERSION, native_cluster_json, split_mid_copy
 from tests.realstack.java_cells import java_dump
 from tests.realstack.test_hbase1_lifecycle_real import (
     FAMILIES,
@@ -41,7 +36,7 @@ from tests.realstack.test_hbase1_lifecycle_real import (
     kill_a_table_server,
     row,
 )
-from tests.rpc.test_lifecycle_native_real import LiveWriter
+from tests.rpc.test_lifecycle_native_real import LiveWriter, stack
 
 pytestmark = [pytest.mark.integration, pytest.mark.realstack,
               pytest.mark.filterwarnings("ignore:Connecting to Bigtable emulator")]
@@ -56,10 +51,7 @@ RULES = {b"f": (5, None), b"g": (3, None), b"t": (1, HOUR)}
 
 @pytest.fixture(scope="module")
 def source(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealHBase]:
-    skip_without_real_stack()
-    yield from running(RealHBase(tmp_path_factory.mktemp("bt-source"), RealHBaseOptions(
-        hbase_version=REAL_HBASE_VERSION, region_servers=2, heap="768m", name="bt-source",
-        gateways=False)), f"HBase {REAL_HBASE_VERSION} (a Bigtable migration's source)")
+    yield from stack(tmp_path_factory, "bt-source", REAL_HBASE_VERSION, masters=1)
 
 
 def load(source: RealHBase) -> int:
@@ -120,13 +112,7 @@ def test_a_live_real_source_split_and_killed_ends_on_bigtable_as_hbase_reads_it(
     d = source.described
     writer = LiveWriter(source, TABLE, old)
     writer.start()
-    split: list[int] = []
-
-    def progress(done: int, total: int) -> None:  # a source region splits mid-copy
-        if not split and done < total:
-            split.append(call_admin(source.cluster_json, "split", {
-                "table": TABLE, "at": SPLIT_AT.decode()})["regions"])
-
+    progress, split = split_mid_copy(source, TABLE, SPLIT_AT)  # a source region splits
     faults: dict[str, Any] = {}
     try:
         copied = lifecycle.snapshot(spec, progress=progress).metrics
