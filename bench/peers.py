@@ -2,7 +2,8 @@
 
 Usage: ``python bench/peers.py [--cells 200000] [--quick] [--repeat 3] [--warmup 1]
 [--source C.json --target C.json] [--client thrift|native]
-[--pairs replay,copy,validate,snapshot] [--before CHECKOUT] [--json bench/out/peers.json]``
+[--pairs replay,copy,validate,validate-snapshot,snapshot] [--before CHECKOUT]
+[--json bench/out/peers.json]``
 
 Starts two real Apache HBase clusters from ``realstack``, a source and a target (or uses the
 running ones ``--source`` and ``--target`` name), writes ``--cells`` cells into a source table
@@ -17,6 +18,8 @@ and runs the pairs, alternated, ``--repeat`` times each (the median is kept) aft
 * copy: ``hbase-migrate snapshot`` (the scan copy at T0) against CopyTable with every version;
 * validation: ``hbase-migrate validate`` of that copy against HashTable of the source
   (hashes in a local folder) then SyncTable ``--dryrun`` of the CopyTable copy;
+* validation from a snapshot: ``hbase-migrate validate --from snapshot`` (the source side
+  read from an HBase snapshot's files over WebHDFS) against the same HashTable + SyncTable;
 * snapshot: ``hbase-migrate snapshot`` with ``method = "hbase"`` (an HBase snapshot of the
   source, its files exported over WebHDFS, cloned on the target) against the same by hand
   with HBase's tool: the snapshot taken and cloned over the native admin, its files copied
@@ -30,7 +33,9 @@ Every run writes a fresh table of the source's schema on the target, and each co
 compared with the source cell for cell; each round starts by dropping the tables of the
 rounds before (they would fill the target's memstores, and whichever run then met HBase's
 "Blocking updates" limit waited for flushes: seconds, at random). Printed per run: wall
-seconds, cells/s and the peak RSS of the tool's process (``wait4``); per pair the ratio of
+seconds, cells/s, the peak RSS of the tool's process (``wait4``) and the read requests the
+source table's regions served meanwhile (their region servers' ``readRequestsCount``, by
+``GetRegionLoad`` before and after); per pair the ratio of
 the medians (project / peer, > 1 means faster) and of the peak RSS; all of it also as JSON.
 With ``--before`` the project's steps also run from another checkout (an earlier commit),
 alternated with this one's, for a before and after in one sitting. Asserts nothing.
@@ -86,6 +91,7 @@ class Run:
     peak_rss_mb: float
     equal: bool | None = None
     note: str = ""
+    source_reads: int | None = None  # read requests the source's regions served meanwhile
 
     @property
     def rate(self) -> float:
@@ -113,6 +119,8 @@ class Pair:
                 "speed_ratio": ours / theirs if theirs else None,
                 "project_peak_rss_mb": rss_ours, "peer_peak_rss_mb": rss_theirs,
                 "memory_ratio": rss_ours / rss_theirs if rss_theirs else None,
+                "project_source_reads": [r.source_reads for r in self.project],
+                "peer_source_reads": [r.source_reads for r in self.peer],
                 "before": [asdict(r) | {"cells_per_s": r.rate} for r in self.before],
                 "before_cells_per_s": median(self.before, "rate"),
                 "before_speed_ratio": (median(self.before, "rate") / theirs
@@ -192,8 +200,10 @@ class Peers:
         self.folder = folder
         self.log = folder / "tools.log"
         self.client: Client = Thrift2Client(self.source["thrift2"])
+        self.source_admin = NativeAdmin(self.source["zookeeper"], self.source["znode_parent"])
         self.target_client: Client = Thrift2Client(self.target["thrift2"])
         self.serial = 0
+        self.reads_before = 0  # the source's read requests when the current run began
         self.made: list[str] = []  # the target's tables the runs wrote
         self.copied: dict[Path, Path] = {}  # the config of the last copy, by whose code
         self.visible = 0
@@ -244,6 +254,19 @@ class Peers:
         self.visible = sum(len(piece) for piece in self.client.scan(SOURCE))
         print(f"source {SOURCE}: {written} cells written ({self.visible} visible), "
               f"flushed, WALs rolled", flush=True)
+
+    def source_reads(self) -> int:
+        """The read requests the source table's regions have served so far."""
+        return self.source_admin.read_requests(SOURCE)
+
+    def measured(self, step: Callable[[], Run]) -> Run:
+        """``step`` run, with the read requests the source's regions served meanwhile (a
+        copy's counted before its comparison with the source: :meth:`checked`)."""
+        self.reads_before = self.source_reads()
+        run = step()
+        if run.source_reads is None:
+            run.source_reads = self.source_reads() - self.reads_before
+        return run
 
     def fresh(self, kind: str) -> str:
         self.serial += 1
@@ -356,6 +379,12 @@ class Peers:
         return Run("hbase-migrate validate", seconds, self.visible, rss, status == 0,
                    "" if status == 0 else f"exit {status}")
 
+    def validate_snapshot_project(self) -> Run:
+        seconds, rss, status = self.project("validate", "--config", str(self.copied),
+                                            "--from", "snapshot")
+        return Run("hbase-migrate validate --from snapshot", seconds, self.visible, rss,
+                   status == 0, "" if status == 0 else f"exit {status}")
+
     def validate_peer(self) -> Run:
         hashes = (self.folder / self.fresh("hashes")).as_uri()
         s1, r1, st1 = self.hbase_tool("HashTable", SOURCE, hashes, on=self.source)
@@ -410,16 +439,19 @@ class Peers:
     def checked(self, tool: str, target: str, seconds: float, rss: float,
                 status: int) -> Run:
         self.made.append(target)
+        reads = self.source_reads() - self.reads_before  # not the comparison's own scan
         if status:
-            return Run(tool, seconds, self.visible, rss, False, f"exit {status} (see {self.log})")
+            return Run(tool, seconds, self.visible, rss, False, f"exit {status} (see {self.log})",
+                       reads)
         equal, note = self.same(target)
-        return Run(tool, seconds, self.visible, rss, equal, note)
+        return Run(tool, seconds, self.visible, rss, equal, note, reads)
 
 
 def show(run: Run) -> None:
     verdict = {True: "equal", False: "DIFFERS", None: "-"}[run.equal]
-    print(f"  {run.tool:<34}{run.seconds:>8.1f} s{run.rate:>11,.0f} cells/s"
-          f"{run.peak_rss_mb:>8.0f} MB  {verdict} {run.note}", flush=True)
+    reads = "" if run.source_reads is None else f"{run.source_reads:>10,} source reads"
+    print(f"  {run.tool:<40}{run.seconds:>8.1f} s{run.rate:>11,.0f} cells/s"
+          f"{run.peak_rss_mb:>8.0f} MB{reads}  {verdict} {run.note}", flush=True)
 
 
 def main() -> None:
@@ -442,7 +474,8 @@ def main() -> None:
                         "earlier commit): its steps run too, alternated, for a before and "
                         "after in one sitting")
     parser.add_argument("--pairs", default="replay,copy,validate,snapshot",
-                        help="the pairs to run, comma-separated (validate needs copy)")
+                        help="the pairs to run, comma-separated (validate and "
+                        "validate-snapshot need copy)")
     parser.add_argument("--json", type=Path, default=Path("bench/out/peers.json"))
     parser.add_argument("--keep", type=Path, help="work in this folder and keep it (logs, "
                         "ledgers, the stacks' data); default: a temporary one")
@@ -472,6 +505,8 @@ def main() -> None:
                 (Pair("replay"), peers.replay_project, peers.replay_peer),
                 (Pair("copy"), peers.copy_project, peers.copy_peer),
                 (Pair("validate"), peers.validate_project, peers.validate_peer),
+                (Pair("validate-snapshot"), peers.validate_snapshot_project,
+                 peers.validate_peer),
                 (Pair("snapshot"), peers.snapshot_project, peers.snapshot_peer),
             ]
             chosen = args.pairs.split(",")
@@ -489,7 +524,7 @@ def main() -> None:
                         order.insert(1, (pair.before, partial(peers.from_checkout,
                                                               args.before, ours)))
                     for runs, fn in order if round_ % 2 == 0 else order[::-1]:
-                        run = fn()
+                        run = peers.measured(fn)
                         show(run)
                         if timed_round:
                             runs.append(run)
@@ -497,10 +532,10 @@ def main() -> None:
         finally:
             for stack in stacks:
                 stack.stop()
-    print(f"\n{'pair':<10}{'project cells/s':>17}{'peer cells/s':>14}{'speed':>8}"
+    print(f"\n{'pair':<19}{'project cells/s':>17}{'peer cells/s':>14}{'speed':>8}"
           f"{'project MB':>12}{'peer MB':>9}{'memory':>8}  all equal  before")
     for s in summaries:
-        print(f"{s['pair']:<10}{s['project_cells_per_s']:>17,.0f}{s['peer_cells_per_s']:>14,.0f}"
+        print(f"{s['pair']:<19}{s['project_cells_per_s']:>17,.0f}{s['peer_cells_per_s']:>14,.0f}"
               f"{s['speed_ratio'] or 0:>8.2f}{s['project_peak_rss_mb']:>12.0f}"
               f"{s['peer_peak_rss_mb']:>9.0f}{s['memory_ratio'] or 0:>8.2f}  {s['all_equal']!s:<9}"
               + (f"  {s['before_cells_per_s']:,.0f} ({s['before_speed_ratio']:.2f}x)"

@@ -2,7 +2,9 @@
 ### Start a migration
 
 Checks the connections, that both clusters answer and that the source tables exist (`check`:
-a wrong connection id or a missing table fails at once, before anything is written), then
+a wrong connection id or a missing table fails at once, before anything is written; with a
+Bigtable target it also runs the pre-flight report, every cell, row, key or timestamp Bigtable
+cannot take listed in its log and XCom, and fails unless each is accepted by name), then
 creates the target tables (the source's column families and split points), fixes the
 watermark **T0** and copies every cell version written before it (on Spark when the Spark
 engine is configured; or, with the `hbase` copy method, as an HBase snapshot whose files are

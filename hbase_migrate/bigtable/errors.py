@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from hbase_migrate.cluster.errors import ClusterError, ServiceUnreachableError
-from hbase_migrate.errors import HBaseMigrateError
+from hbase_migrate.errors import ConfigError, HBaseMigrateError
 
 
 class BigtableError(ClusterError):
@@ -20,6 +20,7 @@ class BigtableEmulatorError(HBaseMigrateError):
     """The Bigtable emulator (``cbtemulator``) is missing or did not start."""
 
 
-class BigtablePreflightError(HBaseMigrateError):
+class BigtablePreflightError(ConfigError):
     """The source holds cells, rows, keys or timestamps Bigtable cannot take, and the
-    migration does not accept their loss by name (``[target] accept``)."""
+    migration does not accept their loss by name (``[target] accept``): no retry can mend
+    it."""

@@ -124,6 +124,22 @@ class Report:
                 f"cannot take it; nothing was written{more}. Accept the loss with [target] "
                 f"accept = [\"{first.name}\"], or change the source")
 
+    def lines(self) -> list[str]:
+        """The report as a task log shows it: what was read, then each finding (at most
+        :data:`LISTED` of a kind), refused or accepted, with how often it was met."""
+        head = (f"pre-flight for Bigtable: {self.rows_sampled} sampled rows and "
+                f"{self.wal_cells} WAL cells read, {len(self.found)} finding(s), "
+                f"{len(self.refused)} refused")
+        listed: Counter[str] = Counter()
+        out = [head]
+        for name, finding in self.found.items():
+            listed[finding.kind] += 1
+            if listed[finding.kind] <= LISTED:
+                word = "accepted" if name in self.accepted else "refused"
+                out.append(f"{word}: {name}: {finding.detail} (met {self.seen[name]} "
+                           "time(s) in the sampled rows and the WAL cells)")
+        return out
+
     def to_json(self) -> dict[str, Any]:
         kinds: Counter[str] = Counter()
         for name, finding in self.found.items():

@@ -276,7 +276,9 @@ def validate(ctx: click.Context, config: Path, as_json: bool, tables: tuple[str,
                           gx=judging, from_snapshot=read_from == "snapshot",
                           restart=restart)
     m = result.metrics
-    lines = [*_engine(result), *([f"source read: {m['source_read']}"]
+    lines = [*_engine(result), *([f"source read: {m['source_read']}; "
+                                  f"{m.get('source_requests', 0)} requests sent to the "
+                                  "source's region servers"]
                                  if "source_read" in m else []),
              *([f"validation {m['resumed']['note']}"] if m.get("resumed", {}).get("note")
                else []),

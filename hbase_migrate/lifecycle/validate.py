@@ -70,7 +70,9 @@ def validate(spec: MigrationSpec, *, provenance: Provenance | None = None,
     as a live scan; no scan reaches the source's region servers, so nothing recompares,
     repairs or lists differing cells from the source (``--explain`` does, live). The
     snapshots are deleted when the step ends. ``source_read``/``target_read`` in the
-    metrics say which side was read how.
+    metrics say which side was read how, ``source_requests`` how many requests the
+    checksums sent to the source's region servers, as the transports counted them
+    (:mod:`hbase_migrate.cluster.requests`: none from a snapshot).
 
     ``gx``: the Great Expectations process to judge with, started by the caller (a command
     starts it before its own imports, so GX loads meanwhile) and closed by it; default: one

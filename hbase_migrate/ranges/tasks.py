@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+from hbase_migrate.cluster.requests import counted
 from hbase_migrate.config import ClusterSpec
 from hbase_migrate.limits import Throttle, ThrottlePlan, throttle_for
 from hbase_migrate.ranges.copy import DEFAULT_BATCH_CELLS, copy_range
@@ -94,10 +95,13 @@ def copy_range_task(job: CopyJob, key_range: KeyRange) -> RangeCopy:
 
 @dataclass(frozen=True)
 class RangePair:
-    """One range's statistics on both sides."""
+    """One range's statistics on both sides; ``source_requests``: the requests reading its
+    source side sent to the source's region servers, as the transports counted them
+    (:mod:`hbase_migrate.cluster.requests`; none when read from snapshot files)."""
 
     source: RangeStats
     target: RangeStats
+    source_requests: int = 0
 
     @property
     def range(self) -> KeyRange:
@@ -143,12 +147,16 @@ def checksum_range_task(job: ChecksumJob, key_range: KeyRange) -> RangePair:
     """The statistics of one range on the source and on the target, both scanned at once
     (the source on a second thread: two clusters answer in parallel)."""
 
-    def source_side(throttle: Throttle | None) -> RangeStats:
+    def source_side(throttle: Throttle | None) -> tuple[RangeStats, int]:
         snapshot = job.source_snapshot(key_range)
-        if snapshot is not None and job.snapshot_reader is not None:
-            return job.snapshot_reader(job.source, snapshot, key_range, job.now_ms, throttle)
-        with lent_client(job.source) as source:
-            return range_stats(source, key_range, throttle=throttle)
+        with counted() as sent:  # this thread's requests to region servers
+            if snapshot is not None and job.snapshot_reader is not None:
+                stats = job.snapshot_reader(job.source, snapshot, key_range, job.now_ms,
+                                            throttle)
+            else:
+                with lent_client(job.source) as source:
+                    stats = range_stats(source, key_range, throttle=throttle)
+        return stats, sent.count
 
     try:
         with task_throttle(job.throttle) as throttle, \
@@ -157,7 +165,8 @@ def checksum_range_task(job: ChecksumJob, key_range: KeyRange) -> RangePair:
             with lent_client(job.target) as target:
                 right = range_stats(target, key_range, job.target_table(key_range),
                                     throttle=throttle)
-            pair = RangePair(left.result(), right)
+            source, requests = left.result()
+            pair = RangePair(source, right, requests)
         if job.recorder is not None:
             job.recorder(pair)
         return pair

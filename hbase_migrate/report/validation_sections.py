@@ -53,8 +53,9 @@ def _sides(a: int | None, b: int | None) -> str:
 
 
 def _source_read(step: StepRecord | None) -> str:
-    """How a validation read the source: its snapshots' files, or a live scan; and the
-    ranges it carried over from a stopped validation (read then, not again)."""
+    """How a validation read the source: its snapshots' files, or a live scan; the ranges
+    it carried over from a stopped validation (read then, not again); the requests it sent
+    to the source's region servers."""
     snapshots = step.metrics.get("source_snapshots") if step else None
     how = "live scan"
     if isinstance(snapshots, dict) and snapshots:
@@ -63,6 +64,9 @@ def _source_read(step: StepRecord | None) -> str:
     if isinstance(resumed, dict) and resumed.get("ranges"):
         how += (f"; {resumed['ranges']} ranges resumed from step #{resumed['from_step']} "
                 f"(read from {clock(int(resumed['since']))})")
+    sent = step.metrics.get("source_requests") if step else None
+    if isinstance(sent, int):
+        how += f"; {sent} requests sent to its region servers"
     return how
 
 

@@ -401,6 +401,15 @@ class NativeAdmin(RegionServerAdmin):
             self.roll_wal(server.host, server.port)
         return servers
 
+    def read_requests(self, table: str) -> int:
+        """The read requests ``table``'s online regions have served, as their region servers
+        count them now (each region's ``readRequestsCount`` in ``GetRegionLoad``): what
+        shows whether a step read the table on its region servers."""
+        regions = self.locator.regions(table)
+        names = {r.name for r in regions}
+        return sum(load.read_requests for host, port in {(r.host, r.port) for r in regions}
+                   for load in self.region_loads(host, port, table) if load.region in names)
+
     # --- life -----------------------------------------------------------------------------
 
     def close(self) -> None:

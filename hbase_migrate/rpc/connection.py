@@ -37,6 +37,7 @@ from dataclasses import replace
 from functools import partial
 from typing import Any, NamedTuple
 
+from hbase_migrate.cluster import requests
 from hbase_migrate.cluster.auth.security import ClusterSecurity
 from hbase_migrate.cluster.auth.tokens import token_for
 from hbase_migrate.rpc import principal
@@ -250,6 +251,8 @@ class Connection:
             self._next_id = 0 if call_id >= _MAX_CALL_ID else call_id + 1
             self._pending[call_id] = _Pending(method, future)
         frame = encode_call(call_id, method, request, cell_block, int(timeout * 1000))
+        if self.service == CLIENT_SERVICE:
+            requests.sent()  # a region server's data call (cluster/requests.py)
         try:
             with self._write_lock:
                 self._stream.sendall(self._layer.seal(frame))

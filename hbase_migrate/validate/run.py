@@ -102,6 +102,7 @@ class Validation:
                                now_ms=now_ms, snapshot_reader=snapshot_source_stats
                                if self.from_snapshots else None)
         self.label = f"{spec.name}-step-{step.id}"
+        self.source_requests = 0  # sent to the source's region servers, as counted
         self.resume = resume
         self.recorder = None if resume is None else ChecksumRecorder(
             ledger.url, migration_id, step.id, resume.plan.key,
@@ -127,6 +128,7 @@ class Validation:
         if recorder is not None and not self.tasks_record:
             for pair in read:
                 recorder.record(pair, self.ledger)
+        self.source_requests += sum(p.source_requests for p in read)
         found = {**carried, **{p.range.id: p for p in read}}
         pairs = [found[r.id] for r in ranges]
         return pairs, self.gx.judge(pairs, ranges, self.spec.artifact_dir, label)
@@ -252,6 +254,7 @@ class Validation:
             })
         self.step.metrics.update(
             tables=tables, gx=first.to_json(), differing=[str(r) for r in failing],
+            source_requests=self.source_requests,
             verdict=(Verdict.MISMATCH if failing else Verdict.MATCH).value)
 
     def wait_for_replay(self, since: int, timeout: float) -> dict[str, Any]:

@@ -10,7 +10,7 @@ import os
 import re
 import shutil
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -20,6 +20,7 @@ import pytest
 from hbase_migrate.cluster.auth import kerberos
 from hbase_migrate.cluster.endpoints import ClusterEndpoints, load_cluster_json
 from hbase_migrate.rpc.admin import NativeAdmin
+from minihbase.admin_client import call_admin
 from minihbase.regionserver import WalSettings
 from minihbase.server import MiniHBase
 from realstack.hbase import DEFAULT_VERSION, RealHBase, RealHBaseOptions, has_gateways
@@ -197,7 +198,18 @@ def read_requests(stack: RealHBase, table: str) -> int:
     (``GetRegionLoad``: each region's ``readRequestCount`` metric)."""
     described = stack.described
     with NativeAdmin(described["zookeeper"], described["znode_parent"]) as admin:
-        regions = admin.locator.regions(table)
-        names = {r.name for r in regions}
-        return sum(load.read_requests for host, port in {(r.host, r.port) for r in regions}
-                   for load in admin.region_loads(host, port, table) if load.region in names)
+        return admin.read_requests(table)
+
+
+def split_mid_copy(stack: RealHBase, table: str, at: bytes
+                   ) -> tuple[Callable[[int, int], None], list[int]]:
+    """A copy's ``progress`` callback that splits ``table`` of ``stack`` at ``at`` once,
+    while ranges are left to copy, and the list that gets the table's region count after."""
+    split: list[int] = []
+
+    def progress(done: int, total: int) -> None:
+        if not split and done < total:
+            split.append(call_admin(stack.cluster_json, "split", {
+                "table": table, "at": at.decode()})["regions"])
+
+    return progress, split

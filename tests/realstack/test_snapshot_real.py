@@ -6,7 +6,11 @@ killed with SIGKILL resumes with the files it lacks, a file corrupted on the tar
 found by its checksum and copied again, files the source archived meanwhile are read from
 ``archive/``, an expired snapshot is refused, and a passing gate deletes the source's
 snapshot. A MOB table's MOB files (``mobdir``) are exported too, where the clone reads
-them, and the clone serves every value as HBase's Java client reads both sides."""
+them, and the clone serves every value as HBase's Java client reads both sides. On one
+table with every case (``every_case``: a split's reference files, two flushes, each delete
+type, an expiring TTL, a MOB family), ``validate --from snapshot`` has the live validation's
+verdict and range digests, continues after a stop with its kept snapshot, finds a tampered
+target cell, and sends the source's regions no read request."""
 
 from __future__ import annotations
 
@@ -34,6 +38,7 @@ from hbase_migrate.hbase.admin import connect_admin
 from hbase_migrate.hbase.connect import connect
 from hbase_migrate.lifecycle import cutover_check, prepare, replay, snapshot, validate
 from hbase_migrate.rpc.cluster import NativeCluster
+from hbase_migrate.runstate import StepInterrupted
 from hbase_migrate.snapshot.export import ExportJob
 from hbase_migrate.snapshot.hbase_method import (
     SnapshotMethodError,
@@ -44,6 +49,8 @@ from hbase_migrate.snapshot.hbase_method import (
 )
 from hbase_migrate.snapshot.manifest import SNAPSHOT_DIR, parse_manifest
 from hbase_migrate.validate.compare import compare_tables
+from hbase_migrate.validate.gx_process import GxProcess
+from hbase_migrate.wal.model import CellType
 from minihbase.admin_client import call_admin
 from minihbase.workload import Workload, WorkloadSpec
 from realstack.hbase import RealHBase, RealHBaseOptions
@@ -51,6 +58,7 @@ from tests.realstack.java_cells import differences, java_dump
 from tests.rpc.test_registry_real import THRESHOLD, mob_files, mob_values
 from tests.support.wait import wait_for
 
+from . import every_case
 from .fixtures import read_requests, running, skip_without_real_stack
 
 pytestmark = [pytest.mark.integration, pytest.mark.realstack]
@@ -66,7 +74,7 @@ def target_hbase(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealHBase
 
 
 def configure(folder: Path, source: RealHBase, target: RealHBase, table: str,
-              limits: str = "") -> Path:
+              limits: str = "", method: str = "hbase") -> Path:
     path = folder / "migration.toml"
     path.write_text(
         f'[migration]\nname = "snap"\nledger = "sqlite:///{folder / "ledger.db"}"\n'
@@ -74,7 +82,7 @@ def configure(folder: Path, source: RealHBase, target: RealHBase, table: str,
         f'[target]\ncluster_json = "{target.cluster_json}"\n'
         f'[[tables]]\nsource = "{table}"\n'
         f'[replay]\nroll_period = "1h"\nmargin = "1m"\n[spark]\nmaster = "{IN_PROCESS}"\n'
-        f'[snapshot]\nmethod = "hbase"\nttl = "1h"\n{limits}', encoding="utf-8")
+        f'[snapshot]\nmethod = "{method}"\nttl = "1h"\n{limits}', encoding="utf-8")
     return path
 
 
@@ -346,3 +354,94 @@ def test_a_mob_tables_files_are_exported_and_its_clone_serves_every_value(
     admin = JavaAdmin("source", spec.source.endpoints().zookeeper or "",
                       spec.source.endpoints().znode_parent)
     assert admin.snapshots(f"hbase_migrate_{spec.name}_validate") == []  # deleted after
+
+
+def by_range(spec: MigrationSpec, step_id: int | None
+             ) -> dict[tuple[bytes, bytes], tuple[Any, ...]]:
+    """A validation step's ranges: rows, cells and digest of each side, and the verdict."""
+    with Ledger.open(spec.ledger_url) as ledger:
+        return {(v.range_start, v.range_end): (
+            v.source_rows, v.source_cells, v.source_digest, v.target_rows, v.target_cells,
+            v.target_digest, v.verdict.value) for v in ledger.validations(1, step_id)}
+
+
+def stop_after_first_range(done: int, total: int) -> None:
+    """A progress callback that stops the validation (as Ctrl-C does) once a range is
+    done."""
+    if done and done < total:
+        raise KeyboardInterrupt
+
+
+def test_a_validation_from_snapshot_of_every_case_agrees_with_the_live_one(
+        real_hbase: RealHBase, target_hbase: RealHBase, tmp_path: Path) -> None:
+    """Splits (with reference files), two flushes, each delete type, a TTL that expires
+    cells between write and validation, and a MOB family, in one table: the validation from
+    a snapshot's files has the live validation's verdict and range digests; stopped after
+    its first range, it continues with the snapshot it kept and finds a target cell changed
+    behind the migration's back, in its range alone; the source's regions serve no read
+    request meanwhile."""
+    table = "snap_every_case"
+    source = endpoints(real_hbase)
+    written = every_case.build(real_hbase, source, table)
+    # copied by scan (quicker than the hbase method here); a range validated at a time
+    spec = load_config(configure(tmp_path, real_hbase, target_hbase, table,
+                                 "[ranges]\nthreads = 1\n", method="scan"))
+    prepare(spec)
+    assert snapshot(spec).to_json()["state"] == "copied"
+    time.sleep(max(0.0, written.expires_at / 1000 - time.time() + 1))
+    # what the source's region servers return now (HBase's own rules): the oracle
+    with connect(source) as client:
+        seen = [c for piece in client.scan(table) for c in piece]
+        raw = [c for piece in client.scan(table, raw=True) for c in piece]
+    assert {c.type for c in raw} > {CellType.DELETE, CellType.DELETE_COLUMN,
+                                    CellType.DELETE_FAMILY, CellType.DELETE_FAMILY_VERSION}
+    assert not set(written.expiring) & set(seen)  # expired since they were written
+    assert any(c.family == b"m" and len(c.value) > every_case.MOB_THRESHOLD for c in seen)
+    files = root(real_hbase, "source")
+    regions = [r for r in files.listing(f"data/default/{table}") if not r.startswith(".")]
+    assert any("." in name for region in regions
+               for name in files.listing(f"data/default/{table}/{region}/d")), \
+        "the split's reference files"
+
+    with GxProcess() as gx:
+        live = validate(spec, recompare_wait=0, gx=gx)
+        assert live.verdict == "match" and live.metrics["source_requests"] > 0
+        expected = by_range(spec, live.step_id)
+        assert len(expected) >= 3  # the regions: two daughters and the other
+        before = read_requests(real_hbase, table)
+        from_files = validate(spec, recompare_wait=0, from_snapshot=True, gx=gx)
+        assert read_requests(real_hbase, table) == before  # not one read on the source
+        assert from_files.verdict == "match", from_files.to_json()
+        assert from_files.metrics["source_requests"] == 0
+        assert from_files.metrics["source_read"].startswith("snapshot files over WebHDFS")
+        assert by_range(spec, from_files.step_id) == expected
+        assert from_files.metrics["tables"][0]["source_cells"] == len(seen)
+
+        # a target cell changed by a plain put; the next validation, stopped after its
+        # first range, continues with the snapshot it kept and finds that cell's range
+        victim = next(c for c in seen if c.row == every_case.row(44) and c.family == b"d")
+        with connect(endpoints(target_hbase)) as dst:
+            dst.put_cells(table, [victim._replace(value=b"tampered")])
+        with pytest.raises(StepInterrupted):
+            validate(spec, recompare_wait=0, from_snapshot=True, gx=gx,
+                     progress=stop_after_first_range)
+        with Ledger.open(spec.ledger_url) as ledger:
+            stopped, (_, judged) = next(iter(ledger.checksum_steps(1).items()))
+            read = ledger.checksums(1, stopped)
+        name, = {r.source_read.removeprefix("snapshot ") for r in read}
+        admin = JavaAdmin("source", source.zookeeper or "", source.znode_parent)
+        assert not judged and admin.snapshots(name) != []
+        resumed = validate(spec, recompare_wait=0, from_snapshot=True, gx=gx)
+    assert read_requests(real_hbase, table) == before
+    assert resumed.metrics["source_requests"] == 0
+    assert resumed.metrics["source_snapshots"] == {table: name}
+    assert (resumed.metrics["resumed"]["from_step"],
+            resumed.metrics["resumed"]["ranges"]) == (stopped, len(read))
+    found = by_range(spec, resumed.step_id)
+    bad, = [r for r, v in found.items() if v[-1] == "mismatch"]
+    assert bad[0] <= victim.row and (not bad[1] or victim.row < bad[1])
+    assert resumed.verdict == "mismatch" and len(resumed.metrics["differing"]) == 1
+    assert {r: v for r, v in found.items() if r != bad} == {
+        r: v for r, v in expected.items() if r != bad}
+    assert found[bad][:3] == expected[bad][:3]  # the source side: unchanged
+    assert admin.snapshots(name) == []  # deleted once the validation ended

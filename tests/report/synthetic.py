@@ -129,7 +129,8 @@ def build(folder: Path, *, servers: int = 2, files_per_server: int = 12,
                                                         "data_docs": str(docs)},
                           # it continued the first, stopped after 2 of its ranges
                           "resumed": {"from_step": first, "ranges": 2, "since": end - 11_000,
-                                      "note": "resumed 2 of 4 key ranges"}},
+                                      "note": "resumed 2 of 4 key ranges"},
+                          "source_requests": 6},
                          dag=("hbase_migrate_validate", "manual__b", "validate"),
                          status="failed")
         for a, b in pairwise(bounds):

@@ -115,7 +115,8 @@ def test_the_gate_the_findings_and_the_links(facts: Facts) -> None:
     assert "NO-GO: the target cannot take over yet" in words
     assert "2 open gap(s): edits lost for the target" in words
     assert "the last validation found 1 of 4 range(s) different" in words
-    assert re.search(r"live scan; 2 ranges resumed from step #\d+ \(read from ", words)
+    assert re.search(r"live scan; 2 ranges resumed from step #\d+ \(read from [^)]*\); 6 "
+                     "requests sent to its region servers", words)
     assert "hbase_migrate_cutover" in words and "manual__c" in words
     assert f"on {CUTOVER_HOST}" in words  # the worker the check ran on
     assert "Bulk loads (1)" in words and facts.bulk_load_region in words

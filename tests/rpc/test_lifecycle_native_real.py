@@ -54,6 +54,7 @@ from tests.realstack.fixtures import (
     native_cluster_json,
     running,
     skip_without_real_stack,
+    split_mid_copy,
     stack_endpoints,
 )
 from tests.realstack.fixtures import REAL_HBASE_VERSION as VERSION
@@ -251,13 +252,7 @@ def test_lifecycle_under_faults_with_no_gateway(source: RealHBase, target: RealH
         assert [r.start for r in target_client.regions(TABLE)] == [b"", *SPLITS]
         writer = LiveWriter(source, TABLE, old)
         writer.start()
-        split: list[int] = []
-
-        def progress(done: int, total: int) -> None:  # a source region splits mid-copy
-            if not split and done < total:
-                split.append(call_admin(source.cluster_json, "split", {
-                    "table": TABLE, "at": SOURCE_SPLIT.decode()})["regions"])
-
+        progress, split = split_mid_copy(source, TABLE, SOURCE_SPLIT)  # a source region
         try:
             copied = snapshot(spec, progress=progress).to_json()
             assert split == [len(SPLITS) + 2] and copied["cells"] > 0

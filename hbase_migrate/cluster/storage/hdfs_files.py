@@ -13,6 +13,7 @@ from __future__ import annotations
 import getpass
 import os
 import posixpath
+import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -23,6 +24,7 @@ from hbase_migrate.cluster.errors import ClusterError, WebHdfsUnreachableError
 from hbase_migrate.cluster.storage.walstore import WebHdfsWalStore
 
 CHUNK = 1 << 20  # bytes per read from a stream
+UNDER_CONSTRUCTION_WAIT = 30.0  # seconds a file written may take to be closed on the NameNode
 
 
 class HdfsRoot:
@@ -72,8 +74,18 @@ class HdfsRoot:
             return []
 
     def checksum(self, relpath: str) -> dict[str, Any]:
-        """HDFS's checksum of the file (``algorithm``, ``bytes``, ``length``)."""
-        return self._call("checksum", relpath)  # type: ignore[no-any-return]
+        """HDFS's checksum of the file (``algorithm``, ``bytes``, ``length``). A file the
+        NameNode still holds under construction (seen on a loaded machine right after the
+        export wrote it: "Fail to get checksum, since file ... is under construction") is
+        asked again for up to :data:`UNDER_CONSTRUCTION_WAIT` seconds."""
+        deadline = time.monotonic() + UNDER_CONSTRUCTION_WAIT
+        while True:
+            try:
+                return self._call("checksum", relpath)  # type: ignore[no-any-return]
+            except ClusterError as exc:
+                if "under construction" not in str(exc) or time.monotonic() > deadline:
+                    raise
+            time.sleep(0.5)
 
     @contextmanager
     def read(self, relpath: str) -> Iterator[Iterator[bytes]]:

@@ -45,6 +45,7 @@ from thriftpy2.transport import (
 )
 
 from hbase_migrate.bytesutil import to_string_binary
+from hbase_migrate.cluster import requests
 from hbase_migrate.cluster.auth.security import ClusterSecurity
 from hbase_migrate.cluster.descriptors import (
     ALL_VERSIONS,
@@ -198,7 +199,16 @@ def family_to_thrift(f: FamilyDescriptor) -> Any:
 
 
 def _put_multiple(table: str, puts: list[Any]) -> Callable[[Any], None]:
-    return lambda client: client.putMultiple(table.encode(), puts)
+    return lambda client: _sent(client.putMultiple)(table.encode(), puts)
+
+
+def _sent(call: Callable[..., _T]) -> Callable[..., _T]:
+    """``call``, counted as a request to the region servers when made
+    (:mod:`hbase_migrate.cluster.requests`)."""
+    def counted(*args: Any) -> _T:
+        requests.sent()
+        return call(*args)
+    return counted
 
 
 def server_kind(exc: Any) -> Kind:
@@ -446,7 +456,7 @@ class Thrift2Client:
         """Send Thrift2 ``TDelete`` structs in one ``deleteMultiple`` call."""
         if deletes:
             self._call(f"deleteMultiple {table}",
-                       lambda c: c.deleteMultiple(table.encode(), list(deletes)),
+                       lambda c: _sent(c.deleteMultiple)(table.encode(), list(deletes)),
                        idempotent=True)
 
     def write_cells(self, table: str, cells: Sequence[Cell]) -> int:
@@ -469,7 +479,7 @@ class Thrift2Client:
         """The row's visible cells, every retained version unless ``max_versions``."""
         tget = hbase2.TGet(row=row, columns=_tcolumns(columns), maxVersions=max_versions,
                            timeRange=hbase2.TTimeRange(*time_range) if time_range else None)
-        result = self._call(f"get {table}", lambda c: c.get(table.encode(), tget),
+        result = self._call(f"get {table}", lambda c: _sent(c.get)(table.encode(), tget),
                             idempotent=True)
         return cells_from_result(result)
 
@@ -505,7 +515,8 @@ class Thrift2Client:
     def open_scanner(self, table: str, tscan: Any) -> int:
         """Open a scanner on the gateway (retried as any idempotent call): its id."""
         return int(self._call(f"openScanner {table}",
-                              lambda c: c.openScanner(table.encode(), tscan), idempotent=True))
+                              lambda c: _sent(c.openScanner)(table.encode(), tscan),
+                              idempotent=True))
 
     def scanner_rows(self, table: str, scanner_id: int, rows: int) -> list[Any]:
         """One ``getScannerRows`` call, not retried: a failure raises a
@@ -513,7 +524,7 @@ class Thrift2Client:
         transport failed: OUTAGE, the connection closed, the cause a TimeoutError when the
         call timed out)."""
         try:
-            results: list[Any] = self._connect().getScannerRows(scanner_id, rows)
+            results: list[Any] = _sent(self._connect().getScannerRows)(scanner_id, rows)
         except (hbase2.TIOError, hbase2.TIllegalArgument) as exc:
             raise self.server_error(f"scan {table}", exc, kind=scanner_kind(exc)) from exc
         except _TRANSPORT_ERRORS as exc:

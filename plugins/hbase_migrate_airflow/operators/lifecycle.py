@@ -210,7 +210,9 @@ class LifecycleOperator(BaseOperator):
 
 
 class CheckOperator(LifecycleOperator):
-    """Before the first write: the connections, the clusters and the source tables
+    """Before the first write: the connections, the clusters and the source tables, and for
+    a Bigtable target the pre-flight report (its findings in the task log and the XCom's
+    ``preflight``; one not accepted fails the task at its first try)
     (:func:`hbase_migrate.lifecycle.check.check`; records nothing). A ``ledger`` Param is
     then remembered for the schedules (:mod:`hbase_migrate_airflow.ledgers`)."""
 
