@@ -380,8 +380,9 @@ class Peers:
                    "" if status == 0 else f"exit {status}")
 
     def validate_snapshot_project(self) -> Run:
-        seconds, rss, status = self.project("validate", "--config", str(self.copied),
-                                            "--from", "snapshot")
+        seconds, rss, status = self.project("validate", "--config",
+                                            str(self.copied[self.checkout]), "--from",
+                                            "snapshot")
         return Run("hbase-migrate validate --from snapshot", seconds, self.visible, rss,
                    status == 0, "" if status == 0 else f"exit {status}")
 

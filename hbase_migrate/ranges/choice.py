@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hbase_migrate.config import AUTO, IN_PROCESS, EngineSettings
+from hbase_migrate.errors import ConfigError
 from hbase_migrate.spark.errors import is_local_master
 
 
@@ -53,8 +54,13 @@ def choose_engine(asked: str | None, settings: EngineSettings,
                   estimated_cells: int) -> EngineChoice:
     """The engine for work of ``estimated_cells`` cells: ``asked`` (the caller's master,
     None for the configured one) unless it is AUTO, then by ``settings.auto_cells`` and
-    whether ``settings.large_master`` is a cluster."""
+    whether ``settings.large_master`` is a cluster. A Spark master asked for where the
+    migration runs in-process only (``settings.in_process_only``) raises ConfigError."""
     master = asked or settings.spark_master
+    if settings.in_process_only and master not in (AUTO, IN_PROCESS):
+        raise ConfigError(f"Spark master {master!r} (asked for by the caller): "
+                          f"{settings.in_process_only}; run the step without one (no "
+                          "--master, no spark_conn_id)")
     if master != AUTO:
         source = "asked for by the caller" if asked else "[spark] master"
         return EngineChoice(master, f"{source}: {master}", estimated_cells)
