@@ -50,17 +50,23 @@ def only_in_process(asked: str | None, settings: EngineSettings) -> bool:
     return master == IN_PROCESS or (master == AUTO and is_local_master(settings.large_master))
 
 
+def check_master(asked: str | None, settings: EngineSettings) -> None:
+    """Raise ConfigError when the caller asks for a Spark master (``asked``) where the
+    migration runs in-process only (``settings.in_process_only`` says why): each step
+    checks this before it starts."""
+    if settings.in_process_only and asked not in (None, AUTO, IN_PROCESS):
+        raise ConfigError(f"Spark master {asked!r} (asked for by the caller): "
+                          f"{settings.in_process_only}; run the step without one (no "
+                          "--master, no spark_conn_id)")
+
+
 def choose_engine(asked: str | None, settings: EngineSettings,
                   estimated_cells: int) -> EngineChoice:
     """The engine for work of ``estimated_cells`` cells: ``asked`` (the caller's master,
     None for the configured one) unless it is AUTO, then by ``settings.auto_cells`` and
-    whether ``settings.large_master`` is a cluster. A Spark master asked for where the
-    migration runs in-process only (``settings.in_process_only``) raises ConfigError."""
+    whether ``settings.large_master`` is a cluster (see :func:`check_master`)."""
+    check_master(asked, settings)
     master = asked or settings.spark_master
-    if settings.in_process_only and master not in (AUTO, IN_PROCESS):
-        raise ConfigError(f"Spark master {master!r} (asked for by the caller): "
-                          f"{settings.in_process_only}; run the step without one (no "
-                          "--master, no spark_conn_id)")
     if master != AUTO:
         source = "asked for by the caller" if asked else "[spark] master"
         return EngineChoice(master, f"{source}: {master}", estimated_cells)

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from hbase_migrate import lifecycle
 from hbase_migrate.audit.ledger import Ledger
 from hbase_migrate.bigtable.errors import BigtablePreflightError
 from hbase_migrate.bigtable.masking import MarkerMemory
@@ -137,6 +138,9 @@ def test_the_target_section_is_checked(tmp_path: Path) -> None:
                        r"caller\): a Bigtable target is written in-process, not on Spark"):
         choose_engine("local[2]", spec.engine, 1)
     assert choose_engine(None, spec.engine, 10**9).master == IN_PROCESS
+    for step in (lifecycle.snapshot, lifecycle.replay, lifecycle.validate):  # before a start
+        with pytest.raises(ConfigError, match=r"Spark master 'yarn' \(asked for by the caller"):
+            step(spec, master="yarn")
     spec = replace(spec, ledger_url=f"sqlite:///{tmp_path / 'ledger.db'}")
     with Ledger.open(spec.ledger_url) as ledger:
         ledger.ensure_spec(spec)
