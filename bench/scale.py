@@ -224,6 +224,8 @@ class Sitting:
 
 def main() -> None:
     args = arguments()
+    if args.profile:
+        py_spy()  # before hours of loading
     sizes = [int(c) for c in args.cells.split(",")]
     steps = [s for s in STEPS if s in args.steps.split(",")]
     classpath = module_classpath("mapreduce", {"hbase.version": args.hbase_version})
@@ -263,13 +265,21 @@ def main() -> None:
     print(f"written {args.json}")
 
 
+def py_spy() -> str:
+    """py-spy's command (not among the project's dependencies), or SystemExit saying so."""
+    found = shutil.which("py-spy") or Path(sys.executable).with_name("py-spy")
+    if not Path(found).exists():
+        raise SystemExit("--profile needs py-spy: install it beside the project "
+                         "(uv pip install py-spy), or leave --profile out")
+    return str(found)
+
+
 def profiled(peers: Peers, folder: Path, size: int) -> dict[str, object]:
     """One more in-process scan copy, under py-spy (every thread, idle ones too, 50 samples a
     second): its raw stacks in ``folder``; its row says so (py-spy slows it)."""
     folder.mkdir(parents=True, exist_ok=True)
     out = folder.resolve() / f"copy-{size}.txt"
-    spy = shutil.which("py-spy") or str(Path(sys.executable).with_name("py-spy"))
-    peers.wrap = [spy, "record", "--threads", "--idle", "--rate", "50", "--format", "raw",
+    peers.wrap = [py_spy(), "record", "--threads", "--idle", "--rate", "50", "--format", "raw",
                   "--output", str(out), "--"]
     try:
         run, peaks, shares = measured(peers, peers.copy_project)
