@@ -154,8 +154,8 @@ def arguments() -> argparse.Namespace:
                         "CopyTable), hbase ([snapshot] method = \"hbase\", beside "
                         "snapshot + ExportSnapshot + clone)")
     parser.add_argument("--profile", type=Path, help="a folder: each size's in-process scan "
-                        "copy runs once more under py-spy (every thread, idle too), its raw "
-                        "stacks written there")
+                        "copy runs twice more under py-spy (every thread wherever it is, then "
+                        "only the one holding the GIL), their raw stacks written there")
     parser.add_argument("--unflushed", action="store_true", help="each engine's scan copy "
                         "also runs first with the target's memstores as HBase's tools left "
                         "them, not flushed (as the sittings before this option ran)")
@@ -219,7 +219,8 @@ class Sitting:
             if step == "copy" and "scan" in self.args.copies.split(","):
                 self.copies[engine] = peers.copied
             if step == "copy" and engine == "in-process" and self.args.profile:
-                self.keep(profiled(peers, self.args.profile, size))
+                for kind in PROFILES:
+                    self.keep(profiled(peers, self.args.profile, size, kind))
 
 
 def main() -> None:
@@ -274,19 +275,23 @@ def py_spy() -> str:
     return str(found)
 
 
-def profiled(peers: Peers, folder: Path, size: int) -> dict[str, object]:
-    """One more in-process scan copy, under py-spy (every thread, idle ones too, 50 samples a
-    second): its raw stacks in ``folder``; its row says so (py-spy slows it)."""
+PROFILES = {"wall": "--idle", "gil": "--gil"}  # every thread wherever it is; CPU only
+
+
+def profiled(peers: Peers, folder: Path, size: int, kind: str) -> dict[str, object]:
+    """One more in-process scan copy under py-spy (50 samples a second of every thread:
+    ``wall``, idle ones too; ``gil``, only the one holding the GIL): its raw stacks in
+    ``folder``; its row says so (py-spy slows it)."""
     folder.mkdir(parents=True, exist_ok=True)
-    out = folder.resolve() / f"copy-{size}.txt"
-    peers.wrap = [py_spy(), "record", "--threads", "--idle", "--rate", "50", "--format", "raw",
-                  "--output", str(out), "--"]
+    out = folder.resolve() / f"copy-{size}-{kind}.txt"
+    peers.wrap = [py_spy(), "record", "--threads", PROFILES[kind], "--rate", "50",
+                  "--format", "raw", "--output", str(out), "--"]
     try:
         run, peaks, shares = measured(peers, peers.copy_project)
     finally:
         peers.wrap = []
     print(f"  (profile in {out})", flush=True)
-    return row(size, "copy", "in-process (py-spy)", run, peaks, shares)
+    return row(size, "copy", f"in-process (py-spy, {kind})", run, peaks, shares)
 
 
 def write(path: Path, version: str, rows: list[dict[str, object]]) -> None:
