@@ -70,6 +70,11 @@ from minihbase.admin_client import call_admin
 from realstack.hbase import DEFAULT_VERSION, RealHBase, RealHBaseOptions
 from realstack.maven import java_command, module_classpath
 
+try:
+    from bench.jvm_share import JvmMeter, Share
+except ImportError:  # run as ``python bench/peers.py``: its own folder is on the path
+    from jvm_share import JvmMeter, Share  # type: ignore[no-redef]
+
 # the source's hbase.master.logcleaner.ttl: a sitting on a loaded machine outlasts HBase's
 # 10 minutes, after which the cleaner deletes the archived WALs every replay round reads
 ARCHIVE_TTL_MS = 24 * 3600 * 1000
@@ -130,9 +135,10 @@ class Pair:
 
 
 # Run by timed() in a small process of its own: runs the command (argv[2:]) and writes its
-# wall seconds and peak RSS in kB (wait4) to the file argv[1]. A child forked straight from
-# this bench, once it has built millions of cells, would start with the bench's pages counted
-# in its peak (Linux keeps the forker's high-water mark across exec).
+# wall seconds, peak RSS in kB (wait4) and CPU seconds (its own and its children's) to the
+# file argv[1]. A child forked straight from this bench, once it has built millions of
+# cells, would start with the bench's pages counted in its peak (Linux keeps the forker's
+# high-water mark across exec).
 MEASURED = """
 import os, subprocess, sys, time
 began = time.perf_counter()
@@ -140,15 +146,17 @@ child = subprocess.Popen(sys.argv[2:])
 _, status, usage = os.wait4(child.pid, 0)
 seconds = time.perf_counter() - began
 with open(sys.argv[1], "w") as out:
-    out.write(f"{seconds} {usage.ru_maxrss}")
+    out.write(f"{seconds} {usage.ru_maxrss} {usage.ru_utime + usage.ru_stime}")
 sys.exit(os.waitstatus_to_exitcode(status) & 0xFF)
 """
 
 
 def timed(command: list[str], env: dict[str, str] | None = None,
-          log: Path | None = None, cwd: Path | None = None) -> tuple[float, float, int]:
+          log: Path | None = None, cwd: Path | None = None,
+          cpu: list[float] | None = None) -> tuple[float, float, int]:
     """Run ``command`` (in ``cwd``): (wall seconds, peak RSS in MB of its process, exit
-    status), measured by a small process of its own (:data:`MEASURED`)."""
+    status), measured by a small process of its own (:data:`MEASURED`); its CPU seconds
+    appended to ``cpu``."""
     out = log.open("ab") if log else subprocess.DEVNULL
     with tempfile.NamedTemporaryFile("r", suffix=".measured") as measured:
         try:
@@ -159,8 +167,10 @@ def timed(command: list[str], env: dict[str, str] | None = None,
             if log:
                 out.close()  # type: ignore[union-attr]
         found = measured.read().split()
-    if len(found) != 2:
+    if len(found) != 3:
         raise RuntimeError(f"{command[0]} could not be started (exit {status}, see {log})")
+    if cpu is not None:
+        cpu.append(float(found[2]))
     return float(found[0]), int(found[1]) / 1024, status
 
 
@@ -213,6 +223,9 @@ class Peers:
         self.checkout = Path.cwd()  # whose code the project's steps run
         self.archive_ttl = "10m"  # the source's hbase.master.logcleaner.ttl (the replay's
         #                           coverage proof trusts files younger than that)
+        self.meters: dict[str, JvmMeter] = {}  # each cluster's JVM, by side
+        self.shares: dict[str, Share] = {}  # their CPU and GC during the timed commands
+        self.wrap: list[str] = []  # a profiler the project's timed commands run under
 
     # --- data ------------------------------------------------------------------------------
 
@@ -272,6 +285,12 @@ class Peers:
         self.serial += 1
         return f"peers_{kind}_{self.serial}"
 
+    def flush_target(self) -> None:
+        """Flush the target's memstores (the cells of the runs before), then let it settle:
+        a run that finds them full waits on HBase's "Blocking updates" limit."""
+        call_admin(self.target_json, "flush", {})
+        time.sleep(3)
+
     def drop_made(self) -> None:
         """Drop the target tables the runs so far wrote, then let the target settle."""
         for table in self.made:
@@ -304,16 +323,31 @@ class Peers:
             f'[[tables]]\nsource = "{SOURCE}"\ntarget = "{target}"\n{more}', encoding="utf-8")
         return path
 
-    def project(self, *args: str) -> tuple[float, float, int]:
+    def metered(self, command: list[str], env: dict[str, str] | None = None,
+                cwd: Path | None = None) -> tuple[float, float, int]:
+        """:func:`timed`, adding each cluster JVM's CPU and GC pauses meanwhile, and the
+        command's own CPU, to :attr:`shares`."""
+        marks = {side: meter.mark() for side, meter in self.meters.items()}
+        cpu: list[float] = []
+        result = timed(command, env=env, log=self.log, cwd=cwd, cpu=cpu)
+        shares = {side: meter.since(marks[side]) for side, meter in self.meters.items()}
+        shares["command"] = Share(cpu[0], 0.0, 0)  # the tool's own process (GC not seen)
+        for side, share in shares.items():
+            self.shares[side] = self.shares.get(side, Share(0, 0, 0)) + share
+        return result
+
+    def project(self, *args: str, timed_run: bool = True) -> tuple[float, float, int]:
         command = [sys.executable, "-m", "hbase_migrate", "-v", *args]
+        env = os.environ | {"PYTHONPATH": str(self.checkout)}
         # run in the checkout: ``-m`` puts the working folder before PYTHONPATH
-        return timed(command, env=os.environ | {"PYTHONPATH": str(self.checkout)}, log=self.log,
-                     cwd=self.checkout)
+        if not timed_run:
+            return timed(command, env=env, log=self.log, cwd=self.checkout)
+        return self.metered([*self.wrap, *command], env=env, cwd=self.checkout)
 
     def prepared(self, kind: str, more: str = "") -> tuple[str, Path]:
         target = self.fresh(kind)
         config = self.config(target, more)
-        _, _, status = self.project("prepare", "--config", str(config))
+        _, _, status = self.project("prepare", "--config", str(config), timed_run=False)
         if status:
             raise RuntimeError(f"prepare of {target} failed (see {self.log})")
         return target, config
@@ -333,7 +367,7 @@ class Peers:
                 f"-Dhadoop.tmp.dir={self.folder / 'hadoop-tmp'}"]
         name = tool if "." in tool else MR + tool
         command = java_command(self.classpath, name, [*conf, *args], heap="1g")
-        return timed(command, log=self.log)
+        return self.metered(command)
 
     def webhdfs(self, path: str, cluster: dict[str, Any] | None = None) -> str:
         """A path of the source's (or ``cluster``'s) HDFS, as Hadoop's WebHDFS client names

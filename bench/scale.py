@@ -2,8 +2,8 @@
 beside HBase's tools on the same data, in one sitting.
 
 Usage: ``python bench/scale.py [--cells 2000000,20000000] [--engines in-process,local[2],standalone]
-[--steps copy,replay,validate] [--before CHECKOUT] [--client native|thrift] [--heap 1g]
-[--json bench/out/scale.json]``
+[--steps copy,replay,validate] [--copies scan,hbase] [--profile FOLDER] [--unflushed]
+[--before CHECKOUT] [--client native|thrift] [--heap 1g] [--json bench/out/scale.json]``
 
 Starts two real Apache HBase clusters (``realstack``, as ``bench/peers.py``) and, for the
 ``standalone`` engine, a Spark standalone master with two workers of one core each (from
@@ -11,10 +11,14 @@ pyspark's own jars, ``tests/spark/standalone.py``; their executors get the proje
 archive the driver ships). For each size it loads the source once (``peers.Peers.load``),
 runs each step as HBase's tool and then as the project's on each engine (``[spark]
 master``), once, step after step: WALPlayer and ``replay --start 0``, CopyTable and
-``snapshot``, HashTable + SyncTable ``--dryrun`` and ``validate`` (each checking its own
-side's copy); each copy compared with the source cell for cell. Printed per run: seconds,
-seconds per million cells, and the peak RSS of the command's process (``wait4``) and, on the
-standalone cluster, the largest executor JVM and Python worker seen (sampled every 0.5 s
+``snapshot`` (the scan copy), snapshot + ExportSnapshot + clone and ``snapshot`` with
+``[snapshot] method = "hbase"`` (the file copy), HashTable + SyncTable ``--dryrun`` and
+``validate`` (each checking its own side's scan copy); each copy compared with the source
+cell for cell. Every run starts with the target's memstores flushed (the cells of the runs
+before would make it wait on HBase's "Blocking updates" limit) and writes a fresh table.
+Printed per run: seconds, seconds per million cells, the peak RSS of the command's process
+(``wait4``), each cluster JVM's CPU seconds and GC pauses meanwhile (``bench/jvm_share.py``)
+and, on the standalone cluster, the largest executor JVM and Python worker seen (sampled every 0.5 s
 from ``/proc``, among this process's descendants). Asserts nothing; at 20,000,000 cells a
 sitting takes hours. The source keeps its archived WALs for a day (HBase's cleaner would delete
 them 10 minutes after the roll, mid-sitting at 2 million cells, and the replay would find gaps).
@@ -28,14 +32,17 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
+import sys
 import tempfile
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
-from dataclasses import asdict
+from dataclasses import asdict, dataclass, field
 from functools import partial
 from pathlib import Path
 
+from bench.jvm_share import JvmMeter, Share
 from bench.peers import Peers, Run
 from realstack.hbase import DEFAULT_VERSION, RealHBase, RealHBaseOptions
 from realstack.maven import module_classpath
@@ -98,18 +105,37 @@ def load() -> str:
     return " ".join(Path("/proc/loadavg").read_text().split()[:3])
 
 
-def row(size: int, step: str, engine: str, run: Run, peaks: dict[str, float]) -> dict[str, object]:
+def row(size: int, step: str, engine: str, run: Run, peaks: dict[str, float],
+        shares: dict[str, Share]) -> dict[str, object]:
     found = {"cells": size, "step": step, "engine": engine, **asdict(run), "load": load(),
-             "seconds_per_million_cells": run.seconds / max(1, run.cells) * 1e6, **peaks}
+             "seconds_per_million_cells": run.seconds / max(1, run.cells) * 1e6, **peaks,
+             **{f"{side}_share": asdict(share) for side, share in shares.items()}}
     print(f"{size:>10,} {step:<9}{engine:<32}{run.seconds:>9.1f} s"
           f"{found['seconds_per_million_cells']:>9.1f} s/M{run.peak_rss_mb:>8.0f} MB"
           + "".join(f"  {k} {v:.0f} MB" for k, v in peaks.items() if v)
-          + f"  {'equal' if run.equal else 'DIFFERS' if run.equal is False else '-'}",
+          + f"  {'equal' if run.equal else 'DIFFERS' if run.equal is False else '-'}"
+          + "".join(f"  {side} {s.cpu_s:.1f} CPU s" + ("" if side == "command" else
+                    f" (JVM; GC {s.gc_pause_s:.1f} s, {s.full_gcs} full; {s.flushes} flushes,"
+                    f" {s.blocked} blocked, {s.slow_appends} slow WAL appends)")
+                    for side, s in shares.items()),
           flush=True)
     return found
 
 
-def main() -> None:
+def measured(peers: Peers, fn: Callable[[], Run], flush: bool = True
+             ) -> tuple[Run, dict[str, float], dict[str, Share]]:
+    """``fn`` run with the target's memstores flushed first unless told (the cells of the
+    runs before would make it wait on HBase's "Blocking updates" limit): the run, the
+    executors' peaks, each cluster JVM's share and the command's CPU."""
+    if flush:
+        peers.flush_target()
+    peers.shares = {}
+    with executor_peaks() as peaks:
+        run = fn()
+    return run, dict(peaks), dict(peers.shares)
+
+
+def arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cells", default="2000000,20000000")
     parser.add_argument("--engines", default="in-process,local[2],standalone")
@@ -123,16 +149,90 @@ def main() -> None:
                         "steps run too, each just before this one's")
     parser.add_argument("--client", choices=("native", "thrift"), default="native",
                         help="how the project's steps reach both clusters")
+    parser.add_argument("--copies", default="scan,hbase",
+                        help="the copies, comma-separated: scan (the scan copy, beside "
+                        "CopyTable), hbase ([snapshot] method = \"hbase\", beside "
+                        "snapshot + ExportSnapshot + clone)")
+    parser.add_argument("--profile", type=Path, help="a folder: each size's in-process scan "
+                        "copy runs twice more under py-spy (every thread wherever it is, then "
+                        "only the one holding the GIL), their raw stacks written there")
+    parser.add_argument("--unflushed", action="store_true", help="each engine's scan copy "
+                        "also runs first with the target's memstores as HBase's tools left "
+                        "them, not flushed (as the sittings before this option ran)")
     parser.add_argument("--json", type=Path, default=Path("bench/out/scale.json"))
-    args = parser.parse_args()
+    return parser.parse_args()
+
+
+@dataclass
+class Sitting:
+    """The runs of one sitting: HBase's tools and the project's steps on each engine."""
+
+    peers: Peers
+    args: argparse.Namespace
+    masters: dict[str, str]
+    rows: list[dict[str, object]] = field(default_factory=list)
+    copies: dict[str, dict[Path, Path]] = field(default_factory=dict)  # each engine's scan copy
+
+    def tools(self, step: str) -> list[Callable[[], Run]]:
+        if step != "copy":
+            return [{"replay": self.peers.replay_peer, "validate": self.peers.validate_peer}[step]]
+        return [fn for method, fn in (("scan", self.peers.copy_peer),
+                                      ("hbase", self.peers.snapshot_peer))
+                if method in self.args.copies.split(",")]
+
+    def ours(self, step: str) -> list[tuple[str, Callable[[], Run]]]:
+        if step != "copy":
+            return [("", {"replay": self.peers.replay_project,
+                          "validate": self.peers.validate_project}[step])]
+        return [(label, fn) for method, label, fn in (
+            ("scan", "", self.peers.copy_project),
+            ("hbase", ", method hbase", self.peers.snapshot_project))
+            if method in self.args.copies.split(",")]
+
+    def keep(self, found: dict[str, object]) -> None:
+        self.rows.append(found)
+        print(f"  (load {load()})", flush=True)
+        write(self.args.json, self.args.hbase_version, self.rows)  # a long sitting may stop
+
+    def step(self, size: int, step: str) -> None:
+        """HBase's tools (SyncTable checks CopyTable's copy), then the project on each
+        engine (its validation checks its own engine's scan copy)."""
+        peers = self.peers
+        for tool in self.tools(step):
+            run, _, shares = measured(peers, tool)
+            self.keep(row(size, step, run.tool, run, {}, shares))
+        for engine, master in self.masters.items():
+            peers.master = master
+            if step == "validate":
+                peers.copied = dict(self.copies[engine])
+            if step == "copy" and self.args.unflushed and "scan" in self.args.copies.split(","):
+                run, peaks, shares = measured(peers, peers.copy_project, flush=False)
+                self.keep(row(size, step, f"{engine} (target unflushed)", run, peaks, shares))
+            runs = [(f"{engine}{label}", fn) for label, fn in self.ours(step)]
+            if self.args.before is not None:  # first: a fuller target slows the second
+                runs[:0] = [(f"{engine}{label} (before)",
+                             partial(peers.from_checkout, self.args.before, fn))
+                            for label, fn in self.ours(step)]
+            for label, fn in runs:
+                run, peaks, shares = measured(peers, fn)
+                self.keep(row(size, step, label, run, peaks, shares))
+            if step == "copy" and "scan" in self.args.copies.split(","):
+                self.copies[engine] = dict(peers.copied)
+            if step == "copy" and engine == "in-process" and self.args.profile:
+                for kind in PROFILES:
+                    self.keep(profiled(peers, self.args.profile, size, kind))
+
+
+def main() -> None:
+    args = arguments()
+    if args.profile:
+        py_spy()  # before hours of loading
     sizes = [int(c) for c in args.cells.split(",")]
-    engines = args.engines.split(",")
     steps = [s for s in STEPS if s in args.steps.split(",")]
     classpath = module_classpath("mapreduce", {"hbase.version": args.hbase_version})
-    rows: list[dict[str, object]] = []
     with tempfile.TemporaryDirectory(prefix="scale-") as tmp, ExitStack() as stack:
         folder = Path(tmp)
-        clusters = {}
+        clusters, meters = {}, {}
         for side in ("source", "target"):
             hbase = RealHBase(folder / side, RealHBaseOptions(
                 hbase_version=args.hbase_version, region_servers=1, heap=args.heap, name=side,
@@ -140,8 +240,10 @@ def main() -> None:
             hbase.start()
             stack.callback(hbase.stop)
             clusters[side] = hbase.cluster_json
-        masters = {e: e for e in engines}
-        if "standalone" in engines:
+            assert hbase.pid is not None
+            meters[side] = JvmMeter(hbase.pid, folder / side / "gc.log", hbase.log_path)
+        masters = {e: e for e in args.engines.split(",")}
+        if "standalone" in masters:
             (folder / "spark").mkdir()
             spark = start_cluster(folder / "spark", workers=2, cores=1)
             masters["standalone"] = next(spark)
@@ -149,41 +251,47 @@ def main() -> None:
         peers = Peers(clusters["source"], clusters["target"], classpath, folder)
         peers.use_client(args.client)
         peers.archive_ttl = "1d"  # as the stacks keep them (ARCHIVE_TTL_MS)
-        tools: dict[str, Callable[[], Run]] = {"copy": peers.copy_peer,
-                                               "replay": peers.replay_peer,
-                                               "validate": peers.validate_peer}
-        ours: dict[str, Callable[[], Run]] = {"copy": peers.copy_project,
-                                              "replay": peers.replay_project,
-                                              "validate": peers.validate_project}
+        peers.meters = meters
+        sitting = Sitting(peers, args, masters)
         for size in sizes:
             peers.load(size)
             peers.drop_made()
-            copies: dict[str, Path] = {}  # each engine's copy, which its validation checks
-            for step in steps:  # each step: HBase's tool, then the project on each engine
-                run = tools[step]()  # SyncTable checks CopyTable's copy
-                rows.append(row(size, step, run.tool, run, {}))
-                print(f"  (load {load()})", flush=True)
-                for engine, master in masters.items():
-                    peers.master = master
-                    if step == "validate":
-                        peers.copied = copies[engine]
-                    runs = [(engine, ours[step])]
-                    if args.before is not None:  # first: a fuller target slows the second
-                        runs.insert(0, (f"{engine} (before)",
-                                        partial(peers.from_checkout, args.before, ours[step])))
-                    for label, fn in runs:
-                        with executor_peaks() as peaks:
-                            run = fn()
-                        rows.append(row(size, step, label, run, dict(peaks)))
-                        print(f"  (load {load()})", flush=True)
-                        write(args.json, args.hbase_version, rows)  # a long sitting may stop
-                    if step == "copy":
-                        copies[engine] = peers.copied
+            sitting.copies.clear()
+            for step in steps:
+                sitting.step(size, step)
                 if step != "copy":  # the copies stay for the validations
                     peers.drop_made()
             peers.drop_made()
-    write(args.json, args.hbase_version, rows)
+    write(args.json, args.hbase_version, sitting.rows)
     print(f"written {args.json}")
+
+
+def py_spy() -> str:
+    """py-spy's command (not among the project's dependencies), or SystemExit saying so."""
+    found = shutil.which("py-spy") or Path(sys.executable).with_name("py-spy")
+    if not Path(found).exists():
+        raise SystemExit("--profile needs py-spy: install it beside the project "
+                         "(uv pip install py-spy), or leave --profile out")
+    return str(found)
+
+
+PROFILES = {"wall": "--idle", "gil": "--gil"}  # every thread wherever it is; CPU only
+
+
+def profiled(peers: Peers, folder: Path, size: int, kind: str) -> dict[str, object]:
+    """One more in-process scan copy under py-spy (50 samples a second of every thread:
+    ``wall``, idle ones too; ``gil``, only the one holding the GIL): its raw stacks in
+    ``folder``; its row says so (py-spy slows it)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    out = folder.resolve() / f"copy-{size}-{kind}.txt"
+    peers.wrap = [py_spy(), "record", "--threads", PROFILES[kind], "--rate", "50",
+                  "--format", "raw", "--output", str(out), "--"]
+    try:
+        run, peaks, shares = measured(peers, peers.copy_project)
+    finally:
+        peers.wrap = []
+    print(f"  (profile in {out})", flush=True)
+    return row(size, "copy", f"in-process (py-spy, {kind})", run, peaks, shares)
 
 
 def write(path: Path, version: str, rows: list[dict[str, object]]) -> None:

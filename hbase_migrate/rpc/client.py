@@ -215,9 +215,12 @@ class NativeClient:
         """The rows of ``[start, stop)`` in order, each a list of its cells (``raw``: delete
         markers and deleted cells too), resumed after the last row handed out when a
         region moves, splits or loses its scanner. A consumer that stops early closes the
-        generator (or lets it go): the open scanner is closed on the server."""
+        generator (or lets it go): the open scanner is closed on the server. The blocks
+        read stay out of the region servers' block caches (the scans are of whole ranges:
+        copies, validations)."""
         spec = Scan(start, stop, tuple(columns), time_range, max_versions, raw,
-                    caching=self.rows_per_call, max_result_size=self.max_result_bytes)
+                    caching=self.rows_per_call, max_result_size=self.max_result_bytes,
+                    cache_blocks=False)
         retry = _Retry(self, table, "Scan")
         seam = ScanSeam(self.locator.locate, self.pool.get, self.rows_per_call)
         scanner = NativeScanner(seam, table, spec)

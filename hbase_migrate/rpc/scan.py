@@ -61,6 +61,9 @@ class Scan(NamedTuple):
     mvcc_read_point: int = 0
     include_start_row: bool = True
     include_stop_row: bool = False
+    # False: the blocks read do not enter the region server's block cache, as HBase's
+    # CopyTable and HashTable scan; a full-table scan would evict the cluster's hot blocks
+    cache_blocks: bool = True
 
 
 def scan_message(scan: Scan) -> bytes:
@@ -74,6 +77,8 @@ def scan_message(scan: Scan) -> bytes:
     if scan.time_range is not None:
         out += bytes_field(6, time_range_message(scan.time_range))
     out += varint_field(7, scan.max_versions)
+    if not scan.cache_blocks:  # the field's default is true
+        out += varint_field(8, 0)
     if scan.max_result_size > 0:
         out += varint_field(10, scan.max_result_size)
     if scan.reversed:
@@ -93,11 +98,13 @@ def decode_scan(data: bytes) -> Scan:
     m = Message(data, "Scan")
     raw = any(decode_name_bytes_pair(a) == (RAW_ATTRIBUTE, b"\xff") for a in m.repeated(2))
     tr, versions, start_row = m.opt_bytes(6), m.opt_int(7), m.opt_int(21)
+    cache = m.opt_int(8)
     return Scan(m.opt_bytes(3) or b"", m.opt_bytes(4) or b"", m.msgs(1, decode_column),
                 None if tr is None else decode_time_range(tr),
                 1 if versions is None else versions, raw, bool(m.opt_int(15)),
                 m.opt_int(17) or 0, m.opt_int(10) or 0, m.opt_int(20) or 0,
-                start_row is None or bool(start_row), bool(m.opt_int(22)))
+                start_row is None or bool(start_row), bool(m.opt_int(22)),
+                cache is None or bool(cache))
 
 
 def open_scan_request(region_name: bytes, scan: Scan, rows: int, *,

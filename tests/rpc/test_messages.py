@@ -64,6 +64,16 @@ def test_raw_reversed_scan_golden() -> None:
         "a80100")  # 21 include_start_row false
 
 
+def test_uncached_scan_golden() -> None:
+    # Client.proto's cache_blocks defaults to true: false must be sent, true may be left out
+    assert scan_message(Scan(cache_blocks=False)) == bytes.fromhex(
+        "3801"  # 7 max_versions 1
+        "4000")  # 8 cache_blocks false
+    assert scan_message(Scan()) == bytes.fromhex("3801")
+    request = decode_scan_request(open_scan_request(b"r", Scan(cache_blocks=False), 1))
+    assert request.scan is not None and request.scan.cache_blocks is False
+
+
 def test_scan_requests_round_trip() -> None:
     scan = Scan(start=b"x", raw=True, max_versions=0x7FFFFFFF, time_range=(0, 9))
     opened = decode_scan_request(open_scan_request(b"region", scan, 100))

@@ -109,6 +109,7 @@ struct TScan {
   8: optional i32 batchSize,
   9: optional map<binary, binary> attributes,
   11: optional bool reversed,
+  12: optional bool cacheBlocks,
   15: optional i32 limit
 }
 

@@ -494,7 +494,9 @@ class Thrift2Client:
         call that fails on the transport reopens the scanner where the last piece ended,
         asking for less, at most ``timeout_retries`` times in a row
         (:class:`~hbase_migrate.cluster.thrift.thrift2_scan.ScanFailedError`). ``raw``: delete
-        markers and the cells they hide too (the scan attribute HBase's ``Scan.setRaw`` sets)."""
+        markers and the cells they hide too (the scan attribute HBase's ``Scan.setRaw`` sets).
+        The blocks read stay out of the region server's block cache, as with the native
+        client."""
         trange = hbase2.TTimeRange(*time_range) if time_range else None
         tcolumns = _tcolumns(columns)
         attributes = {RAW_ATTRIBUTE: b"\xff"} if raw else None
@@ -502,7 +504,7 @@ class Thrift2Client:
         def make_tscan(start_row: bytes, batch: int) -> Any:
             return hbase2.TScan(startRow=start_row, stopRow=stop or None, columns=tcolumns,
                                 maxVersions=max_versions, timeRange=trange, batchSize=batch,
-                                attributes=attributes)
+                                attributes=attributes, cacheBlocks=False)
 
         scanner = Thrift2Scanner(self, table, start, stop, make_tscan, cells_from_result,
                                  rows_per_call)
