@@ -58,6 +58,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from hbase_migrate.cluster.client import Client
 from hbase_migrate.cluster.descriptors import FamilyDescriptor, TableDescriptor
 from hbase_migrate.cluster.endpoints import load_cluster_json
 from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
@@ -74,6 +75,9 @@ try:
 except ImportError:  # run as ``python bench/peers.py``: its own folder is on the path
     from jvm_share import JvmMeter, Share  # type: ignore[no-redef]
 
+# the source's hbase.master.logcleaner.ttl: a sitting on a loaded machine outlasts HBase's
+# 10 minutes, after which the cleaner deletes the archived WALs every replay round reads
+ARCHIVE_TTL_MS = 24 * 3600 * 1000
 SOURCE = "peers_src"
 FAMILIES = (b"d", b"e")
 SPLITS = (b"r2", b"r5", b"r7")
@@ -205,12 +209,13 @@ class Peers:
         self.classpath = classpath
         self.folder = folder
         self.log = folder / "tools.log"
-        self.client = Thrift2Client(self.source["thrift2"])
+        self.client: Client = Thrift2Client(self.source["thrift2"])
         self.source_admin = NativeAdmin(self.source["zookeeper"], self.source["znode_parent"])
-        self.target_client = Thrift2Client(self.target["thrift2"])
+        self.target_client: Client = Thrift2Client(self.target["thrift2"])
         self.serial = 0
         self.reads_before = 0  # the source's read requests when the current run began
         self.made: list[str] = []  # the target's tables the runs wrote
+        self.copied: dict[Path, Path] = {}  # the config of the last copy, by whose code
         self.visible = 0
         self.writers = 1
         self.client_kind = "thrift"  # how the project's steps reach both clusters
@@ -389,7 +394,7 @@ class Peers:
         target, config = self.prepared("copy")
         seconds, rss, status = self.project("snapshot", "--config", str(config))
         run = self.checked("hbase-migrate snapshot", target, seconds, rss, status)
-        self.copied = config
+        self.copied[self.checkout] = config  # validated by the same code
         return run
 
     def copy_peer(self) -> Run:
@@ -403,13 +408,15 @@ class Peers:
         return run
 
     def validate_project(self) -> Run:
-        seconds, rss, status = self.project("validate", "--config", str(self.copied))
+        seconds, rss, status = self.project("validate", "--config",
+                                            str(self.copied[self.checkout]))
         return Run("hbase-migrate validate", seconds, self.visible, rss, status == 0,
                    "" if status == 0 else f"exit {status}")
 
     def validate_snapshot_project(self) -> Run:
-        seconds, rss, status = self.project("validate", "--config", str(self.copied),
-                                            "--from", "snapshot")
+        seconds, rss, status = self.project("validate", "--config",
+                                            str(self.copied[self.checkout]), "--from",
+                                            "snapshot")
         return Run("hbase-migrate validate --from snapshot", seconds, self.visible, rss,
                    status == 0, "" if status == 0 else f"exit {status}")
 
@@ -520,11 +527,13 @@ def main() -> None:
                 if given is None:
                     stacks.append(RealHBase(folder / side, RealHBaseOptions(
                         hbase_version=args.hbase_version, region_servers=1, heap="1g",
-                        name=side)))
+                        name=side, archive_ttl_ms=ARCHIVE_TTL_MS)))
                     stacks[-1].start()
                     clusters[side] = stacks[-1].cluster_json
             peers = Peers(clusters["source"], clusters["target"], classpath, folder)
             peers.writers = args.writers
+            if args.source is None:  # the stacks started here keep archived WALs a day
+                peers.archive_ttl = "1d"
             peers.use_client(args.client)
             peers.load(cells)
             pairs: list[tuple[Pair, Callable[[], Run], Callable[[], Run]]] = [

@@ -171,7 +171,7 @@ class Sitting:
     args: argparse.Namespace
     masters: dict[str, str]
     rows: list[dict[str, object]] = field(default_factory=list)
-    copies: dict[str, Path] = field(default_factory=dict)  # each engine's scan copy
+    copies: dict[str, dict[Path, Path]] = field(default_factory=dict)  # each engine's scan copy
 
     def tools(self, step: str) -> list[Callable[[], Run]]:
         if step != "copy":
@@ -204,7 +204,7 @@ class Sitting:
         for engine, master in self.masters.items():
             peers.master = master
             if step == "validate":
-                peers.copied = self.copies[engine]
+                peers.copied = dict(self.copies[engine])
             if step == "copy" and self.args.unflushed and "scan" in self.args.copies.split(","):
                 run, peaks, shares = measured(peers, peers.copy_project, flush=False)
                 self.keep(row(size, step, f"{engine} (target unflushed)", run, peaks, shares))
@@ -217,7 +217,7 @@ class Sitting:
                 run, peaks, shares = measured(peers, fn)
                 self.keep(row(size, step, label, run, peaks, shares))
             if step == "copy" and "scan" in self.args.copies.split(","):
-                self.copies[engine] = peers.copied
+                self.copies[engine] = dict(peers.copied)
             if step == "copy" and engine == "in-process" and self.args.profile:
                 for kind in PROFILES:
                     self.keep(profiled(peers, self.args.profile, size, kind))

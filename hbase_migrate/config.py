@@ -350,7 +350,11 @@ def parse_config(data: dict[str, Any], path: Path) -> MigrationSpec:
     )
     if spec.target.bigtable is not None:
         _check_bigtable(spec, path)
+        spec = replace(spec, engine=replace(spec.engine, in_process_only=BIGTABLE_IN_PROCESS))
     return spec
+
+
+BIGTABLE_IN_PROCESS = "a Bigtable target is written in-process, not on Spark"
 
 
 def _check_bigtable(spec: MigrationSpec, path: Path) -> None:
@@ -370,8 +374,8 @@ def _check_bigtable(spec: MigrationSpec, path: Path) -> None:
     spark = next((m for m in (engine.spark_master, engine.large_master)
                   if m not in (AUTO, IN_PROCESS, LOCAL_SPARK_MASTER)), None)
     if spark is not None or engine.spark_master == LOCAL_SPARK_MASTER:
-        raise ConfigError(f"{path}: [spark]: a Bigtable target is written in-process, not on "
-                          f"Spark (got {spark or engine.spark_master!r}): leave [spark] master "
+        raise ConfigError(f"{path}: [spark]: {BIGTABLE_IN_PROCESS} "
+                          f"(got {spark or engine.spark_master!r}): leave [spark] master "
                           "and large_master out")
 
 

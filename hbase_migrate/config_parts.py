@@ -166,6 +166,7 @@ class EngineSettings:
     ship_keytab: str = SHIP_KEYTAB[0]  # Kerberos files sent with Spark jobs: SHIP_KEYTAB
     python: str | None = None  # the executors' Python on a cluster master (None: shipped)
     conf: tuple[tuple[str, str], ...] = ()  # more Spark settings ([spark] conf, --conf)
+    in_process_only: str = ""  # why no Spark master may run this migration's tasks ("": any)
 
     def with_conf(self, settings: Sequence[tuple[str, str]]) -> EngineSettings:
         """These settings with ``settings`` (Spark key, value) over ``[spark] conf``."""

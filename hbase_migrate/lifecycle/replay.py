@@ -21,6 +21,7 @@ from hbase_migrate.audit.ledger import Ledger
 from hbase_migrate.audit.records import MigrationState, Provenance
 from hbase_migrate.config import IN_PROCESS, MigrationSpec
 from hbase_migrate.errors import StepInterrupted
+from hbase_migrate.ranges.choice import check_master
 from hbase_migrate.replay.job import CATCH_UP, DEFAULT_LOCK_TIMEOUT, FileTask, ReplayJob
 from hbase_migrate.replay.parts import split_parts
 
@@ -116,6 +117,7 @@ def replay(spec: MigrationSpec, *, tables: Sequence[str] = (), start: int | None
     gap). The files are replayed by ``executor``, or where the Spark ``master`` says
     (default the migration's ``[spark] master``; ``auto``: on Spark only for a run of
     ``[spark] auto_cells`` cells or more, else in this process)."""
+    check_master(master, spec.engine)
     job = replay_job(spec, tables=tables, start=start, end=end, provenance=provenance,
                      **options)
     master = spec.engine.spark_master if master is None else master

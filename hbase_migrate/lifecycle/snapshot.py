@@ -62,7 +62,12 @@ from hbase_migrate.lifecycle.step import (
     require,
 )
 from hbase_migrate.limits import ThrottlePlan, step_limits
-from hbase_migrate.ranges.choice import EngineChoice, choose_engine, only_in_process
+from hbase_migrate.ranges.choice import (
+    EngineChoice,
+    check_master,
+    choose_engine,
+    only_in_process,
+)
 from hbase_migrate.ranges.engine import Progress, bind, range_engine
 from hbase_migrate.ranges.groups import part_count, range_group
 from hbase_migrate.ranges.keyrange import KeyRange
@@ -104,6 +109,7 @@ def snapshot(spec: MigrationSpec, *, watermark: int | None = None,
     recorded, the migration stays ``copying`` and
     :class:`~hbase_migrate.runstate.StepInterrupted` says what was done; a rerun copies
     the rest at the same T0."""
+    check_master(master, spec.engine)
     method = copy_method(spec, method, watermark)
     if part is not None:
         return _snapshot_part(spec, part, provenance, master, progress, method, watermark,

@@ -31,7 +31,7 @@ from hbase_migrate.lifecycle.missing import check_schema
 from hbase_migrate.lifecycle.result import StepResult
 from hbase_migrate.lifecycle.step import StepContext, recorded_step, require
 from hbase_migrate.limits import ThrottlePlan, step_limits
-from hbase_migrate.ranges.choice import choose_engine
+from hbase_migrate.ranges.choice import check_master, choose_engine
 from hbase_migrate.ranges.engine import Progress, range_engine
 from hbase_migrate.ranges.groups import part_count, range_group
 from hbase_migrate.ranges.keyrange import KeyRange, RangeError
@@ -82,6 +82,7 @@ def validate(spec: MigrationSpec, *, provenance: Provenance | None = None,
     verdict continues where it stopped on the next one with the same plan, ``restart``
     starts afresh (:mod:`hbase_migrate.validate.resume`); ``resumed`` in the metrics says
     how many ranges were carried over, from which step and since when."""
+    check_master(master, spec.engine)
     chosen = spec.select_tables(tables)
     if part is not None:
         run = run or default_run(provenance)

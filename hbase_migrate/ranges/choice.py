@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hbase_migrate.config import AUTO, IN_PROCESS, EngineSettings
+from hbase_migrate.errors import ConfigError
 from hbase_migrate.spark.errors import is_local_master
 
 
@@ -49,11 +50,22 @@ def only_in_process(asked: str | None, settings: EngineSettings) -> bool:
     return master == IN_PROCESS or (master == AUTO and is_local_master(settings.large_master))
 
 
+def check_master(asked: str | None, settings: EngineSettings) -> None:
+    """Raise ConfigError when the caller asks for a Spark master (``asked``) where the
+    migration runs in-process only (``settings.in_process_only`` says why): each step
+    checks this before it starts."""
+    if settings.in_process_only and asked not in (None, AUTO, IN_PROCESS):
+        raise ConfigError(f"Spark master {asked!r} (asked for by the caller): "
+                          f"{settings.in_process_only}; run the step without one (no "
+                          "--master, no spark_conn_id)")
+
+
 def choose_engine(asked: str | None, settings: EngineSettings,
                   estimated_cells: int) -> EngineChoice:
     """The engine for work of ``estimated_cells`` cells: ``asked`` (the caller's master,
     None for the configured one) unless it is AUTO, then by ``settings.auto_cells`` and
-    whether ``settings.large_master`` is a cluster."""
+    whether ``settings.large_master`` is a cluster (see :func:`check_master`)."""
+    check_master(asked, settings)
     master = asked or settings.spark_master
     if master != AUTO:
         source = "asked for by the caller" if asked else "[spark] master"

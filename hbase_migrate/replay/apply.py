@@ -4,8 +4,8 @@
 exact one (per-cell timestamps, every delete type, over the cluster's client: HBase's own
 RPC or the Thrift2 gateway), and
 :class:`hbase_migrate.replay.thrift1_target.Thrift1Target` the one with a fidelity policy.
-Transport failures are retried with backoff by the clients, which look the gateway's endpoint
-up again before reconnecting; a gateway that stays unreachable raises
+Transport failures are retried with backoff by the clients, which look the endpoint (a region
+server, a gateway) up again before reconnecting; a target that stays unreachable raises
 :class:`TargetUnavailableError` (the target is down, not the file at fault: the run stops),
 any other failure :class:`ReplayWriteError` naming the table, the row and the WAL position.
 """
@@ -21,7 +21,7 @@ from typing import Protocol
 
 from hbase_migrate.bytesutil import to_string_binary
 from hbase_migrate.cluster.descriptors import TableDescriptor
-from hbase_migrate.cluster.errors import GatewayUnreachableError, ServiceUnreachableError
+from hbase_migrate.cluster.errors import ServiceUnreachableError
 from hbase_migrate.replay.errors import MissingTargetError, ReplayWriteError
 from hbase_migrate.replay.mutations import RowMutation
 from hbase_migrate.wal.model import type_name
@@ -30,14 +30,14 @@ _CELLS = attrgetter("cells")
 _TYPE = attrgetter("type")
 
 
-class TargetUnavailableError(GatewayUnreachableError):
+class TargetUnavailableError(ServiceUnreachableError):
     """The target (its gateway, its servers over HBase's RPC, a Kafka broker) stayed
     unreachable through a call's retries (its endpoint looked up again before each), or did
     not answer when the target was opened. Not a fault of the
     file being replayed: the run stops with this one error; every offset the target
     acknowledged is kept, so a rerun continues from there."""
 
-    service = "target gateway"
+    service = "target"
 
     def __init__(self, message: str, *, endpoint: str | None = None,
                  service: str | None = None) -> None:
@@ -92,7 +92,7 @@ class ReplayTarget(Protocol):
 
     def apply(self, table: str, mutations: Sequence[RowMutation]) -> AppliedCounts:
         """Write the mutations in order; return only once all were acknowledged. Raises
-        :class:`TargetUnavailableError` when the gateway stays unreachable."""
+        :class:`TargetUnavailableError` when the target stays unreachable."""
         ...
 
     def close(self) -> None:
@@ -119,17 +119,17 @@ class SchemaCache:
         return found
 
 
-class GatewayTarget:
-    """What the replay targets over a gateway client share: the client (``endpoint``,
+class TargetOverClient:
+    """What the replay targets over a cluster's client share: the client (``endpoint``,
     ``close``), its table descriptors fetched once, and ``cluster`` naming the target cluster
     in messages; a subclass writes (``apply``)."""
 
-    def __init__(self, client: GatewayClient, exists: Callable[[str], bool],
+    def __init__(self, client: DescribingClient, exists: Callable[[str], bool],
                  cluster: str | None) -> None:
         self.client = client
         self.cluster = f"cluster {cluster!r}" if cluster else client.endpoint
-        self.where = (f"the target cluster {cluster!r} (gateway {client.endpoint})" if cluster
-                      else f"the target gateway {client.endpoint}")  # for messages
+        self.where = (f"the target cluster {cluster!r} (at {client.endpoint})" if cluster
+                      else f"the target at {client.endpoint}")  # for messages
         self._schema = SchemaCache(self.where, exists, client.table_descriptor)
 
     @property
@@ -146,8 +146,8 @@ class GatewayTarget:
             raise unavailable(self.cluster, exc, f"describing table {table}") from exc
 
 
-class GatewayClient(Protocol):
-    """What :class:`GatewayTarget` needs of a client (Thrift1, or the cluster's client)."""
+class DescribingClient(Protocol):
+    """What :class:`TargetOverClient` needs of a client (Thrift1, or the cluster's client)."""
 
     endpoint: str
 
@@ -156,8 +156,8 @@ class GatewayClient(Protocol):
 
 
 def described(target: object) -> str:
-    """How messages name ``target``: a gateway target's ``where`` ("the target cluster 'x'
-    (gateway h:p)"), looked for through the targets that wrap one (throttled,
+    """How messages name ``target``: a client target's ``where`` ("the target cluster 'x'
+    (at h:p)"), looked for through the targets that wrap one (throttled,
     partitioned)."""
     while not hasattr(target, "where"):
         inner = getattr(target, "target", None) or next(iter(getattr(target, "targets", ())),

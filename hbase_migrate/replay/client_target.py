@@ -12,7 +12,7 @@ from hbase_migrate.cluster.client import Client
 from hbase_migrate.cluster.errors import ClusterError, ServiceUnreachableError
 from hbase_migrate.replay.apply import (
     AppliedCounts,
-    GatewayTarget,
+    TargetOverClient,
     count_cells,
     unavailable,
     write_error,
@@ -21,7 +21,7 @@ from hbase_migrate.replay.apply import (
 from hbase_migrate.replay.mutations import RowMutation
 
 
-class ClientTarget(GatewayTarget):
+class ClientTarget(TargetOverClient):
     """Exact replay over one client (not shared across threads). ``cluster`` names the
     target cluster in messages. ``owned``: closing the target closes the client (else the
     client is lent, and its lender takes it back)."""

@@ -30,7 +30,7 @@ from hbase_migrate.cluster.descriptors import TableDescriptor
 from hbase_migrate.cluster.errors import ClusterError, GatewayUnreachableError
 from hbase_migrate.replay.apply import (
     AppliedCounts,
-    GatewayTarget,
+    TargetOverClient,
     count_cells,
     unavailable,
     write_error,
@@ -107,7 +107,7 @@ class Thrift1Planner:
         return cell.family
 
 
-class Thrift1Target(GatewayTarget):
+class Thrift1Target(TargetOverClient):
     """Replay through a Thrift1 gateway under the delete-fidelity policy. ``cluster``
     names the target cluster in messages."""
 

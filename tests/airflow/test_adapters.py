@@ -181,6 +181,14 @@ def test_the_stock_spark_default_never_overrides_a_migrations_own_master(
     assert run_master("spark_big", spec)[0] == "spark://m:7077"  # named: the run's choice
     assert run_master(None, spec) == (None, "Spark master: spark://own:7077, the "
                                             "migration's [spark] master (no connection)")
+    bigtable = MigrationSpec.from_dict({
+        "migration": {"name": "m", "ledger": "sqlite:///l.db"}, "source": {"thrift": "a:1"},
+        "target": {"kind": "bigtable", "project": "p1", "instance": "i1",
+                   "emulator_host": "localhost:8086"}, "tables": [{"source": "t"}]})
+    assert run_master("spark_default", bigtable) == (None, (
+        "Spark master: none, the stock connection spark_default is not used: a Bigtable "
+        "target is written in-process, not on Spark"))
+    assert run_master("spark_big", bigtable)[0] == "spark://m:7077"  # the step refuses it
 
 
 

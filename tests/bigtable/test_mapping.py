@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from hbase_migrate import lifecycle
 from hbase_migrate.audit.ledger import Ledger
 from hbase_migrate.bigtable.errors import BigtablePreflightError
 from hbase_migrate.bigtable.masking import MarkerMemory
@@ -16,9 +17,10 @@ from hbase_migrate.bigtable.preflight import MiB, Report, cell_findings
 from hbase_migrate.bigtable.schema import Retention, table_id
 from hbase_migrate.bigtable.writer import MutationBatcher
 from hbase_migrate.cluster.descriptors import FOREVER, FamilyDescriptor
-from hbase_migrate.config import load_config
+from hbase_migrate.config import IN_PROCESS, load_config
 from hbase_migrate.errors import ConfigError
 from hbase_migrate.lifecycle.migrations import recorded_spec
+from hbase_migrate.ranges.choice import choose_engine
 from hbase_migrate.wal.model import Cell, CellType, Tag
 
 pytest.importorskip("google.cloud.bigtable")
@@ -131,6 +133,14 @@ def test_the_target_section_is_checked(tmp_path: Path) -> None:
     assert (spec.target.bigtable.project, spec.target.bigtable.accept) == ("p1", ("tags t",))
     assert spec.target.identity == "bigtable:projects/p1/instances/i1"
     assert type(spec).from_dict(spec.to_dict(), base_dir=tmp_path).target == spec.target
+    # a master named by a caller (--master, an Airflow connection) is refused too
+    with pytest.raises(ConfigError, match=r"Spark master 'local\[2\]' \(asked for by the "
+                       r"caller\): a Bigtable target is written in-process, not on Spark"):
+        choose_engine("local[2]", spec.engine, 1)
+    assert choose_engine(None, spec.engine, 10**9).master == IN_PROCESS
+    for step in (lifecycle.snapshot, lifecycle.replay, lifecycle.validate):  # before a start
+        with pytest.raises(ConfigError, match=r"Spark master 'yarn' \(asked for by the caller"):
+            step(spec, master="yarn")
     spec = replace(spec, ledger_url=f"sqlite:///{tmp_path / 'ledger.db'}")
     with Ledger.open(spec.ledger_url) as ledger:
         ledger.ensure_spec(spec)

@@ -169,12 +169,12 @@ def test_replay_names_the_missing_target_table_and_family(tmp_path: Path, gatewa
         for failure in done.failures:
             assert failure.error is not None
             assert (f"target table 'orders' does not exist on the target cluster 'target' "
-                    f"(gateway {used}): run prepare") in failure.error, failure
+                    f"(at {used}): run prepare") in failure.error, failure
         with t2(dst) as target:
             target.create_table(TableDescriptor(TABLE, (FamilyDescriptor(b"d"),)))
         done = replay(spec, force_thrift1=thrift1)
         assert done.exit_code == 1 and done.failures
         for failure in done.failures:
             assert failure.error is not None
-            assert (f"target table 'orders' on the target cluster 'target' (gateway {used}) "
+            assert (f"target table 'orders' on the target cluster 'target' (at {used}) "
                     "has no column family m") in failure.error, failure

@@ -57,7 +57,7 @@ def test_a_mapping_to_a_missing_table_fails_before_any_write(
     wal = make_wal(tmp_path / "wal.m", entries)
     flt = ReplayFilter.build([table, f"other={table}_missing"])
     with pytest.raises(MissingTargetError, match=f"target table '{table}_missing' does not "
-                       f"exist on the target gateway {clusters.dst.endpoint}: run prepare"):
+                       f"exist on the target at {clusters.dst.endpoint}: run prepare"):
         replay_file(wal, ReplaySpec(flt), ClientTarget(clusters.dst))
     assert scan_all(clusters.dst, table) == []
 

@@ -68,6 +68,9 @@ def run_master(conn_id: str | None, spec: MigrationSpec) -> tuple[str | None, st
     own = spec.engine.spark_master
     if not conn_id:
         return None, f"Spark master: {own}, the migration's [spark] master (no connection)"
+    if conn_id == STOCK and spec.engine.in_process_only:
+        return None, (f"Spark master: none, the stock connection {STOCK} is not used: "
+                      f"{spec.engine.in_process_only}")
     master = spark_master(conn_id)
     if conn_id == STOCK and own != AUTO:
         return None, (f"Spark master: {own}, the migration's [spark] master (the stock "
