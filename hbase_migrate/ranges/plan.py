@@ -54,6 +54,9 @@ class CopyWhilePlanning:
     throttle: Throttle | None = None
 
 
+SPEND_CHUNK = 2_000  # the most cells a pass lets pass before spending them
+
+
 class CopyBudget:
     """The cells a planning pass may still copy, spent by every region it copies (from any
     thread): a row starts being copied only while some are left."""
@@ -61,6 +64,9 @@ class CopyBudget:
     def __init__(self, cells: int) -> None:
         self._left = cells
         self._lock = threading.Lock()
+        # cells a pass may let pass before it spends them: a thousandth of the budget, so
+        # a large budget takes no lock per row and is overshot by a thousandth per pass
+        self.chunk = max(1, min(SPEND_CHUNK, cells // 1000))
 
     def spent(self) -> bool:
         return self._left <= 0
@@ -133,11 +139,13 @@ def _count(pieces: Iterable[list[Cell]], cutter: RangeCutter,
            budget: CopyBudget | None = None, stopped: list[bytes] | None = None
            ) -> Iterator[list[Cell]]:
     """``pieces`` as they pass, their rows given to ``cutter``. With a ``budget``: the cells
-    passed are spent from it (a row's when the next row starts, and when the pass ends), and
-    the first row to start once it is spent is not passed on but put in ``stopped``; the
-    same when a stop is asked (:mod:`hbase_migrate.runstate`), with or without a budget."""
+    passed are spent from it (as the first row starts, then as a row starts once
+    ``budget.chunk`` are unspent, and when the pass ends), and the first row to start once
+    it is spent is not passed on but put in ``stopped``; the same when a stop is asked
+    (:mod:`hbase_migrate.runstate`), with or without a budget."""
     scan = iter(pieces)
-    unspent = 0  # the cells of the row passing, not yet spent
+    unspent = 0  # the cells passed, not yet spent (nor shown on the meter)
+    chunk = budget.chunk if budget is not None else 0
     last: bytes | None = None
     try:
         for piece in scan:
@@ -147,8 +155,10 @@ def _count(pieces: Iterable[list[Cell]], cutter: RangeCutter,
                     if stopped is not None:
                         stopped.append(row)
                     return
-                if budget is not None:
-                    left, unspent = budget.spend(unspent), 0
+                if budget is not None and (unspent >= chunk or last is None):
+                    left = budget.spend(unspent)
+                    runstate.meter.add_cells(unspent)  # cells copied
+                    unspent = 0
                     if not left:
                         assert stopped is not None
                         stopped.append(row)
@@ -156,12 +166,11 @@ def _count(pieces: Iterable[list[Cell]], cutter: RangeCutter,
                 last = row
             cutter.add(row, len(piece))
             unspent += len(piece)
-            if budget is not None:  # cells copied
-                runstate.meter.add_cells(len(piece))
             yield piece
     finally:
         if budget is not None:
             budget.spend(unspent)
+            runstate.meter.add_cells(unspent)
         close = getattr(scan, "close", None)
         if close is not None:  # the scanner is closed when the pass stops early
             close()
