@@ -13,7 +13,7 @@ cell count must equal the trailer's ``entry_count``. Memory holds one block at a
 the root index, as HBase does).
 
 Read: encodings NONE, PREFIX (``prefix.py``), DIFF (``diff.py``), FAST_DIFF (``fastdiff.py``)
-and ROW_INDEX_V1 (``rowindex.py``); compression NONE, GZ, SNAPPY, LZ4, ZSTD and BROTLI;
+and ROW_INDEX_V1 (``rowindex.py``), compiled or not (``decoders.py``); compression NONE, GZ, SNAPPY, LZ4, ZSTD and BROTLI;
 checksums NULL, CRC32 and CRC32C; tags, mvcc.
 Refused in one line naming the file, the block offset and what was found
 (``HFileUnsupportedError``): other data block encodings, compressed tags
@@ -39,17 +39,14 @@ from hbase_migrate.hfile.block import (
     Block,
     BlockReader,
 )
-from hbase_migrate.hfile.diff import DIFF, diff_cells
-from hbase_migrate.hfile.fastdiff import FAST_DIFF, fast_diff_cells
+from hbase_migrate.hfile.decoders import NONE, REFERENCES, decode
 from hbase_migrate.hfile.fileinfo import (
     IndexEntry,
     parse_file_info,
     parse_non_root_index,
     parse_root_index,
 )
-from hbase_migrate.hfile.keyvalue import StoreCell, block_cells
-from hbase_migrate.hfile.prefix import PREFIX, prefix_cells
-from hbase_migrate.hfile.rowindex import ROW_INDEX_V1, row_index_cells
+from hbase_migrate.hfile.keyvalue import StoreCell
 from hbase_migrate.hfile.trailer import Trailer, read_trailer
 from hbase_migrate.wal.cells import CellCorruptError
 from hbase_migrate.wal.protobuf import ProtobufError
@@ -58,8 +55,6 @@ from hbase_migrate.wal.protobuf import ProtobufError
 INLINE_BLOCKS = frozenset({b"BLMFBLK2", b"IDXINTE2", b"METABLKc"})
 # DataBlockEncoding ids (``DataBlockEncoding``), as an encoded block's first two bytes
 READABLE_ENCODINGS = frozenset({b"NONE", b"ROW_INDEX_V1", b"PREFIX", b"DIFF", b"FAST_DIFF"})
-ENCODED_READERS = {ROW_INDEX_V1: row_index_cells, PREFIX: prefix_cells, DIFF: diff_cells,
-                   FAST_DIFF: fast_diff_cells}
 ENCODINGS = {0: "NONE", 2: "PREFIX", 3: "DIFF", 4: "FAST_DIFF", 6: "PREFIX_TREE", 7: "ROW_INDEX_V1"}
 
 
@@ -131,7 +126,7 @@ class HFileReader:
                     checker.leaf_block(block)
                 elif block.magic == ENCODED_DATA and offset <= t.last_data_block_offset:
                     code = int.from_bytes(block.data[:2], "big")
-                    if code not in ENCODED_READERS:
+                    if code == NONE or code not in REFERENCES:
                         raise HFileUnsupportedError(self.name, offset, "data block encoding "
                                                     f"{ENCODINGS.get(code, f'#{code}')}")
                     checker.data_block(offset)
@@ -158,12 +153,11 @@ class HFileReader:
     def _block_cells(self, block: Block) -> Generator[StoreCell, None, int]:
         count = 0
         try:
-            cells: Iterator[StoreCell]
             if block.magic == DATA:
-                cells = (c for _pos, c in block_cells(block.data, tags=self.tags, mvcc=self.mvcc))
+                cells = decode(NONE, block.data, tags=self.tags, mvcc=self.mvcc)
             else:
-                decode = ENCODED_READERS[int.from_bytes(block.data[:2], "big")]
-                cells = decode(block.data[2:], tags=self.tags, mvcc=self.mvcc)
+                cells = decode(int.from_bytes(block.data[:2], "big"), block.data[2:],
+                               tags=self.tags, mvcc=self.mvcc)
             for cell in cells:
                 count += 1
                 yield cell
