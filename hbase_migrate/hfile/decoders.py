@@ -33,13 +33,21 @@ COMPILED_NAMES = {NONE: "plain_cells", ROW_INDEX_V1: "row_index_cells",
 CELLS = Choice("hbase_migrate.hfile._cells", "the compiled cell decoders are")
 
 
-def decode(encoding: int, data: bytes, *, tags: bool, mvcc: bool) -> Iterator[StoreCell]:
-    """The cells of a data block's ``data`` (after its encoding id) in ``encoding``
-    (``NONE`` for an unencoded block); ``encoding`` must be one of ``REFERENCES``."""
+def whole_block(encoding: int, data: bytes, *, tags: bool, mvcc: bool) -> list[StoreCell] | None:
+    """The compiled decoder's cells of a data block's ``data`` (after its encoding id) in
+    ``encoding`` (``NONE`` for an unencoded block, else one of ``REFERENCES``); None when
+    it is not the one that runs or hands the block to the reference."""
     compiled = CELLS.compiled()
-    if compiled is not None:
-        cells: list[StoreCell] | None = getattr(compiled, COMPILED_NAMES[encoding])(
-            data, tags, mvcc)
-        if cells is not None:
-            return iter(cells)
+    if compiled is None:
+        return None
+    cells: list[StoreCell] | None = getattr(compiled, COMPILED_NAMES[encoding])(data, tags, mvcc)
+    return cells
+
+
+def decode(encoding: int, data: bytes, *, tags: bool, mvcc: bool) -> Iterator[StoreCell]:
+    """The cells of a data block's ``data`` as ``whole_block`` reads them, else as the
+    reference does (which raises ``CellCorruptError`` after the cells before the fault)."""
+    cells = whole_block(encoding, data, tags=tags, mvcc=mvcc)
+    if cells is not None:
+        return iter(cells)
     return REFERENCES[encoding](data, tags=tags, mvcc=mvcc)

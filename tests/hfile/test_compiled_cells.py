@@ -54,7 +54,7 @@ def outcome(block: Block, data: bytes, name: Implementation) -> tuple[Any, ...]:
     try:
         for stored in decode(encoding, data, tags=tags, mvcc=mvcc):
             cells.append(stored)
-    except Exception as exc:  # noqa: BLE001 - any end, compared as it is
+    except Exception as exc:  # any end, compared as it is
         return tuple(cells), type(exc).__name__, str(exc)
     return tuple(cells), None, None
 
