@@ -7,6 +7,7 @@ from collections.abc import Iterator
 import pytest
 
 from hbase_migrate.hfile.decoders import CELLS
+from hbase_migrate.hfile.visible import VISIBLE
 
 
 @pytest.fixture(params=["python", "compiled"])
@@ -19,3 +20,14 @@ def both_decoders(request: pytest.FixtureRequest) -> Iterator[str]:
     CELLS.use(request.param)
     yield request.param
     CELLS.use(before)
+
+
+@pytest.fixture(params=["python", "compiled"])
+def both_matchers(request: pytest.FixtureRequest) -> Iterator[str]:
+    """The pure-Python scan matcher (``visible.py``), then the compiled one."""
+    if request.param == "compiled" and VISIBLE.module is None:
+        pytest.skip("the compiled scan matcher is not built (make setup)")
+    before = VISIBLE.implementation()
+    VISIBLE.use(request.param)
+    yield request.param
+    VISIBLE.use(before)
