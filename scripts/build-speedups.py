@@ -3,7 +3,8 @@ reader's (hbase_migrate/wal/_hotloops.pyx), the replay's entry converter's
 (hbase_migrate/replay/_convert.pyx) and the CDC message renderer's
 (hbase_migrate/sinks/_render.pyx), the HFile reader's CRC32C
 (hbase_migrate/hfile/_crc32c.pyx), its data block decoders
-(hbase_migrate/hfile/_cells.pyx) and its scan matcher (hbase_migrate/hfile/_visible.pyx). Cython to C, then the C compiler Python was built with.
+(hbase_migrate/hfile/_cells.pyx) and its scan matcher
+(hbase_migrate/hfile/_visible.pyx). Cython to C, then the C compiler Python was built with.
 Run by `make setup`; without them the pure-Python code runs, which gives the same results.
 
 Usage: python scripts/build-speedups.py [--force]

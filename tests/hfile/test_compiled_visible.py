@@ -67,4 +67,5 @@ def test_times_past_64_bits_are_the_references() -> None:
     compiled: Any = VISIBLE.module
     if compiled is None:
         pytest.skip("the compiled scan matcher is not built")
-    assert compiled.visible_cells([], {b"f": FamilyRules(ttl_ms=5)}, ScanSpec(now_ms=1 << 64)) is None
+    too_late = ScanSpec(now_ms=1 << 64)  # now - TTL past 64 bits
+    assert compiled.visible_cells([], {b"f": FamilyRules(ttl_ms=5)}, too_late) is None
