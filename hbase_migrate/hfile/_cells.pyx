@@ -261,9 +261,54 @@ cdef Py_ssize_t _stem(_Key k, const uint8_t* d, Py_ssize_t p, Py_ssize_t end,
     return p + sent
 
 
+cdef Py_ssize_t _lengths_and_stem(_Key k, const uint8_t* d, Py_ssize_t p, Py_ssize_t end,
+                                  int flag, int same_key_length, int same_value_length,
+                                  Py_ssize_t* key_len, Py_ssize_t* value_len,
+                                  bint first) except -2:
+    """A DIFF or FAST_DIFF cell's lengths after its flag (``Cursor.lengths``: each sent
+    unless ``flag`` says it is the previous cell's) and its key stem into ``k.cur``
+    (``_stem``): the position after them, or -1."""
+    cdef Py_ssize_t common
+    if not flag & same_key_length:
+        p = _cint(d, p, end, key_len)
+        if p < 0:
+            return -1
+    if not flag & same_value_length:
+        p = _cint(d, p, end, value_len)
+        if p < 0:
+            return -1
+    p = _cint(d, p, end, &common)
+    if p < 0 or key_len[0] < TS_TYPE or key_len[0] > k.prev_len + end:
+        return -1
+    k.reserve(key_len[0])
+    return _stem(k, d, p, end, common, key_len[0] - TS_TYPE, first)
+
+
 cdef inline Py_ssize_t _int32(const uint8_t* d) noexcept:
     return <Py_ssize_t>(<int>((<uint32_t>d[0] << 24) | (<uint32_t>d[1] << 16)
                               | (<uint32_t>d[2] << 8) | d[3]))
+
+
+cdef Py_ssize_t _cell(_Cells out, _Key k, Py_ssize_t p, Py_ssize_t key_len,
+                      object value) except -2:
+    """The cell of the key rebuilt in ``k.cur`` and ``value`` once its tags and mvcc at
+    ``p`` are read (a cint tags length), the key kept as the previous one: the position
+    after it, or -1."""
+    cdef int64_t version
+    p = out.tail(p, 0, &version)
+    if p < 0 or not out.add(k.cur, key_len, value, version):
+        return -1
+    k.swap(key_len)
+    return p
+
+
+cdef Py_ssize_t _sent_value_cell(_Cells out, _Key k, Py_ssize_t p, Py_ssize_t key_len,
+                                 Py_ssize_t value_len) except -2:
+    """``_cell`` with the ``value_len`` bytes of value at ``p``: the position after it, or
+    -1."""
+    if p + value_len > out.end:
+        return -1
+    return _cell(out, k, p + value_len, key_len, _sub(out.d + p, value_len))
 
 
 def fast_diff_cells(bytes data, bint tags, bint mvcc):
@@ -271,9 +316,8 @@ def fast_diff_cells(bytes data, bint tags, bint mvcc):
     cdef _Cells out = _Cells(data, tags, mvcc)
     cdef _Key k = _Key()
     cdef const uint8_t* d = out.d
-    cdef Py_ssize_t end = out.end, p = 4, key_len = 0, value_len = 0, common, stem, shared
+    cdef Py_ssize_t end = out.end, p = 4, key_len = 0, value_len = 0, stem, shared
     cdef int flag
-    cdef int64_t version
     cdef bint first = True
     cdef object value = b""
     if end < 4:
@@ -283,21 +327,8 @@ def fast_diff_cells(bytes data, bint tags, bint mvcc):
     k.prev_len = KEY_INFRASTRUCTURE
     while p < end:
         flag = d[p]
-        p += 1
-        if not flag & 8:
-            p = _cint(d, p, end, &key_len)
-            if p < 0:
-                return None
-        if not flag & 16:
-            p = _cint(d, p, end, &value_len)
-            if p < 0:
-                return None
-        p = _cint(d, p, end, &common)
-        if p < 0 or key_len < TS_TYPE or key_len > k.prev_len + end:
-            return None
-        k.reserve(key_len)
+        p = _lengths_and_stem(k, d, p + 1, end, flag, 8, 16, &key_len, &value_len, first)
         stem = key_len - TS_TYPE
-        p = _stem(k, d, p, end, common, stem, first)
         shared = flag & 7
         if p < 0 or p + 8 - shared > end:
             return None
@@ -318,14 +349,11 @@ def fast_diff_cells(bytes data, bint tags, bint mvcc):
             p += value_len
         elif PyBytes_GET_SIZE(value) != value_len:
             return None
-        p = out.tail(p, 0, &version)
-        if p < 0 or not out.add(k.cur, key_len, value, version):
+        p = _cell(out, k, p, key_len, value)
+        if p < 0:
             return None
-        k.swap(key_len)
         first = False
-    if out.unencoded != _int32(d):
-        return None
-    return out.cells
+    return out.cells if out.unencoded == _int32(d) else None
 
 
 def diff_cells(bytes data, bint tags, bint mvcc):
@@ -333,9 +361,9 @@ def diff_cells(bytes data, bint tags, bint mvcc):
     cdef _Cells out = _Cells(data, tags, mvcc)
     cdef _Key k = _Key()
     cdef const uint8_t* d = out.d
-    cdef Py_ssize_t end = out.end, p, key_len = 0, value_len = 0, common, stem, fam, size, b
+    cdef Py_ssize_t end = out.end, p, key_len = 0, value_len = 0, stem, fam, size, b
     cdef int flag
-    cdef int64_t version, timestamp = 0, number
+    cdef int64_t timestamp = 0, number
     cdef uint64_t raw
     cdef uint8_t kind = 4
     if end < 5:
@@ -350,21 +378,8 @@ def diff_cells(bytes data, bint tags, bint mvcc):
     k.prev_len = 2 + fam + TS_TYPE
     while p < end:
         flag = d[p]
-        p += 1
-        if not flag & 1:
-            p = _cint(d, p, end, &key_len)
-            if p < 0:
-                return None
-        if not flag & 2:
-            p = _cint(d, p, end, &value_len)
-            if p < 0:
-                return None
-        p = _cint(d, p, end, &common)
-        if p < 0 or key_len < TS_TYPE or key_len > k.prev_len + end:
-            return None
-        k.reserve(key_len)
+        p = _lengths_and_stem(k, d, p + 1, end, flag, 1, 2, &key_len, &value_len, False)
         stem = key_len - TS_TYPE
-        p = _stem(k, d, p, end, common, stem, False)
         size = 1 + ((flag >> 4) & 7)
         if p < 0 or p + size > end:
             return None
@@ -390,17 +405,10 @@ def diff_cells(bytes data, bint tags, bint mvcc):
         for b in range(8):
             k.cur[stem + b] = <uint8_t>((<uint64_t>timestamp) >> (56 - 8 * b))
         k.cur[key_len - 1] = kind
-        if p + value_len > end:
+        p = _sent_value_cell(out, k, p, key_len, value_len)
+        if p < 0:
             return None
-        value = _sub(d + p, value_len)
-        p += value_len
-        p = out.tail(p, 0, &version)
-        if p < 0 or not out.add(k.cur, key_len, value, version):
-            return None
-        k.swap(key_len)
-    if out.unencoded != _int32(d):
-        return None
-    return out.cells
+    return out.cells if out.unencoded == _int32(d) else None
 
 
 def prefix_cells(bytes data, bint tags, bint mvcc):
@@ -409,7 +417,6 @@ def prefix_cells(bytes data, bint tags, bint mvcc):
     cdef _Key k = _Key()
     cdef const uint8_t* d = out.d
     cdef Py_ssize_t end = out.end, p = 4, suffix, value_len, common, key_len
-    cdef int64_t version
     if end < 4:
         return None
     k.reserve(64)
@@ -427,15 +434,10 @@ def prefix_cells(bytes data, bint tags, bint mvcc):
         memcpy(k.cur, k.prev, common)
         memcpy(k.cur + common, d + p, suffix)
         p += suffix
-        value = _sub(d + p, value_len)
-        p += value_len
-        p = out.tail(p, 0, &version)
-        if p < 0 or not out.add(k.cur, key_len, value, version):
+        p = _sent_value_cell(out, k, p, key_len, value_len)
+        if p < 0:
             return None
-        k.swap(key_len)
-    if out.unencoded != _int32(d):
-        return None
-    return out.cells
+    return out.cells if out.unencoded == _int32(d) else None
 
 
 cdef Py_ssize_t _plain(_Cells out, Py_ssize_t end, list starts) except -2:
