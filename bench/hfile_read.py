@@ -1,7 +1,7 @@
 """The HFile reader beside HBase's own Java readers, on the same store files of real HBase.
 
 Usage: ``python bench/hfile_read.py [--mb 300] [--python-mb 40] [--quick]
-[--json bench/out/hfile_read.json]``
+[--keep DIR | --files DIR] [--baseline CHECKOUT] [--rounds 1] [--json bench/out/hfile_read.json]``
 
 Starts real HBase 2.6.1 (``realstack``, one region server) and writes a table of one region
 and two families of about ``--mb`` megabytes of cells in all (rows ``r%09d``, qualifiers
@@ -31,6 +31,12 @@ in-loop CPU seconds (``time.process_time`` around the read loop; the scanning th
 time from ``ThreadMXBean`` for the snapshot scan) are printed too. MB are of the files on
 disk (compressed for ``g``). Prints each and the ratios (project / Java, > 1 means faster),
 the load average, and writes the JSON. Asserts nothing.
+
+``--keep DIR`` keeps the local root (snapshot and files) in ``DIR``; ``--files DIR`` reads
+such a kept root again without starting HBase. ``--baseline CHECKOUT`` also runs the reader
+of another checkout of the project (its compiled modules built), e.g. main's code, for a
+before and after in one sitting; ``--rounds N`` runs every reader N times, one after the
+other in turn, and reports each one's median CPU seconds.
 """
 
 from __future__ import annotations
@@ -39,6 +45,8 @@ import argparse
 import json
 import os
 import random
+import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -171,12 +179,40 @@ def copy_snapshot(endpoints: ClusterEndpoints, local_root: Path) -> dict[str, li
     return {family: sorted(paths) for family, paths in files.items()}
 
 
-def run(command: list[str], env: dict[str, str] | None = None) -> dict[str, Any]:
-    """Run ``command``: its wall and CPU seconds (user + system, ``wait4``) and the JSON line
-    it printed last, if any."""
+def kept_files(local_root: Path) -> dict[str, list[Path]]:
+    """The files per family of a root kept by ``--keep`` (sorted)."""
+    manifest = local_root / f".hbase-snapshot/{SNAPSHOT}/data.manifest"
+    files: dict[str, list[Path]] = {name: [] for name in FAMILIES}
+    for stored in parse_manifest(manifest.read_bytes(), str(manifest)):
+        live, archived = stored.source_paths()
+        files[stored.family].append(local_root / (live if (local_root / live).exists()
+                                                  else archived))
+    return {family: sorted(paths) for family, paths in files.items()}
+
+
+def make_files(folder: Path, megabytes: int, results: dict[str, Any]) -> Path:
+    """Real HBase writes the table; its snapshot is copied into ``folder / "root"``."""
+    options = RealHBaseOptions(region_servers=1, heap="1g")
+    with RealHBase(folder / "hbase", options) as hbase:
+        endpoints = ClusterEndpoints.from_json(hbase.described)
+        began = time.monotonic()
+        results["cells_written"] = load(endpoints, hbase.cluster_json, megabytes)
+        print(f"table {TABLE}: {results['cells_written']} cells written and flushed in "
+              f"{time.monotonic() - began:.0f} s", flush=True)
+        NativeAdmin(endpoints.zookeeper or "", endpoints.znode_parent or "").snapshot(
+            TABLE, SNAPSHOT)
+        local = folder / "root"
+        copy_snapshot(endpoints, local)
+    return local
+
+
+def run(command: list[str], env: dict[str, str] | None = None, cwd: Path = REPO
+        ) -> dict[str, Any]:
+    """Run ``command`` in ``cwd``: its wall and CPU seconds (user + system, ``wait4``) and the
+    JSON line it printed last, if any."""
     began = time.perf_counter()
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        proc = subprocess.Popen(command, stdout=out, stderr=err, env=env, cwd=REPO)
+        proc = subprocess.Popen(command, stdout=out, stderr=err, env=env, cwd=cwd)
         _, status, usage = os.wait4(proc.pid, 0)
         wall = time.perf_counter() - began
         out.seek(0)
@@ -197,12 +233,17 @@ def main() -> None:
     parser.add_argument("--python-mb", type=int, default=40,
                         help="megabytes of files per family the pure-Python reader reads")
     parser.add_argument("--quick", action="store_true", help="a smoke run (30 MB)")
+    parser.add_argument("--keep", type=Path, help="keep the snapshot's local root here")
+    parser.add_argument("--files", type=Path, help="read a root kept by --keep (no HBase)")
+    parser.add_argument("--baseline", type=Path,
+                        help="another checkout of the project whose reader runs too")
+    parser.add_argument("--rounds", type=int, default=1, help="runs of each reader, in turn")
     parser.add_argument("--json", type=Path, default=HERE / "out" / "hfile_read.json")
     args = parser.parse_args()
     megabytes = 30 if args.quick else args.mb
     classpath = module_classpath("mapreduce", {"hbase.version": DEFAULT_VERSION})
     results: dict[str, Any] = {"hbase_version": DEFAULT_VERSION, "mb": megabytes,
-                               "families": {}}
+                               "rounds": args.rounds, "families": {}}
     with tempfile.TemporaryDirectory(prefix="bench-hfile-") as tmp:
         folder = Path(tmp)
         classes = folder / "classes"
@@ -210,17 +251,10 @@ def main() -> None:
         (folder / "SnapshotScan.java").write_text(SCAN_JAVA, encoding="utf-8")
         subprocess.run(["javac", "-nowarn", "-d", str(classes), "-cp", os.pathsep.join(classpath),
                         str(folder / "SnapshotScan.java")], check=True)
-        options = RealHBaseOptions(region_servers=1, heap="1g")
-        with RealHBase(folder / "hbase", options) as hbase:
-            endpoints = ClusterEndpoints.from_json(hbase.described)
-            began = time.monotonic()
-            results["cells_written"] = load(endpoints, hbase.cluster_json, megabytes)
-            print(f"table {TABLE}: {results['cells_written']} cells written and flushed in "
-                  f"{time.monotonic() - began:.0f} s", flush=True)
-            NativeAdmin(endpoints.zookeeper or "", endpoints.znode_parent or "").snapshot(
-                TABLE, SNAPSHOT)
-            local = folder / "root"
-            files = copy_snapshot(endpoints, local)
+        local = args.files.resolve() if args.files else make_files(folder, megabytes, results)
+        if args.keep and not args.files:
+            shutil.copytree(local, args.keep)
+        files = kept_files(local)
         env = {**os.environ, "PYTHONPATH": str(REPO)}
         pure = env | {"HBASE_MIGRATE_PURE_PYTHON": "1"}
         java_cp = [str(classes), *classpath]
@@ -235,20 +269,33 @@ def main() -> None:
                 subset.append(p)
                 subset_size += p.stat().st_size
             names = [str(p) for p in paths]
-            runs = {
-                "project (compiled)": (run([sys.executable, "-c", OURS, *names], env), size),
-                "project (pure Python)": (run([sys.executable, "-c", OURS,
-                                                *map(str, subset)], pure), subset_size),
-                "HFilePrettyPrinter -k": (run(java_command(
+            commands: dict[str, tuple[list[str], dict[str, str] | None, int]] = {
+                "project (compiled)": ([sys.executable, "-c", OURS, *names], env, size)}
+            if args.baseline:  # run in its folder: ``-c`` puts the working folder first
+                commands["baseline (compiled)"] = (
+                    [sys.executable, "-c", OURS, *names],
+                    {**os.environ, "PYTHONPATH": str(args.baseline.resolve())}, size)
+            commands |= {
+                "project (pure Python)": ([sys.executable, "-c", OURS, *map(str, subset)], pure,
+                                          subset_size),
+                "HFilePrettyPrinter -k": (java_command(
                     classpath, PRINTER, ["-k", *(p.as_uri() for p in paths)], heap="1g",
-                    system_properties=props)), size),
-                "HFilePrettyPrinter -m (1 file)": (run(java_command(
+                    system_properties=props), None, size),
+                "HFilePrettyPrinter -m (1 file)": (java_command(
                     classpath, PRINTER, ["-m", paths[0].as_uri()], heap="1g",
-                    system_properties=props)), 0),
-                "TableSnapshotScanner": (run(java_command(
+                    system_properties=props), None, 0),
+                "TableSnapshotScanner": (java_command(
                     java_cp, "SnapshotScan", [local.as_uri(), (folder / f"restore-{family}")
                                               .as_uri(), SNAPSHOT, family], heap="1g",
-                    system_properties=props)), size)}
+                    system_properties=props), None, size)}
+            every: dict[str, list[dict[str, Any]]] = {name: [] for name in commands}
+            for _ in range(args.rounds):
+                for name, (command, environment, _read) in commands.items():
+                    if name == "TableSnapshotScanner":  # restores into a fresh folder
+                        shutil.rmtree(folder / f"restore-{family}", ignore_errors=True)
+                    where = args.baseline.resolve() if name.startswith("baseline") else REPO
+                    every[name].append(run(command, environment, where))
+            runs = {name: (median_run(found), commands[name][2]) for name, found in every.items()}
             start = runs["HFilePrettyPrinter -m (1 file)"][0]["cpu"]
             encoding, codec = FAMILIES[family]
             results["families"][family] = {
@@ -257,13 +304,22 @@ def main() -> None:
                                                        read / found["cpu"] / 1e6,
                                                        "mb_per_cpu_s_less_start": read / max(
                                                            found["cpu"] - start, 1e-9) / 1e6
-                                                       if "project" not in name else None}
+                                                       if "HFile" in name or "Table" in name
+                                                       else None}
                                         for name, (found, read) in runs.items()}}
     results["load_average"] = os.getloadavg()
     report(results)
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(json.dumps(results, indent=2), encoding="utf-8")
     print(f"\nJSON: {args.json}")
+
+
+def median_run(found: list[dict[str, Any]]) -> dict[str, Any]:
+    """The run of median CPU seconds, with every run's CPU seconds beside it."""
+    ordered = sorted(found, key=lambda r: r["cpu"])
+    middle = ordered[(len(ordered) - 1) // 2]
+    return middle | {"cpu_each": [r["cpu"] for r in found],
+                     "cpu_median": statistics.median(r["cpu"] for r in found)}
 
 
 def report(results: dict[str, Any]) -> None:
@@ -281,6 +337,9 @@ def report(results: dict[str, Any]) -> None:
         runs = found["runs"]
         ours = runs["project (compiled)"]["mb_per_cpu_s"]
         pure = runs["project (pure Python)"]["mb_per_cpu_s"]
+        if "baseline (compiled)" in runs:
+            print(f"ratio project / baseline, compiled: "
+                  f"{ours / runs['baseline (compiled)']['mb_per_cpu_s']:.2f}")
         for java in ("HFilePrettyPrinter -k", "TableSnapshotScanner"):
             theirs, warm = runs[java]["mb_per_cpu_s"], runs[java]["mb_per_cpu_s_less_start"]
             print(f"ratio project / {java}: compiled {ours / theirs:.2f}, "

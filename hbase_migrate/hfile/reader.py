@@ -13,8 +13,8 @@ cell count must equal the trailer's ``entry_count``. Memory holds one block at a
 the root index, as HBase does).
 
 Read: encodings NONE, PREFIX (``prefix.py``), DIFF (``diff.py``), FAST_DIFF (``fastdiff.py``)
-and ROW_INDEX_V1 (``rowindex.py``); compression NONE, GZ, SNAPPY, LZ4, ZSTD and BROTLI;
-checksums NULL, CRC32 and CRC32C; tags, mvcc.
+and ROW_INDEX_V1 (``rowindex.py``), compiled or not (``decoders.py``); compression NONE, GZ,
+SNAPPY, LZ4, ZSTD and BROTLI; checksums NULL, CRC32 and CRC32C; tags, mvcc.
 Refused in one line naming the file, the block offset and what was found
 (``HFileUnsupportedError``): other data block encodings, compressed tags
 (``TAGS_COMPRESSED``), LZO, BZIP2, LZMA, encryption, HFile v1 and v2 before minor 2. Bad
@@ -39,17 +39,14 @@ from hbase_migrate.hfile.block import (
     Block,
     BlockReader,
 )
-from hbase_migrate.hfile.diff import DIFF, diff_cells
-from hbase_migrate.hfile.fastdiff import FAST_DIFF, fast_diff_cells
+from hbase_migrate.hfile.decoders import NONE, REFERENCES, whole_block
 from hbase_migrate.hfile.fileinfo import (
     IndexEntry,
     parse_file_info,
     parse_non_root_index,
     parse_root_index,
 )
-from hbase_migrate.hfile.keyvalue import StoreCell, block_cells
-from hbase_migrate.hfile.prefix import PREFIX, prefix_cells
-from hbase_migrate.hfile.rowindex import ROW_INDEX_V1, row_index_cells
+from hbase_migrate.hfile.keyvalue import StoreCell
 from hbase_migrate.hfile.trailer import Trailer, read_trailer
 from hbase_migrate.wal.cells import CellCorruptError
 from hbase_migrate.wal.protobuf import ProtobufError
@@ -58,8 +55,7 @@ from hbase_migrate.wal.protobuf import ProtobufError
 INLINE_BLOCKS = frozenset({b"BLMFBLK2", b"IDXINTE2", b"METABLKc"})
 # DataBlockEncoding ids (``DataBlockEncoding``), as an encoded block's first two bytes
 READABLE_ENCODINGS = frozenset({b"NONE", b"ROW_INDEX_V1", b"PREFIX", b"DIFF", b"FAST_DIFF"})
-ENCODED_READERS = {ROW_INDEX_V1: row_index_cells, PREFIX: prefix_cells, DIFF: diff_cells,
-                   FAST_DIFF: fast_diff_cells}
+DATA_BLOCKS = frozenset({DATA, ENCODED_DATA})
 ENCODINGS = {0: "NONE", 2: "PREFIX", 3: "DIFF", 4: "FAST_DIFF", 6: "PREFIX_TREE", 7: "ROW_INDEX_V1"}
 
 
@@ -124,18 +120,17 @@ class HFileReader:
             while offset < t.load_on_open_offset:
                 block = self.blocks.read(offset, t.load_on_open_offset)
                 self.block_offset = offset
-                if block.magic == DATA and offset <= t.last_data_block_offset:
+                if block.magic in DATA_BLOCKS and offset <= t.last_data_block_offset:
+                    encoding, data = self._encoding(block)
                     checker.data_block(offset)
-                    count += yield from self._block_cells(block)
+                    whole = whole_block(encoding, data, tags=self.tags, mvcc=self.mvcc)
+                    if whole is None:
+                        count += yield from self._block_cells(block.offset, encoding, data)
+                    else:  # decoded whole: handed out with no generator between
+                        count += len(whole)
+                        yield from whole
                 elif block.magic == LEAF_INDEX:
                     checker.leaf_block(block)
-                elif block.magic == ENCODED_DATA and offset <= t.last_data_block_offset:
-                    code = int.from_bytes(block.data[:2], "big")
-                    if code not in ENCODED_READERS:
-                        raise HFileUnsupportedError(self.name, offset, "data block encoding "
-                                                    f"{ENCODINGS.get(code, f'#{code}')}")
-                    checker.data_block(offset)
-                    count += yield from self._block_cells(block)
                 elif block.magic not in INLINE_BLOCKS:
                     raise HFileCorruptError(
                         self.name, offset, f"{block.magic!r} block among the data blocks")
@@ -155,20 +150,26 @@ class HFileReader:
         if self.file_info.get(b"hfile.TAGS_COMPRESSED", b"\x00") != b"\x00":
             raise HFileUnsupportedError(self.name, self._info_offset, "compressed tags")
 
-    def _block_cells(self, block: Block) -> Generator[StoreCell, None, int]:
+    def _encoding(self, block: Block) -> tuple[int, bytes]:
+        """A data block's encoding and its data after the encoding id."""
+        if block.magic == DATA:
+            return NONE, block.data
+        code = int.from_bytes(block.data[:2], "big")
+        if code == NONE or code not in REFERENCES:
+            raise HFileUnsupportedError(self.name, block.offset, "data block encoding "
+                                        f"{ENCODINGS.get(code, f'#{code}')}")
+        return code, block.data[2:]
+
+    def _block_cells(self, offset: int, encoding: int, data: bytes
+                     ) -> Generator[StoreCell, None, int]:
+        """The reference's cells of a block; its errors name the file and block."""
         count = 0
         try:
-            cells: Iterator[StoreCell]
-            if block.magic == DATA:
-                cells = (c for _pos, c in block_cells(block.data, tags=self.tags, mvcc=self.mvcc))
-            else:
-                decode = ENCODED_READERS[int.from_bytes(block.data[:2], "big")]
-                cells = decode(block.data[2:], tags=self.tags, mvcc=self.mvcc)
-            for cell in cells:
+            for cell in REFERENCES[encoding](data, tags=self.tags, mvcc=self.mvcc):
                 count += 1
                 yield cell
         except CellCorruptError as exc:
-            raise HFileCorruptError(self.name, block.offset, f"data block: {exc}") from exc
+            raise HFileCorruptError(self.name, offset, f"data block: {exc}") from exc
         return count
 
 

@@ -28,6 +28,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
+from hbase_migrate.compiled import Choice
 from hbase_migrate.hfile.keyvalue import StoreCell
 from hbase_migrate.wal.model import Cell, CellType
 
@@ -168,11 +169,28 @@ def _cell_ttl_expired(cell: Cell, now_ms: int) -> bool:
     return False
 
 
+# the compiled copy of the matcher (``_visible.pyx``, built by ``make setup``); imported
+# after ``_cell_ttl_expired``, which it calls
+VISIBLE = Choice("hbase_migrate.hfile._visible", "the compiled scan matcher is")
+
+
 def visible_cells(cells: Iterable[StoreCell], rules: Mapping[bytes, FamilyRules],
                   scan: ScanSpec) -> Iterator[Cell]:
     """The cells a normal scan returns from ``cells`` (one region's, in ``merged_cells``
     order), each family read by its ``rules``. Memory: one row and family's delete
-    markers."""
+    markers. The compiled matcher when it runs (its timestamps 64-bit, as every store
+    cell's), else ``reference_visible_cells``: the same cells."""
+    compiled = VISIBLE.compiled()
+    if compiled is not None:
+        found: Iterator[Cell] | None = compiled.visible_cells(cells, rules, scan)
+        if found is not None:
+            return found
+    return reference_visible_cells(cells, rules, scan)
+
+
+def reference_visible_cells(cells: Iterable[StoreCell], rules: Mapping[bytes, FamilyRules],
+                            scan: ScanSpec) -> Iterator[Cell]:
+    """The pure-Python reference of ``visible_cells``."""
     stores: dict[bytes, _Store] = {}
     store: _Store | None = None
     at: tuple[bytes, bytes] | None = None

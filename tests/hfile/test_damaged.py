@@ -31,7 +31,8 @@ def outcome(path: Path) -> tuple[list[StoreCell], HFileError | None]:
     return cells, None
 
 
-@pytest.mark.parametrize("name", ["small", "multiblock-gz"])
+@pytest.mark.usefixtures("both_decoders")
+@pytest.mark.parametrize("name", ["small", "multiblock-gz", "multiblock-fastdiff"])
 def test_truncated_file_fails_with_an_offset(name: str, tmp_path: Path) -> None:
     data = (GOLDEN / name).read_bytes()
     good = read(GOLDEN / name)
@@ -76,6 +77,7 @@ def test_flipped_byte_fails_or_changes_nothing(name: str, step: int, tmp_path: P
     assert failures > before_trailer // step * 3 // 4  # most bytes before it are checked
 
 
+@pytest.mark.usefixtures("both_decoders")
 def test_small_flip_in_data_names_block_zero(tmp_path: Path) -> None:
     data = bytearray((GOLDEN / "small").read_bytes())
     data[100] ^= 1  # inside the one data block (offset 0)

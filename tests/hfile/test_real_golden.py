@@ -44,6 +44,7 @@ CASES = [(f, n) for f in FOLDERS for n in READABLE if (f / n).exists()]
 IDS = [f"{folder.name}/{name}" for folder, name in CASES]
 
 
+@pytest.mark.usefixtures("both_decoders")
 @pytest.mark.parametrize(("folder", "name"), CASES, ids=IDS)
 def test_cells_as_hbase_prints_them(folder: Path, name: str) -> None:
     expected = printed_cells(name, folder)

@@ -15,6 +15,7 @@ PUT, DEL, DEL_COL, DEL_FAM, DEL_FAM_VER = (CellType.PUT, CellType.DELETE,
                                            CellType.DELETE_COLUMN, CellType.DELETE_FAMILY,
                                            CellType.DELETE_FAMILY_VERSION)
 F, G = b"f", b"g"
+pytestmark = pytest.mark.usefixtures("both_matchers")
 
 
 def cell(row: bytes, qualifier: bytes, ts: int, kind: int = PUT, family: bytes = F,
@@ -39,6 +40,12 @@ def test_a_delete_hides_exactly_its_version() -> None:
     cells = [cell(b"r", b"q", 10), cell(b"r", b"q", 9), cell(b"r", b"q", 8),
              cell(b"r", b"q", 9, DEL)]
     assert scan(cells, versions=5) == [(b"r", F, b"q", 10), (b"r", F, b"q", 8)]
+
+
+def test_two_deletes_of_a_column_hide_their_two_versions() -> None:
+    cells = [cell(b"r", b"q", 10), cell(b"r", b"q", 9), cell(b"r", b"q", 8),
+             cell(b"r", b"q", 10, DEL), cell(b"r", b"q", 9, DEL)]
+    assert scan(cells, versions=5) == [(b"r", F, b"q", 8)]
 
 
 def test_a_delete_of_a_timestamp_with_no_put_hides_nothing() -> None:

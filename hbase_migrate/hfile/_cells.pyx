@@ -1,0 +1,498 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+"""Compiled copies of the data block decoders: unencoded cells (``keyvalue.block_cells``),
+ROW_INDEX_V1 (``rowindex.py``), PREFIX (``prefix.py``), DIFF (``diff.py``) and FAST_DIFF
+(``fastdiff.py``), built by ``make setup`` (``scripts/build-speedups.py``);
+``decoders.py`` chooses between them and the references.
+
+Each decodes a whole block on C integers into a list of ``StoreCell``, or answers None at
+the first thing that is not plainly well formed (a length past the block, a varint longer
+than five bytes, a key that does not parse, a size that does not add up, a timestamp or
+mvcc past 63 bits, tags the reference's ``parse_tags`` refuses): the reference then reads
+the block, so it hands out the cells before the fault and raises its own error. Rows,
+families, timestamps and values that repeat from the cell before are one object.
+"""
+
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
+from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
+from libc.stdlib cimport free, realloc
+from libc.string cimport memcmp, memcpy
+
+from hbase_migrate.plain_tuples cimport plain_tuple
+
+from hbase_migrate.hfile.keyvalue import StoreCell
+from hbase_migrate.wal.cells import CellCorruptError, parse_tags
+from hbase_migrate.wal.model import Cell
+
+DEF TS_TYPE = 9  # a key's timestamp and type
+DEF KEY_INFRASTRUCTURE = 12  # rowLen, famLen, timestamp, type
+
+cdef extern from *:
+    """
+    #include <string.h>
+    #include <stdint.h>
+    #define memset_zero(p, n) memset((p), 0, (n))
+    #define INT64_MIN_ INT64_MIN
+    #define INT64_MAX_ INT64_MAX
+    """
+    void memset_zero(void* p, Py_ssize_t n)
+    int64_t INT64_MIN_
+    int64_t INT64_MAX_
+
+
+cdef tuple _NO_TAGS = ()
+
+
+cdef inline Py_ssize_t _cint(const uint8_t* d, Py_ssize_t p, Py_ssize_t end,
+                             Py_ssize_t* value) noexcept:
+    """A varint of at most five bytes that fits a Java int at ``p`` (as ``decode_varint32``
+    reads it): the position after it, or -1 (the reference decides)."""
+    cdef uint64_t v = 0
+    cdef int shift = 0
+    cdef uint8_t b
+    while p < end and shift < 35:
+        b = d[p]
+        v |= <uint64_t>(b & 0x7F) << shift
+        p += 1
+        if b < 0x80:
+            if v > 0x7FFFFFFF:
+                return -1
+            value[0] = <Py_ssize_t>v
+            return p
+        shift += 7
+    return -1
+
+
+cdef inline Py_ssize_t _vlong(const uint8_t* d, Py_ssize_t p, Py_ssize_t end,
+                              int64_t* value) noexcept:
+    """Hadoop's vlong at ``p`` (``keyvalue.read_vlong``): the position after it, or -1."""
+    cdef int first
+    cdef int size, k
+    cdef uint64_t v = 0
+    if p >= end:
+        return -1
+    first = <int>d[p] - 256 if d[p] > 127 else d[p]
+    if first >= -112:
+        value[0] = first
+        return p + 1
+    size = (-119 - first) if first < -120 else (-111 - first)
+    if p + size > end:
+        return -1
+    for k in range(1, size):
+        v = (v << 8) | d[p + k]
+    if v >> 63:
+        return -1
+    value[0] = ~<int64_t>v if first < -120 else <int64_t>v
+    return p + size
+
+
+cdef inline int64_t _int64(const uint8_t* d) noexcept:
+    cdef uint64_t v = 0
+    cdef int k
+    for k in range(8):
+        v = (v << 8) | d[k]
+    return <int64_t>v
+
+
+cdef inline bytes _sub(const uint8_t* d, Py_ssize_t n):
+    return PyBytes_FromStringAndSize(<const char*>d, n)
+
+
+cdef inline bint _holds(object known, const uint8_t* d, Py_ssize_t n):
+    return (known is not None and PyBytes_GET_SIZE(known) == n
+            and memcmp(PyBytes_AS_STRING(known), d, n) == 0)
+
+
+cdef class _Cells:
+    """The cells of one block as they are made, and what the cell before made."""
+    cdef list cells
+    cdef object row, family, timestamp, tags
+    cdef int64_t ts
+    cdef Py_ssize_t unencoded  # bytes the encoder counted for the cells made
+    cdef bytes data  # the block, for ``parse_tags``
+    cdef const uint8_t* d
+    cdef Py_ssize_t end
+    cdef bint with_tags, with_mvcc
+
+    def __cinit__(self, bytes data, bint tags, bint mvcc):
+        self.cells = []
+        self.data = data
+        self.d = <const uint8_t*>PyBytes_AS_STRING(data)
+        self.end = PyBytes_GET_SIZE(data)
+        self.with_tags, self.with_mvcc = tags, mvcc
+        self.ts = 0
+
+    cdef Py_ssize_t tail(self, Py_ssize_t p, int tags_len_bytes, int64_t* mvcc):
+        """A cell's tags (``tags_len_bytes``: 2, a uint16 length; else a cint) and mvcc
+        from ``p``, counted into ``unencoded`` as its encoder does: the position after
+        them, or -1. ``self.tags`` holds the tags."""
+        cdef Py_ssize_t tags_len = 0, after
+        self.tags = _NO_TAGS
+        if self.with_tags:
+            if tags_len_bytes == 2:
+                if p + 2 > self.end:
+                    return -1
+                tags_len = (<Py_ssize_t>self.d[p] << 8) | self.d[p + 1]
+                p += 2
+            else:
+                p = _cint(self.d, p, self.end, &tags_len)
+                if p < 0:
+                    return -1
+            if p + tags_len > self.end:
+                return -1
+            if tags_len:
+                try:
+                    self.tags = parse_tags(self.data, p, p + tags_len)
+                except CellCorruptError:
+                    return -1
+            p += tags_len
+            self.unencoded += 2 + tags_len
+        mvcc[0] = 0
+        if self.with_mvcc:
+            after = _vlong(self.d, p, self.end, mvcc)
+            if after < 0:
+                return -1
+            self.unencoded += after - p
+            p = after
+        return p
+
+    cdef bint add(self, const uint8_t* key, Py_ssize_t key_len, object value,
+                  int64_t mvcc) except -1:
+        """The cell of ``key`` (a KeyValue key) and ``value`` with ``self.tags``; False when
+        the key does not parse (``keyvalue.parse_key``)."""
+        cdef Py_ssize_t fam_at, qual_at, ts_at = key_len - TS_TYPE
+        cdef int64_t ts
+        if key_len < KEY_INFRASTRUCTURE:
+            return False
+        fam_at = 2 + ((<Py_ssize_t>key[0] << 8) | key[1])
+        if fam_at + 1 + TS_TYPE > key_len:
+            return False
+        qual_at = fam_at + 1 + key[fam_at]
+        if qual_at > ts_at:
+            return False
+        if not _holds(self.row, key + 2, fam_at - 2):
+            self.row = _sub(key + 2, fam_at - 2)
+        if not _holds(self.family, key + fam_at + 1, qual_at - fam_at - 1):
+            self.family = _sub(key + fam_at + 1, qual_at - fam_at - 1)
+        ts = _int64(key + ts_at)
+        if self.timestamp is None or ts != self.ts:
+            self.timestamp, self.ts = ts, ts
+        cell = plain_tuple(Cell, (self.row, self.family, _sub(key + qual_at, ts_at - qual_at),
+                                  self.timestamp, key[key_len - 1], value, self.tags))
+        self.cells.append(plain_tuple(StoreCell, (cell, mvcc)))
+        self.unencoded += 8 + key_len + PyBytes_GET_SIZE(value)
+        return True
+
+
+cdef class _Key:
+    """The previous key and the one being rebuilt (malloc'd, grown as needed)."""
+    cdef uint8_t* prev
+    cdef uint8_t* cur
+    cdef Py_ssize_t prev_len, cap
+
+    def __dealloc__(self):
+        free(self.prev)
+        free(self.cur)
+
+    cdef int reserve(self, Py_ssize_t size) except -1:
+        cdef void* grown
+        if size <= self.cap:
+            return 0
+        grown = realloc(self.prev, size)
+        if grown == NULL:
+            raise MemoryError()
+        self.prev = <uint8_t*>grown
+        grown = realloc(self.cur, size)
+        if grown == NULL:
+            raise MemoryError()
+        self.cur = <uint8_t*>grown
+        self.cap = size
+        return 0
+
+    cdef void swap(self, Py_ssize_t cur_len) noexcept:
+        cdef uint8_t* held = self.prev
+        self.prev, self.cur, self.prev_len = self.cur, held, cur_len
+
+
+cdef Py_ssize_t _stem(_Key k, const uint8_t* d, Py_ssize_t p, Py_ssize_t end,
+                      Py_ssize_t common, Py_ssize_t stem, bint first) noexcept:
+    """``fastdiff.key_stem`` into ``k.cur``: the key without timestamp and type from the
+    previous key's first ``common`` bytes and those sent at ``p``; the position after them,
+    or -1."""
+    cdef const uint8_t* prev = k.prev
+    cdef Py_ssize_t prev_row, fam_len, row_len, sent, at
+    if first:
+        if common != 0 or stem < 0 or p + stem > end:
+            return -1
+        memcpy(k.cur, d + p, stem)
+        return p + stem
+    prev_row = 2 + ((<Py_ssize_t>prev[0] << 8) | prev[1])
+    if common >= prev_row:
+        if common > k.prev_len - TS_TYPE or stem < common or p + stem - common > end:
+            return -1
+        memcpy(k.cur, prev, common)
+        memcpy(k.cur + common, d + p, stem - common)
+        return p + stem - common
+    fam_len = 1 + prev[prev_row]
+    if common < 2:  # the row's length differs
+        if p + 2 - common > end:
+            return -1
+        memcpy(k.cur, prev, common)
+        memcpy(k.cur + common, d + p, 2 - common)
+        p += 2 - common
+        row_len = (<Py_ssize_t>k.cur[0] << 8) | k.cur[1]
+        if p + row_len > end or 2 + row_len + fam_len > stem:
+            return -1
+        memcpy(k.cur + 2, d + p, row_len)
+        p += row_len
+    else:
+        row_len = prev_row - 2
+        if p + prev_row - common > end or prev_row + fam_len > stem:
+            return -1
+        memcpy(k.cur, prev, common)
+        memcpy(k.cur + common, d + p, prev_row - common)
+        p += prev_row - common
+    at = 2 + row_len
+    memcpy(k.cur + at, prev + prev_row, fam_len)
+    at += fam_len
+    sent = stem - at
+    if p + sent > end:
+        return -1
+    memcpy(k.cur + at, d + p, sent)
+    return p + sent
+
+
+cdef Py_ssize_t _lengths_and_stem(_Key k, const uint8_t* d, Py_ssize_t p, Py_ssize_t end,
+                                  int flag, int same_key_length, int same_value_length,
+                                  Py_ssize_t* key_len, Py_ssize_t* value_len,
+                                  bint first) except -2:
+    """A DIFF or FAST_DIFF cell's lengths after its flag (``Cursor.lengths``: each sent
+    unless ``flag`` says it is the previous cell's) and its key stem into ``k.cur``
+    (``_stem``): the position after them, or -1."""
+    cdef Py_ssize_t common
+    if not flag & same_key_length:
+        p = _cint(d, p, end, key_len)
+        if p < 0:
+            return -1
+    if not flag & same_value_length:
+        p = _cint(d, p, end, value_len)
+        if p < 0:
+            return -1
+    p = _cint(d, p, end, &common)
+    if p < 0 or key_len[0] < TS_TYPE or key_len[0] > k.prev_len + end:
+        return -1
+    k.reserve(key_len[0])
+    return _stem(k, d, p, end, common, key_len[0] - TS_TYPE, first)
+
+
+cdef inline Py_ssize_t _int32(const uint8_t* d) noexcept:
+    return <Py_ssize_t>(<int>((<uint32_t>d[0] << 24) | (<uint32_t>d[1] << 16)
+                              | (<uint32_t>d[2] << 8) | d[3]))
+
+
+cdef Py_ssize_t _cell(_Cells out, _Key k, Py_ssize_t p, Py_ssize_t key_len,
+                      object value) except -2:
+    """The cell of the key rebuilt in ``k.cur`` and ``value`` once its tags and mvcc at
+    ``p`` are read (a cint tags length), the key kept as the previous one: the position
+    after it, or -1."""
+    cdef int64_t version
+    p = out.tail(p, 0, &version)
+    if p < 0 or not out.add(k.cur, key_len, value, version):
+        return -1
+    k.swap(key_len)
+    return p
+
+
+cdef Py_ssize_t _sent_value_cell(_Cells out, _Key k, Py_ssize_t p, Py_ssize_t key_len,
+                                 Py_ssize_t value_len) except -2:
+    """``_cell`` with the ``value_len`` bytes of value at ``p``: the position after it, or
+    -1."""
+    if p + value_len > out.end:
+        return -1
+    return _cell(out, k, p + value_len, key_len, _sub(out.d + p, value_len))
+
+
+def fast_diff_cells(bytes data, bint tags, bint mvcc):
+    """``fastdiff.fast_diff_cells`` of ``data`` (after the encoding id) as a list, or None."""
+    cdef _Cells out = _Cells(data, tags, mvcc)
+    cdef _Key k = _Key()
+    cdef const uint8_t* d = out.d
+    cdef Py_ssize_t end = out.end, p = 4, key_len = 0, value_len = 0, stem, shared
+    cdef int flag
+    cdef bint first = True
+    cdef object value = b""
+    if end < 4:
+        return None
+    k.reserve(64)
+    memset_zero(k.prev, KEY_INFRASTRUCTURE)  # the reference's key before the first
+    k.prev_len = KEY_INFRASTRUCTURE
+    while p < end:
+        flag = d[p]
+        p = _lengths_and_stem(k, d, p + 1, end, flag, 8, 16, &key_len, &value_len, first)
+        stem = key_len - TS_TYPE
+        shared = flag & 7
+        if p < 0 or p + 8 - shared > end:
+            return None
+        memcpy(k.cur + stem, k.prev + k.prev_len - TS_TYPE, shared)
+        memcpy(k.cur + stem + shared, d + p, 8 - shared)
+        p += 8 - shared
+        if flag & 32:
+            k.cur[key_len - 1] = k.prev[k.prev_len - 1]
+        else:
+            if p >= end:
+                return None
+            k.cur[key_len - 1] = d[p]
+            p += 1
+        if not flag & 64:
+            if p + value_len > end:
+                return None
+            value = _sub(d + p, value_len)
+            p += value_len
+        elif PyBytes_GET_SIZE(value) != value_len:
+            return None
+        p = _cell(out, k, p, key_len, value)
+        if p < 0:
+            return None
+        first = False
+    return out.cells if out.unencoded == _int32(d) else None
+
+
+def diff_cells(bytes data, bint tags, bint mvcc):
+    """``diff.diff_cells`` of ``data`` (after the encoding id) as a list, or None."""
+    cdef _Cells out = _Cells(data, tags, mvcc)
+    cdef _Key k = _Key()
+    cdef const uint8_t* d = out.d
+    cdef Py_ssize_t end = out.end, p, key_len = 0, value_len = 0, stem, fam, size, b
+    cdef int flag
+    cdef int64_t timestamp = 0, number
+    cdef uint64_t raw
+    cdef uint8_t kind = 4
+    if end < 5:
+        return None
+    p = 5 + d[4]
+    if p > end:
+        return None
+    fam = d[4] + 1
+    k.reserve(64 + fam)
+    memset_zero(k.prev, 2 + fam + TS_TYPE)
+    memcpy(k.prev + 2, d + 4, fam)
+    k.prev_len = 2 + fam + TS_TYPE
+    while p < end:
+        flag = d[p]
+        p = _lengths_and_stem(k, d, p + 1, end, flag, 1, 2, &key_len, &value_len, False)
+        stem = key_len - TS_TYPE
+        size = 1 + ((flag >> 4) & 7)
+        if p < 0 or p + size > end:
+            return None
+        raw = 0
+        for b in range(size - 1, -1, -1):
+            raw = (raw << 8) | d[p + b]
+        p += size
+        if raw >> 63:
+            return None
+        number = -<int64_t>raw if flag & 128 else <int64_t>raw
+        if flag & 8:
+            if (number > 0 and timestamp < INT64_MIN_ + number) or (
+                    number < 0 and timestamp > INT64_MAX_ + number):
+                return None
+            timestamp -= number
+        else:
+            timestamp = number
+        if not flag & 4:
+            if p >= end:
+                return None
+            kind = d[p]
+            p += 1
+        for b in range(8):
+            k.cur[stem + b] = <uint8_t>((<uint64_t>timestamp) >> (56 - 8 * b))
+        k.cur[key_len - 1] = kind
+        p = _sent_value_cell(out, k, p, key_len, value_len)
+        if p < 0:
+            return None
+    return out.cells if out.unencoded == _int32(d) else None
+
+
+def prefix_cells(bytes data, bint tags, bint mvcc):
+    """``prefix.prefix_cells`` of ``data`` (after the encoding id) as a list, or None."""
+    cdef _Cells out = _Cells(data, tags, mvcc)
+    cdef _Key k = _Key()
+    cdef const uint8_t* d = out.d
+    cdef Py_ssize_t end = out.end, p = 4, suffix, value_len, common, key_len
+    if end < 4:
+        return None
+    k.reserve(64)
+    k.prev_len = 0
+    while p < end:
+        p = _cint(d, p, end, &suffix)
+        if p >= 0:
+            p = _cint(d, p, end, &value_len)
+        if p >= 0:
+            p = _cint(d, p, end, &common)
+        if p < 0 or common > k.prev_len or p + suffix + value_len > end:
+            return None
+        key_len = common + suffix
+        k.reserve(key_len)
+        memcpy(k.cur, k.prev, common)
+        memcpy(k.cur + common, d + p, suffix)
+        p += suffix
+        p = _sent_value_cell(out, k, p, key_len, value_len)
+        if p < 0:
+            return None
+    return out.cells if out.unencoded == _int32(d) else None
+
+
+cdef Py_ssize_t _plain(_Cells out, Py_ssize_t end, list starts) except -2:
+    """Unencoded cells of ``out``'s block up to ``end`` into ``out``; with ``starts`` (a
+    list), the position of each cell that starts a row is appended to it. 0, or -1."""
+    cdef const uint8_t* d = out.d
+    cdef Py_ssize_t p = 0, start, key_len, value_len, after
+    cdef int64_t version
+    cdef object row
+    out.end = end  # tags and mvcc end with the cells
+    while p < end:
+        start = p
+        if p + 8 > end:
+            return -1
+        key_len = _int32(d + p)
+        value_len = _int32(d + p + 4)
+        p += 8
+        if key_len < KEY_INFRASTRUCTURE or value_len < 0 or p + key_len + value_len > end:
+            return -1
+        value = _sub(d + p + key_len, value_len)
+        after = out.tail(p + key_len + value_len, 2, &version)
+        row = out.row
+        if after < 0 or not out.add(d + p, key_len, value, version):
+            return -1
+        p = after
+        if starts is not None and (row is None or out.row is not row):
+            starts.append(start)
+    return 0
+
+
+def plain_cells(bytes data, bint tags, bint mvcc):
+    """The cells of ``keyvalue.block_cells`` of an unencoded block as a list, or None."""
+    cdef _Cells out = _Cells(data, tags, mvcc)
+    if _plain(out, out.end, None) < 0:
+        return None
+    return out.cells
+
+
+def row_index_cells(bytes data, bint tags, bint mvcc):
+    """``rowindex.row_index_cells`` of ``data`` (after the encoding id) as a list, or None."""
+    cdef _Cells out = _Cells(data, tags, mvcc)
+    cdef const uint8_t* d = out.d
+    cdef Py_ssize_t end = out.end, cells_size, rows, i
+    cdef list starts = []
+    if end < 8:
+        return None
+    cells_size = _int32(d + end - 4)
+    if not 0 <= cells_size <= end - 8:
+        return None
+    rows = _int32(d + cells_size)
+    if rows < 0 or cells_size + 4 + 4 * rows + 4 != end:
+        return None
+    if _plain(out, cells_size, starts) < 0 or len(starts) != rows:
+        return None
+    for i in range(rows):
+        if _int32(d + cells_size + 4 + 4 * i) != <Py_ssize_t>starts[i]:
+            return None
+    return out.cells
