@@ -5,18 +5,21 @@ the part that owns the range, and the cutover gate refusing a run that misses a 
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from hbase_migrate.audit.ledger import Ledger
 from hbase_migrate.audit.records import KeyRangeRecord, StepRecord, StepStatus
-from hbase_migrate.config import load_config
+from hbase_migrate.config import MigrationSpec, load_config
 from hbase_migrate.errors import ConfigError
 from hbase_migrate.lifecycle import cutover_check, judge_validation, prepare, snapshot, validate
 from hbase_migrate.lifecycle.step import StepRefusedError
 from hbase_migrate.lifecycle.validate import PART_STEP, validation_parts
 from hbase_migrate.ranges.groups import in_part_order, parse_part, range_group, split_weights
+from hbase_migrate.ranges.keyrange import KeyRange
 from hbase_migrate.wal.model import Cell, CellType
 from minihbase.server import MiniHBase
 from tests.support.minicluster import run_workload, t2
@@ -78,9 +81,21 @@ def test_parts_judge_repair_and_the_gate(tmp_path: Path) -> None:
         assert sorted((r.range_start, r.range_end) for r in rows) == sorted(
             (r.start, r.stop) for r in ranges)
         assert sum(counted[:3]) == len(ranges)
+        results = spec.artifact_dir / "validations"
+        assert not list(results.glob("*.json"))  # the parts ran no Great Expectations
+        assert {r.gx_result for r in rows} == {None}
         judged = judge_validation(spec, "r1")
         assert judged.passed and judged.state is not None and judged.state.value == "validated"
         assert judged.metrics["tables"][0]["ranges"] == len(ranges)
+        # GX judged once: one result for the whole run, naming every range, each row linked
+        (result,) = results.glob("*.json")
+        assert judged.metrics["gx"]["result"] == str(result)
+        gx = json.loads(result.read_text())
+        counted_rows = [item["result"]["observed_value"] for item in gx["results"]
+                        if item["expectation_config"]["type"] == "expect_table_row_count_to_equal"]
+        assert gx["success"] is True and counted_rows == [len(ranges)]
+        with Ledger.open(spec.ledger_url) as ledger:
+            assert {r.gx_result for r in ledger.run_validations(1, "r1")} == {str(result)}
 
         extra = Cell(b"row-00042-x", b"d", b"q", 9, CellType.PUT, b"extra")
         with t2(dst) as target:
@@ -109,6 +124,41 @@ def test_parts_judge_repair_and_the_gate(tmp_path: Path) -> None:
         gate = cutover_check(spec)
         assert any("not" in why and "planned one(s)" in why
                    for why in gate.metrics["reasons"]), gate.metrics["reasons"]
+
+        refusals(spec, ranges, run_parts)
+
+
+def refusals(spec: MigrationSpec, ranges: list[KeyRange],
+             run_parts: Callable[[str], list[str]]) -> None:
+    """The judge refuses, naming them, the ranges of a part whose newest try failed and a
+    range recorded without digests."""
+    # a part whose newest try failed: refused, naming the part and its ranges
+    run_parts("r6")
+    with Ledger.open(spec.ledger_url) as ledger, pytest.raises(RuntimeError), \
+            ledger.step(1, PART_STEP) as failing:
+        failing.metrics.update(part="2/3", run="r6")
+        raise RuntimeError("the target stopped answering")
+    with Ledger.open(spec.ledger_url) as ledger:  # what the part's good try read
+        ok, = (st for st in ledger.steps(1, PART_STEP) if st.metrics.get("run") == "r6"
+               and st.metrics.get("part") == "2/3" and st.status is StepStatus.SUCCEEDED)
+        second = [str(KeyRange(TABLE, v.range_start, v.range_end))
+                  for v in ledger.validations(1, ok.id)]
+    assert second
+    with pytest.raises(StepRefusedError, match="part 2/3") as refused:
+        judge_validation(spec, "r6")
+    assert all(r in str(refused.value) for r in second), (second, refused.value)
+    # a range whose row has no digests (never read): refused, naming it
+    run_parts("r7")
+    first = ranges[0]
+    with Ledger.open(spec.ledger_url) as ledger:
+        ledger.record_validation(1, None, TABLE, first.start, first.stop, source_rows=None,
+                                 target_rows=None, source_cells=None, target_cells=None,
+                                 source_digest=None, target_digest=None,
+                                 verdict="mismatch", run_key="r7")
+    with pytest.raises(StepRefusedError, match="no recorded digest") as unread:
+        judge_validation(spec, "r7")
+    assert str(first) in str(unread.value)
+
 
 
 def test_parts_are_listed_by_number_whatever_order_they_ran_in() -> None:
