@@ -6,13 +6,13 @@ the part that owns the range, and the cutover gate refusing a run that misses a 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from hbase_migrate.audit.ledger import Ledger
 from hbase_migrate.audit.records import KeyRangeRecord, StepRecord, StepStatus
+from hbase_migrate.cli import main
 from hbase_migrate.config import MigrationSpec, load_config
 from hbase_migrate.errors import ConfigError
 from hbase_migrate.lifecycle import cutover_check, judge_validation, prepare, snapshot, validate
@@ -56,11 +56,13 @@ def test_weights_and_part_texts() -> None:
 
 
 @pytest.mark.integration
-def test_parts_judge_repair_and_the_gate(tmp_path: Path) -> None:
+def test_parts_judge_repair_and_the_gate(tmp_path: Path,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
     with MiniHBase(tmp_path / "src", "source") as src, \
             MiniHBase(tmp_path / "dst", "target") as dst:
         run_workload(src, TABLE, seed=61, ops=300)
-        spec = load_config(configure(tmp_path, src, dst, master="in-process"))
+        config = configure(tmp_path, src, dst, master="in-process")
+        spec = load_config(config)
         prepare(spec)
         snapshot(spec)
         ranges = planned(Path(tmp_path / "migration.toml"))
@@ -96,6 +98,7 @@ def test_parts_judge_repair_and_the_gate(tmp_path: Path) -> None:
         assert gx["success"] is True and counted_rows == [len(ranges)]
         with Ledger.open(spec.ledger_url) as ledger:
             assert {r.gx_result for r in ledger.run_validations(1, "r1")} == {str(result)}
+        judged_by_command(config, parts, capsys)
 
         extra = Cell(b"row-00042-x", b"d", b"q", 9, CellType.PUT, b"extra")
         with t2(dst) as target:
@@ -125,40 +128,50 @@ def test_parts_judge_repair_and_the_gate(tmp_path: Path) -> None:
         assert any("not" in why and "planned one(s)" in why
                    for why in gate.metrics["reasons"]), gate.metrics["reasons"]
 
-        refusals(spec, ranges, run_parts)
+        refusals(spec, ranges)
 
 
-def refusals(spec: MigrationSpec, ranges: list[KeyRange],
-             run_parts: Callable[[str], list[str]]) -> None:
+def judged_by_command(config: Path, parts: list[list[int]],
+                      capsys: pytest.CaptureFixture[str]) -> None:
+    """The command's parts and judge call the same core: the judge prints GX's Data Docs."""
+    for i, n in parts:
+        with pytest.raises(SystemExit) as done:
+            main(["validate", "--config", str(config), "--part", f"{i}/{n}", "--run", "c1",
+                  "--recompare-wait", "0s"])
+        assert done.value.code == 0
+    assert "data docs:" not in capsys.readouterr().out  # no GX in a part
+    with pytest.raises(SystemExit) as done:
+        main(["validate", "--config", str(config), "--judge", "--run", "c1"])
+    said = capsys.readouterr().out
+    assert done.value.code == 0 and "verdict: match" in said and "data docs: " in said, said
+
+
+def refusals(spec: MigrationSpec, ranges: list[KeyRange]) -> None:
     """The judge refuses, naming them, the ranges of a part whose newest try failed and a
-    range recorded without digests."""
-    # a part whose newest try failed: refused, naming the part and its ranges
-    run_parts("r6")
+    range recorded without digests (on runs judged good before: r1, and c1 by command)."""
     with Ledger.open(spec.ledger_url) as ledger, pytest.raises(RuntimeError), \
             ledger.step(1, PART_STEP) as failing:
-        failing.metrics.update(part="2/3", run="r6")
+        failing.metrics.update(part="2/3", run="r1")
         raise RuntimeError("the target stopped answering")
-    with Ledger.open(spec.ledger_url) as ledger:  # what the part's good try read
-        ok, = (st for st in ledger.steps(1, PART_STEP) if st.metrics.get("run") == "r6"
-               and st.metrics.get("part") == "2/3" and st.status is StepStatus.SUCCEEDED)
+    with Ledger.open(spec.ledger_url) as ledger:  # what the part's good tries read
+        read = [st for st in ledger.steps(1, PART_STEP) if st.metrics.get("run") == "r1"
+                and st.metrics.get("part") == "2/3" and st.status is StepStatus.SUCCEEDED]
         second = [str(KeyRange(TABLE, v.range_start, v.range_end))
-                  for v in ledger.validations(1, ok.id)]
+                  for v in ledger.validations(1, read[-1].id)]
     assert second
     with pytest.raises(StepRefusedError, match="part 2/3") as refused:
-        judge_validation(spec, "r6")
+        judge_validation(spec, "r1")
     assert all(r in str(refused.value) for r in second), (second, refused.value)
-    # a range whose row has no digests (never read): refused, naming it
-    run_parts("r7")
+    # a range whose newest row has no digests (never read): refused, naming it
     first = ranges[0]
     with Ledger.open(spec.ledger_url) as ledger:
         ledger.record_validation(1, None, TABLE, first.start, first.stop, source_rows=None,
                                  target_rows=None, source_cells=None, target_cells=None,
                                  source_digest=None, target_digest=None,
-                                 verdict="mismatch", run_key="r7")
+                                 verdict="mismatch", run_key="c1")
     with pytest.raises(StepRefusedError, match="no recorded digest") as unread:
-        judge_validation(spec, "r7")
+        judge_validation(spec, "c1")
     assert str(first) in str(unread.value)
-
 
 
 def test_parts_are_listed_by_number_whatever_order_they_ran_in() -> None:
