@@ -12,10 +12,11 @@ acknowledged yet, on Spark (one task per WAL file) when configured; the parts ru
 time (they share the migration's lock). Then a validation compares source and target in live
 mode (the source is still written), in parts as well: `plan_validation` splits the planned
 key ranges into groups (the `parts` Param, default `[ranges] parts`), `validate_part` is
-mapped over them, and `validate` judges the parts of each migration as a whole (one
-`validate` per migration): verdicts recorded, ranges still differing listed, the run not
-failed for them; the next replay's validation compares them again. One migration's failure
-does not hold back another's work. Retries are safe: replay records only acknowledged
+mapped over them (each records its ranges' digests), and `validate` judges the parts of each
+migration as a whole with Great Expectations, once (one `validate` per migration):
+verdicts recorded, ranges still differing listed, the run not failed for them; the next
+replay's validation compares them again. One migration's failure does not hold back
+another's work. Retries are safe: replay records only acknowledged
 offsets.
 """
 

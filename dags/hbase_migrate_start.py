@@ -24,8 +24,8 @@ grid shows each part, and a retry redoes that part alone.
   parts otherwise. With the `hbase` method the plan lists no parts (`snapshot_part` is
   skipped) and `snapshot` makes the whole copy, one task (its files are exported in
   parallel on the range engine).
-* `plan_validation`, `validate_part` (mapped) and `validate`, which judges the run as a
-  whole.
+* `plan_validation`, `validate_part` (mapped: each records its ranges' digests) and
+  `validate`, which judges the run as a whole with Great Expectations, once.
 
 Each task is one lifecycle step recorded in the ledger with this run's ids; rerunning the
 DAG changes nothing that is done. Next: unpause `hbase_migrate_wal_watch` (and

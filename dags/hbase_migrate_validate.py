@@ -9,10 +9,10 @@ it such cells are listed with the hbase shell command that fixes them. Runs dail
 demand, for every migration in progress (`migrations` lists them from the ledgers) or the
 one its Params name, in parts: `plan_validation` splits each one's planned key ranges into
 groups (the `parts` Param, default `[ranges] parts`), `validate_part` is mapped over them
-all (each checksums, recompares and repairs its own ranges; a retry redoes one), and
-`validate` (one per migration) judges each migration's parts as a whole (it fails on a
-mismatch, or when a part of its own failed; another migration's failure does not hold it
-back).
+all (each checksums, recompares and repairs its own ranges and records their digests; a
+retry redoes one), and `validate` (one per migration) judges each migration's parts as a
+whole with Great Expectations, once (it fails on a mismatch, or when a part of its own
+failed, naming its ranges; another migration's failure does not hold it back).
 """
 
 from airflow.sdk import DAG, CronTriggerTimetable, Param

@@ -61,6 +61,18 @@ class RangeBook(LedgerBook):
         if done.rowcount != 1:
             raise LedgerError(f"ledger {self.url}: no validation with id {validation_id}")
 
+    def record_artifacts(self, validation_ids: Sequence[int], gx_result: str,
+                         data_docs: str | None) -> None:
+        """The Great Expectations artifacts of the judge that validated these rows (the
+        ranges of a validation run made in parts, recorded by the parts without GX)."""
+        v = t.validations
+        with self._engine.begin() as conn:
+            done = conn.execute(update(v).where(v.c.id.in_(list(validation_ids)))
+                                .values(gx_result=gx_result, data_docs=data_docs))
+        if done.rowcount != len(set(validation_ids)):
+            raise LedgerError(f"ledger {self.url}: {len(set(validation_ids))} validations to "
+                              f"mark judged, {done.rowcount} found")
+
     def validations(self, migration_id: int, step_id: int | None = None) -> list[ValidationRecord]:
         v = t.validations
         query = select(v).where(v.c.migration_id == migration_id)

@@ -216,13 +216,15 @@ def snapshot(ctx: click.Context, config: Path, as_json: bool, watermark: str | N
               help="The source is still written: record the verdicts, no recompare, and "
                    "exit 0 even when ranges differ (they are listed).")
 @click.option("--part", metavar="I/N",
-              help="Only the I-th of N groups of the planned ranges, recorded under the "
-                   "validation run --run (exit 0 whatever it finds: --judge decides).")
+              help="Only the I-th of N groups of the planned ranges, their digests "
+                   "recorded under the validation run --run (exit 0 whatever it finds: "
+                   "--judge decides).")
 @click.option("--run", "run_key", metavar="KEY",
               help="The validation run the parts share (with --part or --judge).")
 @click.option("--judge", is_flag=True,
-              help="Judge the validation run --run from its parts' rows (refused unless "
-                   "they cover every planned range).")
+              help="Judge the validation run --run from its parts' rows with Great "
+                   "Expectations, once (refused unless every part's newest try succeeded "
+                   "and they cover every planned range).")
 @click.option("--from", "read_from", type=click.Choice(["live", "snapshot"]), default="live",
               show_default=True,
               help="How the source is read: a live scan of its region servers, or the files "
@@ -247,7 +249,8 @@ def validate(ctx: click.Context, config: Path, as_json: bool, tables: tuple[str,
     from hbase_migrate.validate.gx_process import GxProcess
 
     # GX loads in a process of its own from now on, while this one imports what it needs
-    judging = None if explain or judge else ctx.with_resource(GxProcess())
+    # (a part starts none: its run's judge validates every part's ranges with GX once)
+    judging = None if explain or part else ctx.with_resource(GxProcess())
     from hbase_migrate.config import load_config
     from hbase_migrate.lifecycle import judge_validation
     from hbase_migrate.lifecycle import validate as step
@@ -264,7 +267,7 @@ def validate(ctx: click.Context, config: Path, as_json: bool, tables: tuple[str,
         ctx.exit(0 if found["equal"] else 1)
     wait = parse_duration(recompare_wait, name="--recompare-wait") / 1000
     if judge:
-        result = judge_validation(spec, run_key, tables=tables, live=live)
+        result = judge_validation(spec, run_key, tables=tables, live=live, gx=judging)
     else:
         with _progress_bar(as_json) as bar:
             result = step(spec, tables=tables, repair=repair, master=master,

@@ -10,8 +10,10 @@ in-flight validations made while the source is still written, where a mismatch i
 A validation can be split into parts (:func:`validation_parts`: groups of the planned
 ranges, :mod:`hbase_migrate.ranges.groups`) that run and are retried on their own:
 ``validate(spec, part=(i, n), run=KEY)`` is a ``validate-part`` step that checksums,
-recompares and repairs its own ranges, recording them under the validation run ``KEY``;
-:func:`~hbase_migrate.lifecycle.judge.judge_validation` then judges the run as a whole.
+recompares and repairs its own ranges, recording them under the validation run ``KEY``
+(compared by their digests: a part starts no Great Expectations);
+:func:`~hbase_migrate.lifecycle.judge.judge_validation` then judges the run as a whole with
+GX, once.
 """
 from __future__ import annotations
 
@@ -76,7 +78,8 @@ def validate(spec: MigrationSpec, *, provenance: Provenance | None = None,
 
     ``gx``: the Great Expectations process to judge with, started by the caller (a command
     starts it before its own imports, so GX loads meanwhile) and closed by it; default: one
-    started here.
+    started here. A part uses none (its ranges are compared by their digests, the run's
+    judge validates them all with GX).
 
     Each range's checksums are recorded as it finishes: a validation stopped before its
     verdict continues where it stopped on the next one with the same plan, ``restart``
@@ -99,7 +102,8 @@ def validate(spec: MigrationSpec, *, provenance: Provenance | None = None,
         raise ConfigError(f"validate of migration {spec.name!r}: repair needs a strict "
                           "validation (the source still being written, its ranges differ "
                           "until replay catches up); drop live or repair")
-    judging: AbstractContextManager[GxProcess] = GxProcess() if gx is None else nullcontext(gx)
+    judging: AbstractContextManager[GxProcess | None] = (
+        nullcontext(None) if part is not None else GxProcess() if gx is None else nullcontext(gx))
     with judging as judge, \
             recorded_step(spec, "validate" if part is None else PART_STEP, provenance) as step:
         # (GX loads in its own process meanwhile: about 2 s of the machine's other core)

@@ -7,7 +7,9 @@ recompare what differs once replay caught up; optionally repair.
 3. GX validates the comparison table (every range present, rows, cells and digests equal);
    its result JSON and Data Docs go under the migration's artifact folder. GX runs in a
    process of its own started with the step (by the command, before its own imports),
-   loading while the checksums run.
+   loading while the checksums run. A part of a validation run (no ``gx``) makes the same
+   comparisons plainly (:func:`~hbase_migrate.validate.verdict.by_digests`): the run's judge
+   (:mod:`hbase_migrate.lifecycle.judge`) validates every part's ranges with GX once.
 4. Recompare: ranges that differ are compared again once a replay run that started after
    the first comparison has finished (waiting at most ``recompare_wait`` seconds; at once when
    the migration is not being replayed). Only ranges that still differ fail; their first
@@ -65,7 +67,7 @@ from hbase_migrate.validate.tombstones import (
     compact_and_put,
     hidden_cells,
 )
-from hbase_migrate.validate.verdict import GxVerdict
+from hbase_migrate.validate.verdict import GxVerdict, by_digests
 
 if TYPE_CHECKING:  # happybase is imported only where a Thrift1 gateway is used
     pass
@@ -77,12 +79,12 @@ SNAPSHOT_EXPLAIN = ("source read from a snapshot: --explain lists the differing 
 
 class Validation:
     """One validation of ``tables``, recorded in the open ledger step ``step`` of migration
-    ``migration_id``: checksums on ``engine``, GX's judgement (by ``gx``), recompare and
-    repair (see the module's doc); :meth:`run` fills the step's metrics, ``verdict``
-    included."""
+    ``migration_id``: checksums on ``engine``, GX's judgement (by ``gx``; None: a part of a
+    run, compared by digests), recompare and repair (see the module's doc); :meth:`run`
+    fills the step's metrics, ``verdict`` included."""
 
     def __init__(self, ledger: Ledger, migration_id: int, step: OpenStep, spec: MigrationSpec,
-                 tables: Sequence[TableSpec], engine: RangeEngine, gx: GxProcess,
+                 tables: Sequence[TableSpec], engine: RangeEngine, gx: GxProcess | None,
                  progress: Progress | None, compact: bool = True,
                  compact_wait: float = DEFAULT_COMPACT_WAIT, run_key: str | None = None,
                  source_snapshots: Mapping[str, str] | None = None, now_ms: int = 0,
@@ -113,9 +115,9 @@ class Validation:
 
     def checksums(self, ranges: Sequence[KeyRange], label: str, first: bool = False
                   ) -> tuple[list[RangePair], GxVerdict]:
-        """Both sides' statistics of ``ranges``, judged by GX. The ``first`` pass records
-        each range as it finishes and reads only the ranges a stopped validation has not
-        recorded (:mod:`hbase_migrate.validate.resume`)."""
+        """Both sides' statistics of ``ranges``, judged by GX (by digests without it). The
+        ``first`` pass records each range as it finishes and reads only the ranges a stopped
+        validation has not recorded (:mod:`hbase_migrate.validate.resume`)."""
         recorder = self.recorder if first else None
         carried = self.carry_over() if recorder is not None else {}
         todo = [r for r in ranges if r.id not in carried]
@@ -131,6 +133,8 @@ class Validation:
         self.source_requests += sum(p.source_requests for p in read)
         found = {**carried, **{p.range.id: p for p in read}}
         pairs = [found[r.id] for r in ranges]
+        if self.gx is None:
+            return pairs, by_digests(pairs, ranges)
         return pairs, self.gx.judge(pairs, ranges, self.spec.artifact_dir, label)
 
     def task_recorder(self, recorder: ChecksumRecorder | None
@@ -219,7 +223,7 @@ class Validation:
                 target_digest=pair.target.digest if pair else None,
                 verdict=Verdict.MATCH if initial is not None and initial.equal and r not in
                 recompared else Verdict.MISMATCH,
-                gx_result=str(verdict.result_path),
+                gx_result=str(verdict.result_path) if verdict.result_path else None,
                 data_docs=str(verdict.docs_path) if verdict.docs_path else None,
                 differences=differences.get(r, ()), run_key=self.run_key)
             if r in recompared:

@@ -79,6 +79,12 @@ def test_start_copies_and_validates_with_this_runs_ids(
     assert copy.metrics["ranges"] == planned and copy.metrics["cells"] > 0
     judge = steps[ours - 1]
     assert judge.metrics["mode"] == "live"  # the start DAG's validation is in flight
+    # the mapped parts ran no Great Expectations; the judge ran it once, over every range
+    assert [s.metrics["gx"]["result"] for s in steps if s.kind == "validate-part"] == [
+        None] * parts
+    result = Path(judge.metrics["gx"]["result"])
+    assert result.is_file() and judge.metrics["gx"]["success"] is True
+    assert judge.metrics["tables"][0]["ranges"] == planned
     assert [p["part"] for p in judge.metrics["parts"]] == [f"{i}/{parts}"
                                                           for i in range(1, parts + 1)]
     assert (steps[ours].kind, steps[ours].status.value,

@@ -5,18 +5,21 @@ the part that owns the range, and the cutover gate refusing a run that misses a 
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
 from hbase_migrate.audit.ledger import Ledger
 from hbase_migrate.audit.records import KeyRangeRecord, StepRecord, StepStatus
-from hbase_migrate.config import load_config
+from hbase_migrate.cli import main
+from hbase_migrate.config import MigrationSpec, load_config
 from hbase_migrate.errors import ConfigError
 from hbase_migrate.lifecycle import cutover_check, judge_validation, prepare, snapshot, validate
 from hbase_migrate.lifecycle.step import StepRefusedError
 from hbase_migrate.lifecycle.validate import PART_STEP, validation_parts
 from hbase_migrate.ranges.groups import in_part_order, parse_part, range_group, split_weights
+from hbase_migrate.ranges.keyrange import KeyRange
 from hbase_migrate.wal.model import Cell, CellType
 from minihbase.server import MiniHBase
 from tests.support.minicluster import run_workload, t2
@@ -53,11 +56,13 @@ def test_weights_and_part_texts() -> None:
 
 
 @pytest.mark.integration
-def test_parts_judge_repair_and_the_gate(tmp_path: Path) -> None:
+def test_parts_judge_repair_and_the_gate(tmp_path: Path,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
     with MiniHBase(tmp_path / "src", "source") as src, \
             MiniHBase(tmp_path / "dst", "target") as dst:
         run_workload(src, TABLE, seed=61, ops=300)
-        spec = load_config(configure(tmp_path, src, dst, master="in-process"))
+        config = configure(tmp_path, src, dst, master="in-process")
+        spec = load_config(config)
         prepare(spec)
         snapshot(spec)
         ranges = planned(Path(tmp_path / "migration.toml"))
@@ -78,9 +83,22 @@ def test_parts_judge_repair_and_the_gate(tmp_path: Path) -> None:
         assert sorted((r.range_start, r.range_end) for r in rows) == sorted(
             (r.start, r.stop) for r in ranges)
         assert sum(counted[:3]) == len(ranges)
+        results = spec.artifact_dir / "validations"
+        assert not list(results.glob("*.json"))  # the parts ran no Great Expectations
+        assert {r.gx_result for r in rows} == {None}
         judged = judge_validation(spec, "r1")
         assert judged.passed and judged.state is not None and judged.state.value == "validated"
         assert judged.metrics["tables"][0]["ranges"] == len(ranges)
+        # GX judged once: one result for the whole run, naming every range, each row linked
+        (result,) = results.glob("*.json")
+        assert judged.metrics["gx"]["result"] == str(result)
+        gx = json.loads(result.read_text())
+        counted_rows = [item["result"]["observed_value"] for item in gx["results"]
+                        if item["expectation_config"]["type"] == "expect_table_row_count_to_equal"]
+        assert gx["success"] is True and counted_rows == [len(ranges)]
+        with Ledger.open(spec.ledger_url) as ledger:
+            assert {r.gx_result for r in ledger.run_validations(1, "r1")} == {str(result)}
+        judged_by_command(config, parts, capsys)
 
         extra = Cell(b"row-00042-x", b"d", b"q", 9, CellType.PUT, b"extra")
         with t2(dst) as target:
@@ -109,6 +127,51 @@ def test_parts_judge_repair_and_the_gate(tmp_path: Path) -> None:
         gate = cutover_check(spec)
         assert any("not" in why and "planned one(s)" in why
                    for why in gate.metrics["reasons"]), gate.metrics["reasons"]
+
+        refusals(spec, ranges)
+
+
+def judged_by_command(config: Path, parts: list[list[int]],
+                      capsys: pytest.CaptureFixture[str]) -> None:
+    """The command's parts and judge call the same core: the judge prints GX's Data Docs."""
+    for i, n in parts:
+        with pytest.raises(SystemExit) as done:
+            main(["validate", "--config", str(config), "--part", f"{i}/{n}", "--run", "c1",
+                  "--recompare-wait", "0s"])
+        assert done.value.code == 0
+    assert "data docs:" not in capsys.readouterr().out  # no GX in a part
+    with pytest.raises(SystemExit) as done:
+        main(["validate", "--config", str(config), "--judge", "--run", "c1"])
+    said = capsys.readouterr().out
+    assert done.value.code == 0 and "verdict: match" in said and "data docs: " in said, said
+
+
+def refusals(spec: MigrationSpec, ranges: list[KeyRange]) -> None:
+    """The judge refuses, naming them, the ranges of a part whose newest try failed and a
+    range recorded without digests (on runs judged good before: r1, and c1 by command)."""
+    with Ledger.open(spec.ledger_url) as ledger, pytest.raises(RuntimeError), \
+            ledger.step(1, PART_STEP) as failing:
+        failing.metrics.update(part="2/3", run="r1")
+        raise RuntimeError("the target stopped answering")
+    with Ledger.open(spec.ledger_url) as ledger:  # what the part's good tries read
+        read = [st for st in ledger.steps(1, PART_STEP) if st.metrics.get("run") == "r1"
+                and st.metrics.get("part") == "2/3" and st.status is StepStatus.SUCCEEDED]
+        second = [str(KeyRange(TABLE, v.range_start, v.range_end))
+                  for v in ledger.validations(1, read[-1].id)]
+    assert second
+    with pytest.raises(StepRefusedError, match="part 2/3") as refused:
+        judge_validation(spec, "r1")
+    assert all(r in str(refused.value) for r in second), (second, refused.value)
+    # a range whose newest row has no digests (never read): refused, naming it
+    first = ranges[0]
+    with Ledger.open(spec.ledger_url) as ledger:
+        ledger.record_validation(1, None, TABLE, first.start, first.stop, source_rows=None,
+                                 target_rows=None, source_cells=None, target_cells=None,
+                                 source_digest=None, target_digest=None,
+                                 verdict="mismatch", run_key="c1")
+    with pytest.raises(StepRefusedError, match="no recorded digest") as unread:
+        judge_validation(spec, "c1")
+    assert str(first) in str(unread.value)
 
 
 def test_parts_are_listed_by_number_whatever_order_they_ran_in() -> None:

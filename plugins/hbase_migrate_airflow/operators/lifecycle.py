@@ -356,9 +356,11 @@ class ValidateOperator(LifecycleOperator):
     written) the step's live mode: verdicts recorded, differing ranges listed, no failure.
 
     In parts (:class:`~hbase_migrate_airflow.operators.parts.ValidatePartsOperator`,
-    mapped): with ``part`` (``[i, n]``) one group of the ranges, recorded under the DAG
-    run's validation run, never failed for its verdict; with ``judge=True`` the verdict over
-    the DAG run's parts (refused unless they cover every planned range)."""
+    mapped): with ``part`` (``[i, n]``) one group of the ranges, their digests recorded
+    under the DAG run's validation run (no Great Expectations), never failed for its
+    verdict; with ``judge=True`` GX's verdict over the DAG run's parts, once (refused,
+    naming the ranges, unless every part's newest try succeeded and they cover every planned
+    range with digests)."""
 
     step = "validate"
     spark = True
