@@ -62,8 +62,7 @@ def judge_validation(spec: MigrationSpec, run: str | None = None, *,
                               if s.metrics.get("run") == run)
         refuse_unjudgeable(ledger, mid, spec, run, chosen, rows, parts)
         back = {t.target: t.source for t in spec.tables}
-        pairs = [RangePair(*(RangeStats(range_of(r, back), *counts)
-                             for counts in sides(r))) for r in rows]
+        pairs = [pair_of(r, back) for r in rows]
         planned = [KeyRange(k.table_name, k.range_start, k.range_end)
                    for k in ledger.key_ranges(mid) if k.table_name in back.values()
                    and spec.table_mapping()[k.table_name] in targets]
@@ -138,6 +137,13 @@ def uncovered(ledger: Ledger, migration_id: int, spec: MigrationSpec,
 def range_of(row: ValidationRecord, back: Mapping[str, str]) -> KeyRange:
     """The key range of a validation row (named by its source table)."""
     return KeyRange(back.get(row.table_name, row.table_name), row.range_start, row.range_end)
+
+
+def pair_of(row: ValidationRecord, back: dict[str, str]) -> RangePair:
+    """A row's range and its recorded statistics of both sides."""
+    source, target = sides(row)
+    where = range_of(row, back)
+    return RangePair(RangeStats(where, *source), RangeStats(where, *target))
 
 
 def sides(row: ValidationRecord) -> tuple[tuple[int, int, str], tuple[int, int, str]]:
