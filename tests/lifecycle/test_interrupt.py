@@ -32,10 +32,17 @@ TABLE = "orders"
 CELLS_PER_SECOND = 400  # the copy's throttle: a copy of seconds, stopped in its middle
 
 
+def _ctrl_c_reaches() -> None:
+    """In the command's process before it starts: Ctrl-C as a terminal delivers it, even
+    where this test's process inherited it ignored (a child keeps an ignored SIGINT, and
+    Python then never raises KeyboardInterrupt)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _snapshot(config: Path) -> subprocess.Popen[str]:
     return subprocess.Popen([sys.executable, "-m", "hbase_migrate", "snapshot", "--config",
                              str(config)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)
+                            text=True, preexec_fn=_ctrl_c_reaches)
 
 
 @pytest.mark.parametrize("planning_cells", [1_000_000, 1], ids=["planning-pass", "tasks"])
@@ -98,7 +105,7 @@ def test_ctrl_c_during_validate_leaves_the_migration_as_it_was(
         snapshot(spec)
         proc = subprocess.Popen([sys.executable, "-m", "hbase_migrate", "validate", "--config",
                                  str(config)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                text=True)
+                                text=True, preexec_fn=_ctrl_c_reaches)
         with Ledger.open(spec.ledger_url) as ledger:
             mid = ledger.migration(spec.name).id  # type: ignore[union-attr]
             wait_for(lambda: any(s.status == "running" for s in ledger.steps(mid, "validate")),
@@ -127,7 +134,7 @@ def test_ctrl_c_during_replay_says_where_the_files_stand_and_a_rerun_goes_on(
         command = [sys.executable, "-m", "hbase_migrate", "replay", "--config", str(config),
                    "--master", "in-process"]
         proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                text=True)
+                                text=True, preexec_fn=_ctrl_c_reaches)
         with Ledger.open(spec.ledger_url) as ledger:
             mid = ledger.migration(spec.name).id  # type: ignore[union-attr]
             wait_for(lambda: any(s.status == "running" for s in ledger.steps(mid, "replay")),
