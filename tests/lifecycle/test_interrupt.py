@@ -32,17 +32,19 @@ TABLE = "orders"
 CELLS_PER_SECOND = 400  # the copy's throttle: a copy of seconds, stopped in its middle
 
 
-def _ctrl_c_reaches() -> None:
-    """In the command's process before it starts: Ctrl-C as a terminal delivers it, even
-    where this test's process inherited it ignored (a child keeps an ignored SIGINT, and
-    Python then never raises KeyboardInterrupt)."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
+# the command, with Ctrl-C delivered as a terminal delivers it even where this test's process
+# inherited SIGINT ignored (a child keeps it ignored, and Python then never raises
+# KeyboardInterrupt)
+INTERRUPTIBLE = [sys.executable, "-c", "import runpy, signal, sys; "
+                 "signal.signal(signal.SIGINT, signal.default_int_handler); "
+                 "sys.argv[0] = 'hbase-migrate'; "
+                 "runpy.run_module('hbase_migrate', run_name='__main__')"]
 
 
 def _snapshot(config: Path) -> subprocess.Popen[str]:
-    return subprocess.Popen([sys.executable, "-m", "hbase_migrate", "snapshot", "--config",
+    return subprocess.Popen([*INTERRUPTIBLE, "snapshot", "--config",
                              str(config)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, preexec_fn=_ctrl_c_reaches)
+                            text=True)
 
 
 @pytest.mark.parametrize("planning_cells", [1_000_000, 1], ids=["planning-pass", "tasks"])
@@ -103,9 +105,9 @@ def test_ctrl_c_during_validate_leaves_the_migration_as_it_was(
         spec = load_config(config)
         prepare(spec)
         snapshot(spec)
-        proc = subprocess.Popen([sys.executable, "-m", "hbase_migrate", "validate", "--config",
+        proc = subprocess.Popen([*INTERRUPTIBLE, "validate", "--config",
                                  str(config)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                text=True, preexec_fn=_ctrl_c_reaches)
+                                text=True)
         with Ledger.open(spec.ledger_url) as ledger:
             mid = ledger.migration(spec.name).id  # type: ignore[union-attr]
             wait_for(lambda: any(s.status == "running" for s in ledger.steps(mid, "validate")),
@@ -131,10 +133,10 @@ def test_ctrl_c_during_replay_says_where_the_files_stand_and_a_rerun_goes_on(
         config = tmp_path / "migration.toml"
         with config.open("a", encoding="utf-8") as out:
             out.write(f"[limits]\nreplay_cells_per_second = {CELLS_PER_SECOND // 4}\n")
-        command = [sys.executable, "-m", "hbase_migrate", "replay", "--config", str(config),
+        command = [*INTERRUPTIBLE, "replay", "--config", str(config),
                    "--master", "in-process"]
         proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                text=True, preexec_fn=_ctrl_c_reaches)
+                                text=True)
         with Ledger.open(spec.ledger_url) as ledger:
             mid = ledger.migration(spec.name).id  # type: ignore[union-attr]
             wait_for(lambda: any(s.status == "running" for s in ledger.steps(mid, "replay")),
