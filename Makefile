@@ -34,7 +34,7 @@ ARGS         ?=
 export UV_PROJECT_ENVIRONMENT := $(VENV)
 export SPARK_LOCAL_IP ?= 127.0.0.1
 
-.PHONY: setup system-deps docs-assets test lint run soak bench screenshots clean sweep-1x sweep-2x \
+.PHONY: setup system-deps docs-assets test test-stacks lint run soak bench screenshots clean sweep-1x sweep-2x \
 	conformance-clients \
 	sweep-3x sweep-secure
 
@@ -68,10 +68,19 @@ $(VENV)/.installed: pyproject.toml uv.lock $(UV) | system-deps
 
 # Two workers side by side (pytest-xdist), each test with those sharing its heavy fixtures
 # (tests/conftest.py: worker_group); TEST_WORKERS=0 runs them in this one process.
+# `make test` runs every test on the session's shared stacks; `make test-stacks` the modules
+# that start clusters of their own (marked own_stack: Spark and Celery clusters of separate
+# workers, HBase 1.x, two realms, Bigtable beside real HBase, two native clusters under
+# faults). `.ci/run` runs both.
 TEST_WORKERS ?= 2
+XDIST = $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder)
 test: setup
 	@scripts/system-deps.sh test
-	$(BIN)/pytest $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder) $(PYTEST_ARGS)
+	$(BIN)/pytest $(XDIST) -m "not own_stack" $(PYTEST_ARGS)
+
+test-stacks: setup
+	@scripts/system-deps.sh test
+	$(BIN)/pytest $(XDIST) -m own_stack $(PYTEST_ARGS)
 
 # `make test` runs tests/realstack/test_hbase1_real.py on HBase 1.4.13; this runs it on the
 # other 1.x lines that start on Java 17 (SWEEP_1X=...), each on its own Hadoop.

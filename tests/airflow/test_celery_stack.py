@@ -28,7 +28,7 @@ from minihbase.airflow_demo import Dags
 from minihbase.server import MiniHBase
 from tests.support.minicluster import compare, run_workload
 
-pytestmark = [pytest.mark.integration, pytest.mark.slow]
+pytestmark = [pytest.mark.own_stack, pytest.mark.integration, pytest.mark.slow]
 
 
 def test_two_celery_workers_run_a_migration(tmp_path: Path) -> None:

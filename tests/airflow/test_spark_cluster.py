@@ -22,7 +22,7 @@ from tests.spark.standalone import Cluster, apps, executors_of, finished_tasks, 
 from tests.support.airflow import connected
 from tests.support.minicluster import compare, run_workload
 
-pytestmark = [pytest.mark.integration, pytest.mark.slow]
+pytestmark = [pytest.mark.own_stack, pytest.mark.integration, pytest.mark.slow]
 TABLE = "orders"
 
 

@@ -38,7 +38,7 @@ from tests.realstack.test_hbase1_lifecycle_real import (
 )
 from tests.rpc.test_lifecycle_native_real import LiveWriter, stack
 
-pytestmark = [pytest.mark.integration, pytest.mark.realstack,
+pytestmark = [pytest.mark.own_stack, pytest.mark.integration, pytest.mark.realstack,
               pytest.mark.filterwarnings("ignore:Connecting to Bigtable emulator")]
 TABLE = "bt_faults"
 ROWS = 300

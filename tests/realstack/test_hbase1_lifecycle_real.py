@@ -34,7 +34,7 @@ from realstack.hbase import RealHBase, RealHBaseOptions
 from .fixtures import running, skip_without_real_stack
 from .java_cells import differences, java_dump
 
-pytestmark = [pytest.mark.realstack, pytest.mark.integration]
+pytestmark = [pytest.mark.own_stack, pytest.mark.realstack, pytest.mark.integration]
 
 # ``make sweep-1x`` runs it on the other 1.x lines (one source stack each)
 VERSIONS = os.environ.get("HBASE_MIGRATE_REAL_HBASE1_VERSIONS", "1.4.13").split(",")

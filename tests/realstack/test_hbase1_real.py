@@ -43,7 +43,7 @@ from .fixtures import running, skip_without_real_stack
 from .golden import collect, printed_entries
 from .wal_workload import run_on
 
-pytestmark = [pytest.mark.realstack, pytest.mark.integration]
+pytestmark = [pytest.mark.own_stack, pytest.mark.realstack, pytest.mark.integration]
 
 VERSIONS = os.environ.get("HBASE_MIGRATE_REAL_HBASE1_VERSIONS", "1.4.13").split(",")
 PLAIN = {"old_a": (b"\x40", b"\x80"), "old_b": ()}

@@ -48,7 +48,7 @@ from tests.realstack.fixtures import (
     stack_endpoints,
 )
 
-pytestmark = [pytest.mark.integration, pytest.mark.realstack]
+pytestmark = [pytest.mark.own_stack, pytest.mark.integration, pytest.mark.realstack]
 TABLE = "realm_orders"
 TICKET = SECURED_TICKET  # seconds a client ticket lasts (beta's and gamma's as alpha's)
 

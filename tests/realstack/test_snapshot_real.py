@@ -61,7 +61,7 @@ from tests.support.wait import wait_for
 from . import every_case
 from .fixtures import read_requests, running, skip_without_real_stack
 
-pytestmark = [pytest.mark.integration, pytest.mark.realstack]
+pytestmark = [pytest.mark.own_stack, pytest.mark.integration, pytest.mark.realstack]
 REPO = Path(__file__).resolve().parents[2]
 
 

@@ -17,7 +17,7 @@ from hbase_migrate.wal.model import Cell, CellType
 from realstack.hbase import RealHBase, RealHBaseOptions
 from tests.realstack.fixtures import skip_without_real_stack
 
-pytestmark = [pytest.mark.integration, pytest.mark.realstack]
+pytestmark = [pytest.mark.own_stack, pytest.mark.integration, pytest.mark.realstack]
 
 
 @pytest.fixture(scope="module")

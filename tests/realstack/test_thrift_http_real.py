@@ -35,7 +35,7 @@ from realstack.hbase import RealHBase, RealHBaseOptions
 from tests.realstack.fixtures import kerberos_stack, stack_endpoints
 from tests.realstack.test_replay_both import workload
 
-pytestmark = [pytest.mark.integration, pytest.mark.realstack]
+pytestmark = [pytest.mark.own_stack, pytest.mark.integration, pytest.mark.realstack]
 REPO = Path(__file__).resolve().parents[2]
 SOURCE, TARGET = "http_orders", "http_orders_copy"
 

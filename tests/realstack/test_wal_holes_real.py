@@ -50,7 +50,7 @@ from tests.support.wait import wait_for
 
 from .fixtures import running, skip_without_real_stack
 
-pytestmark = [pytest.mark.realstack, pytest.mark.integration]
+pytestmark = [pytest.mark.own_stack, pytest.mark.realstack, pytest.mark.integration]
 
 VERSIONS = ["2.6.1", "1.4.13"]
 TTL_MS = 4_000  # hbase.master.logcleaner.ttl: an archived WAL is deleted this long after its close

@@ -20,7 +20,7 @@ from minihbase.admin_client import call_admin
 from realstack.hbase import RealHBase, RealHBaseOptions
 from tests.realstack.fixtures import running, skip_without_real_stack
 
-pytestmark = [pytest.mark.integration, pytest.mark.realstack]
+pytestmark = [pytest.mark.own_stack, pytest.mark.integration, pytest.mark.realstack]
 
 
 @pytest.fixture(scope="module")

@@ -69,7 +69,7 @@ from tests.realstack.test_hbase1_lifecycle_real import (
 )
 from tests.rpc.test_registry_real import mob_files
 
-pytestmark = [pytest.mark.integration, pytest.mark.realstack]
+pytestmark = [pytest.mark.own_stack, pytest.mark.integration, pytest.mark.realstack]
 TABLE, SNAPPED = "native_life", "native_snap"
 SOURCE_SPLIT, TARGET_SPLIT = b"row-0250", b"row-0150"  # the copy's and the replay's splits
 SOURCE_VERSION = os.environ.get("HBASE_MIGRATE_REAL_HBASE_SOURCE_VERSION", VERSION)

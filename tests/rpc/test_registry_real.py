@@ -46,7 +46,7 @@ from tests.realstack.fixtures import (
 from tests.realstack.java_cells import differences, java_dump
 from tests.socket_watch import connections, ports
 
-pytestmark = [pytest.mark.integration, pytest.mark.realstack]
+pytestmark = [pytest.mark.own_stack, pytest.mark.integration, pytest.mark.realstack]
 TABLE = "by_rpc_uri"
 VERSION = "2.6.1"  # the first release line with connection URIs (HBASE-28436)
 

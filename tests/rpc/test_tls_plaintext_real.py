@@ -18,7 +18,7 @@ from realstack.hbase import RealHBase, RealHBaseOptions
 from tests.realstack.fixtures import running, skip_without_real_stack, stack_endpoints
 from tests.rpc.test_native_real import FAMILIES
 
-pytestmark = [pytest.mark.integration, pytest.mark.realstack]
+pytestmark = [pytest.mark.own_stack, pytest.mark.integration, pytest.mark.realstack]
 TABLE = "tls_both"
 
 

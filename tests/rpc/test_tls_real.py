@@ -50,7 +50,7 @@ from tests.rpc.cells import ROWS, every_kind
 from tests.rpc.test_native_real import FAMILIES, SPLITS
 from tests.rpc.test_sasl_real import lifecycle_native, master
 
-pytestmark = [pytest.mark.integration, pytest.mark.realstack]
+pytestmark = [pytest.mark.own_stack, pytest.mark.integration, pytest.mark.realstack]
 TABLE = "tls_cells"
 
 

@@ -29,7 +29,7 @@ from minihbase.server import MiniHBase
 from tests.spark.standalone import Cluster, apps, executors_of, finished_tasks, other_hosts
 from tests.support.minicluster import compare, run_workload, write_migration
 
-pytestmark = [pytest.mark.integration, pytest.mark.slow]
+pytestmark = [pytest.mark.own_stack, pytest.mark.integration, pytest.mark.slow]
 TABLE = "orders"
 
 

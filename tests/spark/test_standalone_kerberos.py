@@ -48,7 +48,8 @@ from tests.realstack.fixtures import kerberos_stack, stack_endpoints
 from tests.realstack.test_kerberos_real import keytab_keys, leaks
 from tests.spark.standalone import spark_environment, standalone_cluster
 
-pytestmark = [pytest.mark.integration, pytest.mark.realstack, pytest.mark.slow]
+pytestmark = [pytest.mark.own_stack, pytest.mark.integration, pytest.mark.realstack,
+              pytest.mark.slow]
 KRB5_ENV = ("KRB5CCNAME", "KRB5_CONFIG", "KRB5_CLIENT_KTNAME", "HBASE_MIGRATE_KRB5_CACHES")
 TABLE = "krb_standalone"
 HIDE = 'mount -t tmpfs -o mode=0700 hidden "$0" && exec "$@"'

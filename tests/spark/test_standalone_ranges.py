@@ -18,7 +18,7 @@ from tests.spark.standalone import standalone_cluster
 from tests.support.minicluster import compare, run_workload
 from tests.support.ranges import configure
 
-pytestmark = [pytest.mark.integration, pytest.mark.slow]
+pytestmark = [pytest.mark.own_stack, pytest.mark.integration, pytest.mark.slow]
 TABLE = "orders"
 
 
