@@ -267,11 +267,12 @@ def main() -> None:
 
 
 def py_spy() -> str:
-    """py-spy's command (not among the project's dependencies), or SystemExit saying so."""
+    """py-spy's command (in the ``bench`` dependency group), or SystemExit saying so."""
     found = shutil.which("py-spy") or Path(sys.executable).with_name("py-spy")
     if not Path(found).exists():
-        raise SystemExit("--profile needs py-spy: install it beside the project "
-                         "(uv pip install py-spy), or leave --profile out")
+        raise SystemExit("--profile needs py-spy, of the bench dependency group: run "
+                         "`make bench` once (or `uv sync --inexact --group bench`), or leave "
+                         "--profile out")
     return str(found)
 
 
