@@ -6,6 +6,9 @@ layout, which both must give."""
 from __future__ import annotations
 
 import hashlib
+import os
+import subprocess
+import sys
 from typing import Any
 
 import pytest
@@ -14,7 +17,7 @@ from hypothesis import strategies as st
 
 from hbase_migrate.ranges.keyrange import KeyRange
 from hbase_migrate.ranges.stats import DIGEST, digest_rows, reference_digest_rows
-from hbase_migrate.wal.model import Cell, Tag
+from hbase_migrate.wal.model import Cell, CellType, Tag
 
 RANGE = KeyRange("t")
 LONG_MIN, LONG_MAX = -(1 << 63), (1 << 63) - 1
@@ -79,6 +82,7 @@ def test_hand_cases_give_the_references_statistics() -> None:
         [[a._replace(type=kind) for kind in (14, 12, 10, 8, 4)]],
         [[a._replace(type=kind) for kind in (4, 8, 10, 12, 14)]],
         [(a, a._replace(timestamp=LONG_MAX), a._replace(timestamp=LONG_MIN))],  # a tuple piece
+        [[a._replace(type=CellType.DELETE_COLUMN), a._replace(type=CellType.PUT)]],
     ]
     for pieces in cases:
         got, expected = both(pieces)  # type: ignore[arg-type]
@@ -115,3 +119,14 @@ def test_both_give_the_digest_of_the_documented_layout() -> None:
     assert reference_digest_rows(RANGE, pieces).digest == golden
     assert digest_rows(RANGE, pieces).digest == golden
     assert compiled().digest_rows(pieces) == (2, 3, golden)
+
+
+@pytest.mark.parametrize(("env", "expected"), [("0", "compiled"), ("1", "python")])
+def test_the_environment_chooses_the_digest(env: str, expected: str) -> None:
+    compiled()
+    out = subprocess.run(
+        [sys.executable, "-c",
+         "from hbase_migrate.ranges.stats import DIGEST; print(DIGEST.implementation())"],
+        env={**os.environ, "HBASE_MIGRATE_PURE_PYTHON": env}, capture_output=True, text=True,
+        check=True)
+    assert out.stdout.strip() == expected
