@@ -154,8 +154,9 @@ def arguments() -> argparse.Namespace:
                         "CopyTable), hbase ([snapshot] method = \"hbase\", beside "
                         "snapshot + ExportSnapshot + clone)")
     parser.add_argument("--profile", type=Path, help="a folder: each size's in-process scan "
-                        "copy runs twice more under py-spy (every thread wherever it is, then "
-                        "only the one holding the GIL), their raw stacks written there")
+                        "copy and validation run twice more under py-spy (every thread "
+                        "wherever it is, then only the one holding the GIL), their raw "
+                        "stacks written there")
     parser.add_argument("--unflushed", action="store_true", help="each engine's scan copy "
                         "also runs first with the target's memstores as HBase's tools left "
                         "them, not flushed (as the sittings before this option ran)")
@@ -218,9 +219,9 @@ class Sitting:
                 self.keep(row(size, step, label, run, peaks, shares))
             if step == "copy" and "scan" in self.args.copies.split(","):
                 self.copies[engine] = dict(peers.copied)
-            if step == "copy" and engine == "in-process" and self.args.profile:
+            if engine == "in-process" and self.args.profile and step in PROFILED:
                 for kind in PROFILES:
-                    self.keep(profiled(peers, self.args.profile, size, kind))
+                    self.keep(profiled(peers, self.args.profile, size, step, kind))
 
 
 def main() -> None:
@@ -277,22 +278,25 @@ def py_spy() -> str:
 
 
 PROFILES = {"wall": "--idle", "gil": "--gil"}  # every thread wherever it is; CPU only
+PROFILED: dict[str, Callable[[Peers], Callable[[], Run]]] = {
+    "copy": lambda peers: peers.copy_project, "validate": lambda peers: peers.validate_project}
 
 
-def profiled(peers: Peers, folder: Path, size: int, kind: str) -> dict[str, object]:
-    """One more in-process scan copy under py-spy (50 samples a second of every thread:
-    ``wall``, idle ones too; ``gil``, only the one holding the GIL): its raw stacks in
-    ``folder``; its row says so (py-spy slows it)."""
+def profiled(peers: Peers, folder: Path, size: int, step: str,
+             kind: str) -> dict[str, object]:
+    """One more in-process scan copy or validation under py-spy (50 samples a second of
+    every thread: ``wall``, idle ones too; ``gil``, only the one holding the GIL): its raw
+    stacks in ``folder``; its row says so (py-spy slows it)."""
     folder.mkdir(parents=True, exist_ok=True)
-    out = folder.resolve() / f"copy-{size}-{kind}.txt"
+    out = folder.resolve() / f"{step}-{size}-{kind}.txt"
     peers.wrap = [py_spy(), "record", "--threads", PROFILES[kind], "--rate", "50",
                   "--format", "raw", "--output", str(out), "--"]
     try:
-        run, peaks, shares = measured(peers, peers.copy_project)
+        run, peaks, shares = measured(peers, PROFILED[step](peers))
     finally:
         peers.wrap = []
     print(f"  (profile in {out})", flush=True)
-    return row(size, "copy", f"in-process (py-spy, {kind})", run, peaks, shares)
+    return row(size, step, f"in-process (py-spy, {kind})", run, peaks, shares)
 
 
 def write(path: Path, version: str, rows: list[dict[str, object]]) -> None:

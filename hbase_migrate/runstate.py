@@ -100,6 +100,15 @@ def reset() -> None:
             setattr(meter, name, getattr(fresh, name))
 
 
+def watched_batches(batches: Iterable[list[list[Cell]]], what: str
+                    ) -> Iterator[list[list[Cell]]]:
+    """:func:`watched` a reply's pieces at a time (``Client.scan_batches``)."""
+    for batch in batches:
+        check_stop(what)
+        meter.add_cells(sum(map(len, batch)))
+        yield batch
+
+
 def watched(pieces: Iterable[list[Cell]], what: str) -> Iterator[list[Cell]]:
     """``pieces`` (a scan's), counted on the meter; :class:`Stopped` before the next piece
     once a stop was asked."""

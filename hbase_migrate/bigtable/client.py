@@ -36,6 +36,7 @@ from hbase_migrate.cluster.descriptors import (
     TableDescriptor,
     TimeRange,
 )
+from hbase_migrate.cluster.scanning import grouped
 from hbase_migrate.wal.model import Cell, CellType, cell_order
 
 # Google's clients warn on each connection to an emulator (made lazily, call by call):
@@ -124,6 +125,13 @@ class BigtableClient(AbstractContextManager["BigtableClient"]):
                 cells = [c for c in cells if _wanted(c, columns)]
             if cells:
                 yield cells
+
+    def scan_batches(self, table: str, start: bytes = b"", stop: bytes = b"", *,
+                     columns: Columns | None = None, time_range: TimeRange | None = None,
+                     max_versions: int = ALL_VERSIONS, raw: bool = False
+                     ) -> Iterator[list[list[Cell]]]:
+        return grouped(self.scan(table, start, stop, columns=columns, time_range=time_range,
+                                 max_versions=max_versions, raw=raw))
 
     def get(self, table: str, row: bytes, columns: Columns | None = None,
             time_range: TimeRange | None = None, max_versions: int = ALL_VERSIONS

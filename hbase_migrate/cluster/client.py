@@ -61,6 +61,13 @@ class Client(Protocol):
         one row (a wide row may come as consecutive pieces). ``raw``: delete markers and
         the cells they hide too."""
 
+    def scan_batches(self, table: str, start: bytes = b"", stop: bytes = b"", *,
+                     columns: Columns | None = None, time_range: TimeRange | None = None,
+                     max_versions: int = ALL_VERSIONS, raw: bool = False
+                     ) -> Iterator[list[list[Cell]]]:
+        """:meth:`scan`'s pieces, a reply's at a time (lists of pieces, never empty): for
+        loops whose costs per row are better paid once per reply."""
+
     def put_cells(self, table: str, cells: Sequence[Cell]) -> None:
         """Write Put cells with their own timestamps."""
 

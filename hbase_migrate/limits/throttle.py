@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from types import TracebackType
-from typing import Self
+from typing import Self, TypeVar
 
 from hbase_migrate.cluster.sizing import cell_bytes
 from hbase_migrate.config import LimitSettings
@@ -22,6 +22,8 @@ from hbase_migrate.limits.aimd import Aimd
 from hbase_migrate.limits.bucket import TokenBucket
 from hbase_migrate.limits.watch import KINDS, LimitWatch, ThrottlePlan
 from hbase_migrate.wal.model import Cell
+
+T = TypeVar("T")
 
 MAX_NAP = 0.25  # seconds slept at once, so that a raised limit applies at once
 USERS_LOCK = threading.Lock()  # guards Throttle.users, and the registry's tables with it
@@ -168,15 +170,36 @@ def metered(pieces: Iterable[list[Cell]], throttle: Throttle | None) -> Iterator
     """``pieces`` of a scan, each taken from ``throttle`` as it comes (and each fetch timed
     when the throttle is adaptive)."""
     if throttle is None:
-        yield from pieces
-        return
-    it = iter(pieces)
+        return iter(pieces)
+    return _metered(pieces, throttle, _piece_weight)
+
+
+def metered_batches(batches: Iterable[list[list[Cell]]], throttle: Throttle | None
+                    ) -> Iterator[list[list[Cell]]]:
+    """:func:`metered` a reply's pieces at a time (``Client.scan_batches``)."""
+    if throttle is None:
+        return iter(batches)
+    return _metered(batches, throttle, _batch_weight)
+
+
+def _piece_weight(piece: list[Cell], nbytes: bool) -> tuple[int, int]:
+    return len(piece), sum(map(cell_bytes, piece)) if nbytes else 0
+
+
+def _batch_weight(batch: list[list[Cell]], nbytes: bool) -> tuple[int, int]:
+    return (sum(map(len, batch)),
+            sum(cell_bytes(c) for piece in batch for c in piece) if nbytes else 0)
+
+
+def _metered(items: Iterable[T], throttle: Throttle,
+             weight: Callable[[T, bool], tuple[int, int]]) -> Iterator[T]:
+    it = iter(items)
     clock = time.monotonic
     while True:
         if throttle.adaptive:
             began = clock()
             try:
-                piece = next(it)
+                item = next(it)
             except StopIteration:
                 return
             except Exception:
@@ -184,9 +207,9 @@ def metered(pieces: Iterable[list[Cell]], throttle: Throttle | None) -> Iterator
                 raise
             throttle.observe(clock() - began)
         else:
-            found: list[Cell] | None = next(it, None)
+            found: T | None = next(it, None)
             if found is None:
                 return
-            piece = found
-        throttle.take(len(piece), sum(map(cell_bytes, piece)) if throttle.weighs_bytes else 0)
-        yield piece
+            item = found
+        throttle.take(*weight(item, throttle.weighs_bytes))
+        yield item

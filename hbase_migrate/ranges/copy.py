@@ -22,12 +22,13 @@ import threading
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import nullcontext
 from dataclasses import dataclass
+from itertools import chain
 
 from hbase_migrate.cluster.client import Client
 from hbase_migrate.cluster.descriptors import RegionDescriptor
 from hbase_migrate.cluster.sizing import cell_bytes, cells_bytes
-from hbase_migrate.limits import Throttle, metered
-from hbase_migrate.runstate import watched
+from hbase_migrate.limits import Throttle, metered_batches
+from hbase_migrate.runstate import watched_batches
 from hbase_migrate.wal.model import Cell
 
 # a region server applies each region of a Multi with a WAL sync of its own: larger batches
@@ -100,8 +101,10 @@ def copy_range(source: Client, target: Client, table: str, target_table: str,
                ) -> CopyStats:
     """Copy the cells of ``[start, stop)`` (every version the source returns), paced by
     ``throttle`` (see :func:`copy_pieces`)."""
-    pieces = watched(source.scan(table, start, stop, time_range=time_range), f"copy of {table}")
-    return copy_pieces(metered(pieces, throttle), target, target_table, batch_cells, throttle)
+    batches = watched_batches(source.scan_batches(table, start, stop, time_range=time_range),
+                              f"copy of {table}")
+    return copy_pieces(chain.from_iterable(metered_batches(batches, throttle)), target,
+                       target_table, batch_cells, throttle)
 
 
 def copy_pieces(pieces: Iterable[list[Cell]], target: Client, target_table: str,

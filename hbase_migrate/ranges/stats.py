@@ -12,13 +12,14 @@ import hashlib
 import struct
 from collections.abc import Iterable
 from dataclasses import dataclass
+from itertools import chain
 from typing import Any
 
 from hbase_migrate.cluster.client import Client
 from hbase_migrate.compiled import Choice
-from hbase_migrate.limits import Throttle, metered
+from hbase_migrate.limits import Throttle, metered_batches
 from hbase_migrate.ranges.keyrange import KeyRange
-from hbase_migrate.runstate import watched
+from hbase_migrate.runstate import watched_batches
 from hbase_migrate.wal.model import Cell, cell_order
 
 _LEN = struct.Struct(">I")
@@ -102,6 +103,7 @@ def range_stats(client: Client, key_range: KeyRange, table: str | None = None,
                 throttle: Throttle | None = None) -> RangeStats:
     """Scan ``key_range`` of ``table`` (default: the range's own table) and digest it,
     paced by ``throttle``."""
-    rows = watched(client.scan(table or key_range.table, key_range.start, key_range.stop,
-                               time_range=time_range), f"checksums of {key_range}")
-    return digest_rows(key_range, metered(rows, throttle))
+    batches = watched_batches(
+        client.scan_batches(table or key_range.table, key_range.start, key_range.stop,
+                            time_range=time_range), f"checksums of {key_range}")
+    return digest_rows(key_range, chain.from_iterable(metered_batches(batches, throttle)))

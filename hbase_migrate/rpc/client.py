@@ -33,7 +33,7 @@ from typing import Self, TypeVar
 from hbase_migrate.cluster.auth.security import ClusterSecurity
 from hbase_migrate.cluster.errors import ServiceUnreachableError
 from hbase_migrate.cluster.retry import Kind, Retry
-from hbase_migrate.cluster.scanning import resumed
+from hbase_migrate.cluster.scanning import pieces_of, resumed_batches
 from hbase_migrate.cluster.sizing import DEFAULT_MULTIS_PER_SERVER
 from hbase_migrate.rpc.codec import KEYVALUE_CODEC, KEYVALUE_CODEC_WITH_TAGS
 from hbase_migrate.rpc.connection import DEFAULT_CALL_TIMEOUT, Pool
@@ -218,15 +218,23 @@ class NativeClient:
         generator (or lets it go): the open scanner is closed on the server. The blocks
         read stay out of the region servers' block caches (the scans are of whole ranges:
         copies, validations)."""
+        return pieces_of(self.scan_batches(table, start, stop, time_range, max_versions, raw,
+                                           columns))
+
+    def scan_batches(self, table: str, start: bytes = b"", stop: bytes = b"",
+                     time_range: TimeRange | None = None, max_versions: int = ALL_VERSIONS,
+                     raw: bool = False, columns: Sequence[Column] = ()
+                     ) -> Iterator[list[list[Cell]]]:
+        """:meth:`scan`'s rows, a reply's at a time."""
         spec = Scan(start, stop, tuple(columns), time_range, max_versions, raw,
                     caching=self.rows_per_call, max_result_size=self.max_result_bytes,
                     cache_blocks=False)
         retry = _Retry(self, table, "Scan")
         seam = ScanSeam(self.locator.locate, self.pool.get, self.rows_per_call)
         scanner = NativeScanner(seam, table, spec)
-        return resumed(scanner, start, retry.loop,
-                       lambda exc: retry.kind(exc, scanner.region)
-                       if isinstance(exc, CALL_FAILURES) else None)
+        return resumed_batches(scanner, start, retry.loop,
+                               lambda exc: retry.kind(exc, scanner.region)
+                               if isinstance(exc, CALL_FAILURES) else None)
 
     # --- writes -------------------------------------------------------------------------
 

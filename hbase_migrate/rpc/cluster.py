@@ -121,6 +121,13 @@ class NativeCluster:
         return self.data.scan(table, start, stop, time_range, max_versions, raw,
                               rpc_columns(columns))
 
+    def scan_batches(self, table: str, start: bytes = b"", stop: bytes = b"", *,
+                     columns: Columns | None = None, time_range: TimeRange | None = None,
+                     max_versions: int = ALL_VERSIONS, raw: bool = False
+                     ) -> Iterator[list[list[Cell]]]:
+        return self.data.scan_batches(table, start, stop, time_range, max_versions, raw,
+                                      rpc_columns(columns))
+
     def put_cells(self, table: str, cells: Sequence[Cell]) -> None:
         self.data.write(table, cells)
 

@@ -171,6 +171,8 @@ def whole_rows(resp: ScanResponse, part: list[Cell]) -> tuple[list[list[Cell]], 
     A Result flagged partial only *may* have more cells in its row (the server stopped at
     a size or time limit between cells): a Result of another row ends it, as does the end
     of the region (HBase's ``CompleteScanResultCache``)."""
+    if not part and not any(resp.partial):  # the usual reply: whole rows only
+        return [list(cells) for cells in resp.results if cells], part
     flags = _flags(resp)
     rows = []
     for cells, partial in zip(resp.results, flags, strict=True):

@@ -10,7 +10,7 @@ import pytest
 
 from hbase_migrate.cluster.errors import ClusterError
 from hbase_migrate.cluster.retry import Kind, Retry, classify, classify_thrift
-from hbase_migrate.cluster.scanning import cell_key, resumed
+from hbase_migrate.cluster.scanning import cell_key, resumed, resumed_batches
 from hbase_migrate.wal.model import Cell, CellType
 
 H = "org.apache.hadoop.hbase."
@@ -78,8 +78,11 @@ class Scripted:
     """A scanner over ``cells`` handing out ``per_call`` cells a call (a row split across
     calls comes as pieces), failing with the kinds of ``failures`` at those calls."""
 
-    def __init__(self, cells: list[Cell], per_call: int, failures: dict[int, Kind]) -> None:
+    def __init__(self, cells: list[Cell], per_call: int, failures: dict[int, Kind],
+                 piece_cells: int = 0, sizes: dict[int, int] | None = None) -> None:
         self.cells, self.per_call, self.failures = cells, per_call, failures
+        self.piece_cells = piece_cells  # >0: a row's cells of one call in pieces this long
+        self.sizes = sizes or {}  # call number -> cells it hands out, instead of per_call
         self.calls, self.closed = 0, 0
         self.opens: list[tuple[bytes, Cell | None]] = []
         self.pos: int | None = None
@@ -94,13 +97,14 @@ class Scripted:
         self.calls += 1
         if self.calls in self.failures:
             raise Lost(self.failures[self.calls])
-        got = self.cells[self.pos:self.pos + self.per_call]
+        got = self.cells[self.pos:self.pos + self.sizes.get(self.calls, self.per_call)]
         if not got:
             return None
         self.pos += len(got)
         pieces: list[list[Cell]] = []
         for cell in got:
-            if pieces and pieces[-1][0].row == cell.row:
+            if pieces and pieces[-1][0].row == cell.row and (
+                    not self.piece_cells or len(pieces[-1]) < self.piece_cells):
                 pieces[-1].append(cell)
             else:
                 pieces.append([cell])
@@ -124,6 +128,18 @@ def test_a_scan_resumes_after_the_last_cell_handed_out_inside_a_row() -> None:
     assert scanner.opens[0] == (b"", None)
     assert scanner.opens[1] == (b"r0", CELLS[3])  # in the middle of row r0
     assert len(scanner.opens) == 4 and scanner.closed == 4
+
+
+def test_a_wide_row_in_several_pieces_of_one_reply_resumes_without_repeats() -> None:
+    # call 1 hands out r0's first 3 cells ([0, 1], [2]) and call 2 fails; the reopened
+    # scanner's reply holds r0's 6 cells as [0, 1], [2, 3], [4, 5]: the first piece is all
+    # seen, the second half seen
+    scanner = Scripted(CELLS, per_call=3, failures={2: Kind.SCANNER}, piece_cells=2,
+                       sizes={3: 6})
+    batches = list(resumed_batches(scanner, b"", loop(3)))
+    assert [c for batch in batches for piece in batch for c in piece] == CELLS
+    assert all(batch and all(batch) for batch in batches)
+    assert batches[1][0] == [CELLS[3]] and scanner.opens[1] == (b"r0", CELLS[2])
 
 
 def test_a_scan_without_progress_gives_up_and_one_never_fails_at_once() -> None:

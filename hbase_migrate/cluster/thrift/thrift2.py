@@ -68,7 +68,7 @@ from hbase_migrate.cluster.endpoints import (
 from hbase_migrate.cluster.errors import ClusterError, GatewayUnreachableError
 from hbase_migrate.cluster.regions import settled_regions
 from hbase_migrate.cluster.retry import Kind, Retry, classify_thrift, first_line
-from hbase_migrate.cluster.scanning import kind_of, range_text, resumed
+from hbase_migrate.cluster.scanning import kind_of, pieces_of, range_text, resumed_batches
 from hbase_migrate.cluster.sizing import (
     DEFAULT_MAX_PUT_BYTES,
     DEFAULT_MAX_RESULT_BYTES,
@@ -487,9 +487,19 @@ class Thrift2Client:
              columns: Columns | None = None, time_range: tuple[int, int] | None = None,
              max_versions: int = ALL_VERSIONS, rows_per_call: int = DEFAULT_MAX_ROWS,
              raw: bool = False) -> Iterator[list[Cell]]:
-        """The cells of ``[start, stop)`` in HBase's order, as *pieces*: lists of cells of
-        one row. A row is one piece unless it is wider than ``max_result_bytes``; then it
-        comes as consecutive pieces (a caller counting rows counts changes of row key).
+        """:meth:`scan_batches`' pieces one by one."""
+        return pieces_of(self.scan_batches(table, start, stop, columns, time_range,
+                                           max_versions, rows_per_call, raw))
+
+    def scan_batches(self, table: str, start: bytes = b"", stop: bytes = b"",
+                     columns: Columns | None = None,
+                     time_range: tuple[int, int] | None = None,
+                     max_versions: int = ALL_VERSIONS, rows_per_call: int = DEFAULT_MAX_ROWS,
+                     raw: bool = False) -> Iterator[list[list[Cell]]]:
+        """The cells of ``[start, stop)`` in HBase's order, a call's at a time, as
+        *pieces*: lists of cells of one row. A row is one piece unless it is wider than
+        ``max_result_bytes``; then it comes as consecutive pieces (a caller counting rows
+        counts changes of row key).
         Calls ask for about ``max_result_bytes`` (at most ``rows_per_call`` Results); a
         call that fails on the transport reopens the scanner where the last piece ended,
         asking for less, at most ``timeout_retries`` times in a row
@@ -512,7 +522,7 @@ class Thrift2Client:
         retry = Retry(f"{self.endpoint}: scan {table} {range_text(start, stop)}",
                       scanner.give_up, attempts=self.timeout_retries + 1,
                       max_backoff=1.0, level=logging.WARNING)
-        return resumed(scanner, start, retry, _scan_kind)
+        return resumed_batches(scanner, start, retry, _scan_kind)
 
     def open_scanner(self, table: str, tscan: Any) -> int:
         """Open a scanner on the gateway (retried as any idempotent call): its id."""
