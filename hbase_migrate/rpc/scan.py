@@ -40,6 +40,7 @@ from hbase_migrate.rpc.messages import (
     split_varints,
     time_range_message,
 )
+from hbase_migrate.wal.hotloops import compiled_module
 from hbase_migrate.wal.model import Cell
 from hbase_migrate.wal.protobuf import Message, bytes_field, varint_field
 
@@ -172,6 +173,9 @@ def whole_rows(resp: ScanResponse, part: list[Cell]) -> tuple[list[list[Cell]], 
     a size or time limit between cells): a Result of another row ends it, as does the end
     of the region (HBase's ``CompleteScanResultCache``)."""
     if not part and not any(resp.partial):  # the usual reply: whole rows only
+        loops = compiled_module()
+        if loops is not None:
+            return loops.row_lists(resp.results), part
         return [list(cells) for cells in resp.results if cells], part
     flags = _flags(resp)
     rows = []
@@ -234,10 +238,14 @@ def decode_scan_response(data: bytes, block: bytes) -> ScanResponse:
     pos = 0
     if counts:
         cells, pos = decode_cells(block, 0, sum(counts))
-        at = 0
-        for count in counts:
-            results.append(cells[at:at + count])
-            at += count
+        loops = compiled_module()
+        if loops is not None:
+            results.extend(loops.cut_results(cells, counts))
+        else:
+            at = 0
+            for count in counts:
+                results.append(cells[at:at + count])
+                at += count
     partial = [bool(p) for p in varints[7]]
     for data_result in m.repeated(5):
         result = decode_result(data_result)

@@ -885,9 +885,43 @@ def row_stages(list cells, Py_ssize_t max_bytes, Py_ssize_t overhead):
         row = (<tuple>c)[0]
         have = rows.get(row)
         if have is None:
-            rows[row] = [c]
+            have = [c]
+            untrack(have)  # a row's cells: no container, so never in a reference cycle
+            rows[row] = have
         else:
             (<list>have).append(c)
     if rows:
         stages.append(list(rows.items()))
     return stages
+
+
+def cut_results(tuple cells, counts):
+    """A scan reply's cells cut into its Results by ``counts`` (``cells_per_result``), each
+    a tuple left out of the cycle collector (it holds only :func:`plain_tuple` cells): a
+    reply of tens of thousands of one-cell rows would otherwise have the collector walk
+    them all, generation after generation, while the rows are digested or written."""
+    cdef list results = []
+    cdef Py_ssize_t at = 0, n, total = len(cells)
+    cdef tuple piece
+    for count in counts:
+        n = count
+        if n < 0 or at + n > total:
+            raise IndexError("cells_per_result counts more cells than the block holds")
+        piece = cells[at:at + n]
+        untrack(piece)
+        results.append(piece)
+        at += n
+    return results
+
+
+def row_lists(results):
+    """Each non-empty Result of a reply as a list of its cells, left out of the cycle
+    collector as :func:`cut_results`'s tuples are (lists of cells hold no container)."""
+    cdef list rows = []
+    cdef list row
+    for cells in results:
+        if cells:
+            row = list(cells)
+            untrack(row)
+            rows.append(row)
+    return rows
