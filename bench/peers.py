@@ -16,8 +16,8 @@ and runs the pairs, alternated, ``--repeat`` times each (the median is kept) aft
   WALPlayer over the same ``WALs/`` and ``oldWALs/`` folders with no time window, so it sees
   every file;
 * copy: ``hbase-migrate snapshot`` (the scan copy at T0) against CopyTable with every version;
-* validation: ``hbase-migrate validate`` of that copy against HashTable of the source
-  (hashes in a local folder) then SyncTable ``--dryrun`` of the CopyTable copy;
+* validation: ``hbase-migrate validate`` of that copy against HashTable of the source with
+  every version (hashes in a local folder) then SyncTable ``--dryrun`` of the CopyTable copy;
 * validation from a snapshot: ``hbase-migrate validate --from snapshot`` (the source side
   read from an HBase snapshot's files over WebHDFS) against the same HashTable + SyncTable;
 * snapshot: ``hbase-migrate snapshot`` with ``method = "hbase"`` (an HBase snapshot of the
@@ -422,7 +422,9 @@ class Peers:
 
     def validate_peer(self) -> Run:
         hashes = (self.folder / self.fresh("hashes")).as_uri()
-        s1, r1, st1 = self.hbase_tool("HashTable", SOURCE, hashes, on=self.source)
+        # every version, as the validation digests them (HashTable's default: the newest)
+        s1, r1, st1 = self.hbase_tool("HashTable", "--versions=2147483647", SOURCE, hashes,
+                                      on=self.source)
         s2, r2, st2 = self.hbase_tool(
             "SyncTable", "--dryrun=true", f"--sourcezkcluster={zk_address(self.source)}",
             f"--targetzkcluster={zk_address(self.target)}", hashes, SOURCE, self.copytable)
