@@ -172,6 +172,12 @@ def test_each_bad_credential_is_one_line_naming_cluster_endpoint_and_principal(
     }
     if not shutil.which("faketime"):
         del cases["clock_skew"]  # scripts/system-deps.sh test installs it
+    # the two-second ticket must have run out before its case runs (klist -s: 1 once expired)
+    deadline = time.monotonic() + 30
+    while subprocess.run(["klist", "-s", "-c", f"FILE:{expired_cache}"],
+                         env=kdc.environment(), check=False).returncode == 0:
+        assert time.monotonic() < deadline, "a ticket of two seconds still valid after 30 s"
+        time.sleep(0.5)
     # Each case in its own process (one Kerberos identity a process), without the Kerberos
     # environment this process took when it logged in.
     clean = {k: v for k, v in os.environ.items() if not k.startswith("KRB5")}
