@@ -71,19 +71,28 @@ class ReportData:
     anchors: list[AnchorRecord]
     repairs: list[RepairLike]
     cdc: StreamFigures | None = None  # the CDC stream's figures, when it ran
-    # source and target as reached (native: their ZooKeeper; thrift: their gateways), from
+    # source and target as reached (reached_as: Bigtable, ZooKeeper, RPC URI, gateways), from
     # the newest definition; None for a migration recorded before definitions were kept
     sides: tuple[str, str] | None = None
 
 
 def reached_as(section: dict[str, Any]) -> str:
-    """How a definition's cluster section is reached: ``native: ZooKeeper zk:2181/hbase``
-    or ``thrift: gw:9090,gw:9091``."""
+    """How a definition's cluster section is reached, as its user wrote it: ``bigtable:
+    projects/p/instances/i``, ``native: ZooKeeper zk:2181/hbase``, ``native:
+    hbase+rpc://rs:16020`` (HBase's RPC registry, no ZooKeeper) or ``thrift:
+    gw:9090,gw:9091``; never an empty name."""
+    if section.get("kind") == "bigtable":
+        emulator = section.get("emulator_host")
+        at = f" (emulator {emulator})" if emulator else ""
+        return f"bigtable: projects/{section.get('project')}/instances/" \
+               f"{section.get('instance')}{at}"
+    zookeeper = section.get("zookeeper")
+    where = (f"ZooKeeper {zookeeper}{section.get('znode_parent') or '/hbase'}" if zookeeper
+             else str(section.get("uri") or section.get("name") or "(no address recorded)"))
     if section.get("client") == "native":
-        return f"native: ZooKeeper {section.get('zookeeper')}" \
-               f"{section.get('znode_parent') or '/hbase'}"
+        return f"native: {where}"
     gateways = ",".join(str(section[k]) for k in ("thrift", "thrift2") if section.get(k))
-    return f"thrift: {gateways}"
+    return f"thrift: {gateways}" if gateways else f"native: {where}"
 
 
 def _cdc(ledger: Ledger, migration_id: int, now: int) -> StreamFigures | None:
