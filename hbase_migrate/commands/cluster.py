@@ -3,7 +3,9 @@ replication peers and queues (ZooKeeper) and WAL files per server (its WAL store
 tables in a terminal or stable JSON.
 
 On HBase 3.x the replication queues live in the table ``hbase:replication``: they are read
-there (each WAL group's current file and offset: the table keeps no list of files). JSON
+there (each WAL group's current file and offset: the table keeps no list of files), also for
+a cluster given by ``hbase+rpc://`` alone; its peers stay in the peer storage (ZooKeeper by
+default), which only a ``zookeeper`` beside the URI shows. JSON
 shape (times in ms since the epoch, ``null`` when a part is not configured)::
 
     {"name", "side", "now", "client": "native"|"thrift",
@@ -15,6 +17,10 @@ shape (times in ms since the epoch, ``null`` when a part is not configured)::
                                           "queues": [{"server",
                                           "queue_id", "peer_id", "recovered",
                                           "dead_servers", "wals": {name: offset}}]}},
+     "replication": null | {"major", "queues_location", "queues": null | [as above],
+                            "queues_error"} (a cluster given by hbase+rpc://
+                            alone: HBase 3.x's queues read from hbase:replication over RPC;
+                            2.x keeps them, and the peers, in ZooKeeper),
      "registry": null | {"kind": "rpc"|"zookeeper", "answered_by", "cluster_id", "master",
                          "meta_server", "error"} (native clusters: who told where meta and
                          the master are; the rpc one is asked now),
@@ -50,10 +56,13 @@ if TYPE_CHECKING:
     from rich.console import Console
 
 
-# What a cluster given by hbase+rpc:// alone cannot show (HBase 2.x keeps it in ZooKeeper).
-NEEDS_ZOOKEEPER = ("live servers, replication peers and queues are read from ZooKeeper on "
-                   "HBase 2.x: add zookeeper = \"host:2181\" beside the hbase+rpc:// uri to "
-                   "see them")
+# Where a cluster given by hbase+rpc:// alone keeps what only ZooKeeper can show, by version
+# (HBase 3's ReplicationStorageFactory: queues in a table, peers in the peer storage).
+ADD_ZOOKEEPER = "add zookeeper = \"host:2181\" beside the hbase+rpc:// uri to see them"
+KEPT_BY_2X = "HBase 2.x keeps replication peers and queues in ZooKeeper"
+KEPT_BY_3X = ("replication queues are kept in the table hbase:replication (read over HBase's "
+              "RPC), replication peers in the peer storage: ZooKeeper unless "
+              "hbase.replication.peer.storage.impl = filesystem (files under the HBase root)")
 
 # The gateways' SASL QOP (hbase.thrift.security.qop) by hbase.rpc.protection's names.
 THRIFT_QOPS = {"auth": "authentication", "auth-int": "integrity", "auth-conf": "privacy"}
@@ -99,6 +108,7 @@ def info(config: Path, side: str, as_json: bool) -> None:
         report["wal_store"] = wal_info(store, location, now)
     report["registry"] = registry_info(endpoints)
     report["status"] = status_info(endpoints)
+    report["replication"] = replication_without_zookeeper(endpoints, report["status"])
     report["connection"] = connection_info(endpoints, report["status"])
     if as_json:
         click.echo(json.dumps(report, sort_keys=True, indent=2))
@@ -159,6 +169,36 @@ def table_queues_info(endpoints: ClusterEndpoints) -> list[dict[str, Any]]:
              "recovered": q.recovered, "dead_servers": [q.source_server] if q.recovered else [],
              "wals": dict(sorted((o.wal, o.offset) for o in q.offsets.values()))}
             for q in queues]
+
+
+def major_version(status: dict[str, Any] | None) -> int | None:
+    """The HBase major version the master's status gives (``3`` of ``3.0.0-alpha-4``)."""
+    version = str((status or {}).get("version") or "")
+    head = version.split(".", 1)[0]
+    return int(head) if head.isdigit() else None
+
+
+def replication_without_zookeeper(endpoints: ClusterEndpoints, status: dict[str, Any] | None
+                                  ) -> dict[str, Any] | None:
+    """Replication as far as a cluster given by ``hbase+rpc://`` alone shows it (None for any
+    other): on HBase 3.x the queues, read from ``hbase:replication`` over HBase's RPC; on
+    2.x, or a version unknown, where they are kept (ZooKeeper), unread."""
+    if endpoints.zookeeper or not endpoints.bootstrap:
+        return None
+    from hbase_migrate.cluster.zk.zookeeper import QUEUES_IN_TABLE, QUEUES_IN_ZOOKEEPER
+    from hbase_migrate.errors import HBaseMigrateError
+
+    major = major_version(status)
+    found: dict[str, Any] = {"major": major, "queues": None,
+                             "queues_error": None, "queues_location": QUEUES_IN_ZOOKEEPER}
+    if major is None or major < 3:
+        return found
+    found["queues_location"] = QUEUES_IN_TABLE
+    try:
+        found["queues"] = table_queues_info(endpoints)
+    except (HBaseMigrateError, ValueError) as exc:
+        found["queues_error"] = f"{QUEUES_IN_TABLE} unread: {exc}"
+    return found
 
 
 def status_info(endpoints: ClusterEndpoints, wait: float = 10.0) -> dict[str, Any] | None:
@@ -229,8 +269,8 @@ def render(report: dict[str, Any], console: Console | None = None) -> None:
     if registry is not None:
         console.print(describe_registry(registry), highlight=False)
     zk = report["zookeeper"]
-    if zk is None and registry is not None and registry["kind"] == "rpc":
-        console.print(f"no ZooKeeper: {NEEDS_ZOOKEEPER}", highlight=False)
+    if zk is None and report.get("replication") is not None:
+        _render_without_zookeeper(console, report["replication"])
     elif zk is None:
         console.print("no ZooKeeper quorum configured: servers and replication unknown")
     else:
@@ -319,6 +359,27 @@ def _render_zookeeper(console: Console, zk: dict[str, Any]) -> None:
                            for t, f in sorted(p["tables"].items())) or "all"
         peers.add_row(p["id"], p["cluster_key"], p["state"] or "-", tables)
     console.print(peers)
+    _render_queues(console, replication)
+
+
+def _render_without_zookeeper(console: Console, replication: dict[str, Any]) -> None:
+    """What a cluster given by ``hbase+rpc://`` alone shows of replication, by its version."""
+    major = replication["major"]
+    if major is not None and major >= 3:
+        console.print(f"no ZooKeeper: on HBase {major}.x {KEPT_BY_3X}: {ADD_ZOOKEEPER}",
+                      highlight=False)
+        _render_queues(console, replication)
+    elif major is not None:
+        console.print(f"no ZooKeeper: {KEPT_BY_2X} (HBase {major}.x here; live servers: "
+                      f"the master's status): {ADD_ZOOKEEPER}", highlight=False)
+    else:
+        console.print(f"no ZooKeeper, and no master said which HBase this is: {KEPT_BY_2X}; "
+                      f"on HBase 3.x {KEPT_BY_3X}: {ADD_ZOOKEEPER}", highlight=False)
+
+
+def _render_queues(console: Console, replication: dict[str, Any]) -> None:
+    from hbase_migrate.commands.tables import table
+
     where = replication["queues_location"]
     if replication.get("queues_error"):
         console.print(f"replication queues: {replication['queues_error']}", highlight=False)

@@ -60,12 +60,13 @@ class ReplicationView:
 
 def read_replication(endpoints: ClusterEndpoints) -> ReplicationView | None:
     """The replication view of a cluster, None when it names no ZooKeeper (one given by
-    ``hbase+rpc://`` alone says so: HBase 2.x keeps the replication queues there)."""
+    ``hbase+rpc://`` alone says so: the peers are kept there, on 2.x the queues too)."""
     if not endpoints.zookeeper:
         if endpoints.bootstrap:
-            log.warning("replication state of %s unknown (retention assumed unpinned): HBase "
-                        "2.x keeps replication queues in ZooKeeper and the cluster is given by "
-                        "an hbase+rpc:// uri only; add zookeeper = \"host:2181\" to read them",
+            log.warning("replication state of %s unknown (retention assumed unpinned): the "
+                        "replication peers (on HBase 2.x the queues too) are kept in ZooKeeper "
+                        "(3.x: its peer storage by default) and the cluster is given by an "
+                        "hbase+rpc:// uri only; add zookeeper = \"host:2181\" to read them",
                         endpoints.name)
         return None
     from hbase_migrate.cluster.errors import ClusterError

@@ -179,14 +179,61 @@ def test_a_migration_between_clusters_given_by_hbase_rpc_opens_no_zookeeper_sess
         assert info["zookeeper"] is None
         assert f"registry: HBase's RPC registry (ClientMetaService), answered by " \
             f"{registry['answered_by']}" in text
-        assert "no ZooKeeper: live servers, replication peers and queues are read from " \
-            "ZooKeeper on HBase 2.x" in text
+        assert info["replication"] == {"major": 2, "queues_location": "zookeeper",
+                                       "queues": None, "queues_error": None}
+        assert "no ZooKeeper: HBase 2.x keeps replication peers and queues in ZooKeeper " \
+            "(HBase 2.x here; live servers: the master's status)" in text
         with NativeCluster.of(spec.target.endpoints(), spec.gateway) as target:
             found = {row[0].row: max(row, key=lambda c: c.timestamp).value
                      for row in target.scan(TABLE)}
         expected = {c.row: c.value for c in cells(range(100), 0, b"old")}
         expected.update({c.row: c.value for c in cells(range(80, 120), 0, b"new")})
         assert found == expected
+
+
+def test_cluster_info_says_where_hbase_3_keeps_replication_and_reads_its_queues(
+        registered: MiniHBase) -> None:
+    """A cluster given by ``hbase+rpc://`` alone whose master says HBase 3: the queues are
+    read from ``hbase:replication`` over the RPC (HBase 3's ``TableReplicationQueueStorage``
+    rows, written here), the peers said to be in the peer storage; none of it is said to be
+    in ZooKeeper "on HBase 2.x"."""
+    import io
+
+    from rich.console import Console
+
+    from hbase_migrate.commands.cluster import render, replication_without_zookeeper
+    from hbase_migrate.hbase.admin import cluster_status
+    from hbase_migrate.hbase.connect import connect
+    from hbase_migrate.replay.table_queues import QUEUE_TABLE
+
+    endpoints = ClusterEndpoints("three", uri=rpc_uri(registered))
+    server = "rs-1.example.com,16020,1700000000000"
+    group = server.replace(",", "%2C")
+    with connect(endpoints) as client:
+        client.create_table(TableDescriptor(QUEUE_TABLE, (
+            FamilyDescriptor(b"hfileref"), FamilyDescriptor(b"queue"), FamilyDescriptor(b"sid"))))
+        client.write_cells(QUEUE_TABLE, [Cell(f"7-{server}".encode(), b"queue", group.encode(),
+                                              1, CellType.PUT, f"{group}.1700:77".encode())])
+    status = cluster_status(endpoints, 10.0)
+    assert "error" not in status, status
+    status["version"] = "3.0.0-alpha-4"  # what the master of that release reports
+    found = replication_without_zookeeper(endpoints, status)
+    assert found == {"major": 3, "queues_location": "table hbase:replication",
+                     "queues_error": None,
+                     "queues": [{"server": server, "queue_id": f"7-{server}", "peer_id": "7",
+                                 "recovered": False, "dead_servers": [],
+                                 "wals": {f"{group}.1700": 77}}]}
+    out = io.StringIO()
+    render({"name": "three", "side": "target", "client": "native", "zookeeper": None,
+            "registry": {"kind": "rpc", "answered_by": "x", "cluster_id": "c", "master": "m",
+                         "meta_server": "s"}, "replication": found, "wal_store": None},
+           Console(file=out, width=300))
+    text = out.getvalue()
+    assert "2.x" not in text, text
+    assert "on HBase 3.x replication queues are kept in the table hbase:replication" in text
+    assert "replication peers in the peer storage: ZooKeeper unless " \
+        "hbase.replication.peer.storage.impl = filesystem" in text
+    assert f"{group}.1700" in text and "77" in text
 
 
 def test_spark_executors_are_checked_to_reach_the_registry_servers() -> None:
