@@ -15,6 +15,7 @@ import shutil
 import subprocess
 import sys
 import time
+import tomllib
 import urllib.request
 from collections.abc import Generator, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -140,19 +141,51 @@ HIDE = 'for d; do [ "$d" = -- ] && break; mount -t tmpfs -o mode=0700 hidden "$d
        'while [ "$1" != -- ]; do shift; done; shift; exec "$@"'
 
 
+REPO = Path(__file__).parents[2]
+LOCK = REPO / "uv.lock"
+
+
+def locked(name: str, lock: Path = LOCK) -> list[str]:
+    """Requirement lines of ``name`` and of every package it depends on, each at the version
+    ``lock`` (uv.lock) pins with the lock's hashes of its files: what uv installs for
+    ``--require-hashes``. A name the lock lacks is an error naming both."""
+    packages = {p["name"]: p for p in tomllib.loads(lock.read_text("utf-8"))["package"]}
+    lines, todo, seen = [], [name], set()
+    while todo:
+        wanted = todo.pop(0)
+        if wanted in seen:
+            continue
+        seen.add(wanted)
+        if wanted not in packages:
+            raise LookupError(f"{lock}: no [[package]] named {wanted!r} (wanted for {name})")
+        package = packages[wanted]
+        files = [*([package["sdist"]] if "sdist" in package else []), *package.get("wheels", [])]
+        hashes = "".join(f" --hash={f['hash']}" for f in files)
+        lines.append(f"{wanted}=={package['version']}{hashes}")
+        todo += [d["name"] for d in package.get("dependencies", [])]
+    return lines
+
+
 def bare_python(folder: Path) -> Path:
-    """A virtualenv in ``folder`` of this Python's base interpreter with pyspark of this
-    version alone (installed by uv from its cache, offline), or a skip without uv."""
+    """A virtualenv in ``folder`` of this Python's base interpreter with pyspark alone, the
+    version uv.lock pins (this environment's), installed by uv from the package index with
+    the lock's hashes (uv's cache serves what it holds), or a skip without uv."""
     import pyspark
 
-    uv = shutil.which("uv") or str(Path(__file__).parents[2] / ".tools" / "bin" / "uv")
-    if not Path(uv).exists():
-        pytest.skip("no uv to make the workers' plain Python")
+    tools = REPO / ".tools" / "bin" / "uv"  # make setup's, of the Makefile's version
+    uv = str(tools) if tools.exists() else shutil.which("uv")
+    if uv is None:
+        pytest.skip("no uv (make setup puts it in .tools/bin) to make the workers' plain Python")
+    wanted = locked("pyspark")
+    if wanted[0].split()[0] != f"pyspark=={pyspark.__version__}":
+        raise AssertionError(f"{LOCK} pins {wanted[0].split()[0]} but this environment has "
+                             f"pyspark {pyspark.__version__} ({pyspark.__file__}): make setup")
+    requirements = folder.with_name(f"{folder.name}-requirements.txt")
+    requirements.write_text("\n".join(wanted) + "\n", "utf-8")
     base = Path(sys.base_prefix) / "bin" / f"python{sys.version_info[0]}.{sys.version_info[1]}"
     subprocess.run([uv, "venv", "--quiet", "--python", str(base), str(folder)], check=True)
-    subprocess.run([uv, "pip", "install", "--quiet", "--offline", "--python",
-                    str(folder / "bin" / "python"), f"pyspark=={pyspark.__version__}"],
-                   check=True)
+    subprocess.run([uv, "pip", "install", "--quiet", "--require-hashes", "--python",
+                    str(folder / "bin" / "python"), "-r", str(requirements)], check=True)
     return folder
 
 

@@ -16,9 +16,11 @@ pre-flight job, in one line, before any range is copied.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
+from importlib import metadata
 from pathlib import Path
 
 import pytest
@@ -26,7 +28,14 @@ import pytest
 from hbase_migrate.audit.ledger import Ledger
 from hbase_migrate.config import load_config
 from minihbase.server import MiniHBase
-from tests.spark.standalone import Cluster, apps, executors_of, finished_tasks, other_hosts
+from tests.spark.standalone import (
+    Cluster,
+    apps,
+    bare_python,
+    executors_of,
+    finished_tasks,
+    other_hosts,
+)
 from tests.support.minicluster import compare, run_workload, write_migration
 
 pytestmark = [pytest.mark.own_stack, pytest.mark.integration, pytest.mark.slow]
@@ -135,3 +144,24 @@ def test_a_bad_setup_fails_in_one_line_before_any_task(
         migration = ledger.migration(spec.name)
         assert migration is not None
         assert all(r.copied_cells is None for r in ledger.key_ranges(migration.id, TABLE))
+
+
+def test_the_workers_python_installs_from_the_index_with_an_empty_uv_cache(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The workers' plain Python needs nothing in uv's cache (a fresh machine's holds nothing
+    of an install's index answers): with an empty one, uv fetches and fills it."""
+    cache = tmp_path / "uv-cache"
+    monkeypatch.setenv("UV_CACHE_DIR", str(cache))
+    try:
+        python = bare_python(tmp_path / "python") / "bin" / "python"
+        found = subprocess.run(
+            [str(python), "-c", "from importlib.metadata import version as v; "
+             "import pyspark; print(v('pyspark'), v('py4j'), pyspark.__file__)"],
+            capture_output=True, text=True, check=True, env={"PATH": "/usr/bin:/bin"})
+        filled = any(cache.rglob("*.whl")) or any(cache.rglob("*.dist-info"))
+    finally:
+        shutil.rmtree(cache, ignore_errors=True)  # (GBs: pyspark's source and its build)
+    pyspark, py4j, where = found.stdout.split()
+    assert (pyspark, py4j) == (metadata.version("pyspark"), metadata.version("py4j"))
+    assert Path(where).is_relative_to(tmp_path / "python")
+    assert filled, f"nothing of the install went to the empty cache {cache}"
