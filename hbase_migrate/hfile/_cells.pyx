@@ -7,9 +7,11 @@ ROW_INDEX_V1 (``rowindex.py``), PREFIX (``prefix.py``), DIFF (``diff.py``) and F
 Each decodes a whole block on C integers into a list of ``StoreCell``, or answers None at
 the first thing that is not plainly well formed (a length past the block, a varint longer
 than five bytes, a key that does not parse, a size that does not add up, a timestamp or
-mvcc past 63 bits, tags the reference's ``parse_tags`` refuses): the reference then reads
-the block, so it hands out the cells before the fault and raises its own error. Rows,
-families, timestamps and values that repeat from the cell before are one object.
+mvcc past 63 bits, tags the reference's ``parse_tags`` refuses, a compressed tag that does
+not resolve): the reference then reads the block, so it hands out the cells before the fault
+and raises its own error. Rows, families, timestamps and values that repeat from the cell
+before are one object. Compressed tags (``tagcompression.py``) are read with ``_TagDict``,
+the reference's ``LruDictionary`` of 127 slots on C arrays.
 """
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
@@ -21,10 +23,12 @@ from hbase_migrate.plain_tuples cimport plain_tuple
 
 from hbase_migrate.hfile.keyvalue import StoreCell
 from hbase_migrate.wal.cells import CellCorruptError, parse_tags
-from hbase_migrate.wal.model import Cell
+from hbase_migrate.wal.model import Cell, Tag
 
 DEF TS_TYPE = 9  # a key's timestamp and type
 DEF KEY_INFRASTRUCTURE = 12  # rowLen, famLen, timestamp, type
+DEF TAG_SLOTS = 127  # tagcompression.TAG_DICTIONARY_CAPACITY
+DEF NOT_IN_DICTIONARY = 0xFF
 
 cdef extern from *:
     """
@@ -102,6 +106,63 @@ cdef inline bint _holds(object known, const uint8_t* d, Py_ssize_t n):
             and memcmp(PyBytes_AS_STRING(known), d, n) == 0)
 
 
+cdef class _TagDict:
+    """A block's tag dictionary as a reader uses HBase's ``LRUDictionary`` (``add``, ``get``;
+    ``wal/dictionary.py``): slots taken in order until all 127 are, then the least recently
+    used one reused; a slot added or got becomes the most recently used. The recency order is
+    a list linked through ``newer`` and ``older`` (-1 ends it)."""
+    cdef list slots
+    cdef int size, newest, oldest
+    cdef int newer[TAG_SLOTS]
+    cdef int older[TAG_SLOTS]
+
+    def __cinit__(self):
+        self.slots = [None] * TAG_SLOTS
+        self.size = 0
+        self.newest = self.oldest = -1
+
+    cdef void unlink(self, int i) noexcept:
+        if self.newer[i] >= 0:
+            self.older[self.newer[i]] = self.older[i]
+        else:
+            self.newest = self.older[i]
+        if self.older[i] >= 0:
+            self.newer[self.older[i]] = self.newer[i]
+        else:
+            self.oldest = self.newer[i]
+
+    cdef void make_newest(self, int i) noexcept:
+        self.newer[i] = -1
+        self.older[i] = self.newest
+        if self.newest >= 0:
+            self.newer[self.newest] = i
+        self.newest = i
+        if self.oldest < 0:
+            self.oldest = i
+
+    cdef object get(self, int i):
+        """Slot ``i``'s entry, or None when it holds none."""
+        if i >= self.size:
+            return None
+        if i != self.newest:
+            self.unlink(i)
+            self.make_newest(i)
+        return self.slots[i]
+
+    cdef void add(self, bytes entry):
+        cdef int i
+        if PyBytes_GET_SIZE(entry) == 0:  # takes no slot (the caller refuses it)
+            return
+        if self.size < TAG_SLOTS:
+            i = self.size
+            self.size += 1
+        else:
+            i = self.oldest
+            self.unlink(i)
+        self.slots[i] = entry
+        self.make_newest(i)
+
+
 cdef class _Cells:
     """The cells of one block as they are made, and what the cell before made."""
     cdef list cells
@@ -112,14 +173,52 @@ cdef class _Cells:
     cdef const uint8_t* d
     cdef Py_ssize_t end
     cdef bint with_tags, with_mvcc
+    cdef _TagDict tag_dict  # None unless the tags after a cint length are compressed
 
-    def __cinit__(self, bytes data, bint tags, bint mvcc):
+    def __cinit__(self, bytes data, bint tags, bint mvcc, bint compressed_tags=False):
         self.cells = []
         self.data = data
         self.d = <const uint8_t*>PyBytes_AS_STRING(data)
         self.end = PyBytes_GET_SIZE(data)
         self.with_tags, self.with_mvcc = tags, mvcc
         self.ts = 0
+        self.tag_dict = _TagDict() if tags and compressed_tags else None
+
+    cdef Py_ssize_t compressed_tags(self, Py_ssize_t p, Py_ssize_t tags_len):
+        """``tagcompression.read_compressed_tags`` of ``tags_len`` bytes at ``p`` into
+        ``self.tags``: the position after them, or -1."""
+        cdef list made = []
+        cdef Py_ssize_t produced = 0, n
+        cdef int status
+        cdef object entry
+        while produced < tags_len:
+            if p >= self.end:
+                return -1
+            status = self.d[p]
+            if status == NOT_IN_DICTIONARY:
+                p = _cint(self.d, p + 1, self.end, &n)
+                if p < 0 or p + n > self.end:
+                    return -1
+                entry = _sub(self.d + p, n)
+                p += n
+                self.tag_dict.add(entry)
+            else:
+                if status >= 0x80 or p + 2 > self.end:
+                    return -1
+                entry = self.tag_dict.get((status << 8) | self.d[p + 1])
+                if entry is None:
+                    return -1
+                p += 2
+            n = PyBytes_GET_SIZE(entry)
+            if n == 0:
+                return -1
+            made.append(plain_tuple(Tag, ((<const uint8_t*>PyBytes_AS_STRING(entry))[0],
+                                          entry[1:])))
+            produced += 2 + n
+        if produced != tags_len:
+            return -1
+        self.tags = tuple(made)
+        return p
 
     cdef Py_ssize_t tail(self, Py_ssize_t p, int tags_len_bytes, int64_t* mvcc):
         """A cell's tags (``tags_len_bytes``: 2, a uint16 length; else a cint) and mvcc
@@ -137,14 +236,20 @@ cdef class _Cells:
                 p = _cint(self.d, p, self.end, &tags_len)
                 if p < 0:
                     return -1
-            if p + tags_len > self.end:
-                return -1
-            if tags_len:
-                try:
-                    self.tags = parse_tags(self.data, p, p + tags_len)
-                except CellCorruptError:
+            if self.tag_dict is not None:
+                if tags_len:
+                    p = self.compressed_tags(p, tags_len)
+                    if p < 0:
+                        return -1
+            else:
+                if p + tags_len > self.end:
                     return -1
-            p += tags_len
+                if tags_len:
+                    try:
+                        self.tags = parse_tags(self.data, p, p + tags_len)
+                    except CellCorruptError:
+                        return -1
+                p += tags_len
             self.unencoded += 2 + tags_len
         mvcc[0] = 0
         if self.with_mvcc:
@@ -311,9 +416,9 @@ cdef Py_ssize_t _sent_value_cell(_Cells out, _Key k, Py_ssize_t p, Py_ssize_t ke
     return _cell(out, k, p + value_len, key_len, _sub(out.d + p, value_len))
 
 
-def fast_diff_cells(bytes data, bint tags, bint mvcc):
+def fast_diff_cells(bytes data, bint tags, bint mvcc, bint compressed_tags=False):
     """``fastdiff.fast_diff_cells`` of ``data`` (after the encoding id) as a list, or None."""
-    cdef _Cells out = _Cells(data, tags, mvcc)
+    cdef _Cells out = _Cells(data, tags, mvcc, compressed_tags)
     cdef _Key k = _Key()
     cdef const uint8_t* d = out.d
     cdef Py_ssize_t end = out.end, p = 4, key_len = 0, value_len = 0, stem, shared
@@ -356,9 +461,9 @@ def fast_diff_cells(bytes data, bint tags, bint mvcc):
     return out.cells if out.unencoded == _int32(d) else None
 
 
-def diff_cells(bytes data, bint tags, bint mvcc):
+def diff_cells(bytes data, bint tags, bint mvcc, bint compressed_tags=False):
     """``diff.diff_cells`` of ``data`` (after the encoding id) as a list, or None."""
-    cdef _Cells out = _Cells(data, tags, mvcc)
+    cdef _Cells out = _Cells(data, tags, mvcc, compressed_tags)
     cdef _Key k = _Key()
     cdef const uint8_t* d = out.d
     cdef Py_ssize_t end = out.end, p, key_len = 0, value_len = 0, stem, fam, size, b
@@ -411,9 +516,9 @@ def diff_cells(bytes data, bint tags, bint mvcc):
     return out.cells if out.unencoded == _int32(d) else None
 
 
-def prefix_cells(bytes data, bint tags, bint mvcc):
+def prefix_cells(bytes data, bint tags, bint mvcc, bint compressed_tags=False):
     """``prefix.prefix_cells`` of ``data`` (after the encoding id) as a list, or None."""
-    cdef _Cells out = _Cells(data, tags, mvcc)
+    cdef _Cells out = _Cells(data, tags, mvcc, compressed_tags)
     cdef _Key k = _Key()
     cdef const uint8_t* d = out.d
     cdef Py_ssize_t end = out.end, p = 4, suffix, value_len, common, key_len
@@ -468,16 +573,18 @@ cdef Py_ssize_t _plain(_Cells out, Py_ssize_t end, list starts) except -2:
     return 0
 
 
-def plain_cells(bytes data, bint tags, bint mvcc):
-    """The cells of ``keyvalue.block_cells`` of an unencoded block as a list, or None."""
+def plain_cells(bytes data, bint tags, bint mvcc, bint compressed_tags=False):
+    """The cells of ``keyvalue.block_cells`` of an unencoded block as a list, or None (tags
+    never compressed: ``compressed_tags`` has no effect)."""
     cdef _Cells out = _Cells(data, tags, mvcc)
     if _plain(out, out.end, None) < 0:
         return None
     return out.cells
 
 
-def row_index_cells(bytes data, bint tags, bint mvcc):
-    """``rowindex.row_index_cells`` of ``data`` (after the encoding id) as a list, or None."""
+def row_index_cells(bytes data, bint tags, bint mvcc, bint compressed_tags=False):
+    """``rowindex.row_index_cells`` of ``data`` (after the encoding id) as a list, or None
+    (tags never compressed: ``compressed_tags`` has no effect)."""
     cdef _Cells out = _Cells(data, tags, mvcc)
     cdef const uint8_t* d = out.d
     cdef Py_ssize_t end = out.end, cells_size, rows, i

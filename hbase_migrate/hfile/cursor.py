@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from hbase_migrate.hfile.keyvalue import StoreCell, parse_key
 from hbase_migrate.hfile.prefix import encoded_tail
+from hbase_migrate.hfile.tagcompression import block_dictionary
 from hbase_migrate.wal.cells import CellCorruptError
 from hbase_migrate.wal.model import Cell
 from hbase_migrate.wal.protobuf import ProtobufError, decode_varint32
@@ -14,10 +15,13 @@ from hbase_migrate.wal.protobuf import ProtobufError, decode_varint32
 
 class Cursor:
     """``data`` read from ``pos``; errors name ``what`` and the block byte (after the
-    2-byte encoding id)."""
+    2-byte encoding id). ``compressed_tags``: the block's tags are dictionary-compressed
+    (``tagcompression.py``), with one dictionary for the block."""
 
-    def __init__(self, data: bytes, pos: int, what: str) -> None:
+    def __init__(self, data: bytes, pos: int, what: str, *, compressed_tags: bool = False
+                 ) -> None:
         self.data, self.pos, self.what = data, pos, what
+        self.tag_dict = block_dictionary(compressed_tags)
         self.key_len = self.value_len = self.unencoded = 0
 
     def more(self) -> bool:
@@ -49,7 +53,7 @@ class Cursor:
         """The cell of a rebuilt ``key`` and ``value`` once its tags and mvcc are read; adds
         to ``unencoded`` the bytes its encoder counted for it (``internalEncode``)."""
         cell_tags, version, counted, self.pos = encoded_tail(self.data, self.pos, tags=tags,
-                                                             mvcc=mvcc)
+                                                             mvcc=mvcc, tag_dict=self.tag_dict)
         if len(key) != self.key_len:
             raise CellCorruptError(f"{self.what} key of {len(key)} bytes, expected {self.key_len}")
         row, family, qualifier, timestamp, code = parse_key(key)

@@ -12,6 +12,7 @@ After the block's 2-byte encoding id (3) and the int32 unencoded size (as PREFIX
                with TIMESTAMP_SIGN; the timestamp, or with TIMESTAMP_IS_DIFF what the previous
                timestamp exceeds it by
     [uint8 type] | value | [cint tagsLen | tags] | [vlong mvcc]
+                 (tags compressed with TAGS_COMPRESSED: ``tagcompression.py``)
 """
 
 from __future__ import annotations
@@ -28,7 +29,8 @@ DIFF = 3
 SAME_KEY_LENGTH, SAME_VALUE_LENGTH, SAME_TYPE, TIMESTAMP_IS_DIFF, TIMESTAMP_SIGN = 1, 2, 4, 8, 128
 
 
-def diff_cells(data: bytes, *, tags: bool, mvcc: bool) -> Iterator[StoreCell]:
+def diff_cells(data: bytes, *, tags: bool, mvcc: bool,
+               compressed_tags: bool = False) -> Iterator[StoreCell]:
     """The cells of a DIFF block's data after the encoding id."""
     if len(data) < 5:
         raise CellCorruptError("DIFF block has no unencoded size and family")
@@ -38,7 +40,7 @@ def diff_cells(data: bytes, *, tags: bool, mvcc: bool) -> Iterator[StoreCell]:
     # the key before the first: an empty row and the block's family, so that the first key
     # (common prefix 0) takes its family from it as every later key does
     prev_key, timestamp, kind = b"\x00\x00" + family + bytes(TS_TYPE), 0, b"\x04"
-    cur = Cursor(data, pos, "DIFF")
+    cur = Cursor(data, pos, "DIFF", compressed_tags=tags and compressed_tags)
     while cur.more():
         flag = cur.take(1)[0]
         common = cur.lengths(flag, SAME_KEY_LENGTH, SAME_VALUE_LENGTH)

@@ -13,7 +13,7 @@ After the block's 2-byte encoding id (4) and the int32 unencoded size (as PREFIX
       < row length + 2:         the rest of the row, the qualifier (family as before)
       else:                     the key from ``common`` on
     the timestamp's last 8 - shared bytes | [uint8 type] | [value] | [cint tagsLen | tags]
-    | [vlong mvcc]
+    | [vlong mvcc]     (tags compressed with TAGS_COMPRESSED: ``tagcompression.py``)
 
 ``cint`` as in ``prefix.py``. Anything that does not fit raises ``CellCorruptError``.
 """
@@ -50,13 +50,14 @@ def key_stem(prev_key: bytes, common: int, stem: int, take: Callable[[int], byte
     return head + row + family + take(stem - 2 - len(row) - len(family))
 
 
-def fast_diff_cells(data: bytes, *, tags: bool, mvcc: bool) -> Iterator[StoreCell]:
+def fast_diff_cells(data: bytes, *, tags: bool, mvcc: bool,
+                    compressed_tags: bool = False) -> Iterator[StoreCell]:
     """The cells of a FAST_DIFF block's data after the encoding id."""
     if len(data) < 4:
         raise CellCorruptError("FAST_DIFF block has no unencoded size")
     (unencoded,) = struct.unpack_from(">i", data, 0)
     prev_key, value = bytes(TS_TYPE + 3), b""
-    cur = Cursor(data, 4, "FAST_DIFF")
+    cur = Cursor(data, 4, "FAST_DIFF", compressed_tags=tags and compressed_tags)
     while cur.more():
         flag = cur.take(1)[0]
         common = cur.lengths(flag, SAME_KEY_LENGTH, SAME_VALUE_LENGTH)

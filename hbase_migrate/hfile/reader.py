@@ -14,11 +14,11 @@ the root index, as HBase does).
 
 Read: encodings NONE, PREFIX (``prefix.py``), DIFF (``diff.py``), FAST_DIFF (``fastdiff.py``)
 and ROW_INDEX_V1 (``rowindex.py``), compiled or not (``decoders.py``); compression NONE, GZ,
-SNAPPY, LZ4, ZSTD and BROTLI; checksums NULL, CRC32 and CRC32C; tags, mvcc.
+SNAPPY, LZ4, ZSTD and BROTLI; checksums NULL, CRC32 and CRC32C; tags, compressed or not
+(``TAGS_COMPRESSED``: ``tagcompression.py``), mvcc.
 Refused in one line naming the file, the block offset and what was found
-(``HFileUnsupportedError``): other data block encodings, compressed tags
-(``TAGS_COMPRESSED``), LZO, BZIP2, LZMA, encryption, HFile v1 and v2 before minor 2. Bad
-bytes raise ``HFileCorruptError``.
+(``HFileUnsupportedError``): other data block encodings, LZO, BZIP2, LZMA, encryption, HFile
+v1 and v2 before minor 2. Bad bytes raise ``HFileCorruptError``.
 """
 
 from __future__ import annotations
@@ -47,6 +47,7 @@ from hbase_migrate.hfile.fileinfo import (
     parse_root_index,
 )
 from hbase_migrate.hfile.keyvalue import StoreCell
+from hbase_migrate.hfile.tagcompression import TAGS_COMPRESSED
 from hbase_migrate.hfile.trailer import Trailer, read_trailer
 from hbase_migrate.wal.cells import CellCorruptError
 from hbase_migrate.wal.protobuf import ProtobufError
@@ -91,6 +92,12 @@ class HFileReader:
         self._info_offset = info.offset
         self.block_offset = t.first_data_block_offset  # of the block cells() reads now
         self.tags = b"hfile.MAX_TAGS_LEN" in self.file_info
+        # ``Bytes.toBoolean`` of the value, read only where tags are (``HFileInfo``)
+        compressed = self.file_info.get(TAGS_COMPRESSED, b"\x00") if self.tags else b"\x00"
+        if len(compressed) != 1:
+            raise HFileCorruptError(self.name, info.offset, f"file info {TAGS_COMPRESSED!r} "
+                                    f"of {len(compressed)} bytes, expected a boolean")
+        self.compressed_tags = compressed != b"\x00"
         version = self.file_info.get(b"KEY_VALUE_VERSION")
         self.mvcc = version is not None and int.from_bytes(version, "big") == 1
 
@@ -123,7 +130,8 @@ class HFileReader:
                 if block.magic in DATA_BLOCKS and offset <= t.last_data_block_offset:
                     encoding, data = self._encoding(block)
                     checker.data_block(offset)
-                    whole = whole_block(encoding, data, tags=self.tags, mvcc=self.mvcc)
+                    whole = whole_block(encoding, data, tags=self.tags, mvcc=self.mvcc,
+                                        compressed_tags=self.compressed_tags)
                     if whole is None:
                         count += yield from self._block_cells(block.offset, encoding, data)
                     else:  # decoded whole: handed out with no generator between
@@ -147,8 +155,6 @@ class HFileReader:
         if encoding not in READABLE_ENCODINGS:
             raise HFileUnsupportedError(self.name, self._info_offset,
                                         f"data block encoding {encoding.decode(errors='replace')}")
-        if self.file_info.get(b"hfile.TAGS_COMPRESSED", b"\x00") != b"\x00":
-            raise HFileUnsupportedError(self.name, self._info_offset, "compressed tags")
 
     def _encoding(self, block: Block) -> tuple[int, bytes]:
         """A data block's encoding and its data after the encoding id."""
@@ -165,7 +171,8 @@ class HFileReader:
         """The reference's cells of a block; its errors name the file and block."""
         count = 0
         try:
-            for cell in REFERENCES[encoding](data, tags=self.tags, mvcc=self.mvcc):
+            for cell in REFERENCES[encoding](data, tags=self.tags, mvcc=self.mvcc,
+                                             compressed_tags=self.compressed_tags):
                 count += 1
                 yield cell
         except CellCorruptError as exc:

@@ -9,6 +9,8 @@ After the block's 2-byte encoding id (7, ``DataBlockEncoding.ROW_INDEX_V1``), bi
     int32 onDiskDataSize  the cells' byte count
 
 The row offsets are checked against the cells read: each must be where a new row starts.
+Tags are never compressed here, even in a file whose file info says ``TAGS_COMPRESSED``
+(``RowIndexCodecV1`` is no ``BufferedDataBlockEncoder``: ``tagcompression.py``).
 """
 
 from __future__ import annotations
@@ -22,8 +24,10 @@ from hbase_migrate.wal.cells import CellCorruptError
 ROW_INDEX_V1 = 7
 
 
-def row_index_cells(data: bytes, *, tags: bool, mvcc: bool) -> Iterator[StoreCell]:
-    """The cells of a ROW_INDEX_V1 block's data after the encoding id."""
+def row_index_cells(data: bytes, *, tags: bool, mvcc: bool,
+                    compressed_tags: bool = False) -> Iterator[StoreCell]:
+    """The cells of a ROW_INDEX_V1 block's data after the encoding id (``compressed_tags``
+    has no effect: see above)."""
     if len(data) < 8:
         raise CellCorruptError(f"ROW_INDEX_V1 block of {len(data)} bytes has no row index")
     (cells_size,) = struct.unpack_from(">i", data, len(data) - 4)

@@ -23,8 +23,9 @@ from hbase_migrate.hfile.reader import HFileReader
 from tests.hfile.printout import GOLDEN
 from tests.hfile.test_real_golden import CASES
 
-# (file, encoding, block data after the encoding id, tags, mvcc) of every golden data block
-Block = tuple[str, int, bytes, bool, bool]
+# (file, encoding, block data after the encoding id, tags, mvcc, compressed tags) of every
+# golden data block
+Block = tuple[str, int, bytes, bool, bool, bool]
 
 
 @cache
@@ -37,22 +38,23 @@ def golden_blocks() -> tuple[Block, ...]:
             while offset < t.load_on_open_offset:
                 block = reader.blocks.read(offset, t.load_on_open_offset)
                 where = f"{folder.name}/{name}@{offset}"
+                flags = (reader.tags, reader.mvcc, reader.compressed_tags)
                 if block.magic == DATA:
-                    found.append((where, NONE, block.data, reader.tags, reader.mvcc))
+                    found.append((where, NONE, block.data, *flags))
                 elif block.magic == ENCODED_DATA:
                     found.append((where, int.from_bytes(block.data[:2], "big"), block.data[2:],
-                                  reader.tags, reader.mvcc))
+                                  *flags))
                 offset += block.on_disk_size
     return tuple(found)
 
 
 def outcome(block: Block, data: bytes, name: Implementation) -> tuple[Any, ...]:
     """The cells ``decode`` hands out for ``data`` read as ``block``'s, and how it ended."""
-    _, encoding, _, tags, mvcc = block
+    _, encoding, _, tags, mvcc, compressed = block
     CELLS.use(name)
     cells = []
     try:
-        for stored in decode(encoding, data, tags=tags, mvcc=mvcc):
+        for stored in decode(encoding, data, tags=tags, mvcc=mvcc, compressed_tags=compressed):
             cells.append(stored)
     except Exception as exc:  # any end, compared as it is
         return tuple(cells), type(exc).__name__, str(exc)
@@ -79,10 +81,12 @@ def test_every_golden_block_decodes_the_same_compiled(reference_after: None) -> 
     it whole (no hand-over to the reference) into the reference's cells."""
     blocks = golden_blocks()
     assert {encoding for _, encoding, *_ in blocks} == set(REFERENCES)
+    assert {b[1] for b in blocks if b[5]} == set(REFERENCES) - {NONE}
     for block in blocks:
-        where, encoding, data, tags, mvcc = block
-        compiled = getattr(CELLS.module, COMPILED_NAMES[encoding])(data, tags, mvcc)
-        expected = list(REFERENCES[encoding](data, tags=tags, mvcc=mvcc))
+        where, encoding, data, tags, mvcc, compressed = block
+        compiled = getattr(CELLS.module, COMPILED_NAMES[encoding])(data, tags, mvcc, compressed)
+        expected = list(REFERENCES[encoding](data, tags=tags, mvcc=mvcc,
+                                             compressed_tags=compressed))
         assert compiled is not None, where
         assert compiled == expected and len(expected) > 0, where
 
@@ -116,13 +120,13 @@ def test_damaged_blocks_decode_the_same(reference_after: None,
     expected = outcome(block, data, "python")
     assert outcome(block, data, "compiled") == expected
     assert expected[1] in (None, "CellCorruptError")
-    _, encoding, _, tags, mvcc = block
-    compiled = getattr(CELLS.module, COMPILED_NAMES[encoding])(data, tags, mvcc)
+    _, encoding, _, tags, mvcc, compressed = block
+    compiled = getattr(CELLS.module, COMPILED_NAMES[encoding])(data, tags, mvcc, compressed)
     assert compiled is None or (tuple(compiled), None, None) == expected
 
 
 @pytest.mark.parametrize("name", ["small-fastdiff", "small-diff", "small-prefix",
-                                  "small-rowindex", "small"])
+                                  "small-rowindex", "small", "small-tagcompression"])
 def test_every_cut_of_a_block_decodes_the_same(reference_after: None, name: str) -> None:
     block = next(b for b in golden_blocks() if b[0].startswith(f"{GOLDEN.name}/{name}@"))
     for end in range(len(block[2])):
@@ -153,7 +157,7 @@ def read_file(path: Path, name: Implementation) -> tuple[Any, ...]:
 
 
 @pytest.mark.parametrize("name", ["small-fastdiff", "small-diff", "small-prefix",
-                                  "small-rowindex", "small"])
+                                  "small-rowindex", "small", "small-tagcompression"])
 def test_a_file_damaged_past_its_checksums_fails_the_same(reference_after: None, name: str,
                                                           tmp_path: Path) -> None:
     """Bytes of the one data block (offset 0) changed and its checksums made again: both

@@ -1,5 +1,7 @@
-"""The golden HFiles HBase 2.6.1 wrote (``tests/data/real-hfile/``), read cell for cell and
-compared with what HBase's own HFilePrettyPrinter printed for them."""
+"""The golden HFiles HBase 2.6.1 wrote (``tests/data/real-hfile/``), and 3.0.0-alpha-4 and
+1.4.13 (``real-hfile-3.0``, ``real-hfile-1.4``), read cell for cell through both decoders
+and compared with what HBase's own HFilePrettyPrinter printed for them; among them tagged
+cells in every encoding, their tags compressed where HBase compresses them."""
 
 from __future__ import annotations
 
@@ -9,18 +11,28 @@ from typing import Any
 import pytest
 
 from hbase_migrate.bytesutil import to_string_binary
-from hbase_migrate.errors import HFileUnsupportedError
+from hbase_migrate.hfile import tagcompression
+from hbase_migrate.hfile.decoders import CELLS
 from hbase_migrate.hfile.fileinfo import int_value, time_range
 from hbase_migrate.hfile.reader import HFileReader
+from hbase_migrate.hfile.tagcompression import TAG_DICTIONARY_CAPACITY
 from hbase_migrate.hfile.trailer import comparator_class
 from hbase_migrate.wal.codecs import algorithm_label
+from hbase_migrate.wal.dictionary import LruDictionary
 from hbase_migrate.wal.model import type_name
 from tests.hfile.printout import GOLDEN, printed_cells, printed_section
 
+# cells with tags in every encoding, COMPRESS_TAGS on (the family default): compressed in
+# PREFIX, DIFF and FAST_DIFF; plain in NONE and ROW_INDEX_V1 (tagcompression.py)
+ENCODED = ["-prefix", "-diff", "-fastdiff", "-rowindex"]
+TAGGED = [f"tagged{size}{e}" for size in ("", "-multiblock") for e in ["", *ENCODED]]
+# files of a codec that HBase 3.0.0-alpha-4 and 1.4.13 cannot load here
+CODECS = ["multiblock-snappy", "multiblock-lz4", "multiblock-zstd", "multiblock-brotli",
+          *(f"tagged-multiblock-fastdiff-{c}" for c in ("snappy", "lz4", "zstd", "brotli"))]
 READABLE = ["small", "multiblock", "multiblock-gz", "multiblock-crc32", "multiblock-3level",
-            "multiblock-snappy", "multiblock-lz4", "multiblock-zstd", "multiblock-brotli",
             "small-rowindex", "multiblock-rowindex", "small-prefix", "multiblock-prefix",
-            "small-fastdiff", "multiblock-fastdiff", "small-diff", "multiblock-diff"]
+            "small-fastdiff", "multiblock-fastdiff", "small-diff", "multiblock-diff",
+            "small-tagcompression", *TAGGED, *CODECS]
 
 
 def read_cells(name: str, folder: Path = GOLDEN) -> list[dict[str, Any]]:
@@ -57,8 +69,9 @@ def test_cells_as_hbase_prints_them(folder: Path, name: str) -> None:
 
 
 def test_hbase_3_and_1_goldens_are_there() -> None:
-    assert len([c for c in CASES if c[0] == GOLDEN_3]) == len(READABLE) - 4
-    assert len([c for c in CASES if c[0] == GOLDEN_1]) == len(READABLE) - 4
+    assert len([c for c in CASES if c[0] == GOLDEN]) == len(READABLE)
+    assert len([c for c in CASES if c[0] == GOLDEN_3]) == len(READABLE) - len(CODECS)
+    assert len([c for c in CASES if c[0] == GOLDEN_1]) == len(READABLE) - len(CODECS)
 
 
 def test_golden_files_cover_deletes_tags_and_blocks() -> None:
@@ -99,13 +112,52 @@ def test_trailer_and_file_info_as_hbase_prints_them(folder: Path, name: str) -> 
 
 
 @pytest.mark.parametrize("folder", FOLDERS, ids=lambda f: f.name)
-def test_compressed_tags_are_refused_with_the_offset(folder: Path) -> None:
-    printed = printed_section("small-tagcompression", "Trailer", folder)
-    info = printed_section("small-tagcompression", "Fileinfo", folder)
-    assert info["hfile.TAGS_COMPRESSED"] == ("\\xFF" if folder == GOLDEN_1 else "true")
-    with HFileReader(folder / "small-tagcompression") as reader, \
-            pytest.raises(HFileUnsupportedError) as caught:
-        next(reader.cells())
-    assert caught.value.offset == int(printed["fileinfoOffset"])
-    assert str(caught.value).endswith("compressed tags")
-    assert "small-tagcompression" in str(caught.value)
+def test_tagged_files_say_whether_their_tags_are_compressed(folder: Path) -> None:
+    """What the reader takes from the file info, as HBase printed it: every encoded file of
+    tagged cells says its tags are compressed (ROW_INDEX_V1's too, which writes them plain),
+    the unencoded ones not."""
+    true, false = ("\\xFF", "\\x00") if folder == GOLDEN_1 else ("true", "false")
+    names = [n for n in READABLE if n.startswith("tagged") and (folder / n).exists()]
+    assert len(names) >= len(TAGGED)
+    for name in names:
+        encoded = name not in ("tagged", "tagged-multiblock")
+        printed = printed_section(name, "Fileinfo", folder)["hfile.TAGS_COMPRESSED"]
+        assert printed == (true if encoded else false), name
+        with HFileReader(folder / name) as reader:
+            assert reader.tags and reader.compressed_tags == encoded, name
+
+
+class _CountingDictionary(LruDictionary):
+    """A tag dictionary that counts the literals added to it (``read_item`` adds them)."""
+
+    added = 0
+
+    def add(self, data: bytes) -> int:
+        _CountingDictionary.added += 1
+        return super().add(data)
+
+
+@pytest.mark.parametrize("folder", [GOLDEN, GOLDEN_1], ids=lambda f: f.name)
+@pytest.mark.parametrize("name", ["tagged-prefix", "tagged-diff", "tagged-fastdiff"])
+def test_one_block_holds_more_distinct_tags_than_the_dictionary(
+        folder: Path, name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The golden files of one 64 KiB block reuse slots of the 127 (least recently used
+    first) and still refer to the tags every few cells repeat: read by the reference with a
+    dictionary that counts its literals, their cells are HBase's."""
+    monkeypatch.setattr(tagcompression, "LruDictionary", _CountingDictionary)
+    _CountingDictionary.added = 0
+    with HFileReader(folder / name) as reader:
+        assert reader.trailer.data_index_count == 1
+    before = CELLS.implementation()
+    CELLS.use("python")
+    try:
+        got = read_cells(name, folder)
+    finally:
+        CELLS.use(before)
+    assert _CountingDictionary.added > TAG_DICTIONARY_CAPACITY
+    referred = sum(len(c["tags"]) for c in got) - _CountingDictionary.added
+    assert referred > 100
+    if folder == GOLDEN_1:
+        for cell in got:
+            cell["tags"] = [{"type": None, "value": t["value"]} for t in cell["tags"]]
+    assert got == printed_cells(name, folder)

@@ -190,6 +190,72 @@ final class GoldenCells {
     return cells;
   }
 
+  // tag types of HBase's own features (TagType)
+  static final byte ACL = 1;
+  static final byte VISIBILITY = 2;
+  static final byte VISIBILITY_FORMAT = 4;
+  static final byte MOB_REFERENCE = 5;
+  static final byte MOB_TABLE_NAME = 6;
+  static final byte TTL = 8;
+
+  /**
+   * A cell ACL's tag value as the AccessController writes it for a Put's setACL(user, READ):
+   * AccessControlProtos.UsersAndPermissions { user_permissions { user; permissions { type
+   * Global; global_permission { action READ } } } }, encoded here field by field.
+   */
+  static byte[] aclValue(String user) {
+    byte[] name = Bytes.toBytes(user);
+    byte[] permission = { 0x08, 0x01, 0x12, 0x02, 0x08, 0x00 };
+    byte[] userPermissions = Bytes.add(new byte[] { 0x0a, (byte) name.length }, name,
+      Bytes.add(new byte[] { 0x12, (byte) permission.length }, permission));
+    return Bytes.add(new byte[] { 0x0a, (byte) userPermissions.length }, userPermissions);
+  }
+
+  /**
+   * Cells with the tags HBase's features attach, many per block: a cell TTL on every row
+   * (the tag a region server makes of Put.setTTL: type 8, the TTL in ms as a long), distinct
+   * from row to row so that a 64 KiB block holds more distinct tags than the 127 slots of
+   * the tag dictionary; a cell ACL (type 1) with visibility labels (the serialization
+   * format tag, type 4, then the label ordinals as vints, type 2, a negative one for NOT)
+   * on every third row, of two users; a MOB reference cell (value: the MOB value's length,
+   * then its file's name; tags: the reference tag, type 5, empty, and the table name, type
+   * 6) on every fourth; a cell with no tag on every fifth.
+   */
+  static List<Cell> tagged() {
+    List<Cell> cells = new ArrayList<>();
+    long seqId = 3000;
+    for (int i = 0; i < 400; i++) {
+      byte[] row = Bytes.toBytes(String.format("t%05d", i));
+      cells.add(new Cell(row, Bytes.toBytes("ttl"), T0 + i, KeyValue.Type.Put,
+        Bytes.toBytes("ttl-" + i), seqId++, new byte[] { TTL }, Bytes.toBytes(60000L + i)));
+      if (i % 3 == 0) {
+        byte[] labels = i % 2 == 0 ? new byte[] { 1, 3 } : new byte[] { 2, (byte) 0xfe };
+        cells.add(new Cell(row, Bytes.toBytes("acl"), T0 + i, KeyValue.Type.Put,
+          Bytes.toBytes("secret-" + i), seqId++, new byte[] { ACL, VISIBILITY_FORMAT, VISIBILITY },
+          aclValue(i % 2 == 0 ? "alice" : "bob"), new byte[] { 1 }, labels));
+      }
+      if (i % 4 == 0) {
+        byte[] file = Bytes.toBytes(String.format("d41d8cd98f00b204e9800998ecf8427e2023111%d"
+          + "5f3c0a1b2c3d4e5f60718293a4b5c6d7e8f%02d", i % 10, i % 7));
+        cells.add(new Cell(row, Bytes.toBytes("mob"), T0 + i, KeyValue.Type.Put,
+          Bytes.add(Bytes.toBytes(100000 + i), file), seqId++,
+          new byte[] { MOB_REFERENCE, MOB_TABLE_NAME }, new byte[0], Bytes.toBytes("golden")));
+      }
+      if (i % 5 == 0) {
+        cells.add(new Cell(row, Bytes.toBytes("plain"), T0 + i, KeyValue.Type.Put,
+          Bytes.toBytes("p" + i), seqId++, new byte[0]));
+      }
+    }
+    return cells;
+  }
+
+  /** A file of tagged cells, its tags compressed as a family's COMPRESS_TAGS default has it. */
+  private static Spec tagSpec(String name, int blockSize, Compression.Algorithm compression,
+    DataBlockEncoding encoding) {
+    return new Spec(name, tagged(), blockSize, compression, encoding, BloomType.NONE,
+      ChecksumType.CRC32C, 16384, true);
+  }
+
   private static Spec spec(String name, List<Cell> cells, int blockSize,
     Compression.Algorithm compression, DataBlockEncoding encoding, BloomType bloom) {
     return new Spec(name, cells, blockSize, compression, encoding, bloom, ChecksumType.CRC32C,
@@ -221,16 +287,11 @@ final class GoldenCells {
     write(deep, out, writer, spec("multiblock-3level", many(), 512, none,
       DataBlockEncoding.NONE, BloomType.NONE));
     for (String name : new String[] { "SNAPPY", "LZ4", "ZSTD", "BROTLI" }) {
-      Compression.Algorithm codec;
-      try {
-        codec = Compression.Algorithm.valueOf(name);
-        codec.returnCompressor(codec.getCompressor());
-      } catch (RuntimeException | LinkageError e) {
-        System.err.println("skipped " + name + ": " + e);
-        continue;
+      Compression.Algorithm codec = loadable(name);
+      if (codec != null) {
+        write(conf, out, writer, spec("multiblock-" + codec.getName(), many(), 2048, codec,
+          DataBlockEncoding.NONE, BloomType.NONE));
       }
-      write(conf, out, writer, spec("multiblock-" + codec.getName(), many(), 2048, codec,
-        DataBlockEncoding.NONE, BloomType.NONE));
     }
     write(conf, out, writer, spec("multiblock-rowindex", many(), 512, none,
       DataBlockEncoding.ROW_INDEX_V1, BloomType.NONE));
@@ -250,6 +311,34 @@ final class GoldenCells {
       DataBlockEncoding.FAST_DIFF, BloomType.NONE, ChecksumType.CRC32C, 16384, true));
     write(conf, out, writer, spec("small-fastdiff", small(), 65536, none,
       DataBlockEncoding.FAST_DIFF, BloomType.NONE));
+    // tagged cells with COMPRESS_TAGS in every encoding: one 64 KiB block (more distinct
+    // tags than dictionary slots), and blocks of 1 KiB, GZ (the dictionary emptied at each)
+    String[][] encodings = { { "", "NONE" }, { "-prefix", "PREFIX" }, { "-diff", "DIFF" },
+      { "-fastdiff", "FAST_DIFF" }, { "-rowindex", "ROW_INDEX_V1" } };
+    for (String[] e : encodings) {
+      DataBlockEncoding encoding = DataBlockEncoding.valueOf(e[1]);
+      write(conf, out, writer, tagSpec("tagged" + e[0], 65536, none, encoding));
+      write(conf, out, writer, tagSpec("tagged-multiblock" + e[0], 1024, gz, encoding));
+    }
+    for (String name : new String[] { "SNAPPY", "LZ4", "ZSTD", "BROTLI" }) {
+      Compression.Algorithm codec = loadable(name);
+      if (codec != null) {
+        write(conf, out, writer, tagSpec("tagged-multiblock-fastdiff-" + codec.getName(), 2048,
+          codec, DataBlockEncoding.FAST_DIFF));
+      }
+    }
+  }
+
+  /** The codec named, or null (said on stderr) when the release cannot load it here. */
+  private static Compression.Algorithm loadable(String name) {
+    try {
+      Compression.Algorithm codec = Compression.Algorithm.valueOf(name);
+      codec.returnCompressor(codec.getCompressor());
+      return codec;
+    } catch (RuntimeException | LinkageError e) {
+      System.err.println("skipped " + name + ": " + e);
+      return null;
+    }
   }
 
   private static void write(Configuration conf, java.nio.file.Path out, Writer writer,
