@@ -4,7 +4,8 @@
 printable ASCII (0x20-0x7E) stays itself, except the backslash; every other byte becomes
 ``\\xHH`` with uppercase hex digits. ``to_bytes_binary`` parses that form back, the way
 ``Bytes.toBytesBinary`` does, so command-line arguments such as ``--row 'r\\x00\\xFF'`` mean
-what HBase tools would make of them.
+what HBase tools would make of them. ``short_binary`` is the same rendering cut short for a
+line of text: a key of thousands of bytes shows its head and its length, never whole.
 """
 
 from __future__ import annotations
@@ -30,6 +31,29 @@ def to_string_binary(data: bytes | bytearray | memoryview) -> str:
         return raw.decode("ascii")
     render = _RENDER
     return "".join([render[b] for b in raw])
+
+
+SHOWN = 64  # characters of a rendering shown whole in a line; a longer one is cut short
+HEAD = 32  # characters of a cut-short rendering's head
+
+
+def short_binary(data: bytes | bytearray | memoryview, limit: int = SHOWN,
+                 head: int = HEAD) -> str:
+    """``to_string_binary(data)`` when it is at most ``limit`` characters, else its first
+    ``head`` characters (never half an escape), ``...`` and the length in bytes:
+    ``kkkkkkkk...(9016 bytes)``. Only the head is rendered, however long ``data`` is."""
+    raw = bytes(data[:limit + 1])
+    shown = to_string_binary(raw)
+    if len(data) <= limit and len(shown) <= limit:
+        return shown
+    render, taken, size = _RENDER, [], 0
+    for b in raw:
+        piece = render[b]
+        if size + len(piece) > head:
+            break
+        taken.append(piece)
+        size += len(piece)
+    return f"{''.join(taken)}...({len(data)} bytes)"
 
 
 def to_bytes_binary(text: str, *, strict: bool = False) -> bytes:

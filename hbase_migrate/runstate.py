@@ -1,6 +1,7 @@
 """This process's run state: a stop the user asked for (Ctrl-C, SIGTERM), which range work
 checks between the pieces it reads, and a meter of the cells it moved, which progress bars
-read.
+read; a wait the step is in (the meter's ``waiting``, for the same bars) and what it tells
+the user at once (:func:`announce`, through the hook a command installs).
 
 A step's work runs on threads (:func:`hbase_migrate.ranges.engine.in_threads`); only the
 main thread receives Ctrl-C. It asks the others to stop (:func:`request_stop`): each ends at
@@ -10,9 +11,11 @@ takes, and records what was finished. Every lifecycle step starts with :func:`re
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -21,10 +24,12 @@ from hbase_migrate.errors import HBaseMigrateError, StepInterrupted
 if TYPE_CHECKING:
     from hbase_migrate.wal.model import Cell
 
-__all__ = ["Meter", "StepInterrupted", "Stopped", "check_stop", "meter", "request_stop",
-           "reset", "stop_requested", "watched"]
+__all__ = ["Meter", "StepInterrupted", "Stopped", "Wait", "announce", "announcing",
+           "check_stop", "meter", "request_stop", "reset", "stop_requested", "watched"]
 
 _stop = threading.Event()
+log = logging.getLogger(__name__)
+_announcers: list[Callable[[str], None]] = []  # the innermost last (announcing)
 
 
 class Stopped(HBaseMigrateError):
@@ -46,6 +51,39 @@ def check_stop(what: str) -> None:
         raise Stopped(f"{what}: stopped on request")
 
 
+@dataclass(frozen=True)
+class Wait:
+    """A wait a step is in: for ``what``, at most ``seconds``, since ``began``."""
+
+    what: str
+    seconds: float
+    began: float = field(default_factory=time.monotonic)
+
+    def text(self) -> str:
+        """``waiting for X: 12s of at most 60s``."""
+        waited = min(self.seconds, time.monotonic() - self.began)
+        return f"waiting for {self.what}: {waited:.0f}s of at most {self.seconds:.0f}s"
+
+
+def announce(text: str) -> None:
+    """Tell the user ``text`` now: through the innermost hook a command installed
+    (:func:`announcing`), else in the log (an Airflow task's)."""
+    if _announcers:
+        _announcers[-1](text)
+    else:
+        log.info("%s", text)
+
+
+@contextlib.contextmanager
+def announcing(hook: Callable[[str], None]) -> Iterator[None]:
+    """:func:`announce` through ``hook`` while the block runs."""
+    _announcers.append(hook)
+    try:
+        yield
+    finally:
+        _announcers.remove(hook)
+
+
 @dataclass
 class Meter:
     """What the step under way moved, for a progress bar (updated from any thread)."""
@@ -56,6 +94,7 @@ class Meter:
     ranges_total: int | None = None
     regions_done: int = 0  # a planning pass: regions passed, of regions_total
     regions_total: int | None = None
+    waiting: Wait | None = None  # a wait the step is in, shown instead of the rate
     started: float = field(default_factory=time.monotonic)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -96,7 +135,7 @@ def reset() -> None:
     fresh = Meter()
     with meter._lock:
         for name in ("cells", "cells_goal", "ranges_done", "ranges_total", "regions_done",
-                     "regions_total", "started"):
+                     "regions_total", "waiting", "started"):
             setattr(meter, name, getattr(fresh, name))
 
 

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hbase_migrate.bytesutil import to_bytes_binary, to_string_binary
+from hbase_migrate.bytesutil import short_binary, to_bytes_binary, to_string_binary
 
 # (bytes, what HBase 2.x prints), written out by hand from the rule in Bytes.toStringBinary
 RENDERED = [
@@ -82,3 +82,12 @@ def test_rendering_length(raw: bytes) -> None:
     text = to_string_binary(raw)
     escaped = sum(1 for b in raw if not (0x20 <= b <= 0x7E) or b == 0x5C)
     assert len(text) == len(raw) + 3 * escaped
+
+
+def test_a_short_key_is_shown_whole_and_a_long_one_by_head_and_length() -> None:
+    assert short_binary(b"row-\x00\xff") == "row-\\x00\\xFF"
+    assert short_binary(b"a" * 64) == "a" * 64
+    assert short_binary(b"a" * 65) == "a" * 32 + "...(65 bytes)"
+    # an escape is never cut in half: eight \xHH (32 characters) fit in the head
+    assert short_binary(b"\x01" * 100) == "\\x01" * 8 + "...(100 bytes)"
+    assert short_binary(b"ab\x01" * 30) == ("ab\\x01" * 5) + "ab...(90 bytes)"

@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterator, Sequence
 
 from thriftpy2.thrift import TApplicationException
 
-from hbase_migrate.bytesutil import to_string_binary
+from hbase_migrate.bytesutil import short_binary
 from hbase_migrate.cluster.descriptors import RegionDescriptor
 from hbase_migrate.cluster.errors import ClusterError
 from hbase_migrate.cluster.sizing import DEFAULT_REGION_WAIT
@@ -40,7 +40,7 @@ class RegionsInTransitionError(ClusterError):
 
 
 def _key(key: bytes, end: bool = False) -> str:
-    return repr(to_string_binary(key)) if key else ("''(last)" if end else "''(first)")
+    return repr(short_binary(key)) if key else ("''(last)" if end else "''(first)")
 
 
 def _region(r: RegionDescriptor) -> str:

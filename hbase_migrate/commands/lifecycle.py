@@ -7,8 +7,9 @@ no-go); 2 usage, config, ledger or cluster errors (one line).
 
 from __future__ import annotations
 
+import contextlib
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -70,19 +71,31 @@ def prepare(config: Path, as_json: bool) -> None:
         *_skipped(result), _state(result)])
 
 
-def _progress_bar(as_json: bool, unit: str = "key ranges") -> Any:
+@contextlib.contextmanager
+def _progress_bar(as_json: bool, unit: str = "key ranges") -> Iterator[Any]:
     """A bar on the terminal, erased when done; none with ``--json`` or off a terminal
     (where it showed nothing, yet was drawn ten times a second). Beside the key ranges it
-    shows the cells moved, their rate and the time left (:mod:`hbase_migrate.runstate`)."""
+    shows the cells moved, their rate and the time left, or what the step waits for
+    (:mod:`hbase_migrate.runstate`); what the step announces is printed above it at once
+    (on stderr without a bar)."""
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
+    from hbase_migrate import runstate
     from hbase_migrate.commands.meter_column import MeterColumn
 
     console = Console()
-    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                    TextColumn(unit), MeterColumn(), transient=True, console=console,
-                    disable=as_json or not console.is_terminal)
+    bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                   TextColumn(unit), MeterColumn(), transient=True, console=console,
+                   disable=as_json or not console.is_terminal)
+
+    def say(text: str) -> None:
+        if bar.disable:
+            click.echo(text, err=True)
+        else:
+            bar.console.print(text, highlight=False, markup=False)
+    with bar, runstate.announcing(say):
+        yield bar
 
 
 def _ranges(bar: Any, what: str, migration: str) -> Callable[[int, int], None]:

@@ -1,5 +1,6 @@
 """The progress bars' column of what a step moved: cells, their rate, the time left, and
-the regions a planning pass has passed (read from :data:`hbase_migrate.runstate.meter`)."""
+the regions a planning pass has passed, or what the step waits for (read from
+:data:`hbase_migrate.runstate.meter`)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,10 @@ from hbase_migrate import runstate
 
 def meter_text(meter: runstate.Meter) -> str:
     """``1,234 cells, 410 cells/s, ETA 0:12`` (and ``planning: region 2/8`` while a
-    planning pass copies); empty before the first cell."""
+    planning pass copies); empty before the first cell; while the step waits,
+    ``waiting for X: 12s of at most 60s`` alone."""
+    if meter.waiting is not None:
+        return meter.waiting.text()
     parts = []
     if meter.regions_total and meter.ranges_total is None:
         parts.append(f"planning: region {meter.regions_done}/{meter.regions_total}")

@@ -19,7 +19,7 @@ from itertools import chain
 from operator import attrgetter
 from typing import Protocol
 
-from hbase_migrate.bytesutil import to_string_binary
+from hbase_migrate.bytesutil import short_binary, to_string_binary
 from hbase_migrate.cluster.descriptors import TableDescriptor
 from hbase_migrate.cluster.errors import ServiceUnreachableError
 from hbase_migrate.replay.errors import MissingTargetError, ReplayWriteError
@@ -185,7 +185,7 @@ def require_families(target: ReplayTarget, table: str, families: Iterable[bytes]
 
 def writing(table: str, mutation: RowMutation) -> str:
     """``table T: writing row R (put) from <WAL position>``, for messages."""
-    return (f"table {table}: writing row {to_string_binary(mutation.row)} "
+    return (f"table {table}: writing row {short_binary(mutation.row)} "
             f"({mutation.kind.value}) from {mutation.position}")
 
 

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from enum import Enum
 from typing import NamedTuple
 
-from hbase_migrate.bytesutil import to_string_binary
+from hbase_migrate.bytesutil import short_binary, to_string_binary
 from hbase_migrate.replay.errors import UnknownCellTypeError
 from hbase_migrate.wal.model import Cell, CellType
 
@@ -66,8 +66,8 @@ def cell_kind(cell: Cell, position: WalPosition) -> Kind:
     """PUT or DELETE; an unknown type code raises :class:`UnknownCellTypeError`."""
     if cell.type not in KNOWN_TYPES:
         raise UnknownCellTypeError(
-            f"{position}: cell of row {to_string_binary(cell.row)} column "
-            f"{to_string_binary(cell.family)}:{to_string_binary(cell.qualifier)} has unknown "
+            f"{position}: cell of row {short_binary(cell.row)} column "
+            f"{to_string_binary(cell.family)}:{short_binary(cell.qualifier)} has unknown "
             f"type code {cell.type}; expected one of {sorted(KNOWN_TYPES)}"
         )
     return Kind.PUT if cell.type == CellType.PUT else Kind.DELETE

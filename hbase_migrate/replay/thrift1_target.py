@@ -24,7 +24,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import NamedTuple
 
-from hbase_migrate.bytesutil import to_string_binary
+from hbase_migrate.bytesutil import short_binary, to_string_binary
 from hbase_migrate.cluster.client import Thrift1Gateway
 from hbase_migrate.cluster.descriptors import TableDescriptor
 from hbase_migrate.cluster.errors import ClusterError, GatewayUnreachableError
@@ -96,7 +96,7 @@ class Thrift1Planner:
         if not self.allow_lossy:
             versions = "?" if family is None else family.max_versions
             raise InexpressibleMutationError(
-                f"{m.position}: table {self.desc.name} row {to_string_binary(m.row)} family "
+                f"{m.position}: table {self.desc.name} row {short_binary(m.row)} family "
                 f"{to_string_binary(cell.family)} (VERSIONS={versions}): a "
                 f"{type_name(cell.type)} at ts {cell.timestamp} cannot be expressed through "
                 "Thrift1; replay through Thrift2, or allow lossy deletes")

@@ -2,7 +2,8 @@
 
 Every visible version counts: (row, family, qualifier, timestamp, type) and the value must
 match. Differences are listed by kind (only in source, only in target, different value) with
-their keys rendered as HBase prints them, up to a limit; the counts are always exact.
+their keys rendered as HBase prints them (a long row key or qualifier cut short:
+``short_binary``), up to a limit; the counts are always exact.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from hbase_migrate.bytesutil import to_string_binary
+from hbase_migrate.bytesutil import short_binary, to_string_binary
 from hbase_migrate.cluster.client import Client
 from hbase_migrate.limits import Throttle, metered
 from hbase_migrate.wal.model import Cell, cell_order
@@ -58,8 +59,8 @@ class Comparison:
     def _note(self, kind: str, cell: Cell, limit: int) -> None:
         if len(self.examples) < limit:
             self.examples.append(
-                f"{kind}: row={to_string_binary(cell.row)} "
-                f"column={to_string_binary(cell.family)}:{to_string_binary(cell.qualifier)} "
+                f"{kind}: row={short_binary(cell.row)} "
+                f"column={to_string_binary(cell.family)}:{short_binary(cell.qualifier)} "
                 f"ts={cell.timestamp}")
 
     def to_json(self) -> dict[str, object]:

@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Any
 
 from hbase_migrate.audit.ledger import Ledger
 from hbase_migrate.audit.migrations_book import OpenStep
-from hbase_migrate.audit.records import StepStatus, Verdict
+from hbase_migrate.audit.records import Verdict
 from hbase_migrate.cluster.admin import Compactor
 from hbase_migrate.cluster.client import Client
 from hbase_migrate.cluster.descriptors import RegionDescriptor
@@ -68,6 +68,7 @@ from hbase_migrate.validate.tombstones import (
     hidden_cells,
 )
 from hbase_migrate.validate.verdict import GxVerdict, by_digests
+from hbase_migrate.validate.waiting import wait_for_replay
 
 if TYPE_CHECKING:  # happybase is imported only where a Thrift1 gateway is used
     pass
@@ -174,7 +175,8 @@ class Validation:
         artifacts = {r: verdict for r in ranges}
         recompared: set[KeyRange] = set()
         if failing and recompare_wait is not None:
-            step.metrics["recompare"] = self.wait_for_replay(began, recompare_wait)
+            step.metrics["recompare"] = wait_for_replay(self.ledger, self.migration_id, began,
+                                                        recompare_wait, failing)
             again, verdict2 = self.checksums(failing, f"{self.label}-recompare")
             last.update({p.range: p for p in again})
             artifacts.update({r: verdict2 for r in failing})
@@ -260,22 +262,6 @@ class Validation:
             tables=tables, gx=first.to_json(), differing=[str(r) for r in failing],
             source_requests=self.source_requests,
             verdict=(Verdict.MISMATCH if failing else Verdict.MATCH).value)
-
-    def wait_for_replay(self, since: int, timeout: float) -> dict[str, Any]:
-        """Wait for a replay run started after ``since`` to finish (when replay runs)."""
-        ledger, mid = self.ledger, self.migration_id
-        if not ledger.steps(mid, "replay"):
-            return {"waited": 0.0, "note": "the migration is not being replayed"}
-        began = time.monotonic()
-        while time.monotonic() - began < timeout:
-            if any(s.started_at >= since and s.status is StepStatus.SUCCEEDED
-                   for s in ledger.steps(mid, "replay")):
-                return {"waited": round(time.monotonic() - began, 2),
-                        "note": "a replay run started after the first comparison finished"}
-            time.sleep(0.5)
-        return {"waited": round(timeout, 2),
-                "note": f"no replay run finished within {timeout:.0f}s of the first "
-                        "comparison; compared again anyway"}
 
     def explain(self, key_range: KeyRange) -> list[str]:
         with open_client(self.spec.source) as src, open_client(self.spec.target) as dst, \

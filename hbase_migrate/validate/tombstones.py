@@ -35,7 +35,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from hbase_migrate.bytesutil import to_string_binary
+from hbase_migrate.bytesutil import short_binary, to_string_binary
 from hbase_migrate.cluster.admin import SHELL_TIMEOUT, Compactor, run_shell
 from hbase_migrate.cluster.client import Client
 from hbase_migrate.ranges.keyrange import KeyRange
@@ -49,8 +49,8 @@ NOTE_LIMIT = 20
 
 def describe(cell: Cell) -> str:
     """A cell as the messages show it (keys as HBase prints them)."""
-    return (f"row={to_string_binary(cell.row)} column={to_string_binary(cell.family)}:"
-            f"{to_string_binary(cell.qualifier)} ts={cell.timestamp}")
+    return (f"row={short_binary(cell.row)} column={to_string_binary(cell.family)}:"
+            f"{short_binary(cell.qualifier)} ts={cell.timestamp}")
 
 
 def shell_fix(table: str) -> str:

@@ -44,7 +44,7 @@ from thriftpy2.transport import (
     TTransportException,
 )
 
-from hbase_migrate.bytesutil import to_string_binary
+from hbase_migrate.bytesutil import short_binary
 from hbase_migrate.cluster import requests
 from hbase_migrate.cluster.auth.security import ClusterSecurity
 from hbase_migrate.cluster.descriptors import (
@@ -439,7 +439,7 @@ class Thrift2Client:
                     raise PutTimeoutError(
                         f"thrift2 gateway {self.endpoint}: putMultiple into table {table} "
                         f"timed out {failures} times in a row at row "
-                        f"{to_string_binary(part[0].row)} ({len(part)} cell(s), "
+                        f"{short_binary(part[0].row)} ({len(part)} cell(s), "
                         f"{format_bytes(size)}); raise [gateway] call_timeout (now "
                         f"{self.timeout:g} s) or lower [gateway] max_put_bytes (now "
                         f"{format_bytes(self.max_put_bytes)})") from exc

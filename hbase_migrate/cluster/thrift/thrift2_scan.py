@@ -23,7 +23,7 @@ import logging
 from collections.abc import Callable, Iterator
 from typing import Any, Protocol
 
-from hbase_migrate.bytesutil import to_string_binary
+from hbase_migrate.bytesutil import short_binary
 from hbase_migrate.cluster.errors import ClusterError
 from hbase_migrate.cluster.retry import Kind, first_line
 from hbase_migrate.cluster.scanning import cell_key, range_text
@@ -201,9 +201,9 @@ class Thrift2Scanner:
     def row_reached(self) -> str:
         """``row R`` (the last row read from, or the start row when nothing was read)."""
         if self.last_cell is not None:
-            return f"row {to_string_binary(self.resume_row)}"
+            return f"row {short_binary(self.resume_row)}"
         if self.start:
-            return f"row {to_string_binary(self.start)} (nothing read yet)"
+            return f"row {short_binary(self.start)} (nothing read yet)"
         return "its first row (nothing read yet)"
 
     def give_up(self, exc: Exception, kind: Kind, tried: str) -> Exception:
