@@ -92,7 +92,9 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
                  f"hbase-migrate validate {CFG} --part 1/4 --run nightly"),
     "hfile": ("hbase-migrate hfile dump --json data/default/orders/REGION/f/STOREFILE",),
     "hfile dump": ("hbase-migrate hfile dump --json data/default/orders/REGION/f/STOREFILE",
-                   "hbase-migrate hfile dump ./exported/f/STOREFILE | head"),
+                   "hbase-migrate hfile dump ./exported/f/STOREFILE | head",
+                   "hbase-migrate hfile dump "
+                   "webhdfs://namenode:9870/hbase/data/default/orders/REGION/f/STOREFILE"),
     "hfile info": ("hbase-migrate hfile info --json data/default/orders/REGION/f/STOREFILE",),
     "wal": ("hbase-migrate wal dump --json hbase/oldWALs/host%2C16020%2C1.1714564800000",),
     "wal dump": ("hbase-migrate wal dump --json --values hbase/oldWALs/FILE",

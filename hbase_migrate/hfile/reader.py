@@ -51,6 +51,7 @@ from hbase_migrate.hfile.tagcompression import TAGS_COMPRESSED
 from hbase_migrate.hfile.trailer import Trailer, read_trailer
 from hbase_migrate.wal.cells import CellCorruptError
 from hbase_migrate.wal.protobuf import ProtobufError
+from hbase_migrate.wal.source import open_source
 
 # after the data blocks, before load-on-open: the last leaf, the upper index levels, meta
 INLINE_BLOCKS = frozenset({b"BLMFBLK2", b"IDXINTE2", b"METABLKc"})
@@ -61,11 +62,13 @@ ENCODINGS = {0: "NONE", 2: "PREFIX", 3: "DIFF", 4: "FAST_DIFF", 6: "PREFIX_TREE"
 
 
 class HFileReader:
-    """One HFile opened for reading: ``trailer``, ``file_info``, ``root_index``, ``cells()``."""
+    """One HFile opened for reading: ``trailer``, ``file_info``, ``root_index``, ``cells()``.
+    ``path``: a local path or a ``webhdfs://host:port/path`` URL."""
 
     def __init__(self, path: str | os.PathLike[str], name: str | None = None) -> None:
         self.name = name if name is not None else os.fspath(path)
-        self._file: BinaryIO = open(path, "rb")  # noqa: SIM115  # closed by close()
+        # a local path or a ``webhdfs://`` URL (the WAL reader's opener); closed by close()
+        self._file: BinaryIO = open_source(os.fspath(path))
         try:
             self._open()
         except BaseException:
