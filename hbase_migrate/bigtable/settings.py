@@ -3,7 +3,7 @@
 ```toml
 [target]
 kind = "bigtable"
-project = "my-project"
+project = "my-project"           # Google's ids: id_rules (6 to 30 and 6 to 33 characters)
 instance = "hbase-copy"
 app_profile = "migration"        # optional: the instance's default profile otherwise
 emulator_host = "127.0.0.1:8086" # optional: the emulator (BIGTABLE_EMULATOR_HOST)
@@ -22,7 +22,37 @@ from dataclasses import dataclass
 from typing import Any, NoReturn, Protocol
 
 KEYS = ("kind", "project", "instance", "app_profile", "emulator_host", "accept")
-_ID = re.compile(r"[a-z][-a-z0-9]{0,61}[a-z0-9]")
+# Google Cloud's ids: a project's 6 to 30 characters, an instance's 6 to 33; both lowercase
+# letters, digits and hyphens, starting with a letter, not ending with a hyphen. The emulator
+# checks no length: there any length is taken.
+ID_LENGTHS = {"project": (6, 30), "instance": (6, 33)}
+_ID_CHARS = re.compile(r"[-a-z0-9]*")
+
+
+def id_rules(key: str) -> str:
+    """Google's rules for a ``project`` or ``instance`` id, in words."""
+    low, high = ID_LENGTHS[key]
+    return (f"{low} to {high} characters, lowercase letters, digits and hyphens, starting "
+            "with a letter, not ending with a hyphen; any length on the emulator")
+
+
+def id_problem(key: str, value: str, emulator: bool) -> str | None:
+    """The rule of Google's ``key`` ids (``project``, ``instance``) that ``value`` breaks,
+    in words (the first one, in the order the rules are given); None when it keeps them."""
+    low, high = ID_LENGTHS[key]
+    if not emulator and not low <= len(value) <= high:
+        return (f"it has {len(value)} character{'' if len(value) == 1 else 's'}, not {low} "
+                f"to {high}")
+    if not value:
+        return "it is empty"
+    if not _ID_CHARS.fullmatch(value):
+        bad = next(c for c in value if not _ID_CHARS.fullmatch(c))
+        return f"{bad!r} is not a lowercase letter, a digit or a hyphen"
+    if not value[0].isalpha():
+        return f"it starts with {value[0]!r}, not a letter"
+    if value.endswith("-"):
+        return "it ends with a hyphen"
+    return None
 
 
 class SectionReader(Protocol):
@@ -76,9 +106,10 @@ class BigtableSettings:
         found = {k: reader.string(table, "target", k, required=k in ("project", "instance"))
                  for k in ("project", "instance", "app_profile", "emulator_host")}
         for key in ("project", "instance"):
-            if not _ID.fullmatch(found[key] or ""):
-                reader.fail("target", key, "a Bigtable id (lowercase letters, digits and "
-                            "hyphens, starting with a letter)", found[key])
+            problem = id_problem(key, found[key] or "", bool(found["emulator_host"]))
+            if problem is not None:
+                reader.fail("target", key, f"a Google Cloud {key} id ({id_rules(key)}), but "
+                            f"{problem}", found[key])
         if found["emulator_host"]:
             host, _, port = found["emulator_host"].rpartition(":")
             if not host or not port.isdigit():
