@@ -4,11 +4,14 @@ has, and every TIME option states the formats it reads."""
 from __future__ import annotations
 
 import shlex
+from pathlib import Path
 
 import click
 import pytest
 
 from hbase_migrate.cli import cli, main
+from hbase_migrate.config import load_config
+from tests.test_config import MINIMAL, write
 
 
 def _commands() -> list[tuple[list[str], click.Command]]:
@@ -60,3 +63,31 @@ def test_every_time_option_states_its_formats() -> None:
         assert option.metavar == "TIME", (path, option.name)
         assert "ISO-8601" in (option.help or "") and "epoch" in (option.help or ""), (
             path, option.name)
+
+
+def _option_help(path: list[str], option: str, capsys: pytest.CaptureFixture[str]) -> str:
+    """The help of ``option`` in ``hbase-migrate PATH --help``, on one line."""
+    with pytest.raises(SystemExit):
+        main([*path, "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    return text.split(f" {option} ", 1)[1].split(" --", 1)[0]
+
+
+@pytest.mark.parametrize("command", ["snapshot", "validate"])
+def test_master_help_names_the_default_a_config_without_one_gets(
+        command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    spec = load_config(write(tmp_path, MINIMAL))  # no [spark] section
+    said = _option_help([command], "--master URL", capsys)
+    assert said.endswith(f"default: the config's [spark] master, else "
+                         f"\"{spec.engine.spark_master}\"."), said
+    assert f"{spec.engine.auto_cells:,}" in said and "in-process" in said, said
+
+
+def test_snapshot_method_help_names_both_clients_of_the_scan_copy(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The scan copy reads and writes over HBase's own RPC (client = "native") as well as a
+    Thrift2 gateway (docs/guides/copy-methods.md)."""
+    spec = load_config(write(tmp_path, MINIMAL))
+    said = _option_help(["snapshot"], "--method [scan|hbase]", capsys)
+    assert "native" in said and "HBase's own RPC" in said and "Thrift2" in said, said
+    assert said.endswith(f"else {spec.snapshot.method}).")

@@ -15,7 +15,15 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
+from hbase_migrate.cluster.endpoints import CLIENTS
 from hbase_migrate.commands.spark_conf import conf_option, with_conf
+from hbase_migrate.config_parts import (
+    AUTO,
+    DEFAULT_AUTO_CELLS,
+    DEFAULT_SPARK_MASTER,
+    IN_PROCESS,
+    SnapshotSettings,
+)
 from hbase_migrate.timeutil import TIME_HELP
 
 if TYPE_CHECKING:
@@ -111,9 +119,11 @@ def _ranges(bar: Any, what: str, migration: str) -> Callable[[int, int], None]:
     return update
 
 
-_master = click.option("--master", metavar="URL",
-                       help="Spark master for the range tasks (default: the config's [spark] "
-                            "master, else local[*]; \"in-process\" runs them without Spark).")
+_master = click.option("--master", metavar="URL", help=(
+    f"Spark master for the range tasks: a URL, \"{IN_PROCESS}\" (no Spark) or \"{AUTO}\" "
+    "(on [spark] large_master when that is a cluster and the step holds [spark] auto_cells "
+    f"cells or more, {DEFAULT_AUTO_CELLS:,} unless set; else in-process); default: the "
+    f"config's [spark] master, else \"{DEFAULT_SPARK_MASTER}\"."))
 
 
 @click.command()
@@ -123,9 +133,11 @@ _master = click.option("--master", metavar="URL",
                    + TIME_HELP)
 @_master
 @click.option("--method", type=click.Choice(["scan", "hbase"]),
-              help="scan: range tasks over Thrift2; hbase: an HBase snapshot, its files "
-                   "exported and cloned on the target (default: the config's [snapshot] "
-                   "method, else scan).")
+              help="scan: range tasks that scan the source and write the target, each "
+                   f"over its cluster's client ({' or '.join(CLIENTS)}: HBase's own RPC or "
+                   "the Thrift2 gateway); hbase: an HBase snapshot, its files exported and "
+                   "cloned on the target (default: the config's [snapshot] method, else "
+                   f"{SnapshotSettings().method}).")
 @click.option("--keep-snapshot", is_flag=True, default=None,
               help="hbase method: keep the snapshots (else the target's is deleted after "
                    "the clone, the source's after a passing cutover check).")
