@@ -96,8 +96,7 @@ class RowReader:
     def read(self, stored: list[Cell]) -> list[Cell]:
         """The cells of one row the read returns (none: the row is not returned); raises
         FilterDone when the filter ends the region's scan before this row."""
-        wanted = [c for c in stored if c.family in self.families
-                  and (not self.spec.columns.families or c.family in self.spec.columns.families)]
+        wanted = self.wanted(stored)
         if not wanted:
             return []
         f = self.spec.filter
@@ -115,6 +114,12 @@ class RowReader:
         finally:
             if f is not None:
                 f.reset()
+
+    def wanted(self, stored: list[Cell]) -> list[Cell]:
+        """The stored cells of a row in the families read: what the region scanner's store
+        heap holds of it (deleted and expired cells too, before any filter)."""
+        return [c for c in stored if c.family in self.families
+                and (not self.spec.columns.families or c.family in self.spec.columns.families)]
 
     def done(self) -> bool:
         return self.spec.filter is not None and self.spec.filter.filter_all_remaining()

@@ -6,11 +6,18 @@ cluster's data model (``minihbase.cluster``), as ``RSRpcServices`` answers them:
   moved from here), a row outside the region ``WrongRegionException``;
 * ``Scan`` opens a scanner (an id, a lease of ``lease_seconds``), returns up to
   ``number_of_rows`` rows and about ``max_result_size`` bytes per call (a row cut at that
-  size is sent in partial Results to a client that handles them), closes it when the region
-  is done (``more_results_in_region`` false) or asked; an unknown or expired id gets
-  ``UnknownScannerException``, a ``next_call_seq`` out of step
-  ``OutOfOrderScannerNextException``; a scanner whose region closed since (moved, split)
-  gets the region's exception. A user table's rows are read as HBase's region scanner
+  size is sent in partial Results to a client that handles them), and keeps the scanner's
+  life as ``RSRpcServices`` does (branch-2.6): the call that reaches the region's last row
+  says so (``more_results_in_region`` false: HBase's region scanner peeks at the next stored
+  row) and closes it, as does a close request, the scan's row limit, or a filter done with
+  nothing returned (``more_results`` false); a closed scanner's id is remembered for a lease
+  period after its last mention (``closedScanners``), and a later call on it is answered
+  with a response holding only its id (a ``next_call_seq`` other than the one after its
+  last is ``OutOfOrderScannerNextException``); an id never issued, or one whose lease ran
+  out, gets ``UnknownScannerException`` (do not retry); a ``next_call_seq`` out of step on
+  an open scanner gets ``OutOfOrderScannerNextException`` and leaves it open; a scanner
+  whose region closed since (moved, split) gets the region's exception and is forgotten.
+  A user table's rows are read as HBase's region scanner
   reads them (``minihbase.rpc.reads``: filters, versions, raw, time ranges, store limits),
   in Results of ``batch`` cells, reversed or not, up to the scan's row limit;
 * ``Multi``: each RegionAction's mutations are applied together (one WAL edit per region);
@@ -119,23 +126,43 @@ def columns_of(columns: tuple[Column, ...]) -> ColumnSelection:
     return selection
 
 
+# A Result's cells, whether more cells of its row follow, and whether anything follows it
+# in its region (HBase's ``moreRows``: false once the region scanner's peek finds no row)
+Piece = tuple[list[Cell], bool, bool]
+
+
 @dataclass
 class _Scanner:
     """An open scanner: its rows still to send, the cells of a row cut by the byte limit."""
 
     region: bytes
-    rows: Iterator[tuple[list[Cell], bool]]  # Results, and whether more of their row follow
+    rows: Iterator[Piece]
     expires: float
     limit: int  # bytes per call (the scan's max_result_size)
     row_limit: int = 0  # rows of the whole scan still wanted (limit_of_rows), 0: no limit
     whole_rows: bool = False  # a filter of whole rows: no partial rows at the byte limit
-    next_seq: int = 0
+    reader: RowReader | None = None  # a user table's: its filter says whether it is done
+    next_seq: int = 0  # the next_call_seq the next call brings (counted when sent)
     pending: list[Cell] = field(default_factory=list)
     pending_more: bool = False
+    pending_follows: bool = False
     complete: int = 0  # whole rows sent
-    done: bool = False
+    done: bool = False  # no row left in the region
     limit_reached: bool = False
     lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def filter_done(self) -> bool:
+        """HBase's ``isFilterDone``: the scan's filter says nothing more will pass."""
+        return self.reader is not None and self.reader.done()
+
+
+@dataclass
+class _Closed:
+    """A scanner closed by its region's end, its limit or a close request (``closedScanners``
+    of ``RSRpcServices``): the ``next_call_seq`` count it closed at, kept until ``expires``."""
+
+    calls: int
+    expires: float
 
 
 class RegionServerRpc:
@@ -150,6 +177,7 @@ class RegionServerRpc:
         self.holds_meta = holds_meta
         self.lease_seconds = lease_seconds
         self._scanners: dict[int, _Scanner] = {}
+        self._closed: dict[int, _Closed] = {}
         self._lock = threading.Lock()
 
     def services(self) -> dict[str, dict[str, Handler]]:
@@ -211,30 +239,42 @@ class RegionServerRpc:
                              columns_of(get.columns))
             return rows[0] if rows else []
         self._check_row(table, start, end, get.row, "Get")
-        rows = list(self._user_rows(table, read_spec(message, "Get"), get.row,
-                                    get.row + b"\0", False))
-        return rows[0] if rows else []
+        reader, name = self._reader(table, read_spec(message, "Get"))
+        found = next(self._user_rows(name, reader, get.row, get.row + b"\0", False), None)
+        return found[0] if found else []
 
-    def _user_rows(self, table: str, spec: ReadSpec, start: bytes, stop: bytes,
-                   reversed_: bool) -> Iterator[list[Cell]]:
-        """The rows of ``[start, stop)`` of a user table a Get or Scan returns, as HBase's
-        region scanner reads them (``minihbase.rpc.reads``)."""
+    def _reader(self, table: str, spec: ReadSpec) -> tuple[RowReader, str]:
         info, now = self.cluster.readable(table, spec.columns.families)
-        reader = RowReader(spec, {f.name: f for f in info.descriptor.families}, now)
-        for stored in stored_rows(self.cluster.store, info.name, start, stop, reversed_):
+        return RowReader(spec, {f.name: f for f in info.descriptor.families}, now), info.name
+
+    def _user_rows(self, table: str, reader: RowReader, start: bytes, stop: bytes,
+                   reversed_: bool) -> Iterator[tuple[list[Cell], bool]]:
+        """The rows of ``[start, stop)`` of a user table a Get or Scan returns, as HBase's
+        region scanner reads them (``minihbase.rpc.reads``), each with whether more rows
+        follow: a later stored row in the families read (whatever the filter will make of
+        it, as ``RegionScannerImpl`` peeks at its store heap's next cell) and the filter not
+        done. Rows the filter leaves empty are not returned; when they are the last, the
+        scan ends without a row."""
+        stored = (r for r in stored_rows(self.cluster.store, table, start, stop, reversed_)
+                  if reader.wanted(r))
+        following = next(stored, None)
+        while following is not None:
+            row, following = following, next(stored, None)
             try:
-                cells = reader.read(stored)
+                cells = reader.read(row)
             except FilterDone:
                 return
+            more = following is not None and not reader.done()
             if cells:
-                yield cells
-            if reader.done():
+                yield cells, more
+            if not more:
                 return
 
     # --- Scan -----------------------------------------------------------------------------
 
     def scan(self, ctx: CallContext) -> tuple[bytes, bytes]:
         req = decode_scan_request(ctx.call.request)
+        message = Message(ctx.call.request, "ScanRequest")
         self._expire()
         if req.scanner_id is None:
             if req.region is None or req.scan is None:
@@ -242,62 +282,91 @@ class RegionServerRpc:
                                    "region and a scan", do_not_retry=True)
             scanner_id, scanner = self._open(req.region, req.scan, ctx.call.request)
         else:
-            scanner_id, scanner = req.scanner_id, self._scanner(req.scanner_id)
+            scanner_id, found = req.scanner_id, self._scanner(req.scanner_id,
+                                                              req.next_call_seq)
+            if found is None:  # closed here a while ago: nothing more, and no error
+                return scan_response(ScanResponse(scanner_id), ctx.in_block)
+            scanner = found
+        rows = message.opt_int(4)
+        if rows is None:  # HBase's default: one row, none for a close
+            rows = 0 if req.close else 1
         with scanner.lock:  # one call at a time per scanner
             if req.scanner_id is not None:
-                self._check_next(scanner_id, scanner, req.next_call_seq)
+                self._check_region(scanner_id, scanner)
+            self._check_seq(scanner_id, scanner, req.next_call_seq)
             scanner.expires = time.monotonic() + self.lease_seconds
             if req.renew:
-                return scan_response(ScanResponse(scanner_id, more_results=True,
-                                                  more_results_in_region=True), ctx.in_block)
-            partials = bool(Message(ctx.call.request, "ScanRequest").opt_int(7))
-            results, partial = self._next(scanner, req.rows, partials)
-            done = scanner.done and not scanner.pending
-        if done or req.close:
+                return scan_response(ScanResponse(scanner_id), ctx.in_block)
+            try:
+                results, partial = self._next(scanner, rows, bool(message.opt_int(7)))
+            except (ServiceError, MiniHBaseError):
+                self._close(scanner_id, remember=False)  # as HBase, closed on a failure
+                raise
+            more_in_region = rows == 0 or not (scanner.done and not scanner.pending)
+            more_results = not (scanner.limit_reached or (scanner.filter_done() and not results))
+        if req.close or not more_results or not more_in_region:
             self._close(scanner_id)
-        resp = ScanResponse(None if done or req.close else scanner_id,
-                            tuple(tuple(r) for r in results),
-                            tuple(partial),
-                            more_results=not (req.close or scanner.limit_reached),
-                            more_results_in_region=not (done or req.close),
+        resp = ScanResponse(scanner_id, tuple(tuple(r) for r in results), tuple(partial),
+                            more_results=more_results, more_results_in_region=more_in_region,
                             ttl=int(self.lease_seconds * 1000))
         response, block = scan_response(resp, ctx.in_block)
         if block and ctx.tags:
             block = encode_cell_block((c for r in results for c in r), True)
         return response, block
 
-    def _scanner(self, scanner_id: int) -> _Scanner:
+    def _scanner(self, scanner_id: int, seq: int | None) -> _Scanner | None:
+        """The open scanner ``scanner_id``, or None for one closed here within a lease
+        period (its memory renewed by the call); one never issued, or gone with its lease or
+        its region, is ``UnknownScannerException``."""
         with self._lock:
             found = self._scanners.get(scanner_id)
-        if found is None:
-            raise ServiceError(H + "UnknownScannerException",
-                               f"Unknown scanner '{scanner_id}'. This can happen due to its "
-                               "lease expiring, the region moving or the server restarting "
-                               f"({self.server})", do_not_retry=True)
-        return found
+            closed = self._closed.get(scanner_id) if found is None else None
+            if closed is not None:
+                closed.expires = time.monotonic() + self.lease_seconds
+        if found is not None:
+            return found
+        if closed is not None:
+            if seq is not None and seq != closed.calls + 1:  # a retried call, out of step
+                raise ServiceError(H + "exceptions.OutOfOrderScannerNextException",
+                                   f"closed scanner {scanner_id} takes nextCallSeq "
+                                   f"{closed.calls + 1}, the client sent {seq} "
+                                   f"({self.server})", do_not_retry=True)
+            return None
+        raise ServiceError(H + "UnknownScannerException",
+                           f"Unknown scanner '{scanner_id}': an id this server never issued, "
+                           "or a scanner whose lease ran out, whose region moved or whose "
+                           f"server restarted ({self.server})", do_not_retry=True)
 
-    def _check_next(self, scanner_id: int, scanner: _Scanner, seq: int | None) -> None:
-        """A next call goes on only in a region still here and in step with the client."""
-        try:  # its region closed (moved, split, disabled): the scanner went with it
+    def _check_region(self, scanner_id: int, scanner: _Scanner) -> None:
+        """A next call goes on only in a region still here: else the scanner went with it."""
+        try:
             self._region(scanner.region)
         except ServiceError:
-            self._close(scanner_id)
+            self._close(scanner_id, remember=False)
             raise
-        if seq is not None and seq != scanner.next_seq:
-            self._close(scanner_id)
+
+    def _check_seq(self, scanner_id: int, scanner: _Scanner, seq: int | None) -> None:
+        """A call that brings a ``next_call_seq`` must be in step with the scanner's count,
+        which it then advances; one out of step is refused and the scanner stays open."""
+        if seq is None:
+            return
+        if seq != scanner.next_seq:
             raise ServiceError(H + "exceptions.OutOfOrderScannerNextException",
                                f"Expected nextCallSeq: {scanner.next_seq} But the nextCallSeq "
-                               f"got from client: {seq}", do_not_retry=True)
+                               f"got from client: {seq} (scanner {scanner_id} of "
+                               f"{scanner.region.decode('latin-1')})", do_not_retry=True)
         scanner.next_seq += 1
 
     def _open(self, name: bytes, scan: Scan, request: bytes) -> tuple[int, _Scanner]:
         table, start, end = self._region(name)
         whole_rows = False
+        reader: RowReader | None = None
         if table == "hbase:meta":
-            rows: Iterator[tuple[list[Cell], bool]] = ((r, False) for r in meta_scan(
-                meta_rows(self.cluster, self.servers), scan.start, scan.stop,
-                scan.include_start_row, scan.reversed, columns_of(scan.columns),
-                scan.include_stop_row))
+            found = meta_scan(meta_rows(self.cluster, self.servers), scan.start, scan.stop,
+                              scan.include_start_row, scan.reversed, columns_of(scan.columns),
+                              scan.include_stop_row)
+            rows: Iterator[Piece] = ((r, False, i < len(found) - 1)
+                                     for i, r in enumerate(found))
         else:
             m = Message(request, "ScanRequest")
             spec = read_spec(m.req_bytes(2, "scan"), "Scan", scan.raw, scan.reversed)
@@ -310,11 +379,14 @@ class RegionServerRpc:
             low, high = _bounds(scan)
             low = max(low, start)
             high = min(high, end) if high and end else (high or end)
-            rows = chunks(self._user_rows(table, spec, low, high, scan.reversed), spec.batch)
+            reader, stored = self._reader(table, spec)
+            rows = _pieces(self._user_rows(stored, reader, low, high, scan.reversed),
+                           spec.batch)
         scanner_id = next(_ids)
         scanner = _Scanner(name, rows, time.monotonic() + self.lease_seconds,
                            scan.max_result_size or DEFAULT_RESULT_BYTES,
-                           Message(request, "ScanRequest").opt_int(11) or 0, whole_rows)
+                           Message(request, "ScanRequest").opt_int(11) or 0, whole_rows,
+                           reader)
         with self._lock:
             self._scanners[scanner_id] = scanner
         return scanner_id, scanner
@@ -324,21 +396,23 @@ class RegionServerRpc:
               ) -> tuple[list[list[Cell]], list[bool]]:
         """Up to ``rows`` rows and about the scanner's byte limit: whole rows, or with
         ``partials`` the part of a row that reaches the limit (the rest kept for the next
-        call). The caller holds the scanner's lock."""
+        call); stops at the region's last row or the scan's row limit. The caller holds the
+        scanner's lock."""
         results: list[list[Cell]] = []
         flags: list[bool] = []
         size = count = 0
         partials = partials and not scanner.whole_rows
-        while count < rows and size < scanner.limit and not scanner.done:
+        while (count < rows and size < scanner.limit and not scanner.done
+               and not scanner.limit_reached):
             if scanner.pending:
                 cells, scanner.pending = scanner.pending, []
-                more = scanner.pending_more
+                more, follows = scanner.pending_more, scanner.pending_follows
             else:
                 item = next(scanner.rows, None)
                 if item is None:
                     scanner.done = True
                     break
-                cells, more = item
+                cells, more, follows = item
             taken = 0
             for cell in cells:
                 taken += 1
@@ -347,25 +421,35 @@ class RegionServerRpc:
                     break
             results.append(cells[:taken])
             scanner.pending, scanner.pending_more = cells[taken:], more
+            scanner.pending_follows = follows
             flags.append(bool(scanner.pending) or more)
             if not scanner.pending:
                 count += 1
+                scanner.done = not follows
                 if not more:
                     scanner.complete += 1
                     if scanner.row_limit and scanner.complete >= scanner.row_limit:
-                        scanner.done = scanner.limit_reached = True
+                        scanner.limit_reached = True
         return results, flags
 
-    def _close(self, scanner_id: int) -> None:
+    def _close(self, scanner_id: int, remember: bool = True) -> None:
+        """Forget an open scanner; ``remember``: a call on its id is answered for a lease
+        period more (not after a failure, as HBase)."""
         with self._lock:
-            self._scanners.pop(scanner_id, None)
+            scanner = self._scanners.pop(scanner_id, None)
+            if scanner is not None and remember:
+                self._closed[scanner_id] = _Closed(scanner.next_seq,
+                                                   time.monotonic() + self.lease_seconds)
 
     def _expire(self) -> None:
-        """Drop the scanners whose lease ran out (HBase's lease monitor)."""
+        """Drop the scanners whose lease ran out (HBase's lease monitor: not remembered as
+        closed) and the closed ones not asked about for a lease period."""
         now = time.monotonic()
         with self._lock:
             for scanner_id in [i for i, s in self._scanners.items() if s.expires < now]:
                 del self._scanners[scanner_id]
+            for scanner_id in [i for i, c in self._closed.items() if c.expires < now]:
+                del self._closed[scanner_id]
 
     @property
     def open_scanners(self) -> int:
@@ -563,6 +647,15 @@ class RegionServerRpc:
     def roll(self, ctx: CallContext) -> tuple[bytes, bytes]:
         self.servers.roll(self.slot)
         return roll_response(), b""
+
+
+def _pieces(rows: Iterator[tuple[list[Cell], bool]], batch: int) -> Iterator[Piece]:
+    """A region's rows in Results of at most ``batch`` cells (0: whole rows), the last
+    Result of a row carrying whether more rows follow."""
+    for cells, more_rows in rows:
+        parts = list(chunks(iter([cells]), batch))
+        for i, (part, more_of_row) in enumerate(parts, 1):
+            yield part, more_of_row, i < len(parts) or more_rows
 
 
 def _bounds(scan: Scan) -> tuple[bytes, bytes]:

@@ -72,12 +72,12 @@ DATA = {b"a1": [(b"f", b"q1", 10, b"apple"), (b"f", b"q1", 20, b"apricot"),
 Rows = list[tuple[bytes, dict[bytes, dict[bytes, bytes]]]]
 
 
-@pytest.fixture(scope="module")
-def table(described: dict[str, Any]) -> Iterator[Table]:
+def driver_table(described: dict[str, Any], splits: list[bytes]) -> Iterator[Table]:
+    """A table of ``splits``, DATA put into it by hbase-driver."""
     name = f"driver_{uuid.uuid4().hex[:8]}"
     with Thrift2Client(described["thrift2"]) as t2:
         t2.create_table(TableDescriptor(name, (FamilyDescriptor(b"f", max_versions=3),
-                                               FamilyDescriptor(b"g"))), [])
+                                               FamilyDescriptor(b"g"))), splits)
     config = {HConstants.ZOOKEEPER_QUORUM: described["zookeeper"],
               HConstants.ZOOKEEPER_ZNODE_PARENT: described["znode_parent"]}
     with Client(config) as client, client.get_table(b"default", name.encode()) as htable:
@@ -87,6 +87,17 @@ def table(described: dict[str, Any]) -> Iterator[Table]:
                 put.add_column(family, qualifier, value, ts)
             assert htable.put(put)
         yield htable
+
+
+@pytest.fixture(scope="module")
+def table(described: dict[str, Any]) -> Iterator[Table]:
+    yield from driver_table(described, [])
+
+
+@pytest.fixture(scope="module")
+def two_regions(described: dict[str, Any]) -> Iterator[Table]:
+    """DATA in two regions, [, m) and [m, ): a1, a2 and b1 in the first."""
+    yield from driver_table(described, [b"m"])
 
 
 def scan(table: Table, scan_: Scan) -> Rows:
@@ -150,3 +161,22 @@ def test_gets_deletes_and_deltas(table: Table) -> None:
     assert table.check_and_put(check)
     row = table.get(Get(b"c"))
     assert row is not None and row.get(b"f", b"ok") == b"yes"
+
+
+def test_a_scan_of_two_regions_returns_every_row(two_regions: Table) -> None:
+    """Each region's scanner is closed by the server with the region's last rows, and
+    hbase-driver then asks it once more (the row after the last, or its next batch): HBase
+    answers a call on a scanner it closed with an empty reply, not an error (issue 70).
+    hbase-driver 1.1.1 reads the region its scan starts in (it looks for the next region at
+    the row after the last it returned, which is in the same region, and stops there, on
+    real HBase too), so every row of the table is read by a scan starting in each region
+    (at m1, not m: it looks a row up in hbase:meta backwards from ``<table>,<row>,``, which
+    for a region's start key finds the region before it)."""
+    read: Rows = []
+    for start, rows in ((b"a", [A1, A2, B1]), (b"m1", [M1, N1, Z9])):
+        assert scan(two_regions, Scan(start)) == rows  # a call per row
+        with two_regions.scan(Scan(start)) as scanner:
+            batch = scanner.next(100)  # more rows than the region holds
+            assert scanner.next(100) == []  # asked again after the region's end
+        read += [(r.rowkey, {f: dict(q) for f, q in r.kv.items()}) for r in batch]
+    assert read == [A1, A2, B1, M1, N1, Z9]
