@@ -176,6 +176,7 @@ class RegionServerRpc:
         self.slot = slot
         self.holds_meta = holds_meta
         self.lease_seconds = lease_seconds
+        self.clock: Callable[[], float] = time.monotonic  # leases' time (a test drives it)
         self._scanners: dict[int, _Scanner] = {}
         self._closed: dict[int, _Closed] = {}
         self._lock = threading.Lock()
@@ -294,7 +295,7 @@ class RegionServerRpc:
             if req.scanner_id is not None:
                 self._check_region(scanner_id, scanner)
             self._check_seq(scanner_id, scanner, req.next_call_seq)
-            scanner.expires = time.monotonic() + self.lease_seconds
+            scanner.expires = self.clock() + self.lease_seconds
             if req.renew:
                 return scan_response(ScanResponse(scanner_id), ctx.in_block)
             try:
@@ -322,7 +323,7 @@ class RegionServerRpc:
             found = self._scanners.get(scanner_id)
             closed = self._closed.get(scanner_id) if found is None else None
             if closed is not None:
-                closed.expires = time.monotonic() + self.lease_seconds
+                closed.expires = self.clock() + self.lease_seconds
         if found is not None:
             return found
         if closed is not None:
@@ -383,7 +384,7 @@ class RegionServerRpc:
             rows = _pieces(self._user_rows(stored, reader, low, high, scan.reversed),
                            spec.batch)
         scanner_id = next(_ids)
-        scanner = _Scanner(name, rows, time.monotonic() + self.lease_seconds,
+        scanner = _Scanner(name, rows, self.clock() + self.lease_seconds,
                            scan.max_result_size or DEFAULT_RESULT_BYTES,
                            Message(request, "ScanRequest").opt_int(11) or 0, whole_rows,
                            reader)
@@ -439,12 +440,12 @@ class RegionServerRpc:
             scanner = self._scanners.pop(scanner_id, None)
             if scanner is not None and remember:
                 self._closed[scanner_id] = _Closed(scanner.next_seq,
-                                                   time.monotonic() + self.lease_seconds)
+                                                   self.clock() + self.lease_seconds)
 
     def _expire(self) -> None:
         """Drop the scanners whose lease ran out (HBase's lease monitor: not remembered as
         closed) and the closed ones not asked about for a lease period."""
-        now = time.monotonic()
+        now = self.clock()
         with self._lock:
             for scanner_id in [i for i, s in self._scanners.items() if s.expires < now]:
                 del self._scanners[scanner_id]

@@ -292,6 +292,44 @@ def test_scanners_leases_order_and_partial_rows(rpc_mini: MiniHBase,
     assert flat(iter(rows)) == flat(thrift2.scan("rpc_s")) == big
 
 
+def test_a_closed_scanner_is_remembered_for_a_lease_period(rpc_mini: MiniHBase,
+                                                           native: NativeClient) -> None:
+    """A scanner closed with its region's last row is answered (its id alone) while calls
+    on it come within a lease period of each other; left alone longer, it is unknown, as is
+    an open one whose lease ran out (HBase's ``closedScanners`` expire after access; a
+    lease that runs out does not enter them). The server's lease clock is driven here."""
+    create(rpc_mini, "rpc_closed", [])
+    native.write("rpc_closed", [Cell(b"r%d" % i, b"f", b"q", 1, CellType.PUT, b"v")
+                                for i in range(3)])
+    region, = native.regions("rpc_closed")
+    conn = native.pool.get(region.host, region.port)
+    server = rpc_mini.region_rpc[rpc_mini.region_servers.server(  # type: ignore[union-attr]
+        f"{region.host},{region.port},{region.start_code}").slot]
+    now = [1000.0]
+    server.clock = lambda: now[0]
+    try:
+        whole = decode_scan_response(*_reply(conn.call("Scan", open_scan_request(
+            region.name, Scan(), 10))))
+        assert len(whole.results) == 3 and whole.more_results_in_region is False
+        held = decode_scan_response(*_reply(conn.call("Scan", open_scan_request(
+            region.name, Scan(), 1))))
+        assert held.more_results_in_region and held.scanner_id is not None
+        assert whole.scanner_id is not None
+        for _ in range(3):  # each call within the lease keeps the closed one answered
+            now[0] += 50.0
+            again = decode_scan_response(*_reply(conn.call("Scan", next_scan_request(
+                whole.scanner_id, 1, 1))))
+            assert (again.scanner_id, again.results, again.more_results,
+                    again.more_results_in_region) == (whole.scanner_id, (), None, None)
+        now[0] += 61.0
+        for scanner in (whole.scanner_id, held.scanner_id):  # forgotten; lease run out
+            error = _call_error(conn, "Scan", next_scan_request(scanner, 1, 1))
+            assert error.class_name == "org.apache.hadoop.hbase.UnknownScannerException"
+            assert error.do_not_retry and f"'{scanner}'" in error.stack_trace
+    finally:
+        server.clock = time.monotonic
+
+
 def test_scan_and_writes_ride_a_split_and_a_move(rpc_mini: MiniHBase, native: NativeClient,
                                                  thrift2: Thrift2Client) -> None:
     """A region split, then a daughter moved, while a scan is under way: the scan resumes
