@@ -15,6 +15,8 @@
 #                on real HBase 2.6.1 alone, the judge of the embedded cluster
 #   make sweep-secure  the no-gateway lifecycle between Kerberos-secured stacks: at privacy
 #                with one KDC, then in two realms without a trust (two secured stacks each)
+#   make test-loaded  the WAL coverage, replay and live Airflow tests 10 times in a row with
+#                4 CPU hogs beside them (ROUNDS=, HOGS=, LOADED=modules)
 #   make screenshots  docs/report.png and docs/dag-graph.png, in headless Chromium
 #   make golden-hfiles  the golden HFiles of tests/data/real-hfile*, written by real HBase 2.6.1,
 #                3.0.0-alpha-4 and 1.4.13
@@ -181,6 +183,19 @@ soak: setup
 	HBASE_MIGRATE_LONG_SOAK=1 $(BIN)/pytest -q -p no:cacheprovider tests/soak/test_soak.py \
 		-k two_minute
 	$(BIN)/hbase-migrate soak --minutes 15 --dir state/soak $(ARGS)
+
+# The timing-sensitive modules (WAL coverage, replay, live Airflow) ROUNDS times in a row with
+# HOGS CPU-bound processes beside them the whole time (LOADED_ARGS=--disk adds a direct-I/O
+# writer): what a busy CI runner or edge node does to them. Stops at the first failing round.
+ROUNDS        ?= 10
+HOGS          ?= 4
+LOADED        ?= tests/replay tests/airflow/test_live_stack.py
+LOADED_ARGS   ?=
+.PHONY: test-loaded
+test-loaded: setup
+	@scripts/system-deps.sh test
+	$(BIN)/python scripts/loaded.py --rounds $(ROUNDS) --hogs $(HOGS) $(LOADED_ARGS) -- \
+		$(XDIST) -q $(LOADED) $(PYTEST_ARGS)
 
 # The README's pictures: the main job's report, and the start DAG's graph in the Airflow UI
 # (its live test saves it), in headless Chromium.

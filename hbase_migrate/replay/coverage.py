@@ -26,13 +26,22 @@ first rule that decides it:
   saying what would prove it (listings closer than the archive TTL, a replication peer).
 
 The chain's head: it starts at its *anchor*, the file the server was writing when the
-watermark was fixed (:func:`fix_watermark` records one per live chain). A chain with no
-anchor started after the watermark, or the migration predates anchors (or a window replay):
-a server started before ``since`` must have a known file created at or before ``since``; a
-server started after it must have its first file known (made within seconds of its start:
-:data:`FIRST_WAL_DELAY_MS`), unless the listings watched its start. A listing also proves that
-no file of a live chain was created after its newest file in ``WALs/`` (HBase never archives
-the file it is writing).
+watermark was fixed (:func:`fix_watermark` records one per chain the watermark's listing found
+live). That listing can run seconds after the watermark on a busy machine, long enough for the
+file of ``T0`` to be rolled, archived and cleaned: the chain's anchor then names no file, and
+the chain must still prove its head (below) instead of being taken as one that had no file at
+``T0``. A chain with no anchor started after the watermark, or the migration predates anchors
+(or a window replay): a server started before ``since`` must have a known file created at or
+before ``since``; a server started after it must have its first file known (made within
+seconds of its start: :data:`FIRST_WAL_DELAY_MS`), unless the listings watched its start.
+
+Every stretch proven by listings is read in *appearance* time, and holds whatever the delays:
+HBase names a file with the clock (``AbstractFSWAL.computeFilename``) before it creates it,
+which on HDFS can take seconds, but rolls of one chain run one at a time under the roll lock
+(``rollWriter``), so a file of the chain named after ``a`` appears after ``a``'s name time and
+no later than the next file's name time. A listing that read a server's folder after
+``started`` saw every file of the chain that had appeared by then, so a file it did not see
+that is newer than the chain's newest live file appeared after ``started``.
 
 What cannot be proven is a :class:`MissingSpan` (server, group, time span, rule), recorded as
 a ``missing`` gap. The hbase:meta WAL is not checked (it carries no user table edits), nor are
@@ -256,22 +265,44 @@ def _head(key: ChainKey, links: list[_Link], anchor: AnchorRecord | None, have_a
     """The chain from where coverage must start, and a span when its start is missing."""
     if anchor is not None and anchor.path:
         return _anchored_head(key, links, anchor, since, end)
-    if anchor is not None or not links:
-        return links, []  # the server wrote no file at the watermark
+    if not links:
+        return links, []  # no file of the chain is known: nothing to start from
     try:
         started = ServerName.parse(key.server).start_code
     except ValueError:
         started = 0
     if started >= since:  # a chain started after the watermark (a new server, a restart)
         return links, _late_head(key, links[0], started, since, proof)
-    if have_anchors:
-        return links, []  # alive at the watermark with no WAL yet: created on a region open
+    if anchor is None and have_anchors:
+        return links, []  # not live at the watermark's listing: a chain begun on a region open
+    return _head_before(key, links, anchor, started, since, proof)
+
+
+def _head_before(key: ChainKey, links: list[_Link], anchor: AnchorRecord | None, started: int,
+                 since: int, proof: Evidence) -> tuple[list[_Link], list[MissingSpan]]:
+    """A chain of a server started before ``since`` with no file anchor: it starts at its
+    newest known file created at or before ``since``, or its head is missing."""
     before = [link for link in links if link.name_time <= since]
     if before:
         return links[len(before) - 1:], []
     first = links[0]
-    what = (f"rule head: no WAL file created at or before {format_time(since)} was listed; "
-            f"the oldest known is {first.name} ({format_time(first.name_time)})")
+    if anchor is not None and key.group == "" and since - started < FIRST_WAL_DELAY_MS:
+        # it may have had no file yet at the watermark: its first file must be known
+        return links, _late_head(key, first, started, since, proof)
+    if anchor is None:
+        what = (f"rule head: no WAL file created at or before {format_time(since)} was "
+                f"listed; the oldest known is {first.name} ({format_time(first.name_time)})")
+    elif key.group == "":
+        what = (f"rule anchor: the chain was live at the watermark "
+                f"({format_time(anchor.watermark)}) but its listing found no file of it "
+                f"created at or before then (rolled, archived and deleted before the listing "
+                f"read the folders); the oldest known is {first.name} "
+                f"({format_time(first.name_time)})")
+    else:  # a multiwal group may have begun after the watermark, on a region open
+        what = (f"{UNPROVEN}: WAL group {key.group} was live at the watermark's listing with "
+                f"no file created at or before {format_time(anchor.watermark)}: it began "
+                f"after the watermark or its file of then was deleted before the listing; "
+                f"the oldest known is {first.name}; {proof.advice()}")
     return links, [MissingSpan(key.server, key.group, since,
                                first.name_time + WRITE_TIME_SKEW_MS, what)]
 
@@ -328,16 +359,19 @@ def queued_missing(queues: Mapping[str, Iterable[str]], known_names: set[str], *
     return spans
 
 
-def anchors_of(listed: Iterable[WalFileStatus], at: int) -> dict[ChainKey, WalFileStatus]:
+def anchors_of(listed: Iterable[WalFileStatus], at: int
+               ) -> dict[ChainKey, WalFileStatus | None]:
     """The file each live chain was writing at time ``at``: its newest file created at or
-    before ``at`` (archived since, if the chain rolled meanwhile)."""
+    before ``at`` (archived since, if the chain rolled meanwhile); None for a live chain
+    none of whose listed files is that old (see :func:`_head`)."""
     files = [(key, f) for f in listed
              if (key := chain_key(f.relpath)) is not None and f.timestamp is not None]
-    live = {key for key, f in files if f.state == "live"}
-    found: dict[ChainKey, WalFileStatus] = {}
+    found: dict[ChainKey, WalFileStatus | None] = {
+        key: None for key, f in files if f.state == "live"}
     for key, f in files:
-        newer = key not in found or (found[key].timestamp or 0) < (f.timestamp or 0)
-        if key in live and (f.timestamp or 0) <= at and newer:
+        have = found.get(key)
+        newer = have is None or (have.timestamp or 0) < (f.timestamp or 0)
+        if key in found and (f.timestamp or 0) <= at and newer:
             found[key] = f
     return found
 
@@ -356,17 +390,22 @@ def live_heads(listed: Iterable[WalFileStatus]) -> dict[tuple[str, str], int]:
 
 def record_anchors(ledger: Ledger, migration_id: int, store: WalStore, watermark: int,
                    archive_ttl: int) -> int:
-    """Record the file each live chain was writing at ``watermark`` (and the listing as
-    watched); returns how many."""
+    """Record the file each live chain was writing at ``watermark`` ('' when its listing
+    no longer found it; and the listing as watched); returns how many files were found."""
     started = now_ms()
     listed = store.list_wal_files()
     ledger.record_listing(migration_id, SOURCE, started, now_ms(), archive_ttl,
                           live_heads(listed))
     found = anchors_of(listed, watermark)
     for key, f in found.items():
-        ledger.record_anchor(migration_id, key.server, key.group, f.path, f.timestamp,
-                             watermark)
-    return len(found)
+        if f is None:
+            log.warning("the WAL file server %s%s was writing at the watermark %s was gone "
+                        "when the source's WAL folders were listed; its chain must be proven "
+                        "from older files", key.server, f" (group {key.group})" * bool(key.group),
+                        format_time(watermark))
+        ledger.record_anchor(migration_id, key.server, key.group, "" if f is None else f.path,
+                             None if f is None else f.timestamp, watermark)
+    return sum(f is not None for f in found.values())
 
 
 def known_files(rows: Iterable[WalFileRecord]) -> list[tuple[str, int | None, int | None]]:

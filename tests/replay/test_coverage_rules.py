@@ -240,3 +240,46 @@ def test_a_listing_that_saw_a_chains_newest_live_file_proves_nothing_came_after_
     other = ChainKey(str(NEW), "")  # another chain's head proves nothing of this one
     assert missing(chain, [anchor(OLD, a)], watched=ttl_only,
                    chain_watched={other: [(a - WRITE_TIME_SKEW_MS, T0)]})
+
+
+def lost_anchor(server: ServerName, group: str = "") -> AnchorRecord:
+    """The anchor of a chain the watermark's listing found live with no file of T0."""
+    return AnchorRecord(1, 1, str(server), group, "", None, T0, T0)
+
+
+def test_a_live_chain_whose_file_of_the_watermark_was_gone_has_no_file_anchor() -> None:
+    def live(created: int) -> WalFileStatus:
+        name = wal_file_name(OLD, created)
+        return WalFileStatus(f"/r/WALs/{OLD}/{name}", f"WALs/{OLD}/{name}", name, 100,
+                             created, "live", str(OLD), created)
+
+    # a slow listing, three rolls after T0: the file of T0 was archived and cleaned already
+    assert anchors_of([live(T0 + 3 * ROLL)], T0) == {ChainKey(str(OLD), ""): None}
+
+
+def test_a_lost_anchor_is_a_gap_from_the_watermark_even_beside_found_anchors() -> None:
+    other = ServerName("rs3.example.com", 16020, T0 - 86_400_000)
+    chain = [f(OLD, T0 + 3 * ROLL + i * ROLL) for i in range(3)]
+    found = [f(other, T0 - 1_000 + i * ROLL) for i in range(6)]
+    span, = missing([*chain, *found], [lost_anchor(OLD), anchor(other, T0 - 1_000)])
+    assert (span.server, span.first_time, span.proven) == (str(OLD), T0, True)
+    assert span.last_time == T0 + 3 * ROLL + WRITE_TIME_SKEW_MS
+    assert "rule anchor" in span.detail
+    # an older file known from another listing is where the chain starts: then it is whole
+    assert missing([f(OLD, T0 - 5_000), *chain], [lost_anchor(OLD)],
+                   watched=((T0 - 10_000, T0 + 10 * ROLL),)) == []
+
+
+def test_a_server_started_just_before_the_watermark_may_have_had_no_file_yet() -> None:
+    young = ServerName("rs4.example.com", 16020, T0 - 2_000)
+    first = young.start_code + FIRST_WAL_DELAY_MS // 2  # its first file, after T0
+    assert missing([f(young, first + i * ROLL) for i in range(3)], [lost_anchor(young)]) == []
+    late = young.start_code + FIRST_WAL_DELAY_MS + 2 * ROLL  # its first files are unknown
+    span, = missing([f(young, late)], [lost_anchor(young)], watched=())
+    assert span.server == str(young) and span.first_time == young.start_code
+
+
+def test_a_multiwal_group_without_a_file_at_the_watermark_is_unproven() -> None:
+    chain = [f(OLD, T0 + 3 * ROLL + i * ROLL, group="g1") for i in range(2)]
+    span, = missing(chain, [lost_anchor(OLD, "g1")])
+    assert (span.group, span.first_time, span.proven) == ("g1", T0, False)
