@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import select
 import subprocess
 import time
@@ -32,7 +33,13 @@ from typing import Any, Self
 from hbase_migrate.cluster.auth.security import RPC_PROTECTIONS
 from minihbase.process import die_with_parent, log_tail, stop_child
 from realstack.kdc import HOST, Kdc, realm_for
-from realstack.maven import RealStackError, java_command, module_classpath
+from realstack.maven import (
+    RealStackError,
+    cache_root,
+    java_command,
+    module_classpath,
+    module_key,
+)
 from realstack.tls import make_tls
 
 log = logging.getLogger(__name__)
@@ -183,11 +190,22 @@ def hbase_classpath(version: str = DEFAULT_VERSION, phoenix: str | None = None) 
     phoenix-core 4.x release for 1.x, a Phoenix 5.x for 2.x) adds Apache Phoenix. Where the
     codec modules cannot be had, the stack runs without them (SNAPPY, LZ4 and ZSTD then need
     Hadoop's native library, BROTLI fails); without hbase-thrift, with no gateway; without
-    Netty's HTTP codec, with :data:`NETTY_ALL`; without JAX-RS 1.1, with :data:`JSR311_API`."""
+    Netty's HTTP codec, with :data:`NETTY_ALL`; without JAX-RS 1.1, with :data:`JSR311_API`.
+    What a version's class path was settled with is kept (:func:`settled_properties`): later
+    calls read the cached class path and run no Maven, nor ask again for what the version
+    does not publish."""
     base = {"hbase.version": version, **({"phoenix.version": phoenix} if phoenix else {})}
     if is_1x(version):
         return module_classpath("hbase1", {**base,
                                            "hbase.thrift.version": _thrift_version(version)})
+    record = settled_path(base)
+    settled = settled_properties(record)
+    if settled is not None:
+        try:
+            return module_classpath("hbase", settled)  # cached: no Maven at all
+        except RealStackError as exc:  # what was settled cannot be had any more: again
+            log.info("HBase %s: the class path settled before failed (%s); settling it again",
+                     version, exc)
     properties = dict(base)
     while True:
         try:
@@ -197,8 +215,8 @@ def hbase_classpath(version: str = DEFAULT_VERSION, phoenix: str | None = None) 
                        if artifact in str(exc) and key not in properties}
             if not missing:
                 raise
-            log.warning("HBase %s: without %s (%s)", version, ", ".join(sorted(
-                {OPTIONAL_ARTIFACTS[key] for key in missing})), exc)
+            log.info("HBase %s: Maven Central has no %s of it; resolving without", version,
+                     ", ".join(unpublished(str(exc), version)))
             properties.update(dict.fromkeys(missing, "hbase-common"))
             continue
         gaps = {}
@@ -207,8 +225,43 @@ def hbase_classpath(version: str = DEFAULT_VERSION, phoenix: str | None = None) 
         if not any(JAXRS_1 in entry for entry in entries):
             gaps.update(JSR311_API)
         if not gaps or gaps.keys() <= properties.keys():
+            _settle(record, properties)
             return entries
         properties.update(gaps)
+
+
+def unpublished(failure: str, version: str) -> list[str]:
+    """The optional artifacts of ``version`` a Maven failure says it could not find, by name
+    (``hbase-thrift``, ``hbase-compression-brotli``...)."""
+    named = re.findall(rf"org\.apache\.hbase:([\w.-]+?):(?:jar|pom):{re.escape(version)}\b",
+                       failure)
+    return sorted({a for a in named if a.startswith(tuple(OPTIONAL_ARTIFACTS.values()))})
+
+
+def settled_path(base: dict[str, str]) -> Path:
+    """Where the properties the ``hbase`` module's class path of ``base`` (the version, and
+    Phoenix's) was settled with are kept: in the class paths' cache, keyed as that version's
+    (the pom, the module's sources, the version)."""
+    return cache_root() / f"{module_key('hbase', base)}.settled.json"
+
+
+def settled_properties(record: Path) -> dict[str, str] | None:
+    """The properties kept at ``record``; None when there are none (or unreadable ones)."""
+    try:
+        found = json.loads(record.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(found, dict) or not all(isinstance(k, str) and isinstance(v, str)
+                                              for k, v in found.items()):
+        return None
+    return found
+
+
+def _settle(record: Path, properties: dict[str, str]) -> None:
+    record.parent.mkdir(parents=True, exist_ok=True)
+    partial = record.with_name(f".{record.name}.{os.getpid()}")
+    partial.write_text(json.dumps(properties, sort_keys=True), encoding="utf-8")
+    os.replace(partial, record)  # another process reads it whole or not at all
 
 
 def has_gateways(version: str = DEFAULT_VERSION) -> bool:

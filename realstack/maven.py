@@ -35,6 +35,12 @@ def module_path(module: str | Path) -> Path:
         raise RealStackError(str(exc)) from None
 
 
+def module_key(module: str | Path, properties: Mapping[str, str]) -> str:
+    """:func:`hbase_migrate.jvm.maven.module_key`: the cache key of a module's class path
+    with ``properties`` (its pom, its sources and the properties)."""
+    return maven.module_key(module_path(module), properties)
+
+
 def module_classpath(module: str | Path, properties: Mapping[str, str] | None = None,
                      *, timeout: float = 1800.0) -> list[str]:
     """The run-time class path of a Maven module (its compiled sources first), built once;

@@ -95,7 +95,9 @@ def find_maven() -> str:
     return found
 
 
-def _key(path: Path, properties: Mapping[str, str]) -> str:
+def module_key(path: Path, properties: Mapping[str, str]) -> str:
+    """The cache folder's name of module ``path`` built with ``properties``: the module's
+    name, the properties' values and a digest of its pom, its sources and the properties."""
     digest = hashlib.sha256((path / "pom.xml").read_bytes())
     for source in sorted(p for p in (path / "src").rglob("*") if p.is_file()) \
             if (path / "src").is_dir() else ():
@@ -137,7 +139,7 @@ def module_classpath(module: Path, properties: Mapping[str, str] | None = None, 
     log path)."""
     path = module_path(module)
     props = dict(properties or {})
-    folder = cache_root(cache) / _key(path, props)
+    folder = cache_root(cache) / module_key(path, props)
     saved = folder / "classpath.txt"
     entries = _saved_classpath(saved)
     if entries is not None:
