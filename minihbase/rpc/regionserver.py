@@ -170,13 +170,14 @@ class RegionServerRpc:
     serves ``hbase:meta`` now."""
 
     def __init__(self, cluster: Cluster, servers: RegionServers, slot: int,
-                 holds_meta: Callable[[], bool], lease_seconds: float = LEASE_SECONDS) -> None:
+                 holds_meta: Callable[[], bool], lease_seconds: float = LEASE_SECONDS,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self.cluster = cluster
         self.servers = servers
         self.slot = slot
         self.holds_meta = holds_meta
         self.lease_seconds = lease_seconds
-        self.clock: Callable[[], float] = time.monotonic  # leases' time (a test drives it)
+        self.clock = clock  # the leases' time
         self._scanners: dict[int, _Scanner] = {}
         self._closed: dict[int, _Closed] = {}
         self._lock = threading.Lock()

@@ -22,6 +22,8 @@ from hbase_migrate.cluster.zk.zookeeper import HBaseZooKeeper
 from hbase_migrate.rpc.client import NativeCallError, NativeClient
 from hbase_migrate.rpc.codec import (
     CONNECTION_CALL_ID,
+    Call,
+    ConnectionHeader,
     Reply,
     ReplyDecoder,
     connection_header,
@@ -41,6 +43,7 @@ from hbase_migrate.rpc.multi import (
 )
 from hbase_migrate.rpc.scan import (
     Scan,
+    ScanResponse,
     decode_scan_response,
     next_scan_request,
     open_scan_request,
@@ -49,6 +52,8 @@ from hbase_migrate.wal.model import Cell, CellType, cell_order
 from minihbase.admin_client import call_admin
 from minihbase.cluster import Cluster
 from minihbase.regionserver import RegionServers
+from minihbase.rpc.listener import CallContext, ServiceError
+from minihbase.rpc.regionserver import RegionServerRpc
 from minihbase.server import MiniHBase
 from minihbase.zookeeper import ZooKeeperServer
 from tests.rpc.cells import ROWS, every_kind, flat
@@ -297,37 +302,39 @@ def test_a_closed_scanner_is_remembered_for_a_lease_period(rpc_mini: MiniHBase,
     """A scanner closed with its region's last row is answered (its id alone) while calls
     on it come within a lease period of each other; left alone longer, it is unknown, as is
     an open one whose lease ran out (HBase's ``closedScanners`` expire after access; a
-    lease that runs out does not enter them). The server's lease clock is driven here."""
+    lease that runs out does not enter them). The calls go to the region's server's
+    handlers built here over the cluster's regions, with a lease clock the test moves."""
     create(rpc_mini, "rpc_closed", [])
     native.write("rpc_closed", [Cell(b"r%d" % i, b"f", b"q", 1, CellType.PUT, b"v")
                                 for i in range(3)])
     region, = native.regions("rpc_closed")
-    conn = native.pool.get(region.host, region.port)
-    server = rpc_mini.region_rpc[rpc_mini.region_servers.server(  # type: ignore[union-attr]
-        f"{region.host},{region.port},{region.start_code}").slot]
+    cluster, servers = cluster_of(rpc_mini)
     now = [1000.0]
-    server.clock = lambda: now[0]
-    try:
-        whole = decode_scan_response(*_reply(conn.call("Scan", open_scan_request(
-            region.name, Scan(), 10))))
-        assert len(whole.results) == 3 and whole.more_results_in_region is False
-        held = decode_scan_response(*_reply(conn.call("Scan", open_scan_request(
-            region.name, Scan(), 1))))
-        assert held.more_results_in_region and held.scanner_id is not None
-        assert whole.scanner_id is not None
-        for _ in range(3):  # each call within the lease keeps the closed one answered
-            now[0] += 50.0
-            again = decode_scan_response(*_reply(conn.call("Scan", next_scan_request(
-                whole.scanner_id, 1, 1))))
-            assert (again.scanner_id, again.results, again.more_results,
-                    again.more_results_in_region) == (whole.scanner_id, (), None, None)
-        now[0] += 61.0
-        for scanner in (whole.scanner_id, held.scanner_id):  # forgotten; lease run out
-            error = _call_error(conn, "Scan", next_scan_request(scanner, 1, 1))
-            assert error.class_name == "org.apache.hadoop.hbase.UnknownScannerException"
-            assert error.do_not_retry and f"'{scanner}'" in error.stack_trace
-    finally:
-        server.clock = time.monotonic
+    rpc = RegionServerRpc(cluster, servers, servers.server(
+        f"{region.host},{region.port},{region.start_code}").slot, lambda: False,
+        clock=lambda: now[0])
+
+    def scan(request: bytes) -> ScanResponse:
+        ctx = CallContext(Call(1, "Scan", request, b"", 0),
+                          ConnectionHeader("ClientService", "test", "", None))
+        return decode_scan_response(*rpc.scan(ctx))
+
+    whole = scan(open_scan_request(region.name, Scan(), 10))
+    assert len(whole.results) == 3 and whole.more_results_in_region is False
+    held = scan(open_scan_request(region.name, Scan(), 1))
+    assert held.more_results_in_region and held.scanner_id is not None
+    assert whole.scanner_id is not None
+    for _ in range(3):  # each call within the lease keeps the closed one answered
+        now[0] += 50.0
+        again = scan(next_scan_request(whole.scanner_id, 1, 1))
+        assert (again.scanner_id, again.results, again.more_results,
+                again.more_results_in_region) == (whole.scanner_id, (), None, None)
+    now[0] += 61.0
+    for scanner in (whole.scanner_id, held.scanner_id):  # forgotten; its lease ran out
+        with pytest.raises(ServiceError) as caught:
+            scan(next_scan_request(scanner, 1, 1))
+        assert caught.value.class_name == "org.apache.hadoop.hbase.UnknownScannerException"
+        assert caught.value.do_not_retry and f"'{scanner}'" in caught.value.message
 
 
 def test_scan_and_writes_ride_a_split_and_a_move(rpc_mini: MiniHBase, native: NativeClient,
