@@ -158,10 +158,8 @@ class BigtableClient(AbstractContextManager["BigtableClient"]):
         write = True
         for finding in cell_findings(table, cell):
             if finding.name not in self.accepted:
-                raise BigtablePreflightError(
-                    f"table {table}: {finding.where or 'a cell'}: {finding.detail}: Bigtable "
-                    f"cannot take it; accept the loss with [target] accept = "
-                    f"[\"{finding.name}\"], or change the source")
+                raise BigtablePreflightError(finding.refusal(
+                    self.accepted, "the write holding it was stopped"))
             self.losses[finding.name] += 1
             write = write and finding.kind in TAG_DETAILS
         return write

@@ -60,6 +60,20 @@ def _engine(result: StepResult) -> list[str]:
     return lines + ([f"executors: {m['executors']}"] if m.get("executors") else [])
 
 
+def _accepted(counts: dict[str, int] | None, what: str) -> list[str]:
+    """One line naming a Bigtable target's accepted losses (``counts``: cells by name)."""
+    from hbase_migrate.bigtable.accepted import losses_line
+
+    line = losses_line(counts or {}, what)
+    return [line] if line else []
+
+
+def _written(result: StepResult) -> list[str]:
+    """The accepted losses the step's writes to Bigtable left out."""
+    return _accepted((result.metrics.get("bigtable") or {}).get("known_losses"),
+                     "counted above, not written to Bigtable")
+
+
 def _state(result: StepResult) -> str:
     return f"migration {result.migration}: {result.state}"
 
@@ -76,6 +90,8 @@ def prepare(config: Path, as_json: bool) -> None:
         *(f"{t['target']}: {'created' if t['created'] else 'exists'} with families "
           f"{', '.join(t['families'])} and {t['split_points']} split point(s)"
           for t in result.metrics["tables"]),
+        *_accepted({f["name"]: f["count"] for f in result.metrics.get("preflight", {}).get(
+            "findings", []) if f["accepted"]}, "met in the sampled rows and the WAL cells"),
         *_skipped(result), _state(result)])
 
 
@@ -216,7 +232,7 @@ def snapshot(ctx: click.Context, config: Path, as_json: bool, watermark: str | N
           f"{t['cells']} cells" for t in m.get("tables", [])),
         *([f"{m['ranges_skipped']} key range(s) copied before: skipped"]
           if m.get("ranges_skipped") else []),
-        *_skipped(result), _state(result)])
+        *_written(result), *_skipped(result), _state(result)])
 
 
 @click.command()
@@ -313,9 +329,14 @@ def validate(ctx: click.Context, config: Path, as_json: bool, tables: tuple[str,
              *(f"bulk load re-copied: {b['table']} {b['bounds']}: "
                                  f"{b['puts']} puts" for b in m.get("bulk_loads_recopied", []))]
     for t in m["tables"]:
-        lines.append(f"{t['source']} -> {t['target']}: {t['verdict']} "
+        lost = sum(t.get("accepted_losses", {}).values())
+        said = (f"{t['verdict']} with accepted losses" if lost and t["verdict"] == "match"
+                else t["verdict"])
+        left_out = f", {lost} accepted loss(es) left out of the source's" if lost else ""
+        lines.append(f"{t['source']} -> {t['target']}: {said} "
                      f"({t['ranges_matching']}/{t['ranges']} key ranges match; "
-                     f"{t['source_cells']} source cells, {t['target_cells']} target cells)")
+                     f"{t['source_cells']} source cells{left_out}, {t['target_cells']} "
+                     "target cells)")
         for r in t["repaired"]:
             lines.append(f"  repaired {r['table']} {r['bounds']}: {r['puts']} puts, "
                          f"{r['deletes']} deletes")
@@ -324,6 +345,8 @@ def validate(ctx: click.Context, config: Path, as_json: bool, tables: tuple[str,
             lines.append(f"  differs: {d['table']} {d['bounds']}  (--explain {d['table']}:"
                          f"{d['start']}-{d['stop']})")
             lines += [f"    {e}" for e in d["differences"]]
+    lines += _accepted(m.get("accepted_losses"), "left out of the source's side")
+    lines += _written(result)  # a repair's writes
     gx = m.get("gx", {})
     _show(result, as_json, [*lines, *([f"data docs: {gx['data_docs']}"]
                                       if gx.get("data_docs") else []),
@@ -351,5 +374,7 @@ def check(ctx: click.Context, config: Path, as_json: bool, max_lag: str) -> None
     result = cutover_check(load_config(config),
                            max_lag=parse_duration(max_lag, name="--max-lag"))
     _show(result, as_json, [*(f"against: {why}" for why in result.metrics["reasons"]),
+                            *_accepted(result.metrics.get("accepted_losses"),
+                                       "on the source, left out of the last validation"),
                             f"verdict: {str(result.verdict).upper()}"])
     ctx.exit(0 if result.passed else 1)

@@ -368,6 +368,15 @@ def _counts(counts: dict[str, int]) -> str:
     return ", ".join(f"{k} {v}" for k, v in sorted(counts.items())) or "none"
 
 
+def _accepted(data: dict[str, Any]) -> list[str]:
+    """A Bigtable target's accepted losses the run's writes left out (one line), if any."""
+    from hbase_migrate.bigtable.accepted import losses_line
+
+    line = losses_line((data.get("bigtable") or {}).get("known_losses", {}),
+                       "counted above, not written to Bigtable")
+    return [line] if line else []
+
+
 _VERDICTS = {0: "ok", 1: "FAILED", 3: "GAPS"}  # by exit code
 
 
@@ -402,6 +411,7 @@ def render_summary(s: RunSummary) -> str:
         f"({data['files_completed']} finished), {data['bytes']} bytes, "
         f"{data['entries']} entries",
         f"cells written: {_counts(data['cells'])}",
+        *_accepted(data),
         f"approximated deletes: {data['approximated_deletes']}; markers: "
         f"{_counts(data['markers'])}",
     ]

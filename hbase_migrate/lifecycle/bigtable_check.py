@@ -25,7 +25,8 @@ def preflight(spec: MigrationSpec, source: Client, sample_rows: int = SAMPLE_ROW
     for table in spec.tables:
         for region in source.regions(table.source):
             rows = source.scan(table.source, region.start_key, region.end_key)
-            check_rows(report, table.source, _first(rows, sample_rows))
+            # named by the target table, as the writes name what they meet
+            check_rows(report, table.target, _first(rows, sample_rows))
     mapped = spec.table_mapping()
     store = open_wal_store(spec.source)
     for found in store.list_wal_files():
@@ -35,7 +36,7 @@ def preflight(spec: MigrationSpec, source: Client, sample_rows: int = SAMPLE_ROW
                     name = entry.key.table_name.decode("utf-8", "replace")
                     cells = [c for c in entry.cells if c.family != METAFAMILY]
                     if name in mapped and cells:
-                        check_wal_cells(report, name, cells, MAX_MUTATIONS)
+                        check_wal_cells(report, mapped[name], cells, MAX_MUTATIONS)
         except FileNotFoundError:  # moved since the listing (archived, or being split):
             continue  # the writes guard the same limits (BigtableClient)
     return report

@@ -1,8 +1,11 @@
 """Step 5: the cutover gate (DESIGN section 6): go only when nothing is left to replay, no
 gap is open, the replay lag is below a threshold, and a validation made after the last
 catch-up matched on every planned range (one run, made whole or in parts). The verdict and
-its reasons are a ledger step. On go, the source snapshots the ``hbase`` copy method took
-are deleted, unless the snapshot step kept them (``--keep-snapshot``, ``[snapshot] keep``).
+its reasons are a ledger step; for a Bigtable target it lists every accepted loss the
+migration's steps met (``accepted_losses``: the validation leaves them out of the source's
+side, so they do not stand in the way of go). On go, the source snapshots the ``hbase``
+copy method took are deleted, unless the snapshot step kept them (``--keep-snapshot``,
+``[snapshot] keep``).
 """
 
 from __future__ import annotations
@@ -10,6 +13,7 @@ from __future__ import annotations
 from hbase_migrate.audit.ledger import now_ms
 from hbase_migrate.audit.records import GateVerdict, Provenance, StepStatus, Verdict
 from hbase_migrate.audit.status import compute_status, drained
+from hbase_migrate.bigtable.losses import migration_losses
 from hbase_migrate.config import MigrationSpec
 from hbase_migrate.hbase.admin import connect_admin
 from hbase_migrate.lifecycle.judge import uncovered
@@ -62,6 +66,8 @@ def cutover_check(spec: MigrationSpec, *, max_lag: int = DEFAULT_MAX_LAG_MS,
         if failed:
             reasons.append(f"the last catch-up replay (step #{failed[0].id}) failed: "
                            f"{failed[0].error}")
+        if spec.target.bigtable is not None:  # go or not, every accepted loss is listed
+            step.metrics["accepted_losses"] = migration_losses(ledger.steps(mid))
         step.metrics.update(verdict=GateVerdict.NO_GO if reasons else GateVerdict.GO,
                             reasons=reasons,
                             lag=status.lag, max_lag=max_lag, open_gaps=len(status.gaps),

@@ -10,6 +10,7 @@ import os
 from pathlib import Path
 
 from hbase_migrate.audit.ledger import Ledger, now_ms
+from hbase_migrate.bigtable.losses import migration_losses
 from hbase_migrate.config import MigrationSpec, state_dir
 from hbase_migrate.errors import ConfigError
 from hbase_migrate.lifecycle.result import StepResult
@@ -26,7 +27,8 @@ def default_report_path(spec: MigrationSpec) -> Path:
 
 def report(spec: MigrationSpec, *, out: Path | None = None) -> StepResult:
     """Write the report of ``spec``'s migration to ``out`` (default
-    :func:`default_report_path`); returns its path, size and the last cutover verdict."""
+    :func:`default_report_path`); returns its path, size, the last cutover verdict and
+    the accepted losses it lists (a Bigtable target's)."""
     path = (out or default_report_path(spec)).absolute()
     with Ledger.open(spec.ledger_url, upgrade_schema=False) as ledger:
         data = model.load(ledger, spec.name, now_ms())
@@ -41,4 +43,6 @@ def report(spec: MigrationSpec, *, out: Path | None = None) -> StepResult:
         raise ConfigError(f"{path}: cannot write the report: {exc.strerror}") from exc
     return StepResult(spec.name, None, None, {
         "path": str(path), "bytes": len(html.encode("utf-8")),
-        "verdict": check.metrics.get("verdict") if check else None})
+        "verdict": check.metrics.get("verdict") if check else None,
+        # a Bigtable target's accepted losses, as the report's section lists them
+        "accepted_losses": migration_losses(data.steps)})

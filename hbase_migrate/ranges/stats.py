@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import struct
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from itertools import chain
 from typing import Any
@@ -26,6 +26,9 @@ _LEN = struct.Struct(">I")
 _TS_TYPE = struct.Struct(">qB")
 _TAIL = struct.Struct(">qBI")  # timestamp, type, the value's length
 BATCH_BYTES = 1 << 18  # values joined before they are hashed
+# what a side's rows pass through before they are digested: the source's, without the
+# cells whose loss to a Bigtable target was accepted (``bigtable.accepted``)
+Keep = Callable[[Iterable[list[Cell]]], Iterable[list[Cell]]]
 # the compiled copy of ``digest_rows``'s loop (``_digest.pyx``, built by ``make setup``)
 DIGEST = Choice("hbase_migrate.ranges._digest", "the compiled range digest is")
 
@@ -100,10 +103,11 @@ def reference_digest_rows(key_range: KeyRange, rows: Iterable[list[Cell]]) -> Ra
 
 def range_stats(client: Client, key_range: KeyRange, table: str | None = None,
                 time_range: tuple[int, int] | None = None, *,
-                throttle: Throttle | None = None) -> RangeStats:
+                throttle: Throttle | None = None, keep: Keep | None = None) -> RangeStats:
     """Scan ``key_range`` of ``table`` (default: the range's own table) and digest it,
-    paced by ``throttle``."""
+    paced by ``throttle``; the rows pass through ``keep`` first, when given."""
     batches = watched_batches(
         client.scan_batches(table or key_range.table, key_range.start, key_range.stop,
                             time_range=time_range), f"checksums of {key_range}")
-    return digest_rows(key_range, chain.from_iterable(metered_batches(batches, throttle)))
+    rows: Iterable[list[Cell]] = chain.from_iterable(metered_batches(batches, throttle))
+    return digest_rows(key_range, rows if keep is None else keep(rows))

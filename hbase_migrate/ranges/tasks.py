@@ -8,19 +8,22 @@ the step's ``[limits]``.
 from __future__ import annotations
 
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
+from hbase_migrate.bigtable.accepted import AcceptedLosses
 from hbase_migrate.cluster.requests import counted
 from hbase_migrate.config import ClusterSpec
 from hbase_migrate.limits import Throttle, ThrottlePlan, throttle_for
 from hbase_migrate.ranges.copy import DEFAULT_BATCH_CELLS, copy_range
 from hbase_migrate.ranges.keyrange import KeyRange, RangeError
 from hbase_migrate.ranges.lent import lent_client
-from hbase_migrate.ranges.stats import RangeStats, range_stats
+from hbase_migrate.ranges.stats import Keep, RangeStats, range_stats
 
 
 @contextmanager
@@ -97,11 +100,14 @@ def copy_range_task(job: CopyJob, key_range: KeyRange) -> RangeCopy:
 class RangePair:
     """One range's statistics on both sides; ``source_requests``: the requests reading its
     source side sent to the source's region servers, as the transports counted them
-    (:mod:`hbase_migrate.cluster.requests`; none when read from snapshot files)."""
+    (:mod:`hbase_migrate.cluster.requests`; none when read from snapshot files);
+    ``accepted_losses``: the source's cells left out as accepted losses to a Bigtable
+    target (:mod:`hbase_migrate.bigtable.accepted`), ``(name, cells)`` by name."""
 
     source: RangeStats
     target: RangeStats
     source_requests: int = 0
+    accepted_losses: tuple[tuple[str, int], ...] = ()
 
     @property
     def range(self) -> KeyRange:
@@ -113,9 +119,10 @@ class RangePair:
         return (s.rows, s.cells, s.digest) == (t.rows, t.cells, t.digest)
 
 
-# (source cluster, snapshot, range, now in ms, throttle) -> the range's statistics read
-# from the snapshot's files: ``snapshot.read.snapshot_source_stats``
-SnapshotReader = Callable[[ClusterSpec, str, KeyRange, int, Throttle | None], RangeStats]
+# (source cluster, snapshot, range, now in ms, throttle, keep) -> the range's statistics
+# read from the snapshot's files: ``snapshot.read.snapshot_source_stats``
+SnapshotReader = Callable[[ClusterSpec, str, KeyRange, int, Throttle | None, Keep | None],
+                          RangeStats]
 
 
 @dataclass(frozen=True)
@@ -135,6 +142,9 @@ class ChecksumJob:
     # records each range's pair in the ledger as it finishes (a resumable validation,
     # ``validate.resume.ChecksumRecorder``); None: the caller records what the tasks return
     recorder: Callable[[RangePair], None] | None = None
+    # the source's cells whose loss to a Bigtable target was accepted: left out of the
+    # source side (None: every cell counts)
+    accepted: AcceptedLosses | None = None
 
     def target_table(self, key_range: KeyRange) -> str:
         return target_table(self.tables, key_range)
@@ -147,15 +157,19 @@ def checksum_range_task(job: ChecksumJob, key_range: KeyRange) -> RangePair:
     """The statistics of one range on the source and on the target, both scanned at once
     (the source on a second thread: two clusters answer in parallel)."""
 
+    lost: Counter[str] = Counter()
+    keep: Keep | None = None if job.accepted is None else partial(
+        job.accepted.left_out, key_range.table, counts=lost)
+
     def source_side(throttle: Throttle | None) -> tuple[RangeStats, int]:
         snapshot = job.source_snapshot(key_range)
         with counted() as sent:  # this thread's requests to region servers
             if snapshot is not None and job.snapshot_reader is not None:
                 stats = job.snapshot_reader(job.source, snapshot, key_range, job.now_ms,
-                                            throttle)
+                                            throttle, keep)
             else:
                 with lent_client(job.source) as source:
-                    stats = range_stats(source, key_range, throttle=throttle)
+                    stats = range_stats(source, key_range, throttle=throttle, keep=keep)
         return stats, sent.count
 
     try:
@@ -166,7 +180,7 @@ def checksum_range_task(job: ChecksumJob, key_range: KeyRange) -> RangePair:
                 right = range_stats(target, key_range, job.target_table(key_range),
                                     throttle=throttle)
             source, requests = left.result()
-            pair = RangePair(source, right, requests)
+            pair = RangePair(source, right, requests, tuple(sorted(lost.items())))
         if job.recorder is not None:
             job.recorder(pair)
         return pair

@@ -120,6 +120,9 @@ class RunSummary:
     outages: list[dict[str, Any]] = field(default_factory=list)  # waited out before it ran
     limits: dict[str, Any] | None = None  # the replay limit in force as the run ended
     engine: dict[str, Any] | None = None  # where the files ran and why, when it was chosen
+    # a Bigtable target: what its writes left out (``bigtable.losses``: the accepted losses
+    # by name, the masked puts), as the step's metrics hold it
+    bigtable: dict[str, Any] | None = None
 
     @property
     def failures(self) -> list[FileOutcome]:
@@ -167,6 +170,7 @@ class RunSummary:
             "manifest": self.manifest.to_dict() if self.manifest else None,
             "lag": self.lag, "outages": self.outages, "limits": self.limits,
             "engine": self.engine, "exit_code": self.exit_code,
+            **({"bigtable": self.bigtable} if self.bigtable is not None else {}),
         }
 
     def to_metrics(self) -> dict[str, Any]:
@@ -409,14 +413,15 @@ def _run_once(job: ReplayJob, ledger: Ledger, store: WalStore, observer: Observe
     migration = ledger.ensure_spec(job.spec)
     start = _start_of(job, migration.watermark)
     summary = RunSummary(job.name, job.mode, start, job.end, False)
-    with ledger.step(migration.id, job.step_kind, job.provenance) as step, \
-            recorded_losses(job.target.bigtable, step.metrics):
-        try:
-            _replay_run(job, ledger, migration.id, store, observer, executor, summary,
-                        start, watermark=migration.watermark, interval=interval, sink=sink,
-                        stop=stop)
-        finally:
-            step.metrics.update(summary.to_metrics())
+    with ledger.step(migration.id, job.step_kind, job.provenance) as step:
+        with recorded_losses(job.target.bigtable, step.metrics):
+            try:
+                _replay_run(job, ledger, migration.id, store, observer, executor, summary,
+                            start, watermark=migration.watermark, interval=interval,
+                            sink=sink, stop=stop)
+            finally:
+                step.metrics.update(summary.to_metrics())
+        summary.bigtable = step.metrics.get("bigtable")
         if summary.exit_code != EXIT_OK:
             step.fail(_problems(summary))
     return summary

@@ -5,7 +5,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from hbase_migrate.report import html, sections, validation_sections, wal_sections
+from hbase_migrate.report import (
+    html,
+    loss_sections,
+    sections,
+    validation_sections,
+    wal_sections,
+)
 from hbase_migrate.report.model import ReportData
 from hbase_migrate.report.svg import esc
 
@@ -72,7 +78,7 @@ footer { color:var(--muted); font-size:12px; text-align:center; padding:0 0 30px
 
 NAV = (("gate", "Cutover gate"), ("timeline", "Steps"), ("replay", "Replay"),
        ("wal", "WAL files"), ("validation", "Validation"), ("carried", "Bulk loads & repairs"),
-       ("cdc", "CDC stream"))
+       ("cdc", "CDC stream"), (loss_sections.ANCHOR, "Accepted losses"))
 
 
 def _cluster(identity: str) -> str:
@@ -93,11 +99,13 @@ def render(data: ReportData, report_dir: Path | None = None) -> str:
                     for label, value, tone in sections.facts_of(data))
     tables = ", ".join(f"{t.source} → {t.target}" for t in m.tables)
     nav = "".join(f'<a href="#{a}">{esc(label)}</a>' for a, label in NAV
-                  if a != "cdc" or data.cdc is not None)
+                  if (a != "cdc" or data.cdc is not None)
+                  and (a != loss_sections.ANCHOR or loss_sections.has_losses(data)))
     body = "".join((sections.gate(data), sections.timeline(data), sections.replay(data),
                     wal_sections.wal_files(data),
                     validation_sections.validation(data, report_dir),
-                    wal_sections.not_replayed(data), wal_sections.cdc_stream(data)))
+                    wal_sections.not_replayed(data), wal_sections.cdc_stream(data),
+                    loss_sections.accepted_losses(data)))
     return (
         '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'

@@ -32,7 +32,7 @@ from hbase_migrate.hfile.region import Source, region_cells
 from hbase_migrate.hfile.visible import ScanSpec
 from hbase_migrate.limits import Throttle
 from hbase_migrate.ranges.keyrange import KeyRange
-from hbase_migrate.ranges.stats import RangeStats, digest_rows
+from hbase_migrate.ranges.stats import Keep, RangeStats, digest_rows
 from hbase_migrate.snapshot.export import ExportFile, locate, open_root
 from hbase_migrate.snapshot.manifest import (
     MANIFEST_FILE,
@@ -90,22 +90,24 @@ def range_rows(root: HdfsRoot, snapshot: str, regions: Sequence[SnapshotRegion],
 
 
 def snapshot_source_stats(source: ClusterSpec, snapshot: str, key_range: KeyRange,
-                          now_ms: int, throttle: Throttle | None) -> RangeStats:
+                          now_ms: int, throttle: Throttle | None, keep: Keep | None = None
+                          ) -> RangeStats:
     """The source side of ``validate --from snapshot`` (``ranges.tasks.SnapshotReader``):
     ``key_range`` read from ``snapshot``'s files over the source's WebHDFS."""
     return snapshot_range_stats(open_root(source), snapshot, key_range, now_ms,
-                                throttle=throttle)
+                                throttle=throttle, keep=keep)
 
 
 def snapshot_range_stats(root: HdfsRoot, snapshot: str, key_range: KeyRange, now_ms: int, *,
-                         scratch: Path | None = None, throttle: Throttle | None = None
-                         ) -> RangeStats:
+                         scratch: Path | None = None, throttle: Throttle | None = None,
+                         keep: Keep | None = None) -> RangeStats:
     """Rows, cells and digest of ``key_range`` in the snapshot (its families' rules from
-    the table schema it recorded), as ``range_stats`` gives them for a live scan."""
+    the table schema it recorded), as ``range_stats`` gives them for a live scan (the
+    rows through ``keep`` first, when given)."""
     regions, descriptor = read_snapshot(root, snapshot)
-    return digest_rows(key_range, range_rows(root, snapshot, regions, descriptor.families,
-                                             key_range, now_ms, scratch=scratch,
-                                             throttle=throttle))
+    rows = range_rows(root, snapshot, regions, descriptor.families, key_range, now_ms,
+                      scratch=scratch, throttle=throttle)
+    return digest_rows(key_range, rows if keep is None else keep(rows))
 
 
 def _fetch(root: HdfsRoot, snapshot: str, file: SnapshotFile, folder: Path,

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import functools
 import time
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import replace
@@ -45,6 +46,7 @@ from typing import TYPE_CHECKING, Any
 from hbase_migrate.audit.ledger import Ledger
 from hbase_migrate.audit.migrations_book import OpenStep
 from hbase_migrate.audit.records import Verdict
+from hbase_migrate.bigtable.accepted import AcceptedLosses, without_accepted
 from hbase_migrate.cluster.admin import Compactor
 from hbase_migrate.cluster.client import Client
 from hbase_migrate.cluster.descriptors import RegionDescriptor
@@ -78,6 +80,15 @@ SNAPSHOT_EXPLAIN = ("source read from a snapshot: --explain lists the differing 
                     "scans the live source)")
 
 
+def accepted_losses(spec: MigrationSpec) -> AcceptedLosses | None:
+    """The cells of a Bigtable target's accepted losses (``[target] accept``), left out of
+    the source side of every comparison; None for an HBase target, or none accepted."""
+    settings = spec.target.bigtable
+    if settings is None:
+        return None
+    return AcceptedLosses.of(settings.accept, spec.table_mapping())
+
+
 class Validation:
     """One validation of ``tables``, recorded in the open ledger step ``step`` of migration
     ``migration_id``: checksums on ``engine``, GX's judgement (by ``gx``; None: a part of a
@@ -99,11 +110,13 @@ class Validation:
         shipped = engine.shipped(spec)  # Spark: endpoints resolved here, no ledger
         # from snapshots: the source side read from their files, never scanned
         self.from_snapshots = dict(source_snapshots or {})
+        # a Bigtable target: the cells whose loss was accepted are left out of the source
+        self.accepted = accepted_losses(spec)
         self.job = ChecksumJob(shipped.source, shipped.target,
                                tuple(spec.table_mapping().items()),
                                source_snapshots=tuple(sorted(self.from_snapshots.items())),
                                now_ms=now_ms, snapshot_reader=snapshot_source_stats
-                               if self.from_snapshots else None)
+                               if self.from_snapshots else None, accepted=self.accepted)
         self.label = f"{spec.name}-step-{step.id}"
         self.source_requests = 0  # sent to the source's region servers, as counted
         self.resume = resume
@@ -239,13 +252,20 @@ class Validation:
                   failing: list[KeyRange], differences: dict[KeyRange, list[str]],
                   repairs: dict[KeyRange, Any], first: GxVerdict) -> None:
         tables = []
+        lost: Counter[str] = Counter()
         for t in self.tables:
             mine = [r for r in ranges if r.table == t.source]
             pairs = [last[r] for r in mine if r in last]
             bad = [r for r in failing if r.table == t.source]
             if not mine and self.partial:  # a part lists the tables it has ranges of
                 continue
+            accepted: Counter[str] = Counter()
+            for p in pairs:
+                accepted.update(dict(p.accepted_losses))
+            lost.update(accepted)
             tables.append({
+                # the source's cells left out as accepted losses (a Bigtable target), by name
+                "accepted_losses": dict(sorted(accepted.items())),
                 "source": t.source, "target": t.target,
                 "verdict": (Verdict.MISMATCH if bad else Verdict.MATCH).value,
                 "ranges": len(mine), "ranges_matching": len(mine) - len(bad),
@@ -260,13 +280,15 @@ class Validation:
             })
         self.step.metrics.update(
             tables=tables, gx=first.to_json(), differing=[str(r) for r in failing],
+            accepted_losses=dict(sorted(lost.items())),
             source_requests=self.source_requests,
             verdict=(Verdict.MISMATCH if failing else Verdict.MATCH).value)
 
     def explain(self, key_range: KeyRange) -> list[str]:
         with open_client(self.spec.source) as src, open_client(self.spec.target) as dst, \
                 task_throttle(ThrottlePlan.of(self.spec, "validate")) as throttle:
-            result = compare_tables(src, dst, key_range.table, self.target_of(key_range),
+            result = compare_tables(without_accepted(src, self.accepted), dst,
+                                    key_range.table, self.target_of(key_range),
                                     key_range.start, key_range.stop, EXPLAIN_LIMIT, throttle)
         return result.examples
 
@@ -274,7 +296,8 @@ class Validation:
         """Rewrite ``ranges`` from the source; then get past the delete markers hiding cells
         the repair put (or, without ``compact``, only list them). Every range is repaired
         before any compaction is asked, so each range's hidden cells are known exactly."""
-        with open_client(self.spec.source) as src, open_client(self.spec.target) as dst:
+        with open_client(self.spec.source) as opened, open_client(self.spec.target) as dst:
+            src = without_accepted(opened, self.accepted)  # accepted losses stay lost
             done = {r: repair_range(src, dst, r, self.target_of(r)) for r in ranges}
             hidden = {r: cells for r in ranges if done[r].puts
                       if (cells := hidden_cells(src, dst, r, self.target_of(r)))}
@@ -335,7 +358,8 @@ class Validation:
         loads = [b for s in ledger.steps(self.migration_id) if s.kind in ("replay", "backfill")
                  for b in s.metrics.get("bulk_loads", []) if b.get("table") in names]
         out = []
-        with open_client(self.spec.source) as src, open_client(self.spec.target) as dst:
+        with open_client(self.spec.source) as opened, open_client(self.spec.target) as dst:
+            src = without_accepted(opened, self.accepted)
             regions = {t: src.regions(t) for t in names}
             for load in loads:
                 key = (load["table"], load["region"], load.get("file"), load.get("offset"))

@@ -24,6 +24,7 @@ from minihbase.regionserver import WalSettings
 from minihbase.server import MiniHBase
 from minihbase.workload import Workload, WorkloadSpec
 from tests.bigtable.conftest import bigtable_emulator
+from tests.bigtable.test_accepted import key_name
 from tests.bigtable.test_both_stacks import bigtable_as_hbase_reads
 
 __all__ = ["bigtable_emulator"]  # the fixture, for the tests here
@@ -120,12 +121,13 @@ def test_the_start_dags_check_lists_what_bigtable_cannot_take_and_refuses_before
     states = {ti.task_id: (ti.state, ti.try_number) for ti in run.get_task_instances()}
     assert states.pop("check") == ("failed", 1)
     assert {state for state, _ in states.values()} == {"upstream_failed"}
-    name = f"key_too_large {TABLE} {'k' * 64}"
+    name = key_name(TABLE, long_key)  # the whole key's digest names it
     failed = capfd.readouterr().out  # the task's failure
     log = caplog.text  # what the check logged
     assert (f"refused: {name}: a row key of 5000 bytes (at most 4096) (met 2 time(s) in the "
             "sampled rows and the WAL cells)") in log  # the one cell in each
-    assert (f"check: table {TABLE}: {'k' * 64}: a row key of 5000 bytes (at most 4096): "
+    assert (f"check: table {TABLE}: {name.split(' ', 2)[2]}: a row key of 5000 bytes "
+            "(at most 4096): "
             f"Bigtable cannot take it; nothing was written") in failed
     monkeypatch.setenv("BIGTABLE_EMULATOR_HOST", bigtable_emulator.host)  # Google's client
     instance = bigtable.Client(project="proj", admin=True).instance("refused-dags")

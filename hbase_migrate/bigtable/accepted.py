@@ -1,0 +1,130 @@
+"""The accepted losses on the source side of a comparison with Bigtable.
+
+A cell whose loss ``[target] accept`` accepted by name (a key, a qualifier or a value over
+Bigtable's limits, a timestamp it cannot hold: :data:`.preflight.DROPPED`) is never written
+to Bigtable, so the validation leaves exactly those cells out of what it reads from the
+source, before its digests and comparisons (:meth:`AcceptedLosses.left_out`), and counts
+them by name: a range equal but for them matches, with its accepted losses named. A cell
+over a limit that is not accepted stays in, and its range differs. The repair, ``--explain``
+and the hidden-cell check read the source the same way (:func:`without_accepted`), so a
+repair never tries to write what Bigtable cannot take.
+
+Without an accepted loss of those kinds for a table, its cells are passed on untouched (no
+per-cell work).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any, cast
+
+from hbase_migrate.bigtable.preflight import (
+    DROPPED,
+    MAX_KEY,
+    MAX_QUALIFIER,
+    MAX_TIMESTAMP_MS,
+    MAX_VALUE,
+    cell_findings,
+    dropped,
+)
+from hbase_migrate.cluster.client import Client
+from hbase_migrate.wal.model import Cell
+
+SHOWN_NAMES = 5  # accepted losses named on one line; the rest counted
+
+
+@dataclass(frozen=True)
+class AcceptedLosses:
+    """The accepted names (``accept``) and the migration's tables (source -> target: the
+    names carry the target table, as the writes name it)."""
+
+    accept: frozenset[str]
+    tables: tuple[tuple[str, str], ...]
+
+    @classmethod
+    def of(cls, accept: Iterable[str], tables: Mapping[str, str]) -> AcceptedLosses | None:
+        """None when no accepted name leaves cells out (nothing to filter)."""
+        found = cls(frozenset(accept), tuple(sorted(tables.items())))
+        return found if any(found.dropping(t) for t in tables) else None
+
+    def target(self, source_table: str) -> str:
+        return dict(self.tables).get(source_table, source_table)
+
+    def dropping(self, source_table: str) -> bool:
+        """Whether an accepted name leaves cells of ``source_table`` out."""
+        target = self.target(source_table)
+        return any(name.startswith(f"{kind} {target} ") for name in self.accept
+                   for kind in DROPPED)
+
+    def lost(self, target: str, cell: Cell, counts: Counter[str]) -> bool:
+        """Whether ``cell`` (of the ``target`` table) is an accepted loss; counted then."""
+        if (len(cell.row) <= MAX_KEY and len(cell.qualifier) <= MAX_QUALIFIER
+                and len(cell.value) <= MAX_VALUE and 0 <= cell.timestamp <= MAX_TIMESTAMP_MS):
+            return False
+        findings = cell_findings(target, cell)
+        if not dropped(findings) or any(f.name not in self.accept for f in findings):
+            return False  # written, or refused by the writes: the range shows it
+        for finding in findings:
+            if finding.kind in DROPPED:
+                counts[finding.name] += 1
+        return True
+
+    def left_out(self, source_table: str, pieces: Iterable[list[Cell]],
+                 counts: Counter[str]) -> Iterable[list[Cell]]:
+        """``pieces`` (of rows of ``source_table``, in scan order) without the accepted
+        losses, counted by name in ``counts``; ``pieces`` themselves when none can be."""
+        if not self.dropping(source_table):
+            return pieces
+        return self._kept(self.target(source_table), pieces, counts)
+
+    def _kept(self, target: str, pieces: Iterable[list[Cell]], counts: Counter[str]
+              ) -> Iterator[list[Cell]]:
+        for piece in pieces:
+            kept = [c for c in piece if not self.lost(target, c, counts)]
+            if kept:
+                yield kept
+
+
+class _WithoutAccepted:
+    """A source client whose scans leave the accepted losses out (the rest is the
+    client's own)."""
+
+    def __init__(self, client: Client, losses: AcceptedLosses) -> None:
+        self._client, self._losses = client, losses
+        self.counts: Counter[str] = Counter()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._client, name)
+
+    def scan(self, table: str, start: bytes = b"", stop: bytes = b"", **kwargs: Any
+             ) -> Iterable[list[Cell]]:
+        return self._losses.left_out(table, self._client.scan(table, start, stop, **kwargs),
+                                     self.counts)
+
+    def scan_batches(self, table: str, start: bytes = b"", stop: bytes = b"", **kwargs: Any
+                     ) -> Iterator[list[list[Cell]]]:
+        for batch in self._client.scan_batches(table, start, stop, **kwargs):
+            kept = list(self._losses.left_out(table, batch, self.counts))
+            if kept:
+                yield kept
+
+
+def without_accepted(client: Client, losses: AcceptedLosses | None) -> Client:
+    """``client`` (the source's) reading as if the accepted losses were not there."""
+    if losses is None:
+        return client
+    return cast(Client, _WithoutAccepted(client, losses))
+
+
+def losses_line(counts: Mapping[str, int], what: str = "left out") -> str | None:
+    """One line naming the accepted losses ``counts`` holds (name -> cells), the first
+    :data:`SHOWN_NAMES` by name; None when there are none."""
+    if not counts:
+        return None
+    names = sorted(counts)
+    shown = ", ".join(f"{n} ({counts[n]} cell(s))" for n in names[:SHOWN_NAMES])
+    more = f" and {len(names) - SHOWN_NAMES} more" if len(names) > SHOWN_NAMES else ""
+    return (f"accepted losses ([target] accept): {sum(counts.values())} cell(s) {what}: "
+            f"{shown}{more}")
