@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import struct
 from collections import Counter
+from pathlib import Path
 
 import pytest
 
@@ -129,3 +130,14 @@ def test_one_line_names_the_losses() -> None:
     assert line == ("accepted losses ([target] accept): 3 cell(s) left out: a y (1 cell(s)), "
                     "b x (2 cell(s))")
     assert losses_line({}, "left out") is None
+
+
+def test_the_guides_refusal_is_the_one_a_key_of_5000_bytes_gets() -> None:
+    guide = Path(__file__).parents[2] / "docs" / "guides" / "bigtable.md"
+    (shown,) = [line for line in guide.read_text(encoding="utf-8").splitlines()
+                if line.startswith("table big: ")]
+    report = Report()
+    report.check_row("big", [put(KEY1)])
+    with pytest.raises(BigtablePreflightError) as refused:
+        report.raise_refused()
+    assert str(refused.value) == shown
