@@ -19,6 +19,7 @@ from hbase_migrate_airflow.params import DURATION, OPTIONAL_STRING, params
 with DAG(
     "hbase_migrate_cutover",
     schedule=None,
+    is_paused_upon_creation=False,  # no schedule: paused, a triggered run would wait queued
     start_date=START_DATE,
     catchup=False,
     max_active_runs=1,

@@ -7,6 +7,7 @@ what was expected, so that an operator can act on the message alone.
 from __future__ import annotations
 
 from enum import Enum
+from typing import ClassVar
 
 
 class Kind(Enum):
@@ -21,7 +22,17 @@ class Kind(Enum):
     NEVER = "never retry"
 
 class HBaseMigrateError(Exception):
-    """Base class of every error this package raises on purpose."""
+    """Base class of every error this package raises on purpose. ``at_once``: running the
+    step again cannot mend an error of the class (a wrong configuration or address), so a
+    scheduler fails the step at its first try instead of retrying it (:func:`fails_at_once`).
+    """
+
+    at_once: ClassVar[bool] = False
+
+
+def fails_at_once(exc: BaseException) -> bool:
+    """Whether ``exc`` is of a class that fails a step at once, no retry of it helping."""
+    return isinstance(exc, HBaseMigrateError) and type(exc).at_once
 
 
 class StepInterrupted(HBaseMigrateError):
@@ -31,6 +42,8 @@ class StepInterrupted(HBaseMigrateError):
 
 class ConfigError(HBaseMigrateError):
     """A migration config, a cluster.json or a command-line value is wrong."""
+
+    at_once = True
 
 
 class WalError(HBaseMigrateError):

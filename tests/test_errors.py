@@ -80,3 +80,20 @@ def test_an_unexpected_error_is_one_line_and_its_traceback_goes_to_a_file(
     assert "Traceback (most recent call last)" in err
     assert err.rstrip().splitlines()[-1].endswith("(traceback above)")
     logging.getLogger().setLevel(logging.WARNING)
+
+
+def test_the_classes_that_fail_a_step_at_once() -> None:
+    """A scheduler does not retry a step for a wrong configuration or a quorum that never
+    answered (a wrong address); it does for an outage of a service that answered before."""
+    from hbase_migrate.cluster.errors import (
+        ZooKeeperNeverAnsweredError,
+        ZooKeeperUnreachableError,
+    )
+    from hbase_migrate.errors import ConfigError, WalError, fails_at_once
+    from hbase_migrate.replay.outage import NeverAnsweredError
+
+    at_once = [ConfigError("x"), ZooKeeperNeverAnsweredError("zk:1"),
+               NeverAnsweredError("webhdfs")]
+    retried = [ZooKeeperUnreachableError("zk:1"), WalError("f", "cut"), ValueError("v")]
+    assert [fails_at_once(e) for e in at_once] == [True] * 3
+    assert [fails_at_once(e) for e in retried] == [False] * 3

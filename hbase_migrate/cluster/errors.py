@@ -50,7 +50,10 @@ class ZooKeeperUnreachableError(ServiceUnreachableError):
 
 class ZooKeeperNeverAnsweredError(ZooKeeperUnreachableError):
     """No server of the quorum has given a session since this process started: a wrong
-    host or port looks like that, so callers fail at once instead of waiting it out."""
+    host or port looks like that, so callers fail at once instead of waiting it out, and a
+    scheduler does not retry the step."""
+
+    at_once = True
 
 
 class ZkPayloadError(ClusterError):

@@ -72,7 +72,9 @@ class OutageTooLongError(HBaseMigrateError):
 class NeverAnsweredError(OutageTooLongError):
     """A one-shot run gave up on a service that has not answered once since it started
     (a wrong host or port looks like that): the message names the endpoint, the setting
-    that named it and what was tried."""
+    that named it and what was tried. A scheduler does not retry the step."""
+
+    at_once = True
 
 
 def _chain(exc: BaseException) -> Iterator[BaseException]:

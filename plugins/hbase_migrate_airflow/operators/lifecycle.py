@@ -7,12 +7,13 @@ ref as ``migration`` (its mapped task is labelled with the migration's name); un
 takes the migration the run's Params name.
 
 A step whose verdict is negative (a mismatch, a no-go, a replay that failed a file or found
-a gap) fails the task with the step's own reasons; a configuration error, a refused step or
-a missing connection (also while the spec is built) fails it without retries (retrying
-cannot help); other core errors keep their message and are retried (every step is
-idempotent). A run with nothing to do is skipped, its reason in the task's log. What the
-step read and wrote (:mod:`hbase_migrate.lifecycle.lineage`) goes to Airflow's OpenLineage
-provider.
+a gap) fails the task with the step's own reasons; a configuration error, a refused step,
+a missing connection (also while the spec is built) or another error whose class says no
+retry can mend it (a ZooKeeper quorum that never answered: a wrong address) fails it
+without retries (:func:`unmendable`); other core errors keep their message and are retried
+(every step is idempotent). A run with nothing to do is skipped, its reason in the task's
+log. What the step read and wrote (:mod:`hbase_migrate.lifecycle.lineage`) goes to
+Airflow's OpenLineage provider.
 """
 
 from __future__ import annotations
@@ -67,6 +68,17 @@ def task_provenance(task: BaseOperator, context: Context) -> Provenance:
 
     return Provenance(task.dag_id, context["run_id"], task.task_id,
                       getattr(context["ti"], "hostname", None))
+
+
+def unmendable(exc: BaseException) -> bool:
+    """Whether no retry of the task can mend ``exc``: an unknown connection, or a core error
+    whose class fails at once (:func:`hbase_migrate.errors.fails_at_once`: a wrong
+    configuration, a refused step, a service that never answered)."""
+    from airflow.sdk.exceptions import AirflowNotFoundException
+
+    from hbase_migrate.errors import fails_at_once
+
+    return isinstance(exc, AirflowNotFoundException) or fails_at_once(exc)
 
 
 def skip(task: BaseOperator, reason: str) -> NoReturn:
@@ -147,13 +159,8 @@ class LifecycleOperator(BaseOperator):
         return master
 
     def execute(self, context: Context) -> dict[str, Any]:
-        from airflow.sdk.exceptions import (
-            AirflowException,
-            AirflowFailException,
-            AirflowNotFoundException,
-        )
+        from airflow.sdk.exceptions import AirflowException, AirflowFailException
 
-        from hbase_migrate.errors import ConfigError
         from hbase_migrate_airflow.hooks.spark import with_connection_conf
 
         params, spec = self.run_spec(context)
@@ -162,8 +169,10 @@ class LifecycleOperator(BaseOperator):
             if self.spark:  # the connection's Spark settings, when its master is used
                 spec = with_connection_conf(params.get("spark_conn_id"), spec)
             result = self.call(spec, task_provenance(self, context), params, context)
-        except (ConfigError, AirflowNotFoundException) as exc:  # a retry cannot help
-            raise AirflowFailException(f"{self.step}: {exc}") from exc
+        except Exception as exc:
+            if unmendable(exc):  # a retry cannot help
+                raise AirflowFailException(f"{self.step}: {exc}") from exc
+            raise
         self.done = (spec, result)
         failure = self.failure(result)
         if failure:

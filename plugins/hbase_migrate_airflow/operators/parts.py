@@ -52,7 +52,7 @@ class PartsOperator(BaseOperator):
         raise NotImplementedError
 
     def execute(self, context: Context) -> list[dict[str, Any]]:
-        from airflow.sdk.exceptions import AirflowFailException, AirflowNotFoundException
+        from airflow.sdk.exceptions import AirflowFailException
 
         from hbase_migrate.errors import ConfigError
         from hbase_migrate_airflow.migration import (
@@ -62,7 +62,7 @@ class PartsOperator(BaseOperator):
             run_migrations,
             with_ref,
         )
-        from hbase_migrate_airflow.operators.lifecycle import skip
+        from hbase_migrate_airflow.operators.lifecycle import skip, unmendable
 
         found: list[dict[str, Any]] = []
         try:
@@ -78,7 +78,9 @@ class PartsOperator(BaseOperator):
                 parts = self.parts(spec, params, context)
             except NoMigration as nothing:
                 skip(self, str(nothing))
-            except (ConfigError, AirflowNotFoundException) as exc:
+            except Exception as exc:
+                if not unmendable(exc):
+                    raise
                 reason = f"{self.what} parts: {exc}"
                 if len(refs) == 1:
                     raise AirflowFailException(reason) from exc
