@@ -12,7 +12,8 @@ The expectations, from ``RSRpcServices`` of HBase branch-2.6:
   ``next_call_seq`` calls it had): a later call on it, without a ``next_call_seq`` or with
   the count plus one, is answered with a response holding only the scanner's id (the
   ``SCANNER_ALREADY_CLOSED`` path after ``builder.setScannerId``); any other
-  ``next_call_seq`` is ``OutOfOrderScannerNextException`` (HBASE-28595);
+  ``next_call_seq`` is ``OutOfOrderScannerNextException`` (HBASE-28595, May 2024: releases
+  before it, 2.5.8 and 2.4.17 among them, answer any call on a closed scanner alike);
 * an id never issued is ``UnknownScannerException``, a ``DoNotRetryIOException`` whose
   message quotes the id; so is a close request on it;
 * a ``next_call_seq`` out of step on an open scanner is ``OutOfOrderScannerNextException``
