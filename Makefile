@@ -20,7 +20,8 @@
 #   make screenshots  docs/report.png and docs/dag-graph.png, in headless Chromium
 #   make golden-hfiles  the golden HFiles of tests/data/real-hfile*, written by real HBase 2.6.1,
 #                3.0.0-alpha-4 and 1.4.13
-#   make golden-mob  the golden MOB snapshot of tests/data/real-mob, written by real HBase 2.6.1
+#   make golden-mob  the golden MOB snapshots of tests/data/real-mob and real-mob-encoded (its
+#                families encoded: compressed tags, cell TTLs), written by real HBase 2.6.1
 #   make docs    the docs site (MkDocs, strict: a broken link fails) into build/site
 
 SHELL        := /bin/bash
@@ -172,6 +173,7 @@ golden-hfiles: setup
 .PHONY: golden-mob
 golden-mob: setup
 	$(BIN)/python -m tests.realstack.mob_golden tests/data/real-mob
+	$(BIN)/python -m tests.realstack.mob_encoded_golden tests/data/real-mob-encoded
 
 run: setup
 	@case "$(ARGS)" in *celery*) scripts/system-deps.sh celery;; esac

@@ -76,7 +76,7 @@ def generate(out: Path, version: str = DEFAULT_VERSION) -> None:
                 cluster.write_cells(TABLE, second_cells(ts + 10))
                 call_admin(stack.cluster_json, "flush", {"table": TABLE})
             connect_admin(spec.source, version).snapshot(TABLE, SNAPSHOT, 0)
-            copy_tree(stack, out / "root")
+            copy_tree(stack, out / "root", TABLE, SNAPSHOT)
             dump = java_dump(stack.described, TABLE)
             (out / "expected.json").write_text(json.dumps(
                 {"table": TABLE, "snapshot": SNAPSHOT, "hbase_version": version,
@@ -87,7 +87,7 @@ def generate(out: Path, version: str = DEFAULT_VERSION) -> None:
             stack.stop()
 
 
-def copy_tree(stack: RealHBase, into: Path) -> None:
+def copy_tree(stack: RealHBase, into: Path, table: str, snapshot: str) -> None:
     """The snapshot's folder and the table's files (live, MOB, archived) under the HBase
     root, into ``into`` with the root's layout."""
     from hdfs import InsecureClient
@@ -96,8 +96,8 @@ def copy_tree(stack: RealHBase, into: Path) -> None:
     root = str(stack.described["hbase_root"])
     if into.exists():
         shutil.rmtree(into)
-    for folder in (f".hbase-snapshot/{SNAPSHOT}", f"data/default/{TABLE}",
-                   f"mobdir/data/default/{TABLE}", f"archive/data/default/{TABLE}"):
+    for folder in (f".hbase-snapshot/{snapshot}", f"data/default/{table}",
+                   f"mobdir/data/default/{table}", f"archive/data/default/{table}"):
         base = posixpath.join(root, folder)
         if client.status(base, strict=False) is None:
             continue
