@@ -144,7 +144,8 @@ def validate(spec: MigrationSpec, *, provenance: Provenance | None = None,
                 "validate" if part is None else PART_STEP,
                 None if part is None else f"{part[0]}/{part[1]}", run, ranges,
                 step.migration.watermark, from_snapshot, live,
-                newest_replay(step.ledger, step.migration.id)), ranges, restart)
+                newest_replay(step.ledger, step.migration.id),
+                spec.target.bigtable.accept if spec.target.bigtable else ()), ranges, restart)
             with source_snapshots(spec, chosen, from_snapshot, step.metrics,
                                   resume) as snapshots:
                 step.metrics["resumed"] = resume.to_json()

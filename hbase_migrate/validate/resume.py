@@ -43,14 +43,17 @@ class Plan:
 
     @classmethod
     def of(cls, kind: str, part: str | None, run: str | None, ranges: Sequence[KeyRange],
-           watermark: int | None, from_snapshot: bool, live: bool, replay: int | None
-           ) -> Plan:
+           watermark: int | None, from_snapshot: bool, live: bool, replay: int | None,
+           accepted: Sequence[str] = ()) -> Plan:
+        """``accepted``: a Bigtable target's accepted losses, left out of the source's
+        side (another list, other source digests)."""
         ids = sorted(r.id for r in ranges)
         return cls({"kind": kind, "part": part, "run": run}, {
             "tables": sorted({r.table for r in ranges}), "ranges": len(ids),
             "ranges_sha256": hashlib.sha256("\n".join(ids).encode()).hexdigest(),
             "watermark": watermark, "source": "snapshot" if from_snapshot else "live",
-            "target": "live", "mode": "live" if live else "strict", "replay": replay})
+            "target": "live", "mode": "live" if live else "strict", "replay": replay,
+            **({"accepted": sorted(accepted)} if accepted else {})})
 
     def to_json(self) -> dict[str, Any]:
         return {**self.body, "scope": self.scope}
@@ -74,6 +77,7 @@ def changed(then: Mapping[str, Any], now: Mapping[str, Any]) -> str | None:
         "mode": lambda: f"another mode ({then.get('mode')} then, {now['mode']} now)",
         "replay": lambda: (f"a replay run finished since (step {now['replay']}): both sides "
                            "may have changed"),
+        "accepted": lambda: "other accepted losses ([target] accept) to leave out",
     }
     for key, words in said.items():
         if then.get(key) != now.get(key):

@@ -141,3 +141,15 @@ def test_the_guides_refusal_is_the_one_a_key_of_5000_bytes_gets() -> None:
     with pytest.raises(BigtablePreflightError) as refused:
         report.raise_refused()
     assert str(refused.value) == shown
+
+
+def test_a_stopped_validation_is_not_continued_under_other_accepted_losses() -> None:
+    from hbase_migrate.validate.resume import Plan, changed
+
+    ranges = [KeyRange("big", b"", b"")]
+    one = Plan.of("validate", None, None, ranges, 5, False, False, None, [key_name("big", KEY1)])
+    both = Plan.of("validate", None, None, ranges, 5, False, False, None,
+                   [key_name("big", KEY2), key_name("big", KEY1)])
+    assert one.key != both.key
+    assert changed(one.body, both.body) == "other accepted losses ([target] accept) to leave out"
+    assert "accepted" not in Plan.of("validate", None, None, ranges, 5, False, False, None).body
