@@ -64,7 +64,15 @@ from hbase_migrate.config import AUTO, LEDGER_ENV
 from hbase_migrate.errors import HBaseMigrateError
 from hbase_migrate.pgserver import PostgresServer
 from hbase_migrate.redisserver import start_redis
-from hbase_migrate.services import HOST, free_port, group_alive, log_tail, spawn, stop_groups
+from hbase_migrate.services import (
+    HOST,
+    free_port,
+    group_alive,
+    log_tail,
+    python_env,
+    spawn,
+    stop_groups,
+)
 
 log = logging.getLogger(__name__)
 
@@ -105,7 +113,7 @@ def airflow_env(folder: Path, port: int, *, parallelism: int = 4,
     home = folder / "airflow"
     bindir = str(Path(sys.executable).parent)
     return {
-        **os.environ,
+        **python_env(),  # its tasks import this hbase_migrate, not one in their folder
         "PATH": f"{bindir}{os.pathsep}{os.environ.get('PATH', '')}",
         "AIRFLOW_HOME": str(home),
         "AIRFLOW_CONFIG": str(project / "airflow.cfg"),

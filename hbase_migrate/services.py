@@ -1,12 +1,14 @@
 """Child processes of a local stack: a free loopback port, a process started in its own
-process group with its output in a log, and stopping whole groups (the leader and what it
-forked)."""
+process group with its output in a log, stopping whole groups (the leader and what it
+forked), and the environment of a Python child (:func:`python_env`): the one place that
+says where a child imports ``hbase_migrate`` from."""
 
 from __future__ import annotations
 
 import contextlib
 import os
 import signal
+import site
 import socket
 import subprocess
 import time
@@ -15,6 +17,31 @@ from pathlib import Path
 from typing import Any
 
 HOST = "127.0.0.1"
+PACKAGE_ROOT = Path(__file__).resolve().parents[1]  # holds the hbase_migrate imported here
+
+
+def python_path_vars(path: str | None = None) -> dict[str, str]:
+    """``PYTHONPATH`` and ``PYTHONSAFEPATH`` of a Python child that must import the
+    ``hbase_migrate`` this process imported, whatever its working folder: neither ``-m``
+    nor ``-c`` then puts that folder (another checkout, say) first on its ``sys.path``, and
+    the folder holding this package comes before the rest of ``path`` (the caller's
+    ``PYTHONPATH``). A package installed in site-packages is found there anyway; that folder
+    is not put on ``PYTHONPATH``, where it would come before the standard library."""
+    installed = {Path(p).resolve() for p in [*site.getsitepackages(),
+                                             site.getusersitepackages()]}
+    first = [] if PACKAGE_ROOT in installed else [str(PACKAGE_ROOT)]
+    rest = [p for p in (path or "").split(os.pathsep) if p and p not in first]
+    return {"PYTHONPATH": os.pathsep.join([*first, *rest]), "PYTHONSAFEPATH": "1"}
+
+
+def python_env(base: Mapping[str, str] | None = None) -> dict[str, str]:
+    """``base`` (default: this process's environment) as the environment of a Python child
+    process (:func:`python_path_vars`)."""
+    env = dict(os.environ if base is None else base)
+    env.update(python_path_vars(env.get("PYTHONPATH")))
+    if not env["PYTHONPATH"]:
+        del env["PYTHONPATH"]
+    return env
 
 
 def free_port(host: str = HOST) -> int:

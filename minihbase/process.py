@@ -16,6 +16,7 @@ from typing import Self
 
 from hbase_migrate.errors import HBaseMigrateError
 from hbase_migrate.jvm import maven
+from hbase_migrate.services import python_env
 
 MIN_JAVA = maven.MIN_JAVA
 
@@ -64,7 +65,9 @@ def die_with_parent() -> None:
 
 
 def spawn_child(args: list[str], log_path: str, cwd: str | None = None) -> subprocess.Popen[bytes]:
-    """Start ``args`` with output to ``log_path``; the child is terminated with its parent."""
+    """Start ``args`` with output to ``log_path``; the child is terminated with its parent.
+    A Python child imports the ``hbase_migrate`` this process imported (``python_env``), not
+    one in its working folder."""
     log = open(log_path, "ab")  # noqa: SIM115 - handed to the child, closed below
     try:
         return subprocess.Popen(
@@ -73,6 +76,7 @@ def spawn_child(args: list[str], log_path: str, cwd: str | None = None) -> subpr
             stdout=log,
             stderr=subprocess.STDOUT,
             cwd=cwd,
+            env=python_env(),
             preexec_fn=die_with_parent,  # noqa: PLW1509 - only prctl, no locks taken
         )
     finally:

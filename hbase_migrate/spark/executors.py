@@ -1,6 +1,8 @@
 """What a Spark session's executors run, and how they got it.
 
-On a local master (``local[N]``) tasks are Python workers of this machine: this Python.
+On a local master (``local[N]``) tasks are Python workers of this machine: this Python,
+importing the ``hbase_migrate`` this process imported, whatever the working folder
+(:func:`hbase_migrate.services.python_path_vars`, as ``spark.executorEnv``).
 On a cluster master (``spark://``, ``yarn``, ``k8s://``...) executors are other hosts and
 never get this driver's paths: they run ``[spark] python`` (an interpreter with
 ``hbase-migrate[executor]`` installed, an image's), or, when none is named, their own
@@ -16,6 +18,7 @@ import sys
 from dataclasses import dataclass
 
 from hbase_migrate.config import EngineSettings
+from hbase_migrate.services import python_path_vars
 from hbase_migrate.spark.archive import UNPACKED, ExecutorArchive, executor_archive
 from hbase_migrate.spark.errors import is_local_master
 
@@ -38,6 +41,8 @@ def executor_setup(master: str, engine: EngineSettings) -> ExecutorSetup:
     conf = dict(engine.conf)
     if is_local_master(master):
         python = engine.python or conf.get(PYTHON_KEY) or sys.executable
+        found = python_path_vars(conf.get("spark.executorEnv.PYTHONPATH"))
+        conf.update({f"spark.executorEnv.{k}": v for k, v in found.items() if v})
         return ExecutorSetup(tuple(sorted(conf.items())), python,
                              f"executors: Python workers of this machine ({python})")
     if engine.python:

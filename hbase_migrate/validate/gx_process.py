@@ -31,7 +31,6 @@ if TYPE_CHECKING:
     from hbase_migrate.validate.verdict import GxVerdict
 
 log = logging.getLogger(__name__)
-PACKAGE_ROOT = Path(__file__).resolve().parents[2]  # the folder holding hbase_migrate
 # what GX imports when it finds it, for engines other than pandas (PySpark's SQL, Connect
 # and ML modules; SQLAlchemy): hidden from this process, which judges pandas frames only,
 # they no longer cost a sixth of its import
@@ -43,10 +42,9 @@ class GxProcess:
     (or use it as a context manager)."""
 
     def __init__(self) -> None:
-        path = os.environ.get("PYTHONPATH")
-        env = os.environ | {"PYTHONPATH": os.pathsep.join(
-            [str(PACKAGE_ROOT), *([path] if path else [])])}
-        self._process = subprocess.Popen([sys.executable, "-m", __name__], env=env,
+        from hbase_migrate.services import python_env  # standard library only
+
+        self._process = subprocess.Popen([sys.executable, "-m", __name__], env=python_env(),
                                          stdin=subprocess.PIPE, stdout=subprocess.PIPE)
         assert self._process.stdin is not None and self._process.stdout is not None
         self._requests: IO[bytes] = self._process.stdin
