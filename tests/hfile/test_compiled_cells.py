@@ -20,6 +20,7 @@ from hbase_migrate.hfile.block import DATA, ENCODED_DATA, HEADER_SIZE
 from hbase_migrate.hfile.checksum import CHECKSUM_CRC32C, crc32c, num_chunks
 from hbase_migrate.hfile.decoders import CELLS, COMPILED_NAMES, NONE, REFERENCES, decode
 from hbase_migrate.hfile.reader import HFileReader
+from hbase_migrate.hfile.rowindex import ROW_INDEX_V1
 from tests.hfile.printout import GOLDEN
 from tests.hfile.test_real_golden import CASES
 
@@ -92,9 +93,13 @@ def test_every_golden_block_decodes_the_same_compiled(reference_after: None) -> 
 
 
 @st.composite
-def damaged_block(draw: st.DrawFn) -> tuple[Block, bytes]:
-    """A golden data block with one to three bytes changed, cut short or lengthened."""
-    block = draw(st.sampled_from(golden_blocks()))
+def damaged_block(draw: st.DrawFn, compressed_tags: bool = False) -> tuple[Block, bytes]:
+    """A golden data block with one to three bytes changed, cut short or lengthened; with
+    ``compressed_tags``, one whose tags are dictionary-compressed."""
+    blocks = golden_blocks()
+    if compressed_tags:
+        blocks = tuple(b for b in blocks if b[5] and b[1] != ROW_INDEX_V1)
+    block = draw(st.sampled_from(blocks))
     data = bytearray(block[2])
     how = draw(st.sampled_from(["flip", "flip", "cut", "append"]))
     if how == "cut":
@@ -116,6 +121,10 @@ def test_damaged_blocks_decode_the_same(reference_after: None,
                                         case: tuple[Block, bytes]) -> None:
     """Cells, then the error, as the reference; and the compiled decoder reads a block whole
     only when the reference reads it whole into the same cells."""
+    same_outcomes(case)
+
+
+def same_outcomes(case: tuple[Block, bytes]) -> None:
     block, data = case
     expected = outcome(block, data, "python")
     assert outcome(block, data, "compiled") == expected
@@ -123,6 +132,16 @@ def test_damaged_blocks_decode_the_same(reference_after: None,
     _, encoding, _, tags, mvcc, compressed = block
     compiled = getattr(CELLS.module, COMPILED_NAMES[encoding])(data, tags, mvcc, compressed)
     assert compiled is None or (tuple(compiled), None, None) == expected
+
+
+@settings(max_examples=300, deadline=4000,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(damaged_block(compressed_tags=True))
+def test_damaged_blocks_with_compressed_tags_decode_the_same(
+        reference_after: None, case: tuple[Block, bytes]) -> None:
+    """The same on PREFIX, DIFF and FAST_DIFF blocks whose tags are compressed (a literal's
+    length, a slot reference past the dictionary, a tag cut short)."""
+    same_outcomes(case)
 
 
 @pytest.mark.parametrize("name", ["small-fastdiff", "small-diff", "small-prefix",
