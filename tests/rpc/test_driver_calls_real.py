@@ -86,7 +86,11 @@ def driver_table(described: dict[str, Any], splits: list[bytes]) -> Iterator[Tab
             for family, qualifier, ts, value in cells:
                 put.add_column(family, qualifier, value, ts)
             assert htable.put(put)
-        yield htable
+        try:
+            yield htable
+        finally:  # the ZooKeeper session its scans opened, which closing leaves running
+            if htable.cluster_conn is not None:
+                htable.cluster_conn.registry.zk.stop()
 
 
 @pytest.fixture(scope="module")
