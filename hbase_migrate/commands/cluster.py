@@ -158,11 +158,14 @@ def zookeeper_info(endpoints: ClusterEndpoints) -> dict[str, Any] | None:
 
 def table_queues_info(endpoints: ClusterEndpoints) -> list[dict[str, Any]]:
     """HBase 3.0's queues from ``hbase:replication``, in the shape of the ZooKeeper ones:
-    ``wals`` holds each WAL group's current file and offset (the table keeps no more)."""
+    ``wals`` holds each WAL group's current file and offset (the table keeps no more); none
+    before the table exists (the master creates it when the first peer is added)."""
     from hbase_migrate.hbase.connect import connect
     from hbase_migrate.replay.table_queues import QUEUE_FAMILY, QUEUE_TABLE, queues_from_rows
 
     with connect(endpoints) as client:
+        if not client.table_exists(QUEUE_TABLE):  # HBase 3 creates it with the first peer
+            return []
         queues = queues_from_rows(client.scan(QUEUE_TABLE, columns=[(QUEUE_FAMILY, None)]))
     return [{"server": q.server, "queue_id": f"{q.peer_id}-{q.server}"
              + (f"/{q.source_server}" if q.recovered else ""), "peer_id": q.peer_id,

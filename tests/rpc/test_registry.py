@@ -207,6 +207,13 @@ def test_cluster_info_says_where_hbase_3_keeps_replication_and_reads_its_queues(
     from hbase_migrate.replay.table_queues import QUEUE_TABLE
 
     endpoints = ClusterEndpoints("three", uri=rpc_uri(registered))
+    status = cluster_status(endpoints, 10.0)
+    assert "error" not in status, status
+    status["version"] = "3.0.0-alpha-4"  # what the master of that release reports
+    # no peer was ever added: HBase 3's master has not created the table yet, no queue
+    assert replication_without_zookeeper(endpoints, status) == {
+        "major": 3, "queues_location": "table hbase:replication", "queues_error": None,
+        "queues": []}
     server = "rs-1.example.com,16020,1700000000000"
     group = server.replace(",", "%2C")
     with connect(endpoints) as client:
@@ -214,9 +221,6 @@ def test_cluster_info_says_where_hbase_3_keeps_replication_and_reads_its_queues(
             FamilyDescriptor(b"hfileref"), FamilyDescriptor(b"queue"), FamilyDescriptor(b"sid"))))
         client.write_cells(QUEUE_TABLE, [Cell(f"7-{server}".encode(), b"queue", group.encode(),
                                               1, CellType.PUT, f"{group}.1700:77".encode())])
-    status = cluster_status(endpoints, 10.0)
-    assert "error" not in status, status
-    status["version"] = "3.0.0-alpha-4"  # what the master of that release reports
     found = replication_without_zookeeper(endpoints, status)
     assert found == {"major": 3, "queues_location": "table hbase:replication",
                      "queues_error": None,
