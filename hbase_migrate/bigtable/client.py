@@ -28,7 +28,7 @@ from hbase_migrate.bigtable.preflight import TAG_DETAILS, cell_findings
 from hbase_migrate.bigtable.schema import Retention, family_id, table_id
 from hbase_migrate.bigtable.settings import BigtableSettings
 from hbase_migrate.bigtable.writer import MS, MutationBatcher
-from hbase_migrate.bytesutil import to_string_binary
+from hbase_migrate.bytesutil import short_binary
 from hbase_migrate.cluster.descriptors import (
     ALL_VERSIONS,
     Columns,
@@ -116,8 +116,8 @@ class BigtableClient(AbstractContextManager["BigtableClient"]):
 
         query = ReadRowsQuery(row_ranges=[RowRange(start_key=start or None,
                                                    end_key=stop or None)])
-        rows = self._call(f"table {table}: reading [{to_string_binary(start)}, "
-                          f"{to_string_binary(stop)})", self._table(table).read_rows, query)
+        rows = self._call(f"table {table}: reading [{short_binary(start)}, "
+                          f"{short_binary(stop)})", self._table(table).read_rows, query)
         retention, now = self.retention(table), int(time.time() * 1000)
         for row in rows:
             cells = visible(row, retention, now, time_range, max_versions)
@@ -176,14 +176,14 @@ class BigtableClient(AbstractContextManager["BigtableClient"]):
             failed = exc.exceptions[0]
             row = getattr(getattr(failed, "entry", None), "row_key", b"?")
             raise BigtableError(f"{self.endpoint}: table {table}: row "
-                                f"{to_string_binary(row)}: write refused: {failed}",
+                                f"{short_binary(row)}: write refused: {failed}",
                                 endpoint=self.endpoint) from exc
 
     def _family(self, table: str, row: bytes, family: bytes) -> dict[bytes, list[int]]:
         """Every qualifier of ``row``'s ``family`` with its stored timestamps (ms)."""
         from google.cloud.bigtable.data import row_filters as rf
 
-        found = self._call(f"table {table}: reading row {to_string_binary(row)}",
+        found = self._call(f"table {table}: reading row {short_binary(row)}",
                            self._table(table).read_row, row,
                            row_filter=rf.FamilyNameRegexFilter(_literal(family_id(table, family))))
         stamps: dict[bytes, list[int]] = {}
