@@ -297,8 +297,10 @@ class RegionServerRpc:
                 self._check_region(scanner_id, scanner)
             self._check_seq(scanner_id, scanner, req.next_call_seq)
             scanner.expires = self.clock() + self.lease_seconds
-            if req.renew:
-                return scan_response(ScanResponse(scanner_id), ctx.in_block)
+            if req.renew:  # the lease renewed, nothing read (an opening one: its lease said)
+                opening = req.scanner_id is None
+                ttl = int(self.lease_seconds * 1000) if opening else None
+                return scan_response(ScanResponse(scanner_id, ttl=ttl), ctx.in_block)
             try:
                 results, partial = self._next(scanner, rows, bool(message.opt_int(7)))
             except (ServiceError, MiniHBaseError):
