@@ -14,6 +14,7 @@ ranges still differing are listed (``differing``).
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any
@@ -76,7 +77,11 @@ def judge_validation(spec: MigrationSpec, run: str | None = None, *,
                    or range_of(r, back).id not in known]
         bad = {r.id for r in failing}
         summary = [table_verdict(t, rows, parts, bad) for t in chosen]
+        lost: Counter[str] = Counter()
+        for t in summary:
+            lost.update(t["accepted_losses"])
         step.metrics.update(
+            accepted_losses=dict(sorted(lost.items())),
             run=run, mode="live" if live else "strict", tables=summary, gx=verdict.to_json(),
             parts=[{"part": s.metrics.get("part"), "step_id": s.id, "status": s.status.value,
                     "verdict": s.metrics.get("verdict")} for s in parts],
@@ -176,4 +181,17 @@ def table_verdict(table: TableSpec, rows: Sequence[ValidationRecord],
                      for t in s.metrics.get("tables", []) if t.get("source") == table.source
                      for r in t.get("repaired", [])],
         "examples": [f"{m['bounds']}: {d}" for m in mismatched for d in m["differences"]],
+        "accepted_losses": part_losses(parts, table.source),
     }
+
+
+def part_losses(parts: Sequence[StepRecord], table: str) -> dict[str, int]:
+    """The source's cells of ``table`` the newest try of each part left out as accepted
+    losses to a Bigtable target (``bigtable.accepted``), by name."""
+    newest = {str(s.metrics.get("part")): s for s in parts}  # tries in order: newest last
+    found: Counter[str] = Counter()
+    for step in newest.values():
+        for t in step.metrics.get("tables", []):
+            if t.get("source") == table:
+                found.update(t.get("accepted_losses", {}))
+    return dict(sorted(found.items()))

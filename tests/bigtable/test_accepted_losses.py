@@ -78,6 +78,15 @@ def test_a_second_oversized_key_is_refused_until_accepted_then_the_migration_goe
     assert f"{one} (1 cell(s))" in line and f"{two} (1 cell(s))" in line
     assert "verdict: match" in lines
 
+    # the same validation made in parts: the judge's verdict names them too
+    code, lines = run(capsys, "validate", "--config", config, "--part", "1/1", "--run", "k")
+    assert code == 0 and f"{two} (1 cell(s))" in accepted_line(lines), lines
+    code, lines = run(capsys, "validate", "--config", config, "--judge", "--run", "k")
+    assert code == 0 and "verdict: match" in lines, lines
+    assert any(x.startswith("big -> big: match with accepted losses") for x in lines), lines
+    line = accepted_line(lines)
+    assert f"{one} (1 cell(s))" in line and f"{two} (1 cell(s))" in line
+
     code, lines = run(capsys, "cutover", "check", "--config", config)
     assert (code, lines[-1]) == (0, "verdict: GO"), lines
     line = accepted_line(lines)
