@@ -175,9 +175,11 @@ golden-mob: setup
 	$(BIN)/python -m tests.realstack.mob_golden tests/data/real-mob
 	$(BIN)/python -m tests.realstack.mob_encoded_golden tests/data/real-mob-encoded
 
+# The demo's folder is its target's own: state/demo, or state/demo-bigtable with
+# ARGS="--target bigtable" (neither clears the other's report).
 run: setup
 	@case "$(ARGS)" in *celery*) scripts/system-deps.sh celery;; esac
-	$(BIN)/hbase-migrate demo --dir state/demo $(ARGS)
+	$(BIN)/hbase-migrate demo $(ARGS)
 
 # First the 2-minute soak through the command line with its fixed seed (tests/soak: the
 # suite runs a short one), then the long one through Airflow.

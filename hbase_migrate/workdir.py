@@ -6,8 +6,9 @@ gets the project's marker file (``.hbase-migrate-workdir``); a folder carrying t
 cleared of what an earlier run wrote, as the marker lists it when that run ended: what
 anybody added since (notes, a file in one of the run's folders) is kept and named; any
 other folder (a user's notes, a checkout, a home folder) is refused, and nothing in it is
-touched. The marker is also the lock: a second run on the same folder while the first
-holds it is refused and deletes nothing.
+touched; so is a folder another kind of run made (the HBase demo's for the Bigtable demo,
+the soak's): the marker names the kind (``by``). The marker is also the lock: a second run
+on the same folder while the first holds it is refused and deletes nothing.
 """
 
 from __future__ import annotations
@@ -101,7 +102,7 @@ def _clear_earlier_run(root: Path, marker: dict[str, Any], what: str) -> None:
 def claim_workdir(root: Path, what: str) -> Iterator[Path]:
     """Hold ``root`` as ``what``'s working folder, empty but for the marker, until the block
     ends; raises :class:`WorkFolderError` (one line, nothing deleted) for a folder the
-    project did not make or one another run holds."""
+    project did not make, one another kind of run made or one another run holds."""
     root = root.absolute()
     _refuse_foreign(root, what)
     root.mkdir(parents=True, exist_ok=True)
@@ -116,6 +117,7 @@ def claim_workdir(root: Path, what: str) -> Iterator[Path]:
                 f"{what}: {root} is in use by another run (pid {pid}); wait for it to end "
                 "or give another folder with --dir") from None
         earlier = _read_marker(fd)
+        _refuse_other_kind(root, earlier, what)
         _write_marker(fd, {"made_by": "hbase-migrate", "by": what, "pid": os.getpid()})
         _clear_earlier_run(root, earlier, what)
         try:
@@ -125,6 +127,16 @@ def claim_workdir(root: Path, what: str) -> Iterator[Path]:
                                "written": _written(root)})
     finally:
         os.close(fd)  # releases the lock
+
+
+def _refuse_other_kind(root: Path, marker: dict[str, Any], what: str) -> None:
+    """Refuse ``root`` when its marker says another kind of run made it: this run would
+    clear that run's files (its report, its ledger)."""
+    by = marker.get("by")
+    if isinstance(by, str) and by != what:
+        raise WorkFolderError(
+            f"{what}: refusing to use {root} as its working folder: a {by} run made it and "
+            "this run would clear what that run wrote; give another folder with --dir")
 
 
 def _read_marker(fd: int) -> dict[str, Any]:

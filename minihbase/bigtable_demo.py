@@ -1,7 +1,8 @@
 """The main job with Bigtable as the target (``hbase-migrate demo --target bigtable``): the
 embedded cluster as the source, the Bigtable emulator as the target, the lifecycle's
 steps called directly (:mod:`hbase_migrate.lifecycle`, as for an HBase target) while the
-workload writes."""
+workload writes. Its working folder (``state/demo-bigtable`` by default) is its own: the
+HBase demo's is refused, and its files kept (:func:`hbase_migrate.workdir.claim_workdir`)."""
 
 from __future__ import annotations
 
@@ -15,12 +16,13 @@ from typing import Any
 from hbase_migrate import lifecycle
 from hbase_migrate.bigtable.emulator import start_emulator, stop_emulator
 from hbase_migrate.config import load_config
-from hbase_migrate.errors import ConfigError
+from hbase_migrate.workdir import MARKER, claim_workdir
 from minihbase.regionserver import WalSettings
 from minihbase.server import MiniHBase
 from minihbase.workload import Workload, WorkloadSpec
 
-MARK = ".bigtable-demo"  # a folder this demo made, cleared by the next one
+WHAT = "demo-bigtable"  # the kind of run its folder's marker names
+LEGACY_MARK = ".bigtable-demo"  # what this demo marked its folder with before the marker
 
 
 def _workload(cluster: MiniHBase, table: str, seed: int, ops: int) -> None:
@@ -52,12 +54,16 @@ def run_bigtable_demo(root: Path, table: str, ops: int, seed: int,
                       "seconds": time.monotonic() - start})
         return result
 
-    if root.exists() and any(root.iterdir()) and not (root / MARK).exists():
-        raise ConfigError(f"{root}: not empty and not made by an earlier Bigtable demo: give "
-                          "a new or empty --dir")
-    shutil.rmtree(root, ignore_errors=True)
-    root.mkdir(parents=True)
-    (root / MARK).touch()
+    if (root / LEGACY_MARK).exists() and not (root / MARKER).exists():
+        shutil.rmtree(root)  # an earlier release of this demo made it
+    with claim_workdir(root, WHAT):
+        return _run(root.absolute(), table, ops, seed, timed)
+
+
+def _run(root: Path, table: str, ops: int, seed: int,
+         timed: Callable[[str, Callable[[], dict[str, Any]]], dict[str, Any]]
+         ) -> dict[str, Any]:
+    """The steps in ``root``, claimed."""
     emulator = start_emulator(root / "emulator")
     try:
         with MiniHBase(root / "source", "source", wal=WalSettings(region_servers=2)) as source:

@@ -121,3 +121,21 @@ def test_what_a_user_added_to_a_demos_folder_is_kept(
         assert _contents(root).keys() - {MARKER} == {"my-notes.txt", "orders/mine/k.txt"}
         assert (root / "orders" / "mine" / "k.txt").read_text() == "keep me\n"
     assert "kept in" in caplog.text and "my-notes.txt, orders/mine/k.txt" in caplog.text
+
+
+def test_a_folder_another_kind_of_run_made_is_refused_and_kept(tmp_path: Path) -> None:
+    """The Bigtable demo given the HBase demo's folder (issue 71): refused in one line
+    naming both, and the HBase demo's report and ledger are still there."""
+    root = tmp_path / "demo"
+    with claim_workdir(root, "demo"):
+        (root / "report.html").write_text("<html>hbase</html>")
+        (root / "ledger.db").write_bytes(b"ledger")
+    before = _contents(root)
+    with pytest.raises(WorkFolderError) as refused, claim_workdir(root, "demo-bigtable"):
+        pass
+    assert str(refused.value) == (
+        f"demo-bigtable: refusing to use {root} as its working folder: a demo run made it "
+        "and this run would clear what that run wrote; give another folder with --dir")
+    assert _contents(root) == before
+    with claim_workdir(root, "demo"):  # its own kind still clears it
+        assert sorted(p.name for p in root.iterdir()) == [MARKER]

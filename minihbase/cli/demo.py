@@ -15,12 +15,17 @@ from hbase_migrate.audit.records import GateVerdict
 from hbase_migrate.timeutil import human_duration
 from minihbase.demo import DemoSpec, run_demo
 
+# Each target's demo has a folder of its own: neither clears the other's report and ledger.
+ROOTS = {"hbase": Path("state/demo"), "bigtable": Path("state/demo-bigtable")}
+
 
 @click.command()
 @click.option("--dir", "root", type=click.Path(file_okay=False, path_type=Path),
-              default=Path("state/demo"), show_default=True,
+              default=None, show_default="state/demo; with --target bigtable "
+              "state/demo-bigtable",
               help="Working folder: data, logs, WAL files. A new or empty folder, or one an "
-                   "earlier demo made (cleared first); any other is refused.")
+                   "earlier demo of the same target made (cleared first); any other is "
+                   "refused.")
 @click.option("--airflow/--no-airflow", default=True, show_default=True,
               help="Drive the lifecycle through a local Airflow's DAGs, or call the steps "
                    "directly.")
@@ -50,7 +55,7 @@ from minihbase.demo import DemoSpec, run_demo
               show_default=True,
               help="The target: an embedded cluster, or the Bigtable emulator (the steps "
                    "called directly, no Airflow: docs/guides/bigtable.md).")
-def demo(root: Path, airflow: bool, spark: bool, client: str, keep_running: bool,
+def demo(root: Path | None, airflow: bool, spark: bool, client: str, keep_running: bool,
          executor: str, workers: int, table: str, ops: int, seed: int, as_json: bool,
          target: str) -> None:
     """Run the main job on the embedded stack and write the audit report; exit 1 unless the
@@ -63,6 +68,7 @@ def demo(root: Path, airflow: bool, spark: bool, client: str, keep_running: bool
     workload writes, replay --follow, catch-up, backfill, cell-for-cell validation, gate)."""
 
     report = _reporter(as_json)
+    root = root if root is not None else ROOTS[target]
     # Ctrl-C and SIGTERM both unwind through the stack's clean-up, even when this process
     # was started with SIGINT ignored (as background jobs of non-interactive shells are).
     signal.signal(signal.SIGINT, signal.default_int_handler)
