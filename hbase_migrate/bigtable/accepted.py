@@ -128,3 +128,13 @@ def losses_line(counts: Mapping[str, int], what: str = "left out") -> str | None
     more = f" and {len(names) - SHOWN_NAMES} more" if len(names) > SHOWN_NAMES else ""
     return (f"accepted losses ([target] accept): {sum(counts.values())} cell(s) {what}: "
             f"{shown}{more}")
+
+
+def step_line(result: Mapping[str, Any]) -> str | None:
+    """The line of a step's result (its JSON) naming the accepted losses it met: a
+    validation's or the gate's ``accepted_losses``, else what its writes left out
+    (``bigtable.known_losses``); None when there are none."""
+    if "accepted_losses" in result:
+        return losses_line(result["accepted_losses"], "left out of the source's side")
+    return losses_line((result.get("bigtable") or {}).get("known_losses", {}),
+                       "not written to Bigtable")

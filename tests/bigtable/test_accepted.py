@@ -153,3 +153,16 @@ def test_a_stopped_validation_is_not_continued_under_other_accepted_losses() -> 
     assert one.key != both.key
     assert changed(one.body, both.body) == "other accepted losses ([target] accept) to leave out"
     assert "accepted" not in Plan.of("validate", None, None, ranges, 5, False, False, None).body
+
+
+def test_a_steps_result_gives_its_line_of_accepted_losses() -> None:
+    from hbase_migrate.bigtable.accepted import step_line
+
+    one = key_name("big", KEY1)
+    assert step_line({"bigtable": {"known_losses": {one: 2}, "masked_puts": 0}}) == (
+        f"accepted losses ([target] accept): 2 cell(s) not written to Bigtable: {one} "
+        "(2 cell(s))")
+    assert step_line({"accepted_losses": {one: 1}, "bigtable": {"known_losses": {}}}) == (
+        f"accepted losses ([target] accept): 1 cell(s) left out of the source's side: {one} "
+        "(1 cell(s))")
+    assert step_line({"bigtable": {"known_losses": {}}}) is None and step_line({}) is None

@@ -161,6 +161,7 @@ class LifecycleOperator(BaseOperator):
     def execute(self, context: Context) -> dict[str, Any]:
         from airflow.sdk.exceptions import AirflowException, AirflowFailException
 
+        from hbase_migrate.bigtable.accepted import step_line
         from hbase_migrate_airflow.hooks.spark import with_connection_conf
 
         params, spec = self.run_spec(context)
@@ -174,6 +175,9 @@ class LifecycleOperator(BaseOperator):
                 raise AirflowFailException(f"{self.step}: {exc}") from exc
             raise
         self.done = (spec, result)
+        lost = step_line(result.to_json())  # a Bigtable target's accepted losses
+        if lost:
+            self.log.info("%s", lost)
         failure = self.failure(result)
         if failure:
             error = AirflowFailException if self.final(result) else AirflowException
