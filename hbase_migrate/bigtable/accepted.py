@@ -26,6 +26,7 @@ from hbase_migrate.bigtable.preflight import (
     MAX_QUALIFIER,
     MAX_TIMESTAMP_MS,
     MAX_VALUE,
+    Finding,
     cell_findings,
     dropped,
 )
@@ -58,13 +59,17 @@ class AcceptedLosses:
         return any(name.startswith(f"{kind} {target} ") for name in self.accept
                    for kind in DROPPED)
 
-    def lost(self, target: str, cell: Cell, counts: Counter[str]) -> bool:
-        """Whether ``cell`` (of the ``target`` table) is an accepted loss; counted then."""
+    def lost(self, target: str, cell: Cell, counts: Counter[str],
+             refused: dict[str, Finding] | None = None) -> bool:
+        """Whether ``cell`` (of the ``target`` table) is an accepted loss; counted then. A
+        limit it breaks without being accepted goes into ``refused``, by name."""
         if (len(cell.row) <= MAX_KEY and len(cell.qualifier) <= MAX_QUALIFIER
                 and len(cell.value) <= MAX_VALUE and 0 <= cell.timestamp <= MAX_TIMESTAMP_MS):
             return False
         findings = cell_findings(target, cell)
         if not dropped(findings) or any(f.name not in self.accept for f in findings):
+            if refused is not None:
+                refused.update((f.name, f) for f in findings if f.name not in self.accept)
             return False  # written, or refused by the writes: the range shows it
         for finding in findings:
             if finding.kind in DROPPED:
@@ -72,17 +77,19 @@ class AcceptedLosses:
         return True
 
     def left_out(self, source_table: str, pieces: Iterable[list[Cell]],
-                 counts: Counter[str]) -> Iterable[list[Cell]]:
+                 counts: Counter[str], refused: dict[str, Finding] | None = None
+                 ) -> Iterable[list[Cell]]:
         """``pieces`` (of rows of ``source_table``, in scan order) without the accepted
-        losses, counted by name in ``counts``; ``pieces`` themselves when none can be."""
+        losses, counted by name in ``counts`` (the limits broken but not accepted in
+        ``refused``); ``pieces`` themselves when none can be."""
         if not self.dropping(source_table):
             return pieces
-        return self._kept(self.target(source_table), pieces, counts)
+        return self._kept(self.target(source_table), pieces, counts, refused)
 
-    def _kept(self, target: str, pieces: Iterable[list[Cell]], counts: Counter[str]
-              ) -> Iterator[list[Cell]]:
+    def _kept(self, target: str, pieces: Iterable[list[Cell]], counts: Counter[str],
+              refused: dict[str, Finding] | None) -> Iterator[list[Cell]]:
         for piece in pieces:
-            kept = [c for c in piece if not self.lost(target, c, counts)]
+            kept = [c for c in piece if not self.lost(target, c, counts, refused)]
             if kept:
                 yield kept
 
@@ -94,6 +101,7 @@ class _WithoutAccepted:
     def __init__(self, client: Client, losses: AcceptedLosses) -> None:
         self._client, self._losses = client, losses
         self.counts: Counter[str] = Counter()
+        self.refused: dict[str, Finding] = {}
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._client, name)
@@ -101,12 +109,12 @@ class _WithoutAccepted:
     def scan(self, table: str, start: bytes = b"", stop: bytes = b"", **kwargs: Any
              ) -> Iterable[list[Cell]]:
         return self._losses.left_out(table, self._client.scan(table, start, stop, **kwargs),
-                                     self.counts)
+                                     self.counts, self.refused)
 
     def scan_batches(self, table: str, start: bytes = b"", stop: bytes = b"", **kwargs: Any
                      ) -> Iterator[list[list[Cell]]]:
         for batch in self._client.scan_batches(table, start, stop, **kwargs):
-            kept = list(self._losses.left_out(table, batch, self.counts))
+            kept = list(self._losses.left_out(table, batch, self.counts, self.refused))
             if kept:
                 yield kept
 
@@ -116,6 +124,17 @@ def without_accepted(client: Client, losses: AcceptedLosses | None) -> Client:
     if losses is None:
         return client
     return cast(Client, _WithoutAccepted(client, losses))
+
+
+def not_accepted(client: Client) -> list[str]:
+    """What a source read through :func:`without_accepted` met over Bigtable's limits
+    without being accepted (so its range differs): a line each, with the name to accept
+    (and why an old name listed does not cover it)."""
+    if not isinstance(client, _WithoutAccepted):
+        return []
+    accept = client._losses.accept
+    return [f"not accepted: {f.refusal(accept, 'it is not on Bigtable')}"
+            for f in client.refused.values()]
 
 
 def losses_line(counts: Mapping[str, int], what: str = "left out") -> str | None:

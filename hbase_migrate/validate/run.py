@@ -46,7 +46,7 @@ from typing import TYPE_CHECKING, Any
 from hbase_migrate.audit.ledger import Ledger
 from hbase_migrate.audit.migrations_book import OpenStep
 from hbase_migrate.audit.records import Verdict
-from hbase_migrate.bigtable.accepted import AcceptedLosses, without_accepted
+from hbase_migrate.bigtable.accepted import AcceptedLosses, not_accepted, without_accepted
 from hbase_migrate.cluster.admin import Compactor
 from hbase_migrate.cluster.client import Client
 from hbase_migrate.cluster.descriptors import RegionDescriptor
@@ -287,10 +287,10 @@ class Validation:
     def explain(self, key_range: KeyRange) -> list[str]:
         with open_client(self.spec.source) as src, open_client(self.spec.target) as dst, \
                 task_throttle(ThrottlePlan.of(self.spec, "validate")) as throttle:
-            result = compare_tables(without_accepted(src, self.accepted), dst,
-                                    key_range.table, self.target_of(key_range),
+            source = without_accepted(src, self.accepted)
+            result = compare_tables(source, dst, key_range.table, self.target_of(key_range),
                                     key_range.start, key_range.stop, EXPLAIN_LIMIT, throttle)
-        return result.examples
+        return result.examples + not_accepted(source)  # and what to accept, if anything
 
     def repair(self, ranges: Sequence[KeyRange]) -> dict[KeyRange, RangeRepair]:
         """Rewrite ``ranges`` from the source; then get past the delete markers hiding cells

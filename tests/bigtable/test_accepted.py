@@ -166,3 +166,18 @@ def test_a_steps_result_gives_its_line_of_accepted_losses() -> None:
         f"accepted losses ([target] accept): 1 cell(s) left out of the source's side: {one} "
         "(1 cell(s))")
     assert step_line({"bigtable": {"known_losses": {}}}) is None and step_line({}) is None
+
+
+def test_a_range_differing_by_a_key_an_old_name_accepted_says_the_name_to_accept() -> None:
+    from hbase_migrate.bigtable.accepted import not_accepted
+
+    old = f"key_too_large big {'k' * 64}"
+    wrapped = without_accepted(_Scans([[put(KEY2)], [put(b"a")]]),  # type: ignore[arg-type]
+                               AcceptedLosses.of([old], {"big": "big"}))
+    assert [[c.row for c in p] for p in wrapped.scan("big")] == [[KEY2], [b"a"]]  # kept
+    (line,) = not_accepted(wrapped)
+    assert line.startswith(f"not accepted: table big: {key_name('big', KEY2).split(' ', 2)[2]}"
+                           ": a row key of 9016 bytes (at most 4096): Bigtable cannot take "
+                           "it; it is not on Bigtable; [target] accept lists ")
+    assert f'accept = ["{key_name("big", KEY2)}"]' in line and "\n" not in line
+    assert not_accepted(_Scans([])) == []  # type: ignore[arg-type]
