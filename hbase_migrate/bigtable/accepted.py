@@ -89,6 +89,11 @@ class AcceptedLosses:
     def _kept(self, target: str, pieces: Iterable[list[Cell]], counts: Counter[str],
               refused: dict[str, Finding] | None) -> Iterator[list[Cell]]:
         for piece in pieces:
+            if piece and len(piece[0].row) <= MAX_KEY and not any(
+                    len(c.qualifier) > MAX_QUALIFIER or len(c.value) > MAX_VALUE
+                    or not 0 <= c.timestamp <= MAX_TIMESTAMP_MS for c in piece):
+                yield piece  # within every limit (one row: one key), as it is
+                continue
             kept = [c for c in piece if not self.lost(target, c, counts, refused)]
             if kept:
                 yield kept
