@@ -201,7 +201,8 @@ final class GoldenCells {
   /**
    * A cell ACL's tag value as the AccessController writes it for a Put's setACL(user, READ):
    * AccessControlProtos.UsersAndPermissions { user_permissions { user; permissions { type
-   * Global; global_permission { action READ } } } }, encoded here field by field.
+   * Global; global_permission { action READ } } } }, encoded here field by field (the bytes
+   * 2.6.1's AccessControlUtil.toUsersAndPermissions(user, READ) makes; 1.x's classes differ).
    */
   static byte[] aclValue(String user) {
     byte[] name = Bytes.toBytes(user);
