@@ -98,9 +98,10 @@ class Finding:
         the name to accept (with why an old name listed does not cover it)."""
         old = ""
         if self.legacy is not None and self.legacy in accepted:
-            old = (f"; [target] accept lists \"{self.legacy}\", a name of an earlier version "
-                   "that covered every key alike in what it shows: each one is now accepted "
-                   "by its own name")
+            old = (f"; [target] accept lists \"{self.legacy}\", the name an earlier version "
+                   "gave it: such names accept nothing now (one cut at 64 characters covered "
+                   "every key alike in them), each thing is accepted by its own name, a long "
+                   "key shortened and followed by its SHA-256")
         return (f"table {self.table}: {self.where or 'its cells'}: {self.detail}: Bigtable "
                 f"cannot take it; {written}{old}. Accept the loss with [target] accept = "
                 f"[\"{self.name}\"], or change the source")
@@ -114,16 +115,18 @@ def cell_findings(table: str, cell: Cell) -> list[Finding]:
                              f"a row key of {len(cell.row)} bytes (at most {MAX_KEY})",
                              f"key_too_large {table} {to_string_binary(cell.row)[:64]}"))
     if len(cell.qualifier) > MAX_QUALIFIER:
-        old = f"{to_string_binary(cell.row)} {_column(cell)}"[:200]
+        old = _whole(cell)[:200]
         found.append(Finding("qualifier_too_large", table, _cell_where(cell),
                              f"a qualifier of {len(cell.qualifier)} bytes "
                              f"(at most {MAX_QUALIFIER})", f"qualifier_too_large {table} {old}"))
     if len(cell.value) > MAX_VALUE:
         found.append(Finding("cell_too_large", table, _cell_where(cell),
-                             f"a value of {len(cell.value) / MiB:.1f} MiB (at most 100 MiB)"))
+                             f"a value of {len(cell.value) / MiB:.1f} MiB (at most 100 MiB)",
+                             f"cell_too_large {table} {_whole(cell)}"))
     if cell.type != CellType.DELETE_FAMILY and not 0 <= cell.timestamp <= MAX_TIMESTAMP_MS:
         found.append(Finding("bad_timestamp", table, _cell_where(cell),
-                             f"timestamp {cell.timestamp} ms is outside 0..{MAX_TIMESTAMP_MS}"))
+                             f"timestamp {cell.timestamp} ms is outside 0..{MAX_TIMESTAMP_MS}",
+                             f"bad_timestamp {table} {_whole(cell)}"))
     for kind in sorted({TAG_KINDS.get(t.type, "tags") for t in cell.tags}):
         found.append(Finding(kind, table, "", TAG_DETAILS[kind]))
     return found
@@ -133,9 +136,13 @@ def _key(row: bytes) -> str:
     return exact(to_string_binary(row), shortened(row), row)
 
 
+def _whole(cell: Cell) -> str:
+    return f"{to_string_binary(cell.row)} {_column(cell)}"
+
+
 def _cell_where(cell: Cell) -> str:
     """``<row> <family>:<qualifier>@<timestamp>``, exact (:func:`exact`)."""
-    whole = f"{to_string_binary(cell.row)} {_column(cell)}"
+    whole = _whole(cell)
     shown = (f"{shortened(cell.row)} {to_string_binary(cell.family)}:"
              f"{shortened(cell.qualifier)}@{cell.timestamp}")
     return exact(whole, shown, cell.row, cell.family, cell.qualifier,

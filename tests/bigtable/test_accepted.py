@@ -181,3 +181,13 @@ def test_a_range_differing_by_a_key_an_old_name_accepted_says_the_name_to_accept
                            "it; it is not on Bigtable; [target] accept lists ")
     assert f'accept = ["{key_name("big", KEY2)}"]' in line and "\n" not in line
     assert not_accepted(_Scans([])) == []  # type: ignore[arg-type]
+
+
+def test_an_earlier_exact_name_of_a_long_key_gets_the_same_hint() -> None:
+    row = b"r" * 300  # within the key limit, too long to be shown whole
+    big = Cell(row, b"f", b"q", 5, CellType.PUT, b"x" * (100 * 2**20 + 1))
+    (finding,) = cell_findings("t", big)
+    old = f"cell_too_large t {'r' * 300} f:q@5"  # the whole name an earlier version gave
+    assert finding.name.startswith(f"cell_too_large t {'r' * 24}...{'r' * 16} f:q@5 sha256:")
+    message = finding.refusal(frozenset([old]), "it was not written")
+    assert f'accept lists "{old}"' in message and f'accept = ["{finding.name}"]' in message
