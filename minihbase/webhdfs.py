@@ -204,14 +204,18 @@ class WebHdfsServer:
         if own["type"] == "FILE":
             return [own]  # LISTSTATUS on a file lists the file, with an empty pathSuffix
         child = self.synthetic_child(hdfs_path)
-        names = [child] if child is not None else sorted(os.listdir(self.local_path(hdfs_path)))
-        result = []
-        for name in names:
-            try:
-                result.append(self.file_status(posixpath.join(hdfs_path, name), name))
-            except RemoteError:
-                continue  # vanished between the listing and its stat
-        return result
+        for attempt in range(50, -1, -1):  # the folder at one moment, as the NameNode lists it
+            names = [child] if child is not None else sorted(os.listdir(self.local_path(hdfs_path)))
+            result = []
+            for name in names:
+                try:
+                    result.append(self.file_status(posixpath.join(hdfs_path, name), name))
+                except RemoteError:
+                    if attempt:
+                        break  # moved between the read and its stat: read the folder again
+            else:
+                return result
+        raise AssertionError("unreachable")
 
     def content_summary(self, hdfs_path: str) -> dict[str, Any]:
         own = self.file_status(hdfs_path)

@@ -137,6 +137,8 @@ wal_anchors = _cols("wal_anchors", "id", "migration_id", "server", "wal_group", 
                     "name_time", "watermark", "recorded_at")
 wal_watch = _cols("wal_watch", "id", "migration_id", "stream", "server", "wal_group",
                   "seen_from", "seen_to")
+wal_heads = _cols("wal_heads", "id", "migration_id", "stream", "server", "wal_group",
+                  "head_time", "older_seen_from", "newer_after")
 leases = _cols("leases", "name", "holder", "acquired_at", "expires_at")
 migration_definitions = _cols("migration_definitions", "id", "migration_id", "seq",
                                 "definition", "change", "recorded_at")
@@ -467,3 +469,15 @@ class AnchorRecord:
     @classmethod
     def from_row(cls, row: RowMapping) -> AnchorRecord:
         return cls(**dict(row))
+
+
+@dataclass(frozen=True)
+class ChainHead:
+    """What listings proved of one WAL chain through its newest live file, named at
+    ``head_time`` (``sql/011_wal_heads.sql``): every file of the chain older than it that
+    appeared at or after ``older_seen_from`` was listed, and no file newer than it had
+    appeared by ``newer_after``."""
+
+    head_time: int
+    older_seen_from: int
+    newer_after: int

@@ -14,6 +14,7 @@ from hbase_migrate.audit.errors import LedgerError, WalStateError
 from hbase_migrate.audit.records import (
     PENDING,
     AnchorRecord,
+    ChainHead,
     GapKind,
     GapRecord,
     WalFileRecord,
@@ -216,17 +217,46 @@ class WalBook(LedgerBook):
                        archive_ttl: int, live_heads: Mapping[tuple[str, str], int] | None = None
                        ) -> None:
         """A listing of the source's WAL folders ran from ``started`` to ``ended``: every
-        file created in ``[ended - archive_ttl, started]`` was still there, so it was seen;
-        and no file of a live chain (server, group) was created between its newest file's
-        creation (``live_heads``) and ``started``. Each stretch joins the newest one of its
-        chain it meets (listings closer than the TTL)."""
-        stretches = {("", ""): (ended - archive_ttl, started)}
-        stretches.update({chain: (created, started)
-                          for chain, created in (live_heads or {}).items()})
+        file that appeared in ``[ended - archive_ttl, started]`` was still there, so it was
+        seen (a stretch of every chain, joined with the newest one it meets). Per live chain
+        (server, group), the creation time of the newest file it saw in the live folder
+        (``live_heads``) is a :class:`ChainHead` (``sql/011_wal_heads.sql``)."""
         with self._engine.begin() as conn:
-            for (server, group), (seen_from, seen_to) in stretches.items():
-                if seen_from <= seen_to:  # a listing slower than the TTL proves nothing
-                    self._watch(conn, migration_id, stream, server, group, seen_from, seen_to)
+            if ended - archive_ttl <= started:  # a listing slower than the TTL proves nothing
+                self._watch(conn, migration_id, stream, "", "", ended - archive_ttl, started)
+            for (server, group), head_time in (live_heads or {}).items():
+                self._head(conn, migration_id, stream, server, group, head_time,
+                           ended - archive_ttl, started)
+
+    def _head(self, conn: Connection, migration_id: int, stream: str, server: str,
+              group: str, head_time: int, older_seen_from: int, newer_after: int) -> None:
+        h = t.wal_heads
+        stmt = self._insert(h).values(
+            migration_id=migration_id, stream=stream, server=server, wal_group=group,
+            head_time=head_time, older_seen_from=older_seen_from, newer_after=newer_after)
+        conn.execute(stmt.on_conflict_do_update(
+            index_elements=["migration_id", "stream", "server", "wal_group", "head_time"],
+            set_={"older_seen_from": case(
+                      (h.c.older_seen_from <= stmt.excluded.older_seen_from,
+                       h.c.older_seen_from), else_=stmt.excluded.older_seen_from),
+                  "newer_after": case((h.c.newer_after >= stmt.excluded.newer_after,
+                                       h.c.newer_after), else_=stmt.excluded.newer_after)}))
+
+    def heads(self, migration_id: int, stream: str) -> dict[tuple[str, str], list[ChainHead]]:
+        """Per chain (server, group), what listings proved through its heads, oldest head
+        first (:meth:`record_listing`)."""
+        h = t.wal_heads
+        with self._engine.begin() as conn:
+            rows = conn.execute(select(h.c.server, h.c.wal_group, h.c.head_time,
+                                       h.c.older_seen_from, h.c.newer_after)
+                                .where(and_(h.c.migration_id == migration_id,
+                                            h.c.stream == stream))
+                                .order_by(h.c.head_time)).all()
+        found: dict[tuple[str, str], list[ChainHead]] = {}
+        for r in rows:
+            found.setdefault((str(r.server), str(r.wal_group)), []).append(ChainHead(
+                int(r.head_time), int(r.older_seen_from), int(r.newer_after)))
+        return found
 
     def _watch(self, conn: Connection, migration_id: int, stream: str, server: str,
                group: str, seen_from: int, seen_to: int) -> None:
@@ -242,22 +272,19 @@ class WalBook(LedgerBook):
                 migration_id=migration_id, stream=stream, server=server, wal_group=group,
                 seen_from=seen_from, seen_to=seen_to))
 
-    def watched(self, migration_id: int, stream: str
-                ) -> dict[tuple[str, str], list[tuple[int, int]]]:
-        """Per chain (server, group; ``("", "")`` for every chain), the stretches
-        ``(seen_from, seen_to)`` in which every WAL file created was listed
-        (:meth:`record_listing`), oldest first."""
+    def watched(self, migration_id: int, stream: str) -> list[tuple[int, int]]:
+        """The stretches ``(seen_from, seen_to)`` in which every WAL file that appeared was
+        listed (:meth:`record_listing`), oldest first. (Stretches of one chain that ledgers
+        before version 11 wrote claimed files older than the chain's head they could have
+        missed: they are left out.)"""
         w = t.wal_watch
         with self._engine.begin() as conn:
-            rows = conn.execute(select(w.c.server, w.c.wal_group, w.c.seen_from, w.c.seen_to)
+            rows = conn.execute(select(w.c.seen_from, w.c.seen_to)
                                 .where(and_(w.c.migration_id == migration_id,
-                                            w.c.stream == stream))
+                                            w.c.stream == stream, w.c.server == "",
+                                            w.c.wal_group == ""))
                                 .order_by(w.c.seen_from)).all()
-        found: dict[tuple[str, str], list[tuple[int, int]]] = {}
-        for r in rows:
-            found.setdefault((str(r.server), str(r.wal_group)), []).append(
-                (int(r.seen_from), int(r.seen_to)))
-        return found
+        return [(int(r.seen_from), int(r.seen_to)) for r in rows]
 
     def wal_file(self, migration_id: int, cluster: str, path: str) -> WalFileRecord | None:
         with self._engine.begin() as conn:

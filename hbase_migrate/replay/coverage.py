@@ -9,11 +9,9 @@ deleted unseen: HBase archives any WAL whose regions are all flushed, not only t
 while the files after it are archived and cleaned. Each stretch of a chain is judged by the
 first rule that decides it:
 
-* **watched**: every file created in the stretch was listed. A file lives at least the
-  archive TTL after its creation (it is archived once closed, then kept for the TTL), so a
-  listing that ran from ``started`` to ``ended`` saw every file created in
-  ``[ended - ttl, started]``, and no file of a chain was created between its newest live
-  file and ``started`` (:meth:`Ledger.record_listing`): the chain is whole there;
+* **watched**: every file that appeared in the stretch was listed (:class:`Evidence`, from
+  :meth:`Ledger.record_listing`; what each listing proves, and what it rests on, is said
+  there);
 * **replication queue**: a source peer's queue holds every file of the server from its
   oldest queued one on; the stretch is whole when that is at or before it (and every queued
   name is known: :func:`queued_missing`);
@@ -60,8 +58,8 @@ from itertools import pairwise
 from typing import NamedTuple
 
 from hbase_migrate.audit.ledger import DEFAULT_GAP_REMEDY, Ledger, now_ms
-from hbase_migrate.audit.records import AnchorRecord, WalFileRecord
-from hbase_migrate.cluster.storage.walstore import WalFileStatus, WalStore
+from hbase_migrate.audit.records import AnchorRecord, ChainHead, WalFileRecord
+from hbase_migrate.cluster.storage.walstore import WalFileStatus
 from hbase_migrate.replay.retention import ReplicationView
 from hbase_migrate.timeutil import format_duration, format_time
 from hbase_migrate.wal.names import ServerName, name_timestamp, parse_wal_path
@@ -158,35 +156,58 @@ class _Link(NamedTuple):
     last_write_time: int | None
 
 
-ALL_CHAINS = ChainKey("", "")  # the key of the stretches every chain shares
+_FOREVER = 1 << 62  # an open end of a stretch
 
 
 @dataclass(frozen=True)
 class Evidence:
-    """What proves a chain whole besides its files: the stretches in which every created
-    file was listed, per chain (:data:`ALL_CHAINS` for every chain; :meth:`Ledger.watched`),
-    the creation time of the oldest file a replication peer queues per chain
-    (``queued_from``), and the roll period."""
+    """What proves a chain whole besides its files: what the listings saw (``watched``,
+    ``heads``), the creation time of the oldest file a replication peer queues per chain
+    (``queued_from``), and the roll period.
+
+    A listing reads each server's live folder (``WALs/<server>/``), then ``oldWALs/``, from
+    ``started`` to ``ended``. What it proves rests on four facts of HBase, each true
+    whatever the delays between a file's name, its creation and a listing's steps:
+
+    1. A file lives at least the archive TTL after it appeared: it is archived once closed,
+       and the log cleaner deletes an archived file only when its modification time (its
+       close, at or after its creation) is older than the TTL (``TimeToLiveLogCleaner``).
+    2. A chain's files appear in name order, one roll at a time: ``AbstractFSWAL.rollWriter``
+       holds the roll lock while it names the next file with the clock
+       (``computeFilename``) and creates it, so a file appears at or after its name time and
+       no later than the next file's name time. (On HDFS the creation can take seconds:
+       name times alone say nothing of when a listing could see a file.)
+    3. The live folder always holds the file the server writes (HBase never archives it).
+    4. A file is moved from the live folder to ``oldWALs/``, never back, and the listing
+       reads the live folders first.
+
+    So a listing saw every file that appeared in ``[ended - ttl, started]`` (1, 4: it was
+    there throughout; ``watched``). Per live chain, through the newest file it saw in the
+    live folder, the head (:class:`ChainHead`): a file older than the head appeared before
+    the folder was read (2), so it was seen unless it appeared before ``ended - ttl`` (1, 4);
+    and a file newer than the head had not appeared when the folder was read (3), after
+    ``started``. Nothing is assumed of files that appear while a listing runs."""
 
     roll_period: int
-    watched: Mapping[ChainKey, Sequence[tuple[int, int]]] | None = None
+    watched: Sequence[tuple[int, int]] = ()
     queued_from: Mapping[ChainKey, int] | None = None
     archive_ttl: int | None = None  # for the advice in an unproven span
+    heads: Mapping[ChainKey, Sequence[ChainHead]] | None = None
 
     def watched_over(self, key: ChainKey, first: int, last: int) -> bool:
-        """Whether every file of chain ``key`` created strictly between ``first`` and
-        ``last`` was listed (the server's clock may differ from ours by up to
-        :data:`WRITE_TIME_SKEW_MS`). A file created after the newest listing began is
-        younger than the TTL: the next listing still finds it, so the stretch need not
-        reach past that listing."""
-        watched = self.watched or {}
-        stretches = sorted([*watched.get(ALL_CHAINS, ()), *watched.get(key, ())])
-        if not stretches:
-            return False
-        newest = max(seen_to for _, seen_to in stretches)
+        """Whether every file of chain ``key`` named strictly between ``first`` and ``last``
+        (each a file's name time, or ``first`` a server's start) was listed: such a file
+        appeared in ``(first, last]`` (2), widened by the clock difference between the
+        server and us (:data:`WRITE_TIME_SKEW_MS`)."""
+        stretches = list(self.watched)
+        for head in (self.heads or {}).get(key, ()):
+            if head.head_time >= last:  # every such file is older than the head
+                stretches.append((head.older_seen_from, _FOREVER))
+            if head.head_time <= first:  # every such file is newer than the head
+                stretches.append((-_FOREVER, head.newer_after))
         lo = first + 1 - WRITE_TIME_SKEW_MS
-        hi = min(last - 1 + WRITE_TIME_SKEW_MS, newest)
-        for seen_from, seen_to in stretches:
+        hi = last - 1 + WRITE_TIME_SKEW_MS
+        for seen_from, seen_to in sorted(stretches):
             if seen_from > lo:
                 return False
             if seen_to >= lo:
@@ -377,35 +398,14 @@ def anchors_of(listed: Iterable[WalFileStatus], at: int
 
 
 def live_heads(listed: Iterable[WalFileStatus]) -> dict[tuple[str, str], int]:
-    """Per live chain (server, group), the creation time of its newest file in ``WALs/``,
-    less the clock skew: HBase never archives the file it writes, so no file of the chain
-    was created after it until the listing (:meth:`Ledger.record_listing`)."""
+    """Per live chain (server, group), the name time of its newest file in ``WALs/``: the
+    chain's head (:class:`Evidence`, :meth:`Ledger.record_listing`)."""
     heads: dict[tuple[str, str], int] = {}
     for f in listed:
         key = chain_key(f.relpath)
         if key is not None and f.state == "live" and f.timestamp is not None:
-            heads[key] = max(f.timestamp - WRITE_TIME_SKEW_MS, heads.get(key, 0))
+            heads[key] = max(f.timestamp, heads.get(key, 0))
     return heads
-
-
-def record_anchors(ledger: Ledger, migration_id: int, store: WalStore, watermark: int,
-                   archive_ttl: int) -> int:
-    """Record the file each live chain was writing at ``watermark`` ('' when its listing
-    no longer found it; and the listing as watched); returns how many files were found."""
-    started = now_ms()
-    listed = store.list_wal_files()
-    ledger.record_listing(migration_id, SOURCE, started, now_ms(), archive_ttl,
-                          live_heads(listed))
-    found = anchors_of(listed, watermark)
-    for key, f in found.items():
-        if f is None:
-            log.warning("the WAL file server %s%s was writing at the watermark %s was gone "
-                        "when the source's WAL folders were listed; its chain must be proven "
-                        "from older files", key.server, f" (group {key.group})" * bool(key.group),
-                        format_time(watermark))
-        ledger.record_anchor(migration_id, key.server, key.group, "" if f is None else f.path,
-                             None if f is None else f.timestamp, watermark)
-    return sum(f is not None for f in found.values())
 
 
 def known_files(rows: Iterable[WalFileRecord]) -> list[tuple[str, int | None, int | None]]:
@@ -433,10 +433,10 @@ def check_coverage(ledger: Ledger, migration_id: int, since: int, until: int | N
     to the ledger."""
     now = now_ms()
     rows = ledger.wal_files(migration_id, stream)
-    watched = {ChainKey(*chain): stretches
-               for chain, stretches in ledger.watched(migration_id, stream).items()}
-    evidence = Evidence(roll_period, watched,
-                        None if view is None else queued_from(view), archive_ttl)
+    heads = {ChainKey(*chain): found
+             for chain, found in ledger.heads(migration_id, stream).items()}
+    evidence = Evidence(roll_period, ledger.watched(migration_id, stream),
+                        None if view is None else queued_from(view), archive_ttl, heads)
     spans = find_missing(known_files(rows), ledger.anchors(migration_id), since=since,
                          until=until, roll_period=roll_period, now=now, evidence=evidence)
     if view is not None:

@@ -73,14 +73,15 @@ def reconcile(ledger: Ledger, migration_id: int, store: WalStore, *,
     result = Reconciliation(listed=store.list_wal_files())
     if not record:
         return result
-    if archive_ttl is not None:
-        ledger.record_listing(migration_id, stream, started, now_ms(), archive_ttl,
-                              live_heads(result.listed))
+    ended = now_ms()
     here = {f.path for f in result.listed}
     _follow_listed(ledger, migration_id, result, here, stream)
     for f in result.listed:
         ledger.record_wal_seen(migration_id, stream, f.server or UNKNOWN_SERVER, f.path,
                                f.size, f.timestamp)
+    if archive_ttl is not None:  # what it proves, once every file it saw is in the ledger
+        ledger.record_listing(migration_id, stream, started, ended, archive_ttl,
+                              live_heads(result.listed))
     rows = ledger.wal_files(migration_id, stream)
     for row in rows:
         if row.path in here or row.vanished_at is not None or row.status is WalStatus.GAP:

@@ -6,11 +6,17 @@ server is writing at T0 (its *anchor*) is recorded with it (:mod:`coverage`).
 
 from __future__ import annotations
 
+import logging
+
 from hbase_migrate.audit.ledger import Ledger, now_ms
 from hbase_migrate.audit.records import MigrationRecord
+from hbase_migrate.cluster.storage.walstore import WalStore
 from hbase_migrate.config import MigrationSpec
-from hbase_migrate.replay.coverage import record_anchors
-from hbase_migrate.replay.discovery import open_wal_store
+from hbase_migrate.replay.coverage import anchors_of
+from hbase_migrate.replay.discovery import open_wal_store, reconcile
+from hbase_migrate.timeutil import format_time
+
+log = logging.getLogger(__name__)
 
 
 def record_watermark(ledger: Ledger, migration: MigrationRecord, spec: MigrationSpec,
@@ -20,6 +26,25 @@ def record_watermark(ledger: Ledger, migration: MigrationRecord, spec: Migration
     ledger.update_migration(migration.id, watermark=t0)
     return record_anchors(ledger, migration.id, open_wal_store(spec.source), t0,
                           spec.replay.archive_ttl)
+
+
+def record_anchors(ledger: Ledger, migration_id: int, store: WalStore, watermark: int,
+                   archive_ttl: int) -> int:
+    """List the source's WAL folders as a replay does (every file recorded as seen before
+    the listing counts as watched), and record the file each live chain was writing at
+    ``watermark``, or '' when the listing no longer found it; returns how many files were
+    found."""
+    listed = reconcile(ledger, migration_id, store, archive_ttl=archive_ttl).listed
+    found = anchors_of(listed, watermark)
+    for key, f in found.items():
+        if f is None:
+            log.warning("the WAL file server %s%s was writing at the watermark %s was gone "
+                        "when the source's WAL folders were listed: its chain must be proven "
+                        "from older files", key.server,
+                        f" (group {key.group})" if key.group else "", format_time(watermark))
+        ledger.record_anchor(migration_id, key.server, key.group, "" if f is None else f.path,
+                             None if f is None else f.timestamp, watermark)
+    return sum(f is not None for f in found.values())
 
 
 def fix_watermark(spec: MigrationSpec, watermark: int | None = None) -> int:

@@ -3,10 +3,13 @@ the same HBase root; status, archive moves and reads through each."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from hbase_migrate.cluster.storage import walstore
 from hbase_migrate.cluster.storage.walstore import LocalWalStore, WalStore, WebHdfsWalStore
 from minihbase.webhdfs import WebHdfsServer
 from tests.cluster.walroot import LIVE, RS1, RS1_ENC, TREE, content
@@ -100,3 +103,48 @@ def test_a_server_folder_renamed_to_splitting_while_listed_keeps_its_files(
              for f in TREE if f.relpath.startswith(f"WALs/{RS1}/")}
     assert moved and all(listed.get(path) == state for path, state in moved.items())
     assert len(listed) == len(_expected())
+
+
+def test_a_roll_between_a_folders_read_and_its_stat_is_read_again(
+        store: WalStore, hbase_root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """HDFS lists a folder at one moment. A roll that archives the live file between a
+    folder's read and the stat of its names must not make the server's folder look empty:
+    the roll's new file is there now, and a listing that left both out would say the chain
+    had no live file at all."""
+    new = f"WALs/{RS1}/{RS1_ENC}.1700000400000"
+    rolled: list[str] = []
+
+    def roll() -> None:
+        rolled.append(new)
+        (hbase_root / new).write_bytes(b"")
+        (hbase_root / LIVE.relpath).rename(hbase_root / "oldWALs" / Path(LIVE.relpath).name)
+
+    if isinstance(store, LocalWalStore):
+        real_scandir = walstore.os.scandir
+
+        class Racing:
+            def __init__(self, item: os.DirEntry[str]) -> None:
+                self.item, self.name = item, item.name
+
+            def is_dir(self) -> bool:
+                return self.item.is_dir()
+
+            def stat(self) -> os.stat_result:
+                if self.name == Path(LIVE.relpath).name and not rolled:
+                    roll()
+                return self.item.stat()
+
+        monkeypatch.setattr(walstore.os, "scandir",
+                            lambda path: [Racing(i) for i in real_scandir(path)])
+    else:
+        real_status = WebHdfsServer.file_status
+
+        def racing(server: WebHdfsServer, hdfs_path: str, suffix: str = "") -> dict[str, Any]:
+            if hdfs_path.endswith(Path(LIVE.relpath).name) and not rolled:
+                roll()
+            return real_status(server, hdfs_path, suffix)
+
+        monkeypatch.setattr(WebHdfsServer, "file_status", racing)
+    live = [s.relpath for s in store.list_wal_files() if s.state == "live" and s.server == RS1]
+    assert rolled and new in live  # not an empty folder
+    assert LIVE.relpath not in live

@@ -4,10 +4,9 @@ unproven, worked out by hand for each case."""
 
 from __future__ import annotations
 
-from hbase_migrate.audit.records import AnchorRecord
+from hbase_migrate.audit.records import AnchorRecord, ChainHead
 from hbase_migrate.cluster.storage.walstore import WalFileStatus
 from hbase_migrate.replay.coverage import (
-    ALL_CHAINS,
     FIRST_WAL_DELAY_MS,
     WRITE_TIME_SKEW_MS,
     ChainKey,
@@ -45,11 +44,9 @@ ALWAYS = ((T0 - 86_400_000, T0 + 86_400_000),)
 def missing(files: list[tuple[str, int, int | None]], anchors: list[AnchorRecord], *,
             now: int = T0 + 10 * ROLL, watched: tuple[tuple[int, int], ...] = ALWAYS,
             queued_from: dict[ChainKey, int] | None = None,
-            chain_watched: dict[ChainKey, list[tuple[int, int]]] | None = None
-            ) -> list[MissingSpan]:
-    stretches = {ALL_CHAINS: list(watched), **(chain_watched or {})}
+            heads: dict[ChainKey, list[ChainHead]] | None = None) -> list[MissingSpan]:
     return find_missing(files, anchors, since=T0, until=None, roll_period=ROLL, now=now,
-                        evidence=Evidence(ROLL, stretches, queued_from, 600_000))
+                        evidence=Evidence(ROLL, watched, queued_from, 600_000, heads))
 
 
 def test_a_chain_from_its_anchor_rolling_every_period_is_covered() -> None:
@@ -227,19 +224,51 @@ def test_a_server_restarted_after_the_watermark_needs_its_first_file_known() -> 
 
 def test_a_listing_that_saw_a_chains_newest_live_file_proves_nothing_came_after_it() -> None:
     # the file the chain was writing at T0 is older than the TTL when the first listing
-    # runs: the TTL alone cannot prove (a, b), but a listing that saw a as the chain's
-    # newest live file proves no file came between a and that listing
+    # runs: the TTL alone cannot prove (a, b), but a listing that began at T0 and saw a as
+    # the chain's newest live file proves no newer file had appeared by then
     a, b = T0 - 40_000, T0 + 15_000  # closer than the roll period
     chain = [f(OLD, a), f(OLD, b)]
     key = ChainKey(str(OLD), "")
     ttl_only = ((T0 - 30_000, T0), (T0 - 1, b + 10_000))  # a 30 s TTL, listings at T0, b
     span, = missing(chain, [anchor(OLD, a)], watched=ttl_only)
     assert not span.proven
-    assert missing(chain, [anchor(OLD, a)], watched=ttl_only,
-                   chain_watched={key: [(a - WRITE_TIME_SKEW_MS, T0)]}) == []
+    seen_a = ChainHead(a, T0 - 30_000, T0)
+    assert missing(chain, [anchor(OLD, a)], watched=ttl_only, heads={key: [seen_a]}) == []
     other = ChainKey(str(NEW), "")  # another chain's head proves nothing of this one
-    assert missing(chain, [anchor(OLD, a)], watched=ttl_only,
-                   chain_watched={other: [(a - WRITE_TIME_SKEW_MS, T0)]})
+    assert missing(chain, [anchor(OLD, a)], watched=ttl_only, heads={other: [seen_a]})
+
+
+def test_a_head_proves_nothing_of_files_that_appeared_while_its_listing_ran() -> None:
+    # HBase names a file, then creates it (seconds on a busy HDFS): x was named before the
+    # listing began but appeared after it read the live folder, so the listing saw a as the
+    # head; x was rolled and cleaned before the next listing, which saw b
+    a = T0 + 1_000  # x named at a + 20 s, b at a + 40 s: rolls by size, within a period
+    listing = a + 25_000  # began after x's name time
+    b = a + 40_000
+    chain = [f(OLD, a), f(OLD, b)]
+    key = ChainKey(str(OLD), "")
+    # the later listing ended more than the TTL after the first began
+    heads = {key: [ChainHead(a, listing - 600_000, listing),
+                   ChainHead(b, listing + 10_000, b + 30_000)]}
+    span, = missing(chain, [anchor(OLD, a)], watched=(), heads=heads, now=b + ROLL)
+    assert (span.first_time, span.last_time, span.proven) == (
+        T0, b + WRITE_TIME_SKEW_MS, False)
+    # had the later listing ended within the TTL of the first one's start, it saw x
+    heads[key][1] = ChainHead(b, listing - 1, b + 30_000)
+    assert missing(chain, [anchor(OLD, a)], watched=(), heads=heads, now=b + ROLL) == []
+
+
+def test_a_head_proves_files_older_than_it_only_from_its_listings_end_less_the_ttl() -> None:
+    a, b, c = T0 + 1_000, T0 + 1_000 + ROLL, T0 + 1_000 + 2 * ROLL
+    chain = [f(OLD, a), f(OLD, b), f(OLD, c)]
+    key = ChainKey(str(OLD), "")
+    # one listing saw c as the head: it saw every older file that appeared after its end
+    # less the TTL; a file between a and b that appeared earlier may have been cleaned
+    late = {key: [ChainHead(c, a + ROLL // 2, c + 1_000)]}
+    span, = missing(chain, [anchor(OLD, a)], watched=(), heads=late, now=c + ROLL)
+    assert span.last_time == b + WRITE_TIME_SKEW_MS and not span.proven
+    early = {key: [ChainHead(c, a - WRITE_TIME_SKEW_MS, c + 1_000)]}
+    assert missing(chain, [anchor(OLD, a)], watched=(), heads=early, now=c + ROLL) == []
 
 
 def lost_anchor(server: ServerName, group: str = "") -> AnchorRecord:

@@ -195,6 +195,9 @@ class WalStore(ABC):
         return handle
 
 
+_REREADS = 50  # how often a folder is read again while names move out of it
+
+
 class LocalWalStore(WalStore):
     """WAL files in a local HBase root folder (the embedded cluster, or a mounted HDFS)."""
 
@@ -204,18 +207,28 @@ class LocalWalStore(WalStore):
         self.hbase_root = Path(hbase_root).resolve()
 
     def _list(self, relpath: str) -> list[_Entry] | None:
-        try:
-            scan = list(os.scandir(self.hbase_root / relpath))
-        except (FileNotFoundError, NotADirectoryError):
-            return None
-        entries = []
-        for item in scan:
+        """The folder as it was at one moment, as HDFS lists a folder: a name that moved
+        between the folder's read and its stat means the read is done again, not that the
+        name is left out (a roll's new file may have appeared since: the stale read holds
+        neither)."""
+        for attempt in range(_REREADS, -1, -1):
             try:
-                st = item.stat()
-            except FileNotFoundError:
-                continue  # moved between the listing and its stat
-            entries.append(_Entry(item.name, item.is_dir(), st.st_size, st.st_mtime_ns // 10**6))
-        return entries
+                scan = list(os.scandir(self.hbase_root / relpath))
+            except (FileNotFoundError, NotADirectoryError):
+                return None
+            entries = []
+            for item in scan:
+                try:
+                    st = item.stat()
+                except FileNotFoundError:
+                    if attempt:
+                        break  # moved between the read and its stat: read the folder again
+                    continue  # (a dangling link, not a move: left out)
+                entries.append(_Entry(item.name, item.is_dir(), st.st_size,
+                                      st.st_mtime_ns // 10**6))
+            else:
+                return entries
+        raise AssertionError("unreachable")
 
     def _stat(self, relpath: str) -> _Entry | None:
         try:
