@@ -171,12 +171,14 @@ class Evidence:
 
     1. A file lives at least the archive TTL after it appeared: it is archived once closed,
        and the log cleaner deletes an archived file only when its modification time (its
-       close, at or after its creation) is older than the TTL (``TimeToLiveLogCleaner``).
+       close, at or after its creation) is older than the TTL (``TimeToLiveLogCleaner``, by
+       ``BaseTimeToLiveFileCleaner.isFileDeletable``).
     2. A chain's files appear in name order, one roll at a time: ``AbstractFSWAL.rollWriter``
-       holds the roll lock while it names the next file with the clock
-       (``computeFilename``) and creates it, so a file appears at or after its name time and
-       no later than the next file's name time. (On HDFS the creation can take seconds:
-       name times alone say nothing of when a listing could see a file.)
+       holds ``rollWriterLock`` while it names the next file with the clock
+       (``getNewPath``, ``computeFilename``) and creates it (``createWriterInstance``), so
+       a file appears at or after its name time and no later than the next file's name
+       time. (On HDFS the creation can take seconds: name times alone say nothing of when
+       a listing could see a file.)
     3. The live folder always holds the file the server writes (HBase never archives it).
     4. A file is moved from the live folder to ``oldWALs/``, never back, and the listing
        reads the live folders first.
