@@ -237,11 +237,13 @@ REMEDIES: dict[str, str] = {
     "ReplayWriteError": "Check the target (region servers, quotas); rerun: the file resumes "
                         "at its last acknowledged offset.",
     "RangeError": "Read the range in the line; rerun the step (done ranges are skipped).",
-    "ExecutorError": "The line names the executor and what it lacks: a Python of the "
-                     "driver's minor version (`[spark] python`, or `\"spark.pyspark.python\"` "
-                     "in `[spark] conf`), pyspark of the driver's version, the project "
-                     "(leave `[spark] python` unset to ship it), or a route to the clusters; "
-                     "see Running on a Spark cluster.",
+    "ExecutorError": "The line names the executor and what it lacks, and for its Python the "
+                     "setting that mends it: a Python of the driver's minor version with "
+                     "pyspark of the driver's version (`--conf spark.pyspark.python=PATH`, "
+                     "or `\"spark.pyspark.python\"` in `[spark] conf`; `[spark] python` for "
+                     "one with the project installed), the project (leave `[spark] python` "
+                     "unset to ship it), or a route to the clusters; see Running on a Spark "
+                     "cluster.",
     "SnapshotExportError": "Rerun `snapshot`: only the files the target lacks or holds "
                            "different are copied again. If files vanished, raise the target's "
                            "`hbase.master.hfilecleaner.ttl` (`[snapshot] target_hfile_ttl`).",

@@ -16,7 +16,7 @@ from hbase_migrate.cluster.endpoints import ClusterEndpoints, parse_host_port
 from hbase_migrate.config import MigrationSpec
 from hbase_migrate.errors import HBaseMigrateError
 from hbase_migrate.spark.errors import task_error
-from hbase_migrate.spark.executors import ExecutorSetup
+from hbase_migrate.spark.executors import PYTHON_KEY, ExecutorSetup
 
 # the modules whose functions Spark tasks run
 TASK_MODULES = ("hbase_migrate.ranges.tasks", "hbase_migrate.replay.spark",
@@ -66,6 +66,25 @@ def wanted(spec: MigrationSpec, setup: ExecutorSetup, wal: bool) -> dict[str, An
             "reach": addresses("source", source) + addresses("target", target)}
 
 
+# what an executor's Python lacks, or a Python Spark could not start (the job's own cause)
+PYTHON_PROBLEMS = ("runs Python ", "has pyspark ", "No module named 'pyspark'",
+                   "Cannot run program")
+
+
+def remedy(problem: str, setup: ExecutorSetup, check: dict[str, Any]) -> str:
+    """What to do about ``problem`` (an executor's, or the failed job's cause), as the end of
+    the refusal: ``""`` for a problem that is its own remedy (a folder, an address)."""
+    if not any(p in problem for p in PYTHON_PROBLEMS):
+        return ""
+    pyspark = check["versions"]["pyspark"]
+    if setup.archive is None:  # [spark] python: an interpreter with the project installed
+        return (f"; install pyspark {pyspark} and hbase-migrate[executor] into "
+                f"{setup.python} on every worker, or set [spark] python to a Python that "
+                "has them")
+    return (f"; name a Python {check['python']} with pyspark {pyspark} that every worker "
+            f"has: --conf {PYTHON_KEY}=/path/to/python, or \"{PYTHON_KEY}\" in [spark] conf")
+
+
 def preflight(spark: Any, spec: MigrationSpec, setup: ExecutorSetup, *,
               wal: bool = False) -> list[dict[str, Any]]:
     """Run the probe on the executors of ``spark`` (twice as many tasks as it has cores, at
@@ -85,14 +104,17 @@ def preflight(spark: Any, spec: MigrationSpec, setup: ExecutorSetup, *,
         answers: list[dict[str, Any]] = context.parallelize(range(tasks), tasks).map(
             partial(probe.probe, check)).collect()
     except Exception as exc:
-        raise ExecutorError(f"Spark pre-flight on {master}: no task ran: "
-                            f"{task_error(exc)}; {setup.description}") from exc
+        cause = task_error(exc)
+        raise ExecutorError(f"Spark pre-flight on {master}: no task ran: {cause}; "
+                            f"{setup.description}{remedy(cause, setup, check)}") from exc
     finally:
         cloudpickle.unregister_pickle_by_value(probe)  # type: ignore[no-untyped-call]
     for answer in answers:
         if answer["problems"]:
+            problem = answer["problems"][0]
             raise ExecutorError(f"Spark pre-flight on {master}: {answer['executor']} "
-                                f"{answer['problems'][0]}; {setup.description}")
+                                f"{problem}; {setup.description}"
+                                f"{remedy(problem, setup, check)}")
     return answers
 
 

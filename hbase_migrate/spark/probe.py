@@ -28,8 +28,7 @@ def probe(wanted: dict[str, Any], _partition: Any = None) -> dict[str, Any]:
     python = "{}.{}".format(*sys.version_info[:2])
     if wanted.get("python") and python != wanted["python"]:
         problems.append(f"runs Python {python} ({sys.executable}) where the shipped project "
-                        f"is built for Python {wanted['python']}: set [spark] python to a "
-                        f"Python {wanted['python']} every worker has")
+                        f"is built for Python {wanted['python']}")
     for module in wanted.get("modules", ()):
         try:
             importlib.import_module(module)

@@ -23,6 +23,7 @@ from hbase_migrate.limits.changes import set_limits
 from hbase_migrate.spark import probe
 from hbase_migrate.spark.archive import CACHE_ENV, UNPACKED
 from hbase_migrate.spark.executors import executor_setup
+from hbase_migrate.spark.preflight import remedy, wanted
 from hbase_migrate.spark.shipped import executor_spec
 
 
@@ -122,7 +123,7 @@ def test_the_probe_says_what_an_executor_lacks(tmp_path: Path) -> None:
     python = "{}.{}".format(*sys.version_info[:2])
     assert found["problems"][0] == (
         f"runs Python {python} ({sys.executable}) where the shipped project is built for "
-        "Python 3.99: set [spark] python to a Python 3.99 every worker has")
+        "Python 3.99")
     assert found["problems"][1].startswith(
         "cannot import hbase_migrate_nothing (ModuleNotFoundError: No module named ")
     assert found["problems"][2].startswith("has pyspark 4.") and found["problems"][2].endswith(
@@ -131,3 +132,33 @@ def test_the_probe_says_what_an_executor_lacks(tmp_path: Path) -> None:
     assert found["problems"][4].startswith(f"cannot reach target Thrift2 gateway at "
                                            f"127.0.0.1:{port} (")
     assert probe.probe({"modules": ["hbase_migrate.ranges.tasks"]})["problems"] == []
+
+
+def test_a_refusal_over_the_executors_python_names_the_setting_that_mends_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The shipped archive: the remedy is a Python with pyspark, named by
+    spark.pyspark.python; a [spark] python: pyspark and the project installed there. A
+    problem that names its own fix (an address) gets nothing more."""
+    monkeypatch.setenv(CACHE_ENV, str(tmp_path / "cache"))
+    spec = load_config(config(tmp_path))
+    shipped = executor_setup("spark://m:7077", spec.engine)
+    check = wanted(spec, shipped, wal=False)
+    pyspark = check["versions"]["pyspark"]
+    python = "{}.{}".format(*sys.version_info[:2])
+    for problem in ("has pyspark (none) where the driver has 4.1.3",
+                    "cannot import hbase_migrate.ranges.tasks (ModuleNotFoundError: No module "
+                    "named 'pyspark') with /usr/bin/python3",
+                    "runs Python 3.9 (/usr/bin/python3) where the shipped project is built "
+                    f"for Python {python}",
+                    'executor 0 on host w1: java.io.IOException: Cannot run program "python3"'):
+        assert remedy(problem, shipped, check) == (
+            f"; name a Python {python} with pyspark {pyspark} that every worker has: --conf "
+            'spark.pyspark.python=/path/to/python, or "spark.pyspark.python" in [spark] conf')
+    assert remedy("cannot reach target Thrift2 gateway at dst-host:9090 (timed out)",
+                  shipped, check) == ""
+    named = executor_setup("spark://m:7077", load_config(config(
+        tmp_path, 'python = "/opt/hbm/bin/python"\n')).engine)
+    assert remedy("has pyspark (none) where the driver has 4.1.3", named,
+                  wanted(spec, named, wal=False)) == (
+        f"; install pyspark {pyspark} and hbase-migrate[executor] into /opt/hbm/bin/python on "
+        "every worker, or set [spark] python to a Python that has them")
