@@ -77,8 +77,9 @@
     multis_per_server = 2       # HBase's own RPC: Multi calls in flight to one region server
                                 # (as hbase.client.max.perserver.tasks)
     [snapshot]                  # how the copy at T0 is made
-    method = "scan"             # "scan": range tasks over Thrift2 (any cluster, the embedded
-                                # one too); "hbase": an HBase snapshot, its files exported
+    method = "scan"             # "scan": range tasks over each cluster's client, HBase's RPC
+                                # or Thrift2 (any cluster, the embedded one and Bigtable
+                                # too); "hbase": an HBase snapshot, its files exported
                                 # over WebHDFS, cloned on the target (real clusters)
     ttl = "24h"                 # "hbase": the snapshots expire after this (forgotten ones too)
     keep = false                # "hbase": keep the snapshots (else deleted once used)

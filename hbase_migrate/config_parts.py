@@ -201,8 +201,8 @@ class CdcSettings:
 @dataclass(frozen=True)
 class SnapshotSettings:
     """How the copy at T0 is made (``[snapshot]``): ``method`` ``scan`` (range tasks over
-    Thrift2) or ``hbase`` (an HBase snapshot exported file by file and cloned); durations
-    in ms."""
+    each cluster's client, HBase's RPC or Thrift2) or ``hbase`` (an HBase snapshot exported
+    file by file and cloned); durations in ms."""
 
     method: str = "scan"
     ttl: int = SNAPSHOT_DEFAULTS["ttl"]
