@@ -26,6 +26,7 @@ from realstack.hbase import (
 )
 from realstack.kafka.cli import kafka
 from realstack.maven import RealStackError, module_classpath
+from realstack.yarncli import yarn
 
 
 def _properties(values: tuple[str, ...]) -> dict[str, str]:
@@ -182,3 +183,4 @@ def start(hbase_version: str, data_dir: Path, name: str, region_servers: int, ma
 
 
 realstack.add_command(kafka)
+realstack.add_command(yarn)
