@@ -2,9 +2,10 @@
 ``BloomFilterChunk``, ``BloomFilterUtil``, ``MurmurHash``, ``RowBloomHashKey``,
 ``RowColBloomHashKey`` in branch-2.6).
 
-Keys (ROW: the row; ROWCOL: row length, row, a zero family length, qualifier, the latest
-timestamp and the Maximum type, the family left out) go into chunks of 128 KiB
-(``io.storefile.bloom.block.size``) sized for an error rate of 1 %
+Keys (ROW: the row; ROWCOL: the key of ``createFirstOnRowCol(cell)``, which leaves the
+family out: row length, row, a zero family length, qualifier, the latest timestamp and the
+Maximum type; also each chunk's first key and the file's ``LAST_BLOOM_KEY``) go into chunks
+of 128 KiB (``io.storefile.bloom.block.size``) sized for an error rate of 1 %
 (``io.storefile.bloom.error.rate``, a float; ROWCOL's per-lookup rate is
 ``1 - sqrt(1 - err)``). Each key sets ``hash_count`` bits at ``|h1 + i * h2| mod bits``
 (int arithmetic), ``h1`` the key's hash with seed 0 and ``h2`` with seed ``h1``, by

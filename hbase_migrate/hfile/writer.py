@@ -233,8 +233,8 @@ class HFileWriter:
                     self.bloom.add(cell.row, cell.row)
                     self.last_bloom = cell
             elif last is None or (last.row, last.qualifier) != (cell.row, cell.qualifier):
-                self.bloom.add(rowcol_key(cell.row, cell.qualifier),
-                               _first_on(cell.row, cell.family, cell.qualifier))
+                key = rowcol_key(cell.row, cell.qualifier)  # a chunk's first key as well
+                self.bloom.add(key, key)
                 self.last_bloom = cell
         if cell.type in (DELETE_FAMILY, DELETE_FAMILY_VERSION):
             self.delete_family_count += 1
@@ -329,7 +329,7 @@ class HFileWriter:
             info[b"BLOOM_FILTER_TYPE"] = self.bloom.kind.encode()
             lb = self.last_bloom
             info[b"LAST_BLOOM_KEY"] = (lb.row if self.bloom.kind == ROW
-                                       else _first_on(lb.row, lb.family, lb.qualifier))
+                                       else rowcol_key(lb.row, lb.qualifier))
         if s.encoding != "NONE":
             info[b"DATA_BLOCK_ENCODING"] = s.encoding.encode()
         if s.include_mvcc:

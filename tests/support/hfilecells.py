@@ -12,8 +12,12 @@ FAMILY = b"f"
 
 
 def writer_cells(rows: int = 120, *, tags: bool = True, family: bytes = FAMILY,
-                 big_values: bool = True) -> list[tuple[Cell, int]]:
-    """(cell, mvcc) pairs sorted as HBase sorts them."""
+                 big_values: bool = True, ttl_tags: bool = True,
+                 mvcc: bool = True) -> list[tuple[Cell, int]]:
+    """(cell, mvcc) pairs sorted as HBase sorts them. ``ttl_tags``: the tag most cells carry
+    is a cell TTL (type 8, which a region server applies: the cells expire a minute after
+    their 2023 timestamps), else a tag of type 64 no server part reads; ``mvcc`` False: 0
+    for every cell, as in a bulk load's files."""
     cells: list[Cell] = []
     for i in range(rows):
         row = b"row-%05d" % i if i % 11 else bytes([0, 0x80 | i % 128, 0xFF, i % 256])
@@ -22,9 +26,11 @@ def writer_cells(rows: int = 120, *, tags: bool = True, family: bytes = FAMILY,
             for version in range(1 + (i % 3 == 0)):
                 value = (b"v%d-%d-%d" % (i, q, version)) * (i % 5)
                 cell_tags: tuple[Tag, ...] = (
-                    (Tag(8, (60_000 + i).to_bytes(8, "big")),) if tags and i % 3 else ())
+                    (Tag(8 if ttl_tags else 64, (60_000 + i).to_bytes(8, "big")),)
+                    if tags and i % 3 else ())
                 if tags and i % 7 == 0:
-                    cell_tags += (Tag(1, b"acl-%d" % (i % 4)), Tag(2, b"\x01\x03"))
+                    cell_tags += ((Tag(1, b"acl-%d" % (i % 4)), Tag(2, b"\x01\x03")) if ttl_tags
+                                  else (Tag(65, b"t-%d" % (i % 4)), Tag(66, b"\x01\x03")))
                 cells.append(Cell(row, family, qualifier, T0 + i * 10 - version,
                                   CellType.PUT, value, cell_tags))
         if i % 9 == 4:
@@ -39,4 +45,4 @@ def writer_cells(rows: int = 120, *, tags: bool = True, family: bytes = FAMILY,
             cells.append(Cell(row, family, b"big", T0, CellType.PUT,
                               bytes(range(256)) * 1200))
     cells.sort(key=cell_order)
-    return [(cell, 100 + n) for n, cell in enumerate(cells)]
+    return [(cell, 100 + n if mvcc else 0) for n, cell in enumerate(cells)]

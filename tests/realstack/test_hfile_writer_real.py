@@ -1,0 +1,200 @@
+"""Real HBase reads what the project's HFile writer makes.
+
+* HBase 2.6.1's and 3.0.0-alpha-4's ``HFilePrettyPrinter -p -v -m -k`` (one JVM each, no
+  cluster) print the cells written, with their tags and sequence ids, for every data block
+  encoding x compression (3.0.0-alpha-4 on Maven Central has no codec module: NONE and GZ),
+  with tags and without, ROW, ROWCOL or no Bloom filter: no key out of order, the Bloom
+  filters holding one key per row (ROW) or per column (ROWCOL), the delete-family filter one
+  per row with a family delete.
+* The session's real HBase 2.6.1 bulk-loads files written for a table's families (its own
+  ``BulkLoadHFilesTool``; a file a region, and one file spanning the table's two regions,
+  which the tool splits): HBase's Java client's raw scan returns every cell written,
+  delete markers and tags included, and gets of single columns, which pass through the
+  ROWCOL Bloom filter of the files as written, find every version of every column.
+
+The expectations are the cells as written (``tests/support/hfilecells.py``), rendered as
+HBase prints them; neither the project's reader nor its client takes part.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hbase_migrate.bytesutil import to_string_binary
+from hbase_migrate.cluster.descriptors import FamilyDescriptor, TableDescriptor
+from hbase_migrate.cluster.endpoints import load_cluster_json
+from hbase_migrate.hbase.connect import connect
+from hbase_migrate.hfile.metadata import bulk_load_metadata
+from hbase_migrate.hfile.writer import HFileSettings, HFileWriter
+from hbase_migrate.wal.model import Cell, CellType, cell_order, type_name
+from realstack.hbase import RealHBase
+from tests.hfile.printout import printed_cells
+from tests.support.hfilecells import writer_cells
+
+from .fixtures import native_cluster_json, skip_without_real_stack
+from .hfile_judge import bulk_load, print_hfiles
+from .java_cells import differences, java_dump
+
+pytestmark = [pytest.mark.integration, pytest.mark.realstack]
+ENCODINGS = ["NONE", "PREFIX", "DIFF", "FAST_DIFF", "ROW_INDEX_V1"]
+BLOOMS = ["ROW", "ROWCOL", "NONE"]
+VERSIONS = {"2.6.1": ["NONE", "GZ", "SNAPPY", "LZ4", "ZSTD"], "3.0.0-alpha-4": ["NONE", "GZ"]}
+WITH_TAGS = writer_cells()
+BIG = WITH_TAGS  # values of 300 KiB: more than one codec chunk
+NO_BIG = writer_cells(big_values=False)
+NO_TAGS = [(cell._replace(tags=()), mvcc) for cell, mvcc in NO_BIG]
+
+
+def rendered(cells: list[tuple[Cell, int]]) -> list[dict[str, Any]]:
+    """The cells as ``HFilePrettyPrinter -p`` prints them (``printout.printed_cells``)."""
+    return [{"row": to_string_binary(c.row), "family": to_string_binary(c.family),
+             "qualifier": to_string_binary(c.qualifier), "timestamp": c.timestamp,
+             "type": type_name(c.type), "value": to_string_binary(c.value),
+             "vlen": len(c.value), "mvcc": mvcc,
+             "tags": [{"type": t.type, "value": to_string_binary(t.value)} for t in c.tags]}
+            for c, mvcc in cells]
+
+
+def bloom_keys(text: str, section: str) -> int | None:
+    """``No of Keys in bloom`` of a printed Bloom filter section, None when not present."""
+    part = text.split(f"\n{section}:\n", 1)[1]
+    found = re.match(r"\s+(?:Not present|BloomSize: \d+\n\s+No of Keys in bloom: (\d+))", part)
+    assert found is not None, part[:200]
+    return int(found[1]) if found[1] else None
+
+
+def expected_bloom_keys(cells: list[tuple[Cell, int]], bloom: str) -> int | None:
+    if bloom == "NONE":
+        return None
+    if bloom == "ROW":
+        return len({c.row for c, _ in cells})
+    return len({(c.row, c.qualifier) for c, _ in cells})
+
+
+def family_deletes(cells: list[tuple[Cell, int]], bloom: str) -> int | None:
+    """Rows with a family delete: the delete-family filter's keys (none beside ROWCOL)."""
+    rows = {c.row for c, _ in cells
+            if c.type in (CellType.DELETE_FAMILY, CellType.DELETE_FAMILY_VERSION)}
+    return len(rows) if rows and bloom != "ROWCOL" else None
+
+
+@pytest.mark.parametrize("version", list(VERSIONS))
+def test_hfile_pretty_printer_reads_every_written_file(version: str, tmp_path: Path) -> None:
+    skip_without_real_stack()
+    written: dict[str, tuple[list[tuple[Cell, int]], str]] = {}
+    cases = itertools.product(ENCODINGS, VERSIONS[version], [True, False])
+    for n, (encoding, compression, tags) in enumerate(cases):
+        cells = (BIG if encoding == "NONE" else NO_BIG) if tags else NO_TAGS
+        bloom = BLOOMS[n % len(BLOOMS)]
+        name = f"{encoding}-{compression}-{'tags' if tags else 'plain'}-{bloom}"
+        with HFileWriter(tmp_path / name, HFileSettings(
+                block_size=4096, encoding=encoding, compression=compression,
+                include_tags=tags, bloom=bloom, index_chunk_size=512)) as writer:
+            for cell, mvcc in cells:
+                writer.append(cell, mvcc)
+            writer.close()
+        written[name] = (cells, bloom)
+    out = tmp_path / "printed"
+    codes = print_hfiles(version, [tmp_path / name for name in written], out)
+    assert codes == dict.fromkeys(written, 0)
+    for name, (cells, bloom) in written.items():
+        text = (out / f"{name}.hbase.txt").read_text(encoding="utf-8")
+        assert "WARNING" not in text, name  # -k: a key out of order
+        assert f"Scanned kv count -> {len(cells)}\n" in text, name
+        assert printed_cells(name, out) == rendered(cells), name
+        assert bloom_keys(text, "Bloom filter") == expected_bloom_keys(cells, bloom), name
+        assert (bloom_keys(text, "Delete Family Bloom filter")
+                == family_deletes(cells, bloom)), name
+
+
+TABLE = "hfile_writer_bulk"
+SPLIT = b"row-00060"  # the table's two regions
+# family -> (its descriptor, the writer's settings for it)
+FAMILIES = {
+    b"f": (FamilyDescriptor(b"f", max_versions=1000, compression="GZ", bloom_filter="ROW",
+                            data_block_encoding="FAST_DIFF", block_size=4096),
+           HFileSettings(block_size=4096, encoding="FAST_DIFF", compression="GZ", bloom="ROW")),
+    b"r": (FamilyDescriptor(b"r", max_versions=1000, compression="SNAPPY",
+                            bloom_filter="ROWCOL", data_block_encoding="ROW_INDEX_V1",
+                            block_size=2048),
+           HFileSettings(block_size=2048, encoding="ROW_INDEX_V1", compression="SNAPPY",
+                         bloom="ROWCOL", index_chunk_size=256)),
+    b"d": (FamilyDescriptor(b"d", max_versions=1000, compression="ZSTD", bloom_filter="NONE",
+                            data_block_encoding="DIFF"),
+           HFileSettings(encoding="DIFF", compression="ZSTD")),
+}
+
+
+@pytest.fixture(scope="module")
+def described(real_hbase: RealHBase, tmp_path_factory: pytest.TempPathFactory
+              ) -> Iterator[dict[str, Any]]:
+    """The table, of two regions, created on the session's HBase; dropped after."""
+    folder = tmp_path_factory.mktemp("hfile-bulk")
+    endpoints = load_cluster_json(native_cluster_json(real_hbase, folder))
+    with connect(endpoints) as client:
+        if client.table_exists(TABLE):
+            client.disable_table(TABLE)
+            client.delete_table(TABLE)
+        client.create_table(TableDescriptor(TABLE, tuple(f for f, _ in FAMILIES.values())),
+                            [SPLIT])
+        try:
+            yield {**real_hbase.described, "folder": folder, "endpoints": endpoints}
+        finally:
+            client.disable_table(TABLE)
+            client.delete_table(TABLE)
+
+
+def family_cells(family: bytes) -> list[tuple[Cell, int]]:
+    """A family's cells: the TTL tag of the printer test would expire them (a 2023 time
+    stamp and a minute to live), so an inert tag type; the puts only for ROWCOL, whose gets
+    must find every column; sequence ids 0, as a bulk load's files hold."""
+    cells = writer_cells(family=family, ttl_tags=False, mvcc=False, big_values=family == b"f")
+    if family == b"r":
+        cells = [(c, m) for c, m in cells if c.type == CellType.PUT]
+    return cells
+
+
+def test_bulk_load_returns_every_cell(described: dict[str, Any]) -> None:
+    """``f`` in one file over both regions, which the tool splits (with HBase's own writer);
+    ``r`` and ``d`` in one file a region, as a bulk replay writes them, loaded as they are."""
+    folder: Path = described["folder"] / "load"
+    expected: list[Cell] = []
+    for family, (_descriptor, settings) in FAMILIES.items():
+        (folder / family.decode()).mkdir(parents=True)
+        cells = family_cells(family)
+        parts = ([cells] if family == b"f" else
+                 [[c for c in cells if c[0].row < SPLIT], [c for c in cells if c[0].row >= SPLIT]])
+        for n, part in enumerate(parts):
+            with HFileWriter(folder / family.decode() / f"bulk{n}", settings) as writer:
+                for cell, mvcc in part:
+                    writer.append(cell, mvcc)
+                writer.close(bulk_load_metadata("hfile-writer-test"))
+        expected += [c for c, _ in cells]
+    said = bulk_load(described, TABLE, folder, described["folder"] / "conf")
+    split = re.findall(r"HFile at \S*/load/(\w)/bulk\d+ no longer fits", said)
+    assert split == ["f"]
+    dump = java_dump(described, TABLE, codec="org.apache.hadoop.hbase.codec.KeyValueCodecWithTags")
+    assert differences(sorted(expected, key=cell_order), dump.raw) == ""
+    assert len(dump.regions) == 2
+
+
+def test_gets_pass_the_rowcol_bloom_filter(described: dict[str, Any]) -> None:
+    """After the load, a get of one column (which a ROWCOL filter answers first) finds
+    every version written of every column of the ROWCOL family."""
+    endpoints = described["endpoints"]
+    expected: dict[tuple[bytes, bytes], list[Cell]] = {}
+    for cell, _ in family_cells(b"r"):
+        expected.setdefault((cell.row, cell.qualifier), []).append(cell._replace(tags=()))
+    with connect(endpoints) as client:
+        if not client.table_exists(TABLE) or not list(client.scan(TABLE)):
+            pytest.skip("the bulk load test did not load the table")
+        found = {key: client.get(TABLE, key[0], [(b"r", key[1])]) for key in expected}
+    missing = [key for key, cells in expected.items()
+               if [c._replace(tags=()) for c in found[key]] != cells]
+    assert missing == []
