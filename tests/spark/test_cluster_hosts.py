@@ -119,25 +119,40 @@ def test_copy_replay_and_validation_run_on_workers_that_see_nothing_of_the_drive
     assert tasks >= len(ranges) + 4  # every range's task and the pre-flight's, on workers
 
 
-@pytest.mark.parametrize(("spark", "says"), [
-    ('python = "/opt/none/bin/python3"',
-     'on host 127.0.0.1: java.io.IOException: Cannot run program "/opt/none/bin/python3"'),
-    ('python = "python3"',
-     "cannot import hbase_migrate.ranges.tasks (ModuleNotFoundError: No module named "
-     "'hbase_migrate')"),
-], ids=["no-such-python", "python-without-the-project"])
+# a Python the workers have without pyspark: this one's base interpreter (/usr/bin)
+BARE = Path(sys.base_prefix) / "bin" / "python{}.{}".format(*sys.version_info[:2])
+PYSPARK = metadata.version("pyspark")
+
+
+BAD_SETUPS = [
+    ("no-such-python", 'python = "/opt/none/bin/python3"', (),
+     ['on host 127.0.0.1: java.io.IOException: Cannot run program "/opt/none/bin/python3"',
+      f"; install pyspark {PYSPARK} and hbase-migrate[executor] into /opt/none/bin/python3 "
+      "on every worker"]),
+    ("python-without-the-project", 'python = "python3"', (),
+     ["cannot import hbase_migrate.ranges.tasks (ModuleNotFoundError: No module named "
+      "'hbase_migrate')"]),
+    ("python-without-pyspark", "", ("--conf", f"spark.pyspark.python={BARE}"),
+     [f"has pyspark (none) where the driver has {PYSPARK}; executors run their own {BARE} ",
+      f"; name a Python {sys.version_info[0]}.{sys.version_info[1]} with pyspark {PYSPARK} "
+      "that every worker has: --conf spark.pyspark.python=/path/to/python"]),
+]
+
+
+@pytest.mark.parametrize(("name", "spark", "args", "says"), BAD_SETUPS,
+                         ids=[name for name, *_ in BAD_SETUPS])
 def test_a_bad_setup_fails_in_one_line_before_any_task(
-        cluster: Cluster, clusters: tuple[MiniHBase, MiniHBase], spark: str, says: str) -> None:
+        cluster: Cluster, clusters: tuple[MiniHBase, MiniHBase], name: str, spark: str,
+        args: tuple[str, ...], says: list[str]) -> None:
     src, dst = clusters
     run_workload(src, TABLE, seed=58, ops=100)
-    config = write_config(cluster.driver / spark.split('"')[1].replace("/", "_"), src, dst,
-                          f'master = "{cluster.url}"\n{spark}')
+    config = write_config(cluster.driver / name, src, dst, f'master = "{cluster.url}"\n{spark}')
     assert cli(cluster, "prepare", "--config", str(config)).returncode == 0
-    done = cli(cluster, "snapshot", "--config", str(config))
+    done = cli(cluster, "snapshot", "--config", str(config), *args)
     assert done.returncode == 2, (done.stdout, done.stderr)
     last = done.stderr.strip().splitlines()[-1]  # (above it: Spark's own start-up warnings)
     assert last.startswith(f"hbase-migrate: error: Spark pre-flight on {cluster.url}: "), last
-    assert says in last and "executors run" in last, last
+    assert all(said in last for said in says) and "executors run" in last, last
     assert "Traceback" not in done.stderr and "at org.apache" not in done.stderr
     spec = load_config(config)
     with Ledger.open(spec.ledger_url) as ledger:
