@@ -58,6 +58,7 @@ class Reconciliation:
     """What a listing changed in the ledger."""
 
     listed: list[WalFileStatus] = field(default_factory=list)
+    live: list[WalFileStatus] = field(default_factory=list)  # as read in the live folders
     moves: list[tuple[str, str]] = field(default_factory=list)
     gaps: list[Gap] = field(default_factory=list)
 
@@ -70,7 +71,8 @@ def reconcile(ledger: Ledger, migration_id: int, store: WalStore, *,
     ``stream`` is the ledger's key of the files' progress (replay's ``source`` by default);
     with ``archive_ttl``, the listing is recorded as watched (:mod:`coverage`)."""
     started = now_ms()
-    result = Reconciliation(listed=store.list_wal_files())
+    listing = store.listing()
+    result = Reconciliation(listed=listing.files, live=listing.live)
     if not record:
         return result
     ended = now_ms()
@@ -81,7 +83,7 @@ def reconcile(ledger: Ledger, migration_id: int, store: WalStore, *,
                                f.size, f.timestamp)
     if archive_ttl is not None:  # what it proves, once every file it saw is in the ledger
         ledger.record_listing(migration_id, stream, started, ended, archive_ttl,
-                              live_heads(result.listed))
+                              live_heads(listing.live))
     rows = ledger.wal_files(migration_id, stream)
     for row in rows:
         if row.path in here or row.vanished_at is not None or row.status is WalStatus.GAP:

@@ -34,8 +34,8 @@ def record_anchors(ledger: Ledger, migration_id: int, store: WalStore, watermark
     the listing counts as watched), and record the file each live chain was writing at
     ``watermark``, or '' when the listing no longer found it; returns how many files were
     found."""
-    listed = reconcile(ledger, migration_id, store, archive_ttl=archive_ttl).listed
-    found = anchors_of(listed, watermark)
+    seen = reconcile(ledger, migration_id, store, archive_ttl=archive_ttl)
+    found = anchors_of([*seen.listed, *seen.live], watermark)
     for key, f in found.items():
         if f is None:
             log.warning("the WAL file server %s%s was writing at the watermark %s was gone "

@@ -148,3 +148,24 @@ def test_a_roll_between_a_folders_read_and_its_stat_is_read_again(
     live = [s.relpath for s in store.list_wal_files() if s.state == "live" and s.server == RS1]
     assert rolled and new in live  # not an empty folder
     assert LIVE.relpath not in live
+
+
+def test_a_file_archived_while_the_listing_runs_is_listed_once_and_kept_as_live(
+        store: WalStore, hbase_root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Archived between the read of its server's folder and the read of ``oldWALs/``: one
+    file, archived, in ``files``; and the newest live file of its server in ``live``, which
+    is what the listing proves a chain's head by."""
+    real_list = store._list
+
+    def archiving(relpath: str) -> Any:
+        if relpath == "oldWALs" and (hbase_root / LIVE.relpath).exists():
+            (hbase_root / LIVE.relpath).rename(hbase_root / "oldWALs" / Path(LIVE.relpath).name)
+        return real_list(relpath)
+
+    monkeypatch.setattr(store, "_list", archiving)
+    listing = store.listing()
+    name = Path(LIVE.relpath).name
+    assert [(f.state, f.relpath) for f in listing.files if f.name == name] == [
+        ("archived", f"oldWALs/{name}")]
+    assert [f.relpath for f in listing.live if f.server == RS1 and not f.name.endswith(
+        ".meta")] == [LIVE.relpath]

@@ -50,15 +50,24 @@ class Watcher:
     """Lists the source's WAL folders every few ms: every file name that ever existed."""
 
     def __init__(self, root: Path) -> None:
-        self.root, self.names = root, set[str]()
+        self.root, self._names = root, set[str]()
+        self._lock = threading.Lock()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
+
+    @property
+    def names(self) -> set[str]:
+        """Every name seen so far (a copy: the watcher goes on adding)."""
+        with self._lock:
+            return set(self._names)
 
     def _run(self) -> None:
         while not self._stop.is_set():
             for folder in (self.root / "oldWALs", *self.root.glob("WALs/*")):
                 with suppress(FileNotFoundError):
-                    self.names.update(os.listdir(folder))
+                    found = os.listdir(folder)
+                    with self._lock:
+                        self._names.update(found)
             time.sleep(0.005)
 
     def __enter__(self) -> Watcher:

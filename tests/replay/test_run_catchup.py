@@ -16,7 +16,7 @@ import pytest
 from hbase_migrate.audit.ledger import Ledger, now_ms
 from hbase_migrate.audit.records import WalStatus
 from hbase_migrate.audit.status import compute_status
-from hbase_migrate.cluster.storage.walstore import LocalWalStore, WalFileStatus
+from hbase_migrate.cluster.storage.walstore import LocalWalStore, WalListing
 from hbase_migrate.errors import ConfigError
 from hbase_migrate.replay import run as replay_run
 from hbase_migrate.replay.apply import ReplayTarget
@@ -262,9 +262,9 @@ class SplitAfterListing(LocalWalStore):
     """A dead server's split finishing right after a listing: a file listed in its
     -splitting folder is already in oldWALs/ when the run next looks for it."""
 
-    def list_wal_files(self) -> list[WalFileStatus]:
-        listed = super().list_wal_files()
-        for f in listed:
+    def listing(self) -> WalListing:
+        listed = super().listing()
+        for f in listed.files:
             if f.state == "splitting":
                 shutil.move(f.path, self.hbase_root / "oldWALs" / f.name)
         return listed

@@ -63,6 +63,13 @@ class WalFileStatus(NamedTuple):
     timestamp: int | None
 
 
+class WalListing(NamedTuple):
+    """One listing of the WAL folders (:meth:`WalStore.listing`)."""
+
+    files: list[WalFileStatus]  # every WAL file once, where it was last seen
+    live: list[WalFileStatus]  # the files read in the live folders, archived since or not
+
+
 class _Entry(NamedTuple):
     name: str
     is_dir: bool
@@ -104,6 +111,12 @@ class WalStore(ABC):
 
     def list_wal_files(self) -> list[WalFileStatus]:
         """Every WAL file in ``WALs/*/`` and ``oldWALs/`` (flat and per server), by path."""
+        return self.listing().files
+
+    def listing(self) -> WalListing:
+        """:meth:`list_wal_files`, and the files as read in the live folders (a file
+        archived while the listing ran is in ``files`` once, archived, and in ``live`` too:
+        it was the newest live file of its server when its folder was read)."""
         result: list[WalFileStatus] = []
         for entry in self._list(LIVE_DIR) or []:
             if entry.is_dir:
@@ -118,9 +131,10 @@ class WalStore(ABC):
             if entry.is_dir:
                 result.extend(self._files_in(f"{ARCHIVE_DIR}/{entry.name}") or [])
         # A file archived between listing WALs/ and oldWALs/ shows up twice: keep the archive.
+        live = [f for f in result if f.state == "live"]
         archived = {f.name for f in result if f.state == "archived"}
         result = [f for f in result if f.state == "archived" or f.name not in archived]
-        return sorted(result, key=lambda s: s.relpath)
+        return WalListing(sorted(result, key=lambda s: s.relpath), live)
 
     def _files_in(self, folder: str) -> list[WalFileStatus] | None:
         """The WAL files in ``folder``; None when there is no such folder."""
