@@ -3,9 +3,9 @@
 * HBase 2.6.1's and 3.0.0-alpha-4's ``HFilePrettyPrinter -p -v -m -k`` (one JVM each, no
   cluster) print the cells written, with their tags and sequence ids, for every data block
   encoding x compression (3.0.0-alpha-4 on Maven Central has no codec module: NONE and GZ),
-  with tags and without, ROW, ROWCOL or no Bloom filter: no key out of order, the Bloom
-  filters holding one key per row (ROW) or per column (ROWCOL), the delete-family filter one
-  per row with a family delete.
+  with tags and without, ROW, ROWCOL or no Bloom filter (of one chunk, or of several): no
+  key out of order, the Bloom filters holding one key per row (ROW) or per column (ROWCOL),
+  the delete-family filter one per row with a family delete.
 * The session's real HBase 2.6.1 bulk-loads files written for a table's families (its own
   ``BulkLoadHFilesTool``; a file a region, and one file spanning the table's two regions,
   which the tool splits): HBase's Java client's raw scan returns every cell written,
@@ -95,7 +95,8 @@ def test_hfile_pretty_printer_reads_every_written_file(version: str, tmp_path: P
         name = f"{encoding}-{compression}-{'tags' if tags else 'plain'}-{bloom}"
         with HFileWriter(tmp_path / name, HFileSettings(
                 block_size=4096, encoding=encoding, compression=compression,
-                include_tags=tags, bloom=bloom, index_chunk_size=512)) as writer:
+                include_tags=tags, bloom=bloom, index_chunk_size=512,
+                bloom_chunk_size=64 if tags else 128 * 1024)) as writer:
             for cell, mvcc in cells:
                 writer.append(cell, mvcc)
             writer.close()
@@ -109,6 +110,9 @@ def test_hfile_pretty_printer_reads_every_written_file(version: str, tmp_path: P
         assert f"Scanned kv count -> {len(cells)}\n" in text, name
         assert printed_cells(name, out) == rendered(cells), name
         assert bloom_keys(text, "Bloom filter") == expected_bloom_keys(cells, bloom), name
+        if bloom != "NONE":  # chunks of 128 bytes hold about a hundred keys
+            chunks = re.search(r"Bloom filter:\n(?:.*\n)*?\s+Number of chunks: (\d+)", text)
+            assert chunks is not None and (int(chunks[1]) > 1) == ("-tags-" in name), name
         assert (bloom_keys(text, "Delete Family Bloom filter")
                 == family_deletes(cells, bloom)), name
 
@@ -124,7 +128,7 @@ FAMILIES = {
                             bloom_filter="ROWCOL", data_block_encoding="ROW_INDEX_V1",
                             block_size=2048),
            HFileSettings(block_size=2048, encoding="ROW_INDEX_V1", compression="SNAPPY",
-                         bloom="ROWCOL", index_chunk_size=256)),
+                         bloom="ROWCOL", index_chunk_size=256, bloom_chunk_size=64)),
     b"d": (FamilyDescriptor(b"d", max_versions=1000, compression="ZSTD", bloom_filter="NONE",
                             data_block_encoding="DIFF"),
            HFileSettings(encoding="DIFF", compression="ZSTD")),
