@@ -9,13 +9,19 @@ import os
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from hbase_migrate.wal import hotloops
 from realstack.kafka import KafkaBroker, KafkaSettings
-from tests.realstack.fixtures import (  # noqa: F401 - the real stack, session-wide
+from tests.realstack import stacks
+from tests.realstack.fixtures import (  # noqa: F401 - the real stacks, session-wide
+    SHARED_STACKS,
+    native_hbase,
     real_hbase,
+    real_stacks,
+    second_hbase,
     secured_stack,
     source_cluster,
 )
@@ -29,6 +35,9 @@ SHARED_REFERENCE = REPO.parent / "shared" / "reference"
 # The suite's JVMs (real HBase, Kafka, HBase's tools) live for seconds to minutes: C1 alone
 # compiles enough and spends a fifth less CPU on two cores (bench/ keeps the full JIT).
 os.environ.setdefault("HBASE_MIGRATE_JVM_OPTIONS", "-XX:TieredStopAtLevel=1")
+
+# Every real HBase started is counted; the session's summary lists them.
+stacks.count_starts()
 
 # The WebHDFS library logs each request at info: a failing test's captured log would be
 # those lines, not what failed.
@@ -102,5 +111,48 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         item.add_marker(pytest.mark.xdist_group(groups[item]))
     if getattr(config.option, "dist", "no") != "no":
         order = {item: n for n, item in enumerate(items)}
+        shared = shared_stack_order(items)
         items.sort(key=lambda i: (FIRST_GROUPS.index(groups[i]) if groups[i] in FIRST_GROUPS
-                                  else len(FIRST_GROUPS), order[i]))
+                                  else len(FIRST_GROUPS), shared[module(i)], order[i]))
+
+
+def module(item: pytest.Item) -> str:
+    return item.nodeid.split("::", 1)[0]
+
+
+def shared_stack_order(items: list[pytest.Item]) -> dict[str, int]:
+    """Each module's place among those borrowing a shared real stack (SHARED_STACKS: the
+    modules of one run one after another, so it starts once), the others after them."""
+    found: dict[str, int] = {}
+    for item in items:
+        names = getattr(item, "fixturenames", ())
+        rank = min((n for n, name in enumerate(SHARED_STACKS) if name in names),
+                   default=len(SHARED_STACKS))
+        found[module(item)] = min(rank, found.get(module(item), rank))
+    return found
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """A worker of pytest-xdist hands the stacks it started to the controller."""
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:
+        workeroutput["real_stacks_started"] = stacks.started()
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: Any) -> None:
+    """pytest-xdist's controller: a worker's stacks, for the summary."""
+    STARTED.extend(getattr(node, "workeroutput", {}).get("real_stacks_started", []))
+
+
+STARTED: list[str] = []  # the real stacks the workers started
+
+
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    """How many real HBase stacks the session started, and which (one per configuration
+    and per module of its own)."""
+    started = STARTED or stacks.started()
+    if started:
+        terminalreporter.write_line(f"real HBase stacks started: {len(started)}")
+        for line in started:
+            terminalreporter.write_line(f"  {line}")

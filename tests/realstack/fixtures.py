@@ -26,6 +26,7 @@ from minihbase.server import MiniHBase
 from realstack.hbase import DEFAULT_VERSION, RealHBase, RealHBaseOptions, has_gateways
 from realstack.kdc import Kdc
 from realstack.maven import RealStackError
+from tests.realstack.stacks import Stacks, restore_region_servers
 
 STACKS = ["minihbase", pytest.param("real", marks=pytest.mark.realstack)]
 # The HBase 2.x version of the session's stack and of the no-gateway lifecycle's stacks
@@ -79,6 +80,54 @@ def running(stack: RealHBase, what: str) -> Iterator[RealHBase]:
         yield stack
     finally:
         stack.stop()
+
+
+@pytest.fixture(scope="session")
+def real_stacks(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stacks]:
+    """The session's real stacks by configuration (:mod:`tests.realstack.stacks`): a module
+    fixture borrows one with ``real_stacks.lend(options)``; all stop at the session's end."""
+    skip_without_real_stack()
+    stacks = Stacks(tmp_path_factory)
+    try:
+        yield stacks
+    finally:
+        stacks.close()
+
+
+# The configurations more than one module runs on, each a module fixture borrowing it from
+# real_stacks (tests/conftest.py puts the modules of one next to each other, SHARED_STACKS).
+# A second plain HBase beside the session's: one region server, its gateways; the target
+# of test_snapshot_real and test_registry_real (whose migration, given hbase+rpc:// URIs
+# alone, reaches no gateway of either side).
+SECOND_HBASE = RealHBaseOptions(region_servers=1, heap="768m", name="target")
+
+
+@pytest.fixture(scope="module")
+def second_hbase(real_stacks: Stacks) -> Iterator[RealHBase]:
+    """A second plain real HBase (:data:`SECOND_HBASE`), shared by the modules asking for
+    it; a module leaves it as it found it but for tables of its own names."""
+    with real_stacks.lend(SECOND_HBASE) as stack:
+        yield stack
+
+
+# HBase of the session's version with no Thrift gateway (HBase's RPC alone), two region
+# servers: test_lifecycle_native_real's target and tests/bigtable/test_faults_real's source,
+# each of which kills one of its region servers (the fixture starts a new one after).
+NATIVE_HBASE = RealHBaseOptions(hbase_version=REAL_HBASE_VERSION, region_servers=2,
+                                heap="768m", name="native", gateways=False)
+
+
+@pytest.fixture(scope="module")
+def native_hbase(real_stacks: Stacks) -> Iterator[RealHBase]:
+    """A real HBase reached over its RPC alone (:data:`NATIVE_HBASE`), shared by the modules
+    asking for it; after each, a region server it killed is replaced by a new one."""
+    with real_stacks.lend(NATIVE_HBASE) as stack:
+        yield stack
+        restore_region_servers(stack)
+
+
+SHARED_STACKS = ("second_hbase", "native_hbase")  # the fixtures above, in the order their
+#                                                    modules run
 
 
 @pytest.fixture(params=STACKS)

@@ -49,6 +49,8 @@ FAMILIES = (FamilyDescriptor(b"f", max_versions=5), FamilyDescriptor(b"g", max_v
 @pytest.fixture(scope="module", params=VERSIONS)
 def hbase1(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
            ) -> Iterator[RealHBase]:
+    """Its own stack, not test_hbase1_real's (whose tests change its WAL compression): the
+    lifecycle kills a server, which 1.x's launcher cannot put back."""
     skip_without_real_stack()
     version = request.param
     yield from running(RealHBase(tmp_path_factory.mktemp("hbase1"), RealHBaseOptions(

@@ -53,6 +53,8 @@ COMPRESSED = {"old_c": (b"\x40",), "old_d": ()}
 @pytest.fixture(scope="module", params=VERSIONS)
 def hbase1(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
            ) -> Iterator[RealHBase]:
+    """Its own stack, not test_hbase1_lifecycle_real's: the tests turn its WAL compression on
+    and kill a server, which 1.x's launcher cannot put back."""
     skip_without_real_stack()
     version = request.param
     yield from running(RealHBase(tmp_path_factory.mktemp("hbase1"), RealHBaseOptions(

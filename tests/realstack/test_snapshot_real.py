@@ -1,5 +1,5 @@
 """The ``hbase`` copy method between two real Apache HBase 2.6.1 clusters (the session's
-source and one target for this module): HBase snapshots taken through the Java admin
+source, the shared ``second_hbase`` the target): HBase snapshots taken through the Java admin
 helper, their files exported over WebHDFS (in-process, and on Spark ``local[1]``), cloned
 on the target, replay from T0. The target must equal the source cell for cell; an export
 killed with SIGKILL resumes with the files it lacks, a file corrupted on the target is
@@ -20,7 +20,6 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -53,24 +52,23 @@ from hbase_migrate.validate.gx_process import GxProcess
 from hbase_migrate.wal.model import CellType
 from minihbase.admin_client import call_admin
 from minihbase.workload import Workload, WorkloadSpec
-from realstack.hbase import RealHBase, RealHBaseOptions
+from realstack.hbase import RealHBase
 from tests.realstack.java_cells import differences, java_dump
 from tests.rpc.test_registry_real import THRESHOLD, mob_files, mob_values
 from tests.support.wait import wait_for
 
 from . import every_case
-from .fixtures import read_requests, running, skip_without_real_stack
+from .fixtures import read_requests
 
 pytestmark = [pytest.mark.own_stack, pytest.mark.integration, pytest.mark.realstack]
 REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
-def target_hbase(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealHBase]:
-    """A second real HBase, the target of this module's migrations."""
-    skip_without_real_stack()
-    yield from running(RealHBase(tmp_path_factory.mktemp("target-hbase"), RealHBaseOptions(
-        region_servers=1, heap="768m", name="target")), "the target HBase")
+def target_hbase(second_hbase: RealHBase) -> RealHBase:
+    """A second real HBase, the target of this module's migrations (the second plain stack,
+    test_registry_real's target too: each module's tables have names of their own)."""
+    return second_hbase
 
 
 def configure(folder: Path, source: RealHBase, target: RealHBase, table: str,

@@ -25,6 +25,8 @@ pytestmark = [pytest.mark.own_stack, pytest.mark.integration, pytest.mark.realst
 
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealHBase]:
+    """Its own stack, not one of ``real_stacks``: three masters (no other module's), and the
+    tests kill the active ones, which cannot be undone."""
     skip_without_real_stack()
     yield from running(RealHBase(tmp_path_factory.mktemp("failover"), RealHBaseOptions(
         region_servers=1, masters=3, heap="1g", name="failover")), "real HBase, 3 masters")

@@ -4,7 +4,9 @@ of writes made since and the validation reach both through HBase's RPC connectio
 (``ClientMetaService``, which 2.6's region servers serve), and no connection of this process
 goes to either cluster's ZooKeeper while they run (every ``socket.connect`` is watched; the
 servers keep their own sessions). HBase's Java client of 2.6.1 judges the result cell for
-cell. The source is the session's real stack; the target a stack of its own, with no gateway.
+cell. The source is the session's real stack; the target the second plain stack
+(``second_hbase``, shared with test_snapshot_real), of which the migration knows the RPC URI
+alone.
 
 A MOB table (``IS_MOB``, ``MOB_THRESHOLD``) migrates the same way, exactly: values on both
 sides of the threshold, flushed on the source (so the large ones are read back from its MOB
@@ -16,7 +18,6 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
@@ -35,12 +36,10 @@ from hbase_migrate.rpc.cluster import NativeCluster
 from hbase_migrate.rpc.registry import RpcRegistry
 from hbase_migrate.wal.model import Cell, CellType
 from minihbase.admin_client import call_admin
-from realstack.hbase import RealHBase, RealHBaseOptions
+from realstack.hbase import RealHBase
 from tests.realstack.fixtures import (
     kerberos_environment,
     read_requests,
-    running,
-    skip_without_real_stack,
     stack_endpoints,
 )
 from tests.realstack.java_cells import differences, java_dump
@@ -52,11 +51,10 @@ VERSION = "2.6.1"  # the first release line with connection URIs (HBASE-28436)
 
 
 @pytest.fixture(scope="module")
-def target(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealHBase]:
-    skip_without_real_stack()
-    yield from running(RealHBase(tmp_path_factory.mktemp("uri-target"), RealHBaseOptions(
-        hbase_version=VERSION, region_servers=1, heap="768m", name="uri-target",
-        gateways=False)), f"HBase {VERSION} (uri target, no gateway)")
+def target(second_hbase: RealHBase) -> RealHBase:
+    """The second plain stack test_snapshot_real migrates to as well (its gateways unused:
+    the migration is given the servers' RPC URIs alone)."""
+    return second_hbase
 
 
 def rpc_uri(stack: RealHBase) -> str:
