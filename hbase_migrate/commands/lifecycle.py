@@ -53,11 +53,22 @@ def _skipped(result: StepResult) -> list[str]:
     return [f"skipped: {why}" for why in result.metrics.get("skipped", [])]
 
 
+def yarn_line(yarn: dict[str, Any]) -> str:
+    """The YARN application of a step's metrics, its queue and the containers its tasks
+    ran in (with how many each), in one line."""
+    containers = yarn.get("containers", {})
+    ran = ", ".join(f"{c} ({n})" for c, n in sorted(containers.items()))
+    return (f"yarn: application {yarn['application']} in queue {yarn['queue']}; tasks ran "
+            f"in {len(containers)} container{'' if len(containers) == 1 else 's'}: "
+            f"{ran or 'none'}")
+
+
 def _engine(result: StepResult) -> list[str]:
     """Which engine ran the step's ranges, and why (``[spark] master``, auto's estimate)."""
     m = result.metrics
     lines = [f"engine: {m['engine']} ({m['engine_reason']})"] if "engine_reason" in m else []
-    return lines + ([f"executors: {m['executors']}"] if m.get("executors") else [])
+    lines += [f"executors: {m['executors']}"] if m.get("executors") else []
+    return lines + ([yarn_line(m["yarn"])] if m.get("yarn") else [])
 
 
 def _accepted(counts: dict[str, int] | None, what: str) -> list[str]:

@@ -376,6 +376,8 @@ def copy_ranges(step: StepContext, spec: MigrationSpec, t0: int, master: str | N
                     progress=progress, what=f"copy {len(todo)} key ranges of migration "
                                             f"{spec.name}")
                 step.metrics["limits"] = limits.report()
+            if engine.placement is not None:  # YARN: the application and its containers
+                step.metrics["yarn"] = engine.placement.to_metrics()
             if not shipped.ledger_url:  # the tasks returned what they copied
                 for c in copies:
                     step.ledger.record_range_copied(mid, c.range.table, c.range.start,

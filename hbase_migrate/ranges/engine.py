@@ -35,6 +35,13 @@ from hbase_migrate.spark.errors import is_local_master, task_error
 from hbase_migrate.spark.executors import ExecutorSetup, executor_setup
 from hbase_migrate.spark.preflight import preflight, summary
 from hbase_migrate.spark.shipped import executor_spec
+from hbase_migrate.spark.yarn import (
+    Placement,
+    check_yarn,
+    driver_environment,
+    in_container,
+    is_yarn,
+)
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -49,6 +56,7 @@ class RangeEngine(Protocol):
     name: str
     slots: int  # tasks that run at once
     executors: str  # what runs the tasks ("" in-process)
+    placement: Placement | None  # on YARN: the application and the containers tasks ran in
 
     def shipped(self, spec: MigrationSpec) -> MigrationSpec:
         """``spec`` as this engine's tasks get it (:func:`executor_spec` on Spark: they
@@ -71,6 +79,7 @@ class InProcessEngine:
 
     name = IN_PROCESS
     executors = ""
+    placement: Placement | None = None
 
     def __init__(self, slots: int = 1) -> None:
         self.slots = max(1, slots)
@@ -122,12 +131,13 @@ class SparkEngine:
     """One Spark job per call, one task per item, each logged in with ``credentials``."""
 
     def __init__(self, spark: Any, credentials: TaskCredentials | None = None,
-                 executors: str = "") -> None:
+                 executors: str = "", placement: Placement | None = None) -> None:
         self.spark = spark
         self.credentials = credentials
         self.name = str(spark.sparkContext.master)
         self.slots = max(1, int(spark.sparkContext.defaultParallelism))
         self.executors = executors  # what they run, how they got it, the pre-flight's word
+        self.placement = placement  # YARN: each task tells its container
 
     def shipped(self, spec: MigrationSpec) -> MigrationSpec:
         return executor_spec(spec)
@@ -143,12 +153,14 @@ class SparkEngine:
         group = f"{JOB_GROUP}-{threading.get_ident()}-{id(items)}"
         outcome: dict[str, Any] = {}
         task = authenticated(task, self.credentials)
+        placed = self.placement is not None  # each task tells its YARN container
+        job: Callable[[T], Any] = partial(in_container, task) if placed else task
 
         def run() -> None:
             context.setJobGroup(group, what)
             try:
                 outcome["results"] = context.parallelize(list(items), len(items)).map(
-                    task).collect()
+                    job).collect()
             except BaseException as exc:
                 outcome["error"] = exc
 
@@ -167,6 +179,10 @@ class SparkEngine:
                              ) from outcome["error"]
         if progress is not None and reported < len(items):
             progress(len(items), len(items))
+        if self.placement is not None:
+            pairs: list[tuple[R, str]] = outcome["results"]
+            self.placement.containers.update(c for _, c in pairs)
+            return [r for r, _ in pairs]
         results: list[R] = outcome["results"]
         return results
 
@@ -219,6 +235,7 @@ class Session:
     spark: Any
     setup: ExecutorSetup
     executors: str
+    placement: Placement | None = None  # YARN: the application, its queue, its containers
 
 
 _checked: set[tuple[str, str, bool]] = set()  # (application, migration, wal) pre-flown
@@ -238,6 +255,7 @@ def spark_session(master: str, app_name: str = "hbase-migrate",
     prepare_spark_environment()
     running = SparkContext._active_spark_context is not None
     engine = spec.engine if spec is not None else EngineSettings()
+    queue = ""
     try:
         if running:
             spark = SparkSession.builder.getOrCreate()
@@ -245,12 +263,15 @@ def spark_session(master: str, app_name: str = "hbase-migrate",
                                   "application (spark-submit's settings)")
         else:
             setup = executor_setup(master, engine)
+            if is_yarn(master):  # before the session: a bad set-up fails with its fix
+                queue = check_yarn(dict(setup.conf), setup.archive.spark_archive
+                                   if setup.archive else "")
             builder = (SparkSession.builder.master(master).appName(app_name)
                        .config("spark.ui.enabled", "false")
                        .config("spark.ui.showConsoleProgress", "false"))
             for key, value in setup.conf:
                 builder = builder.config(key, value)
-            with executor_python(setup.python):
+            with executor_python(setup.python), driver_environment(master):
                 spark = builder.getOrCreate()
     except HBaseMigrateError:
         raise
@@ -267,7 +288,10 @@ def spark_session(master: str, app_name: str = "hbase-migrate",
             executors += "; " + summary(preflight(spark, spec, setup, wal=wal))
             _checked.add(flown)
         log.info("Spark on %s: %s", name, executors)
-        yield Session(spark, setup, executors)
+        placement = Placement(str(spark.sparkContext.applicationId), queue or str(
+            spark.sparkContext.getConf().get("spark.yarn.queue", "default"))) \
+            if is_yarn(name) else None
+        yield Session(spark, setup, executors, placement)
     finally:
         if not running:
             spark.stop()
@@ -285,7 +309,7 @@ def range_engine(master: str, app_name: str = "hbase-migrate",
     with spark_session(master, app_name, spec) as session:
         spark = session.spark
         yield SparkEngine(spark, None if spec is None else ship_credentials(spark, spec),
-                          session.executors)
+                          session.executors, session.placement)
 
 
 def bind(task: Callable[..., R], job: Any) -> Callable[[Any], R]:

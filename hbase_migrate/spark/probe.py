@@ -20,6 +20,20 @@ def where() -> str:
     return f"executor {folder} on host {socket.gethostname()}"
 
 
+def imported_version(name: str) -> str | None:
+    """The version of distribution ``name`` here: pyspark's as imported (on YARN it comes
+    from the pyspark.zip Spark ships, which has no metadata), the others' installed."""
+    if name == "pyspark":
+        try:
+            return str(importlib.import_module("pyspark").__version__)
+        except Exception:  # no pyspark, or a broken one: reported as none
+            return None
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return None
+
+
 def probe(wanted: dict[str, Any], _partition: Any = None) -> dict[str, Any]:
     """Check this executor against ``wanted``: ``python`` (``"3.11"`` or None), ``modules``
     to import, ``versions`` (distribution -> version), ``paths`` (what -> a folder it must
@@ -37,10 +51,7 @@ def probe(wanted: dict[str, Any], _partition: Any = None) -> dict[str, Any]:
                             f"{sys.executable}")
             break
     for name, version in wanted.get("versions", {}).items():
-        try:
-            found = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            found = None
+        found = imported_version(name)
         if found != version:
             problems.append(f"has {name} {found or '(none)'} where the driver has {version}")
     for what, folder in wanted.get("paths", {}).items():

@@ -1,0 +1,242 @@
+"""A migration's snapshot copy on a real YARN (realstack's: a ResourceManager with a staging
+HDFS and two NodeManagers from Maven Central's Hadoop 3.4.2), from the command line in client
+mode, ``[spark] master = "yarn"``, ``HADOOP_CONF_DIR`` naming realstack's configuration.
+
+The NodeManagers run in a private mount namespace where the project's folder, this
+environment and the driver's folder (the config, ``cluster.json`` files, ledger and the
+executors' archive in its cache) are empty, with ``/usr/bin`` alone on their ``PATH``: their
+containers run the machine's ``python3`` with the project's archive (``spark.archives``) and
+Spark's own ``pyspark.zip``, nothing of the driver's paths. Every task ran in a YARN container
+(the step's output and metrics name them; YARN's REST API lists the application, and each
+container's log on its NodeManager says it finished tasks), and the target equals the source
+cell for cell. Bad set-ups fail in one line naming the fix, before any session starts.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tarfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+import hbase_migrate
+from hbase_migrate.audit.ledger import Ledger
+from hbase_migrate.config import load_config
+from minihbase.server import MiniHBase
+from realstack.maven import RealStackError
+from realstack.yarn import RealYarn, RealYarnOptions
+from tests.spark.standalone import HIDE
+from tests.support.minicluster import compare, run_workload, write_migration
+
+pytestmark = [pytest.mark.own_stack, pytest.mark.integration, pytest.mark.slow]
+TABLE = "orders"
+SYSTEM_PYTHON = Path("/usr/bin/python3")
+
+
+@dataclass(frozen=True)
+class Yarn:
+    """realstack's YARN as the tests reach it."""
+
+    stack: RealYarn
+    conf_dir: Path
+    driver: Path  # what the NodeManagers cannot see
+
+
+def hidden_namespace(folders: list[Path]) -> list[str]:
+    """The command prefix of a private mount namespace where ``folders`` are empty, or a
+    skip where this machine allows none."""
+    unshare = shutil.which("unshare")
+    if unshare is None:
+        pytest.skip("no unshare (util-linux) to hide the project from the NodeManagers")
+    prefix = [unshare, "--mount"] if os.geteuid() == 0 else \
+        [unshare, "--map-root-user", "--mount"]
+    names = [str(f) for f in folders]
+    tried = subprocess.run([*prefix, "sh", "-c", HIDE, "-", *names, "--", "test", "!", "-e",
+                            str(Path(__file__))], capture_output=True, check=False)
+    if tried.returncode:
+        pytest.skip(f"cannot hide the project from the NodeManagers (unshare --mount: "
+                    f"{tried.stderr.decode().strip() or tried.returncode})")
+    return [*prefix, "sh", "-c", HIDE, "-", *names, "--"]
+
+
+def system_python_minor() -> str:
+    found = subprocess.run([str(SYSTEM_PYTHON), "-c", "import sys; print(sys.version_info[1])"],
+                           capture_output=True, text=True, check=False)
+    return f"3.{found.stdout.strip()}" if found.returncode == 0 else "none"
+
+
+@pytest.fixture(scope="module")
+def yarn(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Yarn]:
+    pytest.importorskip("pyspark")
+    driver = "{}.{}".format(*sys.version_info[:2])
+    if system_python_minor() != driver:
+        pytest.skip(f"the NodeManagers' {SYSTEM_PYTHON} is not Python {driver} (the "
+                    "driver's, which the shipped archive is built for)")
+    folder, drivers = tmp_path_factory.mktemp("yarn"), tmp_path_factory.mktemp("driver")
+    project = Path(hbase_migrate.__file__).parents[1]
+    hidden = [project, drivers, *([Path(sys.prefix)] if not Path(sys.prefix).is_relative_to(
+        project) else [])]
+    java = Path(str(shutil.which("java") or "java")).resolve().parents[1]
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(folder), "LANG": "C.UTF-8",
+           "JAVA_HOME": os.environ.get("JAVA_HOME") or str(java)}
+    env.update({k: v for k, v in os.environ.items() if k in ("TMPDIR", "HBASE_MIGRATE_CACHE")})
+    stack = RealYarn(folder, RealYarnOptions(node_managers=2, memory_mb=3072,
+                                             queues=("default", "etl")),
+                     env=env, prefix=hidden_namespace(hidden))
+    try:
+        stack.start()
+    except RealStackError as exc:
+        pytest.fail(f"realstack's YARN did not start: {exc}")
+    try:
+        yield Yarn(stack, stack.conf_dir, drivers)
+    finally:
+        stack.stop()
+
+
+@pytest.fixture(scope="module")
+def clusters(yarn: Yarn) -> Iterator[tuple[MiniHBase, MiniHBase]]:
+    with MiniHBase(yarn.driver / "src", "source") as src, \
+            MiniHBase(yarn.driver / "dst", "target") as dst:
+        yield src, dst
+
+
+def write_config(folder: Path, src: MiniHBase, dst: MiniHBase, spark: str = "") -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    path = write_migration(folder, src, dst, TABLE, name=folder.name, roll_period="1s")
+    with path.open("a", encoding="utf-8") as out:
+        out.write('[spark]\nmaster = "yarn"\n[spark.conf]\n"spark.executor.memory" = "512m"\n'
+                  '"spark.executor.instances" = "2"\n"spark.yarn.am.memory" = "384m"\n'
+                  f"{spark}[ranges]\nmax_cells = 150\n")
+    return path
+
+
+def cli(yarn: Yarn, *args: str, conf_dir: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """``hbase-migrate ARGS`` as a user on an edge node runs it: ``HADOOP_CONF_DIR`` names
+    the cluster's configuration (``conf_dir``: another; ``Path()``: none)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("HADOOP_CONF_DIR", "YARN_CONF_DIR")}
+    env.update({"PYSPARK_PYTHON": sys.executable, "SPARK_LOCAL_IP": "127.0.0.1",
+                "HBASE_MIGRATE_CACHE_DIR": str(yarn.driver / "cache")})
+    folder = yarn.conf_dir if conf_dir is None else conf_dir
+    if str(folder) != ".":
+        env["HADOOP_CONF_DIR"] = str(folder)
+    return subprocess.run([str(Path(sys.executable).parent / "hbase-migrate"), *args],
+                          env=env, capture_output=True, text=True, timeout=600, check=False)
+
+
+def finished_in(log_dirs: list[Path], application: str) -> dict[str, int]:
+    """Container -> the tasks its executor's log (on its NodeManager) says it finished."""
+    found = {}
+    for logs in log_dirs:
+        for stderr in (logs / application).glob("container_*/stderr"):
+            count = stderr.read_text(errors="replace").count("Finished task")
+            if count:
+                found[stderr.parent.name] = count
+    return found
+
+
+def test_the_snapshot_copy_runs_in_yarn_containers_that_see_nothing_of_the_driver(
+        yarn: Yarn, clusters: tuple[MiniHBase, MiniHBase]) -> None:
+    src, dst = clusters
+    run_workload(src, TABLE, seed=75, ops=600)
+    config = write_config(yarn.driver / "onyarn", src, dst)
+    spec = load_config(config)
+    assert cli(yarn, "prepare", "--config", str(config)).returncode == 0
+    done = cli(yarn, "snapshot", "--config", str(config))
+    if done.returncode:
+        pytest.fail(f"snapshot: {done.stderr.strip().splitlines()[-1]}")
+    out = done.stdout
+    print(out)  # (pytest -s: the step's output, its timings among it)
+    assert "engine: yarn" in out, out
+    assert "executors run their own python3 with hbase-migrate" in out
+    assert "shipped as spark.archives hbase-migrate-executors-" in out
+    assert "pre-flight passed on executor container_" in out, out
+    said = re.search(r"yarn: application (application_\d+_\d+) in queue default; tasks ran "
+                     r"in (\d+) containers?: (.*)", out)
+    assert said, out
+    application = said.group(1)
+    assert compare(src, dst, TABLE).equal
+
+    with Ledger.open(spec.ledger_url) as ledger:
+        migration = ledger.migration(spec.name)
+        assert migration is not None
+        ranges = ledger.key_ranges(migration.id, TABLE)
+        assert len(ranges) > 2 and all(r.copied_cells is not None for r in ranges)
+        (step,) = ledger.steps(migration.id, "snapshot")
+        placed = step.metrics["yarn"]
+    assert placed["application"] == application and placed["queue"] == "default"
+    containers: dict[str, int] = placed["containers"]
+    assert "" not in containers and sum(containers.values()) == len(ranges), containers
+    assert all(c.startswith(f"container_{application.removeprefix('application_')}_")
+               for c in containers)
+
+    # YARN's own word: the ResourceManager ran the application to its end, in that queue
+    stack = yarn.stack
+    apps = stack.rest("apps")["apps"]["app"]
+    (app,) = [a for a in apps if a["id"] == application]
+    assert (app["name"], app["queue"].removeprefix("root."), app["applicationType"]) == (
+        f"hbase-migrate snapshot {spec.name}", "default", "SPARK")
+    assert app["state"] == "FINISHED" and app["finalStatus"] == "SUCCEEDED", app
+    print(f"YARN started in {stack.described['started_in_ms']} ms; the application ran "
+          f"{app['elapsedTime']} ms")
+    # and each container that ran a range's task logged it on its NodeManager
+    log_dirs = [Path(n["log_dirs"]) for n in stack.described["node_managers"]]
+    logged = finished_in(log_dirs, application)
+    assert set(containers) <= set(logged), (containers, logged)
+    assert sum(logged.values()) >= len(ranges) + 4  # the ranges' tasks and the pre-flight's
+
+
+def venv_archive(path: Path, python: str, pyspark: str) -> Path:
+    """A packed environment as venv-pack makes one, of ``python`` with ``pyspark``."""
+    with tarfile.open(path, "w:gz") as tar:
+        for name in (f"lib/python{python}/site-packages/pyspark/__init__.py",
+                     f"lib/python{python}/site-packages/pyspark-{pyspark}.dist-info/METADATA"):
+            info = tarfile.TarInfo(name)
+            tar.addfile(info)
+    return path
+
+
+def test_bad_setups_fail_in_one_line_naming_the_fix_before_any_session(
+        yarn: Yarn, clusters: tuple[MiniHBase, MiniHBase], tmp_path: Path) -> None:
+    import pyspark
+
+    src, dst = clusters
+    driver = "{}.{}".format(*sys.version_info[:2])
+    old = venv_archive(tmp_path / "env.tar.gz", driver, "3.5.1")
+    empty = tmp_path / "no-yarn"
+    empty.mkdir()
+    cases = [
+        ("no-conf", "", Path(),
+         "Spark master 'yarn' needs the cluster's Hadoop configuration: export "
+         "HADOOP_CONF_DIR=/etc/hadoop/conf"),
+        ("conf-without-yarn", "", empty,
+         f"Spark master 'yarn': HADOOP_CONF_DIR={empty} holds no yarn-site.xml"),
+        ("no-such-queue", '"spark.yarn.queue" = "nightly"\n', None,
+         "queue 'nightly' does not exist on the ResourceManager at "
+         f"{yarn.stack.web} (its queues: default, etl); set --conf "
+         "spark.yarn.queue=NAME"),
+        ("old-archive", f'"spark.archives" = "{old}#environment"\n', None,
+         f"spark.archives: {old} holds Python {driver} with pyspark 3.5.1, but the driver "
+         f"runs Python {driver} with pyspark {pyspark.__version__}: pack it from an "
+         f"environment of Python {driver} and pyspark {pyspark.__version__}"),
+    ]
+    for name, spark, conf_dir, says in cases:
+        config = write_config(yarn.driver / name, src, dst, spark)
+        assert cli(yarn, "prepare", "--config", str(config)).returncode == 0
+        done = cli(yarn, "snapshot", "--config", str(config), conf_dir=conf_dir)
+        assert done.returncode == 2, (name, done.stdout, done.stderr)
+        last = done.stderr.strip().splitlines()[-1]
+        assert last.startswith("hbase-migrate: error: ") and says in last, (name, last)
+        assert "Traceback" not in done.stderr and "Using Spark's default log4j" not in \
+            done.stderr, (name, done.stderr)  # no Spark JVM was started
+        spec = load_config(config)
+        with Ledger.open(spec.ledger_url) as ledger:
+            migration = ledger.migration(spec.name)
+            assert migration is not None
+            assert all(r.copied_cells is None for r in ledger.key_ranges(migration.id, TABLE))
