@@ -36,12 +36,9 @@ MAX_FOLD = 7
 _ERROR_RATE = struct.unpack(">f", struct.pack(">f", 0.01))[0]  # the float setting
 _LOG2_SQUARED = math.log(2) * math.log(2)
 _M32 = 0xFFFFFFFF
+_SIGNED = tuple(b - 256 if b > 127 else b for b in range(256))  # Java's byte
 _LATEST_MAXIMUM = struct.pack(">qB", 0x7FFFFFFFFFFFFFFF, 255)
 ROWCOL_COMPARATOR = b"org.apache.hadoop.hbase.CellComparatorImpl"
-
-
-def _signed_byte(value: int) -> int:
-    return value - 256 if value > 127 else value
 
 
 def murmur_hash(data: bytes, seed: int) -> int:
@@ -52,17 +49,16 @@ def murmur_hash(data: bytes, seed: int) -> int:
     whole = length >> 2
     for (word,) in struct.iter_unpack("<I", data[: whole * 4]):
         k = (word * m) & _M32
-        k ^= k >> 24
-        k = (k * m) & _M32
+        k = ((k ^ (k >> 24)) * m) & _M32
         h = ((h * m) & _M32) ^ k
-    left = length - whole * 4
+    left = length & 3
     if left:
         at = whole * 4
         if left >= 3:
-            h ^= (_signed_byte(data[at + 2]) << 16) & _M32
+            h ^= _SIGNED[data[at + 2]] << 16 & _M32
         if left >= 2:
-            h ^= (_signed_byte(data[at + 1]) << 8) & _M32
-        h ^= _signed_byte(data[at]) & _M32
+            h ^= _SIGNED[data[at + 1]] << 8 & _M32
+        h ^= _SIGNED[data[at]] & _M32
         h = (h * m) & _M32
     h ^= h >> 13
     h = (h * m) & _M32
@@ -110,11 +106,11 @@ class BloomChunk:
         h1 = murmur_hash(key, 0)
         h2 = murmur_hash(key, h1)
         bits, size = self.bits, self.byte_size * 8
-        for i in range(self.hash_count):
-            v = (h1 + i * h2) & _M32
-            v = v - (1 << 32) if v & 0x80000000 else v
-            at = abs(v) % size
+        v = h1 & _M32
+        for _ in range(self.hash_count):  # |h1 + i * h2| in int arithmetic, mod the bits
+            at = ((1 << 32) - v if v & 0x80000000 else v) % size
             bits[at >> 3] |= 1 << (at & 7)
+            v = (v + h2) & _M32
         self.keys += 1
 
     def compact(self) -> None:
