@@ -85,6 +85,9 @@
     keep = false                # "hbase": keep the snapshots (else deleted once used)
     hbase_version = "2.6.1"     # "hbase": the HBase client of the Java admin helper
     target_hfile_ttl = "5m"     # the target's hbase.master.hfilecleaner.ttl (HBASE-23202)
+    [validate]
+    from = "live"               # "snapshot": each side read from an HBase snapshot's files
+                                # (no scan; a real HBase root over WebHDFS), "live": scans
     [cdc]                       # optional: the CDC stream of WAL edits to Kafka
     bootstrap = "kafka-1:9092,kafka-2:9092"
     topic = "hbase-cdc.{table}" # one topic, or one per source table with {table}
@@ -153,6 +156,7 @@ from hbase_migrate.config_parts import (
     ReplaySettings,
     SnapshotSettings,
     TableSpec,
+    ValidateSettings,
     endpoints_identity,
 )
 from hbase_migrate.errors import ConfigError
@@ -188,6 +192,7 @@ __all__ = [
     "ReplaySettings",
     "SnapshotSettings",
     "TableSpec",
+    "ValidateSettings",
     "default_ledger_url",
     "endpoints_identity",
     "load_config",
@@ -197,7 +202,7 @@ __all__ = [
 STATE_DIR_ENV = "HBASE_MIGRATE_STATE_DIR"
 LEDGER_ENV = "HBASE_MIGRATE_LEDGER"  # the ledger of migrations that name none (a stack's own)
 _SECTIONS = ("migration", "source", "target", "tables", "replay", "spark", "ranges", "cdc",
-             "gateway", "limits", "snapshot")
+             "gateway", "limits", "snapshot", "validate")
 
 
 @dataclass(frozen=True)
@@ -216,6 +221,7 @@ class MigrationSpec:
     gateway: ClientSettings = field(default_factory=ClientSettings)
     limits: LimitSettings = field(default_factory=LimitSettings)
     snapshot: SnapshotSettings = field(default_factory=SnapshotSettings)
+    validate: ValidateSettings = field(default_factory=ValidateSettings)
 
     @property
     def artifact_dir(self) -> Path:
@@ -271,6 +277,7 @@ class MigrationSpec:
             "gateway": self.gateway.to_dict(),
             "limits": self.limits.to_dict(),
             "snapshot": asdict(self.snapshot),
+            "validate": self.validate.to_dict(),
             **({"cdc": self.cdc.to_dict()} if self.cdc else {}),
         }
 
@@ -348,6 +355,7 @@ def parse_config(data: dict[str, Any], path: Path) -> MigrationSpec:
         gateway=gateway,
         limits=reader.limits(reader.section(data, "limits")),
         snapshot=reader.snapshot(data),
+        validate=reader.validate(data),
     )
     if spec.target.bigtable is not None:
         _check_bigtable(spec, path)

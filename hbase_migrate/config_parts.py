@@ -31,6 +31,7 @@ REPLAY_DEFAULTS = {"roll_period": 3_600_000, "margin": 300_000, "archive_ttl": 6
                    "outage_tolerance": 3_600_000}
 CDC_DEFAULTS = {"delivery_timeout": 30_000}
 SNAPSHOT_METHODS = ("scan", "hbase")
+VALIDATE_FROM = ("live", "snapshot")  # how a validation reads: scans, or snapshots' files
 SNAPSHOT_DEFAULTS = {"ttl": 86_400_000, "target_hfile_ttl": 300_000}
 # What the CDC stream's guarantees rest on: not for a config to change.
 FIXED_PRODUCER_KEYS = ("acks", "enable.idempotence", "bootstrap.servers",
@@ -209,6 +210,18 @@ class SnapshotSettings:
     keep: bool = False
     hbase_version: str = DEFAULT_HBASE_VERSION
     target_hfile_ttl: int = SNAPSHOT_DEFAULTS["target_hfile_ttl"]
+
+
+@dataclass(frozen=True)
+class ValidateSettings:
+    """How a validation reads (``[validate]``): ``read_from`` ``live`` (both sides scanned)
+    or ``snapshot`` (each side from an HBase snapshot's files where its cluster's can be
+    read: ``docs/guides/validation.md``); ``validate --from`` overrides it."""
+
+    read_from: str = "live"
+
+    def to_dict(self) -> dict[str, str]:
+        return {"from": self.read_from}
 
 
 RATE_KEYS = ("copy_cells_per_second", "copy_bytes_per_second", "validate_cells_per_second",

@@ -32,6 +32,7 @@ from hbase_migrate.config_parts import (
     SHIP_KEYTAB,
     SNAPSHOT_DEFAULTS,
     SNAPSHOT_METHODS,
+    VALIDATE_FROM,
     CdcSettings,
     ClusterSpec,
     EngineSettings,
@@ -39,6 +40,7 @@ from hbase_migrate.config_parts import (
     ReplaySettings,
     SnapshotSettings,
     TableSpec,
+    ValidateSettings,
 )
 from hbase_migrate.errors import ConfigError
 from hbase_migrate.tablename import InvalidTableNameError, normalize_table_name
@@ -352,6 +354,14 @@ class Reader:
         return SnapshotSettings(method=method, ttl=ttl, keep=keep, hbase_version=version,
                                 target_hfile_ttl=self.duration(table, "target_hfile_ttl",
                                                                "snapshot"))
+
+    def validate(self, data: dict[str, Any]) -> ValidateSettings:
+        table = self.section(data, "validate")
+        self.keys(table, "validate", ("from",))
+        read_from = table.get("from", "live")
+        if read_from not in VALIDATE_FROM:
+            self.fail("validate", "from", " or ".join(map(repr, VALIDATE_FROM)), read_from)
+        return ValidateSettings(read_from=read_from)
 
     def cdc(self, data: dict[str, Any]) -> CdcSettings | None:
         if "cdc" not in data:

@@ -370,3 +370,13 @@ def test_client_native_beside_a_cluster_json_without_zookeeper_says_what_to_do(
         "the cluster through ZooKeeper: zookeeper = \"host:2181\" is missing; that cluster "
         "registers in no ZooKeeper: start it with --zookeeper HOST:PORT, or leave client out "
         "to use its Thrift gateways")
+
+
+def test_validate_from_is_read_checked_and_round_trips(tmp_path: Path) -> None:
+    assert load_config(write(tmp_path, MINIMAL)).validate.read_from == "live"  # the default
+    path = write(tmp_path, MINIMAL + '[validate]\nfrom = "snapshot"\n')
+    spec = load_config(path)
+    assert spec.validate.read_from == "snapshot"
+    assert parse_config(json.loads(json.dumps(spec.to_dict())), path) == spec
+    with pytest.raises(ConfigError, match=r"\[validate\] from.*'live' or 'snapshot'"):
+        load_config(write(tmp_path, MINIMAL + '[validate]\nfrom = "files"\n'))

@@ -277,10 +277,11 @@ def snapshot(ctx: click.Context, config: Path, as_json: bool, watermark: str | N
               help="Judge the validation run --run from its parts' rows with Great "
                    "Expectations, once (refused unless every part's newest try succeeded "
                    "and they cover every planned range).")
-@click.option("--from", "read_from", type=click.Choice(["live", "snapshot"]), default="live",
-              show_default=True,
-              help="How the source is read: a live scan of its region servers, or the files "
-                   "of an HBase snapshot taken now, over WebHDFS (no recompare, no repair).")
+@click.option("--from", "read_from", type=click.Choice(["live", "snapshot"]), default=None,
+              help="How the sides are read: live scans of the region servers, or the files "
+                   "of HBase snapshots taken now, over WebHDFS (the source's; the target's "
+                   "too where its files can be read: no scan of either; no recompare, no "
+                   "repair). Default: the config's [validate] from, else live.")
 @click.option("--restart", is_flag=True,
               help="Read every range again, even when a validation with the same plan "
                    "stopped part way (by default it continues: its recorded ranges are not "
@@ -328,13 +329,16 @@ def validate(ctx: click.Context, config: Path, as_json: bool, tables: tuple[str,
                                                       name="--compact-wait") / 1000,
                           progress=_ranges(bar, "checksums", spec.name),
                           part=parse_part(part) if part else None, run=run_key,
-                          gx=judging, from_snapshot=read_from == "snapshot",
+                          gx=judging, from_snapshot=None if read_from is None
+                          else read_from == "snapshot",
                           restart=restart)
     m = result.metrics
     lines = [*_engine(result), *([f"source read: {m['source_read']}; "
                                   f"{m.get('source_requests', 0)} requests sent to the "
                                   "source's region servers"]
                                  if "source_read" in m else []),
+             *([f"target read: {m['target_read']}; {m.get('target_requests', 0)} requests "
+                "sent to the target's region servers"] if "target_snapshots" in m else []),
              *([f"validation {m['resumed']['note']}"] if m.get("resumed", {}).get("note")
                else []),
              *(f"bulk load re-copied: {b['table']} {b['bounds']}: "

@@ -13,6 +13,10 @@ A bulk-loaded file's cells all take the file's sequence id (``StoreFileScanner
 when its name holds ``SeqId_<n>_`` (that ``n`` is its sequence id) or its file info has
 ``BULKLOAD_TIMESTAMP`` (``HStoreFile.isBulkLoadResult``, ``open``).
 
+Cells newer than every file (a region's WAL edits past its store files, as its memstore
+would hold them: ``newer``) come in already sorted, each with its WAL sequence id as its
+mvcc, and rank as the newest source.
+
 Each file holds one block in memory at a time; the merge holds one cell per file. A MOB
 reference cell (a tag of type 5: its value is in a MOB file) is refused, naming the file,
 unless the caller resolves them after the family rules (``mob_references``, ``mob.py``).
@@ -22,7 +26,7 @@ from __future__ import annotations
 
 import heapq
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import NamedTuple
 
 from hbase_migrate.errors import HFileCorruptError, HFileUnsupportedError
@@ -68,14 +72,17 @@ def bulk_loaded(reader: HFileReader) -> bool:
     return "SeqId_" in name or BULKLOAD_TIME_KEY in reader.file_info
 
 
-def merged_cells(files: Sequence[StoreFile], mob_references: bool = False
-                 ) -> Iterator[StoreCell]:
+def merged_cells(files: Sequence[StoreFile], mob_references: bool = False,
+                 newer: Iterable[StoreCell] = ()) -> Iterator[StoreCell]:
     """The cells of ``files`` (one region's, any families) in HBase's scan order, with the
-    sequence id HBase gives each. A file whose cells are out of order, or of a family other
-    than its store's, raises ``HFileCorruptError`` naming it and the block; a MOB reference
-    cell is refused unless ``mob_references`` (the caller resolves them)."""
+    sequence id HBase gives each, and ``newer``'s (in scan order, newer than every file). A
+    file whose cells are out of order, or of a family other than its store's, raises
+    ``HFileCorruptError`` naming it and the block; a MOB reference cell is refused unless
+    ``mob_references`` (the caller resolves them)."""
     ranked = sorted(files, key=lambda f: (f.sequence_id(), f.reader.name))
     streams = [_keyed(f, order, mob_references) for order, f in enumerate(ranked)]
+    streams.append(((c.cell.row, c.cell.family, c.cell.qualifier, -c.cell.timestamp,
+                     -c.cell.type, -c.mvcc, -len(ranked)), c) for c in newer)
     for _key, cell in heapq.merge(*streams):
         yield cell
 

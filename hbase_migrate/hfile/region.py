@@ -2,20 +2,22 @@
 
 ``region_cells`` opens every store file of the region (one store folder per family, as
 ``<region>/<family>/<hfile>`` under a table's folder or a snapshot's restored layout),
-merges them (``merge.py``), applies the families' rules (``visible.py``) and resolves MOB
-reference cells to their MOB files' cells (``mob.py``). Memory: one block per file and one
-row and family's delete markers.
+merges them (``merge.py``) with the edits newer than them a caller may give (``newer``:
+a WAL's tail past the files, as the region's memstore held it), applies the families'
+rules (``visible.py``) and resolves MOB reference cells to their MOB files' cells
+(``mob.py``). Memory: one block per file and one row and family's delete markers.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import ExitStack
 from typing import NamedTuple
 
 from hbase_migrate.cluster.descriptors import FOREVER, FamilyDescriptor
 from hbase_migrate.errors import HFileError
+from hbase_migrate.hfile.keyvalue import StoreCell
 from hbase_migrate.hfile.merge import StoreFile, merged_cells
 from hbase_migrate.hfile.mob import MobResolver
 from hbase_migrate.hfile.reader import HFileReader
@@ -40,11 +42,16 @@ class Source(NamedTuple):
 
 def region_cells(stores: Mapping[bytes, Sequence[Source | str | os.PathLike[str]]],
                  families: Sequence[FamilyDescriptor], scan: ScanSpec,
-                 mob: MobResolver | None = None) -> Iterator[Cell]:
+                 mob: MobResolver | None = None,
+                 newer: Callable[[Mapping[bytes, int]], Iterable[StoreCell]] | None = None
+                 ) -> Iterator[Cell]:
     """The cells a normal scan of the region returns: ``stores`` maps each family to its
     store files (a path: the whole file). A store of a family ``families`` lacks is refused,
     naming its first file. MOB reference cells are resolved by ``mob`` after the family
-    rules, as HBase's ``MobStoreScanner`` does (without it they are refused)."""
+    rules, as HBase's ``MobStoreScanner`` does (without it they are refused). ``newer``,
+    given each family's newest store file sequence id (``MAX_SEQ_ID_KEY``; families
+    without a file left out), gives the region's edits past its files, in scan order,
+    each with its sequence id (merged as the newest source)."""
     rules = {f.name: family_rules(f) for f in families}
     sources = {family: [s if isinstance(s, Source) else Source(s) for s in given]
                for family, given in stores.items()}
@@ -56,7 +63,11 @@ def region_cells(stores: Mapping[bytes, Sequence[Source | str | os.PathLike[str]
     with ExitStack() as opened:
         files = [StoreFile(family, opened.enter_context(HFileReader(s.path)), s.half)
                  for family, found in sources.items() for s in found]
-        cells = visible_cells(merged_cells(files, mob is not None), rules, scan)
+        flushed: dict[bytes, int] = {}
+        for f in files:
+            flushed[f.family] = max(flushed.get(f.family, 0), f.sequence_id())
+        tail = () if newer is None else newer(flushed)
+        cells = visible_cells(merged_cells(files, mob is not None, tail), rules, scan)
         if mob is None:
             yield from cells
             return

@@ -30,6 +30,12 @@ from hbase_migrate.config import MigrationSpec, TableSpec
 from hbase_migrate.errors import ConfigError
 from hbase_migrate.hbase.connect import open_client
 from hbase_migrate.heavy_imports import fewer_collections
+from hbase_migrate.lifecycle.both_snapshots import (
+    TargetSide,
+    readable_target,
+    replay_offsets,
+    target_snapshots,
+)
 from hbase_migrate.lifecycle.missing import check_schema
 from hbase_migrate.lifecycle.result import StepResult
 from hbase_migrate.lifecycle.step import StepContext, recorded_step, require
@@ -55,7 +61,7 @@ def validate(spec: MigrationSpec, *, provenance: Provenance | None = None,
              compact: bool = True, compact_wait: float = DEFAULT_COMPACT_WAIT,
              progress: Progress | None = None, part: tuple[int, int] | None = None,
              run: str | None = None, gx: GxProcess | None = None,
-             from_snapshot: bool = False, restart: bool = False) -> StepResult:
+             from_snapshot: bool | None = None, restart: bool = False) -> StepResult:
     """Validate (and with ``repair`` fix) every table of the migration, or those named in
     ``tables``; ``verdict`` is ``match`` only when every range matches in the end. With
     ``live`` the source is still written: no recompare, and a mismatch is listed in
@@ -68,14 +74,23 @@ def validate(spec: MigrationSpec, *, provenance: Provenance | None = None,
     the validation run ``run`` (default: the Airflow DAG run's); its verdict fails nothing,
     the run's judge decides (see the module's doc).
 
-    ``from_snapshot``: the source side is read from an HBase snapshot of each table taken
-    now, its files over WebHDFS (:mod:`hbase_migrate.snapshot.read`), with the same digests
-    as a live scan; no scan reaches the source's region servers, so nothing recompares,
-    repairs or lists differing cells from the source (``--explain`` does, live). The
-    snapshots are deleted when the step ends. ``source_read``/``target_read`` in the
-    metrics say which side was read how, ``source_requests`` how many requests the
-    checksums sent to the source's region servers, as the transports counted them
-    (:mod:`hbase_migrate.cluster.requests`: none from a snapshot).
+    ``from_snapshot`` (None: the config's ``[validate] from`` for a strict validation,
+    live scans for a ``live`` one): the source side is read from
+    an HBase snapshot of each table taken now, its files over WebHDFS
+    (:mod:`hbase_migrate.snapshot.read`), with the same digests as a live scan; no scan
+    reaches the source's region servers, so nothing recompares, repairs or lists differing
+    cells from the source (``--explain`` does, live). A target whose files can be read too
+    (a real HBase root over WebHDFS) is read from a snapshot of its own, taken with the
+    replay held still once it has passed the source's snapshots, the source side adding
+    the WAL edits past its snapshot up to the replay's offsets: both sides then stand for
+    the source after every WAL edit up to those offsets, and no scan reaches either
+    cluster (:mod:`hbase_migrate.lifecycle.both_snapshots` says why they compare; the
+    wait for the replay is at most ``recompare_wait``). The snapshots are deleted when the
+    step ends. ``source_read``/``target_read`` in the metrics say which side was read how,
+    ``source_requests``/``target_requests`` how many requests the checksums sent to each
+    cluster's region servers, as the transports counted them
+    (:mod:`hbase_migrate.cluster.requests`: none from a snapshot), ``point`` what both
+    sides stand for.
 
     ``gx``: the Great Expectations process to judge with, started by the caller (a command
     starts it before its own imports, so GX loads meanwhile) and closed by it; default: one
@@ -87,6 +102,9 @@ def validate(spec: MigrationSpec, *, provenance: Provenance | None = None,
     starts afresh (:mod:`hbase_migrate.validate.resume`); ``resumed`` in the metrics says
     how many ranges were carried over, from which step and since when."""
     check_master(master, spec.engine)
+    # the setting is for strict validations: the in-flight (live) ones scan unless asked
+    from_snapshot = (spec.validate.read_from == "snapshot" and not live
+                     if from_snapshot is None else from_snapshot)
     chosen = spec.select_tables(tables)
     if part is not None:
         run = run or default_run(provenance)
@@ -146,15 +164,19 @@ def validate(spec: MigrationSpec, *, provenance: Provenance | None = None,
                 step.migration.watermark, from_snapshot, live,
                 newest_replay(step.ledger, step.migration.id),
                 spec.target.bigtable.accept if spec.target.bigtable else ()), ranges, restart)
-            with source_snapshots(spec, chosen, from_snapshot, step.metrics,
-                                  resume) as snapshots:
+            with snapshot_sides(spec, step, chosen, from_snapshot, resume,
+                                recompare_wait) as (snapshots, target):
                 step.metrics["resumed"] = resume.to_json()
                 Validation(step.ledger, step.migration.id, step.step, spec, chosen, engine,
                            judge, counted, compact, compact_wait, run, snapshots,
-                           now_ms(), resume).run(
+                           now_ms(), resume,
+                           target_snapshots=None if target is None else target.snapshots,
+                           tail=None if target is None else target.tail).run(
                     repair, None if live or snapshots else recompare_wait,
                     None if group is None else ranges)
             step.metrics["limits"] = limits.report()
+            if engine.placement is not None:  # YARN: the application and its containers
+                step.metrics["yarn"] = engine.placement.to_metrics()
         if step.metrics["verdict"] == Verdict.MATCH and len(chosen) == len(spec.tables) \
                 and part is None:
             step.advance(MigrationState.VALIDATED)
@@ -185,6 +207,26 @@ def newest_replay(ledger: Ledger, migration_id: int) -> int | None:
     """The step id of the newest replay run that finished (None: none did)."""
     return max((s.id for s in ledger.steps(migration_id, "replay")
                 if s.status is StepStatus.SUCCEEDED), default=None)
+
+
+@contextmanager
+def snapshot_sides(spec: MigrationSpec, step: StepContext, tables: Sequence[TableSpec],
+                   wanted: bool, resume: Resume, wait: float
+                   ) -> Iterator[tuple[dict[str, str], TargetSide | None]]:
+    """With ``wanted``: the source's snapshots (:func:`source_snapshots`) and, where the
+    target's files can be read, the target's side (:mod:`hbase_migrate.lifecycle
+    .both_snapshots`: the replay's offsets noted first, where the source's WAL tail begins
+    at the earliest; from each file's start when a kept snapshot is read again)."""
+    both = wanted and readable_target(spec)
+    before = {} if not both or resume.snapshots else replay_offsets(step.ledger,
+                                                                    step.migration.id)
+    with source_snapshots(spec, tables, wanted, step.metrics, resume) as snapshots:
+        if not both:
+            yield snapshots, None
+            return
+        with target_snapshots(spec, step.ledger, step.migration.id, tables, before,
+                              now_ms(), wait, step.metrics) as target:
+            yield snapshots, target
 
 
 @contextmanager

@@ -108,6 +108,7 @@ class RangePair:
     target: RangeStats
     source_requests: int = 0
     accepted_losses: tuple[tuple[str, int], ...] = ()
+    target_requests: int = 0  # those reading its target side sent (none from snapshot files)
 
     @property
     def range(self) -> KeyRange:
@@ -119,10 +120,9 @@ class RangePair:
         return (s.rows, s.cells, s.digest) == (t.rows, t.cells, t.digest)
 
 
-# (source cluster, snapshot, range, now in ms, throttle, keep) -> the range's statistics
-# read from the snapshot's files: ``snapshot.read.snapshot_source_stats``
-SnapshotReader = Callable[[ClusterSpec, str, KeyRange, int, Throttle | None, Keep | None],
-                          RangeStats]
+# (cluster, snapshot, range, now in ms, throttle, keep; table=, tail=) -> the range's
+# statistics read from the snapshot's files: ``snapshot.read.snapshot_source_stats``
+SnapshotReader = Callable[..., RangeStats]
 
 
 @dataclass(frozen=True)
@@ -139,6 +139,11 @@ class ChecksumJob:
     source_snapshots: tuple[tuple[str, str], ...] = ()
     now_ms: int = 0
     snapshot_reader: SnapshotReader | None = None
+    # from both snapshots: (source table, target snapshot) read with ``snapshot_reader``
+    # too, and the source's WAL edits past its snapshot's files up to the point both
+    # sides stand for (``snapshot.tail.Tail``, added to the source side)
+    target_snapshots: tuple[tuple[str, str], ...] = ()
+    tail: Any = None
     # records each range's pair in the ledger as it finishes (a resumable validation,
     # ``validate.resume.ChecksumRecorder``); None: the caller records what the tasks return
     recorder: Callable[[RangePair], None] | None = None
@@ -166,21 +171,32 @@ def checksum_range_task(job: ChecksumJob, key_range: KeyRange) -> RangePair:
         with counted() as sent:  # this thread's requests to region servers
             if snapshot is not None and job.snapshot_reader is not None:
                 stats = job.snapshot_reader(job.source, snapshot, key_range, job.now_ms,
-                                            throttle, keep)
+                                            throttle, keep, tail=job.tail)
             else:
                 with lent_client(job.source) as source:
                     stats = range_stats(source, key_range, throttle=throttle, keep=keep)
+        return stats, sent.count
+
+    def target_side(throttle: Throttle | None) -> tuple[RangeStats, int]:
+        snapshot = dict(job.target_snapshots).get(key_range.table)
+        with counted() as sent:
+            if snapshot is not None and job.snapshot_reader is not None:
+                stats = job.snapshot_reader(job.target, snapshot, key_range, job.now_ms,
+                                            throttle, None, table=job.target_table(key_range))
+            else:
+                with lent_client(job.target) as target:
+                    stats = range_stats(target, key_range, job.target_table(key_range),
+                                        throttle=throttle)
         return stats, sent.count
 
     try:
         with task_throttle(job.throttle) as throttle, \
                 ThreadPoolExecutor(1, thread_name_prefix=f"scan {key_range.id}") as pool:
             left = pool.submit(source_side, throttle)
-            with lent_client(job.target) as target:
-                right = range_stats(target, key_range, job.target_table(key_range),
-                                    throttle=throttle)
+            right, target_sent = target_side(throttle)
             source, requests = left.result()
-            pair = RangePair(source, right, requests, tuple(sorted(lost.items())))
+            pair = RangePair(source, right, requests, tuple(sorted(lost.items())),
+                             target_sent)
         if job.recorder is not None:
             job.recorder(pair)
         return pair

@@ -154,3 +154,34 @@ def ledger_lease(url: str, name: str, identifier: str, migration: str, timeout: 
             ledger.release_lease(name, identifier)
         if lost:
             raise taken_over()
+
+
+# -- the hold a validation from both snapshots takes -------------------------------------------
+
+RUN_WAIT_S = 300.0  # how long a run waits for a hold to end (a target's snapshot: seconds)
+
+
+def run_lease_name(migration: str, lock_name: str) -> str:
+    """The ledger lease each replay run of ``lock_name`` holds while it reads and applies."""
+    return f"replay-run/{migration}/{lock_name}"
+
+
+@contextmanager
+def run_lease(job: ReplayJob) -> Iterator[None]:
+    """Held by each run, from before it lists the WALs until its offsets are recorded: a
+    validation from both snapshots takes it (:func:`held_still`) to keep the target still
+    at the offsets the ledger holds while the target's snapshot is taken."""
+    with ledger_lease(job.ledger_url, run_lease_name(job.name, job.lock_name),
+                      lock_identifier(job), job.name, max(job.lock_timeout, RUN_WAIT_S)):
+        yield
+
+
+@contextmanager
+def held_still(ledger_url: str, migration: str, why: str, timeout: float = RUN_WAIT_S
+               ) -> Iterator[None]:
+    """No replay run of ``migration``'s (source) stream runs during the block: it waits for
+    the run under way to end (at most ``timeout`` s) and the next waits for the block."""
+    identifier = f"{socket.gethostname()}:{os.getpid()}/{uuid.uuid4().hex[:6]} {why}"
+    with ledger_lease(ledger_url, run_lease_name(migration, migration), identifier,
+                      migration, timeout):
+        yield

@@ -37,7 +37,7 @@ from hbase_migrate.replay.coverage import Gap, check_coverage
 from hbase_migrate.replay.discovery import open_wal_store, reconcile, record_vanished
 from hbase_migrate.replay.file_replay import FileProgress
 from hbase_migrate.replay.job import CATCH_UP, FileOutcome, FileTask, ReplayJob, Totals
-from hbase_migrate.replay.lock import migration_lock
+from hbase_migrate.replay.lock import migration_lock, run_lease
 from hbase_migrate.replay.outage import (
     Outage,
     OutageRider,
@@ -413,7 +413,8 @@ def _run_once(job: ReplayJob, ledger: Ledger, store: WalStore, observer: Observe
     migration = ledger.ensure_spec(job.spec)
     start = _start_of(job, migration.watermark)
     summary = RunSummary(job.name, job.mode, start, job.end, False)
-    with ledger.step(migration.id, job.step_kind, job.provenance) as step:
+    # a validation from both snapshots holds the replay still between two runs (lock.py)
+    with run_lease(job), ledger.step(migration.id, job.step_kind, job.provenance) as step:
         with recorded_losses(job.target.bigtable, step.metrics):
             try:
                 _replay_run(job, ledger, migration.id, store, observer, executor, summary,

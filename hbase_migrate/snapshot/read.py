@@ -13,6 +13,11 @@ files' cells (``hfile/mob.py``), each MOB file copied once per range, live from 
 or archived. The cells are digested by
 ``ranges.stats.digest_rows``, exactly as a live scan's, so the two digests are comparable.
 Memory: one block per store file and one row.
+
+A validation from both snapshots reads the target's side the same way (from its own
+cluster, its table's name) and adds to the source's the WAL edits past the snapshot's
+files up to the replay's positions (``tail``: :mod:`hbase_migrate.snapshot.tail`), merged
+as each region's memstore would hold them.
 """
 
 from __future__ import annotations
@@ -20,8 +25,9 @@ from __future__ import annotations
 import functools
 import itertools
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 from hbase_migrate.cluster.descriptors import ALL_VERSIONS, FamilyDescriptor, TableDescriptor
 from hbase_migrate.cluster.schema import decode_table_schema
@@ -43,6 +49,7 @@ from hbase_migrate.snapshot.manifest import (
     parse_regions,
     parse_table_schema,
 )
+from hbase_migrate.snapshot.tail import Tail
 from hbase_migrate.wal.model import Cell
 from hbase_migrate.wal.protobuf import ProtobufError
 
@@ -69,12 +76,18 @@ def read_snapshot(root: HdfsRoot, snapshot: str
 
 def range_rows(root: HdfsRoot, snapshot: str, regions: Sequence[SnapshotRegion],
                families: Sequence[FamilyDescriptor], key_range: KeyRange, now_ms: int, *,
-               scratch: Path | None = None, throttle: Throttle | None = None
+               scratch: Path | None = None, throttle: Throttle | None = None,
+               table: str | None = None, tail: Tail | None = None
                ) -> Iterator[list[Cell]]:
-    """The visible cells of ``key_range``, every version, a row per list, in scan order."""
+    """The visible cells of ``key_range``, every version, a row per list, in scan order;
+    ``table``: the snapshot's table when not the range's (a target's); ``tail``: the WAL
+    edits past the snapshot's files to add (:mod:`hbase_migrate.snapshot.tail`)."""
     scan = ScanSpec(now_ms=now_ms, max_versions=ALL_VERSIONS)
+    name = table or key_range.table
+    if tail is not None:
+        tail.check(name, (r.encoded for r in regions))
     with tempfile.TemporaryDirectory(prefix="snapshot-mob-", dir=scratch) as mob_folder, \
-            MobResolver(key_range.table, functools.partial(
+            MobResolver(name, functools.partial(
                 _fetch_mob, root, Path(mob_folder), throttle)) as mob:
         for region in regions:
             if not region.overlaps(key_range.start, key_range.stop):
@@ -83,30 +96,35 @@ def range_rows(root: HdfsRoot, snapshot: str, regions: Sequence[SnapshotRegion],
                 stores = {family: [Source(_fetch(root, snapshot, f.file, Path(folder),
                                                  throttle), f.half) for f in files]
                           for family, files in region.stores}
-                cells = (c for c in region_cells(stores, families, scan, mob)
+                newer: Callable[..., Any] | None = None if tail is None else \
+                    functools.partial(tail.newer, name, region.encoded)
+                cells = (c for c in region_cells(stores, families, scan, mob, newer)
                          if key_range.contains(c.row))
                 for _row, row_cells in itertools.groupby(cells, key=lambda c: c.row):
                     yield list(row_cells)
 
 
 def snapshot_source_stats(source: ClusterSpec, snapshot: str, key_range: KeyRange,
-                          now_ms: int, throttle: Throttle | None, keep: Keep | None = None
+                          now_ms: int, throttle: Throttle | None, keep: Keep | None = None,
+                          *, table: str | None = None, tail: Tail | None = None
                           ) -> RangeStats:
-    """The source side of ``validate --from snapshot`` (``ranges.tasks.SnapshotReader``):
-    ``key_range`` read from ``snapshot``'s files over the source's WebHDFS."""
+    """A side of ``validate --from snapshot`` (``ranges.tasks.SnapshotReader``):
+    ``key_range`` read from ``snapshot``'s files over ``source``'s WebHDFS (``table``:
+    the snapshot's table when not the range's; ``tail``: WAL edits to add)."""
     return snapshot_range_stats(open_root(source), snapshot, key_range, now_ms,
-                                throttle=throttle, keep=keep)
+                                throttle=throttle, keep=keep, table=table, tail=tail)
 
 
 def snapshot_range_stats(root: HdfsRoot, snapshot: str, key_range: KeyRange, now_ms: int, *,
                          scratch: Path | None = None, throttle: Throttle | None = None,
-                         keep: Keep | None = None) -> RangeStats:
+                         keep: Keep | None = None, table: str | None = None,
+                         tail: Tail | None = None) -> RangeStats:
     """Rows, cells and digest of ``key_range`` in the snapshot (its families' rules from
     the table schema it recorded), as ``range_stats`` gives them for a live scan (the
     rows through ``keep`` first, when given)."""
     regions, descriptor = read_snapshot(root, snapshot)
     rows = range_rows(root, snapshot, regions, descriptor.families, key_range, now_ms,
-                      scratch=scratch, throttle=throttle)
+                      scratch=scratch, throttle=throttle, table=table, tail=tail)
     return digest_rows(key_range, rows if keep is None else keep(rows))
 
 

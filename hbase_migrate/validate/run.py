@@ -100,7 +100,8 @@ class Validation:
                  progress: Progress | None, compact: bool = True,
                  compact_wait: float = DEFAULT_COMPACT_WAIT, run_key: str | None = None,
                  source_snapshots: Mapping[str, str] | None = None, now_ms: int = 0,
-                 resume: Resume | None = None) -> None:
+                 resume: Resume | None = None,
+                 target_snapshots: Mapping[str, str] | None = None, tail: Any = None) -> None:
         self.ledger, self.migration_id, self.step = ledger, migration_id, step
         self.run_key = run_key  # the run the ranges belong to (None: the step's own)
         self.partial = False
@@ -116,9 +117,14 @@ class Validation:
                                tuple(spec.table_mapping().items()),
                                source_snapshots=tuple(sorted(self.from_snapshots.items())),
                                now_ms=now_ms, snapshot_reader=snapshot_source_stats
-                               if self.from_snapshots else None, accepted=self.accepted)
+                               if self.from_snapshots else None, accepted=self.accepted,
+                               # both from snapshots: the target's too, and the source's
+                               # WAL tail up to the point both stand for
+                               target_snapshots=tuple(sorted((target_snapshots or {}).items())),
+                               tail=tail)
         self.label = f"{spec.name}-step-{step.id}"
         self.source_requests = 0  # sent to the source's region servers, as counted
+        self.target_requests = 0  # and to the target's
         self.resume = resume
         self.recorder = None if resume is None else ChecksumRecorder(
             ledger.url, migration_id, step.id, resume.plan.key,
@@ -145,6 +151,7 @@ class Validation:
             for pair in read:
                 recorder.record(pair, self.ledger)
         self.source_requests += sum(p.source_requests for p in read)
+        self.target_requests += sum(p.target_requests for p in read)
         found = {**carried, **{p.range.id: p for p in read}}
         pairs = [found[r.id] for r in ranges]
         if self.gx is None:
@@ -281,7 +288,7 @@ class Validation:
         self.step.metrics.update(
             tables=tables, gx=first.to_json(), differing=[str(r) for r in failing],
             accepted_losses=dict(sorted(lost.items())),
-            source_requests=self.source_requests,
+            source_requests=self.source_requests, target_requests=self.target_requests,
             verdict=(Verdict.MISMATCH if failing else Verdict.MATCH).value)
 
     def explain(self, key_range: KeyRange) -> list[str]:

@@ -35,6 +35,11 @@ with DAG(
         repair=Param(False, type="boolean", title="Repair ranges that differ"),
         compact=Param(True, type="boolean",
                       title="Major-compact where delete markers hide repaired cells"),
+        read_from=Param(None, type=["null", "string"], enum=[None, "live", "snapshot"],
+                        title="Read from",
+                        description="live: scans of both clusters; snapshot: HBase "
+                                    "snapshots' files (no scan of either where both are "
+                                    "real HBase); empty: the migration's [validate] from."),
     ),
 ):
     migrations = MigrationsOperator(task_id="migrations")

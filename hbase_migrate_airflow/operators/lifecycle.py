@@ -395,6 +395,8 @@ class ValidateOperator(LifecycleOperator):
             options["part"] = (int(first), int(count))
         if accepts(validate, "master"):
             options["master"] = self.spark_master(params, spec)
+        if params.get("read_from") in ("live", "snapshot"):  # else [validate] from
+            options["from_snapshot"] = params["read_from"] == "snapshot"
         if not self.live:
             options["repair"] = bool(params.get("repair", False))
             options["compact"] = bool(params.get("compact", True))

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import threading
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,7 @@ from click.testing import CliRunner
 from hbase_migrate.audit.ledger import Ledger
 from hbase_migrate.audit.records import Provenance, StepStatus
 from hbase_migrate.cli import cli
-from hbase_migrate.config import load_config
+from hbase_migrate.config import ValidateSettings, load_config
 from hbase_migrate.errors import HBaseMigrateError
 from hbase_migrate.lifecycle import prepare, snapshot, validate
 from hbase_migrate.lifecycle.step import StepRefusedError
@@ -88,6 +89,9 @@ def test_the_steps_migrate_a_live_table_and_reruns_change_nothing(
                            r".*no hbase\.version under the source's HBase root") as refused:
             validate(load_config(config), from_snapshot=True)
         assert "the embedded cluster writes none" in str(refused.value)
+        # [validate] from = "snapshot" asks the same of a validation naming no --from
+        with pytest.raises(HBaseMigrateError, match=r"^validate --from snapshot of migration"):
+            validate(replace(load_config(config), validate=ValidateSettings("snapshot")))
 
         code, replayed = step("replay", "--config", config)
         assert code == 0, replayed

@@ -36,6 +36,7 @@ from hbase_migrate.config import IN_PROCESS, MigrationSpec, load_config
 from hbase_migrate.hbase.admin import connect_admin
 from hbase_migrate.hbase.connect import connect
 from hbase_migrate.lifecycle import cutover_check, prepare, replay, snapshot, validate
+from hbase_migrate.lifecycle.replay import follow, replay_job
 from hbase_migrate.rpc.cluster import NativeCluster
 from hbase_migrate.runstate import StepInterrupted
 from hbase_migrate.snapshot.export import ExportJob
@@ -49,7 +50,7 @@ from hbase_migrate.snapshot.hbase_method import (
 from hbase_migrate.snapshot.manifest import SNAPSHOT_DIR, parse_manifest
 from hbase_migrate.validate.compare import compare_tables
 from hbase_migrate.validate.gx_process import GxProcess
-from hbase_migrate.wal.model import CellType
+from hbase_migrate.wal.model import Cell, CellType
 from minihbase.admin_client import call_admin
 from minihbase.workload import Workload, WorkloadSpec
 from realstack.hbase import RealHBase
@@ -443,3 +444,79 @@ def test_a_validation_from_snapshot_of_every_case_agrees_with_the_live_one(
         r: v for r, v in expected.items() if r != bad}
     assert found[bad][:3] == expected[bad][:3]  # the source side: unchanged
     assert admin.snapshots(name) == []  # deleted once the validation ended
+
+
+def keep_writing(cluster: ClusterEndpoints, table: str, stop: threading.Event,
+                 written: list[int]) -> None:
+    """Puts and delete markers of every kind, each with its timestamp (no write that makes
+    a region server read), about 40 a second until ``stop``."""
+    n = 0
+    with connect(cluster) as client:
+        while not stop.is_set():
+            n += 1
+            row, ts = b"row-%05d" % (n * 37 % 300), int(time.time() * 1000) - n % 7
+            family, qualifier = (b"d", b"q%d" % (n % 3)) if n % 2 else (b"m", b"x")
+            kind = (CellType.DELETE_COLUMN, CellType.DELETE, CellType.DELETE_FAMILY)[n % 3] \
+                if n % 5 == 0 else CellType.PUT
+            client.write_cells(table, [Cell(row, family, b"" if kind == CellType.DELETE_FAMILY
+                                            else qualifier, ts, kind, b"v%d" % n)])
+            written.append(n)
+            stop.wait(0.025)
+
+
+def test_a_validation_from_both_snapshots_matches_while_the_source_is_written(
+        real_hbase: RealHBase, target_hbase: RealHBase, tmp_path: Path) -> None:
+    """A writer and the replay's follow run throughout: the validation from both clusters'
+    snapshots says ``match`` while the writer still writes, then finds a target cell changed
+    by hand in its range alone, and neither cluster's regions serve one read request."""
+    table = "snap_both"
+    source = endpoints(real_hbase)
+    write(source, table, seed=91, ops=300)
+    kept = Cell(b"a-kept", b"d", b"q", 1_000, CellType.PUT, b"kept")  # no writer touches it
+    with connect(source) as client:
+        client.put_cells(table, [kept])
+    spec = load_config(configure(tmp_path, real_hbase, target_hbase, table, method="scan"))
+    prepare(spec)
+    assert snapshot(spec).to_json()["state"] == "copied"
+    stop, written = threading.Event(), list[int]()
+    follows: list[Any] = []
+    writer = threading.Thread(target=keep_writing, args=(source, table, stop, written))
+    follower = threading.Thread(target=lambda: follows.append(
+        follow(replay_job(spec), 0.5, stop)), daemon=True)
+    writer.start()
+    follower.start()
+    try:
+        wait_for(lambda: len(written) > 40, 60, "the writer to write")
+        counters = read_requests(real_hbase, table), read_requests(target_hbase, table)
+        during = len(written)
+        checked = validate(spec, recompare_wait=120, from_snapshot=True)
+        assert len(written) > during and writer.is_alive()  # written all along
+        assert (read_requests(real_hbase, table), read_requests(target_hbase, table)) \
+            == counters
+        m = checked.metrics
+        assert checked.verdict == "match", m
+        assert (m["source_requests"], m["target_requests"]) == (0, 0)
+        assert m["source_read"].startswith("snapshot files over WebHDFS")
+        assert m["target_read"].startswith("snapshot files over WebHDFS")
+        assert m["catch_up"]["caught_up"] is True, m["catch_up"]
+        assert m["point"]["wal_tail_cells"] > 0  # the writes past the source's snapshot
+        assert m["tables"][0]["source_cells"] == m["tables"][0]["target_cells"] > 300
+
+        with connect(endpoints(target_hbase)) as dst:  # one cell changed behind its back
+            dst.put_cells(table, [kept._replace(value=b"tampered")])
+        counters = read_requests(real_hbase, table), read_requests(target_hbase, table)
+        found = validate(spec, recompare_wait=120, from_snapshot=True)
+        assert (read_requests(real_hbase, table), read_requests(target_hbase, table)) \
+            == counters
+        assert writer.is_alive()
+        assert found.verdict == "mismatch" and len(found.metrics["differing"]) == 1, \
+            found.metrics
+        verdicts = by_range(spec, found.step_id)
+        bad, = [r for r, v in verdicts.items() if v[-1] == "mismatch"]
+        assert bad[0] <= kept.row and (not bad[1] or kept.row < bad[1])
+        assert len(verdicts) > 1  # the other ranges: all match
+    finally:
+        stop.set()
+        writer.join(30)
+        follower.join(60)
+    assert follows and follows[0].exit_code == 0

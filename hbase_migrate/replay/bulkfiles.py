@@ -1,0 +1,138 @@
+"""A window of WAL edits written as sorted HFiles, one per target region and family: the
+first step of a bulk replay (issue 78). Loading the files (``BulkLoadHFile``), recording the
+window as replayed once the load is acknowledged, and a region split or move between writing
+and loading are the next steps: nothing in the default replay calls this yet.
+
+The semantics are WALPlayer's with ``wal.bulk.output`` (its cells sorted per region by
+``CellSortReducer``, written by ``HFileOutputFormat2``), and those of replaying the same
+mutations through the target's write path:
+
+* every data cell keeps its row, family, qualifier, timestamp, type (Put and the four
+  delete markers) and value; its tags too (a bulk-loaded file keeps them, as WALPlayer's
+  do; the write path drops them);
+* cells of the same key (row, family, qualifier, timestamp and type) written more than once
+  in the window: the last in WAL order is kept, as the write path's later sequence id wins
+  (WALPlayer's sorted set keeps whichever it met first);
+* every version is written; the target family's VERSIONS, TTL and KEEP_DELETED_CELLS apply
+  when it reads and compacts, as for any cell. Delete markers cover cells already in the
+  target (the copy's) by timestamp, as on the write path;
+* each file holds the cells of one region of the listing given, sorted as HBase sorts them,
+  in the family's encoding, compression, block size and Bloom filter (tags compressed, the
+  family default), with the file info ``HFileOutputFormat2`` writes (no sequence id: the
+  region gives the file one when it loads it, above all its cells').
+
+The window's cells are held in memory until :meth:`BulkWindow.write` (their count and bytes
+are there for the caller to bound a window); each file is then written streaming.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from hbase_migrate.bytesutil import short_binary
+from hbase_migrate.cluster.descriptors import FamilyDescriptor, RegionDescriptor, TableDescriptor
+from hbase_migrate.errors import HBaseMigrateError
+from hbase_migrate.hfile.metadata import bulk_load_metadata
+from hbase_migrate.hfile.writer import HFileSettings, HFileWriter
+from hbase_migrate.replay.mutations import RowMutation
+from hbase_migrate.wal.model import Cell, cell_order
+
+CELL_OVERHEAD = 64  # bytes a buffered cell costs beyond its fields (for ``bytes``)
+_UNSAFE = re.compile(rb"[^A-Za-z0-9_.-]")
+
+
+class BulkWindowError(HBaseMigrateError):
+    """Cells that cannot go into the window's files (a family the target table lacks)."""
+
+
+@dataclass(frozen=True)
+class RegionFile:
+    """One file written: the region it is for (by the listing given), its family, where it
+    is and how many cells it holds."""
+
+    region: RegionDescriptor
+    family: bytes
+    path: Path
+    cells: int
+
+
+def family_settings(family: FamilyDescriptor) -> HFileSettings:
+    """What the target family makes of a bulk load's file (``HFileOutputFormat2``: its
+    block size, encoding, compression and Bloom filter; tags kept and, in an encoded file,
+    compressed). A Bloom filter other than ROW and ROWCOL (ROWPREFIX_FIXED_LENGTH) is left
+    out: HBase reads such a file without one."""
+    bloom = family.bloom_filter.upper()
+    return HFileSettings(block_size=family.block_size, encoding=family.data_block_encoding,
+                         compression=family.compression.upper(),
+                         bloom=bloom if bloom in ("ROW", "ROWCOL") else "NONE")
+
+
+class BulkWindow:
+    """The cells of one target table's window of WAL edits, by region and family."""
+
+    def __init__(self, table: TableDescriptor, regions: Sequence[RegionDescriptor]) -> None:
+        ordered = sorted(regions, key=lambda r: r.start_key)
+        if not ordered or ordered[0].start_key != b"":
+            raise BulkWindowError(f"table {table.name}: the regions given do not start at the "
+                                  "table's first key")
+        self.table, self.regions = table, ordered
+        self._starts = [r.start_key for r in ordered]
+        self._families = {f.name for f in table.families}
+        # (region index, family) -> key -> cell; a later cell of the same key replaces it
+        self._cells: dict[tuple[int, bytes], dict[tuple[bytes, bytes, bytes, int, int], Cell]]
+        self._cells = {}
+        self.count = 0  # cells taken (before the same keys are merged)
+        self.bytes = 0  # their approximate size in memory
+
+    def region_of(self, row: bytes) -> int:
+        """The index of the region holding ``row``."""
+        return bisect.bisect_right(self._starts, row) - 1
+
+    def add(self, mutations: Iterable[RowMutation]) -> None:
+        """Take mutations in WAL order (as a replay's converter hands them to a target)."""
+        for mutation in mutations:
+            self.add_cells(mutation.cells)
+
+    def add_cells(self, cells: Iterable[Cell]) -> None:
+        """Take data cells in WAL order."""
+        for cell in cells:
+            if cell.family not in self._families:
+                raise BulkWindowError(
+                    f"table {self.table.name} has no family {short_binary(cell.family)!r} for "
+                    f"the cell of row {short_binary(cell.row)!r}")
+            slot = (self.region_of(cell.row), cell.family)
+            by_key = self._cells.get(slot)
+            if by_key is None:
+                by_key = self._cells[slot] = {}
+            by_key[(cell.row, cell.family, cell.qualifier, cell.timestamp, cell.type)] = cell
+            self.count += 1
+            self.bytes += (CELL_OVERHEAD + len(cell.row) + len(cell.qualifier)
+                           + len(cell.value) + sum(len(t.value) + 3 for t in cell.tags))
+
+    def write(self, folder: Path, task: str, *, loaded_at: int | None = None
+              ) -> list[RegionFile]:
+        """Write the files under ``folder/FAMILY/`` (the layout HBase's bulk load tools
+        take), named after the table and the region's start; empties the window. ``task``
+        names the writer in each file's ``BULKLOAD_SOURCE_TASK``."""
+        written = []
+        for (index, family), by_key in sorted(self._cells.items()):
+            region = self.regions[index]
+            descriptor = self.table.family(family)
+            assert descriptor is not None  # checked as the cells came
+            cells = sorted(by_key.values(), key=cell_order)
+            directory = folder / family.decode("utf-8", "replace")
+            directory.mkdir(parents=True, exist_ok=True)
+            name = _UNSAFE.sub(b"_", self.table.name.encode()).decode()
+            path = directory / f"{name}-{index:05d}-{region.start_key.hex()[:64] or 'first'}"
+            with HFileWriter(path, family_settings(descriptor)) as writer:
+                for cell in cells:
+                    writer.append(cell)
+                writer.close(bulk_load_metadata(task, loaded_at=loaded_at))
+            written.append(RegionFile(region, family, path, len(cells)))
+        self._cells.clear()
+        self.count = self.bytes = 0
+        return written
