@@ -55,7 +55,7 @@ def _sides(a: int | None, b: int | None) -> str:
 def _source_read(step: StepRecord | None) -> str:
     """How a validation read the source: its snapshots' files, or a live scan; the ranges
     it carried over from a stopped validation (read then, not again); the requests it sent
-    to the source's region servers."""
+    to the source's region servers; from both snapshots, the target's and its requests."""
     snapshots = step.metrics.get("source_snapshots") if step else None
     how = "live scan"
     if isinstance(snapshots, dict) and snapshots:
@@ -67,6 +67,11 @@ def _source_read(step: StepRecord | None) -> str:
     sent = step.metrics.get("source_requests") if step else None
     if isinstance(sent, int):
         how += f"; {sent} requests sent to its region servers"
+    target = step.metrics.get("target_snapshots") if step else None
+    if isinstance(target, dict) and target and step is not None:  # both from snapshots
+        how += ("; the target from snapshot files: " + ", ".join(map(str, target.values()))
+                + f"; {step.metrics.get('target_requests', 0)} requests sent to its region "
+                "servers")
     return how
 
 
