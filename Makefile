@@ -23,6 +23,9 @@
 #   make golden-mob  the golden MOB snapshots of tests/data/real-mob and real-mob-encoded (its
 #                families encoded: compressed tags, cell TTLs), written by real HBase 2.6.1
 #   make docs    the docs site (MkDocs, strict: a broken link fails) into build/site
+#   make package-check  the built wheel installed alone into a fresh venv: --version, the
+#                provider's hooks and every DAG import (AIRFLOW=X.Y.Z: beside that Airflow)
+#   make package-matrix  package-check beside the oldest and the newest Airflow claimed
 
 SHELL        := /bin/bash
 PYTHON       ?= python3
@@ -49,7 +52,7 @@ setup: $(VENV)/.installed docs-assets speedups
 .PHONY: speedups
 speedups: $(VENV)/.installed
 	@$(BIN)/python scripts/build-speedups.py
-	@$(BIN)/python -m compileall -q hbase_migrate minihbase realstack plugins dags spark_apps
+	@$(BIN)/python -m compileall -q hbase_migrate hbase_migrate_airflow minihbase realstack dags spark_apps
 
 # the web assets of the validation's Data Docs, from the npm registry (renders offline)
 docs-assets: | system-deps
@@ -66,7 +69,7 @@ $(UV):
 
 $(VENV)/.installed: pyproject.toml uv.lock $(UV) | system-deps
 	@echo "installing the locked packages into $(VENV) (uv sync, once; a minute or two)"
-	@$(UV) sync --quiet --frozen --compile-bytecode --python $(PYTHON)
+	@$(UV) sync --quiet --frozen --all-extras --compile-bytecode --python $(PYTHON)
 	@touch $@
 
 # Two workers side by side (pytest-xdist), each test with those sharing its heavy fixtures
@@ -160,7 +163,7 @@ sweep-secure: setup
 lint: setup
 	$(BIN)/ruff check .
 	$(BIN)/mypy
-	PYTHONPATH=plugins $(BIN)/lint-imports --no-cache
+	$(BIN)/lint-imports --no-cache
 	$(BIN)/python scripts/import_graph.py --check
 	$(BIN)/python scripts/check_injection.py
 
@@ -213,8 +216,24 @@ screenshots: run
 # The peers measured beside the project (the `bench` dependency group) join the venv here
 # only, kept there (--inexact); `make setup` and the tests never need them.
 bench: setup
-	@$(UV) sync --quiet --frozen --inexact --group bench --python $(PYTHON)
+	@$(UV) sync --quiet --frozen --all-extras --inexact --group bench --python $(PYTHON)
 	$(BIN)/python bench/run_all.py
+
+# The wheel as a user installs it (scripts/package-check.sh): built by pyproject's backend
+# with the compiled hot loops, installed with [airflow,spark] into a fresh venv (the lock's
+# versions; with AIRFLOW=X.Y.Z into a venv holding that Airflow first, which must stay), then
+# outside the checkout `hbase-migrate --version` and scripts/check_installed.py (the
+# provider's hooks, every DAG parsed, airflow providers list). package-matrix: the oldest and
+# the newest Airflow the package claims (PACKAGE_AIRFLOWS).
+PACKAGE_AIRFLOWS ?= 3.3.0,3.3.2
+.PHONY: package-check package-matrix
+package-check: $(UV)
+	UV=$(UV) PYTHON=$(PYTHON) AIRFLOW=$(AIRFLOW) scripts/package-check.sh
+
+package-matrix: $(UV)
+	@for v in $$(echo $(PACKAGE_AIRFLOWS) | tr , ' '); do echo "== Airflow $$v"; \
+		UV=$(UV) PYTHON=$(PYTHON) AIRFLOW=$$v OUT=build/package-check-$$v \
+		scripts/package-check.sh || exit 1; done
 
 # The docs site, its reference pages generated from the code at each build
 # (scripts/gen_reference.py); it reads offline: open build/site/index.html.

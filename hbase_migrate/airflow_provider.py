@@ -2,8 +2,8 @@
 
 Airflow reads it through the ``apache_airflow_provider`` entry point to offer the ``hbase``
 connection type, with a form for each cluster endpoint, and the ``bigtable`` one (a Bigtable
-instance as the target), in its UI. The hooks live in ``plugins/hbase_migrate_airflow/hooks/``
-and are imported by Airflow's processes only.
+instance as the target), in its UI. The hooks live in ``hbase_migrate_airflow.hooks``
+(the same wheel) and are imported by Airflow's processes only.
 """
 
 from __future__ import annotations

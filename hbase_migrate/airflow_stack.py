@@ -4,7 +4,9 @@
 database (``airflow db migrate``, skipped when one exists), the dag-processor and the
 api-server (its health checked before the rest starts, since the workers talk to its
 Execution API), then the scheduler and the triggerer with ``-s`` (no log servers, which
-would listen on 0.0.0.0). It uses the project's ``airflow.cfg``, ``dags/`` and ``plugins/``;
+would listen on 0.0.0.0). It uses the project's ``airflow.cfg``, ``dags/`` and ``plugins/``
+(from an installed package, which has no such folders: the ``airflow.cfg`` the wheel ships
+and the DAG files written into ``<folder>/airflow/dags``, :func:`airflow_files`);
 Airflow's state (database, logs, process list) stays in ``<folder>/airflow``;
 ``$HBASE_MIGRATE_STATE_DIR`` is ``<folder>``, so default ledgers land there too.
 Connections are created through the REST API: one ``hbase`` connection ``hbase_<name>`` per
@@ -58,6 +60,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
 
+from hbase_migrate.airflow_dags import write_dag_files
 from hbase_migrate.airflow_shell import SHELL_FILE, write_shell_env
 from hbase_migrate.cluster.endpoints import ClusterEndpoints, load_cluster_json
 from hbase_migrate.config import AUTO, LEDGER_ENV
@@ -77,6 +80,8 @@ from hbase_migrate.services import (
 log = logging.getLogger(__name__)
 
 PROJECT = Path(__file__).resolve().parents[1]  # the folder holding dags/, plugins/, airflow.cfg
+PACKAGED_CONFIG = Path(__file__).resolve().parent / "_airflow" / "airflow.cfg"  # in the wheel
+CHECKOUT_FILES = ("airflow.cfg", "dags", "plugins")
 STACK_FILE = "stack.json"
 LEDGER_FILE = "ledger.url"  # the shared ledger's URL, for the command line (mode 0600)
 EXECUTORS = ("local", "celery")
@@ -106,19 +111,37 @@ def worker_hostname() -> str:
     return os.environ.get(WORKER_ENV) or socket.getfqdn()
 
 
+def airflow_files(project: Path, home: Path) -> tuple[Path, Path, Path]:
+    """The ``airflow.cfg``, DAG folder and plugins folder of a stack whose Airflow home is
+    ``home``: a checkout's own (``project`` holds all three), else, for an installed
+    package, the configuration its wheel ships, the DAG files written into ``home/dags``
+    and an empty ``home/plugins``."""
+    if all((project / name).exists() for name in CHECKOUT_FILES):
+        return project / "airflow.cfg", project / "dags", project / "plugins"
+    if not PACKAGED_CONFIG.exists():
+        missing = [str(project / n) for n in CHECKOUT_FILES if not (project / n).exists()]
+        raise AirflowStackError(f"airflow: {', '.join(missing)} not found, nor the "
+                                f"package's {PACKAGED_CONFIG}: reinstall hbase-migrate")
+    dags, plugins = home / "dags", home / "plugins"
+    write_dag_files(dags)
+    plugins.mkdir(parents=True, exist_ok=True)
+    return PACKAGED_CONFIG, dags, plugins
+
+
 def airflow_env(folder: Path, port: int, *, parallelism: int = 4,
                 project: Path = PROJECT, extra: Mapping[str, str] | None = None
                 ) -> dict[str, str]:
     """The environment of every Airflow process of a stack in ``folder``."""
     home = folder / "airflow"
     bindir = str(Path(sys.executable).parent)
+    config, dags, plugins = airflow_files(project, home)
     return {
         **python_env(),  # its tasks import this hbase_migrate, not one in their folder
         "PATH": f"{bindir}{os.pathsep}{os.environ.get('PATH', '')}",
         "AIRFLOW_HOME": str(home),
-        "AIRFLOW_CONFIG": str(project / "airflow.cfg"),
-        "AIRFLOW__CORE__DAGS_FOLDER": str(project / "dags"),
-        "AIRFLOW__CORE__PLUGINS_FOLDER": str(project / "plugins"),
+        "AIRFLOW_CONFIG": str(config),
+        "AIRFLOW__CORE__DAGS_FOLDER": str(dags),
+        "AIRFLOW__CORE__PLUGINS_FOLDER": str(plugins),
         "AIRFLOW__CORE__PARALLELISM": str(parallelism),
         "AIRFLOW__CORE__EXECUTION_API_SERVER_URL": f"http://{HOST}:{port}/execution/",
         "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_ALL_ADMINS": "True",
@@ -399,10 +422,6 @@ def start_airflow(folder: Path, *, port: int | None = None, parallelism: int = 4
     if executor not in EXECUTORS:
         raise AirflowStackError(f"airflow: executor must be one of {', '.join(EXECUTORS)}, "
                                 f"not {executor!r}")
-    for needed in ("airflow.cfg", "dags", "plugins"):
-        if not (project / needed).exists():
-            raise AirflowStackError(f"airflow: {project / needed} not found: run from a "
-                                    "checkout of the project")
     folder = folder.absolute()
     home = folder / "airflow"
     home.mkdir(parents=True, exist_ok=True)

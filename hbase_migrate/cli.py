@@ -112,7 +112,9 @@ class LazyGroup(click.Group):
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]},
              epilog=epilog(""))
 @click.option("-v", "--verbose", count=True, help="More log output (-vv for debug).")
-@click.version_option(package_name="hbase-migrate")
+@click.option("--version", is_flag=True, expose_value=False, is_eager=True,
+              callback=lambda ctx, _, value: _version(ctx, value),
+              help="Show the version and which hot paths run compiled, and exit.")
 def cli(verbose: int) -> None:
     """Move live HBase tables between clusters with no downtime, and prove the copy."""
     _run["verbose"] = verbose
@@ -125,6 +127,19 @@ def cli(verbose: int) -> None:
 
 
 _run = {"verbose": 0}  # this process's -v count, for the error handler of main()
+
+
+def _version(ctx: click.Context, value: bool) -> None:
+    """``--version``: the package's version, then which hot paths run compiled."""
+    if not value or ctx.resilient_parsing:
+        return
+    from importlib.metadata import version
+
+    from hbase_migrate.compiled import summary
+
+    click.echo(f"hbase-migrate, version {version('hbase-migrate')}")
+    click.echo(summary())
+    ctx.exit()
 
 
 def _crash_report(exc: BaseException) -> str:

@@ -18,6 +18,7 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
                    "hbase-migrate airflow up --executor celery --workers 2"),
     "airflow down": ("hbase-migrate airflow down --dir state/airflow",),
     "airflow env": ("hbase-migrate airflow env --dir state/airflow",),
+    "airflow dags": ("hbase-migrate airflow dags ~/airflow/dags",),
     "backfill": (f"hbase-migrate backfill {CFG} --table orders --start 2024-05-01T12:00:00Z "
                  "--end 2024-05-01T13:00:00Z",
                  f"hbase-migrate backfill {CFG} --table orders --start 1714564800000 "

@@ -6,7 +6,8 @@ reader's (hbase_migrate/wal/_hotloops.pyx), the replay's entry converter's
 (hbase_migrate/hfile/_cells.pyx), its scan matcher
 (hbase_migrate/hfile/_visible.pyx) and the validation's range digest
 (hbase_migrate/ranges/_digest.pyx). Cython to C, then the C compiler Python was built with.
-Run by `make setup`; without them the pure-Python code runs, which gives the same results.
+Run by `make setup`; the wheel's build hook (hatch_build.py) compiles the same modules into
+the wheel. Without them the pure-Python code runs, which gives the same results.
 
 Usage: python scripts/build-speedups.py [--force]
 """
@@ -37,19 +38,24 @@ def target(source: Path) -> Path:
     return source.with_name(source.stem + sysconfig.get_config_var("EXT_SUFFIX"))
 
 
+class BuildError(Exception):
+    """Cython or the C compiler failed (or is missing)."""
+
+
 def run(command: list[str]) -> None:
-    done = subprocess.run(command, check=False, capture_output=True, text=True)
+    try:
+        done = subprocess.run(command, check=False, capture_output=True, text=True)
+    except OSError as exc:  # no such compiler
+        raise BuildError(f"{shlex.join(command)}: {exc}") from exc
     if done.returncode:
-        sys.exit(f"build-speedups: {shlex.join(command)} failed:\n{done.stdout}{done.stderr}")
+        raise BuildError(f"{shlex.join(command)} failed:\n{done.stdout}{done.stderr}")
 
 
-def build(source: Path, force: bool) -> None:
-    out = target(source)
-    newest = max(path.stat().st_mtime for path in (source, *SHARED))
-    if not force and out.exists() and out.stat().st_mtime >= newest:
-        return
-    BUILD.mkdir(parents=True, exist_ok=True)
-    c_file = BUILD / (source.stem + ".c")
+def compile_module(source: Path, out: Path, work: Path) -> None:
+    """Compile ``source`` into the extension module ``out`` (its C file in ``work``), for
+    the interpreter running this, with the compiler it was built with (``$CC`` if set)."""
+    work.mkdir(parents=True, exist_ok=True)
+    c_file = work / (source.stem + ".c")
     run([sys.executable, "-m", "cython", "-3", "--fast-fail", str(source), "-o", str(c_file)])
     compiler = shlex.split(os.environ.get("CC") or sysconfig.get_config_var("CC") or "cc")
     flags = shlex.split(sysconfig.get_config_var("CFLAGSFORSHARED") or "-fPIC")
@@ -57,12 +63,23 @@ def build(source: Path, force: bool) -> None:
     partial = out.with_suffix(".partial")
     run([*compiler, "-shared", "-O2", *flags, f"-I{include}", str(c_file), "-o", str(partial)])
     partial.replace(out)
+
+
+def build(source: Path, force: bool) -> None:
+    out = target(source)
+    newest = max(path.stat().st_mtime for path in (source, *SHARED))
+    if not force and out.exists() and out.stat().st_mtime >= newest:
+        return
+    compile_module(source, out, BUILD)
     print(f"built {out.relative_to(ROOT)}")
 
 
 def main() -> None:
-    for source in SOURCES:
-        build(source, "--force" in sys.argv)
+    try:
+        for source in SOURCES:
+            build(source, "--force" in sys.argv)
+    except BuildError as exc:
+        sys.exit(f"build-speedups: {exc}")
 
 
 if __name__ == "__main__":

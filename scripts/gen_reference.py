@@ -385,8 +385,6 @@ def dag_params() -> dict[str, dict[str, Any]]:
         os.environ["AIRFLOW_HOME"] = home
     os.environ.setdefault("AIRFLOW__CORE__LOAD_EXAMPLES", "False")
     os.environ.setdefault("AIRFLOW__LOGGING__LOGGING_LEVEL", "WARNING")
-    if str(REPO / "plugins") not in sys.path:
-        sys.path.append(str(REPO / "plugins"))
     from airflow.dag_processing.dagbag import DagBag
 
     bag = DagBag(dag_folder=str(REPO / "dags"), safe_mode=False, load_op_links=False)
@@ -563,7 +561,7 @@ def ledger_page() -> str:
 
 # ------------------------------------------------------------------------- the errors
 
-SOURCE_ROOTS = ("hbase_migrate", "minihbase", "realstack", "plugins")
+SOURCE_ROOTS = ("hbase_migrate", "minihbase", "realstack", "hbase_migrate_airflow")
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,6 @@ import atexit
 import json
 import os
 import shutil
-import sys
 import tempfile
 from pathlib import Path
 
@@ -19,8 +18,8 @@ LINEAGE_FILE = "openlineage.jsonl"  # in the home: the OpenLineage events of the
 
 def configure() -> Path:
     """Point Airflow at a temporary home (once per process), its OpenLineage events to a
-    file there (:func:`lineage_events`), put the plugins folder on the import path; returns
-    the database file."""
+    file there (:func:`lineage_events`); returns the database file. The Airflow layer,
+    ``hbase_migrate_airflow``, is a package of the project, imported like the core."""
     if "HBASE_MIGRATE_TEST_AIRFLOW_HOME" not in os.environ:
         home = tempfile.mkdtemp(prefix="airflow-home-")
         atexit.register(shutil.rmtree, home, ignore_errors=True)
@@ -32,8 +31,6 @@ def configure() -> Path:
         os.environ.setdefault(DB_URL, f"sqlite:///{home}/airflow.db")
         os.environ.setdefault("AIRFLOW__OPENLINEAGE__TRANSPORT", json.dumps(
             {"type": "file", "log_file_path": f"{home}/{LINEAGE_FILE}", "append": True}))
-    if str(REPO / "plugins") not in sys.path:  # as Airflow's own processes have it
-        sys.path.append(str(REPO / "plugins"))
     return Path(os.environ[DB_URL].removeprefix("sqlite:///"))
 
 

@@ -134,6 +134,18 @@ def env(folder: Path) -> None:
 
 
 @airflow.command()
+@click.argument("folder", type=click.Path(file_okay=False, path_type=Path))
+def dags(folder: Path) -> None:
+    """Write this project's DAG files into FOLDER, an Airflow's DAG folder: one short file
+    per DAG, importing it from the installed package (hbase_migrate_airflow.dags). A file of
+    the same name is replaced; the folder's other files are left alone."""
+    from hbase_migrate.airflow_dags import write_dag_files
+
+    for path in write_dag_files(folder):
+        click.echo(f"wrote {path}")
+
+
+@airflow.command()
 @_DIR
 def down(folder: Path) -> None:
     """Stop the Airflow that `airflow up --dir DIR` started."""

@@ -13,6 +13,7 @@ ends skipped, saying so. Re-replay any past window with
 """
 
 from airflow.sdk import DAG, CronDataIntervalTimetable, Param
+
 from hbase_migrate_airflow.dag_defaults import DEFAULT_ARGS, START_DATE, TAGS
 from hbase_migrate_airflow.operators import ReplayOperator
 from hbase_migrate_airflow.operators.migrations import per_migration
@@ -31,5 +32,5 @@ with DAG(
         gateway=Param("thrift2", type="string", enum=["thrift2", "thrift1"],
                       title="Write gateway"),
     ),
-):
+) as dag:
     per_migration(ReplayOperator, "replay_window", window="data_interval")

@@ -13,6 +13,7 @@ Delivery is at least once: consumers de-duplicate on (file, offset, row). Retrie
 """
 
 from airflow.sdk import DAG, Param
+
 from hbase_migrate_airflow.dag_defaults import DEFAULT_ARGS, START_DATE, TAGS, WAL_ASSET
 from hbase_migrate_airflow.operators import CdcOperator
 from hbase_migrate_airflow.operators.migrations import per_migration
@@ -47,5 +48,5 @@ with DAG(
                     description="Stream edits written at or after this; empty: the "
                                 "watermark less the margin."),
     ),
-):
+) as dag:
     per_migration(CdcOperator, "cdc")

@@ -11,6 +11,7 @@ green, `verdict` naming the report.
 """
 
 from airflow.sdk import DAG, Param, TriggerRule
+
 from hbase_migrate_airflow.dag_defaults import DEFAULT_ARGS, START_DATE, TAGS
 from hbase_migrate_airflow.operators import CutoverCheckOperator, ReportOperator
 from hbase_migrate_airflow.operators.verdict import VerdictOperator
@@ -36,7 +37,7 @@ with DAG(
                           description="Where to write the audit report; empty: report.html "
                                       "in the migration's folder."),
     ),
-):
+) as dag:
     gate = CutoverCheckOperator(task_id="cutover_check")
     report = ReportOperator(task_id="report", trigger_rule=TriggerRule.ALL_DONE)
     # the leaf: upstream_failed after a no-go, so the run fails (the report is still written)

@@ -21,6 +21,7 @@ offsets.
 """
 
 from airflow.sdk import DAG, Param, TriggerRule
+
 from hbase_migrate_airflow.dag_defaults import DEFAULT_ARGS, START_DATE, TAGS, WAL_ASSET
 from hbase_migrate_airflow.operators import ReplayOperator, ReplayPartsOperator
 from hbase_migrate_airflow.operators.migrations import LABEL, MigrationsOperator
@@ -43,7 +44,7 @@ with DAG(
                       title="Write gateway",
                       description="thrift1 loses delete fidelity (see the README)."),
     ),
-):
+) as dag:
     migrations = MigrationsOperator(task_id="migrations")
     parts = ReplayPartsOperator(task_id="plan", migrations=migrations.output)
     replayed = ReplayOperator.partial(task_id="replay", max_active_tis_per_dagrun=1,

@@ -34,6 +34,7 @@ migration in progress, this one included, until its cutover.
 """
 
 from airflow.sdk import DAG, Param
+
 from hbase_migrate_airflow.dag_defaults import DEFAULT_ARGS, START_DATE, TAGS
 from hbase_migrate_airflow.operators import CheckOperator, PrepareOperator
 from hbase_migrate_airflow.operators.parts import snapshot_tasks, validation_tasks
@@ -60,7 +61,7 @@ with DAG(
                                           "snapshot exported file by file and cloned (real "
                                           "clusters). Empty: the config's [snapshot] method."),
     ),
-):
+) as dag:
     copy_plan, copied = snapshot_tasks()
     check_plan, _ = validation_tasks(live=True)
     # before the first write: connections, clusters, source tables (no retry mends those)

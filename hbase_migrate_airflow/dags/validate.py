@@ -16,6 +16,7 @@ failed, naming its ranges; another migration's failure does not hold it back).
 """
 
 from airflow.sdk import DAG, CronTriggerTimetable, Param
+
 from hbase_migrate_airflow.dag_defaults import DEFAULT_ARGS, START_DATE, TAGS
 from hbase_migrate_airflow.operators.migrations import MigrationsOperator
 from hbase_migrate_airflow.operators.parts import validation_tasks
@@ -41,6 +42,6 @@ with DAG(
                                     "snapshots' files (no scan of either where both are "
                                     "real HBase); empty: the migration's [validate] from."),
     ),
-):
+) as dag:
     migrations = MigrationsOperator(task_id="migrations")
     validation_tasks(migrations=migrations.output)

@@ -15,6 +15,7 @@ from datetime import timedelta
 from typing import Any
 
 from airflow.sdk import DAG, Param, TriggerRule, task
+
 from hbase_migrate_airflow.dag_defaults import DEFAULT_ARGS, START_DATE, TAGS, WAL_ASSET
 from hbase_migrate_airflow.operators.migrations import per_migration
 from hbase_migrate_airflow.params import params
@@ -35,7 +36,7 @@ with DAG(
         poll_seconds=Param(5, type="integer", minimum=1, maximum=3_600,
                            title="List every (s)"),
     ),
-):
+) as dag:
     # One quick retry: a trigger that fires before the executor has reported the deferral
     # makes the scheduler fail the try (it finds the task queued again); the retry lists the
     # same new files at once.

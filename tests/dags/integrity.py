@@ -9,6 +9,7 @@ task code, where they run once per task instead of once per parse, every few sec
 from __future__ import annotations
 
 import contextlib
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -80,10 +81,23 @@ def _recording(report: ParseReport) -> Iterator[None]:
             setattr(owner, name, original)
 
 
+DAG_PACKAGE = "hbase_migrate_airflow.dags"  # where the project's DAG files import their DAG
+
+
+def _forget_declarations() -> None:
+    """Let the package's DAG modules run again on the next import: a DAG file of dags/
+    imports its DAG from one, which an earlier parse in this process (another test's
+    DagBag) would otherwise have left in ``sys.modules``, its parse-time work unseen, as
+    Airflow's parser, a fresh process per file, never has it."""
+    for name in [n for n in sys.modules if n.startswith(f"{DAG_PACKAGE}.")]:
+        del sys.modules[name]
+
+
 def parse_dag_file(path: Path) -> ParseReport:
     """Parse ``path`` with Airflow's own DagBag and report what it defined and touched."""
     from airflow.dag_processing.dagbag import DagBag
 
+    _forget_declarations()
     report = ParseReport(path)
     with _recording(report):
         bag = DagBag(dag_folder=path, safe_mode=False, load_op_links=False)
