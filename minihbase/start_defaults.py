@@ -14,6 +14,7 @@ from kazoo.client import KazooClient
 from kazoo.handlers.threading import KazooTimeoutError
 
 from minihbase.process import EmbeddedStackError
+from minihbase.zkregistry import ZK_CONNECT_TIMEOUT
 
 DEFAULT_PARENT = "/hbase"
 PORT_KEYS = {"thrift": "thrift_port", "thrift2": "thrift2_port", "webhdfs": "webhdfs_port",
@@ -62,13 +63,13 @@ def remembered_rpc_ports(before: dict[str, Any], count: int) -> list[int]:
 
 def _first_free_parent(zookeeper: str, candidates: list[str]) -> str | None:
     """The first of ``candidates`` whose ``master`` znode no live session holds."""
-    client = KazooClient(hosts=zookeeper, timeout=10)
+    client = KazooClient(hosts=zookeeper, timeout=ZK_CONNECT_TIMEOUT)
     try:
-        client.start(timeout=10)
+        client.start(timeout=ZK_CONNECT_TIMEOUT)
     except KazooTimeoutError:
         client.close()
-        raise EmbeddedStackError(f"ZooKeeper {zookeeper} does not answer within 10 s: is it "
-                                 "running?") from None
+        raise EmbeddedStackError(f"ZooKeeper {zookeeper} does not answer within "
+                                 f"{ZK_CONNECT_TIMEOUT:g} s: is it running?") from None
     try:
         for parent in candidates:
             stat = client.exists(f"{parent}/master")

@@ -45,6 +45,10 @@ from hbase_migrate.cluster.zk.zkpayload import (
 from hbase_migrate.wal.names import ServerName
 from minihbase.process import EmbeddedStackError
 
+# how long the embedded stack waits for its ZooKeeper to answer (a busy machine's first
+# connection can take seconds)
+ZK_CONNECT_TIMEOUT = 30.0
+
 
 def _package_version() -> str:
     try:
@@ -80,7 +84,7 @@ class ZkRegistrar:
     or a hosts string (its own session, ended on close)."""
 
     def __init__(self, client_or_hosts: KazooClient | str, znode_parent: str = "/hbase",
-                 identifier: str | None = None, timeout: float = 10.0) -> None:
+                 identifier: str | None = None, timeout: float = ZK_CONNECT_TIMEOUT) -> None:
         if isinstance(client_or_hosts, str):
             self.client = KazooClient(hosts=client_or_hosts, timeout=timeout)
             try:
