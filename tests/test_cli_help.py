@@ -73,7 +73,7 @@ def _option_help(path: list[str], option: str, capsys: pytest.CaptureFixture[str
     return text.split(f" {option} ", 1)[1].split(" --", 1)[0]
 
 
-@pytest.mark.parametrize("command", ["snapshot", "validate"])
+@pytest.mark.parametrize("command", ["snapshot", "validate", "replay"])
 def test_master_help_names_the_default_a_config_without_one_gets(
         command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     spec = load_config(write(tmp_path, MINIMAL))  # no [spark] section

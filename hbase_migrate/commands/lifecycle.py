@@ -16,14 +16,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from hbase_migrate.cluster.endpoints import CLIENTS
-from hbase_migrate.commands.spark_conf import conf_option, with_conf
-from hbase_migrate.config_parts import (
-    AUTO,
-    DEFAULT_AUTO_CELLS,
-    DEFAULT_SPARK_MASTER,
-    IN_PROCESS,
-    SnapshotSettings,
-)
+from hbase_migrate.commands.spark_conf import conf_option, master_help, with_conf
+from hbase_migrate.config_parts import SnapshotSettings
 from hbase_migrate.timeutil import TIME_HELP
 
 if TYPE_CHECKING:
@@ -146,11 +140,7 @@ def _ranges(bar: Any, what: str, migration: str) -> Callable[[int, int], None]:
     return update
 
 
-_master = click.option("--master", metavar="URL", help=(
-    f"Spark master for the range tasks: a URL, \"{IN_PROCESS}\" (no Spark) or \"{AUTO}\" "
-    "(on [spark] large_master when that is a cluster and the step holds [spark] auto_cells "
-    f"cells or more, {DEFAULT_AUTO_CELLS:,} unless set; else in-process); default: the "
-    f"config's [spark] master, else \"{DEFAULT_SPARK_MASTER}\"."))
+_master = click.option("--master", metavar="URL", help=master_help("the range tasks"))
 
 
 @click.command()

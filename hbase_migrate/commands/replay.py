@@ -29,7 +29,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from hbase_migrate.commands.spark_conf import conf_option, with_conf
+from hbase_migrate.commands.spark_conf import conf_option, master_help, with_conf
 from hbase_migrate.config import IN_PROCESS
 from hbase_migrate.replay.job import FileOutcome, FileTask
 from hbase_migrate.replay.outage import RiddenOutage
@@ -111,9 +111,7 @@ def metrics_options(func: F) -> F:
 @click.option("--chain", "chains", multiple=True, metavar="ID",
               help="Replay only this WAL chain (a part printed by --parts; repeatable).")
 @click.option("--master", metavar="URL",
-              help="Replay a one-shot run's files on this Spark master, one task per file "
-                   "(\"auto\": only when they hold [spark] auto_cells cells or more; "
-                   "\"in-process\": here); default: the migration's [spark] master.")
+              help=master_help("a one-shot run's files, one task per file"))
 @conf_option
 @metrics_options
 @click.pass_context

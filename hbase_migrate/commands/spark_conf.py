@@ -1,5 +1,6 @@
 """``--conf KEY=VALUE``: Spark settings for one command, over the migration's ``[spark]
-conf`` (what spark-submit's ``--conf`` is; the commands that run Spark work share it)."""
+conf`` (what spark-submit's ``--conf`` is; the commands that run Spark work share it), and
+the help of their ``--master`` (:func:`master_help`, from the code's defaults)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, TypeVar
 
 import click
+
+from hbase_migrate.config_parts import AUTO, DEFAULT_AUTO_CELLS, DEFAULT_SPARK_MASTER, IN_PROCESS
 
 if TYPE_CHECKING:
     from hbase_migrate.config import MigrationSpec
@@ -36,3 +39,11 @@ def conf_option(func: F) -> F:
 def with_conf(spec: MigrationSpec, conf: Sequence[tuple[str, str]]) -> MigrationSpec:
     """``spec`` with the command line's Spark settings over its ``[spark] conf``."""
     return replace(spec, engine=spec.engine.with_conf(conf)) if conf else spec
+
+
+def master_help(work: str) -> str:
+    """The help of a command's ``--master``, whose Spark master runs ``work``."""
+    return (f"Spark master for {work}: a URL, \"{IN_PROCESS}\" (no Spark) or \"{AUTO}\" (on "
+            "[spark] large_master when that is a cluster and the step holds [spark] "
+            f"auto_cells cells or more, {DEFAULT_AUTO_CELLS:,} unless set; else in-process); "
+            f"default: the config's [spark] master, else \"{DEFAULT_SPARK_MASTER}\".")
