@@ -57,7 +57,10 @@ def bulk_load(described: Mapping[str, Any], table: str, folder: Path, conf: Path
     version = str(described.get("hbase_version") or "2.6.1")
     host, _, port = str(described["zookeeper"]).rpartition(":")
     settings = {"hbase.zookeeper.quorum": host, "hbase.zookeeper.property.clientPort": port,
-                "zookeeper.znode.parent": described["znode_parent"], **CODECS}
+                "zookeeper.znode.parent": described["znode_parent"], **CODECS,
+                # HBase 3's client finds a cluster through its masters by default
+                "hbase.client.registry.impl":
+                    "org.apache.hadoop.hbase.client.ZKConnectionRegistry"}
     conf.mkdir(parents=True, exist_ok=True)
     (conf / "hbase-site.xml").write_text(site_xml(settings), encoding="utf-8")
     command = java_command([str(conf), *classpath(version)],

@@ -27,19 +27,18 @@ from typing import Any
 import pytest
 
 from hbase_migrate.bytesutil import to_string_binary
-from hbase_migrate.cluster.descriptors import FamilyDescriptor, TableDescriptor
+from hbase_migrate.cluster.descriptors import FamilyDescriptor
 from hbase_migrate.cluster.endpoints import load_cluster_json
 from hbase_migrate.hbase.connect import connect
-from hbase_migrate.hfile.metadata import bulk_load_metadata
 from hbase_migrate.hfile.writer import HFileSettings, HFileWriter
-from hbase_migrate.wal.model import Cell, CellType, cell_order, type_name
+from hbase_migrate.wal.model import Cell, CellType, type_name
 from realstack.hbase import RealHBase
 from tests.hfile.printout import printed_cells
 from tests.support.hfilecells import writer_cells
 
 from .fixtures import native_cluster_json, skip_without_real_stack
-from .hfile_judge import bulk_load, print_hfiles
-from .java_cells import differences, java_dump
+from .hfile_bulk import load_and_scan, rowcol_gets_missing, table_of
+from .hfile_judge import print_hfiles
 
 pytestmark = [pytest.mark.integration, pytest.mark.realstack]
 ENCODINGS = ["NONE", "PREFIX", "DIFF", "FAST_DIFF", "ROW_INDEX_V1"]
@@ -118,7 +117,6 @@ def test_hfile_pretty_printer_reads_every_written_file(version: str, tmp_path: P
 
 
 TABLE = "hfile_writer_bulk"
-SPLIT = b"row-00060"  # the table's two regions
 # family -> (its descriptor, the writer's settings for it)
 FAMILIES = {
     b"f": (FamilyDescriptor(b"f", max_versions=1000, compression="GZ", bloom_filter="ROW",
@@ -141,64 +139,20 @@ def described(real_hbase: RealHBase, tmp_path_factory: pytest.TempPathFactory
     """The table, of two regions, created on the session's HBase; dropped after."""
     folder = tmp_path_factory.mktemp("hfile-bulk")
     endpoints = load_cluster_json(native_cluster_json(real_hbase, folder))
-    with connect(endpoints) as client:
-        if client.table_exists(TABLE):
-            client.disable_table(TABLE)
-            client.delete_table(TABLE)
-        client.create_table(TableDescriptor(TABLE, tuple(f for f, _ in FAMILIES.values())),
-                            [SPLIT])
-        try:
-            yield {**real_hbase.described, "folder": folder, "endpoints": endpoints}
-        finally:
-            client.disable_table(TABLE)
-            client.delete_table(TABLE)
-
-
-def family_cells(family: bytes) -> list[tuple[Cell, int]]:
-    """A family's cells: the TTL tag of the printer test would expire them (a 2023 time
-    stamp and a minute to live), so an inert tag type; the puts only for ROWCOL, whose gets
-    must find every column; sequence ids 0, as a bulk load's files hold."""
-    cells = writer_cells(family=family, ttl_tags=False, mvcc=False, big_values=family == b"f")
-    if family == b"r":
-        cells = [(c, m) for c, m in cells if c.type == CellType.PUT]
-    return cells
+    with table_of(endpoints, TABLE, FAMILIES):
+        yield {**real_hbase.described, "folder": folder, "endpoints": endpoints}
 
 
 def test_bulk_load_returns_every_cell(described: dict[str, Any]) -> None:
     """``f`` in one file over both regions, which the tool splits (with HBase's own writer);
     ``r`` and ``d`` in one file a region, as a bulk replay writes them, loaded as they are."""
-    folder: Path = described["folder"] / "load"
-    expected: list[Cell] = []
-    for family, (_descriptor, settings) in FAMILIES.items():
-        (folder / family.decode()).mkdir(parents=True)
-        cells = family_cells(family)
-        parts = ([cells] if family == b"f" else
-                 [[c for c in cells if c[0].row < SPLIT], [c for c in cells if c[0].row >= SPLIT]])
-        for n, part in enumerate(parts):
-            with HFileWriter(folder / family.decode() / f"bulk{n}", settings) as writer:
-                for cell, mvcc in part:
-                    writer.append(cell, mvcc)
-                writer.close(bulk_load_metadata("hfile-writer-test"))
-        expected += [c for c, _ in cells]
-    said = bulk_load(described, TABLE, folder, described["folder"] / "conf")
-    split = re.findall(r"HFile at \S*/load/(\w)/bulk\d+ no longer fits", said)
-    assert split == ["f"]
-    dump = java_dump(described, TABLE, codec="org.apache.hadoop.hbase.codec.KeyValueCodecWithTags")
-    assert differences(sorted(expected, key=cell_order), dump.raw) == ""
-    assert len(dump.regions) == 2
+    load_and_scan(described, TABLE, FAMILIES, described["folder"] / "load", b"f")
 
 
 def test_gets_pass_the_rowcol_bloom_filter(described: dict[str, Any]) -> None:
     """After the load, a get of one column (which a ROWCOL filter answers first) finds
     every version written of every column of the ROWCOL family."""
-    endpoints = described["endpoints"]
-    expected: dict[tuple[bytes, bytes], list[Cell]] = {}
-    for cell, _ in family_cells(b"r"):
-        expected.setdefault((cell.row, cell.qualifier), []).append(cell._replace(tags=()))
-    with connect(endpoints) as client:
-        if not client.table_exists(TABLE) or not list(client.scan(TABLE)):
+    with connect(described["endpoints"]) as client:
+        if not list(client.scan(TABLE)):
             pytest.skip("the bulk load test did not load the table")
-        found = {key: client.get(TABLE, key[0], [(b"r", key[1])]) for key in expected}
-    missing = [key for key, cells in expected.items()
-               if [c._replace(tags=()) for c in found[key]] != cells]
-    assert missing == []
+    assert rowcol_gets_missing(described["endpoints"], TABLE, b"r") == []
