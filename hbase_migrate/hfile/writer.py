@@ -48,7 +48,7 @@ from hbase_migrate.hfile.indexwriter import (
 )
 from hbase_migrate.hfile.tagcompression import TAGS_COMPRESSED
 from hbase_migrate.hfile.trailer import TRAILER_MAGIC, TRAILER_SIZES
-from hbase_migrate.wal.cells import tags_bytes
+from hbase_migrate.wal.cells import check_cell, tags_bytes
 from hbase_migrate.wal.codecs import BY_NAME as CODEC_BY_NAME
 from hbase_migrate.wal.model import Cell, cell_order
 from hbase_migrate.wal.protobuf import bytes_field, delimited, string_field, varint_field
@@ -181,6 +181,10 @@ class HFileWriter:
 
     def append(self, cell: Cell, mvcc: int = 0) -> None:
         """Add the next cell (``mvcc``: its sequence id, kept when the file keeps them)."""
+        try:
+            check_cell(cell)
+        except ValueError as exc:
+            raise HFileWriteError(f"{self.name}: {exc}") from exc
         last = self.last
         duplicate = False
         if last is not None:

@@ -7,6 +7,7 @@ they are HBase's own bytes: ``test_writer_golden.py``."""
 from __future__ import annotations
 
 import itertools
+import tracemalloc
 from pathlib import Path
 
 import pytest
@@ -114,8 +115,34 @@ def test_cells_out_of_order_are_refused(tmp_path: Path) -> None:
             writer.append(Cell(b"b", b"f", b"q", T0 + 1, CellType.PUT, b"v"))
 
 
+def test_cells_hbase_cannot_hold_are_refused(tmp_path: Path) -> None:
+    with HFileWriter(tmp_path / "f") as writer, pytest.raises(HFileWriteError, match="row"):
+        writer.append(Cell(b"r" * 40_000, b"f", b"q", T0, CellType.PUT, b"v"))
+
+
 def test_settings_refused() -> None:
     with pytest.raises(HFileWriteError, match="PREFIX_TREE"):
         HFileWriter(Path("/nonexistent/f"), HFileSettings(encoding="PREFIX_TREE"))
     with pytest.raises(HFileWriteError, match="LZO"):
         HFileWriter(Path("/nonexistent/f"), HFileSettings(compression="LZO"))
+
+
+def _peak_memory(path: Path, cells: int) -> int:
+    """The most memory Python held while writing ``cells`` cells (blocks of 4 KiB, index
+    blocks of 4 KiB: a multi-level index)."""
+    tracemalloc.start()
+    try:
+        writer = HFileWriter(path, HFileSettings(block_size=4096, index_chunk_size=4096))
+        for i in range(cells):
+            writer.append(Cell(b"user%010d" % i, b"f", b"q", T0 + i, CellType.PUT, b"x" * 100))
+        writer.close()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def test_memory_stays_flat_as_the_file_grows(tmp_path: Path) -> None:
+    """Ten times the cells (about 3 MB of file): the same memory, within 64 KiB (the root
+    index's few more entries)."""
+    small, large = _peak_memory(tmp_path / "s", 2_000), _peak_memory(tmp_path / "l", 20_000)
+    assert large - small < 64 * 1024, (small, large)
