@@ -21,6 +21,7 @@ import pytest
 
 from hbase_migrate.cluster.descriptors import RegionDescriptor
 from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
+from hbase_migrate.rpc.client import NativeClient
 from hbase_migrate.wal.model import Cell
 from minihbase.model import Durability
 from minihbase.regionserver import WalSettings
@@ -153,3 +154,11 @@ def rpc_mini(tmp_path_factory: pytest.TempPathFactory, zookeeper: Any) -> Iterat
                    wal=WalSettings(region_servers=2, roll_period=3600, split_delay=3600)
                    ) as cluster:
         yield cluster
+
+
+@pytest.fixture(scope="module")
+def native(rpc_mini: MiniHBase) -> Iterator[NativeClient]:
+    """The product's native client of :func:`rpc_mini` (a module may have its own)."""
+    with NativeClient(rpc_mini.zookeeper or "", rpc_mini.znode_parent,
+                      max_backoff=0.2) as client:
+        yield client

@@ -15,7 +15,6 @@ from typing import cast
 
 import pytest
 
-from hbase_migrate.cluster.descriptors import FamilyDescriptor
 from hbase_migrate.cluster.retry import Kind
 from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
 from hbase_migrate.cluster.zk.zookeeper import HBaseZooKeeper
@@ -50,22 +49,14 @@ from hbase_migrate.rpc.scan import (
 )
 from hbase_migrate.wal.model import Cell, CellType, cell_order
 from minihbase.admin_client import call_admin
-from minihbase.cluster import Cluster
-from minihbase.regionserver import RegionServers
 from minihbase.rpc.listener import CallContext, ServiceError
 from minihbase.rpc.regionserver import RegionServerRpc
 from minihbase.server import MiniHBase
 from minihbase.zookeeper import ZooKeeperServer
+from tests.minihbase.rpc_requests import cluster_of, create, stored
 from tests.rpc.cells import ROWS, every_kind, flat
 
 pytestmark = pytest.mark.integration
-
-FAMILIES = (FamilyDescriptor(b"f", max_versions=10), FamilyDescriptor(b"g", max_versions=10))
-
-
-def cluster_of(mini: MiniHBase) -> tuple[Cluster, RegionServers]:
-    assert mini.cluster is not None and mini.region_servers is not None
-    return mini.cluster, mini.region_servers
 
 
 @pytest.fixture(scope="module")
@@ -79,18 +70,6 @@ def native(rpc_mini: MiniHBase) -> Iterator[NativeClient]:
 def thrift2(rpc_mini: MiniHBase) -> Iterator[Thrift2Client]:
     with Thrift2Client(rpc_mini.endpoints.thrift2 or "") as client:
         yield client
-
-
-def create(mini: MiniHBase, table: str, splits: list[bytes] | None = None) -> None:
-    cluster, _ = cluster_of(mini)
-    cluster.create_table(table, FAMILIES, [b"g", b"p"] if splits is None else splits)
-
-
-def stored(mini: MiniHBase, table: str) -> list[Cell]:
-    """Every cell the store keeps of a table, markers too, in HBase's order."""
-    cluster, _ = cluster_of(mini)
-    return [c for _, cells in cluster.store.raw_rows(table, b"", True, b"", 10**6)
-            for c in cells]
 
 
 def same_reads(native: NativeClient, thrift2: Thrift2Client, table: str) -> None:

@@ -19,25 +19,22 @@ from hbase_migrate.rpc.connection import Connection
 from hbase_migrate.rpc.errors import RemoteError
 from hbase_migrate.wal.model import CellType
 from minihbase.server import MiniHBase
-from tests.minihbase.test_rpc_data import cluster_of, create, stored
-from tests.minihbase.test_rpc_inline_mutations import (
+from tests.minihbase.rpc_requests import (
+    APPEND,
+    INCREMENT,
     PUT,
+    cluster_of,
+    create,
+    long_bytes,
     mutation,
-    native,
     qv,
     region_conn,
     specifier,
+    stored,
 )
 from tests.rpc.proto_reference import decode, encode
 
 pytestmark = pytest.mark.integration
-__all__ = ["native"]  # the module's client fixture
-
-APPEND, INCREMENT = 0, 1
-
-
-def long_bytes(n: int) -> bytes:
-    return n.to_bytes(8, "big", signed=True)
 
 
 def keyvalue(row: bytes, family: bytes, qualifier: bytes, ts: int, value: bytes) -> bytes:

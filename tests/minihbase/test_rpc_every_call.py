@@ -25,7 +25,7 @@ from hbase_migrate.rpc.codec import (
 from hbase_migrate.rpc.connection import Connection
 from hbase_migrate.rpc.errors import RemoteError
 from minihbase.server import MiniHBase
-from tests.minihbase.test_rpc_data import cluster_of
+from tests.minihbase.rpc_requests import cluster_of
 from tests.rpc.hbase_services import METHODS
 from tests.rpc.proto_reference import encode
 

@@ -18,7 +18,7 @@ from hbase_migrate.rpc.errors import RemoteError
 from hbase_migrate.wal.model import CellType
 from minihbase.model import ClientCell, Mutation
 from minihbase.server import MiniHBase
-from tests.minihbase.test_rpc_data import cluster_of
+from tests.minihbase.rpc_requests import cluster_of
 from tests.rpc.proto_reference import decode, encode
 
 pytestmark = pytest.mark.integration

@@ -24,13 +24,15 @@ from hbase_migrate.rpc.errors import RemoteError
 from hbase_migrate.wal.model import Cell, CellType
 from minihbase.regionserver import WalSettings
 from minihbase.server import MiniHBase
-from tests.minihbase.test_rpc_deltas import APPEND, INCREMENT, long_bytes
-from tests.minihbase.test_rpc_inline_mutations import (
+from tests.minihbase.rpc_requests import (
+    APPEND,
     DELETE,
+    INCREMENT,
     KEPT,
     PUT,
     WRITES,
     driver_put,
+    long_bytes,
     mutation,
     qv,
     specifier,
