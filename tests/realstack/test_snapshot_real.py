@@ -471,7 +471,7 @@ def test_a_validation_from_both_snapshots_matches_while_the_source_is_written(
     by hand in its range alone, and neither cluster's regions serve one read request."""
     table = "snap_both"
     source = endpoints(real_hbase)
-    write(source, table, seed=91, ops=300)
+    write(source, table, seed=91, ops=150)
     kept = Cell(b"a-kept", b"d", b"q", 1_000, CellType.PUT, b"kept")  # no writer touches it
     with connect(source) as client:
         client.put_cells(table, [kept])
@@ -485,38 +485,39 @@ def test_a_validation_from_both_snapshots_matches_while_the_source_is_written(
         follow(replay_job(spec), 0.5, stop)), daemon=True)
     writer.start()
     follower.start()
-    try:
-        wait_for(lambda: len(written) > 40, 60, "the writer to write")
-        counters = read_requests(real_hbase, table), read_requests(target_hbase, table)
-        during = len(written)
-        checked = validate(spec, recompare_wait=120, from_snapshot=True)
-        assert len(written) > during and writer.is_alive()  # written all along
-        assert (read_requests(real_hbase, table), read_requests(target_hbase, table)) \
-            == counters
-        m = checked.metrics
-        assert checked.verdict == "match", m
-        assert (m["source_requests"], m["target_requests"]) == (0, 0)
-        assert m["source_read"].startswith("snapshot files over WebHDFS")
-        assert m["target_read"].startswith("snapshot files over WebHDFS")
-        assert m["catch_up"]["caught_up"] is True, m["catch_up"]
-        assert m["point"]["wal_tail_cells"] > 0  # the writes past the source's snapshot
-        assert m["tables"][0]["source_cells"] == m["tables"][0]["target_cells"] > 300
+    with GxProcess() as gx:
+        try:
+            wait_for(lambda: len(written) > 40, 60, "the writer to write")
+            counters = read_requests(real_hbase, table), read_requests(target_hbase, table)
+            during = len(written)
+            checked = validate(spec, recompare_wait=120, from_snapshot=True, gx=gx)
+            assert len(written) > during and writer.is_alive()  # written all along
+            assert (read_requests(real_hbase, table), read_requests(target_hbase, table)) \
+                == counters
+            m = checked.metrics
+            assert checked.verdict == "match", m
+            assert (m["source_requests"], m["target_requests"]) == (0, 0)
+            assert m["source_read"].startswith("snapshot files over WebHDFS")
+            assert m["target_read"].startswith("snapshot files over WebHDFS")
+            assert m["catch_up"]["caught_up"] is True, m["catch_up"]
+            assert m["point"]["wal_tail_cells"] > 0  # the writes past the source's snapshot
+            assert m["tables"][0]["source_cells"] == m["tables"][0]["target_cells"] > 150
 
-        with connect(endpoints(target_hbase)) as dst:  # one cell changed behind its back
-            dst.put_cells(table, [kept._replace(value=b"tampered")])
-        counters = read_requests(real_hbase, table), read_requests(target_hbase, table)
-        found = validate(spec, recompare_wait=120, from_snapshot=True)
-        assert (read_requests(real_hbase, table), read_requests(target_hbase, table)) \
-            == counters
-        assert writer.is_alive()
-        assert found.verdict == "mismatch" and len(found.metrics["differing"]) == 1, \
-            found.metrics
-        verdicts = by_range(spec, found.step_id)
-        bad, = [r for r, v in verdicts.items() if v[-1] == "mismatch"]
-        assert bad[0] <= kept.row and (not bad[1] or kept.row < bad[1])
-        assert len(verdicts) > 1  # the other ranges: all match
-    finally:
-        stop.set()
-        writer.join(30)
-        follower.join(60)
+            with connect(endpoints(target_hbase)) as dst:  # one cell changed behind its back
+                dst.put_cells(table, [kept._replace(value=b"tampered")])
+            counters = read_requests(real_hbase, table), read_requests(target_hbase, table)
+            found = validate(spec, recompare_wait=120, from_snapshot=True, gx=gx)
+            assert (read_requests(real_hbase, table), read_requests(target_hbase, table)) \
+                == counters
+            assert writer.is_alive()
+            assert found.verdict == "mismatch" and len(found.metrics["differing"]) == 1, \
+                found.metrics
+            verdicts = by_range(spec, found.step_id)
+            bad, = [r for r, v in verdicts.items() if v[-1] == "mismatch"]
+            assert bad[0] <= kept.row and (not bad[1] or kept.row < bad[1])
+            assert len(verdicts) > 1  # the other ranges: all match
+        finally:
+            stop.set()
+            writer.join(30)
+            follower.join(60)
     assert follows and follows[0].exit_code == 0
