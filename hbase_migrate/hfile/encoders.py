@@ -22,7 +22,6 @@ from hbase_migrate.hfile.fastdiff import FAST_DIFF
 from hbase_migrate.hfile.prefix import PREFIX
 from hbase_migrate.hfile.rowindex import ROW_INDEX_V1
 from hbase_migrate.hfile.tagcompression import TAG_DICTIONARY_CAPACITY
-from hbase_migrate.wal.cells import tags_bytes
 from hbase_migrate.wal.dictionary import LruDictionary, write_item
 from hbase_migrate.wal.model import Cell
 from hbase_migrate.wal.protobuf import encode_varint
@@ -81,11 +80,12 @@ def common_prefix(cell: Cell, prev: Cell, *, with_ts_type: bool) -> int:
 
 
 def _shared(a: bytes, b: bytes) -> int:
+    """The length of the common prefix of ``a`` and ``b``."""
     limit = min(len(a), len(b))
-    i = 0
-    while i < limit and a[i] == b[i]:
-        i += 1
-    return i
+    if a[:limit] == b[:limit]:
+        return limit
+    differ = int.from_bytes(a[:limit], "big") ^ int.from_bytes(b[:limit], "big")
+    return limit - (differ.bit_length() + 7) // 8
 
 
 def _long_fits_in(value: int) -> int:
@@ -119,21 +119,21 @@ class BlockEncoder:
         self.out = bytearray()
         self.unencoded = self.encoded = self.count = 0
 
-    def add(self, cell: Cell, key: bytes, mvcc: int) -> None:
+    def add(self, cell: Cell, key: bytes, mvcc: int, tags: bytes = b"") -> None:
+        """Encode a cell: ``key`` its KeyValue key, ``tags`` its serialised tags."""
         before = len(self.out)
-        size = self._cell(cell, key, mvcc)
+        size = self._cell(cell, key, mvcc, tags)
         self.unencoded += size
         self.encoded += len(self.out) - before
         self.count += 1
 
-    def _cell(self, cell: Cell, key: bytes, mvcc: int) -> int:
+    def _cell(self, cell: Cell, key: bytes, mvcc: int, raw: bytes) -> int:
         out = self.out
         out += _LENS.pack(len(key), len(cell.value))
         out += key
         out += cell.value
         size = KV_INFRASTRUCTURE + len(key) + len(cell.value)
         if self.tags:
-            raw = tags_bytes(cell.tags)
             out += len(raw).to_bytes(2, "big")
             out += raw
             size += 2 + len(raw)
@@ -158,13 +158,13 @@ class RowIndexEncoder(BlockEncoder):
         self.rows: list[int] = []
         self.last_row: bytes | None = None
 
-    def add(self, cell: Cell, key: bytes, mvcc: int) -> None:
+    def add(self, cell: Cell, key: bytes, mvcc: int, tags: bytes = b"") -> None:
         extra = 0
         if cell.row != self.last_row:
             self.rows.append(len(self.out))
             self.last_row = cell.row
             extra = 4
-        super().add(cell, key, mvcc)
+        super().add(cell, key, mvcc, tags)
         self.encoded += extra
 
     def finish(self) -> bytes:
@@ -185,11 +185,10 @@ class _Buffered(BlockEncoder):
         self.dictionary = (LruDictionary(TAG_DICTIONARY_CAPACITY, writer=True)
                            if self.tags and self.compress_tags else None)
 
-    def _cell(self, cell: Cell, key: bytes, mvcc: int) -> int:
+    def _cell(self, cell: Cell, key: bytes, mvcc: int, raw: bytes) -> int:
         size = KV_INFRASTRUCTURE + len(key) + len(cell.value) + self._key_value(cell, key)
         out = self.out
         if self.tags:
-            raw = tags_bytes(cell.tags)
             out += encode_varint(len(raw))
             if raw and self.dictionary is not None:
                 for tag in cell.tags:

@@ -48,7 +48,13 @@ from hbase_migrate.hfile.indexwriter import (
 )
 from hbase_migrate.hfile.tagcompression import TAGS_COMPRESSED
 from hbase_migrate.hfile.trailer import TRAILER_MAGIC, TRAILER_SIZES
-from hbase_migrate.wal.cells import check_cell, tags_bytes
+from hbase_migrate.wal.cells import (
+    MAX_FAMILY_LENGTH,
+    MAX_ROW_LENGTH,
+    MAX_TAGS_LENGTH,
+    check_cell,
+    tags_bytes,
+)
 from hbase_migrate.wal.codecs import BY_NAME as CODEC_BY_NAME
 from hbase_migrate.wal.model import Cell, cell_order
 from hbase_migrate.wal.protobuf import bytes_field, delimited, string_field, varint_field
@@ -164,6 +170,8 @@ class HFileWriter:
                                          meta_magic=DELETE_FAMILY_BLOOM_META)
                              if s.bloom != ROWCOL and s.delete_family_bloom else None)
         self.last: Cell | None = None
+        self.last_order: tuple[bytes, bytes, bytes, int, int] = (b"", b"", b"", 0, 0)
+        self._block_size = s.block_size
         self.last_of_previous_block: Cell | None = None
         self.first_in_block: Cell | None = None
         self.last_bloom: Cell | None = None
@@ -181,46 +189,63 @@ class HFileWriter:
 
     def append(self, cell: Cell, mvcc: int = 0) -> None:
         """Add the next cell (``mvcc``: its sequence id, kept when the file keeps them)."""
-        try:
-            check_cell(cell)
-        except ValueError as exc:
-            raise HFileWriteError(f"{self.name}: {exc}") from exc
-        last = self.last
-        duplicate = False
-        if last is not None:
-            if cell.family != last.family:
-                raise HFileWriteError(f"{self.name}: family {cell.family!r} after "
-                                      f"{last.family!r}: one family a file")
-            order, last_order = cell_order(cell), cell_order(last)
-            if order < last_order:
-                raise HFileWriteError(f"{self.name}: cell {order!r} sorts before the previous "
-                                      f"{last_order!r}")
-            duplicate = order == last_order
-        self._blooms(cell)
-        s = self.settings
+        raw_tags = self._tags_of(cell)
+        order = cell_order(cell)
+        duplicate = self._in_order(cell, order)
+        if self.bloom is not None or cell.type in (DELETE_FAMILY, DELETE_FAMILY_VERSION):
+            self._blooms(cell)
         encoder = self.encoder
-        if not duplicate and (encoder.encoded >= s.block_size
-                              or encoder.unencoded >= s.block_size):
+        if not duplicate and (encoder.encoded >= self._block_size
+                              or encoder.unencoded >= self._block_size):
             self._finish_block()
             self._inline(closing=False)
             self._new_block()
         key = flat_key(cell)
-        encoder.add(cell, key, mvcc)
-        tags_len = len(tags_bytes(cell.tags)) if cell.tags else 0
+        encoder.add(cell, key, mvcc, raw_tags)
+        if self.first_in_block is None:
+            self.first_in_block = cell
+        self.last, self.last_order = cell, order
+        self._track(cell, key, len(raw_tags), mvcc)
+
+    def _tags_of(self, cell: Cell) -> bytes:
+        """The cell's serialised tags; refuses a cell HBase could not hold."""
+        raw_tags = tags_bytes(cell.tags) if cell.tags else b""
+        if (len(cell.row) > MAX_ROW_LENGTH or len(cell.family) > MAX_FAMILY_LENGTH
+                or len(raw_tags) > MAX_TAGS_LENGTH or not 0 <= cell.type <= MAXIMUM_TYPE):
+            try:
+                check_cell(cell)  # says which
+            except ValueError as exc:
+                raise HFileWriteError(f"{self.name}: {exc}") from exc
+        return raw_tags
+
+    def _in_order(self, cell: Cell, order: tuple[bytes, bytes, bytes, int, int]) -> bool:
+        """Whether the cell has the previous cell's key; refuses one out of order."""
+        last = self.last
+        if last is None:
+            return False
+        if cell.family != last.family:
+            raise HFileWriteError(f"{self.name}: family {cell.family!r} after "
+                                  f"{last.family!r}: one family a file")
+        if order < self.last_order:
+            raise HFileWriteError(f"{self.name}: cell {order!r} sorts before the previous "
+                                  f"{self.last_order!r}")
+        return order == self.last_order
+
+    def _track(self, cell: Cell, key: bytes, tags_len: int, mvcc: int) -> None:
+        """The file info's counts: sizes, the biggest cell, sequence ids, tags, times."""
         self.key_bytes += len(key)
         self.value_bytes += len(cell.value)
         size = 8 + len(key) + len(cell.value) + (2 + tags_len if tags_len else 0) + 4
         if size > self.biggest:
             self.biggest, self.biggest_key = size, key
-        if self.first_in_block is None:
-            self.first_in_block = cell
-        self.last = cell
         self.entries += 1
         self.max_mvcc = max(self.max_mvcc, mvcc)
         self.max_tags = max(self.max_tags, tags_len)
+        ts = cell.timestamp
         if cell.type == PUT:
-            self.earliest_put = min(self.earliest_put, cell.timestamp)
-        self._time(cell.timestamp)
+            self.earliest_put = min(self.earliest_put, ts)
+        self.min_ts = min(self.min_ts, ts)
+        self.max_ts = max(self.max_ts, ts)
         if cell.type in (DELETE_COLUMN, DELETE_FAMILY):
             self._time(0)
 
