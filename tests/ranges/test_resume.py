@@ -30,8 +30,8 @@ from hbase_migrate.validate.gx_process import GxProcess
 from minihbase.model import MiniHBaseError
 from minihbase.server import MiniHBase
 from minihbase.thrift2 import Thrift2Handler
-from tests.ranges.test_live import TABLE, configure, planned
 from tests.support.minicluster import run_workload
+from tests.support.ranges import TABLE, configure, planned
 
 pytestmark = pytest.mark.integration
 STOP_AFTER = 2  # ranges recorded before the fault
