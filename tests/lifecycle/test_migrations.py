@@ -13,18 +13,7 @@ from hbase_migrate.audit.records import MigrationState, TableMapping
 from hbase_migrate.config import LEDGER_ENV, STATE_DIR_ENV, MigrationSpec
 from hbase_migrate.errors import ConfigError
 from hbase_migrate.lifecycle.migrations import in_progress, recorded_spec
-
-
-def airflow_spec(name: str, ledger: str, port: int = 9090) -> MigrationSpec:
-    """A spec as an Airflow run builds it from hbase connections."""
-    return MigrationSpec.from_dict({
-        "migration": {"name": name, "ledger": ledger},
-        "source": {"name": "hbase_source", "thrift": f"src:{port}", "thrift2": f"src:{port + 1}",
-                   "zookeeper": "zk:2181"},
-        "target": {"name": "hbase_target", "thrift": f"dst:{port}"},
-        "tables": [{"source": "orders", "target": "orders_v2", "families": ["d"]}],
-        "replay": {"roll_period": 60_000, "margin": 1000},
-    })
+from tests.support.airflow import airflow_spec
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ from hbase_migrate.audit.ledger import Ledger
 from hbase_migrate.config import MigrationSpec
 from hbase_migrate.errors import ConfigError
 from hbase_migrate.lifecycle.settings import settled_spec
-from tests.lifecycle.test_migrations import airflow_spec
+from tests.support.airflow import airflow_spec
 
 HOW = "say so"
 

@@ -19,6 +19,8 @@ T0 = 1_780_000_000_000  # the watermark
 ROLL = 60_000  # one WAL file per server per minute
 NAME = "orders-move"
 CUTOVER_HOST = "worker-2.example.com"  # the Airflow worker the cutover check ran on
+# the report's plots, by id
+PLOTS = {"timeline", "lag", "throughput", "wal-status", "wal-lanes", "ranges"}
 
 
 @dataclass(frozen=True)

@@ -12,8 +12,7 @@ import pytest
 from hbase_migrate.audit.ledger import Ledger
 from hbase_migrate.report import build_report
 from tests.browser import Browser, colours, find_chromium, png_size
-from tests.report.synthetic import NAME, build
-from tests.report.test_report import PLOTS
+from tests.report.synthetic import NAME, PLOTS, build
 
 pytestmark = [pytest.mark.integration,
               pytest.mark.skipif(find_chromium() is None, reason="Chromium is not installed")]

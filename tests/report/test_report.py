@@ -18,9 +18,7 @@ from hbase_migrate.bytesutil import to_string_binary
 from hbase_migrate.cli import cli
 from hbase_migrate.report import build_report, model, page
 from tests.cli_util import fails
-from tests.report.synthetic import CUTOVER_HOST, NAME, Facts, build
-
-PLOTS = {"timeline", "lag", "throughput", "wal-status", "wal-lanes", "ranges"}
+from tests.report.synthetic import CUTOVER_HOST, NAME, PLOTS, Facts, build
 
 
 class Page(HTMLParser):
