@@ -86,7 +86,17 @@ test: setup
 
 test-stacks: setup
 	@scripts/system-deps.sh test
-	$(BIN)/pytest $(XDIST) -m own_stack $(PYTEST_ARGS)
+	$(BIN)/pytest $(XDIST) -m own_stack --ignore=$(YARN_TESTS) $(PYTEST_ARGS)
+
+# A real YARN (realstack's: a ResourceManager with a staging HDFS, two NodeManagers) and a
+# migration's snapshot copy and validation from the command line on it: about 8 minutes on
+# the loaded 2-core machine (YARN's start, then a Spark application per step), so a target
+# of its own; `.ci/run` runs it after test-stacks.
+YARN_TESTS = tests/spark/test_yarn.py
+.PHONY: test-yarn
+test-yarn: setup
+	@scripts/system-deps.sh test
+	$(BIN)/pytest -m own_stack $(YARN_TESTS) $(PYTEST_ARGS)
 
 # `make test` runs tests/realstack/test_hbase1_real.py on HBase 1.4.13; this runs it on the
 # other 1.x lines that start on Java 17 (SWEEP_1X=...), each on its own Hadoop.

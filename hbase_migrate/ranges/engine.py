@@ -41,6 +41,7 @@ from hbase_migrate.spark.yarn import (
     driver_environment,
     in_container,
     is_yarn,
+    staged_jars,
 )
 
 T = TypeVar("T")
@@ -272,6 +273,9 @@ def spark_session(master: str, app_name: str = "hbase-migrate",
             for key, value in setup.conf:
                 builder = builder.config(key, value)
             with executor_python(setup.python), driver_environment(master):
+                if is_yarn(master):  # Spark's jars once on the cluster, not per application
+                    for key, value in staged_jars(dict(setup.conf)).items():
+                        builder = builder.config(key, value)
                 spark = builder.getOrCreate()
     except HBaseMigrateError:
         raise

@@ -1,7 +1,8 @@
 """Spark on YARN (``master = "yarn"``, client mode): what is checked on the driver before
 the session starts, so that a bad set-up fails in one line naming the fix before any task
 (:func:`check_yarn`: ``HADOOP_CONF_DIR``, the queue, an archive named in ``spark.archives``),
-and which YARN containers ran a step's tasks (:func:`in_container`, :class:`Placement`).
+which YARN containers ran a step's tasks (:func:`in_container`, :class:`Placement`), and
+Spark's own jars staged once on the cluster (:func:`staged_jars`).
 
 The executors are YARN containers: their ``python3`` (``spark.pyspark.python``) with the
 project's archive unpacked beside them (:mod:`hbase_migrate.spark.archive`) and pyspark from
@@ -9,6 +10,14 @@ the ``pyspark.zip`` Spark's YARN client ships from this driver's pyspark, so of 
 While the session's JVM starts, this process's ``PYTHONPATH`` is left out of its
 environment (:func:`driver_environment`): Spark's YARN client would add it to the
 executors' ``PYTHONPATH``, and they cannot see the driver's folders.
+
+Unless ``spark.yarn.archive`` or ``spark.yarn.jars`` is set, Spark's YARN client zips its
+jars (pip's pyspark: about 460 MB) and uploads them to the staging folder for every
+application, and each NodeManager unpacks them again. :func:`staged_jars` packs them once per
+pyspark version (stored, not compressed: they are jars), uploads that archive once to the
+user's home folder on the cluster's file system (``.hbase-migrate/``) and names it as
+``spark.yarn.archive``, so that later applications ship nothing but their own files and the
+NodeManagers reuse what they unpacked.
 """
 
 from __future__ import annotations
@@ -30,9 +39,12 @@ from typing import Any, TypeVar
 from xml.etree import ElementTree
 
 from hbase_migrate.errors import ConfigError
+from hbase_migrate.spark.archive import cache_dir
 
 CONF_VARS = ("HADOOP_CONF_DIR", "YARN_CONF_DIR")  # where Spark's YARN client reads them
 QUEUE_KEY = "spark.yarn.queue"
+JARS_KEYS = ("spark.yarn.archive", "spark.yarn.jars")  # set: Spark's jars are the user's
+STAGED = ".hbase-migrate"  # the folder of the user's home on the cluster's file system
 DEFAULT_QUEUE = "default"
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -207,3 +219,52 @@ class Placement:
     def to_metrics(self) -> dict[str, Any]:
         return {"application": self.application, "queue": self.queue,
                 "containers": dict(sorted(self.containers.items()))}
+
+
+def jars_archive(folder: Path | None = None) -> Path:
+    """pyspark's jars as one zip in the cache (``spark/``), built once per pyspark version."""
+    import pyspark
+
+    jars = Path(pyspark.__file__).parent / "jars"
+    folder = folder or cache_dir() / "spark"
+    target = folder / f"spark-jars-{pyspark.__version__}.zip"
+    if target.exists():
+        return target
+    folder.mkdir(parents=True, exist_ok=True)
+    partial = target.with_name(f".{target.name}.{os.getpid()}")
+    try:
+        with zipfile.ZipFile(partial, "w", zipfile.ZIP_STORED) as packed:
+            for jar in sorted(jars.glob("*.jar")):
+                packed.write(jar, jar.name)
+        os.replace(partial, target)
+    finally:
+        partial.unlink(missing_ok=True)
+    return target
+
+
+def staged_jars(conf: Mapping[str, str]) -> dict[str, str]:
+    """The ``spark.yarn.archive`` setting naming Spark's jars on the cluster's file system
+    (uploaded now when that copy is missing or of another size); none when ``conf`` names
+    Spark's jars already. Starts this process's Spark JVM (with ``conf``) to reach it."""
+    if any(key in conf for key in JARS_KEYS):
+        return {}
+    from pyspark import SparkConf, SparkContext
+
+    local = jars_archive()
+    # (the master too: spark-submit ships pyspark.zip to YARN's containers for it)
+    SparkContext._ensure_initialized(conf=SparkConf(loadDefaults=False).setAll(
+        [("spark.master", "yarn"), *conf.items()]))
+    jvm: Any = SparkContext._jvm
+    hadoop = jvm.org.apache.hadoop
+    fs = hadoop.fs.FileSystem.get(hadoop.conf.Configuration())
+    staged = hadoop.fs.Path(fs.getHomeDirectory(), f"{STAGED}/{local.name}")
+    size = local.stat().st_size
+    if not fs.exists(staged) or fs.getFileStatus(staged).getLen() != size:
+        partial = hadoop.fs.Path(fs.getHomeDirectory(), f"{STAGED}/.{local.name}.{os.getpid()}")
+        fs.copyFromLocalFile(False, True, hadoop.fs.Path(str(local)), partial)
+        fs.delete(staged, False)
+        if not fs.rename(partial, staged):
+            raise ConfigError(f"Spark on YARN: cannot move {partial} to {staged} on "
+                              f"{fs.getUri()}")
+        log.info("YARN: Spark's jars (%d MB) staged as %s", size >> 20, staged)
+    return {"spark.yarn.archive": str(fs.makeQualified(staged).toString())}

@@ -38,6 +38,8 @@ from tests.support.minicluster import compare, run_workload, write_migration
 pytestmark = [pytest.mark.own_stack, pytest.mark.integration, pytest.mark.slow]
 TABLE = "orders"
 SYSTEM_PYTHON = Path("/usr/bin/python3")
+# Spark's warning when it zips and uploads its own jars for an application
+UPLOADED = "falling back to uploading libraries under SPARK_HOME"
 
 
 @dataclass(frozen=True)
@@ -107,11 +109,12 @@ def clusters(yarn: Yarn) -> Iterator[tuple[MiniHBase, MiniHBase]]:
         yield src, dst
 
 
-def write_config(folder: Path, src: MiniHBase, dst: MiniHBase, spark: str = "") -> Path:
+def write_config(folder: Path, src: MiniHBase, dst: MiniHBase, spark: str = "",
+                 master: str = "yarn") -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     path = write_migration(folder, src, dst, TABLE, name=folder.name, roll_period="1s")
     with path.open("a", encoding="utf-8") as out:
-        out.write('[spark]\nmaster = "yarn"\n[spark.conf]\n"spark.executor.memory" = "512m"\n'
+        out.write(f'[spark]\nmaster = "{master}"\n[spark.conf]\n"spark.executor.memory" = "512m"\n'
                   '"spark.executor.instances" = "2"\n"spark.yarn.am.memory" = "384m"\n'
                   f"{spark}[ranges]\nmax_cells = 150\n")
     return path
@@ -152,6 +155,7 @@ def test_the_snapshot_copy_runs_in_yarn_containers_that_see_nothing_of_the_drive
     if done.returncode:
         pytest.fail(f"snapshot: {done.stderr.strip().splitlines()[-1]}")
     out = done.stdout
+    assert UPLOADED not in done.stderr  # Spark's jars went as spark.yarn.archive
     print(out)  # (pytest -s: the step's output, its timings among it)
     assert "engine: yarn" in out, out
     assert "executors run their own python3 with hbase-migrate" in out
@@ -191,6 +195,25 @@ def test_the_snapshot_copy_runs_in_yarn_containers_that_see_nothing_of_the_drive
     assert set(containers) <= set(logged), (containers, logged)
     assert sum(logged.values()) >= len(ranges) + 4  # the ranges' tasks and the pre-flight's
 
+    # the validation's checksums in a YARN application of their own; Spark's jars were
+    # staged on the cluster's HDFS by the copy and are not shipped again
+    done = cli(yarn, "validate", "--config", str(config))
+    if done.returncode:
+        pytest.fail(f"validate: {done.stderr.strip().splitlines()[-1]}")
+    print(done.stdout)
+    assert UPLOADED not in done.stderr, done.stderr[-2000:]
+    with Ledger.open(spec.ledger_url) as ledger:
+        migration = ledger.migration(spec.name)
+        assert migration is not None and migration.state == "validated"
+        (step,) = ledger.steps(migration.id, "validate")
+        checked = step.metrics["yarn"]
+    assert checked["application"] != application
+    assert "" not in checked["containers"] and sum(checked["containers"].values()) >= len(ranges)
+    assert f"yarn: application {checked['application']} in queue default" in done.stdout
+    apps = {a["id"]: a for a in stack.rest("apps")["apps"]["app"]}
+    assert apps[checked["application"]]["finalStatus"] == "SUCCEEDED"
+    print(f"the validation's application ran {apps[checked['application']]['elapsedTime']} ms")
+
 
 def venv_archive(path: Path, python: str, pyspark: str) -> Path:
     """A packed environment as venv-pack makes one, of ``python`` with ``pyspark``."""
@@ -211,7 +234,7 @@ def test_bad_setups_fail_in_one_line_naming_the_fix_before_any_session(
     old = venv_archive(tmp_path / "env.tar.gz", driver, "3.5.1")
     empty = tmp_path / "no-yarn"
     empty.mkdir()
-    cases = [
+    cases = [  # (the first from --master yarn over a migration of master "auto")
         ("no-conf", "", Path(),
          "Spark master 'yarn' needs the cluster's Hadoop configuration: export "
          "HADOOP_CONF_DIR=/etc/hadoop/conf"),
@@ -227,9 +250,11 @@ def test_bad_setups_fail_in_one_line_naming_the_fix_before_any_session(
          f"environment of Python {driver} and pyspark {pyspark.__version__}"),
     ]
     for name, spark, conf_dir, says in cases:
-        config = write_config(yarn.driver / name, src, dst, spark)
+        asked = name == "no-conf"
+        config = write_config(yarn.driver / name, src, dst, spark, "auto" if asked else "yarn")
         assert cli(yarn, "prepare", "--config", str(config)).returncode == 0
-        done = cli(yarn, "snapshot", "--config", str(config), conf_dir=conf_dir)
+        done = cli(yarn, "snapshot", "--config", str(config),
+                   *(["--master", "yarn"] if asked else []), conf_dir=conf_dir)
         assert done.returncode == 2, (name, done.stdout, done.stderr)
         last = done.stderr.strip().splitlines()[-1]
         assert last.startswith("hbase-migrate: error: ") and says in last, (name, last)

@@ -28,6 +28,7 @@ from hbase_migrate.spark.yarn import (
     in_container,
     leaf_queues,
     site_properties,
+    staged_jars,
     web_address,
 )
 
@@ -157,3 +158,23 @@ def test_tasks_tell_their_container_and_the_step_says_where_they_ran(
     assert yarn_line(placement.to_metrics()) == (
         "yarn: application application_1_0001 in queue etl; tasks ran in 2 containers: "
         "container_1_0001_01_000002 (2), container_1_0001_01_000003 (1)")
+
+
+def test_spark_jars_the_user_names_are_left_as_they_are() -> None:
+    """(No Spark JVM starts: the staging of pyspark's jars needs none of its own then.)"""
+    assert staged_jars({"spark.yarn.archive": "hdfs:///spark/jars.zip"}) == {}
+    assert staged_jars({"spark.yarn.jars": "local:/opt/spark/jars/*"}) == {}
+
+
+def test_a_python_worker_that_cannot_start_says_why_in_one_line() -> None:
+    from hbase_migrate.spark.errors import task_error
+
+    text = ("Job aborted due to stage failure: Task 0 in stage 0.0 failed 4 times, most recent "
+            "failure: Lost task 0.3 in stage 0.0 (TID 3) (localhost executor 1): "
+            "org.apache.spark.SparkException: \nError from python worker:\n  /usr/bin/python3: "
+            "Error while finding module specification for 'pyspark.daemon' "
+            "(ModuleNotFoundError: No module named 'pyspark')\nPYTHONPATH was:\n  x\n"
+            "org.apache.spark.SparkException: EOFException occurred while reading the port")
+    assert task_error(RuntimeError(text)) == (
+        "executor 1 on host localhost: /usr/bin/python3: Error while finding module "
+        "specification for 'pyspark.daemon' (ModuleNotFoundError: No module named 'pyspark')")
