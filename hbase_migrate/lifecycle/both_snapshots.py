@@ -128,11 +128,12 @@ def tail_spans(spec: MigrationSpec, before: Mapping[str, tuple[str, int]],
 @contextmanager
 def target_snapshots(spec: MigrationSpec, ledger: Ledger, migration_id: int,
                      tables: Sequence[TableSpec], before: Mapping[str, tuple[str, int]],
-                     taken_at: int, wait: float, metrics: dict[str, Any]
+                     taken_at: int, wait: float, metrics: dict[str, Any], asked: int = 0
                      ) -> Iterator[TargetSide]:
     """Steps 3 to 5 of the module's doc: the target's snapshots taken with the replay held
-    still, the source's WAL tail read; ``metrics`` get the point both sides stand for.
-    The target's snapshots are deleted when the block ends without an error."""
+    still, the source's WAL tail read (``asked``: when the source's snapshots were asked
+    for, ms); ``metrics`` get the point both sides stand for. The target's snapshots are
+    deleted when the block ends without an error."""
     from hbase_migrate.hbase.admin import connect_admin
     from hbase_migrate.snapshot.export import open_root
 
@@ -153,7 +154,7 @@ def target_snapshots(spec: MigrationSpec, ledger: Ledger, migration_id: int,
             raise
         held_for = now_ms() - asked
     spans = tail_spans(spec, before, held)
-    tail = read_tail(spans, [t.source for t in tables])
+    tail = read_tail(spans, [t.source for t in tables], asked)
     metrics["target_read"] = (f"snapshot files over WebHDFS ({open_root(spec.target).where('')})"
                               ": " + ", ".join(f"{spec.table_mapping()[t]} from {n}"
                                                for t, n in taken.items()))

@@ -17,7 +17,7 @@ GX, once.
 """
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import Any
 
@@ -31,7 +31,6 @@ from hbase_migrate.errors import ConfigError
 from hbase_migrate.hbase.connect import open_client
 from hbase_migrate.heavy_imports import fewer_collections
 from hbase_migrate.lifecycle.both_snapshots import (
-    TargetSide,
     readable_target,
     replay_offsets,
     target_snapshots,
@@ -45,6 +44,7 @@ from hbase_migrate.ranges.engine import Progress, range_engine
 from hbase_migrate.ranges.groups import part_count, range_group
 from hbase_migrate.ranges.keyrange import KeyRange, RangeError
 from hbase_migrate.ranges.planned import planned_ranges
+from hbase_migrate.snapshot.tail import Tail
 from hbase_migrate.validate.compare import compare_tables
 from hbase_migrate.validate.gx_process import GxProcess
 from hbase_migrate.validate.resume import Plan, Resume, resume_point
@@ -102,21 +102,15 @@ def validate(spec: MigrationSpec, *, provenance: Provenance | None = None,
     starts afresh (:mod:`hbase_migrate.validate.resume`); ``resumed`` in the metrics says
     how many ranges were carried over, from which step and since when."""
     check_master(master, spec.engine)
-    # the setting is for strict validations: the in-flight (live) ones scan unless asked
-    from_snapshot = (spec.validate.read_from == "snapshot" and not live
-                     if from_snapshot is None else from_snapshot)
+    from_snapshot = reads_snapshots(spec, from_snapshot, live)
     chosen = spec.select_tables(tables)
     if part is not None:
         run = run or default_run(provenance)
         if not run:
             raise ConfigError(f"validate of migration {spec.name!r}: part {part[0]}/"
                               f"{part[1]} needs the key of its validation run (--run)")
-    if from_snapshot and repair:
-        raise ConfigError(f"validate of migration {spec.name!r}: repair rewrites ranges from "
-                          "the live source; validate from the snapshot first, then repair "
-                          "without --from snapshot")
     if from_snapshot:
-        check_snapshot_source(spec)
+        check_snapshot_source(spec, repair)
     if live and repair:
         raise ConfigError(f"validate of migration {spec.name!r}: repair needs a strict "
                           "validation (the source still being written, its ranges differ "
@@ -165,13 +159,12 @@ def validate(spec: MigrationSpec, *, provenance: Provenance | None = None,
                 newest_replay(step.ledger, step.migration.id),
                 spec.target.bigtable.accept if spec.target.bigtable else ()), ranges, restart)
             with snapshot_sides(spec, step, chosen, from_snapshot, resume,
-                                recompare_wait) as (snapshots, target):
+                                recompare_wait) as (snapshots, target, tail):
                 step.metrics["resumed"] = resume.to_json()
                 Validation(step.ledger, step.migration.id, step.step, spec, chosen, engine,
                            judge, counted, compact, compact_wait, run, snapshots,
                            now_ms(), resume,
-                           target_snapshots=None if target is None else target.snapshots,
-                           tail=None if target is None else target.tail).run(
+                           target_snapshots=target, tail=tail).run(
                     repair, None if live or snapshots else recompare_wait,
                     None if group is None else ranges)
             step.metrics["limits"] = limits.report()
@@ -183,11 +176,24 @@ def validate(spec: MigrationSpec, *, provenance: Provenance | None = None,
         return step.result()
 
 
-def check_snapshot_source(spec: MigrationSpec) -> None:
-    """Refuse ``--from snapshot`` before the step when the source has no real HBase root
-    over WebHDFS to read snapshot files from."""
+def reads_snapshots(spec: MigrationSpec, asked: bool | None, live: bool) -> bool:
+    """Whether a validation reads snapshots' files: as ``asked``, else as the config's
+    ``[validate] from`` says for a strict one (the in-flight ``live`` ones scan)."""
+    if asked is not None:
+        return asked
+    return spec.validate.read_from == "snapshot" and not live
+
+
+def check_snapshot_source(spec: MigrationSpec, repair: bool = False) -> None:
+    """Refuse ``--from snapshot`` before the step with ``repair``, or when the source has no
+    real HBase root over WebHDFS to read snapshot files from."""
     from hbase_migrate.snapshot.export import open_root
     from hbase_migrate.snapshot.hbase_method import LAYOUT_FILE
+
+    if repair:
+        raise ConfigError(f"validate of migration {spec.name!r}: repair rewrites ranges from "
+                          "the live source; validate from the snapshot first, then repair "
+                          "without --from snapshot")
 
     endpoints = spec.source.endpoints()
     where = f"validate --from snapshot of migration {spec.name!r}"
@@ -212,21 +218,23 @@ def newest_replay(ledger: Ledger, migration_id: int) -> int | None:
 @contextmanager
 def snapshot_sides(spec: MigrationSpec, step: StepContext, tables: Sequence[TableSpec],
                    wanted: bool, resume: Resume, wait: float
-                   ) -> Iterator[tuple[dict[str, str], TargetSide | None]]:
+                   ) -> Iterator[tuple[dict[str, str], Mapping[str, str], Tail | None]]:
     """With ``wanted``: the source's snapshots (:func:`source_snapshots`) and, where the
-    target's files can be read, the target's side (:mod:`hbase_migrate.lifecycle
-    .both_snapshots`: the replay's offsets noted first, where the source's WAL tail begins
-    at the earliest; from each file's start when a kept snapshot is read again)."""
+    target's files can be read, the target's (by source table) and the source's WAL tail
+    (:mod:`hbase_migrate.lifecycle.both_snapshots`: the replay's offsets noted first, where
+    the tail begins at the earliest; from each file's start when a kept snapshot is read
+    again); else none of the target's."""
     both = wanted and readable_target(spec)
     before = {} if not both or resume.snapshots else replay_offsets(step.ledger,
                                                                     step.migration.id)
+    asked = now_ms()
     with source_snapshots(spec, tables, wanted, step.metrics, resume) as snapshots:
         if not both:
-            yield snapshots, None
+            yield snapshots, {}, None
             return
         with target_snapshots(spec, step.ledger, step.migration.id, tables, before,
-                              now_ms(), wait, step.metrics) as target:
-            yield snapshots, target
+                              now_ms(), wait, step.metrics, asked) as target:
+            yield snapshots, target.snapshots, target.tail
 
 
 @contextmanager

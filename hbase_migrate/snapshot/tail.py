@@ -45,19 +45,26 @@ class WalSpan:
 @dataclass(frozen=True)
 class Tail:
     """The migrated tables' WAL cells of ``spans``, by (table, encoded region), each region's
-    in scan order with its entry's sequence id as mvcc."""
+    in scan order with its entry's sequence id as mvcc; ``newest``: each region's newest
+    entry's write time (ms); ``since``: when the source's snapshots were asked for (ms)."""
 
     spans: tuple[WalSpan, ...] = ()
     regions: Mapping[tuple[str, str], tuple[StoreCell, ...]] = field(default_factory=dict)
+    newest: Mapping[tuple[str, str], int] = field(default_factory=dict)
+    since: int = 0
 
     def cells(self) -> int:
         return sum(len(c) for c in self.regions.values())
 
     def check(self, table: str, known: Iterable[str]) -> None:
-        """Refuse a region of ``table`` the tail wrote to that the snapshot lacks (split or
-        merged since): its edits cannot be placed against the snapshot's files."""
+        """Refuse a region of ``table`` the tail wrote to after the snapshots were asked for
+        that the snapshot lacks (split or merged since): its edits cannot be placed against
+        the snapshot's files. One that wrote only before (split or merged away before the
+        snapshot, whose edits its daughters' or merged region's files hold) is left out."""
         have = set(known)
-        strange = sorted(r for t, r in self.regions if t == table and r not in have)
+        strange = sorted(r for (t, r), cells in self.regions.items() if t == table
+                         and r not in have and cells
+                         and self.newest.get((t, r), 0) >= self.since)
         if strange:
             raise TailError(f"table {table}: the WAL after the snapshot writes to region "
                             f"{strange[0]}, which the snapshot does not have (its regions "
@@ -75,9 +82,11 @@ class Tail:
         return (c for c in cells if c.mvcc > flushed.get(c.cell.family, newest))
 
 
-def read_tail(spans: Sequence[WalSpan], tables: Iterable[str]) -> Tail:
-    """The WAL cells of ``tables`` (source names) in ``spans``, markers left out."""
+def read_tail(spans: Sequence[WalSpan], tables: Iterable[str], since: int = 0) -> Tail:
+    """The WAL cells of ``tables`` (source names) in ``spans``, markers left out; ``since``:
+    when the source's snapshots were asked for (ms, :meth:`Tail.check`)."""
     wanted = set(tables)
+    newest: dict[tuple[str, str], int] = {}
     found: dict[tuple[str, str], list[tuple[tuple[bytes, bytes, bytes, int, int, int, int],
                                             StoreCell]]] = {}
     for span in spans:
@@ -92,6 +101,8 @@ def read_tail(spans: Sequence[WalSpan], tables: Iterable[str]) -> Tail:
                     continue
                 region = entry.key.encoded_region_name.decode("ascii")
                 seq = entry.key.sequence
+                newest[table, region] = max(newest.get((table, region), 0),
+                                            entry.key.write_time)
                 into = found.setdefault((table, region), [])
                 for n, cell in enumerate(entry.cells):
                     if cell.family == METAFAMILY:
@@ -100,4 +111,4 @@ def read_tail(spans: Sequence[WalSpan], tables: Iterable[str]) -> Tail:
                     into.append(((cell.row, cell.family, cell.qualifier, -cell.timestamp,
                                   -cell.type, -seq, -n), StoreCell(cell, seq)))
     return Tail(tuple(spans), {k: tuple(c for _, c in sorted(v, key=lambda x: x[0]))
-                               for k, v in found.items()})
+                               for k, v in found.items()}, newest, since)

@@ -92,6 +92,8 @@ def test_the_steps_migrate_a_live_table_and_reruns_change_nothing(
         # [validate] from = "snapshot" asks the same of a validation naming no --from
         with pytest.raises(HBaseMigrateError, match=r"^validate --from snapshot of migration"):
             validate(replace(load_config(config), validate=ValidateSettings("snapshot")))
+        with pytest.raises(HBaseMigrateError, match="repair rewrites ranges from the live"):
+            validate(load_config(config), from_snapshot=True, repair=True)
 
         code, replayed = step("replay", "--config", config)
         assert code == 0, replayed

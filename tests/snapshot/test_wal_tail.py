@@ -21,8 +21,8 @@ FILE_SEQ_ID = 5250
 TS = 1_700_000_000_000
 
 
-def key(region: bytes, seq: int, table: bytes = b"t") -> WalKey:
-    return WalKey(region, table, seq, TS)
+def key(region: bytes, seq: int, table: bytes = b"t", written: int = TS) -> WalKey:
+    return WalKey(region, table, seq, written)
 
 
 def test_the_edits_past_the_files_and_before_the_stop_change_the_scan(tmp_path: Path) -> None:
@@ -60,3 +60,19 @@ def test_the_edits_past_the_files_and_before_the_stop_change_the_scan(tmp_path: 
     with pytest.raises(TailError, match="region aaa, which the snapshot does not have"):
         tail.check("t", ["zzz"])
     tail.check("other", ["zzz"])  # another table's regions are not this one's business
+
+
+def test_a_region_the_snapshot_lacks_is_refused_only_when_it_wrote_after_it(
+        tmp_path: Path) -> None:
+    """A parent split before the snapshot (its daughters' files hold its edits) is left
+    out; a region that wrote once the snapshot was asked for cannot be placed."""
+    wal = tmp_path / "host%2C16020%2C1.1700000000000"
+    cell = Cell(b"r1", b"f", b"q", TS, CellType.PUT, b"v")
+    with WalWriter.create(wal) as writer:
+        writer.append(key(b"parent", 10, written=TS - 5), [cell])
+        writer.append(key(b"daughter", 20, written=TS + 5), [cell])
+        end = writer.tell()
+    tail = read_tail([WalSpan(str(wal), 0, end)], ["t"], since=TS)
+    tail.check("t", ["daughter"])  # the parent wrote only before: left out
+    with pytest.raises(TailError, match="region daughter"):
+        tail.check("t", ["parent"])
