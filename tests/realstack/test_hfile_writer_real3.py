@@ -1,4 +1,4 @@
-"""HBase 3.0.0-alpha-4, on a stack of its own (``make test-stacks``), bulk-loads files of
+"""HBase 3.0.0-alpha-4, a stack apart (``make test-stacks``), bulk-loads files of
 the project's HFile writer as 2.6.1 does (``test_hfile_writer_real.py``): per-region files
 and one over both regions, which its ``BulkLoadHFilesTool`` splits; its Java client's raw
 scan returns every cell written, tags and delete markers included, and gets of single
@@ -16,10 +16,11 @@ import pytest
 from hbase_migrate.cluster.descriptors import FamilyDescriptor
 from hbase_migrate.cluster.endpoints import load_cluster_json
 from hbase_migrate.hfile.writer import HFileSettings
-from realstack.hbase import RealHBase, RealHBaseOptions
+from realstack.hbase import RealHBaseOptions
 
-from .fixtures import native_cluster_json, running, skip_without_real_stack
+from .fixtures import native_cluster_json, skip_without_real_stack
 from .hfile_bulk import load_and_scan, rowcol_gets_missing, table_of
+from .stacks import Stacks
 
 pytestmark = [pytest.mark.own_stack, pytest.mark.realstack, pytest.mark.integration]
 VERSION = "3.0.0-alpha-4"
@@ -39,13 +40,17 @@ FAMILIES = {
 }
 
 
+HBASE_3 = RealHBaseOptions(hbase_version=VERSION, region_servers=1, heap="1g", gateways=False)
+
+
 @pytest.fixture(scope="module")
-def described(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+def described(real_stacks: Stacks, tmp_path_factory: pytest.TempPathFactory
+              ) -> Iterator[dict[str, Any]]:
+    """HBase 3.0.0-alpha-4 lent by the session's registry (started for this module unless
+    another asked for the same), the table made and dropped after."""
     skip_without_real_stack()
     folder = tmp_path_factory.mktemp("hfile-bulk3")
-    for stack in running(RealHBase(folder / "stack", RealHBaseOptions(
-            hbase_version=VERSION, region_servers=1, heap="1g", gateways=False)),
-            f"HBase {VERSION}"):
+    with real_stacks.lend(HBASE_3) as stack:
         endpoints = load_cluster_json(native_cluster_json(stack, folder))
         with table_of(endpoints, TABLE, FAMILIES):
             yield {**stack.described, "folder": folder, "endpoints": endpoints}
