@@ -130,6 +130,12 @@ FAMILIES = {
     b"d": (FamilyDescriptor(b"d", max_versions=1000, compression="ZSTD", bloom_filter="NONE",
                             data_block_encoding="DIFF"),
            HFileSettings(encoding="DIFF", compression="ZSTD")),
+    b"n": (FamilyDescriptor(b"n", max_versions=1000, compression="LZ4", bloom_filter="ROW",
+                            block_size=8192),
+           HFileSettings(block_size=8192, compression="LZ4", bloom="ROW")),
+    b"p": (FamilyDescriptor(b"p", max_versions=1000, bloom_filter="NONE",
+                            data_block_encoding="PREFIX", block_size=1024),
+           HFileSettings(block_size=1024, encoding="PREFIX", index_chunk_size=256)),
 }
 
 
@@ -145,7 +151,8 @@ def described(real_hbase: RealHBase, tmp_path_factory: pytest.TempPathFactory
 
 def test_bulk_load_returns_every_cell(described: dict[str, Any]) -> None:
     """``f`` in one file over both regions, which the tool splits (with HBase's own writer);
-    ``r`` and ``d`` in one file a region, as a bulk replay writes them, loaded as they are."""
+    the others in one file a region, as a bulk replay writes them, loaded as they are: every
+    encoding and every compression among them."""
     load_and_scan(described, TABLE, FAMILIES, described["folder"] / "load", b"f")
 
 
