@@ -2,7 +2,8 @@
 that holds the wheel (and its dependencies) alone, outside the checkout: the provider's
 entry point names hooks that import, every DAG the package declares parses in Airflow's own
 DagBag from the DAG files ``hbase-migrate airflow dags`` writes, Airflow's ``providers
-list`` shows the provider, and nothing was imported from a checkout. Prints one line per
+list`` shows the provider, the Data Docs' web assets are there, and nothing was imported
+from a checkout. Prints one line per
 check; exits 1 on the first that fails.
 
 Usage: VENV/bin/python scripts/check_installed.py [--airflow-version X.Y.Z]
@@ -94,6 +95,11 @@ def main() -> None:
         print(f"provider hook {hook}: imports")
     print(f"DAGs parsed with no error: {', '.join(check_dags(home / 'dags'))}")
     print(f"airflow providers list: hbase-migrate {check_providers_list()}")
+    from hbase_migrate.validate.docs import ASSETS, assets_available
+
+    if not assets_available():
+        fail(f"the Data Docs' web assets are not in the wheel ({ASSETS})")
+    print("the Data Docs' web assets are in the wheel (they render offline)")
     outside = sorted(name for name, module in list(sys.modules.items())
                      if name.split(".")[0] in PACKAGES and not installed(module))
     if outside:
