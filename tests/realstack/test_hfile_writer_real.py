@@ -3,9 +3,10 @@
 * HBase 2.6.1's and 3.0.0-alpha-4's ``HFilePrettyPrinter -p -v -m -k`` (one JVM each, no
   cluster) print the cells written, with their tags and sequence ids, for every data block
   encoding x compression (3.0.0-alpha-4 on Maven Central has no codec module: NONE and GZ),
-  with tags and without, ROW, ROWCOL or no Bloom filter (of one chunk, or of several): no
-  key out of order, the Bloom filters holding one key per row (ROW) or per column (ROWCOL),
-  the delete-family filter one per row with a family delete.
+  with tags and without, ROW, ROWCOL or no Bloom filter (of one chunk, or of several), a
+  block index of three levels or more: no key out of order, the Bloom filters holding one
+  key per row (ROW) or per column (ROWCOL), the delete-family filter one per row with a
+  family delete.
 * The session's real HBase 2.6.1 bulk-loads files written for a table's families (its own
   ``BulkLoadHFilesTool``; a file a region, and one file spanning the table's two regions,
   which the tool splits): HBase's Java client's raw scan returns every cell written,
@@ -33,7 +34,7 @@ from hbase_migrate.hbase.connect import connect
 from hbase_migrate.hfile.writer import HFileSettings, HFileWriter
 from hbase_migrate.wal.model import Cell, CellType, type_name
 from realstack.hbase import RealHBase
-from tests.hfile.printout import printed_cells
+from tests.hfile.printout import printed_cells, printed_section
 from tests.support.hfilecells import writer_cells
 
 from .fixtures import native_cluster_json, skip_without_real_stack
@@ -93,8 +94,8 @@ def test_hfile_pretty_printer_reads_every_written_file(version: str, tmp_path: P
         bloom = BLOOMS[n % len(BLOOMS)]
         name = f"{encoding}-{compression}-{'tags' if tags else 'plain'}-{bloom}"
         with HFileWriter(tmp_path / name, HFileSettings(
-                block_size=4096, encoding=encoding, compression=compression,
-                include_tags=tags, bloom=bloom, index_chunk_size=512,
+                block_size=1024, encoding=encoding, compression=compression,
+                include_tags=tags, bloom=bloom, index_chunk_size=128, index_min_entries=2,
                 bloom_chunk_size=64 if tags else 128 * 1024)) as writer:
             for cell, mvcc in cells:
                 writer.append(cell, mvcc)
@@ -106,6 +107,8 @@ def test_hfile_pretty_printer_reads_every_written_file(version: str, tmp_path: P
     for name, (cells, bloom) in written.items():
         text = (out / f"{name}.hbase.txt").read_text(encoding="utf-8")
         assert "WARNING" not in text, name  # -k: a key out of order
+        # index chunks of 128 bytes: leaf, intermediate and root levels
+        assert int(printed_section(name, "Trailer", out)["numDataIndexLevels"]) >= 3, name
         assert f"Scanned kv count -> {len(cells)}\n" in text, name
         assert printed_cells(name, out) == rendered(cells), name
         assert bloom_keys(text, "Bloom filter") == expected_bloom_keys(cells, bloom), name
