@@ -167,6 +167,7 @@ class ChecksumRecorder:
     plan_key: str
     plan: tuple[tuple[str, Any], ...]
     source_reads: tuple[tuple[str, str], ...]  # by table; a table not named: live scan
+    target_reads: tuple[tuple[str, str], ...] = ()  # by (source) table, the same way
 
     def __call__(self, pair: RangePair) -> None:
         self.record(pair)
@@ -179,7 +180,8 @@ class ChecksumRecorder:
             return
         r, s, t = pair.range, pair.source, pair.target
         reads = (resumed.source_read, resumed.target_read) if resumed else (
-            dict(self.source_reads).get(r.table, LIVE_READ), LIVE_READ)
+            dict(self.source_reads).get(r.table, LIVE_READ),
+            dict(self.target_reads).get(r.table, LIVE_READ))
         ledger.record_checksum(
             self.migration_id, self.step_id, self.plan_key, dict(self.plan), r.table, r.start,
             r.stop, rows=(s.rows, t.rows), cells=(s.cells, t.cells),

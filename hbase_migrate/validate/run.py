@@ -129,7 +129,8 @@ class Validation:
         self.recorder = None if resume is None else ChecksumRecorder(
             ledger.url, migration_id, step.id, resume.plan.key,
             tuple(sorted(resume.plan.to_json().items())),
-            tuple((t, side_read(n)) for t, n in sorted(self.from_snapshots.items())))
+            tuple((t, side_read(n)) for t, n in sorted(self.from_snapshots.items())),
+            tuple((t, side_read(n)) for t, n in sorted((target_snapshots or {}).items())))
         # tasks that reach the ledger record their ranges as they finish (else the caller)
         self.tasks_record = bool(shipped.ledger_url)
 

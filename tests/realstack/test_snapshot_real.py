@@ -502,6 +502,10 @@ def test_a_validation_from_both_snapshots_matches_while_the_source_is_written(
             assert m["catch_up"]["caught_up"] is True, m["catch_up"]
             assert m["point"]["wal_tail_cells"] > 0  # the writes past the source's snapshot
             assert m["tables"][0]["source_cells"] == m["tables"][0]["target_cells"] > 150
+            with Ledger.open(spec.ledger_url) as ledger:  # each range's row says so too
+                reads = {(r.source_read.split(" ", 1)[0], r.target_read.split(" ", 1)[0])
+                         for r in ledger.checksums(1, checked.step_id)}
+            assert reads == {("snapshot", "snapshot")}
 
             with connect(endpoints(target_hbase)) as dst:  # one cell changed behind its back
                 dst.put_cells(table, [kept._replace(value=b"tampered")])
