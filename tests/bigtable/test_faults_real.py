@@ -3,14 +3,13 @@ delete type) through the copy and the replay, a source region split while the co
 source region server killed before the replay (its WALs split and archived by the master),
 families keeping versions and one with a TTL holding expired cells. The end is judged by
 Google's Python client, HBase's retention rules applied by the test, against what HBase's
-own Java client reads from the source. One stack of its own for the module (its region
-server is killed), reached over HBase's RPC alone."""
+own Java client reads from the source. The source is the shared ``native_hbase``, reached
+over HBase's RPC alone (a region server it kills is replaced after the module)."""
 
 from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -29,14 +28,14 @@ from realstack.hbase import RealHBase
 from tests.bigtable.test_lifecycle import google_table
 from tests.realstack.fixtures import REAL_HBASE_VERSION, native_cluster_json, split_mid_copy
 from tests.realstack.java_cells import java_dump
-from tests.realstack.test_hbase1_lifecycle_real import (
+from tests.realstack.lifecycle_parts import (
     FAMILIES,
     SPLITS,
+    LiveWriter,
     history,
     kill_a_table_server,
     row,
 )
-from tests.rpc.test_lifecycle_native_real import LiveWriter, stack
 
 pytestmark = [pytest.mark.own_stack, pytest.mark.integration, pytest.mark.realstack,
               pytest.mark.filterwarnings("ignore:Connecting to Bigtable emulator")]
@@ -50,8 +49,10 @@ RULES = {b"f": (5, None), b"g": (3, None), b"t": (1, HOUR)}
 
 
 @pytest.fixture(scope="module")
-def source(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealHBase]:
-    yield from stack(tmp_path_factory, "bt-source", REAL_HBASE_VERSION, masters=1)
+def source(native_hbase: RealHBase) -> RealHBase:
+    """The shared stack of HBase's RPC alone (test_lifecycle_native_real's target too): the
+    test kills one of its region servers, which the fixture replaces after the module."""
+    return native_hbase
 
 
 def load(source: RealHBase) -> int:

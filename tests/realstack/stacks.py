@@ -102,8 +102,9 @@ def restore_region_servers(stack: RealHBase, timeout: float = 180.0) -> None:
     """Put ``stack`` back to its configured number of live region servers, each killed one
     replaced by a new one (HBase's ``startRegionServer``): what a module that killed servers
     of a lent stack does before handing it back."""
-    def live() -> int:
-        return len(call_admin(stack.cluster_json, "info", {})["region_servers"])
+    def live() -> int:  # neither stopped nor aborted (a killed one's thread may linger)
+        return sum(1 for s in call_admin(stack.cluster_json, "info", {})["servers"]
+                   if s["alive"])
 
     for _ in range(stack.options.region_servers - live()):
         call_admin(stack.cluster_json, "restart", {})

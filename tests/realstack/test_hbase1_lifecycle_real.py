@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from hbase_migrate.audit.ledger import Ledger
-from hbase_migrate.cluster.descriptors import FamilyDescriptor, TableDescriptor
+from hbase_migrate.cluster.descriptors import TableDescriptor
 from hbase_migrate.config import IN_PROCESS, load_config
 from hbase_migrate.errors import ConfigError
 from hbase_migrate.lifecycle import prepare, replay, snapshot, validate
@@ -30,6 +30,13 @@ from hbase_migrate.rpc.client import NativeClient
 from hbase_migrate.wal.model import Cell, CellType
 from minihbase.admin_client import call_admin
 from realstack.hbase import RealHBase, RealHBaseOptions
+from tests.realstack.lifecycle_parts import (
+    FAMILIES,
+    SPLITS,
+    history,
+    kill_a_table_server,
+    live_round,
+)
 
 from .fixtures import running, skip_without_real_stack
 from .java_cells import differences, java_dump
@@ -40,12 +47,7 @@ pytestmark = [pytest.mark.own_stack, pytest.mark.realstack, pytest.mark.integrat
 VERSIONS = os.environ.get("HBASE_MIGRATE_REAL_HBASE1_VERSIONS", "1.4.13").split(",")
 
 TABLE = "old_orders"
-SPLITS = [b"row-0100", b"row-0200"]
 SPLIT_AT = b"row-0250"  # split on the source while the copy runs
-META = "1588230740"  # hbase:meta's encoded region name
-FAMILIES = (FamilyDescriptor(b"f", max_versions=5), FamilyDescriptor(b"g", max_versions=3))
-
-
 @pytest.fixture(scope="module", params=VERSIONS)
 def hbase1(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
            ) -> Iterator[RealHBase]:
@@ -55,31 +57,6 @@ def hbase1(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
     version = request.param
     yield from running(RealHBase(tmp_path_factory.mktemp("hbase1"), RealHBaseOptions(
         hbase_version=version, region_servers=2, heap="768m")), f"HBase {version}")
-
-
-def row(i: int) -> bytes:
-    return b"row-%04d" % i
-
-
-def history(rows: range, ts: int) -> list[Cell]:
-    """Three versions of two columns of ``f`` and one of ``g`` for each row."""
-    return [Cell(row(i), b"f", q, ts + v, CellType.PUT, b"%d-%s-%d" % (i, q, v))
-            for i in rows for q in (b"a", b"b") for v in range(3)] + [
-        Cell(row(i), b"g", b"x", ts, CellType.PUT, b"g%d" % i) for i in rows]
-
-
-def live_round(n: int, ts: int, old: int) -> list[Cell]:
-    """Round ``n`` of the live writer at ``ts``: new versions of ten rows, then one delete of
-    every type on rows the earlier data (written at ``old``) holds: the version and
-    family-version deletes name old versions, so only their markers' arrival is after T0."""
-    base = (n * 37) % 290
-    deletes = [
-        Cell(row(base), b"f", b"b", old + 1, CellType.DELETE),
-        Cell(row(base + 1), b"f", b"a", ts - 1, CellType.DELETE_COLUMN),
-        Cell(row(base + 2), b"g", b"", ts, CellType.DELETE_FAMILY),
-        Cell(row(base + 3), b"f", b"", old + 2, CellType.DELETE_FAMILY_VERSION)]
-    return [Cell(row(base + k), b"f", b"a", ts, CellType.PUT, b"live-%d-%d" % (n, k))
-            for k in range(10)] + deletes
 
 
 def configure(folder: Path, source: Path, target: Path, table: str = TABLE) -> Path:
@@ -93,22 +70,6 @@ def configure(folder: Path, source: Path, target: Path, table: str = TABLE) -> P
         f'[ranges]\nmax_cells = 400\nplan_copy_cells = 1\n'  # ranges copied one by one
         , encoding="utf-8")
     return path
-
-
-def kill_a_table_server(stack: RealHBase, client: NativeClient, table: str = TABLE) -> str:
-    """Kill a region server holding part of ``table`` (not ``hbase:meta``): the master
-    splits its WALs and archives them, unclosed; its name once its regions are elsewhere."""
-    info = call_admin(stack.cluster_json, "info", {})
-    held = {r.encoded for r in client.regions(table)}
-    victim: str = next(s["name"] for s in info["servers"] if s["alive"] and
-                       META not in s["regions"] and held & set(s["regions"]))
-    call_admin(stack.cluster_json, "kill", {"server": victim})
-    call_admin(stack.cluster_json, "finish-split", {})
-    deadline = time.monotonic() + 90
-    while any(f"{r.host},{r.port},{r.start_code}" == victim for r in client.regions(table)):
-        assert time.monotonic() < deadline, f"{victim}'s regions not reassigned"
-        time.sleep(0.5)
-    return victim
 
 
 def cells(client: NativeClient, raw: bool = False, since: int = 0) -> list[Cell]:
@@ -176,7 +137,7 @@ def test_lifecycle_from_1x_to_26_under_a_live_writer(hbase1: RealHBase, real_hba
             live.join()
         t0 = copied["watermark"]
         assert split == [len(SPLITS) + 2]
-        victim = kill_a_table_server(hbase1, source)
+        victim = kill_a_table_server(hbase1, source, TABLE)
         assert [r.start for r in source.regions(TABLE)] == [b"", *SPLITS, SPLIT_AT]
         call_admin(hbase1.cluster_json, "roll")
         replay_began = time.monotonic()

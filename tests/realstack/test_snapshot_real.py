@@ -55,7 +55,7 @@ from minihbase.admin_client import call_admin
 from minihbase.workload import Workload, WorkloadSpec
 from realstack.hbase import RealHBase
 from tests.realstack.java_cells import differences, java_dump
-from tests.rpc.test_registry_real import THRESHOLD, mob_files, mob_values
+from tests.realstack.lifecycle_parts import MOB_THRESHOLD, mob_files, mob_values
 from tests.support.wait import wait_for
 
 from . import every_case
@@ -319,7 +319,7 @@ def test_a_mob_tables_files_are_exported_and_its_clone_serves_every_value(
         real_hbase: RealHBase, target_hbase: RealHBase, tmp_path: Path) -> None:
     table = "snap_mob"
     spec = load_config(configure(tmp_path, real_hbase, target_hbase, table))
-    family = FamilyDescriptor(b"m", max_versions=3, mob=True, mob_threshold=THRESHOLD)
+    family = FamilyDescriptor(b"m", max_versions=3, mob=True, mob_threshold=MOB_THRESHOLD)
     old = int(time.time() * 1000) - 60_000
     with NativeCluster.of(spec.source.endpoints(), spec.gateway) as source:
         source.create_table(TableDescriptor(table, (family,)), [b"mob-0030"])
@@ -337,7 +337,7 @@ def test_a_mob_tables_files_are_exported_and_its_clone_serves_every_value(
     found = java_dump(target_hbase.described, table)
     assert differences(expected.visible, found.visible) == ""
     sizes = {len(c.value) for c in found.visible}
-    assert min(sizes) < THRESHOLD < max(sizes) and len(found.visible) == 60 + 40
+    assert min(sizes) < MOB_THRESHOLD < max(sizes) and len(found.visible) == 60 + 40
     # The MOB files were exported where ExportSnapshot puts them (the source's MOB folder
     # listed here over WebHDFS, not through the manifest the export read).
     src_root, dst_root = root(real_hbase, "source"), root(target_hbase, "target")

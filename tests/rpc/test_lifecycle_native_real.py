@@ -15,10 +15,11 @@ the target after it.
 The target runs ``HBASE_MIGRATE_REAL_HBASE_VERSION`` (default 2.6.1; ``make sweep-2x`` runs
 the other 2.x, ``make sweep-3x`` 3.0.0-alpha-4), the source
 ``HBASE_MIGRATE_REAL_HBASE_SOURCE_VERSION`` (default the target's; ``make sweep-3x`` moves
-from 2.6.1 to 3.x and from 3.x to 3.x): one source (2 region servers, a backup master) and
-one target (2 region servers) for the module. ``HBASE_MIGRATE_LIFECYCLE_SECURITY``
-secures them (``make sweep-secure`` runs both on 2.6.1, ``make sweep-3x`` ``privacy`` from
-2.6.1 onto 3.0.0-alpha-4): ``privacy``, both Kerberos at
+from 2.6.1 to 3.x and from 3.x to 3.x): one source (2 region servers, a backup master) for
+the module and one target (2 region servers; plain, ``native_hbase``, shared with
+tests/bigtable/test_faults_real). ``HBASE_MIGRATE_LIFECYCLE_SECURITY`` secures them
+(``make sweep-secure`` runs both on 2.6.1, ``make sweep-3x`` ``privacy`` from 2.6.1 onto
+3.0.0-alpha-4): ``privacy``, both Kerberos at
 ``hbase.rpc.protection`` privacy with one KDC (the source's realm, each cluster its own
 client principal and keytab); ``realms``, each its own KDC and realm with no trust between
 them. The migration is given each cluster's ``cluster.json`` naming neither gateway nor
@@ -38,14 +39,14 @@ from typing import Any
 
 import pytest
 
-from hbase_migrate.cluster.descriptors import FamilyDescriptor, TableDescriptor
+from hbase_migrate.cluster.descriptors import TableDescriptor
 from hbase_migrate.config import IN_PROCESS, MigrationSpec, load_config
 from hbase_migrate.hbase.connect import connect
 from hbase_migrate.lifecycle import cutover_check, prepare, replay, report, snapshot, validate
 from hbase_migrate.lifecycle.check import check
 from hbase_migrate.rpc.admin import NativeAdmin
 from hbase_migrate.rpc.client import NativeClient
-from hbase_migrate.wal.model import Cell, CellType
+from hbase_migrate.wal.model import CellType
 from minihbase.admin_client import call_admin
 from realstack.hbase import RealHBase, RealHBaseOptions
 from tests.realstack.fixtures import (
@@ -55,26 +56,26 @@ from tests.realstack.fixtures import (
     running,
     skip_without_real_stack,
     split_mid_copy,
-    stack_endpoints,
 )
 from tests.realstack.fixtures import REAL_HBASE_VERSION as VERSION
 from tests.realstack.java_cells import differences, java_dump
-from tests.realstack.test_hbase1_lifecycle_real import (
+from tests.realstack.lifecycle_parts import (
     FAMILIES,
+    MOB,
+    MOB_THRESHOLD,
     SPLITS,
+    LiveWriter,
     history,
+    identity,
     kill_a_table_server,
-    live_round,
-    row,
+    mob_cells,
+    mob_files,
 )
-from tests.rpc.test_registry_real import mob_files
 
 pytestmark = [pytest.mark.own_stack, pytest.mark.integration, pytest.mark.realstack]
 TABLE, SNAPPED = "native_life", "native_snap"
 SOURCE_SPLIT, TARGET_SPLIT = b"row-0250", b"row-0150"  # the copy's and the replay's splits
 SOURCE_VERSION = os.environ.get("HBASE_MIGRATE_REAL_HBASE_SOURCE_VERSION", VERSION)
-MOB_THRESHOLD = 100
-MOB = FamilyDescriptor(b"m", max_versions=3, mob=True, mob_threshold=MOB_THRESHOLD)
 SECURITIES = ("plain", "privacy", "realms")  # the stacks' security (see the docstring)
 SECURITY = os.environ.get("HBASE_MIGRATE_LIFECYCLE_SECURITY", "plain")
 if SECURITY not in SECURITIES:
@@ -100,18 +101,24 @@ def stack(factory: pytest.TempPathFactory, name: str, version: str, masters: int
 
 @pytest.fixture(scope="module")
 def source(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealHBase]:
+    """Its own stack: a backup master (no other module's), and the first test kills the
+    active one, which cannot be undone."""
     yield from stack(tmp_path_factory, "native-source", SOURCE_VERSION, masters=2)
 
 
-@pytest.fixture(scope="module")
-def target(tmp_path_factory: pytest.TempPathFactory, source: RealHBase) -> Iterator[RealHBase]:
-    yield from stack(tmp_path_factory, "native-target", VERSION, masters=1,
-                     kdc=source if SECURITY == "privacy" else None)
-
-
-def identity(stack: RealHBase) -> dict[str, Any]:
-    """What the tests' own clients of ``stack`` are given: its security, its name."""
-    return stack_endpoints(stack).client_auth
+if SECURITY == "plain":
+    @pytest.fixture(scope="module")
+    def target(native_hbase: RealHBase) -> RealHBase:
+        """The shared stack of HBase's RPC alone (tests/bigtable/test_faults_real's source
+        too): the first test kills one of its region servers, which the fixture replaces
+        after the module. The source, whose active master is killed, is the module's own."""
+        return native_hbase
+else:
+    @pytest.fixture(scope="module")
+    def target(tmp_path_factory: pytest.TempPathFactory, source: RealHBase
+               ) -> Iterator[RealHBase]:
+        yield from stack(tmp_path_factory, "native-target", VERSION, masters=1,
+                         kdc=source if SECURITY == "privacy" else None)
 
 
 def configure(folder: Path, source: RealHBase, target: RealHBase, table: str,
@@ -148,48 +155,6 @@ def configure(folder: Path, source: RealHBase, target: RealHBase, table: str,
         realms = {p.partition("@")[2] for p in principals}
         assert len(set(principals)) == 2 and len(realms) == (2 if SECURITY == "realms" else 1)
     return spec
-
-
-class LiveWriter:
-    """Rounds of puts and every delete kind (``live_round``) on the source's ``table`` in a
-    thread, through a native client of its own, from ``start()`` until ``stop()`` (20
-    rounds at least)."""
-
-    def __init__(self, source: RealHBase, table: str, old: int) -> None:
-        d = source.described
-        self.client = NativeClient(d["zookeeper"], d["znode_parent"], max_backoff=1.0,
-                                   **identity(source))
-        self.table, self.old, self.rounds, self.mob = table, old, 0, table == TABLE
-        self.stopping = threading.Event()
-        self.thread = threading.Thread(target=self._run)
-        self.stopped_at = 0
-
-    def _run(self) -> None:
-        while not self.stopping.is_set() or self.rounds < 20:
-            now = int(time.time() * 1000)
-            self.client.write(self.table, live_round(self.rounds, now, self.old) + (
-                mob_cells(range(self.rounds % 290, self.rounds % 290 + 2), now, b"live")
-                if self.mob else []))
-            self.rounds += 1
-            time.sleep(0.05)
-
-    def start(self) -> None:
-        self.thread.start()
-
-    def stop(self) -> int:
-        """Stopped and joined; the time (ms) after its last write."""
-        self.stopping.set()
-        self.thread.join()
-        self.client.close()
-        self.stopped_at = int(time.time() * 1000) + 1
-        return self.stopped_at
-
-
-def mob_cells(rows: range, ts: int, tag: bytes) -> list[Cell]:
-    """Values of the MOB family: 40 bytes on even rows (kept in the store files), 400 on odd
-    ones (in MOB files once flushed)."""
-    return [Cell(row(i), MOB.name, b"v", ts, CellType.PUT,
-                 (tag + b"-%04d-" % i) * (4 if i % 2 == 0 else 40)) for i in rows]
 
 
 def load(source: RealHBase, table: str, rows: int, mob: bool = False) -> int:
@@ -250,7 +215,7 @@ def test_lifecycle_under_faults_with_no_gateway(source: RealHBase, target: RealH
                                     source.described["znode_parent"],
                                     **identity(source)) as admin:
         assert [r.start for r in target_client.regions(TABLE)] == [b"", *SPLITS]
-        writer = LiveWriter(source, TABLE, old)
+        writer = LiveWriter(source, TABLE, old, mob=True)
         writer.start()
         progress, split = split_mid_copy(source, TABLE, SOURCE_SPLIT)  # a source region
         try:

@@ -32,8 +32,8 @@ from hbase_migrate.rpc.sasl import SaslError
 from hbase_migrate.wal.model import Cell, CellType
 from realstack.hbase import RealHBase
 from tests.realstack.fixtures import borrowed, stack_endpoints
+from tests.realstack.lifecycle_parts import rpc_uri
 from tests.rpc.scripted import read_exactly
-from tests.rpc.test_registry_real import rpc_uri
 
 pytestmark = [pytest.mark.integration, pytest.mark.realstack]
 TABLE = "principal_preamble"

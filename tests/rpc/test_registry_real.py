@@ -27,7 +27,6 @@ from click.testing import CliRunner
 from hbase_migrate.cli import cli
 from hbase_migrate.cluster.descriptors import FamilyDescriptor, TableDescriptor
 from hbase_migrate.cluster.sizing import ClientSettings
-from hbase_migrate.cluster.storage.walstore import WebHdfsWalStore
 from hbase_migrate.cluster.zk.zookeeper import HBaseZooKeeper
 from hbase_migrate.config import IN_PROCESS, MigrationSpec, load_config
 from hbase_migrate.lifecycle import prepare, replay, snapshot, validate
@@ -43,6 +42,7 @@ from tests.realstack.fixtures import (
     stack_endpoints,
 )
 from tests.realstack.java_cells import differences, java_dump
+from tests.realstack.lifecycle_parts import MOB_THRESHOLD, mob_files, mob_values, rpc_uri
 from tests.socket_watch import connections, ports
 
 pytestmark = [pytest.mark.own_stack, pytest.mark.integration, pytest.mark.realstack]
@@ -55,13 +55,6 @@ def target(second_hbase: RealHBase) -> RealHBase:
     """The second plain stack test_snapshot_real migrates to as well (its gateways unused:
     the migration is given the servers' RPC URIs alone)."""
     return second_hbase
-
-
-def rpc_uri(stack: RealHBase) -> str:
-    """``hbase+rpc://`` naming the stack's live region servers (``host,port,startcode``)."""
-    servers = [name.rsplit(",", 1)[0].replace(",", ":")
-               for name in call_admin(stack.cluster_json, "info")["region_servers"]]
-    return "hbase+rpc://" + ",".join(servers)
 
 
 def zookeeper_port(stack: RealHBase) -> int:
@@ -131,31 +124,13 @@ def test_a_migration_by_hbase_rpc_uris_opens_no_zookeeper_connection(
           f"to ZooKeeper; test {time.monotonic() - began:.0f} s")
 
 
-MOB_TABLE, THRESHOLD = "mob_values", 100
-
-
-def mob_values(rows: range, ts: int, tag: bytes) -> list[Cell]:
-    """Even rows 40-byte values (kept in the store files), odd rows 400-byte ones (MOB)."""
-    return [Cell(b"mob-%04d" % i, b"m", b"v", ts, CellType.PUT,
-                 (tag + b"-%04d-" % i) * (4 if i % 2 == 0 else 40)) for i in rows]
-
-
-def mob_files(stack: RealHBase, table: str) -> int:
-    """The files under the table's MOB folder (``<root>/mobdir/data/default/<table>``), read
-    over WebHDFS as the stack's client (with SPNEGO on a Kerberos-secured stack)."""
-    found = stack_endpoints(stack)
-    client = WebHdfsWalStore(str(found.webhdfs), found.hbase_root or "/hbase",
-                             **found.client_auth).client
-    folder = f"{stack.described['hbase_root']}/mobdir/data/default/{table}"
-    if client.status(folder, strict=False) is None:
-        return 0
-    return sum(len(files) for _, _, files in client.walk(folder))
+MOB_TABLE = "mob_values"
 
 
 def test_a_mob_table_migrates_exactly(real_hbase: RealHBase, target: RealHBase,
                                       tmp_path: Path) -> None:
     spec = configure(tmp_path, real_hbase, target, MOB_TABLE)
-    family = FamilyDescriptor(b"m", max_versions=3, mob=True, mob_threshold=THRESHOLD)
+    family = FamilyDescriptor(b"m", max_versions=3, mob=True, mob_threshold=MOB_THRESHOLD)
     old = int(time.time() * 1000) - 60_000
     with NativeCluster.of(spec.source.endpoints(), spec.gateway) as source:
         source.create_table(TableDescriptor(MOB_TABLE, (family,)), [b"mob-0030"])
@@ -180,14 +155,14 @@ def test_a_mob_table_migrates_exactly(real_hbase: RealHBase, target: RealHBase,
     assert from_files["tables"][0]["source_cells"] == 100
     with NativeCluster.of(spec.target.endpoints(), spec.gateway) as dst:
         have = dst.table_descriptor(MOB_TABLE).family(b"m")
-    assert have is not None and (have.mob, have.mob_threshold) == (True, THRESHOLD)
+    assert have is not None and (have.mob, have.mob_threshold) == (True, MOB_THRESHOLD)
     call_admin(target.cluster_json, "flush", {"table": MOB_TABLE})
     assert mob_files(target, MOB_TABLE) > 0
     expected = java_dump(real_hbase.described, MOB_TABLE)
     found = java_dump(target.described, MOB_TABLE)
     assert differences(expected.visible, found.visible) == ""
     sizes = {len(c.value) for c in found.visible}
-    assert min(sizes) < THRESHOLD < max(sizes) and len(found.visible) == 60 + 40
+    assert min(sizes) < MOB_THRESHOLD < max(sizes) and len(found.visible) == 60 + 40
 
 
 def test_the_registry_answers_over_kerberos(secured_stack: RealHBase) -> None:
