@@ -284,8 +284,15 @@ def test_follow_goes_on_through_a_zookeeper_outage_and_keeps_its_lock(
             wait_for(lambda: len(runs) >= after + 2, 60, "runs after the quorum came back")
             wait_for(lambda: compare(src, dst, TABLE).equal, 60, "the target to converge")
             other = ReplayJob.from_spec(load_config(config), lock_timeout=1)
-            with pytest.raises(MigrationLockedError), migration_lock(other):  # held again
-                pass
+
+            def held_again() -> bool:  # at the follow's first run after its client is back
+                try:
+                    with migration_lock(other):
+                        return False
+                except MigrationLockedError:
+                    return True
+
+            wait_for(held_again, 60, "the follow to hold its lock again")
         finally:
             stop.set()
             follower.join(60)
