@@ -89,9 +89,9 @@ test-stacks: setup
 	$(BIN)/pytest $(XDIST) -m own_stack --ignore=$(YARN_TESTS) $(PYTEST_ARGS)
 
 # A real YARN (realstack's: a ResourceManager with a staging HDFS, two NodeManagers) and a
-# migration's snapshot copy and validation from the command line on it: about 8 minutes on
-# the loaded 2-core machine (YARN's start, then a Spark application per step), so a target
-# of its own; `.ci/run` runs it after test-stacks.
+# migration's snapshot copy, replay and validation from the command line on it: 4 to over 10
+# minutes on the shared 2-core machine (YARN's start, then a Spark application per step),
+# so a target of its own; `.ci/run` runs it after test-stacks.
 YARN_TESTS = tests/spark/test_yarn.py
 .PHONY: test-yarn
 test-yarn: setup

@@ -18,6 +18,7 @@ import click
 from hbase_migrate.cluster.endpoints import CLIENTS
 from hbase_migrate.commands.spark_conf import conf_option, master_help, with_conf
 from hbase_migrate.config_parts import SnapshotSettings
+from hbase_migrate.spark.yarn import yarn_line
 from hbase_migrate.timeutil import TIME_HELP
 
 if TYPE_CHECKING:
@@ -45,16 +46,6 @@ def _show(result: StepResult | dict[str, Any], as_json: bool, lines: list[str]) 
 
 def _skipped(result: StepResult) -> list[str]:
     return [f"skipped: {why}" for why in result.metrics.get("skipped", [])]
-
-
-def yarn_line(yarn: dict[str, Any]) -> str:
-    """The YARN application of a step's metrics, its queue and the containers its tasks
-    ran in (with how many each), in one line."""
-    containers = yarn.get("containers", {})
-    ran = ", ".join(f"{c} ({n})" for c, n in sorted(containers.items()))
-    return (f"yarn: application {yarn['application']} in queue {yarn['queue']}; tasks ran "
-            f"in {len(containers)} container{'' if len(containers) == 1 else 's'}: "
-            f"{ran or 'none'}")
 
 
 def _engine(result: StepResult) -> list[str]:

@@ -34,6 +34,7 @@ from hbase_migrate.config import IN_PROCESS
 from hbase_migrate.replay.job import FileOutcome, FileTask
 from hbase_migrate.replay.outage import RiddenOutage
 from hbase_migrate.replay.run import FollowSummary, Observer, RunSummary
+from hbase_migrate.spark.yarn import yarn_line
 from hbase_migrate.timeutil import TIME_HELP, format_time, human_duration
 
 if TYPE_CHECKING:
@@ -417,6 +418,8 @@ def render_summary(s: RunSummary) -> str:
         lines.append(f"engine: {s.engine['engine']} ({s.engine['engine_reason']})")
         if s.engine.get("executors"):
             lines.append(f"executors: {s.engine['executors']}")
+        if s.engine.get("yarn"):
+            lines.append(yarn_line(s.engine["yarn"]))
     lines += [f"moved to the archive: {a} -> {b}" for a, b in s.moves]
     lines += [f"waited {human_duration(o['seconds'] * 1000)} for the {o['service']} "
               f"{o['endpoint']}: {o['error']}" for o in s.outages]

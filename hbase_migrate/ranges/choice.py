@@ -36,11 +36,14 @@ class EngineChoice:
     reason: str
     estimated_cells: int
     executors: str = ""
+    yarn: dict[str, Any] | None = None  # YARN: the application, queue, containers' tasks
 
     def to_metrics(self) -> dict[str, Any]:
-        found = {"engine": self.master, "engine_reason": self.reason,
-                 "estimated_cells": self.estimated_cells}
-        return {**found, "executors": self.executors} if self.executors else found
+        found: dict[str, Any] = {"engine": self.master, "engine_reason": self.reason,
+                                 "estimated_cells": self.estimated_cells}
+        if self.executors:
+            found["executors"] = self.executors
+        return {**found, "yarn": self.yarn} if self.yarn else found
 
 
 def only_in_process(asked: str | None, settings: EngineSettings) -> bool:

@@ -37,6 +37,7 @@ from hbase_migrate.replay.job import FileOutcome, FileTask, ReplayJob
 from hbase_migrate.replay.run import Executor
 from hbase_migrate.spark.errors import task_error
 from hbase_migrate.spark.shipped import executor_spec
+from hbase_migrate.spark.yarn import Placement, in_container
 
 JOB_GROUP = "hbase-migrate-replay"
 
@@ -58,8 +59,10 @@ def replay_in_task(job: ReplayJob, start: int, task: FileTask, *, tasks: int = 1
 
 
 def replay_files_with_spark(spark: Any, job: ReplayJob, start: int,
-                            tasks: Sequence[FileTask]) -> list[FileOutcome]:
-    """Replay ``tasks`` as one Spark job with one task (partition) per file."""
+                            tasks: Sequence[FileTask], placement: Placement | None = None
+                            ) -> list[FileOutcome]:
+    """Replay ``tasks`` as one Spark job with one task (partition) per file (on YARN, each
+    task's container counted in ``placement``)."""
     if not tasks:
         return []
     context = spark.sparkContext
@@ -70,6 +73,10 @@ def replay_files_with_spark(spark: Any, job: ReplayJob, start: int,
     task = authenticated(partial(replay_in_task, job, start, tasks=at_once),
                          ship_credentials(spark, job.spec))
     try:
+        if placement is not None:
+            pairs: list[tuple[FileOutcome, str]] = rdd.map(partial(in_container, task)).collect()
+            placement.containers.update(c for _, c in pairs)
+            return [o for o, _ in pairs]
         outcomes: list[FileOutcome] = rdd.map(task).collect()
     except Exception as exc:
         raise ReplayError(f"replay of {len(tasks)} WAL files of migration {job.name}: a Spark "
@@ -98,6 +105,7 @@ class SparkReplay:
         self.choice: EngineChoice | None = None
         self._spark: Any = None
         self.executors = ""  # what the session's executors run (the step's output says)
+        self.placement: Placement | None = None  # YARN: its application and containers
         self._stack = ExitStack()
 
     def __call__(self, job: ReplayJob, start: int, tasks: Sequence[FileTask]
@@ -110,8 +118,11 @@ class SparkReplay:
             session = self._stack.enter_context(spark_session(
                 self.choice.master, f"hbase-migrate replay {job.name}", self.spec, wal=True))
             self._spark, self.executors = session.spark, session.executors
-        self.choice = replace(self.choice, executors=self.executors)
-        return replay_files_with_spark(self._spark, job, start, tasks)
+            self.placement = session.placement
+        outcomes = replay_files_with_spark(self._spark, job, start, tasks, self.placement)
+        self.choice = replace(self.choice, executors=self.executors, yarn=None if
+                              self.placement is None else self.placement.to_metrics())
+        return outcomes
 
     def close(self) -> None:
         self._stack.close()

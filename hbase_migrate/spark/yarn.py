@@ -221,6 +221,16 @@ class Placement:
                 "containers": dict(sorted(self.containers.items()))}
 
 
+def yarn_line(yarn: Mapping[str, Any]) -> str:
+    """A step's YARN application (:meth:`Placement.to_metrics`), its queue and the
+    containers its tasks ran in (with how many each), in one line of its output."""
+    containers = yarn.get("containers", {})
+    ran = ", ".join(f"{c} ({n})" for c, n in sorted(containers.items()))
+    return (f"yarn: application {yarn['application']} in queue {yarn['queue']}; tasks ran "
+            f"in {len(containers)} container{'' if len(containers) == 1 else 's'}: "
+            f"{ran or 'none'}")
+
+
 def jars_archive(folder: Path | None = None) -> Path:
     """pyspark's jars as one zip in the cache (``spark/``), built once per pyspark version."""
     import pyspark

@@ -1,15 +1,18 @@
-"""A migration's snapshot copy on a real YARN (realstack's: a ResourceManager with a staging
-HDFS and two NodeManagers from Maven Central's Hadoop 3.4.2), from the command line in client
-mode, ``[spark] master = "yarn"``, ``HADOOP_CONF_DIR`` naming realstack's configuration.
+"""A migration's snapshot copy, replay and validation on a real YARN (realstack's: a
+ResourceManager with a staging HDFS and two NodeManagers from Maven Central's Hadoop 3.4.2),
+from the command line in client mode, ``[spark] master = "yarn"``, ``HADOOP_CONF_DIR``
+naming realstack's configuration.
 
 The NodeManagers run in a private mount namespace where the project's folder, this
 environment and the driver's folder (the config, ``cluster.json`` files, ledger and the
 executors' archive in its cache) are empty, with ``/usr/bin`` alone on their ``PATH``: their
 containers run the machine's ``python3`` with the project's archive (``spark.archives``) and
-Spark's own ``pyspark.zip``, nothing of the driver's paths. Every task ran in a YARN container
-(the step's output and metrics name them; YARN's REST API lists the application, and each
-container's log on its NodeManager says it finished tasks), and the target equals the source
-cell for cell. Bad set-ups fail in one line naming the fix, before any session starts.
+Spark's own ``pyspark.zip``, nothing of the driver's paths. Every task of the copy ran in a
+YARN container (the step's output and metrics name them; YARN's REST API lists the
+application, and each container's log on its NodeManager says it finished tasks); the replay
+of later writes and the validation run in applications of their own, Spark's jars staged on
+the cluster once; the target equals the source cell for cell. Bad set-ups fail in one line
+naming the fix, before any session starts.
 """
 
 from __future__ import annotations
@@ -35,7 +38,9 @@ from realstack.yarn import RealYarn, RealYarnOptions
 from tests.spark.standalone import HIDE
 from tests.support.minicluster import compare, run_workload, write_migration
 
-pytestmark = [pytest.mark.own_stack, pytest.mark.integration, pytest.mark.slow]
+# (YARN's start and a Spark application per step: 8-11 minutes on the loaded 2-core machine)
+pytestmark = [pytest.mark.own_stack, pytest.mark.integration, pytest.mark.slow,
+              pytest.mark.timeout(1800)]
 TABLE = "orders"
 SYSTEM_PYTHON = Path("/usr/bin/python3")
 # Spark's warning when it zips and uploads its own jars for an application
@@ -144,7 +149,7 @@ def finished_in(log_dirs: list[Path], application: str) -> dict[str, int]:
     return found
 
 
-def test_the_snapshot_copy_runs_in_yarn_containers_that_see_nothing_of_the_driver(
+def test_copy_replay_and_validation_run_in_yarn_containers_that_see_nothing_of_the_driver(
         yarn: Yarn, clusters: tuple[MiniHBase, MiniHBase]) -> None:
     src, dst = clusters
     run_workload(src, TABLE, seed=75, ops=600)
@@ -195,8 +200,37 @@ def test_the_snapshot_copy_runs_in_yarn_containers_that_see_nothing_of_the_drive
     assert set(containers) <= set(logged), (containers, logged)
     assert sum(logged.values()) >= len(ranges) + 4  # the ranges' tasks and the pre-flight's
 
-    # the validation's checksums in a YARN application of their own; Spark's jars were
-    # staged on the cluster's HDFS by the copy and are not shipped again
+    replay_app = replayed_on_yarn(yarn, src, config, application)
+    validated_on_yarn(yarn, config, {application, replay_app}, len(ranges))
+    assert compare(src, dst, TABLE).equal  # the copy and the replay's writes
+
+
+def replayed_on_yarn(yarn: Yarn, src: MiniHBase, config: Path, copied: str) -> str:
+    """Writes after the copy, replayed from the source's WALs in a YARN application of its
+    own (Spark's jars, staged on the cluster's HDFS by the copy, not shipped again); its id."""
+    spec = load_config(config)
+    run_workload(src, TABLE, seed=76, ops=300)
+    done = cli(yarn, "replay", "--config", str(config))
+    if done.returncode:
+        pytest.fail(f"replay: {done.stderr.strip().splitlines()[-1]}")
+    print(done.stdout)
+    assert UPLOADED not in done.stderr, done.stderr[-2000:]
+    with Ledger.open(spec.ledger_url) as ledger:
+        migration = ledger.migration(spec.name)
+        assert migration is not None
+        (replayed,) = ledger.steps(migration.id, "replay")
+        engine = replayed.metrics["engine"]
+    assert engine["engine"] == "yarn" and replayed.metrics["files_read"] > 0, replayed.metrics
+    files = engine["yarn"]["containers"]
+    assert engine["yarn"]["application"] not in (copied, "")
+    assert "" not in files and sum(files.values()) > 0, engine
+    assert f"yarn: application {engine['yarn']['application']} in queue default" in done.stdout
+    return str(engine["yarn"]["application"])
+
+
+def validated_on_yarn(yarn: Yarn, config: Path, earlier: set[str], ranges: int) -> None:
+    """The validation's checksums in a YARN application of their own: ``validated``."""
+    spec = load_config(config)
     done = cli(yarn, "validate", "--config", str(config))
     if done.returncode:
         pytest.fail(f"validate: {done.stderr.strip().splitlines()[-1]}")
@@ -207,10 +241,10 @@ def test_the_snapshot_copy_runs_in_yarn_containers_that_see_nothing_of_the_drive
         assert migration is not None and migration.state == "validated"
         (step,) = ledger.steps(migration.id, "validate")
         checked = step.metrics["yarn"]
-    assert checked["application"] != application
-    assert "" not in checked["containers"] and sum(checked["containers"].values()) >= len(ranges)
+    assert checked["application"] not in earlier
+    assert "" not in checked["containers"] and sum(checked["containers"].values()) >= ranges
     assert f"yarn: application {checked['application']} in queue default" in done.stdout
-    apps = {a["id"]: a for a in stack.rest("apps")["apps"]["app"]}
+    apps = {a["id"]: a for a in yarn.stack.rest("apps")["apps"]["app"]}
     assert apps[checked["application"]]["finalStatus"] == "SUCCEEDED"
     print(f"the validation's application ran {apps[checked['application']]['elapsedTime']} ms")
 

@@ -16,7 +16,6 @@ from typing import Any
 
 import pytest
 
-from hbase_migrate.commands.lifecycle import yarn_line
 from hbase_migrate.errors import ConfigError
 from hbase_migrate.spark.yarn import (
     Placement,
@@ -30,6 +29,7 @@ from hbase_migrate.spark.yarn import (
     site_properties,
     staged_jars,
     web_address,
+    yarn_line,
 )
 
 CAPACITY = {"scheduler": {"schedulerInfo": {
