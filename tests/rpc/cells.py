@@ -4,8 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from hbase_migrate.cluster.descriptors import FamilyDescriptor
 from hbase_migrate.wal.model import Cell, CellType
 
+SPLITS = [b"g", b"p"]  # the tables' split keys
+FAMILIES = (FamilyDescriptor(b"f", max_versions=10), FamilyDescriptor(b"g", max_versions=10))
 ROWS = [b"a", b"g", b"h", b"p", b"q", b"z"]  # around the split keys g and p
 
 

@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import subprocess
 import uuid
+from pathlib import Path
 from typing import Any
 
 from hbase_migrate.jvm.maven import java_command, module_classpath
-from tests.minihbase.test_rpc_java_client import MODULE
 from tests.realstack.fixtures import skip_without_real_stack
+
+# the Maven module of the Java programs (test_rpc_java_client runs it on the embedded cluster)
+MODULE = Path(__file__).parents[1] / "minihbase" / "javaclient"
 
 
 def failure(stderr: str, lines: int = 12) -> str:

@@ -44,8 +44,7 @@ from hbase_migrate.rpc.codec import KEYVALUE_CODEC_WITH_TAGS
 from hbase_migrate.wal.model import Cell, CellType, Tag, cell_order
 from realstack.hbase import RealHBase
 from tests.realstack.java_cells import java_dump
-from tests.rpc.cells import ROWS, every_kind
-from tests.rpc.test_native_real import FAMILIES, SPLITS
+from tests.rpc.cells import FAMILIES, ROWS, SPLITS, every_kind
 
 pytestmark = [pytest.mark.integration, pytest.mark.realstack]
 

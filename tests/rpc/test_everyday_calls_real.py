@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from tests.rpc.java_programs import run_program
-from tests.rpc.test_third_party_calls_real import described
+from tests.rpc.two_stacks import described
 
 __all__ = ["described"]  # the module's stacks: the embedded cluster and real HBase
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from hbase_migrate.cluster.descriptors import FamilyDescriptor, TableDescriptor
+from hbase_migrate.cluster.descriptors import TableDescriptor
 from hbase_migrate.cluster.retry import Kind
 from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
 from hbase_migrate.rpc import writes as writes_module
@@ -27,12 +27,10 @@ from hbase_migrate.wal.model import Cell, CellType, Tag, cell_order
 from minihbase.admin_client import call_admin
 from minihbase.regionserver import WalSettings
 from minihbase.server import MiniHBase
-from tests.rpc.cells import ROWS, every_kind, flat
+from tests.rpc.cells import FAMILIES, ROWS, SPLITS, every_kind, flat
 
 pytestmark = pytest.mark.integration
 
-SPLITS = [b"g", b"p"]
-FAMILIES = (FamilyDescriptor(b"f", max_versions=10), FamilyDescriptor(b"g", max_versions=10))
 
 
 @pytest.fixture(scope="module",

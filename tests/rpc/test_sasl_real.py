@@ -62,9 +62,8 @@ from tests.realstack.fixtures import (
     native_cluster_json,
     stack_endpoints,
 )
-from tests.rpc.cells import ROWS, every_kind
+from tests.rpc.cells import FAMILIES, ROWS, SPLITS, every_kind
 from tests.rpc.scripted import read_exactly
-from tests.rpc.test_native_real import FAMILIES, SPLITS
 
 pytestmark = [pytest.mark.integration, pytest.mark.realstack]
 TABLE = "sasl_cells"

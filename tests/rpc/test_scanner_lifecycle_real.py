@@ -38,7 +38,7 @@ from hbase_migrate.rpc.locate import Region
 from hbase_migrate.rpc.scan import decode_scan_response
 from hbase_migrate.wal.model import Cell, CellType
 from tests.rpc.proto_reference import decode, encode
-from tests.rpc.test_third_party_calls_real import described
+from tests.rpc.two_stacks import described
 
 __all__ = ["described"]  # the module's stacks: the embedded cluster and real HBase
 

@@ -9,7 +9,6 @@ protobuf package (``tests/rpc/proto_reference.py``)."""
 from __future__ import annotations
 
 import time
-import uuid
 from collections.abc import Iterator
 from typing import Any
 
@@ -22,8 +21,6 @@ from hbase_migrate.rpc.client import NativeClient
 from hbase_migrate.rpc.connection import Connection
 from hbase_migrate.rpc.errors import RemoteError
 from hbase_migrate.wal.model import Cell, CellType
-from minihbase.regionserver import WalSettings
-from minihbase.server import MiniHBase
 from tests.minihbase.rpc_requests import (
     APPEND,
     DELETE,
@@ -39,25 +36,13 @@ from tests.minihbase.rpc_requests import (
 )
 from tests.rpc.cells import flat
 from tests.rpc.proto_reference import decode, encode
+from tests.rpc.two_stacks import described
 
 pytestmark = pytest.mark.integration
+__all__ = ["described"]  # the module's stacks: the embedded cluster and real HBase
 
 FAMILIES = (FamilyDescriptor(b"f", max_versions=10), FamilyDescriptor(b"g", max_versions=10))
 DO_NOT_RETRY = "org.apache.hadoop.hbase.DoNotRetryIOException"
-
-
-@pytest.fixture(scope="module",
-                params=["minihbase", pytest.param("real", marks=pytest.mark.realstack)])
-def described(request: pytest.FixtureRequest,
-              tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
-    if request.param == "real":
-        yield {**request.getfixturevalue("real_hbase").described, "stack": "real"}
-        return
-    zookeeper = request.getfixturevalue("zookeeper")
-    with MiniHBase(tmp_path_factory.mktemp("third"), zookeeper=zookeeper.address,
-                   znode_parent=f"/hbase-third-{uuid.uuid4().hex[:8]}",
-                   wal=WalSettings(region_servers=2, roll_period=3600)) as mini:
-        yield {**mini.describe(), "stack": "minihbase"}
 
 
 @pytest.fixture(scope="module")

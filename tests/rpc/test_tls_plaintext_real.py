@@ -16,7 +16,7 @@ from hbase_migrate.rpc.cluster import NativeCluster
 from hbase_migrate.wal.model import Cell, CellType
 from realstack.hbase import RealHBase, RealHBaseOptions
 from tests.realstack.fixtures import running, skip_without_real_stack, stack_endpoints
-from tests.rpc.test_native_real import FAMILIES
+from tests.rpc.cells import FAMILIES
 
 pytestmark = [pytest.mark.own_stack, pytest.mark.integration, pytest.mark.realstack]
 TABLE = "tls_both"

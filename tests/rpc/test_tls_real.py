@@ -46,8 +46,7 @@ from hbase_migrate.wal.model import CellType, cell_order
 from realstack.hbase import RealHBase, RealHBaseOptions
 from realstack.tls import make_tls
 from tests.realstack.fixtures import kerberos_stack, keytab_keys, leaks, stack_endpoints
-from tests.rpc.cells import ROWS, every_kind
-from tests.rpc.test_native_real import FAMILIES, SPLITS
+from tests.rpc.cells import FAMILIES, ROWS, SPLITS, every_kind
 from tests.rpc.test_sasl_real import lifecycle_native, master
 
 pytestmark = [pytest.mark.own_stack, pytest.mark.integration, pytest.mark.realstack]

@@ -50,8 +50,7 @@ from tests.realstack.fixtures import (
     native_cluster_json,
     stack_endpoints,
 )
-from tests.rpc.cells import ROWS, every_kind
-from tests.rpc.test_native_real import FAMILIES, SPLITS
+from tests.rpc.cells import FAMILIES, ROWS, SPLITS, every_kind
 
 pytestmark = [pytest.mark.integration, pytest.mark.realstack]
 
