@@ -200,15 +200,21 @@ class Evidence:
         """Whether every file of chain ``key`` named strictly between ``first`` and ``last``
         (each a file's name time, or ``first`` a server's start) was listed: such a file
         appeared in ``(first, last]`` (2), widened by the clock difference between the
-        server and us (:data:`WRITE_TIME_SKEW_MS`)."""
+        server and us (:data:`WRITE_TIME_SKEW_MS`). What appeared after the newest listing
+        began is judged by the next one (every run judges every stretch again, and a file
+        that lived less than the TTL before it is a hole in what that listing proves)."""
         stretches = list(self.watched)
         for head in (self.heads or {}).get(key, ()):
             if head.head_time >= last:  # every such file is older than the head
                 stretches.append((head.older_seen_from, _FOREVER))
             if head.head_time <= first:  # every such file is newer than the head
                 stretches.append((-_FOREVER, head.newer_after))
+        newest = max([seen_to for _, seen_to in self.watched]
+                     + [h.newer_after for h in (self.heads or {}).get(key, ())], default=None)
+        if newest is None:
+            return False
         lo = first + 1 - WRITE_TIME_SKEW_MS
-        hi = last - 1 + WRITE_TIME_SKEW_MS
+        hi = min(last - 1 + WRITE_TIME_SKEW_MS, newest)
         for seen_from, seen_to in sorted(stretches):
             if seen_from > lo:
                 return False

@@ -312,3 +312,22 @@ def test_a_multiwal_group_without_a_file_at_the_watermark_is_unproven() -> None:
     chain = [f(OLD, T0 + 3 * ROLL + i * ROLL, group="g1") for i in range(2)]
     span, = missing(chain, [lost_anchor(OLD, "g1")])
     assert (span.group, span.first_time, span.proven) == ("g1", T0, False)
+
+
+def test_what_appeared_after_the_newest_listing_began_waits_for_the_next_listing() -> None:
+    # a listing saw a as the head, and b (named after it began) archived already: whatever
+    # came between a and b appeared while it ran, so the next listing judges that stretch
+    a = T0 + 1_000
+    began = a + 5_000
+    b = began + 2_000
+    chain = [f(OLD, a), f(OLD, b)]
+    key = ChainKey(str(OLD), "")
+    heads = {key: [ChainHead(a, began - 600_000, began)]}
+    assert missing(chain, [anchor(OLD, a)], watched=((began - 600_000, began),),
+                   heads=heads, now=b + 1_000) == []
+    # the next listing came more than the TTL later: the stretch is unproven for good
+    later = b + 700_000
+    heads[key].append(ChainHead(b + ROLL, later + 1_000 - 600_000, later))
+    span, = missing(chain, [anchor(OLD, a)], heads=heads, now=later + 2_000,
+                    watched=((began - 600_000, began), (later + 1_000 - 600_000, later)))
+    assert (span.first_time, span.proven) == (T0, False)
