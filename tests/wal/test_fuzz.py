@@ -6,21 +6,14 @@ import contextlib
 import io
 
 import pytest
-from conftest import ALL_OPTIONS, simple_pairs, wal_bytes
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from wal_damage import HEADER_ENDS, SAMPLES, damaged
 
 from hbase_migrate.errors import WalCorruptError, WalError
 from hbase_migrate.wal.reader import WalReader
 
 pytestmark = pytest.mark.usefixtures("both_hot_loops")  # the reference and the compiled hot loops
-
-SAMPLES = [
-    wal_bytes(simple_pairs(6, tags=True), options, trailer=trailer)
-    for options in ALL_OPTIONS
-    for trailer in (True, False)
-]
-HEADER_ENDS = [WalReader(io.BytesIO(s)).end_offset for s in SAMPLES]
 
 FUZZ = settings(max_examples=300, deadline=2000, suppress_health_check=[HealthCheck.too_slow])
 
@@ -31,24 +24,6 @@ def _read(data: bytes) -> None:
         pass
     assert reader.end_reason in {"trailer", "eof", "truncated", "partial_trailer"}
     assert reader.end_offset <= len(data)
-
-
-@st.composite
-def damaged(draw: st.DrawFn) -> tuple[bytes, int]:
-    i = draw(st.integers(0, len(SAMPLES) - 1))
-    data = bytearray(SAMPLES[i])
-    for _ in range(draw(st.integers(1, 3))):
-        pos = draw(st.integers(HEADER_ENDS[i], len(data) - 1))
-        kind = draw(st.sampled_from(["flip", "insert", "delete", "set"]))
-        if kind == "flip":
-            data[pos] ^= 1 << draw(st.integers(0, 7))
-        elif kind == "insert":
-            data[pos:pos] = draw(st.binary(min_size=1, max_size=4))
-        elif kind == "delete":
-            del data[pos : pos + draw(st.integers(1, 4))]
-        else:
-            data[pos] = draw(st.sampled_from([0x00, 0x7F, 0x80, 0xFF]))
-    return bytes(data), i
 
 
 @FUZZ

@@ -12,7 +12,7 @@ import pytest
 from conftest import ALL_OPTIONS, simple_pairs, wal_bytes
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_fuzz import damaged
+from wal_damage import damaged
 
 from hbase_migrate.compiled import Implementation
 from hbase_migrate.errors import WalError
