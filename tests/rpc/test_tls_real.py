@@ -47,7 +47,7 @@ from realstack.hbase import RealHBase, RealHBaseOptions
 from realstack.tls import make_tls
 from tests.realstack.fixtures import kerberos_stack, keytab_keys, leaks, stack_endpoints
 from tests.rpc.cells import FAMILIES, ROWS, SPLITS, every_kind
-from tests.rpc.test_sasl_real import lifecycle_native, master
+from tests.rpc.secured import lifecycle_native, master
 
 pytestmark = [pytest.mark.own_stack, pytest.mark.integration, pytest.mark.realstack]
 TABLE = "tls_cells"
