@@ -44,8 +44,7 @@ from hbase_migrate.replay.spark import spark_executor
 from hbase_migrate.validate.compare import compare_tables
 from minihbase.workload import Workload, WorkloadSpec
 from realstack.hbase import RealHBase, RealHBaseOptions
-from tests.realstack.fixtures import kerberos_stack, stack_endpoints
-from tests.realstack.test_kerberos_real import keytab_keys, leaks
+from tests.realstack.fixtures import kerberos_stack, keytab_keys, leaks, stack_endpoints
 from tests.spark.standalone import spark_environment, standalone_cluster
 
 pytestmark = [pytest.mark.own_stack, pytest.mark.integration, pytest.mark.realstack,
@@ -228,7 +227,8 @@ def test_shipped_keytab_copy_replay_and_validate_on_a_standalone_cluster(
         assert task["cache"].startswith("KEYRING:process:hbase-migrate-"), task  # no file
         assert task["principal"] == principal, task
 
-    keys = keytab_keys(secured)
+    assert secured.kdc is not None
+    keys = keytab_keys(secured.kdc, secured.data_dir / "client.keytab")
     logs = [p for p in spark_folder.rglob("*")
             if p.is_file() and p.name in ("stderr", "stdout", "worker.log", "master.log")]
     assert logs
