@@ -52,13 +52,14 @@ GROUPS: list[tuple[str, str, list[str]]] = [
      ["WalError", "WalSourceError", "WalUnsupportedError", "WalEmptyError", "WalCorruptError",
       "CellCorruptError", "ValueDecodeError", "MissingEntryError", "MarkerError",
       "ProtobufError", "BadCall"]),
-    ("HFiles", "An HFile (a store file of a table or a snapshot) that cannot be read; the "
-     "line names the file and the block's byte offset.",
-     ["HFileError", "HFileCorruptError", "HFileUnsupportedError"]),
+    ("HFiles", "An HFile (a store file of a table or a snapshot) that cannot be read, or "
+     "cells an HFile cannot be written with; the line names the file and the block's byte "
+     "offset, or the cell.",
+     ["HFileError", "HFileCorruptError", "HFileUnsupportedError", "HFileWriteError"]),
     ("Replay", "A WAL file that cannot be replayed as asked; nothing after its position was "
      "recorded, and the next run starts there again.",
      ["ReplayError", "UnknownCellTypeError", "MarkerReadError", "InexpressibleMutationError",
-      "ReplayWriteError"]),
+      "ReplayWriteError", "BulkWindowError"]),
     ("Copy and validation", "The snapshot copy (scan or HBase snapshots) and the range work "
      "of copy and checksums.",
      ["RangeError", "SnapshotExportError", "SnapshotMethodError", "SnapshotManifestError",
@@ -225,6 +226,12 @@ REMEDIES: dict[str, str] = {
     "HFileUnsupportedError": "The file is of a kind the reader refuses by name (an "
                              "encoding, a compression, encryption, an old format): validate "
                              "that table by a live scan.",
+    "HFileWriteError": "The cells were given out of order, of another family than the "
+                       "file's, or over HBase's limits: the line names the cell; sort the "
+                       "cells as a scan returns them, one family a file.",
+    "BulkWindowError": "A WAL edit of the window names a family the target table lacks: "
+                       "create the family on the target (`hbase-migrate prepare`) or leave "
+                       "the family out of the migration's tables.",
     "ReplayError": "Read the file and reason in the line; the next run starts at the same "
                    "offset.",
     "UnknownCellTypeError": "The WAL holds a cell type HBase's public types lack: keep the "
