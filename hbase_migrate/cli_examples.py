@@ -79,6 +79,9 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "realstack kafka": ("hbase-migrate realstack kafka start --dir state/kafka",),
     "realstack kafka start": ("hbase-migrate realstack kafka start --dir state/kafka "
                               "--auto-create",),
+    "realstack yarn": ("hbase-migrate realstack yarn start --dir state/yarn",),
+    "realstack yarn start": ("hbase-migrate realstack yarn start --dir state/yarn "
+                             "--node-managers 2 --queue default --queue etl",),
     "replay": (f"hbase-migrate replay {CFG}", f"hbase-migrate replay {CFG} --follow "
                "--interval 10", f"hbase-migrate replay {CFG} --dry-run --json"),
     "report": (f"hbase-migrate report {CFG} --out report.html",),
