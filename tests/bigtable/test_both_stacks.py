@@ -18,7 +18,7 @@ from hbase_migrate.cluster.endpoints import ClusterEndpoints
 from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
 from hbase_migrate.config import load_config
 from minihbase.cli.minicluster import call_admin
-from tests.realstack.test_replay_both import workload
+from tests.realstack.lifecycle_parts import workload
 
 pytestmark = [pytest.mark.integration,
               pytest.mark.filterwarnings("ignore:Connecting to Bigtable emulator")]

@@ -1,8 +1,9 @@
 """What the lifecycle modules on real stacks share (test_hbase1_lifecycle_real,
 test_lifecycle_native_real, tests/bigtable/test_faults_real, test_registry_real,
-test_snapshot_real, test_principal_real): the table's families, split keys and rows' history,
-a live writer's rounds of puts and every delete kind, a region server of the table killed, a
-stack's ``hbase+rpc://`` URI, and MOB values and the files they go to."""
+test_snapshot_real, test_principal_real, test_replay_both, test_thrift_http_real,
+tests/bigtable/test_both_stacks): the table's families, split keys and rows' history, a live
+writer's rounds of puts and every delete kind, a seeded workload, a region server of the table
+killed, a stack's ``hbase+rpc://`` URI, and MOB values and the files they go to."""
 
 from __future__ import annotations
 
@@ -11,10 +12,12 @@ import time
 from typing import Any
 
 from hbase_migrate.cluster.descriptors import FamilyDescriptor
+from hbase_migrate.cluster.endpoints import ClusterEndpoints
 from hbase_migrate.cluster.storage.walstore import WebHdfsWalStore
 from hbase_migrate.rpc.client import NativeClient
 from hbase_migrate.wal.model import Cell, CellType
 from minihbase.admin_client import call_admin
+from minihbase.workload import Workload, WorkloadSpec
 from realstack.hbase import RealHBase
 from tests.realstack.fixtures import stack_endpoints
 
@@ -136,3 +139,14 @@ def mob_files(stack: RealHBase, table: str) -> int:
     if client.status(folder, strict=False) is None:
         return 0
     return sum(len(files) for _, _, files in client.walk(folder))
+
+
+def workload(endpoints: ClusterEndpoints, table: str, seed: int, ops: int = 300) -> None:
+    """``ops`` operations of the seeded workload (every operation, every delete type) on
+    ``table`` of the cluster ``endpoints`` name, the table created when missing."""
+    runner = Workload(endpoints, WorkloadSpec(table, seed, ops))
+    try:
+        runner.ensure_table()
+        runner.run()
+    finally:
+        runner.close()

@@ -20,19 +20,10 @@ from hbase_migrate.snapshot.schema import copy_schema
 from hbase_migrate.validate.compare import compare_tables
 from minihbase.admin_client import call_admin
 from minihbase.server import MiniHBase
-from minihbase.workload import Workload, WorkloadSpec
+from tests.realstack.lifecycle_parts import workload
 
 pytestmark = pytest.mark.integration
 
-
-
-def workload(endpoints: ClusterEndpoints, table: str, seed: int, ops: int = 300) -> None:
-    runner = Workload(endpoints, WorkloadSpec(table, seed, ops))
-    try:
-        runner.ensure_table()
-        runner.run()
-    finally:
-        runner.close()
 
 
 def test_replay_converges_across_a_move_and_rolls(source_cluster: dict[str, Any],

@@ -33,7 +33,7 @@ from hbase_migrate.wal.model import Cell, CellType
 from minihbase.admin_client import call_admin
 from realstack.hbase import RealHBase, RealHBaseOptions
 from tests.realstack.fixtures import kerberos_stack, stack_endpoints
-from tests.realstack.test_replay_both import workload
+from tests.realstack.lifecycle_parts import workload
 
 pytestmark = [pytest.mark.own_stack, pytest.mark.integration, pytest.mark.realstack]
 REPO = Path(__file__).resolve().parents[2]
