@@ -26,6 +26,7 @@ DEFAULT_GAP_REMEDY = (
     "re-copy the affected key ranges from the source: validate the migrated tables, then "
     "repair the ranges that differ"
 )
+_NOTHING_SEEN = 1 << 62  # a head's older_seen_from when its listing recorded no file
 # The statuses each change may start from (the forward-only rule).
 _REPLAYABLE = (*PENDING, WalStatus.SKIPPED)
 _FAILABLE = PENDING
@@ -214,19 +215,22 @@ class WalBook(LedgerBook):
     # -- what the listings watched ----------------------------------------------------------
 
     def record_listing(self, migration_id: int, stream: str, started: int, ended: int,
-                       archive_ttl: int, live_heads: Mapping[tuple[str, str], int] | None = None
-                       ) -> None:
+                       archive_ttl: int, live_heads: Mapping[tuple[str, str], int] | None = None,
+                       *, files_recorded: bool = True) -> None:
         """A listing of the source's WAL folders ran from ``started`` to ``ended``: every
         file that appeared in ``[ended - archive_ttl, started]`` was still there, so it was
         seen (a stretch of every chain, joined with the newest one it meets). Per live chain
         (server, group), the creation time of the newest file it saw in the live folder
-        (``live_heads``) is a :class:`ChainHead` (``sql/011_wal_heads.sql``)."""
+        (``live_heads``) is a :class:`ChainHead` (``sql/011_wal_heads.sql``). A listing whose
+        files were not recorded as seen (``files_recorded=False``) proves only that no file
+        newer than each head had appeared by ``started``."""
+        older_seen_from = ended - archive_ttl if files_recorded else _NOTHING_SEEN
         with self._engine.begin() as conn:
-            if ended - archive_ttl <= started:  # a listing slower than the TTL proves nothing
+            if files_recorded and ended - archive_ttl <= started:  # else it proves nothing
                 self._watch(conn, migration_id, stream, "", "", ended - archive_ttl, started)
             for (server, group), head_time in (live_heads or {}).items():
                 self._head(conn, migration_id, stream, server, group, head_time,
-                           ended - archive_ttl, started)
+                           older_seen_from, started)
 
     def _head(self, conn: Connection, migration_id: int, stream: str, server: str,
               group: str, head_time: int, older_seen_from: int, newer_after: int) -> None:

@@ -12,8 +12,8 @@ from hbase_migrate.audit.ledger import Ledger, now_ms
 from hbase_migrate.audit.records import MigrationRecord
 from hbase_migrate.cluster.storage.walstore import WalStore
 from hbase_migrate.config import MigrationSpec
-from hbase_migrate.replay.coverage import anchors_of
-from hbase_migrate.replay.discovery import open_wal_store, reconcile
+from hbase_migrate.replay.coverage import anchors_of, live_heads
+from hbase_migrate.replay.discovery import SOURCE, open_wal_store
 from hbase_migrate.timeutil import format_time
 
 log = logging.getLogger(__name__)
@@ -30,12 +30,16 @@ def record_watermark(ledger: Ledger, migration: MigrationRecord, spec: Migration
 
 def record_anchors(ledger: Ledger, migration_id: int, store: WalStore, watermark: int,
                    archive_ttl: int) -> int:
-    """List the source's WAL folders as a replay does (every file recorded as seen before
-    the listing counts as watched), and record the file each live chain was writing at
-    ``watermark``, or '' when the listing no longer found it; returns how many files were
-    found."""
-    seen = reconcile(ledger, migration_id, store, archive_ttl=archive_ttl)
-    found = anchors_of([*seen.listed, *seen.live], watermark)
+    """Record the file each live chain was writing at ``watermark``, or '' when the listing
+    no longer found it; returns how many files were found. The files listed are left to
+    the replay and the WAL watch (which start from the files the ledger has not seen), so
+    the listing proves only what needs no file of it recorded: no file newer than each
+    chain's head had appeared when it began."""
+    started = now_ms()
+    seen = store.listing()
+    ledger.record_listing(migration_id, SOURCE, started, now_ms(), archive_ttl,
+                          live_heads(seen.live), files_recorded=False)
+    found = anchors_of([*seen.files, *seen.live], watermark)
     for key, f in found.items():
         if f is None:
             log.warning("the WAL file server %s%s was writing at the watermark %s was gone "

@@ -4,6 +4,9 @@ unproven, worked out by hand for each case."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from hbase_migrate.audit.ledger import Ledger
 from hbase_migrate.audit.records import AnchorRecord, ChainHead
 from hbase_migrate.cluster.storage.walstore import WalFileStatus
 from hbase_migrate.replay.coverage import (
@@ -331,3 +334,16 @@ def test_what_appeared_after_the_newest_listing_began_waits_for_the_next_listing
     span, = missing(chain, [anchor(OLD, a)], heads=heads, now=later + 2_000,
                     watched=((began - 600_000, began), (later + 1_000 - 600_000, later)))
     assert (span.first_time, span.proven) == (T0, False)
+
+
+def test_the_watermarks_listing_records_no_file_so_it_proves_only_what_came_after_the_heads(
+        tmp_path: Path) -> None:
+    # the WAL watch starts from the files the ledger has not seen: the watermark's listing
+    # leaves them unseen, so it may not claim it saw them either
+    with Ledger.open(f"sqlite:///{tmp_path / 'ledger.db'}") as ledger:
+        migration = ledger.ensure_migration("m", "src", "dst", [])
+        ledger.record_listing(migration.id, "source", T0, T0 + 1_000, 600_000,
+                              {(str(OLD), ""): T0 - 5_000}, files_recorded=False)
+        assert ledger.watched(migration.id, "source") == []
+        head, = ledger.heads(migration.id, "source")[(str(OLD), "")]
+        assert head.newer_after == T0 and head.older_seen_from > T0 + 86_400_000 * 365
