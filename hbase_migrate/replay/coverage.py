@@ -37,9 +37,8 @@ Every stretch proven by listings is read in *appearance* time, and holds whateve
 HBase names a file with the clock (``AbstractFSWAL.computeFilename``) before it creates it,
 which on HDFS can take seconds, but rolls of one chain run one at a time under the roll lock
 (``rollWriter``), so a file of the chain named after ``a`` appears after ``a``'s name time and
-no later than the next file's name time. A listing that read a server's folder after
-``started`` saw every file of the chain that had appeared by then, so a file it did not see
-that is newer than the chain's newest live file appeared after ``started``.
+no later than the next file's name time. What one listing proves, and the facts of HBase it
+rests on, is in :class:`Evidence`.
 
 What cannot be proven is a :class:`MissingSpan` (server, group, time span, rule), recorded as
 a ``missing`` gap. The hbase:meta WAL is not checked (it carries no user table edits), nor are
