@@ -63,7 +63,7 @@ GROUPS: list[tuple[str, str, list[str]]] = [
     ("Copy and validation", "The snapshot copy (scan or HBase snapshots) and the range work "
      "of copy and checksums.",
      ["RangeError", "SnapshotExportError", "SnapshotMethodError", "SnapshotManifestError",
-      "JvmError", "ExecutorError"]),
+      "JvmError", "ExecutorError", "TailError"]),
     ("The ledger", "The audit ledger database and the facts it refuses to lose.",
      ["LedgerError", "LedgerOpenError", "LedgerSchemaError", "LedgerMissingError",
       "LedgerForeignError", "MigrationMismatchError", "MigrationStateError", "WalStateError"]),
@@ -232,6 +232,8 @@ REMEDIES: dict[str, str] = {
     "BulkWindowError": "A WAL edit of the window names a family the target table lacks: "
                        "create the family on the target (`hbase-migrate prepare`) or leave "
                        "the family out of the migration's tables.",
+    "TailError": "A region wrote after the source's snapshot but is not in it (split or "
+                 "merged meanwhile): validate again, from a new snapshot or by a live scan.",
     "ReplayError": "Read the file and reason in the line; the next run starts at the same "
                    "offset.",
     "UnknownCellTypeError": "The WAL holds a cell type HBase's public types lack: keep the "

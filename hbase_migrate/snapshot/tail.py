@@ -19,13 +19,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from hbase_migrate.errors import HBaseMigrateError
 from hbase_migrate.hfile.keyvalue import StoreCell
 from hbase_migrate.tablename import table_name
 from hbase_migrate.wal.model import METAFAMILY
 from hbase_migrate.wal.reader import WalReader
 
 
-class TailError(Exception):
+class TailError(HBaseMigrateError):
     """The tail cannot be added to the snapshot (a region the snapshot does not have)."""
 
 
