@@ -132,10 +132,6 @@ BAD_SETUPS = [
     ("python-without-the-project", 'python = "python3"', (),
      ["cannot import hbase_migrate.ranges.tasks (ModuleNotFoundError: No module named "
       "'hbase_migrate')"]),
-    ("python-without-pyspark", "", ("--conf", f"spark.pyspark.python={BARE}"),
-     [f"has pyspark (none) where the driver has {PYSPARK}; executors run their own {BARE} ",
-      f"; name a Python {sys.version_info[0]}.{sys.version_info[1]} with pyspark {PYSPARK} "
-      "that every worker has: --conf spark.pyspark.python=/path/to/python"]),
 ]
 
 
