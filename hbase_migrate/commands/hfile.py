@@ -14,12 +14,12 @@ quietly, exit code 1, as for ``wal dump``.
 from __future__ import annotations
 
 import json
-import os
 import sys
 from typing import NoReturn
 
 import click
 
+from hbase_migrate.commands.pipes import stdout_closed
 from hbase_migrate.errors import HBaseMigrateError
 from hbase_migrate.wal.dump import cell_json
 
@@ -54,7 +54,7 @@ def dump(as_json: bool, file: str) -> None:
                     out.write(cell_line(stored.cell, stored.mvcc) + "\n")
         out.flush()
     except BrokenPipeError:
-        _stdout_closed()
+        stdout_closed()
     except (HBaseMigrateError, OSError) as exc:
         _fail(file, exc)
 
@@ -87,17 +87,7 @@ def info(as_json: bool, file: str) -> None:
             click.echo(f"    {key} = {value}")
         sys.stdout.flush()
     except BrokenPipeError:
-        _stdout_closed()
-
-
-def _stdout_closed() -> NoReturn:
-    """The reader of our output went away (``hfile dump | head``): stop quietly."""
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())  # no second error when Python flushes at exit
-    except (OSError, ValueError):
-        pass
-    sys.exit(1)
+        stdout_closed()
 
 
 def _fail(file: str, exc: BaseException) -> NoReturn:

@@ -16,7 +16,6 @@ other files are still processed, and the command then exits with code 2.
 from __future__ import annotations
 
 import json
-import os
 import sys
 from collections.abc import Callable, Iterator
 from typing import IO, TextIO
@@ -24,6 +23,7 @@ from typing import IO, TextIO
 import click
 
 from hbase_migrate.bytesutil import to_bytes_binary
+from hbase_migrate.commands.pipes import stdout_closed
 from hbase_migrate.errors import ConfigError, HBaseMigrateError, WalEmptyError
 from hbase_migrate.timeutil import TIME_HELP, check_window, format_time, parse_duration, parse_time
 from hbase_migrate.wal.dump import DumpFilter, entry_json, text_lines
@@ -63,16 +63,6 @@ def _fail(failed: int, total: int) -> None:
     had its error line)."""
     click.echo(f"hbase-migrate: {failed} of {total} files could not be read", err=True)
     sys.exit(2)
-
-
-def _stdout_closed() -> None:
-    """The reader of our output went away (``wal dump | head``): stop quietly."""
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())  # no second error when Python flushes at exit
-    except (OSError, ValueError):
-        pass
-    sys.exit(1)
 
 
 def _note_cut_tail(source: str, end_offset: int, reason: str, size: int | None) -> None:
@@ -189,7 +179,7 @@ def dump(
         try:
             dump_file(source, out, filt, as_json=as_json, values=values)
         except BrokenPipeError:
-            _stdout_closed()
+            stdout_closed()
         except WalEmptyError as exc:
             click.echo(f"note: {exc}; no entries", err=True)
         except _READ_ERRORS as exc:
