@@ -43,6 +43,9 @@ class WorkloadSpec:
     duration: float | None = None  # seconds; when set, runs until then instead of ``ops``
     rate: float | None = None  # operations per second; None = as fast as possible
     key_space: int = 300
+    # client timestamps at the start of the current second: the same cell is often written
+    # again at one timestamp with another value (the later write must win everywhere)
+    same_second: bool = False
 
 
 @dataclass
@@ -121,6 +124,8 @@ class Workload:
         return self.rng.choice(FAMILIES).name, self.rng.choice(QUALIFIERS)
 
     def _ts(self) -> int:
+        if self.spec.same_second:
+            return int(time.time()) * 1000
         return int(time.time() * 1000) - self.rng.randint(0, 5000)
 
     def _remember(self, row: bytes, family: bytes, qualifier: bytes, ts: int) -> None:

@@ -1,5 +1,6 @@
 """spark-submit entry point: replay a migration's source WAL files into its target, one
-Spark task per file; the driver selects the files and records the outcomes in the ledger.
+Spark task per WAL chain (its files in order); the driver selects the files and records the
+outcomes in the ledger.
 
     spark-submit spark_apps/replay_wal.py --config M.toml [--table T ...]
         [--start TIME [--end TIME]] [--master URL]

@@ -12,5 +12,5 @@ targets share), ``client_target`` (``ClientTarget``: exact writes over the clust
 ``errors``; and the runs built on them: ``job`` (``ReplayJob``, per-file tasks and outcomes),
 ``discovery`` (WAL files vs the ledger: moves, gaps), ``plan`` (which files, from which
 offset, and why), ``worker`` (one file), ``lock`` (one run per migration), ``run``
-(``run_replay``, ``follow_replay``), ``spark`` (one Spark task per file).
+(``run_replay``, ``follow_replay``), ``spark`` (one Spark task per WAL chain).
 """

@@ -124,7 +124,10 @@ class Totals:
 
 @dataclass(frozen=True)
 class FileTask:
-    """One WAL file to replay from ``start_offset`` (``totals`` describe what lies before)."""
+    """One WAL file to replay from ``start_offset`` (``totals`` describe what lies before).
+    ``part``: the chains whose files are replayed in one sequence with this one (its own,
+    and those a region move ties to it), as the plan's order found them
+    (:mod:`hbase_migrate.replay.ordering`); empty before that."""
 
     path: str
     server: str
@@ -133,6 +136,7 @@ class FileTask:
     state: str | None
     start_offset: int = 0
     totals: Totals = field(default_factory=Totals)
+    part: tuple[str, ...] = ()
 
     @property
     def start_index(self) -> int | None:

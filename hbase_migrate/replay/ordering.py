@@ -1,13 +1,19 @@
-"""The one cross-file ordering of a replay run: a region that moved between servers.
+"""The order of a replay run's files: each WAL chain's in order, and a region that moved
+between servers.
 
-Files are independent units of work, except across a region move. When region R moves from
+The same cell with the same timestamp may be written twice with different values; the target
+must end with the later one, so the file holding the later write is replayed after the
+other. Within one chain (a region server and its WAL group) that is the chain's own order:
+a roll between the two writes puts them in consecutive files, applied in file order. Across
+chains it is a region move. When region R moves from
 server A to server B, the same cell with the same timestamp may be written in A's file
 (before the move) and again in B's file (after it) with another value or type; the target
 must end with the later one. HBase writes a REGION_OPEN marker in B's file, and a region's
 sequence ids keep increasing across the move: every edit R received before it opened on B
 has a lower sequence id than the open.
 
-The rule: when file Y holds a REGION_OPEN marker of region R at sequence id ``s``, every
+The rules: the files of one chain keep the plan's order (by creation time); and when file Y
+holds a REGION_OPEN marker of region R at sequence id ``s``, every
 other file holding an entry of R with a sequence id below ``s`` is replayed before Y. This
 covers a clean move (A's file holds R's edits and its REGION_CLOSE, all below ``s``) and a
 move after a crash, where A's file holds no REGION_CLOSE. Only the part of a file a task
@@ -24,14 +30,28 @@ import heapq
 import logging
 from collections import defaultdict
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import NamedTuple
 
 from hbase_migrate.errors import HBaseMigrateError
 from hbase_migrate.replay.job import FileTask
 from hbase_migrate.wal import markers as M
 from hbase_migrate.wal.model import METAFAMILY, Entry
+from hbase_migrate.wal.names import parse_wal_path
 
 log = logging.getLogger(__name__)
+
+
+UNKNOWN_CHAIN = "unknown"
+
+
+def chain_id(path: str) -> str:
+    """The chain a WAL file belongs to: ``server`` for the default group, ``server/group``
+    otherwise; the hbase:meta WAL is ``server/meta``."""
+    info = parse_wal_path(path)
+    server = str(info.server or info.dir_server or UNKNOWN_CHAIN)
+    group = "meta" if info.meta else (info.group or "")
+    return f"{server}/{group}" if group else server
 
 
 class RegionEvents(NamedTuple):
@@ -104,13 +124,15 @@ def read_region_events(task: FileTask) -> RegionEvents | None:
 
 def order_tasks(tasks: Sequence[FileTask],
                 scan: Scanner = read_region_events) -> list[FileTask]:
-    """``tasks`` (in the plan's order) reordered so that a moved region's older file comes
-    before the file where it opened again (see the module docstring)."""
-    if len(tasks) < 2:
-        return list(tasks)
-    after = _edges([scan(task) for task in tasks])
+    """``tasks`` (in the plan's order, each chain's files by creation time) reordered so
+    that a moved region's older file comes before the file where it opened again, each
+    chain's files staying in order (see the module docstring); each task's ``part`` says
+    the chains tied to its own by a region move."""
+    after = _edges([scan(task) for task in tasks]) if len(tasks) > 1 else [set() for _ in tasks]
+    tasks = _with_parts(tasks, after)
     if not any(after):
-        return list(tasks)
+        return tasks
+    _chain_edges(tasks, after)
     order = _stable_topological(after)
     if len(order) < len(tasks):
         stuck = sorted(set(range(len(tasks))) - set(order))
@@ -118,14 +140,29 @@ def order_tasks(tasks: Sequence[FileTask],
                     "region moved back and forth); replaying in the plan's order. Files "
                     "in or after the cycle: %s",
                     ", ".join(tasks[i].path for i in stuck))
-        return list(tasks)
+        return tasks
     return [tasks[i] for i in order]
 
 
-def region_ties(tasks: Sequence[FileTask], scan: Scanner = read_region_events
-                ) -> list[set[int]]:
-    """By index of ``tasks``, the files that must follow it (a region moved between them)."""
-    return _edges([scan(task) for task in tasks]) if len(tasks) > 1 else [set() for _ in tasks]
+def _with_parts(tasks: Sequence[FileTask], after: Sequence[set[int]]) -> list[FileTask]:
+    """``tasks`` with their ``part``: their chains, those tied by a region move joined."""
+    chains = [chain_id(t.path) for t in tasks]
+    parent = {c: c for c in chains}
+
+    def root(c: str) -> str:
+        while parent[c] != c:
+            parent[c] = parent[parent[c]]
+            c = parent[c]
+        return c
+
+    for x, followers in enumerate(after):
+        for y in followers:
+            parent[root(chains[x])] = root(chains[y])
+    parts: dict[str, list[str]] = {}
+    for c in parent:
+        parts.setdefault(root(c), []).append(c)
+    return [replace(t, part=tuple(sorted(parts[root(c)])))
+            for t, c in zip(tasks, chains, strict=True)]
 
 
 def _edges(events: Sequence[RegionEvents | None]) -> list[set[int]]:
@@ -142,6 +179,18 @@ def _edges(events: Sequence[RegionEvents | None]) -> list[set[int]]:
                 if x != y and seq < opened:
                     after[x].add(y)
     return after
+
+
+def _chain_edges(tasks: Sequence[FileTask], after: list[set[int]]) -> None:
+    """Add to ``after`` that each file of a known chain follows the chain's file before it."""
+    last: dict[str, int] = {}
+    for i, task in enumerate(tasks):
+        chain = chain_id(task.path)
+        if chain == UNKNOWN_CHAIN:
+            continue  # no server in its name or folder: nothing to chain it to
+        if chain in last:
+            after[last[chain]].add(i)
+        last[chain] = i
 
 
 def _stable_topological(after: Sequence[set[int]]) -> list[int]:

@@ -15,16 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from hbase_migrate.replay.job import FileTask
-from hbase_migrate.replay.ordering import Scanner, read_region_events, region_ties
-from hbase_migrate.wal.names import parse_wal_path
-
-
-def chain_id(path: str) -> str:
-    """The chain a WAL file belongs to."""
-    info = parse_wal_path(path)
-    server = str(info.server or info.dir_server or "unknown")
-    group = "meta" if info.meta else (info.group or "")
-    return f"{server}/{group}" if group else server
+from hbase_migrate.replay.ordering import chain_id
 
 
 def chain_server(chain: str) -> str:
@@ -32,22 +23,15 @@ def chain_server(chain: str) -> str:
     return chain.split("/", 1)[0]
 
 
-def split_parts(tasks: Sequence[FileTask], scan: Scanner = read_region_events
-                ) -> list[tuple[str, ...]]:
-    """The parts of a run's ``tasks``: their chains, those tied by a region move joined."""
-    parent = {c: c for c in (chain_id(t.path) for t in tasks)}
+def by_part(tasks: Sequence[FileTask]) -> dict[tuple[str, ...], list[FileTask]]:
+    """A run's ``tasks`` (as the plan ordered them: each knows its part) grouped by part,
+    each group in the tasks' order."""
+    parts: dict[tuple[str, ...], list[FileTask]] = {}
+    for task in tasks:
+        parts.setdefault(task.part or (chain_id(task.path),), []).append(task)
+    return parts
 
-    def root(c: str) -> str:
-        while parent[c] != c:
-            parent[c] = parent[parent[c]]
-            c = parent[c]
-        return c
 
-    chains = [chain_id(t.path) for t in tasks]
-    for x, followers in enumerate(region_ties(tasks, scan)):
-        for y in followers:
-            parent[root(chains[x])] = root(chains[y])
-    parts: dict[str, list[str]] = {}
-    for c in parent:
-        parts.setdefault(root(c), []).append(c)
-    return sorted(tuple(sorted(p)) for p in parts.values())
+def split_parts(tasks: Sequence[FileTask]) -> list[tuple[str, ...]]:
+    """The parts of a run's ``tasks``."""
+    return sorted(by_part(tasks))

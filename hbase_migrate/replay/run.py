@@ -38,6 +38,7 @@ from hbase_migrate.replay.discovery import open_wal_store, reconcile, record_van
 from hbase_migrate.replay.file_replay import FileProgress
 from hbase_migrate.replay.job import CATCH_UP, FileOutcome, FileTask, ReplayJob, Totals
 from hbase_migrate.replay.lock import migration_lock, run_lease
+from hbase_migrate.replay.ordering import chain_id
 from hbase_migrate.replay.outage import (
     Outage,
     OutageRider,
@@ -46,7 +47,7 @@ from hbase_migrate.replay.outage import (
     outage_of,
 )
 from hbase_migrate.replay.partitioned import RowPartitionedTarget
-from hbase_migrate.replay.parts import chain_id, chain_server
+from hbase_migrate.replay.parts import chain_server
 from hbase_migrate.replay.plan import plan
 from hbase_migrate.replay.recall import recall_markers
 from hbase_migrate.replay.retention import AT_RISK, Retention, assess, read_replication

@@ -1,9 +1,10 @@
-"""Replaying WAL files with Spark: one task per file, as WALPlayer does.
+"""Replaying WAL files with Spark: one task per part of the run, its files one after another.
 
 The driver plans the run (:func:`hbase_migrate.replay.run.run_replay` with
 :func:`spark_executor`); each task borrows the target's clients from those its Python
-worker keeps (connected by the worker's first task, not once per file), replays its file
-from the planned offset and returns the file's :class:`FileOutcome`; the driver records the outcomes
+worker keeps (connected by the worker's first task, not once per file), replays its part's
+files from their planned offsets in the plan's order and returns their :class:`FileOutcome`
+each; the driver records the outcomes
 in the ledger. Each task first logs in to the secured clusters
 (:mod:`hbase_migrate.ranges.credentials`). pyspark is imported by the caller, never here at
 import time.
@@ -12,11 +13,11 @@ import time.
 run's files go to Spark only when they hold about ``[spark] auto_cells`` cells or more
 (estimated from the WAL bytes left to read), as the range steps choose.
 
-Files are independent units here. The one cross-file ordering case (a region moved between
-servers, the same cell and timestamp written on both sides) is honoured by the sequential
-replay only (:mod:`hbase_migrate.replay.ordering`): the Spark tasks run at once, so the
-target may keep the older side's cell; replay such a window without Spark, or re-copy the
-moved region's key range.
+A part is a WAL chain (a region server and its WAL group), or the chains a region move ties
+together (:mod:`hbase_migrate.replay.parts`): the same cell written twice at one timestamp,
+before and after a roll or a move, must reach the target in the source's order
+(:mod:`hbase_migrate.replay.ordering`), which one task per file (WALPlayer's way) does not
+keep. The parts run at once, as many as the cluster has chains.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from hbase_migrate.ranges.credentials import authenticated, ship_credentials
 from hbase_migrate.ranges.engine import spark_session
 from hbase_migrate.replay.errors import ReplayError
 from hbase_migrate.replay.job import FileOutcome, FileTask, ReplayJob
+from hbase_migrate.replay.parts import by_part
 from hbase_migrate.replay.run import Executor
 from hbase_migrate.spark.errors import task_error
 from hbase_migrate.spark.shipped import executor_spec
@@ -42,10 +44,10 @@ from hbase_migrate.spark.yarn import Placement, in_container
 JOB_GROUP = "hbase-migrate-replay"
 
 
-def replay_in_task(job: ReplayJob, start: int, task: FileTask, *, tasks: int = 1
-                   ) -> FileOutcome:
-    """Runs inside a Spark task: replay one file into a target opened here, this task one
-    of ``tasks`` sharing the replay limit."""
+def replay_in_task(job: ReplayJob, start: int, part: Sequence[FileTask], *, tasks: int = 1
+                   ) -> list[FileOutcome]:
+    """Runs inside a Spark task: replay a part's files, in order, into a target opened
+    here, this task one of ``tasks`` sharing the replay limit."""
     from hbase_migrate.replay.discovery import open_wal_store
     from hbase_migrate.replay.run import lent_job_target
     from hbase_migrate.replay.worker import replay_task
@@ -55,33 +57,37 @@ def replay_in_task(job: ReplayJob, start: int, task: FileTask, *, tasks: int = 1
     except ConfigError:
         store = None  # moves to oldWALs/ cannot be followed; the file fails and is retried
     with lent_job_target(job, tasks) as target:  # connected once per Python worker
-        return replay_task(task, job.replay_spec(start), target, store=store)
+        return [replay_task(task, job.replay_spec(start), target, store=store)
+                for task in part]
 
 
 def replay_files_with_spark(spark: Any, job: ReplayJob, start: int,
                             tasks: Sequence[FileTask], placement: Placement | None = None
                             ) -> list[FileOutcome]:
-    """Replay ``tasks`` as one Spark job with one task (partition) per file (on YARN, each
-    task's container counted in ``placement``)."""
+    """Replay ``tasks`` (in the plan's order) as one Spark job with one task (partition) per
+    part (on YARN, each task's container counted in ``placement``)."""
     if not tasks:
         return []
     context = spark.sparkContext
     context.setJobGroup(JOB_GROUP, f"replay {len(tasks)} WAL files of migration {job.name}")
     job = replace(job, spec=executor_spec(job.spec))  # endpoints resolved here, no ledger
-    rdd = context.parallelize(list(tasks), len(tasks))
-    at_once = min(len(tasks), max(1, int(context.defaultParallelism)))
+    parts = list(by_part(tasks).values())
+    rdd = context.parallelize(parts, len(parts))
+    at_once = min(len(parts), max(1, int(context.defaultParallelism)))
     task = authenticated(partial(replay_in_task, job, start, tasks=at_once),
                          ship_credentials(spark, job.spec))
     try:
         if placement is not None:
-            pairs: list[tuple[FileOutcome, str]] = rdd.map(partial(in_container, task)).collect()
+            pairs: list[tuple[list[FileOutcome], str]] = rdd.map(
+                partial(in_container, task)).collect()
             placement.containers.update(c for _, c in pairs)
-            return [o for o, _ in pairs]
-        outcomes: list[FileOutcome] = rdd.map(task).collect()
+            return [o for outcomes, _ in pairs for o in outcomes]
+        done: list[list[FileOutcome]] = rdd.map(task).collect()
     except Exception as exc:
         raise ReplayError(f"replay of {len(tasks)} WAL files of migration {job.name}: a Spark "
                           f"task failed: {task_error(exc)}") from exc
-    return outcomes
+    return [o for outcomes in done for o in outcomes]
+
 
 
 def spark_executor(spark: Any) -> Executor:

@@ -8,7 +8,7 @@ parts, one per WAL chain of its source (a region server and its WAL group; chain
 move ties together stay in one part), and `replay` is mapped over them all: the grid shows
 one task per part, and a retry (or a clear of one map index) redoes only that part. Each
 part applies every edit of its chains since the watermark that the target has not
-acknowledged yet, on Spark (one task per WAL file) when configured; the parts run one at a
+acknowledged yet, on Spark (one task per WAL chain) when configured; the parts run one at a
 time (they share the migration's lock). Then a validation compares source and target in live
 mode (the source is still written), in parts as well: `plan_validation` splits the planned
 key ranges into groups (the `parts` Param, default `[ranges] parts`), `validate_part` is

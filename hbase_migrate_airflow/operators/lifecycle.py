@@ -292,7 +292,7 @@ class SnapshotOperator(LifecycleOperator):
 
 
 class ReplayOperator(LifecycleOperator):
-    """WAL replay on the run's Spark connection (one task per file; ``auto``: Spark only
+    """WAL replay on the run's Spark connection (one task per WAL chain; ``auto``: Spark only
     for a large run) or in-process without one: a catch-up since T0, or with
     ``window="data_interval"`` the edits of the run's ``[data_interval_start,
     data_interval_end)`` (a backfill); with ``chains``, one part of a catch-up

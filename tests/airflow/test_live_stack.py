@@ -436,7 +436,7 @@ def test_the_replay_maps_a_task_per_chain_and_retries_a_failed_one_alone(live: L
     two region servers); a file of one chain that cannot be read fails that part alone, and
     its retry (the file readable again) finishes it while the other part ran once."""
     from hbase_migrate.lifecycle.replay import replay_parts
-    from hbase_migrate.replay.parts import chain_id
+    from hbase_migrate.replay.ordering import chain_id
 
     src, dst, folder = live.source, live.target, live.folder / "parts"
     folder.mkdir()

@@ -1,6 +1,6 @@
-"""The cross-file order of a region move: the file where a region was before it moved is
-replayed before the file where it opened again, whatever the servers' names; the target
-ends with the cell written after the move."""
+"""The cross-file order of a replay: the file where a region was before it moved is replayed
+before the file where it opened again, whatever the servers' names, and each server's files
+stay in the order it wrote them; the target ends with the cell written last."""
 
 from __future__ import annotations
 
@@ -74,6 +74,10 @@ def task(path: Path, server: ServerName, created: int, offset: int = 0) -> FileT
     return FileTask(str(path), str(server), created, path.stat().st_size, "archived", offset)
 
 
+def paths(tasks: Sequence[FileTask]) -> list[str]:
+    return [t.path for t in tasks]
+
+
 def test_the_file_before_the_move_comes_first(tmp_path: Path) -> None:
     root = HBaseRoot(tmp_path / "hbase")
     before, after = moved(root, "t")
@@ -91,12 +95,12 @@ def test_only_the_part_a_task_replays_counts(tmp_path: Path) -> None:
     close_at = entry_offsets(before)[2][0]  # resumes at the close: R's puts already replayed
     resumed = FileTask(str(before), str(RS_B), T - 1_000, None, "archived", close_at)
     assert read_region_events(resumed) == RegionEvents({REGION: 12}, {})
-    assert order_tasks([task(after, RS_A, T), resumed])[0] is resumed
+    assert order_tasks([task(after, RS_A, T), resumed])[0].path == resumed.path
     past = FileTask(str(before), str(RS_B), T - 1_000, None, "archived",
                     before.stat().st_size)  # nothing left of R in it: no constraint
     assert read_region_events(past) == RegionEvents({}, {})
     first = task(after, RS_A, T)
-    assert order_tasks([first, past]) == [first, past]
+    assert paths(order_tasks([first, past])) == paths([first, past])
 
 
 def test_an_unreadable_file_keeps_its_place(tmp_path: Path) -> None:
@@ -105,7 +109,7 @@ def test_an_unreadable_file_keeps_its_place(tmp_path: Path) -> None:
     missing = FileTask(str(tmp_path / "gone"), str(RS_B), T, None, "archived")
     assert read_region_events(missing) is None
     tasks = [missing, task(after, RS_A, T)]
-    assert order_tasks(tasks) == tasks
+    assert paths(order_tasks(tasks)) == paths(tasks)
 
 
 def test_a_cycle_keeps_the_plan_order_and_warns(caplog: pytest.LogCaptureFixture) -> None:
@@ -114,7 +118,7 @@ def test_a_cycle_keeps_the_plan_order_and_warns(caplog: pytest.LogCaptureFixture
               "y": RegionEvents({REGION: 11}, {REGION: 11}),
               "z": RegionEvents({OTHER: 5}, {})}
     with caplog.at_level(logging.WARNING, "hbase_migrate.replay.ordering"):
-        assert order_tasks([z, y, x], lambda t: events[t.path]) == [z, y, x]
+        assert paths(order_tasks([z, y, x], lambda t: events[t.path])) == ["z", "y", "x"]
     assert "cannot be ordered" in caplog.text and "x" in caplog.text
 
 
@@ -126,6 +130,20 @@ def test_the_order_is_otherwise_stable() -> None:
     events["q"] = RegionEvents({REGION: 7}, {REGION: 7})
     ordered = order_tasks(tasks, lambda t: events[t.path])
     assert [t.path for t in ordered] == ["p", "r", "s", "q", "t"]
+
+
+def test_a_chain_keeps_its_order_when_a_move_holds_its_first_file_back() -> None:
+    # R moved from B to A and was written on A before and after A rolled: A's second file
+    # must not overtake its first while the first waits for B's file (the same cell and
+    # timestamp written in both of A's files: the second one's is the later write)
+    a1, a2 = (f"/hbase/oldWALs/{wal_file_name(RS_A, T + i)}" for i in (0, 1))
+    b1 = f"/hbase/oldWALs/{wal_file_name(RS_B, T - 1_000)}"
+    events = {a1: RegionEvents({REGION: 13}, {REGION: 13}),
+              a2: RegionEvents({REGION: 20}, {}),
+              b1: RegionEvents({REGION: 10}, {})}
+    tasks = [FileTask(p, "s", 0, None, "archived") for p in (a1, a2, b1)]  # the plan's order
+    ordered = order_tasks(tasks, lambda t: events[t.path])
+    assert [t.path for t in ordered] == [b1, a1, a2]
 
 
 @pytest.mark.integration

@@ -15,8 +15,8 @@ from hbase_migrate import lifecycle
 from hbase_migrate.audit.ledger import Ledger
 from hbase_migrate.lifecycle.replay import replay_parts
 from hbase_migrate.replay.job import FileTask
-from hbase_migrate.replay.ordering import RegionEvents
-from hbase_migrate.replay.parts import chain_id, split_parts
+from hbase_migrate.replay.ordering import RegionEvents, chain_id, order_tasks
+from hbase_migrate.replay.parts import split_parts
 from minihbase.regionserver import WalSettings
 from minihbase.server import MiniHBase
 from tests.support.minicluster import compare, edits_after_t0
@@ -43,12 +43,12 @@ def test_chains_a_region_move_ties_form_one_part() -> None:
     tasks = [task(p) for p in (RS1, RS1_NEXT, RS2, RS2_GROUP, RS3)]
     alone = {p: RegionEvents({b"r%d" % i: 10}, {}) for i, p in enumerate(
         (RS1, RS1_NEXT, RS2, RS2_GROUP, RS3))}
-    assert split_parts(tasks, lambda t: alone[t.path]) == [
+    assert split_parts(order_tasks(tasks, lambda t: alone[t.path])) == [
         ("rs1.example.com,16020,1",), ("rs2.example.com,16020,2",),
         ("rs2.example.com,16020,2/regiongroup-1",), ("rs3.example.com,16020,3",)]
     # region r0 of rs1's first file opens again on rs3 later: rs1 and rs3 go together
     moved = {**alone, RS3: RegionEvents({b"r0": 50}, {b"r0": 40})}
-    assert split_parts(tasks, lambda t: moved[t.path]) == [
+    assert split_parts(order_tasks(tasks, lambda t: moved[t.path])) == [
         ("rs1.example.com,16020,1", "rs3.example.com,16020,3"), ("rs2.example.com,16020,2",),
         ("rs2.example.com,16020,2/regiongroup-1",)]
 

@@ -1,4 +1,5 @@
-"""WAL replay on Spark ``local[2]`` into an embedded target: one task per WAL file, the
+"""WAL replay on Spark ``local[2]`` into an embedded target: one task per WAL chain, its files
+in order (a cell rewritten at one timestamp across a roll ends with the later value), the
 target equal to the source, and the per-file outcomes recorded in the ledger by the driver.
 """
 
@@ -23,6 +24,7 @@ from hbase_migrate.replay.job import ReplayJob
 from hbase_migrate.replay.run import run_replay
 from hbase_migrate.replay.spark import JOB_GROUP, spark_executor
 from hbase_migrate.validate.compare import compare_tables
+from hbase_migrate.wal.model import Cell, CellType
 from minihbase.server import MiniHBase
 from spark_apps.replay_wal import parse_args
 from tests.support.replay import (
@@ -53,7 +55,7 @@ def spark() -> Iterator[Any]:
     logging.getLogger("py4j").setLevel(logging.WARNING)  # its close-down notes at exit
 
 
-def test_one_task_per_file_and_outcomes_in_the_ledger(spark: Any, tmp_path: Path) -> None:
+def test_one_task_per_chain_and_outcomes_in_the_ledger(spark: Any, tmp_path: Path) -> None:
     table = "orders"
     with MiniHBase(tmp_path / "src", "source") as src, \
             MiniHBase(tmp_path / "dst", "target") as dst:
@@ -64,6 +66,8 @@ def test_one_task_per_file_and_outcomes_in_the_ledger(spark: Any, tmp_path: Path
         target.create_table(desc)
         root = HBaseRoot(tmp_path / "hbase")
         calls = {"a": puts("a", 0, 5), "b": puts("b", 10, 4), "c": puts("c", 20, 6)}
+        for tag in "ab":  # the same cell and timestamp, RS1 writing it again after a roll
+            calls[tag].append([Cell(b"same", b"d", b"q", T, CellType.PUT, tag.encode())])
         files = [root.write(RS1, T, table, calls["a"]),
                  root.write(RS1, T + 10, table, calls["b"], state="live", trailer=False),
                  root.write(RS2, T + 20, table, calls["c"])]
@@ -81,9 +85,10 @@ def test_one_task_per_file_and_outcomes_in_the_ledger(spark: Any, tmp_path: Path
         tracker = spark.sparkContext.statusTracker()
         (job_id,) = tracker.getJobIdsForGroup(JOB_GROUP)
         stages = tracker.getJobInfo(job_id).stageIds
-        assert [tracker.getStageInfo(s).numTasks for s in stages] == [3]
+        assert [tracker.getStageInfo(s).numTasks for s in stages] == [2]  # RS1, RS2
         assert summary.exit_code == 1  # the corrupt file, the others replayed
         assert compare_tables(source, target, table).equal
+        assert target.get(table, b"same")[0].value == b"b"
         source.close()
         target.close()
     with Ledger.open(spec.ledger_url) as ledger:
@@ -94,12 +99,12 @@ def test_one_task_per_file_and_outcomes_in_the_ledger(spark: Any, tmp_path: Path
     a, b, c = (rows[f.name] for f in files)
     end_a = sum(entry_offsets(files[0])[-1])
     assert (a.status, a.offset_reached, a.entries, a.cells_by_type) == (
-        WalStatus.REPLAYED, end_a, 5, {"Put": 5})
+        WalStatus.REPLAYED, end_a, 6, {"Put": 6})
     assert (b.status, b.offset_reached, b.entries) == (
-        WalStatus.REPLAYING, files[1].stat().st_size, 4)
+        WalStatus.REPLAYING, files[1].stat().st_size, 5)
     assert (c.status, c.offset_reached, c.entries) == (WalStatus.FAILED, bad_offset, 4)
     assert f"byte offset {bad_offset}" in (c.error or "")
-    assert step.metrics["files_read"] == 3 and step.metrics["cells"] == {"Put": 13}
+    assert step.metrics["files_read"] == 3 and step.metrics["cells"] == {"Put": 15}
 
 
 def test_the_entry_point_parses_its_arguments() -> None:

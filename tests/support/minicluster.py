@@ -101,8 +101,9 @@ def set_watermark(config: Path, watermark: int | None = None) -> MigrationSpec:
 
 
 def run_workload(cluster: MiniHBase, table: str, seed: int, ops: int,
-                 rate: float | None = None) -> WorkloadReport:
-    runner = Workload(cluster.endpoints, WorkloadSpec(table, seed, ops, rate=rate))
+                 rate: float | None = None, same_second: bool = False) -> WorkloadReport:
+    runner = Workload(cluster.endpoints, WorkloadSpec(table, seed, ops, rate=rate,
+                                                      same_second=same_second))
     try:
         runner.ensure_table()
         return runner.run()
