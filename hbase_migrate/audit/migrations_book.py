@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import socket
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import partial
 from typing import TYPE_CHECKING, Any, Protocol
 
 from sqlalchemy import and_, func, select, update
@@ -17,6 +19,7 @@ from sqlalchemy.exc import IntegrityError
 from hbase_migrate.audit import records as t
 from hbase_migrate.audit.book import LedgerBook, now_ms
 from hbase_migrate.audit.errors import LedgerError, MigrationMismatchError, MigrationStateError
+from hbase_migrate.audit.liveness import Heartbeat, abandoned
 from hbase_migrate.audit.records import (
     MigrationRecord,
     MigrationState,
@@ -31,6 +34,7 @@ if TYPE_CHECKING:
     from hbase_migrate.config import MigrationSpec
 
 log = logging.getLogger(__name__)
+ABANDONED = "abandoned:"  # how the ledger records a step whose process is gone
 # Steps whose success means cells reached the target tables (a copy at T0).
 _COPY_STEPS = ("snapshot", "snapshot-part")
 
@@ -260,17 +264,57 @@ class MigrationBook(LedgerBook):
         self, migration_id: int, kind: str, *, dag_id: str | None = None,
         run_id: str | None = None, task_id: str | None = None, now: int | None = None,
         metrics: Mapping[str, Any] | None = None, host: str | None = None,
+        heartbeat: bool = False,
     ) -> int:
-        """Record a running step (with what is known of it so far, ``metrics``) on ``host``
-        (default: this machine's name); returns its id for :meth:`finish_step`."""
+        """Record a running step (with what is known of it so far, ``metrics``) of this
+        process on ``host`` (default: this machine's name); returns its id for
+        :meth:`finish_step`. Its migration's abandoned steps are marked failed first
+        (:mod:`~hbase_migrate.audit.liveness`); ``heartbeat``: the step will beat (its first
+        beat is now)."""
+        self.reap_steps(migration_id)
+        started = now_ms() if now is None else now
         with self._engine.begin() as conn:
             return int(conn.execute(t.steps.insert().values(
                 migration_id=migration_id, kind=kind, dag_id=dag_id, run_id=run_id,
-                task_id=task_id, host=host or socket.gethostname(),
-                started_at=now_ms() if now is None else now,
+                task_id=task_id, host=host or socket.gethostname(), pid=os.getpid(),
+                started_at=started, heartbeat_at=started if heartbeat else None,
                 status=StepStatus.RUNNING.value,
                 metrics=None if metrics is None else dump_json(dict(metrics)),
             ).returning(t.steps.c.id)).scalar_one())
+
+    def beat(self, step_id: int) -> bool:
+        """Record that running step ``step_id`` lives; False when it is no longer running
+        (ended, or marked abandoned)."""
+        with self._engine.begin() as conn:
+            done = conn.execute(update(t.steps).where(and_(
+                t.steps.c.id == step_id, t.steps.c.status == StepStatus.RUNNING.value))
+                .values(heartbeat_at=now_ms()))
+        return done.rowcount == 1
+
+    def reap_steps(self, migration_id: int, now: int | None = None) -> list[int]:
+        """Mark the migration's abandoned running steps failed (ended at their last sign of
+        life, the reason as their error); returns their ids."""
+        now = now_ms() if now is None else now
+        with self._engine.begin() as conn:
+            rows = conn.execute(select(t.steps).where(and_(
+                t.steps.c.migration_id == migration_id,
+                t.steps.c.status == StepStatus.RUNNING.value))).all()
+        reaped = []
+        for step in (StepRecord.from_row(r._mapping) for r in rows):
+            why = abandoned(step, now)
+            if why is None:
+                continue
+            with self._engine.begin() as conn:
+                done = conn.execute(update(t.steps).where(and_(
+                    t.steps.c.id == step.id, t.steps.c.status == StepStatus.RUNNING.value))
+                    .values(status=StepStatus.FAILED.value,
+                            ended_at=step.heartbeat_at or step.started_at,
+                            error=f"{ABANDONED} {why}"))
+            if done.rowcount == 1:
+                log.warning("ledger: %s step %d of migration %d marked failed: %s", step.kind,
+                            step.id, migration_id, why)
+                reaped.append(step.id)
+        return reaped
 
     def finish_step(
         self, step_id: int, status: StepStatus | str, metrics: Mapping[str, Any] | None = None,
@@ -287,6 +331,13 @@ class MigrationBook(LedgerBook):
                 .values(status=status.value, ended_at=now_ms() if now is None else now,
                         metrics=dump_json(dict(metrics or {})), error=error))
         if done.rowcount != 1:
+            with self._engine.begin() as conn:
+                error = conn.execute(select(t.steps.c.error)
+                                     .where(t.steps.c.id == step_id)).scalar_one_or_none()
+            if error and error.startswith(ABANDONED):
+                raise LedgerError(f"ledger {self.url}: step {step_id} was marked failed while "
+                                  f"this process was silent ({error}); its outcome is not "
+                                  "recorded: run the step again")
             raise LedgerError(f"ledger {self.url}: step {step_id} is unknown or already ended")
 
     @contextmanager
@@ -299,13 +350,16 @@ class MigrationBook(LedgerBook):
         who = provenance or Provenance()
         step = OpenStep(self.start_step(migration_id, kind, dag_id=who.dag_id,
                                         run_id=who.run_id, task_id=who.task_id,
-                                        host=who.host))
+                                        host=who.host, heartbeat=True))
+        heart = Heartbeat(partial(self.beat, step.id), f"{kind} step {step.id}")
         try:
             yield step
         except BaseException as exc:
+            heart.stop()
             self.finish_step(step.id, StepStatus.FAILED, step.metrics,
                              f"{type(exc).__name__}: {exc}")
             raise
+        heart.stop()
         self.finish_step(step.id, step.status, step.metrics, step.error)
 
     def steps(self, migration_id: int, kind: str | None = None) -> list[StepRecord]:

@@ -116,7 +116,8 @@ def _cols(name: str, *names: str) -> Any:
 migrations = _cols("migrations", "id", "name", "source", "target", "tables", "watermark",
                    "state", "created_at", "updated_at")
 steps = _cols("steps", "id", "migration_id", "kind", "dag_id", "run_id", "task_id",
-              "started_at", "ended_at", "status", "metrics", "error", "host")
+              "started_at", "ended_at", "status", "metrics", "error", "host", "pid",
+              "heartbeat_at")
 wal_files = _cols("wal_files", "id", "migration_id", "cluster", "server", "path", "size",
                   "name_time", "first_seen", "last_seen", "vanished_at", "status",
                   "offset_reached", "entries", "cells_by_type", "markers",
@@ -212,6 +213,8 @@ class StepRecord:
     metrics: dict[str, Any]
     error: str | None
     host: str | None = None  # where it ran
+    pid: int | None = None  # the process that ran it there
+    heartbeat_at: int | None = None  # when that process last said it runs (audit/liveness.py)
 
     @classmethod
     def from_row(cls, row: RowMapping) -> StepRecord:

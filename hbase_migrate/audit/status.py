@@ -45,14 +45,17 @@ first seen, so the cleaner may delete it at ``deadline = first_seen + archive_tt
 
 from __future__ import annotations
 
-import os
-import socket
+import logging
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from sqlalchemy.exc import SQLAlchemyError
+
+from hbase_migrate.audit.errors import LedgerError
 from hbase_migrate.audit.ledger import Ledger
+from hbase_migrate.audit.liveness import abandoned
 from hbase_migrate.audit.records import (
     PENDING,
     MigrationRecord,
@@ -63,6 +66,8 @@ from hbase_migrate.audit.records import (
     WalStatus,
 )
 from hbase_migrate.config import LimitSettings
+
+log = logging.getLogger(__name__)
 
 SOURCE = "source"
 CDC = "cdc"
@@ -207,6 +212,7 @@ def compute_status(
 def _migration_status(ledger: Ledger, migration: MigrationRecord, now: int,
                       archive_ttl: int, warn_fraction: float, recent_steps: int,
                       configured: LimitSettings | None) -> MigrationStatus:
+    _reap(ledger, migration.id, now)
     files = ledger.wal_files(migration.id, SOURCE)
     gaps = [GapStatus(g.kind.value, g.server, g.path, g.first_time, g.last_time, g.detail,
                       g.detected_at, g.remedy)
@@ -224,7 +230,7 @@ def _migration_status(ledger: Ledger, migration: MigrationRecord, now: int,
         steps=[_step_line(s) for s in ledger.steps(migration.id)[-recent_steps:]]
         if recent_steps > 0 else [],
         streams={stream: stream_figures(ledger, migration.id, stream, now)
-                 for stream in _streams(ledger, migration.id)},
+                 for stream in _streams(ledger, migration.id, now)},
         copy=copy_progress(ledger, migration.id),
         limits=_limits(ledger, migration.id, configured),
         listed_at=max((f.last_seen for f in files), default=None),
@@ -252,27 +258,21 @@ def copy_progress(ledger: Ledger, migration_id: int) -> dict[str, Any] | None:
             "cells_copied": sum(r.copied_cells or 0 for r in ranges), "parts": parts}
 
 
-def _streams(ledger: Ledger, migration_id: int) -> list[str]:
+def _reap(ledger: Ledger, migration_id: int, now: int) -> None:
+    """Mark the migration's abandoned steps failed, so that none shows as running; a ledger
+    this reader cannot write keeps them (the next step marks them)."""
+    try:
+        ledger.reap_steps(migration_id, now)
+    except (LedgerError, SQLAlchemyError) as exc:
+        log.info("abandoned steps not marked (the ledger refused the write): %s", exc)
+
+
+def _streams(ledger: Ledger, migration_id: int, now: int) -> list[str]:
     """The streams with WAL-file rows, or waiting for a service (before any listing)."""
     found = set(ledger.streams(migration_id))
     found |= {str(o.metrics.get("stream")) for o in ledger.steps(migration_id, OUTAGE_STEP)
-              if o.status is StepStatus.RUNNING and waiter_alive(o)}
+              if o.status is StepStatus.RUNNING and abandoned(o, now) is None}
     return sorted(s for s in found if s in STREAMS)
-
-
-def waiter_alive(outage: StepRecord) -> bool:
-    """Whether the process waiting out ``outage`` may still run: False only when it ran on
-    this host (its pid recorded) and no process has that pid any more (killed)."""
-    pid = (outage.metrics or {}).get("pid")
-    if not isinstance(pid, int) or outage.host not in (None, socket.gethostname()):
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # another user's process
-        return True
-    return True
 
 
 def stream_figures(ledger: Ledger, migration_id: int, stream: str, now: int
@@ -287,7 +287,7 @@ def stream_figures(ledger: Ledger, migration_id: int, stream: str, now: int
     waiting = next(({"service": o.metrics["service"], "endpoint": o.metrics["endpoint"],
                      "since": o.started_at, "error": o.metrics.get("error")}
                     for o in reversed(outages)
-                    if o.status is StepStatus.RUNNING and waiter_alive(o)), None)
+                    if o.status is StepStatus.RUNNING and abandoned(o, now) is None), None)
     seconds = sum(((o.ended_at or now) - o.started_at) / 1000 for o in outages)
     newest: dict[str, WalFileRecord] = {}
     for f in files:  # by server and name time: the last one of each server is its newest

@@ -12,7 +12,6 @@ outage has lasted longer than ``[replay] outage_tolerance``.
 from __future__ import annotations
 
 import logging
-import os
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -230,10 +229,9 @@ class OutageRider:
         if self.ledger is None or self.migration_id is None or ride.outage.service == "ledger":
             return None
         try:
-            # pid: status shows the wait only while this process lives
+            # status shows the wait only while this process lives (its step's pid)
             return self.ledger.start_step(self.migration_id, OUTAGE_STEP, now=ride.began,
-                                          metrics={**ride.to_json(), "stream": self.stream,
-                                                   "pid": os.getpid()})
+                                          metrics={**ride.to_json(), "stream": self.stream})
         except Exception as exc:  # a second outage: the step is written later
             log.warning("cannot record the outage in the ledger yet: %s", _first_line(exc))
             return None

@@ -1,0 +1,83 @@
+"""Whether a running step's process still lives, and the heartbeat that tells.
+
+A step records its process (``pid`` on ``host``). While a step runs under
+:meth:`~hbase_migrate.audit.migrations_book.MigrationBook.step` a thread records
+``heartbeat_at`` every :data:`HEARTBEAT_SECONDS`. A running step is **abandoned** when its
+process on this host is gone (a kill, an OOM, a reboot), or when it has been silent for
+longer than :data:`LEASE_MS` (a process stopped, or a host lost: the only sign another host
+has). An abandoned step is marked failed by the next step of its migration and by a status
+read; its process, should it wake, can no longer end it, and its heartbeat reports that it
+was fenced off.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import threading
+from collections.abc import Callable
+
+from hbase_migrate.audit.records import StepRecord, StepStatus
+from hbase_migrate.timeutil import format_time
+
+log = logging.getLogger(__name__)
+
+HEARTBEAT_SECONDS = 15.0
+# Twenty heartbeats: a loaded machine delays a thread by seconds, not minutes.
+LEASE_MS = 300_000
+
+
+def process_alive(pid: int) -> bool:
+    """Whether this host has a process ``pid`` (another user's counts as alive)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def abandoned(step: StepRecord, now: int) -> str | None:
+    """Why running ``step`` is abandoned, or None while its process may live."""
+    if step.status is not StepStatus.RUNNING:
+        return None
+    pid = step.pid if step.pid is not None else (step.metrics or {}).get("pid")
+    here = step.host in (None, socket.gethostname())
+    if here and isinstance(pid, int) and not process_alive(pid):
+        return f"its process {pid} on {step.host or 'this host'} is gone"
+    if step.heartbeat_at is not None and now - step.heartbeat_at > LEASE_MS:
+        return (f"its process {pid} on {step.host} has been silent since "
+                f"{format_time(step.heartbeat_at)} (longer than the step lease, "
+                f"{LEASE_MS // 1000} s)")
+    return None
+
+
+class Heartbeat:
+    """Calls ``beat`` every ``seconds`` on a thread until :meth:`stop`. ``beat`` returns
+    False once the step is no longer its process's (reaped while it was stopped): the
+    heartbeat then logs it, once, and stops."""
+
+    def __init__(self, beat: Callable[[], bool], name: str,
+                 seconds: float = HEARTBEAT_SECONDS) -> None:
+        self._beat, self._seconds, self.fenced = beat, seconds, False
+        self._halt = threading.Event()
+        self._thread = threading.Thread(target=self._run, name=name, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._halt.wait(self._seconds):
+            try:
+                if not self._beat():
+                    self.fenced = True
+                    log.error("%s: the ledger marked this step abandoned while this process "
+                              "was silent; its outcome will not be recorded", self._thread.name)
+                    return
+            except Exception as exc:  # the ledger may be down for a while: beat again later
+                log.debug("%s: heartbeat not recorded: %s", self._thread.name, exc)
+
+    def stop(self) -> None:
+        self._halt.set()
+        if self._thread is not threading.current_thread():
+            self._thread.join(timeout=5)
