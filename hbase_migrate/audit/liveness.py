@@ -23,6 +23,7 @@ from hbase_migrate.timeutil import format_time
 
 log = logging.getLogger(__name__)
 
+ABANDONED = "abandoned:"  # how the ledger's error of an abandoned step begins
 HEARTBEAT_SECONDS = 15.0
 # Twenty heartbeats: a loaded machine delays a thread by seconds, not minutes.
 LEASE_MS = 300_000

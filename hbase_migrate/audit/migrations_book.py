@@ -19,7 +19,7 @@ from sqlalchemy.exc import IntegrityError
 from hbase_migrate.audit import records as t
 from hbase_migrate.audit.book import LedgerBook, now_ms
 from hbase_migrate.audit.errors import LedgerError, MigrationMismatchError, MigrationStateError
-from hbase_migrate.audit.liveness import Heartbeat, abandoned
+from hbase_migrate.audit.liveness import ABANDONED, Heartbeat, abandoned
 from hbase_migrate.audit.records import (
     MigrationRecord,
     MigrationState,
@@ -34,7 +34,6 @@ if TYPE_CHECKING:
     from hbase_migrate.config import MigrationSpec
 
 log = logging.getLogger(__name__)
-ABANDONED = "abandoned:"  # how the ledger records a step whose process is gone
 # Steps whose success means cells reached the target tables (a copy at T0).
 _COPY_STEPS = ("snapshot", "snapshot-part")
 

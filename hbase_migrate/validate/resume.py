@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hbase_migrate.audit.ledger import Ledger
+from hbase_migrate.audit.liveness import ABANDONED
 from hbase_migrate.audit.records import ChecksumRecord, StepStatus, dump_json
 from hbase_migrate.ranges.keyrange import KeyRange
 from hbase_migrate.ranges.stats import RangeStats
@@ -148,8 +149,10 @@ def resume_point(ledger: Ledger, migration_id: int, plan: Plan, ranges: Sequence
     wanted = {r.id for r in ranges}
     carried = {rid: r for r in rows
                if (rid := KeyRange(r.table_name, r.range_start, r.range_end).id) in wanted}
-    status = next((s.status for s in ledger.steps(migration_id) if s.id == step), None)
-    how = "killed or still running" if status is StepStatus.RUNNING else "it failed"
+    record = next((s for s in ledger.steps(migration_id) if s.id == step), None)
+    how = ("still running" if record is not None and record.status is StepStatus.RUNNING
+           else "killed" if record is not None and (record.error or "").startswith(ABANDONED)
+           else "it failed")
     return Resume(plan, step, carried,
                   f"resumed {len(carried)} of {len(ranges)} key ranges from validation step "
                   f"{step} ({how}; ranges recorded from {when}); reading the other "

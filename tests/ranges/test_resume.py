@@ -214,7 +214,7 @@ def test_another_plan_or_restart_starts_afresh_saying_why(stack: Stack) -> None:
 
 def test_a_killed_validation_continues_too(stack: Stack) -> None:
     """A validation killed with SIGKILL while its next scans wait: its step stays
-    ``running``, and the next validation continues it."""
+    ``running`` until the next validation marks it abandoned and continues it."""
     stall = StallScansOnceRecorded(stack.folder / "ledger.db", STOP_AFTER)
     stack.gateway.scans_opened = stall
     command = subprocess.Popen([sys.executable, "-m", "hbase_migrate", "validate",
@@ -238,6 +238,10 @@ def test_a_killed_validation_continues_too(stack: Stack) -> None:
     after = validate(stack.spec, recompare_wait=0, gx=stack.gx)
     info = after.metrics["resumed"]
     assert (info["ranges"], info["from_step"]) == (len(recorded), killed)
-    assert f"step {killed} (killed or still running; ranges recorded from " in info["note"]
+    assert f"step {killed} (killed; ranges recorded from " in info["note"]
     assert stack.scanned() == stack.every - recorded
     assert after.verdict == "match"
+    with Ledger.open(stack.spec.ledger_url) as ledger:
+        reaped = next(s for s in ledger.steps(1) if s.id == killed)
+    assert reaped.status is StepStatus.FAILED
+    assert (reaped.error or "").startswith(f"abandoned: its process {command.pid} ")
