@@ -177,6 +177,9 @@ class FileOutcome:
     error: str | None = None
     empty: bool = False
     vanished: bool = False  # the file was gone when it was to be read (``error`` says so)
+    # a failure of the write or the read, not of the file's contents (not corrupt, not gone):
+    # the next run tries again from ``offset``, so the files after it in its part wait
+    retry: bool = False
 
     @property
     def bytes_read(self) -> int:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from hbase_migrate.replay.job import FileTask
+from hbase_migrate.replay.job import FileOutcome, FileTask
 from hbase_migrate.replay.ordering import chain_id
 
 
@@ -23,12 +23,34 @@ def chain_server(chain: str) -> str:
     return chain.split("/", 1)[0]
 
 
+def part_of(task: FileTask) -> tuple[str, ...]:
+    """The chains of ``task``'s part (its own chain before the plan ordered it)."""
+    return task.part or (chain_id(task.path),)
+
+
+class HeldBack:
+    """The parts of a run that begin no further file: once a file of a part failed in a way
+    the next run retries (its ``retry``), the files after it would apply later edits first,
+    and the retry would then write older values over them (the same cell rewritten at one
+    timestamp). They wait for the next run, which begins at the failed file."""
+
+    def __init__(self) -> None:
+        self.chains: set[str] = set()
+
+    def holds(self, task: FileTask) -> bool:
+        return not self.chains.isdisjoint(part_of(task))
+
+    def note(self, task: FileTask, outcome: FileOutcome) -> None:
+        if outcome.error is not None and outcome.retry:
+            self.chains.update(part_of(task))
+
+
 def by_part(tasks: Sequence[FileTask]) -> dict[tuple[str, ...], list[FileTask]]:
     """A run's ``tasks`` (as the plan ordered them: each knows its part) grouped by part,
     each group in the tasks' order."""
     parts: dict[tuple[str, ...], list[FileTask]] = {}
     for task in tasks:
-        parts.setdefault(task.part or (chain_id(task.path),), []).append(task)
+        parts.setdefault(part_of(task), []).append(task)
     return parts
 
 

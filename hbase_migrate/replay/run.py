@@ -47,7 +47,7 @@ from hbase_migrate.replay.outage import (
     outage_of,
 )
 from hbase_migrate.replay.partitioned import RowPartitionedTarget
-from hbase_migrate.replay.parts import chain_server
+from hbase_migrate.replay.parts import HeldBack, chain_server
 from hbase_migrate.replay.plan import plan
 from hbase_migrate.replay.recall import recall_markers
 from hbase_migrate.replay.retention import AT_RISK, Retention, assess, read_replication
@@ -627,11 +627,16 @@ def _replay_here(job: ReplayJob, store: WalStore, tasks: Sequence[FileTask], boo
     spec = job.replay_spec(start)
     target = opened()
     outcomes = []
+    held = HeldBack()
     try:
         for task in tasks:
             if stop is not None and stop.is_set():
                 break  # a stopped follow: the files left are the next run's
             if books.handled(task):
+                continue
+            if held.holds(task):
+                log.info("%s waits for the next run: a file before it in its part failed",
+                         task.path)
                 continue
             books.begin(task)
             try:
@@ -640,6 +645,7 @@ def _replay_here(job: ReplayJob, store: WalStore, tasks: Sequence[FileTask], boo
             except BaseException:
                 _settle_quietly(books)  # the run stops: what the target acknowledged stays
                 raise
+            held.note(task, outcome)
             outcomes.append(books.finish(task, outcome))
     finally:
         target.close()

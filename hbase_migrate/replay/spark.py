@@ -35,7 +35,7 @@ from hbase_migrate.ranges.credentials import authenticated, ship_credentials
 from hbase_migrate.ranges.engine import spark_session
 from hbase_migrate.replay.errors import ReplayError
 from hbase_migrate.replay.job import FileOutcome, FileTask, ReplayJob
-from hbase_migrate.replay.parts import by_part
+from hbase_migrate.replay.parts import HeldBack, by_part
 from hbase_migrate.replay.run import Executor
 from hbase_migrate.spark.errors import task_error
 from hbase_migrate.spark.shipped import executor_spec
@@ -47,7 +47,8 @@ JOB_GROUP = "hbase-migrate-replay"
 def replay_in_task(job: ReplayJob, start: int, part: Sequence[FileTask], *, tasks: int = 1
                    ) -> list[FileOutcome]:
     """Runs inside a Spark task: replay a part's files, in order, into a target opened
-    here, this task one of ``tasks`` sharing the replay limit."""
+    here, this task one of ``tasks`` sharing the replay limit; after a failure the next run
+    retries, the part's later files wait for it (:class:`HeldBack`)."""
     from hbase_migrate.replay.discovery import open_wal_store
     from hbase_migrate.replay.run import lent_job_target
     from hbase_migrate.replay.worker import replay_task
@@ -57,8 +58,13 @@ def replay_in_task(job: ReplayJob, start: int, part: Sequence[FileTask], *, task
     except ConfigError:
         store = None  # moves to oldWALs/ cannot be followed; the file fails and is retried
     with lent_job_target(job, tasks) as target:  # connected once per Python worker
-        return [replay_task(task, job.replay_spec(start), target, store=store)
-                for task in part]
+        outcomes, held = [], HeldBack()
+        for task in part:
+            if held.holds(task):
+                break  # the files after a failure wait for the next run
+            outcomes.append(replay_task(task, job.replay_spec(start), target, store=store))
+            held.note(task, outcomes[-1])
+        return outcomes
 
 
 def replay_files_with_spark(spark: Any, job: ReplayJob, start: int,

@@ -116,7 +116,8 @@ def replay_task(task: FileTask, spec: ReplaySpec, target: ReplayTarget, *,
             if isinstance(exc, WalSourceError) and exc.kind is Kind.OUTAGE:
                 raise  # the source's storage did not answer: the same
             where = acked[-1].offset if acked else task.start_offset
-            return outcome(error=f"{path}: replay stopped at byte offset {where}: {exc}")
+            return outcome(error=f"{path}: replay stopped at byte offset {where}: {exc}",
+                           retry=True)
         # A closed file (archived, or a dead server's in -splitting) read to its end is
         # finished even without a trailer (a crashed writer's last file).
         return outcome(complete=result.complete or closed, end_reason=result.end_reason,

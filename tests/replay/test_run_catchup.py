@@ -16,16 +16,19 @@ import pytest
 from hbase_migrate.audit.ledger import Ledger, now_ms
 from hbase_migrate.audit.records import WalStatus
 from hbase_migrate.audit.status import compute_status
+from hbase_migrate.cluster.descriptors import TableDescriptor
 from hbase_migrate.cluster.storage.walstore import LocalWalStore, WalListing
 from hbase_migrate.errors import ConfigError
 from hbase_migrate.replay import run as replay_run
-from hbase_migrate.replay.apply import ReplayTarget
+from hbase_migrate.replay.apply import AppliedCounts, ReplayTarget
 from hbase_migrate.replay.discovery import SOURCE, reconcile
+from hbase_migrate.replay.errors import ReplayError
 from hbase_migrate.replay.job import FileTask, ReplayJob
+from hbase_migrate.replay.mutations import RowMutation
 from hbase_migrate.replay.run import Observer, RunSummary, run_replay
 from hbase_migrate.wal import markers as M
 from hbase_migrate.wal.messages import TableName
-from hbase_migrate.wal.model import Tag
+from hbase_migrate.wal.model import Cell, CellType, Tag
 from hbase_migrate.wal.names import ServerName
 from hbase_migrate.wal.selection import Manifest
 from hbase_migrate.wal.writer import WalOptions
@@ -341,6 +344,50 @@ def test_a_corrupt_file_fails_with_its_offset_while_the_others_replay(setup: Set
         assert f"byte offset {offset}" in row.error
         (step,) = ledger.steps(migration.id, "replay")
         assert step.status == "failed" and str(bad) in (step.error or "")
+    assert s.equal()
+
+
+class RefusingRows:
+    """The run's target, refusing every write of rows that begin with ``prefix``."""
+
+    def __init__(self, job: ReplayJob, prefix: bytes) -> None:
+        self.target, self.prefix = replay_run.open_job_target(job), prefix
+        self.name = self.target.name
+
+    def describe(self, table: str) -> TableDescriptor:
+        return self.target.describe(table)
+
+    def apply(self, table: str, mutations: Sequence[RowMutation]) -> AppliedCounts:
+        if any(m.row.startswith(self.prefix) for m in mutations):
+            raise ReplayError(f"{self.name}: write refused")
+        return self.target.apply(table, mutations)
+
+    def close(self) -> None:
+        self.target.close()
+
+
+def test_after_a_refused_write_the_files_after_it_in_its_chain_wait(setup: Setup) -> None:
+    """A write that fails the file is retried by the next run; a later file of the same
+    chain, applied meanwhile, would then be overwritten with the older cells (the same cell
+    rewritten at one timestamp): it waits for the next run, while other chains go on."""
+    s, root = setup, setup.root
+    first, later, other = puts("a", 0, 3), puts("b", 0, 3), puts("c", 0, 3)
+    same = [Cell(b"same", b"d", b"q", T, CellType.PUT, v) for v in (b"old", b"new")]
+    first.append([same[0]])
+    later.append([same[1]])
+    paths = [root.write(RS1, T, s.table, first), root.write(RS1, T + 1000, s.table, later),
+             root.write(RS2, T, s.table, other)]
+    s.source_writes([*first, *later, *other])
+
+    refused = run_replay(s.job, sink=lambda job: RefusingRows(job, b"a-"))
+    assert refused.exit_code == 1
+    assert {Path(o.path).name: o.error is None for o in refused.outcomes} == {
+        paths[0].name: False, paths[2].name: True}  # RS1's later file was not begun
+    assert refused.failures[0].retry
+
+    again = run_replay(s.job)
+    assert again.exit_code == 0, again.to_json()
+    assert [Path(o.path).name for o in again.outcomes] == [paths[0].name, paths[1].name]
     assert s.equal()
 
 
