@@ -11,11 +11,33 @@ def is_local_master(master: str) -> bool:
     return master == "local" or master.startswith("local[")
 
 
+# YARN's memory check (Spark's YarnAllocator says it so), and a container's SIGKILL exit.
+_OVER_MEMORY = re.compile(r"Container killed by YARN for exceeding (?:\w+ )?memory limits\.?"
+                          r"\s*(?:([0-9.]+ ?[KMGT]?B of [0-9.]+ ?[KMGT]?B \w+ memory used))?")
+_KILLED = re.compile(r"Exit (?:status|code)(?: is)?:? 137\b")
+MEMORY_REMEDY = ("give each executor more room: [spark] conf \"spark.executor.memoryOverhead\" "
+                 "(by default the larger of 384 MiB and a tenth of spark.executor.memory; the "
+                 "Python workers live in it), or a larger \"spark.executor.memory\"")
+
+
+def memory_kill(text: str) -> str | None:
+    """What a container killed for memory says, with the setting to raise; None when the
+    failure is something else."""
+    over = _OVER_MEMORY.search(text)
+    if over:
+        used = f" ({over.group(1)})" if over.group(1) else ""
+        return f"its YARN container was killed for exceeding its memory{used}: {MEMORY_REMEDY}"
+    if _KILLED.search(text):
+        return ("its container was killed with SIGKILL (exit status 137), most often for "
+                f"memory (YARN's check or the kernel's OOM killer): {MEMORY_REMEDY}")
+    return None
+
+
 def task_error(exc: BaseException) -> str:
     """The cause of a failed Spark task: the Python error it raised (its last traceback
     line, without the module path of one of the project's errors), or, where no Python ran
-    (``Cannot run program "<path>"``, or the Python worker's own error), the executor's
-    cause and where; else the exception itself."""
+    (``Cannot run program "<path>"``, the Python worker's own error, a container killed
+    for memory), the executor's cause and where; else the exception itself."""
     text = str(exc)
     lost = re.search(r"Lost task [^\n]*?\(([^()\n]*?) executor ([^()\n]+)\): ([^\n]+)", text)
     if lost and "Traceback" not in text:
@@ -23,6 +45,7 @@ def task_error(exc: BaseException) -> str:
         worker = re.search(r"Error from python worker:\s*\n\s*([^\n]+)", text)
         if worker:  # (the exception's own message is on the lines after it)
             cause = worker.group(1)
+        cause = memory_kill(cause) or cause
         return f"executor {executor} on host {host}: {cause.strip()}"
     lines = [line for line in text.splitlines() if "Error:" in line or "Exception:" in line]
     python = [line for line in lines if "hbase_migrate" in line or "RangeError" in line]

@@ -178,3 +178,33 @@ def test_a_python_worker_that_cannot_start_says_why_in_one_line() -> None:
     assert task_error(RuntimeError(text)) == (
         "executor 1 on host localhost: /usr/bin/python3: Error while finding module "
         "specification for 'pyspark.daemon' (ModuleNotFoundError: No module named 'pyspark')")
+
+
+@pytest.mark.parametrize(("reason", "said"), [
+    ("ExecutorLostFailure (executor 2 exited caused by one of the running tasks) Reason: "
+     "Container killed by YARN for exceeding physical memory limits. 2.1 GB of 2 GB physical "
+     "memory used. Consider boosting spark.executor.memoryOverhead.",
+     "its YARN container was killed for exceeding its memory (2.1 GB of 2 GB physical memory "
+     "used): "),
+    ("ExecutorLostFailure (executor 2 exited caused by one of the running tasks) Reason: "
+     "Container marked as failed: container_1_0001_01_000003 on host: nm-2. Exit status: 137. "
+     "Diagnostics: [2026-11-27 10:00:00.000]Container killed on request. Exit code is 137",
+     "its container was killed with SIGKILL (exit status 137), most often for memory "
+     "(YARN's check or the kernel's OOM killer): "),
+])
+def test_a_container_killed_for_memory_names_the_setting_to_raise(reason: str,
+                                                                  said: str) -> None:
+    from hbase_migrate.spark.errors import MEMORY_REMEDY, task_error
+
+    text = ("Job aborted due to stage failure: Task 3 in stage 1.0 failed 4 times, most recent "
+            f"failure: Lost task 3.3 in stage 1.0 (TID 9) (nm-2 executor 2): {reason}\n"
+            "Driver stacktrace:")
+    assert task_error(RuntimeError(text)) == f"executor 2 on host nm-2: {said}{MEMORY_REMEDY}"
+    assert "spark.executor.memoryOverhead" in MEMORY_REMEDY
+
+
+def test_an_exit_status_that_only_begins_with_137_is_not_a_kill() -> None:
+    from hbase_migrate.spark.errors import memory_kill
+
+    assert memory_kill("Container marked as failed. Exit status: 1370.") is None
+    assert memory_kill("Task failed: ValueError: bad row") is None
