@@ -243,12 +243,33 @@ class ClusterEndpoints:
         return cls(**known)
 
 
+# What each cluster.json said, by path, with the file's identity when it was read: a file is
+# read again only once it was replaced or changed (a cluster restarted on new ports writes a
+# new one), however often its endpoints are asked for.
+_READ: dict[Path, tuple[tuple[int, int, int, int], ClusterEndpoints]] = {}
+
+
 def load_cluster_json(path: str | Path) -> ClusterEndpoints:
-    """Read a ``cluster.json`` file."""
+    """The endpoints a ``cluster.json`` file names, read again only when the file changed."""
+    where = Path(path).absolute()
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        st = where.stat()
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read cluster endpoints: {exc}") from exc
+    identity = (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+    known = _READ.get(where)
+    if known is not None and known[0] == identity:
+        return known[1]
+    endpoints = _read_cluster_json(path, where)
+    _READ[where] = (identity, endpoints)
+    return endpoints
+
+
+def _read_cluster_json(path: str | Path, where: Path) -> ClusterEndpoints:
+    try:
+        data = json.loads(where.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise ConfigError(f"{path}: cannot read cluster endpoints: {exc}") from exc
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: expected a JSON object of cluster endpoints")
-    return ClusterEndpoints.from_json(data, str(path), Path(path).absolute().parent)
+    return ClusterEndpoints.from_json(data, str(path), where.parent)
