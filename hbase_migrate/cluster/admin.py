@@ -1,11 +1,14 @@
 """A cluster's admin channel: what neither Thrift gateway offers (snapshots, flushes, major
-compactions), through one of two channels the cluster's config chooses:
+compactions). :func:`hbase_migrate.hbase.admin.connect_admin` picks one of three by the
+cluster's config:
 
 * its ``admin_shell`` (``hbase shell -n``, or any command reading hbase shell statements on
-  stdin): :class:`ShellAdmin`;
+  stdin): :class:`ShellAdmin`, here;
+* HBase's own RPC, for a cluster whose client is native: ``NativeAdminChannel``
+  (``hbase_migrate.rpc.admin_channel``), no JVM;
 * else the project's Java helper (``hbase_migrate/jvm/admin``: HBase's client ``Admin``
   API) on a class path resolved from Maven Central, connected through the cluster's
-  ZooKeeper quorum and znode parent: :class:`JavaAdmin`.
+  ZooKeeper quorum and znode parent: :class:`JavaAdmin`, here.
 
 Every failure is one line naming the cluster role, the channel and the operation.
 """
