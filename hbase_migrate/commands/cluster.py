@@ -83,6 +83,7 @@ def cluster() -> None:
 def info(config: Path, side: str, as_json: bool) -> None:
     """Show live region servers, master, cluster id, replication and WAL files."""
     from hbase_migrate.audit.ledger import now_ms
+    from hbase_migrate.compiled import summary
     from hbase_migrate.config import load_config
     from hbase_migrate.errors import ConfigError
     from hbase_migrate.replay.discovery import open_wal_store
@@ -110,6 +111,7 @@ def info(config: Path, side: str, as_json: bool) -> None:
     report["status"] = status_info(endpoints)
     report["replication"] = replication_without_zookeeper(endpoints, report["status"])
     report["connection"] = connection_info(endpoints, report["status"])
+    report["hot_paths"] = summary()  # this install's WAL and HFile readers, digests
     if as_json:
         click.echo(json.dumps(report, sort_keys=True, indent=2))
     else:
@@ -295,6 +297,8 @@ def render(report: dict[str, Any], console: Console | None = None) -> None:
     status = report.get("status")
     if status is not None:
         _render_status(console, status)
+    if report.get("hot_paths"):
+        console.print(f"this install's {report['hot_paths']}", highlight=False)
 
 
 def describe_registry(registry: dict[str, Any]) -> str:

@@ -1,6 +1,7 @@
 """``cluster info`` on an embedded cluster reached over HBase's own RPC: the connection part
 says the transport, TLS, SASL and protection observed on the connection to the active
-master (the one ZooKeeper names), in the JSON and in one line of the terminal's report."""
+master (the one ZooKeeper names), in the JSON and in one line of the terminal's report; and
+which hot paths this install runs compiled, as ``--version`` says it."""
 
 from __future__ import annotations
 
@@ -33,3 +34,7 @@ def test_cluster_info_shows_the_connections_security(
                                     "protection": None}
     assert f"connection: native, TLS off, SASL SIMPLE (negotiated with {master})" \
         in text.output
+    version = runner.invoke(cli, ["--version"])
+    hot_paths = version.output.splitlines()[1]
+    assert hot_paths.startswith("hot paths: ") and report["hot_paths"] == hot_paths
+    assert f"this install's {hot_paths}" in text.output
