@@ -148,9 +148,48 @@ def pytest_testnodedown(node: Any, error: Any) -> None:
 STARTED: list[str] = []  # the real stacks the workers started
 
 
+# The categories of a test by its marks (as HBase's small, medium and large), and the time
+# one test of each may take on a busy 2-core machine before the summary names it.
+CATEGORIES = {"unit": 10.0, "embedded": 120.0, "real": 300.0, "own_stack": 600.0}
+
+
+def category(keywords: Any) -> str:
+    """A test's category: ``own_stack`` (clusters of its own), ``real`` (real HBase),
+    ``embedded`` (the embedded cluster or another real part), else ``unit``."""
+    for mark, name in (("own_stack", "own_stack"), ("realstack", "real"),
+                       ("integration", "embedded")):
+        if mark in keywords:
+            return name
+    return "unit"
+
+
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
-    """How many real HBase stacks the session started, and which (one per configuration
-    and per module of its own)."""
+    """The time per category, and the tests over their category's budget; how many real
+    HBase stacks the session started, and which (one per configuration and per module of
+    its own)."""
+    spent: dict[str, list[float]] = {name: [0.0, 0] for name in CATEGORIES}
+    per_test: dict[str, float] = {}
+    kinds: dict[str, str] = {}
+    for reports in terminalreporter.stats.values():
+        for report in reports:
+            nodeid, when = getattr(report, "nodeid", None), getattr(report, "when", None)
+            if not nodeid or when not in ("setup", "call", "teardown"):
+                continue
+            kinds[nodeid] = category(getattr(report, "keywords", {}))
+            per_test[nodeid] = per_test.get(nodeid, 0.0) + float(report.duration)
+    for nodeid, seconds in per_test.items():
+        spent[kinds[nodeid]][0] += seconds
+        spent[kinds[nodeid]][1] += 1
+    if per_test:
+        terminalreporter.write_line("time per category (summed over workers): " + ", ".join(
+            f"{name} {seconds:.0f} s ({int(count)} tests)"
+            for name, (seconds, count) in spent.items() if count))
+        over = sorted(((s, n) for n, s in per_test.items() if s > CATEGORIES[kinds[n]]),
+                      reverse=True)
+        for seconds, nodeid in over:
+            terminalreporter.write_line(f"  over the {kinds[nodeid]} budget "
+                                        f"({CATEGORIES[kinds[nodeid]]:.0f} s): {nodeid} "
+                                        f"{seconds:.0f} s")
     started = STARTED or stacks.started()
     if started:
         terminalreporter.write_line(f"real HBase stacks started: {len(started)}")
