@@ -77,7 +77,12 @@
     multis_per_server = 2       # HBase's own RPC: Multi calls in flight to one region server
                                 # (as hbase.client.max.perserver.tasks)
     [snapshot]                  # how the copy at T0 is made
-    method = "scan"             # "scan": range tasks over each cluster's client, HBase's RPC
+    method = "auto"             # "auto": "hbase" where both clusters allow the file copy
+                                # (both HBase, roots over WebHDFS, the target's writable,
+                                # admin calls possible, a target major version not older,
+                                # codecs the target took, no encryption, whole tables, no
+                                # watermark given, no parts), else "scan", saying why;
+                                # "scan": range tasks over each cluster's client, HBase's RPC
                                 # or Thrift2 (any cluster, the embedded one and Bigtable
                                 # too); "hbase": an HBase snapshot, its files exported
                                 # over WebHDFS, cloned on the target (real clusters)
@@ -373,9 +378,10 @@ def _check_bigtable(spec: MigrationSpec, path: Path) -> None:
         raise ConfigError(f"{path}: [[tables]] {subset.source}: families: a migration to "
                           "Bigtable takes every family of a table (a subset is not "
                           "supported yet): leave families out")
-    if spec.snapshot.method != "scan":
+    if spec.snapshot.method == "hbase":
         raise ConfigError(f"{path}: [snapshot] method: a Bigtable target is copied by the scan "
-                          f"copy only, got {spec.snapshot.method!r}: set method = \"scan\"")
+                          f"copy only, got {spec.snapshot.method!r}: set method = \"scan\" "
+                          "(or \"auto\", which chooses it)")
     if spec.cdc is not None:
         raise ConfigError(f"{path}: [cdc]: the CDC stream reads an HBase target back; with a "
                           "Bigtable target leave [cdc] out")

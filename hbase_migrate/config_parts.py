@@ -30,7 +30,7 @@ DEFAULT_RANGE_THREADS = 4  # [ranges] threads: the tasks mostly wait on the clus
 REPLAY_DEFAULTS = {"roll_period": 3_600_000, "margin": 300_000, "archive_ttl": 600_000,
                    "outage_tolerance": 3_600_000}
 CDC_DEFAULTS = {"delivery_timeout": 30_000}
-SNAPSHOT_METHODS = ("scan", "hbase")
+SNAPSHOT_METHODS = ("auto", "scan", "hbase")  # auto: hbase where both clusters allow it
 VALIDATE_FROM = ("live", "snapshot")  # how a validation reads: scans, or snapshots' files
 SNAPSHOT_DEFAULTS = {"ttl": 86_400_000, "target_hfile_ttl": 300_000}
 # What the CDC stream's guarantees rest on: not for a config to change.
@@ -202,10 +202,11 @@ class CdcSettings:
 @dataclass(frozen=True)
 class SnapshotSettings:
     """How the copy at T0 is made (``[snapshot]``): ``method`` ``scan`` (range tasks over
-    each cluster's client, HBase's RPC or Thrift2) or ``hbase`` (an HBase snapshot exported
-    file by file and cloned); durations in ms."""
+    each cluster's client, HBase's RPC or Thrift2), ``hbase`` (an HBase snapshot exported
+    file by file and cloned) or ``auto`` (``hbase`` where both clusters allow it, else
+    ``scan``: :mod:`hbase_migrate.snapshot.choose`); durations in ms."""
 
-    method: str = "scan"
+    method: str = "auto"
     ttl: int = SNAPSHOT_DEFAULTS["ttl"]
     keep: bool = False
     hbase_version: str = DEFAULT_HBASE_VERSION

@@ -341,7 +341,7 @@ class Reader:
         table = self.section(data, "snapshot")
         self.keys(table, "snapshot", ("method", "ttl", "keep", "hbase_version",
                                       "target_hfile_ttl"))
-        method = table.get("method", "scan")
+        method = table.get("method", SnapshotSettings.method)
         if method not in SNAPSHOT_METHODS:
             self.fail("snapshot", "method", " or ".join(map(repr, SNAPSHOT_METHODS)), method)
         keep = table.get("keep", False)

@@ -55,7 +55,7 @@ from hbase_migrate.config import AUTO, ENDPOINT_KEYS, LEDGER_ENV
 from hbase_migrate.lifecycle.result import StepResult
 from hbase_migrate.workdir import claim_workdir
 from minihbase.admin_client import call_admin
-from minihbase.demo import DemoResult, DemoSpec, Report, _step, _workload
+from minihbase.demo import DemoResult, DemoSpec, Report, _step, _workload, copy_fact
 from minihbase.process import EmbeddedStackError
 from minihbase.stack import EmbeddedStack
 from minihbase.workload import Workload, WorkloadSpec
@@ -362,7 +362,8 @@ def _drive(spec: DemoSpec, dags: Dags, source: ClusterEndpoints, result: DemoRes
                    "validation (live)", report) as facts:
             run_id = dags.trigger("hbase_migrate_start")
             dags.require(dags.wait_run("hbase_migrate_start", run_id), "the start")
-            facts.update(run=run_id, **dags.differing("hbase_migrate_start", run_id))
+            facts.update(run=run_id, **dags.differing("hbase_migrate_start", run_id),
+                         **copy_fact(dags.xcom("hbase_migrate_start", run_id, "snapshot")))
             workload.check()
         with _step(result, "hbase_migrate_wal_watch announces the WAL files, "
                    "hbase_migrate_replay catches up from T0", report) as facts:

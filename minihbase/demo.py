@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,6 +31,7 @@ from hbase_migrate.config import MigrationSpec, load_config
 from hbase_migrate.lifecycle.replay import follow, replay_job, run
 from hbase_migrate.lifecycle.result import StepResult
 from hbase_migrate.replay.run import RunSummary
+from hbase_migrate.snapshot.choose import MethodChoice
 from hbase_migrate.workdir import claim_workdir
 from minihbase.admin_client import call_admin
 from minihbase.stack import EmbeddedStack
@@ -83,6 +84,14 @@ def _step(result: DemoResult, name: str, report: Report) -> Iterator[dict[str, A
     facts["at"] = round(ended - result.started, 2)
     result.steps.append({"step": name, **facts})
     report(name, facts)
+
+
+def copy_fact(metrics: Mapping[str, Any]) -> dict[str, str]:
+    """The copy method a snapshot step used, with ``auto``'s reason: ``copy=scan (auto:
+    ...)``."""
+    if "method_reason" in metrics:
+        return {"copy": MethodChoice.of(metrics).summary}
+    return {"copy": str(metrics.get("method"))}
 
 
 def write_config(root: Path, table: str, client: str = "native") -> Path:
@@ -147,6 +156,7 @@ def _migrate(spec: DemoSpec, migration: MigrationSpec, source: ClusterEndpoints,
         writer.start()
         copied = lifecycle.snapshot(migration)
         facts.update({k: copied.metrics[k] for k in ("watermark", "rows", "cells", "anchors")})
+        facts.update(copy_fact(copied.metrics))
     job = replay_job(migration)
     with _step(result, "replay WALs in --follow mode while the workload writes",
                report) as facts:

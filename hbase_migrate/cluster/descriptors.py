@@ -29,6 +29,7 @@ class FamilyDescriptor:
 
     ``ttl`` is in seconds (``FOREVER`` = never expires); ``scope`` is the replication scope
     (0 local, 1 global). Compression and bloom filter are kept by name as HBase prints them.
+    ``encryption`` is read, never written to a target (the key is the cluster's own).
     """
 
     name: bytes
@@ -45,9 +46,11 @@ class FamilyDescriptor:
     keep_deleted_cells: str = "FALSE"
     mob: bool = False  # IS_MOB: values above mob_threshold bytes kept in MOB files
     mob_threshold: int = DEFAULT_MOB_THRESHOLD  # MOB_THRESHOLD
+    encryption: str = ""  # ENCRYPTION: the cipher of its store files ("AES"), "" for none
 
     def to_json(self) -> dict[str, Any]:
-        data = {k: v for k, v in self.__dict__.items() if k != "name"}
+        data = {k: v for k, v in self.__dict__.items()
+                if k != "name" and not (k == "encryption" and not v)}
         return {"name": self.name.hex(), **data}
 
     @classmethod

@@ -114,6 +114,7 @@ _READ: dict[str, tuple[str, Callable[[str], object]]] = {
     "KEEP_DELETED_CELLS": ("keep_deleted_cells", str.upper),
     "IS_MOB": ("mob", _bool),
     "MOB_THRESHOLD": ("mob_threshold", int),
+    "ENCRYPTION": ("encryption", str),
 }
 
 

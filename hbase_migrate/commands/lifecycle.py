@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -46,6 +46,13 @@ def _show(result: StepResult | dict[str, Any], as_json: bool, lines: list[str]) 
 
 def _skipped(result: StepResult) -> list[str]:
     return [f"skipped: {why}" for why in result.metrics.get("skipped", [])]
+
+
+def _method_line(m: Mapping[str, Any]) -> list[str]:
+    """What ``auto`` chose for the copy, and why (nothing for a method named)."""
+    from hbase_migrate.snapshot.choose import MethodChoice
+
+    return [MethodChoice.of(m).line] if "method_reason" in m else []
 
 
 def _engine(result: StepResult) -> list[str]:
@@ -140,8 +147,10 @@ _master = click.option("--master", metavar="URL", help=master_help("the range ta
               help="T0 of the copy (default: now); ignored once a watermark is recorded."
                    + TIME_HELP)
 @_master
-@click.option("--method", type=click.Choice(["scan", "hbase"]),
-              help="scan: range tasks that scan the source and write the target, each "
+@click.option("--method", type=click.Choice(["auto", "scan", "hbase"]),
+              help="auto: hbase when both clusters allow the file copy, else scan (the "
+                   "output says which and why); "
+                   "scan: range tasks that scan the source and write the target, each "
                    f"over its cluster's client ({' or '.join(CLIENTS)}: HBase's own RPC or "
                    "the Thrift2 gateway); hbase: an HBase snapshot, its files exported and "
                    "cloned on the target (default: the config's [snapshot] method, else "
@@ -187,6 +196,7 @@ def snapshot(ctx: click.Context, config: Path, as_json: bool, watermark: str | N
         result = snapshot_parts(spec, parts=parts, watermark=t0, method=method)
         m = result.metrics
         _show(result, as_json, [
+            *_method_line(m),
             *([f"watermark T0 = {format_time(m['watermark'])}"] if "watermark" in m else []),
             *m.get("notes", []), *(f"part {i}/{n}" for i, n in m["parts"]),
             *_skipped(result), _state(result)])
@@ -210,6 +220,7 @@ def snapshot(ctx: click.Context, config: Path, as_json: bool, watermark: str | N
                           part=parse_part(part) if part else None, announce=announce)
     m = result.metrics
     _show(result, as_json, [
+        *_method_line(m),
         *([f"watermark T0 = {format_time(m['watermark'])}"]
           if "watermark" in m and not announced else []),
         *_engine(result),

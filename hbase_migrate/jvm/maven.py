@@ -152,6 +152,14 @@ def module_classpath(module: Path, properties: Mapping[str, str] | None = None, 
         return _build(path, props, folder, timeout)
 
 
+def cached_classpath(module: Path, properties: Mapping[str, str] | None = None, *,
+                     cache: str = "jvm") -> list[str] | None:
+    """The class path an earlier :func:`module_classpath` built and kept, None when there
+    is none yet (nothing is built)."""
+    key = module_key(module_path(module), dict(properties or {}))
+    return _saved_classpath(cache_root(cache) / key / "classpath.txt")
+
+
 def _saved_classpath(saved: Path) -> list[str] | None:
     """The class path a build saved, while every entry of it is still there."""
     if not saved.is_file():

@@ -16,6 +16,11 @@ snapshot's creation time, the snapshots' files are exported one task per file, a
 cloned into its target table. A rerun uses the same snapshots and copies only the files the
 target lacks or holds different.
 
+With ``auto`` (the default) each step resolves the method once
+(:func:`resolve_method`, :mod:`hbase_migrate.snapshot.choose`): ``hbase`` when the clusters
+allow the file copy, else ``scan``; the step's metrics (``method``, ``method_reason``) say
+which and why. A copy already begun keeps the method it began with.
+
 A ``scan`` copy can be split into parts that run and are retried on their own (one Airflow
 task each): :func:`snapshot_parts` is the ``snapshot-plan`` step, which fixes T0 (with its
 WAL anchors) and the range plan once and returns the parts (groups of the planned ranges,
@@ -74,6 +79,7 @@ from hbase_migrate.ranges.keyrange import KeyRange
 from hbase_migrate.ranges.planned import plan_copying, plan_holes, planned_ranges
 from hbase_migrate.ranges.tasks import CopyJob, RangeCopy, copy_range_task, task_throttle
 from hbase_migrate.replay.watermark import record_watermark
+from hbase_migrate.snapshot.choose import AUTO_METHOD, MethodChoice, choose_method
 from hbase_migrate.snapshot.export import ExportJob
 from hbase_migrate.snapshot.hbase_method import (
     SnapshotMethodError,
@@ -82,6 +88,7 @@ from hbase_migrate.snapshot.hbase_method import (
     hdfs_root,
     take_snapshots,
 )
+from hbase_migrate.snapshot.probes import ClusterProbes
 from hbase_migrate.timeutil import format_time
 
 log = logging.getLogger(__name__)
@@ -122,6 +129,7 @@ def snapshot(spec: MigrationSpec, *, watermark: int | None = None,
         if skip_copied(step):
             return step.result()
         check_schema(spec)
+        method = resolve_method(step, spec, method, watermark)
         if method == "hbase":
             _hbase_copy(step, spec, t0, master, progress, keep)
             step.advance(MigrationState.COPIED)
@@ -154,6 +162,7 @@ def snapshot_parts(spec: MigrationSpec, *, parts: int | None = None,
         step.metrics.update(method=method, parts=[])
         if skip_copied(step):
             return step.result()
+        method = resolve_method(step, spec, method, watermark)
         if method == "hbase":
             step.metrics["notes"] = ["the hbase method copies in one step (one task per "
                                      "snapshot file): no parts"]
@@ -223,6 +232,7 @@ def _snapshot_part(spec: MigrationSpec, part: tuple[int, int], provenance: Prove
         step.metrics.update(method=method, part=f"{part[0]}/{part[1]}")
         if skip_copied(step):
             return step.result()
+        resolve_method(step, spec, method, watermark, parts=True)
         check_schema(spec)
         t0, records = planned_copy(step, spec, name)
         group = [r for r, _ in range_group(records, part)]
@@ -237,7 +247,8 @@ def _snapshot_part(spec: MigrationSpec, part: tuple[int, int], provenance: Prove
 
 
 def copy_method(spec: MigrationSpec, method: str | None, watermark: int | None) -> str:
-    """The copy method asked (default ``[snapshot] method``), checked."""
+    """The copy method asked (default ``[snapshot] method``), checked; ``auto`` is left
+    for the step to resolve (:func:`resolve_method`)."""
     method = method or spec.snapshot.method
     if method not in SNAPSHOT_METHODS:
         raise ConfigError(f"snapshot method must be one of {', '.join(SNAPSHOT_METHODS)}, "
@@ -246,6 +257,41 @@ def copy_method(spec: MigrationSpec, method: str | None, watermark: int | None) 
         raise ConfigError("the hbase snapshot method takes T0 from the snapshot's creation "
                           "time: give no watermark")
     return method
+
+
+def resolve_method(step: StepContext, spec: MigrationSpec, method: str,
+                   watermark: int | None, *, parts: bool = False) -> str:
+    """``method``, or what ``auto`` resolves to for this step: the method of the copy
+    already begun (a recorded T0), else :func:`~hbase_migrate.snapshot.choose.choose_method`
+    on the clusters; recorded in the step's metrics and logged in one line."""
+    if method != AUTO_METHOD:
+        return method
+    choice = begun_method(step) or choose_method(spec, ClusterProbes(),
+                                                 watermark=watermark, parts=parts)
+    if parts and choice.method != "scan":  # parts are key ranges: scan whatever began
+        choice = MethodChoice("scan", "a copy made in parts is a scan copy (its parts are "
+                                      "key ranges)")
+    step.metrics.update(choice.to_metrics())
+    log.info("%s", choice.line)
+    return choice.method
+
+
+def begun_method(step: StepContext) -> MethodChoice | None:
+    """The method of the migration's copy when one began (T0 recorded): that of the newest
+    step that recorded one."""
+    if step.migration.watermark is None:
+        return None
+    steps = [s for kind in ("snapshot", SNAPSHOT_PLAN_STEP, SNAPSHOT_PART_STEP)
+             for s in step.ledger.steps(step.migration.id, kind)
+             if s.id != step.step_id and s.metrics.get("method") in ("scan", "hbase")]
+    if not steps:
+        return None
+    began = max(steps, key=lambda s: s.id)
+    if "method_reason" in began.metrics:  # auto chose it there, or kept it from before
+        choice = MethodChoice.of(began.metrics)
+        return replace(choice, kept_from=choice.kept_from or began.id)
+    return MethodChoice(str(began.metrics["method"]), "the copy began with it (watermark T0 "
+                        "recorded), so it goes on with it", began.id)
 
 
 def finished_copy(step: StepContext) -> StepRecord | None:

@@ -9,11 +9,13 @@ the parts that hold them (nothing changes: run those parts again, then finish).
 
 With the ``hbase`` method the copy has no parts: finishing it is the whole copy, one step
 (:func:`~hbase_migrate.lifecycle.snapshot.snapshot`), as a DAG whose plan listed no parts
-expects.
+expects. With ``auto`` the plan's choice decides: the whole copy when it chose ``hbase``,
+else the end of the scan copy.
 """
 
 from __future__ import annotations
 
+from hbase_migrate.audit.ledger import Ledger
 from hbase_migrate.audit.records import KeyRangeRecord, MigrationState, Provenance
 from hbase_migrate.audit.status import SNAPSHOT_PART_STEP, SNAPSHOT_PLAN_STEP
 from hbase_migrate.config import MigrationSpec
@@ -22,6 +24,7 @@ from hbase_migrate.lifecycle.snapshot import (
     copy_method,
     copy_totals,
     planned_copy,
+    resolve_method,
     skip_copied,
     snapshot,
 )
@@ -29,6 +32,7 @@ from hbase_migrate.lifecycle.step import StepContext, StepRefusedError, recorded
 from hbase_migrate.ranges.engine import Progress
 from hbase_migrate.ranges.groups import in_part_order, part_count, range_group
 from hbase_migrate.ranges.keyrange import KeyRange
+from hbase_migrate.snapshot.choose import AUTO_METHOD
 
 
 def finish_snapshot(spec: MigrationSpec, *, provenance: Provenance | None = None,
@@ -39,14 +43,17 @@ def finish_snapshot(spec: MigrationSpec, *, provenance: Provenance | None = None
     ``[snapshot] method``) ``hbase`` makes the whole copy, with ``master``, ``progress``
     and ``keep_snapshot`` as :func:`~hbase_migrate.lifecycle.snapshot.snapshot` takes
     them."""
-    if copy_method(spec, method, None) == "hbase":
-        return snapshot(spec, provenance=provenance, method="hbase", master=master,
+    asked = copy_method(spec, method, None)
+    if asked == "hbase" or (asked == AUTO_METHOD and planned_method(spec) == "hbase"):
+        return snapshot(spec, provenance=provenance, method=asked, master=master,
                         progress=progress, keep_snapshot=keep_snapshot)
     with recorded_step(spec, "snapshot", provenance) as step:
         require(step, MigrationState.SCHEMA_READY, "the snapshot copy", "prepare")
         step.metrics.update(method="scan", finish=True)
         if skip_copied(step):
             return step.result()
+        if asked == AUTO_METHOD:
+            resolve_method(step, spec, asked, None, parts=True)
         t0, records = planned_copy(step, spec, f"snapshot of migration {spec.name!r}")
         missing = [r for r in records if r.copied_at is None]
         if missing:
@@ -64,6 +71,17 @@ def finish_snapshot(spec: MigrationSpec, *, provenance: Provenance | None = None
         step.metrics.update(copy_totals(step, spec))
         step.advance(MigrationState.COPIED)
         return step.result()
+
+
+def planned_method(spec: MigrationSpec) -> str | None:
+    """The method the migration's newest copy plan resolved (``scan``, ``hbase``), None
+    when no plan recorded one."""
+    with Ledger.open(spec.ledger_url) as ledger:
+        record = ledger.migration(spec.name)
+        plans = [] if record is None else [
+            s for s in ledger.steps(record.id, SNAPSHOT_PLAN_STEP)
+            if s.metrics.get("method") in ("scan", "hbase")]
+    return str(plans[-1].metrics["method"]) if plans else None
 
 
 def missing_parts(step: StepContext, spec: MigrationSpec, records: list[KeyRangeRecord]

@@ -55,11 +55,14 @@ with DAG(
         required=True,  # a person triggers it: which migration is asked, never assumed
         watermark=Param(None, type=OPTIONAL_STRING, format="date-time", title="Watermark T0",
                         description="RFC 3339 date-time; empty: now. Ignored once recorded."),
-        snapshot_method=Param(None, type=OPTIONAL_STRING, enum=[None, "scan", "hbase"],
-                              title="Copy method",
-                              description="scan: range tasks over Thrift2; hbase: an HBase "
-                                          "snapshot exported file by file and cloned (real "
-                                          "clusters). Empty: the config's [snapshot] method."),
+        snapshot_method=Param(None, type=OPTIONAL_STRING,
+                              enum=[None, "auto", "scan", "hbase"], title="Copy method",
+                              description="auto: hbase when both clusters allow the file "
+                                          "copy, else scan (the plan's log says why); scan: "
+                                          "range tasks over each cluster's client; hbase: "
+                                          "an HBase snapshot exported file by file and "
+                                          "cloned (real clusters). Empty: the config's "
+                                          "[snapshot] method."),
     ),
 ) as dag:
     copy_plan, copied = snapshot_tasks()

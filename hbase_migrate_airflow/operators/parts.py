@@ -135,7 +135,11 @@ class SnapshotPartsOperator(PartsOperator):
                               watermark=parse_time(given, name="watermark") if given else None,
                               method=params.get("snapshot_method"),
                               provenance=task_provenance(self, context))
-        for note in [*plan.metrics.get("notes", []), *plan.metrics.get("skipped", [])]:
+        from hbase_migrate.snapshot.choose import MethodChoice
+
+        choice = [MethodChoice.of(plan.metrics).line] if "method_reason" in plan.metrics else []
+        for note in [*choice, *plan.metrics.get("notes", []),
+                     *plan.metrics.get("skipped", [])]:
             self.log.info("%s", note)
         parts: list[Any] = plan.metrics["parts"]
         return parts

@@ -60,6 +60,10 @@ def test_a_copy_in_parts_equals_the_copy_in_one_process(
         t0 = plan["watermark"]
         assert code == 0 and plan["parts"] == [[1, 3], [2, 3], [3, 3]]
         assert plan["state"] == "copying" and plan["anchors"] >= 1
+        # auto (the default) chose scan by the clusters, not by the parts asked
+        assert (plan["method"], plan["method_asked"]) == ("scan", "auto")
+        assert plan["method_reason"].startswith("the source cluster 'source' has no "
+                                                "hbase.version under its HBase root")
         again = snapshot_parts(spec, parts=3, watermark=t0 + 60_000)  # T0 is fixed once
         assert again.metrics["watermark"] == t0 and "kept" in again.metrics["notes"][0]
         with Ledger.open(spec.ledger_url) as ledger:
@@ -101,6 +105,9 @@ def test_a_copy_in_parts_equals_the_copy_in_one_process(
         assert finished.state is not None and finished.state.value == "copied"
         assert finished.metrics["watermark"] == t0 and finished.metrics["ranges"] == len(
             records)
+        assert (finished.metrics["method"], finished.metrics["method_reason"],
+                finished.metrics["method_kept_from"]) == ("scan", plan["method_reason"],
+                                                          plan["step_id"])
         with Ledger.open(spec.ledger_url) as ledger:
             parts = ledger.steps(1, SNAPSHOT_PART_STEP)
         assert [(p.metrics["part"], p.status.value) for p in parts] == [

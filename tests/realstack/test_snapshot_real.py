@@ -39,6 +39,7 @@ from hbase_migrate.lifecycle import cutover_check, prepare, replay, snapshot, va
 from hbase_migrate.lifecycle.replay import follow, replay_job
 from hbase_migrate.rpc.cluster import NativeCluster
 from hbase_migrate.runstate import StepInterrupted
+from hbase_migrate.snapshot.choose import MethodChoice, choose_method
 from hbase_migrate.snapshot.export import ExportJob
 from hbase_migrate.snapshot.hbase_method import (
     SnapshotMethodError,
@@ -48,6 +49,7 @@ from hbase_migrate.snapshot.hbase_method import (
     take_snapshots,
 )
 from hbase_migrate.snapshot.manifest import SNAPSHOT_DIR, parse_manifest
+from hbase_migrate.snapshot.probes import ClusterProbes
 from hbase_migrate.validate.compare import compare_tables
 from hbase_migrate.validate.gx_process import GxProcess
 from hbase_migrate.wal.model import Cell, CellType
@@ -212,6 +214,23 @@ def test_snapshot_export_clone_and_replay_equal_the_source(
     tampered = validate(spec, recompare_wait=0, from_snapshot=True).to_json()
     assert tampered["verdict"] == "mismatch" and len(tampered["differing"]) == 1, tampered
     assert admin.snapshots(f"hbase_migrate_{spec.name}_validate") == []  # deleted after
+
+
+def test_auto_chooses_the_file_copy_between_two_real_hbases(
+        real_hbase: RealHBase, target_hbase: RealHBase, tmp_path: Path) -> None:
+    table = "snap_auto"
+    write(endpoints(real_hbase), table, seed=67, ops=20)
+    spec = load_config(configure(tmp_path, real_hbase, target_hbase, table, method="auto"))
+    assert spec.snapshot.method == "auto"
+    prepare(spec)
+    choice = choose_method(spec, ClusterProbes())
+    both = f"{real_hbase.options.hbase_version} to {target_hbase.options.hbase_version}"
+    assert choice == MethodChoice(
+        "hbase", f"both clusters are HBase ({both}) with their roots over WebHDFS, the "
+                 "target's writable, admin calls possible, codecs NONE readable on the "
+                 "target, no encrypted family")
+    # the same pair with a watermark given is the scan copy's
+    assert choose_method(spec, ClusterProbes(), watermark=1).method == "scan"
 
 
 def test_a_killed_export_resumes_and_a_corrupted_file_is_copied_again(

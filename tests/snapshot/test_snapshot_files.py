@@ -6,7 +6,6 @@ the ``[snapshot]`` config, and the method refused on the embedded cluster."""
 from __future__ import annotations
 
 import hashlib
-import json
 from pathlib import Path
 
 import pytest
@@ -133,9 +132,11 @@ def test_the_snapshot_section_is_checked(tmp_path: Path) -> None:
     settings = load_config(path).snapshot
     assert (settings.method, settings.ttl, settings.keep) == ("hbase", 7_200_000, True)
     path.write_text(base + '[snapshot]\nmethod = "distcp"\n')
-    with pytest.raises(ConfigError, match=r"\[snapshot\] method: expected 'scan' or 'hbase', "
-                                          r"got 'distcp'"):
+    with pytest.raises(ConfigError, match=r"\[snapshot\] method: expected 'auto' or 'scan' or "
+                                          r"'hbase', got 'distcp'"):
         load_config(path)
+    path.write_text(base)
+    assert load_config(path).snapshot.method == "auto"
 
 
 @pytest.mark.integration
@@ -154,8 +155,17 @@ def test_hbase_is_refused_on_the_embedded_cluster_and_scan_still_copies(
         with Ledger.open(spec.ledger_url) as ledger:
             record = ledger.migration(spec.name)
             assert record is not None and record.state == "schema_ready"  # nothing done
-        copied = runner.invoke(cli, ["snapshot", "--config", config, "--json"])
+        copied = runner.invoke(cli, ["snapshot", "--config", config])  # the default: auto
         assert copied.exit_code == 0, copied.output
-        result = json.loads(copied.output)
-        assert result["method"] == "scan" and result["state"] == "copied"
-        assert result["cells"] > 0
+        said = [ln for ln in copied.output.splitlines() if ln.startswith("copy method:")]
+        assert said == ["copy method: scan (auto: the source cluster 'source' has no "
+                        "hbase.version under its HBase root over WebHDFS "
+                        f"({src.endpoints.webhdfs}), so it is no HBase that keeps its tables "
+                        "in HFiles there (the embedded cluster keeps none) and takes no "
+                        "snapshots to export)"]
+        with Ledger.open(spec.ledger_url) as ledger:
+            record = ledger.migration(spec.name)
+            assert record is not None and record.state == "copied"
+            step = ledger.steps(record.id, "snapshot")[-1]
+        assert (step.metrics["method"], step.metrics["method_asked"]) == ("scan", "auto")
+        assert step.metrics["cells"] > 0

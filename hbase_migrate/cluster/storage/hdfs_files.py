@@ -17,6 +17,7 @@ import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
+from urllib.parse import quote
 
 from hbase_migrate.cluster.auth.security import ClusterSecurity
 from hbase_migrate.cluster.endpoints import check_http_url
@@ -65,6 +66,36 @@ class HdfsRoot:
     def status(self, relpath: str) -> dict[str, Any] | None:
         """The FileStatus of ``relpath`` (``length``, ``blockSize``...), None when absent."""
         return self._call("status", relpath, strict=False)  # type: ignore[no-any-return]
+
+    def may_write(self, relpath: str) -> bool | None:
+        """Whether this client's user may write into ``relpath`` as the NameNode judges it
+        (WebHDFS ``CHECKACCESS``, Hadoop 2.6+: superuser, groups and ACLs included; nothing
+        is written); None when the NameNode does not know the operation."""
+        from requests import RequestException
+
+        url = f"{self.client.url.rstrip('/')}/webhdfs/v1{quote(self.path(relpath), '/= ')}"
+        try:
+            answer = self.client._request(method="GET", url=url,
+                                          params={"op": "CHECKACCESS", "fsaction": "-w-"})
+        except RequestException as exc:
+            raise WebHdfsUnreachableError(f"{self.where(relpath)}: cannot CHECKACCESS: {exc}",
+                                          endpoint=self.url) from None
+        if answer.ok:
+            return True
+        try:
+            remote = answer.json().get("RemoteException") or {}
+        except ValueError:
+            remote = {}
+        kind, message = remote.get("exception"), remote.get("message") or answer.reason
+        if kind == "AccessControlException":
+            return False
+        if kind == "FileNotFoundException":
+            raise FileNotFoundError(self.where(relpath))
+        if kind in ("IllegalArgumentException", "UnsupportedOperationException"):
+            return None  # an operation this NameNode (or an HttpFS) does not serve
+        raise ClusterError(f"{self.where(relpath)}: CHECKACCESS refused: HTTP "
+                           f"{answer.status_code} {kind or ''} {message}".rstrip(),
+                           endpoint=self.url)
 
     def listing(self, relpath: str) -> list[str]:
         """The names in folder ``relpath`` (empty when it does not exist)."""

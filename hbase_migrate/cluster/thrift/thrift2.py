@@ -171,6 +171,7 @@ def family_from_thrift(col: Any) -> FamilyDescriptor:
         data_block_encoding=_enum_name(hbase2.TDataBlockEncoding, col.dataBlockEncoding,
                                        "NONE"),
         keep_deleted_cells=_enum_name(hbase2.TKeepDeletedCells, col.keepDeletedCells, "FALSE"),
+        encryption=(col.attributes or {}).get(b"ENCRYPTION", b"").decode("utf-8", "replace"),
         **_mob_from(col.attributes or {}))
 
 
