@@ -66,8 +66,8 @@
                                 # unset: all of them when the copy runs in-process (named,
                                 # or auto with a large_master on this machine), else
                                 # [spark] auto_cells (the rest may go to the cluster)
-    [gateway]                   # calls to both clusters' Thrift2 gateways (copy, checksums,
-                                # repair, replay's writes)
+    [gateway]                   # calls to both clusters, over HBase's RPC or the Thrift2
+                                # gateways (copy, checksums, repair, replay's writes)
     max_result_bytes = "4MiB"   # per scan call, as hbase.client.scanner.max.result.size
     max_put_bytes = "4MiB"      # per putMultiple call (a larger cell goes alone)
     call_timeout = "30s"        # per call; a call that times out is retried smaller

@@ -74,7 +74,8 @@ class ClusterSpec:
     bigtable: BigtableSettings | None = None
 
     def endpoints(self) -> ClusterEndpoints:
-        """The cluster's endpoints; a ``cluster_json`` file is read now, on each call.
+        """The cluster's endpoints; a ``cluster_json`` file is read on the first call and
+        again only once it changed (a cluster restarted on new ports).
         A Bigtable target has none (:class:`~hbase_migrate.errors.ConfigError`)."""
         if self.bigtable is not None:
             raise ConfigError(f"[{self.role}] is {self.bigtable.where}: it has no HBase "
