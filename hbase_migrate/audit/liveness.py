@@ -4,10 +4,11 @@ A step records its process (``pid`` on ``host``). While a step runs under
 :meth:`~hbase_migrate.audit.migrations_book.MigrationBook.step` a thread records
 ``heartbeat_at`` every :data:`HEARTBEAT_SECONDS`. A running step is **abandoned** when its
 process on this host is gone (a kill, an OOM, a reboot), or when it has been silent for
-longer than :data:`LEASE_MS` (a process stopped, or a host lost: the only sign another host
-has). An abandoned step is marked failed by the next step of its migration and by a status
-read; its process, should it wake, can no longer end it, and its heartbeat reports that it
-was fenced off.
+longer than :data:`LEASE_MS` while stopped here (SIGSTOP) or running on another host (a
+host lost: the only sign another host has; a ledger outage longer than the lease fences a
+live step there too, whose process then fails in one line and is run again). An abandoned
+step is marked failed by the next step of its migration and by a status read; its process,
+should it wake, can no longer end it, and its heartbeat reports that it was fenced off.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import os
 import socket
 import threading
 from collections.abc import Callable
+from pathlib import Path
 
 from hbase_migrate.audit.records import StepRecord, StepStatus
 from hbase_migrate.timeutil import format_time
@@ -40,14 +42,30 @@ def process_alive(pid: int) -> bool:
     return True
 
 
+def process_stopped(pid: int) -> bool:
+    """Whether process ``pid`` of this host is stopped (SIGSTOP, a debugger); False where
+    ``/proc`` does not say."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text(encoding="ascii", errors="replace")
+    except OSError:
+        return False
+    return stat.rpartition(")")[2].split()[:1] in (["T"], ["t"])
+
+
 def abandoned(step: StepRecord, now: int) -> str | None:
-    """Why running ``step`` is abandoned, or None while its process may live."""
+    """Why running ``step`` is abandoned, or None while its process may live. On the step's
+    own host its process answers for itself: gone is abandoned, running is alive whatever
+    its heartbeat (a ledger outage may have held the beats back), stopped is judged by the
+    lease as any process elsewhere."""
     if step.status is not StepStatus.RUNNING:
         return None
     pid = step.pid if step.pid is not None else (step.metrics or {}).get("pid")
     here = step.host in (None, socket.gethostname())
-    if here and isinstance(pid, int) and not process_alive(pid):
-        return f"its process {pid} on {step.host or 'this host'} is gone"
+    if here and isinstance(pid, int):
+        if not process_alive(pid):
+            return f"its process {pid} on {step.host or 'this host'} is gone"
+        if not process_stopped(pid):
+            return None
     if step.heartbeat_at is not None and now - step.heartbeat_at > LEASE_MS:
         return (f"its process {pid} on {step.host} has been silent since "
                 f"{format_time(step.heartbeat_at)} (longer than the step lease, "

@@ -1,7 +1,7 @@
 """A step whose process is gone does not stay ``running``: a killed process's step, or one
-silent for longer than the step lease, is marked failed by the next step of its migration and
-by a status read; a live step is left alone; a process whose step was taken from it while it
-was stopped cannot end it, and its heartbeat says so."""
+silent for longer than the step lease while stopped or on another host, is marked failed by
+the next step of its migration and by a status read; a live step is left alone; a process
+whose step was taken from it while it was stopped cannot end it, and its heartbeat says so."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ import pytest
 
 from hbase_migrate.audit.errors import LedgerError
 from hbase_migrate.audit.ledger import Ledger
-from hbase_migrate.audit.liveness import LEASE_MS, Heartbeat
+from hbase_migrate.audit.liveness import LEASE_MS, Heartbeat, process_stopped
 from hbase_migrate.audit.records import StepRecord, StepStatus, TableMapping
 from hbase_migrate.audit.status import compute_status
 from tests.support.wait import wait_for
@@ -71,29 +71,52 @@ def test_a_status_read_marks_it_too(ledger_url: str, tmp_path: Path) -> None:
         mid = ledger.ensure_migration("m", "src", "dst", TABLES).id
         step_id = ledger.start_step(mid, "replay", heartbeat=True)
         live_id = ledger.start_step(mid, "validate", heartbeat=True)  # this process: alive
-        with ledger._engine.begin() as conn:  # the step of a process that exited since
-            from sqlalchemy import update
-
-            from hbase_migrate.audit import records as t
-            conn.execute(update(t.steps).where(t.steps.c.id == step_id)
-                         .values(pid=int(gone.stdout)))
+        _set_pid(ledger, step_id, int(gone.stdout))  # a process that exited since
         report = compute_status(ledger, now=int(time.time() * 1000))
         steps = {s.id: s.status for s in report.migrations[0].steps}
         assert steps == {step_id: "failed", live_id: "running"}
 
 
-def test_a_step_silent_past_its_lease_is_fenced_off(ledger_url: str) -> None:
+def _set_pid(ledger: Ledger, step_id: int, pid: int) -> None:
+    """Make ``step_id`` the step of process ``pid`` (as if that process had started it)."""
+    from sqlalchemy import update
+
+    from hbase_migrate.audit import records as t
+    with ledger._engine.begin() as conn:
+        conn.execute(update(t.steps).where(t.steps.c.id == step_id).values(pid=pid))
+
+
+def test_a_stopped_process_silent_past_its_lease_is_fenced_off(ledger_url: str) -> None:
+    sleeper = subprocess.Popen(["sleep", "600"])
+    try:
+        with Ledger.open(ledger_url) as ledger:
+            mid = ledger.ensure_migration("m", "src", "dst", TABLES).id
+            began = int(time.time() * 1000) - LEASE_MS - 60_000  # silent since then
+            step_id = ledger.start_step(mid, "snapshot", now=began, heartbeat=True)
+            _set_pid(ledger, step_id, sleeper.pid)
+            assert ledger.reap_steps(mid) == []  # running here: its heartbeat may be late
+            os.kill(sleeper.pid, signal.SIGSTOP)
+            wait_for(lambda: process_stopped(sleeper.pid), 30, "the process to stop")
+            assert ledger.reap_steps(mid, now=began + LEASE_MS) == []  # within its lease
+            assert ledger.reap_steps(mid) == [step_id]  # stopped past its lease
+            step = _step(ledger, mid, step_id)
+            assert step.status is StepStatus.FAILED and "silent since" in (step.error or "")
+            assert not ledger.beat(step_id)  # woken up: its heartbeat finds it taken
+            with pytest.raises(LedgerError,
+                               match="marked failed while this process was silent"):
+                ledger.finish_step(step_id, StepStatus.SUCCEEDED)
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+
+
+def test_a_step_elsewhere_silent_past_its_lease_is_fenced_off(ledger_url: str) -> None:
     with Ledger.open(ledger_url) as ledger:
         mid = ledger.ensure_migration("m", "src", "dst", TABLES).id
-        began = int(time.time() * 1000) - LEASE_MS - 60_000  # stopped (SIGSTOP) since then
-        step_id = ledger.start_step(mid, "snapshot", now=began, heartbeat=True)
-        assert ledger.reap_steps(mid, now=began + LEASE_MS) == []  # within its lease
-        assert ledger.reap_steps(mid) == [step_id]  # its process lives, but was silent
-        step = _step(ledger, mid, step_id)
-        assert step.status is StepStatus.FAILED and "silent since" in (step.error or "")
-        assert not ledger.beat(step_id)  # woken up: its heartbeat finds it taken
-        with pytest.raises(LedgerError, match="marked failed while this process was silent"):
-            ledger.finish_step(step_id, StepStatus.SUCCEEDED)
+        began = int(time.time() * 1000) - LEASE_MS - 60_000
+        step_id = ledger.start_step(mid, "replay", host="worker1@elsewhere", now=began,
+                                    heartbeat=True)
+        assert ledger.reap_steps(mid) == [step_id]
 
 
 def test_a_step_elsewhere_without_heartbeat_is_left_alone(ledger_url: str) -> None:
