@@ -7,6 +7,9 @@
 #   make bench   the benchmarks (figures, no pass/fail)
 #   make soak    a 2-minute chaos soak through the command line (a fixed seed), then a
 #                15-minute one through Airflow on the embedded stack (ARGS=--seed S)
+#   make soak-crash  the migration's own commands SIGKILLed 50 times at seeded points on the
+#                embedded stack, each run again, the invariants checked; summary in
+#                state/soak-crash/summary.json (ARGS="--seed S --kills N")
 #   make sweep-1x  the HBase 1.x source tests and lifecycle on the other 1.x lines (a stack each)
 #   make sweep-2x  the no-gateway lifecycle and the conformance suite on other 2.x releases
 #   make sweep-3x  the lifecycle from 2.6.1 and from 3.x onto HBase 3 (and from 2.6.1 with
@@ -40,7 +43,7 @@ ARGS         ?=
 export UV_PROJECT_ENVIRONMENT := $(VENV)
 export SPARK_LOCAL_IP ?= 127.0.0.1
 
-.PHONY: setup system-deps docs-assets test test-stacks lint run soak bench screenshots clean sweep-1x sweep-2x \
+.PHONY: setup system-deps docs-assets test test-stacks lint run soak soak-crash bench screenshots clean sweep-1x sweep-2x \
 	conformance-clients \
 	sweep-3x sweep-secure
 
@@ -200,6 +203,11 @@ soak: setup
 	HBASE_MIGRATE_LONG_SOAK=1 $(BIN)/pytest -q -p no:cacheprovider tests/soak/test_soak.py \
 		-k two_minute
 	$(BIN)/hbase-migrate soak --minutes 15 --dir state/soak $(ARGS)
+
+# The crash harness: 50 kills spread over every step of the migration (tests/soak/test_crash.py
+# runs a short one in make test-stacks).
+soak-crash: setup
+	$(BIN)/hbase-migrate soak-crash --kills 50 --seed 76 --dir state/soak-crash $(ARGS)
 
 # The timing-sensitive modules (WAL coverage, replay, live Airflow) ROUNDS times in a row with
 # HOGS CPU-bound processes beside them the whole time (LOADED_ARGS=--disk adds a direct-I/O

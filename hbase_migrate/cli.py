@@ -70,6 +70,7 @@ _PLUGIN_HELP = {
     "workload": "Write a seeded application workload to a cluster.",
     "demo": "Run the main job end to end on the embedded stack.",
     "soak": "A chaos soak: linked lists, a live migration, seeded faults, a verify.",
+    "soak-crash": "The migration's processes killed at seeded points, rerun, checked.",
     "realstack": "Run real Apache HBase and HDFS from Maven Central (Java 17, Maven).",
 }
 

@@ -34,7 +34,8 @@ def _contents(root: Path) -> dict[str, bytes]:
     return {str(p.relative_to(root)): p.read_bytes() for p in root.rglob("*") if p.is_file()}
 
 
-COMMANDS = [["demo", "--no-airflow"], ["demo"], ["soak", "--cli", "--minutes", "1"]]
+COMMANDS = [["demo", "--no-airflow"], ["demo"], ["soak", "--cli", "--minutes", "1"],
+            ["soak-crash", "--kills", "1"]]
 
 
 @pytest.mark.parametrize("command", COMMANDS, ids=" ".join)

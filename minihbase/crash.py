@@ -1,0 +1,382 @@
+"""The crash harness on the embedded stack (``hbase-migrate soak-crash``): the migration's own
+processes SIGKILLed at seeded random points, each followed by the same command again.
+
+1. Start ZooKeeper, the source (three region servers writing real WAL files) and the
+   target as the soak does; the linked-list writer writes to the source until the end.
+2. For each planned kill (:mod:`hbase_migrate.soak.crash_plan`): start the step's command
+   (``prepare``, ``snapshot``, ``replay``, ``replay --follow``, ``validate --live``, a
+   validation part, its judge, ``validate --repair``, ``cutover check``), SIGKILL its
+   process group after a seeded delay, run the same command again to its end, and check
+   the invariants on the ledger and the source's WAL folders
+   (:mod:`hbase_migrate.soak.crash_checks`). A ``replay --follow`` runs beside the other
+   steps once the copy is done, as a user keeps it running.
+3. Then the writer stops, the source's WALs roll, a last catch-up drains, a validation and
+   the cutover gate judge, and both clusters are read cell by cell over their Thrift2
+   gateways (not the transport the migration used) and the lists counted.
+
+The summary (kills per step, redone work per kill, seconds to converge, what each
+invariant found) is printed and kept as ``summary.json`` in the run's folder.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from contextlib import ExitStack
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from hbase_migrate import lifecycle
+from hbase_migrate.audit.ledger import Ledger
+from hbase_migrate.audit.records import StepRecord, StepStatus
+from hbase_migrate.cluster.endpoints import ClusterEndpoints
+from hbase_migrate.config import MigrationSpec, load_config
+from hbase_migrate.soak.crash_checks import (
+    LedgerView,
+    duplicate_rows,
+    leftover_steps,
+    list_source_wals,
+    missing_wal_files,
+    read_view,
+    redo,
+    step_pid,
+    unfinished_wal_files,
+)
+from hbase_migrate.soak.crash_plan import STEPS, Kill, kill_schedule, per_step
+from hbase_migrate.soak.linked_lists import ListSpec
+from hbase_migrate.workdir import claim_workdir
+from minihbase.admin_client import call_admin
+from minihbase.crash_compare import compare_tables
+from minihbase.crash_steps import Commands, Finished, Follow, step_args, wait_or_kill
+from minihbase.soak import SOURCE_ARGS, TABLE, ListWriter, write_config
+from minihbase.stack import EmbeddedStack
+
+Say = Callable[[str], None]
+MARGIN_MS = 60_000  # the config's [replay] margin (minihbase.soak.write_config)
+# seconds each step is first expected to take (then: its last rerun's)
+EXPECTED = {"prepare": 2.0, "snapshot": 3.0, "replay": 6.0, "follow": 8.0,
+            "validate-live": 8.0, "validate-part": 6.0, "validate-judge": 6.0,
+            "repair": 10.0, "cutover": 5.0}
+REDO = {"prepare": "copy", "snapshot": "copy", "replay": "wal", "follow": "wal",
+        "validate-live": "validation", "validate-part": "validation",
+        "validate-judge": "validation", "repair": "validation", "cutover": "validation"}
+BACKLOG_SECONDS = 3.0  # the follow stopped this long before a catch-up, a backlog for it
+INVARIANTS = ("wal_files_missing", "steps_left_running", "duplicate_rows", "gate_go_while_broken",
+              "reruns_failed")
+
+
+@dataclass(frozen=True)
+class CrashSpec:
+    root: Path
+    kills: int = 50
+    seed: int = 1
+    rate: float = 20.0  # linked-list writes per second
+    preload: float = 8.0  # seconds the writer writes before the first step
+    steps: tuple[str, ...] = STEPS
+
+    def plan(self) -> list[Kill]:
+        return kill_schedule(self.seed, self.kills, self.steps)
+
+
+@dataclass
+class CrashResult:
+    spec: CrashSpec
+    kills: list[dict[str, Any]] = field(default_factory=list)
+    invariants: dict[str, list[str]] = field(
+        default_factory=lambda: {name: [] for name in INVARIANTS})
+    end: dict[str, Any] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems and not any(self.invariants.values())
+
+    def summary(self) -> dict[str, Any]:
+        totals: dict[str, int] = {}
+        for kill in self.kills:
+            for key, value in kill.get("redo", {}).items():
+                totals[key] = totals.get(key, 0) + value
+        converge = [k["seconds_to_converge"] for k in self.kills]
+        return {
+            "seed": self.spec.seed, "kills": len(self.kills), "seconds": round(self.seconds, 1),
+            "kills_per_step": per_step(self.spec.plan()[:len(self.kills)]),
+            "kills_hit": sum(k["hit"] for k in self.kills),
+            "redo_total": totals,
+            "seconds_to_converge": {"max": max(converge, default=0.0),
+                                    "mean": round(sum(converge) / len(converge), 2)
+                                    if converge else 0.0},
+            "invariants": {name: {"holds": not found, "violations": found[:20],
+                                  "count": len(found)}
+                           for name, found in self.invariants.items()},
+            "end": self.end, "problems": self.problems, "ok": self.ok,
+            "per_kill": self.kills,
+        }
+
+
+class Harness:
+    """One run: the stack's endpoints, the config, the children, the views."""
+
+    def __init__(self, spec: CrashSpec, migration: MigrationSpec, config: Path,
+                 source_json: Path, result: CrashResult, say: Say) -> None:
+        self.spec, self.migration, self.config = spec, migration, config
+        self.source_json, self.result, self.say = source_json, result, say
+        self.commands = Commands(spec.root / "logs")
+        self.follow = Follow(self.commands, config)
+        self.expected = dict(EXPECTED)
+        self.copied = False
+        self.startup = 1.0  # seconds a command takes to start (measure_startup)
+
+    def measure_startup(self) -> None:
+        """How long a command takes before its step's work (``status``, timed): every kill
+        lands within at least a second more than that."""
+        done = self.commands.run(step_args("status", self.config), "status")
+        self.startup = done.seconds
+        self.say(f"a command starts in about {self.startup:.1f} s")
+
+    # -- the ledger -------------------------------------------------------------------------
+
+    def view(self) -> LedgerView:
+        with Ledger.open(self.migration.ledger_url) as ledger:
+            return read_view(ledger, self.migration.name, _now())
+
+    def violations(self, view: LedgerView, *, final: bool = False) -> dict[str, list[str]]:
+        """What the invariants find in ``view`` (the follow alive or not)."""
+        allowed = []
+        if self.follow.alive:
+            since = self.follow.started_ms
+            running = [s.id for s in view.steps if s.kind == "replay"
+                       and s.status is StepStatus.RUNNING and s.started_at >= since]
+            allowed = running[-1:]
+        found = {"steps_left_running": leftover_steps(
+                     view, [p for p in [self.follow.pid] if p is not None], allowed),
+                 "duplicate_rows": duplicate_rows(view), "wal_files_missing": []}
+        if view.watermark is not None:
+            listed = [s.started_at for s in view.steps if s.kind == "replay"
+                      and s.status is StepStatus.SUCCEEDED]
+            if listed or final:
+                hbase_root = self.source_json.parent / "hbase"
+                on_source = list_source_wals(hbase_root, [TABLE.encode()])
+                found["wal_files_missing"] = missing_wal_files(
+                    view, on_source, view.watermark - MARGIN_MS,
+                    view.at if final else max(listed))
+            if final:
+                found["wal_files_missing"] += unfinished_wal_files(view)
+                found["wal_files_missing"] += [f"open gap {g}" for g in view.open_gaps]
+        return found
+
+    def record(self, found: dict[str, list[str]], where: str) -> list[str]:
+        lines = []
+        for name, items in found.items():
+            for item in items:
+                line = f"{where}: {item}"
+                if line not in self.result.invariants[name]:
+                    self.result.invariants[name].append(line)
+                lines.append(f"{name}: {item}")
+        return lines
+
+    # -- one kill ---------------------------------------------------------------------------
+
+    def crash(self, kill: Kill) -> dict[str, Any]:
+        step = kill.step
+        run = f"crash-r{kill.round}"
+        args = step_args(step, self.config, part=kill.part, run=run)
+        if step == "replay" and self.follow.alive:
+            self.follow.stop()
+            time.sleep(BACKLOG_SECONDS)
+        delay = kill.delay(max(self.expected[step], self.startup + 1.0))
+        before = self.view()
+        began = _now()
+        if step == "follow":
+            self.follow.stop()
+            self.follow.start()
+            proc = self.follow.proc
+            assert proc is not None
+            code = wait_or_kill(proc, delay)
+            self.follow.proc = None if code is None else proc
+        else:
+            proc, _ = self.commands.start(args, f"{step}-killed")
+            code = wait_or_kill(proc, delay)
+        killed_at = self.view()
+        mine = [s.id for s in killed_at.steps_between(began, killed_at.at)
+                if _started_by(s, proc.pid, step)]
+        clock = time.monotonic()
+        rerun = self.rerun(kill, args)
+        seconds = round(time.monotonic() - clock, 2)
+        if rerun.code in (0, 1):
+            self.expected[step] = max(1.0, rerun.seconds)
+        after = self.view()
+        extra = self.after_rerun(kill, run)
+        found = self.violations(after)
+        problems = self.record(found, kill.line())
+        if rerun.code not in (0, 1):
+            line = f"{kill.line()}: the rerun ended with exit code {rerun.code} ({rerun.log})"
+            self.result.invariants["reruns_failed"].append(line)
+            problems.append(line)
+        gate = _gate(rerun) if step == "cutover" else None
+        if gate == "go" and problems:
+            self.result.invariants["gate_go_while_broken"].append(
+                f"{kill.line()}: the gate said go while {problems[0]}")
+        outcome = {"index": kill.index, "step": step, "round": kill.round,
+                   "fraction": kill.fraction, "delay": delay, "hit": code is None,
+                   "exit_before_kill": code, "killed_steps": mine,
+                   "rerun_exit": rerun.code, "seconds_to_converge": seconds,
+                   "redo": redo(before, killed_at, after, mine, REDO[step])
+                   if code is None else {}, "gate": gate,
+                   "violations": problems, **extra}
+        self.say(f"kill {kill.line()}: {'hit' if code is None else f'missed (exit {code})'} "
+                 f"after {delay:.1f} s, steps {mine}; rerun exit {rerun.code} in {seconds} s; "
+                 f"redo {_short(outcome['redo'])}"
+                 + (f"; VIOLATIONS: {'; '.join(problems)[:400]}" if problems else ""))
+        return outcome
+
+    def rerun(self, kill: Kill, args: list[str]) -> Finished:
+        """What an operator runs next: the same command, to its end (the follow: until a
+        run of the new follow has succeeded; the follow then keeps running)."""
+        if kill.step == "follow":
+            began = time.monotonic()
+            self.follow.start()
+            code = self._follow_ran(self.follow.started_ms)
+            return Finished(code, round(time.monotonic() - began, 2),
+                            self.follow.log or Path())
+        done = self.commands.run(args, f"{kill.step}-rerun")
+        if kill.step == "snapshot" and done.code == 0:
+            self.copied = True
+        return done
+
+    def _follow_ran(self, since: int, timeout: float = 300.0) -> int:
+        """0 once a replay step started at or after ``since`` succeeded; 2 when the follow
+        died or none did within ``timeout``."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if not self.follow.alive:
+                return 2
+            with Ledger.open(self.migration.ledger_url) as ledger:
+                record = ledger.migration(self.migration.name)
+                steps = ledger.steps(record.id, "replay") if record else []
+            if any(s.started_at >= since and s.status is StepStatus.SUCCEEDED for s in steps):
+                return 0
+            time.sleep(0.5)
+        return 2
+
+    def after_rerun(self, kill: Kill, run: str) -> dict[str, Any]:
+        """The follow starts once the copy is done (and again after a catch-up); a killed
+        part's round gets its other part, so that the round's judge has both."""
+        extra: dict[str, Any] = {}
+        if self.copied and not self.follow.alive:
+            self.follow.start()
+        if kill.step == "validate-part":
+            other = 2 if kill.part == 1 else 1
+            done = self.commands.run(step_args(kill.step, self.config, part=other, run=run),
+                                     "validate-part-other")
+            extra["other_part_exit"] = done.code
+        return extra
+
+    # -- the end ----------------------------------------------------------------------------
+
+    def finish(self, writer: ListWriter, target_json: Path,
+               endpoints: tuple[ClusterEndpoints, ClusterEndpoints]) -> None:
+        """Writer stopped, WALs rolled, a last catch-up, the final checks and verdicts."""
+        result, say = self.result, self.say
+        written = writer.stop()
+        call_admin(self.source_json, "roll")
+        time.sleep(2)
+        code = self.follow.stop()
+        drain = self.commands.run(step_args("replay", self.config), "drain")
+        say(f"end: writer stopped ({written.nodes_written} nodes written, {written.live_nodes} "
+            f"live), follow stopped (exit {code}), drain exit {drain.code}")
+        final = self.view()
+        found = self.violations(final, final=True)
+        self.record(found, "end")
+        validated = self.commands.run(step_args("validate", self.config), "final-validate")
+        gate = self.commands.run(step_args("cutover", self.config), "final-cutover")
+        verdict = _gate(gate)
+        cells = compare_tables(*endpoints, TABLE)
+        verified = lifecycle.verify_lists(self.migration)
+        table, = verified.metrics["tables"]
+        broken = any(self.result.invariants.values()) or not cells["equal"]
+        if verdict == "go" and broken:
+            result.invariants["gate_go_while_broken"].append(
+                "end: the gate said go while an invariant failed or the cells differ")
+        result.end = {"drain_exit": drain.code, "validate_exit": validated.code,
+                      "gate": verdict, "cells": cells, "written": written.to_json(),
+                      "lists_source": table["source_counts"],
+                      "lists_target": table["target_counts"]}
+        if not cells["equal"]:
+            result.problems.append(f"the target differs from the source: {cells}")
+        if table["source_counts"]["REFERENCED"] != written.live_nodes:
+            result.problems.append(f"the source holds {table['source_counts']['REFERENCED']} "
+                                   f"live nodes, the writer left {written.live_nodes}")
+        if not verified.passed:
+            result.problems.append(f"verify: the target's lists {table['target_counts']} "
+                                   f"against the source's {table['source_counts']}")
+        if verdict != "go":
+            result.problems.append(f"the final cutover gate said {verdict} ({gate.log})")
+        say(f"end: validate exit {validated.code}, gate {verdict}, cells "
+            f"{'equal' if cells['equal'] else 'DIFFER'} ({cells['source_cells']} on the "
+            f"source, {cells['target_cells']} on the target)")
+
+
+def run_crash(spec: CrashSpec, say: Say) -> CrashResult:
+    """Run the harness; ``say`` prints progress lines."""
+    result = CrashResult(spec)
+    began = time.monotonic()
+    plan = spec.plan()
+    with ExitStack() as stack:
+        stack.enter_context(claim_workdir(spec.root, "soak-crash"))
+        say(f"soak-crash: seed {spec.seed}, {len(plan)} kills over "
+            f"{', '.join(f'{k} {n}' for k, n in per_step(plan).items())}")
+        embedded = stack.enter_context(EmbeddedStack(spec.root))
+        embedded.start_zookeeper()
+        source = embedded.start_cluster("source", SOURCE_ARGS)
+        target = embedded.start_cluster("target")
+        config = write_config(spec.root, source, target)
+        migration = load_config(config)
+        source_json = spec.root / "source" / "cluster.json"
+        harness = Harness(spec, migration, config, source_json, result, say)
+        writer = ListWriter(source, ListSpec(TABLE, seed=spec.seed, rate=spec.rate))
+        stack.callback(harness.follow.stop, 30)
+        try:
+            time.sleep(spec.preload)
+            harness.measure_startup()
+            for kill in plan:
+                writer.check()
+                result.kills.append(harness.crash(kill))
+            if not harness.copied:  # a plan too short to reach the copy
+                harness.commands.run(step_args("prepare", config), "prepare")
+                harness.copied = harness.commands.run(step_args("snapshot", config),
+                                                      "snapshot").code == 0
+            harness.follow.start()
+            harness.finish(writer, spec.root / "target" / "cluster.json",
+                           (replace(source, client="thrift"), replace(target, client="thrift")))
+        finally:
+            writer.halt.set()
+        result.seconds = time.monotonic() - began
+        summary = result.summary()
+        (spec.root / "summary.json").write_text(json.dumps(summary, indent=2, default=str),
+                                                encoding="utf-8")
+    return result
+
+
+def _gate(done: Finished) -> str | None:
+    """The verdict of a ``cutover check`` by its exit code (0 go, 1 no-go, else none)."""
+    return {0: "go", 1: "no-go"}.get(done.code)
+
+
+def _started_by(step: StepRecord, pid: int, killed: str) -> bool:
+    """Whether the killed process (``pid``, running step ``killed``) started ``step``: by
+    its recorded pid, else by kind (the follow beside it starts only replay steps)."""
+    recorded = step_pid(step)
+    if recorded is not None:
+        return recorded == pid
+    return (killed in ("replay", "follow")) == (step.kind == "replay")
+
+
+def _short(redone: dict[str, int]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in redone.items() if v) or "none"
+
+
+def _now() -> int:
+    return int(time.time() * 1000)
