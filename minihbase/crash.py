@@ -62,6 +62,8 @@ EXPECTED = {"prepare": 2.0, "snapshot": 3.0, "replay": 6.0, "follow": 8.0,
 REDO = {"prepare": "copy", "snapshot": "copy", "replay": "wal", "follow": "wal",
         "validate-live": "validation", "validate-part": "validation",
         "validate-judge": "validation", "repair": "validation", "cutover": "validation"}
+LEAD_SHARE = 0.8  # a kill's window opens at this share of the step's lead
+SHORTEST_WORK = 0.3  # seconds: the narrowest window a kill is drawn in
 BACKLOG_SECONDS = 3.0  # the follow stopped this long before a catch-up, a backlog for it
 INVARIANTS = ("wal_files_missing", "steps_left_running", "duplicate_rows", "gate_go_while_broken",
               "reruns_failed")
@@ -126,15 +128,34 @@ class Harness:
         self.commands = Commands(spec.root / "logs")
         self.follow = Follow(self.commands, config)
         self.expected = dict(EXPECTED)
+        self.lead: dict[str, float] = {}  # seconds from a step's start to its first ledger row
         self.copied = False
         self.startup = 1.0  # seconds a command takes to start (measure_startup)
 
     def measure_startup(self) -> None:
-        """How long a command takes before its step's work (``status``, timed): every kill
-        lands within at least a second more than that."""
+        """How long a command takes to start (``status``, timed): the first guess of each
+        step's lead until a rerun measured it."""
         done = self.commands.run(step_args("status", self.config), "status")
         self.startup = done.seconds
         self.say(f"a command starts in about {self.startup:.1f} s")
+
+    def delay(self, kill: Kill) -> float:
+        """The kill's moment: its fraction of the step's work, which begins shortly before
+        the step's first ledger row appears (``lead``: the command opens the ledger and its
+        clusters) and ends with the step (``expected``)."""
+        begins = LEAD_SHARE * min(self.lead.get(kill.step, self.startup),
+                                  self.expected[kill.step])
+        return round(begins + kill.fraction * max(self.expected[kill.step] - begins,
+                                                  SHORTEST_WORK), 2)
+
+    def measured(self, step: str, rerun: Finished, after: LedgerView) -> None:
+        """What the rerun of ``step`` took: its whole time and its lead."""
+        if rerun.code not in (0, 1):
+            return
+        self.expected[step] = max(1.0, rerun.seconds)
+        firsts = [s.started_at for s in after.steps if step_pid(s) == rerun.pid]
+        if firsts and rerun.began_ms:
+            self.lead[step] = max(0.0, (min(firsts) - rerun.began_ms) / 1000)
 
     # -- the ledger -------------------------------------------------------------------------
 
@@ -186,7 +207,7 @@ class Harness:
         if step == "replay" and self.follow.alive:
             self.follow.stop()
             time.sleep(BACKLOG_SECONDS)
-        delay = kill.delay(max(self.expected[step], self.startup + 1.0))
+        delay = self.delay(kill)
         before = self.view()
         began = _now()
         if step == "follow":
@@ -205,9 +226,8 @@ class Harness:
         clock = time.monotonic()
         rerun = self.rerun(kill, args)
         seconds = round(time.monotonic() - clock, 2)
-        if rerun.code in (0, 1):
-            self.expected[step] = max(1.0, rerun.seconds)
         after = self.view()
+        self.measured(step, rerun, after)
         extra = self.after_rerun(kill, run)
         found = self.violations(after)
         problems = self.record(found, kill.line())
@@ -240,7 +260,8 @@ class Harness:
             self.follow.start()
             code = self._follow_ran(self.follow.started_ms)
             return Finished(code, round(time.monotonic() - began, 2),
-                            self.follow.log or Path())
+                            self.follow.log or Path(), pid=self.follow.pid or 0,
+                            began_ms=self.follow.started_ms)
         done = self.commands.run(args, f"{kill.step}-rerun")
         if kill.step == "snapshot" and done.code == 0:
             self.copied = True

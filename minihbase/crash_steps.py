@@ -49,6 +49,8 @@ class Finished:
     seconds: float
     log: Path
     output: str = ""
+    pid: int = 0
+    began_ms: int = 0  # when it was started, ms since the epoch
 
 
 class Commands:
@@ -73,7 +75,7 @@ class Commands:
 
     def run(self, args: list[str], name: str, timeout: float = 600.0) -> Finished:
         """The command to its end (killed, with code -9, after ``timeout`` seconds)."""
-        began = time.monotonic()
+        began, began_ms = time.monotonic(), int(time.time() * 1000)
         proc, log_path = self.start(args, name)
         try:
             code = proc.wait(timeout)
@@ -81,7 +83,8 @@ class Commands:
             kill_group(proc)
             code = -9
         return Finished(code, round(time.monotonic() - began, 2), log_path,
-                        log_path.read_text(encoding="utf-8", errors="replace"))
+                        log_path.read_text(encoding="utf-8", errors="replace"), proc.pid,
+                        began_ms)
 
 
 def kill_group(proc: subprocess.Popen[bytes], sig: int = signal.SIGKILL) -> None:

@@ -5,7 +5,7 @@ spreads them evenly; each kill waits a seeded fraction of the step's expected du
 before the SIGKILL. The schedule is a pure function of the seed and the number of kills, so
 a run that found a defect can be repeated with the same seed. How long a step takes is only
 known while the harness runs (it measures each rerun), so the schedule holds fractions, not
-seconds.
+seconds; the same seed gives the same kills at moments that vary with the machine's speed.
 """
 
 from __future__ import annotations
@@ -27,13 +27,13 @@ STEPS: tuple[str, ...] = (
     "repair",  # validate --repair
     "cutover",  # cutover check
 )
-SHORTEST, LONGEST = 0.05, 0.95  # of the step's expected duration
+SHORTEST, LONGEST = 0.05, 0.95  # of the step's work
 
 
 @dataclass(frozen=True)
 class Kill:
     """One planned kill: the ``index``-th, of ``step`` in round ``round`` (each round kills
-    every step once), ``fraction`` of the step's expected duration after its start;
+    every step once), at ``fraction`` of the step's work (the harness measures it);
     ``part`` is the validation part (1 or 2) a ``validate-part`` kill hits."""
 
     index: int
@@ -41,10 +41,6 @@ class Kill:
     round: int
     fraction: float
     part: int = 1
-
-    def delay(self, expected: float) -> float:
-        """Seconds from the start of the step's process to its kill."""
-        return round(self.fraction * expected, 2)
 
     def line(self) -> str:
         return f"#{self.index} {self.step} (round {self.round}) at {self.fraction:.0%}"
