@@ -14,13 +14,12 @@ should it wake, can no longer end it, and its heartbeat reports that it was fenc
 from __future__ import annotations
 
 import logging
-import os
 import socket
 import threading
 from collections.abc import Callable
-from pathlib import Path
 
 from hbase_migrate.audit.records import StepRecord, StepStatus
+from hbase_migrate.processes import process_state
 from hbase_migrate.timeutil import format_time
 
 log = logging.getLogger(__name__)
@@ -29,27 +28,6 @@ ABANDONED = "abandoned:"  # how the ledger's error of an abandoned step begins
 HEARTBEAT_SECONDS = 15.0
 # Twenty heartbeats: a loaded machine delays a thread by seconds, not minutes.
 LEASE_MS = 300_000
-
-
-def process_alive(pid: int) -> bool:
-    """Whether this host has a process ``pid`` (another user's counts as alive)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def process_stopped(pid: int) -> bool:
-    """Whether process ``pid`` of this host is stopped (SIGSTOP, a debugger); False where
-    ``/proc`` does not say."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text(encoding="ascii", errors="replace")
-    except OSError:
-        return False
-    return stat.rpartition(")")[2].split()[:1] in (["T"], ["t"])
 
 
 def abandoned(step: StepRecord, now: int) -> str | None:
@@ -62,9 +40,10 @@ def abandoned(step: StepRecord, now: int) -> str | None:
     pid = step.pid if step.pid is not None else (step.metrics or {}).get("pid")
     here = step.host in (None, socket.gethostname())
     if here and isinstance(pid, int):
-        if not process_alive(pid):
+        state = process_state(pid)
+        if state in ("gone", "zombie"):
             return f"its process {pid} on {step.host or 'this host'} is gone"
-        if not process_stopped(pid):
+        if state == "running":
             return None
     if step.heartbeat_at is not None and now - step.heartbeat_at > LEASE_MS:
         return (f"its process {pid} on {step.host} has been silent since "

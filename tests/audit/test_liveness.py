@@ -16,9 +16,10 @@ import pytest
 
 from hbase_migrate.audit.errors import LedgerError
 from hbase_migrate.audit.ledger import Ledger
-from hbase_migrate.audit.liveness import LEASE_MS, Heartbeat, process_stopped
+from hbase_migrate.audit.liveness import LEASE_MS, Heartbeat
 from hbase_migrate.audit.records import StepRecord, StepStatus, TableMapping
 from hbase_migrate.audit.status import compute_status
+from hbase_migrate.processes import process_state
 from tests.support.wait import wait_for
 
 TABLES = (TableMapping("orders", "orders"),)
@@ -96,7 +97,7 @@ def test_a_stopped_process_silent_past_its_lease_is_fenced_off(ledger_url: str) 
             _set_pid(ledger, step_id, sleeper.pid)
             assert ledger.reap_steps(mid) == []  # running here: its heartbeat may be late
             os.kill(sleeper.pid, signal.SIGSTOP)
-            wait_for(lambda: process_stopped(sleeper.pid), 30, "the process to stop")
+            wait_for(lambda: process_state(sleeper.pid) == "stopped", 30, "the process to stop")
             assert ledger.reap_steps(mid, now=began + LEASE_MS) == []  # within its lease
             assert ledger.reap_steps(mid) == [step_id]  # stopped past its lease
             step = _step(ledger, mid, step_id)

@@ -1,16 +1,16 @@
 """A lock always: without ZooKeeper a lease row in the ledger keeps two replays of one
 migration apart, a dead holder's lease is taken over at once; with ZooKeeper a SIGKILLed
-holder is named as gone, with when its lock frees itself."""
+holder's lock node is taken over at once, before its session expires."""
 
 from __future__ import annotations
 
+import logging
 import os
 import signal
 import socket
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -85,8 +85,9 @@ with migration_lock(job):
 """
 
 
-def test_a_sigkilled_holder_of_the_zookeeper_lock_is_named_as_gone(
-        clusters: Clusters, table: str, tmp_path: Path, zookeeper: ZooKeeperServer) -> None:
+def test_a_sigkilled_holder_of_the_zookeeper_lock_is_taken_over_at_once(
+        clusters: Clusters, table: str, tmp_path: Path, zookeeper: ZooKeeperServer,
+        caplog: pytest.LogCaptureFixture) -> None:
     config, job = job_for(clusters, table, tmp_path, zookeeper=zookeeper.address)
     holder = subprocess.Popen([sys.executable, "-c", HOLD, str(config)], cwd=REPO,
                               stdout=subprocess.PIPE, text=True,
@@ -95,18 +96,11 @@ def test_a_sigkilled_holder_of_the_zookeeper_lock_is_named_as_gone(
         assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
         os.kill(holder.pid, signal.SIGKILL)
         holder.wait()
-        with pytest.raises(MigrationLockedError) as caught, migration_lock(job):
+        # its session has not expired (10 s after its last heartbeat): its node is still
+        # there, and a process of this host that is gone holds nothing
+        with caplog.at_level(logging.INFO, "hbase_migrate.cluster.zk.zookeeper"), \
+                migration_lock(job):
             pass
-        message = str(caught.value)
-        assert f":{holder.pid}/" in message and "is gone" in message
-        assert "ZooKeeper session expires, 10 s after its last heartbeat" in message
-        assert "(session 0x" in message and "at the latest" in message
-        deadline = time.monotonic() + 20
-        while True:  # the session expires: the lock frees itself
-            try:
-                with migration_lock(job):
-                    break
-            except MigrationLockedError:
-                assert time.monotonic() < deadline
+        assert f":{holder.pid}/" in caplog.text and "that is gone" in caplog.text
     finally:
         holder.kill()

@@ -40,6 +40,7 @@ from typing import Any
 from hbase_migrate.cluster.auth.krb5conf import Krb5ConfConflict, merge
 from hbase_migrate.cluster.auth.security import ClusterSecurity, service_principal, warn_if_exposed
 from hbase_migrate.cluster.errors import ClusterError
+from hbase_migrate.processes import process_alive
 
 log = logging.getLogger(__name__)
 
@@ -137,18 +138,8 @@ def sweep_caches(where: str) -> None:
         if entry.name.startswith(CACHE_PREFIX) and pid.isdigit() and \
                 entry.is_dir(follow_symlinks=False) and \
                 entry.stat(follow_symlinks=False).st_uid == os.getuid() and \
-                not _alive(int(pid)):
+                not process_alive(int(pid)):
             shutil.rmtree(entry.path, ignore_errors=True)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # another user's process
-        return True
-    return True
 
 
 def login(security: ClusterSecurity | None, cluster: str, endpoint: str) -> None:

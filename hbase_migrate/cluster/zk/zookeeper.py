@@ -19,11 +19,9 @@ neither -> ZooKeeper with no queues. Queues in the table are reported, never rea
 from __future__ import annotations
 
 import logging
-import os
 import socket
 import time
 from collections.abc import Mapping
-from pathlib import Path
 from types import TracebackType
 from typing import Any, NamedTuple, Self
 
@@ -69,6 +67,7 @@ from hbase_migrate.cluster.zk.zkpayload import (
     strip_metadata,
 )
 from hbase_migrate.errors import ConfigError
+from hbase_migrate.processes import process_alive
 from hbase_migrate.timeutil import format_time
 from hbase_migrate.wal.names import ServerName
 
@@ -128,6 +127,7 @@ class MigrationLock(Lock):  # type: ignore[misc]  # kazoo ships no type hints
     def acquire(self, blocking: bool = True, timeout: float | None = None,
                 ephemeral: bool = True) -> bool:
         timeout = self.wait_timeout if timeout is None else timeout
+        self._clear_dead_holders()
         try:
             return bool(super().acquire(blocking, timeout, ephemeral))
         except LockTimeout:
@@ -138,6 +138,31 @@ class MigrationLock(Lock):  # type: ignore[misc]  # kazoo ships no type hints
                 detail=zk_lock_detail(holder, created, session,
                                       self.client._session_timeout / 1000)
             ) from None
+
+    def _clear_dead_holders(self) -> None:
+        """Delete the lock nodes of contenders that were processes of this host and are gone
+        (killed): their sessions would hold the lock until they expire, though nothing can
+        act through them any more."""
+        try:
+            nodes = self.client.get_children(self.path)
+        except NoNodeError:
+            return
+        except KazooException as exc:
+            log.debug("lock %s: contenders not read: %s", self.path, exc)
+            return
+        for node in nodes:
+            try:
+                data, _ = self.client.get(f"{self.path}/{node}")
+                holder = data.decode("utf-8", "replace")
+                if holder and holder_is_dead(holder):
+                    self.client.delete(f"{self.path}/{node}")
+                    log.info("lock of %s: took it from %s, a process of this host that is "
+                             "gone (its ZooKeeper session had not expired yet)",
+                             self.migration, holder)
+            except NoNodeError:
+                continue  # released or expired meanwhile
+            except KazooException as exc:
+                log.debug("lock %s: contender %s not cleared: %s", self.path, node, exc)
 
     def _holder_node(self) -> tuple[int | None, int | None]:
         """Creation time (ms) and owning session of the first contender's lock node."""
@@ -167,17 +192,7 @@ def holder_is_dead(holder: str) -> bool:
     pid = rest.split("/", 1)[0]
     if host != socket.gethostname() or not pid.isdigit():
         return False
-    try:
-        os.kill(int(pid), 0)
-    except ProcessLookupError:
-        return True
-    except PermissionError:
-        return False
-    try:  # killed but not yet reaped by its parent: a zombie holds nothing
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat.rsplit(")", 1)[-1].split()[0] == "Z"
+    return not process_alive(int(pid))
 
 
 def zk_lock_detail(holder: str | None, created: int | None, session: int | None,
