@@ -156,7 +156,7 @@ def validate(spec: MigrationSpec, *, provenance: Provenance | None = None,
                 "validate" if part is None else PART_STEP,
                 None if part is None else f"{part[0]}/{part[1]}", run, ranges,
                 step.migration.watermark, from_snapshot, live,
-                newest_replay(step.ledger, step.migration.id),
+                None if live else newest_replay(step.ledger, step.migration.id),
                 spec.target.bigtable.accept if spec.target.bigtable else ()), ranges, restart)
             with snapshot_sides(spec, step, chosen, from_snapshot, resume,
                                 recompare_wait) as (snapshots, target, tail):

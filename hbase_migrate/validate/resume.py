@@ -4,8 +4,10 @@ stopped before its verdict (killed, Ctrl-C, a range that failed) continues where
 
 The next validation of the same scope (a whole validation, or the same part of the same run)
 looks at the newest one: when it stopped (checksums recorded, no ``validations`` rows) it
-compares plans: the planned key ranges, the tables, the migration's watermark, how each side is read
-(``--from``), the mode (strict or live) and the newest finished replay run. The same plan:
+compares plans: the planned key ranges, the tables, the migration's watermark, how each side
+is read (``--from``), the mode (strict or live) and, in strict mode, the newest finished
+replay run (a live validation reads both sides as they move: each range's checksums say
+what it was when read, replay runs or not, so a follow does not void them). The same plan:
 its ranges are carried over (recorded again under the new step with ``resumed_from``, never
 read again) and only the others are read. Another plan: a fresh validation, and one line
 saying what changed. ``restart`` forces a fresh one.

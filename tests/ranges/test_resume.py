@@ -129,13 +129,13 @@ class Stack:
     def scanned(self) -> set[str]:
         return scanned(self.ranges, self.gateway.scans_opened)
 
-    def stopped_validation(self) -> int:
-        """A strict validation stopped by the fault once STOP_AFTER ranges are recorded;
-        its step id."""
+    def stopped_validation(self, live: bool = False) -> int:
+        """A validation (strict, or ``live``) stopped by the fault once STOP_AFTER ranges
+        are recorded; its step id."""
         self.gateway.scans_opened = RefuseScansOnceRecorded(self.folder / "ledger.db",
                                                             STOP_AFTER)
         with pytest.raises(HBaseMigrateError, match="refuses new scanners"):
-            validate(self.spec, recompare_wait=0, gx=self.gx)
+            validate(self.spec, recompare_wait=0, gx=self.gx, live=live)
         self.gateway.scans_opened = collections.deque()
         with Ledger.open(self.spec.ledger_url) as ledger:
             step, (_, judged) = next(iter(ledger.checksum_steps(1).items()))
@@ -210,6 +210,26 @@ def test_another_plan_or_restart_starts_afresh_saying_why(stack: Stack) -> None:
         f"starting afresh (--restart): the {count} ranges validation step {stopped} "
         "recorded from ")
     assert stack.scanned() == stack.every
+
+
+def test_a_replay_run_voids_a_stopped_strict_validation_not_a_live_one(stack: Stack) -> None:
+    """A follow finishes a replay run every few seconds: a live validation (both sides read
+    as they move) still continues after one; a strict one starts afresh, saying why."""
+    from hbase_migrate.lifecycle.replay import replay
+
+    stopped = stack.stopped_validation(live=True)
+    recorded = stack.recorded(stopped)
+    assert replay(stack.spec).exit_code == 0  # a replay run finishes meanwhile
+    live = validate(stack.spec, live=True, gx=stack.gx)
+    assert (live.metrics["resumed"]["ranges"], live.metrics["resumed"]["from_step"]) == (
+        len(recorded), stopped)
+    assert stack.scanned() == stack.every - recorded
+
+    stopped = stack.stopped_validation()
+    assert replay(stack.spec).exit_code == 0
+    strict = validate(stack.spec, recompare_wait=0, gx=stack.gx)
+    assert strict.metrics["resumed"]["ranges"] == 0
+    assert "had a replay run finished since" in strict.metrics["resumed"]["note"]
 
 
 def test_a_killed_validation_continues_too(stack: Stack) -> None:
