@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
@@ -243,10 +244,13 @@ class ClusterEndpoints:
         return cls(**known)
 
 
-# What each cluster.json said, by path, with the file's identity when it was read: a file is
-# read again only once it was replaced or changed (a cluster restarted on new ports writes a
-# new one), however often its endpoints are asked for.
-_READ: dict[Path, tuple[tuple[int, int, int, int], ClusterEndpoints]] = {}
+# What each cluster.json said, by path, with the file's identity and when it was read: a
+# file is read again only once it was replaced or changed (a cluster restarted on new ports
+# writes a new one), however often its endpoints are asked for. A file changed within a
+# clock tick of a read may keep its size and times (a filesystem's timestamps are coarse),
+# so what was read within RACY_NS of the file's last change is not trusted (as git's index).
+_READ: dict[Path, tuple[tuple[int, int, int, int], ClusterEndpoints, int]] = {}
+RACY_NS = 2_000_000_000
 
 
 def load_cluster_json(path: str | Path) -> ClusterEndpoints:
@@ -258,10 +262,12 @@ def load_cluster_json(path: str | Path) -> ClusterEndpoints:
         raise ConfigError(f"{path}: cannot read cluster endpoints: {exc}") from exc
     identity = (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
     known = _READ.get(where)
-    if known is not None and known[0] == identity:
+    if known is not None and known[0] == identity and \
+            known[2] - st.st_mtime_ns > RACY_NS:
         return known[1]
+    read_at = time.time_ns()
     endpoints = _read_cluster_json(path, where)
-    _READ[where] = (identity, endpoints)
+    _READ[where] = (identity, endpoints, read_at)
     return endpoints
 
 
