@@ -46,7 +46,8 @@ def configure(folder: Path, source: Path, target: Path, table: str = TABLE,
         f'[source]\ncluster_json = "{source}"\n[target]\ncluster_json = "{target}"\n{shell}'
         f'[[tables]]\nsource = "{table}"\ntarget = "{target_table or table}"\n'
         f'[replay]\nroll_period = "1h"\nmargin = "1m"\n'
-        f'[spark]\nmaster = "{IN_PROCESS}"\n[ranges]\nmax_cells = {BUDGET}\n',
+        f'[spark]\nmaster = "{IN_PROCESS}"\n[ranges]\nmax_cells = {BUDGET}\n'
+        '[snapshot]\nmethod = "scan"\n',  # these tests are about the key ranges
         encoding="utf-8")
     return path
 
