@@ -121,6 +121,9 @@ else:
                          kdc=source if SECURITY == "privacy" else None)
 
 
+SCAN = '[snapshot]\nmethod = "scan"\n'  # the scan copy, unless a test names another
+
+
 def configure(folder: Path, source: RealHBase, target: RealHBase, table: str,
               more: str = "") -> MigrationSpec:
     """The migration of ``table``, each cluster named by a ``cluster.json`` with no gateway
@@ -138,7 +141,7 @@ def configure(folder: Path, source: RealHBase, target: RealHBase, table: str,
         f'[replay]\nroll_period = "1h"\nmargin = "1m"\n'
         f'[spark]\nmaster = "{IN_PROCESS}"\n'
         f'[ranges]\nmax_cells = 400\nplan_copy_cells = 1\n'  # ranges copied one by one
-        f'{more}', encoding="utf-8")
+        f'{more}{"" if "[snapshot]" in more else SCAN}', encoding="utf-8")
     spec = load_config(path)
     principals = []
     for cluster in (spec.source, spec.target):

@@ -73,7 +73,8 @@ def configure(folder: Path, source: RealHBase, target: RealHBase,
         f'[migration]\nname = "{table}"\nledger = "sqlite:///{folder / "ledger.db"}"\n'
         f'{sides}[[tables]]\nsource = "{table}"\n'
         f'[replay]\nroll_period = "1h"\nmargin = "1m"\n'
-        f'[spark]\nmaster = "{IN_PROCESS}"\n', encoding="utf-8")
+        f'[spark]\nmaster = "{IN_PROCESS}"\n'
+        '[snapshot]\nmethod = "scan"\n', encoding="utf-8")  # what these tests are about
     return load_config(path)
 
 
