@@ -155,9 +155,10 @@ CATEGORIES = {"unit": 10.0, "embedded": 120.0, "real": 300.0, "own_stack": 600.0
 
 def category(keywords: Any) -> str:
     """A test's category: ``own_stack`` (clusters of its own), ``real`` (real HBase),
-    ``embedded`` (the embedded cluster or another real part), else ``unit``."""
+    ``embedded`` (the embedded cluster or another real part, a whole migration's run), else
+    ``unit``."""
     for mark, name in (("own_stack", "own_stack"), ("realstack", "real"),
-                       ("integration", "embedded")):
+                       ("integration", "embedded"), ("e2e", "embedded")):
         if mark in keywords:
             return name
     return "unit"
