@@ -129,10 +129,11 @@ def order_tasks(tasks: Sequence[FileTask],
     chain's files staying in order (see the module docstring); each task's ``part`` says
     the chains tied to its own by a region move."""
     after = _edges([scan(task) for task in tasks]) if len(tasks) > 1 else [set() for _ in tasks]
-    tasks = _with_parts(tasks, after)
+    chains = [chain_id(t.path) for t in tasks]
+    tasks = _with_parts(tasks, chains, after)
     if not any(after):
         return tasks
-    _chain_edges(tasks, after)
+    _chain_edges(chains, after)
     order = _stable_topological(after)
     if len(order) < len(tasks):
         stuck = sorted(set(range(len(tasks))) - set(order))
@@ -144,9 +145,10 @@ def order_tasks(tasks: Sequence[FileTask],
     return [tasks[i] for i in order]
 
 
-def _with_parts(tasks: Sequence[FileTask], after: Sequence[set[int]]) -> list[FileTask]:
-    """``tasks`` with their ``part``: their chains, those tied by a region move joined."""
-    chains = [chain_id(t.path) for t in tasks]
+def _with_parts(tasks: Sequence[FileTask], chains: Sequence[str],
+                after: Sequence[set[int]]) -> list[FileTask]:
+    """``tasks`` (of ``chains``) with their ``part``: their chains, those tied by a region
+    move joined."""
     parent = {c: c for c in chains}
 
     def root(c: str) -> str:
@@ -181,11 +183,11 @@ def _edges(events: Sequence[RegionEvents | None]) -> list[set[int]]:
     return after
 
 
-def _chain_edges(tasks: Sequence[FileTask], after: list[set[int]]) -> None:
-    """Add to ``after`` that each file of a known chain follows the chain's file before it."""
+def _chain_edges(chains: Sequence[str], after: list[set[int]]) -> None:
+    """Add to ``after`` that each file of a known chain (``chains``, by index) follows the
+    chain's file before it."""
     last: dict[str, int] = {}
-    for i, task in enumerate(tasks):
-        chain = chain_id(task.path)
+    for i, chain in enumerate(chains):
         if chain == UNKNOWN_CHAIN:
             continue  # no server in its name or folder: nothing to chain it to
         if chain in last:
