@@ -43,7 +43,8 @@ GROUPS: list[tuple[str, str, list[str]]] = [
     ("HBase's native RPC", "Errors of the client that speaks HBase's own protobuf RPC to the "
      "master and region servers.",
      ["RpcError", "RpcFrameError", "RemoteError", "RpcConnectionError", "RpcTimeoutError",
-      "RegionNotFoundError", "NativeCallError", "NativeUnreachableError", "AdminCallError",
+      "RegionNotFoundError", "NativeCallError", "NativeUnreachableError", "BulkLoadCallError",
+      "AdminCallError",
       "_NoMaster", "RegistryError"]),
     ("Kerberos", "Logins and handshakes of secured clusters.",
      ["KerberosError", "Krb5ConfConflict", "SaslError", "RpcTlsError"]),
@@ -59,7 +60,7 @@ GROUPS: list[tuple[str, str, list[str]]] = [
     ("Replay", "A WAL file that cannot be replayed as asked; nothing after its position was "
      "recorded, and the next run starts there again.",
      ["ReplayError", "UnknownCellTypeError", "MarkerReadError", "InexpressibleMutationError",
-      "ReplayWriteError", "BulkWindowError"]),
+      "ReplayWriteError", "BulkWindowError", "BulkLoadError"]),
     ("Copy and validation", "The snapshot copy (scan or HBase snapshots) and the range work "
      "of copy and checksums.",
      ["RangeError", "SnapshotExportError", "SnapshotMethodError", "SnapshotManifestError",
@@ -219,6 +220,10 @@ REMEDIES: dict[str, str] = {
     "ProtobufError": "A damaged file or znode: as for a corrupt WAL.",
     "BadCall": "Served by the embedded cluster to a client whose call it could not read: the "
                "client gets HBase's remote exception for it; check the client's framing.",
+    "BulkLoadCallError": "One BulkLoadHFile call: the bulk load lists the regions again "
+                         "and retries it when the region moved, split or was busy; a "
+                         "refusal retrying cannot cure (no such family, access denied) "
+                         "ends the load: see the region server's log for the files named.",
     "HFileError": "See the file and offset in the line.",
     "HFileCorruptError": "Keep the file for analysis (`hbase-migrate hfile info FILE` reads "
                          "its trailer); read the table from a new snapshot, or validate it "
@@ -232,6 +237,11 @@ REMEDIES: dict[str, str] = {
     "BulkWindowError": "A WAL edit of the window names a family the target table lacks: "
                        "create the family on the target (`hbase-migrate prepare`) or leave "
                        "the family out of the migration's tables.",
+    "BulkLoadError": "Read the last failure named for each file: a region that kept "
+                     "refusing them (\"did not load them\": the region server's log says "
+                     "why, e.g. a file it cannot read or a family it lacks) or a call that "
+                     "kept failing. What was loaded stays loaded and the staging folder is "
+                     "removed; load the files named again once the cause is gone.",
     "TailError": "A region wrote after the source's snapshot but is not in it (split or "
                  "merged meanwhile): validate again, from a new snapshot or by a live scan.",
     "ReplayError": "Read the file and reason in the line; the next run starts at the same "

@@ -17,6 +17,8 @@ named here once; ``tests/test_package_docs.py`` keeps the list true):
   (locate, a connection, rows per call); ``writes``: ``MultiWriter``, rows grouped per
   region server into Multi calls;
 * ``client``: ``NativeClient``: get, scan, write and regions, with the one retry loop;
+* ``bulkload``: the bulk load's ``Client.proto`` calls (``PrepareBulkLoad``,
+  ``BulkLoadHFile``, ``CleanupBulkLoad``) and ``NativeBulkLoad`` over a ``NativeClient``;
 * the admin side: ``master_calls``, ``snapshots``, ``status`` (``MasterService``) and
   ``region_admin`` (``AdminService``) the messages; ``server_admin`` the region server calls;
   ``admin``: ``NativeAdmin`` on the active master; ``admin_channel`` the ``Admin`` and

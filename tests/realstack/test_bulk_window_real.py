@@ -8,7 +8,8 @@ the same window (puts of several versions, a key written twice with different va
 deletes of the four types, many covering cells of the copy) goes into one by the replay's
 own write path (``ClientTarget``, entry by entry) and into the other as files loaded by
 HBase's ``BulkLoadHFilesTool`` (no file split: one per region). HBase's Java client reads
-both tables alike, every version a read sees. Loading over HBase's RPC is a later step.
+both tables alike, every version a read sees. Loading over HBase's RPC, from Python:
+``test_bulk_load_rpc_real.py``.
 """
 
 from __future__ import annotations
