@@ -37,9 +37,11 @@ import logging
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 from hbase_migrate.bytesutil import short_binary
+from hbase_migrate.cluster.auth.security import ClusterSecurity
 from hbase_migrate.cluster.descriptors import RegionDescriptor, TableDescriptor
 from hbase_migrate.cluster.errors import ClusterError
 from hbase_migrate.cluster.retry import Retry
@@ -142,8 +144,29 @@ def split_hfile(path: Path, boundaries: Sequence[bytes], table: TableDescriptor,
     return parts
 
 
-class _Staging(HdfsRoot):
-    """The cluster's filesystem from its root, for the staging folder's paths."""
+class Staging(Protocol):
+    """Where the files are put for the region servers to take (absolute paths on the
+    cluster's filesystem)."""
+
+    def world_folder(self, path: str) -> None:
+        """Make folder ``path`` writable by all."""
+        ...
+
+    def put(self, path: str, chunks: Iterator[bytes]) -> None:
+        """Write file ``path`` from ``chunks``, readable and writable by all."""
+        ...
+
+    def status(self, path: str) -> dict[str, Any] | None:
+        """The file's status, None when it is not there."""
+        ...
+
+
+class WebHdfsStaging(HdfsRoot):
+    """The cluster's filesystem over WebHDFS at ``url`` (with its ``security``)."""
+
+    def __init__(self, url: str, *, security: ClusterSecurity | None = None,
+                 cluster: str = "") -> None:
+        super().__init__(url, "/", "target", security=security, cluster=cluster)
 
     def world_folder(self, path: str) -> None:
         """Make folder ``path`` writable by all (the region server moves files out)."""
@@ -163,13 +186,12 @@ def _chunks(path: Path) -> Iterator[bytes]:
 
 class BulkLoad:
     """One load of files into ``table`` through ``calls``, staged on the cluster's
-    filesystem over WebHDFS at ``webhdfs``."""
+    filesystem through ``staging`` (:class:`WebHdfsStaging`)."""
 
-    def __init__(self, calls: BulkLoadCalls, table: TableDescriptor, webhdfs: str, *,
-                 cluster: str = "", rounds: int = ROUNDS, max_pause: float = 5.0,
+    def __init__(self, calls: BulkLoadCalls, table: TableDescriptor, staging: Staging, *,
+                 rounds: int = ROUNDS, max_pause: float = 5.0,
                  call_timeout: float | None = None, task: str = "hbase-migrate") -> None:
-        self.calls, self.table = calls, table
-        self.staging = _Staging(webhdfs, "/", "target", cluster=cluster)
+        self.calls, self.table, self.staging = calls, table, staging
         self.rounds, self.max_pause = rounds, max_pause
         self.call_timeout, self.task = call_timeout, task
         self.report = BulkLoadReport()

@@ -16,7 +16,7 @@ from hbase_migrate.cluster.endpoints import ClusterEndpoints
 from hbase_migrate.hbase.bulk import BulkLoadCalls, open_bulk_load
 from hbase_migrate.hbase.connect import connect
 from hbase_migrate.replay.bulkfiles import BulkWindow
-from hbase_migrate.replay.bulkload import BulkLoad, BulkLoadReport
+from hbase_migrate.replay.bulkload import BulkLoad, BulkLoadReport, WebHdfsStaging
 from hbase_migrate.wal.model import Cell, cell_order
 from minihbase.admin_client import call_admin
 
@@ -84,8 +84,9 @@ def load(endpoints: ClusterEndpoints, table: str, files: list[tuple[bytes, Path]
     with connect(endpoints) as client:
         descriptor = client.table_descriptor(table)
     with open_bulk_load(endpoints) as calls:
-        return BulkLoad(seen_as(calls), descriptor, endpoints.webhdfs, cluster=endpoints.name,
-                        max_pause=1.0, rounds=rounds).run(files)
+        staging = WebHdfsStaging(endpoints.webhdfs, cluster=endpoints.name)
+        return BulkLoad(seen_as(calls), descriptor, staging, max_pause=1.0,
+                        rounds=rounds).run(files)
 
 
 def raw_scan(endpoints: ClusterEndpoints, table: str) -> list[Cell]:
