@@ -16,7 +16,8 @@ The ledger is one class joined from one part per concern, each in its own module
 migrations and steps (``migrations_book``), WAL files, anchors and gaps (``wal_book``),
 validations, key ranges and repairs (``range_book``), leases (``lease_book``), limits set
 while steps run (``limit_book``), exported snapshot files (``snapshot_book``), range
-checksums recorded as a validation's ranges finish (``checksum_book``).
+checksums recorded as a validation's ranges finish (``checksum_book``), the rows each replay
+run wrote, for the validation of its round (``round_book``).
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from hbase_migrate.audit.lease_book import LeaseBook
 from hbase_migrate.audit.limit_book import LimitBook
 from hbase_migrate.audit.migrations_book import MigrationBook
 from hbase_migrate.audit.range_book import RangeBook
+from hbase_migrate.audit.round_book import RoundBook
 from hbase_migrate.audit.schema import check_not_newer, checked_version, upgrade
 from hbase_migrate.audit.snapshot_book import SnapshotBook
 from hbase_migrate.audit.wal_book import DEFAULT_GAP_REMEDY, WalBook
@@ -44,7 +46,7 @@ __all__ = ["DEFAULT_GAP_REMEDY", "Ledger", "now_ms"]
 
 
 class Ledger(MigrationBook, WalBook, RangeBook, LeaseBook, LimitBook, SnapshotBook,
-             ChecksumBook):
+             ChecksumBook, RoundBook):
     """An open ledger. Build it with :meth:`open`; close it (or use ``with``) when done."""
 
     @classmethod

@@ -150,6 +150,9 @@ range_checksums = _cols("range_checksums", "id", "migration_id", "step_id", "pla
                         "table_name", "range_start", "range_end", "source_rows", "target_rows",
                         "source_cells", "target_cells", "source_digest", "target_digest",
                         "source_read", "target_read", "resumed_from", "recorded_at")
+replay_rounds = _cols("replay_rounds", "step_id", "migration_id", "started_at", "rows_known",
+                      "validated_by")
+round_rows = _cols("round_rows", "step_id", "table_name", "row_count", "row_keys")
 
 
 def dump_json(value: Any) -> str:

@@ -259,6 +259,9 @@ def snapshot(ctx: click.Context, config: Path, as_json: bool, watermark: str | N
 @click.option("--live", is_flag=True,
               help="The source is still written: record the verdicts, no recompare, and "
                    "exit 0 even when ranges differ (they are listed).")
+@click.option("--whole", is_flag=True,
+              help="With --live: read every key range, not only the rows the replay runs "
+                   "since the last validation wrote (the round).")
 @click.option("--part", metavar="I/N",
               help="Only the I-th of N groups of the planned ranges, their digests "
                    "recorded under the validation run --run (exit 0 whatever it finds: "
@@ -283,7 +286,8 @@ def snapshot(ctx: click.Context, config: Path, as_json: bool, watermark: str | N
 @click.pass_context
 def validate(ctx: click.Context, config: Path, as_json: bool, tables: tuple[str, ...],
              repair: bool, compact: bool, compact_wait: str, explain: str | None,
-             recompare_wait: str, live: bool, part: str | None, run_key: str | None,
+             recompare_wait: str, live: bool, whole: bool, part: str | None,
+             run_key: str | None,
              judge: bool, read_from: str, restart: bool, master: str | None,
              spark_conf: tuple[tuple[str, str], ...]) -> None:
     """Compare source and target range by range (rows, cells, digests; judged by Great
@@ -323,7 +327,7 @@ def validate(ctx: click.Context, config: Path, as_json: bool, tables: tuple[str,
                           part=parse_part(part) if part else None, run=run_key,
                           gx=judging, from_snapshot=None if read_from is None
                           else read_from == "snapshot",
-                          restart=restart)
+                          restart=restart, whole=whole)
     m = result.metrics
     lines = [*_engine(result), *([f"source read: {m['source_read']}; "
                                   f"{m.get('source_requests', 0)} requests sent to the "
@@ -335,7 +339,8 @@ def validate(ctx: click.Context, config: Path, as_json: bool, tables: tuple[str,
                else []),
              *(f"bulk load re-copied: {b['table']} {b['bounds']}: "
                                  f"{b['puts']} puts" for b in m.get("bulk_loads_recopied", []))]
-    for t in m["tables"]:
+    lines += _round(m.get("round", {}))
+    for t in m.get("tables", ()):
         lost = sum(t.get("accepted_losses", {}).values())
         said = (f"{t['verdict']} with accepted losses" if lost and t["verdict"] == "match"
                 else t["verdict"])
@@ -359,6 +364,22 @@ def validate(ctx: click.Context, config: Path, as_json: bool, tables: tuple[str,
                                       if gx.get("data_docs") else []),
                             f"verdict: {result.verdict}", _state(result)])
     ctx.exit(0 if result.passed or live or part else 1)
+
+
+def _round(found: dict[str, Any]) -> list[str]:
+    """What a live validation said of the replay's round, or why it read every range."""
+    if "whole" in found:
+        return [f"every key range read: {found['whole']}"]
+    if "tables" not in found:
+        return []
+    lines = [f"round of replay steps {', '.join(map(str, found['replays'])) or '(none)'}: "
+             f"{found['rows']} rows written, compared on both sides"]
+    for t in found["tables"]:
+        lines.append(f"{t['source']} -> {t['target']}: {t['matching']}/{t['rows']} rows "
+                     f"match, {t['pending']} pending (a newer source edit not yet "
+                     f"replayed), {t['differing']} differ")
+        lines += [f"    {e}" for e in t["examples"]]
+    return lines
 
 
 @click.group()

@@ -38,6 +38,7 @@ from hbase_migrate.lifecycle.both_snapshots import (
 from hbase_migrate.lifecycle.missing import check_schema
 from hbase_migrate.lifecycle.result import StepResult
 from hbase_migrate.lifecycle.step import StepContext, recorded_step, require
+from hbase_migrate.lifecycle.validate_round import validate_round
 from hbase_migrate.limits import ThrottlePlan, step_limits
 from hbase_migrate.ranges.choice import check_master, choose_engine
 from hbase_migrate.ranges.engine import Progress, range_engine
@@ -48,6 +49,7 @@ from hbase_migrate.snapshot.tail import Tail
 from hbase_migrate.validate.compare import compare_tables
 from hbase_migrate.validate.gx_process import GxProcess
 from hbase_migrate.validate.resume import Plan, Resume, resume_point
+from hbase_migrate.validate.rounds import ended_rounds, plan_round
 from hbase_migrate.validate.run import EXPLAIN_LIMIT, Validation, accepted_losses
 from hbase_migrate.validate.tombstones import DEFAULT_COMPACT_WAIT
 
@@ -61,7 +63,8 @@ def validate(spec: MigrationSpec, *, provenance: Provenance | None = None,
              compact: bool = True, compact_wait: float = DEFAULT_COMPACT_WAIT,
              progress: Progress | None = None, part: tuple[int, int] | None = None,
              run: str | None = None, gx: GxProcess | None = None,
-             from_snapshot: bool | None = None, restart: bool = False) -> StepResult:
+             from_snapshot: bool | None = None, restart: bool = False,
+             whole: bool = False) -> StepResult:
     """Validate (and with ``repair`` fix) every table of the migration, or those named in
     ``tables``; ``verdict`` is ``match`` only when every range matches in the end. With
     ``live`` the source is still written: no recompare, and a mismatch is listed in
@@ -69,6 +72,11 @@ def validate(spec: MigrationSpec, *, provenance: Provenance | None = None,
     delete marker hides is got past by a major compaction of its regions (waiting at most
     ``compact_wait`` seconds), or with ``compact=False`` listed with the shell command
     that would (the step fails).
+
+    A ``live`` validation after a replay compares only the replay's round: the rows the
+    replay runs since the last validation wrote, on both sides, the lag (``pending``) apart
+    from differences (:mod:`hbase_migrate.validate.rounds`; metrics ``round``); ``whole``,
+    or where a round cannot be exact (``round.whole`` says why), every range is read.
 
     ``part`` ``(i, n)``: only the i-th of n groups of the planned ranges, recorded under
     the validation run ``run`` (default: the Airflow DAG run's); its verdict fails nothing,
@@ -109,12 +117,7 @@ def validate(spec: MigrationSpec, *, provenance: Provenance | None = None,
         if not run:
             raise ConfigError(f"validate of migration {spec.name!r}: part {part[0]}/"
                               f"{part[1]} needs the key of its validation run (--run)")
-    if from_snapshot:
-        check_snapshot_source(spec, repair)
-    if live and repair:
-        raise ConfigError(f"validate of migration {spec.name!r}: repair needs a strict "
-                          "validation (the source still being written, its ranges differ "
-                          "until replay catches up); drop live or repair")
+    check_asked(spec, from_snapshot, live, repair)
     judging: AbstractContextManager[GxProcess | None] = (
         nullcontext(None) if part is not None else GxProcess() if gx is None else nullcontext(gx))
     with judging as judge, \
@@ -122,6 +125,10 @@ def validate(spec: MigrationSpec, *, provenance: Provenance | None = None,
         # (GX loads in its own process meanwhile: about 2 s of the machine's other core)
         require(step, MigrationState.COPIED, "validation", "snapshot")
         check_schema(spec)
+        if _validated_round(spec, step, chosen, judge,
+                            live and not (part or from_snapshot or whole)):
+            return step.result()
+        compared = ended_rounds(step.ledger, step.migration.id)  # before this validation
         cells = planned_cells(step, spec, chosen)
         group = None
         if part is not None:
@@ -170,10 +177,33 @@ def validate(spec: MigrationSpec, *, provenance: Provenance | None = None,
             step.metrics["limits"] = limits.report()
             if engine.placement is not None:  # YARN: the application and its containers
                 step.metrics["yarn"] = engine.placement.to_metrics()
-        if step.metrics["verdict"] == Verdict.MATCH and len(chosen) == len(spec.tables) \
-                and part is None:
-            step.advance(MigrationState.VALIDATED)
+        if len(chosen) == len(spec.tables) and part is None:
+            _every_range_read(step, compared)
         return step.result()
+
+
+def _every_range_read(step: StepContext, rounds: Sequence[int]) -> None:
+    """A validation of every range of every table: the replay's ``rounds`` that ended before
+    it are compared, and a match moves the migration to ``validated``."""
+    step.ledger.close_rounds(rounds, step.step_id)
+    if step.metrics["verdict"] == Verdict.MATCH:
+        step.advance(MigrationState.VALIDATED)
+
+
+def _validated_round(spec: MigrationSpec, step: StepContext, chosen: Sequence[TableSpec],
+                     gx: GxProcess | None, wanted: bool) -> bool:
+    """A live validation of the replay's round (:mod:`hbase_migrate.validate.rounds`) where
+    ``wanted`` and one can be exact; False (the metrics say why) where every range is read."""
+    if not wanted:
+        return False
+    planned = plan_round(step.ledger, step.migration.id, spec.table_mapping(),
+                         [t.source for t in chosen])
+    if isinstance(planned, str):
+        step.metrics["round"] = {"whole": planned}
+        return False
+    step.verdict_fails = False
+    validate_round(spec, step, planned, gx)
+    return True
 
 
 def reads_snapshots(spec: MigrationSpec, asked: bool | None, live: bool) -> bool:
@@ -182,6 +212,16 @@ def reads_snapshots(spec: MigrationSpec, asked: bool | None, live: bool) -> bool
     if asked is not None:
         return asked
     return spec.validate.read_from == "snapshot" and not live
+
+
+def check_asked(spec: MigrationSpec, from_snapshot: bool, live: bool, repair: bool) -> None:
+    """Refuse what cannot be asked together, before the step."""
+    if from_snapshot:
+        check_snapshot_source(spec, repair)
+    if live and repair:
+        raise ConfigError(f"validate of migration {spec.name!r}: repair needs a strict "
+                          "validation (the source still being written, its ranges differ "
+                          "until replay catches up); drop live or repair")
 
 
 def check_snapshot_source(spec: MigrationSpec, repair: bool = False) -> None:

@@ -57,6 +57,7 @@ from hbase_migrate.replay.convert import Batch, EntryConverter
 from hbase_migrate.replay.errors import ReplayError
 from hbase_migrate.replay.filters import ReplayFilter
 from hbase_migrate.replay.marker_log import BulkLoadRecord, RegionEvent
+from hbase_migrate.replay.touched import TouchedRows
 from hbase_migrate.wal.reader import WalReader
 
 Source = str | os.PathLike[str]
@@ -264,8 +265,10 @@ class _Run:
     """The state of one replay of one file."""
 
     def __init__(self, name: str, spec: ReplaySpec, target: ReplayTarget,
-                 on_progress: Callable[[FileProgress], None] | None) -> None:
+                 on_progress: Callable[[FileProgress], None] | None,
+                 touched: TouchedRows | None = None) -> None:
         self.name, self.spec, self.target, self.on_progress = name, spec, target, on_progress
+        self.touched = touched
         self.lock = threading.Lock()  # one call at a time to the target
         self.applier = _Applier(target, self.lock, spec.in_flight, name)
         self.conv = EntryConverter(name, spec.filter, target, self.lock)
@@ -291,6 +294,9 @@ class _Run:
             report = self.progress() if moved and self.on_progress is not None else None
             while self.applier.handed >= max(self.spec.in_flight, 1):
                 self._acknowledged(wait=True)
+            if self.touched is not None:
+                for table, mutations in conv.pending.items():
+                    self.touched.add(table, mutations)
             self.applier.hand(conv.pending, report)
             conv.pending = {}
             self.reported = here
@@ -329,8 +335,10 @@ class _Run:
 
 def replay_file(source: Source, spec: ReplaySpec, target: ReplayTarget, *,
                 start_offset: int = 0, start_index: int | None = None,
-                on_progress: Callable[[FileProgress], None] | None = None) -> FileResult:
-    """Replay the WAL at ``source`` (path or ``webhdfs://`` URL) from ``start_offset``.
+                on_progress: Callable[[FileProgress], None] | None = None,
+                touched: TouchedRows | None = None) -> FileResult:
+    """Replay the WAL at ``source`` (path or ``webhdfs://`` URL) from ``start_offset``;
+    ``touched`` gathers the rows handed to the target (:mod:`.touched`).
 
     ``start_index`` is the index of the entry at ``start_offset`` (a progress report's
     ``next_index``): it lets the reader seek there directly. Raises the reader's
@@ -340,7 +348,7 @@ def replay_file(source: Source, spec: ReplaySpec, target: ReplayTarget, *,
     ``spec.in_flight`` > 0 (never two calls at once); ``on_progress`` in this one.
     """
     name = os.fspath(source)
-    run = _Run(name, spec, target, on_progress)
+    run = _Run(name, spec, target, on_progress, touched)
     try:
         run.check_mapping()
         with WalReader(source, start_offset=start_offset, start_index=start_index,

@@ -27,6 +27,7 @@ from hbase_migrate.config import ClusterSpec, MigrationSpec, TableSpec
 from hbase_migrate.errors import ConfigError
 from hbase_migrate.replay.file_replay import DEFAULT_BATCH_CELLS, ReplaySpec
 from hbase_migrate.replay.filters import ReplayFilter
+from hbase_migrate.replay.touched import Touched
 from hbase_migrate.timeutil import check_seconds, check_window, format_time
 
 CATCH_UP = "catch-up"
@@ -180,6 +181,7 @@ class FileOutcome:
     # a failure of the write or the read, not of the file's contents (not corrupt, not gone):
     # the next run tries again from ``offset``, so the files after it in its part wait
     retry: bool = False
+    touched: Touched = field(default_factory=dict)  # rows written, by target table
 
     @property
     def bytes_read(self) -> int:

@@ -53,6 +53,7 @@ from hbase_migrate.replay.recall import recall_markers
 from hbase_migrate.replay.retention import AT_RISK, Retention, assess, read_replication
 from hbase_migrate.replay.targets import open_target
 from hbase_migrate.replay.throttled import ThrottledTarget
+from hbase_migrate.replay.touched import ROUND_STEPS, TouchedRows
 from hbase_migrate.replay.worker import CLOSED_STATES, replay_task
 from hbase_migrate.timeutil import format_duration
 from hbase_migrate.wal.selection import Manifest
@@ -148,6 +149,13 @@ class RunSummary:
         for outcome in self.outcomes:
             total.update(outcome.run.markers)
         return dict(total)
+
+    def touched(self) -> dict[str, frozenset[bytes] | None]:
+        """The rows this run wrote, by target table (None: more than could be listed)."""
+        rows = TouchedRows()
+        for outcome in self.outcomes:
+            rows.merge(outcome.touched)
+        return rows.frozen()
 
     def to_json(self) -> dict[str, Any]:
         """The stable shape of ``--json`` and of the ledger step's metrics."""
@@ -416,6 +424,9 @@ def _run_once(job: ReplayJob, ledger: Ledger, store: WalStore, observer: Observe
     summary = RunSummary(job.name, job.mode, start, job.end, False)
     # a validation from both snapshots holds the replay still between two runs (lock.py)
     with run_lease(job), ledger.step(migration.id, job.step_kind, job.provenance) as step:
+        rounds = job.step_kind in ROUND_STEPS  # writes the target: its rows are recorded
+        if rounds:
+            ledger.begin_round(migration.id, step.id)
         with recorded_losses(job.target.bigtable, step.metrics):
             try:
                 _replay_run(job, ledger, migration.id, store, observer, executor, summary,
@@ -423,6 +434,8 @@ def _run_once(job: ReplayJob, ledger: Ledger, store: WalStore, observer: Observe
                             sink=sink, stop=stop)
             finally:
                 step.metrics.update(summary.to_metrics())
+                if rounds:
+                    ledger.record_round(step.id, summary.touched())
         summary.bigtable = step.metrics.get("bigtable")
         if summary.exit_code != EXIT_OK:
             step.fail(_problems(summary))

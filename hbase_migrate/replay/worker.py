@@ -31,6 +31,7 @@ from hbase_migrate.errors import (
 from hbase_migrate.replay.apply import ReplayTarget
 from hbase_migrate.replay.file_replay import FileProgress, ReplaySpec, replay_file
 from hbase_migrate.replay.job import BulkLoad, FileOutcome, FileTask, Totals
+from hbase_migrate.replay.touched import TouchedRows
 
 log = logging.getLogger(__name__)
 
@@ -74,6 +75,7 @@ def replay_task(task: FileTask, spec: ReplaySpec, target: ReplayTarget, *,
     """Replay ``task`` and say how it ended (never raises for a bad file or write)."""
     path, moved_from = task.path, None
     acked: list[FileProgress] = []
+    touched = TouchedRows()  # the rows written, for the validation of this round
 
     def report(progress: FileProgress) -> None:
         acked.append(progress)
@@ -88,14 +90,16 @@ def replay_task(task: FileTask, spec: ReplaySpec, target: ReplayTarget, *,
                            run=_run_totals(last) if last else Totals(),
                            moved_from=moved_from,
                            bulk_loads=_bulk_loads(last) if last else (),
-                           tags_dropped=last.tags_dropped if last else 0)
+                           tags_dropped=last.tags_dropped if last else 0,
+                           touched=touched.frozen())
         return replace(base, **values)
 
     closed = task.state in CLOSED_STATES
     for attempt in range(2):
         try:
             result = replay_file(path, spec, target, start_offset=task.start_offset,
-                                 start_index=task.start_index, on_progress=report)
+                                 start_index=task.start_index, on_progress=report,
+                                 touched=touched)
         except FileNotFoundError as exc:
             archived = _archived(store, path) if attempt == 0 else None
             if archived is None:

@@ -75,9 +75,16 @@ def compare_tables(source: Client, target: Client, table: str,
                    example_limit: int = 20, throttle: Throttle | None = None) -> Comparison:
     """Compare ``[start, stop)`` of ``table`` on the source with ``target_table``; the scans
     of both sides share ``throttle``."""
-    result = Comparison()
-    for a, b in aligned(scan_cells(source, table, start, stop, throttle),
-                        scan_cells(target, target_table or table, start, stop, throttle)):
+    return compare_cells(scan_cells(source, table, start, stop, throttle),
+                         scan_cells(target, target_table or table, start, stop, throttle),
+                         example_limit)
+
+
+def compare_cells(source: Iterator[Cell], target: Iterator[Cell], example_limit: int = 20,
+                  result: Comparison | None = None) -> Comparison:
+    """Two streams of cells in HBase's order compared (added to ``result``, when given)."""
+    result = Comparison() if result is None else result
+    for a, b in aligned(source, target):
         if b is None:
             assert a is not None
             result.source_cells += 1
