@@ -137,10 +137,10 @@ def split_hfile(path: Path, boundaries: Sequence[bytes], table: TableDescriptor,
                 writer.append(stored.cell, stored.mvcc)
         if writer is not None:
             writer.close(bulk_load_metadata(task))
-            writer = None
-    finally:
+    except BaseException as exc:  # the part being written is left unfinished, its file closed
         if writer is not None:
-            writer.__exit__(None, None, None)
+            writer.__exit__(type(exc), exc, exc.__traceback__)
+        raise
     return parts
 
 
@@ -226,7 +226,7 @@ class BulkLoad:
                              f"after {self.report.rounds} round(s): {left}")
 
     def _rounds(self, pending: list[_File]) -> None:
-        loop = Retry(f"table {self.table.name}, bulk load", lambda *_: self._give_up(pending),
+        loop = Retry(f"table {self.table.name}, bulk load", lambda exc, *_: exc,
                      attempts=self.rounds, max_backoff=self.max_pause)
         while True:
             self.report.rounds += 1
