@@ -16,7 +16,7 @@ per-cell work).
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -100,8 +100,8 @@ class AcceptedLosses:
 
 
 class _WithoutAccepted:
-    """A source client whose scans leave the accepted losses out (the rest is the
-    client's own)."""
+    """A source client whose reads (scans, gets) leave the accepted losses out (the rest is
+    the client's own)."""
 
     def __init__(self, client: Client, losses: AcceptedLosses) -> None:
         self._client, self._losses = client, losses
@@ -110,6 +110,16 @@ class _WithoutAccepted:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._client, name)
+
+    def get(self, table: str, row: bytes, **kwargs: Any) -> list[Cell]:
+        return self._kept(table, self._client.get(table, row, **kwargs))
+
+    def get_rows(self, table: str, rows: Sequence[bytes]) -> list[list[Cell]]:
+        return [self._kept(table, cells) for cells in self._client.get_rows(table, rows)]
+
+    def _kept(self, table: str, cells: list[Cell]) -> list[Cell]:
+        return [c for piece in self._losses.left_out(table, [cells] if cells else [],
+                                                     self.counts, self.refused) for c in piece]
 
     def scan(self, table: str, start: bytes = b"", stop: bytes = b"", **kwargs: Any
              ) -> Iterable[list[Cell]]:

@@ -141,6 +141,9 @@ class BigtableClient(AbstractContextManager["BigtableClient"]):
             return cells
         return []
 
+    def get_rows(self, table: str, rows: Sequence[bytes]) -> list[list[Cell]]:
+        return [self.get(table, row) for row in rows]
+
     def put_cells(self, table: str, cells: Sequence[Cell]) -> None:
         self.write_cells(table, [c for c in cells if c.type == CellType.PUT])
 

@@ -54,6 +54,11 @@ class Client(Protocol):
             ) -> list[Cell]:
         """The row's visible cells, every retained version unless ``max_versions``."""
 
+    def get_rows(self, table: str, rows: Sequence[bytes]) -> list[list[Cell]]:
+        """Each of ``rows``' visible cells (every retained version), in their order, asked
+        in as few calls as the transport allows (HBase's Multi of Gets per region server,
+        Thrift2's ``getMultiple``)."""
+
     def scan(self, table: str, start: bytes = b"", stop: bytes = b"", *,
              columns: Columns | None = None, time_range: TimeRange | None = None,
              max_versions: int = ALL_VERSIONS, raw: bool = False) -> Iterator[list[Cell]]:

@@ -55,6 +55,7 @@ from hbase_migrate.rpc.messages import (
     decode_get_response,
     get_request,
 )
+from hbase_migrate.rpc.multi import decode_get_results, get_multi
 from hbase_migrate.rpc.registry import RpcRegistry
 from hbase_migrate.rpc.scan import (
     Scan,
@@ -65,6 +66,7 @@ from hbase_migrate.wal.model import Cell
 
 log = logging.getLogger(__name__)
 
+GETS_PER_MULTI = 1_000  # rows asked of a region server in one Multi of Gets
 _T = TypeVar("_T")
 ROWS_PER_CALL = 0x7FFFFFFF  # as HBase's client: a scan call is bounded by bytes alone
 MAX_RESULT_BYTES = 4 << 20
@@ -208,6 +210,48 @@ class NativeClient:
             return list(decode_get_response(reply.response or b"", reply.cell_block))
 
         return self._at_row(table, row, f"Get row {row!r}", run)
+
+    def get_rows(self, table: str, rows: Sequence[bytes]) -> list[list[Cell]]:
+        """Each of ``rows``' cells (every version kept), in their order: the rows of one
+        region server asked in one Multi of Gets (at most ``GETS_PER_MULTI``); a Get the
+        server refused (a region moved, split, busy) is asked again alone, retried as
+        :meth:`get` is."""
+        found: dict[int, list[Cell]] = {}
+        by_server: dict[tuple[str, int], dict[bytes, list[tuple[int, bytes]]]] = {}
+        for i, row in enumerate(rows):
+            region = self.locate(table, row)
+            by_server.setdefault((region.host, region.port), {}).setdefault(
+                region.name, []).append((i, row))
+        for server, regions in by_server.items():
+            asked = [(name, i, row) for name, held in regions.items() for i, row in held]
+            for at in range(0, len(asked), GETS_PER_MULTI):
+                found.update(self._multi_get(table, server, asked[at:at + GETS_PER_MULTI]))
+        return [found[i] for i in range(len(rows))]
+
+    def _multi_get(self, table: str, server: tuple[str, int],
+                   asked: Sequence[tuple[bytes, int, bytes]]) -> dict[int, list[Cell]]:
+        """One Multi of Gets to ``server``: ``(region name, index, row)`` each; what it
+        could not read is got alone."""
+        regions: dict[bytes, list[tuple[int, bytes]]] = {}
+        for name, i, row in asked:
+            regions.setdefault(name, []).append((i, row))
+        order = [(i, row) for held in regions.values() for i, row in held]
+        found: dict[int, list[Cell]] = {}
+        try:
+            reply = self.pool.get(*server).call("Multi", get_multi(
+                [(name, [Get(row, max_versions=ALL_VERSIONS) for _, row in held])
+                 for name, held in regions.items()]))
+            answers = decode_get_results(reply.response or b"", reply.cell_block)
+        except CALL_FAILURES:
+            answers = ()  # every row is got alone below, with the retry loop
+        for region in answers:
+            for result in region.results if region.exception is None else ():
+                if result.exception is None and result.action < len(order):
+                    found[order[result.action][0]] = list(result.cells)
+        for i, row in order:
+            if i not in found:
+                found[i] = self.get(table, row)
+        return found
 
     def scan(self, table: str, start: bytes = b"", stop: bytes = b"",
              time_range: TimeRange | None = None, max_versions: int = ALL_VERSIONS,

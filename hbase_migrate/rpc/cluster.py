@@ -115,6 +115,9 @@ class NativeCluster:
             ) -> list[Cell]:
         return self.data.get(table, row, rpc_columns(columns), time_range, max_versions)
 
+    def get_rows(self, table: str, rows: Sequence[bytes]) -> list[list[Cell]]:
+        return self.data.get_rows(table, rows)
+
     def scan(self, table: str, start: bytes = b"", stop: bytes = b"", *,
              columns: Columns | None = None, time_range: TimeRange | None = None,
              max_versions: int = ALL_VERSIONS, raw: bool = False) -> Iterator[list[Cell]]:

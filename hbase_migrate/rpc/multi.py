@@ -7,7 +7,7 @@
     QualifierValue      1 qualifier  2 value  3 timestamp  4 delete_type  5 tags
     DeleteType          DELETE_ONE_VERSION 0  DELETE_MULTIPLE_VERSIONS 1  DELETE_FAMILY 2
                         DELETE_FAMILY_VERSION 3
-    Action              1 index  2 mutation  3 get
+    Action              1 index  2 mutation  3 get (a Get: ``get_multi``)
     RegionAction        1 region  2 atomic  3 action (repeated)
     MultiRequest        1 regionAction (repeated)  2 nonceGroup
     ResultOrException   1 index  2 result  3 exception (NameBytesPair: class name, trace)
@@ -41,8 +41,10 @@ from hbase_migrate.rpc.messages import (
     decode_region_specifier,
     decode_result,
     decode_time_range,
+    get_message,
     name_bytes_pair,
     region_specifier,
+    result_cells,
     result_message,
 )
 from hbase_migrate.wal.hotloops import compiled_module
@@ -225,6 +227,41 @@ def multi_request(actions: Sequence[tuple[bytes, Sequence[tuple[int, bytes]]]]) 
             parts.append(b"\x1a" + encode_varint(len(action)) + action)
         out.append(bytes_field(1, b"".join(parts)))
     return b"".join(out)
+
+
+def get_multi(regions: Sequence[tuple[bytes, Sequence[Get]]]) -> bytes:
+    """A MultiRequest of Gets (``Table.get(List)``): one RegionAction per ``(region name,
+    Gets)``, the actions numbered from 0 in order."""
+    out, index = [], 0
+    for region, gets in regions:
+        parts = [bytes_field(1, region_specifier(region))]
+        for get in gets:
+            parts.append(bytes_field(3, varint_field(1, index) + bytes_field(3, get_message(get))))
+            index += 1
+        out.append(bytes_field(1, b"".join(parts)))
+    return b"".join(out)
+
+
+def decode_get_results(data: bytes, block: bytes) -> tuple[RegionResult, ...]:
+    """A MultiResponse to :func:`get_multi`, a RegionResult per RegionAction in order: each
+    Get's cells (inline, or the next ones of ``block`` in the order of the results) or its
+    exception."""
+    out, pos = [], 0
+    for rar_data in Message(data, "MultiResponse").repeated(1):
+        results, region_exc = [], None
+        for number, _, value in iter_fields(rar_data):
+            if number == 1:
+                roe = Message(_delimited(value, "RegionActionResult", 1), "ResultOrException")
+                index, exception = roe.opt_int(1) or 0, roe.opt_bytes(3)
+                if exception is not None:
+                    results.append(ActionResult(index, _pair(exception)))
+                    continue
+                cells, pos = result_cells(decode_result(roe.opt_bytes(2) or b""), block, pos)
+                results.append(ActionResult(index, cells=cells))
+            elif number == 2:
+                region_exc = _pair(_delimited(value, "RegionActionResult", 2))
+        out.append(RegionResult(tuple(results), region_exc))
+    return tuple(out)
 
 
 _VARINTS = 1 << 14  # the varints kept encoded: lengths and indices of a Multi's rows

@@ -20,8 +20,11 @@ from hbase_migrate.rpc.multi import (
     ActionResult,
     RegionResult,
     all_done,
+    decode_get_results,
     decode_multi_request,
     decode_multi_response,
+    decode_region_actions,
+    get_multi,
     inline_mutation,
     multi_request,
     multi_response,
@@ -225,6 +228,22 @@ def test_multi_response_round_trip() -> None:
     regions = (RegionResult((ActionResult(0), ActionResult(1, ("x.Y", "boom")))),
                RegionResult((), nsre))
     assert decode_multi_response(multi_response(regions)) == regions
+
+
+def test_a_multi_of_gets_numbers_its_gets_in_order_and_reads_their_cells_in_order() -> None:
+    """What a server reads of :func:`get_multi` (its own decoder), and what the client reads
+    of the server's answer: each Get's cells from the cell block in the order of the results,
+    a refused Get and a failed region as exceptions."""
+    gets = [(b"r1", [Get(b"a", max_versions=5), Get(b"b")]), (b"r2", [Get(b"c")])]
+    read = decode_region_actions(get_multi(gets), b"")
+    assert [[(a.action, a.get) for a in r.actions] for r in read] == [
+        [(0, gets[0][1][0]), (1, gets[0][1][1])], [(2, gets[1][1][0])]]
+    nsre = ("org.apache.hadoop.hbase.NotServingRegionException", "trace")
+    answer = (RegionResult((ActionResult(0, cells=tuple(CELLS[:2])),
+                            ActionResult(1, ("x.Y", "boom")))),
+              RegionResult((ActionResult(2, cells=(CELLS[2],)),)), RegionResult((), nsre))
+    assert decode_get_results(multi_response(answer), encode_cell_block(CELLS)) == answer
+    assert decode_get_results(multi_response(answer, in_block=False), b"") == answer
 
 
 def test_a_result_with_cells_is_refused_for_mutations() -> None:

@@ -1,7 +1,8 @@
 """The native RPC client against real Apache HBase 2.6.1 (the session's ``real_hbase``) and
 against the embedded cluster alike (real HBase is the judge: where they differ, the embedded
 cluster is wrong), with the Thrift2 gateway as the independent reader and writer: every cell
-type and several versions written one way and read back the other, raw scans with their
+type and several versions written one way and read back the other, rows read in batches,
+raw scans with their
 delete markers, time ranges, a row equal to a split key, region listings, and a region move
 ridden out by a scan and by writes."""
 
@@ -9,7 +10,6 @@ from __future__ import annotations
 
 import random
 import time
-import uuid
 from collections.abc import Iterator
 from typing import Any
 
@@ -26,8 +26,8 @@ from hbase_migrate.rpc.multi import PUT, decode_multi_response, row_multi
 from hbase_migrate.wal.model import Cell, CellType, Tag, cell_order
 from minihbase.admin_client import call_admin
 from minihbase.regionserver import WalSettings
-from minihbase.server import MiniHBase
 from tests.rpc.cells import FAMILIES, ROWS, SPLITS, every_kind, flat
+from tests.support.minicluster import EmbeddedClusters
 
 pytestmark = pytest.mark.integration
 
@@ -44,9 +44,8 @@ def described(request: pytest.FixtureRequest,
         yield {**real.described, "cluster_json": real.cluster_json, "stack": "real"}
         return
     zookeeper = request.getfixturevalue("zookeeper")
-    with MiniHBase(tmp_path_factory.mktemp("native"), zookeeper=zookeeper.address,
-                   znode_parent=f"/hbase-native-{uuid.uuid4().hex[:8]}",
-                   wal=WalSettings(region_servers=2, roll_period=3600)) as mini:
+    with EmbeddedClusters(tmp_path_factory.mktemp("native"), lambda: zookeeper) as clusters:
+        mini = clusters(over="native", wal=WalSettings(region_servers=2, roll_period=3600))
         yield {**mini.describe(), "cluster_json": mini.write_cluster_json(),
                "stack": "minihbase"}
 
@@ -91,6 +90,21 @@ def test_native_writes_read_by_thrift2_and_raw(described: dict[str, Any],
             assert native.get("native_w", row) == t2.get("native_w", row), row
             assert native.get("native_w", row, time_range=(100, 102)) == \
                 t2.get("native_w", row, time_range=(100, 102)), row
+
+
+def test_rows_asked_together_are_each_row_s_every_version(described: dict[str, Any],
+                                                          native: NativeClient) -> None:
+    """``get_rows`` (a Multi of Gets per region server) reads each row as Thrift2's Get of
+    every version does, rows of every region and a missing one among them, in the order
+    asked; Thrift2's ``getMultiple`` the same."""
+    create(described, "native_rows")
+    native.write("native_rows", every_kind(ROWS))
+    asked = [*reversed(ROWS), b"no such row", ROWS[0]]
+    with Thrift2Client(described["thrift2"]) as t2:
+        expected = [t2.get("native_rows", row) for row in asked]
+        assert t2.get_rows("native_rows", asked) == expected
+    assert native.get_rows("native_rows", asked) == expected
+    assert any(len({c.timestamp for c in cells}) > 1 for cells in expected)  # versions
 
 
 def test_a_large_cell_both_ways(described: dict[str, Any], native: NativeClient) -> None:
