@@ -65,10 +65,12 @@ class HFileReader:
     """One HFile opened for reading: ``trailer``, ``file_info``, ``root_index``, ``cells()``.
     ``path``: a local path or a ``webhdfs://host:port/path`` URL."""
 
-    def __init__(self, path: str | os.PathLike[str], name: str | None = None) -> None:
+    def __init__(self, path: str | os.PathLike[str], name: str | None = None,
+                 file: BinaryIO | None = None) -> None:
         self.name = name if name is not None else os.fspath(path)
-        # a local path or a ``webhdfs://`` URL (the WAL reader's opener); closed by close()
-        self._file: BinaryIO = open_source(os.fspath(path))
+        # a local path or a ``webhdfs://`` URL (the WAL reader's opener), or ``file`` opened
+        # by the caller; closed by close()
+        self._file: BinaryIO = open_source(os.fspath(path)) if file is None else file
         try:
             self._open()
         except BaseException:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import ExitStack
-from typing import NamedTuple
+from typing import BinaryIO, NamedTuple
 
 from hbase_migrate.cluster.descriptors import FOREVER, FamilyDescriptor
 from hbase_migrate.errors import HFileError
@@ -34,10 +34,12 @@ def family_rules(family: FamilyDescriptor) -> FamilyRules:
 
 
 class Source(NamedTuple):
-    """A store file to read: its path, and the half a reference file reads of it."""
+    """A store file to read: its path, the half a reference file reads of it, and what opens
+    it where the path alone does not say how (a throttled stream over WebHDFS)."""
 
     path: str | os.PathLike[str]
     half: Half | None = None
+    opener: Callable[[], BinaryIO] | None = None
 
 
 def region_cells(stores: Mapping[bytes, Sequence[Source | str | os.PathLike[str]]],
@@ -61,7 +63,8 @@ def region_cells(stores: Mapping[bytes, Sequence[Source | str | os.PathLike[str]
                              "which the table's descriptor does not have: give the descriptor "
                              "of the table the region belongs to")
     with ExitStack() as opened:
-        files = [StoreFile(family, opened.enter_context(HFileReader(s.path)), s.half)
+        files = [StoreFile(family, opened.enter_context(HFileReader(
+                     s.path, file=None if s.opener is None else s.opener())), s.half)
                  for family, found in sources.items() for s in found]
         flushed: dict[bytes, int] = {}
         for f in files:

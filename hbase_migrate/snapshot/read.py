@@ -5,9 +5,10 @@ The snapshot's ``data.manifest`` gives its regions and their store files
 (``manifest.parse_regions``: HFileLinks and split references resolved to the file they
 name, found live or under ``archive/``, as the export finds them) and the table schema
 HBase recorded in it. For each region meeting
-the range, one at a time, its store files are copied over WebHDFS into a scratch folder
-(deleted after the region; throttled as the export's copies are), then read as a normal scan
-of every version returns them (``hfile/region.py``): the family rules are the table
+the range, one at a time, its store files are read where they are, streamed over WebHDFS
+(no copy: a seek opens a new stream there; the bytes read taken from the throttle as the
+export's copies are), as a normal scan of every version returns them
+(``hfile/region.py``): the family rules are the table
 schema's, the TTLs counted at ``now_ms``; MOB reference cells are resolved to their MOB
 files' cells (``hfile/mob.py``), each MOB file copied once per range, live from ``mobdir/``
 or archived. The cells are digested by
@@ -43,7 +44,7 @@ from hbase_migrate.snapshot.export import ExportFile, locate, open_root
 from hbase_migrate.snapshot.manifest import (
     MANIFEST_FILE,
     SNAPSHOT_DIR,
-    SnapshotFile,
+    RegionFile,
     SnapshotManifestError,
     SnapshotRegion,
     parse_regions,
@@ -52,6 +53,7 @@ from hbase_migrate.snapshot.manifest import (
 from hbase_migrate.snapshot.tail import Tail
 from hbase_migrate.wal.model import Cell
 from hbase_migrate.wal.protobuf import ProtobufError
+from hbase_migrate.wal.source import open_source
 
 
 def snapshot_regions(root: HdfsRoot, snapshot: str) -> list[SnapshotRegion]:
@@ -92,16 +94,14 @@ def range_rows(root: HdfsRoot, snapshot: str, regions: Sequence[SnapshotRegion],
         for region in regions:
             if not region.overlaps(key_range.start, key_range.stop):
                 continue
-            with tempfile.TemporaryDirectory(prefix="snapshot-region-", dir=scratch) as folder:
-                stores = {family: [Source(_fetch(root, snapshot, f.file, Path(folder),
-                                                 throttle), f.half) for f in files]
-                          for family, files in region.stores}
-                newer: Callable[..., Any] | None = None if tail is None else \
-                    functools.partial(tail.newer, name, region.encoded)
-                cells = (c for c in region_cells(stores, families, scan, mob, newer)
-                         if key_range.contains(c.row))
-                for _row, row_cells in itertools.groupby(cells, key=lambda c: c.row):
-                    yield list(row_cells)
+            stores = {family: [_store_file(root, snapshot, f, throttle) for f in files]
+                      for family, files in region.stores}
+            newer: Callable[..., Any] | None = None if tail is None else \
+                functools.partial(tail.newer, name, region.encoded)
+            cells = (c for c in region_cells(stores, families, scan, mob, newer)
+                     if key_range.contains(c.row))
+            for _row, row_cells in itertools.groupby(cells, key=lambda c: c.row):
+                yield list(row_cells)
 
 
 def snapshot_source_stats(source: ClusterSpec, snapshot: str, key_range: KeyRange,
@@ -128,12 +128,14 @@ def snapshot_range_stats(root: HdfsRoot, snapshot: str, key_range: KeyRange, now
     return digest_rows(key_range, rows if keep is None else keep(rows))
 
 
-def _fetch(root: HdfsRoot, snapshot: str, file: SnapshotFile, folder: Path,
-           throttle: Throttle | None) -> Path:
-    """The store file copied into ``folder`` (named after its region and name: a parent's
-    file read by both daughters' references is copied for each region anew)."""
-    path, _status = locate(root, ExportFile.of(snapshot, file))
-    return _copy(root, path, folder / f"{file.family}-{file.region}-{file.hfile}", throttle)
+def _store_file(root: HdfsRoot, snapshot: str, store: RegionFile, throttle: Throttle | None
+                ) -> Source:
+    """A store file of the snapshot, read where it is now (live or archived), its bytes
+    taken from ``throttle`` as they come."""
+    path, _status = locate(root, ExportFile.of(snapshot, store.file))
+    url = root.url_of(path)
+    metered = None if throttle is None else functools.partial(throttle.take, 0)
+    return Source(url, store.half, functools.partial(open_source, url, metered))
 
 
 def _fetch_mob(root: HdfsRoot, folder: Path, throttle: Throttle | None,

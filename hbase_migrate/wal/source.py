@@ -126,9 +126,10 @@ class WebHdfsFile(io.RawIOBase):
     none). A seek only moves the position; the next read opens a new stream there when the
     current one is elsewhere, at the DataNode that served the first OPEN."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, on_read: Callable[[int], None] | None = None) -> None:
         super().__init__()
         self.name = url
+        self._on_read = on_read  # told the bytes of each read (a throttle's meter)
         self._base, self._path = _split(url)
         self._client = _client(self._base)
         self._pos = 0
@@ -329,6 +330,8 @@ class WebHdfsFile(io.RawIOBase):
             raise self._failed("read", self._pos + got, str(exc), unreachable=True) from exc
         self._pos += got
         self._stream_pos = self._pos
+        if self._on_read is not None:
+            self._on_read(got)
         return got
 
     def _drop_stream(self) -> None:
@@ -342,10 +345,11 @@ class WebHdfsFile(io.RawIOBase):
         super().close()
 
 
-def open_source(path_or_url: str) -> BinaryIO:
-    """Open a local path or a ``webhdfs://`` URL for streaming binary reads."""
+def open_source(path_or_url: str, on_read: Callable[[int], None] | None = None) -> BinaryIO:
+    """Open a local path or a ``webhdfs://`` URL for streaming binary reads (``on_read``: told
+    the bytes each request to WebHDFS read)."""
     if path_or_url.startswith(f"{WEBHDFS_SCHEME}://"):
-        return io.BufferedReader(WebHdfsFile(path_or_url), buffer_size=1 << 20)
+        return io.BufferedReader(WebHdfsFile(path_or_url, on_read), buffer_size=1 << 20)
     return open(path_or_url, "rb")
 
 

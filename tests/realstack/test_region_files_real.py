@@ -26,6 +26,7 @@ from hbase_migrate.hfile.visible import ScanSpec
 from hbase_migrate.ranges.keyrange import KeyRange
 from hbase_migrate.ranges.stats import range_stats
 from hbase_migrate.rpc.admin_channel import NativeAdminChannel
+from hbase_migrate.snapshot.export import ExportFile, locate
 from hbase_migrate.snapshot.manifest import SnapshotRegion
 from hbase_migrate.snapshot.read import snapshot_range_stats, snapshot_regions
 from hbase_migrate.wal.model import Cell, CellType
@@ -174,6 +175,16 @@ def test_store_files_read_as_hbase_scans_them(loaded: Loaded) -> None:
     assert [r[5] for r in every if r[:3] == (b"a1", b"g", b"q2")] == [b"g-only"]
 
 
+class Taken:
+    """A throttle that only counts the bytes it is told of."""
+
+    def __init__(self) -> None:
+        self.bytes = 0
+
+    def take(self, cells: int, nbytes: int = 0) -> None:
+        self.bytes += nbytes
+
+
 def test_snapshot_digests_equal_the_live_scans(loaded: Loaded, tmp_path: Path) -> None:
     """Split (the daughters read the parent's files through references: no compaction),
     snapshot, and every range's digest from the snapshot's files equals the live scan's; a
@@ -200,6 +211,15 @@ def test_snapshot_digests_equal_the_live_scans(loaded: Loaded, tmp_path: Path) -
         assert ours == [range_stats(client, r) for r in ranges]
         assert reads(loaded.real, regions) > before  # as a live scan's do
         assert ours[0].rows == 4 and ours[0].cells > 20
+        # the store files are read where they are: every byte of them through the throttle,
+        # nothing copied into the scratch folder
+        taken = Taken()
+        assert snapshot_range_stats(root, name, ranges[0], now, scratch=tmp_path,
+                                    throttle=taken) == ours[0]  # type: ignore[arg-type]
+        stored = {locate(root, ExportFile.of(name, f.file))[0]
+                  for r in regions for _, files in r.stores for f in files}
+        assert taken.bytes >= sum(root.status(p)["length"] for p in stored) > 0
+        assert not [p for p in tmp_path.rglob("*") if p.is_file()]
         client.write_cells(TABLE, [Cell(b"p2", b"f", b"q9", T0, PUT, b"after")])
         assert [a == range_stats(client, r) for a, r in zip(ours, ranges, strict=True)] == [
             False, True, False]

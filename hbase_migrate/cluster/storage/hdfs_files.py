@@ -17,7 +17,7 @@ import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 from hbase_migrate.cluster.auth.security import ClusterSecurity
 from hbase_migrate.cluster.endpoints import check_http_url
@@ -43,6 +43,11 @@ class HdfsRoot:
 
     def path(self, relpath: str) -> str:
         return posixpath.join(self.root, relpath) if relpath else self.root
+
+    def url_of(self, relpath: str) -> str:
+        """``relpath`` as a ``webhdfs://`` URL, opened with this root's client (its security)
+        by the readers (:func:`hbase_migrate.wal.source.open_source`)."""
+        return f"webhdfs://{urlsplit(self.url).netloc}{self.path(relpath)}"
 
     def where(self, relpath: str) -> str:
         """``<role> WebHDFS <url>, path <hdfs path>``, for messages."""
