@@ -229,10 +229,12 @@ class Dags:
         return dict(answer["value"])
 
     def differing(self, dag_id: str, run_id: str) -> dict[str, Any]:
-        """What a run's live validation found: its verdict and the ranges still differing."""
+        """What a run's live validation found: its verdict, what still differs (ranges, or
+        the round's rows after a replay) and the round's rows whose newer edit is on its way."""
         found = self.xcom(dag_id, run_id, "validate")
         return {"validation": found.get("verdict"),
-                "ranges_differing": len(found.get("differing", []))}
+                "differing": len(found.get("differing", [])),
+                **({"pending": found["pending"]} if "pending" in found else {})}
 
     def require(self, run: dict[str, Any], what: str) -> None:
         if run["state"] != "success":
