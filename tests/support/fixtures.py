@@ -1,8 +1,9 @@
 """The suite's shared fixtures, each built from the one before: a ZooKeeper server for the
 session; the transport a test runs over (``thrift2`` and ``native``: tests asking for it
-run once per transport); an embedded cluster and a source-target pair the product reaches
-over that transport; and the product's clients of them (:func:`hbase_migrate.hbase.connect`,
-as the steps open them). Registered for every test area by ``tests/conftest.py``."""
+run once per transport); embedded clusters with the options a test needs, stopped at its
+end; an embedded cluster and a source-target pair the product reaches over that transport;
+and the product's clients of them (:func:`hbase_migrate.hbase.connect`, as the steps open
+them). Registered for every test area by ``tests/conftest.py``."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from hbase_migrate.cluster.client import Client
 from hbase_migrate.hbase.connect import connect
 from minihbase.server import MiniHBase
 from minihbase.zookeeper import ZooKeeperServer
-from tests.support.minicluster import TRANSPORTS, cluster_pair
+from tests.support.minicluster import TRANSPORTS, EmbeddedClusters
 
 
 @pytest.fixture(scope="session")
@@ -31,17 +32,23 @@ def transport(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
 
-def _registry(request: pytest.FixtureRequest, transport: str) -> ZooKeeperServer | None:
-    """The session's ZooKeeper when the clusters must be found through it."""
-    return request.getfixturevalue("zookeeper") if transport == "native" else None
+@pytest.fixture
+def make_embedded(request: pytest.FixtureRequest,
+                  tmp_path: Path) -> Iterator[EmbeddedClusters]:
+    """Builds started embedded clusters in the test's folder with the options it asks for,
+    ``make_embedded("source", wal=WalSettings(...))`` (``over="native"``: registered in the
+    session's ZooKeeper), or a source-target pair, ``make_embedded.pair(over, wal)``; all
+    stopped at the test's end. A module's shared cluster uses
+    :class:`~tests.support.minicluster.EmbeddedClusters` itself, in a module fixture."""
+    with EmbeddedClusters(tmp_path, lambda: request.getfixturevalue("zookeeper")) as clusters:
+        yield clusters
 
 
 @pytest.fixture
-def embedded_pair(request: pytest.FixtureRequest, transport: str,
-                  tmp_path: Path) -> Iterator[tuple[MiniHBase, MiniHBase]]:
+def embedded_pair(make_embedded: EmbeddedClusters,
+                  transport: str) -> tuple[MiniHBase, MiniHBase]:
     """A source and a target embedded cluster the product reaches over ``transport``."""
-    with cluster_pair(tmp_path, transport, _registry(request, transport)) as pair:
-        yield pair
+    return make_embedded.pair(transport)
 
 
 @pytest.fixture

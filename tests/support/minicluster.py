@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import contextlib
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
 from hbase_migrate.config import MigrationSpec, load_config
@@ -24,6 +25,54 @@ from tests.support.oracle import Contents, compare_stored, stored_cells
 TRANSPORTS = ("thrift2", "native")  # how the product reaches an embedded cluster
 
 
+class EmbeddedClusters:
+    """Embedded clusters built with the options a test needs (``MiniHBase``'s: ``wal``,
+    ``write_hook``, ``replication_peer``, ports...), each started in a folder of its own
+    and all stopped when the set closes. ``over`` says how the product reaches a cluster
+    (:data:`TRANSPORTS`): ``"native"`` registers it in ``zookeeper`` (a callable, asked on
+    first need) under a znode parent of its own, ``"thrift2"`` leaves it unregistered (its
+    ``cluster.json`` then names its Thrift gateways) unless a ``zookeeper`` option says
+    otherwise. A restart is the same object's
+    ``stop()`` and ``start()`` (new ports unless the options fixed them)."""
+
+    def __init__(self, folder: Path,
+                 zookeeper: Callable[[], ZooKeeperServer] | None = None) -> None:
+        self.folder, self._zookeeper = folder, zookeeper
+        self._clusters: list[MiniHBase] = []
+
+    def __call__(self, name: str = "minihbase", *, over: str = "thrift2",
+                 folder: Path | None = None, **options: Any) -> MiniHBase:
+        """A started cluster ``name`` in ``folder`` (default: the set's folder / ``name``)."""
+        if over not in TRANSPORTS:
+            raise ValueError(f"transport {over!r}: expected one of {TRANSPORTS}")
+        if over == "native":
+            assert self._zookeeper is not None, "the native transport needs a ZooKeeper"
+            options.setdefault("zookeeper", self._zookeeper().address)
+            options.setdefault("znode_parent", f"/hbase-{uuid.uuid4().hex[:10]}")
+        # the suite's one construction of an embedded cluster: every test's comes here
+        cluster = MiniHBase(folder or self.folder / name, name, **options)
+        self._clusters.append(cluster)
+        return cluster.start()
+
+    def pair(self, over: str = "thrift2", wal: WalSettings | None = None
+             ) -> tuple[MiniHBase, MiniHBase]:
+        """A source (its region servers as ``wal`` says) in ``src`` and a target in ``dst``
+        of the set's folder, both reached over ``over``."""
+        return (self("source", over=over, folder=self.folder / "src", wal=wal),
+                self("target", over=over, folder=self.folder / "dst"))
+
+    def close(self) -> None:
+        for cluster in reversed(self._clusters):
+            cluster.stop()
+        self._clusters.clear()
+
+    def __enter__(self) -> EmbeddedClusters:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
 @contextmanager
 def cluster_pair(folder: Path, transport: str, zookeeper: ZooKeeperServer | None = None,
                  wal: WalSettings | None = None) -> Iterator[tuple[MiniHBase, MiniHBase]]:
@@ -32,18 +81,10 @@ def cluster_pair(folder: Path, transport: str, zookeeper: ZooKeeperServer | None
     ``"native"`` registers both in ``zookeeper`` (znode parents of their own), so the
     product speaks HBase's own RPC; ``"thrift2"`` leaves them unregistered, so it goes
     through their Thrift2 gateways. Workloads and judges keep to their own paths."""
-    if transport not in TRANSPORTS:
-        raise ValueError(f"transport {transport!r}: expected one of {TRANSPORTS}")
-    registry = None
     if transport == "native":
         assert zookeeper is not None, "the native transport finds clusters through ZooKeeper"
-        registry = zookeeper.address
-    parent = f"/hbase-{uuid.uuid4().hex[:10]}"
-    with MiniHBase(folder / "src", "source", wal=wal, zookeeper=registry,
-                   znode_parent=f"{parent}-src") as src, \
-            MiniHBase(folder / "dst", "target", zookeeper=registry,
-                      znode_parent=f"{parent}-dst") as dst:
-        yield src, dst
+    with EmbeddedClusters(folder, (lambda: zookeeper) if zookeeper else None) as clusters:
+        yield clusters.pair(transport, wal)
 
 
 def clusters_over_rpc(folder: Path, zookeeper: ZooKeeperServer, wal: WalSettings | None = None
