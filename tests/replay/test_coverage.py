@@ -10,9 +10,8 @@ import json
 import os
 import threading
 import time
-import uuid
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager, suppress
+from collections.abc import Sequence
+from contextlib import suppress
 from pathlib import Path
 
 import pytest
@@ -33,6 +32,7 @@ from hbase_migrate.wal.selection import Manifest
 from minihbase.regionserver import WalSettings
 from minihbase.server import MiniHBase
 from tests.support.minicluster import (
+    EmbeddedClusters,
     compare,
     copy_table_schema,
     run_workload,
@@ -85,14 +85,12 @@ class Watcher:
                       if i.timestamp is not None and str(i.server) == server and not i.meta)
 
 
-@contextmanager
-def fast_cleaner_source(tmp_path: Path, *, roll: float, ttl: float) -> Iterator[
-        tuple[MiniHBase, MiniHBase]]:
-    settings = WalSettings(region_servers=2, roll_period=roll, archive_ttl=ttl,
-                           cleaner_interval=0.05)
-    with MiniHBase(tmp_path / "src", "source", wal=settings) as src, \
-            MiniHBase(tmp_path / "dst", "target") as dst:
-        yield src, dst
+def fast_cleaner_source(clusters: EmbeddedClusters, *, roll: float, ttl: float
+                        ) -> tuple[MiniHBase, MiniHBase]:
+    """A source whose servers roll every ``roll`` s and whose cleaner deletes archived files
+    ``ttl`` s old, and a target."""
+    return clusters.pair(wal=WalSettings(region_servers=2, roll_period=roll, archive_ttl=ttl,
+                                         cleaner_interval=0.05))
 
 
 def gaps_of(config: Path) -> list[dict[str, object]]:
@@ -105,9 +103,9 @@ def gaps_of(config: Path) -> list[dict[str, object]]:
 
 
 def test_files_deleted_before_the_first_listing_are_a_gap_from_the_watermark(
-        tmp_path: Path) -> None:
-    with fast_cleaner_source(tmp_path, roll=0.5, ttl=2.0) as (src, dst), \
-            Watcher(src.hbase_root_dir) as watcher:  # a 2 s archive TTL
+        tmp_path: Path, make_embedded: EmbeddedClusters) -> None:
+    src, dst = fast_cleaner_source(make_embedded, roll=0.5, ttl=2.0)
+    with Watcher(src.hbase_root_dir) as watcher:  # a 2 s archive TTL
         config = write_migration(tmp_path, src, dst, TABLE)
         run_workload(src, TABLE, seed=5, ops=20)
         copy_table_schema(src, dst, TABLE)
@@ -154,9 +152,10 @@ def test_files_deleted_before_the_first_listing_are_a_gap_from_the_watermark(
         assert all(after.count(g) == 1 for g in missing)  # each stretch recorded once
 
 
-def test_files_created_and_deleted_between_two_listings_are_a_gap(tmp_path: Path) -> None:
-    with fast_cleaner_source(tmp_path, roll=0.4, ttl=3.0) as (src, dst), \
-            Watcher(src.hbase_root_dir) as watcher:
+def test_files_created_and_deleted_between_two_listings_are_a_gap(
+        tmp_path: Path, make_embedded: EmbeddedClusters) -> None:
+    src, dst = fast_cleaner_source(make_embedded, roll=0.4, ttl=3.0)
+    with Watcher(src.hbase_root_dir) as watcher:
         # While the cleaner is off no file is deleted: the first run is told so (an archive
         # TTL far longer than it lasts), so however slow the machine, it proves its chains.
         config = write_migration(tmp_path, src, dst, TABLE, archive_ttl="10m")
@@ -240,80 +239,79 @@ class DeleteOnePlanned(Observer):
 
 
 def test_a_file_deleted_between_listing_and_reading_is_a_gap_in_the_same_run(
-        tmp_path: Path) -> None:
-    with fast_cleaner_source(tmp_path, roll=3600, ttl=3600) as (src, dst):
-        config = write_migration(tmp_path, src, dst, TABLE, roll_period="1h")
-        spec = set_watermark(config)
-        run_workload(src, TABLE, seed=9, ops=100)
-        copy_table_schema(src, dst, TABLE)
-        assert src.region_servers is not None
-        src.region_servers.roll()
-        observer = DeleteOnePlanned(src.hbase_root_dir)
-        summary = run_replay(ReplayJob.from_spec(spec), observer)
-        assert observer.deleted is not None
-        path, times = observer.deleted
-        assert summary.exit_code == 3, summary.to_json()
-        assert not summary.failures  # a gap, not a file failure
-        gap, = summary.gaps
-        assert gap.path == path and gap.first_time is not None and gap.last_time is not None
-        assert gap.first_time <= min(times) and max(times) <= gap.last_time  # includes them
-        with Ledger.open(spec.ledger_url) as ledger:
-            record = ledger.migration(spec.name)
-            assert record is not None
-            row = ledger.wal_file(record.id, SOURCE, path)
-            assert row is not None and row.status is WalStatus.GAP
+        tmp_path: Path, make_embedded: EmbeddedClusters) -> None:
+    src, dst = fast_cleaner_source(make_embedded, roll=3600, ttl=3600)
+    config = write_migration(tmp_path, src, dst, TABLE, roll_period="1h")
+    spec = set_watermark(config)
+    run_workload(src, TABLE, seed=9, ops=100)
+    copy_table_schema(src, dst, TABLE)
+    assert src.region_servers is not None
+    src.region_servers.roll()
+    observer = DeleteOnePlanned(src.hbase_root_dir)
+    summary = run_replay(ReplayJob.from_spec(spec), observer)
+    assert observer.deleted is not None
+    path, times = observer.deleted
+    assert summary.exit_code == 3, summary.to_json()
+    assert not summary.failures  # a gap, not a file failure
+    gap, = summary.gaps
+    assert gap.path == path and gap.first_time is not None and gap.last_time is not None
+    assert gap.first_time <= min(times) and max(times) <= gap.last_time  # includes them
+    with Ledger.open(spec.ledger_url) as ledger:
+        record = ledger.migration(spec.name)
+        assert record is not None
+        row = ledger.wal_file(record.id, SOURCE, path)
+        assert row is not None and row.status is WalStatus.GAP
 
 
 def test_a_crashed_servers_last_file_is_replayed_and_its_deletion_is_no_gap(
-        tmp_path: Path) -> None:
+        tmp_path: Path, make_embedded: EmbeddedClusters) -> None:
     settings = WalSettings(region_servers=2, roll_period=3600, archive_ttl=0.5,
                            cleaner_interval=0.05, split_delay=3600)
-    with MiniHBase(tmp_path / "src", "source", wal=settings) as src, \
-            MiniHBase(tmp_path / "dst", "target") as dst:
-        config = write_migration(tmp_path, src, dst, TABLE)
-        spec = set_watermark(config)
-        run_workload(src, TABLE, seed=11, ops=200)
-        copy_table_schema(src, dst, TABLE)
-        job = ReplayJob.from_spec(spec)
-        assert run_replay(job).exit_code == 0
-        assert src.region_servers is not None
-        victim = src.region_servers.servers[0].name
-        live_file = next(p for p in (src.hbase_root_dir / "WALs" / str(victim)).iterdir())
-        run_workload(src, TABLE, seed=12, ops=100)
-        src.region_servers.kill(str(victim))
-        splitting = run_replay(job)  # its file waits in -splitting: read to its end
-        assert splitting.exit_code == 0, splitting.to_json()
-        assert [Path(o.path).parent.name for o in splitting.outcomes
-                if Path(o.path).name == live_file.name] == [f"{victim}-splitting"]
-        src.region_servers.cleaner_switch(False)  # archived, and still there for the next run
-        assert src.region_servers.finish_split() == [live_file.name]
-        archived = run_replay(job)
-        assert archived.exit_code == 0, archived.to_json()
-        assert [(Path(a).parent.name, Path(b).parent.name) for a, b in archived.moves] == [
-            (f"{victim}-splitting", "oldWALs")]
-        src.region_servers.cleaner_switch(True)
-        with Ledger.open(spec.ledger_url) as ledger:
-            record = ledger.migration(spec.name)
-            assert record is not None
-            rows = {Path(r.path).name: r for r in ledger.wal_files(record.id, SOURCE)}
-        assert rows[live_file.name].status is WalStatus.REPLAYED
-        wait_for(lambda: not any(p.name == live_file.name
-                                 for p in src.hbase_root_dir.rglob("*")), 10,
-                 "the cleaner to delete the dead server's file")
-        final = run_replay(job)
-        assert final.exit_code == 0, final.to_json()
-        status = CliRunner().invoke(cli, ["status", "--config", str(config), "--json"],
-                                    catch_exceptions=False)
-        assert status.exit_code == 0, status.output
-        assert compare(src, dst, TABLE).equal
+    src, dst = make_embedded.pair(wal=settings)
+    config = write_migration(tmp_path, src, dst, TABLE)
+    spec = set_watermark(config)
+    run_workload(src, TABLE, seed=11, ops=200)
+    copy_table_schema(src, dst, TABLE)
+    job = ReplayJob.from_spec(spec)
+    assert run_replay(job).exit_code == 0
+    assert src.region_servers is not None
+    victim = src.region_servers.servers[0].name
+    live_file = next(p for p in (src.hbase_root_dir / "WALs" / str(victim)).iterdir())
+    run_workload(src, TABLE, seed=12, ops=100)
+    src.region_servers.kill(str(victim))
+    splitting = run_replay(job)  # its file waits in -splitting: read to its end
+    assert splitting.exit_code == 0, splitting.to_json()
+    assert [Path(o.path).parent.name for o in splitting.outcomes
+            if Path(o.path).name == live_file.name] == [f"{victim}-splitting"]
+    src.region_servers.cleaner_switch(False)  # archived, and still there for the next run
+    assert src.region_servers.finish_split() == [live_file.name]
+    archived = run_replay(job)
+    assert archived.exit_code == 0, archived.to_json()
+    assert [(Path(a).parent.name, Path(b).parent.name) for a, b in archived.moves] == [
+        (f"{victim}-splitting", "oldWALs")]
+    src.region_servers.cleaner_switch(True)
+    with Ledger.open(spec.ledger_url) as ledger:
+        record = ledger.migration(spec.name)
+        assert record is not None
+        rows = {Path(r.path).name: r for r in ledger.wal_files(record.id, SOURCE)}
+    assert rows[live_file.name].status is WalStatus.REPLAYED
+    wait_for(lambda: not any(p.name == live_file.name
+                             for p in src.hbase_root_dir.rglob("*")), 10,
+             "the cleaner to delete the dead server's file")
+    final = run_replay(job)
+    assert final.exit_code == 0, final.to_json()
+    status = CliRunner().invoke(cli, ["status", "--config", str(config), "--json"],
+                                catch_exceptions=False)
+    assert status.exit_code == 0, status.output
+    assert compare(src, dst, TABLE).equal
 
 
 def test_idle_rolls_and_empty_files_are_no_gap_and_lag_is_zero_when_drained(
-        tmp_path: Path) -> None:
+        tmp_path: Path, make_embedded: EmbeddedClusters) -> None:
     # the follow lists the source more often than the TTL: on a busy machine its runs take
     # longer, so the TTL stretches with the load to keep that so
-    with fast_cleaner_source(tmp_path, roll=0.5, ttl=2.5 * load_stretch()) as (src, dst), \
-            Watcher(src.hbase_root_dir):
+    src, dst = fast_cleaner_source(make_embedded, roll=0.5, ttl=2.5 * load_stretch())
+    with Watcher(src.hbase_root_dir):
         # the config's roll period leaves room for a stalled roller (a busy machine once
         # held this process for 1.4 s: files 1.6 s apart read as a missing one at 500 ms)
         config = write_migration(tmp_path, src, dst, TABLE, roll_period="2s")
@@ -356,64 +354,64 @@ def test_idle_rolls_and_empty_files_are_no_gap_and_lag_is_zero_when_drained(
 
 
 def test_follow_refuses_an_interval_the_cleaner_outruns_unless_pinned(
-        tmp_path: Path, zookeeper, capsys: pytest.CaptureFixture[str]) -> None:  # type: ignore[no-untyped-def]
+        tmp_path: Path, make_embedded: EmbeddedClusters,
+        capsys: pytest.CaptureFixture[str]) -> None:
     settings = WalSettings(region_servers=2, roll_period=3600)
-    parent = f"/hbase-{uuid.uuid4().hex[:8]}"
-    with MiniHBase(tmp_path / "src", "source", wal=settings, zookeeper=zookeeper.address,
-                   znode_parent=parent, replication_peer="1") as src, \
-            MiniHBase(tmp_path / "dst", "target") as dst:
-        config = write_migration(tmp_path, src, dst, TABLE, archive_ttl="10s")
-        spec = set_watermark(config)
-        job = ReplayJob.from_spec(spec)
-        stop = threading.Event()
-        stop.set()
-        with pytest.raises(ConfigError, match=r"too long.*archive TTL"):
-            follow_replay(job, 5.0, stop)
-        assert follow_replay(job, 4.9, stop).exit_code == 0
-        assert follow_replay(job, 5.0, stop, force=True).exit_code == 0
-        with pytest.raises(SystemExit) as refused:
-            main(["replay", "--config", str(config), "--follow", "--interval", "6s"])
-        assert refused.value.code == 2
-        assert "--force" in capsys.readouterr().err
+    src = make_embedded("source", over="native", folder=tmp_path / "src", wal=settings,
+                        replication_peer="1")  # registered: its replication peer
+    dst = make_embedded("target", folder=tmp_path / "dst")
+    config = write_migration(tmp_path, src, dst, TABLE, archive_ttl="10s")
+    spec = set_watermark(config)
+    job = ReplayJob.from_spec(spec)
+    stop = threading.Event()
+    stop.set()
+    with pytest.raises(ConfigError, match=r"too long.*archive TTL"):
+        follow_replay(job, 5.0, stop)
+    assert follow_replay(job, 4.9, stop).exit_code == 0
+    assert follow_replay(job, 5.0, stop, force=True).exit_code == 0
+    with pytest.raises(SystemExit) as refused:
+        main(["replay", "--config", str(config), "--follow", "--interval", "6s"])
+    assert refused.value.code == 2
+    assert "--force" in capsys.readouterr().err
 
-        info = CliRunner().invoke(cli, ["cluster", "info", "--config", str(config), "--json"],
-                                  catch_exceptions=False)
-        assert json.loads(info.output)["retention"]["kind"] == "ttl"
-        assert src.region_servers is not None and src.region_servers.replication is not None
-        src.region_servers.replication.set_enabled(False)  # a disabled peer pins every WAL
-        run_workload(src, TABLE, seed=15, ops=20)
-        src.region_servers.roll()
-        src.region_servers.replication.sync()
-        info = CliRunner().invoke(cli, ["cluster", "info", "--config", str(config), "--json"],
-                                  catch_exceptions=False)
-        retention = json.loads(info.output)["retention"]
-        assert (retention["kind"], retention["peer"]) == ("pinned", "1"), retention
-        assert follow_replay(job, 60.0, stop).exit_code == 0  # pinned: a long interval is safe
+    info = CliRunner().invoke(cli, ["cluster", "info", "--config", str(config), "--json"],
+                              catch_exceptions=False)
+    assert json.loads(info.output)["retention"]["kind"] == "ttl"
+    assert src.region_servers is not None and src.region_servers.replication is not None
+    src.region_servers.replication.set_enabled(False)  # a disabled peer pins every WAL
+    run_workload(src, TABLE, seed=15, ops=20)
+    src.region_servers.roll()
+    src.region_servers.replication.sync()
+    info = CliRunner().invoke(cli, ["cluster", "info", "--config", str(config), "--json"],
+                              catch_exceptions=False)
+    retention = json.loads(info.output)["retention"]
+    assert (retention["kind"], retention["peer"]) == ("pinned", "1"), retention
+    assert follow_replay(job, 60.0, stop).exit_code == 0  # pinned: a long interval is safe
 
-        # A queued file deleted behind HBase's back (never listed by replay) is missing.
-        run_workload(src, TABLE, seed=16, ops=20)
-        second = next(name for name in src.region_servers.roll()
-                      if name not in listed_names(spec))
-        src.region_servers.replication.sync()
-        (src.hbase_root_dir / "oldWALs" / second).unlink()
-        summary = run_replay(job)
-        assert summary.exit_code == 3, summary.to_json()
-        gap, = summary.gaps
-        assert gap.path is None and gap.detail is not None
-        assert second in gap.detail and "replication queue" in gap.detail
+    # A queued file deleted behind HBase's back (never listed by replay) is missing.
+    run_workload(src, TABLE, seed=16, ops=20)
+    second = next(name for name in src.region_servers.roll()
+                  if name not in listed_names(spec))
+    src.region_servers.replication.sync()
+    (src.hbase_root_dir / "oldWALs" / second).unlink()
+    summary = run_replay(job)
+    assert summary.exit_code == 3, summary.to_json()
+    gap, = summary.gaps
+    assert gap.path is None and gap.detail is not None
+    assert second in gap.detail and "replication queue" in gap.detail
 
 
 
 def test_a_replay_from_before_the_servers_started_reports_files_deleted_unseen(
-        tmp_path: Path) -> None:
+        tmp_path: Path, make_embedded: EmbeddedClusters) -> None:
     """A window starting before the source's servers did: the files holding the puts rolled,
     were archived and deleted before the first listing. The archived files still listed are
     a roll period apart, so only the head of each chain (the server's first file) shows the
     hole; it is a gap naming the server, and the replay exits 3."""
     start = int(time.time() * 1000) - 1_000
     time.sleep(0.05)
-    with fast_cleaner_source(tmp_path, roll=1.0, ttl=2.0) as (src, dst), \
-            Watcher(src.hbase_root_dir) as watcher:
+    src, dst = fast_cleaner_source(make_embedded, roll=1.0, ttl=2.0)
+    with Watcher(src.hbase_root_dir) as watcher:
         config = write_migration(tmp_path, src, dst, TABLE)
         assert src.region_servers is not None
         servers = {str(s.name) for s in src.region_servers.servers}

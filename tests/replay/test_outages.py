@@ -43,6 +43,7 @@ from minihbase.regionserver import WalSettings
 from minihbase.server import MiniHBase
 from minihbase.zookeeper import ZooKeeperServer
 from tests.support.minicluster import (
+    EmbeddedClusters,
     compare,
     copy_table_schema,
     run_workload,
@@ -155,112 +156,114 @@ def started(config: Path, src: MiniHBase, dst: MiniHBase) -> None:
     set_watermark(config)
 
 
-def test_follow_rides_out_gateway_and_webhdfs_outages_and_converges(tmp_path: Path) -> None:
-    with MiniHBase(tmp_path / "src", "source", wal=SETTINGS) as src, \
-            MiniHBase(tmp_path / "dst", "target") as dst:
-        config = write_migration(tmp_path, src, dst, TABLE)
-        run_workload(src, TABLE, seed=71, ops=20)  # the table exists with its families
-        started(config, src, dst)
-        proc, out, err = follow(config, "--metrics-port", "0")
+def test_follow_rides_out_gateway_and_webhdfs_outages_and_converges(
+        tmp_path: Path, make_embedded: EmbeddedClusters) -> None:
+    src, dst = make_embedded.pair(wal=SETTINGS)  # over Thrift2: its gateway is the outage
+    config = write_migration(tmp_path, src, dst, TABLE)
+    run_workload(src, TABLE, seed=71, ops=20)  # the table exists with its families
+    started(config, src, dst)
+    proc, out, err = follow(config, "--metrics-port", "0")
+    gateway = dst.endpoints.thrift2
+
+    def waiting_everywhere() -> None:  # metrics and status say whom the follow waits for
+        key = ("hbase_migrate_waiting", (("endpoint", gateway),
+                                         ("service", "target gateway")))
+        wait_for(lambda: scrape(url).get(key) == 1, 30, "the waiting metric")
+        waiting = status_json(config)["waiting"]
+        assert (waiting["service"], waiting["endpoint"]) == ("target gateway", gateway)
+
+    try:
+        wait_for(lambda: err.count(r"^metrics at http://127\.0\.0\.1:\d+/metrics$"), 30,
+                 "the metrics address")
+        url = next(ln for ln in err.lines if ln.startswith("metrics at ")).split()[-1]
+        with Writer(src) as writer:
+            wait_for(lambda: out.count(r"^result: ok") >= 2, 60, "two follow runs")
+            outage(dst, "thrift2", 5, out, err, r"waiting for the target gateway")
+            outage(src, "webhdfs", 5, out, err, r"waiting for the source WebHDFS")
+            outage(dst, "thrift2", LONG, out, err, r"waiting for the target gateway",
+                   during=waiting_everywhere)
+        written = writer.written
+        wait_for(lambda: compare(src, dst, TABLE).equal, 90, "the target to converge")
+        assert proc.poll() is None, f"the follow ended:\n{err.text[-3000:]}"
+        # drained: the metrics and status --json agree, and count what the source took
+        wait_for(lambda: status_json(config)["lag"] == 0, 30, "lag 0")
+        figures, metrics = status_json(config), scrape(url)
+        assert figures["waiting"] is None
+        assert metrics[("hbase_migrate_lag_seconds", ())] == 0
+        assert {k[1][0][1]: v for k, v in metrics.items()
+                if k[0] == "hbase_migrate_cells_total"} == figures["cells"]
+        assert figures["cells"]["Put"] >= writer.written
+        assert {k[1][0][1]: v for k, v in metrics.items()
+                if k[0] == "hbase_migrate_wal_files"} == figures["wal_files"]
+        assert metrics[("hbase_migrate_open_gaps", ())] == figures["open_gaps"] == 0
+        assert metrics[("hbase_migrate_outage_seconds_total", ())] >= 5 + 5 + LONG
+        assert metrics[("hbase_migrate_runs_total", ())] >= 4
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        code = proc.wait(60)
+    out.thread.join(10)
+    print(f"\n{written} cells written during the outages; follow summary:\n"
+          + "\n".join(out.lines[-8:]))
+    assert code == 0, err.text[-3000:]
+    summary = out.text[out.text.rindex("follow of migration"):]
+    assert "outages ridden out: 3" in summary, summary
+    lengths = [seconds(text) for text in re.findall(r" for ([^(]+) \(\d+ probes\)",
+                                                    summary)]
+    assert len(lengths) == 3, summary
+    # each as long as the service was closed, and at most one capped backoff (30 s) more
+    assert 5 <= lengths[0] < 5 + 30 and 5 <= lengths[1] < 5 + 30, lengths
+    assert LONG <= lengths[2] < LONG + 31, lengths
+    assert summary.rstrip().endswith("result: ok"), summary
+    spec = load_config(config)
+    with Ledger.open(spec.ledger_url) as ledger:
+        record = ledger.migration(spec.name)
+        assert record is not None
+        assert ledger.gaps(record.id) == []
+        steps = ledger.steps(record.id, "outage")
+    assert [s.status for s in steps] == [StepStatus.SUCCEEDED] * 3, steps
+    assert [s.metrics["service"] for s in steps] == [
+        "target gateway", "source WebHDFS", "target gateway"]
+
+
+def test_an_outage_past_the_tolerance_ends_the_follow_with_its_reason(
+        tmp_path: Path, make_embedded: EmbeddedClusters) -> None:
+    src, dst = make_embedded.pair(wal=SETTINGS)  # over Thrift2: its gateway is the outage
+    config = write_migration(tmp_path, src, dst, TABLE, outage_tolerance="3s")
+    run_workload(src, TABLE, seed=72, ops=20)
+    started(config, src, dst)
+    proc, out, err = follow(config)
+    try:
+        wait_for(lambda: out.count(r"^result: ok") >= 1, 60, "a follow run")
         gateway = dst.endpoints.thrift2
-
-        def waiting_everywhere() -> None:  # metrics and status say whom the follow waits for
-            key = ("hbase_migrate_waiting", (("endpoint", gateway),
-                                             ("service", "target gateway")))
-            wait_for(lambda: scrape(url).get(key) == 1, 30, "the waiting metric")
-            waiting = status_json(config)["waiting"]
-            assert (waiting["service"], waiting["endpoint"]) == ("target gateway", gateway)
-
-        try:
-            wait_for(lambda: err.count(r"^metrics at http://127\.0\.0\.1:\d+/metrics$"), 30,
-                     "the metrics address")
-            url = next(ln for ln in err.lines if ln.startswith("metrics at ")).split()[-1]
-            with Writer(src) as writer:
-                wait_for(lambda: out.count(r"^result: ok") >= 2, 60, "two follow runs")
-                outage(dst, "thrift2", 5, out, err, r"waiting for the target gateway")
-                outage(src, "webhdfs", 5, out, err, r"waiting for the source WebHDFS")
-                outage(dst, "thrift2", LONG, out, err, r"waiting for the target gateway",
-                       during=waiting_everywhere)
-            written = writer.written
-            wait_for(lambda: compare(src, dst, TABLE).equal, 90, "the target to converge")
-            assert proc.poll() is None, f"the follow ended:\n{err.text[-3000:]}"
-            # drained: the metrics and status --json agree, and count what the source took
-            wait_for(lambda: status_json(config)["lag"] == 0, 30, "lag 0")
-            figures, metrics = status_json(config), scrape(url)
-            assert figures["waiting"] is None
-            assert metrics[("hbase_migrate_lag_seconds", ())] == 0
-            assert {k[1][0][1]: v for k, v in metrics.items()
-                    if k[0] == "hbase_migrate_cells_total"} == figures["cells"]
-            assert figures["cells"]["Put"] >= writer.written
-            assert {k[1][0][1]: v for k, v in metrics.items()
-                    if k[0] == "hbase_migrate_wal_files"} == figures["wal_files"]
-            assert metrics[("hbase_migrate_open_gaps", ())] == figures["open_gaps"] == 0
-            assert metrics[("hbase_migrate_outage_seconds_total", ())] >= 5 + 5 + LONG
-            assert metrics[("hbase_migrate_runs_total", ())] >= 4
-        finally:
-            proc.send_signal(signal.SIGTERM)
-            code = proc.wait(60)
-        out.thread.join(10)
-        print(f"\n{written} cells written during the outages; follow summary:\n"
-              + "\n".join(out.lines[-8:]))
-        assert code == 0, err.text[-3000:]
-        summary = out.text[out.text.rindex("follow of migration"):]
-        assert "outages ridden out: 3" in summary, summary
-        lengths = [seconds(text) for text in re.findall(r" for ([^(]+) \(\d+ probes\)",
-                                                        summary)]
-        assert len(lengths) == 3, summary
-        # each as long as the service was closed, and at most one capped backoff (30 s) more
-        assert 5 <= lengths[0] < 5 + 30 and 5 <= lengths[1] < 5 + 30, lengths
-        assert LONG <= lengths[2] < LONG + 31, lengths
-        assert summary.rstrip().endswith("result: ok"), summary
-        spec = load_config(config)
-        with Ledger.open(spec.ledger_url) as ledger:
-            record = ledger.migration(spec.name)
-            assert record is not None
-            assert ledger.gaps(record.id) == []
-            steps = ledger.steps(record.id, "outage")
-        assert [s.status for s in steps] == [StepStatus.SUCCEEDED] * 3, steps
-        assert [s.metrics["service"] for s in steps] == [
-            "target gateway", "source WebHDFS", "target gateway"]
-
-
-def test_an_outage_past_the_tolerance_ends_the_follow_with_its_reason(tmp_path: Path) -> None:
-    with MiniHBase(tmp_path / "src", "source", wal=SETTINGS) as src, \
-            MiniHBase(tmp_path / "dst", "target") as dst:
-        config = write_migration(tmp_path, src, dst, TABLE, outage_tolerance="3s")
-        run_workload(src, TABLE, seed=72, ops=20)
-        started(config, src, dst)
-        proc, out, err = follow(config)
-        try:
-            wait_for(lambda: out.count(r"^result: ok") >= 1, 60, "a follow run")
-            gateway = dst.endpoints.thrift2
-            dst.stop_service("thrift2")
-            run_workload(src, TABLE, seed=73, ops=20)  # edits that wait for the target
-            code = proc.wait(60)
-        finally:
-            if proc.poll() is None:
-                proc.kill()
-        out.thread.join(10)
-        err.thread.join(10)
-        assert code == 2, err.text[-3000:]
-        errors = [ln for ln in err.lines if ln.startswith("hbase-migrate: error: ")]
-        assert len(errors) == 1, err.text[-3000:]
-        assert f"the target gateway {gateway} has not answered for " in errors[0], errors
-        assert "longer than [replay] outage_tolerance 3s" in errors[0], errors
-        summary = out.text[out.text.rindex("follow of migration"):]
-        assert "outages ridden out: 1" in summary and "result: error" in summary, summary
+        dst.stop_service("thrift2")
+        run_workload(src, TABLE, seed=73, ops=20)  # edits that wait for the target
+        code = proc.wait(60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    out.thread.join(10)
+    err.thread.join(10)
+    assert code == 2, err.text[-3000:]
+    errors = [ln for ln in err.lines if ln.startswith("hbase-migrate: error: ")]
+    assert len(errors) == 1, err.text[-3000:]
+    assert f"the target gateway {gateway} has not answered for " in errors[0], errors
+    assert "longer than [replay] outage_tolerance 3s" in errors[0], errors
+    summary = out.text[out.text.rindex("follow of migration"):]
+    assert "outages ridden out: 1" in summary and "result: error" in summary, summary
 
 
 def test_follow_goes_on_through_a_zookeeper_outage_and_keeps_its_lock(
-        tmp_path: Path) -> None:
+        tmp_path: Path, make_embedded: EmbeddedClusters) -> None:
     """The source's quorum (its replication state, and the migration's lock) down past the
     lock's session timeout: replay needs no ZooKeeper to read WALs, so the follow goes on
     (the retention is then unknown, and said so), and once the quorum is back the lock is
     its own: kept by its session, or taken again before the next run when the session
     expired meanwhile. No other run can hold it."""
     with ZooKeeperServer(tmp_path / "zk", free_port("127.0.0.1")) as zk, \
-            MiniHBase(tmp_path / "src", "source", wal=SETTINGS, zookeeper=zk.address) as src, \
-            MiniHBase(tmp_path / "dst", "target") as dst:
+            make_embedded:  # the clusters stop before their ZooKeeper
+        src = make_embedded("source", folder=tmp_path / "src", wal=SETTINGS,
+                            zookeeper=zk.address)
+        dst = make_embedded("target", folder=tmp_path / "dst")
         config = write_migration(tmp_path, src, dst, TABLE)
         run_workload(src, TABLE, seed=74, ops=20)
         started(config, src, dst)
@@ -300,40 +303,40 @@ def test_follow_goes_on_through_a_zookeeper_outage_and_keeps_its_lock(
         assert done.exit_code == 0 and set(runs) == {0}, runs
 
 
-def test_a_one_shot_replay_waits_for_its_target_too(tmp_path: Path) -> None:
+def test_a_one_shot_replay_waits_for_its_target_too(
+        tmp_path: Path, make_embedded: EmbeddedClusters) -> None:
     """What an Airflow task's catch-up does: the run waits for the target and then replays;
     its summary says how long it waited and for whom."""
-    with MiniHBase(tmp_path / "src", "source", wal=SETTINGS) as src, \
-            MiniHBase(tmp_path / "dst", "target") as dst:
-        config = write_migration(tmp_path, src, dst, TABLE)
-        run_workload(src, TABLE, seed=76, ops=20)
-        started(config, src, dst)
-        run_workload(src, TABLE, seed=77, ops=40)
-        gateway = dst.endpoints.thrift2
-        dst.stop_service("thrift2")
-        # the gateway comes back 2 s after the run says it waits for it, however long the
-        # run took to get there on a busy machine
-        with subprocess.Popen([sys.executable, "-m", "hbase_migrate", "replay", "--config",
-                               str(config)], cwd=REPO, stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True) as run:
-            assert run.stdout is not None and run.stderr is not None
-            out: list[str] = []
-            reader = threading.Thread(target=lambda: out.extend(run.stdout), daemon=True)
-            reader.start()
-            err = []
-            for line in run.stderr:
-                err.append(line)
-                if "waiting for the target gateway" in line:
-                    break
-            time.sleep(2)
-            dst.start_service("thrift2")
-            err.extend(run.stderr)
-            assert run.wait(120) == 0, "".join(err)[-3000:]
-            reader.join(10)
-        waited = re.search(rf"^waited (\d+\.\d) s for the target gateway {gateway}: ",
-                           "".join(out), re.MULTILINE)
-        assert waited and 2 <= float(waited.group(1)) < 120, "".join(out)
-        assert compare(src, dst, TABLE).equal
+    src, dst = make_embedded.pair(wal=SETTINGS)  # over Thrift2: its gateway is the outage
+    config = write_migration(tmp_path, src, dst, TABLE)
+    run_workload(src, TABLE, seed=76, ops=20)
+    started(config, src, dst)
+    run_workload(src, TABLE, seed=77, ops=40)
+    gateway = dst.endpoints.thrift2
+    dst.stop_service("thrift2")
+    # the gateway comes back 2 s after the run says it waits for it, however long the
+    # run took to get there on a busy machine
+    with subprocess.Popen([sys.executable, "-m", "hbase_migrate", "replay", "--config",
+                           str(config)], cwd=REPO, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True) as run:
+        assert run.stdout is not None and run.stderr is not None
+        out: list[str] = []
+        reader = threading.Thread(target=lambda: out.extend(run.stdout), daemon=True)
+        reader.start()
+        err = []
+        for line in run.stderr:
+            err.append(line)
+            if "waiting for the target gateway" in line:
+                break
+        time.sleep(2)
+        dst.start_service("thrift2")
+        err.extend(run.stderr)
+        assert run.wait(120) == 0, "".join(err)[-3000:]
+        reader.join(10)
+    waited = re.search(rf"^waited (\d+\.\d) s for the target gateway {gateway}: ",
+                       "".join(out), re.MULTILINE)
+    assert waited and 2 <= float(waited.group(1)) < 120, "".join(out)
+    assert compare(src, dst, TABLE).equal
 
 
 UNITS = {"ms": 0.001, "s": 1, "min": 60, "h": 3600, "d": 86400}

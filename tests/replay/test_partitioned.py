@@ -23,7 +23,7 @@ from hbase_migrate.replay.partitioned import RowPartitionedTarget
 from hbase_migrate.replay.run import run_replay
 from hbase_migrate.validate.compare import compare_tables
 from hbase_migrate.wal.model import Cell, CellType
-from minihbase.server import MiniHBase
+from tests.support.minicluster import EmbeddedClusters
 
 
 class Recording:
@@ -104,32 +104,31 @@ def test_writers_is_checked(tmp_path: Path) -> None:
 
 
 @pytest.mark.integration
-def test_catch_up_through_three_writers(tmp_path: Path) -> None:
+def test_catch_up_through_three_writers(tmp_path: Path, make_embedded: EmbeddedClusters) -> None:
     start = now_ms() - 60_000
-    with MiniHBase(tmp_path / "src", "source") as src, \
-            MiniHBase(tmp_path / "dst", "target") as dst:
-        assert src.endpoints.thrift2 and dst.endpoints.thrift2
-        source, target = Thrift2Client(src.endpoints.thrift2), Thrift2Client(dst.endpoints.thrift2)
-        desc = TableDescriptor("events", (FamilyDescriptor(b"d", max_versions=3),))
-        source.create_table(desc)
-        target.create_table(desc)
-        now = now_ms()
-        for i in range(300):  # the same 40 rows over and over, deletes among the puts
-            row = b"r%02d" % (i % 40)
+    src, dst = make_embedded.pair()
+    assert src.endpoints.thrift2 and dst.endpoints.thrift2
+    source, target = Thrift2Client(src.endpoints.thrift2), Thrift2Client(dst.endpoints.thrift2)
+    desc = TableDescriptor("events", (FamilyDescriptor(b"d", max_versions=3),))
+    source.create_table(desc)
+    target.create_table(desc)
+    now = now_ms()
+    for i in range(300):  # the same 40 rows over and over, deletes among the puts
+        row = b"r%02d" % (i % 40)
+        source.write_cells("events", [Cell(row, b"d", b"q%d" % (i % 3), now + i,
+                                           CellType.PUT, b"v%d" % i)])
+        if i % 7 == 6:
             source.write_cells("events", [Cell(row, b"d", b"q%d" % (i % 3), now + i,
-                                               CellType.PUT, b"v%d" % i)])
-            if i % 7 == 6:
-                source.write_cells("events", [Cell(row, b"d", b"q%d" % (i % 3), now + i,
-                                                   CellType.DELETE_COLUMN)])
-        (tmp_path / "m.toml").write_text(
-            f'[migration]\nname = "writers"\nledger = "sqlite:///{tmp_path / "l.db"}"\n'
-            f'[source]\ncluster_json = "{src.write_cluster_json()}"\n'
-            f'[target]\ncluster_json = "{dst.write_cluster_json()}"\n'
-            '[[tables]]\nsource = "events"\n[replay]\nwriters = 3\n', encoding="utf-8")
-        job = ReplayJob.from_spec(load_config(tmp_path / "m.toml"), start=start)
-        summary = run_replay(job)
-        assert summary.exit_code == 0, summary.to_json()
-        comparison = compare_tables(source, target, "events")
-        assert comparison.equal and comparison.source_cells > 100, comparison
-        source.close()
-        target.close()
+                                               CellType.DELETE_COLUMN)])
+    (tmp_path / "m.toml").write_text(
+        f'[migration]\nname = "writers"\nledger = "sqlite:///{tmp_path / "l.db"}"\n'
+        f'[source]\ncluster_json = "{src.write_cluster_json()}"\n'
+        f'[target]\ncluster_json = "{dst.write_cluster_json()}"\n'
+        '[[tables]]\nsource = "events"\n[replay]\nwriters = 3\n', encoding="utf-8")
+    job = ReplayJob.from_spec(load_config(tmp_path / "m.toml"), start=start)
+    summary = run_replay(job)
+    assert summary.exit_code == 0, summary.to_json()
+    comparison = compare_tables(source, target, "events")
+    assert comparison.equal and comparison.source_cells > 100, comparison
+    source.close()
+    target.close()

@@ -18,8 +18,7 @@ from hbase_migrate.replay.job import FileTask
 from hbase_migrate.replay.ordering import RegionEvents, chain_id, order_tasks
 from hbase_migrate.replay.parts import split_parts
 from minihbase.regionserver import WalSettings
-from minihbase.server import MiniHBase
-from tests.support.minicluster import compare, edits_after_t0
+from tests.support.minicluster import EmbeddedClusters, compare, edits_after_t0
 
 RS1 = "/hbase/WALs/rs1.example.com,16020,1/rs1.example.com%2C16020%2C1.1700000000000"
 RS1_NEXT = "/hbase/WALs/rs1.example.com,16020,1/rs1.example.com%2C16020%2C1.1700000600000"
@@ -54,39 +53,39 @@ def test_chains_a_region_move_ties_form_one_part() -> None:
 
 
 @pytest.mark.integration
-def test_parts_replay_their_own_chains_and_together_everything(tmp_path: Path) -> None:
-    with MiniHBase(tmp_path / "src", "source", wal=WalSettings(region_servers=2)) as src, \
-            MiniHBase(tmp_path / "dst", "target") as dst:
-        spec = edits_after_t0(tmp_path, src, dst, "orders")
-        parts = replay_parts(spec)
-        servers = {p.name.removesuffix("-splitting")
-                   for p in (src.hbase_root_dir / "WALs").iterdir()}
-        assert sorted(c for part in parts for c in part) == sorted(servers)
-        assert all(len(part) == 1 for part in parts)  # no region moved
+def test_parts_replay_their_own_chains_and_together_everything(
+        tmp_path: Path, make_embedded: EmbeddedClusters) -> None:
+    src, dst = make_embedded.pair(wal=WalSettings(region_servers=2))
+    spec = edits_after_t0(tmp_path, src, dst, "orders")
+    parts = replay_parts(spec)
+    servers = {p.name.removesuffix("-splitting")
+               for p in (src.hbase_root_dir / "WALs").iterdir()}
+    assert sorted(c for part in parts for c in part) == sorted(servers)
+    assert all(len(part) == 1 for part in parts)  # no region moved
 
-        first = lifecycle.replay(spec, chains=parts[0])
-        assert first.exit_code == 0 and first.outcomes
-        assert {chain_id(o.path) for o in first.outcomes} == set(parts[0])
-        with Ledger.open(spec.ledger_url) as ledger:
-            record = ledger.migration(spec.name)
-            assert record is not None
-            left = {chain_id(f.path) for f in ledger.wal_files(record.id, "source")
-                    if f.offset_reached == 0 and f.status.value != "skipped"}
-        assert set(parts[1]) <= left and not set(parts[0]) & left
-        assert not compare(src, dst, "orders").equal  # the other chain is still to come
+    first = lifecycle.replay(spec, chains=parts[0])
+    assert first.exit_code == 0 and first.outcomes
+    assert {chain_id(o.path) for o in first.outcomes} == set(parts[0])
+    with Ledger.open(spec.ledger_url) as ledger:
+        record = ledger.migration(spec.name)
+        assert record is not None
+        left = {chain_id(f.path) for f in ledger.wal_files(record.id, "source")
+                if f.offset_reached == 0 and f.status.value != "skipped"}
+    assert set(parts[1]) <= left and not set(parts[0]) & left
+    assert not compare(src, dst, "orders").equal  # the other chain is still to come
 
-        # the command line makes the same split and runs a part by its chains
-        listed = subprocess.run(
-            [sys.executable, "-m", "hbase_migrate", "replay", "--config", str(spec.path),
-             "--parts"], capture_output=True, text=True, timeout=120, check=False)
-        assert listed.returncode == 0, listed.stderr
-        # (the first chain is listed again for its live file, read to its end every run)
-        assert parts[1] in [json.loads(line) for line in listed.stdout.splitlines()]
-        second = subprocess.run(
-            [sys.executable, "-m", "hbase_migrate", "replay", "--config", str(spec.path),
-             "--json", *(a for chain in parts[1] for a in ("--chain", chain))],
-            capture_output=True, text=True, timeout=300, check=False)
-        assert second.returncode == 0, second.stderr
-        summary = json.loads(second.stdout)
-        assert {chain_id(f["path"]) for f in summary["files"]} == set(parts[1])
-        assert compare(src, dst, "orders").equal
+    # the command line makes the same split and runs a part by its chains
+    listed = subprocess.run(
+        [sys.executable, "-m", "hbase_migrate", "replay", "--config", str(spec.path),
+         "--parts"], capture_output=True, text=True, timeout=120, check=False)
+    assert listed.returncode == 0, listed.stderr
+    # (the first chain is listed again for its live file, read to its end every run)
+    assert parts[1] in [json.loads(line) for line in listed.stdout.splitlines()]
+    second = subprocess.run(
+        [sys.executable, "-m", "hbase_migrate", "replay", "--config", str(spec.path),
+         "--json", *(a for chain in parts[1] for a in ("--chain", chain))],
+        capture_output=True, text=True, timeout=300, check=False)
+    assert second.returncode == 0, second.stderr
+    summary = json.loads(second.stdout)
+    assert {chain_id(f["path"]) for f in summary["files"]} == set(parts[1])
+    assert compare(src, dst, "orders").equal

@@ -32,6 +32,7 @@ from hbase_migrate.wal.model import Cell, CellType
 from minihbase.regionserver import WalSettings
 from minihbase.server import MiniHBase
 from tests.support.minicluster import (
+    EmbeddedClusters,
     cell_count,
     compare,
     copy_table_schema,
@@ -109,152 +110,139 @@ def _start_replay(job: ReplayJob) -> tuple[threading.Thread, list[RunSummary | B
 
 
 def test_a_target_restarted_on_new_ports_mid_replay_is_found_again_and_converges(
-        tmp_path: Path) -> None:
-    with MiniHBase(tmp_path / "src", "source", wal=ONE_SERVER) as src:
-        dst = MiniHBase(tmp_path / "dst", "target").start()
-        try:
-            config, names = _files_source(tmp_path, src, dst)
-            old = dst.endpoints
-            spec = load_config(config)
-            job = ReplayJob.from_spec(spec, batch_cells=1000)
-            began = time.monotonic()
-            runner, results = _start_replay(job)
-            wait_for(lambda: _in_progress(spec) or not runner.is_alive(), 60,
-                     "the replay to record progress inside a file", every=0.005)
-            assert runner.is_alive(), f"the replay ended before the restart: {results}"
-            restarted = time.monotonic()
-            dst.stop()
-            time.sleep(0.5)  # the gateway is away for a moment...
-            dst = MiniHBase(tmp_path / "dst", "target").start()  # ...and back on new ports
-            dst.write_cluster_json()  # as `minicluster start` does
-            assert {dst.endpoints.thrift, dst.endpoints.thrift2}.isdisjoint(
-                {old.thrift, old.thrift2}), "the restart reused a port"
-            runner.join(120)
-            assert not runner.is_alive(), "the replay did not end within 120s of the restart"
-            ended = time.monotonic()
-            print(f"\nrestart on new ports: run {ended - began:.1f}s, "
-                  f"{ended - restarted:.1f}s after the restart ({len(names)} files, "
-                  f"retry budget of one write {RETRY_BUDGET:.1f}s)")
-            first, = results
-            assert isinstance(first, RunSummary), f"the run raised: {first!r}"
-            assert first.exit_code == 0, first.to_json()["failures"]
-            assert not first.failures
-            rows = {Path(r.path).name: r for r in _rows(spec)}
-            for name in names:
-                assert rows[name].status is WalStatus.REPLAYED, (name, rows[name])
-            result = compare(src, dst, TABLE)
-            assert result.equal, result.to_json()
-            assert result.source_cells >= FILES * 6000
-        finally:
-            dst.stop()
+        tmp_path: Path, make_embedded: EmbeddedClusters) -> None:
+    src, dst = make_embedded.pair(wal=ONE_SERVER)  # over Thrift2: the gateways' ports move
+    config, names = _files_source(tmp_path, src, dst)
+    old = dst.endpoints
+    spec = load_config(config)
+    job = ReplayJob.from_spec(spec, batch_cells=1000)
+    began = time.monotonic()
+    runner, results = _start_replay(job)
+    wait_for(lambda: _in_progress(spec) or not runner.is_alive(), 60,
+             "the replay to record progress inside a file", every=0.005)
+    assert runner.is_alive(), f"the replay ended before the restart: {results}"
+    restarted = time.monotonic()
+    dst.stop()
+    time.sleep(0.5)  # the gateway is away for a moment...
+    dst.start()  # ...and back on new ports
+    dst.write_cluster_json()  # as `minicluster start` does
+    assert {dst.endpoints.thrift, dst.endpoints.thrift2}.isdisjoint(
+        {old.thrift, old.thrift2}), "the restart reused a port"
+    runner.join(120)
+    assert not runner.is_alive(), "the replay did not end within 120s of the restart"
+    ended = time.monotonic()
+    print(f"\nrestart on new ports: run {ended - began:.1f}s, "
+          f"{ended - restarted:.1f}s after the restart ({len(names)} files, "
+          f"retry budget of one write {RETRY_BUDGET:.1f}s)")
+    first, = results
+    assert isinstance(first, RunSummary), f"the run raised: {first!r}"
+    assert first.exit_code == 0, first.to_json()["failures"]
+    assert not first.failures
+    rows = {Path(r.path).name: r for r in _rows(spec)}
+    for name in names:
+        assert rows[name].status is WalStatus.REPLAYED, (name, rows[name])
+    result = compare(src, dst, TABLE)
+    assert result.equal, result.to_json()
+    assert result.source_cells >= FILES * 6000
 
 
 def test_with_no_outage_tolerance_a_target_down_before_the_run_fails_at_once(
-        tmp_path: Path) -> None:
-    with MiniHBase(tmp_path / "src", "source", wal=ONE_SERVER) as src:
-        dst = MiniHBase(tmp_path / "dst", "target").start()
-        try:
-            config, names = _files_source(tmp_path, src, dst, files=4, cells_per_file=1000,
-                                          outage_tolerance="0s")
-            gateway = dst.endpoints.thrift2
-            assert gateway is not None
-        finally:
-            dst.stop()
-        spec = load_config(config)
-        command = [sys.executable, "-m", "hbase_migrate", "replay", "--config", str(config)]
-        began = time.monotonic()
-        proc = subprocess.run(command, check=False, cwd=REPO, capture_output=True, text=True,
-                              timeout=300)
-        elapsed = time.monotonic() - began
-        print(f"\ntarget down from the start: exit {proc.returncode} after {elapsed:.1f}s "
-              f"({len(names)} files, retry budget of one write {RETRY_BUDGET:.1f}s)")
-        assert proc.returncode == 2, (proc.stdout[-2000:], proc.stderr[-2000:])
-        lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
-        assert len(lines) == 1, proc.stderr
-        line, = lines
-        print(line)
-        assert line.startswith("hbase-migrate: error: "), line
-        assert gateway in line and "thrift2" in line.lower(), line
-        assert "Traceback" not in proc.stderr
-        # Fast: well within what a single write would wait out before giving up (a bound a
-        # busy machine stretches: its process start alone can take seconds)
-        assert elapsed < RETRY_BUDGET * load_stretch(), f"took {elapsed:.1f}s"
-        # Nothing replayed, no file marked failed or started.
-        rows = _rows(spec)
-        assert rows, "the run did not even list the source's files"
-        assert all(r.offset_reached == 0 for r in rows), rows
-        assert not [r for r in rows if r.status in (WalStatus.FAILED, WalStatus.REPLAYING,
-                                                    WalStatus.REPLAYED)], rows
-        status, error = _last_step_error(spec)
-        assert status is StepStatus.FAILED and error is not None and gateway in error
-        with MiniHBase(tmp_path / "dst", "target") as back:
-            assert cell_count(back, TABLE) == 0
+        tmp_path: Path, make_embedded: EmbeddedClusters) -> None:
+    src, dst = make_embedded.pair(wal=ONE_SERVER)  # over Thrift2: the gateway is named
+    config, names = _files_source(tmp_path, src, dst, files=4, cells_per_file=1000,
+                                  outage_tolerance="0s")
+    gateway = dst.endpoints.thrift2
+    assert gateway is not None
+    dst.stop()
+    spec = load_config(config)
+    command = [sys.executable, "-m", "hbase_migrate", "replay", "--config", str(config)]
+    began = time.monotonic()
+    proc = subprocess.run(command, check=False, cwd=REPO, capture_output=True, text=True,
+                          timeout=300)
+    elapsed = time.monotonic() - began
+    print(f"\ntarget down from the start: exit {proc.returncode} after {elapsed:.1f}s "
+          f"({len(names)} files, retry budget of one write {RETRY_BUDGET:.1f}s)")
+    assert proc.returncode == 2, (proc.stdout[-2000:], proc.stderr[-2000:])
+    lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1, proc.stderr
+    line, = lines
+    print(line)
+    assert line.startswith("hbase-migrate: error: "), line
+    assert gateway in line and "thrift2" in line.lower(), line
+    assert "Traceback" not in proc.stderr
+    # Fast: well within what a single write would wait out before giving up (a bound a
+    # busy machine stretches: its process start alone can take seconds)
+    assert elapsed < RETRY_BUDGET * load_stretch(), f"took {elapsed:.1f}s"
+    # Nothing replayed, no file marked failed or started.
+    rows = _rows(spec)
+    assert rows, "the run did not even list the source's files"
+    assert all(r.offset_reached == 0 for r in rows), rows
+    assert not [r for r in rows if r.status in (WalStatus.FAILED, WalStatus.REPLAYING,
+                                                WalStatus.REPLAYED)], rows
+    status, error = _last_step_error(spec)
+    assert status is StepStatus.FAILED and error is not None and gateway in error
+    dst.start()
+    assert cell_count(dst, TABLE) == 0
 
 
 def test_with_no_outage_tolerance_a_target_gone_mid_replay_stops_the_run(
-        tmp_path: Path) -> None:
-    with MiniHBase(tmp_path / "src", "source", wal=ONE_SERVER) as src:
-        dst = MiniHBase(tmp_path / "dst", "target").start()
-        try:
-            config, names = _files_source(tmp_path, src, dst, files=4, outage_tolerance="0s")
-            gateway = dst.endpoints.thrift2
-            assert gateway is not None
-            spec = load_config(config)
-            runner, results = _start_replay(ReplayJob.from_spec(spec, batch_cells=1000))
-            wait_for(lambda: _in_progress(spec) or not runner.is_alive(), 60,
-                     "the replay to record progress inside a file", every=0.005)
-            assert runner.is_alive(), f"the replay ended before the target stopped: {results}"
-            acked = {r.path: r.offset_reached for r in _rows(spec)}
-            stopped = time.monotonic()
-        finally:
-            dst.stop()
-        runner.join(300)
-        assert not runner.is_alive()
-        elapsed = time.monotonic() - stopped
-        print(f"\ntarget gone mid-replay: the run ended {elapsed:.1f}s after the target "
-              f"stopped ({len(names)} files, retry budget of one write {RETRY_BUDGET:.1f}s)")
-        outcome, = results
-        assert isinstance(outcome, HBaseMigrateError), f"the run did not stop: {outcome!r}"
-        assert gateway in str(outcome) and "\n" not in str(outcome), str(outcome)
-        # One retry budget (and a little), not one per remaining file.
-        assert elapsed < 2 * RETRY_BUDGET, f"took {elapsed:.1f}s"
-        rows = _rows(spec)
-        for row in rows:  # every acknowledged offset kept, nothing marked failed
-            assert row.offset_reached >= acked.get(row.path, 0), row
-            assert row.status is not WalStatus.FAILED, row
-        assert any(r.status is WalStatus.REPLAYING and r.offset_reached > 0 for r in rows)
-        status, error = _last_step_error(spec)
-        assert status is StepStatus.FAILED and error is not None and gateway in error
+        tmp_path: Path, make_embedded: EmbeddedClusters) -> None:
+    src, dst = make_embedded.pair(wal=ONE_SERVER)  # over Thrift2: the gateway is named
+    config, names = _files_source(tmp_path, src, dst, files=4, outage_tolerance="0s")
+    gateway = dst.endpoints.thrift2
+    assert gateway is not None
+    spec = load_config(config)
+    runner, results = _start_replay(ReplayJob.from_spec(spec, batch_cells=1000))
+    wait_for(lambda: _in_progress(spec) or not runner.is_alive(), 60,
+             "the replay to record progress inside a file", every=0.005)
+    assert runner.is_alive(), f"the replay ended before the target stopped: {results}"
+    acked = {r.path: r.offset_reached for r in _rows(spec)}
+    stopped = time.monotonic()
+    dst.stop()
+    runner.join(300)
+    assert not runner.is_alive()
+    elapsed = time.monotonic() - stopped
+    print(f"\ntarget gone mid-replay: the run ended {elapsed:.1f}s after the target "
+          f"stopped ({len(names)} files, retry budget of one write {RETRY_BUDGET:.1f}s)")
+    outcome, = results
+    assert isinstance(outcome, HBaseMigrateError), f"the run did not stop: {outcome!r}"
+    assert gateway in str(outcome) and "\n" not in str(outcome), str(outcome)
+    # One retry budget (and a little), not one per remaining file.
+    assert elapsed < 2 * RETRY_BUDGET, f"took {elapsed:.1f}s"
+    rows = _rows(spec)
+    for row in rows:  # every acknowledged offset kept, nothing marked failed
+        assert row.offset_reached >= acked.get(row.path, 0), row
+        assert row.status is not WalStatus.FAILED, row
+    assert any(r.status is WalStatus.REPLAYING and r.offset_reached > 0 for r in rows)
+    status, error = _last_step_error(spec)
+    assert status is StepStatus.FAILED and error is not None and gateway in error
 
 
 @pytest.mark.parametrize("gateway", ["thrift2", "thrift"])
-def test_an_open_target_follows_its_cluster_json_to_new_ports(tmp_path: Path,
-                                                              gateway: str) -> None:
+def test_an_open_target_follows_its_cluster_json_to_new_ports(
+        make_embedded: EmbeddedClusters, gateway: str) -> None:
     """Each gateway's client, through the target a replay uses: writes after a restart on
     new ports reach the restarted cluster."""
-    cluster = MiniHBase(tmp_path / "dst", "target").start()
+    cluster = make_embedded("target")
+    spec = ClusterSpec("target", cluster_json=cluster.write_cluster_json())
+    with t2(cluster) as client:
+        client.create_table(TableDescriptor(TABLE, (FamilyDescriptor(b"d"),)))
+    target = open_target(spec, force_thrift1=gateway == "thrift")
     try:
-        spec = ClusterSpec("target", cluster_json=cluster.write_cluster_json())
-        with t2(cluster) as client:
-            client.create_table(TableDescriptor(TABLE, (FamilyDescriptor(b"d"),)))
-        target = open_target(spec, force_thrift1=gateway == "thrift")
-        try:
-            def put(row: bytes, offset: int) -> None:
-                cells = [Cell(row, b"d", b"q", 1_000 + offset, CellType.PUT, row)]
-                target.apply(TABLE, to_mutations(cells, WalPosition("w", offset, offset)))
+        def put(row: bytes, offset: int) -> None:
+            cells = [Cell(row, b"d", b"q", 1_000 + offset, CellType.PUT, row)]
+            target.apply(TABLE, to_mutations(cells, WalPosition("w", offset, offset)))
 
-            put(b"before", 1)
-            old = cluster.endpoints
-            cluster.stop()
-            cluster = MiniHBase(tmp_path / "dst", "target").start()
-            cluster.write_cluster_json()
-            assert getattr(cluster.endpoints, gateway) != getattr(old, gateway)
-            put(b"after", 2)
-            assert target.name == getattr(cluster.endpoints, gateway)
-        finally:
-            target.close()
-        with t2(cluster) as client:
-            assert sorted((c.row, c.timestamp) for row in client.scan(TABLE) for c in row) \
-                == [(b"after", 1_002), (b"before", 1_001)]
-    finally:
+        put(b"before", 1)
+        old = cluster.endpoints
         cluster.stop()
+        cluster.start()
+        cluster.write_cluster_json()
+        assert getattr(cluster.endpoints, gateway) != getattr(old, gateway)
+        put(b"after", 2)
+        assert target.name == getattr(cluster.endpoints, gateway)
+    finally:
+        target.close()
+    with t2(cluster) as client:
+        assert sorted((c.row, c.timestamp) for row in client.scan(TABLE) for c in row) \
+            == [(b"after", 1_002), (b"before", 1_001)]

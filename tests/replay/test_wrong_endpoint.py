@@ -17,9 +17,8 @@ import pytest
 
 from hbase_migrate.replay.run import FIRST_ANSWER_MS
 from minihbase.regionserver import WalSettings
-from minihbase.server import MiniHBase
 from tests.replay.test_outages import REPO, follow
-from tests.support.minicluster import run_workload, set_watermark, write_migration
+from tests.support.minicluster import EmbeddedClusters, run_workload, set_watermark, write_migration
 
 pytestmark = pytest.mark.integration
 TABLE = "orders"
@@ -42,46 +41,44 @@ def closed_port() -> int:
 
 
 def test_a_wrong_webhdfs_port_fails_a_one_shot_replay_soon_and_a_follow_waits(
-        tmp_path: Path) -> None:
-    with MiniHBase(tmp_path / "src", "source",
-                   wal=WalSettings(region_servers=1, roll_period=3600)) as src, \
-            MiniHBase(tmp_path / "dst", "target") as dst:
-        run_workload(src, TABLE, seed=9, ops=20)
-        (tmp_path / "once").mkdir()
-        (tmp_path / "follow").mkdir()
-        once = write_migration(tmp_path / "once", src, dst, TABLE, name="once")
-        followed = write_migration(tmp_path / "follow", src, dst, TABLE, name="followed")
-        set_watermark(once)
-        set_watermark(followed)
-        cluster_json = src.write_cluster_json()
-        described = json.loads(cluster_json.read_text())
-        wrong = f"http://127.0.0.1:{closed_port()}"
-        cluster_json.write_text(json.dumps({**described, "webhdfs": wrong}))  # the typo
+        tmp_path: Path, make_embedded: EmbeddedClusters) -> None:
+    src, dst = make_embedded.pair(wal=WalSettings(region_servers=1, roll_period=3600))
+    run_workload(src, TABLE, seed=9, ops=20)
+    (tmp_path / "once").mkdir()
+    (tmp_path / "follow").mkdir()
+    once = write_migration(tmp_path / "once", src, dst, TABLE, name="once")
+    followed = write_migration(tmp_path / "follow", src, dst, TABLE, name="followed")
+    set_watermark(once)
+    set_watermark(followed)
+    cluster_json = src.write_cluster_json()
+    described = json.loads(cluster_json.read_text())
+    wrong = f"http://127.0.0.1:{closed_port()}"
+    cluster_json.write_text(json.dumps({**described, "webhdfs": wrong}))  # the typo
 
-        proc, _, err = follow(followed)
-        try:
-            began = time.monotonic()
-            done = subprocess.run([sys.executable, "-m", "hbase_migrate", "replay", "--config",
-                                   str(once)], cwd=REPO, capture_output=True, text=True,
-                                  timeout=300, check=False)
-            took = time.monotonic() - began
-            assert done.returncode == 2, done.stderr[-3000:]
-            line = done.stderr.strip().splitlines()[-1]
-            assert line.startswith(f"hbase-migrate: error: the source WebHDFS {wrong} has not "
-                                   "answered once since this run started ("), line
-            assert "Connection refused" in line and "tries over" in line, line
-            assert (f"check webhdfs in {cluster_json} ([source] cluster_json): a wrong host "
-                    "or port?") in line, line
-            bound = FIRST_ANSWER_MS / 1000
-            assert bound - 1 <= took < bound + 60, took  # not [replay] outage_tolerance (1h)
+    proc, _, err = follow(followed)
+    try:
+        began = time.monotonic()
+        done = subprocess.run([sys.executable, "-m", "hbase_migrate", "replay", "--config",
+                               str(once)], cwd=REPO, capture_output=True, text=True,
+                              timeout=300, check=False)
+        took = time.monotonic() - began
+        assert done.returncode == 2, done.stderr[-3000:]
+        line = done.stderr.strip().splitlines()[-1]
+        assert line.startswith(f"hbase-migrate: error: the source WebHDFS {wrong} has not "
+                               "answered once since this run started ("), line
+        assert "Connection refused" in line and "tries over" in line, line
+        assert (f"check webhdfs in {cluster_json} ([source] cluster_json): a wrong host "
+                "or port?") in line, line
+        bound = FIRST_ANSWER_MS / 1000
+        assert bound - 1 <= took < bound + 60, took  # not [replay] outage_tolerance (1h)
 
-            # the follow rides it out: still running past the bound, and status says so
-            assert proc.poll() is None, err.text[-3000:]
-            said = waiting(followed)
-            assert said and (said["service"], said["endpoint"]) == ("source WebHDFS", wrong), \
-                said
-            assert waiting(once) is None  # the one-shot closed its wait
-        finally:
-            proc.kill()  # as a user's kill -9: no chance to close its outage step
-            proc.wait(60)
-        assert waiting(followed) is None  # its process is gone
+        # the follow rides it out: still running past the bound, and status says so
+        assert proc.poll() is None, err.text[-3000:]
+        said = waiting(followed)
+        assert said and (said["service"], said["endpoint"]) == ("source WebHDFS", wrong), \
+            said
+        assert waiting(once) is None  # the one-shot closed its wait
+    finally:
+        proc.kill()  # as a user's kill -9: no chance to close its outage step
+        proc.wait(60)
+    assert waiting(followed) is None  # its process is gone
