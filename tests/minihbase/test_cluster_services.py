@@ -3,9 +3,6 @@ view of a running cluster (read with the ``hdfs`` package)."""
 
 from __future__ import annotations
 
-import uuid
-from pathlib import Path
-
 import happybase
 import pytest
 from hdfs import HdfsError, InsecureClient
@@ -19,6 +16,8 @@ from hbase_migrate.wal.model import CellType
 from minihbase.model import ClientCell, Mutation
 from minihbase.regionserver import WalSettings
 from minihbase.server import MiniHBase
+from minihbase.zookeeper import ZooKeeperServer
+from tests.support.minicluster import EmbeddedClusters
 
 from .walutil import entries_of
 
@@ -31,14 +30,13 @@ def put(mini: MiniHBase, row: bytes) -> None:
 
 
 @pytest.fixture
-def zk_mini(tmp_path: Path, zookeeper) -> MiniHBase:  # type: ignore[no-untyped-def]
-    parent = f"/hbase-{uuid.uuid4().hex[:8]}"
+def zk_mini(make_embedded: EmbeddedClusters) -> MiniHBase:
+    """A cluster registered in the session's ZooKeeper (a znode parent of its own)."""
     settings = WalSettings(region_servers=3, roll_period=3600, split_delay=3600)
-    with MiniHBase(tmp_path, zookeeper=zookeeper.address, wal=settings, znode_parent=parent,
-                   replication_peer="1") as mini:
-        assert mini.cluster is not None
-        mini.cluster.create_table("t", [FamilyDescriptor(b"f", scope=1)], [b"g", b"p"])
-        yield mini
+    mini = make_embedded(over="native", wal=settings, replication_peer="1")
+    assert mini.cluster is not None
+    mini.cluster.create_table("t", [FamilyDescriptor(b"f", scope=1)], [b"g", b"p"])
+    return mini
 
 
 def test_zookeeper_layout_and_killed_server(zk_mini: MiniHBase, zookeeper) -> None:
@@ -116,64 +114,65 @@ def test_webhdfs_lists_stats_reads_and_loses_archived(zk_mini: MiniHBase) -> Non
     assert client.status(f"/hbase/oldWALs/{archived}")["length"] >= len(local)
 
 
-def test_gateways_show_assignment_and_edits_follow_a_move(tmp_path: Path) -> None:
-    with MiniHBase(tmp_path, wal=WalSettings(region_servers=2, roll_period=3600)) as mini:
-        assert mini.cluster is not None and mini.region_servers is not None
-        mini.cluster.create_table("t", [FamilyDescriptor(b"f")], [b"m"])
-        host, port = mini.endpoints.thrift.split(":")
-        conn = happybase.Connection(host, int(port))
-        try:
-            def listed() -> tuple[list[int], list[tuple[str, int, int]]]:
-                t1 = [r["port"] for r in conn.table("t").regions()]
-                with Thrift2Client(mini.endpoints.thrift2) as t2:
-                    t2_servers = [(r.server_host, r.server_port, r.server_start_code)
-                                  for r in t2.regions("t")]
-                return t1, t2_servers
-            names = [s.name for s in mini.region_servers.servers]
-            ports, servers = listed()
-            # round robin over the two servers, named by their RPC ports
-            assert sorted(ports) == sorted(n.port for n in names) and len(set(ports)) == 2
-            assert {(n.host, n.port, n.start_code) for n in names} == set(servers)
-            region = mini.cluster.regions("t")[0]
-            moved = mini.region_servers.move(region.encoded_name)
-            ports_after, _ = listed()
-            assert ports_after[0] != ports[0] and ports_after[1] == ports[1]
-            put(mini, b"a")
-            target = mini.region_servers.server(moved["to"])
-            assert target.wal is not None
-            last = entries_of(target.wal.path)[-1]
-            assert last.key.encoded_region_name == region.encoded_name.encode()
-            assert [c.row for c in last.cells] == [b"a"]
-        finally:
-            conn.close()
+def test_gateways_show_assignment_and_edits_follow_a_move(
+        make_embedded: EmbeddedClusters) -> None:
+    mini = make_embedded(wal=WalSettings(region_servers=2, roll_period=3600))  # its gateways
+    assert mini.cluster is not None and mini.region_servers is not None
+    mini.cluster.create_table("t", [FamilyDescriptor(b"f")], [b"m"])
+    host, port = mini.endpoints.thrift.split(":")
+    conn = happybase.Connection(host, int(port))
+    try:
+        def listed() -> tuple[list[int], list[tuple[str, int, int]]]:
+            t1 = [r["port"] for r in conn.table("t").regions()]
+            with Thrift2Client(mini.endpoints.thrift2) as t2:
+                t2_servers = [(r.server_host, r.server_port, r.server_start_code)
+                              for r in t2.regions("t")]
+            return t1, t2_servers
+        names = [s.name for s in mini.region_servers.servers]
+        ports, servers = listed()
+        # round robin over the two servers, named by their RPC ports
+        assert sorted(ports) == sorted(n.port for n in names) and len(set(ports)) == 2
+        assert {(n.host, n.port, n.start_code) for n in names} == set(servers)
+        region = mini.cluster.regions("t")[0]
+        moved = mini.region_servers.move(region.encoded_name)
+        ports_after, _ = listed()
+        assert ports_after[0] != ports[0] and ports_after[1] == ports[1]
+        put(mini, b"a")
+        target = mini.region_servers.server(moved["to"])
+        assert target.wal is not None
+        last = entries_of(target.wal.path)[-1]
+        assert last.key.encoded_region_name == region.encoded_name.encode()
+        assert [c.row for c in last.cells] == [b"a"]
+    finally:
+        conn.close()
 
 
-def test_restart_adopts_queues_of_earlier_servers(tmp_path: Path, zookeeper) -> None:
+def test_restart_adopts_queues_of_earlier_servers(make_embedded: EmbeddedClusters,
+                                                  zookeeper: ZooKeeperServer) -> None:
     """A disabled peer keeps the earlier run's WALs queued: after a restart the new server
     claims that queue, and its files stay pinned against the cleaner."""
-    parent = f"/hbase-{uuid.uuid4().hex[:8]}"
     settings = WalSettings(region_servers=1, roll_period=3600, archive_ttl=0,
                            cleaner_interval=3600)
-    kwargs = {"zookeeper": zookeeper.address, "znode_parent": parent, "wal": settings,
-              "replication_peer": "1"}
-    with MiniHBase(tmp_path, **kwargs) as first:  # type: ignore[arg-type]
-        assert first.cluster is not None and first.region_servers is not None
-        assert first.region_servers.replication is not None
-        first.cluster.create_table("t", [FamilyDescriptor(b"f")])
-        put(first, b"a")
-        first.region_servers.replication.set_enabled(False)
-        rolled, = first.region_servers.roll()
-        old_server = str(first.region_servers.servers[0].name)
-    with MiniHBase(tmp_path, **kwargs) as again:  # type: ignore[arg-type]
-        rs = again.region_servers
-        assert rs is not None and rs.replication is not None
-        assert rs.replication.enabled is False
-        assert rolled in rs.replication.pinned()
-        rs.clean()
-        assert (again.hbase_root_dir / "oldWALs" / rolled).exists()
-        with HBaseZooKeeper(zookeeper.address, parent) as zk:
-            claimed, = [q for q in zk.replication_queues() if q.recovered]
-            assert [str(d) for d in claimed.dead_servers] == [old_server]
-            assert rolled in claimed.wals
-        rs.replication.set_enabled(True)
-        assert rolled in rs.clean()
+    first = make_embedded(over="native", wal=settings, replication_peer="1")
+    parent = first.znode_parent
+    assert first.cluster is not None and first.region_servers is not None
+    assert first.region_servers.replication is not None
+    first.cluster.create_table("t", [FamilyDescriptor(b"f")])
+    put(first, b"a")
+    first.region_servers.replication.set_enabled(False)
+    rolled, = first.region_servers.roll()
+    old_server = str(first.region_servers.servers[0].name)
+    first.stop()
+    again = first.start()  # the same cluster, restarted
+    rs = again.region_servers
+    assert rs is not None and rs.replication is not None
+    assert rs.replication.enabled is False
+    assert rolled in rs.replication.pinned()
+    rs.clean()
+    assert (again.hbase_root_dir / "oldWALs" / rolled).exists()
+    with HBaseZooKeeper(zookeeper.address, parent) as zk:
+        claimed, = [q for q in zk.replication_queues() if q.recovered]
+        assert [str(d) for d in claimed.dead_servers] == [old_server]
+        assert rolled in claimed.wals
+    rs.replication.set_enabled(True)
+    assert rolled in rs.clean()

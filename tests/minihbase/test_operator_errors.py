@@ -26,6 +26,7 @@ from minihbase.server import MiniHBase
 from minihbase.zkregistry import ZkRegistrar
 from minihbase.zookeeper import ZooKeeperServer
 from tests.cli_util import fails
+from tests.support.minicluster import EmbeddedClusters
 
 pytestmark = pytest.mark.integration
 
@@ -33,7 +34,9 @@ pytestmark = pytest.mark.integration
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MiniHBase]:
-    with MiniHBase(tmp_path_factory.mktemp("ops"), "ops") as running:
+    """One running cluster the module's tests only read."""
+    with EmbeddedClusters(tmp_path_factory.mktemp("ops")) as clusters:
+        running = clusters("ops")
         running.write_cluster_json()
         yield running
 
@@ -71,10 +74,11 @@ def test_minicluster_operations_on_unknown_things_are_one_line(
 
 
 def test_operations_and_workload_on_a_dead_cluster_are_one_line(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    with MiniHBase(tmp_path / "gone", "gone") as doomed:
-        cluster_json = doomed.write_cluster_json()
-        admin, thrift = doomed.describe()["admin"], doomed.endpoints.thrift
+        make_embedded: EmbeddedClusters, capsys: pytest.CaptureFixture[str]) -> None:
+    doomed = make_embedded("gone")
+    cluster_json = doomed.write_cluster_json()
+    admin, thrift = doomed.describe()["admin"], doomed.endpoints.thrift
+    doomed.stop()
     for op in ("info", "roll", "clean"):
         assert fails(["minicluster", op, "--cluster", str(cluster_json)], capsys) == (
             f"minicluster {op}: the cluster of {cluster_json} does not answer at {admin} "
@@ -98,47 +102,46 @@ def _hbase_id(zk: KazooClient, parent: str) -> str:
 
 
 def test_a_second_cluster_on_a_live_znode_parent_is_refused_and_changes_nothing(
-        tmp_path: Path, zookeeper: ZooKeeperServer) -> None:
+        tmp_path: Path, zookeeper: ZooKeeperServer, make_embedded: EmbeddedClusters) -> None:
     parent = f"/hbase-{uuid.uuid4().hex[:8]}"
     zk = KazooClient(hosts=zookeeper.address)
     zk.start(timeout=10)
     try:
-        with MiniHBase(tmp_path / "a", "a", zookeeper=zookeeper.address,
-                       znode_parent=parent) as first:
-            servers = sorted(first.describe()["region_servers"])
-            master = zk.get(f"{parent}/master")
-            first_id = (tmp_path / "a" / "hbase" / "hbase.id").read_bytes()
-            assert _children(zk, f"{parent}/rs") == servers
-            second = subprocess.run(
-                [sys.executable, "-m", "hbase_migrate", "minicluster", "start", "--dir",
-                 str(tmp_path / "b"), "--name", "b", "--zookeeper", zookeeper.address,
-                 "--znode-parent", parent], capture_output=True, text=True, timeout=120,
-                check=False)
-            assert second.returncode == 2, second.stderr
-            owner = master[1].ephemeralOwner
-            assert second.stdout == ""
-            assert second.stderr.splitlines() == [
-                f"hbase-migrate: error: znode parent {parent} on ZooKeeper "
-                f"{zookeeper.address} already has an active master (ephemeral znode of "
-                f"session 0x{owner:x}): another cluster runs there; stop it (a killed one's "
-                "znode goes when its session expires) or give this cluster its own "
-                "--znode-parent"]
-            # the running cluster's registration is untouched: its servers, master, id
-            assert _children(zk, f"{parent}/rs") == servers
-            assert zk.get(f"{parent}/master") == master
-            assert _hbase_id(zk, parent) == decode_cluster_id(first_id).cluster_id
-            assert not (tmp_path / "b" / "cluster.json").exists()
+        first = make_embedded("a", zookeeper=zookeeper.address, znode_parent=parent)
+        servers = sorted(first.describe()["region_servers"])
+        master = zk.get(f"{parent}/master")
+        first_id = (tmp_path / "a" / "hbase" / "hbase.id").read_bytes()
+        assert _children(zk, f"{parent}/rs") == servers
+        second = subprocess.run(
+            [sys.executable, "-m", "hbase_migrate", "minicluster", "start", "--dir",
+             str(tmp_path / "b"), "--name", "b", "--zookeeper", zookeeper.address,
+             "--znode-parent", parent], capture_output=True, text=True, timeout=120,
+            check=False)
+        assert second.returncode == 2, second.stderr
+        owner = master[1].ephemeralOwner
+        assert second.stdout == ""
+        assert second.stderr.splitlines() == [
+            f"hbase-migrate: error: znode parent {parent} on ZooKeeper "
+            f"{zookeeper.address} already has an active master (ephemeral znode of "
+            f"session 0x{owner:x}): another cluster runs there; stop it (a killed one's "
+            "znode goes when its session expires) or give this cluster its own "
+            "--znode-parent"]
+        # the running cluster's registration is untouched: its servers, master, id
+        assert _children(zk, f"{parent}/rs") == servers
+        assert zk.get(f"{parent}/master") == master
+        assert _hbase_id(zk, parent) == decode_cluster_id(first_id).cluster_id
+        assert not (tmp_path / "b" / "cluster.json").exists()
+        first.stop()
         # the first stopped: its persistent znodes remain, its master znode went with its
         # session; the parent is free for another cluster, which registers as its own
         assert zk.exists(f"{parent}/hbaseid") and not zk.exists(f"{parent}/master")
-        with MiniHBase(tmp_path / "b", "b", zookeeper=zookeeper.address,
-                       znode_parent=parent) as later:
-            assert later.master is not None
-            _, stat = zk.get(f"{parent}/master")
-            assert stat.ephemeralOwner == later.master.client.client_id[0]
-            assert _children(zk, f"{parent}/rs") == sorted(later.describe()["region_servers"])
-            assert _hbase_id(zk, parent) == decode_cluster_id(
-                (tmp_path / "b" / "hbase" / "hbase.id").read_bytes()).cluster_id
+        later = make_embedded("b", zookeeper=zookeeper.address, znode_parent=parent)
+        assert later.master is not None
+        _, stat = zk.get(f"{parent}/master")
+        assert stat.ephemeralOwner == later.master.client.client_id[0]
+        assert _children(zk, f"{parent}/rs") == sorted(later.describe()["region_servers"])
+        assert _hbase_id(zk, parent) == decode_cluster_id(
+            (tmp_path / "b" / "hbase" / "hbase.id").read_bytes()).cluster_id
     finally:
         zk.stop()
         zk.close()
@@ -184,7 +187,8 @@ def test_a_zookeeper_that_does_not_answer_is_named(tmp_path: Path) -> None:
 
 
 def test_a_parent_left_by_a_killed_cluster_is_reused_once_its_session_expired(
-        tmp_path: Path, zookeeper: ZooKeeperServer, cli_cluster_factory: Any) -> None:
+        tmp_path: Path, zookeeper: ZooKeeperServer, cli_cluster_factory: Any,
+        make_embedded: EmbeddedClusters) -> None:
     parent = f"/hbase-{uuid.uuid4().hex[:8]}"
     killed = cli_cluster_factory(tmp_path / "a", "--zookeeper", zookeeper.address,
                                  "--znode-parent", parent)
@@ -199,12 +203,11 @@ def test_a_parent_left_by_a_killed_cluster_is_reused_once_its_session_expired(
             time.sleep(0.2)
         assert zk.exists(f"{parent}/master") is None, "the master session did not expire"
         assert zk.exists(f"{parent}/hbaseid") is not None  # the stale parent is still there
-        with MiniHBase(tmp_path / "b", "b", zookeeper=zookeeper.address,
-                       znode_parent=parent) as later:
-            assert later.master is not None
-            _, stat = zk.get(f"{parent}/master")
-            assert stat.ephemeralOwner == later.master.client.client_id[0]
-            assert _children(zk, f"{parent}/rs") == sorted(later.describe()["region_servers"])
+        later = make_embedded("b", zookeeper=zookeeper.address, znode_parent=parent)
+        assert later.master is not None
+        _, stat = zk.get(f"{parent}/master")
+        assert stat.ephemeralOwner == later.master.client.client_id[0]
+        assert _children(zk, f"{parent}/rs") == sorted(later.describe()["region_servers"])
     finally:
         zk.stop()
         zk.close()

@@ -21,6 +21,7 @@ from minihbase.model import ClientCell, Durability, Mutation
 from minihbase.regionserver import WalSettings
 from minihbase.server import MiniHBase
 from minihbase.workload import Workload, WorkloadSpec
+from tests.support.minicluster import EmbeddedClusters
 
 from .walutil import (
     all_entries,
@@ -80,30 +81,30 @@ def _put(family: bytes, ts: int) -> ClientCell:
 
 
 @pytest.mark.parametrize("variant", list(OPTIONS))
-def test_wals_are_the_truth(tmp_path: Path, variant: str) -> None:
+def test_wals_are_the_truth(make_embedded: EmbeddedClusters, variant: str) -> None:
     settings = WalSettings(region_servers=3, roll_size=8 * 1024, roll_period=0.4,
                            archive_ttl=3600, cleaner_interval=3600, split_delay=3600,
                            options=OPTIONS[variant])
-    with MiniHBase(tmp_path / "src", wal=settings) as mini:
-        facts = drive(mini)
-        rs = mini.region_servers
-        assert rs is not None
-        root = mini.hbase_root_dir
-        entries = list(all_entries(root))
-        paths = {p for p, _ in entries}
-        # live, archived and -splitting files were all read; rolls happened
-        assert any(p.parent.name == "oldWALs" for p in paths)
-        assert any(p.parent.name.endswith("-splitting") for p in paths)
-        assert any(p.parent.parent.name == "WALs" and not p.parent.name.endswith("-splitting")
-                   for p in paths)
-        assert rs.counters["rolls"] >= 4
-        for p in paths:
-            info = parse_wal_path(str(p.relative_to(root)))
-            assert info.kind == "wal" and info.timestamp and info.server is not None
-        check_keys(entries)
-        check_markers(entries, facts)
-        assert not any(e.key.table_name == b"skipped" for e in data_edits(entries))
-        compare_rebuilt(tmp_path, mini, entries, facts)
+    mini = make_embedded(wal=settings)
+    facts = drive(mini)
+    rs = mini.region_servers
+    assert rs is not None
+    root = mini.hbase_root_dir
+    entries = list(all_entries(root))
+    paths = {p for p, _ in entries}
+    # live, archived and -splitting files were all read; rolls happened
+    assert any(p.parent.name == "oldWALs" for p in paths)
+    assert any(p.parent.name.endswith("-splitting") for p in paths)
+    assert any(p.parent.parent.name == "WALs" and not p.parent.name.endswith("-splitting")
+               for p in paths)
+    assert rs.counters["rolls"] >= 4
+    for p in paths:
+        info = parse_wal_path(str(p.relative_to(root)))
+        assert info.kind == "wal" and info.timestamp and info.server is not None
+    check_keys(entries)
+    check_markers(entries, facts)
+    assert not any(e.key.table_name == b"skipped" for e in data_edits(entries))
+    compare_rebuilt(make_embedded, mini, entries, facts)
 
 
 def check_keys(entries: list) -> None:
@@ -155,27 +156,28 @@ def check_markers(entries: list, facts: dict) -> None:
         assert e.key.sequence == m.bulkload_seq_num
 
 
-def compare_rebuilt(tmp_path: Path, mini: MiniHBase, entries: list, facts: dict) -> None:
+def compare_rebuilt(clusters: EmbeddedClusters, mini: MiniHBase, entries: list,
+                    facts: dict) -> None:
     """Rebuild every table from the WAL entries (plus the bulk-loaded cells the markers
     name) in a fresh cluster; compare raw stores and Thrift2 scans of all versions."""
     assert mini.store is not None and mini.cluster is not None
-    with MiniHBase(tmp_path / "rebuilt", wal=WalSettings(region_servers=1)) as copy:
-        assert copy.store is not None and copy.cluster is not None
-        for info in mini.store.tables():
-            if info.name == "skipped":
-                continue
-            splits = [r.start_key for r in info.regions[1:]]
-            copy.cluster.create_table(info.name, info.descriptor.families, splits)
-        rebuild_into(copy.store, data_edits(entries))
-        with copy.store.batch() as batch:
-            batch.write("orders", facts["bulk"])
-        for table in ("orders", "scoped"):
-            original = raw_cells(mini.store, table)
-            assert raw_cells(copy.store, table) == original
-            assert {c.type for c in original} >= ({4, 8, 10, 12, 14} if table == "orders"
-                                                  else {4})
-            assert (scan_all_versions(copy.endpoints.thrift2, table)
-                    == scan_all_versions(mini.endpoints.thrift2, table))
+    copy = clusters("rebuilt", wal=WalSettings(region_servers=1))
+    assert copy.store is not None and copy.cluster is not None
+    for info in mini.store.tables():
+        if info.name == "skipped":
+            continue
+        splits = [r.start_key for r in info.regions[1:]]
+        copy.cluster.create_table(info.name, info.descriptor.families, splits)
+    rebuild_into(copy.store, data_edits(entries))
+    with copy.store.batch() as batch:
+        batch.write("orders", facts["bulk"])
+    for table in ("orders", "scoped"):
+        original = raw_cells(mini.store, table)
+        assert raw_cells(copy.store, table) == original
+        assert {c.type for c in original} >= ({4, 8, 10, 12, 14} if table == "orders"
+                                              else {4})
+        assert (scan_all_versions(copy.endpoints.thrift2, table)
+                == scan_all_versions(mini.endpoints.thrift2, table))
     by_type: dict[int, int] = defaultdict(int)
     for e in data_edits(entries):
         for c in e.cells:
@@ -183,19 +185,19 @@ def compare_rebuilt(tmp_path: Path, mini: MiniHBase, entries: list, facts: dict)
     assert set(by_type) == {4, 8, 10, 12, 14}
 
 
-def test_skip_wal_and_failed_append_store_nothing(tmp_path: Path) -> None:
+def test_skip_wal_and_failed_append_store_nothing(make_embedded: EmbeddedClusters) -> None:
     """A WAL append that fails fails the call and stores nothing."""
-    with MiniHBase(tmp_path, wal=WalSettings(region_servers=2)) as mini:
-        assert mini.cluster is not None and mini.region_servers is not None
-        mini.cluster.create_table("t", [FamilyDescriptor(b"f")])
-        region = mini.cluster.regions("t")[0]
-        server = mini.region_servers.server(f"{region.server_host},{region.server_port},"
-                                            f"{region.server_start_code}")
-        assert server.wal is not None
-        server.wal.close(trailer=False)  # the next append fails
-        with pytest.raises(OSError):
-            mini.cluster.mutate("t", [Mutation(b"r", (_put(b"f", 1),))])
-        with Thrift2Client(mini.endpoints.thrift2) as t2:
-            assert list(t2.scan("t")) == []
-        server.wal = None  # let the clean stop skip the broken server
-        server.alive = False
+    mini = make_embedded(wal=WalSettings(region_servers=2))
+    assert mini.cluster is not None and mini.region_servers is not None
+    mini.cluster.create_table("t", [FamilyDescriptor(b"f")])
+    region = mini.cluster.regions("t")[0]
+    server = mini.region_servers.server(f"{region.server_host},{region.server_port},"
+                                        f"{region.server_start_code}")
+    assert server.wal is not None
+    server.wal.close(trailer=False)  # the next append fails
+    with pytest.raises(OSError):
+        mini.cluster.mutate("t", [Mutation(b"r", (_put(b"f", 1),))])
+    with Thrift2Client(mini.endpoints.thrift2) as t2:
+        assert list(t2.scan("t")) == []
+    server.wal = None  # let the clean stop skip the broken server
+    server.alive = False
