@@ -15,6 +15,7 @@ from hbase_migrate.audit.errors import LedgerError, LedgerForeignError, LedgerOp
 from hbase_migrate.audit.ledger import Ledger
 from hbase_migrate.audit.records import TableMapping
 from hbase_migrate.cli import main
+from tests.support.minicluster import EmbeddedClusters
 
 
 def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
@@ -78,10 +79,10 @@ def test_a_ledger_file_deleted_or_replaced_in_use_stops_the_next_write(
             ledger.start_step(mid, "replay")
 
 
-def test_a_replay_whose_ledger_vanishes_fails_loudly(tmp_path: Path) -> None:
+def test_a_replay_whose_ledger_vanishes_fails_loudly(tmp_path: Path,
+                                                     make_embedded: EmbeddedClusters) -> None:
     from hbase_migrate.replay.job import ReplayJob
     from hbase_migrate.replay.run import Observer, run_replay
-    from minihbase.server import MiniHBase
     from tests.support.minicluster import run_workload, set_watermark, write_migration
 
     class DeleteLedger(Observer):
@@ -89,13 +90,12 @@ def test_a_replay_whose_ledger_vanishes_fails_loudly(tmp_path: Path) -> None:
             for leftover in tmp_path.glob("ledger.db*"):
                 leftover.unlink()
 
-    with MiniHBase(tmp_path / "src", "source") as src, \
-            MiniHBase(tmp_path / "dst", "target") as dst:
-        config = write_migration(tmp_path, src, dst, "t")
-        spec = set_watermark(config)
-        run_workload(src, "t", seed=3, ops=20)
-        with pytest.raises(LedgerOpenError, match="was deleted while in use"):
-            run_replay(ReplayJob.from_spec(spec), DeleteLedger())
+    src, dst = make_embedded.pair()
+    config = write_migration(tmp_path, src, dst, "t")
+    spec = set_watermark(config)
+    run_workload(src, "t", seed=3, ops=20)
+    with pytest.raises(LedgerOpenError, match="was deleted while in use"):
+        run_replay(ReplayJob.from_spec(spec), DeleteLedger())
 
 
 def test_a_corrupt_json_column_names_its_row(tmp_path: Path,

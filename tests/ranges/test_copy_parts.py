@@ -26,7 +26,7 @@ from hbase_migrate.ranges.tasks import CopyJob, RangeCopy
 from hbase_migrate.wal.model import Cell, CellType
 from minihbase.server import MiniHBase
 from tests.cli_util import fails, run
-from tests.support.minicluster import run_workload, t2
+from tests.support.minicluster import EmbeddedClusters, run_workload, t2
 from tests.support.ranges import TABLE, configure
 
 pytestmark = pytest.mark.integration
@@ -40,90 +40,89 @@ def copied(url: str) -> dict[bytes, int | None]:
 
 
 def test_a_copy_in_parts_equals_the_copy_in_one_process(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        tmp_path: Path, make_embedded: EmbeddedClusters, capsys: pytest.CaptureFixture[str],
         monkeypatch: pytest.MonkeyPatch) -> None:
-    with MiniHBase(tmp_path / "src", "source") as src, \
-            MiniHBase(tmp_path / "dst", "target") as dst, \
-            MiniHBase(tmp_path / "one", "one") as one:
-        run_workload(src, TABLE, seed=71, ops=400)
-        config = configure(tmp_path, src, dst, master="in-process")
-        spec = load_config(config)
-        prepare(spec)
-        with pytest.raises(StepRefusedError, match="plan the copy first"):
-            snapshot(spec, part=(1, 3))  # a part never fixes a watermark of its own
-        with pytest.raises(ConfigError, match="hbase method copies in one step"):
-            snapshot(spec, part=(1, 3), method="hbase")
+    src, dst = make_embedded.pair()
+    one = make_embedded("one")
+    run_workload(src, TABLE, seed=71, ops=400)
+    config = configure(tmp_path, src, dst, master="in-process")
+    spec = load_config(config)
+    prepare(spec)
+    with pytest.raises(StepRefusedError, match="plan the copy first"):
+        snapshot(spec, part=(1, 3))  # a part never fixes a watermark of its own
+    with pytest.raises(ConfigError, match="hbase method copies in one step"):
+        snapshot(spec, part=(1, 3), method="hbase")
 
-        code, out = run(["snapshot", "--config", str(config), "--plan", "--parts", "3",
-                         "--json"], capsys)
-        plan = json.loads(out)
-        t0 = plan["watermark"]
-        assert code == 0 and plan["parts"] == [[1, 3], [2, 3], [3, 3]]
-        assert plan["state"] == "copying" and plan["anchors"] >= 1
-        # auto (the default) chose scan by the clusters, not by the parts asked
-        assert (plan["method"], plan["method_asked"]) == ("scan", "auto")
-        assert plan["method_reason"].startswith("the source cluster 'source' has no "
-                                                "hbase.version under its HBase root")
-        again = snapshot_parts(spec, parts=3, watermark=t0 + 60_000)  # T0 is fixed once
-        assert again.metrics["watermark"] == t0 and "kept" in again.metrics["notes"][0]
-        with Ledger.open(spec.ledger_url) as ledger:
-            records = ledger.key_ranges(1)
-        second = [k for k, _ in range_group(records, (2, 3))]
-        assert len(second) >= 2
+    code, out = run(["snapshot", "--config", str(config), "--plan", "--parts", "3",
+                     "--json"], capsys)
+    plan = json.loads(out)
+    t0 = plan["watermark"]
+    assert code == 0 and plan["parts"] == [[1, 3], [2, 3], [3, 3]]
+    assert plan["state"] == "copying" and plan["anchors"] >= 1
+    # auto (the default) chose scan by the clusters, not by the parts asked
+    assert (plan["method"], plan["method_asked"]) == ("scan", "auto")
+    assert plan["method_reason"].startswith("the source cluster 'source' has no "
+                                            "hbase.version under its HBase root")
+    again = snapshot_parts(spec, parts=3, watermark=t0 + 60_000)  # T0 is fixed once
+    assert again.metrics["watermark"] == t0 and "kept" in again.metrics["notes"][0]
+    with Ledger.open(spec.ledger_url) as ledger:
+        records = ledger.key_ranges(1)
+    second = [k for k, _ in range_group(records, (2, 3))]
+    assert len(second) >= 2
 
-        late = [Cell(b"row-late", b"d", b"q", t0 + 1, CellType.PUT, b"after T0"),
-                Cell(records[0].range_start + b"-late", b"d", b"q", t0 + 5, CellType.PUT, b"x")]
-        with t2(src) as source:  # written after T0: no part copies them
-            source.put_cells(TABLE, late)
+    late = [Cell(b"row-late", b"d", b"q", t0 + 1, CellType.PUT, b"after T0"),
+            Cell(records[0].range_start + b"-late", b"d", b"q", t0 + 5, CellType.PUT, b"x")]
+    with t2(src) as source:  # written after T0: no part copies them
+        source.put_cells(TABLE, late)
 
-        code, out = run(["snapshot", "--config", str(config), "--part", "3/3"], capsys)
-        assert code == 0 and "copied" in out
-        snapshot(spec, part=(1, 3))
+    code, out = run(["snapshot", "--config", str(config), "--part", "3/3"], capsys)
+    assert code == 0 and "copied" in out
+    snapshot(spec, part=(1, 3))
 
-        done = fail_after_one(monkeypatch, spec, (2, 3))
-        before = copied(spec.ledger_url)
-        assert [k.start for k in second if before[k.start] is not None] == [done[0].start]
-        assert "in part(s) 2/3: run them again" in fails(
-            ["snapshot", "--config", str(config), "--finish"], capsys)
-        with Ledger.open(spec.ledger_url) as ledger:  # status: 1/3 was tried twice
-            progress = copy_progress(ledger, 1)
-        assert progress == {"ranges": len(records), "ranges_copied": sum(
-            v is not None for v in before.values()), "cells_copied": progress["cells_copied"],
-            "parts": {"planned": 3, "succeeded": 2, "running": 0, "failed": 1}}
-        code, out = run(["status", "--config", str(config)], capsys)
-        assert (f"snapshot copy: {progress['ranges_copied']} of {len(records)} ranges copied;"
-                " parts: 2 of 3 done, 0 running, 1 failed") in " ".join(out.split())
+    done = fail_after_one(monkeypatch, spec, (2, 3))
+    before = copied(spec.ledger_url)
+    assert [k.start for k in second if before[k.start] is not None] == [done[0].start]
+    assert "in part(s) 2/3: run them again" in fails(
+        ["snapshot", "--config", str(config), "--finish"], capsys)
+    with Ledger.open(spec.ledger_url) as ledger:  # status: 1/3 was tried twice
+        progress = copy_progress(ledger, 1)
+    assert progress == {"ranges": len(records), "ranges_copied": sum(
+        v is not None for v in before.values()), "cells_copied": progress["cells_copied"],
+        "parts": {"planned": 3, "succeeded": 2, "running": 0, "failed": 1}}
+    code, out = run(["status", "--config", str(config)], capsys)
+    assert (f"snapshot copy: {progress['ranges_copied']} of {len(records)} ranges copied;"
+            " parts: 2 of 3 done, 0 running, 1 failed") in " ".join(out.split())
 
-        retried = snapshot(spec, part=(2, 3)).metrics
-        assert (retried["ranges"], retried["ranges_skipped"]) == (len(second), 1)
-        assert [c["start"] for c in retried["copied"]] == [k.start.hex() for k in second[1:]]
-        after = copied(spec.ledger_url)
-        assert {k: v for k, v in after.items() if v != before[k]} == {
-            k.start: after[k.start] for k in second[1:]}  # nothing else copied again
+    retried = snapshot(spec, part=(2, 3)).metrics
+    assert (retried["ranges"], retried["ranges_skipped"]) == (len(second), 1)
+    assert [c["start"] for c in retried["copied"]] == [k.start.hex() for k in second[1:]]
+    after = copied(spec.ledger_url)
+    assert {k: v for k, v in after.items() if v != before[k]} == {
+        k.start: after[k.start] for k in second[1:]}  # nothing else copied again
 
-        finished = finish_snapshot(spec)
-        assert finished.state is not None and finished.state.value == "copied"
-        assert finished.metrics["watermark"] == t0 and finished.metrics["ranges"] == len(
-            records)
-        assert (finished.metrics["method"], finished.metrics["method_reason"],
-                finished.metrics["method_kept_from"]) == ("scan", plan["method_reason"],
-                                                          plan["step_id"])
-        with Ledger.open(spec.ledger_url) as ledger:
-            parts = ledger.steps(1, SNAPSHOT_PART_STEP)
-        assert [(p.metrics["part"], p.status.value) for p in parts] == [
-            ("1/3", "failed"), ("3/3", "succeeded"), ("1/3", "succeeded"), ("2/3", "failed"),
-            ("2/3", "succeeded")]
-        assert all(p.host and p.metrics["watermark"] == t0 for p in parts[1:])
-        assert finish_snapshot(spec).metrics["skipped"]  # done: nothing to do
-        with Ledger.open(spec.ledger_url) as ledger:
-            progress = copy_progress(ledger, 1)
-        assert (progress["ranges_copied"], progress["cells_copied"], progress["parts"]) == (
-            len(records), finished.metrics["cells"],
-            {"planned": 3, "succeeded": 3, "running": 0, "failed": 0})
-        assert snapshot_parts(spec).metrics["parts"] == []
+    finished = finish_snapshot(spec)
+    assert finished.state is not None and finished.state.value == "copied"
+    assert finished.metrics["watermark"] == t0 and finished.metrics["ranges"] == len(
+        records)
+    assert (finished.metrics["method"], finished.metrics["method_reason"],
+            finished.metrics["method_kept_from"]) == ("scan", plan["method_reason"],
+                                                      plan["step_id"])
+    with Ledger.open(spec.ledger_url) as ledger:
+        parts = ledger.steps(1, SNAPSHOT_PART_STEP)
+    assert [(p.metrics["part"], p.status.value) for p in parts] == [
+        ("1/3", "failed"), ("3/3", "succeeded"), ("1/3", "succeeded"), ("2/3", "failed"),
+        ("2/3", "succeeded")]
+    assert all(p.host and p.metrics["watermark"] == t0 for p in parts[1:])
+    assert finish_snapshot(spec).metrics["skipped"]  # done: nothing to do
+    with Ledger.open(spec.ledger_url) as ledger:
+        progress = copy_progress(ledger, 1)
+    assert (progress["ranges_copied"], progress["cells_copied"], progress["parts"]) == (
+        len(records), finished.metrics["cells"],
+        {"planned": 3, "succeeded": 3, "running": 0, "failed": 0})
+    assert snapshot_parts(spec).metrics["parts"] == []
 
-        one_process(tmp_path / "one-process", src, dst, one, t0, finished.metrics["cells"],
-                    late)
+    one_process(tmp_path / "one-process", src, dst, one, t0, finished.metrics["cells"],
+                late)
 
 def fail_after_one(monkeypatch: pytest.MonkeyPatch, spec: MigrationSpec,
                    part: tuple[int, int]) -> list[KeyRange]:
@@ -175,24 +174,24 @@ def test_the_flags_of_a_copy_in_parts_go_alone(tmp_path: Path,
 
 
 @pytest.mark.slow
-def test_a_part_runs_on_spark_and_another_in_process(spark: Any, tmp_path: Path) -> None:
+def test_a_part_runs_on_spark_and_another_in_process(spark: Any, tmp_path: Path,
+                                                      make_embedded: EmbeddedClusters) -> None:
     """Spark stays the data plane of a part when configured; the parts still make one
     copy."""
-    with MiniHBase(tmp_path / "src", "source") as src, \
-            MiniHBase(tmp_path / "dst", "target") as dst:
-        run_workload(src, TABLE, seed=72, ops=200)
-        spec = load_config(configure(tmp_path, src, dst))  # [spark] master = local[2]
-        prepare(spec)
-        plan = snapshot_parts(spec, parts=2)
-        t0 = plan.metrics["watermark"]
-        assert plan.metrics["parts"] == [[1, 2], [2, 2]]
-        on_spark = snapshot(spec, part=(1, 2)).metrics
-        in_process = snapshot(spec, part=(2, 2), master="in-process").metrics
-        assert (on_spark["engine"], in_process["engine"]) == ("local[2]", "in-process")
-        assert on_spark["ranges_copied"] + in_process["ranges_copied"] == plan.metrics[
-            "ranges"]
-        finished = finish_snapshot(spec)
-        assert finished.state is not None and finished.state.value == "copied"
-        with t2(src) as source, t2(dst) as target:
-            expect = sorted(c for row in source.scan(TABLE) for c in row if c.timestamp < t0)
-            assert sorted(c for row in target.scan(TABLE) for c in row) == expect
+    src, dst = make_embedded.pair()
+    run_workload(src, TABLE, seed=72, ops=200)
+    spec = load_config(configure(tmp_path, src, dst))  # [spark] master = local[2]
+    prepare(spec)
+    plan = snapshot_parts(spec, parts=2)
+    t0 = plan.metrics["watermark"]
+    assert plan.metrics["parts"] == [[1, 2], [2, 2]]
+    on_spark = snapshot(spec, part=(1, 2)).metrics
+    in_process = snapshot(spec, part=(2, 2), master="in-process").metrics
+    assert (on_spark["engine"], in_process["engine"]) == ("local[2]", "in-process")
+    assert on_spark["ranges_copied"] + in_process["ranges_copied"] == plan.metrics[
+        "ranges"]
+    finished = finish_snapshot(spec)
+    assert finished.state is not None and finished.state.value == "copied"
+    with t2(src) as source, t2(dst) as target:
+        expect = sorted(c for row in source.scan(TABLE) for c in row if c.timestamp < t0)
+        assert sorted(c for row in target.scan(TABLE) for c in row) == expect

@@ -16,9 +16,8 @@ from hbase_migrate.config import AUTO, IN_PROCESS, EngineSettings, load_config
 from hbase_migrate.errors import ConfigError
 from hbase_migrate.lifecycle import prepare, snapshot, validate
 from hbase_migrate.ranges.choice import choose_engine
-from minihbase.server import MiniHBase
 from tests.cli_util import run
-from tests.support.minicluster import cell_count, run_workload
+from tests.support.minicluster import EmbeddedClusters, cell_count, run_workload
 from tests.support.ranges import configure
 
 TABLE = "orders"
@@ -75,37 +74,37 @@ def test_the_spark_section_reads_ship_keytab(tmp_path: Path) -> None:
 
 @pytest.mark.integration
 def test_auto_runs_a_small_table_in_process_and_a_large_estimate_on_spark(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    with MiniHBase(tmp_path / "src", "source") as src, \
-            MiniHBase(tmp_path / "dst", "target") as dst:
-        run_workload(src, TABLE, seed=71, ops=100)
-        cells = cell_count(src, TABLE)
-        config = configure(tmp_path, src, dst, master=AUTO)
-        config.write_text(config.read_text().replace(  # the crossover just above this table
-            'master = "auto"\n',
-            f'master = "auto"\nlarge_master = "local[1]"\nauto_cells = {cells + 1}\n'))
-        spec = load_config(config)
-        assert spec.engine.auto_cells == cells + 1 and spec.engine.large_master == "local[1]"
-        prepare(spec)
-        code, out = run(["snapshot", "--config", str(config)], capsys)
-        assert code == 0, out
-        planned = snapshot(spec).metrics  # already copied: the recorded step is the first
-        with Ledger.open(spec.ledger_url) as ledger:
-            (copy,) = [s for s in ledger.steps(1, "snapshot") if "engine" in s.metrics]
-        assert copy.metrics["engine"] == IN_PROCESS, copy.metrics
-        assert copy.metrics["estimated_cells"] <= cells  # planned from the source's cells
-        assert f"auto_cells = {cells + 1}: in-process" in copy.metrics["engine_reason"]
-        assert f"engine: in-process (auto: about {copy.metrics['estimated_cells']} cells" in out
-        assert "skipped" in planned
+        tmp_path: Path,
+        make_embedded: EmbeddedClusters, capsys: pytest.CaptureFixture[str]) -> None:
+    src, dst = make_embedded.pair()
+    run_workload(src, TABLE, seed=71, ops=100)
+    cells = cell_count(src, TABLE)
+    config = configure(tmp_path, src, dst, master=AUTO)
+    config.write_text(config.read_text().replace(  # the crossover just above this table
+        'master = "auto"\n',
+        f'master = "auto"\nlarge_master = "local[1]"\nauto_cells = {cells + 1}\n'))
+    spec = load_config(config)
+    assert spec.engine.auto_cells == cells + 1 and spec.engine.large_master == "local[1]"
+    prepare(spec)
+    code, out = run(["snapshot", "--config", str(config)], capsys)
+    assert code == 0, out
+    planned = snapshot(spec).metrics  # already copied: the recorded step is the first
+    with Ledger.open(spec.ledger_url) as ledger:
+        (copy,) = [s for s in ledger.steps(1, "snapshot") if "engine" in s.metrics]
+    assert copy.metrics["engine"] == IN_PROCESS, copy.metrics
+    assert copy.metrics["estimated_cells"] <= cells  # planned from the source's cells
+    assert f"auto_cells = {cells + 1}: in-process" in copy.metrics["engine_reason"]
+    assert f"engine: in-process (auto: about {copy.metrics['estimated_cells']} cells" in out
+    assert "skipped" in planned
 
-        # the crossover under it, large_master this machine: still in-process
-        large = replace(spec, engine=replace(spec.engine, auto_cells=1))
-        checked = validate(large, recompare_wait=0)
-        assert checked.metrics["verdict"] == "match"
-        assert checked.metrics["engine"] == IN_PROCESS, checked.metrics["engine_reason"]
-        assert checked.metrics["estimated_cells"] == copy.metrics["estimated_cells"]
-        assert "large_master = local[1] is this machine" in checked.metrics["engine_reason"]
-        with Ledger.open(spec.ledger_url) as ledger:
-            recorded = ledger.steps(1, "validate")[-1].metrics
-        assert json.dumps(recorded["engine_reason"]) == json.dumps(
-            checked.metrics["engine_reason"])
+    # the crossover under it, large_master this machine: still in-process
+    large = replace(spec, engine=replace(spec.engine, auto_cells=1))
+    checked = validate(large, recompare_wait=0)
+    assert checked.metrics["verdict"] == "match"
+    assert checked.metrics["engine"] == IN_PROCESS, checked.metrics["engine_reason"]
+    assert checked.metrics["estimated_cells"] == copy.metrics["estimated_cells"]
+    assert "large_master = local[1] is this machine" in checked.metrics["engine_reason"]
+    with Ledger.open(spec.ledger_url) as ledger:
+        recorded = ledger.steps(1, "validate")[-1].metrics
+    assert json.dumps(recorded["engine_reason"]) == json.dumps(
+        checked.metrics["engine_reason"])

@@ -28,9 +28,8 @@ from hbase_migrate.lifecycle import prepare, replay, snapshot, validate
 from hbase_migrate.ranges.keyrange import KeyRange
 from hbase_migrate.wal.model import Cell, CellType
 from minihbase.regionserver import WalSettings
-from minihbase.server import MiniHBase
 from minihbase.zookeeper import ZooKeeperServer
-from tests.support.minicluster import clusters_over_rpc, compare, run_workload, t2
+from tests.support.minicluster import EmbeddedClusters, clusters_over_rpc, compare, run_workload, t2
 from tests.support.ranges import BUDGET, TABLE, configure, failing, holding, planned
 from tests.support.wait import wait_for
 
@@ -90,50 +89,50 @@ def test_copy_then_validate_a_live_table(
         assert "https://cdn" not in docs.read_text() and "unpkg.com" not in docs.read_text()
 
 
-def test_a_copy_killed_mid_job_reruns_only_the_missing_ranges(tmp_path: Path) -> None:
+def test_a_copy_killed_mid_job_reruns_only_the_missing_ranges(
+        tmp_path: Path, make_embedded: EmbeddedClusters) -> None:
     # through the gateways: the target's Thrift2 gateway stalls the puts the job is killed in
-    with MiniHBase(tmp_path / "src", "source") as src, \
-            MiniHBase(tmp_path / "dst", "target") as dst:
-        run_workload(src, TABLE, seed=33, ops=500)
-        # the pass that plans copies the first two ranges or so, then a range at a time
-        config = configure(tmp_path, src, dst, master="in-process", plan_copy_cells=2 * BUDGET)
-        spec = load_config(config)
-        prepare(spec)
-        cli = [sys.executable, "-m", "hbase_migrate", "snapshot", "--config", str(config),
-               "--json"]
+    src, dst = make_embedded.pair()
+    run_workload(src, TABLE, seed=33, ops=500)
+    # the pass that plans copies the first two ranges or so, then a range at a time
+    config = configure(tmp_path, src, dst, master="in-process", plan_copy_cells=2 * BUDGET)
+    spec = load_config(config)
+    prepare(spec)
+    cli = [sys.executable, "-m", "hbase_migrate", "snapshot", "--config", str(config),
+           "--json"]
 
-        def copied() -> int:
-            if not (tmp_path / "ledger.db").exists():
-                return 0
-            with Ledger.open(spec.ledger_url) as ledger:
-                return sum(r.copied_at is not None for r in ledger.key_ranges(1))
-        gateway = dst.thrift2_handler
-        assert gateway is not None
-        stall = StallWhenCopied(gateway, copied, 2)
-        gateway.call_sizes = stall  # type: ignore[assignment]
-        job = subprocess.Popen(cli, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        wait_for(stall.stalled.is_set, 120, "a put after two copied ranges")
-        job.send_signal(signal.SIGKILL)
-        job.wait(30)
-        gateway.call_sizes, gateway.stall_calls = collections.deque(), 0
-        done_before = copied()
-        ranges = planned(config)  # the regions whose pass ended (it records as each ends)
-        assert 2 <= done_before <= len(ranges)
+    def copied() -> int:
+        if not (tmp_path / "ledger.db").exists():
+            return 0
+        with Ledger.open(spec.ledger_url) as ledger:
+            return sum(r.copied_at is not None for r in ledger.key_ranges(1))
+    gateway = dst.thrift2_handler
+    assert gateway is not None
+    stall = StallWhenCopied(gateway, copied, 2)
+    gateway.call_sizes = stall  # type: ignore[assignment]
+    job = subprocess.Popen(cli, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    wait_for(stall.stalled.is_set, 120, "a put after two copied ranges")
+    job.send_signal(signal.SIGKILL)
+    job.wait(30)
+    gateway.call_sizes, gateway.stall_calls = collections.deque(), 0
+    done_before = copied()
+    ranges = planned(config)  # the regions whose pass ended (it records as each ends)
+    assert 2 <= done_before <= len(ranges)
 
-        out = subprocess.run(cli, capture_output=True, text=True, timeout=300, check=False)
-        assert out.returncode == 0, out.stderr
-        rerun = json.loads(out.stdout)
-        assert rerun["ranges_skipped"] == done_before
-        # the regions the killed pass had not finished are planned by the rerun
-        whole = planned(config)
-        assert set(ranges) <= set(whole) and done_before < len(whole)  # killed mid-job
-        assert rerun["ranges_copied"] == len(whole) - done_before == len(rerun["copied"])
-        assert all(r.copied_at is not None for r in
-                   Ledger.open(spec.ledger_url).key_ranges(1))
-        with t2(src) as source, t2(dst) as target:
-            expect = sorted(c for row in source.scan(TABLE, time_range=(0, rerun["watermark"]))
-                            for c in row)
-            assert sorted(c for row in target.scan(TABLE) for c in row) == expect
+    out = subprocess.run(cli, capture_output=True, text=True, timeout=300, check=False)
+    assert out.returncode == 0, out.stderr
+    rerun = json.loads(out.stdout)
+    assert rerun["ranges_skipped"] == done_before
+    # the regions the killed pass had not finished are planned by the rerun
+    whole = planned(config)
+    assert set(ranges) <= set(whole) and done_before < len(whole)  # killed mid-job
+    assert rerun["ranges_copied"] == len(whole) - done_before == len(rerun["copied"])
+    assert all(r.copied_at is not None for r in
+               Ledger.open(spec.ledger_url).key_ranges(1))
+    with t2(src) as source, t2(dst) as target:
+        expect = sorted(c for row in source.scan(TABLE, time_range=(0, rerun["watermark"]))
+                        for c in row)
+        assert sorted(c for row in target.scan(TABLE) for c in row) == expect
 
 
 def test_divergences_are_named_by_range_and_repaired(

@@ -21,8 +21,7 @@ from hbase_migrate.lifecycle.validate import PART_STEP, validation_parts
 from hbase_migrate.ranges.groups import in_part_order, parse_part, range_group, split_weights
 from hbase_migrate.ranges.keyrange import KeyRange
 from hbase_migrate.wal.model import Cell, CellType
-from minihbase.server import MiniHBase
-from tests.support.minicluster import run_workload, t2
+from tests.support.minicluster import EmbeddedClusters, run_workload, t2
 from tests.support.ranges import TABLE, configure, holding, planned
 
 
@@ -56,79 +55,78 @@ def test_weights_and_part_texts() -> None:
 
 
 @pytest.mark.integration
-def test_parts_judge_repair_and_the_gate(tmp_path: Path,
+def test_parts_judge_repair_and_the_gate(tmp_path: Path, make_embedded: EmbeddedClusters,
                                          capsys: pytest.CaptureFixture[str]) -> None:
-    with MiniHBase(tmp_path / "src", "source") as src, \
-            MiniHBase(tmp_path / "dst", "target") as dst:
-        run_workload(src, TABLE, seed=61, ops=300)
-        config = configure(tmp_path, src, dst, master="in-process")
-        spec = load_config(config)
-        prepare(spec)
-        snapshot(spec)
-        ranges = planned(Path(tmp_path / "migration.toml"))
-        assert len(ranges) > 3
-        parts = validation_parts(spec, parts=3)
-        assert parts == [[1, 3], [2, 3], [3, 3]]
-        assert validation_parts(spec, parts=99)[-1] == [len(ranges), len(ranges)]
+    src, dst = make_embedded.pair()
+    run_workload(src, TABLE, seed=61, ops=300)
+    config = configure(tmp_path, src, dst, master="in-process")
+    spec = load_config(config)
+    prepare(spec)
+    snapshot(spec)
+    ranges = planned(Path(tmp_path / "migration.toml"))
+    assert len(ranges) > 3
+    parts = validation_parts(spec, parts=3)
+    assert parts == [[1, 3], [2, 3], [3, 3]]
+    assert validation_parts(spec, parts=99)[-1] == [len(ranges), len(ranges)]
 
-        def run_parts(run: str, *, live: bool = False, repair: bool = False) -> list[str]:
-            return [str(validate(spec, part=(i, n), run=run, live=live, repair=repair,
-                                 recompare_wait=0).metrics["verdict"]) for i, n in parts]
+    def run_parts(run: str, *, live: bool = False, repair: bool = False) -> list[str]:
+        return [str(validate(spec, part=(i, n), run=run, live=live, repair=repair,
+                             recompare_wait=0).metrics["verdict"]) for i, n in parts]
 
-        assert run_parts("r1") == ["match"] * 3
-        validate(spec, part=(2, 3), run="r1", recompare_wait=0)  # a retried part
-        with Ledger.open(spec.ledger_url) as ledger:
-            rows = ledger.run_validations(1, "r1")
-            counted = [s.metrics["ranges"] for s in ledger.steps(1, PART_STEP)]
-        assert sorted((r.range_start, r.range_end) for r in rows) == sorted(
-            (r.start, r.stop) for r in ranges)
-        assert sum(counted[:3]) == len(ranges)
-        results = spec.artifact_dir / "validations"
-        assert not list(results.glob("*.json"))  # the parts ran no Great Expectations
-        assert {r.gx_result for r in rows} == {None}
-        judged = judge_validation(spec, "r1")
-        assert judged.passed and judged.state is not None and judged.state.value == "validated"
-        assert judged.metrics["tables"][0]["ranges"] == len(ranges)
-        # GX judged once: one result for the whole run, naming every range, each row linked
-        (result,) = results.glob("*.json")
-        assert judged.metrics["gx"]["result"] == str(result)
-        gx = json.loads(result.read_text())
-        counted_rows = [item["result"]["observed_value"] for item in gx["results"]
-                        if item["expectation_config"]["type"] == "expect_table_row_count_to_equal"]
-        assert gx["success"] is True and counted_rows == [len(ranges)]
-        with Ledger.open(spec.ledger_url) as ledger:
-            assert {r.gx_result for r in ledger.run_validations(1, "r1")} == {str(result)}
-        judged_by_command(config, parts, capsys)
+    assert run_parts("r1") == ["match"] * 3
+    validate(spec, part=(2, 3), run="r1", recompare_wait=0)  # a retried part
+    with Ledger.open(spec.ledger_url) as ledger:
+        rows = ledger.run_validations(1, "r1")
+        counted = [s.metrics["ranges"] for s in ledger.steps(1, PART_STEP)]
+    assert sorted((r.range_start, r.range_end) for r in rows) == sorted(
+        (r.start, r.stop) for r in ranges)
+    assert sum(counted[:3]) == len(ranges)
+    results = spec.artifact_dir / "validations"
+    assert not list(results.glob("*.json"))  # the parts ran no Great Expectations
+    assert {r.gx_result for r in rows} == {None}
+    judged = judge_validation(spec, "r1")
+    assert judged.passed and judged.state is not None and judged.state.value == "validated"
+    assert judged.metrics["tables"][0]["ranges"] == len(ranges)
+    # GX judged once: one result for the whole run, naming every range, each row linked
+    (result,) = results.glob("*.json")
+    assert judged.metrics["gx"]["result"] == str(result)
+    gx = json.loads(result.read_text())
+    counted_rows = [item["result"]["observed_value"] for item in gx["results"]
+                    if item["expectation_config"]["type"] == "expect_table_row_count_to_equal"]
+    assert gx["success"] is True and counted_rows == [len(ranges)]
+    with Ledger.open(spec.ledger_url) as ledger:
+        assert {r.gx_result for r in ledger.run_validations(1, "r1")} == {str(result)}
+    judged_by_command(config, parts, capsys)
 
-        extra = Cell(b"row-00042-x", b"d", b"q", 9, CellType.PUT, b"extra")
-        with t2(dst) as target:
-            target.put_cells(TABLE, [extra])
-        (bad,) = holding(ranges, extra.row)
-        assert run_parts("r2").count("mismatch") == 1  # a part's verdict fails nothing
-        strict = judge_validation(spec, "r2")
-        assert not strict.passed and [str(r) for r in strict.metrics["differing"]] == [
-            str(next(r for r in ranges if r.id == bad))]
-        run_parts("r3", live=True)
-        live = judge_validation(spec, "r3", live=True)
-        assert live.metrics["verdict"] == "mismatch" and len(live.metrics["differing"]) == 1
-        with Ledger.open(spec.ledger_url) as ledger:
-            judges = ledger.steps(1, "validate")
-        assert [s.status for s in judges[-2:]] == [StepStatus.FAILED, StepStatus.SUCCEEDED]
+    extra = Cell(b"row-00042-x", b"d", b"q", 9, CellType.PUT, b"extra")
+    with t2(dst) as target:
+        target.put_cells(TABLE, [extra])
+    (bad,) = holding(ranges, extra.row)
+    assert run_parts("r2").count("mismatch") == 1  # a part's verdict fails nothing
+    strict = judge_validation(spec, "r2")
+    assert not strict.passed and [str(r) for r in strict.metrics["differing"]] == [
+        str(next(r for r in ranges if r.id == bad))]
+    run_parts("r3", live=True)
+    live = judge_validation(spec, "r3", live=True)
+    assert live.metrics["verdict"] == "mismatch" and len(live.metrics["differing"]) == 1
+    with Ledger.open(spec.ledger_url) as ledger:
+        judges = ledger.steps(1, "validate")
+    assert [s.status for s in judges[-2:]] == [StepStatus.FAILED, StepStatus.SUCCEEDED]
 
-        run_parts("r4", repair=True)  # the part owning the range repairs it
-        repaired = judge_validation(spec, "r4")
-        assert repaired.passed
-        assert [r["table"] + ":" + r["start"] + "-" + r["stop"]
-                for r in repaired.metrics["tables"][0]["repaired"]] == [bad]
+    run_parts("r4", repair=True)  # the part owning the range repairs it
+    repaired = judge_validation(spec, "r4")
+    assert repaired.passed
+    assert [r["table"] + ":" + r["start"] + "-" + r["stop"]
+            for r in repaired.metrics["tables"][0]["repaired"]] == [bad]
 
-        validate(spec, part=(1, 3), run="r5", recompare_wait=0)  # parts 2 and 3 missing
-        with pytest.raises(StepRefusedError, match="planned range"):
-            judge_validation(spec, "r5")
-        gate = cutover_check(spec)
-        assert any("not" in why and "planned one(s)" in why
-                   for why in gate.metrics["reasons"]), gate.metrics["reasons"]
+    validate(spec, part=(1, 3), run="r5", recompare_wait=0)  # parts 2 and 3 missing
+    with pytest.raises(StepRefusedError, match="planned range"):
+        judge_validation(spec, "r5")
+    gate = cutover_check(spec)
+    assert any("not" in why and "planned one(s)" in why
+               for why in gate.metrics["reasons"]), gate.metrics["reasons"]
 
-        refusals(spec, ranges)
+    refusals(spec, ranges)
 
 
 def judged_by_command(config: Path, parts: list[list[int]],

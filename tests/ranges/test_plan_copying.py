@@ -23,7 +23,7 @@ from hbase_migrate.ranges.plan import (
 )
 from hbase_migrate.ranges.planned import plan_copying
 from minihbase.server import MiniHBase
-from tests.support.minicluster import copy_table_schema, run_workload, t2
+from tests.support.minicluster import EmbeddedClusters, copy_table_schema, run_workload, t2
 from tests.support.ranges import BUDGET, configure
 
 pytestmark = pytest.mark.integration
@@ -33,7 +33,8 @@ TABLE = "orders"
 @pytest.fixture(scope="module")
 def clusters(tmp_path_factory: pytest.TempPathFactory) -> object:
     folder = tmp_path_factory.mktemp("plan-copying")
-    with MiniHBase(folder / "src", "source") as src, MiniHBase(folder / "dst", "target") as dst:
+    with EmbeddedClusters(folder) as clusters:
+        src, dst = clusters.pair()
         run_workload(src, TABLE, seed=41, ops=600)
         yield src, dst
 

@@ -18,9 +18,8 @@ from hbase_migrate.config import load_config
 from hbase_migrate.validate.tombstones import run_admin_shell
 from hbase_migrate.wal.model import Cell, CellType
 from minihbase.server import MiniHBase
-from minihbase.zookeeper import ZooKeeperServer
 from tests.cli_util import run
-from tests.support.minicluster import compare, run_workload, t2
+from tests.support.minicluster import EmbeddedClusters, compare, run_workload, t2
 from tests.support.ranges import TABLE, configure
 
 pytestmark = pytest.mark.integration
@@ -60,67 +59,64 @@ def described(cells: list[Cell]) -> list[str]:
             f"{to_string_binary(c.qualifier)} ts={c.timestamp}" for c in cells]
 
 
-@pytest.mark.parametrize("client", ["thrift", "native"])
 def test_repair_compacts_past_newer_tombstones(tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                                               request: pytest.FixtureRequest,
-                                               client: str) -> None:
-    """Through the target's Thrift1 gateway (regions asked to compact, polled), or for a
-    target whose client is native (registered in ZooKeeper) over HBase's RPC (the table
-    flushed and compacted, waited for), both through the front door's compactor."""
-    native: dict[str, str] = {}
-    if client == "native":
-        zookeeper: ZooKeeperServer = request.getfixturevalue("zookeeper")
-        native = {"zookeeper": zookeeper.address, "znode_parent": f"/tomb-{tmp_path.name}"}
-    with MiniHBase(tmp_path / "src", "source") as src, \
-            MiniHBase(tmp_path / "dst", "target", **native) as dst:
-        assert dst.endpoints.native == bool(native)
-        config = migrated(tmp_path, src, dst, capsys)
-        hidden = damage(src, dst)
-        code, out = run(["validate", "--config", config, "--repair", "--recompare-wait",
-                         "0s", "--compact-wait", "20s", "--json"], capsys)
-        result = json.loads(out)
-        assert code == 0 and result["verdict"] == "match", out
-        assert compare(src, dst, TABLE).equal
-        found = [t for r in result["tables"][0]["repaired"] if (t := r["tombstones"])]
-        assert sum(t["hidden_cells"] for t in found) == len(hidden)
-        assert sorted(d for t in found for d in t["hidden"]) == sorted(described(hidden))
-        assert all(t["regions"] and not t["still_hidden"] for t in found), found
-        assert all(t["native"] is bool(native) for t in found), found
-        with Ledger.open(load_config(config).ledger_url) as ledger:
-            actions = [r.detail.get("action", "repair") for r in ledger.repairs(1)]
-            after = [r for r in ledger.repairs(1)
-                     if r.detail.get("action") == "put-after-compaction"]
-        assert actions.count("compact") == len(found) == len(after)
-        assert all(r.verdict == "match" for r in after)
-        assert sum(r.puts for r in after) >= len(hidden)
+                                               make_embedded: EmbeddedClusters,
+                                               transport: str) -> None:
+    """For a target reached over Thrift, through its Thrift1 gateway (regions asked to
+    compact, polled), or for one whose client is native (registered in ZooKeeper) over
+    HBase's RPC (the table flushed and compacted, waited for), both through the front
+    door's compactor: the claim is about each (the source is reached over Thrift)."""
+    native = transport == "native"
+    src = make_embedded("source", folder=tmp_path / "src")
+    dst = make_embedded("target", over=transport, folder=tmp_path / "dst")
+    assert dst.endpoints.native == native
+    config = migrated(tmp_path, src, dst, capsys)
+    hidden = damage(src, dst)
+    code, out = run(["validate", "--config", config, "--repair", "--recompare-wait",
+                     "0s", "--compact-wait", "20s", "--json"], capsys)
+    result = json.loads(out)
+    assert code == 0 and result["verdict"] == "match", out
+    assert compare(src, dst, TABLE).equal
+    found = [t for r in result["tables"][0]["repaired"] if (t := r["tombstones"])]
+    assert sum(t["hidden_cells"] for t in found) == len(hidden)
+    assert sorted(d for t in found for d in t["hidden"]) == sorted(described(hidden))
+    assert all(t["regions"] and not t["still_hidden"] for t in found), found
+    assert all(t["native"] is native for t in found), found
+    with Ledger.open(load_config(config).ledger_url) as ledger:
+        actions = [r.detail.get("action", "repair") for r in ledger.repairs(1)]
+        after = [r for r in ledger.repairs(1)
+                 if r.detail.get("action") == "put-after-compaction"]
+    assert actions.count("compact") == len(found) == len(after)
+    assert all(r.verdict == "match" for r in after)
+    assert sum(r.puts for r in after) >= len(hidden)
 
-        code, out = run(["validate", "--config", config, "--repair", "--recompare-wait",
-                         "0s"], capsys)  # as lines, now with nothing left to repair
-        assert code == 0 and "verdict: match" in out
+    code, out = run(["validate", "--config", config, "--repair", "--recompare-wait",
+                     "0s"], capsys)  # as lines, now with nothing left to repair
+    assert code == 0 and "verdict: match" in out
 
 
 def test_no_compact_refuses_naming_the_cells_and_the_command(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    with MiniHBase(tmp_path / "src", "source") as src, \
-            MiniHBase(tmp_path / "dst", "target") as dst:
-        config = migrated(tmp_path, src, dst, capsys)
-        hidden = damage(src, dst)
-        code, out = run(["validate", "--config", config, "--repair", "--no-compact",
-                         "--recompare-wait", "0s"], capsys)
-        assert code == 1 and "verdict: mismatch" in out, out
-        refusals = [line for line in out.splitlines() if "refused:" in line]
-        assert refusals and all(
-            "--no-compact: run \"flush 'orders'; major_compact 'orders'\" in the hbase shell"
-            in line for line in refusals), out
-        assert all(any(d in line for line in refusals) for d in described(hidden)), out
-        comparison = compare(src, dst, TABLE)
-        assert (comparison.only_in_source, comparison.only_in_target,
-                comparison.different_values) == (len(hidden), 0, 0)  # the value was fixed
-        with Ledger.open(load_config(config).ledger_url) as ledger:
-            refused = [r for r in ledger.repairs(1) if r.detail.get("action") == "refused"]
-        assert len(refused) == len(refusals)
-        assert all(r.verdict == "mismatch" and r.detail["command"] ==
-                   "flush 'orders'; major_compact 'orders'" for r in refused)
+        tmp_path: Path, make_embedded: EmbeddedClusters,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    src, dst = make_embedded.pair()
+    config = migrated(tmp_path, src, dst, capsys)
+    hidden = damage(src, dst)
+    code, out = run(["validate", "--config", config, "--repair", "--no-compact",
+                     "--recompare-wait", "0s"], capsys)
+    assert code == 1 and "verdict: mismatch" in out, out
+    refusals = [line for line in out.splitlines() if "refused:" in line]
+    assert refusals and all(
+        "--no-compact: run \"flush 'orders'; major_compact 'orders'\" in the hbase shell"
+        in line for line in refusals), out
+    assert all(any(d in line for line in refusals) for d in described(hidden)), out
+    comparison = compare(src, dst, TABLE)
+    assert (comparison.only_in_source, comparison.only_in_target,
+            comparison.different_values) == (len(hidden), 0, 0)  # the value was fixed
+    with Ledger.open(load_config(config).ledger_url) as ledger:
+        refused = [r for r in ledger.repairs(1) if r.detail.get("action") == "refused"]
+    assert len(refused) == len(refusals)
+    assert all(r.verdict == "mismatch" and r.detail["command"] ==
+               "flush 'orders'; major_compact 'orders'" for r in refused)
 
 
 def test_an_admin_shell_gets_the_statements_and_its_failure_is_one_line(

@@ -30,7 +30,7 @@ from hbase_migrate.validate.gx_process import GxProcess
 from minihbase.model import MiniHBaseError
 from minihbase.server import MiniHBase
 from minihbase.thrift2 import Thrift2Handler
-from tests.support.minicluster import run_workload
+from tests.support.minicluster import EmbeddedClusters, run_workload
 from tests.support.ranges import TABLE, configure, planned
 
 pytestmark = pytest.mark.integration
@@ -151,8 +151,8 @@ class Stack:
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     folder = tmp_path_factory.mktemp("resume")
-    with MiniHBase(folder / "src", "source") as src, \
-            MiniHBase(folder / "dst", "target") as dst, GxProcess() as gx:
+    with EmbeddedClusters(folder) as clusters, GxProcess() as gx:
+        src, dst = clusters.pair()
         run_workload(src, TABLE, seed=61, ops=600)
         config, spec = copied(folder, src, dst)
         ranges = planned(config)

@@ -15,9 +15,8 @@ from hbase_migrate.config import IN_PROCESS, load_config
 from hbase_migrate.lifecycle import prepare, snapshot, validate
 from hbase_migrate.ranges.engine import InProcessEngine
 from hbase_migrate.ranges.keyrange import RangeError
-from minihbase.server import MiniHBase
 from minihbase.zookeeper import ZooKeeperServer
-from tests.support.minicluster import clusters_over_rpc, run_workload, t2
+from tests.support.minicluster import EmbeddedClusters, clusters_over_rpc, run_workload, t2
 from tests.support.ranges import BUDGET, TABLE, configure, failing, planned
 
 ITEMS = list(range(9))
@@ -112,35 +111,34 @@ def test_a_copy_and_a_validation_on_threads_give_what_the_source_holds(
 
 @pytest.mark.parametrize("plan_copy_cells", [None, 1])
 def test_an_in_process_copy_reads_a_table_past_auto_cells_once(
-        tmp_path: Path, plan_copy_cells: int | None) -> None:
+        tmp_path: Path, make_embedded: EmbeddedClusters, plan_copy_cells: int | None) -> None:
     """In-process, the pass that plans the table copies all of it on its way: the source
     gateway serves about one cell per cell copied (a few more: other calls of the step read
     some rows), where a planning pass told to copy one
     cell counts the table and the range tasks then read it again."""
-    with MiniHBase(tmp_path / "src", "source") as src, \
-            MiniHBase(tmp_path / "dst", "target") as dst:
-        run_workload(src, TABLE, seed=46, ops=500)
-        config = configure(tmp_path, src, dst, master=IN_PROCESS,
-                           plan_copy_cells=plan_copy_cells)
-        text = config.read_text().replace(f'master = "{IN_PROCESS}"\n',
-                                          f'master = "{IN_PROCESS}"\nauto_cells = 1\n')
-        config.write_text(text)  # past auto_cells: before, the pass copied one cell
-        spec = load_config(config)
-        prepare(spec)
-        served = src.thrift2_handler.call_sizes
-        served.clear()
-        copied = snapshot(spec).to_json()
-        read = sum(n for call, _, n in served if call == "getScannerRows")
-        ranges = planned(config)
-        assert len(ranges) > 4 and copied["ranges_copied"] == len(ranges)
-        with t2(src) as source, t2(dst) as target:
-            expect = sorted(c for row in source.scan(TABLE, time_range=(0, copied["watermark"]))
-                            for c in row)
-            assert sorted(c for row in target.scan(TABLE) for c in row) == expect
-        assert copied["cells"] == len(expect)
-        if plan_copy_cells is None:  # one pass: every range copied while planning
-            assert copied["copied_while_planning"] == len(ranges)
-            assert len(expect) <= read < 1.2 * len(expect), (read, len(expect))
-        else:  # a count, then the ranges read again
-            assert 1 <= copied["copied_while_planning"] < len(ranges)
-            assert read > 1.5 * len(expect), (read, len(expect))
+    src, dst = make_embedded.pair()
+    run_workload(src, TABLE, seed=46, ops=500)
+    config = configure(tmp_path, src, dst, master=IN_PROCESS,
+                       plan_copy_cells=plan_copy_cells)
+    text = config.read_text().replace(f'master = "{IN_PROCESS}"\n',
+                                      f'master = "{IN_PROCESS}"\nauto_cells = 1\n')
+    config.write_text(text)  # past auto_cells: before, the pass copied one cell
+    spec = load_config(config)
+    prepare(spec)
+    served = src.thrift2_handler.call_sizes
+    served.clear()
+    copied = snapshot(spec).to_json()
+    read = sum(n for call, _, n in served if call == "getScannerRows")
+    ranges = planned(config)
+    assert len(ranges) > 4 and copied["ranges_copied"] == len(ranges)
+    with t2(src) as source, t2(dst) as target:
+        expect = sorted(c for row in source.scan(TABLE, time_range=(0, copied["watermark"]))
+                        for c in row)
+        assert sorted(c for row in target.scan(TABLE) for c in row) == expect
+    assert copied["cells"] == len(expect)
+    if plan_copy_cells is None:  # one pass: every range copied while planning
+        assert copied["copied_while_planning"] == len(ranges)
+        assert len(expect) <= read < 1.2 * len(expect), (read, len(expect))
+    else:  # a count, then the ranges read again
+        assert 1 <= copied["copied_while_planning"] < len(ranges)
+        assert read > 1.5 * len(expect), (read, len(expect))

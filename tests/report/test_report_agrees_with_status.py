@@ -17,27 +17,26 @@ from hbase_migrate.lifecycle.validate import validation_parts
 from hbase_migrate.report import model, sections
 from hbase_migrate.report.validation_sections import validation
 from hbase_migrate.wal.model import Cell, CellType
-from minihbase.server import MiniHBase
-from tests.support.minicluster import run_workload, t2
+from tests.support.minicluster import EmbeddedClusters, run_workload, t2
 from tests.support.ranges import TABLE, configure, planned
 
 
 @pytest.mark.integration
-def test_a_validation_in_parts_is_one_run_in_the_report_and_in_status(tmp_path: Path) -> None:
-    with MiniHBase(tmp_path / "src", "source") as src, \
-            MiniHBase(tmp_path / "dst", "target") as dst:
-        run_workload(src, TABLE, seed=44, ops=300)
-        config = configure(tmp_path, src, dst, master="in-process")
-        spec = load_config(config)
-        prepare(spec)
-        snapshot(spec)
-        ranges = planned(config)
-        with t2(dst) as target:  # one range of the target differs from the source
-            target.put_cells(TABLE, [Cell(b"row-00042-x", b"d", b"q", 9, CellType.PUT, b"x")])
-        parts = validation_parts(spec, parts=3)
-        for i, n in parts:
-            validate(spec, part=(i, n), run="r1", recompare_wait=0)
-        assert not judge_validation(spec, "r1").passed
+def test_a_validation_in_parts_is_one_run_in_the_report_and_in_status(
+        tmp_path: Path, make_embedded: EmbeddedClusters) -> None:
+    src, dst = make_embedded.pair()
+    run_workload(src, TABLE, seed=44, ops=300)
+    config = configure(tmp_path, src, dst, master="in-process")
+    spec = load_config(config)
+    prepare(spec)
+    snapshot(spec)
+    ranges = planned(config)
+    with t2(dst) as target:  # one range of the target differs from the source
+        target.put_cells(TABLE, [Cell(b"row-00042-x", b"d", b"q", 9, CellType.PUT, b"x")])
+    parts = validation_parts(spec, parts=3)
+    for i, n in parts:
+        validate(spec, part=(i, n), run="r1", recompare_wait=0)
+    assert not judge_validation(spec, "r1").passed
 
     with Ledger.open(spec.ledger_url) as ledger:
         status = compute_status(ledger, now=now_ms()).migrations[0].last_validation

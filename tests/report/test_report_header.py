@@ -13,9 +13,13 @@ import pytest
 
 from hbase_migrate.config import load_config
 from hbase_migrate.lifecycle import prepare, report
-from minihbase.server import MiniHBase
 from minihbase.zookeeper import ZooKeeperServer
-from tests.support.minicluster import clusters_over_rpc, run_workload, write_migration
+from tests.support.minicluster import (
+    EmbeddedClusters,
+    clusters_over_rpc,
+    run_workload,
+    write_migration,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -39,14 +43,14 @@ def test_native_clusters_are_named_by_their_zookeeper(
     assert "thrift" not in header
 
 
-def test_gateway_clusters_are_named_by_their_gateways(tmp_path: Path) -> None:
-    with MiniHBase(tmp_path / "src", "source") as src, \
-            MiniHBase(tmp_path / "dst", "target") as dst:
-        run_workload(src, "t", seed=1, ops=20)
-        spec = load_config(write_migration(tmp_path, src, dst, "t"))
-        prepare(spec)
-        report(spec, out=tmp_path / "r.html")
-        gateways = [f"thrift: {c.endpoints.thrift},{c.endpoints.thrift2}" for c in (src, dst)]
+def test_gateway_clusters_are_named_by_their_gateways(tmp_path: Path,
+                                                      make_embedded: EmbeddedClusters) -> None:
+    src, dst = make_embedded.pair()
+    run_workload(src, "t", seed=1, ops=20)
+    spec = load_config(write_migration(tmp_path, src, dst, "t"))
+    prepare(spec)
+    report(spec, out=tmp_path / "r.html")
+    gateways = [f"thrift: {c.endpoints.thrift},{c.endpoints.thrift2}" for c in (src, dst)]
     header = _header(tmp_path / "r.html")
     assert all(g in header for g in gateways), header
 

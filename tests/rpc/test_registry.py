@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import json
 import time
-import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +33,7 @@ from minihbase.regionserver import WalSettings
 from minihbase.server import MiniHBase
 from minihbase.zookeeper import ZooKeeperServer
 from tests.socket_watch import connections, ports
+from tests.support.minicluster import EmbeddedClusters
 
 TABLE = "orders"
 
@@ -46,11 +45,11 @@ def rpc_uri(mini: MiniHBase) -> str:
 
 
 @pytest.fixture
-def registered(tmp_path: Path, zookeeper: ZooKeeperServer) -> Iterator[MiniHBase]:
-    with MiniHBase(tmp_path / "c", "registered", zookeeper=zookeeper.address,
-                   znode_parent=f"/hbase-registry-{uuid.uuid4().hex[:8]}",
-                   wal=WalSettings(region_servers=2, roll_period=3600)) as mini:
-        yield mini
+def registered(make_embedded: EmbeddedClusters) -> MiniHBase:
+    """A cluster registered in the session's ZooKeeper: what its registry answers is
+    checked against what it registered there."""
+    return make_embedded("registered", over="native",
+                         wal=WalSettings(region_servers=2, roll_period=3600))
 
 
 def test_uris_parse_as_hbase_reads_them_and_bad_ones_are_one_clear_line() -> None:
@@ -141,54 +140,50 @@ def cells(rows: range, ts: int, value: bytes) -> list[Cell]:
 
 
 def test_a_migration_between_clusters_given_by_hbase_rpc_opens_no_zookeeper_session(
-        tmp_path: Path, zookeeper: ZooKeeperServer) -> None:
-    parent = f"/hbase-uri-{uuid.uuid4().hex[:8]}"
-    with MiniHBase(tmp_path / "s", "source", zookeeper=zookeeper.address,
-                   znode_parent=parent + "-s", wal=WalSettings(region_servers=2)) as src, \
-            MiniHBase(tmp_path / "t", "target", zookeeper=zookeeper.address,
-                      znode_parent=parent + "-t") as dst:
-        spec = load_config(write_migration(tmp_path, src, dst))
-        assert spec.source.endpoints().zookeeper is None
-        now = int(time.time() * 1000)
-        with connections() as seen:
-            with NativeCluster.of(spec.source.endpoints(), spec.gateway) as source:
-                source.create_table(TableDescriptor(TABLE, (FamilyDescriptor(b"d", 3),)),
-                                    [b"row-0050"])
-                source.write_cells(TABLE, cells(range(100), now - 60_000, b"old"))
-            assert prepare(spec).passed
-            copied = snapshot(spec).to_json()
-            with NativeCluster.of(spec.source.endpoints(), spec.gateway) as source:
-                source.write_cells(TABLE, cells(range(80, 120), now, b"new"))
-            replayed = replay(spec).to_json()
-            verdict = validate(spec, recompare_wait=0).to_json()["verdict"]
-            runner = CliRunner()
-            shown = runner.invoke(cli, ["cluster", "info", "--config", str(spec.path),
-                                        "--json"])
-            text = runner.invoke(cli, ["cluster", "info", "--config", str(spec.path)],
-                                 env={"COLUMNS": "300"}).output
-        assert copied["cells"] == 100 and replayed["exit_code"] == 0, replayed
-        assert verdict == "match"
-        assert zookeeper.port not in ports(seen), sorted(set(seen))
-        rpc_ports = {p for _, p in parse_cluster_uri(rpc_uri(src)).servers}
-        assert rpc_ports <= ports(seen)  # the watch saw the registry's connections
-        assert shown.exit_code == 0, shown.output
-        info: dict[str, Any] = json.loads(shown.output)
-        registry = info["registry"]
-        assert registry["kind"] == "rpc" and registry["answered_by"] in rpc_uri(src)
-        assert registry["master"] == str(src.master_name)
-        assert info["zookeeper"] is None
-        assert f"registry: HBase's RPC registry (ClientMetaService), answered by " \
-            f"{registry['answered_by']}" in text
-        assert info["replication"] == {"major": 2, "queues_location": "zookeeper",
-                                       "queues": None, "queues_error": None}
-        assert "no ZooKeeper: HBase 2.x keeps replication peers and queues in ZooKeeper " \
-            "(HBase 2.x here; live servers: the master's status)" in text
-        with NativeCluster.of(spec.target.endpoints(), spec.gateway) as target:
-            found = {row[0].row: max(row, key=lambda c: c.timestamp).value
-                     for row in target.scan(TABLE)}
-        expected = {c.row: c.value for c in cells(range(100), 0, b"old")}
-        expected.update({c.row: c.value for c in cells(range(80, 120), 0, b"new")})
-        assert found == expected
+        tmp_path: Path, zookeeper: ZooKeeperServer, make_embedded: EmbeddedClusters) -> None:
+    src, dst = make_embedded.pair("native", wal=WalSettings(region_servers=2))
+    spec = load_config(write_migration(tmp_path, src, dst))
+    assert spec.source.endpoints().zookeeper is None
+    now = int(time.time() * 1000)
+    with connections() as seen:
+        with NativeCluster.of(spec.source.endpoints(), spec.gateway) as source:
+            source.create_table(TableDescriptor(TABLE, (FamilyDescriptor(b"d", 3),)),
+                                [b"row-0050"])
+            source.write_cells(TABLE, cells(range(100), now - 60_000, b"old"))
+        assert prepare(spec).passed
+        copied = snapshot(spec).to_json()
+        with NativeCluster.of(spec.source.endpoints(), spec.gateway) as source:
+            source.write_cells(TABLE, cells(range(80, 120), now, b"new"))
+        replayed = replay(spec).to_json()
+        verdict = validate(spec, recompare_wait=0).to_json()["verdict"]
+        runner = CliRunner()
+        shown = runner.invoke(cli, ["cluster", "info", "--config", str(spec.path),
+                                    "--json"])
+        text = runner.invoke(cli, ["cluster", "info", "--config", str(spec.path)],
+                             env={"COLUMNS": "300"}).output
+    assert copied["cells"] == 100 and replayed["exit_code"] == 0, replayed
+    assert verdict == "match"
+    assert zookeeper.port not in ports(seen), sorted(set(seen))
+    rpc_ports = {p for _, p in parse_cluster_uri(rpc_uri(src)).servers}
+    assert rpc_ports <= ports(seen)  # the watch saw the registry's connections
+    assert shown.exit_code == 0, shown.output
+    info: dict[str, Any] = json.loads(shown.output)
+    registry = info["registry"]
+    assert registry["kind"] == "rpc" and registry["answered_by"] in rpc_uri(src)
+    assert registry["master"] == str(src.master_name)
+    assert info["zookeeper"] is None
+    assert f"registry: HBase's RPC registry (ClientMetaService), answered by " \
+        f"{registry['answered_by']}" in text
+    assert info["replication"] == {"major": 2, "queues_location": "zookeeper",
+                                   "queues": None, "queues_error": None}
+    assert "no ZooKeeper: HBase 2.x keeps replication peers and queues in ZooKeeper " \
+        "(HBase 2.x here; live servers: the master's status)" in text
+    with NativeCluster.of(spec.target.endpoints(), spec.gateway) as target:
+        found = {row[0].row: max(row, key=lambda c: c.timestamp).value
+                 for row in target.scan(TABLE)}
+    expected = {c.row: c.value for c in cells(range(100), 0, b"old")}
+    expected.update({c.row: c.value for c in cells(range(80, 120), 0, b"new")})
+    assert found == expected
 
 
 def test_cluster_info_says_where_hbase_3_keeps_replication_and_reads_its_queues(

@@ -31,6 +31,7 @@ from hbase_migrate.wal.model import Cell, CellType, cell_order
 from minihbase.server import MiniHBase
 from minihbase.thrift2 import Thrift2Handler
 from tests.cli_util import fails
+from tests.support.minicluster import EmbeddedClusters
 
 pytestmark = pytest.mark.integration
 
@@ -71,7 +72,8 @@ def written(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Stack, l
     the budget, as 3-9.9 MB cells are larger than a few MB), a row of 300 columns x 3 KiB
     (900 KiB, seven budgets) and small rows around them; returns every cell written."""
     folder = tmp_path_factory.mktemp("large-cells")
-    with MiniHBase(folder / "src", "source") as src, MiniHBase(folder / "dst", "target") as dst:
+    with EmbeddedClusters(folder) as clusters:
+        src, dst = clusters.pair()
         stack = Stack(src, dst)
         rng = random.Random(29)
         cells: list[Cell] = []

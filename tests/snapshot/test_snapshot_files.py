@@ -22,9 +22,8 @@ from hbase_migrate.snapshot.manifest import (
     parse_description,
     parse_manifest,
 )
-from minihbase.server import MiniHBase
 from tests.cli_util import fails
-from tests.support.minicluster import run_workload, write_migration
+from tests.support.minicluster import EmbeddedClusters, run_workload, write_migration
 
 
 def varint(n: int) -> bytes:
@@ -141,31 +140,31 @@ def test_the_snapshot_section_is_checked(tmp_path: Path) -> None:
 
 @pytest.mark.integration
 def test_hbase_is_refused_on_the_embedded_cluster_and_scan_still_copies(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    with MiniHBase(tmp_path / "src", "source") as src, \
-            MiniHBase(tmp_path / "dst", "target") as dst:
-        run_workload(src, "orders", seed=3, ops=100)
-        config = str(write_migration(tmp_path, src, dst, "orders"))
-        runner = CliRunner()
-        assert runner.invoke(cli, ["prepare", "--config", config]).exit_code == 0
-        line = fails(["snapshot", "--config", config, "--method", "hbase"], capsys)
-        assert "source cluster 'source': no hbase.version under its HBase root" in line
-        assert "use method = \"scan\"" in line
-        spec = load_config(config)
-        with Ledger.open(spec.ledger_url) as ledger:
-            record = ledger.migration(spec.name)
-            assert record is not None and record.state == "schema_ready"  # nothing done
-        copied = runner.invoke(cli, ["snapshot", "--config", config])  # the default: auto
-        assert copied.exit_code == 0, copied.output
-        said = [ln for ln in copied.output.splitlines() if ln.startswith("copy method:")]
-        assert said == ["copy method: scan (auto: the source cluster 'source' has no "
-                        "hbase.version under its HBase root over WebHDFS "
-                        f"({src.endpoints.webhdfs}), so it is no HBase that keeps its tables "
-                        "in HFiles there (the embedded cluster keeps none) and takes no "
-                        "snapshots to export)"]
-        with Ledger.open(spec.ledger_url) as ledger:
-            record = ledger.migration(spec.name)
-            assert record is not None and record.state == "copied"
-            step = ledger.steps(record.id, "snapshot")[-1]
-        assert (step.metrics["method"], step.metrics["method_asked"]) == ("scan", "auto")
-        assert step.metrics["cells"] > 0
+        tmp_path: Path,
+        make_embedded: EmbeddedClusters, capsys: pytest.CaptureFixture[str]) -> None:
+    src, dst = make_embedded.pair()
+    run_workload(src, "orders", seed=3, ops=100)
+    config = str(write_migration(tmp_path, src, dst, "orders"))
+    runner = CliRunner()
+    assert runner.invoke(cli, ["prepare", "--config", config]).exit_code == 0
+    line = fails(["snapshot", "--config", config, "--method", "hbase"], capsys)
+    assert "source cluster 'source': no hbase.version under its HBase root" in line
+    assert "use method = \"scan\"" in line
+    spec = load_config(config)
+    with Ledger.open(spec.ledger_url) as ledger:
+        record = ledger.migration(spec.name)
+        assert record is not None and record.state == "schema_ready"  # nothing done
+    copied = runner.invoke(cli, ["snapshot", "--config", config])  # the default: auto
+    assert copied.exit_code == 0, copied.output
+    said = [ln for ln in copied.output.splitlines() if ln.startswith("copy method:")]
+    assert said == ["copy method: scan (auto: the source cluster 'source' has no "
+                    "hbase.version under its HBase root over WebHDFS "
+                    f"({src.endpoints.webhdfs}), so it is no HBase that keeps its tables "
+                    "in HFiles there (the embedded cluster keeps none) and takes no "
+                    "snapshots to export)"]
+    with Ledger.open(spec.ledger_url) as ledger:
+        record = ledger.migration(spec.name)
+        assert record is not None and record.state == "copied"
+        step = ledger.steps(record.id, "snapshot")[-1]
+    assert (step.metrics["method"], step.metrics["method_asked"]) == ("scan", "auto")
+    assert step.metrics["cells"] > 0

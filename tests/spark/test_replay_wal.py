@@ -25,8 +25,8 @@ from hbase_migrate.replay.run import run_replay
 from hbase_migrate.replay.spark import JOB_GROUP, spark_executor
 from hbase_migrate.validate.compare import compare_tables
 from hbase_migrate.wal.model import Cell, CellType
-from minihbase.server import MiniHBase
 from spark_apps.replay_wal import parse_args
+from tests.support.minicluster import EmbeddedClusters
 from tests.support.replay import (
     RS1,
     RS2,
@@ -55,42 +55,42 @@ def spark() -> Iterator[Any]:
     logging.getLogger("py4j").setLevel(logging.WARNING)  # its close-down notes at exit
 
 
-def test_one_task_per_chain_and_outcomes_in_the_ledger(spark: Any, tmp_path: Path) -> None:
+def test_one_task_per_chain_and_outcomes_in_the_ledger(spark: Any, tmp_path: Path,
+                                                       make_embedded: EmbeddedClusters) -> None:
     table = "orders"
-    with MiniHBase(tmp_path / "src", "source") as src, \
-            MiniHBase(tmp_path / "dst", "target") as dst:
-        assert src.endpoints.thrift2 and dst.endpoints.thrift2
-        source, target = Thrift2Client(src.endpoints.thrift2), Thrift2Client(dst.endpoints.thrift2)
-        desc = TableDescriptor(table, (FamilyDescriptor(b"d", max_versions=3),))
-        source.create_table(desc)
-        target.create_table(desc)
-        root = HBaseRoot(tmp_path / "hbase")
-        calls = {"a": puts("a", 0, 5), "b": puts("b", 10, 4), "c": puts("c", 20, 6)}
-        for tag in "ab":  # the same cell and timestamp, RS1 writing it again after a roll
-            calls[tag].append([Cell(b"same", b"d", b"q", T, CellType.PUT, tag.encode())])
-        files = [root.write(RS1, T, table, calls["a"]),
-                 root.write(RS1, T + 10, table, calls["b"], state="live", trailer=False),
-                 root.write(RS2, T + 20, table, calls["c"])]
-        bad_offset = corrupt_entry(files[2], 4)
-        for cells in [*calls["a"], *calls["b"], *calls["c"][:4]]:
-            source.write_cells(table, cells)
-        config = write_config(tmp_path, source=source_endpoints("localhost:9090",
-                                                                root=root.root),
-                              target=dst.endpoints, tables=[table])
-        spec = load_config(config)
-        job = ReplayJob.from_spec(spec, start=T - 60_000)
+    src, dst = make_embedded.pair()
+    assert src.endpoints.thrift2 and dst.endpoints.thrift2
+    source, target = Thrift2Client(src.endpoints.thrift2), Thrift2Client(dst.endpoints.thrift2)
+    desc = TableDescriptor(table, (FamilyDescriptor(b"d", max_versions=3),))
+    source.create_table(desc)
+    target.create_table(desc)
+    root = HBaseRoot(tmp_path / "hbase")
+    calls = {"a": puts("a", 0, 5), "b": puts("b", 10, 4), "c": puts("c", 20, 6)}
+    for tag in "ab":  # the same cell and timestamp, RS1 writing it again after a roll
+        calls[tag].append([Cell(b"same", b"d", b"q", T, CellType.PUT, tag.encode())])
+    files = [root.write(RS1, T, table, calls["a"]),
+             root.write(RS1, T + 10, table, calls["b"], state="live", trailer=False),
+             root.write(RS2, T + 20, table, calls["c"])]
+    bad_offset = corrupt_entry(files[2], 4)
+    for cells in [*calls["a"], *calls["b"], *calls["c"][:4]]:
+        source.write_cells(table, cells)
+    config = write_config(tmp_path, source=source_endpoints("localhost:9090",
+                                                            root=root.root),
+                          target=dst.endpoints, tables=[table])
+    spec = load_config(config)
+    job = ReplayJob.from_spec(spec, start=T - 60_000)
 
-        summary = run_replay(job, executor=spark_executor(spark))
+    summary = run_replay(job, executor=spark_executor(spark))
 
-        tracker = spark.sparkContext.statusTracker()
-        (job_id,) = tracker.getJobIdsForGroup(JOB_GROUP)
-        stages = tracker.getJobInfo(job_id).stageIds
-        assert [tracker.getStageInfo(s).numTasks for s in stages] == [2]  # RS1, RS2
-        assert summary.exit_code == 1  # the corrupt file, the others replayed
-        assert compare_tables(source, target, table).equal
-        assert target.get(table, b"same")[0].value == b"b"
-        source.close()
-        target.close()
+    tracker = spark.sparkContext.statusTracker()
+    (job_id,) = tracker.getJobIdsForGroup(JOB_GROUP)
+    stages = tracker.getJobInfo(job_id).stageIds
+    assert [tracker.getStageInfo(s).numTasks for s in stages] == [2]  # RS1, RS2
+    assert summary.exit_code == 1  # the corrupt file, the others replayed
+    assert compare_tables(source, target, table).equal
+    assert target.get(table, b"same")[0].value == b"b"
+    source.close()
+    target.close()
     with Ledger.open(spec.ledger_url) as ledger:
         migration = ledger.migration(spec.name)
         assert migration is not None
@@ -114,7 +114,7 @@ def test_the_entry_point_parses_its_arguments() -> None:
 
 
 def test_auto_replays_here_whatever_the_size_when_large_master_is_local(
-        spark: Any, tmp_path: Path) -> None:
+        spark: Any, tmp_path: Path, make_embedded: EmbeddedClusters) -> None:
     """``master="auto"`` (what an Airflow ``spark`` connection may name) estimates a run's
     cells from the WAL bytes it has left to read: under ``[spark] auto_cells`` the files are
     replayed in this process; from there on on ``large_master``, but never on a local one
@@ -126,38 +126,38 @@ def test_auto_replays_here_whatever_the_size_when_large_master_is_local(
     from hbase_migrate.replay.spark import WAL_BYTES_PER_CELL
 
     table = "auto_orders"
-    with MiniHBase(tmp_path / "dst", "target") as dst:
-        assert dst.endpoints.thrift2
-        with Thrift2Client(dst.endpoints.thrift2) as target:
-            target.create_table(TableDescriptor(table, (FamilyDescriptor(b"d"),)))
-        root = HBaseRoot(tmp_path / "hbase")
-        first = root.write(RS1, T, table, puts("a", 0, 40))
-        spec = load_config(write_config(tmp_path, source=source_endpoints(
-            "localhost:9090", root=root.root), target=dst.endpoints, tables=[table]))
-        estimate = first.stat().st_size // WAL_BYTES_PER_CELL
-        assert 0 < estimate < spec.engine.auto_cells
-        tracker = spark.sparkContext.statusTracker()
-        jobs_before = len(tracker.getJobIdsForGroup(JOB_GROUP))
+    dst = make_embedded("target", folder=tmp_path / "dst")
+    assert dst.endpoints.thrift2
+    with Thrift2Client(dst.endpoints.thrift2) as target:
+        target.create_table(TableDescriptor(table, (FamilyDescriptor(b"d"),)))
+    root = HBaseRoot(tmp_path / "hbase")
+    first = root.write(RS1, T, table, puts("a", 0, 40))
+    spec = load_config(write_config(tmp_path, source=source_endpoints(
+        "localhost:9090", root=root.root), target=dst.endpoints, tables=[table]))
+    estimate = first.stat().st_size // WAL_BYTES_PER_CELL
+    assert 0 < estimate < spec.engine.auto_cells
+    tracker = spark.sparkContext.statusTracker()
+    jobs_before = len(tracker.getJobIdsForGroup(JOB_GROUP))
 
-        small = replay(spec, start=T - 60_000, master="auto")
-        assert small.exit_code == 0 and small.engine is not None
-        assert (small.engine["engine"], small.engine["estimated_cells"]) == (
-            "in-process", estimate)
-        assert len(tracker.getJobIdsForGroup(JOB_GROUP)) == jobs_before
+    small = replay(spec, start=T - 60_000, master="auto")
+    assert small.exit_code == 0 and small.engine is not None
+    assert (small.engine["engine"], small.engine["estimated_cells"]) == (
+        "in-process", estimate)
+    assert len(tracker.getJobIdsForGroup(JOB_GROUP)) == jobs_before
 
-        second = root.write(RS2, T + 100, table, puts("b", 100, 40))
-        large = replace(spec, engine=replace(spec.engine, spark_master="auto", auto_cells=1,
-                                             large_master="local[2]"))
-        summary = replay(large, start=T - 60_000)
-        assert summary.exit_code == 0 and summary.engine is not None
-        assert (summary.engine["engine"], summary.engine["estimated_cells"]) == (
-            "in-process", second.stat().st_size // WAL_BYTES_PER_CELL)  # local: no gain
-        assert "large_master = local[2] is this machine" in summary.engine["engine_reason"]
-        assert len(tracker.getJobIdsForGroup(JOB_GROUP)) == jobs_before
-        with Thrift2Client(dst.endpoints.thrift2) as target:
-            rows = [cells[0].row for cells in target.scan(table)]
-        assert rows == sorted(f"{tag}-{i:04d}".encode() for tag, base in (("a", 0), ("b", 100))
-                              for i in range(base, base + 40))
+    second = root.write(RS2, T + 100, table, puts("b", 100, 40))
+    large = replace(spec, engine=replace(spec.engine, spark_master="auto", auto_cells=1,
+                                         large_master="local[2]"))
+    summary = replay(large, start=T - 60_000)
+    assert summary.exit_code == 0 and summary.engine is not None
+    assert (summary.engine["engine"], summary.engine["estimated_cells"]) == (
+        "in-process", second.stat().st_size // WAL_BYTES_PER_CELL)  # local: no gain
+    assert "large_master = local[2] is this machine" in summary.engine["engine_reason"]
+    assert len(tracker.getJobIdsForGroup(JOB_GROUP)) == jobs_before
+    with Thrift2Client(dst.endpoints.thrift2) as target:
+        rows = [cells[0].row for cells in target.scan(table)]
+    assert rows == sorted(f"{tag}-{i:04d}".encode() for tag, base in (("a", 0), ("b", 100))
+                          for i in range(base, base + 40))
     with Ledger.open(spec.ledger_url) as ledger:
         migration = ledger.migration(spec.name)
         assert migration is not None
