@@ -9,7 +9,9 @@ nothing is judged. Then Great Expectations validates the comparison of every ran
 run once (one result and one Data Docs site per run, linked from each range's row), and
 its verdict is the run's, as a whole validation's would be. A match of every table moves
 the migration to ``validated``; a mismatch fails the step, except in live mode, where the
-ranges still differing are listed (``differing``).
+ranges still differing are listed (``differing``). A live run whose parts were planned as
+none, a replay round's validation being exact (``validation_parts(rounds=True)``), is that
+round's validation (:mod:`hbase_migrate.validate.rounds`) instead.
 """
 
 from __future__ import annotations
@@ -32,12 +34,22 @@ from hbase_migrate.config import MigrationSpec, TableSpec
 from hbase_migrate.errors import ConfigError
 from hbase_migrate.lifecycle.result import StepResult
 from hbase_migrate.lifecycle.step import StepRefusedError, recorded_step, require
-from hbase_migrate.lifecycle.validate import PART_STEP, default_run
+from hbase_migrate.lifecycle.validate import PART_STEP, default_run, round_planned, validate
 from hbase_migrate.ranges.groups import in_part_order, parse_part, range_group
 from hbase_migrate.ranges.keyrange import KeyRange
 from hbase_migrate.ranges.stats import RangeStats
 from hbase_migrate.ranges.tasks import RangePair
 from hbase_migrate.validate.gx_process import GxProcess
+from hbase_migrate.validate.rounds import ended_rounds
+
+
+def _a_round(spec: MigrationSpec, run: str, chosen: Sequence[TableSpec]) -> bool:
+    """A run no part recorded, where a replay round's validation can be exact: the parts
+    were planned as none for it (``validation_parts(rounds=True)``)."""
+    with Ledger.open(spec.ledger_url) as ledger:
+        mid = ledger.ensure_spec(spec).id
+        return not any(s.metrics.get("run") == run for s in ledger.steps(mid, PART_STEP)) \
+            and round_planned(ledger, mid, spec, chosen)
 
 
 def judge_validation(spec: MigrationSpec, run: str | None = None, *,
@@ -52,6 +64,8 @@ def judge_validation(spec: MigrationSpec, run: str | None = None, *,
     if not run:
         raise ConfigError(f"validate of migration {spec.name!r}: judging a validation made "
                           "in parts needs the key of its run (--run)")
+    if live and _a_round(spec, run, chosen):
+        return validate(spec, provenance=provenance, tables=tables, live=True, gx=gx)
     judging: AbstractContextManager[GxProcess] = GxProcess() if gx is None else nullcontext(gx)
     with judging as judge, recorded_step(spec, "validate", provenance) as step:
         require(step, MigrationState.COPIED, "validation", "snapshot")
@@ -88,8 +102,12 @@ def judge_validation(spec: MigrationSpec, run: str | None = None, *,
             differing=[str(range_of(r, back)) for r in failing],
             verdict=(Verdict.MISMATCH if failing or not verdict.success
                      else Verdict.MATCH).value)
-        if step.metrics["verdict"] == Verdict.MATCH and len(chosen) == len(spec.tables):
-            step.advance(MigrationState.VALIDATED)
+        if len(chosen) == len(spec.tables):
+            # every range of every table read since its first part began
+            ledger.close_rounds(ended_rounds(ledger, mid, min(s.started_at for s in parts)),
+                                step.step_id)
+            if step.metrics["verdict"] == Verdict.MATCH:
+                step.advance(MigrationState.VALIDATED)
         return step.result()
 
 

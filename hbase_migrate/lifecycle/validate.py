@@ -190,6 +190,13 @@ def _every_range_read(step: StepContext, rounds: Sequence[int]) -> None:
         step.advance(MigrationState.VALIDATED)
 
 
+def round_planned(ledger: Ledger, migration_id: int, spec: MigrationSpec,
+                  chosen: Sequence[TableSpec]) -> bool:
+    """Whether a live validation of ``chosen`` now would validate a replay round."""
+    return not isinstance(plan_round(ledger, migration_id, spec.table_mapping(),
+                                     [t.source for t in chosen]), str)
+
+
 def _validated_round(spec: MigrationSpec, step: StepContext, chosen: Sequence[TableSpec],
                      gx: GxProcess | None, wanted: bool) -> bool:
     """A live validation of the replay's round (:mod:`hbase_migrate.validate.rounds`) where
@@ -334,14 +341,17 @@ def planned_cells(step: StepContext, spec: MigrationSpec, tables: Sequence[Table
 
 
 def validation_parts(spec: MigrationSpec, *, parts: int | None = None,
-                     tables: Sequence[str] = ()) -> list[list[int]]:
+                     tables: Sequence[str] = (), rounds: bool = False) -> list[list[int]]:
     """The parts of a validation of ``tables`` (all by default) split ``parts`` ways
     (default ``[ranges] parts``; never more than the planned ranges): ``[i, n]`` each, for
     ``validate(spec, part=(i, n), run=...)``. Plans the ranges when none are; records no
-    step."""
+    step. ``rounds``: none where the live validation of a replay round can be exact (the
+    run's judge validates the round, :func:`~hbase_migrate.lifecycle.judge_validation`)."""
     chosen = spec.select_tables(tables)
     with Ledger.open(spec.ledger_url) as ledger:
         mid = ledger.ensure_spec(spec).id
+        if rounds and round_planned(ledger, mid, spec, chosen):
+            return []
         count = 0
         for t in chosen:
             count += len(planned_ranges(ledger, mid, spec, t.source, None))

@@ -100,11 +100,14 @@ def plan_round(ledger: Ledger, migration_id: int, mapping: Mapping[str, str],
                  horizon)
 
 
-def ended_rounds(ledger: Ledger, migration_id: int) -> list[int]:
-    """The replay steps whose rounds no validation compared yet and that have ended: what a
-    validation of every range now also compares."""
-    running = {s.id for s in ledger.steps(migration_id) if s.status is StepStatus.RUNNING}
-    return [r.step_id for r in ledger.open_rounds(migration_id) if r.step_id not in running]
+def ended_rounds(ledger: Ledger, migration_id: int, before: int | None = None) -> list[int]:
+    """The replay steps whose rounds no validation compared yet and that have ended (before
+    ``before``, ms, when given): what a validation of every range read after them also
+    compares."""
+    ended = {s.id: s.ended_at for s in ledger.steps(migration_id)
+             if s.status is not StepStatus.RUNNING and s.ended_at is not None}
+    return [r.step_id for r in ledger.open_rounds(migration_id) if r.step_id in ended
+            and (before is None or ended[r.step_id] < before)]
 
 
 @dataclass

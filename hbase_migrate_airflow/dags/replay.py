@@ -50,6 +50,6 @@ with DAG(
     replayed = ReplayOperator.partial(task_id="replay", max_active_tis_per_dagrun=1,
                                       map_index_template=LABEL).expand_kwargs(parts.output)
     # validated also when no part was left to replay, or another migration's part failed
-    plan, _ = validation_tasks(live=True, migrations=migrations.output,
+    plan, _ = validation_tasks(live=True, rounds=True, migrations=migrations.output,
                                trigger_rule=TriggerRule.ALL_DONE)
     replayed >> plan

@@ -107,15 +107,20 @@ class ReplayPartsOperator(PartsOperator):
 
 
 class ValidatePartsOperator(PartsOperator):
-    """The parts (``[i, n]``) of a validation of the run's migration."""
+    """The parts (``[i, n]``) of a validation of the run's migration; with ``rounds``, none
+    where the live validation of a replay round can be exact (the judge validates it)."""
 
     what = "validate"
+
+    def __init__(self, *, rounds: bool = False, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.rounds = rounds
 
     def parts(self, spec: MigrationSpec, params: dict[str, Any], context: Context
               ) -> list[Any]:
         from hbase_migrate.lifecycle.validate import validation_parts
 
-        return validation_parts(spec, parts=params.get("parts"))
+        return validation_parts(spec, parts=params.get("parts"), rounds=self.rounds)
 
 
 class SnapshotPartsOperator(PartsOperator):
@@ -161,20 +166,22 @@ def snapshot_tasks() -> tuple[BaseOperator, BaseOperator]:
     return plan, finish
 
 
-def validation_tasks(*, live: bool = False, migrations: Any = None, **plan_args: Any
-                     ) -> tuple[BaseOperator, Any]:
+def validation_tasks(*, live: bool = False, rounds: bool = False, migrations: Any = None,
+                     **plan_args: Any) -> tuple[BaseOperator, Any]:
     """A validation in parts, inside a DAG: ``plan_validation`` >> ``validate_part``
     (mapped, one per group of ranges of each migration) >> ``validate`` (the judge, whose
     result is the validation's); returns the first and the last task. ``migrations``: the
     output of the run's ``migrations`` task: the judge is then mapped over them, one per
     migration, each judging when every part is done (its own parts' failures make it
     refuse, the others' do not hold it back); without it the run's one migration.
-    ``plan_args``: more arguments of the plan (a trigger rule)."""
+    ``rounds`` (live, after a replay): no part where the replay round's validation can be
+    exact, the judge validating the round. ``plan_args``: more arguments of the plan (a
+    trigger rule)."""
     from hbase_migrate_airflow.operators.lifecycle import ValidateOperator
     from hbase_migrate_airflow.operators.migrations import LABEL
 
     plan = ValidatePartsOperator(task_id="plan_validation", migrations=migrations,
-                                 **plan_args)
+                                 rounds=rounds, **plan_args)
     parts = ValidateOperator.partial(task_id="validate_part", live=live,
                                      map_index_template=LABEL).expand_kwargs(plan.output)
     if migrations is None:

@@ -11,7 +11,8 @@
 * a watch run's one Asset event triggers the replay DAG, which replays the batch (its
   ``spark_default`` is ``auto``: these small runs replay in the task, as the ledger records;
   the main job's test replays on Spark): the target equals the source after a workload, and
-  the ledger says which run did it;
+  the ledger says which run did it, and the run's validation compared the rows it wrote
+  (the replay's round: no part planned, the judge validates it);
 * a replay run maps one task per WAL chain, and a part whose file cannot be read is
   retried alone;
 * ``airflow backfill create`` (no ``--dag-run-conf``) over four hours of a paused DAG makes
@@ -260,9 +261,14 @@ def test_a_migration_started_from_the_ui_is_kept_in_step_by_the_schedules(live: 
     with Ledger.open(f"sqlite:///{live.folder / name / 'ledger.db'}") as ledger:
         record = ledger.migration(name)
         assert record is not None
-        ran = {(s.kind, s.status.value, s.dag_id, s.run_id) for s in ledger.steps(record.id)
-               if s.kind == "replay"}
+        steps = ledger.steps(record.id)
+        ran = {(s.kind, s.status.value, s.dag_id, s.run_id) for s in steps if s.kind == "replay"}
+        checked = [s.metrics.get("round", {}) for s in steps if s.kind == "validate"
+                   and s.run_id == replayed["dag_run_id"]]
     assert ran == {("replay", "succeeded", "hbase_migrate_replay", replayed["dag_run_id"])}
+    # its validation compared the rows the replay wrote (the round), not every range
+    replay_step, = (s.id for s in steps if s.kind == "replay")
+    assert [(c.get("replays"), c.get("rows", 0) > 0) for c in checked] == [([replay_step], True)]
 
 
 NAMED = {"source_conn_id": "hbase_source", "target_conn_id": "hbase_target"}

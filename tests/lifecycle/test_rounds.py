@@ -16,8 +16,9 @@ from hbase_migrate.bytesutil import short_binary
 from hbase_migrate.cluster.descriptors import TableDescriptor
 from hbase_migrate.config import load_config
 from hbase_migrate.hbase.connect import connect
-from hbase_migrate.lifecycle import prepare, replay, snapshot, validate
+from hbase_migrate.lifecycle import judge_validation, prepare, replay, snapshot, validate
 from hbase_migrate.lifecycle.result import StepResult
+from hbase_migrate.lifecycle.validate import validation_parts
 from hbase_migrate.wal.model import Cell, CellType
 from minihbase.server import MiniHBase
 from minihbase.workload import FAMILIES, SPLITS
@@ -61,6 +62,7 @@ def test_a_round_reads_the_rows_its_replay_wrote_and_no_others(
     assert replay(spec).exit_code == 0  # the edits within the margin before the copy's T0
 
     # no validation since the copy: every range is read, and that is the rounds' baseline
+    assert validation_parts(spec, rounds=True) == validation_parts(spec) != []
     full = validate(spec, live=True)
     assert full.verdict is Verdict.MATCH
     assert "no validation since the copy" in full.metrics["round"]["whole"]
@@ -72,7 +74,9 @@ def test_a_round_reads_the_rows_its_replay_wrote_and_no_others(
     write(src, [*puts(first, OLD + 1, b"w"),
                 Cell(row(first[0]), b"d", b"q0", OLD + 2, CellType.DELETE_COLUMN)])
     assert replay(spec).exit_code == 0
-    round1 = validate(spec, live=True)
+    # as the replay DAG asks it: no part to plan, the run's judge validates the round
+    assert validation_parts(spec, rounds=True) == [] != validation_parts(spec)
+    round1 = judge_validation(spec, "after-replay-1", live=True)
     found, = round1.metrics["round"]["tables"]
     assert round1.verdict is Verdict.MATCH and round1.metrics["differing"] == []
     assert (found["rows"], found["matching"], found["pending"]) == (len(first), len(first), 0)
