@@ -30,6 +30,11 @@ DEFAULT_RANGE_THREADS = 4  # [ranges] threads: the tasks mostly wait on the clus
 REPLAY_DEFAULTS = {"roll_period": 3_600_000, "margin": 300_000, "archive_ttl": 600_000,
                    "outage_tolerance": 3_600_000}
 CDC_DEFAULTS = {"delivery_timeout": 30_000}
+# [replay] bulk: a run's edits bulk-loaded as HFiles ("auto": when its backlog reaches
+# bulk_backlog and the target can take them; replay/bulkrun.py) or written through the
+# target's write path
+BULK_MODES = ("auto", "always", "never")
+BULK_DEFAULTS = {"bulk_backlog": 1 << 30, "bulk_window": 256 << 20}
 SNAPSHOT_METHODS = ("auto", "scan", "hbase")  # auto: hbase where both clusters allow it
 VALIDATE_FROM = ("live", "snapshot")  # how a validation reads: scans, or snapshots' files
 SNAPSHOT_DEFAULTS = {"ttl": 86_400_000, "target_hfile_ttl": 300_000}
@@ -149,6 +154,9 @@ class ReplaySettings:
     batches_in_flight: int = 2
     writers: int = 1
     outage_tolerance: int = REPLAY_DEFAULTS["outage_tolerance"]
+    bulk: str = BULK_MODES[0]
+    bulk_backlog: int = BULK_DEFAULTS["bulk_backlog"]  # WAL bytes planned: auto bulk-loads
+    bulk_window: int = BULK_DEFAULTS["bulk_window"]  # cell bytes a load gathers in memory
 
 
 @dataclass(frozen=True)

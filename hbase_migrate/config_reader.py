@@ -14,6 +14,8 @@ from hbase_migrate.cluster.endpoints import CLIENTS, ClusterEndpoints
 from hbase_migrate.cluster.sizing import ClientSettings
 from hbase_migrate.config_parts import (
     AUTO,
+    BULK_DEFAULTS,
+    BULK_MODES,
     CDC_DEFAULTS,
     DEFAULT_AUTO_CELLS,
     DEFAULT_MAX_CELLS,
@@ -319,7 +321,8 @@ class Reader:
         table = self.section(data, "replay")
         self.keys(table, "replay", ("roll_period", "margin", "archive_ttl",
                                     "allow_lossy_deletes", "batches_in_flight",
-                                    "writers", "outage_tolerance"))
+                                    "writers", "outage_tolerance", "bulk", "bulk_backlog",
+                                    "bulk_window"))
         lossy = table.get("allow_lossy_deletes", False)
         if not isinstance(lossy, bool):
             self.fail("replay", "allow_lossy_deletes", "true or false", lossy)
@@ -330,12 +333,19 @@ class Reader:
         writers = table.get("writers", 1)
         if isinstance(writers, bool) or not isinstance(writers, int) or not 1 <= writers <= 32:
             self.fail("replay", "writers", "an integer from 1 to 32", writers)
+        bulk = table.get("bulk", BULK_MODES[0])
+        if bulk not in BULK_MODES:
+            self.fail("replay", "bulk", " or ".join(map(repr, BULK_MODES)), bulk)
         return ReplaySettings(roll_period=self.duration(table, "roll_period"),
                               margin=self.duration(table, "margin"),
                               archive_ttl=self.duration(table, "archive_ttl"),
                               allow_lossy_deletes=bool(lossy), batches_in_flight=in_flight,
                               writers=writers,
-                              outage_tolerance=self.duration(table, "outage_tolerance"))
+                              outage_tolerance=self.duration(table, "outage_tolerance"),
+                              bulk=bulk, bulk_backlog=self.size(
+                                  table, "replay", "bulk_backlog", BULK_DEFAULTS["bulk_backlog"]),
+                              bulk_window=self.size(table, "replay", "bulk_window",
+                                                    BULK_DEFAULTS["bulk_window"]))
 
     def snapshot(self, data: dict[str, Any]) -> SnapshotSettings:
         table = self.section(data, "snapshot")

@@ -241,7 +241,11 @@ REMEDIES: dict[str, str] = {
                      "refusing them (\"did not load them\": the region server's log says "
                      "why, e.g. a file it cannot read or a family it lacks) or a call that "
                      "kept failing. What was loaded stays loaded and the staging folder is "
-                     "removed; load the files named again once the cause is gone.",
+                     "removed; load the files named again once the cause is gone. From "
+                     "a replay run (`[replay] bulk`): none of the WAL files named was "
+                     "recorded as replayed, so run the replay again once the cause is gone "
+                     "(or with `bulk = \"never\"` to write them through the target's "
+                     "write path).",
     "TailError": "A region wrote after the source's snapshot but is not in it (split or "
                  "merged meanwhile): validate again, from a new snapshot or by a live scan.",
     "ReplayError": "Read the file and reason in the line; the next run starts at the same "

@@ -31,6 +31,7 @@ from rich.progress import (
 
 from hbase_migrate.commands.spark_conf import conf_option, master_help, with_conf
 from hbase_migrate.config import IN_PROCESS
+from hbase_migrate.replay.bulkrun import path_line
 from hbase_migrate.replay.job import FileOutcome, FileTask
 from hbase_migrate.replay.outage import RiddenOutage
 from hbase_migrate.replay.run import FollowSummary, Observer, RunSummary
@@ -420,6 +421,8 @@ def render_summary(s: RunSummary) -> str:
             lines.append(f"executors: {s.engine['executors']}")
         if s.engine.get("yarn"):
             lines.append(yarn_line(s.engine["yarn"]))
+    if s.replay_path is not None:
+        lines.append(path_line(s.replay_path))
     lines += [f"moved to the archive: {a} -> {b}" for a, b in s.moves]
     lines += [f"waited {human_duration(o['seconds'] * 1000)} for the {o['service']} "
               f"{o['endpoint']}: {o['error']}" for o in s.outages]

@@ -100,6 +100,24 @@ class ReplayTarget(Protocol):
         ...
 
 
+class WrappingTarget:
+    """A target over another (``target``), whose name and tables it has; closing it closes
+    the other. A subclass writes (``apply``)."""
+
+    def __init__(self, target: ReplayTarget) -> None:
+        self.target = target
+
+    @property
+    def name(self) -> str:
+        return self.target.name
+
+    def describe(self, table: str) -> TableDescriptor:
+        return self.target.describe(table)
+
+    def close(self) -> None:
+        self.target.close()
+
+
 class SchemaCache:
     """Table descriptors of a target, fetched once."""
 

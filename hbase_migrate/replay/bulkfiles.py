@@ -1,8 +1,8 @@
 """A window of WAL edits written as sorted HFiles, one per target region and family: the
 first step of a bulk replay (issue 78); :mod:`hbase_migrate.replay.bulkload` loads them over
-HBase's RPC (a region split or move between writing and loading included). Recording the
-window as replayed once the load is acknowledged is the next step: nothing in the default
-replay calls this yet.
+HBase's RPC (a region split or move between writing and loading included), and
+:mod:`hbase_migrate.replay.bulkrun` records the window's files as replayed once the load is
+acknowledged (``[replay] bulk``).
 
 The semantics are WALPlayer's with ``wal.bulk.output`` (its cells sorted per region by
 ``CellSortReducer``, written by ``HFileOutputFormat2``), and those of replaying the same

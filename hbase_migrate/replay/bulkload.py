@@ -1,6 +1,6 @@
 """HFiles loaded into a live table over HBase's own RPC, no JVM: the second step of a bulk
 replay (issue 78), after :mod:`hbase_migrate.replay.bulkfiles` wrote one file per region and
-family. Nothing in the default replay calls this yet.
+family; :mod:`hbase_migrate.replay.bulkrun` loads a replay run's windows with it.
 
 The flow is HBase's ``LoadIncrementalHFiles``/``BulkLoadHFilesTool`` with its secure
 staging (``SecureBulkLoadClient``, ``SecureBulkLoadManager``):

@@ -18,7 +18,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any
 
@@ -32,10 +32,11 @@ from hbase_migrate.limits import ThrottlePlan, step_limits, throttle_for
 from hbase_migrate.ranges.choice import EngineChoice
 from hbase_migrate.ranges.lent import lent_client
 from hbase_migrate.replay.apply import ReplayTarget
+from hbase_migrate.replay.bulkrun import Books, BulkReplay, PathChoice, choose_path, path_metrics
 from hbase_migrate.replay.client_target import ClientTarget
 from hbase_migrate.replay.coverage import Gap, check_coverage
 from hbase_migrate.replay.discovery import open_wal_store, reconcile, record_vanished
-from hbase_migrate.replay.file_replay import FileProgress
+from hbase_migrate.replay.file_replay import FileProgress, ReplaySpec
 from hbase_migrate.replay.job import CATCH_UP, FileOutcome, FileTask, ReplayJob, Totals
 from hbase_migrate.replay.lock import migration_lock, run_lease
 from hbase_migrate.replay.ordering import chain_id
@@ -125,6 +126,8 @@ class RunSummary:
     # a Bigtable target: what its writes left out (``bigtable.losses``: the accepted losses
     # by name, the masked puts), as the step's metrics hold it
     bigtable: dict[str, Any] | None = None
+    # how the run wrote the target (bulk load or write path), why, and what its loads did
+    replay_path: dict[str, Any] | None = None
 
     @property
     def failures(self) -> list[FileOutcome]:
@@ -178,7 +181,8 @@ class RunSummary:
             "files": [o.to_json() for o in self.outcomes],
             "manifest": self.manifest.to_dict() if self.manifest else None,
             "lag": self.lag, "outages": self.outages, "limits": self.limits,
-            "engine": self.engine, "exit_code": self.exit_code,
+            "engine": self.engine, "replay_path": self.replay_path,
+            "exit_code": self.exit_code,
             **({"bigtable": self.bigtable} if self.bigtable is not None else {}),
         }
 
@@ -498,7 +502,13 @@ def _plan_and_replay(job: ReplayJob, ledger: Ledger, migration_id: int, store: W
             if elsewhere is None:
                 opened = (opening.take if opening is not None
                           else partial(sink or open_job_target, job))
-                summary.outcomes = _replay_here(job, store, tasks, books, start, opened, stop)
+                choice = choose_path(job, tasks) if sink is None and tasks else None
+                if choice is not None:
+                    log.info("migration %s: %s", job.name, choice.line)
+                    summary.replay_path = path_metrics(choice, None)
+                summary.outcomes = _replay_here(job, store, tasks, books, start, opened, stop,
+                                                bulk=choice if choice and choice.bulk else None,
+                                                summary=summary)
             else:
                 summary.outcomes = books.record_all(tasks, elsewhere)
             summary.limits = limits.report()
@@ -632,40 +642,66 @@ class _Opening:
             target.close()
 
 
-def _replay_here(job: ReplayJob, store: WalStore, tasks: Sequence[FileTask], books: _Books,
+def _replay_here(job: ReplayJob, store: WalStore, tasks: Sequence[FileTask], books: Books,
                  start: int, opened: Callable[[], ReplayTarget],
-                 stop: threading.Event | None = None) -> list[FileOutcome]:
+                 stop: threading.Event | None = None, *, bulk: PathChoice | None = None,
+                 summary: RunSummary | None = None) -> list[FileOutcome]:
+    """The files replayed here in order; with ``bulk``, into windows bulk-loaded into the
+    target (:mod:`hbase_migrate.replay.bulkrun`), their progress recorded once loaded."""
     if not tasks:
         return []
     spec = job.replay_spec(start)
     target = opened()
-    outcomes = []
+    loads: BulkReplay | None = None
+    if bulk is not None:
+        loads = BulkReplay(job, target, books, bulk)
+        target, books = loads.sink, loads.books
+        spec = replace(spec, in_flight=0)  # gathered in memory: nothing to overlap
+    outcomes: list[FileOutcome] = []
     held = HeldBack()
     try:
-        for task in tasks:
-            if stop is not None and stop.is_set():
-                break  # a stopped follow: the files left are the next run's
-            if books.handled(task):
-                continue
-            if held.holds(task):
-                log.info("%s waits for the next run: a file before it in its part failed",
-                         task.path)
-                continue
-            books.begin(task)
-            try:
-                outcome = replay_task(task, spec, target, store=store,
-                                      on_progress=books.progress_hook(task))
-            except BaseException:
-                _settle_quietly(books)  # the run stops: what the target acknowledged stays
-                raise
-            held.note(task, outcome)
-            outcomes.append(books.finish(task, outcome))
+        _replay_files(store, tasks, books, spec, target, held, outcomes, stop, loads)
     finally:
-        target.close()
+        if loads is None:
+            target.close()
+        else:
+            if summary is not None:
+                summary.replay_path = path_metrics(loads.choice, loads)
+            loads.close()  # its sink's target too
     return outcomes
 
 
-def _settle_quietly(books: _Books) -> None:
+def _replay_files(store: WalStore, tasks: Sequence[FileTask], books: Books,
+                  spec: ReplaySpec, target: ReplayTarget, held: HeldBack,
+                  outcomes: list[FileOutcome], stop: threading.Event | None,
+                  loads: BulkReplay | None) -> None:
+    """Each task in turn into ``outcomes``; with ``loads``, a window loaded once full and
+    the last one at the end (the files' progress recorded as each load is acknowledged)."""
+    for task in tasks:
+        if stop is not None and stop.is_set():
+            break  # a stopped follow: the files left are the next run's
+        if books.handled(task):
+            continue
+        if held.holds(task):
+            log.info("%s waits for the next run: a file before it in its part failed",
+                     task.path)
+            continue
+        books.begin(task)
+        try:
+            outcome = replay_task(task, spec, target, store=store,
+                                  on_progress=books.progress_hook(task))
+        except BaseException:
+            _settle_quietly(books)  # the run stops: what the target acknowledged stays
+            raise
+        held.note(task, outcome)
+        outcomes.append(books.finish(task, outcome))
+        if loads is not None:
+            loads.after_file()
+    if loads is not None:
+        loads.load()
+
+
+def _settle_quietly(books: Books) -> None:
     """:meth:`_Books.settle` while an error is raised (the ledger may be the outage):
     what cannot be recorded now is replayed again by the next run."""
     try:

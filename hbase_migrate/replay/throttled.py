@@ -7,24 +7,17 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
-from hbase_migrate.cluster.descriptors import TableDescriptor
 from hbase_migrate.limits import Throttle
-from hbase_migrate.replay.apply import AppliedCounts, ReplayTarget
+from hbase_migrate.replay.apply import AppliedCounts, ReplayTarget, WrappingTarget
 from hbase_migrate.replay.mutations import RowMutation, mutation_cells
 
 
-class ThrottledTarget:
+class ThrottledTarget(WrappingTarget):
     """``target`` behind ``throttle`` (closing it ends the throttle's use)."""
 
     def __init__(self, target: ReplayTarget, throttle: Throttle) -> None:
-        self.target, self.throttle = target, throttle.__enter__()
-
-    @property
-    def name(self) -> str:
-        return self.target.name
-
-    def describe(self, table: str) -> TableDescriptor:
-        return self.target.describe(table)
+        super().__init__(target)
+        self.throttle = throttle.__enter__()
 
     def apply(self, table: str, mutations: Sequence[RowMutation]) -> AppliedCounts:
         counts = AppliedCounts()

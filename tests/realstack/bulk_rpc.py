@@ -45,13 +45,15 @@ def expected_raw(before: list[Cell], entries: list[list[Cell]]) -> list[Cell]:
 
 
 @contextmanager
-def fresh_table(endpoints: ClusterEndpoints, table: str) -> Iterator[None]:
-    """``table`` of two regions, created again; dropped after."""
+def fresh_table(endpoints: ClusterEndpoints, table: str,
+                attributes: tuple[tuple[bytes, bytes], ...] = ()) -> Iterator[None]:
+    """``table`` of two regions (with the table ``attributes`` given), created again;
+    dropped after."""
     with connect(endpoints) as client:
         if client.table_exists(table):
             client.disable_table(table)
             client.delete_table(table)
-        client.create_table(TableDescriptor(table, FAMILIES), [SPLIT])
+        client.create_table(TableDescriptor(table, FAMILIES, attributes), [SPLIT])
         try:
             yield
         finally:

@@ -1,0 +1,281 @@
+"""The choice of a replay run's path (``[replay] bulk``: bulk load or the write path) and its
+one-line reason, and what the run records when its bulk load fails.
+
+The choice is asked of jobs whose target is described here (no cluster) and of a replay
+into the embedded cluster over HBase's RPC, which takes no bulk load: asked for one
+(``bulk = "always"``), the run says why it writes through the target's write path and still
+converges. A bulk load that fails (the embedded cluster's files refused, as a real region
+server may refuse them) ends the run with the error naming the window's files, none of them
+recorded as replayed; the next run (the write path) replays them again and converges.
+Loading on real HBase: ``tests/realstack/test_bulk_replay_real.py``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hbase_migrate.audit.ledger import Ledger
+from hbase_migrate.cluster.auth.security import ClusterSecurity
+from hbase_migrate.cluster.endpoints import ClusterEndpoints
+from hbase_migrate.config import load_config
+from hbase_migrate.config_parts import ReplaySettings
+from hbase_migrate.errors import ConfigError
+from hbase_migrate.replay import bulkrun, run
+from hbase_migrate.replay.bulkload import BulkLoadError
+from hbase_migrate.replay.bulkrun import BULK, WRITE, PathChoice, choose_path
+from hbase_migrate.replay.job import FileTask, ReplayJob
+from minihbase.zookeeper import ZooKeeperServer
+from tests.support.minicluster import (
+    clusters_over_rpc,
+    compare,
+    copy_table_schema,
+    run_workload,
+    set_watermark,
+    write_migration,
+)
+
+TABLE = "orders"
+GiB = 1 << 30
+REAL = ClusterEndpoints("dst", zookeeper="zk:2181", client="native",
+                        webhdfs="http://nn:9870", hbase_root="/hbase")
+
+
+@dataclass
+class Target:
+    """What the choice asks of a migration's target."""
+
+    found: ClusterEndpoints
+    bigtable: Any = None
+
+    def endpoints(self) -> ClusterEndpoints:
+        return self.found
+
+
+@dataclass
+class Spec:
+    replay: ReplaySettings
+
+
+@dataclass
+class Job:
+    """A replay job as far as the choice reads it."""
+
+    spec: Spec
+    target: Target
+    force_thrift1: bool = False
+
+
+@dataclass
+class Probe:
+    """The target's HBase root over WebHDFS: a real HBase's, or not, or no answer."""
+
+    real: bool | Exception = True
+    asked: list[str] = field(default_factory=list)
+
+    def real_root(self, endpoints: ClusterEndpoints) -> bool:
+        self.asked.append(endpoints.name)
+        if isinstance(self.real, Exception):
+            raise self.real
+        return self.real
+
+
+def job(bulk: str = "auto", target: ClusterEndpoints = REAL, **more: Any) -> Any:
+    return Job(Spec(ReplaySettings(bulk=bulk, bulk_backlog=GiB)), Target(target), **more)
+
+
+def tasks(*sizes: int) -> list[FileTask]:
+    """Files of ``sizes`` bytes, the first read from byte 1000 on."""
+    return [FileTask(f"/hbase/oldWALs/rs%2C1%2C1.{n}", "rs,1,1", n, size, "archived",
+                     start_offset=1000 if n == 0 else 0) for n, size in enumerate(sizes)]
+
+
+def choice(asked: Any, planned: list[FileTask], probe: Probe | None = None) -> PathChoice:
+    return choose_path(asked, planned, probe or Probe())
+
+
+def test_the_defaults_write_a_small_backlog_through_the_write_path() -> None:
+    probe = Probe()
+    chosen = choice(job(), tasks(GiB // 2, GiB // 2 - 1000), probe)
+    assert chosen == PathChoice(WRITE, "the backlog, 1.02e+03 MiB of WAL in 2 file(s), is "
+                                "below [replay] bulk_backlog (1 GiB)", GiB - 2000)
+    assert probe.asked == []  # nothing asked of the target below the threshold
+    assert ReplaySettings() == ReplaySettings(bulk="auto", bulk_backlog=GiB,
+                                              bulk_window=256 << 20)
+
+
+def test_a_backlog_reaching_the_threshold_is_bulk_loaded() -> None:
+    chosen = choice(job(), tasks(GiB // 2 + 1000, GiB // 2))
+    assert chosen.bulk and chosen.backlog == GiB
+    assert chosen.line == (
+        "replay path: bulk load (the backlog, 1 GiB of WAL in 2 file(s), reaches [replay] "
+        "bulk_backlog (1 GiB), and the target is HBase over its RPC with its HDFS over "
+        "WebHDFS)")
+    assert choice(job("always"), tasks(0, 10)) == PathChoice(
+        BULK, '[replay] bulk = "always", and the target is HBase over its RPC with its HDFS '
+        "over WebHDFS", 10)
+    assert choice(job("never"), tasks(2 * GiB)) == PathChoice(
+        WRITE, '[replay] bulk = "never"', 2 * GiB - 1000)
+
+
+@pytest.mark.parametrize(("asked", "probe", "reason"), [
+    (job("always", force_thrift1=True), Probe(),
+     "--thrift1 writes through the target's Thrift1 gateway, which has no bulk load"),
+    (job("always", ClusterEndpoints("dst", thrift="gw:9090", thrift2="gw:9091", webhdfs="http://nn:9870",
+                                    hbase_root="/hbase")), Probe(),
+     "the target cluster 'dst' is reached through its Thrift gateway, which has no bulk "
+     'load (a bulk load goes over HBase\'s RPC: client = "native")'),
+    (job("always", ClusterEndpoints(
+        "dst", zookeeper="zk:2181", client="native", webhdfs="http://nn:9870",
+        hbase_root="/hbase", security=ClusterSecurity(auth="kerberos", principal="me@R",
+                                                      keytab="me.keytab"))), Probe(),
+     "the target cluster 'dst' is Kerberos-secured, and its region servers take a bulk "
+     "load only with a delegation token of its filesystem, which is not sent yet"),
+    (job("always", ClusterEndpoints("dst", zookeeper="zk:2181", client="native")), Probe(),
+     "the target cluster 'dst' names no webhdfs URL and hbase_root, and a bulk load stages "
+     "its files on the target's HDFS over WebHDFS"),
+    (job("always"), Probe(False),
+     "the target cluster 'dst' has no hbase.version under its HBase root over WebHDFS: it "
+     "is no HBase that keeps its tables in HFiles (the embedded cluster takes no bulk "
+     "load)"),
+    (job("always"), Probe(ConfigError("nn:9870 refused")),
+     "the target cluster 'dst''s HBase root over WebHDFS could not be checked: nn:9870 "
+     "refused"),
+], ids=["thrift1", "gateway", "kerberos", "no-webhdfs", "no-real-root", "no-answer"])
+def test_a_target_that_takes_no_bulk_load_is_written_saying_why(
+        asked: Any, probe: Probe, reason: str) -> None:
+    assert choice(asked, tasks(2 * GiB), probe) == PathChoice(WRITE, reason, 2 * GiB - 1000)
+
+
+def test_a_bigtable_target_is_written_through_its_client() -> None:
+    asked = job("always")
+    asked.target.bigtable = object()
+    assert choice(asked, tasks(1)).reason == ("the target is Cloud Bigtable, which takes no "
+                                              "bulk load")
+
+
+def test_bulk_settings_are_checked(tmp_path: Path) -> None:
+    config = tmp_path / "m.toml"
+    for line, said in (('bulk = "sometimes"', "'auto' or 'always' or 'never'"),
+                       ('bulk_backlog = "1KB"', "a size such as")):
+        config.write_text('[migration]\nname = "m"\n[source]\nthrift = "h:9090"\n'
+                          '[target]\nthrift = "h:9091"\n[[tables]]\nsource = "t"\n'
+                          f"[replay]\n{line}\n", encoding="utf-8")
+        with pytest.raises(ConfigError, match=said):
+            load_config(config)
+    config.write_text('[migration]\nname = "m"\n[source]\nthrift = "h:9090"\n'
+                      '[target]\nthrift = "h:9091"\n[[tables]]\nsource = "t"\n'
+                      '[replay]\nbulk = "always"\nbulk_backlog = "2GiB"\n'
+                      'bulk_window = "64MiB"\n', encoding="utf-8")
+    assert load_config(config).replay == ReplaySettings(bulk="always", bulk_backlog=2 * GiB,
+                                                        bulk_window=64 << 20)
+
+
+def embedded_migration(tmp_path: Path, src: Any, dst: Any, bulk: str) -> Path:
+    """A migration between the embedded clusters copied at T0 (its watermark), then edits
+    of every kind in the source's WAL files; ``[replay] bulk`` as given."""
+    config = write_migration(tmp_path, src, dst, TABLE)
+    with config.open("a", encoding="utf-8") as f:
+        f.write(f'bulk = "{bulk}"\nbulk_window = "1KiB"\n')
+    set_watermark(config)
+    run_workload(src, TABLE, seed=78, ops=200)
+    copy_table_schema(src, dst, TABLE)
+    return config
+
+
+def replay_steps(config: Path) -> list[Any]:
+    spec = load_config(config)
+    with Ledger.open(spec.ledger_url) as ledger:
+        record = ledger.migration(spec.name)
+        assert record is not None
+        return [s for s in ledger.steps(record.id) if s.kind == "replay"]
+
+
+@pytest.mark.integration
+def test_the_embedded_target_takes_no_bulk_load_and_is_written_saying_why(
+        tmp_path: Path, zookeeper: ZooKeeperServer) -> None:
+    with clusters_over_rpc(tmp_path, zookeeper) as (src, dst):
+        config = embedded_migration(tmp_path, src, dst, "always")
+        summary = run.run_replay(ReplayJob.from_spec(load_config(config)))
+        assert summary.exit_code == 0, summary.to_json()
+        path = summary.to_json()["replay_path"]
+        assert path["path"] == WRITE and "bulk" not in path, path
+        assert path["reason"].endswith("has no hbase.version under its HBase root over "
+                                       "WebHDFS: it is no HBase that keeps its tables in "
+                                       "HFiles (the embedded cluster takes no bulk load)")
+        assert replay_steps(config)[-1].metrics["replay_path"] == path
+        result = compare(src, dst, TABLE)
+        assert result.equal and result.source_cells > 100, result.to_json()
+
+
+class RefusedLoad:
+    """A bulk load whose region servers refuse every file (as they may: a file they cannot
+    read, rounds run out); the files it was given are kept."""
+
+    given: list[Path] = []
+
+    def __init__(self, calls: Any, table: Any, staging: Any, **_: Any) -> None:
+        self.table = table
+
+    def run(self, files: list[tuple[bytes, Path]]) -> Any:
+        RefusedLoad.given += [p for _, p in files]
+        raise BulkLoadError(f"table {self.table.name}: {len(files)} file(s) not loaded "
+                            "after 10 round(s): refused")
+
+
+@pytest.mark.integration
+def test_a_failed_bulk_load_fails_the_run_and_records_none_of_its_files(
+        tmp_path: Path, zookeeper: ZooKeeperServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    with clusters_over_rpc(tmp_path, zookeeper) as (src, dst):
+        config = embedded_migration(tmp_path, src, dst, "always")
+        job = ReplayJob.from_spec(load_config(config))
+        monkeypatch.setattr(run, "choose_path", lambda job, planned: PathChoice(
+            BULK, "asked by the test", 1))
+        monkeypatch.setattr(bulkrun, "BulkLoad", RefusedLoad)
+        with pytest.raises(BulkLoadError) as failed:
+            run.run_replay(job)
+        said = str(failed.value)
+        assert said.startswith("migration mig: the bulk load of 1 WAL file(s) failed, none "
+                               "of them recorded as replayed (the next run replays them "
+                               "again): ")
+        assert f"table {TABLE}: " in said and RefusedLoad.given
+        # one file per region and family, written for the load and removed after it
+        assert {p.parent.name for p in RefusedLoad.given} == {"d", "m"}
+        assert not any(p.exists() for p in RefusedLoad.given)
+        spec = load_config(config)
+        with Ledger.open(spec.ledger_url) as ledger:
+            record = ledger.migration(spec.name)
+            assert record is not None
+            rows = ledger.wal_files(record.id, job.stream)
+        held = [r for r in rows if r.path in said]
+        assert len(held) == 1 and held[0].offset_reached == 0, held
+        assert held[0].status != "replayed"
+        step = replay_steps(config)[-1]
+        assert step.error and said.splitlines()[0] in step.error
+        assert step.metrics["replay_path"]["bulk"]["loads"] == 0
+        assert not compare(src, dst, TABLE).equal
+
+        monkeypatch.undo()
+        again = run.run_replay(job)  # the default: the write path, every file replayed
+        assert again.exit_code == 0, again.to_json()
+        assert again.to_json()["replay_path"]["path"] == WRITE
+        assert compare(src, dst, TABLE).equal
+
+
+def test_the_run_summary_says_the_path_and_what_the_loads_did() -> None:
+    from hbase_migrate.commands.replay import render_summary
+    from hbase_migrate.replay.run import RunSummary
+
+    summary = RunSummary("m", "catch-up", 0, None, False)
+    summary.replay_path = {"path": BULK, "reason": '[replay] bulk = "always", and ...',
+                           "backlog_bytes": 3 << 30,
+                           "bulk": {"loads": 2, "files": 8, "bytes": 5 << 20, "regions": 4,
+                                    "cells": 900, "split": 0, "seconds": 12.34}}
+    assert ('replay path: bulk load ([replay] bulk = "always", and ...); 2 load(s) of 8 '
+            "file(s), 5 MiB, into 4 region(s) in 12.3 s") in render_summary(summary)
+    summary.replay_path = {"path": WRITE, "reason": '[replay] bulk = "never"',
+                           "backlog_bytes": 10}
+    assert 'replay path: write path ([replay] bulk = "never")\n' in render_summary(summary)
+    assert summary.to_json()["replay_path"] == summary.replay_path
