@@ -10,17 +10,16 @@ import pytest
 
 from hbase_migrate.audit.ledger import now_ms
 from minihbase.regionserver import WalSettings
-from minihbase.server import MiniHBase
 from tests.support.cdc import TABLE, Source
-from tests.support.minicluster import copy_table_schema, run_workload
+from tests.support.minicluster import EmbeddedClusters, copy_table_schema, run_workload
 
 
 @pytest.fixture(scope="module")
 def source(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Source]:
     base = tmp_path_factory.mktemp("cdc")
     start = now_ms() - 1_000
-    with MiniHBase(base / "src", "source", wal=WalSettings(region_servers=2)) as src, \
-            MiniHBase(base / "dst", "target") as dst:
+    with EmbeddedClusters(base) as clusters:
+        src, dst = clusters.pair(wal=WalSettings(region_servers=2))
         for seed in range(4):  # a few files per server
             run_workload(src, TABLE, seed, 150)
             assert src.region_servers is not None

@@ -22,7 +22,7 @@ from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
 from hbase_migrate.config import MigrationSpec, load_config
 from hbase_migrate.lifecycle.cdc import cdc
 from minihbase.regionserver import WalSettings
-from minihbase.server import MiniHBase, cluster_id
+from minihbase.server import cluster_id
 from minihbase.zookeeper import ZooKeeperServer
 from realstack.kafka import KafkaBroker
 from tests.support.cdc import (
@@ -35,7 +35,7 @@ from tests.support.cdc import (
     identity,
     plain,
 )
-from tests.support.minicluster import copy_table_schema, run_workload
+from tests.support.minicluster import EmbeddedClusters, copy_table_schema, run_workload
 
 pytestmark = pytest.mark.integration
 SCHEMAS = Path(__file__).resolve().parents[2] / "hbase_migrate" / "sinks" / "schemas"
@@ -66,9 +66,10 @@ def source(tmp_path_factory: pytest.TempPathFactory, zookeeper: ZooKeeperServer
 
     base = tmp_path_factory.mktemp("envelope")
     start = now_ms() - 1_000
-    with MiniHBase(base / "src", "source", zookeeper=zookeeper.address,
-                   wal=WalSettings(region_servers=2)) as src, \
-            MiniHBase(base / "dst", "target") as dst:
+    with EmbeddedClusters(base, lambda: zookeeper) as clusters:
+        src = clusters("source", over="native", folder=base / "src",
+                       wal=WalSettings(region_servers=2))
+        dst = clusters("target", folder=base / "dst")
         for seed in range(3):
             run_workload(src, TABLE, seed, 150)
             assert src.region_servers is not None
@@ -158,11 +159,12 @@ def test_debezium_events_without_row_images(source: Source, kafka_broker: KafkaB
 
 
 def test_debezium_events_with_row_images_follow_each_row(
-        source: Source, kafka_broker: KafkaBroker, tmp_path: Path) -> None:
-    with MiniHBase(tmp_path / "dst", "fresh") as fresh:  # empty: every row's story from its start
-        copy_table_schema(source.src, fresh, TABLE)
-        got, expected = stream(Source(source.src, fresh, source.start), kafka_broker,
-                               tmp_path / "cdc", 'envelope = "debezium"\nrow_image = true\n')
+        source: Source, kafka_broker: KafkaBroker, tmp_path: Path,
+        make_embedded: EmbeddedClusters) -> None:
+    fresh = make_embedded("fresh")  # empty: every row's story from its start
+    copy_table_schema(source.src, fresh, TABLE)
+    got, expected = stream(Source(source.src, fresh, source.start), kafka_broker,
+                           tmp_path / "cdc", 'envelope = "debezium"\nrow_image = true\n')
     assert got and invalid("debezium", got) == []
     assert sorted(map(as_native, got), key=identity) == sorted(expected, key=identity)
     history: dict[str, list[Message]] = defaultdict(list)

@@ -7,7 +7,6 @@ clients, on the embedded cluster's gateways staging HBase's exact answer."""
 from __future__ import annotations
 
 import logging
-from pathlib import Path
 
 import pytest
 from thriftpy2.thrift import TApplicationException
@@ -20,9 +19,8 @@ from hbase_migrate.cluster.regions import (
 )
 from hbase_migrate.cluster.thrift.thrift1 import Thrift1Client, Thrift1Error
 from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client, Thrift2Error
-from minihbase.server import MiniHBase
 from minihbase.workload import SPLITS
-from tests.support.minicluster import run_workload
+from tests.support.minicluster import EmbeddedClusters, run_workload
 
 TABLE = "orders"
 
@@ -122,37 +120,37 @@ def test_other_failures_are_not_waited_for() -> None:
 
 @pytest.mark.integration
 def test_both_clients_wait_out_hbases_internal_error_of_a_daughter_without_server(
-        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
-    with MiniHBase(tmp_path / "src", "source") as src:
-        run_workload(src, TABLE, seed=3, ops=30)
-        assert src.thrift2_handler is not None and src.thrift1_handler is not None
-        assert src.endpoints.thrift2 is not None
-        expected = [b"", *SPLITS]
-        with Thrift2Client(src.endpoints.thrift2, cluster="source") as t2, \
-                Thrift1Client(src.endpoints.thrift, cluster="source") as t1:
-            # the one-call listings fail with HBase's exact text while the fault is staged
-            src.thrift2_handler.listings_in_transition = 1
-            with pytest.raises(Thrift2Error, match=r": getAllRegionLocations orders: "
-                               r"Internal error processing getAllRegionLocations$"):
-                t2.listed_regions(TABLE)
-            src.thrift1_handler.listings_in_transition = 1
-            with pytest.raises(Thrift1Error, match=r": getTableRegions orders: "
-                               r"Internal error processing getTableRegions$"):
-                t1.listed_regions(TABLE)
+        make_embedded: EmbeddedClusters, caplog: pytest.LogCaptureFixture) -> None:
+    src = make_embedded("source")
+    run_workload(src, TABLE, seed=3, ops=30)
+    assert src.thrift2_handler is not None and src.thrift1_handler is not None
+    assert src.endpoints.thrift2 is not None
+    expected = [b"", *SPLITS]
+    with Thrift2Client(src.endpoints.thrift2, cluster="source") as t2, \
+            Thrift1Client(src.endpoints.thrift, cluster="source") as t1:
+        # the one-call listings fail with HBase's exact text while the fault is staged
+        src.thrift2_handler.listings_in_transition = 1
+        with pytest.raises(Thrift2Error, match=r": getAllRegionLocations orders: "
+                           r"Internal error processing getAllRegionLocations$"):
+            t2.listed_regions(TABLE)
+        src.thrift1_handler.listings_in_transition = 1
+        with pytest.raises(Thrift1Error, match=r": getTableRegions orders: "
+                           r"Internal error processing getTableRegions$"):
+            t1.listed_regions(TABLE)
 
-            holed = [r for r in t2.listed_regions(TABLE) if r.start_key != SPLITS[0]]
-            src.thrift2_handler.listings_in_transition = 3
-            src.thrift2_handler.staged_listings.append(holed)  # then a hole, then the regions
-            src.thrift1_handler.listings_in_transition = 3
-            with caplog.at_level(logging.WARNING, "hbase_migrate.cluster.regions"):
-                assert [r.start_key for r in t2.regions(TABLE)] == expected
-                assert [r.start_key for r in t1.regions(TABLE)] == expected
-            assert src.thrift2_handler.listings_in_transition == 0
-            assert not src.thrift2_handler.staged_listings
-            assert src.thrift1_handler.listings_in_transition == 0
-            waits = [r.getMessage() for r in caplog.records if "reading its" in r.getMessage()]
-            assert waits == [
-                "table orders on cluster source: a region in transition (the gateway failed "
-                f"the listing (Internal error processing {call})); reading its region "
-                "locations again for up to 60 s"
-                for call in ("getAllRegionLocations", "getTableRegions")], waits
+        holed = [r for r in t2.listed_regions(TABLE) if r.start_key != SPLITS[0]]
+        src.thrift2_handler.listings_in_transition = 3
+        src.thrift2_handler.staged_listings.append(holed)  # then a hole, then the regions
+        src.thrift1_handler.listings_in_transition = 3
+        with caplog.at_level(logging.WARNING, "hbase_migrate.cluster.regions"):
+            assert [r.start_key for r in t2.regions(TABLE)] == expected
+            assert [r.start_key for r in t1.regions(TABLE)] == expected
+        assert src.thrift2_handler.listings_in_transition == 0
+        assert not src.thrift2_handler.staged_listings
+        assert src.thrift1_handler.listings_in_transition == 0
+        waits = [r.getMessage() for r in caplog.records if "reading its" in r.getMessage()]
+        assert waits == [
+            "table orders on cluster source: a region in transition (the gateway failed "
+            f"the listing (Internal error processing {call})); reading its region "
+            "locations again for up to 60 s"
+            for call in ("getAllRegionLocations", "getTableRegions")], waits

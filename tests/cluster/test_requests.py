@@ -6,10 +6,8 @@ Thrift2 gateway every data call; the counts are the calling thread's alone."""
 from __future__ import annotations
 
 import threading
-import uuid
 from collections import Counter
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,7 +17,7 @@ from hbase_migrate.cluster.requests import counted
 from hbase_migrate.hbase.connect import connect
 from hbase_migrate.wal.model import Cell, CellType
 from minihbase.server import MiniHBase
-from minihbase.zookeeper import ZooKeeperServer
+from tests.support.minicluster import EmbeddedClusters
 
 pytestmark = pytest.mark.integration
 TABLE = "counted"
@@ -51,12 +49,11 @@ def watch(mini: MiniHBase, native: bool) -> Counter[str]:
     return received
 
 
-@pytest.mark.parametrize("native", [True, False], ids=["native", "thrift2"])
 def test_requests_counted_are_those_the_servers_received(
-        native: bool, tmp_path: Path, zookeeper: ZooKeeperServer) -> None:
-    with MiniHBase(tmp_path / "c", "counted", zookeeper=zookeeper.address if native else None,
-                   znode_parent=f"/hbase-{uuid.uuid4().hex[:10]}") as mini, \
-            connect(mini.endpoints) as client:
+        transport: str, make_embedded: EmbeddedClusters) -> None:
+    native = transport == "native"
+    mini = make_embedded("counted", over=transport)
+    with connect(mini.endpoints) as client:
         assert mini.endpoints.native is native
         client.create_table(TableDescriptor(TABLE, (FamilyDescriptor(b"f"),)), [b"r150"])
         received = watch(mini, native)

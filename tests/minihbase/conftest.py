@@ -26,6 +26,7 @@ from hbase_migrate.wal.model import Cell
 from minihbase.model import Durability
 from minihbase.regionserver import WalSettings
 from minihbase.server import MiniHBase
+from tests.support.minicluster import EmbeddedClusters
 
 COMBOS = [("buffered", "binary"), ("buffered", "compact"), ("framed", "binary"),
           ("framed", "compact")]
@@ -63,8 +64,8 @@ def recorder(mini_recorder: Recorder) -> Recorder:
 def mini(tmp_path_factory: pytest.TempPathFactory,
          mini_recorder: Recorder) -> Iterator[MiniHBase]:
     """One in-process cluster (buffered/binary) for the session, with a recording hook."""
-    with MiniHBase(tmp_path_factory.mktemp("mini"), write_hook=mini_recorder) as cluster:
-        yield cluster
+    with EmbeddedClusters(tmp_path_factory.mktemp("mini")) as clusters:
+        yield clusters(write_hook=mini_recorder)
 
 
 @pytest.fixture(scope="session", params=COMBOS, ids=["-".join(c) for c in COMBOS])
@@ -72,9 +73,8 @@ def any_gateway(request: pytest.FixtureRequest,
                 tmp_path_factory: pytest.TempPathFactory) -> Iterator[MiniHBase]:
     """A cluster per transport/protocol combination."""
     transport, protocol = request.param
-    with MiniHBase(tmp_path_factory.mktemp("combo"), transport=transport,
-                   protocol=protocol) as cluster:
-        yield cluster
+    with EmbeddedClusters(tmp_path_factory.mktemp("combo")) as clusters:
+        yield clusters(transport=transport, protocol=protocol)
 
 
 def happybase_connection(cluster: MiniHBase) -> happybase.Connection:
@@ -148,12 +148,9 @@ def cli_cluster_factory() -> Iterator[Any]:
 def rpc_mini(tmp_path_factory: pytest.TempPathFactory, zookeeper: Any) -> Iterator[MiniHBase]:
     """A cluster of two region servers registered in the session's ZooKeeper under a parent
     of its own, for the clients of HBase's RPC (found, as on HBase, through ZooKeeper)."""
-    parent = f"/hbase-rpc-{uuid.uuid4().hex[:8]}"
-    with MiniHBase(tmp_path_factory.mktemp("rpc"), zookeeper=zookeeper.address,
-                   znode_parent=parent,
-                   wal=WalSettings(region_servers=2, roll_period=3600, split_delay=3600)
-                   ) as cluster:
-        yield cluster
+    with EmbeddedClusters(tmp_path_factory.mktemp("rpc"), lambda: zookeeper) as clusters:
+        yield clusters(over="native", wal=WalSettings(region_servers=2, roll_period=3600,
+                                                      split_delay=3600))
 
 
 @pytest.fixture(scope="module")

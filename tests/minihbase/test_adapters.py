@@ -16,6 +16,7 @@ from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
 from hbase_migrate.errors import ConfigError
 from hbase_migrate.wal.model import Cell, CellType
 from minihbase.server import MiniHBase
+from tests.support.minicluster import EmbeddedClusters
 
 pytestmark = pytest.mark.integration
 
@@ -78,17 +79,16 @@ def test_thrift1_adapter(mini: MiniHBase, t2: Thrift2Client, table_name):
             t1.table_descriptor("missing_table")
 
 
-def test_thrift2_client_reconnects_after_server_restart(tmp_path: Path):
+def test_thrift2_client_reconnects_after_server_restart(make_embedded: EmbeddedClusters):
     """A transport error (gateway restarted) is retried on a new connection."""
-    first = MiniHBase(tmp_path).start()
+    first = make_embedded()
     port = first.thrift2.port
     client = Thrift2Client(first.endpoints.thrift2, retries=5, backoff=0.05)
     client.create_table(TableDescriptor("t", (FamilyDescriptor(b"f"),)))
     first.stop()
-    second = MiniHBase(tmp_path, thrift2_port=port).start()
+    make_embedded(folder=first.data_dir, thrift2_port=port)  # its gateway on the same port
     try:
         client.put_cells("t", [Cell(b"r", b"f", b"q", 1, CellType.PUT, b"v")])
         assert [c.value for c in client.get("t", b"r")] == [b"v"]
     finally:
         client.close()
-        second.stop()

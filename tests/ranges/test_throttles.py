@@ -19,7 +19,7 @@ from hbase_migrate.lifecycle import prepare, replay, snapshot, validate
 from hbase_migrate.limits.changes import set_limits
 from hbase_migrate.wal.model import Cell, CellType
 from minihbase.server import MiniHBase
-from tests.support.minicluster import compare, t2
+from tests.support.minicluster import EmbeddedClusters, compare, t2
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 TABLE = "orders"
@@ -106,9 +106,10 @@ def configure(folder: Path, src: MiniHBase, dst: MiniHBase, master: str,
     return path
 
 
-def clusters(folder: Path, written: Meter, scanned: Meter) -> tuple[MiniHBase, MiniHBase]:
-    src = MiniHBase(folder / "src", "source").start()
-    dst = MiniHBase(folder / "dst", "target", write_hook=written.write_hook).start()
+def clusters(make_embedded: EmbeddedClusters, written: Meter, scanned: Meter
+             ) -> tuple[MiniHBase, MiniHBase]:
+    src = make_embedded("source")
+    dst = make_embedded("target", write_hook=written.write_hook)
     for cluster in (src, dst):
         assert cluster.thrift2_handler is not None
         cluster.thrift2_handler.call_sizes = ScanMeter(scanned)  # type: ignore[assignment]
@@ -121,69 +122,63 @@ def clusters(folder: Path, written: Meter, scanned: Meter) -> tuple[MiniHBase, M
 
 @pytest.mark.parametrize("engine", ["in-process", "local[2]"])
 def test_copy_validate_and_replay_keep_their_limits(engine: str, tmp_path: Path,
+                                                    make_embedded: EmbeddedClusters,
                                                     request: pytest.FixtureRequest) -> None:
     spark = request.getfixturevalue("spark") if engine != "in-process" else None
     written, scanned = Meter(), Meter()
-    src, dst = clusters(tmp_path, written, scanned)
-    try:
-        spec = load_config(configure(tmp_path, src, dst, engine,
-                                     "copy_cells_per_second = 1000\n"
-                                     "validate_cells_per_second = 2000\n"
-                                     "replay_cells_per_second = 1000\n"))
-        prepare(spec)
-        began = time.monotonic()
-        copied = snapshot(spec).metrics
-        assert copied["ranges"] == 2 and copied["cells"] == ROWS * COLUMNS
-        assert copied["limits"] == {"copy_cells_per_second": 1000.0,
-                                    "copy_bytes_per_second": None, "adaptive": False}
-        check_rate(written.since(began), 1000, ROWS * COLUMNS)
+    src, dst = clusters(make_embedded, written, scanned)
+    spec = load_config(configure(tmp_path, src, dst, engine,
+                                 "copy_cells_per_second = 1000\n"
+                                 "validate_cells_per_second = 2000\n"
+                                 "replay_cells_per_second = 1000\n"))
+    prepare(spec)
+    began = time.monotonic()
+    copied = snapshot(spec).metrics
+    assert copied["ranges"] == 2 and copied["cells"] == ROWS * COLUMNS
+    assert copied["limits"] == {"copy_cells_per_second": 1000.0,
+                                "copy_bytes_per_second": None, "adaptive": False}
+    check_rate(written.since(began), 1000, ROWS * COLUMNS)
 
-        began = time.monotonic()
-        checked = validate(spec, recompare_wait=0).metrics
-        assert checked["verdict"] == "match", checked
-        assert checked["limits"]["validate_cells_per_second"] == 2000.0
-        check_rate(scanned.since(began), 2000, 2 * ROWS * COLUMNS)  # both clusters
+    began = time.monotonic()
+    checked = validate(spec, recompare_wait=0).metrics
+    assert checked["verdict"] == "match", checked
+    assert checked["limits"]["validate_cells_per_second"] == 2000.0
+    check_rate(scanned.since(began), 2000, 2 * ROWS * COLUMNS)  # both clusters
 
-        write_rows(src, "b")  # after T0: replay's work
-        began = time.monotonic()
-        executor = None
-        if spark is not None:
-            from hbase_migrate.replay.spark import spark_executor
+    write_rows(src, "b")  # after T0: replay's work
+    began = time.monotonic()
+    executor = None
+    if spark is not None:
+        from hbase_migrate.replay.spark import spark_executor
 
-            executor = spark_executor(spark)
-        summary = replay(spec, executor=executor)
-        assert summary.exit_code == 0 and summary.limits is not None
-        assert summary.limits["replay_cells_per_second"] == 1000.0
-        check_rate(written.since(began), 1000, ROWS * COLUMNS)
-        assert compare(src, dst, TABLE).equal
-    finally:
-        src.stop()
-        dst.stop()
+        executor = spark_executor(spark)
+    summary = replay(spec, executor=executor)
+    assert summary.exit_code == 0 and summary.limits is not None
+    assert summary.limits["replay_cells_per_second"] == 1000.0
+    check_rate(written.since(began), 1000, ROWS * COLUMNS)
+    assert compare(src, dst, TABLE).equal
 
 
-def test_a_limit_set_while_a_copy_runs_applies_within_the_refresh(tmp_path: Path) -> None:
+def test_a_limit_set_while_a_copy_runs_applies_within_the_refresh(
+        tmp_path: Path, make_embedded: EmbeddedClusters) -> None:
     written, scanned = Meter(), Meter()
-    src, dst = clusters(tmp_path, written, scanned)
-    try:
-        spec = load_config(configure(tmp_path, src, dst, "in-process",
-                                     "copy_cells_per_second = 400\nrefresh = \"500ms\"\n"))
-        prepare(spec)
-        began = time.monotonic()
-        copy = threading.Thread(target=snapshot, args=(spec,))
-        copy.start()
-        while sum(n for _, n in written.since(began)) < 600:
-            time.sleep(0.05)
-        changed = time.monotonic()
-        assert set_limits(spec, ["copy_cells_per_second=2000"]) == {
-            "copy_cells_per_second": 2000}
-        copy.join(30)
-        before = [e for e in written.since(began) if e[0] < changed]
-        check_rate(before, 400, sum(n for _, n in before))
-        settled = changed + 0.5 + 0.1  # the refresh, and a scan call's worth
-        after = [e for e in written.since(settled)]
-        rate = check_rate(after, 2000, sum(n for _, n in after))
-        # at the old limit the rest would have taken 6 s more
-        assert after[-1][0] - changed < 2.5, (after[-1][0] - changed, rate)
-    finally:
-        src.stop()
-        dst.stop()
+    src, dst = clusters(make_embedded, written, scanned)
+    spec = load_config(configure(tmp_path, src, dst, "in-process",
+                                 "copy_cells_per_second = 400\nrefresh = \"500ms\"\n"))
+    prepare(spec)
+    began = time.monotonic()
+    copy = threading.Thread(target=snapshot, args=(spec,))
+    copy.start()
+    while sum(n for _, n in written.since(began)) < 600:
+        time.sleep(0.05)
+    changed = time.monotonic()
+    assert set_limits(spec, ["copy_cells_per_second=2000"]) == {
+        "copy_cells_per_second": 2000}
+    copy.join(30)
+    before = [e for e in written.since(began) if e[0] < changed]
+    check_rate(before, 400, sum(n for _, n in before))
+    settled = changed + 0.5 + 0.1  # the refresh, and a scan call's worth
+    after = [e for e in written.since(settled)]
+    rate = check_rate(after, 2000, sum(n for _, n in after))
+    # at the old limit the rest would have taken 6 s more
+    assert after[-1][0] - changed < 2.5, (after[-1][0] - changed, rate)

@@ -8,15 +8,15 @@ from collections.abc import Iterator
 
 import pytest
 
-from minihbase.server import MiniHBase
+from tests.support.minicluster import EmbeddedClusters
 from tests.support.replay import Clusters
 
 
 @pytest.fixture(scope="module")
 def clusters(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Clusters]:
     base = tmp_path_factory.mktemp("replay")
-    with MiniHBase(base / "src", "source") as src, MiniHBase(base / "dst", "target") as dst:
-        both = Clusters(src, dst)
+    with EmbeddedClusters(base) as clusters:
+        both = Clusters(*clusters.pair())
         yield both
         both.close()
 

@@ -6,10 +6,6 @@ queues in ZooKeeper; the coverage check gets the first file each group still nee
 
 from __future__ import annotations
 
-import uuid
-from collections.abc import Iterator
-from pathlib import Path
-
 import pytest
 
 from hbase_migrate.cluster.descriptors import FamilyDescriptor, TableDescriptor
@@ -26,7 +22,7 @@ from hbase_migrate.replay.table_queues import (
 from hbase_migrate.wal.model import Cell, CellType
 from minihbase.regionserver import WalSettings
 from minihbase.server import MiniHBase
-from minihbase.zookeeper import ZooKeeperServer
+from tests.support.minicluster import EmbeddedClusters
 
 WAL = "localhost%2C16020%2C1700000000000.1700000100000"
 
@@ -54,11 +50,9 @@ def test_what_a_queue_still_needs_follows_the_log_cleaner() -> None:
 
 
 @pytest.fixture
-def cluster(tmp_path: Path, zookeeper: ZooKeeperServer) -> Iterator[MiniHBase]:
-    with MiniHBase(tmp_path / "c", "three", zookeeper=zookeeper.address,
-                   znode_parent=f"/hbase-queues-{uuid.uuid4().hex[:8]}",
-                   wal=WalSettings(region_servers=2)) as mini:
-        yield mini
+def cluster(make_embedded: EmbeddedClusters) -> MiniHBase:
+    """A cluster registered in the session's ZooKeeper, where its queues are kept."""
+    return make_embedded("three", over="native", wal=WalSettings(region_servers=2))
 
 
 def queue_rows(servers: list[str], peer: str) -> list[Cell]:
