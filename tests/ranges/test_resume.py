@@ -135,7 +135,7 @@ class Stack:
         self.gateway.scans_opened = RefuseScansOnceRecorded(self.folder / "ledger.db",
                                                             STOP_AFTER)
         with pytest.raises(HBaseMigrateError, match="refuses new scanners"):
-            validate(self.spec, recompare_wait=0, gx=self.gx, live=live)
+            validate(self.spec, recompare_wait=0, gx=self.gx, live=live, whole=live)
         self.gateway.scans_opened = collections.deque()
         with Ledger.open(self.spec.ledger_url) as ledger:
             step, (_, judged) = next(iter(ledger.checksum_steps(1).items()))
@@ -195,7 +195,7 @@ def test_a_stopped_validation_continues_where_it_stopped(
 
 def test_another_plan_or_restart_starts_afresh_saying_why(stack: Stack) -> None:
     stopped = stack.stopped_validation()
-    live = validate(stack.spec, live=True, gx=stack.gx)  # another mode
+    live = validate(stack.spec, live=True, whole=True, gx=stack.gx)  # another mode
     assert live.metrics["resumed"]["ranges"] == 0
     assert live.metrics["resumed"]["note"].startswith(
         f"starting afresh: the validation stopped at step {stopped} (ranges recorded from ")
@@ -220,7 +220,7 @@ def test_a_replay_run_voids_a_stopped_strict_validation_not_a_live_one(stack: St
     stopped = stack.stopped_validation(live=True)
     recorded = stack.recorded(stopped)
     assert replay(stack.spec).exit_code == 0  # a replay run finishes meanwhile
-    live = validate(stack.spec, live=True, gx=stack.gx)
+    live = validate(stack.spec, live=True, whole=True, gx=stack.gx)  # every range, not a round
     assert (live.metrics["resumed"]["ranges"], live.metrics["resumed"]["from_step"]) == (
         len(recorded), stopped)
     assert stack.scanned() == stack.every - recorded
