@@ -39,12 +39,13 @@
                                 # split among them (each row's edits keep their order)
     outage_tolerance = "1h"     # how long a run waits for an unreachable gateway, WebHDFS,
                                 # ZooKeeper, ledger or Kafka before it gives up ("0s": at once)
-    bulk = "auto"               # "auto": a run whose backlog (WAL bytes planned) reaches
-                                # bulk_backlog writes its edits as HFiles per target region and
-                                # bulk-loads them, when the target takes bulk loads (HBase over
-                                # its RPC, HDFS over WebHDFS, no Kerberos yet), else the write
-                                # path, saying why; "always": whenever the target takes them;
-                                # "never": the write path (docs/guides/wal.md)
+    bulk = "never"              # "never" (the default): the target's write path; "auto": a
+                                # run whose backlog (WAL bytes planned) reaches bulk_backlog
+                                # writes its edits as HFiles per target region and bulk-loads
+                                # them, when the target takes bulk loads (HBase over its RPC,
+                                # HDFS over WebHDFS, no Kerberos yet), else the write path,
+                                # saying why; "always": whenever the target takes them
+                                # (docs/guides/wal.md)
     bulk_backlog = "1GiB"       # "auto": the backlog from which a run bulk-loads
     bulk_window = "256MiB"      # cells a bulk load gathers in memory before it is loaded
                                 # (at a WAL file's end: one file is never split between loads)

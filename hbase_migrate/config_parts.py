@@ -32,8 +32,10 @@ REPLAY_DEFAULTS = {"roll_period": 3_600_000, "margin": 300_000, "archive_ttl": 6
 CDC_DEFAULTS = {"delivery_timeout": 30_000}
 # [replay] bulk: a run's edits bulk-loaded as HFiles ("auto": when its backlog reaches
 # bulk_backlog and the target can take them; replay/bulkrun.py) or written through the
-# target's write path
+# target's write path. The default is "never" while the HFile writer's loop is pure Python:
+# on real HBase 2.6.1 a run of 200,000 cells bulk-loaded took 17.7 s, 6.4 s written
 BULK_MODES = ("auto", "always", "never")
+DEFAULT_BULK = "never"
 BULK_DEFAULTS = {"bulk_backlog": 1 << 30, "bulk_window": 256 << 20}
 SNAPSHOT_METHODS = ("auto", "scan", "hbase")  # auto: hbase where both clusters allow it
 VALIDATE_FROM = ("live", "snapshot")  # how a validation reads: scans, or snapshots' files
@@ -154,7 +156,7 @@ class ReplaySettings:
     batches_in_flight: int = 2
     writers: int = 1
     outage_tolerance: int = REPLAY_DEFAULTS["outage_tolerance"]
-    bulk: str = BULK_MODES[0]
+    bulk: str = DEFAULT_BULK
     bulk_backlog: int = BULK_DEFAULTS["bulk_backlog"]  # WAL bytes planned: auto bulk-loads
     bulk_window: int = BULK_DEFAULTS["bulk_window"]  # cell bytes a load gathers in memory
 

@@ -18,6 +18,7 @@ from hbase_migrate.config_parts import (
     BULK_MODES,
     CDC_DEFAULTS,
     DEFAULT_AUTO_CELLS,
+    DEFAULT_BULK,
     DEFAULT_MAX_CELLS,
     DEFAULT_PARTS,
     DEFAULT_RANGE_THREADS,
@@ -333,7 +334,7 @@ class Reader:
         writers = table.get("writers", 1)
         if isinstance(writers, bool) or not isinstance(writers, int) or not 1 <= writers <= 32:
             self.fail("replay", "writers", "an integer from 1 to 32", writers)
-        bulk = table.get("bulk", BULK_MODES[0])
+        bulk = table.get("bulk", DEFAULT_BULK)
         if bulk not in BULK_MODES:
             self.fail("replay", "bulk", " or ".join(map(repr, BULK_MODES)), bulk)
         return ReplaySettings(roll_period=self.duration(table, "roll_period"),

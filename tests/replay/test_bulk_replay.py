@@ -96,14 +96,17 @@ def choice(asked: Any, planned: list[FileTask], probe: Probe | None = None) -> P
     return choose_path(asked, planned, probe or Probe())
 
 
-def test_the_defaults_write_a_small_backlog_through_the_write_path() -> None:
+def test_the_defaults_write_through_the_write_path() -> None:
+    assert ReplaySettings() == ReplaySettings(bulk="never", bulk_backlog=GiB,
+                                              bulk_window=256 << 20)
     probe = Probe()
+    default = Job(Spec(ReplaySettings()), Target(REAL))
+    assert choice(default, tasks(3 * GiB), probe) == PathChoice(
+        WRITE, '[replay] bulk = "never"', 3 * GiB - 1000)
     chosen = choice(job(), tasks(GiB // 2, GiB // 2 - 1000), probe)
     assert chosen == PathChoice(WRITE, "the backlog, 1.02e+03 MiB of WAL in 2 file(s), is "
                                 "below [replay] bulk_backlog (1 GiB)", GiB - 2000)
     assert probe.asked == []  # nothing asked of the target below the threshold
-    assert ReplaySettings() == ReplaySettings(bulk="auto", bulk_backlog=GiB,
-                                              bulk_window=256 << 20)
 
 
 def test_a_backlog_reaching_the_threshold_is_bulk_loaded() -> None:
@@ -258,7 +261,7 @@ def test_a_failed_bulk_load_fails_the_run_and_records_none_of_its_files(
         assert not compare(src, dst, TABLE).equal
 
         monkeypatch.undo()
-        again = run.run_replay(job)  # the default: the write path, every file replayed
+        again = run.run_replay(job)  # the embedded target: the write path, every file
         assert again.exit_code == 0, again.to_json()
         assert again.to_json()["replay_path"]["path"] == WRITE
         assert compare(src, dst, TABLE).equal
