@@ -16,9 +16,9 @@ from hbase_migrate.cluster.endpoints import CLIENTS, ClusterEndpoints
 from hbase_migrate.config import CdcSettings, MigrationSpec
 from hbase_migrate.errors import ConfigError
 from hbase_migrate.hbase.connect import connect
-from minihbase.server import MiniHBase
 from minihbase.zookeeper import ZooKeeperServer
 from tests.airflow_home import configure
+from tests.support.minicluster import EmbeddedClusters
 
 configure()
 pytestmark = pytest.mark.integration
@@ -88,9 +88,8 @@ def test_an_hbase_connection_given_by_an_hbase_rpc_uri(monkeypatch: pytest.Monke
 
 def test_an_hbase_connection_carries_the_clusters_security(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    from hbase_migrate_airflow.hooks import HBaseHook
-
     from hbase_migrate.cluster.auth.security import ClusterSecurity
+    from hbase_migrate_airflow.hooks import HBaseHook
 
     secured = replace(ENDPOINTS, security=ClusterSecurity(
         auth="kerberos", principal="migrate@EXAMPLE.COM", keytab="/etc/migrate.keytab",
@@ -246,6 +245,7 @@ def test_params_name_the_migration_by_connection_ids(monkeypatch: pytest.MonkeyP
 def test_a_bigtable_connection_names_a_bigtable_target(monkeypatch: pytest.MonkeyPatch,
                                                         tmp_path: Path) -> None:
     from airflow.providers_manager import ProvidersManager
+
     from hbase_migrate_airflow.hooks.bigtable import EXTRA_KEYS
     from hbase_migrate_airflow.migration import migration_spec
 
@@ -285,9 +285,8 @@ def test_the_kafka_connection_type_is_the_kafka_providers() -> None:
 
 
 def test_a_kafka_connection_gives_the_cdc_settings(monkeypatch: pytest.MonkeyPatch) -> None:
-    from hbase_migrate_airflow.hooks import cdc_settings
-
     from hbase_migrate.config import CdcSettings
+    from hbase_migrate_airflow.hooks import cdc_settings
 
     connection(monkeypatch, "kafka_x", {"conn_type": "kafka", "extra": json.dumps(
         {"bootstrap.servers": "k1:9092,k2:9092", "client.id": "cdc", "acks": "1"})})
@@ -316,25 +315,25 @@ def test_a_wrong_kafka_connection_is_refused_naming_it(
 
 
 def test_the_embedded_clusters_connections_reach_them_natively(
-        monkeypatch: pytest.MonkeyPatch, tmp_path: Path, zookeeper: ZooKeeperServer) -> None:
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path, zookeeper: ZooKeeperServer,
+        make_embedded: EmbeddedClusters) -> None:
     """``airflow up`` over the embedded stack's folder: the ``hbase`` connection of a cluster
     registered in ZooKeeper says client native and reaches it over HBase's RPC; one without
     ZooKeeper is read through its Thrift2 gateway."""
     from hbase_migrate_airflow.hooks import HBaseHook
 
-    with MiniHBase(tmp_path / "source", "source", zookeeper=zookeeper.address,
-                   znode_parent="/hbase-conn") as on_zk, \
-            MiniHBase(tmp_path / "plain", "plain") as plain:
-        on_zk.write_cluster_json()
-        plain.write_cluster_json()
-        bodies = {b["connection_id"]: b for b in cluster_connections(tmp_path)}
-        assert json.loads(bodies["hbase_source"]["extra"])["client"] == "native"
-        assert json.loads(bodies["hbase_plain"]["extra"])["client"] == "thrift"
-        for conn_id, body in bodies.items():
-            connection(monkeypatch, conn_id, body)
-        found = HBaseHook("hbase_source").endpoints()
-        assert found.native and found.zookeeper == zookeeper.address
-        assert not HBaseHook("hbase_plain").endpoints().native
-        with connect(found) as client:
-            client.create_namespace("over_rpc")
-        assert "over_rpc" in on_zk.cluster.namespaces()  # type: ignore[union-attr]
+    on_zk = make_embedded("source", over="native")
+    plain = make_embedded("plain")
+    on_zk.write_cluster_json()
+    plain.write_cluster_json()
+    bodies = {b["connection_id"]: b for b in cluster_connections(tmp_path)}
+    assert json.loads(bodies["hbase_source"]["extra"])["client"] == "native"
+    assert json.loads(bodies["hbase_plain"]["extra"])["client"] == "thrift"
+    for conn_id, body in bodies.items():
+        connection(monkeypatch, conn_id, body)
+    found = HBaseHook("hbase_source").endpoints()
+    assert found.native and found.zookeeper == zookeeper.address
+    assert not HBaseHook("hbase_plain").endpoints().native
+    with connect(found) as client:
+        client.create_namespace("over_rpc")
+    assert "over_rpc" in on_zk.cluster.namespaces()  # type: ignore[union-attr]

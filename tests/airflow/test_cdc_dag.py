@@ -12,18 +12,17 @@ import pytest
 
 from hbase_migrate.audit.ledger import Ledger, now_ms
 from hbase_migrate.lifecycle.cdc import CDC_STREAM
-from minihbase.server import MiniHBase
 from realstack.kafka import KafkaBroker
 from tests.support.airflow import env_connection
 from tests.support.cdc import consume, create_topic, expected_messages, identity, plain
-from tests.support.minicluster import run_workload
+from tests.support.minicluster import EmbeddedClusters, run_workload
 
 pytestmark = pytest.mark.integration
 TABLE = "orders"
 
 
 def test_cdc_streams_the_wal_edits_with_this_runs_ids(
-        dag_bag: object, kafka_broker: KafkaBroker, tmp_path: Path,
+        dag_bag: object, kafka_broker: KafkaBroker, tmp_path: Path, make_embedded: EmbeddedClusters,
         monkeypatch: pytest.MonkeyPatch) -> None:
     dag = dag_bag.get_dag("hbase_migrate_cdc")  # type: ignore[attr-defined]
     ledger = f"sqlite:///{tmp_path / 'ledger.db'}"
@@ -32,24 +31,23 @@ def test_cdc_streams_the_wal_edits_with_this_runs_ids(
         {"conn_type": "kafka", "extra": {"bootstrap.servers": kafka_broker.bootstrap,
                                          "client.id": "cdc-dag-test"}}))
     start = now_ms() - 1_000
-    with MiniHBase(tmp_path / "src", "source") as src, \
-            MiniHBase(tmp_path / "dst", "target") as dst:
-        run_workload(src, TABLE, seed=3, ops=100)
-        env_connection(monkeypatch, "test_source", src)
-        env_connection(monkeypatch, "test_target", dst)
-        conf = {"migration": "cdc_test", "source_conn_id": "test_source",
-                "target_conn_id": "test_target", "tables": [TABLE], "ledger": ledger,
-                "spark_conn_id": None, "kafka_conn_id": "test_kafka", "cdc_topic": topic,
-                "start": datetime.fromtimestamp(start / 1000, UTC).isoformat()}
-        run = dag.test(run_conf=conf)
-        assert {ti.task_id: ti.state for ti in run.get_task_instances()} == {
-            "migrations": "success", "cdc": "success"}
-        with Ledger.open(ledger) as opened:
-            record = opened.migration("cdc_test")
-            assert record is not None
-            steps = opened.steps(record.id)
-            paths = [r.path for r in opened.wal_files(record.id, CDC_STREAM)]
-        expected = expected_messages(paths, TABLE, start)
+    src, dst = make_embedded.pair()
+    run_workload(src, TABLE, seed=3, ops=100)
+    env_connection(monkeypatch, "test_source", src)
+    env_connection(monkeypatch, "test_target", dst)
+    conf = {"migration": "cdc_test", "source_conn_id": "test_source",
+            "target_conn_id": "test_target", "tables": [TABLE], "ledger": ledger,
+            "spark_conn_id": None, "kafka_conn_id": "test_kafka", "cdc_topic": topic,
+            "start": datetime.fromtimestamp(start / 1000, UTC).isoformat()}
+    run = dag.test(run_conf=conf)
+    assert {ti.task_id: ti.state for ti in run.get_task_instances()} == {
+        "migrations": "success", "cdc": "success"}
+    with Ledger.open(ledger) as opened:
+        record = opened.migration("cdc_test")
+        assert record is not None
+        steps = opened.steps(record.id)
+        paths = [r.path for r in opened.wal_files(record.id, CDC_STREAM)]
+    expected = expected_messages(paths, TABLE, start)
 
     assert [(s.kind, s.dag_id, s.run_id, s.task_id) for s in steps] == [
         ("cdc", "hbase_migrate_cdc", run.run_id, "cdc")]
@@ -58,20 +56,20 @@ def test_cdc_streams_the_wal_edits_with_this_runs_ids(
 
 
 def test_cdc_skips_saying_why_until_a_kafka_connection_exists(
-        dag_bag: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        dag_bag: object, tmp_path: Path,
+        make_embedded: EmbeddedClusters, monkeypatch: pytest.MonkeyPatch,
         capfd: pytest.CaptureFixture[str]) -> None:
     """What a new user's first WAL events meet: no ``kafka_default`` connection and no
     ``[cdc]`` in the migration; the run is green, its task skipped with the reason."""
     monkeypatch.delenv("AIRFLOW_CONN_KAFKA_DEFAULT", raising=False)
     dag = dag_bag.get_dag("hbase_migrate_cdc")  # type: ignore[attr-defined]
-    with MiniHBase(tmp_path / "src", "source") as src, \
-            MiniHBase(tmp_path / "dst", "target") as dst:
-        env_connection(monkeypatch, "test_source", src)
-        env_connection(monkeypatch, "test_target", dst)
-        run = dag.test(run_conf={"migration": "cdc_skip", "source_conn_id": "test_source",
-                                 "target_conn_id": "test_target", "tables": [TABLE],
-                                 "ledger": f"sqlite:///{tmp_path / 'ledger.db'}",
-                                 "spark_conn_id": None, "kafka_conn_id": "kafka_default"})
+    src, dst = make_embedded.pair()
+    env_connection(monkeypatch, "test_source", src)
+    env_connection(monkeypatch, "test_target", dst)
+    run = dag.test(run_conf={"migration": "cdc_skip", "source_conn_id": "test_source",
+                             "target_conn_id": "test_target", "tables": [TABLE],
+                             "ledger": f"sqlite:///{tmp_path / 'ledger.db'}",
+                             "spark_conn_id": None, "kafka_conn_id": "kafka_default"})
     assert {ti.task_id: ti.state for ti in run.get_task_instances()} == {
         "migrations": "success", "cdc": "skipped"}
     assert run.state == "success"

@@ -18,7 +18,7 @@ from hbase_migrate.config import load_config
 from hbase_migrate.replay.discovery import open_wal_store, reconcile
 from minihbase.regionserver import WalSettings
 from minihbase.server import MiniHBase
-from tests.support.minicluster import run_workload, write_migration
+from tests.support.minicluster import EmbeddedClusters, run_workload, write_migration
 
 pytestmark = pytest.mark.integration
 TABLE = "orders"
@@ -29,7 +29,8 @@ def source(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[MiniHBase
     """A source that rolls only when told, its migration config, and a ledger that has
     listed every WAL file it holds."""
     folder = tmp_path_factory.mktemp("sensor")
-    with MiniHBase(folder / "src", "source", wal=WalSettings(region_servers=2)) as src:
+    with EmbeddedClusters(folder) as clusters:
+        src = clusters("source", folder=folder / "src", wal=WalSettings(region_servers=2))
         run_workload(src, TABLE, seed=3, ops=50)
         config = write_migration(folder, src, src, TABLE, name="sensor_test")
         spec = load_config(config)
