@@ -26,6 +26,7 @@ from minihbase.workload import Workload, WorkloadSpec
 from tests.bigtable.conftest import bigtable_emulator
 from tests.bigtable.test_accepted import key_name
 from tests.bigtable.test_both_stacks import bigtable_as_hbase_reads
+from tests.support.minicluster import EmbeddedClusters
 
 __all__ = ["bigtable_emulator"]  # the fixture, for the tests here
 pytestmark = [pytest.mark.integration,
@@ -50,38 +51,38 @@ def hbase_source(monkeypatch: pytest.MonkeyPatch, src: MiniHBase) -> None:
 
 def test_the_start_dag_migrates_to_bigtable(
         dag_bag: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-        bigtable_emulator: Emulator) -> None:
+        bigtable_emulator: Emulator, make_embedded: EmbeddedClusters) -> None:
     ledger = f"sqlite:///{tmp_path / 'ledger.db'}"
     bigtable_connection(monkeypatch, bigtable_emulator, "airflow-dags")
     conf = {"migration": "to_bigtable", "source_conn_id": "bt_source",
             "target_conn_id": "bt_target", "tables": [TABLE], "ledger": ledger,
             "spark_conn_id": None, "parts": 1}  # one validation task: GX's start-up each
-    with MiniHBase(tmp_path / "src", "source", wal=WalSettings(region_servers=2)) as src:
-        hbase_source(monkeypatch, src)
-        workload = Workload(src.endpoints, WorkloadSpec(TABLE, 7, 120))
-        try:
-            workload.ensure_table()
-            workload.run()
-        finally:
-            workload.close()
-        start = dag_bag.get_dag("hbase_migrate_start").test(  # type: ignore[attr-defined]
-            run_conf={**conf, "snapshot_method": "scan"})
-        tis = {ti.task_id: ti for ti in start.get_task_instances()}
-        assert {ti.state for ti in tis.values()} == {"success"}, tis
-        checked = tis["check"].xcom_pull(task_ids="check")["preflight"]
-        assert (checked["refused"], checked["findings"]) == ([], [])
-        assert checked["rows_sampled"] == len({c.row for c in workload_cells(src)})
-        with Thrift2Client(src.endpoints.thrift2 or "") as source:
-            versions = {f.name: f.max_versions for f in source.table_descriptor(TABLE).families}
-            expected = {(c.row, c.family, c.qualifier, c.timestamp, c.value)
-                        for piece in source.scan(TABLE) for c in piece}
-        config = tmp_path / "read.toml"  # how the judge finds the instance
-        config.write_text(
-            f'[migration]\nname = "read"\n[source]\nthrift = "unused:1"\n[[tables]]\n'
-            f'source = "{TABLE}"\n[target]\nkind = "bigtable"\nproject = "proj"\n'
-            f'instance = "airflow-dags"\nemulator_host = "{bigtable_emulator.host}"\n',
-            encoding="utf-8")
-        assert expected and bigtable_as_hbase_reads(config, TABLE, versions) == expected
+    src = make_embedded("source", folder=tmp_path / "src", wal=WalSettings(region_servers=2))
+    hbase_source(monkeypatch, src)
+    workload = Workload(src.endpoints, WorkloadSpec(TABLE, 7, 120))
+    try:
+        workload.ensure_table()
+        workload.run()
+    finally:
+        workload.close()
+    start = dag_bag.get_dag("hbase_migrate_start").test(  # type: ignore[attr-defined]
+        run_conf={**conf, "snapshot_method": "scan"})
+    tis = {ti.task_id: ti for ti in start.get_task_instances()}
+    assert {ti.state for ti in tis.values()} == {"success"}, tis
+    checked = tis["check"].xcom_pull(task_ids="check")["preflight"]
+    assert (checked["refused"], checked["findings"]) == ([], [])
+    assert checked["rows_sampled"] == len({c.row for c in workload_cells(src)})
+    with Thrift2Client(src.endpoints.thrift2 or "") as source:
+        versions = {f.name: f.max_versions for f in source.table_descriptor(TABLE).families}
+        expected = {(c.row, c.family, c.qualifier, c.timestamp, c.value)
+                    for piece in source.scan(TABLE) for c in piece}
+    config = tmp_path / "read.toml"  # how the judge finds the instance
+    config.write_text(
+        f'[migration]\nname = "read"\n[source]\nthrift = "unused:1"\n[[tables]]\n'
+        f'source = "{TABLE}"\n[target]\nkind = "bigtable"\nproject = "proj"\n'
+        f'instance = "airflow-dags"\nemulator_host = "{bigtable_emulator.host}"\n',
+        encoding="utf-8")
+    assert expected and bigtable_as_hbase_reads(config, TABLE, versions) == expected
     with Ledger.open(ledger) as opened:
         record = opened.migration("to_bigtable")
         assert record is not None
@@ -100,7 +101,7 @@ def workload_cells(src: MiniHBase) -> list[Cell]:
 def test_the_start_dags_check_lists_what_bigtable_cannot_take_and_refuses_before_a_write(
         dag_bag: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         capfd: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture,
-        bigtable_emulator: Emulator) -> None:
+        bigtable_emulator: Emulator, make_embedded: EmbeddedClusters) -> None:
     """A row key over Bigtable's 4 KiB: ``check`` fails at its first try, the finding and
     the refusal in its log; no table on Bigtable, no migration in the ledger."""
     from google.cloud import bigtable
@@ -108,16 +109,16 @@ def test_the_start_dags_check_lists_what_bigtable_cannot_take_and_refuses_before
     ledger = tmp_path / "ledger.db"
     bigtable_connection(monkeypatch, bigtable_emulator, "refused-dags")
     long_key = b"k" * 5000
-    with MiniHBase(tmp_path / "src", "source") as src:
-        hbase_source(monkeypatch, src)
-        with Thrift2Client(src.endpoints.thrift2 or "") as client:
-            client.create_table(TableDescriptor(TABLE, (FamilyDescriptor(b"f"),)))
-            client.write_cells(TABLE, [Cell(key, b"f", b"q", 1000, CellType.PUT, b"v")
-                                       for key in (b"a", long_key)])
-        run = dag_bag.get_dag("hbase_migrate_start").test(run_conf={  # type: ignore[attr-defined]
-            "migration": "too_long", "source_conn_id": "bt_source",
-            "target_conn_id": "bt_target", "tables": [TABLE], "ledger": f"sqlite:///{ledger}",
-            "spark_conn_id": None})
+    src = make_embedded("source", folder=tmp_path / "src")
+    hbase_source(monkeypatch, src)
+    with Thrift2Client(src.endpoints.thrift2 or "") as client:
+        client.create_table(TableDescriptor(TABLE, (FamilyDescriptor(b"f"),)))
+        client.write_cells(TABLE, [Cell(key, b"f", b"q", 1000, CellType.PUT, b"v")
+                                   for key in (b"a", long_key)])
+    run = dag_bag.get_dag("hbase_migrate_start").test(run_conf={  # type: ignore[attr-defined]
+        "migration": "too_long", "source_conn_id": "bt_source",
+        "target_conn_id": "bt_target", "tables": [TABLE], "ledger": f"sqlite:///{ledger}",
+        "spark_conn_id": None})
     states = {ti.task_id: (ti.state, ti.try_number) for ti in run.get_task_instances()}
     assert states.pop("check") == ("failed", 1)
     assert {state for state, _ in states.values()} == {"upstream_failed"}

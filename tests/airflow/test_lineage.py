@@ -13,11 +13,10 @@ import pytest
 
 from hbase_migrate.audit.ledger import Ledger
 from minihbase.regionserver import WalSettings
-from minihbase.server import MiniHBase, cluster_id
-from minihbase.zookeeper import ZooKeeperServer
+from minihbase.server import cluster_id
 from tests.airflow_home import lineage_events
 from tests.support.airflow import env_connection
-from tests.support.minicluster import run_workload
+from tests.support.minicluster import EmbeddedClusters, run_workload
 
 pytestmark = pytest.mark.integration
 TABLE = "orders"
@@ -41,39 +40,36 @@ def datasets(events: list[dict[str, Any]], run_id: str) -> dict[str, tuple[set[s
 
 def test_start_replay_and_validate_report_their_datasets(
         dag_bag: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-        zookeeper: ZooKeeperServer) -> None:
+        make_embedded: EmbeddedClusters) -> None:
     ledger = f"sqlite:///{tmp_path / 'ledger.db'}"
-    with MiniHBase(tmp_path / "src", "source", zookeeper=zookeeper.address,
-                   znode_parent="/hbase-lineage-src", wal=WalSettings(region_servers=2)) as src, \
-            MiniHBase(tmp_path / "dst", "target", zookeeper=zookeeper.address,
-                      znode_parent="/hbase-lineage-dst") as dst:
-        run_workload(src, TABLE, seed=7, ops=100)
-        env_connection(monkeypatch, "lineage_source", src)
-        env_connection(monkeypatch, "lineage_target", dst)
-        conf = {"migration": "lineage_test", "source_conn_id": "lineage_source",
-                "target_conn_id": "lineage_target", "tables": [TABLE], "ledger": ledger,
-                "spark_conn_id": None}
-        runs = {}
-        for dag_id in ("hbase_migrate_start", "hbase_migrate_replay", "hbase_migrate_validate"):
-            if dag_id == "hbase_migrate_replay":
-                run_workload(src, TABLE, seed=8, ops=100)  # after T0: for replay
-                assert src.region_servers is not None
-                src.region_servers.roll()
-            run = dag_bag.get_dag(dag_id).test(run_conf=conf)  # type: ignore[attr-defined]
-            assert run.state == "success", dag_id
-            runs[dag_id] = run.run_id
-        # the WAL watch's sensor: the files no step has listed yet are its inputs
-        src.region_servers.roll()
-        with Ledger.open(ledger) as opened:
-            record = opened.migration("lineage_test")
-            assert record is not None
-            known = {Path(f.path).name for f in opened.wal_files(record.id, "source")}
-        on_disk = {p.name for p in src.hbase_root_dir.glob("*WALs/**/*") if p.is_file()}
-        watch = dag_bag.get_dag("hbase_migrate_wal_watch").test(  # type: ignore[attr-defined]
-            run_conf={**conf, "wait_seconds": 30, "poll_seconds": 1})
-        assert watch.state == "success"
-        runs["hbase_migrate_wal_watch"] = watch.run_id
-        src_id, dst_id = cluster_id(src.hbase_root_dir), cluster_id(dst.hbase_root_dir)
+    src, dst = make_embedded.pair("native", wal=WalSettings(region_servers=2))
+    run_workload(src, TABLE, seed=7, ops=100)
+    env_connection(monkeypatch, "lineage_source", src)
+    env_connection(monkeypatch, "lineage_target", dst)
+    conf = {"migration": "lineage_test", "source_conn_id": "lineage_source",
+            "target_conn_id": "lineage_target", "tables": [TABLE], "ledger": ledger,
+            "spark_conn_id": None}
+    runs = {}
+    for dag_id in ("hbase_migrate_start", "hbase_migrate_replay", "hbase_migrate_validate"):
+        if dag_id == "hbase_migrate_replay":
+            run_workload(src, TABLE, seed=8, ops=100)  # after T0: for replay
+            assert src.region_servers is not None
+            src.region_servers.roll()
+        run = dag_bag.get_dag(dag_id).test(run_conf=conf)  # type: ignore[attr-defined]
+        assert run.state == "success", dag_id
+        runs[dag_id] = run.run_id
+    # the WAL watch's sensor: the files no step has listed yet are its inputs
+    src.region_servers.roll()
+    with Ledger.open(ledger) as opened:
+        record = opened.migration("lineage_test")
+        assert record is not None
+        known = {Path(f.path).name for f in opened.wal_files(record.id, "source")}
+    on_disk = {p.name for p in src.hbase_root_dir.glob("*WALs/**/*") if p.is_file()}
+    watch = dag_bag.get_dag("hbase_migrate_wal_watch").test(  # type: ignore[attr-defined]
+        run_conf={**conf, "wait_seconds": 30, "poll_seconds": 1})
+    assert watch.state == "success"
+    runs["hbase_migrate_wal_watch"] = watch.run_id
+    src_id, dst_id = cluster_id(src.hbase_root_dir), cluster_id(dst.hbase_root_dir)
     source, target = f"hbase://{src_id}/default:{TABLE}", f"hbase://{dst_id}/default:{TABLE}"
     with Ledger.open(ledger) as opened:
         record = opened.migration("lineage_test")

@@ -30,6 +30,7 @@ from hbase_migrate.wal.model import Cell, CellType
 from minihbase.regionserver import WalSettings
 from minihbase.server import MiniHBase
 from tests.bigtable.test_accepted import key_name
+from tests.support.minicluster import EmbeddedClusters
 
 pytestmark = [pytest.mark.integration,
               pytest.mark.filterwarnings("ignore:Connecting to Bigtable emulator")]
@@ -51,12 +52,12 @@ def mark(kind: CellType, row: bytes, family: bytes, qualifier: bytes, ts: int) -
 
 
 @pytest.fixture
-def source(tmp_path: Path) -> Iterator[tuple[MiniHBase, Thrift2Client]]:
-    with MiniHBase(tmp_path / "src", "source", wal=WalSettings(region_servers=2)) as cluster:
-        thrift2 = cluster.endpoints.thrift2
-        assert thrift2 is not None
-        with Thrift2Client(thrift2) as client:
-            yield cluster, client
+def source(make_embedded: EmbeddedClusters) -> Iterator[tuple[MiniHBase, Thrift2Client]]:
+    cluster = make_embedded("source", wal=WalSettings(region_servers=2))
+    thrift2 = cluster.endpoints.thrift2
+    assert thrift2 is not None
+    with Thrift2Client(thrift2) as client:
+        yield cluster, client
 
 
 def write_config(folder: Path, cluster: MiniHBase, emulator: Emulator, table: str,

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -33,6 +32,7 @@ from hbase_migrate.validate.compare import compare_tables
 from hbase_migrate.wal.model import Cell, CellType
 from minihbase.regionserver import WalSettings
 from minihbase.server import MiniHBase
+from tests.support.minicluster import EmbeddedClusters
 
 pytestmark = pytest.mark.integration
 VALUE = 150        # bytes per value
@@ -83,7 +83,8 @@ def namenode_lengths(desc: dict[str, Any], paths: list[str]) -> dict[str, int]:
 
 
 def test_catch_up_and_follow_read_busy_open_wals(source_cluster: dict[str, Any],
-                                                 tmp_path: Path) -> None:
+                                                 tmp_path: Path,
+                                                 make_embedded: EmbeddedClusters) -> None:
     table = f"busy_{tmp_path.name[-8:].replace('-', '_')}"
     endpoints = ClusterEndpoints.from_json(source_cluster)
     assert endpoints.thrift2
@@ -92,57 +93,57 @@ def test_catch_up_and_follow_read_busy_open_wals(source_cluster: dict[str, Any],
         admin.create_table(TableDescriptor(name=table, families=(FamilyDescriptor(b"f"),)))
     writer = Writer(endpoints.thrift2, table)
     writer.write(BULK)
-    with MiniHBase(tmp_path / "dst", "target") as dst:
-        assert dst.endpoints.thrift2
-        with Thrift2Client(endpoints.thrift2) as src_t2, \
-                Thrift2Client(dst.endpoints.thrift2) as dst_t2:
-            copy_schema(src_t2, dst_t2, table)
-            (tmp_path / "m.toml").write_text(
-                f'[migration]\nname = "busy"\nledger = "sqlite:///{tmp_path / "l.db"}"\n'
-                f'[source]\ncluster_json = "{source_cluster["cluster_json"]}"\n'
-                f'[target]\ncluster_json = "{dst.write_cluster_json()}"\n'
-                f'[[tables]]\nsource = "{table}"\n', encoding="utf-8")
-            spec = load_config(tmp_path / "m.toml")
-            job = ReplayJob.from_spec(spec, start=start)
+    dst = make_embedded("target", folder=tmp_path / "dst")
+    assert dst.endpoints.thrift2
+    with Thrift2Client(endpoints.thrift2) as src_t2, \
+            Thrift2Client(dst.endpoints.thrift2) as dst_t2:
+        copy_schema(src_t2, dst_t2, table)
+        (tmp_path / "m.toml").write_text(
+            f'[migration]\nname = "busy"\nledger = "sqlite:///{tmp_path / "l.db"}"\n'
+            f'[source]\ncluster_json = "{source_cluster["cluster_json"]}"\n'
+            f'[target]\ncluster_json = "{dst.write_cluster_json()}"\n'
+            f'[[tables]]\nsource = "{table}"\n', encoding="utf-8")
+        spec = load_config(tmp_path / "m.toml")
+        job = ReplayJob.from_spec(spec, start=start)
 
-            first = run_replay(job)
-            assert first.exit_code == 0, first.to_json()
-            # the regime of the defect: open files read far past the NameNode's length
-            with Ledger.open(spec.ledger_url) as ledger:
-                migration = ledger.migration(spec.name)
-                assert migration is not None
-                live = {r.path: r.offset_reached for r in ledger.wal_files(migration.id, SOURCE)
-                        if "/WALs/" in r.path and r.offset_reached}
-            recorded = namenode_lengths(source_cluster, list(live))
-            beyond = [p for p in live if live[p] > max(recorded[p], 1 << 20)]
-            assert beyond, (live, recorded)
+        first = run_replay(job)
+        assert first.exit_code == 0, first.to_json()
+        # the regime of the defect: open files read far past the NameNode's length
+        with Ledger.open(spec.ledger_url) as ledger:
+            migration = ledger.migration(spec.name)
+            assert migration is not None
+            live = {r.path: r.offset_reached for r in ledger.wal_files(migration.id, SOURCE)
+                    if "/WALs/" in r.path and r.offset_reached}
+        recorded = namenode_lengths(source_cluster, list(live))
+        beyond = [p for p in live if live[p] > max(recorded[p], 1 << 20)]
+        assert beyond, (live, recorded)
 
-            written, stop_follow = threading.Event(), threading.Event()
-            thread = writer.keep_writing(FOLLOW, written)
-            runs: list[RunSummary] = []
-            last_run: list[int] = []
+        written, stop_follow = threading.Event(), threading.Event()
+        thread = writer.keep_writing(FOLLOW, written)
+        runs: list[RunSummary] = []
+        last_run: list[int] = []
 
-            def on_run(summary: RunSummary) -> None:
-                runs.append(summary)
-                if last_run and len(runs) > last_run[0]:
-                    stop_follow.set()  # a whole run after the last write
-                elif written.is_set():
-                    last_run.append(len(runs))
+        def on_run(summary: RunSummary) -> None:
+            runs.append(summary)
+            if last_run and len(runs) > last_run[0]:
+                stop_follow.set()  # a whole run after the last write
+            elif written.is_set():
+                last_run.append(len(runs))
 
-            try:
-                code = follow_replay(job, 0.2, stop_follow, on_run=on_run).exit_code
-            finally:
-                thread.join(300)
-            assert code == 0, [r.to_json() for r in runs if r.exit_code]
-            resumed = [o for r in runs[1:] for o in r.outcomes
-                       if o.start_offset > recorded.get(o.path, 0) and o.run.entries]
-            assert resumed, "no run resumed a live file past the NameNode's length"
+        try:
+            code = follow_replay(job, 0.2, stop_follow, on_run=on_run).exit_code
+        finally:
+            thread.join(300)
+        assert code == 0, [r.to_json() for r in runs if r.exit_code]
+        resumed = [o for r in runs[1:] for o in r.outcomes
+                   if o.start_offset > recorded.get(o.path, 0) and o.run.entries]
+        assert resumed, "no run resumed a live file past the NameNode's length"
 
-            last = run_replay(job)
-            assert last.exit_code == 0, last.to_json()
-            comparison = compare_tables(src_t2, dst_t2, table)
-            assert comparison.equal, comparison
-            assert writer.rows == BULK + FOLLOW and len(runs) >= 3
+        last = run_replay(job)
+        assert last.exit_code == 0, last.to_json()
+        comparison = compare_tables(src_t2, dst_t2, table)
+        assert comparison.equal, comparison
+        assert writer.rows == BULK + FOLLOW and len(runs) >= 3
 
 
 def _job(tmp_path: Path, source: MiniHBase, target: MiniHBase, table: str) -> ReplayJob:
@@ -155,18 +156,15 @@ def _job(tmp_path: Path, source: MiniHBase, target: MiniHBase, table: str) -> Re
 
 
 @pytest.fixture
-def clusters(tmp_path: Path) -> Iterator[tuple[MiniHBase, MiniHBase, Writer]]:
+def clusters(make_embedded: EmbeddedClusters) -> tuple[MiniHBase, MiniHBase, Writer]:
     """An embedded source (two region servers, the table split so both write) and target,
     the table on both, and a writer of the source."""
-    with MiniHBase(tmp_path / "src", "source",
-                   wal=WalSettings(region_servers=2, split_delay=3600)) as src, \
-            MiniHBase(tmp_path / "dst", "target") as dst:
-        assert src.cluster is not None and src.endpoints.thrift2 and dst.endpoints.thrift2
-        src.cluster.create_table("t", [FamilyDescriptor(b"f")], [b"r000010000"])
-        with Thrift2Client(src.endpoints.thrift2) as a, \
-                Thrift2Client(dst.endpoints.thrift2) as b:
-            copy_schema(a, b, "t")
-        yield src, dst, Writer(src.endpoints.thrift2, "t")
+    src, dst = make_embedded.pair(wal=WalSettings(region_servers=2, split_delay=3600))
+    assert src.cluster is not None and src.endpoints.thrift2 and dst.endpoints.thrift2
+    src.cluster.create_table("t", [FamilyDescriptor(b"f")], [b"r000010000"])
+    with Thrift2Client(src.endpoints.thrift2) as a, Thrift2Client(dst.endpoints.thrift2) as b:
+        copy_schema(a, b, "t")
+    return src, dst, Writer(src.endpoints.thrift2, "t")
 
 
 def _equal(src: MiniHBase, dst: MiniHBase) -> bool:

@@ -40,8 +40,8 @@ from hbasedriver.operations.scan import Scan
 from hbase_migrate.cluster.descriptors import FamilyDescriptor, TableDescriptor
 from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
 from minihbase.regionserver import WalSettings
-from minihbase.server import MiniHBase
 from minihbase.zookeeper import ZooKeeperServer
+from tests.support.minicluster import EmbeddedClusters
 
 pytestmark = pytest.mark.integration
 
@@ -56,9 +56,9 @@ def described(request: pytest.FixtureRequest,
         yield {**request.getfixturevalue("real_hbase").described, "stack": "real"}
         return
     with ZooKeeperServer(tmp_path_factory.mktemp("driver-zk")) as zookeeper, \
-            MiniHBase(tmp_path_factory.mktemp("driver"), zookeeper=zookeeper.address,
-                      znode_parent="/hbase",
-                      wal=WalSettings(region_servers=2, roll_period=3600)) as mini:
+            EmbeddedClusters(tmp_path_factory.mktemp("driver")) as clusters:
+        mini = clusters(zookeeper=zookeeper.address, znode_parent="/hbase",
+                        wal=WalSettings(region_servers=2, roll_period=3600))
         yield {**mini.describe(), "stack": "minihbase"}
 
 # row -> (family, qualifier, timestamp, value)

@@ -5,14 +5,13 @@ real HBase, as their ``cluster.json`` describes them (plus ``stack``). A module 
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from minihbase.regionserver import WalSettings
-from minihbase.server import MiniHBase
+from tests.support.minicluster import EmbeddedClusters
 
 
 @pytest.fixture(scope="module",
@@ -23,7 +22,6 @@ def described(request: pytest.FixtureRequest,
         yield {**request.getfixturevalue("real_hbase").described, "stack": "real"}
         return
     zookeeper = request.getfixturevalue("zookeeper")
-    with MiniHBase(tmp_path_factory.mktemp("third"), zookeeper=zookeeper.address,
-                   znode_parent=f"/hbase-third-{uuid.uuid4().hex[:8]}",
-                   wal=WalSettings(region_servers=2, roll_period=3600)) as mini:
+    with EmbeddedClusters(tmp_path_factory.mktemp("third"), lambda: zookeeper) as clusters:
+        mini = clusters(over="native", wal=WalSettings(region_servers=2, roll_period=3600))
         yield {**mini.describe(), "stack": "minihbase"}
