@@ -21,7 +21,8 @@ once the load carrying its edits is acknowledged: until then its offsets, its en
 failure are held. A load that fails ends the run with :class:`BulkLoadError` naming the
 window's files, none of them recorded as replayed (the next run replays them again, as
 after a crash). The rows written are recorded for the round's validation as on the write
-path (every mutation handed over).
+path (every mutation handed over); the cells' tags are written into the files, where the
+write path drops them.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ import tempfile
 import time
 from collections.abc import Callable, Sequence
 from contextlib import ExitStack
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -194,10 +195,11 @@ class HeldBooks:
         self.books.settle()
 
     def finish(self, task: FileTask, outcome: FileOutcome) -> FileOutcome:
+        """``outcome`` held; its tags count as written (the files keep them)."""
         held = self.held[-1]
         assert held.task is task
-        held.outcome = outcome
-        return outcome
+        held.outcome = replace(outcome, tags_dropped=0)
+        return held.outcome
 
     def release(self) -> None:
         """The held files recorded, in their order: each one's newest progress, then its

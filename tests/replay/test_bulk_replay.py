@@ -282,3 +282,53 @@ def test_the_run_summary_says_the_path_and_what_the_loads_did() -> None:
                            "backlog_bytes": 10}
     assert 'replay path: write path ([replay] bulk = "never")\n' in render_summary(summary)
     assert summary.to_json()["replay_path"] == summary.replay_path
+
+
+class Recorded:
+    """A run's ledger bookkeeping as calls, in order."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[Any, ...]] = []
+
+    def handled(self, task: FileTask) -> bool:
+        return False
+
+    def begin(self, task: FileTask) -> None:
+        self.calls.append(("begin", task.path))
+
+    def progress_hook(self, task: FileTask) -> Any:
+        return lambda path, progress, totals: self.calls.append(("progress", path, progress))
+
+    def settle(self) -> None:
+        self.calls.append(("settle",))
+
+    def finish(self, task: FileTask, outcome: Any) -> Any:
+        self.calls.append(("finish", task.path, outcome.tags_dropped))
+        return outcome
+
+
+def test_held_books_record_nothing_before_the_load_then_each_file_in_order() -> None:
+    from dataclasses import replace as changed
+
+    from hbase_migrate.replay.bulkrun import HeldBooks
+    from hbase_migrate.replay.job import FileOutcome, Totals
+
+    inner = Recorded()
+    books = HeldBooks(inner)
+    first, second = tasks(10, 20)
+    for task, offsets in ((first, (400, 700)), (second, (900,))):
+        books.begin(task)
+        hook = books.progress_hook(task)
+        for offset in offsets:
+            hook(task.path, offset, Totals())
+        outcome = FileOutcome(task.path, task.server, 0, offsets[-1], True, Totals(),
+                              tags_dropped=3)
+        assert books.finish(task, outcome) == changed(outcome, tags_dropped=0)
+    books.settle()  # as a run that stops does: nothing held is recorded
+    assert inner.calls == [("begin", first.path), ("begin", second.path), ("settle",)]
+    assert books.paths() == [first.path, second.path]
+    books.release()
+    assert inner.calls[3:] == [  # the newest progress of each, its end, in the run's order
+        ("progress", first.path, 700), ("finish", first.path, 0),
+        ("progress", second.path, 900), ("finish", second.path, 0), ("settle",)]
+    assert books.paths() == []
