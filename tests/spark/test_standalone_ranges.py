@@ -13,9 +13,8 @@ import pytest
 from hbase_migrate.audit.ledger import Ledger
 from hbase_migrate.config import load_config
 from hbase_migrate.lifecycle import prepare, snapshot, validate
-from minihbase.server import MiniHBase
 from tests.spark.standalone import standalone_cluster
-from tests.support.minicluster import compare, run_workload
+from tests.support.minicluster import EmbeddedClusters, compare, run_workload
 from tests.support.ranges import configure
 
 pytestmark = [pytest.mark.own_stack, pytest.mark.integration, pytest.mark.slow]
@@ -28,20 +27,20 @@ def standalone(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
 
 
 def test_copy_and_checksums_run_on_a_standalone_cluster(standalone: Any,
-                                                        tmp_path: Path) -> None:
+                                                        tmp_path: Path,
+                                                        make_embedded: EmbeddedClusters) -> None:
     url = str(standalone.sparkContext.master)
-    with MiniHBase(tmp_path / "src", "source") as src, \
-            MiniHBase(tmp_path / "dst", "target") as dst:
-        run_workload(src, TABLE, seed=41, ops=300)
-        config = configure(tmp_path, src, dst, master=url)
-        spec = load_config(config)
-        prepare(spec)
-        copied = snapshot(spec).to_json()
-        assert copied["engine"] == url and copied["ranges_copied"] == copied["ranges"] > 2
-        result = validate(spec, recompare_wait=0).to_json()
-        assert result["verdict"] == "match", result
-        assert compare(src, dst, TABLE).equal
-        with Ledger.open(spec.ledger_url) as ledger:
-            assert len(ledger.last_validations(1)) == copied["ranges"]
+    src, dst = make_embedded.pair()
+    run_workload(src, TABLE, seed=41, ops=300)
+    config = configure(tmp_path, src, dst, master=url)
+    spec = load_config(config)
+    prepare(spec)
+    copied = snapshot(spec).to_json()
+    assert copied["engine"] == url and copied["ranges_copied"] == copied["ranges"] > 2
+    result = validate(spec, recompare_wait=0).to_json()
+    assert result["verdict"] == "match", result
+    assert compare(src, dst, TABLE).equal
+    with Ledger.open(spec.ledger_url) as ledger:
+        assert len(ledger.last_validations(1)) == copied["ranges"]
     executors = standalone.sparkContext._jsc.sc().getExecutorMemoryStatus().size()
     assert executors >= 2  # the driver and the worker's executor ran the tasks
