@@ -25,54 +25,53 @@ from hbase_migrate.audit.records import StepStatus
 from hbase_migrate.pgserver import find_pg_bin
 from hbase_migrate.services import group_alive
 from minihbase.airflow_demo import Dags
-from minihbase.server import MiniHBase
-from tests.support.minicluster import compare, run_workload
+from tests.support.minicluster import EmbeddedClusters, compare, run_workload
 
 pytestmark = [pytest.mark.own_stack, pytest.mark.integration, pytest.mark.slow]
 
 
-def test_two_celery_workers_run_a_migration(tmp_path: Path) -> None:
+def test_two_celery_workers_run_a_migration(tmp_path: Path,
+make_embedded: EmbeddedClusters) -> None:
     if find_pg_bin() is None or shutil.which("redis-server") is None:
         pytest.skip("the Celery stack needs Debian's postgresql and redis-server "
                     "(scripts/system-deps.sh celery)")
     workers = {f"worker{n}@{socket.gethostname()}" for n in (1, 2)}
-    with MiniHBase(tmp_path / "src", "source") as src, \
-            MiniHBase(tmp_path / "dst", "target") as dst:
-        run_workload(src, "orders", seed=41, ops=300)
-        conns = [hbase_connection("hbase_source", src.endpoints),
-                 hbase_connection("hbase_target", dst.endpoints)]
-        # spark_default auto: the runs Airflow starts itself (the validate DAG's schedule)
-        # work in their tasks for this small table, as the triggered ones do
-        with start_airflow(tmp_path, parallelism=2, connections=conns, executor="celery",
-                           workers=2, spark_master="auto") as stack:
-            assert stack.workers == ["worker1", "worker2"]
-            pids = json.loads((stack.home / STACK_FILE).read_text())
-            ledger = stack.ledger_url
-            assert ledger == stack.database_url("ledger")
-            assert stack.postgres is not None
-            password = stack.postgres.password
-            assert (stack.home / "ledger.url").read_text() == ledger
-            assert (stack.home / "ledger.url").stat().st_mode & 0o077 == 0
-            dags = Dags(stack, {"migration": "orders", "source_conn_id": "hbase_source",
-                                "target_conn_id": "hbase_target", "tables": ["orders"],
-                                "spark_conn_id": None})
-            stack.wait_for_dags(["hbase_migrate_start", "hbase_migrate_validate"])
-            for dag_id in ("hbase_migrate_start", "hbase_migrate_validate"):
-                dags.unpause(dag_id)
-                run_id = dags.trigger(dag_id)
-                dags.require(dags.wait_run(dag_id, run_id), dag_id)
-            judged = dags.call("GET", f"/dags/hbase_migrate_validate/dagRuns/{quote(run_id)}/"
-                               "taskInstances/validate/xcomEntries/return_value?map_index=0"
-                               "&deserialize=true&stringify=false")  # one per migration
-            assert judged["value"]["verdict"] == "match"
-            assert compare(src, dst, "orders").equal
-            with Ledger.open(ledger) as opened:
-                record = opened.migration("orders")
-                assert record is not None
-                steps = opened.steps(record.id)
-            shown = shown_logs(stack, "hbase_migrate_validate", run_id)
-            refused = forced_onto_sqlite(dags, tmp_path / "forced" / "ledger.db")
-            showing = [pid for pid in stack_pids(pids) if password in cmdline(pid)]
+    src, dst = make_embedded.pair()
+    run_workload(src, "orders", seed=41, ops=300)
+    conns = [hbase_connection("hbase_source", src.endpoints),
+             hbase_connection("hbase_target", dst.endpoints)]
+    # spark_default auto: the runs Airflow starts itself (the validate DAG's schedule)
+    # work in their tasks for this small table, as the triggered ones do
+    with start_airflow(tmp_path, parallelism=2, connections=conns, executor="celery",
+                       workers=2, spark_master="auto") as stack:
+        assert stack.workers == ["worker1", "worker2"]
+        pids = json.loads((stack.home / STACK_FILE).read_text())
+        ledger = stack.ledger_url
+        assert ledger == stack.database_url("ledger")
+        assert stack.postgres is not None
+        password = stack.postgres.password
+        assert (stack.home / "ledger.url").read_text() == ledger
+        assert (stack.home / "ledger.url").stat().st_mode & 0o077 == 0
+        dags = Dags(stack, {"migration": "orders", "source_conn_id": "hbase_source",
+                            "target_conn_id": "hbase_target", "tables": ["orders"],
+                            "spark_conn_id": None})
+        stack.wait_for_dags(["hbase_migrate_start", "hbase_migrate_validate"])
+        for dag_id in ("hbase_migrate_start", "hbase_migrate_validate"):
+            dags.unpause(dag_id)
+            run_id = dags.trigger(dag_id)
+            dags.require(dags.wait_run(dag_id, run_id), dag_id)
+        judged = dags.call("GET", f"/dags/hbase_migrate_validate/dagRuns/{quote(run_id)}/"
+                           "taskInstances/validate/xcomEntries/return_value?map_index=0"
+                           "&deserialize=true&stringify=false")  # one per migration
+        assert judged["value"]["verdict"] == "match"
+        assert compare(src, dst, "orders").equal
+        with Ledger.open(ledger) as opened:
+            record = opened.migration("orders")
+            assert record is not None
+            steps = opened.steps(record.id)
+        shown = shown_logs(stack, "hbase_migrate_validate", run_id)
+        refused = forced_onto_sqlite(dags, tmp_path / "forced" / "ledger.db")
+        showing = [pid for pid in stack_pids(pids) if password in cmdline(pid)]
     kinds = [s.kind for s in steps]  # the copy and each validation: mapped parts, an end
     ends = [k for k in kinds if not k.endswith("-part")]
     assert ends[:3] == ["prepare", "snapshot-plan", "snapshot"] and \
