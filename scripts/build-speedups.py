@@ -4,7 +4,8 @@ reader's (hbase_migrate/wal/_hotloops.pyx), the replay's entry converter's
 (hbase_migrate/sinks/_render.pyx), the HFile reader's CRC32C
 (hbase_migrate/hfile/_crc32c.pyx), its data block decoders
 (hbase_migrate/hfile/_cells.pyx), its scan matcher
-(hbase_migrate/hfile/_visible.pyx) and the validation's range digest
+(hbase_migrate/hfile/_visible.pyx), the HFile writer's per-cell loop
+(hbase_migrate/hfile/_writer.pyx) and the validation's range digest
 (hbase_migrate/ranges/_digest.pyx). Cython to C, then the C compiler Python was built with.
 Run by `make setup`; the wheel's build hook (hatch_build.py) compiles the same modules into
 the wheel. Without them the pure-Python code runs, which gives the same results.
@@ -28,6 +29,7 @@ SOURCES = (ROOT / "hbase_migrate" / "wal" / "_hotloops.pyx",
            ROOT / "hbase_migrate" / "hfile" / "_crc32c.pyx",
            ROOT / "hbase_migrate" / "hfile" / "_cells.pyx",
            ROOT / "hbase_migrate" / "hfile" / "_visible.pyx",
+           ROOT / "hbase_migrate" / "hfile" / "_writer.pyx",
            ROOT / "hbase_migrate" / "ranges" / "_digest.pyx")
 SHARED = (ROOT / "hbase_migrate" / "plain_tuples.pxd",  # cimported by the modules above
           ROOT / "hbase_migrate" / "wal" / "_hotloops.pxd")

@@ -14,12 +14,17 @@ of 128 KiB (``io.storefile.bloom.block.size``) sized for an error rate of 1 %
 while it stays under half full (``compactBloom``). The meta block (``BLMFMET2``, or
 ``DFBLMET2`` for the delete-family filter) in the load-on-open section holds the totals and
 a single-level index of the chunks, each by its first key.
+
+A chunk sets its bits compiled (``_writer.bloom_add``) when the writer hands it the
+compiled module, else with the pure-Python reference here (``murmur_hash``,
+``BloomChunk.add_reference``).
 """
 
 from __future__ import annotations
 
 import math
 import struct
+from types import ModuleType
 
 from hbase_migrate.hfile.blockwriter import BlockWriter
 from hbase_migrate.hfile.encoders import vlong
@@ -86,13 +91,16 @@ def _float(value: float) -> float:
 class BloomChunk:
     """``BloomFilterChunk``: a bit array sized for its ``max_keys``."""
 
-    def __init__(self, byte_size: int, hash_count: int, max_keys: int) -> None:
+    def __init__(self, byte_size: int, hash_count: int, max_keys: int,
+                 compiled: ModuleType | None = None) -> None:
         self.byte_size, self.hash_count, self.max_keys = byte_size, hash_count, max_keys
         self.bits = bytearray(byte_size)
         self.keys = 0
+        self.compiled = compiled  # the writer's compiled loop (``_writer.pyx``) or None
 
     @classmethod
-    def by_size(cls, byte_size_hint: int, error_rate: float) -> BloomChunk:
+    def by_size(cls, byte_size_hint: int, error_rate: float,
+                compiled: ModuleType | None = None) -> BloomChunk:
         """``BloomFilterUtil.createBySize``."""
         byte_size = foldable_byte_size(byte_size_hint * 8, MAX_FOLD)
         bit_size = byte_size * 8
@@ -100,9 +108,17 @@ class BloomChunk:
         hash_count = math.ceil(math.log(2) * (bit_size // ideal))
         max_keys = int(-bit_size * 1.0 / hash_count
                        * math.log(1 - math.exp(math.log(error_rate) / hash_count)))
-        return cls(byte_size, hash_count, max_keys)
+        return cls(byte_size, hash_count, max_keys, compiled)
 
     def add(self, key: bytes) -> None:
+        if self.compiled is not None:
+            self.compiled.bloom_add(self.bits, self.byte_size * 8, self.hash_count, key)
+            self.keys += 1
+        else:
+            self.add_reference(key)
+
+    def add_reference(self, key: bytes) -> None:
+        """The pure-Python reference of ``add``."""
         h1 = murmur_hash(key, 0)
         h2 = murmur_hash(key, h1)
         bits, size = self.bits, self.byte_size * 8
@@ -136,8 +152,10 @@ class BloomWriter:
     data block and at close, ``meta()`` for the load-on-open section."""
 
     def __init__(self, kind: str, *, chunk_size: int = DEFAULT_CHUNK_SIZE,
-                 meta_magic: bytes = GENERAL_BLOOM_META) -> None:
+                 meta_magic: bytes = GENERAL_BLOOM_META,
+                 compiled: ModuleType | None = None) -> None:
         self.kind, self.meta_magic = kind, meta_magic
+        self.compiled = compiled  # the writer's compiled loop, which sets a chunk's bits
         error = _ERROR_RATE if kind == ROW else _float(1 - math.sqrt(1 - _ERROR_RATE))
         self.error_rate = error
         self.chunk_size = foldable_byte_size(chunk_size * 8, MAX_FOLD)
@@ -155,8 +173,9 @@ class BloomWriter:
         if self.chunk is None:
             self.first_key = first_key
             prev = self.previous
-            self.chunk = (BloomChunk.by_size(self.chunk_size, self.error_rate) if prev is None
-                          else BloomChunk(prev.byte_size, prev.hash_count, prev.max_keys))
+            self.chunk = (BloomChunk.by_size(self.chunk_size, self.error_rate, self.compiled)
+                          if prev is None else BloomChunk(prev.byte_size, prev.hash_count,
+                                                          prev.max_keys, self.compiled))
             self.chunks += 1
         self.chunk.add(hashed)
         self.keys += 1

@@ -16,6 +16,10 @@ before the cell that finds it holding ``block_size`` bytes or more, encoded or n
 key is the shortest key between the previous block's last cell and its first
 (``HFileWriterImpl.getMidpoint``). ``metadata.py`` gives the file info a flush and a bulk
 load add.
+
+The per-cell loop (``append``) runs compiled (``_writer.pyx``, built by ``make setup``) or
+as the pure-Python reference here (``append_reference``; ``WRITER.use`` switches, for the
+writers opened from then on): the same bytes.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ import time
 from dataclasses import dataclass
 from typing import BinaryIO
 
+from hbase_migrate.compiled import Choice
 from hbase_migrate.errors import HBaseMigrateError
 from hbase_migrate.hfile.block import DATA, ENCODED_DATA, FILE_INFO, ROOT_INDEX
 from hbase_migrate.hfile.blockwriter import DEFAULT_BYTES_PER_CHECKSUM, BlockWriter
@@ -65,6 +70,7 @@ LATEST_TIMESTAMP = 0x7FFFFFFFFFFFFFFF
 MAXIMUM_TYPE = 255
 PUT, DELETE_FAMILY_VERSION, DELETE_COLUMN, DELETE_FAMILY = 4, 10, 12, 14
 WRITABLE_CODECS = ("NONE", "GZ", "SNAPPY", "LZ4", "ZSTD")
+WRITER = Choice("hbase_migrate.hfile._writer", "the compiled HFile writer loop is")
 
 
 class HFileWriteError(HBaseMigrateError, ValueError):
@@ -164,10 +170,11 @@ class HFileWriter:
             tags=s.include_tags, mvcc=s.include_mvcc, compress_tags=s.compress_tags)
         self.encoder.start()
         self.index = DataIndexWriter(s.index_chunk_size, s.index_min_entries)
-        self.bloom = (BloomWriter(s.bloom, chunk_size=s.bloom_chunk_size)
+        self._compiled = compiled = WRITER.compiled()
+        self.bloom = (BloomWriter(s.bloom, chunk_size=s.bloom_chunk_size, compiled=compiled)
                       if s.bloom != "NONE" else None)
         self.delete_bloom = (BloomWriter(ROW, chunk_size=s.bloom_chunk_size,
-                                         meta_magic=DELETE_FAMILY_BLOOM_META)
+                                         meta_magic=DELETE_FAMILY_BLOOM_META, compiled=compiled)
                              if s.bloom != ROWCOL and s.delete_family_bloom else None)
         self.last: Cell | None = None
         self.last_order: tuple[bytes, bytes, bytes, int, int] = (b"", b"", b"", 0, 0)
@@ -189,6 +196,15 @@ class HFileWriter:
 
     def append(self, cell: Cell, mvcc: int = 0) -> None:
         """Add the next cell (``mvcc``: its sequence id, kept when the file keeps them)."""
+        compiled = self._compiled
+        if compiled is not None:
+            compiled.append(self, cell, mvcc)
+        else:
+            self.append_reference(cell, mvcc)
+
+    def append_reference(self, cell: Cell, mvcc: int = 0) -> None:
+        """The pure-Python reference of ``append`` (the compiled loop hands it the cells it
+        does not take)."""
         raw_tags = self._tags_of(cell)
         order = cell_order(cell)
         duplicate = self._in_order(cell, order)

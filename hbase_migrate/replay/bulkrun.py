@@ -6,8 +6,9 @@ The choice (:func:`choose_path`), in order, the first reason deciding: ``never``
 ``auto``, a backlog (the WAL bytes the run plans to read) below ``bulk_backlog``; a target
 that cannot take a bulk load (Cloud Bigtable, the Thrift gateways, Kerberos for now, no
 WebHDFS, or no real HBase root there: the embedded cluster); else the bulk path. Each answer
-is one line saying why, in the step's metrics. The default is ``never`` while the HFile
-writer's loop is pure Python (``config_parts.DEFAULT_BULK``).
+is one line saying why, in the step's metrics. The default is ``never`` until the bulk path
+is measured again on real HBase with the HFile writer's loop compiled
+(``config_parts.DEFAULT_BULK``).
 
 The bulk path keeps the write path's semantics (:mod:`hbase_migrate.replay.bulkfiles`):
 the files are read in the run's order (each chain's in order, a moved region's older file

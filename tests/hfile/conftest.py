@@ -1,5 +1,5 @@
-"""Fixtures of the HFile tests: the compiled data block decoders and scan matcher, and
-their pure-Python references."""
+"""Fixtures of the HFile tests: the compiled data block decoders, scan matcher and writer
+loop, and their pure-Python references."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import pytest
 from hbase_migrate.compiled import Choice
 from hbase_migrate.hfile.decoders import CELLS
 from hbase_migrate.hfile.visible import VISIBLE
+from hbase_migrate.hfile.writer import WRITER
 
 
 def _each(choice: Choice, request: pytest.FixtureRequest) -> Iterator[str]:
@@ -33,3 +34,10 @@ def both_decoders(request: pytest.FixtureRequest) -> Iterator[str]:
 def both_matchers(request: pytest.FixtureRequest) -> Iterator[str]:
     """The pure-Python scan matcher (``visible.py``), then the compiled one."""
     yield from _each(VISIBLE, request)
+
+
+@pytest.fixture(params=["python", "compiled"])
+def both_writers(request: pytest.FixtureRequest) -> Iterator[str]:
+    """The pure-Python writer loop (``HFileWriter.append_reference``), then the compiled
+    one (``_writer.pyx``), for the writers opened in the test."""
+    yield from _each(WRITER, request)

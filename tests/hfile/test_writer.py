@@ -103,6 +103,7 @@ def test_empty_file(tmp_path: Path) -> None:
         assert reader.trailer.entry_count == 0
 
 
+@pytest.mark.usefixtures("both_writers")
 def test_cells_out_of_order_are_refused(tmp_path: Path) -> None:
     with HFileWriter(tmp_path / "f") as writer:
         writer.append(Cell(b"b", b"f", b"q", T0, CellType.PUT, b"v"))
@@ -115,6 +116,7 @@ def test_cells_out_of_order_are_refused(tmp_path: Path) -> None:
             writer.append(Cell(b"b", b"f", b"q", T0 + 1, CellType.PUT, b"v"))
 
 
+@pytest.mark.usefixtures("both_writers")
 def test_cells_hbase_cannot_hold_are_refused(tmp_path: Path) -> None:
     with HFileWriter(tmp_path / "f") as writer, pytest.raises(HFileWriteError, match="row"):
         writer.append(Cell(b"r" * 40_000, b"f", b"q", T0, CellType.PUT, b"v"))
