@@ -98,10 +98,20 @@ def range_rows(root: HdfsRoot, snapshot: str, regions: Sequence[SnapshotRegion],
                       for family, files in region.stores}
             newer: Callable[..., Any] | None = None if tail is None else \
                 functools.partial(tail.newer, name, region.encoded)
-            cells = (c for c in region_cells(stores, families, scan, mob, newer)
-                     if key_range.contains(c.row))
+            cells = _within(region_cells(stores, families, scan, mob, newer), key_range)
             for _row, row_cells in itertools.groupby(cells, key=lambda c: c.row):
                 yield list(row_cells)
+
+
+def _within(cells: Iterator[Cell], key_range: KeyRange) -> Iterator[Cell]:
+    """The cells of ``key_range`` among a region's, in scan order: the region's read stops at
+    the range's end (its files are not read past it)."""
+    start, stop = key_range.start, key_range.stop
+    for cell in cells:
+        if stop and cell.row >= stop:
+            return
+        if cell.row >= start:
+            yield cell
 
 
 def snapshot_source_stats(source: ClusterSpec, snapshot: str, key_range: KeyRange,
