@@ -21,10 +21,10 @@ from hbase_migrate.lifecycle import prepare, replay, snapshot, validate
 from hbase_migrate.lifecycle.step import StepRefusedError
 from hbase_migrate.timeutil import format_time
 from minihbase.regionserver import WalSettings
-from minihbase.server import MiniHBase
 from minihbase.zookeeper import ZooKeeperServer
 from tests.cli_util import fails
 from tests.support.minicluster import (
+    EmbeddedClusters,
     clusters_over_rpc,
     edits_after_t0,
     run_workload,
@@ -153,28 +153,26 @@ def test_a_missing_family_is_named_on_either_side(
 
 
 @pytest.mark.parametrize("gateway", ["thrift2", "thrift"])
-def test_replay_names_the_missing_target_table_and_family(tmp_path: Path, gateway: str
-                                                          ) -> None:
-    with MiniHBase(tmp_path / "src", "source",
-                   wal=WalSettings(region_servers=1, roll_period=3600)) as src, \
-            MiniHBase(tmp_path / "dst", "target") as dst:
-        spec = edits_after_t0(tmp_path, src, dst, TABLE)
-        thrift1 = gateway == "thrift"
-        used = dst.endpoints.thrift if thrift1 else dst.endpoints.thrift2
-        with t2(dst) as target:
-            target.disable_table(TABLE)
-            target.delete_table(TABLE)
-        done = replay(spec, force_thrift1=thrift1)
-        assert done.exit_code == 1 and done.failures
-        for failure in done.failures:
-            assert failure.error is not None
-            assert (f"target table 'orders' does not exist on the target cluster 'target' "
-                    f"(at {used}): run prepare") in failure.error, failure
-        with t2(dst) as target:
-            target.create_table(TableDescriptor(TABLE, (FamilyDescriptor(b"d"),)))
-        done = replay(spec, force_thrift1=thrift1)
-        assert done.exit_code == 1 and done.failures
-        for failure in done.failures:
-            assert failure.error is not None
-            assert (f"target table 'orders' on the target cluster 'target' (at {used}) "
-                    "has no column family m") in failure.error, failure
+def test_replay_names_the_missing_target_table_and_family(
+        tmp_path: Path, gateway: str, make_embedded: EmbeddedClusters) -> None:
+    src, dst = make_embedded.pair(wal=WalSettings(region_servers=1, roll_period=3600))
+    spec = edits_after_t0(tmp_path, src, dst, TABLE)
+    thrift1 = gateway == "thrift"
+    used = dst.endpoints.thrift if thrift1 else dst.endpoints.thrift2
+    with t2(dst) as target:
+        target.disable_table(TABLE)
+        target.delete_table(TABLE)
+    done = replay(spec, force_thrift1=thrift1)
+    assert done.exit_code == 1 and done.failures
+    for failure in done.failures:
+        assert failure.error is not None
+        assert (f"target table 'orders' does not exist on the target cluster 'target' "
+                f"(at {used}): run prepare") in failure.error, failure
+    with t2(dst) as target:
+        target.create_table(TableDescriptor(TABLE, (FamilyDescriptor(b"d"),)))
+    done = replay(spec, force_thrift1=thrift1)
+    assert done.exit_code == 1 and done.failures
+    for failure in done.failures:
+        assert failure.error is not None
+        assert (f"target table 'orders' on the target cluster 'target' (at {used}) "
+                "has no column family m") in failure.error, failure

@@ -21,9 +21,9 @@ from hbase_migrate.errors import HBaseMigrateError
 from hbase_migrate.lifecycle import prepare, snapshot, validate
 from hbase_migrate.lifecycle.step import StepRefusedError
 from minihbase.regionserver import WalSettings
-from minihbase.server import MiniHBase
 from minihbase.zookeeper import ZooKeeperServer
 from tests.support.minicluster import (
+    EmbeddedClusters,
     cell_count,
     clusters_over_rpc,
     compare,
@@ -120,34 +120,34 @@ def test_the_steps_migrate_a_live_table_and_reruns_change_nothing(
         assert ledger_view(Path(config))[0] == "validated"
 
 
-def test_steps_out_of_order_are_refused_and_failures_can_be_retried(tmp_path: Path) -> None:
+def test_steps_out_of_order_are_refused_and_failures_can_be_retried(
+        tmp_path: Path, make_embedded: EmbeddedClusters) -> None:
     # through the gateways: the failed copy is the Thrift2 gateway's of a stopped target
-    with MiniHBase(tmp_path / "src", "source") as src, \
-            MiniHBase(tmp_path / "dst", "target") as dst:
-        run_workload(src, TABLE, seed=23, ops=50)
-        config = write_migration(tmp_path, src, dst, TABLE)
-        spec = load_config(config)
-        Ledger.open(spec.ledger_url).close()  # made first: a refusal leaves no new one
-        with pytest.raises(StepRefusedError, match="is created: the snapshot copy needs it "
-                                                   "schema_ready or later; run prepare first"):
-            snapshot(spec)
-        assert ledger_view(config)[0] == "created"  # a refusal is not a failure
-        with pytest.raises(StepRefusedError, match="run snapshot first"):
-            validate(spec)
+    src, dst = make_embedded.pair()
+    run_workload(src, TABLE, seed=23, ops=50)
+    config = write_migration(tmp_path, src, dst, TABLE)
+    spec = load_config(config)
+    Ledger.open(spec.ledger_url).close()  # made first: a refusal leaves no new one
+    with pytest.raises(StepRefusedError, match="is created: the snapshot copy needs it "
+                                               "schema_ready or later; run prepare first"):
+        snapshot(spec)
+    assert ledger_view(config)[0] == "created"  # a refusal is not a failure
+    with pytest.raises(StepRefusedError, match="run snapshot first"):
+        validate(spec)
 
-        who = Provenance("hbase_migrate_start", "manual__1", "prepare")
-        prepare(spec, provenance=who)
-        dst.stop()  # the target is down: the copy fails, the migration with it
-        with pytest.raises(HBaseMigrateError, match="gateway"):
-            snapshot(spec)
-        assert ledger_view(config)[0] == "failed"
-        dst.start()
-        dst.write_cluster_json()  # back, on new ports
-        retried = snapshot(load_config(config)).to_json()  # a retry leaves failed
-        assert retried["state"] == "copied" and compare(src, dst, TABLE).equal
-        with Ledger.open(spec.ledger_url) as ledger:
-            record = ledger.migration(spec.name)
-            assert record is not None
-            first, *_ = ledger.steps(record.id, "prepare")
-            assert (first.dag_id, first.run_id, first.task_id) == (
-                "hbase_migrate_start", "manual__1", "prepare")
+    who = Provenance("hbase_migrate_start", "manual__1", "prepare")
+    prepare(spec, provenance=who)
+    dst.stop()  # the target is down: the copy fails, the migration with it
+    with pytest.raises(HBaseMigrateError, match="gateway"):
+        snapshot(spec)
+    assert ledger_view(config)[0] == "failed"
+    dst.start()
+    dst.write_cluster_json()  # back, on new ports
+    retried = snapshot(load_config(config)).to_json()  # a retry leaves failed
+    assert retried["state"] == "copied" and compare(src, dst, TABLE).equal
+    with Ledger.open(spec.ledger_url) as ledger:
+        record = ledger.migration(spec.name)
+        assert record is not None
+        first, *_ = ledger.steps(record.id, "prepare")
+        assert (first.dag_id, first.run_id, first.task_id) == (
+            "hbase_migrate_start", "manual__1", "prepare")

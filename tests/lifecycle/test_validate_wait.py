@@ -18,8 +18,7 @@ from hbase_migrate.config import load_config
 from hbase_migrate.hbase.connect import connect
 from hbase_migrate.lifecycle import prepare, replay, snapshot, validate
 from hbase_migrate.wal.model import Cell, CellType
-from minihbase.server import MiniHBase
-from tests.support.minicluster import run_workload, write_migration
+from tests.support.minicluster import EmbeddedClusters, run_workload, write_migration
 
 pytestmark = pytest.mark.integration
 TABLE = "orders"
@@ -27,29 +26,29 @@ WAIT = 3.0  # --recompare-wait, seconds
 LONG_ROW = b"k" * 5000
 
 
-def test_the_wait_is_said_at_once_and_a_long_key_is_cut_short(tmp_path: Path) -> None:
-    with MiniHBase(tmp_path / "src", "source") as src, \
-            MiniHBase(tmp_path / "dst", "target") as dst:
-        run_workload(src, TABLE, seed=3, ops=60)
-        config = write_migration(tmp_path, src, dst, TABLE)
-        spec = load_config(config)
-        assert prepare(spec).passed
-        snapshot(spec)
-        assert replay(spec).to_json()["exit_code"] == 0
-        with connect(src.endpoints) as client:  # written after the replay: never carried
-            client.write_cells(TABLE, [Cell(LONG_ROW, b"d", b"q", int(time.time() * 1000),
-                                            CellType.PUT, b"v")])
-        said: list[tuple[float, str, str | None]] = []
+def test_the_wait_is_said_at_once_and_a_long_key_is_cut_short(
+        tmp_path: Path, make_embedded: EmbeddedClusters) -> None:
+    src, dst = make_embedded.pair()
+    run_workload(src, TABLE, seed=3, ops=60)
+    config = write_migration(tmp_path, src, dst, TABLE)
+    spec = load_config(config)
+    assert prepare(spec).passed
+    snapshot(spec)
+    assert replay(spec).to_json()["exit_code"] == 0
+    with connect(src.endpoints) as client:  # written after the replay: never carried
+        client.write_cells(TABLE, [Cell(LONG_ROW, b"d", b"q", int(time.time() * 1000),
+                                        CellType.PUT, b"v")])
+    said: list[tuple[float, str, str | None]] = []
 
-        def hook(text: str) -> None:
-            waiting = runstate.meter.waiting
-            said.append((time.monotonic(), text, None if waiting is None else waiting.text()))
-        with runstate.announcing(hook):
-            result = validate(spec, recompare_wait=WAIT)
-            ended = time.monotonic()
-            shown = runstate.meter.waiting
-        cli_run = CliRunner().invoke(cli, ["validate", "--config", str(config),
-                                           "--recompare-wait", "1s"])
+    def hook(text: str) -> None:
+        waiting = runstate.meter.waiting
+        said.append((time.monotonic(), text, None if waiting is None else waiting.text()))
+    with runstate.announcing(hook):
+        result = validate(spec, recompare_wait=WAIT)
+        ended = time.monotonic()
+        shown = runstate.meter.waiting
+    cli_run = CliRunner().invoke(cli, ["validate", "--config", str(config),
+                                       "--recompare-wait", "1s"])
     assert result.verdict == "mismatch"
     assert shown is None  # the progress line no longer says it waits
     (at, text, _), = said

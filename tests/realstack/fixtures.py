@@ -22,11 +22,11 @@ from hbase_migrate.cluster.endpoints import ClusterEndpoints, load_cluster_json
 from hbase_migrate.rpc.admin import NativeAdmin
 from minihbase.admin_client import call_admin
 from minihbase.regionserver import WalSettings
-from minihbase.server import MiniHBase
 from realstack.hbase import DEFAULT_VERSION, RealHBase, RealHBaseOptions, has_gateways
 from realstack.kdc import Kdc
 from realstack.maven import RealStackError
 from tests.realstack.stacks import Stacks, restore_region_servers
+from tests.support.minicluster import EmbeddedClusters
 
 STACKS = ["minihbase", pytest.param("real", marks=pytest.mark.realstack)]
 # The HBase 2.x version of the session's stack and of the no-gateway lifecycle's stacks
@@ -139,8 +139,9 @@ def source_cluster(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[d
         real = request.getfixturevalue("real_hbase")
         yield {**real.described, "cluster_json": real.cluster_json}
         return
-    with MiniHBase(tmp_path / "src", "source",
-                   wal=WalSettings(region_servers=2, roll_period=3600)) as mini:
+    with EmbeddedClusters(tmp_path) as embedded:
+        mini = embedded("source", folder=tmp_path / "src",
+                        wal=WalSettings(region_servers=2, roll_period=3600))
         path = mini.write_cluster_json()
         yield {**json.loads(path.read_text()), "cluster_json": path}
 

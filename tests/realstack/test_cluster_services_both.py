@@ -21,7 +21,7 @@ from hbase_migrate.wal.model import Cell, CellType
 from hbase_migrate.wal.reader import read_entries
 from minihbase.admin_client import call_admin
 from minihbase.regionserver import WalSettings
-from minihbase.server import MiniHBase
+from tests.support.minicluster import EmbeddedClusters
 from tests.support.wait import wait_for
 
 pytestmark = pytest.mark.integration
@@ -37,9 +37,11 @@ def described(request: pytest.FixtureRequest,
         yield {**real.described, "cluster_json": real.cluster_json}
         return
     zookeeper = request.getfixturevalue("zookeeper")
-    with MiniHBase(tmp_path_factory.mktemp("services"), zookeeper=zookeeper.address,
-                   wal=WalSettings(region_servers=2, roll_period=3600),
-                   replication_peer="1") as mini:
+    folder = tmp_path_factory.mktemp("services")
+    with EmbeddedClusters(folder) as embedded:
+        mini = embedded("minihbase", folder=folder, zookeeper=zookeeper.address,
+                        wal=WalSettings(region_servers=2, roll_period=3600),
+                        replication_peer="1")
         path = mini.write_cluster_json()
         yield {**json.loads(path.read_text()), "cluster_json": path}
 

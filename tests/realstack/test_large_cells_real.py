@@ -29,8 +29,8 @@ from hbase_migrate.replay.discovery import open_wal_store
 from hbase_migrate.validate.compare import compare_tables
 from hbase_migrate.wal.model import Cell, CellType
 from minihbase.admin_client import call_admin
-from minihbase.server import MiniHBase
 from realstack.hbase import RealHBase
+from tests.support.minicluster import EmbeddedClusters
 from tests.support.wait import wait_for
 
 pytestmark = [pytest.mark.integration, pytest.mark.realstack]
@@ -101,7 +101,7 @@ print(json.dumps({"rows": stats.rows, "cells": stats.cells, "traced_peak": trace
 
 
 def test_multi_mb_cells_and_a_50_mb_row_are_copied_replayed_and_validated(
-        real_hbase: RealHBase, tmp_path: Path) -> None:
+        real_hbase: RealHBase, tmp_path: Path, make_embedded: EmbeddedClusters) -> None:
     real = ClusterEndpoints.from_json(real_hbase.described)
     assert real.thrift2 is not None
     figures: dict[str, float] = {}
@@ -128,44 +128,44 @@ def test_multi_mb_cells_and_a_50_mb_row_are_copied_replayed_and_validated(
     figures["write_s"] = time.monotonic() - began
     time.sleep(2)  # the copy's watermark after every write above, beyond the 1 s margin
 
-    with MiniHBase(tmp_path / "dst", "target") as dst:
-        spec = load_config(configure(tmp_path, real_hbase.cluster_json,
-                                     dst.write_cluster_json()))
-        prepare(spec)
-        t = time.monotonic()
-        copied = snapshot(spec).to_json()
-        figures["snapshot_s"] = time.monotonic() - t
-        assert copied["cells"] == 42 + 500 and copied["ranges"] == copied["ranges_copied"] >= 2
+    dst = make_embedded("target", folder=tmp_path / "dst")
+    spec = load_config(configure(tmp_path, real_hbase.cluster_json,
+                                 dst.write_cluster_json()))
+    prepare(spec)
+    t = time.monotonic()
+    copied = snapshot(spec).to_json()
+    figures["snapshot_s"] = time.monotonic() - t
+    assert copied["cells"] == 42 + 500 and copied["ranges"] == copied["ranges_copied"] >= 2
 
-        # after the watermark: a new 9.9 MB version, a deleted version, a new wide column
-        later = [Cell(b"row-big-03", b"d", b"doc", ts + 10, CellType.PUT, value(1, 9_900_000)),
-                 Cell(b"row-big-05", b"d", b"doc", ts + 1, CellType.DELETE, b""),
-                 Cell(WIDE, b"d", b"c9999", ts + 10, CellType.PUT, value(2, 5 * MB))]
-        with Thrift2Client(real.thrift2, timeout=60.0) as client:
-            client.write_cells(SOURCE, later)
-        call_admin(real_hbase.cluster_json, "flush")  # rolled WALs can then be archived
-        rolled_at = int(time.time() * 1000)
-        call_admin(real_hbase.cluster_json, "roll")
-        wait_for(lambda: rolled_and_archived(spec, rolled_at), 120, "the WAL roll and archiving",
-                 every=0.2)
-        t = time.monotonic()
-        caught_up = replay(spec).to_json()
-        figures["replay_s"] = time.monotonic() - t
-        assert caught_up["cells"].get("Put", 0) >= 2 and caught_up["cells"].get("Delete") == 1, \
-            caught_up["cells"]
+    # after the watermark: a new 9.9 MB version, a deleted version, a new wide column
+    later = [Cell(b"row-big-03", b"d", b"doc", ts + 10, CellType.PUT, value(1, 9_900_000)),
+             Cell(b"row-big-05", b"d", b"doc", ts + 1, CellType.DELETE, b""),
+             Cell(WIDE, b"d", b"c9999", ts + 10, CellType.PUT, value(2, 5 * MB))]
+    with Thrift2Client(real.thrift2, timeout=60.0) as client:
+        client.write_cells(SOURCE, later)
+    call_admin(real_hbase.cluster_json, "flush")  # rolled WALs can then be archived
+    rolled_at = int(time.time() * 1000)
+    call_admin(real_hbase.cluster_json, "roll")
+    wait_for(lambda: rolled_and_archived(spec, rolled_at), 120, "the WAL roll and archiving",
+             every=0.2)
+    t = time.monotonic()
+    caught_up = replay(spec).to_json()
+    figures["replay_s"] = time.monotonic() - t
+    assert caught_up["cells"].get("Put", 0) >= 2 and caught_up["cells"].get("Delete") == 1, \
+        caught_up["cells"]
 
-        t = time.monotonic()
-        checked = validate(spec, recompare_wait=0).to_json()
-        figures["validate_s"] = time.monotonic() - t
-        assert checked["verdict"] == "match", json.dumps(checked, default=str)[:2000]
-        assert dst.endpoints.thrift2 is not None
-        with Thrift2Client(real.thrift2, timeout=60.0) as src, \
-                Thrift2Client(dst.endpoints.thrift2, timeout=60.0) as copy:
-            result = compare_tables(src, copy, SOURCE, TARGET)
-        assert result.equal, result.examples
-        # 42 large versions (row-big-03 shows 3 of its 4: as many as before; one of
-        # row-big-05's deleted) and 501 wide columns
-        assert result.source_cells == 42 - 1 + 501, result.to_json()
+    t = time.monotonic()
+    checked = validate(spec, recompare_wait=0).to_json()
+    figures["validate_s"] = time.monotonic() - t
+    assert checked["verdict"] == "match", json.dumps(checked, default=str)[:2000]
+    assert dst.endpoints.thrift2 is not None
+    with Thrift2Client(real.thrift2, timeout=60.0) as src, \
+            Thrift2Client(dst.endpoints.thrift2, timeout=60.0) as copy:
+        result = compare_tables(src, copy, SOURCE, TARGET)
+    assert result.equal, result.examples
+    # 42 large versions (row-big-03 shows 3 of its 4: as many as before; one of
+    # row-big-05's deleted) and 501 wide columns
+    assert result.source_cells == 42 - 1 + 501, result.to_json()
 
     # one range copy alone: two rows of large cells and the 50 MB row
     t = time.monotonic()

@@ -25,9 +25,9 @@ from hbase_migrate.ranges.keyrange import KeyRange
 from hbase_migrate.validate.compare import compare_tables
 from hbase_migrate.wal.model import Cell, CellType
 from minihbase.admin_client import call_admin
-from minihbase.server import MiniHBase
 from minihbase.workload import SPLITS, Workload, WorkloadSpec
 from realstack.hbase import RealHBase
+from tests.support.minicluster import EmbeddedClusters
 from tests.support.ranges import failing, holding, planned
 
 pytestmark = [pytest.mark.integration, pytest.mark.realstack]
@@ -67,75 +67,75 @@ def every_version(address: str) -> list[Any]:
         return sorted(c for row in client.scan(TABLE) for c in row)
 
 
-def test_copy_validate_bulk_load_and_skip_wal_on_real_hbase(real_hbase: RealHBase,
-                                                            tmp_path: Path) -> None:
+def test_copy_validate_bulk_load_and_skip_wal_on_real_hbase(
+        real_hbase: RealHBase, tmp_path: Path, make_embedded: EmbeddedClusters) -> None:
     real = ClusterEndpoints.from_json(real_hbase.described)
     assert real.thrift2 is not None
     run_workload(real, seed=41, ops=300)
-    with MiniHBase(tmp_path / "dst", "target") as dst:
-        assert dst.endpoints.thrift2 is not None
-        spec = load_config(configure(tmp_path, real_hbase.cluster_json,
-                                     dst.write_cluster_json()))
-        prepare(spec)
-        live = threading.Thread(target=run_workload, args=(real, 42, 150, 300.0))
-        live.start()  # puts and every kind of delete while the copy runs, after T0
-        copied = snapshot(spec).to_json()
-        live.join()
-        ranges = planned(spec)
-        assert copied["ranges"] == len(ranges) == copied["ranges_copied"] > 2
-        with Thrift2Client(real.thrift2) as source:
-            regions = source.regions(TABLE)
-        assert [r.start_key for r in regions] == [b"", *SPLITS]
-        for r in ranges:  # each range inside one real region
-            assert any(g.start_key <= r.start and (not g.end_key or b"" < r.stop <= g.end_key)
-                       for g in regions), r
-        # The live workload back-dates some writes (timestamps up to 5 s old) and deletes
-        # older versions after T0, so what the source shows at [0, T0) afterwards is not what
-        # the copy could see; the copy holds only timestamps before T0, and replay (from
-        # T0 - margin) makes the target exact: the validation below proves it.
-        copied_cells = every_version(dst.endpoints.thrift2)
-        assert copied["cells"] == len(copied_cells) > 0
-        assert all(c.timestamp < copied["watermark"] for c in copied_cells)
+    dst = make_embedded("target", folder=tmp_path / "dst")
+    assert dst.endpoints.thrift2 is not None
+    spec = load_config(configure(tmp_path, real_hbase.cluster_json,
+                                 dst.write_cluster_json()))
+    prepare(spec)
+    live = threading.Thread(target=run_workload, args=(real, 42, 150, 300.0))
+    live.start()  # puts and every kind of delete while the copy runs, after T0
+    copied = snapshot(spec).to_json()
+    live.join()
+    ranges = planned(spec)
+    assert copied["ranges"] == len(ranges) == copied["ranges_copied"] > 2
+    with Thrift2Client(real.thrift2) as source:
+        regions = source.regions(TABLE)
+    assert [r.start_key for r in regions] == [b"", *SPLITS]
+    for r in ranges:  # each range inside one real region
+        assert any(g.start_key <= r.start and (not g.end_key or b"" < r.stop <= g.end_key)
+                   for g in regions), r
+    # The live workload back-dates some writes (timestamps up to 5 s old) and deletes
+    # older versions after T0, so what the source shows at [0, T0) afterwards is not what
+    # the copy could see; the copy holds only timestamps before T0, and replay (from
+    # T0 - margin) makes the target exact: the validation below proves it.
+    copied_cells = every_version(dst.endpoints.thrift2)
+    assert copied["cells"] == len(copied_cells) > 0
+    assert all(c.timestamp < copied["watermark"] for c in copied_cells)
 
-        call_admin(real_hbase.cluster_json, "roll")
-        caught_up = replay(spec).to_json()  # what came after T0, from the real WALs
-        assert caught_up["cells"].get("Put", 0) > 0 and len(caught_up["cells"]) > 1, caught_up[
-            "cells"]  # puts and deletes
-        matched = validate(spec, recompare_wait=0).to_json()
-        assert matched["verdict"] == "match", matched
+    call_admin(real_hbase.cluster_json, "roll")
+    caught_up = replay(spec).to_json()  # what came after T0, from the real WALs
+    assert caught_up["cells"].get("Put", 0) > 0 and len(caught_up["cells"]) > 1, caught_up[
+        "cells"]  # puts and deletes
+    matched = validate(spec, recompare_wait=0).to_json()
+    assert matched["verdict"] == "match", matched
 
-        # Writes the WAL never carried: a bulk load (only a BULK_LOAD marker in the WAL),
-        # and a SKIP_WAL put into the other region.
-        now = int(time.time() * 1000)
-        bulk = [b"row-00150-bulk", b"row-00250-bulk"]
-        call_admin(real_hbase.cluster_json, "bulk-load", {"table": TABLE, "cells": [
-            {"row": row.decode(), "family": "d", "qualifier": "b", "timestamp": now,
-             "value": "B"} for row in bulk]})
-        skip = hbase2.TPut(row=b"row-00700-skip", columnValues=[hbase2.TColumnValue(
-            family=b"d", qualifier=b"s", value=b"S", timestamp=now)],
-            durability=hbase2.TDurability.SKIP_WAL)
-        with Thrift2Client(real.thrift2) as source:
-            source._call("put", lambda c: c.put(TABLE.encode(), skip))
-        call_admin(real_hbase.cluster_json, "roll")  # the marker in a closed WAL
-        replayed = replay(spec).to_json()
-        assert [b["table"] for b in replayed["bulk_loads"]] == [TABLE], replayed["bulk_loads"]
+    # Writes the WAL never carried: a bulk load (only a BULK_LOAD marker in the WAL),
+    # and a SKIP_WAL put into the other region.
+    now = int(time.time() * 1000)
+    bulk = [b"row-00150-bulk", b"row-00250-bulk"]
+    call_admin(real_hbase.cluster_json, "bulk-load", {"table": TABLE, "cells": [
+        {"row": row.decode(), "family": "d", "qualifier": "b", "timestamp": now,
+         "value": "B"} for row in bulk]})
+    skip = hbase2.TPut(row=b"row-00700-skip", columnValues=[hbase2.TColumnValue(
+        family=b"d", qualifier=b"s", value=b"S", timestamp=now)],
+        durability=hbase2.TDurability.SKIP_WAL)
+    with Thrift2Client(real.thrift2) as source:
+        source._call("put", lambda c: c.put(TABLE.encode(), skip))
+    call_admin(real_hbase.cluster_json, "roll")  # the marker in a closed WAL
+    replayed = replay(spec).to_json()
+    assert [b["table"] for b in replayed["bulk_loads"]] == [TABLE], replayed["bulk_loads"]
 
-        found = validate(spec, recompare_wait=0).to_json()
-        assert found["verdict"] == "mismatch"
-        assert failing(found) == holding(ranges, b"row-00700-skip", *bulk)
-        differences = " ".join(d for t in found["tables"] for m in t["mismatched"]
-                               for d in m["differences"])
-        assert all(row.decode() in differences for row in (b"row-00700-skip", *bulk)), differences
+    found = validate(spec, recompare_wait=0).to_json()
+    assert found["verdict"] == "mismatch"
+    assert failing(found) == holding(ranges, b"row-00700-skip", *bulk)
+    differences = " ".join(d for t in found["tables"] for m in t["mismatched"]
+                           for d in m["differences"])
+    assert all(row.decode() in differences for row in (b"row-00700-skip", *bulk)), differences
 
-        fixed = validate(spec, repair=True, recompare_wait=0).to_json()
-        assert fixed["verdict"] == "match", json.dumps(fixed, indent=1, default=str)
-        (recopied,) = fixed["bulk_loads_recopied"]
-        assert recopied["puts"] == len(bulk)
-        with Thrift2Client(real.thrift2) as src, Thrift2Client(dst.endpoints.thrift2) as tgt:
-            assert compare_tables(src, tgt, TABLE).equal  # cell for cell, every version
-        with Ledger.open(spec.ledger_url) as ledger:
-            reasons = sorted(r.reason for r in ledger.repairs(1))
-        assert reasons == ["bulk_load", "mismatch"]
+    fixed = validate(spec, repair=True, recompare_wait=0).to_json()
+    assert fixed["verdict"] == "match", json.dumps(fixed, indent=1, default=str)
+    (recopied,) = fixed["bulk_loads_recopied"]
+    assert recopied["puts"] == len(bulk)
+    with Thrift2Client(real.thrift2) as src, Thrift2Client(dst.endpoints.thrift2) as tgt:
+        assert compare_tables(src, tgt, TABLE).equal  # cell for cell, every version
+    with Ledger.open(spec.ledger_url) as ledger:
+        reasons = sorted(r.reason for r in ledger.repairs(1))
+    assert reasons == ["bulk_load", "mismatch"]
 
 
 def test_divergences_on_a_real_target_are_named_and_repaired(real_hbase: RealHBase,

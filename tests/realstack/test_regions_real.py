@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +34,7 @@ from hbase_migrate.wal.model import Cell, CellType
 from minihbase.admin_client import call_admin
 from minihbase.server import MiniHBase
 from realstack.hbase import RealHBase
+from tests.support.minicluster import EmbeddedClusters
 
 pytestmark = [pytest.mark.integration, pytest.mark.realstack]
 ROWS = 6000  # two cells each
@@ -149,9 +150,8 @@ def configure(folder: Path, source: Path, target: Path, table: str) -> Path:
 
 
 @pytest.fixture
-def target(tmp_path: Path) -> Iterator[MiniHBase]:
-    with MiniHBase(tmp_path / "dst", "target") as dst:
-        yield dst
+def target(make_embedded: EmbeddedClusters, tmp_path: Path) -> MiniHBase:
+    return make_embedded("target", folder=tmp_path / "dst")
 
 
 def test_raw_listings_during_splits_and_settled_ones(real_hbase: RealHBase) -> None:

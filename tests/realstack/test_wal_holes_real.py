@@ -46,6 +46,7 @@ from hbase_migrate.rpc.client import NativeClient
 from hbase_migrate.wal.model import Cell, CellType
 from minihbase.server import MiniHBase
 from realstack.hbase import RealHBase, RealHBaseOptions, is_1x
+from tests.support.minicluster import EmbeddedClusters
 from tests.support.wait import wait_for
 
 from .fixtures import running, skip_without_real_stack
@@ -253,7 +254,8 @@ def source(stack: RealHBase, tmp_path: Path) -> Iterator[Source]:
             NativeAdmin(described["zookeeper"], described["znode_parent"]) as admin, \
             NativeClient(described["zookeeper"], described["znode_parent"],
                          max_backoff=1.0) as client, \
-            MiniHBase(tmp_path / "dst", "target") as target:
+            EmbeddedClusters(tmp_path) as embedded:
+        target = embedded("target", folder=tmp_path / "dst")
         yield Source(stack, admin, client, watcher, target, tmp_path)
 
 

@@ -36,7 +36,7 @@ from tests.spark.standalone import (
     finished_tasks,
     other_hosts,
 )
-from tests.support.minicluster import compare, run_workload, write_migration
+from tests.support.minicluster import EmbeddedClusters, compare, run_workload, write_migration
 
 pytestmark = [pytest.mark.own_stack, pytest.mark.integration, pytest.mark.slow]
 TABLE = "orders"
@@ -49,9 +49,9 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
 
 @pytest.fixture(scope="module")
 def clusters(cluster: Cluster) -> Iterator[tuple[MiniHBase, MiniHBase]]:
-    with MiniHBase(cluster.driver / "src", "source") as src, \
-            MiniHBase(cluster.driver / "dst", "target") as dst:
-        yield src, dst
+    with EmbeddedClusters(cluster.driver) as embedded:  # in the driver's folder
+        yield embedded("source", folder=cluster.driver / "src"), \
+            embedded("target", folder=cluster.driver / "dst")
 
 
 def write_config(folder: Path, src: MiniHBase, dst: MiniHBase, spark: str) -> Path:

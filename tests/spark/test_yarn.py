@@ -36,7 +36,7 @@ from minihbase.server import MiniHBase
 from realstack.maven import RealStackError
 from realstack.yarn import RealYarn, RealYarnOptions
 from tests.spark.standalone import HIDE
-from tests.support.minicluster import compare, run_workload, write_migration
+from tests.support.minicluster import EmbeddedClusters, compare, run_workload, write_migration
 
 # (YARN's start and a Spark application per step: 8-11 minutes on the loaded 2-core machine)
 pytestmark = [pytest.mark.own_stack, pytest.mark.integration, pytest.mark.slow,
@@ -109,9 +109,9 @@ def yarn(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Yarn]:
 
 @pytest.fixture(scope="module")
 def clusters(yarn: Yarn) -> Iterator[tuple[MiniHBase, MiniHBase]]:
-    with MiniHBase(yarn.driver / "src", "source") as src, \
-            MiniHBase(yarn.driver / "dst", "target") as dst:
-        yield src, dst
+    with EmbeddedClusters(yarn.driver) as embedded:  # in the driver's folder
+        yield embedded("source", folder=yarn.driver / "src"), \
+            embedded("target", folder=yarn.driver / "dst")
 
 
 def write_config(folder: Path, src: MiniHBase, dst: MiniHBase, spark: str = "",
