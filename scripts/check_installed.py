@@ -19,7 +19,7 @@ import subprocess
 import sys
 import sysconfig
 import tempfile
-from importlib.metadata import entry_points, version
+from importlib.metadata import PackageNotFoundError, entry_points, version
 from pathlib import Path
 
 PACKAGES = ("hbase_migrate", "hbase_migrate_airflow", "minihbase", "realstack")
@@ -78,6 +78,14 @@ def check_providers_list() -> str:
     return str(listed["hbase-migrate"].get("version"))
 
 
+def spark_version() -> str:
+    """pyspark's version, or that it is not installed (the Composer recipe's extras)."""
+    try:
+        return version("pyspark")
+    except PackageNotFoundError:
+        return "not installed"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--airflow-version", help="the Airflow release that must be installed")
@@ -89,7 +97,7 @@ def main() -> None:
     airflow = version("apache-airflow")
     if args.airflow_version and airflow != args.airflow_version:
         fail(f"Airflow {airflow} installed, {args.airflow_version} expected (replaced?)")
-    print(f"Airflow {airflow}, pyspark {version('pyspark')}, hbase-migrate "
+    print(f"Airflow {airflow}, pyspark {spark_version()}, hbase-migrate "
           f"{version('hbase-migrate')}")
     for hook in check_provider():
         print(f"provider hook {hook}: imports")
