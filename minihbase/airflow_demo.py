@@ -14,12 +14,14 @@
    catches up; in each round the region servers roll their WALs while a watch run waits
    (one triggered with an empty form, or the scheduled one under way), the watch announces
    the new files as one Asset event, and the replay applies them and validates in live mode
-   (verdicts recorded, ranges still differing listed, the run not failed for them);
+   (verdicts recorded, what still differs listed, the run not failed for it);
    ``airflow backfill create`` replays a past hour again, as the README gives it, and a
    ``hbase_migrate_backfill`` run triggered with the first seconds after T0 as its data
    interval replays them again (it must replay cells: a window before T0 proves nothing);
-   then the workload stops, a last round drains replay, and ``hbase_migrate_cutover`` gives the
-   verdict (judged on the validation after that last catch-up) and writes the audit report.
+   each replay run's validation compares the rows it wrote (its round); then the workload
+   stops, a last round drains replay, ``hbase_migrate_validate`` compares every range, and
+   ``hbase_migrate_cutover`` gives the verdict (judged on that validation after the last
+   catch-up) and writes the audit report.
 4. List every DAG run the demo caused: each is green or skipped (an hour with no WAL edit
    of the migration is skipped, saying so; the CDC stream skips while no Kafka connection
    is configured).
@@ -63,7 +65,7 @@ from minihbase.workload import Workload, WorkloadSpec
 MIGRATION = "orders"  # the demo's migration and table
 SOURCE_ARGS = ["--region-servers", "2", "--roll-period", "1h", "--wal-compression", "dict+tags"]
 DAGS = ("hbase_migrate_start", "hbase_migrate_wal_watch", "hbase_migrate_replay",
-        "hbase_migrate_backfill", "hbase_migrate_cutover")
+        "hbase_migrate_backfill", "hbase_migrate_validate", "hbase_migrate_cutover")
 ROUNDS = 2
 SPARK = "local[2]"  # the Spark master of --spark: every run of the DAGs on Spark
 ROUND_SECONDS = 4.0  # how long the workload writes into the WALs of a round before the roll
@@ -400,6 +402,9 @@ def _drive(spec: DemoSpec, dags: Dags, source: ClusterEndpoints, result: DemoRes
             facts.update(workload_ops=written.get("total_ops", 0), **_round(dags, cluster_json))
             while dags.active("hbase_migrate_wal_watch"):  # a scheduled run began meanwhile
                 facts.update(_round(dags, cluster_json))
+        with _step(result, "hbase_migrate_validate: every range, after the last catch-up",
+                   report) as facts:
+            facts.update(_validated(dags))
     with _step(result, "hbase_migrate_cutover: the gate, then the audit report",
                report) as facts:
         run_id = dags.trigger("hbase_migrate_cutover", max_lag="1m",
@@ -409,6 +414,18 @@ def _drive(spec: DemoSpec, dags: Dags, source: ClusterEndpoints, result: DemoRes
         result.report = StepResult.from_json(dags.xcom("hbase_migrate_cutover", run_id,
                                                        "report"))
         facts.update(report=result.report.metrics["path"], verdict=result.report.verdict)
+
+
+def _validated(dags: Dags) -> dict[str, Any]:
+    """A strict validation of every range (the rounds' validations compared only the rows
+    each replay wrote; the gate asks for every range after the last catch-up): the validate
+    DAG unpaused (its schedule's run for the latest interval may start too) and run."""
+    dags.unpause("hbase_migrate_validate")
+    run_id = dags.trigger("hbase_migrate_validate")
+    dags.require(dags.wait_run("hbase_migrate_validate", run_id), "the validation")
+    for other in dags.active("hbase_migrate_validate"):  # the schedule's, before the gate
+        dags.require(dags.wait_run("hbase_migrate_validate", other), "the scheduled validation")
+    return {"run": run_id, **dags.differing("hbase_migrate_validate", run_id)}
 
 
 def _round(dags: Dags, cluster_json: Path) -> dict[str, Any]:
