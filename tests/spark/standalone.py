@@ -62,6 +62,11 @@ def start_cluster(folder: Path, *, workers: int = 1, cores: int = 2,
     pytest.importorskip("pyspark")
     env = spark_environment(folder)
     wenv = dict(worker_env) if worker_env is not None else env
+    # An application's folder (its executors' logs, the unpacked Python archive) goes two
+    # minutes after it ends: a module's many applications would otherwise fill the disk.
+    wenv["SPARK_WORKER_OPTS"] = ("-Dspark.worker.cleanup.enabled=true "
+                                 "-Dspark.worker.cleanup.interval=30 "
+                                 "-Dspark.worker.cleanup.appDataTtl=120")
     spark_class = str(Path(env["SPARK_HOME"]) / "bin" / "spark-class")
     worker_class = str(Path(wenv["SPARK_HOME"]) / "bin" / "spark-class")
     port, ui = free_port(), free_port()
