@@ -82,13 +82,22 @@ class ClusterSpec:
     bigtable: BigtableSettings | None = None
 
     def endpoints(self) -> ClusterEndpoints:
-        """The cluster's endpoints; a ``cluster_json`` file is read on the first call and
-        again only once it changed (a cluster restarted on new ports).
-        A Bigtable target has none (:class:`~hbase_migrate.errors.ConfigError`)."""
+        """The cluster's endpoints; a ``cluster_json`` file is read once per process (on the
+        first call) and again only once it was replaced (a cluster restarted on new ports)
+        or by :meth:`reread_endpoints`. A Bigtable target has none
+        (:class:`~hbase_migrate.errors.ConfigError`)."""
+        return self._endpoints(reread=False)
+
+    def reread_endpoints(self) -> ClusterEndpoints:
+        """The cluster's endpoints with its ``cluster_json`` read again: what a client
+        reconnecting after a failed call asks (a gateway moved to new ports)."""
+        return self._endpoints(reread=True)
+
+    def _endpoints(self, *, reread: bool) -> ClusterEndpoints:
         if self.bigtable is not None:
             raise ConfigError(f"[{self.role}] is {self.bigtable.where}: it has no HBase "
                               "endpoints (gateways, WAL folder): this needs an HBase cluster")
-        found = self.explicit or load_cluster_json(self.cluster_json or "")
+        found = self.explicit or load_cluster_json(self.cluster_json or "", reread=reread)
         if self.client is not None and self.client != found.client:
             try:
                 found = replace(found, client=self.client)
@@ -123,10 +132,12 @@ class ClusterSpec:
 
     @property
     def identity(self) -> str:
-        """A stable text naming the cluster without I/O: the ``cluster.json`` path, or the
-        explicit Thrift endpoints. The ledger recognises a migration by the gateways a
-        cluster resolves to (:mod:`hbase_migrate.audit.definitions`); this path form is
-        what it holds of migrations recorded before schema 8."""
+        """A stable text naming the cluster without I/O: the ``cluster.json`` path, a
+        Bigtable instance, or the explicit endpoints (:func:`endpoints_identity`: the Thrift
+        gateways, else the ZooKeeper quorum or the ``hbase+rpc://`` URI). The ledger
+        recognises a migration by the gateways a cluster resolves to
+        (:mod:`hbase_migrate.audit.definitions`); this path form is what it holds of
+        migrations recorded before schema 8."""
         if self.bigtable is not None:
             return self.bigtable.identity
         if self.cluster_json is not None:

@@ -5,16 +5,16 @@ keys as :class:`ClusterEndpoints`; unknown keys (``pid``, ``dir``...) are ignore
 Its ``security`` object, when present, says how clients authenticate
 (:class:`~hbase_migrate.cluster.auth.security.ClusterSecurity`; relative file names in it are
 relative to the ``cluster.json``).
-Where a cluster's gateways answer can change while a process runs (a restart on new ports
-rewrites ``cluster.json``): clients take a :data:`Locate` function to look their endpoint up
-again before reconnecting (:func:`relocated`).
+A process reads each ``cluster.json`` once (:func:`load_cluster_json`), and again only
+when the file was replaced or on a reconnect. Where a cluster's gateways answer can change
+while a process runs (a restart on new ports rewrites ``cluster.json``): clients take a
+:data:`Locate` function that reads the file again before reconnecting (:func:`relocated`).
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
@@ -244,17 +244,20 @@ class ClusterEndpoints:
         return cls(**known)
 
 
-# What each cluster.json said, by path, with the file's identity and when it was read: a
-# file is read again only once it was replaced or changed (a cluster restarted on new ports
-# writes a new one), however often its endpoints are asked for. A file changed within a
-# clock tick of a read may keep its size and times (a filesystem's timestamps are coarse),
-# so what was read within RACY_NS of the file's last change is not trusted (as git's index).
-_READ: dict[Path, tuple[tuple[int, int, int, int], ClusterEndpoints, int]] = {}
-RACY_NS = 2_000_000_000
+# What each cluster.json said, by absolute path, with the identity of the file read (inode,
+# size, times). A process reads each file once: asked again, the cached endpoints are given
+# while the file is the one read (a cluster restarted on new ports writes a new file, with
+# a new inode: read again once), and a reconnect reads it again whatever its identity
+# (``reread``): a file rewritten in place within one tick of a coarse filesystem clock keeps
+# its identity, and the reconnect after the failed connection to its old ports finds it.
+# Module state, never pickled: a Spark executor reads its own once.
+_READ: dict[Path, tuple[tuple[int, int, int, int], ClusterEndpoints]] = {}
 
 
-def load_cluster_json(path: str | Path) -> ClusterEndpoints:
-    """The endpoints a ``cluster.json`` file names, read again only when the file changed."""
+def load_cluster_json(path: str | Path, *, reread: bool = False) -> ClusterEndpoints:
+    """The endpoints a ``cluster.json`` file names: read on the first call in this process,
+    then again only when the file was replaced or changed, or with ``reread`` (what a
+    client reconnecting after a failure asks: :data:`Locate`)."""
     where = Path(path).absolute()
     try:
         st = where.stat()
@@ -262,12 +265,10 @@ def load_cluster_json(path: str | Path) -> ClusterEndpoints:
         raise ConfigError(f"{path}: cannot read cluster endpoints: {exc}") from exc
     identity = (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
     known = _READ.get(where)
-    if known is not None and known[0] == identity and \
-            known[2] - st.st_mtime_ns > RACY_NS:
+    if known is not None and known[0] == identity and not reread:
         return known[1]
-    read_at = time.time_ns()
     endpoints = _read_cluster_json(path, where)
-    _READ[where] = (identity, endpoints, read_at)
+    _READ[where] = (identity, endpoints)
     return endpoints
 
 

@@ -47,17 +47,18 @@ def connect_thrift1(endpoints: ClusterEndpoints, *, timeout: float = 30.0,
 
 def open_client(cluster: ClusterSpec) -> Client:
     """A client of ``cluster`` over what its ``client`` setting names (:func:`connect`): a
-    Thrift2 gateway is looked up again before reconnecting (a gateway restarted on new
-    ports is found); calls are sized and timed by the migration's ``[gateway]``
-    settings. A Bigtable target gets a :class:`~hbase_migrate.bigtable.client.BigtableClient`,
-    which speaks the same protocol."""
+    Thrift2 gateway is looked up again before reconnecting (the ``cluster.json`` read
+    again: a gateway restarted on new ports is found); calls are sized and timed by the
+    migration's ``[gateway]`` settings. A Bigtable target gets a
+    :class:`~hbase_migrate.bigtable.client.BigtableClient`, which speaks the same protocol."""
     if cluster.bigtable is not None:  # the one place a step meets a Bigtable target
         from hbase_migrate.bigtable.client import BigtableClient
 
         return BigtableClient(cluster.bigtable)
     endpoints = cluster.endpoints()
     try:
-        return connect(endpoints, cluster.gateway, locate=lambda: cluster.endpoints().thrift2)
+        return connect(endpoints, cluster.gateway,
+                       locate=lambda: cluster.reread_endpoints().thrift2)
     except ConfigError as exc:  # "source cluster 'a' names no ..."
         raise ConfigError(f"{cluster.role} {exc}") from None
 
@@ -70,5 +71,5 @@ def open_thrift1(cluster: ClusterSpec, why: str) -> Thrift1Gateway:
         raise ConfigError(f"{cluster.role} cluster {endpoints.name!r} names no Thrift1 "
                           f"gateway (thrift = \"host:9090\"): {why}")
     return connect_thrift1(endpoints, timeout=cluster.gateway.call_timeout,
-                           locate=lambda: cluster.endpoints().thrift,
+                           locate=lambda: cluster.reread_endpoints().thrift,
                            region_wait=cluster.gateway.region_wait)

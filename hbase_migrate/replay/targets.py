@@ -24,19 +24,22 @@ from hbase_migrate.replay.thrift1_target import Thrift1Target
 
 
 class EndpointSource(Protocol):
-    """Where a cluster's endpoints are read from, each time they are asked for (a
-    ``ClusterSpec``: its ``cluster.json`` is read on each call)."""
+    """Where a cluster's endpoints are looked up, each time they are asked for (a
+    ``ClusterSpec``: its ``cluster.json``, read once, and again on a reconnect)."""
 
     def endpoints(self) -> ClusterEndpoints:
         ...
 
 
 def _locate(source: EndpointSource | None, gateway: str) -> Callable[[], str | None] | None:
+    """Where the gateway answers now, asked before a reconnect: a ``ClusterSpec`` reads
+    its ``cluster.json`` again."""
     if source is None:
         return None
+    found = source.reread_endpoints if isinstance(source, ClusterSpec) else source.endpoints
     if gateway == "thrift2":
-        return lambda: source.endpoints().thrift2
-    return lambda: source.endpoints().thrift
+        return lambda: found().thrift2
+    return lambda: found().thrift
 
 
 def open_target(cluster: ClusterEndpoints | EndpointSource, *,

@@ -1,0 +1,56 @@
+"""A migration's ``cluster.json`` files are read once per process, not at every use: a whole
+snapshot and a whole replay over the embedded clusters, run at once after the clusters
+started (as the suite and a user's first run do), read each cluster's file once; a cluster
+restarted (its file written anew) is read again, once, and the next step reaches it.
+What a reconnect reads: ``tests/cluster/test_endpoints_cache.py`` and
+``tests/replay/test_target_faults.py``."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from hbase_migrate import lifecycle
+from hbase_migrate.cluster import endpoints as E
+from hbase_migrate.config import load_config
+from minihbase.regionserver import WalSettings
+from tests.support.minicluster import EmbeddedClusters, run_workload, write_migration
+
+pytestmark = pytest.mark.integration
+
+
+def test_each_cluster_json_is_read_once_per_process_and_again_when_replaced(
+        make_embedded: EmbeddedClusters, transport: str, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    reads: Counter[Path] = Counter()  # by file
+    read = E._read_cluster_json
+
+    def counted(path: str | Path, where: Path) -> E.ClusterEndpoints:
+        reads[where] += 1
+        return read(path, where)
+
+    monkeypatch.setattr(E, "_read_cluster_json", counted)  # the one function reading it
+    monkeypatch.setattr(E, "_READ", {})  # this process has read none yet
+    src, dst = make_embedded.pair(transport, wal=WalSettings(region_servers=2))
+    run_workload(src, "orders", seed=3, ops=60)
+    spec = load_config(write_migration(tmp_path, src, dst, "orders"))
+    assert spec.source.cluster_json is not None and spec.target.cluster_json is not None
+    files = spec.source.cluster_json.absolute(), spec.target.cluster_json.absolute()
+    assert lifecycle.prepare(spec).passed
+    assert lifecycle.snapshot(spec).passed
+    assert reads == {files[0]: 1, files[1]: 1}
+    run_workload(src, "orders", seed=4, ops=60)
+    assert lifecycle.replay(spec).exit_code == 0
+    assert reads == {files[0]: 1, files[1]: 1}
+
+    assert dst.thrift1 is not None and dst.thrift2 is not None
+    ports = dst.thrift1.port, dst.thrift2.port  # the gateways a migration is recognised by
+    dst.stop()
+    dst = make_embedded("target", over=transport, folder=dst.data_dir, thrift_port=ports[0],
+                        thrift2_port=ports[1])  # restarted, as the chaos harness does...
+    assert dst.write_cluster_json() == files[1]  # ...and its file written anew
+    run_workload(src, "orders", seed=5, ops=60)
+    assert lifecycle.replay(spec).exit_code == 0
+    assert reads == {files[0]: 1, files[1]: 2}
