@@ -1,17 +1,19 @@
-"""The one client protocol of a cluster, whatever carries it, and :func:`connect`.
+"""The one client protocol of a cluster, whatever carries it: :class:`Client`.
 
 Every step reads and writes a cluster through a :class:`Client`: the data calls (scans with
 a time range, every version or a raw scan with delete markers; gets; cells of every type
 written with their exact timestamps; the table's regions) and the table admin calls the
 steps use (exists, descriptor, create with split keys, namespaces, enable, disable, drop).
 
-Two transports implement it: HBase's own RPC straight to the master and the region servers
-(``hbase_migrate.rpc.cluster.NativeCluster``), and the Thrift2 gateway
-(``hbase_migrate.cluster.thrift.thrift2.Thrift2Client``).
-:func:`hbase_migrate.hbase.connect.connect`, the front door, chooses by the cluster's
-``client`` setting (:class:`~hbase_migrate.cluster.endpoints.ClusterEndpoints`); this module
-imports neither transport. :class:`Thrift1Gateway` is what the steps use of a Thrift1
-gateway.
+Three implement it: HBase's own RPC straight to the master and the region servers
+(``hbase_migrate.rpc.cluster.NativeCluster``), the Thrift2 gateway
+(``hbase_migrate.cluster.thrift.thrift2.Thrift2Client``) and, for a Bigtable target,
+``hbase_migrate.bigtable.client.BigtableClient``. The front door
+(:mod:`hbase_migrate.hbase`: ``connect``, ``open_client``) chooses by the cluster's
+config (its ``client`` setting,
+:class:`~hbase_migrate.cluster.endpoints.ClusterEndpoints`, or its Bigtable section); this
+module imports none of them. :class:`Thrift1Gateway` is what the steps use of a Thrift1
+gateway (``hbase_migrate.cluster.thrift.thrift1.Thrift1Client``), opened by the door too.
 """
 
 from __future__ import annotations
