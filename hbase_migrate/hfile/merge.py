@@ -17,6 +17,11 @@ Cells newer than every file (a region's WAL edits past its store files, as its m
 would hold them: ``newer``) come in already sorted, each with its WAL sequence id as its
 mvcc, and rank as the newest source.
 
+A read from a row (``start``: a key range's first) has each file seek to it through its
+block index (``reader.py``): only the blocks that may hold that row or later ones are
+decoded; a top half seeks to its split row as well, and a bottom half ending before
+``start`` is not read. ``newer``'s cells of earlier rows are dropped.
+
 Each file holds one block in memory at a time; the merge holds one cell per file. A MOB
 reference cell (a tag of type 5: its value is in a MOB file) is refused, naming the file,
 unless the caller resolves them after the family rules (``mob_references``, ``mob.py``).
@@ -73,28 +78,34 @@ def bulk_loaded(reader: HFileReader) -> bool:
 
 
 def merged_cells(files: Sequence[StoreFile], mob_references: bool = False,
-                 newer: Iterable[StoreCell] = ()) -> Iterator[StoreCell]:
+                 newer: Iterable[StoreCell] = (), start: bytes = b"") -> Iterator[StoreCell]:
     """The cells of ``files`` (one region's, any families) in HBase's scan order, with the
-    sequence id HBase gives each, and ``newer``'s (in scan order, newer than every file). A
-    file whose cells are out of order, or of a family other than its store's, raises
-    ``HFileCorruptError`` naming it and the block; a MOB reference cell is refused unless
-    ``mob_references`` (the caller resolves them)."""
+    sequence id HBase gives each, and ``newer``'s (in scan order, newer than every file);
+    with ``start``, those of rows at or after it. A file whose cells are out of order, or
+    of a family other than its store's, raises ``HFileCorruptError`` naming it and the
+    block; a MOB reference cell is refused unless ``mob_references`` (the caller resolves
+    them)."""
     ranked = sorted(files, key=lambda f: (f.sequence_id(), f.reader.name))
-    streams = [_keyed(f, order, mob_references) for order, f in enumerate(ranked)]
+    streams = [_keyed(f, order, mob_references, start) for order, f in enumerate(ranked)]
     streams.append(((c.cell.row, c.cell.family, c.cell.qualifier, -c.cell.timestamp,
-                     -c.cell.type, -c.mvcc, -len(ranked)), c) for c in newer)
+                     -c.cell.type, -c.mvcc, -len(ranked)), c) for c in newer
+                   if c.cell.row >= start)
     for _key, cell in heapq.merge(*streams):
         yield cell
 
 
-def _keyed(file: StoreFile, order: int, mob_references: bool
+def _keyed(file: StoreFile, order: int, mob_references: bool, start: bytes
            ) -> Iterator[tuple[SortKey, StoreCell]]:
     reader = file.reader
     reset = (file.sequence_id() if bulk_loaded(reader)
              and reader.file_info.get(SKIP_RESET_SEQ_ID, b"\x00") == b"\x00" else None)
     previous: SortKey | None = None
     half = file.half
-    for stored in reader.cells():
+    if half is not None and half.top:
+        start = max(start, half.split_row)  # a top half's rows: from its split row on
+    elif half is not None and start >= half.split_row:
+        return  # a bottom half's rows all sort before start
+    for stored in reader.cells(start):
         cell = stored.cell
         if half is not None and not half.holds(cell.row):
             if half.top:

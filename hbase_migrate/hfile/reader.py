@@ -12,6 +12,15 @@ with more, each leaf index block must list the data blocks walked since the one 
 cell count must equal the trailer's ``entry_count``. Memory holds one block at a time (and
 the root index, as HBase does).
 
+A read from a row (``cells(start)``: a key range's) seeks through the data block index
+(``HFileBlockIndex.BlockIndexReader``): at each level the entry taken is the last whose
+key's row sorts before ``start`` (else the first), down from the root through the
+intermediate and leaf index blocks to a data block, where the walk begins. No block before
+it holds ``start``'s row: an entry's key sorts at or before its block's first cell and after
+the previous block's last (``HFileWriterImpl.getMidpoint``: the first cell's key, or a
+shorter one between the two). The walk from there is checked against the index entries
+from the one taken on; the cell count is not checked (the cells before it are not read).
+
 Read: encodings NONE, PREFIX (``prefix.py``), DIFF (``diff.py``), FAST_DIFF (``fastdiff.py``)
 and ROW_INDEX_V1 (``rowindex.py``), compiled or not (``decoders.py``); compression NONE, GZ,
 SNAPPY, LZ4, ZSTD and BROTLI; checksums NULL, CRC32 and CRC32C; tags, compressed or not
@@ -23,16 +32,19 @@ v1 and v2 before minor 2. Bad bytes raise ``HFileCorruptError``.
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import os
 from collections import deque
 from collections.abc import Generator, Iterator
-from typing import BinaryIO
+from typing import BinaryIO, NamedTuple
 
 from hbase_migrate.errors import HFileCorruptError, HFileUnsupportedError
 from hbase_migrate.hfile.block import (
     DATA,
     ENCODED_DATA,
     FILE_INFO,
+    INTERMEDIATE_INDEX,
     LEAF_INDEX,
     MINOR_VERSION_WITH_CHECKSUM,
     ROOT_INDEX,
@@ -121,37 +133,83 @@ class HFileReader:
     def close(self) -> None:
         self._file.close()
 
-    def cells(self) -> Iterator[StoreCell]:
-        """Every cell of the file in file order, with its mvcc (0 when the file keeps none)."""
+    def cells(self, start: bytes = b"") -> Iterator[StoreCell]:
+        """Every cell of the file in file order, with its mvcc (0 when the file keeps none);
+        with ``start``, those of rows at or after it: the walk begins at the data block the
+        index leads ``start`` to, whose cells of earlier rows are dropped here."""
         self._check_readable()
         t = self.trailer
-        count = 0
-        if t.entry_count:
-            checker = _IndexCheck(self.name, t.data_index_levels, self.root_index)
-            offset = t.first_data_block_offset
-            while offset < t.load_on_open_offset:
-                block = self.blocks.read(offset, t.load_on_open_offset)
-                self.block_offset = offset
-                if block.magic in DATA_BLOCKS and offset <= t.last_data_block_offset:
-                    encoding, data = self._encoding(block)
-                    checker.data_block(offset)
-                    whole = whole_block(encoding, data, tags=self.tags, mvcc=self.mvcc,
-                                        compressed_tags=self.compressed_tags)
-                    if whole is None:
-                        count += yield from self._block_cells(block.offset, encoding, data)
-                    else:  # decoded whole: handed out with no generator between
-                        count += len(whole)
-                        yield from whole
-                elif block.magic == LEAF_INDEX:
-                    checker.leaf_block(block)
-                elif block.magic not in INLINE_BLOCKS:
-                    raise HFileCorruptError(
-                        self.name, offset, f"{block.magic!r} block among the data blocks")
-                offset += block.on_disk_size
-            checker.finish(t.offset)
+        if not t.entry_count:
+            return
+        if start:
+            seek = self._seek(start)
+            checker = _IndexCheck(self.name, t.data_index_levels, self.root_index, seek)
+            yield from self._walk(seek.entry.offset, checker, start)
+            return
+        checker = _IndexCheck(self.name, t.data_index_levels, self.root_index)
+        count = yield from self._walk(t.first_data_block_offset, checker, b"")
         if count != t.entry_count:
             raise HFileCorruptError(self.name, t.offset,
                                     f"{count} cells read, the trailer counts {t.entry_count}")
+
+    def _walk(self, offset: int, checker: _IndexCheck, start: bytes
+              ) -> Generator[StoreCell, None, int]:
+        """The cells of the data blocks from ``offset`` on, those of rows before ``start``
+        dropped from the first; returns the cells decoded."""
+        t = self.trailer
+        count = 0
+        while offset < t.load_on_open_offset:
+            block = self.blocks.read(offset, t.load_on_open_offset)
+            self.block_offset = offset
+            if block.magic in DATA_BLOCKS and offset <= t.last_data_block_offset:
+                encoding, data = self._encoding(block)
+                checker.data_block(offset)
+                whole = whole_block(encoding, data, tags=self.tags, mvcc=self.mvcc,
+                                    compressed_tags=self.compressed_tags)
+                if whole is None:
+                    count += yield from self._block_cells(block.offset, encoding, data, start)
+                else:  # decoded whole: handed out with no generator between
+                    count += len(whole)
+                    yield from (_from_row(whole, start) if start else whole)
+                start = b""  # the blocks after a seek's first hold rows >= start only
+            elif block.magic == LEAF_INDEX:
+                checker.leaf_block(block)
+            elif block.magic not in INLINE_BLOCKS:
+                raise HFileCorruptError(
+                    self.name, offset, f"{block.magic!r} block among the data blocks")
+            offset += block.on_disk_size
+        checker.finish(t.offset)
+        return count
+
+    def _seek(self, start: bytes) -> _Seek:
+        """The data block a read from row ``start`` begins at, found down the index."""
+        t = self.trailer
+        entries, at, leaf = self.root_index, t.load_on_open_offset, None
+        for level in range(2, t.data_index_levels + 1):  # the levels below the root
+            child = entries[self._before(entries, start, at)]
+            magic = LEAF_INDEX if level == t.data_index_levels else INTERMEDIATE_INDEX
+            block = self.blocks.read(child.offset, t.load_on_open_offset)
+            if block.magic != magic:
+                raise HFileCorruptError(self.name, child.offset, f"{block.magic!r} block, the "
+                                        f"index leads to {magic!r}")
+            entries, at, leaf = _index_entries(self.name, block), child.offset, child.offset
+        position = self._before(entries, start, at)
+        entry = entries[position]
+        if not t.first_data_block_offset <= entry.offset <= t.last_data_block_offset:
+            raise HFileCorruptError(self.name, at, f"index entry of data block {entry.offset}, "
+                                    "outside the data blocks")
+        return _Seek(entry, position, leaf)
+
+    def _before(self, entries: list[IndexEntry], start: bytes, at: int) -> int:
+        """The position of the last of ``entries`` (the index block's at ``at``) whose key's
+        row sorts before ``start``, else 0."""
+        if not entries:
+            raise HFileCorruptError(self.name, at, "index block without entries")
+        try:
+            found = bisect.bisect_left(entries, start, key=lambda e: _key_row(e.key))
+        except CellCorruptError as exc:
+            raise HFileCorruptError(self.name, at, f"index key: {exc}") from exc
+        return max(found - 1, 0)
 
     def _check_readable(self) -> None:
         """Refuse, before any cell, cells stored in a form not read here (the trailer and
@@ -171,26 +229,66 @@ class HFileReader:
                                         f"{ENCODINGS.get(code, f'#{code}')}")
         return code, block.data[2:]
 
-    def _block_cells(self, offset: int, encoding: int, data: bytes
+    def _block_cells(self, offset: int, encoding: int, data: bytes, start: bytes
                      ) -> Generator[StoreCell, None, int]:
-        """The reference's cells of a block; its errors name the file and block."""
+        """The reference's cells of a block, those of rows before ``start`` decoded but not
+        handed out; its errors name the file and block."""
         count = 0
         try:
             for cell in REFERENCES[encoding](data, tags=self.tags, mvcc=self.mvcc,
                                              compressed_tags=self.compressed_tags):
                 count += 1
-                yield cell
+                if cell.cell.row >= start:
+                    yield cell
         except CellCorruptError as exc:
             raise HFileCorruptError(self.name, offset, f"data block: {exc}") from exc
         return count
 
 
-class _IndexCheck:
-    """The data blocks walked, matched with the index as the walk goes."""
+def _from_row(cells: list[StoreCell], start: bytes) -> list[StoreCell]:
+    """A block's cells from the first of row ``start`` or after."""
+    at = 0
+    while at < len(cells) and cells[at].cell.row < start:
+        at += 1
+    return cells[at:]
 
-    def __init__(self, name: str, levels: int, root: list[IndexEntry]) -> None:
+
+def _key_row(key: bytes) -> bytes:
+    """The row of an index entry's key (a KeyValue key: int16 row length, row, ...)."""
+    end = 2 + int.from_bytes(key[:2], "big")
+    if len(key) < end:
+        raise CellCorruptError(f"key of {len(key)} bytes holds no row of {end - 2}")
+    return key[2:end]
+
+
+def _index_entries(name: str, block: Block) -> list[IndexEntry]:
+    """The entries of a leaf or intermediate index block."""
+    try:
+        return parse_non_root_index(block.data)
+    except CellCorruptError as exc:
+        kind = "leaf" if block.magic == LEAF_INDEX else "intermediate"
+        raise HFileCorruptError(name, block.offset, f"{kind} index: {exc}") from exc
+
+
+class _Seek(NamedTuple):
+    """Where a read from a row begins: the data block's index entry, its position among
+    its index block's entries, and that block's offset when a leaf (None: the root)."""
+
+    entry: IndexEntry
+    position: int
+    leaf: int | None
+
+
+class _IndexCheck:
+    """The data blocks walked, matched with the index as the walk goes (after a seek, with
+    its entries from the seek's on)."""
+
+    def __init__(self, name: str, levels: int, root: list[IndexEntry],
+                 seek: _Seek | None = None) -> None:
         self.name, self.levels = name, levels
-        self.expected = iter(root) if levels == 1 else None
+        first = 0 if seek is None else seek.position
+        self.expected = itertools.islice(root, first, None) if levels == 1 else None
+        self.seek = seek if levels > 1 else None  # the leaf block to come first
         self.pending: deque[int] = deque()
 
     def data_block(self, offset: int) -> None:
@@ -203,10 +301,12 @@ class _IndexCheck:
                                     f"entry: {None if entry is None else entry.offset})")
 
     def leaf_block(self, block: Block) -> None:
-        try:
-            entries = parse_non_root_index(block.data)
-        except CellCorruptError as exc:
-            raise HFileCorruptError(self.name, block.offset, f"leaf index: {exc}") from exc
+        entries = _index_entries(self.name, block)
+        if self.seek is not None:  # the leaf the seek went through: from its entry on
+            if block.offset != self.seek.leaf:
+                raise HFileCorruptError(self.name, block.offset, "leaf index block, where the "
+                                        f"index led to the one at {self.seek.leaf}")
+            entries, self.seek = entries[self.seek.position:], None
         for entry in entries:
             walked = self.pending.popleft() if self.pending else None
             if walked != entry.offset:

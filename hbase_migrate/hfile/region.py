@@ -5,7 +5,8 @@
 merges them (``merge.py``) with the edits newer than them a caller may give (``newer``:
 a WAL's tail past the files, as the region's memstore held it), applies the families'
 rules (``visible.py``) and resolves MOB reference cells to their MOB files' cells
-(``mob.py``). Memory: one block per file and one row and family's delete markers.
+(``mob.py``). A read from a row (``start``) decodes only the blocks that may hold it or
+later rows. Memory: one block per file and one row and family's delete markers.
 """
 
 from __future__ import annotations
@@ -45,15 +46,16 @@ class Source(NamedTuple):
 def region_cells(stores: Mapping[bytes, Sequence[Source | str | os.PathLike[str]]],
                  families: Sequence[FamilyDescriptor], scan: ScanSpec,
                  mob: MobResolver | None = None,
-                 newer: Callable[[Mapping[bytes, int]], Iterable[StoreCell]] | None = None
-                 ) -> Iterator[Cell]:
+                 newer: Callable[[Mapping[bytes, int]], Iterable[StoreCell]] | None = None,
+                 start: bytes = b"") -> Iterator[Cell]:
     """The cells a normal scan of the region returns: ``stores`` maps each family to its
     store files (a path: the whole file). A store of a family ``families`` lacks is refused,
     naming its first file. MOB reference cells are resolved by ``mob`` after the family
     rules, as HBase's ``MobStoreScanner`` does (without it they are refused). ``newer``,
     given each family's newest store file sequence id (``MAX_SEQ_ID_KEY``; families
     without a file left out), gives the region's edits past its files, in scan order,
-    each with its sequence id (merged as the newest source)."""
+    each with its sequence id (merged as the newest source). ``start``: the cells of rows
+    at or after it only, each file read from the block its index leads that row to."""
     rules = {f.name: family_rules(f) for f in families}
     sources = {family: [s if isinstance(s, Source) else Source(s) for s in given]
                for family, given in stores.items()}
@@ -70,7 +72,7 @@ def region_cells(stores: Mapping[bytes, Sequence[Source | str | os.PathLike[str]
         for f in files:
             flushed[f.family] = max(flushed.get(f.family, 0), f.sequence_id())
         tail = () if newer is None else newer(flushed)
-        cells = visible_cells(merged_cells(files, mob is not None, tail), rules, scan)
+        cells = visible_cells(merged_cells(files, mob is not None, tail, start), rules, scan)
         if mob is None:
             yield from cells
             return

@@ -7,7 +7,8 @@ name, found live or under ``archive/``, as the export finds them) and the table 
 HBase recorded in it. For each region meeting
 the range, one at a time, its store files are read where they are, streamed over WebHDFS
 (no copy: a seek opens a new stream there; the bytes read taken from the throttle as the
-export's copies are), as a normal scan of every version returns them
+export's copies are), from the data block each file's index leads the range's start row to,
+as a normal scan of every version returns them
 (``hfile/region.py``): the family rules are the table
 schema's, the TTLs counted at ``now_ms``; MOB reference cells are resolved to their MOB
 files' cells (``hfile/mob.py``), each MOB file copied once per range, live from ``mobdir/``
@@ -98,7 +99,8 @@ def range_rows(root: HdfsRoot, snapshot: str, regions: Sequence[SnapshotRegion],
                       for family, files in region.stores}
             newer: Callable[..., Any] | None = None if tail is None else \
                 functools.partial(tail.newer, name, region.encoded)
-            cells = _within(region_cells(stores, families, scan, mob, newer), key_range)
+            cells = _within(region_cells(stores, families, scan, mob, newer,
+                                         start=key_range.start), key_range)
             for _row, row_cells in itertools.groupby(cells, key=lambda c: c.row):
                 yield list(row_cells)
 

@@ -25,6 +25,7 @@ from minihbase.webhdfs import WebHdfsServer
 
 FILES: dict[str, bytes] = {}
 REQUESTS: list[str] = []
+SERVED: list[int] = []  # the offset of each DataNode read
 
 
 class _WebHdfs(BaseHTTPRequestHandler):
@@ -64,6 +65,7 @@ class _WebHdfs(BaseHTTPRequestHandler):
         if url.path.startswith("/datanode"):
             data = FILES[url.path.removeprefix("/datanode")]
             offset = int(query.get("offset", 0))
+            SERVED.append(offset)
             end = offset + int(query["length"]) if "length" in query else len(data)
             chunk = data[offset:end]
             self.send_response(200)
@@ -150,6 +152,26 @@ def test_webhdfs_read_seek_and_size(webhdfs: str, monkeypatch: pytest.MonkeyPatc
     # the one stream), no GETFILESTATUS
     assert [r for r in REQUESTS if not r.startswith("/datanode")] == [
         "/webhdfs/v1/hbase/WALs/rs1,16020,1/rs1%2C16020%2C1.1700000000000?OPEN"]
+
+
+def test_a_seek_reads_from_its_offset_with_nothing_before_it_read(
+        webhdfs: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A seek far forward (an HFile read from a key range's block) opens the stream at its
+    offset: no byte before it is read and skipped, and the meter is told of the bytes read
+    alone (the first OPEN, for the size, is not read)."""
+    monkeypatch.setenv("HADOOP_USER_NAME", "hbase")
+    data = bytes(range(256)) * 16384  # 4 MiB
+    FILES["/hbase/data/default/t/r/f/hfile"] = data
+    SERVED.clear()
+    told: list[int] = []
+    with open_source(f"{webhdfs}/hbase/data/default/t/r/f/hfile", told.append) as f:
+        assert told == []
+        f.seek(len(data) - 5000)
+        assert f.read(100) == data[-5000:-4900]
+        assert list(SERVED) == [0, len(data) - 5000] and 100 <= sum(told) <= 5000
+        f.seek(3000)
+        assert f.read(10) == data[3000:3010]
+    assert list(SERVED) == [0, len(data) - 5000, 3000]
 
 
 def test_webhdfs_missing_file(webhdfs: str) -> None:
