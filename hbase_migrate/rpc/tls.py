@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import ipaddress
+import os
 import socket
 import ssl
 import threading
@@ -64,10 +65,26 @@ class Stream(Protocol):
     def close(self) -> None: ...
 
 
-@functools.lru_cache(maxsize=16)
 def client_context(security: ClusterSecurity) -> ssl.SSLContext:
-    """The TLS context of a cluster's RPC clients (one per security settings); files that
-    cannot be loaded: ConfigError naming the key and file."""
+    """The TLS context of a cluster's RPC clients (one per security settings and state of
+    their files: a CA, certificate or key replaced where it was, as a rotation does, is
+    loaded again); files that cannot be loaded: ConfigError naming the key and file."""
+    files = (security.tls_ca_file, security.tls_cert_file, security.tls_key_file)
+    return _client_context(security, tuple(_stamp(f) for f in files))
+
+
+def _stamp(path: str | None) -> tuple[int, ...]:
+    """What tells a file's contents apart without reading it (none: missing or unnamed)."""
+    try:
+        st = os.stat(path) if path else None
+    except OSError:
+        return ()
+    return () if st is None else (st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=16)
+def _client_context(security: ClusterSecurity, _stamps: tuple[tuple[int, ...], ...]
+                    ) -> ssl.SSLContext:
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
     context.minimum_version = ssl.TLSVersion.TLSv1_2
     context.check_hostname = False  # checked as HBase does, after the handshake

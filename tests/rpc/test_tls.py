@@ -140,6 +140,23 @@ def test_a_certificate_naming_another_host_is_refused(tmp_path: Path) -> None:
         conn.close()
 
 
+def test_certificates_replaced_where_they_were_are_loaded_again(tmp_path: Path) -> None:
+    """A rotation: a new CA, server and client certificate written over the old files. A
+    client of this process connecting afterwards trusts the new CA, not the one it loaded."""
+    before = make_tls(tmp_path / "certs", "rotated")
+    old_ca = before.ca.read_bytes()
+    with ScriptedServer(echo, tls=server_context(before)) as server:
+        conn = Connection("127.0.0.1", server.port, security=client_security(before))
+        assert get_row(conn, b"old") == b"old" * 4000
+        conn.close()
+    after = make_tls(tmp_path / "certs", "rotated")
+    assert after.ca == before.ca and after.ca.read_bytes() != old_ca
+    with ScriptedServer(echo, tls=server_context(after)) as server:
+        conn = Connection("127.0.0.1", server.port, security=client_security(after))
+        assert get_row(conn, b"new") == b"new" * 4000
+        conn.close()
+
+
 def test_identities_as_hbase_verifies_them() -> None:
     alt = {"subject": ((("commonName", "ignored.example"),),),
            "subjectAltName": (("DNS", "*.rs.example"), ("DNS", "master.example"),
