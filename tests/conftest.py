@@ -7,7 +7,7 @@ from __future__ import annotations
 import logging
 import os
 import shutil
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -130,6 +130,37 @@ def shared_stack_order(items: list[pytest.Item]) -> dict[str, int]:
                    default=len(SHARED_STACKS))
         found[module(item)] = min(rank, found.get(module(item), rank))
     return found
+
+
+# A passed test's folder is emptied once its fixtures are torn down (a failed one's kept for
+# reading): a full run would otherwise hold every embedded cluster's files until it ends.
+# The folder itself stays, so no later test gets its name (tables, instances and topics on
+# the session's shared stacks are named after it).
+CALL_PASSED = pytest.StashKey[Path]()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]
+                              ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    report: pytest.TestReport = yield
+    folder = (getattr(item, "funcargs", None) or {}).get("tmp_path")
+    if report.when == "call" and report.passed and isinstance(folder, Path):
+        item.stash[CALL_PASSED] = folder
+    return report
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item: pytest.Item) -> Generator[None, None, None]:
+    try:
+        return (yield)
+    finally:
+        folder = item.stash.get(CALL_PASSED, None)
+        if folder is not None and folder.is_dir():
+            for child in folder.iterdir():
+                if child.is_dir() and not child.is_symlink():
+                    shutil.rmtree(child, ignore_errors=True)
+                else:
+                    child.unlink(missing_ok=True)
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
