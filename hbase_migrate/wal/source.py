@@ -11,9 +11,11 @@ Files still being written (a region server's open WAL) need care on HDFS. The Na
 records the length the writer last reported, not what it wrote: for an HBase WAL that is the
 header until the file is closed or a block completes (``hflush`` does not update it), and the
 NameNode refuses an OPEN at or past that length ("Offset=... out of the range"). A DataNode
-serves every byte the writer flushed (the *visible* length). So the size of a
-:class:`WebHdfsFile` is the ``Content-Length`` of its first OPEN (what a read returns, not
-what a listing says), and reads elsewhere in the file go straight to the DataNode the
+serves every byte the writer flushed (the *visible* length). So opening a
+:class:`WebHdfsFile` asks GETFILESTATUS for the NameNode's length, then sends one OPEN at
+``PROBE_TAIL`` bytes before it (at 0 in a shorter file): the size is that OPEN's offset plus
+its ``Content-Length`` (what a read returns, not what a listing says), and no byte before the
+file's tail is sent for it. Reads elsewhere in the file go straight to the DataNode the
 NameNode redirected that OPEN to, at their own offset: a resume far past the NameNode's
 length reads only the new bytes. Where there is no DataNode address (a gateway that streams
 itself), a refused OPEN is served by reading from the file's start and skipping forward.
@@ -41,6 +43,10 @@ _SKIP_CHUNK = 1 << 20
 # still answers: a server that takes connections and drops them is no outage to wait out).
 OPEN_ATTEMPTS = 4
 OPEN_BACKOFF = 0.25
+# Opening a file sends its first OPEN this many bytes before the end the NameNode records:
+# the tail an HFile reader reads first (its trailer, ``hfile.reader``) comes from that
+# stream, and no more than this is sent unread to learn the size of a file read elsewhere.
+PROBE_TAIL = 4096
 
 
 class _HungUp(Exception):
@@ -121,12 +127,15 @@ def _with_offset(url: str, offset: int) -> str:
 class WebHdfsFile(io.RawIOBase):
     """A read-only, seekable file over WebHDFS OPEN requests (streamed, not loaded).
 
-    Opening sends one OPEN from offset 0; its ``Content-Length`` is the size (the visible
-    length, also of a file still being written; a GETFILESTATUS only when the answer has
-    none). A seek only moves the position; the next read opens a new stream there when the
-    current one is elsewhere, at the DataNode that served the first OPEN."""
+    Opening sends GETFILESTATUS (a missing file, a directory) and one OPEN ``tail`` bytes
+    before the length it gives (from 0 in a shorter file); the size is that OPEN's offset
+    plus its ``Content-Length`` (the visible length, also of a file still being written; the
+    GETFILESTATUS length when the answer has none), and its stream serves a first read at
+    its offset. A seek only moves the position; the next read opens a new stream there when
+    the current one is elsewhere, at the DataNode that served the first OPEN."""
 
-    def __init__(self, url: str, on_read: Callable[[int], None] | None = None) -> None:
+    def __init__(self, url: str, on_read: Callable[[int], None] | None = None, *,
+                 tail: int = PROBE_TAIL) -> None:
         super().__init__()
         self.name = url
         self._on_read = on_read  # told the bytes of each read (a throttle's meter)
@@ -136,14 +145,13 @@ class WebHdfsFile(io.RawIOBase):
         self._response: Any = None
         self._stream: IO[bytes] | None = None
         self._stream_pos = 0
+        self._response_at = 0  # the offset the current response's body starts at
         self._datanode: str | None = None  # the DataNode URL of the first OPEN
-        try:
-            self._open_stream(0)
-        except FileNotFoundError:
-            self._status()  # a directory, or really missing: say which
-            raise
+        recorded = int(self._status()["length"])
+        start = max(0, recorded - max(1, tail))
+        self._open_stream(start)
         length = self._response.headers.get("Content-Length") if self._response else None
-        self.size = int(length) if length is not None else int(self._status()["length"])
+        self.size = self._response_at + int(length) if length is not None else recorded
 
     def _status(self) -> dict[str, Any]:
         from hdfs.util import HdfsError
@@ -217,7 +225,7 @@ class WebHdfsFile(io.RawIOBase):
                 raise hung from exc
             raise self._failed("OPEN", offset, str(exc), unreachable=True) from exc
         self._stream = self._response.raw
-        self._stream_pos = offset
+        self._stream_pos = self._response_at = offset
 
     def _from_namenode(self, offset: int) -> Any:
         from hdfs.util import HdfsError
@@ -228,7 +236,7 @@ class WebHdfsFile(io.RawIOBase):
             if "%" not in self._path or not _is_missing(exc):
                 raise
             response = self._from_older_datanode(offset, exc)
-        if response.history and offset == 0:
+        if response.history and self._datanode is None:
             self._datanode = response.url  # redirected: where this file's bytes are served
         return response
 
@@ -355,10 +363,10 @@ def open_source(path_or_url: str, on_read: Callable[[int], None] | None = None) 
 
 def source_size(path_or_url: str) -> int:
     """The bytes a reader can read now. For a WebHDFS file still being written that is what
-    its DataNode serves (one OPEN whose body is not read), not the NameNode's recorded
-    length, which a listing shows."""
+    its DataNode serves (an OPEN at the last byte the NameNode records, its body not read),
+    not the NameNode's recorded length, which a listing shows."""
     if path_or_url.startswith(f"{WEBHDFS_SCHEME}://"):
-        handle = WebHdfsFile(path_or_url)
+        handle = WebHdfsFile(path_or_url, tail=1)
         try:
             return handle.size
         finally:

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import io
 import json
+import random
 import re
 import socket
 import threading
+import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -148,9 +151,10 @@ def test_webhdfs_read_seek_and_size(webhdfs: str, monkeypatch: pytest.MonkeyPatc
         assert reader.name == url and reader.has_trailer and reader.end_reason == "trailer"
     assert pairs_of(entries) == pairs
     assert any(r.startswith("/datanode") for r in REQUESTS)  # the 307 redirect was followed
-    # a file smaller than the read buffer: one OPEN (size, header, trailer and edits from
-    # the one stream), no GETFILESTATUS
+    # a file shorter than the tail the opening OPEN starts at: one GETFILESTATUS and one
+    # OPEN (size, header, trailer and edits from the one stream)
     assert [r for r in REQUESTS if not r.startswith("/datanode")] == [
+        "/webhdfs/v1/hbase/WALs/rs1,16020,1/rs1%2C16020%2C1.1700000000000?GETFILESTATUS",
         "/webhdfs/v1/hbase/WALs/rs1,16020,1/rs1%2C16020%2C1.1700000000000?OPEN"]
 
 
@@ -158,7 +162,7 @@ def test_a_seek_reads_from_its_offset_with_nothing_before_it_read(
         webhdfs: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """A seek far forward (an HFile read from a key range's block) opens the stream at its
     offset: no byte before it is read and skipped, and the meter is told of the bytes read
-    alone (the first OPEN, for the size, is not read)."""
+    alone (the first OPEN, for the size, starts at the file's last 4 KiB and is not read)."""
     monkeypatch.setenv("HADOOP_USER_NAME", "hbase")
     data = bytes(range(256)) * 16384  # 4 MiB
     FILES["/hbase/data/default/t/r/f/hfile"] = data
@@ -168,10 +172,11 @@ def test_a_seek_reads_from_its_offset_with_nothing_before_it_read(
         assert told == []
         f.seek(len(data) - 5000)
         assert f.read(100) == data[-5000:-4900]
-        assert list(SERVED) == [0, len(data) - 5000] and 100 <= sum(told) <= 5000
+        assert list(SERVED) == [len(data) - 4096, len(data) - 5000]
+        assert 100 <= sum(told) <= 5000
         f.seek(3000)
         assert f.read(10) == data[3000:3010]
-    assert list(SERVED) == [0, len(data) - 5000, 3000]
+    assert list(SERVED) == [len(data) - 4096, len(data) - 5000, 3000]
 
 
 def test_webhdfs_missing_file(webhdfs: str) -> None:
@@ -236,8 +241,8 @@ def test_a_file_that_shrank_is_a_one_line_error(namenode: tuple[Path, Leases, st
 
 def test_an_unreachable_namenode_is_a_one_line_error(unused_port: int) -> None:
     url = f"webhdfs://127.0.0.1:{unused_port}/hbase/{OPEN_WAL}"
-    with pytest.raises(WalSourceError, match=rf"^{re.escape(url)}: WebHDFS OPEN at byte "
-                       "offset 0 failed: .*(refused|Connection)") as err:
+    with pytest.raises(WalSourceError, match=rf"^{re.escape(url)}: WebHDFS GETFILESTATUS at "
+                       "byte offset 0 failed: .*(refused|Connection)") as err:
         WalReader(url)
     assert "\n" not in str(err.value)
 
@@ -291,8 +296,11 @@ def test_a_datanode_that_closes_every_open_fails_the_file_in_one_line(
 
 
 class _Gateway(BaseHTTPRequestHandler):
-    """A WebHDFS gateway that streams files itself (no DataNode redirect, as HttpFS) and
-    refuses an offset at or past the length its NameNode records (``RECORDED``)."""
+    """A WebHDFS gateway that streams files itself (no DataNode redirect, as HttpFS),
+    answers GETFILESTATUS with the length its NameNode records (``RECORDED``) and refuses an
+    OPEN at or past it."""
+
+    _json = _WebHdfs._json
 
     def log_message(self, *args: object) -> None:
         pass
@@ -300,7 +308,12 @@ class _Gateway(BaseHTTPRequestHandler):
     def do_GET(self) -> None:
         url = urlsplit(self.path)
         path = unquote(url.path).removeprefix("/webhdfs/v1")
-        offset = int(parse_qs(url.query).get("offset", ["0"])[0])
+        query = parse_qs(url.query)
+        if query.get("op") == ["GETFILESTATUS"]:  # the NameNode's length, as HttpFS says
+            REQUESTS.append(f"{path}?GETFILESTATUS")
+            self._json(200, {"FileStatus": {"type": "FILE", "length": RECORDED[path]}})
+            return
+        offset = int(query.get("offset", ["0"])[0])
         data = FILES[path]
         REQUESTS.append(f"{path}?OPEN@{offset}")
         if offset >= RECORDED[path] > 0:
@@ -345,3 +358,67 @@ def test_without_a_datanode_a_refused_offset_is_read_from_the_start() -> None:
     finally:
         server.shutdown()
         server.server_close()
+
+
+# --- what opening a file costs -----------------------------------------------------------
+
+
+def _settled(server: WebHdfsServer) -> int:
+    """The file bytes ``server`` sent, once no OPEN stream is still being written."""
+    sent, deadline = -1, time.monotonic() + 5
+    while sent != server.bytes_sent and time.monotonic() < deadline:
+        sent = server.bytes_sent
+        time.sleep(0.2)
+    return sent
+
+
+@pytest.mark.parametrize("tail", [4096, 100, 10_000])
+def test_reading_a_tail_sends_the_tail_and_no_more_than_4_kib_besides(
+        tmp_path: Path, tail: int) -> None:
+    """Opening a file and reading its last ``tail`` bytes (an HFile reader's first read,
+    4 KiB) makes the server send those bytes and at most 4 KiB more, in one GETFILESTATUS
+    and at most two OPENs (each a NameNode redirect and a DataNode stream), however large
+    the file: nothing from its start to learn the size."""
+    data = random.Random(72).randbytes(8 << 20)
+    local = tmp_path / "data/default/t/r/f/hfile"
+    local.parent.mkdir(parents=True)
+    local.write_bytes(data)
+    told: list[int] = []
+    with WebHdfsServer(tmp_path) as server:
+        url = f"webhdfs://127.0.0.1:{server.port}/hbase/data/default/t/r/f/hfile"
+        with open_source(url, told.append) as f:
+            assert f.seek(-tail, io.SEEK_END) == len(data) - tail
+            assert f.read(tail) == data[-tail:]
+        sent = _settled(server)
+        requests_by_op = dict(server.requests)
+    assert sum(told) == tail
+    if tail == 4096:  # the opening OPEN's own stream
+        assert sent == tail and requests_by_op == {"GETFILESTATUS": 1, "OPEN": 2}
+    else:  # that stream dropped, the tail read from a DataNode stream of its own
+        assert tail <= sent <= tail + 4096
+        assert requests_by_op == {"GETFILESTATUS": 1, "OPEN": 3}
+
+
+def test_an_open_file_recorded_past_the_tail_has_its_visible_size(tmp_path: Path) -> None:
+    """A file being written whose NameNode length lies mid-file (a completed block): its
+    size is still every byte the DataNode serves, and a read past the NameNode's length
+    goes to that DataNode."""
+    data = random.Random(7).randbytes(3 << 20)
+    local = tmp_path / OPEN_WAL
+    local.parent.mkdir(parents=True)
+    local.write_bytes(data)
+    leases = Leases()
+    recorded = 1 << 20
+    leases.hold(local, recorded)
+    with WebHdfsServer(tmp_path, leases=leases) as server:
+        url = f"webhdfs://127.0.0.1:{server.port}/hbase/{OPEN_WAL}"
+        listed = requests.get(f"{server.url}/webhdfs/v1/hbase/{quote(OPEN_WAL)}",
+                              params={"op": "GETFILESTATUS"}, timeout=10).json()
+        assert listed["FileStatus"]["length"] == recorded
+        assert source_size(url) == len(data)
+        with open_source(url) as f:
+            assert f.seek(0, io.SEEK_END) == len(data)
+            f.seek(recorded + 1000)
+            assert f.read(5000) == data[recorded + 1000 : recorded + 6000]
+            f.seek(10)
+            assert f.read(10) == data[10:20]
