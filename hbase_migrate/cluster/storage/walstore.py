@@ -16,9 +16,8 @@ literal ``%2C``; ``hbase_migrate.wal.source`` opens such URLs without decoding t
 On HDFS a listed length is the NameNode's: for a file still being written, the length its
 writer last reported (the header of an HBase WAL, until it is closed). So the WebHDFS store
 measures the newest file of each WAL group in each ``WALs/`` folder (the one that may be open)
-by what a read returns (``wal.source.source_size``: an OPEN at the last byte the
-NameNode records, one byte read), and lists
-the larger of the two lengths.
+by what a read returns (``wal.source.source_size``: an OPEN at the last byte the NameNode
+records, one byte read), and lists the larger of the two lengths.
 """
 
 from __future__ import annotations
