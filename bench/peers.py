@@ -2,19 +2,25 @@
 
 Usage: ``python bench/peers.py [--cells 200000] [--quick] [--repeat 3] [--warmup 1]
 [--source C.json --target C.json] [--client thrift|native]
-[--pairs replay,copy,validate,validate-snapshot,snapshot] [--before CHECKOUT]
-[--json bench/out/peers.json]``
+[--pairs replay,replay-bulk,copy,validate,validate-snapshot,snapshot] [--row-cells 1]
+[--before CHECKOUT] [--json bench/out/peers.json]``
 
 Starts two real Apache HBase clusters from ``realstack``, a source and a target (or uses the
 running ones ``--source`` and ``--target`` name), writes ``--cells`` cells into a source table
 of four regions and two families (values of 60-140 bytes, one cell in 25 a column delete of
-the version before it), flushes and rolls so that every WAL file is archived and stays put,
-and runs the pairs, alternated, ``--repeat`` times each (the median is kept) after
-``--warmup`` untimed rounds:
+the version before it; ``--row-cells`` cells a row, one by default), flushes and rolls so
+that every WAL file is archived and stays put, and runs the pairs, alternated, ``--repeat``
+times each (the median is kept) after ``--warmup`` untimed rounds:
 
 * replay: ``hbase-migrate replay --start 0`` (every WAL, after ``prepare``) against
   WALPlayer over the same ``WALs/`` and ``oldWALs/`` folders with no time window, so it sees
   every file;
+* replay-bulk: the same replay with ``[replay] bulk = "always"`` (the run's edits written as
+  HFiles per target region and bulk-loaded over HBase's RPC; it needs ``--client native``,
+  else the replay says why it wrote through the target's write path) against WALPlayer with
+  ``-Dwal.bulk.output`` (HFiles in a local folder, partitioned by the source table's regions,
+  which the target's copy of the schema shares) followed by ``BulkLoadHFilesTool`` (2.x's
+  ``LoadIncrementalHFiles``) into the target table: the two jobs' seconds added;
 * copy: ``hbase-migrate snapshot`` (the scan copy at T0) against CopyTable with every version;
 * validation: ``hbase-migrate validate`` of that copy against HashTable of the source with
   every version (hashes in a local folder) then SyncTable ``--dryrun`` of the CopyTable copy;
@@ -83,6 +89,7 @@ FAMILIES = (b"d", b"e")
 SPLITS = (b"r2", b"r5", b"r7")
 LOAD_BATCH = 20_000  # cells per write of the load
 MR = "org.apache.hadoop.hbase.mapreduce."
+BULK_LOAD_TOOL = "org.apache.hadoop.hbase.tool.BulkLoadHFilesTool"
 EXPORT_SNAPSHOT = "org.apache.hadoop.hbase.snapshot.ExportSnapshot"
 
 
@@ -174,21 +181,30 @@ def timed(command: list[str], env: dict[str, str] | None = None,
     return float(found[0]), int(found[1]) / 1024, status
 
 
-def iter_cells(count: int, seed: int = 5) -> Iterator[Cell]:
+def iter_cells(count: int, seed: int = 5, row_cells: int = 1) -> Iterator[Cell]:
     """Puts over 10 row prefixes (all four regions), two families, a few qualifiers; every
-    25th cell a DeleteColumn of the version just written, so deletes must arrive in order."""
+    25th cell a DeleteColumn of the version just written, so deletes must arrive in order.
+    ``row_cells`` > 1: that many cells a row, its columns taken in turn over both families
+    (large rows, as a table of wide records writes them)."""
     rng = random.Random(seed)
     ts, made = 1_700_000_000_000, 0
     while made < count:
         row = b"r%d-%08d" % (rng.randrange(10), rng.randrange(10**8))
-        family = rng.choice(FAMILIES)
-        qualifier = b"q%d" % rng.randrange(4)
-        ts += 1
-        yield Cell(row, family, qualifier, ts, CellType.PUT, rng.randbytes(rng.randint(60, 140)))
-        made += 1
-        if made % 25 == 0:
-            yield Cell(row, family, qualifier, ts, CellType.DELETE_COLUMN, b"")
+        for column in range(row_cells):
+            if row_cells == 1:
+                family, qualifier = rng.choice(FAMILIES), b"q%d" % rng.randrange(4)
+            else:
+                family = FAMILIES[column % len(FAMILIES)]
+                qualifier = b"q%d" % (column // len(FAMILIES))
+            ts += 1
+            yield Cell(row, family, qualifier, ts, CellType.PUT,
+                       rng.randbytes(rng.randint(60, 140)))
             made += 1
+            if made % 25 == 0:
+                yield Cell(row, family, qualifier, ts, CellType.DELETE_COLUMN, b"")
+                made += 1
+            if made >= count:
+                break
 
 
 def make_cells(count: int, seed: int = 5) -> list[Cell]:
@@ -226,6 +242,7 @@ class Peers:
         self.meters: dict[str, JvmMeter] = {}  # each cluster's JVM, by side
         self.shares: dict[str, Share] = {}  # their CPU and GC during the timed commands
         self.wrap: list[str] = []  # a profiler the project's timed commands run under
+        self.row_cells = 1  # cells a row of the load (iter_cells)
 
     # --- data ------------------------------------------------------------------------------
 
@@ -248,7 +265,8 @@ class Peers:
         self.client.create_table(desc, SPLITS)
         batch: list[Cell] = []
         written = 0
-        for cell in iter_cells(cells):  # streamed: 20 million cells would not fit in memory
+        # streamed: 20 million cells would not fit in memory
+        for cell in iter_cells(cells, row_cells=self.row_cells):
             batch.append(cell)
             if len(batch) == LOAD_BATCH:
                 self.client.write_cells(SOURCE, batch)
@@ -312,14 +330,16 @@ class Peers:
 
     # --- the project -----------------------------------------------------------------------
 
-    def config(self, target: str, more: str = "") -> Path:
+    def config(self, target: str, more: str = "", replay: str = "") -> Path:
+        """The project's config for a run into ``target``; ``replay``: more lines of its
+        ``[replay]`` section, ``more``: more sections."""
         path = self.folder / f"{target}.toml"
         path.write_text(
             f'[migration]\nname = "{target}"\nledger = "sqlite:///{self.folder / target}.db"\n'
             f'[source]\ncluster_json = "{self.source_json}"\nclient = "{self.client_kind}"\n'
             f'[target]\ncluster_json = "{self.target_json}"\nclient = "{self.client_kind}"\n'
             f'[spark]\nmaster = "{self.master}"\n[replay]\nwriters = {self.writers}\n'
-            f'archive_ttl = "{self.archive_ttl}"\n'
+            f'archive_ttl = "{self.archive_ttl}"\n{replay}'
             f'[[tables]]\nsource = "{SOURCE}"\ntarget = "{target}"\n{more}', encoding="utf-8")
         return path
 
@@ -344,9 +364,9 @@ class Peers:
             return timed(command, env=env, log=self.log, cwd=self.checkout)
         return self.metered([*self.wrap, *command], env=env, cwd=self.checkout)
 
-    def prepared(self, kind: str, more: str = "") -> tuple[str, Path]:
+    def prepared(self, kind: str, more: str = "", replay: str = "") -> tuple[str, Path]:
         target = self.fresh(kind)
-        config = self.config(target, more)
+        config = self.config(target, more, replay)
         _, _, status = self.project("prepare", "--config", str(config), timed_run=False)
         if status:
             raise RuntimeError(f"prepare of {target} failed (see {self.log})")
@@ -389,6 +409,41 @@ class Peers:
         dirs = f"{self.webhdfs(root + '/WALs')},{self.webhdfs(root + '/oldWALs')}"
         seconds, rss, status = self.hbase_tool("WALPlayer", dirs, SOURCE, target)
         return self.checked("WALPlayer", target, seconds, rss, status)
+
+    def replay_bulk_project(self) -> Run:
+        """The replay with ``bulk = "always"``; its note is the run's ``replay path`` line
+        (bulk load or, saying why, the write path)."""
+        target, config = self.prepared("bulkreplay", replay='bulk = "always"\n')
+        logged = self.log.stat().st_size if self.log.exists() else 0
+        seconds, rss, status = self.project("replay", "--config", str(config), "--start", "0")
+        with self.log.open("rb") as text:
+            text.seek(logged)
+            said = [line for line in text.read().decode("utf-8", "replace").splitlines()
+                    if "replay path:" in line]
+        run = self.checked("hbase-migrate replay, bulk", target, seconds, rss, status)
+        if said:
+            run.note = (run.note + " " + said[-1][said[-1].index("replay path:"):]).strip()
+        return run
+
+    def replay_bulk_peer(self) -> Run:
+        """WALPlayer's HFiles (``wal.bulk.output``) of the source table, then
+        ``BulkLoadHFilesTool`` into a fresh target table. WALPlayer's bulk output takes one
+        table and no mapping, and reads that table's descriptor and regions where it runs:
+        it runs against the source, whose split points the target table was given."""
+        target = self.fresh("walplayerbulk")
+        self.create_like_source(target)
+        root = self.source["hbase_root"]
+        dirs = f"{self.webhdfs(root + '/WALs')},{self.webhdfs(root + '/oldWALs')}"
+        output = (self.folder / f"{target}_hfiles").as_uri()
+        s1, r1, st1 = self.hbase_tool("WALPlayer", f"-Dwal.bulk.output={output}", dirs,
+                                      SOURCE, on=self.source)
+        s2, r2, st2 = 0.0, 0.0, 0
+        if st1 == 0:
+            s2, r2, st2 = self.hbase_tool(BULK_LOAD_TOOL, output, target)
+        run = self.checked("WALPlayer bulk + BulkLoadHFilesTool", target, s1 + s2,
+                           max(r1, r2), st1 or st2)
+        run.note = (f"{run.note} (WALPlayer {s1:.1f} s, load {s2:.1f} s)").strip()
+        return run
 
     def copy_project(self) -> Run:
         target, config = self.prepared("copy")
@@ -491,6 +546,22 @@ def show(run: Run) -> None:
           f"{run.peak_rss_mb:>8.0f} MB{reads}  {verdict} {run.note}", flush=True)
 
 
+def show_replays(summaries: list[dict[str, Any]]) -> None:
+    """With both replay pairs run: the four replays beside the project's write path."""
+    replays = {s["pair"]: s for s in summaries if s["pair"].startswith("replay")}
+    if len(replays) < 2:
+        return
+    base = replays["replay"]["project_cells_per_s"]
+    print(f"\n{'replay':<38}{'cells/s':>11}{'x write path':>14}{'peak MB':>9}")
+    for pair, side, tool in (("replay", "project", 'hbase-migrate, bulk = "never"'),
+                             ("replay-bulk", "project", 'hbase-migrate, bulk = "always"'),
+                             ("replay", "peer", "WALPlayer"),
+                             ("replay-bulk", "peer", "WALPlayer bulk + BulkLoadHFilesTool")):
+        rate = replays[pair][f"{side}_cells_per_s"]
+        print(f"{tool:<38}{rate:>11,.0f}{rate / base if base else 0:>14.2f}"
+              f"{replays[pair][f'{side}_peak_rss_mb']:>9.0f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cells", type=int, default=200_000)
@@ -512,7 +583,10 @@ def main() -> None:
                         "after in one sitting")
     parser.add_argument("--pairs", default="replay,copy,validate,snapshot",
                         help="the pairs to run, comma-separated (validate and "
-                        "validate-snapshot need copy)")
+                        "validate-snapshot need copy; replay-bulk needs --client native)")
+    parser.add_argument("--row-cells", type=int, default=1,
+                        help="cells a row of the source table (large rows: few WAL entries "
+                        "of many cells)")
     parser.add_argument("--json", type=Path, default=Path("bench/out/peers.json"))
     parser.add_argument("--keep", type=Path, help="work in this folder and keep it (logs, "
                         "ledgers, the stacks' data); default: a temporary one")
@@ -534,12 +608,14 @@ def main() -> None:
                     clusters[side] = stacks[-1].cluster_json
             peers = Peers(clusters["source"], clusters["target"], classpath, folder)
             peers.writers = args.writers
+            peers.row_cells = args.row_cells
             if args.source is None:  # the stacks started here keep archived WALs a day
                 peers.archive_ttl = "1d"
             peers.use_client(args.client)
             peers.load(cells)
             pairs: list[tuple[Pair, Callable[[], Run], Callable[[], Run]]] = [
                 (Pair("replay"), peers.replay_project, peers.replay_peer),
+                (Pair("replay-bulk"), peers.replay_bulk_project, peers.replay_bulk_peer),
                 (Pair("copy"), peers.copy_project, peers.copy_peer),
                 (Pair("validate"), peers.validate_project, peers.validate_peer),
                 (Pair("validate-snapshot"), peers.validate_snapshot_project,
@@ -577,8 +653,10 @@ def main() -> None:
               f"{s['peer_peak_rss_mb']:>9.0f}{s['memory_ratio'] or 0:>8.2f}  {s['all_equal']!s:<9}"
               + (f"  {s['before_cells_per_s']:,.0f} ({s['before_speed_ratio']:.2f}x)"
                  if s["before"] else ""))
+    show_replays(summaries)
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(json.dumps({"cells": cells, "repeat": repeat, "client": args.client,
+                                     "row_cells": args.row_cells,
                                      "hbase_version": args.hbase_version,
                                      "pairs": summaries}, indent=2), encoding="utf-8")
     print(f"written {args.json}")

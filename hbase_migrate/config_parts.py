@@ -32,9 +32,10 @@ REPLAY_DEFAULTS = {"roll_period": 3_600_000, "margin": 300_000, "archive_ttl": 6
 CDC_DEFAULTS = {"delivery_timeout": 30_000}
 # [replay] bulk: a run's edits bulk-loaded as HFiles ("auto": when its backlog reaches
 # bulk_backlog and the target can take them; replay/bulkrun.py) or written through the
-# target's write path. The default is "never" until the bulk path is measured again on real
-# HBase with the HFile writer's loop compiled: with it in pure Python, on real HBase 2.6.1 a
-# run of 200,000 cells bulk-loaded took 17.7 s, 6.4 s written
+# target's write path. The default is "never": with the HFile writer's loop compiled, on real
+# HBase 2.6.1 the bulk path still took longer than the write path (5.0 s against 2.6 s at
+# 200,000 cells, 25.8 s against 20.3 s at 2,000,000; docs/figures.md) and held its window
+# of cells in memory (1,045 MB at the default bulk_window)
 BULK_MODES = ("auto", "always", "never")
 DEFAULT_BULK = "never"
 BULK_DEFAULTS = {"bulk_backlog": 1 << 30, "bulk_window": 256 << 20}
