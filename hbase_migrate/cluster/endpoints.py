@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
@@ -245,13 +246,17 @@ class ClusterEndpoints:
 
 
 # What each cluster.json said, by absolute path, with the identity of the file read (inode,
-# size, times). A process reads each file once: asked again, the cached endpoints are given
-# while the file is the one read (a cluster restarted on new ports writes a new file, with
-# a new inode: read again once), and a reconnect reads it again whatever its identity
-# (``reread``): a file rewritten in place within one tick of a coarse filesystem clock keeps
-# its identity, and the reconnect after the failed connection to its old ports finds it.
-# Module state, never pickled: a Spark executor reads its own once.
-_READ: dict[Path, tuple[tuple[int, int, int, int], ClusterEndpoints]] = {}
+# size, times) and when it was read. A process reads each file once: asked again, the cached
+# endpoints are given while the file is the one read (a cluster restarted on new ports
+# writes a new file, with a new inode: read again once), and a reconnect reads it again
+# whatever its identity (``reread``). A file rewritten in place within one tick of the
+# filesystem's clock keeps its identity, so what was read within a tick of the file's last
+# change is not trusted (as git's index): a tick is taken as 2 s where the file's time is in
+# whole seconds (FAT, some NFS), else 20 ms (a kernel's coarse clock).
+# Module state: a process forked after a read checks the file as any caller does.
+_READ: dict[Path, tuple[tuple[int, int, int, int], ClusterEndpoints, int]] = {}
+COARSE_TICK_NS, FINE_TICK_NS = 2_000_000_000, 20_000_000
+_clock = time.time_ns  # when a file is read
 
 
 def load_cluster_json(path: str | Path, *, reread: bool = False) -> ClusterEndpoints:
@@ -265,11 +270,18 @@ def load_cluster_json(path: str | Path, *, reread: bool = False) -> ClusterEndpo
         raise ConfigError(f"{path}: cannot read cluster endpoints: {exc}") from exc
     identity = (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
     known = _READ.get(where)
-    if known is not None and known[0] == identity and not reread:
+    if known is not None and known[0] == identity and not reread and \
+            known[2] - st.st_mtime_ns > _tick(st.st_mtime_ns):
         return known[1]
+    read_at = _clock()
     endpoints = _read_cluster_json(path, where)
-    _READ[where] = (identity, endpoints)
+    _READ[where] = (identity, endpoints, read_at)
     return endpoints
+
+
+def _tick(mtime_ns: int) -> int:
+    """How close to a file's change a read may have been and not see it."""
+    return COARSE_TICK_NS if mtime_ns % 1_000_000_000 == 0 else FINE_TICK_NS
 
 
 def _read_cluster_json(path: str | Path, where: Path) -> ClusterEndpoints:

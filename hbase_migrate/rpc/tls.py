@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import ipaddress
+import logging
 import os
 import socket
 import ssl
@@ -32,6 +33,8 @@ from typing import Any, Protocol
 from hbase_migrate.cluster.auth.security import ClusterSecurity, warn_if_exposed
 from hbase_migrate.errors import ConfigError
 from hbase_migrate.rpc.errors import RpcConnectionError, RpcError
+
+log = logging.getLogger(__name__)
 
 _READ = 1 << 16
 # How long a TLS 1.3 client waits after its handshake for the server's first records: its
@@ -70,7 +73,21 @@ def client_context(security: ClusterSecurity) -> ssl.SSLContext:
     their files: a CA, certificate or key replaced where it was, as a rotation does, is
     loaded again); files that cannot be loaded: ConfigError naming the key and file."""
     files = (security.tls_ca_file, security.tls_cert_file, security.tls_key_file)
-    return _client_context(security, tuple(_stamp(f) for f in files))
+    try:
+        context = _client_context(security, tuple(_stamp(f) for f in files))
+    except ConfigError as exc:
+        previous = _LOADED.get(security)
+        if previous is None:
+            raise
+        # a rotation caught halfway (a new certificate beside the old key): the context
+        # loaded before serves until the files load together
+        log.warning("%s; the TLS files loaded before are used until these load", exc)
+        return previous
+    _LOADED[security] = context
+    return context
+
+
+_LOADED: dict[ClusterSecurity, ssl.SSLContext] = {}  # the last context each settings loaded
 
 
 def _stamp(path: str | None) -> tuple[int, ...]:
@@ -79,7 +96,7 @@ def _stamp(path: str | None) -> tuple[int, ...]:
         st = os.stat(path) if path else None
     except OSError:
         return ()
-    return () if st is None else (st.st_ino, st.st_size, st.st_mtime_ns)
+    return () if st is None else (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
 @functools.lru_cache(maxsize=16)

@@ -21,6 +21,7 @@
 
 from __future__ import annotations
 
+import logging
 import socket
 import ssl
 import threading
@@ -33,6 +34,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.serialization import pkcs12
 
 from hbase_migrate.cluster.auth.security import ClusterSecurity
+from hbase_migrate.errors import ConfigError
 from hbase_migrate.rpc.codec import CONNECTION_CALL_ID, Call, RemoteException, encode_reply
 from hbase_migrate.rpc.connection import Connection
 from hbase_migrate.rpc.errors import RpcConnectionError
@@ -43,7 +45,7 @@ from hbase_migrate.rpc.messages import (
     get_request,
     get_response,
 )
-from hbase_migrate.rpc.tls import RpcTlsError, identity_matches
+from hbase_migrate.rpc.tls import RpcTlsError, client_context, identity_matches
 from hbase_migrate.wal.model import Cell, CellType
 from realstack.tls import TlsFiles, make_tls
 from tests.rpc.scripted import ScriptedServer
@@ -155,6 +157,26 @@ def test_certificates_replaced_where_they_were_are_loaded_again(tmp_path: Path) 
         conn = Connection("127.0.0.1", server.port, security=client_security(after))
         assert get_row(conn, b"new") == b"new" * 4000
         conn.close()
+
+
+def test_a_rotation_caught_halfway_keeps_the_files_loaded_before(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """A new key written before its certificate: connections made meanwhile use the files
+    loaded before, saying so, instead of failing the step."""
+    files = make_tls(tmp_path / "certs", "halfway")
+    other = make_tls(tmp_path / "next", "halfway")
+    with ScriptedServer(echo, tls=server_context(files)) as server:
+        conn = Connection("127.0.0.1", server.port, security=client_security(files))
+        conn.close()
+        files.client_key.write_bytes(other.client_key.read_bytes())  # its certificate not yet
+        with caplog.at_level(logging.WARNING, logger="hbase_migrate.rpc.tls"):
+            conn = Connection("127.0.0.1", server.port, security=client_security(files))
+            assert get_row(conn, b"r") == b"r" * 4000
+            conn.close()
+    assert "cannot load the client certificate and key" in caplog.text
+    assert "the TLS files loaded before are used until these load" in caplog.text
+    with pytest.raises(ConfigError, match="cannot load the client certificate"):
+        client_context(client_security(files, tls_ca_file=str(other.ca)))  # none loaded before
 
 
 def test_identities_as_hbase_verifies_them() -> None:
