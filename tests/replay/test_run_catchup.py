@@ -24,6 +24,7 @@ from hbase_migrate.replay.apply import AppliedCounts, ReplayTarget
 from hbase_migrate.replay.discovery import SOURCE, reconcile
 from hbase_migrate.replay.errors import ReplayError
 from hbase_migrate.replay.job import FileTask, ReplayJob
+from hbase_migrate.replay.lock import run_lease_name
 from hbase_migrate.replay.mutations import RowMutation
 from hbase_migrate.replay.run import Observer, RunSummary, run_replay
 from hbase_migrate.wal import markers as M
@@ -175,10 +176,11 @@ def test_a_run_killed_between_progress_records_replays_the_unrecorded_tail_exact
     for journal in ("-wal", "-shm"):  # the ledger as the kill left it
         Path(f"{ledger_db}{journal}").unlink(missing_ok=True)
     ledger_db.with_suffix(".killed").replace(ledger_db)
-    with Ledger.open(s.spec.ledger_url) as ledger:  # the lock's lease, freed as a dead
-        lease = f"migration/{s.spec.name}"          # holder's is taken over
-        holder, _ = ledger.take_lease(lease, "a look", 1)
-        ledger.release_lease(lease, holder)
+    with Ledger.open(s.spec.ledger_url) as ledger:  # the lock's and the run's leases, freed
+        for lease in (f"migration/{s.spec.name}",   # as a dead holder's are taken over
+                      run_lease_name(job.name, job.lock_name)):
+            holder, _ = ledger.take_lease(lease, "a look", 1)
+            ledger.release_lease(lease, holder)
     assert s.rows() == {archived.name: (WalStatus.REPLAYING, ends[0], 1)}
 
     rerun = run_replay(job)
