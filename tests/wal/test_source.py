@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import random
@@ -75,7 +76,9 @@ class _WebHdfs(BaseHTTPRequestHandler):
             self.send_header("Content-Type", "application/octet-stream")
             self.send_header("Content-Length", str(len(chunk)))
             self.end_headers()
-            self.wfile.write(chunk)
+            # a reader may close a stream it no longer needs, as a DataNode sees it
+            with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                self.wfile.write(chunk)
             return
         path = url.path.removeprefix("/webhdfs/v1")
         op = query.get("op")
