@@ -21,7 +21,6 @@ a writer blocked by a full socket never keeps the reader from draining replies.
 from __future__ import annotations
 
 import contextlib
-import functools
 import ipaddress
 import logging
 import os
@@ -73,21 +72,25 @@ def client_context(security: ClusterSecurity) -> ssl.SSLContext:
     their files: a CA, certificate or key replaced where it was, as a rotation does, is
     loaded again); files that cannot be loaded: ConfigError naming the key and file."""
     files = (security.tls_ca_file, security.tls_cert_file, security.tls_key_file)
+    stamps = tuple(_stamp(f) for f in files)
+    known = _LOADED.get(security)
+    if known is not None and known[0] == stamps:
+        return known[1]
     try:
-        context = _client_context(security, tuple(_stamp(f) for f in files))
+        context = _load_context(security)
     except ConfigError as exc:
-        previous = _LOADED.get(security)
-        if previous is None:
+        if known is None:
             raise
         # a rotation caught halfway (a new certificate beside the old key): the context
         # loaded before serves until the files load together
         log.warning("%s; the TLS files loaded before are used until these load", exc)
-        return previous
-    _LOADED[security] = context
+        return known[1]
+    _LOADED[security] = (stamps, context)
     return context
 
 
-_LOADED: dict[ClusterSecurity, ssl.SSLContext] = {}  # the last context each settings loaded
+# the last context each settings loaded, with the state of the files it was loaded from
+_LOADED: dict[ClusterSecurity, tuple[tuple[tuple[int, ...], ...], ssl.SSLContext]] = {}
 
 
 def _stamp(path: str | None) -> tuple[int, ...]:
@@ -99,9 +102,7 @@ def _stamp(path: str | None) -> tuple[int, ...]:
     return () if st is None else (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
-@functools.lru_cache(maxsize=16)
-def _client_context(security: ClusterSecurity, _stamps: tuple[tuple[int, ...], ...]
-                    ) -> ssl.SSLContext:
+def _load_context(security: ClusterSecurity) -> ssl.SSLContext:
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
     context.minimum_version = ssl.TLSVersion.TLSv1_2
     context.check_hostname = False  # checked as HBase does, after the handshake
