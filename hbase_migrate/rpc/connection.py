@@ -112,6 +112,7 @@ class Connection:
         self._pending: dict[int, _Pending] = {}
         self._next_id = 0
         self._broken: str | None = None
+        self._refused: RpcError | None = None  # the server's refusal that broke it, if one
         self._tls = security is not None and security.tls
         self._received = 0  # bytes read after the connection header (none: see _ended)
         self._open(host, port, connect_timeout, security)
@@ -244,6 +245,8 @@ class Connection:
         future: Future[Reply] = Future()
         with self._state_lock:
             if self._broken is not None:
+                if self._refused is not None:  # the same answer a call in flight had
+                    raise self._error(self._refused, method, None)
                 raise RpcConnectionError(f"server {self.server}: {method} not sent: the "
                                          f"connection is closed ({self._broken})",
                                          server=self.server)
@@ -315,20 +318,28 @@ class Connection:
         with self._state_lock:
             if self._broken is None:
                 self._broken = reason
+                if isinstance(cause, SaslError | RpcTlsError | RemoteError):
+                    self._refused = cause
             pending, self._pending = self._pending, {}
         self._close_socket()
         for call_id, p in sorted(pending.items()):
-            if isinstance(cause, SaslError | RpcTlsError):  # refused: the same for all
-                error: RpcError = cause
-            elif isinstance(cause, RemoteError):
-                error = RemoteError(cause.class_name, cause.stack_trace,
-                                    do_not_retry=cause.do_not_retry, server=self.server,
-                                    call=f"{p.method} (call id {call_id})")
-            else:
-                error = RpcConnectionError(f"server {self.server}: {p.method} (call id "
-                                           f"{call_id}) failed: {reason}", server=self.server)
+            error = (self._error(cause, p.method, call_id) if cause is not None else
+                     RpcConnectionError(f"server {self.server}: {p.method} (call id "
+                                        f"{call_id}) failed: {reason}", server=self.server))
             if not p.future.done():
                 p.future.set_exception(error)
+
+    def _error(self, cause: RpcError, method: str, call_id: int | None) -> RpcError:
+        """What a call meets on a connection broken by ``cause``: a refusal (SASL, TLS) as
+        it is, the server's exception named for the call, else a broken connection."""
+        if isinstance(cause, SaslError | RpcTlsError):
+            return cause
+        named = method if call_id is None else f"{method} (call id {call_id})"
+        if isinstance(cause, RemoteError):
+            return RemoteError(cause.class_name, cause.stack_trace,
+                               do_not_retry=cause.do_not_retry, server=self.server, call=named)
+        return RpcConnectionError(f"server {self.server}: {named} failed: {cause}",
+                                  server=self.server)
 
     def _close_socket(self) -> None:
         with contextlib.suppress(OSError):

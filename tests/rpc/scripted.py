@@ -32,11 +32,14 @@ def read_exactly(conn: socket.socket, n: int) -> bytes:
 class ScriptedServer:
     """Listens on a loopback port; each connection is served by ``script`` in a thread
     (inside TLS when given a server ``tls`` context, as a server with
-    ``hbase.server.netty.tls.enabled``)."""
+    ``hbase.server.netty.tls.enabled``); ``greeting`` is written as soon as a connection
+    header is read, before any call (a refusal, as HBase sends one)."""
 
-    def __init__(self, script: Script, tls: ssl.SSLContext | None = None) -> None:
+    def __init__(self, script: Script, tls: ssl.SSLContext | None = None,
+                 greeting: bytes = b"") -> None:
         self.script = script
         self.tls = tls
+        self.greeting = greeting
         self.listener = socket.create_server(("127.0.0.1", 0))
         self.port = self.listener.getsockname()[1]
         self.preambles: list[bytes] = []
@@ -62,6 +65,8 @@ class ScriptedServer:
             self.preambles.append(read_exactly(conn, 6))
             (size,) = struct.unpack(">i", read_exactly(conn, 4))
             self.headers.append(read_exactly(conn, size))
+            if self.greeting:
+                conn.sendall(self.greeting)
             while True:
                 (size,) = struct.unpack(">i", read_exactly(conn, 4))
                 call = decode_call(read_exactly(conn, size))

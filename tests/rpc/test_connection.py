@@ -192,6 +192,25 @@ def test_a_refused_connection_header_fails_calls_with_the_class() -> None:
     assert info.value.kind is Kind.NEVER and conn.closed
 
 
+def test_a_call_after_the_header_was_refused_meets_the_refusal() -> None:
+    """HBase refuses a header (no credentials) at once and hangs up: a call made after the
+    refusal arrived gets the server's exception, as a call in flight does, not a bare
+    "connection closed"."""
+    refusal = encode_reply(CONNECTION_CALL_ID, exception=RemoteException(
+        "org.apache.hadoop.hbase.security.AccessDeniedException",
+        "Authentication is required", do_not_retry=True))
+    with ScriptedServer(answer, greeting=refusal) as server:
+        conn = Connection("127.0.0.1", server.port)
+        deadline = time.monotonic() + 10
+        while not conn.closed and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert conn.closed
+        with pytest.raises(RemoteError, match="AccessDeniedException") as info:
+            conn.call("IsMasterRunning", b"")
+    assert info.value.kind is Kind.NEVER and not server.calls
+    assert "IsMasterRunning" in str(info.value)
+
+
 def test_classification_table() -> None:
     assert classify(NSRE) is Kind.RELOCATE
     assert classify("org.apache.hadoop.hbase.exceptions.RegionMovedException") is Kind.RELOCATE
