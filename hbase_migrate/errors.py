@@ -6,6 +6,7 @@ what was expected, so that an operator can act on the message alone.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from enum import Enum
 from typing import ClassVar
 
@@ -33,6 +34,17 @@ class HBaseMigrateError(Exception):
 def fails_at_once(exc: BaseException) -> bool:
     """Whether ``exc`` is of a class that fails a step at once, no retry of it helping."""
     return isinstance(exc, HBaseMigrateError) and type(exc).at_once
+
+
+def causes(exc: BaseException) -> Iterator[BaseException]:
+    """``exc`` and the errors it came from (``raise ... from``, or raised while handling
+    one), each once."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        yield current
+        current = current.__cause__ or current.__context__
 
 
 class StepInterrupted(HBaseMigrateError):

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Engine
 from sqlalchemy.dialects import sqlite
 
 from hbase_migrate.audit.engine import redact
+from hbase_migrate.audit.space import Spare
 
 
 def now_ms() -> int:
@@ -22,6 +24,9 @@ class LedgerBook:
     def __init__(self, engine: Engine, schema_version: int) -> None:
         self._engine = engine
         self.schema_version = schema_version
+        database = engine.url.database if engine.dialect.name == "sqlite" else None
+        self._spare = Spare(Path(database) if database and database != ":memory:"
+                            and not database.startswith("file:") else None)
 
     @property
     def url(self) -> str:

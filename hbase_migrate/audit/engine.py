@@ -3,21 +3,31 @@
 SQLite ledgers get a busy timeout, WAL journaling, enforced foreign keys and ``BEGIN
 IMMEDIATE`` transactions, so that concurrent writers queue for the write lock instead of
 failing half-way; PostgreSQL ledgers use psycopg 3 (``postgresql://`` means
-``postgresql+psycopg://``).
+``postgresql+psycopg://``). A write on a full disk raises the
+:class:`~hbase_migrate.audit.space.LedgerFullError` naming the ledger's folder.
 """
 
 from __future__ import annotations
 
 import sqlite3
 import time
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Engine, create_engine, event, make_url
 from sqlalchemy.engine import URL
-from sqlalchemy.exc import ArgumentError, SQLAlchemyError
+from sqlalchemy.exc import (
+    ArgumentError,
+    DBAPIError,
+    InterfaceError,
+    OperationalError,
+    SQLAlchemyError,
+)
 
 from hbase_migrate.audit.errors import LedgerMissingError, LedgerOpenError
+from hbase_migrate.audit.space import no_space
+from hbase_migrate.errors import causes
 
 SQLITE_BUSY_TIMEOUT_MS = 30_000
 SUPPORTED = ("sqlite", "postgresql")
@@ -78,6 +88,7 @@ def open_engine(url: str, *, create: bool = True) -> Engine:
             event.listen(engine, "begin", _sqlite_on_begin if create else _sqlite_on_begin_read)
         else:
             engine = create_engine(parsed, pool_pre_ping=True)
+        event.listen(engine, "handle_error", partial(_no_space, shown, path))
         with engine.connect() as conn:
             if sqlite:  # SQLite reads the file's header only now: "file is not a database"
                 conn.exec_driver_sql("SELECT count(*) FROM sqlite_master")
@@ -89,6 +100,35 @@ def open_engine(url: str, *, create: bool = True) -> Engine:
     if path is not None:
         _guard_identity(engine, path, shown)
     return engine
+
+
+def _no_space(shown: str, path: Path | None, context: Any) -> BaseException | None:
+    """A full disk raised as the :class:`~hbase_migrate.audit.space.LedgerFullError` that
+    names the ledger's folder, instead of the database's own error."""
+    return no_space(context.original_exception, shown, path)
+
+
+def lost_database(error: DBAPIError) -> bool:
+    """The ledger's database did not answer or dropped the connection (not a bad query)."""
+    if error.connection_invalidated or isinstance(error, InterfaceError):
+        return True
+    text = str(error.orig or error).lower()
+    return isinstance(error, OperationalError) and not any(
+        words in text for words in ("no such table", "no such column", "syntax error",
+                                    "readonly", "read-only"))
+
+
+def lost_ledger(exc: BaseException) -> DBAPIError | None:
+    """The error of a ledger database that did not answer, in ``exc`` or what it came from
+    (None: ``exc`` is about something else)."""
+    return next((error for error in causes(exc)
+                 if isinstance(error, DBAPIError) and lost_database(error)), None)
+
+
+def first_line(error: BaseException) -> str:
+    """The first line of an error's text (its class name when it has none)."""
+    text = str(error).strip()
+    return text.splitlines()[0] if text else type(error).__name__
 
 
 def sqlite_file(url: str) -> Path | None:

@@ -14,6 +14,11 @@ class LedgerOpenError(LedgerError):
     """The ledger URL cannot be parsed or connected to (the message hides the password)."""
 
 
+class LedgerUnreachableError(LedgerError):
+    """The ledger's database stopped answering while a step ran (a restart, a network cut):
+    the step stopped; what it recorded before is kept and a rerun goes on from there."""
+
+
 class LedgerSchemaError(LedgerError):
     """The ledger's schema is newer than this code knows, or a migration file is unusable."""
 

@@ -40,6 +40,7 @@ from hbase_migrate.audit.range_book import RangeBook
 from hbase_migrate.audit.round_book import RoundBook
 from hbase_migrate.audit.schema import check_not_newer, checked_version, upgrade
 from hbase_migrate.audit.snapshot_book import SnapshotBook
+from hbase_migrate.audit.space import spare_of
 from hbase_migrate.audit.wal_book import DEFAULT_GAP_REMEDY, WalBook
 
 __all__ = ["DEFAULT_GAP_REMEDY", "Ledger", "now_ms"]
@@ -115,6 +116,6 @@ def _remove(path: Path | None) -> None:
     if path is None:
         return
     for leftover in (path, path.with_name(path.name + "-wal"),
-                     path.with_name(path.name + "-shm")):
+                     path.with_name(path.name + "-shm"), spare_of(path)):
         with contextlib.suppress(FileNotFoundError):
             leftover.unlink()

@@ -7,6 +7,7 @@ import json
 import logging
 import os
 import socket
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -18,6 +19,7 @@ from sqlalchemy.exc import IntegrityError
 
 from hbase_migrate.audit import records as t
 from hbase_migrate.audit.book import LedgerBook, now_ms
+from hbase_migrate.audit.engine import first_line, lost_ledger
 from hbase_migrate.audit.errors import LedgerError, MigrationMismatchError, MigrationStateError
 from hbase_migrate.audit.liveness import ABANDONED, Heartbeat, abandoned
 from hbase_migrate.audit.records import (
@@ -29,6 +31,7 @@ from hbase_migrate.audit.records import (
     WalStatus,
     dump_json,
 )
+from hbase_migrate.audit.space import is_full
 
 if TYPE_CHECKING:
     from hbase_migrate.config import MigrationSpec
@@ -340,13 +343,17 @@ class MigrationBook(LedgerBook):
             raise LedgerError(f"ledger {self.url}: step {step_id} is unknown or already ended")
 
     @contextmanager
-    def step(self, migration_id: int, kind: str, provenance: Provenance | None = None
-             ) -> Iterator[OpenStep]:
+    def step(self, migration_id: int, kind: str, provenance: Provenance | None = None, *,
+             record_wait: float = 0.0) -> Iterator[OpenStep]:
         """Run a block as the step ``kind`` (by ``provenance``): the one way a step is
         recorded. The block fills the step's ``metrics`` and may :meth:`OpenStep.fail` it
         (a result that is no exception: a negative verdict, files that failed); an exception
-        fails it with its text and propagates."""
+        fails it with its text and propagates. ``record_wait``: an exception from a ledger
+        that stopped answering is recorded once it answers again within so many seconds (a
+        database restarting), else propagates with the step left to the next reader, which
+        finds its process gone; a full disk gives the step's spare up to record it."""
         who = provenance or Provenance()
+        self._spare.keep()  # room to record this step's end should the disk fill
         step = OpenStep(self.start_step(migration_id, kind, dag_id=who.dag_id,
                                         run_id=who.run_id, task_id=who.task_id,
                                         host=who.host, heartbeat=True))
@@ -355,11 +362,37 @@ class MigrationBook(LedgerBook):
             yield step
         except BaseException as exc:
             heart.stop()
-            self.finish_step(step.id, StepStatus.FAILED, step.metrics,
-                             f"{type(exc).__name__}: {exc}")
+            if is_full(exc):
+                self._spare.release()
+            self._record_failure(kind, step, f"{type(exc).__name__}: {exc}",
+                                 record_wait if lost_ledger(exc) is not None else 0.0)
             raise
         heart.stop()
         self.finish_step(step.id, step.status, step.metrics, step.error)
+
+    def _record_failure(self, kind: str, step: OpenStep, error: str, wait: float) -> None:
+        """Record ``step`` failed with ``error``; a ledger that does not answer is asked
+        again for up to ``wait`` seconds (with none, its error propagates), then left."""
+        deadline = time.monotonic() + wait
+        delay = 0.5
+        while True:
+            try:
+                self.finish_step(step.id, StepStatus.FAILED, step.metrics, error)
+                return
+            except Exception as again:
+                lost = lost_ledger(again)
+                if lost is None or not wait:
+                    raise
+                if time.monotonic() + delay > deadline:
+                    log.info("ledger %s: %s step %d not recorded failed: the ledger did not "
+                             "answer for %.0f s", self.url, kind, step.id, wait)
+                    return
+                if delay == 0.5:
+                    log.warning("ledger %s does not answer (%s): asking it again for up to "
+                                "%.0f s to record that %s step %d failed", self.url,
+                                first_line(lost.orig or lost), wait, kind, step.id)
+                time.sleep(delay)
+                delay = min(2 * delay, 5.0)
 
     def steps(self, migration_id: int, kind: str | None = None) -> list[StepRecord]:
         query = select(t.steps).where(t.steps.c.migration_id == migration_id)

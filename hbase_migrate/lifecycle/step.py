@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from hbase_migrate import runstate
+from hbase_migrate.audit.engine import first_line, lost_ledger
+from hbase_migrate.audit.errors import LedgerUnreachableError
 from hbase_migrate.audit.ledger import Ledger
 from hbase_migrate.audit.migrations_book import OpenStep
 from hbase_migrate.audit.records import (
@@ -16,12 +18,17 @@ from hbase_migrate.audit.records import (
     MigrationState,
     Provenance,
 )
+from hbase_migrate.audit.space import is_full
 from hbase_migrate.bigtable.losses import recorded_losses
 from hbase_migrate.config import MigrationSpec
 from hbase_migrate.errors import ConfigError, HBaseMigrateError
 from hbase_migrate.lifecycle.missing import explained
 from hbase_migrate.lifecycle.readiness import refusal
 from hbase_migrate.lifecycle.result import StepResult
+
+# How long a step whose ledger stopped answering asks it again to record that the step
+# failed: a database restarting is back within seconds.
+LEDGER_WAIT_S = 30.0
 
 
 class StepRefusedError(ConfigError):
@@ -79,7 +86,7 @@ def recorded_step(spec: MigrationSpec, kind: str, provenance: Provenance | None,
     with Ledger.open(spec.ledger_url) as ledger:
         record = ledger.ensure_spec(spec)
         try:
-            with ledger.step(record.id, kind, provenance) as step:
+            with ledger.step(record.id, kind, provenance, record_wait=LEDGER_WAIT_S) as step:
                 context = StepContext(ledger, record, step)
                 try:
                     with recorded_losses(spec.target.bigtable, step.metrics):
@@ -92,6 +99,15 @@ def recorded_step(spec: MigrationSpec, kind: str, provenance: Provenance | None,
                     if better is None:
                         raise
                     raise better from exc
+                except Exception as exc:
+                    lost = lost_ledger(exc)
+                    if lost is None:
+                        raise
+                    raise LedgerUnreachableError(
+                        f"{kind} of migration {record.name!r} stopped: its ledger "
+                        f"{ledger.url} did not answer ({first_line(lost.orig or lost)}); "
+                        "what was recorded before is kept: run the same command again once "
+                        "the ledger answers") from exc
                 verdict = context.metrics.get("verdict")
                 if (context.verdict_fails and verdict in NEGATIVE_VERDICTS
                         ) or context.metrics.get("exit_code", 0) != 0:
@@ -99,7 +115,17 @@ def recorded_step(spec: MigrationSpec, kind: str, provenance: Provenance | None,
         except BaseException as exc:
             refused = isinstance(exc, (StepRefusedError, runstate.StepInterrupted))
             if not refused and MigrationState(record.state) is not MigrationState.CUT_OVER:
-                ledger.update_migration(record.id, state=MigrationState.FAILED)
+                _mark_failed(ledger, record)
+            raise
+
+
+def _mark_failed(ledger: Ledger, record: MigrationRecord) -> None:
+    """The migration ``failed``, unless its ledger does not answer (a rerun's step finds
+    the failed one by its process, gone)."""
+    try:
+        ledger.update_migration(record.id, state=MigrationState.FAILED)
+    except Exception as exc:
+        if lost_ledger(exc) is None and not is_full(exc):
             raise
 
 

@@ -13,18 +13,18 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
+from sqlalchemy.exc import DBAPIError
 
-from hbase_migrate.audit.engine import redact
+from hbase_migrate.audit.engine import first_line, lost_database, redact
 from hbase_migrate.audit.ledger import Ledger, now_ms
 from hbase_migrate.audit.records import StepStatus
 from hbase_migrate.audit.status import OUTAGE_STEP
 from hbase_migrate.cluster.errors import ServiceUnreachableError
-from hbase_migrate.errors import HBaseMigrateError, Kind, WalSourceError
+from hbase_migrate.errors import HBaseMigrateError, Kind, WalSourceError, causes
 from hbase_migrate.timeutil import format_duration, format_time
 
 log = logging.getLogger(__name__)
@@ -76,52 +76,28 @@ class NeverAnsweredError(OutageTooLongError):
     at_once = True
 
 
-def _chain(exc: BaseException) -> Iterator[BaseException]:
-    seen: set[int] = set()
-    current: BaseException | None = exc
-    while current is not None and id(current) not in seen:
-        seen.add(id(current))
-        yield current
-        current = current.__cause__ or current.__context__
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
-
-
 def outage_of(exc: BaseException, *, ledger_url: str = "",
               source: str = "source") -> Outage | None:
     """The outage ``exc`` shows (looking through its causes), ``None`` for any other error.
 
     ``ledger_url`` names the ledger in the outage of its database; ``source`` prefixes the
     source's storage and quorum ("source WebHDFS")."""
-    for error in _chain(exc):
+    for error in causes(exc):
         if isinstance(error, ServiceUnreachableError):
             if error.kind is not Kind.OUTAGE:
                 return None
             service = error.service
             if service in ("WebHDFS", "ZooKeeper"):
                 service = f"{source} {service}"
-            return Outage(service, error.endpoint or "", _first_line(exc))
+            return Outage(service, error.endpoint or "", first_line(exc))
         if isinstance(error, WalSourceError):
             if error.kind is Kind.OUTAGE:
-                return Outage(f"{source} WebHDFS", error.endpoint, _first_line(exc))
+                return Outage(f"{source} WebHDFS", error.endpoint, first_line(exc))
             return None
-        if isinstance(error, DBAPIError) and _lost_database(error):
+        if isinstance(error, DBAPIError) and lost_database(error):
             return Outage("ledger", redact(ledger_url) if ledger_url else "",
-                          _first_line(error.orig or error))
+                          first_line(error.orig or error))
     return None
-
-
-def _lost_database(error: DBAPIError) -> bool:
-    """The ledger's database did not answer or dropped the connection (not a bad query)."""
-    if error.connection_invalidated or isinstance(error, InterfaceError):
-        return True
-    text = str(error.orig or error).lower()
-    return isinstance(error, OperationalError) and not any(
-        words in text for words in ("no such table", "no such column", "syntax error",
-                                    "readonly", "read-only"))
 
 
 Probe = Callable[[], object]
@@ -184,7 +160,7 @@ class OutageRider:
                     break
                 delay = self._give_up_or_wait(outage, ride, unanswered, delay)
         except BaseException as exc:
-            self.settle(_first_line(exc))
+            self.settle(first_line(exc))
             raise
         ride.ended = now_ms()
         log.info("%s answers again after %.1f s; resuming", outage.describe(), ride.seconds)
@@ -233,7 +209,7 @@ class OutageRider:
             return self.ledger.start_step(self.migration_id, OUTAGE_STEP, now=ride.began,
                                           metrics={**ride.to_json(), "stream": self.stream})
         except Exception as exc:  # a second outage: the step is written later
-            log.warning("cannot record the outage in the ledger yet: %s", _first_line(exc))
+            log.warning("cannot record the outage in the ledger yet: %s", first_line(exc))
             return None
 
     def _close_step(self, step: int | None, ride: RiddenOutage, error: str | None) -> None:
@@ -247,7 +223,7 @@ class OutageRider:
                                     metrics, error, now=ride.ended)
         except Exception as exc:  # the run goes on; the log keeps it
             log.warning("cannot record the outage of %s in the ledger: %s",
-                        ride.outage.describe(), _first_line(exc))
+                        ride.outage.describe(), first_line(exc))
 
 
 def close_stale_outages(ledger: Ledger, migration_id: int, stream: str) -> None:
