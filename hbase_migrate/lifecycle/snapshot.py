@@ -75,7 +75,7 @@ from hbase_migrate.ranges.choice import (
 )
 from hbase_migrate.ranges.engine import Progress, bind, range_engine
 from hbase_migrate.ranges.groups import part_count, range_group
-from hbase_migrate.ranges.keyrange import KeyRange
+from hbase_migrate.ranges.keyrange import KeyRange, RangeError
 from hbase_migrate.ranges.planned import plan_copying, plan_holes, planned_ranges
 from hbase_migrate.ranges.tasks import CopyJob, RangeCopy, copy_range_task, task_throttle
 from hbase_migrate.replay.watermark import record_watermark
@@ -415,19 +415,31 @@ def copy_ranges(step: StepContext, spec: MigrationSpec, t0: int, master: str | N
             plan = ThrottlePlan.of(shipped, "copy", engine.shares(len(todo)))
             if engine.executors:
                 step.metrics["executors"] = engine.executors
-            with step_limits(plan) as limits:
-                copies = engine.map(bind(copy_range_task, replace(
-                    job, source=shipped.source, target=shipped.target,
-                    ledger_url=shipped.ledger_url or None, throttle=plan)), todo,
-                    progress=progress, what=f"copy {len(todo)} key ranges of migration "
-                                            f"{spec.name}")
-                step.metrics["limits"] = limits.report()
-            if engine.placement is not None:  # YARN: the application and its containers
-                step.metrics["yarn"] = engine.placement.to_metrics()
-            if not shipped.ledger_url:  # the tasks returned what they copied
-                for c in copies:
+            recorded: list[RangeCopy] = []
+
+            def copied(_: KeyRange, c: RangeCopy) -> None:
+                if not shipped.ledger_url:  # the tasks return what they copied
                     step.ledger.record_range_copied(mid, c.range.table, c.range.start,
                                                     step.step_id, c.rows, c.cells)
+                recorded.append(c)
+            try:
+                with step_limits(plan) as limits:
+                    copies = engine.map(bind(copy_range_task, replace(
+                        job, source=shipped.source, target=shipped.target,
+                        ledger_url=shipped.ledger_url or None, throttle=plan)), todo,
+                        progress=progress, done=copied,
+                        what=f"copy {len(todo)} key ranges of migration {spec.name}")
+                    step.metrics["limits"] = limits.report()
+            except RangeError as exc:
+                if engine.name == IN_PROCESS:
+                    raise
+                raise RangeError(f"{exc} ({len(recorded)} of the {len(todo)} key ranges were "
+                                 "copied and recorded: run the same command again to copy "
+                                 f"the other {len(todo) - len(recorded)} at the same watermark "
+                                 "T0)") from exc
+            finally:
+                if engine.placement is not None:  # YARN: the application, its containers
+                    step.metrics["yarn"] = engine.placement.to_metrics()
     order = {r: i for i, (r, _) in enumerate(mine)}  # in key order, table by table
     step.metrics["copied"] = [c.to_json() for c in sorted(
         [*first, *copies], key=lambda c: order.get(c.range, len(order)))]

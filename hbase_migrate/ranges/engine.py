@@ -9,9 +9,11 @@ cluster master the executors' Python or the project's archive:
 master the pre-flight job checks the executors before the first task
 (:mod:`hbase_migrate.spark.preflight`), and tasks get the migration with its endpoints
 resolved and no ledger (:meth:`RangeEngine.shipped`): the caller records what they return.
-Progress is reported as ranges finish (on Spark: as its tasks complete). On Spark,
-each task first logs in to the migration's Kerberos-secured clusters
-(:mod:`hbase_migrate.ranges.credentials`).
+Progress is reported, and each result handed to the caller's ``done``, as ranges finish:
+on Spark each range is a job of its own (a few at once, twice the cores), so that what
+finished before a failure (a task failed past Spark's retries, a lost cluster) reaches the
+caller, who records it, and a rerun does only the rest. On Spark, each task first logs in
+to the migration's Kerberos-secured clusters (:mod:`hbase_migrate.ranges.credentials`).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ import os
 import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import partial
@@ -47,6 +49,7 @@ from hbase_migrate.spark.yarn import (
 T = TypeVar("T")
 R = TypeVar("R")
 Progress = Callable[[int, int], None]  # (ranges done, ranges in all)
+Done = Callable[[Any, Any], None]  # (item, its result) as each task's result arrives
 JOB_GROUP = "hbase-migrate-ranges"
 log = logging.getLogger(__name__)
 
@@ -71,7 +74,11 @@ class RangeEngine(Protocol):
         ...
 
     def map(self, task: Callable[[T], R], items: Sequence[T], *, what: str,
-            progress: Progress | None = None) -> list[R]: ...
+            progress: Progress | None = None, done: Done | None = None) -> list[R]:
+        """``done(item, result)`` is called in the calling thread as each result arrives
+        (on Spark also those of the tasks still running when another failed, before that
+        failure is raised: the caller records them)."""
+        ...
 
 
 class InProcessEngine:
@@ -92,29 +99,35 @@ class InProcessEngine:
         return spec  # tasks run here: the ledger and the driver's files are theirs
 
     def map(self, task: Callable[[T], R], items: Sequence[T], *, what: str,
-            progress: Progress | None = None) -> list[R]:
+            progress: Progress | None = None, done: Done | None = None) -> list[R]:
         if self.slots > 1 and len(items) > 1:
-            return in_threads(min(self.slots, len(items)), task, items, progress, what)
+            return in_threads(min(self.slots, len(items)), task, items, progress, what, done)
         results = []
         for item in items:
             results.append(task(item))
+            if done is not None:
+                done(item, results[-1])
             if progress is not None:
                 progress(len(results), len(items))
         return results
 
 
 def in_threads(threads: int, task: Callable[[T], R], items: Sequence[T],
-               progress: Progress | None = None, what: str = "task") -> list[R]:
+               progress: Progress | None = None, what: str = "task",
+               done: Done | None = None) -> list[R]:
     """``task`` on every item, ``threads`` at once, the results in the items' order and
-    progress reported from the calling thread. The first failure is raised as it is once
-    the tasks running have ended; the tasks not yet started never start. Ctrl-C in the
-    calling thread asks the running tasks to stop (:mod:`hbase_migrate.runstate`)."""
+    progress (and ``done(item, result)``) reported from the calling thread. The first
+    failure is raised as it is once the tasks running have ended; the tasks not yet started
+    never start. Ctrl-C in the calling thread asks the running tasks to stop
+    (:mod:`hbase_migrate.runstate`)."""
     results: dict[int, R] = {}
     pool = ThreadPoolExecutor(threads, thread_name_prefix=what.split(" ", 1)[0])
     try:
         futures = {pool.submit(task, item): i for i, item in enumerate(items)}
         for future in as_completed(futures):
             results[futures[future]] = future.result()
+            if done is not None:
+                done(items[futures[future]], results[futures[future]])
             if progress is not None:
                 progress(len(results), len(items))
     except BaseException as exc:
@@ -147,55 +160,80 @@ class SparkEngine:
         return max(1, min(tasks, self.slots))  # a Python worker process per task at once
 
     def map(self, task: Callable[[T], R], items: Sequence[T], *, what: str,
-            progress: Progress | None = None) -> list[R]:
+            progress: Progress | None = None, done: Done | None = None) -> list[R]:
+        """A job per item, :meth:`concurrent` at once (Spark's scheduler queues their tasks
+        for the executors' cores); each result handed to ``done`` as its job ends. After
+        the first failure no job starts, those running end (their results handed on), and
+        the failure is raised; Ctrl-C cancels the jobs running."""
         if not items:
             return []
         context = self.spark.sparkContext
         group = f"{JOB_GROUP}-{threading.get_ident()}-{id(items)}"
-        outcome: dict[str, Any] = {}
         task = authenticated(task, self.credentials)
         placed = self.placement is not None  # each task tells its YARN container
         job: Callable[[T], Any] = partial(in_container, task) if placed else task
+        rdd = context.parallelize(list(items), len(items))  # a partition per item
+        failed = threading.Event()
 
-        def run() -> None:
+        def run(i: int) -> Any:
+            if failed.is_set():
+                raise _NotStarted
             context.setJobGroup(group, what)
             try:
-                outcome["results"] = context.parallelize(list(items), len(items)).map(
-                    job).collect()
-            except BaseException as exc:
-                outcome["error"] = exc
+                (result,) = context.runJob(rdd, partial(map, job), [i])
+            except BaseException:
+                failed.set()
+                raise
+            return result
 
-        worker = threading.Thread(target=run, name="range-job", daemon=True)
-        worker.start()
-        reported = 0
-        while worker.is_alive():
-            worker.join(0.5)
+        pool = ThreadPoolExecutor(self.concurrent(len(items)), thread_name_prefix="range-job")
+        try:
+            futures = {pool.submit(run, i): i for i in range(len(items))}
+            results, error = self._gathered(futures, items, progress, done)
+        except BaseException:  # Ctrl-C: the jobs running are cancelled
+            failed.set()
+            context.cancelJobGroup(group)
+            raise
+        finally:
+            pool.shutdown(cancel_futures=True)
+        if error is not None:
+            raise RangeError(f"{what}: a Spark task failed: {task_error(error)}") from error
+        return [results[i] for i in range(len(items))]
+
+    def _gathered(self, futures: dict[Future[Any], int], items: Sequence[T],
+                  progress: Progress | None, done: Done | None
+                  ) -> tuple[dict[int, Any], Exception | None]:
+        """The results of the jobs ``futures`` as they end (handed to ``done``, counted by
+        ``progress``; each task's YARN container counted), and the first failure."""
+        results: dict[int, Any] = {}
+        error: Exception | None = None
+        for future in as_completed(futures):
+            i = futures[future]
+            try:
+                result = future.result()
+            except _NotStarted:
+                continue
+            except Exception as exc:
+                error = error or exc
+                continue
+            if self.placement is not None:
+                result, container = result
+                self.placement.containers[container] += 1
+            results[i] = result
+            if done is not None:
+                done(items[i], result)
             if progress is not None:
-                done = self._completed(group)
-                if done > reported:
-                    reported = done
-                    progress(min(done, len(items)), len(items))
-        if "error" in outcome:
-            raise RangeError(f"{what}: a Spark task failed: {task_error(outcome['error'])}"
-                             ) from outcome["error"]
-        if progress is not None and reported < len(items):
-            progress(len(items), len(items))
-        if self.placement is not None:
-            pairs: list[tuple[R, str]] = outcome["results"]
-            self.placement.containers.update(c for _, c in pairs)
-            return [r for r, _ in pairs]
-        results: list[R] = outcome["results"]
-        return results
+                progress(len(results), len(items))
+        return results, error
 
-    def _completed(self, group: str) -> int:
-        tracker = self.spark.sparkContext.statusTracker()
-        done = 0
-        for job_id in tracker.getJobIdsForGroup(group):
-            job = tracker.getJobInfo(job_id)
-            for stage_id in job.stageIds if job else ():
-                stage = tracker.getStageInfo(stage_id)
-                done += stage.numCompletedTasks if stage else 0
-        return done
+    def concurrent(self, items: int) -> int:
+        """How many of ``items`` jobs run at once: twice the executors' cores, so that a core
+        freed finds a task queued."""
+        return max(1, min(items, 2 * self.slots))
+
+
+class _NotStarted(Exception):
+    """A job not started after another one failed."""
 
 
 def prepare_spark_environment() -> None:

@@ -145,12 +145,12 @@ class Validation:
         plan = ThrottlePlan.of(self.engine.shipped(self.spec), "validate",
                                self.engine.shares(len(todo)))
         job = replace(self.job, throttle=plan, recorder=self.task_recorder(recorder))
-        read = self.engine.map(bind(checksum_range_task, job), todo,
-                               progress=self.progress,
-                               what=f"checksums of {len(todo)} key ranges ({label})")
+        record = None  # (the tasks record their ranges; else this, each as it arrives)
         if recorder is not None and not self.tasks_record:
-            for pair in read:
-                recorder.record(pair, self.ledger)
+            record = functools.partial(recorded_pair, recorder, self.ledger)
+        read = self.engine.map(bind(checksum_range_task, job), todo, progress=self.progress,
+                               done=record,
+                               what=f"checksums of {len(todo)} key ranges ({label})")
         self.source_requests += sum(p.source_requests for p in read)
         self.target_requests += sum(p.target_requests for p in read)
         found = {**carried, **{p.range.id: p for p in read}}
@@ -403,3 +403,9 @@ def bulk_loaded_region(regions: Sequence[RegionDescriptor],
                          f"byte offset {load.get('offset')}): the source has no such region "
                          "now; validate and repair the whole table")
     return found[0]
+
+
+def recorded_pair(recorder: ChecksumRecorder, ledger: Ledger, _: KeyRange, pair: RangePair
+                  ) -> None:
+    """``pair`` recorded by the driver as its task's result arrives."""
+    recorder.record(pair, ledger)
