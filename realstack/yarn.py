@@ -11,9 +11,11 @@ what that namespace shows) and ``env`` is their environment: what the containers
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import select
+import signal
 import subprocess
 import time
 import urllib.request
@@ -186,6 +188,30 @@ class RealYarn:
             found: dict[str, Any] = json.loads(answer.read())
             return found
 
+    def kill_node_manager(self, node_id: str) -> list[int]:
+        """SIGKILL the NodeManager ``node_id`` and every process under it (its containers'
+        launch scripts, executors and their Python workers), as a host lost at once: the
+        whole tree is stopped first, so that nothing starts or notices in between; the pids
+        killed, the NodeManager's first. The ResourceManager hears nothing: the node is
+        lost to it only when its heartbeats expire (``yarn.nm.liveness-monitor.
+        expiry-interval-ms``), and until then it places no container there."""
+        nodes = [n for n in self.described.get("node_managers", ()) if n["node_id"] == node_id]
+        procs = [p for p in self._procs if nodes and p.pid == nodes[0]["pid"]]
+        if not procs:
+            raise RealStackError(f"YARN: no NodeManager {node_id} of this stack runs")
+        tree = [procs[0].pid]
+        while True:  # stop what runs, then look again for what it started meanwhile
+            for pid in tree:
+                _signal(pid, signal.SIGSTOP)
+            more = [p for p in _descendants(procs[0].pid) if p not in tree]
+            if not more:
+                break
+            tree += more
+        for pid in tree:
+            _signal(pid, signal.SIGKILL)
+        procs[0].wait(30)
+        return tree
+
     def stop(self, timeout: float = 60.0) -> None:
         """SIGTERM each daemon, NodeManagers first (then the ResourceManager stops YARN and
         HDFS), SIGKILL after ``timeout``."""
@@ -203,3 +229,25 @@ class RealYarn:
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
         self.stop()
+
+
+def _descendants(pid: int) -> list[int]:
+    """The processes under ``pid`` (children first), as ``/proc`` lists them now."""
+    children: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text(encoding="ascii", errors="replace").rpartition(")")[2]
+        except OSError:
+            continue  # (ended meanwhile)
+        children.setdefault(int(fields.split()[1]), []).append(int(stat.parent.name))
+    found, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(0), []):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
+def _signal(pid: int, sig: signal.Signals) -> None:
+    with contextlib.suppress(ProcessLookupError):  # (ended meanwhile)
+        os.kill(pid, sig)

@@ -12,7 +12,10 @@ YARN container (the step's output and metrics name them; YARN's REST API lists t
 application, and each container's log on its NodeManager says it finished tasks); the replay
 of later writes and the validation run in applications of their own, Spark's jars staged on
 the cluster once; the target equals the source cell for cell. Bad set-ups fail in one line
-naming the fix, before any session starts.
+naming the fix, before any session starts. A NodeManager killed (its JVM and its
+containers' processes) while a copy task runs on it leaves the step exact, the lost range
+run again on the other node, or failing in one line with a rerun that redoes at most the
+ranges lost (counted from the ledger and the NodeManagers' logs).
 """
 
 from __future__ import annotations
@@ -23,14 +26,17 @@ import shutil
 import subprocess
 import sys
 import tarfile
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 import hbase_migrate
 from hbase_migrate.audit.ledger import Ledger
+from hbase_migrate.audit.records import KeyRangeRecord
 from hbase_migrate.config import load_config
 from minihbase.server import MiniHBase
 from realstack.maven import RealStackError
@@ -115,9 +121,9 @@ def clusters(yarn: Yarn) -> Iterator[tuple[MiniHBase, MiniHBase]]:
 
 
 def write_config(folder: Path, src: MiniHBase, dst: MiniHBase, spark: str = "",
-                 master: str = "yarn") -> Path:
+                 master: str = "yarn", table: str = TABLE) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
-    path = write_migration(folder, src, dst, TABLE, name=folder.name, roll_period="1s")
+    path = write_migration(folder, src, dst, table, name=folder.name, roll_period="1s")
     with path.open("a", encoding="utf-8") as out:
         out.write(f'[spark]\nmaster = "{master}"\n[spark.conf]\n"spark.executor.memory" = "512m"\n'
                   '"spark.executor.instances" = "2"\n"spark.yarn.am.memory" = "384m"\n'
@@ -128,14 +134,22 @@ def write_config(folder: Path, src: MiniHBase, dst: MiniHBase, spark: str = "",
 def cli(yarn: Yarn, *args: str, conf_dir: Path | None = None) -> subprocess.CompletedProcess[str]:
     """``hbase-migrate ARGS`` as a user on an edge node runs it: ``HADOOP_CONF_DIR`` names
     the cluster's configuration (``conf_dir``: another; ``Path()``: none)."""
+    return subprocess.run(HBASE_MIGRATE + list(args), env=edge_node(yarn, conf_dir),
+                          capture_output=True, text=True, timeout=600, check=False)
+
+
+HBASE_MIGRATE = [str(Path(sys.executable).parent / "hbase-migrate")]
+
+
+def edge_node(yarn: Yarn, conf_dir: Path | None = None) -> dict[str, str]:
+    """The environment of :func:`cli`."""
     env = {k: v for k, v in os.environ.items() if k not in ("HADOOP_CONF_DIR", "YARN_CONF_DIR")}
     env.update({"PYSPARK_PYTHON": sys.executable, "SPARK_LOCAL_IP": "127.0.0.1",
                 "HBASE_MIGRATE_CACHE_DIR": str(yarn.driver / "cache")})
     folder = yarn.conf_dir if conf_dir is None else conf_dir
     if str(folder) != ".":
         env["HADOOP_CONF_DIR"] = str(folder)
-    return subprocess.run([str(Path(sys.executable).parent / "hbase-migrate"), *args],
-                          env=env, capture_output=True, text=True, timeout=600, check=False)
+    return env
 
 
 def finished_in(log_dirs: list[Path], application: str) -> dict[str, int]:
@@ -299,3 +313,194 @@ def test_bad_setups_fail_in_one_line_naming_the_fix_before_any_session(
             migration = ledger.migration(spec.name)
             assert migration is not None
             assert all(r.copied_cells is None for r in ledger.key_ranges(migration.id, TABLE))
+
+
+# An executor's container (512 MiB of heap, 1,100 MiB over it: 1,664 MiB as YARN rounds it)
+# fits once beside the application master (768 MiB) in a NodeManager of 3,072 MiB, never
+# twice: each NodeManager runs one of the two executors, and the one without the master
+# can be lost alone.
+ONE_EXECUTOR_A_NODE = '"spark.executor.memoryOverhead" = "1100m"\n'
+# The driver waits this long for the application master's word on a lost executor (which
+# it has only once YARN finds the node lost, 10 minutes by default) before it runs that
+# executor's tasks elsewhere: 30 s, not 120.
+ASK_TIMEOUT = '"spark.rpc.askTimeout" = "30s"\n'
+COPY_TASK = re.compile(r"(Running|Finished) task (\d+)\.(\d+) in stage ([1-9]\d*)\.\d+ "
+                       r"\(TID (\d+)\)")  # (stage 0: the pre-flight's)
+
+
+Tasks = dict[str, dict[tuple[int, int], set[int]]]
+
+
+def copy_tasks(log_dirs: list[Path], application: str) -> Tasks:
+    """``<container>/started`` and ``<container>/finished``: the copy's tasks (stage, index:
+    a range) -> their attempts' task ids, as each container's log on its NodeManager says."""
+    found: Tasks = {}
+    for logs in log_dirs:
+        for stderr in (logs / application).glob("container_*/stderr"):
+            seen: Tasks = {"started": {}, "finished": {}}
+            for said, index, _, stage, tid in COPY_TASK.findall(
+                    stderr.read_text(errors="replace")):
+                kind = "started" if said == "Running" else "finished"
+                seen[kind].setdefault((int(stage), int(index)), set()).add(int(tid))
+            found[f"{stderr.parent.name}/started"] = seen["started"]
+            found[f"{stderr.parent.name}/finished"] = seen["finished"]
+    return found
+
+
+def in_flight(tasks: Tasks, container: str) -> set[tuple[int, int]]:
+    """The tasks whose attempt in ``container`` started and did not finish."""
+    started = tasks.get(f"{container}/started", {})
+    finished = tasks.get(f"{container}/finished", {})
+    return {p for p, tids in started.items() if tids - finished.get(p, set())}
+
+
+@dataclass(frozen=True)
+class Victim:
+    """The NodeManager to lose: not the application master's, a copy task running on it."""
+
+    application: str
+    node: dict[str, Any]
+    container: str
+
+
+def copy_running_beside_the_master(yarn: Yarn, name: str, copying: subprocess.Popen[bytes],
+                                   timeout: float = 420.0) -> Victim:
+    """Wait until the copy's application runs a copy task in a container on a NodeManager
+    other than its master's."""
+    stack, deadline = yarn.stack, time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if copying.poll() is not None:
+            pytest.fail(f"the copy ended (exit {copying.returncode}) before a task of it ran "
+                        "on the NodeManager without the application master")
+        apps = (stack.rest("apps?states=RUNNING").get("apps") or {}).get("app") or []
+        mine = [a for a in apps if a["name"] == f"hbase-migrate snapshot {name}"]
+        if mine:
+            application = mine[0]["id"]
+            attempts = stack.rest(f"apps/{application}/appattempts")["appAttempts"]
+            master = attempts["appAttempt"][-1]["nodeId"]
+            for node in stack.described["node_managers"]:
+                if node["node_id"] == master:
+                    continue
+                tasks = copy_tasks([Path(node["log_dirs"])], application)
+                for key in tasks:
+                    container = key.split("/")[0]
+                    if in_flight(tasks, container):
+                        return Victim(application, node, container)
+        time.sleep(0.2)
+    pytest.fail(f"no copy task ran on a NodeManager without the application master in "
+                f"{timeout:.0f} s")
+
+
+@dataclass(frozen=True)
+class LostNode:
+    """A copy that lost a NodeManager: when, what ran there, how the step ended."""
+
+    victim: Victim
+    killed: list[int]  # the NodeManager's pid, then its containers' processes'
+    killed_at: float  # seconds into the step
+    ended_at: float
+    returncode: int
+    stdout: str
+    stderr: str
+    tasks: Tasks  # the copy's tasks by container, from the NodeManagers' logs
+
+    @property
+    def lost(self) -> set[tuple[int, int]]:
+        """The copy's tasks running in the killed container when it was killed."""
+        return in_flight(self.tasks, self.victim.container)
+
+    def attempts(self) -> dict[tuple[int, int], int]:
+        """Each of the copy's tasks (a range) -> how many times it started."""
+        found: dict[tuple[int, int], int] = {}
+        for key in (k for k in self.tasks if k.endswith("/started")):
+            for task, tids in self.tasks[key].items():
+                found[task] = found.get(task, 0) + len(tids)
+        return found
+
+
+def copy_losing_a_node(yarn: Yarn, config: Path) -> LostNode:
+    """``snapshot`` of ``config`` from the command line, one NodeManager killed while a copy
+    task runs on it."""
+    spec, folder = load_config(config), config.parent
+    started = time.monotonic()
+    with (folder / "snapshot.out").open("wb") as out, (folder / "snapshot.err").open("wb") as err:
+        copying = subprocess.Popen([*HBASE_MIGRATE, "snapshot", "--config", str(config)],
+                                   env=edge_node(yarn), stdout=out, stderr=err)
+        try:
+            victim = copy_running_beside_the_master(yarn, spec.name, copying)
+            killed_at = time.monotonic() - started
+            killed = yarn.stack.kill_node_manager(victim.node["node_id"])
+            copying.wait(600)
+        finally:
+            if copying.poll() is None:
+                copying.kill()
+                copying.wait()
+    log_dirs = [Path(n["log_dirs"]) for n in yarn.stack.described["node_managers"]]
+    return LostNode(victim, killed, killed_at, time.monotonic() - started, copying.returncode,
+                    (folder / "snapshot.out").read_text(errors="replace"),
+                    (folder / "snapshot.err").read_text(errors="replace"),
+                    copy_tasks(log_dirs, victim.application))
+
+
+def test_a_node_manager_killed_during_the_copy_leaves_it_exact_or_a_rerun_redoes_the_lost(
+        yarn: Yarn, clusters: tuple[MiniHBase, MiniHBase]) -> None:
+    """The copy's step ends exact (Spark runs the lost tasks again on the other node), or
+    fails in one line and a rerun copies what the ledger lacks: at most the ranges lost.
+    (Last in the module: the NodeManager killed stays dead, the other one takes the later
+    applications.)"""
+    src, dst = clusters
+    table = "lost_node"
+    run_workload(src, table, seed=175, ops=1500)
+    config = write_config(yarn.driver / "nm-killed", src, dst, ONE_EXECUTOR_A_NODE + ASK_TIMEOUT,
+                          table=table)
+    with config.open("a", encoding="utf-8") as out:  # a copy slow enough to be caught in
+        out.write("[limits]\ncopy_cells_per_second = 150\n")
+    spec = load_config(config)
+    assert cli(yarn, "prepare", "--config", str(config)).returncode == 0
+    run = copy_losing_a_node(yarn, config)
+    assert run.lost, run.tasks  # the kill caught copy tasks running there
+    print(f"NodeManager {run.victim.node['node_id']} killed {run.killed_at:.1f} s into the "
+          f"copy (its JVM and {len(run.killed) - 1} processes of its containers), copy tasks "
+          f"{sorted(run.lost)} (stage, index) running in {run.victim.container}; the step "
+          f"ended after {run.ended_at:.1f} s with exit {run.returncode}")
+    with Ledger.open(spec.ledger_url) as ledger:
+        migration = ledger.migration(spec.name)
+        assert migration is not None
+        ranges = ledger.key_ranges(migration.id, table)
+        first = ledger.steps(migration.id, "snapshot")[0]
+    if run.returncode == 0:  # Spark ran the lost tasks again elsewhere
+        print(run.stdout)
+        attempts = run.attempts()
+        redone = {task for task, n in attempts.items() if n > 1}
+        print(f"the step ended exact: {len(ranges)} ranges, {len(redone)} of them run again")
+        assert redone <= run.lost and len(attempts) == len(ranges), (redone, run.lost, attempts)
+        assert all(r.copy_step_id == first.id for r in ranges)
+    else:
+        ranges = rerun_after(yarn, config, run, len(ranges))
+    assert all(r.copied_at is not None for r in ranges)
+    assert compare(src, dst, table).equal
+
+
+def rerun_after(yarn: Yarn, config: Path, run: LostNode, planned: int) -> list[KeyRangeRecord]:
+    """The copy that failed in ``run`` said so in one line; the same command again copies
+    what the ledger lacks, redoing at most the ranges lost; the ranges after it."""
+    last = run.stderr.strip().splitlines()[-1]
+    print(f"the step failed: {last}")
+    assert last.startswith("hbase-migrate: error: ") and "Traceback" not in run.stderr, \
+        run.stderr[-3000:]
+    assert "run the same command again" in last, last
+    finished = {t for k in run.tasks if k.endswith("/finished") for t in run.tasks[k]}
+    again = cli(yarn, "snapshot", "--config", str(config))
+    assert again.returncode == 0, again.stderr[-3000:]
+    spec = load_config(config)
+    with Ledger.open(spec.ledger_url) as ledger:
+        migration = ledger.migration(spec.name)
+        assert migration is not None
+        ranges = ledger.key_ranges(migration.id, spec.tables[0].source)
+        rerun = ledger.steps(migration.id, "snapshot")[-1]
+    copied_again = [r for r in ranges if r.copy_step_id == rerun.id]
+    redone = len(copied_again) - (planned - len(finished))
+    print(f"the rerun copied {len(copied_again)} of {planned} ranges: {redone} of them had "
+          f"finished before, {len(run.lost)} lost with the node")
+    assert redone <= len(run.lost), (len(copied_again), len(finished), run.lost)
+    return ranges
