@@ -33,11 +33,28 @@ def memory_kill(text: str) -> str | None:
     return None
 
 
+# An executor gone with no word on why: its container or its NodeManager's host lost (Spark
+# says "caused by one of the running tasks" whenever YARN gave no exit status).
+_LOST_EXECUTOR = re.compile(r"ExecutorLostFailure \(executor \S+ exited [^)]*\)\s*"
+                            r"(?:Reason: )?(.*)")
+
+
+def lost_executor(text: str) -> str | None:
+    """What an executor lost without a cause YARN reported says; None otherwise."""
+    lost = _LOST_EXECUTOR.match(text.strip())
+    if lost is None:
+        return None
+    return (f"its executor was lost ({lost.group(1).strip() or 'no reason given'}: its "
+            "container or its NodeManager's host went away) and the task's attempts ran out "
+            "(spark.task.maxFailures)")
+
+
 def task_error(exc: BaseException) -> str:
     """The cause of a failed Spark task: the Python error it raised (its last traceback
     line, without the module path of one of the project's errors), or, where no Python ran
     (``Cannot run program "<path>"``, the Python worker's own error, a container killed
-    for memory), the executor's cause and where; else the exception itself."""
+    for memory, an executor lost with its node), the executor's cause and where; else the
+    exception itself."""
     text = str(exc)
     lost = re.search(r"Lost task [^\n]*?\(([^()\n]*?) executor ([^()\n]+)\): ([^\n]+)", text)
     if lost and "Traceback" not in text:
@@ -45,7 +62,7 @@ def task_error(exc: BaseException) -> str:
         worker = re.search(r"Error from python worker:\s*\n\s*([^\n]+)", text)
         if worker:  # (the exception's own message is on the lines after it)
             cause = worker.group(1)
-        cause = memory_kill(cause) or cause
+        cause = memory_kill(cause) or lost_executor(cause) or cause
         return f"executor {executor} on host {host}: {cause.strip()}"
     lines = [line for line in text.splitlines() if "Error:" in line or "Exception:" in line]
     python = [line for line in lines if "hbase_migrate" in line or "RangeError" in line]

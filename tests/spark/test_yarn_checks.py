@@ -203,6 +203,19 @@ def test_a_container_killed_for_memory_names_the_setting_to_raise(reason: str,
     assert "spark.executor.memoryOverhead" in MEMORY_REMEDY
 
 
+def test_an_executor_lost_with_its_node_says_so_not_that_a_task_caused_it() -> None:
+    from hbase_migrate.spark.errors import task_error
+
+    text = ("Job aborted due to stage failure: Task 0 in stage 1.0 failed 1 times, most recent "
+            "failure: Lost task 0.0 in stage 1.0 (TID 5) (localhost executor 2): "
+            "ExecutorLostFailure (executor 2 exited caused by one of the running tasks) Reason: "
+            "Executor Process Lost\nDriver stacktrace:")
+    assert task_error(RuntimeError(text)) == (
+        "executor 2 on host localhost: its executor was lost (Executor Process Lost: its "
+        "container or its NodeManager's host went away) and the task's attempts ran out "
+        "(spark.task.maxFailures)")
+
+
 def test_an_exit_status_that_only_begins_with_137_is_not_a_kill() -> None:
     from hbase_migrate.spark.errors import memory_kill
 
