@@ -44,7 +44,8 @@ from realstack.yarn import RealYarn, RealYarnOptions
 from tests.spark.standalone import HIDE
 from tests.support.minicluster import EmbeddedClusters, compare, run_workload, write_migration
 
-# (YARN's start and a Spark application per step: 8-11 minutes on the loaded 2-core machine)
+# (YARN's start and a Spark application per step: 8-11 minutes on the loaded 2-core machine
+# before the NodeManager's kill was added; with it, 6.5 minutes at load average 5-9)
 pytestmark = [pytest.mark.own_stack, pytest.mark.integration, pytest.mark.slow,
               pytest.mark.timeout(1800)]
 TABLE = "orders"
