@@ -21,11 +21,13 @@ Each figure is the best of ``--repeat`` rounds, each into a fresh table. Asserts
 from __future__ import annotations
 
 import argparse
+import os
 import tempfile
 import time
 import uuid
 import warnings
 from pathlib import Path
+from unittest import mock
 
 from replay_throughput import FAMILIES, SOURCE_TABLE, make_entries, write_file  # the sibling
 
@@ -60,7 +62,9 @@ def replay_rate(client: BigtableClient, path: Path, batch: int) -> tuple[int, fl
 def raw_rate(client: BigtableClient, puts: list[Cell], batch: int) -> tuple[int, float]:
     from google.cloud.bigtable.data import BigtableDataClient, RowMutationEntry, SetCell
 
-    data = BigtableDataClient(project=client.settings.project)  # the emulator's, from env
+    host = str(client.settings.emulator_host)
+    with mock.patch.dict(os.environ, {"BIGTABLE_EMULATOR_HOST": host}):  # read when created
+        data = BigtableDataClient(project=client.settings.project)
     table = data.get_table(client.settings.instance, fresh_table(client))
     requests = []
     for i in range(0, len(puts), batch):

@@ -12,10 +12,11 @@ are the source's.
 from __future__ import annotations
 
 import os
+import threading
 import time
 import warnings
 from collections.abc import Iterator, Sequence
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, contextmanager
 from typing import Any
 
 from hbase_migrate.bigtable.errors import (
@@ -42,6 +43,27 @@ from hbase_migrate.wal.model import Cell, CellType, cell_order
 # Google's clients warn on each connection to an emulator (made lazily, call by call):
 # emulator_host says so already.
 warnings.filterwarnings("ignore", "Connecting to Bigtable emulator", RuntimeWarning)
+EMULATOR_VARIABLE = "BIGTABLE_EMULATOR_HOST"
+_CREATING = threading.Lock()
+
+
+@contextmanager
+def _emulator_seen(host: str | None) -> Iterator[None]:
+    """Google's clients take the emulator from ``BIGTABLE_EMULATOR_HOST`` when they are
+    created, and keep it: the variable is ``host`` (or absent) for their creation only, under
+    a lock, so that neither another client of this process (a real instance beside an
+    emulator) nor a child process sees it. The classic client makes the data client of its
+    tables on first use: it is made within too."""
+    with _CREATING:
+        before = os.environ.pop(EMULATOR_VARIABLE, None)
+        if host:
+            os.environ[EMULATOR_VARIABLE] = host
+        try:
+            yield
+        finally:
+            os.environ.pop(EMULATOR_VARIABLE, None)
+            if before is not None:
+                os.environ[EMULATOR_VARIABLE] = before
 
 
 class BigtableClient(AbstractContextManager["BigtableClient"]):
@@ -55,15 +77,15 @@ class BigtableClient(AbstractContextManager["BigtableClient"]):
         from google.cloud import bigtable
         from google.cloud.bigtable.data import BigtableDataClient
 
-        if settings.emulator_host:  # both Google clients read it when they are created
-            os.environ["BIGTABLE_EMULATOR_HOST"] = settings.emulator_host
         self.settings = settings
         self.endpoint = settings.where
         self.memory, self.losses = shared(settings)
         self.accepted = frozenset(settings.accept)
-        self._admin = bigtable.Client(project=settings.project, admin=True)
+        with _emulator_seen(settings.emulator_host):
+            self._admin = bigtable.Client(project=settings.project, admin=True)
+            self._admin._veneer_data_client  # noqa: B018 (its tables' data client, made now)
+            self._data = BigtableDataClient(project=settings.project)
         self._instance = self._admin.instance(settings.instance)
-        self._data = BigtableDataClient(project=settings.project)
         self._tables: dict[str, Any] = {}
         self._retention: dict[str, dict[bytes, Retention]] = {}
 
@@ -74,6 +96,7 @@ class BigtableClient(AbstractContextManager["BigtableClient"]):
         for table in self._tables.values():
             table.close()
         self._data.close()
+        self._admin._veneer_data_client.close()
 
     def _call(self, what: str, func: Any, *args: Any, **kwargs: Any) -> Any:
         from google.api_core import exceptions as gexc

@@ -18,6 +18,7 @@ from hbase_migrate.cluster.endpoints import ClusterEndpoints
 from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
 from hbase_migrate.config import load_config
 from minihbase.cli.minicluster import call_admin
+from tests.bigtable.classic import classic_instance
 from tests.realstack.lifecycle_parts import workload
 
 pytestmark = [pytest.mark.integration,
@@ -28,12 +29,10 @@ def bigtable_as_hbase_reads(config: Path, table_id: str, versions: dict[bytes, i
                             ) -> set[tuple[bytes, bytes, bytes, int, bytes]]:
     """Every cell of the table through Google's classic client, the newest ``versions``
     of each column kept (the workload's families have no TTL)."""
-    from google.cloud import bigtable
-
     settings = load_config(config).target.bigtable
-    assert settings is not None
-    table = bigtable.Client(project=settings.project, admin=True).instance(
-        settings.instance).table(table_id)
+    assert settings is not None and settings.emulator_host is not None
+    table = classic_instance(settings.emulator_host, settings.project,
+                             settings.instance).table(table_id)
     kept = set()
     for row in table.read_rows():
         for family, qualifiers in row.cells.items():

@@ -10,10 +10,13 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from hbase_migrate.bigtable.emulator import STATE, emulator_binary
+from hbase_migrate.bigtable.client import BigtableClient
+from hbase_migrate.bigtable.emulator import STATE, Emulator, emulator_binary
+from hbase_migrate.bigtable.settings import BigtableSettings
 from hbase_migrate.cli import cli
 from hbase_migrate.services import group_alive
 
+EMULATOR_VARIABLE = "BIGTABLE_EMULATOR_HOST"  # what Google's clients read
 pytestmark = [pytest.mark.integration,
               pytest.mark.filterwarnings("ignore:Connecting to Bigtable emulator")]
 
@@ -48,3 +51,19 @@ def test_start_answers_google_client_and_stop_ends_it(tmp_path: Path,
     assert not group_alive(line["pid"]) and not (folder / STATE).exists()
     gone = CliRunner().invoke(cli, ["bigtable", "emulator", "stop", "--dir", str(folder)])
     assert "no emulator runs" in gone.output
+
+
+def test_a_client_reaches_its_emulator_and_leaves_the_environment_as_it_found_it(
+        bigtable_emulator: Emulator, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The emulator is the client's option, not the process's: a variable set by someone
+    else (here pointing nowhere) neither redirects the client nor is changed by it, and a
+    client creates none that a child process or a real instance's client would inherit."""
+    settings = BigtableSettings("p", "env", emulator_host=bigtable_emulator.host)
+    monkeypatch.setenv(EMULATOR_VARIABLE, "127.0.0.1:1")
+    with BigtableClient(settings) as client:
+        client.probe()
+    assert os.environ[EMULATOR_VARIABLE] == "127.0.0.1:1"
+    monkeypatch.delenv(EMULATOR_VARIABLE)
+    with BigtableClient(settings) as client:
+        client.probe()
+    assert EMULATOR_VARIABLE not in os.environ

@@ -29,6 +29,7 @@ from hbase_migrate.config import load_config
 from hbase_migrate.wal.model import Cell, CellType
 from minihbase.regionserver import WalSettings
 from minihbase.server import MiniHBase
+from tests.bigtable.classic import classic_instance
 from tests.bigtable.test_accepted import key_name
 from tests.support.minicluster import EmbeddedClusters
 
@@ -76,12 +77,10 @@ def write_config(folder: Path, cluster: MiniHBase, emulator: Emulator, table: st
 
 def google_table(config: Path, table_id: str) -> Any:
     """The table through Google's classic client (admin and reads)."""
-    from google.cloud import bigtable
-
     settings = load_config(config).target.bigtable
-    assert settings is not None
-    return bigtable.Client(project=settings.project, admin=True).instance(
-        settings.instance).table(table_id)
+    assert settings is not None and settings.emulator_host is not None
+    return classic_instance(settings.emulator_host, settings.project,
+                            settings.instance).table(table_id)
 
 
 def as_hbase_reads(table: Any, now: int) -> set[tuple[bytes, bytes, bytes, int, bytes]]:
