@@ -47,8 +47,8 @@
                                 # saying why; "always": whenever the target takes them
                                 # (docs/guides/wal.md)
     bulk_backlog = "1GiB"       # "auto": the backlog from which a run bulk-loads
-    bulk_window = "256MiB"      # cells a bulk load gathers in memory before it is loaded
-                                # (at a WAL file's end: one file is never split between loads)
+    bulk_window = "256MiB"      # cells a load gathers before it is loaded, at a WAL file's end
+                                # (one file in one load); past 64 MiB, as sorted runs on disk
     [spark]
     master = "auto"             # in-process for small work, large_master for large work;
                                 # or always one: "in-process", local[*], spark://host:7077,

@@ -34,8 +34,9 @@ CDC_DEFAULTS = {"delivery_timeout": 30_000}
 # bulk_backlog and the target can take them; replay/bulkrun.py) or written through the
 # target's write path. The default is "never": with the HFile writer's loop compiled, on real
 # HBase 2.6.1 the bulk path still took longer than the write path (5.0 s against 2.6 s at
-# 200,000 cells, 25.8 s against 20.3 s at 2,000,000; docs/figures.md) and held its window
-# of cells in memory (1,045 MB at the default bulk_window)
+# 200,000 cells, 25.8 s against 20.3 s at 2,000,000; docs/figures.md). Its memory no longer
+# grows with bulk_window (1,045 MB then): a window holds 64 MiB of cells in memory and spills
+# the rest as sorted runs to local files (replay/bulkspill.py)
 BULK_MODES = ("auto", "always", "never")
 DEFAULT_BULK = "never"
 BULK_DEFAULTS = {"bulk_backlog": 1 << 30, "bulk_window": 256 << 20}

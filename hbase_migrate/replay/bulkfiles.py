@@ -22,15 +22,25 @@ mutations through the target's write path:
   family default), with the file info ``HFileOutputFormat2`` writes (no sequence id: the
   region gives the file one when it loads it, above all its cells').
 
-The window's cells are held in memory until :meth:`BulkWindow.write` (their count and bytes
-are there for the caller to bound a window); each file is then written streaming.
+The window holds at most ``memory`` bytes of cells in memory (:data:`SPILL_BYTES` unless
+told, counted at :data:`HELD_OVERHEAD` a cell beyond its fields, about what Python spends):
+past it, what it holds is sorted per region and family and spilled to a local file as one
+run (:mod:`hbase_migrate.replay.bulkspill`), and :meth:`BulkWindow.write` merges the runs
+and the cells still held streaming into each region's file, a key in several runs taking
+the newest run's cell: the files are those of a window held whole, cell for cell, and the
+memory stays flat however large the window (its ``count`` and ``bytes`` are there for the
+caller to bound it, by the local disk it takes and the size of a load).
 """
 
 from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Iterable, Sequence
+import shutil
+import tempfile
+import weakref
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -39,10 +49,13 @@ from hbase_migrate.cluster.descriptors import FamilyDescriptor, RegionDescriptor
 from hbase_migrate.errors import HBaseMigrateError
 from hbase_migrate.hfile.metadata import bulk_load_metadata
 from hbase_migrate.hfile.writer import HFileSettings, HFileWriter
+from hbase_migrate.replay.bulkspill import Key, Slot, SpillRun, merged, spill
 from hbase_migrate.replay.mutations import RowMutation
 from hbase_migrate.wal.model import Cell, cell_order
 
 CELL_OVERHEAD = 64  # bytes a buffered cell costs beyond its fields (for ``bytes``)
+HELD_OVERHEAD = 200  # what a cell held in memory costs beyond its fields (measured)
+SPILL_BYTES = 64 << 20  # cells held in memory, at HELD_OVERHEAD, before a run is spilled
 _UNSAFE = re.compile(rb"[^A-Za-z0-9_.-]")
 
 
@@ -75,7 +88,8 @@ def family_settings(family: FamilyDescriptor) -> HFileSettings:
 class BulkWindow:
     """The cells of one target table's window of WAL edits, by region and family."""
 
-    def __init__(self, table: TableDescriptor, regions: Sequence[RegionDescriptor]) -> None:
+    def __init__(self, table: TableDescriptor, regions: Sequence[RegionDescriptor], *,
+                 memory: int | None = SPILL_BYTES, spill_dir: Path | None = None) -> None:
         ordered = sorted(regions, key=lambda r: r.start_key)
         if not ordered or ordered[0].start_key != b"":
             raise BulkWindowError(f"table {table.name}: the regions given do not start at the "
@@ -84,10 +98,14 @@ class BulkWindow:
         self._starts = [r.start_key for r in ordered]
         self._families = {f.name for f in table.families}
         # (region index, family) -> key -> cell; a later cell of the same key replaces it
-        self._cells: dict[tuple[int, bytes], dict[tuple[bytes, bytes, bytes, int, int], Cell]]
-        self._cells = {}
+        self._cells: dict[Slot, dict[Key, Cell]] = {}
         self.count = 0  # cells taken (before the same keys are merged)
-        self.bytes = 0  # their approximate size in memory
+        self.bytes = 0  # their approximate size in memory, were they all held
+        self.memory = memory  # None: every cell held until write
+        self.held = 0  # the bytes of the cells held now, at HELD_OVERHEAD
+        self._spill_dir = spill_dir
+        self._folder: Path | None = None
+        self._runs: list[SpillRun] = []  # oldest first
 
     def region_of(self, row: bytes) -> int:
         """The index of the region holding ``row``."""
@@ -122,6 +140,25 @@ class BulkWindow:
         finally:
             self.count += count
             self.bytes += size
+            self.held += size + count * (HELD_OVERHEAD - CELL_OVERHEAD)
+        if self.memory is not None and self.held >= self.memory:
+            self.spill()
+
+    @property
+    def runs(self) -> int:
+        """The runs spilled so far."""
+        return len(self._runs)
+
+    def spill(self) -> None:
+        """The cells held written to a local file as one sorted run, and let go."""
+        if not self._cells:
+            return
+        if self._folder is None:
+            self._folder = Path(tempfile.mkdtemp(prefix="hbase-migrate-spill-",
+                                                 dir=self._spill_dir))
+            weakref.finalize(self, shutil.rmtree, self._folder, ignore_errors=True)
+        self._runs.append(spill(self._folder / f"run-{len(self._runs):05d}", self._cells))
+        self._cells, self.held = {}, 0
 
     def write(self, folder: Path, task: str, *, loaded_at: int | None = None
               ) -> list[RegionFile]:
@@ -129,20 +166,46 @@ class BulkWindow:
         take), named after the table and the region's start; empties the window. ``task``
         names the writer in each file's ``BULKLOAD_SOURCE_TASK``."""
         written = []
-        for (index, family), by_key in sorted(self._cells.items()):
-            region = self.regions[index]
-            descriptor = self.table.family(family)
-            assert descriptor is not None  # checked as the cells came
-            cells = sorted(by_key.values(), key=cell_order)
-            directory = folder / family.decode("utf-8", "replace")
-            directory.mkdir(parents=True, exist_ok=True)
-            name = _UNSAFE.sub(b"_", self.table.name.encode()).decode()
-            path = directory / f"{name}-{index:05d}-{region.start_key.hex()[:64] or 'first'}"
-            with HFileWriter(path, family_settings(descriptor)) as writer:
-                for cell in cells:
-                    writer.append(cell)
-                writer.close(bulk_load_metadata(task, loaded_at=loaded_at))
-            written.append(RegionFile(region, family, path, len(cells)))
-        self._cells.clear()
-        self.count = self.bytes = 0
+        try:
+            with ExitStack() as stack:
+                streams = [stack.enter_context(run.path.open("rb")) for run in self._runs]
+                for slot in sorted({*self._cells, *(s for r in self._runs for s in r.segments)}):
+                    written.append(self._write_slot(folder, task, loaded_at, slot, merged(
+                        [*(r.cells_of(slot, f) for r, f in zip(self._runs, streams, strict=True)
+                           if slot in r.segments), self._sorted(slot)])))
+        finally:
+            self.discard()
         return written
+
+    def _sorted(self, slot: Slot) -> Iterator[Cell]:
+        """The slot's cells held in memory, in cell order (the newest run)."""
+        by_key = self._cells.pop(slot, None)
+        if by_key:
+            yield from sorted(by_key.values(), key=cell_order)
+
+    def _write_slot(self, folder: Path, task: str, loaded_at: int | None, slot: Slot,
+                    cells: Iterable[Cell]) -> RegionFile:
+        index, family = slot
+        region = self.regions[index]
+        descriptor = self.table.family(family)
+        assert descriptor is not None  # checked as the cells came
+        directory = folder / family.decode("utf-8", "replace")
+        directory.mkdir(parents=True, exist_ok=True)
+        name = _UNSAFE.sub(b"_", self.table.name.encode()).decode()
+        path = directory / f"{name}-{index:05d}-{region.start_key.hex()[:64] or 'first'}"
+        count = 0
+        with HFileWriter(path, family_settings(descriptor)) as writer:
+            for cell in cells:
+                writer.append(cell)
+                count += 1
+            writer.close(bulk_load_metadata(task, loaded_at=loaded_at))
+        return RegionFile(region, family, path, count)
+
+    def discard(self) -> None:
+        """The window emptied: its cells dropped, its spilled runs removed."""
+        self._cells.clear()
+        self._runs.clear()
+        if self._folder is not None:
+            shutil.rmtree(self._folder, ignore_errors=True)
+            self._folder = None
+        self.count = self.bytes = self.held = 0

@@ -15,7 +15,8 @@ the files are read in the run's order (each chain's in order, a moved region's o
 first: :mod:`hbase_migrate.replay.ordering`) and their edits gathered per target table in
 a :class:`~hbase_migrate.replay.bulkfiles.BulkWindow`, where a later edit of a key replaces
 an earlier one; once a window holds ``bulk_window`` bytes of cells, at the end of a file,
-its HFiles are written per region and family and loaded
+its HFiles are written per region and family (what a window holds past its memory budget
+spilled to local files as sorted runs and merged back as they are written) and loaded
 (:mod:`hbase_migrate.replay.bulkload`); a later window's load gets higher sequence ids,
 so its edits win over an earlier one's. A file's progress is recorded in the ledger only
 once the load carrying its edits is acknowledged: until then its offsets, its end and its
@@ -43,7 +44,7 @@ from hbase_migrate.cluster.storage.hdfs_files import HdfsRoot
 from hbase_migrate.errors import HBaseMigrateError
 from hbase_migrate.hbase.bulk import BulkLoadCalls, open_bulk_load
 from hbase_migrate.replay.apply import AppliedCounts, ReplayTarget, WrappingTarget, count_cells
-from hbase_migrate.replay.bulkfiles import BulkWindow
+from hbase_migrate.replay.bulkfiles import SPILL_BYTES, BulkWindow
 from hbase_migrate.replay.bulkload import BulkLoad, BulkLoadError, WebHdfsStaging
 from hbase_migrate.replay.file_replay import FileProgress
 from hbase_migrate.replay.job import FileOutcome, FileTask, ReplayJob, Totals
@@ -223,6 +224,8 @@ class WindowSink(WrappingTarget):
     come from ``calls``); acknowledged at once: the caller records nothing before
     :meth:`BulkReplay.load`."""
 
+    memory: int | None = SPILL_BYTES  # a window's cells held in memory before it spills
+
     def __init__(self, target: ReplayTarget, calls: BulkLoadCalls) -> None:
         super().__init__(target)
         self.calls = calls
@@ -231,14 +234,26 @@ class WindowSink(WrappingTarget):
     def apply(self, table: str, mutations: Sequence[RowMutation]) -> AppliedCounts:
         window = self.windows.get(table)
         if window is None:
-            window = self.windows[table] = BulkWindow(self.target.describe(table),
-                                                      self.calls.regions(table))
+            window = self.windows[table] = BulkWindow(
+                self.target.describe(table), self.calls.regions(table), memory=self.memory)
         window.add(mutations)
         return AppliedCounts(count_cells(mutations))
 
     @property
     def bytes(self) -> int:
         return sum(w.bytes for w in self.windows.values())
+
+    def drop(self) -> None:
+        """The windows dropped, their spilled runs removed."""
+        for window in self.windows.values():
+            window.discard()
+        self.windows.clear()
+
+    def close(self) -> None:
+        try:
+            self.drop()
+        finally:
+            super().close()
 
 
 @dataclass
@@ -297,7 +312,7 @@ class BulkReplay:
                     f"file(s) failed, none of them recorded as replayed (the next run "
                     f"replays them again): {', '.join(self.books.paths())}: {exc}") from exc
             finally:
-                self.sink.windows.clear()
+                self.sink.drop()
                 self.totals.seconds += time.monotonic() - began
             self.totals.loads += 1
         self.books.release()

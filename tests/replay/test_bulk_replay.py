@@ -23,10 +23,12 @@ from hbase_migrate.cluster.endpoints import ClusterEndpoints
 from hbase_migrate.config import load_config
 from hbase_migrate.config_parts import ReplaySettings
 from hbase_migrate.errors import ConfigError
-from hbase_migrate.replay import bulkrun, run
+from hbase_migrate.hfile.reader import HFileReader
+from hbase_migrate.replay import bulkfiles, bulkrun, bulkspill, run
 from hbase_migrate.replay.bulkload import BulkLoadError
 from hbase_migrate.replay.bulkrun import BULK, WRITE, PathChoice, choose_path
 from hbase_migrate.replay.job import FileTask, ReplayJob
+from hbase_migrate.wal.model import Cell
 from minihbase.zookeeper import ZooKeeperServer
 from tests.support.minicluster import (
     clusters_over_rpc,
@@ -226,6 +228,46 @@ class RefusedLoad:
         RefusedLoad.given += [p for _, p in files]
         raise BulkLoadError(f"table {self.table.name}: {len(files)} file(s) not loaded "
                             "after 10 round(s): refused")
+
+
+class ReadingLoad(RefusedLoad):
+    """:class:`RefusedLoad` reading the cells of the files it was given first."""
+
+    read: list[list[Cell]] = []
+
+    def run(self, files: list[tuple[bytes, Path]]) -> Any:
+        for _family, path in sorted(files):
+            with HFileReader(path) as reader:
+                ReadingLoad.read.append([stored.cell for stored in reader.cells()])
+        return super().run(files)
+
+
+@pytest.mark.integration
+def test_a_spilled_window_hands_the_load_the_files_of_one_held_whole(
+        tmp_path: Path, zookeeper: ZooKeeperServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run's window spilling a sorted run after every mutation gives its load the cells
+    the window held whole gives; the spilled runs are gone with the failed load."""
+    spilled: list[Path] = []
+
+    def spill(path: Path, slots: Any) -> Any:
+        spilled.append(path)
+        return bulkspill.spill(path, slots)
+
+    monkeypatch.setattr(bulkfiles, "spill", spill)
+    with clusters_over_rpc(tmp_path, zookeeper) as (src, dst):
+        job = ReplayJob.from_spec(load_config(embedded_migration(tmp_path, src, dst, "always")))
+        monkeypatch.setattr(run, "choose_path", lambda job, planned: PathChoice(
+            BULK, "asked by the test", 1))
+        monkeypatch.setattr(bulkrun, "BulkLoad", ReadingLoad)
+        loads = {}
+        for memory in (None, 1):
+            monkeypatch.setattr(bulkrun.WindowSink, "memory", memory)
+            ReadingLoad.read = []
+            with pytest.raises(BulkLoadError):
+                run.run_replay(job)
+            loads[memory] = ReadingLoad.read
+    assert len(spilled) > 10 and not any(p.parent.exists() for p in spilled)
+    assert loads[1] == loads[None] and sum(map(len, loads[None])) > 100
 
 
 @pytest.mark.integration
