@@ -48,7 +48,11 @@
                                 # (docs/guides/wal.md)
     bulk_backlog = "1GiB"       # "auto": the backlog from which a run bulk-loads
     bulk_window = "256MiB"      # cells a load gathers before it is loaded, at a WAL file's end
-                                # (one file in one load); past 64 MiB, as sorted runs on disk
+                                # (one file in one load); past bulk_memory, as sorted runs on
+                                # local disk (TMPDIR: a run it has no room for stops the run)
+    bulk_memory = "64MiB"       # of a window's cells, those held in memory before they are
+                                # spilled as one sorted run: from 4MiB up to bulk_window (a
+                                # smaller bulk_window is its default)
     [spark]
     master = "auto"             # in-process for small work, large_master for large work;
                                 # or always one: "in-process", local[*], spark://host:7077,

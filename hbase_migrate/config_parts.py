@@ -35,11 +35,14 @@ CDC_DEFAULTS = {"delivery_timeout": 30_000}
 # target's write path. The default is "never": with the HFile writer's loop compiled, on real
 # HBase 2.6.1 the bulk path still took longer than the write path (5.0 s against 2.6 s at
 # 200,000 cells, 25.8 s against 20.3 s at 2,000,000; docs/figures.md). Its memory no longer
-# grows with bulk_window (1,045 MB then): a window holds 64 MiB of cells in memory and spills
-# the rest as sorted runs to local files (replay/bulkspill.py)
+# grows with bulk_window (1,045 MB then): a window holds bulk_memory (64 MiB) of cells in
+# memory and spills the rest as sorted runs to local files (replay/bulkspill.py). Unset,
+# bulk_memory is its default or bulk_window when smaller; set, it is refused below
+# BULK_MEMORY_MIN (runs of a few cells each) or above bulk_window (a budget no window reaches)
 BULK_MODES = ("auto", "always", "never")
 DEFAULT_BULK = "never"
-BULK_DEFAULTS = {"bulk_backlog": 1 << 30, "bulk_window": 256 << 20}
+BULK_DEFAULTS = {"bulk_backlog": 1 << 30, "bulk_window": 256 << 20, "bulk_memory": 64 << 20}
+BULK_MEMORY_MIN = 4 << 20
 SNAPSHOT_METHODS = ("auto", "scan", "hbase")  # auto: hbase where both clusters allow it
 VALIDATE_FROM = ("live", "snapshot")  # how a validation reads: scans, or snapshots' files
 SNAPSHOT_DEFAULTS = {"ttl": 86_400_000, "target_hfile_ttl": 300_000}
@@ -172,7 +175,8 @@ class ReplaySettings:
     outage_tolerance: int = REPLAY_DEFAULTS["outage_tolerance"]
     bulk: str = DEFAULT_BULK
     bulk_backlog: int = BULK_DEFAULTS["bulk_backlog"]  # WAL bytes planned: auto bulk-loads
-    bulk_window: int = BULK_DEFAULTS["bulk_window"]  # cell bytes a load gathers in memory
+    bulk_window: int = BULK_DEFAULTS["bulk_window"]  # cell bytes a load gathers
+    bulk_memory: int = BULK_DEFAULTS["bulk_memory"]  # of them held in memory, the rest spilled
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ from hbase_migrate.cluster.sizing import ClientSettings
 from hbase_migrate.config_parts import (
     AUTO,
     BULK_DEFAULTS,
+    BULK_MEMORY_MIN,
     BULK_MODES,
     CDC_DEFAULTS,
     DEFAULT_AUTO_CELLS,
@@ -323,7 +324,7 @@ class Reader:
         self.keys(table, "replay", ("roll_period", "margin", "archive_ttl",
                                     "allow_lossy_deletes", "batches_in_flight",
                                     "writers", "outage_tolerance", "bulk", "bulk_backlog",
-                                    "bulk_window"))
+                                    "bulk_window", "bulk_memory"))
         lossy = table.get("allow_lossy_deletes", False)
         if not isinstance(lossy, bool):
             self.fail("replay", "allow_lossy_deletes", "true or false", lossy)
@@ -337,6 +338,7 @@ class Reader:
         bulk = table.get("bulk", DEFAULT_BULK)
         if bulk not in BULK_MODES:
             self.fail("replay", "bulk", " or ".join(map(repr, BULK_MODES)), bulk)
+        window = self.size(table, "replay", "bulk_window", BULK_DEFAULTS["bulk_window"])
         return ReplaySettings(roll_period=self.duration(table, "roll_period"),
                               margin=self.duration(table, "margin"),
                               archive_ttl=self.duration(table, "archive_ttl"),
@@ -345,8 +347,20 @@ class Reader:
                               outage_tolerance=self.duration(table, "outage_tolerance"),
                               bulk=bulk, bulk_backlog=self.size(
                                   table, "replay", "bulk_backlog", BULK_DEFAULTS["bulk_backlog"]),
-                              bulk_window=self.size(table, "replay", "bulk_window",
-                                                    BULK_DEFAULTS["bulk_window"]))
+                              bulk_window=window, bulk_memory=self.bulk_memory(table, window))
+
+    def bulk_memory(self, table: dict[str, Any], window: int) -> int:
+        """``[replay] bulk_memory``: from :data:`BULK_MEMORY_MIN` (or the whole window when
+        smaller) up to ``bulk_window``; unset, its default or the window when smaller."""
+        if "bulk_memory" not in table:
+            return min(BULK_DEFAULTS["bulk_memory"], window)
+        low = min(BULK_MEMORY_MIN, window)
+        value = table["bulk_memory"]
+        size = _bytes(value)
+        if size is None or not low <= size <= window:
+            self.fail("replay", "bulk_memory", f"a size in bytes from {_size_text(low)} up to "
+                      f"[replay] bulk_window ({_size_text(window)})", value)
+        return size
 
     def snapshot(self, data: dict[str, Any]) -> SnapshotSettings:
         table = self.section(data, "snapshot")
@@ -422,6 +436,14 @@ def _bytes(value: object) -> int | None:
     if not number.isdigit() or unit not in _SIZE_UNITS:
         return None
     return int(number) * _SIZE_UNITS[unit]
+
+
+def _size_text(n: int) -> str:
+    """``n`` bytes as the config writes it: ``256MiB``, ``4KiB``, ``1000`` (exact)."""
+    for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= size and n % size == 0:
+            return f"{n // size}{unit}"
+    return str(n)
 
 
 def _setting(value: object) -> str:

@@ -60,7 +60,7 @@ GROUPS: list[tuple[str, str, list[str]]] = [
     ("Replay", "A WAL file that cannot be replayed as asked; nothing after its position was "
      "recorded, and the next run starts there again.",
      ["ReplayError", "UnknownCellTypeError", "MarkerReadError", "InexpressibleMutationError",
-      "ReplayWriteError", "BulkWindowError", "BulkLoadError"]),
+      "ReplayWriteError", "BulkWindowError", "BulkLoadError", "SpillSpaceError"]),
     ("Copy and validation", "The snapshot copy (scan or HBase snapshots) and the range work "
      "of copy and checksums.",
      ["RangeError", "SnapshotExportError", "SnapshotMethodError", "SnapshotManifestError",
@@ -246,6 +246,12 @@ REMEDIES: dict[str, str] = {
                      "recorded as replayed, so run the replay again once the cause is gone "
                      "(or with `bulk = \"never\"` to write them through the target's "
                      "write path).",
+    "SpillSpaceError": "The folder a bulk replay's window spills its sorted runs to "
+                       "(`TMPDIR`) has not the room the line names for the next one: free "
+                       "that much there, point `TMPDIR` to a larger folder, or lower "
+                       "`[replay] bulk_window` (a window spills what it holds past "
+                       "`[replay] bulk_memory`); none of the window's WAL files was recorded "
+                       "as replayed, so run the replay again once there is room.",
     "TailError": "A region wrote after the source's snapshot but is not in it (split or "
                  "merged meanwhile): validate again, from a new snapshot or by a live scan.",
     "ReplayError": "Read the file and reason in the line; the next run starts at the same "

@@ -30,26 +30,37 @@ and the cells still held streaming into each region's file, a key in several run
 the newest run's cell: the files are those of a window held whole, cell for cell, and the
 memory stays flat however large the window (its ``count`` and ``bytes`` are there for the
 caller to bound it, by the local disk it takes and the size of a load).
+
+The runs go to a folder of their own under ``spill_dir`` (the temp folder, ``TMPDIR``,
+unless told), removed when the window is written or dropped. Before a run is spilled the
+free space there (``free``: :func:`free_bytes` unless told) is read: a run that would not
+fit, by :meth:`BulkWindow.run_bytes` (an upper bound of its file), raises
+:class:`~hbase_migrate.replay.errors.SpillSpaceError` with nothing written and the cells
+still held; a disk that fills up all the same (another writer) raises it too, the partial
+run removed.
 """
 
 from __future__ import annotations
 
 import bisect
+import errno
 import re
 import shutil
 import tempfile
 import weakref
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 
 from hbase_migrate.bytesutil import short_binary
 from hbase_migrate.cluster.descriptors import FamilyDescriptor, RegionDescriptor, TableDescriptor
+from hbase_migrate.cluster.sizing import format_bytes
 from hbase_migrate.errors import HBaseMigrateError
 from hbase_migrate.hfile.metadata import bulk_load_metadata
 from hbase_migrate.hfile.writer import HFileSettings, HFileWriter
 from hbase_migrate.replay.bulkspill import Key, Slot, SpillRun, merged, spill
+from hbase_migrate.replay.errors import SpillSpaceError
 from hbase_migrate.replay.mutations import RowMutation
 from hbase_migrate.wal.model import Cell, cell_order
 
@@ -57,6 +68,12 @@ CELL_OVERHEAD = 64  # bytes a buffered cell costs beyond its fields (for ``bytes
 HELD_OVERHEAD = 200  # what a cell held in memory costs beyond its fields (measured)
 SPILL_BYTES = 64 << 20  # cells held in memory, at HELD_OVERHEAD, before a run is spilled
 _UNSAFE = re.compile(rb"[^A-Za-z0-9_.-]")
+FreeSpace = Callable[[Path], int]  # a folder -> the bytes free there
+
+
+def free_bytes(folder: Path) -> int:
+    """The bytes this process's user may still write in ``folder``'s filesystem."""
+    return shutil.disk_usage(folder).free
 
 
 class BulkWindowError(HBaseMigrateError):
@@ -89,7 +106,8 @@ class BulkWindow:
     """The cells of one target table's window of WAL edits, by region and family."""
 
     def __init__(self, table: TableDescriptor, regions: Sequence[RegionDescriptor], *,
-                 memory: int | None = SPILL_BYTES, spill_dir: Path | None = None) -> None:
+                 memory: int | None = SPILL_BYTES, spill_dir: Path | None = None,
+                 free: FreeSpace = free_bytes) -> None:
         ordered = sorted(regions, key=lambda r: r.start_key)
         if not ordered or ordered[0].start_key != b"":
             raise BulkWindowError(f"table {table.name}: the regions given do not start at the "
@@ -103,7 +121,9 @@ class BulkWindow:
         self.bytes = 0  # their approximate size in memory, were they all held
         self.memory = memory  # None: every cell held until write
         self.held = 0  # the bytes of the cells held now, at HELD_OVERHEAD
+        self._held_cells = 0  # the cells taken since the last run (keys written twice too)
         self._spill_dir = spill_dir
+        self._free = free
         self._folder: Path | None = None
         self._runs: list[SpillRun] = []  # oldest first
 
@@ -141,6 +161,7 @@ class BulkWindow:
             self.count += count
             self.bytes += size
             self.held += size + count * (HELD_OVERHEAD - CELL_OVERHEAD)
+            self._held_cells += count
         if self.memory is not None and self.held >= self.memory:
             self.spill()
 
@@ -149,16 +170,45 @@ class BulkWindow:
         """The runs spilled so far."""
         return len(self._runs)
 
+    @property
+    def spill_dir(self) -> Path:
+        """Where the runs go (in a folder of their own): ``spill_dir``, else ``TMPDIR``."""
+        return self._spill_dir or Path(tempfile.gettempdir())
+
+    def run_bytes(self) -> int:
+        """At most the bytes the next run's file takes: the cells held at
+        :data:`CELL_OVERHEAD` (a pickled cell spends less beyond its fields)."""
+        return self.held - self._held_cells * (HELD_OVERHEAD - CELL_OVERHEAD)
+
     def spill(self) -> None:
-        """The cells held written to a local file as one sorted run, and let go."""
+        """The cells held written to a local file as one sorted run, and let go; a run the
+        folder has no room for raises :class:`SpillSpaceError`, nothing of it left there
+        and its cells still held."""
         if not self._cells:
             return
+        where, needed = self.spill_dir, self.run_bytes()
+        free = self._free(where)
+        if needed > free:
+            raise self._no_room(where, needed, free)
         if self._folder is None:
-            self._folder = Path(tempfile.mkdtemp(prefix="hbase-migrate-spill-",
-                                                 dir=self._spill_dir))
+            self._folder = Path(tempfile.mkdtemp(prefix="hbase-migrate-spill-", dir=where))
             weakref.finalize(self, shutil.rmtree, self._folder, ignore_errors=True)
-        self._runs.append(spill(self._folder / f"run-{len(self._runs):05d}", self._cells))
-        self._cells, self.held = {}, 0
+        path = self._folder / f"run-{len(self._runs):05d}"
+        try:
+            run = spill(path, self._cells)
+        except BaseException as exc:
+            path.unlink(missing_ok=True)
+            if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
+                raise self._no_room(where, needed, self._free(where)) from exc
+            raise
+        self._runs.append(run)
+        self._cells, self.held, self._held_cells = {}, 0, 0
+
+    def _no_room(self, where: Path, needed: int, free: int) -> SpillSpaceError:
+        return SpillSpaceError(
+            f"table {self.table.name}: no room for the bulk window's next sorted run in "
+            f"{where}: it needs up to {needed} bytes ({format_bytes(needed)}), {free} "
+            f"free", folder=str(where), needed=needed, free=free)
 
     def write(self, folder: Path, task: str, *, loaded_at: int | None = None
               ) -> list[RegionFile]:
@@ -208,4 +258,4 @@ class BulkWindow:
         if self._folder is not None:
             shutil.rmtree(self._folder, ignore_errors=True)
             self._folder = None
-        self.count = self.bytes = self.held = 0
+        self.count = self.bytes = self.held = self._held_cells = 0

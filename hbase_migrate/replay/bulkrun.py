@@ -15,16 +15,18 @@ the files are read in the run's order (each chain's in order, a moved region's o
 first: :mod:`hbase_migrate.replay.ordering`) and their edits gathered per target table in
 a :class:`~hbase_migrate.replay.bulkfiles.BulkWindow`, where a later edit of a key replaces
 an earlier one; once a window holds ``bulk_window`` bytes of cells, at the end of a file,
-its HFiles are written per region and family (what a window holds past its memory budget
-spilled to local files as sorted runs and merged back as they are written) and loaded
-(:mod:`hbase_migrate.replay.bulkload`); a later window's load gets higher sequence ids,
-so its edits win over an earlier one's. A file's progress is recorded in the ledger only
-once the load carrying its edits is acknowledged: until then its offsets, its end and its
-failure are held. A load that fails ends the run with :class:`BulkLoadError` naming the
-window's files, none of them recorded as replayed (the next run replays them again, as
-after a crash). The rows written are recorded for the round's validation as on the write
-path (every mutation handed over); the cells' tags are written into the files, where the
-write path drops them.
+its HFiles are written per region and family (what a window holds past ``bulk_memory``
+spilled to local files under ``TMPDIR`` as sorted runs and merged back as they are written)
+and loaded (:mod:`hbase_migrate.replay.bulkload`); a later window's load gets higher
+sequence ids, so its edits win over an earlier one's. A file's progress is recorded in the
+ledger only once the load carrying its edits is acknowledged: until then its offsets, its
+end and its failure are held. A load that fails ends the run with :class:`BulkLoadError`
+naming the window's files, none of them recorded as replayed (the next run replays them
+again, as after a crash); so does a window whose next sorted run its local folder has no room for
+(:class:`~hbase_migrate.replay.errors.SpillSpaceError`, one line naming the folder, the
+bytes needed and the settings to change; checked before the run is written). The rows
+written are recorded for the round's validation as on the write path (every mutation handed
+over); the cells' tags are written into the files, where the write path drops them.
 """
 
 from __future__ import annotations
@@ -44,8 +46,9 @@ from hbase_migrate.cluster.storage.hdfs_files import HdfsRoot
 from hbase_migrate.errors import HBaseMigrateError
 from hbase_migrate.hbase.bulk import BulkLoadCalls, open_bulk_load
 from hbase_migrate.replay.apply import AppliedCounts, ReplayTarget, WrappingTarget, count_cells
-from hbase_migrate.replay.bulkfiles import SPILL_BYTES, BulkWindow
+from hbase_migrate.replay.bulkfiles import SPILL_BYTES, BulkWindow, FreeSpace, free_bytes
 from hbase_migrate.replay.bulkload import BulkLoad, BulkLoadError, WebHdfsStaging
+from hbase_migrate.replay.errors import SpillSpaceError
 from hbase_migrate.replay.file_replay import FileProgress
 from hbase_migrate.replay.job import FileOutcome, FileTask, ReplayJob, Totals
 from hbase_migrate.replay.mutations import RowMutation
@@ -222,21 +225,34 @@ class WindowSink(WrappingTarget):
     """A :class:`ReplayTarget` gathering the mutations handed to it into one
     :class:`BulkWindow` per target table (``target`` describes the tables; the regions
     come from ``calls``); acknowledged at once: the caller records nothing before
-    :meth:`BulkReplay.load`."""
+    :meth:`BulkReplay.load`. Each window holds ``memory`` bytes of cells in memory and
+    spills the rest under ``spill_dir`` (``TMPDIR`` unless told), the room there read with
+    ``free``; ``migration`` (its name) begins the line of a run it has no room for."""
 
-    memory: int | None = SPILL_BYTES  # a window's cells held in memory before it spills
-
-    def __init__(self, target: ReplayTarget, calls: BulkLoadCalls) -> None:
+    def __init__(self, target: ReplayTarget, calls: BulkLoadCalls, *,
+                 memory: int | None = SPILL_BYTES, spill_dir: Path | None = None,
+                 free: FreeSpace = free_bytes, migration: str = "") -> None:
         super().__init__(target)
         self.calls = calls
         self.windows: dict[str, BulkWindow] = {}
+        self.memory, self.spill_dir, self.free = memory, spill_dir, free
+        self.migration = migration
 
     def apply(self, table: str, mutations: Sequence[RowMutation]) -> AppliedCounts:
         window = self.windows.get(table)
         if window is None:
             window = self.windows[table] = BulkWindow(
-                self.target.describe(table), self.calls.regions(table), memory=self.memory)
-        window.add(mutations)
+                self.target.describe(table), self.calls.regions(table), memory=self.memory,
+                spill_dir=self.spill_dir, free=self.free)
+        try:
+            window.add(mutations)
+        except SpillSpaceError as exc:
+            raise SpillSpaceError(
+                f"migration {self.migration}: {exc}; free space there, point TMPDIR to a larger "
+                "folder, or lower [replay] bulk_window (a window spills what it holds past "
+                "[replay] bulk_memory); none of the window's WAL files is recorded as replayed "
+                "(the next run replays them again)", folder=exc.folder, needed=exc.needed,
+                free=exc.free) from exc
         return AppliedCounts(count_cells(mutations))
 
     @property
@@ -287,7 +303,8 @@ class BulkReplay:
             raise
         self.staging = WebHdfsStaging(endpoints.webhdfs or "", security=endpoints.security,
                                       cluster=endpoints.name)
-        self.sink = WindowSink(target, calls)
+        self.sink = WindowSink(target, calls, memory=job.spec.replay.bulk_memory,
+                               free=free_bytes, migration=job.name)  # under TMPDIR
         self.books = HeldBooks(books)
         self.task = f"hbase-migrate replay {job.name}"
 

@@ -30,3 +30,14 @@ class InexpressibleMutationError(ReplayError):
 
 class ReplayWriteError(ReplayError):
     """The target did not acknowledge a write after the client's retries."""
+
+
+class SpillSpaceError(HBaseMigrateError):
+    """The local folder a bulk window spills its sorted runs to has no room for the next
+    one (:mod:`hbase_migrate.replay.bulkfiles`): not the fault of the file being replayed,
+    so the run stops, the window's files none of them recorded as replayed. ``folder``,
+    ``needed`` and ``free`` say where and how many bytes."""
+
+    def __init__(self, message: str, *, folder: str, needed: int, free: int) -> None:
+        super().__init__(message)
+        self.folder, self.needed, self.free = folder, needed, free

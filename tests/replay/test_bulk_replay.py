@@ -11,7 +11,10 @@ Loading on real HBase: ``tests/realstack/test_bulk_replay_real.py``."""
 
 from __future__ import annotations
 
+import re
+import tempfile
 from dataclasses import dataclass, field
+from dataclasses import replace as changed
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +30,7 @@ from hbase_migrate.hfile.reader import HFileReader
 from hbase_migrate.replay import bulkfiles, bulkrun, bulkspill, run
 from hbase_migrate.replay.bulkload import BulkLoadError
 from hbase_migrate.replay.bulkrun import BULK, WRITE, PathChoice, choose_path
+from hbase_migrate.replay.errors import SpillSpaceError
 from hbase_migrate.replay.job import FileTask, ReplayJob
 from hbase_migrate.wal.model import Cell
 from minihbase.zookeeper import ZooKeeperServer
@@ -178,6 +182,60 @@ def test_bulk_settings_are_checked(tmp_path: Path) -> None:
                                                         bulk_window=64 << 20)
 
 
+def replay_section(tmp_path: Path, lines: str) -> ReplaySettings:
+    config = tmp_path / "m.toml"
+    config.write_text('[migration]\nname = "m"\n[source]\nthrift = "h:9090"\n'
+                      '[target]\nthrift = "h:9091"\n[[tables]]\nsource = "t"\n'
+                      f"[replay]\n{lines}\n", encoding="utf-8")
+    return load_config(config).replay
+
+
+@pytest.mark.parametrize(("lines", "memory"), [
+    ("", 64 << 20),  # the default
+    ('bulk_memory = "16MiB"', 16 << 20),
+    ('bulk_memory = "4MiB"', 4 << 20),  # the least
+    ('bulk_memory = "256MiB"', 256 << 20),  # the whole default window
+    (f"bulk_memory = {20 << 20}", 20 << 20),  # bytes
+    ('bulk_window = "1GiB"\nbulk_memory = "512MiB"', 512 << 20),
+    ('bulk_window = "8MiB"', 8 << 20),  # a window below the default: its own size
+    ('bulk_window = "1KiB"', 1024),  # below the least too
+    ('bulk_window = "1KiB"\nbulk_memory = 1024', 1024),
+])
+def test_bulk_memory_is_read(tmp_path: Path, lines: str, memory: int) -> None:
+    assert replay_section(tmp_path, lines).bulk_memory == memory
+
+
+@pytest.mark.parametrize(("lines", "expected", "got"), [
+    ('bulk_memory = "1MiB"', "from 4MiB up to [replay] bulk_window (256MiB)", "'1MiB'"),
+    ('bulk_memory = "512MiB"', "from 4MiB up to [replay] bulk_window (256MiB)", "'512MiB'"),
+    ('bulk_window = "32MiB"\nbulk_memory = "64MiB"',
+     "from 4MiB up to [replay] bulk_window (32MiB)", "'64MiB'"),
+    ('bulk_window = "1KiB"\nbulk_memory = "4MiB"',
+     "from 1KiB up to [replay] bulk_window (1KiB)", "'4MiB'"),
+    ("bulk_memory = 0", "from 4MiB up to [replay] bulk_window (256MiB)", "0"),
+    ('bulk_memory = "lots"', "from 4MiB up to [replay] bulk_window (256MiB)", "'lots'"),
+    ("bulk_memory = true", "from 4MiB up to [replay] bulk_window (256MiB)", "True"),
+])
+def test_bulk_memory_out_of_its_range_is_refused_naming_it(
+        tmp_path: Path, lines: str, expected: str, got: str) -> None:
+    with pytest.raises(ConfigError) as refused:
+        replay_section(tmp_path, lines)
+    assert str(refused.value) == (f"{tmp_path / 'm.toml'}: [replay] bulk_memory: expected a "
+                                  f"size in bytes {expected}, got {got}")
+
+
+def test_bulk_memory_reaches_the_windows_and_round_trips(tmp_path: Path) -> None:
+    from hbase_migrate.config import MigrationSpec
+
+    config = tmp_path / "m.toml"
+    config.write_text('[migration]\nname = "m"\n[source]\nthrift = "h:9090"\n'
+                      '[target]\nthrift = "h:9091"\n[[tables]]\nsource = "t"\n'
+                      '[replay]\nbulk_window = "1KiB"\n', encoding="utf-8")
+    spec = load_config(config)  # a window below every budget: its default round-trips too
+    assert MigrationSpec.from_dict(spec.to_dict()).replay == spec.replay
+    assert ReplaySettings().bulk_memory == bulkfiles.SPILL_BYTES  # the window's own default
+
+
 def embedded_migration(tmp_path: Path, src: Any, dst: Any, bulk: str) -> Path:
     """A migration between the embedded clusters copied at T0 (its watermark), then edits
     of every kind in the source's WAL files; ``[replay] bulk`` as given."""
@@ -242,11 +300,9 @@ class ReadingLoad(RefusedLoad):
         return super().run(files)
 
 
-@pytest.mark.integration
-def test_a_spilled_window_hands_the_load_the_files_of_one_held_whole(
-        tmp_path: Path, zookeeper: ZooKeeperServer, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A run's window spilling a sorted run after every mutation gives its load the cells
-    the window held whole gives; the spilled runs are gone with the failed load."""
+def bulk_loads_read(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
+    """Runs take the bulk path, their loads read by :class:`ReadingLoad` (and refused);
+    the list fills with the path of every run a window spills."""
     spilled: list[Path] = []
 
     def spill(path: Path, slots: Any) -> Any:
@@ -254,20 +310,87 @@ def test_a_spilled_window_hands_the_load_the_files_of_one_held_whole(
         return bulkspill.spill(path, slots)
 
     monkeypatch.setattr(bulkfiles, "spill", spill)
+    monkeypatch.setattr(run, "choose_path", lambda job, planned: PathChoice(
+        BULK, "asked by the test", 1))
+    monkeypatch.setattr(bulkrun, "BulkLoad", ReadingLoad)
+    return spilled
+
+
+@pytest.mark.integration
+def test_a_spilled_window_hands_the_load_the_files_of_one_held_whole(
+        tmp_path: Path, zookeeper: ZooKeeperServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run's window spilling a sorted run after every mutation gives its load the cells
+    the window held whole gives; the spilled runs are gone with the failed load."""
+    spilled = bulk_loads_read(monkeypatch)
     with clusters_over_rpc(tmp_path, zookeeper) as (src, dst):
         job = ReplayJob.from_spec(load_config(embedded_migration(tmp_path, src, dst, "always")))
-        monkeypatch.setattr(run, "choose_path", lambda job, planned: PathChoice(
-            BULK, "asked by the test", 1))
-        monkeypatch.setattr(bulkrun, "BulkLoad", ReadingLoad)
         loads = {}
-        for memory in (None, 1):
-            monkeypatch.setattr(bulkrun.WindowSink, "memory", memory)
+        for memory in (1 << 40, 1):  # never spilled; a run after every mutation
             ReadingLoad.read = []
             with pytest.raises(BulkLoadError):
-                run.run_replay(job)
+                run.run_replay(with_memory(job, memory))
             loads[memory] = ReadingLoad.read
     assert len(spilled) > 10 and not any(p.parent.exists() for p in spilled)
-    assert loads[1] == loads[None] and sum(map(len, loads[None])) > 100
+    assert loads[1] == loads[1 << 40] and sum(map(len, loads[1])) > 100
+
+
+def with_memory(job: ReplayJob, memory: int) -> ReplayJob:
+    """``job`` with ``[replay] bulk_memory`` set past the reader's checks."""
+    spec = changed(job.spec, replay=changed(job.spec.replay, bulk_memory=memory))
+    return changed(job, spec=spec)
+
+
+@pytest.mark.integration
+def test_a_run_without_room_for_a_spilled_run_fails_in_one_line_recording_nothing(
+        tmp_path: Path, zookeeper: ZooKeeperServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The window spills under TMPDIR; the free space read there is short of its first
+    run: the run stops before writing it, in one line naming the folder, the bytes needed
+    and the settings to change, no run and no spill folder left, no file recorded, nothing
+    loaded; with room again, the next run spills there, loads and records its file."""
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    monkeypatch.setenv("TMPDIR", str(temp))
+    monkeypatch.setattr(tempfile, "tempdir", None)  # read TMPDIR again
+    asked: list[Path] = []
+    room = [10]
+
+    def free(folder: Path) -> int:
+        asked.append(folder)
+        return room[0]
+
+    monkeypatch.setattr(bulkrun, "free_bytes", free)
+    spilled = bulk_loads_read(monkeypatch)
+    with clusters_over_rpc(tmp_path, zookeeper) as (src, dst):
+        config = embedded_migration(tmp_path, src, dst, "always")
+        job = with_memory(ReplayJob.from_spec(load_config(config)), 1)
+        ReadingLoad.read = []
+        with pytest.raises(SpillSpaceError) as failed:
+            run.run_replay(job)
+        said = str(failed.value)
+        assert "\n" not in said and failed.value.folder == str(temp)
+        assert re.fullmatch(
+            rf"migration mig: table {TABLE}: no room for the bulk window's next sorted run in "
+            rf"{re.escape(str(temp))}: it needs up to (\d+) bytes \([^)]+\), 10 free; free "
+            r"space there, point TMPDIR to a larger folder, or lower \[replay\] bulk_window "
+            r"\(a window spills what it holds past \[replay\] bulk_memory\); none of the "
+            r"window's WAL files is recorded as replayed \(the next run replays them again\)",
+            said), said
+        assert failed.value.needed > 10 and asked == [temp]
+        assert spilled == [] and list(temp.iterdir()) == [] and ReadingLoad.read == []
+        spec = load_config(config)
+        with Ledger.open(spec.ledger_url) as ledger:
+            record = ledger.migration(spec.name)
+            assert record is not None
+            rows = ledger.wal_files(record.id, job.stream)
+        assert rows and not [r for r in rows if r.status == "replayed" or r.offset_reached]
+        step = replay_steps(config)[-1]
+        assert step.error and said in step.error
+
+        room[0] = 1 << 40
+        with pytest.raises(BulkLoadError):  # the embedded target refuses the load itself
+            run.run_replay(job)
+        assert spilled and all(p.parent.parent == temp for p in spilled)
+        assert ReadingLoad.read and list(temp.iterdir()) == []
 
 
 @pytest.mark.integration

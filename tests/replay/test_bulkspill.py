@@ -8,16 +8,21 @@ four delete types at the timestamps of puts, binary rows and tags."""
 
 from __future__ import annotations
 
+import errno
 import functools
 import random
+import tempfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from hbase_migrate.cluster.descriptors import RegionDescriptor
 from hbase_migrate.hfile.reader import HFileReader
+from hbase_migrate.replay import bulkfiles, bulkspill
 from hbase_migrate.replay.bulkfiles import BulkWindow, RegionFile
 from hbase_migrate.replay.bulkspill import merged
+from hbase_migrate.replay.errors import SpillSpaceError
 from hbase_migrate.wal.model import Cell, CellType, Tag
 
 from .test_bulkfiles import ENTRIES, REGIONS, TABLE, T
@@ -161,3 +166,127 @@ def test_merge_keeps_the_newest_of_equal_keys() -> None:
 def test_regions_out_of_order_are_sorted() -> None:
     assert [r.start_key for r in BulkWindow(TABLE, REGIONS).regions] == [b"", b"h", b"p"]
     assert isinstance(REGIONS[0], RegionDescriptor)
+
+
+def test_runs_go_under_tmpdir_unless_told(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+                                          ) -> None:
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    monkeypatch.setenv("TMPDIR", str(temp))
+    monkeypatch.setattr(tempfile, "tempdir", None)  # read TMPDIR again
+    win = fill(ENTRIES, memory=1)
+    assert win.spill_dir == temp
+    assert [p.parent.parent for p in temp.glob("hbase-migrate-spill-*/run-*")] == [temp] * len(
+        ENTRIES)
+    told = tmp_path / "told"
+    told.mkdir()
+    elsewhere = fill(ENTRIES, memory=1, spill_dir=told)
+    assert elsewhere.spill_dir == told and len(list(told.glob("*/run-*"))) == len(ENTRIES)
+    win.discard()
+    elsewhere.discard()
+    assert not list(temp.iterdir()) and not list(told.iterdir())
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_a_runs_file_takes_at_most_what_was_checked(tmp_path: Path, seed: int) -> None:
+    """:meth:`BulkWindow.run_bytes`, checked against the free space, bounds each run's file
+    (tags, deletes, keys written twice, binary rows)."""
+    sizes: list[tuple[int, int]] = []
+
+    def spill(path: Path, slots: Any) -> Any:
+        run = bulkspill.spill(path, slots)
+        sizes.append((path.stat().st_size, checked[-1]))
+        return run
+
+    checked: list[int] = []
+
+    def free(folder: Path) -> int:
+        checked.append(win.run_bytes())
+        return 1 << 40
+
+    win = BulkWindow(TABLE, REGIONS, memory=3_000, spill_dir=tmp_path, free=free)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(bulkfiles, "spill", spill)
+        for cells in wal(400, seed):
+            win.add_cells(cells)
+    assert len(sizes) > 10
+    assert all(0 < size <= bound for size, bound in sizes), sizes
+    win.discard()
+
+
+def test_a_run_without_room_is_not_written_and_its_cells_stay_held(tmp_path: Path) -> None:
+    """The free space read in the spill folder short of the next run: nothing written, no
+    spill folder made, the runs before it kept and its cells held; with room again, the
+    files are the reference's."""
+    stream = wal(400, 7)
+    room = [1 << 40]
+    asked: list[Path] = []
+
+    def free(folder: Path) -> int:
+        asked.append(folder)
+        return room[0]
+
+    win = BulkWindow(TABLE, REGIONS, memory=3_000, spill_dir=tmp_path, free=free)
+    room[0] = 5
+    with pytest.raises(SpillSpaceError) as failed:
+        for cells in stream:
+            win.add_cells(cells)
+    taken = next(n for n in range(len(stream) + 1)
+                 if sum(map(len, stream[:n])) == win.count)
+    assert failed.value.folder == str(tmp_path) and failed.value.free == 5
+    assert failed.value.needed == win.run_bytes() > 5
+    assert str(failed.value) == (
+        f"table {TABLE.name}: no room for the bulk window's next sorted run in {tmp_path}: it "
+        f"needs up to {win.run_bytes()} bytes ({bulkfiles.format_bytes(win.run_bytes())}), 5 "
+        "free")
+    assert asked == [tmp_path] and win.runs == 0 and list(tmp_path.iterdir()) == []
+    room[0] = 1 << 40
+    for cells in stream[taken:]:
+        win.add_cells(cells)
+    assert win.runs > 2
+    assert read(win.write(tmp_path / "out", "t")) == reference(stream)
+    assert not list(tmp_path.glob("hbase-migrate-spill-*"))
+
+
+@pytest.mark.parametrize("code", [errno.ENOSPC, errno.EDQUOT])
+def test_a_disk_filled_while_a_run_is_written_leaves_no_part_of_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, code: int) -> None:
+    """Room when checked, none while writing (another writer took it): the partial run
+    removed, the runs before it kept, its cells still held."""
+    def spill(path: Path, slots: Any) -> Any:
+        if len(list(path.parent.iterdir())) == 2:  # the third run, part-written
+            path.write_bytes(b"partial")
+            raise OSError(code, "No space left on device")
+        return bulkspill.spill(path, slots)
+
+    monkeypatch.setattr(bulkfiles, "spill", spill)
+    frees = iter([1 << 40, 1 << 40, 1 << 40, 3])
+    stream = wal(400, 8)
+    win = BulkWindow(TABLE, REGIONS, memory=3_000, spill_dir=tmp_path,
+                     free=lambda folder: next(frees))
+    with pytest.raises(SpillSpaceError) as failed:
+        for cells in stream:
+            win.add_cells(cells)
+    assert failed.value.free == 3 and isinstance(failed.value.__cause__, OSError)
+    assert win.runs == 2
+    assert sorted(p.name for p in tmp_path.glob("*/*")) == ["run-00000", "run-00001"]
+    held = win.count
+    monkeypatch.setattr(bulkfiles, "spill", bulkspill.spill)
+    win.memory = None  # the rest held: the window's files hold every cell taken
+    for cells in stream:
+        if held <= 0:
+            win.add_cells(cells)
+        held -= len(cells)
+    assert read(win.write(tmp_path / "out", "t")) == reference(stream)
+
+
+def test_other_write_errors_leave_no_part_of_the_run_either(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def spill(path: Path, slots: Any) -> Any:
+        path.write_bytes(b"partial")
+        raise OSError(errno.EIO, "Input/output error")
+
+    monkeypatch.setattr(bulkfiles, "spill", spill)
+    with pytest.raises(OSError, match="Input/output error"):
+        fill(ENTRIES, memory=1, spill_dir=tmp_path)
+    assert not list(tmp_path.glob("*/run-*"))
