@@ -66,8 +66,9 @@ GROUPS: list[tuple[str, str, list[str]]] = [
      ["RangeError", "SnapshotExportError", "SnapshotMethodError", "SnapshotManifestError",
       "JvmError", "ExecutorError", "TailError"]),
     ("The ledger", "The audit ledger database and the facts it refuses to lose.",
-     ["LedgerError", "LedgerOpenError", "LedgerSchemaError", "LedgerMissingError",
-      "LedgerForeignError", "MigrationMismatchError", "MigrationStateError", "WalStateError"]),
+     ["LedgerError", "LedgerOpenError", "LedgerUnreachableError", "LedgerFullError",
+      "LedgerSchemaError", "LedgerMissingError", "LedgerForeignError",
+      "MigrationMismatchError", "MigrationStateError", "WalStateError"]),
     ("The CDC stream", "Kafka brokers and topics; offsets already acknowledged are kept.",
      ["KafkaUnavailableError", "KafkaTopicError", "KafkaRefusedError", "KafkaDeliveryError"]),
     ("Local stacks (Airflow, embedded, real)", "What `airflow up`, `make run`, the embedded "
@@ -285,6 +286,12 @@ REMEDIES: dict[str, str] = {
     "LedgerError": "Read the ledger URL or record named in the line.",
     "LedgerOpenError": "Fix the URL (`[migration] ledger`, `ledger_env`, "
                        "`$HBASE_MIGRATE_LEDGER`) or start the database.",
+    "LedgerUnreachableError": "Start the ledger's database again (or mend the network to "
+                              "it), then run the same command: it goes on from what was "
+                              "recorded.",
+    "LedgerFullError": "Free space on the disk the line names (the SQLite ledger's folder, or "
+                       "the PostgreSQL server's data folder), then run the same command: "
+                       "nothing was recorded half.",
     "LedgerSchemaError": "Upgrade hbase-migrate (the ledger is newer than this code), or "
                          "restore the `sql/` files.",
     "LedgerMissingError": "Point at the ledger the migration used, or create one with "
