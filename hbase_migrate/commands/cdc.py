@@ -85,10 +85,13 @@ def cdc(ctx: click.Context, config: Path, tables: Sequence[str], start: str | No
 
 
 def _render(summary: RunSummary) -> str:
-    """The replay summary, in the stream's words."""
+    """The replay summary, in the stream's words (its lag is the stream's, not replay's)."""
     text = render_summary(summary)
     return ("CDC " + text.replace(" replay of migration", " stream of migration", 1)
-            .replace("cells written:", "cells sent:", 1))
+            .replace("cells written:", "cells sent:", 1)
+            .replace("\nreplay lag: ", "\nCDC lag: ", 1)
+            .replace(" (every edit of this run's WAL listing replayed)",
+                     " (every edit of this run's WAL listing sent and acknowledged)", 1))
 
 
 def _run(job: ReplayJob, as_json: bool) -> int:
