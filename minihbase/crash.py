@@ -22,10 +22,11 @@ from __future__ import annotations
 
 import json
 import time
+from collections import Counter
 from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass, field, replace
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from hbase_migrate import lifecycle
@@ -33,21 +34,35 @@ from hbase_migrate.audit.ledger import Ledger
 from hbase_migrate.audit.records import StepRecord, StepStatus
 from hbase_migrate.cluster.endpoints import ClusterEndpoints
 from hbase_migrate.config import MigrationSpec, load_config
+from hbase_migrate.lifecycle.cdc import CDC_STREAM
 from hbase_migrate.soak.crash_checks import (
     LedgerView,
+    cdc_duplicates,
     duplicate_rows,
     leftover_steps,
     list_source_wals,
+    message_id,
+    missing_cdc_edits,
     missing_wal_files,
     read_view,
     redo,
+    resent_acknowledged,
     step_pid,
     unfinished_wal_files,
+    wal_edits,
 )
-from hbase_migrate.soak.crash_plan import STEPS, Kill, kill_schedule, per_step
+from hbase_migrate.soak.crash_plan import (
+    CDC_STEP,
+    STEPS,
+    STEPS_WITH_CDC,
+    Kill,
+    kill_schedule,
+    per_step,
+)
 from hbase_migrate.soak.linked_lists import ListSpec
 from hbase_migrate.workdir import claim_workdir
 from minihbase.admin_client import call_admin
+from minihbase.crash_cdc import CdcTopic, open_topic
 from minihbase.crash_compare import compare_tables
 from minihbase.crash_steps import Commands, Finished, Follow, step_args, wait_or_kill
 from minihbase.soak import SOURCE_ARGS, TABLE, ListWriter, write_config
@@ -58,15 +73,19 @@ MARGIN_MS = 60_000  # the config's [replay] margin (minihbase.soak.write_config)
 # seconds each step is first expected to take (then: its last rerun's)
 EXPECTED = {"prepare": 2.0, "snapshot": 3.0, "replay": 6.0, "follow": 8.0,
             "validate-live": 8.0, "validate-part": 6.0, "validate-judge": 6.0,
-            "repair": 10.0, "cutover": 5.0}
+            "repair": 10.0, "cutover": 5.0, CDC_STEP: 4.0}
 REDO = {"prepare": "copy", "snapshot": "copy", "replay": "wal", "follow": "wal",
         "validate-live": "validation", "validate-part": "validation",
-        "validate-judge": "validation", "repair": "validation", "cutover": "validation"}
+        "validate-judge": "validation", "repair": "validation", "cutover": "validation",
+        CDC_STEP: "wal"}  # the CDC stream's own files and offsets (its ledger stream)
 LEAD_SHARE = 0.8  # a kill's window opens at this share of the step's lead
 SHORTEST_WORK = 0.3  # seconds: the narrowest window a kill is drawn in
 BACKLOG_SECONDS = 3.0  # the follow stopped this long before a catch-up, a backlog for it
 INVARIANTS = ("wal_files_missing", "steps_left_running", "duplicate_rows", "gate_go_while_broken",
               "reruns_failed")
+CDC_INVARIANT = "cdc_edits_missing"  # with --cdc: every edit since T0 in the topic
+# an edit written this long before a CDC run started is in a file the run read to its end
+CDC_SLACK_MS = 2_000
 
 
 @dataclass(frozen=True)
@@ -77,6 +96,8 @@ class CrashSpec:
     rate: float = 20.0  # linked-list writes per second
     preload: float = 8.0  # seconds the writer writes before the first step
     steps: tuple[str, ...] = STEPS
+    cdc: bool = False  # the CDC stream killed too (on a Kafka broker; left out without one)
+    kafka: str | None = None  # that broker's bootstrap address (None: start one)
 
     def plan(self) -> list[Kill]:
         return kill_schedule(self.seed, self.kills, self.steps)
@@ -98,6 +119,7 @@ class CrashResult:
 
     def summary(self) -> dict[str, Any]:
         totals: dict[str, int] = {}
+        cdc_kills = [k for k in self.kills if k["step"] == CDC_STEP]
         for kill in self.kills:
             for key, value in kill.get("redo", {}).items():
                 totals[key] = totals.get(key, 0) + value
@@ -115,6 +137,11 @@ class CrashResult:
                            for name, found in self.invariants.items()},
             "end": self.end, "problems": self.problems, "ok": self.ok,
             "per_kill": self.kills,
+            **({"cdc": {"kills": len(cdc_kills), "kills_hit": sum(k["hit"] for k in cdc_kills),
+                        "messages_redone": [k["redo"].get("cdc_messages_redone", 0)
+                                            for k in cdc_kills],
+                        "seconds_to_converge": [k["seconds_to_converge"] for k in cdc_kills]}}
+               if CDC_INVARIANT in self.invariants else {}),
         }
 
 
@@ -122,14 +149,19 @@ class Harness:
     """One run: the stack's endpoints, the config, the children, the views."""
 
     def __init__(self, spec: CrashSpec, migration: MigrationSpec, config: Path,
-                 source_json: Path, result: CrashResult, say: Say) -> None:
+                 source_json: Path, result: CrashResult, say: Say,
+                 topic: CdcTopic | None = None) -> None:
         self.spec, self.migration, self.config = spec, migration, config
+        self.topic = topic
         self.source_json, self.result, self.say = source_json, result, say
         self.commands = Commands(spec.root / "logs")
         self.follow = Follow(self.commands, config)
         self.expected = dict(EXPECTED)
         self.lead: dict[str, float] = {}  # seconds from a step's start to its first ledger row
         self.copied = False
+        self.cdc_redone = 0  # messages in the topic beyond the first of their edit
+        self.cdc_sent: Counter[tuple[str, int, str]] = Counter()  # by (file, offset, row)
+        self.cdc_counts: dict[str, int] = {}
         self.startup = 1.0  # seconds a command takes to start (measure_startup)
 
     def measure_startup(self) -> None:
@@ -159,9 +191,44 @@ class Harness:
 
     # -- the ledger -------------------------------------------------------------------------
 
-    def view(self) -> LedgerView:
+    def view(self, stream: str = "source") -> LedgerView:
         with Ledger.open(self.migration.ledger_url) as ledger:
-            return read_view(ledger, self.migration.name, _now())
+            return read_view(ledger, self.migration.name, _now(), stream)
+
+    # -- the CDC stream ---------------------------------------------------------------------
+
+    def check_cdc(self, before: int) -> list[str]:
+        """The topic read back against the source's WALs: every edit since T0 written
+        before ``before`` is there with its sequence id. Keeps the topic's count of
+        messages sent more than once (``cdc_redone``)."""
+        assert self.topic is not None
+        watermark = self.view().watermark
+        if watermark is None:
+            return []
+        messages = self.topic.read()
+        edits = wal_edits(self.source_json.parent / "hbase", [TABLE.encode()], watermark)
+        self.cdc_redone = cdc_duplicates(messages)
+        self.cdc_sent = Counter(message_id(m) for m in messages)
+        self.cdc_counts = {"messages": len(messages), "edits_since_t0": len(edits),
+                           "messages_redone": self.cdc_redone}
+        return missing_cdc_edits(edits, messages, before)
+
+    def crash_cdc(self, kill: Kill, before: LedgerView, killed_at: LedgerView,
+                  mine: list[int], rerun: Finished) -> tuple[dict[str, int], list[str]]:
+        """A killed CDC run's redone work (its stream's files and bytes, the messages sent
+        again) and what the CDC invariant finds once its rerun ended."""
+        redone_before, sent_before = self.cdc_redone, self.cdc_sent
+        after = self.view(CDC_STREAM)
+        found = [] if rerun.code != 0 else self.check_cdc(rerun.began_ms - CDC_SLACK_MS)
+        again = [i for i, n in self.cdc_sent.items() if n > 1 and n > sent_before.get(i, 0)]
+        found += resent_acknowledged(again, {PurePosixPath(path).name: row.offset
+                                             for path, row in killed_at.wal.items()})
+        redone = {key.replace("wal_", "cdc_"): value for key, value in
+                  redo(before, killed_at, after, mine, "wal").items()}
+        redone["cdc_messages_redone"] = self.cdc_redone - redone_before
+        self.record({"duplicate_rows": [f"CDC stream: {line}" for line in
+                                        duplicate_rows(after)]}, kill.line())
+        return redone, found
 
     def violations(self, view: LedgerView, *, final: bool = False) -> dict[str, list[str]]:
         """What the invariants find in ``view`` (the follow alive or not)."""
@@ -208,7 +275,7 @@ class Harness:
             self.follow.stop()
             time.sleep(BACKLOG_SECONDS)
         delay = self.delay(kill)
-        before = self.view()
+        before = self.view(CDC_STREAM if step == CDC_STEP else "source")
         began = _now()
         if step == "follow":
             self.follow.stop()
@@ -220,7 +287,7 @@ class Harness:
         else:
             proc, _ = self.commands.start(args, f"{step}-killed")
             code = wait_or_kill(proc, delay)
-        killed_at = self.view()
+        killed_at = self.view(CDC_STREAM if step == CDC_STEP else "source")
         mine = [s.id for s in killed_at.steps_between(began, killed_at.at)
                 if _started_by(s, proc.pid, step)]
         clock = time.monotonic()
@@ -230,6 +297,10 @@ class Harness:
         self.measured(step, rerun, after)
         extra = self.after_rerun(kill, run)
         found = self.violations(after)
+        cdc_redo: dict[str, int] = {}
+        if step == CDC_STEP:
+            cdc_redo, found[CDC_INVARIANT] = self.crash_cdc(kill, before, killed_at, mine,
+                                                            rerun)
         problems = self.record(found, kill.line())
         if rerun.code not in (0, 1):
             line = f"{kill.line()}: the rerun ended with exit code {rerun.code} ({rerun.log})"
@@ -243,7 +314,8 @@ class Harness:
                    "fraction": kill.fraction, "delay": delay, "hit": code is None,
                    "exit_before_kill": code, "killed_steps": mine,
                    "rerun_exit": rerun.code, "seconds_to_converge": seconds,
-                   "redo": redo(before, killed_at, after, mine, REDO[step])
+                   "redo": (cdc_redo if step == CDC_STEP
+                            else redo(before, killed_at, after, mine, REDO[step]))
                    if code is None else {}, "gate": gate,
                    "violations": problems, **extra}
         self.say(f"kill {kill.line()}: {'hit' if code is None else f'missed (exit {code})'} "
@@ -310,6 +382,13 @@ class Harness:
             f"live), follow stopped (exit {code}), drain exit {drain.code}")
         final = self.view()
         found = self.violations(final, final=True)
+        if self.topic is not None:  # the stream drained too: every edit since T0 is in it
+            streamed = self.commands.run(step_args(CDC_STEP, self.config), "cdc-drain")
+            found[CDC_INVARIANT] = self.check_cdc(_now()) if streamed.code == 0 else [
+                f"the last CDC run ended with exit code {streamed.code} ({streamed.log})"]
+            result.end["cdc"] = {"topic": self.topic.name, "drain_exit": streamed.code,
+                                 **self.cdc_counts}
+            say(f"end: CDC drain exit {streamed.code}, {self.cdc_counts}")
         self.record(found, "end")
         validated = self.commands.run(step_args("validate", self.config), "final-validate")
         gate = self.commands.run(step_args("cutover", self.config), "final-cutover")
@@ -321,7 +400,7 @@ class Harness:
         if verdict == "go" and broken:
             result.invariants["gate_go_while_broken"].append(
                 "end: the gate said go while an invariant failed or the cells differ")
-        result.end = {"drain_exit": drain.code, "validate_exit": validated.code,
+        result.end = {**result.end, "drain_exit": drain.code, "validate_exit": validated.code,
                       "gate": verdict, "cells": cells, "written": written.to_json(),
                       "lists_source": table["source_counts"],
                       "lists_target": table["target_counts"]}
@@ -342,11 +421,20 @@ class Harness:
 
 def run_crash(spec: CrashSpec, say: Say) -> CrashResult:
     """Run the harness; ``say`` prints progress lines."""
-    result = CrashResult(spec)
     began = time.monotonic()
-    plan = spec.plan()
     with ExitStack() as stack:
         stack.enter_context(claim_workdir(spec.root, "soak-crash"))
+        topic = open_topic(stack, spec.root, spec.kafka, say) if spec.cdc else None
+        if topic is not None and CDC_STEP not in spec.steps:
+            spec = replace(spec, steps=STEPS_WITH_CDC if spec.steps == STEPS
+                           else (*spec.steps, CDC_STEP))
+        if topic is None:
+            spec = replace(spec, cdc=False,
+                           steps=tuple(s for s in spec.steps if s != CDC_STEP) or STEPS)
+        result = CrashResult(spec)
+        if topic is not None:
+            result.invariants[CDC_INVARIANT] = []
+        plan = spec.plan()
         say(f"soak-crash: seed {spec.seed}, {len(plan)} kills over "
             f"{', '.join(f'{k} {n}' for k, n in per_step(plan).items())}")
         embedded = stack.enter_context(EmbeddedStack(spec.root))
@@ -354,9 +442,12 @@ def run_crash(spec: CrashSpec, say: Say) -> CrashResult:
         source = embedded.start_cluster("source", SOURCE_ARGS)
         target = embedded.start_cluster("target")
         config = write_config(spec.root, source, target)
+        if topic is not None:
+            with config.open("a", encoding="utf-8") as toml:
+                toml.write(topic.config_section())
         migration = load_config(config)
         source_json = spec.root / "source" / "cluster.json"
-        harness = Harness(spec, migration, config, source_json, result, say)
+        harness = Harness(spec, migration, config, source_json, result, say, topic)
         writer = ListWriter(source, ListSpec(TABLE, seed=spec.seed, rate=spec.rate))
         stack.callback(harness.follow.stop, 30)
         try:

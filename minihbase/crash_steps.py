@@ -35,6 +35,7 @@ def step_args(step: str, config: Path, *, part: int = 1, run: str = "crash") -> 
         "validate-judge": ["validate", *c, "--judge", "--run", run],
         "repair": ["validate", *c, "--repair", "--recompare-wait", RECOMPARE_WAIT],
         "cutover": ["cutover", "check", *c, "--json"],
+        "cdc": ["cdc", *c],
         "validate": ["validate", *c, "--recompare-wait", RECOMPARE_WAIT],
         "status": ["status", *c, "--json"],
     }

@@ -10,20 +10,26 @@ hand:
   :func:`unfinished_wal_files`);
 * no step is left ``running`` for a process that is gone (:func:`leftover_steps`);
 * no WAL file, key range, validated range or checksum has two rows (:func:`duplicate_rows`);
-* the work a killed step's rerun did again (:func:`redo`), reported, not judged.
+* the work a killed step's rerun did again (:func:`redo`), reported, not judged;
+* the CDC topic holds every row edit the source's WALs hold after T0 at least once, with
+  the WAL's sequence id (:func:`wal_edits`, :func:`missing_cdc_edits`), a rerun sends
+  again nothing the ledger held acknowledged (:func:`resent_acknowledged`), and how many
+  messages were sent more than once (:func:`cdc_duplicates`).
 """
 
 from __future__ import annotations
 
 import os
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 from hbase_migrate.audit.ledger import Ledger
 from hbase_migrate.audit.records import StepRecord, StepStatus, WalStatus
+from hbase_migrate.bytesutil import to_string_binary
+from hbase_migrate.wal.model import METAFAMILY
 from hbase_migrate.wal.names import name_timestamp
 from hbase_migrate.wal.reader import read_entries
 
@@ -112,16 +118,20 @@ def list_source_wals(hbase_root: Path, tables: Iterable[bytes]) -> list[SourceWa
     vanishes while it is read is left out."""
     wanted = set(tables)
     found = []
+    for path in _wal_paths(hbase_root):
+        try:
+            newest = _newest_edit(path, wanted)
+        except FileNotFoundError:
+            continue
+        found.append(SourceWal(str(path), name_timestamp(path.name), newest))
+    return found
+
+
+def _wal_paths(hbase_root: Path) -> Iterator[Path]:
+    """The files under ``WALs/`` (live and ``-splitting``) and ``oldWALs/``."""
     for folder in ("WALs", "oldWALs"):
         for top, _, names in os.walk(hbase_root / folder):
-            for name in sorted(names):
-                path = Path(top) / name
-                try:
-                    newest = _newest_edit(path, wanted)
-                except FileNotFoundError:
-                    continue
-                found.append(SourceWal(str(path), name_timestamp(name), newest))
-    return found
+            yield from (Path(top) / name for name in sorted(names))
 
 
 def _newest_edit(path: Path, tables: set[bytes]) -> int | None:
@@ -251,3 +261,84 @@ def redo(before: LedgerView, killed: LedgerView, after: LedgerView,
                     key in repaired for s, key in after.repairs
                     if s is not None and s > max(steps, default=0))}
     raise ValueError(f"redo: kind {kind!r} is none of {REDO_KINDS}")
+
+
+# -- the CDC stream -----------------------------------------------------------------------
+
+# (WAL file name, byte offset of the entry, row as Bytes.toStringBinary prints it): what
+# identifies a CDC message (hbase_migrate.sinks.messages), derived here from the WAL itself
+EditId = tuple[str, int, str]
+
+
+@dataclass(frozen=True)
+class WalEdit:
+    """One row's cells in one WAL entry of a migrated table: one CDC message's worth."""
+
+    file: str
+    offset: int
+    row: str
+    sequence: int
+    write_time: int
+
+    @property
+    def id(self) -> EditId:
+        return self.file, self.offset, self.row
+
+
+def wal_edits(hbase_root: Path, tables: Iterable[bytes], since: int) -> dict[EditId, WalEdit]:
+    """Every row edit of ``tables`` written at or after ``since`` in the source's WAL files
+    (live, ``-splitting`` and archived), read with the project's WAL reader apart from the
+    stream: one per (entry, row) with a data cell (the WAL's own marker cells are none). A
+    file met twice (moved while listed) counts once."""
+    wanted = set(tables)
+    found: dict[EditId, WalEdit] = {}
+    for path in _wal_paths(hbase_root):
+        try:
+            entries = list(read_entries(path))
+        except FileNotFoundError:
+            continue
+        for entry in entries:
+            key = entry.key
+            if key.table_name not in wanted or key.write_time < since:
+                continue
+            for row in dict.fromkeys(c.row for c in entry.cells if c.family != METAFAMILY):
+                edit = WalEdit(path.name, entry.offset, to_string_binary(row), key.sequence,
+                               key.write_time)
+                found[edit.id] = edit
+    return found
+
+
+def message_id(message: dict[str, Any]) -> EditId:
+    return str(message["file"]), int(message["offset"]), str(message["row"])
+
+
+def missing_cdc_edits(edits: dict[EditId, WalEdit], messages: Sequence[dict[str, Any]],
+                      before: int) -> list[str]:
+    """Edits written before ``before`` (when the last finished CDC run began listing, less
+    a margin) that no message of the topic carries with the WAL's sequence id, and
+    messages that say another sequence id than the WAL holds for their entry."""
+    sequences: dict[EditId, set[int]] = {}
+    for message in messages:
+        sequences.setdefault(message_id(message), set()).add(int(message["sequence"]))
+    found = [f"{e.file}@{e.offset} row {e.row} (sequence {e.sequence}, written "
+             f"{e.write_time}): not in the CDC topic"
+             for e in edits.values() if e.write_time < before and e.id not in sequences]
+    found += [f"{i[0]}@{i[1]} row {i[2]}: sequence ids {sorted(s)} in the topic, "
+              f"{edits[i].sequence} in the WAL"
+              for i, s in sequences.items() if i in edits and s != {edits[i].sequence}]
+    return found
+
+
+def resent_acknowledged(sent_again: Iterable[EditId], acknowledged: dict[str, int]) -> list[str]:
+    """Messages a rerun sent again although the ledger held their entry acknowledged when
+    the run before was killed (``acknowledged``: the stream's offset reached by WAL file
+    name): a rerun may send again only what lies past those offsets."""
+    return [f"{file}@{offset} row {row}: sent again, the ledger had it acknowledged (offset "
+            f"{acknowledged[file]} reached)" for file, offset, row in sent_again
+            if offset < acknowledged.get(file, 0)]
+
+
+def cdc_duplicates(messages: Sequence[dict[str, Any]]) -> int:
+    """Messages beyond the first of their edit: what reruns sent again."""
+    counts = Counter(message_id(m) for m in messages)
+    return sum(n - 1 for n in counts.values())

@@ -27,6 +27,10 @@ STEPS: tuple[str, ...] = (
     "repair",  # validate --repair
     "cutover",  # cutover check
 )
+# The CDC stream (``cdc``: the WAL edits to Kafka), killed only where a Kafka broker runs
+# (``soak-crash --cdc``): then last in each round.
+CDC_STEP = "cdc"
+STEPS_WITH_CDC: tuple[str, ...] = (*STEPS, CDC_STEP)
 SHORTEST, LONGEST = 0.05, 0.95  # of the step's work
 
 

@@ -8,10 +8,12 @@ import json
 import os
 import signal
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import click
 
+from hbase_migrate.soak.crash_plan import STEPS_WITH_CDC
 from hbase_migrate.workdir import WorkFolderError
 from minihbase.crash import CrashSpec, run_crash
 
@@ -20,7 +22,7 @@ from minihbase.crash import CrashSpec, run_crash
 @click.option("--kills", type=click.IntRange(min=0), default=50, show_default=True,
               help="How many kills, spread over the steps in turn (prepare, snapshot, "
                    "replay, replay --follow, validate --live, a validation part, its judge, "
-                   "validate --repair, cutover check).")
+                   "validate --repair, cutover check; with --cdc the CDC stream).")
 @click.option("--seed", type=int, default=None,
               help="Seeds the kills' moments and the lists (default: a new one, printed).")
 @click.option("--dir", "root", type=click.Path(file_okay=False, path_type=Path),
@@ -29,7 +31,17 @@ from minihbase.crash import CrashSpec, run_crash
                    "or one an earlier soak-crash made (cleared first); any other is refused.")
 @click.option("--rate", type=click.FloatRange(min=1), default=20, show_default=True,
               help="Linked-list writes per second on the source.")
-def soak_crash(kills: int, seed: int | None, root: Path, rate: float) -> None:
+@click.option("--cdc", is_flag=True,
+              help="Kill the CDC stream too (hbase-migrate cdc, last in each round) on a real "
+                   "Kafka broker (started from Maven Central, or --kafka), and check that the "
+                   "topic holds every edit since T0 with its sequence id; without a broker "
+                   "the step is left out, in one line saying why.")
+@click.option("--kafka", metavar="HOST:PORT", default=None,
+              help="With --cdc: a running broker's bootstrap address instead of starting one.")
+@click.option("--steps", metavar="S,S,...", default=None,
+              help="Kill only these steps, in turn (default: every step; a step may repeat).")
+def soak_crash(kills: int, seed: int | None, root: Path, rate: float, cdc: bool,
+               kafka: str | None, steps: str | None) -> None:
     """Kill the migration anywhere and check that it converges and loses nothing.
 
     Starts the embedded stack (ZooKeeper, a source with three region servers writing real
@@ -38,19 +50,29 @@ def soak_crash(kills: int, seed: int | None, root: Path, rate: float) -> None:
     a seeded delay, runs the same command again to its end and checks the ledger: no
     source WAL file with edits after T0 missing from it, no step left running for a
     process that is gone, no duplicate rows, no go from the cutover gate while any of this
-    fails. At the end the writer stops, a last replay drains, the gate judges and the two
-    clusters are compared cell by cell. The summary (kills per step, work redone per kill
-    from the ledger, seconds to converge, invariants) goes to stdout and to summary.json
-    in the working folder; progress goes to stderr."""
+    fails; with --cdc, the CDC topic read back against the edits the source's WAL files
+    hold since T0. At the end the writer stops, a last replay drains, the gate judges and
+    the two clusters are compared cell by cell. The summary (kills per step, work redone
+    per kill from the ledger, seconds to converge, invariants) goes to stdout and to
+    summary.json in the working folder; progress goes to stderr."""
     signal.signal(signal.SIGTERM, signal.default_int_handler)
     if seed is None:
         seed = int.from_bytes(os.urandom(3), "big")
-    spec = CrashSpec(root, kills, seed, rate)
+    spec = CrashSpec(root, kills, seed, rate, cdc=cdc, kafka=kafka)
+    if steps:
+        chosen = tuple(s.strip() for s in steps.split(",") if s.strip())
+        unknown = [s for s in chosen if s not in STEPS_WITH_CDC]
+        if unknown or not chosen:
+            raise click.BadParameter(f"{', '.join(unknown) or steps!r}: not a step; the "
+                                     f"steps are {', '.join(STEPS_WITH_CDC)}",
+                                     param_hint="--steps")
+        spec = replace(spec, steps=chosen)
 
     def say(line: str) -> None:
         click.echo(line, err=True)
 
-    repeat = f"seed {seed}; repeat: hbase-migrate soak-crash --kills {kills} --seed {seed}"
+    repeat = (f"seed {seed}; repeat: hbase-migrate soak-crash --kills {kills} --seed {seed}"
+              + (" --cdc" if cdc else "") + (f" --steps {steps}" if steps else ""))
     try:
         result = run_crash(spec, say)
     except WorkFolderError:

@@ -12,17 +12,22 @@ from hbase_migrate.soak.crash_checks import (
     LedgerView,
     RangeCopy,
     SourceWal,
+    WalEdit,
     WalRow,
+    cdc_duplicates,
     duplicate_rows,
     leftover_steps,
     list_source_wals,
+    missing_cdc_edits,
     missing_wal_files,
     read_view,
     redo,
+    resent_acknowledged,
     unfinished_wal_files,
+    wal_edits,
 )
-from hbase_migrate.wal.model import Cell, CellType
-from tests.support.replay import RS1, RS2, HBaseRoot, T
+from hbase_migrate.wal.model import METAFAMILY, Cell, CellType
+from tests.support.replay import RS1, RS2, HBaseRoot, T, entry_offsets
 
 NAME = "crash"
 OLD = "hdfs:/hbase/oldWALs"
@@ -153,3 +158,50 @@ def test_the_ranges_a_killed_validation_had_checked() -> None:
         "ranges_checked_kept": 1, "ranges_rechecked": 1, "ranges_repaired_again": 1}
     with pytest.raises(ValueError, match="kind 'disk'"):
         redo(killed, killed, after, [5], "disk")
+
+
+def test_the_edits_a_cdc_topic_must_hold_are_read_from_the_wal_files(tmp_path: Path) -> None:
+    root = HBaseRoot(tmp_path / "hbase")
+    batch = [*_put(b"a", T), *_put(b"b\x00", T), *_put(b"a", T + 1)]
+    marker = [Cell(b"c", METAFAMILY, b"HBASE::FLUSH", T, CellType.PUT, b"")]
+    archived = root.write(RS1, T, "lists", [_put(b"a", T), batch, marker], write_time=T + 10)
+    live = root.write(RS2, T, "lists", [_put(b"z", T)], state="live", write_time=T + 5)
+    root.write(RS2, T + 1, "other", [_put(b"y", T)], state="splitting", write_time=T + 50)
+    found = wal_edits(tmp_path / "hbase", [b"lists"], T + 11)
+    first, second, _ = (offset for offset, _ in entry_offsets(archived))
+    # write times T+10, T+11, T+12 (the flush marker alone: no edit); the live file's T+5
+    # is before ``since``; the other table is not migrated
+    assert found == {
+        (archived.name, second, "a"): WalEdit(archived.name, second, "a", 2, T + 11),
+        (archived.name, second, "b\\x00"): WalEdit(archived.name, second, "b\\x00", 2,
+                                                   T + 11)}
+    assert first < second and live.exists()
+    assert len(wal_edits(tmp_path / "hbase", [b"lists"], 0)) == 4
+
+
+def test_a_cdc_topic_must_hold_each_edit_written_before_the_run_with_its_sequence() -> None:
+    edits = {e.id: e for e in (WalEdit("rs1.1", 10, "a", 7, T), WalEdit("rs1.1", 40, "b", 8, T),
+                               WalEdit("rs1.1", 90, "c", 9, T + 500))}
+
+    def message(file: str, offset: int, row: str, sequence: int) -> dict[str, object]:
+        return {"file": file, "offset": offset, "row": row, "sequence": sequence}
+
+    sent = [message("rs1.1", 10, "a", 7), message("rs1.1", 10, "a", 7),
+            message("rs1.1", 40, "b", 8)]
+    # c was written after the run began: not yet owed; a twice is at least once
+    assert missing_cdc_edits(edits, sent, T + 500) == []
+    assert cdc_duplicates(sent) == 1
+    assert missing_cdc_edits(edits, sent, T + 501) == [
+        f"rs1.1@90 row c (sequence 9, written {T + 500}): not in the CDC topic"]
+    wrong = [*sent[:2], message("rs1.1", 40, "b", 3)]
+    assert missing_cdc_edits(edits, wrong, T + 1) == [
+        "rs1.1@40 row b: sequence ids [3] in the topic, 8 in the WAL"]
+    # a message of a file no longer on the source is not judged
+    assert missing_cdc_edits(edits, [*sent, message("gone.1", 5, "x", 1)], T + 1) == []
+
+
+def test_a_rerun_may_send_again_only_past_the_acknowledged_offsets() -> None:
+    acknowledged = {"rs1.1": 100, "rs2.1": 0}
+    again = [("rs1.1", 100, "a"), ("rs2.1", 0, "b"), ("rs3.1", 5, "c"), ("rs1.1", 99, "d")]
+    assert resent_acknowledged(again, acknowledged) == [
+        "rs1.1@99 row d: sent again, the ledger had it acknowledged (offset 100 reached)"]
