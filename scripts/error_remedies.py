@@ -60,7 +60,8 @@ GROUPS: list[tuple[str, str, list[str]]] = [
     ("Replay", "A WAL file that cannot be replayed as asked; nothing after its position was "
      "recorded, and the next run starts there again.",
      ["ReplayError", "UnknownCellTypeError", "MarkerReadError", "InexpressibleMutationError",
-      "ReplayWriteError", "BulkWindowError", "BulkLoadError", "SpillSpaceError"]),
+      "ReplayWriteError", "BulkWindowError", "BulkLoadError", "SpillError",
+      "SpillSpaceError"]),
     ("Copy and validation", "The snapshot copy (scan or HBase snapshots) and the range work "
      "of copy and checksums.",
      ["RangeError", "SnapshotExportError", "SnapshotMethodError", "SnapshotManifestError",
@@ -247,6 +248,10 @@ REMEDIES: dict[str, str] = {
                      "recorded as replayed, so run the replay again once the cause is gone "
                      "(or with `bulk = \"never\"` to write them through the target's "
                      "write path).",
+    "SpillError": "The folder a bulk replay's window writes its sorted runs and files in "
+                  "(`TMPDIR`) failed as the line says (removed under the run, unreadable): "
+                  "mend it or point `TMPDIR` elsewhere, then run the same command; none of "
+                  "the window's WAL files was recorded as replayed.",
     "SpillSpaceError": "The folder a bulk replay's window spills its sorted runs to "
                        "(`TMPDIR`) has not the room the line names for the next one: free "
                        "that much there, point `TMPDIR` to a larger folder, or lower "

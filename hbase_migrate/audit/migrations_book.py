@@ -368,7 +368,28 @@ class MigrationBook(LedgerBook):
                                  record_wait if lost_ledger(exc) is not None else 0.0)
             raise
         heart.stop()
-        self.finish_step(step.id, step.status, step.metrics, step.error)
+        try:
+            self.finish_step(step.id, step.status, step.metrics, step.error)
+        except BaseException as exc:
+            if not is_full(exc) or not self._end_on_full_disk(step):
+                raise
+            log.warning("ledger %s: %s step %d recorded its end in the room kept for it: the "
+                        "ledger's disk is full (%s)", self.url, kind, step.id, exc)
+
+    def _end_on_full_disk(self, step: OpenStep) -> bool:
+        """``step``'s end met a full disk (its metrics are often its biggest write): the
+        spare given up, its end recorded again (True); still no room, it is recorded failed
+        with no metrics (False), so that it is not left ``running``."""
+        self._spare.release()
+        try:
+            self.finish_step(step.id, step.status, step.metrics, step.error)
+            return True
+        except BaseException as again:
+            if not is_full(again):
+                raise
+            self.finish_step(step.id, StepStatus.FAILED, {},
+                             f"{type(again).__name__}: {again}")
+            return False
 
     def _record_failure(self, kind: str, step: OpenStep, error: str, wait: float) -> None:
         """Record ``step`` failed with ``error``; a ledger that does not answer is asked

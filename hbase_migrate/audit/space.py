@@ -80,7 +80,16 @@ class Spare:
     def keep(self) -> None:
         """Make the spare unless it is there; a disk too full for it goes without (the
         step may still fit, and fails in one line where it does not)."""
-        if self.path is None or self.path.exists():
+        if self.path is None:
+            return
+        try:
+            if self.path.stat().st_size >= SPARE_BYTES:
+                return
+            self.path.unlink()  # cut short (its maker killed while writing it): made again
+        except FileNotFoundError:
+            pass
+        except OSError as exc:
+            log.debug("ledger: spare %s unreadable (%s)", self.path, exc.strerror)
             return
         try:
             with self.path.open("xb") as out:

@@ -43,6 +43,7 @@ run removed.
 from __future__ import annotations
 
 import bisect
+import contextlib
 import errno
 import re
 import shutil
@@ -60,7 +61,7 @@ from hbase_migrate.errors import HBaseMigrateError
 from hbase_migrate.hfile.metadata import bulk_load_metadata
 from hbase_migrate.hfile.writer import HFileSettings, HFileWriter
 from hbase_migrate.replay.bulkspill import Key, Slot, SpillRun, merged, spill
-from hbase_migrate.replay.errors import SpillSpaceError
+from hbase_migrate.replay.errors import SpillError, SpillSpaceError
 from hbase_migrate.replay.mutations import RowMutation
 from hbase_migrate.wal.model import Cell, cell_order
 
@@ -187,22 +188,36 @@ class BulkWindow:
         if not self._cells:
             return
         where, needed = self.spill_dir, self.run_bytes()
-        free = self._free(where)
-        if needed > free:
-            raise self._no_room(where, needed, free)
-        if self._folder is None:
-            self._folder = Path(tempfile.mkdtemp(prefix="hbase-migrate-spill-", dir=where))
-            weakref.finalize(self, shutil.rmtree, self._folder, ignore_errors=True)
-        path = self._folder / f"run-{len(self._runs):05d}"
+        path: Path | None = None
         try:
+            free = self._free(where)
+            if needed > free:
+                raise self._no_room(where, needed, free)
+            if self._folder is None:
+                self._folder = Path(tempfile.mkdtemp(prefix="hbase-migrate-spill-", dir=where))
+                weakref.finalize(self, shutil.rmtree, self._folder, ignore_errors=True)
+            path = self._folder / f"run-{len(self._runs):05d}"
             run = spill(path, self._cells)
         except BaseException as exc:
-            path.unlink(missing_ok=True)
-            if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
-                raise self._no_room(where, needed, self._free(where)) from exc
-            raise
+            if path is not None:
+                with contextlib.suppress(OSError):
+                    path.unlink(missing_ok=True)
+            if not isinstance(exc, OSError):
+                raise
+            if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+                raise self._no_room(where, needed, self._free_now(where)) from exc
+            # not the WAL file's fault (a FileNotFoundError here is no vanished WAL file)
+            raise SpillError(f"table {self.table.name}: the bulk window's sorted run "
+                             f"{path or where} could not be written: {exc.strerror or exc}",
+                             folder=str(where)) from exc
         self._runs.append(run)
         self._cells, self.held, self._held_cells = {}, 0, 0
+
+    def _free_now(self, where: Path) -> int:
+        try:
+            return self._free(where)
+        except OSError:
+            return 0
 
     def _no_room(self, where: Path, needed: int, free: int) -> SpillSpaceError:
         return SpillSpaceError(

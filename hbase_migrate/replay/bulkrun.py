@@ -48,7 +48,7 @@ from hbase_migrate.hbase.bulk import BulkLoadCalls, open_bulk_load
 from hbase_migrate.replay.apply import AppliedCounts, ReplayTarget, WrappingTarget, count_cells
 from hbase_migrate.replay.bulkfiles import SPILL_BYTES, BulkWindow, FreeSpace, free_bytes
 from hbase_migrate.replay.bulkload import BulkLoad, BulkLoadError, WebHdfsStaging
-from hbase_migrate.replay.errors import SpillSpaceError
+from hbase_migrate.replay.errors import SpillError, SpillSpaceError
 from hbase_migrate.replay.file_replay import FileProgress
 from hbase_migrate.replay.job import FileOutcome, FileTask, ReplayJob, Totals
 from hbase_migrate.replay.mutations import RowMutation
@@ -57,6 +57,8 @@ log = logging.getLogger(__name__)
 
 BULK, WRITE = "bulk load", "write path"
 LAYOUT_FILE = "hbase.version"  # in every real HBase root
+NOT_RECORDED = ("none of the window's WAL files is recorded as replayed (the next run replays "
+                "them again)")
 ProgressHook = Callable[[str, FileProgress, Totals], None]
 
 
@@ -249,10 +251,12 @@ class WindowSink(WrappingTarget):
         except SpillSpaceError as exc:
             raise SpillSpaceError(
                 f"migration {self.migration}: {exc}; free space there, point TMPDIR to a larger "
-                "folder, or lower [replay] bulk_window (a window spills what it holds past "
-                "[replay] bulk_memory); none of the window's WAL files is recorded as replayed "
-                "(the next run replays them again)", folder=exc.folder, needed=exc.needed,
-                free=exc.free) from exc
+                f"folder, or lower [replay] bulk_window (a window spills what it holds past "
+                f"[replay] bulk_memory); {NOT_RECORDED}", folder=exc.folder,
+                needed=exc.needed, free=exc.free) from exc
+        except SpillError as exc:
+            raise SpillError(f"migration {self.migration}: {exc}; {NOT_RECORDED}",
+                             folder=exc.folder) from exc
         return AppliedCounts(count_cells(mutations))
 
     @property
@@ -323,6 +327,12 @@ class BulkReplay:
                 with tempfile.TemporaryDirectory(prefix="hbase-migrate-bulk-") as folder:
                     for n, (table, window) in enumerate(windows):
                         self._load(table, window, Path(folder) / str(n))
+            except OSError as exc:  # the window's runs or files, on this host's disk
+                raise SpillError(
+                    f"migration {self.job.name}: the bulk window's files could not be written "
+                    f"under {tempfile.gettempdir()}: {exc.strerror or exc} "
+                    f"({getattr(exc, 'filename', None) or 'a run or file'}); {NOT_RECORDED}",
+                    folder=tempfile.gettempdir()) from exc
             except BulkLoadError as exc:
                 raise BulkLoadError(
                     f"migration {self.job.name}: the bulk load of {len(self.books.held)} WAL "

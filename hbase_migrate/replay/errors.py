@@ -32,12 +32,22 @@ class ReplayWriteError(ReplayError):
     """The target did not acknowledge a write after the client's retries."""
 
 
-class SpillSpaceError(HBaseMigrateError):
+class SpillError(HBaseMigrateError):
+    """The local folder a bulk window spills its sorted runs to, or writes its files in,
+    failed (removed under the run, unreadable, full): not the fault of the file being
+    replayed, so the run stops, none of the window's files recorded as replayed. ``folder``
+    names it."""
+
+    def __init__(self, message: str, *, folder: str) -> None:
+        super().__init__(message)
+        self.folder = folder
+
+
+class SpillSpaceError(SpillError):
     """The local folder a bulk window spills its sorted runs to has no room for the next
-    one (:mod:`hbase_migrate.replay.bulkfiles`): not the fault of the file being replayed,
-    so the run stops, the window's files none of them recorded as replayed. ``folder``,
-    ``needed`` and ``free`` say where and how many bytes."""
+    one (:mod:`hbase_migrate.replay.bulkfiles`). ``needed`` and ``free`` say how many
+    bytes."""
 
     def __init__(self, message: str, *, folder: str, needed: int, free: int) -> None:
-        super().__init__(message)
-        self.folder, self.needed, self.free = folder, needed, free
+        super().__init__(message, folder=folder)
+        self.needed, self.free = needed, free

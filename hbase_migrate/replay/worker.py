@@ -9,8 +9,8 @@ the file's first byte. A bad file or a refused write does not raise: the outcome
 error (file and byte offset) and the progress acknowledged before it. A target that stays
 unreachable does raise (``TargetUnavailableError``), as does a source storage that does not
 answer: the run stops, offsets kept, and a follow waits the outage out (:mod:`outage`); so
-does a bulk window whose local disk has no room for its next spilled run
-(``SpillSpaceError``).
+does a bulk window whose local folder fails (no room for its next spilled run, removed
+under it: ``SpillError``).
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from hbase_migrate.errors import (
     WalSourceError,
 )
 from hbase_migrate.replay.apply import ReplayTarget
-from hbase_migrate.replay.errors import SpillSpaceError
+from hbase_migrate.replay.errors import SpillError
 from hbase_migrate.replay.file_replay import FileProgress, ReplaySpec, replay_file
 from hbase_migrate.replay.job import BulkLoad, FileOutcome, FileTask, Totals
 from hbase_migrate.replay.touched import TouchedRows
@@ -117,9 +117,9 @@ def replay_task(task: FileTask, spec: ReplaySpec, target: ReplayTarget, *,
             return outcome(empty=True, complete=closed, end_reason=str(exc))
         except WalCorruptError as exc:
             return outcome(error=str(exc))
-        except (ServiceUnreachableError, SpillSpaceError):
-            # a service is down, or the bulk window's local disk is full: not this file's
-            # fault, the run stops, acknowledged offsets kept
+        except (ServiceUnreachableError, SpillError):
+            # a service is down, or the bulk window's local folder failed (full, removed):
+            # not this file's fault, the run stops, acknowledged offsets kept
             raise
         except (HBaseMigrateError, OSError) as exc:
             if isinstance(exc, WalSourceError) and exc.kind is Kind.OUTAGE:

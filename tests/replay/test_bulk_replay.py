@@ -11,12 +11,14 @@ Loading on real HBase: ``tests/realstack/test_bulk_replay_real.py``."""
 
 from __future__ import annotations
 
+import errno
 import re
+import shutil
 import tempfile
 from dataclasses import dataclass, field
 from dataclasses import replace as changed
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 
@@ -30,7 +32,7 @@ from hbase_migrate.hfile.reader import HFileReader
 from hbase_migrate.replay import bulkfiles, bulkrun, bulkspill, run
 from hbase_migrate.replay.bulkload import BulkLoadError
 from hbase_migrate.replay.bulkrun import BULK, WRITE, PathChoice, choose_path
-from hbase_migrate.replay.errors import SpillSpaceError
+from hbase_migrate.replay.errors import SpillError, SpillSpaceError
 from hbase_migrate.replay.job import FileTask, ReplayJob
 from hbase_migrate.wal.model import Cell
 from minihbase.zookeeper import ZooKeeperServer
@@ -334,6 +336,31 @@ def test_a_spilled_window_hands_the_load_the_files_of_one_held_whole(
     assert loads[1] == loads[1 << 40] and sum(map(len, loads[1])) > 100
 
 
+E = TypeVar("E", bound=BaseException)
+
+
+def recorded_files(config: Path, job: ReplayJob) -> list[Any]:
+    """The WAL files the migration's ledger holds for ``job``'s stream."""
+    spec = load_config(config)
+    with Ledger.open(spec.ledger_url) as ledger:
+        record = ledger.migration(spec.name)
+        assert record is not None
+        return list(ledger.wal_files(record.id, job.stream))
+
+
+def failed_run(tmp_path: Path, src: Any, dst: Any, error: type[E], memory: int | None
+               ) -> tuple[Path, ReplayJob, E]:
+    """A bulk replay of the embedded pair (``[replay] bulk_memory`` at ``memory``) that
+    raises ``error``: the migration's config, the job and the error."""
+    config = embedded_migration(tmp_path, src, dst, "always")
+    job = ReplayJob.from_spec(load_config(config))
+    job = job if memory is None else with_memory(job, memory)
+    ReadingLoad.read = []
+    with pytest.raises(error) as failed:
+        run.run_replay(job)
+    return config, job, failed.value
+
+
 def with_memory(job: ReplayJob, memory: int) -> ReplayJob:
     """``job`` with ``[replay] bulk_memory`` set past the reader's checks."""
     spec = changed(job.spec, replay=changed(job.spec.replay, bulk_memory=memory))
@@ -377,11 +404,7 @@ def test_a_run_without_room_for_a_spilled_run_fails_in_one_line_recording_nothin
             said), said
         assert failed.value.needed > 10 and asked == [temp]
         assert spilled == [] and list(temp.iterdir()) == [] and ReadingLoad.read == []
-        spec = load_config(config)
-        with Ledger.open(spec.ledger_url) as ledger:
-            record = ledger.migration(spec.name)
-            assert record is not None
-            rows = ledger.wal_files(record.id, job.stream)
+        rows = recorded_files(config, job)
         assert rows and not [r for r in rows if r.status == "replayed" or r.offset_reached]
         step = replay_steps(config)[-1]
         assert step.error and said in step.error
@@ -391,6 +414,63 @@ def test_a_run_without_room_for_a_spilled_run_fails_in_one_line_recording_nothin
             run.run_replay(job)
         assert spilled and all(p.parent.parent == temp for p in spilled)
         assert ReadingLoad.read and list(temp.iterdir()) == []
+
+
+@pytest.mark.integration
+def test_a_spill_folder_removed_under_the_run_stops_it_and_no_file_is_taken_for_vanished(
+        tmp_path: Path, zookeeper: ZooKeeperServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A cleaner empties TMPDIR while the window spills: the next run's file cannot be
+    made there. That FileNotFoundError is the spill folder's, not a WAL file that vanished:
+    the run stops in one line naming the folder, and no WAL file is recorded as replayed,
+    vanished or a gap."""
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    monkeypatch.setenv("TMPDIR", str(temp))
+    monkeypatch.setattr(tempfile, "tempdir", None)  # read TMPDIR again
+    removed: list[Path] = []
+
+    def free(folder: Path) -> int:  # the spill folders gone once the first run is there
+        for made in folder.glob("hbase-migrate-spill-*"):
+            if any(made.iterdir()):
+                shutil.rmtree(made)
+                removed.append(made)
+        return 1 << 40
+
+    monkeypatch.setattr(bulkrun, "free_bytes", free)
+    bulk_loads_read(monkeypatch)
+    with clusters_over_rpc(tmp_path, zookeeper) as (src, dst):
+        config, job, failed = failed_run(tmp_path, src, dst, SpillError, 1)
+        said = str(failed)
+        assert removed and "\n" not in said and failed.folder == str(temp)
+        assert "could not be written: No such file or directory" in said, said
+        assert said.endswith("none of the window's WAL files is recorded as replayed (the "
+                             "next run replays them again)"), said
+        rows = recorded_files(config, job)
+        assert rows and all(r.status not in ("replayed", "gap") and r.vanished_at is None
+                            and not r.offset_reached
+                            for r in rows), rows
+        assert said in (replay_steps(config)[-1].error or "") and ReadingLoad.read == []
+
+
+@pytest.mark.integration
+def test_a_disk_filling_as_the_windows_files_are_written_stops_the_run_in_one_line(
+        tmp_path: Path, zookeeper: ZooKeeperServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The window's HFiles find no room under TMPDIR as they are written: one line naming
+    the folder and the system's word, no file recorded as replayed, nothing loaded."""
+    def full(self: bulkfiles.BulkWindow, folder: Path, task: str, **_: Any) -> Any:
+        raise OSError(errno.ENOSPC, "No space left on device", str(folder / "f" / "hfile"))
+
+    bulk_loads_read(monkeypatch)
+    monkeypatch.setattr(bulkfiles.BulkWindow, "write", full)
+    with clusters_over_rpc(tmp_path, zookeeper) as (src, dst):
+        config, job, failed = failed_run(tmp_path, src, dst, SpillError, None)
+        said = str(failed)
+        assert "\n" not in said and failed.folder == tempfile.gettempdir()
+        assert (f"the bulk window's files could not be written under {tempfile.gettempdir()}"
+                ": No space left on device") in said, said
+        rows = recorded_files(config, job)
+        assert rows and not [r for r in rows if r.status == "replayed" or r.offset_reached]
+        assert ReadingLoad.read == []
 
 
 @pytest.mark.integration
@@ -412,11 +492,7 @@ def test_a_failed_bulk_load_fails_the_run_and_records_none_of_its_files(
         # one file per region and family, written for the load and removed after it
         assert {p.parent.name for p in RefusedLoad.given} == {"d", "m"}
         assert not any(p.exists() for p in RefusedLoad.given)
-        spec = load_config(config)
-        with Ledger.open(spec.ledger_url) as ledger:
-            record = ledger.migration(spec.name)
-            assert record is not None
-            rows = ledger.wal_files(record.id, job.stream)
+        rows = recorded_files(config, job)
         held = [r for r in rows if r.path in said]
         assert len(held) == 1 and held[0].offset_reached == 0, held
         assert held[0].status != "replayed"

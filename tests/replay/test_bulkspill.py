@@ -22,7 +22,7 @@ from hbase_migrate.hfile.reader import HFileReader
 from hbase_migrate.replay import bulkfiles, bulkspill
 from hbase_migrate.replay.bulkfiles import BulkWindow, RegionFile
 from hbase_migrate.replay.bulkspill import merged
-from hbase_migrate.replay.errors import SpillSpaceError
+from hbase_migrate.replay.errors import SpillError, SpillSpaceError
 from hbase_migrate.wal.model import Cell, CellType, Tag
 
 from .test_bulkfiles import ENTRIES, REGIONS, TABLE, T
@@ -287,6 +287,6 @@ def test_other_write_errors_leave_no_part_of_the_run_either(
         raise OSError(errno.EIO, "Input/output error")
 
     monkeypatch.setattr(bulkfiles, "spill", spill)
-    with pytest.raises(OSError, match="Input/output error"):
+    with pytest.raises(SpillError, match="could not be written: Input/output error"):
         fill(ENTRIES, memory=1, spill_dir=tmp_path)
     assert not list(tmp_path.glob("*/run-*"))
