@@ -18,6 +18,7 @@ to the migration's Kerberos-secured clusters (:mod:`hbase_migrate.ranges.credent
 
 from __future__ import annotations
 
+import itertools
 import logging
 import os
 import sys
@@ -164,35 +165,27 @@ class SparkEngine:
         """A job per item, :meth:`concurrent` at once (Spark's scheduler queues their tasks
         for the executors' cores); each result handed to ``done`` as its job ends. After
         the first failure no job starts, those running end (their results handed on), and
-        the failure is raised; Ctrl-C cancels the jobs running."""
+        the failure is raised. Ctrl-C (or any stop of the calling thread) cancels the jobs
+        running and none starts after, not even one a thread was submitting (:class:`_Jobs`)."""
         if not items:
             return []
         context = self.spark.sparkContext
-        group = f"{JOB_GROUP}-{threading.get_ident()}-{id(items)}"
         task = authenticated(task, self.credentials)
         placed = self.placement is not None  # each task tells its YARN container
         job: Callable[[T], Any] = partial(in_container, task) if placed else task
         rdd = context.parallelize(list(items), len(items))  # a partition per item
-        failed = threading.Event()
+        jobs = _Jobs(context, what)
 
         def run(i: int) -> Any:
-            if failed.is_set():
-                raise _NotStarted
-            context.setJobGroup(group, what)
-            try:
-                (result,) = context.runJob(rdd, partial(map, job), [i])
-            except BaseException:
-                failed.set()
-                raise
+            (result,) = jobs.run(rdd, partial(map, job), i)
             return result
 
         pool = ThreadPoolExecutor(self.concurrent(len(items)), thread_name_prefix="range-job")
         try:
             futures = {pool.submit(run, i): i for i in range(len(items))}
             results, error = self._gathered(futures, items, progress, done)
-        except BaseException:  # Ctrl-C: the jobs running are cancelled
-            failed.set()
-            context.cancelJobGroup(group)
+        except BaseException:  # Ctrl-C: the jobs running are cancelled, none starts after
+            jobs.cancel()
             raise
         finally:
             pool.shutdown(cancel_futures=True)
@@ -233,7 +226,43 @@ class SparkEngine:
 
 
 class _NotStarted(Exception):
-    """A job not started after another one failed."""
+    """A job not started after another one failed or the jobs were cancelled."""
+
+
+class _Jobs:
+    """The jobs of one :meth:`SparkEngine.map`, in a job group of their own: after a
+    failure none starts; after :meth:`cancel` none starts and none runs. Starting checks
+    under the lock that :meth:`cancel` takes to set its flag, and the cancel that follows
+    also refuses the group's jobs still to be submitted: a thread that decided to start
+    one just before the cancel sees it cancelled as Spark receives it, never run."""
+
+    def __init__(self, context: Any, what: str) -> None:
+        self.context, self.what = context, what
+        self.group = f"{JOB_GROUP}-{os.getpid()}-{next(_groups)}"  # never one reused
+        self._lock = threading.Lock()
+        self._failed = self._cancelled = False
+
+    def run(self, rdd: Any, func: Callable[[Any], Any], partition: int) -> list[Any]:
+        """The job computing ``partition`` of ``rdd`` with ``func``, unless stopped."""
+        with self._lock:
+            if self._failed or self._cancelled:
+                raise _NotStarted
+            self.context.setJobGroup(self.group, self.what)  # this thread's next jobs
+        try:
+            return list(self.context.runJob(rdd, func, [partition]))
+        except BaseException:
+            with self._lock:
+                self._failed = True
+            raise
+
+    def cancel(self) -> None:
+        """No job of the group starts from now on, and those running are cancelled."""
+        with self._lock:
+            self._cancelled = True
+        self.context._jsc.sc().cancelJobGroupAndFutureJobs(self.group)
+
+
+_groups = itertools.count()
 
 
 def prepare_spark_environment() -> None:
