@@ -28,6 +28,18 @@ def process_state(pid: int) -> State:
     return "zombie" if code == ["Z"] else "stopped" if code in (["T"], ["t"]) else "running"
 
 
+def process_started(pid: int) -> int | None:
+    """When process ``pid`` started, in clock ticks since the host booted (``starttime`` of
+    ``/proc/PID/stat``): another process given the same pid later started later. None where
+    ``/proc`` does not say (no such process, not Linux)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text(encoding="ascii", errors="replace")
+    except OSError:
+        return None
+    fields = stat.rpartition(")")[2].split()  # from the state, the stat's third field, on
+    return int(fields[19]) if len(fields) > 19 and fields[19].isdigit() else None
+
+
 def process_alive(pid: int) -> bool:
     """Whether process ``pid`` may still act (running or stopped)."""
     return process_state(pid) in ("running", "stopped")

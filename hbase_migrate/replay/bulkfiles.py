@@ -32,9 +32,11 @@ memory stays flat however large the window (its ``count`` and ``bytes`` are ther
 caller to bound it, by the local disk it takes and the size of a load).
 
 The runs go to a folder of their own under ``spill_dir`` (the temp folder, ``TMPDIR``,
-unless told), removed when the window is written or dropped. Before a run is spilled the
-free space there (``free``: :func:`free_bytes` unless told) is read: a run that would not
-fit, by :meth:`BulkWindow.run_bytes` (an upper bound of its file), raises
+unless told), removed when the window is written or dropped; it is named after this process
+and locked while it lives (:class:`~hbase_migrate.replay.scratch.Scratch`), so that one a
+killed process left is removed by the next bulk replay on the host. Before a run is spilled
+the free space there (``free``: :func:`free_bytes` unless told) is read: a run that would
+not fit, by :meth:`BulkWindow.run_bytes` (an upper bound of its file), raises
 :class:`~hbase_migrate.replay.errors.SpillSpaceError` with nothing written and the cells
 still held; a disk that fills up all the same (another writer) raises it too, the partial
 run removed.
@@ -63,6 +65,7 @@ from hbase_migrate.hfile.writer import HFileSettings, HFileWriter
 from hbase_migrate.replay.bulkspill import Key, Slot, SpillRun, merged, spill
 from hbase_migrate.replay.errors import SpillError, SpillSpaceError
 from hbase_migrate.replay.mutations import RowMutation
+from hbase_migrate.replay.scratch import Scratch
 from hbase_migrate.wal.model import Cell, cell_order
 
 CELL_OVERHEAD = 64  # bytes a buffered cell costs beyond its fields (for ``bytes``)
@@ -125,7 +128,7 @@ class BulkWindow:
         self._held_cells = 0  # the cells taken since the last run (keys written twice too)
         self._spill_dir = spill_dir
         self._free = free
-        self._folder: Path | None = None
+        self._folder: Scratch | None = None
         self._runs: list[SpillRun] = []  # oldest first
 
     def region_of(self, row: bytes) -> int:
@@ -194,9 +197,9 @@ class BulkWindow:
             if needed > free:
                 raise self._no_room(where, needed, free)
             if self._folder is None:
-                self._folder = Path(tempfile.mkdtemp(prefix="hbase-migrate-spill-", dir=where))
-                weakref.finalize(self, shutil.rmtree, self._folder, ignore_errors=True)
-            path = self._folder / f"run-{len(self._runs):05d}"
+                self._folder = Scratch("spill", where)
+                weakref.finalize(self, self._folder.remove)
+            path = self._folder.path / f"run-{len(self._runs):05d}"
             run = spill(path, self._cells)
         except BaseException as exc:
             if path is not None:
@@ -271,6 +274,6 @@ class BulkWindow:
         self._cells.clear()
         self._runs.clear()
         if self._folder is not None:
-            shutil.rmtree(self._folder, ignore_errors=True)
+            self._folder.remove()
             self._folder = None
         self.count = self.bytes = self.held = self._held_cells = 0

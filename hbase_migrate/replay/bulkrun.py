@@ -52,6 +52,7 @@ from hbase_migrate.replay.errors import SpillError, SpillSpaceError
 from hbase_migrate.replay.file_replay import FileProgress
 from hbase_migrate.replay.job import FileOutcome, FileTask, ReplayJob, Totals
 from hbase_migrate.replay.mutations import RowMutation
+from hbase_migrate.replay.scratch import Scratch, sweep
 
 log = logging.getLogger(__name__)
 
@@ -298,6 +299,10 @@ class BulkReplay:
                  choice: PathChoice) -> None:
         self.job, self.choice = job, choice
         self.totals = BulkTotals()
+        # What a killed bulk replay left under TMPDIR goes as the next one starts (what an
+        # operator runs after a kill), whether or not this run spills, and before it reads
+        # the room there for its own runs.
+        sweep(Path(tempfile.gettempdir()))
         self._stack = ExitStack()
         endpoints = job.target.endpoints()
         try:
@@ -324,9 +329,9 @@ class BulkReplay:
         if windows:
             began = time.monotonic()
             try:
-                with tempfile.TemporaryDirectory(prefix="hbase-migrate-bulk-") as folder:
+                with Scratch("bulk", Path(tempfile.gettempdir())) as folder:
                     for n, (table, window) in enumerate(windows):
-                        self._load(table, window, Path(folder) / str(n))
+                        self._load(table, window, folder / str(n))
             except OSError as exc:  # the window's runs or files, on this host's disk
                 raise SpillError(
                     f"migration {self.job.name}: the bulk window's files could not be written "
