@@ -12,7 +12,7 @@ import sys
 
 import hbase_migrate.hbase as door
 
-DOOR_MODULES = ("connect", "admin", "bulk", "identity")
+DOOR_MODULES = ("connect", "admin", "bulk", "identity", "handle")
 TRANSPORTS = ("hbase_migrate.rpc", "hbase_migrate.cluster.thrift", "happybase",
               "google.cloud.bigtable")
 

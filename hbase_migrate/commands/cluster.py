@@ -55,6 +55,8 @@ from hbase_migrate.cluster.storage.walstore import WalStore
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from hbase_migrate.hbase import Cluster
+
 
 # Where a cluster given by hbase+rpc:// alone keeps what only ZooKeeper can show, by version
 # (HBase 3's ReplicationStorageFactory: queues in a table, peers in the peer storage).
@@ -86,12 +88,14 @@ def info(config: Path, side: str, as_json: bool) -> None:
     from hbase_migrate.compiled import summary
     from hbase_migrate.config import load_config
     from hbase_migrate.errors import ConfigError
+    from hbase_migrate.hbase import open_cluster
     from hbase_migrate.replay.discovery import open_wal_store
     from hbase_migrate.replay.retention import assess, read_replication
 
     migration = load_config(config)
     spec = getattr(migration, side)
-    endpoints = spec.endpoints()
+    handle = open_cluster(spec)
+    endpoints = handle.endpoints
     now = now_ms()
     report: dict[str, Any] = {"name": endpoints.name, "side": side, "now": now,
                               "client": endpoints.client,
@@ -107,10 +111,10 @@ def info(config: Path, side: str, as_json: bool) -> None:
     if store is not None:
         location = endpoints.webhdfs or str(getattr(store, "hbase_root", ""))
         report["wal_store"] = wal_info(store, location, now)
-    report["registry"] = registry_info(endpoints)
-    report["status"] = status_info(endpoints)
+    report["registry"] = registry_info(handle)
+    report["status"] = status_info(handle)
     report["replication"] = replication_without_zookeeper(endpoints, report["status"])
-    report["connection"] = connection_info(endpoints, report["status"])
+    report["connection"] = connection_info(handle, report["status"])
     report["hot_paths"] = summary()  # this install's WAL and HFile readers, digests
     if as_json:
         click.echo(json.dumps(report, sort_keys=True, indent=2))
@@ -162,10 +166,10 @@ def table_queues_info(endpoints: ClusterEndpoints) -> list[dict[str, Any]]:
     """HBase 3.0's queues from ``hbase:replication``, in the shape of the ZooKeeper ones:
     ``wals`` holds each WAL group's current file and offset (the table keeps no more); none
     before the table exists (the master creates it when the first peer is added)."""
-    from hbase_migrate.hbase.connect import connect
+    from hbase_migrate.hbase import open_cluster
     from hbase_migrate.replay.table_queues import QUEUE_FAMILY, QUEUE_TABLE, queues_from_rows
 
-    with connect(endpoints) as client:
+    with open_cluster(endpoints).client() as client:
         if not client.table_exists(QUEUE_TABLE):  # HBase 3 creates it with the first peer
             return []
         queues = queues_from_rows(client.scan(QUEUE_TABLE, columns=[(QUEUE_FAMILY, None)]))
@@ -206,37 +210,36 @@ def replication_without_zookeeper(endpoints: ClusterEndpoints, status: dict[str,
     return found
 
 
-def status_info(endpoints: ClusterEndpoints, wait: float = 10.0) -> dict[str, Any] | None:
+def _handle(cluster: ClusterEndpoints | Cluster) -> Cluster:
+    from hbase_migrate.hbase import Cluster, open_cluster
+
+    return cluster if isinstance(cluster, Cluster) else open_cluster(cluster)
+
+
+def status_info(cluster: ClusterEndpoints | Cluster, wait: float = 10.0
+                ) -> dict[str, Any] | None:
     """The master's cluster status for a cluster whose client is native (None for
     others: the gateways' clusters keep what ZooKeeper says); ``{"error"}`` when no master
     answered within ``wait`` seconds."""
-    if not endpoints.native or not (endpoints.zookeeper or endpoints.bootstrap):
-        return None
-    from hbase_migrate.hbase.admin import cluster_status
-
-    return cluster_status(endpoints, wait)
+    return _handle(cluster).status(wait)
 
 
-def registry_info(endpoints: ClusterEndpoints, wait: float = 10.0) -> dict[str, Any] | None:
+def registry_info(cluster: ClusterEndpoints | Cluster, wait: float = 10.0
+                  ) -> dict[str, Any] | None:
     """Which registry tells where meta and the active master are, for a native cluster:
     HBase's RPC registry (``hbase+rpc://``: asked now, naming the server that answered) or
     ZooKeeper; None for a cluster reached through its gateways."""
-    if not endpoints.native:
-        return None
-    if not endpoints.bootstrap:
-        return {"kind": "zookeeper",
-                "answered_by": f"{endpoints.zookeeper}{endpoints.znode_parent}"}
-    from hbase_migrate.hbase.admin import registry_status
-
-    return registry_status(endpoints, wait)
+    return _handle(cluster).registry_status(wait)
 
 
-def connection_info(endpoints: ClusterEndpoints, status: dict[str, Any] | None
+def connection_info(cluster: ClusterEndpoints | Cluster, status: dict[str, Any] | None
                     ) -> dict[str, Any] | None:
     """How the steps reach the cluster: over native RPC, the security negotiated with its
     active master (taken from ``status``; None when no master answered); over the gateways,
     their settings (not observed: ``cluster info`` opens no gateway connection)."""
-    if endpoints.native:
+    handle = _handle(cluster)
+    endpoints = handle.endpoints
+    if handle.transport == "native":
         if status is None or "connection" not in status:
             return None
         return {"transport": "native", "observed": True, **status.pop("connection")}

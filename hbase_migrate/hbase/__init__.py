@@ -1,14 +1,24 @@
-"""The one front door to HBase: ``from hbase_migrate.hbase import open_client, Client``.
+"""The one front door to HBase: ``from hbase_migrate.hbase import open_cluster, Cluster``.
 
-What a step holds of a cluster comes from here: a data client (:func:`open_client` for a
-migration's cluster, :func:`connect` for bare endpoints; a :class:`Client` over HBase's own
-RPC, its Thrift2 gateway or Bigtable, as the cluster's config says), a Thrift1 gateway for
-the calls only it has (:func:`open_thrift1`, :func:`connect_thrift1`), the admin channel
-(:func:`connect_admin`: snapshots and dropping tables; :func:`open_compactor`: the
-compaction that drops delete markers), a bulk load (:func:`open_bulk_load`), the master's
-and the registry's status, delegation tokens and the cluster's id. Beside them: the
-protocols these return, the table, family and region descriptors, and the errors a step
-catches whatever the transport (:class:`ClusterError` and its kinds).
+A step holds a cluster as a :class:`Cluster` (:func:`open_cluster` of its ``[source]`` or
+``[target]``, or of bare endpoints). The handle reads the cluster's endpoints once
+(``cluster.json``: again only once replaced, or on a reconnect), is the one place that
+decides which transport serves what (HBase's own RPC, its Thrift2 gateway, its Thrift1
+gateway, or Bigtable, as the cluster's config says), and offers what the steps use: the data
+client (:meth:`Cluster.client`), the Thrift1 gateway for the calls only it has
+(:meth:`Cluster.thrift1`) and the one a replay writes through when the cluster has no client
+(:meth:`Cluster.replay_gateway`), the admin channel (:meth:`Cluster.admin`: snapshots and
+dropping tables), the compaction that drops delete markers (:meth:`Cluster.compactor`), a bulk
+load (:meth:`Cluster.bulk_load`), the master's and the registry's status, delegation tokens
+and the cluster's id.
+
+The free functions beside it (:func:`open_client`, :func:`connect`, :func:`open_thrift1`,
+:func:`connect_thrift1`, :func:`connect_admin`, :func:`open_compactor`,
+:func:`open_bulk_load`, :func:`cluster_status`, :func:`registry_status`,
+:func:`delegation_token`, :func:`cluster_id`) are the handle's building blocks, each for one
+transport or call; steps still calling them move to the handle. Also here: the protocols
+these return, the table, family and region descriptors, and the errors a step catches
+whatever the transport (:class:`ClusterError` and its kinds).
 
 The steps never import a transport (``hbase_migrate.rpc``, ``hbase_migrate.cluster.thrift``;
 import-linter checks it). Both transports sit below this package, beside
@@ -41,6 +51,7 @@ from hbase_migrate.hbase.admin import (
 )
 from hbase_migrate.hbase.bulk import BulkLoadCalls, open_bulk_load
 from hbase_migrate.hbase.connect import connect, connect_thrift1, open_client, open_thrift1
+from hbase_migrate.hbase.handle import Cluster, open_cluster
 from hbase_migrate.hbase.identity import cluster_id
 
 __all__ = [
@@ -48,6 +59,7 @@ __all__ = [
     "AdminShellError",
     "BulkLoadCalls",
     "Client",
+    "Cluster",
     "ClusterError",
     "Compactor",
     "FamilyDescriptor",
@@ -72,6 +84,7 @@ __all__ = [
     "delegation_token",
     "open_bulk_load",
     "open_client",
+    "open_cluster",
     "open_compactor",
     "open_thrift1",
     "registry_status",

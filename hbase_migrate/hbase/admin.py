@@ -1,7 +1,8 @@
 """A cluster's admin beyond its client's table calls: snapshots (:func:`connect_admin`), the
 compaction that drops delete markers (:func:`open_compactor`), the master's status and
 delegation tokens. Each chooses the channel the cluster's config names; the steps get a
-protocol (``cluster.admin.Admin``, ``Compactor``), never a transport's class."""
+protocol (``cluster.admin.Admin``, ``Compactor``), never a transport's class. These are the
+building blocks of :class:`~hbase_migrate.hbase.handle.Cluster` (a step asks the handle)."""
 
 from __future__ import annotations
 

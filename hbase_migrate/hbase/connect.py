@@ -1,6 +1,8 @@
 """Connecting to a cluster's data and table admin: :func:`connect` over what the cluster's
 ``client`` setting names (HBase's own RPC, or its Thrift2 gateway), :func:`open_client` for
-a migration's cluster, and a Thrift1 gateway for the calls only Thrift1 has."""
+a migration's cluster, and a Thrift1 gateway for the calls only Thrift1 has: the building
+blocks of :class:`~hbase_migrate.hbase.handle.Cluster`, which chooses among them (a step
+asks the handle)."""
 
 from __future__ import annotations
 

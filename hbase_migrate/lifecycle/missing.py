@@ -21,7 +21,7 @@ from hbase_migrate.cluster.errors import ClusterError, ServiceUnreachableError
 from hbase_migrate.cluster.missing import MissingSchemaError, find_missing
 from hbase_migrate.config import ClusterSpec, MigrationSpec
 from hbase_migrate.errors import ConfigError, HBaseMigrateError
-from hbase_migrate.hbase.connect import open_client, open_thrift1
+from hbase_migrate.hbase import open_cluster
 
 log = logging.getLogger(__name__)
 Describe = Callable[[str], TableDescriptor | None]
@@ -57,23 +57,18 @@ def target_has(spec: MigrationSpec, client: Client, table: str) -> bool:
 @contextmanager
 def schema_reader(cluster: ClusterSpec) -> Iterator[Describe]:
     """A function giving a table's descriptor on ``cluster``, None when it does not exist:
-    over Thrift2 when the cluster names it, else (or when its gateway has no admin calls,
-    as HBase 1.x's) over Thrift1; a Bigtable target over its client."""
-    if cluster.bigtable is not None:
-        with open_client(cluster) as client:
-            yield lambda table: (client.table_descriptor(table)
-                                 if client.table_exists(table) else None)
-        return
-    endpoints = cluster.endpoints()
+    over its client where it has one (native, Thrift2 or Bigtable: its handle says), else
+    (or when its Thrift2 gateway has no admin calls, as HBase 1.x's) over Thrift1."""
+    handle = open_cluster(cluster)
     with ExitStack() as stack:
-        t2: Client | None = stack.enter_context(open_client(cluster)) \
-            if endpoints.native or endpoints.thrift2 else None
+        t2: Client | None = stack.enter_context(handle.client()) if handle.has_client \
+            else None
         opened: list[Thrift1Gateway] = []
 
         def describe1(table: str) -> TableDescriptor | None:
             if not opened:
-                opened.append(stack.enter_context(open_thrift1(
-                    cluster, "to look a table up (HBase 1.x's Thrift2 gateway has no admin "
+                opened.append(stack.enter_context(handle.thrift1(
+                    "to look a table up (HBase 1.x's Thrift2 gateway has no admin "
                     "calls)")))
             t1 = opened[0]
             names = set(t1.tables())

@@ -45,7 +45,7 @@ from hbase_migrate.cluster.endpoints import ClusterEndpoints
 from hbase_migrate.cluster.errors import ClusterError
 from hbase_migrate.config import MigrationSpec
 from hbase_migrate.errors import ConfigError
-from hbase_migrate.hbase.admin import delegation_token
+from hbase_migrate.hbase import Cluster, open_cluster
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -73,11 +73,12 @@ def ships_to(master: str, ship_keytab: str) -> bool:
 def ship_credentials(spark: Any, spec: MigrationSpec) -> TaskCredentials | None:
     """Add the secured clusters' keytab and ``krb5.conf`` to ``spark``'s jobs when
     ``[spark] ship_keytab`` says so; None when no cluster of ``spec`` is secured."""
-    secured = [(e.name, e.security) for e in (spec.source.endpoints(), spec.target.endpoints())
+    clusters = (open_cluster(spec.source), open_cluster(spec.target))
+    secured = [(e.name, e.security) for e in (c.endpoints for c in clusters)
                if e.security is not None and e.security.kerberos]
     if not secured:
         return None
-    tokens = job_tokens((spec.source.endpoints(), spec.target.endpoints()))
+    tokens = job_tokens(clusters)
     context = spark.sparkContext
     master = str(context.master)
     if not ships_to(master, spec.engine.ship_keytab):
@@ -105,18 +106,20 @@ def ship_credentials(spark: Any, spec: MigrationSpec) -> TaskCredentials | None:
 _issued: dict[str, Token | None] = {}  # per cluster: this process's token (None: issues none)
 
 
-def job_tokens(clusters: tuple[ClusterEndpoints, ...]) -> tuple[Token, ...]:
-    """A delegation token of each Kerberos-secured cluster reached natively that issues
-    them: kept from an earlier job until half its lifetime has passed, else obtained now."""
+def job_tokens(clusters: tuple[ClusterEndpoints | Cluster, ...]) -> tuple[Token, ...]:
+    """A delegation token of each cluster asked for them (Kerberos-secured and reached
+    natively: :attr:`Cluster.issues_tokens`) that issues them: kept from an earlier job until
+    half its lifetime has passed, else obtained now."""
     tokens = []
-    for endpoints in clusters:
-        if not (endpoints.kerberos and endpoints.native):
+    for cluster in clusters:
+        handle = cluster if isinstance(cluster, Cluster) else open_cluster(cluster)
+        if not handle.issues_tokens:
             continue
-        name = endpoints.name
+        name = handle.name
         token = _issued.get(name)
         if name not in _issued or (token is not None and not _fresh(token)):
             try:
-                token = delegation_token(endpoints)
+                token = handle.delegation_token()
             except ClusterError as exc:  # not kept: the next job asks again
                 log.warning("cluster %r: no delegation token (%s); Spark tasks log in from "
                             "the keytab", name, " ".join(str(exc).split()))

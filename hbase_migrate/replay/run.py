@@ -28,6 +28,7 @@ from hbase_migrate.audit.status import replay_lag
 from hbase_migrate.bigtable.losses import recorded_losses
 from hbase_migrate.cluster.storage.walstore import WalStore
 from hbase_migrate.errors import ConfigError
+from hbase_migrate.hbase import open_cluster
 from hbase_migrate.limits import ThrottlePlan, step_limits, throttle_for
 from hbase_migrate.ranges.choice import EngineChoice
 from hbase_migrate.ranges.lent import lent_client
@@ -575,9 +576,8 @@ def lent_job_target(job: ReplayJob, tasks: int = 1) -> Iterator[ReplayTarget]:
     (:mod:`hbase_migrate.ranges.lent`), for a task of a process that runs many (a Spark
     worker): connected once per process, not once per WAL file. A Thrift1 target (no client
     to lend) is opened and closed as before."""
-    bigtable = job.target.bigtable
-    if bigtable is None and (job.force_thrift1 or not (job.target.endpoints().native
-                                                       or job.target.endpoints().thrift2)):
+    cluster = open_cluster(job.target)
+    if not cluster.writes_exactly(job.force_thrift1):
         target = open_job_target(job, tasks)
         try:
             yield target
@@ -585,7 +585,7 @@ def lent_job_target(job: ReplayJob, tasks: int = 1) -> Iterator[ReplayTarget]:
             target.close()
         return
     with ExitStack() as clients:
-        name = bigtable.where if bigtable else job.target.endpoints().name
+        name = cluster.name
         targets: list[ReplayTarget] = [
             ClientTarget(clients.enter_context(lent_client(job.target)), cluster=name,
                          owned=False) for _ in range(job.spec.replay.writers)]

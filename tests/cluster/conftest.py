@@ -1,5 +1,6 @@
 """An HBase root folder with live, splitting and archived WALs, and a WebHDFS server over it;
-a self-signed certificate for 127.0.0.1 (https servers of the tests)."""
+a self-signed certificate for 127.0.0.1 (https servers of the tests); the reads of each
+``cluster.json`` counted."""
 
 from __future__ import annotations
 
@@ -7,11 +8,13 @@ import os
 import shutil
 import ssl
 import subprocess
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from hbase_migrate.cluster import endpoints as E
 from minihbase.webhdfs import WebHdfsServer
 from tests.cluster.walroot import TREE, content
 
@@ -46,3 +49,18 @@ def tls_server_context(tmp_path: Path) -> tuple[ssl.SSLContext, Path]:
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.load_cert_chain(cert, key)
     return context, cert
+
+
+@pytest.fixture
+def reads(monkeypatch: pytest.MonkeyPatch) -> Counter[Path]:
+    """The reads of each ``cluster.json`` from now on, by path (none read before)."""
+    counted: Counter[Path] = Counter()
+    read = E._read_cluster_json
+
+    def counting(path: str | Path, where: Path) -> E.ClusterEndpoints:
+        counted[where] += 1
+        return read(path, where)
+
+    monkeypatch.setattr(E, "_read_cluster_json", counting)
+    monkeypatch.setattr(E, "_READ", {})
+    return counted

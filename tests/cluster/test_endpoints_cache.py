@@ -22,21 +22,6 @@ from hbase_migrate.config import ClusterSpec
 from hbase_migrate.hbase import open_client
 
 
-@pytest.fixture
-def reads(monkeypatch: pytest.MonkeyPatch) -> Counter[Path]:
-    """The reads of each file from now on, by path (none read before)."""
-    counted: Counter[Path] = Counter()
-    read = E._read_cluster_json
-
-    def counting(path: str | Path, where: Path) -> E.ClusterEndpoints:
-        counted[where] += 1
-        return read(path, where)
-
-    monkeypatch.setattr(E, "_read_cluster_json", counting)
-    monkeypatch.setattr(E, "_READ", {})
-    return counted
-
-
 def write(path: Path, port: int) -> Path:
     """A cluster.json naming Thrift2 on ``port``, replacing any file there (a new inode)."""
     fresh = path.with_suffix(".new")
