@@ -80,13 +80,16 @@ def both_hot_loops(request: pytest.FixtureRequest) -> Iterator[str]:
 
 # Side by side (``make test`` runs ``pytest -n 2 --dist loadgroup``): each test goes to a
 # worker with the tests that share its heavy fixtures, so none starts twice. Everything on
-# real HBase (the session's stack, and the modules that start their own: at most one such
-# JVM at a time) is one group, as is everything on the session's Kafka broker; any other
-# test goes with its module (its module-scoped fixtures). The groups are handed out in
-# collection order, the longest first (measured with --durations), so neither worker is
-# left with a long tail.
+# the session's real stacks (``real_hbase``, ``secured_stack``) is one group, as is
+# everything on the session's Kafka broker; a module of ``make test-stacks`` on real HBase
+# (``own_stack``) goes with the modules borrowing the same shared stack (SHARED_STACKS), or
+# alone: its clusters are its own, so two such modules run side by side, one per worker.
+# Any other test goes with its module (its module-scoped fixtures). The groups are handed
+# out in collection order, the longest first (measured with --durations), so neither worker
+# is left with a long tail.
 REAL_HBASE_GROUP = "real-hbase"
 KAFKA_GROUP = "kafka"
+SESSION_STACKS = ("real_hbase", "secured_stack")
 FIRST_GROUPS = (REAL_HBASE_GROUP, "tests/airflow/test_live_stack.py",
                 "tests/e2e/test_demo.py", "tests/airflow/test_celery_stack.py",
                 "tests/replay/test_outages.py", KAFKA_GROUP, "tests/airflow/test_spark_cluster.py",
@@ -96,9 +99,13 @@ FIRST_GROUPS = (REAL_HBASE_GROUP, "tests/airflow/test_live_stack.py",
 
 def worker_group(item: pytest.Item) -> str:
     """The group ``item`` runs in under pytest-xdist's ``loadgroup``."""
+    names = getattr(item, "fixturenames", ())
     if item.get_closest_marker("realstack") is not None:
-        return REAL_HBASE_GROUP
-    if "kafka_broker" in getattr(item, "fixturenames", ()):
+        if item.get_closest_marker("own_stack") is None or any(
+                name in names for name in SESSION_STACKS):
+            return REAL_HBASE_GROUP
+        return next((name for name in SHARED_STACKS if name in names), module(item))
+    if "kafka_broker" in names:
         return KAFKA_GROUP
     return item.nodeid.split("::", 1)[0]
 

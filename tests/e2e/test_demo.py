@@ -127,6 +127,9 @@ def test_ctrl_c_stops_everything_it_started(tmp_path: Path) -> None:
     assert not [pid for pid in seen if _alive(pid)]
 
 
+# Its own Airflow (api-server, scheduler, triggerer, dag-processor), not the session's:
+# `make test-stacks` runs it.
+@pytest.mark.own_stack
 @pytest.mark.timeout(1800)  # above the demo's own waits, so a stuck one reports itself
 def test_the_main_job_through_airflow_ends_with_go_and_names_the_dag_runs(
         tmp_path: Path) -> None:
