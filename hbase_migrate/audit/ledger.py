@@ -13,7 +13,8 @@ past them. Times are milliseconds since the epoch; every writer takes ``now`` fo
             step.metrics["files"] = 3
 
 The ledger is one class joined from one part per concern, each in its own module:
-migrations and steps (``migrations_book``), WAL files, anchors and gaps (``wal_book``),
+migrations and steps (``migrations_book``; a step's end recorded through a full disk or
+an outage: ``step_faults``), WAL files, anchors and gaps (``wal_book``),
 validations, key ranges and repairs (``range_book``), leases (``lease_book``), limits set
 while steps run (``limit_book``), exported snapshot files (``snapshot_book``), range
 checksums recorded as a validation's ranges finish (``checksum_book``), the rows each replay

@@ -7,7 +7,6 @@ import json
 import logging
 import os
 import socket
-import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -19,7 +18,6 @@ from sqlalchemy.exc import IntegrityError
 
 from hbase_migrate.audit import records as t
 from hbase_migrate.audit.book import LedgerBook, now_ms
-from hbase_migrate.audit.engine import first_line, lost_ledger
 from hbase_migrate.audit.errors import LedgerError, MigrationMismatchError, MigrationStateError
 from hbase_migrate.audit.liveness import ABANDONED, Heartbeat, abandoned
 from hbase_migrate.audit.records import (
@@ -31,7 +29,7 @@ from hbase_migrate.audit.records import (
     WalStatus,
     dump_json,
 )
-from hbase_migrate.audit.space import is_full
+from hbase_migrate.audit.step_faults import StepEnd
 
 if TYPE_CHECKING:
     from hbase_migrate.config import MigrationSpec
@@ -351,69 +349,24 @@ class MigrationBook(LedgerBook):
         fails it with its text and propagates. ``record_wait``: an exception from a ledger
         that stopped answering is recorded once it answers again within so many seconds (a
         database restarting), else propagates with the step left to the next reader, which
-        finds its process gone; a full disk gives the step's spare up to record it."""
+        finds its process gone; a full disk gives the step's spare up to record it
+        (:mod:`~hbase_migrate.audit.step_faults`)."""
         who = provenance or Provenance()
         self._spare.keep()  # room to record this step's end should the disk fill
         step = OpenStep(self.start_step(migration_id, kind, dag_id=who.dag_id,
                                         run_id=who.run_id, task_id=who.task_id,
                                         host=who.host, heartbeat=True))
-        heart = Heartbeat(partial(self.beat, step.id), f"{kind} step {step.id}")
+        what = f"{kind} step {step.id}"
+        end = StepEnd(partial(self.finish_step, step.id), self._spare, what, self.url)
+        heart = Heartbeat(partial(self.beat, step.id), what)
         try:
             yield step
         except BaseException as exc:
             heart.stop()
-            if is_full(exc):
-                self._spare.release()
-            self._record_failure(kind, step, f"{type(exc).__name__}: {exc}",
-                                 record_wait if lost_ledger(exc) is not None else 0.0)
+            end.failed(exc, step.metrics, record_wait)
             raise
         heart.stop()
-        try:
-            self.finish_step(step.id, step.status, step.metrics, step.error)
-        except BaseException as exc:
-            if not is_full(exc) or not self._end_on_full_disk(step):
-                raise
-            log.warning("ledger %s: %s step %d recorded its end in the room kept for it: the "
-                        "ledger's disk is full (%s)", self.url, kind, step.id, exc)
-
-    def _end_on_full_disk(self, step: OpenStep) -> bool:
-        """``step``'s end met a full disk (its metrics are often its biggest write): the
-        spare given up, its end recorded again (True); still no room, it is recorded failed
-        with no metrics (False), so that it is not left ``running``."""
-        self._spare.release()
-        try:
-            self.finish_step(step.id, step.status, step.metrics, step.error)
-            return True
-        except BaseException as again:
-            if not is_full(again):
-                raise
-            self.finish_step(step.id, StepStatus.FAILED, {},
-                             f"{type(again).__name__}: {again}")
-            return False
-
-    def _record_failure(self, kind: str, step: OpenStep, error: str, wait: float) -> None:
-        """Record ``step`` failed with ``error``; a ledger that does not answer is asked
-        again for up to ``wait`` seconds (with none, its error propagates), then left."""
-        deadline = time.monotonic() + wait
-        delay = 0.5
-        while True:
-            try:
-                self.finish_step(step.id, StepStatus.FAILED, step.metrics, error)
-                return
-            except Exception as again:
-                lost = lost_ledger(again)
-                if lost is None or not wait:
-                    raise
-                if time.monotonic() + delay > deadline:
-                    log.info("ledger %s: %s step %d not recorded failed: the ledger did not "
-                             "answer for %.0f s", self.url, kind, step.id, wait)
-                    return
-                if delay == 0.5:
-                    log.warning("ledger %s does not answer (%s): asking it again for up to "
-                                "%.0f s to record that %s step %d failed", self.url,
-                                first_line(lost.orig or lost), wait, kind, step.id)
-                time.sleep(delay)
-                delay = min(2 * delay, 5.0)
+        end.record(step.status, step.metrics, step.error)
 
     def steps(self, migration_id: int, kind: str | None = None) -> list[StepRecord]:
         query = select(t.steps).where(t.steps.c.migration_id == migration_id)
