@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from hbase_migrate.audit.records import Provenance
 from hbase_migrate.config import CdcSettings, MigrationSpec
 from hbase_migrate.errors import ConfigError
-from hbase_migrate.hbase.connect import open_client
+from hbase_migrate.hbase import open_cluster
 from hbase_migrate.replay.job import DEFAULT_LOCK_TIMEOUT, ReplayJob
 
 if TYPE_CHECKING:  # the replay engine is imported when the stream runs, not with the package
@@ -60,19 +60,19 @@ def cdc_job(spec: MigrationSpec, *, tables: Sequence[str] = (), start: int | Non
 
 def open_sink(job: ReplayJob) -> KafkaSink:
     """The Kafka sink of ``job`` (with the target cluster when row images are asked)."""
-    from hbase_migrate.hbase.identity import cluster_id
     from hbase_migrate.sinks.kafka import KafkaSink  # the Kafka client, only when streaming
 
     settings = cdc_settings(job.spec)
     sources = {t.target: t.source for t in job.tables}
-    source = job.source.endpoints()
-    cluster = cluster_id(source) if settings.envelope == "debezium" else ""
+    handle = open_cluster(job.source)
+    source = handle.endpoints
+    cluster = handle.cluster_id() if settings.envelope == "debezium" else ""
     # A GSSAPI broker's realm: the secured source's (one process holds one identity).
     krb5_conf = source.security.krb5_conf if source.security is not None else None
     if not settings.row_image:
         return KafkaSink(settings, sources, cluster=cluster, krb5_conf=krb5_conf)
     try:
-        reader = open_client(job.target)
+        reader = open_cluster(job.target).client()
     except ConfigError as exc:
         raise ConfigError(f"[cdc] row_image: rows are read back from the target: {exc}"
                           ) from None

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 
 from hbase_migrate.bigtable.schema import table_id
 from hbase_migrate.config import MigrationSpec
-from hbase_migrate.hbase.identity import cluster_id
+from hbase_migrate.hbase import open_cluster
 from hbase_migrate.lifecycle.result import StepResult
 from hbase_migrate.replay.run import RunSummary
 from hbase_migrate.tablename import split_table_name
@@ -56,12 +56,12 @@ def wal_dataset(cluster: str, path: str) -> DatasetRef:
 def step_lineage(step: str, spec: MigrationSpec, result: StepResult | RunSummary
                  ) -> Lineage:
     """The datasets the step ``step`` (its ledger kind) read and wrote in ``result``."""
-    source = cluster_id(spec.source.endpoints())
+    source = open_cluster(spec.source).cluster_id()
     sources = [table_dataset(source, t.source) for t in spec.tables]
     bigtable = spec.target.bigtable
     targets = ([DatasetRef(f"bigtable://{bigtable.project}/{bigtable.instance}",
                            table_id(t.target)) for t in spec.tables] if bigtable else
-               [table_dataset(cluster_id(spec.target.endpoints()), t.target)
+               [table_dataset(open_cluster(spec.target).cluster_id(), t.target)
                 for t in spec.tables])
     if step in ("prepare", "snapshot"):
         return Lineage(sources, targets)
@@ -79,5 +79,5 @@ def step_lineage(step: str, spec: MigrationSpec, result: StepResult | RunSummary
 
 def wal_lineage(spec: MigrationSpec, paths: list[str]) -> Lineage:
     """The WAL files ``paths`` of the source, as inputs (what the WAL watch found)."""
-    source = cluster_id(spec.source.endpoints())
+    source = open_cluster(spec.source).cluster_id()
     return Lineage([wal_dataset(source, p) for p in paths])

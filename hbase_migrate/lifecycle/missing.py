@@ -48,7 +48,7 @@ def target_has(spec: MigrationSpec, client: Client, table: str) -> bool:
     except ClusterError as exc:
         if no_such_call(exc):
             raise ConfigError(
-                f"target cluster {spec.target.endpoints().name!r}: an HBase 1.x target is not "
+                f"target cluster {open_cluster(spec.target).name!r}: an HBase 1.x target is not "
                 f"supported (its Thrift2 gateway {client.endpoint} has no admin calls and "
                 "writes a family-version delete as a whole-family delete)") from exc
         raise

@@ -44,7 +44,7 @@ from hbase_migrate.cluster.endpoints import ClusterEndpoints
 from hbase_migrate.cluster.sizing import format_bytes
 from hbase_migrate.cluster.storage.hdfs_files import HdfsRoot
 from hbase_migrate.errors import HBaseMigrateError
-from hbase_migrate.hbase.bulk import BulkLoadCalls, open_bulk_load
+from hbase_migrate.hbase import BulkLoadCalls, open_cluster
 from hbase_migrate.replay.apply import AppliedCounts, ReplayTarget, WrappingTarget, count_cells
 from hbase_migrate.replay.bulkfiles import SPILL_BYTES, BulkWindow, FreeSpace, free_bytes
 from hbase_migrate.replay.bulkload import BulkLoad, BulkLoadError, WebHdfsStaging
@@ -304,9 +304,10 @@ class BulkReplay:
         # the room there for its own runs.
         sweep(Path(tempfile.gettempdir()))
         self._stack = ExitStack()
-        endpoints = job.target.endpoints()
+        cluster = open_cluster(job.target)
+        endpoints = cluster.endpoints
         try:
-            calls = self._stack.enter_context(open_bulk_load(endpoints, job.target.gateway))
+            calls = self._stack.enter_context(cluster.bulk_load())
         except BaseException:
             target.close()
             raise

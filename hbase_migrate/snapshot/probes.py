@@ -57,9 +57,12 @@ class ClusterProbes:
                 return (f"the {cluster.role}'s admin_shell {cluster.admin_shell!r} is not "
                         "on PATH here, and the file copy takes and clones snapshots with it")
             return None
-        endpoints = cluster.endpoints()
-        if endpoints.native and (endpoints.zookeeper or endpoints.bootstrap):
+        from hbase_migrate.hbase import open_cluster
+
+        handle = open_cluster(cluster)
+        if handle.reached_natively:
             return None  # HBase's own RPC to the master: no JVM
+        endpoints = handle.endpoints
         if endpoints.kerberos or not endpoints.zookeeper:
             return (f"the {cluster.role} cluster {endpoints.name!r} has no admin channel "
                     "for snapshots here (no admin_shell, no HBase RPC, and the Java helper "
@@ -75,9 +78,9 @@ class ClusterProbes:
         return str(status.get("version") or "") or None
 
     def descriptor(self, cluster: ClusterSpec, table: str) -> TableDescriptor | None:
-        from hbase_migrate.hbase.connect import open_client
+        from hbase_migrate.hbase import open_cluster
 
-        with open_client(cluster) as client:
+        with open_cluster(cluster).client() as client:
             return client.table_descriptor(table) if client.table_exists(table) else None
 
 
