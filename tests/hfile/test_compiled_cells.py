@@ -21,8 +21,8 @@ from hbase_migrate.hfile.checksum import CHECKSUM_CRC32C, crc32c, num_chunks
 from hbase_migrate.hfile.decoders import CELLS, COMPILED_NAMES, NONE, REFERENCES, decode
 from hbase_migrate.hfile.reader import HFileReader
 from hbase_migrate.hfile.rowindex import ROW_INDEX_V1
+from tests.hfile.golden_files import CASES
 from tests.hfile.printout import GOLDEN
-from tests.hfile.test_real_golden import CASES
 
 # (file, encoding, block data after the encoding id, tags, mvcc, compressed tags) of every
 # golden data block

@@ -13,9 +13,8 @@ from click.testing import CliRunner
 
 from hbase_migrate.commands.hfile import hfile
 from minihbase.webhdfs import WebHdfsServer
+from tests.hfile.golden_files import CASES, GOLDEN_1, READABLE, edited
 from tests.hfile.printout import GOLDEN, printed_cells, printed_section
-from tests.hfile.test_real_golden import CASES, GOLDEN_1, READABLE
-from tests.hfile.test_refused import edited
 
 
 def test_json_dump_is_the_printed_cells() -> None:

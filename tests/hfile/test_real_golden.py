@@ -6,11 +6,9 @@ cells in every encoding, their tags compressed where HBase compresses them."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from hbase_migrate.bytesutil import to_string_binary
 from hbase_migrate.hfile import tagcompression
 from hbase_migrate.hfile.decoders import CELLS
 from hbase_migrate.hfile.fileinfo import int_value, time_range
@@ -19,41 +17,18 @@ from hbase_migrate.hfile.tagcompression import TAG_DICTIONARY_CAPACITY
 from hbase_migrate.hfile.trailer import comparator_class
 from hbase_migrate.wal.codecs import algorithm_label
 from hbase_migrate.wal.dictionary import LruDictionary
-from hbase_migrate.wal.model import type_name
+from tests.hfile.golden_files import (
+    CASES,
+    CODECS,
+    FOLDERS,
+    GOLDEN_1,
+    GOLDEN_3,
+    IDS,
+    READABLE,
+    TAGGED,
+    read_cells,
+)
 from tests.hfile.printout import GOLDEN, printed_cells, printed_section
-
-# cells with tags in every encoding, COMPRESS_TAGS on (the family default): compressed in
-# PREFIX, DIFF and FAST_DIFF; plain in NONE and ROW_INDEX_V1 (tagcompression.py)
-ENCODED = ["-prefix", "-diff", "-fastdiff", "-rowindex"]
-TAGGED = [f"tagged{size}{e}" for size in ("", "-multiblock") for e in ["", *ENCODED]]
-# files of a codec that HBase 3.0.0-alpha-4 and 1.4.13 cannot load here
-CODECS = ["multiblock-snappy", "multiblock-lz4", "multiblock-zstd", "multiblock-brotli",
-          *(f"tagged-multiblock-fastdiff-{c}" for c in ("snappy", "lz4", "zstd", "brotli"))]
-READABLE = ["small", "multiblock", "multiblock-gz", "multiblock-crc32", "multiblock-3level",
-            "small-rowindex", "multiblock-rowindex", "small-prefix", "multiblock-prefix",
-            "small-fastdiff", "multiblock-fastdiff", "small-diff", "multiblock-diff",
-            "small-tagcompression", *TAGGED, *CODECS]
-
-
-def read_cells(name: str, folder: Path = GOLDEN) -> list[dict[str, Any]]:
-    """The reader's cells of a file, rendered as the printout's fields."""
-    with HFileReader(folder / name) as reader:
-        return [{
-            "row": to_string_binary(s.cell.row), "family": to_string_binary(s.cell.family),
-            "qualifier": to_string_binary(s.cell.qualifier), "timestamp": s.cell.timestamp,
-            "type": type_name(s.cell.type), "value": to_string_binary(s.cell.value),
-            "vlen": len(s.cell.value), "mvcc": s.mvcc,
-            "tags": [{"type": t.type, "value": to_string_binary(t.value)} for t in s.cell.tags],
-        } for s in reader.cells()]
-
-
-# HBase 3.0.0-alpha-4 on Maven Central has no codec module: no SNAPPY, LZ4, ZSTD or BROTLI
-# file; HBase 1.4.13 has SNAPPY and LZ4 through Hadoop's native library only, none here
-GOLDEN_3 = GOLDEN.parent / "real-hfile-3.0"
-GOLDEN_1 = GOLDEN.parent / "real-hfile-1.4"
-FOLDERS = [GOLDEN, GOLDEN_3, GOLDEN_1]
-CASES = [(f, n) for f in FOLDERS for n in READABLE if (f / n).exists()]
-IDS = [f"{folder.name}/{name}" for folder, name in CASES]
 
 
 @pytest.mark.usefixtures("both_decoders")

@@ -10,23 +10,8 @@ import pytest
 
 from hbase_migrate.errors import HFileUnsupportedError
 from hbase_migrate.hfile.reader import HFileReader
-from tests.hfile.printout import GOLDEN, printed_section
-
-TRAILER_SIZE = 4096  # v3
-
-
-def edited(tmp_path: Path, length_delta: int, old: bytes, new: bytes) -> Path:
-    data = bytearray((GOLDEN / "small").read_bytes())
-    start = len(data) - TRAILER_SIZE
-    length = data[start + 8]  # one varint byte: the message is under 128 bytes
-    message_end = start + 9 + length
-    assert bytes(data[message_end - len(old) : message_end]) == old
-    at = message_end - len(old)
-    data[at : at + len(new)] = new  # over the zero padding that follows the message
-    data[start + 8] = length + length_delta
-    path = tmp_path / "small"
-    path.write_bytes(bytes(data))
-    return path
+from tests.hfile.golden_files import TRAILER_SIZE, edited
+from tests.hfile.printout import printed_section
 
 
 def test_lzo_compression_is_refused_at_the_first_block(tmp_path: Path) -> None:

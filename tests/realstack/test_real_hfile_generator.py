@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.hfile.golden_files import READABLE, read_cells
 from tests.hfile.printout import printed_cells
-from tests.hfile.test_real_golden import READABLE, read_cells
 
 from .fixtures import skip_without_real_stack
 from .hfile_golden import generate
