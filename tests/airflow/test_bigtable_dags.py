@@ -23,9 +23,9 @@ from hbase_migrate.wal.model import Cell, CellType
 from minihbase.regionserver import WalSettings
 from minihbase.server import MiniHBase
 from minihbase.workload import Workload, WorkloadSpec
+from tests.bigtable.classic import bigtable_as_hbase_reads
 from tests.bigtable.conftest import bigtable_emulator
-from tests.bigtable.test_accepted import key_name
-from tests.bigtable.test_both_stacks import bigtable_as_hbase_reads
+from tests.bigtable.loss_names import key_name
 from tests.support.minicluster import EmbeddedClusters
 
 __all__ = ["bigtable_emulator"]  # the fixture, for the tests here

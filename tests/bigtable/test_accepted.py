@@ -18,20 +18,11 @@ from hbase_migrate.bigtable.preflight import Report, cell_findings
 from hbase_migrate.ranges.keyrange import KeyRange
 from hbase_migrate.ranges.stats import DIGEST, digest_rows, reference_digest_rows
 from hbase_migrate.wal.model import Cell, CellType
-
-KEY1 = b"k" * 5000
-KEY2 = b"k" * 9000 + b"-a-different-row"
+from tests.bigtable.loss_names import KEY1, KEY2, key_name
 
 
 def put(row: bytes, qualifier: bytes = b"q", ts: int = 1000) -> Cell:
     return Cell(row, b"f", qualifier, ts, CellType.PUT, b"v" + row[-3:] + qualifier[-3:])
-
-
-def key_name(table: str, key: bytes) -> str:
-    """The name the guide documents: kind, table, the key's first 24 and last 16 bytes,
-    and the SHA-256 of its length (4 bytes, big-endian) and its bytes."""
-    digest = hashlib.sha256(struct.pack(">I", len(key)) + key).hexdigest()
-    return f"key_too_large {table} {key[:24].decode()}...{key[-16:].decode()} sha256:{digest}"
 
 
 def test_two_long_keys_alike_in_their_first_characters_have_two_names() -> None:

@@ -14,8 +14,9 @@ from hbase_migrate.cli import main
 from hbase_migrate.cluster.descriptors import FamilyDescriptor, TableDescriptor
 from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
 from minihbase.server import MiniHBase
-from tests.bigtable.test_accepted import KEY1, KEY2, key_name
-from tests.bigtable.test_lifecycle import google_table, put, source, write_config
+from tests.bigtable.classic import google_table
+from tests.bigtable.emulator_migration import put, source, write_config
+from tests.bigtable.loss_names import KEY1, KEY2, key_name
 
 __all__ = ["source"]  # the fixture
 pytestmark = [pytest.mark.integration,

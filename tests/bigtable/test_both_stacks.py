@@ -18,30 +18,11 @@ from hbase_migrate.cluster.endpoints import ClusterEndpoints
 from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
 from hbase_migrate.config import load_config
 from minihbase.cli.minicluster import call_admin
-from tests.bigtable.classic import classic_instance
+from tests.bigtable.classic import bigtable_as_hbase_reads
 from tests.realstack.lifecycle_parts import workload
 
 pytestmark = [pytest.mark.integration,
               pytest.mark.filterwarnings("ignore:Connecting to Bigtable emulator")]
-
-
-def bigtable_as_hbase_reads(config: Path, table_id: str, versions: dict[bytes, int]
-                            ) -> set[tuple[bytes, bytes, bytes, int, bytes]]:
-    """Every cell of the table through Google's classic client, the newest ``versions``
-    of each column kept (the workload's families have no TTL)."""
-    settings = load_config(config).target.bigtable
-    assert settings is not None and settings.emulator_host is not None
-    table = classic_instance(settings.emulator_host, settings.project,
-                             settings.instance).table(table_id)
-    kept = set()
-    for row in table.read_rows():
-        for family, qualifiers in row.cells.items():
-            for qualifier, cells in qualifiers.items():
-                newest = sorted(((round(c.timestamp.timestamp() * 1000), c.value)
-                                 for c in cells), reverse=True)
-                kept.update((row.row_key, family.encode(), qualifier, ts, value)
-                            for ts, value in newest[:versions[family.encode()]])
-    return kept
 
 
 def test_a_workload_on_either_stack_lands_on_bigtable_as_the_source_reads(

@@ -25,7 +25,7 @@ from hbase_migrate.rpc.client import NativeClient
 from hbase_migrate.wal.model import Cell, CellType
 from minihbase.admin_client import call_admin
 from realstack.hbase import RealHBase
-from tests.bigtable.test_lifecycle import google_table
+from tests.bigtable.classic import google_table
 from tests.realstack.fixtures import REAL_HBASE_VERSION, native_cluster_json, split_mid_copy
 from tests.realstack.java_cells import java_dump
 from tests.realstack.lifecycle_parts import (

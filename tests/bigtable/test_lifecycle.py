@@ -11,8 +11,6 @@ import subprocess
 import sys
 import threading
 import time
-import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -27,12 +25,12 @@ from hbase_migrate.cluster.descriptors import FamilyDescriptor, TableDescriptor
 from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
 from hbase_migrate.config import load_config
 from hbase_migrate.wal.model import Cell, CellType
-from minihbase.regionserver import WalSettings
 from minihbase.server import MiniHBase
-from tests.bigtable.classic import classic_instance
-from tests.bigtable.test_accepted import key_name
-from tests.support.minicluster import EmbeddedClusters
+from tests.bigtable.classic import google_table
+from tests.bigtable.emulator_migration import put, source, write_config
+from tests.bigtable.loss_names import key_name
 
+__all__ = ["source"]  # the fixture
 pytestmark = [pytest.mark.integration,
               pytest.mark.filterwarnings("ignore:Connecting to Bigtable emulator")]
 HOUR = 3_600_000
@@ -44,43 +42,8 @@ FAMILIES = (FamilyDescriptor(b"d", max_versions=2),
             FamilyDescriptor(b"m", max_versions=3, ttl=3600, min_versions=1))
 
 
-def put(row: bytes, family: bytes, qualifier: bytes, ts: int) -> Cell:
-    return Cell(row, family, qualifier, ts, CellType.PUT, b"%s/%s@%d" % (row, qualifier, ts))
-
-
 def mark(kind: CellType, row: bytes, family: bytes, qualifier: bytes, ts: int) -> Cell:
     return Cell(row, family, qualifier, ts, kind)
-
-
-@pytest.fixture
-def source(make_embedded: EmbeddedClusters) -> Iterator[tuple[MiniHBase, Thrift2Client]]:
-    cluster = make_embedded("source", wal=WalSettings(region_servers=2))
-    thrift2 = cluster.endpoints.thrift2
-    assert thrift2 is not None
-    with Thrift2Client(thrift2) as client:
-        yield cluster, client
-
-
-def write_config(folder: Path, cluster: MiniHBase, emulator: Emulator, table: str,
-                 accept: list[str] | None = None) -> Path:
-    instance = f"i-{uuid.uuid5(uuid.NAMESPACE_URL, str(folder)).hex[:8]}"  # one per test
-    path = folder / "migration.toml"
-    path.write_text(
-        f'[migration]\nname = "to-bigtable"\nledger = "sqlite:///ledger.db"\n\n'
-        f'[source]\ncluster_json = "{cluster.write_cluster_json()}"\n\n'
-        f'[[tables]]\nsource = "{table}"\n\n'
-        f'[target]\nkind = "bigtable"\nproject = "proj"\ninstance = "{instance}"\n'
-        f'emulator_host = "{emulator.host}"\naccept = {accept or []!r}\n'.replace("'", '"'),
-        encoding="utf-8")
-    return path
-
-
-def google_table(config: Path, table_id: str) -> Any:
-    """The table through Google's classic client (admin and reads)."""
-    settings = load_config(config).target.bigtable
-    assert settings is not None and settings.emulator_host is not None
-    return classic_instance(settings.emulator_host, settings.project,
-                            settings.instance).table(table_id)
 
 
 def as_hbase_reads(table: Any, now: int) -> set[tuple[bytes, bytes, bytes, int, bytes]]:
