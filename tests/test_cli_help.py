@@ -11,7 +11,7 @@ import pytest
 
 from hbase_migrate.cli import cli, main
 from hbase_migrate.config import load_config
-from tests.test_config import MINIMAL, write
+from tests.support.config_files import MINIMAL, write
 
 
 def _commands() -> list[tuple[list[str], click.Command]]:

@@ -22,6 +22,7 @@ from hbase_migrate.config import (
     parse_config,
 )
 from hbase_migrate.errors import ConfigError
+from tests.support.config_files import MINIMAL, write
 
 FULL = """
 [migration]
@@ -52,26 +53,6 @@ archive_ttl = "2h"
 allow_lossy_deletes = true
 batches_in_flight = 4
 """
-
-MINIMAL = """
-[migration]
-name = "users"
-[source]
-thrift = "a:9090"
-hbase_root = "data/hbase"
-[target]
-thrift = "b:9090"
-[[tables]]
-source = "users"
-"""
-
-
-def write(tmp_path: Path, text: str, name: str = "m.toml") -> Path:
-    path = tmp_path / "conf" / name
-    path.parent.mkdir(exist_ok=True)
-    path.write_text(textwrap.dedent(text))
-    return path
-
 
 def test_full_config(tmp_path: Path) -> None:
     path = write(tmp_path, FULL)

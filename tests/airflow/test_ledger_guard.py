@@ -10,11 +10,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from hbase_migrate_airflow.ledger_guard import configured_executor
-from hbase_migrate_airflow.migration import migration_spec
 
 from hbase_migrate.errors import ConfigError
-from tests.test_config import MINIMAL
+from hbase_migrate_airflow.ledger_guard import configured_executor
+from hbase_migrate_airflow.migration import migration_spec
+from tests.support.config_files import MINIMAL
 
 CONFIG = MINIMAL  # migration 'users', naming no ledger
 KUBERNETES = "airflow.providers.cncf.kubernetes.executors.kubernetes_executor.KubernetesExecutor"

@@ -18,6 +18,10 @@ from typing import Any
 from sqlalchemy import event
 from sqlalchemy.engine import Engine
 
+DAGS = Path(__file__).resolve().parents[2] / "dags"
+# the DAG files Airflow parses (a leading underscore marks a helper module)
+DAG_FILES = sorted(p for p in DAGS.glob("*.py") if not p.name.startswith("_"))
+
 
 @dataclass
 class ParseReport:

@@ -10,10 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.dags.integrity import parse_dag_file
-
-DAGS = Path(__file__).resolve().parents[2] / "dags"
-DAG_FILES = sorted(p for p in DAGS.glob("*.py") if not p.name.startswith("_"))
+from tests.dags.integrity import DAG_FILES, parse_dag_file
 
 pytestmark = pytest.mark.integration
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.dags.test_dag_integrity import DAG_FILES
+from tests.dags.integrity import DAG_FILES
 
 pytestmark = pytest.mark.integration
 HEAVY = ("pyspark", "great_expectations", "happybase", "thriftpy2", "kazoo", "hdfs",
