@@ -1,4 +1,4 @@
-"""A window of WAL-like edits (``test_bulk_window_real``'s: puts around the copy's versions,
+"""A window of WAL-like edits (``bulk_window.py``'s: puts around the copy's versions,
 a key written twice, deletes of the four types) written as HFiles (``replay/bulkfiles.py``)
 and bulk-loaded into a real cluster over HBase's RPC from Python (``replay/bulkload.py``: no
 JVM tool), then read back by a raw scan. What the scan must return is derived here from the
@@ -20,7 +20,7 @@ from hbase_migrate.replay.bulkload import BulkLoad, BulkLoadReport, WebHdfsStagi
 from hbase_migrate.wal.model import Cell, cell_order
 from minihbase.admin_client import call_admin
 
-from .test_bulk_window_real import SPLIT
+from .bulk_window import SPLIT
 
 LATER = b"r050"  # where the tables' first region splits after the files are written
 # encodings, a Bloom filter each, GZ or none (HBase 3.0.0-alpha-4's release has no other

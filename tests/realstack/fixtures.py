@@ -126,6 +126,12 @@ def native_hbase(real_stacks: Stacks) -> Iterator[RealHBase]:
         restore_region_servers(stack)
 
 
+# HBase 3.0.0-alpha-4, one region server, no gateway: lent to test_hfile_writer_real3 and
+# test_bulk_load_rpc_real3 (make test-stacks), started once for both.
+HBASE_3 = RealHBaseOptions(hbase_version="3.0.0-alpha-4", region_servers=1, heap="1g",
+                           gateways=False)
+
+
 SHARED_STACKS = ("second_hbase", "native_hbase")  # the fixtures above, in the order their
 #                                                    modules run
 

@@ -34,8 +34,8 @@ from .bulk_rpc import (
     split_first_region,
     write_window,
 )
+from .bulk_window import SPLIT, copy_cells, window_entries
 from .fixtures import native_cluster_json
-from .test_bulk_window_real import SPLIT, copy_cells, window_entries
 
 pytestmark = [pytest.mark.integration, pytest.mark.realstack]
 LOADED, SPLIT_LATER, REFUSED = "bulk_rpc_loaded", "bulk_rpc_split", "bulk_rpc_refused"

@@ -16,10 +16,9 @@ from hbase_migrate.cluster.endpoints import load_cluster_json
 from hbase_migrate.hbase.connect import connect
 
 from . import bulk_rpc as bulk
-from .fixtures import native_cluster_json, skip_without_real_stack
+from .bulk_window import copy_cells, window_entries
+from .fixtures import HBASE_3, native_cluster_json, skip_without_real_stack
 from .stacks import Stacks
-from .test_bulk_window_real import copy_cells, window_entries
-from .test_hfile_writer_real3 import HBASE_3
 
 pytestmark = [pytest.mark.own_stack, pytest.mark.realstack, pytest.mark.integration]
 TABLE = "bulk_rpc3"

@@ -33,8 +33,8 @@ from minihbase.admin_client import call_admin
 from realstack.hbase import RealHBase
 
 from .bulk_rpc import expected_raw, fresh_table, raw_scan
+from .bulk_window import T, copy_cells, mutations, window_entries
 from .fixtures import native_cluster_json
-from .test_bulk_window_real import T, copy_cells, mutations, window_entries
 
 pytestmark = [pytest.mark.integration, pytest.mark.realstack]
 SOURCE = "bulk_replay_src"

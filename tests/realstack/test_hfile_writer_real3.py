@@ -16,14 +16,12 @@ import pytest
 from hbase_migrate.cluster.descriptors import FamilyDescriptor
 from hbase_migrate.cluster.endpoints import load_cluster_json
 from hbase_migrate.hfile.writer import HFileSettings
-from realstack.hbase import RealHBaseOptions
 
-from .fixtures import native_cluster_json, skip_without_real_stack
+from .fixtures import HBASE_3, native_cluster_json, skip_without_real_stack
 from .hfile_bulk import load_and_scan, rowcol_gets_missing, table_of
 from .stacks import Stacks
 
 pytestmark = [pytest.mark.own_stack, pytest.mark.realstack, pytest.mark.integration]
-VERSION = "3.0.0-alpha-4"
 TABLE = "hfile_writer_bulk3"
 FAMILIES = {
     b"f": (FamilyDescriptor(b"f", max_versions=1000, compression="GZ", bloom_filter="ROW",
@@ -38,9 +36,6 @@ FAMILIES = {
                             data_block_encoding="ROW_INDEX_V1"),
            HFileSettings(encoding="ROW_INDEX_V1", compression="GZ", historical=False)),
 }
-
-
-HBASE_3 = RealHBaseOptions(hbase_version=VERSION, region_servers=1, heap="1g", gateways=False)
 
 
 @pytest.fixture(scope="module")
