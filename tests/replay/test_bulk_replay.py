@@ -28,24 +28,25 @@ from hbase_migrate.cluster.endpoints import ClusterEndpoints
 from hbase_migrate.config import load_config
 from hbase_migrate.config_parts import ReplaySettings
 from hbase_migrate.errors import ConfigError
-from hbase_migrate.hfile.reader import HFileReader
-from hbase_migrate.replay import bulkfiles, bulkrun, bulkspill, run
+from hbase_migrate.replay import bulkfiles, bulkrun, run
 from hbase_migrate.replay.bulkload import BulkLoadError
 from hbase_migrate.replay.bulkrun import BULK, WRITE, PathChoice, choose_path
 from hbase_migrate.replay.errors import SpillError, SpillSpaceError
 from hbase_migrate.replay.job import FileTask, ReplayJob
-from hbase_migrate.wal.model import Cell
 from minihbase.zookeeper import ZooKeeperServer
+from tests.replay.bulk_runs import (
+    TABLE,
+    ReadingLoad,
+    RefusedLoad,
+    bulk_loads_read,
+    embedded_migration,
+    with_memory,
+)
 from tests.support.minicluster import (
     clusters_over_rpc,
     compare,
-    copy_table_schema,
-    run_workload,
-    set_watermark,
-    write_migration,
 )
 
-TABLE = "orders"
 GiB = 1 << 30
 REAL = ClusterEndpoints("dst", zookeeper="zk:2181", client="native",
                         webhdfs="http://nn:9870", hbase_root="/hbase")
@@ -238,18 +239,6 @@ def test_bulk_memory_reaches_the_windows_and_round_trips(tmp_path: Path) -> None
     assert ReplaySettings().bulk_memory == bulkfiles.SPILL_BYTES  # the window's own default
 
 
-def embedded_migration(tmp_path: Path, src: Any, dst: Any, bulk: str) -> Path:
-    """A migration between the embedded clusters copied at T0 (its watermark), then edits
-    of every kind in the source's WAL files; ``[replay] bulk`` as given."""
-    config = write_migration(tmp_path, src, dst, TABLE)
-    with config.open("a", encoding="utf-8") as f:
-        f.write(f'bulk = "{bulk}"\nbulk_window = "1KiB"\n')
-    set_watermark(config)
-    run_workload(src, TABLE, seed=78, ops=200)
-    copy_table_schema(src, dst, TABLE)
-    return config
-
-
 def replay_steps(config: Path) -> list[Any]:
     spec = load_config(config)
     with Ledger.open(spec.ledger_url) as ledger:
@@ -273,49 +262,6 @@ def test_the_embedded_target_takes_no_bulk_load_and_is_written_saying_why(
         assert replay_steps(config)[-1].metrics["replay_path"] == path
         result = compare(src, dst, TABLE)
         assert result.equal and result.source_cells > 100, result.to_json()
-
-
-class RefusedLoad:
-    """A bulk load whose region servers refuse every file (as they may: a file they cannot
-    read, rounds run out); the files it was given are kept."""
-
-    given: list[Path] = []
-
-    def __init__(self, calls: Any, table: Any, staging: Any, **_: Any) -> None:
-        self.table = table
-
-    def run(self, files: list[tuple[bytes, Path]]) -> Any:
-        RefusedLoad.given += [p for _, p in files]
-        raise BulkLoadError(f"table {self.table.name}: {len(files)} file(s) not loaded "
-                            "after 10 round(s): refused")
-
-
-class ReadingLoad(RefusedLoad):
-    """:class:`RefusedLoad` reading the cells of the files it was given first."""
-
-    read: list[list[Cell]] = []
-
-    def run(self, files: list[tuple[bytes, Path]]) -> Any:
-        for _family, path in sorted(files):
-            with HFileReader(path) as reader:
-                ReadingLoad.read.append([stored.cell for stored in reader.cells()])
-        return super().run(files)
-
-
-def bulk_loads_read(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
-    """Runs take the bulk path, their loads read by :class:`ReadingLoad` (and refused);
-    the list fills with the path of every run a window spills."""
-    spilled: list[Path] = []
-
-    def spill(path: Path, slots: Any) -> Any:
-        spilled.append(path)
-        return bulkspill.spill(path, slots)
-
-    monkeypatch.setattr(bulkfiles, "spill", spill)
-    monkeypatch.setattr(run, "choose_path", lambda job, planned: PathChoice(
-        BULK, "asked by the test", 1))
-    monkeypatch.setattr(bulkrun, "BulkLoad", ReadingLoad)
-    return spilled
 
 
 @pytest.mark.integration
@@ -359,12 +305,6 @@ def failed_run(tmp_path: Path, src: Any, dst: Any, error: type[E], memory: int |
     with pytest.raises(error) as failed:
         run.run_replay(job)
     return config, job, failed.value
-
-
-def with_memory(job: ReplayJob, memory: int) -> ReplayJob:
-    """``job`` with ``[replay] bulk_memory`` set past the reader's checks."""
-    spec = changed(job.spec, replay=changed(job.spec.replay, bulk_memory=memory))
-    return changed(job, spec=spec)
 
 
 @pytest.mark.integration
@@ -549,7 +489,6 @@ class Recorded:
 
 
 def test_held_books_record_nothing_before_the_load_then_each_file_in_order() -> None:
-    from dataclasses import replace as changed
 
     from hbase_migrate.replay.bulkrun import HeldBooks
     from hbase_migrate.replay.job import FileOutcome, Totals

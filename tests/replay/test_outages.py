@@ -15,7 +15,6 @@ why, its summary printed too.
 from __future__ import annotations
 
 import json
-import os
 import re
 import signal
 import subprocess
@@ -25,7 +24,7 @@ import time
 import urllib.request
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
@@ -51,12 +50,12 @@ from tests.support.minicluster import (
     t2,
     write_migration,
 )
+from tests.support.replay_child import REPO, Lines, follow
 from tests.support.wait import wait_for
 
 pytestmark = pytest.mark.integration
 
 TABLE = "orders"
-REPO = Path(__file__).resolve().parents[2]
 SETTINGS = WalSettings(region_servers=2, roll_period=3600)
 
 
@@ -83,35 +82,6 @@ class Writer:
     def __exit__(self, *exc: object) -> None:
         self.stop.set()
         self.thread.join()
-
-
-class Lines:
-    """A child's stream read line by line in the background."""
-
-    def __init__(self, stream: IO[str]) -> None:
-        self.lines: list[str] = []
-        self.thread = threading.Thread(target=self._read, args=(stream,), daemon=True)
-        self.thread.start()
-
-    def _read(self, stream: IO[str]) -> None:
-        for line in stream:
-            self.lines.append(line.rstrip("\n"))
-
-    def count(self, pattern: str) -> int:
-        return sum(bool(re.search(pattern, line)) for line in self.lines)
-
-    @property
-    def text(self) -> str:
-        return "\n".join(self.lines)
-
-
-def follow(config: Path, *more: str) -> tuple[subprocess.Popen[str], Lines, Lines]:
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "hbase_migrate", "replay", "--config", str(config), "--follow",
-         "--interval", "0.5s", *more], cwd=REPO, stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
-    assert proc.stdout is not None and proc.stderr is not None
-    return proc, Lines(proc.stdout), Lines(proc.stderr)
 
 
 def scrape(url: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:

@@ -17,8 +17,8 @@ import pytest
 
 from hbase_migrate.replay.run import FIRST_ANSWER_MS
 from minihbase.regionserver import WalSettings
-from tests.replay.test_outages import REPO, follow
 from tests.support.minicluster import EmbeddedClusters, run_workload, set_watermark, write_migration
+from tests.support.replay_child import REPO, follow
 
 pytestmark = pytest.mark.integration
 TABLE = "orders"
