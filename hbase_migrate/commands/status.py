@@ -81,7 +81,10 @@ def render(report: StatusReport, console: Console | None = None) -> None:
                    f"of the last WAL listing, {format_time(m.listed_at)}, replayed)")
         console.print(f"\n[bold]{m.name}[/bold]: state {m.state}, replay lag {lag}, "
                       f"last validation {_validation(m)}", highlight=False)
-        if m.copy and m.copy["ranges_copied"] < m.copy["ranges"]:
+        # (a file copy copies whole tables: its ranges are planned, for validations, not
+        # copied one by one)
+        if m.copy and m.copy["ranges_copied"] < m.copy["ranges"] and m.state in (
+                "schema_ready", "copying", "failed"):
             console.print(f"snapshot copy: {_copy(m.copy)}", highlight=False)
         limits = _limits(m)
         if limits:

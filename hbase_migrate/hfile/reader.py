@@ -152,6 +152,29 @@ class HFileReader:
             raise HFileCorruptError(self.name, t.offset,
                                     f"{count} cells read, the trailer counts {t.entry_count}")
 
+    def block_rows(self) -> list[bytes]:
+        """The row of each data block's index key, in file order, from the block index alone
+        (its levels below the root read, no data block decoded): where a plan may cut the
+        file's rows without reading them. HBase's writer shortens the key, so the row is
+        at or before the block's first row and not before the previous block's last."""
+        t = self.trailer
+        entries = self.root_index if t.entry_count else []
+        for level in range(2, t.data_index_levels + 1):
+            magic = LEAF_INDEX if level == t.data_index_levels else INTERMEDIATE_INDEX
+            below: list[IndexEntry] = []
+            for child in entries:
+                block = self.blocks.read(child.offset, t.load_on_open_offset)
+                if block.magic != magic:
+                    raise HFileCorruptError(self.name, child.offset, f"{block.magic!r} block, "
+                                            f"the index leads to {magic!r}")
+                below += _index_entries(self.name, block)
+            entries = below
+        try:
+            return [_key_row(e.key) for e in entries]
+        except CellCorruptError as exc:
+            raise HFileCorruptError(self.name, t.load_on_open_offset,
+                                    f"index key: {exc}") from exc
+
     def _walk(self, offset: int, checker: _IndexCheck, start: bytes
               ) -> Generator[StoreCell, None, int]:
         """The cells of the data blocks from ``offset`` on, those of rows before ``start``

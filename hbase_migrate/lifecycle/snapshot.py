@@ -88,6 +88,7 @@ from hbase_migrate.snapshot.hbase_method import (
     hdfs_root,
     take_snapshots,
 )
+from hbase_migrate.snapshot.plan import record_snapshot_plan
 from hbase_migrate.snapshot.probes import ClusterProbes
 from hbase_migrate.timeutil import format_time
 
@@ -342,6 +343,10 @@ def _hbase_copy(step: StepContext, spec: MigrationSpec, t0: int | None, master: 
         step.metrics["anchors"] = record_watermark(step.ledger, step.migration, spec, t0)
     step.advance(MigrationState.COPYING)
     step.metrics["watermark"] = t0
+    # the validations' ranges, cut from the snapshots' block indexes: none plans by a scan
+    step.metrics["ranges_planned"] = sum(
+        record_snapshot_plan(step.ledger, step.migration.id, s.table.source, source, s.name,
+                             spec.engine.max_cells) for s in taken)
     choice = choose_engine(master, spec.engine, 0)
     if choice.master == IN_PROCESS and (master or spec.engine.spark_master) == AUTO:
         choice = EngineChoice(IN_PROCESS, "auto: a file export runs in-process unless a Spark "

@@ -95,7 +95,7 @@ def range_rows(root: HdfsRoot, snapshot: str, regions: Sequence[SnapshotRegion],
         for region in regions:
             if not region.overlaps(key_range.start, key_range.stop):
                 continue
-            stores = {family: [_store_file(root, snapshot, f, throttle) for f in files]
+            stores = {family: [store_file(root, snapshot, f, throttle) for f in files]
                       for family, files in region.stores}
             newer: Callable[..., Any] | None = None if tail is None else \
                 functools.partial(tail.newer, name, region.encoded)
@@ -140,7 +140,7 @@ def snapshot_range_stats(root: HdfsRoot, snapshot: str, key_range: KeyRange, now
     return digest_rows(key_range, rows if keep is None else keep(rows))
 
 
-def _store_file(root: HdfsRoot, snapshot: str, store: RegionFile, throttle: Throttle | None
+def store_file(root: HdfsRoot, snapshot: str, store: RegionFile, throttle: Throttle | None
                 ) -> Source:
     """A store file of the snapshot, read where it is now (live or archived), its bytes
     taken from ``throttle`` as they come."""

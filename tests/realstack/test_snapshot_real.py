@@ -483,20 +483,26 @@ def keep_writing(cluster: ClusterEndpoints, table: str, stop: threading.Event,
             stop.wait(0.025)
 
 
+@pytest.mark.parametrize("method", ["scan", "hbase"])
 def test_a_validation_from_both_snapshots_matches_while_the_source_is_written(
-        real_hbase: RealHBase, target_hbase: RealHBase, tmp_path: Path) -> None:
+        real_hbase: RealHBase, target_hbase: RealHBase, tmp_path: Path, method: str) -> None:
     """A writer and the replay's follow run throughout: the validation from both clusters'
     snapshots says ``match`` while the writer still writes, then finds a target cell changed
-    by hand in its range alone, and neither cluster's regions serve one read request."""
-    table = "snap_both"
+    by hand in its range alone, and neither cluster's regions serve one read request; after
+    the file copy too, whose ranges were planned from its snapshot's block indexes (a plan
+    by a counting scan would read the source's regions)."""
+    table = f"snap_both_{method}"
     source = endpoints(real_hbase)
     write(source, table, seed=91, ops=150)
     kept = Cell(b"a-kept", b"d", b"q", 1_000, CellType.PUT, b"kept")  # no writer touches it
     with connect(source) as client:
         client.put_cells(table, [kept])
-    spec = load_config(configure(tmp_path, real_hbase, target_hbase, table, method="scan"))
+    spec = load_config(configure(tmp_path, real_hbase, target_hbase, table, method=method))
     prepare(spec)
-    assert snapshot(spec).to_json()["state"] == "copied"
+    copied = snapshot(spec).to_json()
+    assert copied["state"] == "copied"
+    if method == "hbase":
+        assert copied["ranges_planned"] > 1, copied
     stop, written = threading.Event(), list[int]()
     follows: list[Any] = []
     writer = threading.Thread(target=keep_writing, args=(source, table, stop, written))
