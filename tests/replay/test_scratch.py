@@ -1,8 +1,10 @@
 """A bulk replay's local folders left by a process killed (``replay/scratch.py``): child
 processes spill a bulk window's runs as the product does and are SIGKILLed or kept alive;
 :func:`sweep` removes a folder of a killed one with the bytes its files held (summed here
-from the files before the kill) and keeps every other: a live process's, one whose name is
-not exactly ours, another host's, and one locked by a live process whatever its name says."""
+from the files before the kill), also once its pid belongs to a live process, and keeps
+every other: a live process's, one whose name is not exactly ours, another host's, and one
+locked by a live process whatever its name says. A bulk replay run after such kills removes
+their folders as it starts."""
 
 from __future__ import annotations
 
@@ -11,13 +13,22 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from hbase_migrate.cluster.sizing import format_bytes
+from hbase_migrate.config import load_config
 from hbase_migrate.processes import process_started
+from hbase_migrate.replay import run
+from hbase_migrate.replay.bulkload import BulkLoadError
+from hbase_migrate.replay.job import ReplayJob
 from hbase_migrate.replay.scratch import Scratch, host_name, sweep
+from minihbase.zookeeper import ZooKeeperServer
+from tests.replay.bulk_runs import ReadingLoad, bulk_loads_read, embedded_migration, with_memory
+from tests.support.minicluster import clusters_over_rpc
 
 CHILD = """
 import sys
@@ -72,7 +83,7 @@ class Spiller:
 
 
 @pytest.fixture
-def spillers(tmp_path: Path) -> Iterator[list[Spiller]]:
+def spillers() -> Iterator[list[Spiller]]:
     made: list[Spiller] = []
     yield made
     for spiller in made:
@@ -162,3 +173,31 @@ def test_a_pid_given_again_to_a_live_process_and_a_lock_held_are_told_apart(
     live.kill()
     assert sorted(sweep(tmp_path)) == sorted([(renamed, live.bytes), (alive_unlocked, 0)])
 
+
+
+@pytest.mark.integration
+def test_a_bulk_replay_run_again_after_kills_removes_what_they_left(
+        tmp_path: Path, zookeeper: ZooKeeperServer, monkeypatch: pytest.MonkeyPatch,
+        spillers: list[Spiller], caplog: pytest.LogCaptureFixture) -> None:
+    """Bulk replays killed as their window spilled and as its HFiles waited to be loaded
+    leave their folders under TMPDIR; a bulk replay starting removes them, one line each,
+    and keeps a live one's; its own folders are gone once it ended."""
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    monkeypatch.setenv("TMPDIR", str(temp))
+    monkeypatch.setattr(tempfile, "tempdir", None)  # read TMPDIR again
+    spilled, loaded = spiller(spillers, temp, 5), spiller(spillers, temp, 3, "bulk")
+    live = spiller(spillers, temp, 2)
+    assert loaded.folder.name.startswith("hbase-migrate-bulk-")
+    spilled.kill()
+    loaded.kill()
+    runs = bulk_loads_read(monkeypatch)
+    with clusters_over_rpc(tmp_path, zookeeper) as (src, dst):
+        job = ReplayJob.from_spec(load_config(embedded_migration(tmp_path, src, dst, "always")))
+        with caplog.at_level(logging.INFO, "hbase_migrate.replay.scratch"), \
+                pytest.raises(BulkLoadError):  # the embedded target refuses the load itself
+            run.run_replay(with_memory(job, 1))
+    assert sorted(caplog.messages) == sorted(
+        f"removed {k.folder}, left by process {k.pid} of this host, which is gone: {k.bytes} "
+        f"bytes ({format_bytes(k.bytes)}) freed" for k in (spilled, loaded))
+    assert runs and ReadingLoad.read and list(temp.iterdir()) == [live.folder]
