@@ -13,13 +13,6 @@ from functools import cache
 from pathlib import Path
 
 TESTS = Path(__file__).resolve().parent
-# (importer, imported) left as they are, each with the reason; the check fails when one is
-# gone, so that its entry goes too
-LEFT: dict[tuple[str, str], str] = {
-    ("tests/replay/test_bulkspill.py", "tests/replay/test_bulkfiles.py"):
-        "its window's cells now live in tests/replay/bulk_window_cells.py; the module is "
-        "another change's (issue 76) and moves to them with it",
-}
 
 
 def _base(path: Path) -> Path:
@@ -88,17 +81,11 @@ def imports_of_test_modules(tests: Path = TESTS) -> tuple[tuple[str, int, str], 
 
 
 def test_no_module_of_the_suite_imports_a_test_module() -> None:
-    found = [(importer, line, imported) for importer, line, imported in imports_of_test_modules()
-             if (importer, imported) not in LEFT]
+    found = imports_of_test_modules()
     assert not found, "\n".join(
         f"{importer}:{line} imports the test module {imported}: move what they share into "
         "a support module beside them (not named test_*) and import it from there"
         for importer, line, imported in found)
-
-
-def test_each_import_left_is_still_there() -> None:
-    still = {(importer, imported) for importer, _, imported in imports_of_test_modules()}
-    assert set(LEFT) <= still, f"gone, remove from LEFT: {set(LEFT) - still}"
 
 
 def test_the_check_finds_each_form_of_import(tmp_path: Path) -> None:

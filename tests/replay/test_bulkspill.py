@@ -25,7 +25,7 @@ from hbase_migrate.replay.bulkspill import merged
 from hbase_migrate.replay.errors import SpillError, SpillSpaceError
 from hbase_migrate.wal.model import Cell, CellType, Tag
 
-from .test_bulkfiles import ENTRIES, REGIONS, TABLE, T
+from .bulk_window_cells import ENTRIES, REGIONS, TABLE, T
 
 KINDS = [CellType.PUT] * 6 + [CellType.DELETE, CellType.DELETE_COLUMN,
                               CellType.DELETE_FAMILY, CellType.DELETE_FAMILY_VERSION]
