@@ -1,10 +1,11 @@
 """``replay --follow`` outlasts outages, as a user runs it: the command in a child process,
 embedded clusters in this one, a writer on the source the whole time.
 
-The target's Thrift2 gateway is closed for 5 s and then for 40 s (past the probes' capped
-backoff, 30 s), the source's WebHDFS for
-5 s: the follow says whom it waits for, resumes by itself, and the target ends equal to the
-source (read through Thrift2 on both sides) with no gap and no restart; while it waits,
+The target's Thrift2 gateway is closed for 5 s and then for 12 s (four probes, backoff
+doubling from 1 s; its cap, 30 s, is test_outage_backoff's, read there without waiting it
+out), the source's WebHDFS for 5 s: the follow says whom it waits for, resumes by itself,
+and the target ends equal to the source (read through Thrift2 on both sides) with no gap
+and no restart; while it waits,
 its Prometheus endpoint and ``status --json`` say for whom, and once drained both report
 the same figures; SIGTERM then prints the summary of the whole follow with each outage and
 its length. With a short
@@ -108,7 +109,7 @@ def outage(cluster: MiniHBase, service: str, seconds: float, out: Lines, err: Li
     lasts until a run ends)."""
     before = err.count(waiting)
     cluster.stop_service(service)
-    wait_for(lambda: err.count(waiting) > before, seconds, f"a {waiting!r} line")
+    wait_for(lambda: err.count(waiting) > before, max(seconds, 30), f"a {waiting!r} line")
     noticed = time.monotonic()  # closed this long after the follow said it waits, however
     during()                    # long a busy machine took it to notice
     time.sleep(max(0.0, seconds - (time.monotonic() - noticed)))
@@ -118,7 +119,9 @@ def outage(cluster: MiniHBase, service: str, seconds: float, out: Lines, err: Li
     wait_for(lambda: out.count(r"^result: ok") > runs, 60, f"a run after {service} came back")
 
 
-LONG = 40  # seconds of the long outage: past the probes' capped backoff (30 s)
+# seconds of the long outage: the probes 1, 3 and 7 s after it began fail, the one at 15 s
+# finds the gateway back (no probe ends at the next doubling, 31 s, but on a busy machine)
+LONG = 12
 
 
 def started(config: Path, src: MiniHBase, dst: MiniHBase) -> None:
