@@ -44,7 +44,7 @@ from hbase_migrate.ranges.choice import check_master, choose_engine
 from hbase_migrate.ranges.engine import Progress, range_engine
 from hbase_migrate.ranges.groups import part_count, range_group
 from hbase_migrate.ranges.keyrange import KeyRange, RangeError
-from hbase_migrate.ranges.planned import planned_ranges
+from hbase_migrate.ranges.planned import plan_holes, planned_ranges
 from hbase_migrate.snapshot.tail import Tail
 from hbase_migrate.validate.compare import compare_tables
 from hbase_migrate.validate.gx_process import GxProcess
@@ -129,7 +129,7 @@ def validate(spec: MigrationSpec, *, provenance: Provenance | None = None,
                             live and not (part or from_snapshot or whole)):
             return step.result()
         compared = ended_rounds(step.ledger, step.migration.id)  # before this validation
-        cells = planned_cells(step, spec, chosen)
+        cells = planned_cells(step, spec, chosen, from_snapshot)
         group = None
         if part is not None:
             names = {t.source for t in chosen}
@@ -331,13 +331,36 @@ def source_snapshots(spec: MigrationSpec, tables: Sequence[TableSpec], wanted: b
         admin.delete(name)
 
 
-def planned_cells(step: StepContext, spec: MigrationSpec, tables: Sequence[TableSpec]) -> int:
+def planned_cells(step: StepContext, spec: MigrationSpec, tables: Sequence[TableSpec],
+                  from_snapshot: bool = False) -> int:
     """The source cells the checksums read (the target's as many again), as planned: each
-    table's planned ranges (planned now when none are)."""
+    table's planned ranges (planned now when none are: ``from_snapshot``, from a snapshot's
+    files, :func:`plan_from_snapshots`)."""
     mid = step.migration.id
+    if from_snapshot:
+        plan_from_snapshots(step, spec, tables)
     for t in tables:
         planned_ranges(step.ledger, mid, spec, t.source, None)
     return sum(r.planned_cells for t in tables for r in step.ledger.key_ranges(mid, t.source))
+
+
+def plan_from_snapshots(step: StepContext, spec: MigrationSpec,
+                        tables: Sequence[TableSpec]) -> None:
+    """The keys of ``tables`` no range covers (a migration copied before the file copy
+    planned its ranges) planned from a snapshot of each such source table taken for it,
+    then deleted: a validation from snapshots sends no scan to plan either."""
+    from hbase_migrate.snapshot.export import open_root
+    from hbase_migrate.snapshot.plan import record_snapshot_plan
+
+    mid = step.migration.id
+    unplanned = [t for t in tables if plan_holes(step.ledger.key_ranges(mid, t.source))]
+    if not unplanned:
+        return
+    with source_snapshots(spec, unplanned, True, {}) as taken:
+        root = open_root(spec.source)
+        step.metrics["ranges_planned"] = sum(
+            record_snapshot_plan(step.ledger, mid, t.source, root, taken[t.source],
+                                 spec.engine.max_cells) for t in unplanned)
 
 
 def validation_parts(spec: MigrationSpec, *, parts: int | None = None,

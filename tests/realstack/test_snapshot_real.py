@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -483,26 +484,31 @@ def keep_writing(cluster: ClusterEndpoints, table: str, stop: threading.Event,
             stop.wait(0.025)
 
 
-@pytest.mark.parametrize("method", ["scan", "hbase"])
+@pytest.mark.parametrize("method", ["scan", "hbase", "hbase-unplanned"])
 def test_a_validation_from_both_snapshots_matches_while_the_source_is_written(
         real_hbase: RealHBase, target_hbase: RealHBase, tmp_path: Path, method: str) -> None:
     """A writer and the replay's follow run throughout: the validation from both clusters'
     snapshots says ``match`` while the writer still writes, then finds a target cell changed
     by hand in its range alone, and neither cluster's regions serve one read request; after
     the file copy too, whose ranges were planned from its snapshot's block indexes (a plan
-    by a counting scan would read the source's regions)."""
-    table = f"snap_both_{method}"
+    by a counting scan would read the source's regions), and on a ledger whose file copy
+    recorded no plan (one from before it did: the validation plans from a snapshot)."""
+    table = f"snap_both_{method.replace('-', '_')}"
     source = endpoints(real_hbase)
     write(source, table, seed=91, ops=150)
     kept = Cell(b"a-kept", b"d", b"q", 1_000, CellType.PUT, b"kept")  # no writer touches it
     with connect(source) as client:
         client.put_cells(table, [kept])
-    spec = load_config(configure(tmp_path, real_hbase, target_hbase, table, method=method))
+    spec = load_config(configure(tmp_path, real_hbase, target_hbase, table,
+                                 method=method.split("-", maxsplit=1)[0]))
     prepare(spec)
     copied = snapshot(spec).to_json()
     assert copied["state"] == "copied"
-    if method == "hbase":
+    if method != "scan":
         assert copied["ranges_planned"] > 1, copied
+    if method == "hbase-unplanned":
+        with sqlite3.connect(tmp_path / "ledger.db") as db:
+            db.execute("DELETE FROM key_ranges")
     stop, written = threading.Event(), list[int]()
     follows: list[Any] = []
     writer = threading.Thread(target=keep_writing, args=(source, table, stop, written))
@@ -521,6 +527,8 @@ def test_a_validation_from_both_snapshots_matches_while_the_source_is_written(
                 == counters
             m = checked.metrics
             assert checked.verdict == "match", m
+            assert m.get("ranges_planned", 0) == (copied["ranges_planned"]
+                                                  if method == "hbase-unplanned" else 0)
             assert (m["source_requests"], m["target_requests"]) == (0, 0)
             assert m["source_read"].startswith("snapshot files over WebHDFS")
             assert m["target_read"].startswith("snapshot files over WebHDFS")
