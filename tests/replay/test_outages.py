@@ -16,6 +16,7 @@ why, its summary printed too.
 from __future__ import annotations
 
 import json
+import logging
 import re
 import signal
 import subprocess
@@ -36,7 +37,7 @@ from hbase_migrate.cluster.errors import MigrationLockedError
 from hbase_migrate.config import load_config
 from hbase_migrate.replay.job import ReplayJob
 from hbase_migrate.replay.lock import migration_lock
-from hbase_migrate.replay.run import follow_replay
+from hbase_migrate.replay.run import RunSummary, follow_replay
 from hbase_migrate.wal.model import Cell, CellType
 from minihbase.process import free_port
 from minihbase.regionserver import WalSettings
@@ -225,13 +226,22 @@ def test_an_outage_past_the_tolerance_ends_the_follow_with_its_reason(
     assert "outages ridden out: 1" in summary and "result: error" in summary, summary
 
 
+SESSION_PAST = 12  # seconds: past the session timeout (10 s) of the lock's ZooKeeper client
+
+
 def test_follow_goes_on_through_a_zookeeper_outage_and_keeps_its_lock(
-        tmp_path: Path, make_embedded: EmbeddedClusters) -> None:
+        tmp_path: Path, make_embedded: EmbeddedClusters,
+        caplog: pytest.LogCaptureFixture) -> None:
     """The source's quorum (its replication state, and the migration's lock) down past the
     lock's session timeout: replay needs no ZooKeeper to read WALs, so the follow goes on
     (the retention is then unknown, and said so), and once the quorum is back the lock is
     its own: kept by its session, or taken again before the next run when the session
     expired meanwhile. No other run can hold it."""
+    caplog.set_level(logging.WARNING, logger="hbase_migrate.replay.retention")
+
+    def unknown() -> int:  # the runs' warnings that the replication state is unknown
+        return sum("unknown (retention assumed unpinned)" in r.getMessage()
+                   for r in caplog.records)
     with ZooKeeperServer(tmp_path / "zk", free_port("127.0.0.1")) as zk, \
             make_embedded:  # the clusters stop before their ZooKeeper
         src = make_embedded("source", folder=tmp_path / "src", wal=SETTINGS,
@@ -243,17 +253,27 @@ def test_follow_goes_on_through_a_zookeeper_outage_and_keeps_its_lock(
         job = ReplayJob.from_spec(load_config(config), lock_timeout=5)
         stop, ended = threading.Event(), []
         runs: list[int] = []
+        unknown_by_run: list[int] = []  # the warnings said as each run ended
+
+        def on_run(summary: RunSummary) -> None:
+            unknown_by_run.append(unknown())
+            runs.append(summary.exit_code)
+
         follower = threading.Thread(target=lambda: ended.append(follow_replay(
-            job, 0.3, stop, on_run=lambda s: runs.append(s.exit_code))), daemon=True)
+            job, 0.3, stop, on_run=on_run)), daemon=True)
         follower.start()
         try:
             wait_for(lambda: len(runs) >= 2, 60, "two follow runs")
+            assert unknown() == 0, caplog.text
             zk.stop()
+            down = time.monotonic()
             try:
-                during = len(runs)
                 run_workload(src, TABLE, seed=75, ops=40)  # edits while the quorum is away
-                wait_for(lambda: len(runs) >= during + 2, 90, "runs without ZooKeeper")
-                time.sleep(12)  # past the lock session's timeout (10 s): it expires
+                # a run that found the replication state unknown, and ended all the same
+                wait_for(lambda: unknown_by_run and unknown_by_run[-1] > 0, 90,
+                         "a run without ZooKeeper")
+                # the quorum away past the lock session's timeout (10 s): it expires
+                time.sleep(max(0.0, SESSION_PAST - (time.monotonic() - down)))
             finally:
                 zk.start()
             after = len(runs)
