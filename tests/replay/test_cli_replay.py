@@ -258,6 +258,11 @@ def test_cluster_info_reads_zookeeper_and_the_wal_root(
                                   zookeeper=zookeeper.address, znode_parent=parent,
                                   hbase_root=str(root.root))
         config = write_config(tmp_path, source=source, target=source, tables=["t"])
+        # read through its gateways: cluster info then asks no master (a native client
+        # would wait 10 s a run for master.example.com, a name only) and reads all the same
+        # ZooKeeper and the WAL root, what this test is about
+        config.write_text(config.read_text().replace("[source]\n",
+                                                     '[source]\nclient = "thrift"\n'))
         result = run("cluster", "info", "--config", str(config), "--json")
         assert result.exit_code == 0, result.output
         report = json.loads(result.output)
@@ -267,6 +272,7 @@ def test_cluster_info_reads_zookeeper_and_the_wal_root(
         zk.client.delete(f"{parent}/replication/rs", recursive=True)  # the 3.x layout
         v3 = CliRunner().invoke(cli, ["cluster", "info", "--config", str(config)],
                                 env=wide).output
+    assert (report["client"], report["status"]) == ("thrift", None)
     info = report["zookeeper"]
     assert (info["cluster_id"], info["master"]) == (
         "5c5e0a7e-0000-4000-8000-000000000001", "master.example.com,16000,1")
