@@ -49,7 +49,7 @@ from minihbase.rpc.regionserver import RegionServerRpc
 from minihbase.rpc.registry import RegistryRpc
 from minihbase.store import Store, WriteHook
 from minihbase.webhdfs import WebHdfsServer
-from minihbase.zkregistry import ZkRegistrar
+from minihbase.zkregistry import ZK_SESSION_TIMEOUT, ZkRegistrar
 
 log = logging.getLogger(__name__)
 
@@ -106,15 +106,18 @@ class MiniHBase:
                  wal: WalSettings | None = None, replication_peer: str | None = None,
                  znode_parent: str = "/hbase", webhdfs_port: int = 0, admin_port: int = 0,
                  clock: Callable[[], int] = now_ms, master_rpc_port: int = 0,
-                 rpc_ports: Sequence[int] = ()) -> None:
+                 rpc_ports: Sequence[int] = (),
+                 zk_session_timeout: float = ZK_SESSION_TIMEOUT) -> None:
         """``master_rpc_port``, ``rpc_ports`` (one per region server): the RPC ports
-        (0 or none given: free ones)."""
+        (0 or none given: free ones). ``zk_session_timeout``: seconds the master's and
+        region servers' znodes outlive a kill (their ZooKeeper sessions' timeout)."""
         self.data_dir = Path(data_dir).resolve()
         self.name = name
         self.ports = (thrift_port, thrift2_port)
         self.transport, self.protocol = transport, protocol
         self.zookeeper = zookeeper
         self.znode_parent = znode_parent
+        self.zk_session_timeout = zk_session_timeout
         self.write_hook = write_hook
         self.wal_settings = wal or WalSettings()
         self.replication_peer = replication_peer
@@ -160,7 +163,8 @@ class MiniHBase:
 
     def _registrar(self) -> ZkRegistrar:
         assert self.zookeeper is not None
-        return ZkRegistrar(self.zookeeper, self.znode_parent)
+        return ZkRegistrar(self.zookeeper, self.znode_parent,
+                           session_timeout=self.zk_session_timeout)
 
     def _start_region_servers(self, store: Store) -> RegionServers:
         replication = None

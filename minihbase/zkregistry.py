@@ -48,6 +48,9 @@ from minihbase.process import EmbeddedStackError
 # how long the embedded stack waits for its ZooKeeper to answer (a busy machine's first
 # connection can take seconds)
 ZK_CONNECT_TIMEOUT = 30.0
+# how long a registrar's session (its master or region server znodes) outlives a process
+# killed without a shutdown (HBase's zookeeper.session.timeout; the quorum bounds it)
+ZK_SESSION_TIMEOUT = 30.0
 
 
 def _package_version() -> str:
@@ -84,9 +87,10 @@ class ZkRegistrar:
     or a hosts string (its own session, ended on close)."""
 
     def __init__(self, client_or_hosts: KazooClient | str, znode_parent: str = "/hbase",
-                 identifier: str | None = None, timeout: float = ZK_CONNECT_TIMEOUT) -> None:
+                 identifier: str | None = None, timeout: float = ZK_CONNECT_TIMEOUT, *,
+                 session_timeout: float = ZK_SESSION_TIMEOUT) -> None:
         if isinstance(client_or_hosts, str):
-            self.client = KazooClient(hosts=client_or_hosts, timeout=timeout)
+            self.client = KazooClient(hosts=client_or_hosts, timeout=session_timeout)
             try:
                 self.client.start(timeout=timeout)
             except KazooTimeoutError:

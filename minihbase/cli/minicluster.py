@@ -62,6 +62,10 @@ def minicluster() -> None:
               show_default=True, help="Thrift protocol of both gateways (HBase's -c).")
 @click.option("--zookeeper", metavar="HOST:PORT", default=None,
               help="ZooKeeper quorum to register with, as HBase does.")
+@click.option("--zookeeper-session-timeout", "zk_session_timeout", default="30s",
+              show_default=True, help="How long the master's and region servers' znodes "
+              "outlive a kill (zookeeper.session.timeout; the quorum bounds it, 4s-40s on "
+              "a default ZooKeeper).")
 @click.option("--znode-parent", default=None,
               help="Parent znode (zookeeper.znode.parent). Default: the one in "
                    "DIR/cluster.json on a restart, else /hbase, or /hbase-NAME when another "
@@ -97,7 +101,8 @@ def minicluster() -> None:
               help="The region servers' RPC ports, one per region server. Default: those in "
                    "DIR/cluster.json on a restart (when all still free), else free ones.")
 def start(name: str, data_dir: Path, thrift_port: int | None, thrift2_port: int | None,
-          transport: str, protocol: str, zookeeper: str | None, znode_parent: str | None,
+          transport: str, protocol: str, zookeeper: str | None, zk_session_timeout: str,
+          znode_parent: str | None,
           region_servers: int, roll_size: int, roll_period: str, archive_ttl: str,
           cleaner_interval: str, split_delay: str, wal_compression: str,
           replication_peer: str | None, webhdfs_port: int | None,
@@ -134,7 +139,9 @@ def start(name: str, data_dir: Path, thrift_port: int | None, thrift2_port: int 
                    znode_parent=parent, webhdfs_port=ports.get("webhdfs_port", 0),
                    admin_port=ports.get("admin_port", 0),
                    master_rpc_port=ports.get("master_rpc_port", 0),
-                   rpc_ports=servers_rpc) as cluster:
+                   rpc_ports=servers_rpc,
+                   zk_session_timeout=_seconds(zk_session_timeout,
+                                               "--zookeeper-session-timeout")) as cluster:
         cluster.write_cluster_json()
         click.echo(json.dumps(cluster.describe()))
         while not stop.wait(0.5):
