@@ -30,12 +30,12 @@ def test_every_error_class_of_the_core_is_an_hbase_migrate_error() -> None:
     # a WebHDFS OPEN hung up on (asked again, then the file's own error), the compiled
     # renderer's hand-over of a message to the reference (when built), the copy
     # method's first reason for the scan copy (a choice, not an error), and the Spark
-    # engine's word for a range job not started after another failed (skipped, never raised)
+    # jobs' word for a job not started after another failed (skipped, never raised)
     assert "hbase_migrate.wal.reader._End" in outsiders
     assert set(outsiders) <= {"hbase_migrate.wal.reader._End", "hbase_migrate.wal.source._HungUp",
                               "hbase_migrate.sinks._render._Unusual",
                               "hbase_migrate.snapshot.choose._Scan",
-                              "hbase_migrate.ranges.engine._NotStarted"}, outsiders
+                              "hbase_migrate.spark.jobs.NotStarted"}, outsiders
     assert len(found) > 20
 
 

@@ -17,6 +17,7 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from hbase_migrate import runstate
 from hbase_migrate.audit.ledger import Ledger
 from hbase_migrate.audit.records import MigrationState, Provenance
 from hbase_migrate.config import IN_PROCESS, MigrationSpec
@@ -47,13 +48,15 @@ def replay_job(spec: MigrationSpec, *, tables: Sequence[str] = (), start: int | 
 def run(job: ReplayJob, *, observer: Observer | None = None,
         executor: Executor | None = None) -> RunSummary:
     """One run of ``job``; a catch-up that replayed moves the migration to ``replaying``.
-    Ctrl-C ends it as :class:`~hbase_migrate.errors.StepInterrupted` once what the target
+    Ctrl-C (or a stop asked through :mod:`hbase_migrate.runstate`, which a replay on Spark
+    heeds) ends it as :class:`~hbase_migrate.errors.StepInterrupted` once what the target
     acknowledged is recorded, saying where the WAL files stand."""
     from hbase_migrate.replay.run import run_replay
 
+    runstate.reset()  # a new step: a stop asked for an earlier one is not this one's
     try:
         summary = run_replay(job, observer, executor=executor)
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, runstate.Stopped):
         raise _interrupted(job) from None
     if job.mode == CATCH_UP and not job.dry_run:
         _mark_replaying(job)

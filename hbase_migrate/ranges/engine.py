@@ -18,11 +18,9 @@ to the migration's Kerberos-secured clusters (:mod:`hbase_migrate.ranges.credent
 
 from __future__ import annotations
 
-import itertools
 import logging
 import os
 import sys
-import threading
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from contextlib import contextmanager
@@ -36,6 +34,7 @@ from hbase_migrate.ranges.credentials import TaskCredentials, authenticated, shi
 from hbase_migrate.ranges.keyrange import RangeError
 from hbase_migrate.spark.errors import is_local_master, task_error
 from hbase_migrate.spark.executors import ExecutorSetup, executor_setup
+from hbase_migrate.spark.jobs import JobGroup, NotStarted, until_stopped
 from hbase_migrate.spark.preflight import preflight, summary
 from hbase_migrate.spark.shipped import executor_spec
 from hbase_migrate.spark.yarn import (
@@ -165,8 +164,10 @@ class SparkEngine:
         """A job per item, :meth:`concurrent` at once (Spark's scheduler queues their tasks
         for the executors' cores); each result handed to ``done`` as its job ends. After
         the first failure no job starts, those running end (their results handed on), and
-        the failure is raised. Ctrl-C (or any stop of the calling thread) cancels the jobs
-        running and none starts after, not even one a thread was submitting (:class:`_Jobs`)."""
+        the failure is raised. Ctrl-C, a stop asked through :mod:`hbase_migrate.runstate`
+        (raised as :class:`~hbase_migrate.runstate.Stopped`) or any stop of the calling
+        thread cancels the jobs running and none starts after, not even one a thread was
+        submitting; it goes on up once none of their tasks runs (:class:`JobGroup`)."""
         if not items:
             return []
         context = self.spark.sparkContext
@@ -174,7 +175,7 @@ class SparkEngine:
         placed = self.placement is not None  # each task tells its YARN container
         job: Callable[[T], Any] = partial(in_container, task) if placed else task
         rdd = context.parallelize(list(items), len(items))  # a partition per item
-        jobs = _Jobs(context, what)
+        jobs = JobGroup(context, JOB_GROUP, what)
 
         def run(i: int) -> Any:
             (result,) = jobs.run(rdd, partial(map, job), i)
@@ -183,9 +184,9 @@ class SparkEngine:
         pool = ThreadPoolExecutor(self.concurrent(len(items)), thread_name_prefix="range-job")
         try:
             futures = {pool.submit(run, i): i for i in range(len(items))}
-            results, error = self._gathered(futures, items, progress, done)
-        except BaseException:  # Ctrl-C: the jobs running are cancelled, none starts after
-            jobs.cancel()
+            results, error = self._gathered(futures, items, what, progress, done)
+        except BaseException:  # Ctrl-C, a stop: the jobs are cancelled, none starts after
+            jobs.stop()  # and none of their tasks runs when the step says it stopped
             raise
         finally:
             pool.shutdown(cancel_futures=True)
@@ -193,18 +194,19 @@ class SparkEngine:
             raise RangeError(f"{what}: a Spark task failed: {task_error(error)}") from error
         return [results[i] for i in range(len(items))]
 
-    def _gathered(self, futures: dict[Future[Any], int], items: Sequence[T],
+    def _gathered(self, futures: dict[Future[Any], int], items: Sequence[T], what: str,
                   progress: Progress | None, done: Done | None
                   ) -> tuple[dict[int, Any], Exception | None]:
         """The results of the jobs ``futures`` as they end (handed to ``done``, counted by
-        ``progress``; each task's YARN container counted), and the first failure."""
+        ``progress``; each task's YARN container counted), and the first failure; a stop
+        asked through :mod:`hbase_migrate.runstate` raises :class:`Stopped` meanwhile."""
         results: dict[int, Any] = {}
         error: Exception | None = None
-        for future in as_completed(futures):
+        for future in until_stopped(futures, what):
             i = futures[future]
             try:
                 result = future.result()
-            except _NotStarted:
+            except NotStarted:
                 continue
             except Exception as exc:
                 error = error or exc
@@ -223,46 +225,6 @@ class SparkEngine:
         """How many of ``items`` jobs run at once: twice the executors' cores, so that a core
         freed finds a task queued."""
         return max(1, min(items, 2 * self.slots))
-
-
-class _NotStarted(Exception):
-    """A job not started after another one failed or the jobs were cancelled."""
-
-
-class _Jobs:
-    """The jobs of one :meth:`SparkEngine.map`, in a job group of their own: after a
-    failure none starts; after :meth:`cancel` none starts and none runs. Starting checks
-    under the lock that :meth:`cancel` takes to set its flag, and the cancel that follows
-    also refuses the group's jobs still to be submitted: a thread that decided to start
-    one just before the cancel sees it cancelled as Spark receives it, never run."""
-
-    def __init__(self, context: Any, what: str) -> None:
-        self.context, self.what = context, what
-        self.group = f"{JOB_GROUP}-{os.getpid()}-{next(_groups)}"  # never one reused
-        self._lock = threading.Lock()
-        self._failed = self._cancelled = False
-
-    def run(self, rdd: Any, func: Callable[[Any], Any], partition: int) -> list[Any]:
-        """The job computing ``partition`` of ``rdd`` with ``func``, unless stopped."""
-        with self._lock:
-            if self._failed or self._cancelled:
-                raise _NotStarted
-            self.context.setJobGroup(self.group, self.what)  # this thread's next jobs
-        try:
-            return list(self.context.runJob(rdd, func, [partition]))
-        except BaseException:
-            with self._lock:
-                self._failed = True
-            raise
-
-    def cancel(self) -> None:
-        """No job of the group starts from now on, and those running are cancelled."""
-        with self._lock:
-            self._cancelled = True
-        self.context._jsc.sc().cancelJobGroupAndFutureJobs(self.group)
-
-
-_groups = itertools.count()
 
 
 def prepare_spark_environment() -> None:

@@ -497,10 +497,8 @@ def _plan_and_replay(job: ReplayJob, ledger: Ledger, migration_id: int, store: W
     try:
         with step_limits(ThrottlePlan.of(job.spec, "replay")) as limits:
             elsewhere = None if executor is None else executor(job, start, tasks)
-            choice = getattr(executor, "choice", None)
-            if isinstance(choice, EngineChoice):
-                summary.engine = choice.to_metrics()
             if elsewhere is None:
+                _engine_of(executor, summary)
                 opened = (opening.take if opening is not None
                           else partial(sink or open_job_target, job))
                 choice = choose_path(job, tasks) if sink is None and tasks else None
@@ -510,8 +508,12 @@ def _plan_and_replay(job: ReplayJob, ledger: Ledger, migration_id: int, store: W
                 summary.outcomes = _replay_here(job, store, tasks, books, start, opened, stop,
                                                 bulk=choice if choice and choice.bulk else None,
                                                 summary=summary)
-            else:
-                summary.outcomes = books.record_all(tasks, elsewhere)
+            else:  # recorded as they arrive; a stop or failure ends (closes) the executor
+                with _closed_after(elsewhere) as outcomes:
+                    try:
+                        summary.outcomes = books.record_all(tasks, outcomes)
+                    finally:
+                        _engine_of(executor, summary)
             summary.limits = limits.report()
     finally:
         summary.gaps += books.gaps
@@ -520,6 +522,24 @@ def _plan_and_replay(job: ReplayJob, ledger: Ledger, migration_id: int, store: W
                             for g in ledger.gaps(migration_id, stream=job.stream))
     if job.mode == CATCH_UP:
         summary.lag = replay_lag(ledger.wal_files(migration_id, job.stream), now_ms())
+
+
+def _engine_of(executor: Executor | None, summary: RunSummary) -> None:
+    """The engine choice of an executor that chose (Spark's, known once it ran)."""
+    choice = getattr(executor, "choice", None)
+    if isinstance(choice, EngineChoice):
+        summary.engine = choice.to_metrics()
+
+
+@contextmanager
+def _closed_after(items: Iterable[FileOutcome]) -> Iterator[Iterable[FileOutcome]]:
+    """``items``, closed after the block when it can be (a generator left early)."""
+    try:
+        yield items
+    finally:
+        close = getattr(items, "close", None)
+        if close is not None:
+            close()
 
 
 def _ours(job: ReplayJob, server: str) -> bool:

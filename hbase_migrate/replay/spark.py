@@ -4,8 +4,11 @@ The driver plans the run (:func:`hbase_migrate.replay.run.run_replay` with
 :func:`spark_executor`); each task borrows the target's clients from those its Python
 worker keeps (connected by the worker's first task, not once per file), replays its part's
 files from their planned offsets in the plan's order and returns their :class:`FileOutcome`
-each; the driver records the outcomes
-in the ledger. Each task first logs in to the secured clusters
+each; the driver records the outcomes in the ledger as each part's Spark job ends (a job per
+part, so that a failure or a stop keeps what the parts finished before). Ctrl-C, or a stop
+asked through :mod:`hbase_migrate.runstate`, cancels the run's jobs and returns once none
+of their tasks runs (:mod:`hbase_migrate.spark.jobs`): a stopped replay writes nothing
+more. Each task first logs in to the secured clusters
 (:mod:`hbase_migrate.ranges.credentials`). pyspark is imported by the caller, never here at
 import time.
 
@@ -17,12 +20,13 @@ A part is a WAL chain (a region server and its WAL group), or the chains a regio
 together (:mod:`hbase_migrate.replay.parts`): the same cell written twice at one timestamp,
 before and after a roll or a move, must reach the target in the source's order
 (:mod:`hbase_migrate.replay.ordering`), which one task per file (WALPlayer's way) does not
-keep. The parts run at once, as many as the cluster has chains.
+keep. The parts run at once, as many as the executors have cores (twice as many queued).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
 from dataclasses import replace
 from functools import partial
@@ -38,10 +42,11 @@ from hbase_migrate.replay.job import FileOutcome, FileTask, ReplayJob
 from hbase_migrate.replay.parts import HeldBack, by_part
 from hbase_migrate.replay.run import Executor
 from hbase_migrate.spark.errors import task_error
+from hbase_migrate.spark.jobs import JobGroup, NotStarted, until_stopped
 from hbase_migrate.spark.shipped import executor_spec
 from hbase_migrate.spark.yarn import Placement, in_container
 
-JOB_GROUP = "hbase-migrate-replay"
+JOB_GROUP = "hbase-migrate-replay"  # each call's group: this, the process, a number
 
 
 def replay_in_task(job: ReplayJob, start: int, part: Sequence[FileTask], *, tasks: int = 1
@@ -69,31 +74,53 @@ def replay_in_task(job: ReplayJob, start: int, part: Sequence[FileTask], *, task
 
 def replay_files_with_spark(spark: Any, job: ReplayJob, start: int,
                             tasks: Sequence[FileTask], placement: Placement | None = None
-                            ) -> list[FileOutcome]:
-    """Replay ``tasks`` (in the plan's order) as one Spark job with one task (partition) per
-    part (on YARN, each task's container counted in ``placement``)."""
+                            ) -> Iterator[FileOutcome]:
+    """Replay ``tasks`` (in the plan's order) as a Spark job per part, each of one task
+    (on YARN, each task's container counted in ``placement``), in a job group of this call's
+    (:class:`JobGroup`); each part's outcomes are yielded (the caller records them) as its
+    job ends. After a failure no part starts, those running end, and the failure is raised.
+
+    The jobs are submitted from threads while this thread waits: Ctrl-C, a stop asked
+    through :mod:`hbase_migrate.runstate` (raised as :class:`Stopped`) or the caller closing
+    this generator cancels them, waits (bounded) until none of their tasks runs, then
+    raises: the parts finished before are recorded, the others are the next run's."""
     if not tasks:
-        return []
+        return
     context = spark.sparkContext
-    context.setJobGroup(JOB_GROUP, f"replay {len(tasks)} WAL files of migration {job.name}")
+    what = f"replay {len(tasks)} WAL files of migration {job.name}"
     job = replace(job, spec=executor_spec(job.spec))  # endpoints resolved here, no ledger
     parts = list(by_part(tasks).values())
     rdd = context.parallelize(parts, len(parts))
-    at_once = min(len(parts), max(1, int(context.defaultParallelism)))
-    task = authenticated(partial(replay_in_task, job, start, tasks=at_once),
+    slots = max(1, int(context.defaultParallelism))
+    task = authenticated(partial(replay_in_task, job, start, tasks=min(len(parts), slots)),
                          ship_credentials(spark, job.spec))
+    func: Callable[[Sequence[FileTask]], Any] = (
+        task if placement is None else partial(in_container, task))
+    group = JobGroup(context, JOB_GROUP, what)
+    pool = ThreadPoolExecutor(min(len(parts), 2 * slots), thread_name_prefix="replay-job")
+    error: Exception | None = None
     try:
-        if placement is not None:
-            pairs: list[tuple[list[FileOutcome], str]] = rdd.map(
-                partial(in_container, task)).collect()
-            placement.containers.update(c for _, c in pairs)
-            return [o for outcomes, _ in pairs for o in outcomes]
-        done: list[list[FileOutcome]] = rdd.map(task).collect()
-    except Exception as exc:
-        raise ReplayError(f"replay of {len(tasks)} WAL files of migration {job.name}: a Spark "
-                          f"task failed: {task_error(exc)}") from exc
-    return [o for outcomes in done for o in outcomes]
-
+        futures = [pool.submit(group.run, rdd, partial(map, func), i)
+                   for i in range(len(parts))]
+        for future in until_stopped(futures, what):
+            try:
+                (result,) = future.result()
+            except NotStarted:
+                continue
+            except Exception as exc:
+                error = error or exc
+                continue
+            if placement is not None:
+                result, container = result
+                placement.containers[container] += 1
+            yield from result
+    except BaseException:  # Ctrl-C, a stop, the caller gone: nothing of the replay runs on
+        group.stop()
+        raise
+    finally:
+        pool.shutdown(cancel_futures=True)
+    if error is not None:
+        raise ReplayError(f"{what}: a Spark task failed: {task_error(error)}") from error
 
 
 def spark_executor(spark: Any) -> Executor:
@@ -121,7 +148,7 @@ class SparkReplay:
         self._stack = ExitStack()
 
     def __call__(self, job: ReplayJob, start: int, tasks: Sequence[FileTask]
-                 ) -> list[FileOutcome] | None:
+                 ) -> Iterator[FileOutcome] | None:
         left = sum(max(0, (t.size or 0) - t.start_offset) for t in tasks)
         self.choice = choose_engine(self.master, self.spec.engine, left // WAL_BYTES_PER_CELL)
         if self.choice.master == IN_PROCESS or not tasks:
@@ -131,10 +158,16 @@ class SparkReplay:
                 self.choice.master, f"hbase-migrate replay {job.name}", self.spec, wal=True))
             self._spark, self.executors = session.spark, session.executors
             self.placement = session.placement
-        outcomes = replay_files_with_spark(self._spark, job, start, tasks, self.placement)
-        self.choice = replace(self.choice, executors=self.executors, yarn=None if
-                              self.placement is None else self.placement.to_metrics())
-        return outcomes
+        return self._replayed(job, start, tasks)
+
+    def _replayed(self, job: ReplayJob, start: int, tasks: Sequence[FileTask]
+                  ) -> Iterator[FileOutcome]:
+        try:
+            yield from replay_files_with_spark(self._spark, job, start, tasks, self.placement)
+        finally:  # what ran the files: the caller reads it once they are recorded
+            assert self.choice is not None
+            self.choice = replace(self.choice, executors=self.executors, yarn=None if
+                                  self.placement is None else self.placement.to_metrics())
 
     def close(self) -> None:
         self._stack.close()
