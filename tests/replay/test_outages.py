@@ -160,8 +160,12 @@ def test_follow_rides_out_gateway_and_webhdfs_outages_and_converges(
         wait_for(lambda: compare(src, dst, TABLE).equal, 90, "the target to converge")
         assert proc.poll() is None, f"the follow ended:\n{err.text[-3000:]}"
         # drained: the metrics and status --json agree, and count what the source took
-        wait_for(lambda: status_json(config)["lag"] == 0, 30, "lag 0")
-        figures, metrics = status_json(config), scrape(url)
+        def drained() -> dict[str, Any] | None:  # status --json's figures once at lag 0
+            figures = status_json(config)
+            return figures if figures["lag"] == 0 else None
+
+        figures = wait_for(drained, 30, "lag 0")  # the figures of that same status call
+        metrics = scrape(url)
         assert figures["waiting"] is None
         assert metrics[("hbase_migrate_lag_seconds", ())] == 0
         assert {k[1][0][1]: v for k, v in metrics.items()
