@@ -5,16 +5,20 @@ is raised in one line. A rerun then redoes no range that finished."""
 
 from __future__ import annotations
 
+import socket
 import threading
 import time
+from functools import partial
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
-from hbase_migrate.ranges.engine import SparkEngine
+from hbase_migrate import runstate
+from hbase_migrate.ranges.engine import JOB_GROUP, SparkEngine
 from hbase_migrate.ranges.keyrange import RangeError
+from hbase_migrate.spark.jobs import group_job_ids
 
 pytestmark = pytest.mark.integration
 ITEMS = list(range(12))
@@ -118,4 +122,90 @@ def test_no_job_starts_after_a_cancel(spark: Any, tmp_path: Path) -> None:
     assert "cancel" in str(racing.late_error), racing.late_error  # Spark refused it
 
     # the session goes on: a later step's jobs run
+    assert engine.map(lambda i: i * 2, [1, 2], what="double") == [2, 4]
+
+
+WAIT_S = 60.0  # a bound on each wait for Spark (a busy machine), never a pause
+
+
+def held_task(port: int, item: int) -> int:
+    """Range 1 tells the test at ``port`` it runs, then waits for its word to end."""
+    if item == 1:
+        with socket.create_connection(("127.0.0.1", port)) as told:
+            told.sendall(b"running")
+            told.recv(1)
+    return item
+
+
+class Holder:
+    """The test's end of range 1's connection: ``running`` once the task said so, ``gone``
+    once its process closed it; :meth:`release` lets the task end."""
+
+    def __init__(self) -> None:
+        self.server = socket.create_server(("127.0.0.1", 0))
+        self.port = self.server.getsockname()[1]
+        self.running, self.gone = threading.Event(), threading.Event()
+        self.conn: socket.socket | None = None
+        self.thread = threading.Thread(target=self._serve, name="holder")
+        self.thread.start()
+
+    def _serve(self) -> None:
+        self.server.settimeout(4 * WAIT_S)
+        conn, _ = self.server.accept()
+        self.conn = conn
+        conn.recv(7)
+        self.running.set()
+        conn.recv(1)  # the task's end: its process killed, or released
+        self.gone.set()
+
+    def release(self) -> None:
+        if self.conn is not None and not self.gone.is_set():
+            self.conn.sendall(b"!")
+
+    def close(self) -> None:
+        self.release()
+        self.thread.join()
+        self.server.close()
+        if self.conn is not None:
+            self.conn.close()
+
+
+def test_a_stop_through_runstate_cancels_the_jobs_and_waits_for_their_tasks(
+        spark: Any) -> None:
+    """A stop asked through runstate while range 1's task runs (range 0 handed on): the
+    step raises Stopped once the job is cancelled and its task no longer runs (its Python
+    worker killed: its connection closed before anything let it end); the session goes
+    on."""
+    holder = Holder()
+    engine = SparkEngine(spark)
+    returned = threading.Event()
+
+    def done(item: int, result: int) -> None:  # range 0 handed on, range 1 running
+        assert holder.running.wait(WAIT_S), "range 1 never ran"
+        runstate.request_stop()
+
+    def release_if_not_stopped() -> None:  # a step that never stopped ends, and fails
+        if not returned.wait(WAIT_S):
+            holder.release()
+
+    watchdog = threading.Thread(target=release_if_not_stopped, name="watchdog")
+    watchdog.start()
+    before = set(group_job_ids(spark.sparkContext, JOB_GROUP))
+    try:
+        with pytest.raises(runstate.Stopped, match="stopped on request"):
+            try:
+                engine.map(partial(held_task, holder.port), [0, 1], what="copy 2 key ranges",
+                           done=done)
+            finally:
+                returned.set()
+        tracker = spark.sparkContext.statusTracker()  # as the step said it stopped
+        jobs = sorted(set(group_job_ids(spark.sparkContext, JOB_GROUP)) - before)
+        assert sorted(tracker.getJobInfo(j).status for j in jobs) == ["FAILED", "SUCCEEDED"]
+        assert [tracker.getStageInfo(s).numActiveTasks
+                for j in jobs for s in tracker.getJobInfo(j).stageIds] == [0, 0]
+        assert holder.gone.wait(WAIT_S)  # its process ended it, not the test
+    finally:
+        runstate.reset()
+        watchdog.join()
+        holder.close()
     assert engine.map(lambda i: i * 2, [1, 2], what="double") == [2, 4]
