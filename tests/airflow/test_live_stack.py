@@ -58,12 +58,18 @@ from tests.support.minicluster import (
     write_migration,
 )
 from tests.support.replay import HBaseRoot, puts, source_endpoints, write_config
+from tests.support.wait import load_stretch
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 DAGS = ("hbase_migrate_start", "hbase_migrate_wal_watch", "hbase_migrate_replay",
         "hbase_migrate_backfill", "hbase_migrate_validate", "hbase_migrate_cutover")
 DONE = ("success", "failed")
 HOUR = 3_600_000
+# The most a task's retry waits on this stack (Airflow's [core] max_task_retry_delay), in
+# seconds: the DAGs' first retry comes 30-60 s after a failure (30 s, exponential backoff,
+# Airflow's spread); 10 s here, stretched by the load, leave a test the time to mend what
+# failed before the retry runs
+RETRY_CAP = str(round(10 * load_stretch()))
 
 
 @dataclass
@@ -83,7 +89,9 @@ def live(tmp_path_factory: pytest.TempPathFactory, airflow_template: Path,
     shutil.copyfile(airflow_template, folder / "airflow" / "airflow.db")
     with clusters_over_rpc(folder, zookeeper, WalSettings(region_servers=2)) as (src, dst), \
             start_airflow(folder, parallelism=2, connections=[],  # spark_default: its default
-                          extra_env={"AIRFLOW__CORE__LOAD_EXAMPLES": "False"}) as stack:
+                          extra_env={"AIRFLOW__CORE__LOAD_EXAMPLES": "False",
+                                     "AIRFLOW__CORE__MAX_TASK_RETRY_DELAY": RETRY_CAP}
+                          ) as stack:
         stack.wait_for_dags(DAGS)
         yield Live(stack, folder, src, dst)
 
