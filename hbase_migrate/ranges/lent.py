@@ -24,7 +24,7 @@ from contextlib import contextmanager, suppress
 
 from hbase_migrate.cluster.client import Client
 from hbase_migrate.config import ClusterSpec
-from hbase_migrate.hbase.connect import open_client
+from hbase_migrate.hbase import open_cluster
 
 MAX_IDLE = 4  # clients kept per cluster (tasks of one process that run at once)
 
@@ -42,14 +42,14 @@ def _key(cluster: ClusterSpec) -> str:
 @contextmanager
 def lent_client(cluster: ClusterSpec) -> Iterator[Client]:
     """A client of ``cluster`` for the length of the block: one given back by an earlier
-    task of this process, else a new one (:func:`hbase_migrate.hbase.connect.open_client`).
+    task of this process, else a new one (:meth:`hbase_migrate.hbase.Cluster.client`).
     It is given back when the block ends, closed when it ends with an error."""
     key = _key(cluster)
     with _lock:
         kept = _idle.get(key)
         client = kept.pop() if kept else None
     if client is None:
-        client = open_client(cluster)
+        client = open_cluster(cluster).client()
     try:
         yield client
     except BaseException:
