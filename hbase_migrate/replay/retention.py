@@ -104,10 +104,10 @@ def table_queued(endpoints: ClusterEndpoints) -> dict[tuple[str, str], tuple[str
     """(server, peer) -> the first file each WAL group still needs, from ``hbase:replication``
     (HBase 3.0's queues, :mod:`~hbase_migrate.replay.table_queues`): every later file of the
     group is needed too, as the ZooKeeper layout's oldest queued file says."""
-    from hbase_migrate.hbase.connect import connect
+    from hbase_migrate.hbase import open_cluster
     from hbase_migrate.replay.table_queues import QUEUE_FAMILY, QUEUE_TABLE, queues_from_rows
 
-    with connect(endpoints) as cluster:
+    with open_cluster(endpoints).client() as cluster:
         rows = cluster.scan(QUEUE_TABLE, columns=[(QUEUE_FAMILY, None)])
         try:
             queues = queues_from_rows(rows)
