@@ -10,7 +10,7 @@ from typing import Any
 
 from hbase_migrate.config import MigrationSpec
 from hbase_migrate.errors import ConfigError
-from hbase_migrate.hbase.connect import open_client
+from hbase_migrate.hbase import open_cluster
 from hbase_migrate.lifecycle.bigtable_check import preflight
 from hbase_migrate.lifecycle.missing import schema_reader
 from hbase_migrate.lifecycle.result import StepResult
@@ -29,7 +29,7 @@ def check(spec: MigrationSpec) -> StepResult:
     :class:`~hbase_migrate.bigtable.errors.BigtablePreflightError`."""
     missing: list[str] = []
     tables = []
-    with schema_reader(spec.source) as describe, open_client(spec.target) as target:
+    with schema_reader(spec.source) as describe, open_cluster(spec.target).client() as target:
         if spec.target.bigtable is not None:  # its client connects on its first call
             target.probe()
         for table in spec.tables:
@@ -45,7 +45,7 @@ def check(spec: MigrationSpec) -> StepResult:
                           " (check the migration's tables and families)")
     metrics: dict[str, Any] = {"tables": tables}
     if spec.target.bigtable is not None:
-        with open_client(spec.source) as source:
+        with open_cluster(spec.source).client() as source:
             report = preflight(spec, source)
         level = logging.WARNING if report.found else logging.INFO
         for line in report.lines():
