@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from hbase_migrate.audit.records import MigrationState, Provenance
 from hbase_migrate.config import MigrationSpec
-from hbase_migrate.hbase.connect import open_client
+from hbase_migrate.hbase import open_cluster
 from hbase_migrate.lifecycle.bigtable_check import preflight
 from hbase_migrate.lifecycle.missing import check_source, schema_reader, target_has
 from hbase_migrate.lifecycle.result import StepResult
@@ -24,7 +24,8 @@ def prepare(spec: MigrationSpec, *, provenance: Provenance | None = None) -> Ste
     unless each thing Bigtable cannot take is accepted by name; its report is in the
     step's metrics."""
     with recorded_step(spec, "prepare", provenance) as step, \
-            open_client(spec.source) as src, open_client(spec.target) as dst, \
+            open_cluster(spec.source).client() as src, \
+            open_cluster(spec.target).client() as dst, \
             schema_reader(spec.source) as describe:
         check_source(spec, describe)
         if spec.target.bigtable is not None:  # before any write: refused unless accepted
