@@ -15,7 +15,7 @@ from hbase_migrate.audit.records import GateVerdict, Provenance, StepStatus, Ver
 from hbase_migrate.audit.status import compute_status, drained
 from hbase_migrate.bigtable.losses import migration_losses
 from hbase_migrate.config import MigrationSpec
-from hbase_migrate.hbase.admin import connect_admin
+from hbase_migrate.hbase import open_cluster
 from hbase_migrate.lifecycle.judge import uncovered
 from hbase_migrate.lifecycle.result import StepResult
 from hbase_migrate.lifecycle.step import recorded_step
@@ -75,6 +75,6 @@ def cutover_check(spec: MigrationSpec, *, max_lag: int = DEFAULT_MAX_LAG_MS,
         copies = [s for s in ledger.steps(mid, "snapshot") if s.status is StepStatus.SUCCEEDED]
         if not reasons and copies and copies[-1].metrics.get("method") == "hbase" \
                 and not copies[-1].metrics.get("keep_snapshot"):
-            admin = connect_admin(spec.source, spec.snapshot.hbase_version)
+            admin = open_cluster(spec.source).admin(spec.snapshot.hbase_version)
             step.metrics["snapshots_deleted"] = delete_snapshots(spec, admin)
         return step.result()
