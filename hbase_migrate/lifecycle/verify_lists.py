@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from hbase_migrate.audit.records import Provenance, Verdict
 from hbase_migrate.config import MigrationSpec
-from hbase_migrate.hbase.connect import open_client
+from hbase_migrate.hbase import open_cluster
 from hbase_migrate.lifecycle.result import StepResult
 from hbase_migrate.lifecycle.step import recorded_step
 from hbase_migrate.soak.linked_lists import verify
@@ -16,7 +16,8 @@ from hbase_migrate.soak.linked_lists import verify
 def verify_lists(spec: MigrationSpec, *, provenance: Provenance | None = None) -> StepResult:
     """Count the nodes of every table on both sides; ``verdict`` match or mismatch."""
     with recorded_step(spec, "verify-lists", provenance) as step, \
-            open_client(spec.source) as source, open_client(spec.target) as target:
+            open_cluster(spec.source).client() as source, \
+            open_cluster(spec.target).client() as target:
         tables, ok = [], True
         for table in spec.tables:
             on_source, on_target = verify(source, table.source), verify(target, table.target)
