@@ -51,8 +51,7 @@ from hbase_migrate.cluster.admin import Compactor
 from hbase_migrate.cluster.client import Client
 from hbase_migrate.cluster.descriptors import RegionDescriptor
 from hbase_migrate.config import MigrationSpec, TableSpec
-from hbase_migrate.hbase.admin import open_compactor
-from hbase_migrate.hbase.connect import open_client
+from hbase_migrate.hbase import open_cluster
 from hbase_migrate.limits import ThrottlePlan
 from hbase_migrate.ranges.engine import Progress, RangeEngine, bind
 from hbase_migrate.ranges.keyrange import KeyRange, RangeError
@@ -293,7 +292,8 @@ class Validation:
             verdict=(Verdict.MISMATCH if failing else Verdict.MATCH).value)
 
     def explain(self, key_range: KeyRange) -> list[str]:
-        with open_client(self.spec.source) as src, open_client(self.spec.target) as dst, \
+        with open_cluster(self.spec.source).client() as src, \
+                open_cluster(self.spec.target).client() as dst, \
                 task_throttle(ThrottlePlan.of(self.spec, "validate")) as throttle:
             source = without_accepted(src, self.accepted)
             result = compare_tables(source, dst, key_range.table, self.target_of(key_range),
@@ -304,7 +304,8 @@ class Validation:
         """Rewrite ``ranges`` from the source; then get past the delete markers hiding cells
         the repair put (or, without ``compact``, only list them). Every range is repaired
         before any compaction is asked, so each range's hidden cells are known exactly."""
-        with open_client(self.spec.source) as opened, open_client(self.spec.target) as dst:
+        with open_cluster(self.spec.source).client() as opened, \
+                open_cluster(self.spec.target).client() as dst:
             src = without_accepted(opened, self.accepted)  # accepted losses stay lost
             done = {r: repair_range(src, dst, r, self.target_of(r)) for r in ranges}
             hidden = {r: cells for r in ranges if done[r].puts
@@ -334,7 +335,7 @@ class Validation:
         why = (f"a repair asks it to major-compact the regions where delete markers hide "
                f"repaired cells (ranges {', '.join(map(str, hidden))}); HBase's Thrift2 "
                "has no compaction call")
-        return open_compactor(self.spec.target, dst, why)
+        return open_cluster(self.spec.target).compactor(dst, why)
 
     def record_tombstones(self, key_range: KeyRange, done: TombstoneRepair | None,
                           matched: bool) -> None:
@@ -366,7 +367,8 @@ class Validation:
         loads = [b for s in ledger.steps(self.migration_id) if s.kind in ("replay", "backfill")
                  for b in s.metrics.get("bulk_loads", []) if b.get("table") in names]
         out = []
-        with open_client(self.spec.source) as opened, open_client(self.spec.target) as dst:
+        with open_cluster(self.spec.source).client() as opened, \
+                open_cluster(self.spec.target).client() as dst:
             src = without_accepted(opened, self.accepted)
             regions = {t: src.regions(t) for t in names}
             for load in loads:
