@@ -12,7 +12,7 @@ from hbase_migrate.audit.records import Verdict
 from hbase_migrate.bigtable.accepted import without_accepted
 from hbase_migrate.bytesutil import short_binary
 from hbase_migrate.config import MigrationSpec
-from hbase_migrate.hbase.connect import open_client
+from hbase_migrate.hbase import open_cluster
 from hbase_migrate.lifecycle.step import StepContext
 from hbase_migrate.limits import ThrottlePlan
 from hbase_migrate.ranges.tasks import task_throttle
@@ -27,7 +27,8 @@ def validate_round(spec: MigrationSpec, step: StepContext, planned: Round,
     """Compare ``planned``'s rows and fill the step's metrics; the round's replay steps are
     then compared (the next round begins after them)."""
     mapping = spec.table_mapping()
-    with open_client(spec.source) as opened, open_client(spec.target) as target, \
+    with open_cluster(spec.source).client() as opened, \
+            open_cluster(spec.target).client() as target, \
             task_throttle(ThrottlePlan.of(spec, "validate")) as throttle:
         source = without_accepted(opened, accepted_losses(spec))
         done = [compare_rows(source, target, table, mapping[table], rows, planned.horizon,
