@@ -28,7 +28,7 @@ from hbase_migrate.bigtable.accepted import without_accepted
 from hbase_migrate.cluster.admin import snapshot_name
 from hbase_migrate.config import MigrationSpec, TableSpec
 from hbase_migrate.errors import ConfigError
-from hbase_migrate.hbase.connect import open_client
+from hbase_migrate.hbase import open_cluster
 from hbase_migrate.heavy_imports import fewer_collections
 from hbase_migrate.lifecycle.both_snapshots import (
     readable_target,
@@ -299,11 +299,10 @@ def source_snapshots(spec: MigrationSpec, tables: Sequence[TableSpec], wanted: b
         metrics["source_read"] = "live scan"
         yield {}
         return
-    from hbase_migrate.hbase.admin import connect_admin
     from hbase_migrate.snapshot.export import open_root
 
     root = open_root(spec.source)
-    admin = connect_admin(spec.source, spec.snapshot.hbase_version)
+    admin = open_cluster(spec.source).admin(spec.snapshot.hbase_version)
     taken: dict[str, str] = {}
     kept = resume.snapshots if resume is not None else {}
     asked = now_ms()
@@ -400,7 +399,7 @@ def explain(spec: MigrationSpec, key_range: str, *, limit: int = EXPLAIN_LIMIT,
     if target is None:
         raise RangeError(f"range {r}: {r.table} is not a source table of migration "
                          f"{spec.name!r}")
-    with open_client(spec.source) as src, open_client(spec.target) as dst:
+    with open_cluster(spec.source).client() as src, open_cluster(spec.target).client() as dst:
         # a Bigtable target's accepted losses are not differences (validate.run)
         result = compare_tables(without_accepted(src, accepted_losses(spec)), dst, r.table,
                                 target, r.start, r.stop, limit)
