@@ -134,11 +134,11 @@ def target_snapshots(spec: MigrationSpec, ledger: Ledger, migration_id: int,
     still, the source's WAL tail read (``asked``: when the source's snapshots were asked
     for, ms); ``metrics`` get the point both sides stand for. The target's snapshots are
     deleted when the block ends without an error."""
-    from hbase_migrate.hbase.admin import connect_admin
+    from hbase_migrate.hbase import open_cluster
     from hbase_migrate.snapshot.export import open_root
 
     metrics["catch_up"] = wait_for_catch_up(ledger, migration_id, taken_at, wait)
-    admin = connect_admin(spec.target, spec.snapshot.hbase_version)
+    admin = open_cluster(spec.target).admin(spec.snapshot.hbase_version)
     taken: dict[str, str] = {}
     with held_still(spec.ledger_url, spec.name, "validate (the target's snapshots)"):
         held = replay_offsets(ledger, migration_id)
