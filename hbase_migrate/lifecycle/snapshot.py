@@ -55,8 +55,7 @@ from hbase_migrate.audit.records import (
 from hbase_migrate.audit.status import SNAPSHOT_PART_STEP, SNAPSHOT_PLAN_STEP
 from hbase_migrate.config import AUTO, IN_PROCESS, SNAPSHOT_METHODS, MigrationSpec
 from hbase_migrate.errors import ConfigError
-from hbase_migrate.hbase.admin import connect_admin
-from hbase_migrate.hbase.connect import open_client
+from hbase_migrate.hbase import open_cluster
 from hbase_migrate.heavy_imports import fewer_collections
 from hbase_migrate.lifecycle.missing import check_schema
 from hbase_migrate.lifecycle.result import StepResult
@@ -337,7 +336,7 @@ def _hbase_copy(step: StepContext, spec: MigrationSpec, t0: int | None, master: 
     except SnapshotMethodError as exc:  # no real HBase there: nothing done, state kept
         raise StepRefusedError(str(exc)) from None
     version = spec.snapshot.hbase_version
-    taken = take_snapshots(spec, source, connect_admin(spec.source, version))
+    taken = take_snapshots(spec, source, open_cluster(spec.source).admin(version))
     if t0 is None:
         t0 = min(s.description.creation_time for s in taken)
         step.metrics["anchors"] = record_watermark(step.ledger, step.migration, spec, t0)
@@ -356,14 +355,14 @@ def _hbase_copy(step: StepContext, spec: MigrationSpec, t0: int | None, master: 
                     step.step_id)
     summary = export_snapshots(spec, taken, source, target, job, choice.master, progress)
     step.metrics.update(summary.to_metrics())
-    with open_client(spec.target) as client:
+    with open_cluster(spec.target).client() as client:
         def is_empty(table: str) -> bool | None:
             if not client.table_exists(table):
                 return None
             return next(iter(client.scan(table)), None) is None
 
         step.metrics["cloned"] = clone_snapshots(
-            spec, taken, connect_admin(spec.target, version), step.ledger,
+            spec, taken, open_cluster(spec.target).admin(version), step.ledger,
             step.migration.id, step.step_id, keep, is_empty)
 
 
