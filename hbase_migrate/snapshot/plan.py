@@ -11,6 +11,7 @@ or deletes): a range holds about the budget, as a plan's ranges only need to."""
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Sequence
 
 from hbase_migrate.audit.ledger import Ledger
@@ -69,11 +70,13 @@ def _plan_part(root: HdfsRoot, snapshot: str, region: SnapshotRegion, table: str
             with HFileReader(source.path, file=opened) as reader:
                 rows = reader.block_rows()
                 each = max(1, round(reader.trailer.entry_count / len(rows))) if rows else 0
-                marks += [(row, each) for row in rows]
+            # from the block holding ``start`` (a split daughter's half of its parent's
+            # file, or a hole begun inside a block), counted from ``start``
+            first = max(0, bisect.bisect_right(rows, start) - 1)
+            marks += [(max(row, start), each) for row in rows[first:]
+                      if not stop or row < stop]
     marks.sort(key=lambda m: m[0])
     cutter = RangeCutter(table, start, max_cells)
     for row, cells in marks:
-        if stop and row >= stop:
-            break
-        cutter.add(max(row, start), cells)  # a block begun before the part counts in it
+        cutter.add(row, cells)
     return cutter.end(stop)

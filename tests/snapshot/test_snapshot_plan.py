@@ -117,6 +117,17 @@ def test_the_plan_covers_each_region_in_ranges_of_about_the_budget(
     assert {s for s, _ in bounds if s and s != SPLIT} <= starts
 
 
+def test_a_part_begun_inside_a_region_counts_its_own_blocks_only(served: Served) -> None:
+    """A hole from the middle of a region (as a split daughter reads half its parent's
+    file): the blocks before the one holding its start are not counted in it."""
+    root, _folder, regions = served
+    plan = plan_regions(root, "snap", regions, TABLE, BUDGET, [(row(4500), b"")])
+    assert plan[0].range.start == row(4500) and plan[-1].range.stop == b""
+    for p in plan:
+        real = cells_between(p.range.start, p.range.stop)
+        assert p.cells == pytest.approx(real, rel=0.35, abs=150), (p.range, real)
+
+
 def test_block_rows_fall_between_the_blocks_they_index(served: Served) -> None:
     _root, folder, _regions = served
     path = next(p for p in folder.rglob("*") if p.is_file() and p.parent.name == "b")
