@@ -46,18 +46,23 @@ def plan_holes(records: Sequence[KeyRangeRecord]) -> list[Hole]:
     return [*holes, (covered, b"")]
 
 
+def hole_parts(start: bytes, stop: bytes, holes: Sequence[Hole]) -> list[Hole]:
+    """The parts of keys ``[start, stop)`` inside ``holes``."""
+    parts = []
+    for hole_start, hole_stop in holes:
+        begin = max(start, hole_start)
+        ends = [e for e in (stop, hole_stop) if e]
+        end = min(ends) if ends else b""
+        if not end or begin < end:
+            parts.append((begin, end))
+    return parts
+
+
 def hole_regions(regions: Sequence[RegionDescriptor], holes: Sequence[Hole]
                  ) -> list[RegionDescriptor]:
     """The parts of ``regions`` inside ``holes``, as regions of their own."""
-    parts = []
-    for region in regions:
-        for start, stop in holes:
-            begin = max(region.start_key, start)
-            ends = [e for e in (region.end_key, stop) if e]
-            end = min(ends) if ends else b""
-            if not end or begin < end:
-                parts.append(replace(region, start_key=begin, end_key=end))
-    return parts
+    return [replace(region, start_key=begin, end_key=end) for region in regions
+            for begin, end in hole_parts(region.start_key, region.end_key, holes)]
 
 
 def planned_ranges(ledger: Ledger, migration_id: int, spec: MigrationSpec, table: str,

@@ -18,7 +18,7 @@ from hbase_migrate.audit.ledger import Ledger
 from hbase_migrate.cluster.storage.hdfs_files import HdfsRoot
 from hbase_migrate.hfile.reader import HFileReader
 from hbase_migrate.ranges.plan import PlannedRange, RangeCutter
-from hbase_migrate.ranges.planned import Hole, plan_holes
+from hbase_migrate.ranges.planned import Hole, hole_parts, plan_holes
 from hbase_migrate.snapshot.manifest import SnapshotRegion
 from hbase_migrate.snapshot.read import snapshot_regions, store_file
 
@@ -48,15 +48,9 @@ def plan_snapshot(root: HdfsRoot, snapshot: str, table: str, max_cells: int,
 def plan_regions(root: HdfsRoot, snapshot: str, regions: Sequence[SnapshotRegion], table: str,
                  max_cells: int, holes: Sequence[Hole] = ((b"", b""),)) -> list[PlannedRange]:
     """:func:`plan_snapshot` over the snapshot's ``regions`` (by start row)."""
-    planned: list[PlannedRange] = []
-    for region in regions:
-        for start, stop in holes:
-            begin = max(region.start, start)
-            ends = [e for e in (region.stop, stop) if e]
-            end = min(ends) if ends else b""
-            if not end or begin < end:
-                planned += _plan_part(root, snapshot, region, table, begin, end, max_cells)
-    return planned
+    return [p for region in regions
+            for begin, end in hole_parts(region.start, region.stop, holes)
+            for p in _plan_part(root, snapshot, region, table, begin, end, max_cells)]
 
 
 def _plan_part(root: HdfsRoot, snapshot: str, region: SnapshotRegion, table: str,
