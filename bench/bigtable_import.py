@@ -42,10 +42,10 @@ from pathlib import Path
 from hbase_migrate import lifecycle
 from hbase_migrate.bigtable.emulator import start_emulator, stop_emulator
 from hbase_migrate.cluster.descriptors import FamilyDescriptor, TableDescriptor
-from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
 from hbase_migrate.config import IN_PROCESS, load_config
 from hbase_migrate.jvm.maven import cache_root, find_maven, java_command, module_classpath
 from hbase_migrate.rpc.messages import Result, result_message
+from hbase_migrate.thrift.thrift2 import Thrift2Client
 from hbase_migrate.wal.model import Cell, CellType
 from hbase_migrate.wal.protobuf import encode_varint
 from minihbase.server import MiniHBase

@@ -18,10 +18,10 @@ import time
 from pathlib import Path
 
 from hbase_migrate.cluster.descriptors import FamilyDescriptor, TableDescriptor
-from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
 from hbase_migrate.config import load_config
 from hbase_migrate.replay.job import ReplayJob
 from hbase_migrate.replay.run import run_replay
+from hbase_migrate.thrift.thrift2 import Thrift2Client
 from hbase_migrate.wal.model import Cell, CellType, WalKey
 from hbase_migrate.wal.names import ServerName, server_dir_name, wal_file_name
 from hbase_migrate.wal.writer import WalOptions, write_wal

@@ -24,7 +24,6 @@ from typing import Any
 
 from bench.range_engine import FAMILY, cluster, cuts, fill, two_clusters
 from hbase_migrate.cluster.descriptors import FamilyDescriptor, TableDescriptor
-from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
 from hbase_migrate.config import IN_PROCESS, LOCAL_SPARK_MASTER
 from hbase_migrate.ranges.engine import bind, range_engine
 from hbase_migrate.ranges.tasks import (
@@ -33,6 +32,7 @@ from hbase_migrate.ranges.tasks import (
     checksum_range_task,
     copy_range_task,
 )
+from hbase_migrate.thrift.thrift2 import Thrift2Client
 
 ENGINES = (IN_PROCESS, LOCAL_SPARK_MASTER)
 

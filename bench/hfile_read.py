@@ -57,9 +57,9 @@ from typing import Any
 from hbase_migrate.cluster.descriptors import FamilyDescriptor, TableDescriptor
 from hbase_migrate.cluster.endpoints import ClusterEndpoints
 from hbase_migrate.cluster.storage.hdfs_files import HdfsRoot
-from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
 from hbase_migrate.rpc.admin import NativeAdmin
 from hbase_migrate.snapshot.manifest import parse_manifest
+from hbase_migrate.thrift.thrift2 import Thrift2Client
 from hbase_migrate.wal.model import Cell, CellType
 from minihbase.admin_client import call_admin
 from realstack.hbase import DEFAULT_VERSION, RealHBase, RealHBaseOptions

@@ -67,9 +67,9 @@ from typing import Any
 from hbase_migrate.cluster.client import Client
 from hbase_migrate.cluster.descriptors import FamilyDescriptor, TableDescriptor
 from hbase_migrate.cluster.endpoints import load_cluster_json
-from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
 from hbase_migrate.hbase.connect import connect
 from hbase_migrate.rpc.admin import NativeAdmin
+from hbase_migrate.thrift.thrift2 import Thrift2Client
 from hbase_migrate.validate.compare import compare_tables
 from hbase_migrate.wal.model import Cell, CellType
 from minihbase.admin_client import call_admin

@@ -37,11 +37,11 @@ from typing import Any
 
 from hbase_migrate.cluster.descriptors import FamilyDescriptor, TableDescriptor
 from hbase_migrate.cluster.endpoints import ClusterEndpoints
-from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
 from hbase_migrate.config import ClusterSpec
 from hbase_migrate.ranges.engine import SparkEngine, bind, prepare_spark_environment
 from hbase_migrate.ranges.keyrange import KeyRange
 from hbase_migrate.ranges.tasks import ChecksumJob, CopyJob, checksum_range_task, copy_range_task
+from hbase_migrate.thrift.thrift2 import Thrift2Client
 from hbase_migrate.wal.model import Cell, CellType
 
 FAMILY = b"d"

@@ -41,12 +41,12 @@ from typing import Any
 from wal_read import tenfold  # the sibling benchmark script
 
 from hbase_migrate.cluster.descriptors import FamilyDescriptor, TableDescriptor
-from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
 from hbase_migrate.replay.apply import AppliedCounts, count_cells
 from hbase_migrate.replay.client_target import ClientTarget
 from hbase_migrate.replay.file_replay import ReplaySpec, replay_file
 from hbase_migrate.replay.filters import ReplayFilter
 from hbase_migrate.replay.mutations import RowMutation
+from hbase_migrate.thrift.thrift2 import Thrift2Client
 from hbase_migrate.wal.model import Cell, CellType, WalKey
 from hbase_migrate.wal.reader import WalReader
 from hbase_migrate.wal.writer import WalOptions, WalWriter
@@ -135,11 +135,11 @@ def raw_write(client: Thrift2Client, table: str, cells: Sequence[Cell], batch: i
 def spark_task(args: tuple[str, str, list[str], int]) -> int:
     """Runs in a Spark task: replay the given files, in order, into ``table``."""
     endpoint, table, paths, batch = args
-    from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client as Client
     from hbase_migrate.replay.client_target import ClientTarget as Target
     from hbase_migrate.replay.file_replay import ReplaySpec as Spec
     from hbase_migrate.replay.file_replay import replay_file as replay
     from hbase_migrate.replay.filters import ReplayFilter as Filter
+    from hbase_migrate.thrift.thrift2 import Thrift2Client as Client
 
     target = Target(Client(endpoint))
     spec = Spec(Filter.build([f"{SOURCE_TABLE}={table}"]), batch)
@@ -151,7 +151,7 @@ def spark_task(args: tuple[str, str, list[str], int]) -> int:
 
 RSS_CHILD = """
 import sys, time
-from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
+from hbase_migrate.thrift.thrift2 import Thrift2Client
 from hbase_migrate.replay.client_target import ClientTarget
 from hbase_migrate.replay.file_replay import ReplaySpec, replay_file
 from hbase_migrate.replay.filters import ReplayFilter
@@ -229,8 +229,6 @@ def row(label: str, cells: int, secs: float, here: float | None, there: float) -
 
 def warm_worker(_: int) -> int:
     """Import the replay modules in a Spark Python worker (start-up, not replay)."""
-    import hbase_migrate.cluster.thrift.thrift2
-    import hbase_migrate.replay.file_replay  # noqa: F401
 
     return os.getpid()
 

@@ -21,10 +21,10 @@ import time
 from pathlib import Path
 
 from bench.range_engine import FAMILY, fill
-from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
 from hbase_migrate.config import load_config
 from hbase_migrate.lifecycle import prepare, replay, snapshot, validate
 from hbase_migrate.lifecycle.result import StepResult
+from hbase_migrate.thrift.thrift2 import Thrift2Client
 from hbase_migrate.validate.gx_process import GxProcess
 from hbase_migrate.wal.model import Cell, CellType
 from minihbase.server import MiniHBase

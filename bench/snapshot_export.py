@@ -33,7 +33,6 @@ from urllib.parse import urlsplit
 
 from hbase_migrate.cluster.descriptors import TableDescriptor
 from hbase_migrate.cluster.endpoints import ClusterEndpoints
-from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
 from hbase_migrate.config import load_config
 from hbase_migrate.hbase.admin import connect_admin
 from hbase_migrate.jvm.maven import java_command
@@ -41,6 +40,7 @@ from hbase_migrate.snapshot.hbase_method import (
     hdfs_root,
     take_snapshots,
 )
+from hbase_migrate.thrift.thrift2 import Thrift2Client
 from hbase_migrate.wal.model import Cell, CellType
 from minihbase.admin_client import call_admin
 from minihbase.workload import FAMILIES, SPLITS

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from hbase_migrate.cluster.descriptors import FamilyDescriptor, TableDescriptor
-from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
+from hbase_migrate.thrift.thrift2 import Thrift2Client
 from hbase_migrate.timeutil import parse_duration
 from hbase_migrate.wal.model import Cell, CellType
 

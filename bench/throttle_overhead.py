@@ -15,10 +15,10 @@ import time
 from pathlib import Path
 
 from hbase_migrate.cluster.descriptors import FamilyDescriptor, TableDescriptor
-from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
 from hbase_migrate.config import LimitSettings
 from hbase_migrate.limits import Throttle, ThrottlePlan, metered
 from hbase_migrate.ranges.copy import copy_range
+from hbase_migrate.thrift.thrift2 import Thrift2Client
 from hbase_migrate.wal.model import Cell, CellType
 from minihbase.server import MiniHBase
 

@@ -24,13 +24,13 @@ from pathlib import Path
 
 from bench.range_engine import fill
 from hbase_migrate.audit.ledger import Ledger
-from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
 from hbase_migrate.config import load_config
 from hbase_migrate.errors import HBaseMigrateError
 from hbase_migrate.lifecycle import prepare, snapshot, validate
 from hbase_migrate.ranges.keyrange import KeyRange
 from hbase_migrate.ranges.stats import RangeStats
 from hbase_migrate.ranges.tasks import RangePair
+from hbase_migrate.thrift.thrift2 import Thrift2Client
 from hbase_migrate.validate.gx_process import GxProcess
 from hbase_migrate.validate.resume import ChecksumRecorder
 from minihbase.model import MiniHBaseError

@@ -30,10 +30,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from hbase_migrate.cluster.descriptors import RegionDescriptor
-from hbase_migrate.cluster.thrift.mutations import DELETE_TYPES
-from hbase_migrate.cluster.thrift.thrift2 import family_from_thrift, family_to_thrift
-from hbase_migrate.cluster.thrift.thrift2_idl import hbase2 as T
 from hbase_migrate.tablename import DEFAULT_NAMESPACE, split_table_name
+from hbase_migrate.thrift.mutations import DELETE_TYPES
+from hbase_migrate.thrift.thrift2 import family_from_thrift, family_to_thrift
+from hbase_migrate.thrift.thrift2_idl import hbase2 as T
 from hbase_migrate.wal.model import Cell, CellType
 from minihbase.cluster import Cluster
 from minihbase.handlers import ScannerRegistry, bind_handler, in_transition

@@ -22,10 +22,10 @@ from thriftpy2.transport import TTransportException
 from hbase_migrate.cluster.descriptors import FamilyDescriptor, TableDescriptor
 from hbase_migrate.cluster.endpoints import ClusterEndpoints, parse_host_port
 from hbase_migrate.cluster.errors import ClusterError
-from hbase_migrate.cluster.thrift.thrift1 import open_connection
-from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
 from hbase_migrate.errors import ConfigError
 from hbase_migrate.tablename import normalize_table_name
+from hbase_migrate.thrift.thrift1 import open_connection
+from hbase_migrate.thrift.thrift2 import Thrift2Client
 from hbase_migrate.wal.model import Cell, CellType
 
 log = logging.getLogger(__name__)

@@ -20,7 +20,7 @@ from pathlib import Path
 import grimp
 
 ROOTS = ("hbase_migrate", "minihbase")
-TRANSPORTS = ("hbase_migrate.rpc", "hbase_migrate.cluster.thrift")
+TRANSPORTS = ("hbase_migrate.rpc", "hbase_migrate.thrift")
 # the packages of the migration's steps: they reach a cluster through the front door only
 DOMAIN = tuple(f"hbase_migrate.{p}" for p in (
     "ranges", "snapshot", "validate", "replay", "lifecycle", "commands", "sinks", "report",

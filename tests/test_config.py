@@ -243,9 +243,9 @@ def test_the_ledger_url_can_come_from_the_environment(tmp_path: Path,
 
 def test_gateway_settings_reach_both_clusters_and_round_trip(tmp_path: Path) -> None:
     from hbase_migrate.cluster.sizing import ClientSettings
-    from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
     from hbase_migrate.hbase.connect import open_client, open_thrift1
     from hbase_migrate.rpc.cluster import NativeCluster
+    from hbase_migrate.thrift.thrift2 import Thrift2Client
 
     path = write(tmp_path, MINIMAL.replace('[target]\nthrift = "b:9090"',
                                            '[target]\nthrift = "b:9090"\nthrift2 = "b:9091"')
@@ -273,9 +273,9 @@ def test_a_cluster_reached_natively_names_only_zookeeper(tmp_path: Path) -> None
     """``client``: native when a cluster names ZooKeeper and no Thrift2 gateway, the
     gateways' when it names one, as given otherwise; the steps' client follows it and the
     ledger tells such a cluster by its ZooKeeper."""
-    from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
     from hbase_migrate.hbase.connect import open_client
     from hbase_migrate.rpc.cluster import NativeCluster
+    from hbase_migrate.thrift.thrift2 import Thrift2Client
 
     text = MINIMAL.replace('[target]\nthrift = "b:9090"',
                            '[target]\nzookeeper = "zk:2181"\nznode_parent = "/hb"')

@@ -13,7 +13,7 @@ import sys
 import hbase_migrate.hbase as door
 
 DOOR_MODULES = ("connect", "admin", "bulk", "identity", "handle")
-TRANSPORTS = ("hbase_migrate.rpc", "hbase_migrate.cluster.thrift", "happybase",
+TRANSPORTS = ("hbase_migrate.rpc", "hbase_migrate.thrift", "happybase",
               "google.cloud.bigtable")
 
 

@@ -11,8 +11,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 # a gateway's client, the Thrift2 IDL, PostgreSQL's dialect, replay's engine, GX
-UNUSED = ("happybase", "hbase_migrate.cluster.thrift.thrift1",
-          "hbase_migrate.cluster.thrift.thrift2", "sqlalchemy.dialects.postgresql",
+UNUSED = ("happybase", "hbase_migrate.thrift.thrift1",
+          "hbase_migrate.thrift.thrift2", "sqlalchemy.dialects.postgresql",
           "hbase_migrate.replay.run", "great_expectations", "pandas")
 
 

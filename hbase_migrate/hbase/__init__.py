@@ -20,7 +20,7 @@ transport or call; steps still calling them move to the handle. Also here: the p
 these return, the table, family and region descriptors, and the errors a step catches
 whatever the transport (:class:`ClusterError` and its kinds).
 
-The steps never import a transport (``hbase_migrate.rpc``, ``hbase_migrate.cluster.thrift``;
+The steps never import a transport (``hbase_migrate.rpc``, ``hbase_migrate.thrift``;
 import-linter checks it). Both transports sit below this package, beside
 :mod:`hbase_migrate.cluster`, their shared base, which imports neither; the names here are
 re-exported from where they are defined, and a transport is imported only when a function

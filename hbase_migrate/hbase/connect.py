@@ -27,7 +27,7 @@ def connect(endpoints: ClusterEndpoints, settings: ClientSettings | None = None,
         raise ConfigError(f"cluster {endpoints.name!r} names no Thrift2 gateway (thrift2 = "
                           "\"host:9090\") and its client is \"thrift\": name one, or set "
                           "client = \"native\" with zookeeper = \"host:2181\"")
-    from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
+    from hbase_migrate.thrift.thrift2 import Thrift2Client
 
     return Thrift2Client.with_settings(endpoints.thrift2, settings, endpoints.transport,
                                        endpoints.protocol, locate=locate,
@@ -40,7 +40,7 @@ def connect_thrift1(endpoints: ClusterEndpoints, *, timeout: float = 30.0,
     """A client of the cluster's Thrift1 gateway (happybase's IDL): calls time out after
     ``timeout`` seconds, a region listing in transition is read again for ``region_wait``;
     ``locate`` says where the gateway answers now (asked before reconnecting)."""
-    from hbase_migrate.cluster.thrift.thrift1 import Thrift1Client  # happybase, when used
+    from hbase_migrate.thrift.thrift1 import Thrift1Client  # happybase, when used
 
     return Thrift1Client(endpoints.thrift, endpoints.transport, endpoints.protocol,
                          timeout=timeout, locate=locate, region_wait=region_wait,

@@ -18,7 +18,7 @@ from hbase_migrate.airflow_stack import hbase_connection
 from hbase_migrate.audit.ledger import Ledger
 from hbase_migrate.bigtable.emulator import Emulator
 from hbase_migrate.cluster.descriptors import FamilyDescriptor, TableDescriptor
-from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
+from hbase_migrate.thrift.thrift2 import Thrift2Client
 from hbase_migrate.wal.model import Cell, CellType
 from minihbase.regionserver import WalSettings
 from minihbase.server import MiniHBase

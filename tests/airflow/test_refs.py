@@ -8,9 +8,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from hbase_migrate_airflow.migration import migration_spec, name_ref, ref_of, with_ref
 
 from hbase_migrate.errors import ConfigError
+from hbase_migrate_airflow.migration import migration_spec, name_ref, ref_of, with_ref
 
 SECRET = "s3cr3t-pw"
 PG = f"postgresql+psycopg://ledger:{SECRET}@db.example.com:5432/ledger"

@@ -146,6 +146,7 @@ def test_the_forms_identifying_fields_have_no_default(dag_bag: object) -> None:
     clusters and tables); those Airflow also starts by itself leave them empty (a run naming
     no migration skips, see test_cdc_dag)."""
     from airflow.sdk.definitions._internal.types import is_arg_set
+
     from hbase_migrate_airflow.params import IDENTITY
 
     for dag_id in dag_bag.dag_ids:  # type: ignore[attr-defined]

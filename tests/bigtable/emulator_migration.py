@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from hbase_migrate.bigtable.emulator import Emulator
-from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
+from hbase_migrate.thrift.thrift2 import Thrift2Client
 from hbase_migrate.wal.model import Cell, CellType
 from minihbase.regionserver import WalSettings
 from minihbase.server import MiniHBase

@@ -12,7 +12,7 @@ import pytest
 from hbase_migrate.bigtable.emulator import Emulator
 from hbase_migrate.cli import main
 from hbase_migrate.cluster.descriptors import FamilyDescriptor, TableDescriptor
-from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
+from hbase_migrate.thrift.thrift2 import Thrift2Client
 from minihbase.server import MiniHBase
 from tests.bigtable.classic import google_table
 from tests.bigtable.emulator_migration import put, source, write_config

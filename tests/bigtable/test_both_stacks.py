@@ -15,8 +15,8 @@ import pytest
 from hbase_migrate import lifecycle
 from hbase_migrate.bigtable.emulator import Emulator
 from hbase_migrate.cluster.endpoints import ClusterEndpoints
-from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
 from hbase_migrate.config import load_config
+from hbase_migrate.thrift.thrift2 import Thrift2Client
 from minihbase.cli.minicluster import call_admin
 from tests.bigtable.classic import bigtable_as_hbase_reads
 from tests.realstack.lifecycle_parts import workload

@@ -22,8 +22,8 @@ from hbase_migrate.audit.records import StepRecord, StepStatus
 from hbase_migrate.bigtable.emulator import Emulator
 from hbase_migrate.bigtable.errors import BigtablePreflightError
 from hbase_migrate.cluster.descriptors import FamilyDescriptor, TableDescriptor
-from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
 from hbase_migrate.config import load_config
+from hbase_migrate.thrift.thrift2 import Thrift2Client
 from hbase_migrate.wal.model import Cell, CellType
 from minihbase.server import MiniHBase
 from tests.bigtable.classic import google_table

@@ -18,9 +18,9 @@ from jsonschema import Draft202012Validator
 from referencing import Registry, Resource
 
 from hbase_migrate.bytesutil import to_bytes_binary
-from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
 from hbase_migrate.config import MigrationSpec, load_config
 from hbase_migrate.lifecycle.cdc import cdc
+from hbase_migrate.thrift.thrift2 import Thrift2Client
 from minihbase.regionserver import WalSettings
 from minihbase.server import cluster_id
 from minihbase.zookeeper import ZooKeeperServer

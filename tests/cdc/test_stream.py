@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
 from hbase_migrate.config import load_config
 from hbase_migrate.lifecycle.cdc import cdc
+from hbase_migrate.thrift.thrift2 import Thrift2Client
 from realstack.kafka import KafkaBroker
 from tests.support.cdc import (
     TABLE,

@@ -11,10 +11,10 @@ from itertools import pairwise
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hbase_migrate.cluster.thrift.mutations import puts_from_cells
-from hbase_migrate.cluster.thrift.thrift2 import cells_from_result
-from hbase_migrate.cluster.thrift.thrift2_idl import hbase2
 from hbase_migrate.cluster.waves import waves
+from hbase_migrate.thrift.mutations import puts_from_cells
+from hbase_migrate.thrift.thrift2 import cells_from_result
+from hbase_migrate.thrift.thrift2_idl import hbase2
 from hbase_migrate.wal.cells import tags_bytes
 from hbase_migrate.wal.model import Cell, CellType, Tag
 

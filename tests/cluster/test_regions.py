@@ -17,8 +17,8 @@ from hbase_migrate.cluster.regions import (
     not_tiling,
     settled_regions,
 )
-from hbase_migrate.cluster.thrift.thrift1 import Thrift1Client, Thrift1Error
-from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client, Thrift2Error
+from hbase_migrate.thrift.thrift1 import Thrift1Client, Thrift1Error
+from hbase_migrate.thrift.thrift2 import Thrift2Client, Thrift2Error
 from minihbase.workload import SPLITS
 from tests.support.minicluster import EmbeddedClusters, run_workload
 

@@ -15,13 +15,13 @@ import pytest
 
 from hbase_migrate.cluster.descriptors import FamilyDescriptor, TableDescriptor
 from hbase_migrate.cluster.endpoints import RETRIES
-from hbase_migrate.cluster.thrift.thrift2 import (
+from hbase_migrate.services import free_port
+from hbase_migrate.thrift.thrift2 import (
     Thrift2Client,
     Thrift2Error,
     Thrift2UnreachableError,
 )
-from hbase_migrate.cluster.thrift.thrift2_idl import hbase2
-from hbase_migrate.services import free_port
+from hbase_migrate.thrift.thrift2_idl import hbase2
 from hbase_migrate.wal.model import Cell, CellType
 
 

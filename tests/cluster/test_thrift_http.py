@@ -21,11 +21,11 @@ from thriftpy2.http import make_server
 from hbase_migrate.cluster.auth.kerberos import KerberosError
 from hbase_migrate.cluster.auth.security import ClusterSecurity
 from hbase_migrate.cluster.endpoints import ClusterEndpoints
-from hbase_migrate.cluster.thrift.thrift1 import Thrift1Client, Thrift1UnreachableError
-from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client, Thrift2UnreachableError
-from hbase_migrate.cluster.thrift.thrift2_idl import hbase2
 from hbase_migrate.errors import ConfigError
 from hbase_migrate.services import free_port
+from hbase_migrate.thrift.thrift1 import Thrift1Client, Thrift1UnreachableError
+from hbase_migrate.thrift.thrift2 import Thrift2Client, Thrift2UnreachableError
+from hbase_migrate.thrift.thrift2_idl import hbase2
 
 
 class Gateway2:

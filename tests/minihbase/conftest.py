@@ -20,8 +20,8 @@ import happybase
 import pytest
 
 from hbase_migrate.cluster.descriptors import RegionDescriptor
-from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
 from hbase_migrate.rpc.client import NativeClient
+from hbase_migrate.thrift.thrift2 import Thrift2Client
 from hbase_migrate.wal.model import Cell
 from minihbase.model import Durability
 from minihbase.regionserver import WalSettings

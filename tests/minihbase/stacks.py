@@ -12,8 +12,8 @@ import pytest
 from thriftpy2.rpc import make_client
 
 from hbase_migrate.cluster.endpoints import ClusterEndpoints
-from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
-from hbase_migrate.cluster.thrift.thrift2_idl import hbase2
+from hbase_migrate.thrift.thrift2 import Thrift2Client
+from hbase_migrate.thrift.thrift2_idl import hbase2
 
 from .conftest import Recorder
 

@@ -10,10 +10,10 @@ import pytest
 
 from hbase_migrate.cluster.descriptors import FamilyDescriptor, TableDescriptor
 from hbase_migrate.cluster.endpoints import ClusterEndpoints, load_cluster_json
-from hbase_migrate.cluster.thrift.mutations import deletes_from_cells, puts_from_cells
-from hbase_migrate.cluster.thrift.thrift1 import Thrift1Client, Thrift1Error
-from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
 from hbase_migrate.errors import ConfigError
+from hbase_migrate.thrift.mutations import deletes_from_cells, puts_from_cells
+from hbase_migrate.thrift.thrift1 import Thrift1Client, Thrift1Error
+from hbase_migrate.thrift.thrift2 import Thrift2Client
 from hbase_migrate.wal.model import Cell, CellType
 from minihbase.server import MiniHBase
 from tests.support.minicluster import EmbeddedClusters

@@ -9,9 +9,9 @@ from hdfs import HdfsError, InsecureClient
 from kazoo.client import KazooClient
 
 from hbase_migrate.cluster.descriptors import FamilyDescriptor
-from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
 from hbase_migrate.cluster.zk.zkpayload import decode_region_server_info
 from hbase_migrate.cluster.zk.zookeeper import HBaseZooKeeper
+from hbase_migrate.thrift.thrift2 import Thrift2Client
 from hbase_migrate.wal.model import CellType
 from minihbase.model import ClientCell, Mutation
 from minihbase.regionserver import WalSettings

@@ -7,7 +7,6 @@ import threading
 import uuid
 from collections import Counter
 
-from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
 from hbase_migrate.soak.linked_lists import (
     FAMILY,
     LIST,
@@ -18,6 +17,7 @@ from hbase_migrate.soak.linked_lists import (
     ListSpec,
     verify,
 )
+from hbase_migrate.thrift.thrift2 import Thrift2Client
 from hbase_migrate.wal.model import Cell, CellType
 from minihbase.server import MiniHBase
 

@@ -18,9 +18,9 @@ from click.testing import CliRunner
 
 from hbase_migrate.cluster.descriptors import FamilyDescriptor, TableDescriptor
 from hbase_migrate.cluster.endpoints import load_cluster_json
-from hbase_migrate.cluster.thrift.thrift1 import Thrift1Client
-from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client, Thrift2UnreachableError
 from hbase_migrate.cluster.zk.zookeeper import HBaseZooKeeper
+from hbase_migrate.thrift.thrift1 import Thrift1Client
+from hbase_migrate.thrift.thrift2 import Thrift2Client, Thrift2UnreachableError
 from hbase_migrate.wal import markers as mk
 from minihbase.cli.minicluster import minicluster
 

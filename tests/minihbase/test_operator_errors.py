@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 from kazoo.client import KazooClient
 
-from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
 from hbase_migrate.cluster.zk.zkpayload import decode_cluster_id, strip_metadata
+from hbase_migrate.thrift.thrift2 import Thrift2Client
 from hbase_migrate.wal.names import ServerName
 from minihbase.process import EmbeddedStackError
 from minihbase.server import MiniHBase

@@ -15,7 +15,7 @@ import pytest
 
 from hbase_migrate.cluster.descriptors import FamilyDescriptor, TableDescriptor
 from hbase_migrate.cluster.endpoints import load_cluster_json
-from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
+from hbase_migrate.thrift.thrift2 import Thrift2Client
 from hbase_migrate.wal.model import Cell, CellType
 
 pytestmark = pytest.mark.integration

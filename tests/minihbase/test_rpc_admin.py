@@ -11,10 +11,10 @@ from collections.abc import Iterator
 import pytest
 
 from hbase_migrate.cluster.descriptors import FamilyDescriptor, TableDescriptor
-from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
 from hbase_migrate.rpc.admin import NativeAdmin
 from hbase_migrate.rpc.client import NativeCallError, NativeClient
 from hbase_migrate.rpc.server_admin import AdminCallError
+from hbase_migrate.thrift.thrift2 import Thrift2Client
 from hbase_migrate.wal.model import Cell, CellType
 from minihbase.server import MiniHBase
 

@@ -16,7 +16,6 @@ from typing import cast
 import pytest
 
 from hbase_migrate.cluster.retry import Kind
-from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
 from hbase_migrate.cluster.zk.zookeeper import HBaseZooKeeper
 from hbase_migrate.rpc.client import NativeCallError, NativeClient
 from hbase_migrate.rpc.codec import (
@@ -47,6 +46,7 @@ from hbase_migrate.rpc.scan import (
     next_scan_request,
     open_scan_request,
 )
+from hbase_migrate.thrift.thrift2 import Thrift2Client
 from hbase_migrate.wal.model import Cell, CellType, cell_order
 from minihbase.admin_client import call_admin
 from minihbase.rpc.listener import CallContext, ServiceError

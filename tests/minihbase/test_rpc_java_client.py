@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
 from hbase_migrate.jvm.maven import java_command, module_classpath
+from hbase_migrate.thrift.thrift2 import Thrift2Client
 from hbase_migrate.wal.model import Cell, CellType
 from minihbase.server import MiniHBase
 from tests.realstack.fixtures import skip_without_real_stack

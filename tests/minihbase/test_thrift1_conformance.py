@@ -11,7 +11,7 @@ import happybase
 import Hbase_thrift as H
 import pytest
 
-from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
+from hbase_migrate.thrift.thrift2 import Thrift2Client
 from hbase_migrate.wal.model import CellType
 from minihbase.model import Durability
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 import pytest
 
 from hbase_migrate.cluster.descriptors import FOREVER, FamilyDescriptor, TableDescriptor
-from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client, Thrift2Error
-from hbase_migrate.cluster.thrift.thrift2_idl import hbase2
+from hbase_migrate.thrift.thrift2 import Thrift2Client, Thrift2Error
+from hbase_migrate.thrift.thrift2_idl import hbase2
 from hbase_migrate.wal.model import Cell, CellType
 from minihbase.server import MiniHBase
 

@@ -11,7 +11,7 @@ import pytest
 
 from hbase_migrate.cluster.descriptors import FamilyDescriptor
 from hbase_migrate.cluster.endpoints import ClusterEndpoints
-from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
+from hbase_migrate.thrift.thrift2 import Thrift2Client
 from hbase_migrate.wal import markers as mk
 from hbase_migrate.wal.messages import TableName
 from hbase_migrate.wal.model import Cell, CellType, ScopeType

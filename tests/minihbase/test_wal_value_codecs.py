@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from hbase_migrate.cluster.descriptors import FamilyDescriptor
-from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
+from hbase_migrate.thrift.thrift2 import Thrift2Client
 from hbase_migrate.wal.model import CellType
 from minihbase.cli.minicluster import WAL_COMPRESSION
 from minihbase.model import ClientCell, Mutation

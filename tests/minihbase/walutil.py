@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
+from hbase_migrate.thrift.thrift2 import Thrift2Client
 from hbase_migrate.wal.markers import decode_marker, is_marker
 from hbase_migrate.wal.model import Cell, Entry
 from hbase_migrate.wal.reader import WalReader

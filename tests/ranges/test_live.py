@@ -22,10 +22,10 @@ import pytest
 
 from hbase_migrate.audit.ledger import Ledger
 from hbase_migrate.audit.records import Verdict
-from hbase_migrate.cluster.thrift.thrift2_idl import hbase2
 from hbase_migrate.config import load_config
 from hbase_migrate.lifecycle import prepare, replay, snapshot, validate
 from hbase_migrate.ranges.keyrange import KeyRange
+from hbase_migrate.thrift.thrift2_idl import hbase2
 from hbase_migrate.wal.model import Cell, CellType
 from minihbase.regionserver import WalSettings
 from minihbase.zookeeper import ZooKeeperServer

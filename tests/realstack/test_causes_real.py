@@ -9,9 +9,9 @@ import pytest
 
 from hbase_migrate.cluster.endpoints import load_cluster_json
 from hbase_migrate.cluster.missing import MissingTableError
-from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
 from hbase_migrate.config import load_config
 from hbase_migrate.lifecycle import prepare, snapshot
+from hbase_migrate.thrift.thrift2 import Thrift2Client
 from minihbase.workload import Workload, WorkloadSpec
 from realstack.hbase import RealHBase
 

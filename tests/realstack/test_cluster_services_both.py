@@ -14,9 +14,9 @@ from kazoo.client import KazooClient
 
 from hbase_migrate.cluster.descriptors import FamilyDescriptor, TableDescriptor
 from hbase_migrate.cluster.storage.walstore import WebHdfsWalStore
-from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client, Thrift2UnreachableError
 from hbase_migrate.cluster.zk.zkpayload import decode_region_server_info
 from hbase_migrate.cluster.zk.zookeeper import HBaseZooKeeper
+from hbase_migrate.thrift.thrift2 import Thrift2Client, Thrift2UnreachableError
 from hbase_migrate.wal.model import Cell, CellType
 from hbase_migrate.wal.reader import read_entries
 from minihbase.admin_client import call_admin

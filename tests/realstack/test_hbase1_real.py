@@ -28,10 +28,10 @@ import pytest
 
 from hbase_migrate.cluster.descriptors import FamilyDescriptor, TableDescriptor
 from hbase_migrate.cluster.storage.walstore import WebHdfsWalStore
-from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
 from hbase_migrate.cluster.zk.zookeeper import HBaseZooKeeper
 from hbase_migrate.rpc.admin import NativeAdmin
 from hbase_migrate.rpc.client import NativeClient
+from hbase_migrate.thrift.thrift2 import Thrift2Client
 from hbase_migrate.wal.model import cell_order
 from hbase_migrate.wal.reader import WalReader
 from minihbase.admin_client import call_admin

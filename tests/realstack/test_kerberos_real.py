@@ -40,11 +40,11 @@ from kazoo.exceptions import SessionClosedRequireSaslError
 from hbase_migrate.cluster.auth.kerberos import KerberosError
 from hbase_migrate.cluster.endpoints import ClusterEndpoints
 from hbase_migrate.cluster.storage.walstore import WebHdfsWalStore
-from hbase_migrate.cluster.thrift.thrift1 import Thrift1Client
-from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
 from hbase_migrate.cluster.zk.zookeeper import HBaseZooKeeper
 from hbase_migrate.config import IN_PROCESS, load_config
 from hbase_migrate.lifecycle import cutover_check, prepare, report, snapshot, validate
+from hbase_migrate.thrift.thrift1 import Thrift1Client
+from hbase_migrate.thrift.thrift2 import Thrift2Client
 from hbase_migrate.validate.compare import compare_tables
 from minihbase.admin_client import call_admin
 from minihbase.workload import Workload, WorkloadSpec

@@ -30,10 +30,10 @@ import pytest
 
 from hbase_migrate.cluster.auth import kerberos
 from hbase_migrate.cluster.sizing import ClientSettings
-from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
 from hbase_migrate.config import IN_PROCESS, load_config
 from hbase_migrate.lifecycle import prepare, replay, snapshot, validate
 from hbase_migrate.rpc.cluster import NativeCluster
+from hbase_migrate.thrift.thrift2 import Thrift2Client
 from hbase_migrate.validate.compare import compare_tables
 from minihbase.admin_client import call_admin
 from minihbase.workload import Workload, WorkloadSpec

@@ -22,10 +22,10 @@ import pytest
 
 from hbase_migrate.cluster.descriptors import FamilyDescriptor, TableDescriptor
 from hbase_migrate.cluster.endpoints import ClusterEndpoints
-from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
 from hbase_migrate.config import IN_PROCESS, load_config
 from hbase_migrate.lifecycle import prepare, replay, snapshot, validate
 from hbase_migrate.replay.discovery import open_wal_store
+from hbase_migrate.thrift.thrift2 import Thrift2Client
 from hbase_migrate.validate.compare import compare_tables
 from hbase_migrate.wal.model import Cell, CellType
 from minihbase.admin_client import call_admin
@@ -80,7 +80,7 @@ def rolled_and_archived(spec: Any, since: int) -> bool:
 
 COPY_ALONE = """
 import json, sys, time, tracemalloc
-from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
+from hbase_migrate.thrift.thrift2 import Thrift2Client
 from hbase_migrate.ranges.copy import copy_range
 
 def high_water_kib():  # VmHWM: this process's peak RSS (ru_maxrss counts the parent's)

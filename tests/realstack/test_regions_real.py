@@ -24,11 +24,11 @@ from hbase_migrate.cluster.descriptors import FamilyDescriptor, RegionDescriptor
 from hbase_migrate.cluster.endpoints import ClusterEndpoints
 from hbase_migrate.cluster.errors import ClusterError
 from hbase_migrate.cluster.regions import not_tiling, transition_failure
-from hbase_migrate.cluster.thrift.mutations import deletes_from_cells
-from hbase_migrate.cluster.thrift.thrift1 import Thrift1Client
-from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
 from hbase_migrate.config import IN_PROCESS, load_config
 from hbase_migrate.lifecycle import prepare, snapshot, validate
+from hbase_migrate.thrift.mutations import deletes_from_cells
+from hbase_migrate.thrift.thrift1 import Thrift1Client
+from hbase_migrate.thrift.thrift2 import Thrift2Client
 from hbase_migrate.validate.compare import compare_tables
 from hbase_migrate.wal.model import Cell, CellType
 from minihbase.admin_client import call_admin

@@ -12,11 +12,11 @@ import pytest
 
 from hbase_migrate.audit.ledger import now_ms
 from hbase_migrate.cluster.endpoints import ClusterEndpoints
-from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
 from hbase_migrate.config import load_config
 from hbase_migrate.replay.job import ReplayJob
 from hbase_migrate.replay.run import run_replay
 from hbase_migrate.snapshot.schema import copy_schema
+from hbase_migrate.thrift.thrift2 import Thrift2Client
 from hbase_migrate.validate.compare import compare_tables
 from minihbase.admin_client import call_admin
 from tests.realstack.lifecycle_parts import workload

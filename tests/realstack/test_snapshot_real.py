@@ -32,7 +32,6 @@ from hbase_migrate.cluster.admin import JavaAdmin
 from hbase_migrate.cluster.descriptors import FamilyDescriptor, TableDescriptor
 from hbase_migrate.cluster.endpoints import ClusterEndpoints
 from hbase_migrate.cluster.storage.hdfs_files import HdfsRoot
-from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
 from hbase_migrate.config import IN_PROCESS, MigrationSpec, load_config
 from hbase_migrate.hbase.admin import connect_admin
 from hbase_migrate.hbase.connect import connect
@@ -51,6 +50,7 @@ from hbase_migrate.snapshot.hbase_method import (
 )
 from hbase_migrate.snapshot.manifest import SNAPSHOT_DIR, parse_manifest
 from hbase_migrate.snapshot.probes import ClusterProbes
+from hbase_migrate.thrift.thrift2 import Thrift2Client
 from hbase_migrate.validate.compare import compare_tables
 from hbase_migrate.validate.gx_process import GxProcess
 from hbase_migrate.wal.model import Cell, CellType

@@ -11,8 +11,8 @@ import pytest
 
 from hbase_migrate.cluster.descriptors import FamilyDescriptor, TableDescriptor
 from hbase_migrate.cluster.endpoints import load_cluster_json
-from hbase_migrate.cluster.thrift.thrift1 import Thrift1Client, Thrift1Error
-from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client, Thrift2Error
+from hbase_migrate.thrift.thrift1 import Thrift1Client, Thrift1Error
+from hbase_migrate.thrift.thrift2 import Thrift2Client, Thrift2Error
 from hbase_migrate.wal.model import Cell, CellType
 from realstack.hbase import RealHBase, RealHBaseOptions
 from tests.realstack.fixtures import skip_without_real_stack

@@ -24,10 +24,10 @@ import pytest
 
 from hbase_migrate.cluster.auth.kerberos import KerberosError
 from hbase_migrate.cluster.descriptors import FamilyDescriptor, TableDescriptor
-from hbase_migrate.cluster.thrift.thrift1 import Thrift1Client
-from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
 from hbase_migrate.config import IN_PROCESS, load_config
 from hbase_migrate.lifecycle import prepare, replay, snapshot, validate
+from hbase_migrate.thrift.thrift1 import Thrift1Client
+from hbase_migrate.thrift.thrift2 import Thrift2Client
 from hbase_migrate.validate.compare import compare_tables
 from hbase_migrate.wal.model import Cell, CellType
 from minihbase.admin_client import call_admin

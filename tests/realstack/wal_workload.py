@@ -17,8 +17,6 @@ from thriftpy2.rpc import make_client
 from hbase_migrate.bytesutil import to_string_binary
 from hbase_migrate.cluster.descriptors import FamilyDescriptor, TableDescriptor
 from hbase_migrate.cluster.endpoints import ClusterEndpoints
-from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
-from hbase_migrate.cluster.thrift.thrift2_idl import hbase2
 from hbase_migrate.hbase.connect import connect
 from hbase_migrate.rpc.cluster import NativeCluster
 from hbase_migrate.rpc.errors import RemoteError
@@ -29,6 +27,8 @@ from hbase_migrate.rpc.multi import (
     decode_multi_response,
     inline_mutation,
 )
+from hbase_migrate.thrift.thrift2 import Thrift2Client
+from hbase_migrate.thrift.thrift2_idl import hbase2
 from hbase_migrate.wal.model import Cell, CellType
 from hbase_migrate.wal.protobuf import bytes_field, varint_field
 from minihbase.admin_client import call_admin

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
 from hbase_migrate.errors import WalCorruptError
 from hbase_migrate.replay.client_target import ClientTarget
 from hbase_migrate.replay.errors import (
@@ -18,6 +17,7 @@ from hbase_migrate.replay.errors import (
 )
 from hbase_migrate.replay.file_replay import FileProgress, ReplaySpec, replay_file
 from hbase_migrate.replay.filters import ReplayFilter
+from hbase_migrate.thrift.thrift2 import Thrift2Client
 from hbase_migrate.wal.model import Cell, CellType
 from hbase_migrate.wal.protobuf import decode_varint32
 from hbase_migrate.wal.reader import WalReader

@@ -22,12 +22,12 @@ from hbase_migrate.audit.records import WalStatus
 from hbase_migrate.cluster.descriptors import FamilyDescriptor, TableDescriptor
 from hbase_migrate.cluster.endpoints import ClusterEndpoints
 from hbase_migrate.cluster.storage.walstore import WebHdfsWalStore
-from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
 from hbase_migrate.config import load_config
 from hbase_migrate.replay.discovery import SOURCE
 from hbase_migrate.replay.job import ReplayJob
 from hbase_migrate.replay.run import RunSummary, follow_replay, run_replay
 from hbase_migrate.snapshot.schema import copy_schema
+from hbase_migrate.thrift.thrift2 import Thrift2Client
 from hbase_migrate.validate.compare import compare_tables
 from hbase_migrate.wal.model import Cell, CellType
 from minihbase.regionserver import WalSettings

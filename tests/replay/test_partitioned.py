@@ -13,7 +13,6 @@ import pytest
 
 from hbase_migrate.audit.ledger import now_ms
 from hbase_migrate.cluster.descriptors import FamilyDescriptor, TableDescriptor
-from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
 from hbase_migrate.config import load_config
 from hbase_migrate.errors import ConfigError
 from hbase_migrate.replay.apply import AppliedCounts, count_cells
@@ -21,6 +20,7 @@ from hbase_migrate.replay.job import ReplayJob
 from hbase_migrate.replay.mutations import Kind, RowMutation, WalPosition
 from hbase_migrate.replay.partitioned import RowPartitionedTarget
 from hbase_migrate.replay.run import run_replay
+from hbase_migrate.thrift.thrift2 import Thrift2Client
 from hbase_migrate.validate.compare import compare_tables
 from hbase_migrate.wal.model import Cell, CellType
 from tests.support.minicluster import EmbeddedClusters

@@ -20,7 +20,6 @@ import pytest
 from hbase_migrate.audit.ledger import Ledger
 from hbase_migrate.audit.records import StepStatus, WalFileRecord, WalStatus
 from hbase_migrate.cluster.descriptors import FamilyDescriptor, TableDescriptor
-from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
 from hbase_migrate.config import ClusterSpec, MigrationSpec, load_config
 from hbase_migrate.errors import HBaseMigrateError
 from hbase_migrate.replay.discovery import SOURCE
@@ -28,6 +27,7 @@ from hbase_migrate.replay.job import ReplayJob
 from hbase_migrate.replay.mutations import WalPosition, to_mutations
 from hbase_migrate.replay.run import RunSummary, run_replay
 from hbase_migrate.replay.targets import open_target
+from hbase_migrate.thrift.thrift2 import Thrift2Client
 from hbase_migrate.wal.model import Cell, CellType
 from minihbase.regionserver import WalSettings
 from minihbase.server import MiniHBase

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from hbase_migrate.cluster.descriptors import FamilyDescriptor, TableDescriptor
-from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
 from hbase_migrate.rpc.admin import NativeAdmin
+from hbase_migrate.thrift.thrift2 import Thrift2Client
 from minihbase.admin_client import call_admin
 from realstack.hbase import RealHBase, RealHBaseOptions
 from tests.realstack.fixtures import running, skip_without_real_stack

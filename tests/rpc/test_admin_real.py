@@ -17,12 +17,12 @@ from hbase_migrate.cluster.admin import JavaAdmin
 from hbase_migrate.cluster.descriptors import FamilyDescriptor, TableDescriptor
 from hbase_migrate.cluster.endpoints import ClusterEndpoints
 from hbase_migrate.cluster.storage.hdfs_files import HdfsRoot
-from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
 from hbase_migrate.commands.cluster import _render_status, status_info
 from hbase_migrate.rpc.admin import NativeAdmin
 from hbase_migrate.rpc.admin_channel import NativeAdminChannel
 from hbase_migrate.rpc.client import NativeClient
 from hbase_migrate.rpc.server_admin import AdminCallError
+from hbase_migrate.thrift.thrift2 import Thrift2Client
 from hbase_migrate.wal.model import Cell, CellType
 from tests.support.wait import wait_for
 

@@ -36,11 +36,11 @@ from hbase_migrate.cluster.client import Client
 from hbase_migrate.cluster.descriptors import FamilyDescriptor, RegionDescriptor, TableDescriptor
 from hbase_migrate.cluster.endpoints import ClusterEndpoints, load_cluster_json
 from hbase_migrate.cluster.errors import ClusterError
-from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
 from hbase_migrate.hbase.connect import connect
 from hbase_migrate.rpc.client import NativeClient
 from hbase_migrate.rpc.cluster import NativeCluster
 from hbase_migrate.rpc.codec import KEYVALUE_CODEC_WITH_TAGS
+from hbase_migrate.thrift.thrift2 import Thrift2Client
 from hbase_migrate.wal.model import Cell, CellType, Tag, cell_order
 from realstack.hbase import RealHBase
 from tests.realstack.java_cells import java_dump

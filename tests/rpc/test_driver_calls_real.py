@@ -38,7 +38,7 @@ from hbasedriver.operations.put import Put
 from hbasedriver.operations.scan import Scan
 
 from hbase_migrate.cluster.descriptors import FamilyDescriptor, TableDescriptor
-from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
+from hbase_migrate.thrift.thrift2 import Thrift2Client
 from minihbase.regionserver import WalSettings
 from minihbase.zookeeper import ZooKeeperServer
 from tests.support.minicluster import EmbeddedClusters

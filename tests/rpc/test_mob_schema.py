@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from hbase_migrate.cluster.descriptors import DEFAULT_MOB_THRESHOLD, FamilyDescriptor
 from hbase_migrate.cluster.schema import decode_family, decode_pair, family_message
-from hbase_migrate.cluster.thrift.thrift2 import family_from_thrift, family_to_thrift
+from hbase_migrate.thrift.thrift2 import family_from_thrift, family_to_thrift
 from hbase_migrate.wal.protobuf import Message
 
 

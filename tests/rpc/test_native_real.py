@@ -17,12 +17,12 @@ import pytest
 
 from hbase_migrate.cluster.descriptors import TableDescriptor
 from hbase_migrate.cluster.retry import Kind
-from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
 from hbase_migrate.rpc import writes as writes_module
 from hbase_migrate.rpc.client import NativeClient
 from hbase_migrate.rpc.codec import encode_cell_block
 from hbase_migrate.rpc.errors import RemoteError
 from hbase_migrate.rpc.multi import PUT, decode_multi_response, row_multi
+from hbase_migrate.thrift.thrift2 import Thrift2Client
 from hbase_migrate.wal.model import Cell, CellType, Tag, cell_order
 from minihbase.admin_client import call_admin
 from minihbase.regionserver import WalSettings

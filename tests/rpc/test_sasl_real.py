@@ -39,7 +39,6 @@ import pytest
 from hbase_migrate.cluster.descriptors import TableDescriptor
 from hbase_migrate.cluster.endpoints import ClusterEndpoints
 from hbase_migrate.cluster.sizing import ClientSettings
-from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
 from hbase_migrate.hbase.connect import connect
 from hbase_migrate.rpc.cluster import NativeCluster
 from hbase_migrate.rpc.codec import decode_call, encode_reply
@@ -47,6 +46,7 @@ from hbase_migrate.rpc.connection import Connection
 from hbase_migrate.rpc.errors import RemoteError
 from hbase_migrate.rpc.messages import get_response
 from hbase_migrate.rpc.sasl import GssapiMechanism, SaslError, gssapi_login
+from hbase_migrate.thrift.thrift2 import Thrift2Client
 from hbase_migrate.wal.model import Cell, CellType, cell_order
 from realstack.hbase import RealHBase
 from tests.realstack import fixtures

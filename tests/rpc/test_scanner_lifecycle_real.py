@@ -30,12 +30,12 @@ from typing import Any
 import pytest
 
 from hbase_migrate.cluster.descriptors import FamilyDescriptor, TableDescriptor
-from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
 from hbase_migrate.rpc.client import NativeClient
 from hbase_migrate.rpc.connection import Connection
 from hbase_migrate.rpc.errors import RemoteError
 from hbase_migrate.rpc.locate import Region
 from hbase_migrate.rpc.scan import decode_scan_response
+from hbase_migrate.thrift.thrift2 import Thrift2Client
 from hbase_migrate.wal.model import Cell, CellType
 from tests.rpc.proto_reference import decode, encode
 from tests.rpc.two_stacks import described

@@ -15,11 +15,11 @@ from typing import Any
 import pytest
 
 from hbase_migrate.cluster.descriptors import FamilyDescriptor, TableDescriptor
-from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
 from hbase_migrate.rpc.admin import NativeAdmin
 from hbase_migrate.rpc.client import NativeClient
 from hbase_migrate.rpc.connection import Connection
 from hbase_migrate.rpc.errors import RemoteError
+from hbase_migrate.thrift.thrift2 import Thrift2Client
 from hbase_migrate.wal.model import Cell, CellType
 from tests.minihbase.rpc_requests import (
     APPEND,

@@ -34,7 +34,6 @@ import pytest
 from hbase_migrate.cluster.descriptors import TableDescriptor
 from hbase_migrate.cluster.endpoints import ClusterEndpoints
 from hbase_migrate.cluster.sizing import ClientSettings
-from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
 from hbase_migrate.commands.cluster import status_info
 from hbase_migrate.hbase.connect import connect
 from hbase_migrate.ranges.credentials import job_tokens
@@ -42,6 +41,7 @@ from hbase_migrate.rpc.cluster import NativeCluster
 from hbase_migrate.rpc.connection import Connection
 from hbase_migrate.rpc.errors import RpcConnectionError
 from hbase_migrate.rpc.tls import RpcTlsError, client_context
+from hbase_migrate.thrift.thrift2 import Thrift2Client
 from hbase_migrate.wal.model import CellType, cell_order
 from realstack.hbase import RealHBase, RealHBaseOptions
 from realstack.tls import make_tls

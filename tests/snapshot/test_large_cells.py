@@ -18,13 +18,13 @@ import pytest
 
 from hbase_migrate.cli import main
 from hbase_migrate.cluster.descriptors import FamilyDescriptor, TableDescriptor
-from hbase_migrate.cluster.thrift.thrift2 import PutTimeoutError, Thrift2Client
-from hbase_migrate.cluster.thrift.thrift2_scan import ScanFailedError
 from hbase_migrate.ranges.copy import copy_range, copy_table
 from hbase_migrate.ranges.keyrange import KeyRange
 from hbase_migrate.ranges.plan import plan_ranges
 from hbase_migrate.ranges.stats import feed, range_stats
 from hbase_migrate.snapshot.schema import copy_schema
+from hbase_migrate.thrift.thrift2 import PutTimeoutError, Thrift2Client
+from hbase_migrate.thrift.thrift2_scan import ScanFailedError
 from hbase_migrate.validate.compare import compare_tables
 from hbase_migrate.validate.repair import repair_range
 from hbase_migrate.wal.model import Cell, CellType, cell_order

@@ -20,7 +20,6 @@ from hbase_migrate import runstate
 from hbase_migrate.audit.ledger import Ledger
 from hbase_migrate.audit.records import WalStatus
 from hbase_migrate.cluster.descriptors import FamilyDescriptor, TableDescriptor
-from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
 from hbase_migrate.config import load_config
 from hbase_migrate.errors import StepInterrupted
 from hbase_migrate.replay.discovery import SOURCE
@@ -28,6 +27,7 @@ from hbase_migrate.replay.job import FileOutcome, FileTask, ReplayJob
 from hbase_migrate.replay.run import Observer, run_replay
 from hbase_migrate.replay.spark import JOB_GROUP, spark_executor
 from hbase_migrate.spark.jobs import group_job_ids
+from hbase_migrate.thrift.thrift2 import Thrift2Client
 from hbase_migrate.validate.compare import compare_tables
 from hbase_migrate.wal.model import Cell, CellType
 from spark_apps.replay_wal import parse_args

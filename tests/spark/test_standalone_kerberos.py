@@ -34,13 +34,13 @@ from typing import Any
 import pytest
 
 from hbase_migrate.cluster.endpoints import ClusterEndpoints
-from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
 from hbase_migrate.config import load_config
 from hbase_migrate.lifecycle import prepare, replay, snapshot, validate
 from hbase_migrate.ranges.credentials import ship_credentials
 from hbase_migrate.ranges.engine import SparkEngine
 from hbase_migrate.ranges.keyrange import RangeError
 from hbase_migrate.replay.spark import spark_executor
+from hbase_migrate.thrift.thrift2 import Thrift2Client
 from hbase_migrate.validate.compare import compare_tables
 from minihbase.workload import Workload, WorkloadSpec
 from realstack.hbase import RealHBase, RealHBaseOptions

@@ -12,10 +12,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
 from hbase_migrate.config import MigrationSpec, load_config
 from hbase_migrate.replay.watermark import fix_watermark
 from hbase_migrate.snapshot.schema import copy_schema
+from hbase_migrate.thrift.thrift2 import Thrift2Client
 from minihbase.regionserver import WalSettings
 from minihbase.server import MiniHBase
 from minihbase.workload import Workload, WorkloadReport, WorkloadSpec

@@ -13,11 +13,11 @@ from hbase_migrate.audit.ledger import Ledger
 from hbase_migrate.audit.records import WalStatus
 from hbase_migrate.cluster.descriptors import FamilyDescriptor, TableDescriptor
 from hbase_migrate.cluster.endpoints import ClusterEndpoints
-from hbase_migrate.cluster.thrift.thrift1 import Thrift1Client
-from hbase_migrate.cluster.thrift.thrift2 import Thrift2Client
 from hbase_migrate.config import load_config
 from hbase_migrate.replay.discovery import SOURCE
 from hbase_migrate.replay.job import ReplayJob
+from hbase_migrate.thrift.thrift1 import Thrift1Client
+from hbase_migrate.thrift.thrift2 import Thrift2Client
 from hbase_migrate.wal.model import Cell, CellType, WalKey
 from hbase_migrate.wal.names import ServerName, server_dir_name, wal_file_name
 from hbase_migrate.wal.reader import WalReader

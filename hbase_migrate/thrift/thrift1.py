@@ -7,7 +7,7 @@ turns the gateway's IOError / IllegalArgument into :class:`Thrift1Error`, and on
 unreachable into :class:`Thrift1UnreachableError`, after which the next call makes a single
 attempt until one succeeds. Thrift1 reads see only the newest version of each column in
 scans; use the Thrift2 client for every version. A secured cluster's connections speak
-SASL/GSSAPI (:mod:`hbase_migrate.cluster.thrift.sasl`); a client without credentials that reaches
+SASL/GSSAPI (:mod:`hbase_migrate.thrift.sasl`); a client without credentials that reaches
 a SASL gateway is told so in one line instead of waiting it out as an outage.
 """
 
@@ -49,13 +49,13 @@ from hbase_migrate.cluster.errors import ClusterError, GatewayUnreachableError
 from hbase_migrate.cluster.regions import settled_regions
 from hbase_migrate.cluster.retry import Kind, Retry
 from hbase_migrate.cluster.sizing import DEFAULT_REGION_WAIT
-from hbase_migrate.cluster.thrift.sasl import (
+from hbase_migrate.thrift.sasl import (
     credentials_missing,
     open_secured,
     sasl_required,
     sasl_transport,
 )
-from hbase_migrate.cluster.thrift.thrift_http import http_transport
+from hbase_migrate.thrift.thrift_http import http_transport
 from hbase_migrate.wal.model import Cell, CellType
 
 log = logging.getLogger(__name__)

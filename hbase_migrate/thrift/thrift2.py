@@ -1,7 +1,7 @@
 """A typed client of HBase's Thrift2 gateway (THBaseService), the exact write path.
 
 Thrift2 carries a timestamp per cell and every delete type, so WAL cells map one to one
-(:mod:`hbase_migrate.cluster.thrift.mutations`, written by :meth:`Thrift2Client.write_cells`),
+(:mod:`hbase_migrate.thrift.mutations`, written by :meth:`Thrift2Client.write_cells`),
 tags aside: HBase's gateway builds a put's cells without a TColumnValue's tags
 (``ThriftUtilities.putFromThrift``), so none are sent; a read keeps those it gets.
 Calls that fail on the transport are retried with exponential backoff on a new
@@ -16,13 +16,13 @@ succeeds (a gateway known to be down is not waited for call after call).
 
 Calls are sized by bytes (:mod:`hbase_migrate.cluster.sizing`): a scan asks for about
 ``max_result_bytes`` per call and splits rows wider than that into pieces
-(:mod:`hbase_migrate.cluster.thrift.thrift2_scan`); ``put_cells`` sends at most
+(:mod:`hbase_migrate.thrift.thrift2_scan`); ``put_cells`` sends at most
 ``max_put_bytes`` per ``putMultiple``. A call that times out is retried smaller, at most
 ``timeout_retries`` times in a row, then fails with one line saying what to change. A
 server error's message is cut to its first line (HBase sends Java stack traces). A secured
-cluster's connection speaks SASL/GSSAPI (:mod:`hbase_migrate.cluster.thrift.sasl`), as the
+cluster's connection speaks SASL/GSSAPI (:mod:`hbase_migrate.thrift.sasl`), as the
 Thrift1 client's do; with transport ``"http"`` calls are HTTP POSTs
-(:mod:`hbase_migrate.cluster.thrift.thrift_http`, SPNEGO when secured).
+(:mod:`hbase_migrate.thrift.thrift_http`, SPNEGO when secured).
 """
 
 from __future__ import annotations
@@ -80,18 +80,18 @@ from hbase_migrate.cluster.sizing import (
     chunks_by_bytes,
     format_bytes,
 )
-from hbase_migrate.cluster.thrift.mutations import deletes_from_cells, puts_from_cells
-from hbase_migrate.cluster.thrift.sasl import (
+from hbase_migrate.cluster.waves import waves
+from hbase_migrate.tablename import split_table_name
+from hbase_migrate.thrift.mutations import deletes_from_cells, puts_from_cells
+from hbase_migrate.thrift.sasl import (
     credentials_missing,
     open_secured,
     sasl_required,
     sasl_transport,
 )
-from hbase_migrate.cluster.thrift.thrift2_idl import hbase2
-from hbase_migrate.cluster.thrift.thrift2_scan import Thrift2Scanner
-from hbase_migrate.cluster.thrift.thrift_http import http_transport
-from hbase_migrate.cluster.waves import waves
-from hbase_migrate.tablename import split_table_name
+from hbase_migrate.thrift.thrift2_idl import hbase2
+from hbase_migrate.thrift.thrift2_scan import Thrift2Scanner
+from hbase_migrate.thrift.thrift_http import http_transport
 from hbase_migrate.wal.cells import parse_tags
 from hbase_migrate.wal.model import Cell, CellType
 
@@ -463,7 +463,7 @@ class Thrift2Client:
 
     def write_cells(self, table: str, cells: Sequence[Cell]) -> int:
         """Write cells exactly, each row's in their order
-        (:mod:`hbase_migrate.cluster.thrift.mutations`): puts and deletes in calls of their own,
+        (:mod:`hbase_migrate.thrift.mutations`): puts and deletes in calls of their own,
         as few as that order allows. Returns how many groups of calls were made."""
         calls = waves(cells)
         for call in calls:
@@ -518,7 +518,7 @@ class Thrift2Client:
         Calls ask for about ``max_result_bytes`` (at most ``rows_per_call`` Results); a
         call that fails on the transport reopens the scanner where the last piece ended,
         asking for less, at most ``timeout_retries`` times in a row
-        (:class:`~hbase_migrate.cluster.thrift.thrift2_scan.ScanFailedError`). ``raw``: delete
+        (:class:`~hbase_migrate.thrift.thrift2_scan.ScanFailedError`). ``raw``: delete
         markers and the cells they hide too (the scan attribute HBase's ``Scan.setRaw`` sets).
         The blocks read stay out of the region server's block cache, as with the native
         client."""

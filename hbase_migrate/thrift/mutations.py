@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from hbase_migrate.cluster.thrift.thrift2_idl import hbase2
+from hbase_migrate.thrift.thrift2_idl import hbase2
 from hbase_migrate.wal.model import Cell, CellType
 
 DELETE_TYPES: dict[int, int] = {  # cell type code -> TDeleteType
