@@ -43,6 +43,7 @@ from typing import Any, Protocol
 from hbase_migrate.cluster.endpoints import ClusterEndpoints
 from hbase_migrate.cluster.sizing import format_bytes
 from hbase_migrate.cluster.storage.hdfs_files import HdfsRoot
+from hbase_migrate.config import ClusterSpec
 from hbase_migrate.errors import HBaseMigrateError
 from hbase_migrate.hbase import BulkLoadCalls, open_cluster
 from hbase_migrate.replay.apply import AppliedCounts, ReplayTarget, WrappingTarget, count_cells
@@ -125,11 +126,18 @@ def choose_path(job: ReplayJob, tasks: Sequence[FileTask],
 
 def _refusal(job: ReplayJob, probe: TargetProbe) -> str | None:
     """Why the target cannot take the run's edits as a bulk load, or None."""
-    if job.target.bigtable is not None:
-        return "the target is Cloud Bigtable, which takes no bulk load"
-    if job.force_thrift1:
+    if job.target.bigtable is None and job.force_thrift1:
         return "--thrift1 writes through the target's Thrift1 gateway, which has no bulk load"
-    endpoints = job.target.endpoints()
+    return bulk_refusal(job.target, probe)
+
+
+def bulk_refusal(target: ClusterSpec, probe: TargetProbe | None = None) -> str | None:
+    """Why ``target`` cannot take a bulk load from here, or None: Cloud Bigtable, a Thrift
+    gateway, Kerberos (for now), no WebHDFS and HBase root, or no real HBase root there
+    (``probe``: :class:`WebHdfsProbe` unless told)."""
+    if target.bigtable is not None:
+        return "the target is Cloud Bigtable, which takes no bulk load"
+    endpoints = target.endpoints()
     name = f"the target cluster {endpoints.name!r}"
     checks = (
         (not endpoints.native, f"{name} is reached through its Thrift gateway, which has no "
@@ -140,7 +148,7 @@ def _refusal(job: ReplayJob, probe: TargetProbe) -> str | None:
          "hbase_root, and a bulk load stages its files on the target's HDFS over WebHDFS"),
     )
     return next((why for failed, why in checks if failed), None) or _root_refusal(
-        name, endpoints, probe)
+        name, endpoints, probe or WebHdfsProbe())
 
 
 def _root_refusal(name: str, endpoints: ClusterEndpoints, probe: TargetProbe) -> str | None:
