@@ -18,6 +18,7 @@ from typing import Any
 
 from hbase_migrate.cluster.auth.security import ClusterSecurity
 from hbase_migrate.config import ENDPOINT_KEYS, ClusterSpec, MigrationSpec, endpoints_identity
+from hbase_migrate.hbase import open_cluster
 
 IDENTITY_KEYS = ("source", "target", "tables")
 # Keys of a definition that only label it (not compared), or are its identity's.
@@ -34,7 +35,7 @@ def cluster_section(cluster: ClusterSpec) -> dict[str, Any]:
     the defaults, ``admin_shell``; a Bigtable target's own section."""
     if cluster.bigtable is not None:
         return cluster.bigtable.to_dict()
-    found = cluster.endpoints()
+    found = open_cluster(cluster).endpoints
     data = found.to_json()
     section: dict[str, Any] = {k: data[k] for k in ENDPOINT_KEYS if data.get(k)}
     if section.get("client") == "thrift":  # what every definition before the key meant

@@ -16,9 +16,10 @@ gateway or admin it opens is the caller's to close; :meth:`Cluster.close` ends t
 from __future__ import annotations
 
 from contextlib import AbstractContextManager
+from dataclasses import replace
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from hbase_migrate.bigtable.settings import BigtableSettings
 from hbase_migrate.cluster.admin import DEFAULT_HBASE_VERSION, Admin, Compactor
@@ -37,6 +38,9 @@ from hbase_migrate.hbase.admin import (
 from hbase_migrate.hbase.bulk import BulkLoadCalls, open_bulk_load
 from hbase_migrate.hbase.connect import connect, connect_thrift1, open_client, open_thrift1
 from hbase_migrate.hbase.identity import cluster_id
+
+if TYPE_CHECKING:
+    from hbase_migrate.cluster.storage.hdfs_files import HdfsRoot
 
 Transport = Literal["native", "thrift2", "thrift1", "bigtable"]
 
@@ -89,6 +93,24 @@ class Cluster:
         """The endpoints' name; a Bigtable target's instance (``project/instance``)."""
         bigtable = self.bigtable
         return bigtable.where if bigtable is not None else self.endpoints.name
+
+    @property
+    def reuse_key(self) -> str:
+        """What a client kept for later tasks must match: the endpoints as known now (a
+        restarted cluster's file read anew gives another key) and the ``[gateway]``
+        settings; a Bigtable target's instance."""
+        bigtable = self.bigtable
+        if bigtable is not None:
+            return repr(bigtable)
+        settings = self._spec.gateway if self._spec is not None else ClientSettings()
+        return repr((self.endpoints, settings))
+
+    def shipped(self) -> ClusterSpec:
+        """The section with its endpoints resolved here (security and client merged in),
+        as a task on another host gets it: no ``cluster.json`` to read there. A Bigtable
+        target has no endpoints to resolve (``ConfigError``, as :attr:`endpoints`)."""
+        return replace(self._as_spec(), cluster_json=None, explicit=self.endpoints, security=(),
+                       client=None)
 
     @property
     def transport(self) -> Transport:
@@ -173,6 +195,21 @@ class Cluster:
         settings = self._spec.gateway if self._spec is not None else ClientSettings()
         return open_bulk_load(self.endpoints, settings)
 
+    def file_root(self, timeout: float = 60.0) -> HdfsRoot | None:
+        """The cluster's HBase root over WebHDFS, with its security (what the snapshot files
+        are copied from, to and read in); None where it names no ``webhdfs`` URL and
+        ``hbase_root`` (a Bigtable target has neither)."""
+        if self.bigtable is not None:
+            return None
+        role = self._spec.role if self._spec is not None else "the"
+        endpoints = self.endpoints
+        if not endpoints.webhdfs or not endpoints.hbase_root:
+            return None
+        from hbase_migrate.cluster.storage.hdfs_files import HdfsRoot
+
+        return HdfsRoot(endpoints.webhdfs, endpoints.hbase_root, role, timeout,
+                        security=endpoints.security, cluster=endpoints.name)
+
     # --- what it says ---------------------------------------------------------------------
 
     def status(self, wait: float = 10.0) -> dict[str, Any] | None:
@@ -181,6 +218,12 @@ class Cluster:
         ZooKeeper says)."""
         if not self.reached_natively:
             return None
+        return cluster_status(self.endpoints, wait)
+
+    def master_status(self, wait: float = 10.0) -> dict[str, Any]:
+        """The active master's status over HBase's RPC (its ZooKeeper quorum or registry),
+        whichever transport serves the data; ``{"error"}`` when no master answered
+        (:func:`~hbase_migrate.hbase.admin.cluster_status`)."""
         return cluster_status(self.endpoints, wait)
 
     def registry_status(self, wait: float = 10.0) -> dict[str, Any] | None:

@@ -65,15 +65,11 @@ def replay_offsets(ledger: Ledger, migration_id: int) -> dict[str, tuple[str, in
 def readable_target(spec: MigrationSpec) -> bool:
     """Whether the target's store files can be read: an HBase root over WebHDFS holding the
     layout file HBase writes (a Bigtable or embedded target has none)."""
-    if spec.target.bigtable is not None:
-        return False
-    endpoints = spec.target.endpoints()
-    if not endpoints.webhdfs or not endpoints.hbase_root:
-        return False
-    from hbase_migrate.snapshot.export import open_root
+    from hbase_migrate.hbase import open_cluster
     from hbase_migrate.snapshot.hbase_method import LAYOUT_FILE
 
-    return open_root(spec.target).status(LAYOUT_FILE) is not None
+    root = open_cluster(spec.target).file_root()  # None for a Bigtable target
+    return root is not None and root.status(LAYOUT_FILE) is not None
 
 
 def wait_for_catch_up(ledger: Ledger, migration_id: int, since: int, timeout: float

@@ -93,7 +93,7 @@ def check_source(spec: MigrationSpec, describe: Describe) -> None:
     """Raise the error naming the first source table of ``spec`` missing, or lacking a
     family its ``[[tables]] families`` names (before anything is written); ``describe``
     reads the source (:func:`schema_reader`)."""
-    endpoints = spec.source.endpoints()
+    endpoints = open_cluster(spec.source).endpoints
     for t in spec.tables:
         found = find_missing(describe, "source", endpoints, t.source,
                              {f.encode() for f in t.families},
@@ -114,7 +114,7 @@ def explain_missing(spec: MigrationSpec, *, target_made: bool = True
                 cache[table] = source(table)
             return cache[table]
 
-        src = spec.source.endpoints()
+        src = open_cluster(spec.source).endpoints
         for t in spec.tables:
             named = {f.encode() for f in t.families}
             found = find_missing(described, "source", src, t.source, named,
@@ -124,7 +124,7 @@ def explain_missing(spec: MigrationSpec, *, target_made: bool = True
     if not target_made or spec.target.bigtable is not None:  # Bigtable's errors name it
         return None
     with schema_reader(spec.target) as target:
-        dst = spec.target.endpoints()
+        dst = open_cluster(spec.target).endpoints
         for t in spec.tables:
             desc = cache.get(t.source)
             needed = {f.encode() for f in t.families} or {

@@ -234,7 +234,6 @@ def check_asked(spec: MigrationSpec, from_snapshot: bool, live: bool, repair: bo
 def check_snapshot_source(spec: MigrationSpec, repair: bool = False) -> None:
     """Refuse ``--from snapshot`` before the step with ``repair``, or when the source has no
     real HBase root over WebHDFS to read snapshot files from."""
-    from hbase_migrate.snapshot.export import open_root
     from hbase_migrate.snapshot.hbase_method import LAYOUT_FILE
 
     if repair:
@@ -242,13 +241,13 @@ def check_snapshot_source(spec: MigrationSpec, repair: bool = False) -> None:
                           "the live source; validate from the snapshot first, then repair "
                           "without --from snapshot")
 
-    endpoints = spec.source.endpoints()
+    source = open_cluster(spec.source)
     where = f"validate --from snapshot of migration {spec.name!r}"
-    if not endpoints.webhdfs or not endpoints.hbase_root:
-        raise ConfigError(f"{where}: source cluster {endpoints.name!r} names no webhdfs URL and "
+    root = source.file_root()
+    if root is None:
+        raise ConfigError(f"{where}: source cluster {source.name!r} names no webhdfs URL and "
                           "hbase_root to read the snapshot's files from: name them, or "
                           "validate from the live source (no --from snapshot)")
-    root = open_root(spec.source)
     if root.status(LAYOUT_FILE) is None:
         raise ConfigError(f"{where}: no {LAYOUT_FILE} under the source's HBase root "
                           f"({root.where('')}), so no HBase that writes HFiles (the embedded "

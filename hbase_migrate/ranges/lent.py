@@ -7,11 +7,12 @@ its SASL exchange) to each region server. :func:`lent_client` hands a task a cli
 earlier task of this process gave back, or a new one, and takes it back when the task ends.
 
 A client is lent to one task at a time (a Thrift client is not shared across threads), and
-only to a task of the same cluster, endpoints and ``[gateway]`` settings: the endpoints are
-read again (``cluster.json``) each time one is lent, so a cluster restarted on new ports
-gets new clients. A task that ends with an error closes its client instead of giving it
-back. What a kept client knew (its region locations) may be stale by the next task: the
-clients find moved regions again as they find them within a task (relocate and retry).
+only to a task of the same cluster, endpoints and ``[gateway]`` settings
+(:attr:`~hbase_migrate.hbase.Cluster.reuse_key`): a cluster restarted on new ports (its
+``cluster.json`` written anew, so read again) gets new clients. A task that ends with an
+error closes its client instead of giving it back. What a kept client knew (its region
+locations) may be stale by the next task: the clients find moved regions again as they
+find them within a task (relocate and retry).
 The clients kept idle are closed when the process exits, or by :func:`close_idle`.
 """
 
@@ -32,24 +33,18 @@ _lock = threading.Lock()
 _idle: dict[str, list[Client]] = {}
 
 
-def _key(cluster: ClusterSpec) -> str:
-    """What a kept client must match: the endpoints as read now, and the call settings."""
-    if cluster.bigtable is not None:
-        return repr(cluster.bigtable)
-    return repr((cluster.endpoints(), cluster.gateway))
-
-
 @contextmanager
 def lent_client(cluster: ClusterSpec) -> Iterator[Client]:
     """A client of ``cluster`` for the length of the block: one given back by an earlier
     task of this process, else a new one (:meth:`hbase_migrate.hbase.Cluster.client`).
     It is given back when the block ends, closed when it ends with an error."""
-    key = _key(cluster)
+    handle = open_cluster(cluster)
+    key = handle.reuse_key
     with _lock:
         kept = _idle.get(key)
         client = kept.pop() if kept else None
     if client is None:
-        client = open_cluster(cluster).client()
+        client = handle.client()
     try:
         yield client
     except BaseException:
@@ -71,7 +66,7 @@ def give_back(key: str, client: Client) -> None:
 def idle_clients(cluster: ClusterSpec) -> int:
     """How many clients of ``cluster`` are kept idle now."""
     with _lock:
-        return len(_idle.get(_key(cluster), ()))
+        return len(_idle.get(open_cluster(cluster).reuse_key, ()))
 
 
 def close_idle() -> None:

@@ -27,6 +27,7 @@ from typing import Any
 from hbase_migrate.cluster.storage.hdfs_files import HdfsRoot
 from hbase_migrate.config import ClusterSpec
 from hbase_migrate.errors import ConfigError, HBaseMigrateError
+from hbase_migrate.hbase import open_cluster
 from hbase_migrate.limits import Throttle, ThrottlePlan
 from hbase_migrate.snapshot.manifest import (
     INFO_FILE,
@@ -64,14 +65,15 @@ def snapshot_folder_files(name: str) -> list[ExportFile]:
 
 
 def open_root(cluster: ClusterSpec) -> HdfsRoot:
-    """The cluster's HBase root over WebHDFS (with its security)."""
-    endpoints = cluster.endpoints()
-    if not endpoints.webhdfs or not endpoints.hbase_root:
-        raise ConfigError(f"{cluster.role} cluster {endpoints.name!r} names no webhdfs URL "
+    """The cluster's HBase root over WebHDFS (with its security:
+    :meth:`~hbase_migrate.hbase.Cluster.file_root`)."""
+    handle = open_cluster(cluster)
+    root = handle.file_root()
+    if root is None:
+        raise ConfigError(f"{cluster.role} cluster {handle.name!r} names no webhdfs URL "
                           "and hbase_root: [snapshot] method = \"hbase\" copies files over "
                           "WebHDFS")
-    return HdfsRoot(endpoints.webhdfs, endpoints.hbase_root, cluster.role,
-                    security=endpoints.security, cluster=endpoints.name)
+    return root
 
 
 @dataclass(frozen=True)

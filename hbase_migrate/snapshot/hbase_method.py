@@ -29,6 +29,7 @@ from hbase_migrate.cluster.admin import Admin, snapshot_name
 from hbase_migrate.cluster.storage.hdfs_files import HdfsRoot
 from hbase_migrate.config import IN_PROCESS, ClusterSpec, MigrationSpec, TableSpec
 from hbase_migrate.errors import HBaseMigrateError
+from hbase_migrate.hbase import open_cluster
 from hbase_migrate.limits import ThrottlePlan, step_limits
 from hbase_migrate.ranges.engine import Progress, bind, in_threads, range_engine
 from hbase_migrate.snapshot.export import (
@@ -63,10 +64,10 @@ class SnapshotMethodError(HBaseMigrateError):
 def hdfs_root(cluster: ClusterSpec) -> HdfsRoot:
     """The cluster's HBase root over WebHDFS; refused when it is not a real HBase's."""
     root = open_root(cluster)
-    endpoints = cluster.endpoints()
     if root.status(LAYOUT_FILE) is None:
+        name = open_cluster(cluster).name
         raise SnapshotMethodError(
-            f"{cluster.role} cluster {endpoints.name!r}: no {LAYOUT_FILE} under its HBase root "
+            f"{cluster.role} cluster {name!r}: no {LAYOUT_FILE} under its HBase root "
             f"({root.where('')}), so no HBase that writes HFiles (the embedded cluster writes "
             "none): [snapshot] method = \"hbase\" cannot copy it; use method = \"scan\"")
     return root

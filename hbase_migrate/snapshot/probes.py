@@ -21,19 +21,21 @@ class ClusterProbes:
     """:class:`~hbase_migrate.snapshot.choose.Probes` over the clusters themselves."""
 
     def file_root(self, cluster: ClusterSpec) -> str | None:
+        from hbase_migrate.hbase import open_cluster
         from hbase_migrate.snapshot.hbase_method import LAYOUT_FILE, hdfs_root
 
-        endpoints = cluster.endpoints()
-        if not endpoints.webhdfs or not endpoints.hbase_root:
-            return (f"the {cluster.role} cluster {endpoints.name!r} names no webhdfs URL and "
+        handle = open_cluster(cluster)
+        root = handle.file_root()
+        if root is None:
+            return (f"the {cluster.role} cluster {handle.name!r} names no webhdfs URL and "
                     "hbase_root, and the file copy reads and writes HBase roots over WebHDFS")
         try:
             hdfs_root(cluster)
         except HBaseMigrateError as exc:
             if LAYOUT_FILE not in str(exc):
                 raise
-            return (f"the {cluster.role} cluster {endpoints.name!r} has no {LAYOUT_FILE} "
-                    f"under its HBase root over WebHDFS ({endpoints.webhdfs}), so it is no "
+            return (f"the {cluster.role} cluster {handle.name!r} has no {LAYOUT_FILE} "
+                    f"under its HBase root over WebHDFS ({root.url}), so it is no "
                     "HBase that keeps its tables in HFiles there (the embedded cluster "
                     "keeps none) and takes no snapshots to export")
         return None
@@ -70,9 +72,9 @@ class ClusterProbes:
         return _java_helper(cluster.role, hbase_version)
 
     def release(self, cluster: ClusterSpec) -> str | None:
-        from hbase_migrate.hbase.admin import cluster_status
+        from hbase_migrate.hbase import open_cluster
 
-        status = cluster_status(cluster.endpoints(), STATUS_WAIT)
+        status = open_cluster(cluster).master_status(STATUS_WAIT)
         if "error" in status:
             raise HBaseMigrateError(f"its master's status: {status['error']}")
         return str(status.get("version") or "") or None

@@ -15,6 +15,7 @@ from urllib.parse import urlsplit
 from hbase_migrate.cluster.endpoints import ClusterEndpoints, parse_host_port
 from hbase_migrate.config import MigrationSpec
 from hbase_migrate.errors import HBaseMigrateError
+from hbase_migrate.hbase import open_cluster
 from hbase_migrate.spark.errors import task_error
 from hbase_migrate.spark.executors import PYTHON_KEY, ExecutorSetup
 
@@ -51,7 +52,7 @@ def wanted(spec: MigrationSpec, setup: ExecutorSetup, wal: bool) -> dict[str, An
     """What every executor must have for ``spec``'s tasks (``wal``: the replay's too)."""
     import pyspark
 
-    source, target = spec.source.endpoints(), spec.target.endpoints()
+    source, target = open_cluster(spec.source).endpoints, open_cluster(spec.target).endpoints
     versions = {"pyspark": pyspark.__version__}
     if setup.archive is not None:
         versions.update(setup.archive.versions)

@@ -9,15 +9,16 @@ import logging
 from dataclasses import replace
 
 from hbase_migrate.config import ClusterSpec, LimitSettings, MigrationSpec
+from hbase_migrate.hbase import open_cluster
 from hbase_migrate.limits.watch import overlay, read_overrides
 
 log = logging.getLogger(__name__)
 
 
 def resolved(cluster: ClusterSpec) -> ClusterSpec:
-    """``cluster`` with explicit endpoints (security and client merged in)."""
-    return replace(cluster, cluster_json=None, explicit=cluster.endpoints(), security=(),
-                   client=None)
+    """``cluster`` with explicit endpoints (security and client merged in:
+    :meth:`~hbase_migrate.hbase.Cluster.shipped`)."""
+    return open_cluster(cluster).shipped()
 
 
 def limits_now(spec: MigrationSpec) -> LimitSettings:

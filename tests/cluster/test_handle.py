@@ -126,3 +126,35 @@ def test_a_closed_handle_is_not_used_again() -> None:
     with pytest.raises(RuntimeError, match="closed"):
         cluster.client()
 
+
+
+def test_the_file_root_reuse_key_and_shipped_section_come_from_the_one_read(
+        tmp_path: Path, reads: Counter[Path]) -> None:
+    named = ClusterEndpoints("w", thrift="127.0.0.1:3", thrift2="127.0.0.1:4",
+                             webhdfs="http://127.0.0.1:9870", hbase_root="/hbase")
+    path = write(tmp_path / "cluster.json", named)
+    spec = ClusterSpec("source", cluster_json=path, security=(("qop", "auth-conf"),))
+    cluster = open_cluster(spec)
+    root = cluster.file_root()
+    assert root is not None
+    assert root.where("archive") == "source WebHDFS http://127.0.0.1:9870, path /hbase/archive"
+    shipped = cluster.shipped()  # what a task on another host gets: nothing to read there
+    assert (shipped.cluster_json, shipped.security, shipped.role) == (None, (), "source")
+    assert shipped.explicit is not None and shipped.explicit.security is not None
+    assert shipped.explicit.security.qop == "auth-conf"  # the section's key merged in
+    assert shipped.explicit.webhdfs == named.webhdfs and shipped.explicit.thrift2 == "127.0.0.1:4"
+    key = cluster.reuse_key
+    assert open_cluster(spec).reuse_key == key  # a client kept for the next task fits it
+    assert reads == {path: 1}
+    write(path, THRIFT2)  # the cluster restarted on other ports, without WebHDFS
+    assert open_cluster(spec).reuse_key != key and cluster.file_root() is None
+    assert reads == {path: 2}
+    assert open_cluster(THRIFT1).file_root() is None
+
+
+def test_a_bigtable_target_has_no_file_root_and_is_not_shipped_as_endpoints() -> None:
+    cluster = open_cluster(ClusterSpec("target", bigtable=BIGTABLE))
+    assert cluster.file_root() is None
+    assert cluster.reuse_key == repr(BIGTABLE)
+    with pytest.raises(ConfigError, match="it has no HBase endpoints"):
+        cluster.shipped()
