@@ -56,7 +56,7 @@ setup: $(VENV)/.installed docs-assets speedups
 .PHONY: speedups
 speedups: $(VENV)/.installed
 	@$(BIN)/python scripts/build-speedups.py
-	@$(BIN)/python -m compileall -q hbase_migrate hbase_migrate_airflow minihbase realstack dags spark_apps
+	@$(BIN)/python -m compileall -q -j 0 hbase_migrate hbase_migrate_airflow minihbase realstack dags spark_apps
 
 # the web assets of the validation's Data Docs, from the npm registry (renders offline)
 docs-assets: | system-deps

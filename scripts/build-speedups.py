@@ -20,24 +20,30 @@ import shlex
 import subprocess
 import sys
 import sysconfig
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-SOURCES = (ROOT / "hbase_migrate" / "wal" / "_hotloops.pyx",
-           ROOT / "hbase_migrate" / "replay" / "_convert.pyx",
-           ROOT / "hbase_migrate" / "sinks" / "_render.pyx",
-           ROOT / "hbase_migrate" / "hfile" / "_crc32c.pyx",
-           ROOT / "hbase_migrate" / "hfile" / "_cells.pyx",
-           ROOT / "hbase_migrate" / "hfile" / "_visible.pyx",
-           ROOT / "hbase_migrate" / "hfile" / "_writer.pyx",
-           ROOT / "hbase_migrate" / "ranges" / "_digest.pyx")
-SHARED = (ROOT / "hbase_migrate" / "plain_tuples.pxd",  # cimported by the modules above
-          ROOT / "hbase_migrate" / "wal" / "_hotloops.pxd")
+SOURCES = (
+    ROOT / "hbase_migrate" / "wal" / "_hotloops.pyx",
+    ROOT / "hbase_migrate" / "replay" / "_convert.pyx",
+    ROOT / "hbase_migrate" / "sinks" / "_render.pyx",
+    ROOT / "hbase_migrate" / "hfile" / "_crc32c.pyx",
+    ROOT / "hbase_migrate" / "hfile" / "_cells.pyx",
+    ROOT / "hbase_migrate" / "hfile" / "_visible.pyx",
+    ROOT / "hbase_migrate" / "hfile" / "_writer.pyx",
+    ROOT / "hbase_migrate" / "ranges" / "_digest.pyx",
+)
+SHARED = (
+    ROOT / "hbase_migrate" / "plain_tuples.pxd",  # cimported by the modules above
+    ROOT / "hbase_migrate" / "wal" / "_hotloops.pxd",
+)
 BUILD = ROOT / "build" / "speedups"
+SUFFIX = sysconfig.get_config_var("EXT_SUFFIX")  # read here: sysconfig's first read races
 
 
 def target(source: Path) -> Path:
-    return source.with_name(source.stem + sysconfig.get_config_var("EXT_SUFFIX"))
+    return source.with_name(source.stem + SUFFIX)
 
 
 class BuildError(Exception):
@@ -77,9 +83,14 @@ def build(source: Path, force: bool) -> None:
 
 
 def main() -> None:
+    """Build every module, as many at once as there are cores (Cython and the compiler
+    are processes of their own)."""
+    force = "--force" in sys.argv
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        builds = [pool.submit(build, source, force) for source in SOURCES]
     try:
-        for source in SOURCES:
-            build(source, "--force" in sys.argv)
+        for done in builds:
+            done.result()
     except BuildError as exc:
         sys.exit(f"build-speedups: {exc}")
 
