@@ -4,7 +4,9 @@
 * cycles of two modules (``a`` imports ``b`` and ``b`` imports ``a``);
 * package cycles: per package, the imports grimp nominates to break the cycles among its
   children (what import-linter's ``acyclic_siblings`` reports), for every package;
-* imports of a transport module by a domain module.
+* imports of a transport (``rpc``, ``thrift``, ``bigtable``) by any module of the core or
+  the plugins but the front door's (``hbase_migrate.hbase``) and the transports' own, less
+  those the import-linter contract names in its ``ignore_imports`` (``pyproject.toml``).
 
 ``python scripts/import_graph.py`` prints the counts and each finding; ``--check`` exits 1
 when any count is not 0.
@@ -14,17 +16,18 @@ from __future__ import annotations
 
 import argparse
 import sys
+import tomllib
 from collections.abc import Iterable
 from pathlib import Path
 
 import grimp
 
-ROOTS = ("hbase_migrate", "minihbase")
-TRANSPORTS = ("hbase_migrate.rpc", "hbase_migrate.thrift")
-# the packages of the migration's steps: they reach a cluster through the front door only
-DOMAIN = tuple(f"hbase_migrate.{p}" for p in (
-    "ranges", "snapshot", "validate", "replay", "lifecycle", "commands", "sinks", "report",
-    "audit", "limits", "spark", "soak"))
+ROOT = Path(__file__).resolve().parents[1]
+ROOTS = ("hbase_migrate", "hbase_migrate_airflow", "minihbase", "realstack")
+DOOR = "hbase_migrate.hbase"
+TRANSPORTS = ("hbase_migrate.rpc", "hbase_migrate.thrift", "hbase_migrate.bigtable")
+# what reaches a cluster through the front door only: every other module of these
+DOMAIN = ("hbase_migrate", "hbase_migrate_airflow")
 
 
 def within(module: str, packages: Iterable[str]) -> bool:
@@ -48,17 +51,33 @@ def package_cycles(graph: grimp.ImportGraph) -> dict[str, set[tuple[str, str]]]:
     return found
 
 
+def allowed_transport_imports() -> set[tuple[str, str]]:
+    """The ``ignore_imports`` of the import-linter contract forbidding the transports."""
+    with open(ROOT / "pyproject.toml", "rb") as f:
+        contracts = tomllib.load(f)["tool"]["importlinter"]["contracts"]
+    found = set()
+    for contract in contracts:
+        if contract["type"] == "forbidden" and DOOR not in contract["forbidden_modules"] \
+                and set(TRANSPORTS) <= set(contract["forbidden_modules"]):
+            for line in contract.get("ignore_imports", ()):
+                importer, imported = (m.strip() for m in line.split("->"))
+                found.add((importer, imported))
+    return found
+
+
 def transport_imports(graph: grimp.ImportGraph) -> list[tuple[str, str]]:
-    return sorted((module, imported) for module in graph.modules if within(module, DOMAIN)
+    allowed = allowed_transport_imports()
+    return sorted((module, imported) for module in graph.modules
+                  if within(module, DOMAIN) and not within(module, (DOOR, *TRANSPORTS))
                   for imported in graph.find_modules_directly_imported_by(module)
-                  if within(imported, TRANSPORTS))
+                  if within(imported, TRANSPORTS) and (module, imported) not in allowed)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--check", action="store_true", help="exit 1 unless every count is 0")
     args = parser.parse_args(argv)
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    sys.path.insert(0, str(ROOT))
     graph = grimp.build_graph(*ROOTS, include_external_packages=False, cache_dir=None)
     cycles, packages, transports = (two_module_cycles(graph), package_cycles(graph),
                                     transport_imports(graph))

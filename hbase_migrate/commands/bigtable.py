@@ -32,7 +32,7 @@ def emulator() -> None:
 @click.option("--port", type=int, default=None, help="The port (a free one by default).")
 def start(folder: Path, port: int | None) -> None:
     """Start the emulator; prints one JSON line with its emulator_host once it answers."""
-    from hbase_migrate.bigtable.emulator import start_emulator
+    from hbase_migrate.hbase.bigtable_target import start_emulator
 
     click.echo(json.dumps(start_emulator(folder, port).to_json()))
 
@@ -41,7 +41,7 @@ def start(folder: Path, port: int | None) -> None:
 @DIR
 def stop(folder: Path) -> None:
     """Stop the emulator started in --dir (its data is gone with it)."""
-    from hbase_migrate.bigtable.emulator import stop_emulator
+    from hbase_migrate.hbase.bigtable_target import stop_emulator
 
     stopped = stop_emulator(folder)
     click.echo(f"stopped the emulator at {stopped.host}" if stopped

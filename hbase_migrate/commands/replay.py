@@ -370,7 +370,7 @@ def _counts(counts: dict[str, int]) -> str:
 
 def _accepted(data: dict[str, Any]) -> list[str]:
     """A Bigtable target's accepted losses the run's writes left out (one line), if any."""
-    from hbase_migrate.bigtable.accepted import losses_line
+    from hbase_migrate.hbase.bigtable_target import losses_line
 
     line = losses_line((data.get("bigtable") or {}).get("known_losses", {}),
                        "counted above, not written to Bigtable")

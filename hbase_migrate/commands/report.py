@@ -29,7 +29,7 @@ def report(config: Path, out: Path | None, as_json: bool) -> None:
     verdict = result.verdict or "no cutover check yet"
     click.echo(f"report written to {result.metrics['path']} ({result.metrics['bytes']} "
                f"bytes); cutover verdict: {verdict}")
-    from hbase_migrate.bigtable.accepted import losses_line
+    from hbase_migrate.hbase.bigtable_target import losses_line
 
     lost = losses_line(result.metrics.get("accepted_losses") or {},
                        "on the source, left out of the last validation "

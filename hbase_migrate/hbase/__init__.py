@@ -20,11 +20,14 @@ transport or call; steps still calling them move to the handle. Also here: the p
 these return, the table, family and region descriptors, and the errors a step catches
 whatever the transport (:class:`ClusterError` and its kinds).
 
-The steps never import a transport (``hbase_migrate.rpc``, ``hbase_migrate.thrift``;
-import-linter checks it). Both transports sit below this package, beside
-:mod:`hbase_migrate.cluster`, their shared base, which imports neither; the names here are
-re-exported from where they are defined, and a transport is imported only when a function
-here first needs it.
+No package but this one imports a transport (``hbase_migrate.rpc``,
+``hbase_migrate.thrift``, ``hbase_migrate.bigtable``; import-linter checks it): what the
+steps use of a Bigtable target beside its client is re-exported by
+:mod:`hbase_migrate.hbase.bigtable_target`, and its losses and delete markers kept in the
+process are the handle's (:meth:`Cluster.recorded_losses`, :meth:`Cluster.marker_memory`).
+The transports sit below this package, beside :mod:`hbase_migrate.cluster`, their shared
+base, which imports none; the names here are re-exported from where they are defined, and a
+transport is imported only when a function here first needs it.
 """
 
 from __future__ import annotations

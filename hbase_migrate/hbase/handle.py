@@ -15,7 +15,8 @@ gateway or admin it opens is the caller's to close; :meth:`Cluster.close` ends t
 
 from __future__ import annotations
 
-from contextlib import AbstractContextManager
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import replace
 from pathlib import Path
 from types import TracebackType
@@ -40,6 +41,7 @@ from hbase_migrate.hbase.connect import connect, connect_thrift1, open_client, o
 from hbase_migrate.hbase.identity import cluster_id
 
 if TYPE_CHECKING:
+    from hbase_migrate.bigtable.masking import MarkerMemory
     from hbase_migrate.cluster.storage.hdfs_files import HdfsRoot
 
 Transport = Literal["native", "thrift2", "thrift1", "bigtable"]
@@ -209,6 +211,29 @@ class Cluster:
 
         return HdfsRoot(endpoints.webhdfs, endpoints.hbase_root, role, timeout,
                         security=endpoints.security, cluster=endpoints.name)
+
+    # --- what a Bigtable target's writes keep in this process ------------------------------
+
+    @contextmanager
+    def recorded_losses(self, metrics: dict[str, Any]) -> Iterator[None]:
+        """For the length of the block, what the writes to a Bigtable target left out (the
+        accepted losses, the puts an earlier delete masks), put into a step's ``metrics``
+        (``bigtable``) however it ends; nothing for an HBase cluster."""
+        from hbase_migrate.bigtable.losses import recorded_losses
+
+        with recorded_losses(self.bigtable, metrics):
+            yield
+
+    def marker_memory(self) -> MarkerMemory | None:
+        """The delete markers this process's clients of a Bigtable target met (shared by
+        them, noted ahead by a replay: a put they mask is not written); None for an HBase
+        cluster."""
+        bigtable = self.bigtable
+        if bigtable is None:
+            return None
+        from hbase_migrate.bigtable.losses import shared
+
+        return shared(bigtable)[0]
 
     # --- what it says ---------------------------------------------------------------------
 

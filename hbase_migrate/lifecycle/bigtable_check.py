@@ -6,10 +6,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from hbase_migrate.bigtable.preflight import Report, check_rows, check_wal_cells
-from hbase_migrate.bigtable.writer import MAX_MUTATIONS
 from hbase_migrate.cluster.client import Client
 from hbase_migrate.config import MigrationSpec
+from hbase_migrate.hbase.bigtable_target import MAX_MUTATIONS, Report, check_rows, check_wal_cells
 from hbase_migrate.replay.discovery import open_wal_store
 from hbase_migrate.wal.model import METAFAMILY, Cell
 from hbase_migrate.wal.reader import WalReader

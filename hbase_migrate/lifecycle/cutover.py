@@ -13,9 +13,9 @@ from __future__ import annotations
 from hbase_migrate.audit.ledger import now_ms
 from hbase_migrate.audit.records import GateVerdict, Provenance, StepStatus, Verdict
 from hbase_migrate.audit.status import compute_status, drained
-from hbase_migrate.bigtable.losses import migration_losses
 from hbase_migrate.config import MigrationSpec
 from hbase_migrate.hbase import open_cluster
+from hbase_migrate.hbase.bigtable_target import migration_losses
 from hbase_migrate.lifecycle.judge import uncovered
 from hbase_migrate.lifecycle.result import StepResult
 from hbase_migrate.lifecycle.step import recorded_step

@@ -24,9 +24,9 @@ from __future__ import annotations
 import posixpath
 from dataclasses import dataclass, field
 
-from hbase_migrate.bigtable.schema import table_id
 from hbase_migrate.config import MigrationSpec
 from hbase_migrate.hbase import open_cluster
+from hbase_migrate.hbase.bigtable_target import table_id
 from hbase_migrate.lifecycle.result import StepResult
 from hbase_migrate.replay.run import RunSummary
 from hbase_migrate.tablename import split_table_name

@@ -10,9 +10,9 @@ import os
 from pathlib import Path
 
 from hbase_migrate.audit.ledger import Ledger, now_ms
-from hbase_migrate.bigtable.losses import migration_losses
 from hbase_migrate.config import MigrationSpec, state_dir
 from hbase_migrate.errors import ConfigError
+from hbase_migrate.hbase.bigtable_target import migration_losses
 from hbase_migrate.lifecycle.result import StepResult
 from hbase_migrate.report import model, page
 

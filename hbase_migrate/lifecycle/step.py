@@ -19,9 +19,9 @@ from hbase_migrate.audit.records import (
     Provenance,
 )
 from hbase_migrate.audit.space import is_full
-from hbase_migrate.bigtable.losses import recorded_losses
 from hbase_migrate.config import MigrationSpec
 from hbase_migrate.errors import ConfigError, HBaseMigrateError
+from hbase_migrate.hbase import open_cluster
 from hbase_migrate.lifecycle.missing import explained
 from hbase_migrate.lifecycle.readiness import refusal
 from hbase_migrate.lifecycle.result import StepResult
@@ -89,7 +89,7 @@ def recorded_step(spec: MigrationSpec, kind: str, provenance: Provenance | None,
             with ledger.step(record.id, kind, provenance, record_wait=LEDGER_WAIT_S) as step:
                 context = StepContext(ledger, record, step)
                 try:
-                    with recorded_losses(spec.target.bigtable, step.metrics):
+                    with open_cluster(spec.target).recorded_losses(step.metrics):
                         yield context
                 except KeyboardInterrupt:
                     runstate.request_stop()

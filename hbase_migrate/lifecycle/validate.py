@@ -24,11 +24,11 @@ from typing import Any
 from hbase_migrate import runstate
 from hbase_migrate.audit.ledger import Ledger, now_ms
 from hbase_migrate.audit.records import MigrationState, Provenance, StepStatus, Verdict
-from hbase_migrate.bigtable.accepted import without_accepted
 from hbase_migrate.cluster.admin import snapshot_name
 from hbase_migrate.config import MigrationSpec, TableSpec
 from hbase_migrate.errors import ConfigError
 from hbase_migrate.hbase import open_cluster
+from hbase_migrate.hbase.bigtable_target import without_accepted
 from hbase_migrate.heavy_imports import fewer_collections
 from hbase_migrate.lifecycle.both_snapshots import (
     readable_target,

@@ -9,10 +9,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from hbase_migrate.audit.records import Verdict
-from hbase_migrate.bigtable.accepted import without_accepted
 from hbase_migrate.bytesutil import short_binary
 from hbase_migrate.config import MigrationSpec
 from hbase_migrate.hbase import open_cluster
+from hbase_migrate.hbase.bigtable_target import without_accepted
 from hbase_migrate.lifecycle.step import StepContext
 from hbase_migrate.limits import ThrottlePlan
 from hbase_migrate.ranges.tasks import task_throttle

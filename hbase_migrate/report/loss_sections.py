@@ -6,7 +6,7 @@ metrics, gathered by :mod:`hbase_migrate.bigtable.losses`)."""
 from __future__ import annotations
 
 from hbase_migrate.audit.records import StepRecord
-from hbase_migrate.bigtable.losses import migration_losses, written_losses
+from hbase_migrate.hbase.bigtable_target import migration_losses, written_losses
 from hbase_migrate.report.html import MAX_ROWS, section, table
 from hbase_migrate.report.model import ReportData
 from hbase_migrate.report.svg import esc

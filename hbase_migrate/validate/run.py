@@ -46,12 +46,12 @@ from typing import TYPE_CHECKING, Any
 from hbase_migrate.audit.ledger import Ledger
 from hbase_migrate.audit.migrations_book import OpenStep
 from hbase_migrate.audit.records import Verdict
-from hbase_migrate.bigtable.accepted import AcceptedLosses, not_accepted, without_accepted
 from hbase_migrate.cluster.admin import Compactor
 from hbase_migrate.cluster.client import Client
 from hbase_migrate.cluster.descriptors import RegionDescriptor
 from hbase_migrate.config import MigrationSpec, TableSpec
 from hbase_migrate.hbase import open_cluster
+from hbase_migrate.hbase.bigtable_target import AcceptedLosses, not_accepted, without_accepted
 from hbase_migrate.limits import ThrottlePlan
 from hbase_migrate.ranges.engine import Progress, RangeEngine, bind
 from hbase_migrate.ranges.keyrange import KeyRange, RangeError

@@ -161,7 +161,7 @@ class LifecycleOperator(BaseOperator):
     def execute(self, context: Context) -> dict[str, Any]:
         from airflow.sdk.exceptions import AirflowException, AirflowFailException
 
-        from hbase_migrate.bigtable.accepted import step_line
+        from hbase_migrate.hbase.bigtable_target import step_line
         from hbase_migrate_airflow.hooks.spark import with_connection_conf
 
         params, spec = self.run_spec(context)

@@ -158,3 +158,19 @@ def test_a_bigtable_target_has_no_file_root_and_is_not_shipped_as_endpoints() ->
     assert cluster.reuse_key == repr(BIGTABLE)
     with pytest.raises(ConfigError, match="it has no HBase endpoints"):
         cluster.shipped()
+
+
+def test_a_bigtable_targets_losses_and_delete_markers_are_kept_by_its_handle() -> None:
+    from hbase_migrate.bigtable.losses import shared  # what the Bigtable clients count into
+
+    spec = ClusterSpec("target", bigtable=BIGTABLE)
+    memory = open_cluster(spec).marker_memory()
+    assert memory is not None and open_cluster(spec).marker_memory() is memory  # per process
+    metrics: dict[str, object] = {}
+    with open_cluster(spec).recorded_losses(metrics):
+        shared(BIGTABLE)[1]["cell_too_large"] += 2  # as a write leaving two cells out
+    assert metrics == {"bigtable": {"known_losses": {"cell_too_large": 2}, "masked_puts": 0}}
+    hbase: dict[str, object] = {}
+    with open_cluster(THRIFT2).recorded_losses(hbase):
+        pass
+    assert hbase == {} and open_cluster(THRIFT2).marker_memory() is None
