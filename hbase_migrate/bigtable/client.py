@@ -38,6 +38,7 @@ from hbase_migrate.cluster.descriptors import (
     TimeRange,
 )
 from hbase_migrate.cluster.scanning import grouped
+from hbase_migrate.cluster.waves import RowCells
 from hbase_migrate.wal.model import Cell, CellType, cell_order
 
 # Google's clients warn on each connection to an emulator (made lazily, call by call):
@@ -172,10 +173,18 @@ class BigtableClient(AbstractContextManager["BigtableClient"]):
 
     def write_cells(self, table: str, cells: Sequence[Cell]) -> int:
         """Write cells of every type in order (:mod:`.writer`); the requests made."""
-        batcher = MutationBatcher(table, lambda entries: self._send(table, entries),
-                                  lambda row, family: self._family(table, row, family),
-                                  self.memory)
-        return batcher.add([c for c in cells if self._takes(table, c)])
+        return self._batcher(table).add(c for c in cells if self._takes(table, c))
+
+    def write_rows(self, table: str, batch: Sequence[RowCells]) -> int:
+        """Write a batch of row mutations in order (:mod:`.writer`: its requests hold each
+        row once); the requests made."""
+        return self._batcher(table).add(
+            c for mutation in batch for c in mutation.cells if self._takes(table, c))
+
+    def _batcher(self, table: str) -> MutationBatcher:
+        return MutationBatcher(table, lambda entries: self._send(table, entries),
+                               lambda row, family: self._family(table, row, family),
+                               self.memory)
 
     def _takes(self, table: str, cell: Cell) -> bool:
         """Whether ``cell`` is written: a limit it breaks must be accepted by name (then

@@ -15,7 +15,7 @@ more is sent as consecutive requests.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from hbase_migrate.bigtable.masking import MarkerMemory
@@ -42,7 +42,7 @@ class MutationBatcher:
         self.count = 0
         self.calls = 0
 
-    def add(self, cells: Sequence[Cell]) -> int:
+    def add(self, cells: Iterable[Cell]) -> int:
         """Queue ``cells`` in order and send them; the requests made."""
         from google.cloud.bigtable.data import mutations as m
 

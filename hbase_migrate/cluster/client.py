@@ -29,6 +29,7 @@ from hbase_migrate.cluster.descriptors import (
     TableDescriptor,
     TimeRange,
 )
+from hbase_migrate.cluster.waves import RowCells
 from hbase_migrate.wal.model import Cell
 
 
@@ -80,6 +81,11 @@ class Client(Protocol):
 
     def write_cells(self, table: str, cells: Sequence[Cell]) -> int:
         """Write cells of every type exactly, each row's in order; the calls made."""
+
+    def write_rows(self, table: str, batch: Sequence[RowCells]) -> int:
+        """Write a batch of row mutations (each one row's cells, all puts or all deletes)
+        exactly, each row's in the order given, grouped once into the transport's requests
+        (:func:`~hbase_migrate.cluster.waves.row_calls`); the calls made."""
 
     def regions(self, table: str) -> list[RegionDescriptor]:
         """The table's regions by start key, with the server holding each."""

@@ -20,7 +20,7 @@ the call timeout is retried smaller (:meth:`ScanSizer.shrink`).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from hbase_migrate.wal.hotloops import compiled_module
@@ -83,20 +83,6 @@ class ClientSettings:
                 "timeout_retries": self.timeout_retries,
                 "region_wait": round(self.region_wait * 1000),
                 "multis_per_server": self.multis_per_server}
-
-
-def chunks_by_bytes(cells: Sequence[Cell], max_bytes: int) -> Iterator[Sequence[Cell]]:
-    """Consecutive slices of ``cells`` of at most ``max_bytes`` each (a cell larger than
-    that alone in its slice)."""
-    start, size = 0, 0
-    for i, cell in enumerate(cells):
-        weight = cell_bytes(cell)
-        if i > start and size + weight > max_bytes:
-            yield cells[start:i]
-            start, size = i, 0
-        size += weight
-    if start < len(cells):
-        yield cells[start:]
 
 
 class ScanSizer:

@@ -1,7 +1,8 @@
 """Exact replay over a cluster's client (:mod:`hbase_migrate.cluster.client`: HBase's own
-RPC straight to the region servers that own the rows, or the Thrift2 gateway): each batch of
-row mutations written with ``write_cells``, every cell at its timestamp and every delete
-type; a refused batch is re-sent mutation by mutation to name the one the target refuses.
+RPC straight to the region servers that own the rows, the Thrift2 gateway, or Bigtable):
+each batch of row mutations handed to ``write_rows`` as it is, in WAL order (the transport
+cuts it into its own requests), every cell at its timestamp and every delete type; a refused
+batch is re-sent mutation by mutation to name the one the target refuses.
 (``thrift1_target`` does the same for Thrift1, with its delete-fidelity policy.)"""
 
 from __future__ import annotations
@@ -38,10 +39,9 @@ class ClientTarget(TargetOverClient):
             self.client.close()
 
     def apply(self, table: str, mutations: Sequence[RowMutation]) -> AppliedCounts:
-        cells = [c for m in mutations for c in m.cells]
         calls = 0
         try:
-            calls = self.client.write_cells(table, cells)
+            calls = self.client.write_rows(table, mutations)
         except ServiceUnreachableError as exc:
             raise unavailable(self.cluster, exc, writing(table, mutations[0])) from exc
         except ClusterError as exc:
@@ -55,7 +55,7 @@ class ClientTarget(TargetOverClient):
         calls = 0
         for m in mutations:
             try:
-                calls += self.client.write_cells(table, m.cells)
+                calls += self.client.write_rows(table, (m,))
             except ServiceUnreachableError as again:
                 raise unavailable(self.cluster, again, writing(table, m)) from exc
             except ClusterError as again:

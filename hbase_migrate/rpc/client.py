@@ -35,6 +35,7 @@ from hbase_migrate.cluster.errors import ServiceUnreachableError
 from hbase_migrate.cluster.retry import Kind, Retry
 from hbase_migrate.cluster.scanning import pieces_of, resumed_batches
 from hbase_migrate.cluster.sizing import DEFAULT_MULTIS_PER_SERVER
+from hbase_migrate.cluster.waves import RowCells, rows_of
 from hbase_migrate.rpc.codec import KEYVALUE_CODEC, KEYVALUE_CODEC_WITH_TAGS
 from hbase_migrate.rpc.connection import DEFAULT_CALL_TIMEOUT, Pool
 from hbase_migrate.rpc.errors import (
@@ -285,7 +286,11 @@ class NativeClient:
     def write(self, table: str, cells: Sequence[Cell]) -> int:
         """Write cells exactly (puts and every delete type, with their timestamps), each
         row's in order; returns the number of Multi rounds sent."""
-        return self.writes.write(table, cells)
+        return self.writes.write(table, rows_of(cells))
+
+    def write_rows(self, table: str, batch: Sequence[RowCells]) -> int:
+        """:meth:`write` of a batch of row mutations, each row's in the order given."""
+        return self.writes.write(table, batch)
 
     # --- regions ------------------------------------------------------------------------
 

@@ -19,6 +19,7 @@ from hbase_migrate.cluster.descriptors import (
 )
 from hbase_migrate.cluster.endpoints import ClusterEndpoints
 from hbase_migrate.cluster.sizing import ClientSettings
+from hbase_migrate.cluster.waves import RowCells
 from hbase_migrate.rpc.admin import NativeAdmin
 from hbase_migrate.rpc.client import NativeClient
 from hbase_migrate.rpc.locate import Region
@@ -136,6 +137,9 @@ class NativeCluster:
 
     def write_cells(self, table: str, cells: Sequence[Cell]) -> int:
         return self.data.write(table, cells)
+
+    def write_rows(self, table: str, batch: Sequence[RowCells]) -> int:
+        return self.data.write_rows(table, batch)
 
     def regions(self, table: str) -> list[RegionDescriptor]:
         return [region_descriptor(r) for r in self.data.regions(table)]

@@ -1,10 +1,11 @@
-"""The native client's writes (:class:`MultiWriter`): each row's cells stay in order
-(``cluster.waves``: runs of puts and of deletes); a run is cut into stages of about
-``max_multi_bytes``, a stage's rows become one MutationProto each, grouped per region server
-and region. Several Multis are in flight to each server at once (``multis_per_server``,
-HBase's ``hbase.client.max.perserver.tasks``, 2, across the client's threads): a server's
-share of a stage is cut into that many Multis along its regions (a server applies a Multi's
-regions one after the other, each with a WAL sync of its own, and Multis side by side; see
+"""The native client's writes (:class:`MultiWriter`): a batch of row mutations, each row's
+in order, grouped once into calls (``cluster.waves``: runs of puts and of deletes, each row
+once per call); a call is cut into stages of about ``max_multi_bytes``, a stage's rows become
+one MutationProto each, grouped per region server and region. Several Multis are in
+flight to each server at once (``multis_per_server``, HBase's
+``hbase.client.max.perserver.tasks``, 2, across the client's threads): a server's share of
+a stage is cut into that many Multis along its regions (a server applies a Multi's regions
+one after the other, each with a WAL sync of its own, and Multis side by side; see
 ``_parts``), every server's first sent before any second, so servers work while the next
 Multi is encoded. The actions that fail are retried alone, within the stage, until the
 client's retry (``Judge``) gives up loudly.
@@ -24,13 +25,12 @@ from __future__ import annotations
 import itertools
 import threading
 from collections import Counter, deque
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from operator import itemgetter
 from typing import NamedTuple, Protocol
 
 from hbase_migrate.cluster.retry import Kind, classify
-from hbase_migrate.cluster.sizing import CELL_OVERHEAD
-from hbase_migrate.cluster.waves import waves
+from hbase_migrate.cluster.waves import RowCells, row_calls, stages
 from hbase_migrate.rpc.codec import encode_cell_block
 from hbase_migrate.rpc.connection import PendingCall, Pool
 from hbase_migrate.rpc.errors import (
@@ -42,11 +42,10 @@ from hbase_migrate.rpc.errors import (
 )
 from hbase_migrate.rpc.locate import Region, RegionLocator
 from hbase_migrate.rpc.multi import all_done, decode_multi_response, mutate_type, row_multi
-from hbase_migrate.wal.hotloops import compiled_module
 from hbase_migrate.wal.model import Cell
 
 MIN_PART_ROWS = 64  # a server's share of a round is cut into Multis of at least this
-_Row = tuple[bytes, list[Cell]]  # a row and its cells: one MutationProto
+_Row = tuple[bytes, Sequence[Cell]]  # a row and its cells: one MutationProto
 _ROW_KEY = itemgetter(0)  # a _Row's row
 _Server = tuple[str, int]
 _Batch = dict[bytes, tuple[Region, list[_Row]]]  # one Multi: region name -> its rows
@@ -73,11 +72,12 @@ class MultiWriter:
         self.tags = tags
         self.slots = _Slots(multis_per_server)
 
-    def write(self, table: str, cells: Sequence[Cell]) -> int:
-        """Write cells exactly, each row's in order; the number of Multi rounds sent."""
+    def write(self, table: str, batch: Sequence[RowCells]) -> int:
+        """Write a batch of row mutations exactly, each row's in order; the number of Multi
+        rounds sent."""
         rounds = 0
-        for wave in waves(cells):
-            for stage in _stages(wave, self.max_multi_bytes):
+        for call in row_calls(batch):
+            for stage in stages(call, self.max_multi_bytes):
                 rounds += self._multi(table, stage)
         return rounds
 
@@ -244,35 +244,6 @@ class _Slots:
         with self._lock:
             self._taken[server] -= 1
         self._of(server).release()
-
-
-def _stages(cells: Sequence[Cell], max_bytes: int) -> Iterator[list[_Row]]:
-    """A run's rows (each row's cells in their order: one MutationProto) in stages of
-    about ``max_bytes``; a row a stage's end cuts goes on in the next stage (a cell larger
-    than that alone in its stage)."""
-    loops = compiled_module()
-    if loops is not None:
-        made: list[list[_Row]] | None = loops.row_stages(
-            cells if type(cells) is list else list(cells), max_bytes, CELL_OVERHEAD)
-        if made is not None:
-            yield from made
-            return
-    rows: dict[bytes, list[Cell]] = {}
-    size = 0
-    for cell in cells:
-        weight = (len(cell.row) + len(cell.family) + len(cell.qualifier) + len(cell.value)
-                  + CELL_OVERHEAD)  # cell_bytes, inline: once per cell written
-        if rows and size + weight > max_bytes:
-            yield list(rows.items())
-            rows, size = {}, 0
-        size += weight
-        have = rows.get(cell.row)
-        if have is None:
-            rows[cell.row] = [cell]
-        else:
-            have.append(cell)
-    if rows:
-        yield list(rows.items())
 
 
 def _parts(batches: dict[_Server, _Batch], per_server: int) -> list[tuple[_Server, _Batch]]:

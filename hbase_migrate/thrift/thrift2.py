@@ -77,12 +77,11 @@ from hbase_migrate.cluster.sizing import (
     DEFAULT_TIMEOUT_RETRIES,
     ClientSettings,
     cells_bytes,
-    chunks_by_bytes,
     format_bytes,
 )
-from hbase_migrate.cluster.waves import waves
+from hbase_migrate.cluster.waves import Row, RowCells, row_calls, rows_of, stages
 from hbase_migrate.tablename import split_table_name
-from hbase_migrate.thrift.mutations import deletes_from_cells, puts_from_cells
+from hbase_migrate.thrift.mutations import deletes_from_rows, puts_from_rows
 from hbase_migrate.thrift.sasl import (
     credentials_missing,
     open_secured,
@@ -422,35 +421,42 @@ class Thrift2Client:
     # --- writes -------------------------------------------------------------------------
 
     def put_cells(self, table: str, cells: Sequence[Cell], durability: int | None = None) -> None:
-        """Write Put cells with their own timestamps: one TPut per row, one ``putMultiple``
-        per ``max_put_bytes`` of cells. A call that times out is sent again in parts of half
-        its bytes (puts are idempotent: original timestamps), and later calls stay that
-        small; at most ``timeout_retries`` timeouts in a row."""
-        pending = list(reversed(list(chunks_by_bytes(cells, self.put_limit))))
+        """Write Put cells with their own timestamps (:meth:`put_rows`, a row's cells
+        gathered in one TPut)."""
+        for call in row_calls(rows_of(cells)):
+            self.put_rows(table, call, durability)
+
+    def put_rows(self, table: str, rows: Sequence[Row], durability: int | None = None) -> None:
+        """Write a call's rows of Put cells with their own timestamps: one TPut per row, one
+        ``putMultiple`` per ``max_put_bytes`` of cells. A call that times out is sent again in
+        parts of half its bytes (puts are idempotent: original timestamps), and later calls
+        stay that small; at most ``timeout_retries`` timeouts in a row."""
+        pending = list(reversed(list(stages(rows, self.put_limit))))
         failures = 0
         while pending:
             part = pending.pop()
             try:
                 self._call(f"putMultiple {table}",
-                           _put_multiple(table, puts_from_cells(part, durability)),
+                           _put_multiple(table, puts_from_rows(part, durability)),
                            raise_timeouts=True, idempotent=True)
             except TimeoutError as exc:
                 failures += 1
-                size = cells_bytes(part)
+                size = sum(cells_bytes(cells) for _, cells in part)
+                count = sum(len(cells) for _, cells in part)
                 if failures > self.timeout_retries:
                     raise PutTimeoutError(
                         f"thrift2 gateway {self.endpoint}: putMultiple into table {table} "
                         f"timed out {failures} times in a row at row "
-                        f"{short_binary(part[0].row)} ({len(part)} cell(s), "
+                        f"{short_binary(part[0][0])} ({count} cell(s), "
                         f"{format_bytes(size)}); raise [gateway] call_timeout (now "
                         f"{self.timeout:g} s) or lower [gateway] max_put_bytes (now "
                         f"{format_bytes(self.max_put_bytes)})") from exc
                 self.put_limit = max(1, min(self.put_limit, size // 2))
                 log.warning("%s: putMultiple into %s of %d cell(s) (%s) timed out (%d of %d); "
                             "sending it again in calls of at most %s", self.endpoint, table,
-                            len(part), format_bytes(size), failures, self.timeout_retries,
+                            count, format_bytes(size), failures, self.timeout_retries,
                             format_bytes(self.put_limit))
-                pending += reversed(list(chunks_by_bytes(part, self.put_limit)))
+                pending += reversed(list(stages(part, self.put_limit)))
             else:
                 failures = 0
 
@@ -462,15 +468,19 @@ class Thrift2Client:
                        idempotent=True)
 
     def write_cells(self, table: str, cells: Sequence[Cell]) -> int:
-        """Write cells exactly, each row's in their order
-        (:mod:`hbase_migrate.thrift.mutations`): puts and deletes in calls of their own,
-        as few as that order allows. Returns how many groups of calls were made."""
-        calls = waves(cells)
+        """:meth:`write_rows` of cells in their order."""
+        return self.write_rows(table, rows_of(cells))
+
+    def write_rows(self, table: str, batch: Sequence[RowCells]) -> int:
+        """Write a batch of row mutations exactly, each row's in the order given
+        (:mod:`hbase_migrate.thrift.mutations`): puts and deletes in calls of their own, as
+        few as that order allows. Returns how many groups of calls were made."""
+        calls = row_calls(batch)
         for call in calls:
-            if call[0].type == CellType.PUT:
-                self.put_cells(table, call)
+            if call[0][1][0].type == CellType.PUT:
+                self.put_rows(table, call)
             else:
-                self.delete_multiple(table, deletes_from_cells(call))
+                self.delete_multiple(table, deletes_from_rows(call))
         return len(calls)
 
     # --- reads --------------------------------------------------------------------------

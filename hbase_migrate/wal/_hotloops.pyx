@@ -866,35 +866,6 @@ def cells_weight(cells, Py_ssize_t overhead):
     return total
 
 
-def row_stages(list cells, Py_ssize_t max_bytes, Py_ssize_t overhead):
-    """The RPC client's ``_stages``, compiled, as a list: each stage its rows' cells by row
-    (first seen first), a stage cut before the cell that would take it past ``max_bytes``;
-    None when a cell is not of plain bytes fields (the reference groups them)."""
-    cdef list stages = []
-    cdef dict rows = {}
-    cdef Py_ssize_t size = 0, weight
-    for c in cells:
-        weight = _plain_weight(c, overhead)
-        if weight < 0:
-            return None
-        if rows and size + weight > max_bytes:
-            stages.append(list(rows.items()))
-            rows = {}
-            size = 0
-        size += weight
-        row = (<tuple>c)[0]
-        have = rows.get(row)
-        if have is None:
-            have = [c]
-            untrack(have)  # a row's cells: no container, so never in a reference cycle
-            rows[row] = have
-        else:
-            (<list>have).append(c)
-    if rows:
-        stages.append(list(rows.items()))
-    return stages
-
-
 def cut_results(tuple cells, counts):
     """A scan reply's cells cut into its Results by ``counts`` (``cells_per_result``), each
     a tuple left out of the cycle collector (it holds only :func:`plain_tuple` cells): a

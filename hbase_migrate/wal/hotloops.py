@@ -55,7 +55,7 @@ def plain_encoder() -> Callable[[Iterable[Cell], bool], bytes]:
 
 def compiled_module() -> ModuleType | None:
     """The compiled module when it runs, else None: the RPC client's loops call its
-    ``encode_row_actions``, ``row_stages`` and ``cells_weight`` directly (each answers None
+    ``encode_row_actions`` and ``cells_weight`` directly (each answers None
     for input only their reference handles)."""
     return _choice.compiled()
 

@@ -1,6 +1,7 @@
-"""How a batch of cells becomes gateway calls: every call all puts or all deletes, each row's
-cells in their order, as few calls as that order allows; tags are not sent (HBase's gateway
-would drop them) and are kept when a result carries them."""
+"""How a batch of row mutations becomes write calls: every call all puts or all deletes, each
+row once in a call and its cells in their order, as few calls as that order allows, a call
+cut into pieces of a byte budget without reordering; tags are not sent (HBase's gateway would
+drop them) and are kept when a result carries them."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ from itertools import pairwise
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hbase_migrate.cluster.waves import waves
+from hbase_migrate.cluster.sizing import cells_bytes
+from hbase_migrate.cluster.waves import row_calls, row_cells, rows_of, stages
 from hbase_migrate.thrift.mutations import puts_from_cells
 from hbase_migrate.thrift.thrift2 import cells_from_result
 from hbase_migrate.thrift.thrift2_idl import hbase2
@@ -43,16 +45,32 @@ def row_runs(cells: list[Cell]) -> int:
 
 @given(batches)
 def test_calls_keep_each_rows_order_and_are_all_puts_or_all_deletes(cells: list[Cell]) -> None:
-    calls = waves(cells)
+    calls = row_calls(rows_of(cells))
     assert all(calls)
     for call in calls:
-        assert len({c.type == CellType.PUT for c in call}) == 1
-    sent = [c for call in calls for c in call]
+        assert len({c.type == CellType.PUT for c in row_cells(call)}) == 1
+        rows = [row for row, _ in call]
+        assert len(rows) == len(set(rows))  # a row once per call
+        assert all(c.row == row for row, row_cells_ in call for c in row_cells_)
+    sent = [c for call in calls for c in row_cells(call)]
     assert Counter(sent) == Counter(cells)
     for row in {c.row for c in cells}:
         assert [c for c in sent if c.row == row] == [c for c in cells if c.row == row]
     # a row's n-th run goes out in the n-th wave: at most a put and a delete call per wave
     assert len(calls) <= 2 * row_runs(cells)
+
+
+@given(batches, st.integers(1, 200))
+def test_stages_cut_a_call_in_order_within_the_budget(cells: list[Cell], budget: int) -> None:
+    for call in row_calls(rows_of(cells)):
+        pieces = list(stages(call, budget))
+        assert all(pieces)
+        # the call's cells, row by row, in order: nothing lost, moved or sent twice
+        assert [c for piece in pieces for c in row_cells(piece)] == row_cells(call)
+        for piece in pieces:
+            weight = sum(cells_bytes(cs) for _, cs in piece)
+            assert weight <= budget or len(row_cells(piece)) == 1
+            assert len({row for row, _ in piece}) == len(piece)
 
 
 def test_deletes_spread_over_rows_take_a_few_calls_not_one_per_alternation() -> None:
@@ -63,7 +81,7 @@ def test_deletes_spread_over_rows_take_a_few_calls_not_one_per_alternation() -> 
     alternations = 1 + sum(1 for a, b in pairwise(cells)
                            if (a.type == CellType.PUT) != (b.type == CellType.PUT))
     assert alternations == 160  # calls in batch order: one per alternation
-    assert len(waves(cells)) <= 2 * row_runs(cells) <= 14  # 11 here: 160 before
+    assert len(row_calls(rows_of(cells))) <= 2 * row_runs(cells) <= 14  # 11 here: 160 before
 
 
 def test_puts_carry_every_field_where_the_idl_names_it() -> None:

@@ -1,5 +1,5 @@
-"""The write path's loops (grouping a batch's rows into Multis, weighing cells, cutting a
-scan into copy batches), compiled and pure Python, against rules written out here."""
+"""The write path's loops (cutting a call's rows into stages, weighing cells, cutting a scan
+into copy batches), compiled and pure Python, against rules written out here."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import random
 import pytest
 
 from hbase_migrate.cluster.sizing import CELL_OVERHEAD, cell_bytes, cells_bytes
+from hbase_migrate.cluster.waves import row_calls, rows_of, stages
 from hbase_migrate.ranges.copy import _batches
-from hbase_migrate.rpc.writes import _stages
 from hbase_migrate.wal.model import Cell, CellType
 
 
@@ -26,28 +26,34 @@ def weight(cell: Cell) -> int:
 
 
 @pytest.mark.parametrize("max_bytes", [1, 5_000, 40_000, 10**9])
-def test_a_batch_is_cut_into_stages_of_whole_rows_by_bytes(both_hot_loops: str,
-                                                          max_bytes: int) -> None:
-    batch = cells(max_bytes, 500)
-    expected: list[list[tuple[bytes, list[Cell]]]] = []
-    stage: dict[bytes, list[Cell]] = {}
+def test_a_call_is_cut_into_stages_by_bytes_row_by_row(both_hot_loops: str,
+                                                       max_bytes: int) -> None:
+    (call,) = row_calls(rows_of(cells(max_bytes, 500)))  # all puts: one call, a row once
+    expected: list[list[tuple[bytes, list[Cell]]]] = [[]]
     size = 0
-    for cell in batch:  # a stage ends before the cell that would take it past max_bytes
-        if stage and size + weight(cell) > max_bytes:
-            expected.append(list(stage.items()))
-            stage, size = {}, 0
-        stage.setdefault(cell.row, []).append(cell)
-        size += weight(cell)
-    expected.append(list(stage.items()))
-    assert list(_stages(batch, max_bytes)) == expected
-    assert list(_stages(tuple(batch), max_bytes)) == expected  # any sequence
+    for row, row_cells in call:  # a stage ends before the cell that would take it past
+        for cell in row_cells:
+            if expected[-1] and size + weight(cell) > max_bytes:
+                expected.append([])
+                size = 0
+            if not expected[-1] or expected[-1][-1][0] != row:
+                expected[-1].append((row, []))
+            expected[-1][-1][1].append(cell)
+            size += weight(cell)
+    got = [[(row, list(row_cells)) for row, row_cells in stage]
+           for stage in stages(call, max_bytes)]
+    assert got == expected
+    assert len(got) > 1 or max_bytes == 10**9
 
 
-def test_cells_not_of_bytes_are_grouped_and_weighed_by_the_reference(
+def test_cells_not_of_bytes_are_cut_and_weighed_by_the_reference(
         both_hot_loops: str) -> None:
     odd = [Cell(b"r", b"f", b"q", 1, CellType.PUT, b"v"),
            Cell(b"r", b"f", b"q", 2, CellType.PUT, bytearray(b"vv"))]
-    assert list(_stages(odd, 10**6)) == [[(b"r", odd)]]
+    assert [[(row, list(c)) for row, c in stage]
+            for stage in stages([(b"r", odd)], 10**6)] == [[(b"r", odd)]]
+    assert [[(row, list(c)) for row, c in stage] for stage in stages(
+        [(b"r", odd)], weight(odd[0]))] == [[(b"r", odd[:1])], [(b"r", odd[1:])]]
     assert cells_bytes(odd) == sum(map(weight, odd))
 
 
