@@ -95,11 +95,17 @@
                                 # (both HBase, roots over WebHDFS, the target's writable,
                                 # admin calls possible, a target major version not older,
                                 # codecs the target took, no encryption, whole tables, no
-                                # watermark given, no parts), else "scan", saying why;
+                                # watermark given, no parts), else "bulk" where auto_bulk
+                                # is on and the target takes a bulk load, else "scan",
+                                # saying why;
                                 # "scan": range tasks over each cluster's client, HBase's RPC
                                 # or Thrift2 (any cluster, the embedded one and Bigtable
                                 # too); "hbase": an HBase snapshot, its files exported
-                                # over WebHDFS, cloned on the target (real clusters)
+                                # over WebHDFS, cloned on the target (real clusters);
+                                # "bulk": the scan copy's ranges written as HFiles in the
+                                # target's settings and bulk-loaded (a real HBase target
+                                # over its RPC with WebHDFS; not Kerberos yet)
+    auto_bulk = false           # "auto" may choose "bulk" where the file copy cannot run
     ttl = "24h"                 # "hbase": the snapshots expire after this (forgotten ones too)
     keep = false                # "hbase": keep the snapshots (else deleted once used)
     hbase_version = "2.6.1"     # "hbase": the HBase client of the Java admin helper
@@ -392,7 +398,7 @@ def _check_bigtable(spec: MigrationSpec, path: Path) -> None:
         raise ConfigError(f"{path}: [[tables]] {subset.source}: families: a migration to "
                           "Bigtable takes every family of a table (a subset is not "
                           "supported yet): leave families out")
-    if spec.snapshot.method == "hbase":
+    if spec.snapshot.method in ("hbase", "bulk"):
         raise ConfigError(f"{path}: [snapshot] method: a Bigtable target is copied by the scan "
                           f"copy only, got {spec.snapshot.method!r}: set method = \"scan\" "
                           "(or \"auto\", which chooses it)")

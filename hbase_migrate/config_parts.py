@@ -43,7 +43,9 @@ BULK_MODES = ("auto", "always", "never")
 DEFAULT_BULK = "never"
 BULK_DEFAULTS = {"bulk_backlog": 1 << 30, "bulk_window": 256 << 20, "bulk_memory": 64 << 20}
 BULK_MEMORY_MIN = 4 << 20
-SNAPSHOT_METHODS = ("auto", "scan", "hbase")  # auto: hbase where both clusters allow it
+# auto: hbase where both clusters allow it, else bulk (with auto_bulk) where the target
+# takes a bulk load, else scan (snapshot/choose.py)
+SNAPSHOT_METHODS = ("auto", "scan", "hbase", "bulk")
 VALIDATE_FROM = ("live", "snapshot")  # how a validation reads: scans, or snapshots' files
 SNAPSHOT_DEFAULTS = {"ttl": 86_400_000, "target_hfile_ttl": 300_000}
 # What the CDC stream's guarantees rest on: not for a config to change.
@@ -232,10 +234,13 @@ class CdcSettings:
 class SnapshotSettings:
     """How the copy at T0 is made (``[snapshot]``): ``method`` ``scan`` (range tasks over
     each cluster's client, HBase's RPC or Thrift2), ``hbase`` (an HBase snapshot exported
-    file by file and cloned) or ``auto`` (``hbase`` where both clusters allow it, else
-    ``scan``: :mod:`hbase_migrate.snapshot.choose`); durations in ms."""
+    file by file and cloned), ``bulk`` (the scan copy's ranges written as HFiles and
+    bulk-loaded into the target) or ``auto`` (``hbase`` where both clusters allow it, else
+    ``bulk`` when ``auto_bulk`` and the target takes a bulk load, else ``scan``:
+    :mod:`hbase_migrate.snapshot.choose`); durations in ms."""
 
     method: str = "auto"
+    auto_bulk: bool = False  # whether auto may choose the bulk copy
     ttl: int = SNAPSHOT_DEFAULTS["ttl"]
     keep: bool = False
     hbase_version: str = DEFAULT_HBASE_VERSION

@@ -365,18 +365,22 @@ class Reader:
     def snapshot(self, data: dict[str, Any]) -> SnapshotSettings:
         table = self.section(data, "snapshot")
         self.keys(table, "snapshot", ("method", "ttl", "keep", "hbase_version",
-                                      "target_hfile_ttl"))
+                                      "target_hfile_ttl", "auto_bulk"))
         method = table.get("method", SnapshotSettings.method)
         if method not in SNAPSHOT_METHODS:
             self.fail("snapshot", "method", " or ".join(map(repr, SNAPSHOT_METHODS)), method)
         keep = table.get("keep", False)
         if not isinstance(keep, bool):
             self.fail("snapshot", "keep", "true or false", keep)
+        auto_bulk = table.get("auto_bulk", False)
+        if not isinstance(auto_bulk, bool):
+            self.fail("snapshot", "auto_bulk", "true or false", auto_bulk)
         ttl = self.duration(table, "ttl", "snapshot")
         if ttl < 1000:
             self.fail("snapshot", "ttl", "at least 1s (HBase keeps TTLs in seconds)", ttl)
         version = self.string(table, "snapshot", "hbase_version") or DEFAULT_HBASE_VERSION
-        return SnapshotSettings(method=method, ttl=ttl, keep=keep, hbase_version=version,
+        return SnapshotSettings(method=method, auto_bulk=auto_bulk, ttl=ttl, keep=keep,
+                                hbase_version=version,
                                 target_hfile_ttl=self.duration(table, "target_hfile_ttl",
                                                                "snapshot"))
 

@@ -88,7 +88,10 @@ def test_snapshot_method_help_names_both_clients_of_the_scan_copy(
     """The scan copy reads and writes over HBase's own RPC (client = "native") as well as a
     Thrift2 gateway (docs/guides/copy-methods.md)."""
     spec = load_config(write(tmp_path, MINIMAL))
-    said = _option_help(["snapshot"], "--method [auto|scan|hbase]", capsys)
+    said = _option_help(["snapshot"], "--method [auto|scan|hbase|bulk]", capsys)
     assert "native" in said and "HBase's own RPC" in said and "Thrift2" in said, said
-    assert said.startswith("auto: hbase when both clusters allow the file copy, else scan")
+    assert said.startswith("auto: hbase when both clusters allow the file copy, else bulk "
+                           "when [snapshot] auto_bulk is on and the target takes a bulk "
+                           "load, else scan")
+    assert "bulk: the scan copy's ranges written as HFiles and bulk-loaded" in said, said
     assert said.endswith(f"else {spec.snapshot.method}).")

@@ -147,13 +147,16 @@ _master = click.option("--master", metavar="URL", help=master_help("the range ta
               help="T0 of the copy (default: now); ignored once a watermark is recorded."
                    + TIME_HELP)
 @_master
-@click.option("--method", type=click.Choice(["auto", "scan", "hbase"]),
-              help="auto: hbase when both clusters allow the file copy, else scan (the "
-                   "output says which and why); "
+@click.option("--method", type=click.Choice(["auto", "scan", "hbase", "bulk"]),
+              help="auto: hbase when both clusters allow the file copy, else bulk when "
+                   "[snapshot] auto_bulk is on and the target takes a bulk load, else scan "
+                   "(the output says which and why); "
                    "scan: range tasks that scan the source and write the target, each "
                    f"over its cluster's client ({' or '.join(CLIENTS)}: HBase's own RPC or "
                    "the Thrift2 gateway); hbase: an HBase snapshot, its files exported and "
-                   "cloned on the target (default: the config's [snapshot] method, else "
+                   "cloned on the target; bulk: the scan copy's ranges written as HFiles "
+                   "and bulk-loaded into the target (a real HBase over its RPC with "
+                   "WebHDFS) (default: the config's [snapshot] method, else "
                    f"{SnapshotSettings().method}).")
 @click.option("--keep-snapshot", is_flag=True, default=None,
               help="hbase method: keep the snapshots (else the target's is deleted after "

@@ -16,10 +16,16 @@ snapshot's creation time, the snapshots' files are exported one task per file, a
 cloned into its target table. A rerun uses the same snapshots and copies only the files the
 target lacks or holds different.
 
+With ``[snapshot] method = "bulk"`` the copy is the scan copy's ranges, planned first (by a
+counting pass: nothing is written while planning), each written as HFiles and bulk-loaded
+into the target (:mod:`hbase_migrate.snapshot.bulk_copy`), recorded once its load is
+acknowledged.
+
 With ``auto`` (the default) each step resolves the method once
 (:func:`resolve_method`, :mod:`hbase_migrate.snapshot.choose`): ``hbase`` when the clusters
-allow the file copy, else ``scan``; the step's metrics (``method``, ``method_reason``) say
-which and why. A copy already begun keeps the method it began with.
+allow the file copy, else ``bulk`` when ``[snapshot] auto_bulk`` is on and the target takes
+a bulk load, else ``scan``; the step's metrics (``method``, ``method_reason``) say which and
+why. A copy already begun keeps the method it began with.
 
 A ``scan`` copy can be split into parts that run and are retried on their own (one Airflow
 task each): :func:`snapshot_parts` is the ``snapshot-plan`` step, which fixes T0 (with its
@@ -78,6 +84,7 @@ from hbase_migrate.ranges.keyrange import KeyRange, RangeError
 from hbase_migrate.ranges.planned import plan_copying, plan_holes, planned_ranges
 from hbase_migrate.ranges.tasks import CopyJob, RangeCopy, copy_range_task, task_throttle
 from hbase_migrate.replay.watermark import record_watermark
+from hbase_migrate.snapshot.bulk_copy import bulk_copy_range_task
 from hbase_migrate.snapshot.choose import AUTO_METHOD, MethodChoice, choose_method
 from hbase_migrate.snapshot.export import ExportJob
 from hbase_migrate.snapshot.hbase_method import (
@@ -142,7 +149,7 @@ def snapshot(spec: MigrationSpec, *, watermark: int | None = None,
         step.advance(MigrationState.COPYING)
         step.metrics["watermark"] = t0
         with fewer_collections(), stoppable_copy(step, spec, t0):
-            copy_ranges(step, spec, t0, master, progress)
+            copy_ranges(step, spec, t0, master, progress, bulk=method == "bulk")
         step.metrics.update(copy_totals(step, spec))
         step.advance(MigrationState.COPIED)
         return step.result()
@@ -232,7 +239,7 @@ def _snapshot_part(spec: MigrationSpec, part: tuple[int, int], provenance: Prove
         step.metrics.update(method=method, part=f"{part[0]}/{part[1]}")
         if skip_copied(step):
             return step.result()
-        resolve_method(step, spec, method, watermark, parts=True)
+        method = resolve_method(step, spec, method, watermark, parts=True)
         check_schema(spec)
         t0, records = planned_copy(step, spec, name)
         group = [r for r, _ in range_group(records, part)]
@@ -242,7 +249,7 @@ def _snapshot_part(spec: MigrationSpec, part: tuple[int, int], provenance: Prove
             "from it less the margin"])
         _announce_watermark(announce, t0, False)
         with fewer_collections(), stoppable_copy(step, spec, t0):
-            copy_ranges(step, spec, t0, master, progress, group)
+            copy_ranges(step, spec, t0, master, progress, group, bulk=method == "bulk")
         return step.result()
 
 
@@ -268,7 +275,7 @@ def resolve_method(step: StepContext, spec: MigrationSpec, method: str,
         return method
     choice = begun_method(step) or choose_method(spec, ClusterProbes(),
                                                  watermark=watermark, parts=parts)
-    if parts and choice.method != "scan":  # parts are key ranges: scan whatever began
+    if parts and choice.method == "hbase":  # parts are key ranges: scan whatever began
         choice = MethodChoice("scan", "a copy made in parts is a scan copy (its parts are "
                                       "key ranges)")
     step.metrics.update(choice.to_metrics())
@@ -283,7 +290,7 @@ def begun_method(step: StepContext) -> MethodChoice | None:
         return None
     steps = [s for kind in ("snapshot", SNAPSHOT_PLAN_STEP, SNAPSHOT_PART_STEP)
              for s in step.ledger.steps(step.migration.id, kind)
-             if s.id != step.step_id and s.metrics.get("method") in ("scan", "hbase")]
+             if s.id != step.step_id and s.metrics.get("method") in ("scan", "hbase", "bulk")]
     if not steps:
         return None
     began = max(steps, key=lambda s: s.id)
@@ -367,13 +374,16 @@ def _hbase_copy(step: StepContext, spec: MigrationSpec, t0: int | None, master: 
 
 
 def copy_ranges(step: StepContext, spec: MigrationSpec, t0: int, master: str | None,
-                progress: Progress | None, only: Collection[KeyRange] | None = None) -> None:
+                progress: Progress | None, only: Collection[KeyRange] | None = None, *,
+                bulk: bool = False) -> None:
     """Copy ``[0, T0)`` of the planned ranges (``only``: of these alone) not yet copied, on
     the range engine; each is recorded as copied. A table not yet planned is planned in a
-    pass that copies its first ranges too (:func:`planning_copy_cells` cells in all)."""
+    pass that copies its first ranges too (:func:`planning_copy_cells` cells in all), but
+    for the bulk copy (``bulk``: each range bulk-loaded, :mod:`hbase_migrate.snapshot.bulk_copy`),
+    whose plan copies nothing."""
     mid = step.migration.id
     first: list[RangeCopy] = []
-    budget = planning_copy_cells(spec, master) if only is None else 0
+    budget = planning_copy_cells(spec, master) if only is None and not bulk else 0
     if budget:
         plan = ThrottlePlan.of(spec, "copy")
         with step_limits(plan) as limits, task_throttle(plan) as throttle:
@@ -412,6 +422,7 @@ def copy_ranges(step: StepContext, spec: MigrationSpec, t0: int, master: str | N
     ranges_done(0, len(todo))
     progress = ranges_done  # the tasks' progress, after the ranges copied before
     copies = []
+    task = bulk_copy_range_task if bulk else copy_range_task
     if todo:
         with range_engine(choice.master, f"hbase-migrate snapshot {spec.name}",
                           spec) as engine:
@@ -428,11 +439,12 @@ def copy_ranges(step: StepContext, spec: MigrationSpec, t0: int, master: str | N
                 recorded.append(c)
             try:
                 with step_limits(plan) as limits:
-                    copies = engine.map(bind(copy_range_task, replace(
+                    copies = engine.map(bind(task, replace(
                         job, source=shipped.source, target=shipped.target,
                         ledger_url=shipped.ledger_url or None, throttle=plan)), todo,
                         progress=progress, done=copied,
-                        what=f"copy {len(todo)} key ranges of migration {spec.name}")
+                        what=f"{'bulk ' if bulk else ''}copy {len(todo)} key ranges of "
+                             f"migration {spec.name}")
                     step.metrics["limits"] = limits.report()
             except RangeError as exc:
                 if engine.name == IN_PROCESS:

@@ -74,13 +74,13 @@ def finish_snapshot(spec: MigrationSpec, *, provenance: Provenance | None = None
 
 
 def planned_method(spec: MigrationSpec) -> str | None:
-    """The method the migration's newest copy plan resolved (``scan``, ``hbase``), None
+    """The method the migration's newest copy plan resolved (``scan``, ``hbase``, ``bulk``), None
     when no plan recorded one."""
     with Ledger.open(spec.ledger_url) as ledger:
         record = ledger.migration(spec.name)
         plans = [] if record is None else [
             s for s in ledger.steps(record.id, SNAPSHOT_PLAN_STEP)
-            if s.metrics.get("method") in ("scan", "hbase")]
+            if s.metrics.get("method") in ("scan", "hbase", "bulk")]
     return str(plans[-1].metrics["method"]) if plans else None
 
 

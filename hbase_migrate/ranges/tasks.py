@@ -87,13 +87,19 @@ def copy_range_task(job: CopyJob, key_range: KeyRange) -> RangeCopy:
                                 job.batch_cells, throttle)
         except Exception as exc:
             raise RangeError(f"copy of range {key_range} failed: {exc}") from exc
+    record_copied(job, key_range, copied.rows, copied.cells)
+    return RangeCopy(key_range, copied.rows, copied.cells, time.monotonic() - began)
+
+
+def record_copied(job: CopyJob, key_range: KeyRange, rows: int, cells: int) -> None:
+    """``key_range`` recorded as copied in the job's ledger (none: the caller records what
+    the task returns)."""
     if job.ledger_url is not None and job.migration_id is not None:
         from hbase_migrate.audit.ledger import Ledger
 
         with Ledger.open(job.ledger_url) as ledger:
             ledger.record_range_copied(job.migration_id, key_range.table, key_range.start,
-                                       job.step_id, copied.rows, copied.cells)
-    return RangeCopy(key_range, copied.rows, copied.cells, time.monotonic() - began)
+                                       job.step_id, rows, cells)
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,6 @@
 """``[snapshot] method = "auto"``: the file copy (``hbase``) when the two clusters allow it,
-else the scan copy, with one line saying which and why.
+else the bulk copy (``bulk``) when ``[snapshot] auto_bulk`` is on and the target takes a bulk
+load, else the scan copy, with one line saying which and why.
 
 The checks run in order, each cheap and read-only, and the first that fails decides
 ``scan``: a Bigtable cluster; a copy in parts or a watermark given (both the scan copy's
@@ -12,6 +13,14 @@ when the target table's family carries the same codec, which the target's master
 when it created the table, HBASE-6370), and no encrypted family (its files need the
 source's master key on the target). The probes are a :class:`Probes` (the clusters'
 own: :mod:`hbase_migrate.snapshot.probes`), so that each reason can be shown without them.
+
+Where the file copy cannot run, and ``auto_bulk`` is on, the bulk copy is chosen when the
+target takes a bulk load (:func:`~hbase_migrate.replay.bulkrun.bulk_refusal`: a real HBase
+over its RPC with its HDFS over WebHDFS, not Kerberos-secured; its ``TargetProbe`` reads the
+target's root) and the HFile writer writes every family of each target table
+(:func:`~hbase_migrate.snapshot.bulk_copy.family_refusal`); the reason then says why not the
+file copy and why the bulk copy, or why neither. With ``auto_bulk`` off (the default until
+the bulk copy is measured on real HBase) the choice is between the other two alone.
 """
 
 from __future__ import annotations
@@ -24,6 +33,8 @@ from typing import Any, Protocol, TypeVar
 from hbase_migrate.cluster.descriptors import TableDescriptor
 from hbase_migrate.config import ClusterSpec, MigrationSpec
 from hbase_migrate.errors import HBaseMigrateError
+from hbase_migrate.replay.bulkrun import TargetProbe, bulk_refusal
+from hbase_migrate.snapshot.bulk_copy import family_refusal
 
 AUTO_METHOD = "auto"
 PORTABLE_CODECS = ("NONE", "GZ")  # built into every JVM HBase runs on
@@ -87,13 +98,39 @@ class _Scan(Exception):
 
 
 def choose_method(spec: MigrationSpec, probes: Probes, *, watermark: int | None = None,
-                  parts: bool = False) -> MethodChoice:
+                  parts: bool = False, bulk_probe: TargetProbe | None = None
+                  ) -> MethodChoice:
     """What ``auto`` copies ``spec`` with (see the module); ``parts``: a copy made in
-    parts is asked."""
+    parts is asked; ``bulk_probe`` reads the target's root for the bulk copy (over WebHDFS
+    unless told)."""
     try:
         return MethodChoice("hbase", _file_copy_reason(spec, probes, watermark, parts))
     except _Scan as scan:
-        return MethodChoice("scan", str(scan))
+        if not spec.snapshot.auto_bulk:
+            return MethodChoice("scan", str(scan))
+        refusal = _bulk_refusal(spec, probes, bulk_probe)
+        if refusal is not None:
+            return MethodChoice("scan", f"{scan}; no bulk copy either: {refusal}")
+        return MethodChoice("bulk", f"{scan}; the target takes a bulk load (HBase over its "
+                            "RPC with its HDFS over WebHDFS, families the HFile writer "
+                            "writes)")
+
+
+def _bulk_refusal(spec: MigrationSpec, probes: Probes, probe: TargetProbe | None
+                  ) -> str | None:
+    """Why the target cannot take the bulk copy's files, or None."""
+    refusal = bulk_refusal(spec.target, probe)
+    for table in spec.tables:
+        if refusal is not None:
+            return refusal
+        try:
+            target = probes.descriptor(spec.target, table.target)
+        except HBaseMigrateError as exc:
+            return f"the target's table {table.target} could not be read: {exc}"
+        if target is None:
+            return f"the target has no table {table.target} to load into"
+        refusal = family_refusal(target)
+    return refusal
 
 
 def _file_copy_reason(spec: MigrationSpec, probes: Probes, watermark: int | None,

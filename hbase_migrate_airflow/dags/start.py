@@ -56,13 +56,16 @@ with DAG(
         watermark=Param(None, type=OPTIONAL_STRING, format="date-time", title="Watermark T0",
                         description="RFC 3339 date-time; empty: now. Ignored once recorded."),
         snapshot_method=Param(None, type=OPTIONAL_STRING,
-                              enum=[None, "auto", "scan", "hbase"], title="Copy method",
+                              enum=[None, "auto", "scan", "hbase", "bulk"],
+                              title="Copy method",
                               description="auto: hbase when both clusters allow the file "
-                                          "copy, else scan (the plan's log says why); scan: "
-                                          "range tasks over each cluster's client; hbase: "
-                                          "an HBase snapshot exported file by file and "
-                                          "cloned (real clusters). Empty: the config's "
-                                          "[snapshot] method."),
+                                          "copy, else bulk with [snapshot] auto_bulk where "
+                                          "the target takes a bulk load, else scan (the "
+                                          "plan's log says why); scan: range tasks over each "
+                                          "cluster's client; hbase: an HBase snapshot "
+                                          "exported file by file and cloned (real clusters); "
+                                          "bulk: the scan copy's ranges bulk-loaded as "
+                                          "HFiles. Empty: the config's [snapshot] method."),
     ),
 ) as dag:
     copy_plan, copied = snapshot_tasks()

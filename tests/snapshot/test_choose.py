@@ -11,8 +11,9 @@ import pytest
 
 from hbase_migrate.bigtable.settings import BigtableSettings
 from hbase_migrate.cluster.descriptors import FamilyDescriptor, TableDescriptor
+from hbase_migrate.cluster.endpoints import ClusterEndpoints
 from hbase_migrate.config import ClusterSpec, MigrationSpec, load_config
-from hbase_migrate.errors import HBaseMigrateError
+from hbase_migrate.errors import ConfigError, HBaseMigrateError
 from hbase_migrate.snapshot.choose import MethodChoice, choose_method
 from hbase_migrate.snapshot.probes import _bits_allow_write
 
@@ -102,7 +103,7 @@ def test_parts_and_a_watermark_are_the_scan_copys_alone(
 
 
 def test_a_table_with_some_of_its_families_is_scanned(spec: MigrationSpec) -> None:
-    subset = replace(spec, tables=[replace(spec.tables[0], families=(b"d",))])
+    subset = replace(spec, tables=(replace(spec.tables[0], families=("d",)),))
     assert choose_method(subset, FakeProbes()) == MethodChoice(
         "scan", "table orders takes some of its families, and the file copy takes whole "
                 "tables")
@@ -204,3 +205,125 @@ def test_a_familys_encryption_is_read_from_its_descriptor_and_never_written() ->
     assert b"ENCRYPTION" not in family_message(family)  # a target's key is its own
     assert "encryption" not in FamilyDescriptor(b"d").to_json()
     assert FamilyDescriptor.from_json(family.to_json()) == family
+
+
+@dataclass
+class FakeRoot:
+    """The bulk copy's probe of the target's root: ``real`` (an exception: it cannot say)."""
+
+    real: bool | Exception = True
+    asked: list[str] = field(default_factory=list)
+
+    def real_root(self, endpoints: ClusterEndpoints) -> bool:
+        self.asked.append(f"root {endpoints.name} {endpoints.webhdfs}{endpoints.hbase_root}")
+        if isinstance(self.real, Exception):
+            raise self.real
+        return self.real
+
+
+def bulk_spec(tmp_path: Path, target: str, snapshot: str = "auto_bulk = true\n"
+              ) -> MigrationSpec:
+    """A migration whose target is given by the ``target`` lines, ``[snapshot]`` as told."""
+    path = tmp_path / "bulk.toml"
+    path.write_text('[migration]\nname = "m"\n[source]\nthrift = "h:1"\n[target]\n'
+                    f'{target}[[tables]]\nsource = "orders"\ntarget = "orders_copy"\n'
+                    f"[snapshot]\n{snapshot}")
+    return load_config(path)
+
+
+NATIVE = ('client = "native"\nzookeeper = "zk:2181"\nname = "dst"\n'
+          'webhdfs = "http://nn:9870"\nhbase_root = "/hbase"\n')
+WATERMARK = "a watermark was given, and the file copy takes T0 from its snapshots"
+TAKES = ("the target takes a bulk load (HBase over its RPC with its HDFS over WebHDFS, "
+         "families the HFile writer writes)")
+
+
+def test_auto_bulk_is_off_by_default_and_the_choice_is_then_the_other_two(
+        tmp_path: Path) -> None:
+    spec = bulk_spec(tmp_path, NATIVE, snapshot="")
+    assert spec.snapshot.auto_bulk is False
+    root = FakeRoot()
+    choice = choose_method(spec, FakeProbes(), watermark=1, bulk_probe=root)
+    assert choice == MethodChoice("scan", WATERMARK)
+    assert root.asked == []  # the target's root not even read
+
+
+@pytest.mark.parametrize(("asked", "probes", "why_not_files"), [
+    ({"watermark": 1}, FakeProbes(), WATERMARK),
+    ({"parts": True}, FakeProbes(),
+     "a copy made in parts is a scan copy (its parts are key ranges)"),
+    ({}, FakeProbes(releases={"source": "2.6.1", "target": "1.4.14"}),
+     "the target runs HBase 1.4.14, an older major version than the source's 2.6.1, which "
+     "is not promised to read its files"),
+    ({}, FakeProbes(families={"source": (FamilyDescriptor(b"d", compression="LZ4"),),
+                              "target": (FamilyDescriptor(b"d", compression="ZSTD"),)}),
+     "family orders:d is compressed with LZ4, which the target's table orders_copy does not "
+     "carry in that family, so the target has not shown it reads it"),
+    ({}, FakeProbes(roots={"source": "the source cluster 's' has no hbase.version"}),
+     "the source cluster 's' has no hbase.version"),
+])
+def test_where_the_file_copy_cannot_run_a_target_taking_a_bulk_load_gets_the_bulk_copy(
+        tmp_path: Path, asked: dict[str, object], probes: FakeProbes,
+        why_not_files: str) -> None:
+    root = FakeRoot()
+    choice = choose_method(bulk_spec(tmp_path, NATIVE), probes, bulk_probe=root,
+                           **asked)  # type: ignore[arg-type]
+    assert choice == MethodChoice("bulk", f"{why_not_files}; {TAKES}")
+    assert root.asked == ["root dst http://nn:9870/hbase"]
+    assert choice.line == f"copy method: bulk (auto: {why_not_files}; {TAKES})"
+    assert choice.to_metrics() == {"method": "bulk", "method_asked": "auto",
+                                   "method_reason": choice.reason}
+
+
+def test_the_file_copy_still_comes_first(tmp_path: Path) -> None:
+    root = FakeRoot()
+    choice = choose_method(bulk_spec(tmp_path, NATIVE), FakeProbes(), bulk_probe=root)
+    assert choice.method == "hbase" and root.asked == []
+
+
+@pytest.mark.parametrize(("target", "root", "families", "why_not_bulk"), [
+    ('thrift = "h:2"\nname = "dst"\n', True, None,
+     "the target cluster 'dst' is reached through its Thrift gateway, which has no bulk "
+     'load (a bulk load goes over HBase\'s RPC: client = "native")'),
+    ('client = "native"\nzookeeper = "zk:2181"\nname = "dst"\n', True, None,
+     "the target cluster 'dst' names no webhdfs URL and hbase_root, and a bulk load stages "
+     "its files on the target's HDFS over WebHDFS"),
+    (NATIVE, False, None,
+     "the target cluster 'dst' has no hbase.version under its HBase root over WebHDFS: it "
+     "is no HBase that keeps its tables in HFiles (the embedded cluster takes no bulk load)"),
+    (NATIVE, HBaseMigrateError("WebHDFS http://nn:9870: connection refused"), None,
+     "the target cluster 'dst''s HBase root over WebHDFS could not be checked: WebHDFS "
+     "http://nn:9870: connection refused"),
+    (NATIVE, True, (FamilyDescriptor(b"d", encryption="AES"),),
+     "the target's family orders_copy:d is encrypted (AES), and the HFile writer writes no "
+     "encrypted file"),
+    (NATIVE, True, (FamilyDescriptor(b"d"), FamilyDescriptor(b"m", compression="LZO")),
+     "the target's family orders_copy:m is compressed with LZO, which the HFile writer does "
+     "not write (it writes NONE, GZ, SNAPPY, LZ4, ZSTD)"),
+    (NATIVE, True, "none", "the target has no table orders_copy to load into"),
+])
+def test_a_target_that_cannot_take_the_bulk_copy_is_scanned_saying_why_neither(
+        tmp_path: Path, target: str, root: bool | Exception,
+        families: tuple[FamilyDescriptor, ...] | str | None, why_not_bulk: str) -> None:
+    probes = FakeProbes()
+    if families == "none":
+        del probes.families["target"]
+    elif families is not None:
+        probes.families["target"] = families  # type: ignore[assignment]
+    choice = choose_method(bulk_spec(tmp_path, target), probes, watermark=1,
+                           bulk_probe=FakeRoot(root))
+    assert choice == MethodChoice("scan", f"{WATERMARK}; no bulk copy either: {why_not_bulk}")
+
+
+def test_a_bigtable_target_takes_neither_files_nor_a_bulk_load(spec: MigrationSpec) -> None:
+    bigtable = replace(spec, target=replace(spec.target, bigtable=BigtableSettings("p", "i")),
+                       snapshot=replace(spec.snapshot, auto_bulk=True))
+    assert choose_method(bigtable, FakeProbes()) == MethodChoice(
+        "scan", "the target is Cloud Bigtable, copied by the scan copy only; no bulk copy "
+                "either: the target is Cloud Bigtable, which takes no bulk load")
+
+
+def test_auto_bulk_must_be_true_or_false(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"\[snapshot\] auto_bulk.*true or false"):
+        bulk_spec(tmp_path, NATIVE, snapshot='auto_bulk = "yes"\n')
+    assert bulk_spec(tmp_path, NATIVE, snapshot='method = "bulk"\n').snapshot.method == "bulk"
