@@ -1,9 +1,10 @@
 # hbase-migrate: every target does its own set-up on a fresh machine.
 #   make run     the main job on the embedded stack (ZooKeeper + minicluster + WALs)
 #   make test    the whole test suite (unit, golden, fuzz, integration with real parts)
-#   make lint    ruff, mypy --strict on the core, the plugins, the DAGs, minihbase and
-#                realstack, import-linter's contracts (imports run one way) and no test
-#                injecting a part into a client by assignment (scripts/check_injection.py)
+#   make lint    ruff, mypy --strict on the core, the plugins, the DAGs, minihbase,
+#                realstack and stackprocs, import-linter's contracts (imports run one
+#                way) and no test injecting a part into a client by assignment
+#                (scripts/check_injection.py)
 #   make bench   the benchmarks (figures, no pass/fail)
 #   make soak    a 2-minute chaos soak through the command line (a fixed seed), then a
 #                15-minute one through Airflow on the embedded stack (ARGS=--seed S)
@@ -56,7 +57,7 @@ setup: $(VENV)/.installed docs-assets speedups
 .PHONY: speedups
 speedups: $(VENV)/.installed
 	@$(BIN)/python scripts/build-speedups.py
-	@$(BIN)/python -m compileall -q -j 0 hbase_migrate hbase_migrate_airflow minihbase realstack dags spark_apps
+	@$(BIN)/python -m compileall -q -j 0 hbase_migrate hbase_migrate_airflow minihbase realstack stackprocs dags spark_apps
 
 # the web assets of the validation's Data Docs, from the npm registry (renders offline)
 docs-assets: | system-deps

@@ -61,9 +61,9 @@ from hbase_migrate.rpc.admin import NativeAdmin
 from hbase_migrate.snapshot.manifest import parse_manifest
 from hbase_migrate.thrift.thrift2 import Thrift2Client
 from hbase_migrate.wal.model import Cell, CellType
-from minihbase.admin_client import call_admin
 from realstack.hbase import DEFAULT_VERSION, RealHBase, RealHBaseOptions
 from realstack.maven import java_command, module_classpath
+from stackprocs.admin_client import call_admin
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent

@@ -72,9 +72,9 @@ from hbase_migrate.rpc.admin import NativeAdmin
 from hbase_migrate.thrift.thrift2 import Thrift2Client
 from hbase_migrate.validate.compare import compare_tables
 from hbase_migrate.wal.model import Cell, CellType
-from minihbase.admin_client import call_admin
 from realstack.hbase import DEFAULT_VERSION, RealHBase, RealHBaseOptions
 from realstack.maven import java_command, module_classpath
+from stackprocs.admin_client import call_admin
 
 try:
     from bench.jvm_share import JvmMeter, Share

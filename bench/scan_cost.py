@@ -38,9 +38,9 @@ from bench.scale import ARCHIVE_TTL_MS
 from hbase_migrate.cluster.descriptors import ALL_VERSIONS, FamilyDescriptor, TableDescriptor
 from hbase_migrate.cluster.endpoints import ClusterEndpoints, load_cluster_json
 from hbase_migrate.hbase.connect import connect
-from minihbase.admin_client import call_admin
 from realstack.hbase import DEFAULT_VERSION, RealHBase, RealHBaseOptions
 from realstack.maven import module_classpath
+from stackprocs.admin_client import call_admin
 
 IDLE_S = 20.0
 SETTLE_S = 5.0  # between runs

@@ -42,10 +42,10 @@ from hbase_migrate.snapshot.hbase_method import (
 )
 from hbase_migrate.thrift.thrift2 import Thrift2Client
 from hbase_migrate.wal.model import Cell, CellType
-from minihbase.admin_client import call_admin
 from minihbase.workload import FAMILIES, SPLITS
 from realstack.hbase import RealHBase, RealHBaseOptions
 from realstack.maven import module_classpath as realstack_classpath
+from stackprocs.admin_client import call_admin
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent

@@ -56,11 +56,11 @@ from hbase_migrate.cluster.endpoints import ClusterEndpoints
 from hbase_migrate.config import AUTO, ENDPOINT_KEYS, LEDGER_ENV
 from hbase_migrate.lifecycle.result import StepResult
 from hbase_migrate.workdir import claim_workdir
-from minihbase.admin_client import call_admin
 from minihbase.demo import DemoResult, DemoSpec, Report, _step, _workload, copy_fact
-from minihbase.process import EmbeddedStackError
 from minihbase.stack import EmbeddedStack
 from minihbase.workload import Workload, WorkloadSpec
+from stackprocs.admin_client import call_admin
+from stackprocs.process import EmbeddedStackError
 
 MIGRATION = "orders"  # the demo's migration and table
 SOURCE_ARGS = ["--region-servers", "2", "--roll-period", "1h", "--wal-compression", "dict+tags"]

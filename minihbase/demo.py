@@ -33,9 +33,9 @@ from hbase_migrate.lifecycle.result import StepResult
 from hbase_migrate.replay.run import RunSummary
 from hbase_migrate.snapshot.choose import MethodChoice
 from hbase_migrate.workdir import claim_workdir
-from minihbase.admin_client import call_admin
 from minihbase.stack import EmbeddedStack
 from minihbase.workload import Workload, WorkloadSpec
+from stackprocs.admin_client import call_admin
 
 SOURCE_ARGS = ["--region-servers", "2", "--roll-period", "3s", "--wal-compression", "dict+tags"]
 

@@ -20,8 +20,8 @@ from thriftpy2.transport import (
     TTransportException,
 )
 
-from minihbase.process import EmbeddedStackError
 from minihbase.tcpserve import HOST, LoopbackServer
+from stackprocs.process import EmbeddedStackError
 
 __all__ = ["HOST", "ThriftGateway"]
 

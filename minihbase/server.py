@@ -40,7 +40,6 @@ from minihbase.admin import AdminServer
 from minihbase.cluster import Cluster, now_ms
 from minihbase.gateway import ThriftGateway
 from minihbase.model import Durability, MiniHBaseError
-from minihbase.process import EmbeddedStackError
 from minihbase.regionserver import RegionServer, RegionServers, WalSettings
 from minihbase.replication import ReplicationQueues
 from minihbase.rpc.listener import Handler, RpcListener
@@ -50,6 +49,7 @@ from minihbase.rpc.registry import RegistryRpc
 from minihbase.store import Store, WriteHook
 from minihbase.webhdfs import WebHdfsServer
 from minihbase.zkregistry import ZK_SESSION_TIMEOUT, ZkRegistrar
+from stackprocs.process import EmbeddedStackError
 
 log = logging.getLogger(__name__)
 

@@ -43,10 +43,10 @@ from hbase_migrate.soak.chaos import ACTIONS, ChaosEvent, ChaosMonkey, schedule
 from hbase_migrate.soak.linked_lists import LinkedListWriter, ListCounts, ListSpec
 from hbase_migrate.timeutil import human_duration, parse_duration
 from hbase_migrate.workdir import claim_workdir
-from minihbase.admin_client import call_admin
-from minihbase.process import log_tail, spawn_child, stop_child
 from minihbase.soak_acts import cluster_acts, process_act
 from minihbase.stack import EmbeddedStack
+from stackprocs.admin_client import call_admin
+from stackprocs.process import log_tail, spawn_child, stop_child
 
 MIGRATION = "soak"
 TABLE = "lists"
@@ -155,7 +155,7 @@ class ListWriter:
 class Follow:
     """``hbase-migrate replay --follow`` in a child process that chaos kills and starts
     again. One long-lived thread starts every process: a child dies with the thread that
-    started it (:func:`~minihbase.process.spawn_child`), and a chaos thread ends at once."""
+    started it (:func:`~stackprocs.process.spawn_child`), and a chaos thread ends at once."""
 
     def __init__(self, config: Path) -> None:
         self.config = config

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from hbase_migrate.soak.chaos import Act, ChaosEvent
-from minihbase.admin_client import call_admin
+from stackprocs.admin_client import call_admin
 
 
 def _live(cluster_json: Path) -> list[dict[str, Any]]:

@@ -22,9 +22,7 @@ from hbase_migrate.audit.status import drained
 from hbase_migrate.config import MigrationSpec
 from hbase_migrate.lifecycle.result import StepResult
 from hbase_migrate.replay.discovery import SOURCE
-from minihbase.admin_client import call_admin
 from minihbase.airflow_demo import DAGS, RUN_TIMEOUT, Dags
-from minihbase.process import EmbeddedStackError
 from minihbase.soak import (
     MIGRATION,
     ROLL_PERIOD,
@@ -37,6 +35,8 @@ from minihbase.soak import (
     run_chaos,
 )
 from minihbase.soak_acts import cluster_acts, process_act
+from stackprocs.admin_client import call_admin
+from stackprocs.process import EmbeddedStackError
 
 REPLAY = "hbase_migrate_replay"
 ROUND_SECONDS = 8.0  # the writer fills the current WALs this long before a round's roll

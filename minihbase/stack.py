@@ -13,8 +13,8 @@ from types import TracebackType
 from typing import Self
 
 from hbase_migrate.cluster.endpoints import ClusterEndpoints, load_cluster_json
-from minihbase.process import EmbeddedStackError, log_tail, spawn_child, stop_child
 from minihbase.zookeeper import ZooKeeperServer
+from stackprocs.process import EmbeddedStackError, log_tail, spawn_child, stop_child
 
 
 class MiniclusterProcess:

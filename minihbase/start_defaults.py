@@ -13,8 +13,8 @@ from typing import Any
 from kazoo.client import KazooClient
 from kazoo.handlers.threading import KazooTimeoutError
 
-from minihbase.process import EmbeddedStackError
 from minihbase.zkregistry import ZK_CONNECT_TIMEOUT
+from stackprocs.process import EmbeddedStackError
 
 DEFAULT_PARENT = "/hbase"
 PORT_KEYS = {"thrift": "thrift_port", "thrift2": "thrift2_port", "webhdfs": "webhdfs_port",

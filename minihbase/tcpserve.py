@@ -13,7 +13,7 @@ import socket
 import threading
 from typing import Self
 
-from minihbase.process import EmbeddedStackError
+from stackprocs.process import EmbeddedStackError
 
 log = logging.getLogger(__name__)
 

@@ -43,7 +43,7 @@ from hbase_migrate.cluster.zk.zkpayload import (
     strip_metadata,
 )
 from hbase_migrate.wal.names import ServerName
-from minihbase.process import EmbeddedStackError
+from stackprocs.process import EmbeddedStackError
 
 # how long the embedded stack waits for its ZooKeeper to answer (a busy machine's first
 # connection can take seconds)

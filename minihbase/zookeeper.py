@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 from typing import IO, Self
 
-from minihbase.process import (
+from stackprocs.process import (
     ChildProcess,
     EmbeddedStackError,
     ensure_port_free,

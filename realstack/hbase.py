@@ -3,7 +3,7 @@
 Thrift1 and Thrift2 servers) and waits for its ready line, the same ``cluster.json`` as the
 embedded cluster's. The admin endpoint it names answers the embedded cluster's operations
 (``roll``, ``flush``, ``move``, ``kill``, ``clean``, ``finish-split``, ``replication``,
-``bulk-load``, ``info``), so ``minihbase.admin_client.call_admin`` works on both; ``split``
+``bulk-load``, ``info``), so ``stackprocs.admin_client.call_admin`` works on both; ``split``
 (``{"table", "at"}``) is its own.
 
 With ``kerberos`` the stack is secured (:mod:`realstack.kdc`): a KDC with a temporary realm
@@ -31,7 +31,6 @@ from types import TracebackType
 from typing import Any, Self
 
 from hbase_migrate.cluster.auth.security import RPC_PROTECTIONS
-from minihbase.process import die_with_parent, log_tail, stop_child
 from realstack.kdc import HOST, Kdc, realm_for
 from realstack.maven import (
     RealStackError,
@@ -41,6 +40,7 @@ from realstack.maven import (
     module_key,
 )
 from realstack.tls import make_tls
+from stackprocs.process import die_with_parent, log_tail, stop_child
 
 log = logging.getLogger(__name__)
 

@@ -25,8 +25,8 @@ import time
 from pathlib import Path
 from typing import Self
 
-from minihbase.process import ChildProcess, free_port
 from realstack.maven import RealStackError
+from stackprocs.process import ChildProcess, free_port
 
 HOST = "127.0.0.1"
 DEFAULT_REALM = "HBASE-MIGRATE.TEST"

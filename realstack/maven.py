@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from hbase_migrate.jvm import maven
-from minihbase.process import EmbeddedStackError
+from stackprocs.process import EmbeddedStackError
 
 MODULES = Path(__file__).resolve().parent
 ADD_OPENS = maven.ADD_OPENS

@@ -10,7 +10,7 @@ import re
 import sys
 from pathlib import Path
 
-from minihbase.admin_client import call_admin
+from stackprocs.admin_client import call_admin
 
 _STATEMENT = re.compile(r"^\s*(flush|major_compact)\s+'([^']+)'\s*$")
 _OPERATION = {"flush": "flush", "major_compact": "major-compact"}

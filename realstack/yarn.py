@@ -25,8 +25,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
 
-from minihbase.process import die_with_parent, log_tail, stop_child
 from realstack.maven import RealStackError, java_command, module_classpath
+from stackprocs.process import die_with_parent, log_tail, stop_child
 
 MAIN_CLASS = "hbasemigrate.realstack.RealYarn"
 HADOOP_VERSION = "3.4.2"  # pyspark 4.1's hadoop-client-api/-runtime

@@ -4,6 +4,8 @@
 * cycles of two modules (``a`` imports ``b`` and ``b`` imports ``a``);
 * package cycles: per package, the imports grimp nominates to break the cycles among its
   children (what import-linter's ``acyclic_siblings`` reports), for every package;
+* circles between the top-level packages (``minihbase`` importing ``realstack`` and
+  ``realstack`` importing ``minihbase``: no package holds both, so no package cycle shows it);
 * imports of a transport (``rpc``, ``thrift``, ``bigtable``) by any module of the core or
   the plugins but the front door's (``hbase_migrate.hbase``) and the transports' own, less
   those the import-linter contract names in its ``ignore_imports`` (``pyproject.toml``).
@@ -23,7 +25,7 @@ from pathlib import Path
 import grimp
 
 ROOT = Path(__file__).resolve().parents[1]
-ROOTS = ("hbase_migrate", "hbase_migrate_airflow", "minihbase", "realstack")
+ROOTS = ("hbase_migrate", "hbase_migrate_airflow", "minihbase", "realstack", "stackprocs")
 DOOR = "hbase_migrate.hbase"
 TRANSPORTS = ("hbase_migrate.rpc", "hbase_migrate.thrift", "hbase_migrate.bigtable")
 # what reaches a cluster through the front door only: every other module of these
@@ -49,6 +51,13 @@ def package_cycles(graph: grimp.ImportGraph) -> dict[str, set[tuple[str, str]]]:
         if breakers := graph.nominate_cycle_breakers(package):
             found[package] = breakers
     return found
+
+
+def root_cycles(graph: grimp.ImportGraph) -> list[tuple[str, str]]:
+    """Pairs of top-level packages each importing the other."""
+    edges = {(module.split(".")[0], imported.split(".")[0]) for module in graph.modules
+             for imported in graph.find_modules_directly_imported_by(module)}
+    return sorted((a, b) for a, b in edges if a < b and (b, a) in edges)
 
 
 def allowed_transport_imports() -> set[tuple[str, str]]:
@@ -81,17 +90,21 @@ def main(argv: list[str] | None = None) -> int:
     graph = grimp.build_graph(*ROOTS, include_external_packages=False, cache_dir=None)
     cycles, packages, transports = (two_module_cycles(graph), package_cycles(graph),
                                     transport_imports(graph))
+    roots = root_cycles(graph)
     breakers = sum(len(b) for b in packages.values())
     for a, b in cycles:
         print(f"cycle: {a} <-> {b}")
     for package, found in packages.items():
         for importer, imported in sorted(found):
             print(f"package cycle in {package}: break {importer} -> {imported}")
+    for a, b in roots:
+        print(f"top-level circle: {a} <-> {b}")
     for importer, imported in transports:
         print(f"transport import: {importer} -> {imported}")
     print(f"two-module cycles: {len(cycles)}; packages with cycles: {len(packages)} "
-          f"({breakers} imports to break); domain imports of a transport: {len(transports)}")
-    return 1 if args.check and (cycles or packages or transports) else 0
+          f"({breakers} imports to break); top-level circles: {len(roots)}; "
+          f"domain imports of a transport: {len(transports)}")
+    return 1 if args.check and (cycles or packages or roots or transports) else 0
 
 
 if __name__ == "__main__":

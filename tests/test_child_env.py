@@ -3,7 +3,7 @@ imported, not one in their working folder (issue 71): run from inside another ch
 ``hbase_migrate/__init__.py`` is here a decoy that raises on import, a child started with
 ``-m`` or ``-c`` (which put the working folder first on ``sys.path``) must not reach it. The
 children: Airflow's processes and task runners (:func:`airflow_env`), the demo's
-miniclusters (:func:`minihbase.process.spawn_child`), the Great Expectations process
+miniclusters (:func:`stackprocs.process.spawn_child`), the Great Expectations process
 (:func:`python_env`) and Spark's local Python workers (:func:`executor_setup`)."""
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ import pytest
 import hbase_migrate
 from hbase_migrate.airflow_stack import airflow_env
 from hbase_migrate.services import free_port, python_env
-from minihbase.process import spawn_child
 from minihbase.stack import MiniclusterProcess
+from stackprocs.process import spawn_child
 
 OURS = str(Path(hbase_migrate.__file__).resolve())
 SHOW = "import hbase_migrate, pathlib; print(pathlib.Path(hbase_migrate.__file__).resolve())"

@@ -18,9 +18,9 @@ from hbase_migrate.errors import ConfigError
 from hbase_migrate.timeutil import parse_duration
 from hbase_migrate.wal.writer import VALUE_COMPRESSIONS, WalOptions
 from minihbase import start_defaults
-from minihbase.admin_client import call_admin
 from minihbase.regionserver import WalSettings
 from minihbase.server import MiniHBase
+from stackprocs.admin_client import call_admin
 
 WAL_COMPRESSION = {
     "none": WalOptions(),

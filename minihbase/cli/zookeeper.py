@@ -10,8 +10,8 @@ from pathlib import Path
 
 import click
 
-from minihbase.process import EmbeddedStackError
 from minihbase.zookeeper import ZooKeeperServer
+from stackprocs.process import EmbeddedStackError
 
 
 @click.group()

@@ -34,10 +34,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Self
 
-from minihbase.process import ChildProcess, free_port
 from realstack.kafka import security
 from realstack.kdc import Kdc
 from realstack.maven import RealStackError, java_command, module_classpath
+from stackprocs.process import ChildProcess, free_port
 
 log = logging.getLogger(__name__)
 

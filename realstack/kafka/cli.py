@@ -11,8 +11,8 @@ from pathlib import Path
 
 import click
 
-from minihbase.process import EmbeddedStackError
 from realstack.kafka.broker import KafkaBroker, KafkaSettings
+from stackprocs.process import EmbeddedStackError
 
 
 @click.group()

@@ -13,7 +13,7 @@ from hbase_migrate.audit.errors import LedgerOpenError, LedgerSchemaError
 from hbase_migrate.audit.ledger import Ledger
 from hbase_migrate.audit.schema import SQL_DIR, known_migrations, latest_version
 from hbase_migrate.pgserver import PostgresServer
-from minihbase.process import free_port
+from stackprocs.process import free_port
 
 TABLES = {"schema_version", "migrations", "steps", "wal_files", "validations", "gaps"}
 

@@ -23,8 +23,8 @@ from hbase_migrate.lifecycle.check import check
 from hbase_migrate.rpc.admin import NativeAdmin
 from hbase_migrate.rpc.client import NativeClient
 from hbase_migrate.wal.model import Cell, CellType
-from minihbase.admin_client import call_admin
 from realstack.hbase import RealHBase
+from stackprocs.admin_client import call_admin
 from tests.bigtable.classic import google_table
 from tests.realstack.fixtures import REAL_HBASE_VERSION, native_cluster_json, split_mid_copy
 from tests.realstack.java_cells import java_dump

@@ -13,8 +13,8 @@ from hbase_migrate.cli import main
 from hbase_migrate.cluster.endpoints import ClusterEndpoints
 from hbase_migrate.lifecycle.cdc import CDC_STREAM
 from hbase_migrate.wal.model import Cell, CellType
-from minihbase.process import free_port
 from realstack.kafka import KafkaBroker
+from stackprocs.process import free_port
 from tests.cli_util import fails
 from tests.support.cdc import create_topic
 from tests.support.replay import (

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from hbase_migrate.cluster.zk.zookeeper import quorum_addresses
-from minihbase.process import free_port
+from stackprocs.process import free_port
 
 
 def test_quorum_addresses() -> None:

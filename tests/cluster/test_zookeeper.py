@@ -26,9 +26,9 @@ from hbase_migrate.cluster.zk.zookeeper import (
     QueueInfo,
 )
 from hbase_migrate.wal.names import ServerName
-from minihbase.process import free_port
 from minihbase.zkregistry import ZkRegistrar
 from minihbase.zookeeper import ZooKeeperServer
+from stackprocs.process import free_port
 
 pytestmark = pytest.mark.integration
 

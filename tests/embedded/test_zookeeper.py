@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from kazoo.client import KazooClient
 
-from minihbase.process import EmbeddedStackError, find_java
 from minihbase.zookeeper import ZooKeeperServer, four_letter_word, zookeeper_classpath
+from stackprocs.process import EmbeddedStackError, find_java
 
 pytestmark = pytest.mark.integration
 

@@ -20,10 +20,10 @@ from kazoo.client import KazooClient
 from hbase_migrate.cluster.zk.zkpayload import decode_cluster_id, strip_metadata
 from hbase_migrate.thrift.thrift2 import Thrift2Client
 from hbase_migrate.wal.names import ServerName
-from minihbase.process import EmbeddedStackError
 from minihbase.server import MiniHBase
 from minihbase.zkregistry import ZkRegistrar
 from minihbase.zookeeper import ZooKeeperServer
+from stackprocs.process import EmbeddedStackError
 from tests.cli_util import fails
 from tests.support.minicluster import EmbeddedClusters
 from tests.support.wait import wait_for

@@ -48,11 +48,11 @@ from hbase_migrate.rpc.scan import (
 )
 from hbase_migrate.thrift.thrift2 import Thrift2Client
 from hbase_migrate.wal.model import Cell, CellType, cell_order
-from minihbase.admin_client import call_admin
 from minihbase.rpc.listener import CallContext, ServiceError
 from minihbase.rpc.regionserver import RegionServerRpc
 from minihbase.server import MiniHBase
 from minihbase.zookeeper import ZooKeeperServer
+from stackprocs.admin_client import call_admin
 from tests.minihbase.rpc_requests import cluster_of, create, stored
 from tests.rpc.cells import ROWS, every_kind, flat
 

@@ -20,9 +20,9 @@ from hbase_migrate.replay.mutations import Kind as MutationKind
 from hbase_migrate.replay.mutations import RowMutation, WalPosition
 from hbase_migrate.replay.run import lent_job_target
 from hbase_migrate.wal.model import Cell, CellType
-from minihbase.admin_client import call_admin
 from minihbase.server import MiniHBase
 from minihbase.zookeeper import ZooKeeperServer
+from stackprocs.admin_client import call_admin
 from tests.support.minicluster import (
     clusters_over_rpc,
     compare,

@@ -18,7 +18,7 @@ from hbase_migrate.hbase.connect import connect
 from hbase_migrate.replay.bulkfiles import BulkWindow
 from hbase_migrate.replay.bulkload import BulkLoad, BulkLoadReport, WebHdfsStaging
 from hbase_migrate.wal.model import Cell, cell_order
-from minihbase.admin_client import call_admin
+from stackprocs.admin_client import call_admin
 
 from .bulk_window import SPLIT
 

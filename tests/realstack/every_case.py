@@ -14,8 +14,8 @@ from hbase_migrate.cluster.descriptors import FamilyDescriptor, TableDescriptor
 from hbase_migrate.cluster.endpoints import ClusterEndpoints
 from hbase_migrate.hbase.connect import connect
 from hbase_migrate.wal.model import Cell, CellType
-from minihbase.admin_client import call_admin
 from realstack.hbase import RealHBase
+from stackprocs.admin_client import call_admin
 
 TTL_S = 3600
 EXPIRING_IN_MS = 12_000  # the expiring cells' life left when written

@@ -20,11 +20,11 @@ import pytest
 from hbase_migrate.cluster.auth import kerberos
 from hbase_migrate.cluster.endpoints import ClusterEndpoints, load_cluster_json
 from hbase_migrate.rpc.admin import NativeAdmin
-from minihbase.admin_client import call_admin
 from minihbase.regionserver import WalSettings
 from realstack.hbase import DEFAULT_VERSION, RealHBase, RealHBaseOptions, has_gateways
 from realstack.kdc import Kdc
 from realstack.maven import RealStackError
+from stackprocs.admin_client import call_admin
 from tests.realstack.stacks import Stacks, restore_region_servers
 from tests.support.minicluster import EmbeddedClusters
 

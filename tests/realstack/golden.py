@@ -15,9 +15,9 @@ from tempfile import TemporaryDirectory
 from typing import Any
 
 from hbase_migrate.cluster.storage.walstore import WebHdfsWalStore
-from minihbase.admin_client import call_admin
 from realstack.hbase import DEFAULT_VERSION, RealHBase, RealHBaseOptions, has_gateways
 from realstack.walprinter import parse, pretty_print
+from stackprocs.admin_client import call_admin
 from tests.realstack import wal_workload
 
 PRINTOUT = ".hbase.json"  # HBase's entries of WAL file X, committed as X.hbase.json[.gz]

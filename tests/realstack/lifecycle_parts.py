@@ -16,9 +16,9 @@ from hbase_migrate.cluster.endpoints import ClusterEndpoints
 from hbase_migrate.cluster.storage.walstore import WebHdfsWalStore
 from hbase_migrate.rpc.client import NativeClient
 from hbase_migrate.wal.model import Cell, CellType
-from minihbase.admin_client import call_admin
 from minihbase.workload import Workload, WorkloadSpec
 from realstack.hbase import RealHBase
+from stackprocs.admin_client import call_admin
 from tests.realstack.fixtures import stack_endpoints
 
 SPLITS = [b"row-0100", b"row-0200"]

@@ -25,8 +25,8 @@ from hbase_migrate.rpc.client import NativeClient
 from hbase_migrate.rpc.cluster import NativeCluster
 from hbase_migrate.rpc.codec import KEYVALUE_CODEC_WITH_TAGS
 from hbase_migrate.wal.model import Cell, CellType, Tag
-from minihbase.admin_client import call_admin
 from realstack.hbase import DEFAULT_VERSION, RealHBase, RealHBaseOptions
+from stackprocs.admin_client import call_admin
 from tests.realstack.java_cells import java_dump
 from tests.realstack.mob_golden import copy_tree
 

@@ -22,8 +22,8 @@ from hbase_migrate.config import load_config
 from hbase_migrate.hbase.admin import connect_admin
 from hbase_migrate.rpc.cluster import NativeCluster
 from hbase_migrate.wal.model import Cell, CellType
-from minihbase.admin_client import call_admin
 from realstack.hbase import DEFAULT_VERSION, RealHBase, RealHBaseOptions
+from stackprocs.admin_client import call_admin
 from tests.realstack.java_cells import java_dump
 
 TABLE = "mobgold"

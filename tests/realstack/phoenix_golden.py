@@ -18,9 +18,9 @@ from pathlib import Path
 from tempfile import TemporaryDirectory
 from typing import Any
 
-from minihbase.admin_client import call_admin
 from realstack.hbase import RealHBase, RealHBaseOptions, is_1x
 from realstack.walprinter import parse, pretty_print
+from stackprocs.admin_client import call_admin
 from tests.realstack.golden import PRINTOUT, collect
 
 # HBase version -> the Phoenix release run on it (phoenix-core 4.x on 1.x, Phoenix 5 on 2.x)

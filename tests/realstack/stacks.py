@@ -22,9 +22,9 @@ from dataclasses import asdict
 
 import pytest
 
-from minihbase.admin_client import call_admin
 from realstack.hbase import RealHBase, RealHBaseOptions
 from realstack.maven import RealStackError
+from stackprocs.admin_client import call_admin
 
 _STARTS: list[str] = []  # every real stack started in this process, in order
 

@@ -29,8 +29,8 @@ from hbase_migrate.replay.client_target import ClientTarget
 from hbase_migrate.replay.job import ReplayJob
 from hbase_migrate.replay.run import run_replay
 from hbase_migrate.wal.model import Cell, CellType
-from minihbase.admin_client import call_admin
 from realstack.hbase import RealHBase
+from stackprocs.admin_client import call_admin
 
 from .bulk_rpc import expected_raw, fresh_table, raw_scan
 from .bulk_window import T, copy_cells, mutations, window_entries

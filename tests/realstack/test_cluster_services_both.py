@@ -19,8 +19,8 @@ from hbase_migrate.cluster.zk.zookeeper import HBaseZooKeeper
 from hbase_migrate.thrift.thrift2 import Thrift2Client, Thrift2UnreachableError
 from hbase_migrate.wal.model import Cell, CellType
 from hbase_migrate.wal.reader import read_entries
-from minihbase.admin_client import call_admin
 from minihbase.regionserver import WalSettings
+from stackprocs.admin_client import call_admin
 from tests.support.minicluster import EmbeddedClusters
 from tests.support.wait import wait_for
 

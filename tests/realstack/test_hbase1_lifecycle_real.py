@@ -28,8 +28,8 @@ from hbase_migrate.lifecycle.check import check
 from hbase_migrate.rpc.admin import NativeAdmin
 from hbase_migrate.rpc.client import NativeClient
 from hbase_migrate.wal.model import Cell, CellType
-from minihbase.admin_client import call_admin
 from realstack.hbase import RealHBase, RealHBaseOptions
+from stackprocs.admin_client import call_admin
 from tests.realstack.lifecycle_parts import (
     FAMILIES,
     SPLITS,

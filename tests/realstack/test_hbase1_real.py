@@ -34,8 +34,8 @@ from hbase_migrate.rpc.client import NativeClient
 from hbase_migrate.thrift.thrift2 import Thrift2Client
 from hbase_migrate.wal.model import cell_order
 from hbase_migrate.wal.reader import WalReader
-from minihbase.admin_client import call_admin
 from realstack.hbase import RealHBase, RealHBaseOptions
+from stackprocs.admin_client import call_admin
 from tests.rpc.cells import ROWS, every_kind, flat
 
 from .agreement import disagreements, entries, run_dump

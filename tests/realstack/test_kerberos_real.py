@@ -46,9 +46,9 @@ from hbase_migrate.lifecycle import cutover_check, prepare, report, snapshot, va
 from hbase_migrate.thrift.thrift1 import Thrift1Client
 from hbase_migrate.thrift.thrift2 import Thrift2Client
 from hbase_migrate.validate.compare import compare_tables
-from minihbase.admin_client import call_admin
 from minihbase.workload import Workload, WorkloadSpec
 from realstack.hbase import CLIENT_PRINCIPAL, RealHBase
+from stackprocs.admin_client import call_admin
 from tests.realstack.fixtures import SECURED_TICKET, borrowed, leaks, stack_endpoints
 from tests.realstack.fixtures import keytab_keys as fixture_keytab_keys
 

@@ -35,9 +35,9 @@ from hbase_migrate.lifecycle import prepare, replay, snapshot, validate
 from hbase_migrate.rpc.cluster import NativeCluster
 from hbase_migrate.thrift.thrift2 import Thrift2Client
 from hbase_migrate.validate.compare import compare_tables
-from minihbase.admin_client import call_admin
 from minihbase.workload import Workload, WorkloadSpec
 from realstack.hbase import CLIENT_PRINCIPAL, RealHBase, RealHBaseOptions
+from stackprocs.admin_client import call_admin
 from tests.realstack.fixtures import (
     SECURED_TICKET,
     borrowed,

@@ -28,8 +28,8 @@ from hbase_migrate.replay.discovery import open_wal_store
 from hbase_migrate.thrift.thrift2 import Thrift2Client
 from hbase_migrate.validate.compare import compare_tables
 from hbase_migrate.wal.model import Cell, CellType
-from minihbase.admin_client import call_admin
 from realstack.hbase import RealHBase
+from stackprocs.admin_client import call_admin
 from tests.support.minicluster import EmbeddedClusters
 from tests.support.wait import wait_for
 

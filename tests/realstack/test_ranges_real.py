@@ -24,9 +24,9 @@ from hbase_migrate.thrift.thrift2 import Thrift2Client
 from hbase_migrate.thrift.thrift2_idl import hbase2
 from hbase_migrate.validate.compare import compare_tables
 from hbase_migrate.wal.model import Cell, CellType
-from minihbase.admin_client import call_admin
 from minihbase.workload import SPLITS, Workload, WorkloadSpec
 from realstack.hbase import RealHBase
+from stackprocs.admin_client import call_admin
 from tests.support.minicluster import EmbeddedClusters
 from tests.support.ranges import failing, holding, planned
 

@@ -31,9 +31,9 @@ from hbase_migrate.thrift.thrift1 import Thrift1Client
 from hbase_migrate.thrift.thrift2 import Thrift2Client
 from hbase_migrate.validate.compare import compare_tables
 from hbase_migrate.wal.model import Cell, CellType
-from minihbase.admin_client import call_admin
 from minihbase.server import MiniHBase
 from realstack.hbase import RealHBase
+from stackprocs.admin_client import call_admin
 from tests.support.minicluster import EmbeddedClusters
 
 pytestmark = [pytest.mark.integration, pytest.mark.realstack]

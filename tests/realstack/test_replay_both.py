@@ -18,7 +18,7 @@ from hbase_migrate.replay.run import run_replay
 from hbase_migrate.snapshot.schema import copy_schema
 from hbase_migrate.thrift.thrift2 import Thrift2Client
 from hbase_migrate.validate.compare import compare_tables
-from minihbase.admin_client import call_admin
+from stackprocs.admin_client import call_admin
 from tests.realstack.lifecycle_parts import workload
 from tests.support.minicluster import EmbeddedClusters
 

@@ -54,9 +54,9 @@ from hbase_migrate.thrift.thrift2 import Thrift2Client
 from hbase_migrate.validate.compare import compare_tables
 from hbase_migrate.validate.gx_process import GxProcess
 from hbase_migrate.wal.model import Cell, CellType
-from minihbase.admin_client import call_admin
 from minihbase.workload import Workload, WorkloadSpec
 from realstack.hbase import RealHBase
+from stackprocs.admin_client import call_admin
 from tests.realstack.java_cells import differences, java_dump
 from tests.realstack.lifecycle_parts import MOB_THRESHOLD, mob_files, mob_values
 from tests.support.wait import wait_for

@@ -30,8 +30,8 @@ from hbase_migrate.thrift.thrift1 import Thrift1Client
 from hbase_migrate.thrift.thrift2 import Thrift2Client
 from hbase_migrate.validate.compare import compare_tables
 from hbase_migrate.wal.model import Cell, CellType
-from minihbase.admin_client import call_admin
 from realstack.hbase import RealHBase, RealHBaseOptions
+from stackprocs.admin_client import call_admin
 from tests.realstack.fixtures import kerberos_stack, stack_endpoints
 from tests.realstack.lifecycle_parts import workload
 

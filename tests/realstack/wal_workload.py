@@ -31,8 +31,8 @@ from hbase_migrate.thrift.thrift2 import Thrift2Client
 from hbase_migrate.thrift.thrift2_idl import hbase2
 from hbase_migrate.wal.model import Cell, CellType
 from hbase_migrate.wal.protobuf import bytes_field, varint_field
-from minihbase.admin_client import call_admin
 from realstack.hbase import is_1x
+from stackprocs.admin_client import call_admin
 
 TABLES = {"golden_a": (b"\x40", b"\x80"), "golden_b": ()}
 ROWS = (b"\x00\x01", b"row-1", b"\x7f\xff", b"\xc3\xa9t\xc3\xa9", b"\xff\xfe\x00")

@@ -39,10 +39,10 @@ from hbase_migrate.replay.job import ReplayJob
 from hbase_migrate.replay.lock import migration_lock
 from hbase_migrate.replay.run import RunSummary, follow_replay
 from hbase_migrate.wal.model import Cell, CellType
-from minihbase.process import free_port
 from minihbase.regionserver import WalSettings
 from minihbase.server import MiniHBase
 from minihbase.zookeeper import ZooKeeperServer
+from stackprocs.process import free_port
 from tests.support.minicluster import (
     EmbeddedClusters,
     compare,

@@ -12,9 +12,9 @@ from hbase_migrate.cluster.zk.zookeeper import HBaseZooKeeper
 from hbase_migrate.config import IN_PROCESS, load_config
 from hbase_migrate.lifecycle import prepare, replay, snapshot, validate
 from hbase_migrate.thrift.thrift2 import Thrift2Client
-from minihbase.admin_client import call_admin
 from minihbase.workload import Workload, WorkloadSpec
 from realstack.hbase import RealHBase
+from stackprocs.admin_client import call_admin
 from tests.realstack.fixtures import native_cluster_json
 
 

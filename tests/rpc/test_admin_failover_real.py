@@ -16,8 +16,8 @@ import pytest
 from hbase_migrate.cluster.descriptors import FamilyDescriptor, TableDescriptor
 from hbase_migrate.rpc.admin import NativeAdmin
 from hbase_migrate.thrift.thrift2 import Thrift2Client
-from minihbase.admin_client import call_admin
 from realstack.hbase import RealHBase, RealHBaseOptions
+from stackprocs.admin_client import call_admin
 from tests.realstack.fixtures import running, skip_without_real_stack
 
 pytestmark = [pytest.mark.own_stack, pytest.mark.integration, pytest.mark.realstack]

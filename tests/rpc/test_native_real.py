@@ -24,8 +24,8 @@ from hbase_migrate.rpc.errors import RemoteError
 from hbase_migrate.rpc.multi import PUT, decode_multi_response, row_multi
 from hbase_migrate.thrift.thrift2 import Thrift2Client
 from hbase_migrate.wal.model import Cell, CellType, Tag, cell_order
-from minihbase.admin_client import call_admin
 from minihbase.regionserver import WalSettings
+from stackprocs.admin_client import call_admin
 from tests.rpc.cells import FAMILIES, ROWS, SPLITS, every_kind, flat
 from tests.support.minicluster import EmbeddedClusters
 

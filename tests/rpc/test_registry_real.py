@@ -34,8 +34,8 @@ from hbase_migrate.lifecycle.check import check
 from hbase_migrate.rpc.cluster import NativeCluster
 from hbase_migrate.rpc.registry import RpcRegistry
 from hbase_migrate.wal.model import Cell, CellType
-from minihbase.admin_client import call_admin
 from realstack.hbase import RealHBase
+from stackprocs.admin_client import call_admin
 from tests.realstack.fixtures import (
     kerberos_environment,
     read_requests,

@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 
 from hbase_migrate.ranges.engine import prepare_spark_environment
-from minihbase.process import free_port
+from stackprocs.process import free_port
 
 
 def _wait_http(url: str, needle: str, timeout: float) -> None:

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from minihbase.process import free_port
+from stackprocs.process import free_port
 
 pytestmark = [pytest.mark.own_stack, pytest.mark.integration, pytest.mark.slow]
 GUIDE = Path(__file__).resolve().parents[2] / "docs" / "guides" / "spark-cluster.md"
