@@ -80,8 +80,8 @@
                                 # unset: all of them when the copy runs in-process (named,
                                 # or auto with a large_master on this machine), else
                                 # [spark] auto_cells (the rest may go to the cluster)
-    [gateway]                   # calls to both clusters, over HBase's RPC or the Thrift2
-                                # gateways (copy, checksums, repair, replay's writes)
+    [gateway]                   # calls to both HBase clusters, over HBase's RPC or their
+                                # Thrift gateways (copy, checksums, repair, replay's writes)
     max_result_bytes = "4MiB"   # per scan call, as hbase.client.scanner.max.result.size
     max_put_bytes = "4MiB"      # per putMultiple call (a larger cell goes alone)
     call_timeout = "30s"        # per call; a call that times out is retried smaller
@@ -98,9 +98,9 @@
                                 # watermark given, no parts), else "bulk" where auto_bulk
                                 # is on and the target takes a bulk load, else "scan",
                                 # saying why;
-                                # "scan": range tasks over each cluster's client, HBase's RPC
-                                # or Thrift2 (any cluster, the embedded one and Bigtable
-                                # too); "hbase": an HBase snapshot, its files exported
+                                # "scan": range tasks over each cluster's client (HBase's
+                                # RPC, Thrift2 or Bigtable's own: any cluster, the embedded
+                                # one too); "hbase": an HBase snapshot, its files exported
                                 # over WebHDFS, cloned on the target (real clusters);
                                 # "bulk": the scan copy's ranges written as HFiles in the
                                 # target's settings and bulk-loaded (a real HBase target
@@ -140,7 +140,9 @@ Relative paths (``cluster_json``, a SQLite ledger file, a local ``hbase_root`` w
 ``./state``. Durations are ``90s``, ``10m``, ``1h`` (see :mod:`hbase_migrate.timeutil`) or an
 integer of milliseconds; sizes are ``512KiB``, ``4MiB``, ``4MB`` (KB, MB: powers of 1000) or
 an integer of bytes. Unknown keys are errors, so that typos surface. A cluster's
-``cluster.json`` is read only when its endpoints are first needed (:meth:`ClusterSpec.endpoints`).
+``cluster.json`` is read when its endpoints are first needed, once per process (again once
+the file is replaced, or on a reconnect: :meth:`ClusterSpec.endpoints`), and the steps ask
+for them through the front door's handle (:func:`hbase_migrate.hbase.open_cluster`).
 """
 
 from __future__ import annotations

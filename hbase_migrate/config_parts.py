@@ -233,10 +233,10 @@ class CdcSettings:
 @dataclass(frozen=True)
 class SnapshotSettings:
     """How the copy at T0 is made (``[snapshot]``): ``method`` ``scan`` (range tasks over
-    each cluster's client, HBase's RPC or Thrift2), ``hbase`` (an HBase snapshot exported
-    file by file and cloned), ``bulk`` (the scan copy's ranges written as HFiles and
-    bulk-loaded into the target) or ``auto`` (``hbase`` where both clusters allow it, else
-    ``bulk`` when ``auto_bulk`` and the target takes a bulk load, else ``scan``:
+    each cluster's client: HBase's RPC, Thrift2 or Bigtable's own), ``hbase`` (an HBase
+    snapshot exported file by file and cloned), ``bulk`` (the scan copy's ranges written as
+    HFiles and bulk-loaded into the target) or ``auto`` (``hbase`` where both clusters allow
+    it, else ``bulk`` when ``auto_bulk`` and the target takes a bulk load, else ``scan``:
     :mod:`hbase_migrate.snapshot.choose`); durations in ms."""
 
     method: str = "auto"

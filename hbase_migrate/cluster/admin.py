@@ -2,10 +2,11 @@
 taken, cloned, restored, listed and deleted, which neither Thrift gateway offers, and a table
 dropped) and :class:`Compactor` (the major compaction that drops delete markers: over HBase's
 own RPC, ``hbase_migrate.rpc.admin_channel.NativeCompactor``, or a Thrift1 gateway), both
-opened by the front door (``hbase_migrate.hbase.admin``: ``connect_admin``,
-``open_compactor``). :func:`run_shell` runs statements through an ``admin_shell`` (a
-repair's ``flush`` and ``major_compact``). ``connect_admin`` picks one of three admin
-channels by the cluster's config:
+opened by the front door's handle (:meth:`hbase_migrate.hbase.Cluster.admin` and
+:meth:`~hbase_migrate.hbase.Cluster.compactor`, over ``hbase_migrate.hbase.admin``'s
+``connect_admin`` and ``open_compactor``). :func:`run_shell` runs statements through an
+``admin_shell`` (a repair's ``flush`` and ``major_compact``). ``connect_admin`` picks one
+of three admin channels by the cluster's config:
 
 * its ``admin_shell`` (``hbase shell -n``, or any command reading hbase shell statements on
   stdin): :class:`ShellAdmin`, here;

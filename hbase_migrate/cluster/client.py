@@ -8,12 +8,14 @@ steps use (exists, descriptor, create with split keys, namespaces, enable, disab
 Three implement it: HBase's own RPC straight to the master and the region servers
 (``hbase_migrate.rpc.cluster.NativeCluster``), the Thrift2 gateway
 (``hbase_migrate.thrift.thrift2.Thrift2Client``) and, for a Bigtable target,
-``hbase_migrate.bigtable.client.BigtableClient``. The front door
-(:mod:`hbase_migrate.hbase`: ``connect``, ``open_client``) chooses by the cluster's
-config (its ``client`` setting,
-:class:`~hbase_migrate.cluster.endpoints.ClusterEndpoints`, or its Bigtable section); this
-module imports none of them. :class:`Thrift1Gateway` is what the steps use of a Thrift1
-gateway (``hbase_migrate.thrift.thrift1.Thrift1Client``), opened by the door too.
+``hbase_migrate.bigtable.client.BigtableClient``. The front door chooses among them by the
+cluster's config (its ``client`` setting,
+:class:`~hbase_migrate.cluster.endpoints.ClusterEndpoints`, or its Bigtable section): a step
+asks :func:`~hbase_migrate.hbase.open_cluster`'s handle for its client
+(:meth:`~hbase_migrate.hbase.Cluster.client`); this module imports none of them.
+:class:`Thrift1Gateway` is what the steps use of a Thrift1 gateway
+(``hbase_migrate.thrift.thrift1.Thrift1Client``), opened by the handle too
+(:meth:`~hbase_migrate.hbase.Cluster.thrift1`, :meth:`~hbase_migrate.hbase.Cluster.replay_gateway`).
 """
 
 from __future__ import annotations

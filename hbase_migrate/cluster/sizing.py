@@ -1,5 +1,6 @@
-"""How big the calls to a Thrift2 gateway may be: the byte budget of a scan call and of a
-put call, the call timeout, and how often a call that timed out is retried smaller.
+"""How big a client's calls may be (:class:`ClientSettings`, over HBase's own RPC and the
+Thrift2 gateway alike): the byte budget of a scan call and of a put call, the call timeout,
+and how often a call that timed out is retried smaller.
 
 HBase's own client bounds a scan call by bytes (``hbase.client.scanner.max.result.size``,
 2 MB) on the region server. Thrift2's ``TScan`` has no such field: it has ``caching`` and
