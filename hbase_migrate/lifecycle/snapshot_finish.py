@@ -49,7 +49,7 @@ def finish_snapshot(spec: MigrationSpec, *, provenance: Provenance | None = None
                         progress=progress, keep_snapshot=keep_snapshot)
     with recorded_step(spec, "snapshot", provenance) as step:
         require(step, MigrationState.SCHEMA_READY, "the snapshot copy", "prepare")
-        step.metrics.update(method="scan", finish=True)
+        step.metrics.update(method="bulk" if asked == "bulk" else "scan", finish=True)
         if skip_copied(step):
             return step.result()
         if asked == AUTO_METHOD:

@@ -26,7 +26,8 @@ from hbase_migrate.cluster.errors import ClusterError
 from hbase_migrate.config import ClusterSpec, MigrationSpec, load_config
 from hbase_migrate.hbase.connect import connect
 from hbase_migrate.hfile.reader import HFileReader
-from hbase_migrate.lifecycle import prepare, snapshot
+from hbase_migrate.lifecycle import finish_snapshot, prepare, snapshot
+from hbase_migrate.lifecycle.snapshot import snapshot_parts
 from hbase_migrate.ranges.keyrange import RangeError
 from hbase_migrate.snapshot import bulk_copy
 from hbase_migrate.wal.model import Cell
@@ -220,3 +221,26 @@ def test_a_range_whose_load_fails_is_not_recorded_and_a_rerun_loads_it(
 def regions_of(cluster: MiniHBase) -> list[RegionDescriptor]:
     with connect(cluster.endpoints) as client:
         return client.regions(TABLE)
+
+
+def test_a_bulk_copy_in_parts_loads_each_part_and_the_finish_says_bulk(
+    tmp_path: Path, make_embedded: EmbeddedClusters, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    src, dst = make_embedded.pair()
+    run_workload(src, TABLE, seed=80, ops=300)
+    source = stored_cells(src, TABLE)
+    spec, loading = bulk_migration(tmp_path, src, dst, monkeypatch)
+
+    plan = snapshot_parts(spec, parts=2).to_json()
+    assert (plan["method"], plan["parts"]) == ("bulk", [[1, 2], [2, 2]]), plan
+    assert not loading.made  # the plan loads nothing
+    first = snapshot(spec, part=(1, 2)).to_json()
+    assert first["method"] == "bulk" and first["state"] == "copying", first
+    loaded = len(loading.loaded)
+    assert 0 < loaded < len(source)
+    snapshot(spec, part=(2, 2))
+    finished = finish_snapshot(spec).to_json()
+
+    assert (finished["state"], finished["method"]) == ("copied", "bulk"), finished
+    assert stored_cells(dst, TABLE) == source
+    assert len(loading.loaded) == len(source)  # each cell loaded once, by its part
