@@ -65,7 +65,7 @@ def _engine(result: StepResult) -> list[str]:
 
 def _accepted(counts: dict[str, int] | None, what: str) -> list[str]:
     """One line naming a Bigtable target's accepted losses (``counts``: cells by name)."""
-    from hbase_migrate.bigtable.accepted import losses_line
+    from hbase_migrate.hbase.bigtable_target import losses_line
 
     line = losses_line(counts or {}, what)
     return [line] if line else []

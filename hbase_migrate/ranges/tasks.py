@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-from hbase_migrate.bigtable.accepted import AcceptedLosses
 from hbase_migrate.cluster.requests import counted
 from hbase_migrate.config import ClusterSpec
+from hbase_migrate.hbase.bigtable_target import AcceptedLosses
 from hbase_migrate.limits import Throttle, ThrottlePlan, throttle_for
 from hbase_migrate.ranges.copy import DEFAULT_BATCH_CELLS, copy_range
 from hbase_migrate.ranges.keyrange import KeyRange, RangeError
