@@ -54,19 +54,19 @@ def run(job: ReplayJob, *, observer: Observer | None = None,
     from hbase_migrate.replay.run import run_replay
 
     runstate.reset()  # a new step: a stop asked for an earlier one is not this one's
-    try:
-        summary = run_replay(job, observer, executor=executor)
-    except (KeyboardInterrupt, runstate.Stopped):
-        raise _interrupted(job) from None
-    if job.mode == CATCH_UP and not job.dry_run:
-        _mark_replaying(job)
+    with Ledger.open(job.ledger_url) as ledger:  # once: the run's, handed down
+        try:
+            summary = run_replay(job, observer, executor=executor, ledger=ledger)
+        except (KeyboardInterrupt, runstate.Stopped):
+            raise _interrupted(job, ledger) from None
+        if job.mode == CATCH_UP and not job.dry_run:
+            _mark_replaying(job, ledger)
     return summary
 
 
-def _interrupted(job: ReplayJob) -> StepInterrupted:
-    with Ledger.open(job.ledger_url) as ledger:
-        record = ledger.migration(job.name)
-        counts = ledger.counts(record.id) if record is not None else {}
+def _interrupted(job: ReplayJob, ledger: Ledger) -> StepInterrupted:
+    record = ledger.migration(job.name)
+    counts = ledger.counts(record.id) if record is not None else {}
     files = ", ".join(f"{n} {status}" for status, n in sorted(counts.items())) or "none yet"
     return StepInterrupted(
         f"{job.step_kind} of migration {job.name!r} stopped: every edit the target "
@@ -74,13 +74,12 @@ def _interrupted(job: ReplayJob) -> StepInterrupted:
         "from there")
 
 
-def _mark_replaying(job: ReplayJob) -> None:
-    with Ledger.open(job.ledger_url) as ledger:
-        record = ledger.migration(job.name)
-        if record is not None:
-            state = MigrationState(record.state)
-            if state is MigrationState.FAILED or state.rank < MigrationState.REPLAYING.rank:
-                ledger.update_migration(record.id, state=MigrationState.REPLAYING)
+def _mark_replaying(job: ReplayJob, ledger: Ledger) -> None:
+    record = ledger.migration(job.name)
+    if record is not None:
+        state = MigrationState(record.state)
+        if state is MigrationState.FAILED or state.rank < MigrationState.REPLAYING.rank:
+            ledger.update_migration(record.id, state=MigrationState.REPLAYING)
 
 
 def follow(job: ReplayJob, interval: float, stop: threading.Event, *,
@@ -90,10 +89,12 @@ def follow(job: ReplayJob, interval: float, stop: threading.Event, *,
     """Catch-up runs every ``interval`` seconds until ``stop`` is set (``--follow``); the
     migration moves to ``replaying``. Returns what the follow did (``exit_code``: the worst
     of its runs)."""
-    _mark_replaying(job)
     from hbase_migrate.replay.run import follow_replay
 
-    return follow_replay(job, interval, stop, observer, on_run, force=force)
+    with Ledger.open(job.ledger_url) as ledger:  # once: the follow's, handed down
+        _mark_replaying(job, ledger)
+        return follow_replay(job, interval, stop, observer, on_run, force=force,
+                             ledger=ledger)
 
 
 def replay_parts(spec: MigrationSpec, *, tables: Sequence[str] = (), start: int | None = None,

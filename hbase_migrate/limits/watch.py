@@ -9,11 +9,15 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hbase_migrate.config import LimitSettings, MigrationSpec
+
+if TYPE_CHECKING:
+    from hbase_migrate.audit.ledger import Ledger
 
 log = logging.getLogger(__name__)
 
@@ -57,13 +61,38 @@ def overlay(settings: LimitSettings, overrides: dict[str, Any]) -> LimitSettings
     return settings.replace(known) if known else settings
 
 
+_lent: dict[str, Ledger] = {}  # ledger URL -> the open ledger a step here lends
+
+
+@contextmanager
+def lending(ledger_url: str, ledger: Ledger) -> Iterator[None]:
+    """During the block, the limits of the ledger at ``ledger_url`` are read from
+    ``ledger`` (a step's own, already open) instead of a connection opened per read."""
+    before = _lent.get(ledger_url)
+    _lent[ledger_url] = ledger
+    try:
+        yield
+    finally:
+        if before is None:
+            del _lent[ledger_url]
+        else:
+            _lent[ledger_url] = before
+
+
 def read_overrides(ledger_url: str, migration: str) -> dict[str, Any]:
     """The limits the ledger holds for ``migration`` (the newest value of each key)."""
     from hbase_migrate.audit.ledger import Ledger
 
+    lent = _lent.get(ledger_url)
+    if lent is not None:
+        return _overrides(lent, migration)
     with Ledger.open(ledger_url, upgrade_schema=False) as ledger:
-        record = ledger.migration(migration)
-        return ledger.limit_overrides(record.id) if record is not None else {}
+        return _overrides(ledger, migration)
+
+
+def _overrides(ledger: Ledger, migration: str) -> dict[str, Any]:
+    record = ledger.migration(migration)
+    return ledger.limit_overrides(record.id) if record is not None else {}
 
 
 class LimitWatch:

@@ -17,7 +17,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 
 from kazoo.protocol.states import KazooState
 
@@ -55,12 +55,13 @@ class HeldLock:
 
 
 @contextmanager
-def migration_lock(job: ReplayJob) -> Iterator[HeldLock]:
-    """Hold the migration's lock for the block."""
+def migration_lock(job: ReplayJob, ledger: Ledger | None = None) -> Iterator[HeldLock]:
+    """Hold the migration's lock for the block (a lease in ``ledger``, the run's own, when
+    the source has no ZooKeeper; without one, in the job's ledger opened for it)."""
     identifier = lock_identifier(job)
     endpoints = job.source.endpoints()
     if not endpoints.zookeeper:
-        with ledger_lease(job.ledger_url, f"migration/{job.lock_name}", identifier,
+        with ledger_lease(_ledger_of(job, ledger), f"migration/{job.lock_name}", identifier,
                           job.name, job.lock_timeout) as check:
             yield HeldLock(identifier, check)
         return
@@ -112,20 +113,25 @@ def _take_lease(ledger: Ledger, name: str, identifier: str, migration: str, time
         time.sleep(min(0.2, max(0.0, deadline - time.monotonic())))
 
 
+def _ledger_of(job: ReplayJob, ledger: Ledger | None) -> Ledger | str:
+    return job.ledger_url if ledger is None else ledger
+
+
 @contextmanager
-def ledger_lease(url: str, name: str, identifier: str, migration: str, timeout: float,
-                 ttl_ms: int = LEASE_TTL_MS) -> Iterator[Callable[[], None]]:
-    """Hold the lease ``name`` in the ledger at ``url`` for the block; yields a check that
-    fails once another holder took the lease over."""
-    with Ledger.open(url) as ledger:
-        _take_lease(ledger, name, identifier, migration, timeout, ttl_ms)
+def ledger_lease(ledger: Ledger | str, name: str, identifier: str, migration: str,
+                 timeout: float, ttl_ms: int = LEASE_TTL_MS) -> Iterator[Callable[[], None]]:
+    """Hold the lease ``name`` in ``ledger`` (an open one, or its URL: opened for the
+    block) for the block; yields a check that fails once another holder took the lease
+    over."""
+    with Ledger.open(ledger) if isinstance(ledger, str) else nullcontext(ledger) as opened:
+        _take_lease(opened, name, identifier, migration, timeout, ttl_ms)
         stop = threading.Event()
         lost: list[str] = []
 
         def renew() -> None:
             while not stop.wait(min(RENEW_EVERY_S, ttl_ms / 3000)):
                 try:
-                    holder, _ = ledger.take_lease(name, identifier, ttl_ms)
+                    holder, _ = opened.take_lease(name, identifier, ttl_ms)
                 except Exception as exc:  # retried at the next tick
                     log.warning("cannot renew the lease %s: %s", name, exc)
                     continue
@@ -151,7 +157,7 @@ def ledger_lease(url: str, name: str, identifier: str, migration: str, timeout: 
         finally:
             stop.set()
             renewer.join()
-            ledger.release_lease(name, identifier)
+            opened.release_lease(name, identifier)
         if lost:
             raise taken_over()
 
@@ -167,11 +173,12 @@ def run_lease_name(migration: str, lock_name: str) -> str:
 
 
 @contextmanager
-def run_lease(job: ReplayJob) -> Iterator[None]:
-    """Held by each run, from before it lists the WALs until its offsets are recorded: a
-    validation from both snapshots takes it (:func:`held_still`) to keep the target still
-    at the offsets the ledger holds while the target's snapshot is taken."""
-    with ledger_lease(job.ledger_url, run_lease_name(job.name, job.lock_name),
+def run_lease(job: ReplayJob, ledger: Ledger | None = None) -> Iterator[None]:
+    """Held by each run, from before it lists the WALs until its offsets are recorded (in
+    ``ledger``, the run's own; without one, the job's opened for it): a validation from
+    both snapshots takes it (:func:`held_still`) to keep the target still at the offsets
+    the ledger holds while the target's snapshot is taken."""
+    with ledger_lease(_ledger_of(job, ledger), run_lease_name(job.name, job.lock_name),
                       lock_identifier(job), job.name, max(job.lock_timeout, RUN_WAIT_S)):
         yield
 

@@ -17,7 +17,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack, contextmanager, nullcontext
 from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any
@@ -29,7 +29,7 @@ from hbase_migrate.bigtable.losses import recorded_losses
 from hbase_migrate.cluster.storage.walstore import WalStore
 from hbase_migrate.errors import ConfigError
 from hbase_migrate.hbase import open_cluster
-from hbase_migrate.limits import ThrottlePlan, step_limits, throttle_for
+from hbase_migrate.limits import ThrottlePlan, lending, step_limits, throttle_for
 from hbase_migrate.ranges.choice import EngineChoice
 from hbase_migrate.ranges.lent import lent_client
 from hbase_migrate.replay.apply import ReplayTarget
@@ -201,19 +201,20 @@ class RunSummary:
 
 
 def run_replay(job: ReplayJob, observer: Observer | None = None, *,
-               executor: Executor | None = None,
-               sink: SinkFactory | None = None) -> RunSummary:
+               executor: Executor | None = None, sink: SinkFactory | None = None,
+               ledger: Ledger | None = None) -> RunSummary:
     """One run: lock (not for a dry run), reconcile, plan, replay, record. An outage (a
     gateway, WebHDFS, ZooKeeper or the ledger not answering) is waited out for up to
-    ``[replay] outage_tolerance`` and the run started again."""
+    ``[replay] outage_tolerance`` and the run started again. ``ledger``: the job's, open
+    (else opened for the run): the run's lock, lease, limits and records all use it."""
     store = open_wal_store(job.source)
     watcher = observer or Observer()
-    with Ledger.open(job.ledger_url) as ledger:
+    with _held(job, ledger) as held:
         if job.dry_run:
-            return _dry_run(job, ledger, store, watcher)
-        with migration_lock(job):
-            loop = _Runs(job, ledger, store, watcher, threading.Event(), sink, one_shot=True)
-            summary = loop.next(lambda: _run_once(job, ledger, store, watcher, executor,
+            return _dry_run(job, held, store, watcher)
+        with migration_lock(job, held):
+            loop = _Runs(job, held, store, watcher, threading.Event(), sink, one_shot=True)
+            summary = loop.next(lambda: _run_once(job, held, store, watcher, executor,
                                                   sink=sink))
     assert summary is not None  # nothing sets the stop event of a single run
     summary.outages = [o.to_json() for o in loop.rider.ridden]
@@ -223,11 +224,13 @@ def run_replay(job: ReplayJob, observer: Observer | None = None, *,
 def follow_replay(job: ReplayJob, interval: float, stop: threading.Event,
                   observer: Observer | None = None,
                   on_run: Callable[[RunSummary], None] | None = None, *,
-                  force: bool = False, sink: SinkFactory | None = None) -> FollowSummary:
+                  force: bool = False, sink: SinkFactory | None = None,
+                  ledger: Ledger | None = None) -> FollowSummary:
     """Catch-up runs every ``interval`` seconds under one lock until ``stop`` is set, riding
     out outages of up to ``[replay] outage_tolerance`` each; returns what the whole follow
     did (its ``exit_code``: the worst of its runs). An interval at or above half the archive
-    TTL, with no replication peer pinning the WALs, is refused unless ``force``."""
+    TTL, with no replication peer pinning the WALs, is refused unless ``force``. ``ledger``:
+    as :func:`run_replay`'s, for every run of the follow."""
     if job.mode != CATCH_UP or job.dry_run:
         raise ConfigError("--follow needs a catch-up replay (no --end, no --dry-run)")
     retention = source_retention(job, interval)
@@ -239,14 +242,14 @@ def follow_replay(job: ReplayJob, interval: float, stop: threading.Event,
     watcher = observer or Observer()
     done = FollowSummary(job.name, job.stream, now_ms())
     store = open_wal_store(job.source)
-    with Ledger.open(job.ledger_url) as ledger, migration_lock(job) as lock:
-        loop = _Runs(job, ledger, store, watcher, stop, sink)
+    with _held(job, ledger) as held, migration_lock(job, held) as lock:
+        loop = _Runs(job, held, store, watcher, stop, sink)
         done.outages = loop.rider.ridden
         watcher.follow_started(done)
 
         def run() -> RunSummary:
             lock.check()  # a lock lost with an expired ZooKeeper session is taken again
-            return _run_once(job, ledger, store, watcher, None, interval=interval, sink=sink,
+            return _run_once(job, held, store, watcher, None, interval=interval, sink=sink,
                              stop=stop)
 
         try:
@@ -265,6 +268,15 @@ def follow_replay(job: ReplayJob, interval: float, stop: threading.Event,
             done.ended = now_ms()
             watcher.follow_ended(done)
     return done
+
+
+@contextmanager
+def _held(job: ReplayJob, ledger: Ledger | None) -> Iterator[Ledger]:
+    """The runs' ledger (``ledger``, else the job's opened for the block), which the
+    limits' reads use too meanwhile."""
+    with Ledger.open(job.ledger_url) if ledger is None else nullcontext(ledger) as held, \
+            lending(job.ledger_url, held):
+        yield held
 
 
 @dataclass
@@ -428,7 +440,8 @@ def _run_once(job: ReplayJob, ledger: Ledger, store: WalStore, observer: Observe
     start = _start_of(job, migration.watermark)
     summary = RunSummary(job.name, job.mode, start, job.end, False)
     # a validation from both snapshots holds the replay still between two runs (lock.py)
-    with run_lease(job), ledger.step(migration.id, job.step_kind, job.provenance) as step:
+    with run_lease(job, ledger), ledger.step(migration.id, job.step_kind,
+                                             job.provenance) as step:
         rounds = job.step_kind in ROUND_STEPS  # writes the target: its rows are recorded
         if rounds:
             ledger.begin_round(migration.id, step.id)
