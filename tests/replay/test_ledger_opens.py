@@ -12,8 +12,8 @@ import pytest
 from click.testing import CliRunner
 
 from hbase_migrate.audit.ledger import Ledger
-from hbase_migrate.cli import cli
 from hbase_migrate.audit.records import MigrationState
+from hbase_migrate.cli import cli
 from tests.support.replay import RS1, START, Clusters, Setup, T, puts
 
 pytestmark = pytest.mark.integration
@@ -25,7 +25,7 @@ def opens(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
     seen: list[str] = []
     real = Ledger.open.__func__  # type: ignore[attr-defined]
 
-    def counted(cls: type[Ledger], url: str, **kwargs: Any) -> Ledger:
+    def counted(cls: type[Ledger], /, url: str, **kwargs: Any) -> Ledger:
         seen.append(url)
         opened: Ledger = real(cls, url, **kwargs)
         return opened
