@@ -33,8 +33,8 @@ from replay_throughput import FAMILIES, SOURCE_TABLE, make_entries, write_file  
 
 from hbase_migrate.bigtable.client import BigtableClient
 from hbase_migrate.bigtable.emulator import start_emulator, stop_emulator
-from hbase_migrate.bigtable.settings import BigtableSettings
 from hbase_migrate.cluster.descriptors import FOREVER, FamilyDescriptor, TableDescriptor
+from hbase_migrate.config_bigtable import BigtableSettings
 from hbase_migrate.replay.client_target import ClientTarget
 from hbase_migrate.replay.file_replay import ReplaySpec, replay_file
 from hbase_migrate.replay.filters import ReplayFilter

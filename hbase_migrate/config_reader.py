@@ -7,11 +7,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, NoReturn
 
-from hbase_migrate.bigtable.settings import BigtableSettings
 from hbase_migrate.cluster.admin import DEFAULT_HBASE_VERSION
 from hbase_migrate.cluster.auth.security import SECURITY_KEYS, ClusterSecurity, warn_if_exposed
 from hbase_migrate.cluster.endpoints import CLIENTS, ClusterEndpoints
 from hbase_migrate.cluster.sizing import ClientSettings
+from hbase_migrate.config_bigtable import BigtableSettings
 from hbase_migrate.config_parts import (
     AUTO,
     BULK_DEFAULTS,

@@ -2,7 +2,6 @@
 transport, beside HBase's own RPC and the Thrift gateways. Every module is named here once
 (``tests/test_package_docs.py`` keeps the list true):
 
-* ``settings``: the target's section (a ``[target]`` with ``kind = "bigtable"``);
 * ``schema``: its tables and column families from HBase descriptors;
 * ``preflight``: Bigtable's limits, checked before any write;
 * ``writer`` and ``masking``: HBase cells written with HBase's delete semantics;
@@ -12,6 +11,8 @@ transport, beside HBase's own RPC and the Thrift gateways. Every module is named
   losses left out of the validation's source side;
 * ``emulator``: the local emulator; ``errors``: its errors.
 
-No package but the front door (:mod:`hbase_migrate.hbase`) imports this one; the Google
-client is imported only here, when a client is made.
+Its settings, a ``[target]`` with ``kind = "bigtable"``, are a part of the config
+(:mod:`hbase_migrate.config_bigtable`). No package but the front door
+(:mod:`hbase_migrate.hbase`) imports this one; the Google client is imported only here,
+when a client is made.
 """

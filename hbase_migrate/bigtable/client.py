@@ -27,7 +27,6 @@ from hbase_migrate.bigtable.errors import (
 from hbase_migrate.bigtable.losses import shared
 from hbase_migrate.bigtable.preflight import TAG_DETAILS, cell_findings
 from hbase_migrate.bigtable.schema import Retention, family_id, table_id
-from hbase_migrate.bigtable.settings import BigtableSettings
 from hbase_migrate.bigtable.writer import MS, MutationBatcher
 from hbase_migrate.bytesutil import short_binary
 from hbase_migrate.cluster.descriptors import (
@@ -39,6 +38,7 @@ from hbase_migrate.cluster.descriptors import (
 )
 from hbase_migrate.cluster.scanning import grouped
 from hbase_migrate.cluster.waves import RowCells
+from hbase_migrate.config_bigtable import BigtableSettings
 from hbase_migrate.wal.model import Cell, CellType, cell_order
 
 # Google's clients warn on each connection to an emulator (made lazily, call by call):

@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from typing import Any, Protocol
 
 from hbase_migrate.bigtable.masking import MarkerMemory
-from hbase_migrate.bigtable.settings import BigtableSettings
+from hbase_migrate.config_bigtable import BigtableSettings
 
 _MEMORIES: dict[str, MarkerMemory] = {}
 _LOSSES: dict[str, Counter[str]] = {}

@@ -22,13 +22,13 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Literal
 
-from hbase_migrate.bigtable.settings import BigtableSettings
 from hbase_migrate.cluster.admin import DEFAULT_HBASE_VERSION, Admin, Compactor
 from hbase_migrate.cluster.auth.tokens import Token
 from hbase_migrate.cluster.client import Client, Thrift1Gateway
 from hbase_migrate.cluster.endpoints import ClusterEndpoints
 from hbase_migrate.cluster.sizing import ClientSettings
 from hbase_migrate.config import ClusterSpec
+from hbase_migrate.config_bigtable import BigtableSettings
 from hbase_migrate.hbase.admin import (
     cluster_status,
     connect_admin,

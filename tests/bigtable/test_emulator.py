@@ -12,8 +12,8 @@ from click.testing import CliRunner
 
 from hbase_migrate.bigtable.client import BigtableClient
 from hbase_migrate.bigtable.emulator import STATE, Emulator, emulator_binary
-from hbase_migrate.bigtable.settings import BigtableSettings
 from hbase_migrate.cli import cli
+from hbase_migrate.config_bigtable import BigtableSettings
 from hbase_migrate.services import group_alive
 
 EMULATOR_VARIABLE = "BIGTABLE_EMULATOR_HOST"  # what Google's clients read

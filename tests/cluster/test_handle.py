@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from hbase_migrate.bigtable.settings import BigtableSettings
 from hbase_migrate.cluster import endpoints as E
 from hbase_migrate.cluster.endpoints import ClusterEndpoints
 from hbase_migrate.config import ClusterSpec
+from hbase_migrate.config_bigtable import BigtableSettings
 from hbase_migrate.errors import ConfigError
 from hbase_migrate.hbase import Cluster, open_cluster
 from hbase_migrate.replay.client_target import ClientTarget

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from hbase_migrate.bigtable.settings import BigtableSettings
 from hbase_migrate.cluster.descriptors import FamilyDescriptor, TableDescriptor
 from hbase_migrate.cluster.endpoints import ClusterEndpoints
 from hbase_migrate.config import ClusterSpec, MigrationSpec, load_config
+from hbase_migrate.config_bigtable import BigtableSettings
 from hbase_migrate.errors import ConfigError, HBaseMigrateError
 from hbase_migrate.snapshot.choose import MethodChoice, choose_method
 from hbase_migrate.snapshot.probes import _bits_allow_write

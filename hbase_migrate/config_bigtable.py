@@ -12,7 +12,9 @@ accept = ["cell_too_large orders r17 d:blob@1714564800000"]  # known losses, by 
 
 The rest of the file is read as for an HBase target: the migration's target
 (:class:`hbase_migrate.config.ClusterSpec`) then carries these settings, and every step
-reaches Bigtable through :class:`~.client.BigtableClient`.
+reaches Bigtable through the front door (:func:`hbase_migrate.hbase.open_cluster`), whose
+handle opens ``hbase_migrate.bigtable.client.BigtableClient``. A part of the config (read
+with the rest), not of the transport: the config imports no transport.
 """
 
 from __future__ import annotations
