@@ -19,8 +19,11 @@ from hbase_migrate.ranges.keyrange import KeyRange
 
 def in_part_order(steps: Iterable[StepRecord]) -> list[StepRecord]:
     """Steps of parts (``part`` metric ``"i/n"``) by part number, each part's tries in
-    order: parts may run in any order (Airflow's mapped tasks do)."""
-    return sorted(steps, key=lambda s: (parse_part(str(s.metrics["part"])), s.id))
+    order: parts may run in any order (Airflow's mapped tasks do). A try killed before it
+    recorded its part (marked failed once its process was gone) is left out: it is no
+    part's, and it recorded nothing of one."""
+    named = [s for s in steps if "part" in s.metrics]
+    return sorted(named, key=lambda s: (parse_part(str(s.metrics["part"])), s.id))
 
 
 def part_count(wanted: int, ranges: int) -> int:

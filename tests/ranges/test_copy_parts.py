@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import importlib
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -195,3 +197,27 @@ def test_a_part_runs_on_spark_and_another_in_process(spark: Any, tmp_path: Path,
     with t2(src) as source, t2(dst) as target:
         expect = sorted(c for row in source.scan(TABLE) for c in row if c.timestamp < t0)
         assert sorted(c for row in target.scan(TABLE) for c in row) == expect
+
+
+def test_a_part_killed_before_it_named_itself_does_not_stop_the_finish(
+        tmp_path: Path, make_embedded: EmbeddedClusters) -> None:
+    """A part's process SIGKILLed as its step began (an Airflow task runner killed: found by
+    the crash harness's Airflow kills, seed 76) leaves a ``snapshot-part`` step with no part
+    named, marked failed by the next step once its process is gone; its retry copies the
+    part, and the finish lists the parts that named themselves instead of failing on it."""
+    src, dst = make_embedded.pair()
+    run_workload(src, TABLE, seed=73, ops=200)
+    spec = load_config(configure(tmp_path, src, dst, master="in-process"))
+    prepare(spec)
+    assert snapshot_parts(spec, parts=2).metrics["parts"] == [[1, 2], [2, 2]]
+    started = ("from hbase_migrate.audit.ledger import Ledger\n"  # then the process ends
+               f"Ledger.open({spec.ledger_url!r}).start_step(1, {SNAPSHOT_PART_STEP!r})")
+    subprocess.run([sys.executable, "-c", started], check=True, timeout=60)
+    snapshot(spec, part=(1, 2))  # its retry
+    snapshot(spec, part=(2, 2))
+    finished = finish_snapshot(spec)
+    assert finished.state is not None and finished.state.value == "copied"
+    assert [p["part"] for p in finished.metrics["parts"]] == ["1/2", "2/2"]
+    with Ledger.open(spec.ledger_url) as ledger:
+        killed, *_ = ledger.steps(1, SNAPSHOT_PART_STEP)
+    assert killed.status.value == "failed" and "part" not in killed.metrics
