@@ -52,7 +52,9 @@ from hbase_migrate.soak.crash_checks import (
     wal_edits,
 )
 from hbase_migrate.soak.crash_plan import (
+    CDC_FOLLOW_STEP,
     CDC_STEP,
+    CDC_STEPS,
     STEPS,
     STEPS_WITH_CDC,
     Kill,
@@ -73,11 +75,11 @@ MARGIN_MS = 60_000  # the config's [replay] margin (minihbase.soak.write_config)
 # seconds each step is first expected to take (then: its last rerun's)
 EXPECTED = {"prepare": 2.0, "snapshot": 3.0, "replay": 6.0, "follow": 8.0,
             "validate-live": 8.0, "validate-part": 6.0, "validate-judge": 6.0,
-            "repair": 10.0, "cutover": 5.0, CDC_STEP: 4.0}
+            "repair": 10.0, "cutover": 5.0, CDC_STEP: 4.0, CDC_FOLLOW_STEP: 4.0}
 REDO = {"prepare": "copy", "snapshot": "copy", "replay": "wal", "follow": "wal",
         "validate-live": "validation", "validate-part": "validation",
         "validate-judge": "validation", "repair": "validation", "cutover": "validation",
-        CDC_STEP: "wal"}  # the CDC stream's own files and offsets (its ledger stream)
+        CDC_STEP: "wal", CDC_FOLLOW_STEP: "wal"}  # the CDC stream's files and offsets
 LEAD_SHARE = 0.8  # a kill's window opens at this share of the step's lead
 SHORTEST_WORK = 0.3  # seconds: the narrowest window a kill is drawn in
 BACKLOG_SECONDS = 3.0  # the follow stopped this long before a catch-up, a backlog for it
@@ -119,7 +121,7 @@ class CrashResult:
 
     def summary(self) -> dict[str, Any]:
         totals: dict[str, int] = {}
-        cdc_kills = [k for k in self.kills if k["step"] == CDC_STEP]
+        cdc_kills = [k for k in self.kills if k["step"] in CDC_STEPS]
         for kill in self.kills:
             for key, value in kill.get("redo", {}).items():
                 totals[key] = totals.get(key, 0) + value
@@ -156,6 +158,7 @@ class Harness:
         self.source_json, self.result, self.say = source_json, result, say
         self.commands = Commands(spec.root / "logs")
         self.follow = Follow(self.commands, config)
+        self.cdc_follow = Follow(self.commands, config, CDC_FOLLOW_STEP)
         self.expected = dict(EXPECTED)
         self.lead: dict[str, float] = {}  # seconds from a step's start to its first ledger row
         self.copied = False
@@ -275,7 +278,8 @@ class Harness:
             self.follow.stop()
             time.sleep(BACKLOG_SECONDS)
         delay = self.delay(kill)
-        before = self.view(CDC_STREAM if step == CDC_STEP else "source")
+        stream = CDC_STREAM if step in CDC_STEPS else "source"
+        before = self.view(stream)
         began = _now()
         if step == "follow":
             self.follow.stop()
@@ -287,7 +291,7 @@ class Harness:
         else:
             proc, _ = self.commands.start(args, f"{step}-killed")
             code = wait_or_kill(proc, delay)
-        killed_at = self.view(CDC_STREAM if step == CDC_STEP else "source")
+        killed_at = self.view(stream)
         mine = [s.id for s in killed_at.steps_between(began, killed_at.at)
                 if _started_by(s, proc.pid, step)]
         clock = time.monotonic()
@@ -298,7 +302,7 @@ class Harness:
         extra = self.after_rerun(kill, run)
         found = self.violations(after)
         cdc_redo: dict[str, int] = {}
-        if step == CDC_STEP:
+        if step in CDC_STEPS:
             cdc_redo, found[CDC_INVARIANT] = self.crash_cdc(kill, before, killed_at, mine,
                                                             rerun)
         problems = self.record(found, kill.line())
@@ -314,7 +318,7 @@ class Harness:
                    "fraction": kill.fraction, "delay": delay, "hit": code is None,
                    "exit_before_kill": code, "killed_steps": mine,
                    "rerun_exit": rerun.code, "seconds_to_converge": seconds,
-                   "redo": (cdc_redo if step == CDC_STEP
+                   "redo": (cdc_redo if step in CDC_STEPS
                             else redo(before, killed_at, after, mine, REDO[step]))
                    if code is None else {}, "gate": gate,
                    "violations": problems, **extra}
@@ -327,28 +331,33 @@ class Harness:
     def rerun(self, kill: Kill, args: list[str]) -> Finished:
         """What an operator runs next: the same command, to its end (the follow: until a
         run of the new follow has succeeded; the follow then keeps running)."""
-        if kill.step == "follow":
+        if kill.step in ("follow", CDC_FOLLOW_STEP):
+            follow = self.follow if kill.step == "follow" else self.cdc_follow
             began = time.monotonic()
-            self.follow.start()
-            code = self._follow_ran(self.follow.started_ms)
-            return Finished(code, round(time.monotonic() - began, 2),
-                            self.follow.log or Path(), pid=self.follow.pid or 0,
-                            began_ms=self.follow.started_ms)
+            follow.start()
+            pid = follow.pid or 0
+            code = self._follow_ran(follow, follow.started_ms)
+            if follow is self.cdc_follow:  # stopped once converged: the next CDC run's
+                stopped = follow.stop()
+                code = code if stopped == 0 else 2
+            return Finished(code, round(time.monotonic() - began, 2), follow.log or Path(),
+                            pid=pid, began_ms=follow.started_ms)
         done = self.commands.run(args, f"{kill.step}-rerun")
         if kill.step == "snapshot" and done.code == 0:
             self.copied = True
         return done
 
-    def _follow_ran(self, since: int, timeout: float = 300.0) -> int:
-        """0 once a replay step started at or after ``since`` succeeded; 2 when the follow
-        died or none did within ``timeout``."""
+    def _follow_ran(self, follow: Follow, since: int, timeout: float = 300.0) -> int:
+        """0 once a step of ``follow`` (a replay, or a CDC run) started at or after
+        ``since`` succeeded; 2 when the follow died or none did within ``timeout``."""
+        kind = "replay" if follow is self.follow else CDC_STEP
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            if not self.follow.alive:
+            if not follow.alive:
                 return 2
             with Ledger.open(self.migration.ledger_url) as ledger:
                 record = ledger.migration(self.migration.name)
-                steps = ledger.steps(record.id, "replay") if record else []
+                steps = ledger.steps(record.id, kind) if record else []
             if any(s.started_at >= since and s.status is StepStatus.SUCCEEDED for s in steps):
                 return 0
             time.sleep(0.5)
@@ -425,12 +434,12 @@ def run_crash(spec: CrashSpec, say: Say) -> CrashResult:
     with ExitStack() as stack:
         stack.enter_context(claim_workdir(spec.root, "soak-crash"))
         topic = open_topic(stack, spec.root, spec.kafka, say) if spec.cdc else None
-        if topic is not None and CDC_STEP not in spec.steps:
+        if topic is not None and not set(CDC_STEPS) & set(spec.steps):
             spec = replace(spec, steps=STEPS_WITH_CDC if spec.steps == STEPS
-                           else (*spec.steps, CDC_STEP))
+                           else (*spec.steps, *CDC_STEPS))
         if topic is None:
             spec = replace(spec, cdc=False,
-                           steps=tuple(s for s in spec.steps if s != CDC_STEP) or STEPS)
+                           steps=tuple(s for s in spec.steps if s not in CDC_STEPS) or STEPS)
         result = CrashResult(spec)
         if topic is not None:
             result.invariants[CDC_INVARIANT] = []
@@ -450,6 +459,7 @@ def run_crash(spec: CrashSpec, say: Say) -> CrashResult:
         harness = Harness(spec, migration, config, source_json, result, say, topic)
         writer = ListWriter(source, ListSpec(TABLE, seed=spec.seed, rate=spec.rate))
         stack.callback(harness.follow.stop, 30)
+        stack.callback(harness.cdc_follow.stop, 30)
         try:
             time.sleep(spec.preload)
             harness.measure_startup()

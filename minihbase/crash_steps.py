@@ -36,6 +36,7 @@ def step_args(step: str, config: Path, *, part: int = 1, run: str = "crash") -> 
         "repair": ["validate", *c, "--repair", "--recompare-wait", RECOMPARE_WAIT],
         "cutover": ["cutover", "check", *c, "--json"],
         "cdc": ["cdc", *c],
+        "cdc-follow": ["cdc", *c, "--follow", "--interval", FOLLOW_INTERVAL],
         "validate": ["validate", *c, "--recompare-wait", RECOMPARE_WAIT],
         "status": ["status", *c, "--json"],
     }
@@ -107,10 +108,11 @@ def wait_or_kill(proc: subprocess.Popen[bytes], seconds: float) -> int | None:
 
 
 class Follow:
-    """``hbase-migrate replay --follow`` in the background, as a user keeps it running."""
+    """A follow in the background, as a user keeps it running: ``hbase-migrate replay
+    --follow`` (``step`` "follow") or ``cdc --follow`` ("cdc-follow")."""
 
-    def __init__(self, commands: Commands, config: Path) -> None:
-        self.commands, self.config = commands, config
+    def __init__(self, commands: Commands, config: Path, step: str = "follow") -> None:
+        self.commands, self.config, self.step = commands, config, step
         self.proc: subprocess.Popen[bytes] | None = None
         self.log: Path | None = None
         self.started_ms = 0
@@ -127,7 +129,7 @@ class Follow:
         if self.alive:
             return
         self.started_ms = int(time.time() * 1000)
-        self.proc, self.log = self.commands.start(step_args("follow", self.config), "follow")
+        self.proc, self.log = self.commands.start(step_args(self.step, self.config), self.step)
 
     def kill(self) -> None:
         if self.proc is not None:

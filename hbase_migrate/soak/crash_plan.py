@@ -27,10 +27,12 @@ STEPS: tuple[str, ...] = (
     "repair",  # validate --repair
     "cutover",  # cutover check
 )
-# The CDC stream (``cdc``: the WAL edits to Kafka), killed only where a Kafka broker runs
-# (``soak-crash --cdc``): then last in each round.
+# The CDC stream (``cdc``: the WAL edits to Kafka, a catch-up run, and ``cdc --follow``),
+# killed only where a Kafka broker runs (``soak-crash --cdc``): then last in each round.
 CDC_STEP = "cdc"
-STEPS_WITH_CDC: tuple[str, ...] = (*STEPS, CDC_STEP)
+CDC_FOLLOW_STEP = "cdc-follow"
+CDC_STEPS: tuple[str, ...] = (CDC_STEP, CDC_FOLLOW_STEP)
+STEPS_WITH_CDC: tuple[str, ...] = (*STEPS, *CDC_STEPS)
 SHORTEST, LONGEST = 0.05, 0.95  # of the step's work
 
 

@@ -22,7 +22,8 @@ from minihbase.crash import CrashSpec, run_crash
 @click.option("--kills", type=click.IntRange(min=0), default=50, show_default=True,
               help="How many kills, spread over the steps in turn (prepare, snapshot, "
                    "replay, replay --follow, validate --live, a validation part, its judge, "
-                   "validate --repair, cutover check; with --cdc the CDC stream).")
+                   "validate --repair, cutover check; with --cdc the CDC stream, a catch-up "
+                   "run and cdc --follow).")
 @click.option("--seed", type=int, default=None,
               help="Seeds the kills' moments and the lists (default: a new one, printed).")
 @click.option("--dir", "root", type=click.Path(file_okay=False, path_type=Path),
@@ -32,7 +33,8 @@ from minihbase.crash import CrashSpec, run_crash
 @click.option("--rate", type=click.FloatRange(min=1), default=20, show_default=True,
               help="Linked-list writes per second on the source.")
 @click.option("--cdc", is_flag=True,
-              help="Kill the CDC stream too (hbase-migrate cdc, last in each round) on a real "
+              help="Kill the CDC stream too (hbase-migrate cdc and cdc --follow, last in "
+                   "each round) on a real "
                    "Kafka broker (started from Maven Central, or --kafka), and check that the "
                    "topic holds every edit since T0 with its sequence id; without a broker "
                    "the step is left out, in one line saying why.")
