@@ -3,8 +3,8 @@ of a write on the wire.
 
 Usage: ``python -m bench.walk [--client thrift2|native] [--show]`` from the project's folder.
 
-Runs ``hbase-migrate replay`` in this process over a tiny WAL file (puts and deletes of a few
-rows) into an embedded target cluster (its Thrift2 gateway, or HBase's own RPC found through
+Runs ``hbase-migrate replay`` in this process over two small WAL files (puts and deletes of
+100 rows) into an embedded target cluster (its Thrift2 gateway, or HBase's own RPC found through
 ZooKeeper), and captures the stack at the first socket send carrying a write call (a
 ``Multi``, a ``putMultiple`` or ``deleteMultiple``). A stack on a thread is joined to the
 stack that started the thread (the replay's applier, a pool's worker), so the walk runs from
@@ -15,8 +15,11 @@ the command to the socket whatever thread sends. Prints:
 * climbs back up: frames entering a module the walk had already left (the walk going back
   up into a room it came through);
 * calls on the way: every Python call the sending thread made since its last call into
-  ``replay/file_replay.py`` (the batch handed to the target) up to the send, returned ones
-  included (the flattening and regrouping of the batch shows here), and their modules.
+  ``replay/file_replay.py`` (the batch handed to the target) up to the batch's first write
+  on the wire, returned ones included (the flattening and regrouping of the batch shows
+  here), in all and the project's, and their modules. Two WAL files are replayed, and this
+  is counted for the second one's batch: its connections and region locations are warm,
+  so what is counted is the batch's own way.
 
 Asserts nothing.
 """
@@ -42,8 +45,18 @@ from hbase_migrate.thrift.thrift2 import Thrift2Client
 from hbase_migrate.wal.model import Cell, CellType
 from minihbase.zookeeper import ZooKeeperServer
 from tests.support.minicluster import EmbeddedClusters
-from tests.support.replay import FAMILIES, RS1, START, HBaseRoot, T, source_endpoints, write_config
+from tests.support.replay import (
+    FAMILIES,
+    RS1,
+    RS2,
+    START,
+    HBaseRoot,
+    T,
+    source_endpoints,
+    write_config,
+)
 
+ROWS = 100  # rows of each WAL file: 400 entries of one cell each, 100 of them deletes
 WRITES = (b"Multi", b"putMultiple", b"deleteMultiple")  # a write call's name on the wire
 COMMAND = "hbase_migrate/commands/replay.py"
 ROOT = str(Path(__file__).resolve().parent.parent) + "/"
@@ -69,8 +82,8 @@ def _profile(frame: Any, event: str, _arg: Any) -> None:
     path = frame.f_code.co_filename
     if path.endswith(HAND):
         _since[threading.get_ident()] = []
-    else:
-        _since.setdefault(threading.get_ident(), []).append(path)
+    elif (since := _since.get(threading.get_ident())) is not None:
+        since.append(path)
 
 
 def _patch() -> None:
@@ -90,9 +103,12 @@ def _patch() -> None:
         real = getattr(socket.socket, name)
 
         def sending(self: socket.socket, data: Any, *args: Any, _real: Any = real) -> Any:
-            if not found and any(w in bytes(data[:512]) for w in WRITES):
-                found.append(_stack())
-                way.append(list(_since.get(threading.get_ident(), [])))
+            since = _since.get(threading.get_ident())
+            if since is not None and any(w in bytes(data[:512]) for w in WRITES):
+                if not found:
+                    found.append(_stack())
+                way.append(since)  # the batch's first write: the next ones not counted
+                _since.pop(threading.get_ident())
             return _real(self, data, *args)
 
         setattr(socket.socket, name, sending)
@@ -121,8 +137,8 @@ def counts(frames: Frames) -> tuple[int, int, int, int]:
 def wal_calls(table: str) -> list[list[Cell]]:
     """A few entries: puts, then a delete of one column and a put after it, per row."""
     calls = []
-    for i in range(4):
-        row = b"r%02d" % i
+    for i in range(ROWS):
+        row = b"r%04d" % i
         calls.append([Cell(row, b"d", b"a", T + i, CellType.PUT, b"v1"),
                       Cell(row, b"d", b"b", T + i, CellType.PUT, b"v2")])
         calls.append([Cell(row, b"d", b"a", T + i + 1, CellType.DELETE_COLUMN)])
@@ -149,6 +165,7 @@ def main() -> None:
                         client.create_table(TableDescriptor(table, FAMILIES))
                 root = HBaseRoot(folder / "hbase")
                 root.write(RS1, T, table, wal_calls(table))
+                root.write(RS2, T + 1000, table, wal_calls(table))
                 ep = dst.endpoints
                 target = ep if args.client == "thrift2" else ClusterEndpoints(
                     name="target", zookeeper=ep.zookeeper, znode_parent=ep.znode_parent)
@@ -172,11 +189,15 @@ def main() -> None:
     if args.show:
         for f in frames:
             print(f"  {module(f)}:{f.lineno} {f.name}")
-    on_way = [p[len(ROOT):] if p.startswith(ROOT) else Path(p).name for p in way[0]]
+    on_way = [p[len(ROOT):] if p.startswith(ROOT) else Path(p).name for p in way[-1]]
+    ours_on_way = [m for m in on_way if m.startswith("hbase_migrate/")]
     print(f"WAL walk over {args.client}: {calls} calls, {mods} modules ({ours} of the "
-          f"project's), {climbs} climbs back up; {len(on_way)} calls on the way from the "
-          f"hand-over to the send, through {len(set(on_way))} modules "
-          f"({sum(m.startswith('hbase_migrate/') for m in set(on_way))} of the project's)")
+          f"project's), {climbs} climbs back up; on the way from the hand-over to the "
+          f"wire: {len(on_way)} calls through {len(set(on_way))} modules, the project's "
+          f"{len(ours_on_way)} through {len(set(ours_on_way))}")
+    if args.show:
+        print("  the project's calls on the way:", ", ".join(
+            f"{m}" for m in dict.fromkeys(ours_on_way)))
 
 
 if __name__ == "__main__":

@@ -67,45 +67,34 @@ def row_calls(batch: Sequence[RowCells]) -> list[list[Row]]:
     each row once in it (rows in order of first appearance): the puts, then the deletes, of
     every row's first run, then of every row's second run, and so on."""
     put = CellType.PUT
-    puts: dict[bytes, Sequence[Cell]] = {}
-    for mutation in batch:  # the usual batch, all puts: one call
-        cells = mutation.cells
-        if not cells or cells[0].type != put:
-            break
-        _gather(puts, mutation.row, cells)
-    else:
-        return [list(puts.items())] if puts else []
-    place: dict[bytes, tuple[int, bool]] = {}  # row -> (its wave, puts?)
-    calls: list[dict[bytes, Sequence[Cell]]] = []  # wave n: 2n its puts, 2n + 1 its deletes
+    place: dict[bytes, int] = {}  # row -> the call of its run: wave n's puts 2n, deletes 2n+1
+    calls: list[dict[bytes, Sequence[Cell]]] = []
     for mutation in batch:
         cells = mutation.cells
         if not cells:
             continue
         row, is_put = mutation.row, cells[0].type == put
-        wave, was_put = place.get(row, (0, is_put))
-        if was_put != is_put:
-            wave += 1
-        place[row] = (wave, is_put)
-        index = 2 * wave + (not is_put)
+        index = place.get(row)
+        if index is None:
+            index = 0 if is_put else 1
+        elif index & 1 == is_put:  # puts after deletes, or deletes after puts: a new run
+            index += 1
+        place[row] = index
         while len(calls) <= index:
             calls.append({})
-        _gather(calls[index], row, cells)
+        call = calls[index]
+        have = call.get(row)
+        if have is None:
+            call[row] = cells  # the mutation's own sequence: never changed here
+        elif type(have) is _Gathered:
+            have.extend(cells)
+        else:  # the row's second mutation in the call: a list of its own from now on
+            call[row] = _Gathered((*have, *cells))
     return [list(call.items()) for call in calls if call]
 
 
-def _gather(call: dict[bytes, Sequence[Cell]], row: bytes, cells: Sequence[Cell]) -> None:
-    """``row``'s ``cells`` after those ``call`` holds of it already."""
-    have = call.get(row)
-    if have is None:
-        call[row] = cells  # the mutation's own sequence: never changed here
-    elif type(have) is _Gathered:
-        have.extend(cells)
-    else:  # the row's second mutation in the call: a list of its own from now on
-        call[row] = _Gathered((*have, *cells))
-
-
 class _Gathered(list[Cell]):
-    """A row's cells gathered from several mutations (a list :func:`_gather` made)."""
+    """A row's cells gathered from several mutations of one run (made by :func:`row_calls`)."""
 
     __slots__ = ()
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from enum import Enum
+from operator import attrgetter
 from typing import NamedTuple
 
 from hbase_migrate.bytesutil import short_binary, to_string_binary
@@ -29,6 +30,7 @@ from hbase_migrate.wal.model import Cell, CellType
 
 KNOWN_TYPES = frozenset(int(t) for t in CellType)
 _PUT = int(CellType.PUT)
+_CELLS = attrgetter("cells")
 
 
 class Kind(Enum):
@@ -100,4 +102,4 @@ def count_tags(cells: Sequence[Cell]) -> int:
 
 def mutation_cells(mutations: Sequence[RowMutation]) -> int:
     """The number of cells in these mutations."""
-    return sum(len(m.cells) for m in mutations)
+    return sum(map(len, map(_CELLS, mutations)))  # C passes: once per batch, per mutation
