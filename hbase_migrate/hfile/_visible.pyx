@@ -1,13 +1,22 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
-"""Compiled copy of ``visible.visible_cells`` (the matcher of a normal scan: deletes,
-versions, TTL, time range) on C integers, built by ``make setup``
-(``scripts/build-speedups.py``); ``visible.py`` holds the reference and the rules' sources,
-and chooses. Timestamps are 64-bit (as every store cell's); a scan or family whose times do
-not fit 64 bits is the reference's (``visible_cells`` answers None). A cell's own TTL tag
-goes through the reference's ``_cell_ttl_expired``."""
+"""Compiled copies of a region's scan from its store files, built by ``make setup``
+(``scripts/build-speedups.py``): ``visible.visible_cells`` (the matcher of a normal scan:
+deletes, versions, TTL, time range; ``visible.py`` holds the reference and the rules'
+sources, and chooses), ``merge.merged_cells`` (the store files' cells merged in scan order,
+a data block at a time; ``merge.py`` holds the reference and chooses) and both with the cut
+into rows in one loop (``region_rows``, for ``region.region_rows``). Timestamps are 64-bit
+(as every store cell's); a scan or family whose times do not fit 64 bits is the reference's
+(None answered). A cell's own TTL tag goes through the reference's ``_cell_ttl_expired``."""
 
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_CheckExact, PyBytes_GET_SIZE
+from cpython.long cimport PyLong_Check
 from libc.stdint cimport int64_t
+from libc.string cimport memcmp
 
+from hbase_migrate.plain_tuples cimport plain_tuple
+
+from hbase_migrate.errors import HFileCorruptError, HFileUnsupportedError
+from hbase_migrate.hfile.keyvalue import StoreCell
 from hbase_migrate.hfile.visible import _cell_ttl_expired
 
 DEF DELETE = 8
@@ -132,6 +141,12 @@ def _fits(value):
 def visible_cells(cells, rules, scan):
     """``visible.visible_cells`` of ``cells``, or None when the scan's or a family's times
     do not fit 64 bits."""
+    made = _made(rules, scan)
+    return None if made is None else _visible(cells, made)
+
+
+cdef dict _made(rules, scan):
+    """Each family's ``_Store`` arguments, or None when a time does not fit 64 bits."""
     made = {}
     for family, rule in rules.items():
         oldest = _LONG_MIN if rule.ttl_ms is None else scan.now_ms - rule.ttl_ms
@@ -141,7 +156,7 @@ def visible_cells(cells, rules, scan):
         made[family] = (oldest, scan.min_ts, scan.max_ts, scan.now_ms,
                         min(rule.max_versions, scan.max_versions), rule.min_versions,
                         rule.keep_deleted_cells != "FALSE")
-    return _visible(cells, made)
+    return made
 
 
 def _visible(cells, dict made):
@@ -154,11 +169,315 @@ def _visible(cells, dict made):
         cell = <tuple>stored[0]
         if not started or at_row != cell[0] or at_family != cell[1]:
             started, at_row, at_family = True, cell[0], cell[1]
-            store = stores.get(at_family)
-            if store is None:
-                if at_family not in made:  # region.py refuses such stores first
-                    raise ValueError(f"cell of family {at_family!r}, which no rules name")
-                store = stores[at_family] = _Store(*made[at_family])
-            store.reset()
+            store = _store_of(stores, made, at_family)
         if store.take(cell):
             yield cell
+
+
+cdef _Store _store_of(dict stores, dict made, object family):
+    """The matcher of ``family``, reset for a new row."""
+    cdef _Store store = stores.get(family)
+    if store is None:
+        if family not in made:  # region.py refuses such stores first
+            raise ValueError(f"cell of family {family!r}, which no rules name")
+        store = stores[family] = _Store(*made[family])
+    store.reset()
+    return store
+
+
+# -- the merge (``merge.py``): one stream per store file, a data block at a time, and one of
+# ``newer``'s cells; each stream's head keyed as the reference's ``SortKey``
+
+DEF MOB_REFERENCE_TAG = 5
+DEF WHOLE = 0
+DEF TOP = 1
+DEF BOTTOM = 2
+
+cdef extern from "Python.h":
+    long long PyLong_AsLongLongAndOverflow(object value, int* overflow) except? -1
+
+
+cdef inline bint _int64(object value, int64_t* out) except -1:
+    """Whether ``value`` is an int of 64 bits (then in ``out``)."""
+    cdef int overflow = 0
+    cdef long long found
+    if not PyLong_Check(value):
+        return False
+    found = PyLong_AsLongLongAndOverflow(value, &overflow)
+    if overflow:
+        return False
+    out[0] = found
+    return True
+
+
+cdef inline int _compare(object a, object b) noexcept:
+    """memcmp order of two exact bytes objects."""
+    cdef Py_ssize_t n_a = PyBytes_GET_SIZE(a), n_b = PyBytes_GET_SIZE(b)
+    cdef int found = memcmp(PyBytes_AS_STRING(a), PyBytes_AS_STRING(b), min(n_a, n_b))
+    if found:
+        return found
+    return (n_a > n_b) - (n_a < n_b)
+
+
+cdef inline bint _equal(object a, object b) except -1:
+    if PyBytes_CheckExact(a) and PyBytes_CheckExact(b):
+        return PyBytes_GET_SIZE(a) == PyBytes_GET_SIZE(b) and _compare(a, b) == 0
+    return a == b
+
+
+cdef class _Stream:
+    """A store file's cells (``blocks``: lists of them) or ``newer``'s (``tail``), and the
+    one taken last (the head): its fields, ``plain`` when its row, family and qualifier are
+    bytes and its times 64-bit ints (compared in C, else as the reference's tuples)."""
+    cdef object blocks, tail, family, reader, reset, split_row, start
+    cdef list block
+    cdef Py_ssize_t at, order
+    cdef int half
+    cdef bint mob_references, has_head
+    cdef object stored, row, fam, qualifier, ts_object, kind_object, mvcc_object
+    cdef int64_t ts, kind, mvcc
+    cdef bint plain
+
+    cdef bint key_fields(self, object row, object fam, object qualifier, object ts,
+                         object kind, object mvcc) except -1:
+        """Set the head's key from these fields; whether it is plain."""
+        self.row, self.fam, self.qualifier = row, fam, qualifier
+        self.ts_object, self.kind_object, self.mvcc_object = ts, kind, mvcc
+        self.plain = (PyBytes_CheckExact(row) and PyBytes_CheckExact(fam)
+                      and PyBytes_CheckExact(qualifier) and _int64(ts, &self.ts)
+                      and _int64(kind, &self.kind) and _int64(mvcc, &self.mvcc))
+        return self.plain
+
+    cdef tuple key(self):
+        """The reference's ``SortKey`` of the head."""
+        return (self.row, self.fam, self.qualifier, -self.ts_object, -self.kind_object,
+                -self.mvcc_object, -self.order)
+
+    cdef int advance(self) except -1:
+        """Take the next cell as the head, as ``merge._keyed`` hands it out (1), or 0 when
+        there is none left."""
+        if self.tail is not None:
+            return self.advance_tail()
+        cdef object stored, row, mvcc, reader
+        cdef tuple cell
+        cdef bint had = self.has_head
+        cdef object row_was, fam_was, qualifier_was, ts_was, kind_was
+        cdef int64_t c_ts, c_kind
+        cdef bint plain_was
+        cdef int order
+        while True:
+            if self.at >= len(self.block):
+                if self.blocks is None:
+                    return 0
+                found = next(self.blocks, None)
+                if found is None:
+                    self.blocks = None
+                    return 0
+                self.block = found if type(found) is list else list(found)
+                self.at = 0
+                continue
+            stored = self.block[self.at]
+            self.at += 1
+            cell = <tuple>stored[0]
+            row = cell[0]
+            if self.half == TOP and not row >= self.split_row:
+                continue
+            if self.half == BOTTOM and not row < self.split_row:
+                self.blocks, self.block = None, []  # a bottom half ends at the split row
+                return 0
+            reader = self.reader
+            if not _equal(cell[1], self.family):
+                raise HFileCorruptError(reader.name, reader.block_offset,
+                                        f"cell of family {cell[1]!r} in the store of family "
+                                        f"{self.family!r}")
+            if cell[6] and not self.mob_references:
+                for tag in cell[6]:
+                    if tag.type == MOB_REFERENCE_TAG:
+                        raise HFileUnsupportedError(
+                            reader.name, reader.block_offset,
+                            f"MOB reference cell {row!r}/{cell[1]!r}:{cell[2]!r} (MOB files "
+                            "are not read here)")
+            mvcc = stored[1] if self.reset is None else self.reset
+            row_was, fam_was, qualifier_was = self.row, self.fam, self.qualifier
+            ts_was, kind_was, plain_was = self.ts_object, self.kind_object, self.plain
+            c_ts, c_kind = self.ts, self.kind
+            self.key_fields(row, cell[1], cell[2], cell[3], cell[4], mvcc)
+            if had:
+                if self.plain and plain_was:
+                    order = _compare(row, row_was)
+                    if order == 0:
+                        order = _compare(self.fam, fam_was)
+                    if order == 0:
+                        order = _compare(self.qualifier, qualifier_was)
+                    if order == 0:
+                        order = (self.ts < c_ts) - (self.ts > c_ts)
+                    if order == 0:
+                        order = (self.kind < c_kind) - (self.kind > c_kind)
+                    out_of_order = order < 0
+                else:
+                    out_of_order = ((row, self.fam, self.qualifier, -self.ts_object,
+                                     -self.kind_object)
+                                    < (row_was, fam_was, qualifier_was, -ts_was, -kind_was))
+                if out_of_order:
+                    raise HFileCorruptError(reader.name, reader.block_offset,
+                                            f"cell {row!r}/{cell[1]!r}:{cell[2]!r}/{cell[3]} "
+                                            "sorts before the cell preceding it")
+            self.has_head = True
+            self.stored = (stored if self.reset is None
+                           else plain_tuple(StoreCell, (cell, self.reset)))
+            return 1
+
+    cdef int advance_tail(self) except -1:
+        cdef object stored
+        while True:
+            stored = next(self.tail, None)
+            if stored is None:
+                self.tail = iter(())
+                return 0
+            cell = stored.cell
+            if cell.row >= self.start:
+                self.key_fields(cell.row, cell.family, cell.qualifier, cell.timestamp,
+                                cell.type, stored.mvcc)
+                self.stored = stored
+                return 1
+
+
+cdef inline bint _before(_Stream a, _Stream b) except -1:
+    """Whether ``a``'s head comes first (the reference's keys, never equal: by ``order``
+    last)."""
+    cdef int order
+    if not (a.plain and b.plain):
+        return a.key() < b.key()
+    order = _compare(a.row, b.row)
+    if order == 0:
+        order = _compare(a.fam, b.fam)
+    if order == 0:
+        order = _compare(a.qualifier, b.qualifier)
+    if order:
+        return order < 0
+    if a.ts != b.ts:
+        return a.ts > b.ts
+    if a.kind != b.kind:
+        return a.kind > b.kind
+    if a.mvcc != b.mvcc:
+        return a.mvcc > b.mvcc
+    return a.order > b.order
+
+
+cdef class _Merge:
+    """``merge.merged_cells``'s merge: the streams' heads in a binary heap, taken as
+    ``heapq.merge`` takes them (every stream's first at the start, in rank order; a stream
+    advanced after its head is handed out)."""
+    cdef list streams, heap
+    cdef bint begun, pending
+
+    def __init__(self, sources, bint mob_references, newer, start):
+        cdef _Stream stream
+        self.streams, self.heap = [], []
+        for order, source in enumerate(sources):
+            stream = _Stream()
+            stream.blocks, stream.block, stream.order = source.blocks, [], order
+            stream.family, stream.reader, stream.reset = source.family, source.reader, source.reset
+            stream.mob_references = mob_references
+            stream.half = WHOLE if source.half is None else TOP if source.half.top else BOTTOM
+            stream.split_row = None if source.half is None else source.half.split_row
+            self.streams.append(stream)
+        stream = _Stream()
+        stream.tail, stream.start, stream.order = newer, start, len(self.streams)
+        self.streams.append(stream)
+
+    cdef object next_cell(self):
+        """The next cell in scan order, or None after the last."""
+        cdef list heap = self.heap
+        cdef _Stream top
+        if not self.begun:
+            self.begun = True
+            for top in self.streams:
+                if top.advance():
+                    heap.append(top)
+            for at in range(len(heap) // 2 - 1, -1, -1):
+                self.sift(at)
+        elif self.pending:
+            top = heap[0]
+            if not top.advance():
+                last = heap.pop()
+                if heap:
+                    heap[0] = last
+            if heap:
+                self.sift(0)
+        if not heap:
+            self.pending = False
+            return None
+        self.pending = True
+        return (<_Stream>heap[0]).stored
+
+    cdef int sift(self, Py_ssize_t at) except -1:
+        cdef list heap = self.heap
+        cdef Py_ssize_t n = len(heap), child
+        cdef _Stream moving = heap[at]
+        while True:
+            child = 2 * at + 1
+            if child >= n:
+                break
+            if child + 1 < n and _before(heap[child + 1], heap[child]):
+                child += 1
+            if not _before(heap[child], moving):
+                break
+            heap[at] = heap[child]
+            at = child
+        heap[at] = moving
+        return 0
+
+
+def merged_cells(sources, bint mob_references, newer, start):
+    """``merge.merged_cells`` of ``merge.merge_sources``' ``sources`` and ``newer`` (an
+    iterator)."""
+    return _merged(_Merge(sources, mob_references, newer, start))
+
+
+def _merged(_Merge merge):
+    while True:
+        stored = merge.next_cell()
+        if stored is None:
+            return
+        yield stored
+
+
+def region_rows(sources, bint mob_references, newer, start, stop, rules, scan, resolve):
+    """``region.region_rows``' rows: the merge of ``sources`` and ``newer`` up to ``stop``,
+    matched, each cell with tags through ``resolve`` (when not None); None when the scan's
+    or a family's times do not fit 64 bits."""
+    made = _made(rules, scan)
+    if made is None:
+        return None
+    return _rows(_Merge(sources, mob_references, newer, start), made, start, stop, resolve)
+
+
+def _rows(_Merge merge, dict made, start, stop, resolve):
+    cdef dict stores = {}
+    cdef _Store store = None
+    cdef object at_row = None, at_family = None, current = None
+    cdef bint started = False
+    cdef tuple cell
+    cdef list row_cells = None
+    while True:
+        stored = merge.next_cell()
+        if stored is None:
+            break
+        cell = <tuple>stored[0]
+        if stop and cell[0] >= stop:
+            break  # the range's end: its files are not read past it
+        if not started or not _equal(at_row, cell[0]) or not _equal(at_family, cell[1]):
+            started, at_row, at_family = True, cell[0], cell[1]
+            store = _store_of(stores, made, at_family)
+        if not store.take(cell) or cell[0] < start:
+            continue
+        found = resolve(cell) if resolve is not None and cell[6] else cell
+        if row_cells is not None and _equal(found[0], current):
+            row_cells.append(found)
+        else:
+            if row_cells is not None:
+                yield row_cells
+            row_cells, current = [found], found[0]
+    if row_cells is not None:
+        yield row_cells

@@ -38,6 +38,7 @@ from hbase_migrate.errors import HFileCorruptError, HFileUnsupportedError
 from hbase_migrate.hfile.keyvalue import StoreCell
 from hbase_migrate.hfile.reader import HFileReader
 from hbase_migrate.hfile.reference import Half
+from hbase_migrate.hfile.visible import VISIBLE
 
 MAX_SEQ_ID_KEY = b"MAX_SEQ_ID_KEY"
 BULKLOAD_TIME_KEY = b"BULKLOAD_TIMESTAMP"
@@ -77,6 +78,39 @@ def bulk_loaded(reader: HFileReader) -> bool:
     return "SeqId_" in name or BULKLOAD_TIME_KEY in reader.file_info
 
 
+class MergeSource(NamedTuple):
+    """A store file as the compiled merge reads it (``_visible.pyx``): ``blocks`` its cells
+    a block at a time from the read's first row (None: none of its rows are read), the
+    sequence id every cell takes (``reset``: a bulk-loaded file's) and the half it reads."""
+
+    family: bytes
+    reader: HFileReader
+    blocks: Iterator[list[StoreCell]] | None
+    reset: int | None
+    half: Half | None
+
+
+def merge_sources(files: Sequence[StoreFile], start: bytes) -> list[MergeSource]:
+    """``files`` ranked as ``merged_cells`` merges them (oldest first), each set to be read
+    from row ``start`` as ``_keyed`` reads it."""
+    found = []
+    for f in sorted(files, key=lambda f: (f.sequence_id(), f.reader.name)):
+        reader, half, begin = f.reader, f.half, start
+        if half is not None and half.top:
+            begin = max(start, half.split_row)
+        blocks = (None if half is not None and not half.top and start >= half.split_row
+                  else reader.cells_by_block(begin))
+        found.append(MergeSource(f.family, reader, blocks, _reset(f), half))
+    return found
+
+
+def _reset(file: StoreFile) -> int | None:
+    """The sequence id every cell of a bulk-loaded file takes, else None."""
+    reader = file.reader
+    return (file.sequence_id() if bulk_loaded(reader)
+            and reader.file_info.get(SKIP_RESET_SEQ_ID, b"\x00") == b"\x00" else None)
+
+
 def merged_cells(files: Sequence[StoreFile], mob_references: bool = False,
                  newer: Iterable[StoreCell] = (), start: bytes = b"") -> Iterator[StoreCell]:
     """The cells of ``files`` (one region's, any families) in HBase's scan order, with the
@@ -84,7 +118,20 @@ def merged_cells(files: Sequence[StoreFile], mob_references: bool = False,
     with ``start``, those of rows at or after it. A file whose cells are out of order, or
     of a family other than its store's, raises ``HFileCorruptError`` naming it and the
     block; a MOB reference cell is refused unless ``mob_references`` (the caller resolves
-    them)."""
+    them). The compiled merge when it runs (``_visible.pyx``), else
+    ``reference_merged_cells``: the same cells, the same errors."""
+    compiled = VISIBLE.compiled()
+    if compiled is None:
+        return reference_merged_cells(files, mob_references, newer, start)
+    found: Iterator[StoreCell] = compiled.merged_cells(merge_sources(files, start),
+                                                       mob_references, iter(newer), start)
+    return found
+
+
+def reference_merged_cells(files: Sequence[StoreFile], mob_references: bool = False,
+                           newer: Iterable[StoreCell] = (), start: bytes = b""
+                           ) -> Iterator[StoreCell]:
+    """The pure-Python reference of ``merged_cells``."""
     ranked = sorted(files, key=lambda f: (f.sequence_id(), f.reader.name))
     streams = [_keyed(f, order, mob_references, start) for order, f in enumerate(ranked)]
     streams.append(((c.cell.row, c.cell.family, c.cell.qualifier, -c.cell.timestamp,
@@ -97,8 +144,7 @@ def merged_cells(files: Sequence[StoreFile], mob_references: bool = False,
 def _keyed(file: StoreFile, order: int, mob_references: bool, start: bytes
            ) -> Iterator[tuple[SortKey, StoreCell]]:
     reader = file.reader
-    reset = (file.sequence_id() if bulk_loaded(reader)
-             and reader.file_info.get(SKIP_RESET_SEQ_ID, b"\x00") == b"\x00" else None)
+    reset = _reset(file)
     previous: SortKey | None = None
     half = file.half
     if half is not None and half.top:

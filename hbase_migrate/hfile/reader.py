@@ -137,6 +137,13 @@ class HFileReader:
         """Every cell of the file in file order, with its mvcc (0 when the file keeps none);
         with ``start``, those of rows at or after it: the walk begins at the data block the
         index leads ``start`` to, whose cells of earlier rows are dropped here."""
+        for block in self.cells_by_block(start):
+            yield from block
+
+    def cells_by_block(self, start: bytes = b"") -> Iterator[list[StoreCell]]:
+        """``cells(start)`` a data block at a time, each block's cells in a list (a block the
+        compiled decoders leave to the reference: a list per cell, each handed out as it is
+        decoded), read when the one before is taken; ``block_offset`` is the block's."""
         self._check_readable()
         t = self.trailer
         if not t.entry_count:
@@ -176,7 +183,7 @@ class HFileReader:
                                     f"index key: {exc}") from exc
 
     def _walk(self, offset: int, checker: _IndexCheck, start: bytes
-              ) -> Generator[StoreCell, None, int]:
+              ) -> Generator[list[StoreCell], None, int]:
         """The cells of the data blocks from ``offset`` on, those of rows before ``start``
         dropped from the first; returns the cells decoded."""
         t = self.trailer
@@ -191,9 +198,9 @@ class HFileReader:
                                     compressed_tags=self.compressed_tags)
                 if whole is None:
                     count += yield from self._block_cells(block.offset, encoding, data, start)
-                else:  # decoded whole: handed out with no generator between
+                else:
                     count += len(whole)
-                    yield from (_from_row(whole, start) if start else whole)
+                    yield _from_row(whole, start) if start else whole
                 start = b""  # the blocks after a seek's first hold rows >= start only
             elif block.magic == LEAF_INDEX:
                 checker.leaf_block(block)
@@ -253,7 +260,7 @@ class HFileReader:
         return code, block.data[2:]
 
     def _block_cells(self, offset: int, encoding: int, data: bytes, start: bytes
-                     ) -> Generator[StoreCell, None, int]:
+                     ) -> Generator[list[StoreCell], None, int]:
         """The reference's cells of a block, those of rows before ``start`` decoded but not
         handed out; its errors name the file and block."""
         count = 0
@@ -262,7 +269,7 @@ class HFileReader:
                                              compressed_tags=self.compressed_tags):
                 count += 1
                 if cell.cell.row >= start:
-                    yield cell
+                    yield [cell]
         except CellCorruptError as exc:
             raise HFileCorruptError(self.name, offset, f"data block: {exc}") from exc
         return count

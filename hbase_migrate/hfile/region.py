@@ -11,6 +11,7 @@ later rows. Memory: one block per file and one row and family's delete markers.
 
 from __future__ import annotations
 
+import itertools
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import ExitStack
@@ -19,11 +20,11 @@ from typing import BinaryIO, NamedTuple
 from hbase_migrate.cluster.descriptors import FOREVER, FamilyDescriptor
 from hbase_migrate.errors import HFileError
 from hbase_migrate.hfile.keyvalue import StoreCell
-from hbase_migrate.hfile.merge import StoreFile, merged_cells
+from hbase_migrate.hfile.merge import StoreFile, merge_sources, merged_cells
 from hbase_migrate.hfile.mob import MobResolver
 from hbase_migrate.hfile.reader import HFileReader
 from hbase_migrate.hfile.reference import Half
-from hbase_migrate.hfile.visible import FamilyRules, ScanSpec, visible_cells
+from hbase_migrate.hfile.visible import VISIBLE, FamilyRules, ScanSpec, visible_cells
 from hbase_migrate.wal.model import Cell
 
 
@@ -43,10 +44,12 @@ class Source(NamedTuple):
     opener: Callable[[], BinaryIO] | None = None
 
 
-def region_cells(stores: Mapping[bytes, Sequence[Source | str | os.PathLike[str]]],
-                 families: Sequence[FamilyDescriptor], scan: ScanSpec,
-                 mob: MobResolver | None = None,
-                 newer: Callable[[Mapping[bytes, int]], Iterable[StoreCell]] | None = None,
+Stores = Mapping[bytes, Sequence[Source | str | os.PathLike[str]]]
+Newer = Callable[[Mapping[bytes, int]], Iterable[StoreCell]]
+
+
+def region_cells(stores: Stores, families: Sequence[FamilyDescriptor], scan: ScanSpec,
+                 mob: MobResolver | None = None, newer: Newer | None = None,
                  start: bytes = b"") -> Iterator[Cell]:
     """The cells a normal scan of the region returns: ``stores`` maps each family to its
     store files (a path: the whole file). A store of a family ``families`` lacks is refused,
@@ -56,6 +59,55 @@ def region_cells(stores: Mapping[bytes, Sequence[Source | str | os.PathLike[str]
     without a file left out), gives the region's edits past its files, in scan order,
     each with its sequence id (merged as the newest source). ``start``: the cells of rows
     at or after it only, each file read from the block its index leads that row to."""
+    with ExitStack() as opened:
+        files, rules, resolve = _open(opened, stores, families, mob)
+        cells = visible_cells(merged_cells(files, mob is not None, _tail(files, newer), start),
+                              rules, scan)
+        if resolve is None:
+            yield from cells
+            return
+        for cell in cells:
+            yield resolve(cell) if cell.tags else cell
+
+
+def region_rows(stores: Stores, families: Sequence[FamilyDescriptor], scan: ScanSpec,
+                start: bytes = b"", stop: bytes = b"", mob: MobResolver | None = None,
+                newer: Newer | None = None) -> Iterator[list[Cell]]:
+    """``region_cells``' cells of the rows from ``start`` up to ``stop`` (empty: to the
+    region's end), a list per row. The read stops at the first cell of ``stop``'s row or a
+    later one, before the family rules (no file is read past it). The compiled merge,
+    matcher and cut into rows in one loop when they run (``_visible.pyx``), else
+    ``region_cells``' parts cut by ``itertools.groupby``: the same rows."""
+    with ExitStack() as opened:
+        files, rules, resolve = _open(opened, stores, families, mob)
+        yield from rows_of(files, rules, scan, start, stop, _tail(files, newer), resolve)
+
+
+def rows_of(files: Sequence[StoreFile], rules: Mapping[bytes, FamilyRules], scan: ScanSpec,
+            start: bytes, stop: bytes, newer: Iterable[StoreCell] = (),
+            resolve: Callable[[Cell], Cell] | None = None) -> Iterator[list[Cell]]:
+    """``region_rows`` of opened ``files``: MOB reference cells resolved by ``resolve``
+    (refused without it)."""
+    compiled = VISIBLE.compiled()
+    rows: Iterator[list[Cell]] | None = None if compiled is None else compiled.region_rows(
+        merge_sources(files, start), resolve is not None, iter(newer), start, stop, rules,
+        scan, resolve)
+    if rows is not None:
+        return rows
+    merged = merged_cells(files, resolve is not None, newer, start)
+    cells = visible_cells(itertools.takewhile(lambda s: not stop or s.cell.row < stop, merged),
+                          rules, scan)
+    if resolve is not None:
+        cells = (resolve(cell) if cell.tags else cell for cell in cells)
+    return (list(row) for _row, row in itertools.groupby(
+        (cell for cell in cells if cell.row >= start), key=lambda c: c.row))
+
+
+def _open(opened: ExitStack, stores: Stores, families: Sequence[FamilyDescriptor],
+          mob: MobResolver | None
+          ) -> tuple[list[StoreFile], dict[bytes, FamilyRules], Callable[[Cell], Cell] | None]:
+    """The region's store files opened (closed with ``opened``), the families' rules, and
+    what resolves a MOB reference cell (None without ``mob``)."""
     rules = {f.name: family_rules(f) for f in families}
     sources = {family: [s if isinstance(s, Source) else Source(s) for s in given]
                for family, given in stores.items()}
@@ -64,21 +116,21 @@ def region_cells(stores: Mapping[bytes, Sequence[Source | str | os.PathLike[str]
             raise HFileError(os.fspath(found[0].path), f"store file of family {family!r}, "
                              "which the table's descriptor does not have: give the descriptor "
                              "of the table the region belongs to")
-    with ExitStack() as opened:
-        files = [StoreFile(family, opened.enter_context(HFileReader(
-                     s.path, file=None if s.opener is None else s.opener())), s.half)
-                 for family, found in sources.items() for s in found]
-        flushed: dict[bytes, int] = {}
-        for f in files:
-            flushed[f.family] = max(flushed.get(f.family, 0), f.sequence_id())
-        tail = () if newer is None else newer(flushed)
-        cells = visible_cells(merged_cells(files, mob is not None, tail, start), rules, scan)
-        if mob is None:
-            yield from cells
-            return
-        where = {family: os.fspath(found[0].path) + (f" (or one of the {len(found) - 1} other "
-                                                     "store files of its family)"
-                                                     if len(found) > 1 else "")
-                 for family, found in sources.items() if found}
-        for cell in cells:
-            yield mob.resolve(cell, where[cell.family]) if cell.tags else cell
+    files = [StoreFile(family, opened.enter_context(HFileReader(
+                 s.path, file=None if s.opener is None else s.opener())), s.half)
+             for family, found in sources.items() for s in found]
+    if mob is None:
+        return files, rules, None
+    where = {family: os.fspath(found[0].path) + (f" (or one of the {len(found) - 1} other "
+                                                 "store files of its family)"
+                                                 if len(found) > 1 else "")
+             for family, found in sources.items() if found}
+    return files, rules, lambda cell: mob.resolve(cell, where[cell.family])
+
+
+def _tail(files: Sequence[StoreFile], newer: Newer | None) -> Iterable[StoreCell]:
+    """``newer``'s cells, given each family's newest file's sequence id."""
+    flushed: dict[bytes, int] = {}
+    for f in files:
+        flushed[f.family] = max(flushed.get(f.family, 0), f.sequence_id())
+    return () if newer is None else newer(flushed)

@@ -25,7 +25,6 @@ as each region's memstore would hold them.
 from __future__ import annotations
 
 import functools
-import itertools
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -36,7 +35,7 @@ from hbase_migrate.cluster.schema import decode_table_schema
 from hbase_migrate.cluster.storage.hdfs_files import HdfsRoot
 from hbase_migrate.config import ClusterSpec
 from hbase_migrate.hfile.mob import MobResolver
-from hbase_migrate.hfile.region import Source, region_cells
+from hbase_migrate.hfile.region import Source, region_rows
 from hbase_migrate.hfile.visible import ScanSpec
 from hbase_migrate.limits import Throttle
 from hbase_migrate.ranges.keyrange import KeyRange
@@ -99,21 +98,8 @@ def range_rows(root: HdfsRoot, snapshot: str, regions: Sequence[SnapshotRegion],
                       for family, files in region.stores}
             newer: Callable[..., Any] | None = None if tail is None else \
                 functools.partial(tail.newer, name, region.encoded)
-            cells = _within(region_cells(stores, families, scan, mob, newer,
-                                         start=key_range.start), key_range)
-            for _row, row_cells in itertools.groupby(cells, key=lambda c: c.row):
-                yield list(row_cells)
-
-
-def _within(cells: Iterator[Cell], key_range: KeyRange) -> Iterator[Cell]:
-    """The cells of ``key_range`` among a region's, in scan order: the region's read stops at
-    the range's end (its files are not read past it)."""
-    start, stop = key_range.start, key_range.stop
-    for cell in cells:
-        if stop and cell.row >= stop:
-            return
-        if cell.row >= start:
-            yield cell
+            yield from region_rows(stores, families, scan, key_range.start, key_range.stop,
+                                   mob, newer)
 
 
 def snapshot_source_stats(source: ClusterSpec, snapshot: str, key_range: KeyRange,
