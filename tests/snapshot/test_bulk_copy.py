@@ -7,7 +7,8 @@ staged file with the project's HFile reader, refuses a file holding a row outsid
 region (``loaded: false``, as a region server does) and stores the cells as the embedded
 cluster's own bulk load does (no WAL entries). The target is judged from the clusters'
 stores, not through the product: every visible version of the source equal to the target's,
-cell for cell. Loading into real HBase: ``tests/realstack/test_bulk_load_rpc_real.py``."""
+cell for cell. Left as it is, the embedded target takes no bulk load: each range fails
+saying why, none recorded. Real HBase: ``tests/realstack/test_bulk_copy_real.py``."""
 
 from __future__ import annotations
 
@@ -244,3 +245,26 @@ def test_a_bulk_copy_in_parts_loads_each_part_and_the_finish_says_bulk(
     assert (finished["state"], finished["method"]) == ("copied", "bulk"), finished
     assert stored_cells(dst, TABLE) == source
     assert len(loading.loaded) == len(source)  # each cell loaded once, by its part
+
+
+def test_a_target_that_takes_no_bulk_load_fails_each_range_saying_why(
+    tmp_path: Path, make_embedded: EmbeddedClusters
+) -> None:
+    src, dst = make_embedded.pair()
+    run_workload(src, TABLE, seed=81, ops=100)
+    config = configure(tmp_path, src, dst, master="in-process")
+    with config.open("a", encoding="utf-8") as f:
+        f.write('[snapshot]\nmethod = "bulk"\n')
+    spec = load_config(config)
+    prepare(spec)
+
+    with pytest.raises(
+        RangeError,
+        match=r"the bulk copy cannot load into the target: the "
+        r"target cluster '[^']+' (is reached through its Thrift gateway|has "
+        r"no hbase.version)",
+    ):
+        snapshot(spec)
+
+    assert copied_ranges(spec) and all(cells is None for *_, cells in copied_ranges(spec))
+    assert stored_cells(dst, TABLE) == []
