@@ -12,7 +12,8 @@ import pytest
 
 # docstrings that list their modules
 PACKAGES = ["hbase_migrate.rpc", "hbase_migrate.bigtable", "hbase_migrate.ranges",
-            "hbase_migrate.spark", "stackprocs"]
+            "hbase_migrate.spark", "stackprocs", "hbase_migrate_airflow",
+            "hbase_migrate_airflow.hooks"]
 
 
 @pytest.mark.parametrize("name", PACKAGES)
