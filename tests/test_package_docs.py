@@ -11,9 +11,9 @@ from collections import Counter
 import pytest
 
 # docstrings that list their modules
-PACKAGES = ["hbase_migrate.rpc", "hbase_migrate.bigtable", "hbase_migrate.ranges",
-            "hbase_migrate.spark", "stackprocs", "hbase_migrate_airflow",
-            "hbase_migrate_airflow.hooks"]
+PACKAGES = ["hbase_migrate.rpc", "hbase_migrate.hfile", "hbase_migrate.bigtable",
+            "hbase_migrate.ranges", "hbase_migrate.spark", "stackprocs",
+            "hbase_migrate_airflow", "hbase_migrate_airflow.hooks"]
 
 
 @pytest.mark.parametrize("name", PACKAGES)

@@ -1,14 +1,23 @@
-"""HBase HFile format (v3, and v2 where identical): trailer, blocks, file info, cells.
+"""HBase HFile format (v3, and v2 where identical): trailer, blocks, file info, cells. Every
+module is named here once (``tests/test_package_docs.py`` keeps the list true).
 
-``reader.py`` streams a file's cells block by block; ``trailer.py`` the fixed trailer,
-``block.py`` block headers, checksums and decompression, ``checksum.py`` CRC32C,
-``fileinfo.py`` the file info and the block index, ``keyvalue.py`` the cells of a data block
-(``prefix.py``, ``diff.py``, ``fastdiff.py``, ``rowindex.py`` the encoded ones,
-``tagcompression.py`` their compressed tags), ``summary.py`` and ``infoprint.py`` what
-``hfile info`` and ``hfile dump`` print. ``writer.py`` writes HFiles as HBase 2.6's
-``StoreFileWriter`` does (``encoders.py`` the data blocks, ``blockwriter.py`` blocks and
-checksums, ``indexwriter.py`` the block index, ``bloomwriter.py`` the Bloom filters,
-``metadata.py`` the file info of a flush or a bulk load). This package reads ``wal/``
-primitives (protobuf, KeyValue tags, the tag dictionary, the codecs, the WebHDFS opener);
-``wal/`` never imports it.
+Reading: ``reader`` streams a file's cells block by block; ``trailer`` the fixed trailer,
+``block`` block headers, checksums and decompression, ``checksum`` CRC32C, ``fileinfo`` the
+file info and the block index, ``keyvalue`` the cells of a data block (``prefix``, ``diff``,
+``fastdiff``, ``rowindex`` the encoded ones, over the read position of ``cursor``;
+``tagcompression`` their compressed tags), ``decoders`` the compiled copies of the decoders
+or those references; ``summary`` and ``infoprint`` what ``hfile info`` and ``hfile dump``
+print.
+
+A region's files: ``reference`` the half files a split leaves and HFileLink names, ``merge``
+a region's store files merged into scan order, ``visible`` the cells a normal scan returns
+of them, ``region`` a region's cells read from its store files alone, ``mob`` MOB reference
+cells resolved to their MOB files' cells.
+
+Writing: ``writer`` writes HFiles as HBase 2.6's ``StoreFileWriter`` does (``encoders`` the
+data blocks, ``blockwriter`` blocks and checksums, ``indexwriter`` the block index,
+``bloomwriter`` the Bloom filters, ``metadata`` the file info of a flush or a bulk load).
+
+This package reads ``wal/`` primitives (protobuf, KeyValue tags, the tag dictionary, the
+codecs, the WebHDFS opener); ``wal/`` never imports it.
 """
