@@ -1,0 +1,128 @@
+"""Kills of Airflow task processes: the process running a task instance's step (LocalExecutor's
+task runner, the child its supervisor forks, titled ``airflow worker -- <task instance id>``)
+SIGKILLed at a seeded point of the step, as an OOM kill or an evicted pod does; Airflow's own
+retry then runs the task again. What each kill hit is read from the ledger."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+from hbase_migrate.airflow_stack import AirflowStack
+from hbase_migrate.audit.ledger import Ledger
+from hbase_migrate.audit.records import StepStatus
+from hbase_migrate.soak.crash_checks import LedgerView, read_view
+from tests.support.wait import wait_for
+
+TITLE = "airflow worker -- "  # the task runner's process title, then the task instance's id
+
+
+@dataclass(frozen=True)
+class Target:
+    """A task instance to kill: ``task_id`` (``map_index`` -1 when not mapped), at
+    ``fraction`` of ``expected`` seconds after its process recorded its first ledger step."""
+
+    task_id: str
+    map_index: int = -1
+    fraction: float = 0.5
+    expected: float = 1.0
+
+    @property
+    def name(self) -> str:
+        return self.task_id + (f"[{self.map_index}]" if self.map_index >= 0 else "")
+
+
+@dataclass
+class Killed:
+    """What a kill did: the task runner's pid, whether the process was still running its
+    task (``hit``), the ledger steps it had started and their status at the kill, and the
+    ledger before the task ran and at the kill (for the work redone)."""
+
+    target: Target
+    pid: int
+    hit: bool
+    steps: list[int] = field(default_factory=list)
+    running: list[int] = field(default_factory=list)  # of ``steps``, running at the kill
+    before: LedgerView | None = None
+    at_kill: LedgerView | None = None
+
+
+def task_path(dag_id: str, run_id: str, target: Target) -> str:
+    path = f"/dags/{dag_id}/dagRuns/{quote(run_id, safe='')}/taskInstances/{target.task_id}"
+    return path + (f"/{target.map_index}" if target.map_index >= 0 else "")
+
+
+def task_instance(stack: AirflowStack, dag_id: str, run_id: str, target: Target
+                  ) -> dict[str, Any] | None:
+    status, answer = stack.api("GET", task_path(dag_id, run_id, target))
+    return dict(answer) if status == 200 else None
+
+
+def runner_pid(ti_id: str) -> int | None:
+    """The process titled as the task runner of task instance ``ti_id``, if any."""
+    wanted = (TITLE + ti_id).encode()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            title = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if title.startswith(wanted):
+            return int(entry.name)
+    return None
+
+
+def alive(pid: int) -> bool:
+    """Whether ``pid`` runs (not gone, not a zombie)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def view(ledger_url: str, name: str) -> LedgerView:
+    with Ledger.open(ledger_url) as ledger:
+        return read_view(ledger, name, int(time.time() * 1000))
+
+
+def kill_task(stack: AirflowStack, dag_id: str, run_id: str, target: Target,
+              ledger_url: str, name: str, timeout: float = 120.0) -> Killed:
+    """Wait for ``target``'s first try to run, then for its runner's first ledger step,
+    then ``fraction * expected`` seconds; SIGKILL the runner (the ledger before the task
+    ran is read first, for the redone work)."""
+    before = view(ledger_url, name)
+
+    def running() -> str | None:
+        ti = task_instance(stack, dag_id, run_id, target)
+        if ti is None:
+            return None
+        assert ti["state"] not in ("success", "failed", "upstream_failed", "skipped"), (
+            f"{target.name} ended {ti['state']} before its process was seen")
+        return str(ti["id"]) if ti["state"] == "running" else None
+
+    ti_id = wait_for(running, timeout, f"{dag_id} {run_id} {target.name} running", every=0.2)
+    pid = wait_for(lambda: runner_pid(ti_id), timeout, f"the runner of {target.name}",
+                   every=0.05)
+
+    def stepped() -> list[int] | bool:
+        mine = [s.id for s in view(ledger_url, name).steps if s.pid == pid]
+        return mine or not alive(pid)
+
+    first = wait_for(stepped, timeout, f"a ledger step of {target.name}'s runner", every=0.05)
+    if isinstance(first, list):
+        time.sleep(target.fraction * target.expected)
+    hit = alive(pid)
+    if hit:
+        os.kill(pid, signal.SIGKILL)
+        wait_for(lambda: not alive(pid), 30, f"{target.name}'s runner {pid} gone")
+    at_kill = view(ledger_url, name)
+    steps = [s for s in at_kill.steps if s.pid == pid]
+    return Killed(target, pid, hit, [s.id for s in steps],
+                  [s.id for s in steps if s.status is StepStatus.RUNNING], before, at_kill)
