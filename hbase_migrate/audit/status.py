@@ -239,7 +239,8 @@ def _migration_status(ledger: Ledger, migration: MigrationRecord, now: int,
 
 def copy_progress(ledger: Ledger, migration_id: int) -> dict[str, Any] | None:
     """How far the snapshot copy is: its planned ranges copied, and the parts of the newest
-    copy plan by the state of their newest try (a retried part counts once)."""
+    copy plan by the state of their newest try (a retried part counts once; a try killed
+    before it recorded its part is none)."""
     ranges = ledger.key_ranges(migration_id)
     if not ranges:
         return None
@@ -248,8 +249,8 @@ def copy_progress(ledger: Ledger, migration_id: int) -> dict[str, Any] | None:
     if plans and plans[-1].metrics.get("parts"):
         newest: dict[str, StepRecord] = {}
         for step in ledger.steps(migration_id, SNAPSHOT_PART_STEP):
-            if step.id > plans[-1].id:
-                newest[str(step.metrics.get("part"))] = step
+            if step.id > plans[-1].id and "part" in step.metrics:
+                newest[str(step.metrics["part"])] = step
         states = Counter(s.status.value for s in newest.values())
         parts = {"planned": len(plans[-1].metrics["parts"]),
                  **{k: states[k] for k in ("succeeded", "running", "failed")}}

@@ -204,7 +204,8 @@ def test_a_part_killed_before_it_named_itself_does_not_stop_the_finish(
     """A part's process SIGKILLed as its step began (an Airflow task runner killed: found by
     the crash harness's Airflow kills, seed 76) leaves a ``snapshot-part`` step with no part
     named, marked failed by the next step once its process is gone; its retry copies the
-    part, and the finish lists the parts that named themselves instead of failing on it."""
+    part, the finish lists the parts that named themselves instead of failing on it, and
+    status counts parts, not that try."""
     src, dst = make_embedded.pair()
     run_workload(src, TABLE, seed=73, ops=200)
     spec = load_config(configure(tmp_path, src, dst, master="in-process"))
@@ -220,4 +221,7 @@ def test_a_part_killed_before_it_named_itself_does_not_stop_the_finish(
     assert [p["part"] for p in finished.metrics["parts"]] == ["1/2", "2/2"]
     with Ledger.open(spec.ledger_url) as ledger:
         killed, *_ = ledger.steps(1, SNAPSHOT_PART_STEP)
+        progress = copy_progress(ledger, 1)
     assert killed.status.value == "failed" and "part" not in killed.metrics
+    assert progress is not None  # status: the killed try is no third part, failed
+    assert progress["parts"] == {"planned": 2, "succeeded": 2, "running": 0, "failed": 0}
