@@ -40,7 +40,7 @@ cdef class _Store:
     # the delete markers of the row and family (``_Deletes``)
     cdef bint has_family
     cdef int64_t family_stamp, column_stamp
-    cdef set family_versions
+    cdef set family_versions  # None until the row and family's first DeleteFamilyVersion
     cdef object column_deleted  # the qualifier of the last column delete kept, or None
     cdef int column_type
     # the column being counted
@@ -58,7 +58,7 @@ cdef class _Store:
 
     cdef void reset(self):
         self.has_family = False
-        self.family_versions = set()
+        self.family_versions = None
         self.column_deleted = None
         self.column_type = 0
         self.column_stamp = 0
@@ -73,6 +73,8 @@ cdef class _Store:
         if kind == DELETE_FAMILY:
             self.has_family, self.family_stamp = True, ts
         elif kind == DELETE_FAMILY_VERSION:
+            if self.family_versions is None:
+                self.family_versions = set()
             self.family_versions.add(ts_object)
         elif not (self.column_deleted == qualifier and kind < self.column_type):
             self.column_deleted, self.column_type, self.column_stamp = qualifier, kind, ts
@@ -80,7 +82,7 @@ cdef class _Store:
     cdef int hides(self, object qualifier, int64_t ts, object ts_object):
         if self.has_family and ts <= self.family_stamp:
             return HIDES_COLUMN
-        if self.family_versions and ts_object in self.family_versions:
+        if self.family_versions is not None and ts_object in self.family_versions:
             return HIDES_CELL
         if self.column_deleted is not None:
             if self.column_deleted == qualifier:
@@ -212,6 +214,8 @@ cdef inline bint _int64(object value, int64_t* out) except -1:
 
 cdef inline int _compare(object a, object b) noexcept:
     """memcmp order of two exact bytes objects."""
+    if a is b:  # a block's cells of one row share its bytes
+        return 0
     cdef Py_ssize_t n_a = PyBytes_GET_SIZE(a), n_b = PyBytes_GET_SIZE(b)
     cdef int found = memcmp(PyBytes_AS_STRING(a), PyBytes_AS_STRING(b), min(n_a, n_b))
     if found:
@@ -220,6 +224,8 @@ cdef inline int _compare(object a, object b) noexcept:
 
 
 cdef inline bint _equal(object a, object b) except -1:
+    if a is b and PyBytes_CheckExact(a):
+        return True
     if PyBytes_CheckExact(a) and PyBytes_CheckExact(b):
         return PyBytes_GET_SIZE(a) == PyBytes_GET_SIZE(b) and _compare(a, b) == 0
     return a == b
@@ -460,12 +466,14 @@ def _rows(_Merge merge, dict made, start, stop, resolve):
     cdef bint started = False
     cdef tuple cell
     cdef list row_cells = None
+    cdef bint bounded = bool(stop), plain_stop = PyBytes_CheckExact(stop)
     while True:
         stored = merge.next_cell()
         if stored is None:
             break
         cell = <tuple>stored[0]
-        if stop and cell[0] >= stop:
+        if bounded and (_compare(cell[0], stop) >= 0
+                        if plain_stop and PyBytes_CheckExact(cell[0]) else cell[0] >= stop):
             break  # the range's end: its files are not read past it
         if not started or not _equal(at_row, cell[0]) or not _equal(at_family, cell[1]):
             started, at_row, at_family = True, cell[0], cell[1]
