@@ -10,6 +10,7 @@ into rows in one loop (``region_rows``, for ``region.region_rows``). Timestamps 
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_CheckExact, PyBytes_GET_SIZE
 from cpython.long cimport PyLong_Check
+from cpython.tuple cimport PyTuple_Check, PyTuple_GET_SIZE
 from libc.stdint cimport int64_t
 from libc.string cimport memcmp
 
@@ -136,6 +137,14 @@ cdef class _Store:
         return False
 
 
+cdef inline tuple _tuple(object value, Py_ssize_t size):
+    """``value`` (a ``StoreCell`` or ``Cell``: a tuple subclass, whose items indexing through
+    the class would take a method call each) as a tuple, its ``size`` items read directly."""
+    if not PyTuple_Check(value) or PyTuple_GET_SIZE(value) != size:
+        raise TypeError(f"expected a tuple of {size} fields, got {value!r}")
+    return <tuple>value
+
+
 def _fits(value):
     return _LONG_MIN <= value <= _LONG_MAX
 
@@ -168,7 +177,7 @@ def _visible(cells, dict made):
     cdef bint started = False
     cdef tuple cell
     for stored in cells:
-        cell = <tuple>stored[0]
+        cell = _tuple(_tuple(stored, 2)[0], 7)
         if not started or at_row != cell[0] or at_family != cell[1]:
             started, at_row, at_family = True, cell[0], cell[1]
             store = _store_of(stores, made, at_family)
@@ -264,7 +273,8 @@ cdef class _Stream:
         there is none left."""
         if self.tail is not None:
             return self.advance_tail()
-        cdef object stored, row, mvcc, reader
+        cdef tuple stored
+        cdef object row, mvcc, reader
         cdef tuple cell
         cdef bint had = self.has_head
         cdef object row_was, fam_was, qualifier_was, ts_was, kind_was
@@ -282,9 +292,9 @@ cdef class _Stream:
                 self.block = found if type(found) is list else list(found)
                 self.at = 0
                 continue
-            stored = self.block[self.at]
+            stored = _tuple(self.block[self.at], 2)
             self.at += 1
-            cell = <tuple>stored[0]
+            cell = _tuple(stored[0], 7)
             row = cell[0]
             if self.half == TOP and not row >= self.split_row:
                 continue
@@ -471,7 +481,7 @@ def _rows(_Merge merge, dict made, start, stop, resolve):
         stored = merge.next_cell()
         if stored is None:
             break
-        cell = <tuple>stored[0]
+        cell = _tuple(_tuple(stored, 2)[0], 7)
         if bounded and (_compare(cell[0], stop) >= 0
                         if plain_stop and PyBytes_CheckExact(cell[0]) else cell[0] >= stop):
             break  # the range's end: its files are not read past it
