@@ -6,7 +6,10 @@ merges them (``merge.py``) with the edits newer than them a caller may give (``n
 a WAL's tail past the files, as the region's memstore held it), applies the families'
 rules (``visible.py``) and resolves MOB reference cells to their MOB files' cells
 (``mob.py``). A read from a row (``start``) decodes only the blocks that may hold it or
-later rows. Memory: one block per file and one row and family's delete markers.
+later rows. ``region_rows`` gives the cells of a range of rows a list per row (what a
+validation digests), the merge, the rules and the cut into rows in one compiled loop
+(``_visible.pyx``) when it runs. Memory: one block per file and one row and family's delete
+markers.
 """
 
 from __future__ import annotations
