@@ -132,7 +132,7 @@ def test_the_snapshot_section_is_checked(tmp_path: Path) -> None:
     assert (settings.method, settings.ttl, settings.keep) == ("hbase", 7_200_000, True)
     path.write_text(base + '[snapshot]\nmethod = "distcp"\n')
     with pytest.raises(ConfigError, match=r"\[snapshot\] method: expected 'auto' or 'scan' or "
-                                          r"'hbase', got 'distcp'"):
+                                          r"'hbase' or 'bulk', got 'distcp'"):
         load_config(path)
     path.write_text(base)
     assert load_config(path).snapshot.method == "auto"
