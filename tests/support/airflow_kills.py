@@ -1,5 +1,6 @@
 """Kills of Airflow task processes: the process running a task instance's step (LocalExecutor's
 task runner, the child its supervisor forks, titled ``airflow worker -- <task instance id>``)
+or that supervisor (the LocalExecutor's worker process, the one that reports the task's end)
 SIGKILLed at a seeded point of the step, as an OOM kill or an evicted pod does; Airflow's own
 retry then runs the task again. What each kill hit is read from the ledger."""
 
@@ -25,12 +26,14 @@ TITLE = "airflow worker -- "  # the task runner's process title, then the task i
 @dataclass(frozen=True)
 class Target:
     """A task instance to kill: ``task_id`` (``map_index`` -1 when not mapped), at
-    ``fraction`` of ``expected`` seconds after its process recorded its first ledger step."""
+    ``fraction`` of ``expected`` seconds after its process recorded its first ledger step;
+    the runner, or with ``supervisor`` the process supervising it."""
 
     task_id: str
     map_index: int = -1
     fraction: float = 0.5
     expected: float = 1.0
+    supervisor: bool = False
 
     @property
     def name(self) -> str:
@@ -87,6 +90,10 @@ def alive(pid: int) -> bool:
     return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
+def parent_pid(pid: int) -> int:
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+
+
 def view(ledger_url: str, name: str) -> LedgerView:
     with Ledger.open(ledger_url) as ledger:
         return read_view(ledger, name, int(time.time() * 1000))
@@ -95,8 +102,8 @@ def view(ledger_url: str, name: str) -> LedgerView:
 def kill_task(stack: AirflowStack, dag_id: str, run_id: str, target: Target,
               ledger_url: str, name: str, timeout: float = 120.0) -> Killed:
     """Wait for ``target``'s first try to run, then for its runner's first ledger step,
-    then ``fraction * expected`` seconds; SIGKILL the runner (the ledger before the task
-    ran is read first, for the redone work)."""
+    then ``fraction * expected`` seconds; SIGKILL the runner or its supervisor (the ledger
+    before the task ran is read first, for the redone work)."""
     before = view(ledger_url, name)
 
     def running() -> str | None:
@@ -110,6 +117,7 @@ def kill_task(stack: AirflowStack, dag_id: str, run_id: str, target: Target,
     ti_id = wait_for(running, timeout, f"{dag_id} {run_id} {target.name} running", every=0.2)
     pid = wait_for(lambda: runner_pid(ti_id), timeout, f"the runner of {target.name}",
                    every=0.05)
+    victim = parent_pid(pid) if target.supervisor else pid
 
     def stepped() -> list[int] | bool:
         mine = [s.id for s in view(ledger_url, name).steps if s.pid == pid]
@@ -120,8 +128,8 @@ def kill_task(stack: AirflowStack, dag_id: str, run_id: str, target: Target,
         time.sleep(target.fraction * target.expected)
     hit = alive(pid)
     if hit:
-        os.kill(pid, signal.SIGKILL)
-        wait_for(lambda: not alive(pid), 30, f"{target.name}'s runner {pid} gone")
+        os.kill(victim, signal.SIGKILL)
+        wait_for(lambda: not alive(victim), 30, f"{target.name}'s process {victim} gone")
     at_kill = view(ledger_url, name)
     steps = [s for s in at_kill.steps if s.pid == pid]
     return Killed(target, pid, hit, [s.id for s in steps],
