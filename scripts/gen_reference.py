@@ -561,7 +561,7 @@ def ledger_page() -> str:
 
 # ------------------------------------------------------------------------- the errors
 
-SOURCE_ROOTS = ("hbase_migrate", "minihbase", "realstack", "hbase_migrate_airflow")
+SOURCE_ROOTS = ("hbase_migrate", "minihbase", "realstack", "stackprocs", "hbase_migrate_airflow")
 
 
 @dataclass(frozen=True)
