@@ -63,12 +63,12 @@ from hbase_migrate.soak.crash_plan import (
 )
 from hbase_migrate.soak.linked_lists import ListSpec
 from hbase_migrate.workdir import claim_workdir
-from minihbase.admin_client import call_admin
 from minihbase.crash_cdc import CdcTopic, open_topic
 from minihbase.crash_compare import compare_tables
 from minihbase.crash_steps import Commands, Finished, Follow, step_args, wait_or_kill
 from minihbase.soak import SOURCE_ARGS, TABLE, ListWriter, write_config
 from minihbase.stack import EmbeddedStack
+from stackprocs.admin_client import call_admin
 
 Say = Callable[[str], None]
 MARGIN_MS = 60_000  # the config's [replay] margin (minihbase.soak.write_config)

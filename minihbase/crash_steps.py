@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hbase_migrate.services import python_env
-from minihbase.process import die_with_parent, log_tail
+from stackprocs.process import die_with_parent, log_tail
 
 FOLLOW_INTERVAL = "1s"
 RECOMPARE_WAIT = "20s"  # validate --repair: how long its recompare waits for the replay
