@@ -6,7 +6,8 @@ processes SIGKILLed at seeded random points, each followed by the same command a
 2. For each planned kill (:mod:`hbase_migrate.soak.crash_plan`): start the step's command
    (``prepare``, ``snapshot``, ``replay``, ``replay --follow``, ``validate --live``, a
    validation part, its judge, ``validate --repair``, ``cutover check``), SIGKILL its
-   process group after a seeded delay, run the same command again to its end, and check
+   process group after a seeded delay (held, on a slow start, until the command has begun
+   its step), run the same command again to its end, and check
    the invariants on the ledger and the source's WAL folders
    (:mod:`hbase_migrate.soak.crash_checks`). A ``replay --follow`` runs beside the other
    steps once the copy is done, as a user keeps it running.
@@ -20,6 +21,7 @@ invariant found) is printed and kept as ``summary.json`` in the run's folder.
 
 from __future__ import annotations
 
+import functools
 import json
 import time
 from collections import Counter
@@ -194,6 +196,11 @@ class Harness:
 
     # -- the ledger -------------------------------------------------------------------------
 
+    def begun(self, stream: str, since: int, pid: int, step: str) -> bool:
+        """Whether process ``pid`` (running ``step``) has recorded a step since ``since``."""
+        view = self.view(stream)
+        return any(_started_by(s, pid, step) for s in view.steps_between(since, view.at))
+
     def view(self, stream: str = "source") -> LedgerView:
         with Ledger.open(self.migration.ledger_url) as ledger:
             return read_view(ledger, self.migration.name, _now(), stream)
@@ -290,7 +297,8 @@ class Harness:
             self.follow.proc = None if code is None else proc
         else:
             proc, _ = self.commands.start(args, f"{step}-killed")
-            code = wait_or_kill(proc, delay)
+            code = wait_or_kill(proc, delay, functools.partial(self.begun, stream, began,
+                                                               proc.pid, step))
         killed_at = self.view(stream)
         mine = [s.id for s in killed_at.steps_between(began, killed_at.at)
                 if _started_by(s, proc.pid, step)]

@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,6 +21,7 @@ from stackprocs.process import die_with_parent, log_tail
 FOLLOW_INTERVAL = "1s"
 RECOMPARE_WAIT = "20s"  # validate --repair: how long its recompare waits for the replay
 PARTS = 2  # a validation in parts: --part I/2
+BEGUN_POLL = 0.2  # seconds between looks at the ledger for a killed command's first step
 
 
 def step_args(step: str, config: Path, *, part: int = 1, run: str = "crash") -> list[str]:
@@ -97,14 +99,26 @@ def kill_group(proc: subprocess.Popen[bytes], sig: int = signal.SIGKILL) -> None
         proc.wait(30)
 
 
-def wait_or_kill(proc: subprocess.Popen[bytes], seconds: float) -> int | None:
-    """Wait ``seconds`` for ``proc``; SIGKILL its group then. The exit code when it ended
-    by itself first, else None (it was killed)."""
+def wait_or_kill(proc: subprocess.Popen[bytes], seconds: float,
+                 began: Callable[[], bool] | None = None, patience: float = 120.0
+                 ) -> int | None:
+    """Wait ``seconds`` for ``proc``; SIGKILL its group then. With ``began`` (has the
+    process's step begun?), a process whose step has not begun by then is killed once it
+    has (checked every ``BEGUN_POLL`` s, at most ``patience`` s more): on a loaded machine
+    a command's start-up alone can outlast the delay, and a kill then would meet no step.
+    The exit code when it ended by itself first, else None (it was killed)."""
     try:
         return proc.wait(seconds)
     except subprocess.TimeoutExpired:
-        kill_group(proc)
-        return None
+        pass
+    deadline = time.monotonic() + patience
+    while began is not None and time.monotonic() < deadline and not began():
+        try:
+            return proc.wait(BEGUN_POLL)
+        except subprocess.TimeoutExpired:
+            continue
+    kill_group(proc)
+    return None
 
 
 class Follow:
