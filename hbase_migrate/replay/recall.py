@@ -2,19 +2,19 @@
 replayed are met again.
 
 Bigtable keeps no tombstones, so the writes drop a put an earlier HBase delete marker masks
-(:mod:`hbase_migrate.bigtable.masking`); the markers met are kept by the process. A run
-starts at the offsets the ledger kept, in a new process as often as not (an Airflow task),
-so it reads the part of each WAL file still present that earlier runs replayed (a file
-replayed whole, or the bytes before the offset this run starts at) and notes its markers
-only, writing nothing, in file order as the replay goes.
+(``bigtable.masking``); the markers met are kept by the process, in the target's handle
+(``Cluster.marker_memory``). A run starts at the offsets the ledger kept, in a new process
+as often as not (an Airflow task), so it reads the part of each WAL file still present that
+earlier runs replayed (a file replayed whole, or the bytes before the offset this run starts
+at) and notes its markers only, writing nothing, in file order as the replay goes.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from hbase_migrate.bigtable.losses import shared
 from hbase_migrate.cluster.storage.walstore import WalFileStatus
+from hbase_migrate.hbase import open_cluster
 from hbase_migrate.replay.filters import ReplayFilter
 from hbase_migrate.replay.job import FileTask, ReplayJob
 from hbase_migrate.tablename import table_name
@@ -27,10 +27,9 @@ def recall_markers(job: ReplayJob, listed: Sequence[WalFileStatus],
     """Note the delete markers of the listed WAL files that lie before where this run's
     ``tasks`` start (a listed file no task reads: all of it); how many were noted. Nothing
     without a Bigtable target."""
-    settings = job.target.bigtable
-    if settings is None:
+    memory = open_cluster(job.target).marker_memory()
+    if memory is None:
         return 0
-    memory, _ = shared(settings)
     flt = ReplayFilter.build([f"{t.source}={t.target}" for t in job.tables])
     starts = {t.path: t.start_offset for t in tasks}
     noted = 0

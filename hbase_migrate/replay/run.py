@@ -25,7 +25,6 @@ from typing import Any
 from hbase_migrate.audit.ledger import Ledger, now_ms
 from hbase_migrate.audit.records import WalFileRecord, WalStatus
 from hbase_migrate.audit.status import replay_lag
-from hbase_migrate.bigtable.losses import recorded_losses
 from hbase_migrate.cluster.storage.walstore import WalStore
 from hbase_migrate.errors import ConfigError
 from hbase_migrate.hbase import open_cluster
@@ -124,8 +123,8 @@ class RunSummary:
     outages: list[dict[str, Any]] = field(default_factory=list)  # waited out before it ran
     limits: dict[str, Any] | None = None  # the replay limit in force as the run ended
     engine: dict[str, Any] | None = None  # where the files ran and why, when it was chosen
-    # a Bigtable target: what its writes left out (``bigtable.losses``: the accepted losses
-    # by name, the masked puts), as the step's metrics hold it
+    # a Bigtable target: what its writes left out (``Cluster.recorded_losses``: the accepted
+    # losses by name, the masked puts), as the step's metrics hold it
     bigtable: dict[str, Any] | None = None
     # how the run wrote the target (bulk load or write path), why, and what its loads did
     replay_path: dict[str, Any] | None = None
@@ -445,7 +444,7 @@ def _run_once(job: ReplayJob, ledger: Ledger, store: WalStore, observer: Observe
         rounds = job.step_kind in ROUND_STEPS  # writes the target: its rows are recorded
         if rounds:
             ledger.begin_round(migration.id, step.id)
-        with recorded_losses(job.target.bigtable, step.metrics):
+        with open_cluster(job.target).recorded_losses(step.metrics):
             try:
                 _replay_run(job, ledger, migration.id, store, observer, executor, summary,
                             start, watermark=migration.watermark, interval=interval,
