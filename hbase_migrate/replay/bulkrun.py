@@ -137,7 +137,7 @@ def bulk_refusal(target: ClusterSpec, probe: TargetProbe | None = None) -> str |
     (``probe``: :class:`WebHdfsProbe` unless told)."""
     if target.bigtable is not None:
         return "the target is Cloud Bigtable, which takes no bulk load"
-    endpoints = target.endpoints()
+    endpoints = open_cluster(target).endpoints
     name = f"the target cluster {endpoints.name!r}"
     checks = (
         (not endpoints.native, f"{name} is reached through its Thrift gateway, which has no "

@@ -29,6 +29,7 @@ from hbase_migrate.cluster.storage.walstore import (
 )
 from hbase_migrate.config import ClusterSpec
 from hbase_migrate.errors import ConfigError
+from hbase_migrate.hbase import open_cluster
 from hbase_migrate.replay.coverage import WRITE_TIME_SKEW_MS, Gap, chain_key, live_heads
 from hbase_migrate.timeutil import format_time
 from hbase_migrate.wal.names import parse_wal_path
@@ -41,7 +42,7 @@ UNKNOWN_SERVER = "unknown"
 
 def open_wal_store(cluster: ClusterSpec) -> WalStore:
     """The WAL store of a cluster (ConfigError when it names no WAL storage)."""
-    endpoints = cluster.endpoints()
+    endpoints = open_cluster(cluster).endpoints
     if endpoints.webhdfs:
         return WebHdfsWalStore(endpoints.webhdfs, endpoints.hbase_root or "/hbase",
                                **endpoints.client_auth)

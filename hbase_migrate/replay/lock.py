@@ -24,6 +24,7 @@ from kazoo.protocol.states import KazooState
 from hbase_migrate.audit.ledger import Ledger
 from hbase_migrate.cluster.errors import MigrationLockedError
 from hbase_migrate.cluster.zk.zookeeper import HBaseZooKeeper, holder_is_dead
+from hbase_migrate.hbase import open_cluster
 from hbase_migrate.replay.job import ReplayJob
 from hbase_migrate.timeutil import format_time
 
@@ -59,7 +60,7 @@ def migration_lock(job: ReplayJob, ledger: Ledger | None = None) -> Iterator[Hel
     """Hold the migration's lock for the block (a lease in ``ledger``, the run's own, when
     the source has no ZooKeeper; without one, in the job's ledger opened for it)."""
     identifier = lock_identifier(job)
-    endpoints = job.source.endpoints()
+    endpoints = open_cluster(job.source).endpoints
     if not endpoints.zookeeper:
         with ledger_lease(_ledger_of(job, ledger), f"migration/{job.lock_name}", identifier,
                           job.name, job.lock_timeout) as check:

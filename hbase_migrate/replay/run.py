@@ -376,7 +376,7 @@ class _Runs:
         if outage.service.endswith("WebHDFS"):
             return self.store.probe
         if outage.service.endswith("ZooKeeper"):
-            return lambda: read_replication(job.source.endpoints())
+            return lambda: read_replication(open_cluster(job.source).endpoints)
         return lambda: _probe_sink(self.sink or open_job_target, job)
 
     def _waiting(self, outage: RiddenOutage, retry_in: float) -> None:
@@ -426,7 +426,7 @@ def _rows(ledger: Ledger, migration_id: int, stream: str) -> dict[str, WalFileRe
 
 def source_retention(job: ReplayJob, interval: float | None) -> Retention:
     """How safe the source's archived WALs are for runs ``interval`` seconds apart."""
-    view = read_replication(job.source.endpoints())
+    view = read_replication(open_cluster(job.source).endpoints)
     return assess(view, job.spec.replay.archive_ttl,
                   None if interval is None else int(interval * 1000))
 
@@ -482,7 +482,7 @@ def _plan_and_replay(job: ReplayJob, ledger: Ledger, migration_id: int, store: W
                      start: int, *, watermark: int | None, interval: float | None,
                      sink: SinkFactory | None, stop: threading.Event | None,
                      opening: _Opening | None) -> None:
-    view = read_replication(job.source.endpoints())
+    view = read_replication(open_cluster(job.source).endpoints)
     summary.retention = assess(view, job.spec.replay.archive_ttl,
                                None if interval is None else int(interval * 1000))
     since = watermark if job.mode == CATCH_UP and job.start is None else start
