@@ -26,7 +26,7 @@ from hbase_migrate.audit.ledger import Ledger
 from hbase_migrate.cluster.auth.security import ClusterSecurity
 from hbase_migrate.cluster.endpoints import ClusterEndpoints
 from hbase_migrate.config import load_config
-from hbase_migrate.config_parts import ReplaySettings
+from hbase_migrate.config_parts import ClusterSpec, ReplaySettings
 from hbase_migrate.errors import ConfigError
 from hbase_migrate.replay import bulkfiles, bulkrun, run
 from hbase_migrate.replay.bulkload import BulkLoadError
@@ -52,15 +52,9 @@ REAL = ClusterEndpoints("dst", zookeeper="zk:2181", client="native",
                         webhdfs="http://nn:9870", hbase_root="/hbase")
 
 
-@dataclass
-class Target:
-    """What the choice asks of a migration's target."""
-
-    found: ClusterEndpoints
-    bigtable: Any = None
-
-    def endpoints(self) -> ClusterEndpoints:
-        return self.found
+def target_of(found: ClusterEndpoints) -> ClusterSpec:
+    """A migration's target section of explicit endpoints (what the choice asks of it)."""
+    return ClusterSpec(role="target", explicit=found)
 
 
 @dataclass
@@ -73,7 +67,7 @@ class Job:
     """A replay job as far as the choice reads it."""
 
     spec: Spec
-    target: Target
+    target: ClusterSpec
     force_thrift1: bool = False
 
 
@@ -92,7 +86,7 @@ class Probe:
 
 
 def job(bulk: str = "auto", target: ClusterEndpoints = REAL, **more: Any) -> Any:
-    return Job(Spec(ReplaySettings(bulk=bulk, bulk_backlog=GiB)), Target(target), **more)
+    return Job(Spec(ReplaySettings(bulk=bulk, bulk_backlog=GiB)), target_of(target), **more)
 
 
 def tasks(*sizes: int) -> list[FileTask]:
@@ -109,7 +103,7 @@ def test_the_defaults_write_through_the_write_path() -> None:
     assert ReplaySettings() == ReplaySettings(bulk="never", bulk_backlog=GiB,
                                               bulk_window=256 << 20)
     probe = Probe()
-    default = Job(Spec(ReplaySettings()), Target(REAL))
+    default = Job(Spec(ReplaySettings()), target_of(REAL))
     assert choice(default, tasks(3 * GiB), probe) == PathChoice(
         WRITE, '[replay] bulk = "never"', 3 * GiB - 1000)
     chosen = choice(job(), tasks(GiB // 2, GiB // 2 - 1000), probe)
@@ -163,7 +157,7 @@ def test_a_target_that_takes_no_bulk_load_is_written_saying_why(
 
 def test_a_bigtable_target_is_written_through_its_client() -> None:
     asked = job("always")
-    asked.target.bigtable = object()
+    asked.target = changed(asked.target, bigtable=object())
     assert choice(asked, tasks(1)).reason == ("the target is Cloud Bigtable, which takes no "
                                               "bulk load")
 
