@@ -6,8 +6,9 @@ the replay lag is below `max_lag`, and a validation after the last catch-up matc
 range. The verdict is a ledger step either way. Then, go or no-go, the audit report is written
 from the ledger (`report_path`, default `report.html` in the migration's folder; its path is
 the `report` task's XCom). The run's state is the verdict: a no-go fails `cutover_check`
-with the reasons and the run ends failed (`verdict` is then `upstream_failed`); a go ends
-green, `verdict` naming the report.
+with the reasons and no retry, and the run ends failed (`verdict` is then
+`upstream_failed`); a go ends green, `verdict` naming the report. A gate task whose process
+died is retried.
 """
 
 from airflow.sdk import DAG, Param, TriggerRule
@@ -26,7 +27,9 @@ with DAG(
     max_active_runs=1,
     doc_md=__doc__,
     tags=[*TAGS, "cutover"],
-    default_args={**DEFAULT_ARGS, "retries": 0},  # a no-go is an answer, not a fault
+    # a no-go is an answer and fails the gate at once; a gate whose process died (killed,
+    # out of memory, its pod evicted) is retried as every other task
+    default_args=DEFAULT_ARGS,
     params=params(
         # a person triggers it: which migration is asked, never assumed; its clusters,
         # tables and settings are the migration's own (the form may leave them empty)

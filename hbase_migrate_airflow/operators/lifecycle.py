@@ -435,6 +435,9 @@ class CutoverCheckOperator(LifecycleOperator):
             return None
         return "no-go: " + "; ".join(result.metrics.get("reasons", []))
 
+    def final(self, result: Outcome) -> bool:
+        return True  # a no-go is the gate's answer: asked again at once, it says the same
+
 
 class ReportOperator(LifecycleOperator):
     """The audit report from the ledger, to the ``report_path`` Param (default

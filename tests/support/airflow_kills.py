@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import os
 import signal
+import sqlite3
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -94,6 +97,31 @@ def parent_pid(pid: int) -> int:
     return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
 
 
+@contextmanager
+def frozen(pid: int) -> Iterator[None]:
+    """``pid`` stopped (SIGSTOP) while the caller looks at what it did, then continued: on a
+    loaded machine the look may take seconds, and the process must not run on meanwhile."""
+    try:
+        os.kill(pid, signal.SIGSTOP)
+    except ProcessLookupError:
+        yield
+        return
+    try:
+        yield
+    finally:
+        with suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGCONT)
+
+
+def steps_of(ledger_url: str, pid: int) -> list[int]:
+    """The ledger steps process ``pid`` began, read through a read-only connection (the
+    ledger is SQLite in WAL mode: a reader never waits on a writer, even a stopped one)."""
+    assert ledger_url.startswith("sqlite:///"), ledger_url
+    path = ledger_url.removeprefix("sqlite:///")
+    with sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30) as db:
+        return [row[0] for row in db.execute("SELECT id FROM steps WHERE pid = ?", (pid,))]
+
+
 def view(ledger_url: str, name: str) -> LedgerView:
     with Ledger.open(ledger_url) as ledger:
         return read_view(ledger, name, int(time.time() * 1000))
@@ -103,7 +131,9 @@ def kill_task(stack: AirflowStack, dag_id: str, run_id: str, target: Target,
               ledger_url: str, name: str, timeout: float = 120.0) -> Killed:
     """Wait for ``target``'s first try to run, then for its runner's first ledger step,
     then ``fraction * expected`` seconds; SIGKILL the runner or its supervisor (the ledger
-    before the task ran is read first, for the redone work)."""
+    before the task ran is read first, for the redone work). The runner is stopped (SIGSTOP)
+    during each look at its steps, and killed within one, so however slow the looking on a
+    loaded machine, it has not run on past the moment drawn while it was looked at."""
     before = view(ledger_url, name)
 
     def running() -> str | None:
@@ -116,19 +146,27 @@ def kill_task(stack: AirflowStack, dag_id: str, run_id: str, target: Target,
 
     ti_id = wait_for(running, timeout, f"{dag_id} {run_id} {target.name} running", every=0.2)
     pid = wait_for(lambda: runner_pid(ti_id), timeout, f"the runner of {target.name}",
-                   every=0.05)
+                   every=0.02)
     victim = parent_pid(pid) if target.supervisor else pid
 
-    def stepped() -> list[int] | bool:
-        mine = [s.id for s in view(ledger_url, name).steps if s.pid == pid]
-        return mine or not alive(pid)
+    delay = target.fraction * target.expected
+    began: list[float] = []  # when the runner's first ledger step was seen
 
-    first = wait_for(stepped, timeout, f"a ledger step of {target.name}'s runner", every=0.05)
-    if isinstance(first, list):
-        time.sleep(target.fraction * target.expected)
-    hit = alive(pid)
+    def look() -> str | None:
+        """One look at the stopped runner: gone, killed (its moment come), or not yet."""
+        with frozen(pid):
+            if not alive(pid):
+                return "gone"
+            if not began and steps_of(ledger_url, pid):
+                began.append(time.monotonic())
+            if began and time.monotonic() - began[0] >= delay:
+                os.kill(victim, signal.SIGKILL)
+                return "killed"
+        return None
+
+    hit = wait_for(look, timeout + delay, f"a ledger step of {target.name}'s runner",
+                   every=0.01) == "killed"
     if hit:
-        os.kill(victim, signal.SIGKILL)
         wait_for(lambda: not alive(victim), 30, f"{target.name}'s process {victim} gone")
     at_kill = view(ledger_url, name)
     steps = [s for s in at_kill.steps if s.pid == pid]
