@@ -4,8 +4,10 @@ broker and the reference samples."""
 
 from __future__ import annotations
 
+import json
 import logging
 import os
+import re
 import shutil
 from collections.abc import Generator, Iterator
 from pathlib import Path
@@ -203,6 +205,16 @@ def category(keywords: Any) -> str:
     return "unit"
 
 
+def per_module(per_test: dict[str, float]) -> dict[str, float]:
+    """The seconds of each test module (its tests' setup, call and teardown), largest first."""
+    modules: dict[str, float] = {}
+    for nodeid, seconds in per_test.items():
+        module = nodeid.split("::", 1)[0]
+        modules[module] = modules.get(module, 0.0) + seconds
+    return {module: round(seconds, 1) for module, seconds
+            in sorted(modules.items(), key=lambda item: -item[1])}
+
+
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
     """The time per category, and the tests over their category's budget; how many real
     HBase stacks the session started, and which (one per configuration and per module of
@@ -230,6 +242,16 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
             terminalreporter.write_line(f"  over the {kinds[nodeid]} budget "
                                         f"({CATEGORIES[kinds[nodeid]]:.0f} s): {nodeid} "
                                         f"{seconds:.0f} s")
+        modules = per_module(per_test)
+        terminalreporter.write_line("time per module (summed over workers, the ten largest): "
+                                    + ", ".join(f"{module} {seconds:.0f} s" for module, seconds
+                                                in list(modules.items())[:10]))
+        marks = re.sub(r"\W+", "-", config.option.markexpr).strip("-") or "all"
+        record = config.rootpath / "build" / f"test-durations-{marks}.json"
+        record.parent.mkdir(exist_ok=True)
+        record.write_text(json.dumps({"modules": modules, "tests": dict(sorted(
+            per_test.items(), key=lambda item: -item[1]))}, indent=1) + "\n")
+        terminalreporter.write_line(f"every test's and module's time: {record}")
     started = STARTED or stacks.started()
     if started:
         terminalreporter.write_line(f"real HBase stacks started: {len(started)}")
