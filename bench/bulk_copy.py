@@ -10,9 +10,10 @@ ranges, one after the other in this process, both ways into fresh target tables:
 * the scan copy (``copy_range_task``): scanned and put through the target's write path;
 * the bulk copy (``bulk_copy_range_task``): scanned, written as HFiles per target region and
   family, staged and loaded. The embedded cluster keeps no HFiles and takes no bulk load, so
-  its load here is a stand-in: the staging is a local folder (the upload a local write, not
-  WebHDFS) and each ``BulkLoadHFile`` is answered ``loaded`` at once (a real region server
-  moves the file into the region: a rename). The figure is this process's side of the bulk
+  its load here is minihbase's stand-in (:mod:`minihbase.bulk_loads`): the staging is a local
+  folder (the upload a local write, not WebHDFS) and, the target running in another process,
+  each ``BulkLoadHFile`` is answered ``loaded`` at once (a real region server moves the file
+  into the region: a rename). The figure is this process's side of the bulk
   copy (scan, HFile writing, staging); the scan copy's includes the embedded target's writes.
 
 Prints seconds, cells/s and this process's CPU seconds of each, best of ``--repeat``
@@ -25,52 +26,15 @@ import argparse
 import shutil
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
 from pathlib import Path
 
 from bench.range_engine import FAMILY, cluster, cuts, fill, two_clusters
-from hbase_migrate.cluster.descriptors import FamilyDescriptor, RegionDescriptor, TableDescriptor
-from hbase_migrate.config import ClusterSpec
+from hbase_migrate.cluster.descriptors import FamilyDescriptor, TableDescriptor
 from hbase_migrate.ranges.tasks import CopyJob, copy_range_task
 from hbase_migrate.snapshot import bulk_copy
 from hbase_migrate.thrift.thrift2 import Thrift2Client
+from minihbase.bulk_loads import BulkLoading
 from tests.support.local_staging import LocalStaging
-
-
-class AcceptingLoads:
-    """Bulk-load calls over the target's Thrift2 client whose loads are acknowledged at
-    once, the staged files moved out (deleted)."""
-
-    def __init__(self, client: Thrift2Client, staging: LocalStaging) -> None:
-        self.client, self.staging = client, staging
-        self.prepared = 0
-
-    def regions(self, table: str) -> list[RegionDescriptor]:
-        return self.client.regions(table)
-
-    def prepare(self, table: str) -> str:
-        self.prepared += 1
-        token = f"file:///staging/{table}-{self.prepared}"
-        self.staging.world_folder(token)
-        return token
-
-    def load(
-        self,
-        table: str,
-        region: RegionDescriptor,
-        family_paths: Sequence[tuple[bytes, str]],
-        bulk_token: str,
-        *,
-        assign_seq_num: bool = True,
-        timeout: float | None = None,
-    ) -> bool:
-        for _family, path in family_paths:
-            self.staging.at(path).unlink()
-        return True
-
-    def cleanup(self, table: str, bulk_token: str) -> None:
-        shutil.rmtree(self.staging.at(bulk_token), ignore_errors=True)
 
 
 def run(endpoints: tuple[str, str], cells: int, ranges: int, repeat: int) -> None:
@@ -80,11 +44,8 @@ def run(endpoints: tuple[str, str], cells: int, ranges: int, repeat: int) -> Non
     names = iter(range(1, 1_000_000))
     staging = LocalStaging(Path(tempfile.mkdtemp(prefix="bulk-copy-bench-")))
 
-    @contextmanager
-    def open_loads(target: ClusterSpec) -> Iterator[bulk_copy.Loads]:
-        yield AcceptingLoads(dst, staging), staging
-
-    bulk_copy.open_loads = open_loads  # the embedded target takes no bulk load
+    # the embedded target (in another process) takes no bulk load: acknowledged at once
+    bulk_copy.open_loads = BulkLoading(target_spec.endpoints(), staging).open_loads
 
     def fresh() -> str:
         name = f"t{next(names)}"
