@@ -32,6 +32,7 @@ from hbase_migrate.replay import bulkfiles, bulkrun, run
 from hbase_migrate.replay.bulkload import BulkLoadError
 from hbase_migrate.replay.bulkrun import BULK, WRITE, PathChoice, choose_path
 from hbase_migrate.replay.errors import SpillError, SpillSpaceError
+from hbase_migrate.replay.file_replay import FileProgress
 from hbase_migrate.replay.job import FileTask, ReplayJob
 from minihbase.zookeeper import ZooKeeperServer
 from tests.replay.bulk_runs import (
@@ -472,7 +473,8 @@ class Recorded:
         self.calls.append(("begin", task.path))
 
     def progress_hook(self, task: FileTask) -> Any:
-        return lambda path, progress, totals: self.calls.append(("progress", path, progress))
+        return lambda path, progress, totals: self.calls.append(
+            ("progress", path, progress.offset))
 
     def settle(self) -> None:
         self.calls.append(("settle",))
@@ -480,6 +482,11 @@ class Recorded:
     def finish(self, task: FileTask, outcome: Any) -> Any:
         self.calls.append(("finish", task.path, outcome.tags_dropped))
         return outcome
+
+
+def acknowledged(path: str, offset: int) -> FileProgress:
+    """A file's progress acknowledged up to ``offset`` (its counts empty)."""
+    return FileProgress(path, offset, None, 0, 0, {}, {}, 0, {}, (), (), {}, 0, 0, None)
 
 
 def test_held_books_record_nothing_before_the_load_then_each_file_in_order() -> None:
@@ -494,7 +501,7 @@ def test_held_books_record_nothing_before_the_load_then_each_file_in_order() -> 
         books.begin(task)
         hook = books.progress_hook(task)
         for offset in offsets:
-            hook(task.path, offset, Totals())
+            hook(task.path, acknowledged(task.path, offset), Totals())
         outcome = FileOutcome(task.path, task.server, 0, offsets[-1], True, Totals(),
                               tags_dropped=3)
         assert books.finish(task, outcome) == changed(outcome, tags_dropped=0)
