@@ -4,10 +4,8 @@ broker and the reference samples."""
 
 from __future__ import annotations
 
-import json
 import logging
 import os
-import re
 import shutil
 from collections.abc import Generator, Iterator
 from pathlib import Path
@@ -28,8 +26,9 @@ from tests.realstack.fixtures import (  # noqa: F401 - the real stacks, session-
     source_cluster,
 )
 
-# The shared fixtures: ZooKeeper, the transports, embedded clusters and clients of them.
-pytest_plugins = ("tests.support.fixtures",)
+# The shared fixtures (ZooKeeper, the transports, embedded clusters and clients of them), and
+# the account of the suite's time (categories, budgets, build/test-durations-*.json).
+pytest_plugins = ("tests.support.fixtures", "tests.support.durations")
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_REFERENCE = REPO.parent / "shared" / "reference"
@@ -189,69 +188,9 @@ def pytest_testnodedown(node: Any, error: Any) -> None:
 STARTED: list[str] = []  # the real stacks the workers started
 
 
-# The categories of a test by its marks (as HBase's small, medium and large), and the time
-# one test of each may take on a busy 2-core machine before the summary names it.
-CATEGORIES = {"unit": 10.0, "embedded": 120.0, "real": 300.0, "own_stack": 600.0}
-
-
-def category(keywords: Any) -> str:
-    """A test's category: ``own_stack`` (clusters of its own), ``real`` (real HBase),
-    ``embedded`` (the embedded cluster or another real part, a whole migration's run), else
-    ``unit``."""
-    for mark, name in (("own_stack", "own_stack"), ("realstack", "real"),
-                       ("integration", "embedded"), ("e2e", "embedded")):
-        if mark in keywords:
-            return name
-    return "unit"
-
-
-def per_module(per_test: dict[str, float]) -> dict[str, float]:
-    """The seconds of each test module (its tests' setup, call and teardown), largest first."""
-    modules: dict[str, float] = {}
-    for nodeid, seconds in per_test.items():
-        module = nodeid.split("::", 1)[0]
-        modules[module] = modules.get(module, 0.0) + seconds
-    return {module: round(seconds, 1) for module, seconds
-            in sorted(modules.items(), key=lambda item: -item[1])}
-
-
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
-    """The time per category, and the tests over their category's budget; how many real
-    HBase stacks the session started, and which (one per configuration and per module of
-    its own)."""
-    spent: dict[str, list[float]] = {name: [0.0, 0] for name in CATEGORIES}
-    per_test: dict[str, float] = {}
-    kinds: dict[str, str] = {}
-    for reports in terminalreporter.stats.values():
-        for report in reports:
-            nodeid, when = getattr(report, "nodeid", None), getattr(report, "when", None)
-            if not nodeid or when not in ("setup", "call", "teardown"):
-                continue
-            kinds[nodeid] = category(getattr(report, "keywords", {}))
-            per_test[nodeid] = per_test.get(nodeid, 0.0) + float(report.duration)
-    for nodeid, seconds in per_test.items():
-        spent[kinds[nodeid]][0] += seconds
-        spent[kinds[nodeid]][1] += 1
-    if per_test:
-        terminalreporter.write_line("time per category (summed over workers): " + ", ".join(
-            f"{name} {seconds:.0f} s ({int(count)} tests)"
-            for name, (seconds, count) in spent.items() if count))
-        over = sorted(((s, n) for n, s in per_test.items() if s > CATEGORIES[kinds[n]]),
-                      reverse=True)
-        for seconds, nodeid in over:
-            terminalreporter.write_line(f"  over the {kinds[nodeid]} budget "
-                                        f"({CATEGORIES[kinds[nodeid]]:.0f} s): {nodeid} "
-                                        f"{seconds:.0f} s")
-        modules = per_module(per_test)
-        terminalreporter.write_line("time per module (summed over workers, the ten largest): "
-                                    + ", ".join(f"{module} {seconds:.0f} s" for module, seconds
-                                                in list(modules.items())[:10]))
-        marks = re.sub(r"\W+", "-", config.option.markexpr).strip("-") or "all"
-        record = config.rootpath / "build" / f"test-durations-{marks}.json"
-        record.parent.mkdir(exist_ok=True)
-        record.write_text(json.dumps({"modules": modules, "tests": dict(sorted(
-            per_test.items(), key=lambda item: -item[1]))}, indent=1) + "\n")
-        terminalreporter.write_line(f"every test's and module's time: {record}")
+    """How many real HBase stacks the session started, and which (one per configuration
+    and per module of its own)."""
     started = STARTED or stacks.started()
     if started:
         terminalreporter.write_line(f"real HBase stacks started: {len(started)}")
