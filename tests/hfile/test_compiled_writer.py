@@ -115,7 +115,7 @@ CELLS = st.lists(st.builds(
     st.sampled_from([(), (Tag(1, b"x"),), (Tag(1, b"x"), Tag(2, b""))])), max_size=60)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=120, deadline=None)
 @given(CELLS, st.sampled_from(sorted(BY_NAME)), st.sampled_from(["NONE", "ROW", "ROWCOL"]),
        st.integers(0, LONG_MAX))
 def test_generated_cells_make_the_same_bytes(cells: list[Cell], encoding: str, bloom: str,
