@@ -36,7 +36,9 @@ def test_a_run_records_each_tests_category_wall_and_cpu_time(tmp_path: Path) -> 
     subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
                     "-p", "tests.support.durations", "--rootdir", str(tmp_path),
                     "test_small.py"], cwd=tmp_path, env=env, check=True, capture_output=True)
-    record = json.loads((tmp_path / "build" / "test-durations-all.json").read_text())
+    (written,) = (tmp_path / "build").glob("test-durations-*.json")
+    assert written.name == "test-durations-all-test_small-py.json"  # marks, then the paths
+    record = json.loads(written.read_text())
     burns, sleeps = (record["tests"][f"test_small.py::{name}"]
                      for name in ("test_burns_cpu", "test_sleeps"))
     assert burns["category"] == "unit" and sleeps["category"] == "embedded"

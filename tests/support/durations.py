@@ -94,9 +94,13 @@ def per_module(tests: dict[str, dict[str, Any]]) -> dict[str, float]:
 
 
 def record_path(config: pytest.Config) -> Path:
-    """``build/test-durations-<mark expression>.json``: one record per kind of run."""
-    marks = re.sub(r"\W+", "-", config.option.markexpr or "").strip("-") or "all"
-    return config.rootpath / "build" / f"test-durations-{marks}.json"
+    """``build/test-durations-<mark expression>[-<paths given>].json``: one record per kind
+    of run (``make test``, ``make test-stacks``, ``make test-yarn``)."""
+    name = config.option.markexpr or "all"
+    if config.args_source is pytest.Config.ArgsSource.ARGS:
+        name += " " + " ".join(config.args)
+    slug = re.sub(r"\W+", "-", name).strip("-")[:80]
+    return config.rootpath / "build" / f"test-durations-{slug}.json"
 
 
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
