@@ -38,8 +38,7 @@ def abandoned(step: StepRecord, now: int) -> str | None:
     if step.status is not StepStatus.RUNNING:
         return None
     pid = step.pid if step.pid is not None else (step.metrics or {}).get("pid")
-    here = step.host in (None, socket.gethostname())
-    if here and isinstance(pid, int):
+    if on_this_host(step.host) and isinstance(pid, int):
         state = process_state(pid)
         if state in ("gone", "zombie"):
             return f"its process {pid} on {step.host or 'this host'} is gone"
@@ -50,6 +49,13 @@ def abandoned(step: StepRecord, now: int) -> str | None:
                 f"{format_time(step.heartbeat_at)} (longer than the step lease, "
                 f"{LEASE_MS // 1000} s)")
     return None
+
+
+def on_this_host(host: str | None) -> bool:
+    """Whether a step recorded on ``host`` ran on this machine: its name, also after the
+    ``@`` of a Celery worker's name (``worker1@<host>``), whose task processes share this
+    machine's pids."""
+    return host is None or host.rpartition("@")[2] == socket.gethostname()
 
 
 class Heartbeat:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -85,6 +86,22 @@ def _set_pid(ledger: Ledger, step_id: int, pid: int) -> None:
     from hbase_migrate.audit import records as t
     with ledger._engine.begin() as conn:
         conn.execute(update(t.steps).where(t.steps.c.id == step_id).values(pid=pid))
+
+
+def test_a_gone_process_of_a_worker_on_this_host_is_marked_failed(ledger_url: str) -> None:
+    """A Celery worker names its tasks' host ``worker1@<host>``: a step killed there is this
+    machine's, failed at once, not left running for its lease (``soak-crash --airflow
+    celery``, seed 76, found it)."""
+    host = f"worker1@{socket.gethostname()}"
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)
+    with Ledger.open(ledger_url) as ledger:
+        mid = ledger.ensure_migration("m", "src", "dst", TABLES).id
+        step_id = ledger.start_step(mid, "snapshot-part", host=host, heartbeat=True)
+        _set_pid(ledger, step_id, int(gone.stdout))
+        assert ledger.reap_steps(mid) == [step_id]
+        step = _step(ledger, mid, step_id)
+        assert step.error == f"abandoned: its process {gone.stdout.strip()} on {host} is gone"
 
 
 def test_a_stopped_process_silent_past_its_lease_is_fenced_off(ledger_url: str) -> None:
