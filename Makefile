@@ -11,7 +11,9 @@
 #   make soak-crash  the migration's own commands SIGKILLed 50 times at seeded points on the
 #                embedded stack, each run again, the invariants checked; the CDC stream too
 #                when a Kafka broker starts (realstack's, from Maven; else left out, said
-#                in one line); summary in state/soak-crash/summary.json (ARGS="--seed S --kills N")
+#                in one line); then the start, replay, validate and cutover DAGs' task
+#                processes killed on a LocalExecutor and a Celery Airflow of their own;
+#                summary in state/soak-crash/summary.json (ARGS="--seed S --kills N")
 #   make sweep-1x  the HBase 1.x source tests and lifecycle on the other 1.x lines (a stack each)
 #   make sweep-2x  the no-gateway lifecycle and the conformance suite on other 2.x releases
 #   make sweep-3x  the lifecycle from 2.6.1 and from 3.x onto HBase 3 (and from 2.6.1 with
@@ -209,7 +211,8 @@ soak: setup
 # The crash harness: 50 kills spread over every step of the migration (tests/soak/test_crash.py
 # runs a short one in make test-stacks).
 soak-crash: setup
-	$(BIN)/hbase-migrate soak-crash --kills 50 --seed 76 --cdc --dir state/soak-crash $(ARGS)
+	$(BIN)/hbase-migrate soak-crash --kills 50 --seed 76 --cdc --airflow local,celery \
+		--dir state/soak-crash $(ARGS)
 
 # The timing-sensitive modules (WAL coverage, replay, live Airflow) ROUNDS times in a row with
 # HOGS CPU-bound processes beside them the whole time (LOADED_ARGS=--disk adds a direct-I/O

@@ -90,7 +90,8 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
                  "--method hbase"),
     "soak": ("hbase-migrate soak --minutes 15 --dir state/soak",
              "hbase-migrate soak --cli --seed 41 --minutes 2"),
-    "soak-crash": ("hbase-migrate soak-crash --kills 50 --seed 76 --cdc --dir state/soak-crash",
+    "soak-crash": ("hbase-migrate soak-crash --kills 50 --seed 76 --cdc --airflow local,celery "
+                   "--dir state/soak-crash",
                    "hbase-migrate soak-crash --kills 9 --rate 10"),
     "status": (f"hbase-migrate status {CFG}", "hbase-migrate status --url "
                "sqlite:///ledger.db --json"),

@@ -14,6 +14,9 @@ processes SIGKILLed at seeded random points, each followed by the same command a
 3. Then the writer stops, the source's WALs roll, a last catch-up drains, a validation and
    the cutover gate judge, and both clusters are read cell by cell over their Thrift2
    gateways (not the transport the migration used) and the lists counted.
+4. With ``airflow`` executors, the same steps as Airflow tasks: each executor's DAG runs on
+   a pair of clusters and an Airflow of their own, one task process killed in each run and
+   Airflow's retry judged (:mod:`minihbase.crash_dags`).
 
 The summary (kills per step, redone work per kill, seconds to converge, what each
 invariant found) is printed and kept as ``summary.json`` in the run's folder.
@@ -67,6 +70,7 @@ from hbase_migrate.soak.linked_lists import ListSpec
 from hbase_migrate.workdir import claim_workdir
 from minihbase.crash_cdc import CdcTopic, open_topic
 from minihbase.crash_compare import compare_tables
+from minihbase.crash_dags import DagCrashResult, embedded_dag_kills
 from minihbase.crash_steps import Commands, Finished, Follow, step_args, wait_or_kill
 from minihbase.soak import SOURCE_ARGS, TABLE, ListWriter, write_config
 from minihbase.stack import EmbeddedStack
@@ -102,6 +106,7 @@ class CrashSpec:
     steps: tuple[str, ...] = STEPS
     cdc: bool = False  # the CDC stream killed too (on a Kafka broker; left out without one)
     kafka: str | None = None  # that broker's bootstrap address (None: start one)
+    airflow: tuple[str, ...] = ()  # executors whose DAG tasks are killed after the commands
 
     def plan(self) -> list[Kill]:
         return kill_schedule(self.seed, self.kills, self.steps)
@@ -116,10 +121,12 @@ class CrashResult:
     end: dict[str, Any] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    airflow: list[DagCrashResult] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
-        return not self.problems and not any(self.invariants.values())
+        return (not self.problems and not any(self.invariants.values())
+                and all(run.ok for run in self.airflow))
 
     def summary(self) -> dict[str, Any]:
         totals: dict[str, int] = {}
@@ -146,6 +153,7 @@ class CrashResult:
                                             for k in cdc_kills],
                         "seconds_to_converge": [k["seconds_to_converge"] for k in cdc_kills]}}
                if CDC_INVARIANT in self.invariants else {}),
+            **({"airflow": [run.summary() for run in self.airflow]} if self.airflow else {}),
         }
 
 
@@ -483,6 +491,11 @@ def run_crash(spec: CrashSpec, say: Say) -> CrashResult:
                            (replace(source, client="thrift"), replace(target, client="thrift")))
         finally:
             writer.halt.set()
+        if spec.airflow:  # the commands' clusters stopped: the DAGs get a pair of their own
+            harness.follow.stop(30)
+            harness.cdc_follow.stop(30)
+            embedded.close()
+            result.airflow = embedded_dag_kills(spec.root, spec.airflow, spec.seed, say)
         result.seconds = time.monotonic() - began
         summary = result.summary()
         (spec.root / "summary.json").write_text(json.dumps(summary, indent=2, default=str),

@@ -8,6 +8,7 @@ import json
 import os
 import signal
 import sys
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -15,7 +16,8 @@ import click
 
 from hbase_migrate.soak.crash_plan import STEPS_WITH_CDC
 from hbase_migrate.workdir import WorkFolderError
-from minihbase.crash import CrashSpec, run_crash
+from minihbase.crash import CrashResult, CrashSpec, run_crash
+from minihbase.crash_dags import EXECUTORS, TABLE_HEAD
 
 
 @click.command("soak-crash")
@@ -42,8 +44,14 @@ from minihbase.crash import CrashSpec, run_crash
               help="With --cdc: a running broker's bootstrap address instead of starting one.")
 @click.option("--steps", metavar="S,S,...", default=None,
               help="Kill only these steps, in turn (default: every step; a step may repeat).")
+@click.option("--airflow", "airflow", metavar="EXECUTOR[,...]", multiple=True,
+              help="After the commands' kills, run the migration through the DAGs on an "
+                   "Airflow of its own with each executor named (local, celery; repeatable "
+                   "or a comma list) and kill one task process in each DAG's run (the copy, "
+                   "the start's judge, the replay, a validation part, the cutover gate); "
+                   "Airflow's retry runs it again and the invariants are checked.")
 def soak_crash(kills: int, seed: int | None, root: Path, rate: float, cdc: bool,
-               kafka: str | None, steps: str | None) -> None:
+               kafka: str | None, steps: str | None, airflow: tuple[str, ...]) -> None:
     """Kill the migration anywhere and check that it converges and loses nothing.
 
     Starts the embedded stack (ZooKeeper, a source with three region servers writing real
@@ -54,27 +62,25 @@ def soak_crash(kills: int, seed: int | None, root: Path, rate: float, cdc: bool,
     process that is gone, no duplicate rows, no go from the cutover gate while any of this
     fails; with --cdc, the CDC topic read back against the edits the source's WAL files
     hold since T0. At the end the writer stops, a last replay drains, the gate judges and
-    the two clusters are compared cell by cell. The summary (kills per step, work redone
-    per kill from the ledger, seconds to converge, invariants) goes to stdout and to
-    summary.json in the working folder; progress goes to stderr."""
+    the two clusters are compared cell by cell. With --airflow, each executor's Airflow
+    then runs the DAGs on clusters of its own, one task process SIGKILLed per run. The
+    summary (kills per step, work redone per kill from the ledger, seconds to converge,
+    invariants; the Airflow kills' table) goes to stdout and to summary.json in the
+    working folder; progress goes to stderr."""
     signal.signal(signal.SIGTERM, signal.default_int_handler)
     if seed is None:
         seed = int.from_bytes(os.urandom(3), "big")
-    spec = CrashSpec(root, kills, seed, rate, cdc=cdc, kafka=kafka)
+    executors = _executors(airflow)
+    spec = CrashSpec(root, kills, seed, rate, cdc=cdc, kafka=kafka, airflow=executors)
     if steps:
-        chosen = tuple(s.strip() for s in steps.split(",") if s.strip())
-        unknown = [s for s in chosen if s not in STEPS_WITH_CDC]
-        if unknown or not chosen:
-            raise click.BadParameter(f"{', '.join(unknown) or steps!r}: not a step; the "
-                                     f"steps are {', '.join(STEPS_WITH_CDC)}",
-                                     param_hint="--steps")
-        spec = replace(spec, steps=chosen)
+        spec = replace(spec, steps=_steps(steps))
 
     def say(line: str) -> None:
         click.echo(line, err=True)
 
     repeat = (f"seed {seed}; repeat: hbase-migrate soak-crash --kills {kills} --seed {seed}"
-              + (" --cdc" if cdc else "") + (f" --steps {steps}" if steps else ""))
+              + (" --cdc" if cdc else "") + (f" --steps {steps}" if steps else "")
+              + (f" --airflow {','.join(executors)}" if executors else ""))
     try:
         result = run_crash(spec, say)
     except WorkFolderError:
@@ -83,18 +89,56 @@ def soak_crash(kills: int, seed: int | None, root: Path, rate: float, cdc: bool,
         say(repeat)
         raise
     say(repeat)
-    summary = result.summary()
-    click.echo(json.dumps({k: v for k, v in summary.items() if k != "per_kill"}, indent=2))
-    click.echo(f"summary: {root / 'summary.json'}")
+    _report(result, root, say)
     if not result.ok:
-        for name, found in result.invariants.items():
-            for line in found[:10]:
-                say(f"FAILED {name}: {line}")
-        for problem in result.problems:
-            say(f"FAILED: {problem}")
         sys.exit(1)
     click.echo(f"OK: seed {seed}, {len(result.kills)} kills, every invariant held")
 
+
+def _steps(steps: str) -> tuple[str, ...]:
+    chosen = tuple(s.strip() for s in steps.split(",") if s.strip())
+    unknown = [s for s in chosen if s not in STEPS_WITH_CDC]
+    if unknown or not chosen:
+        raise click.BadParameter(f"{', '.join(unknown) or steps!r}: not a step; the "
+                                 f"steps are {', '.join(STEPS_WITH_CDC)}",
+                                 param_hint="--steps")
+    return chosen
+
+
+def _executors(given: tuple[str, ...]) -> tuple[str, ...]:
+    executors = tuple(dict.fromkeys(e.strip() for names in given for e in names.split(",")
+                                    if e.strip()))
+    if [e for e in executors if e not in EXECUTORS]:
+        raise click.BadParameter(f"{', '.join(given)}: the executors are "
+                                 f"{', '.join(EXECUTORS)}", param_hint="--airflow")
+    return executors
+
+
+def _report(result: CrashResult, root: Path, say: Callable[[str], None]) -> None:
+    """The summary without its per-kill rows on stdout, the Airflow kills' table, and on
+    failure what failed (to stderr)."""
+    summary = result.summary()
+    summary["airflow"] = [{k: v for k, v in run.items() if k != "per_kill"}
+                          for run in summary.get("airflow", [])]
+    click.echo(json.dumps({k: v for k, v in summary.items() if k != "per_kill"
+                           and (k != "airflow" or v)}, indent=2))
+    if result.airflow:
+        click.echo(TABLE_HEAD)
+        for run in result.airflow:
+            for line in run.table():
+                click.echo(line)
+    click.echo(f"summary: {root / 'summary.json'}")
+    if result.ok:
+        return
+    for name, found in result.invariants.items():
+        for line in found[:10]:
+            say(f"FAILED {name}: {line}")
+    for problem in result.problems:
+        say(f"FAILED: {problem}")
+    for run in result.airflow:
+        for line in [*run.problems, *(f"{k['dag']} {k['task']}: {v}" for k in run.kills
+                                      for v in k["violations"])][:10]:
+            say(f"FAILED airflow ({run.executor}): {line}")
 
 if __name__ == "__main__":
     soak_crash()
