@@ -16,6 +16,9 @@ import yaml  # type: ignore[import-untyped]
 REPO = Path(__file__).resolve().parents[2]
 MKDOCS = Path(sys.executable).parent / "mkdocs"
 
+# mkdocs builds the site in a process of its own: embedded, not unit
+pytestmark = pytest.mark.integration
+
 
 def _nav_pages(nav: list[object]) -> list[str]:
     found: list[str] = []

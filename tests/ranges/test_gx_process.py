@@ -21,6 +21,9 @@ from hbase_migrate.validate.verdict import judge
 
 A, B, C = KeyRange("t", b"", b"g"), KeyRange("t", b"g", b"p"), KeyRange("t", b"p", b"")
 
+# GX in a process of its own, started by each test: embedded, not unit
+pytestmark = pytest.mark.integration
+
 
 def pair(r: KeyRange, source: tuple[int, int, str], target: tuple[int, int, str]) -> RangePair:
     return RangePair(RangeStats(r, *source), RangeStats(r, *target))

@@ -76,6 +76,7 @@ def test_the_first_failure_is_raised_and_no_task_starts_after_it() -> None:
     assert 1 not in task.ended and len(task.started) < len(ITEMS)
 
 
+@pytest.mark.integration  # embedded clusters
 def test_a_copy_and_a_validation_on_threads_give_what_the_source_holds(
         tmp_path: Path, zookeeper: ZooKeeperServer) -> None:
     with clusters_over_rpc(tmp_path, zookeeper) as (src, dst):
@@ -109,6 +110,7 @@ def test_a_copy_and_a_validation_on_threads_give_what_the_source_holds(
         assert result["verdict"] != "match" and failing(result) == {wrong.id}, result
 
 
+@pytest.mark.integration  # embedded clusters
 @pytest.mark.parametrize("plan_copy_cells", [None, 1])
 def test_an_in_process_copy_reads_a_table_past_auto_cells_once(
         tmp_path: Path, make_embedded: EmbeddedClusters, plan_copy_cells: int | None) -> None:

@@ -23,6 +23,9 @@ BUDGETS = {"unit": 10.0, "embedded": 120.0, "real": 300.0, "own_stack": 600.0}
 ON_CPU = ("unit",)
 
 CPU_AT = pytest.StashKey[float]()
+# A test that asks for one of these, itself or through another fixture (the embedded clusters
+# and their clients all stand on ZooKeeper), runs real parts: embedded at least, marked or not.
+EMBEDDED_FIXTURES = ("zookeeper", "kafka_broker")
 
 
 def category(keywords: Any) -> str:
@@ -34,6 +37,14 @@ def category(keywords: Any) -> str:
         if mark in keywords:
             return name
     return "unit"
+
+
+@pytest.hookimpl(tryfirst=True)  # before ``-m`` selects by the marks
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        names = getattr(item, "fixturenames", ())
+        if category(item.keywords) == "unit" and any(n in names for n in EMBEDDED_FIXTURES):
+            item.add_marker(pytest.mark.integration)
 
 
 @pytest.hookimpl(wrapper=True)
