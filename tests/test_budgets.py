@@ -1,6 +1,7 @@
 """The suite's time accounting (tests/support/durations.py) and its check: a run of two small
 tests in a pytest of its own records each one's category, wall and CPU time as they were
-spent (one burns CPU, one sleeps), and scripts/check_budgets.py fails on a test over budget."""
+spent (one burns CPU, one sleeps; one on a fixture named ``zookeeper`` is embedded, unmarked),
+and scripts/check_budgets.py fails on a test over budget."""
 
 from __future__ import annotations
 
@@ -27,6 +28,13 @@ def test_burns_cpu():
 @pytest.mark.integration
 def test_sleeps():
     time.sleep({SPENT})
+
+@pytest.fixture
+def zookeeper():  # named as the suite's: what the embedded clusters stand on
+    return None
+
+def test_on_zookeeper(zookeeper):
+    pass
 '''
 
 
@@ -42,6 +50,7 @@ def test_a_run_records_each_tests_category_wall_and_cpu_time(tmp_path: Path) -> 
     burns, sleeps = (record["tests"][f"test_small.py::{name}"]
                      for name in ("test_burns_cpu", "test_sleeps"))
     assert burns["category"] == "unit" and sleeps["category"] == "embedded"
+    assert record["tests"]["test_small.py::test_on_zookeeper"]["category"] == "embedded"
     assert burns["cpu"] >= SPENT and burns["seconds"] >= SPENT
     assert sleeps["seconds"] >= SPENT and sleeps["cpu"] < SPENT / 2
     assert record["modules"]["test_small.py"] >= 2 * SPENT
