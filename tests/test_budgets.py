@@ -1,4 +1,4 @@
-"""The suite's time accounting (tests/support/durations.py) and its check: a run of two small
+"""The suite's time accounting (tests/support/durations.py) and its check: a run of three small
 tests in a pytest of its own records each one's category, wall and CPU time as they were
 spent (one burns CPU, one sleeps; one on a fixture named ``zookeeper`` is embedded, unmarked),
 and scripts/check_budgets.py fails on a test over budget."""
