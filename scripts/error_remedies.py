@@ -75,7 +75,7 @@ GROUPS: list[tuple[str, str, list[str]]] = [
     ("Local stacks (Airflow, embedded, real)", "What `airflow up`, `make run`, the embedded "
      "cluster and `realstack` start on this machine.",
      ["AirflowStackError", "PgServerError", "RedisError", "EmbeddedStackError",
-      "RealStackError"]),
+      "RealStackError", "TaskKillError"]),
     ("Bigtable as a target", "A migration to Google Cloud Bigtable (`hbase-migrate bigtable`) "
      "and its local emulator.",
      ["BigtableError", "BigtableUnreachableError", "BigtablePreflightError",
@@ -334,6 +334,9 @@ REMEDIES: dict[str, str] = {
     "EmbeddedStackError": "Read the part and its log named in the line; stop what is left "
                           "and start again in a fresh `--dir`.",
     "RealStackError": "Install a JDK 17 and Maven; check the Maven log named in the line.",
+    "TaskKillError": "`soak-crash --airflow` did not see the task it was to kill running, or "
+                     "its process: read why in the Airflow logs under the run's folder "
+                     "(`airflow/logs`), then run the harness again.",
     "MiniHBaseError": "The embedded cluster refused the request as HBase would: fix it.",
     "ServerDownError": "A killed embedded region server: `hbase-migrate minicluster restart "
                        "N --cluster C`, or wait for its regions to move.",
