@@ -34,7 +34,7 @@ from minihbase.airflow_demo import Dags
 from minihbase.crash_airflow import Target, judge, kill_task, task_instance, view
 from minihbase.crash_compare import compare_tables
 from minihbase.stack import EmbeddedStack
-from minihbase.workload import Workload, WorkloadSpec
+from minihbase.workload import WorkloadSpec, run_workload
 from stackprocs.admin_client import call_admin
 
 Say = Callable[[str], None]
@@ -136,12 +136,12 @@ def run_dag_kills(folder: Path, executor: str, clusters: DagClusters, seed: int,
         airflow.wait_for_dags({dag for dag, _ in KILLED})
         say(f"airflow ({executor}) up: {airflow.url}; {len(KILLED)} DAG runs, one task "
             "killed in each")
-        write(clusters.source, seed, 400)
+        run_workload(clusters.source, WorkloadSpec(TABLE, seed, 400))
         for (dag_id, task_id), planned in zip(
                 KILLED, kill_schedule(seed, len(KILLED), tuple(t for _, t in KILLED)),
                 strict=True):
             if dag_id == "hbase_migrate_replay":  # edits only the replay brings over
-                write(clusters.source, seed + 1, 300)
+                run_workload(clusters.source, WorkloadSpec(TABLE, seed + 1, 300))
                 clusters.roll()
             target = Target(task_id, planned.part - 1 if task_id in MAPPED else -1,
                             planned.fraction, EXPECTED.get(task_id, SPAN),
@@ -218,16 +218,6 @@ def judge_end(kills: list[dict[str, Any]], clusters: DagClusters, ledger: str
         problems.append(f"the target differs from the source: {cells}")
     return {"gate": "go" if gate == "success" else gate, "cells": cells,
             "wal_files": len(final.wal)}, problems
-
-
-def write(source: ClusterEndpoints, seed: int, ops: int) -> None:
-    """``ops`` seeded writes to the source's table (created when missing)."""
-    runner = Workload(source, WorkloadSpec(TABLE, seed, ops))
-    try:
-        runner.ensure_table()
-        runner.run()
-    finally:
-        runner.close()
 
 
 def _thrift(endpoints: ClusterEndpoints) -> ClusterEndpoints:

@@ -239,3 +239,13 @@ class Workload:
         if self.spec.duration is not None:
             return time.monotonic() - started >= self.spec.duration
         return done >= (self.spec.ops or 0)
+
+
+def run_workload(endpoints: ClusterEndpoints, spec: WorkloadSpec) -> WorkloadReport:
+    """``spec`` run once on the cluster ``endpoints`` name, its table created when missing."""
+    runner = Workload(endpoints, spec)
+    try:
+        runner.ensure_table()
+        return runner.run()
+    finally:
+        runner.close()

@@ -16,7 +16,7 @@ from hbase_migrate.cluster.endpoints import ClusterEndpoints
 from hbase_migrate.cluster.storage.walstore import WebHdfsWalStore
 from hbase_migrate.rpc.client import NativeClient
 from hbase_migrate.wal.model import Cell, CellType
-from minihbase.workload import Workload, WorkloadSpec
+from minihbase.workload import WorkloadSpec, run_workload
 from realstack.hbase import RealHBase
 from stackprocs.admin_client import call_admin
 from tests.realstack.fixtures import stack_endpoints
@@ -144,9 +144,4 @@ def mob_files(stack: RealHBase, table: str) -> int:
 def workload(endpoints: ClusterEndpoints, table: str, seed: int, ops: int = 300) -> None:
     """``ops`` operations of the seeded workload (every operation, every delete type) on
     ``table`` of the cluster ``endpoints`` name, the table created when missing."""
-    runner = Workload(endpoints, WorkloadSpec(table, seed, ops))
-    try:
-        runner.ensure_table()
-        runner.run()
-    finally:
-        runner.close()
+    run_workload(endpoints, WorkloadSpec(table, seed, ops))

@@ -16,9 +16,10 @@ from hbase_migrate.config import MigrationSpec, load_config
 from hbase_migrate.replay.watermark import fix_watermark
 from hbase_migrate.snapshot.schema import copy_schema
 from hbase_migrate.thrift.thrift2 import Thrift2Client
+from minihbase import workload
 from minihbase.regionserver import WalSettings
 from minihbase.server import MiniHBase
-from minihbase.workload import Workload, WorkloadReport, WorkloadSpec
+from minihbase.workload import WorkloadReport, WorkloadSpec
 from minihbase.zookeeper import ZooKeeperServer
 from tests.support.oracle import Contents, compare_stored, stored_cells
 
@@ -143,13 +144,9 @@ def set_watermark(config: Path, watermark: int | None = None) -> MigrationSpec:
 
 def run_workload(cluster: MiniHBase, table: str, seed: int, ops: int,
                  rate: float | None = None, same_second: bool = False) -> WorkloadReport:
-    runner = Workload(cluster.endpoints, WorkloadSpec(table, seed, ops, rate=rate,
-                                                      same_second=same_second))
-    try:
-        runner.ensure_table()
-        return runner.run()
-    finally:
-        runner.close()
+    """minihbase's workload on an embedded cluster, by its table and settings."""
+    return workload.run_workload(cluster.endpoints, WorkloadSpec(
+        table, seed, ops, rate=rate, same_second=same_second))
 
 
 def t2(cluster: MiniHBase) -> Thrift2Client:
