@@ -11,7 +11,10 @@ Spark's own ``pyspark.zip``, nothing of the driver's paths. Every task of the co
 YARN container (the step's output and metrics name them; YARN's REST API lists the
 application, and each container's log on its NodeManager says it finished tasks); the replay
 of later writes and the validation run in applications of their own, Spark's jars staged on
-the cluster once; the target equals the source cell for cell. Bad set-ups fail in one line
+the cluster once; the target equals the source cell for cell. An Airflow of the test's own
+(an Airflow worker's environment, ``HADOOP_CONF_DIR`` among it) runs the start DAG with a
+``spark`` connection whose host is ``yarn``: the copy's and the validation's parts each ran
+as a YARN application that the task's XCom names. Bad set-ups fail in one line
 naming the fix, before any session starts. A NodeManager killed (its JVM and its
 containers' processes) while a copy task runs on it leaves the step exact, the lost range
 run again on the other node, or failing in one line with a rerun that redoes at most the
@@ -20,6 +23,7 @@ ranges lost (counted from the ledger and the NodeManagers' logs).
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -45,7 +49,8 @@ from tests.spark.standalone import HIDE
 from tests.support.minicluster import EmbeddedClusters, compare, run_workload, write_migration
 
 # (YARN's start and a Spark application per step: 8-11 minutes on the loaded 2-core machine
-# before the NodeManager's kill was added; with it, 6.5 minutes at load average 5-9)
+# before the NodeManager's kill was added; with it, 6.5 minutes at load average 5-9; with
+# the Airflow run too, 9 minutes at load average 7-19, that test 3.5 of them)
 pytestmark = [pytest.mark.own_stack, pytest.mark.integration, pytest.mark.slow,
               pytest.mark.timeout(1800)]
 TABLE = "orders"
@@ -314,6 +319,121 @@ def test_bad_setups_fail_in_one_line_naming_the_fix_before_any_session(
             migration = ledger.migration(spec.name)
             assert migration is not None
             assert all(r.copied_cells is None for r in ledger.key_ranges(migration.id, TABLE))
+
+
+# The Airflow of the test below: a DAG run under ``dag.test()`` in a process of its own, an
+# Airflow worker's (its home, database and connections), each task's state and XCom written
+# as JSON to the file named last
+DAG_TEST = """
+import json, sys
+from pathlib import Path
+from airflow.dag_processing.dagbag import DagBag
+folder, dag_id, conf, out = sys.argv[1:]
+bag = DagBag(dag_folder=folder, safe_mode=False)
+assert not bag.import_errors, bag.import_errors
+run = bag.get_dag(dag_id).test(run_conf=json.loads(conf))
+Path(out).write_text(json.dumps([
+    {"task": ti.task_id, "map_index": ti.map_index, "state": ti.state,
+     "xcom": ti.xcom_pull(task_ids=ti.task_id, map_indexes=ti.map_index)}
+    for ti in run.get_task_instances()], default=str))
+"""
+
+
+def airflow_run(folder: Path, dag_id: str, conf: dict[str, Any],
+                extra: dict[str, str]) -> list[dict[str, Any]]:
+    """``dag_id`` run once with ``conf`` by an Airflow of its own in ``folder`` (its metadata
+    database migrated first), its worker's environment with ``extra``: each task's state
+    and XCom."""
+    from hbase_migrate.airflow_stack import airflow_env
+    from hbase_migrate.services import free_port
+
+    env = {k: v for k, v in airflow_env(folder, free_port(), extra=extra).items()
+           if k != "YARN_CONF_DIR"}
+    (folder / "airflow").mkdir(parents=True, exist_ok=True)
+    migrated = subprocess.run([sys.executable, "-m", "airflow", "db", "migrate"], env=env,
+                              capture_output=True, text=True, timeout=600, check=False)
+    assert migrated.returncode == 0, migrated.stderr[-3000:]
+    out = folder / "tasks.json"
+    with (folder / "dag-test.log").open("wb") as log:
+        ran = subprocess.run([sys.executable, "-c", DAG_TEST, env["AIRFLOW__CORE__DAGS_FOLDER"],
+                              dag_id, json.dumps(conf), str(out)], env=env, stdout=log,
+                             stderr=subprocess.STDOUT, timeout=900, check=False)
+    said = (folder / "dag-test.log").read_text(errors="replace")
+    assert ran.returncode == 0 and out.exists(), said[-5000:]
+    tasks: list[dict[str, Any]] = json.loads(out.read_text())
+    return tasks
+
+
+def test_the_start_dag_from_an_airflow_worker_copies_and_validates_in_yarn_containers(
+        yarn: Yarn, clusters: tuple[MiniHBase, MiniHBase]) -> None:
+    """An Airflow worker with ``HADOOP_CONF_DIR`` naming the cluster's configuration runs
+    the start DAG with a ``spark`` connection whose host is ``yarn``: each part of the copy
+    and of the validation is a YARN application of its own, which the task's XCom and its
+    ledger step name, whose containers ran its tasks; no other application ran for it."""
+    from hbase_migrate.airflow_stack import hbase_connection
+
+    src, dst = clusters
+    table, name = "from_airflow", "airflow_on_yarn"
+    run_workload(src, table, seed=275, ops=600)
+    folder = yarn.driver / "airflow"
+    ledger = f"sqlite:///{folder / 'ledger.db'}"
+    connections = {f"AIRFLOW_CONN_{conn_id.upper()}": json.dumps(
+        {k: v for k, v in hbase_connection(conn_id, cluster.endpoints).items()
+         if k != "connection_id"}) for conn_id, cluster in (("test_source", src),
+                                                            ("test_target", dst))}
+    spark = {"conn_type": "spark", "host": "yarn", "extra": json.dumps({"conf": {
+        "spark.executor.memory": "512m", "spark.executor.instances": "1",  # (cheapest)
+        "spark.yarn.am.memory": "384m"}})}
+    extra = {**connections, "AIRFLOW_CONN_SPARK_YARN": json.dumps(spark),
+             "HADOOP_CONF_DIR": str(yarn.conf_dir), "SPARK_LOCAL_IP": "127.0.0.1",
+             "HBASE_MIGRATE_CACHE_DIR": str(yarn.driver / "cache")}
+    conf = {"migration": name, "source_conn_id": "test_source", "target_conn_id": "test_target",
+            "tables": [table], "ledger": ledger, "spark_conn_id": "spark_yarn",
+            "snapshot_method": "scan", "parts": 1}
+    tasks = airflow_run(folder, "hbase_migrate_start", conf, extra)
+    states = {(t["task"], t["map_index"]): t["state"] for t in tasks}
+    assert set(states.values()) == {"success"}, states
+    assert compare(src, dst, table).equal
+
+    # the Spark steps' XComs: the master the run chose and the YARN application each ran in
+    parts = {t["task"]: t["xcom"] for t in tasks if t["task"] in ("snapshot_part",
+                                                                    "validate_part")}
+    assert set(parts) == {"snapshot_part", "validate_part"}, states
+    for said in parts.values():
+        assert "Spark master: yarn, from connection 'spark_yarn'" in said["spark_master"]
+        assert said["engine"] == "yarn", said
+    placed = {task: said.get("yarn") for task, said in parts.items()}
+    assert all(placed.values()), parts  # (none: the step ran its tasks elsewhere)
+    with Ledger.open(ledger) as opened:
+        migration = opened.migration(name)
+        assert migration is not None and migration.state == "validated"
+        ranges = opened.key_ranges(migration.id, table)
+        assert ranges and all(r.copied_cells is not None for r in ranges)
+        steps = {s.kind: s.metrics["yarn"] for s in opened.steps(migration.id)
+                 if s.kind in ("snapshot-part", "validate-part")}
+    assert steps == {"snapshot-part": placed["snapshot_part"],
+                     "validate-part": placed["validate_part"]}, (steps, placed)
+    applications = {p["application"] for p in placed.values()}
+    assert len(applications) == 2, placed
+
+    # YARN's word: these applications, and no other for this migration, ran to their end
+    apps = {a["id"]: a for a in yarn.stack.rest("apps")["apps"]["app"]}
+    ours = {i for i, a in apps.items() if a["name"].endswith(f" {name}")}
+    assert ours == applications, (ours, placed)
+    log_dirs = [Path(n["log_dirs"]) for n in yarn.stack.described["node_managers"]]
+    for task, where in placed.items():
+        app = apps[where["application"]]
+        assert (app["state"], app["finalStatus"], app["applicationType"]) == (
+            "FINISHED", "SUCCEEDED", "SPARK"), app
+        assert app["queue"].removeprefix("root.") == where["queue"] == "default"
+        containers: dict[str, int] = where["containers"]
+        assert containers and "" not in containers, (task, where)
+        # each container the XCom names logged its tasks on its NodeManager
+        logged = finished_in(log_dirs, where["application"])
+        assert set(containers) <= set(logged), (task, containers, logged)
+        print(f"{task}: {where['application']} ran {app['elapsedTime']} ms, tasks in "
+              f"{containers}")
+    assert sum(placed["snapshot_part"]["containers"].values()) == len(ranges)
 
 
 # An executor's container (512 MiB of heap, 1,100 MiB over it: 1,664 MiB as YARN rounds it)
