@@ -1,30 +1,36 @@
 """The cost curve: the project's copy, replay and validation on each engine at growing sizes,
 beside HBase's tools on the same data, in one sitting.
 
-Usage: ``python bench/scale.py [--cells 2000000,20000000] [--engines in-process,local[2],standalone]
-[--steps copy,replay,validate] [--copies scan,hbase] [--profile FOLDER] [--unflushed]
-[--before CHECKOUT] [--client native|thrift] [--heap 1g] [--json bench/out/scale.json]``
+Usage: ``python bench/scale.py [--cells 2000000,20000000]
+[--engines in-process,local[2],standalone,yarn] [--steps copy,replay,validate]
+[--copies scan,hbase] [--profile FOLDER] [--unflushed] [--before CHECKOUT]
+[--client native|thrift] [--heap 1g] [--json bench/out/scale.json]``
 
 Starts two real Apache HBase clusters (``realstack``, as ``bench/peers.py``) and, for the
 ``standalone`` engine, a Spark standalone master with two workers of one core each (from
 pyspark's own jars, ``tests/spark/standalone.py``; their executors get the project as the
-archive the driver ships). For each size it loads the source once (``peers.Peers.load``),
-runs each step as HBase's tool and then as the project's on each engine (``[spark]
-master``), once, step after step: WALPlayer and ``replay --start 0``, CopyTable and
-``snapshot`` (the scan copy), snapshot + ExportSnapshot + clone and ``snapshot`` with
-``[snapshot] method = "hbase"`` (the file copy), HashTable + SyncTable ``--dryrun`` and
-``validate`` (each checking its own side's scan copy); each copy compared with the source
-cell for cell. Every run starts with the target's memstores flushed (the cells of the runs
-before would make it wait on HBase's "Blocking updates" limit) and writes a fresh table.
-Printed per run: seconds, seconds per million cells, the peak RSS of the command's process
-(``wait4``), each cluster JVM's CPU seconds and GC pauses meanwhile (``bench/jvm_share.py``)
-and, on the standalone cluster, the largest executor JVM and Python worker seen (sampled every 0.5 s
-from ``/proc``, among this process's descendants). Asserts nothing; at 20,000,000 cells a
-sitting takes hours. The source keeps its archived WALs for a day (HBase's cleaner would delete
-them 10 minutes after the roll, mid-sitting at 2 million cells, and the replay would find gaps).
+archive the driver ships) and, for the ``yarn`` engine, a YARN of ``realstack`` (a
+ResourceManager with a staging HDFS and two NodeManagers; executors as Spark's YARN client
+defaults them, two of one core, ``HADOOP_CONF_DIR`` set for the steps): its start-up and the
+shipping set up once before the runs (the executors' archive built and Spark's jars staged on
+its HDFS, in a cache of the sitting's own, by a child process) are timed and printed apart, so
+that each step's row holds only its own application. For each size it loads the source once
+(``peers.Peers.load``), runs each step as HBase's tool and then as the project's on each
+engine (``[spark] master``), once, step after step: WALPlayer and ``replay --start 0``,
+CopyTable and ``snapshot`` (the scan copy), snapshot + ExportSnapshot + clone and ``snapshot``
+with ``[snapshot] method = "hbase"`` (the file copy), HashTable + SyncTable ``--dryrun`` and
+``validate`` (each checking its own side's scan copy); each copy compared with the source cell
+for cell. Every run starts with the target's memstores flushed (the cells of the runs before
+would make it wait on HBase's "Blocking updates" limit) and writes a fresh table. Printed per
+run: seconds, seconds per million cells, the peak RSS of the command's process (``wait4``),
+each cluster JVM's CPU seconds and GC pauses meanwhile (``bench/jvm_share.py``) and, on the
+standalone cluster, the largest executor JVM and Python worker seen (sampled every 0.5 s from
+``/proc``, among this process's descendants). Asserts nothing; at 20,000,000 cells a sitting
+takes hours. The source keeps its archived WALs for a day (HBase's cleaner would delete them
+10 minutes after the roll, mid-sitting at 2 million cells, and the replay would find gaps).
 With ``--before`` each of the project's steps also runs from another checkout (an earlier
-commit) just before this one's, on the same engine, for a before and after in one sitting.
-The project reaches both clusters over HBase's RPC (``--client native``) unless told.
+commit) just before this one's, on the same engine, for a before and after in one sitting. The
+project reaches both clusters over HBase's RPC (``--client native``) unless told.
 """
 
 from __future__ import annotations
@@ -33,6 +39,7 @@ import argparse
 import json
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 import threading
@@ -249,6 +256,8 @@ def main() -> None:
             spark = start_cluster(folder / "spark", workers=2, cores=1)
             masters["standalone"] = next(spark)
             stack.callback(spark.close)
+        if "yarn" in masters:
+            stack.enter_context(yarn_for(folder / "yarn"))
         peers = Peers(clusters["source"], clusters["target"], classpath, folder)
         peers.use_client(args.client)
         peers.archive_ttl = "1d"  # as the stacks keep them (ARCHIVE_TTL_MS)
@@ -265,6 +274,46 @@ def main() -> None:
             peers.drop_made()
     write(args.json, args.hbase_version, sitting.rows)
     print(f"written {args.json}")
+
+
+# the executors' archive and Spark's jars on the cluster, as the first step on YARN makes them
+SHIP = """
+import time
+from hbase_migrate.spark.archive import executor_archive
+from hbase_migrate.spark.yarn import staged_jars
+began = time.monotonic()
+executor_archive()
+built = time.monotonic()
+staged_jars({})
+print(f"{built - began:.1f} {time.monotonic() - built:.1f}")
+"""
+
+
+@contextmanager
+def yarn_for(folder: Path) -> Iterator[None]:
+    """realstack's YARN in ``folder`` for the ``yarn`` engine's steps (``HADOOP_CONF_DIR``
+    and a cache of the sitting's own in this process's environment, which they inherit):
+    its start-up and the shipping set up once, timed and printed apart."""
+    from hbase_migrate.spark.archive import CACHE_ENV
+    from realstack.yarn import RealYarn, RealYarnOptions
+
+    yarn = RealYarn(folder, RealYarnOptions(node_managers=2, memory_mb=3072))
+    yarn.start()
+    try:
+        print(f"yarn: started in {yarn.described['started_in_ms'] / 1000:.1f} s "
+              f"(load {load()})", flush=True)
+        os.environ["HADOOP_CONF_DIR"] = str(yarn.conf_dir)
+        os.environ[CACHE_ENV] = str(folder / "cache")
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+        shipped = subprocess.run([sys.executable, "-c", SHIP], capture_output=True,
+                                 text=True, check=True)
+        build, stage = shipped.stdout.split()[-2:]
+        print(f"yarn: the executors' archive built in {build} s, Spark's jars staged on its "
+              f"HDFS in {stage} s (once; the steps below reuse both) (load {load()})",
+              flush=True)
+        yield
+    finally:
+        yarn.stop()
 
 
 def py_spy() -> str:
