@@ -9,7 +9,7 @@ processes SIGKILLed at seeded random points, each followed by the same command a
    process group after a seeded delay (held, on a slow start, until the command has begun
    its step), run the same command again to its end, and check
    the invariants on the ledger and the source's WAL folders
-   (:mod:`hbase_migrate.soak.crash_checks`). A ``replay --follow`` runs beside the other
+   (:mod:`minihbase.crash_invariants`). A ``replay --follow`` runs beside the other
    steps once the copy is done, as a user keeps it running.
 3. Then the writer stops, the source's WALs roll, a last catch-up drains, a validation and
    the cutover gate judge, and both clusters are read cell by cell over their Thrift2
@@ -30,8 +30,8 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from contextlib import ExitStack
-from dataclasses import dataclass, field, replace
-from pathlib import Path, PurePosixPath
+from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 from hbase_migrate import lifecycle
@@ -40,22 +40,7 @@ from hbase_migrate.audit.records import StepRecord, StepStatus
 from hbase_migrate.cluster.endpoints import ClusterEndpoints
 from hbase_migrate.config import MigrationSpec, load_config
 from hbase_migrate.lifecycle.cdc import CDC_STREAM
-from hbase_migrate.soak.crash_checks import (
-    LedgerView,
-    cdc_duplicates,
-    duplicate_rows,
-    leftover_steps,
-    list_source_wals,
-    message_id,
-    missing_cdc_edits,
-    missing_wal_files,
-    read_view,
-    redo,
-    resent_acknowledged,
-    step_pid,
-    unfinished_wal_files,
-    wal_edits,
-)
+from hbase_migrate.soak.crash_checks import LedgerView, redo, step_pid
 from hbase_migrate.soak.crash_plan import (
     CDC_FOLLOW_STEP,
     CDC_STEP,
@@ -63,21 +48,21 @@ from hbase_migrate.soak.crash_plan import (
     STEPS,
     STEPS_WITH_CDC,
     Kill,
-    kill_schedule,
     per_step,
 )
 from hbase_migrate.soak.linked_lists import ListSpec
 from hbase_migrate.workdir import claim_workdir
 from minihbase.crash_cdc import CdcTopic, open_topic
 from minihbase.crash_compare import compare_tables
-from minihbase.crash_dags import DagCrashResult, embedded_dag_kills
+from minihbase.crash_dags import embedded_dag_kills
+from minihbase.crash_invariants import InvariantChecks, now_ms
+from minihbase.crash_result import CDC_INVARIANT, CrashResult, CrashSpec
 from minihbase.crash_steps import Commands, Finished, Follow, step_args, wait_or_kill
 from minihbase.soak import SOURCE_ARGS, TABLE, ListWriter, write_config
 from minihbase.stack import EmbeddedStack
 from stackprocs.admin_client import call_admin
 
 Say = Callable[[str], None]
-MARGIN_MS = 60_000  # the config's [replay] margin (minihbase.soak.write_config)
 # seconds each step is first expected to take (then: its last rerun's)
 EXPECTED = {"prepare": 2.0, "snapshot": 3.0, "replay": 6.0, "follow": 8.0,
             "validate-live": 8.0, "validate-part": 6.0, "validate-judge": 6.0,
@@ -89,75 +74,9 @@ REDO = {"prepare": "copy", "snapshot": "copy", "replay": "wal", "follow": "wal",
 LEAD_SHARE = 0.8  # a kill's window opens at this share of the step's lead
 SHORTEST_WORK = 0.3  # seconds: the narrowest window a kill is drawn in
 BACKLOG_SECONDS = 3.0  # the follow stopped this long before a catch-up, a backlog for it
-INVARIANTS = ("wal_files_missing", "steps_left_running", "duplicate_rows", "gate_go_while_broken",
-              "reruns_failed")
-CDC_INVARIANT = "cdc_edits_missing"  # with --cdc: every edit since T0 in the topic
-# an edit written this long before a CDC run started is in a file the run read to its end
-CDC_SLACK_MS = 2_000
 
 
-@dataclass(frozen=True)
-class CrashSpec:
-    root: Path
-    kills: int = 50
-    seed: int = 1
-    rate: float = 20.0  # linked-list writes per second
-    preload: float = 8.0  # seconds the writer writes before the first step
-    steps: tuple[str, ...] = STEPS
-    cdc: bool = False  # the CDC stream killed too (on a Kafka broker; left out without one)
-    kafka: str | None = None  # that broker's bootstrap address (None: start one)
-    airflow: tuple[str, ...] = ()  # executors whose DAG tasks are killed after the commands
-
-    def plan(self) -> list[Kill]:
-        return kill_schedule(self.seed, self.kills, self.steps)
-
-
-@dataclass
-class CrashResult:
-    spec: CrashSpec
-    kills: list[dict[str, Any]] = field(default_factory=list)
-    invariants: dict[str, list[str]] = field(
-        default_factory=lambda: {name: [] for name in INVARIANTS})
-    end: dict[str, Any] = field(default_factory=dict)
-    problems: list[str] = field(default_factory=list)
-    seconds: float = 0.0
-    airflow: list[DagCrashResult] = field(default_factory=list)
-
-    @property
-    def ok(self) -> bool:
-        return (not self.problems and not any(self.invariants.values())
-                and all(run.ok for run in self.airflow))
-
-    def summary(self) -> dict[str, Any]:
-        totals: dict[str, int] = {}
-        cdc_kills = [k for k in self.kills if k["step"] in CDC_STEPS]
-        for kill in self.kills:
-            for key, value in kill.get("redo", {}).items():
-                totals[key] = totals.get(key, 0) + value
-        converge = [k["seconds_to_converge"] for k in self.kills]
-        return {
-            "seed": self.spec.seed, "kills": len(self.kills), "seconds": round(self.seconds, 1),
-            "kills_per_step": per_step(self.spec.plan()[:len(self.kills)]),
-            "kills_hit": sum(k["hit"] for k in self.kills),
-            "redo_total": totals,
-            "seconds_to_converge": {"max": max(converge, default=0.0),
-                                    "mean": round(sum(converge) / len(converge), 2)
-                                    if converge else 0.0},
-            "invariants": {name: {"holds": not found, "violations": found[:20],
-                                  "count": len(found)}
-                           for name, found in self.invariants.items()},
-            "end": self.end, "problems": self.problems, "ok": self.ok,
-            "per_kill": self.kills,
-            **({"cdc": {"kills": len(cdc_kills), "kills_hit": sum(k["hit"] for k in cdc_kills),
-                        "messages_redone": [k["redo"].get("cdc_messages_redone", 0)
-                                            for k in cdc_kills],
-                        "seconds_to_converge": [k["seconds_to_converge"] for k in cdc_kills]}}
-               if CDC_INVARIANT in self.invariants else {}),
-            **({"airflow": [run.summary() for run in self.airflow]} if self.airflow else {}),
-        }
-
-
-class Harness:
+class Harness(InvariantChecks):
     """One run: the stack's endpoints, the config, the children, the views."""
 
     def __init__(self, spec: CrashSpec, migration: MigrationSpec, config: Path,
@@ -172,9 +91,9 @@ class Harness:
         self.expected = dict(EXPECTED)
         self.lead: dict[str, float] = {}  # seconds from a step's start to its first ledger row
         self.copied = False
-        self.cdc_redone = 0  # messages in the topic beyond the first of their edit
-        self.cdc_sent: Counter[tuple[str, int, str]] = Counter()  # by (file, offset, row)
-        self.cdc_counts: dict[str, int] = {}
+        self.cdc_redone = 0
+        self.cdc_sent = Counter()
+        self.cdc_counts = {}
         self.startup = 1.0  # seconds a command takes to start (measure_startup)
 
     def measure_startup(self) -> None:
@@ -209,80 +128,6 @@ class Harness:
         view = self.view(stream)
         return any(_started_by(s, pid, step) for s in view.steps_between(since, view.at))
 
-    def view(self, stream: str = "source") -> LedgerView:
-        with Ledger.open(self.migration.ledger_url) as ledger:
-            return read_view(ledger, self.migration.name, _now(), stream)
-
-    # -- the CDC stream ---------------------------------------------------------------------
-
-    def check_cdc(self, before: int) -> list[str]:
-        """The topic read back against the source's WALs: every edit since T0 written
-        before ``before`` is there with its sequence id. Keeps the topic's count of
-        messages sent more than once (``cdc_redone``)."""
-        assert self.topic is not None
-        watermark = self.view().watermark
-        if watermark is None:
-            return []
-        messages = self.topic.read()
-        edits = wal_edits(self.source_json.parent / "hbase", [TABLE.encode()], watermark)
-        self.cdc_redone = cdc_duplicates(messages)
-        self.cdc_sent = Counter(message_id(m) for m in messages)
-        self.cdc_counts = {"messages": len(messages), "edits_since_t0": len(edits),
-                           "messages_redone": self.cdc_redone}
-        return missing_cdc_edits(edits, messages, before)
-
-    def crash_cdc(self, kill: Kill, before: LedgerView, killed_at: LedgerView,
-                  mine: list[int], rerun: Finished) -> tuple[dict[str, int], list[str]]:
-        """A killed CDC run's redone work (its stream's files and bytes, the messages sent
-        again) and what the CDC invariant finds once its rerun ended."""
-        redone_before, sent_before = self.cdc_redone, self.cdc_sent
-        after = self.view(CDC_STREAM)
-        found = [] if rerun.code != 0 else self.check_cdc(rerun.began_ms - CDC_SLACK_MS)
-        again = [i for i, n in self.cdc_sent.items() if n > 1 and n > sent_before.get(i, 0)]
-        found += resent_acknowledged(again, {PurePosixPath(path).name: row.offset
-                                             for path, row in killed_at.wal.items()})
-        redone = {key.replace("wal_", "cdc_"): value for key, value in
-                  redo(before, killed_at, after, mine, "wal").items()}
-        redone["cdc_messages_redone"] = self.cdc_redone - redone_before
-        self.record({"duplicate_rows": [f"CDC stream: {line}" for line in
-                                        duplicate_rows(after)]}, kill.line())
-        return redone, found
-
-    def violations(self, view: LedgerView, *, final: bool = False) -> dict[str, list[str]]:
-        """What the invariants find in ``view`` (the follow alive or not)."""
-        allowed = []
-        if self.follow.alive:
-            since = self.follow.started_ms
-            running = [s.id for s in view.steps if s.kind == "replay"
-                       and s.status is StepStatus.RUNNING and s.started_at >= since]
-            allowed = running[-1:]
-        found = {"steps_left_running": leftover_steps(
-                     view, [p for p in [self.follow.pid] if p is not None], allowed),
-                 "duplicate_rows": duplicate_rows(view), "wal_files_missing": []}
-        if view.watermark is not None:
-            listed = [s.started_at for s in view.steps if s.kind == "replay"
-                      and s.status is StepStatus.SUCCEEDED]
-            if listed or final:
-                hbase_root = self.source_json.parent / "hbase"
-                on_source = list_source_wals(hbase_root, [TABLE.encode()])
-                found["wal_files_missing"] = missing_wal_files(
-                    view, on_source, view.watermark - MARGIN_MS,
-                    view.at if final else max(listed))
-            if final:
-                found["wal_files_missing"] += unfinished_wal_files(view)
-                found["wal_files_missing"] += [f"open gap {g}" for g in view.open_gaps]
-        return found
-
-    def record(self, found: dict[str, list[str]], where: str) -> list[str]:
-        lines = []
-        for name, items in found.items():
-            for item in items:
-                line = f"{where}: {item}"
-                if line not in self.result.invariants[name]:
-                    self.result.invariants[name].append(line)
-                lines.append(f"{name}: {item}")
-        return lines
-
     # -- one kill ---------------------------------------------------------------------------
 
     def crash(self, kill: Kill) -> dict[str, Any]:
@@ -295,7 +140,7 @@ class Harness:
         delay = self.delay(kill)
         stream = CDC_STREAM if step in CDC_STEPS else "source"
         before = self.view(stream)
-        began = _now()
+        began = now_ms()
         if step == "follow":
             self.follow.stop()
             self.follow.start()
@@ -409,7 +254,7 @@ class Harness:
         found = self.violations(final, final=True)
         if self.topic is not None:  # the stream drained too: every edit since T0 is in it
             streamed = self.commands.run(step_args(CDC_STEP, self.config), "cdc-drain")
-            found[CDC_INVARIANT] = self.check_cdc(_now()) if streamed.code == 0 else [
+            found[CDC_INVARIANT] = self.check_cdc(now_ms()) if streamed.code == 0 else [
                 f"the last CDC run ended with exit code {streamed.code} ({streamed.log})"]
             result.end["cdc"] = {"topic": self.topic.name, "drain_exit": streamed.code,
                                  **self.cdc_counts}
@@ -519,7 +364,3 @@ def _started_by(step: StepRecord, pid: int, killed: str) -> bool:
 
 def _short(redone: dict[str, int]) -> str:
     return ", ".join(f"{k}={v}" for k, v in redone.items() if v) or "none"
-
-
-def _now() -> int:
-    return int(time.time() * 1000)

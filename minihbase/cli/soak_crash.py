@@ -16,8 +16,9 @@ import click
 
 from hbase_migrate.soak.crash_plan import STEPS_WITH_CDC
 from hbase_migrate.workdir import WorkFolderError
-from minihbase.crash import CrashResult, CrashSpec, run_crash
+from minihbase.crash import run_crash
 from minihbase.crash_dags import EXECUTORS, TABLE_HEAD
+from minihbase.crash_result import CrashResult, CrashSpec
 
 
 @click.command("soak-crash")
