@@ -32,6 +32,7 @@ from hbase_migrate.bytesutil import to_string_binary
 from hbase_migrate.wal.model import METAFAMILY
 from hbase_migrate.wal.names import name_timestamp
 from hbase_migrate.wal.reader import read_entries
+from hbase_migrate.wal.source import walk_files
 
 FINISHED = (WalStatus.REPLAYED, WalStatus.SKIPPED, WalStatus.GAP)
 RangeKey = tuple[str, bytes, bytes]
@@ -112,10 +113,11 @@ class SourceWal:
         return PurePosixPath(self.path).name
 
 
-def list_source_wals(hbase_root: Path, tables: Iterable[bytes]) -> list[SourceWal]:
+def list_source_wals(hbase_root: Path | str, tables: Iterable[bytes]) -> list[SourceWal]:
     """Every WAL file under ``hbase_root``'s ``WALs/`` (live and ``-splitting``) and
-    ``oldWALs/``, read on its own (the migration's listing is not used). A file that
-    vanishes while it is read is left out."""
+    ``oldWALs/``, read on its own (the migration's listing is not used). The root is a
+    local folder or a ``webhdfs://`` URL (a real HBase's, on HDFS). A file that vanishes
+    while it is read is left out."""
     wanted = set(tables)
     found = []
     for path in _wal_paths(hbase_root):
@@ -123,18 +125,25 @@ def list_source_wals(hbase_root: Path, tables: Iterable[bytes]) -> list[SourceWa
             newest = _newest_edit(path, wanted)
         except FileNotFoundError:
             continue
-        found.append(SourceWal(str(path), name_timestamp(path.name), newest))
+        found.append(SourceWal(path, name_timestamp(PurePosixPath(path).name), newest))
     return found
 
 
-def _wal_paths(hbase_root: Path) -> Iterator[Path]:
-    """The files under ``WALs/`` (live and ``-splitting``) and ``oldWALs/``."""
+def _wal_paths(hbase_root: Path | str) -> Iterator[str]:
+    """The files under ``WALs/`` (live and ``-splitting``) and ``oldWALs/``: paths, or
+    URLs under a ``webhdfs://`` root. A folder that vanishes while it is walked has none."""
     for folder in ("WALs", "oldWALs"):
-        for top, _, names in os.walk(hbase_root / folder):
-            yield from (Path(top) / name for name in sorted(names))
+        if isinstance(hbase_root, Path):
+            for top, _, names in os.walk(hbase_root / folder):
+                yield from (str(Path(top) / name) for name in sorted(names))
+            continue
+        try:
+            yield from walk_files(f"{hbase_root.rstrip('/')}/{folder}") or []
+        except FileNotFoundError:
+            continue
 
 
-def _newest_edit(path: Path, tables: set[bytes]) -> int | None:
+def _newest_edit(path: str, tables: set[bytes]) -> int | None:
     newest: int | None = None
     for entry in read_entries(path):
         if entry.key.table_name in tables:
@@ -285,7 +294,7 @@ class WalEdit:
         return self.file, self.offset, self.row
 
 
-def wal_edits(hbase_root: Path, tables: Iterable[bytes], since: int) -> dict[EditId, WalEdit]:
+def wal_edits(hbase_root: Path | str, tables: Iterable[bytes], since: int) -> dict[EditId, WalEdit]:
     """Every row edit of ``tables`` written at or after ``since`` in the source's WAL files
     (live, ``-splitting`` and archived), read with the project's WAL reader apart from the
     stream: one per (entry, row) with a data cell (the WAL's own marker cells are none). A
@@ -302,8 +311,8 @@ def wal_edits(hbase_root: Path, tables: Iterable[bytes], since: int) -> dict[Edi
             if key.table_name not in wanted or key.write_time < since:
                 continue
             for row in dict.fromkeys(c.row for c in entry.cells if c.family != METAFAMILY):
-                edit = WalEdit(path.name, entry.offset, to_string_binary(row), key.sequence,
-                               key.write_time)
+                edit = WalEdit(PurePosixPath(path).name, entry.offset, to_string_binary(row),
+                               key.sequence, key.write_time)
                 found[edit.id] = edit
     return found
 

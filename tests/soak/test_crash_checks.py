@@ -27,6 +27,7 @@ from hbase_migrate.soak.crash_checks import (
     wal_edits,
 )
 from hbase_migrate.wal.model import METAFAMILY, Cell, CellType
+from minihbase.webhdfs import WebHdfsServer
 from tests.support.replay import RS1, RS2, HBaseRoot, T, entry_offsets
 
 NAME = "crash"
@@ -55,6 +56,25 @@ def test_the_source_wal_files_are_read_on_their_own(tmp_path: Path) -> None:
     assert found[archived.name] == SourceWal(str(archived), T - 9000, T + 70)
     assert found[other.name].newest_edit is None and found[other.name].name_time == T + 1000
     assert len(found) == 3
+
+
+def test_a_real_hbase_s_wal_files_are_read_over_webhdfs(tmp_path: Path) -> None:
+    """A real HBase's WALs live on HDFS (``soak-crash --stack real``): the same folder read
+    through WebHDFS gives the same files, times and edits as read on disk."""
+    root = HBaseRoot(tmp_path / "hbase")
+    live = root.write(RS1, T, "lists", [_put(b"a", T + 5), _put(b"b", T + 9)], state="live")
+    root.write(RS2, T - 9000, "lists", [_put(b"c", T - 100)], write_time=T + 70)
+    root.write(RS2, T + 1000, "other", [_put(b"d", T)], state="splitting")
+    with WebHdfsServer(tmp_path / "hbase") as server:
+        url = f"webhdfs://127.0.0.1:{server.port}/hbase"
+        over_http = list_source_wals(url, [b"lists"])
+        edits = wal_edits(url, [b"lists"], 0)
+    on_disk = list_source_wals(tmp_path / "hbase", [b"lists"])
+    assert sorted((Path(w.path).name, w.name_time, w.newest_edit) for w in over_http) == \
+        sorted((Path(w.path).name, w.name_time, w.newest_edit) for w in on_disk)
+    assert len(over_http) == 3 and all(w.path.startswith(f"{url}/") for w in over_http)
+    assert any(w.path.endswith(f"/{live.name}") and w.newest_edit == T + 1 for w in over_http)
+    assert edits == wal_edits(tmp_path / "hbase", [b"lists"], 0) and len(edits) == 3
 
 
 def test_a_file_with_edits_after_t0_named_before_the_listing_must_be_in_the_ledger() -> None:
