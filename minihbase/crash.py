@@ -2,7 +2,9 @@
 processes SIGKILLed at seeded random points, each followed by the same command again.
 
 1. Start ZooKeeper, the source (three region servers writing real WAL files) and the
-   target as the soak does; the linked-list writer writes to the source until the end.
+   target as the soak does, or a real HBase pair (``--stack real``,
+   :mod:`minihbase.crash_clusters`); the linked-list writer writes to the source until the
+   end.
 2. For each planned kill (:mod:`hbase_migrate.soak.crash_plan`): start the step's command
    (``prepare``, ``snapshot``, ``replay``, ``replay --follow``, ``validate --live``, a
    validation part, its judge, ``validate --repair``, ``cutover check``), SIGKILL its
@@ -13,7 +15,8 @@ processes SIGKILLed at seeded random points, each followed by the same command a
    steps once the copy is done, as a user keeps it running.
 3. Then the writer stops, the source's WALs roll, a last catch-up drains, a validation and
    the cutover gate judge, and both clusters are read cell by cell over their Thrift2
-   gateways (not the transport the migration used) and the lists counted.
+   gateways (not the transport the migration used; a real pair by HBase's own client) and
+   the lists counted.
 4. With ``airflow`` executors, the same steps as Airflow tasks: each executor's DAG runs on
    a pair of clusters and an Airflow of their own, one task process killed in each run and
    Airflow's retry judged (:mod:`minihbase.crash_dags`).
@@ -37,7 +40,6 @@ from typing import Any
 from hbase_migrate import lifecycle
 from hbase_migrate.audit.ledger import Ledger
 from hbase_migrate.audit.records import StepRecord, StepStatus
-from hbase_migrate.cluster.endpoints import ClusterEndpoints
 from hbase_migrate.config import MigrationSpec, load_config
 from hbase_migrate.lifecycle.cdc import CDC_STREAM
 from hbase_migrate.soak.crash_checks import LedgerView, redo, step_pid
@@ -53,13 +55,13 @@ from hbase_migrate.soak.crash_plan import (
 from hbase_migrate.soak.linked_lists import ListSpec
 from hbase_migrate.workdir import claim_workdir
 from minihbase.crash_cdc import CdcTopic, open_topic
+from minihbase.crash_clusters import CrashClusters, start_clusters
 from minihbase.crash_compare import compare_tables
 from minihbase.crash_dags import embedded_dag_kills
 from minihbase.crash_invariants import InvariantChecks, now_ms
 from minihbase.crash_result import CDC_INVARIANT, CrashResult, CrashSpec
 from minihbase.crash_steps import Commands, Finished, Follow, step_args, wait_or_kill
-from minihbase.soak import SOURCE_ARGS, TABLE, ListWriter, write_config
-from minihbase.stack import EmbeddedStack
+from minihbase.soak import TABLE, ListWriter, write_config
 from stackprocs.admin_client import call_admin
 
 Say = Callable[[str], None]
@@ -80,11 +82,11 @@ class Harness(InvariantChecks):
     """One run: the stack's endpoints, the config, the children, the views."""
 
     def __init__(self, spec: CrashSpec, migration: MigrationSpec, config: Path,
-                 source_json: Path, result: CrashResult, say: Say,
+                 clusters: CrashClusters, result: CrashResult, say: Say,
                  topic: CdcTopic | None = None) -> None:
         self.spec, self.migration, self.config = spec, migration, config
-        self.topic = topic
-        self.source_json, self.result, self.say = source_json, result, say
+        self.topic, self.clusters = topic, clusters
+        self.wal_root, self.result, self.say = clusters.wal_root, result, say
         self.commands = Commands(spec.root / "logs")
         self.follow = Follow(self.commands, config)
         self.cdc_follow = Follow(self.commands, config, CDC_FOLLOW_STEP)
@@ -239,12 +241,11 @@ class Harness(InvariantChecks):
 
     # -- the end ----------------------------------------------------------------------------
 
-    def finish(self, writer: ListWriter, target_json: Path,
-               endpoints: tuple[ClusterEndpoints, ClusterEndpoints]) -> None:
+    def finish(self, writer: ListWriter) -> None:
         """Writer stopped, WALs rolled, a last catch-up, the final checks and verdicts."""
         result, say = self.result, self.say
         written = writer.stop()
-        call_admin(self.source_json, "roll")
+        call_admin(self.clusters.source_json, "roll")
         time.sleep(2)
         code = self.follow.stop()
         drain = self.commands.run(step_args("replay", self.config), "drain")
@@ -263,7 +264,7 @@ class Harness(InvariantChecks):
         validated = self.commands.run(step_args("validate", self.config), "final-validate")
         gate = self.commands.run(step_args("cutover", self.config), "final-cutover")
         verdict = _gate(gate)
-        cells = compare_tables(*endpoints, TABLE)
+        cells = compare_tables(*self.clusters.judged(), TABLE)
         verified = lifecycle.verify_lists(self.migration)
         table, = verified.metrics["tables"]
         broken = any(self.result.invariants.values()) or not cells["equal"]
@@ -307,17 +308,14 @@ def run_crash(spec: CrashSpec, say: Say) -> CrashResult:
         plan = spec.plan()
         say(f"soak-crash: seed {spec.seed}, {len(plan)} kills over "
             f"{', '.join(f'{k} {n}' for k, n in per_step(plan).items())}")
-        embedded = stack.enter_context(EmbeddedStack(spec.root))
-        embedded.start_zookeeper()
-        source = embedded.start_cluster("source", SOURCE_ARGS)
-        target = embedded.start_cluster("target")
-        config = write_config(spec.root, source, target)
+        clusters = start_clusters(spec.stack, spec.root, stack, say)
+        source = clusters.source
+        config = write_config(spec.root, source, clusters.target)
         if topic is not None:
             with config.open("a", encoding="utf-8") as toml:
                 toml.write(topic.config_section())
         migration = load_config(config)
-        source_json = spec.root / "source" / "cluster.json"
-        harness = Harness(spec, migration, config, source_json, result, say, topic)
+        harness = Harness(spec, migration, config, clusters, result, say, topic)
         writer = ListWriter(source, ListSpec(TABLE, seed=spec.seed, rate=spec.rate))
         stack.callback(harness.follow.stop, 30)
         stack.callback(harness.cdc_follow.stop, 30)
@@ -332,14 +330,13 @@ def run_crash(spec: CrashSpec, say: Say) -> CrashResult:
                 harness.copied = harness.commands.run(step_args("snapshot", config),
                                                       "snapshot").code == 0
             harness.follow.start()
-            harness.finish(writer, spec.root / "target" / "cluster.json",
-                           (replace(source, client="thrift"), replace(target, client="thrift")))
+            harness.finish(writer)
         finally:
             writer.halt.set()
         if spec.airflow:  # the commands' clusters stopped: the DAGs get a pair of their own
             harness.follow.stop(30)
             harness.cdc_follow.stop(30)
-            embedded.close()
+            clusters.close()
             result.airflow = embedded_dag_kills(spec.root, spec.airflow, spec.seed, say)
         result.seconds = time.monotonic() - began
         summary = result.summary()

@@ -43,7 +43,7 @@ class InvariantChecks:
     """What the invariants find; the harness's ledger, source, follow and topic."""
 
     migration: MigrationSpec
-    source_json: Path
+    wal_root: Path | str  # the source's HBase root: a local folder or a webhdfs:// URL
     result: CrashResult
     follow: Follow
     topic: CdcTopic | None
@@ -66,7 +66,7 @@ class InvariantChecks:
         if watermark is None:
             return []
         messages = self.topic.read()
-        edits = wal_edits(self.source_json.parent / "hbase", [TABLE.encode()], watermark)
+        edits = wal_edits(self.wal_root, [TABLE.encode()], watermark)
         self.cdc_redone = cdc_duplicates(messages)
         self.cdc_sent = Counter(message_id(m) for m in messages)
         self.cdc_counts = {"messages": len(messages), "edits_since_t0": len(edits),
@@ -105,8 +105,7 @@ class InvariantChecks:
             listed = [s.started_at for s in view.steps if s.kind == "replay"
                       and s.status is StepStatus.SUCCEEDED]
             if listed or final:
-                hbase_root = self.source_json.parent / "hbase"
-                on_source = list_source_wals(hbase_root, [TABLE.encode()])
+                on_source = list_source_wals(self.wal_root, [TABLE.encode()])
                 found["wal_files_missing"] = missing_wal_files(
                     view, on_source, view.watermark - MARGIN_MS,
                     view.at if final else max(listed))

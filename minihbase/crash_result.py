@@ -27,6 +27,7 @@ class CrashSpec:
     cdc: bool = False  # the CDC stream killed too (on a Kafka broker; left out without one)
     kafka: str | None = None  # that broker's bootstrap address (None: start one)
     airflow: tuple[str, ...] = ()  # executors whose DAG tasks are killed after the commands
+    stack: str = "embedded"  # or "real": a real HBase pair (minihbase.crash_clusters)
 
     def plan(self) -> list[Kill]:
         return kill_schedule(self.seed, self.kills, self.steps)

@@ -17,6 +17,7 @@ import click
 from hbase_migrate.soak.crash_plan import STEPS_WITH_CDC
 from hbase_migrate.workdir import WorkFolderError
 from minihbase.crash import run_crash
+from minihbase.crash_clusters import STACKS
 from minihbase.crash_dags import EXECUTORS, TABLE_HEAD
 from minihbase.crash_result import CrashResult, CrashSpec
 
@@ -51,8 +52,14 @@ from minihbase.crash_result import CrashResult, CrashSpec
                    "or a comma list) and kill one task process in each DAG's run (the copy, "
                    "the start's judge, the replay, a validation part, the cutover gate); "
                    "Airflow's retry runs it again and the invariants are checked.")
+@click.option("--stack", "stack_kind", type=click.Choice(STACKS), default="embedded",
+              show_default=True,
+              help="The clusters the commands run on: the embedded stack, or a real HBase "
+                   "2.6.1 pair (two realstack JVMs; Java 17 and Maven needed; slower: run "
+                   "fewer kills).")
 def soak_crash(kills: int, seed: int | None, root: Path, rate: float, cdc: bool,
-               kafka: str | None, steps: str | None, airflow: tuple[str, ...]) -> None:
+               kafka: str | None, steps: str | None, airflow: tuple[str, ...],
+               stack_kind: str) -> None:
     """Kill the migration anywhere and check that it converges and loses nothing.
 
     Starts the embedded stack (ZooKeeper, a source with three region servers writing real
@@ -72,7 +79,8 @@ def soak_crash(kills: int, seed: int | None, root: Path, rate: float, cdc: bool,
     if seed is None:
         seed = int.from_bytes(os.urandom(3), "big")
     executors = _executors(airflow)
-    spec = CrashSpec(root, kills, seed, rate, cdc=cdc, kafka=kafka, airflow=executors)
+    spec = CrashSpec(root, kills, seed, rate, cdc=cdc, kafka=kafka, airflow=executors,
+                     stack=stack_kind)
     if steps:
         spec = replace(spec, steps=_steps(steps))
 
@@ -81,7 +89,8 @@ def soak_crash(kills: int, seed: int | None, root: Path, rate: float, cdc: bool,
 
     repeat = (f"seed {seed}; repeat: hbase-migrate soak-crash --kills {kills} --seed {seed}"
               + (" --cdc" if cdc else "") + (f" --steps {steps}" if steps else "")
-              + (f" --airflow {','.join(executors)}" if executors else ""))
+              + (f" --airflow {','.join(executors)}" if executors else "")
+              + (f" --stack {stack_kind}" if stack_kind != "embedded" else ""))
     try:
         result = run_crash(spec, say)
     except WorkFolderError:
