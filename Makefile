@@ -14,6 +14,7 @@
 #                in one line); then the start, replay, validate and cutover DAGs' task
 #                processes killed on a LocalExecutor and a Celery Airflow of their own;
 #                summary in state/soak-crash/summary.json (ARGS="--seed S --kills N")
+#   make soak-crash-real  the crash harness's shorter run on a real HBase 2.6.1 pair (18 kills)
 #   make sweep-1x  the HBase 1.x source tests and lifecycle on the other 1.x lines (a stack each)
 #   make sweep-2x  the no-gateway lifecycle and the conformance suite on other 2.x releases
 #   make sweep-3x  the lifecycle from 2.6.1 and from 3.x onto HBase 3 (and from 2.6.1 with
@@ -47,7 +48,7 @@ ARGS         ?=
 export UV_PROJECT_ENVIRONMENT := $(VENV)
 export SPARK_LOCAL_IP ?= 127.0.0.1
 
-.PHONY: setup system-deps docs-assets test test-stacks lint run soak soak-crash bench screenshots clean sweep-1x sweep-2x \
+.PHONY: setup system-deps docs-assets test test-stacks lint run soak soak-crash soak-crash-real bench screenshots clean sweep-1x sweep-2x \
 	conformance-clients \
 	sweep-3x sweep-secure
 
@@ -79,13 +80,15 @@ $(VENV)/.installed: pyproject.toml uv.lock $(UV) | system-deps
 	@$(UV) sync --quiet --frozen --all-extras --compile-bytecode --python $(PYTHON)
 	@touch $@
 
-# Two workers side by side (pytest-xdist), each test with those sharing its heavy fixtures
-# (tests/conftest.py: worker_group); TEST_WORKERS=0 runs them in this one process.
+# Three workers side by side (pytest-xdist), each test with those sharing its heavy fixtures
+# (tests/conftest.py: worker_group); TEST_WORKERS=0 runs them in this one process. On 2 cores
+# a third worker fills the time the others wait on servers: make test took 24 min with two,
+# 18 with three (every test's time in build/test-durations-*.json).
 # `make test` runs every test on the session's shared stacks; `make test-stacks` the modules
 # that start clusters of their own (marked own_stack: Spark and Celery clusters of separate
 # workers, HBase 1.x, two realms, Bigtable beside real HBase, two native clusters under
 # faults). `.ci/run` runs both.
-TEST_WORKERS ?= 2
+TEST_WORKERS ?= 3
 XDIST = $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder)
 test: setup
 	@scripts/system-deps.sh test
@@ -213,6 +216,12 @@ soak: setup
 soak-crash: setup
 	$(BIN)/hbase-migrate soak-crash --kills 50 --seed 76 --cdc --airflow local,celery \
 		--dir state/soak-crash $(ARGS)
+
+# The crash harness's shorter run on a real HBase 2.6.1 pair (two realstack JVMs): two kills
+# of every step (ARGS="--seed S --kills N").
+soak-crash-real: setup
+	$(BIN)/hbase-migrate soak-crash --stack real --kills 18 --seed 76 \
+		--dir state/soak-crash-real $(ARGS)
 
 # The timing-sensitive modules (WAL coverage, replay, live Airflow) ROUNDS times in a row with
 # HOGS CPU-bound processes beside them the whole time (LOADED_ARGS=--disk adds a direct-I/O

@@ -79,14 +79,14 @@ def both_hot_loops(request: pytest.FixtureRequest) -> Iterator[str]:
     hotloops.use(before)
 
 
-# Side by side (``make test`` runs ``pytest -n 2 --dist loadgroup``): each test goes to a
+# Side by side (``make test`` runs ``pytest -n 3 --dist loadgroup``): each test goes to a
 # worker with the tests that share its heavy fixtures, so none starts twice. Everything on
 # the session's real stacks (``real_hbase``, ``secured_stack``) is one group, as is
 # everything on the session's Kafka broker; a module of ``make test-stacks`` on real HBase
 # (``own_stack``) goes with the modules borrowing the same shared stack (SHARED_STACKS), or
-# alone: its clusters are its own, so two such modules run side by side, one per worker.
+# alone: its clusters are its own, so such modules run side by side, one per worker.
 # Any other test goes with its module (its module-scoped fixtures). The groups are handed
-# out in collection order, the longest first (measured with --durations), so neither worker
+# out in collection order, the longest first (measured with --durations), so no worker
 # is left with a long tail.
 REAL_HBASE_GROUP = "real-hbase"
 KAFKA_GROUP = "kafka"
