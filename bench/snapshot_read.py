@@ -12,13 +12,15 @@ of ``--files`` files each (NONE encoding, no compression, mvcc kept), rows ``r%0
 qualifiers a family, 50-byte values; row ``n`` in file ``n % files`` of each family, so the
 files of a family interleave row by row as successive flushes of random writes do. Each
 file's ``MAX_SEQ_ID_KEY`` is its index plus one. Then, in a child process per run (the
-checkout's ``hbase_migrate`` first on its path), reads the region as ``range_rows``
-(``snapshot/read.py``) does, every version, from its start row to its end, and digests the
-rows (``ranges.stats.digest_rows``): ``hfile.region.region_rows`` where the checkout has it,
-else ``region_cells`` cut into rows by ``itertools.groupby``, as ``range_rows`` did before
-it. The CPU seconds are the child's ``time.process_time`` around that read, opening the
-files included. Checks that every run gives the same rows, cells and digest; asserts
-nothing else. ``--keep DIR`` keeps the written files there and reuses them.
+checkout's ``hbase_migrate`` first on its path), reads and digests the region as
+``snapshot_range_stats`` (``snapshot/read.py``) does, every version, from its start row to
+its end: ``hfile.region.region_digest`` (from the raw blocks) where the checkout has it and
+its compiled modules run; else the rows digested by ``ranges.stats.digest_rows``, from
+``hfile.region.region_rows`` where the checkout has it, else ``region_cells`` cut into rows
+by ``itertools.groupby``, as ``range_rows`` did before it. The CPU seconds are the
+child's ``time.process_time`` around that read, opening the files included. Checks that
+every run gives the same rows, cells and digest; asserts nothing else. ``--keep DIR`` keeps
+the written files there and reuses them.
 """
 
 from __future__ import annotations
@@ -43,7 +45,7 @@ from hbase_migrate.cluster.descriptors import ALL_VERSIONS, FamilyDescriptor
 from hbase_migrate.hfile import region
 from hbase_migrate.hfile.visible import ScanSpec
 from hbase_migrate.ranges.keyrange import KeyRange
-from hbase_migrate.ranges.stats import digest_rows
+from hbase_migrate.ranges.stats import DIGEST, RangeStats, digest_rows
 families, files, folder = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
 names = [b"f%d" % f for f in range(families)]
 stores = {n: [f"{folder}/{n.decode()}-{k}" for k in range(files)] for n in names}
@@ -51,12 +53,17 @@ descriptors = [FamilyDescriptor(n, max_versions=ALL_VERSIONS) for n in names]
 scan = ScanSpec(now_ms=int(time.time() * 1000), max_versions=ALL_VERSIONS)
 key_range = KeyRange("t", b"", b"")
 began = time.process_time()
-if hasattr(region, "region_rows"):
-    rows = region.region_rows(stores, descriptors, scan, key_range.start, key_range.stop)
+if hasattr(region, "region_digest") and DIGEST.compiled() is not None:
+    into = DIGEST.compiled().RangeDigest()  # this checkout: from the raw blocks
+    region.region_digest(stores, descriptors, scan, into, key_range.start, key_range.stop)
+    stats = RangeStats(key_range, *into.result())
 else:
-    cells = region.region_cells(stores, descriptors, scan)
-    rows = (list(g) for _r, g in itertools.groupby(cells, key=lambda c: c.row))
-stats = digest_rows(key_range, rows)
+    if hasattr(region, "region_rows"):
+        rows = region.region_rows(stores, descriptors, scan, key_range.start, key_range.stop)
+    else:
+        cells = region.region_cells(stores, descriptors, scan)
+        rows = (list(g) for _r, g in itertools.groupby(cells, key=lambda c: c.row))
+    stats = digest_rows(key_range, rows)
 spent = time.process_time() - began
 print(json.dumps({"cpu_s": spent, "rows": stats.rows, "cells": stats.cells,
                   "digest": stats.digest}))

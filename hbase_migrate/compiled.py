@@ -24,6 +24,7 @@ HOT_PATHS: dict[str, str] = {
     "hbase_migrate.hfile._crc32c": "HFile CRC32C",
     "hbase_migrate.hfile._cells": "HFile block decoders",
     "hbase_migrate.hfile._visible": "HFile scan matcher",
+    "hbase_migrate.hfile._digestscan": "region digest from raw blocks",
     "hbase_migrate.hfile._writer": "HFile writer",
     "hbase_migrate.ranges._digest": "range digest",
 }

@@ -5,8 +5,9 @@ reader's (hbase_migrate/wal/_hotloops.pyx), the replay's entry converter's
 (hbase_migrate/hfile/_crc32c.pyx), its data block decoders
 (hbase_migrate/hfile/_cells.pyx), its scan matcher
 (hbase_migrate/hfile/_visible.pyx), the HFile writer's per-cell loop
-(hbase_migrate/hfile/_writer.pyx) and the validation's range digest
-(hbase_migrate/ranges/_digest.pyx). Cython to C, then the C compiler Python was built with.
+(hbase_migrate/hfile/_writer.pyx), the validation's range digest
+(hbase_migrate/ranges/_digest.pyx) and a region's digest from raw blocks
+(hbase_migrate/hfile/_digestscan.pyx). Cython to C, then the C compiler Python was built with.
 Run by `make setup`; the wheel's build hook (hatch_build.py) compiles the same modules into
 the wheel. Without them the pure-Python code runs, which gives the same results.
 
@@ -33,10 +34,13 @@ SOURCES = (
     ROOT / "hbase_migrate" / "hfile" / "_visible.pyx",
     ROOT / "hbase_migrate" / "hfile" / "_writer.pyx",
     ROOT / "hbase_migrate" / "ranges" / "_digest.pyx",
+    ROOT / "hbase_migrate" / "hfile" / "_digestscan.pyx",
 )
 SHARED = (
     ROOT / "hbase_migrate" / "plain_tuples.pxd",  # cimported by the modules above
     ROOT / "hbase_migrate" / "wal" / "_hotloops.pxd",
+    ROOT / "hbase_migrate" / "ranges" / "_digest.pxd",
+    ROOT / "hbase_migrate" / "hfile" / "_rawbytes.pxd",
 )
 BUILD = ROOT / "build" / "speedups"
 SUFFIX = sysconfig.get_config_var("EXT_SUFFIX")  # read here: sysconfig's first read races

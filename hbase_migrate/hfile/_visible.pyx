@@ -156,6 +156,14 @@ def visible_cells(cells, rules, scan):
     return None if made is None else _visible(cells, made)
 
 
+def store_settings(rules, scan):
+    """Each family's matcher arguments (oldest time, the scan's time range and time, the
+    versions kept, MIN_VERSIONS, whether deletes are seen past), or None when a time does
+    not fit 64 bits; the compiled region digest (``_digestscan.pyx``) makes its matchers
+    of them."""
+    return _made(rules, scan)
+
+
 cdef dict _made(rules, scan):
     """Each family's ``_Store`` arguments, or None when a time does not fit 64 bits."""
     made = {}

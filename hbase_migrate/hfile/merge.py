@@ -32,11 +32,11 @@ from __future__ import annotations
 import heapq
 import re
 from collections.abc import Iterable, Iterator, Sequence
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from hbase_migrate.errors import HFileCorruptError, HFileUnsupportedError
 from hbase_migrate.hfile.keyvalue import StoreCell
-from hbase_migrate.hfile.reader import HFileReader
+from hbase_migrate.hfile.reader import BlockIndexer, HFileReader
 from hbase_migrate.hfile.reference import Half
 from hbase_migrate.hfile.visible import VISIBLE
 
@@ -85,21 +85,25 @@ class MergeSource(NamedTuple):
 
     family: bytes
     reader: HFileReader
-    blocks: Iterator[list[StoreCell]] | None
+    blocks: Iterator[Any] | None  # lists of StoreCells, or ``data_blocks``' blocks
     reset: int | None
     half: Half | None
 
 
-def merge_sources(files: Sequence[StoreFile], start: bytes) -> list[MergeSource]:
+def merge_sources(files: Sequence[StoreFile], start: bytes,
+                  index: BlockIndexer | None = None) -> list[MergeSource]:
     """``files`` ranked as ``merged_cells`` merges them (oldest first), each set to be read
-    from row ``start`` as ``_keyed`` reads it."""
+    from row ``start`` as ``_keyed`` reads it; with ``index``, each file's data blocks as
+    ``index`` gives them (``HFileReader.data_blocks``), not their cells."""
     found = []
     for f in sorted(files, key=lambda f: (f.sequence_id(), f.reader.name)):
         reader, half, begin = f.reader, f.half, start
         if half is not None and half.top:
             begin = max(start, half.split_row)
-        blocks = (None if half is not None and not half.top and start >= half.split_row
-                  else reader.cells_by_block(begin))
+        blocks: Iterator[Any] | None = (
+            None if half is not None and not half.top and start >= half.split_row
+            else reader.cells_by_block(begin) if index is None
+            else reader.data_blocks(begin, index))
         found.append(MergeSource(f.family, reader, blocks, _reset(f), half))
     return found
 

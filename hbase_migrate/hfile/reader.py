@@ -36,8 +36,8 @@ import bisect
 import itertools
 import os
 from collections import deque
-from collections.abc import Generator, Iterator
-from typing import BinaryIO, NamedTuple
+from collections.abc import Callable, Generator, Iterator, Sized
+from typing import Any, BinaryIO, NamedTuple
 
 from hbase_migrate.errors import HFileCorruptError, HFileUnsupportedError
 from hbase_migrate.hfile.block import (
@@ -70,6 +70,8 @@ INLINE_BLOCKS = frozenset({b"BLMFBLK2", b"IDXINTE2", b"METABLKc"})
 # DataBlockEncoding ids (``DataBlockEncoding``), as an encoded block's first two bytes
 READABLE_ENCODINGS = frozenset({b"NONE", b"ROW_INDEX_V1", b"PREFIX", b"DIFF", b"FAST_DIFF"})
 DATA_BLOCKS = frozenset({DATA, ENCODED_DATA})
+# what ``data_blocks`` hands each data block to: its encoding, data, tags and mvcc flags
+BlockIndexer = Callable[[int, bytes, bool, bool], Sized | None]
 ENCODINGS = {0: "NONE", 2: "PREFIX", 3: "DIFF", 4: "FAST_DIFF", 6: "PREFIX_TREE", 7: "ROW_INDEX_V1"}
 
 
@@ -144,6 +146,20 @@ class HFileReader:
         """``cells(start)`` a data block at a time, each block's cells in a list (a block the
         compiled decoders leave to the reference: a list per cell, each handed out as it is
         decoded), read when the one before is taken; ``block_offset`` is the block's."""
+        blocks: Iterator[list[StoreCell]] = self._blocks(start, None)
+        return blocks
+
+    def data_blocks(self, start: bytes, index: BlockIndexer) -> Iterator[Sized | None]:
+        """``cells_by_block(start)``'s walk, each data block handed to ``index`` (its
+        encoding, its data after the encoding id, the file's tags and mvcc flags) instead
+        of decoded: what it gives, a block at a time; None where it declines, and the walk
+        goes no further. The cells of rows before ``start`` are the caller's to drop; the
+        cell count is checked against the trailer's, ``index``'s results counted by their
+        length."""
+        blocks: Iterator[Sized | None] = self._blocks(start, index)
+        return blocks
+
+    def _blocks(self, start: bytes, index: BlockIndexer | None) -> Iterator[Any]:
         self._check_readable()
         t = self.trailer
         if not t.entry_count:
@@ -151,11 +167,11 @@ class HFileReader:
         if start:
             seek = self._seek(start)
             checker = _IndexCheck(self.name, t.data_index_levels, self.root_index, seek)
-            yield from self._walk(seek.entry.offset, checker, start)
+            yield from self._walk(seek.entry.offset, checker, start, index)
             return
         checker = _IndexCheck(self.name, t.data_index_levels, self.root_index)
-        count = yield from self._walk(t.first_data_block_offset, checker, b"")
-        if count != t.entry_count:
+        count = yield from self._walk(t.first_data_block_offset, checker, b"", index)
+        if count is not None and count != t.entry_count:
             raise HFileCorruptError(self.name, t.offset,
                                     f"{count} cells read, the trailer counts {t.entry_count}")
 
@@ -182,10 +198,11 @@ class HFileReader:
             raise HFileCorruptError(self.name, t.load_on_open_offset,
                                     f"index key: {exc}") from exc
 
-    def _walk(self, offset: int, checker: _IndexCheck, start: bytes
-              ) -> Generator[list[StoreCell], None, int]:
+    def _walk(self, offset: int, checker: _IndexCheck, start: bytes,
+              index: BlockIndexer | None = None) -> Generator[Any, None, int | None]:
         """The cells of the data blocks from ``offset`` on, those of rows before ``start``
-        dropped from the first; returns the cells decoded."""
+        dropped from the first; returns the cells decoded. With ``index``, what it gives
+        of each data block (``data_blocks``); None returned once it declines one."""
         t = self.trailer
         count = 0
         while offset < t.load_on_open_offset:
@@ -194,6 +211,14 @@ class HFileReader:
             if block.magic in DATA_BLOCKS and offset <= t.last_data_block_offset:
                 encoding, data = self._encoding(block)
                 checker.data_block(offset)
+                if index is not None:
+                    indexed = index(encoding, data, self.tags, self.mvcc)
+                    yield indexed
+                    if indexed is None:
+                        return None  # declined: the caller reads the file otherwise
+                    count += len(indexed)
+                    offset += block.on_disk_size
+                    continue
                 whole = whole_block(encoding, data, tags=self.tags, mvcc=self.mvcc,
                                     compressed_tags=self.compressed_tags)
                 if whole is None:

@@ -8,7 +8,9 @@ rules (``visible.py``) and resolves MOB reference cells to their MOB files' cell
 (``mob.py``). A read from a row (``start``) decodes only the blocks that may hold it or
 later rows. ``region_rows`` gives the cells of a range of rows a list per row (what a
 validation digests), the merge, the rules and the cut into rows in one compiled loop
-(``_visible.pyx``) when it runs. Memory: one block per file and one row and family's delete
+(``_visible.pyx``) when it runs. ``region_digest`` adds those rows to a range's digest,
+from the raw data blocks with no Python object per cell where the region is plain
+(``_digestscan.pyx``). Memory: one block per file and one row and family's delete
 markers.
 """
 
@@ -18,9 +20,10 @@ import itertools
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import ExitStack
-from typing import BinaryIO, NamedTuple
+from typing import Any, BinaryIO, NamedTuple, Protocol
 
 from hbase_migrate.cluster.descriptors import FOREVER, FamilyDescriptor
+from hbase_migrate.compiled import Choice
 from hbase_migrate.errors import HFileError
 from hbase_migrate.hfile.keyvalue import StoreCell
 from hbase_migrate.hfile.merge import StoreFile, merge_sources, merged_cells
@@ -29,6 +32,17 @@ from hbase_migrate.hfile.reader import HFileReader
 from hbase_migrate.hfile.reference import Half
 from hbase_migrate.hfile.visible import VISIBLE, FamilyRules, ScanSpec, visible_cells
 from hbase_migrate.wal.model import Cell
+
+
+class RangeDigest(Protocol):
+    """What ``region_digest`` adds a region's rows to (``ranges/_digest.pyx``'s)."""
+
+    def add_rows(self, rows: Iterable[list[Cell]]) -> None: ...
+    def state(self) -> Any: ...
+    def restore(self, state: Any) -> None: ...
+
+# the compiled region digest (``_digestscan.pyx``, built by ``make setup``)
+DIGEST_SCAN = Choice("hbase_migrate.hfile._digestscan", "the compiled region digest is")
 
 
 def family_rules(family: FamilyDescriptor) -> FamilyRules:
@@ -104,6 +118,42 @@ def rows_of(files: Sequence[StoreFile], rules: Mapping[bytes, FamilyRules], scan
         cells = (resolve(cell) if cell.tags else cell for cell in cells)
     return (list(row) for _row, row in itertools.groupby(
         (cell for cell in cells if cell.row >= start), key=lambda c: c.row))
+
+
+def region_digest(stores: Stores, families: Sequence[FamilyDescriptor], scan: ScanSpec,
+                  into: RangeDigest, start: bytes = b"", stop: bytes = b"",
+                  mob: MobResolver | None = None, newer: Newer | None = None) -> None:
+    """Add ``region_rows``' rows to ``into`` (the compiled range digest of
+    ``ranges/_digest.pyx``): in one compiled loop from the raw data blocks
+    (``_digestscan.pyx``) when it runs and the region is plain (every store file
+    unencoded, no WAL tail), else ``region_rows``' rows. A region the loop leaves half way
+    (a cell with tags, a block it does not read, a fault the reference reports) is added
+    again from ``region_rows``, ``into`` put back as it was before it first."""
+    fused = DIGEST_SCAN.compiled()
+    if fused is not None:
+        state = into.state()
+        try:
+            with ExitStack() as opened:
+                files, rules, resolve = _open(opened, stores, families, mob)
+                tail = iter(_tail(files, newer))
+                first = next(tail, None)
+                settings = VISIBLE.compiled()
+                made = None if settings is None else settings.store_settings(rules, scan)
+                if first is not None or made is None or not all(_plain(f) for f in files):
+                    into.add_rows(rows_of(files, rules, scan, start, stop, itertools.chain(
+                        () if first is None else (first,), tail), resolve))
+                    return
+                fused.region_digest(merge_sources(files, start, fused.plain_block), made,
+                                    start, stop, into)
+                return
+        except fused.Unfused:
+            into.restore(state)
+    into.add_rows(region_rows(stores, families, scan, start, stop, mob, newer))
+
+
+def _plain(file: StoreFile) -> bool:
+    """Whether the file's data blocks are unencoded (what the compiled digest reads)."""
+    return file.reader.file_info.get(b"DATA_BLOCK_ENCODING", b"NONE") == b"NONE"
 
 
 def _open(opened: ExitStack, stores: Stores, families: Sequence[FamilyDescriptor],

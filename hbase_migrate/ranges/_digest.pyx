@@ -8,7 +8,9 @@ and sorted (by ``cell_order``, as the reference does) only when it is out of ord
 import hashlib
 import struct
 
+from cpython.buffer cimport PyBUF_READ
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_Check, PyBytes_GET_SIZE
+from cpython.memoryview cimport PyMemoryView_FromMemory
 from cpython.tuple cimport PyTuple_Check, PyTuple_GET_SIZE
 from libc.stdint cimport int64_t, uint32_t, uint64_t
 from libc.string cimport memcmp, memcpy
@@ -20,10 +22,6 @@ DEF FIXED = 4 * 4 + 8 + 1  # the four lengths, the timestamp and the type
 
 cdef class _Sink:
     """The bytes to hash, gathered in ``buf`` and handed to ``digest`` when it fills."""
-    cdef object digest, update
-    cdef bytearray store
-    cdef char* buf
-    cdef Py_ssize_t used
 
     def __cinit__(self) -> None:
         self.digest = hashlib.sha256()
@@ -46,15 +44,15 @@ cdef class _Sink:
         p[3] = n & 0xFF
         self.used += 4
 
-    cdef inline void put_bytes(self, bytes part, Py_ssize_t n) noexcept:
-        memcpy(self.buf + self.used, PyBytes_AS_STRING(part), n)
+    cdef inline void put_raw(self, const char* part, Py_ssize_t n) noexcept:
+        memcpy(self.buf + self.used, part, n)
         self.used += n
 
-    cdef int cell(self, bytes row, bytes family, bytes qualifier, int64_t timestamp,
-                  int kind, bytes value) except -1:
-        cdef Py_ssize_t n_row = PyBytes_GET_SIZE(row), n_family = PyBytes_GET_SIZE(family)
-        cdef Py_ssize_t n_qualifier = PyBytes_GET_SIZE(qualifier)
-        cdef Py_ssize_t n_value = PyBytes_GET_SIZE(value)
+    cdef int cell(self, const char* row, Py_ssize_t n_row, const char* family,
+                  Py_ssize_t n_family, const char* qualifier, Py_ssize_t n_qualifier,
+                  int64_t timestamp, int kind, const char* value,
+                  Py_ssize_t n_value) except -1:
+        """One cell's length-prefixed fields (``stats.feed``'s bytes), from raw bytes."""
         cdef Py_ssize_t head = FIXED + n_row + n_family + n_qualifier
         cdef uint64_t stamp = <uint64_t>timestamp
         cdef unsigned char* p
@@ -62,14 +60,22 @@ cdef class _Sink:
         if self.used + head > BUFFER:
             self.flush()
         if head > BUFFER:  # keys this long are hashed field by field
-            self.cell_apart(row, family, qualifier, timestamp, kind, value)
+            self.update(_LEN.pack(n_row))
+            self.update(_view(row, n_row))
+            self.update(_LEN.pack(n_family))
+            self.update(_view(family, n_family))
+            self.update(_LEN.pack(n_qualifier))
+            self.update(_view(qualifier, n_qualifier))
+            self.update(_TS_TYPE.pack(timestamp, kind))
+            self.update(_LEN.pack(n_value))
+            self.update(_view(value, n_value))
             return 0
         self.put_len(n_row)
-        self.put_bytes(row, n_row)
+        self.put_raw(row, n_row)
         self.put_len(n_family)
-        self.put_bytes(family, n_family)
+        self.put_raw(family, n_family)
         self.put_len(n_qualifier)
-        self.put_bytes(qualifier, n_qualifier)
+        self.put_raw(qualifier, n_qualifier)
         p = <unsigned char*>self.buf + self.used
         for i in range(8):
             p[i] = (stamp >> (56 - 8 * i)) & 0xFF
@@ -77,21 +83,16 @@ cdef class _Sink:
         self.used += 9
         self.put_len(n_value)
         if self.used + n_value <= BUFFER:
-            self.put_bytes(value, n_value)
-        else:  # a large value is hashed as it is, not copied
+            self.put_raw(value, n_value)
+        else:  # a large value is hashed on its own, not copied into the buffer
             self.flush()
-            self.update(value)
+            self.update(_view(value, n_value))
         return 0
 
-    cdef int cell_apart(self, bytes row, bytes family, bytes qualifier, int64_t timestamp,
-                        int kind, bytes value) except -1:
-        for part in (row, family, qualifier):
-            self.update(_LEN.pack(len(part)))
-            self.update(part)
-        self.update(_TS_TYPE.pack(timestamp, kind))
-        self.update(_LEN.pack(len(value)))
-        self.update(value)
-        return 0
+
+cdef inline object _view(const char* part, Py_ssize_t n):
+    """``n`` bytes at ``part`` as a read-only memoryview (hashed without a copy)."""
+    return PyMemoryView_FromMemory(<char*>part, n, PyBUF_READ)
 
 
 _LEN = struct.Struct(">I")
@@ -164,27 +165,65 @@ cdef inline tuple _cell(object cell):
     return <tuple>cell
 
 
+cdef class RangeDigest:
+    """A range's running rows, cells and digest, fed rows of cells (``add_rows``) or,
+    by the compiled region digest, cells from raw bytes; ``state`` and ``restore``
+    put it back where it was (a region begun compiled and read again by the reference)."""
+
+    def __cinit__(self) -> None:
+        self.sink = _Sink()
+        self.rows = self.cells = 0
+        self.last_row = None
+
+    def add_rows(self, rows: object) -> None:
+        """``stats.digest_rows``'s loop over ``rows``."""
+        cdef _Sink sink = self.sink
+        cdef tuple cells, cell
+        cdef Py_ssize_t i
+        for piece in rows:
+            if not piece:
+                continue
+            cells = piece if type(piece) is tuple else tuple(piece)
+            row = _cell(cells[0])[0]
+            if row != self.last_row:
+                self.rows += 1
+                self.last_row = row
+            self.cells += len(cells)
+            if len(cells) > 1 and not _in_order(cells):
+                cells = tuple(sorted(cells, key=cell_order))
+            for i in range(len(cells)):
+                cell = _cell(cells[i])
+                _feed(sink, _plain(cell[0]), _plain(cell[1]), _plain(cell[2]),
+                      _timestamp(cell), _kind(cell), _plain(cell[5]))
+
+    def state(self) -> tuple[object, int, int, object]:
+        """Where it stands (the hash's state copied)."""
+        self.sink.flush()
+        return self.sink.digest.copy(), self.rows, self.cells, self.last_row
+
+    def restore(self, state: tuple[object, int, int, object]) -> None:
+        """Back to ``state`` (what ``state`` gave), anything added since forgotten."""
+        digest, self.rows, self.cells, self.last_row = state
+        self.sink.used = 0
+        self.sink.digest = digest.copy()
+        self.sink.update = self.sink.digest.update
+
+    def result(self) -> tuple[int, int, str]:
+        """Rows, cells and SHA-256 (hex) of everything added."""
+        self.sink.flush()
+        return self.rows, self.cells, self.sink.digest.hexdigest()
+
+
+cdef inline int _feed(_Sink sink, bytes row, bytes family, bytes qualifier, int64_t timestamp,
+                      int kind, bytes value) except -1:
+    return sink.cell(PyBytes_AS_STRING(row), PyBytes_GET_SIZE(row), PyBytes_AS_STRING(family),
+                     PyBytes_GET_SIZE(family), PyBytes_AS_STRING(qualifier),
+                     PyBytes_GET_SIZE(qualifier), timestamp, kind, PyBytes_AS_STRING(value),
+                     PyBytes_GET_SIZE(value))
+
+
 def digest_rows(rows: object) -> tuple[int, int, str]:
     """``stats.digest_rows``'s rows, cells and SHA-256 (hex) of ``rows``."""
-    cdef _Sink sink = _Sink()
-    cdef Py_ssize_t n_rows = 0, n_cells = 0
-    cdef tuple cells, cell
-    cdef Py_ssize_t i
-    last_row = None
-    for piece in rows:
-        if not piece:
-            continue
-        cells = piece if type(piece) is tuple else tuple(piece)
-        row = _cell(cells[0])[0]
-        if row != last_row:
-            n_rows += 1
-            last_row = row
-        n_cells += len(cells)
-        if len(cells) > 1 and not _in_order(cells):
-            cells = tuple(sorted(cells, key=cell_order))
-        for i in range(len(cells)):
-            cell = _cell(cells[i])
-            sink.cell(_plain(cell[0]), _plain(cell[1]), _plain(cell[2]), _timestamp(cell),
-                      _kind(cell), _plain(cell[5]))
-    sink.flush()
-    return n_rows, n_cells, sink.digest.hexdigest()
+    cdef RangeDigest found = RangeDigest()
+    found.add_rows(rows)
+    return found.result()

@@ -13,7 +13,9 @@ as a normal scan of every version returns them
 schema's, the TTLs counted at ``now_ms``; MOB reference cells are resolved to their MOB
 files' cells (``hfile/mob.py``), each MOB file copied once per range, live from ``mobdir/``
 or archived. The cells are digested by
-``ranges.stats.digest_rows``, exactly as a live scan's, so the two digests are comparable.
+``ranges.stats.digest_rows``, exactly as a live scan's, so the two digests are comparable
+(compiled, a region at a time by ``hfile.region.region_digest``: from the raw data blocks
+where the region allows, the same rows, cells and digest).
 Memory: one block per store file and one row.
 
 A validation from both snapshots reads the target's side the same way (from its own
@@ -26,20 +28,19 @@ from __future__ import annotations
 
 import functools
 import tempfile
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
 
 from hbase_migrate.cluster.descriptors import ALL_VERSIONS, FamilyDescriptor, TableDescriptor
 from hbase_migrate.cluster.schema import decode_table_schema
 from hbase_migrate.cluster.storage.hdfs_files import HdfsRoot
 from hbase_migrate.config import ClusterSpec
 from hbase_migrate.hfile.mob import MobResolver
-from hbase_migrate.hfile.region import Source, region_rows
+from hbase_migrate.hfile.region import Newer, Source, Stores, region_digest, region_rows
 from hbase_migrate.hfile.visible import ScanSpec
 from hbase_migrate.limits import Throttle
 from hbase_migrate.ranges.keyrange import KeyRange
-from hbase_migrate.ranges.stats import Keep, RangeStats, digest_rows
+from hbase_migrate.ranges.stats import DIGEST, Keep, RangeStats, digest_rows
 from hbase_migrate.snapshot.export import ExportFile, locate, open_root
 from hbase_migrate.snapshot.manifest import (
     MANIFEST_FILE,
@@ -85,6 +86,18 @@ def range_rows(root: HdfsRoot, snapshot: str, regions: Sequence[SnapshotRegion],
     ``table``: the snapshot's table when not the range's (a target's); ``tail``: the WAL
     edits past the snapshot's files to add (:mod:`hbase_migrate.snapshot.tail`)."""
     scan = ScanSpec(now_ms=now_ms, max_versions=ALL_VERSIONS)
+    for stores, mob, newer in _region_reads(root, snapshot, regions, key_range, scratch,
+                                            throttle, table, tail):
+        yield from region_rows(stores, families, scan, key_range.start, key_range.stop,
+                               mob, newer)
+
+
+def _region_reads(root: HdfsRoot, snapshot: str, regions: Sequence[SnapshotRegion],
+                  key_range: KeyRange, scratch: Path | None, throttle: Throttle | None,
+                  table: str | None, tail: Tail | None
+                  ) -> Iterator[tuple[Stores, MobResolver, Newer | None]]:
+    """Each region of ``regions`` meeting ``key_range``: its store files, the range's MOB
+    resolver and its WAL tail (what ``range_rows`` reads of it)."""
     name = table or key_range.table
     if tail is not None:
         tail.check(name, (r.encoded for r in regions))
@@ -96,10 +109,9 @@ def range_rows(root: HdfsRoot, snapshot: str, regions: Sequence[SnapshotRegion],
                 continue
             stores = {family: [store_file(root, snapshot, f, throttle) for f in files]
                       for family, files in region.stores}
-            newer: Callable[..., Any] | None = None if tail is None else \
+            newer: Newer | None = None if tail is None else \
                 functools.partial(tail.newer, name, region.encoded)
-            yield from region_rows(stores, families, scan, key_range.start, key_range.stop,
-                                   mob, newer)
+            yield stores, mob, newer
 
 
 def snapshot_source_stats(source: ClusterSpec, snapshot: str, key_range: KeyRange,
@@ -121,9 +133,20 @@ def snapshot_range_stats(root: HdfsRoot, snapshot: str, key_range: KeyRange, now
     the table schema it recorded), as ``range_stats`` gives them for a live scan (the
     rows through ``keep`` first, when given)."""
     regions, descriptor = read_snapshot(root, snapshot)
-    rows = range_rows(root, snapshot, regions, descriptor.families, key_range, now_ms,
-                      scratch=scratch, throttle=throttle, table=table, tail=tail)
-    return digest_rows(key_range, rows if keep is None else keep(rows))
+    compiled = DIGEST.compiled()
+    if keep is not None or compiled is None:
+        rows = range_rows(root, snapshot, regions, descriptor.families, key_range, now_ms,
+                          scratch=scratch, throttle=throttle, table=table, tail=tail)
+        return digest_rows(key_range, rows if keep is None else keep(rows))
+    # the compiled digest, a region at a time (from the raw blocks where it can)
+    scan = ScanSpec(now_ms=now_ms, max_versions=ALL_VERSIONS)
+    into = compiled.RangeDigest()
+    for stores, mob, newer in _region_reads(root, snapshot, regions, key_range, scratch,
+                                            throttle, table, tail):
+        region_digest(stores, descriptor.families, scan, into, key_range.start,
+                      key_range.stop, mob, newer)
+    rows, cells, digest = into.result()
+    return RangeStats(key_range, rows, cells, digest)
 
 
 def store_file(root: HdfsRoot, snapshot: str, store: RegionFile, throttle: Throttle | None
