@@ -10,8 +10,8 @@ head per file), the family rules applied as ``visible._Store`` applies them, and
 visible cell's fields written to the range's ``RangeDigest`` (``ranges/_digest.pyx``) as
 ``digest_rows`` writes a row's cells: the same rows, cells and digest.
 
-It reads what is plain only: unencoded blocks without tags, no WAL tail, times that fit
-64 bits. At anything else (a block ``plain_block`` declines, a cell of another family or out
+It reads what is plain only: unencoded blocks without tags, WAL tail cells (``newer``) of
+bytes and 64-bit times without tags, in scan order. At anything else (a block ``plain_block`` declines, a cell of another family or out
 of order, which the reference refuses) it raises ``Unfused``: the caller puts the digest
 back as it was before the region and reads the region through ``region_rows``, which gives
 the cells or the error the reference gives.
@@ -24,6 +24,9 @@ from libc.string cimport memcmp, memcpy
 
 from hbase_migrate.hfile._rawbytes cimport _int32, _int64, _vlong
 from hbase_migrate.ranges._digest cimport RangeDigest, _Sink
+
+from hbase_migrate.hfile.keyvalue import StoreCell
+from hbase_migrate.wal.model import Cell
 
 DEF KEY_INFRASTRUCTURE = 12  # rowLen, famLen, timestamp, type
 DEF TS_TYPE = 9
@@ -39,6 +42,7 @@ DEF TOP = 1
 DEF BOTTOM = 2
 
 cdef int64_t LONG_MIN = -0x7FFFFFFFFFFFFFFF - 1
+_LONG_MIN, _LONG_MAX = -(1 << 63), (1 << 63) - 1
 cdef object _END = object()
 
 
@@ -269,9 +273,16 @@ cdef class _Stream:
     cdef bint has_reset
     cdef int64_t reset, mvcc
     cdef const Kv* head
+    # ``newer``'s cells (a WAL tail) instead of blocks: the two taken last, held, and their
+    # fields (the head and the one before it, for the order check)
+    cdef object tail, tail_now, tail_was
+    cdef Kv tail_kvs[2]
+    cdef int tail_slot
 
     cdef int advance(self) except -1:
         """Take the next cell as the head (1), or 0 when there is none left."""
+        if self.tail is not None:
+            return self.advance_tail()
         cdef const Kv* kv
         cdef const Kv* was
         cdef int order
@@ -305,25 +316,70 @@ cdef class _Stream:
                         <const uint8_t*>PyBytes_AS_STRING(self.family),
                         PyBytes_GET_SIZE(self.family)) != 0:
                 raise Unfused("a cell of another family")
-            was = self.head
-            if was != NULL:
-                order = _compare(kv.row, kv.row_len, was.row, was.row_len)
-                if order == 0:
-                    order = _compare(kv.family, kv.family_len, was.family, was.family_len)
-                if order == 0:
-                    order = _compare(kv.qualifier, kv.qualifier_len, was.qualifier,
-                                     was.qualifier_len)
-                if order == 0:
-                    order = (kv.ts < was.ts) - (kv.ts > was.ts)
-                if order == 0:
-                    order = (kv.kind < was.kind) - (kv.kind > was.kind)
-                if order < 0:
-                    raise Unfused("a cell out of order")
+            if self.head != NULL and _sorts_before(kv, self.head):
+                raise Unfused("a cell out of order")
             self.head = kv
             if self.head_block is not self.block:
                 self.head_block = self.block
             self.mvcc = self.reset if self.has_reset else kv.mvcc
             return 1
+
+
+    cdef int advance_tail(self) except -1:
+        """Take ``newer``'s next cell of a row at or after ``start`` as the head (1), or 0
+        when there is none left; a cell of fields not plainly bytes and 64-bit ints, with
+        tags, or out of order is the reference's (``Unfused``)."""
+        cdef Kv* kv
+        cdef tuple cell
+        while True:
+            stored = next(self.tail, _END)
+            if stored is _END:
+                self.tail = iter(())
+                return 0
+            if type(stored) is not StoreCell or type(stored[0]) is not Cell:
+                raise Unfused("a WAL cell that is not a StoreCell")
+            cell = <tuple>stored[0]
+            row, family, qualifier, ts, kind, value, tags = cell
+            if not (type(row) is bytes and type(family) is bytes and type(qualifier) is bytes
+                    and type(value) is bytes and type(ts) is int and type(kind) is int
+                    and type(stored[1]) is int) or tags:
+                raise Unfused("a WAL cell of fields the reference reads")
+            if not (_LONG_MIN <= ts <= _LONG_MAX and 0 <= kind <= 255
+                    and _LONG_MIN <= stored[1] <= _LONG_MAX):
+                raise Unfused("a WAL cell of times past 64 bits")
+            if _compare(<const uint8_t*>PyBytes_AS_STRING(row), PyBytes_GET_SIZE(row),
+                        <const uint8_t*>PyBytes_AS_STRING(self.start),
+                        PyBytes_GET_SIZE(self.start)) < 0:
+                continue
+            kv = &self.tail_kvs[1 - self.tail_slot]
+            kv.row, kv.row_len = <const uint8_t*>PyBytes_AS_STRING(row), PyBytes_GET_SIZE(row)
+            kv.family = <const uint8_t*>PyBytes_AS_STRING(family)
+            kv.family_len = PyBytes_GET_SIZE(family)
+            kv.qualifier = <const uint8_t*>PyBytes_AS_STRING(qualifier)
+            kv.qualifier_len = PyBytes_GET_SIZE(qualifier)
+            kv.value = <const uint8_t*>PyBytes_AS_STRING(value)
+            kv.value_len = PyBytes_GET_SIZE(value)
+            kv.ts, kv.kind, kv.mvcc = ts, kind, stored[1]
+            if self.head != NULL and _sorts_before(kv, self.head):
+                raise Unfused("WAL cells out of scan order")
+            self.tail_was, self.tail_now = self.tail_now, stored
+            self.tail_slot = 1 - self.tail_slot
+            self.head, self.mvcc = kv, kv.mvcc
+            return 1
+
+
+cdef inline bint _sorts_before(const Kv* kv, const Kv* was) noexcept:
+    """Whether ``kv`` sorts before ``was`` (a file's or the tail's order broken)."""
+    cdef int order = _compare(kv.row, kv.row_len, was.row, was.row_len)
+    if order == 0:
+        order = _compare(kv.family, kv.family_len, was.family, was.family_len)
+    if order == 0:
+        order = _compare(kv.qualifier, kv.qualifier_len, was.qualifier, was.qualifier_len)
+    if order == 0:
+        order = (kv.ts < was.ts) - (kv.ts > was.ts)
+    if order == 0:
+        order = (kv.kind < was.kind) - (kv.kind > was.kind)
+    return order < 0
 
 
 cdef inline bint _before(_Stream a, _Stream b) noexcept:
@@ -351,7 +407,7 @@ cdef class _Merge:
     cdef list heap
     cdef bint pending
 
-    def __init__(self, sources, bytes start):
+    def __init__(self, sources, newer, bytes start):
         cdef _Stream stream
         self.heap = []
         for order, source in enumerate(sources):
@@ -364,6 +420,10 @@ cdef class _Merge:
             stream.split_row = None if source.half is None else source.half.split_row
             if stream.advance():
                 self.heap.append(stream)
+        stream = _Stream()
+        stream.tail, stream.start, stream.order = newer, start, len(sources)
+        if stream.advance():
+            self.heap.append(stream)
         for at in range(len(self.heap) // 2 - 1, -1, -1):
             self.sift(at)
 
@@ -403,12 +463,13 @@ cdef class _Merge:
         return 0
 
 
-def region_digest(sources, dict made, bytes start, bytes stop, RangeDigest into):
+def region_digest(sources, newer, dict made, bytes start, bytes stop, RangeDigest into):
     """Add to ``into`` the rows ``region.region_rows`` gives of ``sources``
-    (``merge.merge_sources``' fields, their ``blocks`` ``plain_block``'s) from ``start`` up
-    to ``stop`` (empty: the region's end), every family's matcher made of ``made``
+    (``merge.merge_sources``' fields, their ``blocks`` ``plain_block``'s) and ``newer`` (an
+    iterator of the WAL tail's ``StoreCell``s, in scan order) from ``start`` up to ``stop``
+    (empty: the region's end), every family's matcher made of ``made``
     (``_visible.store_settings``); raises ``Unfused`` where it leaves the region to them."""
-    cdef _Merge merge = _Merge(sources, start)
+    cdef _Merge merge = _Merge(sources, newer, start)
     cdef list names = list(made), stores = []
     cdef _Store store = None
     cdef Buf at_row, at_family, piece_row

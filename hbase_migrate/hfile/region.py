@@ -126,7 +126,7 @@ def region_digest(stores: Stores, families: Sequence[FamilyDescriptor], scan: Sc
     """Add ``region_rows``' rows to ``into`` (the compiled range digest of
     ``ranges/_digest.pyx``): in one compiled loop from the raw data blocks
     (``_digestscan.pyx``) when it runs and the region is plain (every store file
-    unencoded, no WAL tail), else ``region_rows``' rows. A region the loop leaves half way
+    unencoded), else ``region_rows``' rows. A region the loop leaves half way
     (a cell with tags, a block it does not read, a fault the reference reports) is added
     again from ``region_rows``, ``into`` put back as it was before it first."""
     fused = DIGEST_SCAN.compiled()
@@ -135,16 +135,14 @@ def region_digest(stores: Stores, families: Sequence[FamilyDescriptor], scan: Sc
         try:
             with ExitStack() as opened:
                 files, rules, resolve = _open(opened, stores, families, mob)
-                tail = iter(_tail(files, newer))
-                first = next(tail, None)
+                tail = iter(_tail(files, newer))  # read once: the rows path takes it on
                 settings = VISIBLE.compiled()
                 made = None if settings is None else settings.store_settings(rules, scan)
-                if first is not None or made is None or not all(_plain(f) for f in files):
-                    into.add_rows(rows_of(files, rules, scan, start, stop, itertools.chain(
-                        () if first is None else (first,), tail), resolve))
+                if made is None or not all(_plain(f) for f in files):
+                    into.add_rows(rows_of(files, rules, scan, start, stop, tail, resolve))
                     return
-                fused.region_digest(merge_sources(files, start, fused.plain_block), made,
-                                    start, stop, into)
+                fused.region_digest(merge_sources(files, start, fused.plain_block),
+                                    tail, made, start, stop, into)
                 return
         except fused.Unfused:
             into.restore(state)
