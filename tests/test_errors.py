@@ -29,11 +29,14 @@ def test_every_error_class_of_the_core_is_an_hbase_migrate_error() -> None:
     # private signals, never raised out of their modules: the reader's normal end of data,
     # a WebHDFS OPEN hung up on (asked again, then the file's own error), the compiled
     # renderer's hand-over of a message to the reference (when built), the copy
-    # method's first reason for the scan copy (a choice, not an error), and the Spark
-    # jobs' word for a job not started after another failed (skipped, never raised)
+    # method's first reason for the scan copy (a choice, not an error), the Spark
+    # jobs' word for a job not started after another failed (skipped, never raised), and
+    # the compiled region digest's hand-over of a region to the rows path (``hfile.region``
+    # catches it and reads the region again)
     assert "hbase_migrate.wal.reader._End" in outsiders
     assert set(outsiders) <= {"hbase_migrate.wal.reader._End", "hbase_migrate.wal.source._HungUp",
                               "hbase_migrate.sinks._render._Unusual",
+                              "hbase_migrate.hfile._digestscan.Unfused",
                               "hbase_migrate.snapshot.choose._Scan",
                               "hbase_migrate.spark.jobs.NotStarted"}, outsiders
     assert len(found) > 20
