@@ -157,14 +157,16 @@ class StepsByPid:
             if ledger_url.startswith("sqlite:///") else None
         self.engine = None if self.path is not None else open_engine(ledger_url, create=False)
 
-    def __call__(self, pid: int) -> list[int]:
-        query = "SELECT id FROM steps WHERE pid = "
+    def __call__(self, pid: int) -> dict[int, str]:
+        """Each step ``pid`` began: its status."""
+        query = "SELECT id, status FROM steps WHERE pid = "
         if self.path is not None:
             with sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, timeout=30) as db:
-                return [row[0] for row in db.execute(query + "?", (pid,))]
+                return dict(db.execute(query + "?", (pid,)).fetchall())
         assert self.engine is not None
         with self.engine.connect() as connection:
-            return [row[0] for row in connection.execute(text(query + ":pid"), {"pid": pid})]
+            return {row[0]: row[1] for row in
+                    connection.execute(text(query + ":pid"), {"pid": pid})}
 
     def close(self) -> None:
         if self.engine is not None:
@@ -182,7 +184,9 @@ def kill_task(stack: AirflowStack, dag_id: str, run_id: str, target: Target,
     then ``fraction * expected`` seconds; SIGKILL the runner or its supervisor (the ledger
     before the task ran is read first, for the redone work). The runner is stopped (SIGSTOP)
     during each look at its steps, and killed within one, so however slow the looking on a
-    loaded machine, it has not run on past the moment drawn while it was looked at."""
+    loaded machine, it has not run on past the moment drawn while it was looked at. A step
+    over before its moment (a small table's, on a fast machine) has the runner killed at
+    the first look that finds it ended: still inside the task, its report not yet sent."""
     before = view(ledger_url, name)
 
     def running() -> str | None:
@@ -206,9 +210,11 @@ def kill_task(stack: AirflowStack, dag_id: str, run_id: str, target: Target,
         with frozen(pid):
             if not alive(pid):
                 return "gone"
-            if not began and steps_of(pid):
+            steps = steps_of(pid)
+            if not began and steps:
                 began.append(time.monotonic())
-            if began and time.monotonic() - began[0] >= delay:
+            ended = bool(steps) and StepStatus.RUNNING.value not in steps.values()
+            if began and (ended or time.monotonic() - began[0] >= delay):
                 os.kill(victim, signal.SIGKILL)
                 return "killed"
         return None
