@@ -201,7 +201,7 @@ golden-mob: setup
 # The demo's folder is its target's own: state/demo, or state/demo-bigtable with
 # ARGS="--target bigtable" (neither clears the other's report).
 run: setup
-	@case "$(ARGS)" in *celery*) scripts/system-deps.sh celery;; esac
+	@case "$(ARGS)" in *celery*) scripts/system-deps.sh celery;; *) scripts/system-deps.sh airflow;; esac
 	$(BIN)/hbase-migrate demo $(ARGS)
 
 # First the 2-minute soak through the command line with its fixed seed (tests/soak: the

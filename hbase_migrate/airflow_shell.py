@@ -5,7 +5,7 @@ DAG and plugin folders, metadata database, Execution API) and the ``bin`` folder
 Python that runs it on ``PATH``. The API server's signing secrets stay out.
 
 The stack writes them to ``<folder>/airflow/shell.env`` (readable by its owner alone: on
-the Celery stack the database URL holds a password; removed when the stack stops);
+a stack on PostgreSQL the database URL holds a password; removed when the stack stops);
 ``hbase-migrate airflow env`` prints them as ``export`` lines for ``eval``.
 """
 

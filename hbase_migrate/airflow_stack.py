@@ -14,15 +14,20 @@ Connections are created through the REST API: one ``hbase`` connection ``hbase_<
 caller names, else ``auto`` (Spark only for work too large for one process; an existing
 ``spark_default`` is then kept as it is).
 
-Executors: ``local`` (the default), the LocalExecutor on a SQLite metadata database; or
-``celery``: a PostgreSQL server of its own for the metadata database, the shared ledger
-(database ``ledger``, unless ``shared_ledger=False``: every process the stack starts has
-``$HBASE_MIGRATE_LEDGER`` set to it, so every migration that names no ledger keeps its steps
-there, whichever worker runs them; :attr:`AirflowStack.ledger_url`) and the databases a caller
-asks for (:meth:`AirflowStack.database_url`). The server's password is in the environment of
-the processes only, never in their arguments or a log; the shared ledger's URL is also in
-``<folder>/airflow/ledger.url`` (readable by its owner alone, removed when the stack stops),
-for the command line's ``$HBASE_MIGRATE_LEDGER``. Then ``redis-server`` as
+Airflow's metadata database is PostgreSQL by default (``database="postgres"``): a server of
+its own, living as long as the stack, as Airflow wants it for any executor but a sequential
+one (with SQLite every writer takes the whole file: on a busy machine a REST call waited
+past a minute behind the scheduler). ``database="sqlite"`` keeps it in
+``<folder>/airflow/airflow.db`` instead, kept across restarts. The server's password is in
+the environment of the processes only, never in their arguments or a log.
+
+Executors: ``local`` (the default), the LocalExecutor; or ``celery`` (on PostgreSQL): the
+shared ledger (database ``ledger``, unless ``shared_ledger=False``: every process the stack
+starts has ``$HBASE_MIGRATE_LEDGER`` set to it, so every migration that names no ledger keeps
+its steps there, whichever worker runs them; :attr:`AirflowStack.ledger_url`) and the
+databases a caller asks for (:meth:`AirflowStack.database_url`); the shared ledger's URL is
+also in ``<folder>/airflow/ledger.url`` (readable by its owner alone, removed when the stack
+stops), for the command line's ``$HBASE_MIGRATE_LEDGER``. Then ``redis-server`` as
 the broker, and N ``airflow celery worker`` processes, each in its own folder
 (``<folder>/airflow/workers/workerN``: its working folder, temporary folder and
 ``$HBASE_MIGRATE_STATE_DIR``) and with its own host name ``workerN@<host>`` (Airflow's task
@@ -85,6 +90,7 @@ CHECKOUT_FILES = ("airflow.cfg", "dags", "plugins")
 STACK_FILE = "stack.json"
 LEDGER_FILE = "ledger.url"  # the shared ledger's URL, for the command line (mode 0600)
 EXECUTORS = ("local", "celery")
+DATABASES = ("postgres", "sqlite")  # Airflow's metadata database
 # In this order: the dag-processor (it needs only the database) beside the api-server, whose
 # health is awaited before the scheduler and the triggerer start.
 SERVICES: dict[str, list[str]] = {
@@ -161,14 +167,17 @@ def airflow_env(folder: Path, port: int, *, parallelism: int = 4,
     }
 
 
+def postgres_env(metadata_url: str) -> dict[str, str]:
+    """The metadata database on PostgreSQL (psycopg 3 for both of Airflow's engines)."""
+    return {"AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": metadata_url,
+            "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN_ASYNC": metadata_url}
+
+
 def celery_env(metadata_url: str, broker_port: int, concurrency: int) -> dict[str, str]:
-    """What the Celery executor adds to :func:`airflow_env`: the metadata database on
-    PostgreSQL (psycopg 3 for both of Airflow's engines), the broker, the task results in
-    the metadata database."""
+    """What the Celery executor adds to :func:`airflow_env` and :func:`postgres_env`: the
+    broker, the task results in the metadata database."""
     return {
         "AIRFLOW__CORE__EXECUTOR": "CeleryExecutor",
-        "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": metadata_url,
-        "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN_ASYNC": metadata_url,
         "AIRFLOW__CELERY__BROKER_URL": f"redis://{HOST}:{broker_port}/0",
         "AIRFLOW__CELERY__RESULT_BACKEND": f"db+{metadata_url}",
         "AIRFLOW__CELERY__WORKER_CONCURRENCY": str(concurrency),
@@ -239,7 +248,7 @@ class AirflowStack:
     processes: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
     services: dict[str, Service] = field(default_factory=dict)
     executor: str = "local"
-    postgres: PostgresServer | None = None  # the Celery stack's database server
+    postgres: PostgresServer | None = None  # the metadata database's server (not with SQLite)
     backing: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -274,7 +283,7 @@ class AirflowStack:
     def database_url(self, name: str) -> str:
         """The URL of a database :func:`start_airflow` created on the stack's PostgreSQL."""
         if self.postgres is None:
-            raise AirflowStackError("airflow: only the celery executor has a PostgreSQL server")
+            raise AirflowStackError("airflow: a stack on SQLite has no PostgreSQL server")
         return self.postgres.url(name)
 
     def api(self, method: str, path: str, body: Any = None, *, timeout: float = 60.0
@@ -411,17 +420,16 @@ def start_airflow(folder: Path, *, port: int | None = None, parallelism: int = 4
                   spark_master: str | None = None, project: Path = PROJECT,
                   extra_env: Mapping[str, str] | None = None, timeout: float = 180.0,
                   executor: str = "local", workers: int = 2, databases: Iterable[str] = (),
-                  shared_ledger: bool = True) -> AirflowStack:
+                  shared_ledger: bool = True, database: str = "postgres") -> AirflowStack:
     """Start a local Airflow for ``folder``; returns when the api-server is healthy and the
     connections exist (the embedded stack's ``cluster.json`` files when ``connections`` is
-    None). ``executor="celery"`` adds PostgreSQL (with ``databases`` created on it besides
-    Airflow's), redis-server and ``workers`` Celery workers sharing ``parallelism`` task
-    slots; with ``shared_ledger`` also the ledger every task uses by default
-    (:attr:`AirflowStack.ledger_url`). ``spark_default`` is ``spark_master`` when given, else
-    ``auto`` unless it exists already. On any failure, what was started is stopped again."""
-    if executor not in EXECUTORS:
-        raise AirflowStackError(f"airflow: executor must be one of {', '.join(EXECUTORS)}, "
-                                f"not {executor!r}")
+    None). ``database="postgres"`` starts PostgreSQL (with ``databases`` created on it besides
+    Airflow's); ``executor="celery"`` (on PostgreSQL only) adds redis-server and ``workers``
+    Celery workers sharing ``parallelism`` task slots; with ``shared_ledger`` also the ledger
+    every task uses by default (:attr:`AirflowStack.ledger_url`). ``spark_default`` is
+    ``spark_master`` when given, else ``auto`` unless it exists already. On any failure, what
+    was started is stopped again."""
+    _check_choices(executor, database, workers)
     folder = folder.absolute()
     home = folder / "airflow"
     home.mkdir(parents=True, exist_ok=True)
@@ -434,13 +442,16 @@ def start_airflow(folder: Path, *, port: int | None = None, parallelism: int = 4
                                                    project=project, extra=extra_env),
                          executor=executor)
     try:
+        if database == "postgres":
+            shared = [LEDGER_DB] if executor == "celery" and shared_ledger else []
+            _start_postgres(stack, [*shared, *databases])
         if executor == "celery":
-            _start_celery_parts(stack, workers, parallelism, databases, shared_ledger)
-        if executor == "celery" or not (home / "airflow.db").exists():
+            _start_celery_parts(stack, workers, parallelism, shared_ledger)
+        if database == "postgres" or not (home / "airflow.db").exists():
             migrated = stack.airflow("db", "migrate")
             if migrated.returncode:
                 raise AirflowStackError(f"airflow db migrate failed:\n{migrated.stderr[-2000:]}")
-        if executor == "local":
+        if database == "sqlite":
             wal_journal(home / "airflow.db")
         for name in stack.services:
             stack.start_process(name)
@@ -454,6 +465,19 @@ def start_airflow(folder: Path, *, port: int | None = None, parallelism: int = 4
         stack.stop()
         raise
     return stack
+
+
+def _check_choices(executor: str, database: str, workers: int) -> None:
+    if executor not in EXECUTORS:
+        raise AirflowStackError(f"airflow: executor must be one of {', '.join(EXECUTORS)}, "
+                                f"not {executor!r}")
+    if database not in DATABASES:
+        raise AirflowStackError(f"airflow: database must be one of {', '.join(DATABASES)}, "
+                                f"not {database!r}")
+    if executor == "celery" and database != "postgres":
+        raise AirflowStackError("airflow: the celery executor needs database postgres")
+    if executor == "celery" and workers < 1:
+        raise AirflowStackError(f"airflow: --workers must be at least 1, not {workers}")
 
 
 def wal_journal(database: Path) -> None:
@@ -479,19 +503,22 @@ def _connect(stack: AirflowStack, connections: Iterable[Mapping[str, Any]],
                                 f"{answer}")
 
 
-def _start_celery_parts(stack: AirflowStack, workers: int, parallelism: int,
-                        databases: Iterable[str], shared_ledger: bool) -> None:
-    """PostgreSQL with Airflow's database, the shared ledger and ``databases``, redis-server,
-    and the workers' services (started after the scheduler)."""
-    if workers < 1:
-        raise AirflowStackError(f"airflow: --workers must be at least 1, not {workers}")
+def _start_postgres(stack: AirflowStack, databases: Iterable[str]) -> None:
+    """PostgreSQL with Airflow's database and ``databases``."""
     stack.postgres = PostgresServer.local()
     stack.postgres.start()
     assert stack.postgres.proc is not None
     stack.backing["postgres"] = stack.postgres.proc
-    shared = [LEDGER_DB] if shared_ledger else []
-    for name in dict.fromkeys((METADATA_DB, *shared, *databases)):
+    for name in dict.fromkeys((METADATA_DB, *databases)):
         stack.postgres.create_database(name)
+    stack.env.update(postgres_env(stack.postgres.url(METADATA_DB, "psycopg")))
+
+
+def _start_celery_parts(stack: AirflowStack, workers: int, parallelism: int,
+                        shared_ledger: bool) -> None:
+    """The shared ledger, redis-server and the workers' services (started after the
+    scheduler)."""
+    assert stack.postgres is not None
     if shared_ledger:
         _share_ledger(stack, stack.postgres.url(LEDGER_DB))
     broker = free_port()

@@ -3,8 +3,10 @@
 #   scripts/system-deps.sh build   what creating the virtualenv needs (Kerberos headers, a C
 #                                  compiler and Python's headers, Java 17+),
 #                                  and npm (the Data Docs' web assets, scripts/docs-assets.sh)
-#   scripts/system-deps.sh celery  the same plus the servers of a Celery Airflow stack
-#                                  (airflow up --executor celery): PostgreSQL, redis-server
+#   scripts/system-deps.sh airflow the same plus a local Airflow stack's database server
+#                                  (airflow up, the demo): PostgreSQL
+#   scripts/system-deps.sh celery  the same plus the broker of a Celery Airflow stack
+#                                  (airflow up --executor celery): redis-server
 #   scripts/system-deps.sh test    the same plus what the tests start or drive: Maven and a JDK
 #                                  (the real HBase/Kafka stack), Chromium, Kerberos, faketime,
 #                                  and the Bigtable emulator when apt can find it
@@ -27,8 +29,10 @@ java_major() {
 [ "$(java_major)" -ge 17 ] 2>/dev/null || need+=(openjdk-17-jre-headless)
 command -v npm >/dev/null 2>&1 || need+=(npm)
 
+case "$group" in airflow|celery|test)
+  ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need+=(postgresql);;
+esac
 if [ "$group" = celery ] || [ "$group" = test ]; then
-  ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need+=(postgresql)
   command -v redis-server >/dev/null 2>&1 || [ -x /usr/bin/redis-server ] || need+=(redis-server)
 fi
 if [ "$group" = test ]; then

@@ -36,8 +36,12 @@ def airflow() -> None:
                    "yarn, k8s://...). Default: auto (in the task, Spark only for large "
                    "work), and a spark_default you set before is kept.")
 @click.option("--executor", type=click.Choice(["local", "celery"]), default="local",
-              show_default=True, help="local: the LocalExecutor on SQLite; celery: PostgreSQL, "
-              "redis-server and Celery workers, each in its own folder.")
+              show_default=True, help="local: the LocalExecutor; celery: redis-server and "
+              "Celery workers, each in its own folder.")
+@click.option("--database", type=click.Choice(["postgres", "sqlite"]), default="postgres",
+              show_default=True, help="Airflow's metadata database: a PostgreSQL server of "
+              "the stack's own (gone when it stops), or <dir>/airflow/airflow.db, kept across "
+              "restarts (LocalExecutor only; every writer locks the whole file).")
 @click.option("--workers", type=click.IntRange(1, 16), default=2, show_default=True,
               help="With celery: the number of Celery workers (they share the task slots).")
 @click.option("--ledger/--no-ledger", "ledger_db", default=None,
@@ -46,11 +50,14 @@ def airflow() -> None:
                    "--no-ledger if you keep one of your own (set HBASE_MIGRATE_LEDGER "
                    "before).")
 def up(folder: Path, port: int | None, parallelism: int, spark_master: str | None,
-       executor: str, workers: int, ledger_db: bool | None) -> None:
-    """Start api-server, scheduler, triggerer and dag-processor (and with celery the database,
-    the broker and the workers); print the UI address; stop them all on Ctrl-C or SIGTERM."""
+       executor: str, database: str, workers: int, ledger_db: bool | None) -> None:
+    """Start the database, api-server, scheduler, triggerer and dag-processor (and with
+    celery the broker and the workers); print the UI address; stop them all on Ctrl-C or
+    SIGTERM."""
     from hbase_migrate.airflow_stack import start_airflow
 
+    if executor == "celery" and database != "postgres":
+        raise click.UsageError("--executor celery needs --database postgres")
     if ledger_db and executor != "celery":
         raise click.UsageError("--ledger needs --executor celery (the PostgreSQL server)")
     shared = executor == "celery" and ledger_db is not False
@@ -58,8 +65,8 @@ def up(folder: Path, port: int | None, parallelism: int, spark_master: str | Non
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
     with start_airflow(folder, port=port, parallelism=parallelism, spark_master=spark_master,
-                       executor=executor, workers=workers,
-                       shared_ledger=shared) as stack:
+                       executor=executor, workers=workers, shared_ledger=shared,
+                       database=database) as stack:
         click.echo(f"Airflow UI: {stack.url}  (state in {stack.home}; Ctrl-C stops it)")
         for name in stack.workers:
             click.echo(f"celery {name}: {stack.services[name].cwd}")
@@ -110,7 +117,7 @@ def _echo_shell(stack: AirflowStack, folder: Path) -> None:
     click.echo("Airflow's own CLI (airflow dags list, airflow backfill create ...) on this "
                "stack, in another shell:")
     click.echo(f"  eval \"$(hbase-migrate airflow env --dir {shlex.quote(str(folder))})\"")
-    if stack.executor == "local":  # no password in any of them
+    if stack.postgres is None:  # no password in any of them
         click.echo("  which sets:")
         for line in exports(stack.home / SHELL_FILE):
             click.echo(f"    {line}")

@@ -12,7 +12,6 @@ judging are ``soak-crash --airflow``'s (:mod:`minihbase.crash_dags`)."""
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
@@ -29,9 +28,7 @@ SEED = 76
 
 
 def test_killed_airflow_task_processes_are_retried_and_converge(
-        tmp_path: Path, airflow_template: Path, zookeeper: ZooKeeperServer) -> None:
-    (tmp_path / "airflow").mkdir()
-    shutil.copyfile(airflow_template, tmp_path / "airflow" / "airflow.db")
+        tmp_path: Path, zookeeper: ZooKeeperServer) -> None:
     with clusters_over_rpc(tmp_path, zookeeper, WalSettings(region_servers=2)) as (src, dst):
         assert src.region_servers is not None
         clusters = DagClusters(src.endpoints, dst.endpoints, src.hbase_root_dir,

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import time
@@ -81,12 +80,10 @@ class Live:
 
 
 @pytest.fixture(scope="module")
-def live(tmp_path_factory: pytest.TempPathFactory, airflow_template: Path,
+def live(tmp_path_factory: pytest.TempPathFactory,
          zookeeper: ZooKeeperServer) -> Iterator[Live]:
     """The embedded clusters (reached over HBase's own RPC) and a live Airflow."""
     folder = tmp_path_factory.mktemp("live")
-    (folder / "airflow").mkdir()
-    shutil.copyfile(airflow_template, folder / "airflow" / "airflow.db")
     with clusters_over_rpc(folder, zookeeper, WalSettings(region_servers=2)) as (src, dst), \
             start_airflow(folder, parallelism=2, connections=[],  # spark_default: its default
                           extra_env={"AIRFLOW__CORE__LOAD_EXAMPLES": "False",
@@ -194,6 +191,18 @@ def watched(live: Live, pick: Any) -> tuple[dict[str, Any], dict[str, str]]:
     return watch, {t["rendered_map_index"]: t["state"]
                    for t in tasks_of(live.stack, "hbase_migrate_wal_watch", watch["dag_run_id"])
                    if t["task_id"] == "new_wal_files"}
+
+
+def test_airflow_keeps_its_state_on_the_stacks_postgresql(live: Live) -> None:
+    """The metadata database is the stack's PostgreSQL (no SQLite file, whose every writer
+    locks the whole file): the scheduler and dag-processor registered the DAGs there."""
+    import psycopg
+
+    assert live.stack.postgres is not None
+    with psycopg.connect(live.stack.postgres.dsn("airflow")) as db:
+        registered = {r[0] for r in db.execute("select dag_id from dag").fetchall()}
+    assert set(DAGS) <= registered
+    assert not (live.stack.home / "airflow.db").exists()
 
 
 def test_a_bad_param_is_refused_before_a_run(live: Live) -> None:
@@ -743,9 +752,12 @@ def test_it_listens_on_loopback_only_and_airflow_down_stops_it(live: Live) -> No
 
     from hbase_migrate.cli import cli
 
-    groups = {p.pid for p in live.stack.processes.values()}
+    started = {**live.stack.processes, **live.stack.backing}  # Airflow's and PostgreSQL
+    groups = {p.pid for p in started.values()}
     members = [p for p in psutil.process_iter() if _group_of(p.pid) in groups]
-    assert len(members) > len(groups)  # the scheduler's workers, the api-server's
+    airflow = {p.pid for p in live.stack.processes.values()}
+    # the scheduler's workers, the api-server's
+    assert len([p for p in members if _group_of(p.pid) in airflow]) > len(airflow)
     listening = {(c.laddr.ip, c.laddr.port) for p in members for c in _sockets(p)
                  if c.status == psutil.CONN_LISTEN}
     # loopback only (a JVM of a Spark task lists it IPv4-mapped: ::ffff:127.0.0.1)
@@ -754,8 +766,7 @@ def test_it_listens_on_loopback_only_and_airflow_down_stops_it(live: Live) -> No
 
     result = CliRunner().invoke(cli, ["airflow", "down", "--dir", str(live.folder)])
     assert result.exit_code == 0, result.output
-    assert set(result.output.removeprefix("stopped ").strip().split(", ")) == set(
-        live.stack.processes)
+    assert set(result.output.removeprefix("stopped ").strip().split(", ")) == set(started)
     assert not [p for p in members if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
 
 

@@ -72,3 +72,11 @@ def test_up_names_no_spark_master_unless_told() -> None:
 
     option = next(p for p in up.params if p.name == "spark_master")
     assert option.default is None
+
+
+def test_up_refuses_celery_on_sqlite_before_starting_anything(tmp_path: Path) -> None:
+    result = CliRunner().invoke(cli, ["airflow", "up", "--dir", str(tmp_path), "--executor",
+                                      "celery", "--database", "sqlite"])
+    assert result.exit_code == 2, result.output
+    assert "--executor celery needs --database postgres" in result.output
+    assert not (tmp_path / "airflow").exists()
