@@ -71,7 +71,6 @@ SPARK = "local[2]"  # the Spark master of --spark: every run of the DAGs on Spar
 ROUND_SECONDS = 4.0  # how long the workload writes into the WALs of a round before the roll
 LIVE_SCALE = 60.0  # the live workload writes half of --ops per this many seconds
 RUN_TIMEOUT = 600.0
-BACKFILL_ATTEMPTS = 3  # `airflow backfill create` runs refused by a locked SQLite database
 AFTER_T0 = timedelta(seconds=30)  # the window after T0 the demo replays again
 
 
@@ -447,25 +446,28 @@ def _round(dags: Dags, cluster_json: Path) -> dict[str, Any]:
 
 
 def _backfill(dags: Dags) -> dict[str, Any]:
-    """``airflow backfill create`` for the hour before the last full one, as the README
-    gives it (the DAG unpaused first: a paused DAG holds a backfill's runs, queued); the run
-    replays that hour for every migration in progress (none of its WAL edits were written
-    then: its task is skipped, saying so)."""
+    """``airflow backfill create`` for the hour before the first one the schedule ran, as the
+    README gives it (the DAG unpaused first: a paused DAG holds a backfill's runs, queued);
+    the run replays that hour for every migration in progress (none of its WAL edits were
+    written then: its task is skipped, saying so). The hour comes from the scheduled runs,
+    not the clock: unpaused just after the hour turns, the schedule runs the last two hours,
+    and a backfill of an hour that has a run already makes none."""
     dags.unpause("hbase_migrate_backfill")  # its last full hour is scheduled at once
-    end = datetime.now(UTC).replace(minute=0, second=0, microsecond=0) - timedelta(hours=1)
+    deadline = time.monotonic() + RUN_TIMEOUT
+    while not (scheduled := [r for r in dags.runs("hbase_migrate_backfill")
+                             if r["run_type"] == "scheduled"]):
+        if time.monotonic() > deadline:
+            raise EmbeddedStackError("hbase_migrate_backfill: unpaused, its schedule made no "
+                                     f"run within {RUN_TIMEOUT:g} s")
+        time.sleep(1.0)
+    end = min(datetime.fromisoformat(r["data_interval_start"]) for r in scheduled)
     start = end - timedelta(hours=1)
-    for attempt in range(1, BACKFILL_ATTEMPTS + 1):
-        created = dags.stack.airflow(
-            "backfill", "create", "--dag-id", "hbase_migrate_backfill",
-            "--from-date", start.isoformat(), "--to-date", start.isoformat())
-        if not created.returncode:
-            break
-        if "database is locked" not in created.stderr or attempt == BACKFILL_ATTEMPTS:
-            raise EmbeddedStackError(f"airflow backfill create failed: "
-                                     f"{created.stderr.strip()[-500:]}")
-        # SQLite refused a write the command makes after recording the backfill: cancel
-        # what it left (a backfill with no runs), then ask again
-        _cancel_backfills(dags, "hbase_migrate_backfill")
+    created = dags.stack.airflow(
+        "backfill", "create", "--dag-id", "hbase_migrate_backfill",
+        "--from-date", start.isoformat(), "--to-date", start.isoformat())
+    if created.returncode:
+        raise EmbeddedStackError(f"airflow backfill create failed: "
+                                 f"{created.stderr.strip()[-500:]}")
     backfilled = dags.wait("hbase_migrate_backfill", lambda r: r["run_type"] == "backfill")
     dags.require(backfilled, "the backfill")
     return {"window": [start.isoformat(), end.isoformat()], "run": backfilled["dag_run_id"]}
@@ -491,17 +493,6 @@ def _replay_after_t0(dags: Dags, root: Path) -> dict[str, Any]:
                                  "replayed no cell: the window after T0 held no WAL edit")
     return {"window": [start.isoformat(), end.isoformat()], "run": run_id,
             "files_selected": replayed.get("files_selected"), "cells_replayed": cells}
-
-
-def _cancel_backfills(dags: Dags, dag_id: str) -> None:
-    """Cancel the backfills of ``dag_id`` still open (a half-made one holds the DAG)."""
-    status, answer = dags.stack.api("GET", f"/backfills?dag_id={dag_id}")
-    if status >= 300:
-        raise EmbeddedStackError(f"airflow: backfills of {dag_id} not listed ({status}): "
-                                 f"{answer}")
-    for backfill in answer["backfills"]:
-        if backfill.get("completed_at") is None:
-            dags.stack.api("PUT", f"/backfills/{backfill['id']}/cancel")
 
 
 def runs_by_state(dags: Dags, result: DemoResult) -> dict[str, Any]:
