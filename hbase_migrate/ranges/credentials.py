@@ -12,8 +12,9 @@ fetches them into each executor's files folder; the UI and the event log show th
 never their contents), and every task logs in before its work: from the configured path
 where it exists on its host, else from the shipped copy (``SparkFiles.get``), with its
 tickets in memory. A task that cannot log in fails with one line naming the executor host,
-cluster and principal and what to do. Task arguments carry file names and principals, never
-contents or tickets.
+cluster and principal and what to do; one whose files are not on its host is refused at its
+first attempt (:class:`~hbase_migrate.spark.errors.TaskRefused`), not retried by Spark.
+Task arguments carry file names and principals, never contents or tickets.
 
 Where a secured cluster is reached over HBase's own RPC (``client = "native"``) and issues
 delegation tokens (its regions load HBase's ``TokenProvider``), the driver obtains one token
@@ -46,6 +47,7 @@ from hbase_migrate.cluster.errors import ClusterError
 from hbase_migrate.config import MigrationSpec
 from hbase_migrate.errors import ConfigError
 from hbase_migrate.hbase import Cluster, open_cluster
+from hbase_migrate.spark.errors import TaskRefused
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -150,7 +152,8 @@ def _logged_in(credentials: TaskCredentials, task: Callable[[T], R], item: T) ->
 
 def login_in_task(credentials: TaskCredentials) -> None:
     """In a Spark task: log in as each secured cluster's principal, from the configured
-    files where this host has them, else from the driver's shipped copies."""
+    files where this host has them, else from the driver's shipped copies; a file in
+    neither place refuses the task (:class:`TaskRefused`, ``KerberosError: ...``)."""
     host = socket.gethostname()
     shipped = dict(credentials.shipped)
     copies = {}
@@ -165,12 +168,12 @@ def login_in_task(credentials: TaskCredentials) -> None:
     for cluster, security in credentials.clusters:
         where = f"Spark executor on host {host}"
         for what, file in (("keytab", security.keytab), ("krb5_conf", security.krb5_conf)):
-            if file and not os.path.exists(local_path(file)):
-                raise KerberosError(
+            if file and not os.path.exists(local_path(file)):  # no retry brings it
+                raise TaskRefused.of(KerberosError(
                     f"cluster {cluster!r}, {where}, principal {security.principal}: {what} "
                     f"{file} is not on this host and was not shipped with the job; set "
                     f"{_SHIP} = \"auto\" (or \"always\") to send it, or deploy it at {file} "
-                    f"on every worker", endpoint=where)
+                    f"on every worker", endpoint=where))
         try:
             login(security, cluster, where)
         except KerberosError as exc:

@@ -1,9 +1,52 @@
-"""What a Spark job's failure says, in one line (:func:`task_error`), and which masters run
-tasks on this machine (:func:`is_local_master`)."""
+"""What a Spark job's failure says, in one line (:func:`task_error`), which masters run
+tasks on this machine (:func:`is_local_master`), and a task's failure that no other attempt
+of it cures (:class:`TaskRefused`), which Spark does not retry."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from hbase_migrate.errors import HBaseMigrateError, fails_at_once
+
+
+class TaskRefused(HBaseMigrateError):
+    """A Spark task's error that no other attempt of it cures (a file the job needs is not
+    on the executor's host, an error of a class that fails a step at once): its message is
+    the task's error in one line, ``Class: message``. Raised, an error is retried by Spark
+    (``spark.task.maxFailures`` attempts, 4 on a cluster, each failing alike); a task
+    returns this one as a :class:`Refusal` instead (:func:`refusing`), and the driver's
+    job raises it after the one attempt (:class:`~hbase_migrate.spark.jobs.JobGroup`)."""
+
+    @classmethod
+    def of(cls, exc: BaseException) -> TaskRefused:
+        """``exc`` as a refusal (itself when it is one)."""
+        if isinstance(exc, TaskRefused):
+            return exc
+        return cls(f"{type(exc).__name__}: {' '.join(str(exc).split())}")
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """What a task returns in place of its results when it is refused: the line of its
+    :class:`TaskRefused`."""
+
+    error: str
+
+
+def refusing(func: Callable[[Iterable[Any]], Iterable[Any]], items: Iterable[Any]) -> list[Any]:
+    """In a task: ``func``'s results over its partition's ``items``, or ``[Refusal]`` where
+    it raised :class:`TaskRefused` or an error that fails a step at once
+    (:func:`~hbase_migrate.errors.fails_at_once`); any other error is raised (Spark retries
+    it)."""
+    try:
+        return list(func(items))
+    except Exception as exc:
+        if not (isinstance(exc, TaskRefused) or fails_at_once(exc)):
+            raise
+        return [Refusal(str(TaskRefused.of(exc)))]
 
 
 def is_local_master(master: str) -> bool:

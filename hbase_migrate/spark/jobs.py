@@ -3,7 +3,9 @@
 interruptibly (:func:`until_stopped`: Ctrl-C, or a stop asked through
 :mod:`hbase_migrate.runstate`). A stop cancels the group, refusing its jobs still to come,
 and waits (bounded) until none of its tasks runs: once the step has said it stopped,
-nothing of it still writes. pyspark is imported by callers, never here.
+nothing of it still writes. A task refused (:class:`~hbase_migrate.spark.errors.TaskRefused`:
+an error no other attempt cures) is not retried: its job fails after its one attempt, as a
+failed job does. pyspark is imported by callers, never here.
 """
 
 from __future__ import annotations
@@ -15,9 +17,11 @@ import threading
 import time
 from collections.abc import Callable, Collection, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, wait
+from functools import partial
 from typing import Any
 
 from hbase_migrate import runstate
+from hbase_migrate.spark.errors import Refusal, TaskRefused, refusing
 
 log = logging.getLogger(__name__)
 
@@ -52,14 +56,19 @@ class JobGroup:
         self._submitting = 0  # calls of :meth:`run` waiting for Spark's answer
 
     def run(self, rdd: Any, func: Callable[[Any], Any], partition: int) -> list[Any]:
-        """The job computing ``partition`` of ``rdd`` with ``func``, unless stopped."""
+        """The job computing ``partition`` of ``rdd`` with ``func``, unless stopped; a task
+        refused raises its :class:`TaskRefused` here, after its one attempt."""
         with self._lock:
             if self._failed or self._cancelled:
                 raise NotStarted
             self.context.setJobGroup(self.group, self.what)  # this thread's next jobs
             self._submitting += 1
         try:
-            return list(self.context.runJob(rdd, func, [partition]))
+            results = list(self.context.runJob(rdd, partial(refusing, func), [partition]))
+            for result in results:
+                if isinstance(result, Refusal):
+                    raise TaskRefused(result.error)
+            return results
         except BaseException:
             with self._lock:
                 self._failed = True

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from hbase_migrate.cluster.auth.kerberos import KerberosError
 from hbase_migrate.cluster.auth.security import ClusterSecurity
 from hbase_migrate.cluster.auth.tokens import Token, forget_tokens, token_for, use_token
 from hbase_migrate.cluster.endpoints import ClusterEndpoints
 from hbase_migrate.ranges.credentials import TaskCredentials, authenticated, job_tokens, ships_to
+from hbase_migrate.spark.errors import TaskRefused
 
 
 def test_auto_ships_to_cluster_masters_only() -> None:
@@ -27,14 +27,14 @@ def test_a_task_without_the_files_fails_in_one_line_before_its_work(tmp_path: Pa
                                keytab=str(missing))
     ran: list[int] = []
     task = authenticated(ran.append, TaskCredentials((("prod", security),)))
-    with pytest.raises(KerberosError) as failed:
+    with pytest.raises(TaskRefused) as failed:  # no retry brings the file: not retried
         task(1)
     assert ran == []  # no client opened, no work done
     assert str(failed.value) == (
-        f"cluster 'prod', Spark executor on host {socket.gethostname()}, principal "
-        f"migrate@EXAMPLE.COM: keytab {missing} is not on this host and was not shipped with "
-        f"the job; set [spark] ship_keytab = \"auto\" (or \"always\") to send it, or deploy "
-        f"it at {missing} on every worker")
+        f"KerberosError: cluster 'prod', Spark executor on host {socket.gethostname()}, "
+        f"principal migrate@EXAMPLE.COM: keytab {missing} is not on this host and was not "
+        f"shipped with the job; set [spark] ship_keytab = \"auto\" (or \"always\") to send "
+        f"it, or deploy it at {missing} on every worker")
     assert authenticated(ran.append, None)(2) is None and ran == [2]  # unsecured: as is
 
 

@@ -9,8 +9,9 @@ their configured paths (the driver, this process, can). Python workers are not r
 every task makes its own login.
 
 * Nothing shipped (``ship_keytab = "never"``): the copy fails with one line naming the
-  executor host, the principal and what to do; the command line (its own Spark application
-  on the cluster) exits 2 with that line last and no task's traceback.
+  executor host, the principal and what to do, each range's task run once (a missing file
+  is not retried); the command line (its own Spark application on the cluster) exits 2
+  with that line last and no task's traceback.
 * Shipped (``"auto"``): the copy, a replay of the writes made after it (its tasks read the
   WAL files over WebHDFS with SPNEGO) and the validation end with a match and the target
   equal to the source cell for cell; a task reports, from the executor, that it logged in from the
@@ -37,9 +38,10 @@ from hbase_migrate.cluster.endpoints import ClusterEndpoints
 from hbase_migrate.config import load_config
 from hbase_migrate.lifecycle import prepare, replay, snapshot, validate
 from hbase_migrate.ranges.credentials import ship_credentials
-from hbase_migrate.ranges.engine import SparkEngine
+from hbase_migrate.ranges.engine import JOB_GROUP, SparkEngine
 from hbase_migrate.ranges.keyrange import RangeError
 from hbase_migrate.replay.spark import spark_executor
+from hbase_migrate.spark.jobs import group_job_ids
 from hbase_migrate.thrift.thrift2 import Thrift2Client
 from hbase_migrate.validate.compare import compare_tables
 from minihbase.workload import Workload, WorkloadSpec
@@ -176,6 +178,11 @@ def test_without_the_keytab_shipped_a_task_fails_in_one_line(
                  f"keytab {driver_only / 'client.keytab'} is not on this host",
                  'ship_keytab = "auto"'):
         assert part in message, (part, message)
+    context = standalone.sparkContext  # each range's task ran once: no retry brings the file
+    tracker = context.statusTracker()
+    stages = [tracker.getStageInfo(s) for j in group_job_ids(context, JOB_GROUP)
+              for s in tracker.getJobInfo(j).stageIds]
+    assert stages and [s.numFailedTasks for s in stages] == [0] * len(stages), stages
 
     # The command line (its own Spark application on the cluster): the same line, exit 2.
     conf = tmp_path / "spark-conf"
