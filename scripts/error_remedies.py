@@ -65,7 +65,7 @@ GROUPS: list[tuple[str, str, list[str]]] = [
     ("Copy and validation", "The snapshot copy (scan or HBase snapshots) and the range work "
      "of copy and checksums.",
      ["RangeError", "SnapshotExportError", "SnapshotMethodError", "SnapshotManifestError",
-      "JvmError", "ExecutorError", "TailError"]),
+      "JvmError", "ExecutorError", "TaskRefused", "TailError"]),
     ("The ledger", "The audit ledger database and the facts it refuses to lose.",
      ["LedgerError", "LedgerOpenError", "LedgerUnreachableError", "LedgerFullError",
       "LedgerSchemaError", "LedgerMissingError", "LedgerForeignError",
@@ -279,6 +279,9 @@ REMEDIES: dict[str, str] = {
                      "one with the project installed), the project (leave `[spark] python` "
                      "unset to ship it), or a route to the clusters; see Running on a Spark "
                      "cluster.",
+    "TaskRefused": "A Spark task's own error, which no other attempt of it would cure (a file "
+                   "the job needs is not on the executor's host): do what its line says, "
+                   "then rerun the step (done ranges are skipped).",
     "SnapshotExportError": "Rerun `snapshot`: only the files the target lacks or holds "
                            "different are copied again. If files vanished, raise the target's "
                            "`hbase.master.hfilecleaner.ttl` (`[snapshot] target_hfile_ttl`).",
