@@ -23,7 +23,7 @@ from typing import Any
 from hbase_migrate.audit.ledger import Ledger
 from hbase_migrate.audit.status import compute_status
 from hbase_migrate.replay.job import FileOutcome, Totals
-from hbase_migrate.replay.run import RunSummary
+from hbase_migrate.replay.summary import RunSummary
 from hbase_migrate.wal.selection import Manifest, ManifestItem
 
 T0 = 1_700_000_000_000

@@ -27,7 +27,7 @@ from hbase_migrate.limits import current_rates
 if TYPE_CHECKING:
     from wsgiref.simple_server import WSGIServer
 
-    from hbase_migrate.replay.run import FollowSummary
+    from hbase_migrate.replay.summary import FollowSummary
 
 LOOPBACK = "127.0.0.1"
 _LABELS = ["migration", "stream"]

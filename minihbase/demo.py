@@ -30,7 +30,7 @@ from hbase_migrate.cluster.endpoints import ClusterEndpoints
 from hbase_migrate.config import MigrationSpec, load_config
 from hbase_migrate.lifecycle.replay import follow, replay_job, run
 from hbase_migrate.lifecycle.result import StepResult
-from hbase_migrate.replay.run import RunSummary
+from hbase_migrate.replay.summary import RunSummary
 from hbase_migrate.snapshot.choose import MethodChoice
 from hbase_migrate.workdir import claim_workdir
 from minihbase.stack import EmbeddedStack

@@ -16,7 +16,7 @@ from hbase_migrate.config import LimitSettings
 from hbase_migrate.limits import ThrottlePlan, step_limits
 from hbase_migrate.metrics import FollowCollector, serve_metrics
 from hbase_migrate.replay.outage import Outage, RiddenOutage
-from hbase_migrate.replay.run import FollowSummary
+from hbase_migrate.replay.summary import FollowSummary
 
 
 def scrape(url: str) -> dict[tuple[str, frozenset[tuple[str, str]]], float]:

@@ -13,7 +13,9 @@ ROOT = Path(__file__).resolve().parents[1]
 # a gateway's client, the Thrift2 IDL, PostgreSQL's dialect, replay's engine, GX
 UNUSED = ("happybase", "hbase_migrate.thrift.thrift1",
           "hbase_migrate.thrift.thrift2", "sqlalchemy.dialects.postgresql",
-          "hbase_migrate.replay.run", "great_expectations", "pandas")
+          "hbase_migrate.replay.run", "hbase_migrate.replay.in_process",
+          "hbase_migrate.replay.run_books", "hbase_migrate.replay.job_target",
+          "great_expectations", "pandas")
 
 
 def imported(args: list[str]) -> tuple[int, set[str], list[str]]:

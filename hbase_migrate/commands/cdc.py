@@ -22,7 +22,7 @@ from hbase_migrate.commands.replay import (
     run_once,
 )
 from hbase_migrate.replay.job import ReplayJob
-from hbase_migrate.replay.run import RunSummary
+from hbase_migrate.replay.summary import RunSummary
 from hbase_migrate.timeutil import TIME_HELP
 
 

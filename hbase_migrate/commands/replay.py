@@ -34,7 +34,7 @@ from hbase_migrate.config import IN_PROCESS
 from hbase_migrate.replay.bulkrun import path_line
 from hbase_migrate.replay.job import FileOutcome, FileTask
 from hbase_migrate.replay.outage import RiddenOutage
-from hbase_migrate.replay.run import FollowSummary, Observer, RunSummary
+from hbase_migrate.replay.summary import FollowSummary, Observer, RunSummary
 from hbase_migrate.spark.yarn import yarn_line
 from hbase_migrate.timeutil import TIME_HELP, format_time, human_duration
 

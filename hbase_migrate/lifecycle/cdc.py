@@ -30,7 +30,7 @@ from hbase_migrate.hbase import open_cluster
 from hbase_migrate.replay.job import DEFAULT_LOCK_TIMEOUT, ReplayJob
 
 if TYPE_CHECKING:  # the replay engine is imported when the stream runs, not with the package
-    from hbase_migrate.replay.run import FollowSummary, Observer, RunSummary
+    from hbase_migrate.replay.summary import FollowSummary, Observer, RunSummary
     from hbase_migrate.sinks.kafka import KafkaSink
 
 CDC_STREAM = "cdc"
@@ -77,7 +77,7 @@ def open_sink(job: ReplayJob) -> KafkaSink:
         raise ConfigError(f"[cdc] row_image: rows are read back from the target: {exc}"
                           ) from None
     try:
-        from hbase_migrate.replay.run import open_job_target
+        from hbase_migrate.replay.job_target import open_job_target
 
         target = open_job_target(job)
     except BaseException:

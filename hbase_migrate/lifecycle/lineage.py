@@ -28,7 +28,7 @@ from hbase_migrate.config import MigrationSpec
 from hbase_migrate.hbase import open_cluster
 from hbase_migrate.hbase.bigtable_target import table_id
 from hbase_migrate.lifecycle.result import StepResult
-from hbase_migrate.replay.run import RunSummary
+from hbase_migrate.replay.summary import RunSummary
 from hbase_migrate.tablename import split_table_name
 
 

@@ -27,7 +27,8 @@ from hbase_migrate.replay.job import CATCH_UP, DEFAULT_LOCK_TIMEOUT, FileTask, R
 from hbase_migrate.replay.parts import split_parts
 
 if TYPE_CHECKING:  # the replay engine is imported when a replay runs, not with the package
-    from hbase_migrate.replay.run import Executor, FollowSummary, Observer, RunSummary
+    from hbase_migrate.replay.run import Executor
+    from hbase_migrate.replay.summary import FollowSummary, Observer, RunSummary
     from hbase_migrate.wal.selection import Manifest
 
 
@@ -101,7 +102,8 @@ def replay_parts(spec: MigrationSpec, *, tables: Sequence[str] = (), start: int 
                  end: int | None = None) -> list[list[str]]:
     """The parts of the run ``replay`` would make now (nothing is recorded): lists of chain
     ids, each for ``replay(spec, chains=part)``; empty when no file waits."""
-    from hbase_migrate.replay.run import Observer, run_replay
+    from hbase_migrate.replay.run import run_replay
+    from hbase_migrate.replay.summary import Observer
 
     planned: list[FileTask] = []
 

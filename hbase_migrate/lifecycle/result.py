@@ -1,5 +1,5 @@
 """What a lifecycle step returns: :class:`StepResult` (replay and the CDC stream return their
-run's :class:`~hbase_migrate.replay.run.RunSummary`). Callers decide on its typed fields
+run's :class:`~hbase_migrate.replay.summary.RunSummary`). Callers decide on its typed fields
 (``verdict``, ``passed``) and show or hand on its JSON form (``to_json``: the command's
 ``--json``, an Airflow task's XCom)."""
 

@@ -164,7 +164,7 @@ def _root_refusal(name: str, endpoints: ClusterEndpoints, probe: TargetProbe) ->
 
 
 class Books(Protocol):
-    """What a run's ledger bookkeeping does for each file (``run._Books``)."""
+    """What a run's ledger bookkeeping does for each file (``run_books.RunBooks``)."""
 
     def handled(self, task: FileTask) -> bool: ...
     def begin(self, task: FileTask) -> None: ...

@@ -55,7 +55,7 @@ def replay_in_task(job: ReplayJob, start: int, part: Sequence[FileTask], *, task
     here, this task one of ``tasks`` sharing the replay limit; after a failure the next run
     retries, the part's later files wait for it (:class:`HeldBack`)."""
     from hbase_migrate.replay.discovery import open_wal_store
-    from hbase_migrate.replay.run import lent_job_target
+    from hbase_migrate.replay.job_target import lent_job_target
     from hbase_migrate.replay.worker import replay_task
 
     try:

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from hbase_migrate.config import MigrationSpec
     from hbase_migrate.lifecycle.lineage import Lineage
     from hbase_migrate.lifecycle.result import StepResult
-    from hbase_migrate.replay.run import RunSummary
+    from hbase_migrate.replay.summary import RunSummary
 
     Outcome = StepResult | RunSummary  # what a lifecycle step returns
     Datasets = OperatorLineage[Dataset, Any]  # the OpenLineage provider's lineage of a task
@@ -324,7 +324,7 @@ class ReplayOperator(LifecycleOperator):
                       master=self.spark_master(params, spec), **options)
 
     def failure(self, result: Outcome) -> str | None:
-        from hbase_migrate.replay.run import EXIT_GAPS, RunSummary
+        from hbase_migrate.replay.summary import EXIT_GAPS, RunSummary
 
         assert isinstance(result, RunSummary)
         code = result.exit_code
@@ -338,7 +338,7 @@ class ReplayOperator(LifecycleOperator):
         return None
 
     def final(self, result: Outcome) -> bool:
-        from hbase_migrate.replay.run import EXIT_GAPS, RunSummary
+        from hbase_migrate.replay.summary import EXIT_GAPS, RunSummary
 
         # a gap stays until its ranges are re-copied
         return isinstance(result, RunSummary) and result.exit_code == EXIT_GAPS
@@ -346,7 +346,7 @@ class ReplayOperator(LifecycleOperator):
     def idle(self, spec: MigrationSpec, result: Outcome) -> str | None:
         """A window (a backfill's run) that wrote nothing: its WAL files hold no edit of it,
         or only edits of tables the migration leaves out."""
-        from hbase_migrate.replay.run import RunSummary
+        from hbase_migrate.replay.summary import RunSummary
         from hbase_migrate.timeutil import format_time
 
         if (self.window != "data_interval" or not isinstance(result, RunSummary)

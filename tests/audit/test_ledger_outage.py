@@ -15,7 +15,8 @@ from hbase_migrate.audit.records import StepStatus
 from hbase_migrate.config import load_config
 from hbase_migrate.replay.job import ReplayJob
 from hbase_migrate.replay.outage import RiddenOutage
-from hbase_migrate.replay.run import FollowSummary, Observer, follow_replay
+from hbase_migrate.replay.run import follow_replay
+from hbase_migrate.replay.summary import FollowSummary, Observer
 from minihbase.regionserver import WalSettings
 from tests.audit.conftest import new_postgres_server
 from tests.support.minicluster import (

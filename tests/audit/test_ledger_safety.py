@@ -82,7 +82,8 @@ def test_a_ledger_file_deleted_or_replaced_in_use_stops_the_next_write(
 def test_a_replay_whose_ledger_vanishes_fails_loudly(tmp_path: Path,
                                                      make_embedded: EmbeddedClusters) -> None:
     from hbase_migrate.replay.job import ReplayJob
-    from hbase_migrate.replay.run import Observer, run_replay
+    from hbase_migrate.replay.run import run_replay
+    from hbase_migrate.replay.summary import Observer
     from tests.support.minicluster import run_workload, set_watermark, write_migration
 
     class DeleteLedger(Observer):

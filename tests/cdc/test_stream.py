@@ -136,7 +136,7 @@ def test_follow_streams_until_stopped(source: Source, kafka_broker: KafkaBroker,
     import threading
 
     from hbase_migrate.lifecycle.cdc import cdc_job, follow
-    from hbase_migrate.replay.run import RunSummary
+    from hbase_migrate.replay.summary import RunSummary
 
     topic = create_topic(kafka_broker.bootstrap)
     job = cdc_job(load_config(source.config(tmp_path, kafka_broker.bootstrap, topic)),

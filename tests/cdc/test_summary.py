@@ -5,7 +5,7 @@ and rerun CDC runs, ``soak-crash --cdc --seed 76``)."""
 from __future__ import annotations
 
 from hbase_migrate.commands.cdc import _render
-from hbase_migrate.replay.run import RunSummary
+from hbase_migrate.replay.summary import RunSummary
 
 
 def test_a_cdc_run_names_its_lag_the_stream_s() -> None:

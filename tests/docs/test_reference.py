@@ -22,7 +22,7 @@ from hbase_migrate.audit.records import TableMapping
 from hbase_migrate.config import parse_config
 from hbase_migrate.errors import ConfigError, HBaseMigrateError
 from hbase_migrate.metrics import FollowCollector
-from hbase_migrate.replay.run import FollowSummary
+from hbase_migrate.replay.summary import FollowSummary
 from scripts import gen_reference as gen
 from scripts.error_remedies import GROUPS, REMEDIES
 

@@ -16,9 +16,9 @@ from hbase_migrate.ranges.keyrange import KeyRange
 from hbase_migrate.ranges.lent import close_idle, idle_clients, lent_client
 from hbase_migrate.ranges.tasks import ChecksumJob, CopyJob, checksum_range_task, copy_range_task
 from hbase_migrate.replay.job import ReplayJob
+from hbase_migrate.replay.job_target import lent_job_target
 from hbase_migrate.replay.mutations import Kind as MutationKind
 from hbase_migrate.replay.mutations import RowMutation, WalPosition
-from hbase_migrate.replay.run import lent_job_target
 from hbase_migrate.wal.model import Cell, CellType
 from minihbase.server import MiniHBase
 from minihbase.zookeeper import ZooKeeperServer

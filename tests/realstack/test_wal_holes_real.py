@@ -39,7 +39,8 @@ from hbase_migrate.cli import cli
 from hbase_migrate.cluster.descriptors import FamilyDescriptor, TableDescriptor
 from hbase_migrate.config import load_config
 from hbase_migrate.replay.job import ReplayJob
-from hbase_migrate.replay.run import RunSummary, follow_replay
+from hbase_migrate.replay.run import follow_replay
+from hbase_migrate.replay.summary import RunSummary
 from hbase_migrate.rpc.admin import NativeAdmin
 from hbase_migrate.rpc.client import NativeClient
 from hbase_migrate.thrift.thrift2 import Thrift2Client

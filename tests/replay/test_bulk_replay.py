@@ -445,7 +445,7 @@ def test_a_failed_bulk_load_fails_the_run_and_records_none_of_its_files(
 
 def test_the_run_summary_says_the_path_and_what_the_loads_did() -> None:
     from hbase_migrate.commands.replay import render_summary
-    from hbase_migrate.replay.run import RunSummary
+    from hbase_migrate.replay.summary import RunSummary
 
     summary = RunSummary("m", "catch-up", 0, None, False)
     summary.replay_path = {"path": BULK, "reason": '[replay] bulk = "always", and ...',

@@ -25,7 +25,8 @@ from hbase_migrate.errors import ConfigError
 from hbase_migrate.replay.coverage import FIRST_WAL_DELAY_MS
 from hbase_migrate.replay.discovery import SOURCE
 from hbase_migrate.replay.job import FileTask, ReplayJob
-from hbase_migrate.replay.run import Observer, follow_replay, run_replay
+from hbase_migrate.replay.run import follow_replay, run_replay
+from hbase_migrate.replay.summary import Observer
 from hbase_migrate.wal.names import parse_wal_path
 from hbase_migrate.wal.reader import WalReader
 from hbase_migrate.wal.selection import Manifest

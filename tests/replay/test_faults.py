@@ -25,7 +25,8 @@ from hbase_migrate.cli import cli
 from hbase_migrate.config import MigrationSpec, load_config
 from hbase_migrate.replay.discovery import SOURCE
 from hbase_migrate.replay.job import ReplayJob
-from hbase_migrate.replay.run import RunSummary, run_replay
+from hbase_migrate.replay.run import run_replay
+from hbase_migrate.replay.summary import RunSummary
 from hbase_migrate.wal.model import Cell, CellType
 from minihbase.regionserver import WalSettings
 from minihbase.server import MiniHBase

@@ -16,7 +16,7 @@ import pytest
 
 from hbase_migrate.commands import replay as replay_command
 from hbase_migrate.commands.replay import follow_until_stopped
-from hbase_migrate.replay.run import FollowSummary
+from hbase_migrate.replay.summary import FollowSummary
 
 
 class Job:

@@ -19,7 +19,8 @@ import pytest
 from hbase_migrate.cluster.descriptors import FamilyDescriptor, TableDescriptor
 from hbase_migrate.config import load_config
 from hbase_migrate.replay.job import ReplayJob
-from hbase_migrate.replay.run import RunSummary, follow_replay, run_replay
+from hbase_migrate.replay.run import follow_replay, run_replay
+from hbase_migrate.replay.summary import RunSummary
 from hbase_migrate.wal.model import Cell, CellType
 from hbase_migrate.wal.writer import WalOptions
 from minihbase.regionserver import WalSettings

@@ -25,7 +25,8 @@ from hbase_migrate.cluster.storage.walstore import WebHdfsWalStore
 from hbase_migrate.config import load_config
 from hbase_migrate.replay.discovery import SOURCE
 from hbase_migrate.replay.job import ReplayJob
-from hbase_migrate.replay.run import RunSummary, follow_replay, run_replay
+from hbase_migrate.replay.run import follow_replay, run_replay
+from hbase_migrate.replay.summary import RunSummary
 from hbase_migrate.snapshot.schema import copy_schema
 from hbase_migrate.thrift.thrift2 import Thrift2Client
 from hbase_migrate.validate.compare import compare_tables

@@ -37,7 +37,8 @@ from hbase_migrate.cluster.errors import MigrationLockedError
 from hbase_migrate.config import load_config
 from hbase_migrate.replay.job import ReplayJob
 from hbase_migrate.replay.lock import migration_lock
-from hbase_migrate.replay.run import RunSummary, follow_replay
+from hbase_migrate.replay.run import follow_replay
+from hbase_migrate.replay.summary import RunSummary
 from hbase_migrate.wal.model import Cell, CellType
 from minihbase.regionserver import WalSettings
 from minihbase.server import MiniHBase

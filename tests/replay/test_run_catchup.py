@@ -19,14 +19,16 @@ from hbase_migrate.audit.status import compute_status
 from hbase_migrate.cluster.descriptors import TableDescriptor
 from hbase_migrate.cluster.storage.walstore import LocalWalStore, WalListing
 from hbase_migrate.errors import ConfigError
-from hbase_migrate.replay import run as replay_run
+from hbase_migrate.replay import run_books
 from hbase_migrate.replay.apply import AppliedCounts, ReplayTarget
 from hbase_migrate.replay.discovery import SOURCE, reconcile
 from hbase_migrate.replay.errors import ReplayError
 from hbase_migrate.replay.job import FileTask, ReplayJob
+from hbase_migrate.replay.job_target import open_job_target
 from hbase_migrate.replay.lock import run_lease_name
 from hbase_migrate.replay.mutations import RowMutation
-from hbase_migrate.replay.run import Observer, RunSummary, run_replay
+from hbase_migrate.replay.run import run_replay
+from hbase_migrate.replay.summary import Observer, RunSummary
 from hbase_migrate.wal import markers as M
 from hbase_migrate.wal.messages import TableName
 from hbase_migrate.wal.model import Cell, CellType, Tag
@@ -160,7 +162,7 @@ def test_a_run_killed_between_progress_records_replays_the_unrecorded_tail_exact
         setup: Setup, monkeypatch: pytest.MonkeyPatch) -> None:
     """Progress is recorded at most every PROGRESS_EVERY_MS: what the ledger holds after a
     kill was acknowledged, and the next run replays the rest again, to exact counters."""
-    monkeypatch.setattr(replay_run, "PROGRESS_EVERY_MS", 3_600_000)  # the first ack only
+    monkeypatch.setattr(run_books, "PROGRESS_EVERY_MS", 3_600_000)  # the first ack only
     s, root = setup, setup.root
     calls = puts("k", 0, 8)
     archived = root.write(RS1, T, s.table, calls)
@@ -219,7 +221,7 @@ def test_tags_left_behind_are_said_per_file(setup: Setup,
     calls[1] = [calls[1][0]._replace(tags=(Tag(8, bytes(8)), Tag(200, b"dc1")))]
     tagged = root.write(RS1, T, s.table, calls)
     s.source_writes([[c._replace(tags=()) for c in cells] for cells in calls])
-    with caplog.at_level(logging.WARNING, logger="hbase_migrate.replay.run"):
+    with caplog.at_level(logging.WARNING, logger="hbase_migrate.replay.run_books"):
         assert run_replay(s.job).exit_code == 0
     assert s.equal()
     said = [r.getMessage() for r in caplog.records if "cell tags" in r.getMessage()]
@@ -353,7 +355,7 @@ class RefusingRows:
     """The run's target, refusing every write of rows that begin with ``prefix``."""
 
     def __init__(self, job: ReplayJob, prefix: bytes) -> None:
-        self.target, self.prefix = replay_run.open_job_target(job), prefix
+        self.target, self.prefix = open_job_target(job), prefix
         self.name = self.target.name
 
     def describe(self, table: str) -> TableDescriptor:

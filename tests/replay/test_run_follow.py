@@ -11,7 +11,8 @@ import pytest
 from hbase_migrate.audit.records import WalStatus
 from hbase_migrate.errors import ConfigError
 from hbase_migrate.replay.job import FileTask, ReplayJob
-from hbase_migrate.replay.run import Observer, RunSummary, follow_replay, run_replay
+from hbase_migrate.replay.run import follow_replay, run_replay
+from hbase_migrate.replay.summary import Observer, RunSummary
 from tests.support.replay import RS1, RS2, Clusters, Setup, T, puts
 
 pytestmark = pytest.mark.integration

@@ -25,7 +25,8 @@ from hbase_migrate.errors import HBaseMigrateError
 from hbase_migrate.replay.discovery import SOURCE
 from hbase_migrate.replay.job import ReplayJob
 from hbase_migrate.replay.mutations import WalPosition, to_mutations
-from hbase_migrate.replay.run import RunSummary, run_replay
+from hbase_migrate.replay.run import run_replay
+from hbase_migrate.replay.summary import RunSummary
 from hbase_migrate.replay.targets import open_target
 from hbase_migrate.thrift.thrift2 import Thrift2Client
 from hbase_migrate.wal.model import Cell, CellType

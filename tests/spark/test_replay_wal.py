@@ -24,8 +24,9 @@ from hbase_migrate.config import load_config
 from hbase_migrate.errors import StepInterrupted
 from hbase_migrate.replay.discovery import SOURCE
 from hbase_migrate.replay.job import FileOutcome, FileTask, ReplayJob
-from hbase_migrate.replay.run import Observer, run_replay
+from hbase_migrate.replay.run import run_replay
 from hbase_migrate.replay.spark import JOB_GROUP, spark_executor
+from hbase_migrate.replay.summary import Observer
 from hbase_migrate.spark.jobs import group_job_ids
 from hbase_migrate.thrift.thrift2 import Thrift2Client
 from hbase_migrate.validate.compare import compare_tables
