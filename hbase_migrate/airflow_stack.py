@@ -70,7 +70,7 @@ from hbase_migrate.airflow_shell import SHELL_FILE, write_shell_env
 from hbase_migrate.cluster.endpoints import ClusterEndpoints, load_cluster_json
 from hbase_migrate.config import AUTO, LEDGER_ENV
 from hbase_migrate.errors import HBaseMigrateError
-from hbase_migrate.pgserver import PostgresServer
+from hbase_migrate.pgserver import PostgresServer, find_pg_bin
 from hbase_migrate.redisserver import start_redis
 from hbase_migrate.services import (
     HOST,
@@ -505,6 +505,10 @@ def _connect(stack: AirflowStack, connections: Iterable[Mapping[str, Any]],
 
 def _start_postgres(stack: AirflowStack, databases: Iterable[str]) -> None:
     """PostgreSQL with Airflow's database and ``databases``."""
+    if find_pg_bin() is None:
+        raise AirflowStackError("airflow: the metadata database needs PostgreSQL's server "
+                                "(Debian's postgresql package: apt-get install postgresql), "
+                                "or start the stack with --database sqlite")
     stack.postgres = PostgresServer.local()
     stack.postgres.start()
     assert stack.postgres.proc is not None

@@ -80,3 +80,15 @@ def test_up_refuses_celery_on_sqlite_before_starting_anything(tmp_path: Path) ->
     assert result.exit_code == 2, result.output
     assert "--executor celery needs --database postgres" in result.output
     assert not (tmp_path / "airflow").exists()
+
+
+def test_up_without_postgresql_names_both_ways_out_before_starting_anything(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import hbase_migrate.airflow_stack as stack
+
+    monkeypatch.setattr(stack, "find_pg_bin", lambda: None)
+    with pytest.raises(stack.AirflowStackError) as refused:
+        stack.start_airflow(tmp_path, connections=[])
+    assert "apt-get install postgresql" in str(refused.value)
+    assert "--database sqlite" in str(refused.value)
+    assert not (tmp_path / "airflow" / STACK_FILE).exists()
