@@ -46,6 +46,9 @@ _KINDS: dict[str, Kind] = {
     _H + "regionserver.RegionServerAbortedException": Kind.RELOCATE,
     _H + "regionserver.WrongRegionException": Kind.RELOCATE,
     _H + "client.RegionOfflineException": Kind.RELOCATE,
+    # a master stopping (a DoNotRetryIOException, which HBase's admin answers by asking
+    # again another way): the call was not run; its successor takes it
+    _H + "exceptions.MasterStoppedException": Kind.RELOCATE,
     # busy, throttled or starting: back off, same place
     _H + "RegionTooBusyException": Kind.RETRY,
     _H + "CallQueueTooBigException": Kind.RETRY,
@@ -75,7 +78,6 @@ _KINDS: dict[str, Kind] = {
     _H + "exceptions.FailedSanityCheckException": Kind.NEVER,
     _H + "exceptions.UnknownProtocolException": Kind.NEVER,
     _H + "exceptions.RequestTooBigException": Kind.NEVER,
-    _H + "exceptions.MasterStoppedException": Kind.NEVER,
     _H + "security.AccessDeniedException": Kind.NEVER,
     _H + "io.hfile.CorruptHFileException": Kind.NEVER,
     _H + "ipc.FatalConnectionException": Kind.NEVER,

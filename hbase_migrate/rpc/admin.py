@@ -5,8 +5,9 @@ keys, enable, disable, delete, snapshots, clone, restore, cluster status) and, t
 compaction waited for, WAL roll, region info and load, online regions).
 
 The master is the one ZooKeeper names (``<znode_parent>/master``). A call that finds no
-master, a master gone (connection refused or broken), or one not ready
-(``MasterNotRunningException``, ``PleaseHoldException``, ``ServerNotRunningYetException``)
+master, a master gone (connection refused or broken) or stopping
+(``MasterStoppedException``), or one not ready (``MasterNotRunningException``,
+``PleaseHoldException``, ``ServerNotRunningYetException``)
 is sent again, after backing off, to whichever master ZooKeeper names then, for at most
 ``master_wait`` seconds. Calls that start a procedure carry a nonce (this client's group,
 one number per operation), so the same call sent again to a new master is the same

@@ -43,6 +43,48 @@ def test_the_same_class_is_one_kind_over_either_transport() -> None:
         f"{H}TableNotFoundException: t", True) is Kind.NEVER
 
 
+def test_a_stopping_masters_refusal_sends_the_call_to_its_successor() -> None:
+    """MasterStoppedException (HBase flags it do-not-retry) comes from a master going away:
+    the admin asks ZooKeeper for the next one and calls again, as for a master not
+    running, and a procedure's wait outlives the failover."""
+    from hbase_migrate.rpc.admin import NativeAdmin
+    from hbase_migrate.rpc.errors import RemoteError
+
+    stopped = RemoteError(H + "exceptions.MasterStoppedException", do_not_retry=True)
+    assert stopped.retryable and stopped.kind is Kind.RELOCATE
+
+    class Answer:
+        response = b"done"
+
+    class Master:
+        def __init__(self, name: str, fails: bool) -> None:
+            self.name, self.fails = name, fails
+
+        def call(self, method: str, request: bytes) -> Answer:
+            if self.fails:
+                raise stopped
+            return Answer()
+
+        def close(self) -> None:
+            pass
+
+    masters = iter([Master("old", True), Master("new", False)])
+    asked: list[str] = []
+    admin = NativeAdmin.__new__(NativeAdmin)
+    admin.master_wait, admin.master_server, admin._master = 5.0, "old", None
+    admin._lock = __import__("threading").Lock()
+
+    def connection() -> Master:
+        if admin._master is None:
+            admin._master = next(masters)  # type: ignore[assignment]
+        asked.append(admin._master.name)  # type: ignore[attr-defined]
+        return admin._master  # type: ignore[return-value]
+
+    admin._master_connection = connection  # type: ignore[method-assign]
+    assert admin.master_call("getProcedureResult", b"", "table t") == b"done"
+    assert asked == ["old", "new"]
+
+
 class GaveUp(ClusterError):
     pass
 
