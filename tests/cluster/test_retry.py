@@ -68,21 +68,28 @@ def test_a_stopping_masters_refusal_sends_the_call_to_its_successor() -> None:
         def close(self) -> None:
             pass
 
-    masters = iter([Master("old", True), Master("new", False)])
-    asked: list[str] = []
-    admin = NativeAdmin.__new__(NativeAdmin)
-    admin.master_wait, admin.master_server, admin._master = 5.0, "old", None
-    admin._lock = __import__("threading").Lock()
+    class Failover(NativeAdmin):
+        """The admin's calls over scripted masters: the stopping one, then its successor
+        (what ZooKeeper names once the admin forgets the first)."""
 
-    def connection() -> Master:
-        if admin._master is None:
-            admin._master = next(masters)  # type: ignore[assignment]
-        asked.append(admin._master.name)  # type: ignore[attr-defined]
-        return admin._master  # type: ignore[return-value]
+        def __init__(self) -> None:  # no ZooKeeper: the masters are scripted
+            self.master_wait, self.master_server = 5.0, None
+            self.masters = iter([Master("old", True), Master("new", False)])
+            self.current: Master | None = None
+            self.asked: list[str] = []
 
-    admin._master_connection = connection  # type: ignore[method-assign]
+        def _master_connection(self) -> Master:  # type: ignore[override]
+            if self.current is None:
+                self.current = next(self.masters)
+            self.asked.append(self.current.name)
+            return self.current
+
+        def _forget_master(self) -> None:
+            self.current = None
+
+    admin = Failover()
     assert admin.master_call("getProcedureResult", b"", "table t") == b"done"
-    assert asked == ["old", "new"]
+    assert admin.asked == ["old", "new"]
 
 
 class GaveUp(ClusterError):
