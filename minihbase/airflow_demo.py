@@ -453,14 +453,9 @@ def _backfill(dags: Dags) -> dict[str, Any]:
     not the clock: unpaused just after the hour turns, the schedule runs the last two hours,
     and a backfill of an hour that has a run already makes none."""
     dags.unpause("hbase_migrate_backfill")  # its last full hour is scheduled at once
-    deadline = time.monotonic() + RUN_TIMEOUT
-    while not (scheduled := [r for r in dags.runs("hbase_migrate_backfill")
-                             if r["run_type"] == "scheduled"]):
-        if time.monotonic() > deadline:
-            raise EmbeddedStackError("hbase_migrate_backfill: unpaused, its schedule made no "
-                                     f"run within {RUN_TIMEOUT:g} s")
-        time.sleep(1.0)
-    end = min(datetime.fromisoformat(r["data_interval_start"]) for r in scheduled)
+    dags.wait("hbase_migrate_backfill", lambda r: r["run_type"] == "scheduled")
+    end = min(datetime.fromisoformat(r["data_interval_start"])
+              for r in dags.runs("hbase_migrate_backfill") if r["run_type"] == "scheduled")
     start = end - timedelta(hours=1)
     created = dags.stack.airflow(
         "backfill", "create", "--dag-id", "hbase_migrate_backfill",
