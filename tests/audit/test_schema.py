@@ -13,7 +13,6 @@ from hbase_migrate.audit.errors import LedgerOpenError, LedgerSchemaError
 from hbase_migrate.audit.ledger import Ledger
 from hbase_migrate.audit.schema import SQL_DIR, known_migrations, latest_version
 from hbase_migrate.pgserver import PostgresServer
-from stackprocs.process import free_port
 
 TABLES = {"schema_version", "migrations", "steps", "wal_files", "validations", "gaps"}
 
@@ -94,8 +93,8 @@ def test_unusable_urls(url: str, message: str) -> None:
     assert ":pw@" not in str(info.value)
 
 
-def test_unreachable_postgresql_is_named_without_its_password() -> None:
-    port = free_port()
+def test_unreachable_postgresql_is_named_without_its_password(closed_port: int) -> None:
+    port = closed_port
     with pytest.raises(LedgerOpenError) as info:
         Ledger.open(f"postgresql://migrator:s3cret@127.0.0.1:{port}/ledger")
     message = str(info.value)

@@ -14,7 +14,6 @@ from hbase_migrate.cluster.endpoints import ClusterEndpoints
 from hbase_migrate.lifecycle.cdc import CDC_STREAM
 from hbase_migrate.wal.model import Cell, CellType
 from realstack.kafka import KafkaBroker
-from stackprocs.process import free_port
 from tests.cli_util import fails
 from tests.support.cdc import create_topic
 from tests.support.replay import (
@@ -52,8 +51,9 @@ def argv(config: Path) -> list[str]:
     return ["cdc", "--config", str(config), "--start", str(START)]
 
 
-def test_an_unreachable_broker(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    bootstrap = f"127.0.0.1:{free_port()}"
+def test_an_unreachable_broker(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                               closed_port: int) -> None:
+    bootstrap = f"127.0.0.1:{closed_port}"
     config, wal, offset = setup(tmp_path, bootstrap, "orders-cdc")
     error = fails(argv(config), capsys)
     assert f"Kafka broker {bootstrap} unreachable" in error

@@ -119,11 +119,12 @@ def test_errors_not_marked_retryable_and_calls_not_idempotent_fail_at_once(
     assert handler.calls == ["get", "putMultiple", "createTable"]
 
 
-def test_a_scan_of_an_unreachable_gateway_fails_after_its_calls_own_retries() -> None:
+def test_a_scan_of_an_unreachable_gateway_fails_after_its_calls_own_retries(
+        closed_port: int) -> None:
     """Opening the scanner is retried by the call's loop; the scan does not retry that
     again (the attempts would multiply)."""
     before = RETRIES["thrift2"]
-    with client(f"127.0.0.1:{free_port()}") as c, pytest.raises(
+    with client(f"127.0.0.1:{closed_port}") as c, pytest.raises(
             Thrift2UnreachableError, match=r"openScanner t: unreachable after 4 attempts"):
         list(c.scan("t"))
     assert RETRIES["thrift2"] - before == 3

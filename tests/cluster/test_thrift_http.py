@@ -148,13 +148,14 @@ def test_a_401_without_credentials_is_one_line(answering: HTTPServer) -> None:
     assert set(answering.seen) == {"application/x-thrift"}  # type: ignore[attr-defined]
 
 
-def test_http_errors_and_no_listener_are_transport_errors(answering: HTTPServer) -> None:
+def test_http_errors_and_no_listener_are_transport_errors(answering: HTTPServer,
+                                                          closed_port: int) -> None:
     answering.status = 503  # type: ignore[attr-defined]
     endpoint = f"127.0.0.1:{answering.server_address[1]}"
     with Thrift2Client(endpoint, transport="http", timeout=3, retries=2, backoff=0.01) as t2, \
             pytest.raises(Thrift2UnreachableError, match=r"after 3 attempts.*HTTP 503"):
         t2.table_exists("t")
-    with Thrift1Client(f"127.0.0.1:{free_port()}", transport="http", timeout=3, retries=1,
+    with Thrift1Client(f"127.0.0.1:{closed_port}", transport="http", timeout=3, retries=1,
                        backoff=0.01) as t1, \
             pytest.raises(Thrift1UnreachableError, match=r"after 2 attempts"):
         t1.tables()

@@ -28,7 +28,6 @@ from hbase_migrate.cluster.zk.zookeeper import (
 from hbase_migrate.wal.names import ServerName
 from minihbase.zkregistry import ZkRegistrar
 from minihbase.zookeeper import ZooKeeperServer
-from stackprocs.process import free_port
 
 pytestmark = pytest.mark.integration
 
@@ -170,13 +169,13 @@ def test_3x_layout_reports_the_queue_table(
 
 
 def test_wrong_parent_and_unreachable_quorum_are_clear_errors(
-    zookeeper: ZooKeeperServer,
+    zookeeper: ZooKeeperServer, closed_port: int,
 ) -> None:
     with HBaseZooKeeper(zookeeper.address, "/no-such-hbase") as zk, \
             pytest.raises(ClusterError, match=r"zookeeper\.znode\.parent") as err:
         zk.live_servers()
     assert zookeeper.address in str(err.value) and "/no-such-hbase" in str(err.value)
-    dead = f"127.0.0.1:{free_port()}"
+    dead = f"127.0.0.1:{closed_port}"
     with pytest.raises(ClusterError, match=re.escape(f"quorum {dead}")):
         HBaseZooKeeper(dead, timeout=1.0).start()
 

@@ -5,7 +5,6 @@ cluster holds, over a real ZooKeeper, while a parent a gone cluster left is reus
 
 from __future__ import annotations
 
-import socket
 import subprocess
 import sys
 import threading
@@ -177,10 +176,8 @@ def test_of_two_masters_starting_at_once_exactly_one_wins(zookeeper: ZooKeeperSe
             registrar.close()
 
 
-def test_a_zookeeper_that_does_not_answer_is_named(tmp_path: Path) -> None:
-    with socket.socket() as probe:  # a port nobody listens on
-        probe.bind(("127.0.0.1", 0))
-        quorum = f"127.0.0.1:{probe.getsockname()[1]}"
+def test_a_zookeeper_that_does_not_answer_is_named(closed_port: int) -> None:
+    quorum = f"127.0.0.1:{closed_port}"
     with pytest.raises(EmbeddedStackError) as info:
         ZkRegistrar(quorum, "/hbase", timeout=1)
     assert str(info.value) == f"ZooKeeper {quorum} does not answer within 1 s: is it running?"

@@ -6,7 +6,6 @@ follow's waiting only while its process lives (here: killed)."""
 from __future__ import annotations
 
 import json
-import socket
 import subprocess
 import sys
 import time
@@ -33,15 +32,8 @@ def waiting(config: Path) -> Any:
     return streams.get("source", {}).get("waiting")
 
 
-def closed_port() -> int:
-    """A loopback port nothing listens on (bound, then let go)."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def test_a_wrong_webhdfs_port_fails_a_one_shot_replay_soon_and_a_follow_waits(
-        tmp_path: Path, make_embedded: EmbeddedClusters) -> None:
+        tmp_path: Path, make_embedded: EmbeddedClusters, closed_port: int) -> None:
     src, dst = make_embedded.pair(wal=WalSettings(region_servers=1, roll_period=3600))
     run_workload(src, TABLE, seed=9, ops=20)
     (tmp_path / "once").mkdir()
@@ -52,7 +44,7 @@ def test_a_wrong_webhdfs_port_fails_a_one_shot_replay_soon_and_a_follow_waits(
     set_watermark(followed)
     cluster_json = src.write_cluster_json()
     described = json.loads(cluster_json.read_text())
-    wrong = f"http://127.0.0.1:{closed_port()}"
+    wrong = f"http://127.0.0.1:{closed_port}"
     cluster_json.write_text(json.dumps({**described, "webhdfs": wrong}))  # the typo
 
     proc, _, err = follow(followed)

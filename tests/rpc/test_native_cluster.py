@@ -5,8 +5,6 @@ answer stops the run before any file is read."""
 
 from __future__ import annotations
 
-import socket
-
 import pytest
 
 from hbase_migrate.cluster.descriptors import RegionDescriptor
@@ -32,11 +30,8 @@ def test_a_region_as_the_protocols_descriptor() -> None:
         "ns:t", b"g", b"p", 1700000000000, "rs1", 16020, 42, name)
 
 
-def test_a_native_target_whose_zookeeper_is_down_stops_the_run() -> None:
-    with socket.socket() as s:  # a port nothing listens on
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    down = ClusterEndpoints("dst", zookeeper=f"127.0.0.1:{port}")
+def test_a_native_target_whose_zookeeper_is_down_stops_the_run(closed_port: int) -> None:
+    down = ClusterEndpoints("dst", zookeeper=f"127.0.0.1:{closed_port}")
     with pytest.raises(TargetUnavailableError, match=r"target cluster 'dst': .*ZooKeeper") as e:
         open_target(down)
     assert e.value.service == "target ZooKeeper"  # what waits name: no gateway here

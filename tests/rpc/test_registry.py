@@ -105,12 +105,8 @@ def test_the_registry_answers_what_zookeeper_says(registered: MiniHBase) -> None
         registry.close()
 
 
-def test_no_server_answering_is_one_error_naming_each(tmp_path: Path) -> None:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+def test_no_server_answering_is_one_error_naming_each(closed_port: int) -> None:
+    port = closed_port
     registry = RpcRegistry([("127.0.0.1", port)], call_timeout=2.0)
     with pytest.raises(RegistryError) as caught:
         registry.meta_server()

@@ -6,7 +6,6 @@ Python and of a local master; ``[spark] conf`` and ``--conf``; the migration as 
 from __future__ import annotations
 
 import json
-import socket
 import sys
 import tarfile
 from pathlib import Path
@@ -111,11 +110,8 @@ def test_tasks_get_endpoints_resolved_and_no_ledger(tmp_path: Path) -> None:
     assert executor_spec(shipped) is shipped and shipped.source.endpoints().name == "a"
 
 
-def test_the_probe_says_what_an_executor_lacks(tmp_path: Path) -> None:
-    closed = socket.socket()
-    closed.bind(("127.0.0.1", 0))
-    port = closed.getsockname()[1]
-    closed.close()
+def test_the_probe_says_what_an_executor_lacks(tmp_path: Path, closed_port: int) -> None:
+    port = closed_port
     found = probe.probe({"python": "3.99", "modules": ["hbase_migrate_nothing"],
                          "versions": {"pyspark": "0.0.1"},
                          "paths": {"source WAL folder": str(tmp_path / "none")},

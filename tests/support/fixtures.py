@@ -7,6 +7,7 @@ them). Registered for every test area by ``tests/conftest.py``."""
 
 from __future__ import annotations
 
+import socket
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -24,6 +25,16 @@ def zookeeper(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ZooKeeperSer
     """A real ZooKeeper server on a free loopback port, for the whole test session."""
     with ZooKeeperServer(tmp_path_factory.mktemp("zookeeper")) as server:
         yield server
+
+
+@pytest.fixture
+def closed_port() -> Iterator[int]:
+    """A loopback port nothing listens on, for the whole test: held bound (never listening)
+    so no other process of a parallel run can take it and answer there; a connection to it
+    is refused."""
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        yield int(held.getsockname()[1])
 
 
 @pytest.fixture(params=TRANSPORTS)

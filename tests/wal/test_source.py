@@ -118,13 +118,6 @@ def webhdfs() -> Iterator[str]:
         server.server_close()
 
 
-@pytest.fixture
-def unused_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def test_local_path(tmp_path: Path) -> None:
     path = tmp_path / "wal"
     path.write_bytes(b"PWAL123")
@@ -242,8 +235,8 @@ def test_a_file_that_shrank_is_a_one_line_error(namenode: tuple[Path, Leases, st
     assert "\n" not in str(err.value)
 
 
-def test_an_unreachable_namenode_is_a_one_line_error(unused_port: int) -> None:
-    url = f"webhdfs://127.0.0.1:{unused_port}/hbase/{OPEN_WAL}"
+def test_an_unreachable_namenode_is_a_one_line_error(closed_port: int) -> None:
+    url = f"webhdfs://127.0.0.1:{closed_port}/hbase/{OPEN_WAL}"
     with pytest.raises(WalSourceError, match=rf"^{re.escape(url)}: WebHDFS GETFILESTATUS at "
                        "byte offset 0 failed: .*(refused|Connection)") as err:
         WalReader(url)
