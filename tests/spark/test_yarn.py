@@ -14,7 +14,9 @@ of later writes and the validation run in applications of their own, Spark's jar
 the cluster once; the target equals the source cell for cell. An Airflow of the test's own
 (an Airflow worker's environment, ``HADOOP_CONF_DIR`` among it) runs the start DAG with a
 ``spark`` connection whose host is ``yarn``: the copy's and the validation's parts each ran
-as a YARN application that the task's XCom names. Bad set-ups fail in one line
+as a YARN application that the task's XCom names, and then the replay DAG replays later
+writes in YARN applications of their own. ``validate --from snapshot`` of a real HBase
+source reads its snapshot's store files in the containers. Bad set-ups fail in one line
 naming the fix, before any session starts. A NodeManager killed (its JVM and its
 containers' processes) while a copy task runs on it leaves the step exact, the lost range
 run again on the other node, or failing in one line with a rerun that redoes at most the
@@ -41,10 +43,16 @@ import pytest
 import hbase_migrate
 from hbase_migrate.audit.ledger import Ledger
 from hbase_migrate.audit.records import KeyRangeRecord
+from hbase_migrate.cluster.endpoints import ClusterEndpoints
 from hbase_migrate.config import load_config
+from hbase_migrate.config_parts import IN_PROCESS
+from hbase_migrate.validate.resume import SNAPSHOT_READ
 from minihbase.server import MiniHBase
+from minihbase.workload import Workload, WorkloadSpec
+from realstack.hbase import RealHBase
 from realstack.maven import RealStackError
 from realstack.yarn import RealYarn, RealYarnOptions
+from tests.realstack.fixtures import read_requests
 from tests.spark.standalone import HIDE
 from tests.support.minicluster import EmbeddedClusters, compare, run_workload, write_migration
 
@@ -269,6 +277,62 @@ def validated_on_yarn(yarn: Yarn, config: Path, earlier: set[str], ranges: int) 
     print(f"the validation's application ran {apps[checked['application']]['elapsedTime']} ms")
 
 
+def test_a_validation_from_a_snapshot_reads_its_store_files_in_yarn_containers(
+        yarn: Yarn, second_hbase: RealHBase, clusters: tuple[MiniHBase, MiniHBase]) -> None:
+    """``validate --from snapshot`` of a real HBase source on YARN: the tasks in the
+    containers read the snapshot's store files over the source's WebHDFS (the driver's folder
+    is hidden from them), so the source's regions serve no read request during it; each
+    range's checksum row says its source side came from the snapshot; ``validated``."""
+    _, dst = clusters
+    table, folder = "from_files", yarn.driver / "fromfiles"
+    runner = Workload(ClusterEndpoints.from_json(second_hbase.described),
+                      WorkloadSpec(table, 277, 600))
+    try:
+        runner.ensure_table()  # two families, pre-split: several regions
+        runner.run()
+    finally:
+        runner.close()
+    folder.mkdir(parents=True)
+    config = folder / "migration.toml"
+    config.write_text(
+        f'[migration]\nname = "fromfiles"\nledger = "sqlite:///{folder / "ledger.db"}"\n'
+        f'[source]\ncluster_json = "{second_hbase.cluster_json}"\n'
+        f'[target]\ncluster_json = "{dst.write_cluster_json()}"\n'
+        f'[[tables]]\nsource = "{table}"\n[replay]\nroll_period = "1h"\nmargin = "1m"\n'
+        f'[snapshot]\nmethod = "scan"\nttl = "1h"\n[spark]\nmaster = "yarn"\n[spark.conf]\n'
+        '"spark.executor.memory" = "512m"\n"spark.executor.instances" = "2"\n'
+        '"spark.yarn.am.memory" = "384m"\n[ranges]\nmax_cells = 400\n', encoding="utf-8")
+    spec = load_config(config)
+    assert cli(yarn, "prepare", "--config", str(config)).returncode == 0
+    copied = cli(yarn, "snapshot", "--config", str(config), "--master", IN_PROCESS)
+    assert copied.returncode == 0, copied.stderr[-3000:]
+    before = read_requests(second_hbase, table)
+    done = cli(yarn, "validate", "--config", str(config), "--from", "snapshot")
+    if done.returncode:
+        pytest.fail(f"validate --from snapshot: {done.stderr.strip().splitlines()[-1]}")
+    print(done.stdout)
+    assert read_requests(second_hbase, table) == before  # no scan reached the source
+    with Ledger.open(spec.ledger_url) as ledger:
+        migration = ledger.migration(spec.name)
+        assert migration is not None and migration.state == "validated"
+        ranges = ledger.key_ranges(migration.id, table)
+        (step,) = ledger.steps(migration.id, "validate")
+        rows = ledger.checksums(migration.id, step.id)
+    assert step.metrics["source_read"].startswith("snapshot files over WebHDFS"), step.metrics
+    assert step.metrics["source_requests"] == 0, step.metrics
+    assert len(rows) == len(ranges) > 1 and all(
+        r.source_read.startswith(SNAPSHOT_READ) for r in rows), [r.source_read for r in rows]
+    checked = step.metrics["yarn"]
+    assert "" not in checked["containers"] and sum(checked["containers"].values()) >= len(
+        ranges), checked
+    app = {a["id"]: a for a in yarn.stack.rest("apps")["apps"]["app"]}[checked["application"]]
+    assert (app["finalStatus"], app["name"]) == ("SUCCEEDED", "hbase-migrate validate fromfiles")
+    log_dirs = [Path(n["log_dirs"]) for n in yarn.stack.described["node_managers"]]
+    assert set(checked["containers"]) <= set(finished_in(log_dirs, checked["application"]))
+    print(f"validate --from snapshot: {checked['application']} ran {app['elapsedTime']} ms "
+          f"over {len(ranges)} ranges")
+
+
 def venv_archive(path: Path, python: str, pyspark: str) -> Path:
     """A packed environment as venv-pack makes one, of ``python`` with ``pyspark``."""
     with tarfile.open(path, "w:gz") as tar:
@@ -364,7 +428,7 @@ def airflow_run(folder: Path, dag_id: str, conf: dict[str, Any],
     return tasks
 
 
-def test_the_start_dag_from_an_airflow_worker_copies_and_validates_in_yarn_containers(
+def test_the_start_and_replay_dags_from_an_airflow_worker_run_in_yarn_containers(
         yarn: Yarn, clusters: tuple[MiniHBase, MiniHBase]) -> None:
     """An Airflow worker with ``HADOOP_CONF_DIR`` naming the cluster's configuration runs
     the start DAG with a ``spark`` connection whose host is ``yarn``: each part of the copy
@@ -434,6 +498,50 @@ def test_the_start_dag_from_an_airflow_worker_copies_and_validates_in_yarn_conta
         print(f"{task}: {where['application']} ran {app['elapsedTime']} ms, tasks in "
               f"{containers}")
     assert sum(placed["snapshot_part"]["containers"].values()) == len(ranges)
+
+    replay_dag_on_yarn(yarn, src, dst, AirflowRun(folder, conf, extra), applications)
+
+
+@dataclass(frozen=True)
+class AirflowRun:
+    """What :func:`airflow_run` is given for a migration's DAG runs."""
+
+    folder: Path
+    conf: dict[str, Any]
+    extra: dict[str, str]
+
+
+def replay_dag_on_yarn(yarn: Yarn, src: MiniHBase, dst: MiniHBase, run: AirflowRun,
+                       earlier: set[str]) -> None:
+    """Later writes replayed by the replay DAG (triggered with the start DAG's ``conf``, as
+    by hand): each replay part's step ran in a YARN application of its own (not one of
+    ``earlier``) whose containers logged its tasks; the target equals the source."""
+    table, name, ledger = run.conf["tables"][0], run.conf["migration"], run.conf["ledger"]
+    run_workload(src, table, seed=276, ops=300)
+    tasks = airflow_run(run.folder, "hbase_migrate_replay", run.conf, run.extra)
+    states = {(t["task"], t["map_index"]): t["state"] for t in tasks}
+    assert {s for (task, _), s in states.items() if task == "replay"} == {"success"}, states
+    assert "failed" not in states.values() and "upstream_failed" not in states.values(), states
+    assert compare(src, dst, table).equal
+    with Ledger.open(ledger) as opened:
+        migration = opened.migration(name)
+        assert migration is not None
+        replays = opened.steps(migration.id, "replay")
+    assert replays and all(r.dag_id == "hbase_migrate_replay" for r in replays), replays
+    assert sum(r.metrics["files_read"] for r in replays) > 0
+    replayed = {r.metrics["engine"]["engine"] for r in replays}
+    assert replayed == {"yarn"}, [r.metrics["engine"] for r in replays]
+    apps = {a["id"]: a for a in yarn.stack.rest("apps")["apps"]["app"]}
+    log_dirs = [Path(n["log_dirs"]) for n in yarn.stack.described["node_managers"]]
+    for step in replays:
+        where = step.metrics["engine"]["yarn"]
+        assert where["application"] not in earlier, where
+        assert "" not in where["containers"] and sum(where["containers"].values()) > 0, where
+        app = apps[where["application"]]
+        assert (app["finalStatus"], app["name"]) == ("SUCCEEDED", f"hbase-migrate replay {name}")
+        assert set(where["containers"]) <= set(finished_in(log_dirs, where["application"]))
+        print(f"replay: {where['application']} ran {app['elapsedTime']} ms, files in "
+              f"{where['containers']}")
 
 
 # An executor's container (512 MiB of heap, 1,100 MiB over it: 1,664 MiB as YARN rounds it)
