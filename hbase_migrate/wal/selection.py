@@ -196,6 +196,8 @@ def _by_name(info: WalFileInfo, start: int, end: int, roll_period: int, margin: 
     if info.kind in NOT_REGION_WALS:
         what = "procedure log" if info.kind == "procedure" else "master-store WAL"
         return f"not a region server WAL ({what})"
+    if info.kind == "meta":  # HBase's WALFactory.getWAL: hbase:meta's own provider
+        return "the hbase:meta WAL: only hbase:meta's edits, no table's a migration copies"
     created = info.timestamp
     if created is None:
         return None

@@ -159,6 +159,19 @@ def test_procedure_and_master_store_files_are_left_out_unread() -> None:
     assert "procedure log" in manifest.items[1].reason  # sorted: /hbase/oldWALs/h < /p
 
 
+def test_the_meta_wal_is_left_out_unread_even_when_gone() -> None:
+    """hbase:meta's WAL holds only hbase:meta's edits (a provider of its own, HBase's
+    WALFactory.getWAL): one the cleaner deleted before it was read is no gap."""
+    meta = archived(START + 10 * MINUTE, meta=True)
+    gone = archived(START + 20 * MINUTE, meta=True)
+    manifest, scanner = select({meta: [START + 11 * MINUTE]},
+                               broken={gone: FileNotFoundError(gone)})
+    assert by_path(manifest) == {meta: (False, "name"), gone: (False, "name")}
+    assert scanner.scanned == []
+    assert all("hbase:meta WAL" in item.reason and item.error is None
+               for item in manifest.items)
+
+
 def test_unreadable_files_are_included_and_flagged() -> None:
     corrupt = archived(START + MINUTE)
     gone = live(START)
@@ -196,7 +209,7 @@ def test_manifest_json_is_stable_and_round_trips() -> None:
     data = json.loads(first.to_json())
     assert data["window"] == {"start": START, "end": END}
     assert (data["roll_period"], data["margin"]) == (HOUR, 5 * MINUTE)
-    assert data["summary"] == {"files": 3, "included": 2, "excluded": 1, "attention": 0}
+    assert data["summary"] == {"files": 3, "included": 1, "excluded": 2, "attention": 0}
     assert [item["path"] for item in data["items"]] == sorted(contents)
     item_a = next(item for item in data["items"] if item["path"] == a)
     assert item_a == {
