@@ -116,6 +116,23 @@ def test_the_runbook_s_migration_files_are_accepted(tmp_path: Path) -> None:
             parse_config({**whole, **part}, tmp_path / "M.toml")
 
 
+def test_every_pages_toml_is_a_part_of_a_migration_file_as_written(tmp_path: Path) -> None:
+    """Each ``toml`` block of every page (the guides too) parses as written, and put into the
+    runbook's migration file in place of its sections is accepted: a reader copies them."""
+    pages = sorted({*PAGES, *(str(p.relative_to(REPO)) for p in (REPO / "docs").rglob("*.md"))})
+    whole = tomllib.loads(_migration_files()[0])
+    checked = 0
+    for page in pages:
+        for block in _blocks(page, "toml"):
+            try:
+                part = tomllib.loads(block)
+            except tomllib.TOMLDecodeError as exc:
+                pytest.fail(f"{page}: a toml block does not parse ({exc}):\n{block}")
+            parse_config({**whole, **part}, tmp_path / "M.toml")
+            checked += 1
+    assert checked > len(_migration_files())
+
+
 def test_the_runbook_s_first_commands_run_on_its_migration_file(tmp_path: Path) -> None:
     """`ledger upgrade` and `ledger info` as the runbook gives them, on its own M.toml: the
     file is read, the ledger made, and the migration's ledger answers."""

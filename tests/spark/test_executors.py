@@ -158,3 +158,28 @@ def test_a_refusal_over_the_executors_python_names_the_setting_that_mends_it(
                   wanted(spec, named, wal=False)) == (
         f"; install pyspark {pyspark} and hbase-migrate[executor] into /opt/hbm/bin/python on "
         "every worker, or set [spark] python to a Python that has them")
+
+
+def test_the_guides_kubernetes_recipe_renders_the_images_python_and_no_archive(
+        tmp_path: Path) -> None:
+    """The ``[spark]`` of docs/guides/spark-cluster.md's Kubernetes section, as written: the
+    session gets its master, its image and the Python ``docker/spark/Dockerfile`` installs
+    the project for (its ``PYSPARK_PYTHON``), and no archive is shipped."""
+    import re
+    import tomllib
+
+    root = Path(__file__).resolve().parents[2]
+    guide = (root / "docs" / "guides" / "spark-cluster.md").read_text("utf-8")
+    section = guide.split("## Kubernetes", 1)[1].split("\n## ", 1)[0]
+    (recipe,) = re.findall(r"^```toml\n(.*?)^```", section, re.M | re.S)
+    written = tomllib.loads(recipe)["spark"]
+    body = recipe.split("[spark]\n", 1)[1]
+    spec = load_config(config(tmp_path, body))
+    setup = executor_setup(spec.engine.spark_master, spec.engine)
+    image_python = re.search(r"PYSPARK_PYTHON=(\S+)", (root / "docker" / "spark" /
+                                                       "Dockerfile").read_text("utf-8"))
+    assert image_python and written["python"] == image_python.group(1)
+    assert spec.engine.spark_master == written["master"]
+    assert setup.archive is None and setup.python == written["python"]
+    assert dict(setup.conf) == {**{k: str(v) for k, v in written["conf"].items()},
+                                "spark.pyspark.python": written["python"]}
