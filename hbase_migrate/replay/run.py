@@ -406,9 +406,10 @@ def _problems(summary: RunSummary, shown: int = 3) -> str | None:
 
 def _skip_excluded(ledger: Ledger, migration_id: int, manifest: Manifest, stream: str
                    ) -> None:
-    """Catch-up: an archived file with no edit in the window will never get one."""
+    """Catch-up: an archived file with no edit in the window will never get one, and
+    hbase:meta's WAL, live or not, never holds a table's edit (the selection leaves it out)."""
     for item in manifest.items:
-        if not item.included and item.state in CLOSED_STATES:
+        if not item.included and (item.state in CLOSED_STATES or item.kind == "meta"):
             ledger.mark_wal_skipped(migration_id, stream, item.path, item.reason)
 
 

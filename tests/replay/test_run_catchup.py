@@ -15,7 +15,7 @@ import pytest
 
 from hbase_migrate.audit.ledger import Ledger, now_ms
 from hbase_migrate.audit.records import WalStatus
-from hbase_migrate.audit.status import compute_status
+from hbase_migrate.audit.status import compute_status, drained
 from hbase_migrate.cluster.descriptors import TableDescriptor
 from hbase_migrate.cluster.storage.walstore import LocalWalStore, WalListing
 from hbase_migrate.errors import ConfigError
@@ -32,7 +32,7 @@ from hbase_migrate.replay.summary import Observer, RunSummary
 from hbase_migrate.wal import markers as M
 from hbase_migrate.wal.messages import TableName
 from hbase_migrate.wal.model import Cell, CellType, Tag
-from hbase_migrate.wal.names import ServerName
+from hbase_migrate.wal.names import ServerName, wal_file_name
 from hbase_migrate.wal.selection import Manifest
 from hbase_migrate.wal.writer import WalOptions
 from minihbase.webhdfs import WebHdfsServer
@@ -413,3 +413,30 @@ def test_bulk_loads_become_step_metrics(setup: Setup) -> None:
         (step,) = ledger.steps(migration.id, "replay")
     assert step.metrics["bulk_loads"][0]["region"] == REGION.decode()
     assert step.metrics["markers"] == {"BULK_LOAD": 1}
+
+
+def test_meta_wals_live_or_archived_are_skipped_unread_and_leave_nothing_to_drain(
+        setup: Setup) -> None:
+    """hbase:meta's own WAL holds no table's edit: a catch-up marks it skipped, live or
+    archived, so it is not a file "not replayed to its end" for the cutover gate."""
+    s, root = setup, setup.root
+    calls = puts("m", 0, 3)
+    table = root.write(RS1, T + 10, s.table, calls, state="live", trailer=False)
+    metas = []
+    for state, created in (("live", T + 20), ("archived", T + 5)):
+        written = root.write(RS1, created, "hbase:meta", puts("meta", 0, 2), state=state,
+                             trailer=state == "archived")
+        metas.append(written.rename(written.with_name(
+            wal_file_name(RS1, created, meta=True))))
+    s.source_writes(calls)
+    done = run_replay(s.job)
+    assert done.exit_code == 0, done.to_json()
+    rows = s.rows()
+    assert {rows[m.name] for m in metas} == {(WalStatus.SKIPPED, 0, 0)}, rows
+    assert rows[table.name][0] is WalStatus.REPLAYING
+    with Ledger.open(s.job.spec.ledger_url) as ledger:
+        migration = ledger.migration(s.job.spec.name)
+        assert migration is not None
+        files = {f.path.rsplit("/", 1)[-1]: f for f in ledger.wal_files(migration.id, SOURCE)}
+    assert all(drained(files[m.name]) for m in metas)
+    assert s.equal()
