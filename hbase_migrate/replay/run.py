@@ -53,7 +53,7 @@ from hbase_migrate.replay.summary import EXIT_OK, FollowSummary, Observer, RunSu
 from hbase_migrate.replay.touched import ROUND_STEPS
 from hbase_migrate.replay.worker import CLOSED_STATES
 from hbase_migrate.timeutil import format_duration
-from hbase_migrate.wal.selection import Manifest
+from hbase_migrate.wal.selection import NO_TABLE_EDITS, Manifest
 
 log = logging.getLogger(__name__)
 
@@ -406,10 +406,10 @@ def _problems(summary: RunSummary, shown: int = 3) -> str | None:
 
 def _skip_excluded(ledger: Ledger, migration_id: int, manifest: Manifest, stream: str
                    ) -> None:
-    """Catch-up: an archived file with no edit in the window will never get one, and
-    hbase:meta's WAL, live or not, never holds a table's edit (the selection leaves it out)."""
+    """Catch-up: an archived file with no edit in the window will never get one, and a file
+    of a kind that holds no table's edit (hbase:meta's WAL, live or not) never does."""
     for item in manifest.items:
-        if not item.included and (item.state in CLOSED_STATES or item.kind == "meta"):
+        if not item.included and (item.state in CLOSED_STATES or item.kind in NO_TABLE_EDITS):
             ledger.mark_wal_skipped(migration_id, stream, item.path, item.reason)
 
 

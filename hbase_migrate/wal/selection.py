@@ -39,6 +39,9 @@ log = logging.getLogger(__name__)
 MANIFEST_VERSION = 1
 SCAN_THREADS = 4  # files whose contents are read at once (each through a window of its own)
 NOT_REGION_WALS = frozenset({"procedure", "master_store"})
+# files that never hold an edit of a table a migration copies, in any state: those and
+# hbase:meta's own WAL (HBase's WALFactory.getWAL gives it a provider of its own)
+NO_TABLE_EDITS = NOT_REGION_WALS | {"meta"}
 _NOT_ROLLED_STATES = ("live", "splitting")
 
 
@@ -196,7 +199,7 @@ def _by_name(info: WalFileInfo, start: int, end: int, roll_period: int, margin: 
     if info.kind in NOT_REGION_WALS:
         what = "procedure log" if info.kind == "procedure" else "master-store WAL"
         return f"not a region server WAL ({what})"
-    if info.kind == "meta":  # HBase's WALFactory.getWAL: hbase:meta's own provider
+    if info.kind == "meta":
         return "the hbase:meta WAL: only hbase:meta's edits, no table's a migration copies"
     created = info.timestamp
     if created is None:

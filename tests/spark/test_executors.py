@@ -6,8 +6,10 @@ Python and of a local master; ``[spark] conf`` and ``--conf``; the migration as 
 from __future__ import annotations
 
 import json
+import re
 import sys
 import tarfile
+import tomllib
 from pathlib import Path
 
 import click
@@ -165,9 +167,6 @@ def test_the_guides_kubernetes_recipe_renders_the_images_python_and_no_archive(
     """The ``[spark]`` of docs/guides/spark-cluster.md's Kubernetes section, as written: the
     session gets its master, its image and the Python ``docker/spark/Dockerfile`` installs
     the project for (its ``PYSPARK_PYTHON``), and no archive is shipped."""
-    import re
-    import tomllib
-
     root = Path(__file__).resolve().parents[2]
     guide = (root / "docs" / "guides" / "spark-cluster.md").read_text("utf-8")
     section = guide.split("## Kubernetes", 1)[1].split("\n## ", 1)[0]

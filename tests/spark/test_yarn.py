@@ -75,6 +75,14 @@ class Yarn:
     conf_dir: Path
     driver: Path  # what the NodeManagers cannot see
 
+    def apps(self) -> dict[str, dict[str, Any]]:
+        """The ResourceManager's applications, by id."""
+        return {a["id"]: a for a in self.stack.rest("apps")["apps"]["app"]}
+
+    def log_dirs(self) -> list[Path]:
+        """Each NodeManager's container log folder."""
+        return [Path(n["log_dirs"]) for n in self.stack.described["node_managers"]]
+
 
 def hidden_namespace(folders: list[Path]) -> list[str]:
     """The command prefix of a private mount namespace where ``folders`` are empty, or a
@@ -223,7 +231,7 @@ def test_copy_replay_and_validation_run_in_yarn_containers_that_see_nothing_of_t
     print(f"YARN started in {stack.described['started_in_ms']} ms; the application ran "
           f"{app['elapsedTime']} ms")
     # and each container that ran a range's task logged it on its NodeManager
-    log_dirs = [Path(n["log_dirs"]) for n in stack.described["node_managers"]]
+    log_dirs = yarn.log_dirs()
     logged = finished_in(log_dirs, application)
     assert set(containers) <= set(logged), (containers, logged)
     assert sum(logged.values()) >= len(ranges) + 4  # the ranges' tasks and the pre-flight's
@@ -272,7 +280,7 @@ def validated_on_yarn(yarn: Yarn, config: Path, earlier: set[str], ranges: int) 
     assert checked["application"] not in earlier
     assert "" not in checked["containers"] and sum(checked["containers"].values()) >= ranges
     assert f"yarn: application {checked['application']} in queue default" in done.stdout
-    apps = {a["id"]: a for a in yarn.stack.rest("apps")["apps"]["app"]}
+    apps = yarn.apps()
     assert apps[checked["application"]]["finalStatus"] == "SUCCEEDED"
     print(f"the validation's application ran {apps[checked['application']]['elapsedTime']} ms")
 
@@ -325,9 +333,9 @@ def test_a_validation_from_a_snapshot_reads_its_store_files_in_yarn_containers(
     checked = step.metrics["yarn"]
     assert "" not in checked["containers"] and sum(checked["containers"].values()) >= len(
         ranges), checked
-    app = {a["id"]: a for a in yarn.stack.rest("apps")["apps"]["app"]}[checked["application"]]
+    app = yarn.apps()[checked["application"]]
     assert (app["finalStatus"], app["name"]) == ("SUCCEEDED", "hbase-migrate validate fromfiles")
-    log_dirs = [Path(n["log_dirs"]) for n in yarn.stack.described["node_managers"]]
+    log_dirs = yarn.log_dirs()
     assert set(checked["containers"]) <= set(finished_in(log_dirs, checked["application"]))
     print(f"validate --from snapshot: {checked['application']} ran {app['elapsedTime']} ms "
           f"over {len(ranges)} ranges")
@@ -481,10 +489,10 @@ def test_the_start_and_replay_dags_from_an_airflow_worker_run_in_yarn_containers
     assert len(applications) == 2, placed
 
     # YARN's word: these applications, and no other for this migration, ran to their end
-    apps = {a["id"]: a for a in yarn.stack.rest("apps")["apps"]["app"]}
+    apps = yarn.apps()
     ours = {i for i, a in apps.items() if a["name"].endswith(f" {name}")}
     assert ours == applications, (ours, placed)
-    log_dirs = [Path(n["log_dirs"]) for n in yarn.stack.described["node_managers"]]
+    log_dirs = yarn.log_dirs()
     for task, where in placed.items():
         app = apps[where["application"]]
         assert (app["state"], app["finalStatus"], app["applicationType"]) == (
@@ -531,8 +539,8 @@ def replay_dag_on_yarn(yarn: Yarn, src: MiniHBase, dst: MiniHBase, run: AirflowR
     assert sum(r.metrics["files_read"] for r in replays) > 0
     replayed = {r.metrics["engine"]["engine"] for r in replays}
     assert replayed == {"yarn"}, [r.metrics["engine"] for r in replays]
-    apps = {a["id"]: a for a in yarn.stack.rest("apps")["apps"]["app"]}
-    log_dirs = [Path(n["log_dirs"]) for n in yarn.stack.described["node_managers"]]
+    apps = yarn.apps()
+    log_dirs = yarn.log_dirs()
     for step in replays:
         where = step.metrics["engine"]["yarn"]
         assert where["application"] not in earlier, where
@@ -664,7 +672,7 @@ def copy_losing_a_node(yarn: Yarn, config: Path) -> LostNode:
             if copying.poll() is None:
                 copying.kill()
                 copying.wait()
-    log_dirs = [Path(n["log_dirs"]) for n in yarn.stack.described["node_managers"]]
+    log_dirs = yarn.log_dirs()
     return LostNode(victim, killed, killed_at, time.monotonic() - started, copying.returncode,
                     (folder / "snapshot.out").read_text(errors="replace"),
                     (folder / "snapshot.err").read_text(errors="replace"),
