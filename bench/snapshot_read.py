@@ -5,14 +5,14 @@ reference, another checkout (``--baseline``: the code before a change, its compi
 built) and this one.
 
 Usage: ``python bench/snapshot_read.py [--cells 200000 2000000] [--families 2] [--files 2]
-[--baseline CHECKOUT] [--reference-cells 200000] [--rounds 1] [--keep DIR]``
+[--encoding NONE] [--baseline CHECKOUT] [--reference-cells 200000] [--rounds 1] [--keep DIR]``
 
 Writes, with the project's HFile writer, one region's store files: ``--families`` families
-of ``--files`` files each (NONE encoding, no compression, mvcc kept), rows ``r%09d`` of four
-qualifiers a family, 50-byte values; row ``n`` in file ``n % files`` of each family, so the
-files of a family interleave row by row as successive flushes of random writes do. Each
-file's ``MAX_SEQ_ID_KEY`` is its index plus one. Then, in a child process per run (the
-checkout's ``hbase_migrate`` first on its path), reads and digests the region as
+of ``--files`` files each (``--encoding``'s data blocks, no compression, mvcc kept), rows
+``r%09d`` of four qualifiers a family, 50-byte values; row ``n`` in file ``n % files`` of
+each family, so the files of a family interleave row by row as successive flushes of random
+writes do. Each file's ``MAX_SEQ_ID_KEY`` is its index plus one. Then, in a child process
+per run (the checkout's ``hbase_migrate`` first on its path), reads and digests the region as
 ``snapshot_range_stats`` (``snapshot/read.py``) does, every version, from its start row to
 its end: ``hfile.region.region_digest`` (from the raw blocks) where the checkout has it and
 its compiled modules run; else the rows digested by ``ranges.stats.digest_rows``, from
@@ -33,7 +33,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from hbase_migrate.hfile.writer import HFileWriter
+from hbase_migrate.hfile.writer import HFileSettings, HFileWriter
 from hbase_migrate.wal.model import Cell
 
 REPO = Path(__file__).resolve().parent.parent
@@ -70,10 +70,10 @@ print(json.dumps({"cpu_s": spent, "rows": stats.rows, "cells": stats.cells,
 """
 
 
-def write(folder: Path, cells: int, families: int, files: int) -> None:
+def write(folder: Path, cells: int, families: int, files: int, encoding: str) -> None:
     """The region's store files (skipped when ``folder`` holds them from an earlier run)."""
     done = folder / "done"
-    if done.exists() and done.read_text() == f"{cells} {families} {files}":
+    if done.exists() and done.read_text() == f"{cells} {families} {files} {encoding}":
         return
     folder.mkdir(parents=True, exist_ok=True)
     rows = cells // (PER_ROW * families)
@@ -81,14 +81,14 @@ def write(folder: Path, cells: int, families: int, files: int) -> None:
         family = b"f%d" % f
         for k in range(files):
             with open(folder / f"{family.decode()}-{k}", "wb") as out:
-                writer = HFileWriter(out)
+                writer = HFileWriter(out, HFileSettings(encoding=encoding))
                 for n in range(k, rows, files):
                     row = b"r%09d" % n
                     for q in range(PER_ROW):
                         writer.append(Cell(row, family, b"q%d" % q, 1_700_000_000_000 + n, 4,
                                            (b"%050d" % (n * PER_ROW + q))[:50]), n + 1)
                 writer.close({b"MAX_SEQ_ID_KEY": (k + 1).to_bytes(8, "big")})
-    done.write_text(f"{cells} {families} {files}")
+    done.write_text(f"{cells} {families} {files} {encoding}")
 
 
 def run(checkout: Path, folder: Path, families: int, files: int, pure: bool) -> dict[str, float]:
@@ -106,6 +106,8 @@ def main() -> None:
     parser.add_argument("--cells", type=int, nargs="+", default=[200_000, 2_000_000])
     parser.add_argument("--families", type=int, default=2)
     parser.add_argument("--files", type=int, default=2)
+    parser.add_argument("--encoding", default="NONE",
+                        help="the data blocks' encoding (NONE, PREFIX, DIFF, FAST_DIFF, ...)")
     parser.add_argument("--baseline", type=Path, help="another checkout, compiled modules built")
     parser.add_argument("--reference-cells", type=int, default=200_000,
                         help="run the pure-Python reference up to this many cells")
@@ -115,8 +117,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="snapshot-read-") as scratch:
         base = args.keep or Path(scratch)
         for cells in args.cells:
-            folder = base / f"{cells}-{args.families}x{args.files}"
-            write(folder, cells, args.families, args.files)
+            folder = base / f"{cells}-{args.families}x{args.files}-{args.encoding}"
+            write(folder, cells, args.families, args.files, args.encoding)
             runs = {}
             if cells <= args.reference_cells:
                 runs["reference (pure Python)"] = (REPO, True)
@@ -127,7 +129,8 @@ def main() -> None:
                                 for _ in range(args.rounds)), key=lambda r: r["cpu_s"])
                      for name, (where, pure) in runs.items()}
             results = {(r["rows"], r["cells"], r["digest"]) for r in found.values()}
-            print(f"{cells:,} cells written, {args.families} families x {args.files} files "
+            print(f"{cells:,} cells written, {args.families} families x {args.files} files, "
+                  f"{args.encoding} "
                   f"({next(iter(found.values()))['cells']:,} read); same rows, cells and "
                   f"digest in every run: {len(results) == 1}")
             for name, r in found.items():

@@ -12,6 +12,11 @@ not resolve): the reference then reads the block, so it hands out the cells befo
 and raises its own error. Rows, families, timestamps and values that repeat from the cell
 before are one object. Compressed tags (``tagcompression.py``) are read with ``_TagDict``,
 the reference's ``LruDictionary`` of 127 slots on C arrays.
+
+``unencoded`` runs the same decoders to write an encoded block's cells back as an unencoded
+block's bytes (no Python object per cell), for the compiled region digest
+(``_digestscan.pyx``), which indexes unencoded blocks in place; it answers None where the
+decoder would, or at a cell with tags (which that loop leaves to the rows).
 """
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
@@ -22,7 +27,11 @@ from libc.string cimport memcmp, memcpy
 from hbase_migrate.hfile._rawbytes cimport _int32, _int64, _vlong
 from hbase_migrate.plain_tuples cimport plain_tuple
 
+from hbase_migrate.hfile.diff import DIFF
+from hbase_migrate.hfile.fastdiff import FAST_DIFF
 from hbase_migrate.hfile.keyvalue import StoreCell
+from hbase_migrate.hfile.prefix import PREFIX
+from hbase_migrate.hfile.rowindex import ROW_INDEX_V1
 from hbase_migrate.wal.cells import CellCorruptError, parse_tags
 from hbase_migrate.wal.model import Cell, Tag
 
@@ -134,10 +143,15 @@ cdef class _TagDict:
 
 
 cdef class _Cells:
-    """The cells of one block as they are made, and what the cell before made."""
+    """The cells of one block as they are made, and what the cell before made; or, with
+    ``unencode``, the block's bytes unencoded (``out``)."""
     cdef list cells
-    cdef object row, family, timestamp, tags
+    cdef object row, family, timestamp, tags, value
+    cdef const uint8_t* value_at  # where ``value`` was read from
     cdef int64_t ts
+    cdef bint unencode
+    cdef uint8_t* out
+    cdef Py_ssize_t out_len, out_cap, mvcc_at, mvcc_end
     cdef Py_ssize_t unencoded  # bytes the encoder counted for the cells made
     cdef bytes data  # the block, for ``parse_tags``
     cdef const uint8_t* d
@@ -145,14 +159,48 @@ cdef class _Cells:
     cdef bint with_tags, with_mvcc
     cdef _TagDict tag_dict  # None unless the tags after a cint length are compressed
 
-    def __cinit__(self, bytes data, bint tags, bint mvcc, bint compressed_tags=False):
+    def __cinit__(self, bytes data, bint tags, bint mvcc, bint compressed_tags=False,
+                  bint unencode=False):
         self.cells = []
+        self.unencode = unencode
         self.data = data
         self.d = <const uint8_t*>PyBytes_AS_STRING(data)
         self.end = PyBytes_GET_SIZE(data)
         self.with_tags, self.with_mvcc = tags, mvcc
         self.ts = 0
         self.tag_dict = _TagDict() if tags and compressed_tags else None
+
+    def __dealloc__(self):
+        free(self.out)
+
+    cdef int put(self, const uint8_t* src, Py_ssize_t n) except -1:
+        """Append ``n`` bytes to ``out``."""
+        cdef void* grown
+        cdef Py_ssize_t want = self.out_len + n
+        if want > self.out_cap:
+            if want < 2 * self.out_cap + 4096:
+                want = 2 * self.out_cap + 4096
+            grown = realloc(self.out, want)
+            if grown == NULL:
+                raise MemoryError()
+            self.out, self.out_cap = <uint8_t*>grown, want
+        memcpy(self.out + self.out_len, src, n)
+        self.out_len += n
+        return 0
+
+    cdef int put_int32(self, Py_ssize_t n) except -1:
+        cdef uint8_t b[4]
+        b[0] = (n >> 24) & 0xFF
+        b[1] = (n >> 16) & 0xFF
+        b[2] = (n >> 8) & 0xFF
+        b[3] = n & 0xFF
+        return self.put(b, 4)
+
+    cdef object result(self):
+        """The cells made, or the unencoded block's bytes."""
+        if self.unencode:
+            return PyBytes_FromStringAndSize(<const char*>self.out, self.out_len)
+        return self.cells
 
     cdef Py_ssize_t compressed_tags(self, Py_ssize_t p, Py_ssize_t tags_len):
         """``tagcompression.read_compressed_tags`` of ``tags_len`` bytes at ``p`` into
@@ -206,6 +254,8 @@ cdef class _Cells:
                 p = _cint(self.d, p, self.end, &tags_len)
                 if p < 0:
                     return -1
+            if tags_len and self.unencode:
+                return -1
             if self.tag_dict is not None:
                 if tags_len:
                     p = self.compressed_tags(p, tags_len)
@@ -222,18 +272,20 @@ cdef class _Cells:
                 p += tags_len
             self.unencoded += 2 + tags_len
         mvcc[0] = 0
+        self.mvcc_at = self.mvcc_end = p
         if self.with_mvcc:
             after = _vlong(self.d, p, self.end, mvcc)
             if after < 0:
                 return -1
             self.unencoded += after - p
-            p = after
+            p = self.mvcc_end = after
         return p
 
-    cdef bint add(self, const uint8_t* key, Py_ssize_t key_len, object value,
-                  int64_t mvcc) except -1:
-        """The cell of ``key`` (a KeyValue key) and ``value`` with ``self.tags``; False when
-        the key does not parse (``keyvalue.parse_key``)."""
+    cdef bint add(self, const uint8_t* key, Py_ssize_t key_len, const uint8_t* value,
+                  Py_ssize_t value_len, int64_t mvcc) except -1:
+        """The cell of ``key`` (a KeyValue key) and the ``value_len`` bytes at ``value`` with
+        ``self.tags`` (unencoded: written to ``out``, its mvcc as the block sent it); False
+        when the key does not parse (``keyvalue.parse_key``)."""
         cdef Py_ssize_t fam_at, qual_at, ts_at = key_len - TS_TYPE
         cdef int64_t ts
         if key_len < KEY_INFRASTRUCTURE:
@@ -244,6 +296,16 @@ cdef class _Cells:
         qual_at = fam_at + 1 + key[fam_at]
         if qual_at > ts_at:
             return False
+        self.unencoded += 8 + key_len + value_len
+        if self.unencode:
+            self.put_int32(key_len)
+            self.put_int32(value_len)
+            self.put(key, key_len)
+            self.put(value, value_len)
+            self.put(self.d + self.mvcc_at, self.mvcc_end - self.mvcc_at)
+            return True
+        if value != self.value_at or self.value is None:
+            self.value, self.value_at = _sub(value, value_len), value
         if not _holds(self.row, key + 2, fam_at - 2):
             self.row = _sub(key + 2, fam_at - 2)
         if not _holds(self.family, key + fam_at + 1, qual_at - fam_at - 1):
@@ -252,9 +314,8 @@ cdef class _Cells:
         if self.timestamp is None or ts != self.ts:
             self.timestamp, self.ts = ts, ts
         cell = plain_tuple(Cell, (self.row, self.family, _sub(key + qual_at, ts_at - qual_at),
-                                  self.timestamp, key[key_len - 1], value, self.tags))
+                                  self.timestamp, key[key_len - 1], self.value, self.tags))
         self.cells.append(plain_tuple(StoreCell, (cell, mvcc)))
-        self.unencoded += 8 + key_len + PyBytes_GET_SIZE(value)
         return True
 
 
@@ -360,13 +421,13 @@ cdef Py_ssize_t _lengths_and_stem(_Key k, const uint8_t* d, Py_ssize_t p, Py_ssi
 
 
 cdef Py_ssize_t _cell(_Cells out, _Key k, Py_ssize_t p, Py_ssize_t key_len,
-                      object value) except -2:
+                      const uint8_t* value, Py_ssize_t value_len) except -2:
     """The cell of the key rebuilt in ``k.cur`` and ``value`` once its tags and mvcc at
     ``p`` are read (a cint tags length), the key kept as the previous one: the position
     after it, or -1."""
     cdef int64_t version
     p = out.tail(p, 0, &version)
-    if p < 0 or not out.add(k.cur, key_len, value, version):
+    if p < 0 or not out.add(k.cur, key_len, value, value_len, version):
         return -1
     k.swap(key_len)
     return p
@@ -378,20 +439,26 @@ cdef Py_ssize_t _sent_value_cell(_Cells out, _Key k, Py_ssize_t p, Py_ssize_t ke
     -1."""
     if p + value_len > out.end:
         return -1
-    return _cell(out, k, p + value_len, key_len, _sub(out.d + p, value_len))
+    return _cell(out, k, p + value_len, key_len, out.d + p, value_len)
 
 
 def fast_diff_cells(bytes data, bint tags, bint mvcc, bint compressed_tags=False):
     """``fastdiff.fast_diff_cells`` of ``data`` (after the encoding id) as a list, or None."""
     cdef _Cells out = _Cells(data, tags, mvcc, compressed_tags)
+    return out.result() if _fast_diff(out) else None
+
+
+cdef bint _fast_diff(_Cells out) except -1:
+    """FAST_DIFF's cells into ``out``; False where ``fast_diff_cells`` answers None."""
     cdef _Key k = _Key()
     cdef const uint8_t* d = out.d
     cdef Py_ssize_t end = out.end, p = 4, key_len = 0, value_len = 0, stem, shared
+    cdef Py_ssize_t value_held = 0
     cdef int flag
     cdef bint first = True
-    cdef object value = b""
+    cdef const uint8_t* value = d
     if end < 4:
-        return None
+        return False
     k.reserve(64)
     memset_zero(k.prev, KEY_INFRASTRUCTURE)  # the reference's key before the first
     k.prev_len = KEY_INFRASTRUCTURE
@@ -401,7 +468,7 @@ def fast_diff_cells(bytes data, bint tags, bint mvcc, bint compressed_tags=False
         stem = key_len - TS_TYPE
         shared = flag & 7
         if p < 0 or p + 8 - shared > end:
-            return None
+            return False
         memcpy(k.cur + stem, k.prev + k.prev_len - TS_TYPE, shared)
         memcpy(k.cur + stem + shared, d + p, 8 - shared)
         p += 8 - shared
@@ -409,26 +476,31 @@ def fast_diff_cells(bytes data, bint tags, bint mvcc, bint compressed_tags=False
             k.cur[key_len - 1] = k.prev[k.prev_len - 1]
         else:
             if p >= end:
-                return None
+                return False
             k.cur[key_len - 1] = d[p]
             p += 1
         if not flag & 64:
             if p + value_len > end:
-                return None
-            value = _sub(d + p, value_len)
+                return False
+            value, value_held = d + p, value_len
             p += value_len
-        elif PyBytes_GET_SIZE(value) != value_len:
-            return None
-        p = _cell(out, k, p, key_len, value)
+        elif value_held != value_len:
+            return False
+        p = _cell(out, k, p, key_len, value, value_len)
         if p < 0:
-            return None
+            return False
         first = False
-    return out.cells if out.unencoded == _int32(d) else None
+    return out.unencoded == _int32(d)
 
 
 def diff_cells(bytes data, bint tags, bint mvcc, bint compressed_tags=False):
     """``diff.diff_cells`` of ``data`` (after the encoding id) as a list, or None."""
     cdef _Cells out = _Cells(data, tags, mvcc, compressed_tags)
+    return out.result() if _diff(out) else None
+
+
+cdef bint _diff(_Cells out) except -1:
+    """DIFF's cells into ``out``; False where ``diff_cells`` answers None."""
     cdef _Key k = _Key()
     cdef const uint8_t* d = out.d
     cdef Py_ssize_t end = out.end, p, key_len = 0, value_len = 0, stem, fam, size, b
@@ -437,10 +509,10 @@ def diff_cells(bytes data, bint tags, bint mvcc, bint compressed_tags=False):
     cdef uint64_t raw
     cdef uint8_t kind = 4
     if end < 5:
-        return None
+        return False
     p = 5 + d[4]
     if p > end:
-        return None
+        return False
     fam = d[4] + 1
     k.reserve(64 + fam)
     memset_zero(k.prev, 2 + fam + TS_TYPE)
@@ -452,24 +524,24 @@ def diff_cells(bytes data, bint tags, bint mvcc, bint compressed_tags=False):
         stem = key_len - TS_TYPE
         size = 1 + ((flag >> 4) & 7)
         if p < 0 or p + size > end:
-            return None
+            return False
         raw = 0
         for b in range(size - 1, -1, -1):
             raw = (raw << 8) | d[p + b]
         p += size
         if raw >> 63:
-            return None
+            return False
         number = -<int64_t>raw if flag & 128 else <int64_t>raw
         if flag & 8:
             if (number > 0 and timestamp < INT64_MIN_ + number) or (
                     number < 0 and timestamp > INT64_MAX_ + number):
-                return None
+                return False
             timestamp -= number
         else:
             timestamp = number
         if not flag & 4:
             if p >= end:
-                return None
+                return False
             kind = d[p]
             p += 1
         for b in range(8):
@@ -477,18 +549,23 @@ def diff_cells(bytes data, bint tags, bint mvcc, bint compressed_tags=False):
         k.cur[key_len - 1] = kind
         p = _sent_value_cell(out, k, p, key_len, value_len)
         if p < 0:
-            return None
-    return out.cells if out.unencoded == _int32(d) else None
+            return False
+    return out.unencoded == _int32(d)
 
 
 def prefix_cells(bytes data, bint tags, bint mvcc, bint compressed_tags=False):
     """``prefix.prefix_cells`` of ``data`` (after the encoding id) as a list, or None."""
     cdef _Cells out = _Cells(data, tags, mvcc, compressed_tags)
+    return out.result() if _prefix(out) else None
+
+
+cdef bint _prefix(_Cells out) except -1:
+    """PREFIX's cells into ``out``; False where ``prefix_cells`` answers None."""
     cdef _Key k = _Key()
     cdef const uint8_t* d = out.d
     cdef Py_ssize_t end = out.end, p = 4, suffix, value_len, common, key_len
     if end < 4:
-        return None
+        return False
     k.reserve(64)
     k.prev_len = 0
     while p < end:
@@ -498,7 +575,7 @@ def prefix_cells(bytes data, bint tags, bint mvcc, bint compressed_tags=False):
         if p >= 0:
             p = _cint(d, p, end, &common)
         if p < 0 or common > k.prev_len or p + suffix + value_len > end:
-            return None
+            return False
         key_len = common + suffix
         k.reserve(key_len)
         memcpy(k.cur, k.prev, common)
@@ -506,17 +583,17 @@ def prefix_cells(bytes data, bint tags, bint mvcc, bint compressed_tags=False):
         p += suffix
         p = _sent_value_cell(out, k, p, key_len, value_len)
         if p < 0:
-            return None
-    return out.cells if out.unencoded == _int32(d) else None
+            return False
+    return out.unencoded == _int32(d)
 
 
 cdef Py_ssize_t _plain(_Cells out, Py_ssize_t end, list starts) except -2:
     """Unencoded cells of ``out``'s block up to ``end`` into ``out``; with ``starts`` (a
     list), the position of each cell that starts a row is appended to it. 0, or -1."""
     cdef const uint8_t* d = out.d
-    cdef Py_ssize_t p = 0, start, key_len, value_len, after
+    cdef const uint8_t* row = NULL
+    cdef Py_ssize_t p = 0, start, key_len, value_len, after, row_len = 0, new_len
     cdef int64_t version
-    cdef object row
     out.end = end  # tags and mvcc end with the cells
     while p < end:
         start = p
@@ -527,14 +604,15 @@ cdef Py_ssize_t _plain(_Cells out, Py_ssize_t end, list starts) except -2:
         p += 8
         if key_len < KEY_INFRASTRUCTURE or value_len < 0 or p + key_len + value_len > end:
             return -1
-        value = _sub(d + p + key_len, value_len)
         after = out.tail(p + key_len + value_len, 2, &version)
-        row = out.row
-        if after < 0 or not out.add(d + p, key_len, value, version):
+        if after < 0 or not out.add(d + p, key_len, d + p + key_len, value_len, version):
             return -1
+        if starts is not None:
+            new_len = (<Py_ssize_t>d[p] << 8) | d[p + 1]
+            if row == NULL or new_len != row_len or memcmp(row, d + p + 2, row_len):
+                starts.append(start)
+                row, row_len = d + p + 2, new_len
         p = after
-        if starts is not None and (row is None or out.row is not row):
-            starts.append(start)
     return 0
 
 
@@ -544,27 +622,52 @@ def plain_cells(bytes data, bint tags, bint mvcc, bint compressed_tags=False):
     cdef _Cells out = _Cells(data, tags, mvcc)
     if _plain(out, out.end, None) < 0:
         return None
-    return out.cells
+    return out.result()
 
 
 def row_index_cells(bytes data, bint tags, bint mvcc, bint compressed_tags=False):
     """``rowindex.row_index_cells`` of ``data`` (after the encoding id) as a list, or None
     (tags never compressed: ``compressed_tags`` has no effect)."""
     cdef _Cells out = _Cells(data, tags, mvcc)
+    return out.result() if _row_index(out) else None
+
+
+cdef bint _row_index(_Cells out) except -1:
+    """ROW_INDEX_V1's cells into ``out``; False where ``row_index_cells`` answers None."""
     cdef const uint8_t* d = out.d
     cdef Py_ssize_t end = out.end, cells_size, rows, i
     cdef list starts = []
     if end < 8:
-        return None
+        return False
     cells_size = _int32(d + end - 4)
     if not 0 <= cells_size <= end - 8:
-        return None
+        return False
     rows = _int32(d + cells_size)
     if rows < 0 or cells_size + 4 + 4 * rows + 4 != end:
-        return None
+        return False
     if _plain(out, cells_size, starts) < 0 or len(starts) != rows:
-        return None
+        return False
     for i in range(rows):
         if _int32(d + cells_size + 4 + 4 * i) != <Py_ssize_t>starts[i]:
-            return None
-    return out.cells
+            return False
+    return True
+
+
+def unencoded(int encoding, bytes data, bint tags, bint mvcc):
+    """The cells of an encoded block's ``data`` (after its encoding id: ROW_INDEX_V1,
+    PREFIX, DIFF or FAST_DIFF) as an unencoded block's bytes without tags (each cell's mvcc
+    as the block sent it, when ``mvcc``), or None where its decoder answers None, at a cell
+    with tags, or for another encoding."""
+    cdef _Cells out = _Cells(data, tags, mvcc, False, True)
+    cdef bint ok
+    if encoding == FAST_DIFF:
+        ok = _fast_diff(out)
+    elif encoding == DIFF:
+        ok = _diff(out)
+    elif encoding == PREFIX:
+        ok = _prefix(out)
+    elif encoding == ROW_INDEX_V1:
+        ok = _row_index(out)
+    else:
+        return None
+    return out.result() if ok else None

@@ -5,14 +5,16 @@
 ``region.region_rows`` followed by ``stats.digest_rows`` in one compiled loop with no
 Python object per cell: each data block is indexed in place (``plain_block``: every cell's
 row, family, qualifier and value as pointers into the block's bytes, its timestamp, type and
-mvcc as C integers), the files' blocks are merged in ``merge.py``'s order (a heap of one
+mvcc as C integers; an encoded block first written back unencoded by its compiled decoder,
+``_cells.unencoded``), the files' blocks are merged in ``merge.py``'s order (a heap of one
 head per file), the family rules applied as ``visible._Store`` applies them, and each
 visible cell's fields written to the range's ``RangeDigest`` (``ranges/_digest.pyx``) as
 ``digest_rows`` writes a row's cells: the same rows, cells and digest.
 
-It reads what is plain only: unencoded blocks without tags, WAL tail cells (``newer``) of
-bytes and 64-bit times without tags, in scan order. At anything else (a block ``plain_block`` declines, a cell of another family or out
-of order, which the reference refuses) it raises ``Unfused``: the caller puts the digest
+It reads cells without tags only, in blocks of any encoding, and WAL tail cells (``newer``)
+of bytes and 64-bit times without tags, in scan order. At anything else (a block
+``plain_block`` declines, a cell of another family or out of order, which the reference
+refuses) it raises ``Unfused``: the caller puts the digest
 back as it was before the region and reads the region through ``region_rows``, which gives
 the cells or the error the reference gives.
 """
@@ -24,6 +26,8 @@ from libc.string cimport memcmp, memcpy
 
 from hbase_migrate.hfile._rawbytes cimport _int32, _int64, _vlong
 from hbase_migrate.ranges._digest cimport RangeDigest, _Sink
+
+from hbase_migrate.hfile._cells import unencoded
 
 from hbase_migrate.hfile.keyvalue import StoreCell
 from hbase_migrate.wal.model import Cell
@@ -96,9 +100,9 @@ cdef class _Block:
 
 
 def plain_block(int encoding, bytes data, bint tags, bint mvcc):
-    """The cells of an unencoded block (``keyvalue.block_cells``; ``encoding`` 0, as
-    ``HFileReader.data_blocks`` hands it) indexed in place, or None where
-    ``_cells.plain_cells`` would answer None, a cell has tags, or the block is encoded."""
+    """The cells of a data block (as ``HFileReader.data_blocks`` hands it; an encoded one
+    written back unencoded first) indexed in place, or None where its compiled decoder
+    would answer None or a cell has tags."""
     cdef _Block block = _Block()
     cdef const uint8_t* d = <const uint8_t*>PyBytes_AS_STRING(data)
     cdef Py_ssize_t end = PyBytes_GET_SIZE(data), p = 0, key_len, value_len, fam_at, qual_at
@@ -107,7 +111,11 @@ def plain_block(int encoding, bytes data, bint tags, bint mvcc):
     cdef Kv* kv
     cdef int64_t version
     if encoding != 0:
-        return None
+        data = unencoded(encoding, data, tags, mvcc)
+        if data is None:
+            return None
+        tags = False
+        d, end = <const uint8_t*>PyBytes_AS_STRING(data), PyBytes_GET_SIZE(data)
     block.data = data
     while p < end:
         if p + 8 > end:

@@ -9,7 +9,7 @@ rules (``visible.py``) and resolves MOB reference cells to their MOB files' cell
 later rows. ``region_rows`` gives the cells of a range of rows a list per row (what a
 validation digests), the merge, the rules and the cut into rows in one compiled loop
 (``_visible.pyx``) when it runs. ``region_digest`` adds those rows to a range's digest,
-from the raw data blocks with no Python object per cell where the region is plain
+from the raw data blocks with no Python object per cell where its cells have no tags
 (``_digestscan.pyx``). Memory: one block per file and one row and family's delete
 markers.
 """
@@ -125,10 +125,10 @@ def region_digest(stores: Stores, families: Sequence[FamilyDescriptor], scan: Sc
                   mob: MobResolver | None = None, newer: Newer | None = None) -> None:
     """Add ``region_rows``' rows to ``into`` (the compiled range digest of
     ``ranges/_digest.pyx``): in one compiled loop from the raw data blocks
-    (``_digestscan.pyx``) when it runs and the region is plain (every store file
-    unencoded), else ``region_rows``' rows. A region the loop leaves half way
-    (a cell with tags, a block it does not read, a fault the reference reports) is added
-    again from ``region_rows``, ``into`` put back as it was before it first."""
+    (``_digestscan.pyx``, every encoding) when it runs, else ``region_rows``' rows. A
+    region the loop leaves half way (a cell with tags, a block it does not read, a fault
+    the reference reports) is added again from ``region_rows``, ``into`` put back as it
+    was before it first."""
     fused = DIGEST_SCAN.compiled()
     if fused is not None:
         state = into.state()
@@ -138,7 +138,7 @@ def region_digest(stores: Stores, families: Sequence[FamilyDescriptor], scan: Sc
                 tail = iter(_tail(files, newer))  # read once: the rows path takes it on
                 settings = VISIBLE.compiled()
                 made = None if settings is None else settings.store_settings(rules, scan)
-                if made is None or not all(_plain(f) for f in files):
+                if made is None:
                     into.add_rows(rows_of(files, rules, scan, start, stop, tail, resolve))
                     return
                 fused.region_digest(merge_sources(files, start, fused.plain_block),
@@ -147,11 +147,6 @@ def region_digest(stores: Stores, families: Sequence[FamilyDescriptor], scan: Sc
         except fused.Unfused:
             into.restore(state)
     into.add_rows(region_rows(stores, families, scan, start, stop, mob, newer))
-
-
-def _plain(file: StoreFile) -> bool:
-    """Whether the file's data blocks are unencoded (what the compiled digest reads)."""
-    return file.reader.file_info.get(b"DATA_BLOCK_ENCODING", b"NONE") == b"NONE"
 
 
 def _open(opened: ExitStack, stores: Stores, families: Sequence[FamilyDescriptor],

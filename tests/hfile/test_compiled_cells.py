@@ -1,6 +1,8 @@
 """The compiled data block decoders against the pure-Python references: built by the set-up,
 the same cells for every data block of the golden files (on the compiled path, not handed to
-the reference), and the same cells and error for blocks damaged past their checksums."""
+the reference), and the same cells and error for blocks damaged past their checksums. An
+encoded block written back unencoded (``unencoded``, which the compiled region digest reads)
+holds the reference's cells, and is refused where they have tags or the decoder declines."""
 
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ from hbase_migrate.errors import HFileError
 from hbase_migrate.hfile.block import DATA, ENCODED_DATA, HEADER_SIZE
 from hbase_migrate.hfile.checksum import CHECKSUM_CRC32C, crc32c, num_chunks
 from hbase_migrate.hfile.decoders import CELLS, COMPILED_NAMES, NONE, REFERENCES, decode
+from hbase_migrate.hfile.keyvalue import StoreCell
 from hbase_migrate.hfile.reader import HFileReader
 from hbase_migrate.hfile.rowindex import ROW_INDEX_V1
 from tests.hfile.golden_files import CASES
@@ -92,6 +95,38 @@ def test_every_golden_block_decodes_the_same_compiled(reference_after: None) -> 
         assert compiled == expected and len(expected) > 0, where
 
 
+def written_back(block: Block, data: bytes) -> list[StoreCell] | None:
+    """The cells of ``data`` (read as ``block``'s) written back unencoded, as the reference
+    reads an unencoded block without tags; None where ``unencoded`` answers None."""
+    _, encoding, _, tags, mvcc, _compressed = block
+    plain = CELLS.module.unencoded(encoding, data, tags, mvcc)  # type: ignore[union-attr]
+    return None if plain is None else list(REFERENCES[NONE](plain, tags=False, mvcc=mvcc))
+
+
+def test_encoded_golden_blocks_written_back_unencoded_hold_the_same_cells(
+        reference_after: None) -> None:
+    """Every encoded data block of the golden files written back unencoded: the reference's
+    cells where none has tags, refused where one has (tags the compiled digest leaves to the
+    rows), refused for an unencoded block (read in place, never written back)."""
+    blocks = golden_blocks()
+    seen = set()
+    for block in blocks:
+        where, encoding, data, tags, mvcc, compressed = block
+        found = written_back(block, data)
+        if encoding == NONE:
+            assert found is None, where
+            continue
+        expected = list(REFERENCES[encoding](data, tags=tags, mvcc=mvcc,
+                                             compressed_tags=compressed))
+        tagged = any(stored.cell.tags for stored in expected)
+        assert found == (None if tagged else expected), where
+        seen.add((encoding, tagged))
+    # the golden files' PREFIX, DIFF and FAST_DIFF blocks all hold tags: untagged ones in
+    # every encoding are the writer's, in test_compiled_region_digest.py
+    assert {e for e, _ in seen} == set(REFERENCES) - {NONE}
+    assert {t for _, t in seen} == {False, True}
+
+
 @st.composite
 def damaged_block(draw: st.DrawFn, compressed_tags: bool = False) -> tuple[Block, bytes]:
     """A golden data block with one to three bytes changed, cut short or lengthened; with
@@ -132,6 +167,10 @@ def same_outcomes(case: tuple[Block, bytes]) -> None:
     _, encoding, _, tags, mvcc, compressed = block
     compiled = getattr(CELLS.module, COMPILED_NAMES[encoding])(data, tags, mvcc, compressed)
     assert compiled is None or (tuple(compiled), None, None) == expected
+    if encoding != NONE:  # written back only where the reference reads it whole, no tags
+        found = written_back(block, data)
+        assert found is None or ((tuple(found), None, None) == expected
+                                 and not any(s.cell.tags for s in found))
 
 
 @settings(max_examples=300, deadline=4000,
