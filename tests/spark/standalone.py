@@ -14,6 +14,7 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 import time
 import tomllib
 import urllib.request
@@ -62,15 +63,11 @@ def start_cluster(folder: Path, *, workers: int = 1, cores: int = 2,
     pytest.importorskip("pyspark")
     env = spark_environment(folder)
     wenv = dict(worker_env) if worker_env is not None else env
-    # An application's folder (its executors' logs, the unpacked Python archive) goes two
-    # minutes after it ends: a module's many applications would otherwise fill the disk.
-    wenv["SPARK_WORKER_OPTS"] = ("-Dspark.worker.cleanup.enabled=true "
-                                 "-Dspark.worker.cleanup.interval=30 "
-                                 "-Dspark.worker.cleanup.appDataTtl=120")
     spark_class = str(Path(env["SPARK_HOME"]) / "bin" / "spark-class")
     worker_class = str(Path(wenv["SPARK_HOME"]) / "bin" / "spark-class")
     port, ui = free_port(), free_port()
     url = f"spark://127.0.0.1:{port}"
+    ended = threading.Event()
     (folder / "master.port").write_text(str(ui))
     procs = [subprocess.Popen(
         [spark_class, "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
@@ -89,8 +86,11 @@ def start_cluster(folder: Path, *, workers: int = 1, cores: int = 2,
                 env=wenv, stdout=(folder / f"worker-{n}.log").open("wb"),
                 stderr=subprocess.STDOUT))
         _wait_workers(f"http://127.0.0.1:{ui}/json/", workers, 90)
+        pruner = threading.Thread(target=_prune_ended, args=(folder, ui, ended), daemon=True)
+        pruner.start()
         yield url
     finally:
+        ended.set()
         for proc in reversed(procs):
             proc.terminate()
         for proc in procs:
@@ -99,6 +99,27 @@ def start_cluster(folder: Path, *, workers: int = 1, cores: int = 2,
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait(10)
+
+
+def _prune_ended(folder: Path, ui: int, ended: threading.Event) -> None:
+    """Until ``ended``, the folders in the executors' folders of every application the
+    master says has ended (the unpacked Python archive, 66 MB an executor) removed, their
+    logs kept: a module's many applications would otherwise fill the disk, and its tests
+    read the logs whenever they come to it (Spark's own cleanup, by age, took the logs too,
+    before a slow test had read them)."""
+    pruned: set[str] = set()
+    while not ended.wait(5):
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{ui}/json/", timeout=5) as answer:
+                done = {a["id"] for a in json.loads(answer.read())["completedapps"]}
+        except OSError:
+            continue
+        for app in done - pruned:
+            for executor in folder.glob(f"work-*/{app}/*"):
+                for child in executor.iterdir():
+                    if child.is_dir() and not child.is_symlink():
+                        shutil.rmtree(child, ignore_errors=True)
+            pruned.add(app)
 
 
 def _wait_workers(url: str, workers: int, timeout: float) -> None:
