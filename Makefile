@@ -96,12 +96,11 @@ test: setup
 
 test-stacks: setup
 	@scripts/system-deps.sh test
-	$(BIN)/pytest $(XDIST) -m own_stack --ignore=$(YARN_TESTS) $(PYTEST_ARGS)
+	$(BIN)/pytest $(XDIST) -m own_stack $(PYTEST_ARGS)
 
-# A real YARN (realstack's: a ResourceManager with a staging HDFS, two NodeManagers) and a
-# migration's snapshot copy, replay and validation from the command line on it: 4 to over 10
-# minutes on the shared 2-core machine (YARN's start, then a Spark application per step),
-# so a target of its own; `.ci/run` runs it after test-stacks.
+# The real YARN's module alone (realstack's: a ResourceManager with a staging HDFS, two
+# NodeManagers; a migration's snapshot copy, replay and validation on it): 4 to over 10
+# minutes on 2 cores. `make test-stacks` runs it too, beside the other modules.
 YARN_TESTS = tests/spark/test_yarn.py
 .PHONY: test-yarn
 test-yarn: setup

@@ -91,8 +91,8 @@ def both_hot_loops(request: pytest.FixtureRequest) -> Iterator[str]:
 REAL_HBASE_GROUP = "real-hbase"
 KAFKA_GROUP = "kafka"
 SESSION_STACKS = ("real_hbase", "secured_stack")
-FIRST_GROUPS = (REAL_HBASE_GROUP, "tests/airflow/test_live_stack.py",
-                "tests/airflow/test_crash_tasks.py",
+FIRST_GROUPS = (REAL_HBASE_GROUP, "tests/spark/test_yarn.py",
+                "tests/airflow/test_live_stack.py", "tests/airflow/test_crash_tasks.py",
                 "tests/e2e/test_demo.py", "tests/airflow/test_celery_stack.py",
                 "tests/replay/test_outages.py", KAFKA_GROUP, "tests/airflow/test_spark_cluster.py",
                 "tests/spark/test_cluster_hosts.py", "tests/airflow/test_lineage.py",
