@@ -13,7 +13,7 @@ and raises its own error. Rows, families, timestamps and values that repeat from
 before are one object. Compressed tags (``tagcompression.py``) are read with ``_TagDict``,
 the reference's ``LruDictionary`` of 127 slots on C arrays.
 
-``unencoded`` runs the same decoders to write an encoded block's cells back as an unencoded
+``unencoded_block`` runs the same decoders to write an encoded block's cells back as an unencoded
 block's bytes (no Python object per cell), for the compiled region digest
 (``_digestscan.pyx``), which indexes unencoded blocks in place; it answers None where the
 decoder would, or at a cell with tags (which that loop leaves to the rows).
@@ -653,7 +653,7 @@ cdef bint _row_index(_Cells out) except -1:
     return True
 
 
-def unencoded(int encoding, bytes data, bint tags, bint mvcc):
+def unencoded_block(int encoding, bytes data, bint tags, bint mvcc):
     """The cells of an encoded block's ``data`` (after its encoding id: ROW_INDEX_V1,
     PREFIX, DIFF or FAST_DIFF) as an unencoded block's bytes without tags (each cell's mvcc
     as the block sent it, when ``mvcc``), or None where its decoder answers None, at a cell

@@ -6,7 +6,7 @@
 Python object per cell: each data block is indexed in place (``plain_block``: every cell's
 row, family, qualifier and value as pointers into the block's bytes, its timestamp, type and
 mvcc as C integers; an encoded block first written back unencoded by its compiled decoder,
-``_cells.unencoded``), the files' blocks are merged in ``merge.py``'s order (a heap of one
+``_cells.unencoded_block``), the files' blocks are merged in ``merge.py``'s order (a heap of one
 head per file), the family rules applied as ``visible._Store`` applies them, and each
 visible cell's fields written to the range's ``RangeDigest`` (``ranges/_digest.pyx``) as
 ``digest_rows`` writes a row's cells: the same rows, cells and digest.
@@ -14,9 +14,9 @@ visible cell's fields written to the range's ``RangeDigest`` (``ranges/_digest.p
 It reads cells without tags only, in blocks of any encoding, and WAL tail cells (``newer``)
 of bytes and 64-bit times without tags, in scan order. At anything else (a block
 ``plain_block`` declines, a cell of another family or out of order, which the reference
-refuses) it raises ``Unfused``: the caller puts the digest
-back as it was before the region and reads the region through ``region_rows``, which gives
-the cells or the error the reference gives.
+refuses) it raises ``Unfused``: the caller puts the digest back as it was before the region
+and reads the region through ``region_rows``, which gives the cells or the error the
+reference gives.
 """
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
@@ -27,7 +27,7 @@ from libc.string cimport memcmp, memcpy
 from hbase_migrate.hfile._rawbytes cimport _int32, _int64, _vlong
 from hbase_migrate.ranges._digest cimport RangeDigest, _Sink
 
-from hbase_migrate.hfile._cells import unencoded
+from hbase_migrate.hfile._cells import unencoded_block
 
 from hbase_migrate.hfile.keyvalue import StoreCell
 from hbase_migrate.wal.model import Cell
@@ -111,7 +111,7 @@ def plain_block(int encoding, bytes data, bint tags, bint mvcc):
     cdef Kv* kv
     cdef int64_t version
     if encoding != 0:
-        data = unencoded(encoding, data, tags, mvcc)
+        data = unencoded_block(encoding, data, tags, mvcc)
         if data is None:
             return None
         tags = False

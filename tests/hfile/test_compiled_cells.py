@@ -1,7 +1,7 @@
 """The compiled data block decoders against the pure-Python references: built by the set-up,
 the same cells for every data block of the golden files (on the compiled path, not handed to
 the reference), and the same cells and error for blocks damaged past their checksums. An
-encoded block written back unencoded (``unencoded``, which the compiled region digest reads)
+encoded block written back unencoded (``unencoded_block``, which the compiled region digest reads)
 holds the reference's cells, and is refused where they have tags or the decoder declines."""
 
 from __future__ import annotations
@@ -97,9 +97,9 @@ def test_every_golden_block_decodes_the_same_compiled(reference_after: None) -> 
 
 def written_back(block: Block, data: bytes) -> list[StoreCell] | None:
     """The cells of ``data`` (read as ``block``'s) written back unencoded, as the reference
-    reads an unencoded block without tags; None where ``unencoded`` answers None."""
+    reads an unencoded block without tags; None where ``unencoded_block`` answers None."""
     _, encoding, _, tags, mvcc, _compressed = block
-    plain = CELLS.module.unencoded(encoding, data, tags, mvcc)  # type: ignore[union-attr]
+    plain = CELLS.module.unencoded_block(encoding, data, tags, mvcc)  # type: ignore[union-attr]
     return None if plain is None else list(REFERENCES[NONE](plain, tags=False, mvcc=mvcc))
 
 

@@ -86,7 +86,7 @@ def start_cluster(folder: Path, *, workers: int = 1, cores: int = 2,
                 env=wenv, stdout=(folder / f"worker-{n}.log").open("wb"),
                 stderr=subprocess.STDOUT))
         _wait_workers(f"http://127.0.0.1:{ui}/json/", workers, 90)
-        pruner = threading.Thread(target=_prune_ended, args=(folder, ui, ended), daemon=True)
+        pruner = threading.Thread(target=_prune_ended, args=(folder, ended), daemon=True)
         pruner.start()
         yield url
     finally:
@@ -101,7 +101,7 @@ def start_cluster(folder: Path, *, workers: int = 1, cores: int = 2,
                 proc.wait(10)
 
 
-def _prune_ended(folder: Path, ui: int, ended: threading.Event) -> None:
+def _prune_ended(folder: Path, ended: threading.Event) -> None:
     """Until ``ended``, the folders in the executors' folders of every application the
     master says has ended (the unpacked Python archive, 66 MB an executor) removed, their
     logs kept: a module's many applications would otherwise fill the disk, and its tests
@@ -110,8 +110,7 @@ def _prune_ended(folder: Path, ui: int, ended: threading.Event) -> None:
     pruned: set[str] = set()
     while not ended.wait(5):
         try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{ui}/json/", timeout=5) as answer:
-                done = {a["id"] for a in json.loads(answer.read())["completedapps"]}
+            done = {a["id"] for a in answer(folder / "master.port")["completedapps"]}
         except OSError:
             continue
         for app in done - pruned:
