@@ -12,6 +12,7 @@
     cluster_json = "state/source/cluster.json"    # or explicit endpoints:
     # thrift = "hbase-a:9090"  thrift2 = "hbase-a:9091"  webhdfs = "http://nn-a:9870"
     # hbase_root = "/hbase"  zookeeper = "zk-a:2181"  znode_parent = "/hbase"
+    # namenode = "nn-a:8020"   (fs.defaultFS: store files read from the DataNodes)
     # uri = "hbase+rpc://hmaster-a:16000,rs-a:16020"   (HBase 2.5+: no ZooKeeper at all)
     #   or "hbase+zk://zk-a:2181/hbase"                (hbase_migrate.cluster.uri)
     # auth = "kerberos"  principal = "migrate@EXAMPLE.COM"  keytab = "migrate.keytab"

@@ -17,8 +17,8 @@ from hbase_migrate.cluster.sizing import ClientSettings
 from hbase_migrate.config_bigtable import BigtableSettings
 from hbase_migrate.errors import ConfigError
 
-ENDPOINT_KEYS = ("name", "thrift", "thrift2", "transport", "protocol", "webhdfs", "zookeeper",
-                 "znode_parent", "hbase_root", "client", "uri")
+ENDPOINT_KEYS = ("name", "thrift", "thrift2", "transport", "protocol", "webhdfs", "namenode",
+                 "zookeeper", "znode_parent", "hbase_root", "client", "uri")
 IN_PROCESS = "in-process"  # the Spark master value meaning: run range tasks without Spark
 AUTO = "auto"  # the Spark master value meaning: choose by the step's estimated work
 LOCAL_SPARK_MASTER = "local[*]"

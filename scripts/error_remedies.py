@@ -35,7 +35,8 @@ GROUPS: list[tuple[str, str, list[str]]] = [
     ("Reaching the clusters", "A gateway, WebHDFS, ZooKeeper or a region server did not "
      "answer, or refused a call.",
      ["ClusterError", "ServiceUnreachableError", "GatewayUnreachableError",
-      "WebHdfsUnreachableError", "ZooKeeperUnreachableError", "ZooKeeperNeverAnsweredError",
+      "WebHdfsUnreachableError", "NameNodeError", "ZooKeeperUnreachableError",
+      "ZooKeeperNeverAnsweredError",
       "ZkPayloadError",
       "Thrift1Error", "Thrift1UnreachableError", "Thrift2Error", "Thrift2UnreachableError",
       "PutTimeoutError", "ScanFailedError", "RegionsInTransitionError", "TargetUnavailableError",
@@ -123,6 +124,10 @@ REMEDIES: dict[str, str] = {
                                "`hbase thrift2 start`) or fix `thrift`/`thrift2`. " + _RETRY,
     "WebHdfsUnreachableError": "Check the NameNode (safe mode, a standby answering: point "
                                "`webhdfs` at the active one or an HttpFS gateway). " + _RETRY,
+    "NameNodeError": "Check `namenode` (the active NameNode's RPC `host:port`, "
+                     "`fs.defaultFS`'s) and that this host reaches it; on a Kerberos-secured "
+                     "cluster leave `namenode` unset (store files are then read over "
+                     "WebHDFS). " + _RETRY,
     "ZooKeeperUnreachableError": "Check the quorum and `znode_parent`. Replay goes on without "
                                  "ZooKeeper (retention then unknown); commands that need it "
                                  "wait.",

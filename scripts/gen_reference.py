@@ -43,6 +43,9 @@ KEY_DESCRIPTIONS = {
     "protocol": "the gateways' Thrift protocol (`\"binary\"`, `\"compact\"`)",
     "webhdfs": "the NameNode's WebHDFS URL (`http://nn:9870`, `https://` for TLS): where "
                "the WAL files are read",
+    "namenode": "the NameNode's RPC address, `host:port` (`fs.defaultFS`'s, 8020): store "
+                "files are then read from the DataNodes over HDFS's own protocols, not "
+                "through WebHDFS (needs `webhdfs` too; not on Kerberos-secured clusters yet)",
     "zookeeper": "the cluster's ZooKeeper quorum, `host:port[,host:port]`",
     "znode_parent": "HBase's `zookeeper.znode.parent`",
     "hbase_root": "HBase's `hbase.rootdir` path on HDFS (a local folder when no `webhdfs`)",

@@ -137,6 +137,9 @@ class ClusterEndpoints:
     transport: str = "buffered"
     protocol: str = "binary"
     webhdfs: str | None = None
+    # host:port of the NameNode's RPC (fs.defaultFS): store files are then read from the
+    # DataNodes over HDFS's own protocols (hdfs/datanode.py), not through WebHDFS
+    namenode: str | None = None
     zookeeper: str | None = None
     znode_parent: str = "/hbase"
     hbase_root: str | None = None
@@ -220,8 +223,17 @@ class ClusterEndpoints:
             raise ConfigError(f"cluster {self.name!r}: transport \"http\" needs protocol "
                               f"\"binary\" (HBase's gateways in HTTP mode speak only that), "
                               f"got {self.protocol!r}")
+        self._check_hdfs()
+
+    def _check_hdfs(self) -> None:
         if self.webhdfs is not None:
             check_http_url(self.webhdfs, f"cluster {self.name!r} webhdfs")
+        if self.namenode is not None:
+            parse_host_port(self.namenode, f"cluster {self.name!r} namenode")
+            if not self.webhdfs:
+                raise ConfigError(f"cluster {self.name!r}: namenode = {self.namenode!r} "
+                                  "needs webhdfs too (listings, copies and writes go there; "
+                                  "the DataNodes serve reads)")
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

@@ -210,7 +210,8 @@ class Cluster:
         from hbase_migrate.cluster.storage.hdfs_files import HdfsRoot
 
         return HdfsRoot(endpoints.webhdfs, endpoints.hbase_root, role, timeout,
-                        security=endpoints.security, cluster=endpoints.name)
+                        security=endpoints.security, cluster=endpoints.name,
+                        namenode=endpoints.namenode)
 
     # --- what a Bigtable target's writes keep in this process ------------------------------
 

@@ -151,8 +151,8 @@ def target_snapshots(spec: MigrationSpec, ledger: Ledger, migration_id: int,
         held_for = now_ms() - asked
     spans = tail_spans(spec, before, held)
     tail = read_tail(spans, [t.source for t in tables], asked)
-    metrics["target_read"] = (f"snapshot files over WebHDFS ({open_root(spec.target).where('')})"
-                              ": " + ", ".join(f"{spec.table_mapping()[t]} from {n}"
+    metrics["target_read"] = (f"snapshot files {open_root(spec.target).reads()}: "
+                              + ", ".join(f"{spec.table_mapping()[t]} from {n}"
                                                for t, n in taken.items()))
     metrics["target_snapshots"] = dict(taken)
     metrics["point"] = {

@@ -84,7 +84,7 @@ def validate(spec: MigrationSpec, *, provenance: Provenance | None = None,
 
     ``from_snapshot`` (None: the config's ``[validate] from`` for a strict validation,
     live scans for a ``live`` one): the source side is read from
-    an HBase snapshot of each table taken now, its files over WebHDFS
+    an HBase snapshot of each table taken now, its files read where they are
     (:mod:`hbase_migrate.snapshot.read`), with the same digests as a live scan; no scan
     reaches the source's region servers, so nothing recompares, repairs or lists differing
     cells from the source (``--explain`` does, live). A target whose files can be read too
@@ -321,7 +321,7 @@ def source_snapshots(spec: MigrationSpec, tables: Sequence[TableSpec], wanted: b
                         admin.delete(other)
                 raise
         taken[table.source] = name
-    metrics["source_read"] = (f"snapshot files over WebHDFS ({root.where('')}): "
+    metrics["source_read"] = (f"snapshot files {root.reads()}: "
                               + ", ".join(f"{t} from {n}" for t, n in taken.items()))
     metrics["source_snapshots"] = dict(taken)
     yield taken

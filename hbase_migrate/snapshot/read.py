@@ -35,6 +35,7 @@ from hbase_migrate.cluster.descriptors import ALL_VERSIONS, FamilyDescriptor, Ta
 from hbase_migrate.cluster.schema import decode_table_schema
 from hbase_migrate.cluster.storage.hdfs_files import HdfsRoot
 from hbase_migrate.config import ClusterSpec
+from hbase_migrate.hdfs.datanode import HDFS_SCHEME, open_store_file
 from hbase_migrate.hfile.mob import MobResolver
 from hbase_migrate.hfile.region import Newer, Source, Stores, region_digest, region_rows
 from hbase_migrate.hfile.visible import ScanSpec
@@ -154,8 +155,10 @@ def store_file(root: HdfsRoot, snapshot: str, store: RegionFile, throttle: Throt
     """A store file of the snapshot, read where it is now (live or archived), its bytes
     taken from ``throttle`` as they come."""
     path, _status = locate(root, ExportFile.of(snapshot, store.file))
-    url = root.url_of(path)
+    url = root.read_url(path)
     metered = None if throttle is None else functools.partial(throttle.take, 0)
+    if url.startswith(f"{HDFS_SCHEME}://"):  # from the DataNodes, as a region server reads
+        return Source(url, store.half, functools.partial(open_store_file, url, metered))
     return Source(url, store.half, functools.partial(open_source, url, metered))
 
 

@@ -124,7 +124,34 @@ def _with_offset(url: str, offset: int) -> str:
     return urlunsplit(parts._replace(query=urlencode(query)))
 
 
-class WebHdfsFile(io.RawIOBase):
+class RemoteFile(io.RawIOBase):
+    """A read-only file of a known ``size`` on a remote store: a seek only moves the
+    position (``_pos``); ``readinto`` reads from there."""
+
+    size: int
+    _pos: int
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def tell(self) -> int:
+        return self._pos
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        if whence == io.SEEK_CUR:
+            offset += self._pos
+        elif whence == io.SEEK_END:
+            offset += self.size
+        if offset < 0:
+            raise ValueError(f"negative seek position {offset}")
+        self._pos = offset
+        return self._pos
+
+
+class WebHdfsFile(RemoteFile):
     """A read-only, seekable file over WebHDFS OPEN requests (streamed, not loaded).
 
     Opening sends GETFILESTATUS (a missing file, a directory) and one OPEN ``tail`` bytes
@@ -293,25 +320,6 @@ class WebHdfsFile(io.RawIOBase):
             self._stream_pos += len(data)
 
     # --- io.RawIOBase -------------------------------------------------------------------
-
-    def readable(self) -> bool:
-        return True
-
-    def seekable(self) -> bool:
-        return True
-
-    def tell(self) -> int:
-        return self._pos
-
-    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
-        if whence == io.SEEK_CUR:
-            offset += self._pos
-        elif whence == io.SEEK_END:
-            offset += self.size
-        if offset < 0:
-            raise ValueError(f"negative seek position {offset}")
-        self._pos = offset
-        return self._pos
 
     def readinto(self, buffer: Any) -> int:
         """Fill ``buffer`` as far as the file goes (one stream, several reads of it)."""

@@ -4,8 +4,8 @@ over its RPC: two regions, two flushed files per store, deletes of each type hid
 the older file, a cell written again at its timestamp, more versions than a family keeps, a
 family TTL with MIN_VERSIONS, and KEEP_DELETED_CELLS under a time range. After a split and
 a snapshot, the range digests computed from the snapshot's files (``validate --from
-snapshot``'s source side) equal the live scans', and the table's regions count no read
-request meanwhile. About a minute on the session's stack."""
+snapshot``'s source side), over WebHDFS and from the DataNodes, equal the live scans', and
+the table's regions count no read request meanwhile. About a minute on the session's stack."""
 
 from __future__ import annotations
 
@@ -207,6 +207,13 @@ def test_snapshot_digests_equal_the_live_scans(loaded: Loaded, tmp_path: Path) -
         before = reads(loaded.real, regions)
         ours = [snapshot_range_stats(root, name, r, now, scratch=tmp_path)
                 for r in ranges]
+        # the same store files read from the DataNodes (HDFS's own protocols, no WebHDFS)
+        assert endpoints.namenode
+        direct = HdfsRoot(endpoints.webhdfs, endpoints.hbase_root, "source",
+                          namenode=endpoints.namenode)
+        assert direct.read_url("x").startswith("hdfs://")
+        assert [snapshot_range_stats(direct, name, r, now, scratch=tmp_path)
+                for r in ranges] == ours
         assert reads(loaded.real, regions) == before  # no read reached the region servers
         assert ours == [range_stats(client, r) for r in ranges]
         assert reads(loaded.real, regions) > before  # as a live scan's do
@@ -219,6 +226,10 @@ def test_snapshot_digests_equal_the_live_scans(loaded: Loaded, tmp_path: Path) -
         stored = {locate(root, ExportFile.of(name, f.file))[0]
                   for r in regions for _, files in r.stores for f in files}
         assert taken.bytes >= sum(root.status(p)["length"] for p in stored) > 0
+        from_datanodes = Taken()
+        assert snapshot_range_stats(direct, name, ranges[0], now, scratch=tmp_path,
+                                    throttle=from_datanodes) == ours[0]  # type: ignore[arg-type]
+        assert from_datanodes.bytes >= sum(root.status(p)["length"] for p in stored)
         assert not [p for p in tmp_path.rglob("*") if p.is_file()]
         client.write_cells(TABLE, [Cell(b"p2", b"f", b"q9", T0, PUT, b"after")])
         assert [a == range_stats(client, r) for a, r in zip(ours, ranges, strict=True)] == [

@@ -203,7 +203,7 @@ def test_snapshot_export_clone_and_replay_equal_the_source(
     from_files = validate(spec, recompare_wait=0, from_snapshot=True).to_json()
     assert read_requests(real_hbase, table) == scanned
     assert from_files["verdict"] == "match", from_files
-    assert from_files["source_read"].startswith("snapshot files over WebHDFS")
+    assert from_files["source_read"].startswith("snapshot files from the DataNodes")
     assert from_files["tables"][0]["source_cells"] == comparison.source_cells
     gate = cutover_check(spec, max_lag=3_600_000).to_json()
     assert gate["verdict"] == "go", gate["reasons"]
@@ -432,7 +432,7 @@ def test_a_validation_from_snapshot_of_every_case_agrees_with_the_live_one(
         assert read_requests(real_hbase, table) == before  # not one read on the source
         assert from_files.verdict == "match", from_files.to_json()
         assert from_files.metrics["source_requests"] == 0
-        assert from_files.metrics["source_read"].startswith("snapshot files over WebHDFS")
+        assert from_files.metrics["source_read"].startswith("snapshot files from the DataNodes")
         assert by_range(spec, from_files.step_id) == expected
         assert from_files.metrics["tables"][0]["source_cells"] == len(seen)
 
@@ -530,8 +530,8 @@ def test_a_validation_from_both_snapshots_matches_while_the_source_is_written(
             assert m.get("ranges_planned", 0) == (copied["ranges_planned"]
                                                   if method == "hbase-unplanned" else 0)
             assert (m["source_requests"], m["target_requests"]) == (0, 0)
-            assert m["source_read"].startswith("snapshot files over WebHDFS")
-            assert m["target_read"].startswith("snapshot files over WebHDFS")
+            assert m["source_read"].startswith("snapshot files from the DataNodes")
+            assert m["target_read"].startswith("snapshot files from the DataNodes")
             assert m["catch_up"]["caught_up"] is True, m["catch_up"]
             assert m["point"]["wal_tail_cells"] > 0  # the writes past the source's snapshot
             assert m["tables"][0]["source_cells"] == m["tables"][0]["target_cells"] > 150

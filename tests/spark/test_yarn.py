@@ -326,7 +326,7 @@ def test_a_validation_from_a_snapshot_reads_its_store_files_in_yarn_containers(
         ranges = ledger.key_ranges(migration.id, table)
         (step,) = ledger.steps(migration.id, "validate")
         rows = ledger.checksums(migration.id, step.id)
-    assert step.metrics["source_read"].startswith("snapshot files over WebHDFS"), step.metrics
+    assert step.metrics["source_read"].startswith("snapshot files from the DataNodes"), step.metrics
     assert step.metrics["source_requests"] == 0, step.metrics
     assert len(rows) == len(ranges) > 1 and all(
         r.source_read.startswith(SNAPSHOT_READ) for r in rows), [r.source_read for r in rows]

@@ -23,6 +23,7 @@ from hbase_migrate.cluster.auth.security import ClusterSecurity
 from hbase_migrate.cluster.endpoints import check_http_url
 from hbase_migrate.cluster.errors import ClusterError, WebHdfsUnreachableError
 from hbase_migrate.cluster.storage.walstore import WebHdfsWalStore
+from hbase_migrate.errors import ConfigError
 
 CHUNK = 1 << 20  # bytes per read from a stream
 UNDER_CONSTRUCTION_WAIT = 30.0  # seconds a file written may take to be closed on the NameNode
@@ -32,10 +33,18 @@ class HdfsRoot:
     """An HBase root (``root``, an HDFS path) on the NameNode at ``url``."""
 
     def __init__(self, url: str, root: str, role: str, timeout: float = 60.0, *,
-                 security: ClusterSecurity | None = None, cluster: str = "") -> None:
+                 security: ClusterSecurity | None = None, cluster: str = "",
+                 namenode: str | None = None) -> None:
         self.url = check_http_url(url, f"{role} WebHDFS URL").rstrip("/")
         self.root = "/" + root.strip("/")
         self.role = role
+        if namenode and security is not None and security.kerberos:
+            raise ConfigError(
+                f"{role} cluster {cluster!r}: namenode = {namenode!r} on a Kerberos-secured "
+                "cluster: reading the DataNodes directly speaks Hadoop RPC without SASL, "
+                "which such a NameNode refuses; leave namenode unset (files are then read "
+                "over WebHDFS, with SPNEGO)")
+        self.namenode = namenode
         user = os.environ.get("HADOOP_USER_NAME") or getpass.getuser()
         # the WAL store's client: SPNEGO when the cluster's security says Kerberos
         self.client: Any = WebHdfsWalStore(self.url, self.root, user, timeout=timeout,
@@ -48,6 +57,20 @@ class HdfsRoot:
         """``relpath`` as a ``webhdfs://`` URL, opened with this root's client (its security)
         by the readers (:func:`hbase_migrate.wal.source.open_source`)."""
         return f"webhdfs://{urlsplit(self.url).netloc}{self.path(relpath)}"
+
+    def read_url(self, relpath: str) -> str:
+        """Where the readers read ``relpath`` from: an ``hdfs://`` URL (the DataNodes,
+        :mod:`hbase_migrate.hdfs.datanode`) when the cluster names its NameNode's
+        RPC address, else :meth:`url_of`'s."""
+        if self.namenode:
+            return f"hdfs://{self.namenode}{self.path(relpath)}"
+        return self.url_of(relpath)
+
+    def reads(self) -> str:
+        """How the readers read this root's files (:meth:`read_url`), for a step's metrics."""
+        if self.namenode:
+            return f"from the DataNodes (NameNode {self.namenode}, path {self.root})"
+        return f"over WebHDFS ({self.where('')})"
 
     def where(self, relpath: str) -> str:
         """``<role> WebHDFS <url>, path <hdfs path>``, for messages."""

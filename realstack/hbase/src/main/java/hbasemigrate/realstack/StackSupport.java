@@ -144,6 +144,10 @@ final class StackSupport {
     described.put("protocol", "binary");
     described.put("webhdfs", "http://" + HOST + ":"
         + util.getDFSCluster().getNameNode().getHttpAddress().getPort());
+    if ("simple".equals(conf.get("hadoop.security.authentication", "simple"))) {
+      // Hadoop RPC without SASL: the project reads the DataNodes directly
+      described.put("namenode", HOST + ":" + util.getDFSCluster().getNameNodePort());
+    }
     described.put("zookeeper", HOST + ":" + util.getZkCluster().getClientPort());
     described.put("znode_parent", conf.get("zookeeper.znode.parent", "/hbase"));
     described.put("hbase_root", rootDir);
