@@ -3,7 +3,8 @@
 one sitting.
 
 Usage: ``python bench/verify_snapshots.py [--cells 2000000] [--repeat 1] [--quick]
-[--copy scan|hbase] [--no-tamper] [--no-hashtable] [--no-check] [--heap 1g] [--keep DIR]
+[--copy scan|hbase] [--no-tamper] [--no-hashtable] [--no-check] [--no-webhdfs] [--heap 1g]
+[--keep DIR]
 [--json bench/out/verify_snapshots.json]``
 
 Starts two real Apache HBase 2.6.1 clusters (``realstack``, one region server each), writes
@@ -15,7 +16,9 @@ the tools' order turned each round:
 
 * ``hbase-migrate validate --from snapshot``: both clusters' roots are over WebHDFS, so the
   step takes a snapshot of each side and reads both snapshots' store files, no region server
-  in the path (its ``source_requests`` and ``target_requests``);
+  in the path (its ``source_requests`` and ``target_requests``), from the DataNodes (the
+  stacks' ``cluster.json`` name their NameNodes); with ``--webhdfs`` (the default) once
+  more with the NameNodes left out, the files streamed over WebHDFS;
 * VerifyReplication with ``--sourceSnapshotName``/``--peerSnapshotName`` (local MapReduce,
   class path of ``realstack/mapreduce``, both snapshots restored into temporary folders of
   their own cluster's HDFS, every version): its time is the two snapshots taken through the
@@ -66,6 +69,7 @@ VERIFY = "org.apache.hadoop.hbase.mapreduce.replication.VerifyReplication"
 ALL_VERSIONS = "2147483647"
 COUNTER = re.compile(r"^\s+([A-Z_]+)=(\d+)\s*$")
 PROJECT = "validate --from snapshot"
+PROJECT_WEBHDFS = "validate --from snapshot, over WebHDFS"
 VERIFYREP = "VerifyReplication (both snapshots)"
 HASHSYNC = "HashTable + SyncTable --dryrun"
 # the tools' log: warnings and errors (VerifyReplication logs each differing row as an
@@ -166,9 +170,15 @@ class Sitting:
     # --- the three tools ---------------------------------------------------------------
 
     def project(self) -> Run:
+        return self._project(PROJECT, self.config)
+
+    def project_webhdfs(self) -> Run:
+        return self._project(PROJECT_WEBHDFS, webhdfs_only(self.config))
+
+    def _project(self, tool: str, config: Path) -> Run:
         def body() -> tuple[float, float, float, str, dict[str, Any]]:
             command = [sys.executable, "-m", "hbase_migrate", "validate", "--config",
-                       str(self.config), "--from", "snapshot", "--json"]
+                       str(config), "--from", "snapshot", "--json"]
             env = os.environ | {"PYTHONPATH": str(self.peers.checkout)}
             seconds, cpu, rss, status, out, err = self.peers.measure(
                 command, "project", env, self.peers.checkout)
@@ -189,7 +199,7 @@ class Sitting:
             verdict = (str(m.get("verdict")) if not differing else
                        f"{m.get('verdict')}: {len(differing)} range(s) differ")
             return seconds, cpu, rss, verdict, {"said": said}
-        return self.timed(PROJECT, body)
+        return self.timed(tool, body)
 
     def verifyrep(self) -> Run:
         src, dst = self.peers.source, self.peers.target
@@ -260,6 +270,21 @@ class Sitting:
         return self.timed(HASHSYNC, body)
 
 
+def webhdfs_only(config: Path) -> Path:
+    """A copy of ``config`` whose clusters' ``cluster.json`` name no ``namenode``: their
+    store files read over WebHDFS, as before the DataNode reader."""
+    text = config.read_text(encoding="utf-8")
+    for named in sorted(set(re.findall(r'cluster_json = "([^"]+)"', text))):
+        data = json.loads(Path(named).read_text(encoding="utf-8"))
+        data.pop("namenode", None)
+        copy = config.with_name(f"{Path(named).parent.name}-webhdfs.json")
+        copy.write_text(json.dumps(data), encoding="utf-8")
+        text = text.replace(f'"{named}"', f'"{copy}"')
+    out = config.with_name(f"{config.stem}-webhdfs.toml")
+    out.write_text(text, encoding="utf-8")
+    return out
+
+
 def remove(cluster: dict[str, Any], path: str) -> None:
     """Delete a folder of ``cluster``'s HDFS over WebHDFS (the tool's restored snapshot)."""
     url = f"{cluster['webhdfs']}/webhdfs/v1{path}?op=DELETE&recursive=true&user.name=" \
@@ -320,6 +345,9 @@ def main() -> None:
     parser.add_argument("--check", action=argparse.BooleanOptionalAction, default=True,
                         help="compare the copy with the source cell for cell first")
     parser.add_argument("--heap", default="1g", help="each cluster's JVM heap")
+    parser.add_argument("--webhdfs", action=argparse.BooleanOptionalAction, default=True,
+                        help="the project's validation a second time, its store files read "
+                             "over WebHDFS instead of from the DataNodes")
     parser.add_argument("--hbase-version", default=DEFAULT_VERSION)
     parser.add_argument("--json", type=Path, default=Path("bench/out/verify_snapshots.json"))
     parser.add_argument("--keep", type=Path, help="work in this folder and keep it")
@@ -352,6 +380,8 @@ def main() -> None:
             sitting = Sitting(peers, target, meters)
             sitting.config = config
             tools = [sitting.project, sitting.verifyrep]
+            if args.webhdfs:
+                tools.insert(1, sitting.project_webhdfs)
             if args.hashtable:
                 tools.append(sitting.hashsync)
             for n in range(args.repeat):
