@@ -8,6 +8,7 @@ the project's folder and this environment hidden."""
 
 from __future__ import annotations
 
+import fcntl
 import json
 import logging
 import os
@@ -214,6 +215,24 @@ def bare_python(folder: Path) -> Path:
     return folder
 
 
+def shared_bare_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """:func:`bare_python` made once per test run and shared by every module that asks, on
+    any worker: in the run's temporary folder (outside the project, so no worker hides it),
+    under a lock. uv builds pyspark's wheel from its source distribution each time (30 CPU
+    seconds: the index's answer counts as changed, so its cached build is not used)."""
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent  # the run's folder, every worker's
+    folder = root / "bare-python"
+    with open(root / "bare-python.lock", "w", encoding="utf-8") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (folder / ".made").exists():
+            shutil.rmtree(folder, ignore_errors=True)
+            bare_python(folder)
+            (folder / ".made").touch()
+    return folder
+
+
 def other_host(folder: Path, python: Path, hidden: Sequence[Path]) -> tuple[dict[str, str],
                                                                              list[str]]:
     """The environment and command prefix of a worker as good as another host: ``python``'s
@@ -254,7 +273,7 @@ def other_hosts(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     import hbase_migrate
 
     folder, driver = tmp_path_factory.mktemp("spark"), tmp_path_factory.mktemp("driver")
-    python = bare_python(folder / "python")
+    python = shared_bare_python(tmp_path_factory)
     project = Path(hbase_migrate.__file__).parents[1]
     hidden = [project, driver, *([Path(sys.prefix)] if not Path(sys.prefix).is_relative_to(
         project) else [])]
