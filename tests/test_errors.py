@@ -30,15 +30,17 @@ def test_every_error_class_of_the_core_is_an_hbase_migrate_error() -> None:
     # a WebHDFS OPEN hung up on (asked again, then the file's own error), the compiled
     # renderer's hand-over of a message to the reference (when built), the copy
     # method's first reason for the scan copy (a choice, not an error), the Spark
-    # jobs' word for a job not started after another failed (skipped, never raised), and
-    # the compiled region digest's hand-over of a region to the rows path (``hfile.region``
-    # catches it and reads the region again)
+    # jobs' word for a job not started after another failed (skipped, never raised), the
+    # compiled region digest's hand-over of a region to the rows path (``hfile.region``
+    # catches it and reads the region again), and a DataNode's refusal (the next replica is
+    # asked, then the file's own error)
     assert "hbase_migrate.wal.reader._End" in outsiders
     assert set(outsiders) <= {"hbase_migrate.wal.reader._End", "hbase_migrate.wal.source._HungUp",
                               "hbase_migrate.sinks._render._Unusual",
                               "hbase_migrate.hfile._digestscan.Unfused",
                               "hbase_migrate.snapshot.choose._Scan",
-                              "hbase_migrate.spark.jobs.NotStarted"}, outsiders
+                              "hbase_migrate.spark.jobs.NotStarted",
+                              "hbase_migrate.hdfs.datanode._Refused"}, outsiders
     assert len(found) > 20
 
 

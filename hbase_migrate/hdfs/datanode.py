@@ -48,6 +48,7 @@ HDFS_SCHEME = "hdfs"
 _VERSION = 28  # DataTransferProtocol.DATA_TRANSFER_VERSION
 _READ_BLOCK = 81
 _SUCCESS, _CHECKSUM_OK = 0, 6
+_CHECKSUM_TYPES = (0, 1, 2)  # ChecksumTypeProto: NULL, CRC32, CRC32C (HBase's codes too)
 _STATUS = {1: "ERROR", 2: "ERROR_CHECKSUM", 3: "ERROR_INVALID", 4: "ERROR_EXISTS",
            5: "ERROR_ACCESS_TOKEN", 7: "ERROR_UNSUPPORTED"}
 _MAX_PACKET = 16 << 20  # PacketReceiver.MAX_PACKET_SIZE
@@ -100,9 +101,13 @@ class _Stream:
                     "ChecksumProto")
         self._kind = 0 if checksum is None else checksum.req_int(1, "type")
         self._per_chunk = 512 if checksum is None else checksum.req_int(2, "bytesPerChecksum")
+        if self._kind not in _CHECKSUM_TYPES or self._per_chunk <= 0:
+            raise _Refused(f"checksum type {self._kind} of {self._per_chunk} bytes a chunk "
+                           "(expected NULL, CRC32 or CRC32C)")
         self._skip = skip_from - chunk_offset  # bytes before ``start`` in the first packet
-        if not 0 <= self._skip < max(self._per_chunk, 1) + 1:
+        if not 0 <= self._skip < self._per_chunk:
             raise _Refused(f"first packet at block offset {chunk_offset}, asked {skip_from}")
+        self._expect = chunk_offset  # the block offset the next packet must start at
 
     def _delimited(self) -> bytes:
         head = bytearray()
@@ -132,14 +137,18 @@ class _Stream:
         payload, header_size = struct.unpack(">IH", self._exactly(6))
         if not 4 <= payload <= _MAX_PACKET:
             raise _Refused(f"a packet of {payload} bytes")
-        data_len, last = _packet_header(self._exactly(header_size))
+        offset, data_len, last = _packet_header(self._exactly(header_size))
+        if payload - 4 - data_len < 0 or offset != self._expect:
+            raise _Refused(f"a packet of {data_len} bytes at block offset {offset} (payload "
+                           f"{payload}; expected its data at {self._expect})")
+        self._expect += data_len
         sums = self._exactly(payload - 4 - data_len)
         if data_len == 0 and last:
             self._sock.sendall(delimited(varint_field(
                 1, _CHECKSUM_OK if self.checksums else _SUCCESS)))
             return False
         self._left = data_len
-        if self.checksums:
+        if self.checksums and self._kind:  # (NULL: the DataNode keeps none)
             data = self._exactly(data_len)
             bad = first_bad_chunk(data, sums, self._kind, self._per_chunk)
             if bad is not None:
@@ -195,13 +204,16 @@ class _Stream:
         self._sock.close()
 
 
-def _packet_header(data: bytes) -> tuple[int, bool]:
-    """``PacketHeaderProto``: (dataLen, lastPacketInBlock)."""
-    data_len, last = None, False
+def _packet_header(data: bytes) -> tuple[int, int, bool]:
+    """``PacketHeaderProto``: (offsetInBlock, dataLen, lastPacketInBlock)."""
+    offset, data_len, last = -1, None, False
     try:
         for number, _wire, value in iter_fields(data):
-            if number == 4:
-                assert isinstance(value, int)
+            if not isinstance(value, int):
+                continue  # a field of a later version, not fixed-length
+            if number == 1:  # sfixed64
+                offset = value - (1 << 64) if value >= 1 << 63 else value
+            elif number == 4:  # sfixed32
                 data_len = value - (1 << 32) if value >= 1 << 31 else value
             elif number == 3:
                 last = bool(value)
@@ -209,7 +221,7 @@ def _packet_header(data: bytes) -> tuple[int, bool]:
         raise _Refused(f"a packet header that does not parse ({exc})") from None
     if data_len is None or data_len < 0:
         raise _Refused(f"a packet header without a data length ({data!r})")
-    return data_len, last
+    return offset, data_len, last
 
 
 class HdfsFile(RemoteFile):

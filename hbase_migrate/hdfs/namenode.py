@@ -158,7 +158,7 @@ class NameNode:
                     return self._call(method, request, path)
                 except FileNotFoundError:
                     raise
-                except (ConnectionError, _ClosedEarly) as exc:
+                except ConnectionError as exc:
                     self.close()
                     if fresh or attempt == 2:
                         raise NameNodeError(
@@ -231,17 +231,13 @@ class NameNode:
         return header, data[pos : pos + length]
 
 
-class _ClosedEarly(Exception):
-    pass
-
-
 def _read_exactly(sock: socket.socket, size: int) -> bytes:
     data = bytearray(size)
     view, got = memoryview(data), 0
     while got < size:
         n = sock.recv_into(view[got:])
         if n == 0:
-            raise _ClosedEarly(f"{got} of {size} bytes came before the end")
+            raise ConnectionError(f"{got} of {size} bytes came before the end")
         got += n
     return bytes(data)
 

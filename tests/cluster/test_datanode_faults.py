@@ -1,8 +1,9 @@
 """What the DataNode reader does with DataNodes that misbehave, against small servers speaking
 ``READ_BLOCK`` as ``datatransfer.proto`` gives it (a good one's answers are checked against a
 real HDFS in ``tests/realstack/test_datanode_reads_real.py``): a replica sending a chunk that
-fails its CRC32C is left for the next, which serves the read; with every replica bad, or one
-refusing the block's access token, the read fails naming the file, the byte offset, each
+fails its CRC32C is left for the next, which serves the read; with every replica bad, one
+sending a packet for another offset than asked, or one refusing the block's access token,
+the read fails naming the file, the byte offset, each
 DataNode and what it said. The ``namenode`` setting is refused where it cannot hold."""
 
 from __future__ import annotations
@@ -41,7 +42,8 @@ def packet(offset: int, seqno: int, data: bytes, sums: bytes, last: bool) -> byt
 
 class FakeDataNode:
     """Serves ``DATA`` as one block: ``behaviour`` "good", "bad-checksum" (chunk 2's CRC
-    flipped) or "token" (refuses the access token)."""
+    flipped), "shifted" (its packet says it starts a chunk later than it does) or "token"
+    (refuses the access token)."""
 
     def __init__(self, behaviour: str) -> None:
         self.behaviour = behaviour
@@ -78,8 +80,9 @@ class FakeDataNode:
                         for i in range(start, len(DATA), 512))
         if self.behaviour == "bad-checksum":  # the third chunk sent
             sums = sums[:8] + bytes(4) + sums[12:]
+        said_at = start + 512 if self.behaviour == "shifted" else start
         try:
-            conn.sendall(packet(start, 0, DATA[start:], sums, False) +
+            conn.sendall(packet(said_at, 0, DATA[start:], sums, False) +
                          packet(len(DATA), 1, b"", b"", True))
             conn.recv(16)  # the client's status
         except OSError:
@@ -128,6 +131,16 @@ def test_every_replica_bad_fails_naming_each(replicas: list[FakeDataNode]) -> No
     assert all(f"{n.address}: chunk 2 of a packet fails its checksum" in said
                for n in replicas), said
     assert failed.value.kind is Kind.RETRY  # bad bytes, not an outage to wait out
+
+
+@pytest.mark.parametrize("replicas", [("shifted",)], indirect=True)
+def test_a_packet_at_another_offset_than_asked_is_refused(replicas: list[FakeDataNode]
+                                                          ) -> None:
+    with datanode.HdfsFile("hdfs://nn:8020/f", checksums=False) as raw, \
+            pytest.raises(WalSourceError) as failed:
+        raw.read(10)
+    assert "at block offset 512" in str(failed.value) and "expected its data at 0" in str(
+        failed.value)
 
 
 @pytest.mark.parametrize("replicas", [("token",)], indirect=True)
