@@ -152,7 +152,7 @@ def test_a_mob_table_migrates_exactly(real_hbase: RealHBase, target: RealHBase,
     from_files = validate(spec, recompare_wait=0, from_snapshot=True).to_json()
     assert read_requests(real_hbase, MOB_TABLE) == before
     assert from_files["verdict"] == "match", from_files
-    assert from_files["source_read"].startswith("snapshot files from the DataNodes")
+    assert from_files["source_read"].startswith("snapshot files over WebHDFS")
     assert from_files["tables"][0]["source_cells"] == 100
     with NativeCluster.of(spec.target.endpoints(), spec.gateway) as dst:
         have = dst.table_descriptor(MOB_TABLE).family(b"m")
