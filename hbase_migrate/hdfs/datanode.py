@@ -30,7 +30,7 @@ from typing import Any, BinaryIO
 from urllib.parse import urlsplit
 
 from hbase_migrate.errors import WalSourceError
-from hbase_migrate.hdfs.namenode import Block, NameNode, hdfs_user
+from hbase_migrate.hdfs.namenode import Block, NameNode
 from hbase_migrate.hfile.checksum import first_bad_chunk
 from hbase_migrate.wal.protobuf import (
     Message,
@@ -42,7 +42,7 @@ from hbase_migrate.wal.protobuf import (
     string_field,
     varint_field,
 )
-from hbase_migrate.wal.source import RemoteFile
+from hbase_migrate.wal.source import RemoteFile, hdfs_user
 
 HDFS_SCHEME = "hdfs"
 _VERSION = 28  # DataTransferProtocol.DATA_TRANSFER_VERSION
@@ -94,13 +94,13 @@ class _Stream:
             message = answer.opt_str(5, "message")
             raise _Refused(f"{_STATUS.get(status, status)}{': ' + message if message else ''}")
         info = answer.opt_bytes(4, "readOpChecksumInfo")
-        chunk_offset = skip_from if info is None else \
-            Message(info, "ReadOpChecksumInfoProto").req_int(2, "chunkOffset")
-        checksum = None if info is None else \
-            Message(Message(info, "ReadOpChecksumInfoProto").req_bytes(1, "checksum"),
-                    "ChecksumProto")
-        self._kind = 0 if checksum is None else checksum.req_int(1, "type")
-        self._per_chunk = 512 if checksum is None else checksum.req_int(2, "bytesPerChecksum")
+        chunk_offset, self._kind, self._per_chunk = skip_from, 0, 512
+        if info is not None:
+            read_info = Message(info, "ReadOpChecksumInfoProto")
+            checksum = Message(read_info.req_bytes(1, "checksum"), "ChecksumProto")
+            chunk_offset = read_info.req_int(2, "chunkOffset")
+            self._kind = checksum.req_int(1, "type")
+            self._per_chunk = checksum.req_int(2, "bytesPerChecksum")
         if self._kind not in _CHECKSUM_TYPES or self._per_chunk <= 0:
             raise _Refused(f"checksum type {self._kind} of {self._per_chunk} bytes a chunk "
                            "(expected NULL, CRC32 or CRC32C)")

@@ -17,7 +17,6 @@ WebHDFS for such a cluster.
 
 from __future__ import annotations
 
-import os
 import socket
 import struct
 import threading
@@ -48,12 +47,6 @@ class NameNodeError(ClusterError):
     def __init__(self, message: str, *, endpoint: str, remote: str = "") -> None:
         super().__init__(message, endpoint=endpoint)
         self.remote = remote
-
-
-class Token(NamedTuple):
-    """A block access token (``TokenProto``), sent back to the DataNode as it came."""
-
-    encoded: bytes
 
 
 class Block(NamedTuple):
@@ -121,12 +114,6 @@ class NameNode:
         self._call_id = 0
         self._socket: socket.socket | None = None
         self._lock = threading.Lock()
-
-    def __enter__(self) -> NameNode:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     def close(self) -> None:
         if self._socket is not None:
@@ -247,11 +234,4 @@ def _security_hint(remote: str, text: str) -> str:
         return (" (the NameNode wants Kerberos: leave namenode unset for this cluster, its "
                 "files are then read over WebHDFS with SPNEGO)")
     return ""
-
-
-def hdfs_user() -> str:
-    """The user HDFS is told (SIMPLE authentication): ``HADOOP_USER_NAME``, else the login."""
-    import getpass
-
-    return os.environ.get("HADOOP_USER_NAME") or getpass.getuser()
 

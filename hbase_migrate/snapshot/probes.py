@@ -5,14 +5,13 @@ helper's class path), the master's version and the tables' descriptors."""
 
 from __future__ import annotations
 
-import getpass
-import os
 import shlex
 import shutil
 
 from hbase_migrate.cluster.descriptors import TableDescriptor
 from hbase_migrate.config import ClusterSpec
 from hbase_migrate.errors import HBaseMigrateError
+from hbase_migrate.wal.source import hdfs_user
 
 STATUS_WAIT = 10.0  # seconds a master has to give its status
 
@@ -50,7 +49,7 @@ class ClusterProbes:
         if allowed:
             return None
         return (f"the target's HBase root ({root.where('')}) is not writable by "
-                f"{_user()}, and the file copy writes archive/ and .hbase-snapshot/ there")
+                f"{hdfs_user()}, and the file copy writes archive/ and .hbase-snapshot/ there")
 
     def admin(self, cluster: ClusterSpec, hbase_version: str) -> str | None:
         if cluster.admin_shell:
@@ -101,10 +100,6 @@ def _java_helper(role: str, hbase_version: str) -> str | None:
     return None
 
 
-def _user() -> str:
-    return os.environ.get("HADOOP_USER_NAME") or getpass.getuser()
-
-
 def _bits_allow_write(status: dict[str, object]) -> bool:
     """Whether a folder's owner and octal permission let this user write it: the owner's
     bit for its owner, else the others' (group membership is not known here)."""
@@ -112,6 +107,6 @@ def _bits_allow_write(status: dict[str, object]) -> bool:
         mode = int(str(status.get("permission", "0")), 8)
     except ValueError:
         return False
-    if status.get("owner") == _user():
+    if status.get("owner") == hdfs_user():
         return bool(mode & 0o200)
     return bool(mode & 0o002)

@@ -157,9 +157,9 @@ def store_file(root: HdfsRoot, snapshot: str, store: RegionFile, throttle: Throt
     path, _status = locate(root, ExportFile.of(snapshot, store.file))
     url = root.read_url(path)
     metered = None if throttle is None else functools.partial(throttle.take, 0)
-    if url.startswith(f"{HDFS_SCHEME}://"):  # from the DataNodes, as a region server reads
-        return Source(url, store.half, functools.partial(open_store_file, url, metered))
-    return Source(url, store.half, functools.partial(open_source, url, metered))
+    # from the DataNodes (as a region server reads) or over WebHDFS
+    opener = open_store_file if url.startswith(f"{HDFS_SCHEME}://") else open_source
+    return Source(url, store.half, functools.partial(opener, url, metered))
 
 
 def _fetch_mob(root: HdfsRoot, folder: Path, throttle: Throttle | None,

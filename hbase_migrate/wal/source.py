@@ -90,14 +90,19 @@ def register_client(netloc: str, factory: Callable[[], Any]) -> None:
     _CLIENTS[netloc] = factory
 
 
+def hdfs_user() -> str:
+    """The user HDFS is told where it takes the client's word (WebHDFS's ``user.name``,
+    Hadoop RPC's SIMPLE authentication): ``HADOOP_USER_NAME``, else the login."""
+    return os.environ.get("HADOOP_USER_NAME") or getpass.getuser()
+
+
 def _client(base_url: str) -> Any:
     from hdfs import InsecureClient
 
     factory = _CLIENTS.get(urlsplit(base_url).netloc)
     if factory is not None:
         return factory()
-    user = os.environ.get("HADOOP_USER_NAME") or getpass.getuser()
-    return InsecureClient(base_url, user=user)
+    return InsecureClient(base_url, user=hdfs_user())
 
 
 def _remote(exc: Exception) -> tuple[str, str]:

@@ -10,8 +10,6 @@ answer is a :class:`WebHdfsUnreachableError` (an outage), any other refusal a
 
 from __future__ import annotations
 
-import getpass
-import os
 import posixpath
 import time
 from collections.abc import Iterable, Iterator
@@ -24,6 +22,7 @@ from hbase_migrate.cluster.endpoints import check_http_url
 from hbase_migrate.cluster.errors import ClusterError, WebHdfsUnreachableError
 from hbase_migrate.cluster.storage.walstore import WebHdfsWalStore
 from hbase_migrate.errors import ConfigError
+from hbase_migrate.wal.source import hdfs_user
 
 CHUNK = 1 << 20  # bytes per read from a stream
 UNDER_CONSTRUCTION_WAIT = 30.0  # seconds a file written may take to be closed on the NameNode
@@ -45,7 +44,7 @@ class HdfsRoot:
                 "which such a NameNode refuses; leave namenode unset (files are then read "
                 "over WebHDFS, with SPNEGO)")
         self.namenode = namenode
-        user = os.environ.get("HADOOP_USER_NAME") or getpass.getuser()
+        user = hdfs_user()
         # the WAL store's client: SPNEGO when the cluster's security says Kerberos
         self.client: Any = WebHdfsWalStore(self.url, self.root, user, timeout=timeout,
                                            security=security, cluster=cluster).client
