@@ -35,7 +35,8 @@ GROUPS: list[tuple[str, str, list[str]]] = [
     ("Reaching the clusters", "A gateway, WebHDFS, ZooKeeper or a region server did not "
      "answer, or refused a call.",
      ["ClusterError", "ServiceUnreachableError", "GatewayUnreachableError",
-      "WebHdfsUnreachableError", "NameNodeError", "ZooKeeperUnreachableError",
+      "WebHdfsUnreachableError", "NameNodeError", "NameNodeUnreachableError",
+      "ZooKeeperUnreachableError",
       "ZooKeeperNeverAnsweredError",
       "ZkPayloadError",
       "Thrift1Error", "Thrift1UnreachableError", "Thrift2Error", "Thrift2UnreachableError",
@@ -128,6 +129,8 @@ REMEDIES: dict[str, str] = {
                      "`fs.defaultFS`'s) and that this host reaches it; on a Kerberos-secured "
                      "cluster leave `namenode` unset (store files are then read over "
                      "WebHDFS). " + _RETRY,
+    "NameNodeUnreachableError": "Check that the NameNode named by `namenode` is up and "
+                                "active and that this host reaches its RPC port. " + _RETRY,
     "ZooKeeperUnreachableError": "Check the quorum and `znode_parent`. Replay goes on without "
                                  "ZooKeeper (retention then unknown); commands that need it "
                                  "wait.",

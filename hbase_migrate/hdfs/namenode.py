@@ -23,7 +23,7 @@ import threading
 import uuid
 from typing import NamedTuple
 
-from hbase_migrate.cluster.errors import ClusterError
+from hbase_migrate.cluster.errors import ClusterError, ServiceUnreachableError
 from hbase_migrate.wal.protobuf import (
     Message,
     ProtobufError,
@@ -47,6 +47,13 @@ class NameNodeError(ClusterError):
     def __init__(self, message: str, *, endpoint: str, remote: str = "") -> None:
         super().__init__(message, endpoint=endpoint)
         self.remote = remote
+
+
+class NameNodeUnreachableError(ServiceUnreachableError):
+    """The NameNode's RPC did not answer, or closed the connection twice in a row: an
+    outage a long run waits out, not a refusal."""
+
+    service = "the NameNode's RPC"
 
 
 class Block(NamedTuple):
@@ -145,17 +152,16 @@ class NameNode:
                     return self._call(method, request, path)
                 except FileNotFoundError:
                     raise
-                except ConnectionError as exc:
-                    self.close()
-                    if fresh or attempt == 2:
-                        raise NameNodeError(
-                            f"NameNode {self.address}: {method}"
-                            f"{f' of {path}' if path else ''}: the connection closed "
-                            f"({exc})", endpoint=self.address) from None
                 except OSError as exc:
                     self.close()
-                    raise NameNodeError(f"NameNode {self.address} does not answer ({exc})",
-                                        endpoint=self.address) from None
+                    closed = isinstance(exc, ConnectionError) and not isinstance(
+                        exc, ConnectionRefusedError)
+                    if closed and not fresh and attempt == 1:
+                        continue  # an idle connection the NameNode closed: once more
+                    said = (f": {method}{f' of {path}' if path else ''}: the connection "
+                            "closed" if closed else " does not answer")
+                    raise NameNodeUnreachableError(f"NameNode {self.address}{said} ({exc})",
+                                                   endpoint=self.address) from None
         raise AssertionError("unreachable")
 
     def _call(self, method: str, request: bytes, path: str) -> bytes:

@@ -20,7 +20,7 @@ from hbase_migrate.cluster.endpoints import ClusterEndpoints
 from hbase_migrate.cluster.storage.hdfs_files import HdfsRoot
 from hbase_migrate.errors import ConfigError, Kind, WalSourceError
 from hbase_migrate.hdfs import datanode
-from hbase_migrate.hdfs.namenode import Block, FileBlocks
+from hbase_migrate.hdfs.namenode import Block, FileBlocks, NameNode, NameNodeUnreachableError
 from hbase_migrate.hfile.checksum import crc32c
 from hbase_migrate.wal.protobuf import (
     Message,
@@ -150,6 +150,14 @@ def test_a_refused_token_is_said(replicas: list[FakeDataNode]) -> None:
         raw.read(10)
     assert "ERROR_ACCESS_TOKEN: Block token with block_token_identifier expired" in str(
         failed.value)
+
+
+def test_a_namenode_that_does_not_answer_is_an_outage(closed_port: int) -> None:
+    """Waited out as any service's outage, naming the NameNode, not a refusal."""
+    with pytest.raises(NameNodeUnreachableError) as failed:
+        NameNode(f"127.0.0.1:{closed_port}", "migrate", timeout=5).file_blocks("/f")
+    assert failed.value.kind is Kind.OUTAGE
+    assert f"NameNode 127.0.0.1:{closed_port} does not answer" in str(failed.value)
 
 
 def test_a_namenode_needs_webhdfs_and_no_kerberos() -> None:
