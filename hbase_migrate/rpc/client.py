@@ -24,8 +24,9 @@ Writes: the Multi pipeline of :mod:`hbase_migrate.rpc.writes`.
 
 from __future__ import annotations
 
+import itertools
 import logging
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable, Iterator, Sequence
 from types import TracebackType
 from typing import Self, TypeVar
@@ -37,7 +38,7 @@ from hbase_migrate.cluster.scanning import pieces_of, resumed_batches
 from hbase_migrate.cluster.sizing import DEFAULT_MULTIS_PER_SERVER
 from hbase_migrate.cluster.waves import RowCells, rows_of
 from hbase_migrate.rpc.codec import KEYVALUE_CODEC, KEYVALUE_CODEC_WITH_TAGS
-from hbase_migrate.rpc.connection import DEFAULT_CALL_TIMEOUT, Pool
+from hbase_migrate.rpc.connection import DEFAULT_CALL_TIMEOUT, PendingCall, Pool
 from hbase_migrate.rpc.errors import (
     CALL_FAILURES,
     MALFORMED,
@@ -56,7 +57,7 @@ from hbase_migrate.rpc.messages import (
     decode_get_response,
     get_request,
 )
-from hbase_migrate.rpc.multi import decode_get_results, get_multi
+from hbase_migrate.rpc.multi import RegionResult, decode_get_results, get_multi
 from hbase_migrate.rpc.registry import RpcRegistry
 from hbase_migrate.rpc.scan import (
     Scan,
@@ -214,45 +215,74 @@ class NativeClient:
 
     def get_rows(self, table: str, rows: Sequence[bytes]) -> list[list[Cell]]:
         """Each of ``rows``' cells (every version kept), in their order: the rows of one
-        region server asked in one Multi of Gets (at most ``GETS_PER_MULTI``); a Get the
-        server refused (a region moved, split, busy) is asked again alone, retried as
-        :meth:`get` is."""
-        found: dict[int, list[Cell]] = {}
+        region server asked in one Multi of Gets (at most ``GETS_PER_MULTI``), the Multis
+        of every server sent before the first reply is read (at most ``multis_per_server``
+        in flight to each); a Get the server refused (a region moved, split, busy) is
+        asked again alone, retried as :meth:`get` is. A row inside the region found for
+        the row before it is not looked up again (rows asked in order cost a lookup per
+        region)."""
+        found: list[list[Cell] | None] = [None] * len(rows)
         by_server: dict[tuple[str, int], dict[bytes, list[tuple[int, bytes]]]] = {}
+        region: Region | None = None
+        held: list[tuple[int, bytes]] = []
         for i, row in enumerate(rows):
-            region = self.locate(table, row)
-            by_server.setdefault((region.host, region.port), {}).setdefault(
-                region.name, []).append((i, row))
+            if region is None or not region.contains(row):
+                region = self.locate(table, row)
+                held = by_server.setdefault((region.host, region.port), {}).setdefault(
+                    region.name, [])
+            held.append((i, row))
+        each = []
         for server, regions in by_server.items():
-            asked = [(name, i, row) for name, held in regions.items() for i, row in held]
-            for at in range(0, len(asked), GETS_PER_MULTI):
-                found.update(self._multi_get(table, server, asked[at:at + GETS_PER_MULTI]))
-        return [found[i] for i in range(len(rows))]
+            asked = [(name, i, row) for name, kept in regions.items() for i, row in kept]
+            each.append([(server, asked[at:at + GETS_PER_MULTI])
+                         for at in range(0, len(asked), GETS_PER_MULTI)])
+        window = max(1, self.multis_per_server) * len(by_server)
+        sent: deque[tuple[list[tuple[int, bytes]], PendingCall | None]] = deque()
+        for batch in itertools.chain.from_iterable(itertools.zip_longest(*each)):
+            if batch is None:
+                continue
+            if len(sent) >= window:
+                self._got_rows(table, *sent.popleft(), found)
+            sent.append(self._ask_rows(*batch))
+        while sent:
+            self._got_rows(table, *sent.popleft(), found)
+        return [cells if cells is not None else [] for cells in found]
 
-    def _multi_get(self, table: str, server: tuple[str, int],
-                   asked: Sequence[tuple[bytes, int, bytes]]) -> dict[int, list[Cell]]:
-        """One Multi of Gets to ``server``: ``(region name, index, row)`` each; what it
-        could not read is got alone."""
+    def _ask_rows(self, server: tuple[str, int], asked: Sequence[tuple[bytes, int, bytes]]
+                  ) -> tuple[list[tuple[int, bytes]], PendingCall | None]:
+        """One Multi of Gets sent to ``server``: ``(region name, index, row)`` each; the
+        rows in the order of its actions, and the call (None: it could not be sent)."""
         regions: dict[bytes, list[tuple[int, bytes]]] = {}
         for name, i, row in asked:
             regions.setdefault(name, []).append((i, row))
-        order = [(i, row) for held in regions.values() for i, row in held]
-        found: dict[int, list[Cell]] = {}
+        order = [(i, row) for kept in regions.values() for i, row in kept]
         try:
-            reply = self.pool.get(*server).call("Multi", get_multi(
-                [(name, [Get(row, max_versions=ALL_VERSIONS) for _, row in held])
-                 for name, held in regions.items()]))
-            answers = decode_get_results(reply.response or b"", reply.cell_block)
+            return order, self.pool.get(*server).start("Multi", get_multi(
+                [(name, [Get(row, max_versions=ALL_VERSIONS) for _, row in kept])
+                 for name, kept in regions.items()]))
         except CALL_FAILURES:
-            answers = ()  # every row is got alone below, with the retry loop
+            return order, None  # every row is got alone, with the retry loop
+
+    def _got_rows(self, table: str, order: Sequence[tuple[int, bytes]],
+                  call: PendingCall | None, found: list[list[Cell] | None]) -> None:
+        """The reply to :meth:`_ask_rows`: the cells of row ``index`` put in
+        ``found[index]``; what it could not read is got alone."""
+        answers: tuple[RegionResult, ...] = ()
+        if call is not None:
+            try:
+                reply = call.result()
+                answers = decode_get_results(reply.response or b"", reply.cell_block)
+            except CALL_FAILURES:
+                pass  # every row is got alone below, with the retry loop
+        read = [False] * len(order)
         for region in answers:
             for result in region.results if region.exception is None else ():
                 if result.exception is None and result.action < len(order):
                     found[order[result.action][0]] = list(result.cells)
-        for i, row in order:
-            if i not in found:
+                    read[result.action] = True
+        for (i, row), done in zip(order, read, strict=True):
+            if not done:
                 found[i] = self.get(table, row)
-        return found
 
     def scan(self, table: str, start: bytes = b"", stop: bytes = b"",
              time_range: TimeRange | None = None, max_versions: int = ALL_VERSIONS,

@@ -30,9 +30,12 @@ from hbase_migrate.wal.protobuf import (
     VARINT,
     Message,
     ProtobufError,
+    as_bytes,
+    as_int,
     bytes_field,
     decode_varint,
     decode_varint32,
+    iter_fields,
     skip_field,
     string_field,
     to_int64,
@@ -222,12 +225,29 @@ def get_message(get: Get) -> bytes:
 
 
 def decode_get(data: bytes) -> Get:
-    m = Message(data, "Get")
-    tr = m.opt_bytes(5)
-    versions = m.opt_int(6)
-    return Get(m.req_bytes(1, "row"), m.msgs(2, decode_column),
-               None if tr is None else decode_time_range(tr),
-               1 if versions is None else versions, bool(m.opt_int(11)), bool(m.opt_int(10)))
+    """A Get message, read in one pass (a Multi of Gets holds a thousand): the last value
+    of a field counts, its columns in order, the fields a Get does not keep unread."""
+    row: bytes | None = None
+    columns: list[Column] = []
+    tr: bytes | None = None
+    versions, closest, existence = 1, 0, 0
+    for number, wire_type, value in iter_fields(data):
+        if number == 1:
+            row = as_bytes(number, wire_type, value)
+        elif number == 2:
+            columns.append(decode_column(as_bytes(number, wire_type, value)))
+        elif number == 5:
+            tr = as_bytes(number, wire_type, value)
+        elif number == 6:
+            versions = as_int(number, wire_type, value)
+        elif number == 10:
+            existence = as_int(number, wire_type, value)
+        elif number == 11:
+            closest = as_int(number, wire_type, value)
+    if row is None:
+        raise ProtobufError("Get lacks required field row")
+    return Get(row, tuple(columns), None if tr is None else decode_time_range(tr), versions,
+               bool(closest), bool(existence))
 
 
 def get_request(region_name: bytes, get: Get) -> bytes:

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator, Sequence
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any, NamedTuple
 
 from hbase_migrate.rpc.codec import decode_cells
@@ -36,6 +36,7 @@ from hbase_migrate.rpc.messages import (
     Get,
     Result,
     TimeRange,
+    decode_cell_message,
     decode_get,
     decode_name_bytes_pair,
     decode_region_specifier,
@@ -44,7 +45,6 @@ from hbase_migrate.rpc.messages import (
     get_message,
     name_bytes_pair,
     region_specifier,
-    result_cells,
     result_message,
 )
 from hbase_migrate.wal.hotloops import compiled_module
@@ -52,6 +52,8 @@ from hbase_migrate.wal.model import Cell, CellType
 from hbase_migrate.wal.protobuf import (
     Message,
     ProtobufError,
+    as_bytes,
+    as_int,
     bytes_field,
     decode_varint,
     encode_varint,
@@ -231,12 +233,15 @@ def multi_request(actions: Sequence[tuple[bytes, Sequence[tuple[int, bytes]]]]) 
 
 def get_multi(regions: Sequence[tuple[bytes, Sequence[Get]]]) -> bytes:
     """A MultiRequest of Gets (``Table.get(List)``): one RegionAction per ``(region name,
-    Gets)``, the actions numbered from 0 in order."""
+    Gets)``, the actions numbered from 0 in order (built in one pass: a round's Multi holds
+    a thousand)."""
     out, index = [], 0
     for region, gets in regions:
         parts = [bytes_field(1, region_specifier(region))]
         for get in gets:
-            parts.append(bytes_field(3, varint_field(1, index) + bytes_field(3, get_message(get))))
+            message = get_message(get)
+            action = b"\x08" + _varint(index) + b"\x1a" + _varint(len(message)) + message
+            parts.append(b"\x1a" + _varint(len(action)) + action)
             index += 1
         out.append(bytes_field(1, b"".join(parts)))
     return b"".join(out)
@@ -245,23 +250,53 @@ def get_multi(regions: Sequence[tuple[bytes, Sequence[Get]]]) -> bytes:
 def decode_get_results(data: bytes, block: bytes) -> tuple[RegionResult, ...]:
     """A MultiResponse to :func:`get_multi`, a RegionResult per RegionAction in order: each
     Get's cells (inline, or the next ones of ``block`` in the order of the results) or its
-    exception."""
-    out, pos = [], 0
+    exception. Each ResultOrException is read field by field, no message objects, and the
+    cell block is decoded in one pass, then handed out by the results' counts."""
+    read: list[tuple[list[tuple[int, tuple[str, str] | None, tuple[Cell, ...], int]],
+                     tuple[str, str] | None]] = []
+    total = 0
     for rar_data in Message(data, "MultiResponse").repeated(1):
         results, region_exc = [], None
         for number, _, value in iter_fields(rar_data):
             if number == 1:
-                roe = Message(_delimited(value, "RegionActionResult", 1), "ResultOrException")
-                index, exception = roe.opt_int(1) or 0, roe.opt_bytes(3)
-                if exception is not None:
-                    results.append(ActionResult(index, _pair(exception)))
-                    continue
-                cells, pos = result_cells(decode_result(roe.opt_bytes(2) or b""), block, pos)
-                results.append(ActionResult(index, cells=cells))
+                result = _get_result(_delimited(value, "RegionActionResult", 1))
+                total += result[3]
+                results.append(result)
             elif number == 2:
                 region_exc = _pair(_delimited(value, "RegionActionResult", 2))
-        out.append(RegionResult(tuple(results), region_exc))
+        read.append((results, region_exc))
+    cells = decode_cells(block, 0, total)[0] if total else ()
+    out, at = [], 0
+    for results, region_exc in read:
+        done = []
+        for index, exception, inline, count in results:
+            if exception is not None:
+                done.append(ActionResult(index, exception))
+                continue
+            done.append(ActionResult(index, cells=inline + cells[at:at + count]
+                                     if count else inline))
+            at += count
+        out.append(RegionResult(tuple(done), region_exc))
     return tuple(out)
+
+
+def _get_result(data: bytes) -> tuple[int, tuple[str, str] | None, tuple[Cell, ...], int]:
+    """A ResultOrException (1 index  2 result  3 exception) of a Get: its index, exception,
+    inline cells and count of cells in the cell block (the last value of each field counts,
+    as :func:`~hbase_migrate.rpc.messages.decode_result` reads them)."""
+    index, result, failed = _indexed(data)
+    if failed is not None:
+        return index, _pair(failed), (), 0
+    inline: list[Cell] = []
+    count = 0
+    for number, wire_type, value in iter_fields(result or b""):
+        if number == 1:
+            inline.append(decode_cell_message(as_bytes(number, wire_type, value)))
+        elif number == 2:
+            count = to_int64(as_int(number, wire_type, value))
+    if count < 0:
+        raise ProtobufError(f"Result of action {index}: {count} cells in the cell block")
+    return index, None, tuple(inline), count
 
 
 _VARINTS = 1 << 14  # the varints kept encoded: lengths and indices of a Multi's rows
@@ -365,9 +400,7 @@ def decode_region_actions(data: bytes, block: bytes) -> tuple[RegionActions, ...
         region = decode_region_specifier(ra.req_bytes(1, "region"))[1]
         actions = []
         for action_data in ra.repeated(3):
-            action = Message(action_data, "Action")
-            index = action.opt_int(1) or 0
-            data_mutation, data_get = action.opt_bytes(2), action.opt_bytes(3)
+            index, data_mutation, data_get = _indexed(action_data)
             if data_mutation is None and data_get is None:
                 raise ProtobufError(f"action {index} of region {region!r} is neither a "
                                     "mutation nor a get")
@@ -394,6 +427,21 @@ def decode_region_actions(data: bytes, block: bytes) -> tuple[RegionActions, ...
                 filled.append(a)
         out.append(RegionActions(region, tuple(filled), all_or_none, condition))
     return tuple(out)
+
+
+def _indexed(data: bytes) -> tuple[int, bytes | None, bytes | None]:
+    """A message of an index and two length-delimited fields (1 index  2  3: an Action's
+    mutation and Get, a ResultOrException's result and exception), read in one pass, no
+    Message: the last value of each counts, other fields are skipped."""
+    index, second, third = 0, None, None
+    for number, wire_type, value in iter_fields(data):
+        if number == 1:
+            index = as_int(number, wire_type, value)
+        elif number == 2:
+            second = as_bytes(number, wire_type, value)
+        elif number == 3:
+            third = as_bytes(number, wire_type, value)
+    return index, second, third
 
 
 def decode_multi_request(data: bytes, block: bytes) -> tuple[RegionMutations, ...]:
@@ -437,13 +485,13 @@ def multi_response(regions: Sequence[RegionResult], in_block: bool = True) -> by
     for region in regions:
         body = []
         for r in region.results:
-            roe = varint_field(1, r.action)
+            roe = b"\x08" + _varint(r.action) if r.action >= 0 else varint_field(1, r.action)
             if r.exception:
                 roe += bytes_field(3, _exception_pair(r.exception))
             elif not r.bare:
                 inline = region.cells_inline or not in_block
                 roe += (empty if not r.cells else bytes_field(2, result_message(
-                    Result(r.cells) if inline else Result(cell_count=len(r.cells)))))
+                    Result(r.cells))) if inline else _counted(len(r.cells)))
             body.append(bytes_field(1, roe))
         if region.exception:
             body.append(bytes_field(2, _exception_pair(region.exception)))
@@ -453,6 +501,16 @@ def multi_response(regions: Sequence[RegionResult], in_block: bool = True) -> by
     if any(region.processed for region in regions):  # MultiResponse.processed, for old clients
         out.append(varint_field(2, 1))
     return b"".join(out)
+
+
+@lru_cache(maxsize=1024)
+def _counted(count: int) -> bytes:
+    """ResultOrException field 2: a Result of ``count`` cells sent in the cell block."""
+    return bytes_field(2, result_message(Result(cell_count=count)))
+
+
+def _varint(n: int) -> bytes:
+    return _varints()[n] if n < _VARINTS else encode_varint(n)
 
 
 def _pair(data: bytes) -> tuple[str, str]:

@@ -22,7 +22,7 @@ a run that wrote more rows of a table than it lists, or only some of the tables 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -32,7 +32,7 @@ from hbase_migrate.audit.records import StepStatus
 from hbase_migrate.bytesutil import short_binary
 from hbase_migrate.cluster.client import Client
 from hbase_migrate.cluster.requests import counted
-from hbase_migrate.limits import Throttle, metered
+from hbase_migrate.limits import Throttle, metered_batches
 from hbase_migrate.ranges.keyrange import KeyRange
 from hbase_migrate.ranges.stats import digest_rows
 from hbase_migrate.ranges.tasks import RangePair
@@ -154,8 +154,7 @@ def compare_rows(source: Client, target: Client, table: str, target_table: str,
             source_sent += sent
             for row, a, b in zip(chunk, got, right, strict=True):
                 done.rows += 1
-                here = compare_cells(iter(a), iter(b))
-                if here.equal:
+                if a == b or compare_cells(iter(a), iter(b)).equal:  # the same cells: equal
                     done.matching += 1
                 elif _newest_edit(source, table, row) > horizon:
                     done.pending.append(row)
@@ -175,11 +174,16 @@ def compare_rows(source: Client, target: Client, table: str, target_table: str,
 def _fetch(client: Client, table: str, rows: Sequence[bytes], throttle: Throttle | None
            ) -> tuple[list[list[Cell]], int]:
     """Each row's visible cells in HBase's order (the rows asked together: a Multi of Gets
-    per region server), and the requests it took."""
+    per region server, taken from ``throttle`` together), and the requests it took."""
     with counted() as sent:
-        got = [sorted(cells, key=cell_order)
-               for cells in metered(client.get_rows(table, rows), throttle)]
+        got = [sorted(cells, key=cell_order) for batch in metered_batches(
+            _asked(client, table, rows), throttle) for cells in batch]
     return got, sent.count
+
+
+def _asked(client: Client, table: str, rows: Sequence[bytes]) -> Iterator[list[list[Cell]]]:
+    """The rows' cells, got when first asked for (an adaptive throttle times the Gets)."""
+    yield client.get_rows(table, rows)
 
 
 def _newest_edit(client: Client, table: str, row: bytes) -> int:

@@ -82,7 +82,7 @@ from hbase_migrate.rpc.region_admin import (
 )
 from hbase_migrate.rpc.scan import Scan, ScanResponse, decode_scan_request, scan_response
 from hbase_migrate.wal.model import Cell
-from hbase_migrate.wal.protobuf import Message
+from hbase_migrate.wal.protobuf import Message, encode_varint
 from minihbase.cluster import Cluster
 from minihbase.model import (
     ClientCell,
@@ -232,18 +232,24 @@ class RegionServerRpc:
         response, block = get_response(cells, ctx.in_block)
         return response, (encode_cell_block(cells, True) if block and ctx.tags else block)
 
-    def _read(self, table: str, start: bytes, end: bytes, get: Get, message: bytes
-              ) -> list[Cell]:
-        """The cells a Get (``message`` as sent) reads of a region this server holds."""
+    def _read(self, table: str, start: bytes, end: bytes, get: Get, message: bytes,
+              gets: _Gets | None = None) -> list[Cell]:
+        """The cells a Get (``message`` as sent) reads of a region this server holds: its
+        row's stored cells (those ``gets`` read for a Multi's Gets, else read now) read as
+        a region scanner reads one row."""
         if table == "hbase:meta":
             rows = meta_scan([r for r in meta_rows(self.cluster, self.servers)
                               if r[0] == get.row], b"", b"", True, False,
                              columns_of(get.columns))
             return rows[0] if rows else []
         self._check_row(table, start, end, get.row, "Get")
-        reader, name = self._reader(table, read_spec(message, "Get"))
-        found = next(self._user_rows(name, reader, get.row, get.row + b"\0", False), None)
-        return found[0] if found else []
+        reader, name = self._reader(table, _Gets.spec(gets, get.row, message))
+        stored = gets.stored.get(get.row, []) if gets is not None and gets.stored is not None \
+            else self.cluster.store.row_cells(name, get.row)
+        try:
+            return reader.read(stored)
+        except FilterDone:  # the filter ends the region's scan before the row
+            return []
 
     def _reader(self, table: str, spec: ReadSpec) -> tuple[RowReader, str]:
         info, now = self.cluster.readable(table, spec.columns.families)
@@ -483,12 +489,13 @@ class RegionServerRpc:
             done = {r.action: r for r in self._apply(
                 table, start, end, [a for a in actions if isinstance(a, MutationAction)
                                     and a.kind not in (INCREMENT, APPEND)])}
+            gets = self._gets(table, actions)
             for action in actions:
                 if action.action in done:
                     continue
                 try:
                     done[action.action] = ActionResult(action.action, cells=tuple(
-                        self._read(table, start, end, action.get, action.message)
+                        self._read(table, start, end, action.get, action.message, gets)
                         if isinstance(action, GetAction)
                         else self._delta(table, start, end, action)))
                 except (ServiceError, MiniHBaseError) as exc:
@@ -499,6 +506,20 @@ class RegionServerRpc:
                  for r in region.results for c in r.cells]
         block = encode_cell_block(cells, ctx.tags) if cells and ctx.in_block else b""
         return multi_response(results, ctx.in_block), block
+
+    def _gets(self, table: str, actions: Sequence[MutationAction | GetAction]) -> _Gets:
+        """What the Gets of a RegionAction share: their rows' stored cells read in one go,
+        after its puts and deletes are applied, when no increment or append comes between
+        (None: each Get reads its row), and their read specs."""
+        rows = [a.get.row for a in actions if isinstance(a, GetAction)]
+        if len(rows) < 2 or table == "hbase:meta" or any(
+                isinstance(a, MutationAction) and a.kind in (INCREMENT, APPEND)
+                for a in actions):
+            return _Gets()
+        try:
+            return _Gets(self.cluster.store.rows_cells(self.cluster.table(table).name, rows))
+        except MiniHBaseError:  # each Get raises as it would alone
+            return _Gets()
 
     def _apply(self, table: str, start: bytes, end: bytes,
                actions: list[MutationAction]) -> tuple[ActionResult, ...]:
@@ -651,6 +672,30 @@ class RegionServerRpc:
     def roll(self, ctx: CallContext) -> tuple[bytes, bytes]:
         self.servers.roll(self.slot)
         return roll_response(), b""
+
+
+@dataclass
+class _Gets:
+    """The Gets of one RegionAction: ``stored`` each row's stored cells (None: not read
+    together), and the read specs of Gets without a filter by their message less its row
+    (a spec never reads the row; one with a filter keeps state and is made afresh)."""
+
+    stored: dict[bytes, list[Cell]] | None = None
+    specs: dict[bytes, ReadSpec] = field(default_factory=dict)
+
+    @staticmethod
+    def spec(gets: _Gets | None, row: bytes, message: bytes) -> ReadSpec:
+        """The read spec of a Get of ``row`` sent as ``message``."""
+        if gets is None:
+            return read_spec(message, "Get")
+        prefix = b"\x0a" + encode_varint(len(row)) + row
+        key = message[len(prefix):] if message.startswith(prefix) else message
+        found = gets.specs.get(key)
+        if found is None:
+            found = read_spec(message, "Get")
+            if found.filter is None:
+                gets.specs[key] = found
+        return found
 
 
 def _pieces(rows: Iterator[tuple[list[Cell], bool]], batch: int) -> Iterator[Piece]:

@@ -31,10 +31,18 @@ from hbase_migrate.rpc.codec import (
 from hbase_migrate.rpc.connection import Connection
 from hbase_migrate.rpc.errors import RemoteError
 from hbase_migrate.rpc.locate import META_REGION, encoded_name, region_from_meta
-from hbase_migrate.rpc.messages import Column, Get, get_request
+from hbase_migrate.rpc.messages import (
+    ALL_VERSIONS,
+    Column,
+    Get,
+    get_message,
+    get_request,
+    region_specifier,
+)
 from hbase_migrate.rpc.multi import (
     DELETE,
     PUT,
+    decode_get_results,
     decode_multi_response,
     multi_request,
     mutation,
@@ -48,6 +56,7 @@ from hbase_migrate.rpc.scan import (
 )
 from hbase_migrate.thrift.thrift2 import Thrift2Client
 from hbase_migrate.wal.model import Cell, CellType, cell_order
+from hbase_migrate.wal.protobuf import bytes_field, string_field, varint_field
 from minihbase.rpc.listener import CallContext, ServiceError
 from minihbase.rpc.regionserver import RegionServerRpc
 from minihbase.server import MiniHBase
@@ -145,6 +154,74 @@ def test_multi_answers_each_action(rpc_mini: MiniHBase, native: NativeClient,
     assert flat(thrift2.scan("rpc_multi")) == [block[0]]
     assert {c.type for c in flat(native.scan("rpc_multi", raw=True)) if c.row == b"c"} == \
         {CellType.PUT, CellType.DELETE_FAMILY}
+
+
+def test_a_multi_of_gets_reads_each_row_as_thrift2_does(rpc_mini: MiniHBase,
+                                                        native: NativeClient,
+                                                        thrift2: Thrift2Client) -> None:
+    """One Multi of Gets to one server, its region's rows read together: each Get answers
+    as Thrift2's Get of the same row does (every version, one column, a time range with one
+    version, a missing row, a row asked twice), each Get's PageFilter counts its own row
+    (HBase makes a filter per Get), a put of the same RegionAction is seen by a Get of its
+    row, and a row outside the region fails alone."""
+    create(rpc_mini, "rpc_gets", [b"m"])
+    native.write("rpc_gets", every_kind(ROWS))
+    low, _ = native.regions("rpc_gets")
+    page = bytes_field(4, string_field(1, "org.apache.hadoop.hbase.filter.PageFilter")
+                       + bytes_field(2, varint_field(1, 1)))
+    gets = [Get(b"a", max_versions=ALL_VERSIONS), Get(b"g", max_versions=ALL_VERSIONS),
+            Get(b"h", (Column(b"f", (b"q1",)),), max_versions=ALL_VERSIONS),
+            Get(b"a", time_range=(101, 104)), Get(b"b", max_versions=ALL_VERSIONS),
+            Get(b"a", max_versions=ALL_VERSIONS)]
+    sent = [get_message(g) for g in gets] + [
+        get_message(Get(b"a")) + page, get_message(Get(b"g")) + page,
+        get_message(Get(b"e", max_versions=ALL_VERSIONS)),
+        get_message(Get(b"x", max_versions=ALL_VERSIONS))]
+    actions = [bytes_field(3, varint_field(1, i) + bytes_field(3, m))
+               for i, m in enumerate(sent)]
+    actions.append(bytes_field(3, varint_field(1, len(sent))
+                               + bytes_field(2, mutation(b"e", PUT, 1))))
+    request = bytes_field(1, bytes_field(1, region_specifier(low.name)) + b"".join(actions))
+    put = Cell(b"e", b"f", b"q1", 7, CellType.PUT, b"put in the Multi")
+    reply = native.pool.get(low.host, low.port).call("Multi", request,
+                                                     encode_cell_block([put]))
+    region, = decode_get_results(reply.response or b"", reply.cell_block)
+    answers = {r.action: r for r in region.results}
+    expected = [thrift2.get("rpc_gets", b"a"), thrift2.get("rpc_gets", b"g"),
+                thrift2.get("rpc_gets", b"h", columns=[(b"f", b"q1")]),
+                thrift2.get("rpc_gets", b"a", time_range=(101, 104), max_versions=1), [],
+                thrift2.get("rpc_gets", b"a"),
+                thrift2.get("rpc_gets", b"a", max_versions=1),
+                thrift2.get("rpc_gets", b"g", max_versions=1), [put]]
+    assert [list(answers[i].cells) for i in range(len(expected))] == expected
+    assert all(expected[i] for i in (0, 1, 2, 3, 6, 7))
+    assert len(expected[0]) > len(expected[3])
+    assert answers[len(expected)].exception is not None and \
+        answers[len(expected)].exception[0].endswith("WrongRegionException")
+
+
+def test_rows_asked_together_over_both_servers_and_a_moved_region(
+        rpc_mini: MiniHBase, native: NativeClient, thrift2: Thrift2Client) -> None:
+    """``get_rows`` of more rows than a Multi holds, in three regions over both servers,
+    asked out of order with a missing row and a row twice, one region moved after the
+    client found it: each row's cells as Thrift2's ``getMultiple`` reads them, in the order
+    asked; the moved region's rows got again, each alone, from where it went."""
+    create(rpc_mini, "rpc_rows", [b"r0100", b"r1500"])
+    rows = [b"r%04d" % i for i in range(2_400)]
+    native.write("rpc_rows", [Cell(r, b"f", b"q%d" % (i % 3), ts, CellType.PUT, b"%d" % ts)
+                              for i, r in enumerate(rows) for ts in (1, 2)])
+    first, *_ = native.regions("rpc_rows")
+    _, servers = cluster_of(rpc_mini)
+    assert len({(r.host, r.port) for r in native.regions("rpc_rows")}) == 2
+    native.locator.locate("rpc_rows", b"r0000")  # the client holds the first region's place
+    servers.move(first.encoded)
+    relocations = native.retried[Kind.RELOCATE]
+    asked = [*rows[::-1], b"r9999", rows[7]]
+    expected = thrift2.get_rows("rpc_rows", asked)
+    assert native.get_rows("rpc_rows", asked) == expected
+    assert expected[-1] == expected[len(rows) - 1 - 7] and expected[len(rows)] == []
+    assert all(len(cells) == 2 for cells in expected[:len(rows)])
+    assert native.retried[Kind.RELOCATE] > relocations
 
 
 def test_meta_as_hbase_lays_it_out(rpc_mini: MiniHBase, native: NativeClient,
