@@ -35,7 +35,15 @@ SHARED_REFERENCE = REPO.parent / "shared" / "reference"
 
 # The suite's JVMs (real HBase, Kafka, HBase's tools) live for seconds to minutes: C1 alone
 # compiles enough and spends a fifth less CPU on two cores (bench/ keeps the full JIT).
-os.environ.setdefault("HBASE_MIGRATE_JVM_OPTIONS", "-XX:TieredStopAtLevel=1")
+# Spark's too: a driver's JVM (SPARK_SUBMIT_OPTS) spends half (15 against 8 CPU s for a
+# session and two small jobs), and through the driver's conf its executors and YARN's
+# application master; a standalone cluster's master and workers (SPARK_DAEMON_JAVA_OPTS).
+QUICK_JIT = "-XX:TieredStopAtLevel=1"
+os.environ.setdefault("HBASE_MIGRATE_JVM_OPTIONS", QUICK_JIT)
+os.environ.setdefault("SPARK_SUBMIT_OPTS", " ".join(
+    [QUICK_JIT] + [f"-Dspark.{role}.extraJavaOptions={QUICK_JIT}" for role in ("executor",
+                                                                              "yarn.am")]))
+os.environ.setdefault("SPARK_DAEMON_JAVA_OPTS", QUICK_JIT)
 
 # Every real HBase started is counted; the session's summary lists them.
 stacks.count_starts()
