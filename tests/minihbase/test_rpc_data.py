@@ -196,8 +196,8 @@ def test_a_multi_of_gets_reads_each_row_as_thrift2_does(rpc_mini: MiniHBase,
     assert [list(answers[i].cells) for i in range(len(expected))] == expected
     assert all(expected[i] for i in (0, 1, 2, 3, 6, 7))
     assert len(expected[0]) > len(expected[3])
-    assert answers[len(expected)].exception is not None and \
-        answers[len(expected)].exception[0].endswith("WrongRegionException")
+    refused = answers[len(expected)].exception
+    assert refused is not None and refused[0].endswith("WrongRegionException")
 
 
 def test_rows_asked_together_over_both_servers_and_a_moved_region(
