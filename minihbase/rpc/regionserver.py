@@ -469,8 +469,10 @@ class RegionServerRpc:
     # --- writes ---------------------------------------------------------------------------
 
     def multi(self, ctx: CallContext) -> tuple[bytes, bytes]:
-        """Each RegionAction's mutations applied together, then its Gets read, each action
-        answered in HBase's order (:func:`answer_order`; Gets' cells in the cell block)."""
+        """Each RegionAction's actions in HBase's order: a Get read where met, a run of
+        puts and deletes applied together where it ends, so a Get does not see the puts of
+        its RegionAction's open run (``RSRpcServices.doNonAtomicRegionMutation``); answered
+        in HBase's order (:func:`answer_order`; Gets' cells in the cell block)."""
         check_multi(ctx.call.request)
         results = []
         for region_actions in decode_region_actions(ctx.call.request, ctx.call.cell_block):
@@ -486,13 +488,17 @@ class RegionServerRpc:
             if region_actions.atomic:
                 results.append(self._atomic(table, start, end, actions))
                 continue
-            done = {r.action: r for r in self._apply(
-                table, start, end, [a for a in actions if isinstance(a, MutationAction)
-                                    and a.kind not in (INCREMENT, APPEND)])}
+            done: dict[int, ActionResult] = {}
             gets = self._gets(table, actions)
-            for action in actions:
-                if action.action in done:
+            run: list[MutationAction] = []
+            for action in actions:  # as HBase: a Get read where met, a run of puts and
+                # deletes applied as one batch where it ends (an increment, an append, the end)
+                if isinstance(action, MutationAction) and action.kind in (PUT, DELETE):
+                    run.append(action)
                     continue
+                if isinstance(action, MutationAction) and run:
+                    done.update((r.action, r) for r in self._apply(table, start, end, run))
+                    run = []
                 try:
                     done[action.action] = ActionResult(action.action, cells=tuple(
                         self._read(table, start, end, action.get, action.message, gets)
@@ -500,6 +506,7 @@ class RegionServerRpc:
                         else self._delta(table, start, end, action)))
                 except (ServiceError, MiniHBaseError) as exc:
                     done[action.action] = ActionResult(action.action, _pair(service_error(exc)))
+            done.update((r.action, r) for r in self._apply(table, start, end, run) if run)
             results.append(RegionResult(tuple(done[a.action]
                                               for a in answer_order(actions))))
         cells = [c for region in results if not region.cells_inline
@@ -509,8 +516,8 @@ class RegionServerRpc:
 
     def _gets(self, table: str, actions: Sequence[MutationAction | GetAction]) -> _Gets:
         """What the Gets of a RegionAction share: their rows' stored cells read in one go,
-        after its puts and deletes are applied, when no increment or append comes between
-        (None: each Get reads its row), and their read specs."""
+        before any of its puts and deletes is applied, when it holds no increment or append
+        (which ends a run: each Get then reads its row where met), and their read specs."""
         rows = [a.get.row for a in actions if isinstance(a, GetAction)]
         if len(rows) < 2 or table == "hbase:meta" or any(
                 isinstance(a, MutationAction) and a.kind in (INCREMENT, APPEND)
