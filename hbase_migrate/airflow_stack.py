@@ -76,6 +76,7 @@ from hbase_migrate.services import (
     HOST,
     free_port,
     group_alive,
+    listening_group,
     log_tail,
     python_env,
     spawn,
@@ -99,6 +100,8 @@ SERVICES: dict[str, list[str]] = {
     "scheduler": ["scheduler", "--skip-serve-logs"],
     "triggerer": ["triggerer", "--skip-serve-logs"],
 }
+IN_USE = "address already in use"  # the api-server's log line when its port is taken
+PORT_ATTEMPTS = 3  # starts of a stack whose chosen port another process took meanwhile
 BACKING = ("postgres", "redis")  # the Celery stack's servers: started first, stopped last
 WORKER_ENV = "HBASE_MIGRATE_WORKER"  # a Celery worker's host name
 METADATA_DB = "airflow"
@@ -109,6 +112,11 @@ HBASE_EXTRA_KEYS = ("client", "thrift2", "webhdfs", "zookeeper", "znode_parent",
 
 class AirflowStackError(HBaseMigrateError):
     """A part of the local Airflow could not be started, reached or stopped."""
+
+
+class PortTakenError(AirflowStackError):
+    """Another process listens on the port chosen for the api-server (it took the port
+    between its choice and the api-server's start)."""
 
 
 def worker_hostname() -> str:
@@ -320,10 +328,17 @@ class AirflowStack:
     def wait_healthy(self, timeout: float) -> None:
         deadline = time.monotonic() + timeout
         while True:
-            self.check_alive()
+            try:
+                self.check_alive()
+            except AirflowStackError as exc:
+                if IN_USE in log_tail(self.log_path("api-server")):
+                    raise PortTakenError(f"airflow: port {self.port} was taken before the "
+                                         f"api-server could listen on it: {exc}") from None
+                raise
             try:
                 status, answer = self.api("GET", "/monitor/health", timeout=5)
                 if status == 200 and answer["metadatabase"]["status"] == "healthy":
+                    self._check_listener()
                     return
             except (OSError, ValueError, KeyError, TypeError):
                 pass
@@ -331,6 +346,16 @@ class AirflowStack:
                 raise AirflowStackError(f"airflow api-server not healthy at {self.url} within "
                                         f"{timeout:g} s; log {self.home / 'api-server.log'}")
             time.sleep(0.5)
+
+    def _check_listener(self) -> None:
+        """The healthy answer came from this stack's api-server (its own process group),
+        not from another process that listens on its port."""
+        server = self.processes.get("api-server")
+        group = listening_group(HOST, self.port)
+        if server is not None and group is not None and group != server.pid:
+            raise PortTakenError(f"airflow: port {self.port} is another process's (group "
+                                 f"{group}), not this stack's api-server; log "
+                                 f"{self.home / 'api-server.log'}")
 
     def wait_for_dags(self, dag_ids: Iterable[str], timeout: float = 120.0) -> None:
         """Until the dag-processor has stored every DAG of ``dag_ids``."""
@@ -437,10 +462,28 @@ def start_airflow(folder: Path, *, port: int | None = None, parallelism: int = 4
     if running.exists() and _alive(json.loads(running.read_text())):
         raise AirflowStackError(f"airflow: a stack already runs for {folder} ({running}); "
                                 f"stop it first: hbase-migrate airflow down --dir {folder}")
-    port = port or free_port()
-    stack = AirflowStack(folder, port, airflow_env(folder, port, parallelism=parallelism,
-                                                   project=project, extra=extra_env),
-                         executor=executor)
+    attempt = 1
+    while True:
+        chosen = port or free_port()
+        stack = AirflowStack(folder, chosen, airflow_env(folder, chosen, parallelism=parallelism,
+                                                         project=project, extra=extra_env),
+                             executor=executor)
+        try:
+            _start(stack, connections, spark_master, timeout, workers, databases,
+                   shared_ledger, database, parallelism)
+            return stack
+        except PortTakenError as exc:
+            if port is not None or attempt == PORT_ATTEMPTS:
+                raise
+            attempt += 1
+            log.warning("%s; starting again on another port", exc)
+
+
+def _start(stack: AirflowStack, connections: Iterable[Mapping[str, Any]] | None,
+           spark_master: str | None, timeout: float, workers: int, databases: Iterable[str],
+           shared_ledger: bool, database: str, parallelism: int) -> None:
+    """Start ``stack``'s parts (:func:`start_airflow`); on any failure stop them again."""
+    executor, folder, home = stack.executor, stack.folder, stack.home
     try:
         if database == "postgres":
             shared = [LEDGER_DB] if executor == "celery" and shared_ledger else []
@@ -464,7 +507,6 @@ def start_airflow(folder: Path, *, port: int | None = None, parallelism: int = 4
     except BaseException:
         stack.stop()
         raise
-    return stack
 
 
 def _check_choices(executor: str, database: str, workers: int) -> None:

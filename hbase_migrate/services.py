@@ -51,6 +51,25 @@ def free_port(host: str = HOST) -> int:
         return int(sock.getsockname()[1])
 
 
+def listening_group(host: str, port: int) -> int | None:
+    """The process group of the process listening on ``host:port`` (IPv4, or every address),
+    read from ``/proc``; None where none is found or ``/proc`` says nothing (not Linux)."""
+    addresses = {f"{socket.inet_aton(a)[::-1].hex().upper()}:{port:04X}"
+                 for a in (host, "0.0.0.0")}
+    try:
+        rows = [r.split() for r in Path("/proc/net/tcp").read_text().splitlines()[1:]]
+    except OSError:
+        return None
+    sockets = {f"socket:[{r[9]}]" for r in rows if r[1] in addresses and r[3] == "0A"}
+    for fds in Path("/proc").glob("[0-9]*/fd") if sockets else ():
+        try:
+            if any(os.readlink(fd) in sockets for fd in fds.iterdir()):
+                return os.getpgid(int(fds.parent.name))
+        except OSError:
+            continue  # gone meanwhile, or not ours to read
+    return None
+
+
 def spawn(args: list[str], log_path: Path, env: Mapping[str, str] | None = None, *,
           cwd: Path | None = None, **options: Any) -> subprocess.Popen[bytes]:
     """Start ``args`` in a new session (its own process group), output appended to
