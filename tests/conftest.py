@@ -103,8 +103,11 @@ FIRST_GROUPS = (REAL_HBASE_GROUP, "tests/spark/test_yarn.py",
                 "tests/airflow/test_live_stack.py", "tests/airflow/test_crash_tasks.py",
                 "tests/e2e/test_demo.py", "tests/airflow/test_celery_stack.py",
                 "tests/replay/test_outages.py", KAFKA_GROUP, "tests/airflow/test_spark_cluster.py",
-                "tests/spark/test_cluster_hosts.py", "tests/airflow/test_lineage.py",
-                "tests/soak/test_soak.py", "tests/ranges/test_parts.py")
+                "tests/spark/test_cluster_hosts.py", "tests/realstack/test_wal_holes_real.py",
+                "tests/spark/test_standalone_kerberos.py", "native_hbase",
+                "tests/realstack/test_hbase1_real.py", "tests/soak/test_crash.py",
+                "tests/airflow/test_lineage.py", "tests/soak/test_soak.py",
+                "tests/ranges/test_parts.py")
 
 
 def worker_group(item: pytest.Item) -> str:
