@@ -76,7 +76,7 @@ GROUPS: list[tuple[str, str, list[str]]] = [
      ["KafkaUnavailableError", "KafkaTopicError", "KafkaRefusedError", "KafkaDeliveryError"]),
     ("Local stacks (Airflow, embedded, real)", "What `airflow up`, `make run`, the embedded "
      "cluster and `realstack` start on this machine.",
-     ["AirflowStackError", "PgServerError", "RedisError", "EmbeddedStackError",
+     ["AirflowStackError", "PortTakenError", "PgServerError", "RedisError", "EmbeddedStackError",
       "RealStackError", "TaskKillError"]),
     ("Bigtable as a target", "A migration to Google Cloud Bigtable (`hbase-migrate bigtable`) "
      "and its local emulator.",
@@ -329,6 +329,9 @@ REMEDIES: dict[str, str] = {
     "AirflowStackError": "Read the part named (api-server, scheduler, a port); its log is in "
                          "`DIR/airflow/logs`. `hbase-migrate airflow down --dir DIR` stops "
                          "what is left.",
+    "PortTakenError": "Another process listens on the api-server's port: `airflow up` "
+                      "without `--port` picks another by itself (three tries); with "
+                      "`--port`, name a free one.",
     "PgServerError": "Install Debian's `postgresql` (`scripts/system-deps.sh celery`).",
     "RedisError": "Install `redis-server` (`scripts/system-deps.sh celery`).",
     "BigtableError": "Bigtable refused the call named in the line (table, row): check the "
