@@ -51,6 +51,7 @@ from hbase_migrate.replay.retention import AT_RISK, Retention, assess, read_repl
 from hbase_migrate.replay.run_books import RunBooks
 from hbase_migrate.replay.summary import EXIT_OK, FollowSummary, Observer, RunSummary
 from hbase_migrate.replay.touched import ROUND_STEPS
+from hbase_migrate.replay.watch import Watch, watch_period
 from hbase_migrate.replay.worker import CLOSED_STATES
 from hbase_migrate.timeutil import format_duration
 from hbase_migrate.wal.selection import NO_TABLE_EDITS, Manifest
@@ -114,21 +115,26 @@ def follow_replay(job: ReplayJob, interval: float, stop: threading.Event,
         loop = _Runs(job, held, store, watcher, stop, sink)
         done.outages = loop.rider.ridden
         watcher.follow_started(done)
+        # a run longer than the archive TTL is still watched: listed beside it (watch.py)
+        ttl = job.spec.replay.archive_ttl
+        watch = Watch(held, loop.migration_id, store, job.stream, ttl,
+                      watch_period(interval, ttl))
 
         def run() -> RunSummary:
             lock.check()  # a lock lost with an expired ZooKeeper session is taken again
             return _run_once(job, held, store, watcher, None, interval=interval, sink=sink,
-                             stop=stop)
+                             stop=stop, watch=watch)
 
         try:
-            while not stop.is_set():
-                summary = loop.next(run)
-                if summary is None:
-                    break
-                done.add(summary)
-                if on_run is not None:
-                    on_run(summary)
-                stop.wait(interval)
+            with watch:
+                while not stop.is_set():
+                    summary = loop.next(run)
+                    if summary is None:
+                        break
+                    done.add(summary)
+                    if on_run is not None:
+                        on_run(summary)
+                    stop.wait(interval)
         except BaseException as exc:
             done.error = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
             raise
@@ -266,7 +272,7 @@ def source_retention(job: ReplayJob, interval: float | None) -> Retention:
 def _run_once(job: ReplayJob, ledger: Ledger, store: WalStore, observer: Observer,
               executor: Executor | None, *, interval: float | None = None,
               sink: SinkFactory | None = None,
-              stop: threading.Event | None = None) -> RunSummary:
+              stop: threading.Event | None = None, watch: Watch | None = None) -> RunSummary:
     migration = ledger.ensure_spec(job.spec)
     start = _start_of(job, migration.watermark)
     summary = RunSummary(job.name, job.mode, start, job.end, False)
@@ -280,7 +286,7 @@ def _run_once(job: ReplayJob, ledger: Ledger, store: WalStore, observer: Observe
             try:
                 _replay_run(job, ledger, migration.id, store, observer, executor, summary,
                             start, watermark=migration.watermark, interval=interval,
-                            sink=sink, stop=stop)
+                            sink=sink, stop=stop, watch=watch)
             finally:
                 step.metrics.update(summary.to_metrics())
                 if rounds:
@@ -294,16 +300,18 @@ def _run_once(job: ReplayJob, ledger: Ledger, store: WalStore, observer: Observe
 def _replay_run(job: ReplayJob, ledger: Ledger, migration_id: int, store: WalStore,
                 observer: Observer, executor: Executor | None, summary: RunSummary,
                 start: int, *, watermark: int | None, interval: float | None,
-                sink: SinkFactory | None, stop: threading.Event | None = None) -> None:
+                sink: SinkFactory | None, stop: threading.Event | None = None,
+                watch: Watch | None = None) -> None:
     """Reconcile, plan, replay and record into ``summary`` (what the step holds); once
     ``stop`` is set, no further file is begun (the next run goes on from there). A single
-    run replaying here opens its target while it reconciles and plans."""
+    run replaying here opens its target while it reconciles and plans; a follow's run
+    reconciles in turn with its ``watch``."""
     opening = Opening(partial(sink or open_job_target, job)) if (
         executor is None and interval is None) else None
     try:
         _plan_and_replay(job, ledger, migration_id, store, observer, executor, summary, start,
                          watermark=watermark, interval=interval, sink=sink, stop=stop,
-                         opening=opening)
+                         opening=opening, watch=watch)
     finally:
         if opening is not None:
             opening.abandon()
@@ -313,15 +321,16 @@ def _plan_and_replay(job: ReplayJob, ledger: Ledger, migration_id: int, store: W
                      observer: Observer, executor: Executor | None, summary: RunSummary,
                      start: int, *, watermark: int | None, interval: float | None,
                      sink: SinkFactory | None, stop: threading.Event | None,
-                     opening: Opening | None) -> None:
+                     opening: Opening | None, watch: Watch | None = None) -> None:
     view = read_replication(open_cluster(job.source).endpoints)
     summary.retention = assess(view, job.spec.replay.archive_ttl,
                                None if interval is None else int(interval * 1000))
     since = watermark if job.mode == CATCH_UP and job.start is None else start
     assert since is not None
     ttl = job.spec.replay.archive_ttl
-    found = reconcile(ledger, migration_id, store, since=since, stream=job.stream,
-                      archive_ttl=ttl)
+    with watch.reconciling() if watch is not None else nullcontext():
+        found = reconcile(ledger, migration_id, store, since=since, stream=job.stream,
+                          archive_ttl=ttl)
     summary.listed, summary.moves, summary.gaps = len(found.listed), found.moves, found.gaps
     summary.gaps += check_coverage(ledger, migration_id, since, job.end,
                                    job.spec.replay.roll_period, view, job.stream, ttl)

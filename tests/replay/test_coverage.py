@@ -22,11 +22,14 @@ from hbase_migrate.audit.records import GapKind, WalStatus
 from hbase_migrate.cli import cli, main
 from hbase_migrate.config import MigrationSpec, load_config
 from hbase_migrate.errors import ConfigError
+from hbase_migrate.replay.apply import AppliedCounts, ReplayTarget, WrappingTarget
 from hbase_migrate.replay.coverage import FIRST_WAL_DELAY_MS
 from hbase_migrate.replay.discovery import SOURCE
 from hbase_migrate.replay.job import FileTask, ReplayJob
+from hbase_migrate.replay.job_target import open_job_target
+from hbase_migrate.replay.mutations import RowMutation
 from hbase_migrate.replay.run import follow_replay, run_replay
-from hbase_migrate.replay.summary import Observer
+from hbase_migrate.replay.summary import Observer, RunSummary
 from hbase_migrate.wal.names import parse_wal_path
 from hbase_migrate.wal.reader import WalReader
 from hbase_migrate.wal.selection import Manifest
@@ -352,6 +355,69 @@ def test_idle_rolls_and_empty_files_are_no_gap_and_lag_is_zero_when_drained(
         migration, = json.loads(status.output)["migrations"]
         assert migration["lag"] == 0  # drained: the idle second did not add to it
         assert migration["retention"]["kind"] == "ttl"
+
+
+class SlowFirstApply(WrappingTarget):
+    """A target whose first write waits ``seconds`` (a slow target under a backlog): the
+    run holding it lasts that long."""
+
+    def __init__(self, target: ReplayTarget, slowed: threading.Event, seconds: float) -> None:
+        super().__init__(target)
+        self.slowed, self.seconds = slowed, seconds
+
+    def apply(self, table: str, mutations: Sequence[RowMutation]) -> AppliedCounts:
+        if not self.slowed.is_set():
+            self.slowed.set()
+            time.sleep(self.seconds)
+        return self.target.apply(table, mutations)
+
+
+@pytest.mark.parametrize("watched", [True, False], ids=["watched", "unwatched"])
+def test_a_follow_run_longer_than_the_archive_ttl_is_listed_beside_and_proven_whole(
+        tmp_path: Path, make_embedded: EmbeddedClusters, monkeypatch: pytest.MonkeyPatch,
+        watched: bool) -> None:
+    """A follow's run lasts three archive TTLs while the source rolls every 0.4 s. No file
+    is deleted (the cleaner is off), but nothing but listings can prove that: the follow
+    lists beside its run, so its next run finds every chain whole. Unwatched (the listings
+    beside the run turned off), the next run cannot prove the stretch and says so: what the
+    listings beside the run add."""
+    if not watched:
+        monkeypatch.setattr("hbase_migrate.replay.run.watch_period", lambda *_: 3600.0)
+    ttl = 1.0 * load_stretch()
+    src, dst = make_embedded.pair(wal=WalSettings(region_servers=2, roll_period=0.4,
+                                                  archive_ttl=3600))
+    assert src.region_servers is not None
+    src.region_servers.cleaner_switch(False)
+    config = write_migration(tmp_path, src, dst, TABLE, roll_period="2s",
+                             archive_ttl=f"{int(ttl * 1000)}ms")
+    run_workload(src, TABLE, seed=21, ops=50)
+    copy_table_schema(src, dst, TABLE)
+    job = ReplayJob.from_spec(set_watermark(config))
+    run_workload(src, TABLE, seed=22, ops=50)  # the first run's edits
+    stop, slowed = threading.Event(), threading.Event()
+    runs: list[RunSummary] = []
+
+    def on_run(summary: RunSummary) -> None:
+        runs.append(summary)
+        if len(runs) == 2:  # the long run and the one after it
+            stop.set()
+
+    follower = threading.Thread(target=follow_replay, args=(job, 0.2, stop), kwargs={
+        "on_run": on_run,
+        "sink": lambda j: SlowFirstApply(open_job_target(j), slowed, 3 * ttl)}, daemon=True)
+    follower.start()
+    follower.join(120)
+    assert not follower.is_alive()
+    assert slowed.is_set() and len(runs) == 2
+    long_run, after = runs
+    assert long_run.exit_code == 0, long_run.to_json()
+    unproven = [g for g in after.gaps if g.server is not None]
+    if watched:
+        assert after.exit_code == 0, after.to_json()
+        assert run_replay(job).exit_code == 0
+        assert compare(src, dst, TABLE).equal
+    else:
+        assert after.exit_code == 3 and unproven, after.to_json()
 
 
 def test_follow_refuses_an_interval_the_cleaner_outruns_unless_pinned(
