@@ -302,7 +302,7 @@ def validate(ctx: click.Context, config: Path, as_json: bool, tables: tuple[str,
 
     # GX loads in a process of its own from now on, while this one imports what it needs
     # (a part starts none: its run's judge validates every part's ranges with GX once)
-    judging = None if explain or part else ctx.with_resource(GxProcess())
+    judging = None if explain or part else ctx.with_resource(GxProcess.reused())
     from hbase_migrate.config import load_config
     from hbase_migrate.lifecycle import judge_validation
     from hbase_migrate.lifecycle import validate as step

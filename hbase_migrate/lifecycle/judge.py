@@ -66,7 +66,8 @@ def judge_validation(spec: MigrationSpec, run: str | None = None, *,
                           "in parts needs the key of its run (--run)")
     if live and _a_round(spec, run, chosen):
         return validate(spec, provenance=provenance, tables=tables, live=True, gx=gx)
-    judging: AbstractContextManager[GxProcess] = GxProcess() if gx is None else nullcontext(gx)
+    judging: AbstractContextManager[GxProcess] = (
+        GxProcess.reused() if gx is None else nullcontext(gx))
     with judging as judge, recorded_step(spec, "validate", provenance) as step:
         require(step, MigrationState.COPIED, "validation", "snapshot")
         ledger, mid = step.ledger, step.migration.id

@@ -119,7 +119,8 @@ def validate(spec: MigrationSpec, *, provenance: Provenance | None = None,
                               f"{part[1]} needs the key of its validation run (--run)")
     check_asked(spec, from_snapshot, live, repair)
     judging: AbstractContextManager[GxProcess | None] = (
-        nullcontext(None) if part is not None else GxProcess() if gx is None else nullcontext(gx))
+        nullcontext(None) if part is not None
+        else GxProcess.reused() if gx is None else nullcontext(gx))
     with judging as judge, \
             recorded_step(spec, "validate" if part is None else PART_STEP, provenance) as step:
         # (GX loads in its own process meanwhile: about 2 s of the machine's other core)

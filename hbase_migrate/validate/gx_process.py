@@ -7,10 +7,18 @@ goes over as a pickle on its stdin, each verdict comes back on its stdout (what 
 goes to stderr); :func:`~hbase_migrate.validate.verdict.judge` does the judging, as it
 would in-process. This module imports nothing of the project at first, so that a command
 can start the process before its own imports.
+
+A validation takes its process with :meth:`GxProcess.reused`: the one an earlier validation
+of this process left, GX loaded already, when it is alive, was started with this process's
+environment and ended its last exchange whole; else a new one. So a process that validates
+again and again (a follow's round validations, the demo) loads GX once; the one left over
+is stopped when this process exits (or by itself, at the end of its input, when this
+process dies).
 """
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import functools
 import logging
@@ -19,6 +27,7 @@ import pickle
 import signal
 import subprocess
 import sys
+import threading
 import traceback
 from collections.abc import Sequence
 from pathlib import Path
@@ -36,27 +45,56 @@ log = logging.getLogger(__name__)
 # they no longer cost a sixth of its import
 NOT_FOR_GX = ("pyspark", "sqlalchemy")
 
+_spare: GxProcess | None = None  # left by a finished validation for the next (reused)
+_spare_lock = threading.Lock()
+
+
+def _environment() -> dict[str, str]:
+    from hbase_migrate.services import python_env  # standard library only
+
+    return python_env()
+
 
 class GxProcess:
     """The judging process: :meth:`judge` as many times as needed, then :meth:`close`
-    (or use it as a context manager)."""
+    (or use it as a context manager). ``reusable``: closing it leaves it running for the
+    next :meth:`reused` of this process instead of stopping it."""
 
-    def __init__(self) -> None:
-        from hbase_migrate.services import python_env  # standard library only
-
-        self._process = subprocess.Popen([sys.executable, "-m", __name__], env=python_env(),
+    def __init__(self, *, reusable: bool = False) -> None:
+        self._env, self._owner, self._reusable = _environment(), os.getpid(), reusable
+        self._whole = True  # every request so far answered in full
+        self._process = subprocess.Popen([sys.executable, "-m", __name__], env=self._env,
                                          stdin=subprocess.PIPE, stdout=subprocess.PIPE)
         assert self._process.stdin is not None and self._process.stdout is not None
         self._requests: IO[bytes] = self._process.stdin
         self._answers: IO[bytes] = self._process.stdout
 
+    @property
+    def pid(self) -> int:
+        return self._process.pid
+
+    @classmethod
+    def reused(cls) -> GxProcess:
+        """The process a finished validation of this process left, when it can judge for
+        this one; else a new one. Either is left for the next when closed."""
+        global _spare
+        with _spare_lock:
+            spare, _spare = _spare, None
+        if spare is not None and spare._owner == os.getpid():  # (a forked child's is not)
+            if spare._env == _environment() and spare._process.poll() is None:
+                return spare
+            spare._stop()
+        return cls(reusable=True)
+
     def judge(self, pairs: Sequence[RangePair], planned: Sequence[KeyRange],
               artifacts: Path, label: str) -> GxVerdict:
         """What :func:`~hbase_migrate.validate.verdict.judge` says of ``pairs``."""
+        self._whole = False
         try:
             pickle.dump((list(pairs), list(planned), artifacts, label), self._requests)
             self._requests.flush()
             answer: tuple[str, Any, str] = pickle.load(self._answers)
+            self._whole = True
         except (EOFError, OSError):
             raise RuntimeError(
                 f"the Great Expectations process (pid {self._process.pid}) ended with exit "
@@ -70,7 +108,19 @@ class GxProcess:
         return verdict
 
     def close(self) -> None:
-        """Stop the process (it holds nothing once its last verdict came back)."""
+        """Stop the process (it holds nothing once its last verdict came back), or, when
+        ``reusable`` and whole, leave it for the next :meth:`reused`."""
+        global _spare
+        if (self._reusable and self._whole and self._owner == os.getpid()
+                and self._process.poll() is None):
+            with _spare_lock:
+                other, _spare = _spare, self
+            if other is not None and other is not self:
+                other._stop()
+            return
+        self._stop()
+
+    def _stop(self) -> None:
         if self._process.poll() is None:
             self._process.kill()
         self._process.wait()
@@ -84,6 +134,13 @@ class GxProcess:
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
                  tb: TracebackType | None) -> None:
         self.close()
+
+
+@atexit.register
+def _stop_spare() -> None:
+    spare = _spare
+    if spare is not None and spare._owner == os.getpid():
+        spare._stop()
 
 
 def serve() -> None:

@@ -118,3 +118,48 @@ def test_the_process_prints_no_info_line_of_gx(tmp_path: Path,
     assert verdict.success
     err = capfd.readouterr().err
     assert not [line for line in err.splitlines() if "great_expectations" in line], err
+
+
+def test_validations_of_one_process_judge_with_one_gx_process(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A validation leaves its process for the next of this process (GX loaded once), unless
+    the next runs with another environment or the process broke; a forked child starts its
+    own (the parent's pipes are not its to use)."""
+    pairs = [pair(A, (2, 5, "x"), (2, 5, "x")), pair(B, (2, 5, "x"), (2, 5, "y"))]
+    with GxProcess.reused() as gx:
+        first = gx.judge(pairs, [A, B], tmp_path / "one", "run-1")
+        kept = gx.pid
+    assert os.path.exists(f"/proc/{kept}")  # left running for the next validation
+    with GxProcess.reused() as gx:
+        assert gx.pid == kept
+        second = gx.judge(pairs, [A, B], tmp_path / "two", "run-2")
+    assert (first.success, first.mismatched) == (second.success, second.mismatched) == (
+        False, {B.id})
+
+    reader, writer = os.pipe()
+    child = os.fork()
+    if child == 0:  # the child: a process of its own, stopped when the child ends
+        try:
+            with GxProcess.reused() as gx:
+                os.write(writer, str(gx.pid).encode())
+        finally:
+            os._exit(0)
+    os.close(writer)
+    forked = int(os.read(reader, 32))
+    os.waitpid(child, 0)
+    assert forked != kept
+
+    monkeypatch.setenv("HBASE_MIGRATE_CACHE", str(tmp_path / "cache"))
+    with GxProcess.reused() as gx:  # started with another environment: a new one
+        assert gx.pid != kept
+        renewed = gx.pid
+    assert not os.path.exists(f"/proc/{kept}")  # the old one was stopped (and reaped)
+
+    gx = GxProcess.reused()
+    assert gx.pid == renewed
+    os.kill(gx.pid, signal.SIGKILL)
+    with pytest.raises(RuntimeError):
+        gx.judge(pairs, [A], tmp_path / "three", "run-3")
+    gx.close()
+    with GxProcess.reused() as gx:  # a broken exchange is not left for the next
+        assert gx.pid != renewed
