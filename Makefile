@@ -89,14 +89,18 @@ $(VENV)/.installed: pyproject.toml uv.lock $(UV) | system-deps
 # workers, HBase 1.x, two realms, Bigtable beside real HBase, two native clusters under
 # faults). `.ci/run` runs both.
 TEST_WORKERS ?= 3
+# pytest keeps each test module as it rewrote its asserts (in __pycache__, git-ignored) even
+# where the environment forbids writing bytecode (PYTHONDONTWRITEBYTECODE): otherwise every
+# worker of every run rewrites all 460 test modules again, 16 s of one core each time.
+PYTEST = PYTHONDONTWRITEBYTECODE= $(BIN)/pytest
 XDIST = $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder)
 test: setup
 	@scripts/system-deps.sh test
-	$(BIN)/pytest $(XDIST) -m "not own_stack" $(PYTEST_ARGS)
+	$(PYTEST) $(XDIST) -m "not own_stack" $(PYTEST_ARGS)
 
 test-stacks: setup
 	@scripts/system-deps.sh test
-	$(BIN)/pytest $(XDIST) -m own_stack $(PYTEST_ARGS)
+	$(PYTEST) $(XDIST) -m own_stack $(PYTEST_ARGS)
 
 # The real YARN's module alone (realstack's: a ResourceManager with a staging HDFS, two
 # NodeManagers; a migration's snapshot copy, replay and validation on it): 4 to over 10
@@ -105,14 +109,14 @@ YARN_TESTS = tests/spark/test_yarn.py
 .PHONY: test-yarn
 test-yarn: setup
 	@scripts/system-deps.sh test
-	$(BIN)/pytest -m own_stack $(YARN_TESTS) $(PYTEST_ARGS)
+	$(PYTEST) -m own_stack $(YARN_TESTS) $(PYTEST_ARGS)
 
 # `make test` runs tests/realstack/test_hbase1_real.py on HBase 1.4.13; this runs it on the
 # other 1.x lines that start on Java 17 (SWEEP_1X=...), each on its own Hadoop.
 SWEEP_1X     ?= 1.2.6,1.7.2
 sweep-1x: setup
 	@scripts/system-deps.sh test
-	HBASE_MIGRATE_REAL_HBASE1_VERSIONS=$(SWEEP_1X) $(BIN)/pytest -p no:cacheprovider \
+	HBASE_MIGRATE_REAL_HBASE1_VERSIONS=$(SWEEP_1X) $(PYTEST) -p no:cacheprovider \
 		tests/realstack/test_hbase1_real.py tests/realstack/test_hbase1_lifecycle_real.py \
 		$(PYTEST_ARGS)
 
@@ -136,7 +140,7 @@ SWEEP_MODULES   = $(LIFECYCLE) tests/rpc/test_conformance_real.py
 define sweep
 	@for v in $$(echo $(1) | tr , ' '); do for module in $(SWEEP_MODULES); do \
 		echo "== HBase $$v: $$module"; \
-		HBASE_MIGRATE_REAL_HBASE_VERSION=$$v $(BIN)/pytest -p no:cacheprovider \
+		HBASE_MIGRATE_REAL_HBASE_VERSION=$$v $(PYTEST) -p no:cacheprovider \
 			$$module $(PYTEST_ARGS) || exit 1; done; done
 endef
 sweep-2x: setup
@@ -148,14 +152,14 @@ sweep-3x: setup
 	@for v in $$(echo $(SWEEP_3X) | tr , ' '); do for from in $$(echo $(SWEEP_3X_FROM) | tr , ' '); do \
 		echo "== HBase $$from -> $$v: $(LIFECYCLE)"; \
 		HBASE_MIGRATE_REAL_HBASE_SOURCE_VERSION=$$from HBASE_MIGRATE_REAL_HBASE_VERSION=$$v \
-			$(BIN)/pytest -p no:cacheprovider -s $(LIFECYCLE) $(PYTEST_ARGS) || exit 1; done; \
+			$(PYTEST) -p no:cacheprovider -s $(LIFECYCLE) $(PYTEST_ARGS) || exit 1; done; \
 		for from in $$(echo $(SWEEP_3X_SECURE_FROM) | tr , ' '); do \
 		echo "== HBase $$from -> $$v, Kerberos ($(SWEEP_3X_SECURITY)): $(LIFECYCLE)"; \
 		HBASE_MIGRATE_LIFECYCLE_SECURITY=$(SWEEP_3X_SECURITY) \
 		HBASE_MIGRATE_REAL_HBASE_SOURCE_VERSION=$$from HBASE_MIGRATE_REAL_HBASE_VERSION=$$v \
-			$(BIN)/pytest -p no:cacheprovider -s $(LIFECYCLE) $(PYTEST_ARGS) || exit 1; done; \
+			$(PYTEST) -p no:cacheprovider -s $(LIFECYCLE) $(PYTEST_ARGS) || exit 1; done; \
 		echo "== HBase $$v: tests/rpc/test_conformance_real.py"; \
-		HBASE_MIGRATE_REAL_HBASE_VERSION=$$v $(BIN)/pytest -p no:cacheprovider \
+		HBASE_MIGRATE_REAL_HBASE_VERSION=$$v $(PYTEST) -p no:cacheprovider \
 			tests/rpc/test_conformance_real.py $(PYTEST_ARGS) || exit 1; done
 
 # `make test` runs each of these on the embedded cluster and on real HBase 2.6.1 against the
@@ -165,7 +169,7 @@ CONFORMANCE_CLIENTS = tests/rpc/test_filter_reads_real.py tests/rpc/test_admin_c
 	tests/rpc/test_everyday_calls_real.py tests/rpc/test_driver_calls_real.py
 conformance-clients: setup
 	@scripts/system-deps.sh test
-	$(BIN)/pytest -p no:cacheprovider -k "real]" $(CONFORMANCE_CLIENTS) $(PYTEST_ARGS)
+	$(PYTEST) -p no:cacheprovider -k "real]" $(CONFORMANCE_CLIENTS) $(PYTEST_ARGS)
 
 # `make test` runs the no-gateway lifecycle between two plain stacks; this runs the same test
 # between two Kerberos-secured ones (SWEEP_SECURE=...): `privacy` (hbase.rpc.protection
@@ -176,7 +180,7 @@ sweep-secure: setup
 	@scripts/system-deps.sh test
 	@for security in $$(echo $(SWEEP_SECURE) | tr , ' '); do \
 		echo "== $$security: $(LIFECYCLE)"; \
-		HBASE_MIGRATE_LIFECYCLE_SECURITY=$$security $(BIN)/pytest -p no:cacheprovider \
+		HBASE_MIGRATE_LIFECYCLE_SECURITY=$$security $(PYTEST) -p no:cacheprovider \
 			$(LIFECYCLE) $(PYTEST_ARGS) || exit 1; done
 
 lint: setup
@@ -206,7 +210,7 @@ run: setup
 # First the 2-minute soak through the command line with its fixed seed (tests/soak: the
 # suite runs a short one), then the long one through Airflow.
 soak: setup
-	HBASE_MIGRATE_LONG_SOAK=1 $(BIN)/pytest -q -p no:cacheprovider tests/soak/test_soak.py \
+	HBASE_MIGRATE_LONG_SOAK=1 $(PYTEST) -q -p no:cacheprovider tests/soak/test_soak.py \
 		-k two_minute
 	$(BIN)/hbase-migrate soak --minutes 15 --dir state/soak $(ARGS)
 
@@ -241,7 +245,7 @@ test-loaded: setup
 screenshots: run
 	$(BIN)/python -m tests.browser state/demo/report.html docs/report.png \
 		--width 1100 --height 2600 --scale 0.5
-	HBASE_MIGRATE_SCREENSHOTS=docs $(BIN)/pytest -q -p no:cacheprovider \
+	HBASE_MIGRATE_SCREENSHOTS=docs $(PYTEST) -q -p no:cacheprovider \
 		tests/airflow/test_live_stack.py -k test_the_graph_view_shows_every_task
 
 # The peers measured beside the project (the `bench` dependency group) join the venv here
