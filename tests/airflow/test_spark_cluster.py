@@ -72,6 +72,8 @@ def test_the_start_dag_copies_and_validates_on_a_cluster_named_by_a_uri_connecti
     assert len(ours) == 4, ended  # a Spark application per part
     for app in ours:
         executors = executors_of(cluster, app)
-        assert {n for n, _, _ in executors} == {0, 1}, (app, executors)
+        # Spark's master places the executors (one per worker of one core, usually both;
+        # once, on a loaded machine, one worker took all four applications' executors)
+        assert executors and {n for n, _, _ in executors} <= {0, 1}, (app, executors)
         assert {m for _, _, m in executors} == {640}  # the connection's extra conf
         assert sum(finished_tasks(f) for _, f, _ in executors) > 0
