@@ -49,8 +49,7 @@ class Watch:
                  archive_ttl: int, interval: float) -> None:
         self.ledger, self.migration_id, self.store = ledger, migration_id, store
         self.stream, self.archive_ttl, self.interval = stream, archive_ttl, interval
-        self.lock = threading.Lock()
-        self.listings = 0  # made by the watch (not the runs)
+        self._lock = threading.Lock()
         self._failing = False
         self._listed_at = time.monotonic()
         self._ended = threading.Event()
@@ -69,13 +68,13 @@ class Watch:
     def reconciling(self) -> Iterator[None]:
         """Held by a run while it lists and reconciles: the watch waits, then counts from
         that listing."""
-        with self.lock:
+        with self._lock:
             yield
             self._listed_at = time.monotonic()
 
     def _loop(self) -> None:
         while not self._ended.wait(max(0.0, self._listed_at + self.interval - time.monotonic())):
-            with self.lock:
+            with self._lock:
                 if time.monotonic() - self._listed_at < self.interval:
                     continue  # a run listed meanwhile
                 try:
@@ -105,4 +104,3 @@ class Watch:
                                             f.timestamp)
         self.ledger.record_listing(self.migration_id, self.stream, started, ended,
                                    self.archive_ttl, live_heads(listing.live))
-        self.listings += 1
