@@ -383,7 +383,8 @@ def test_a_follow_run_longer_than_the_archive_ttl_is_listed_beside_and_proven_wh
     listings beside the run add."""
     if not watched:
         monkeypatch.setattr("hbase_migrate.replay.run.watch_period", lambda *_: 3600.0)
-    ttl = 1.0 * load_stretch()
+    # (the load average lags a load that just began: a TTL of a few seconds, not one)
+    ttl = 2.0 * load_stretch()
     src, dst = make_embedded.pair(wal=WalSettings(region_servers=2, roll_period=0.4,
                                                   archive_ttl=3600))
     assert src.region_servers is not None
@@ -393,22 +394,28 @@ def test_a_follow_run_longer_than_the_archive_ttl_is_listed_beside_and_proven_wh
     run_workload(src, TABLE, seed=21, ops=50)
     copy_table_schema(src, dst, TABLE)
     job = ReplayJob.from_spec(set_watermark(config))
-    run_workload(src, TABLE, seed=22, ops=50)  # the first run's edits
     stop, slowed = threading.Event(), threading.Event()
     runs: list[RunSummary] = []
+    long: list[int] = []  # the index of the run the slow target held
 
     def on_run(summary: RunSummary) -> None:
         runs.append(summary)
-        if len(runs) == 2:  # the long run and the one after it
+        if slowed.is_set() and not long:
+            long.append(len(runs) - 1)
+        elif long:  # the run after the long one
             stop.set()
 
+    # the follow lists from the watermark on, quick runs until the edits come
     follower = threading.Thread(target=follow_replay, args=(job, 0.2, stop), kwargs={
         "on_run": on_run,
         "sink": lambda j: SlowFirstApply(open_job_target(j), slowed, 3 * ttl)}, daemon=True)
     follower.start()
+    run_workload(src, TABLE, seed=22, ops=50)  # what the long run applies
     follower.join(120)
     assert not follower.is_alive()
-    assert slowed.is_set() and len(runs) == 2
+    assert slowed.is_set() and long and len(runs) == long[0] + 2
+    assert all(r.exit_code == 0 for r in runs[:long[0]]), [r.to_json() for r in runs]
+    runs = runs[long[0]:]
     long_run, after = runs
     assert long_run.exit_code == 0, long_run.to_json()
     unproven = [g for g in after.gaps if g.server is not None]
