@@ -168,7 +168,7 @@ def test_lifecycle_from_1x_to_26_under_a_live_writer(hbase1: RealHBase, real_hba
         # holds all the source does: the source's recovery of the killed server's regions
         # (recovered edits, flushed) kept fewer raw cells than the target's memstores hold.
         expected = cells(source)
-        assert cells(target) == expected and len(expected) > 2000
+        assert cells(target) == expected and len(expected) > 2000, explain(source, target)
         raw = cells(target, raw=True, since=t0)
         assert set(cells(source, raw=True, since=t0)) <= set(raw)
         assert {c.type for c in raw} == {CellType.PUT, CellType.DELETE_COLUMN,
