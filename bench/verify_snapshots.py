@@ -5,7 +5,7 @@ one sitting.
 Usage: ``python bench/verify_snapshots.py [--cells 2000000] [--repeat 1] [--quick]
 [--copy scan|hbase] [--no-tamper] [--no-hashtable] [--no-check] [--no-webhdfs] [--heap 1g]
 [--keep DIR]
-[--json bench/out/verify_snapshots.json]``
+[--profile FILE] [--json bench/out/verify_snapshots.json]``
 
 Starts two real Apache HBase 2.6.1 clusters (``realstack``, one region server each), writes
 ``--cells`` cells into the source table of ``bench/peers.py`` (four regions, two families, a
@@ -26,6 +26,10 @@ the tools' order turned each round:
   three; the tool alone is printed beside it;
 * HashTable (every version) of the source, then SyncTable ``--dryrun`` of the target: the
   live scans of both clusters.
+
+With ``--profile FILE``, the project's step runs once more after the rounds under py-spy
+(its native frames too, every thread's CPU), its raw stacks in ``FILE``; that run is printed
+apart and not in the medians (py-spy slows it).
 
 With ``--tamper`` (the default) one target cell's value is then changed by hand and each tool
 runs once more: each should find exactly that one row. Printed per run: wall seconds, the
@@ -56,9 +60,11 @@ from typing import Any
 try:
     from bench.jvm_share import JvmMeter
     from bench.peers import ARCHIVE_TTL_MS, MEASURED, SOURCE, Peers, zk_address
+    from bench.scale import py_spy
 except ImportError:  # run as ``python bench/verify_snapshots.py``
     from jvm_share import JvmMeter  # type: ignore[no-redef]
     from peers import ARCHIVE_TTL_MS, MEASURED, SOURCE, Peers, zk_address  # type: ignore
+    from scale import py_spy  # type: ignore[no-redef]
 
 from hbase_migrate.rpc.admin import NativeAdmin
 from hbase_migrate.wal.model import CellType
@@ -154,6 +160,7 @@ class Sitting:
         self.peers, self.table, self.meters = peers, target_table, meters
         self.config: Path = Path()
         self.serial = 0
+        self.wrap: list[str] = []  # a profiler the project's step runs under
 
     def timed(self, tool: str, body: Any) -> Run:
         """``body()`` -> (seconds, cpu, rss, verdict, extra), with the clusters' share."""
@@ -177,8 +184,8 @@ class Sitting:
 
     def _project(self, tool: str, config: Path) -> Run:
         def body() -> tuple[float, float, float, str, dict[str, Any]]:
-            command = [sys.executable, "-m", "hbase_migrate", "validate", "--config",
-                       str(config), "--from", "snapshot", "--json"]
+            command = [*self.wrap, sys.executable, "-m", "hbase_migrate", "validate",
+                       "--config", str(config), "--from", "snapshot", "--json"]
             env = os.environ | {"PYTHONPATH": str(self.peers.checkout)}
             seconds, cpu, rss, status, out, err = self.peers.measure(
                 command, "project", env, self.peers.checkout)
@@ -350,6 +357,8 @@ def main() -> None:
                              "over WebHDFS instead of from the DataNodes")
     parser.add_argument("--hbase-version", default=DEFAULT_VERSION)
     parser.add_argument("--json", type=Path, default=Path("bench/out/verify_snapshots.json"))
+    parser.add_argument("--profile", type=Path, help="the project's step once more under "
+                        "py-spy, its raw stacks in this file")
     parser.add_argument("--keep", type=Path, help="work in this folder and keep it")
     args = parser.parse_args()
     if args.quick:
@@ -388,6 +397,8 @@ def main() -> None:
                 print(f"round {n + 1} of {args.repeat} (correct target)", flush=True)
                 order = tools if n % 2 == 0 else tools[::-1]
                 rounds.append([fn() for fn in order])
+            if args.profile:
+                profiled(sitting, args.profile)
             tampered_runs: list[Run] = []
             if args.tamper:
                 row = tamper(peers, target)
@@ -397,6 +408,17 @@ def main() -> None:
             for stack in stacks:
                 stack.stop()
     report(args, peers.visible, rounds, tampered_runs)
+
+
+def profiled(sitting: Sitting, out: Path) -> None:
+    """The project's step once more under py-spy: every thread's CPU, native frames too."""
+    sitting.wrap = [py_spy(), "record", "--threads", "--native", "--rate", "100",
+                    "--format", "raw", "--output", str(out.resolve()), "--"]
+    print(f"under py-spy (stacks in {out}):", flush=True)
+    try:
+        sitting.project()
+    finally:
+        sitting.wrap = []
 
 
 def report(args: argparse.Namespace, visible: int, rounds: list[list[Run]],
