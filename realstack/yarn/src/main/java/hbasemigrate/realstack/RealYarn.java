@@ -165,6 +165,8 @@ public final class RealYarn {
       throws Exception {
     Path dir = Paths.get(options.get("dir")).toAbsolutePath();
     Path confDir = Paths.get(options.get("conf"));
+    // permissions of localized files and containers' folders set in the JVM, not by chmod
+    org.apache.hadoop.conf.Configuration.addDefaultResource("realstack-nodemanager.xml");
     YarnConfiguration conf = new YarnConfiguration();
     conf.addResource(new org.apache.hadoop.fs.Path(confDir.resolve("core-site.xml").toUri()));
     conf.addResource(new org.apache.hadoop.fs.Path(confDir.resolve("yarn-site.xml").toUri()));
