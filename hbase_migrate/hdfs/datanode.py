@@ -74,7 +74,7 @@ class _Stream:
         self.end = block.offset + block.length
         self.checksums = checksums
         self._sock = socket.create_connection((host, int(port)), timeout=timeout)
-        self._in = self._sock.makefile("rb", buffering=_RECEIVE_BUFFER)
+        self._in = io.BufferedReader(self._sock.makefile("rb", buffering=0), _RECEIVE_BUFFER)
         try:
             self._request(start)
         except BaseException:
