@@ -160,7 +160,6 @@ class Sitting:
         self.peers, self.table, self.meters = peers, target_table, meters
         self.config: Path = Path()
         self.serial = 0
-        self.wrap: list[str] = []  # a profiler the project's step runs under
 
     def timed(self, tool: str, body: Any) -> Run:
         """``body()`` -> (seconds, cpu, rss, verdict, extra), with the clusters' share."""
@@ -184,7 +183,7 @@ class Sitting:
 
     def _project(self, tool: str, config: Path) -> Run:
         def body() -> tuple[float, float, float, str, dict[str, Any]]:
-            command = [*self.wrap, sys.executable, "-m", "hbase_migrate", "validate",
+            command = [*self.peers.wrap, sys.executable, "-m", "hbase_migrate", "validate",
                        "--config", str(config), "--from", "snapshot", "--json"]
             env = os.environ | {"PYTHONPATH": str(self.peers.checkout)}
             seconds, cpu, rss, status, out, err = self.peers.measure(
@@ -412,13 +411,13 @@ def main() -> None:
 
 def profiled(sitting: Sitting, out: Path) -> None:
     """The project's step once more under py-spy: every thread's CPU, native frames too."""
-    sitting.wrap = [py_spy(), "record", "--threads", "--native", "--rate", "100",
-                    "--format", "raw", "--output", str(out.resolve()), "--"]
+    sitting.peers.wrap = [py_spy(), "record", "--threads", "--native", "--rate", "100",
+                          "--format", "raw", "--output", str(out.resolve()), "--"]
     print(f"under py-spy (stacks in {out}):", flush=True)
     try:
         sitting.project()
     finally:
-        sitting.wrap = []
+        sitting.peers.wrap = []
 
 
 def report(args: argparse.Namespace, visible: int, rounds: list[list[Run]],
